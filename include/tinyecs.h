@@ -1,0 +1,582 @@
+/*
+** tinyecs — an archetype-based Entity-Component-System in C11.
+**
+** One world owns everything. Components are blocks of bytes registered at
+** run time; an entity is a 64-bit id (32-bit slot, 32-bit generation); every
+** entity lives in exactly one archetype, stored in chunks laid out column by
+** column. Queries hand out whole columns, so a loop over them runs at the speed
+** of a loop over plain arrays.
+**
+** Conventions, once for the whole header:
+**   - Every function that takes a world, entity, component, archetype or query
+**     checks it. A failed call changes nothing and returns an error code (or
+**     NULL / 0) and sets the world's last error (tecs_last_error).
+**   - Nothing here uses global state: two worlds are fully independent. A
+**     world is not thread-safe; use it from one thread at a time.
+**   - Pointers to component data stay valid until the entity changes
+**     archetype or dies, or the world is freed.
+*/
+#ifndef TINYECS_H
+#define TINYECS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TECS_VERSION_MAJOR 0
+#define TECS_VERSION_MINOR 1
+#define TECS_VERSION_PATCH 0
+
+/* ==================================================================== */
+/* Limits                                                               */
+/* ==================================================================== */
+
+#define TECS_MAX_COMPONENTS      4096      /* component ids are 1..4095      */
+#define TECS_MAX_ARCH_COMPONENTS 64        /* components in one archetype    */
+#define TECS_MAX_ARCHETYPES      (1 << 20) /* archetypes in one world        */
+#define TECS_MAX_ENTITIES        0x7fffffff /* live + pending entities       */
+#define TECS_MAX_TERMS           32        /* terms in one query             */
+#define TECS_MAX_COMPONENT_SIZE  (1 << 20) /* bytes of one component value   */
+#define TECS_MAX_ALIGN           64        /* largest component alignment    */
+
+/* ==================================================================== */
+/* Errors                                                               */
+/* ==================================================================== */
+
+/* X-macro table: the enum, tecs_strerror and tecs_err_name come from it. */
+#define TECS_ERRNO_MAP(X)                                                   \
+    X(OK,      "no error")                                                  \
+    X(EINVAL,  "invalid argument")                                          \
+    X(ENOMEM,  "out of memory")                                             \
+    X(EDEAD,   "entity is not alive")                                       \
+    X(ENOCOMP, "unknown component")                                         \
+    X(EEXIST,  "already exists")                                            \
+    X(ENOENT,  "not found")                                                 \
+    X(ELIMIT,  "limit reached")                                             \
+    X(EWORLD,  "object belongs to another world")                           \
+    X(EBUSY,   "not allowed while an iteration is open")                    \
+    X(ECORRUPT, "internal structure check failed")
+
+/** An error code. TECS_OK (0) is success, every other value a failure. */
+typedef enum tecs_err_t {
+#define TECS__ERR_ENUM(name, msg) TECS_##name,
+    TECS_ERRNO_MAP(TECS__ERR_ENUM)
+#undef TECS__ERR_ENUM
+    TECS_ERR_COUNT
+} tecs_err_t;
+
+/** A short English sentence for an error code; never NULL. */
+const char *tecs_strerror(tecs_err_t err);
+
+/** The name of an error code ("TECS_ENOMEM"); never NULL. */
+const char *tecs_err_name(tecs_err_t err);
+
+/* ==================================================================== */
+/* World                                                                */
+/* ==================================================================== */
+
+typedef struct tecs_world_t tecs_world_t;
+
+/** An entity id: slot index in the low 32 bits, generation in the high 32.
+ *  0 is never a valid id. */
+typedef uint64_t tecs_entity_t;
+
+/**
+ * The allocator, in the form of Lua's lua_Alloc. With nsize == 0 it frees ptr
+ * (osize is then the block's size) and returns NULL. Otherwise it returns a
+ * block of nsize bytes holding the first min(osize, nsize) bytes of ptr (ptr
+ * may be NULL, osize then 0), or NULL on failure, leaving ptr untouched.
+ * Blocks need only the alignment malloc gives.
+ */
+typedef void *(*tecs_alloc_fn)(void *ud, void *ptr, size_t osize, size_t nsize);
+
+/** World options; zero means default for every field. */
+typedef struct tecs_world_desc_t {
+    tecs_alloc_fn alloc;        /* allocator; default: realloc / free         */
+    void *alloc_ud;             /* user pointer passed to alloc               */
+    int32_t rows_per_chunk;     /* power of two, 16..65536; default 1024      */
+    int32_t max_entities;       /* cap on live + pending entities             */
+    int32_t max_archetypes;     /* cap on archetypes (incl. the empty one)    */
+} tecs_world_desc_t;
+
+/**
+ * Create a world with default options.
+ * @return the world, or NULL when out of memory. Free it with tecs_world_free.
+ */
+tecs_world_t *tecs_world_new(void);
+
+/**
+ * Create a world with options (desc may be NULL for defaults).
+ * @return the world, or NULL when out of memory or when desc is invalid
+ * (rows_per_chunk not a power of two in range, a negative cap).
+ */
+tecs_world_t *tecs_world_new_ex(const tecs_world_desc_t *desc);
+
+/**
+ * Free a world: runs the destructor of every live component, then frees every
+ * block the world holds, queries included. NULL does nothing. Queued changes
+ * are dropped (their values are destroyed).
+ */
+void tecs_world_free(tecs_world_t *world);
+
+/** The error of the last call that failed on this world (TECS_OK if none). */
+tecs_err_t tecs_last_error(const tecs_world_t *world);
+
+/** A message for the last error, with detail ("component 7 is unknown"). */
+const char *tecs_last_error_msg(const tecs_world_t *world);
+
+/** Forget the last error. */
+void tecs_clear_error(tecs_world_t *world);
+
+/** Rows per chunk of this world. */
+int32_t tecs_world_rows_per_chunk(const tecs_world_t *world);
+
+/** Live entities (pending births are not counted). */
+int32_t tecs_world_entity_count(const tecs_world_t *world);
+
+/** Registered components. */
+int32_t tecs_world_component_count(const tecs_world_t *world);
+
+/** Archetypes, including the empty archetype every new entity starts in. */
+int32_t tecs_world_archetype_count(const tecs_world_t *world);
+
+/** Bytes currently held through the world's allocator. */
+size_t tecs_world_memory(const tecs_world_t *world);
+
+/**
+ * Walk every record, chunk, edge and query of the world and verify the
+ * invariants. For tests and debugging; O(size of the world).
+ * @return TECS_OK, or TECS_ECORRUPT with the first broken invariant in the
+ * last error message.
+ */
+tecs_err_t tecs_world_check(tecs_world_t *world);
+
+/* ==================================================================== */
+/* Components                                                           */
+/* ==================================================================== */
+
+/** A component id, 1..TECS_MAX_COMPONENTS-1; 0 is never a component. */
+typedef uint32_t tecs_comp_t;
+
+/* Lifecycle hooks. Each handles `count` consecutive values, so a whole chunk
+** column is handled in one call. `ctx` is the component's hook_ctx. */
+/** Construct count values in raw memory. */
+typedef void (*tecs_ctor_fn)(void *dst, int32_t count, void *ctx);
+/** Destroy count values. */
+typedef void (*tecs_dtor_fn)(void *ptr, int32_t count, void *ctx);
+/** Copy-assign count values from src onto constructed values at dst. */
+typedef void (*tecs_copy_fn)(void *dst, const void *src, int32_t count, void *ctx);
+/** Move count values from src into raw memory at dst; src is left as raw
+ *  memory (its destructor is not run afterwards). */
+typedef void (*tecs_move_fn)(void *dst, void *src, int32_t count, void *ctx);
+
+/** A component description. Without hooks a component is plain data:
+ *  zero-filled on creation, memcpy on copy and move. Size 0 makes a tag. */
+typedef struct tecs_component_desc_t {
+    const char *name;           /* required, unique in the world; copied      */
+    size_t size;                /* bytes; 0 for a tag                         */
+    size_t align;               /* power of two <= 64; 0 means 1              */
+    tecs_comp_t id;             /* wanted id (e.g. network sync); 0 = next    */
+    tecs_ctor_fn ctor;          /* optional hooks, see above                  */
+    tecs_dtor_fn dtor;
+    tecs_copy_fn copy;
+    tecs_move_fn move;
+    void *hook_ctx;             /* passed to every hook                       */
+} tecs_component_desc_t;
+
+/**
+ * Register a component.
+ * @return its id, or 0 on error: TECS_EINVAL (NULL, empty name, bad size or
+ * alignment, id out of range), TECS_EEXIST (name or id taken), TECS_ELIMIT,
+ * TECS_ENOMEM. One C type may be registered under several names.
+ */
+tecs_comp_t tecs_component(tecs_world_t *world, const tecs_component_desc_t *desc);
+
+/** Find a component by name. @return its id, or 0 (TECS_ENOENT) if unknown. */
+tecs_comp_t tecs_component_lookup(tecs_world_t *world, const char *name);
+
+/** The name of a component, owned by the world; NULL if unknown. */
+const char *tecs_component_name(const tecs_world_t *world, tecs_comp_t comp);
+
+/** The size of a component (0 for a tag and for an unknown id). */
+size_t tecs_component_size(const tecs_world_t *world, tecs_comp_t comp);
+
+/** Register the C type T under its own name. */
+#define TECS_COMPONENT(world, T)                                            \
+    tecs_component((world), &(tecs_component_desc_t){                       \
+        .name = #T, .size = sizeof(T), .align = _Alignof(T) })
+
+/** Register the C type T under another name (several kinds of one type). */
+#define TECS_COMPONENT_NAMED(world, name_, T)                               \
+    tecs_component((world), &(tecs_component_desc_t){                       \
+        .name = (name_), .size = sizeof(T), .align = _Alignof(T) })
+
+/** Register a tag (a component of size 0) named after the identifier. */
+#define TECS_TAG(world, Name)                                               \
+    tecs_component((world), &(tecs_component_desc_t){ .name = #Name })
+
+/* ==================================================================== */
+/* Archetypes                                                           */
+/* ==================================================================== */
+
+typedef struct tecs_archetype_t tecs_archetype_t;
+
+/**
+ * Find or create the archetype of exactly these components (any order).
+ * n == 0 gives the empty archetype.
+ * @return the archetype, owned by the world; NULL on error: TECS_EINVAL
+ * (NULL ids with n > 0, a repeated id), TECS_ENOCOMP, TECS_ELIMIT, TECS_ENOMEM.
+ */
+tecs_archetype_t *tecs_archetype(tecs_world_t *world, int32_t n, const tecs_comp_t *ids);
+
+/** Allocate chunks ahead so that n entities in total fit without allocating. */
+tecs_err_t tecs_archetype_reserve(tecs_world_t *world, tecs_archetype_t *arch, int32_t n);
+
+/** Entities in the archetype (0 for NULL). */
+int32_t tecs_archetype_entity_count(const tecs_archetype_t *arch);
+
+/** Chunks allocated by the archetype, the spare one included. */
+int32_t tecs_archetype_chunk_count(const tecs_archetype_t *arch);
+
+/** The archetype's components, sorted by id; *out is owned by the world.
+ *  @return their number. */
+int32_t tecs_archetype_components(const tecs_archetype_t *arch, const tecs_comp_t **out);
+
+/** The archetype of a live entity, or NULL (TECS_EDEAD). */
+tecs_archetype_t *tecs_entity_archetype(tecs_world_t *world, tecs_entity_t entity);
+
+/* ==================================================================== */
+/* Entities                                                             */
+/* ==================================================================== */
+
+#define TECS_ENTITY_INDEX(e)      ((uint32_t)((e) & 0xffffffffu))
+#define TECS_ENTITY_GENERATION(e) ((uint32_t)((e) >> 32))
+
+/** A component and a pointer to its value (or to an array of values). */
+typedef struct tecs_value_t {
+    tecs_comp_t comp;
+    const void *ptr;
+} tecs_value_t;
+
+/**
+ * True if the id names a live entity. O(1); false for 0, stale ids, pending
+ * births and ids never handed out.
+ */
+bool tecs_is_alive(const tecs_world_t *world, tecs_entity_t entity);
+
+/**
+ * Create an entity with no components.
+ * @return its id, or 0 on error (TECS_ENOMEM, TECS_ELIMIT). Inside an
+ * iteration the id is handed out at once and the entity is born at the flush.
+ */
+tecs_entity_t tecs_new(tecs_world_t *world);
+
+/**
+ * Create an entity in an archetype, every component default-constructed.
+ * @return its id, or 0 on error (TECS_EINVAL, TECS_EWORLD, TECS_ENOMEM,
+ * TECS_ELIMIT).
+ */
+tecs_entity_t tecs_new_in(tecs_world_t *world, tecs_archetype_t *arch);
+
+/** Handed to an initializer: the entity being built. */
+typedef struct tecs_init_t tecs_init_t;
+
+/** Gives components their first values through tecs_init_construct. */
+typedef void (*tecs_init_fn)(tecs_init_t *init, void *ctx);
+
+/**
+ * Create an entity in an archetype and run fn on it before anything else sees
+ * it. Components fn constructs get its values; the rest are default-
+ * constructed after fn returns. Structural changes made inside fn are queued.
+ * @return its id, or 0 on error (as tecs_new_in, and TECS_EINVAL for NULL fn).
+ */
+tecs_entity_t tecs_new_with(tecs_world_t *world, tecs_archetype_t *arch,
+                            tecs_init_fn fn, void *ctx);
+
+/**
+ * Inside an initializer: storage for component comp of the entity being
+ * built. The caller must construct the value there (for plain data it is
+ * zero-filled already); it will not be default-constructed.
+ * @return the storage, or NULL if comp is a tag or not in the archetype.
+ */
+void *tecs_init_construct(tecs_init_t *init, tecs_comp_t comp);
+
+/** Inside an initializer: the id of the entity being built. */
+tecs_entity_t tecs_init_entity(const tecs_init_t *init);
+
+/**
+ * Create n entities in an archetype in one call (the fast path for many).
+ * out (may be NULL) receives the n ids. vals (may be NULL, nvals 0) gives
+ * initial values: vals[i].ptr points to an array of n values of vals[i].comp,
+ * copied in; components not listed are default-constructed.
+ * @return TECS_OK or an error (TECS_EINVAL, TECS_EWORLD, TECS_ENOCOMP for a
+ * component not in the archetype, TECS_ENOMEM, TECS_ELIMIT); on error no
+ * entity is created.
+ */
+tecs_err_t tecs_new_bulk(tecs_world_t *world, tecs_archetype_t *arch, int32_t n,
+                         tecs_entity_t *out, int32_t nvals, const tecs_value_t *vals);
+
+/**
+ * Destroy an entity: its component destructors run, its id goes stale.
+ * Destroying a pending birth cancels it.
+ * @return TECS_OK or TECS_EDEAD.
+ */
+tecs_err_t tecs_destroy(tecs_world_t *world, tecs_entity_t entity);
+
+/**
+ * Add a component (default-constructed); the entity moves to the archetype
+ * with it. @return TECS_OK, TECS_EDEAD, TECS_ENOCOMP, TECS_EEXIST (already
+ * has it), TECS_ELIMIT, TECS_ENOMEM.
+ */
+tecs_err_t tecs_add(tecs_world_t *world, tecs_entity_t entity, tecs_comp_t comp);
+
+/**
+ * Remove a component (its destructor runs). @return TECS_OK, TECS_EDEAD,
+ * TECS_ENOCOMP, TECS_ENOENT (does not have it), TECS_ENOMEM.
+ */
+tecs_err_t tecs_remove(tecs_world_t *world, tecs_entity_t entity, tecs_comp_t comp);
+
+/**
+ * Write a component's value with its copy hook (memcpy for plain data),
+ * adding the component first if the entity lacks it. value may be NULL only
+ * for a tag. @return as tecs_add, and TECS_EINVAL for a NULL value.
+ */
+tecs_err_t tecs_set(tecs_world_t *world, tecs_entity_t entity, tecs_comp_t comp,
+                    const void *value);
+
+/**
+ * Read a component. @return a pointer to the value, valid until the entity
+ * changes archetype; NULL if the entity is dead (TECS_EDEAD), the component
+ * unknown (TECS_ENOCOMP), absent (TECS_ENOENT) or a tag (TECS_EINVAL).
+ */
+const void *tecs_get(tecs_world_t *world, tecs_entity_t entity, tecs_comp_t comp);
+
+/**
+ * Like tecs_get, for writing. A write through this pointer to a field that a
+ * field index watches must be followed by tecs_modified.
+ */
+void *tecs_get_mut(tecs_world_t *world, tecs_entity_t entity, tecs_comp_t comp);
+
+/** True if the entity is alive and has the component (tags included). */
+bool tecs_has(const tecs_world_t *world, tecs_entity_t entity, tecs_comp_t comp);
+
+/**
+ * Report that a component's value was written through a raw pointer, so that
+ * indexes and observers see the change. @return as tecs_get.
+ */
+tecs_err_t tecs_modified(tecs_world_t *world, tecs_entity_t entity, tecs_comp_t comp);
+
+/** tecs_set with a compound literal: TECS_SET(w, e, pos, Position, {1, 2}). */
+#define TECS_SET(world, entity, comp, T, ...)                               \
+    tecs_set((world), (entity), (comp), &(T)__VA_ARGS__)
+
+/** Typed tecs_get / tecs_get_mut. */
+#define TECS_GET(world, entity, comp, T)                                    \
+    ((const T *)tecs_get((world), (entity), (comp)))
+#define TECS_GET_MUT(world, entity, comp, T)                                \
+    ((T *)tecs_get_mut((world), (entity), (comp)))
+
+/* ==================================================================== */
+/* Delayed changes                                                      */
+/* ==================================================================== */
+
+/**
+ * Delayed new: the id is handed out now; the entity is born (alive, visible
+ * to queries) when delayed news are applied. vals (may be NULL) gives initial
+ * values, one per component, copied now; the rest are default-constructed.
+ * @return the id, or 0 on error (as tecs_new_bulk).
+ */
+tecs_entity_t tecs_delay_new(tecs_world_t *world, tecs_archetype_t *arch,
+                             int32_t nvals, const tecs_value_t *vals);
+
+/** Run just before a delayed kill; the entity is still alive inside. */
+typedef void (*tecs_kill_fn)(tecs_world_t *world, tecs_entity_t entity, void *ctx);
+
+/**
+ * Delayed destroy: the entity stays alive, and is still iterated, until
+ * delayed kills are applied; then fn (may be NULL) runs and it dies. A second
+ * delayed destroy of the same entity is harmless (one kill, the first fn).
+ * @return TECS_OK, TECS_EDEAD, TECS_ENOMEM.
+ */
+tecs_err_t tecs_delay_destroy(tecs_world_t *world, tecs_entity_t entity,
+                              tecs_kill_fn fn, void *ctx);
+
+/** Apply delayed news, in call order. @return TECS_OK, TECS_EBUSY inside an
+ *  iteration, TECS_ENOMEM (what did not apply stays queued). */
+tecs_err_t tecs_apply_news(tecs_world_t *world);
+
+/** Apply delayed kills, in call order. @return as tecs_apply_news. */
+tecs_err_t tecs_apply_kills(tecs_world_t *world);
+
+/** Apply delayed news and kills, all in call order. */
+tecs_err_t tecs_apply_delayed(tecs_world_t *world);
+
+/** Delayed news not yet applied. */
+int32_t tecs_pending_news(const tecs_world_t *world);
+
+/** Delayed kills not yet applied (stale ones included until applied). */
+int32_t tecs_pending_kills(const tecs_world_t *world);
+
+/* ==================================================================== */
+/* Queries and iteration                                                */
+/* ==================================================================== */
+
+typedef struct tecs_query_t tecs_query_t;
+
+/** How a term matches. */
+typedef enum tecs_oper_t {
+    TECS_WITH = 0,              /* the entity must have it                    */
+    TECS_ANY,                   /* it must have at least one of the any-terms */
+    TECS_NONE,                  /* it must not have it                        */
+    TECS_OPTIONAL               /* it may have it                             */
+} tecs_oper_t;
+
+/** What the iteration does with a term's data. */
+typedef enum tecs_access_t {
+    TECS_WRITE = 0,             /* read and write (the default)               */
+    TECS_READ,                  /* read only                                  */
+    TECS_FILTER                 /* no data handed out (e.g. tags)             */
+} tecs_access_t;
+
+typedef struct tecs_term_t {
+    tecs_comp_t comp;
+    tecs_oper_t oper;
+    tecs_access_t access;
+} tecs_term_t;
+
+typedef struct tecs_query_desc_t {
+    const tecs_term_t *terms;
+    int32_t term_count;         /* 1..TECS_MAX_TERMS                          */
+} tecs_query_desc_t;
+
+/**
+ * Create a query. It matches every archetype that exists now, and every
+ * archetype created later when it appears; iteration never matches.
+ * @return the query, owned by the world until tecs_query_free; NULL on error:
+ * TECS_EINVAL (no terms, too many, NULL), TECS_ENOCOMP, TECS_EINVAL for one
+ * component in contradicting terms (with and none), TECS_ENOMEM.
+ */
+tecs_query_t *tecs_query(tecs_world_t *world, const tecs_query_desc_t *desc);
+
+/** The common query: all of these components, read-write. */
+tecs_query_t *tecs_query_all(tecs_world_t *world, int32_t n, const tecs_comp_t *ids);
+
+/** Build a query from terms:
+ *  TECS_QUERY(w, {.comp = pos}, {.comp = vel, .access = TECS_READ}). */
+#define TECS_QUERY(world, ...)                                              \
+    tecs_query((world), &(tecs_query_desc_t){                               \
+        .terms = (const tecs_term_t[]){ __VA_ARGS__ },                      \
+        .term_count = (int32_t)(sizeof((const tecs_term_t[]){ __VA_ARGS__ })\
+                                / sizeof(tecs_term_t)) })
+
+/** Free a query; NULL does nothing. Not while it is being iterated. */
+void tecs_query_free(tecs_query_t *query);
+
+/** The query's world. */
+tecs_world_t *tecs_query_world(const tecs_query_t *query);
+
+/** The query's terms, owned by the query. @return their number. */
+int32_t tecs_query_terms(const tecs_query_t *query, const tecs_term_t **out);
+
+/** Entities that match, counted without iterating (O(matched archetypes)). */
+int32_t tecs_query_count(const tecs_query_t *query);
+
+/** Archetypes the query has matched (empty ones included). */
+int32_t tecs_query_archetype_count(const tecs_query_t *query);
+
+/** Iteration flags. */
+enum {
+    TECS_ITER_REVERSE = 1       /* archetypes, chunks and rows in reverse     */
+};
+
+/**
+ * A chunk iterator: each tecs_iter_next step hands out `count` rows of one
+ * chunk: the entity column and one pointer per term. Only the public fields
+ * may be read; the rest is private.
+ */
+typedef struct tecs_iter_t {
+    tecs_world_t *world;
+    int32_t count;                        /* rows in this step              */
+    const tecs_entity_t *entities;        /* count entity ids               */
+    void *fields[TECS_MAX_TERMS];         /* per term; see tecs_field       */
+    /* private */
+    struct {
+        tecs_query_t *query;
+        void *arch;                       /* current archetype              */
+        int32_t match;                    /* index into the query's matches */
+        int32_t chunk;                    /* chunk index in the archetype   */
+        int32_t flags;
+        int32_t state;                    /* 0 fresh, 1 running, 2 done     */
+        uint32_t written;                 /* bitmask of write terms to report */
+    } priv_;
+} tecs_iter_t;
+
+/**
+ * Start iterating a query. While any iteration is open, structural changes
+ * (new, destroy, add, remove, set that adds) are queued and applied in call
+ * order when the outermost iteration ends. Iterations may nest.
+ */
+tecs_iter_t tecs_query_iter(tecs_query_t *query);
+
+/** tecs_query_iter with flags (TECS_ITER_REVERSE). */
+tecs_iter_t tecs_query_iter_ex(tecs_query_t *query, int32_t flags);
+
+/**
+ * Step to the next non-empty chunk. @return false at the end; the iteration
+ * is then ended (as by tecs_iter_fini).
+ */
+bool tecs_iter_next(tecs_iter_t *it);
+
+/** End an iteration early and cleanly; harmless on an ended iteration. */
+void tecs_iter_fini(tecs_iter_t *it);
+
+/**
+ * The column of term i in this step: count values. NULL for a tag, a filter
+ * term, a none term, or an optional / any component absent in this chunk.
+ */
+void *tecs_field(const tecs_iter_t *it, int32_t term);
+
+/** True if term i's component is present in this step's rows. */
+bool tecs_field_is_set(const tecs_iter_t *it, int32_t term);
+
+/** Typed tecs_field. */
+#define TECS_FIELD(it, T, term) ((T *)tecs_field((it), (term)))
+
+/**
+ * Per-entity callback: fields[i] points to the entity's value of term i (or
+ * NULL, as tecs_field). Return true to stop the whole iteration.
+ */
+typedef bool (*tecs_each_fn)(tecs_world_t *world, tecs_entity_t entity,
+                             void *const *fields, void *ctx);
+
+/** Call fn for each matching entity, until it returns true. Built on the
+ *  chunk iterator. @return TECS_OK or TECS_EINVAL. */
+tecs_err_t tecs_query_each(tecs_query_t *query, tecs_each_fn fn, void *ctx);
+
+/** tecs_query_each with flags (TECS_ITER_REVERSE). */
+tecs_err_t tecs_query_each_ex(tecs_query_t *query, int32_t flags,
+                              tecs_each_fn fn, void *ctx);
+
+/**
+ * Collect the ids of matching entities, in iteration order, into out (up to
+ * cap; out may be NULL with cap 0 to count first).
+ * @return the number of matching entities (may exceed cap), or -1 on error.
+ */
+int32_t tecs_query_collect(tecs_query_t *query, tecs_entity_t *out, int32_t cap);
+
+/** tecs_query_collect with flags (TECS_ITER_REVERSE). */
+int32_t tecs_query_collect_ex(tecs_query_t *query, int32_t flags,
+                              tecs_entity_t *out, int32_t cap);
+
+/** True while an iteration (or a system, an observer) is open on the world. */
+bool tecs_is_deferred(const tecs_world_t *world);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TINYECS_H */

@@ -1,0 +1,472 @@
+/*
+** archetype.c — archetypes: the set of them, their chunks, their edges.
+**
+** An archetype is one set of components. Every entity with exactly that set
+** lives in one of its rows. Rows are grouped in chunks of `rows` rows (a
+** power of two), and inside a chunk the data is column by column:
+**
+**     chunk (64-byte aligned), rows = R
+**     +----------------------+  offset 0
+**     | entity id [0 .. R-1] |  8 bytes each
+**     +----------------------+  col_off[0] (multiple of 64)
+**     | comp A    [0 .. R-1] |  col_size[0] bytes each
+**     +----------------------+  col_off[1]
+**     | comp B    [0 .. R-1] |
+**     +----------------------+  chunk_bytes
+**
+** Tags have no column. Row r of the archetype lives in chunk r >> shift at
+** index r & mask, so finding a value is a shift, a mask and a multiply.
+**
+** Invariants:
+**   - rows 0 .. count-1 are in use, with no hole: removing a row moves the
+**     last row into it (swap-remove), so chunks stay dense;
+**   - chunks are allocated on demand and never move; the chunk after the last
+**     used one is kept as a spare, any further ones are freed when a chunk
+**     empties, so a shrinking world gives memory back;
+**   - cmap[c] is the column of component c, COL_TAG for a tag, COL_ABSENT
+**     for any other id below cmap_len;
+**   - each archetype is in the world's hash table under the hash of its
+**     sorted ids, exactly once.
+**
+** Edges cache the archetype reached by adding or removing one component:
+** edge_add[c] / edge_rem[c], indexed by component id and grown on demand. The
+** first move of a kind hashes; every later one is an array load.
+*/
+#include "private.h"
+
+static uint32_t hash_ids(int32_t n, const tecs_comp_t *ids)
+{
+    uint32_t h = 2166136261u;
+    for (int32_t i = 0; i < n; i++) {
+        h ^= ids[i];
+        h *= 16777619u;
+    }
+    h ^= h >> 15;
+    return h * 0x2c1b3c6du;
+}
+
+static bool same_ids(const tecs_archetype_t *a, int32_t n, const tecs_comp_t *ids)
+{
+    return a->ncomps == n && (n == 0 || memcmp(a->comps, ids, (size_t)n * sizeof *ids) == 0);
+}
+
+static tecs_archetype_t *table_find(const tecs_world_t *w, uint32_t h, int32_t n,
+                                    const tecs_comp_t *ids)
+{
+    if (w->arch_table_cap == 0)
+        return NULL;
+    uint32_t m = w->arch_table_cap - 1;
+    for (uint32_t i = h & m;; i = (i + 1) & m) {
+        uint32_t slot = w->arch_table[i];
+        if (slot == 0)
+            return NULL;
+        tecs_archetype_t *a = w->archs[slot - 1];
+        if (a->hash == h && same_ids(a, n, ids))
+            return a;
+    }
+}
+
+static void table_put(tecs_world_t *w, const tecs_archetype_t *a)
+{
+    uint32_t m = w->arch_table_cap - 1;
+    uint32_t i = a->hash & m;
+    while (w->arch_table[i] != 0)
+        i = (i + 1) & m;
+    w->arch_table[i] = a->id + 1;
+}
+
+/* Keep the table at most half full for one more archetype. */
+static tecs_err_t table_grow(tecs_world_t *w)
+{
+    if ((uint32_t)(w->narchs + 1) * 2 <= w->arch_table_cap)
+        return TECS_OK;
+    uint32_t ncap = w->arch_table_cap ? w->arch_table_cap * 2 : 64;
+    uint32_t *t = tecs__alloc(w, ncap * sizeof *t);
+    if (t == NULL)
+        return tecs__err(w, TECS_ENOMEM, "out of memory growing the archetype table");
+    memset(t, 0, ncap * sizeof *t);
+    tecs__free(w, w->arch_table, w->arch_table_cap * sizeof *t);
+    w->arch_table = t;
+    w->arch_table_cap = ncap;
+    for (int32_t i = 0; i < w->narchs; i++)
+        table_put(w, w->archs[i]);
+    return TECS_OK;
+}
+
+/* ---- creation -------------------------------------------------------- */
+
+static size_t round8(size_t x)
+{
+    return (x + 7) & ~(size_t)7;
+}
+
+/* Bytes of the block holding the archetype and its fixed arrays. */
+static size_t arch_block_size(int32_t n, int32_t cmap_len, int32_t ncols)
+{
+    return round8(sizeof(tecs_archetype_t)) + round8((size_t)n * sizeof(tecs_comp_t)) +
+           round8((size_t)cmap_len * sizeof(int16_t)) +
+           round8((size_t)ncols * sizeof(tecs_comp_t)) +
+           2 * round8((size_t)ncols * sizeof(uint32_t)) +
+           round8((size_t)ncols * sizeof(tecs__comp *));
+}
+
+static size_t arch_size(const tecs_archetype_t *a)
+{
+    return arch_block_size(a->ncomps, a->cmap_len, a->ncols);
+}
+
+/* Carve the fixed arrays out of the block after the struct. */
+static void arch_carve(tecs_archetype_t *a)
+{
+    char *p = (char *)a + round8(sizeof *a);
+    a->comps = (tecs_comp_t *)(void *)p;
+    p += round8((size_t)a->ncomps * sizeof(tecs_comp_t));
+    a->cmap = (int16_t *)(void *)p;
+    p += round8((size_t)a->cmap_len * sizeof(int16_t));
+    a->col_comp = (tecs_comp_t *)(void *)p;
+    p += round8((size_t)a->ncols * sizeof(tecs_comp_t));
+    a->col_size = (uint32_t *)(void *)p;
+    p += round8((size_t)a->ncols * sizeof(uint32_t));
+    a->col_off = (uint32_t *)(void *)p;
+    p += round8((size_t)a->ncols * sizeof(uint32_t));
+    a->col_info = (const tecs__comp **)(void *)p;
+}
+
+/* Lay the columns out in a chunk; false if a chunk would be too large. */
+static bool arch_layout(tecs_world_t *w, tecs_archetype_t *a)
+{
+    uint64_t off = (uint64_t)w->rows * sizeof(tecs_entity_t);
+    int32_t col = 0;
+    bool plain = true;
+    for (int32_t i = 0; i < a->ncomps; i++) {
+        const tecs__comp *ci = tecs__comp_get(w, a->comps[i]);
+        if (ci->size == 0) {
+            a->cmap[a->comps[i]] = TECS__COL_TAG;
+            continue;
+        }
+        off = (off + TECS_MAX_ALIGN - 1) & ~(uint64_t)(TECS_MAX_ALIGN - 1);
+        a->cmap[a->comps[i]] = (int16_t)col;
+        a->col_comp[col] = a->comps[i];
+        a->col_size[col] = ci->size;
+        a->col_off[col] = (uint32_t)off;
+        a->col_info[col] = ci;
+        plain = plain && !ci->ctor && !ci->dtor && !ci->copy && !ci->move;
+        off += (uint64_t)w->rows * ci->size;
+        if (off > (uint64_t)INT32_MAX)
+            return false;
+        col++;
+    }
+    a->chunk_bytes = (uint32_t)((off + TECS_MAX_ALIGN - 1) & ~(uint64_t)(TECS_MAX_ALIGN - 1));
+    a->plain = plain;
+    return true;
+}
+
+static void arch_destroy(tecs_world_t *w, tecs_archetype_t *a);
+
+/* Tell the listeners; undo for those told already if one fails. */
+static tecs_err_t arch_announce(tecs_world_t *w, tecs_archetype_t *a)
+{
+    for (int32_t i = 0; i < w->nlisteners; i++) {
+        const tecs__listener *l = &w->listeners[i];
+        if (l->on_archetype == NULL || l->on_archetype(w, l->ctx, a) == TECS_OK)
+            continue;
+        for (int32_t j = 0; j < i; j++)
+            if (w->listeners[j].on_archetype_undo)
+                w->listeners[j].on_archetype_undo(w, w->listeners[j].ctx, a);
+        return w->err;
+    }
+    return TECS_OK;
+}
+
+static tecs_archetype_t *arch_create(tecs_world_t *w, uint32_t h, int32_t n,
+                                     const tecs_comp_t *ids)
+{
+    if (w->narchs >= w->max_archetypes) {
+        tecs__err(w, TECS_ELIMIT, "archetype limit (%d) reached", w->max_archetypes);
+        return NULL;
+    }
+    int32_t ncols = 0;
+    for (int32_t i = 0; i < n; i++)
+        ncols += tecs__comp_get(w, ids[i])->size > 0;
+    int32_t cmap_len = n ? (int32_t)ids[n - 1] + 1 : 0;
+    if (tecs__grow(w, (void **)&w->archs, &w->cap_archs, w->narchs + 1, sizeof *w->archs) ||
+        table_grow(w))
+        return NULL;
+    size_t bytes = arch_block_size(n, cmap_len, ncols);
+    tecs_archetype_t *a = tecs__alloc(w, bytes);
+    if (a == NULL) {
+        tecs__err(w, TECS_ENOMEM, "out of memory creating an archetype");
+        return NULL;
+    }
+    memset(a, 0, bytes);
+    *a = (tecs_archetype_t){ .world = w, .id = (uint32_t)w->narchs, .hash = h,
+                             .ncomps = n, .cmap_len = cmap_len, .ncols = ncols };
+    arch_carve(a);
+    if (n)
+        memcpy(a->comps, ids, (size_t)n * sizeof *ids);
+    for (int32_t i = 0; i < cmap_len; i++)
+        a->cmap[i] = TECS__COL_ABSENT;
+    if (!arch_layout(w, a)) {
+        tecs__free(w, a, bytes);
+        tecs__err(w, TECS_ELIMIT, "a chunk of this archetype would pass 2 GiB");
+        return NULL;
+    }
+    w->archs[w->narchs++] = a;
+    if (arch_announce(w, a) != TECS_OK) {
+        w->narchs--;
+        arch_destroy(w, a);
+        return NULL;
+    }
+    table_put(w, a);
+    return a;
+}
+
+tecs_archetype_t *tecs__arch_get(tecs_world_t *w, int32_t n, const tecs_comp_t *sorted)
+{
+    uint32_t h = hash_ids(n, sorted);
+    tecs_archetype_t *a = table_find(w, h, n, sorted);
+    return a ? a : arch_create(w, h, n, sorted);
+}
+
+/* Insertion sort: archetypes hold at most 64 ids. */
+static void sort_ids(tecs_comp_t *ids, int32_t n)
+{
+    for (int32_t i = 1; i < n; i++) {
+        tecs_comp_t x = ids[i];
+        int32_t j = i;
+        for (; j > 0 && ids[j - 1] > x; j--)
+            ids[j] = ids[j - 1];
+        ids[j] = x;
+    }
+}
+
+tecs_archetype_t *tecs_archetype(tecs_world_t *w, int32_t n, const tecs_comp_t *ids)
+{
+    if (w == NULL)
+        return NULL;
+    if (n < 0 || (n > 0 && ids == NULL)) {
+        tecs__err(w, TECS_EINVAL, "tecs_archetype: bad component list");
+        return NULL;
+    }
+    if (n > TECS_MAX_ARCH_COMPONENTS) {
+        tecs__err(w, TECS_ELIMIT, "an archetype holds at most %d components",
+                  TECS_MAX_ARCH_COMPONENTS);
+        return NULL;
+    }
+    tecs_comp_t sorted[TECS_MAX_ARCH_COMPONENTS];
+    for (int32_t i = 0; i < n; i++) {
+        if (tecs__comp_get(w, ids[i]) == NULL) {
+            tecs__err(w, TECS_ENOCOMP, "component %u is unknown", ids[i]);
+            return NULL;
+        }
+        sorted[i] = ids[i];
+    }
+    sort_ids(sorted, n);
+    for (int32_t i = 1; i < n; i++) {
+        if (sorted[i] == sorted[i - 1]) {
+            tecs__err(w, TECS_EINVAL, "component %u is repeated", sorted[i]);
+            return NULL;
+        }
+    }
+    return tecs__arch_get(w, n, sorted);
+}
+
+/* ---- edges ----------------------------------------------------------- */
+
+/* Make the edge arrays of a cover component c; false if out of memory. */
+static bool edges_cover(tecs_world_t *w, tecs_archetype_t *a, tecs_comp_t c)
+{
+    if ((int32_t)c < a->nedges)
+        return true;
+    int32_t n = a->nedges ? a->nedges : 16;
+    while (n <= (int32_t)c)
+        n *= 2;
+    uint32_t *add = tecs__alloc(w, (size_t)n * 2 * sizeof *add);
+    if (add == NULL)
+        return false;
+    memset(add, 0xff, (size_t)n * 2 * sizeof *add);
+    uint32_t *rem = add + n;
+    if (a->nedges) {
+        memcpy(add, a->edge_add, (size_t)a->nedges * sizeof *add);
+        memcpy(rem, a->edge_rem, (size_t)a->nedges * sizeof *rem);
+        tecs__free(w, a->edge_add, (size_t)a->nedges * 2 * sizeof *add);
+    }
+    a->edge_add = add;
+    a->edge_rem = rem;
+    a->nedges = n;
+    return true;
+}
+
+/* Remember a --c--> b both ways; a cache, so out of memory is no error. */
+static void edge_link(tecs_world_t *w, tecs_archetype_t *a, tecs_archetype_t *b, tecs_comp_t c)
+{
+    if (edges_cover(w, a, c) && edges_cover(w, b, c)) {
+        a->edge_add[c] = b->id;
+        b->edge_rem[c] = a->id;
+    }
+}
+
+tecs_archetype_t *tecs__arch_with(tecs_world_t *w, tecs_archetype_t *a, tecs_comp_t c)
+{
+    if ((int32_t)c < a->nedges && a->edge_add[c] != TECS__NO_EDGE)
+        return w->archs[a->edge_add[c]];
+    if (a->ncomps >= TECS_MAX_ARCH_COMPONENTS) {
+        tecs__err(w, TECS_ELIMIT, "an archetype holds at most %d components",
+                  TECS_MAX_ARCH_COMPONENTS);
+        return NULL;
+    }
+    tecs_comp_t ids[TECS_MAX_ARCH_COMPONENTS];
+    int32_t n = 0, i = 0;
+    while (i < a->ncomps && a->comps[i] < c)
+        ids[n++] = a->comps[i++];
+    ids[n++] = c;
+    while (i < a->ncomps)
+        ids[n++] = a->comps[i++];
+    tecs_archetype_t *b = tecs__arch_get(w, n, ids);
+    if (b)
+        edge_link(w, a, b, c);
+    return b;
+}
+
+tecs_archetype_t *tecs__arch_without(tecs_world_t *w, tecs_archetype_t *a, tecs_comp_t c)
+{
+    if ((int32_t)c < a->nedges && a->edge_rem[c] != TECS__NO_EDGE)
+        return w->archs[a->edge_rem[c]];
+    tecs_comp_t ids[TECS_MAX_ARCH_COMPONENTS];
+    int32_t n = 0;
+    for (int32_t i = 0; i < a->ncomps; i++)
+        if (a->comps[i] != c)
+            ids[n++] = a->comps[i];
+    tecs_archetype_t *b = tecs__arch_get(w, n, ids);
+    if (b)
+        edge_link(w, b, a, c);
+    return b;
+}
+
+/* ---- chunks and rows ------------------------------------------------- */
+
+static void chunk_free(tecs_world_t *w, tecs_archetype_t *a, int32_t i)
+{
+    tecs__free_aligned(w, a->chunks[i].raw, a->chunk_bytes);
+    a->chunks[i] = (struct tecs__chunk){ NULL, NULL };
+}
+
+/* Allocate chunks until there are `want`; on failure free the new ones. */
+static tecs_err_t chunks_alloc(tecs_world_t *w, tecs_archetype_t *a, int32_t want)
+{
+    if (want <= a->nchunks)
+        return TECS_OK;
+    if (tecs__grow(w, (void **)&a->chunks, &a->cap_chunks, want, sizeof *a->chunks))
+        return TECS_ENOMEM;
+    int32_t old = a->nchunks;
+    while (a->nchunks < want) {
+        void *raw;
+        char *c = tecs__alloc_aligned(w, a->chunk_bytes, &raw);
+        if (c == NULL) {
+            while (a->nchunks > old)
+                chunk_free(w, a, --a->nchunks);
+            return tecs__err(w, TECS_ENOMEM, "out of memory allocating a chunk");
+        }
+        a->chunks[a->nchunks++] = (struct tecs__chunk){ c, raw };
+    }
+    return TECS_OK;
+}
+
+tecs_err_t tecs__arch_reserve_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n)
+{
+    int64_t need = (int64_t)a->count + n;
+    if (need > INT32_MAX)
+        return tecs__err(w, TECS_ELIMIT, "too many rows in one archetype");
+    int32_t want = (int32_t)((need + w->mask) >> w->shift);
+    return chunks_alloc(w, a, want);
+}
+
+tecs_err_t tecs_archetype_reserve(tecs_world_t *w, tecs_archetype_t *a, int32_t n)
+{
+    tecs_err_t err = tecs__check_arch(w, a);
+    if (err)
+        return err;
+    if (n < 0)
+        return tecs__err(w, TECS_EINVAL, "tecs_archetype_reserve: negative count");
+    return n > a->count ? tecs__arch_reserve_rows(w, a, n - a->count) : TECS_OK;
+}
+
+void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
+{
+    uint32_t last = (uint32_t)a->count - 1;
+    if (row != last) {
+        for (int32_t c = 0; c < a->ncols; c++) {
+            void *dst = tecs__col_ptr(a, w, c, row);
+            void *src = tecs__col_ptr(a, w, c, last);
+            if (a->plain)
+                memcpy(dst, src, a->col_size[c]);
+            else
+                tecs__comp_move(a->col_info[c], dst, src, 1);
+        }
+        tecs_entity_t moved = *tecs__ent_ptr(a, w, last);
+        *tecs__ent_ptr(a, w, row) = moved;
+        w->recs[TECS_ENTITY_INDEX(moved)].row = row;
+    }
+    a->count--;
+    if ((a->count & (int32_t)w->mask) == 0) {
+        int32_t keep = (a->count >> w->shift) + 1;
+        while (a->nchunks > keep)
+            chunk_free(w, a, --a->nchunks);
+    }
+}
+
+int32_t tecs_archetype_entity_count(const tecs_archetype_t *a)
+{
+    return a ? a->count : 0;
+}
+
+int32_t tecs_archetype_chunk_count(const tecs_archetype_t *a)
+{
+    return a ? a->nchunks : 0;
+}
+
+int32_t tecs_archetype_components(const tecs_archetype_t *a, const tecs_comp_t **out)
+{
+    if (a == NULL)
+        return 0;
+    if (out)
+        *out = a->comps;
+    return a->ncomps;
+}
+
+/* ---- teardown -------------------------------------------------------- */
+
+/* Destroy every live value of the archetype, chunk column by column. */
+static void arch_destroy_values(tecs_world_t *w, tecs_archetype_t *a)
+{
+    if (a->plain)
+        return;
+    for (int32_t k = 0; (int64_t)k * w->rows < a->count; k++) {
+        int32_t n = a->count - k * (int32_t)w->rows;
+        if (n > (int32_t)w->rows)
+            n = (int32_t)w->rows;
+        for (int32_t c = 0; c < a->ncols; c++)
+            tecs__comp_dtor(a->col_info[c], a->chunks[k].data + a->col_off[c], n);
+    }
+}
+
+static void arch_destroy(tecs_world_t *w, tecs_archetype_t *a)
+{
+    while (a->nchunks > 0)
+        chunk_free(w, a, --a->nchunks);
+    tecs__free(w, a->chunks, (size_t)a->cap_chunks * sizeof *a->chunks);
+    tecs__free(w, a->edge_add, (size_t)a->nedges * 2 * sizeof *a->edge_add);
+    tecs__free(w, a, arch_size(a));
+}
+
+void tecs__arch_fini(tecs_world_t *w)
+{
+    for (int32_t i = 0; i < w->narchs; i++)
+        arch_destroy_values(w, w->archs[i]);
+    for (int32_t i = 0; i < w->narchs; i++)
+        arch_destroy(w, w->archs[i]);
+    tecs__free(w, w->archs, (size_t)w->cap_archs * sizeof *w->archs);
+    tecs__free(w, w->arch_table, w->arch_table_cap * sizeof *w->arch_table);
+    w->archs = NULL;
+    w->narchs = w->cap_archs = 0;
+}

@@ -1,0 +1,135 @@
+/*
+** check.c — the structure checker behind tecs_world_check.
+**
+** It re-derives every invariant the other layers keep, from scratch:
+**
+**   records   each live slot points at a row whose entity column holds its
+**             id; counts of live, pending and free slots add up; the free
+**             list is FIFO-linked through dead slots only;
+**   archetypes each is found in the hash table under its ids; cmap agrees
+**             with the sorted component list; enough chunks for the rows;
+**   edges     edge_add[c] / edge_rem[c] lead to the set with / without c;
+**   queries   each query's matches equal a fresh match, in creation order.
+**
+** It is O(size of the world) and meant for tests and debug builds.
+*/
+#include "private.h"
+
+static tecs_err_t bad(tecs_world_t *w, const char *what, uint32_t n)
+{
+    return tecs__err(w, TECS_ECORRUPT, "structure check: %s (%u)", what, n);
+}
+
+static tecs_err_t check_records(tecs_world_t *w)
+{
+    int32_t alive = 0, pending = 0, dead = 0;
+    for (int32_t i = 0; i < w->nrecs; i++) {
+        const tecs__record *r = &w->recs[i];
+        if (r->gen == 0)
+            return bad(w, "generation 0", (uint32_t)i);
+        if (r->arch == TECS__ARCH_PENDING) {
+            pending++;
+        } else if (r->arch == TECS__ARCH_DEAD) {
+            dead++;
+        } else if (r->arch != TECS__ARCH_RETIRED) {
+            uint32_t ai = r->arch & TECS__ARCH_MASK;
+            if (ai >= (uint32_t)w->narchs || (r->arch & ~(TECS__ARCH_MASK | TECS__KILL_QUEUED)))
+                return bad(w, "record names no archetype", (uint32_t)i);
+            const tecs_archetype_t *a = w->archs[ai];
+            if (r->row >= (uint32_t)a->count ||
+                *tecs__ent_ptr(a, w, r->row) != tecs__make_id((uint32_t)i, r->gen))
+                return bad(w, "record and row disagree", (uint32_t)i);
+            alive++;
+        }
+    }
+    if (alive != w->nalive || pending != w->npending || dead != w->nfree)
+        return bad(w, "entity counts", (uint32_t)alive);
+    int32_t n = 0;
+    uint32_t last = TECS__NO_SLOT;
+    for (uint32_t i = w->free_head; i != TECS__NO_SLOT; i = w->recs[i].row, n++) {
+        if (i >= (uint32_t)w->nrecs || w->recs[i].arch != TECS__ARCH_DEAD || n > w->nfree)
+            return bad(w, "free list", i);
+        last = i;
+    }
+    if (n != w->nfree || last != w->free_tail)
+        return bad(w, "free list length", (uint32_t)n);
+    return TECS_OK;
+}
+
+static tecs_err_t check_rows(tecs_world_t *w, const tecs_archetype_t *a)
+{
+    int32_t used = (int32_t)(((uint32_t)a->count + w->mask) >> w->shift);
+    if (a->nchunks < used)
+        return bad(w, "too few chunks", a->id);
+    for (int32_t r = 0; r < a->count; r++) {
+        tecs_entity_t e = *tecs__ent_ptr(a, w, (uint32_t)r);
+        const tecs__record *rec = tecs__ei_alive(w, e);
+        if (rec == NULL || (rec->arch & TECS__ARCH_MASK) != a->id || rec->row != (uint32_t)r)
+            return bad(w, "row holds a stale entity", a->id);
+    }
+    return TECS_OK;
+}
+
+static tecs_err_t check_maps(tecs_world_t *w, const tecs_archetype_t *a)
+{
+    int32_t cols = 0;
+    for (int32_t i = 0; i < a->ncomps; i++) {
+        if (i > 0 && a->comps[i] <= a->comps[i - 1])
+            return bad(w, "components not sorted", a->id);
+        int32_t col = tecs__arch_col(a, a->comps[i]);
+        bool tag = w->comps[a->comps[i]].size == 0;
+        if (tag ? col != TECS__COL_TAG : (col < 0 || a->col_comp[col] != a->comps[i]))
+            return bad(w, "column map", a->id);
+        cols += !tag;
+    }
+    if (cols != a->ncols)
+        return bad(w, "column count", a->id);
+    tecs_archetype_t *found = tecs__arch_get(w, a->ncomps, a->comps);
+    if (found != a)
+        return bad(w, "hash table", a->id);
+    return TECS_OK;
+}
+
+/* b is a plus c (adding) or a minus c. */
+static bool edge_ok(const tecs_archetype_t *a, const tecs_archetype_t *b, tecs_comp_t c, bool add)
+{
+    if (b->ncomps != a->ncomps + (add ? 1 : -1))
+        return false;
+    const tecs_archetype_t *big = add ? b : a, *small = add ? a : b;
+    if (tecs__arch_col(big, c) == TECS__COL_ABSENT || tecs__arch_col(small, c) != TECS__COL_ABSENT)
+        return false;
+    for (int32_t i = 0; i < small->ncomps; i++)
+        if (tecs__arch_col(big, small->comps[i]) == TECS__COL_ABSENT)
+            return false;
+    return true;
+}
+
+static tecs_err_t check_edges(tecs_world_t *w, const tecs_archetype_t *a)
+{
+    for (int32_t c = 0; c < a->nedges; c++) {
+        if (a->edge_add[c] != TECS__NO_EDGE &&
+            (a->edge_add[c] >= (uint32_t)w->narchs ||
+             !edge_ok(a, w->archs[a->edge_add[c]], (tecs_comp_t)c, true)))
+            return bad(w, "add edge", a->id);
+        if (a->edge_rem[c] != TECS__NO_EDGE &&
+            (a->edge_rem[c] >= (uint32_t)w->narchs ||
+             !edge_ok(a, w->archs[a->edge_rem[c]], (tecs_comp_t)c, false)))
+            return bad(w, "remove edge", a->id);
+    }
+    return TECS_OK;
+}
+
+tecs_err_t tecs_world_check(tecs_world_t *w)
+{
+    if (w == NULL)
+        return TECS_EINVAL;
+    tecs_err_t err = check_records(w);
+    for (int32_t i = 0; i < w->narchs && !err; i++) {
+        const tecs_archetype_t *a = w->archs[i];
+        if (a->id != (uint32_t)i || a->world != w)
+            return bad(w, "archetype id", (uint32_t)i);
+        if ((err = check_rows(w, a)) || (err = check_maps(w, a)) || (err = check_edges(w, a)))
+            return err;
+    }
+    return err ? err : tecs__queries_check(w);
+}

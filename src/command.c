@@ -1,0 +1,435 @@
+/*
+** command.c — queued structural changes.
+**
+** Two queues, one format:
+**
+**     deferred   changes made while an iteration (or a callback) is open;
+**                applied, in call order, when the outermost one ends.
+**     delayed    delayed news and kills (tinyecs's lifecycle); applied only
+**                by tecs_apply_news / tecs_apply_kills / tecs_apply_delayed.
+**
+** A queue is an array of commands plus an arena for what they carry (ids,
+** value lists, copies of values). The arena is a list of blocks that never
+** move, so a value with hooks is constructed in place and stays valid:
+**
+**     cmds:  [NEW e7 arch3 vals*] [SET e2 Pos value*] [DESTROY e5] ...
+**     arena: | vals[] | Pos bytes | ids[] | ...        (blocks, 64-aligned)
+**
+** An entity created while deferred gets its id at once: its slot is taken
+** and marked PENDING, so it is not alive until its NEW is applied. Every
+** command names its entity by full id, so a command whose entity died (or
+** whose slot was reused) in the meantime is stale and is skipped; that is
+** how destroying a pending birth cancels it, and why a stale delayed kill
+** never hits a new entity.
+**
+** Applying a command can run listeners and callbacks; what they change is
+** appended to the deferred queue and applied in the same pass, in order.
+** A command that fails for lack of memory stays queued with everything after
+** it; one that conflicts with an earlier change (adding a component the
+** entity got meanwhile, touching an entity that died) is dropped, with the
+** world's last error saying why.
+*/
+#include "private.h"
+
+#define ARENA_BLOCK (64 * 1024)
+#define ARENA_HEAD  64
+
+/* ---- the arena ------------------------------------------------------- */
+
+typedef struct arena_mark {
+    tecs__ablock *cur;
+    size_t used;
+} arena_mark;
+
+static arena_mark arena_save(const tecs__cmdbuf *b)
+{
+    return (arena_mark){ b->cur, b->cur ? b->cur->used : 0 };
+}
+
+static void arena_restore(tecs__cmdbuf *b, arena_mark m)
+{
+    b->cur = m.cur;
+    if (m.cur)
+        m.cur->used = m.used;
+}
+
+static char *block_data(tecs__ablock *k)
+{
+    return (char *)k + ARENA_HEAD;
+}
+
+/* size bytes aligned to 64 at most; NULL when out of memory. */
+static void *arena_alloc(tecs_world_t *w, tecs__cmdbuf *b, size_t size)
+{
+    size = (size + 15) & ~(size_t)15;
+    tecs__ablock *k = b->cur;
+    if (k && k->used + size <= k->cap) {
+        void *p = block_data(k) + k->used;
+        k->used += size;
+        return p;
+    }
+    tecs__ablock *next = k ? k->next : b->head;
+    if (next == NULL || next->cap < size) {
+        size_t cap = size > ARENA_BLOCK ? size : ARENA_BLOCK;
+        void *raw;
+        tecs__ablock *n = tecs__alloc_aligned(w, cap + ARENA_HEAD, &raw);
+        if (n == NULL)
+            return NULL;
+        *n = (tecs__ablock){ .next = next, .cap = cap, .raw = raw };
+        if (k)
+            k->next = n;
+        else
+            b->head = n;
+        next = n;
+    }
+    next->used = size;
+    b->cur = next;
+    return block_data(next);
+}
+
+static void arena_reset(tecs__cmdbuf *b)
+{
+    b->cur = NULL;
+}
+
+static void arena_fini(tecs_world_t *w, tecs__cmdbuf *b)
+{
+    for (tecs__ablock *k = b->head, *next; k; k = next) {
+        next = k->next;
+        tecs__free_aligned(w, k->raw, k->cap + ARENA_HEAD);
+    }
+    b->head = b->cur = NULL;
+}
+
+/* ---- building commands ----------------------------------------------- */
+
+static tecs_err_t oom(tecs_world_t *w)
+{
+    return tecs__err(w, TECS_ENOMEM, "out of memory queueing a change");
+}
+
+/* Copy a value list (each n long) into the arena, values constructed. */
+static tecs_value_t *copy_vals(tecs_world_t *w, tecs__cmdbuf *b, int32_t n, int32_t nvals,
+                               const tecs_value_t *vals)
+{
+    tecs_value_t *out = arena_alloc(w, b, (size_t)nvals * sizeof *out + 1);
+    if (out == NULL)
+        return NULL;
+    for (int32_t i = 0; i < nvals; i++) {
+        const tecs__comp *ci = tecs__comp_get(w, vals[i].comp);
+        out[i] = (tecs_value_t){ vals[i].comp, NULL };
+        if (ci->size == 0)
+            continue;
+        void *p = arena_alloc(w, b, (size_t)n * ci->size);
+        if (p == NULL) {
+            /* Undo the copies made so far. */
+            for (int32_t j = 0; j < i; j++)
+                if (out[j].ptr)
+                    tecs__comp_dtor(tecs__comp_get(w, out[j].comp), (void *)out[j].ptr, n);
+            return NULL;
+        }
+        if (ci->ctor == NULL && ci->copy == NULL) {
+            memcpy(p, vals[i].ptr, (size_t)n * ci->size);
+        } else {
+            tecs__comp_ctor(ci, p, n);
+            tecs__comp_copy(ci, p, vals[i].ptr, n);
+        }
+        out[i].ptr = p;
+    }
+    return out;
+}
+
+static void drop_vals(tecs_world_t *w, const tecs__cmd *c)
+{
+    for (int32_t i = 0; i < c->nvals; i++)
+        if (c->vals[i].ptr)
+            tecs__comp_dtor(tecs__comp_get(w, c->vals[i].comp), (void *)c->vals[i].ptr, c->n);
+}
+
+static tecs_err_t push(tecs_world_t *w, tecs__cmdbuf *b, const tecs__cmd *c)
+{
+    if (tecs__grow(w, (void **)&b->cmds, &b->cap, b->count + 1, sizeof *b->cmds))
+        return TECS_ENOMEM;
+    b->cmds[b->count++] = *c;
+    return TECS_OK;
+}
+
+/* Queue births of n new ids into buf: reserve everything, then commit. */
+static tecs_err_t queue_new(tecs_world_t *w, tecs__cmdbuf *b, tecs_archetype_t *a, int32_t n,
+                            tecs_entity_t *out, int32_t nvals, const tecs_value_t *vals,
+                            bool bulk, tecs_init_fn init, void *ctx)
+{
+    if (tecs__grow(w, (void **)&b->cmds, &b->cap, b->count + 1, sizeof *b->cmds))
+        return TECS_ENOMEM;
+    tecs_err_t err = tecs__ei_reserve(w, n);
+    if (err)
+        return err;
+    arena_mark m = arena_save(b);
+    tecs__cmd c = { .op = bulk ? TECS__OP_NEW_BULK : TECS__OP_NEW, .n = n, .nvals = nvals,
+                    .arch = a, .init = init, .ctx = ctx };
+    if (bulk && (c.ids = arena_alloc(w, b, (size_t)n * sizeof *c.ids + 1)) == NULL) {
+        arena_restore(b, m);
+        return oom(w);
+    }
+    if (nvals && (c.vals = copy_vals(w, b, n, nvals, vals)) == NULL) {
+        arena_restore(b, m);
+        return oom(w);
+    }
+    for (int32_t k = 0; k < n; k++) {
+        tecs_entity_t e = tecs__ei_take(w);
+        if (bulk)
+            c.ids[k] = e;
+        if (out)
+            out[k] = e;
+        c.entity = e;
+    }
+    w->npending += n;
+    push(w, b, &c);
+    return TECS_OK;
+}
+
+tecs_err_t tecs__defer_new(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_entity_t *out,
+                           int32_t nvals, const tecs_value_t *vals, bool bulk,
+                           tecs_init_fn init, void *ctx)
+{
+    return queue_new(w, &w->deferred, a, n, out, nvals, vals, bulk, init, ctx);
+}
+
+tecs_err_t tecs__defer_op(tecs_world_t *w, tecs__op op, tecs_entity_t e, tecs_comp_t c,
+                          const void *value)
+{
+    tecs__cmdbuf *b = &w->deferred;
+    if (tecs__grow(w, (void **)&b->cmds, &b->cap, b->count + 1, sizeof *b->cmds))
+        return TECS_ENOMEM;
+    tecs__cmd cmd = { .op = (uint8_t)op, .entity = e, .comp = c, .n = 1 };
+    if (value && tecs_component_size(w, c) > 0) {
+        tecs_value_t v = { c, value };
+        arena_mark m = arena_save(b);
+        if ((cmd.vals = copy_vals(w, b, 1, 1, &v)) == NULL) {
+            arena_restore(b, m);
+            return oom(w);
+        }
+        cmd.nvals = 1;
+    }
+    push(w, b, &cmd);
+    return TECS_OK;
+}
+
+/* ---- applying commands ----------------------------------------------- */
+
+static tecs_err_t apply_bulk(tecs_world_t *w, const tecs__cmd *c)
+{
+    tecs_value_t one[TECS_MAX_ARCH_COMPONENTS];
+    for (int32_t k = 0; k < c->n; k++) {
+        for (int32_t i = 0; i < c->nvals; i++) {
+            size_t size = tecs_component_size(w, c->vals[i].comp);
+            one[i] = (tecs_value_t){ c->vals[i].comp,
+                                     (const char *)c->vals[i].ptr + (size_t)k * size };
+        }
+        tecs_err_t err = tecs__birth(w, c->ids[k], c->arch, c->nvals, one, NULL, NULL);
+        if (err == TECS_ENOMEM)
+            return err;
+    }
+    return TECS_OK;
+}
+
+static void run_kill(tecs_world_t *w, const tecs__cmd *c)
+{
+    tecs__record *r = tecs__ei_alive(w, c->entity);
+    if (r == NULL || !(r->arch & TECS__KILL_QUEUED))
+        return;
+    if (c->kill) {
+        w->defer_depth++;
+        c->kill(w, c->entity, c->ctx);
+        w->defer_depth--;
+    }
+    if (tecs__ei_alive(w, c->entity))
+        tecs__destroy_now(w, c->entity);
+}
+
+/* Apply one command. Only TECS_ENOMEM keeps it queued. */
+static tecs_err_t apply(tecs_world_t *w, const tecs__cmd *c)
+{
+    const void *value = c->nvals ? c->vals[0].ptr : NULL;
+    switch ((tecs__op)c->op) {
+    case TECS__OP_NEW:
+        return tecs__birth(w, c->entity, c->arch, c->nvals, c->vals, c->init, c->ctx);
+    case TECS__OP_NEW_BULK:
+        return apply_bulk(w, c);
+    case TECS__OP_DESTROY:
+        return tecs__destroy_now(w, c->entity);
+    case TECS__OP_ADD:
+        return tecs__add_now(w, c->entity, c->comp, NULL);
+    case TECS__OP_REMOVE:
+        return tecs__remove_now(w, c->entity, c->comp);
+    case TECS__OP_SET:
+        if (tecs_has(w, c->entity, c->comp)) {
+            if (value)
+                tecs__comp_copy(&w->comps[c->comp], tecs_get_mut(w, c->entity, c->comp),
+                                value, 1);
+            tecs_modified(w, c->entity, c->comp);
+            return TECS_OK;
+        }
+        return tecs__add_now(w, c->entity, c->comp, value);
+    case TECS__OP_KILL:
+        run_kill(w, c);
+        return TECS_OK;
+    }
+    return TECS_OK;
+}
+
+/* Apply the commands of b that `pick` selects, in order, including those
+** appended meanwhile; keep the rest. Stops at the first out-of-memory. */
+static tecs_err_t run_queue(tecs_world_t *w, tecs__cmdbuf *b, bool (*pick)(const tecs__cmd *))
+{
+    int32_t keep = 0, i = 0;
+    tecs_err_t result = TECS_OK;
+    for (; i < b->count; i++) {
+        tecs__cmd c = b->cmds[i];
+        if (!pick(&c)) {
+            b->cmds[keep++] = c;
+            continue;
+        }
+        if (apply(w, &c) == TECS_ENOMEM) {
+            result = TECS_ENOMEM;
+            break;
+        }
+        drop_vals(w, &c);
+        if (b != &w->deferred && w->deferred.count && !w->flushing)
+            tecs__flush(w);
+    }
+    memmove(b->cmds + keep, b->cmds + i, (size_t)(b->count - i) * sizeof *b->cmds);
+    b->count = keep + (b->count - i);
+    if (b->count == 0)
+        arena_reset(b);
+    return result;
+}
+
+static bool pick_all(const tecs__cmd *c)
+{
+    (void)c;
+    return true;
+}
+
+static bool pick_news(const tecs__cmd *c)
+{
+    return c->op == TECS__OP_NEW;
+}
+
+static bool pick_kills(const tecs__cmd *c)
+{
+    return c->op == TECS__OP_KILL;
+}
+
+tecs_err_t tecs__flush(tecs_world_t *w)
+{
+    if (w->flushing || w->defer_depth > 0)
+        return TECS_OK;
+    w->flushing = true;
+    tecs_err_t err = run_queue(w, &w->deferred, pick_all);
+    w->flushing = false;
+    return err;
+}
+
+void tecs__defer_begin(tecs_world_t *w)
+{
+    w->defer_depth++;
+}
+
+void tecs__defer_end(tecs_world_t *w)
+{
+    assert(w->defer_depth > 0);
+    if (--w->defer_depth == 0 && w->deferred.count > 0)
+        tecs__flush(w);
+}
+
+/* ---- the delayed API ------------------------------------------------- */
+
+tecs_entity_t tecs_delay_new(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals,
+                             const tecs_value_t *vals)
+{
+    if (w == NULL || tecs__check_arch(w, a) || tecs__check_vals(w, a, nvals, vals))
+        return 0;
+    tecs_entity_t e = 0;
+    return queue_new(w, &w->delayed, a, 1, &e, nvals, vals, false, NULL, NULL) ? 0 : e;
+}
+
+tecs_err_t tecs_delay_destroy(tecs_world_t *w, tecs_entity_t e, tecs_kill_fn fn, void *ctx)
+{
+    if (w == NULL)
+        return TECS_EINVAL;
+    tecs__record *r = tecs__ei_alive(w, e);
+    if (r == NULL)
+        return tecs__err(w, TECS_EDEAD, "entity %u:%u is not alive", TECS_ENTITY_INDEX(e),
+                         TECS_ENTITY_GENERATION(e));
+    if (r->arch & TECS__KILL_QUEUED)
+        return TECS_OK;
+    tecs__cmd c = { .op = TECS__OP_KILL, .entity = e, .kill = fn, .ctx = ctx };
+    if (push(w, &w->delayed, &c))
+        return TECS_ENOMEM;
+    r->arch |= TECS__KILL_QUEUED;
+    return TECS_OK;
+}
+
+static tecs_err_t apply_delayed(tecs_world_t *w, bool (*pick)(const tecs__cmd *))
+{
+    if (w == NULL)
+        return TECS_EINVAL;
+    if (w->defer_depth > 0 || w->flushing)
+        return tecs__err(w, TECS_EBUSY, "delayed changes cannot apply inside an iteration");
+    return run_queue(w, &w->delayed, pick);
+}
+
+tecs_err_t tecs_apply_news(tecs_world_t *w)
+{
+    return apply_delayed(w, pick_news);
+}
+
+tecs_err_t tecs_apply_kills(tecs_world_t *w)
+{
+    return apply_delayed(w, pick_kills);
+}
+
+tecs_err_t tecs_apply_delayed(tecs_world_t *w)
+{
+    return apply_delayed(w, pick_all);
+}
+
+int32_t tecs_pending_news(const tecs_world_t *w)
+{
+    int32_t n = 0;
+    for (int32_t i = 0; w && i < w->delayed.count; i++) {
+        const tecs__cmd *c = &w->delayed.cmds[i];
+        const tecs__record *r = tecs__ei_known(w, c->entity);
+        n += c->op == TECS__OP_NEW && r && r->arch == TECS__ARCH_PENDING;
+    }
+    return n;
+}
+
+int32_t tecs_pending_kills(const tecs_world_t *w)
+{
+    int32_t n = 0;
+    for (int32_t i = 0; w && i < w->delayed.count; i++) {
+        const tecs__cmd *c = &w->delayed.cmds[i];
+        const tecs__record *r = tecs__ei_alive(w, c->entity);
+        n += c->op == TECS__OP_KILL && r && (r->arch & TECS__KILL_QUEUED);
+    }
+    return n;
+}
+
+/* ---- teardown -------------------------------------------------------- */
+
+static void buf_fini(tecs_world_t *w, tecs__cmdbuf *b)
+{
+    for (int32_t i = 0; i < b->count; i++)
+        drop_vals(w, &b->cmds[i]);
+    tecs__free(w, b->cmds, (size_t)b->cap * sizeof *b->cmds);
+    arena_fini(w, b);
+    *b = (tecs__cmdbuf){ 0 };
+}
+
+void tecs__cmd_fini(tecs_world_t *w)
+{
+    buf_fini(w, &w->deferred);
+    buf_fini(w, &w->delayed);
+}

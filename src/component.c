@@ -1,0 +1,164 @@
+/*
+** component.c — the component registry.
+**
+** A component is registered at run time: a name, a size, an alignment and
+** optional lifecycle hooks. The registry is an array indexed by component id
+** (ids are small: 1..TECS_MAX_COMPONENTS-1), so a lookup by id is one load:
+**
+**     comps[id] = { name, size, align, ctor, dtor, copy, move, ctx, watch }
+**
+** An entry whose name is NULL is a free id. A size of 0 makes a tag: it is
+** part of an archetype's component set but has no column.
+**
+** Without hooks a component is plain data: constructed by zero-filling,
+** copied and moved with memcpy, destroyed by doing nothing. The helpers below
+** take that choice once, so the rest of the library calls one function per
+** lifecycle step, always for a whole run of values.
+*/
+#include "private.h"
+
+static bool is_pow2(size_t x)
+{
+    return x != 0 && (x & (x - 1)) == 0;
+}
+
+/* The id registered under name, or 0. */
+static tecs_comp_t find_name(const tecs_world_t *w, const char *name)
+{
+    size_t len = strlen(name);
+    for (int32_t i = 1; i < w->cap_comps; i++) {
+        const tecs__comp *ci = &w->comps[i];
+        if (ci->name && ci->name_len == len && memcmp(ci->name, name, len) == 0)
+            return (tecs_comp_t)i;
+    }
+    return 0;
+}
+
+static tecs_err_t check_desc(tecs_world_t *w, const tecs_component_desc_t *d)
+{
+    if (d == NULL || d->name == NULL || d->name[0] == '\0')
+        return tecs__err(w, TECS_EINVAL, "a component needs a name");
+    if (d->size > TECS_MAX_COMPONENT_SIZE)
+        return tecs__err(w, TECS_EINVAL, "component '%s' is larger than %d bytes",
+                         d->name, TECS_MAX_COMPONENT_SIZE);
+    size_t align = d->align ? d->align : 1;
+    if (!is_pow2(align) || align > TECS_MAX_ALIGN || (d->size && d->size % align))
+        return tecs__err(w, TECS_EINVAL, "component '%s' has a bad alignment", d->name);
+    if (d->size == 0 && (d->ctor || d->dtor || d->copy || d->move))
+        return tecs__err(w, TECS_EINVAL, "tag '%s' cannot have hooks", d->name);
+    if (d->id >= TECS_MAX_COMPONENTS)
+        return tecs__err(w, TECS_EINVAL, "component id %u is out of range", d->id);
+    if (find_name(w, d->name) != 0)
+        return tecs__err(w, TECS_EEXIST, "component '%s' is registered already", d->name);
+    if (d->id != 0 && tecs__comp_get(w, d->id) != NULL)
+        return tecs__err(w, TECS_EEXIST, "component id %u is taken", d->id);
+    return TECS_OK;
+}
+
+/* The id a registration gets: the wanted one, or the next free one. */
+static tecs_comp_t pick_id(tecs_world_t *w, const tecs_component_desc_t *d)
+{
+    if (d->id != 0)
+        return d->id;
+    while (w->next_comp < TECS_MAX_COMPONENTS && tecs__comp_get(w, w->next_comp) != NULL)
+        w->next_comp++;
+    return w->next_comp < TECS_MAX_COMPONENTS ? w->next_comp : 0;
+}
+
+tecs_comp_t tecs_component(tecs_world_t *w, const tecs_component_desc_t *d)
+{
+    if (w == NULL)
+        return 0;
+    if (check_desc(w, d) != TECS_OK)
+        return 0;
+    tecs_comp_t id = pick_id(w, d);
+    if (id == 0) {
+        tecs__err(w, TECS_ELIMIT, "component limit (%d) reached", TECS_MAX_COMPONENTS - 1);
+        return 0;
+    }
+    size_t len = strlen(d->name);
+    char *name = tecs__alloc(w, len + 1);
+    if (name == NULL) {
+        tecs__err(w, TECS_ENOMEM, "out of memory registering '%s'", d->name);
+        return 0;
+    }
+    int32_t old_cap = w->cap_comps;
+    if (tecs__grow(w, (void **)&w->comps, &w->cap_comps, (int32_t)id + 1, sizeof *w->comps)) {
+        tecs__free(w, name, len + 1);
+        return 0;
+    }
+    memset(w->comps + old_cap, 0, (size_t)(w->cap_comps - old_cap) * sizeof *w->comps);
+    memcpy(name, d->name, len + 1);
+    w->comps[id] = (tecs__comp){
+        .name = name, .name_len = len, .size = (uint32_t)d->size,
+        .align = d->align ? (uint32_t)d->align : 1,
+        .ctor = d->ctor, .dtor = d->dtor, .copy = d->copy, .move = d->move,
+        .ctx = d->hook_ctx,
+    };
+    w->ncomps++;
+    return id;
+}
+
+tecs_comp_t tecs_component_lookup(tecs_world_t *w, const char *name)
+{
+    if (w == NULL || name == NULL)
+        return 0;
+    tecs_comp_t id = find_name(w, name);
+    if (id == 0)
+        tecs__err(w, TECS_ENOENT, "no component named '%s'", name);
+    return id;
+}
+
+const char *tecs_component_name(const tecs_world_t *w, tecs_comp_t c)
+{
+    const tecs__comp *ci = w ? tecs__comp_get(w, c) : NULL;
+    return ci ? ci->name : NULL;
+}
+
+size_t tecs_component_size(const tecs_world_t *w, tecs_comp_t c)
+{
+    const tecs__comp *ci = w ? tecs__comp_get(w, c) : NULL;
+    return ci ? ci->size : 0;
+}
+
+void tecs__comp_fini(tecs_world_t *w)
+{
+    for (int32_t i = 0; i < w->cap_comps; i++)
+        if (w->comps[i].name)
+            tecs__free(w, w->comps[i].name, w->comps[i].name_len + 1);
+    tecs__free(w, w->comps, (size_t)w->cap_comps * sizeof *w->comps);
+    w->comps = NULL;
+    w->cap_comps = 0;
+}
+
+/* ---- lifecycle ------------------------------------------------------- */
+
+void tecs__comp_ctor(const tecs__comp *ci, void *dst, int32_t n)
+{
+    if (ci->ctor)
+        ci->ctor(dst, n, ci->ctx);
+    else
+        memset(dst, 0, (size_t)n * ci->size);
+}
+
+void tecs__comp_dtor(const tecs__comp *ci, void *p, int32_t n)
+{
+    if (ci->dtor)
+        ci->dtor(p, n, ci->ctx);
+}
+
+void tecs__comp_copy(const tecs__comp *ci, void *dst, const void *src, int32_t n)
+{
+    if (ci->copy)
+        ci->copy(dst, src, n, ci->ctx);
+    else
+        memcpy(dst, src, (size_t)n * ci->size);
+}
+
+void tecs__comp_move(const tecs__comp *ci, void *dst, void *src, int32_t n)
+{
+    if (ci->move)
+        ci->move(dst, src, n, ci->ctx);
+    else
+        memcpy(dst, src, (size_t)n * ci->size);
+}

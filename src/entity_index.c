@@ -1,0 +1,108 @@
+/*
+** entity_index.c — id slots, generations and the FIFO free list.
+**
+** An entity id is two halves:
+**
+**     63            32 31             0
+**     +---------------+---------------+
+**     |  generation   |  slot index   |
+**     +---------------+---------------+
+**
+** The slot's record (12 bytes) says where the entity lives:
+**
+**     recs[index] = { gen, arch | flags, row }
+**
+** An id is alive when its index is in range, its generation equals the
+** record's, and the record's arch is an archetype (not DEAD, PENDING or
+** RETIRED). So is_alive is two loads and two compares.
+**
+** Freed slots form a singly linked FIFO list threaded through `row`:
+** free_head is the oldest dead slot and is reused first (tinyecs's
+** "cemetery"); free_tail is the newest. A freed slot's generation moves on,
+** so the old id goes stale. Generations start at 1, so no id is ever 0; a
+** slot whose generation would wrap is RETIRED and never handed out again.
+*/
+#include "private.h"
+
+tecs__record *tecs__ei_alive(const tecs_world_t *w, tecs_entity_t e)
+{
+    uint32_t index = TECS_ENTITY_INDEX(e);
+    if (index >= (uint32_t)w->nrecs)
+        return NULL;
+    tecs__record *r = &w->recs[index];
+    if (r->gen != TECS_ENTITY_GENERATION(e) || r->arch >= TECS__ARCH_RETIRED)
+        return NULL;
+    return r;
+}
+
+tecs__record *tecs__ei_known(const tecs_world_t *w, tecs_entity_t e)
+{
+    uint32_t index = TECS_ENTITY_INDEX(e);
+    if (index >= (uint32_t)w->nrecs)
+        return NULL;
+    tecs__record *r = &w->recs[index];
+    if (r->gen != TECS_ENTITY_GENERATION(e) || r->arch == TECS__ARCH_DEAD ||
+        r->arch == TECS__ARCH_RETIRED)
+        return NULL;
+    return r;
+}
+
+bool tecs_is_alive(const tecs_world_t *w, tecs_entity_t e)
+{
+    return w != NULL && tecs__ei_alive(w, e) != NULL;
+}
+
+tecs_err_t tecs__ei_reserve(tecs_world_t *w, int32_t n)
+{
+    int64_t used = (int64_t)w->nalive + w->npending;
+    if (n < 0 || used + n > w->max_entities)
+        return tecs__err(w, TECS_ELIMIT, "entity limit (%d) reached", w->max_entities);
+    int32_t fresh = n > w->nfree ? n - w->nfree : 0;
+    if ((int64_t)w->nrecs + fresh > UINT32_MAX - 1)
+        return tecs__err(w, TECS_ELIMIT, "no slot left for an entity");
+    return tecs__grow(w, (void **)&w->recs, &w->cap_recs, w->nrecs + fresh, sizeof *w->recs);
+}
+
+tecs_entity_t tecs__ei_take(tecs_world_t *w)
+{
+    uint32_t index;
+    if (w->free_head != TECS__NO_SLOT) {
+        index = w->free_head;
+        w->free_head = w->recs[index].row;
+        if (w->free_head == TECS__NO_SLOT)
+            w->free_tail = TECS__NO_SLOT;
+        w->nfree--;
+    } else {
+        assert(w->nrecs < w->cap_recs);
+        index = (uint32_t)w->nrecs++;
+        w->recs[index].gen = 1;
+    }
+    w->recs[index].arch = TECS__ARCH_PENDING;
+    w->recs[index].row = 0;
+    return tecs__make_id(index, w->recs[index].gen);
+}
+
+void tecs__ei_release(tecs_world_t *w, uint32_t index)
+{
+    tecs__record *r = &w->recs[index];
+    if (r->gen == UINT32_MAX) {
+        r->arch = TECS__ARCH_RETIRED;
+        return;
+    }
+    r->gen++;
+    r->arch = TECS__ARCH_DEAD;
+    r->row = TECS__NO_SLOT;
+    if (w->free_tail == TECS__NO_SLOT)
+        w->free_head = index;
+    else
+        w->recs[w->free_tail].row = index;
+    w->free_tail = index;
+    w->nfree++;
+}
+
+void tecs__ei_fini(tecs_world_t *w)
+{
+    tecs__free(w, w->recs, (size_t)w->cap_recs * sizeof *w->recs);
+    w->recs = NULL;
+    w->cap_recs = w->nrecs = 0;
+}

@@ -1,0 +1,367 @@
+/*
+** private.h — what the layers of tinyecs share. One section per layer, in
+** layer order; a layer uses only the sections above its own.
+*/
+#ifndef TECS_PRIVATE_H
+#define TECS_PRIVATE_H
+
+#include "tinyecs.h"
+
+#include <assert.h>
+#include <string.h>
+
+#if defined(__GNUC__)
+#define TECS__LIKELY(x)   __builtin_expect(!!(x), 1)
+#define TECS__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define TECS__NOINLINE    __attribute__((noinline))
+#define TECS__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define TECS__LIKELY(x)   (x)
+#define TECS__UNLIKELY(x) (x)
+#define TECS__NOINLINE
+#define TECS__PRINTF(a, b)
+#endif
+
+/* ==================================================================== */
+/* world.c: allocation, errors                                          */
+/* ==================================================================== */
+
+void *tecs__alloc(tecs_world_t *w, size_t size);
+void *tecs__realloc(tecs_world_t *w, void *p, size_t osize, size_t nsize);
+void tecs__free(tecs_world_t *w, void *p, size_t size);
+/* Grow *arr (elements of esize, capacity *cap) to hold at least need. */
+tecs_err_t tecs__grow(tecs_world_t *w, void **arr, int32_t *cap, int32_t need, size_t esize);
+/* 64-byte aligned blocks, for chunks; *raw receives what to free. */
+void *tecs__alloc_aligned(tecs_world_t *w, size_t size, void **raw);
+void tecs__free_aligned(tecs_world_t *w, void *raw, size_t size);
+
+/* Record an error on the world and return it. */
+tecs_err_t tecs__err(tecs_world_t *w, tecs_err_t err, const char *fmt, ...) TECS__PRINTF(3, 4);
+
+/* ==================================================================== */
+/* entity_index.c: slots, generations, FIFO free list                   */
+/* ==================================================================== */
+
+/* A slot. While alive, arch is the archetype index (with flag bits);
+** while dead, arch is TECS__ARCH_DEAD and row links the free list. */
+typedef struct tecs__record {
+    uint32_t gen;               /* generation; high half of the id          */
+    uint32_t arch;              /* archetype index | flags, or a state      */
+    uint32_t row;               /* row in the archetype, or next free slot  */
+} tecs__record;
+
+#define TECS__ARCH_DEAD     0xffffffffu  /* slot is free                    */
+#define TECS__ARCH_PENDING  0xfffffffeu  /* id handed out, birth queued     */
+#define TECS__ARCH_RETIRED  0xfffffffdu  /* generation exhausted; never reused */
+#define TECS__KILL_QUEUED   0x80000000u  /* a delayed destroy is queued     */
+#define TECS__ARCH_MASK     0x00ffffffu
+#define TECS__NO_SLOT       0xffffffffu
+
+static inline tecs_entity_t tecs__make_id(uint32_t index, uint32_t gen)
+{
+    return ((uint64_t)gen << 32) | index;
+}
+
+/* The record of a live entity, or NULL. */
+tecs__record *tecs__ei_alive(const tecs_world_t *w, tecs_entity_t e);
+/* The record of an entity that is alive or pending, or NULL. */
+tecs__record *tecs__ei_known(const tecs_world_t *w, tecs_entity_t e);
+/* Make room for n more slots, so that n tecs__ei_take calls cannot fail. */
+tecs_err_t tecs__ei_reserve(tecs_world_t *w, int32_t n);
+/* Take the oldest free slot, or a new one (room reserved first). */
+tecs_entity_t tecs__ei_take(tecs_world_t *w);
+/* Give a slot back: its generation moves on, its id goes stale. */
+void tecs__ei_release(tecs_world_t *w, uint32_t index);
+void tecs__ei_fini(tecs_world_t *w);
+
+/* ==================================================================== */
+/* component.c: the registry                                            */
+/* ==================================================================== */
+
+typedef struct tecs__comp {
+    char *name;                 /* NULL: id not registered                  */
+    size_t name_len;
+    uint32_t size;
+    uint32_t align;
+    tecs_ctor_fn ctor;
+    tecs_dtor_fn dtor;
+    tecs_copy_fn copy;
+    tecs_move_fn move;
+    void *ctx;
+    uint32_t watch;             /* TECS__EV_* bits some listener wants      */
+} tecs__comp;
+
+/* The registered component c, or NULL. */
+static inline const tecs__comp *tecs__comp_get(const tecs_world_t *w, tecs_comp_t c);
+void tecs__comp_fini(tecs_world_t *w);
+
+/* Lifecycle helpers: hooks when present, plain bytes otherwise. */
+void tecs__comp_ctor(const tecs__comp *ci, void *dst, int32_t n);
+void tecs__comp_dtor(const tecs__comp *ci, void *p, int32_t n);
+void tecs__comp_copy(const tecs__comp *ci, void *dst, const void *src, int32_t n);
+void tecs__comp_move(const tecs__comp *ci, void *dst, void *src, int32_t n);
+
+/* ==================================================================== */
+/* archetype.c: archetype set, chunks, edges, rows                      */
+/* ==================================================================== */
+
+#define TECS__COL_ABSENT (-1)
+#define TECS__COL_TAG    (-2)
+
+struct tecs_archetype_t {
+    tecs_world_t *world;
+    uint32_t id;                /* index in world->archs, creation order    */
+    uint32_t hash;              /* of the sorted component ids              */
+    int32_t ncomps;
+    tecs_comp_t *comps;         /* sorted ids, tags included                */
+    int32_t cmap_len;           /* max component id + 1                     */
+    int16_t *cmap;              /* comp id -> column, or COL_ABSENT/COL_TAG */
+    int32_t ncols;              /* data columns (tags have none)            */
+    tecs_comp_t *col_comp;      /* per column: its component                */
+    uint32_t *col_size;         /* per column: value size                   */
+    uint32_t *col_off;          /* per column: byte offset in a chunk       */
+    const tecs__comp **col_info;/* per column: registry entry               */
+    uint32_t chunk_bytes;       /* size of one chunk                        */
+    int32_t count;              /* rows in use, in every chunk together     */
+    int32_t nchunks;            /* chunks allocated                         */
+    int32_t cap_chunks;
+    struct tecs__chunk *chunks; /* allocated chunks, in row order           */
+    int32_t nedges;             /* edge arrays' length (component ids)      */
+    uint32_t *edge_add;         /* comp -> archetype with it, or NO_EDGE    */
+    uint32_t *edge_rem;         /* comp -> archetype without it, or NO_EDGE */
+    bool plain;                 /* no column has hooks                      */
+};
+
+#define TECS__NO_EDGE 0xffffffffu
+
+struct tecs__chunk {
+    char *data;                 /* 64-byte aligned base                     */
+    void *raw;                  /* the block to free                        */
+};
+
+/* Column col's value at row. */
+static inline void *tecs__col_ptr(const tecs_archetype_t *a, const tecs_world_t *w,
+                                  int32_t col, uint32_t row);
+/* The entity column's slot at row. */
+static inline tecs_entity_t *tecs__ent_ptr(const tecs_archetype_t *a, const tecs_world_t *w,
+                                           uint32_t row);
+
+/* Find or create the archetype of sorted, distinct, registered ids. */
+tecs_archetype_t *tecs__arch_get(tecs_world_t *w, int32_t n, const tecs_comp_t *sorted);
+/* The archetype reached by adding (or removing) c, through the cached edge. */
+tecs_archetype_t *tecs__arch_with(tecs_world_t *w, tecs_archetype_t *a, tecs_comp_t c);
+tecs_archetype_t *tecs__arch_without(tecs_world_t *w, tecs_archetype_t *a, tecs_comp_t c);
+/* Make room for n more rows; after success appends cannot fail. */
+tecs_err_t tecs__arch_reserve_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n);
+/* Fill the hole at row with the last row (values already moved out or
+** destroyed) and shrink; frees an emptied chunk beyond one spare. */
+void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, uint32_t row);
+void tecs__arch_fini(tecs_world_t *w);
+/* Column of c in a, or COL_ABSENT / COL_TAG. */
+static inline int32_t tecs__arch_col(const tecs_archetype_t *a, tecs_comp_t c)
+{
+    return c < (tecs_comp_t)a->cmap_len ? a->cmap[c] : TECS__COL_ABSENT;
+}
+
+/* Archetype listeners: how higher layers learn of new archetypes. A
+** listener either takes the archetype in whole or fails with no change. */
+typedef tecs_err_t (*tecs__arch_listener_fn)(tecs_world_t *w, void *ctx, tecs_archetype_t *a);
+
+/* ==================================================================== */
+/* entity.c: events raised for higher layers                            */
+/* ==================================================================== */
+
+enum {
+    TECS__EV_ADD = 1,           /* after the component is constructed       */
+    TECS__EV_SET = 2,           /* after its value was written              */
+    TECS__EV_REMOVE = 4         /* before it is destroyed                   */
+};
+
+/* A component event: ptr is the value (NULL for a tag). */
+typedef void (*tecs__comp_event_fn)(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e,
+                                    tecs_comp_t c, const void *ptr);
+/* An entity changed archetype: from NULL at birth, to NULL at death. */
+typedef void (*tecs__move_event_fn)(tecs_world_t *w, void *ctx, tecs_entity_t e,
+                                    tecs_archetype_t *from, tecs_archetype_t *to);
+
+typedef struct tecs__listener {
+    tecs__arch_listener_fn on_archetype;
+    void (*on_archetype_undo)(tecs_world_t *w, void *ctx, tecs_archetype_t *a);
+    tecs__comp_event_fn on_comp;
+    tecs__move_event_fn on_move;
+    void (*on_fini)(tecs_world_t *w, void *ctx);
+    void *ctx;
+} tecs__listener;
+
+/* Register a listener; its on_fini runs when the world is freed. */
+tecs_err_t tecs__listen(tecs_world_t *w, const tecs__listener *l);
+/* Raise a component event to every listener (only if c is watched). */
+void tecs__emit_comp(tecs_world_t *w, int ev, tecs_entity_t e, tecs_comp_t c, const void *ptr);
+
+/* Immediate forms, used by the command buffer when it applies. */
+tecs_err_t tecs__destroy_now(tecs_world_t *w, tecs_entity_t e);
+tecs_err_t tecs__add_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *value);
+tecs_err_t tecs__remove_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c);
+/* Place a pending entity into arch, values from vals (one per comp). */
+tecs_err_t tecs__birth(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *a,
+                       int32_t nvals, const tecs_value_t *vals,
+                       tecs_init_fn fn, void *ctx);
+/* Check a value list against an archetype. */
+tecs_err_t tecs__check_vals(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals,
+                            const tecs_value_t *vals);
+/* Check an archetype handle passed by the user. */
+tecs_err_t tecs__check_arch(tecs_world_t *w, const tecs_archetype_t *a);
+
+/* ==================================================================== */
+/* command.c: queued structural changes                                 */
+/* ==================================================================== */
+
+typedef enum tecs__op {
+    TECS__OP_NEW,               /* birth of a pending entity                */
+    TECS__OP_NEW_BULK,          /* births of n pending entities             */
+    TECS__OP_DESTROY,
+    TECS__OP_ADD,
+    TECS__OP_REMOVE,
+    TECS__OP_SET,
+    TECS__OP_KILL               /* delayed destroy, with its callback       */
+} tecs__op;
+
+typedef struct tecs__cmd {
+    uint8_t op;
+    int32_t n;                  /* entities (births), values per list       */
+    int32_t nvals;              /* entries in vals                          */
+    tecs_entity_t entity;
+    tecs_comp_t comp;
+    tecs_archetype_t *arch;     /* births                                   */
+    tecs_entity_t *ids;         /* bulk births (in the arena)               */
+    tecs_value_t *vals;         /* values, each n long (in the arena)       */
+    tecs_init_fn init;          /* initializer of a queued new_with         */
+    tecs_kill_fn kill;          /* callback of a delayed kill               */
+    void *ctx;
+} tecs__cmd;
+
+/* The arena: blocks that never move, so hooked values stay put. */
+typedef struct tecs__ablock {
+    struct tecs__ablock *next;
+    size_t cap;                 /* data bytes after the 64-byte header      */
+    size_t used;
+    void *raw;
+} tecs__ablock;
+
+typedef struct tecs__cmdbuf {
+    tecs__cmd *cmds;
+    int32_t count;
+    int32_t cap;
+    tecs__ablock *head;         /* first arena block                        */
+    tecs__ablock *cur;          /* block being filled                       */
+} tecs__cmdbuf;
+
+/* Queue, for while the world is deferred. */
+tecs_err_t tecs__defer_new(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_entity_t *out,
+                           int32_t nvals, const tecs_value_t *vals, bool bulk,
+                           tecs_init_fn init, void *ctx);
+tecs_err_t tecs__defer_op(tecs_world_t *w, tecs__op op, tecs_entity_t e, tecs_comp_t c,
+                          const void *value);
+/* Enter / leave deferred mode; leaving the outermost level flushes. */
+void tecs__defer_begin(tecs_world_t *w);
+void tecs__defer_end(tecs_world_t *w);
+/* Apply every queued change (the world must not be deferred). */
+tecs_err_t tecs__flush(tecs_world_t *w);
+void tecs__cmd_fini(tecs_world_t *w);
+
+/* ==================================================================== */
+/* query.c                                                              */
+/* ==================================================================== */
+
+/* Verify every query's matches against a fresh match (for tecs_world_check). */
+tecs_err_t tecs__queries_check(tecs_world_t *w);
+
+/* ==================================================================== */
+/* The world                                                            */
+/* ==================================================================== */
+
+struct tecs_world_t {
+    tecs_alloc_fn alloc;
+    void *alloc_ud;
+    size_t mem;                 /* bytes held through alloc                 */
+
+    tecs_err_t err;
+    char errmsg[160];
+
+    uint32_t rows;              /* rows per chunk, a power of two           */
+    uint32_t shift;             /* log2(rows)                               */
+    uint32_t mask;              /* rows - 1                                 */
+    int32_t max_entities;
+    int32_t max_archetypes;
+
+    /* entity_index.c */
+    tecs__record *recs;
+    int32_t nrecs;              /* slots ever handed out                    */
+    int32_t cap_recs;
+    uint32_t free_head;         /* oldest free slot, or TECS__NO_SLOT       */
+    uint32_t free_tail;         /* newest free slot                         */
+    int32_t nfree;
+    int32_t nalive;             /* live entities                            */
+    int32_t npending;           /* ids handed out, birth queued             */
+
+    /* component.c */
+    tecs__comp *comps;          /* indexed by id                            */
+    int32_t cap_comps;
+    int32_t ncomps;             /* registered                               */
+    tecs_comp_t next_comp;      /* next automatic id                        */
+
+    /* archetype.c */
+    tecs_archetype_t **archs;   /* by id, creation order                    */
+    int32_t narchs;
+    int32_t cap_archs;
+    uint32_t *arch_table;       /* open addressing: hash -> id + 1          */
+    uint32_t arch_table_cap;    /* power of two                             */
+
+    /* listeners (entity.c) */
+    tecs__listener *listeners;
+    int32_t nlisteners;
+    int32_t cap_listeners;
+    bool watch_moves;           /* some listener wants move events          */
+
+    /* command.c */
+    tecs__cmdbuf deferred;      /* changes made while deferred              */
+    tecs__cmdbuf delayed;       /* delayed news and kills                   */
+    int32_t defer_depth;        /* open iterations, systems, callbacks      */
+    bool flushing;
+
+    /* query.c */
+    struct tecs_query_t *queries; /* list of live queries                   */
+    bool query_listening;
+};
+
+static inline const tecs__comp *tecs__comp_get(const tecs_world_t *w, tecs_comp_t c)
+{
+    if (c == 0 || c >= (tecs_comp_t)w->cap_comps || w->comps[c].name == NULL)
+        return NULL;
+    return &w->comps[c];
+}
+
+static inline char *tecs__chunk_of(const tecs_archetype_t *a, const tecs_world_t *w, uint32_t row)
+{
+    return a->chunks[row >> w->shift].data;
+}
+
+static inline void *tecs__col_ptr(const tecs_archetype_t *a, const tecs_world_t *w,
+                                  int32_t col, uint32_t row)
+{
+    return tecs__chunk_of(a, w, row) + a->col_off[col] +
+           (size_t)(row & w->mask) * a->col_size[col];
+}
+
+static inline tecs_entity_t *tecs__ent_ptr(const tecs_archetype_t *a, const tecs_world_t *w,
+                                           uint32_t row)
+{
+    return (tecs_entity_t *)(void *)tecs__chunk_of(a, w, row) + (row & w->mask);
+}
+
+static inline tecs_archetype_t *tecs__rec_arch(const tecs_world_t *w, const tecs__record *r)
+{
+    return w->archs[r->arch & TECS__ARCH_MASK];
+}
+
+#endif /* TECS_PRIVATE_H */

@@ -1,0 +1,484 @@
+/*
+** query.c — queries, their matched archetypes, and the chunk iterator.
+**
+** A query is a list of terms. It is matched once against every archetype
+** that exists when it is created, and then against each new archetype as it
+** appears (through the world's archetype listener), so iterating never
+** matches anything. For each matched archetype it keeps one row of `cols`:
+**
+**     march[m] = archetype          mcols[m * nterms + t] = column of term t
+**                                     >= 0        data column
+**                                     COL_TAG     present, no data handed out
+**                                     COL_ABSENT  absent (optional / any / none)
+**
+** Matches are kept in archetype creation order, so iteration order is
+** archetypes in creation order, chunks in order, rows in order (or all three
+** reversed). The iterator hands out one chunk per step: a row count, the
+** entity column, and one column pointer per term.
+**
+** Every open iteration defers the world: structural changes are queued and
+** applied when the outermost iteration ends (tecs_iter_next returning false
+** or tecs_iter_fini). So the chunks being walked never change under the
+** iterator, and nothing is skipped or visited twice.
+**
+** Writes through a write term are reported (a SET event per row) when the
+** iterator leaves a chunk, if a listener (a field index) watches that
+** component; nobody pays for it otherwise.
+**
+** tecs_query_each and tecs_query_collect at the end of this file use the
+** public API only.
+*/
+#include "private.h"
+
+struct tecs_query_t {
+    tecs_world_t *world;
+    tecs_query_t *next;         /* the world's list of queries              */
+    tecs_query_t *prev;
+    int32_t nterms;
+    tecs_term_t terms[TECS_MAX_TERMS];
+    bool has_any;               /* some term is TECS_ANY                    */
+    uint32_t write_mask;        /* terms whose data may be written          */
+    int32_t nmatch;
+    int32_t cap_match;
+    tecs_archetype_t **march;
+    int16_t *mcols;             /* nmatch rows of nterms columns            */
+    int32_t cap_cols;
+};
+
+/* ---- matching -------------------------------------------------------- */
+
+/* Fill cols (nterms) for archetype a; false if a does not match. */
+static bool match(const tecs_query_t *q, const tecs_archetype_t *a, int16_t *cols)
+{
+    bool any = false;
+    for (int32_t t = 0; t < q->nterms; t++) {
+        const tecs_term_t *term = &q->terms[t];
+        int32_t col = tecs__arch_col(a, term->comp);
+        bool present = col != TECS__COL_ABSENT;
+        switch (term->oper) {
+        case TECS_WITH:
+            if (!present)
+                return false;
+            break;
+        case TECS_ANY:
+            any = any || present;
+            break;
+        case TECS_NONE:
+            if (present)
+                return false;
+            break;
+        case TECS_OPTIONAL:
+            break;
+        }
+        if (term->oper == TECS_NONE)
+            col = TECS__COL_ABSENT;
+        else if (present && term->access == TECS_FILTER)
+            col = TECS__COL_TAG;
+        cols[t] = (int16_t)col;
+    }
+    return !q->has_any || any;
+}
+
+/* Make room for one more match. */
+static tecs_err_t reserve_match(tecs_query_t *q)
+{
+    tecs_world_t *w = q->world;
+    if (tecs__grow(w, (void **)&q->march, &q->cap_match, q->nmatch + 1, sizeof *q->march))
+        return TECS_ENOMEM;
+    return tecs__grow(w, (void **)&q->mcols, &q->cap_cols, (q->nmatch + 1) * q->nterms,
+                      sizeof *q->mcols);
+}
+
+/* Append a if it matches (room reserved). */
+static void add_match(tecs_query_t *q, tecs_archetype_t *a)
+{
+    int16_t *cols = q->mcols + (size_t)q->nmatch * q->nterms;
+    if (match(q, a, cols))
+        q->march[q->nmatch++] = a;
+}
+
+static bool would_match(const tecs_query_t *q, const tecs_archetype_t *a)
+{
+    int16_t cols[TECS_MAX_TERMS];
+    return match(q, a, cols);
+}
+
+static tecs_err_t on_archetype(tecs_world_t *w, void *ctx, tecs_archetype_t *a)
+{
+    (void)ctx;
+    for (tecs_query_t *q = w->queries; q; q = q->next)
+        if (would_match(q, a) && reserve_match(q))
+            return TECS_ENOMEM;
+    for (tecs_query_t *q = w->queries; q; q = q->next)
+        add_match(q, a);
+    return TECS_OK;
+}
+
+static void on_archetype_undo(tecs_world_t *w, void *ctx, tecs_archetype_t *a)
+{
+    (void)ctx;
+    for (tecs_query_t *q = w->queries; q; q = q->next)
+        if (q->nmatch > 0 && q->march[q->nmatch - 1] == a)
+            q->nmatch--;
+}
+
+static void query_release(tecs_query_t *q)
+{
+    tecs_world_t *w = q->world;
+    tecs__free(w, q->march, (size_t)q->cap_match * sizeof *q->march);
+    tecs__free(w, q->mcols, (size_t)q->cap_cols * sizeof *q->mcols);
+    tecs__free(w, q, sizeof *q);
+}
+
+static void on_fini(tecs_world_t *w, void *ctx)
+{
+    (void)ctx;
+    while (w->queries) {
+        tecs_query_t *q = w->queries;
+        w->queries = q->next;
+        query_release(q);
+    }
+}
+
+static tecs_err_t listen_once(tecs_world_t *w)
+{
+    if (w->query_listening)
+        return TECS_OK;
+    tecs__listener l = { .on_archetype = on_archetype, .on_archetype_undo = on_archetype_undo,
+                         .on_fini = on_fini };
+    if (tecs__listen(w, &l))
+        return TECS_ENOMEM;
+    w->query_listening = true;
+    return TECS_OK;
+}
+
+/* ---- creation -------------------------------------------------------- */
+
+static tecs_err_t check_terms(tecs_world_t *w, const tecs_query_desc_t *d)
+{
+    if (d == NULL || d->terms == NULL || d->term_count < 1)
+        return tecs__err(w, TECS_EINVAL, "a query needs at least one term");
+    if (d->term_count > TECS_MAX_TERMS)
+        return tecs__err(w, TECS_ELIMIT, "a query has at most %d terms", TECS_MAX_TERMS);
+    for (int32_t t = 0; t < d->term_count; t++) {
+        const tecs_term_t *term = &d->terms[t];
+        if (tecs__comp_get(w, term->comp) == NULL)
+            return tecs__err(w, TECS_ENOCOMP, "term %d: component %u is unknown", t, term->comp);
+        if ((unsigned)term->oper > TECS_OPTIONAL || (unsigned)term->access > TECS_FILTER)
+            return tecs__err(w, TECS_EINVAL, "term %d: bad operator or access", t);
+        for (int32_t u = 0; u < t; u++)
+            if (d->terms[u].comp == term->comp)
+                return tecs__err(w, TECS_EINVAL, "component %u appears in two terms",
+                                 term->comp);
+    }
+    return TECS_OK;
+}
+
+tecs_query_t *tecs_query(tecs_world_t *w, const tecs_query_desc_t *d)
+{
+    if (w == NULL || check_terms(w, d) || listen_once(w))
+        return NULL;
+    tecs_query_t *q = tecs__alloc(w, sizeof *q);
+    if (q == NULL) {
+        tecs__err(w, TECS_ENOMEM, "out of memory creating a query");
+        return NULL;
+    }
+    memset(q, 0, sizeof *q);
+    q->world = w;
+    q->nterms = d->term_count;
+    memcpy(q->terms, d->terms, (size_t)d->term_count * sizeof *d->terms);
+    for (int32_t t = 0; t < q->nterms; t++) {
+        q->has_any = q->has_any || q->terms[t].oper == TECS_ANY;
+        if (q->terms[t].access == TECS_WRITE && q->terms[t].oper != TECS_NONE &&
+            tecs_component_size(w, q->terms[t].comp) > 0)
+            q->write_mask |= 1u << t;
+    }
+    for (int32_t i = 0; i < w->narchs; i++) {
+        if (!would_match(q, w->archs[i]))
+            continue;
+        if (reserve_match(q)) {
+            query_release(q);
+            return NULL;
+        }
+        add_match(q, w->archs[i]);
+    }
+    q->next = w->queries;
+    if (w->queries)
+        w->queries->prev = q;
+    w->queries = q;
+    return q;
+}
+
+tecs_query_t *tecs_query_all(tecs_world_t *w, int32_t n, const tecs_comp_t *ids)
+{
+    if (w == NULL)
+        return NULL;
+    if (n < 1 || n > TECS_MAX_TERMS || ids == NULL) {
+        tecs__err(w, n > TECS_MAX_TERMS ? TECS_ELIMIT : TECS_EINVAL,
+                  "tecs_query_all: bad component list");
+        return NULL;
+    }
+    tecs_term_t terms[TECS_MAX_TERMS];
+    for (int32_t i = 0; i < n; i++)
+        terms[i] = (tecs_term_t){ .comp = ids[i] };
+    return tecs_query(w, &(tecs_query_desc_t){ .terms = terms, .term_count = n });
+}
+
+void tecs_query_free(tecs_query_t *q)
+{
+    if (q == NULL)
+        return;
+    tecs_world_t *w = q->world;
+    if (q->prev)
+        q->prev->next = q->next;
+    else
+        w->queries = q->next;
+    if (q->next)
+        q->next->prev = q->prev;
+    query_release(q);
+}
+
+tecs_world_t *tecs_query_world(const tecs_query_t *q)
+{
+    return q ? q->world : NULL;
+}
+
+int32_t tecs_query_terms(const tecs_query_t *q, const tecs_term_t **out)
+{
+    if (q == NULL)
+        return 0;
+    if (out)
+        *out = q->terms;
+    return q->nterms;
+}
+
+int32_t tecs_query_count(const tecs_query_t *q)
+{
+    if (q == NULL)
+        return 0;
+    int64_t n = 0;
+    for (int32_t m = 0; m < q->nmatch; m++)
+        n += q->march[m]->count;
+    return (int32_t)n;
+}
+
+int32_t tecs_query_archetype_count(const tecs_query_t *q)
+{
+    return q ? q->nmatch : 0;
+}
+
+tecs_err_t tecs__queries_check(tecs_world_t *w)
+{
+    for (tecs_query_t *q = w->queries; q; q = q->next) {
+        int32_t m = 0;
+        for (int32_t i = 0; i < w->narchs; i++) {
+            int16_t cols[TECS_MAX_TERMS];
+            if (!match(q, w->archs[i], cols))
+                continue;
+            if (m >= q->nmatch || q->march[m] != w->archs[i] ||
+                memcmp(cols, q->mcols + (size_t)m * q->nterms, (size_t)q->nterms * 2) != 0)
+                return tecs__err(w, TECS_ECORRUPT, "query misses archetype %d", i);
+            m++;
+        }
+        if (m != q->nmatch)
+            return tecs__err(w, TECS_ECORRUPT, "query holds an archetype it should not");
+    }
+    return TECS_OK;
+}
+
+/* ---- iteration ------------------------------------------------------- */
+
+enum { ITER_FRESH, ITER_RUNNING, ITER_DONE };
+
+tecs_iter_t tecs_query_iter_ex(tecs_query_t *q, int32_t flags)
+{
+    tecs_iter_t it;
+    memset(&it, 0, sizeof it);
+    if (q == NULL) {
+        it.priv_.state = ITER_DONE;
+        return it;
+    }
+    it.world = q->world;
+    it.priv_.query = q;
+    it.priv_.flags = flags;
+    it.priv_.state = ITER_RUNNING;
+    it.priv_.match = (flags & TECS_ITER_REVERSE) ? q->nmatch : -1;
+    it.priv_.chunk = -1;
+    tecs__defer_begin(q->world);
+    return it;
+}
+
+tecs_iter_t tecs_query_iter(tecs_query_t *q)
+{
+    return tecs_query_iter_ex(q, 0);
+}
+
+/* Report writes through write terms in the chunk being left. */
+static void report_writes(tecs_iter_t *it)
+{
+    tecs_query_t *q = it->priv_.query;
+    tecs_world_t *w = q->world;
+    for (uint32_t mask = q->write_mask; mask; mask &= mask - 1) {
+        int32_t t = __builtin_ctz(mask);
+        tecs_comp_t c = q->terms[t].comp;
+        if (it->fields[t] == NULL || w->comps[c].watch == 0)
+            continue;
+        size_t size = w->comps[c].size;
+        for (int32_t r = 0; r < it->count; r++)
+            tecs__emit_comp(w, TECS__EV_SET, it->entities[r], c,
+                            (char *)it->fields[t] + (size_t)r * size);
+    }
+}
+
+static int32_t used_chunks(const tecs_world_t *w, const tecs_archetype_t *a)
+{
+    return (int32_t)(((uint32_t)a->count + w->mask) >> w->shift);
+}
+
+/* Move to the next chunk (in the iteration's direction); false at the end. */
+static bool advance(tecs_iter_t *it)
+{
+    tecs_query_t *q = it->priv_.query;
+    const tecs_world_t *w = q->world;
+    bool rev = it->priv_.flags & TECS_ITER_REVERSE;
+    tecs_archetype_t *a = it->priv_.arch;
+    if (a != NULL) {
+        int32_t next = it->priv_.chunk + (rev ? -1 : 1);
+        if (next >= 0 && next < used_chunks(w, a)) {
+            it->priv_.chunk = next;
+            return true;
+        }
+    }
+    for (;;) {
+        int32_t m = it->priv_.match + (rev ? -1 : 1);
+        if (m < 0 || m >= q->nmatch)
+            return false;
+        it->priv_.match = m;
+        a = q->march[m];
+        if (a->count > 0) {
+            it->priv_.arch = a;
+            it->priv_.chunk = rev ? used_chunks(w, a) - 1 : 0;
+            return true;
+        }
+    }
+}
+
+/* Point the public fields at the current chunk. */
+static void load_chunk(tecs_iter_t *it)
+{
+    tecs_query_t *q = it->priv_.query;
+    const tecs_world_t *w = q->world;
+    tecs_archetype_t *a = it->priv_.arch;
+    int32_t k = it->priv_.chunk;
+    char *base = a->chunks[k].data;
+    int32_t left = a->count - k * (int32_t)w->rows;
+    it->count = left < (int32_t)w->rows ? left : (int32_t)w->rows;
+    it->entities = (const tecs_entity_t *)(const void *)base;
+    const int16_t *cols = q->mcols + (size_t)it->priv_.match * q->nterms;
+    for (int32_t t = 0; t < q->nterms; t++)
+        it->fields[t] = cols[t] >= 0 ? base + a->col_off[cols[t]] : NULL;
+}
+
+bool tecs_iter_next(tecs_iter_t *it)
+{
+    if (it == NULL || it->priv_.state != ITER_RUNNING)
+        return false;
+    if (it->count > 0 && it->priv_.query->write_mask)
+        report_writes(it);
+    if (!advance(it)) {
+        it->count = 0;
+        tecs_iter_fini(it);
+        return false;
+    }
+    load_chunk(it);
+    return true;
+}
+
+void tecs_iter_fini(tecs_iter_t *it)
+{
+    if (it == NULL || it->priv_.state != ITER_RUNNING)
+        return;
+    if (it->count > 0 && it->priv_.query->write_mask)
+        report_writes(it);
+    it->priv_.state = ITER_DONE;
+    it->count = 0;
+    tecs__defer_end(it->world);
+}
+
+void *tecs_field(const tecs_iter_t *it, int32_t term)
+{
+    if (it == NULL || term < 0 || term >= TECS_MAX_TERMS)
+        return NULL;
+    return it->fields[term];
+}
+
+bool tecs_field_is_set(const tecs_iter_t *it, int32_t term)
+{
+    if (it == NULL || it->priv_.query == NULL || it->priv_.arch == NULL || term < 0 ||
+        term >= it->priv_.query->nterms)
+        return false;
+    const tecs_query_t *q = it->priv_.query;
+    return q->mcols[(size_t)it->priv_.match * q->nterms + term] != TECS__COL_ABSENT;
+}
+
+/* ---- conveniences, on the public API only ----------------------------- */
+
+tecs_err_t tecs_query_each_ex(tecs_query_t *q, int32_t flags, tecs_each_fn fn, void *ctx)
+{
+    if (q == NULL)
+        return TECS_EINVAL;
+    tecs_world_t *w = tecs_query_world(q);
+    if (fn == NULL)
+        return tecs__err(w, TECS_EINVAL, "tecs_query_each: NULL callback");
+    const tecs_term_t *terms;
+    int32_t nterms = tecs_query_terms(q, &terms);
+    size_t size[TECS_MAX_TERMS];
+    for (int32_t t = 0; t < nterms; t++)
+        size[t] = tecs_component_size(w, terms[t].comp);
+    bool rev = flags & TECS_ITER_REVERSE;
+    tecs_iter_t it = tecs_query_iter_ex(q, flags);
+    while (tecs_iter_next(&it)) {
+        for (int32_t i = 0; i < it.count; i++) {
+            int32_t r = rev ? it.count - 1 - i : i;
+            void *fields[TECS_MAX_TERMS];
+            for (int32_t t = 0; t < nterms; t++)
+                fields[t] = it.fields[t] ? (char *)it.fields[t] + (size_t)r * size[t] : NULL;
+            if (fn(w, it.entities[r], fields, ctx)) {
+                tecs_iter_fini(&it);
+                return TECS_OK;
+            }
+        }
+    }
+    return TECS_OK;
+}
+
+tecs_err_t tecs_query_each(tecs_query_t *q, tecs_each_fn fn, void *ctx)
+{
+    return tecs_query_each_ex(q, 0, fn, ctx);
+}
+
+int32_t tecs_query_collect_ex(tecs_query_t *q, int32_t flags, tecs_entity_t *out, int32_t cap)
+{
+    if (q == NULL)
+        return -1;
+    if (cap < 0 || (cap > 0 && out == NULL)) {
+        tecs__err(tecs_query_world(q), TECS_EINVAL, "tecs_query_collect: bad output array");
+        return -1;
+    }
+    if (out == NULL)
+        return tecs_query_count(q);
+    bool rev = flags & TECS_ITER_REVERSE;
+    int32_t n = 0;
+    tecs_iter_t it = tecs_query_iter_ex(q, flags);
+    while (tecs_iter_next(&it)) {
+        for (int32_t i = 0; i < it.count; i++, n++)
+            if (n < cap)
+                out[n] = it.entities[rev ? it.count - 1 - i : i];
+    }
+    return n;
+}
+
+int32_t tecs_query_collect(tecs_query_t *q, tecs_entity_t *out, int32_t cap)
+{
+    return tecs_query_collect_ex(q, 0, out, cap);
+}

@@ -1,0 +1,90 @@
+/* The harness: counting allocator, worlds with leak checks, failure report. */
+#include "test.h"
+
+void test_fail(const char *file, int line, const char *expr)
+{
+    fprintf(stderr, "%s:%d: check failed: %s\n", file, line, expr);
+    exit(1);
+}
+
+void *tw_alloc_fn(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+    tw_alloc *a = ud;
+    if (nsize == 0) {
+        if (ptr) {
+            a->blocks--;
+            a->bytes -= osize;
+            free(ptr);
+        }
+        return NULL;
+    }
+    a->calls++;
+    if (a->fail_at > 0 && (a->calls == a->fail_at || (a->fail_after && a->calls > a->fail_at))) {
+        a->failures++;
+        return NULL;
+    }
+    void *p = realloc(ptr, nsize);
+    if (p == NULL)
+        return NULL;
+    if (ptr == NULL)
+        a->blocks++;
+    a->bytes += nsize - (ptr ? osize : 0);
+    return p;
+}
+
+/* World -> its allocator, for tw_free (tests make few worlds at once). */
+static struct { tecs_world_t *w; tw_alloc *a; bool owned; } worlds[64];
+
+tecs_world_t *tw_new_ex(tw_alloc *a, int32_t rows)
+{
+    bool owned = a == NULL;
+    if (owned) {
+        a = calloc(1, sizeof *a);
+        if (a == NULL)
+            test_fail(__FILE__, __LINE__, "calloc");
+    }
+    tecs_world_t *w = tecs_world_new_ex(&(tecs_world_desc_t){
+        .alloc = tw_alloc_fn, .alloc_ud = a, .rows_per_chunk = rows });
+    if (w == NULL) {
+        if (owned)
+            free(a);
+        return NULL;
+    }
+    for (int i = 0; i < 64; i++) {
+        if (worlds[i].w == NULL) {
+            worlds[i].w = w;
+            worlds[i].a = a;
+            worlds[i].owned = owned;
+            return w;
+        }
+    }
+    test_fail(__FILE__, __LINE__, "too many test worlds");
+    return NULL;
+}
+
+tecs_world_t *tw_new(void)
+{
+    tecs_world_t *w = tw_new_ex(NULL, 0);
+    if (w == NULL)
+        test_fail(__FILE__, __LINE__, "tw_new");
+    return w;
+}
+
+void tw_free(tecs_world_t *w)
+{
+    for (int i = 0; i < 64; i++) {
+        if (worlds[i].w != w)
+            continue;
+        tw_alloc *a = worlds[i].a;
+        tecs_world_free(w);
+        worlds[i].w = NULL;
+        if (a->blocks != 0 || a->bytes != 0) {
+            fprintf(stderr, "  leak: %ld blocks, %zu bytes\n", a->blocks, a->bytes);
+            test_fail(__FILE__, __LINE__, "no leak");
+        }
+        if (worlds[i].owned)
+            free(a);
+        return;
+    }
+    test_fail(__FILE__, __LINE__, "tw_free of an unknown world");
+}

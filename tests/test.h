@@ -1,0 +1,79 @@
+/*
+** test.h — the tiny test harness. A case is `TEST(suite_case) { ... }` in a
+** tests/test_*.c file; CMake finds it and registers it with CTest, so each
+** case can run alone: `tinyecs_tests suite_case`.
+**
+** Each case makes its worlds with tw_new(), which counts every block through
+** the allocator hooks and can make the k-th allocation fail; tw_free() frees
+** the world and fails the case if any block is left.
+*/
+#ifndef TECS_TEST_H
+#define TECS_TEST_H
+
+#include "tinyecs.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TEST(name) void test_##name(void)
+
+void test_fail(const char *file, int line, const char *expr);
+
+#define CHECK(cond)                                                         \
+    do {                                                                    \
+        if (!(cond))                                                        \
+            test_fail(__FILE__, __LINE__, #cond);                           \
+    } while (0)
+
+#define CHECK_EQ(a, b)                                                      \
+    do {                                                                    \
+        long long a_ = (long long)(a), b_ = (long long)(b);                 \
+        if (a_ != b_) {                                                     \
+            fprintf(stderr, "  %s = %lld, %s = %lld\n", #a, a_, #b, b_);    \
+            test_fail(__FILE__, __LINE__, #a " == " #b);                    \
+        }                                                                   \
+    } while (0)
+
+#define CHECK_ERR(call, code) CHECK_EQ((call), (code))
+
+/* The counting allocator. */
+typedef struct tw_alloc {
+    long blocks;                /* live blocks                              */
+    size_t bytes;               /* live bytes                               */
+    long calls;                 /* allocations and reallocations so far     */
+    long fail_at;               /* fail the call with this number (1-based) */
+    long failures;              /* how many were failed                     */
+    bool fail_after;            /* fail every call from fail_at on          */
+} tw_alloc;
+
+void *tw_alloc_fn(void *ud, void *ptr, size_t osize, size_t nsize);
+
+/* A world on a counting allocator (rows per chunk 0 = default). */
+tecs_world_t *tw_new_ex(tw_alloc *a, int32_t rows);
+tecs_world_t *tw_new(void);
+/* Free a world made by tw_new and check that nothing leaked. */
+void tw_free(tecs_world_t *w);
+/* Structure check, failing the case on corruption. */
+#define TW_CHECK(w)                                                         \
+    do {                                                                    \
+        if (tecs_world_check(w) != TECS_OK) {                               \
+            fprintf(stderr, "  %s\n", tecs_last_error_msg(w));              \
+            test_fail(__FILE__, __LINE__, "tecs_world_check");              \
+        }                                                                   \
+    } while (0)
+
+/* A small deterministic random generator for tests. */
+static inline uint64_t tw_rand(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+typedef struct Position { float x, y; } Position;
+typedef struct Velocity { float x, y; } Velocity;
+typedef struct Health { int hp; } Health;
+
+#endif
