@@ -372,7 +372,7 @@ static tecs_err_t chunks_alloc(tecs_world_t *w, tecs_archetype_t *a, int32_t wan
     return TECS_OK;
 }
 
-tecs_err_t tecs__arch_reserve_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n)
+tecs_err_t tecs__arch_grow_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n)
 {
     int64_t need = (int64_t)a->count + n;
     if (need > INT32_MAX)
@@ -395,16 +395,20 @@ void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
 {
     uint32_t last = (uint32_t)a->count - 1;
     if (row != last) {
-        for (int32_t c = 0; c < a->ncols; c++) {
-            void *dst = tecs__col_ptr(a, w, c, row);
-            void *src = tecs__col_ptr(a, w, c, last);
-            if (a->plain)
-                memcpy(dst, src, a->col_size[c]);
+        char *hole = tecs__chunk_of(a, w, row), *from = tecs__chunk_of(a, w, last);
+        size_t hi = row & w->mask, li = last & w->mask;
+        const uint32_t *size = a->col_size, *off = a->col_off;
+        const int32_t n = a->ncols;
+        const bool plain = a->plain;
+        for (int32_t c = 0; c < n; c++) {
+            char *dst = hole + off[c] + hi * size[c], *src = from + off[c] + li * size[c];
+            if (plain)
+                tecs__copy_value(dst, src, size[c]);
             else
                 tecs__comp_move(a->col_info[c], dst, src, 1);
         }
-        tecs_entity_t moved = *tecs__ent_ptr(a, w, last);
-        *tecs__ent_ptr(a, w, row) = moved;
+        tecs_entity_t moved = ((tecs_entity_t *)(void *)from)[li];
+        ((tecs_entity_t *)(void *)hole)[hi] = moved;
         w->recs[TECS_ENTITY_INDEX(moved)].row = row;
     }
     a->count--;
