@@ -157,6 +157,22 @@ tecs_entity_t tecs_init_entity(const tecs_init_t *init)
     return init ? init->entity : 0;
 }
 
+/* Construct one value at to, copied from value if given. */
+static inline void construct_one(const tecs__comp *ci, void *to, const void *value)
+{
+    if (value == NULL) {
+        if (ci->ctor)
+            ci->ctor(to, 1, ci->ctx);
+        else
+            memset(to, 0, ci->size);
+    } else if (!ci->ctor && !ci->copy) {
+        tecs__copy_value(to, value, ci->size);
+    } else {
+        tecs__comp_ctor(ci, to, 1);
+        tecs__comp_copy(ci, to, value, 1);
+    }
+}
+
 /* Construct rows [row, row + n) of column col, copying from src if given. */
 static void construct_run(tecs_world_t *w, tecs_archetype_t *a, int32_t col, uint32_t row,
                           int32_t n, const char *src)
@@ -240,6 +256,29 @@ static void commit_births(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_
     emit_births(w, a, row0, n, nvals, vals);
 }
 
+/* commit_births for one entity, without the chunk-run bookkeeping. */
+static void commit_birth(tecs_world_t *w, tecs_archetype_t *a, tecs_entity_t e, int32_t nvals,
+                         const tecs_value_t *vals)
+{
+    uint32_t row = (uint32_t)a->count++;
+    char *chunk = tecs__chunk_of(a, w, row);
+    size_t i = row & w->mask;
+    ((tecs_entity_t *)(void *)chunk)[i] = e;
+    tecs__record *r = &w->recs[TECS_ENTITY_INDEX(e)];
+    r->arch = a->id;
+    r->row = row;
+    for (int32_t c = 0; c < a->ncols; c++) {
+        const void *src = NULL;
+        for (int32_t v = 0; v < nvals; v++)
+            if (vals[v].comp == a->col_comp[c])
+                src = vals[v].ptr;
+        construct_one(a->col_info[c], chunk + a->col_off[c] + i * a->col_size[c], src);
+    }
+    w->npending--;
+    w->nalive++;
+    emit_births(w, a, row, 1, nvals, vals);
+}
+
 /* Give a pending entity its row; run the initializer, then construct what it
 ** left untouched. Rows must be reserved. */
 static void commit_birth_with(tecs_world_t *w, tecs_archetype_t *a, tecs_entity_t e,
@@ -276,7 +315,7 @@ tecs_err_t tecs__birth(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *a,
     if (fn)
         commit_birth_with(w, a, e, fn, ctx);
     else
-        commit_births(w, a, 1, &e, nvals, vals);
+        commit_birth(w, a, e, nvals, vals);
     return TECS_OK;
 }
 
@@ -398,22 +437,6 @@ static inline tecs_archetype_t *edge_rem(const tecs_world_t *w, const tecs_arche
 {
     return c < (tecs_comp_t)a->nedges && a->edge_rem[c] != TECS__NO_EDGE
                ? w->archs[a->edge_rem[c]] : NULL;
-}
-
-/* Construct one value at to, copied from value if given. */
-static inline void construct_one(const tecs__comp *ci, void *to, const void *value)
-{
-    if (value == NULL) {
-        if (ci->ctor)
-            ci->ctor(to, 1, ci->ctx);
-        else
-            memset(to, 0, ci->size);
-    } else if (!ci->ctor && !ci->copy) {
-        tecs__copy_value(to, value, ci->size);
-    } else {
-        tecs__comp_ctor(ci, to, 1);
-        tecs__comp_copy(ci, to, value, 1);
-    }
 }
 
 /* Move the entity of record r from a to b, which is a plus (adding) or minus
