@@ -399,13 +399,14 @@ void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
         size_t hi = row & w->mask, li = last & w->mask;
         const uint32_t *size = a->col_size, *off = a->col_off;
         const int32_t n = a->ncols;
-        const bool plain = a->plain;
-        for (int32_t c = 0; c < n; c++) {
-            char *dst = hole + off[c] + hi * size[c], *src = from + off[c] + li * size[c];
-            if (plain)
-                tecs__copy_value(dst, src, size[c]);
-            else
-                tecs__comp_move(a->col_info[c], dst, src, 1);
+        if (a->plain) {
+            for (int32_t c = 0; c < n; c++)
+                tecs__copy_value(hole + off[c] + hi * size[c], from + off[c] + li * size[c],
+                                 size[c]);
+        } else {
+            for (int32_t c = 0; c < n; c++)
+                tecs__comp_move(a->col_info[c], hole + off[c] + hi * size[c],
+                                from + off[c] + li * size[c], 1);
         }
         tecs_entity_t moved = ((tecs_entity_t *)(void *)from)[li];
         ((tecs_entity_t *)(void *)hole)[hi] = moved;

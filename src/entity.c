@@ -454,21 +454,30 @@ static inline void move_row(tecs_world_t *w, tecs__record *r, tecs_archetype_t *
     ((tecs_entity_t *)(void *)dc)[di] = ((tecs_entity_t *)(void *)sc)[si];
     /* Locals: stores through char * could alias the archetypes' fields. */
     const uint32_t *size = b->col_size, *boff = b->col_off, *aoff = a->col_off;
-    const tecs__comp *const *info = b->col_info;
     const int32_t n = b->ncols;
-    const bool plain = b->plain;
-    for (int32_t j = 0; j < n; j++) {
-        char *to = dc + boff[j] + di * size[j];
-        if (adding && j == k) {
-            construct_one(info[j], to, value);
-            continue;
+    if (b->plain) {
+        for (int32_t j = 0; j < n; j++) {
+            char *to = dc + boff[j] + di * size[j];
+            if (adding && j == k) {
+                if (value)
+                    tecs__copy_value(to, value, size[j]);
+                else
+                    tecs__zero_value(to, size[j]);
+                continue;
+            }
+            int32_t sj = (k < 0 || j < k) ? j : (adding ? j - 1 : j + 1);
+            tecs__copy_value(to, sc + aoff[sj] + si * size[j], size[j]);
         }
-        int32_t sj = (k < 0 || j < k) ? j : (adding ? j - 1 : j + 1);
-        char *from = sc + aoff[sj] + si * size[j];
-        if (plain)
-            tecs__copy_value(to, from, size[j]);
-        else
-            tecs__comp_move(info[j], to, from, 1);
+    } else {
+        for (int32_t j = 0; j < n; j++) {
+            char *to = dc + boff[j] + di * size[j];
+            if (adding && j == k) {
+                construct_one(b->col_info[j], to, value);
+                continue;
+            }
+            int32_t sj = (k < 0 || j < k) ? j : (adding ? j - 1 : j + 1);
+            tecs__comp_move(b->col_info[j], to, sc + aoff[sj] + si * size[j], 1);
+        }
     }
     tecs__arch_remove_row(w, a, src);
     r->arch = b->id | (r->arch & ~TECS__ARCH_MASK);

@@ -379,6 +379,16 @@ static inline void tecs__copy_value(void *dst, const void *src, uint32_t size)
     }
 }
 
+/* Zero one plain value. */
+static inline void tecs__zero_value(void *dst, uint32_t size)
+{
+    static const char zero[16];
+    if (size <= 16)
+        tecs__copy_value(dst, zero, size);
+    else
+        memset(dst, 0, size);
+}
+
 /* The record of a live entity, or NULL (the inline twin of tecs__ei_alive). */
 static inline tecs__record *tecs__alive_rec(const tecs_world_t *w, tecs_entity_t e)
 {
