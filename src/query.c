@@ -89,12 +89,15 @@ static tecs_err_t reserve_match(tecs_query_t *q)
                       sizeof *q->mcols);
 }
 
-/* Append a if it matches (room reserved). */
+/* Append a if it matches (room reserved only when it does: match into a
+** scratch row first, so a query that does not match writes nothing). */
 static void add_match(tecs_query_t *q, tecs_archetype_t *a)
 {
-    int16_t *cols = q->mcols + (size_t)q->nmatch * q->nterms;
-    if (match(q, a, cols))
-        q->march[q->nmatch++] = a;
+    int16_t cols[TECS_MAX_TERMS];
+    if (!match(q, a, cols))
+        return;
+    memcpy(q->mcols + (size_t)q->nmatch * q->nterms, cols, (size_t)q->nterms * sizeof *cols);
+    q->march[q->nmatch++] = a;
 }
 
 static bool would_match(const tecs_query_t *q, const tecs_archetype_t *a)
