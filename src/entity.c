@@ -177,7 +177,7 @@ static inline void construct_one(const tecs__comp *ci, void *to, const void *val
 static void construct_run(tecs_world_t *w, tecs_archetype_t *a, int32_t col, uint32_t row,
                           int32_t n, const char *src)
 {
-    const tecs__comp *ci = a->col_info[col];
+    const tecs__comp *ci = tecs__col_info(w, a, col);
     while (n > 0) {
         int32_t room = (int32_t)(w->rows - (row & w->mask));
         int32_t k = n < room ? n : room;
@@ -272,7 +272,7 @@ static void commit_birth(tecs_world_t *w, tecs_archetype_t *a, tecs_entity_t e, 
         for (int32_t v = 0; v < nvals; v++)
             if (vals[v].comp == a->col_comp[c])
                 src = vals[v].ptr;
-        construct_one(a->col_info[c], chunk + a->col_off[c] + i * a->col_size[c], src);
+        construct_one(tecs__col_info(w, a, c), chunk + a->col_off[c] + i * a->col_size[c], src);
     }
     w->npending--;
     w->nalive++;
@@ -289,14 +289,14 @@ static void commit_birth_with(tecs_world_t *w, tecs_archetype_t *a, tecs_entity_
     w->recs[TECS_ENTITY_INDEX(e)].row = init.row;
     a->count++;
     for (int32_t c = 0; c < a->ncols; c++)
-        if (a->col_info[c]->ctor == NULL)
+        if (tecs__col_info(w, a, c)->ctor == NULL)
             memset(tecs__col_ptr(a, w, c, init.row), 0, a->col_size[c]);
     w->defer_depth++;
     fn(&init, ctx);
     w->defer_depth--;
     for (int32_t c = 0; c < a->ncols; c++)
-        if (!(init.done >> c & 1) && a->col_info[c]->ctor)
-            tecs__comp_ctor(a->col_info[c], tecs__col_ptr(a, w, c, init.row), 1);
+        if (!(init.done >> c & 1) && tecs__col_info(w, a, c)->ctor)
+            tecs__comp_ctor(tecs__col_info(w, a, c), tecs__col_ptr(a, w, c, init.row), 1);
     w->recs[TECS_ENTITY_INDEX(e)].arch = a->id;
     w->npending--;
     w->nalive++;
@@ -472,11 +472,11 @@ static inline void move_row(tecs_world_t *w, tecs__record *r, tecs_archetype_t *
         for (int32_t j = 0; j < n; j++) {
             char *to = dc + boff[j] + di * size[j];
             if (adding && j == k) {
-                construct_one(b->col_info[j], to, value);
+                construct_one(tecs__col_info(w, b, j), to, value);
                 continue;
             }
             int32_t sj = (k < 0 || j < k) ? j : (adding ? j - 1 : j + 1);
-            tecs__comp_move(b->col_info[j], to, sc + aoff[sj] + si * size[j], 1);
+            tecs__comp_move(tecs__col_info(w, b, j), to, sc + aoff[sj] + si * size[j], 1);
         }
     }
     tecs__arch_remove_row(w, a, src);
@@ -551,8 +551,8 @@ tecs_err_t tecs__remove_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
     void *p = k >= 0 ? tecs__col_ptr(a, w, k, r->row) : NULL;
     if (TECS__UNLIKELY(w->comps[c].watch))
         tecs__emit_comp(w, TECS__EV_REMOVE, e, c, p);
-    if (p && a->col_info[k]->dtor)
-        tecs__comp_dtor(a->col_info[k], p, 1);
+    if (p && tecs__col_info(w, a, k)->dtor)
+        tecs__comp_dtor(tecs__col_info(w, a, k), p, 1);
     move_row(w, r, a, b, k, false, NULL);
     if (TECS__UNLIKELY(w->watch_moves))
         emit_move(w, e, a, b);
@@ -577,7 +577,7 @@ tecs_err_t tecs__destroy_now(tecs_world_t *w, tecs_entity_t e)
         emit_move(w, e, a, NULL);
     if (!a->plain)
         for (int32_t c = 0; c < a->ncols; c++)
-            tecs__comp_dtor(a->col_info[c], tecs__col_ptr(a, w, c, row), 1);
+            tecs__comp_dtor(tecs__col_info(w, a, c), tecs__col_ptr(a, w, c, row), 1);
     tecs__arch_remove_row(w, a, row);
     tecs__ei_release(w, index);
     w->nalive--;

@@ -120,7 +120,6 @@ struct tecs_archetype_t {
     tecs_comp_t *col_comp;      /* per column: its component                */
     uint32_t *col_size;         /* per column: value size                   */
     uint32_t *col_off;          /* per column: byte offset in a chunk       */
-    const tecs__comp **col_info;/* per column: registry entry               */
     uint32_t chunk_bytes;       /* size of one chunk                        */
     int32_t count;              /* rows in use, in every chunk together     */
     int32_t nchunks;            /* chunks allocated                         */
@@ -399,6 +398,14 @@ static inline tecs__record *tecs__alive_rec(const tecs_world_t *w, tecs_entity_t
     if (TECS__UNLIKELY(r->gen != TECS_ENTITY_GENERATION(e) || r->arch >= TECS__ARCH_RETIRED))
         return NULL;
     return r;
+}
+
+/* The registry entry of column col (entries move when the registry grows,
+** so archetypes keep ids, not pointers). */
+static inline const tecs__comp *tecs__col_info(const tecs_world_t *w, const tecs_archetype_t *a,
+                                               int32_t col)
+{
+    return &w->comps[a->col_comp[col]];
 }
 
 static inline tecs_archetype_t *tecs__rec_arch(const tecs_world_t *w, const tecs__record *r)
