@@ -39,6 +39,8 @@ tecs_err_t tecs__listen(tecs_world_t *w, const tecs__listener *l)
     w->listeners[w->nlisteners++] = *l;
     if (l->on_move)
         w->watch_moves = true;
+    if (l->on_comp)
+        w->watch_comps = true;
     return TECS_OK;
 }
 
@@ -69,6 +71,8 @@ static inline bool watched(const tecs_world_t *w, tecs_comp_t c)
 /* Events for every component of the entity at row (births, deaths). */
 static void emit_all(tecs_world_t *w, int ev, tecs_archetype_t *a, uint32_t row, tecs_entity_t e)
 {
+    if (!w->watch_comps)
+        return;
     for (int32_t i = 0; i < a->ncomps; i++) {
         tecs_comp_t c = a->comps[i];
         if (!watched(w, c))

@@ -155,7 +155,9 @@ tecs_err_t tecs__arch_grow_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n)
 static inline tecs_err_t tecs__arch_reserve_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n);
 /* Fill the hole at row with the last row (values already moved out or
 ** destroyed) and shrink; frees an emptied chunk beyond one spare. */
-void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, uint32_t row);
+static inline void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, uint32_t row);
+void tecs__arch_fill_hole(tecs_world_t *w, tecs_archetype_t *a, uint32_t row);
+void tecs__arch_trim(tecs_world_t *w, tecs_archetype_t *a);
 void tecs__arch_fini(tecs_world_t *w);
 /* Column of c in a, or COL_ABSENT / COL_TAG. */
 static inline int32_t tecs__arch_col(const tecs_archetype_t *a, tecs_comp_t c)
@@ -322,6 +324,7 @@ struct tecs_world_t {
     int32_t nlisteners;
     int32_t cap_listeners;
     bool watch_moves;           /* some listener wants move events          */
+    bool watch_comps;           /* some listener wants component events     */
 
     /* command.c */
     tecs__cmdbuf deferred;      /* changes made while deferred              */
@@ -364,6 +367,14 @@ static inline tecs_err_t tecs__arch_reserve_rows(tecs_world_t *w, tecs_archetype
     if (TECS__LIKELY((int64_t)a->count + n <= ((int64_t)a->nchunks << w->shift)))
         return TECS_OK;
     return tecs__arch_grow_rows(w, a, n);
+}
+
+static inline void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
+{
+    if (row != (uint32_t)a->count - 1)
+        tecs__arch_fill_hole(w, a, row);
+    if ((--a->count & (int32_t)w->mask) == 0)
+        tecs__arch_trim(w, a);
 }
 
 /* Copy one plain value; small sizes become single moves. */
