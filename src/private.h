@@ -373,7 +373,7 @@ static inline void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, u
 {
     if (row != (uint32_t)a->count - 1)
         tecs__arch_fill_hole(w, a, row);
-    if ((--a->count & (int32_t)w->mask) == 0)
+    if ((--a->count & (int32_t)w->mask) == 0 && a->nchunks > (a->count >> w->shift) + 1)
         tecs__arch_trim(w, a);
 }
 
