@@ -462,8 +462,10 @@ static bool oinsert(tecs_index_t *x, uint64_t k, tecs_entity_t e)
             return false;
         x->blk[0] = x->spare;
         x->spare = NULL;
-        x->blk[0]->n = 0;
+        x->blk[0]->n = 1;
+        x->blk[0]->v[0] = (okey){ k, e };
         x->nblk = 1;
+        return true;
     }
     int32_t bi = oblock(x, k, slot);
     if (bi == x->nblk)
@@ -912,7 +914,7 @@ tecs_index_t *tecs_index_new(tecs_world_t *w, const tecs_index_desc_t *d)
 {
     if (w == NULL || check_desc(w, d))
         return NULL;
-    tecs_index_t *x = tecs__alloc(w, sizeof *x);
+    tecs_index_t *x = registry_get(w) ? tecs__alloc(w, sizeof *x) : NULL;
     if (x == NULL) {
         tecs__err(w, TECS_ENOMEM, "out of memory creating an index");
         return NULL;
@@ -1996,14 +1998,15 @@ static bool filter_dirty(const tecs_filter_t *f)
     return false;
 }
 
-/* Re-decide e's membership; resort it if `moved` (an ordered value changed). */
-static void cache_update(tecs_cache_t *c, tecs_entity_t e, bool moved)
+/* Re-decide e's membership (it is dying if `dying`); resort it if `moved`
+** (an ordered value changed). */
+static void cache_update(tecs_cache_t *c, tecs_entity_t e, bool moved, bool dying)
 {
     if (c->stale || filter_dirty(c->f)) {
         c->stale = true;
         return;
     }
-    bool want = wants(c, e);
+    bool want = !dying && wants(c, e);
     int32_t i = member(c, e);
     if (want && i >= 0 && moved && c->order) {
         take(c, i);
@@ -2044,9 +2047,9 @@ static void cache_on_move(tecs_world_t *w, void *ctx, tecs_entity_t e, tecs_arch
                           tecs_archetype_t *to)
 {
     tecs__indexes *r = ctx;
-    (void)w, (void)from, (void)to;
+    (void)w, (void)from;
     for (tecs_cache_t *c = r->caches; c; c = c->next)
-        cache_update(c, e, false);
+        cache_update(c, e, false, to == NULL);
 }
 
 static void cache_on_comp(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_comp_t comp,
@@ -2057,7 +2060,7 @@ static void cache_on_comp(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, t
     for (tecs_cache_t *c = r->caches; c; c = c->next) {
         bool moved;
         if (cache_cares(c, comp, &moved))
-            cache_update(c, e, moved && ev == TECS__EV_SET);
+            cache_update(c, e, moved && ev == TECS__EV_SET, false);
     }
 }
 
