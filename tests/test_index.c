@@ -87,7 +87,7 @@ static void random_stats(Stats *v, uint64_t *rng)
     if (tw_rand(rng) % 10 == 0)
         memcpy(v->name, "fullname", 8); /* no NUL: all 8 bytes are the key */
     v->s = strs[tw_rand(rng) % 8];
-    v->big = (int64_t)(tw_rand(rng) % 7) * (INT64_MAX / 4) - INT64_MAX + (int64_t)(r);
+    v->big = ((int64_t)(tw_rand(rng) % 7) - 3) * (INT64_MAX / 4) + (int64_t)r;
 }
 
 /* ---- a world with Stats, Position, a tag, and every kind of index ------ */
