@@ -50,6 +50,7 @@
 #include "private.h"
 
 #define OB 64                   /* items in an ordered block               */
+#define PREFETCH_AHEAD 8        /* steps of a filtered iteration fetched ahead */
 #define NAN_KEY UINT64_MAX      /* every NaN, above +inf                    */
 #define NOWHERE_CELL 0x8000000080000000ull /* spatial: NaN coordinates      */
 #define CELL_LIMIT 1073741824.0 /* cells are clamped to +-2^30              */
@@ -72,6 +73,13 @@ typedef struct oblk {
     okey v[OB];
 } oblk;
 
+/* The ordered directory: each block with a copy of its last item, so a
+** search reads one contiguous array and touches one block. */
+typedef struct odir {
+    okey last;
+    oblk *b;
+} odir;
+
 struct tecs_index_t {
     tecs_world_t *world;
     int32_t id;                 /* in the world's registry, never reused    */
@@ -85,7 +93,7 @@ struct tecs_index_t {
     int32_t npos;
     int32_t *bucket;            /* hash, spatial: power of two, -1 empty    */
     int32_t nbucket;
-    oblk **blk;                 /* ordered                                  */
+    odir *blk;                  /* ordered: the directory                   */
     int32_t nblk, capblk;
     oblk *spare;                /* a block reserved for the next split      */
 };
@@ -417,8 +425,7 @@ static int32_t oblock(const tecs_index_t *x, uint64_t k, uint32_t slot)
     int32_t lo = 0, hi = x->nblk;
     while (lo < hi) {
         int32_t mid = (lo + hi) / 2;
-        const oblk *b = x->blk[mid];
-        if (ocmp(x, k, slot, &b->v[b->n - 1]) > 0)
+        if (ocmp(x, k, slot, &x->blk[mid].last) > 0)
             lo = mid + 1;
         else
             hi = mid;
@@ -443,13 +450,14 @@ static int32_t oslot(const tecs_index_t *x, const oblk *b, uint64_t k, uint32_t 
 /* Split full block bi in two (room reserved). */
 static void osplit(tecs_index_t *x, int32_t bi)
 {
-    oblk *b = x->blk[bi], *c = x->spare;
+    oblk *b = x->blk[bi].b, *c = x->spare;
     x->spare = NULL;
     c->n = OB / 2;
     memcpy(c->v, b->v + OB / 2, (OB / 2) * sizeof *c->v);
     b->n = OB / 2;
     memmove(x->blk + bi + 2, x->blk + bi + 1, (size_t)(x->nblk - bi - 1) * sizeof *x->blk);
-    x->blk[bi + 1] = c;
+    x->blk[bi].last = b->v[b->n - 1];
+    x->blk[bi + 1] = (odir){ c->v[c->n - 1], c };
     x->nblk++;
 }
 
@@ -460,17 +468,18 @@ static bool oinsert(tecs_index_t *x, uint64_t k, tecs_entity_t e)
     if (x->nblk == 0) {
         if (x->spare == NULL || x->capblk < 1)
             return false;
-        x->blk[0] = x->spare;
+        oblk *b = x->spare;
         x->spare = NULL;
-        x->blk[0]->n = 1;
-        x->blk[0]->v[0] = (okey){ k, e };
+        b->n = 1;
+        b->v[0] = (okey){ k, e };
+        x->blk[0] = (odir){ b->v[0], b };
         x->nblk = 1;
         return true;
     }
     int32_t bi = oblock(x, k, slot);
     if (bi == x->nblk)
         bi--;
-    if (x->blk[bi]->n == OB) {
+    if (x->blk[bi].b->n == OB) {
         if (x->spare == NULL || x->nblk >= x->capblk) {
             x->spare = x->spare ? x->spare : tecs__alloc(x->world, sizeof *x->spare);
             if (x->spare == NULL || tecs__grow(x->world, (void **)&x->blk, &x->capblk,
@@ -478,14 +487,15 @@ static bool oinsert(tecs_index_t *x, uint64_t k, tecs_entity_t e)
                 return false;
         }
         osplit(x, bi);
-        if (ocmp(x, k, slot, &x->blk[bi]->v[OB / 2 - 1]) > 0)
+        if (ocmp(x, k, slot, &x->blk[bi].last) > 0)
             bi++;
     }
-    oblk *b = x->blk[bi];
+    oblk *b = x->blk[bi].b;
     int32_t i = oslot(x, b, k, slot);
     memmove(b->v + i + 1, b->v + i, (size_t)(b->n - i) * sizeof *b->v);
     b->v[i] = (okey){ k, e };
     b->n++;
+    x->blk[bi].last = b->v[b->n - 1];
     return true;
 }
 
@@ -494,12 +504,14 @@ static void oerase(tecs_index_t *x, uint64_t k, tecs_entity_t e)
     uint32_t slot = TECS_ENTITY_INDEX(e);
     int32_t bi = oblock(x, k, slot);
     assert(bi < x->nblk);
-    oblk *b = x->blk[bi];
+    oblk *b = x->blk[bi].b;
     int32_t i = oslot(x, b, k, slot);
     assert(i < b->n && b->v[i].e == e);
     memmove(b->v + i, b->v + i + 1, (size_t)(b->n - i - 1) * sizeof *b->v);
-    if (--b->n > 0)
+    if (--b->n > 0) {
+        x->blk[bi].last = b->v[b->n - 1];
         return;
+    }
     if (x->spare == NULL)
         x->spare = b;
     else
@@ -581,7 +593,7 @@ static tecs_entity_t find_other(const tecs_index_t *x, uint64_t k, tecs_entity_t
         return 0;
     }
     for (int32_t bi = oblock(x, k, 0); bi < x->nblk; bi++) {
-        const oblk *b = x->blk[bi];
+        const oblk *b = x->blk[bi].b;
         for (int32_t i = oslot(x, b, k, 0); i < b->n; i++) {
             if (kcmp(x, b->v[i].k, k) != 0)
                 return 0;
@@ -600,7 +612,7 @@ static void clear(tecs_index_t *x)
     for (int32_t i = 0; i < x->n; i++)
         free_key(x, x->ents[i].key);
     for (int32_t i = 0; i < x->nblk; i++)
-        tecs__free(w, x->blk[i], sizeof *x->blk[i]);
+        tecs__free(w, x->blk[i].b, sizeof *x->blk[i].b);
     if (x->npos)
         memset(x->pos, 0, (size_t)x->npos * sizeof *x->pos);
     if (x->nbucket)
@@ -1428,6 +1440,12 @@ static bool snap_push(walk *wk, uint64_t k, tecs_entity_t e)
     return true;
 }
 
+/* Where a record's row is, as one sortable number: archetype, row. */
+static inline uint64_t place_of(const tecs__record *r)
+{
+    return (uint64_t)(r->arch & TECS__ARCH_MASK) << 32 | r->row;
+}
+
 /* A candidate from a driver: keep it if it passes guards, root, query. */
 static void collect(walk *wk, const guard *g, tecs_entity_t e)
 {
@@ -1439,10 +1457,10 @@ static void collect(walk *wk, const guard *g, tecs_entity_t e)
     if (!wk->exact && !test(wk->f, wk->f->root, e))
         return;
     tecs_world_t *w = wk->f->world;
-    const tecs__record *r = tecs__ei_alive(w, e);
+    const tecs__record *r = tecs__alive_rec(w, e);
     if (r == NULL || snap_match(wk->s, wk->q, tecs__rec_arch(w, r)) < 0)
         return;
-    snap_push(wk, 0, e);
+    snap_push(wk, place_of(r), e);
 }
 
 /* A key range of an ordered index. */
@@ -1457,10 +1475,10 @@ static void walk_range(walk *wk, const guard *g, const tecs_index_t *x, range rg
     if (rg.has_lo) {
         uint32_t slot = rg.lo_excl ? UINT32_MAX : 0;
         bi = oblock(x, rg.lo, slot);
-        i = bi < x->nblk ? oslot(x, x->blk[bi], rg.lo, slot) : 0;
+        i = bi < x->nblk ? oslot(x, x->blk[bi].b, rg.lo, slot) : 0;
     }
     for (; bi < x->nblk; bi++, i = 0) {
-        const oblk *b = x->blk[bi];
+        const oblk *b = x->blk[bi].b;
         for (; i < b->n; i++) {
             uint64_t k = b->v[i].k;
             if (rg.has_hi) {
@@ -1470,6 +1488,8 @@ static void walk_range(walk *wk, const guard *g, const tecs_index_t *x, range rg
             }
             if (rg.stop_nan && k == NAN_KEY)
                 return;
+            if (i + 8 < b->n)
+                TECS__PREFETCH(&wk->f->world->recs[TECS_ENTITY_INDEX(b->v[i + 8].e)]);
             collect(wk, g, b->v[i].e);
         }
     }
@@ -1630,7 +1650,7 @@ static void scan(walk *wk)
         for (uint32_t row = 0; row < (uint32_t)a->count && !wk->err; row++) {
             tecs_entity_t e = *tecs__ent_ptr(a, w, row);
             if (wk->f->root < 0 || test(wk->f, wk->f->root, e))
-                snap_push(wk, 0, e);
+                snap_push(wk, (uint64_t)a->id << 32 | row, e);
         }
     }
 }
@@ -1668,15 +1688,6 @@ static int by_key(const tecs_index_t *x, const okey *a, const okey *b)
     return (sa > sb) - (sa < sb);
 }
 
-/* Archetype, chunk, row order. */
-static void sort_rows(tecs_world_t *w, snap *s)
-{
-    for (int32_t i = 0; i < s->n; i++) {
-        const tecs__record *r = tecs__ei_alive(w, s->v[i].e);
-        s->v[i].k = (uint64_t)(r->arch & TECS__ARCH_MASK) << 32 | r->row;
-    }
-    radix_sort(s->v, s->v + s->n, s->n);
-}
 
 static void reverse(snap *s)
 {
@@ -1710,14 +1721,15 @@ static tecs_err_t gather(tecs_filter_t *f, tecs_query_t *q)
         if (f->desc)
             reverse(&f->scr);
     } else if (!scanned) {
-        sort_rows(f->world, &f->scr);
+        radix_sort(f->scr.v, f->scr.v + f->scr.n, f->scr.n);
     }
     return TECS_OK;
 }
 
 /* ---- filtered iteration ----------------------------------------------- */
 
-/* The next run of consecutive rows (one chunk) of the snapshot. */
+/* The next run of consecutive rows (one chunk) of the snapshot. Rows do
+** not move while it runs: the world is deferred. */
 static bool snap_step(tecs_iter_t *it, bool fini)
 {
     snap *s = it->priv_.src;
@@ -1727,25 +1739,23 @@ static bool snap_step(tecs_iter_t *it, bool fini)
     }
     tecs_world_t *w = it->world;
     int32_t p = it->priv_.pos;
-    const tecs__record *r = NULL;
-    while (p < s->n && (r = tecs__ei_alive(w, s->v[p].e)) == NULL)
-        p++;
     if (p >= s->n)
         return false;
-    tecs_archetype_t *a = tecs__rec_arch(w, r);
-    uint32_t row = r->row;
-    int32_t m = snap_match(s, it->priv_.query, a);
+    uint64_t k = s->v[p].k;
+    tecs_archetype_t *a = w->archs[k >> 32];
+    uint32_t row = (uint32_t)k;
     int32_t n = 1;
-    while (p + n < s->n && ((row + (uint32_t)n) & w->mask) != 0) {
-        const tecs__record *rn = tecs__ei_alive(w, s->v[p + n].e);
-        if (rn == NULL || rn->row != row + (uint32_t)n || tecs__rec_arch(w, rn) != a)
-            break;
+    while (p + n < s->n && ((row + (uint32_t)n) & w->mask) != 0 && s->v[p + n].k == k + (uint64_t)n)
         n++;
-    }
     it->priv_.pos = p + n;
-    if (m < 0)
-        return snap_step(it, false);
-    tecs__iter_load_rows(it, m, a, row, n);
+    if (p + n + PREFETCH_AHEAD < s->n) {
+        uint64_t kf = s->v[p + n + PREFETCH_AHEAD].k;
+        tecs_archetype_t *af = w->archs[kf >> 32];
+        int32_t mf = snap_match(s, it->priv_.query, af);
+        if (mf >= 0)
+            tecs__iter_prefetch(it, mf, af, (uint32_t)kf);
+    }
+    tecs__iter_load_rows(it, snap_match(s, it->priv_.query, a), a, row, n);
     return true;
 }
 
@@ -2203,7 +2213,7 @@ tecs_iter_t tecs_cache_iter(tecs_cache_t *c)
         return tecs_query_iter(NULL);
     }
     for (int32_t i = 0; i < c->n; i++)
-        c->scr.v[i] = (okey){ 0, c->ents[i] };
+        c->scr.v[i] = (okey){ place_of(tecs__alive_rec(w, c->ents[i])), c->ents[i] };
     c->scr.n = c->n;
     return snap_iter(c->q, &c->scr);
 }
@@ -2258,7 +2268,7 @@ static tecs_err_t check_blocks(tecs_index_t *x)
     int32_t total = 0;
     const okey *prev = NULL;
     for (int32_t bi = 0; bi < x->nblk; bi++) {
-        const oblk *b = x->blk[bi];
+        const oblk *b = x->blk[bi].b;
         if (b->n < 1 || b->n > OB)
             return bad(x->world, "block size", x->id);
         for (int32_t i = 0; i < b->n; i++) {
@@ -2269,6 +2279,8 @@ static tecs_err_t check_blocks(tecs_index_t *x)
                 return bad(x->world, "blocks out of order", x->id);
             prev = &b->v[i];
         }
+        if (x->blk[bi].last.e != b->v[b->n - 1].e || x->blk[bi].last.k != b->v[b->n - 1].k)
+            return bad(x->world, "directory disagrees with its block", x->id);
         total += b->n;
     }
     return total == x->n ? TECS_OK : bad(x->world, "block items != entries", x->id);

@@ -15,7 +15,9 @@
 #define TECS__UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define TECS__NOINLINE    __attribute__((noinline))
 #define TECS__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define TECS__PREFETCH(p) __builtin_prefetch(p)
 #else
+#define TECS__PREFETCH(p) ((void)(p))
 #define TECS__LIKELY(x)   (x)
 #define TECS__UNLIKELY(x) (x)
 #define TECS__NOINLINE
@@ -299,6 +301,9 @@ int32_t tecs__query_find(const tecs_query_t *q, const tecs_archetype_t *a);
 ** q's match m: what a filtered iteration hands out per step. */
 void tecs__iter_load_rows(tecs_iter_t *it, int32_t m, tecs_archetype_t *a, uint32_t row,
                           int32_t count);
+/* Ask the cache for the fields of row of a (q's match m), soon needed. */
+void tecs__iter_prefetch(const tecs_iter_t *it, int32_t m, const tecs_archetype_t *a,
+                         uint32_t row);
 /* Report the writes of the current step (SET events through write terms). */
 void tecs__iter_report(tecs_iter_t *it);
 

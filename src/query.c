@@ -469,6 +469,23 @@ void tecs__iter_load_rows(tecs_iter_t *it, int32_t m, tecs_archetype_t *a, uint3
                                      : NULL;
 }
 
+void tecs__iter_prefetch(const tecs_iter_t *it, int32_t m, const tecs_archetype_t *a,
+                         uint32_t row)
+{
+#if defined(__GNUC__)
+    const tecs_query_t *q = it->priv_.query;
+    const tecs_world_t *w = q->world;
+    const char *base = tecs__chunk_of(a, w, row);
+    uint32_t i = row & w->mask;
+    const int16_t *cols = q->mcols + (size_t)m * q->nterms;
+    for (int32_t t = 0; t < q->nterms; t++)
+        if (cols[t] >= 0)
+            __builtin_prefetch(base + a->col_off[cols[t]] + i * a->col_size[cols[t]]);
+#else
+    (void)it, (void)m, (void)a, (void)row;
+#endif
+}
+
 /* ---- conveniences, on the public API only ----------------------------- */
 
 tecs_err_t tecs_query_each_ex(tecs_query_t *q, int32_t flags, tecs_each_fn fn, void *ctx)
