@@ -1,0 +1,380 @@
+/*
+** index/cache.c — cached result sets (a query and a filter, kept).
+**
+** A cache holds the ids of the entities that match, and a map from entity
+** slot to position:
+**
+**     ents: [e4 e9 e2 ...]      pos[slot(e9)] = 2   (position + 1)
+**
+** It listens to moves (births, deaths, add, remove) and to events of the
+** components its filter's indexes watch; on each, it re-decides membership
+** for that one entity (query match of its archetype, then the filter's
+** test on the indexes' keys), never by re-running the query. The index
+** listener runs first, so the keys it tests are current. With an order
+** function the ids stay sorted (binary search, then a move: O(n) per
+** change); a SET on a with-term component re-places the entity. Without
+** one, a new member is appended and a leaving one replaced by the last.
+** Should an allocation fail inside an event, the cache is marked stale and
+** rebuilt before its next use.
+*/
+#include "internal.h"
+
+/* ---- cached result sets ----------------------------------------------- */
+
+struct tecs_cache_t {
+    tecs_world_t *world;
+    struct tecs_cache_t *next, *prev; /* the world's caches                 */
+    tecs_query_t *q;
+    tecs_filter_t *f;           /* own copy, or NULL                        */
+    tecs_order_fn order;
+    tecs_member_fn on_enter, on_leave;
+    void *ctx;
+    tecs_entity_t *ents;        /* the members, in the cache's order        */
+    int32_t n, cap;
+    int32_t *pos;               /* entity slot -> member + 1                */
+    int32_t npos;
+    bool stale;                 /* an allocation failed: rebuild on use     */
+    snap scr;
+    tecs_comp_t watched[TECS_MAX_TERMS]; /* components watched for order    */
+    int32_t nwatched;
+};
+
+bool tecs__caches_use(const tecs__indexes *r, int32_t id)
+{
+    for (const tecs_cache_t *c = r->caches; c; c = c->next) {
+        const tecs_filter_t *f = c->f;
+        for (int32_t i = 0; f && i < f->n; i++)
+            if (f->nodes[i].op < F_AND && f->nodes[i].index == id)
+                return true;
+        if (f && f->order == id)
+            return true;
+    }
+    return false;
+}
+
+static int32_t member(const tecs_cache_t *c, tecs_entity_t e)
+{
+    uint32_t slot = TECS_ENTITY_INDEX(e);
+    if (slot >= (uint32_t)c->npos || c->pos[slot] == 0 || c->ents[c->pos[slot] - 1] != e)
+        return -1;
+    return c->pos[slot] - 1;
+}
+
+/* Does e belong in c now? */
+static bool wants(const tecs_cache_t *c, tecs_entity_t e)
+{
+    tecs_world_t *w = c->world;
+    const tecs__record *r = tecs__ei_alive(w, e);
+    if (r == NULL || tecs__query_find(c->q, tecs__rec_arch(w, r)) < 0)
+        return false;
+    return c->f == NULL || c->f->root < 0 || tecs__filter_holds(c->f, c->f->root, e);
+}
+
+static void renumber(tecs_cache_t *c, int32_t from, int32_t to)
+{
+    for (int32_t i = from; i < to; i++)
+        c->pos[TECS_ENTITY_INDEX(c->ents[i])] = i + 1;
+}
+
+/* Where e goes in an ordered cache (binary search). */
+static int32_t place(const tecs_cache_t *c, tecs_entity_t e)
+{
+    int32_t lo = 0, hi = c->n;
+    while (lo < hi) {
+        int32_t mid = (lo + hi) / 2;
+        if (c->order(c->world, c->ents[mid], e, c->ctx) <= 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Add e (room reserved). */
+static void put(tecs_cache_t *c, tecs_entity_t e)
+{
+    int32_t i = c->order ? place(c, e) : c->n;
+    memmove(c->ents + i + 1, c->ents + i, (size_t)(c->n - i) * sizeof *c->ents);
+    c->ents[i] = e;
+    c->n++;
+    renumber(c, i, c->order ? c->n : i + 1);
+}
+
+static void take(tecs_cache_t *c, int32_t i)
+{
+    c->pos[TECS_ENTITY_INDEX(c->ents[i])] = 0;
+    c->n--;
+    if (c->order) {
+        memmove(c->ents + i, c->ents + i + 1, (size_t)(c->n - i) * sizeof *c->ents);
+        renumber(c, i, c->n);
+    } else if (i < c->n) {
+        c->ents[i] = c->ents[c->n];
+        renumber(c, i, i + 1);
+    }
+}
+
+static tecs_err_t cache_reserve(tecs_cache_t *c, int32_t n)
+{
+    tecs_world_t *w = c->world;
+    if (tecs__grow(w, (void **)&c->ents, &c->cap, c->n + n, sizeof *c->ents))
+        return TECS_ENOMEM;
+    int32_t old = c->npos;
+    if (w->nrecs > c->npos) {
+        if (tecs__grow(w, (void **)&c->pos, &c->npos, w->nrecs, sizeof *c->pos))
+            return TECS_ENOMEM;
+        memset(c->pos + old, 0, (size_t)(c->npos - old) * sizeof *c->pos);
+    }
+    return TECS_OK;
+}
+
+/* Fill c from scratch, without callbacks. */
+static tecs_err_t cache_fill(tecs_cache_t *c)
+{
+    tecs_world_t *w = c->world;
+    c->n = 0;
+    if (c->npos)
+        memset(c->pos, 0, (size_t)c->npos * sizeof *c->pos);
+    for (int32_t ai = 0; ai < w->narchs; ai++) {
+        tecs_archetype_t *a = w->archs[ai];
+        if (a->count == 0 || tecs__query_find(c->q, a) < 0)
+            continue;
+        if (cache_reserve(c, a->count))
+            return TECS_ENOMEM;
+        for (uint32_t row = 0; row < (uint32_t)a->count; row++) {
+            tecs_entity_t e = *tecs__ent_ptr(a, w, row);
+            if (wants(c, e))
+                put(c, e);
+        }
+    }
+    return TECS_OK;
+}
+
+/* Bring a stale cache back. */
+static tecs_err_t cache_ready(tecs_cache_t *c)
+{
+    if (c->f && tecs__filter_ready(c->f))
+        return c->world->err;
+    if (!c->stale)
+        return TECS_OK;
+    if (cache_fill(c))
+        return tecs__err(c->world, TECS_ENOMEM, "out of memory rebuilding a cache");
+    c->stale = false;
+    return TECS_OK;
+}
+
+/* Re-decide e's membership (it is dying if `dying`); resort it if `moved`
+** (an ordered value changed). */
+static void cache_update(tecs_cache_t *c, tecs_entity_t e, bool moved, bool dying)
+{
+    if (c->stale || tecs__filter_dirty(c->f)) {
+        c->stale = true;
+        return;
+    }
+    bool want = !dying && wants(c, e);
+    int32_t i = member(c, e);
+    if (want && i >= 0 && moved && c->order) {
+        take(c, i);
+        put(c, e);
+    } else if (want && i < 0) {
+        if (cache_reserve(c, 1)) {
+            c->stale = true;
+            return;
+        }
+        put(c, e);
+        if (c->on_enter)
+            c->on_enter(c->world, e, c->ctx);
+    } else if (!want && i >= 0) {
+        take(c, i);
+        if (c->on_leave)
+            c->on_leave(c->world, e, c->ctx);
+    }
+}
+
+/* Does an event on comp matter to c? */
+static bool cache_cares(const tecs_cache_t *c, tecs_comp_t comp, bool *moved)
+{
+    *moved = false;
+    for (int32_t i = 0; i < c->nwatched; i++)
+        if (c->watched[i] == comp)
+            *moved = true;
+    if (*moved)
+        return true;
+    const tecs_filter_t *f = c->f;
+    for (int32_t i = 0; f && i < f->n; i++)
+        if (f->nodes[i].op < F_AND &&
+            registry(f->world)->by_id[f->nodes[i].index]->d.comp == comp)
+            return true;
+    return false;
+}
+
+static void cache_on_move(tecs_world_t *w, void *ctx, tecs_entity_t e, tecs_archetype_t *from,
+                          tecs_archetype_t *to)
+{
+    tecs__indexes *r = ctx;
+    (void)w, (void)from;
+    for (tecs_cache_t *c = r->caches; c; c = c->next)
+        cache_update(c, e, false, to == NULL);
+}
+
+static void cache_on_comp(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_comp_t comp,
+                          const void *ptr)
+{
+    tecs__indexes *r = ctx;
+    (void)w, (void)ptr;
+    for (tecs_cache_t *c = r->caches; c; c = c->next) {
+        bool moved;
+        if (cache_cares(c, comp, &moved))
+            cache_update(c, e, moved && ev == TECS__EV_SET, false);
+    }
+}
+
+void tecs__cache_release(tecs_cache_t *c)
+{
+    tecs_world_t *w = c->world;
+    tecs__indexes *r = registry(w);
+    if (c->prev)
+        c->prev->next = c->next;
+    else if (r->caches == c)
+        r->caches = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    for (int32_t i = 0; i < c->nwatched; i++)
+        w->comps[c->watched[i]].watch--;
+    if (c->f)
+        tecs__filter_release(c->f);
+    tecs__free(w, c->ents, (size_t)c->cap * sizeof *c->ents);
+    tecs__free(w, c->pos, (size_t)c->npos * sizeof *c->pos);
+    tecs__snap_free(w, &c->scr);
+    tecs__free(w, c, sizeof *c);
+}
+
+/* Watch the with-terms' components, so value changes reorder the cache. */
+static void watch_terms(tecs_cache_t *c)
+{
+    const tecs_term_t *terms;
+    int32_t n = tecs_query_terms(c->q, &terms);
+    for (int32_t t = 0; t < n; t++) {
+        if (terms[t].oper == TECS_NONE || tecs_component_size(c->world, terms[t].comp) == 0)
+            continue;
+        c->watched[c->nwatched++] = terms[t].comp;
+        c->world->comps[terms[t].comp].watch++;
+    }
+}
+
+static tecs_err_t cache_listen(tecs_world_t *w, tecs__indexes *r)
+{
+    if (r->cache_listening)
+        return TECS_OK;
+    tecs__listener l = { .on_move = cache_on_move, .on_comp = cache_on_comp, .ctx = r };
+    if (tecs__listen(w, &l))
+        return TECS_ENOMEM;
+    r->cache_listening = true;
+    return TECS_OK;
+}
+
+static tecs_err_t check_cache_desc(tecs_world_t *w, const tecs_cache_desc_t *d)
+{
+    if (d == NULL || d->query == NULL)
+        return tecs__err(w, TECS_EINVAL, "a cache needs a query");
+    if (tecs_query_world(d->query) != w || (d->filter && d->filter->world != w))
+        return tecs__err(w, TECS_EWORLD, "query or filter of another world");
+    if (d->filter && d->filter->err)
+        return tecs__err(w, d->filter->err, "the filter failed while being built");
+    return TECS_OK;
+}
+
+tecs_cache_t *tecs_cache_new(tecs_world_t *w, const tecs_cache_desc_t *d)
+{
+    if (w == NULL || check_cache_desc(w, d))
+        return NULL;
+    tecs__indexes *r = tecs__index_registry(w);
+    tecs_cache_t *c = r && !cache_listen(w, r) ? tecs__alloc(w, sizeof *c) : NULL;
+    if (c == NULL) {
+        tecs__err(w, TECS_ENOMEM, "out of memory creating a cache");
+        return NULL;
+    }
+    memset(c, 0, sizeof *c);
+    *c = (tecs_cache_t){ .world = w, .q = d->query, .order = d->order,
+                         .on_enter = d->on_enter, .on_leave = d->on_leave, .ctx = d->ctx };
+    c->next = r->caches;
+    if (r->caches)
+        r->caches->prev = c;
+    r->caches = c;
+    if ((d->filter && (c->f = tecs__filter_clone(d->filter)) == NULL) ||
+        (c->f && tecs__filter_ready(c->f)) || cache_fill(c)) {
+        if (w->err != TECS_ENOENT)
+            tecs__err(w, TECS_ENOMEM, "out of memory creating a cache");
+        tecs__cache_release(c);
+        return NULL;
+    }
+    if (c->order)
+        watch_terms(c);
+    return c;
+}
+
+void tecs_cache_free(tecs_cache_t *c)
+{
+    if (c != NULL && !c->scr.busy)
+        tecs__cache_release(c);
+}
+
+int32_t tecs_cache_count(tecs_cache_t *c)
+{
+    if (c == NULL || cache_ready(c))
+        return 0;
+    return c->n;
+}
+
+tecs_iter_t tecs_cache_iter(tecs_cache_t *c)
+{
+    if (c == NULL)
+        return tecs_query_iter(NULL);
+    tecs_world_t *w = c->world;
+    if (c->scr.busy) {
+        tecs__err(w, TECS_EBUSY, "the cache is being iterated");
+        return tecs_query_iter(NULL);
+    }
+    if (cache_ready(c))
+        return tecs_query_iter(NULL);
+    if (c->scr.cap < c->n &&
+        tecs__grow(w, (void **)&c->scr.v, &c->scr.cap, c->n, sizeof *c->scr.v)) {
+        tecs__err(w, TECS_ENOMEM, "out of memory iterating a cache");
+        return tecs_query_iter(NULL);
+    }
+    for (int32_t i = 0; i < c->n; i++)
+        c->scr.v[i] = (okey){ place_of(tecs__alive_rec(w, c->ents[i])), c->ents[i] };
+    c->scr.n = c->n;
+    return tecs__snap_iter(c->q, &c->scr);
+}
+
+int32_t tecs_cache_collect(tecs_cache_t *c, tecs_entity_t *out, int32_t cap)
+{
+    if (c == NULL)
+        return -1;
+    if (cap < 0 || (cap > 0 && out == NULL)) {
+        tecs__err(c->world, TECS_EINVAL, "bad output array");
+        return -1;
+    }
+    if (cache_ready(c))
+        return -1;
+    int32_t n = c->n < cap ? c->n : cap;
+    if (n > 0)
+        memcpy(out, c->ents, (size_t)n * sizeof *out);
+    return c->n;
+}
+
+tecs_err_t tecs__caches_check(tecs_world_t *w)
+{
+    tecs__indexes *r = registry(w);
+    for (const tecs_cache_t *c = r ? r->caches : NULL; c; c = c->next) {
+        if (c->stale || tecs__filter_dirty(c->f))
+            continue;
+        for (int32_t i = 0; i < c->n; i++)
+            if (member(c, c->ents[i]) != i || !wants(c, c->ents[i]))
+                return tecs__err(w, TECS_ECORRUPT, "cache holds a non-member");
+        for (int32_t i = 1; c->order && i < c->n; i++)
+            if (c->order(w, c->ents[i - 1], c->ents[i], c->ctx) > 0)
+                return tecs__err(w, TECS_ECORRUPT, "cache out of order");
+    }
+    return TECS_OK;
+}

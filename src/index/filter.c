@@ -1,0 +1,839 @@
+/*
+** index/filter.c — `where` filters and the filtered iteration.
+**
+** A filter is a small tree of conditions (leaves on indexes, and / or /
+** not) stored in arrays owned by the filter; keys of `in` and strings are
+** copied into its pool, so building allocates per condition, never per
+** entity:
+**
+**     nodes: [0 hp >= 10] [1 hp <= 20] [2 and 0 1] [3 name in {..}] [4 or 2 3]
+**     keys:  | 10 | 20 | "ann" "bob" (offsets into str) |       root = 4
+**
+** Iterating a query through a filter first collects the matches into the
+** filter's snapshot ("drive"): a leaf walks its index; `and` drives its
+** cheaper side and tests the other; `or` drives both sides, the second
+** skipping what the first matched (so nothing comes twice). A tree no index
+** can drive (a lone `not`) is tested row by row over the query instead.
+** Each match is kept with its place (archetype, row), so the snapshot is
+** put in the promised order (radix sort by place, or merge sort by key)
+** and handed out in runs of consecutive rows of one chunk, fetching a few
+** rows ahead. The world is deferred while it runs, so places hold.
+*/
+#include "internal.h"
+
+void tecs__snap_free(tecs_world_t *w, snap *s)
+{
+    tecs__free(w, s->v, (size_t)s->cap * sizeof *s->v);
+    s->v = NULL;
+    s->cap = s->n = 0;
+}
+
+void tecs__filter_release(tecs_filter_t *f)
+{
+    tecs_world_t *w = f->world;
+    tecs__indexes *r = registry(w);
+    if (f->prev)
+        f->prev->next = f->next;
+    else
+        r->filters = f->next;
+    if (f->next)
+        f->next->prev = f->prev;
+    tecs__free(w, f->nodes, (size_t)f->cap * sizeof *f->nodes);
+    tecs__free(w, f->keys, (size_t)f->capkeys * sizeof *f->keys);
+    tecs__free(w, f->str, (size_t)f->capstr);
+    tecs__snap_free(w, &f->scr);
+    tecs__free(w, f, sizeof *f);
+}
+
+static void filter_link(tecs__indexes *r, tecs_filter_t *f)
+{
+    f->prev = NULL;
+    f->next = r->filters;
+    if (r->filters)
+        r->filters->prev = f;
+    r->filters = f;
+}
+
+tecs_filter_t *tecs_filter_new(tecs_world_t *w)
+{
+    if (w == NULL)
+        return NULL;
+    tecs__indexes *r = tecs__index_registry(w);
+    tecs_filter_t *f = r ? tecs__alloc(w, sizeof *f) : NULL;
+    if (f == NULL) {
+        tecs__err(w, TECS_ENOMEM, "out of memory creating a filter");
+        return NULL;
+    }
+    memset(f, 0, sizeof *f);
+    f->world = w;
+    f->root = -1;
+    f->order = -1;
+    filter_link(r, f);
+    return f;
+}
+
+void tecs_filter_free(tecs_filter_t *f)
+{
+    if (f != NULL && !f->scr.busy)
+        tecs__filter_release(f);
+}
+
+tecs_err_t tecs_filter_error(const tecs_filter_t *f)
+{
+    return f ? f->err : TECS_EINVAL;
+}
+
+/* Keep the first building error; return -1. */
+static tecs_cond_t fail(tecs_filter_t *f, tecs_err_t err, const char *msg)
+{
+    if (f->err == TECS_OK)
+        f->err = err;
+    tecs__err(f->world, err, "filter: %s", msg);
+    return -1;
+}
+
+static tecs_cond_t add_node(tecs_filter_t *f, fnode nd)
+{
+    if (tecs__grow(f->world, (void **)&f->nodes, &f->cap, f->n + 1, sizeof *f->nodes))
+        return fail(f, TECS_ENOMEM, "out of memory");
+    f->nodes[f->n] = nd;
+    f->root = f->n;
+    return f->n++;
+}
+
+/* Check that index x may be used in f with operator op. */
+static bool leaf_ok(tecs_filter_t *f, tecs_index_t *x, int32_t op)
+{
+    if (x == NULL || index_by_id(f->world, x->id) != x)
+        return fail(f, x ? TECS_EWORLD : TECS_EINVAL, "NULL index or index of another world"),
+               false;
+    bool spatial_op = op == F_RADIUS || op == F_BOX;
+    if ((x->d.kind == TECS_INDEX_SPATIAL) != spatial_op ||
+        (x->d.kind == TECS_INDEX_HASH && op != F_EQ && op != F_IN))
+        return fail(f, TECS_EINVAL, "operator not supported by this kind of index"), false;
+    return true;
+}
+
+/* Append a caller's key to the pool (strings copied). */
+static bool push_key(tecs_filter_t *f, tecs_index_t *x, tecs_key_t key)
+{
+    uint64_t k;
+    if (!tecs__index_encode(x, key, &k))
+        return fail(f, TECS_EINVAL, "key of the wrong class, or NaN"), false;
+    if (tecs__grow(f->world, (void **)&f->keys, &f->capkeys, f->nkeys + 1, sizeof *f->keys))
+        return fail(f, TECS_ENOMEM, "out of memory"), false;
+    if (key.cls == TECS_KEYC_STR && key.v.s) {
+        int32_t len = (int32_t)strlen(key.v.s) + 1;
+        if (tecs__grow(f->world, (void **)&f->str, &f->capstr, f->nstr + len, 1))
+            return fail(f, TECS_ENOMEM, "out of memory"), false;
+        memcpy(f->str + f->nstr, key.v.s, (size_t)len);
+        k = (uint64_t)f->nstr + 1;
+        f->nstr += len;
+    }
+    f->keys[f->nkeys++] = k;
+    return true;
+}
+
+static tecs_cond_t leaf(tecs_filter_t *f, tecs_index_t *x, int32_t op, int32_t n,
+                        const tecs_key_t *keys)
+{
+    if (f == NULL)
+        return -1;
+    if (!leaf_ok(f, x, op))
+        return -1;
+    int32_t first = f->nkeys;
+    for (int32_t i = 0; i < n; i++)
+        if (!push_key(f, x, keys[i])) {
+            f->nkeys = first;
+            return -1;
+        }
+    return add_node(f, (fnode){ op, x->id, first, n, { 0, 0, 0, 0 } });
+}
+
+tecs_cond_t tecs_where(tecs_filter_t *f, tecs_index_t *x, tecs_cmp_t cmp, tecs_key_t key)
+{
+    if (f && (unsigned)cmp > TECS_GE)
+        return fail(f, TECS_EINVAL, "bad comparison");
+    return leaf(f, x, (int32_t)cmp, 1, &key);
+}
+
+tecs_cond_t tecs_where_between(tecs_filter_t *f, tecs_index_t *x, tecs_key_t lo, tecs_key_t hi)
+{
+    tecs_key_t k[2] = { lo, hi };
+    return leaf(f, x, F_BETWEEN, 2, k);
+}
+
+/* Order of resolved keys, for sorting `in` lists. */
+static int key_order(const tecs_index_t *x, const okey *a, const okey *b)
+{
+    return kcmp(x, a->k, b->k);
+}
+
+/* Sort and deduplicate the keys of an `in` leaf. */
+static tecs_cond_t sort_in(tecs_filter_t *f, tecs_index_t *x, tecs_cond_t c)
+{
+    fnode *nd = &f->nodes[c];
+    int32_t n = nd->b;
+    okey *v = tecs__alloc(f->world, (size_t)n * 2 * sizeof *v + 1);
+    if (v == NULL) {
+        f->n--;
+        return fail(f, TECS_ENOMEM, "out of memory");
+    }
+    for (int32_t i = 0; i < n; i++)
+        v[i] = (okey){ fkey(f, x, nd->a + i), f->keys[nd->a + i] };
+    tecs__okey_sort(v, v + n, n, key_order, x);
+    int32_t m = 0;
+    for (int32_t i = 0; i < n; i++)
+        if (m == 0 || kcmp(x, v[m - 1].k, v[i].k) != 0)
+            v[m++] = v[i];
+    for (int32_t i = 0; i < m; i++)
+        f->keys[nd->a + i] = v[i].e;
+    nd->b = m;
+    tecs__free(f->world, v, (size_t)n * 2 * sizeof *v + 1);
+    return c;
+}
+
+tecs_cond_t tecs_where_in(tecs_filter_t *f, tecs_index_t *x, int32_t n, const tecs_key_t *keys)
+{
+    if (f && (n < 0 || (n > 0 && keys == NULL)))
+        return fail(f, TECS_EINVAL, "bad key list");
+    tecs_cond_t c = leaf(f, x, F_IN, n, keys);
+    return c < 0 ? c : sort_in(f, x, c);
+}
+
+tecs_cond_t tecs_where_radius(tecs_filter_t *f, tecs_index_t *x, float px, float py, float r)
+{
+    tecs_cond_t c = leaf(f, x, F_RADIUS, 0, NULL);
+    if (c >= 0)
+        memcpy(f->nodes[c].g, (float[4]){ px, py, r, 0 }, sizeof f->nodes[c].g);
+    return c;
+}
+
+tecs_cond_t tecs_where_box(tecs_filter_t *f, tecs_index_t *x, float x0, float y0, float x1,
+                           float y1)
+{
+    tecs_cond_t c = leaf(f, x, F_BOX, 0, NULL);
+    if (c >= 0)
+        memcpy(f->nodes[c].g, (float[4]){ x0, y0, x1, y1 }, sizeof f->nodes[c].g);
+    return c;
+}
+
+static tecs_cond_t combine(tecs_filter_t *f, int32_t op, tecs_cond_t a, tecs_cond_t b)
+{
+    if (f == NULL)
+        return -1;
+    if (a < 0 || a >= f->n || b < 0 || b >= f->n)
+        return fail(f, TECS_EINVAL, "bad condition handle");
+    return add_node(f, (fnode){ op, -1, a, b, { 0, 0, 0, 0 } });
+}
+
+tecs_cond_t tecs_where_and(tecs_filter_t *f, tecs_cond_t a, tecs_cond_t b)
+{
+    return combine(f, F_AND, a, b);
+}
+
+tecs_cond_t tecs_where_or(tecs_filter_t *f, tecs_cond_t a, tecs_cond_t b)
+{
+    return combine(f, F_OR, a, b);
+}
+
+tecs_cond_t tecs_where_not(tecs_filter_t *f, tecs_cond_t a)
+{
+    return combine(f, F_NOT, a, a);
+}
+
+tecs_err_t tecs_filter_root(tecs_filter_t *f, tecs_cond_t c)
+{
+    if (f == NULL)
+        return TECS_EINVAL;
+    if (c < 0 || c >= f->n)
+        return tecs__err(f->world, TECS_EINVAL, "bad condition handle");
+    f->root = c;
+    return TECS_OK;
+}
+
+tecs_err_t tecs_filter_order(tecs_filter_t *f, tecs_index_t *x, bool desc)
+{
+    if (f == NULL)
+        return TECS_EINVAL;
+    if (x == NULL) {
+        f->order = -1;
+        return TECS_OK;
+    }
+    if (index_by_id(f->world, x->id) != x)
+        return tecs__err(f->world, TECS_EWORLD, "index of another world");
+    if (x->d.kind != TECS_INDEX_ORDERED)
+        return tecs__err(f->world, TECS_EINVAL, "key order needs an ordered index");
+    f->order = x->id;
+    f->desc = desc;
+    return TECS_OK;
+}
+
+/* ---- filters: testing one entity -------------------------------------- */
+
+static bool in_circle(const fnode *nd, uint64_t aux)
+{
+    float px, py;
+    memcpy(&px, &aux, 4);
+    memcpy(&py, (const char *)&aux + 4, 4);
+    double dx = (double)px - nd->g[0], dy = (double)py - nd->g[1];
+    return dx * dx + dy * dy <= (double)nd->g[2] * nd->g[2] && nd->g[2] >= 0;
+}
+
+static bool in_box(const fnode *nd, uint64_t aux)
+{
+    float px, py;
+    memcpy(&px, &aux, 4);
+    memcpy(&py, (const char *)&aux + 4, 4);
+    return px >= nd->g[0] && px <= nd->g[2] && py >= nd->g[1] && py <= nd->g[3];
+}
+
+/* Is k one of the sorted keys of nd? */
+static bool in_list(const tecs_filter_t *f, const tecs_index_t *x, const fnode *nd, uint64_t k)
+{
+    int32_t lo = 0, hi = nd->b;
+    while (lo < hi) {
+        int32_t mid = (lo + hi) / 2;
+        int c = kcmp(x, fkey(f, x, nd->a + mid), k);
+        if (c == 0)
+            return true;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return false;
+}
+
+/* Does key k (with aux) satisfy leaf nd? */
+static bool leaf_holds(const tecs_filter_t *f, const tecs_index_t *x, const fnode *nd,
+                       uint64_t k, uint64_t aux)
+{
+    bool nan = x->cls == TECS_KEYC_REAL && k == NAN_KEY;
+    int c = nd->b > 0 && nd->op <= F_BETWEEN ? kcmp(x, k, fkey(f, x, nd->a)) : 0;
+    switch (nd->op) {
+    case F_EQ: return c == 0;
+    case F_NE: return c != 0;
+    case F_LT: return c < 0;
+    case F_LE: return c <= 0;
+    case F_GT: return c > 0 && !nan;
+    case F_GE: return c >= 0 && !nan;
+    case F_BETWEEN: return c >= 0 && kcmp(x, k, fkey(f, x, nd->a + 1)) <= 0 && !nan;
+    case F_IN: return in_list(f, x, nd, k);
+    case F_RADIUS: return k != NOWHERE_CELL && in_circle(nd, aux);
+    default: return k != NOWHERE_CELL && in_box(nd, aux);
+    }
+}
+
+bool tecs__filter_holds(const tecs_filter_t *f, int32_t c, tecs_entity_t e)
+{
+    const fnode *nd = &f->nodes[c];
+    switch (nd->op) {
+    case F_AND: return tecs__filter_holds(f, nd->a, e) && tecs__filter_holds(f, nd->b, e);
+    case F_OR: return tecs__filter_holds(f, nd->a, e) || tecs__filter_holds(f, nd->b, e);
+    case F_NOT: return !tecs__filter_holds(f, nd->a, e);
+    default: break;
+    }
+    const tecs_index_t *x = registry(f->world)->by_id[nd->index];
+    int32_t i = ent_find(x, e);
+    return i >= 0 && leaf_holds(f, x, nd, x->ents[i].key, x->ents[i].aux);
+}
+
+/* Every index the filter names is alive and fresh. */
+tecs_err_t tecs__filter_ready(tecs_filter_t *f)
+{
+    if (f->err)
+        return tecs__err(f->world, f->err, "the filter failed while being built");
+    for (int32_t c = 0; c < f->n; c++) {
+        if (f->nodes[c].op >= F_AND)
+            continue;
+        tecs_index_t *x = index_by_id(f->world, f->nodes[c].index);
+        if (x == NULL)
+            return tecs__err(f->world, TECS_ENOENT, "the filter names a freed index");
+        if (tecs__index_refresh(x))
+            return f->world->err;
+    }
+    if (f->order >= 0 && index_by_id(f->world, f->order) == NULL)
+        return tecs__err(f->world, TECS_ENOENT, "the filter's order index was freed");
+    return TECS_OK;
+}
+
+bool tecs_filter_test(tecs_filter_t *f, tecs_entity_t e)
+{
+    if (f == NULL || tecs__filter_ready(f) || tecs__ei_alive(f->world, e) == NULL)
+        return false;
+    return f->root < 0 || tecs__filter_holds(f, f->root, e);
+}
+
+/* ---- filters: collecting the matches ---------------------------------- */
+
+/* An `or` guard: skip an entity that the left side `node` already took. */
+typedef struct guard {
+    const struct guard *up;
+    int32_t node;
+} guard;
+
+typedef struct walk {
+    tecs_filter_t *f;
+    tecs_query_t *q;
+    snap *s;
+    bool exact;                 /* the driver is the root: no re-test       */
+    int32_t sorted_by;          /* index id whose key order the walk kept   */
+    tecs_err_t err;
+} walk;
+
+static bool snap_push(walk *wk, uint64_t k, tecs_entity_t e)
+{
+    snap *s = wk->s;
+    if (s->n + 1 > s->cap / 2 &&
+        tecs__grow(wk->f->world, (void **)&s->v, &s->cap, 2 * (s->n + 1), sizeof *s->v)) {
+        wk->err = TECS_ENOMEM;
+        return false;
+    }
+    s->v[s->n++] = (okey){ k, e };
+    return true;
+}
+
+/* A candidate from a driver: keep it if it passes guards, root, query. */
+static void collect(walk *wk, const guard *g, tecs_entity_t e)
+{
+    if (wk->err)
+        return;
+    for (; g; g = g->up)
+        if (tecs__filter_holds(wk->f, g->node, e))
+            return;
+    if (!wk->exact && !tecs__filter_holds(wk->f, wk->f->root, e))
+        return;
+    tecs_world_t *w = wk->f->world;
+    const tecs__record *r = tecs__alive_rec(w, e);
+    if (r == NULL || snap_match(wk->s, wk->q, tecs__rec_arch(w, r)) < 0)
+        return;
+    snap_push(wk, place_of(r), e);
+}
+
+/* A key range of an ordered index. */
+typedef struct range {
+    bool has_lo, lo_excl, has_hi, hi_excl, stop_nan;
+    uint64_t lo, hi;
+} range;
+
+static void walk_range(walk *wk, const guard *g, const tecs_index_t *x, range rg)
+{
+    int32_t bi = 0, i = 0;
+    if (rg.has_lo) {
+        uint32_t slot = rg.lo_excl ? UINT32_MAX : 0;
+        bi = oblock(x, rg.lo, slot);
+        i = bi < x->nblk ? oslot(x, x->blk[bi].b, rg.lo, slot) : 0;
+    }
+    for (; bi < x->nblk; bi++, i = 0) {
+        const oblk *b = x->blk[bi].b;
+        for (; i < b->n; i++) {
+            uint64_t k = b->v[i].k;
+            if (rg.has_hi) {
+                int c = kcmp(x, k, rg.hi);
+                if (c > 0 || (c == 0 && rg.hi_excl))
+                    return;
+            }
+            if (rg.stop_nan && k == NAN_KEY)
+                return;
+            if (i + 8 < b->n)
+                TECS__PREFETCH(&wk->f->world->recs[TECS_ENTITY_INDEX(b->v[i + 8].e)]);
+            collect(wk, g, b->v[i].e);
+        }
+    }
+}
+
+static void drive_ordered(walk *wk, const guard *g, const tecs_index_t *x, const fnode *nd)
+{
+    const tecs_filter_t *f = wk->f;
+    uint64_t k = nd->b > 0 ? fkey(f, x, nd->a) : 0;
+    bool real = x->cls == TECS_KEYC_REAL;
+    switch (nd->op) {
+    case F_EQ: walk_range(wk, g, x, (range){ true, false, true, false, false, k, k }); return;
+    case F_NE:
+        walk_range(wk, g, x, (range){ false, false, true, true, false, 0, k });
+        walk_range(wk, g, x, (range){ true, true, false, false, false, k, 0 });
+        return;
+    case F_LT: walk_range(wk, g, x, (range){ false, false, true, true, false, 0, k }); return;
+    case F_LE: walk_range(wk, g, x, (range){ false, false, true, false, false, 0, k }); return;
+    case F_GT: walk_range(wk, g, x, (range){ true, true, false, false, real, k, 0 }); return;
+    case F_GE: walk_range(wk, g, x, (range){ true, false, false, false, real, k, 0 }); return;
+    case F_BETWEEN: {
+        uint64_t hi = fkey(f, x, nd->a + 1);
+        if (kcmp(x, k, hi) <= 0)
+            walk_range(wk, g, x, (range){ true, false, true, false, real, k, hi });
+        return;
+    }
+    default:
+        for (int32_t j = 0; j < nd->b; j++) {
+            uint64_t kj = fkey(f, x, nd->a + j);
+            walk_range(wk, g, x, (range){ true, false, true, false, false, kj, kj });
+        }
+    }
+}
+
+/* Walk one bucket chain for entries with key k that satisfy nd. */
+static void walk_chain(walk *wk, const guard *g, const tecs_index_t *x, const fnode *nd,
+                       uint64_t k)
+{
+    if (x->nbucket == 0)
+        return;
+    for (int32_t i = x->bucket[khash(x, k) & (uint32_t)(x->nbucket - 1)]; i >= 0;
+         i = x->ents[i].next) {
+        const ient *t = &x->ents[i];
+        if (kcmp(x, t->key, k) == 0 && leaf_holds(wk->f, x, nd, t->key, t->aux))
+            collect(wk, g, t->e);
+    }
+}
+
+/* The cells a spatial leaf touches; false if it is empty. */
+static bool leaf_cells(const tecs_index_t *x, const fnode *nd, int32_t c[4])
+{
+    float x0 = nd->g[0], y0 = nd->g[1], x1 = nd->g[2], y1 = nd->g[3];
+    if (nd->op == F_RADIUS) {
+        if (!(nd->g[2] >= 0) || nd->g[0] != nd->g[0] || nd->g[1] != nd->g[1])
+            return false;
+        x0 = nd->g[0] - nd->g[2], x1 = nd->g[0] + nd->g[2];
+        y0 = nd->g[1] - nd->g[2], y1 = nd->g[1] + nd->g[2];
+    }
+    if (!(x0 <= x1) || !(y0 <= y1))
+        return false;
+    c[0] = cell_of(x0, x->d.cell_size), c[1] = cell_of(y0, x->d.cell_size);
+    c[2] = cell_of(x1, x->d.cell_size), c[3] = cell_of(y1, x->d.cell_size);
+    return true;
+}
+
+static void drive_spatial(walk *wk, const guard *g, const tecs_index_t *x, const fnode *nd)
+{
+    int32_t c[4];
+    if (!leaf_cells(x, nd, c))
+        return;
+    int64_t cells = ((int64_t)c[2] - c[0] + 1) * ((int64_t)c[3] - c[1] + 1);
+    if (cells > (int64_t)x->n) {
+        for (int32_t i = 0; i < x->n && !wk->err; i++)
+            if (leaf_holds(wk->f, x, nd, x->ents[i].key, x->ents[i].aux))
+                collect(wk, g, x->ents[i].e);
+        return;
+    }
+    for (int32_t cx = c[0]; cx <= c[2]; cx++)
+        for (int32_t cy = c[1]; cy <= c[3]; cy++)
+            walk_chain(wk, g, x, nd, cell_key(cx, cy));
+}
+
+static void drive_leaf(walk *wk, const guard *g, const fnode *nd)
+{
+    const tecs_index_t *x = registry(wk->f->world)->by_id[nd->index];
+    if (x->d.kind == TECS_INDEX_ORDERED)
+        drive_ordered(wk, g, x, nd);
+    else if (x->d.kind == TECS_INDEX_SPATIAL)
+        drive_spatial(wk, g, x, nd);
+    else
+        for (int32_t j = 0; j < nd->b; j++)
+            walk_chain(wk, g, x, nd, fkey(wk->f, x, nd->a + j));
+}
+
+#define NO_DRIVE INT64_MAX
+
+/* About how many candidates driving node c yields; NO_DRIVE if it cannot. */
+static int64_t estimate(const tecs_filter_t *f, int32_t c)
+{
+    const fnode *nd = &f->nodes[c];
+    if (nd->op == F_NOT)
+        return NO_DRIVE;
+    if (nd->op == F_AND || nd->op == F_OR) {
+        int64_t a = estimate(f, nd->a), b = estimate(f, nd->b);
+        if (nd->op == F_AND)
+            return a < b ? a : b;
+        return a == NO_DRIVE || b == NO_DRIVE ? NO_DRIVE : a + b;
+    }
+    const tecs_index_t *x = registry(f->world)->by_id[nd->index];
+    if (x->d.kind == TECS_INDEX_HASH)
+        return nd->b;
+    if (x->d.kind == TECS_INDEX_SPATIAL) {
+        int32_t cl[4];
+        if (!leaf_cells(x, nd, cl))
+            return 0;
+        int64_t cells = ((int64_t)cl[2] - cl[0] + 1) * ((int64_t)cl[3] - cl[1] + 1);
+        return cells < x->n ? cells : x->n;
+    }
+    if (nd->op == F_EQ || nd->op == F_IN)
+        return nd->b;
+    if (nd->op == F_NE)
+        return x->n;
+    return x->n / 2;            /* an open or closed range: half, by guess */
+}
+
+static void drive(walk *wk, const guard *g, int32_t c)
+{
+    const fnode *nd = &wk->f->nodes[c];
+    if (nd->op == F_AND) {
+        drive(wk, g, estimate(wk->f, nd->a) <= estimate(wk->f, nd->b) ? nd->a : nd->b);
+    } else if (nd->op == F_OR) {
+        drive(wk, g, nd->a);
+        drive(wk, &(guard){ g, nd->a }, nd->b);
+    } else {
+        drive_leaf(wk, g, nd);
+    }
+}
+
+/* The driving leaf when the walk keeps one index's key order, else -1. */
+static int32_t single_driver(const tecs_filter_t *f, int32_t c)
+{
+    const fnode *nd = &f->nodes[c];
+    if (nd->op == F_AND)
+        return single_driver(f, estimate(f, nd->a) <= estimate(f, nd->b) ? nd->a : nd->b);
+    if (nd->op == F_OR || nd->op == F_NOT)
+        return -1;
+    return nd->index;
+}
+
+/* No index can drive: test every row of the query, in its order. */
+static void scan(walk *wk)
+{
+    tecs_world_t *w = wk->f->world;
+    for (int32_t ai = 0; ai < w->narchs && !wk->err; ai++) {
+        tecs_archetype_t *a = w->archs[ai];
+        if (a->count == 0 || tecs__query_find(wk->q, a) < 0)
+            continue;
+        for (uint32_t row = 0; row < (uint32_t)a->count && !wk->err; row++) {
+            tecs_entity_t e = *tecs__ent_ptr(a, w, row);
+            if (wk->f->root < 0 || tecs__filter_holds(wk->f, wk->f->root, e))
+                snap_push(wk, (uint64_t)a->id << 32 | row, e);
+        }
+    }
+}
+
+/* ---- filters: ordering the matches ------------------------------------ */
+
+/* LSD radix sort of v[0..n) by k, 11 bits a pass, through tmp. */
+static void radix_sort(okey *v, okey *tmp, int32_t n)
+{
+    uint64_t max = 0;
+    for (int32_t i = 0; i < n; i++)
+        max |= v[i].k;
+    for (int shift = 0; shift < 64 && (max >> shift) != 0; shift += 11) {
+        int32_t count[2049] = { 0 };
+        for (int32_t i = 0; i < n; i++)
+            count[((v[i].k >> shift) & 2047) + 1]++;
+        for (int32_t d = 0; d < 2048; d++)
+            count[d + 1] += count[d];
+        for (int32_t i = 0; i < n; i++)
+            tmp[count[(v[i].k >> shift) & 2047]++] = v[i];
+        memcpy(v, tmp, (size_t)n * sizeof *v);
+    }
+}
+
+/* Key order of index x: entities without a key last, ties by slot. */
+static int by_key(const tecs_index_t *x, const okey *a, const okey *b)
+{
+    int32_t i = ent_find(x, a->e), j = ent_find(x, b->e);
+    int c = (i < 0) - (j < 0);
+    if (c == 0 && i >= 0)
+        c = kcmp(x, x->ents[i].key, x->ents[j].key);
+    if (c)
+        return c;
+    uint32_t sa = TECS_ENTITY_INDEX(a->e), sb = TECS_ENTITY_INDEX(b->e);
+    return (sa > sb) - (sa < sb);
+}
+
+
+static void reverse(snap *s)
+{
+    for (int32_t i = 0, j = s->n - 1; i < j; i++, j--) {
+        okey t = s->v[i];
+        s->v[i] = s->v[j];
+        s->v[j] = t;
+    }
+}
+
+/* Collect the filter's matches among the query's entities, in order. */
+static tecs_err_t gather(tecs_filter_t *f, tecs_query_t *q)
+{
+    walk wk = { f, q, &f->scr, false, -1, TECS_OK };
+    f->scr.n = 0;
+    f->scr.la = NULL;
+    bool scanned = f->root < 0 || estimate(f, f->root) == NO_DRIVE;
+    if (scanned) {
+        scan(&wk);
+    } else {
+        wk.exact = f->nodes[f->root].op < F_AND;
+        drive(&wk, NULL, f->root);
+        wk.sorted_by = single_driver(f, f->root);
+    }
+    if (wk.err)
+        return tecs__err(f->world, wk.err, "out of memory collecting matches");
+    if (f->order >= 0) {
+        if (scanned || wk.sorted_by != f->order)
+            tecs__okey_sort(f->scr.v, f->scr.v + f->scr.n, f->scr.n, by_key,
+                  registry(f->world)->by_id[f->order]);
+        if (f->desc)
+            reverse(&f->scr);
+    } else if (!scanned) {
+        radix_sort(f->scr.v, f->scr.v + f->scr.n, f->scr.n);
+    }
+    return TECS_OK;
+}
+
+/* ---- filtered iteration ----------------------------------------------- */
+
+/* The next run of consecutive rows (one chunk) of the snapshot. Rows do
+** not move while it runs: the world is deferred. */
+static bool snap_step(tecs_iter_t *it, bool fini)
+{
+    snap *s = it->priv_.src;
+    if (fini) {
+        s->busy = false;
+        return false;
+    }
+    tecs_world_t *w = it->world;
+    int32_t p = it->priv_.pos;
+    if (p >= s->n)
+        return false;
+    uint64_t k = s->v[p].k;
+    tecs_archetype_t *a = w->archs[k >> 32];
+    uint32_t row = (uint32_t)k;
+    int32_t n = 1;
+    while (p + n < s->n && ((row + (uint32_t)n) & w->mask) != 0 && s->v[p + n].k == k + (uint64_t)n)
+        n++;
+    it->priv_.pos = p + n;
+    if (p + n + PREFETCH_AHEAD < s->n) {
+        uint64_t kf = s->v[p + n + PREFETCH_AHEAD].k;
+        tecs_archetype_t *af = w->archs[kf >> 32];
+        int32_t mf = snap_match(s, it->priv_.query, af);
+        if (mf >= 0)
+            tecs__iter_prefetch(it, mf, af, (uint32_t)kf);
+    }
+    tecs__iter_load_rows(it, snap_match(s, it->priv_.query, a), a, row, n);
+    return true;
+}
+
+/* Start an iteration of q that hands out the rows of snapshot s. */
+tecs_iter_t tecs__snap_iter(tecs_query_t *q, snap *s)
+{
+    tecs_iter_t it = tecs_query_iter(q);
+    s->busy = true;
+    s->la = NULL;
+    it.priv_.src = s;
+    it.priv_.step = snap_step;
+    it.priv_.pos = 0;
+    return it;
+}
+
+static tecs_err_t where_start(tecs_query_t *q, tecs_filter_t *f, tecs_iter_t *it)
+{
+    *it = tecs_query_iter(NULL);
+    if (q == NULL)
+        return TECS_EINVAL;
+    tecs_world_t *w = tecs_query_world(q);
+    if (f == NULL)
+        return tecs__err(w, TECS_EINVAL, "NULL filter");
+    if (f->world != w)
+        return tecs__err(w, TECS_EWORLD, "filter of another world");
+    if (f->scr.busy)
+        return tecs__err(w, TECS_EBUSY, "the filter is being iterated");
+    tecs_err_t err = tecs__filter_ready(f);
+    if (err || (err = gather(f, q)) != TECS_OK)
+        return err;
+    *it = tecs__snap_iter(q, &f->scr);
+    return TECS_OK;
+}
+
+tecs_iter_t tecs_query_where(tecs_query_t *q, tecs_filter_t *f)
+{
+    tecs_iter_t it;
+    where_start(q, f, &it);
+    return it;
+}
+
+/* Per-entity calls over a started iteration (public API only). */
+static void each_of(tecs_iter_t *it, tecs_query_t *q, tecs_each_fn fn, void *ctx)
+{
+    const tecs_term_t *terms;
+    int32_t nterms = tecs_query_terms(q, &terms);
+    size_t size[TECS_MAX_TERMS];
+    for (int32_t t = 0; t < nterms; t++)
+        size[t] = tecs_component_size(it->world, terms[t].comp);
+    while (tecs_iter_next(it)) {
+        for (int32_t i = 0; i < it->count; i++) {
+            void *fields[TECS_MAX_TERMS];
+            for (int32_t t = 0; t < nterms; t++)
+                fields[t] = it->fields[t] ? (char *)it->fields[t] + (size_t)i * size[t] : NULL;
+            if (fn(it->world, it->entities[i], fields, ctx)) {
+                tecs_iter_fini(it);
+                return;
+            }
+        }
+    }
+}
+
+tecs_err_t tecs_query_where_each(tecs_query_t *q, tecs_filter_t *f, tecs_each_fn fn, void *ctx)
+{
+    if (q == NULL)
+        return TECS_EINVAL;
+    if (fn == NULL)
+        return tecs__err(tecs_query_world(q), TECS_EINVAL, "NULL callback");
+    tecs_iter_t it;
+    tecs_err_t err = where_start(q, f, &it);
+    if (err == TECS_OK)
+        each_of(&it, q, fn, ctx);
+    return err;
+}
+
+static int32_t collect_ids(tecs_iter_t *it, tecs_entity_t *out, int32_t cap)
+{
+    int32_t n = 0;
+    while (tecs_iter_next(it))
+        for (int32_t i = 0; i < it->count; i++, n++)
+            if (n < cap)
+                out[n] = it->entities[i];
+    return n;
+}
+
+int32_t tecs_query_where_collect(tecs_query_t *q, tecs_filter_t *f, tecs_entity_t *out,
+                                 int32_t cap)
+{
+    if (q == NULL)
+        return -1;
+    if (cap < 0 || (cap > 0 && out == NULL)) {
+        tecs__err(tecs_query_world(q), TECS_EINVAL, "bad output array");
+        return -1;
+    }
+    tecs_iter_t it;
+    if (where_start(q, f, &it))
+        return -1;
+    return collect_ids(&it, out, cap);
+}
+
+/* Some index of the filter waits for a rebuild. */
+bool tecs__filter_dirty(const tecs_filter_t *f)
+{
+    for (int32_t i = 0; f && i < f->n; i++)
+        if (f->nodes[i].op < F_AND && registry(f->world)->by_id[f->nodes[i].index]->dirty)
+            return true;
+    return false;
+}
+
+/* A deep copy of f, linked in the world's filters. */
+tecs_filter_t *tecs__filter_clone(const tecs_filter_t *src)
+{
+    tecs_world_t *w = src->world;
+    tecs_filter_t *f = tecs_filter_new(w);
+    if (f == NULL)
+        return NULL;
+    if (tecs__grow(w, (void **)&f->nodes, &f->cap, src->n, sizeof *f->nodes) ||
+        tecs__grow(w, (void **)&f->keys, &f->capkeys, src->nkeys, sizeof *f->keys) ||
+        tecs__grow(w, (void **)&f->str, &f->capstr, src->nstr, 1)) {
+        tecs__filter_release(f);
+        tecs__err(w, TECS_ENOMEM, "out of memory copying a filter");
+        return NULL;
+    }
+    if (src->n)
+        memcpy(f->nodes, src->nodes, (size_t)src->n * sizeof *f->nodes);
+    if (src->nkeys)
+        memcpy(f->keys, src->keys, (size_t)src->nkeys * sizeof *f->keys);
+    if (src->nstr)
+        memcpy(f->str, src->str, (size_t)src->nstr);
+    f->n = src->n, f->nkeys = src->nkeys, f->nstr = src->nstr;
+    f->root = src->root, f->order = src->order, f->desc = src->desc;
+    return f;
+}

@@ -1,0 +1,863 @@
+/*
+** index/index.c — field indexes: storage, upkeep and the unique check.
+**
+** An index maps one field of one component to the entities that have it.
+** Every kind keeps the same dense table of entries, one per entity, and a
+** map from entity slot to entry, so "what is e's key" is two array loads:
+**
+**     pos[slot] = i + 1 ───> ents[i] = { key, aux, entity, h, next, prev }
+**
+** key is the field, encoded so that unsigned comparison is the field's
+** order (signed: sign bit flipped; real: IEEE bits made monotonic, -0 made
+** +0, every NaN made one value above +inf); strings are the index's own
+** copy, key holding its pointer. aux keeps the raw field (a unique index
+** puts it back when a raw write would duplicate a key), or x and y.
+**
+** On top of the table, per kind:
+**
+**     hash     buckets[h & mask] -> first entry; entries chained by
+**              next / prev (doubly linked: unlinking is O(1));
+**     spatial  the same chains, the key being the grid cell (cx, cy);
+**     ordered  sorted blocks of (key, entity), at most OB each, found by
+**              binary search over the blocks' last items, then inside one:
+**
+**              blk[0] [k1 k1 k3 ..]  blk[1] [k7 k9 ..]  blk[2] [..]
+**
+**              insert / erase move at most OB items (a full block splits in
+**              two, an empty one goes away), a range walks blocks in order:
+**              O(log n + k). Ties are ordered by entity slot.
+**
+** Entities are stored by id, never by row, so archetype moves need nothing.
+** The index listens to component events (entity.c): ADD inserts, SET
+** re-keys, REMOVE erases. Before a change, the check hook reserves room and,
+** for a unique index, refuses a key another entity holds, so the world is
+** never changed by a refused call. Should an allocation still fail inside
+** an event (a string copy), the index marks itself dirty and is rebuilt
+** from the archetypes before its next use: never stale as seen from outside.
+*/
+#include "internal.h"
+
+/* ---- keys ------------------------------------------------------------- */
+
+static uint64_t enc_int(int64_t v)
+{
+    return (uint64_t)v ^ (1ull << 63);
+}
+
+static uint64_t enc_real(double d)
+{
+    if (d != d)
+        return NAN_KEY;
+    if (d == 0)
+        d = 0.0;
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    return (u >> 63) ? ~u : u | (1ull << 63);
+}
+
+static int32_t class_of(tecs_key_type_t t)
+{
+    if (t >= TECS_KEY_I8 && t <= TECS_KEY_I64)
+        return TECS_KEYC_INT;
+    if (t >= TECS_KEY_U8 && t <= TECS_KEY_U64)
+        return TECS_KEYC_UINT;
+    if (t == TECS_KEY_FLOAT || t == TECS_KEY_DOUBLE)
+        return TECS_KEYC_REAL;
+    if (t == TECS_KEY_STR || t == TECS_KEY_CHARS)
+        return TECS_KEYC_STR;
+    return 0;
+}
+
+static uint32_t field_size(const tecs_index_desc_t *d)
+{
+    static const uint8_t sz[] = { 0, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8, sizeof(char *), 0 };
+    return d->type == TECS_KEY_CHARS ? (uint32_t)d->size : sz[d->type];
+}
+
+static int64_t read_signed(const void *p, uint32_t size)
+{
+    int8_t a; int16_t b; int32_t c; int64_t d;
+    switch (size) {
+    case 1: memcpy(&a, p, 1); return a;
+    case 2: memcpy(&b, p, 2); return b;
+    case 4: memcpy(&c, p, 4); return c;
+    default: memcpy(&d, p, 8); return d;
+    }
+}
+
+static uint64_t read_unsigned(const void *p, uint32_t size)
+{
+    uint8_t a; uint16_t b; uint32_t c; uint64_t d;
+    switch (size) {
+    case 1: memcpy(&a, p, 1); return a;
+    case 2: memcpy(&b, p, 2); return b;
+    case 4: memcpy(&c, p, 4); return c;
+    default: memcpy(&d, p, 8); return d;
+    }
+}
+
+static float read_float(const void *p)
+{
+    float f;
+    memcpy(&f, p, sizeof f);
+    return f;
+}
+
+/* The key of the component value at val. */
+static void read_probe(const tecs_index_t *x, const void *val, probe *p)
+{
+    const char *f = (const char *)val + x->d.offset;
+    p->aux = 0;
+    switch (x->cls) {
+    case TECS_KEYC_INT:
+        p->k = enc_int(read_signed(f, x->fsize));
+        memcpy(&p->aux, f, x->fsize);
+        return;
+    case TECS_KEYC_UINT:
+        p->k = read_unsigned(f, x->fsize);
+        memcpy(&p->aux, f, x->fsize);
+        return;
+    case TECS_KEYC_REAL:
+        if (x->d.kind == TECS_INDEX_SPATIAL) {
+            float fx = read_float(f), fy = read_float((const char *)val + x->d.offset_y);
+            p->k = (fx == fx && fy == fy) ? cell_key(cell_of(fx, x->d.cell_size),
+                                                     cell_of(fy, x->d.cell_size))
+                                          : NOWHERE_CELL;
+            memcpy(&p->aux, &fx, 4);
+            memcpy((char *)&p->aux + 4, &fy, 4);
+            return;
+        }
+        double d;
+        if (x->fsize == 4)
+            d = read_float(f);
+        else
+            memcpy(&d, f, sizeof d);
+        p->k = enc_real(d);
+        memcpy(&p->aux, f, x->fsize);
+        return;
+    default:
+        if (x->d.type == TECS_KEY_STR) {
+            const char *s;
+            memcpy(&s, f, sizeof s);
+            p->k = (uint64_t)(uintptr_t)s;
+            p->aux = (uint64_t)(uintptr_t)s;
+            return;
+        }
+        const char *end = memchr(f, 0, x->fsize);
+        size_t len = end ? (size_t)(end - f) : x->fsize;
+        memcpy(p->buf, f, len);
+        p->buf[len] = 0;
+        p->k = (uint64_t)(uintptr_t)p->buf;
+    }
+}
+
+/* An owned copy of probe key k (strings); false when out of memory. */
+static bool own_key(tecs_index_t *x, uint64_t k, uint64_t *out)
+{
+    const char *s = (const char *)(uintptr_t)k;
+    if (x->cls != TECS_KEYC_STR || s == NULL) {
+        *out = k;
+        return true;
+    }
+    size_t len = strlen(s) + 1;
+    char *c = tecs__alloc(x->world, len);
+    if (c == NULL)
+        return false;
+    memcpy(c, s, len);
+    *out = (uint64_t)(uintptr_t)c;
+    return true;
+}
+
+static void free_key(tecs_index_t *x, uint64_t k)
+{
+    char *s = (char *)(uintptr_t)k;
+    if (x->cls == TECS_KEYC_STR && s)
+        tecs__free(x->world, s, strlen(s) + 1);
+}
+
+/* Room for n more entries (and entities up to the world's slots + n), so
+** that the next n inserts allocate nothing but string copies. */
+static tecs_err_t reserve(tecs_index_t *x, int32_t n)
+{
+    tecs_world_t *w = x->world;
+    int32_t need = x->n + n;
+    if (tecs__grow(w, (void **)&x->ents, &x->cap, need, sizeof *x->ents))
+        return TECS_ENOMEM;
+    int32_t slots = w->nrecs + n, old = x->npos;
+    if (slots > x->npos) {
+        if (tecs__grow(w, (void **)&x->pos, &x->npos, slots, sizeof *x->pos))
+            return TECS_ENOMEM;
+        memset(x->pos + old, 0, (size_t)(x->npos - old) * sizeof *x->pos);
+    }
+    if (is_hashed(x) && (int64_t)need * 4 > (int64_t)x->nbucket * 3) {
+        int32_t nb = x->nbucket ? x->nbucket : 16;
+        while ((int64_t)need * 4 > (int64_t)nb * 3)
+            nb *= 2;
+        int32_t *b = tecs__alloc(w, (size_t)nb * sizeof *b);
+        if (b == NULL)
+            return TECS_ENOMEM;
+        tecs__free(w, x->bucket, (size_t)x->nbucket * sizeof *x->bucket);
+        x->bucket = b;
+        x->nbucket = nb;
+        memset(b, 0xff, (size_t)nb * sizeof *b);
+        for (int32_t i = 0; i < x->n; i++) {
+            ient *t = &x->ents[i];
+            int32_t *head = &b[t->h & (uint32_t)(nb - 1)];
+            t->prev = -1;
+            t->next = *head;
+            if (*head >= 0)
+                x->ents[*head].prev = i;
+            *head = i;
+        }
+    }
+    if (!is_hashed(x)) {
+        /* n inserts split at most min(n, blocks + 1) + 2n / OB blocks. */
+        int64_t splits = (n < x->nblk + 1 ? n : x->nblk + 1) + 2 * (int64_t)n / OB + 1;
+        if (tecs__grow(w, (void **)&x->blk, &x->capblk, x->nblk + (int32_t)splits,
+                       sizeof *x->blk))
+            return TECS_ENOMEM;
+        if (x->spare == NULL && (x->spare = tecs__alloc(w, sizeof *x->spare)) == NULL)
+            return TECS_ENOMEM;
+    }
+    return TECS_OK;
+}
+
+/* ---- hash chains ------------------------------------------------------ */
+
+static void chain_link(tecs_index_t *x, int32_t i)
+{
+    ient *t = &x->ents[i];
+    int32_t *head = &x->bucket[t->h & (uint32_t)(x->nbucket - 1)];
+    t->prev = -1;
+    t->next = *head;
+    if (*head >= 0)
+        x->ents[*head].prev = i;
+    *head = i;
+}
+
+static void chain_unlink(tecs_index_t *x, int32_t i)
+{
+    ient *t = &x->ents[i];
+    if (t->prev >= 0)
+        x->ents[t->prev].next = t->next;
+    else
+        x->bucket[t->h & (uint32_t)(x->nbucket - 1)] = t->next;
+    if (t->next >= 0)
+        x->ents[t->next].prev = t->prev;
+}
+
+/* Entry i moved to j: fix whoever points at it. */
+static void chain_moved(tecs_index_t *x, int32_t i, int32_t j)
+{
+    ient *t = &x->ents[j];
+    if (t->prev >= 0)
+        x->ents[t->prev].next = j;
+    else
+        x->bucket[t->h & (uint32_t)(x->nbucket - 1)] = j;
+    if (t->next >= 0)
+        x->ents[t->next].prev = j;
+    (void)i;
+}
+
+/* Split full block bi in two (room reserved). */
+static void osplit(tecs_index_t *x, int32_t bi)
+{
+    oblk *b = x->blk[bi].b, *c = x->spare;
+    x->spare = NULL;
+    c->n = OB / 2;
+    memcpy(c->v, b->v + OB / 2, (OB / 2) * sizeof *c->v);
+    b->n = OB / 2;
+    memmove(x->blk + bi + 2, x->blk + bi + 1, (size_t)(x->nblk - bi - 1) * sizeof *x->blk);
+    x->blk[bi].last = b->v[b->n - 1];
+    x->blk[bi + 1] = (odir){ c->v[c->n - 1], c };
+    x->nblk++;
+}
+
+/* Insert (k, e); false if a block was needed and none is reserved. */
+static bool oinsert(tecs_index_t *x, uint64_t k, tecs_entity_t e)
+{
+    uint32_t slot = TECS_ENTITY_INDEX(e);
+    if (x->nblk == 0) {
+        if (x->spare == NULL || x->capblk < 1)
+            return false;
+        oblk *b = x->spare;
+        x->spare = NULL;
+        b->n = 1;
+        b->v[0] = (okey){ k, e };
+        x->blk[0] = (odir){ b->v[0], b };
+        x->nblk = 1;
+        return true;
+    }
+    int32_t bi = oblock(x, k, slot);
+    if (bi == x->nblk)
+        bi--;
+    if (x->blk[bi].b->n == OB) {
+        if (x->spare == NULL || x->nblk >= x->capblk) {
+            x->spare = x->spare ? x->spare : tecs__alloc(x->world, sizeof *x->spare);
+            if (x->spare == NULL || tecs__grow(x->world, (void **)&x->blk, &x->capblk,
+                                               x->nblk + 1, sizeof *x->blk))
+                return false;
+        }
+        osplit(x, bi);
+        if (ocmp(x, k, slot, &x->blk[bi].last) > 0)
+            bi++;
+    }
+    oblk *b = x->blk[bi].b;
+    int32_t i = oslot(x, b, k, slot);
+    memmove(b->v + i + 1, b->v + i, (size_t)(b->n - i) * sizeof *b->v);
+    b->v[i] = (okey){ k, e };
+    b->n++;
+    x->blk[bi].last = b->v[b->n - 1];
+    return true;
+}
+
+static void oerase(tecs_index_t *x, uint64_t k, tecs_entity_t e)
+{
+    uint32_t slot = TECS_ENTITY_INDEX(e);
+    int32_t bi = oblock(x, k, slot);
+    assert(bi < x->nblk);
+    oblk *b = x->blk[bi].b;
+    int32_t i = oslot(x, b, k, slot);
+    assert(i < b->n && b->v[i].e == e);
+    memmove(b->v + i, b->v + i + 1, (size_t)(b->n - i - 1) * sizeof *b->v);
+    if (--b->n > 0) {
+        x->blk[bi].last = b->v[b->n - 1];
+        return;
+    }
+    if (x->spare == NULL)
+        x->spare = b;
+    else
+        tecs__free(x->world, b, sizeof *b);
+    memmove(x->blk + bi, x->blk + bi + 1, (size_t)(x->nblk - bi - 1) * sizeof *x->blk);
+    x->nblk--;
+}
+
+/* ---- insert, erase, re-key --------------------------------------------- */
+
+/* Add e with the key in p (room reserved); false when out of memory. */
+static bool ent_insert(tecs_index_t *x, tecs_entity_t e, const probe *p)
+{
+    uint64_t k;
+    if (!own_key(x, p->k, &k))
+        return false;
+    if (!is_hashed(x) && !oinsert(x, k, e)) {
+        free_key(x, k);
+        return false;
+    }
+    int32_t i = x->n++;
+    x->ents[i] = (ient){ k, p->aux, e, 0, -1, -1 };
+    x->pos[TECS_ENTITY_INDEX(e)] = i + 1;
+    if (is_hashed(x)) {
+        x->ents[i].h = khash(x, k);
+        chain_link(x, i);
+    }
+    return true;
+}
+
+static void ent_erase(tecs_index_t *x, int32_t i)
+{
+    ient *t = &x->ents[i];
+    if (is_hashed(x))
+        chain_unlink(x, i);
+    else
+        oerase(x, t->key, t->e);
+    free_key(x, t->key);
+    x->pos[TECS_ENTITY_INDEX(t->e)] = 0;
+    int32_t last = --x->n;
+    if (i == last)
+        return;
+    x->ents[i] = x->ents[last];
+    x->pos[TECS_ENTITY_INDEX(x->ents[i].e)] = i + 1;
+    if (is_hashed(x))
+        chain_moved(x, last, i);
+}
+
+static bool same_key(const tecs_index_t *x, const ient *t, const probe *p)
+{
+    return kcmp(x, t->key, p->k) == 0;
+}
+
+/* e's value is now val: insert or re-key; false when out of memory. */
+static bool ent_update(tecs_index_t *x, tecs_entity_t e, const void *val)
+{
+    probe p;
+    read_probe(x, val, &p);
+    int32_t i = ent_find(x, e);
+    if (i >= 0 && same_key(x, &x->ents[i], &p)) {
+        x->ents[i].aux = p.aux;
+        return true;
+    }
+    if (i >= 0)
+        ent_erase(x, i);
+    return reserve(x, 1) == TECS_OK && ent_insert(x, e, &p);
+}
+
+/* Another entity than e with key k, or 0. */
+static tecs_entity_t find_other(const tecs_index_t *x, uint64_t k, tecs_entity_t e)
+{
+    if (is_hashed(x)) {
+        if (x->nbucket == 0)
+            return 0;
+        for (int32_t i = x->bucket[khash(x, k) & (uint32_t)(x->nbucket - 1)]; i >= 0;
+             i = x->ents[i].next)
+            if (x->ents[i].e != e && kcmp(x, x->ents[i].key, k) == 0)
+                return x->ents[i].e;
+        return 0;
+    }
+    for (int32_t bi = oblock(x, k, 0); bi < x->nblk; bi++) {
+        const oblk *b = x->blk[bi].b;
+        for (int32_t i = oslot(x, b, k, 0); i < b->n; i++) {
+            if (kcmp(x, b->v[i].k, k) != 0)
+                return 0;
+            if (b->v[i].e != e)
+                return b->v[i].e;
+        }
+    }
+    return 0;
+}
+
+/* ---- building --------------------------------------------------------- */
+
+static void clear(tecs_index_t *x)
+{
+    tecs_world_t *w = x->world;
+    for (int32_t i = 0; i < x->n; i++)
+        free_key(x, x->ents[i].key);
+    for (int32_t i = 0; i < x->nblk; i++)
+        tecs__free(w, x->blk[i].b, sizeof *x->blk[i].b);
+    if (x->npos)
+        memset(x->pos, 0, (size_t)x->npos * sizeof *x->pos);
+    if (x->nbucket)
+        memset(x->bucket, 0xff, (size_t)x->nbucket * sizeof *x->bucket);
+    x->n = 0;
+    x->nblk = 0;
+}
+
+/* Fill x from every archetype with its component. */
+static tecs_err_t fill(tecs_index_t *x)
+{
+    tecs_world_t *w = x->world;
+    for (int32_t ai = 0; ai < w->narchs; ai++) {
+        tecs_archetype_t *a = w->archs[ai];
+        int32_t col = tecs__arch_col(a, x->d.comp);
+        if (col < 0 || a->count == 0)
+            continue;
+        if (reserve(x, a->count))
+            return TECS_ENOMEM;
+        for (uint32_t row = 0; row < (uint32_t)a->count; row++) {
+            probe p;
+            read_probe(x, tecs__col_ptr(a, w, col, row), &p);
+            tecs_entity_t e = *tecs__ent_ptr(a, w, row);
+            if (x->d.unique && find_other(x, p.k, e))
+                return tecs__err(w, TECS_EEXIST, "unique index: two entities share a key");
+            if (!ent_insert(x, e, &p))
+                return TECS_ENOMEM;
+        }
+    }
+    return TECS_OK;
+}
+
+/* Rebuild a dirty index. */
+tecs_err_t tecs__index_refresh(tecs_index_t *x)
+{
+    if (!x->dirty)
+        return TECS_OK;
+    clear(x);
+    tecs_err_t err = fill(x);
+    if (err) {
+        clear(x);
+        return tecs__err(x->world, err, "out of memory rebuilding an index");
+    }
+    x->dirty = false;
+    return TECS_OK;
+}
+
+static void index_release(tecs_index_t *x)
+{
+    tecs_world_t *w = x->world;
+    clear(x);
+    tecs__free(w, x->spare, sizeof *x->spare);
+    tecs__free(w, x->ents, (size_t)x->cap * sizeof *x->ents);
+    tecs__free(w, x->pos, (size_t)x->npos * sizeof *x->pos);
+    tecs__free(w, x->bucket, (size_t)x->nbucket * sizeof *x->bucket);
+    tecs__free(w, x->blk, (size_t)x->capblk * sizeof *x->blk);
+    tecs__free(w, x, sizeof *x);
+}
+
+/* ---- the unique check ------------------------------------------------- */
+
+/* A default-constructed value of x's component, in a fresh block. */
+static void *default_value(tecs_index_t *x, size_t *size)
+{
+    const tecs__comp *ci = &x->world->comps[x->d.comp];
+    *size = ci->size;
+    void *v = tecs__alloc(x->world, ci->size);
+    if (v == NULL)
+        return NULL;
+    memset(v, 0, ci->size);
+    if (ci->ctor)
+        ci->ctor(v, 1, ci->ctx);
+    return v;
+}
+
+static void drop_default(tecs_index_t *x, void *v, size_t size)
+{
+    const tecs__comp *ci = &x->world->comps[x->d.comp];
+    if (ci->dtor)
+        ci->dtor(v, 1, ci->ctx);
+    tecs__free(x->world, v, size);
+}
+
+/* Put e's indexed field back to the key the index holds for it. */
+static void revert(const tecs_index_t *x, tecs_entity_t e, void *val)
+{
+    int32_t i = ent_find(x, e);
+    if (i < 0)
+        return;
+    char *f = (char *)val + x->d.offset;
+    const ient *t = &x->ents[i];
+    if (x->d.type == TECS_KEY_CHARS) {
+        const char *s = (const char *)(uintptr_t)t->key;
+        size_t len = s ? strlen(s) : 0;
+        memset(f, 0, x->fsize);
+        memcpy(f, s ? s : "", len);
+    } else {
+        memcpy(f, &t->aux, x->fsize);
+    }
+}
+
+/* One value: refuse a key another entity holds. */
+static tecs_err_t check_one(tecs_index_t *x, int ev, tecs_entity_t e, const void *val)
+{
+    size_t size = 0;
+    void *def = NULL;
+    if (val == NULL && (val = def = default_value(x, &size)) == NULL)
+        return tecs__err(x->world, TECS_ENOMEM, "out of memory checking a unique key");
+    probe p;
+    read_probe(x, val, &p);
+    tecs_entity_t other = find_other(x, p.k, e);
+    if (other && (ev & TECS__EV_WRITTEN))
+        revert(x, e, (void *)(uintptr_t)val);
+    if (def)
+        drop_default(x, def, size);
+    if (other)
+        return tecs__err(x->world, TECS_EEXIST, "unique index: key held by entity %u:%u",
+                         TECS_ENTITY_INDEX(other), TECS_ENTITY_GENERATION(other));
+    return TECS_OK;
+}
+
+/* Order of two batch keys read from values (strings not owned). */
+static int batch_cmp(const tecs_index_t *x, const okey *a, const okey *b)
+{
+    if (x->d.type == TECS_KEY_CHARS)
+        return strncmp((const char *)(uintptr_t)a->k, (const char *)(uintptr_t)b->k, x->fsize);
+    return kcmp(x, a->k, b->k);
+}
+
+/* n births with values at vals: none may take a held key, nor repeat one. */
+static tecs_err_t check_batch(tecs_index_t *x, const void *vals, int32_t n)
+{
+    tecs_world_t *w = x->world;
+    if (vals == NULL)
+        return n > 1 ? tecs__err(w, TECS_EEXIST, "unique index: default keys repeat")
+                     : check_one(x, TECS__EV_ADD, 0, NULL);
+    size_t size = w->comps[x->d.comp].size;
+    okey *v = tecs__alloc(w, (size_t)n * 2 * sizeof *v);
+    if (v == NULL)
+        return tecs__err(w, TECS_ENOMEM, "out of memory checking unique keys");
+    tecs_err_t err = TECS_OK;
+    for (int32_t i = 0; i < n && !err; i++) {
+        const char *val = (const char *)vals + (size_t)i * size;
+        err = check_one(x, TECS__EV_ADD, 0, val);
+        probe p;
+        read_probe(x, val, &p);
+        v[i].k = x->d.type == TECS_KEY_CHARS ? (uint64_t)(uintptr_t)(val + x->d.offset) : p.k;
+    }
+    tecs__okey_sort(v, v + n, n, batch_cmp, x);
+    for (int32_t i = 1; i < n && !err; i++)
+        if (batch_cmp(x, &v[i - 1], &v[i]) == 0)
+            err = tecs__err(w, TECS_EEXIST, "unique index: a key repeats in one call");
+    tecs__free(w, v, (size_t)n * 2 * sizeof *v);
+    return err;
+}
+
+static tecs_err_t on_check(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_comp_t c,
+                           const void *vals, int32_t n)
+{
+    tecs__indexes *r = ctx;
+    for (int32_t id = 0; id < r->nids; id++) {
+        tecs_index_t *x = r->by_id[id];
+        if (x == NULL || x->d.comp != c)
+            continue;
+        tecs_err_t err = tecs__index_refresh(x);
+        if (!err && reserve(x, n))
+            err = tecs__err(w, TECS_ENOMEM, "out of memory growing an index");
+        if (err && (ev & TECS__EV_WRITTEN)) {
+            x->dirty = true;    /* the write stands; rebuilt before next use */
+            continue;
+        }
+        if (!err && x->d.unique)
+            err = n == 1 ? check_one(x, ev, e, vals) : check_batch(x, vals, n);
+        if (err)
+            return err;
+    }
+    return TECS_OK;
+}
+
+static void on_comp(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_comp_t c,
+                    const void *ptr)
+{
+    tecs__indexes *r = ctx;
+    (void)w;
+    for (int32_t id = 0; id < r->nids; id++) {
+        tecs_index_t *x = r->by_id[id];
+        if (x == NULL || x->d.comp != c || x->dirty)
+            continue;
+        if (ev == TECS__EV_REMOVE) {
+            int32_t i = ent_find(x, e);
+            if (i >= 0)
+                ent_erase(x, i);
+        } else if (!ent_update(x, e, ptr)) {
+            x->dirty = true;
+        }
+    }
+}
+
+static void on_fini(tecs_world_t *w, void *ctx)
+{
+    tecs__indexes *r = ctx;
+    while (r->caches)
+        tecs__cache_release(r->caches);
+    while (r->filters)
+        tecs__filter_release(r->filters);
+    for (int32_t id = 0; id < r->nids; id++)
+        if (r->by_id[id])
+            index_release(r->by_id[id]);
+    tecs__free(w, r->by_id, (size_t)r->cap * sizeof *r->by_id);
+    tecs__free(w, r, sizeof *r);
+    w->indexes = NULL;
+}
+
+/* The registry, made and listened for on first use. */
+tecs__indexes *tecs__index_registry(tecs_world_t *w)
+{
+    if (w->indexes)
+        return w->indexes;
+    tecs__indexes *r = tecs__alloc(w, sizeof *r);
+    if (r == NULL)
+        return NULL;
+    memset(r, 0, sizeof *r);
+    tecs__listener l = { .on_comp = on_comp, .on_check = on_check, .on_fini = on_fini,
+                         .ctx = r };
+    if (tecs__listen(w, &l)) {
+        tecs__free(w, r, sizeof *r);
+        return NULL;
+    }
+    w->indexes = r;
+    return r;
+}
+
+/* ---- indexes: public -------------------------------------------------- */
+
+static tecs_err_t check_desc(tecs_world_t *w, const tecs_index_desc_t *d)
+{
+    if (d == NULL)
+        return tecs__err(w, TECS_EINVAL, "NULL index description");
+    const tecs__comp *ci = tecs__comp_get(w, d->comp);
+    if (ci == NULL)
+        return tecs__err(w, TECS_ENOCOMP, "component %u is unknown", d->comp);
+    if ((unsigned)d->kind > TECS_INDEX_SPATIAL || class_of(d->type) == 0)
+        return tecs__err(w, TECS_EINVAL, "bad index kind or key type");
+    if (d->type == TECS_KEY_CHARS && (d->size < 1 || d->size > TECS_MAX_KEY_CHARS))
+        return tecs__err(w, TECS_EINVAL, "char[N] key: N must be 1..%d", TECS_MAX_KEY_CHARS);
+    uint32_t fs = field_size(d);
+    if (d->offset > ci->size || fs > ci->size - d->offset)
+        return tecs__err(w, TECS_EINVAL, "the field does not fit inside component %u", d->comp);
+    if (d->kind != TECS_INDEX_SPATIAL)
+        return TECS_OK;
+    if (d->type != TECS_KEY_FLOAT || d->unique || !(d->cell_size > 0) ||
+        d->cell_size > 3.0e38f)
+        return tecs__err(w, TECS_EINVAL, "spatial index: float fields, a cell size > 0, "
+                                         "not unique");
+    if (d->offset_y > ci->size || 4 > ci->size - d->offset_y)
+        return tecs__err(w, TECS_EINVAL, "the y field does not fit inside component %u",
+                         d->comp);
+    return TECS_OK;
+}
+
+/* Give x an id in the registry. */
+static tecs_err_t enroll(tecs_world_t *w, tecs_index_t *x)
+{
+    tecs__indexes *r = tecs__index_registry(w);
+    if (r == NULL || tecs__grow(w, (void **)&r->by_id, &r->cap, r->nids + 1, sizeof *r->by_id))
+        return tecs__err(w, TECS_ENOMEM, "out of memory creating an index");
+    x->id = r->nids;
+    r->by_id[r->nids++] = x;
+    return TECS_OK;
+}
+
+tecs_index_t *tecs_index_new(tecs_world_t *w, const tecs_index_desc_t *d)
+{
+    if (w == NULL || check_desc(w, d))
+        return NULL;
+    tecs_index_t *x = tecs__index_registry(w) ? tecs__alloc(w, sizeof *x) : NULL;
+    if (x == NULL) {
+        tecs__err(w, TECS_ENOMEM, "out of memory creating an index");
+        return NULL;
+    }
+    memset(x, 0, sizeof *x);
+    x->world = w;
+    x->d = *d;
+    x->cls = class_of(d->type);
+    x->fsize = field_size(d);
+    tecs_err_t err = fill(x);
+    if (err) {
+        if (err == TECS_ENOMEM)
+            tecs__err(w, err, "out of memory creating an index");
+        index_release(x);
+        return NULL;
+    }
+    if (enroll(w, x)) {
+        index_release(x);
+        return NULL;
+    }
+    w->comps[d->comp].watch++;
+    w->comps[d->comp].check++;
+    return x;
+}
+
+tecs_err_t tecs_index_free(tecs_index_t *x)
+{
+    if (x == NULL)
+        return TECS_OK;
+    tecs_world_t *w = x->world;
+    tecs__indexes *r = registry(w);
+    if (tecs__caches_use(r, x->id))
+        return tecs__err(w, TECS_EBUSY, "a cache uses this index");
+    r->by_id[x->id] = NULL;
+    w->comps[x->d.comp].watch--;
+    w->comps[x->d.comp].check--;
+    index_release(x);
+    return TECS_OK;
+}
+
+int32_t tecs_index_count(tecs_index_t *x)
+{
+    if (x == NULL || tecs__index_refresh(x))
+        return 0;
+    return x->n;
+}
+
+/* Encode a caller's key for x; false (TECS_EINVAL) if it does not fit. */
+bool tecs__index_encode(tecs_index_t *x, tecs_key_t key, uint64_t *out)
+{
+    if (key.cls != x->cls || (key.cls == TECS_KEYC_REAL && key.v.d != key.v.d)) {
+        tecs__err(x->world, TECS_EINVAL, "key of the wrong class for this index, or NaN");
+        return false;
+    }
+    switch (key.cls) {
+    case TECS_KEYC_INT: *out = enc_int(key.v.i); break;
+    case TECS_KEYC_UINT: *out = key.v.u; break;
+    case TECS_KEYC_REAL: *out = enc_real(key.v.d); break;
+    default: *out = (uint64_t)(uintptr_t)key.v.s; break;
+    }
+    return true;
+}
+
+tecs_entity_t tecs_index_lookup(tecs_index_t *x, tecs_key_t key)
+{
+    if (x == NULL)
+        return 0;
+    uint64_t k;
+    if (!x->d.unique) {
+        tecs__err(x->world, TECS_EINVAL, "tecs_index_lookup needs a unique index");
+        return 0;
+    }
+    if (!tecs__index_encode(x, key, &k) || tecs__index_refresh(x))
+        return 0;
+    tecs_entity_t e = find_other(x, k, 0);
+    if (e == 0)
+        tecs__err(x->world, TECS_ENOENT, "no entity has this key");
+    return e;
+}
+
+/* ---- the structure check ---------------------------------------------- */
+
+static tecs_err_t bad(tecs_world_t *w, const char *what, int32_t id)
+{
+    return tecs__err(w, TECS_ECORRUPT, "index %d: %s", id, what);
+}
+
+/* Every entry names a live entity holding the component with that key. */
+static tecs_err_t check_entries(tecs_index_t *x)
+{
+    tecs_world_t *w = x->world;
+    for (int32_t i = 0; i < x->n; i++) {
+        const ient *t = &x->ents[i];
+        if (ent_find(x, t->e) != i)
+            return bad(w, "entity map disagrees", x->id);
+        const tecs__record *r = tecs__ei_alive(w, t->e);
+        int32_t col = r ? tecs__arch_col(tecs__rec_arch(w, r), x->d.comp) : -1;
+        if (col < 0)
+            return bad(w, "entry for an entity without the component", x->id);
+        probe p;
+        read_probe(x, tecs__col_ptr(tecs__rec_arch(w, r), w, col, r->row), &p);
+        if (kcmp(x, t->key, p.k) != 0)
+            return bad(w, "stale key", x->id);
+        if (is_hashed(x) && find_other(x, t->key, 0) == 0)
+            return bad(w, "entry not in its bucket", x->id);
+    }
+    return TECS_OK;
+}
+
+static tecs_err_t check_blocks(tecs_index_t *x)
+{
+    int32_t total = 0;
+    const okey *prev = NULL;
+    for (int32_t bi = 0; bi < x->nblk; bi++) {
+        const oblk *b = x->blk[bi].b;
+        if (b->n < 1 || b->n > OB)
+            return bad(x->world, "block size", x->id);
+        for (int32_t i = 0; i < b->n; i++) {
+            int32_t j = ent_find(x, b->v[i].e);
+            if (j < 0 || x->ents[j].key != b->v[i].k)
+                return bad(x->world, "block item without its entry", x->id);
+            if (prev && ocmp(x, b->v[i].k, TECS_ENTITY_INDEX(b->v[i].e), prev) <= 0)
+                return bad(x->world, "blocks out of order", x->id);
+            prev = &b->v[i];
+        }
+        if (x->blk[bi].last.e != b->v[b->n - 1].e || x->blk[bi].last.k != b->v[b->n - 1].k)
+            return bad(x->world, "directory disagrees with its block", x->id);
+        total += b->n;
+    }
+    return total == x->n ? TECS_OK : bad(x->world, "block items != entries", x->id);
+}
+
+/* Count the entities that have x's component. */
+static int32_t holders(const tecs_index_t *x)
+{
+    const tecs_world_t *w = x->world;
+    int32_t n = 0;
+    for (int32_t ai = 0; ai < w->narchs; ai++)
+        if (tecs__arch_col(w->archs[ai], x->d.comp) >= 0)
+            n += w->archs[ai]->count;
+    return n;
+}
+
+tecs_err_t tecs__indexes_check(tecs_world_t *w)
+{
+    tecs__indexes *r = registry(w);
+    for (int32_t id = 0; r && id < r->nids; id++) {
+        tecs_index_t *x = r->by_id[id];
+        if (x == NULL || x->dirty)
+            continue;
+        tecs_err_t err = check_entries(x);
+        if (!err && !is_hashed(x))
+            err = check_blocks(x);
+        if (err)
+            return err;
+        if (holders(x) != x->n)
+            return bad(w, "misses entities", id);
+    }
+    return tecs__caches_check(w);
+}

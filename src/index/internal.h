@@ -1,0 +1,320 @@
+/*
+** index/internal.h — what the files of the index layer share: the index,
+** filter and snapshot structures, and the small helpers all three use.
+** Only the files of src/index include it.
+**
+**     index.c   keys, the entry table, hash chains, ordered blocks, the
+**               listener that keeps indexes true, the unique check;
+**     filter.c  filters: building, testing, collecting, ordering, and the
+**               filtered iteration;
+**     cache.c   cached result sets and their enter / leave events.
+*/
+#ifndef TECS_INDEX_INTERNAL_H
+#define TECS_INDEX_INTERNAL_H
+
+#include "../private.h"
+
+#define OB 64                   /* items in an ordered block               */
+#define PREFETCH_AHEAD 8        /* steps of a filtered iteration fetched ahead */
+#define NAN_KEY UINT64_MAX      /* every NaN, above +inf                    */
+#define NOWHERE_CELL 0x8000000080000000ull /* spatial: NaN coordinates      */
+#define CELL_LIMIT 1073741824.0 /* cells are clamped to +-2^30              */
+
+typedef struct ient {
+    uint64_t key;               /* encoded key, string copy, or cell        */
+    uint64_t aux;               /* raw field bytes, user pointer, or x / y  */
+    tecs_entity_t e;
+    uint32_t h;                 /* hash of key (hash, spatial)              */
+    int32_t next, prev;         /* bucket chain (hash, spatial), -1 ends    */
+} ient;
+
+
+typedef struct okey {
+    uint64_t k;
+    tecs_entity_t e;
+} okey;
+
+typedef struct oblk {
+    int32_t n;
+    okey v[OB];
+} oblk;
+
+/* The ordered directory: each block with a copy of its last item, so a
+** search reads one contiguous array and touches one block. */
+typedef struct odir {
+    okey last;
+    oblk *b;
+} odir;
+
+struct tecs_index_t {
+    tecs_world_t *world;
+    int32_t id;                 /* in the world's registry, never reused    */
+    tecs_index_desc_t d;
+    int32_t cls;                /* TECS_KEYC_* of its keys                  */
+    uint32_t fsize;             /* bytes of the field                       */
+    bool dirty;                 /* rebuild before the next use              */
+    int32_t n, cap;
+    ient *ents;
+    int32_t *pos;               /* entity slot -> entry + 1                 */
+    int32_t npos;
+    int32_t *bucket;            /* hash, spatial: power of two, -1 empty    */
+    int32_t nbucket;
+    odir *blk;                  /* ordered: the directory                   */
+    int32_t nblk, capblk;
+    oblk *spare;                /* a block reserved for the next split      */
+};
+
+typedef struct tecs__indexes {
+    tecs_index_t **by_id;
+    int32_t nids, cap;
+    struct tecs_filter_t *filters;
+    struct tecs_cache_t *caches;
+    bool cache_listening;
+} tecs__indexes;
+
+/* A key read from a value, not owned: k is the encoded key (for strings,
+** the pointer of s), s a string or NULL. */
+typedef struct probe {
+    uint64_t k;
+    uint64_t aux;
+    char buf[TECS_MAX_KEY_CHARS + 1];
+} probe;
+
+static inline int scmp(const char *a, const char *b)
+{
+    if (a == NULL || b == NULL)
+        return (a != NULL) - (b != NULL);
+    return strcmp(a, b);
+}
+
+/* Compare two keys of x's class. */
+static inline int kcmp(const tecs_index_t *x, uint64_t a, uint64_t b)
+{
+    if (x->cls != TECS_KEYC_STR)
+        return (a > b) - (a < b);
+    return scmp((const char *)(uintptr_t)a, (const char *)(uintptr_t)b);
+}
+
+static inline uint32_t mix(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdull;
+    k ^= k >> 33;
+    k *= 0xc4ceb9fe1a85ec53ull;
+    return (uint32_t)(k ^ (k >> 33));
+}
+
+static inline uint32_t khash(const tecs_index_t *x, uint64_t k)
+{
+    if (x->cls != TECS_KEYC_STR)
+        return mix(k);
+    const unsigned char *s = (const unsigned char *)(uintptr_t)k;
+    uint32_t h = 2166136261u;
+    if (s == NULL)
+        return 0x5bd1e995u;
+    while (*s)
+        h = (h ^ *s++) * 16777619u;
+    return h;
+}
+
+/* floor(v / cell), clamped to +-2^30 (no libm needed). */
+static inline int32_t cell_of(float v, float cell)
+{
+    double q = (double)v / cell;
+    if (q < -CELL_LIMIT)
+        return (int32_t)-CELL_LIMIT;
+    if (q > CELL_LIMIT)
+        return (int32_t)CELL_LIMIT;
+    int32_t t = (int32_t)q;
+    return t > q ? t - 1 : t;
+}
+
+static inline uint64_t cell_key(int32_t cx, int32_t cy)
+{
+    return (uint64_t)(uint32_t)cx << 32 | (uint32_t)cy;
+}
+
+
+/* e's entry, or -1. */
+static inline int32_t ent_find(const tecs_index_t *x, tecs_entity_t e)
+{
+    uint32_t slot = TECS_ENTITY_INDEX(e);
+    if (slot >= (uint32_t)x->npos || x->pos[slot] == 0)
+        return -1;
+    int32_t i = x->pos[slot] - 1;
+    return x->ents[i].e == e ? i : -1;
+}
+
+static inline bool is_hashed(const tecs_index_t *x)
+{
+    return x->d.kind != TECS_INDEX_ORDERED;
+}
+
+
+/* (k, e) against item o: key, then entity slot. */
+static inline int ocmp(const tecs_index_t *x, uint64_t k, uint32_t slot, const okey *o)
+{
+    int c = kcmp(x, k, o->k);
+    if (c)
+        return c;
+    uint32_t s = TECS_ENTITY_INDEX(o->e);
+    return (slot > s) - (slot < s);
+}
+
+/* The first block whose last item is >= (k, slot); nblk if none. */
+static inline int32_t oblock(const tecs_index_t *x, uint64_t k, uint32_t slot)
+{
+    int32_t lo = 0, hi = x->nblk;
+    while (lo < hi) {
+        int32_t mid = (lo + hi) / 2;
+        if (ocmp(x, k, slot, &x->blk[mid].last) > 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The first item of b that is >= (k, slot). */
+static inline int32_t oslot(const tecs_index_t *x, const oblk *b, uint64_t k, uint32_t slot)
+{
+    int32_t lo = 0, hi = b->n;
+    while (lo < hi) {
+        int32_t mid = (lo + hi) / 2;
+        if (ocmp(x, k, slot, &b->v[mid]) > 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+typedef int (*okey_cmp)(const tecs_index_t *x, const okey *a, const okey *b);
+
+/* Stable merge sort of v[0..n) with tmp of n items. */
+static inline void tecs__okey_sort(okey *v, okey *tmp, int32_t n, okey_cmp cmp,
+                                   const tecs_index_t *x)
+{
+    for (int32_t width = 1; width < n; width *= 2) {
+        for (int32_t lo = 0; lo < n; lo += 2 * width) {
+            int32_t mid = lo + width < n ? lo + width : n;
+            int32_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+            int32_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi)
+                tmp[k++] = cmp(x, &v[j], &v[i]) < 0 ? v[j++] : v[i++];
+            while (i < mid)
+                tmp[k++] = v[i++];
+            while (j < hi)
+                tmp[k++] = v[j++];
+        }
+        memcpy(v, tmp, (size_t)n * sizeof *v);
+    }
+}
+
+
+static inline tecs__indexes *registry(const tecs_world_t *w)
+{
+    return w->indexes;
+}
+
+/* The live index with this id, or NULL. */
+static inline tecs_index_t *index_by_id(const tecs_world_t *w, int32_t id)
+{
+    tecs__indexes *r = registry(w);
+    return r && id >= 0 && id < r->nids ? r->by_id[id] : NULL;
+}
+
+
+enum { F_EQ, F_NE, F_LT, F_LE, F_GT, F_GE, F_BETWEEN, F_IN, F_RADIUS, F_BOX,
+       F_AND, F_OR, F_NOT };
+
+/* A condition. Leaves: index id, keys [a, a + b) of the key pool (sorted
+** for `in`), g the circle or box. and / or: children a, b; not: a. */
+typedef struct fnode {
+    int32_t op;
+    int32_t index;
+    int32_t a, b;
+    float g[4];
+} fnode;
+
+/* The rows a filtered iteration hands out, taken when it starts. */
+typedef struct snap {
+    okey *v;                    /* e: the entity; k: a sort key             */
+    int32_t n, cap;
+    bool busy;                  /* an iteration reads it                    */
+    tecs_archetype_t *la;       /* the last archetype looked up ...         */
+    int32_t lm;                 /* ... and its match in the query           */
+} snap;
+
+struct tecs_filter_t {
+    tecs_world_t *world;
+    tecs_filter_t *next, *prev; /* the world's filters                      */
+    fnode *nodes;
+    int32_t n, cap;
+    uint64_t *keys;             /* encoded keys; strings: offset + 1 in str */
+    int32_t nkeys, capkeys;
+    char *str;
+    int32_t nstr, capstr;
+    int32_t root;               /* -1: no condition, all match              */
+    tecs_err_t err;             /* first building error                     */
+    int32_t order;              /* ordered index id for key order, or -1    */
+    bool desc;
+    snap scr;
+};
+
+/* Key i of the pool, usable with kcmp on x. */
+static inline uint64_t fkey(const tecs_filter_t *f, const tecs_index_t *x, int32_t i)
+{
+    uint64_t k = f->keys[i];
+    if (x->cls != TECS_KEYC_STR || k == 0)
+        return k;
+    return (uint64_t)(uintptr_t)(f->str + k - 1);
+}
+
+/* The match of a in the query, remembering the last archetype. */
+static inline int32_t snap_match(snap *s, tecs_query_t *q, tecs_archetype_t *a)
+{
+    if (a != s->la) {
+        s->la = a;
+        s->lm = tecs__query_find(q, a);
+    }
+    return s->lm;
+}
+
+/* Where a record's row is, as one sortable number: archetype, row. */
+static inline uint64_t place_of(const tecs__record *r)
+{
+    return (uint64_t)(r->arch & TECS__ARCH_MASK) << 32 | r->row;
+}
+
+/* ---- shared between the files ----------------------------------------- */
+
+/* index.c */
+tecs__indexes *tecs__index_registry(tecs_world_t *w);
+/* Rebuild a dirty index. */
+tecs_err_t tecs__index_refresh(tecs_index_t *x);
+/* Encode a caller's key for x; false (TECS_EINVAL) if it does not fit. */
+bool tecs__index_encode(tecs_index_t *x, tecs_key_t key, uint64_t *out);
+
+/* filter.c */
+void tecs__filter_release(tecs_filter_t *f);
+/* A deep copy of f, linked in the world's filters. */
+tecs_filter_t *tecs__filter_clone(const tecs_filter_t *src);
+/* Every index the filter names is alive and fresh. */
+tecs_err_t tecs__filter_ready(tecs_filter_t *f);
+/* Some index of the filter waits for a rebuild. */
+bool tecs__filter_dirty(const tecs_filter_t *f);
+/* Does e satisfy condition c of f? */
+bool tecs__filter_holds(const tecs_filter_t *f, int32_t c, tecs_entity_t e);
+void tecs__snap_free(tecs_world_t *w, snap *s);
+/* Start an iteration of q that hands out the rows of snapshot s. */
+tecs_iter_t tecs__snap_iter(tecs_query_t *q, snap *s);
+
+/* cache.c */
+void tecs__cache_release(struct tecs_cache_t *c);
+/* Does some cache's filter name index id? */
+bool tecs__caches_use(const tecs__indexes *r, int32_t id);
+/* Verify every cache against its query and filter (tecs_world_check). */
+tecs_err_t tecs__caches_check(tecs_world_t *w);
+
+#endif /* TECS_INDEX_INTERNAL_H */
