@@ -236,7 +236,7 @@ static double sc_where_radius(int64_t n)
         t += now_ns() - t0;
         tecs_filter_free(f);
     }
-    CHECK(total > 200 * 50, "results %lld", (long long)total);
+    CHECK(total > 200 * 50 && sum > 0, "results %lld", (long long)total);
     tecs_world_free(w);
     return t / (double)total;
 }
