@@ -490,7 +490,9 @@ tecs_err_t tecs_destroy(tecs_world_t *w, tecs_entity_t e)
     tecs__record *r = tecs__ei_known(w, e);
     if (r == NULL)
         return err_dead(w, e);
-    if (w->defer_depth > 0 && r->arch != TECS__ARCH_PENDING)
+    /* While deferred a pending birth is queued too: it may be the entity an
+    ** initializer is building right now, whose row already exists. */
+    if (w->defer_depth > 0)
         return tecs__defer_op(w, TECS__OP_DESTROY, e, 0, NULL);
     tecs_err_t err = tecs__destroy_now(w, e);
     settle(w);
