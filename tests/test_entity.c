@@ -522,3 +522,43 @@ TEST(entity_generation_exhausted_slot_retires)
     TW_CHECK(w);
     tw_free(w);
 }
+
+typedef struct init_changes {
+    tecs_world_t *w;
+    tecs_comp_t vel;
+    tecs_entity_t made;
+    bool destroy_self;
+} init_changes;
+
+static void init_with_changes(tecs_init_t *init, void *ctx)
+{
+    init_changes *c = ctx;
+    tecs_entity_t self = tecs_init_entity(init);
+    c->made = tecs_new(c->w);
+    CHECK(!tecs_is_alive(c->w, c->made));
+    CHECK_ERR(tecs_add(c->w, self, c->vel), TECS_OK);
+    if (c->destroy_self)
+        CHECK_ERR(tecs_destroy(c->w, self), TECS_OK);
+}
+
+/* Changes made inside an initializer wait until the entity is built. */
+TEST(entity_new_with_changes_inside_are_queued)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    init_changes c = { .w = w, .vel = TECS_COMPONENT(w, Velocity) };
+    tecs_archetype_t *a = tecs_archetype(w, 1, &pos);
+    tecs_entity_t e = tecs_new_with(w, a, init_with_changes, &c);
+    CHECK(tecs_is_alive(w, e) && tecs_is_alive(w, c.made));
+    CHECK(tecs_has(w, e, c.vel) && tecs_has(w, e, pos));
+    TW_CHECK(w);
+    c.destroy_self = true;
+    tecs_entity_t f = tecs_new_with(w, a, init_with_changes, &c);
+    CHECK(f != 0);
+    CHECK(!tecs_is_alive(w, f));
+    CHECK(tecs_is_alive(w, c.made));
+    CHECK_EQ(tecs_world_entity_count(w), 3);
+    CHECK_EQ(tecs_archetype_entity_count(a), 0);
+    TW_CHECK(w);
+    tw_free(w);
+}
