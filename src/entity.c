@@ -403,6 +403,16 @@ static void move_entity(tecs_world_t *w, tecs__record *r, tecs_archetype_t *a,
     r->row = dst;
 }
 
+/* Reserve a row in the target of a move; if that fails and the target was
+** created by this call (the world had narchs archetypes), undo it too. */
+static tecs_err_t reserve_target(tecs_world_t *w, tecs_archetype_t *b, int32_t narchs)
+{
+    tecs_err_t err = tecs__arch_reserve_rows(w, b, 1);
+    if (err && w->narchs > narchs)
+        tecs__arch_drop_last(w);
+    return err;
+}
+
 tecs_err_t tecs__add_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *value)
 {
     tecs__record *r = tecs__ei_alive(w, e);
@@ -411,10 +421,11 @@ tecs_err_t tecs__add_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const 
     tecs_archetype_t *a = tecs__rec_arch(w, r);
     if (tecs__arch_col(a, c) != TECS__COL_ABSENT)
         return tecs__err(w, TECS_EEXIST, "entity already has component %u", c);
+    int32_t narchs = w->narchs;
     tecs_archetype_t *b = tecs__arch_with(w, a, c);
     if (b == NULL)
         return w->err;
-    tecs_err_t err = tecs__arch_reserve_rows(w, b, 1);
+    tecs_err_t err = reserve_target(w, b, narchs);
     if (err)
         return err;
     move_entity(w, r, a, b, c, value);
@@ -439,10 +450,11 @@ tecs_err_t tecs__remove_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
     int32_t col = tecs__arch_col(a, c);
     if (col == TECS__COL_ABSENT)
         return tecs__err(w, TECS_ENOENT, "entity does not have component %u", c);
+    int32_t narchs = w->narchs;
     tecs_archetype_t *b = tecs__arch_without(w, a, c);
     if (b == NULL)
         return w->err;
-    tecs_err_t err = tecs__arch_reserve_rows(w, b, 1);
+    tecs_err_t err = reserve_target(w, b, narchs);
     if (err)
         return err;
     void *p = col >= 0 ? tecs__col_ptr(a, w, col, r->row) : NULL;

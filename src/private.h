@@ -156,6 +156,9 @@ tecs_err_t tecs__arch_reserve_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t
 /* Fill the hole at row with the last row (values already moved out or
 ** destroyed) and shrink; frees an emptied chunk beyond one spare. */
 void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, uint32_t row);
+/* Undo the creation of the newest archetype, still empty, when the call
+** that created it fails later on (listeners, edges, hash table). */
+void tecs__arch_drop_last(tecs_world_t *w);
 void tecs__arch_fini(tecs_world_t *w);
 /* Column of c in a, or COL_ABSENT / COL_TAG. */
 static inline int32_t tecs__arch_col(const tecs_archetype_t *a, tecs_comp_t c)
