@@ -106,8 +106,7 @@ static size_t arch_block_size(int32_t n, int32_t cmap_len, int32_t ncols)
     return round8(sizeof(tecs_archetype_t)) + round8((size_t)n * sizeof(tecs_comp_t)) +
            round8((size_t)cmap_len * sizeof(int16_t)) +
            round8((size_t)ncols * sizeof(tecs_comp_t)) +
-           2 * round8((size_t)ncols * sizeof(uint32_t)) +
-           round8((size_t)ncols * sizeof(tecs__comp *));
+           2 * round8((size_t)ncols * sizeof(uint32_t));
 }
 
 static size_t arch_size(const tecs_archetype_t *a)
@@ -128,8 +127,6 @@ static void arch_carve(tecs_archetype_t *a)
     a->col_size = (uint32_t *)(void *)p;
     p += round8((size_t)a->ncols * sizeof(uint32_t));
     a->col_off = (uint32_t *)(void *)p;
-    p += round8((size_t)a->ncols * sizeof(uint32_t));
-    a->col_info = (const tecs__comp **)(void *)p;
 }
 
 /* Lay the columns out in a chunk; false if a chunk would be too large. */
@@ -149,7 +146,6 @@ static bool arch_layout(tecs_world_t *w, tecs_archetype_t *a)
         a->col_comp[col] = a->comps[i];
         a->col_size[col] = ci->size;
         a->col_off[col] = (uint32_t)off;
-        a->col_info[col] = ci;
         plain = plain && !ci->ctor && !ci->dtor && !ci->copy && !ci->move;
         off += (uint64_t)w->rows * ci->size;
         if (off > (uint64_t)INT32_MAX)
@@ -430,7 +426,7 @@ void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
             if (a->plain)
                 memcpy(dst, src, a->col_size[c]);
             else
-                tecs__comp_move(a->col_info[c], dst, src, 1);
+                tecs__comp_move(tecs__col_info(w, a, c), dst, src, 1);
         }
         tecs_entity_t moved = *tecs__ent_ptr(a, w, last);
         *tecs__ent_ptr(a, w, row) = moved;
@@ -475,7 +471,7 @@ static void arch_destroy_values(tecs_world_t *w, tecs_archetype_t *a)
         if (n > (int32_t)w->rows)
             n = (int32_t)w->rows;
         for (int32_t c = 0; c < a->ncols; c++)
-            tecs__comp_dtor(a->col_info[c], a->chunks[k].data + a->col_off[c], n);
+            tecs__comp_dtor(tecs__col_info(w, a, c), a->chunks[k].data + a->col_off[c], n);
     }
 }
 

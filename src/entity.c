@@ -161,7 +161,7 @@ tecs_entity_t tecs_init_entity(const tecs_init_t *init)
 static void construct_run(tecs_world_t *w, tecs_archetype_t *a, int32_t col, uint32_t row,
                           int32_t n, const char *src)
 {
-    const tecs__comp *ci = a->col_info[col];
+    const tecs__comp *ci = tecs__col_info(w, a, col);
     while (n > 0) {
         int32_t room = (int32_t)(w->rows - (row & w->mask));
         int32_t k = n < room ? n : room;
@@ -250,14 +250,14 @@ static void commit_birth_with(tecs_world_t *w, tecs_archetype_t *a, tecs_entity_
     w->recs[TECS_ENTITY_INDEX(e)].row = init.row;
     a->count++;
     for (int32_t c = 0; c < a->ncols; c++)
-        if (a->col_info[c]->ctor == NULL)
+        if (tecs__col_info(w, a, c)->ctor == NULL)
             memset(tecs__col_ptr(a, w, c, init.row), 0, a->col_size[c]);
     w->defer_depth++;
     fn(&init, ctx);
     w->defer_depth--;
     for (int32_t c = 0; c < a->ncols; c++)
-        if (!(init.done >> c & 1) && a->col_info[c]->ctor)
-            tecs__comp_ctor(a->col_info[c], tecs__col_ptr(a, w, c, init.row), 1);
+        if (!(init.done >> c & 1) && tecs__col_info(w, a, c)->ctor)
+            tecs__comp_ctor(tecs__col_info(w, a, c), tecs__col_ptr(a, w, c, init.row), 1);
     w->recs[TECS_ENTITY_INDEX(e)].arch = a->id;
     w->npending--;
     w->nalive++;
@@ -384,7 +384,7 @@ static void move_entity(tecs_world_t *w, tecs__record *r, tecs_archetype_t *a,
     for (int32_t c = 0; c < b->ncols; c++) {
         void *to = tecs__col_ptr(b, w, c, dst);
         int32_t ac = tecs__arch_col(a, b->col_comp[c]);
-        const tecs__comp *ci = b->col_info[c];
+        const tecs__comp *ci = tecs__col_info(w, b, c);
         if (ac >= 0) {
             if (b->plain)
                 memcpy(to, tecs__col_ptr(a, w, ac, src), ci->size);
@@ -461,7 +461,7 @@ tecs_err_t tecs__remove_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
     if (watched(w, c))
         tecs__emit_comp(w, TECS__EV_REMOVE, e, c, p);
     if (p)
-        tecs__comp_dtor(a->col_info[col], p, 1);
+        tecs__comp_dtor(tecs__col_info(w, a, col), p, 1);
     move_entity(w, r, a, b, 0, NULL);
     if (w->watch_moves)
         emit_move(w, e, a, b);
@@ -486,7 +486,7 @@ tecs_err_t tecs__destroy_now(tecs_world_t *w, tecs_entity_t e)
         emit_move(w, e, a, NULL);
     if (!a->plain)
         for (int32_t c = 0; c < a->ncols; c++)
-            tecs__comp_dtor(a->col_info[c], tecs__col_ptr(a, w, c, row), 1);
+            tecs__comp_dtor(tecs__col_info(w, a, c), tecs__col_ptr(a, w, c, row), 1);
     tecs__arch_remove_row(w, a, row);
     tecs__ei_release(w, index);
     w->nalive--;

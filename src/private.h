@@ -120,7 +120,6 @@ struct tecs_archetype_t {
     tecs_comp_t *col_comp;      /* per column: its component                */
     uint32_t *col_size;         /* per column: value size                   */
     uint32_t *col_off;          /* per column: byte offset in a chunk       */
-    const tecs__comp **col_info;/* per column: registry entry               */
     uint32_t chunk_bytes;       /* size of one chunk                        */
     int32_t count;              /* rows in use, in every chunk together     */
     int32_t nchunks;            /* chunks allocated                         */
@@ -360,6 +359,15 @@ static inline tecs_entity_t *tecs__ent_ptr(const tecs_archetype_t *a, const tecs
                                            uint32_t row)
 {
     return (tecs_entity_t *)(void *)tecs__chunk_of(a, w, row) + (row & w->mask);
+}
+
+/* The registry entry of column col. Looked up through the registry each
+** time: the registry array moves when it grows, so no pointer into it is
+** kept. */
+static inline const tecs__comp *tecs__col_info(const tecs_world_t *w, const tecs_archetype_t *a,
+                                               int32_t col)
+{
+    return &w->comps[a->col_comp[col]];
 }
 
 static inline tecs_archetype_t *tecs__rec_arch(const tecs_world_t *w, const tecs__record *r)
