@@ -463,3 +463,60 @@ TEST(query_empty_archetypes_are_skipped)
     CHECK_EQ(steps, 1);
     tw_free(w);
 }
+
+/* Archetypes and queries made while an iteration is open are matched like
+** any other; the running iteration is not disturbed. */
+TEST(query_made_during_iteration)
+{
+    tecs_world_t *w = tw_new_ex(NULL, 16);
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
+    tecs_archetype_t *a = tecs_archetype(w, 1, &pos);
+    CHECK_ERR(tecs_new_bulk(w, a, 40, NULL, 0, NULL), TECS_OK);
+    tecs_query_t *q = tecs_query_all(w, 1, &pos);
+    tecs_query_t *inner = NULL;
+    int rows = 0;
+    tecs_iter_t it = tecs_query_iter_ex(q, TECS_ITER_REVERSE);
+    while (tecs_iter_next(&it)) {
+        rows += it.count;
+        if (inner == NULL) {
+            tecs_archetype_t *b = tecs_archetype(w, 2, (tecs_comp_t[]){ pos, vel });
+            CHECK(b != NULL);
+            CHECK_ERR(tecs_archetype_reserve(w, a, 500), TECS_OK);   /* chunk array grows */
+            inner = tecs_query_all(w, 2, (tecs_comp_t[]){ vel, pos });
+            CHECK(inner != NULL);
+            CHECK(tecs_new_in(w, b) != 0);
+            CHECK_EQ(tecs_query_count(inner), 0);
+        }
+    }
+    CHECK_EQ(rows, 40);
+    CHECK_EQ(tecs_query_count(inner), 1);
+    CHECK_EQ(tecs_query_count(q), 41);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+static bool each_nested(tecs_world_t *w, tecs_entity_t e, void *const *fields, void *ctx)
+{
+    (void)fields;
+    tecs_query_t *q = ctx;
+    int32_t n = tecs_query_collect(q, NULL, 0);
+    tecs_entity_t buf[64];
+    CHECK_EQ(tecs_query_collect(q, buf, 64), n);   /* nested collect */
+    CHECK_ERR(tecs_destroy(w, e), TECS_OK);        /* queued */
+    CHECK(tecs_is_alive(w, e));
+    return false;
+}
+
+TEST(query_each_with_nested_collect_and_destroy)
+{
+    tecs_world_t *w = tw_new_ex(NULL, 16);
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    CHECK_ERR(tecs_new_bulk(w, tecs_archetype(w, 1, &pos), 50, NULL, 0, NULL), TECS_OK);
+    tecs_query_t *q = tecs_query_all(w, 1, &pos);
+    CHECK_ERR(tecs_query_each(q, each_nested, q), TECS_OK);
+    CHECK_EQ(tecs_world_entity_count(w), 0);
+    CHECK(!tecs_is_deferred(w));
+    TW_CHECK(w);
+    tw_free(w);
+}
