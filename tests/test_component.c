@@ -18,6 +18,9 @@ TEST(component_register_and_lookup)
     CHECK(tecs_component_name(w, 999) == NULL);
     CHECK_EQ(tecs_component_size(w, 999), 0);
     CHECK(tecs_component_name(w, 0) == NULL);
+    CHECK_EQ(tecs_component_lookup(w, NULL), 0);
+    CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
+    CHECK_EQ(tecs_component_lookup(NULL, "Position"), 0);
     tw_free(w);
 }
 

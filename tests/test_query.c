@@ -371,11 +371,13 @@ TEST(query_nested_iterations)
     while (tecs_iter_next(&outer)) {
         for (int i = 0; i < outer.count; i++) {
             tecs_iter_t inner = tecs_query_iter(qb);
-            while (tecs_iter_next(&inner))
+            while (tecs_iter_next(&inner)) {
                 pairs += inner.count;
+                if (first == 0)
+                    first = tecs_new(w);          /* queued until the outer ends */
+            }
             CHECK(tecs_is_deferred(w));           /* the outer one is still open */
-            if (first == 0)
-                first = tecs_new(w);              /* queued until the outer ends */
+            CHECK(!tecs_is_alive(w, first));      /* the inner end did not apply it */
         }
     }
     CHECK_EQ(pairs, 20 * 30);
