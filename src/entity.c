@@ -512,14 +512,16 @@ tecs_err_t tecs_destroy(tecs_world_t *w, tecs_entity_t e)
 }
 
 /* Checks shared by add, remove and set: a known component, an entity that
-** is alive (or pending, while deferred). */
+** is alive (or, while deferred, pending a birth the flush will apply; a
+** delayed birth waits for tecs_apply_news, so a change queued now would be
+** dropped at the flush). */
 static tecs_err_t check_target(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c,
                                tecs__record **rp)
 {
     if (tecs__comp_get(w, c) == NULL)
         return err_nocomp(w, c);
     tecs__record *r = w->defer_depth > 0 ? tecs__ei_known(w, e) : tecs__ei_alive(w, e);
-    if (r == NULL)
+    if (r == NULL || (r->arch == TECS__ARCH_PENDING && r->row == TECS__ROW_DELAYED))
         return err_dead(w, e);
     *rp = r;
     return TECS_OK;
