@@ -503,3 +503,27 @@ TEST(delayed_counts_stay_right)
     TW_CHECK(f.w);
     tw_free(f.w);
 }
+
+/* A delayed birth is not born by the end of an iteration, so changes to it
+** cannot be queued there: they fail at once, as outside an iteration,
+** instead of being lost at the flush. */
+TEST(delayed_pending_id_refused_inside_iteration)
+{
+    fixture f = fx_new(16);
+    fx_spawn(&f, 1);
+    tecs_entity_t d = tecs_delay_new(f.w, tecs_archetype(f.w, 1, &f.pos), 0, NULL);
+    CHECK_ERR(tecs_add(f.w, d, f.vel), TECS_EDEAD);
+    tecs_iter_t it = tecs_query_iter(f.all);
+    CHECK(tecs_iter_next(&it));
+    CHECK_ERR(tecs_add(f.w, d, f.vel), TECS_EDEAD);
+    CHECK_ERR(TECS_SET(f.w, d, f.hp, Health, { 1 }), TECS_EDEAD);
+    CHECK_ERR(tecs_remove(f.w, d, f.pos), TECS_EDEAD);
+    tecs_entity_t n = tecs_new(f.w);                /* born at the end: queued */
+    CHECK_ERR(tecs_add(f.w, n, f.vel), TECS_OK);
+    tecs_iter_fini(&it);
+    CHECK(tecs_has(f.w, n, f.vel));
+    CHECK_ERR(tecs_apply_news(f.w), TECS_OK);
+    CHECK(tecs_is_alive(f.w, d) && !tecs_has(f.w, d, f.vel));
+    TW_CHECK(f.w);
+    tw_free(f.w);
+}
