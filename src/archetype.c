@@ -397,7 +397,7 @@ static tecs_err_t chunks_alloc(tecs_world_t *w, tecs_archetype_t *a, int32_t wan
     return TECS_OK;
 }
 
-tecs_err_t tecs__arch_reserve_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n)
+tecs_err_t tecs__arch_grow_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n)
 {
     int64_t need = (int64_t)a->count + n;
     if (need > INT32_MAX)
@@ -416,28 +416,31 @@ tecs_err_t tecs_archetype_reserve(tecs_world_t *w, tecs_archetype_t *a, int32_t 
     return n > a->count ? tecs__arch_reserve_rows(w, a, n - a->count) : TECS_OK;
 }
 
-void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
+void tecs__arch_fill_hole(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
 {
     uint32_t last = (uint32_t)a->count - 1;
-    if (row != last) {
-        for (int32_t c = 0; c < a->ncols; c++) {
-            void *dst = tecs__col_ptr(a, w, c, row);
-            void *src = tecs__col_ptr(a, w, c, last);
-            if (a->plain)
-                memcpy(dst, src, a->col_size[c]);
-            else
-                tecs__comp_move(tecs__col_info(w, a, c), dst, src, 1);
-        }
-        tecs_entity_t moved = *tecs__ent_ptr(a, w, last);
-        *tecs__ent_ptr(a, w, row) = moved;
-        w->recs[TECS_ENTITY_INDEX(moved)].row = row;
+    char *hole = tecs__chunk_of(a, w, row), *from = tecs__chunk_of(a, w, last);
+    size_t hi = row & w->mask, li = last & w->mask;
+    const uint32_t *size = a->col_size, *off = a->col_off;
+    const int32_t n = a->ncols;
+    if (a->plain) {
+        for (int32_t c = 0; c < n; c++)
+            tecs__copy_value(hole + off[c] + hi * size[c], from + off[c] + li * size[c], size[c]);
+    } else {
+        for (int32_t c = 0; c < n; c++)
+            tecs__comp_move(tecs__col_info(w, a, c), hole + off[c] + hi * size[c],
+                            from + off[c] + li * size[c], 1);
     }
-    a->count--;
-    if ((a->count & (int32_t)w->mask) == 0) {
-        int32_t keep = (a->count >> w->shift) + 1;
-        while (a->nchunks > keep)
-            chunk_free(w, a, --a->nchunks);
-    }
+    tecs_entity_t moved = ((tecs_entity_t *)(void *)from)[li];
+    ((tecs_entity_t *)(void *)hole)[hi] = moved;
+    w->recs[TECS_ENTITY_INDEX(moved)].row = row;
+}
+
+void tecs__arch_trim(tecs_world_t *w, tecs_archetype_t *a)
+{
+    int32_t keep = (a->count >> w->shift) + 1;
+    while (a->nchunks > keep)
+        chunk_free(w, a, --a->nchunks);
 }
 
 int32_t tecs_archetype_entity_count(const tecs_archetype_t *a)

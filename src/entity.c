@@ -39,6 +39,8 @@ tecs_err_t tecs__listen(tecs_world_t *w, const tecs__listener *l)
     w->listeners[w->nlisteners++] = *l;
     if (l->on_move)
         w->watch_moves = true;
+    if (l->on_comp)
+        w->watch_comps = true;
     return TECS_OK;
 }
 
@@ -69,6 +71,8 @@ static inline bool watched(const tecs_world_t *w, tecs_comp_t c)
 /* Events for every component of the entity at row (births, deaths). */
 static void emit_all(tecs_world_t *w, int ev, tecs_archetype_t *a, uint32_t row, tecs_entity_t e)
 {
+    if (!w->watch_comps)
+        return;
     for (int32_t i = 0; i < a->ncomps; i++) {
         tecs_comp_t c = a->comps[i];
         if (!watched(w, c))
@@ -157,6 +161,22 @@ tecs_entity_t tecs_init_entity(const tecs_init_t *init)
     return init ? init->entity : 0;
 }
 
+/* Construct one value at to, copied from value if given. */
+static inline void construct_one(const tecs__comp *ci, void *to, const void *value)
+{
+    if (value == NULL) {
+        if (ci->ctor)
+            ci->ctor(to, 1, ci->ctx);
+        else
+            memset(to, 0, ci->size);
+    } else if (!ci->ctor && !ci->copy) {
+        tecs__copy_value(to, value, ci->size);
+    } else {
+        tecs__comp_ctor(ci, to, 1);
+        tecs__comp_copy(ci, to, value, 1);
+    }
+}
+
 /* Construct rows [row, row + n) of column col, copying from src if given. */
 static void construct_run(tecs_world_t *w, tecs_archetype_t *a, int32_t col, uint32_t row,
                           int32_t n, const char *src)
@@ -240,6 +260,29 @@ static void commit_births(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_
     emit_births(w, a, row0, n, nvals, vals);
 }
 
+/* commit_births for one entity, without the chunk-run bookkeeping. */
+static void commit_birth(tecs_world_t *w, tecs_archetype_t *a, tecs_entity_t e, int32_t nvals,
+                         const tecs_value_t *vals)
+{
+    uint32_t row = (uint32_t)a->count++;
+    char *chunk = tecs__chunk_of(a, w, row);
+    size_t i = row & w->mask;
+    ((tecs_entity_t *)(void *)chunk)[i] = e;
+    tecs__record *r = &w->recs[TECS_ENTITY_INDEX(e)];
+    r->arch = a->id;
+    r->row = row;
+    for (int32_t c = 0; c < a->ncols; c++) {
+        const void *src = NULL;
+        for (int32_t v = 0; v < nvals; v++)
+            if (vals[v].comp == a->col_comp[c])
+                src = vals[v].ptr;
+        construct_one(tecs__col_info(w, a, c), chunk + a->col_off[c] + i * a->col_size[c], src);
+    }
+    w->npending--;
+    w->nalive++;
+    emit_births(w, a, row, 1, nvals, vals);
+}
+
 /* Give a pending entity its row; run the initializer, then construct what it
 ** left untouched. Rows must be reserved. */
 static void commit_birth_with(tecs_world_t *w, tecs_archetype_t *a, tecs_entity_t e,
@@ -276,7 +319,7 @@ tecs_err_t tecs__birth(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *a,
     if (fn)
         commit_birth_with(w, a, e, fn, ctx);
     else
-        commit_births(w, a, 1, &e, nvals, vals);
+        commit_birth(w, a, e, nvals, vals);
     return TECS_OK;
 }
 
@@ -302,7 +345,21 @@ tecs_entity_t tecs_new(tecs_world_t *w)
         tecs_entity_t e = 0;
         return tecs__defer_new(w, root, 1, &e, 0, NULL, false, NULL, NULL) ? 0 : e;
     }
-    return new_now(w, root, 0, NULL, NULL, NULL);
+    if (tecs__ei_reserve(w, 1) || tecs__arch_reserve_rows(w, root, 1))
+        return 0;
+    /* The empty archetype has no columns: a birth there is a row append. */
+    tecs_entity_t e = tecs__ei_take(w);
+    uint32_t row = (uint32_t)root->count++;
+    *tecs__ent_ptr(root, w, row) = e;
+    tecs__record *r = &w->recs[TECS_ENTITY_INDEX(e)];
+    r->arch = root->id;
+    r->row = row;
+    w->nalive++;
+    if (TECS__UNLIKELY(w->watch_moves)) {
+        emit_move(w, e, NULL, root);
+        settle(w);
+    }
+    return e;
 }
 
 tecs_entity_t tecs_new_in(tecs_world_t *w, tecs_archetype_t *a)
@@ -371,31 +428,59 @@ tecs_err_t tecs_new_bulk(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_e
 
 /* ---- moves ----------------------------------------------------------- */
 
-/* Move the entity of record r from a to b (rows reserved in b). Columns of b
-** missing from a are constructed (from value if it is comp `added`);
-** columns of a missing from b must be destroyed already. */
-static void move_entity(tecs_world_t *w, tecs__record *r, tecs_archetype_t *a,
-                        tecs_archetype_t *b, tecs_comp_t added, const void *value)
+/* The archetype a leads to by adding (removing) c, if that edge is known. */
+static inline tecs_archetype_t *edge_add(const tecs_world_t *w, const tecs_archetype_t *a,
+                                         tecs_comp_t c)
 {
-    uint32_t src = r->row;
-    uint32_t dst = (uint32_t)b->count++;
-    tecs_entity_t e = *tecs__ent_ptr(a, w, src);
-    *tecs__ent_ptr(b, w, dst) = e;
-    for (int32_t c = 0; c < b->ncols; c++) {
-        void *to = tecs__col_ptr(b, w, c, dst);
-        int32_t ac = tecs__arch_col(a, b->col_comp[c]);
-        const tecs__comp *ci = tecs__col_info(w, b, c);
-        if (ac >= 0) {
-            if (b->plain)
-                memcpy(to, tecs__col_ptr(a, w, ac, src), ci->size);
-            else
-                tecs__comp_move(ci, to, tecs__col_ptr(a, w, ac, src), 1);
-        } else if (value != NULL && b->col_comp[c] == added && !ci->ctor && !ci->copy) {
-            memcpy(to, value, ci->size);
-        } else {
-            tecs__comp_ctor(ci, to, 1);
-            if (value != NULL && b->col_comp[c] == added)
-                tecs__comp_copy(ci, to, value, 1);
+    return c < (tecs_comp_t)a->nedges && a->edge_add[c] != TECS__NO_EDGE
+               ? w->archs[a->edge_add[c]] : NULL;
+}
+
+static inline tecs_archetype_t *edge_rem(const tecs_world_t *w, const tecs_archetype_t *a,
+                                         tecs_comp_t c)
+{
+    return c < (tecs_comp_t)a->nedges && a->edge_rem[c] != TECS__NO_EDGE
+               ? w->archs[a->edge_rem[c]] : NULL;
+}
+
+/* Move the entity of record r from a to b, which is a plus (adding) or minus
+** one component whose column in the larger archetype is k (COL_TAG for a
+** tag). Columns follow component-id order, so column j of b is column j of a
+** before k and j -/+ 1 after it: no lookup per column. The added column is
+** constructed (from value if given); a removed one must be destroyed
+** already. Rows must be reserved in b. */
+static inline void move_row(tecs_world_t *w, tecs__record *r, tecs_archetype_t *a,
+                            tecs_archetype_t *b, int32_t k, bool adding, const void *value)
+{
+    uint32_t src = r->row, dst = (uint32_t)b->count++;
+    char *sc = tecs__chunk_of(a, w, src), *dc = tecs__chunk_of(b, w, dst);
+    size_t si = src & w->mask, di = dst & w->mask;
+    ((tecs_entity_t *)(void *)dc)[di] = ((tecs_entity_t *)(void *)sc)[si];
+    /* Locals: stores through char * could alias the archetypes' fields. */
+    const uint32_t *size = b->col_size, *boff = b->col_off, *aoff = a->col_off;
+    const int32_t n = b->ncols;
+    if (b->plain) {
+        for (int32_t j = 0; j < n; j++) {
+            char *to = dc + boff[j] + di * size[j];
+            if (adding && j == k) {
+                if (value)
+                    tecs__copy_value(to, value, size[j]);
+                else
+                    tecs__zero_value(to, size[j]);
+                continue;
+            }
+            int32_t sj = (k < 0 || j < k) ? j : (adding ? j - 1 : j + 1);
+            tecs__copy_value(to, sc + aoff[sj] + si * size[j], size[j]);
+        }
+    } else {
+        for (int32_t j = 0; j < n; j++) {
+            char *to = dc + boff[j] + di * size[j];
+            if (adding && j == k) {
+                construct_one(tecs__col_info(w, b, j), to, value);
+                continue;
+            }
+            int32_t sj = (k < 0 || j < k) ? j : (adding ? j - 1 : j + 1);
+            tecs__comp_move(tecs__col_info(w, b, j), to, sc + aoff[sj] + si * size[j], 1);
         }
     }
     tecs__arch_remove_row(w, a, src);
@@ -403,32 +488,11 @@ static void move_entity(tecs_world_t *w, tecs__record *r, tecs_archetype_t *a,
     r->row = dst;
 }
 
-/* Reserve a row in the target of a move; if that fails and the target was
-** created by this call (the world had narchs archetypes), undo it too. */
-static tecs_err_t reserve_target(tecs_world_t *w, tecs_archetype_t *b, int32_t narchs)
+/* Events after c was added to e (now in b). */
+static TECS__NOINLINE void after_add(tecs_world_t *w, tecs_entity_t e, tecs__record *r,
+                                     tecs_archetype_t *a, tecs_archetype_t *b, tecs_comp_t c,
+                                     const void *value)
 {
-    tecs_err_t err = tecs__arch_reserve_rows(w, b, 1);
-    if (err && w->narchs > narchs)
-        tecs__arch_drop_last(w);
-    return err;
-}
-
-tecs_err_t tecs__add_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *value)
-{
-    tecs__record *r = tecs__ei_alive(w, e);
-    if (r == NULL)
-        return err_dead(w, e);
-    tecs_archetype_t *a = tecs__rec_arch(w, r);
-    if (tecs__arch_col(a, c) != TECS__COL_ABSENT)
-        return tecs__err(w, TECS_EEXIST, "entity already has component %u", c);
-    int32_t narchs = w->narchs;
-    tecs_archetype_t *b = tecs__arch_with(w, a, c);
-    if (b == NULL)
-        return w->err;
-    tecs_err_t err = reserve_target(w, b, narchs);
-    if (err)
-        return err;
-    move_entity(w, r, a, b, c, value);
     if (w->watch_moves)
         emit_move(w, e, a, b);
     if (watched(w, c)) {
@@ -438,32 +502,74 @@ tecs_err_t tecs__add_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const 
         if (value && col >= 0)
             tecs__emit_comp(w, TECS__EV_SET, e, c, p);
     }
+}
+
+/* The target of adding c to a, creating it if needed (slow path). */
+static tecs_archetype_t *target_with(tecs_world_t *w, tecs_archetype_t *a, tecs_comp_t c)
+{
+    if (tecs__comp_get(w, c) == NULL) {
+        err_nocomp(w, c);
+        return NULL;
+    }
+    if (tecs__arch_col(a, c) != TECS__COL_ABSENT) {
+        tecs__err(w, TECS_EEXIST, "entity already has component %u", c);
+        return NULL;
+    }
+    return tecs__arch_with(w, a, c);
+}
+
+/* A move failed for lack of room in its target: if the target was created
+** by this call (the world had narchs archetypes), undo it too. */
+static TECS__NOINLINE tecs_err_t undo_target(tecs_world_t *w, int32_t narchs, tecs_err_t err)
+{
+    if (w->narchs > narchs)
+        tecs__arch_drop_last(w);
+    return err;
+}
+
+tecs_err_t tecs__add_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *value)
+{
+    tecs__record *r = tecs__alive_rec(w, e);
+    if (TECS__UNLIKELY(r == NULL))
+        return err_dead(w, e);
+    tecs_archetype_t *a = tecs__rec_arch(w, r);
+    int32_t narchs = w->narchs;
+    tecs_archetype_t *b = edge_add(w, a, c);
+    if (TECS__UNLIKELY(b == NULL) && (b = target_with(w, a, c)) == NULL)
+        return w->err;
+    tecs_err_t err = tecs__arch_reserve_rows(w, b, 1);
+    if (TECS__UNLIKELY(err))
+        return undo_target(w, narchs, err);
+    move_row(w, r, a, b, tecs__arch_col(b, c), true, value);
+    if (TECS__UNLIKELY(w->watch_moves || w->comps[c].watch))
+        after_add(w, e, r, a, b, c, value);
     return TECS_OK;
 }
 
 tecs_err_t tecs__remove_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
-    tecs__record *r = tecs__ei_alive(w, e);
-    if (r == NULL)
+    tecs__record *r = tecs__alive_rec(w, e);
+    if (TECS__UNLIKELY(r == NULL))
         return err_dead(w, e);
     tecs_archetype_t *a = tecs__rec_arch(w, r);
-    int32_t col = tecs__arch_col(a, c);
-    if (col == TECS__COL_ABSENT)
-        return tecs__err(w, TECS_ENOENT, "entity does not have component %u", c);
+    int32_t k = tecs__arch_col(a, c);
+    if (TECS__UNLIKELY(k == TECS__COL_ABSENT))
+        return tecs__comp_get(w, c) ? tecs__err(w, TECS_ENOENT, "entity lacks component %u", c)
+                                    : err_nocomp(w, c);
     int32_t narchs = w->narchs;
-    tecs_archetype_t *b = tecs__arch_without(w, a, c);
-    if (b == NULL)
+    tecs_archetype_t *b = edge_rem(w, a, c);
+    if (TECS__UNLIKELY(b == NULL) && (b = tecs__arch_without(w, a, c)) == NULL)
         return w->err;
-    tecs_err_t err = reserve_target(w, b, narchs);
-    if (err)
-        return err;
-    void *p = col >= 0 ? tecs__col_ptr(a, w, col, r->row) : NULL;
-    if (watched(w, c))
+    tecs_err_t err = tecs__arch_reserve_rows(w, b, 1);
+    if (TECS__UNLIKELY(err))
+        return undo_target(w, narchs, err);
+    void *p = k >= 0 ? tecs__col_ptr(a, w, k, r->row) : NULL;
+    if (TECS__UNLIKELY(w->comps[c].watch))
         tecs__emit_comp(w, TECS__EV_REMOVE, e, c, p);
-    if (p)
-        tecs__comp_dtor(tecs__col_info(w, a, col), p, 1);
-    move_entity(w, r, a, b, 0, NULL);
-    if (w->watch_moves)
+    if (p && tecs__col_info(w, a, k)->dtor)
+        tecs__comp_dtor(tecs__col_info(w, a, k), p, 1);
+    move_row(w, r, a, b, k, false, NULL);
+    if (TECS__UNLIKELY(w->watch_moves))
         emit_move(w, e, a, b);
     return TECS_OK;
 }
@@ -511,33 +617,28 @@ tecs_err_t tecs_destroy(tecs_world_t *w, tecs_entity_t e)
     return err;
 }
 
-/* Checks shared by add, remove and set: a known component, an entity that
-** is alive (or, while deferred, pending a birth the flush will apply; a
-** delayed birth waits for tecs_apply_news, so a change queued now would be
-** dropped at the flush). */
-static tecs_err_t check_target(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c,
-                               tecs__record **rp)
+/* Queue a change while deferred: a known component, an entity alive or
+** pending a birth the flush will apply (a delayed birth waits for
+** tecs_apply_news, so a change queued now would be dropped at the flush);
+** conflicts found when it applies are dropped (command.c). */
+static tecs_err_t defer_change(tecs_world_t *w, tecs__op op, tecs_entity_t e, tecs_comp_t c,
+                               const void *value)
 {
     if (tecs__comp_get(w, c) == NULL)
         return err_nocomp(w, c);
-    tecs__record *r = w->defer_depth > 0 ? tecs__ei_known(w, e) : tecs__ei_alive(w, e);
+    const tecs__record *r = tecs__ei_known(w, e);
     if (r == NULL || (r->arch == TECS__ARCH_PENDING && r->row == TECS__ROW_DELAYED))
         return err_dead(w, e);
-    *rp = r;
-    return TECS_OK;
+    return tecs__defer_op(w, op, e, c, value);
 }
 
 tecs_err_t tecs_add(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
     if (w == NULL)
         return TECS_EINVAL;
-    tecs__record *r;
-    tecs_err_t err = check_target(w, e, c, &r);
-    if (err)
-        return err;
     if (w->defer_depth > 0)
-        return tecs__defer_op(w, TECS__OP_ADD, e, c, NULL);
-    err = tecs__add_now(w, e, c, NULL);
+        return defer_change(w, TECS__OP_ADD, e, c, NULL);
+    tecs_err_t err = tecs__add_now(w, e, c, NULL);
     settle(w);
     return err;
 }
@@ -546,46 +647,52 @@ tecs_err_t tecs_remove(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
     if (w == NULL)
         return TECS_EINVAL;
-    tecs__record *r;
-    tecs_err_t err = check_target(w, e, c, &r);
-    if (err)
-        return err;
     if (w->defer_depth > 0)
-        return tecs__defer_op(w, TECS__OP_REMOVE, e, c, NULL);
-    err = tecs__remove_now(w, e, c);
+        return defer_change(w, TECS__OP_REMOVE, e, c, NULL);
+    tecs_err_t err = tecs__remove_now(w, e, c);
     settle(w);
     return err;
+}
+
+/* Write value over the existing value at p. */
+static tecs_err_t overwrite(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, void *p,
+                            const void *value)
+{
+    const tecs__comp *ci = &w->comps[c];
+    if (TECS__UNLIKELY(value == NULL))
+        return tecs__err(w, TECS_EINVAL, "tecs_set: NULL value");
+    if (ci->copy)
+        ci->copy(p, value, 1, ci->ctx);
+    else
+        tecs__copy_value(p, value, ci->size);
+    if (TECS__UNLIKELY(ci->watch)) {
+        tecs__emit_comp(w, TECS__EV_SET, e, c, p);
+        settle(w);
+    }
+    return TECS_OK;
 }
 
 tecs_err_t tecs_set(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *value)
 {
     if (w == NULL)
         return TECS_EINVAL;
-    tecs__record *r;
-    tecs_err_t err = check_target(w, e, c, &r);
-    if (err)
-        return err;
-    const tecs__comp *ci = &w->comps[c];
-    if (value == NULL && ci->size > 0)
-        return tecs__err(w, TECS_EINVAL, "tecs_set: NULL value");
-    if (r->arch < TECS__ARCH_RETIRED) {
+    tecs__record *r = tecs__alive_rec(w, e);
+    if (TECS__LIKELY(r != NULL)) {
         tecs_archetype_t *a = tecs__rec_arch(w, r);
         int32_t col = tecs__arch_col(a, c);
-        if (col >= 0) {
-            void *p = tecs__col_ptr(a, w, col, r->row);
-            tecs__comp_copy(ci, p, value, 1);
-            if (ci->watch) {
-                tecs__emit_comp(w, TECS__EV_SET, e, c, p);
-                settle(w);
-            }
-            return TECS_OK;
-        }
+        if (col >= 0)
+            return overwrite(w, e, c, tecs__col_ptr(a, w, col, r->row), value);
         if (col == TECS__COL_TAG)
             return TECS_OK;
     }
+    const tecs__comp *ci = tecs__comp_get(w, c);
+    if (ci == NULL)
+        return err_nocomp(w, c);
+    if (value == NULL && ci->size > 0)
+        return tecs__err(w, TECS_EINVAL, "tecs_set: NULL value");
     if (w->defer_depth > 0)
-        return tecs__defer_op(w, TECS__OP_SET, e, c, value);
-    err = tecs__add_now(w, e, c, value);
+        return defer_change(w, TECS__OP_SET, e, c, value);
+    tecs_err_t err = tecs__add_now(w, e, c, value);
     settle(w);
     return err;
 }
@@ -608,17 +715,14 @@ static TECS__NOINLINE void *get_failed(tecs_world_t *w, tecs_entity_t e, tecs_co
 
 void *tecs_get_mut(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
-    uint32_t index = TECS_ENTITY_INDEX(e);
     if (TECS__UNLIKELY(w == NULL))
         return NULL;
-    if (TECS__LIKELY(index < (uint32_t)w->nrecs)) {
-        const tecs__record *r = &w->recs[index];
-        if (TECS__LIKELY(r->gen == TECS_ENTITY_GENERATION(e) && r->arch < TECS__ARCH_RETIRED)) {
-            const tecs_archetype_t *a = tecs__rec_arch(w, r);
-            int32_t col = tecs__arch_col(a, c);
-            if (TECS__LIKELY(col >= 0))
-                return tecs__col_ptr(a, w, col, r->row);
-        }
+    const tecs__record *r = tecs__alive_rec(w, e);
+    if (TECS__LIKELY(r != NULL)) {
+        const tecs_archetype_t *a = tecs__rec_arch(w, r);
+        int32_t col = tecs__arch_col(a, c);
+        if (TECS__LIKELY(col >= 0))
+            return tecs__col_ptr(a, w, col, r->row);
     }
     return get_failed(w, e, c);
 }

@@ -26,13 +26,7 @@
 
 tecs__record *tecs__ei_alive(const tecs_world_t *w, tecs_entity_t e)
 {
-    uint32_t index = TECS_ENTITY_INDEX(e);
-    if (index >= (uint32_t)w->nrecs)
-        return NULL;
-    tecs__record *r = &w->recs[index];
-    if (r->gen != TECS_ENTITY_GENERATION(e) || r->arch >= TECS__ARCH_RETIRED)
-        return NULL;
-    return r;
+    return tecs__alive_rec(w, e);
 }
 
 tecs__record *tecs__ei_known(const tecs_world_t *w, tecs_entity_t e)
@@ -60,6 +54,8 @@ tecs_err_t tecs__ei_reserve(tecs_world_t *w, int32_t n)
     int32_t fresh = n > w->nfree ? n - w->nfree : 0;
     if ((int64_t)w->nrecs + fresh > UINT32_MAX - 1)
         return tecs__err(w, TECS_ELIMIT, "no slot left for an entity");
+    if (w->nrecs + fresh <= w->cap_recs)
+        return TECS_OK;
     return tecs__grow(w, (void **)&w->recs, &w->cap_recs, w->nrecs + fresh, sizeof *w->recs);
 }
 

@@ -153,10 +153,13 @@ tecs_archetype_t *tecs__arch_get(tecs_world_t *w, int32_t n, const tecs_comp_t *
 tecs_archetype_t *tecs__arch_with(tecs_world_t *w, tecs_archetype_t *a, tecs_comp_t c);
 tecs_archetype_t *tecs__arch_without(tecs_world_t *w, tecs_archetype_t *a, tecs_comp_t c);
 /* Make room for n more rows; after success appends cannot fail. */
-tecs_err_t tecs__arch_reserve_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n);
+tecs_err_t tecs__arch_grow_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n);
+static inline tecs_err_t tecs__arch_reserve_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n);
 /* Fill the hole at row with the last row (values already moved out or
 ** destroyed) and shrink; frees an emptied chunk beyond one spare. */
-void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, uint32_t row);
+static inline void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, uint32_t row);
+void tecs__arch_fill_hole(tecs_world_t *w, tecs_archetype_t *a, uint32_t row);
+void tecs__arch_trim(tecs_world_t *w, tecs_archetype_t *a);
 /* Undo the creation of the newest archetype, still empty, when the call
 ** that created it fails later on (listeners, edges, hash table). */
 void tecs__arch_drop_last(tecs_world_t *w);
@@ -326,6 +329,7 @@ struct tecs_world_t {
     int32_t nlisteners;
     int32_t cap_listeners;
     bool watch_moves;           /* some listener wants move events          */
+    bool watch_comps;           /* some listener wants component events     */
 
     /* command.c */
     tecs__cmdbuf deferred;      /* changes made while deferred              */
@@ -363,9 +367,57 @@ static inline tecs_entity_t *tecs__ent_ptr(const tecs_archetype_t *a, const tecs
     return (tecs_entity_t *)(void *)tecs__chunk_of(a, w, row) + (row & w->mask);
 }
 
-/* The registry entry of column col. Looked up through the registry each
-** time: the registry array moves when it grows, so no pointer into it is
-** kept. */
+static inline tecs_err_t tecs__arch_reserve_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n)
+{
+    if (TECS__LIKELY((int64_t)a->count + n <= ((int64_t)a->nchunks << w->shift)))
+        return TECS_OK;
+    return tecs__arch_grow_rows(w, a, n);
+}
+
+static inline void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
+{
+    if (row != (uint32_t)a->count - 1)
+        tecs__arch_fill_hole(w, a, row);
+    if ((--a->count & (int32_t)w->mask) == 0 && a->nchunks > (a->count >> w->shift) + 1)
+        tecs__arch_trim(w, a);
+}
+
+/* Copy one plain value; small sizes become single moves. */
+static inline void tecs__copy_value(void *dst, const void *src, uint32_t size)
+{
+    switch (size) {
+    case 4: memcpy(dst, src, 4); break;
+    case 8: memcpy(dst, src, 8); break;
+    case 12: memcpy(dst, src, 12); break;
+    case 16: memcpy(dst, src, 16); break;
+    default: memcpy(dst, src, size); break;
+    }
+}
+
+/* Zero one plain value. */
+static inline void tecs__zero_value(void *dst, uint32_t size)
+{
+    static const char zero[16];
+    if (size <= 16)
+        tecs__copy_value(dst, zero, size);
+    else
+        memset(dst, 0, size);
+}
+
+/* The record of a live entity, or NULL (the inline twin of tecs__ei_alive). */
+static inline tecs__record *tecs__alive_rec(const tecs_world_t *w, tecs_entity_t e)
+{
+    uint32_t index = TECS_ENTITY_INDEX(e);
+    if (TECS__UNLIKELY(index >= (uint32_t)w->nrecs))
+        return NULL;
+    tecs__record *r = &w->recs[index];
+    if (TECS__UNLIKELY(r->gen != TECS_ENTITY_GENERATION(e) || r->arch >= TECS__ARCH_RETIRED))
+        return NULL;
+    return r;
+}
+
+/* The registry entry of column col (entries move when the registry grows,
+** so archetypes keep ids, not pointers). */
 static inline const tecs__comp *tecs__col_info(const tecs_world_t *w, const tecs_archetype_t *a,
                                                int32_t col)
 {
