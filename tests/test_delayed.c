@@ -527,3 +527,50 @@ TEST(delayed_pending_id_refused_inside_iteration)
     TW_CHECK(f.w);
     tw_free(f.w);
 }
+
+/* A birth followed by adds and sets of the same entity in one batch lands
+** with every value right, hooks balanced, whatever the order. */
+TEST(defer_birth_then_sets_in_one_batch)
+{
+    hook_counts h = { 0 };
+    fixture f = fx_new(16);
+    tecs_comp_t o = obj_component(f.w, "Obj", &h);
+    tecs_comp_t tag = TECS_TAG(f.w, Tag);
+    fx_spawn(&f, 0);
+    tecs_archetype_t *ao = tecs_archetype(f.w, 1, &o);
+    tecs_entity_t n[4];
+    tecs_iter_t it = tecs_query_iter(f.all);
+    CHECK(tecs_iter_next(&it));
+    n[0] = tecs_new(f.w);
+    CHECK_ERR(TECS_SET(f.w, n[0], f.hp, Health, { 1 }), TECS_OK);
+    CHECK_ERR(tecs_add(f.w, n[0], tag), TECS_OK);
+    CHECK_ERR(tecs_set(f.w, n[0], o, &(Obj){ OBJ_LIVE, 10 }), TECS_OK);
+    CHECK_ERR(TECS_SET(f.w, n[0], f.pos, Position, { 2, 3 }), TECS_OK);
+    CHECK_ERR(TECS_SET(f.w, n[0], f.hp, Health, { 4 }), TECS_OK);       /* again */
+    n[1] = tecs_new_in(f.w, ao);
+    CHECK_ERR(tecs_set(f.w, n[1], o, &(Obj){ OBJ_LIVE, 20 }), TECS_OK);  /* in it already */
+    CHECK_ERR(tecs_add(f.w, n[1], o), TECS_OK);                          /* conflicts: dropped */
+    CHECK_ERR(tecs_add(f.w, n[1], f.vel), TECS_OK);
+    n[2] = tecs_new(f.w);
+    CHECK_ERR(tecs_add(f.w, n[2], f.hp), TECS_OK);
+    n[3] = tecs_new(f.w);
+    CHECK_ERR(tecs_set(f.w, n[2], o, &(Obj){ OBJ_LIVE, 30 }), TECS_OK);  /* after another new */
+    CHECK_ERR(tecs_set(f.w, n[3], o, &(Obj){ OBJ_LIVE, 40 }), TECS_OK);
+    tecs_iter_fini(&it);
+    CHECK_EQ(TECS_GET(f.w, n[0], f.hp, Health)->hp, 4);
+    CHECK(tecs_has(f.w, n[0], tag));
+    CHECK_EQ(TECS_GET(f.w, n[0], o, Obj)->value, 10);
+    CHECK_EQ(TECS_GET(f.w, n[0], f.pos, Position)->y, 3);
+    CHECK_EQ(TECS_GET(f.w, n[1], o, Obj)->value, 20);
+    CHECK(tecs_has(f.w, n[1], f.vel));
+    CHECK_EQ(TECS_GET(f.w, n[2], f.hp, Health)->hp, 0);
+    CHECK_EQ(TECS_GET(f.w, n[2], o, Obj)->value, 30);
+    CHECK_EQ(TECS_GET(f.w, n[3], o, Obj)->value, 40);
+    CHECK_EQ(tecs_world_entity_count(f.w), 5);
+    CHECK_EQ(hooks_live(&h), 4);
+    CHECK_EQ(h.bad, 0);
+    TW_CHECK(f.w);
+    tw_free(f.w);
+    CHECK_EQ(hooks_live(&h), 0);
+    CHECK_EQ(h.bad, 0);
+}

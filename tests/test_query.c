@@ -12,16 +12,29 @@ typedef struct rworld {
     unsigned mask[NE];                         /* components each entity has */
 } rworld;
 
+/* Components are added in a random order and some removed again, so moves
+** insert and drop columns at every position. */
 static void rworld_fill(rworld *r, uint64_t seed)
 {
     for (int i = 0; i < NE; i++) {
         r->e[i] = tecs_new(r->w);
-        r->mask[i] = (unsigned)(tw_rand(&seed) % (1u << NC));
-        for (int k = 0; k < NC; k++) {
-            if (!(r->mask[i] >> k & 1))
+        unsigned want = (unsigned)(tw_rand(&seed) % (1u << NC));
+        unsigned extra = (unsigned)(tw_rand(&seed) % (1u << NC)) & ~want;
+        unsigned all = want | extra;
+        r->mask[i] = 0;
+        while (r->mask[i] != all) {
+            int k = (int)(tw_rand(&seed) % NC);
+            if (!(all >> k & 1) || (r->mask[i] >> k & 1))
                 continue;
             int32_t v = (int32_t)(i * 10 + k);
             CHECK_ERR(tecs_set(r->w, r->e[i], r->c[k], k < 4 ? &v : NULL), TECS_OK);
+            r->mask[i] |= 1u << k;
+        }
+        for (int k = 0; k < NC; k++) {
+            if (extra >> k & 1) {
+                CHECK_ERR(tecs_remove(r->w, r->e[i], r->c[k]), TECS_OK);
+                r->mask[i] &= ~(1u << k);
+            }
         }
     }
     /* Destroy some, so archetypes have holes filled by swaps. */
