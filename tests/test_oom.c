@@ -18,6 +18,7 @@ typedef struct wl {
     tecs_query_t *q1, *q2;
     tecs_entity_t ids[512];
     int nids;
+    tecs_entity_t fold;                         /* made by st_d_fold */
 } wl;
 
 /* The error of a call that returned 0 / NULL. */
@@ -208,6 +209,30 @@ static int st_d_remove(wl *s) { return deferred(s, d_remove); }
 static int st_d_destroy(wl *s) { return deferred(s, d_destroy); }
 static int st_d_bulk(wl *s) { return deferred(s, d_bulk); }
 
+/* A birth and its sets in one iteration (applied as one birth). If a set
+** fails to queue, the birth still happens at the end; the retry then only
+** redoes the sets, which do the same to a live entity. */
+static int d_fold(wl *s)
+{
+    if (s->fold == 0) {
+        tecs_entity_t e = tecs_new(s->w);
+        if (e == 0)
+            return failed(s);
+        s->fold = e;
+        s->ids[s->nids++] = e;
+    }
+    tecs_err_t err = TECS_SET(s->w, s->fold, s->pos, Position, { 8, 9 });
+    if (err == TECS_OK)
+        err = tecs_set(s->w, s->fold, s->obj, &(Obj){ OBJ_LIVE, 99 });
+    if (err == TECS_OK && !tecs_has(s->w, s->fold, s->vel))
+        err = tecs_add(s->w, s->fold, s->vel);
+    if (err == TECS_OK && !tecs_has(s->w, s->fold, s->tag))
+        err = tecs_add(s->w, s->fold, s->tag);    /* a new archetype */
+    return err;
+}
+
+static int st_d_fold(wl *s) { return deferred(s, d_fold); }
+
 static int delay_new(wl *s, tecs_archetype_t *a)
 {
     Obj o = obj(88);
@@ -255,6 +280,7 @@ static const step steps[] = {
     { "d_new", st_d_new, false }, { "d_set", st_d_set, false },
     { "d_add", st_d_add, false }, { "d_remove", st_d_remove, false },
     { "d_destroy", st_d_destroy, false }, { "d_bulk", st_d_bulk, true },
+    { "d_fold", st_d_fold, true },
     { "delay_new", st_delay_new, false }, { "delay_new_vel", st_delay_new_vel, false },
     { "delay_new", st_delay_new, false },
     { "delay_kill", st_delay_kill, false }, { "delay_kill2", st_delay_kill2, false },
@@ -407,7 +433,8 @@ TEST(oom_every_allocation_of_a_workload)
     /* The failure met queueing calls, flushes and delayed applies too. */
     for (int i = 0; i < NSTEPS; i++)
         if (strcmp(steps[i].name, "d_add") == 0 || strcmp(steps[i].name, "d_remove") == 0 ||
-            strcmp(steps[i].name, "d_bulk") == 0 || strcmp(steps[i].name, "apply_news") == 0)
+            strcmp(steps[i].name, "d_bulk") == 0 || strcmp(steps[i].name, "apply_news") == 0 ||
+            strcmp(steps[i].name, "d_fold") == 0)
             CHECK(hits[i] > 0);
     CHECK(queued_hits > 0);
 }
