@@ -574,3 +574,35 @@ TEST(defer_birth_then_sets_in_one_batch)
     CHECK_EQ(hooks_live(&h), 0);
     CHECK_EQ(h.bad, 0);
 }
+
+static void kill_self_too(tecs_world_t *w, tecs_entity_t e, void *ctx)
+{
+    kill_log *k = ctx;
+    k->calls++;
+    CHECK_ERR(tecs_destroy(w, e), TECS_OK);         /* queued: still alive here */
+    CHECK(tecs_is_alive(w, e));
+    CHECK_ERR(tecs_add(w, e, k->pos), TECS_OK);     /* queued, then moot */
+    CHECK_ERR(tecs_delay_destroy(w, e, kill_self_too, ctx), TECS_OK);   /* already queued */
+}
+
+TEST(delayed_kill_callback_destroying_itself)
+{
+    hook_counts h = { 0 };
+    fixture f = fx_new(16);
+    tecs_comp_t o = obj_component(f.w, "Obj", &h);
+    tecs_entity_t e = tecs_new(f.w);
+    tecs_add(f.w, e, o);
+    kill_log k = { .pos = f.pos };
+    CHECK_ERR(tecs_delay_destroy(f.w, e, kill_self_too, &k), TECS_OK);
+    CHECK_ERR(tecs_apply_kills(f.w), TECS_OK);
+    CHECK_EQ(k.calls, 1);
+    CHECK(!tecs_is_alive(f.w, e));
+    CHECK_EQ(h.dtor, 1);
+    CHECK_EQ(tecs_pending_kills(f.w), 0);
+    CHECK_EQ(tecs_world_entity_count(f.w), 0);
+    CHECK_ERR(tecs_apply_kills(f.w), TECS_OK);
+    CHECK_EQ(k.calls, 1);
+    TW_CHECK(f.w);
+    tw_free(f.w);
+    CHECK_EQ(h.bad, 0);
+}
