@@ -615,3 +615,31 @@ TEST(entity_random_moves_keep_values)
     tw_free(w);
     CHECK_EQ(hooks_live(&h), 0);
 }
+
+typedef struct init_probe { tecs_query_t *q; int32_t seen; tecs_err_t check; } init_probe;
+
+static void init_look_around(tecs_init_t *init, void *ctx)
+{
+    (void)init;
+    init_probe *p = ctx;
+    p->seen = tecs_query_count(p->q) + tecs_query_collect(p->q, NULL, 0);
+    p->check = tecs_world_check(tecs_query_world(p->q));
+}
+
+/* Nothing sees an entity while its initializer runs. */
+TEST(entity_new_with_is_invisible_while_built)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_archetype_t *a = tecs_archetype(w, 1, &pos);
+    init_probe p = { .q = tecs_query_all(w, 1, &pos), .seen = -1 };
+    tecs_entity_t e = tecs_new_with(w, a, init_look_around, &p);
+    CHECK_EQ(p.seen, 0);
+    CHECK_EQ(p.check, TECS_OK);
+    CHECK(tecs_is_alive(w, e));
+    CHECK_EQ(tecs_query_count(p.q), 1);
+    tecs_new_with(w, a, init_look_around, &p);
+    CHECK_EQ(p.seen, 2);                          /* the first one only */
+    TW_CHECK(w);
+    tw_free(w);
+}
