@@ -418,7 +418,8 @@ tecs_err_t tecs_apply_delayed(tecs_world_t *world);
 /** Delayed news not yet applied. */
 int32_t tecs_pending_news(const tecs_world_t *world);
 
-/** Delayed kills not yet applied (stale ones included until applied). */
+/** Delayed kills not yet applied, for entities still alive (a kill whose
+ *  entity was destroyed meanwhile is stale and not counted). */
 int32_t tecs_pending_kills(const tecs_world_t *world);
 
 /* ==================================================================== */

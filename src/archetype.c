@@ -267,6 +267,35 @@ tecs_archetype_t *tecs_archetype(tecs_world_t *w, int32_t n, const tecs_comp_t *
     return tecs__arch_get(w, n, sorted);
 }
 
+/* Forget every edge that leads to archetype id. */
+static void edges_forget(tecs_world_t *w, uint32_t id)
+{
+    for (int32_t i = 0; i < w->narchs; i++) {
+        tecs_archetype_t *a = w->archs[i];
+        for (int32_t c = 0; c < a->nedges; c++) {
+            if (a->edge_add[c] == id)
+                a->edge_add[c] = TECS__NO_EDGE;
+            if (a->edge_rem[c] == id)
+                a->edge_rem[c] = TECS__NO_EDGE;
+        }
+    }
+}
+
+void tecs__arch_drop_last(tecs_world_t *w)
+{
+    tecs_archetype_t *a = w->archs[w->narchs - 1];
+    assert(a->count == 0 && a->id > 0);
+    for (int32_t i = w->nlisteners; i-- > 0;)
+        if (w->listeners[i].on_archetype_undo)
+            w->listeners[i].on_archetype_undo(w, w->listeners[i].ctx, a);
+    w->narchs--;
+    edges_forget(w, a->id);
+    memset(w->arch_table, 0, w->arch_table_cap * sizeof *w->arch_table);
+    for (int32_t i = 0; i < w->narchs; i++)
+        table_put(w, w->archs[i]);
+    arch_destroy(w, a);
+}
+
 /* ---- edges ----------------------------------------------------------- */
 
 /* Make the edge arrays of a cover component c; false if out of memory. */

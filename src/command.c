@@ -185,6 +185,8 @@ static tecs_err_t queue_new(tecs_world_t *w, tecs__cmdbuf *b, tecs_archetype_t *
     }
     for (int32_t k = 0; k < n; k++) {
         tecs_entity_t e = tecs__ei_take(w);
+        if (b == &w->delayed)
+            w->recs[TECS_ENTITY_INDEX(e)].row = TECS__ROW_DELAYED;
         if (bulk)
             c.ids[k] = e;
         if (out)

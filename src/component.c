@@ -101,8 +101,12 @@ tecs_comp_t tecs_component(tecs_world_t *w, const tecs_component_desc_t *d)
 
 tecs_comp_t tecs_component_lookup(tecs_world_t *w, const char *name)
 {
-    if (w == NULL || name == NULL)
+    if (w == NULL)
         return 0;
+    if (name == NULL) {
+        tecs__err(w, TECS_EINVAL, "tecs_component_lookup: NULL name");
+        return 0;
+    }
     tecs_comp_t id = find_name(w, name);
     if (id == 0)
         tecs__err(w, TECS_ENOENT, "no component named '%s'", name);

@@ -354,13 +354,16 @@ static tecs_err_t commit_birth_with(tecs_world_t *w, tecs_archetype_t *a, tecs_e
     tecs_init_t init = { w, e, a, (uint32_t)a->count, 0 };
     *tecs__ent_ptr(a, w, init.row) = e;
     w->recs[TECS_ENTITY_INDEX(e)].row = init.row;
-    a->count++;
     for (int32_t c = 0; c < a->ncols; c++)
         if (tecs__col_info(w, a, c)->ctor == NULL)
             memset(tecs__col_ptr(a, w, c, init.row), 0, a->col_size[c]);
+    /* The row is counted only once fn returns, so that a query run inside
+    ** fn does not see the entity half built (the world is deferred: no
+    ** other row can be appended meanwhile). */
     w->defer_depth++;
     fn(&init, ctx);
     w->defer_depth--;
+    a->count++;
     for (int32_t c = 0; c < a->ncols; c++)
         if (!(init.done >> c & 1) && tecs__col_info(w, a, c)->ctor)
             tecs__comp_ctor(tecs__col_info(w, a, c), tecs__col_ptr(a, w, c, init.row), 1);
@@ -604,21 +607,31 @@ static tecs_archetype_t *target_with(tecs_world_t *w, tecs_archetype_t *a, tecs_
     return tecs__arch_with(w, a, c);
 }
 
+/* A move failed for lack of room in its target: if the target was created
+** by this call (the world had narchs archetypes), undo it too. */
+static TECS__NOINLINE tecs_err_t undo_target(tecs_world_t *w, int32_t narchs, tecs_err_t err)
+{
+    if (w->narchs > narchs)
+        tecs__arch_drop_last(w);
+    return err;
+}
+
 tecs_err_t tecs__add_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *value)
 {
     tecs__record *r = tecs__alive_rec(w, e);
     if (TECS__UNLIKELY(r == NULL))
         return err_dead(w, e);
     tecs_archetype_t *a = tecs__rec_arch(w, r);
+    int32_t narchs = w->narchs;
     tecs_archetype_t *b = edge_add(w, a, c);
     if (TECS__UNLIKELY(b == NULL) && (b = target_with(w, a, c)) == NULL)
         return w->err;
     tecs_err_t err = tecs__arch_reserve_rows(w, b, 1);
     if (TECS__UNLIKELY(err))
-        return err;
+        return undo_target(w, narchs, err);
     if (TECS__UNLIKELY(w->comps[c].check) &&
         (err = tecs__check_comp(w, TECS__EV_ADD, e, c, value, 1)))
-        return err;
+        return undo_target(w, narchs, err);
     move_row(w, r, a, b, tecs__arch_col(b, c), true, value);
     if (TECS__UNLIKELY(w->watch_moves || w->comps[c].watch))
         after_add(w, e, r, a, b, c, value);
@@ -635,12 +648,13 @@ tecs_err_t tecs__remove_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
     if (TECS__UNLIKELY(k == TECS__COL_ABSENT))
         return tecs__comp_get(w, c) ? tecs__err(w, TECS_ENOENT, "entity lacks component %u", c)
                                     : err_nocomp(w, c);
+    int32_t narchs = w->narchs;
     tecs_archetype_t *b = edge_rem(w, a, c);
     if (TECS__UNLIKELY(b == NULL) && (b = tecs__arch_without(w, a, c)) == NULL)
         return w->err;
     tecs_err_t err = tecs__arch_reserve_rows(w, b, 1);
     if (TECS__UNLIKELY(err))
-        return err;
+        return undo_target(w, narchs, err);
     void *p = k >= 0 ? tecs__col_ptr(a, w, k, r->row) : NULL;
     if (TECS__UNLIKELY(w->comps[c].watch))
         tecs__emit_comp(w, TECS__EV_REMOVE, e, c, p);
@@ -686,7 +700,9 @@ tecs_err_t tecs_destroy(tecs_world_t *w, tecs_entity_t e)
     tecs__record *r = tecs__ei_known(w, e);
     if (r == NULL)
         return err_dead(w, e);
-    if (w->defer_depth > 0 && r->arch != TECS__ARCH_PENDING)
+    /* While deferred a pending birth is queued too: it may be the entity an
+    ** initializer is building right now, whose row already exists. */
+    if (w->defer_depth > 0)
         return tecs__defer_op(w, TECS__OP_DESTROY, e, 0, NULL);
     tecs_err_t err = tecs__destroy_now(w, e);
     settle(w);
@@ -694,13 +710,16 @@ tecs_err_t tecs_destroy(tecs_world_t *w, tecs_entity_t e)
 }
 
 /* Queue a change while deferred: a known component, an entity alive or
-** pending; conflicts found when it applies are dropped (command.c). */
+** pending a birth the flush will apply (a delayed birth waits for
+** tecs_apply_news, so a change queued now would be dropped at the flush);
+** conflicts found when it applies are dropped (command.c). */
 static tecs_err_t defer_change(tecs_world_t *w, tecs__op op, tecs_entity_t e, tecs_comp_t c,
                                const void *value)
 {
     if (tecs__comp_get(w, c) == NULL)
         return err_nocomp(w, c);
-    if (tecs__ei_known(w, e) == NULL)
+    const tecs__record *r = tecs__ei_known(w, e);
+    if (r == NULL || (r->arch == TECS__ARCH_PENDING && r->row == TECS__ROW_DELAYED))
         return err_dead(w, e);
     return tecs__defer_op(w, op, e, c, value);
 }

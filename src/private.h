@@ -56,6 +56,8 @@ typedef struct tecs__record {
 #define TECS__ARCH_PENDING  0xfffffffeu  /* id handed out, birth queued     */
 #define TECS__ARCH_RETIRED  0xfffffffdu  /* generation exhausted; never reused */
 #define TECS__KILL_QUEUED   0x80000000u  /* a delayed destroy is queued     */
+#define TECS__ROW_DELAYED   1u           /* row of a PENDING slot whose birth
+                                            waits in the delayed queue      */
 #define TECS__ARCH_MASK     0x00ffffffu
 #define TECS__NO_SLOT       0xffffffffu
 
@@ -161,6 +163,9 @@ static inline tecs_err_t tecs__arch_reserve_rows(tecs_world_t *w, tecs_archetype
 static inline void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, uint32_t row);
 void tecs__arch_fill_hole(tecs_world_t *w, tecs_archetype_t *a, uint32_t row);
 void tecs__arch_trim(tecs_world_t *w, tecs_archetype_t *a);
+/* Undo the creation of the newest archetype, still empty, when the call
+** that created it fails later on (listeners, edges, hash table). */
+void tecs__arch_drop_last(tecs_world_t *w);
 void tecs__arch_fini(tecs_world_t *w);
 /* Column of c in a, or COL_ABSENT / COL_TAG. */
 static inline int32_t tecs__arch_col(const tecs_archetype_t *a, tecs_comp_t c)

@@ -246,3 +246,21 @@ TEST(archetype_components_of_null)
     CHECK_EQ(tecs_last_error(w), TECS_EDEAD);
     tw_free(w);
 }
+
+TEST(archetype_chunk_too_large_is_elimit)
+{
+    tecs_world_t *w = tw_new_ex(NULL, 65536);
+    tecs_comp_t big = tecs_component(w, &(tecs_component_desc_t){
+        .name = "Big", .size = TECS_MAX_COMPONENT_SIZE });
+    CHECK(big != 0);
+    size_t mem = tecs_world_memory(w);
+    CHECK(tecs_archetype(w, 1, &big) == NULL);
+    CHECK_EQ(tecs_last_error(w), TECS_ELIMIT);
+    tecs_entity_t e = tecs_new(w);
+    CHECK_ERR(tecs_add(w, e, big), TECS_ELIMIT);
+    CHECK(!tecs_has(w, e, big));
+    CHECK_EQ(tecs_world_archetype_count(w), 1);
+    CHECK(tecs_world_memory(w) >= mem);
+    TW_CHECK(w);
+    tw_free(w);
+}

@@ -18,6 +18,9 @@ TEST(component_register_and_lookup)
     CHECK(tecs_component_name(w, 999) == NULL);
     CHECK_EQ(tecs_component_size(w, 999), 0);
     CHECK(tecs_component_name(w, 0) == NULL);
+    CHECK_EQ(tecs_component_lookup(w, NULL), 0);
+    CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
+    CHECK_EQ(tecs_component_lookup(NULL, "Position"), 0);
     tw_free(w);
 }
 
@@ -230,4 +233,31 @@ TEST(component_limit_of_ids)
     CHECK_EQ(tecs_component(w, &(tecs_component_desc_t){ .name = "one_more" }), 0);
     CHECK_EQ(tecs_last_error(w), TECS_ELIMIT);
     tw_free(w);
+}
+
+/* Registering many components after archetypes exist grows the registry;
+** archetypes made before must still reach the right hooks. */
+TEST(component_registered_after_archetypes)
+{
+    hook_counts h = { 0 };
+    tecs_world_t *w = tw_new();
+    tecs_comp_t o = obj_component(w, "Obj", &h);
+    tecs_archetype_t *a = tecs_archetype(w, 1, &o);
+    tecs_entity_t e = tecs_new_in(w, a);
+    for (int i = 0; i < 100; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "later%d", i);
+        CHECK(tecs_component(w, &(tecs_component_desc_t){ .name = name, .size = 8 }) != 0);
+    }
+    tecs_entity_t f = tecs_new_in(w, a);
+    CHECK_EQ(TECS_GET(w, f, o, Obj)->value, OBJ_DEFAULT);
+    CHECK_EQ(h.ctor, 2);
+    CHECK_ERR(tecs_add(w, e, tecs_component_lookup(w, "later99")), TECS_OK);
+    CHECK_EQ(TECS_GET(w, e, o, Obj)->value, OBJ_DEFAULT);
+    CHECK_ERR(tecs_destroy(w, f), TECS_OK);
+    CHECK_EQ(h.dtor, 1);
+    CHECK_EQ(h.bad, 0);
+    TW_CHECK(w);
+    tw_free(w);
+    CHECK_EQ(hooks_live(&h), 0);
 }

@@ -522,3 +522,124 @@ TEST(entity_generation_exhausted_slot_retires)
     TW_CHECK(w);
     tw_free(w);
 }
+
+typedef struct init_changes {
+    tecs_world_t *w;
+    tecs_comp_t vel;
+    tecs_entity_t made;
+    bool destroy_self;
+} init_changes;
+
+static void init_with_changes(tecs_init_t *init, void *ctx)
+{
+    init_changes *c = ctx;
+    tecs_entity_t self = tecs_init_entity(init);
+    c->made = tecs_new(c->w);
+    CHECK(!tecs_is_alive(c->w, c->made));
+    CHECK_ERR(tecs_add(c->w, self, c->vel), TECS_OK);
+    if (c->destroy_self)
+        CHECK_ERR(tecs_destroy(c->w, self), TECS_OK);
+}
+
+/* Changes made inside an initializer wait until the entity is built. */
+TEST(entity_new_with_changes_inside_are_queued)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    init_changes c = { .w = w, .vel = TECS_COMPONENT(w, Velocity) };
+    tecs_archetype_t *a = tecs_archetype(w, 1, &pos);
+    tecs_entity_t e = tecs_new_with(w, a, init_with_changes, &c);
+    CHECK(tecs_is_alive(w, e) && tecs_is_alive(w, c.made));
+    CHECK(tecs_has(w, e, c.vel) && tecs_has(w, e, pos));
+    TW_CHECK(w);
+    c.destroy_self = true;
+    tecs_entity_t f = tecs_new_with(w, a, init_with_changes, &c);
+    CHECK(f != 0);
+    CHECK(!tecs_is_alive(w, f));
+    CHECK(tecs_is_alive(w, c.made));
+    CHECK_EQ(tecs_world_entity_count(w), 3);
+    CHECK_EQ(tecs_archetype_entity_count(a), 0);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+/* Random adds and removes over hooked and plain columns: every value
+** survives every move, and the hooks see each value constructed and
+** destroyed once. */
+TEST(entity_random_moves_keep_values)
+{
+    enum { NE = 40, NK = 5, OPS = 3000 };
+    hook_counts h = { 0 };
+    tecs_world_t *w = tw_new_ex(NULL, 16);
+    tecs_comp_t c[NK];
+    for (int k = 0; k < NK - 1; k++) {
+        char name[8] = { 'o', (char)('0' + k), 0 };
+        c[k] = obj_component(w, name, &h);
+    }
+    c[NK - 1] = TECS_COMPONENT(w, Health);
+    tecs_entity_t e[NE];
+    int32_t val[NE][NK];
+    unsigned mask[NE] = { 0 };
+    for (int i = 0; i < NE; i++)
+        e[i] = tecs_new(w);
+    uint64_t seed = 1234;
+    for (int op = 0; op < OPS; op++) {
+        int i = (int)(tw_rand(&seed) % NE), k = (int)(tw_rand(&seed) % NK);
+        if (mask[i] >> k & 1) {
+            CHECK_ERR(tecs_remove(w, e[i], c[k]), TECS_OK);
+            mask[i] &= ~(1u << k);
+        } else {
+            val[i][k] = op;
+            if (k < NK - 1)
+                CHECK_ERR(tecs_set(w, e[i], c[k], &(Obj){ OBJ_LIVE, op }), TECS_OK);
+            else
+                CHECK_ERR(TECS_SET(w, e[i], c[k], Health, { op }), TECS_OK);
+            mask[i] |= 1u << k;
+        }
+        long live = 0;
+        for (int j = 0; j < NE; j++) {
+            for (int q = 0; q < NK; q++) {
+                CHECK_EQ(tecs_has(w, e[j], c[q]), mask[j] >> q & 1);
+                if (!(mask[j] >> q & 1))
+                    continue;
+                const int32_t *v = q < NK - 1 ? &TECS_GET(w, e[j], c[q], Obj)->value
+                                              : &TECS_GET(w, e[j], c[q], Health)->hp;
+                CHECK_EQ(*v, val[j][q]);
+                live += q < NK - 1;
+            }
+        }
+        CHECK_EQ(hooks_live(&h), live);
+    }
+    CHECK_EQ(h.bad, 0);
+    TW_CHECK(w);
+    tw_free(w);
+    CHECK_EQ(hooks_live(&h), 0);
+}
+
+typedef struct init_probe { tecs_query_t *q; int32_t seen; tecs_err_t check; } init_probe;
+
+static void init_look_around(tecs_init_t *init, void *ctx)
+{
+    (void)init;
+    init_probe *p = ctx;
+    p->seen = tecs_query_count(p->q) + tecs_query_collect(p->q, NULL, 0);
+    p->check = tecs_world_check(tecs_query_world(p->q));
+}
+
+/* Nothing sees an entity while its initializer runs. */
+TEST(entity_new_with_is_invisible_while_built)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_archetype_t *a = tecs_archetype(w, 1, &pos);
+    init_probe p = { .q = tecs_query_all(w, 1, &pos), .seen = -1 };
+    tecs_entity_t e = tecs_new_with(w, a, init_look_around, &p);
+    CHECK_EQ(p.seen, 0);
+    CHECK_EQ(p.check, TECS_OK);
+    CHECK(tecs_is_alive(w, e));
+    CHECK_EQ(tecs_query_count(p.q), 1);
+    tecs_new_with(w, a, init_look_around, &p);
+    CHECK_EQ(p.seen, 2);                          /* the first one only */
+    TW_CHECK(w);
+    tw_free(w);
+}

@@ -12,16 +12,29 @@ typedef struct rworld {
     unsigned mask[NE];                         /* components each entity has */
 } rworld;
 
+/* Components are added in a random order and some removed again, so moves
+** insert and drop columns at every position. */
 static void rworld_fill(rworld *r, uint64_t seed)
 {
     for (int i = 0; i < NE; i++) {
         r->e[i] = tecs_new(r->w);
-        r->mask[i] = (unsigned)(tw_rand(&seed) % (1u << NC));
-        for (int k = 0; k < NC; k++) {
-            if (!(r->mask[i] >> k & 1))
+        unsigned want = (unsigned)(tw_rand(&seed) % (1u << NC));
+        unsigned extra = (unsigned)(tw_rand(&seed) % (1u << NC)) & ~want;
+        unsigned all = want | extra;
+        r->mask[i] = 0;
+        while (r->mask[i] != all) {
+            int k = (int)(tw_rand(&seed) % NC);
+            if (!(all >> k & 1) || (r->mask[i] >> k & 1))
                 continue;
             int32_t v = (int32_t)(i * 10 + k);
             CHECK_ERR(tecs_set(r->w, r->e[i], r->c[k], k < 4 ? &v : NULL), TECS_OK);
+            r->mask[i] |= 1u << k;
+        }
+        for (int k = 0; k < NC; k++) {
+            if (extra >> k & 1) {
+                CHECK_ERR(tecs_remove(r->w, r->e[i], r->c[k]), TECS_OK);
+                r->mask[i] &= ~(1u << k);
+            }
         }
     }
     /* Destroy some, so archetypes have holes filled by swaps. */
@@ -371,11 +384,13 @@ TEST(query_nested_iterations)
     while (tecs_iter_next(&outer)) {
         for (int i = 0; i < outer.count; i++) {
             tecs_iter_t inner = tecs_query_iter(qb);
-            while (tecs_iter_next(&inner))
+            while (tecs_iter_next(&inner)) {
                 pairs += inner.count;
+                if (first == 0)
+                    first = tecs_new(w);          /* queued until the outer ends */
+            }
             CHECK(tecs_is_deferred(w));           /* the outer one is still open */
-            if (first == 0)
-                first = tecs_new(w);              /* queued until the outer ends */
+            CHECK(!tecs_is_alive(w, first));      /* the inner end did not apply it */
         }
     }
     CHECK_EQ(pairs, 20 * 30);
@@ -461,5 +476,62 @@ TEST(query_empty_archetypes_are_skipped)
         steps++;
     }
     CHECK_EQ(steps, 1);
+    tw_free(w);
+}
+
+/* Archetypes and queries made while an iteration is open are matched like
+** any other; the running iteration is not disturbed. */
+TEST(query_made_during_iteration)
+{
+    tecs_world_t *w = tw_new_ex(NULL, 16);
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
+    tecs_archetype_t *a = tecs_archetype(w, 1, &pos);
+    CHECK_ERR(tecs_new_bulk(w, a, 40, NULL, 0, NULL), TECS_OK);
+    tecs_query_t *q = tecs_query_all(w, 1, &pos);
+    tecs_query_t *inner = NULL;
+    int rows = 0;
+    tecs_iter_t it = tecs_query_iter_ex(q, TECS_ITER_REVERSE);
+    while (tecs_iter_next(&it)) {
+        rows += it.count;
+        if (inner == NULL) {
+            tecs_archetype_t *b = tecs_archetype(w, 2, (tecs_comp_t[]){ pos, vel });
+            CHECK(b != NULL);
+            CHECK_ERR(tecs_archetype_reserve(w, a, 500), TECS_OK);   /* chunk array grows */
+            inner = tecs_query_all(w, 2, (tecs_comp_t[]){ vel, pos });
+            CHECK(inner != NULL);
+            CHECK(tecs_new_in(w, b) != 0);
+            CHECK_EQ(tecs_query_count(inner), 0);
+        }
+    }
+    CHECK_EQ(rows, 40);
+    CHECK_EQ(tecs_query_count(inner), 1);
+    CHECK_EQ(tecs_query_count(q), 41);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+static bool each_nested(tecs_world_t *w, tecs_entity_t e, void *const *fields, void *ctx)
+{
+    (void)fields;
+    tecs_query_t *q = ctx;
+    int32_t n = tecs_query_collect(q, NULL, 0);
+    tecs_entity_t buf[64];
+    CHECK_EQ(tecs_query_collect(q, buf, 64), n);   /* nested collect */
+    CHECK_ERR(tecs_destroy(w, e), TECS_OK);        /* queued */
+    CHECK(tecs_is_alive(w, e));
+    return false;
+}
+
+TEST(query_each_with_nested_collect_and_destroy)
+{
+    tecs_world_t *w = tw_new_ex(NULL, 16);
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    CHECK_ERR(tecs_new_bulk(w, tecs_archetype(w, 1, &pos), 50, NULL, 0, NULL), TECS_OK);
+    tecs_query_t *q = tecs_query_all(w, 1, &pos);
+    CHECK_ERR(tecs_query_each(q, each_nested, q), TECS_OK);
+    CHECK_EQ(tecs_world_entity_count(w), 0);
+    CHECK(!tecs_is_deferred(w));
+    TW_CHECK(w);
     tw_free(w);
 }
