@@ -956,3 +956,107 @@ TEST(index_spatial_radius_and_box_with_huge_and_bad_regions)
     CHECK_EQ(tecs_query_where_collect(t.q, f, got, 600), 0);
     tw_free(t.w);
 }
+
+/* ---- iteration, deferral, initializers --------------------------------- */
+
+static void init_dup(tecs_init_t *init, void *ctx)
+{
+    NetId *n = tecs_init_construct(init, *(tecs_comp_t *)ctx);
+    n->id = 5;
+}
+
+TEST(index_where_defers_changes_and_refuses_nested_use_of_one_filter)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t hp = TECS_COMPONENT(w, Health), pos = TECS_COMPONENT(w, Position);
+    tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = hp, .kind = TECS_INDEX_HASH, .type = TECS_KEY_I32 });
+    for (int i = 0; i < 50; i++) {
+        tecs_entity_t e = tecs_new(w);
+        TECS_SET(w, e, hp, Health, {i % 5});
+    }
+    tecs_query_t *q = tecs_query_all(w, 1, &hp);
+    tecs_filter_t *f = tecs_filter_new(w), *g = tecs_filter_new(w);
+    tecs_where(f, x, TECS_EQ, tecs_key_int(3));
+    tecs_where(g, x, TECS_EQ, tecs_key_int(4));
+    CHECK_EQ(tecs_query_where_collect(q, NULL, NULL, 0), -1);
+    tecs_iter_t it = tecs_query_where(q, f);
+    int seen = 0;
+    while (tecs_iter_next(&it)) {
+        tecs_iter_t inner = tecs_query_where(q, f);     /* same filter: busy */
+        CHECK(!tecs_iter_next(&inner));
+        CHECK_EQ(tecs_last_error(w), TECS_EBUSY);
+        CHECK_EQ(tecs_query_where_collect(q, g, NULL, 0), 10);
+        Health *h = TECS_FIELD(&it, Health, 0);
+        for (int i = 0; i < it.count; i++, seen++) {
+            CHECK_EQ(h[i].hp, 3);
+            tecs_destroy(w, it.entities[i]);            /* queued */
+            tecs_set(w, tecs_new(w), pos, &(Position){ 1, 1 });
+        }
+    }
+    CHECK_EQ(seen, 10);
+    CHECK_EQ(tecs_query_where_collect(q, f, NULL, 0), 0);
+    CHECK_EQ(tecs_index_count(x), 40);
+    /* An empty filter matches the whole query; tecs_filter_test. */
+    tecs_filter_t *all = tecs_filter_new(w);
+    CHECK_EQ(tecs_query_where_collect(q, all, NULL, 0), 40);
+    tecs_entity_t some[40];
+    tecs_query_where_collect(q, g, some, 40);
+    CHECK(tecs_filter_test(g, some[0]));
+    CHECK(!tecs_filter_test(f, some[0]));
+    CHECK(!tecs_filter_test(g, 0));
+    /* A unique key built by an initializer: the birth is refused. */
+    tecs_comp_t net = TECS_COMPONENT(w, NetId);
+    tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = net, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_U32, .unique = true });
+    tecs_archetype_t *a = tecs_archetype(w, 1, &net);
+    int32_t alive = tecs_world_entity_count(w);
+    CHECK(tecs_new_with(w, a, init_dup, &net) != 0);
+    CHECK(tecs_new_with(w, a, init_dup, &net) == 0);
+    CHECK_EQ(tecs_last_error(w), TECS_EEXIST);
+    CHECK_EQ(tecs_world_entity_count(w), alive + 1);
+    CHECK_EQ(tecs_archetype_entity_count(a), 1);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+TEST(index_cache_survives_out_of_memory_in_events)
+{
+    for (long k = 1; k < 60; k++) {
+        tw_alloc al = { 0 };
+        tecs_world_t *w = tw_new_ex(&al, 16);
+        tecs_comp_t hp = TECS_COMPONENT(w, Health);
+        tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
+            .comp = hp, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32 });
+        tecs_query_t *q = tecs_query_all(w, 1, &hp);
+        tecs_filter_t *f = tecs_filter_new(w);
+        tecs_where(f, x, TECS_LT, tecs_key_int(50));
+        tecs_cache_t *c = tecs_cache_new(w, &(tecs_cache_desc_t){ .query = q, .filter = f });
+        CHECK(c != NULL);
+        al.fail_at = al.calls + k;
+        al.fail_after = k % 2;
+        uint64_t rng = (uint64_t)k;
+        tecs_entity_t ents[100];
+        int n = 0;
+        for (int i = 0; i < 300; i++) {
+            if (n < 100 && tw_rand(&rng) % 3 == 0) {
+                tecs_entity_t e = tecs_new(w);
+                if (e)
+                    ents[n++] = e;
+            } else if (n > 0) {
+                tecs_set(w, ents[tw_rand(&rng) % (uint64_t)n], hp,
+                         &(Health){ (int)(tw_rand(&rng) % 100) });
+            }
+        }
+        al.fail_at = 0;
+        int32_t got = tecs_cache_count(c), want = 0;
+        for (int i = 0; i < n; i++) {
+            const Health *h = tecs_has(w, ents[i], hp) ? TECS_GET(w, ents[i], hp, Health) : 0;
+            want += h && h->hp < 50;
+        }
+        CHECK_EQ(got, want);
+        CHECK_EQ(tecs_query_where_collect(q, f, NULL, 0), want);
+        TW_CHECK(w);
+        tw_free(w);
+    }
+}
