@@ -15,6 +15,7 @@
 **     { "where_radius", sc_where_radius, M, "ns/result", 0 },
 **     { "set",          sc_set,          M, "ns/set",    0 },
 **     { "set_indexed",  sc_set_indexed,  M, "ns/set",    0 },
+**     { "set_indexed_hash", sc_set_indexed_hash, M, "ns/set", 0 },
 **
 ** Built alone (the default), it is a small program printing the same CSV
 ** rows: `tinyecs_bench_index [N]`.
@@ -241,14 +242,14 @@ static double sc_where_radius(int64_t n)
     return t / (double)total;
 }
 
-/* n tecs_set calls on Health.hp, indexed or not. */
-static double set_run(int64_t n, bool indexed)
+/* n tecs_set calls on Health.hp: kind < 0 not indexed, else an index. */
+static double set_run(int64_t n, int kind)
 {
     ifix f;
     ifix_init(&f, n);
-    if (indexed)
+    if (kind >= 0)
         tecs_index_new(f.w, &(tecs_index_desc_t){
-            .comp = f.hp, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32 });
+            .comp = f.hp, .kind = (tecs_index_kind_t)kind, .type = TECS_KEY_I32 });
     tecs_entity_t *ids = malloc((size_t)n * sizeof *ids);
     CHECK(tecs_query_collect(f.q, ids, (int32_t)n) == n, "collect");
     uint64_t seed = 3;
@@ -266,12 +267,19 @@ static double set_run(int64_t n, bool indexed)
 
 static double sc_set(int64_t n)
 {
-    return set_run(n, false);
+    return set_run(n, -1);
 }
 
+/* set_indexed: the field has an ordered index (the costliest to keep). */
 static double sc_set_indexed(int64_t n)
 {
-    return set_run(n, true);
+    return set_run(n, TECS_INDEX_ORDERED);
+}
+
+/* set_indexed_hash: the same with a hash index. */
+static double sc_set_indexed_hash(int64_t n)
+{
+    return set_run(n, TECS_INDEX_HASH);
 }
 
 #ifndef TECS_BENCH_HARNESS
@@ -285,6 +293,7 @@ int main(int argc, char **argv)
         { "where_radius", sc_where_radius, "ns/result" },
         { "set", sc_set, "ns/set" },
         { "set_indexed", sc_set_indexed, "ns/set" },
+        { "set_indexed_hash", sc_set_indexed_hash, "ns/set" },
     };
     printf("scenario,n,value,unit\n");
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)

@@ -377,6 +377,34 @@ static bool same_key(const tecs_index_t *x, const ient *t, const probe *p)
     return kcmp(x, t->key, p->k) == 0;
 }
 
+/* Give entry i the key in p, in place (the entry does not move); false
+** when out of memory, the entry then keeps its old key. */
+static bool ent_rekey(tecs_index_t *x, int32_t i, const probe *p)
+{
+    ient *t = &x->ents[i];
+    uint64_t k;
+    if (!own_key(x, p->k, &k))
+        return false;
+    if (is_hashed(x)) {
+        chain_unlink(x, i);
+    } else {
+        oerase(x, t->key, t->e);
+        if (!oinsert(x, k, t->e)) {
+            oinsert(x, t->key, t->e);   /* back where a slot was just freed */
+            free_key(x, k);
+            return false;
+        }
+    }
+    free_key(x, t->key);
+    t->key = k;
+    t->aux = p->aux;
+    if (is_hashed(x)) {
+        t->h = khash(x, k);
+        chain_link(x, i);
+    }
+    return true;
+}
+
 /* e's value is now val: insert or re-key; false when out of memory. */
 static bool ent_update(tecs_index_t *x, tecs_entity_t e, const void *val)
 {
@@ -388,7 +416,7 @@ static bool ent_update(tecs_index_t *x, tecs_entity_t e, const void *val)
         return true;
     }
     if (i >= 0)
-        ent_erase(x, i);
+        return ent_rekey(x, i, &p);
     return reserve(x, 1) == TECS_OK && ent_insert(x, e, &p);
 }
 
