@@ -701,7 +701,8 @@ tecs_index_t *tecs_index_new(tecs_world_t *world, const tecs_index_desc_t *desc)
  */
 tecs_err_t tecs_index_free(tecs_index_t *index);
 
-/** Entities in the index (every entity with the component). */
+/** @return the entities in the index (every entity with the component);
+ *  0 for NULL, or on TECS_ENOMEM while rebuilding after a failed update. */
 int32_t tecs_index_count(tecs_index_t *index);
 
 /**
@@ -727,11 +728,13 @@ typedef int32_t tecs_cond_t;
  * kept (tecs_filter_error) and makes every use of the filter fail with it.
  * Building allocates per condition, never per entity.
  * @return the filter, owned by the caller (tecs_filter_free; the world frees
- * what is left); NULL when out of memory.
+ * what is left); NULL when out of memory. The first index or filter of a
+ * world also sets up the world's small index registry, kept until it is freed.
  */
 tecs_filter_t *tecs_filter_new(tecs_world_t *world);
 
-/** Free a filter; NULL does nothing. Not while it is being iterated. */
+/** Free a filter; NULL does nothing. Not while it is being iterated (the
+ *  call is then ignored; the world frees it). */
 void tecs_filter_free(tecs_filter_t *filter);
 
 /** The first error met while building the filter (TECS_OK if none). */
@@ -787,7 +790,9 @@ tecs_err_t tecs_filter_root(tecs_filter_t *filter, tecs_cond_t cond);
  */
 tecs_err_t tecs_filter_order(tecs_filter_t *filter, tecs_index_t *index, bool desc);
 
-/** True if the entity is alive and matches the filter (not the query). */
+/** @return true if the entity is alive and matches the filter (the query
+ *  is not consulted); false otherwise and on error (the filter's error,
+ *  TECS_ENOENT for a freed index). */
 bool tecs_filter_test(tecs_filter_t *filter, tecs_entity_t entity);
 
 /**
@@ -846,14 +851,18 @@ typedef struct tecs_cache_desc_t {
  */
 tecs_cache_t *tecs_cache_new(tecs_world_t *world, const tecs_cache_desc_t *desc);
 
-/** Free a cache; NULL does nothing. */
+/** Free a cache (and its copy of the filter); NULL does nothing. Not while
+ *  it is being iterated. */
 void tecs_cache_free(tecs_cache_t *cache);
 
-/** Entities in the cache, O(1). */
+/** @return the entities in the cache, O(1); 0 for NULL or on TECS_ENOMEM
+ *  (a cache whose update failed for lack of memory is rebuilt on use). */
 int32_t tecs_cache_count(tecs_cache_t *cache);
 
 /** Iterate the cache in its order, with the query's fields; O(results).
- *  The set is taken when the iteration starts. */
+ *  The set is taken when the iteration starts; on error (TECS_EBUSY while
+ *  it is already iterated, TECS_ENOMEM) the iteration is empty and the
+ *  world's last error says why. */
 tecs_iter_t tecs_cache_iter(tecs_cache_t *cache);
 
 /** Collect the cache's ids in order. @return the count (may exceed cap),
