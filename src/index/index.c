@@ -37,6 +37,8 @@
 */
 #include "internal.h"
 
+#include <stdlib.h>
+
 /* ---- keys ------------------------------------------------------------- */
 
 static uint64_t enc_int(int64_t v)
@@ -485,6 +487,30 @@ static tecs_err_t fill(tecs_index_t *x)
     return TECS_OK;
 }
 
+static int by_chain(const void *pa, const void *pb)
+{
+    const ient *a = pa, *b = pb;
+    if (a->h != b->h)
+        return a->h < b->h ? -1 : 1;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    return (a->e > b->e) - (a->e < b->e);
+}
+
+/* Lay a freshly filled hash or spatial index out chain by chain, so that
+** the entries of one key (one grid cell) are neighbours in memory. */
+static void compact(tecs_index_t *x)
+{
+    if (!is_hashed(x) || x->n < 2)
+        return;
+    qsort(x->ents, (size_t)x->n, sizeof *x->ents, by_chain);
+    memset(x->bucket, 0xff, (size_t)x->nbucket * sizeof *x->bucket);
+    for (int32_t i = x->n - 1; i >= 0; i--) {
+        x->pos[TECS_ENTITY_INDEX(x->ents[i].e)] = i + 1;
+        chain_link(x, i);
+    }
+}
+
 /* Rebuild a dirty index. */
 tecs_err_t tecs__index_refresh(tecs_index_t *x)
 {
@@ -496,6 +522,7 @@ tecs_err_t tecs__index_refresh(tecs_index_t *x)
         clear(x);
         return tecs__err(x->world, err, "out of memory rebuilding an index");
     }
+    compact(x);
     x->dirty = false;
     return TECS_OK;
 }
@@ -739,6 +766,8 @@ tecs_index_t *tecs_index_new(tecs_world_t *w, const tecs_index_desc_t *d)
     x->cls = class_of(d->type);
     x->fsize = field_size(d);
     tecs_err_t err = fill(x);
+    if (!err)
+        compact(x);
     if (err) {
         if (err == TECS_ENOMEM)
             tecs__err(w, err, "out of memory creating an index");
