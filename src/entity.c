@@ -41,6 +41,8 @@ tecs_err_t tecs__listen(tecs_world_t *w, const tecs__listener *l)
         w->watch_moves = true;
     if (l->on_comp)
         w->watch_comps = true;
+    if (l->on_check)
+        w->watch_checks = true;
     return TECS_OK;
 }
 
@@ -85,8 +87,10 @@ static tecs_err_t check_births(tecs_world_t *w, tecs_archetype_t *a, int32_t n,
 }
 
 /* Components of a that some listener checks. */
-static bool any_checked(const tecs_world_t *w, const tecs_archetype_t *a)
+static inline bool any_checked(const tecs_world_t *w, const tecs_archetype_t *a)
 {
+    if (TECS__LIKELY(!w->watch_checks))
+        return false;
     for (int32_t i = 0; i < a->ncomps; i++)
         if (w->comps[a->comps[i]].check)
             return true;

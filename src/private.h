@@ -313,7 +313,7 @@ void tecs__iter_prefetch(const tecs_iter_t *it, int32_t m, const tecs_archetype_
 void tecs__iter_report(tecs_iter_t *it);
 
 /* ==================================================================== */
-/* index.c                                                              */
+/* index/: field indexes, filters, caches                               */
 /* ==================================================================== */
 
 /* Verify every index against one rebuilt from scratch (tecs_world_check). */
@@ -366,6 +366,7 @@ struct tecs_world_t {
     int32_t cap_listeners;
     bool watch_moves;           /* some listener wants move events          */
     bool watch_comps;           /* some listener wants component events     */
+    bool watch_checks;          /* some listener checks changes first       */
 
     /* command.c */
     tecs__cmdbuf deferred;      /* changes made while deferred              */
