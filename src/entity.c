@@ -4,12 +4,16 @@
 ** Every structural change is the same three steps:
 **
 **     1. check:    the arguments, then reserve everything that could fail
-**                  (record slots, target archetype, rows in its chunks);
+**                  (record slots, target archetype, rows in its chunks),
+**                  then ask checking listeners (a unique index may refuse
+**                  a key; indexes reserve room) about the new values;
 **     2. announce: REMOVE events, while the old value still exists;
 **     3. commit:   move / construct / destroy values, fix the records,
 **                  then ADD and SET events for what now exists.
 **
-** Step 3 cannot fail, so a failed call has changed nothing. Listeners (field
+** Step 3 cannot fail, so a failed call has changed nothing. A value written
+** before anyone could ask (tecs_modified, a query's write term) is checked
+** after the fact: a refusing listener restores its field (TECS__EV_WRITTEN). Listeners (field
 ** indexes, observers) run with the world deferred: a structural change they
 ** make is queued, and applied once the outer call is done.
 **
