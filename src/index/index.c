@@ -636,6 +636,19 @@ static tecs_err_t check_batch(tecs_index_t *x, const void *vals, int32_t n)
     return err;
 }
 
+/* The update of e to vals follows: start fetching what it will touch. */
+static void warm(const tecs_index_t *x, tecs_entity_t e, const void *vals)
+{
+    uint32_t slot = TECS_ENTITY_INDEX(e);
+    if (slot < (uint32_t)x->npos && x->pos[slot] > 0)
+        TECS__PREFETCH(&x->ents[x->pos[slot] - 1]);
+    if (vals && is_hashed(x) && x->cls != TECS_KEYC_STR && x->nbucket > 0) {
+        probe p;
+        read_probe(x, vals, &p);
+        TECS__PREFETCH(&x->bucket[khash(x, p.k) & (uint32_t)(x->nbucket - 1)]);
+    }
+}
+
 static tecs_err_t on_check(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_comp_t c,
                            const void *vals, int32_t n)
 {
@@ -655,6 +668,8 @@ static tecs_err_t on_check(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, 
             err = n == 1 ? check_one(x, ev, e, vals) : check_batch(x, vals, n);
         if (err)
             return err;
+        if (n == 1 && e != 0)
+            warm(x, e, vals);
     }
     return TECS_OK;
 }
