@@ -495,6 +495,17 @@ TEST(index_key_order_ascending_and_descending)
     tw_free(t.w);
 }
 
+static bool each_hp(tecs_world_t *w, tecs_entity_t e, void *const *fv, void *ctx)
+{
+    int *calls = ctx;
+    const Position *p = fv[0];
+    const Health *h = fv[1];
+    CHECK(tecs_is_alive(w, e));
+    CHECK_EQ(h->hp, 10 + *calls);
+    CHECK_EQ(p->x, h->hp);
+    return ++*calls == 5;
+}
+
 TEST(index_where_iterator_hands_out_runs_with_fields)
 {
     tecs_world_t *w = tw_new();
@@ -525,6 +536,11 @@ TEST(index_where_iterator_hands_out_runs_with_fields)
     }
     CHECK_EQ(total, 30);
     CHECK_EQ(steps, 1);         /* consecutive rows come as one run */
+    /* The per-entity form, stopped early by its callback. */
+    int calls = 0;
+    CHECK_ERR(tecs_query_where_each(q, f, each_hp, &calls), TECS_OK);
+    CHECK_EQ(calls, 5);
+    CHECK_ERR(tecs_query_where_each(q, f, NULL, NULL), TECS_EINVAL);
     /* between lo > hi: empty, not a hang. */
     tecs_filter_t *g = tecs_filter_new(w);
     tecs_where_between(g, x, tecs_key_int(50), tecs_key_int(40));
