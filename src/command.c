@@ -267,14 +267,20 @@ static void run_kill(tecs_world_t *w, const tecs__cmd *c)
         tecs__destroy_now(w, c->entity);
 }
 
-/* Nobody watches the components of a birth and its follow-ups. */
+/* Nobody watches the components of a birth and its follow-ups. The birth's
+** own archetype counts too: an observer narrowed by terms would see the
+** folded birth already holding the later components. */
 static bool unobserved(const tecs_world_t *w, const tecs__cmd *c, int32_t n)
 {
     if (w->watch_moves)
         return false;
-    for (int32_t i = 0; i < n; i++)
+    for (int32_t i = 0; i < n; i++) {
         if (c[i].comp && w->comps[c[i].comp].watch)
             return false;
+        for (int32_t k = 0; c[i].op == TECS__OP_NEW && k < c[i].arch->ncomps; k++)
+            if (w->comps[c[i].arch->comps[k]].watch)
+                return false;
+    }
     return true;
 }
 

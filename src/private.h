@@ -198,6 +198,9 @@ typedef struct tecs__listener {
     tecs__move_event_fn on_move;
     void (*on_fini)(tecs_world_t *w, void *ctx);
     void *ctx;
+    /* Runs at world free before any on_fini, while every entity, query and
+    ** listener is still intact (observers announce the last removals). */
+    void (*before_fini)(tecs_world_t *w, void *ctx);
 } tecs__listener;
 
 /* Register a listener; its on_fini runs when the world is freed. */
@@ -282,6 +285,15 @@ void tecs__cmd_fini(tecs_world_t *w);
 
 /* Verify every query's matches against a fresh match (for tecs_world_check). */
 tecs_err_t tecs__queries_check(tecs_world_t *w);
+/* True if archetype a (may be NULL: false) matches the query's terms. */
+bool tecs__query_matches(const tecs_query_t *q, const tecs_archetype_t *a);
+
+/* ==================================================================== */
+/* observer.c and system.c                                              */
+/* ==================================================================== */
+
+struct tecs__obs_state;         /* hooks and observers of one world         */
+struct tecs__sys_state;         /* systems and the frame counter            */
 
 /* ==================================================================== */
 /* The world                                                            */
@@ -340,6 +352,10 @@ struct tecs_world_t {
     /* query.c */
     struct tecs_query_t *queries; /* list of live queries                   */
     bool query_listening;
+
+    /* observer.c, system.c (NULL until first used) */
+    struct tecs__obs_state *obs;
+    struct tecs__sys_state *sys;
 };
 
 static inline const tecs__comp *tecs__comp_get(const tecs_world_t *w, tecs_comp_t c)

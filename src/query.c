@@ -106,6 +106,11 @@ static bool would_match(const tecs_query_t *q, const tecs_archetype_t *a)
     return match(q, a, cols);
 }
 
+bool tecs__query_matches(const tecs_query_t *q, const tecs_archetype_t *a)
+{
+    return a != NULL && would_match(q, a);
+}
+
 static tecs_err_t on_archetype(tecs_world_t *w, void *ctx, tecs_archetype_t *a)
 {
     (void)ctx;

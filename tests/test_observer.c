@@ -1,0 +1,639 @@
+/* Hooks, observers and membership events. */
+#include "test.h"
+
+/* ---- an event log ----------------------------------------------------- */
+
+typedef struct ev_rec {
+    int who;                    /* which hook / observer (its tag)         */
+    tecs_event_kind_t kind;
+    tecs_entity_t e;
+    tecs_comp_t c;
+    float x;                    /* Position.x at the time, if a value      */
+} ev_rec;
+
+typedef struct ev_log {
+    ev_rec recs[256];
+    int n;
+} ev_log;
+
+typedef struct ev_tap {
+    ev_log *log;
+    int who;
+} ev_tap;
+
+static void record(const tecs_event_t *ev)
+{
+    ev_tap *t = ev->ctx;
+    CHECK(t->log->n < 256);
+    float x = ev->value && ev->kind != TECS_ON_ENTER ? ((Position *)ev->value)->x : -1;
+    t->log->recs[t->log->n++] = (ev_rec){ t->who, ev->kind, ev->entity, ev->comp, x };
+}
+
+#define EXPECT(log, i, who_, kind_, e_, c_)                                 \
+    do {                                                                    \
+        CHECK((i) < (log)->n);                                              \
+        CHECK_EQ((log)->recs[i].who, who_);                                 \
+        CHECK_EQ((log)->recs[i].kind, kind_);                               \
+        CHECK_EQ((log)->recs[i].e, e_);                                     \
+        CHECK_EQ((log)->recs[i].c, c_);                                     \
+    } while (0)
+
+static tecs_observer_t watch(tecs_world_t *w, tecs_event_kind_t kind, tecs_comp_t c,
+                             ev_tap *tap)
+{
+    return tecs_observer(w, &(tecs_observer_desc_t){
+        .event = kind, .comp = c, .callback = record, .ctx = tap });
+}
+
+/* ---- hooks ------------------------------------------------------------ */
+
+TEST(observer_hooks_fire_for_every_kind_of_change)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
+    ev_log log = { .n = 0 };
+    ev_tap hook = { &log, 1 };
+    CHECK_ERR(tecs_component_hooks(w, pos, &(tecs_hooks_t){
+        .on_add = record, .on_set = record, .on_remove = record, .ctx = &hook }), TECS_OK);
+    tecs_entity_t e = tecs_new(w);
+    CHECK_ERR(TECS_SET(w, e, pos, Position, {1, 0}), TECS_OK);     /* ADD, SET */
+    CHECK_ERR(TECS_SET(w, e, pos, Position, {2, 0}), TECS_OK);     /* SET      */
+    TECS_GET_MUT(w, e, pos, Position)->x = 3;
+    CHECK_ERR(tecs_modified(w, e, pos), TECS_OK);                   /* SET      */
+    CHECK_ERR(tecs_add(w, e, vel), TECS_OK);                        /* nothing  */
+    CHECK_ERR(tecs_remove(w, e, pos), TECS_OK);                     /* REMOVE   */
+    CHECK_ERR(tecs_add(w, e, pos), TECS_OK);                        /* ADD      */
+    CHECK_ERR(tecs_destroy(w, e), TECS_OK);                         /* REMOVE   */
+    CHECK_EQ(log.n, 7);
+    EXPECT(&log, 0, 1, TECS_ON_ADD, e, pos);
+    EXPECT(&log, 1, 1, TECS_ON_SET, e, pos);
+    CHECK_EQ(log.recs[1].x, 1);
+    EXPECT(&log, 2, 1, TECS_ON_SET, e, pos);
+    CHECK_EQ(log.recs[2].x, 2);
+    EXPECT(&log, 3, 1, TECS_ON_SET, e, pos);
+    CHECK_EQ(log.recs[3].x, 3);
+    EXPECT(&log, 4, 1, TECS_ON_REMOVE, e, pos);
+    CHECK_EQ(log.recs[4].x, 3);                 /* value still there */
+    EXPECT(&log, 5, 1, TECS_ON_ADD, e, pos);
+    CHECK_EQ(log.recs[5].x, 0);                 /* constructed        */
+    EXPECT(&log, 6, 1, TECS_ON_REMOVE, e, pos);
+    /* Clearing the hooks stops them. */
+    CHECK_ERR(tecs_component_hooks(w, pos, NULL), TECS_OK);
+    tecs_entity_t f = tecs_new(w);
+    CHECK_ERR(TECS_SET(w, f, pos, Position, {1, 0}), TECS_OK);
+    CHECK_EQ(log.n, 7);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+TEST(observer_hooks_run_before_observers_on_add_after_on_remove)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    ev_log log = { .n = 0 };
+    ev_tap hook = { &log, 1 }, obs = { &log, 2 };
+    CHECK(watch(w, TECS_ON_ADD, pos, &obs));
+    CHECK(watch(w, TECS_ON_SET, pos, &obs));
+    CHECK(watch(w, TECS_ON_REMOVE, pos, &obs));
+    CHECK_ERR(tecs_component_hooks(w, pos, &(tecs_hooks_t){
+        .on_add = record, .on_set = record, .on_remove = record, .ctx = &hook }), TECS_OK);
+    tecs_entity_t e = tecs_new(w);
+    CHECK_ERR(TECS_SET(w, e, pos, Position, {1, 0}), TECS_OK);
+    CHECK_ERR(tecs_remove(w, e, pos), TECS_OK);
+    CHECK_EQ(log.n, 6);
+    EXPECT(&log, 0, 1, TECS_ON_ADD, e, pos);
+    EXPECT(&log, 1, 2, TECS_ON_ADD, e, pos);
+    EXPECT(&log, 2, 1, TECS_ON_SET, e, pos);
+    EXPECT(&log, 3, 2, TECS_ON_SET, e, pos);
+    EXPECT(&log, 4, 2, TECS_ON_REMOVE, e, pos);
+    EXPECT(&log, 5, 1, TECS_ON_REMOVE, e, pos);
+    tw_free(w);
+}
+
+TEST(observer_births_in_bulk_and_with_values_fire_add_then_set)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t hp = TECS_COMPONENT(w, Health);
+    ev_log log = { .n = 0 };
+    ev_tap obs = { &log, 2 };
+    CHECK(watch(w, TECS_ON_ADD, pos, &obs));
+    CHECK(watch(w, TECS_ON_SET, pos, &obs));
+    tecs_archetype_t *a = tecs_archetype(w, 2, (tecs_comp_t[]){ pos, hp });
+    tecs_entity_t ids[3];
+    Position p[3] = { { 1, 0 }, { 2, 0 }, { 3, 0 } };
+    CHECK_ERR(tecs_new_bulk(w, a, 3, ids, 1, &(tecs_value_t){ pos, p }), TECS_OK);
+    CHECK_EQ(log.n, 6);
+    for (int i = 0; i < 3; i++) {
+        EXPECT(&log, 2 * i, 2, TECS_ON_ADD, ids[i], pos);
+        EXPECT(&log, 2 * i + 1, 2, TECS_ON_SET, ids[i], pos);
+        CHECK_EQ(log.recs[2 * i + 1].x, i + 1);
+    }
+    tecs_entity_t e = tecs_new_in(w, a);
+    CHECK_EQ(log.n, 7);
+    EXPECT(&log, 6, 2, TECS_ON_ADD, e, pos);
+    tw_free(w);
+}
+
+/* ---- inside iteration ------------------------------------------------- */
+
+typedef struct churn_ctx {
+    tecs_comp_t pos, vel;
+    tecs_entity_t made;
+} churn_ctx;
+
+TEST(observer_events_inside_iteration_fire_at_the_end_in_call_order)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
+    ev_log log = { .n = 0 };
+    ev_tap obs = { &log, 2 };
+    tecs_entity_t a = tecs_new(w), b = tecs_new(w);
+    CHECK_ERR(TECS_SET(w, a, pos, Position, {1, 0}), TECS_OK);
+    CHECK_ERR(TECS_SET(w, b, pos, Position, {2, 0}), TECS_OK);
+    CHECK(watch(w, TECS_ON_ADD, vel, &obs));
+    CHECK(watch(w, TECS_ON_SET, vel, &obs));
+    CHECK(watch(w, TECS_ON_REMOVE, pos, &obs));
+    CHECK(watch(w, TECS_ON_ADD, pos, &obs));
+    tecs_query_t *q = TECS_QUERY(w, {.comp = pos, .access = TECS_READ});
+    tecs_entity_t c = 0;
+    tecs_iter_t it = tecs_query_iter(q);
+    while (tecs_iter_next(&it)) {
+        CHECK_ERR(TECS_SET(w, b, vel, Velocity, {5, 0}), TECS_OK);  /* ADD+SET vel b */
+        CHECK_ERR(tecs_remove(w, a, pos), TECS_OK);                 /* REMOVE pos a  */
+        CHECK_ERR(tecs_add(w, a, vel), TECS_OK);                    /* ADD vel a     */
+        c = tecs_new(w);
+        CHECK_ERR(TECS_SET(w, c, pos, Position, {9, 0}), TECS_OK);  /* ADD pos c     */
+        CHECK_ERR(tecs_destroy(w, b), TECS_OK);                     /* REMOVE pos b  */
+        CHECK_EQ(log.n, 0);
+    }
+    CHECK_EQ(log.n, 6);
+    EXPECT(&log, 0, 2, TECS_ON_ADD, b, vel);
+    EXPECT(&log, 1, 2, TECS_ON_SET, b, vel);
+    EXPECT(&log, 2, 2, TECS_ON_REMOVE, a, pos);
+    EXPECT(&log, 3, 2, TECS_ON_ADD, a, vel);
+    EXPECT(&log, 4, 2, TECS_ON_ADD, c, pos);
+    EXPECT(&log, 5, 2, TECS_ON_REMOVE, b, pos);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+TEST(observer_write_terms_report_set_when_leaving_the_chunk)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    ev_log log = { .n = 0 };
+    ev_tap hook = { &log, 1 };
+    CHECK_ERR(tecs_component_hooks(w, pos, &(tecs_hooks_t){ .on_set = record, .ctx = &hook }),
+              TECS_OK);
+    tecs_entity_t e = tecs_new(w);
+    CHECK_ERR(TECS_SET(w, e, pos, Position, {1, 0}), TECS_OK);
+    log.n = 0;
+    tecs_query_t *rq = TECS_QUERY(w, {.comp = pos, .access = TECS_READ});
+    tecs_query_t *wq = TECS_QUERY(w, {.comp = pos});
+    tecs_iter_t it = tecs_query_iter(rq);
+    while (tecs_iter_next(&it))
+        ;
+    CHECK_EQ(log.n, 0);
+    it = tecs_query_iter(wq);
+    while (tecs_iter_next(&it))
+        TECS_FIELD(&it, Position, 0)[0].x = 4;
+    CHECK_EQ(log.n, 1);
+    EXPECT(&log, 0, 1, TECS_ON_SET, e, pos);
+    CHECK_EQ(log.recs[0].x, 4);
+    tw_free(w);
+}
+
+/* ---- narrowing terms ------------------------------------------------- */
+
+TEST(observer_terms_narrow_by_the_archetype_at_event_time)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
+    tecs_comp_t frozen = TECS_TAG(w, Frozen);
+    ev_log log = { .n = 0 };
+    ev_tap set = { &log, 1 }, rem = { &log, 2 }, add = { &log, 3 };
+    const tecs_term_t terms[] = { { .comp = vel }, { .comp = frozen, .oper = TECS_NONE } };
+    CHECK(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_SET, .comp = pos,
+          .terms = terms, .term_count = 2, .callback = record, .ctx = &set }));
+    CHECK(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_REMOVE, .comp = vel,
+          .terms = (tecs_term_t[]){ { .comp = vel }, { .comp = pos } }, .term_count = 2,
+          .callback = record, .ctx = &rem }));
+    tecs_query_t *with_pos = TECS_QUERY(w, {.comp = pos});
+    CHECK(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_ADD, .comp = vel,
+          .query = with_pos, .callback = record, .ctx = &add }));
+    tecs_entity_t e = tecs_new(w);
+    CHECK_ERR(TECS_SET(w, e, pos, Position, {1, 0}), TECS_OK);  /* no vel: nothing    */
+    CHECK_EQ(log.n, 0);
+    CHECK_ERR(tecs_add(w, e, vel), TECS_OK);                    /* has pos: add fires */
+    CHECK_ERR(TECS_SET(w, e, pos, Position, {2, 0}), TECS_OK);  /* fires              */
+    CHECK_ERR(tecs_add(w, e, frozen), TECS_OK);
+    CHECK_ERR(TECS_SET(w, e, pos, Position, {3, 0}), TECS_OK);  /* frozen: nothing    */
+    CHECK_ERR(tecs_remove(w, e, vel), TECS_OK);                 /* before: has both   */
+    CHECK_ERR(tecs_add(w, e, vel), TECS_OK);
+    CHECK_ERR(tecs_remove(w, e, pos), TECS_OK);
+    CHECK_ERR(tecs_remove(w, e, vel), TECS_OK);                 /* no pos: nothing    */
+    CHECK_EQ(log.n, 4);
+    EXPECT(&log, 0, 3, TECS_ON_ADD, e, vel);
+    EXPECT(&log, 1, 1, TECS_ON_SET, e, pos);
+    CHECK_EQ(log.recs[1].x, 2);
+    EXPECT(&log, 2, 2, TECS_ON_REMOVE, e, vel);
+    EXPECT(&log, 3, 3, TECS_ON_ADD, e, vel);
+    /* The observer copied the query's terms: freeing it changes nothing. */
+    tecs_query_free(with_pos);
+    CHECK_ERR(tecs_remove(w, e, vel), TECS_ENOENT);
+    CHECK_ERR(tecs_add(w, e, pos), TECS_OK);
+    CHECK_ERR(tecs_add(w, e, vel), TECS_OK);
+    CHECK_EQ(log.n, 5);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+/* ---- chains of changes made by observers ------------------------------ */
+
+typedef struct chain_ctx {
+    tecs_comp_t hp;
+    int made;
+    int limit;
+    tecs_entity_t last;
+} chain_ctx;
+
+/* Each new Health makes the next entity, with hp one more. */
+static void chain_next(const tecs_event_t *ev)
+{
+    chain_ctx *c = ev->ctx;
+    CHECK(tecs_is_deferred(ev->world));
+    int hp = ((Health *)ev->value)->hp;
+    CHECK_EQ(hp, c->made);
+    if (++c->made >= c->limit)
+        return;
+    tecs_entity_t e = tecs_new(ev->world);
+    CHECK_ERR(TECS_SET(ev->world, e, c->hp, Health, {hp + 1}), TECS_OK);
+    c->last = e;
+}
+
+TEST(observer_chains_of_changes_apply_in_order_without_recursion)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t hp = TECS_COMPONENT(w, Health);
+    chain_ctx c = { hp, 0, 100000, 0 };
+    CHECK(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_SET, .comp = hp,
+          .callback = chain_next, .ctx = &c }));
+    tecs_entity_t e = tecs_new(w);
+    CHECK_ERR(TECS_SET(w, e, hp, Health, {0}), TECS_OK);
+    CHECK_EQ(c.made, 100000);
+    CHECK_EQ(tecs_world_entity_count(w), 100000);
+    CHECK_EQ(TECS_GET(w, c.last, hp, Health)->hp, 99999);
+    CHECK(!tecs_is_deferred(w));
+    tw_free(w);
+}
+
+/* ---- removal during delivery ------------------------------------------ */
+
+typedef struct self_ctx {
+    tecs_observer_t me, other;
+    int calls;
+} self_ctx;
+
+static void remove_self_and_other(const tecs_event_t *ev)
+{
+    self_ctx *s = ev->ctx;
+    s->calls++;
+    CHECK_ERR(tecs_observer_remove(ev->world, s->me), TECS_OK);
+    CHECK_ERR(tecs_observer_remove(ev->world, s->me), TECS_ENOENT);
+    if (s->other)
+        CHECK_ERR(tecs_observer_remove(ev->world, s->other), TECS_OK);
+}
+
+TEST(observer_removed_during_delivery_fires_no_more)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    ev_log log = { .n = 0 };
+    ev_tap later = { &log, 9 };
+    self_ctx s = { 0, 0, 0 };
+    s.me = tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_ADD, .comp = pos,
+                         .callback = remove_self_and_other, .ctx = &s });
+    s.other = watch(w, TECS_ON_ADD, pos, &later);
+    CHECK(s.me && s.other);
+    CHECK_EQ(tecs_observer_count(w), 2);
+    tecs_entity_t e = tecs_new(w);
+    CHECK_ERR(tecs_add(w, e, pos), TECS_OK);
+    CHECK_EQ(s.calls, 1);
+    CHECK_EQ(log.n, 0);             /* removed before its turn */
+    CHECK_EQ(tecs_observer_count(w), 0);
+    CHECK_ERR(tecs_remove(w, e, pos), TECS_OK);
+    CHECK_ERR(tecs_add(w, e, pos), TECS_OK);
+    CHECK_EQ(s.calls, 1);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+/* ---- membership ------------------------------------------------------- */
+
+typedef struct member_set {
+    bool in[512];               /* by entity slot index                     */
+    int enters, leaves;
+    bool bad;                   /* enter while in, leave while out          */
+} member_set;
+
+static void on_enter(const tecs_event_t *ev)
+{
+    member_set *m = ev->ctx;
+    uint32_t i = TECS_ENTITY_INDEX(ev->entity);
+    m->bad |= m->in[i];
+    m->in[i] = true;
+    m->enters++;
+}
+
+static void on_leave(const tecs_event_t *ev)
+{
+    member_set *m = ev->ctx;
+    uint32_t i = TECS_ENTITY_INDEX(ev->entity);
+    m->bad |= !m->in[i];
+    m->in[i] = false;
+    m->leaves++;
+}
+
+static void watch_members(tecs_world_t *w, tecs_query_t *q, member_set *m)
+{
+    CHECK(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_ENTER, .query = q,
+          .callback = on_enter, .ctx = m }));
+    CHECK(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_LEAVE, .query = q,
+          .callback = on_leave, .ctx = m }));
+}
+
+/* The members the events built equal a fresh collect of the query. */
+static void check_members(tecs_query_t *q, const member_set *m)
+{
+    static tecs_entity_t ids[512];
+    bool want[512] = { false };
+    int32_t n = tecs_query_collect(q, ids, 512);
+    CHECK(n >= 0 && n <= 512);
+    for (int32_t i = 0; i < n; i++)
+        want[TECS_ENTITY_INDEX(ids[i])] = true;
+    CHECK(!m->bad);
+    for (int i = 0; i < 512; i++)
+        CHECK_EQ(m->in[i], want[i]);
+}
+
+/* One random change to one of the entities in e[]. */
+static void random_change(tecs_world_t *w, uint64_t *seed, tecs_entity_t *e, int ne,
+                          const tecs_comp_t *comps, int nc)
+{
+    int k = (int)(tw_rand(seed) % (uint64_t)ne);
+    tecs_comp_t c = comps[tw_rand(seed) % (uint64_t)nc];
+    switch (tw_rand(seed) % 6) {
+    case 0:
+        tecs_destroy(w, e[k]);
+        e[k] = tecs_new(w);
+        break;
+    case 1:
+    case 2:
+        tecs_add(w, e[k], c);
+        break;
+    case 3:
+    case 4:
+        tecs_remove(w, e[k], c);
+        break;
+    default: {
+        tecs_archetype_t *a = tecs_archetype(w, 2, (tecs_comp_t[]){ comps[0], c == comps[0]
+                                                                    ? comps[1] : c });
+        tecs_destroy(w, e[k]);
+        e[k] = tecs_new_in(w, a);
+    }
+    }
+}
+
+TEST(observer_membership_matches_brute_force_after_random_changes)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t comps[4];
+    comps[0] = TECS_COMPONENT(w, Position);
+    comps[1] = TECS_COMPONENT(w, Velocity);
+    comps[2] = TECS_COMPONENT(w, Health);
+    comps[3] = TECS_TAG(w, Frozen);
+    tecs_query_t *q[3] = {
+        TECS_QUERY(w, {.comp = comps[0]}, {.comp = comps[1]}),
+        TECS_QUERY(w, {.comp = comps[0]}, {.comp = comps[3], .oper = TECS_NONE}),
+        TECS_QUERY(w, {.comp = comps[1], .oper = TECS_ANY}, {.comp = comps[2], .oper = TECS_ANY}),
+    };
+    static member_set m[3];
+    memset(m, 0, sizeof m);
+    for (int i = 0; i < 3; i++)
+        watch_members(w, q[i], &m[i]);
+    tecs_entity_t e[64];
+    for (int i = 0; i < 64; i++)
+        e[i] = tecs_new(w);
+    uint64_t seed = 12345;
+    for (int step = 0; step < 3000; step++) {
+        bool batch = step % 7 == 0;
+        if (!batch) {
+            random_change(w, &seed, e, 64, comps, 4);
+        } else {
+            /* A batch of changes inside an iteration, applied at its end. */
+            tecs_iter_t it = tecs_query_iter(q[0]);
+            for (int j = 0; j < 20; j++)
+                random_change(w, &seed, e, 64, comps, 4);
+            tecs_iter_fini(&it);
+        }
+        for (int i = 0; i < 3; i++)
+            check_members(q[i], &m[i]);
+    }
+    for (int i = 0; i < 3; i++)
+        CHECK(m[i].enters > 100 && m[i].leaves > 100);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+TEST(observer_membership_order_around_add_and_remove)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    ev_log log = { .n = 0 };
+    ev_tap enter = { &log, 1 }, leave = { &log, 2 }, hook = { &log, 3 };
+    const tecs_term_t t[] = { { .comp = pos } };
+    CHECK(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_ENTER, .terms = t,
+          .term_count = 1, .callback = record, .ctx = &enter }));
+    CHECK(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_LEAVE, .terms = t,
+          .term_count = 1, .callback = record, .ctx = &leave }));
+    CHECK_ERR(tecs_component_hooks(w, pos, &(tecs_hooks_t){
+        .on_add = record, .on_remove = record, .ctx = &hook }), TECS_OK);
+    tecs_entity_t e = tecs_new(w);
+    CHECK_ERR(tecs_add(w, e, pos), TECS_OK);
+    CHECK_ERR(tecs_remove(w, e, pos), TECS_OK);
+    CHECK_ERR(tecs_add(w, e, pos), TECS_OK);
+    CHECK_ERR(tecs_destroy(w, e), TECS_OK);
+    CHECK_EQ(log.n, 8);
+    EXPECT(&log, 0, 1, TECS_ON_ENTER, e, 0);
+    EXPECT(&log, 1, 3, TECS_ON_ADD, e, pos);
+    EXPECT(&log, 2, 3, TECS_ON_REMOVE, e, pos);
+    EXPECT(&log, 3, 2, TECS_ON_LEAVE, e, 0);
+    EXPECT(&log, 4, 1, TECS_ON_ENTER, e, 0);
+    EXPECT(&log, 5, 3, TECS_ON_ADD, e, pos);
+    EXPECT(&log, 6, 3, TECS_ON_REMOVE, e, pos);
+    EXPECT(&log, 7, 2, TECS_ON_LEAVE, e, 0);
+    tw_free(w);
+}
+
+/* ---- world free ------------------------------------------------------- */
+
+typedef struct fini_ctx {
+    tecs_entity_t order[16];
+    int n;
+    tecs_comp_t pos;
+    int leaves;
+} fini_ctx;
+
+static void fini_remove(const tecs_event_t *ev)
+{
+    fini_ctx *f = ev->ctx;
+    CHECK(f->n < 16);
+    CHECK(tecs_is_alive(ev->world, ev->entity));
+    f->order[f->n++] = ev->entity;
+    /* Changes made now are queued and dropped, never applied. */
+    CHECK(tecs_new(ev->world) != 0);
+    tecs_destroy(ev->world, ev->entity);
+    TECS_SET(ev->world, ev->entity, f->pos, Position, {7, 7});
+}
+
+static void fini_leave(const tecs_event_t *ev)
+{
+    ((fini_ctx *)ev->ctx)->leaves++;
+}
+
+TEST(observer_world_free_announces_every_live_component)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
+    fini_ctx f = { .n = 0, .pos = pos };
+    tecs_entity_t a = tecs_new(w), b = tecs_new(w), c = tecs_new(w), d = tecs_new(w);
+    CHECK_ERR(TECS_SET(w, a, vel, Velocity, {1, 0}), TECS_OK);   /* archetype {vel}     */
+    CHECK_ERR(TECS_SET(w, b, pos, Position, {1, 0}), TECS_OK);   /* {vel, pos} later    */
+    CHECK_ERR(TECS_SET(w, b, vel, Velocity, {1, 0}), TECS_OK);
+    CHECK_ERR(TECS_SET(w, c, pos, Position, {1, 0}), TECS_OK);   /* {pos}               */
+    (void)d;                                                      /* no components      */
+    CHECK_ERR(tecs_component_hooks(w, pos, &(tecs_hooks_t){ .on_remove = fini_remove, .ctx = &f }),
+              TECS_OK);
+    CHECK_ERR(tecs_component_hooks(w, vel, &(tecs_hooks_t){ .on_remove = fini_remove, .ctx = &f }),
+              TECS_OK);
+    CHECK(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_LEAVE,
+          .terms = (tecs_term_t[]){ { .comp = pos } }, .term_count = 1,
+          .callback = fini_leave, .ctx = &f }));
+    /* A queued birth is never born, so never announced. */
+    tecs_delay_new(w, tecs_entity_archetype(w, c), 0, NULL);
+    tw_free(w);
+    /* Archetypes in creation order: {vel} (a), {pos} (c), {pos, vel} (b);
+    ** components of one entity in id order (pos before vel). */
+    CHECK_EQ(f.n, 4);
+    CHECK_EQ(f.order[0], a);
+    CHECK_EQ(f.order[1], c);
+    CHECK_EQ(f.order[2], b);
+    CHECK_EQ(f.order[3], b);
+    CHECK_EQ(f.leaves, 2);
+}
+
+/* ---- bad input and out of memory --------------------------------------- */
+
+static void nop(const tecs_event_t *ev)
+{
+    (void)ev;
+}
+
+TEST(observer_bad_input_is_refused_and_changes_nothing)
+{
+    tecs_world_t *w = tw_new();
+    tecs_world_t *w2 = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t tag = TECS_TAG(w, Frozen);
+    tecs_comp_t pos2 = TECS_COMPONENT(w2, Position);
+    tecs_query_t *q2 = TECS_QUERY(w2, {.comp = pos2});
+    const tecs_term_t t[] = { { .comp = pos } };
+    size_t mem = tecs_world_memory(w);
+    CHECK_EQ(tecs_observer(w, NULL), 0);
+    CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
+    CHECK_EQ(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_ADD, .comp = pos }), 0);
+    CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
+    CHECK_EQ(tecs_observer(w, &(tecs_observer_desc_t){ .event = 0, .comp = pos,
+             .callback = nop }), 0);
+    CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
+    CHECK_EQ(tecs_observer(w, &(tecs_observer_desc_t){ .event = 99, .comp = pos,
+             .callback = nop }), 0);
+    CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
+    CHECK_EQ(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_ADD, .comp = 77,
+             .callback = nop }), 0);
+    CHECK_EQ(tecs_last_error(w), TECS_ENOCOMP);
+    CHECK_EQ(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_SET, .comp = tag,
+             .callback = nop }), 0);
+    CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
+    CHECK_EQ(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_ENTER,
+             .callback = nop }), 0);
+    CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
+    CHECK_EQ(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_ENTER, .comp = pos,
+             .terms = t, .term_count = 1, .callback = nop }), 0);
+    CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
+    CHECK_EQ(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_ENTER, .query = q2,
+             .callback = nop }), 0);
+    CHECK_EQ(tecs_last_error(w), TECS_EWORLD);
+    CHECK_EQ(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_ENTER,
+             .terms = (tecs_term_t[]){ { .comp = 99 } }, .term_count = 1, .callback = nop }), 0);
+    CHECK_EQ(tecs_last_error(w), TECS_ENOCOMP);
+    CHECK_EQ(tecs_component_hooks(w, tag, &(tecs_hooks_t){ .on_set = nop }), TECS_EINVAL);
+    CHECK_EQ(tecs_component_hooks(w, 99, &(tecs_hooks_t){ .on_add = nop }), TECS_ENOCOMP);
+    CHECK_EQ(tecs_observer_remove(w, 0), TECS_ENOENT);
+    CHECK_EQ(tecs_observer_remove(w, 12345), TECS_ENOENT);
+    CHECK_EQ(tecs_observer_count(w), 0);
+    CHECK_EQ(tecs_world_memory(w), mem);
+    /* Removing twice. */
+    tecs_observer_t o = tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_ADD,
+                                      .comp = pos, .callback = nop });
+    CHECK(o);
+    CHECK_ERR(tecs_observer_remove(w, o), TECS_OK);
+    CHECK_ERR(tecs_observer_remove(w, o), TECS_ENOENT);
+    CHECK_EQ(tecs_observer_count(w), 0);
+    tw_free(w2);
+    tw_free(w);
+}
+
+static void count_event(const tecs_event_t *ev)
+{
+    ++*(int *)ev->ctx;
+}
+
+TEST(observer_out_of_memory_changes_nothing)
+{
+    for (long k = 1;; k++) {
+        tw_alloc al = { 0 };
+        tecs_world_t *w = tw_new_ex(&al, 0);
+        CHECK(w);
+        tecs_comp_t pos = TECS_COMPONENT(w, Position);
+        tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
+        int sets = 0, adds = 0;
+        al.fail_at = al.calls + k;
+        tecs_observer_t o = tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_SET,
+            .comp = pos, .terms = (tecs_term_t[]){ { .comp = vel } }, .term_count = 1,
+            .callback = count_event, .ctx = &sets });
+        tecs_err_t herr = tecs_component_hooks(w, vel, &(tecs_hooks_t){
+            .on_add = count_event, .ctx = &adds });
+        bool failed = al.failures > 0;
+        al.fail_at = 0;
+        if (o == 0)
+            CHECK_EQ(tecs_last_error(w), TECS_ENOMEM);
+        CHECK(herr == TECS_OK || herr == TECS_ENOMEM);
+        CHECK_EQ(tecs_observer_count(w), o ? 1 : 0);
+        /* What failed does not fire; what succeeded does. */
+        tecs_entity_t e = tecs_new(w);
+        CHECK_ERR(TECS_SET(w, e, vel, Velocity, {1, 0}), TECS_OK);
+        CHECK_ERR(TECS_SET(w, e, pos, Position, {1, 0}), TECS_OK);
+        CHECK_EQ(sets, o ? 1 : 0);
+        CHECK_EQ(adds, herr ? 0 : 1);
+        TW_CHECK(w);
+        tw_free(w);
+        if (!failed)
+            break;
+    }
+}
