@@ -637,3 +637,149 @@ TEST(observer_out_of_memory_changes_nothing)
             break;
     }
 }
+
+/* ---- model-based: hooks and membership under random changes ------------ */
+
+enum { MB_SLOTS = 512, MB_COMPS = 4 };
+
+typedef struct mb_state {
+    bool has[MB_SLOTS][MB_COMPS];   /* what the hooks were told            */
+    tecs_comp_t comps[MB_COMPS];
+    long adds, sets, removes;
+    bool bad;
+} mb_state;
+
+static int mb_index(const mb_state *m, tecs_comp_t c)
+{
+    for (int k = 0; k < MB_COMPS; k++)
+        if (m->comps[k] == c)
+            return k;
+    return -1;
+}
+
+static void mb_hook(const tecs_event_t *ev)
+{
+    mb_state *m = ev->ctx;
+    uint32_t i = TECS_ENTITY_INDEX(ev->entity);
+    int k = mb_index(m, ev->comp);
+    if (i >= MB_SLOTS || k < 0) {
+        m->bad = true;
+        return;
+    }
+    bool *h = &m->has[i][k];
+    /* The hooks see the entity as it is: has it on add/set/remove. */
+    m->bad |= !tecs_has(ev->world, ev->entity, ev->comp);
+    if (ev->kind == TECS_ON_ADD) {
+        m->bad |= *h;
+        *h = true;
+        m->adds++;
+    } else if (ev->kind == TECS_ON_SET) {
+        m->bad |= !*h;
+        m->sets++;
+    } else {
+        m->bad |= !*h;
+        *h = false;
+        m->removes++;
+    }
+}
+
+/* Every live entity's hook view equals what it has; dead slots hold nothing. */
+static void mb_check(tecs_world_t *w, const mb_state *m, const tecs_entity_t *e, int ne)
+{
+    bool live[MB_SLOTS] = { false };
+    CHECK(!m->bad);
+    for (int j = 0; j < ne; j++) {
+        if (!tecs_is_alive(w, e[j]))
+            continue;
+        uint32_t i = TECS_ENTITY_INDEX(e[j]);
+        live[i] = true;
+        for (int k = 0; k < MB_COMPS; k++)
+            CHECK_EQ(m->has[i][k], tecs_has(w, e[j], m->comps[k]));
+    }
+    for (int i = 0; i < MB_SLOTS; i++)
+        for (int k = 0; k < MB_COMPS && !live[i]; k++)
+            CHECK(!m->has[i][k]);
+}
+
+/* One random operation of any kind on the entities in e[]. */
+static void mb_step(tecs_world_t *w, uint64_t *seed, tecs_entity_t *e, int ne,
+                    const tecs_comp_t *c, tecs_archetype_t *const *archs)
+{
+    int j = (int)(tw_rand(seed) % (uint64_t)ne);
+    tecs_comp_t comp = c[tw_rand(seed) % MB_COMPS];
+    Position v = { (float)(tw_rand(seed) % 100), 0 };   /* 8 bytes: fits every comp */
+    switch (tw_rand(seed) % 10) {
+    case 0: tecs_destroy(w, e[j]); e[j] = tecs_new(w); break;
+    case 1: tecs_destroy(w, e[j]); e[j] = tecs_new_in(w, archs[tw_rand(seed) % 3]); break;
+    case 2: tecs_add(w, e[j], comp); break;
+    case 3: tecs_remove(w, e[j], comp); break;
+    case 4: tecs_set(w, e[j], comp, comp == c[3] ? NULL : (const void *)&v); break;
+    case 5: tecs_modified(w, e[j], comp); break;
+    case 6: tecs_delay_destroy(w, e[j], NULL, NULL); break;
+    case 7: {
+        tecs_entity_t k = tecs_delay_new(w, archs[tw_rand(seed) % 3], 0, NULL);
+        if (k) {
+            tecs_destroy(w, e[j]);
+            e[j] = k;
+        }
+        break;
+    }
+    case 8: tecs_apply_delayed(w); break;
+    default: {
+        tecs_entity_t ids[3];
+        if (tecs_new_bulk(w, archs[tw_rand(seed) % 3], 3, ids, 0, NULL) == TECS_OK)
+            for (int k = 0; k < 3; k++) {
+                int at = (j + k) % ne;
+                tecs_destroy(w, e[at]);
+                e[at] = ids[k];
+            }
+    }
+    }
+}
+
+TEST(observer_model_hooks_and_membership_under_random_changes)
+{
+    tecs_world_t *w = tw_new_ex(NULL, 16);
+    static mb_state m;
+    memset(&m, 0, sizeof m);
+    m.comps[0] = TECS_COMPONENT(w, Position);
+    m.comps[1] = TECS_COMPONENT(w, Velocity);
+    m.comps[2] = TECS_COMPONENT(w, Health);
+    m.comps[3] = TECS_TAG(w, Frozen);
+    for (int k = 0; k < MB_COMPS; k++)
+        CHECK_ERR(tecs_component_hooks(w, m.comps[k], &(tecs_hooks_t){ .on_add = mb_hook,
+                  .on_set = k == 3 ? NULL : mb_hook, .on_remove = mb_hook, .ctx = &m }),
+                  TECS_OK);
+    tecs_archetype_t *archs[3] = {
+        tecs_archetype(w, 1, &m.comps[0]),
+        tecs_archetype(w, 2, (tecs_comp_t[]){ m.comps[0], m.comps[1] }),
+        tecs_archetype(w, 2, (tecs_comp_t[]){ m.comps[2], m.comps[3] }),
+    };
+    tecs_query_t *q = TECS_QUERY(w, {.comp = m.comps[0]}, {.comp = m.comps[3],
+                                 .oper = TECS_NONE});
+    static member_set ms;
+    memset(&ms, 0, sizeof ms);
+    watch_members(w, q, &ms);
+    tecs_entity_t e[48];
+    for (int i = 0; i < 48; i++)
+        e[i] = tecs_new(w);
+    uint64_t seed = 99;
+    for (int step = 0; step < 4000; step++) {
+        if (step % 5 == 0) {
+            tecs_iter_t it = tecs_query_iter(q);   /* a batch, applied at the end */
+            for (int k = 0; k < 10; k++)
+                mb_step(w, &seed, e, 48, m.comps, archs);
+            tecs_iter_fini(&it);
+        } else {
+            mb_step(w, &seed, e, 48, m.comps, archs);
+        }
+        mb_check(w, &m, e, 48);
+        check_members(q, &ms);
+    }
+    CHECK(m.adds > 1000 && m.sets > 300 && m.removes > 1000);
+    TW_CHECK(w);
+    tw_free(w);
+    /* World free told the hooks about every value left. */
+    CHECK(!m.bad);
+    CHECK_EQ(m.adds, m.removes);
+}
