@@ -783,3 +783,87 @@ TEST(observer_model_hooks_and_membership_under_random_changes)
     CHECK(!m.bad);
     CHECK_EQ(m.adds, m.removes);
 }
+
+/* ---- details of timing ------------------------------------------------ */
+
+TEST(observer_set_of_a_present_value_inside_iteration_fires_at_once)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
+    ev_log log = { .n = 0 };
+    ev_tap obs = { &log, 2 };
+    tecs_entity_t e = tecs_new(w);
+    CHECK_ERR(TECS_SET(w, e, pos, Position, {1, 0}), TECS_OK);
+    CHECK(watch(w, TECS_ON_SET, pos, &obs));
+    CHECK(watch(w, TECS_ON_ADD, vel, &obs));
+    tecs_query_t *q = TECS_QUERY(w, {.comp = pos, .access = TECS_READ});
+    tecs_iter_t it = tecs_query_iter(q);
+    while (tecs_iter_next(&it)) {
+        CHECK_ERR(tecs_add(w, e, vel), TECS_OK);                    /* queued   */
+        CHECK_ERR(TECS_SET(w, e, pos, Position, {2, 0}), TECS_OK);  /* at once  */
+        CHECK_EQ(log.n, 1);
+    }
+    CHECK_EQ(log.n, 2);
+    EXPECT(&log, 0, 2, TECS_ON_SET, e, pos);
+    CHECK_EQ(log.recs[0].x, 2);
+    EXPECT(&log, 1, 2, TECS_ON_ADD, e, vel);
+    tw_free(w);
+}
+
+/* A birth queued with later sets is applied step by step when observed, so
+** a narrowed observer sees the archetypes one at a time, as outside. */
+TEST(observer_queued_birth_and_sets_are_seen_step_by_step)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
+    ev_log log = { .n = 0 };
+    ev_tap obs = { &log, 5 };
+    CHECK(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_ADD, .comp = pos,
+          .terms = (tecs_term_t[]){ { .comp = vel, .oper = TECS_NONE } }, .term_count = 1,
+          .callback = record, .ctx = &obs }));
+    tecs_archetype_t *a = tecs_archetype(w, 1, &pos);
+    tecs_query_t *q = TECS_QUERY(w, {.comp = pos});
+    tecs_entity_t e = 0;
+    tecs_iter_t it = tecs_query_iter(q);
+    e = tecs_new_in(w, a);
+    CHECK_ERR(TECS_SET(w, e, vel, Velocity, {1, 1}), TECS_OK);
+    tecs_iter_fini(&it);
+    CHECK(tecs_has(w, e, vel));
+    CHECK_EQ(log.n, 1);                 /* born with pos, without vel */
+    EXPECT(&log, 0, 5, TECS_ON_ADD, e, pos);
+    tw_free(w);
+}
+
+typedef struct late_ctx {
+    ev_tap *tap;
+    tecs_comp_t pos;
+    int calls;
+} late_ctx;
+
+static void make_observer(const tecs_event_t *ev)
+{
+    late_ctx *l = ev->ctx;
+    if (l->calls++ == 0)
+        CHECK(watch(ev->world, TECS_ON_ADD, l->pos, l->tap));
+}
+
+TEST(observer_created_in_a_callback_sees_only_later_events)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    ev_log log = { .n = 0 };
+    ev_tap tap = { &log, 7 };
+    late_ctx l = { &tap, pos, 0 };
+    CHECK(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_ADD, .comp = pos,
+          .callback = make_observer, .ctx = &l }));
+    tecs_entity_t a = tecs_new(w), b = tecs_new(w);
+    CHECK_ERR(tecs_add(w, a, pos), TECS_OK);
+    CHECK_EQ(log.n, 0);
+    CHECK_ERR(tecs_add(w, b, pos), TECS_OK);
+    CHECK_EQ(log.n, 1);
+    EXPECT(&log, 0, 7, TECS_ON_ADD, b, pos);
+    CHECK_EQ(tecs_observer_count(w), 2);
+    tw_free(w);
+}
