@@ -7,8 +7,11 @@
 ** to B; A is NULL at birth, B NULL at death; raised while watch_moves).
 ** This file is one listener that turns them into what users register:
 **
-**     hooks[c]        = { on_add, on_set, on_remove, ctx }   per component
+**     per[c]          = { hooks { on_add, on_set, on_remove, ctx }, nobs }
 **     observers[]     = { id, kind, comp, query, fn, ctx }   creation order
+**
+** per[c].nobs counts the live observers of c, so an event of a component
+** that only has hooks (or that only a field index watches) skips the scan.
 **
 **     component event (ev, e, c)          move event (e, A, B)
 **       ADD / SET: hook, then observers     for each ENTER / LEAVE observer:
@@ -49,9 +52,14 @@ typedef struct obs_entry {
     bool dead;                  /* removed during a delivery                */
 } obs_entry;
 
+typedef struct comp_slot {
+    tecs_hooks_t hooks;
+    int32_t nobs;               /* live ADD / SET / REMOVE observers of it  */
+} comp_slot;
+
 struct tecs__obs_state {
-    tecs_hooks_t *hooks;        /* by component id, cap_hooks long          */
-    int32_t cap_hooks;
+    comp_slot *per;             /* by component id, cap_per long            */
+    int32_t cap_per;
     obs_entry *list;            /* creation order                           */
     int32_t n;
     int32_t cap;
@@ -101,6 +109,8 @@ static void sweep(tecs_world_t *w, obs_state *s)
 static void fire_observers(tecs_world_t *w, obs_state *s, tecs_event_kind_t kind,
                            tecs_entity_t e, tecs_comp_t c, const void *ptr)
 {
+    if (c >= (tecs_comp_t)s->cap_per || s->per[c].nobs == 0)
+        return;
     int32_t n = s->n;
     tecs_archetype_t *a = NULL;
     bool looked = false;
@@ -120,7 +130,7 @@ static void fire_observers(tecs_world_t *w, obs_state *s, tecs_event_kind_t kind
 
 static const tecs_hooks_t *hooks_of(const obs_state *s, tecs_comp_t c)
 {
-    return c < (tecs_comp_t)s->cap_hooks ? &s->hooks[c] : NULL;
+    return c < (tecs_comp_t)s->cap_per ? &s->per[c].hooks : NULL;
 }
 
 static void fire_hook(tecs_world_t *w, obs_state *s, tecs_event_kind_t kind, tecs_entity_t e,
@@ -208,7 +218,7 @@ static void on_fini(tecs_world_t *w, void *ctx)
 {
     obs_state *s = ctx;
     /* Queries were freed by the query layer's own on_fini, or will be. */
-    tecs__free(w, s->hooks, (size_t)s->cap_hooks * sizeof *s->hooks);
+    tecs__free(w, s->per, (size_t)s->cap_per * sizeof *s->per);
     tecs__free(w, s->list, (size_t)s->cap * sizeof *s->list);
     tecs__free(w, s, sizeof *s);
     w->obs = NULL;
@@ -248,6 +258,16 @@ static obs_state *state(tecs_world_t *w)
     return s;
 }
 
+/* Make per[c] exist (zeroed when new). */
+static tecs_err_t grow_per(tecs_world_t *w, obs_state *s, tecs_comp_t c)
+{
+    int32_t old = s->cap_per;
+    if (tecs__grow(w, (void **)&s->per, &s->cap_per, (int32_t)c + 1, sizeof *s->per))
+        return TECS_ENOMEM;
+    memset(s->per + old, 0, (size_t)(s->cap_per - old) * sizeof *s->per);
+    return TECS_OK;
+}
+
 /* ---- hooks ----------------------------------------------------------- */
 
 static bool any_hook(const tecs_hooks_t *h)
@@ -269,12 +289,10 @@ tecs_err_t tecs_component_hooks(tecs_world_t *w, tecs_comp_t c, const tecs_hooks
     obs_state *s = state(w);
     if (s == NULL)
         return w->err;
-    int32_t old = s->cap_hooks;
-    if (tecs__grow(w, (void **)&s->hooks, &s->cap_hooks, (int32_t)c + 1, sizeof *s->hooks))
+    if (grow_per(w, s, c))
         return TECS_ENOMEM;
-    memset(s->hooks + old, 0, (size_t)(s->cap_hooks - old) * sizeof *s->hooks);
-    bool had = any_hook(&s->hooks[c]), has = any_hook(hooks);
-    s->hooks[c] = has ? *hooks : (tecs_hooks_t){ 0 };
+    bool had = any_hook(&s->per[c].hooks), has = any_hook(hooks);
+    s->per[c].hooks = has ? *hooks : (tecs_hooks_t){ 0 };
     w->comps[c].watch += (uint32_t)has - (uint32_t)had;
     return TECS_OK;
 }
@@ -336,7 +354,8 @@ tecs_observer_t tecs_observer(tecs_world_t *w, const tecs_observer_desc_t *d)
     if (make_query(w, d, &q))
         return 0;
     obs_state *s = state(w);
-    if (s == NULL || tecs__grow(w, (void **)&s->list, &s->cap, s->n + 1, sizeof *s->list)) {
+    if (s == NULL || (!is_member_kind(d->event) && grow_per(w, s, d->comp)) ||
+        tecs__grow(w, (void **)&s->list, &s->cap, s->n + 1, sizeof *s->list)) {
         tecs_query_free(q);
         return 0;
     }
@@ -354,6 +373,7 @@ tecs_observer_t tecs_observer(tecs_world_t *w, const tecs_observer_desc_t *d)
         update_watch_moves(w);
     } else {
         w->comps[d->comp].watch++;
+        s->per[d->comp].nobs++;
     }
     return o->id;
 }
@@ -383,6 +403,7 @@ tecs_err_t tecs_observer_remove(tecs_world_t *w, tecs_observer_t id)
         update_watch_moves(w);
     } else {
         w->comps[o->comp].watch--;
+        s->per[o->comp].nobs--;
     }
     sweep(w, s);
     return TECS_OK;

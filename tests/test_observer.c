@@ -867,3 +867,48 @@ TEST(observer_created_in_a_callback_sees_only_later_events)
     CHECK_EQ(tecs_observer_count(w), 2);
     tw_free(w);
 }
+
+static void init_five(tecs_init_t *init, void *ctx)
+{
+    Position *p = tecs_init_construct(init, *(tecs_comp_t *)ctx);
+    *p = (Position){ 5, 0 };
+}
+
+static void kill_note(tecs_world_t *w, tecs_entity_t e, void *ctx)
+{
+    ev_log *log = ctx;
+    CHECK(tecs_is_alive(w, e));
+    log->recs[log->n++] = (ev_rec){ 99, 0, e, 0, -1 };
+}
+
+TEST(observer_births_with_initializer_and_delayed_changes)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    ev_log log = { .n = 0 };
+    ev_tap obs = { &log, 2 };
+    CHECK(watch(w, TECS_ON_ADD, pos, &obs));
+    CHECK(watch(w, TECS_ON_SET, pos, &obs));
+    CHECK(watch(w, TECS_ON_REMOVE, pos, &obs));
+    tecs_archetype_t *a = tecs_archetype(w, 1, &pos);
+    /* An initializer's values are there when ADD fires; no SET. */
+    tecs_entity_t e = tecs_new_with(w, a, init_five, &pos);
+    CHECK_EQ(log.n, 1);
+    EXPECT(&log, 0, 2, TECS_ON_ADD, e, pos);
+    CHECK_EQ(log.recs[0].x, 5);
+    /* Delayed births fire when applied: ADD, then SET for a given value. */
+    tecs_entity_t d = tecs_delay_new(w, a, 1, &(tecs_value_t){ pos, &(Position){ 3, 0 } });
+    CHECK(d);
+    CHECK_ERR(tecs_delay_destroy(w, e, kill_note, &log), TECS_OK);
+    CHECK_EQ(log.n, 1);
+    CHECK_ERR(tecs_apply_delayed(w), TECS_OK);
+    CHECK_EQ(log.n, 5);
+    EXPECT(&log, 1, 2, TECS_ON_ADD, d, pos);
+    EXPECT(&log, 2, 2, TECS_ON_SET, d, pos);
+    CHECK_EQ(log.recs[2].x, 3);
+    /* A delayed kill: its callback, then REMOVE while still alive. */
+    EXPECT(&log, 3, 99, 0, e, 0);
+    EXPECT(&log, 4, 2, TECS_ON_REMOVE, e, pos);
+    CHECK(!tecs_is_alive(w, e));
+    tw_free(w);
+}
