@@ -364,3 +364,53 @@ TEST(system_out_of_memory_changes_nothing)
             break;
     }
 }
+
+/* ---- systems and observers together ---------------------------------- */
+
+typedef struct sys_obs_ctx {
+    tecs_comp_t vel;
+    int order[8];
+    int n;
+} sys_obs_ctx;
+
+static void give_velocity(tecs_iter_t *it, int32_t row)
+{
+    sys_obs_ctx *c = it->ctx;
+    CHECK_ERR(tecs_add(it->world, it->entities[row], c->vel), TECS_OK);
+    c->order[c->n++] = 1;
+}
+
+static void saw_add(const tecs_event_t *ev)
+{
+    sys_obs_ctx *c = ev->ctx;
+    c->order[c->n++] = 2;
+}
+
+static void next_system(tecs_iter_t *it)
+{
+    sys_obs_ctx *c = it->ctx;
+    c->order[c->n++] = 3;
+}
+
+TEST(system_changes_fire_their_events_before_the_next_system)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    sys_obs_ctx c = { .vel = TECS_COMPONENT(w, Velocity) };
+    tecs_entity_t e = tecs_new(w);
+    CHECK_ERR(tecs_add(w, e, pos), TECS_OK);
+    CHECK(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_ADD, .comp = c.vel,
+          .callback = saw_add, .ctx = &c }));
+    tecs_query_t *q = TECS_QUERY(w, {.comp = pos}, {.comp = c.vel, .oper = TECS_NONE});
+    CHECK(tecs_system(w, &(tecs_system_desc_t){ .name = "give", .query = q,
+          .each = give_velocity, .ctx = &c }));
+    CHECK(tecs_system(w, &(tecs_system_desc_t){ .name = "next", .run = next_system,
+          .ctx = &c }));
+    CHECK_ERR(tecs_progress(w, 1), TECS_OK);
+    CHECK_EQ(c.n, 3);
+    CHECK_EQ(c.order[0], 1);
+    CHECK_EQ(c.order[1], 2);
+    CHECK_EQ(c.order[2], 3);
+    CHECK(tecs_has(w, e, c.vel));
+    tw_free(w);
+}
