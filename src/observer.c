@@ -66,7 +66,7 @@ struct tecs__obs_state {
     int32_t nlive;              /* not dead                                 */
     int32_t nmember;            /* live ENTER / LEAVE observers             */
     int32_t delivering;         /* depth of deliveries under way            */
-    bool ndead;                 /* some entry is dead                       */
+    bool any_dead;                 /* some entry is dead                       */
     bool tearing_down;          /* the world is being freed                 */
     tecs_observer_t next_id;
 };
@@ -92,7 +92,7 @@ static tecs_archetype_t *arch_of(const tecs_world_t *w, tecs_entity_t e)
 /* Remove dead entries, once no delivery is running. */
 static void sweep(tecs_world_t *w, obs_state *s)
 {
-    if (s->delivering > 0 || !s->ndead)
+    if (s->delivering > 0 || !s->any_dead)
         return;
     int32_t k = 0;
     for (int32_t i = 0; i < s->n; i++) {
@@ -102,7 +102,7 @@ static void sweep(tecs_world_t *w, obs_state *s)
             s->list[k++] = s->list[i];
     }
     s->n = k;
-    s->ndead = false;
+    s->any_dead = false;
     (void)w;
 }
 
@@ -188,7 +188,7 @@ static void on_move(tecs_world_t *w, void *ctx, tecs_entity_t e, tecs_archetype_
 /* ---- teardown -------------------------------------------------------- */
 
 /* Announce entity e at row of a as destroyed: REMOVE events, then LEAVE. */
-static void announce_death(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
+static void announce_death(tecs_world_t *w, obs_state *s, tecs_archetype_t *a, uint32_t row)
 {
     tecs_entity_t e = *tecs__ent_ptr(a, w, row);
     for (int32_t i = 0; i < a->ncomps; i++) {
@@ -196,9 +196,9 @@ static void announce_death(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
         if (w->comps[c].watch == 0)
             continue;
         int32_t col = tecs__arch_col(a, c);
-        on_comp(w, w->obs, TECS__EV_REMOVE, e, c, col >= 0 ? tecs__col_ptr(a, w, col, row) : NULL);
+        on_comp(w, s, TECS__EV_REMOVE, e, c, col >= 0 ? tecs__col_ptr(a, w, col, row) : NULL);
     }
-    on_move(w, w->obs, e, a, NULL);
+    on_move(w, s, e, a, NULL);
 }
 
 static void before_fini(tecs_world_t *w, void *ctx)
@@ -209,7 +209,7 @@ static void before_fini(tecs_world_t *w, void *ctx)
     for (int32_t i = 0; i < w->narchs; i++) {
         tecs_archetype_t *a = w->archs[i];
         for (int32_t r = 0; r < a->count; r++)
-            announce_death(w, a, (uint32_t)r);
+            announce_death(w, s, a, (uint32_t)r);
     }
     w->defer_depth--;
 }
@@ -396,7 +396,7 @@ tecs_err_t tecs_observer_remove(tecs_world_t *w, tecs_observer_t id)
         return tecs__err(w, TECS_ENOENT, "observer %u does not exist", id);
     obs_state *s = w->obs;
     o->dead = true;
-    s->ndead = true;
+    s->any_dead = true;
     s->nlive--;
     if (is_member_kind(o->kind)) {
         s->nmember--;

@@ -60,7 +60,7 @@ struct tecs__sys_state {
     int32_t nlive;              /* not removed                             */
     int32_t frame_n;            /* entries the running frame walks         */
     bool in_frame;
-    bool nremoved;              /* some entry is marked removed            */
+    bool any_removed;              /* some entry is marked removed            */
     int64_t frame;              /* frames run                              */
     tecs_system_t next_id;
 };
@@ -107,7 +107,7 @@ static sys_state *state(tecs_world_t *w)
 /* Drop entries marked removed (outside a frame only). */
 static void sweep(tecs_world_t *w, sys_state *s)
 {
-    if (s->in_frame || !s->nremoved)
+    if (s->in_frame || !s->any_removed)
         return;
     int32_t k = 0;
     for (int32_t i = 0; i < s->n; i++) {
@@ -117,7 +117,7 @@ static void sweep(tecs_world_t *w, sys_state *s)
             s->list[k++] = s->list[i];
     }
     s->n = k;
-    s->nremoved = false;
+    s->any_removed = false;
 }
 
 static sys_entry *find(const tecs_world_t *w, tecs_system_t id)
@@ -204,7 +204,7 @@ tecs_err_t tecs_system_remove(tecs_world_t *w, tecs_system_t id)
     if (e == NULL)
         return err_noent(w, id);
     e->removed = true;
-    w->sys->nremoved = true;
+    w->sys->any_removed = true;
     w->sys->nlive--;
     sweep(w, w->sys);
     return TECS_OK;
