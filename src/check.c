@@ -133,5 +133,9 @@ tecs_err_t tecs_world_check(tecs_world_t *w)
     }
     if (!err)
         err = tecs__queries_check(w);
-    return err ? err : tecs__indexes_check(w);
+    if (err == TECS_OK)
+        err = tecs__indexes_check(w);
+    if (err == TECS_OK)
+        err = tecs__observers_check(w);
+    return err ? err : tecs__systems_check(w);
 }

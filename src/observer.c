@@ -413,3 +413,36 @@ int32_t tecs_observer_count(const tecs_world_t *w)
 {
     return w && w->obs ? w->obs->nlive : 0;
 }
+
+/* ---- structure check ------------------------------------------------- */
+
+tecs_err_t tecs__observers_check(tecs_world_t *w)
+{
+    const obs_state *s = w->obs;
+    if (s == NULL)
+        return TECS_OK;
+    int32_t live = 0, member = 0;
+    for (int32_t i = 0; i < s->n; i++) {
+        const obs_entry *o = &s->list[i];
+        if (o->dead)
+            continue;
+        live++;
+        member += is_member_kind(o->kind);
+        if (!is_member_kind(o->kind) && tecs__comp_get(w, o->comp) == NULL)
+            return tecs__err(w, TECS_ECORRUPT, "observer %u of an unknown component", o->id);
+    }
+    if (live != s->nlive || member != s->nmember)
+        return tecs__err(w, TECS_ECORRUPT, "observer counts are off");
+    if (member > 0 && !w->watch_moves)
+        return tecs__err(w, TECS_ECORRUPT, "membership observers without move events");
+    for (int32_t c = 0; c < s->cap_per; c++) {
+        int32_t n = 0;
+        for (int32_t i = 0; i < s->n; i++)
+            n += !s->list[i].dead && !is_member_kind(s->list[i].kind) &&
+                 s->list[i].comp == (tecs_comp_t)c;
+        uint32_t need = (uint32_t)n + any_hook(&s->per[c].hooks);
+        if (n != s->per[c].nobs || (need > 0 && w->comps[c].watch < need))
+            return tecs__err(w, TECS_ECORRUPT, "component %d: observer count or watch off", c);
+    }
+    return TECS_OK;
+}

@@ -326,6 +326,11 @@ tecs_err_t tecs__indexes_check(tecs_world_t *w);
 struct tecs__obs_state;         /* hooks and observers of one world         */
 struct tecs__sys_state;         /* systems and the frame counter            */
 
+/* Verify the observers' counts and watches, the systems' list (for
+** tecs_world_check). */
+tecs_err_t tecs__observers_check(tecs_world_t *w);
+tecs_err_t tecs__systems_check(tecs_world_t *w);
+
 /* ==================================================================== */
 /* The world                                                            */
 /* ==================================================================== */

@@ -375,3 +375,27 @@ tecs_err_t tecs_progress(tecs_world_t *w, double dt)
     sweep(w, s);
     return TECS_OK;
 }
+
+/* ---- structure check ------------------------------------------------- */
+
+tecs_err_t tecs__systems_check(tecs_world_t *w)
+{
+    const sys_state *s = w->sys;
+    if (s == NULL)
+        return TECS_OK;
+    int32_t live = 0;
+    for (int32_t i = 0; i < s->n; i++) {
+        const sys_entry *e = &s->list[i];
+        if (e->phase < TECS_ON_LOAD || e->phase > TECS_ON_STORE || (!e->run == !e->each))
+            return tecs__err(w, TECS_ECORRUPT, "system '%s' is malformed", e->name);
+        if (e->query && tecs_query_world(e->query) != w)
+            return tecs__err(w, TECS_ECORRUPT, "system '%s': query of another world", e->name);
+        live += !e->removed;
+        for (int32_t j = 0; j < i && !e->removed; j++)
+            if (!s->list[j].removed && strcmp(s->list[j].name, e->name) == 0)
+                return tecs__err(w, TECS_ECORRUPT, "two systems named '%s'", e->name);
+    }
+    if (live != s->nlive || (!s->in_frame && s->any_removed))
+        return tecs__err(w, TECS_ECORRUPT, "system counts are off");
+    return TECS_OK;
+}

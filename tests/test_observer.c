@@ -108,6 +108,7 @@ TEST(observer_hooks_run_before_observers_on_add_after_on_remove)
     EXPECT(&log, 3, 2, TECS_ON_SET, e, pos);
     EXPECT(&log, 4, 2, TECS_ON_REMOVE, e, pos);
     EXPECT(&log, 5, 1, TECS_ON_REMOVE, e, pos);
+    TW_CHECK(w);
     tw_free(w);
 }
 
@@ -133,6 +134,7 @@ TEST(observer_births_in_bulk_and_with_values_fire_add_then_set)
     tecs_entity_t e = tecs_new_in(w, a);
     CHECK_EQ(log.n, 7);
     EXPECT(&log, 6, 2, TECS_ON_ADD, e, pos);
+    TW_CHECK(w);
     tw_free(w);
 }
 
@@ -203,6 +205,7 @@ TEST(observer_write_terms_report_set_when_leaving_the_chunk)
     CHECK_EQ(log.n, 1);
     EXPECT(&log, 0, 1, TECS_ON_SET, e, pos);
     CHECK_EQ(log.recs[0].x, 4);
+    TW_CHECK(w);
     tw_free(w);
 }
 
@@ -288,6 +291,7 @@ TEST(observer_chains_of_changes_apply_in_order_without_recursion)
     CHECK_EQ(tecs_world_entity_count(w), 100000);
     CHECK_EQ(TECS_GET(w, c.last, hp, Health)->hp, 99999);
     CHECK(!tecs_is_deferred(w));
+    TW_CHECK(w);
     tw_free(w);
 }
 
@@ -306,6 +310,7 @@ static void remove_self_and_other(const tecs_event_t *ev)
     CHECK_ERR(tecs_observer_remove(ev->world, s->me), TECS_ENOENT);
     if (s->other)
         CHECK_ERR(tecs_observer_remove(ev->world, s->other), TECS_OK);
+    CHECK_EQ(tecs_world_check(ev->world), TECS_OK);
 }
 
 TEST(observer_removed_during_delivery_fires_no_more)
@@ -476,6 +481,7 @@ TEST(observer_membership_order_around_add_and_remove)
     EXPECT(&log, 5, 3, TECS_ON_ADD, e, pos);
     EXPECT(&log, 6, 3, TECS_ON_REMOVE, e, pos);
     EXPECT(&log, 7, 2, TECS_ON_LEAVE, e, 0);
+    TW_CHECK(w);
     tw_free(w);
 }
 
@@ -526,6 +532,7 @@ TEST(observer_world_free_announces_every_live_component)
           .callback = fini_leave, .ctx = &f }));
     /* A queued birth is never born, so never announced. */
     tecs_delay_new(w, tecs_entity_archetype(w, c), 0, NULL);
+    TW_CHECK(w);
     tw_free(w);
     /* Archetypes in creation order: {vel} (a), {pos} (c), {pos, vel} (b);
     ** components of one entity in id order (pos before vel). */
@@ -596,6 +603,7 @@ TEST(observer_bad_input_is_refused_and_changes_nothing)
     CHECK_ERR(tecs_observer_remove(w, o), TECS_ENOENT);
     CHECK_EQ(tecs_observer_count(w), 0);
     tw_free(w2);
+    TW_CHECK(w);
     tw_free(w);
 }
 
@@ -632,7 +640,8 @@ TEST(observer_out_of_memory_changes_nothing)
         CHECK_EQ(sets, o ? 1 : 0);
         CHECK_EQ(adds, herr ? 0 : 1);
         TW_CHECK(w);
-        tw_free(w);
+        TW_CHECK(w);
+    tw_free(w);
         if (!failed)
             break;
     }
@@ -808,6 +817,7 @@ TEST(observer_set_of_a_present_value_inside_iteration_fires_at_once)
     EXPECT(&log, 0, 2, TECS_ON_SET, e, pos);
     CHECK_EQ(log.recs[0].x, 2);
     EXPECT(&log, 1, 2, TECS_ON_ADD, e, vel);
+    TW_CHECK(w);
     tw_free(w);
 }
 
@@ -833,6 +843,7 @@ TEST(observer_queued_birth_and_sets_are_seen_step_by_step)
     CHECK(tecs_has(w, e, vel));
     CHECK_EQ(log.n, 1);                 /* born with pos, without vel */
     EXPECT(&log, 0, 5, TECS_ON_ADD, e, pos);
+    TW_CHECK(w);
     tw_free(w);
 }
 
@@ -865,6 +876,7 @@ TEST(observer_created_in_a_callback_sees_only_later_events)
     CHECK_EQ(log.n, 1);
     EXPECT(&log, 0, 7, TECS_ON_ADD, b, pos);
     CHECK_EQ(tecs_observer_count(w), 2);
+    TW_CHECK(w);
     tw_free(w);
 }
 
@@ -910,5 +922,6 @@ TEST(observer_births_with_initializer_and_delayed_changes)
     EXPECT(&log, 3, 99, 0, e, 0);
     EXPECT(&log, 4, 2, TECS_ON_REMOVE, e, pos);
     CHECK(!tecs_is_alive(w, e));
+    TW_CHECK(w);
     tw_free(w);
 }

@@ -63,6 +63,7 @@ TEST(system_phases_run_in_order_and_add_order_within_a_phase)
     CHECK_EQ(log.n, 18);
     CHECK_EQ(log.frame[17], 1);
     CHECK_EQ(tecs_world_frame_count(w), 2);
+    TW_CHECK(w);
     tw_free(w);
 }
 
@@ -164,6 +165,7 @@ static void editor(tecs_iter_t *it)
     CHECK_ERR(tecs_system_remove(it->world, c->self), TECS_OK);
     c->added = add_task(it->world, "late", TECS_ON_LOAD, c->late_ctx);
     CHECK(c->added);
+    CHECK_EQ(tecs_world_check(it->world), TECS_OK);
     CHECK_EQ(tecs_progress(it->world, 1), TECS_EBUSY);
 }
 
@@ -203,6 +205,7 @@ TEST(system_add_and_remove_mid_frame_take_effect_at_frame_end)
     CHECK_EQ(log.order[0], 4);
     /* A removed name can be used again. */
     CHECK(add_task(w, "victim", TECS_ON_UPDATE, &tv));
+    TW_CHECK(w);
     tw_free(w);
 }
 
@@ -236,6 +239,7 @@ TEST(system_disable_mid_frame_takes_effect_at_once)
                       .disabled = true }));
     CHECK_ERR(tecs_progress(w, 0), TECS_OK);
     CHECK_EQ(s.runs, 0);
+    TW_CHECK(w);
     tw_free(w);
 }
 
@@ -269,6 +273,7 @@ TEST(system_interval_over_a_sequence_of_delta_times)
     CHECK_ERR(tecs_progress(w, 0.25), TECS_OK);
     CHECK_EQ(log.n, 6);
     CHECK(log.dt[5] == 0.5);
+    TW_CHECK(w);
     tw_free(w);
 }
 
@@ -336,6 +341,7 @@ TEST(system_bad_input_is_refused_and_changes_nothing)
     CHECK_EQ(tecs_system_count(w), 0);
     CHECK_ERR(tecs_progress(NULL, 1), TECS_EINVAL);
     tw_free(w2);
+    TW_CHECK(w);
     tw_free(w);
 }
 
@@ -359,7 +365,8 @@ TEST(system_out_of_memory_changes_nothing)
             CHECK_EQ(tecs_system_count(w), 2);
         }
         CHECK_ERR(tecs_progress(w, 1), TECS_OK);
-        tw_free(w);
+        TW_CHECK(w);
+    tw_free(w);
         if (!failed)
             break;
     }
@@ -412,5 +419,6 @@ TEST(system_changes_fire_their_events_before_the_next_system)
     CHECK_EQ(c.order[1], 2);
     CHECK_EQ(c.order[2], 3);
     CHECK(tecs_has(w, e, c.vel));
+    TW_CHECK(w);
     tw_free(w);
 }
