@@ -762,7 +762,7 @@ static tecs_err_t overwrite(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, voi
         ci->copy(p, value, 1, ci->ctx);
     else
         tecs__copy_value(p, value, ci->size);
-    if (TECS__UNLIKELY(ci->watch)) {
+    if (TECS__UNLIKELY(ci->watch) && tecs__wants_set(ci)) {
         tecs__emit_comp(w, TECS__EV_SET, e, c, p);
         settle(w);
     }
@@ -847,7 +847,7 @@ tecs_err_t tecs_modified(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
     tecs_err_t err = TECS_OK;
     if (w->comps[c].check)
         err = tecs__check_comp(w, TECS__EV_SET | TECS__EV_WRITTEN, e, c, p, 1);
-    if (watched(w, c)) {
+    if (tecs__wants_set(&w->comps[c])) {
         tecs__emit_comp(w, TECS__EV_SET, e, c, p);
         settle(w);
     }

@@ -23,8 +23,11 @@
 ** the observer), so matching an archetype is the query layer's work.
 **
 ** Watch counts: a component is watched once per observer of it and once if
-** it has any hook; move events are wanted while a membership observer lives
-** (or another listener wants them). Nobody pays for events nobody watches.
+** it has any hook; watch_noset counts those that want no SET events (ADD /
+** REMOVE observers, hooks without on_set), so that writes through an
+** iteration's write terms are reported only when someone listens. Move
+** events are wanted while a membership observer lives (or another listener
+** wants them). Nobody pays for events nobody watches.
 **
 ** Callbacks run with the world deferred (entity.c raises events that way):
 ** their structural changes go to the command buffer and are applied after
@@ -275,6 +278,20 @@ static bool any_hook(const tecs_hooks_t *h)
     return h && (h->on_add || h->on_set || h->on_remove);
 }
 
+/* A component with hooks is watched once; without on_set it wants no SET
+** events (so writes through iterations are not reported for it). */
+static void watch_hooks(tecs_world_t *w, tecs_comp_t c, const tecs_hooks_t *h)
+{
+    w->comps[c].watch += any_hook(h);
+    w->comps[c].watch_noset += any_hook(h) && !h->on_set;
+}
+
+static void unwatch_hooks(tecs_world_t *w, tecs_comp_t c, const tecs_hooks_t *h)
+{
+    w->comps[c].watch -= any_hook(h);
+    w->comps[c].watch_noset -= any_hook(h) && !h->on_set;
+}
+
 tecs_err_t tecs_component_hooks(tecs_world_t *w, tecs_comp_t c, const tecs_hooks_t *hooks)
 {
     if (w == NULL)
@@ -291,9 +308,9 @@ tecs_err_t tecs_component_hooks(tecs_world_t *w, tecs_comp_t c, const tecs_hooks
         return w->err;
     if (grow_per(w, s, c))
         return TECS_ENOMEM;
-    bool had = any_hook(&s->per[c].hooks), has = any_hook(hooks);
-    s->per[c].hooks = has ? *hooks : (tecs_hooks_t){ 0 };
-    w->comps[c].watch += (uint32_t)has - (uint32_t)had;
+    unwatch_hooks(w, c, &s->per[c].hooks);
+    s->per[c].hooks = any_hook(hooks) ? *hooks : (tecs_hooks_t){ 0 };
+    watch_hooks(w, c, &s->per[c].hooks);
     return TECS_OK;
 }
 
@@ -373,6 +390,7 @@ tecs_observer_t tecs_observer(tecs_world_t *w, const tecs_observer_desc_t *d)
         update_watch_moves(w);
     } else {
         w->comps[d->comp].watch++;
+        w->comps[d->comp].watch_noset += d->event != TECS_ON_SET;
         s->per[d->comp].nobs++;
     }
     return o->id;
@@ -403,6 +421,7 @@ tecs_err_t tecs_observer_remove(tecs_world_t *w, tecs_observer_t id)
         update_watch_moves(w);
     } else {
         w->comps[o->comp].watch--;
+        w->comps[o->comp].watch_noset -= o->kind != TECS_ON_SET;
         s->per[o->comp].nobs--;
     }
     sweep(w, s);
@@ -441,7 +460,8 @@ tecs_err_t tecs__observers_check(tecs_world_t *w)
             n += !s->list[i].dead && !is_member_kind(s->list[i].kind) &&
                  s->list[i].comp == (tecs_comp_t)c;
         uint32_t need = (uint32_t)n + any_hook(&s->per[c].hooks);
-        if (n != s->per[c].nobs || (need > 0 && w->comps[c].watch < need))
+        if (n != s->per[c].nobs || (need > 0 && w->comps[c].watch < need) ||
+            w->comps[c].watch_noset > w->comps[c].watch)
             return tecs__err(w, TECS_ECORRUPT, "component %d: observer count or watch off", c);
     }
     return TECS_OK;

@@ -91,11 +91,19 @@ typedef struct tecs__comp {
     tecs_move_fn move;
     void *ctx;
     uint32_t watch;             /* listeners that want this one's events    */
+    uint32_t watch_noset;       /* of those, ones that want no SET events   */
     uint32_t check;             /* listeners that must approve its changes  */
 } tecs__comp;
 
 /* The registered component c, or NULL. */
 static inline const tecs__comp *tecs__comp_get(const tecs_world_t *w, tecs_comp_t c);
+/* Some listener wants SET events of ci: a write (per row, for a write term
+** of an iteration) is not reported for a component watched only for ADD /
+** REMOVE. */
+static inline bool tecs__wants_set(const tecs__comp *ci)
+{
+    return ci->watch > ci->watch_noset;
+}
 void tecs__comp_fini(tecs_world_t *w);
 
 /* Lifecycle helpers: hooks when present, plain bytes otherwise. */

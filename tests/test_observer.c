@@ -925,3 +925,40 @@ TEST(observer_births_with_initializer_and_delayed_changes)
     TW_CHECK(w);
     tw_free(w);
 }
+
+/* A component watched only for ADD by a hook is not reported per row on
+** writes through an iteration; an index on it still is. */
+static void count_sets(const tecs_event_t *ev)
+{
+    ++*(int *)ev->ctx;
+}
+
+TEST(observer_add_only_hook_leaves_index_following_writes)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t hp = TECS_COMPONENT(w, Health);
+    int adds = 0, sets = 0;
+    CHECK_ERR(tecs_component_hooks(w, hp, &(tecs_hooks_t){ .on_add = count_sets, .ctx = &adds }),
+              TECS_OK);
+    tecs_entity_t e = tecs_new(w);
+    CHECK_ERR(TECS_SET(w, e, hp, Health, {1}), TECS_OK);
+    CHECK_EQ(adds, 1);
+    tecs_index_t *ix = tecs_index_new(w, &(tecs_index_desc_t){ .comp = hp,
+        .kind = TECS_INDEX_HASH, .type = TECS_KEY_I32, .offset = 0, .unique = true });
+    CHECK(ix);
+    tecs_query_t *q = TECS_QUERY(w, {.comp = hp});
+    tecs_iter_t it = tecs_query_iter(q);
+    while (tecs_iter_next(&it))
+        TECS_FIELD(&it, Health, 0)[0].hp = 42;
+    CHECK_EQ(tecs_index_lookup(ix, tecs_key_int(42)), e);
+    /* With an on_set hook too, the write is reported to it. */
+    CHECK_ERR(tecs_component_hooks(w, hp, &(tecs_hooks_t){ .on_add = count_sets,
+              .on_set = count_sets, .ctx = &sets }), TECS_OK);
+    it = tecs_query_iter(q);
+    while (tecs_iter_next(&it))
+        TECS_FIELD(&it, Health, 0)[0].hp = 43;
+    CHECK_EQ(sets, 1);
+    CHECK_EQ(tecs_index_lookup(ix, tecs_key_int(43)), e);
+    TW_CHECK(w);
+    tw_free(w);
+}
