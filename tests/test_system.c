@@ -273,6 +273,14 @@ TEST(system_interval_over_a_sequence_of_delta_times)
     CHECK_ERR(tecs_progress(w, 0.25), TECS_OK);
     CHECK_EQ(log.n, 6);
     CHECK(log.dt[5] == 0.5);
+    /* No time accumulates while disabled. */
+    CHECK_ERR(tecs_system_enable(w, s, false), TECS_OK);
+    CHECK_ERR(tecs_progress(w, 5), TECS_OK);
+    CHECK_ERR(tecs_system_enable(w, s, true), TECS_OK);
+    CHECK_ERR(tecs_progress(w, 0.25), TECS_OK);
+    CHECK_EQ(log.n, 6);
+    CHECK_ERR(tecs_progress(w, 0.25), TECS_OK);
+    CHECK_EQ(log.n, 7);
     TW_CHECK(w);
     tw_free(w);
 }
