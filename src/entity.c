@@ -515,7 +515,7 @@ tecs_err_t tecs_add(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
     if (w == NULL)
         return TECS_EINVAL;
-    tecs__record *r;
+    tecs__record *r = NULL;
     tecs_err_t err = check_target(w, e, c, &r);
     if (err)
         return err;
@@ -530,7 +530,7 @@ tecs_err_t tecs_remove(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
     if (w == NULL)
         return TECS_EINVAL;
-    tecs__record *r;
+    tecs__record *r = NULL;
     tecs_err_t err = check_target(w, e, c, &r);
     if (err)
         return err;
@@ -545,7 +545,7 @@ tecs_err_t tecs_set(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void 
 {
     if (w == NULL)
         return TECS_EINVAL;
-    tecs__record *r;
+    tecs__record *r = NULL;
     tecs_err_t err = check_target(w, e, c, &r);
     if (err)
         return err;
