@@ -65,6 +65,16 @@ static tecs_comp_t pick_id(tecs_world_t *w, const tecs_component_desc_t *d)
     return w->next_comp < TECS_MAX_COMPONENTS ? w->next_comp : 0;
 }
 
+/* The registry array moved: archetypes keep pointers into it, re-aim them. */
+static void reaim_columns(tecs_world_t *w)
+{
+    for (int32_t i = 0; i < w->narchs; i++) {
+        tecs_archetype_t *a = w->archs[i];
+        for (int32_t c = 0; c < a->ncols; c++)
+            a->col_info[c] = &w->comps[a->col_comp[c]];
+    }
+}
+
 tecs_comp_t tecs_component(tecs_world_t *w, const tecs_component_desc_t *d)
 {
     if (w == NULL)
@@ -83,10 +93,13 @@ tecs_comp_t tecs_component(tecs_world_t *w, const tecs_component_desc_t *d)
         return 0;
     }
     int32_t old_cap = w->cap_comps;
+    tecs__comp *old = w->comps;
     if (tecs__grow(w, (void **)&w->comps, &w->cap_comps, (int32_t)id + 1, sizeof *w->comps)) {
         tecs__free(w, name, len + 1);
         return 0;
     }
+    if (w->comps != old)
+        reaim_columns(w);
     memset(w->comps + old_cap, 0, (size_t)(w->cap_comps - old_cap) * sizeof *w->comps);
     memcpy(name, d->name, len + 1);
     w->comps[id] = (tecs__comp){
