@@ -545,6 +545,7 @@ typedef struct options {
     bool quick, scaling;
     const char *csv;
     const char *only;           /* comma-separated names, or NULL           */
+    int64_t n;                  /* --n: N for every scenario (profiling)    */
 } options;
 
 static FILE *g_csv;
@@ -624,11 +625,12 @@ static void run_table(const options *o)
     for (int i = 0; i < NSCEN; i++)
         need_raw |= selected(o, &scenarios[i]) && (scenarios[i].flags & F_RATIO);
     if (need_raw)
-        raw = raw_at(o, M, true);
+        raw = raw_at(o, o->n ? o->n : M, true);
     for (int i = 0; i < NSCEN; i++) {
         const scenario *s = &scenarios[i];
+        int64_t n = o->n ? o->n : s->n;
         if (selected(o, s) && strcmp(s->name, "raw") != 0)
-            report(s, s->n, run(o, s, s->n), raw);
+            report(s, n, run(o, s, n), raw);
     }
 }
 
@@ -651,7 +653,9 @@ static void usage(void)
 {
     fprintf(stderr,
             "usage: tinyecs_bench [--quick] [--scaling] [--csv FILE] [--only NAME[,NAME]]\n"
-            "                     [--reps K]\nscenarios:");
+            "                     [--reps K] [--n N]\n"
+            "  --reps K  timed repetitions (default 7, --quick 3)\n"
+            "  --n N     the same N for every scenario (for profiling)\nscenarios:");
     for (int i = 0; i < NSCEN; i++)
         fprintf(stderr, " %s", scenarios[i].name);
     fputc('\n', stderr);
@@ -671,6 +675,8 @@ static options parse(int argc, char **argv)
             o.csv = argv[++i];
         else if (strcmp(a, "--only") == 0 && i + 1 < argc)
             o.only = argv[++i];
+        else if (strcmp(a, "--n") == 0 && i + 1 < argc)
+            o.n = atoll(argv[++i]);
         else if (strcmp(a, "--reps") == 0 && i + 1 < argc)
             o.reps = atoi(argv[++i]);
         else
@@ -678,7 +684,7 @@ static options parse(int argc, char **argv)
     }
     if (o.quick)
         o.reps = 3;
-    if (o.reps < 1 || o.reps > 40)
+    if (o.reps < 1 || o.reps > 40 || o.n < 0 || o.n > 100 * M)
         usage();
     for (const char *p = o.only; p && *p;) {
         size_t len = strcspn(p, ",");
