@@ -306,10 +306,8 @@ static void edge_link(tecs_world_t *w, tecs_archetype_t *a, tecs_archetype_t *b,
     }
 }
 
-tecs_archetype_t *tecs__arch_with(tecs_world_t *w, tecs_archetype_t *a, tecs_comp_t c)
+tecs_archetype_t *tecs__arch_with_slow(tecs_world_t *w, tecs_archetype_t *a, tecs_comp_t c)
 {
-    if ((int32_t)c < a->nedges && a->edge_add[c] != TECS__NO_EDGE)
-        return w->archs[a->edge_add[c]];
     if (a->ncomps >= TECS_MAX_ARCH_COMPONENTS) {
         tecs__err(w, TECS_ELIMIT, "an archetype holds at most %d components",
                   TECS_MAX_ARCH_COMPONENTS);
@@ -372,7 +370,7 @@ static tecs_err_t chunks_alloc(tecs_world_t *w, tecs_archetype_t *a, int32_t wan
     return TECS_OK;
 }
 
-tecs_err_t tecs__arch_reserve_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n)
+tecs_err_t tecs__arch_reserve_rows_slow(tecs_world_t *w, tecs_archetype_t *a, int32_t n)
 {
     int64_t need = (int64_t)a->count + n;
     if (need > INT32_MAX)
@@ -399,7 +397,7 @@ void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
             void *dst = tecs__col_ptr(a, w, c, row);
             void *src = tecs__col_ptr(a, w, c, last);
             if (a->plain)
-                memcpy(dst, src, a->col_size[c]);
+                tecs__copy_value(dst, src, a->col_size[c]);
             else
                 tecs__comp_move(a->col_info[c], dst, src, 1);
         }

@@ -293,6 +293,26 @@ static tecs_entity_t new_now(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals
     return e;
 }
 
+/* tecs_new now: a row in the empty archetype; nothing to construct, no
+** component event, only a move event if someone listens. */
+static tecs_entity_t new_empty(tecs_world_t *w, tecs_archetype_t *root)
+{
+    if (tecs__ei_reserve(w, 1) || tecs__arch_reserve_rows(w, root, 1))
+        return 0;
+    tecs_entity_t e = tecs__ei_take(w);
+    uint32_t row = (uint32_t)root->count++;
+    *tecs__ent_ptr(root, w, row) = e;
+    tecs__record *r = &w->recs[TECS_ENTITY_INDEX(e)];
+    r->arch = root->id;
+    r->row = row;
+    w->nalive++;
+    if (TECS__UNLIKELY(w->watch_moves)) {
+        emit_move(w, e, NULL, root);
+        settle(w);
+    }
+    return e;
+}
+
 tecs_entity_t tecs_new(tecs_world_t *w)
 {
     if (w == NULL)
@@ -302,7 +322,7 @@ tecs_entity_t tecs_new(tecs_world_t *w)
         tecs_entity_t e = 0;
         return tecs__defer_new(w, root, 1, &e, 0, NULL, false, NULL, NULL) ? 0 : e;
     }
-    return new_now(w, root, 0, NULL, NULL, NULL);
+    return new_empty(w, root);
 }
 
 tecs_entity_t tecs_new_in(tecs_world_t *w, tecs_archetype_t *a)
@@ -371,6 +391,54 @@ tecs_err_t tecs_new_bulk(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_e
 
 /* ---- moves ----------------------------------------------------------- */
 
+/* Fill b's columns at dst for plain archetypes: shared values copied from a
+** at src, the added one from value, any other zero-filled. */
+static void move_plain(tecs_world_t *w, tecs_archetype_t *a, uint32_t src, tecs_archetype_t *b,
+                       uint32_t dst, tecs_comp_t added, const void *value)
+{
+    const char *from = tecs__chunk_of(a, w, src);
+    char *to = tecs__chunk_of(b, w, dst);
+    uint32_t fr = src & w->mask, tr = dst & w->mask;
+    /* Locals: the stores below may alias anything, the loads must not. */
+    const uint32_t *boff = b->col_off, *bsize = b->col_size, *aoff = a->col_off;
+    const tecs_comp_t *bcomp = b->col_comp;
+    const int16_t *cmap = a->cmap;
+    tecs_comp_t clen = (tecs_comp_t)a->cmap_len;
+    int32_t ncols = b->ncols;
+    for (int32_t c = 0; c < ncols; c++) {
+        uint32_t size = bsize[c];
+        char *p = to + boff[c] + (size_t)tr * size;
+        tecs_comp_t comp = bcomp[c];
+        int32_t ac = comp < clen ? cmap[comp] : TECS__COL_ABSENT;
+        if (ac >= 0)
+            tecs__copy_value(p, from + aoff[ac] + (size_t)fr * size, size);
+        else if (comp == added && value != NULL)
+            tecs__copy_value(p, value, size);
+        else
+            memset(p, 0, size);
+    }
+}
+
+/* The same with hooks: move, construct, copy. */
+static void move_hooked(tecs_world_t *w, tecs_archetype_t *a, uint32_t src, tecs_archetype_t *b,
+                        uint32_t dst, tecs_comp_t added, const void *value)
+{
+    for (int32_t c = 0; c < b->ncols; c++) {
+        void *to = tecs__col_ptr(b, w, c, dst);
+        int32_t ac = tecs__arch_col(a, b->col_comp[c]);
+        const tecs__comp *ci = b->col_info[c];
+        if (ac >= 0) {
+            tecs__comp_move(ci, to, tecs__col_ptr(a, w, ac, src), 1);
+        } else if (value != NULL && b->col_comp[c] == added && !ci->ctor && !ci->copy) {
+            memcpy(to, value, ci->size);
+        } else {
+            tecs__comp_ctor(ci, to, 1);
+            if (value != NULL && b->col_comp[c] == added)
+                tecs__comp_copy(ci, to, value, 1);
+        }
+    }
+}
+
 /* Move the entity of record r from a to b (rows reserved in b). Columns of b
 ** missing from a are constructed (from value if it is comp `added`);
 ** columns of a missing from b must be destroyed already. */
@@ -381,36 +449,20 @@ static void move_entity(tecs_world_t *w, tecs__record *r, tecs_archetype_t *a,
     uint32_t dst = (uint32_t)b->count++;
     tecs_entity_t e = *tecs__ent_ptr(a, w, src);
     *tecs__ent_ptr(b, w, dst) = e;
-    for (int32_t c = 0; c < b->ncols; c++) {
-        void *to = tecs__col_ptr(b, w, c, dst);
-        int32_t ac = tecs__arch_col(a, b->col_comp[c]);
-        const tecs__comp *ci = b->col_info[c];
-        if (ac >= 0) {
-            if (b->plain)
-                memcpy(to, tecs__col_ptr(a, w, ac, src), ci->size);
-            else
-                tecs__comp_move(ci, to, tecs__col_ptr(a, w, ac, src), 1);
-        } else if (value != NULL && b->col_comp[c] == added && !ci->ctor && !ci->copy) {
-            memcpy(to, value, ci->size);
-        } else {
-            tecs__comp_ctor(ci, to, 1);
-            if (value != NULL && b->col_comp[c] == added)
-                tecs__comp_copy(ci, to, value, 1);
-        }
-    }
+    if (b->plain)
+        move_plain(w, a, src, b, dst, added, value);
+    else
+        move_hooked(w, a, src, b, dst, added, value);
     tecs__arch_remove_row(w, a, src);
     r->arch = b->id | (r->arch & ~TECS__ARCH_MASK);
     r->row = dst;
 }
 
-tecs_err_t tecs__add_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *value)
+/* Add c (from value, if given) to the live entity e of record r, in a,
+** which lacks c. */
+static tecs_err_t add_at(tecs_world_t *w, tecs_entity_t e, tecs__record *r, tecs_archetype_t *a,
+                         tecs_comp_t c, const void *value)
 {
-    tecs__record *r = tecs__ei_alive(w, e);
-    if (r == NULL)
-        return err_dead(w, e);
-    tecs_archetype_t *a = tecs__rec_arch(w, r);
-    if (tecs__arch_col(a, c) != TECS__COL_ABSENT)
-        return tecs__err(w, TECS_EEXIST, "entity already has component %u", c);
     tecs_archetype_t *b = tecs__arch_with(w, a, c);
     if (b == NULL)
         return w->err;
@@ -428,6 +480,17 @@ tecs_err_t tecs__add_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const 
             tecs__emit_comp(w, TECS__EV_SET, e, c, p);
     }
     return TECS_OK;
+}
+
+tecs_err_t tecs__add_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *value)
+{
+    tecs__record *r = tecs__ei_alive(w, e);
+    if (r == NULL)
+        return err_dead(w, e);
+    tecs_archetype_t *a = tecs__rec_arch(w, r);
+    if (tecs__arch_col(a, c) != TECS__COL_ABSENT)
+        return tecs__err(w, TECS_EEXIST, "entity already has component %u", c);
+    return add_at(w, e, r, a, c, value);
 }
 
 tecs_err_t tecs__remove_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
@@ -569,7 +632,7 @@ tecs_err_t tecs_set(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void 
     }
     if (w->defer_depth > 0)
         return tecs__defer_op(w, TECS__OP_SET, e, c, value);
-    err = tecs__add_now(w, e, c, value);
+    err = add_at(w, e, r, tecs__rec_arch(w, r), c, value);
     settle(w);
     return err;
 }

@@ -24,35 +24,12 @@
 */
 #include "private.h"
 
-tecs__record *tecs__ei_alive(const tecs_world_t *w, tecs_entity_t e)
-{
-    uint32_t index = TECS_ENTITY_INDEX(e);
-    if (index >= (uint32_t)w->nrecs)
-        return NULL;
-    tecs__record *r = &w->recs[index];
-    if (r->gen != TECS_ENTITY_GENERATION(e) || r->arch >= TECS__ARCH_RETIRED)
-        return NULL;
-    return r;
-}
-
-tecs__record *tecs__ei_known(const tecs_world_t *w, tecs_entity_t e)
-{
-    uint32_t index = TECS_ENTITY_INDEX(e);
-    if (index >= (uint32_t)w->nrecs)
-        return NULL;
-    tecs__record *r = &w->recs[index];
-    if (r->gen != TECS_ENTITY_GENERATION(e) || r->arch == TECS__ARCH_DEAD ||
-        r->arch == TECS__ARCH_RETIRED)
-        return NULL;
-    return r;
-}
-
 bool tecs_is_alive(const tecs_world_t *w, tecs_entity_t e)
 {
     return w != NULL && tecs__ei_alive(w, e) != NULL;
 }
 
-tecs_err_t tecs__ei_reserve(tecs_world_t *w, int32_t n)
+tecs_err_t tecs__ei_reserve_slow(tecs_world_t *w, int32_t n)
 {
     int64_t used = (int64_t)w->nalive + w->npending;
     if (n < 0 || used + n > w->max_entities)

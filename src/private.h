@@ -62,12 +62,14 @@ static inline tecs_entity_t tecs__make_id(uint32_t index, uint32_t gen)
     return ((uint64_t)gen << 32) | index;
 }
 
-/* The record of a live entity, or NULL. */
-tecs__record *tecs__ei_alive(const tecs_world_t *w, tecs_entity_t e);
+/* The record of a live entity, or NULL (inline, after the world struct). */
+static inline tecs__record *tecs__ei_alive(const tecs_world_t *w, tecs_entity_t e);
 /* The record of an entity that is alive or pending, or NULL. */
-tecs__record *tecs__ei_known(const tecs_world_t *w, tecs_entity_t e);
-/* Make room for n more slots, so that n tecs__ei_take calls cannot fail. */
-tecs_err_t tecs__ei_reserve(tecs_world_t *w, int32_t n);
+static inline tecs__record *tecs__ei_known(const tecs_world_t *w, tecs_entity_t e);
+/* Make room for n more slots, so that n tecs__ei_take calls cannot fail
+** (inline fast check below, after the world struct). */
+static inline tecs_err_t tecs__ei_reserve(tecs_world_t *w, int32_t n);
+tecs_err_t tecs__ei_reserve_slow(tecs_world_t *w, int32_t n);
 /* Take the oldest free slot, or a new one (room reserved first). */
 tecs_entity_t tecs__ei_take(tecs_world_t *w);
 /* Give a slot back: its generation moves on, its id goes stale. */
@@ -148,11 +150,16 @@ static inline tecs_entity_t *tecs__ent_ptr(const tecs_archetype_t *a, const tecs
 
 /* Find or create the archetype of sorted, distinct, registered ids. */
 tecs_archetype_t *tecs__arch_get(tecs_world_t *w, int32_t n, const tecs_comp_t *sorted);
-/* The archetype reached by adding (or removing) c, through the cached edge. */
-tecs_archetype_t *tecs__arch_with(tecs_world_t *w, tecs_archetype_t *a, tecs_comp_t c);
+/* The archetype reached by adding (or removing) c, through the cached edge
+** (inline hit below, after the world struct). */
+static inline tecs_archetype_t *tecs__arch_with(tecs_world_t *w, tecs_archetype_t *a,
+                                                tecs_comp_t c);
+tecs_archetype_t *tecs__arch_with_slow(tecs_world_t *w, tecs_archetype_t *a, tecs_comp_t c);
 tecs_archetype_t *tecs__arch_without(tecs_world_t *w, tecs_archetype_t *a, tecs_comp_t c);
-/* Make room for n more rows; after success appends cannot fail. */
-tecs_err_t tecs__arch_reserve_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n);
+/* Make room for n more rows; after success appends cannot fail (inline
+** fast check below, after the world struct). */
+static inline tecs_err_t tecs__arch_reserve_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n);
+tecs_err_t tecs__arch_reserve_rows_slow(tecs_world_t *w, tecs_archetype_t *a, int32_t n);
 /* Fill the hole at row with the last row (values already moved out or
 ** destroyed) and shrink; frees an emptied chunk beyond one spare. */
 void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, uint32_t row);
@@ -357,6 +364,64 @@ static inline tecs_entity_t *tecs__ent_ptr(const tecs_archetype_t *a, const tecs
                                            uint32_t row)
 {
     return (tecs_entity_t *)(void *)tecs__chunk_of(a, w, row) + (row & w->mask);
+}
+
+static inline tecs__record *tecs__ei_alive(const tecs_world_t *w, tecs_entity_t e)
+{
+    uint32_t index = TECS_ENTITY_INDEX(e);
+    if (index >= (uint32_t)w->nrecs)
+        return NULL;
+    tecs__record *r = &w->recs[index];
+    if (r->gen != TECS_ENTITY_GENERATION(e) || r->arch >= TECS__ARCH_RETIRED)
+        return NULL;
+    return r;
+}
+
+static inline tecs__record *tecs__ei_known(const tecs_world_t *w, tecs_entity_t e)
+{
+    uint32_t index = TECS_ENTITY_INDEX(e);
+    if (index >= (uint32_t)w->nrecs)
+        return NULL;
+    tecs__record *r = &w->recs[index];
+    if (r->gen != TECS_ENTITY_GENERATION(e) || r->arch == TECS__ARCH_DEAD ||
+        r->arch == TECS__ARCH_RETIRED)
+        return NULL;
+    return r;
+}
+
+static inline tecs_archetype_t *tecs__arch_with(tecs_world_t *w, tecs_archetype_t *a,
+                                                tecs_comp_t c)
+{
+    if (TECS__LIKELY((int32_t)c < a->nedges && a->edge_add[c] != TECS__NO_EDGE))
+        return w->archs[a->edge_add[c]];
+    return tecs__arch_with_slow(w, a, c);
+}
+
+static inline tecs_err_t tecs__ei_reserve(tecs_world_t *w, int32_t n)
+{
+    if (TECS__LIKELY(n >= 0 && (int64_t)w->nalive + w->npending + n <= w->max_entities &&
+                     (n <= w->nfree || (int64_t)w->nrecs + n <= w->cap_recs)))
+        return TECS_OK;
+    return tecs__ei_reserve_slow(w, n);
+}
+
+static inline tecs_err_t tecs__arch_reserve_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n)
+{
+    if (TECS__LIKELY((int64_t)a->count + n <= (int64_t)a->nchunks << w->shift))
+        return TECS_OK;
+    return tecs__arch_reserve_rows_slow(w, a, n);
+}
+
+/* Copy one plain value; the common small sizes become plain moves. */
+static inline void tecs__copy_value(void *dst, const void *src, uint32_t size)
+{
+    switch (size) {
+    case 4:  memcpy(dst, src, 4); break;
+    case 8:  memcpy(dst, src, 8); break;
+    case 12: memcpy(dst, src, 12); break;
+    case 16: memcpy(dst, src, 16); break;
+    default: memcpy(dst, src, size); break;
+    }
 }
 
 static inline tecs_archetype_t *tecs__rec_arch(const tecs_world_t *w, const tecs__record *r)
