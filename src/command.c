@@ -141,9 +141,11 @@ static tecs_value_t *copy_vals(tecs_world_t *w, tecs__cmdbuf *b, int32_t n, int3
 
 static void drop_vals(tecs_world_t *w, const tecs__cmd *c)
 {
-    for (int32_t i = 0; i < c->nvals; i++)
-        if (c->vals[i].ptr)
-            tecs__comp_dtor(tecs__comp_get(w, c->vals[i].comp), (void *)c->vals[i].ptr, c->n);
+    for (int32_t i = 0; i < c->nvals; i++) {
+        const tecs__comp *ci = &w->comps[c->vals[i].comp];
+        if (c->vals[i].ptr && ci->dtor)
+            tecs__comp_dtor(ci, (void *)c->vals[i].ptr, c->n);
+    }
 }
 
 static tecs_err_t push(tecs_world_t *w, tecs__cmdbuf *b, const tecs__cmd *c)
@@ -195,10 +197,64 @@ tecs_err_t tecs__defer_new(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs
     return queue_new(w, &w->deferred, a, n, out, nvals, vals, bulk, init, ctx);
 }
 
+/* Fold an add or set of c into the queued birth of e just before it, so
+** the entity is born with c instead of moving at the flush (new + set is
+** the common way to build an entity inside a loop). *done tells whether it
+** was folded; an error (no room for the archetype or the value) fails the
+** call with nothing queued. */
+static tecs_err_t fold_into_birth(tecs_world_t *w, tecs__cmdbuf *b, tecs_entity_t e,
+                                  tecs_comp_t c, const void *value, bool *done)
+{
+    tecs__cmd *last = b->count ? &b->cmds[b->count - 1] : NULL;
+    *done = false;
+    if (last == NULL || last->op != TECS__OP_NEW || last->entity != e || last->init != NULL ||
+        tecs__arch_col(last->arch, c) != TECS__COL_ABSENT)
+        return TECS_OK;
+    tecs_archetype_t *to = tecs__arch_with(w, last->arch, c);
+    if (to == NULL)
+        return w->err;
+    const tecs__comp *ci = &w->comps[c];
+    bool data = value && ci->size > 0;
+    arena_mark m = arena_save(b);
+    tecs_value_t *vals, *v = NULL, one;
+    if (data && !ci->ctor && !ci->copy) {
+        /* Plain data: the new list and the value in one block. */
+        size_t head = ((size_t)(last->nvals + 1) * sizeof *vals + 63) & ~(size_t)63;
+        char *blk = arena_alloc(w, b, head + ci->size);
+        vals = (tecs_value_t *)(void *)blk;
+        if (blk) {
+            memcpy(blk + head, value, ci->size);
+            one = (tecs_value_t){ c, blk + head };
+            v = &one;
+        }
+    } else {
+        vals = arena_alloc(w, b, (size_t)(last->nvals + 1) * sizeof *vals);
+        v = vals && data ? copy_vals(w, b, 1, 1, &(tecs_value_t){ c, value }) : NULL;
+    }
+    if (vals == NULL || (data && v == NULL)) {
+        arena_restore(b, m);
+        return oom(w);
+    }
+    if (last->nvals)
+        memcpy(vals, last->vals, (size_t)last->nvals * sizeof *vals);
+    vals[last->nvals] = v ? v[0] : (tecs_value_t){ c, NULL };
+    last->vals = vals;
+    last->nvals++;
+    last->arch = to;
+    *done = true;
+    return TECS_OK;
+}
+
 tecs_err_t tecs__defer_op(tecs_world_t *w, tecs__op op, tecs_entity_t e, tecs_comp_t c,
                           const void *value)
 {
     tecs__cmdbuf *b = &w->deferred;
+    if (op == TECS__OP_SET || op == TECS__OP_ADD) {
+        bool done;
+        tecs_err_t err = fold_into_birth(w, b, e, c, value, &done);
+        if (err || done)
+            return err;
+    }
     if (tecs__grow(w, (void **)&b->cmds, &b->cap, b->count + 1, sizeof *b->cmds))
         return TECS_ENOMEM;
     tecs__cmd cmd = { .op = (uint8_t)op, .entity = e, .comp = c, .n = 1 };

@@ -216,6 +216,27 @@ static void emit_births(tecs_world_t *w, tecs_archetype_t *a, uint32_t row, int3
     }
 }
 
+/* One birth into a plain archetype: each column copied from its value or
+** zero-filled. */
+static void birth_plain(tecs_world_t *w, tecs_archetype_t *a, uint32_t row, int32_t nvals,
+                        const tecs_value_t *vals)
+{
+    char *chunk = tecs__chunk_of(a, w, row);
+    uint32_t r = row & w->mask;
+    for (int32_t c = 0; c < a->ncols; c++) {
+        uint32_t size = a->col_size[c];
+        char *dst = chunk + a->col_off[c] + (size_t)r * size;
+        const void *src = NULL;
+        for (int32_t i = 0; i < nvals && src == NULL; i++)
+            if (vals[i].comp == a->col_comp[c])
+                src = vals[i].ptr;
+        if (src)
+            tecs__copy_value(dst, src, size);
+        else
+            memset(dst, 0, size);
+    }
+}
+
 /* Append n rows for ids (pending, or taken now when ids[k] == 0) to a,
 ** rows reserved; construct their values; make them alive. */
 static void commit_births(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_entity_t *ids,
@@ -230,10 +251,14 @@ static void commit_births(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_
         r->arch = a->id;
         r->row = row;
     }
-    const char *src[TECS_MAX_ARCH_COMPONENTS];
-    vals_by_col(a, nvals, vals, src);
-    for (int32_t c = 0; c < a->ncols; c++)
-        construct_run(w, a, c, row0, n, src[c]);
+    if (n == 1 && a->plain) {
+        birth_plain(w, a, row0, nvals, vals);
+    } else {
+        const char *src[TECS_MAX_ARCH_COMPONENTS];
+        vals_by_col(a, nvals, vals, src);
+        for (int32_t c = 0; c < a->ncols; c++)
+            construct_run(w, a, c, row0, n, src[c]);
+    }
     a->count += n;
     w->npending -= n;
     w->nalive += n;

@@ -1,5 +1,6 @@
 /* Cases for the direct paths of common structural changes: new then set,
-** moves of plain and hooked values. */
+** moves of plain and hooked values, and a queued new folded with the sets
+** and adds that follow it. */
 #include "test.h"
 
 static int live_strings;
@@ -102,4 +103,111 @@ TEST(entity_add_remove_keeps_other_values)
     TW_CHECK(w);
     tw_free(w);
     CHECK_EQ(live_strings, 0);
+}
+
+TEST(deferred_new_then_set_is_born_with_the_values)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
+    tecs_comp_t hp = TECS_COMPONENT(w, Health);
+    tecs_comp_t tag = TECS_TAG(w, Marked);
+    tecs_comp_t name = name_comp(w);
+    tecs_entity_t first = tecs_new(w);
+    CHECK_ERR(TECS_SET(w, first, pos, Position, { 0, 0 }), TECS_OK);
+    tecs_query_t *q = tecs_query_all(w, 1, &pos);
+    live_strings = 0;
+    tecs_entity_t e[10];
+    tecs_iter_t it = tecs_query_iter(q);
+    CHECK(tecs_iter_next(&it));
+    for (int i = 0; i < 10; i++) {
+        e[i] = tecs_new(w);
+        CHECK(e[i] != 0);
+        CHECK(!tecs_is_alive(w, e[i]));
+        CHECK_ERR(TECS_SET(w, e[i], pos, Position, { (float)i, 1 }), TECS_OK);
+        CHECK_ERR(TECS_SET(w, e[i], vel, Velocity, { 2, 3 }), TECS_OK);
+        CHECK_ERR(tecs_add(w, e[i], hp), TECS_OK);
+        CHECK_ERR(tecs_add(w, e[i], tag), TECS_OK);
+        CHECK_ERR(TECS_SET(w, e[i], name, Name, { "n" }), TECS_OK);
+        /* A second set of the same component still applies, in order. */
+        CHECK_ERR(TECS_SET(w, e[i], pos, Position, { (float)i, 5 }), TECS_OK);
+    }
+    CHECK_EQ(tecs_world_entity_count(w), 1);
+    tecs_iter_fini(&it);
+    CHECK_EQ(tecs_world_entity_count(w), 11);
+    for (int i = 0; i < 10; i++) {
+        CHECK_EQ(TECS_GET(w, e[i], pos, Position)->x, i);
+        CHECK_EQ(TECS_GET(w, e[i], pos, Position)->y, 5);
+        CHECK_EQ(TECS_GET(w, e[i], vel, Velocity)->y, 3);
+        CHECK_EQ(TECS_GET(w, e[i], hp, Health)->hp, 0);
+        CHECK(tecs_has(w, e[i], tag));
+        CHECK(strcmp(TECS_GET(w, e[i], name, Name)->s, "n") == 0);
+    }
+    CHECK_EQ(live_strings, 10);
+    TW_CHECK(w);
+    tw_free(w);
+    CHECK_EQ(live_strings, 0);
+}
+
+TEST(deferred_set_after_destroy_of_pending_fails)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_entity_t a = tecs_new(w);
+    CHECK_ERR(TECS_SET(w, a, pos, Position, { 0, 0 }), TECS_OK);
+    tecs_query_t *q = tecs_query_all(w, 1, &pos);
+    tecs_iter_t it = tecs_query_iter(q);
+    CHECK(tecs_iter_next(&it));
+    tecs_entity_t e = tecs_new(w);
+    CHECK_ERR(tecs_destroy(w, e), TECS_OK);
+    CHECK_ERR(TECS_SET(w, e, pos, Position, { 1, 1 }), TECS_EDEAD);
+    tecs_entity_t f = tecs_new(w);
+    CHECK_ERR(TECS_SET(w, f, pos, Position, { 7, 7 }), TECS_OK);
+    tecs_iter_fini(&it);
+    CHECK(!tecs_is_alive(w, e));
+    CHECK_EQ(TECS_GET(w, f, pos, Position)->x, 7);
+    CHECK_EQ(tecs_world_entity_count(w), 2);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+/* Out of memory at every step of a deferred new + set: the failed call
+** changes nothing, and what was queued still applies. */
+TEST(deferred_new_set_out_of_memory_changes_nothing)
+{
+    int failed = 0;
+    for (long k = 1; k < 40; k++) {
+        tw_alloc al = { 0 };
+        tecs_world_t *w = tw_new_ex(&al, 16);
+        CHECK(w != NULL);
+        tecs_comp_t pos = TECS_COMPONENT(w, Position);
+        tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
+        tecs_entity_t a = tecs_new(w);
+        CHECK_ERR(TECS_SET(w, a, pos, Position, { 0, 0 }), TECS_OK);
+        tecs_query_t *q = tecs_query_all(w, 1, &pos);
+        tecs_iter_t it = tecs_query_iter(q);
+        CHECK(tecs_iter_next(&it));
+        al.fail_at = al.calls + k;
+        tecs_entity_t e = tecs_new(w);
+        tecs_err_t s1 = e ? TECS_SET(w, e, pos, Position, { 3, 4 }) : TECS_ENOMEM;
+        int32_t archs = tecs_world_archetype_count(w);
+        tecs_err_t s2 = e ? TECS_SET(w, e, vel, Velocity, { 5, 6 }) : TECS_ENOMEM;
+        failed += e == 0 || s1 != TECS_OK || s2 != TECS_OK;
+        if (s2 != TECS_OK)
+            CHECK_EQ(tecs_world_archetype_count(w), archs);
+        al.fail_at = 0;
+        tecs_iter_fini(&it);
+        if (e) {
+            CHECK(tecs_is_alive(w, e));
+            CHECK_EQ(tecs_has(w, e, pos), s1 == TECS_OK);
+            CHECK_EQ(tecs_has(w, e, vel), s2 == TECS_OK);
+            if (s1 == TECS_OK)
+                CHECK_EQ(TECS_GET(w, e, pos, Position)->y, 4);
+            if (s2 == TECS_OK)
+                CHECK_EQ(TECS_GET(w, e, vel, Velocity)->y, 6);
+        }
+        TW_CHECK(w);
+        tw_free(w);
+    }
+    CHECK(failed > 0);
 }
