@@ -389,24 +389,36 @@ tecs_err_t tecs_archetype_reserve(tecs_world_t *w, tecs_archetype_t *a, int32_t 
     return n > a->count ? tecs__arch_reserve_rows(w, a, n - a->count) : TECS_OK;
 }
 
+/* Copy the plain values of row `from` over row `to`. */
+static void copy_row_plain(const tecs_world_t *w, tecs_archetype_t *a, uint32_t to,
+                           uint32_t from)
+{
+    char *dc = tecs__chunk_of(a, w, to);
+    const char *sc = tecs__chunk_of(a, w, from);
+    size_t dr = to & w->mask, sr = from & w->mask;
+    /* Locals: the stores below may alias anything, the loads must not. */
+    const uint32_t *off = a->col_off, *size = a->col_size;
+    int32_t ncols = a->ncols;
+    for (int32_t c = 0; c < ncols; c++)
+        tecs__copy_value(dc + off[c] + dr * size[c], sc + off[c] + sr * size[c], size[c]);
+}
+
 void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
 {
     uint32_t last = (uint32_t)a->count - 1;
     if (row != last) {
-        for (int32_t c = 0; c < a->ncols; c++) {
-            void *dst = tecs__col_ptr(a, w, c, row);
-            void *src = tecs__col_ptr(a, w, c, last);
-            if (a->plain)
-                tecs__copy_value(dst, src, a->col_size[c]);
-            else
-                tecs__comp_move(a->col_info[c], dst, src, 1);
-        }
+        if (a->plain)
+            copy_row_plain(w, a, row, last);
+        else
+            for (int32_t c = 0; c < a->ncols; c++)
+                tecs__comp_move(a->col_info[c], tecs__col_ptr(a, w, c, row),
+                                tecs__col_ptr(a, w, c, last), 1);
         tecs_entity_t moved = *tecs__ent_ptr(a, w, last);
         *tecs__ent_ptr(a, w, row) = moved;
         w->recs[TECS_ENTITY_INDEX(moved)].row = row;
     }
     a->count--;
-    if ((a->count & (int32_t)w->mask) == 0) {
+    if (TECS__UNLIKELY((a->count & (int32_t)w->mask) == 0)) {
         int32_t keep = (a->count >> w->shift) + 1;
         while (a->nchunks > keep)
             chunk_free(w, a, --a->nchunks);

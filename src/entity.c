@@ -69,6 +69,8 @@ static inline bool watched(const tecs_world_t *w, tecs_comp_t c)
 /* Events for every component of the entity at row (births, deaths). */
 static void emit_all(tecs_world_t *w, int ev, tecs_archetype_t *a, uint32_t row, tecs_entity_t e)
 {
+    if (w->nlisteners == 0)
+        return;
     for (int32_t i = 0; i < a->ncomps; i++) {
         tecs_comp_t c = a->comps[i];
         if (!watched(w, c))
@@ -198,7 +200,7 @@ static void emit_births(tecs_world_t *w, tecs_archetype_t *a, uint32_t row, int3
                         int32_t nvals, const tecs_value_t *vals)
 {
     bool any = w->watch_moves;
-    for (int32_t i = 0; i < a->ncomps && !any; i++)
+    for (int32_t i = 0; i < a->ncomps && !any && w->nlisteners > 0; i++)
         any = watched(w, a->comps[i]);
     if (!any)
         return;
