@@ -654,7 +654,7 @@ static void usage(void)
     fprintf(stderr,
             "usage: tinyecs_bench [--quick] [--scaling] [--csv FILE] [--only NAME[,NAME]]\n"
             "                     [--reps K] [--n N]\n"
-            "  --reps K  timed repetitions (default 7, --quick 3)\n"
+            "  --reps K  timed repetitions (default 11, --quick 3)\n"
             "  --n N     the same N for every scenario (for profiling)\nscenarios:");
     for (int i = 0; i < NSCEN; i++)
         fprintf(stderr, " %s", scenarios[i].name);
@@ -664,7 +664,7 @@ static void usage(void)
 
 static options parse(int argc, char **argv)
 {
-    options o = { .reps = 7 };
+    options o = { .reps = 11 };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--quick") == 0)
