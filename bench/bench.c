@@ -45,6 +45,7 @@ typedef struct { int hp; } Health;
 static int g_failed;            /* a result check failed somewhere          */
 static const char *g_current;   /* scenario being run, for messages         */
 static int g_passes = 20;       /* timed passes per iterate repetition      */
+static int32_t g_rows;          /* --rows: rows per chunk, 0 = the default  */
 
 #define CHECK(cond, ...) \
     do { if (!(cond)) check_failed(__LINE__, #cond, __VA_ARGS__); } while (0)
@@ -122,7 +123,9 @@ typedef struct fixture {
 static fixture fx_open(const tecs_world_desc_t *desc)
 {
     fixture f = { 0 };
-    f.w = tecs_world_new_ex(desc);
+    tecs_world_desc_t d = desc ? *desc : (tecs_world_desc_t){ 0 };
+    d.rows_per_chunk = g_rows;
+    f.w = tecs_world_new_ex(&d);
     CHECK(f.w != NULL, "world");
     if (f.w == NULL)
         exit(2);
@@ -653,9 +656,11 @@ static void usage(void)
 {
     fprintf(stderr,
             "usage: tinyecs_bench [--quick] [--scaling] [--csv FILE] [--only NAME[,NAME]]\n"
-            "                     [--reps K] [--n N]\n"
+            "                     [--reps K] [--n N] [--rows R]\n"
             "  --reps K  timed repetitions (default 11, --quick 3)\n"
-            "  --n N     the same N for every scenario (for profiling)\nscenarios:");
+            "  --n N     the same N for every scenario (for profiling)\n"
+            "  --rows R  rows per chunk of every world (default: the library's)\n"
+            "scenarios:");
     for (int i = 0; i < NSCEN; i++)
         fprintf(stderr, " %s", scenarios[i].name);
     fputc('\n', stderr);
@@ -675,6 +680,8 @@ static options parse(int argc, char **argv)
             o.csv = argv[++i];
         else if (strcmp(a, "--only") == 0 && i + 1 < argc)
             o.only = argv[++i];
+        else if (strcmp(a, "--rows") == 0 && i + 1 < argc)
+            g_rows = atoi(argv[++i]);
         else if (strcmp(a, "--n") == 0 && i + 1 < argc)
             o.n = atoll(argv[++i]);
         else if (strcmp(a, "--reps") == 0 && i + 1 < argc)
@@ -702,12 +709,15 @@ static void header(const options *o)
     const char *tun = getenv("GLIBC_TUNABLES");
     bool warm = tun && strstr(tun, "mmap_max=0") && strstr(tun, "trim_threshold");
     printf("tinyecs %d.%d.%d bench: %s, heap %s, build -O3 (no -march=native), "
-           "median of %d reps after a warm-up, iterate: median of %d passes\n",
+           "median of %d reps after a warm-up, iterate: median of %d passes",
            TECS_VERSION_MAJOR, TECS_VERSION_MINOR, TECS_VERSION_PATCH,
            o->scaling ? "scaling" : o->quick ? "quick" : "full",
            warm ? "warm (GLIBC_TUNABLES keeps freed memory mapped)"
                 : "cold (first touch of each page is paid)",
            o->reps, g_passes);
+    if (g_rows)
+        printf(", %d rows per chunk", (int)g_rows);
+    printf("\n");
     printf("%-14s %10s %10s  %-10s %8s\n", "scenario", "n", "value", "unit", "x raw");
 }
 
