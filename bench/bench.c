@@ -704,11 +704,17 @@ static options parse(int argc, char **argv)
     return o;
 }
 
+#if defined(__OPTIMIZE__) && defined(NDEBUG)
+#define BUILD_NOTE "release build (make bench: -O3, no -march=native)"
+#else
+#define BUILD_NOTE "NOT a release build: figures mean nothing"
+#endif
+
 static void header(const options *o)
 {
     const char *tun = getenv("GLIBC_TUNABLES");
     bool warm = tun && strstr(tun, "mmap_max=0") && strstr(tun, "trim_threshold");
-    printf("tinyecs %d.%d.%d bench: %s, heap %s, build -O3 (no -march=native), "
+    printf("tinyecs %d.%d.%d bench: %s, heap %s, " BUILD_NOTE ", "
            "median of %d reps after a warm-up, iterate: median of %d passes",
            TECS_VERSION_MAJOR, TECS_VERSION_MINOR, TECS_VERSION_PATCH,
            o->scaling ? "scaling" : o->quick ? "quick" : "full",
