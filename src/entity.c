@@ -400,7 +400,8 @@ tecs_err_t tecs_new_bulk(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_e
     while (done < n) {
         int32_t k = n - done < 256 ? n - done : 256;
         tecs_entity_t *ids = out ? out + done : buf;
-        memset(ids, 0, (size_t)k * sizeof *ids);
+        tecs__ei_take_n(w, k, ids);
+        w->npending += k;
         tecs_value_t part[TECS_MAX_ARCH_COMPONENTS];
         int32_t np = 0;
         for (int32_t i = 0; i < nvals; i++) {

@@ -59,6 +59,20 @@ tecs_entity_t tecs__ei_take(tecs_world_t *w)
     return tecs__make_id(index, w->recs[index].gen);
 }
 
+void tecs__ei_take_n(tecs_world_t *w, int32_t n, tecs_entity_t *ids)
+{
+    int32_t k = 0;
+    for (; k < n && w->free_head != TECS__NO_SLOT; k++)
+        ids[k] = tecs__ei_take(w);
+    uint32_t next = (uint32_t)w->nrecs;
+    assert((int64_t)next + (n - k) <= w->cap_recs);
+    for (; k < n; k++, next++) {
+        w->recs[next] = (tecs__record){ .gen = 1, .arch = TECS__ARCH_PENDING, .row = 0 };
+        ids[k] = tecs__make_id(next, 1);
+    }
+    w->nrecs = (int32_t)next;
+}
+
 void tecs__ei_release(tecs_world_t *w, uint32_t index)
 {
     tecs__record *r = &w->recs[index];

@@ -72,6 +72,8 @@ static inline tecs_err_t tecs__ei_reserve(tecs_world_t *w, int32_t n);
 tecs_err_t tecs__ei_reserve_slow(tecs_world_t *w, int32_t n);
 /* Take the oldest free slot, or a new one (room reserved first). */
 tecs_entity_t tecs__ei_take(tecs_world_t *w);
+/* tecs__ei_take n times, into ids; fresh slots are handed out in a run. */
+void tecs__ei_take_n(tecs_world_t *w, int32_t n, tecs_entity_t *ids);
 /* Give a slot back: its generation moves on, its id goes stale. */
 void tecs__ei_release(tecs_world_t *w, uint32_t index);
 void tecs__ei_fini(tecs_world_t *w);
