@@ -211,3 +211,32 @@ TEST(deferred_new_set_out_of_memory_changes_nothing)
     }
     CHECK(failed > 0);
 }
+
+TEST(entity_new_bulk_reuses_free_slots_then_fresh_ones)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_archetype_t *a = tecs_archetype(w, 1, &pos);
+    tecs_entity_t old[10], ids[20];
+    CHECK_ERR(tecs_new_bulk(w, a, 10, old, 0, NULL), TECS_OK);
+    for (int i = 0; i < 10; i += 2)
+        CHECK_ERR(tecs_destroy(w, old[i]), TECS_OK);
+    Position p[20];
+    for (int i = 0; i < 20; i++)
+        p[i] = (Position){ (float)i, 0 };
+    CHECK_ERR(tecs_new_bulk(w, a, 20, ids, 1, &(tecs_value_t){ pos, p }), TECS_OK);
+    CHECK_EQ(tecs_world_entity_count(w), 25);
+    for (int i = 0; i < 5; i++) {
+        CHECK_EQ(TECS_ENTITY_INDEX(ids[i]), TECS_ENTITY_INDEX(old[2 * i]));
+        CHECK_EQ(TECS_ENTITY_GENERATION(ids[i]), TECS_ENTITY_GENERATION(old[2 * i]) + 1);
+        CHECK(!tecs_is_alive(w, old[2 * i]));
+    }
+    for (int i = 0; i < 20; i++) {
+        CHECK(tecs_is_alive(w, ids[i]));
+        CHECK_EQ(TECS_GET(w, ids[i], pos, Position)->x, i);
+        for (int j = 0; j < i; j++)
+            CHECK(ids[i] != ids[j]);
+    }
+    TW_CHECK(w);
+    tw_free(w);
+}
