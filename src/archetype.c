@@ -326,10 +326,8 @@ tecs_archetype_t *tecs__arch_with_slow(tecs_world_t *w, tecs_archetype_t *a, tec
     return b;
 }
 
-tecs_archetype_t *tecs__arch_without(tecs_world_t *w, tecs_archetype_t *a, tecs_comp_t c)
+tecs_archetype_t *tecs__arch_without_slow(tecs_world_t *w, tecs_archetype_t *a, tecs_comp_t c)
 {
-    if ((int32_t)c < a->nedges && a->edge_rem[c] != TECS__NO_EDGE)
-        return w->archs[a->edge_rem[c]];
     tecs_comp_t ids[TECS_MAX_ARCH_COMPONENTS];
     int32_t n = 0;
     for (int32_t i = 0; i < a->ncomps; i++)

@@ -521,11 +521,9 @@ tecs_err_t tecs__add_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const 
     return add_at(w, e, r, a, c, value);
 }
 
-tecs_err_t tecs__remove_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
+/* Remove c from the live entity e of record r. */
+static tecs_err_t remove_at(tecs_world_t *w, tecs_entity_t e, tecs__record *r, tecs_comp_t c)
 {
-    tecs__record *r = tecs__ei_alive(w, e);
-    if (r == NULL)
-        return err_dead(w, e);
     tecs_archetype_t *a = tecs__rec_arch(w, r);
     int32_t col = tecs__arch_col(a, c);
     if (col == TECS__COL_ABSENT)
@@ -539,12 +537,18 @@ tecs_err_t tecs__remove_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
     void *p = col >= 0 ? tecs__col_ptr(a, w, col, r->row) : NULL;
     if (watched(w, c))
         tecs__emit_comp(w, TECS__EV_REMOVE, e, c, p);
-    if (p)
+    if (p && a->col_info[col]->dtor)
         tecs__comp_dtor(a->col_info[col], p, 1);
     move_entity(w, r, a, b, 0, NULL);
     if (w->watch_moves)
         emit_move(w, e, a, b);
     return TECS_OK;
+}
+
+tecs_err_t tecs__remove_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
+{
+    tecs__record *r = tecs__ei_alive(w, e);
+    return r ? remove_at(w, e, r, c) : err_dead(w, e);
 }
 
 tecs_err_t tecs__destroy_now(tecs_world_t *w, tecs_entity_t e)
@@ -612,7 +616,10 @@ tecs_err_t tecs_add(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
         return err;
     if (w->defer_depth > 0)
         return tecs__defer_op(w, TECS__OP_ADD, e, c, NULL);
-    err = tecs__add_now(w, e, c, NULL);
+    tecs_archetype_t *a = tecs__rec_arch(w, r);
+    if (tecs__arch_col(a, c) != TECS__COL_ABSENT)
+        return tecs__err(w, TECS_EEXIST, "entity already has component %u", c);
+    err = add_at(w, e, r, a, c, NULL);
     settle(w);
     return err;
 }
@@ -627,7 +634,7 @@ tecs_err_t tecs_remove(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
         return err;
     if (w->defer_depth > 0)
         return tecs__defer_op(w, TECS__OP_REMOVE, e, c, NULL);
-    err = tecs__remove_now(w, e, c);
+    err = remove_at(w, e, r, c);
     settle(w);
     return err;
 }

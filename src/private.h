@@ -157,7 +157,9 @@ tecs_archetype_t *tecs__arch_get(tecs_world_t *w, int32_t n, const tecs_comp_t *
 static inline tecs_archetype_t *tecs__arch_with(tecs_world_t *w, tecs_archetype_t *a,
                                                 tecs_comp_t c);
 tecs_archetype_t *tecs__arch_with_slow(tecs_world_t *w, tecs_archetype_t *a, tecs_comp_t c);
-tecs_archetype_t *tecs__arch_without(tecs_world_t *w, tecs_archetype_t *a, tecs_comp_t c);
+static inline tecs_archetype_t *tecs__arch_without(tecs_world_t *w, tecs_archetype_t *a,
+                                                   tecs_comp_t c);
+tecs_archetype_t *tecs__arch_without_slow(tecs_world_t *w, tecs_archetype_t *a, tecs_comp_t c);
 /* Make room for n more rows; after success appends cannot fail (inline
 ** fast check below, after the world struct). */
 static inline tecs_err_t tecs__arch_reserve_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n);
@@ -397,6 +399,14 @@ static inline tecs_archetype_t *tecs__arch_with(tecs_world_t *w, tecs_archetype_
     if (TECS__LIKELY((int32_t)c < a->nedges && a->edge_add[c] != TECS__NO_EDGE))
         return w->archs[a->edge_add[c]];
     return tecs__arch_with_slow(w, a, c);
+}
+
+static inline tecs_archetype_t *tecs__arch_without(tecs_world_t *w, tecs_archetype_t *a,
+                                                   tecs_comp_t c)
+{
+    if (TECS__LIKELY((int32_t)c < a->nedges && a->edge_rem[c] != TECS__NO_EDGE))
+        return w->archs[a->edge_rem[c]];
+    return tecs__arch_without_slow(w, a, c);
 }
 
 static inline tecs_err_t tecs__ei_reserve(tecs_world_t *w, int32_t n)
