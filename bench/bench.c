@@ -6,15 +6,18 @@
 ** the world and returns the time per unit. The harness runs it once to warm
 ** up, then `reps` times, and reports the median:
 **
-**     main ─> run_scenario(table[i], n) ─┬─ warm-up rep (discarded)
-**                                         ├─ rep 1..reps ─> median
-**                                         └─ ratio to `raw` (iterate family)
+**     main ─> run(table[i], n) ─┬─ warm-up rep (discarded)
+**                                ├─ rep 1..reps ─> median
+**                                └─ iterate family: a raw rep after each
+**                                   rep ─> median of the ratios
 **
 ** The iterate family (iterate, iterate_each, fragmented, raw) times 20 passes
 ** over the same world inside one repetition and returns their median, so one
 ** cold pass does not decide the figure. `raw` is the same loop over two
-** plain arrays through restrict pointers: the physical limit, always measured
-** in the same process when a ratio needs it.
+** plain arrays through restrict pointers: the physical limit. It is run
+** right after each repetition of the others, and their ratio is the median
+** of the per-repetition ratios, so a shared machine's changing load cannot
+** skew a ratio the way two figures taken a minute apart would.
 **
 ** Adding a scenario (where_eq, where_range, where_scan, where_radius, set,
 ** set_indexed, system, ...): write `static double sc_NAME(int64_t n)` that
@@ -537,7 +540,7 @@ static const scenario scenarios[] = {
     { "destroy",      sc_destroy,      M,      "ns/entity", 0 },
     { "random_get",   sc_random_get,   M,      "ns/lookup", F_SCALING },
     { "deferred",     sc_deferred,     100000, "ns/entity", 0 },
-    { "raw",          sc_raw,          M,      "ns/entity", F_RATIO },
+    { "raw",          sc_raw,          M,      "ns/entity", F_RATIO | F_SCALING },
     { "memory",       sc_memory,       M,      "B/entity",  F_ONCE },
 };
 #define NSCEN ((int)(sizeof scenarios / sizeof scenarios[0]))
@@ -567,23 +570,32 @@ static int reps_for(const options *o, const scenario *s, int64_t n)
     return r;
 }
 
-static double run(const options *o, const scenario *s, int64_t n)
+/* A figure: the median value, and for the iterate family the median of
+** per-repetition ratios to a raw run made right after each repetition (so
+** a change in the machine's load between scenarios cannot skew them). */
+typedef struct result { double value, ratio; } result;
+
+static result run(const options *o, const scenario *s, int64_t n)
 {
-    double v[128];
+    double v[128], q[128];
     int reps = reps_for(o, s, n);
+    bool ratio = (s->flags & F_RATIO) && s->fn != sc_raw;
     g_current = s->name;
     if (!(s->flags & F_ONCE))
         s->fn(n);       /* warm-up: caches, heap, branch predictors */
-    for (int r = 0; r < reps; r++)
+    for (int r = 0; r < reps; r++) {
         v[r] = s->fn(n);
-    return median(v, reps);
+        q[r] = ratio ? v[r] / sc_raw(n) : 1.0;
+    }
+    return (result){ median(v, reps), (s->flags & F_RATIO) ? median(q, reps) : 0 };
 }
 
-static void report(const scenario *s, int64_t n, double value, double raw)
+static void report(const scenario *s, int64_t n, result res)
 {
     char ratio[32] = "";
-    if ((s->flags & F_RATIO) && raw > 0)
-        snprintf(ratio, sizeof ratio, "%.3f", value / raw);
+    double value = res.value;
+    if (s->flags & F_RATIO)
+        snprintf(ratio, sizeof ratio, "%.3f", res.ratio);
     printf("%-14s %10lld %10.3f  %-10s %8s\n", s->name, (long long)n, value, s->unit,
            ratio[0] ? ratio : "");
     fflush(stdout);
@@ -612,29 +624,13 @@ static bool selected(const options *o, const scenario *s)
     return false;
 }
 
-/* The raw figure at n, measured once per n and shared by the family. */
-static double raw_at(const options *o, int64_t n, bool print)
-{
-    const scenario *raw = find("raw", 3);
-    double v = run(o, raw, n);
-    if (print)
-        report(raw, n, v, v);
-    return v;
-}
-
 static void run_table(const options *o)
 {
-    double raw = 0;
-    bool need_raw = false;
-    for (int i = 0; i < NSCEN; i++)
-        need_raw |= selected(o, &scenarios[i]) && (scenarios[i].flags & F_RATIO);
-    if (need_raw)
-        raw = raw_at(o, o->n ? o->n : M, true);
     for (int i = 0; i < NSCEN; i++) {
         const scenario *s = &scenarios[i];
         int64_t n = o->n ? o->n : s->n;
-        if (selected(o, s) && strcmp(s->name, "raw") != 0)
-            report(s, n, run(o, s, n), raw);
+        if (selected(o, s))
+            report(s, n, run(o, s, n));
     }
 }
 
@@ -644,11 +640,10 @@ static void run_scaling(const options *o)
     int nsizes = o->quick ? 4 : 5;
     for (int k = 0; k < nsizes; k++) {
         int64_t n = sizes[k];
-        double raw = raw_at(o, n, true);
         for (int i = 0; i < NSCEN; i++) {
             const scenario *s = &scenarios[i];
             if ((s->flags & F_SCALING) && selected(o, s))
-                report(s, n, run(o, s, n), raw);
+                report(s, n, run(o, s, n));
         }
     }
 }
