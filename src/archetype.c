@@ -106,8 +106,7 @@ static size_t arch_block_size(int32_t n, int32_t cmap_len, int32_t ncols)
     return round8(sizeof(tecs_archetype_t)) + round8((size_t)n * sizeof(tecs_comp_t)) +
            round8((size_t)cmap_len * sizeof(int16_t)) +
            round8((size_t)ncols * sizeof(tecs_comp_t)) +
-           2 * round8((size_t)ncols * sizeof(uint32_t)) +
-           round8((size_t)ncols * sizeof(tecs__comp *));
+           2 * round8((size_t)ncols * sizeof(uint32_t));
 }
 
 static size_t arch_size(const tecs_archetype_t *a)
@@ -128,8 +127,6 @@ static void arch_carve(tecs_archetype_t *a)
     a->col_size = (uint32_t *)(void *)p;
     p += round8((size_t)a->ncols * sizeof(uint32_t));
     a->col_off = (uint32_t *)(void *)p;
-    p += round8((size_t)a->ncols * sizeof(uint32_t));
-    a->col_info = (const tecs__comp **)(void *)p;
 }
 
 /* Lay the columns out in a chunk; false if a chunk would be too large. */
@@ -149,7 +146,6 @@ static bool arch_layout(tecs_world_t *w, tecs_archetype_t *a)
         a->col_comp[col] = a->comps[i];
         a->col_size[col] = ci->size;
         a->col_off[col] = (uint32_t)off;
-        a->col_info[col] = ci;
         plain = plain && !ci->ctor && !ci->dtor && !ci->copy && !ci->move;
         off += (uint64_t)w->rows * ci->size;
         if (off > (uint64_t)INT32_MAX)
@@ -271,6 +267,35 @@ tecs_archetype_t *tecs_archetype(tecs_world_t *w, int32_t n, const tecs_comp_t *
     return tecs__arch_get(w, n, sorted);
 }
 
+/* Forget every edge that leads to archetype id. */
+static void edges_forget(tecs_world_t *w, uint32_t id)
+{
+    for (int32_t i = 0; i < w->narchs; i++) {
+        tecs_archetype_t *a = w->archs[i];
+        for (int32_t c = 0; c < a->nedges; c++) {
+            if (a->edge_add[c] == id)
+                a->edge_add[c] = TECS__NO_EDGE;
+            if (a->edge_rem[c] == id)
+                a->edge_rem[c] = TECS__NO_EDGE;
+        }
+    }
+}
+
+void tecs__arch_drop_last(tecs_world_t *w)
+{
+    tecs_archetype_t *a = w->archs[w->narchs - 1];
+    assert(a->count == 0 && a->id > 0);
+    for (int32_t i = w->nlisteners; i-- > 0;)
+        if (w->listeners[i].on_archetype_undo)
+            w->listeners[i].on_archetype_undo(w, w->listeners[i].ctx, a);
+    w->narchs--;
+    edges_forget(w, a->id);
+    memset(w->arch_table, 0, w->arch_table_cap * sizeof *w->arch_table);
+    for (int32_t i = 0; i < w->narchs; i++)
+        table_put(w, w->archs[i]);
+    arch_destroy(w, a);
+}
+
 /* ---- edges ----------------------------------------------------------- */
 
 /* Make the edge arrays of a cover component c; false if out of memory. */
@@ -306,8 +331,10 @@ static void edge_link(tecs_world_t *w, tecs_archetype_t *a, tecs_archetype_t *b,
     }
 }
 
-tecs_archetype_t *tecs__arch_with_slow(tecs_world_t *w, tecs_archetype_t *a, tecs_comp_t c)
+tecs_archetype_t *tecs__arch_with(tecs_world_t *w, tecs_archetype_t *a, tecs_comp_t c)
 {
+    if ((int32_t)c < a->nedges && a->edge_add[c] != TECS__NO_EDGE)
+        return w->archs[a->edge_add[c]];
     if (a->ncomps >= TECS_MAX_ARCH_COMPONENTS) {
         tecs__err(w, TECS_ELIMIT, "an archetype holds at most %d components",
                   TECS_MAX_ARCH_COMPONENTS);
@@ -326,8 +353,10 @@ tecs_archetype_t *tecs__arch_with_slow(tecs_world_t *w, tecs_archetype_t *a, tec
     return b;
 }
 
-tecs_archetype_t *tecs__arch_without_slow(tecs_world_t *w, tecs_archetype_t *a, tecs_comp_t c)
+tecs_archetype_t *tecs__arch_without(tecs_world_t *w, tecs_archetype_t *a, tecs_comp_t c)
 {
+    if ((int32_t)c < a->nedges && a->edge_rem[c] != TECS__NO_EDGE)
+        return w->archs[a->edge_rem[c]];
     tecs_comp_t ids[TECS_MAX_ARCH_COMPONENTS];
     int32_t n = 0;
     for (int32_t i = 0; i < a->ncomps; i++)
@@ -368,7 +397,7 @@ static tecs_err_t chunks_alloc(tecs_world_t *w, tecs_archetype_t *a, int32_t wan
     return TECS_OK;
 }
 
-tecs_err_t tecs__arch_reserve_rows_slow(tecs_world_t *w, tecs_archetype_t *a, int32_t n)
+tecs_err_t tecs__arch_grow_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n)
 {
     int64_t need = (int64_t)a->count + n;
     if (need > INT32_MAX)
@@ -387,40 +416,31 @@ tecs_err_t tecs_archetype_reserve(tecs_world_t *w, tecs_archetype_t *a, int32_t 
     return n > a->count ? tecs__arch_reserve_rows(w, a, n - a->count) : TECS_OK;
 }
 
-/* Copy the plain values of row `from` over row `to`. */
-static void copy_row_plain(const tecs_world_t *w, tecs_archetype_t *a, uint32_t to,
-                           uint32_t from)
-{
-    char *dc = tecs__chunk_of(a, w, to);
-    const char *sc = tecs__chunk_of(a, w, from);
-    size_t dr = to & w->mask, sr = from & w->mask;
-    /* Locals: the stores below may alias anything, the loads must not. */
-    const uint32_t *off = a->col_off, *size = a->col_size;
-    int32_t ncols = a->ncols;
-    for (int32_t c = 0; c < ncols; c++)
-        tecs__copy_value(dc + off[c] + dr * size[c], sc + off[c] + sr * size[c], size[c]);
-}
-
-void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
+void tecs__arch_fill_hole(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
 {
     uint32_t last = (uint32_t)a->count - 1;
-    if (row != last) {
-        if (a->plain)
-            copy_row_plain(w, a, row, last);
-        else
-            for (int32_t c = 0; c < a->ncols; c++)
-                tecs__comp_move(a->col_info[c], tecs__col_ptr(a, w, c, row),
-                                tecs__col_ptr(a, w, c, last), 1);
-        tecs_entity_t moved = *tecs__ent_ptr(a, w, last);
-        *tecs__ent_ptr(a, w, row) = moved;
-        w->recs[TECS_ENTITY_INDEX(moved)].row = row;
+    char *hole = tecs__chunk_of(a, w, row), *from = tecs__chunk_of(a, w, last);
+    size_t hi = row & w->mask, li = last & w->mask;
+    const uint32_t *size = a->col_size, *off = a->col_off;
+    const int32_t n = a->ncols;
+    if (a->plain) {
+        for (int32_t c = 0; c < n; c++)
+            tecs__copy_value(hole + off[c] + hi * size[c], from + off[c] + li * size[c], size[c]);
+    } else {
+        for (int32_t c = 0; c < n; c++)
+            tecs__comp_move(tecs__col_info(w, a, c), hole + off[c] + hi * size[c],
+                            from + off[c] + li * size[c], 1);
     }
-    a->count--;
-    if (TECS__UNLIKELY((a->count & (int32_t)w->mask) == 0)) {
-        int32_t keep = (a->count >> w->shift) + 1;
-        while (a->nchunks > keep)
-            chunk_free(w, a, --a->nchunks);
-    }
+    tecs_entity_t moved = ((tecs_entity_t *)(void *)from)[li];
+    ((tecs_entity_t *)(void *)hole)[hi] = moved;
+    w->recs[TECS_ENTITY_INDEX(moved)].row = row;
+}
+
+void tecs__arch_trim(tecs_world_t *w, tecs_archetype_t *a)
+{
+    int32_t keep = (a->count >> w->shift) + 1;
+    while (a->nchunks > keep)
+        chunk_free(w, a, --a->nchunks);
 }
 
 int32_t tecs_archetype_entity_count(const tecs_archetype_t *a)
@@ -454,7 +474,7 @@ static void arch_destroy_values(tecs_world_t *w, tecs_archetype_t *a)
         if (n > (int32_t)w->rows)
             n = (int32_t)w->rows;
         for (int32_t c = 0; c < a->ncols; c++)
-            tecs__comp_dtor(a->col_info[c], a->chunks[k].data + a->col_off[c], n);
+            tecs__comp_dtor(tecs__col_info(w, a, c), a->chunks[k].data + a->col_off[c], n);
     }
 }
 

@@ -141,16 +141,22 @@ static tecs_value_t *copy_vals(tecs_world_t *w, tecs__cmdbuf *b, int32_t n, int3
 
 static void drop_vals(tecs_world_t *w, const tecs__cmd *c)
 {
-    for (int32_t i = 0; i < c->nvals; i++) {
-        const tecs__comp *ci = &w->comps[c->vals[i].comp];
-        if (c->vals[i].ptr && ci->dtor)
-            tecs__comp_dtor(ci, (void *)c->vals[i].ptr, c->n);
-    }
+    for (int32_t i = 0; i < c->nvals; i++)
+        if (c->vals[i].ptr)
+            tecs__comp_dtor(tecs__comp_get(w, c->vals[i].comp), (void *)c->vals[i].ptr, c->n);
+}
+
+/* Room for one more command. */
+static inline tecs_err_t room(tecs_world_t *w, tecs__cmdbuf *b)
+{
+    if (TECS__LIKELY(b->count < b->cap))
+        return TECS_OK;
+    return tecs__grow(w, (void **)&b->cmds, &b->cap, b->count + 1, sizeof *b->cmds);
 }
 
 static tecs_err_t push(tecs_world_t *w, tecs__cmdbuf *b, const tecs__cmd *c)
 {
-    if (tecs__grow(w, (void **)&b->cmds, &b->cap, b->count + 1, sizeof *b->cmds))
+    if (room(w, b))
         return TECS_ENOMEM;
     b->cmds[b->count++] = *c;
     return TECS_OK;
@@ -161,7 +167,7 @@ static tecs_err_t queue_new(tecs_world_t *w, tecs__cmdbuf *b, tecs_archetype_t *
                             tecs_entity_t *out, int32_t nvals, const tecs_value_t *vals,
                             bool bulk, tecs_init_fn init, void *ctx)
 {
-    if (tecs__grow(w, (void **)&b->cmds, &b->cap, b->count + 1, sizeof *b->cmds))
+    if (room(w, b))
         return TECS_ENOMEM;
     tecs_err_t err = tecs__ei_reserve(w, n);
     if (err)
@@ -179,6 +185,8 @@ static tecs_err_t queue_new(tecs_world_t *w, tecs__cmdbuf *b, tecs_archetype_t *
     }
     for (int32_t k = 0; k < n; k++) {
         tecs_entity_t e = tecs__ei_take(w);
+        if (b == &w->delayed)
+            w->recs[TECS_ENTITY_INDEX(e)].row = TECS__ROW_DELAYED;
         if (bulk)
             c.ids[k] = e;
         if (out)
@@ -197,77 +205,33 @@ tecs_err_t tecs__defer_new(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs
     return queue_new(w, &w->deferred, a, n, out, nvals, vals, bulk, init, ctx);
 }
 
-/* Fold an add or set of c into the queued birth of e just before it, so
-** the entity is born with c instead of moving at the flush (new + set is
-** the common way to build an entity inside a loop). *done tells whether it
-** was folded; an error (no room for the archetype or the value) fails the
-** call with nothing queued. */
-static tecs_err_t fold_into_birth(tecs_world_t *w, tecs__cmdbuf *b, tecs_entity_t e,
-                                  tecs_comp_t c, const void *value, bool *done)
-{
-    tecs__cmd *last = b->count ? &b->cmds[b->count - 1] : NULL;
-    *done = false;
-    if (last == NULL || last->op != TECS__OP_NEW || last->entity != e || last->init != NULL ||
-        tecs__arch_col(last->arch, c) != TECS__COL_ABSENT)
-        return TECS_OK;
-    tecs_archetype_t *to = tecs__arch_with(w, last->arch, c);
-    if (to == NULL)
-        return w->err;
-    const tecs__comp *ci = &w->comps[c];
-    bool data = value && ci->size > 0;
-    arena_mark m = arena_save(b);
-    tecs_value_t *vals, *v = NULL, one;
-    if (data && !ci->ctor && !ci->copy) {
-        /* Plain data: the new list and the value in one block. */
-        size_t head = ((size_t)(last->nvals + 1) * sizeof *vals + 63) & ~(size_t)63;
-        char *blk = arena_alloc(w, b, head + ci->size);
-        vals = (tecs_value_t *)(void *)blk;
-        if (blk) {
-            memcpy(blk + head, value, ci->size);
-            one = (tecs_value_t){ c, blk + head };
-            v = &one;
-        }
-    } else {
-        vals = arena_alloc(w, b, (size_t)(last->nvals + 1) * sizeof *vals);
-        v = vals && data ? copy_vals(w, b, 1, 1, &(tecs_value_t){ c, value }) : NULL;
-    }
-    if (vals == NULL || (data && v == NULL)) {
-        arena_restore(b, m);
-        return oom(w);
-    }
-    if (last->nvals)
-        memcpy(vals, last->vals, (size_t)last->nvals * sizeof *vals);
-    vals[last->nvals] = v ? v[0] : (tecs_value_t){ c, NULL };
-    last->vals = vals;
-    last->nvals++;
-    last->arch = to;
-    *done = true;
-    return TECS_OK;
-}
-
 tecs_err_t tecs__defer_op(tecs_world_t *w, tecs__op op, tecs_entity_t e, tecs_comp_t c,
                           const void *value)
 {
     tecs__cmdbuf *b = &w->deferred;
-    if (op == TECS__OP_SET || op == TECS__OP_ADD) {
-        bool done;
-        tecs_err_t err = fold_into_birth(w, b, e, c, value, &done);
-        if (err || done)
-            return err;
-    }
-    if (tecs__grow(w, (void **)&b->cmds, &b->cap, b->count + 1, sizeof *b->cmds))
+    if (room(w, b))
         return TECS_ENOMEM;
-    tecs__cmd cmd = { .op = (uint8_t)op, .entity = e, .comp = c, .n = 1 };
-    if (value && tecs_component_size(w, c) > 0) {
-        tecs_value_t v = { c, value };
-        arena_mark m = arena_save(b);
-        if ((cmd.vals = copy_vals(w, b, 1, 1, &v)) == NULL) {
-            arena_restore(b, m);
+    tecs__cmd *cmd = &b->cmds[b->count];
+    *cmd = (tecs__cmd){ .op = (uint8_t)op, .entity = e, .comp = c, .n = 1 };
+    const tecs__comp *ci = &w->comps[c];
+    if (value && ci->size > 0) {
+        /* One block: the value list, then the value. */
+        size_t head = (sizeof(tecs_value_t) + 15) & ~(size_t)15;
+        tecs_value_t *v = arena_alloc(w, b, head + ci->size);
+        if (v == NULL)
             return oom(w);
+        v->comp = c;
+        v->ptr = (char *)v + head;
+        if (ci->ctor == NULL && ci->copy == NULL) {
+            memcpy((void *)v->ptr, value, ci->size);
+        } else {
+            tecs__comp_ctor(ci, (void *)v->ptr, 1);
+            tecs__comp_copy(ci, (void *)v->ptr, value, 1);
         }
-        cmd.nvals = 1;
+        cmd->vals = v;
+        cmd->nvals = 1;
     }
-    push(w, b, &cmd);
+    b->count++;
     return TECS_OK;
 }
 
@@ -301,6 +265,58 @@ static void run_kill(tecs_world_t *w, const tecs__cmd *c)
     }
     if (tecs__ei_alive(w, c->entity))
         tecs__destroy_now(w, c->entity);
+}
+
+/* Nobody watches the components of a birth and its follow-ups. */
+static bool unobserved(const tecs_world_t *w, const tecs__cmd *c, int32_t n)
+{
+    if (w->watch_moves)
+        return false;
+    for (int32_t i = 0; i < n; i++)
+        if (c[i].comp && w->comps[c[i].comp].watch)
+            return false;
+    return true;
+}
+
+/* A queued birth followed by adds and sets of the same entity (the usual
+** "new, then set" inside an iteration) is applied as one birth straight into
+** the final archetype, when no listener could tell the difference.
+** @return how many commands after c were folded in, or -1 if not possible. */
+static int32_t fold_birth(tecs_world_t *w, const tecs__cmd *c, const tecs__cmd *next,
+                          int32_t avail)
+{
+    if (c->op != TECS__OP_NEW || c->init || avail == 0 || next[0].entity != c->entity)
+        return -1;
+    tecs_value_t vals[TECS_MAX_ARCH_COMPONENTS];
+    int32_t nvals = 0, n = 0;
+    for (int32_t i = 0; i < c->nvals; i++)
+        vals[nvals++] = c->vals[i];
+    tecs_archetype_t *a = c->arch;
+    for (; n < avail && next[n].entity == c->entity; n++) {
+        const tecs__cmd *f = &next[n];
+        if (f->op != TECS__OP_ADD && f->op != TECS__OP_SET)
+            break;
+        int32_t at = nvals;
+        for (int32_t i = 0; i < nvals; i++)
+            if (vals[i].comp == f->comp)
+                at = i;
+        bool has = tecs__arch_col(a, f->comp) != TECS__COL_ABSENT;
+        if ((f->op == TECS__OP_ADD && (has || at < nvals)) || nvals == TECS_MAX_ARCH_COMPONENTS)
+            break;
+        if (!has && (a = tecs__arch_with(w, a, f->comp)) == NULL)
+            return -1;
+        if (f->nvals || at == nvals)
+            vals[at] = (tecs_value_t){ f->comp, f->nvals ? f->vals[0].ptr : NULL };
+        nvals += at == nvals;
+    }
+    if (n == 0 || !unobserved(w, c, 1) || !unobserved(w, next, n))
+        return -1;
+    int32_t m = 0;
+    for (int32_t i = 0; i < nvals; i++)
+        if (vals[i].ptr)
+            vals[m++] = vals[i];
+    tecs_err_t err = tecs__birth(w, c->entity, a, m, vals, NULL, NULL);
+    return err == TECS_ENOMEM ? -1 : n;
 }
 
 /* Apply one command. Only TECS_ENOMEM keeps it queued. */
@@ -344,6 +360,15 @@ static tecs_err_t run_queue(tecs_world_t *w, tecs__cmdbuf *b, bool (*pick)(const
         tecs__cmd c = b->cmds[i];
         if (!pick(&c)) {
             b->cmds[keep++] = c;
+            continue;
+        }
+        int32_t folded = b == &w->deferred
+                             ? fold_birth(w, &c, b->cmds + i + 1, b->count - i - 1) : -1;
+        if (folded > 0) {
+            drop_vals(w, &c);
+            for (int32_t j = 1; j <= folded; j++)
+                drop_vals(w, &b->cmds[i + j]);
+            i += folded;
             continue;
         }
         if (apply(w, &c) == TECS_ENOMEM) {

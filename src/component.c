@@ -65,16 +65,6 @@ static tecs_comp_t pick_id(tecs_world_t *w, const tecs_component_desc_t *d)
     return w->next_comp < TECS_MAX_COMPONENTS ? w->next_comp : 0;
 }
 
-/* The registry array moved: archetypes keep pointers into it, re-aim them. */
-static void reaim_columns(tecs_world_t *w)
-{
-    for (int32_t i = 0; i < w->narchs; i++) {
-        tecs_archetype_t *a = w->archs[i];
-        for (int32_t c = 0; c < a->ncols; c++)
-            a->col_info[c] = &w->comps[a->col_comp[c]];
-    }
-}
-
 tecs_comp_t tecs_component(tecs_world_t *w, const tecs_component_desc_t *d)
 {
     if (w == NULL)
@@ -93,13 +83,10 @@ tecs_comp_t tecs_component(tecs_world_t *w, const tecs_component_desc_t *d)
         return 0;
     }
     int32_t old_cap = w->cap_comps;
-    tecs__comp *old = w->comps;
     if (tecs__grow(w, (void **)&w->comps, &w->cap_comps, (int32_t)id + 1, sizeof *w->comps)) {
         tecs__free(w, name, len + 1);
         return 0;
     }
-    if (w->comps != old)
-        reaim_columns(w);
     memset(w->comps + old_cap, 0, (size_t)(w->cap_comps - old_cap) * sizeof *w->comps);
     memcpy(name, d->name, len + 1);
     w->comps[id] = (tecs__comp){
@@ -114,8 +101,12 @@ tecs_comp_t tecs_component(tecs_world_t *w, const tecs_component_desc_t *d)
 
 tecs_comp_t tecs_component_lookup(tecs_world_t *w, const char *name)
 {
-    if (w == NULL || name == NULL)
+    if (w == NULL)
         return 0;
+    if (name == NULL) {
+        tecs__err(w, TECS_EINVAL, "tecs_component_lookup: NULL name");
+        return 0;
+    }
     tecs_comp_t id = find_name(w, name);
     if (id == 0)
         tecs__err(w, TECS_ENOENT, "no component named '%s'", name);

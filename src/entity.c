@@ -39,6 +39,8 @@ tecs_err_t tecs__listen(tecs_world_t *w, const tecs__listener *l)
     w->listeners[w->nlisteners++] = *l;
     if (l->on_move)
         w->watch_moves = true;
+    if (l->on_comp)
+        w->watch_comps = true;
     return TECS_OK;
 }
 
@@ -49,6 +51,46 @@ void tecs__emit_comp(tecs_world_t *w, int ev, tecs_entity_t e, tecs_comp_t c, co
         if (w->listeners[i].on_comp)
             w->listeners[i].on_comp(w, w->listeners[i].ctx, ev, e, c, ptr);
     w->defer_depth--;
+}
+
+tecs_err_t tecs__check_comp(tecs_world_t *w, int ev, tecs_entity_t e, tecs_comp_t c,
+                            const void *vals, int32_t n)
+{
+    tecs_err_t err = TECS_OK;
+    w->defer_depth++;
+    for (int32_t i = 0; i < w->nlisteners && !err; i++)
+        if (w->listeners[i].on_check)
+            err = w->listeners[i].on_check(w, w->listeners[i].ctx, ev, e, c, vals, n);
+    w->defer_depth--;
+    return err;
+}
+
+/* Ask about n births into a, values from vals (NULL: default). */
+static tecs_err_t check_births(tecs_world_t *w, tecs_archetype_t *a, int32_t n,
+                               int32_t nvals, const tecs_value_t *vals)
+{
+    for (int32_t i = 0; i < a->ncomps; i++) {
+        tecs_comp_t c = a->comps[i];
+        if (TECS__LIKELY(w->comps[c].check == 0))
+            continue;
+        const void *src = NULL;
+        for (int32_t v = 0; v < nvals; v++)
+            if (vals[v].comp == c)
+                src = vals[v].ptr;
+        tecs_err_t err = tecs__check_comp(w, TECS__EV_ADD, 0, c, src, n);
+        if (err)
+            return err;
+    }
+    return TECS_OK;
+}
+
+/* Components of a that some listener checks. */
+static bool any_checked(const tecs_world_t *w, const tecs_archetype_t *a)
+{
+    for (int32_t i = 0; i < a->ncomps; i++)
+        if (w->comps[a->comps[i]].check)
+            return true;
+    return false;
 }
 
 static void emit_move(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *from,
@@ -69,7 +111,7 @@ static inline bool watched(const tecs_world_t *w, tecs_comp_t c)
 /* Events for every component of the entity at row (births, deaths). */
 static void emit_all(tecs_world_t *w, int ev, tecs_archetype_t *a, uint32_t row, tecs_entity_t e)
 {
-    if (w->nlisteners == 0)
+    if (!w->watch_comps)
         return;
     for (int32_t i = 0; i < a->ncomps; i++) {
         tecs_comp_t c = a->comps[i];
@@ -159,11 +201,27 @@ tecs_entity_t tecs_init_entity(const tecs_init_t *init)
     return init ? init->entity : 0;
 }
 
+/* Construct one value at to, copied from value if given. */
+static inline void construct_one(const tecs__comp *ci, void *to, const void *value)
+{
+    if (value == NULL) {
+        if (ci->ctor)
+            ci->ctor(to, 1, ci->ctx);
+        else
+            memset(to, 0, ci->size);
+    } else if (!ci->ctor && !ci->copy) {
+        tecs__copy_value(to, value, ci->size);
+    } else {
+        tecs__comp_ctor(ci, to, 1);
+        tecs__comp_copy(ci, to, value, 1);
+    }
+}
+
 /* Construct rows [row, row + n) of column col, copying from src if given. */
 static void construct_run(tecs_world_t *w, tecs_archetype_t *a, int32_t col, uint32_t row,
                           int32_t n, const char *src)
 {
-    const tecs__comp *ci = a->col_info[col];
+    const tecs__comp *ci = tecs__col_info(w, a, col);
     while (n > 0) {
         int32_t room = (int32_t)(w->rows - (row & w->mask));
         int32_t k = n < room ? n : room;
@@ -200,7 +258,7 @@ static void emit_births(tecs_world_t *w, tecs_archetype_t *a, uint32_t row, int3
                         int32_t nvals, const tecs_value_t *vals)
 {
     bool any = w->watch_moves;
-    for (int32_t i = 0; i < a->ncomps && !any && w->nlisteners > 0; i++)
+    for (int32_t i = 0; i < a->ncomps && !any; i++)
         any = watched(w, a->comps[i]);
     if (!any)
         return;
@@ -218,27 +276,6 @@ static void emit_births(tecs_world_t *w, tecs_archetype_t *a, uint32_t row, int3
     }
 }
 
-/* One birth into a plain archetype: each column copied from its value or
-** zero-filled. */
-static void birth_plain(tecs_world_t *w, tecs_archetype_t *a, uint32_t row, int32_t nvals,
-                        const tecs_value_t *vals)
-{
-    char *chunk = tecs__chunk_of(a, w, row);
-    uint32_t r = row & w->mask;
-    for (int32_t c = 0; c < a->ncols; c++) {
-        uint32_t size = a->col_size[c];
-        char *dst = chunk + a->col_off[c] + (size_t)r * size;
-        const void *src = NULL;
-        for (int32_t i = 0; i < nvals && src == NULL; i++)
-            if (vals[i].comp == a->col_comp[c])
-                src = vals[i].ptr;
-        if (src)
-            tecs__copy_value(dst, src, size);
-        else
-            memset(dst, 0, size);
-    }
-}
-
 /* Append n rows for ids (pending, or taken now when ids[k] == 0) to a,
 ** rows reserved; construct their values; make them alive. */
 static void commit_births(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_entity_t *ids,
@@ -253,42 +290,95 @@ static void commit_births(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_
         r->arch = a->id;
         r->row = row;
     }
-    if (n == 1 && a->plain) {
-        birth_plain(w, a, row0, nvals, vals);
-    } else {
-        const char *src[TECS_MAX_ARCH_COMPONENTS];
-        vals_by_col(a, nvals, vals, src);
-        for (int32_t c = 0; c < a->ncols; c++)
-            construct_run(w, a, c, row0, n, src[c]);
-    }
+    const char *src[TECS_MAX_ARCH_COMPONENTS];
+    vals_by_col(a, nvals, vals, src);
+    for (int32_t c = 0; c < a->ncols; c++)
+        construct_run(w, a, c, row0, n, src[c]);
     a->count += n;
     w->npending -= n;
     w->nalive += n;
     emit_births(w, a, row0, n, nvals, vals);
 }
 
+/* commit_births for one entity, without the chunk-run bookkeeping. */
+static void commit_birth(tecs_world_t *w, tecs_archetype_t *a, tecs_entity_t e, int32_t nvals,
+                         const tecs_value_t *vals)
+{
+    uint32_t row = (uint32_t)a->count++;
+    char *chunk = tecs__chunk_of(a, w, row);
+    size_t i = row & w->mask;
+    ((tecs_entity_t *)(void *)chunk)[i] = e;
+    tecs__record *r = &w->recs[TECS_ENTITY_INDEX(e)];
+    r->arch = a->id;
+    r->row = row;
+    for (int32_t c = 0; c < a->ncols; c++) {
+        const void *src = NULL;
+        for (int32_t v = 0; v < nvals; v++)
+            if (vals[v].comp == a->col_comp[c])
+                src = vals[v].ptr;
+        construct_one(tecs__col_info(w, a, c), chunk + a->col_off[c] + i * a->col_size[c], src);
+    }
+    w->npending--;
+    w->nalive++;
+    emit_births(w, a, row, 1, nvals, vals);
+}
+
 /* Give a pending entity its row; run the initializer, then construct what it
 ** left untouched. Rows must be reserved. */
-static void commit_birth_with(tecs_world_t *w, tecs_archetype_t *a, tecs_entity_t e,
-                              tecs_init_fn fn, void *ctx)
+/* Ask about the values an initializer built at row. */
+static tecs_err_t check_built(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
+{
+    for (int32_t i = 0; i < a->ncomps; i++) {
+        tecs_comp_t c = a->comps[i];
+        int32_t col = tecs__arch_col(a, c);
+        if (w->comps[c].check == 0 || col < 0)
+            continue;
+        tecs_err_t err = tecs__check_comp(w, TECS__EV_ADD, 0, c, tecs__col_ptr(a, w, col, row), 1);
+        if (err)
+            return err;
+    }
+    return TECS_OK;
+}
+
+/* Take back a refused birth: destroy its values, drop its row (the last). */
+static void unbuild(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
+{
+    for (int32_t c = 0; c < a->ncols; c++)
+        tecs__comp_dtor(tecs__col_info(w, a, c), tecs__col_ptr(a, w, c, row), 1);
+    a->count--;
+}
+
+static tecs_err_t commit_birth_with(tecs_world_t *w, tecs_archetype_t *a, tecs_entity_t e,
+                                    tecs_init_fn fn, void *ctx)
 {
     tecs_init_t init = { w, e, a, (uint32_t)a->count, 0 };
     *tecs__ent_ptr(a, w, init.row) = e;
     w->recs[TECS_ENTITY_INDEX(e)].row = init.row;
-    a->count++;
     for (int32_t c = 0; c < a->ncols; c++)
-        if (a->col_info[c]->ctor == NULL)
+        if (tecs__col_info(w, a, c)->ctor == NULL)
             memset(tecs__col_ptr(a, w, c, init.row), 0, a->col_size[c]);
+    /* The row is counted only once fn returns, so that a query run inside
+    ** fn does not see the entity half built (the world is deferred: no
+    ** other row can be appended meanwhile). */
     w->defer_depth++;
     fn(&init, ctx);
     w->defer_depth--;
+    a->count++;
     for (int32_t c = 0; c < a->ncols; c++)
-        if (!(init.done >> c & 1) && a->col_info[c]->ctor)
-            tecs__comp_ctor(a->col_info[c], tecs__col_ptr(a, w, c, init.row), 1);
+        if (!(init.done >> c & 1) && tecs__col_info(w, a, c)->ctor)
+            tecs__comp_ctor(tecs__col_info(w, a, c), tecs__col_ptr(a, w, c, init.row), 1);
+    if (TECS__UNLIKELY(any_checked(w, a))) {
+        tecs_err_t err = check_built(w, a, init.row);
+        if (err) {
+            unbuild(w, a, init.row);
+            return err;
+        }
+    }
     w->recs[TECS_ENTITY_INDEX(e)].arch = a->id;
     w->npending--;
     w->nalive++;
     emit_births(w, a, init.row, 1, 0, NULL);
+    return TECS_OK;
 }
 
 tecs_err_t tecs__birth(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *a,
@@ -301,10 +391,17 @@ tecs_err_t tecs__birth(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *a,
     if (err)
         return err;
     if (fn)
-        commit_birth_with(w, a, e, fn, ctx);
+        err = commit_birth_with(w, a, e, fn, ctx);
+    else if (TECS__UNLIKELY(any_checked(w, a)) && (err = check_births(w, a, 1, nvals, vals)))
+        ;
     else
-        commit_births(w, a, 1, &e, nvals, vals);
-    return TECS_OK;
+        commit_birth(w, a, e, nvals, vals);
+    if (err && err != TECS_ENOMEM) {
+        /* Refused for good (a unique key taken): the birth is cancelled. */
+        tecs__ei_release(w, TECS_ENTITY_INDEX(e));
+        w->npending--;
+    }
+    return err;
 }
 
 /* Create one entity now: reserve, take a slot, commit. */
@@ -315,28 +412,14 @@ static tecs_entity_t new_now(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals
         return 0;
     tecs_entity_t e = tecs__ei_take(w);
     w->npending++;
-    tecs__birth(w, e, a, nvals, vals, fn, ctx);
-    settle(w);
-    return e;
-}
-
-/* tecs_new now: a row in the empty archetype; nothing to construct, no
-** component event, only a move event if someone listens. */
-static tecs_entity_t new_empty(tecs_world_t *w, tecs_archetype_t *root)
-{
-    if (tecs__ei_reserve(w, 1) || tecs__arch_reserve_rows(w, root, 1))
+    if (TECS__UNLIKELY(tecs__birth(w, e, a, nvals, vals, fn, ctx))) {
+        if (tecs__ei_known(w, e)) {
+            tecs__ei_release(w, TECS_ENTITY_INDEX(e));
+            w->npending--;
+        }
         return 0;
-    tecs_entity_t e = tecs__ei_take(w);
-    uint32_t row = (uint32_t)root->count++;
-    *tecs__ent_ptr(root, w, row) = e;
-    tecs__record *r = &w->recs[TECS_ENTITY_INDEX(e)];
-    r->arch = root->id;
-    r->row = row;
-    w->nalive++;
-    if (TECS__UNLIKELY(w->watch_moves)) {
-        emit_move(w, e, NULL, root);
-        settle(w);
     }
+    settle(w);
     return e;
 }
 
@@ -349,7 +432,21 @@ tecs_entity_t tecs_new(tecs_world_t *w)
         tecs_entity_t e = 0;
         return tecs__defer_new(w, root, 1, &e, 0, NULL, false, NULL, NULL) ? 0 : e;
     }
-    return new_empty(w, root);
+    if (tecs__ei_reserve(w, 1) || tecs__arch_reserve_rows(w, root, 1))
+        return 0;
+    /* The empty archetype has no columns: a birth there is a row append. */
+    tecs_entity_t e = tecs__ei_take(w);
+    uint32_t row = (uint32_t)root->count++;
+    *tecs__ent_ptr(root, w, row) = e;
+    tecs__record *r = &w->recs[TECS_ENTITY_INDEX(e)];
+    r->arch = root->id;
+    r->row = row;
+    w->nalive++;
+    if (TECS__UNLIKELY(w->watch_moves)) {
+        emit_move(w, e, NULL, root);
+        settle(w);
+    }
+    return e;
 }
 
 tecs_entity_t tecs_new_in(tecs_world_t *w, tecs_archetype_t *a)
@@ -392,6 +489,8 @@ tecs_err_t tecs_new_bulk(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_e
         return err;
     if (w->defer_depth > 0)
         return tecs__defer_new(w, a, n, out, nvals, vals, true, NULL, NULL);
+    if (TECS__UNLIKELY(any_checked(w, a)) && (err = check_births(w, a, n, nvals, vals)))
+        return err;
     if ((err = tecs__ei_reserve(w, n)) || (err = tecs__arch_reserve_rows(w, a, n)))
         return err;
     /* Ids are taken and written chunk by chunk, into out if given. */
@@ -400,8 +499,7 @@ tecs_err_t tecs_new_bulk(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_e
     while (done < n) {
         int32_t k = n - done < 256 ? n - done : 256;
         tecs_entity_t *ids = out ? out + done : buf;
-        tecs__ei_take_n(w, k, ids);
-        w->npending += k;
+        memset(ids, 0, (size_t)k * sizeof *ids);
         tecs_value_t part[TECS_MAX_ARCH_COMPONENTS];
         int32_t np = 0;
         for (int32_t i = 0; i < nvals; i++) {
@@ -419,85 +517,71 @@ tecs_err_t tecs_new_bulk(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_e
 
 /* ---- moves ----------------------------------------------------------- */
 
-/* Fill b's columns at dst for plain archetypes: shared values copied from a
-** at src, the added one from value, any other zero-filled. */
-static void move_plain(tecs_world_t *w, tecs_archetype_t *a, uint32_t src, tecs_archetype_t *b,
-                       uint32_t dst, tecs_comp_t added, const void *value)
+/* The archetype a leads to by adding (removing) c, if that edge is known. */
+static inline tecs_archetype_t *edge_add(const tecs_world_t *w, const tecs_archetype_t *a,
+                                         tecs_comp_t c)
 {
-    const char *from = tecs__chunk_of(a, w, src);
-    char *to = tecs__chunk_of(b, w, dst);
-    uint32_t fr = src & w->mask, tr = dst & w->mask;
-    /* Locals: the stores below may alias anything, the loads must not. */
-    const uint32_t *boff = b->col_off, *bsize = b->col_size, *aoff = a->col_off;
-    const tecs_comp_t *bcomp = b->col_comp;
-    const int16_t *cmap = a->cmap;
-    tecs_comp_t clen = (tecs_comp_t)a->cmap_len;
-    int32_t ncols = b->ncols;
-    for (int32_t c = 0; c < ncols; c++) {
-        uint32_t size = bsize[c];
-        char *p = to + boff[c] + (size_t)tr * size;
-        tecs_comp_t comp = bcomp[c];
-        int32_t ac = comp < clen ? cmap[comp] : TECS__COL_ABSENT;
-        if (ac >= 0)
-            tecs__copy_value(p, from + aoff[ac] + (size_t)fr * size, size);
-        else if (comp == added && value != NULL)
-            tecs__copy_value(p, value, size);
-        else
-            memset(p, 0, size);
-    }
+    return c < (tecs_comp_t)a->nedges && a->edge_add[c] != TECS__NO_EDGE
+               ? w->archs[a->edge_add[c]] : NULL;
 }
 
-/* The same with hooks: move, construct, copy. */
-static void move_hooked(tecs_world_t *w, tecs_archetype_t *a, uint32_t src, tecs_archetype_t *b,
-                        uint32_t dst, tecs_comp_t added, const void *value)
+static inline tecs_archetype_t *edge_rem(const tecs_world_t *w, const tecs_archetype_t *a,
+                                         tecs_comp_t c)
 {
-    for (int32_t c = 0; c < b->ncols; c++) {
-        void *to = tecs__col_ptr(b, w, c, dst);
-        int32_t ac = tecs__arch_col(a, b->col_comp[c]);
-        const tecs__comp *ci = b->col_info[c];
-        if (ac >= 0) {
-            tecs__comp_move(ci, to, tecs__col_ptr(a, w, ac, src), 1);
-        } else if (value != NULL && b->col_comp[c] == added && !ci->ctor && !ci->copy) {
-            memcpy(to, value, ci->size);
-        } else {
-            tecs__comp_ctor(ci, to, 1);
-            if (value != NULL && b->col_comp[c] == added)
-                tecs__comp_copy(ci, to, value, 1);
+    return c < (tecs_comp_t)a->nedges && a->edge_rem[c] != TECS__NO_EDGE
+               ? w->archs[a->edge_rem[c]] : NULL;
+}
+
+/* Move the entity of record r from a to b, which is a plus (adding) or minus
+** one component whose column in the larger archetype is k (COL_TAG for a
+** tag). Columns follow component-id order, so column j of b is column j of a
+** before k and j -/+ 1 after it: no lookup per column. The added column is
+** constructed (from value if given); a removed one must be destroyed
+** already. Rows must be reserved in b. */
+static inline void move_row(tecs_world_t *w, tecs__record *r, tecs_archetype_t *a,
+                            tecs_archetype_t *b, int32_t k, bool adding, const void *value)
+{
+    uint32_t src = r->row, dst = (uint32_t)b->count++;
+    char *sc = tecs__chunk_of(a, w, src), *dc = tecs__chunk_of(b, w, dst);
+    size_t si = src & w->mask, di = dst & w->mask;
+    ((tecs_entity_t *)(void *)dc)[di] = ((tecs_entity_t *)(void *)sc)[si];
+    /* Locals: stores through char * could alias the archetypes' fields. */
+    const uint32_t *size = b->col_size, *boff = b->col_off, *aoff = a->col_off;
+    const int32_t n = b->ncols;
+    if (b->plain) {
+        for (int32_t j = 0; j < n; j++) {
+            char *to = dc + boff[j] + di * size[j];
+            if (adding && j == k) {
+                if (value)
+                    tecs__copy_value(to, value, size[j]);
+                else
+                    tecs__zero_value(to, size[j]);
+                continue;
+            }
+            int32_t sj = (k < 0 || j < k) ? j : (adding ? j - 1 : j + 1);
+            tecs__copy_value(to, sc + aoff[sj] + si * size[j], size[j]);
+        }
+    } else {
+        for (int32_t j = 0; j < n; j++) {
+            char *to = dc + boff[j] + di * size[j];
+            if (adding && j == k) {
+                construct_one(tecs__col_info(w, b, j), to, value);
+                continue;
+            }
+            int32_t sj = (k < 0 || j < k) ? j : (adding ? j - 1 : j + 1);
+            tecs__comp_move(tecs__col_info(w, b, j), to, sc + aoff[sj] + si * size[j], 1);
         }
     }
-}
-
-/* Move the entity of record r from a to b (rows reserved in b). Columns of b
-** missing from a are constructed (from value if it is comp `added`);
-** columns of a missing from b must be destroyed already. */
-static void move_entity(tecs_world_t *w, tecs__record *r, tecs_archetype_t *a,
-                        tecs_archetype_t *b, tecs_comp_t added, const void *value)
-{
-    uint32_t src = r->row;
-    uint32_t dst = (uint32_t)b->count++;
-    tecs_entity_t e = *tecs__ent_ptr(a, w, src);
-    *tecs__ent_ptr(b, w, dst) = e;
-    if (b->plain)
-        move_plain(w, a, src, b, dst, added, value);
-    else
-        move_hooked(w, a, src, b, dst, added, value);
     tecs__arch_remove_row(w, a, src);
     r->arch = b->id | (r->arch & ~TECS__ARCH_MASK);
     r->row = dst;
 }
 
-/* Add c (from value, if given) to the live entity e of record r, in a,
-** which lacks c. */
-static tecs_err_t add_at(tecs_world_t *w, tecs_entity_t e, tecs__record *r, tecs_archetype_t *a,
-                         tecs_comp_t c, const void *value)
+/* Events after c was added to e (now in b). */
+static TECS__NOINLINE void after_add(tecs_world_t *w, tecs_entity_t e, tecs__record *r,
+                                     tecs_archetype_t *a, tecs_archetype_t *b, tecs_comp_t c,
+                                     const void *value)
 {
-    tecs_archetype_t *b = tecs__arch_with(w, a, c);
-    if (b == NULL)
-        return w->err;
-    tecs_err_t err = tecs__arch_reserve_rows(w, b, 1);
-    if (err)
-        return err;
-    move_entity(w, r, a, b, c, value);
     if (w->watch_moves)
         emit_move(w, e, a, b);
     if (watched(w, c)) {
@@ -507,48 +591,79 @@ static tecs_err_t add_at(tecs_world_t *w, tecs_entity_t e, tecs__record *r, tecs
         if (value && col >= 0)
             tecs__emit_comp(w, TECS__EV_SET, e, c, p);
     }
-    return TECS_OK;
+}
+
+/* The target of adding c to a, creating it if needed (slow path). */
+static tecs_archetype_t *target_with(tecs_world_t *w, tecs_archetype_t *a, tecs_comp_t c)
+{
+    if (tecs__comp_get(w, c) == NULL) {
+        err_nocomp(w, c);
+        return NULL;
+    }
+    if (tecs__arch_col(a, c) != TECS__COL_ABSENT) {
+        tecs__err(w, TECS_EEXIST, "entity already has component %u", c);
+        return NULL;
+    }
+    return tecs__arch_with(w, a, c);
+}
+
+/* A move failed for lack of room in its target: if the target was created
+** by this call (the world had narchs archetypes), undo it too. */
+static TECS__NOINLINE tecs_err_t undo_target(tecs_world_t *w, int32_t narchs, tecs_err_t err)
+{
+    if (w->narchs > narchs)
+        tecs__arch_drop_last(w);
+    return err;
 }
 
 tecs_err_t tecs__add_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *value)
 {
-    tecs__record *r = tecs__ei_alive(w, e);
-    if (r == NULL)
+    tecs__record *r = tecs__alive_rec(w, e);
+    if (TECS__UNLIKELY(r == NULL))
         return err_dead(w, e);
     tecs_archetype_t *a = tecs__rec_arch(w, r);
-    if (tecs__arch_col(a, c) != TECS__COL_ABSENT)
-        return tecs__err(w, TECS_EEXIST, "entity already has component %u", c);
-    return add_at(w, e, r, a, c, value);
-}
-
-/* Remove c from the live entity e of record r. */
-static tecs_err_t remove_at(tecs_world_t *w, tecs_entity_t e, tecs__record *r, tecs_comp_t c)
-{
-    tecs_archetype_t *a = tecs__rec_arch(w, r);
-    int32_t col = tecs__arch_col(a, c);
-    if (col == TECS__COL_ABSENT)
-        return tecs__err(w, TECS_ENOENT, "entity does not have component %u", c);
-    tecs_archetype_t *b = tecs__arch_without(w, a, c);
-    if (b == NULL)
+    int32_t narchs = w->narchs;
+    tecs_archetype_t *b = edge_add(w, a, c);
+    if (TECS__UNLIKELY(b == NULL) && (b = target_with(w, a, c)) == NULL)
         return w->err;
     tecs_err_t err = tecs__arch_reserve_rows(w, b, 1);
-    if (err)
-        return err;
-    void *p = col >= 0 ? tecs__col_ptr(a, w, col, r->row) : NULL;
-    if (watched(w, c))
-        tecs__emit_comp(w, TECS__EV_REMOVE, e, c, p);
-    if (p && a->col_info[col]->dtor)
-        tecs__comp_dtor(a->col_info[col], p, 1);
-    move_entity(w, r, a, b, 0, NULL);
-    if (w->watch_moves)
-        emit_move(w, e, a, b);
+    if (TECS__UNLIKELY(err))
+        return undo_target(w, narchs, err);
+    if (TECS__UNLIKELY(w->comps[c].check) &&
+        (err = tecs__check_comp(w, TECS__EV_ADD, e, c, value, 1)))
+        return undo_target(w, narchs, err);
+    move_row(w, r, a, b, tecs__arch_col(b, c), true, value);
+    if (TECS__UNLIKELY(w->watch_moves || w->comps[c].watch))
+        after_add(w, e, r, a, b, c, value);
     return TECS_OK;
 }
 
 tecs_err_t tecs__remove_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
-    tecs__record *r = tecs__ei_alive(w, e);
-    return r ? remove_at(w, e, r, c) : err_dead(w, e);
+    tecs__record *r = tecs__alive_rec(w, e);
+    if (TECS__UNLIKELY(r == NULL))
+        return err_dead(w, e);
+    tecs_archetype_t *a = tecs__rec_arch(w, r);
+    int32_t k = tecs__arch_col(a, c);
+    if (TECS__UNLIKELY(k == TECS__COL_ABSENT))
+        return tecs__comp_get(w, c) ? tecs__err(w, TECS_ENOENT, "entity lacks component %u", c)
+                                    : err_nocomp(w, c);
+    int32_t narchs = w->narchs;
+    tecs_archetype_t *b = edge_rem(w, a, c);
+    if (TECS__UNLIKELY(b == NULL) && (b = tecs__arch_without(w, a, c)) == NULL)
+        return w->err;
+    tecs_err_t err = tecs__arch_reserve_rows(w, b, 1);
+    if (TECS__UNLIKELY(err))
+        return undo_target(w, narchs, err);
+    void *p = k >= 0 ? tecs__col_ptr(a, w, k, r->row) : NULL;
+    if (TECS__UNLIKELY(w->comps[c].watch))
+        tecs__emit_comp(w, TECS__EV_REMOVE, e, c, p);
+    if (p && tecs__col_info(w, a, k)->dtor)
+        tecs__comp_dtor(tecs__col_info(w, a, k), p, 1);
+    move_row(w, r, a, b, k, false, NULL);
+    if (TECS__UNLIKELY(w->watch_moves))
+        emit_move(w, e, a, b);
+    return TECS_OK;
 }
 
 tecs_err_t tecs__destroy_now(tecs_world_t *w, tecs_entity_t e)
@@ -569,7 +684,7 @@ tecs_err_t tecs__destroy_now(tecs_world_t *w, tecs_entity_t e)
         emit_move(w, e, a, NULL);
     if (!a->plain)
         for (int32_t c = 0; c < a->ncols; c++)
-            tecs__comp_dtor(a->col_info[c], tecs__col_ptr(a, w, c, row), 1);
+            tecs__comp_dtor(tecs__col_info(w, a, c), tecs__col_ptr(a, w, c, row), 1);
     tecs__arch_remove_row(w, a, row);
     tecs__ei_release(w, index);
     w->nalive--;
@@ -585,41 +700,37 @@ tecs_err_t tecs_destroy(tecs_world_t *w, tecs_entity_t e)
     tecs__record *r = tecs__ei_known(w, e);
     if (r == NULL)
         return err_dead(w, e);
-    if (w->defer_depth > 0 && r->arch != TECS__ARCH_PENDING)
+    /* While deferred a pending birth is queued too: it may be the entity an
+    ** initializer is building right now, whose row already exists. */
+    if (w->defer_depth > 0)
         return tecs__defer_op(w, TECS__OP_DESTROY, e, 0, NULL);
     tecs_err_t err = tecs__destroy_now(w, e);
     settle(w);
     return err;
 }
 
-/* Checks shared by add, remove and set: a known component, an entity that
-** is alive (or pending, while deferred). */
-static tecs_err_t check_target(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c,
-                               tecs__record **rp)
+/* Queue a change while deferred: a known component, an entity alive or
+** pending a birth the flush will apply (a delayed birth waits for
+** tecs_apply_news, so a change queued now would be dropped at the flush);
+** conflicts found when it applies are dropped (command.c). */
+static tecs_err_t defer_change(tecs_world_t *w, tecs__op op, tecs_entity_t e, tecs_comp_t c,
+                               const void *value)
 {
     if (tecs__comp_get(w, c) == NULL)
         return err_nocomp(w, c);
-    tecs__record *r = w->defer_depth > 0 ? tecs__ei_known(w, e) : tecs__ei_alive(w, e);
-    if (r == NULL)
+    const tecs__record *r = tecs__ei_known(w, e);
+    if (r == NULL || (r->arch == TECS__ARCH_PENDING && r->row == TECS__ROW_DELAYED))
         return err_dead(w, e);
-    *rp = r;
-    return TECS_OK;
+    return tecs__defer_op(w, op, e, c, value);
 }
 
 tecs_err_t tecs_add(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
     if (w == NULL)
         return TECS_EINVAL;
-    tecs__record *r = NULL;
-    tecs_err_t err = check_target(w, e, c, &r);
-    if (err)
-        return err;
     if (w->defer_depth > 0)
-        return tecs__defer_op(w, TECS__OP_ADD, e, c, NULL);
-    tecs_archetype_t *a = tecs__rec_arch(w, r);
-    if (tecs__arch_col(a, c) != TECS__COL_ABSENT)
-        return tecs__err(w, TECS_EEXIST, "entity already has component %u", c);
-    err = add_at(w, e, r, a, c, NULL);
+        return defer_change(w, TECS__OP_ADD, e, c, NULL);
+    tecs_err_t err = tecs__add_now(w, e, c, NULL);
     settle(w);
     return err;
 }
@@ -628,46 +739,57 @@ tecs_err_t tecs_remove(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
     if (w == NULL)
         return TECS_EINVAL;
-    tecs__record *r = NULL;
-    tecs_err_t err = check_target(w, e, c, &r);
-    if (err)
-        return err;
     if (w->defer_depth > 0)
-        return tecs__defer_op(w, TECS__OP_REMOVE, e, c, NULL);
-    err = remove_at(w, e, r, c);
+        return defer_change(w, TECS__OP_REMOVE, e, c, NULL);
+    tecs_err_t err = tecs__remove_now(w, e, c);
     settle(w);
     return err;
+}
+
+/* Write value over the existing value at p. */
+static tecs_err_t overwrite(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, void *p,
+                            const void *value)
+{
+    const tecs__comp *ci = &w->comps[c];
+    if (TECS__UNLIKELY(value == NULL))
+        return tecs__err(w, TECS_EINVAL, "tecs_set: NULL value");
+    if (TECS__UNLIKELY(ci->check)) {
+        tecs_err_t err = tecs__check_comp(w, TECS__EV_SET, e, c, value, 1);
+        if (err)
+            return err;
+    }
+    if (ci->copy)
+        ci->copy(p, value, 1, ci->ctx);
+    else
+        tecs__copy_value(p, value, ci->size);
+    if (TECS__UNLIKELY(ci->watch)) {
+        tecs__emit_comp(w, TECS__EV_SET, e, c, p);
+        settle(w);
+    }
+    return TECS_OK;
 }
 
 tecs_err_t tecs_set(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *value)
 {
     if (w == NULL)
         return TECS_EINVAL;
-    tecs__record *r = NULL;
-    tecs_err_t err = check_target(w, e, c, &r);
-    if (err)
-        return err;
-    const tecs__comp *ci = &w->comps[c];
-    if (value == NULL && ci->size > 0)
-        return tecs__err(w, TECS_EINVAL, "tecs_set: NULL value");
-    if (r->arch < TECS__ARCH_RETIRED) {
+    tecs__record *r = tecs__alive_rec(w, e);
+    if (TECS__LIKELY(r != NULL)) {
         tecs_archetype_t *a = tecs__rec_arch(w, r);
         int32_t col = tecs__arch_col(a, c);
-        if (col >= 0) {
-            void *p = tecs__col_ptr(a, w, col, r->row);
-            tecs__comp_copy(ci, p, value, 1);
-            if (ci->watch) {
-                tecs__emit_comp(w, TECS__EV_SET, e, c, p);
-                settle(w);
-            }
-            return TECS_OK;
-        }
+        if (col >= 0)
+            return overwrite(w, e, c, tecs__col_ptr(a, w, col, r->row), value);
         if (col == TECS__COL_TAG)
             return TECS_OK;
     }
+    const tecs__comp *ci = tecs__comp_get(w, c);
+    if (ci == NULL)
+        return err_nocomp(w, c);
+    if (value == NULL && ci->size > 0)
+        return tecs__err(w, TECS_EINVAL, "tecs_set: NULL value");
     if (w->defer_depth > 0)
-        return tecs__defer_op(w, TECS__OP_SET, e, c, value);
-    err = add_at(w, e, r, tecs__rec_arch(w, r), c, value);
+        return defer_change(w, TECS__OP_SET, e, c, value);
+    tecs_err_t err = tecs__add_now(w, e, c, value);
     settle(w);
     return err;
 }
@@ -690,17 +812,14 @@ static TECS__NOINLINE void *get_failed(tecs_world_t *w, tecs_entity_t e, tecs_co
 
 void *tecs_get_mut(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
-    uint32_t index = TECS_ENTITY_INDEX(e);
     if (TECS__UNLIKELY(w == NULL))
         return NULL;
-    if (TECS__LIKELY(index < (uint32_t)w->nrecs)) {
-        const tecs__record *r = &w->recs[index];
-        if (TECS__LIKELY(r->gen == TECS_ENTITY_GENERATION(e) && r->arch < TECS__ARCH_RETIRED)) {
-            const tecs_archetype_t *a = tecs__rec_arch(w, r);
-            int32_t col = tecs__arch_col(a, c);
-            if (TECS__LIKELY(col >= 0))
-                return tecs__col_ptr(a, w, col, r->row);
-        }
+    const tecs__record *r = tecs__alive_rec(w, e);
+    if (TECS__LIKELY(r != NULL)) {
+        const tecs_archetype_t *a = tecs__rec_arch(w, r);
+        int32_t col = tecs__arch_col(a, c);
+        if (TECS__LIKELY(col >= 0))
+            return tecs__col_ptr(a, w, col, r->row);
     }
     return get_failed(w, e, c);
 }
@@ -725,11 +844,14 @@ tecs_err_t tecs_modified(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
     void *p = tecs_get_mut(w, e, c);
     if (p == NULL)
         return w->err;
+    tecs_err_t err = TECS_OK;
+    if (w->comps[c].check)
+        err = tecs__check_comp(w, TECS__EV_SET | TECS__EV_WRITTEN, e, c, p, 1);
     if (watched(w, c)) {
         tecs__emit_comp(w, TECS__EV_SET, e, c, p);
         settle(w);
     }
-    return TECS_OK;
+    return err;
 }
 
 tecs_archetype_t *tecs_entity_archetype(tecs_world_t *w, tecs_entity_t e)

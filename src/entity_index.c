@@ -24,12 +24,29 @@
 */
 #include "private.h"
 
+tecs__record *tecs__ei_alive(const tecs_world_t *w, tecs_entity_t e)
+{
+    return tecs__alive_rec(w, e);
+}
+
+tecs__record *tecs__ei_known(const tecs_world_t *w, tecs_entity_t e)
+{
+    uint32_t index = TECS_ENTITY_INDEX(e);
+    if (index >= (uint32_t)w->nrecs)
+        return NULL;
+    tecs__record *r = &w->recs[index];
+    if (r->gen != TECS_ENTITY_GENERATION(e) || r->arch == TECS__ARCH_DEAD ||
+        r->arch == TECS__ARCH_RETIRED)
+        return NULL;
+    return r;
+}
+
 bool tecs_is_alive(const tecs_world_t *w, tecs_entity_t e)
 {
     return w != NULL && tecs__ei_alive(w, e) != NULL;
 }
 
-tecs_err_t tecs__ei_reserve_slow(tecs_world_t *w, int32_t n)
+tecs_err_t tecs__ei_reserve(tecs_world_t *w, int32_t n)
 {
     int64_t used = (int64_t)w->nalive + w->npending;
     if (n < 0 || used + n > w->max_entities)
@@ -37,6 +54,8 @@ tecs_err_t tecs__ei_reserve_slow(tecs_world_t *w, int32_t n)
     int32_t fresh = n > w->nfree ? n - w->nfree : 0;
     if ((int64_t)w->nrecs + fresh > UINT32_MAX - 1)
         return tecs__err(w, TECS_ELIMIT, "no slot left for an entity");
+    if (w->nrecs + fresh <= w->cap_recs)
+        return TECS_OK;
     return tecs__grow(w, (void **)&w->recs, &w->cap_recs, w->nrecs + fresh, sizeof *w->recs);
 }
 
@@ -57,20 +76,6 @@ tecs_entity_t tecs__ei_take(tecs_world_t *w)
     w->recs[index].arch = TECS__ARCH_PENDING;
     w->recs[index].row = 0;
     return tecs__make_id(index, w->recs[index].gen);
-}
-
-void tecs__ei_take_n(tecs_world_t *w, int32_t n, tecs_entity_t *ids)
-{
-    int32_t k = 0;
-    for (; k < n && w->free_head != TECS__NO_SLOT; k++)
-        ids[k] = tecs__ei_take(w);
-    uint32_t next = (uint32_t)w->nrecs;
-    assert((int64_t)next + (n - k) <= w->cap_recs);
-    for (; k < n; k++, next++) {
-        w->recs[next] = (tecs__record){ .gen = 1, .arch = TECS__ARCH_PENDING, .row = 0 };
-        ids[k] = tecs__make_id(next, 1);
-    }
-    w->nrecs = (int32_t)next;
 }
 
 void tecs__ei_release(tecs_world_t *w, uint32_t index)

@@ -54,6 +54,8 @@ typedef struct tecs__record {
 #define TECS__ARCH_PENDING  0xfffffffeu  /* id handed out, birth queued     */
 #define TECS__ARCH_RETIRED  0xfffffffdu  /* generation exhausted; never reused */
 #define TECS__KILL_QUEUED   0x80000000u  /* a delayed destroy is queued     */
+#define TECS__ROW_DELAYED   1u           /* row of a PENDING slot whose birth
+                                            waits in the delayed queue      */
 #define TECS__ARCH_MASK     0x00ffffffu
 #define TECS__NO_SLOT       0xffffffffu
 
@@ -62,18 +64,14 @@ static inline tecs_entity_t tecs__make_id(uint32_t index, uint32_t gen)
     return ((uint64_t)gen << 32) | index;
 }
 
-/* The record of a live entity, or NULL (inline, after the world struct). */
-static inline tecs__record *tecs__ei_alive(const tecs_world_t *w, tecs_entity_t e);
+/* The record of a live entity, or NULL. */
+tecs__record *tecs__ei_alive(const tecs_world_t *w, tecs_entity_t e);
 /* The record of an entity that is alive or pending, or NULL. */
-static inline tecs__record *tecs__ei_known(const tecs_world_t *w, tecs_entity_t e);
-/* Make room for n more slots, so that n tecs__ei_take calls cannot fail
-** (inline fast check below, after the world struct). */
-static inline tecs_err_t tecs__ei_reserve(tecs_world_t *w, int32_t n);
-tecs_err_t tecs__ei_reserve_slow(tecs_world_t *w, int32_t n);
+tecs__record *tecs__ei_known(const tecs_world_t *w, tecs_entity_t e);
+/* Make room for n more slots, so that n tecs__ei_take calls cannot fail. */
+tecs_err_t tecs__ei_reserve(tecs_world_t *w, int32_t n);
 /* Take the oldest free slot, or a new one (room reserved first). */
 tecs_entity_t tecs__ei_take(tecs_world_t *w);
-/* tecs__ei_take n times, into ids; fresh slots are handed out in a run. */
-void tecs__ei_take_n(tecs_world_t *w, int32_t n, tecs_entity_t *ids);
 /* Give a slot back: its generation moves on, its id goes stale. */
 void tecs__ei_release(tecs_world_t *w, uint32_t index);
 void tecs__ei_fini(tecs_world_t *w);
@@ -92,7 +90,8 @@ typedef struct tecs__comp {
     tecs_copy_fn copy;
     tecs_move_fn move;
     void *ctx;
-    uint32_t watch;             /* TECS__EV_* bits some listener wants      */
+    uint32_t watch;             /* listeners that want this one's events    */
+    uint32_t check;             /* listeners that must approve its changes  */
 } tecs__comp;
 
 /* The registered component c, or NULL. */
@@ -124,7 +123,6 @@ struct tecs_archetype_t {
     tecs_comp_t *col_comp;      /* per column: its component                */
     uint32_t *col_size;         /* per column: value size                   */
     uint32_t *col_off;          /* per column: byte offset in a chunk       */
-    const tecs__comp **col_info;/* per column: registry entry               */
     uint32_t chunk_bytes;       /* size of one chunk                        */
     int32_t count;              /* rows in use, in every chunk together     */
     int32_t nchunks;            /* chunks allocated                         */
@@ -152,21 +150,20 @@ static inline tecs_entity_t *tecs__ent_ptr(const tecs_archetype_t *a, const tecs
 
 /* Find or create the archetype of sorted, distinct, registered ids. */
 tecs_archetype_t *tecs__arch_get(tecs_world_t *w, int32_t n, const tecs_comp_t *sorted);
-/* The archetype reached by adding (or removing) c, through the cached edge
-** (inline hit below, after the world struct). */
-static inline tecs_archetype_t *tecs__arch_with(tecs_world_t *w, tecs_archetype_t *a,
-                                                tecs_comp_t c);
-tecs_archetype_t *tecs__arch_with_slow(tecs_world_t *w, tecs_archetype_t *a, tecs_comp_t c);
-static inline tecs_archetype_t *tecs__arch_without(tecs_world_t *w, tecs_archetype_t *a,
-                                                   tecs_comp_t c);
-tecs_archetype_t *tecs__arch_without_slow(tecs_world_t *w, tecs_archetype_t *a, tecs_comp_t c);
-/* Make room for n more rows; after success appends cannot fail (inline
-** fast check below, after the world struct). */
+/* The archetype reached by adding (or removing) c, through the cached edge. */
+tecs_archetype_t *tecs__arch_with(tecs_world_t *w, tecs_archetype_t *a, tecs_comp_t c);
+tecs_archetype_t *tecs__arch_without(tecs_world_t *w, tecs_archetype_t *a, tecs_comp_t c);
+/* Make room for n more rows; after success appends cannot fail. */
+tecs_err_t tecs__arch_grow_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n);
 static inline tecs_err_t tecs__arch_reserve_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n);
-tecs_err_t tecs__arch_reserve_rows_slow(tecs_world_t *w, tecs_archetype_t *a, int32_t n);
 /* Fill the hole at row with the last row (values already moved out or
 ** destroyed) and shrink; frees an emptied chunk beyond one spare. */
-void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, uint32_t row);
+static inline void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, uint32_t row);
+void tecs__arch_fill_hole(tecs_world_t *w, tecs_archetype_t *a, uint32_t row);
+void tecs__arch_trim(tecs_world_t *w, tecs_archetype_t *a);
+/* Undo the creation of the newest archetype, still empty, when the call
+** that created it fails later on (listeners, edges, hash table). */
+void tecs__arch_drop_last(tecs_world_t *w);
 void tecs__arch_fini(tecs_world_t *w);
 /* Column of c in a, or COL_ABSENT / COL_TAG. */
 static inline int32_t tecs__arch_col(const tecs_archetype_t *a, tecs_comp_t c)
@@ -185,7 +182,8 @@ typedef tecs_err_t (*tecs__arch_listener_fn)(tecs_world_t *w, void *ctx, tecs_ar
 enum {
     TECS__EV_ADD = 1,           /* after the component is constructed       */
     TECS__EV_SET = 2,           /* after its value was written              */
-    TECS__EV_REMOVE = 4         /* before it is destroyed                   */
+    TECS__EV_REMOVE = 4,        /* before it is destroyed                   */
+    TECS__EV_WRITTEN = 8        /* with SET in a check: already written     */
 };
 
 /* A component event: ptr is the value (NULL for a tag). */
@@ -195,17 +193,31 @@ typedef void (*tecs__comp_event_fn)(tecs_world_t *w, void *ctx, int ev, tecs_ent
 typedef void (*tecs__move_event_fn)(tecs_world_t *w, void *ctx, tecs_entity_t e,
                                     tecs_archetype_t *from, tecs_archetype_t *to);
 
+/* May this change happen? Asked before an add, a set or a birth changes
+** component c, for components whose `check` counter is not zero. vals holds
+** n values (stride: the component's size), NULL for default-constructed
+** ones; e is the entity, 0 for births. The listener refuses with an error
+** (TECS_EEXIST: a unique key taken) and reserves what its update will need.
+** With TECS__EV_SET | TECS__EV_WRITTEN the value is already in place (n 1):
+** a refusing listener restores its own field before returning the error. */
+typedef tecs_err_t (*tecs__check_fn)(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e,
+                                     tecs_comp_t c, const void *vals, int32_t n);
+
 typedef struct tecs__listener {
     tecs__arch_listener_fn on_archetype;
     void (*on_archetype_undo)(tecs_world_t *w, void *ctx, tecs_archetype_t *a);
     tecs__comp_event_fn on_comp;
     tecs__move_event_fn on_move;
+    tecs__check_fn on_check;
     void (*on_fini)(tecs_world_t *w, void *ctx);
     void *ctx;
 } tecs__listener;
 
 /* Register a listener; its on_fini runs when the world is freed. */
 tecs_err_t tecs__listen(tecs_world_t *w, const tecs__listener *l);
+/* Ask every checking listener whether a change to c may happen. */
+tecs_err_t tecs__check_comp(tecs_world_t *w, int ev, tecs_entity_t e, tecs_comp_t c,
+                            const void *vals, int32_t n);
 /* Raise a component event to every listener (only if c is watched). */
 void tecs__emit_comp(tecs_world_t *w, int ev, tecs_entity_t e, tecs_comp_t c, const void *ptr);
 
@@ -286,6 +298,21 @@ void tecs__cmd_fini(tecs_world_t *w);
 
 /* Verify every query's matches against a fresh match (for tecs_world_check). */
 tecs_err_t tecs__queries_check(tecs_world_t *w);
+/* The position of archetype a in q's matches, or -1 if q does not match it. */
+int32_t tecs__query_find(const tecs_query_t *q, const tecs_archetype_t *a);
+/* Point an iterator of q at count rows of a from row (one chunk), a being
+** q's match m: what a filtered iteration hands out per step. */
+void tecs__iter_load_rows(tecs_iter_t *it, int32_t m, tecs_archetype_t *a, uint32_t row,
+                          int32_t count);
+/* Report the writes of the current step (SET events through write terms). */
+void tecs__iter_report(tecs_iter_t *it);
+
+/* ==================================================================== */
+/* index.c                                                              */
+/* ==================================================================== */
+
+/* Verify every index against one rebuilt from scratch (tecs_world_check). */
+tecs_err_t tecs__indexes_check(tecs_world_t *w);
 
 /* ==================================================================== */
 /* The world                                                            */
@@ -333,6 +360,7 @@ struct tecs_world_t {
     int32_t nlisteners;
     int32_t cap_listeners;
     bool watch_moves;           /* some listener wants move events          */
+    bool watch_comps;           /* some listener wants component events     */
 
     /* command.c */
     tecs__cmdbuf deferred;      /* changes made while deferred              */
@@ -343,6 +371,9 @@ struct tecs_world_t {
     /* query.c */
     struct tecs_query_t *queries; /* list of live queries                   */
     bool query_listening;
+
+    /* index.c */
+    struct tecs__indexes *indexes; /* indexes, caches; NULL until the first */
 };
 
 static inline const tecs__comp *tecs__comp_get(const tecs_world_t *w, tecs_comp_t c)
@@ -370,70 +401,61 @@ static inline tecs_entity_t *tecs__ent_ptr(const tecs_archetype_t *a, const tecs
     return (tecs_entity_t *)(void *)tecs__chunk_of(a, w, row) + (row & w->mask);
 }
 
-static inline tecs__record *tecs__ei_alive(const tecs_world_t *w, tecs_entity_t e)
-{
-    uint32_t index = TECS_ENTITY_INDEX(e);
-    if (index >= (uint32_t)w->nrecs)
-        return NULL;
-    tecs__record *r = &w->recs[index];
-    if (r->gen != TECS_ENTITY_GENERATION(e) || r->arch >= TECS__ARCH_RETIRED)
-        return NULL;
-    return r;
-}
-
-static inline tecs__record *tecs__ei_known(const tecs_world_t *w, tecs_entity_t e)
-{
-    uint32_t index = TECS_ENTITY_INDEX(e);
-    if (index >= (uint32_t)w->nrecs)
-        return NULL;
-    tecs__record *r = &w->recs[index];
-    if (r->gen != TECS_ENTITY_GENERATION(e) || r->arch == TECS__ARCH_DEAD ||
-        r->arch == TECS__ARCH_RETIRED)
-        return NULL;
-    return r;
-}
-
-static inline tecs_archetype_t *tecs__arch_with(tecs_world_t *w, tecs_archetype_t *a,
-                                                tecs_comp_t c)
-{
-    if (TECS__LIKELY((int32_t)c < a->nedges && a->edge_add[c] != TECS__NO_EDGE))
-        return w->archs[a->edge_add[c]];
-    return tecs__arch_with_slow(w, a, c);
-}
-
-static inline tecs_archetype_t *tecs__arch_without(tecs_world_t *w, tecs_archetype_t *a,
-                                                   tecs_comp_t c)
-{
-    if (TECS__LIKELY((int32_t)c < a->nedges && a->edge_rem[c] != TECS__NO_EDGE))
-        return w->archs[a->edge_rem[c]];
-    return tecs__arch_without_slow(w, a, c);
-}
-
-static inline tecs_err_t tecs__ei_reserve(tecs_world_t *w, int32_t n)
-{
-    if (TECS__LIKELY(n >= 0 && (int64_t)w->nalive + w->npending + n <= w->max_entities &&
-                     (n <= w->nfree || (int64_t)w->nrecs + n <= w->cap_recs)))
-        return TECS_OK;
-    return tecs__ei_reserve_slow(w, n);
-}
-
 static inline tecs_err_t tecs__arch_reserve_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n)
 {
-    if (TECS__LIKELY((int64_t)a->count + n <= (int64_t)a->nchunks << w->shift))
+    if (TECS__LIKELY((int64_t)a->count + n <= ((int64_t)a->nchunks << w->shift)))
         return TECS_OK;
-    return tecs__arch_reserve_rows_slow(w, a, n);
+    return tecs__arch_grow_rows(w, a, n);
 }
 
-/* Copy one plain value; the common small sizes become plain moves. */
+static inline void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
+{
+    if (row != (uint32_t)a->count - 1)
+        tecs__arch_fill_hole(w, a, row);
+    if ((--a->count & (int32_t)w->mask) == 0 && a->nchunks > (a->count >> w->shift) + 1)
+        tecs__arch_trim(w, a);
+}
+
+/* Copy one plain value; small sizes become single moves. */
 static inline void tecs__copy_value(void *dst, const void *src, uint32_t size)
 {
     switch (size) {
-    case 4:  memcpy(dst, src, 4); break;
-    case 8:  memcpy(dst, src, 8); break;
+    case 4: memcpy(dst, src, 4); break;
+    case 8: memcpy(dst, src, 8); break;
     case 12: memcpy(dst, src, 12); break;
     case 16: memcpy(dst, src, 16); break;
     default: memcpy(dst, src, size); break;
     }
+}
+
+/* Zero one plain value. */
+static inline void tecs__zero_value(void *dst, uint32_t size)
+{
+    static const char zero[16];
+    if (size <= 16)
+        tecs__copy_value(dst, zero, size);
+    else
+        memset(dst, 0, size);
+}
+
+/* The record of a live entity, or NULL (the inline twin of tecs__ei_alive). */
+static inline tecs__record *tecs__alive_rec(const tecs_world_t *w, tecs_entity_t e)
+{
+    uint32_t index = TECS_ENTITY_INDEX(e);
+    if (TECS__UNLIKELY(index >= (uint32_t)w->nrecs))
+        return NULL;
+    tecs__record *r = &w->recs[index];
+    if (TECS__UNLIKELY(r->gen != TECS_ENTITY_GENERATION(e) || r->arch >= TECS__ARCH_RETIRED))
+        return NULL;
+    return r;
+}
+
+/* The registry entry of column col (entries move when the registry grows,
+** so archetypes keep ids, not pointers). */
+static inline const tecs__comp *tecs__col_info(const tecs_world_t *w, const tecs_archetype_t *a,
+                                               int32_t col)
+{
+    return &w->comps[a->col_comp[col]];
 }
 
 static inline tecs_archetype_t *tecs__rec_arch(const tecs_world_t *w, const tecs__record *r)

@@ -1,0 +1,266 @@
+/* Archetypes: lookup, chunks, dense rows, memory given back, limits. */
+#include "hooks.h"
+
+TEST(archetype_lookup_is_order_independent)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t a = TECS_COMPONENT(w, Position);
+    tecs_comp_t b = TECS_COMPONENT(w, Velocity);
+    tecs_comp_t c = TECS_COMPONENT(w, Health);
+    tecs_archetype_t *x = tecs_archetype(w, 3, (tecs_comp_t[]){ a, b, c });
+    tecs_archetype_t *y = tecs_archetype(w, 3, (tecs_comp_t[]){ c, a, b });
+    tecs_archetype_t *z = tecs_archetype(w, 3, (tecs_comp_t[]){ b, c, a });
+    CHECK(x != NULL && x == y && y == z);
+    CHECK(tecs_archetype(w, 2, (tecs_comp_t[]){ a, b }) != x);
+    CHECK_EQ(tecs_world_archetype_count(w), 3);
+    const tecs_comp_t *ids;
+    CHECK_EQ(tecs_archetype_components(x, &ids), 3);
+    CHECK(ids[0] < ids[1] && ids[1] < ids[2]);
+    CHECK(tecs_archetype(w, 0, NULL) == tecs_entity_archetype(w, tecs_new(w)));
+    /* An entity reaching the set by add lands in the same archetype. */
+    tecs_entity_t e = tecs_new(w);
+    tecs_add(w, e, c);
+    tecs_add(w, e, a);
+    tecs_add(w, e, b);
+    CHECK(tecs_entity_archetype(w, e) == x);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+TEST(archetype_bad_lists)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t a = TECS_COMPONENT(w, Position);
+    tecs_comp_t b = TECS_COMPONENT(w, Velocity);
+    size_t mem = tecs_world_memory(w);
+    CHECK(tecs_archetype(w, 3, (tecs_comp_t[]){ a, b, a }) == NULL);
+    CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
+    CHECK(tecs_archetype(w, 2, (tecs_comp_t[]){ a, 99 }) == NULL);
+    CHECK_EQ(tecs_last_error(w), TECS_ENOCOMP);
+    CHECK(tecs_archetype(w, 1, (tecs_comp_t[]){ 0 }) == NULL);
+    CHECK_EQ(tecs_last_error(w), TECS_ENOCOMP);
+    CHECK(tecs_archetype(w, 2, NULL) == NULL);
+    CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
+    CHECK(tecs_archetype(w, -1, (tecs_comp_t[]){ a }) == NULL);
+    CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
+    CHECK_EQ(tecs_world_archetype_count(w), 1);
+    CHECK_EQ(tecs_world_memory(w), mem);
+    tw_free(w);
+}
+
+TEST(archetype_reserve_allocates_ahead)
+{
+    tw_alloc al = { 0 };
+    tecs_world_t *w = tw_new_ex(&al, 16);
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_archetype_t *a = tecs_archetype(w, 1, &pos);
+    CHECK_EQ(tecs_archetype_chunk_count(a), 0);
+    CHECK_ERR(tecs_archetype_reserve(w, a, 100), TECS_OK);
+    CHECK_EQ(tecs_archetype_chunk_count(a), 7);
+    tecs_entity_t tmp[100];                        /* make the id slots exist */
+    CHECK_ERR(tecs_new_bulk(w, tecs_archetype(w, 0, NULL), 100, tmp, 0, NULL), TECS_OK);
+    for (int i = 0; i < 100; i++)
+        CHECK_ERR(tecs_destroy(w, tmp[i]), TECS_OK);
+    long calls = al.calls;
+    for (int i = 0; i < 100; i++)
+        CHECK(tecs_new_in(w, a) != 0);
+    CHECK_ERR(tecs_new_bulk(w, a, 0, NULL, 0, NULL), TECS_OK);
+    CHECK_EQ(al.calls, calls);                     /* no allocation at all */
+    CHECK_EQ(tecs_archetype_chunk_count(a), 7);
+    CHECK_ERR(tecs_archetype_reserve(w, a, 50), TECS_OK);    /* fewer: no-op */
+    CHECK_EQ(tecs_archetype_chunk_count(a), 7);
+    CHECK_ERR(tecs_archetype_reserve(w, a, -1), TECS_EINVAL);
+    CHECK_ERR(tecs_archetype_reserve(w, NULL, 10), TECS_EINVAL);
+    tecs_world_t *w2 = tw_new();
+    CHECK_ERR(tecs_archetype_reserve(w2, a, 10), TECS_EWORLD);
+    tw_free(w2);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+TEST(archetype_chunk_counts)
+{
+    tecs_world_t *w = tw_new_ex(NULL, 16);
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_archetype_t *a = tecs_archetype(w, 1, &pos);
+    for (int i = 1; i <= 50; i++) {
+        tecs_new_in(w, a);
+        CHECK_EQ(tecs_archetype_entity_count(a), i);
+        CHECK_EQ(tecs_archetype_chunk_count(a), (i + 15) / 16);
+    }
+    CHECK_EQ(tecs_archetype_entity_count(NULL), 0);
+    CHECK_EQ(tecs_archetype_chunk_count(NULL), 0);
+    tw_free(w);
+}
+
+/* After any destroy, the rows hold exactly the live entities, each with its
+** own value: check through a query walk. */
+TEST(archetype_swap_remove_keeps_rows_dense)
+{
+    tecs_world_t *w = tw_new_ex(NULL, 16);
+    tecs_comp_t hp = TECS_COMPONENT(w, Health);
+    tecs_archetype_t *a = tecs_archetype(w, 1, &hp);
+    enum { N = 100 };
+    tecs_entity_t ids[N];
+    Health vals[N];
+    for (int i = 0; i < N; i++)
+        vals[i].hp = i;
+    CHECK_ERR(tecs_new_bulk(w, a, N, ids, 1, &(tecs_value_t){ hp, vals }), TECS_OK);
+    uint64_t seed = 7;
+    int alive = N;
+    tecs_query_t *q = tecs_query_all(w, 1, &hp);
+    while (alive > 0) {
+        int i = (int)(tw_rand(&seed) % N);
+        if (!tecs_is_alive(w, ids[i]))
+            continue;
+        CHECK_ERR(tecs_destroy(w, ids[i]), TECS_OK);
+        alive--;
+        CHECK_EQ(tecs_archetype_entity_count(a), alive);
+        int seen = 0;
+        tecs_iter_t it = tecs_query_iter(q);
+        while (tecs_iter_next(&it)) {
+            Health *h = TECS_FIELD(&it, Health, 0);
+            for (int r = 0; r < it.count; r++, seen++) {
+                CHECK(tecs_is_alive(w, it.entities[r]));
+                CHECK_EQ(TECS_ENTITY_INDEX(it.entities[r]), h[r].hp);
+            }
+            CHECK(it.count == 16 || seen == alive);   /* only the last chunk is partial */
+        }
+        CHECK_EQ(seen, alive);
+        TW_CHECK(w);
+    }
+    tw_free(w);
+}
+
+TEST(archetype_emptied_chunks_are_freed)
+{
+    tecs_world_t *w = tw_new_ex(NULL, 16);
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_archetype_t *a = tecs_archetype(w, 1, &pos);
+    tecs_entity_t ids[160];
+    size_t empty = tecs_world_memory(w);
+    CHECK_ERR(tecs_new_bulk(w, a, 160, ids, 0, NULL), TECS_OK);
+    size_t full = tecs_world_memory(w);
+    CHECK_EQ(tecs_archetype_chunk_count(a), 10);
+    for (int i = 159; i >= 40; i--)
+        CHECK_ERR(tecs_destroy(w, ids[i]), TECS_OK);
+    /* 40 rows: 3 chunks used, one spare kept. */
+    CHECK_EQ(tecs_archetype_chunk_count(a), 4);
+    size_t four = tecs_world_memory(w);
+    CHECK(four < full);
+    for (int i = 0; i < 40; i++)
+        CHECK_ERR(tecs_destroy(w, ids[i]), TECS_OK);
+    CHECK_EQ(tecs_archetype_chunk_count(a), 1);
+    size_t chunk = (full - four) / 6;
+    CHECK_EQ(four - tecs_world_memory(w), 3 * chunk);
+    CHECK(chunk >= 16 * sizeof(Position));
+    CHECK(empty < tecs_world_memory(w));
+    /* Moving out empties chunks too. */
+    tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
+    CHECK_ERR(tecs_new_bulk(w, a, 64, ids, 0, NULL), TECS_OK);
+    for (int i = 0; i < 64; i++)
+        CHECK_ERR(tecs_add(w, ids[i], vel), TECS_OK);
+    CHECK_EQ(tecs_archetype_chunk_count(a), 1);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+TEST(archetype_entity_limit)
+{
+    tw_alloc al = { 0 };
+    tecs_world_t *w = tecs_world_new_ex(&(tecs_world_desc_t){
+        .alloc = tw_alloc_fn, .alloc_ud = &al, .max_entities = 10 });
+    tecs_archetype_t *root = tecs_archetype(w, 0, NULL);
+    tecs_entity_t ids[10];
+    CHECK_ERR(tecs_new_bulk(w, root, 11, ids, 0, NULL), TECS_ELIMIT);
+    CHECK_EQ(tecs_world_entity_count(w), 0);
+    CHECK_ERR(tecs_new_bulk(w, root, 8, ids, 0, NULL), TECS_OK);
+    CHECK(tecs_delay_new(w, root, 0, NULL) != 0);      /* pending ones count too */
+    CHECK(tecs_new(w) != 0);
+    CHECK_EQ(tecs_new(w), 0);
+    CHECK_EQ(tecs_last_error(w), TECS_ELIMIT);
+    CHECK_EQ(tecs_new_in(w, root), 0);
+    CHECK_EQ(tecs_delay_new(w, root, 0, NULL), 0);
+    CHECK_EQ(tecs_last_error(w), TECS_ELIMIT);
+    CHECK_EQ(tecs_world_entity_count(w), 9);
+    CHECK_ERR(tecs_destroy(w, ids[0]), TECS_OK);
+    CHECK(tecs_new(w) != 0);
+    CHECK_ERR(tecs_world_check(w), TECS_OK);
+    tecs_world_free(w);
+    CHECK_EQ(al.blocks, 0);
+}
+
+TEST(archetype_count_limit)
+{
+    tw_alloc al = { 0 };
+    tecs_world_t *w = tecs_world_new_ex(&(tecs_world_desc_t){
+        .alloc = tw_alloc_fn, .alloc_ud = &al, .max_archetypes = 3 });
+    tecs_comp_t a = TECS_COMPONENT(w, Position);
+    tecs_comp_t b = TECS_COMPONENT(w, Velocity);
+    CHECK(tecs_archetype(w, 1, &a) != NULL);
+    CHECK(tecs_archetype(w, 1, &b) != NULL);
+    CHECK(tecs_archetype(w, 2, (tecs_comp_t[]){ a, b }) == NULL);
+    CHECK_EQ(tecs_last_error(w), TECS_ELIMIT);
+    tecs_entity_t e = tecs_new(w);
+    CHECK_ERR(tecs_add(w, e, a), TECS_OK);           /* existing archetype: fine */
+    CHECK_ERR(tecs_add(w, e, b), TECS_ELIMIT);       /* would need a fourth */
+    CHECK(tecs_has(w, e, a) && !tecs_has(w, e, b));
+    CHECK_EQ(tecs_world_archetype_count(w), 3);
+    CHECK_ERR(tecs_world_check(w), TECS_OK);
+    tecs_world_free(w);
+    CHECK_EQ(al.blocks, 0);
+}
+
+TEST(archetype_component_limit)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t ids[TECS_MAX_ARCH_COMPONENTS + 1];
+    for (int i = 0; i <= TECS_MAX_ARCH_COMPONENTS; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "c%d", i);
+        ids[i] = tecs_component(w, &(tecs_component_desc_t){ .name = name,
+                                                             .size = (size_t)(i % 3) * 4 });
+    }
+    CHECK(tecs_archetype(w, TECS_MAX_ARCH_COMPONENTS + 1, ids) == NULL);
+    CHECK_EQ(tecs_last_error(w), TECS_ELIMIT);
+    tecs_archetype_t *full = tecs_archetype(w, TECS_MAX_ARCH_COMPONENTS, ids);
+    CHECK(full != NULL);
+    tecs_entity_t e = tecs_new_in(w, full);
+    CHECK(e != 0);
+    CHECK_ERR(tecs_add(w, e, ids[TECS_MAX_ARCH_COMPONENTS]), TECS_ELIMIT);
+    CHECK_ERR(tecs_set(w, e, ids[TECS_MAX_ARCH_COMPONENTS], &(int64_t){ 1 }), TECS_ELIMIT);
+    CHECK(tecs_entity_archetype(w, e) == full);
+    CHECK_ERR(tecs_remove(w, e, ids[5]), TECS_OK);
+    CHECK_ERR(tecs_add(w, e, ids[TECS_MAX_ARCH_COMPONENTS]), TECS_OK);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+TEST(archetype_components_of_null)
+{
+    const tecs_comp_t *ids = NULL;
+    CHECK_EQ(tecs_archetype_components(NULL, &ids), 0);
+    tecs_world_t *w = tw_new();
+    CHECK_EQ(tecs_archetype_components(tecs_archetype(w, 0, NULL), &ids), 0);
+    CHECK(tecs_entity_archetype(w, 5) == NULL);
+    CHECK_EQ(tecs_last_error(w), TECS_EDEAD);
+    tw_free(w);
+}
+
+TEST(archetype_chunk_too_large_is_elimit)
+{
+    tecs_world_t *w = tw_new_ex(NULL, 65536);
+    tecs_comp_t big = tecs_component(w, &(tecs_component_desc_t){
+        .name = "Big", .size = TECS_MAX_COMPONENT_SIZE });
+    CHECK(big != 0);
+    size_t mem = tecs_world_memory(w);
+    CHECK(tecs_archetype(w, 1, &big) == NULL);
+    CHECK_EQ(tecs_last_error(w), TECS_ELIMIT);
+    tecs_entity_t e = tecs_new(w);
+    CHECK_ERR(tecs_add(w, e, big), TECS_ELIMIT);
+    CHECK(!tecs_has(w, e, big));
+    CHECK_EQ(tecs_world_archetype_count(w), 1);
+    CHECK(tecs_world_memory(w) >= mem);
+    TW_CHECK(w);
+    tw_free(w);
+}

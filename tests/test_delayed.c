@@ -1,0 +1,608 @@
+/* Structural changes during iteration, and the delayed new / kill API. */
+#include "hooks.h"
+
+typedef struct fixture {
+    tecs_world_t *w;
+    tecs_comp_t pos, vel, hp;
+    tecs_query_t *all;                          /* every entity with pos */
+} fixture;
+
+static fixture fx_new(int32_t rows)
+{
+    fixture f;
+    f.w = tw_new_ex(NULL, rows);
+    f.pos = TECS_COMPONENT(f.w, Position);
+    f.vel = TECS_COMPONENT(f.w, Velocity);
+    f.hp = TECS_COMPONENT(f.w, Health);
+    f.all = tecs_query_all(f.w, 1, &f.pos);
+    return f;
+}
+
+static tecs_entity_t fx_spawn(fixture *f, float x)
+{
+    tecs_entity_t e = tecs_new(f->w);
+    CHECK_ERR(TECS_SET(f->w, e, f->pos, Position, { x, 0 }), TECS_OK);
+    return e;
+}
+
+/* ---- changes during iteration ------------------------------------------- */
+
+TEST(defer_changes_wait_for_the_end)
+{
+    fixture f = fx_new(16);
+    tecs_entity_t a = fx_spawn(&f, 1), b = fx_spawn(&f, 2);
+    tecs_archetype_t *pv = tecs_archetype(f.w, 2, (tecs_comp_t[]){ f.pos, f.vel });
+    tecs_entity_t made[6] = { 0 }, bulk[3] = { 0 };
+    tecs_iter_t it = tecs_query_iter(f.all);
+    CHECK(tecs_iter_next(&it));
+    made[0] = tecs_new(f.w);
+    made[1] = tecs_new_in(f.w, pv);
+    CHECK_ERR(tecs_new_bulk(f.w, pv, 3, bulk, 0, NULL), TECS_OK);
+    CHECK_ERR(tecs_destroy(f.w, a), TECS_OK);
+    CHECK_ERR(tecs_add(f.w, b, f.vel), TECS_OK);
+    CHECK_ERR(tecs_remove(f.w, b, f.pos), TECS_OK);
+    CHECK_ERR(TECS_SET(f.w, b, f.hp, Health, { 9 }), TECS_OK);
+    /* Nothing happened yet, but the ids exist. */
+    for (int i = 0; i < 2; i++)
+        CHECK(made[i] != 0 && !tecs_is_alive(f.w, made[i]));
+    for (int i = 0; i < 3; i++)
+        CHECK(bulk[i] != 0 && !tecs_is_alive(f.w, bulk[i]));
+    CHECK(made[0] != made[1] && bulk[0] != made[1]);
+    CHECK(tecs_is_alive(f.w, a));
+    CHECK(tecs_has(f.w, b, f.pos) && !tecs_has(f.w, b, f.vel) && !tecs_has(f.w, b, f.hp));
+    CHECK_EQ(tecs_world_entity_count(f.w), 2);
+    CHECK_EQ(tecs_archetype_entity_count(pv), 0);
+    CHECK(!tecs_iter_next(&it));                  /* the end applies them */
+    CHECK(!tecs_is_deferred(f.w));
+    CHECK(tecs_is_alive(f.w, made[0]) && tecs_is_alive(f.w, made[1]));
+    CHECK(!tecs_is_alive(f.w, a));
+    CHECK(!tecs_has(f.w, b, f.pos) && tecs_has(f.w, b, f.vel));
+    CHECK_EQ(TECS_GET(f.w, b, f.hp, Health)->hp, 9);
+    CHECK_EQ(tecs_archetype_entity_count(pv), 4);
+    CHECK_EQ(tecs_world_entity_count(f.w), 6);
+    TW_CHECK(f.w);
+    tw_free(f.w);
+}
+
+TEST(defer_changes_apply_in_call_order)
+{
+    fixture f = fx_new(16);
+    tecs_entity_t e = fx_spawn(&f, 1);
+    tecs_iter_t it = tecs_query_iter(f.all);
+    CHECK(tecs_iter_next(&it));
+    CHECK_ERR(TECS_SET(f.w, e, f.vel, Velocity, { 1, 1 }), TECS_OK);
+    CHECK_ERR(tecs_remove(f.w, e, f.vel), TECS_OK);
+    CHECK_ERR(TECS_SET(f.w, e, f.vel, Velocity, { 2, 2 }), TECS_OK);
+    CHECK_ERR(TECS_SET(f.w, e, f.vel, Velocity, { 3, 3 }), TECS_OK);
+    CHECK_ERR(tecs_add(f.w, e, f.hp), TECS_OK);
+    CHECK_ERR(tecs_remove(f.w, e, f.hp), TECS_OK);
+    /* An entity made, changed and destroyed in one batch. */
+    tecs_entity_t n = tecs_new(f.w);
+    CHECK_ERR(TECS_SET(f.w, n, f.pos, Position, { 7, 7 }), TECS_OK);
+    tecs_entity_t m = tecs_new(f.w);
+    CHECK_ERR(TECS_SET(f.w, m, f.hp, Health, { 5 }), TECS_OK);   /* queued on a pending id */
+    CHECK_ERR(tecs_add(f.w, m, f.vel), TECS_OK);
+    CHECK_ERR(tecs_destroy(f.w, n), TECS_OK);     /* cancels n's birth */
+    tecs_iter_fini(&it);
+    CHECK_EQ(TECS_GET(f.w, e, f.vel, Velocity)->x, 3);
+    CHECK(!tecs_has(f.w, e, f.hp));
+    CHECK(!tecs_is_alive(f.w, n));
+    CHECK(tecs_is_alive(f.w, m));
+    CHECK_EQ(TECS_GET(f.w, m, f.hp, Health)->hp, 5);
+    CHECK(tecs_has(f.w, m, f.vel));
+    CHECK_EQ(tecs_world_entity_count(f.w), 2);
+    TW_CHECK(f.w);
+    tw_free(f.w);
+}
+
+TEST(defer_set_of_existing_component_is_immediate)
+{
+    fixture f = fx_new(16);
+    tecs_entity_t e = fx_spawn(&f, 1);
+    tecs_iter_t it = tecs_query_iter(f.all);
+    while (tecs_iter_next(&it)) {
+        CHECK_ERR(TECS_SET(f.w, e, f.pos, Position, { 42, 0 }), TECS_OK);
+        CHECK_EQ(TECS_FIELD(&it, Position, 0)[0].x, 42);
+        TECS_GET_MUT(f.w, e, f.pos, Position)->y = 5;
+        CHECK_EQ(TECS_FIELD(&it, Position, 0)[0].y, 5);
+    }
+    tw_free(f.w);
+}
+
+TEST(defer_destroy_twice_is_harmless)
+{
+    hook_counts h = { 0 };
+    fixture f = fx_new(16);
+    tecs_comp_t o = obj_component(f.w, "Obj", &h);
+    tecs_entity_t e = fx_spawn(&f, 1), keep = fx_spawn(&f, 2);
+    CHECK_ERR(tecs_add(f.w, e, o), TECS_OK);
+    tecs_iter_t it = tecs_query_iter(f.all);
+    CHECK(tecs_iter_next(&it));
+    CHECK_ERR(tecs_destroy(f.w, e), TECS_OK);
+    CHECK_ERR(tecs_destroy(f.w, e), TECS_OK);
+    CHECK_ERR(tecs_add(f.w, e, f.vel), TECS_OK);   /* after its destroy: dropped */
+    tecs_iter_fini(&it);
+    CHECK(!tecs_is_alive(f.w, e));
+    CHECK(tecs_is_alive(f.w, keep));
+    CHECK_EQ(tecs_world_entity_count(f.w), 1);
+    CHECK_EQ(h.dtor, 1);
+    tecs_entity_t again = tecs_new(f.w);            /* the slot is reused once */
+    CHECK_EQ(TECS_ENTITY_INDEX(again), TECS_ENTITY_INDEX(e));
+    CHECK(tecs_new(f.w) != again);
+    CHECK_EQ(h.bad, 0);
+    TW_CHECK(f.w);
+    tw_free(f.w);
+}
+
+/* Every entity present at the start is visited exactly once, whatever the
+** loop adds, removes, creates or destroys; nothing created is visited. */
+TEST(defer_iteration_neither_skips_nor_repeats)
+{
+    fixture f = fx_new(16);
+    enum { N = 200 };
+    tecs_entity_t ids[N];
+    for (int i = 0; i < N; i++) {
+        ids[i] = fx_spawn(&f, (float)i);
+        if (i % 3 == 0)
+            tecs_add(f.w, ids[i], f.hp);
+    }
+    static int seen[N + 400];
+    memset(seen, 0, sizeof seen);
+    int visits = 0;
+    tecs_iter_t it = tecs_query_iter(f.all);
+    while (tecs_iter_next(&it)) {
+        for (int r = 0; r < it.count; r++) {
+            tecs_entity_t e = it.entities[r];
+            seen[TECS_ENTITY_INDEX(e)]++;
+            visits++;
+            int i = (int)TECS_ENTITY_INDEX(e);
+            tecs_add(f.w, e, f.vel);                       /* moves it later */
+            if (i % 5 == 0)
+                tecs_remove(f.w, e, f.pos);                /* leaves the query */
+            if (i + 1 < N && i % 7 == 0)
+                tecs_destroy(f.w, ids[i + 1]);             /* one not yet visited */
+            fx_spawn(&f, -1);                              /* new one with pos */
+        }
+    }
+    CHECK_EQ(visits, N);
+    for (int i = 0; i < N; i++)
+        CHECK_EQ(seen[i], 1);
+    int destroyed = 0;
+    for (int i = 0; i + 1 < N; i++)
+        destroyed += i % 7 == 0;
+    CHECK_EQ(tecs_world_entity_count(f.w), 2 * N - destroyed);
+    TW_CHECK(f.w);
+    tw_free(f.w);
+}
+
+typedef struct init_seen { tecs_comp_t hp; int calls; bool deferred; } init_seen;
+
+static void init_hp(tecs_init_t *init, void *ctx)
+{
+    init_seen *s = ctx;
+    s->calls++;
+    ((Health *)tecs_init_construct(init, s->hp))->hp = 77;
+}
+
+TEST(defer_new_with_and_bulk_values)
+{
+    hook_counts h = { 0 };
+    fixture f = fx_new(16);
+    tecs_comp_t o = obj_component(f.w, "Obj", &h);
+    fx_spawn(&f, 0);
+    tecs_archetype_t *ah = tecs_archetype(f.w, 2, (tecs_comp_t[]){ f.hp, o });
+    init_seen s = { .hp = f.hp };
+    Obj vals[20];
+    for (int i = 0; i < 20; i++)
+        vals[i] = obj(i);
+    tecs_entity_t ids[20], e;
+    tecs_iter_t it = tecs_query_iter(f.all);
+    CHECK(tecs_iter_next(&it));
+    e = tecs_new_with(f.w, ah, init_hp, &s);
+    CHECK(e != 0 && s.calls == 0);                  /* runs at the flush */
+    CHECK_ERR(tecs_new_bulk(f.w, ah, 20, ids, 1, &(tecs_value_t){ o, vals }), TECS_OK);
+    for (int i = 0; i < 20; i++)
+        vals[i].value = -1;                          /* copied already */
+    tecs_iter_fini(&it);
+    CHECK_EQ(s.calls, 1);
+    CHECK_EQ(TECS_GET(f.w, e, f.hp, Health)->hp, 77);
+    CHECK_EQ(TECS_GET(f.w, e, o, Obj)->value, OBJ_DEFAULT);
+    for (int i = 0; i < 20; i++)
+        CHECK_EQ(TECS_GET(f.w, ids[i], o, Obj)->value, i);
+    CHECK_EQ(hooks_live(&h), 21);
+    CHECK_EQ(h.bad, 0);
+    TW_CHECK(f.w);
+    tw_free(f.w);
+    CHECK_EQ(hooks_live(&h), 0);
+}
+
+TEST(defer_world_freed_with_iteration_open)
+{
+    hook_counts h = { 0 };
+    fixture f = fx_new(16);
+    tecs_comp_t o = obj_component(f.w, "Obj", &h);
+    tecs_entity_t e = fx_spawn(&f, 1);
+    tecs_archetype_t *ao = tecs_archetype(f.w, 1, &o);
+    tecs_iter_t it = tecs_query_iter(f.all);
+    CHECK(tecs_iter_next(&it));
+    CHECK_ERR(tecs_set(f.w, e, o, &(Obj){ OBJ_LIVE, 3 }), TECS_OK);
+    CHECK(tecs_new_in(f.w, ao) != 0);
+    Obj v[2] = { obj(1), obj(2) };
+    CHECK_ERR(tecs_new_bulk(f.w, ao, 2, NULL, 1, &(tecs_value_t){ o, v }), TECS_OK);
+    CHECK(tecs_delay_new(f.w, ao, 1, &(tecs_value_t){ o, v }) != 0);
+    tw_free(f.w);                                   /* leak check inside */
+    CHECK_EQ(hooks_live(&h), 0);
+    CHECK_EQ(h.bad, 0);
+}
+
+/* ---- delayed new -------------------------------------------------------- */
+
+TEST(delayed_new_born_at_apply)
+{
+    fixture f = fx_new(16);
+    tecs_archetype_t *ap = tecs_archetype(f.w, 2, (tecs_comp_t[]){ f.pos, f.hp });
+    Position p = { 3, 4 };
+    tecs_entity_t e = tecs_delay_new(f.w, ap, 1, &(tecs_value_t){ f.pos, &p });
+    CHECK(e != 0);
+    p.x = 100;                                      /* copied at the call */
+    CHECK(!tecs_is_alive(f.w, e));
+    CHECK_EQ(tecs_pending_news(f.w), 1);
+    CHECK_EQ(tecs_world_entity_count(f.w), 0);
+    CHECK_EQ(tecs_query_count(f.all), 0);
+    CHECK(tecs_new(f.w) != e);                      /* its id is taken */
+    CHECK_ERR(tecs_apply_kills(f.w), TECS_OK);      /* kills only: still pending */
+    CHECK(!tecs_is_alive(f.w, e));
+    CHECK_ERR(tecs_apply_news(f.w), TECS_OK);
+    CHECK(tecs_is_alive(f.w, e));
+    CHECK_EQ(TECS_GET(f.w, e, f.pos, Position)->x, 3);
+    CHECK_EQ(TECS_GET(f.w, e, f.hp, Health)->hp, 0);
+    CHECK_EQ(tecs_pending_news(f.w), 0);
+    CHECK_EQ(tecs_world_entity_count(f.w), 2);
+    CHECK_EQ(tecs_query_count(f.all), 1);
+    CHECK_ERR(tecs_apply_news(f.w), TECS_OK);       /* nothing left: no-op */
+    TW_CHECK(f.w);
+    tw_free(f.w);
+}
+
+TEST(delayed_news_apply_in_call_order)
+{
+    fixture f = fx_new(16);
+    tecs_archetype_t *a = tecs_archetype(f.w, 1, &f.pos);
+    tecs_archetype_t *b = tecs_archetype(f.w, 2, (tecs_comp_t[]){ f.pos, f.vel });
+    tecs_entity_t e[6];
+    for (int i = 0; i < 6; i++)
+        e[i] = tecs_delay_new(f.w, i % 2 ? b : a, 0, NULL);
+    CHECK_ERR(tecs_apply_news(f.w), TECS_OK);
+    tecs_entity_t got[6];
+    CHECK_EQ(tecs_query_collect(f.all, got, 6), 6);
+    /* a's rows then b's rows, each in call order. */
+    tecs_entity_t want[6] = { e[0], e[2], e[4], e[1], e[3], e[5] };
+    CHECK(memcmp(got, want, sizeof want) == 0);
+    tw_free(f.w);
+}
+
+TEST(delayed_destroy_of_pending_birth_cancels_it)
+{
+    hook_counts h = { 0 };
+    fixture f = fx_new(16);
+    tecs_comp_t o = obj_component(f.w, "Obj", &h);
+    tecs_archetype_t *ao = tecs_archetype(f.w, 1, &o);
+    tecs_entity_t e = tecs_delay_new(f.w, ao, 1, &(tecs_value_t){ o, &(Obj){ OBJ_LIVE, 5 } });
+    tecs_entity_t keep = tecs_delay_new(f.w, ao, 0, NULL);
+    CHECK_EQ(tecs_pending_news(f.w), 2);
+    CHECK_ERR(tecs_destroy(f.w, e), TECS_OK);
+    CHECK_EQ(tecs_pending_news(f.w), 1);
+    CHECK_ERR(tecs_destroy(f.w, e), TECS_EDEAD);
+    tecs_entity_t reuse = tecs_new(f.w);             /* takes e's slot */
+    CHECK_EQ(TECS_ENTITY_INDEX(reuse), TECS_ENTITY_INDEX(e));
+    CHECK_ERR(tecs_apply_news(f.w), TECS_OK);
+    CHECK(!tecs_is_alive(f.w, e));
+    CHECK(tecs_is_alive(f.w, keep));
+    CHECK(tecs_entity_archetype(f.w, reuse) == tecs_archetype(f.w, 0, NULL));
+    CHECK_EQ(tecs_archetype_entity_count(ao), 1);
+    CHECK_EQ(tecs_world_entity_count(f.w), 2);
+    CHECK_EQ(hooks_live(&h), 1);                    /* the queued copy was dropped */
+    CHECK_EQ(h.bad, 0);
+    TW_CHECK(f.w);
+    tw_free(f.w);
+}
+
+TEST(delayed_new_bad_input)
+{
+    fixture f = fx_new(16);
+    tecs_world_t *w2 = tw_new();
+    tecs_archetype_t *a = tecs_archetype(f.w, 1, &f.pos);
+    CHECK_EQ(tecs_delay_new(f.w, NULL, 0, NULL), 0);
+    CHECK_EQ(tecs_last_error(f.w), TECS_EINVAL);
+    CHECK_EQ(tecs_delay_new(f.w, tecs_archetype(w2, 0, NULL), 0, NULL), 0);
+    CHECK_EQ(tecs_last_error(f.w), TECS_EWORLD);
+    CHECK_EQ(tecs_delay_new(f.w, a, 1, &(tecs_value_t){ f.vel, &(Velocity){ 0, 0 } }), 0);
+    CHECK_EQ(tecs_last_error(f.w), TECS_ENOCOMP);
+    CHECK_EQ(tecs_delay_new(f.w, a, 1, NULL), 0);
+    CHECK_EQ(tecs_last_error(f.w), TECS_EINVAL);
+    CHECK_EQ(tecs_delay_new(NULL, a, 0, NULL), 0);
+    CHECK_EQ(tecs_pending_news(f.w), 0);
+    CHECK(tecs_delay_new(f.w, a, 0, NULL) != 0);
+    tw_free(w2);
+    tw_free(f.w);
+}
+
+/* ---- delayed kill ------------------------------------------------------- */
+
+typedef struct kill_log {
+    int calls;
+    tecs_entity_t last;
+    bool alive_inside;
+    tecs_comp_t pos;
+    tecs_entity_t made;                             /* made inside the callback */
+} kill_log;
+
+static void on_kill(tecs_world_t *w, tecs_entity_t e, void *ctx)
+{
+    kill_log *k = ctx;
+    k->calls++;
+    k->last = e;
+    k->alive_inside = tecs_is_alive(w, e) && tecs_has(w, e, k->pos);
+}
+
+TEST(delayed_kill_runs_callback_before_kill)
+{
+    fixture f = fx_new(16);
+    tecs_entity_t e = fx_spawn(&f, 1), g = fx_spawn(&f, 2);
+    kill_log k = { .pos = f.pos };
+    CHECK_ERR(tecs_delay_destroy(f.w, e, on_kill, &k), TECS_OK);
+    CHECK(tecs_is_alive(f.w, e));
+    CHECK_EQ(tecs_pending_kills(f.w), 1);
+    CHECK_EQ(tecs_query_count(f.all), 2);           /* still iterated */
+    CHECK_ERR(tecs_add(f.w, e, f.vel), TECS_OK);     /* still changeable */
+    CHECK_ERR(tecs_apply_news(f.w), TECS_OK);        /* news only: still alive */
+    CHECK(tecs_is_alive(f.w, e));
+    CHECK_EQ(k.calls, 0);
+    CHECK_ERR(tecs_apply_kills(f.w), TECS_OK);
+    CHECK_EQ(k.calls, 1);
+    CHECK_EQ(k.last, e);
+    CHECK(k.alive_inside);
+    CHECK(!tecs_is_alive(f.w, e));
+    CHECK(tecs_is_alive(f.w, g));
+    CHECK_EQ(tecs_pending_kills(f.w), 0);
+    CHECK_EQ(tecs_world_entity_count(f.w), 1);
+    CHECK_ERR(tecs_delay_destroy(f.w, g, NULL, NULL), TECS_OK);   /* no callback */
+    CHECK_ERR(tecs_apply_delayed(f.w), TECS_OK);
+    CHECK_EQ(tecs_world_entity_count(f.w), 0);
+    TW_CHECK(f.w);
+    tw_free(f.w);
+}
+
+TEST(delayed_kill_twice_is_one_kill)
+{
+    hook_counts h = { 0 };
+    fixture f = fx_new(16);
+    tecs_comp_t o = obj_component(f.w, "Obj", &h);
+    tecs_entity_t e = fx_spawn(&f, 1);
+    tecs_add(f.w, e, o);
+    kill_log k1 = { .pos = f.pos }, k2 = { .pos = f.pos };
+    CHECK_ERR(tecs_delay_destroy(f.w, e, on_kill, &k1), TECS_OK);
+    CHECK_ERR(tecs_delay_destroy(f.w, e, on_kill, &k2), TECS_OK);
+    CHECK_EQ(tecs_pending_kills(f.w), 1);
+    CHECK_ERR(tecs_apply_kills(f.w), TECS_OK);
+    CHECK_EQ(k1.calls + k2.calls, 1);
+    CHECK_EQ(k1.calls, 1);                          /* the first callback */
+    CHECK_EQ(h.dtor, 1);
+    CHECK_EQ(tecs_world_entity_count(f.w), 0);
+    tw_free(f.w);
+}
+
+TEST(delayed_stale_kill_never_hits_reused_slot)
+{
+    fixture f = fx_new(16);
+    tecs_entity_t e = fx_spawn(&f, 1);
+    kill_log k = { .pos = f.pos };
+    CHECK_ERR(tecs_delay_destroy(f.w, e, on_kill, &k), TECS_OK);
+    CHECK_ERR(tecs_destroy(f.w, e), TECS_OK);        /* killed directly */
+    CHECK_EQ(tecs_pending_kills(f.w), 0);
+    tecs_entity_t reuse = fx_spawn(&f, 2);
+    CHECK_EQ(TECS_ENTITY_INDEX(reuse), TECS_ENTITY_INDEX(e));
+    CHECK_ERR(tecs_apply_kills(f.w), TECS_OK);
+    CHECK_EQ(k.calls, 0);
+    CHECK(tecs_is_alive(f.w, reuse));
+    CHECK_EQ(tecs_world_entity_count(f.w), 1);
+    /* The new entity may be delayed-killed in its own right. */
+    CHECK_ERR(tecs_delay_destroy(f.w, reuse, on_kill, &k), TECS_OK);
+    CHECK_EQ(tecs_pending_kills(f.w), 1);
+    CHECK_ERR(tecs_apply_kills(f.w), TECS_OK);
+    CHECK_EQ(k.calls, 1);
+    CHECK(!tecs_is_alive(f.w, reuse));
+    TW_CHECK(f.w);
+    tw_free(f.w);
+}
+
+TEST(delayed_kill_bad_input)
+{
+    fixture f = fx_new(16);
+    tecs_entity_t e = fx_spawn(&f, 1);
+    CHECK_ERR(tecs_destroy(f.w, e), TECS_OK);
+    CHECK_ERR(tecs_delay_destroy(f.w, e, NULL, NULL), TECS_EDEAD);
+    CHECK_ERR(tecs_delay_destroy(f.w, 0, NULL, NULL), TECS_EDEAD);
+    CHECK_ERR(tecs_delay_destroy(NULL, e, NULL, NULL), TECS_EINVAL);
+    CHECK_ERR(tecs_apply_news(NULL), TECS_EINVAL);
+    CHECK_EQ(tecs_pending_kills(f.w), 0);
+    CHECK_EQ(tecs_pending_kills(NULL), 0);
+    CHECK_EQ(tecs_pending_news(NULL), 0);
+    tw_free(f.w);
+}
+
+static void kill_and_spawn(tecs_world_t *w, tecs_entity_t e, void *ctx)
+{
+    kill_log *k = ctx;
+    on_kill(w, e, ctx);
+    CHECK_ERR(tecs_apply_kills(w), TECS_EBUSY);
+    k->made = tecs_new(w);                          /* queued, applied after */
+    CHECK(!tecs_is_alive(w, k->made));
+}
+
+TEST(delayed_kill_callback_changes_are_applied)
+{
+    fixture f = fx_new(16);
+    tecs_entity_t e = fx_spawn(&f, 1);
+    kill_log k = { .pos = f.pos };
+    CHECK_ERR(tecs_delay_destroy(f.w, e, kill_and_spawn, &k), TECS_OK);
+    CHECK_ERR(tecs_apply_kills(f.w), TECS_OK);
+    CHECK_EQ(k.calls, 1);
+    CHECK(!tecs_is_alive(f.w, e));
+    CHECK(tecs_is_alive(f.w, k.made));
+    CHECK_EQ(tecs_world_entity_count(f.w), 1);
+    TW_CHECK(f.w);
+    tw_free(f.w);
+}
+
+TEST(delayed_apply_inside_iteration_is_ebusy)
+{
+    fixture f = fx_new(16);
+    tecs_entity_t e = fx_spawn(&f, 1);
+    tecs_entity_t n = tecs_delay_new(f.w, tecs_archetype(f.w, 1, &f.pos), 0, NULL);
+    CHECK_ERR(tecs_delay_destroy(f.w, e, NULL, NULL), TECS_OK);
+    tecs_iter_t it = tecs_query_iter(f.all);
+    CHECK(tecs_iter_next(&it));
+    CHECK_ERR(tecs_apply_news(f.w), TECS_EBUSY);
+    CHECK_ERR(tecs_apply_kills(f.w), TECS_EBUSY);
+    CHECK_ERR(tecs_apply_delayed(f.w), TECS_EBUSY);
+    tecs_iter_fini(&it);
+    CHECK(tecs_is_alive(f.w, e) && !tecs_is_alive(f.w, n));
+    CHECK_EQ(tecs_pending_news(f.w), 1);
+    CHECK_EQ(tecs_pending_kills(f.w), 1);
+    CHECK_ERR(tecs_apply_delayed(f.w), TECS_OK);
+    CHECK(!tecs_is_alive(f.w, e) && tecs_is_alive(f.w, n));
+    TW_CHECK(f.w);
+    tw_free(f.w);
+}
+
+TEST(delayed_counts_stay_right)
+{
+    fixture f = fx_new(16);
+    tecs_archetype_t *a = tecs_archetype(f.w, 1, &f.pos);
+    tecs_entity_t live[10], born[10];
+    for (int i = 0; i < 10; i++) {
+        live[i] = fx_spawn(&f, (float)i);
+        born[i] = tecs_delay_new(f.w, a, 0, NULL);
+    }
+    for (int i = 0; i < 10; i += 2)
+        CHECK_ERR(tecs_delay_destroy(f.w, live[i], NULL, NULL), TECS_OK);
+    CHECK_ERR(tecs_destroy(f.w, born[3]), TECS_OK);  /* cancel one birth */
+    CHECK_ERR(tecs_destroy(f.w, live[4]), TECS_OK);  /* one kill goes stale */
+    CHECK_EQ(tecs_world_entity_count(f.w), 9);
+    CHECK_EQ(tecs_pending_news(f.w), 9);
+    CHECK_EQ(tecs_pending_kills(f.w), 4);
+    CHECK_ERR(tecs_apply_news(f.w), TECS_OK);
+    CHECK_EQ(tecs_world_entity_count(f.w), 18);
+    CHECK_EQ(tecs_pending_news(f.w), 0);
+    CHECK_EQ(tecs_pending_kills(f.w), 4);
+    CHECK_ERR(tecs_apply_kills(f.w), TECS_OK);
+    CHECK_EQ(tecs_world_entity_count(f.w), 14);
+    CHECK_EQ(tecs_pending_kills(f.w), 0);
+    CHECK_EQ(tecs_query_count(f.all), 14);
+    TW_CHECK(f.w);
+    tw_free(f.w);
+}
+
+/* A delayed birth is not born by the end of an iteration, so changes to it
+** cannot be queued there: they fail at once, as outside an iteration,
+** instead of being lost at the flush. */
+TEST(delayed_pending_id_refused_inside_iteration)
+{
+    fixture f = fx_new(16);
+    fx_spawn(&f, 1);
+    tecs_entity_t d = tecs_delay_new(f.w, tecs_archetype(f.w, 1, &f.pos), 0, NULL);
+    CHECK_ERR(tecs_add(f.w, d, f.vel), TECS_EDEAD);
+    tecs_iter_t it = tecs_query_iter(f.all);
+    CHECK(tecs_iter_next(&it));
+    CHECK_ERR(tecs_add(f.w, d, f.vel), TECS_EDEAD);
+    CHECK_ERR(TECS_SET(f.w, d, f.hp, Health, { 1 }), TECS_EDEAD);
+    CHECK_ERR(tecs_remove(f.w, d, f.pos), TECS_EDEAD);
+    tecs_entity_t n = tecs_new(f.w);                /* born at the end: queued */
+    CHECK_ERR(tecs_add(f.w, n, f.vel), TECS_OK);
+    tecs_iter_fini(&it);
+    CHECK(tecs_has(f.w, n, f.vel));
+    CHECK_ERR(tecs_apply_news(f.w), TECS_OK);
+    CHECK(tecs_is_alive(f.w, d) && !tecs_has(f.w, d, f.vel));
+    TW_CHECK(f.w);
+    tw_free(f.w);
+}
+
+/* A birth followed by adds and sets of the same entity in one batch lands
+** with every value right, hooks balanced, whatever the order. */
+TEST(defer_birth_then_sets_in_one_batch)
+{
+    hook_counts h = { 0 };
+    fixture f = fx_new(16);
+    tecs_comp_t o = obj_component(f.w, "Obj", &h);
+    tecs_comp_t tag = TECS_TAG(f.w, Tag);
+    fx_spawn(&f, 0);
+    tecs_archetype_t *ao = tecs_archetype(f.w, 1, &o);
+    tecs_entity_t n[4];
+    tecs_iter_t it = tecs_query_iter(f.all);
+    CHECK(tecs_iter_next(&it));
+    n[0] = tecs_new(f.w);
+    CHECK_ERR(TECS_SET(f.w, n[0], f.hp, Health, { 1 }), TECS_OK);
+    CHECK_ERR(tecs_add(f.w, n[0], tag), TECS_OK);
+    CHECK_ERR(tecs_set(f.w, n[0], o, &(Obj){ OBJ_LIVE, 10 }), TECS_OK);
+    CHECK_ERR(TECS_SET(f.w, n[0], f.pos, Position, { 2, 3 }), TECS_OK);
+    CHECK_ERR(TECS_SET(f.w, n[0], f.hp, Health, { 4 }), TECS_OK);       /* again */
+    n[1] = tecs_new_in(f.w, ao);
+    CHECK_ERR(tecs_set(f.w, n[1], o, &(Obj){ OBJ_LIVE, 20 }), TECS_OK);  /* in it already */
+    CHECK_ERR(tecs_add(f.w, n[1], o), TECS_OK);                          /* conflicts: dropped */
+    CHECK_ERR(tecs_add(f.w, n[1], f.vel), TECS_OK);
+    n[2] = tecs_new(f.w);
+    CHECK_ERR(tecs_add(f.w, n[2], f.hp), TECS_OK);
+    n[3] = tecs_new(f.w);
+    CHECK_ERR(tecs_set(f.w, n[2], o, &(Obj){ OBJ_LIVE, 30 }), TECS_OK);  /* after another new */
+    CHECK_ERR(tecs_set(f.w, n[3], o, &(Obj){ OBJ_LIVE, 40 }), TECS_OK);
+    tecs_iter_fini(&it);
+    CHECK_EQ(TECS_GET(f.w, n[0], f.hp, Health)->hp, 4);
+    CHECK(tecs_has(f.w, n[0], tag));
+    CHECK_EQ(TECS_GET(f.w, n[0], o, Obj)->value, 10);
+    CHECK_EQ(TECS_GET(f.w, n[0], f.pos, Position)->y, 3);
+    CHECK_EQ(TECS_GET(f.w, n[1], o, Obj)->value, 20);
+    CHECK(tecs_has(f.w, n[1], f.vel));
+    CHECK_EQ(TECS_GET(f.w, n[2], f.hp, Health)->hp, 0);
+    CHECK_EQ(TECS_GET(f.w, n[2], o, Obj)->value, 30);
+    CHECK_EQ(TECS_GET(f.w, n[3], o, Obj)->value, 40);
+    CHECK_EQ(tecs_world_entity_count(f.w), 5);
+    CHECK_EQ(hooks_live(&h), 4);
+    CHECK_EQ(h.bad, 0);
+    TW_CHECK(f.w);
+    tw_free(f.w);
+    CHECK_EQ(hooks_live(&h), 0);
+    CHECK_EQ(h.bad, 0);
+}
+
+static void kill_self_too(tecs_world_t *w, tecs_entity_t e, void *ctx)
+{
+    kill_log *k = ctx;
+    k->calls++;
+    CHECK_ERR(tecs_destroy(w, e), TECS_OK);         /* queued: still alive here */
+    CHECK(tecs_is_alive(w, e));
+    CHECK_ERR(tecs_add(w, e, k->pos), TECS_OK);     /* queued, then moot */
+    CHECK_ERR(tecs_delay_destroy(w, e, kill_self_too, ctx), TECS_OK);   /* already queued */
+}
+
+TEST(delayed_kill_callback_destroying_itself)
+{
+    hook_counts h = { 0 };
+    fixture f = fx_new(16);
+    tecs_comp_t o = obj_component(f.w, "Obj", &h);
+    tecs_entity_t e = tecs_new(f.w);
+    tecs_add(f.w, e, o);
+    kill_log k = { .pos = f.pos };
+    CHECK_ERR(tecs_delay_destroy(f.w, e, kill_self_too, &k), TECS_OK);
+    CHECK_ERR(tecs_apply_kills(f.w), TECS_OK);
+    CHECK_EQ(k.calls, 1);
+    CHECK(!tecs_is_alive(f.w, e));
+    CHECK_EQ(h.dtor, 1);
+    CHECK_EQ(tecs_pending_kills(f.w), 0);
+    CHECK_EQ(tecs_world_entity_count(f.w), 0);
+    CHECK_ERR(tecs_apply_kills(f.w), TECS_OK);
+    CHECK_EQ(k.calls, 1);
+    TW_CHECK(f.w);
+    tw_free(f.w);
+    CHECK_EQ(h.bad, 0);
+}
