@@ -54,6 +54,7 @@ typedef struct tecs__record {
 #define TECS__ARCH_PENDING  0xfffffffeu  /* id handed out, birth queued     */
 #define TECS__ARCH_RETIRED  0xfffffffdu  /* generation exhausted; never reused */
 #define TECS__KILL_QUEUED   0x80000000u  /* a delayed destroy is queued     */
+#define TECS__REMOVE_QUEUED 0x40000000u  /* a deferred remove is queued     */
 #define TECS__ROW_DELAYED   1u           /* row of a PENDING slot whose birth
                                             waits in the delayed queue      */
 #define TECS__ARCH_MASK     0x00ffffffu

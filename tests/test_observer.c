@@ -962,3 +962,39 @@ TEST(observer_add_only_hook_leaves_index_following_writes)
     TW_CHECK(w);
     tw_free(w);
 }
+
+/* Remove then set inside an iteration ends as outside: the entity has the
+** new value, and the events are REMOVE, ADD, SET in that order. */
+TEST(observer_remove_then_set_inside_iteration_matches_outside)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t tag = TECS_TAG(w, Frozen);
+    ev_log log = { .n = 0 };
+    ev_tap obs = { &log, 2 };
+    CHECK(watch(w, TECS_ON_ADD, pos, &obs));
+    CHECK(watch(w, TECS_ON_SET, pos, &obs));
+    CHECK(watch(w, TECS_ON_REMOVE, pos, &obs));
+    tecs_entity_t e = tecs_new(w);
+    CHECK_ERR(TECS_SET(w, e, pos, Position, {1, 0}), TECS_OK);
+    CHECK_ERR(tecs_add(w, e, tag), TECS_OK);
+    log.n = 0;
+    tecs_query_t *q = TECS_QUERY(w, {.comp = pos});
+    tecs_iter_t it = tecs_query_iter(q);
+    CHECK_ERR(tecs_remove(w, e, pos), TECS_OK);
+    CHECK_ERR(TECS_SET(w, e, pos, Position, {2, 0}), TECS_OK);
+    CHECK_ERR(tecs_remove(w, e, tag), TECS_OK);
+    CHECK_ERR(tecs_set(w, e, tag, NULL), TECS_OK);
+    CHECK_EQ(TECS_GET(w, e, pos, Position)->x, 1);     /* nothing applied yet */
+    CHECK_EQ(tecs_world_check(w), TECS_OK);
+    tecs_iter_fini(&it);
+    CHECK(tecs_has(w, e, tag));
+    CHECK_EQ(TECS_GET(w, e, pos, Position)->x, 2);
+    CHECK_EQ(log.n, 3);
+    EXPECT(&log, 0, 2, TECS_ON_REMOVE, e, pos);
+    EXPECT(&log, 1, 2, TECS_ON_ADD, e, pos);
+    EXPECT(&log, 2, 2, TECS_ON_SET, e, pos);
+    CHECK_EQ(log.recs[2].x, 2);
+    TW_CHECK(w);
+    tw_free(w);
+}
