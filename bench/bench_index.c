@@ -5,20 +5,11 @@
 ** Each scenario is `static double sc_NAME(int64_t n)`: it builds its world
 ** outside the timed region, times its workload with now_ns(), checks its
 ** result, frees the world and returns ns per unit, as bench.c's scenarios
-** do. To register them in bench.c's harness, #include this file there (with
-** TECS_BENCH_HARNESS defined, so its own main and helpers are left out) and
-** add these rows to `scenarios[]`:
+** do. bench.c includes this file (with TECS_BENCH_HARNESS defined, so the
+** harness's helpers are used) and lists the rows in its table. Built alone,
+** it is a small program printing the same rows as CSV, for quick looks:
 **
-**     { "where_eq",     sc_where_eq,     M, "ns/lookup", 0 },
-**     { "where_range",  sc_where_range,  M, "ns/result", 0 },
-**     { "where_scan",   sc_where_scan,   M, "ns/result", 0 },
-**     { "where_radius", sc_where_radius, M, "ns/result", 0 },
-**     { "set",          sc_set,          M, "ns/set",    0 },
-**     { "set_indexed",  sc_set_indexed,  M, "ns/set",    0 },
-**     { "set_indexed_hash", sc_set_indexed_hash, M, "ns/set", 0 },
-**
-** Built alone (the default), it is a small program printing the same CSV
-** rows: `tinyecs_bench_index [N]`.
+**     cc -O3 -Iinclude bench/bench_index.c libtinyecs.a && ./a.out [N]
 */
 #define _POSIX_C_SOURCE 200809L
 #include "tinyecs.h"
