@@ -584,7 +584,7 @@ static const scenario scenarios[] = {
     { "where_radius", sc_where_radius, M,      "ns/result", 0 },
     { "set",          sc_set,          M,      "ns/set",    0 },
     { "set_indexed",  sc_set_indexed,  M,      "ns/set",    0 },
-    { "set_indexed_hash", sc_set_indexed_hash, M, "ns/set", 0 },
+    { "set_hashed",   sc_set_indexed_hash, M,  "ns/set",    0 },
 };
 #define NSCEN ((int)(sizeof scenarios / sizeof scenarios[0]))
 
