@@ -37,8 +37,6 @@
 */
 #include "internal.h"
 
-#include <stdlib.h>
-
 /* ---- keys ------------------------------------------------------------- */
 
 static uint64_t enc_int(int64_t v)
@@ -487,23 +485,23 @@ static tecs_err_t fill(tecs_index_t *x)
     return TECS_OK;
 }
 
-static int by_chain(const void *pa, const void *pb)
-{
-    const ient *a = pa, *b = pb;
-    if (a->h != b->h)
-        return a->h < b->h ? -1 : 1;
-    if (a->key != b->key)
-        return a->key < b->key ? -1 : 1;
-    return (a->e > b->e) - (a->e < b->e);
-}
-
 /* Lay a freshly filled hash or spatial index out chain by chain, so that
-** the entries of one key (one grid cell) are neighbours in memory. */
+** the entries of one bucket (one key, one grid cell) are neighbours in
+** memory. Only a layout: skipped when the copy cannot be allocated. */
 static void compact(tecs_index_t *x)
 {
     if (!is_hashed(x) || x->n < 2)
         return;
-    qsort(x->ents, (size_t)x->n, sizeof *x->ents, by_chain);
+    ient *v = tecs__alloc(x->world, (size_t)x->cap * sizeof *v);
+    if (v == NULL)
+        return;
+    int32_t j = 0;
+    for (int32_t b = 0; b < x->nbucket; b++)
+        for (int32_t i = x->bucket[b]; i >= 0; i = x->ents[i].next)
+            v[j++] = x->ents[i];
+    assert(j == x->n);
+    tecs__free(x->world, x->ents, (size_t)x->cap * sizeof *x->ents);
+    x->ents = v;
     memset(x->bucket, 0xff, (size_t)x->nbucket * sizeof *x->bucket);
     for (int32_t i = x->n - 1; i >= 0; i--) {
         x->pos[TECS_ENTITY_INDEX(x->ents[i].e)] = i + 1;
