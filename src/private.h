@@ -321,8 +321,6 @@ void tecs__iter_load_rows(tecs_iter_t *it, int32_t m, tecs_archetype_t *a, uint3
 /* Ask the cache for the fields of row of a (q's match m), soon needed. */
 void tecs__iter_prefetch(const tecs_iter_t *it, int32_t m, const tecs_archetype_t *a,
                          uint32_t row);
-/* Report the writes of the current step (SET events through write terms). */
-void tecs__iter_report(tecs_iter_t *it);
 /* True if archetype a (may be NULL: false) matches the query's terms. */
 bool tecs__query_matches(const tecs_query_t *q, const tecs_archetype_t *a);
 

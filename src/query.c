@@ -341,11 +341,6 @@ static void report_writes(tecs_iter_t *it)
     }
 }
 
-void tecs__iter_report(tecs_iter_t *it)
-{
-    if (it->count > 0 && it->priv_.query->write_mask)
-        report_writes(it);
-}
 
 static int32_t used_chunks(const tecs_world_t *w, const tecs_archetype_t *a)
 {
