@@ -3,6 +3,7 @@
 ** model_run — random programs against the model for as long as asked.
 **
 **   model_run [--seconds N] [--seed S] [--ops N] [--check-every N] [--save F]
+**   model_run --seed S --ops N --emit F     (write the program, run nothing)
 **
 ** Seeds S, S+1, ... each give a program of N ops (default 2000); the run
 ** stops after N seconds (default 10), or after the one seed if --seed is
@@ -20,13 +21,25 @@ static double now(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+static void save_prog(const char *path, const m_prog *p)
+{
+    size_t size;
+    uint8_t *b = m_prog_to_bytes(p, &size);
+    FILE *f = fopen(path, "wb");
+    if (f) {
+        fwrite(b, 1, size, f);
+        fclose(f);
+    }
+    free(b);
+}
+
 int main(int argc, char **argv)
 {
     double seconds = -1;
     uint64_t seed = 1;
     bool one = false;
     int32_t nops = 2000, every = 8;
-    const char *save = NULL;
+    const char *save = NULL, *emit = NULL;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--seconds") == 0)
             seconds = atof(argv[i + 1]);
@@ -38,11 +51,20 @@ int main(int argc, char **argv)
             every = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--save") == 0)
             save = argv[i + 1];
+        else if (strcmp(argv[i], "--emit") == 0)
+            emit = argv[i + 1];
         else {
             fprintf(stderr, "usage: %s [--seconds N] [--seed S] [--ops N] "
-                            "[--check-every N] [--save FILE]\n", argv[0]);
+                            "[--check-every N] [--save FILE] [--emit FILE]\n", argv[0]);
             return 2;
         }
+    }
+    if (emit) {                         /* write the seed's program, e.g. a fuzz seed */
+        m_prog p;
+        m_prog_random(&p, seed, nops);
+        save_prog(emit, &p);
+        m_prog_free(&p);
+        return 0;
     }
     if (seconds < 0)
         seconds = one ? 0 : 10;
@@ -58,16 +80,8 @@ int main(int argc, char **argv)
         if (r.failed) {
             fprintf(stderr, "seed %llu fails:\n", (unsigned long long)seed);
             m_explain(stderr, &p, &o, &r);
-            if (save) {
-                size_t size;
-                uint8_t *b = m_prog_to_bytes(&p, &size);
-                FILE *f = fopen(save, "wb");
-                if (f) {
-                    fwrite(b, 1, size, f);
-                    fclose(f);
-                }
-                free(b);
-            }
+            if (save)
+                save_prog(save, &p);
             return 1;
         }
         m_prog_free(&p);
