@@ -107,6 +107,7 @@ struct interp {
     int32_t ndq, cap_dq, nlq, cap_lq;
     tecs_entity_t dead[NDEAD];
     int32_t ndead;
+    tecs_entity_t last;         /* the id handed out last                   */
     mquery qs[MAXQ];
     int32_t nq;
     struct { tecs_iter_t it; int32_t qi; } its[MAXIT];
@@ -235,6 +236,7 @@ static void check_fresh(interp *I, tecs_entity_t id)
     }
     EXPECT(I, gen + 1 > I->maxgen[index], "id %u:%u handed out again", index, gen);
     I->maxgen[index] = gen + 1;
+    I->last = id;
 }
 
 static ment *m_add_ent(interp *I, tecs_entity_t id, uint8_t st, uint32_t mask)
@@ -393,6 +395,10 @@ static tecs_entity_t pick_id(interp *I, uint32_t z)
         return tecs__make_id((z >> 8) & 0x3ff, (z >> 4) & 7);
     case 2:
         return (z >> 4) & 1 ? 0 : ~(tecs_entity_t)0;
+    case 3:
+    case 4:
+    case 5:                     /* the newest: "new, then set" is the usual run */
+        return I->last;
     default:
         return I->ne ? I->e[(z >> 4) % (uint32_t)I->ne].id : 0;
     }
