@@ -513,6 +513,9 @@ typedef struct tecs_iter_t {
         int32_t flags;
         int32_t state;                    /* 0 fresh, 1 running, 2 done     */
         uint32_t written;                 /* bitmask of write terms to report */
+        void *src;                        /* filtered: what steps are read from */
+        bool (*step)(struct tecs_iter_t *it, bool fini); /* filtered: next step */
+        int32_t pos;                      /* filtered: position in the source */
     } priv_;
 } tecs_iter_t;
 
@@ -575,6 +578,287 @@ int32_t tecs_query_collect_ex(tecs_query_t *query, int32_t flags,
 
 /** True while an iteration (or a system, an observer) is open on the world. */
 bool tecs_is_deferred(const tecs_world_t *world);
+
+/* ==================================================================== */
+/* Field indexes and where                                              */
+/* ==================================================================== */
+
+/*
+** A field index maps the value of one field of one component to the
+** entities that have it, for every entity with the component whatever its
+** archetype. It is kept true by tecs_add / tecs_remove / tecs_set /
+** tecs_destroy / tecs_modified, births, and by writes through a write term
+** of a query iteration (re-keyed when the iterator leaves the rows). A
+** write through a raw pointer (tecs_get_mut, a pointer kept past its
+** iteration) must be followed by tecs_modified.
+**
+** Float keys (float and double fields) are compared as doubles; -0 equals
+** +0. A NaN key is stored and is matched only by `!=` and by `not`: NaN is
+** neither equal to, below, above nor between anything, as in IEEE
+** comparisons. NaN as a filter or lookup key is refused (TECS_EINVAL).
+*/
+
+typedef struct tecs_index_t tecs_index_t;
+typedef struct tecs_filter_t tecs_filter_t;
+typedef struct tecs_cache_t tecs_cache_t;
+
+/** Index kinds. */
+typedef enum tecs_index_kind_t {
+    TECS_INDEX_HASH = 0,        /* ==, in                                     */
+    TECS_INDEX_ORDERED,         /* == != < <= > >= between in; key order     */
+    TECS_INDEX_SPATIAL          /* radius and box over two float fields      */
+} tecs_index_kind_t;
+
+/** The C type of an indexed field. An enum is indexed as its integer type. */
+typedef enum tecs_key_type_t {
+    TECS_KEY_I8 = 1, TECS_KEY_I16, TECS_KEY_I32, TECS_KEY_I64,
+    TECS_KEY_U8, TECS_KEY_U16, TECS_KEY_U32, TECS_KEY_U64,
+    TECS_KEY_FLOAT, TECS_KEY_DOUBLE,
+    TECS_KEY_STR,               /* const char *: the index copies the string; */
+                                /* NULL is a key, below every string          */
+    TECS_KEY_CHARS              /* char[N] (N = size, <= TECS_MAX_KEY_CHARS): */
+                                /* up to the first NUL or N bytes             */
+} tecs_key_type_t;
+
+#define TECS_MAX_KEY_CHARS 1024
+
+/** An index description; zero means default where a default exists. */
+typedef struct tecs_index_desc_t {
+    tecs_comp_t comp;           /* the component                              */
+    tecs_index_kind_t kind;
+    tecs_key_type_t type;       /* spatial: TECS_KEY_FLOAT                    */
+    size_t offset;              /* the field (spatial: x)                     */
+    size_t offset_y;            /* spatial: the y field                       */
+    size_t size;                /* TECS_KEY_CHARS: N                          */
+    float cell_size;            /* spatial: grid cell side, > 0               */
+    bool unique;                /* at most one entity per key (not spatial)   */
+} tecs_index_desc_t;
+
+/** A key for lookups and filters; make one with tecs_key_int / _uint /
+ *  _real / _str. Its class must fit the index: int for signed fields,
+ *  uint for unsigned ones, real for float and double, str for strings. */
+typedef struct tecs_key_t {
+    int32_t cls;                /* TECS_KEYC_*                                */
+    union {
+        int64_t i;
+        uint64_t u;
+        double d;
+        const char *s;
+    } v;
+} tecs_key_t;
+
+enum { TECS_KEYC_INT = 1, TECS_KEYC_UINT, TECS_KEYC_REAL, TECS_KEYC_STR };
+
+/** A key for a signed integer (or enum) index. */
+static inline tecs_key_t tecs_key_int(int64_t i)
+{
+    tecs_key_t k;
+    k.cls = TECS_KEYC_INT;
+    k.v.i = i;
+    return k;
+}
+
+/** A key for an unsigned integer index. */
+static inline tecs_key_t tecs_key_uint(uint64_t u)
+{
+    tecs_key_t k;
+    k.cls = TECS_KEYC_UINT;
+    k.v.u = u;
+    return k;
+}
+
+/** A key for a float or double index. */
+static inline tecs_key_t tecs_key_real(double d)
+{
+    tecs_key_t k;
+    k.cls = TECS_KEYC_REAL;
+    k.v.d = d;
+    return k;
+}
+
+/** A key for a string index (NULL is the NULL key). */
+static inline tecs_key_t tecs_key_str(const char *s)
+{
+    tecs_key_t k;
+    k.cls = TECS_KEYC_STR;
+    k.v.s = s;
+    return k;
+}
+
+/**
+ * Create an index and fill it with every entity that has the component now.
+ * @return the index, owned by the world (freed with it or by
+ * tecs_index_free); NULL on error: TECS_EINVAL (NULL desc, bad kind or type,
+ * a field that does not fit inside the component, a tag, cell_size <= 0,
+ * unique spatial), TECS_ENOCOMP, TECS_EEXIST (unique, and two entities
+ * already share a key), TECS_ENOMEM.
+ */
+tecs_index_t *tecs_index_new(tecs_world_t *world, const tecs_index_desc_t *desc);
+
+/**
+ * Free an index. NULL does nothing. Filters that name it fail from then on
+ * (TECS_ENOENT). @return TECS_OK, or TECS_EBUSY while a cache uses it.
+ */
+tecs_err_t tecs_index_free(tecs_index_t *index);
+
+/** Entities in the index (every entity with the component). */
+int32_t tecs_index_count(tecs_index_t *index);
+
+/**
+ * The entity with this key in a unique index.
+ * @return it, or 0: TECS_ENOENT (no such key), TECS_EINVAL (not a unique
+ * index, wrong key class, NaN), TECS_ENOMEM.
+ */
+tecs_entity_t tecs_index_lookup(tecs_index_t *index, tecs_key_t key);
+
+/** Comparisons for tecs_where. */
+typedef enum tecs_cmp_t {
+    TECS_EQ = 0, TECS_NE, TECS_LT, TECS_LE, TECS_GT, TECS_GE
+} tecs_cmp_t;
+
+/** A condition in a filter: its handle, or -1 after an error. */
+typedef int32_t tecs_cond_t;
+
+/**
+ * Create an empty filter (it matches every entity until a condition is
+ * added). Conditions are added with tecs_where* and combined with
+ * tecs_where_and / _or / _not; the last condition made is the filter's root
+ * unless tecs_filter_root says otherwise. The first error while building is
+ * kept (tecs_filter_error) and makes every use of the filter fail with it.
+ * Building allocates per condition, never per entity.
+ * @return the filter, owned by the caller (tecs_filter_free; the world frees
+ * what is left); NULL when out of memory.
+ */
+tecs_filter_t *tecs_filter_new(tecs_world_t *world);
+
+/** Free a filter; NULL does nothing. Not while it is being iterated. */
+void tecs_filter_free(tecs_filter_t *filter);
+
+/** The first error met while building the filter (TECS_OK if none). */
+tecs_err_t tecs_filter_error(const tecs_filter_t *filter);
+
+/**
+ * Compare the index's key with key. Hash indexes take TECS_EQ only,
+ * ordered ones every comparison.
+ * @return the condition, or -1 (TECS_EINVAL: wrong kind, class or NaN;
+ * TECS_EWORLD: index of another world; TECS_ENOMEM).
+ */
+tecs_cond_t tecs_where(tecs_filter_t *filter, tecs_index_t *index, tecs_cmp_t cmp,
+                       tecs_key_t key);
+
+/** lo <= key <= hi on an ordered index; lo > hi matches nothing.
+ *  @return as tecs_where. */
+tecs_cond_t tecs_where_between(tecs_filter_t *filter, tecs_index_t *index, tecs_key_t lo,
+                               tecs_key_t hi);
+
+/** key is one of n keys (copied; repeats are harmless), hash or ordered.
+ *  @return as tecs_where. */
+tecs_cond_t tecs_where_in(tecs_filter_t *filter, tecs_index_t *index, int32_t n,
+                          const tecs_key_t *keys);
+
+/** Spatial: the point is within distance r of (x, y) (inclusive).
+ *  @return as tecs_where; a negative or NaN r matches nothing. */
+tecs_cond_t tecs_where_radius(tecs_filter_t *filter, tecs_index_t *index, float x, float y,
+                              float r);
+
+/** Spatial: x0 <= x <= x1 and y0 <= y <= y1. @return as tecs_where. */
+tecs_cond_t tecs_where_box(tecs_filter_t *filter, tecs_index_t *index, float x0, float y0,
+                           float x1, float y1);
+
+/** Both conditions. @return the new condition, or -1 (TECS_EINVAL for a
+ *  bad handle). */
+tecs_cond_t tecs_where_and(tecs_filter_t *filter, tecs_cond_t a, tecs_cond_t b);
+
+/** Either condition. @return as tecs_where_and. */
+tecs_cond_t tecs_where_or(tecs_filter_t *filter, tecs_cond_t a, tecs_cond_t b);
+
+/** Not the condition (an entity without the indexed component matches
+ *  `not`: it matches no comparison). @return as tecs_where_and. */
+tecs_cond_t tecs_where_not(tecs_filter_t *filter, tecs_cond_t a);
+
+/** Make cond the root of the filter. @return TECS_OK or TECS_EINVAL. */
+tecs_err_t tecs_filter_root(tecs_filter_t *filter, tecs_cond_t cond);
+
+/**
+ * Hand results out in the key order of an ordered index (desc: descending),
+ * ties by entity slot. Without it the order is the query's: archetype
+ * creation order, then chunk, then row. index NULL goes back to that.
+ * @return TECS_OK, TECS_EINVAL (not an ordered index), TECS_EWORLD.
+ */
+tecs_err_t tecs_filter_order(tecs_filter_t *filter, tecs_index_t *index, bool desc);
+
+/** True if the entity is alive and matches the filter (not the query). */
+bool tecs_filter_test(tecs_filter_t *filter, tecs_entity_t entity);
+
+/**
+ * Iterate the entities that match the query and the filter. Each
+ * tecs_iter_next step hands out a run of rows of one chunk (often a single
+ * row), with the query's fields, exactly like tecs_query_iter. The result
+ * set is taken when the iteration starts; writes through write terms are
+ * reported (and re-key indexes) step by step. Costs: hash equality
+ * O(1 + k), an ordered range O(log n + k), spatial O(cells + k), plus
+ * O(k log k) to put results in archetype order (none in key order from the
+ * index that drives it); a filter no index can drive (a lone `not`) scans
+ * the query. On error (bad filter, out of memory) the iteration is empty
+ * and the world's last error says why.
+ * Ownership: the filter must stay alive and is busy until the iteration ends.
+ */
+tecs_iter_t tecs_query_where(tecs_query_t *query, tecs_filter_t *filter);
+
+/** Per-entity form of tecs_query_where (see tecs_each_fn).
+ *  @return TECS_OK or the error of the iteration. */
+tecs_err_t tecs_query_where_each(tecs_query_t *query, tecs_filter_t *filter,
+                                 tecs_each_fn fn, void *ctx);
+
+/** Collect matching ids in iteration order (as tecs_query_collect).
+ *  @return their number (may exceed cap), or -1 on error. */
+int32_t tecs_query_where_collect(tecs_query_t *query, tecs_filter_t *filter,
+                                 tecs_entity_t *out, int32_t cap);
+
+/** Orders a cache: < 0 if a comes first. Reads components with tecs_get. */
+typedef int (*tecs_order_fn)(tecs_world_t *world, tecs_entity_t a, tecs_entity_t b,
+                             void *ctx);
+
+/** An entity entered or left a cache. Runs with the world deferred. */
+typedef void (*tecs_member_fn)(tecs_world_t *world, tecs_entity_t entity, void *ctx);
+
+/** A cached result set. */
+typedef struct tecs_cache_desc_t {
+    tecs_query_t *query;        /* required; must outlive the cache           */
+    const tecs_filter_t *filter;/* optional; copied                           */
+    tecs_order_fn order;        /* optional; ties should fall back to the id  */
+    tecs_member_fn on_enter;    /* optional                                   */
+    tecs_member_fn on_leave;    /* optional                                   */
+    void *ctx;                  /* passed to the three callbacks              */
+} tecs_cache_desc_t;
+
+/**
+ * Create a cached result set: the entities matching the query and the
+ * filter, kept up to date as entities are born, die, gain or lose
+ * components and as indexed fields change, one entity at a time, never by
+ * re-running the query. With `order` it stays sorted, also when a value of
+ * a with-term component changes through a tracked path; without it the
+ * order is arrival order, a leaving entity's place taken by the last one.
+ * on_enter / on_leave run when an entity enters or leaves (not for the
+ * entities present at creation).
+ * @return the cache, owned by the world until tecs_cache_free; NULL on error
+ * (TECS_EINVAL, TECS_EWORLD, the filter's error, TECS_ENOMEM).
+ */
+tecs_cache_t *tecs_cache_new(tecs_world_t *world, const tecs_cache_desc_t *desc);
+
+/** Free a cache; NULL does nothing. */
+void tecs_cache_free(tecs_cache_t *cache);
+
+/** Entities in the cache, O(1). */
+int32_t tecs_cache_count(tecs_cache_t *cache);
+
+/** Iterate the cache in its order, with the query's fields; O(results).
+ *  The set is taken when the iteration starts. */
+tecs_iter_t tecs_cache_iter(tecs_cache_t *cache);
+
+/** Collect the cache's ids in order. @return the count (may exceed cap),
+ *  or -1 on error. */
+int32_t tecs_cache_collect(tecs_cache_t *cache, tecs_entity_t *out, int32_t cap);
 
 #ifdef __cplusplus
 }

@@ -131,5 +131,7 @@ tecs_err_t tecs_world_check(tecs_world_t *w)
         if ((err = check_rows(w, a)) || (err = check_maps(w, a)) || (err = check_edges(w, a)))
             return err;
     }
-    return err ? err : tecs__queries_check(w);
+    if (!err)
+        err = tecs__queries_check(w);
+    return err ? err : tecs__indexes_check(w);
 }

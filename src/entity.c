@@ -53,6 +53,46 @@ void tecs__emit_comp(tecs_world_t *w, int ev, tecs_entity_t e, tecs_comp_t c, co
     w->defer_depth--;
 }
 
+tecs_err_t tecs__check_comp(tecs_world_t *w, int ev, tecs_entity_t e, tecs_comp_t c,
+                            const void *vals, int32_t n)
+{
+    tecs_err_t err = TECS_OK;
+    w->defer_depth++;
+    for (int32_t i = 0; i < w->nlisteners && !err; i++)
+        if (w->listeners[i].on_check)
+            err = w->listeners[i].on_check(w, w->listeners[i].ctx, ev, e, c, vals, n);
+    w->defer_depth--;
+    return err;
+}
+
+/* Ask about n births into a, values from vals (NULL: default). */
+static tecs_err_t check_births(tecs_world_t *w, tecs_archetype_t *a, int32_t n,
+                               int32_t nvals, const tecs_value_t *vals)
+{
+    for (int32_t i = 0; i < a->ncomps; i++) {
+        tecs_comp_t c = a->comps[i];
+        if (TECS__LIKELY(w->comps[c].check == 0))
+            continue;
+        const void *src = NULL;
+        for (int32_t v = 0; v < nvals; v++)
+            if (vals[v].comp == c)
+                src = vals[v].ptr;
+        tecs_err_t err = tecs__check_comp(w, TECS__EV_ADD, 0, c, src, n);
+        if (err)
+            return err;
+    }
+    return TECS_OK;
+}
+
+/* Components of a that some listener checks. */
+static bool any_checked(const tecs_world_t *w, const tecs_archetype_t *a)
+{
+    for (int32_t i = 0; i < a->ncomps; i++)
+        if (w->comps[a->comps[i]].check)
+            return true;
+    return false;
+}
+
 static void emit_move(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *from,
                       tecs_archetype_t *to)
 {
@@ -285,8 +325,31 @@ static void commit_birth(tecs_world_t *w, tecs_archetype_t *a, tecs_entity_t e, 
 
 /* Give a pending entity its row; run the initializer, then construct what it
 ** left untouched. Rows must be reserved. */
-static void commit_birth_with(tecs_world_t *w, tecs_archetype_t *a, tecs_entity_t e,
-                              tecs_init_fn fn, void *ctx)
+/* Ask about the values an initializer built at row. */
+static tecs_err_t check_built(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
+{
+    for (int32_t i = 0; i < a->ncomps; i++) {
+        tecs_comp_t c = a->comps[i];
+        int32_t col = tecs__arch_col(a, c);
+        if (w->comps[c].check == 0 || col < 0)
+            continue;
+        tecs_err_t err = tecs__check_comp(w, TECS__EV_ADD, 0, c, tecs__col_ptr(a, w, col, row), 1);
+        if (err)
+            return err;
+    }
+    return TECS_OK;
+}
+
+/* Take back a refused birth: destroy its values, drop its row (the last). */
+static void unbuild(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
+{
+    for (int32_t c = 0; c < a->ncols; c++)
+        tecs__comp_dtor(tecs__col_info(w, a, c), tecs__col_ptr(a, w, c, row), 1);
+    a->count--;
+}
+
+static tecs_err_t commit_birth_with(tecs_world_t *w, tecs_archetype_t *a, tecs_entity_t e,
+                                    tecs_init_fn fn, void *ctx)
 {
     tecs_init_t init = { w, e, a, (uint32_t)a->count, 0 };
     *tecs__ent_ptr(a, w, init.row) = e;
@@ -304,11 +367,19 @@ static void commit_birth_with(tecs_world_t *w, tecs_archetype_t *a, tecs_entity_
     for (int32_t c = 0; c < a->ncols; c++)
         if (!(init.done >> c & 1) && tecs__col_info(w, a, c)->ctor)
             tecs__comp_ctor(tecs__col_info(w, a, c), tecs__col_ptr(a, w, c, init.row), 1);
+    if (TECS__UNLIKELY(any_checked(w, a))) {
+        tecs_err_t err = check_built(w, a, init.row);
+        if (err) {
+            unbuild(w, a, init.row);
+            return err;
+        }
+    }
     w->recs[TECS_ENTITY_INDEX(e)].row = init.row;
     w->recs[TECS_ENTITY_INDEX(e)].arch = a->id;
     w->npending--;
     w->nalive++;
     emit_births(w, a, init.row, 1, 0, NULL);
+    return TECS_OK;
 }
 
 tecs_err_t tecs__birth(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *a,
@@ -321,10 +392,17 @@ tecs_err_t tecs__birth(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *a,
     if (err)
         return err;
     if (fn)
-        commit_birth_with(w, a, e, fn, ctx);
+        err = commit_birth_with(w, a, e, fn, ctx);
+    else if (TECS__UNLIKELY(any_checked(w, a)) && (err = check_births(w, a, 1, nvals, vals)))
+        ;
     else
         commit_birth(w, a, e, nvals, vals);
-    return TECS_OK;
+    if (err && err != TECS_ENOMEM) {
+        /* Refused for good (a unique key taken): the birth is cancelled. */
+        tecs__ei_release(w, TECS_ENTITY_INDEX(e));
+        w->npending--;
+    }
+    return err;
 }
 
 /* Create one entity now: reserve, take a slot, commit. */
@@ -335,7 +413,13 @@ static tecs_entity_t new_now(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals
         return 0;
     tecs_entity_t e = tecs__ei_take(w);
     w->npending++;
-    tecs__birth(w, e, a, nvals, vals, fn, ctx);
+    if (TECS__UNLIKELY(tecs__birth(w, e, a, nvals, vals, fn, ctx))) {
+        if (tecs__ei_known(w, e)) {
+            tecs__ei_release(w, TECS_ENTITY_INDEX(e));
+            w->npending--;
+        }
+        return 0;
+    }
     settle(w);
     return e;
 }
@@ -406,6 +490,8 @@ tecs_err_t tecs_new_bulk(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_e
         return err;
     if (w->defer_depth > 0)
         return tecs__defer_new(w, a, n, out, nvals, vals, true, NULL, NULL);
+    if (TECS__UNLIKELY(any_checked(w, a)) && (err = check_births(w, a, n, nvals, vals)))
+        return err;
     if ((err = tecs__ei_reserve(w, n)) || (err = tecs__arch_reserve_rows(w, a, n)))
         return err;
     /* Ids are taken and written chunk by chunk, into out if given. */
@@ -544,6 +630,9 @@ tecs_err_t tecs__add_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const 
     tecs_err_t err = tecs__arch_reserve_rows(w, b, 1);
     if (TECS__UNLIKELY(err))
         return undo_target(w, narchs, err);
+    if (TECS__UNLIKELY(w->comps[c].check) &&
+        (err = tecs__check_comp(w, TECS__EV_ADD, e, c, value, 1)))
+        return undo_target(w, narchs, err);
     move_row(w, r, a, b, tecs__arch_col(b, c), true, value);
     if (TECS__UNLIKELY(w->watch_moves || w->comps[c].watch))
         after_add(w, e, r, a, b, c, value);
@@ -665,6 +754,11 @@ static tecs_err_t overwrite(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, voi
     const tecs__comp *ci = &w->comps[c];
     if (TECS__UNLIKELY(value == NULL))
         return tecs__err(w, TECS_EINVAL, "tecs_set: NULL value");
+    if (TECS__UNLIKELY(ci->check)) {
+        tecs_err_t err = tecs__check_comp(w, TECS__EV_SET, e, c, value, 1);
+        if (err)
+            return err;
+    }
     if (ci->copy)
         ci->copy(p, value, 1, ci->ctx);
     else
@@ -751,11 +845,14 @@ tecs_err_t tecs_modified(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
     void *p = tecs_get_mut(w, e, c);
     if (p == NULL)
         return w->err;
+    tecs_err_t err = TECS_OK;
+    if (w->comps[c].check)
+        err = tecs__check_comp(w, TECS__EV_SET | TECS__EV_WRITTEN, e, c, p, 1);
     if (watched(w, c)) {
         tecs__emit_comp(w, TECS__EV_SET, e, c, p);
         settle(w);
     }
-    return TECS_OK;
+    return err;
 }
 
 tecs_archetype_t *tecs_entity_archetype(tecs_world_t *w, tecs_entity_t e)

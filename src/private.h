@@ -90,7 +90,8 @@ typedef struct tecs__comp {
     tecs_copy_fn copy;
     tecs_move_fn move;
     void *ctx;
-    uint32_t watch;             /* TECS__EV_* bits some listener wants      */
+    uint32_t watch;             /* listeners that want this one's events    */
+    uint32_t check;             /* listeners that must approve its changes  */
 } tecs__comp;
 
 /* The registered component c, or NULL. */
@@ -181,7 +182,8 @@ typedef tecs_err_t (*tecs__arch_listener_fn)(tecs_world_t *w, void *ctx, tecs_ar
 enum {
     TECS__EV_ADD = 1,           /* after the component is constructed       */
     TECS__EV_SET = 2,           /* after its value was written              */
-    TECS__EV_REMOVE = 4         /* before it is destroyed                   */
+    TECS__EV_REMOVE = 4,        /* before it is destroyed                   */
+    TECS__EV_WRITTEN = 8        /* with SET in a check: already written     */
 };
 
 /* A component event: ptr is the value (NULL for a tag). */
@@ -191,17 +193,31 @@ typedef void (*tecs__comp_event_fn)(tecs_world_t *w, void *ctx, int ev, tecs_ent
 typedef void (*tecs__move_event_fn)(tecs_world_t *w, void *ctx, tecs_entity_t e,
                                     tecs_archetype_t *from, tecs_archetype_t *to);
 
+/* May this change happen? Asked before an add, a set or a birth changes
+** component c, for components whose `check` counter is not zero. vals holds
+** n values (stride: the component's size), NULL for default-constructed
+** ones; e is the entity, 0 for births. The listener refuses with an error
+** (TECS_EEXIST: a unique key taken) and reserves what its update will need.
+** With TECS__EV_SET | TECS__EV_WRITTEN the value is already in place (n 1):
+** a refusing listener restores its own field before returning the error. */
+typedef tecs_err_t (*tecs__check_fn)(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e,
+                                     tecs_comp_t c, const void *vals, int32_t n);
+
 typedef struct tecs__listener {
     tecs__arch_listener_fn on_archetype;
     void (*on_archetype_undo)(tecs_world_t *w, void *ctx, tecs_archetype_t *a);
     tecs__comp_event_fn on_comp;
     tecs__move_event_fn on_move;
+    tecs__check_fn on_check;
     void (*on_fini)(tecs_world_t *w, void *ctx);
     void *ctx;
 } tecs__listener;
 
 /* Register a listener; its on_fini runs when the world is freed. */
 tecs_err_t tecs__listen(tecs_world_t *w, const tecs__listener *l);
+/* Ask every checking listener whether a change to c may happen. */
+tecs_err_t tecs__check_comp(tecs_world_t *w, int ev, tecs_entity_t e, tecs_comp_t c,
+                            const void *vals, int32_t n);
 /* Raise a component event to every listener (only if c is watched). */
 void tecs__emit_comp(tecs_world_t *w, int ev, tecs_entity_t e, tecs_comp_t c, const void *ptr);
 
@@ -282,6 +298,21 @@ void tecs__cmd_fini(tecs_world_t *w);
 
 /* Verify every query's matches against a fresh match (for tecs_world_check). */
 tecs_err_t tecs__queries_check(tecs_world_t *w);
+/* The position of archetype a in q's matches, or -1 if q does not match it. */
+int32_t tecs__query_find(const tecs_query_t *q, const tecs_archetype_t *a);
+/* Point an iterator of q at count rows of a from row (one chunk), a being
+** q's match m: what a filtered iteration hands out per step. */
+void tecs__iter_load_rows(tecs_iter_t *it, int32_t m, tecs_archetype_t *a, uint32_t row,
+                          int32_t count);
+/* Report the writes of the current step (SET events through write terms). */
+void tecs__iter_report(tecs_iter_t *it);
+
+/* ==================================================================== */
+/* index.c                                                              */
+/* ==================================================================== */
+
+/* Verify every index against one rebuilt from scratch (tecs_world_check). */
+tecs_err_t tecs__indexes_check(tecs_world_t *w);
 
 /* ==================================================================== */
 /* The world                                                            */
@@ -340,6 +371,9 @@ struct tecs_world_t {
     /* query.c */
     struct tecs_query_t *queries; /* list of live queries                   */
     bool query_listening;
+
+    /* index.c */
+    struct tecs__indexes *indexes; /* indexes, caches; NULL until the first */
 };
 
 static inline const tecs__comp *tecs__comp_get(const tecs_world_t *w, tecs_comp_t c)

@@ -327,10 +327,19 @@ static void report_writes(tecs_iter_t *it)
         if (it->fields[t] == NULL || w->comps[c].watch == 0)
             continue;
         size_t size = w->comps[c].size;
-        for (int32_t r = 0; r < it->count; r++)
-            tecs__emit_comp(w, TECS__EV_SET, it->entities[r], c,
-                            (char *)it->fields[t] + (size_t)r * size);
+        for (int32_t r = 0; r < it->count; r++) {
+            char *p = (char *)it->fields[t] + (size_t)r * size;
+            if (w->comps[c].check)
+                tecs__check_comp(w, TECS__EV_SET | TECS__EV_WRITTEN, it->entities[r], c, p, 1);
+            tecs__emit_comp(w, TECS__EV_SET, it->entities[r], c, p);
+        }
     }
+}
+
+void tecs__iter_report(tecs_iter_t *it)
+{
+    if (it->count > 0 && it->priv_.query->write_mask)
+        report_writes(it);
 }
 
 static int32_t used_chunks(const tecs_world_t *w, const tecs_archetype_t *a)
@@ -388,6 +397,13 @@ bool tecs_iter_next(tecs_iter_t *it)
         return false;
     if (it->count > 0 && it->priv_.query->write_mask)
         report_writes(it);
+    if (it->priv_.step) {
+        if (it->priv_.step(it, false))
+            return true;
+        it->count = 0;
+        tecs_iter_fini(it);
+        return false;
+    }
     if (!advance(it)) {
         it->count = 0;
         tecs_iter_fini(it);
@@ -403,6 +419,8 @@ void tecs_iter_fini(tecs_iter_t *it)
         return;
     if (it->count > 0 && it->priv_.query->write_mask)
         report_writes(it);
+    if (it->priv_.step)
+        it->priv_.step(it, true);
     it->priv_.state = ITER_DONE;
     it->count = 0;
     tecs__defer_end(it->world);
@@ -422,6 +440,33 @@ bool tecs_field_is_set(const tecs_iter_t *it, int32_t term)
         return false;
     const tecs_query_t *q = it->priv_.query;
     return q->mcols[(size_t)it->priv_.match * q->nterms + term] != TECS__COL_ABSENT;
+}
+
+/* ---- support for filtered iteration (index.c) ------------------------- */
+
+int32_t tecs__query_find(const tecs_query_t *q, const tecs_archetype_t *a)
+{
+    for (int32_t m = 0; m < q->nmatch; m++)
+        if (q->march[m] == a)
+            return m;
+    return -1;
+}
+
+void tecs__iter_load_rows(tecs_iter_t *it, int32_t m, tecs_archetype_t *a, uint32_t row,
+                          int32_t count)
+{
+    tecs_query_t *q = it->priv_.query;
+    const tecs_world_t *w = q->world;
+    char *base = tecs__chunk_of(a, w, row);
+    uint32_t i = row & w->mask;
+    it->priv_.arch = a;
+    it->priv_.match = m;
+    it->count = count;
+    it->entities = (const tecs_entity_t *)(const void *)base + i;
+    const int16_t *cols = q->mcols + (size_t)m * q->nterms;
+    for (int32_t t = 0; t < q->nterms; t++)
+        it->fields[t] = cols[t] >= 0 ? base + a->col_off[cols[t]] + i * a->col_size[cols[t]]
+                                     : NULL;
 }
 
 /* ---- conveniences, on the public API only ----------------------------- */

@@ -1,0 +1,958 @@
+/* Field indexes, where filters and cached result sets, checked against a
+** brute-force scan of the same world. */
+#include "test.h"
+
+#include <math.h>
+
+typedef struct Stats {
+    int32_t a;
+    uint16_t b;
+    int8_t c;
+    float f;
+    double d;
+    char name[8];
+    const char *s;
+    int64_t big;
+} Stats;
+
+static const char *const strs[] = { "ant", "bee", "cat", "dog", "eel", "fox", "", NULL };
+
+/* ---- a value model for brute force ------------------------------------ */
+
+enum { F_A, F_B, F_C, F_F, F_D, F_NAME, F_S, F_BIG, NFIELDS };
+
+typedef struct fieldinfo {
+    tecs_key_type_t type;
+    size_t offset;
+    size_t size;
+    int cls;
+} fieldinfo;
+
+static const fieldinfo fields[NFIELDS] = {
+    { TECS_KEY_I32, offsetof(Stats, a), 0, TECS_KEYC_INT },
+    { TECS_KEY_U16, offsetof(Stats, b), 0, TECS_KEYC_UINT },
+    { TECS_KEY_I8, offsetof(Stats, c), 0, TECS_KEYC_INT },
+    { TECS_KEY_FLOAT, offsetof(Stats, f), 0, TECS_KEYC_REAL },
+    { TECS_KEY_DOUBLE, offsetof(Stats, d), 0, TECS_KEYC_REAL },
+    { TECS_KEY_CHARS, offsetof(Stats, name), 8, TECS_KEYC_STR },
+    { TECS_KEY_STR, offsetof(Stats, s), 0, TECS_KEYC_STR },
+    { TECS_KEY_I64, offsetof(Stats, big), 0, TECS_KEYC_INT },
+};
+
+static tecs_key_t field_key(const Stats *v, int field)
+{
+    switch (field) {
+    case F_A: return tecs_key_int(v->a);
+    case F_B: return tecs_key_uint(v->b);
+    case F_C: return tecs_key_int(v->c);
+    case F_F: return tecs_key_real(v->f);
+    case F_D: return tecs_key_real(v->d);
+    case F_NAME: return tecs_key_str(v->name);
+    case F_S: return tecs_key_str(v->s);
+    default: return tecs_key_int(v->big);
+    }
+}
+
+/* -1, 0, 1, or 2 for unordered (NaN). */
+static int key_cmp(tecs_key_t a, tecs_key_t b)
+{
+    switch (a.cls) {
+    case TECS_KEYC_INT: return (a.v.i > b.v.i) - (a.v.i < b.v.i);
+    case TECS_KEYC_UINT: return (a.v.u > b.v.u) - (a.v.u < b.v.u);
+    case TECS_KEYC_REAL:
+        if (a.v.d != a.v.d || b.v.d != b.v.d)
+            return 2;
+        return (a.v.d > b.v.d) - (a.v.d < b.v.d);
+    default:
+        if (a.v.s == NULL || b.v.s == NULL)
+            return (a.v.s != NULL) - (b.v.s != NULL);
+        {
+            int c = strcmp(a.v.s, b.v.s);
+            return (c > 0) - (c < 0);
+        }
+    }
+}
+
+static void random_stats(Stats *v, uint64_t *rng)
+{
+    memset(v, 0, sizeof *v);
+    v->a = (int32_t)(tw_rand(rng) % 50) - 25;
+    v->b = (uint16_t)(tw_rand(rng) % 40 * 1000);
+    v->c = (int8_t)(tw_rand(rng) % 256);
+    int r = (int)(tw_rand(rng) % 40);
+    v->f = r == 0 ? NAN : r == 1 ? -0.0f : r == 2 ? INFINITY : (float)(r - 20) * 0.5f;
+    v->d = r == 3 ? NAN : (double)(tw_rand(rng) % 30) - 15.0;
+    snprintf(v->name, sizeof v->name, "%c%c", 'a' + (int)(tw_rand(rng) % 5),
+             'a' + (int)(tw_rand(rng) % 3));
+    if (tw_rand(rng) % 10 == 0)
+        memcpy(v->name, "fullname", 8); /* no NUL: all 8 bytes are the key */
+    v->s = strs[tw_rand(rng) % 8];
+    v->big = ((int64_t)(tw_rand(rng) % 7) - 3) * (INT64_MAX / 4) + (int64_t)r;
+}
+
+/* ---- a world with Stats, Position, a tag, and every kind of index ------ */
+
+typedef struct fx {
+    tecs_world_t *w;
+    tecs_comp_t stats, pos, tag;
+    tecs_index_t *ord[NFIELDS];
+    tecs_index_t *hash[NFIELDS];
+    tecs_index_t *grid;
+    tecs_query_t *q;            /* Stats, Position optional                */
+    tecs_entity_t ents[600];
+    int nents;
+    uint64_t rng;
+} fx;
+
+static void fx_index(fx *t)
+{
+    for (int i = 0; i < NFIELDS; i++) {
+        tecs_index_desc_t d = { .comp = t->stats, .type = fields[i].type,
+                                .offset = fields[i].offset, .size = fields[i].size };
+        d.kind = TECS_INDEX_ORDERED;
+        t->ord[i] = tecs_index_new(t->w, &d);
+        CHECK(t->ord[i] != NULL);
+        d.kind = TECS_INDEX_HASH;
+        t->hash[i] = tecs_index_new(t->w, &d);
+        CHECK(t->hash[i] != NULL);
+    }
+    t->grid = tecs_index_new(t->w, &(tecs_index_desc_t){
+        .comp = t->pos, .kind = TECS_INDEX_SPATIAL, .type = TECS_KEY_FLOAT,
+        .offset = offsetof(Position, x), .offset_y = offsetof(Position, y), .cell_size = 4 });
+    CHECK(t->grid != NULL);
+}
+
+static void random_pos(Position *p, uint64_t *rng)
+{
+    p->x = (float)(tw_rand(rng) % 2000) / 20.0f - 50.0f;
+    p->y = (float)(tw_rand(rng) % 2000) / 20.0f - 50.0f;
+    if (tw_rand(rng) % 50 == 0)
+        p->x = NAN;
+}
+
+static void fx_populate(fx *t, int n)
+{
+    for (int i = 0; i < n; i++) {
+        tecs_entity_t e = tecs_new(t->w);
+        Stats v;
+        random_stats(&v, &t->rng);
+        if (i % 5 != 4)
+            CHECK_ERR(tecs_set(t->w, e, t->stats, &v), TECS_OK);
+        if (i % 3 == 0) {
+            Position p;
+            random_pos(&p, &t->rng);
+            CHECK_ERR(tecs_set(t->w, e, t->pos, &p), TECS_OK);
+        }
+        if (i % 7 == 0)
+            CHECK_ERR(tecs_add(t->w, e, t->tag), TECS_OK);
+        t->ents[t->nents++] = e;
+    }
+}
+
+static void fx_init(fx *t, bool index_first)
+{
+    memset(t, 0, sizeof *t);
+    t->rng = 0x9e3779b97f4a7c15ull;
+    t->w = tw_new_ex(NULL, 64);
+    CHECK(t->w != NULL);
+    t->stats = TECS_COMPONENT(t->w, Stats);
+    t->pos = TECS_COMPONENT(t->w, Position);
+    t->tag = tecs_component(t->w, &(tecs_component_desc_t){ .name = "Tag" });
+    if (index_first)
+        fx_index(t);
+    fx_populate(t, 400);
+    if (!index_first)
+        fx_index(t);
+    t->q = TECS_QUERY(t->w, {.comp = t->stats}, {.comp = t->pos, .oper = TECS_OPTIONAL});
+    CHECK(t->q != NULL);
+    TW_CHECK(t->w);
+}
+
+/* ---- brute-force evaluation of a filter description -------------------- */
+
+typedef struct cond {
+    int op;                     /* 0..5 tecs_cmp_t, 6 between, 7 in, 8 radius, 9 box */
+    int field;
+    tecs_key_t k[4];
+    int nk;
+    float g[4];
+} cond;
+
+static bool cond_holds(const fx *t, const cond *c, tecs_entity_t e)
+{
+    if (c->op >= 8) {
+        const Position *p = tecs_has(t->w, e, t->pos) ? TECS_GET(t->w, e, t->pos, Position) : 0;
+        if (p == NULL)
+            return false;
+        if (c->op == 8) {
+            double dx = (double)p->x - c->g[0], dy = (double)p->y - c->g[1];
+            return dx * dx + dy * dy <= (double)c->g[2] * c->g[2];
+        }
+        return p->x >= c->g[0] && p->x <= c->g[2] && p->y >= c->g[1] && p->y <= c->g[3];
+    }
+    if (!tecs_has(t->w, e, t->stats))
+        return false;
+    Stats v = *TECS_GET(t->w, e, t->stats, Stats);
+    char name[9] = { 0 };
+    memcpy(name, v.name, 8);
+    memcpy(v.name, name, sizeof v.name);
+    tecs_key_t fk = field_key(&v, c->field);
+    if (c->field == F_NAME)
+        fk.v.s = name;
+    int r = key_cmp(fk, c->k[0]);
+    switch (c->op) {
+    case TECS_EQ: return r == 0;
+    case TECS_NE: return r != 0;
+    case TECS_LT: return r == -1;
+    case TECS_LE: return r == -1 || r == 0;
+    case TECS_GT: return r == 1;
+    case TECS_GE: return r == 1 || r == 0;
+    case 6: return (r == 1 || r == 0) && (key_cmp(fk, c->k[1]) <= 0);
+    default:
+        for (int i = 0; i < c->nk; i++)
+            if (key_cmp(fk, c->k[i]) == 0)
+                return true;
+        return false;
+    }
+}
+
+static tecs_cond_t cond_build(fx *t, tecs_filter_t *f, const cond *c, bool hashed)
+{
+    tecs_index_t *x = hashed ? t->hash[c->field] : t->ord[c->field];
+    switch (c->op) {
+    case 6: return tecs_where_between(f, x, c->k[0], c->k[1]);
+    case 7: return tecs_where_in(f, x, c->nk, c->k);
+    case 8: return tecs_where_radius(f, t->grid, c->g[0], c->g[1], c->g[2]);
+    case 9: return tecs_where_box(f, t->grid, c->g[0], c->g[1], c->g[2], c->g[3]);
+    default: return tecs_where(f, x, (tecs_cmp_t)c->op, c->k[0]);
+    }
+}
+
+/* A key from the field's domain: an existing value or a random one. */
+static tecs_key_t random_key(fx *t, int field)
+{
+    static char pool[64][9];
+    static int next;
+    Stats v;
+    random_stats(&v, &t->rng);
+    char *name = pool[next++ % 64];
+    memcpy(name, v.name, 8);
+    name[8] = 0;
+    tecs_key_t k = field_key(&v, field);
+    if (field == F_NAME)
+        k.v.s = name;
+    if (k.cls == TECS_KEYC_REAL && k.v.d != k.v.d)
+        k.v.d = 1.5;
+    return k;
+}
+
+static void random_cond(fx *t, cond *c, bool hashed)
+{
+    memset(c, 0, sizeof *c);
+    c->field = (int)(tw_rand(&t->rng) % NFIELDS);
+    int r = (int)(tw_rand(&t->rng) % 12);
+    c->op = hashed ? (r % 2 ? TECS_EQ : 7) : r < 8 ? r : r < 10 ? 7 : r == 10 ? 8 : 9;
+    c->nk = c->op == 7 ? (int)(tw_rand(&t->rng) % 4) : c->op == 6 ? 2 : 1;
+    for (int i = 0; i < c->nk; i++)
+        c->k[i] = random_key(t, c->field);
+    for (int i = 0; i < 4; i++)
+        c->g[i] = (float)(tw_rand(&t->rng) % 100) - 50.0f;
+    if (c->op == 8)
+        c->g[2] = (float)(tw_rand(&t->rng) % 30);
+}
+
+/* Expected: the query's order, filtered by pred. */
+typedef bool (*pred_fn)(const fx *t, const void *ctx, tecs_entity_t e);
+
+static int expected(fx *t, pred_fn pred, const void *ctx, tecs_entity_t *out)
+{
+    tecs_entity_t all[600];
+    int n = tecs_query_collect(t->q, all, 600), m = 0;
+    for (int i = 0; i < n; i++)
+        if (pred(t, ctx, all[i]))
+            out[m++] = all[i];
+    return m;
+}
+
+static void same_ids(const tecs_entity_t *a, int na, const tecs_entity_t *b, int nb)
+{
+    CHECK_EQ(na, nb);
+    for (int i = 0; i < na && i < nb; i++)
+        CHECK_EQ(a[i], b[i]);
+}
+
+static bool pred_one(const fx *t, const void *ctx, tecs_entity_t e)
+{
+    return cond_holds(t, ctx, e);
+}
+
+typedef struct combo {
+    cond a, b;
+    int how;                    /* 0 and, 1 or, 2 not a, 3 a and not b */
+} combo;
+
+static bool pred_combo(const fx *t, const void *ctx, tecs_entity_t e)
+{
+    const combo *c = ctx;
+    bool a = cond_holds(t, &c->a, e), b = cond_holds(t, &c->b, e);
+    switch (c->how) {
+    case 0: return a && b;
+    case 1: return a || b;
+    case 2: return !a;
+    default: return a && !b;
+    }
+}
+
+/* Every kind and operator, alone and combined, against brute force. */
+static void check_random_filters(fx *t, int rounds)
+{
+    tecs_entity_t got[600], want[600];
+    for (int round = 0; round < rounds; round++) {
+        combo c;
+        bool hashed = round % 3 == 0;
+        random_cond(t, &c.a, hashed);
+        random_cond(t, &c.b, !hashed && round % 2);
+        c.how = round % 5 == 0 ? (int)(tw_rand(&t->rng) % 4) : -1;
+        tecs_filter_t *f = tecs_filter_new(t->w);
+        CHECK(f != NULL);
+        tecs_cond_t a = cond_build(t, f, &c.a, hashed);
+        CHECK(a >= 0);
+        if (c.how >= 0) {
+            tecs_cond_t b = cond_build(t, f, &c.b, !hashed && round % 2);
+            CHECK(b >= 0);
+            if (c.how == 0)
+                tecs_where_and(f, a, b);
+            else if (c.how == 1)
+                tecs_where_or(f, a, b);
+            else if (c.how == 2)
+                tecs_where_not(f, a);
+            else
+                tecs_where_and(f, a, tecs_where_not(f, b));
+        }
+        CHECK_ERR(tecs_filter_error(f), TECS_OK);
+        int n = tecs_query_where_collect(t->q, f, got, 600);
+        int m = c.how >= 0 ? expected(t, pred_combo, &c, want) : expected(t, pred_one, &c.a, want);
+        if (n != m)
+            fprintf(stderr, "  round %d: op %d field %d hashed %d how %d / op %d field %d\n",
+                    round, c.a.op, c.a.field, hashed, c.how, c.b.op, c.b.field);
+        same_ids(got, n, want, m);
+        tecs_filter_free(f);
+    }
+}
+
+TEST(index_every_operator_matches_brute_force)
+{
+    fx t;
+    fx_init(&t, false);
+    check_random_filters(&t, 600);
+    tw_free(t.w);
+}
+
+TEST(index_created_first_matches_brute_force)
+{
+    fx t;
+    fx_init(&t, true);
+    check_random_filters(&t, 200);
+    tw_free(t.w);
+}
+
+/* ---- maintenance under random changes ---------------------------------- */
+
+static void random_change(fx *t)
+{
+    tecs_world_t *w = t->w;
+    tecs_entity_t e = t->ents[tw_rand(&t->rng) % (uint64_t)t->nents];
+    Stats v;
+    random_stats(&v, &t->rng);
+    Position p;
+    random_pos(&p, &t->rng);
+    switch (tw_rand(&t->rng) % 9) {
+    case 0: case 1: tecs_set(w, e, t->stats, &v); break;
+    case 2: tecs_set(w, e, t->pos, &p); break;
+    case 3: tecs_remove(w, e, t->stats); break;
+    case 4: tecs_remove(w, e, t->pos); break;
+    case 5: tecs_add(w, e, t->tag); break;
+    case 6:
+        if (tecs_is_alive(w, e)) {
+            tecs_destroy(w, e);
+            t->ents[tw_rand(&t->rng) % (uint64_t)t->nents] = tecs_new(w);
+        }
+        break;
+    case 7: {
+        Stats *s = TECS_GET_MUT(w, e, t->stats, Stats);
+        if (s) {
+            *s = v;
+            CHECK_ERR(tecs_modified(w, e, t->stats), TECS_OK);
+        }
+        break;
+    }
+    default: {
+        /* Writes through a write term, with structural changes queued. */
+        tecs_iter_t it = tecs_query_iter(t->q);
+        int k = (int)(tw_rand(&t->rng) % 5);
+        while (tecs_iter_next(&it)) {
+            Stats *s = TECS_FIELD(&it, Stats, 0);
+            Position *ps = TECS_FIELD(&it, Position, 1);
+            for (int i = 0; i < it.count; i++) {
+                if ((i + k) % 4 == 0)
+                    s[i].a += 3, s[i].f *= -1, s[i].s = strs[(i + k) % 8];
+                if (ps && (i + k) % 3 == 0)
+                    ps[i].x += 7;
+                if ((i + k) % 17 == 0)
+                    tecs_remove(w, it.entities[i], t->stats);
+            }
+        }
+    }
+    }
+}
+
+TEST(index_stays_true_under_random_changes)
+{
+    fx t;
+    fx_init(&t, false);
+    for (int step = 0; step < 400; step++) {
+        random_change(&t);
+        if (step % 20 == 0) {
+            TW_CHECK(t.w);
+            check_random_filters(&t, 10);
+        }
+    }
+    TW_CHECK(t.w);
+    check_random_filters(&t, 100);
+    tw_free(t.w);
+}
+
+/* ---- order ------------------------------------------------------------ */
+
+TEST(index_key_order_ascending_and_descending)
+{
+    fx t;
+    fx_init(&t, false);
+    for (int desc = 0; desc < 2; desc++) {
+        tecs_filter_t *f = tecs_filter_new(t.w);
+        tecs_where(f, t.ord[F_A], TECS_GE, tecs_key_int(-10));
+        CHECK_ERR(tecs_filter_order(f, t.ord[F_A], desc), TECS_OK);
+        tecs_entity_t got[600];
+        int n = tecs_query_where_collect(t.q, f, got, 600);
+        CHECK(n > 10);
+        for (int i = 1; i < n; i++) {
+            int a0 = TECS_GET(t.w, got[i - 1], t.stats, Stats)->a;
+            int a1 = TECS_GET(t.w, got[i], t.stats, Stats)->a;
+            CHECK(desc ? a0 >= a1 : a0 <= a1);
+            if (a0 == a1)
+                CHECK(desc ? TECS_ENTITY_INDEX(got[i - 1]) > TECS_ENTITY_INDEX(got[i])
+                           : TECS_ENTITY_INDEX(got[i - 1]) < TECS_ENTITY_INDEX(got[i]));
+        }
+        /* Ordered by another index than the one that drives. */
+        CHECK_ERR(tecs_filter_order(f, t.ord[F_D], false), TECS_OK);
+        n = tecs_query_where_collect(t.q, f, got, 600);
+        for (int i = 1; i < n; i++) {
+            double d0 = TECS_GET(t.w, got[i - 1], t.stats, Stats)->d;
+            double d1 = TECS_GET(t.w, got[i], t.stats, Stats)->d;
+            CHECK(d0 <= d1 || d1 != d1);
+        }
+        CHECK_ERR(tecs_filter_order(f, t.hash[F_A], false), TECS_EINVAL);
+        tecs_filter_free(f);
+    }
+    tw_free(t.w);
+}
+
+TEST(index_where_iterator_hands_out_runs_with_fields)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t hp = TECS_COMPONENT(w, Health), pos = TECS_COMPONENT(w, Position);
+    tecs_archetype_t *a = tecs_archetype(w, 2, (tecs_comp_t[]){ hp, pos });
+    Health h[100];
+    Position p[100];
+    for (int i = 0; i < 100; i++)
+        h[i].hp = i, p[i] = (Position){ (float)i, 0 };
+    CHECK_ERR(tecs_new_bulk(w, a, 100, NULL, 2,
+                            (tecs_value_t[]){ { hp, h }, { pos, p } }), TECS_OK);
+    tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = hp, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32 });
+    tecs_query_t *q = TECS_QUERY(w, {.comp = pos}, {.comp = hp, .access = TECS_READ});
+    tecs_filter_t *f = tecs_filter_new(w);
+    tecs_where_between(f, x, tecs_key_int(10), tecs_key_int(39));
+    tecs_iter_t it = tecs_query_where(q, f);
+    int steps = 0, total = 0;
+    while (tecs_iter_next(&it)) {
+        Position *ps = TECS_FIELD(&it, Position, 0);
+        Health *hs = TECS_FIELD(&it, Health, 1);
+        for (int i = 0; i < it.count; i++) {
+            CHECK_EQ(hs[i].hp, 10 + total);
+            CHECK_EQ(ps[i].x, 10 + total);
+            total++;
+        }
+        steps++;
+    }
+    CHECK_EQ(total, 30);
+    CHECK_EQ(steps, 1);         /* consecutive rows come as one run */
+    /* between lo > hi: empty, not a hang. */
+    tecs_filter_t *g = tecs_filter_new(w);
+    tecs_where_between(g, x, tecs_key_int(50), tecs_key_int(40));
+    CHECK_EQ(tecs_query_where_collect(q, g, NULL, 0), 0);
+    tw_free(w);
+}
+
+/* ---- unique ----------------------------------------------------------- */
+
+typedef struct NetId { uint32_t id; char tagname[4]; } NetId;
+
+static int32_t net_of(tecs_world_t *w, tecs_comp_t c, tecs_entity_t e)
+{
+    const NetId *n = tecs_get(w, e, c);
+    return n ? (int32_t)n->id : -1;
+}
+
+TEST(index_unique_refuses_duplicates_and_leaves_world_unchanged)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t net = TECS_COMPONENT(w, NetId);
+    tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = net, .kind = TECS_INDEX_HASH, .type = TECS_KEY_U32, .unique = true });
+    CHECK(x != NULL);
+    tecs_entity_t e1 = tecs_new(w), e2 = tecs_new(w);
+    CHECK_ERR(TECS_SET(w, e1, net, NetId, {7, "a"}), TECS_OK);
+    CHECK_ERR(TECS_SET(w, e2, net, NetId, {8, "b"}), TECS_OK);
+    int32_t archs = tecs_world_archetype_count(w);
+    /* set on an existing component */
+    CHECK_ERR(TECS_SET(w, e2, net, NetId, {7, "c"}), TECS_EEXIST);
+    CHECK_EQ(net_of(w, net, e2), 8);
+    CHECK_EQ(strcmp(TECS_GET(w, e2, net, NetId)->tagname, "b"), 0);
+    /* set that adds */
+    tecs_entity_t e3 = tecs_new(w);
+    CHECK_ERR(TECS_SET(w, e3, net, NetId, {8, "d"}), TECS_EEXIST);
+    CHECK(!tecs_has(w, e3, net));
+    /* add without value: the default key 0, then a second one */
+    CHECK_ERR(tecs_add(w, e3, net), TECS_OK);
+    tecs_entity_t e4 = tecs_new(w);
+    CHECK_ERR(tecs_add(w, e4, net), TECS_EEXIST);
+    CHECK(!tecs_has(w, e4, net));
+    /* births with values */
+    tecs_archetype_t *a = tecs_archetype(w, 1, &net);
+    int32_t alive = tecs_world_entity_count(w);
+    NetId batch[3] = { {20, ""}, {21, ""}, {20, ""} };
+    CHECK_ERR(tecs_new_bulk(w, a, 3, NULL, 1, (tecs_value_t[]){ { net, batch } }), TECS_EEXIST);
+    batch[2].id = 7;
+    CHECK_ERR(tecs_new_bulk(w, a, 3, NULL, 1, (tecs_value_t[]){ { net, batch } }), TECS_EEXIST);
+    CHECK_EQ(tecs_world_entity_count(w), alive);
+    batch[2].id = 22;
+    CHECK_ERR(tecs_new_bulk(w, a, 3, NULL, 1, (tecs_value_t[]){ { net, batch } }), TECS_OK);
+    CHECK_EQ(tecs_world_entity_count(w), alive + 3);
+    /* a delayed birth with a taken key is cancelled when applied */
+    tecs_entity_t d = tecs_delay_new(w, a, 1, (tecs_value_t[]){ { net, &batch[0] } });
+    CHECK(d != 0);
+    tecs_apply_delayed(w);
+    CHECK(!tecs_is_alive(w, d));
+    /* a raw write then tecs_modified: undone, reported */
+    NetId *p = TECS_GET_MUT(w, e2, net, NetId);
+    p->id = 7;
+    CHECK_ERR(tecs_modified(w, e2, net), TECS_EEXIST);
+    CHECK_EQ(net_of(w, net, e2), 8);
+    /* a write through a query iteration */
+    tecs_query_t *q = tecs_query_all(w, 1, &net);
+    tecs_iter_t it = tecs_query_iter(q);
+    while (tecs_iter_next(&it)) {
+        NetId *n = TECS_FIELD(&it, NetId, 0);
+        for (int i = 0; i < it.count; i++)
+            if (it.entities[i] == e2)
+                n[i].id = 21;
+    }
+    CHECK_EQ(net_of(w, net, e2), 8);
+    CHECK_EQ(tecs_world_archetype_count(w), archs + 0 * archs);
+    /* lookups */
+    CHECK_EQ(tecs_index_lookup(x, tecs_key_uint(7)), e1);
+    CHECK_EQ(tecs_index_lookup(x, tecs_key_uint(8)), e2);
+    CHECK_EQ(tecs_index_lookup(x, tecs_key_uint(999)), 0);
+    CHECK_EQ(tecs_last_error(w), TECS_ENOENT);
+    CHECK_EQ(tecs_index_lookup(x, tecs_key_int(7)), 0);
+    CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
+    /* moving a key away frees it */
+    CHECK_ERR(TECS_SET(w, e1, net, NetId, {70, ""}), TECS_OK);
+    CHECK_ERR(TECS_SET(w, e2, net, NetId, {7, ""}), TECS_OK);
+    CHECK_EQ(tecs_index_lookup(x, tecs_key_uint(7)), e2);
+    CHECK_ERR(tecs_destroy(w, e2), TECS_OK);
+    CHECK_EQ(tecs_index_lookup(x, tecs_key_uint(7)), 0);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+TEST(index_unique_string_keys_and_creation_over_duplicates)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t net = TECS_COMPONENT(w, NetId);
+    tecs_entity_t e1 = tecs_new(w), e2 = tecs_new(w);
+    TECS_SET(w, e1, net, NetId, {1, "abc"});
+    TECS_SET(w, e2, net, NetId, {2, "abc"});
+    tecs_index_desc_t d = { .comp = net, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_CHARS,
+                            .offset = offsetof(NetId, tagname), .size = 4, .unique = true };
+    tecs_filter_free(tecs_filter_new(w)); /* the world's index registry, kept */
+    size_t mem = tecs_world_memory(w);
+    CHECK(tecs_index_new(w, &d) == NULL);
+    CHECK_EQ(tecs_last_error(w), TECS_EEXIST);
+    CHECK_EQ(tecs_world_memory(w), mem);
+    TECS_SET(w, e2, net, NetId, {2, "abd"});
+    tecs_index_t *x = tecs_index_new(w, &d);
+    CHECK(x != NULL);
+    CHECK_ERR(TECS_SET(w, e1, net, NetId, {1, "abd"}), TECS_EEXIST);
+    CHECK_EQ(tecs_index_lookup(x, tecs_key_str("abd")), e2);
+    /* a full char[4] with no NUL is a 4-byte key */
+    CHECK_ERR(tecs_set(w, e1, net, &(NetId){ 1, { 'w', 'x', 'y', 'z' } }), TECS_OK);
+    CHECK_EQ(tecs_index_lookup(x, tecs_key_str("wxyz")), e1);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+/* ---- bad input -------------------------------------------------------- */
+
+TEST(index_bad_input_is_refused)
+{
+    tecs_world_t *w = tw_new(), *w2 = tw_new();
+    tecs_comp_t hp = TECS_COMPONENT(w, Health), pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t tag = tecs_component(w, &(tecs_component_desc_t){ .name = "T" });
+    tecs_comp_t hp2 = TECS_COMPONENT(w2, Health);
+    size_t mem = tecs_world_memory(w);
+    CHECK(tecs_index_new(w, NULL) == NULL);
+    CHECK(tecs_index_new(w, &(tecs_index_desc_t){ .comp = 99, .type = TECS_KEY_I32 }) == NULL);
+    CHECK_EQ(tecs_last_error(w), TECS_ENOCOMP);
+    CHECK(tecs_index_new(w, &(tecs_index_desc_t){ .comp = hp, .type = TECS_KEY_I64 }) == NULL);
+    CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
+    CHECK(tecs_index_new(w, &(tecs_index_desc_t){ .comp = hp, .type = TECS_KEY_I32,
+                                                   .offset = 1 }) == NULL);
+    CHECK(tecs_index_new(w, &(tecs_index_desc_t){ .comp = tag, .type = TECS_KEY_I8 }) == NULL);
+    CHECK(tecs_index_new(w, &(tecs_index_desc_t){ .comp = hp, .type = 99 }) == NULL);
+    CHECK(tecs_index_new(w, &(tecs_index_desc_t){ .comp = hp, .type = TECS_KEY_I32,
+                                                   .kind = 7 }) == NULL);
+    CHECK(tecs_index_new(w, &(tecs_index_desc_t){ .comp = pos, .kind = TECS_INDEX_SPATIAL,
+                                                   .type = TECS_KEY_FLOAT, .offset_y = 4,
+                                                   .cell_size = 0 }) == NULL);
+    CHECK(tecs_index_new(w, &(tecs_index_desc_t){ .comp = pos, .kind = TECS_INDEX_SPATIAL,
+                                                   .type = TECS_KEY_FLOAT, .offset_y = 6,
+                                                   .cell_size = 1 }) == NULL);
+    CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
+    CHECK_EQ(tecs_world_memory(w), mem);
+    tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){ .comp = hp, .type = TECS_KEY_I32 });
+    tecs_index_t *o = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = hp, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32 });
+    tecs_index_t *x2 = tecs_index_new(w2, &(tecs_index_desc_t){ .comp = hp2, .type = TECS_KEY_I32 });
+    CHECK(x && o && x2);
+    tecs_filter_t *f = tecs_filter_new(w);
+    CHECK_EQ(tecs_where(f, x, TECS_LT, tecs_key_int(1)), -1);       /* hash: no < */
+    CHECK_EQ(tecs_filter_error(f), TECS_EINVAL);
+    tecs_filter_t *g = tecs_filter_new(w);
+    CHECK_EQ(tecs_where(g, x2, TECS_EQ, tecs_key_int(1)), -1);      /* other world */
+    CHECK_EQ(tecs_filter_error(g), TECS_EWORLD);
+    tecs_filter_t *h = tecs_filter_new(w);
+    CHECK_EQ(tecs_where(h, o, TECS_EQ, tecs_key_real(1)), -1);      /* wrong class */
+    CHECK_EQ(tecs_where_and(h, 0, 5), -1);
+    CHECK_EQ(tecs_where_radius(h, o, 0, 0, 1), -1);                 /* not spatial */
+    tecs_query_t *q = tecs_query_all(w, 1, &hp);
+    CHECK_EQ(tecs_query_where_collect(q, h, NULL, 0), -1);
+    CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
+    tecs_filter_t *k = tecs_filter_new(w);
+    tecs_where(k, o, TECS_EQ, tecs_key_int(3));
+    CHECK_ERR(tecs_index_free(o), TECS_OK);
+    CHECK_EQ(tecs_query_where_collect(q, k, NULL, 0), -1);
+    CHECK_EQ(tecs_last_error(w), TECS_ENOENT);
+    tecs_filter_t *m = tecs_filter_new(w2);
+    tecs_query_t *q2 = tecs_query_all(w2, 1, &hp2);
+    (void)q2;
+    CHECK_EQ(tecs_query_where_collect(q, m, NULL, 0), -1);
+    CHECK_EQ(tecs_last_error(w), TECS_EWORLD);
+    CHECK(tecs_index_free(NULL) == TECS_OK);
+    tecs_filter_free(NULL);
+    tecs_cache_free(NULL);
+    tw_free(w);
+    tw_free(w2);
+}
+
+TEST(index_nan_keys_follow_ieee_comparisons)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = pos, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_FLOAT });
+    tecs_entity_t en = tecs_new(w), e1 = tecs_new(w), ez = tecs_new(w);
+    TECS_SET(w, en, pos, Position, {NAN, 0});
+    TECS_SET(w, e1, pos, Position, {1, 0});
+    TECS_SET(w, ez, pos, Position, {-0.0f, 0});
+    tecs_query_t *q = tecs_query_all(w, 1, &pos);
+    tecs_entity_t out[4];
+    static const struct { tecs_cmp_t op; int n; } cases[] = {
+        { TECS_EQ, 1 }, { TECS_NE, 2 }, { TECS_LT, 1 }, { TECS_LE, 2 },
+        { TECS_GT, 0 }, { TECS_GE, 1 } };
+    for (int i = 0; i < 6; i++) {
+        tecs_filter_t *f = tecs_filter_new(w);
+        tecs_where(f, x, cases[i].op, tecs_key_real(1.0));
+        CHECK_EQ(tecs_query_where_collect(q, f, out, 4), cases[i].n);
+        tecs_filter_free(f);
+    }
+    tecs_filter_t *f = tecs_filter_new(w);
+    tecs_where(f, x, TECS_GE, tecs_key_real(-INFINITY));
+    CHECK_EQ(tecs_query_where_collect(q, f, out, 4), 2);      /* not the NaN */
+    tecs_where(f, x, TECS_EQ, tecs_key_real(0.0));              /* -0 == +0 */
+    CHECK_EQ(tecs_query_where_collect(q, f, out, 4), 1);
+    CHECK_EQ(out[0], ez);
+    tecs_where_not(f, tecs_where(f, x, TECS_LE, tecs_key_real(INFINITY)));
+    CHECK_EQ(tecs_query_where_collect(q, f, out, 4), 1);
+    CHECK_EQ(out[0], en);
+    CHECK_EQ(tecs_where(f, x, TECS_EQ, tecs_key_real(NAN)), -1);
+    CHECK_EQ(tecs_filter_error(f), TECS_EINVAL);
+    tw_free(w);
+}
+
+/* ---- out of memory ---------------------------------------------------- */
+
+TEST(index_out_of_memory_on_creation_and_maintenance)
+{
+    for (long k = 1; k < 400; k++) {
+        tw_alloc al = { 0 };
+        tecs_world_t *w = tw_new_ex(&al, 16);
+        tecs_comp_t st = TECS_COMPONENT(w, Stats);
+        uint64_t rng = 42;
+        tecs_entity_t ents[80];
+        for (int i = 0; i < 80; i++) {
+            Stats v;
+            random_stats(&v, &rng);
+            ents[i] = tecs_new(w);
+            tecs_set(w, ents[i], st, &v);
+        }
+        tecs_index_t *y = tecs_index_new(w, &(tecs_index_desc_t){
+            .comp = st, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I64, .unique = true,
+            .offset = offsetof(Stats, big) });
+        CHECK(y == NULL);       /* random bigs repeat */
+        al.fail_at = al.calls + k;
+        tecs_index_desc_t d = { .comp = st, .kind = (tecs_index_kind_t)(k % 2),
+                                .type = TECS_KEY_STR, .offset = offsetof(Stats, s) };
+        size_t mem = tecs_world_memory(w);
+        tecs_index_t *x = tecs_index_new(w, &d);
+        if (x == NULL) {
+            CHECK_EQ(tecs_last_error(w), TECS_ENOMEM);
+            CHECK_EQ(tecs_world_memory(w), mem);
+            tw_free(w);
+            continue;
+        }
+        al.fail_at = 0;
+        for (int i = 0; i < 80; i++)
+            if (tecs_has(w, ents[i], st))
+                TECS_GET_MUT(w, ents[i], st, Stats)->a = 1000 + i;
+        y = tecs_index_new(w, &(tecs_index_desc_t){
+            .comp = st, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32, .unique = true });
+        CHECK(y != NULL);
+        al.fail_at = al.calls + k % 50 + 1;
+        al.fail_after = false;
+        /* Maintenance with failures: a failed call changes nothing; the
+        ** index is never seen stale. */
+        for (int i = 0; i < 200; i++) {
+            tecs_entity_t e = ents[tw_rand(&rng) % 80];
+            Stats v;
+            random_stats(&v, &rng);
+            v.a = (int32_t)(tw_rand(&rng) % 1000);
+            Stats before = tecs_has(w, e, st) ? *TECS_GET(w, e, st, Stats) : v;
+            tecs_err_t err = tecs_set(w, e, st, &v);
+            if (err != TECS_OK && tecs_has(w, e, st))
+                CHECK_EQ(TECS_GET(w, e, st, Stats)->a, before.a);
+            if (i % 7 == 0)
+                tecs_remove(w, e, st);
+        }
+        al.fail_at = 0;
+        TW_CHECK(w);
+        tecs_query_t *q = tecs_query_all(w, 1, &st);
+        tecs_filter_t *f = tecs_filter_new(w);
+        tecs_where(f, x, TECS_EQ, tecs_key_str("cat"));
+        int n = tecs_query_where_collect(q, f, NULL, 0), m = 0;
+        tecs_entity_t all[80];
+        int na = tecs_query_collect(q, all, 80);
+        for (int i = 0; i < na; i++) {
+            const char *s = TECS_GET(w, all[i], st, Stats)->s;
+            m += s && strcmp(s, "cat") == 0;
+        }
+        CHECK_EQ(n, m);
+        (void)y;
+        tw_free(w);
+    }
+}
+
+/* ---- cached result sets ------------------------------------------------ */
+
+typedef struct members {
+    tecs_entity_t in[1024];
+    int n;
+    int enters, leaves;
+} members;
+
+static void on_enter(tecs_world_t *w, tecs_entity_t e, void *ctx)
+{
+    members *m = ctx;
+    (void)w;
+    for (int i = 0; i < m->n; i++)
+        CHECK(m->in[i] != e);
+    m->in[m->n++] = e;
+    m->enters++;
+}
+
+static void on_leave(tecs_world_t *w, tecs_entity_t e, void *ctx)
+{
+    members *m = ctx;
+    (void)w;
+    for (int i = 0; i < m->n; i++) {
+        if (m->in[i] == e) {
+            m->in[i] = m->in[--m->n];
+            m->leaves++;
+            return;
+        }
+    }
+    CHECK(!"leave of a non-member");
+}
+
+typedef struct order_ctx {
+    members *m;
+    tecs_comp_t stats;
+} order_ctx;
+
+static int by_d_then_id(tecs_world_t *w, tecs_entity_t a, tecs_entity_t b, void *ctx)
+{
+    const order_ctx *o = ctx;
+    double da = TECS_GET(w, a, o->stats, Stats)->d, db = TECS_GET(w, b, o->stats, Stats)->d;
+    if (da != db && da == da && db == db)
+        return da < db ? -1 : 1;
+    if ((da != da) != (db != db))
+        return da != da ? 1 : -1;
+    return (a > b) - (a < b);
+}
+
+static void ordered_enter(tecs_world_t *w, tecs_entity_t e, void *ctx)
+{
+    on_enter(w, e, ((order_ctx *)ctx)->m);
+}
+
+static void ordered_leave(tecs_world_t *w, tecs_entity_t e, void *ctx)
+{
+    on_leave(w, e, ((order_ctx *)ctx)->m);
+}
+
+static int cmp_ids(const void *a, const void *b)
+{
+    tecs_entity_t x = *(const tecs_entity_t *)a, y = *(const tecs_entity_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void check_cache(fx *t, tecs_cache_t *c, const combo *cb, const members *m)
+{
+    tecs_entity_t got[600], want[600], it_ids[600], order[600];
+    int n = tecs_cache_collect(c, got, 600);
+    memcpy(order, got, sizeof order);
+    int k = expected(t, pred_combo, cb, want);
+    CHECK_EQ(n, k);
+    CHECK_EQ(n, m->n);
+    qsort(got, (size_t)n, sizeof *got, cmp_ids);
+    qsort(want, (size_t)k, sizeof *want, cmp_ids);
+    same_ids(got, n, want, k);
+    tecs_entity_t mine[1024];
+    memcpy(mine, m->in, (size_t)m->n * sizeof *mine);
+    qsort(mine, (size_t)m->n, sizeof *mine, cmp_ids);
+    same_ids(got, n, mine, m->n);
+    /* Iteration hands out the same set, with fields. */
+    int ni = 0;
+    tecs_iter_t it = tecs_cache_iter(c);
+    while (tecs_iter_next(&it)) {
+        CHECK(TECS_FIELD(&it, Stats, 0) != NULL);
+        for (int i = 0; i < it.count; i++)
+            it_ids[ni++] = it.entities[i];
+    }
+    same_ids(it_ids, ni, order, n);
+}
+
+TEST(index_cache_follows_random_changes_with_events)
+{
+    fx t;
+    fx_init(&t, false);
+    combo cb = { .how = 3 };
+    cb.a = (cond){ .op = TECS_LE, .field = F_A, .k = { tecs_key_int(5) } };
+    cb.b = (cond){ .op = 7, .field = F_S, .k = { tecs_key_str("cat"), tecs_key_str(NULL) },
+                   .nk = 2 };
+    tecs_filter_t *f = tecs_filter_new(t.w);
+    tecs_cond_t a = cond_build(&t, f, &cb.a, false);
+    tecs_where_and(f, a, tecs_where_not(f, cond_build(&t, f, &cb.b, true)));
+    members m = { .n = 0 }, mo = { .n = 0 };
+    tecs_cache_t *c = tecs_cache_new(t.w, &(tecs_cache_desc_t){
+        .query = t.q, .filter = f, .on_enter = on_enter, .on_leave = on_leave, .ctx = &m });
+    CHECK(c != NULL);
+    order_ctx oc = { &mo, t.stats };
+    tecs_cache_t *co = tecs_cache_new(t.w, &(tecs_cache_desc_t){
+        .query = t.q, .filter = f, .order = by_d_then_id, .on_enter = ordered_enter,
+        .on_leave = ordered_leave, .ctx = &oc });
+    CHECK(co != NULL);
+    tecs_filter_free(f);        /* the caches keep their own copies */
+    CHECK_ERR(tecs_index_free(t.ord[F_A]), TECS_EBUSY);
+    /* Members present at creation came without events. */
+    tecs_entity_t init[600];
+    m.n = tecs_cache_collect(c, init, 600);
+    memcpy(m.in, init, (size_t)m.n * sizeof *init);
+    mo.n = tecs_cache_collect(co, init, 600);
+    memcpy(mo.in, init, (size_t)mo.n * sizeof *init);
+    CHECK(m.n > 20);
+    for (int step = 0; step < 500; step++) {
+        random_change(&t);
+        if (step % 10 == 0) {
+            check_cache(&t, c, &cb, &m);
+            check_cache(&t, co, &cb, &mo);
+            TW_CHECK(t.w);
+        }
+    }
+    CHECK(m.enters > 10 && m.leaves > 10);
+    CHECK_EQ(tecs_cache_count(c), m.n);
+    tecs_cache_free(c);
+    tecs_cache_free(co);
+    CHECK_ERR(tecs_index_free(t.ord[F_A]), TECS_OK);
+    tw_free(t.w);
+}
+
+TEST(index_cache_without_filter_tracks_query_membership)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position), vel = TECS_COMPONENT(w, Velocity);
+    tecs_query_t *q = tecs_query_all(w, 2, (tecs_comp_t[]){ pos, vel });
+    members m = { .n = 0 };
+    tecs_cache_t *c = tecs_cache_new(w, &(tecs_cache_desc_t){
+        .query = q, .on_enter = on_enter, .on_leave = on_leave, .ctx = &m });
+    tecs_entity_t e = tecs_new(w);
+    tecs_add(w, e, pos);
+    CHECK_EQ(m.enters, 0);
+    tecs_add(w, e, vel);
+    CHECK_EQ(m.enters, 1);
+    CHECK_EQ(tecs_cache_count(c), 1);
+    tecs_remove(w, e, pos);
+    CHECK_EQ(m.leaves, 1);
+    tecs_add(w, e, pos);
+    tecs_destroy(w, e);
+    CHECK_EQ(m.enters, 2);
+    CHECK_EQ(m.leaves, 2);
+    CHECK_EQ(tecs_cache_count(c), 0);
+    tw_free(w);
+}
+
+/* ---- spatial ---------------------------------------------------------- */
+
+TEST(index_spatial_radius_and_box_with_huge_and_bad_regions)
+{
+    fx t;
+    fx_init(&t, false);
+    tecs_entity_t got[600];
+    tecs_filter_t *f = tecs_filter_new(t.w);
+    tecs_where_radius(f, t.grid, 0, 0, 1e30f);                /* every finite point */
+    int n = tecs_query_where_collect(t.q, f, got, 600), m = 0;
+    for (int i = 0; i < t.nents; i++) {
+        const Position *p = tecs_has(t.w, t.ents[i], t.pos) && tecs_has(t.w, t.ents[i], t.stats)
+                                ? TECS_GET(t.w, t.ents[i], t.pos, Position) : NULL;
+        m += p && p->x == p->x;
+    }
+    CHECK_EQ(n, m);
+    tecs_where_radius(f, t.grid, 0, 0, -1);
+    CHECK_EQ(tecs_query_where_collect(t.q, f, got, 600), 0);
+    tecs_where_radius(f, t.grid, NAN, 0, 5);
+    CHECK_EQ(tecs_query_where_collect(t.q, f, got, 600), 0);
+    tecs_where_box(f, t.grid, 10, 10, -10, -10);
+    CHECK_EQ(tecs_query_where_collect(t.q, f, got, 600), 0);
+    tw_free(t.w);
+}
