@@ -1392,9 +1392,14 @@ bool tecs_filter_test(tecs_filter_t *f, tecs_entity_t e)
 /* ---- filters: collecting the matches ---------------------------------- */
 
 /* An `or` guard: skip an entity that the left side `node` already took. */
+/* Under an OR, a candidate of the left branch must pass it (`need`): a
+** driver yields a superset of its node, and what the left branch skips the
+** right one collects; a candidate of the right branch must fail the left
+** one (!need), which had its turn. */
 typedef struct guard {
     const struct guard *up;
     int32_t node;
+    bool need;
 } guard;
 
 typedef struct walk {
@@ -1434,7 +1439,7 @@ static void collect(walk *wk, const guard *g, tecs_entity_t e)
     if (wk->err)
         return;
     for (; g; g = g->up)
-        if (test(wk->f, g->node, e))
+        if (test(wk->f, g->node, e) != g->need)
             return;
     if (!wk->exact && !test(wk->f, wk->f->root, e))
         return;
@@ -1601,8 +1606,8 @@ static void drive(walk *wk, const guard *g, int32_t c)
     if (nd->op == F_AND) {
         drive(wk, g, estimate(wk->f, nd->a) <= estimate(wk->f, nd->b) ? nd->a : nd->b);
     } else if (nd->op == F_OR) {
-        drive(wk, g, nd->a);
-        drive(wk, &(guard){ g, nd->a }, nd->b);
+        drive(wk, &(guard){ g, nd->a, true }, nd->a);
+        drive(wk, &(guard){ g, nd->a, false }, nd->b);
     } else {
         drive_leaf(wk, g, nd);
     }
