@@ -34,7 +34,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 
-enum { NC = 8, MAXQ = 6, MAXIT = 3, MAXE = 256, NDEAD = 64 };
+enum { NC = 8, MAXQ = 6, MAXIT = 3, MAXE = 256, NDEAD = 64, MAXIX = 4, MAXCOND = 8 };
 enum { C_A, C_B, C_T1, C_T2, C_V, C_H, C_C, C_G };
 static const uint32_t csize[NC] = { 4, 8, 0, 0, 12, sizeof(Obj), 1, 64 };
 static const uint32_t calign[NC] = { 4, 8, 0, 0, 4, _Alignof(Obj), 1, 64 };
@@ -110,6 +110,8 @@ struct interp {
     tecs_entity_t last;         /* the id handed out last                   */
     mquery qs[MAXQ];
     int32_t nq;
+    struct { tecs_index_t *ix; int field; bool ordered; } ixs[MAXIX];
+    int32_t nix;
     struct { tecs_iter_t it; int32_t qi; } its[MAXIT];
     int32_t nits;
     uint32_t *maxgen;           /* per slot: 1 + highest generation seen    */
@@ -544,6 +546,8 @@ static long live_objs(const interp *I)
     return n;
 }
 
+static void check_indexes(interp *I);
+
 static void check_all(interp *I)
 {
     if (tecs_world_check(I->w) != TECS_OK)
@@ -565,6 +569,7 @@ static void check_all(interp *I)
            (int)tecs_pending_kills(I->w), (int)kills);
     for (int32_t q = 0; q < I->nq; q++)
         check_query(I, &I->qs[q], false, q & 1 ? TECS_ITER_REVERSE : 0);
+    check_indexes(I);
     EXPECT(I, I->hc.bad == 0 && I->cb_bad == 0, "hook misuse (%ld) or callback saw a dead entity",
            I->hc.bad);
     if (!deferred(I))
@@ -844,6 +849,7 @@ static void op_get(interp *I, const m_op *op)
         else
             fill_val(ci, p, v);
         m->val[ci] = v;
+        result_is(I, tecs_modified(I->w, id, c), TECS_OK, "tecs_modified");
     }
 }
 
@@ -1057,6 +1063,220 @@ static void op_check(interp *I, const m_op *op)
     check_all(I);
 }
 
+/* ---- field indexes and where ------------------------------------------------------ */
+
+/* Indexed fields: A as int32, B as uint64, V's second word as uint32. */
+static const struct {
+    int comp;
+    tecs_key_type_t type;
+    size_t offset;
+} ifield[3] = { { C_A, TECS_KEY_I32, 0 }, { C_B, TECS_KEY_U64, 0 }, { C_V, TECS_KEY_U32, 4 } };
+
+/* The field's value in a model value, widened to a comparable int64 /
+** uint64 pair: signed fields compare as int64, unsigned as uint64. */
+static int64_t field_of(int f, int64_t v)
+{
+    switch (f) {
+    case 0:
+        return (int32_t)(uint32_t)v;
+    case 1:
+        return v;
+    default:
+        return (int64_t)(uint32_t)((uint64_t)v >> 32);
+    }
+}
+
+static tecs_key_t key_of(int f, int64_t k)
+{
+    return f == 0 ? tecs_key_int(k) : tecs_key_uint((uint64_t)k);
+}
+
+static int cmp_field(int f, int64_t a, int64_t b)
+{
+    if (f == 0 || f == 2)
+        return a < b ? -1 : a > b;
+    return (uint64_t)a < (uint64_t)b ? -1 : (uint64_t)a > (uint64_t)b;
+}
+
+static void op_index_new(interp *I, const m_op *op)
+{
+    if (I->nix == MAXIX || deferred(I))
+        return;
+    int f = op->x % 3;
+    bool ordered = op->x >> 2 & 1;
+    tecs_index_t *ix = tecs_index_new(I->w, &(tecs_index_desc_t){
+        .comp = I->cid[ifield[f].comp], .kind = ordered ? TECS_INDEX_ORDERED : TECS_INDEX_HASH,
+        .type = ifield[f].type, .offset = ifield[f].offset });
+    if (result_is(I, got_err(I, ix != NULL), TECS_OK, "tecs_index_new") || ix == NULL)
+        return;
+    I->ixs[I->nix].ix = ix;
+    I->ixs[I->nix].field = f;
+    I->ixs[I->nix].ordered = ordered;
+    I->nix++;
+    int32_t n = 0;
+    for (int32_t i = 0; i < I->ne; i++)
+        n += I->e[i].st == ST_ALIVE && (I->e[i].mask >> ifield[f].comp & 1);
+    EXPECT(I, tecs_index_count(ix) == n, "index count %d, model %d", (int)tecs_index_count(ix),
+           (int)n);
+}
+
+static void op_index_free(interp *I, const m_op *op)
+{
+    if (I->nix == 0 || deferred(I))
+        return;
+    int32_t k = (int32_t)(op->z % (uint32_t)I->nix);
+    result_is(I, tecs_index_free(I->ixs[k].ix), TECS_OK, "tecs_index_free");
+    I->ixs[k] = I->ixs[--I->nix];
+}
+
+/* A condition of the model's filter. */
+typedef struct mcond {
+    int kind;                   /* 0 cmp, 1 between, 2 in, 3 and, 4 or, 5 not */
+    int ix, cmp;
+    int64_t k[3];
+    int32_t a, b;
+} mcond;
+
+static bool m_cond(const interp *I, const mcond *cs, int32_t c, const ment *m)
+{
+    const mcond *d = &cs[c];
+    if (d->kind >= 3) {
+        bool a = m_cond(I, cs, d->a, m);
+        return d->kind == 5 ? !a : d->kind == 3 ? a && m_cond(I, cs, d->b, m)
+                                                : a || m_cond(I, cs, d->b, m);
+    }
+    int f = I->ixs[d->ix].field;
+    if (!(m->mask >> ifield[f].comp & 1))
+        return false;
+    int64_t v = field_of(f, m->val[ifield[f].comp]);
+    if (d->kind == 1)
+        return cmp_field(f, d->k[0], v) <= 0 && cmp_field(f, v, d->k[1]) <= 0;
+    if (d->kind == 2)
+        return v == d->k[0] || v == d->k[1] || v == d->k[2];
+    int r = cmp_field(f, v, d->k[0]);
+    static const int want[6][3] = { { 0, 1, 0 }, { 1, 0, 1 }, { 1, 0, 0 },
+                                    { 1, 1, 0 }, { 0, 0, 1 }, { 0, 1, 1 } };
+    return want[d->cmp][r + 1];
+}
+
+/* A key: mostly a value some entity has, so equality finds something. */
+static int64_t pick_key(interp *I, int f, uint32_t z)
+{
+    const ment *m = I->ne ? &I->e[(z >> 3) % (uint32_t)I->ne] : NULL;
+    int c = ifield[f].comp;
+    int64_t v = m && (z & 7) ? m->val[c] : mkval(z, 7);
+    return field_of(f, v);
+}
+
+/* Build a random filter on the indexes into both the library and the model. */
+static int32_t build_filter(interp *I, tecs_filter_t *fl, mcond *cs, uint32_t z, int32_t n)
+{
+    int32_t made = 0;
+    for (int32_t i = 0; i < n; i++, z = (uint32_t)mix(z)) {
+        mcond d = { .kind = (int)(z % 6), .ix = (int)((z >> 3) % (uint32_t)I->nix) };
+        if (made < 1 && d.kind >= 3)
+            d.kind = 0;
+        if (made < 2 && (d.kind == 3 || d.kind == 4))
+            d.kind = 5;
+        bool ordered = I->ixs[d.ix].ordered;
+        int f = I->ixs[d.ix].field;
+        tecs_index_t *ix = I->ixs[d.ix].ix;
+        if (!ordered && d.kind == 1)
+            d.kind = 2;
+        d.cmp = ordered ? (int)((z >> 6) % 6) : TECS_EQ;
+        for (int k = 0; k < 3; k++)
+            d.k[k] = pick_key(I, f, (uint32_t)mix(z + (uint32_t)k));
+        if (d.kind == 1 && cmp_field(f, d.k[0], d.k[1]) > 0 && (z >> 9 & 1)) {
+            int64_t t = d.k[0];
+            d.k[0] = d.k[1], d.k[1] = t;
+        }
+        d.a = (int32_t)((z >> 12) % (uint32_t)(made ? made : 1));
+        d.b = (int32_t)((z >> 16) % (uint32_t)(made ? made : 1));
+        tecs_key_t keys[3] = { key_of(f, d.k[0]), key_of(f, d.k[1]), key_of(f, d.k[2]) };
+        tecs_cond_t c;
+        switch (d.kind) {
+        case 0: c = tecs_where(fl, ix, (tecs_cmp_t)d.cmp, keys[0]); break;
+        case 1: c = tecs_where_between(fl, ix, keys[0], keys[1]); break;
+        case 2: c = tecs_where_in(fl, ix, 3, keys); break;
+        case 3: c = tecs_where_and(fl, d.a, d.b); break;
+        case 4: c = tecs_where_or(fl, d.a, d.b); break;
+        default: c = tecs_where_not(fl, d.a); break;
+        }
+        if (result_is(I, got_err(I, c >= 0), TECS_OK, "tecs_where"))
+            return -1;
+        EXPECT(I, c == made, "condition handle %d, expected %d", (int)c, (int)made);
+        cs[made++] = d;
+    }
+    return made;
+}
+
+static void op_where(interp *I, const m_op *op)
+{
+    if (I->nix == 0 || I->nq == 0)
+        return;
+    const mquery *q = &I->qs[op->y % (uint32_t)I->nq];
+    tecs_filter_t *fl = tecs_filter_new(I->w);
+    if (result_is(I, got_err(I, fl != NULL), TECS_OK, "tecs_filter_new") || fl == NULL)
+        return;
+    mcond cs[MAXCOND];
+    int32_t n = build_filter(I, fl, cs, op->z, 1 + op->x % 4);
+    if (n > 0) {
+        tecs_entity_t *got = malloc(((size_t)I->ne + 1) * sizeof *got);
+        int32_t ng = tecs_query_where_collect(q->q, fl, got, I->ne + 1);
+        if (ng < 0 && result_is(I, got_err(I, false), TECS_OK, "tecs_query_where_collect")) {
+            free(got);
+            tecs_filter_free(fl);
+            return;
+        }
+        int32_t nw = 0;
+        for (int32_t i = 0; i < I->ne; i++) {
+            const ment *m = &I->e[i];
+            if (m->st == ST_ALIVE && m_match(q, m->mask) && m_cond(I, cs, n - 1, m)) {
+                I->mark[TECS_ENTITY_INDEX(m->id)] = m->id;
+                nw++;
+            }
+        }
+        bool same = ng == nw;
+        for (int32_t i = 0; i < ng && same; i++) {
+            uint32_t index = TECS_ENTITY_INDEX(got[i]);
+            same = (int32_t)index < I->cap_gen && I->mark[index] == got[i];
+            if (same)
+                I->mark[index] = 0;
+        }
+        for (int32_t i = 0; i < I->ne; i++)
+            I->mark[TECS_ENTITY_INDEX(I->e[i].id)] = 0;
+        free(got);
+        const ment *m = I->ne ? &I->e[op->y % (uint32_t)I->ne] : NULL;
+        bool t = m && tecs_filter_test(fl, m->id);
+        bool tw = m && m->st == ST_ALIVE && m_cond(I, cs, n - 1, m);
+        tecs_filter_free(fl);
+        if (!same && getenv("MODEL_DEBUG"))
+            for (int32_t i = 0; i < n; i++)
+                fprintf(stderr, "  cond %d: kind %d ix %d (field %d, %s) cmp %d keys %lld %lld %lld a %d b %d\n",
+                        (int)i, cs[i].kind, cs[i].ix, I->ixs[cs[i].ix].field,
+                        I->ixs[cs[i].ix].ordered ? "ordered" : "hash", cs[i].cmp,
+                        (long long)cs[i].k[0], (long long)cs[i].k[1], (long long)cs[i].k[2],
+                        (int)cs[i].a, (int)cs[i].b);
+        EXPECT(I, same, "where gives %d entities, model %d (%d conditions)", (int)ng, (int)nw,
+               (int)n);
+        EXPECT(I, t == tw, "tecs_filter_test says %d, model %d", t, tw);
+        return;
+    }
+    tecs_filter_free(fl);
+}
+
+/* Every index holds the entities with its component. */
+static void check_indexes(interp *I)
+{
+    for (int32_t k = 0; k < I->nix; k++) {
+        int32_t n = 0;
+        for (int32_t i = 0; i < I->ne; i++)
+            n += I->e[i].st == ST_ALIVE && (I->e[i].mask >> ifield[I->ixs[k].field].comp & 1);
+        EXPECT(I, tecs_index_count(I->ixs[k].ix) == n, "index %d holds %d, model %d", (int)k,
+               (int)tecs_index_count(I->ixs[k].ix), (int)n);
+    }
+}
+
 /* The op table: name, weight in random programs, function. */
 static const struct {
     const char *name;
@@ -1085,6 +1305,9 @@ static const struct {
     { "apply_delayed", 1, op_apply_delayed },
     { "reserve", 1, op_reserve },
     { "check", 1, op_check },
+    { "index_new", 1, op_index_new },
+    { "index_free", 1, op_index_free },
+    { "where", 4, op_where },
 };
 enum { NOPS = sizeof ops / sizeof ops[0] };
 
