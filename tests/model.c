@@ -112,7 +112,7 @@ struct interp {
     int32_t nq;
     struct { tecs_index_t *ix; int field; bool ordered; } ixs[MAXIX];
     int32_t nix;
-    struct { tecs_iter_t it; int32_t qi; } its[MAXIT];
+    struct { tecs_iter_t it; int32_t qi; bool wrote; } its[MAXIT];
     int32_t nits;
     uint32_t *maxgen;           /* per slot: 1 + highest generation seen    */
     tecs_entity_t *mark;        /* per slot: scratch for set comparison     */
@@ -912,13 +912,39 @@ static void iter_closed(interp *I)
     m_flush(I);
 }
 
-static void iter_step(interp *I)
+/* Write new values through the first write term with data in this chunk,
+** as a system would; indexes re-key when the iterator leaves the rows. */
+static void write_chunk(interp *I, int32_t k, uint32_t seed)
 {
-    tecs_iter_t *it = &I->its[I->nits - 1].it;
-    if (tecs_iter_next(it))
-        check_chunk(I, it, &I->qs[I->its[I->nits - 1].qi]);
-    else
+    tecs_iter_t *it = &I->its[k].it;
+    const mquery *q = &I->qs[I->its[k].qi];
+    for (int32_t t = 0; t < q->nt; t++) {
+        int c = q->ci[t];
+        char *f = tecs_field(it, t);
+        if (f == NULL || q->t[t].access != TECS_WRITE || c == C_H)
+            continue;
+        for (int32_t r = 0; r < it->count; r++) {
+            ment *m = find(I, it->entities[r]);
+            m->val[c] = mkval(seed, (uint32_t)r);
+            fill_val(c, f + (size_t)r * csize[c], m->val[c]);
+        }
+        I->its[k].wrote = true;
+        return;
+    }
+}
+
+static void iter_step(interp *I, uint32_t write)
+{
+    int32_t k = I->nits - 1;
+    tecs_iter_t *it = &I->its[k].it;
+    I->its[k].wrote = false;
+    if (tecs_iter_next(it)) {
+        check_chunk(I, it, &I->qs[I->its[k].qi]);
+        if (write % 4 == 0)
+            write_chunk(I, k, write);
+    } else {
         iter_closed(I);
+    }
 }
 
 static void op_iter_open(interp *I, const m_op *op)
@@ -927,17 +953,17 @@ static void op_iter_open(interp *I, const m_op *op)
         return;
     int32_t qi = (int32_t)(op->z % (uint32_t)I->nq);
     I->its[I->nits].qi = qi;
+    I->its[I->nits].wrote = false;
     I->its[I->nits].it = tecs_query_iter_ex(I->qs[qi].q, op->x & 1);
     I->nits++;
     EXPECT(I, tecs_is_deferred(I->w), "an open iteration does not defer");
-    iter_step(I);
+    iter_step(I, op->y);
 }
 
 static void op_iter_step(interp *I, const m_op *op)
 {
-    (void)op;
     if (I->nits)
-        iter_step(I);
+        iter_step(I, op->y);
 }
 
 static void op_iter_close(interp *I, const m_op *op)
@@ -1214,6 +1240,9 @@ static void op_where(interp *I, const m_op *op)
 {
     if (I->nix == 0 || I->nq == 0)
         return;
+    for (int32_t k = 0; k < I->nits; k++)
+        if (I->its[k].wrote)
+            return;             /* rows written, not yet left: not re-keyed yet */
     const mquery *q = &I->qs[op->y % (uint32_t)I->nq];
     tecs_filter_t *fl = tecs_filter_new(I->w);
     if (result_is(I, got_err(I, fl != NULL), TECS_OK, "tecs_filter_new") || fl == NULL)
