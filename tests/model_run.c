@@ -4,6 +4,7 @@
 **
 **   model_run [--seconds N] [--seed S] [--ops N] [--check-every N] [--save F]
 **   model_run --seed S --ops N --emit F     (write the program, run nothing)
+**   model_run --oom 1 --ops 150 ...          (also fail each allocation in turn)
 **
 ** Seeds S, S+1, ... each give a program of N ops (default 2000); the run
 ** stops after N seconds (default 10), or after the one seed if --seed is
@@ -40,6 +41,7 @@ int main(int argc, char **argv)
     bool one = false;
     int32_t nops = 2000, every = 8;
     const char *save = NULL, *emit = NULL;
+    bool oom = false;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--seconds") == 0)
             seconds = atof(argv[i + 1]);
@@ -51,11 +53,13 @@ int main(int argc, char **argv)
             every = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--save") == 0)
             save = argv[i + 1];
+        else if (strcmp(argv[i], "--oom") == 0)
+            oom = atoi(argv[i + 1]) != 0;
         else if (strcmp(argv[i], "--emit") == 0)
             emit = argv[i + 1];
         else {
             fprintf(stderr, "usage: %s [--seconds N] [--seed S] [--ops N] "
-                            "[--check-every N] [--save FILE] [--emit FILE]\n", argv[0]);
+                            "[--check-every N] [--save FILE] [--emit FILE] [--oom 1]\n", argv[0]);
             return 2;
         }
     }
@@ -77,6 +81,14 @@ int main(int argc, char **argv)
         m_result r = m_run(&p, &o);
         total += r.ops_run;
         runs++;
+        for (long k = 1; oom && !r.failed && k <= r.allocs; k++) {
+            o.fail_at = k;              /* every allocation of this program fails once */
+            m_result f = m_run(&p, &o);
+            total += f.ops_run;
+            runs++;
+            if (f.failed)
+                r = f;
+        }
         if (r.failed) {
             fprintf(stderr, "seed %llu fails:\n", (unsigned long long)seed);
             m_explain(stderr, &p, &o, &r);
