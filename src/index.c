@@ -1680,7 +1680,8 @@ static void sort_rows(tecs_world_t *w, snap *s)
         const tecs__record *r = tecs__ei_alive(w, s->v[i].e);
         s->v[i].k = (uint64_t)(r->arch & TECS__ARCH_MASK) << 32 | r->row;
     }
-    radix_sort(s->v, s->v + s->n, s->n);
+    if (s->n > 1)               /* (no array yet when empty: no NULL + 0) */
+        radix_sort(s->v, s->v + s->n, s->n);
 }
 
 static void reverse(snap *s)
