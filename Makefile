@@ -5,7 +5,8 @@
 #   make test-valgrind  the tests under valgrind memcheck (any error fails)
 #   make fuzz           each libFuzzer target for FUZZ_SECONDS (default 60)
 #   make model-run      the model test for MODEL_SECONDS (default 60)
-#   make bench          benchmarks, release build (BENCH_ARGS='--quick')
+#   make bench          benchmarks, release build, warm heap (BENCH_ARGS='--quick')
+#   make bench-cold     the same with glibc's default heap (pages paid on first touch)
 BUILD    ?= build
 JOBS     ?= 2
 CMAKE    ?= cmake
@@ -18,7 +19,13 @@ FUZZ_TARGETS  ?= fuzz_model
 SANITIZE_MODEL_OPS ?= 250000
 VALGRIND_MODEL_OPS ?= 20000
 
-.PHONY: all build test demo test-sanitize test-valgrind fuzz model-run clean
+.PHONY: all build test demo test-sanitize test-valgrind fuzz model-run bench bench-cold \
+	bench-build clean
+
+# Benchmarks: their own release build, plain -O3 (no -march=native).
+BENCH_BUILD ?= build-release
+BENCH_ARGS  ?=
+BENCH_WARM  := GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=18446744073709551615
 
 all: build
 
@@ -73,6 +80,18 @@ fuzz:
 
 model-run: build
 	$(BUILD)/tests/model_run --seconds $(MODEL_SECONDS)
+
+bench-build:
+	@$(CMAKE) -S . -B $(BENCH_BUILD) -DCMAKE_BUILD_TYPE=Release \
+		-DCMAKE_C_FLAGS_RELEASE="-O3 -DNDEBUG" -DTECS_BUILD_TESTS=OFF \
+		-DTECS_BUILD_EXAMPLES=OFF >/dev/null
+	@$(CMAKE) --build $(BENCH_BUILD) -j$(JOBS) --target tinyecs_bench
+
+bench: bench-build
+	$(BENCH_WARM) $(BENCH_BUILD)/bench/tinyecs_bench $(BENCH_ARGS)
+
+bench-cold: bench-build
+	env -u GLIBC_TUNABLES $(BENCH_BUILD)/bench/tinyecs_bench $(BENCH_ARGS)
 
 clean:
 	rm -rf build build-* 

@@ -1,0 +1,755 @@
+/*
+** bench.c — the numbers users choose an ECS on, measured against the limit.
+**
+** Each scenario of issue 4 is one function that builds a fresh world, times
+** one repetition of its workload, checks the result (counts, sums), frees
+** the world and returns the time per unit. The harness runs it once to warm
+** up, then `reps` times, and reports the median:
+**
+**     main ─> run(table[i], n) ─┬─ warm-up rep (discarded)
+**                                ├─ rep 1..reps ─> median
+**                                └─ iterate family: a raw rep after each
+**                                   rep ─> median of the ratios
+**
+** The iterate family (iterate, iterate_each, fragmented, raw) times 20 passes
+** over the same world inside one repetition and returns their median, so one
+** cold pass does not decide the figure. `raw` is the same loop over two
+** plain arrays through restrict pointers: the physical limit. It is run
+** right after each repetition of the others, and their ratio is the median
+** of the per-repetition ratios, so a shared machine's changing load cannot
+** skew a ratio the way two figures taken a minute apart would.
+**
+** Adding a scenario (where_eq, where_range, where_scan, where_radius, set,
+** set_indexed, system, ...): write `static double sc_NAME(int64_t n)` that
+** builds its world outside the timed region, times with now_ns(), checks its
+** result with CHECK(), frees the world and returns ns per unit; then add one
+** row to `scenarios[]` below (name, default N, unit, flags). A scenario whose
+** API does not exist yet is simply not in the table.
+**
+** Only the public API is used; the build is plain -O3 without -march=native,
+** so the figures are those of a portable binary.
+*/
+#define _POSIX_C_SOURCE 200809L
+#include "tinyecs.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct { float x, y; } Position;
+typedef struct { float x, y; } Velocity;
+typedef struct { int hp; } Health;
+
+/* ---- harness state (the bench program's own; the library has none) ---- */
+
+static int g_failed;            /* a result check failed somewhere          */
+static const char *g_current;   /* scenario being run, for messages         */
+static int g_passes = 20;       /* timed passes per iterate repetition      */
+static int32_t g_rows;          /* --rows: rows per chunk, 0 = the default  */
+static clockid_t g_clock = CLOCK_MONOTONIC; /* --cpu: this thread's CPU time */
+
+#define CHECK(cond, ...) \
+    do { if (!(cond)) check_failed(__LINE__, #cond, __VA_ARGS__); } while (0)
+
+static void check_failed(int line, const char *expr, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "CHECK FAILED in %s (bench.c:%d: %s): ", g_current, line, expr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    g_failed = 1;
+}
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(g_clock, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void *xmalloc(size_t size)
+{
+    void *p = malloc(size ? size : 1);
+    if (p == NULL) {
+        fprintf(stderr, "bench: out of memory (%zu bytes)\n", size);
+        exit(2);
+    }
+    return p;
+}
+
+/* xorshift64*: fixed-seed shuffles that are the same on every run. */
+static uint64_t rng_next(uint64_t *s)
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 0x2545F4914F6CDD1DULL;
+}
+
+static void shuffle(tecs_entity_t *ids, int64_t n, uint64_t seed)
+{
+    for (int64_t i = n - 1; i > 0; i--) {
+        int64_t j = (int64_t)(rng_next(&seed) % (uint64_t)(i + 1));
+        tecs_entity_t t = ids[i];
+        ids[i] = ids[j];
+        ids[j] = t;
+    }
+}
+
+/* ---- fixtures --------------------------------------------------------- */
+
+/* A world with its three components; freed with tecs_world_free. */
+typedef struct fixture {
+    tecs_world_t *w;
+    tecs_comp_t pos, vel, hp;
+    tecs_archetype_t *pv;       /* {Position, Velocity}                     */
+    tecs_entity_t *ids;         /* creation order, n of them (or NULL)      */
+    int64_t n;
+} fixture;
+
+static fixture fx_open(const tecs_world_desc_t *desc)
+{
+    fixture f = { 0 };
+    tecs_world_desc_t d = desc ? *desc : (tecs_world_desc_t){ 0 };
+    d.rows_per_chunk = g_rows;
+    f.w = tecs_world_new_ex(&d);
+    CHECK(f.w != NULL, "world");
+    if (f.w == NULL)
+        exit(2);
+    f.pos = TECS_COMPONENT(f.w, Position);
+    f.vel = TECS_COMPONENT(f.w, Velocity);
+    f.hp = TECS_COMPONENT(f.w, Health);
+    f.pv = tecs_archetype(f.w, 2, (tecs_comp_t[]){ f.pos, f.vel });
+    CHECK(f.pos && f.vel && f.hp && f.pv, "registration");
+    return f;
+}
+
+static void fx_close(fixture *f)
+{
+    tecs_world_free(f->w);
+    free(f->ids);
+    f->ids = NULL;
+}
+
+/* Source arrays: Position (i, i) and Velocity (1, 1). */
+static void fill_values(Position *p, Velocity *v, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        p[i] = (Position){ (float)i, (float)i };
+        v[i] = (Velocity){ 1, 1 };
+    }
+}
+
+/* n entities with Position (i, i) and Velocity (1, 1), through the bulk
+** path (setup, untimed); ids kept in f->ids. */
+static void fx_populate(fixture *f, tecs_archetype_t *arch, int64_t n, int64_t first)
+{
+    Position *p = xmalloc((size_t)n * sizeof *p);
+    Velocity *v = xmalloc((size_t)n * sizeof *v);
+    fill_values(p, v, n);
+    for (int64_t i = 0; i < n; i++)
+        p[i] = (Position){ (float)(first + i), (float)(first + i) };
+    tecs_value_t vals[] = { { f->pos, p }, { f->vel, v } };
+    tecs_entity_t *out = f->ids ? f->ids + first : NULL;
+    tecs_err_t err = tecs_new_bulk(f->w, arch, (int32_t)n, out, 2, vals);
+    CHECK(err == TECS_OK, "tecs_new_bulk: %s", tecs_strerror(err));
+    free(p);
+    free(v);
+}
+
+static fixture fx_world(int64_t n)
+{
+    fixture f = fx_open(NULL);
+    f.n = n;
+    f.ids = xmalloc((size_t)n * sizeof *f.ids);
+    fx_populate(&f, f.pv, n, 0);
+    return f;
+}
+
+/* Sum of x over every Position matched by q, and the row count. */
+static double sum_x(tecs_query_t *q, int64_t *rows)
+{
+    double s = 0;
+    *rows = 0;
+    tecs_iter_t it = tecs_query_iter(q);
+    while (tecs_iter_next(&it)) {
+        const Position *p = it.fields[0];
+        for (int32_t i = 0; i < it.count; i++)
+            s += p[i].x;
+        *rows += it.count;
+    }
+    return s;
+}
+
+/* After k passes of p += v, x of entity i is i + k: check every row. */
+static void check_passes(tecs_query_t *q, int64_t n, int k)
+{
+    int64_t rows;
+    double s = sum_x(q, &rows);
+    double want = (double)n * (double)(n - 1) / 2 + (double)n * k;
+    CHECK(rows == n, "%lld rows, want %lld", (long long)rows, (long long)n);
+    CHECK(s == want, "sum of x %.0f, want %.0f", s, want);
+}
+
+/* ---- the iterate family ----------------------------------------------- */
+
+/* The loop every iterate scenario runs, on one column pair. */
+static inline void integrate(Position *restrict p, const Velocity *restrict v, int32_t n)
+{
+    for (int32_t i = 0; i < n; i++) {
+        p[i].x += v[i].x;
+        p[i].y += v[i].y;
+    }
+}
+
+/* One pass over a query's chunks. */
+static __attribute__((noinline)) void pass_chunks(tecs_query_t *q)
+{
+    tecs_iter_t it = tecs_query_iter(q);
+    while (tecs_iter_next(&it))
+        integrate(it.fields[0], it.fields[1], it.count);
+}
+
+/* Median of g_passes timed passes after one untimed one; checks the sums. */
+static double time_passes(tecs_query_t *q, int64_t n)
+{
+    double t[64];
+    pass_chunks(q);
+    for (int k = 0; k < g_passes; k++) {
+        double t0 = now_ns();
+        pass_chunks(q);
+        t[k] = (now_ns() - t0) / (double)n;
+    }
+    check_passes(q, n, g_passes + 1);
+    return median(t, g_passes);
+}
+
+static double sc_iterate(int64_t n)
+{
+    fixture f = fx_world(n);
+    tecs_query_t *q = tecs_query_all(f.w, 2, (tecs_comp_t[]){ f.pos, f.vel });
+    double v = time_passes(q, n);
+    fx_close(&f);
+    return v;
+}
+
+static bool each_fn(tecs_world_t *w, tecs_entity_t e, void *const *fields, void *ctx)
+{
+    (void)w, (void)e, (void)ctx;
+    Position *p = fields[0];
+    const Velocity *v = fields[1];
+    p->x += v->x;
+    p->y += v->y;
+    return false;
+}
+
+static double sc_iterate_each(int64_t n)
+{
+    fixture f = fx_world(n);
+    tecs_query_t *q = tecs_query_all(f.w, 2, (tecs_comp_t[]){ f.pos, f.vel });
+    double t[64];
+    tecs_query_each(q, each_fn, NULL);
+    for (int k = 0; k < g_passes; k++) {
+        double t0 = now_ns();
+        tecs_query_each(q, each_fn, NULL);
+        t[k] = (now_ns() - t0) / (double)n;
+    }
+    check_passes(q, n, g_passes + 1);
+    fx_close(&f);
+    return median(t, g_passes);
+}
+
+static double sc_fragmented(int64_t n)
+{
+    fixture f = fx_open(NULL);
+    f.n = n;
+    f.ids = xmalloc((size_t)n * sizeof *f.ids);
+    tecs_archetype_t *arch[64];
+    for (int t = 0; t < 64; t++) {
+        char name[16];
+        snprintf(name, sizeof name, "Tag%d", t);
+        tecs_comp_t tag = tecs_component(f.w, &(tecs_component_desc_t){ .name = name });
+        arch[t] = tecs_archetype(f.w, 3, (tecs_comp_t[]){ f.pos, f.vel, tag });
+        CHECK(tag && arch[t], "tag %d", t);
+    }
+    /* Entity i gets tag i % 64: created one by one, in id order. */
+    for (int64_t i = 0; i < n; i++) {
+        tecs_value_t vals[] = { { f.pos, &(Position){ (float)i, (float)i } },
+                                { f.vel, &(Velocity){ 1, 1 } } };
+        f.ids[i] = tecs_delay_new(f.w, arch[i % 64], 2, vals);
+    }
+    CHECK(tecs_apply_news(f.w) == TECS_OK, "apply");
+    tecs_query_t *q = tecs_query_all(f.w, 2, (tecs_comp_t[]){ f.pos, f.vel });
+    CHECK(tecs_query_count(q) == n, "count");
+    double v = time_passes(q, n);
+    fx_close(&f);
+    return v;
+}
+
+/* The physical limit: the same loop over two plain arrays. */
+static __attribute__((noinline)) void pass_raw(Position *restrict p,
+                                               const Velocity *restrict v, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        p[i].x += v[i].x;
+        p[i].y += v[i].y;
+    }
+}
+
+static double sc_raw(int64_t n)
+{
+    Position *p = xmalloc((size_t)n * sizeof *p);
+    Velocity *v = xmalloc((size_t)n * sizeof *v);
+    fill_values(p, v, n);
+    double t[64];
+    pass_raw(p, v, n);
+    for (int k = 0; k < g_passes; k++) {
+        double t0 = now_ns();
+        pass_raw(p, v, n);
+        t[k] = (now_ns() - t0) / (double)n;
+    }
+    double s = 0;
+    for (int64_t i = 0; i < n; i++)
+        s += p[i].x;
+    double want = (double)n * (double)(n - 1) / 2 + (double)n * (g_passes + 1);
+    CHECK(s == want, "sum of x %.0f, want %.0f", s, want);
+    free(p);
+    free(v);
+    return median(t, g_passes);
+}
+
+/* ---- structural changes ----------------------------------------------- */
+
+/* Every entity of ids alive with Position (i, i) and Velocity (1, 1). */
+static void check_created(fixture *f, const tecs_entity_t *ids, int64_t n)
+{
+    CHECK(tecs_world_entity_count(f->w) == n, "%d alive", tecs_world_entity_count(f->w));
+    CHECK(tecs_archetype_entity_count(f->pv) == n, "%d in {P,V}",
+          tecs_archetype_entity_count(f->pv));
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const Position *p = TECS_GET(f->w, ids[i], f->pos, Position);
+        const Velocity *v = TECS_GET(f->w, ids[i], f->vel, Velocity);
+        bad += !p || !v || p->x != (float)i || p->y != (float)i || v->x != 1 || v->y != 1;
+    }
+    CHECK(bad == 0, "%lld entities with wrong values", (long long)bad);
+}
+
+static double sc_create(int64_t n)
+{
+    fixture f = fx_open(NULL);
+    tecs_entity_t *ids = xmalloc((size_t)n * sizeof *ids);
+    double t0 = now_ns();
+    for (int64_t i = 0; i < n; i++) {
+        tecs_entity_t e = tecs_new(f.w);
+        tecs_set(f.w, e, f.pos, &(Position){ (float)i, (float)i });
+        tecs_set(f.w, e, f.vel, &(Velocity){ 1, 1 });
+        ids[i] = e;
+    }
+    double t = (now_ns() - t0) / (double)n;
+    check_created(&f, ids, n);
+    free(ids);
+    fx_close(&f);
+    return t;
+}
+
+static double sc_create_bulk(int64_t n)
+{
+    fixture f = fx_open(NULL);
+    tecs_entity_t *ids = xmalloc((size_t)n * sizeof *ids);
+    Position *p = xmalloc((size_t)n * sizeof *p);
+    Velocity *v = xmalloc((size_t)n * sizeof *v);
+    fill_values(p, v, n);
+    double t0 = now_ns();
+    tecs_value_t vals[] = { { f.pos, p }, { f.vel, v } };
+    tecs_err_t err = tecs_new_bulk(f.w, f.pv, (int32_t)n, ids, 2, vals);
+    double t = (now_ns() - t0) / (double)n;
+    CHECK(err == TECS_OK, "tecs_new_bulk: %s", tecs_strerror(err));
+    check_created(&f, ids, n);
+    free(p);
+    free(v);
+    free(ids);
+    fx_close(&f);
+    return t;
+}
+
+static double sc_add_remove(int64_t n)
+{
+    fixture f = fx_world(n);
+    tecs_query_t *qh = tecs_query_all(f.w, 1, (tecs_comp_t[]){ f.hp });
+    int64_t errs = 0, with = 0;
+    double t0 = now_ns();
+    for (int64_t i = 0; i < n; i++)
+        errs += tecs_add(f.w, f.ids[i], f.hp) != TECS_OK;
+    with = tecs_query_count(qh);
+    for (int64_t i = 0; i < n; i++)
+        errs += tecs_remove(f.w, f.ids[i], f.hp) != TECS_OK;
+    double t = (now_ns() - t0) / (double)n;
+    CHECK(errs == 0, "%lld failed calls", (long long)errs);
+    CHECK(with == n, "%lld had Health after the adds", (long long)with);
+    CHECK(tecs_query_count(qh) == 0, "Health left on %d", tecs_query_count(qh));
+    check_created(&f, f.ids, n);
+    fx_close(&f);
+    return t;
+}
+
+static double sc_destroy(int64_t n)
+{
+    fixture f = fx_world(n);
+    int64_t errs = 0;
+    double t0 = now_ns();
+    for (int64_t i = 0; i < n; i++)
+        errs += tecs_destroy(f.w, f.ids[i]) != TECS_OK;
+    double t = (now_ns() - t0) / (double)n;
+    CHECK(errs == 0, "%lld failed destroys", (long long)errs);
+    CHECK(tecs_world_entity_count(f.w) == 0, "%d alive", tecs_world_entity_count(f.w));
+    CHECK(!tecs_is_alive(f.w, f.ids[n - 1]), "last still alive");
+    fx_close(&f);
+    return t;
+}
+
+static double sc_random_get(int64_t n)
+{
+    fixture f = fx_world(n);
+    shuffle(f.ids, n, 0x9E3779B97F4A7C15ULL);
+    double s = 0;
+    int64_t miss = 0;
+    double t0 = now_ns();
+    for (int64_t i = 0; i < n; i++) {
+        const Position *p = TECS_GET(f.w, f.ids[i], f.pos, Position);
+        if (p)
+            s += p->x;
+        else
+            miss++;
+    }
+    double t = (now_ns() - t0) / (double)n;
+    CHECK(miss == 0, "%lld lookups failed", (long long)miss);
+    CHECK(s == (double)n * (double)(n - 1) / 2, "sum of x %.0f", s);
+    fx_close(&f);
+    return t;
+}
+
+static double sc_deferred(int64_t n)
+{
+    fixture f = fx_world(1);
+    tecs_query_t *q = tecs_query_all(f.w, 1, (tecs_comp_t[]){ f.pos });
+    tecs_entity_t *ids = xmalloc((size_t)n * sizeof *ids);
+    double t0 = now_ns();
+    tecs_iter_t it = tecs_query_iter(q);
+    bool open = tecs_iter_next(&it);
+    for (int64_t i = 0; i < n; i++) {
+        tecs_entity_t e = tecs_new(f.w);
+        tecs_set(f.w, e, f.pos, &(Position){ (float)i, (float)i });
+        ids[i] = e;
+    }
+    tecs_iter_fini(&it);
+    double t = (now_ns() - t0) / (double)n;
+    CHECK(open, "the iteration did not open");
+    CHECK(tecs_world_entity_count(f.w) == n + 1, "%d alive", tecs_world_entity_count(f.w));
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const Position *p = TECS_GET(f.w, ids[i], f.pos, Position);
+        bad += !p || p->x != (float)i || p->y != (float)i;
+    }
+    CHECK(bad == 0, "%lld entities with wrong values", (long long)bad);
+    free(ids);
+    fx_close(&f);
+    return t;
+}
+
+/* ---- memory ------------------------------------------------------------ */
+
+typedef struct counter { size_t live; } counter;
+
+static void *counting_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+    counter *c = ud;
+    if (nsize == 0) {
+        c->live -= osize;
+        free(ptr);
+        return NULL;
+    }
+    void *p = realloc(ptr, nsize);
+    if (p)
+        c->live += nsize - osize;
+    return p;
+}
+
+/* Bytes per entity, counted by the allocator hook (not timed). The world is
+** built the common way: new + set per entity. */
+static double sc_memory(int64_t n)
+{
+    counter c = { 0 };
+    fixture f = fx_open(&(tecs_world_desc_t){ .alloc = counting_alloc, .alloc_ud = &c });
+    size_t empty = c.live;
+    for (int64_t i = 0; i < n; i++) {
+        tecs_entity_t e = tecs_new(f.w);
+        tecs_set(f.w, e, f.pos, &(Position){ (float)i, (float)i });
+        tecs_set(f.w, e, f.vel, &(Velocity){ 1, 1 });
+    }
+    CHECK(tecs_world_entity_count(f.w) == n, "%d alive", tecs_world_entity_count(f.w));
+    CHECK(tecs_world_memory(f.w) == c.live, "world says %zu bytes, allocator %zu",
+          tecs_world_memory(f.w), c.live);
+    double v = (double)(c.live - empty) / (double)n;
+    fx_close(&f);
+    CHECK(c.live == 0, "%zu bytes left after free", c.live);
+    return v;
+}
+
+/* ---- the table --------------------------------------------------------- */
+
+enum {
+    F_RATIO = 1,                /* iterate family: report ratio to raw      */
+    F_ONCE = 2,                 /* deterministic: one repetition is enough  */
+    F_SCALING = 4               /* part of --scaling                        */
+};
+
+typedef struct scenario {
+    const char *name;
+    double (*fn)(int64_t n);
+    int64_t n;                  /* default N                                */
+    const char *unit;
+    int flags;
+} scenario;
+
+#define M 1000000
+static const scenario scenarios[] = {
+    { "create",       sc_create,       M,      "ns/entity", F_SCALING },
+    { "create_bulk",  sc_create_bulk,  M,      "ns/entity", 0 },
+    { "iterate",      sc_iterate,      M,      "ns/entity", F_RATIO | F_SCALING },
+    { "iterate_each", sc_iterate_each, M,      "ns/entity", F_RATIO },
+    { "fragmented",   sc_fragmented,   M,      "ns/entity", F_RATIO },
+    { "add_remove",   sc_add_remove,   100000, "ns/pair",   0 },
+    { "destroy",      sc_destroy,      M,      "ns/entity", 0 },
+    { "random_get",   sc_random_get,   M,      "ns/lookup", F_SCALING },
+    { "deferred",     sc_deferred,     100000, "ns/entity", 0 },
+    { "raw",          sc_raw,          M,      "ns/entity", F_RATIO | F_SCALING },
+    { "memory",       sc_memory,       M,      "B/entity",  F_ONCE },
+};
+#define NSCEN ((int)(sizeof scenarios / sizeof scenarios[0]))
+
+/* ---- running and reporting --------------------------------------------- */
+
+typedef struct options {
+    int reps;                   /* timed repetitions after the warm-up      */
+    bool quick, scaling;
+    const char *csv;
+    const char *only;           /* comma-separated names, or NULL           */
+    int64_t n;                  /* --n: N for every scenario (profiling)    */
+} options;
+
+static FILE *g_csv;
+
+/* Repetitions for n: fewer for big worlds, more for tiny ones. */
+static int reps_for(const options *o, const scenario *s, int64_t n)
+{
+    if (s->flags & F_ONCE)
+        return 1;
+    int r = o->reps;
+    if (n >= 10 * M)
+        r = r > 3 ? 3 : r;
+    else if (n <= 10000)
+        r *= 3;
+    return r;
+}
+
+/* A figure: the median value, and for the iterate family the median of
+** per-repetition ratios to a raw run made right after each repetition (so
+** a change in the machine's load between scenarios cannot skew them). */
+typedef struct result { double value, ratio; } result;
+
+static result run(const options *o, const scenario *s, int64_t n)
+{
+    double v[128], q[128];
+    int reps = reps_for(o, s, n);
+    bool ratio = (s->flags & F_RATIO) && s->fn != sc_raw;
+    g_current = s->name;
+    if (!(s->flags & F_ONCE))
+        s->fn(n);       /* warm-up: caches, heap, branch predictors */
+    for (int r = 0; r < reps; r++) {
+        v[r] = s->fn(n);
+        q[r] = ratio ? v[r] / sc_raw(n) : 1.0;
+    }
+    return (result){ median(v, reps), (s->flags & F_RATIO) ? median(q, reps) : 0 };
+}
+
+static void report(const scenario *s, int64_t n, result res)
+{
+    char ratio[32] = "";
+    double value = res.value;
+    if (s->flags & F_RATIO)
+        snprintf(ratio, sizeof ratio, "%.3f", res.ratio);
+    printf("%-14s %10lld %10.3f  %-10s %8s\n", s->name, (long long)n, value, s->unit,
+           ratio[0] ? ratio : "");
+    fflush(stdout);
+    if (g_csv)
+        fprintf(g_csv, "%s,%lld,%.4f,%s,%s\n", s->name, (long long)n, value, s->unit, ratio);
+}
+
+static const scenario *find(const char *name, size_t len)
+{
+    for (int i = 0; i < NSCEN; i++)
+        if (strlen(scenarios[i].name) == len && strncmp(scenarios[i].name, name, len) == 0)
+            return &scenarios[i];
+    return NULL;
+}
+
+static bool selected(const options *o, const scenario *s)
+{
+    if (o->only == NULL)
+        return true;
+    for (const char *p = o->only; *p;) {
+        size_t len = strcspn(p, ",");
+        if (find(p, len) == s)
+            return true;
+        p += len + (p[len] == ',');
+    }
+    return false;
+}
+
+static void run_table(const options *o)
+{
+    for (int i = 0; i < NSCEN; i++) {
+        const scenario *s = &scenarios[i];
+        int64_t n = o->n ? o->n : s->n;
+        if (selected(o, s))
+            report(s, n, run(o, s, n));
+    }
+}
+
+static void run_scaling(const options *o)
+{
+    static const int64_t sizes[] = { 1000, 10000, 100000, 1000000, 10000000 };
+    int nsizes = o->quick ? 4 : 5;
+    for (int k = 0; k < nsizes; k++) {
+        int64_t n = sizes[k];
+        for (int i = 0; i < NSCEN; i++) {
+            const scenario *s = &scenarios[i];
+            if ((s->flags & F_SCALING) && selected(o, s))
+                report(s, n, run(o, s, n));
+        }
+    }
+}
+
+static void usage(void)
+{
+    fprintf(stderr,
+            "usage: tinyecs_bench [--quick] [--scaling] [--csv FILE] [--only NAME[,NAME]]\n"
+            "                     [--reps K] [--n N] [--rows R] [--cpu]\n"
+            "  --reps K  timed repetitions (default 11, --quick 3)\n"
+            "  --n N     the same N for every scenario (for profiling)\n"
+            "  --rows R  rows per chunk of every world (default: the library's)\n"
+            "  --cpu     time with this thread's CPU clock, not the wall clock\n"
+            "            (on a shared machine: time spent descheduled is left out)\n"
+            "scenarios:");
+    for (int i = 0; i < NSCEN; i++)
+        fprintf(stderr, " %s", scenarios[i].name);
+    fputc('\n', stderr);
+    exit(2);
+}
+
+static options parse(int argc, char **argv)
+{
+    options o = { .reps = 11 };
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--quick") == 0)
+            o.quick = true;
+        else if (strcmp(a, "--scaling") == 0)
+            o.scaling = true;
+        else if (strcmp(a, "--csv") == 0 && i + 1 < argc)
+            o.csv = argv[++i];
+        else if (strcmp(a, "--only") == 0 && i + 1 < argc)
+            o.only = argv[++i];
+        else if (strcmp(a, "--cpu") == 0)
+            g_clock = CLOCK_THREAD_CPUTIME_ID;
+        else if (strcmp(a, "--rows") == 0 && i + 1 < argc)
+            g_rows = atoi(argv[++i]);
+        else if (strcmp(a, "--n") == 0 && i + 1 < argc)
+            o.n = atoll(argv[++i]);
+        else if (strcmp(a, "--reps") == 0 && i + 1 < argc)
+            o.reps = atoi(argv[++i]);
+        else
+            usage();
+    }
+    if (o.quick)
+        o.reps = 3;
+    if (o.reps < 1 || o.reps > 40 || o.n < 0 || o.n > 100 * M)
+        usage();
+    for (const char *p = o.only; p && *p;) {
+        size_t len = strcspn(p, ",");
+        if (find(p, len) == NULL) {
+            fprintf(stderr, "unknown scenario '%.*s'\n", (int)len, p);
+            usage();
+        }
+        p += len + (p[len] == ',');
+    }
+    return o;
+}
+
+#if defined(__OPTIMIZE__) && defined(NDEBUG)
+#define BUILD_NOTE "release build (make bench: -O3, no -march=native)"
+#else
+#define BUILD_NOTE "NOT a release build: figures mean nothing"
+#endif
+
+static void header(const options *o)
+{
+    const char *tun = getenv("GLIBC_TUNABLES");
+    bool warm = tun && strstr(tun, "mmap_max=0") && strstr(tun, "trim_threshold");
+    printf("tinyecs %d.%d.%d bench: %s, heap %s, " BUILD_NOTE ", "
+           "median of %d reps after a warm-up, iterate: median of %d passes",
+           TECS_VERSION_MAJOR, TECS_VERSION_MINOR, TECS_VERSION_PATCH,
+           o->scaling ? "scaling" : o->quick ? "quick" : "full",
+           warm ? "warm (GLIBC_TUNABLES keeps freed memory mapped)"
+                : "cold (first touch of each page is paid)",
+           o->reps, g_passes);
+    if (g_rows)
+        printf(", %d rows per chunk", (int)g_rows);
+    printf(", %s", g_clock == CLOCK_MONOTONIC ? "wall clock" : "thread CPU clock");
+    printf("\n");
+    printf("%-14s %10s %10s  %-10s %8s\n", "scenario", "n", "value", "unit", "x raw");
+}
+
+int main(int argc, char **argv)
+{
+    options o = parse(argc, argv);
+    if (o.csv) {
+        g_csv = fopen(o.csv, "w");
+        if (g_csv == NULL) {
+            perror(o.csv);
+            return 2;
+        }
+        fprintf(g_csv, "scenario,n,value,unit,ratio_to_raw\n");
+    }
+    header(&o);
+    struct timespec w0, w1;
+    clock_gettime(CLOCK_MONOTONIC, &w0);
+    if (o.scaling)
+        run_scaling(&o);
+    else
+        run_table(&o);
+    clock_gettime(CLOCK_MONOTONIC, &w1);
+    printf("total %.1f s%s\n", (double)(w1.tv_sec - w0.tv_sec) + (w1.tv_nsec - w0.tv_nsec) / 1e9,
+           g_failed ? "; SOME RESULT CHECKS FAILED" : "");
+    if (g_csv)
+        fclose(g_csv);
+    return g_failed ? 1 : 0;
+}
