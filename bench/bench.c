@@ -11,13 +11,13 @@
 **                                └─ iterate family: a raw rep after each
 **                                   rep ─> median of the ratios
 **
-** The iterate family (iterate, iterate_each, fragmented, raw) times 20 passes
-** over the same world inside one repetition and returns their median, so one
-** cold pass does not decide the figure. `raw` is the same loop over two
-** plain arrays through restrict pointers: the physical limit. It is run
-** right after each repetition of the others, and their ratio is the median
-** of the per-repetition ratios, so a shared machine's changing load cannot
-** skew a ratio the way two figures taken a minute apart would.
+** The iterate family (iterate, iterate_each, system, fragmented, raw) times
+** 20 passes over the same world inside one repetition and returns their
+** median, so one cold pass does not decide the figure. `raw` is the same
+** loop over two plain arrays through restrict pointers: the physical limit.
+** It is run right after each repetition of the others, and their ratio is
+** the median of the per-repetition ratios, so a shared machine's changing
+** load cannot skew a ratio the way two figures taken a minute apart would.
 **
 ** Adding a scenario (where_eq, where_range, where_scan, where_radius, set,
 ** set_indexed, system, ...): write `static double sc_NAME(int64_t n)` that
@@ -272,6 +272,36 @@ static double sc_iterate_each(int64_t n)
         t[k] = (now_ns() - t0) / (double)n;
     }
     check_passes(q, n, g_passes + 1);
+    fx_close(&f);
+    return median(t, g_passes);
+}
+
+/* The iterate loop as an on-update system, one tecs_progress per pass: what
+** the frame pipeline costs over a plain iteration. */
+static void system_move(tecs_iter_t *it)
+{
+    integrate(it->fields[0], it->fields[1], it->count);
+}
+
+static double sc_system(int64_t n)
+{
+    fixture f = fx_world(n);
+    tecs_query_t *q = tecs_query_all(f.w, 2, (tecs_comp_t[]){ f.pos, f.vel });
+    tecs_system_t s = tecs_system(f.w, &(tecs_system_desc_t){ .name = "move",
+        .phase = TECS_ON_UPDATE, .query = q, .run = system_move });
+    CHECK(s != 0, "tecs_system: %s", tecs_last_error_msg(f.w));
+    double t[64];
+    tecs_progress(f.w, 1.0 / 60);
+    for (int k = 0; k < g_passes; k++) {
+        double t0 = now_ns();
+        tecs_progress(f.w, 1.0 / 60);
+        t[k] = (now_ns() - t0) / (double)n;
+    }
+    check_passes(q, n, g_passes + 1);
+    tecs_system_stats_t st;
+    tecs_system_stats(f.w, s, &st);
+    CHECK(st.runs == g_passes + 1 && st.entities_last == n, "system stats: %lld runs",
+          (long long)st.runs);
     fx_close(&f);
     return median(t, g_passes);
 }
@@ -535,6 +565,7 @@ static const scenario scenarios[] = {
     { "create_bulk",  sc_create_bulk,  M,      "ns/entity", 0 },
     { "iterate",      sc_iterate,      M,      "ns/entity", F_RATIO | F_SCALING },
     { "iterate_each", sc_iterate_each, M,      "ns/entity", F_RATIO },
+    { "system",       sc_system,       M,      "ns/entity", F_RATIO },
     { "fragmented",   sc_fragmented,   M,      "ns/entity", F_RATIO },
     { "add_remove",   sc_add_remove,   100000, "ns/pair",   0 },
     { "destroy",      sc_destroy,      M,      "ns/entity", 0 },

@@ -504,6 +504,10 @@ typedef struct tecs_iter_t {
     int32_t count;                        /* rows in this step              */
     const tecs_entity_t *entities;        /* count entity ids               */
     void *fields[TECS_MAX_TERMS];         /* per term; see tecs_field       */
+    /* set when a system runs (tecs_progress); 0 / NULL otherwise */
+    double delta_time;                    /* seconds this run covers        */
+    int64_t frame;                        /* frame number, 0 for the first  */
+    void *ctx;                            /* the system's user pointer      */
     /* private */
     struct {
         tecs_query_t *query;
@@ -859,6 +863,210 @@ tecs_iter_t tecs_cache_iter(tecs_cache_t *cache);
 /** Collect the cache's ids in order. @return the count (may exceed cap),
  *  or -1 on error. */
 int32_t tecs_cache_collect(tecs_cache_t *cache, tecs_entity_t *out, int32_t cap);
+/* Hooks and observers                                                  */
+/* ==================================================================== */
+
+/** What happened. ADD / SET / REMOVE concern one component of one entity;
+ *  ENTER / LEAVE say that an entity started / stopped matching a query. */
+typedef enum tecs_event_kind_t {
+    TECS_ON_ADD = 1,            /* after the component was constructed        */
+    TECS_ON_SET,                /* after its value was written                */
+    TECS_ON_REMOVE,             /* before it is destroyed                     */
+    TECS_ON_ENTER,              /* the entity now matches the terms           */
+    TECS_ON_LEAVE               /* the entity no longer matches them          */
+} tecs_event_kind_t;
+
+/** What a hook or an observer is handed. */
+typedef struct tecs_event_t {
+    tecs_world_t *world;
+    tecs_event_kind_t kind;
+    tecs_entity_t entity;
+    tecs_comp_t comp;           /* 0 for ENTER / LEAVE                        */
+    void *value;                /* the component's value; NULL for a tag and
+                                   for ENTER / LEAVE. Valid during the call.  */
+    void *ctx;                  /* the hook's or observer's user pointer      */
+} tecs_event_t;
+
+/**
+ * A hook or observer callback. It runs with the world deferred: structural
+ * changes it makes (new, destroy, add, remove, set that adds) are queued and
+ * applied after it returns, in order, and their own events fire then. Writes
+ * to values that exist (tecs_set of a present component) happen at once, and
+ * a SET event they raise runs inside that call.
+ */
+typedef void (*tecs_observer_fn)(const tecs_event_t *event);
+
+/** Per-component hooks; a NULL member is no hook. */
+typedef struct tecs_hooks_t {
+    tecs_observer_fn on_add;    /* after the value is constructed             */
+    tecs_observer_fn on_set;    /* after tecs_set, tecs_modified, a write term */
+    tecs_observer_fn on_remove; /* before the value is destroyed: on remove,
+                                   on destroy and when the world is freed     */
+    void *ctx;                  /* handed to every hook                       */
+} tecs_hooks_t;
+
+/**
+ * Give a component its hooks, replacing any it had (hooks NULL clears them).
+ * Hooks run before the observers of ADD and SET, after those of REMOVE.
+ * A SET event also comes from a write term of an iteration (one per row, when
+ * the iterator leaves the chunk), as if tecs_modified had been called.
+ * @return TECS_OK, TECS_EINVAL (on_set on a tag), TECS_ENOCOMP, TECS_ENOMEM.
+ */
+tecs_err_t tecs_component_hooks(tecs_world_t *world, tecs_comp_t comp,
+                                const tecs_hooks_t *hooks);
+
+/** An observer id; 0 is never an observer. Ids are not reused. */
+typedef uint32_t tecs_observer_t;
+
+/** An observer description. */
+typedef struct tecs_observer_desc_t {
+    tecs_event_kind_t event;    /* required                                   */
+    tecs_comp_t comp;           /* ADD / SET / REMOVE: the component; else 0  */
+    const tecs_term_t *terms;   /* narrowing terms (ADD / SET / REMOVE, may be
+                                   none) or the watched terms (ENTER / LEAVE) */
+    int32_t term_count;
+    tecs_query_t *query;        /* or take the terms of this query (copied)   */
+    tecs_observer_fn callback;  /* required                                   */
+    void *ctx;
+} tecs_observer_desc_t;
+
+/**
+ * Create an observer. For ADD / SET / REMOVE of comp, it fires when the
+ * entity, at that moment, matches the terms (for REMOVE: while it still has
+ * the component). For ENTER / LEAVE it fires when an entity starts / stops
+ * matching the terms: by birth, destruction, add or remove. Observers fire in
+ * creation order; every event fires when its change is applied (at once, or
+ * at the flush for queued changes, in the order the changes were made).
+ * Move-related order: ENTER / LEAVE fire when the entity changes archetype,
+ * after the values of an add are constructed and before its ADD events, and
+ * after the REMOVE events of a remove or destroy.
+ * When the world is freed, every live entity is announced as destroyed
+ * (REMOVE, then LEAVE), archetype by archetype in creation order, rows in
+ * order; changes queued then are dropped.
+ * @return its id, or 0 on error: TECS_EINVAL (bad event, missing callback,
+ * comp given for ENTER / LEAVE or missing for the others, no terms for ENTER /
+ * LEAVE, terms and query both given, SET of a tag, bad terms as tecs_query),
+ * TECS_ENOCOMP, TECS_EWORLD (query of another world), TECS_EBUSY (while the
+ * world is being freed), TECS_ENOMEM.
+ */
+tecs_observer_t tecs_observer(tecs_world_t *world, const tecs_observer_desc_t *desc);
+
+/**
+ * Remove an observer; it fires no more, even for the event being delivered.
+ * @return TECS_OK, or TECS_ENOENT (unknown or removed already).
+ */
+tecs_err_t tecs_observer_remove(tecs_world_t *world, tecs_observer_t observer);
+
+/** Live observers of the world. */
+int32_t tecs_observer_count(const tecs_world_t *world);
+
+/* ==================================================================== */
+/* Systems and the pipeline                                             */
+/* ==================================================================== */
+
+/** The phases of a frame, in the order they run. 0 in a description means
+ *  TECS_ON_UPDATE. */
+typedef enum tecs_phase_t {
+    TECS_ON_LOAD = 1,
+    TECS_POST_LOAD,
+    TECS_PRE_UPDATE,
+    TECS_ON_UPDATE,
+    TECS_ON_VALIDATE,
+    TECS_POST_UPDATE,
+    TECS_PRE_STORE,
+    TECS_ON_STORE
+} tecs_phase_t;
+
+#define TECS_PHASE_COUNT 8
+
+/** A system id; 0 is never a system. Ids are not reused. */
+typedef uint32_t tecs_system_t;
+
+/** Chunk form: called once per non-empty chunk of the query (once per frame
+ *  with count 0 for a system without a query). */
+typedef void (*tecs_system_fn)(tecs_iter_t *it);
+
+/** Per-entity form: called for row `row` of the chunk in it. */
+typedef void (*tecs_system_each_fn)(tecs_iter_t *it, int32_t row);
+
+/** A system description; zero means default. */
+typedef struct tecs_system_desc_t {
+    const char *name;           /* required, unique in the world; copied      */
+    tecs_phase_t phase;         /* 0: TECS_ON_UPDATE                          */
+    tecs_query_t *query;        /* NULL: run once per frame, no entities.
+                                   Not owned; must outlive the system.        */
+    tecs_system_fn run;         /* exactly one of run / each                  */
+    tecs_system_each_fn each;   /* (each needs a query)                       */
+    void *ctx;                  /* it->ctx                                    */
+    double interval;            /* seconds; 0 runs every frame                */
+    bool disabled;              /* start disabled                             */
+} tecs_system_desc_t;
+
+/**
+ * Add a system at the end of its phase. Added while a frame runs, it runs
+ * from the next frame on.
+ * @return its id, or 0 on error: TECS_EINVAL (NULL, no name, unknown phase,
+ * no callback or both, each without a query, negative or NaN interval),
+ * TECS_EEXIST (name taken), TECS_EWORLD (query of another world),
+ * TECS_ENOMEM.
+ */
+tecs_system_t tecs_system(tecs_world_t *world, const tecs_system_desc_t *desc);
+
+/**
+ * Remove a system. Inside a frame the removal takes effect at the end of the
+ * frame: the frame's list of systems is fixed when it starts, so a removed
+ * system whose turn has not come still runs (disable it first to stop it at
+ * once). The id is invalid at once either way.
+ * @return TECS_OK, or TECS_ENOENT (unknown or removed already).
+ */
+tecs_err_t tecs_system_remove(tecs_world_t *world, tecs_system_t system);
+
+/** Enable or disable a system; takes effect at once, even mid-frame.
+ *  @return TECS_OK or TECS_ENOENT. */
+tecs_err_t tecs_system_enable(tecs_world_t *world, tecs_system_t system, bool enabled);
+
+/** True if the system exists and is enabled. */
+bool tecs_system_enabled(const tecs_world_t *world, tecs_system_t system);
+
+/** Find a system by name. @return its id, or 0 (TECS_ENOENT). */
+tecs_system_t tecs_system_lookup(tecs_world_t *world, const char *name);
+
+/** The name of a system, owned by the world; NULL if unknown. */
+const char *tecs_system_name(const tecs_world_t *world, tecs_system_t system);
+
+/** Live systems of the world (those removed mid-frame not counted). */
+int32_t tecs_system_count(const tecs_world_t *world);
+
+/** Per-system statistics. Times are seconds of CLOCK_MONOTONIC, measured
+ *  around the callback and the flush of the changes it made. */
+typedef struct tecs_system_stats_t {
+    int64_t runs;               /* times it ran                               */
+    double time_last;           /* in the last frame (0 if it did not run)    */
+    double time_total;
+    int64_t entities_last;      /* entities visited in the last frame         */
+    int64_t entities_total;
+} tecs_system_stats_t;
+
+/** Read a system's statistics. @return TECS_OK, TECS_EINVAL (NULL out),
+ *  TECS_ENOENT. */
+tecs_err_t tecs_system_stats(tecs_world_t *world, tecs_system_t system,
+                             tecs_system_stats_t *out);
+
+/**
+ * Run one frame: every enabled system once, phase by phase, in the order
+ * added within a phase. Changes a system makes are applied when it ends, so
+ * the next system sees them. A system with an interval runs at most once per
+ * frame: when its accumulated delta time reaches the interval; the whole
+ * intervals k = floor(accumulated / interval) are taken off (the rest carries
+ * over) and it->delta_time is k * interval; time does not accumulate while
+ * it is disabled. Others get it->delta_time = delta_time.
+ * @return TECS_OK, TECS_EINVAL (negative or NaN delta_time), TECS_EBUSY
+ * (inside an iteration, a callback or another frame).
+ */
+tecs_err_t tecs_progress(tecs_world_t *world, double delta_time);
+
+/** Frames run so far (the frame number the next tecs_progress gets). */
+int64_t tecs_world_frame_count(const tecs_world_t *world);
 
 #ifdef __cplusplus
 }

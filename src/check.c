@@ -33,7 +33,8 @@ static tecs_err_t check_records(tecs_world_t *w)
             dead++;
         } else if (r->arch != TECS__ARCH_RETIRED) {
             uint32_t ai = r->arch & TECS__ARCH_MASK;
-            if (ai >= (uint32_t)w->narchs || (r->arch & ~(TECS__ARCH_MASK | TECS__KILL_QUEUED)))
+            uint32_t flags = TECS__KILL_QUEUED | (w->deferred.count ? TECS__REMOVE_QUEUED : 0);
+            if (ai >= (uint32_t)w->narchs || (r->arch & ~(TECS__ARCH_MASK | flags)))
                 return bad(w, "record names no archetype", (uint32_t)i);
             const tecs_archetype_t *a = w->archs[ai];
             if (r->row >= (uint32_t)a->count ||
@@ -133,5 +134,9 @@ tecs_err_t tecs_world_check(tecs_world_t *w)
     }
     if (!err)
         err = tecs__queries_check(w);
-    return err ? err : tecs__indexes_check(w);
+    if (err == TECS_OK)
+        err = tecs__indexes_check(w);
+    if (err == TECS_OK)
+        err = tecs__observers_check(w);
+    return err ? err : tecs__systems_check(w);
 }

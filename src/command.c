@@ -267,14 +267,20 @@ static void run_kill(tecs_world_t *w, const tecs__cmd *c)
         tecs__destroy_now(w, c->entity);
 }
 
-/* Nobody watches the components of a birth and its follow-ups. */
+/* Nobody watches the components of a birth and its follow-ups. The birth's
+** own archetype counts too: an observer narrowed by terms would see the
+** folded birth already holding the later components. */
 static bool unobserved(const tecs_world_t *w, const tecs__cmd *c, int32_t n)
 {
     if (w->watch_moves)
         return false;
-    for (int32_t i = 0; i < n; i++)
+    for (int32_t i = 0; i < n; i++) {
         if (c[i].comp && w->comps[c[i].comp].watch)
             return false;
+        for (int32_t k = 0; c[i].op == TECS__OP_NEW && k < c[i].arch->ncomps; k++)
+            if (w->comps[c[i].arch->comps[k]].watch)
+                return false;
+    }
     return true;
 }
 
@@ -319,6 +325,16 @@ static int32_t fold_birth(tecs_world_t *w, const tecs__cmd *c, const tecs__cmd *
     return err == TECS_ENOMEM ? -1 : n;
 }
 
+/* A queued remove; the entity's REMOVE_QUEUED mark goes once it applied. */
+static tecs_err_t remove_queued(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
+{
+    tecs_err_t err = tecs__remove_now(w, e, c);
+    tecs__record *r = tecs__ei_alive(w, e);
+    if (err != TECS_ENOMEM && r)
+        r->arch &= ~TECS__REMOVE_QUEUED;
+    return err;
+}
+
 /* Apply one command. Only TECS_ENOMEM keeps it queued. */
 static tecs_err_t apply(tecs_world_t *w, const tecs__cmd *c)
 {
@@ -333,7 +349,7 @@ static tecs_err_t apply(tecs_world_t *w, const tecs__cmd *c)
     case TECS__OP_ADD:
         return tecs__add_now(w, c->entity, c->comp, NULL);
     case TECS__OP_REMOVE:
-        return tecs__remove_now(w, c->entity, c->comp);
+        return remove_queued(w, c->entity, c->comp);
     case TECS__OP_SET:
         if (tecs_has(w, c->entity, c->comp)) {
             if (value)

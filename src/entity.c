@@ -719,10 +719,15 @@ static tecs_err_t defer_change(tecs_world_t *w, tecs__op op, tecs_entity_t e, te
 {
     if (tecs__comp_get(w, c) == NULL)
         return err_nocomp(w, c);
-    const tecs__record *r = tecs__ei_known(w, e);
+    tecs__record *r = tecs__ei_known(w, e);
     if (r == NULL || (r->arch == TECS__ARCH_PENDING && r->row == TECS__ROW_DELAYED))
         return err_dead(w, e);
-    return tecs__defer_op(w, op, e, c, value);
+    tecs_err_t err = tecs__defer_op(w, op, e, c, value);
+    /* A later tecs_set of c must queue too, not write a value that the
+    ** queued remove would then drop. */
+    if (err == TECS_OK && op == TECS__OP_REMOVE && r->arch < TECS__ARCH_RETIRED)
+        r->arch |= TECS__REMOVE_QUEUED;
+    return err;
 }
 
 tecs_err_t tecs_add(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
@@ -763,7 +768,7 @@ static tecs_err_t overwrite(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, voi
         ci->copy(p, value, 1, ci->ctx);
     else
         tecs__copy_value(p, value, ci->size);
-    if (TECS__UNLIKELY(ci->watch)) {
+    if (TECS__UNLIKELY(ci->watch) && tecs__wants_set(ci)) {
         tecs__emit_comp(w, TECS__EV_SET, e, c, p);
         settle(w);
     }
@@ -775,7 +780,8 @@ tecs_err_t tecs_set(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void 
     if (w == NULL)
         return TECS_EINVAL;
     tecs__record *r = tecs__alive_rec(w, e);
-    if (TECS__LIKELY(r != NULL)) {
+    if (TECS__LIKELY(r != NULL) &&
+        !(TECS__UNLIKELY(r->arch & TECS__REMOVE_QUEUED) && w->defer_depth > 0)) {
         tecs_archetype_t *a = tecs__rec_arch(w, r);
         int32_t col = tecs__arch_col(a, c);
         if (col >= 0)
@@ -848,7 +854,7 @@ tecs_err_t tecs_modified(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
     tecs_err_t err = TECS_OK;
     if (w->comps[c].check)
         err = tecs__check_comp(w, TECS__EV_SET | TECS__EV_WRITTEN, e, c, p, 1);
-    if (watched(w, c)) {
+    if (tecs__wants_set(&w->comps[c])) {
         tecs__emit_comp(w, TECS__EV_SET, e, c, p);
         settle(w);
     }

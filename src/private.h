@@ -54,6 +54,7 @@ typedef struct tecs__record {
 #define TECS__ARCH_PENDING  0xfffffffeu  /* id handed out, birth queued     */
 #define TECS__ARCH_RETIRED  0xfffffffdu  /* generation exhausted; never reused */
 #define TECS__KILL_QUEUED   0x80000000u  /* a delayed destroy is queued     */
+#define TECS__REMOVE_QUEUED 0x40000000u  /* a deferred remove is queued     */
 #define TECS__ROW_DELAYED   1u           /* row of a PENDING slot whose birth
                                             waits in the delayed queue      */
 #define TECS__ARCH_MASK     0x00ffffffu
@@ -91,11 +92,19 @@ typedef struct tecs__comp {
     tecs_move_fn move;
     void *ctx;
     uint32_t watch;             /* listeners that want this one's events    */
+    uint32_t watch_noset;       /* of those, ones that want no SET events   */
     uint32_t check;             /* listeners that must approve its changes  */
 } tecs__comp;
 
 /* The registered component c, or NULL. */
 static inline const tecs__comp *tecs__comp_get(const tecs_world_t *w, tecs_comp_t c);
+/* Some listener wants SET events of ci: a write (per row, for a write term
+** of an iteration) is not reported for a component watched only for ADD /
+** REMOVE. */
+static inline bool tecs__wants_set(const tecs__comp *ci)
+{
+    return ci->watch > ci->watch_noset;
+}
 void tecs__comp_fini(tecs_world_t *w);
 
 /* Lifecycle helpers: hooks when present, plain bytes otherwise. */
@@ -211,6 +220,9 @@ typedef struct tecs__listener {
     tecs__check_fn on_check;
     void (*on_fini)(tecs_world_t *w, void *ctx);
     void *ctx;
+    /* Runs at world free before any on_fini, while every entity, query and
+    ** listener is still intact (observers announce the last removals). */
+    void (*before_fini)(tecs_world_t *w, void *ctx);
 } tecs__listener;
 
 /* Register a listener; its on_fini runs when the world is freed. */
@@ -306,6 +318,8 @@ void tecs__iter_load_rows(tecs_iter_t *it, int32_t m, tecs_archetype_t *a, uint3
                           int32_t count);
 /* Report the writes of the current step (SET events through write terms). */
 void tecs__iter_report(tecs_iter_t *it);
+/* True if archetype a (may be NULL: false) matches the query's terms. */
+bool tecs__query_matches(const tecs_query_t *q, const tecs_archetype_t *a);
 
 /* ==================================================================== */
 /* index.c                                                              */
@@ -313,6 +327,18 @@ void tecs__iter_report(tecs_iter_t *it);
 
 /* Verify every index against one rebuilt from scratch (tecs_world_check). */
 tecs_err_t tecs__indexes_check(tecs_world_t *w);
+
+/* ==================================================================== */
+/* observer.c and system.c                                              */
+/* ==================================================================== */
+
+struct tecs__obs_state;         /* hooks and observers of one world         */
+struct tecs__sys_state;         /* systems and the frame counter            */
+
+/* Verify the observers' counts and watches, the systems' list (for
+** tecs_world_check). */
+tecs_err_t tecs__observers_check(tecs_world_t *w);
+tecs_err_t tecs__systems_check(tecs_world_t *w);
 
 /* ==================================================================== */
 /* The world                                                            */
@@ -374,6 +400,10 @@ struct tecs_world_t {
 
     /* index.c */
     struct tecs__indexes *indexes; /* indexes, caches; NULL until the first */
+
+    /* observer.c, system.c (NULL until first used) */
+    struct tecs__obs_state *obs;
+    struct tecs__sys_state *sys;
 };
 
 static inline const tecs__comp *tecs__comp_get(const tecs_world_t *w, tecs_comp_t c)

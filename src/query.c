@@ -106,6 +106,11 @@ static bool would_match(const tecs_query_t *q, const tecs_archetype_t *a)
     return match(q, a, cols);
 }
 
+bool tecs__query_matches(const tecs_query_t *q, const tecs_archetype_t *a)
+{
+    return a != NULL && would_match(q, a);
+}
+
 static tecs_err_t on_archetype(tecs_world_t *w, void *ctx, tecs_archetype_t *a)
 {
     (void)ctx;
@@ -324,7 +329,7 @@ static void report_writes(tecs_iter_t *it)
     for (uint32_t mask = q->write_mask; mask; mask &= mask - 1) {
         int32_t t = __builtin_ctz(mask);
         tecs_comp_t c = q->terms[t].comp;
-        if (it->fields[t] == NULL || w->comps[c].watch == 0)
+        if (it->fields[t] == NULL || !tecs__wants_set(&w->comps[c]))
             continue;
         size_t size = w->comps[c].size;
         for (int32_t r = 0; r < it->count; r++) {

@@ -198,6 +198,9 @@ void tecs_world_free(tecs_world_t *w)
         return;
     w->defer_depth = 0;
     for (int32_t i = 0; i < w->nlisteners; i++)
+        if (w->listeners[i].before_fini)
+            w->listeners[i].before_fini(w, w->listeners[i].ctx);
+    for (int32_t i = 0; i < w->nlisteners; i++)
         if (w->listeners[i].on_fini)
             w->listeners[i].on_fini(w, w->listeners[i].ctx);
     tecs__free(w, w->listeners, (size_t)w->cap_listeners * sizeof *w->listeners);

@@ -1,0 +1,468 @@
+/*
+** observer.c — component hooks, observers and query membership events.
+**
+** entity.c raises two kinds of low-level events to the world's listeners:
+** a component event (ADD / SET / REMOVE of component c on entity e, raised
+** only while comps[c].watch > 0) and a move event (e went from archetype A
+** to B; A is NULL at birth, B NULL at death; raised while watch_moves).
+** This file is one listener that turns them into what users register:
+**
+**     per[c]          = { hooks { on_add, on_set, on_remove, ctx }, nobs }
+**     observers[]     = { id, kind, comp, query, fn, ctx }   creation order
+**
+** per[c].nobs counts the live observers of c, so an event of a component
+** that only has hooks (or that only a field index watches) skips the scan.
+**
+**     component event (ev, e, c)          move event (e, A, B)
+**       ADD / SET: hook, then observers     for each ENTER / LEAVE observer:
+**       REMOVE:    observers, then hook       in  = matches(A), out = matches(B)
+**       an observer fires if comp == c        !in &&  out  -> ENTER
+**       and e's archetype now matches         in  && !out  -> LEAVE
+**
+** An observer's terms live in a query of its own (created here, freed with
+** the observer), so matching an archetype is the query layer's work.
+**
+** Watch counts: a component is watched once per observer of it and once if
+** it has any hook; watch_noset counts those that want no SET events (ADD /
+** REMOVE observers, hooks without on_set), so that writes through an
+** iteration's write terms are reported only when someone listens. Move
+** events are wanted while a membership observer lives (or another listener
+** wants them). Nobody pays for events nobody watches.
+**
+** Callbacks run with the world deferred (entity.c raises events that way):
+** their structural changes go to the command buffer and are applied after
+** the change being announced, in order, by the flush loop; chains of changes
+** made by observers are a loop there, not a recursion here.
+**
+** An observer removed while events are being delivered is marked dead and
+** skipped; dead entries are swept when no delivery is running, so the array
+** never shifts under a loop. Observers created during a delivery do not see
+** the event being delivered.
+**
+** At world free, before any layer tears down, every live entity is announced
+** as destroyed (REMOVE events, then LEAVE), archetypes in creation order,
+** rows in order; changes queued by those callbacks are dropped.
+*/
+#include "private.h"
+
+typedef struct obs_entry {
+    tecs_observer_t id;
+    tecs_event_kind_t kind;
+    tecs_comp_t comp;           /* ADD / SET / REMOVE                       */
+    tecs_query_t *query;        /* the terms, or NULL                       */
+    tecs_observer_fn fn;
+    void *ctx;
+    bool dead;                  /* removed during a delivery                */
+} obs_entry;
+
+typedef struct comp_slot {
+    tecs_hooks_t hooks;
+    int32_t nobs;               /* live ADD / SET / REMOVE observers of it  */
+} comp_slot;
+
+struct tecs__obs_state {
+    comp_slot *per;             /* by component id, cap_per long            */
+    int32_t cap_per;
+    obs_entry *list;            /* creation order                           */
+    int32_t n;
+    int32_t cap;
+    int32_t nlive;              /* not dead                                 */
+    int32_t nmember;            /* live ENTER / LEAVE observers             */
+    int32_t delivering;         /* depth of deliveries under way            */
+    bool any_dead;                 /* some entry is dead                       */
+    bool tearing_down;          /* the world is being freed                 */
+    tecs_observer_t next_id;
+};
+
+typedef struct tecs__obs_state obs_state;
+
+/* ---- delivery -------------------------------------------------------- */
+
+static void call(tecs_observer_fn fn, tecs_world_t *w, tecs_event_kind_t kind,
+                 tecs_entity_t e, tecs_comp_t c, const void *ptr, void *ctx)
+{
+    tecs_event_t ev = { w, kind, e, c, (void *)(uintptr_t)ptr, ctx };
+    fn(&ev);
+}
+
+/* The archetype entity e is in now (NULL if not alive). */
+static tecs_archetype_t *arch_of(const tecs_world_t *w, tecs_entity_t e)
+{
+    const tecs__record *r = tecs__ei_alive(w, e);
+    return r ? tecs__rec_arch(w, r) : NULL;
+}
+
+/* Remove dead entries, once no delivery is running. */
+static void sweep(tecs_world_t *w, obs_state *s)
+{
+    if (s->delivering > 0 || !s->any_dead)
+        return;
+    int32_t k = 0;
+    for (int32_t i = 0; i < s->n; i++) {
+        if (s->list[i].dead)
+            tecs_query_free(s->list[i].query);
+        else
+            s->list[k++] = s->list[i];
+    }
+    s->n = k;
+    s->any_dead = false;
+    (void)w;
+}
+
+static void fire_observers(tecs_world_t *w, obs_state *s, tecs_event_kind_t kind,
+                           tecs_entity_t e, tecs_comp_t c, const void *ptr)
+{
+    if (c >= (tecs_comp_t)s->cap_per || s->per[c].nobs == 0)
+        return;
+    int32_t n = s->n;
+    tecs_archetype_t *a = NULL;
+    bool looked = false;
+    for (int32_t i = 0; i < n; i++) {
+        obs_entry o = s->list[i];   /* a copy: the array may grow meanwhile */
+        if (o.dead || o.kind != kind || o.comp != c)
+            continue;
+        if (o.query) {
+            if (!looked)
+                a = arch_of(w, e), looked = true;
+            if (!tecs__query_matches(o.query, a))
+                continue;
+        }
+        call(o.fn, w, kind, e, c, ptr, o.ctx);
+    }
+}
+
+static const tecs_hooks_t *hooks_of(const obs_state *s, tecs_comp_t c)
+{
+    return c < (tecs_comp_t)s->cap_per ? &s->per[c].hooks : NULL;
+}
+
+static void fire_hook(tecs_world_t *w, obs_state *s, tecs_event_kind_t kind, tecs_entity_t e,
+                      tecs_comp_t c, const void *ptr)
+{
+    const tecs_hooks_t *h = hooks_of(s, c);
+    if (h == NULL)
+        return;
+    tecs_observer_fn fn = kind == TECS_ON_ADD ? h->on_add
+                          : kind == TECS_ON_SET ? h->on_set : h->on_remove;
+    if (fn)
+        call(fn, w, kind, e, c, ptr, h->ctx);
+}
+
+static tecs_event_kind_t kind_of(int ev)
+{
+    return ev == TECS__EV_ADD ? TECS_ON_ADD : ev == TECS__EV_SET ? TECS_ON_SET : TECS_ON_REMOVE;
+}
+
+static void on_comp(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_comp_t c,
+                    const void *ptr)
+{
+    obs_state *s = ctx;
+    tecs_event_kind_t kind = kind_of(ev);
+    s->delivering++;
+    if (kind != TECS_ON_REMOVE)
+        fire_hook(w, s, kind, e, c, ptr);
+    fire_observers(w, s, kind, e, c, ptr);
+    if (kind == TECS_ON_REMOVE)
+        fire_hook(w, s, kind, e, c, ptr);
+    s->delivering--;
+    sweep(w, s);
+}
+
+static void on_move(tecs_world_t *w, void *ctx, tecs_entity_t e, tecs_archetype_t *from,
+                    tecs_archetype_t *to)
+{
+    obs_state *s = ctx;
+    if (s->nmember == 0)
+        return;
+    s->delivering++;
+    int32_t n = s->n;
+    for (int32_t i = 0; i < n; i++) {
+        obs_entry o = s->list[i];
+        if (o.dead || (o.kind != TECS_ON_ENTER && o.kind != TECS_ON_LEAVE))
+            continue;
+        bool was = tecs__query_matches(o.query, from), is = tecs__query_matches(o.query, to);
+        if (was != is && is == (o.kind == TECS_ON_ENTER))
+            call(o.fn, w, o.kind, e, 0, NULL, o.ctx);
+    }
+    s->delivering--;
+    sweep(w, s);
+}
+
+/* ---- teardown -------------------------------------------------------- */
+
+/* Announce entity e at row of a as destroyed: REMOVE events, then LEAVE. */
+static void announce_death(tecs_world_t *w, obs_state *s, tecs_archetype_t *a, uint32_t row)
+{
+    tecs_entity_t e = *tecs__ent_ptr(a, w, row);
+    for (int32_t i = 0; i < a->ncomps; i++) {
+        tecs_comp_t c = a->comps[i];
+        if (w->comps[c].watch == 0)
+            continue;
+        int32_t col = tecs__arch_col(a, c);
+        on_comp(w, s, TECS__EV_REMOVE, e, c, col >= 0 ? tecs__col_ptr(a, w, col, row) : NULL);
+    }
+    on_move(w, s, e, a, NULL);
+}
+
+static void before_fini(tecs_world_t *w, void *ctx)
+{
+    obs_state *s = ctx;
+    s->tearing_down = true;
+    w->defer_depth++;   /* changes made now are queued, then dropped */
+    for (int32_t i = 0; i < w->narchs; i++) {
+        tecs_archetype_t *a = w->archs[i];
+        for (int32_t r = 0; r < a->count; r++)
+            announce_death(w, s, a, (uint32_t)r);
+    }
+    w->defer_depth--;
+}
+
+static void on_fini(tecs_world_t *w, void *ctx)
+{
+    obs_state *s = ctx;
+    /* Queries were freed by the query layer's own on_fini, or will be. */
+    tecs__free(w, s->per, (size_t)s->cap_per * sizeof *s->per);
+    tecs__free(w, s->list, (size_t)s->cap * sizeof *s->list);
+    tecs__free(w, s, sizeof *s);
+    w->obs = NULL;
+}
+
+/* ---- state ----------------------------------------------------------- */
+
+/* Move events are wanted while a membership observer lives or another
+** listener has asked for them. */
+static void update_watch_moves(tecs_world_t *w)
+{
+    bool want = w->obs && w->obs->nmember > 0;
+    for (int32_t i = 0; i < w->nlisteners && !want; i++)
+        want = w->listeners[i].on_move && w->listeners[i].on_move != on_move;
+    w->watch_moves = want;
+}
+
+static obs_state *state(tecs_world_t *w)
+{
+    if (w->obs)
+        return w->obs;
+    obs_state *s = tecs__alloc(w, sizeof *s);
+    if (s == NULL) {
+        tecs__err(w, TECS_ENOMEM, "out of memory creating observer state");
+        return NULL;
+    }
+    memset(s, 0, sizeof *s);
+    s->next_id = 1;
+    tecs__listener l = { .on_comp = on_comp, .on_move = on_move, .on_fini = on_fini,
+                         .before_fini = before_fini, .ctx = s };
+    if (tecs__listen(w, &l)) {
+        tecs__free(w, s, sizeof *s);
+        return NULL;
+    }
+    w->obs = s;
+    update_watch_moves(w);
+    return s;
+}
+
+/* Make per[c] exist (zeroed when new). */
+static tecs_err_t grow_per(tecs_world_t *w, obs_state *s, tecs_comp_t c)
+{
+    int32_t old = s->cap_per;
+    if (tecs__grow(w, (void **)&s->per, &s->cap_per, (int32_t)c + 1, sizeof *s->per))
+        return TECS_ENOMEM;
+    memset(s->per + old, 0, (size_t)(s->cap_per - old) * sizeof *s->per);
+    return TECS_OK;
+}
+
+/* ---- hooks ----------------------------------------------------------- */
+
+static bool any_hook(const tecs_hooks_t *h)
+{
+    return h && (h->on_add || h->on_set || h->on_remove);
+}
+
+/* A component with hooks is watched once; without on_set it wants no SET
+** events (so writes through iterations are not reported for it). */
+static void watch_hooks(tecs_world_t *w, tecs_comp_t c, const tecs_hooks_t *h)
+{
+    w->comps[c].watch += any_hook(h);
+    w->comps[c].watch_noset += any_hook(h) && !h->on_set;
+}
+
+static void unwatch_hooks(tecs_world_t *w, tecs_comp_t c, const tecs_hooks_t *h)
+{
+    w->comps[c].watch -= any_hook(h);
+    w->comps[c].watch_noset -= any_hook(h) && !h->on_set;
+}
+
+tecs_err_t tecs_component_hooks(tecs_world_t *w, tecs_comp_t c, const tecs_hooks_t *hooks)
+{
+    if (w == NULL)
+        return TECS_EINVAL;
+    const tecs__comp *ci = tecs__comp_get(w, c);
+    if (ci == NULL)
+        return tecs__err(w, TECS_ENOCOMP, "component %u is unknown", c);
+    if (hooks && hooks->on_set && ci->size == 0)
+        return tecs__err(w, TECS_EINVAL, "tag %u has no value to set", c);
+    if (!any_hook(hooks) && (w->obs == NULL || !any_hook(hooks_of(w->obs, c))))
+        return TECS_OK;
+    obs_state *s = state(w);
+    if (s == NULL)
+        return w->err;
+    if (grow_per(w, s, c))
+        return TECS_ENOMEM;
+    unwatch_hooks(w, c, &s->per[c].hooks);
+    s->per[c].hooks = any_hook(hooks) ? *hooks : (tecs_hooks_t){ 0 };
+    watch_hooks(w, c, &s->per[c].hooks);
+    return TECS_OK;
+}
+
+/* ---- observers ------------------------------------------------------- */
+
+static bool is_member_kind(tecs_event_kind_t k)
+{
+    return k == TECS_ON_ENTER || k == TECS_ON_LEAVE;
+}
+
+static tecs_err_t check_desc(tecs_world_t *w, const tecs_observer_desc_t *d)
+{
+    if (d == NULL || d->callback == NULL)
+        return tecs__err(w, TECS_EINVAL, "an observer needs a callback");
+    if (d->event < TECS_ON_ADD || d->event > TECS_ON_LEAVE)
+        return tecs__err(w, TECS_EINVAL, "unknown event %d", (int)d->event);
+    if (d->query && (d->terms || d->term_count))
+        return tecs__err(w, TECS_EINVAL, "an observer takes terms or a query, not both");
+    if (d->query && tecs_query_world(d->query) != w)
+        return tecs__err(w, TECS_EWORLD, "query of another world");
+    if (is_member_kind(d->event)) {
+        if (d->comp != 0)
+            return tecs__err(w, TECS_EINVAL, "ENTER / LEAVE observers take no component");
+        if (d->query == NULL && d->term_count == 0)
+            return tecs__err(w, TECS_EINVAL, "ENTER / LEAVE observers need terms");
+        return TECS_OK;
+    }
+    const tecs__comp *ci = tecs__comp_get(w, d->comp);
+    if (ci == NULL)
+        return tecs__err(w, TECS_ENOCOMP, "component %u is unknown", d->comp);
+    if (d->event == TECS_ON_SET && ci->size == 0)
+        return tecs__err(w, TECS_EINVAL, "tag %u has no value to set", d->comp);
+    return TECS_OK;
+}
+
+/* The observer's own query, from its terms or a copy of the user's query. */
+static tecs_err_t make_query(tecs_world_t *w, const tecs_observer_desc_t *d, tecs_query_t **out)
+{
+    *out = NULL;
+    tecs_query_desc_t qd = { d->terms, d->term_count };
+    if (d->query)
+        qd.term_count = tecs_query_terms(d->query, &qd.terms);
+    else if (d->term_count == 0 && d->terms == NULL)
+        return TECS_OK;
+    *out = tecs_query(w, &qd);
+    return *out ? TECS_OK : w->err;
+}
+
+tecs_observer_t tecs_observer(tecs_world_t *w, const tecs_observer_desc_t *d)
+{
+    if (w == NULL || check_desc(w, d))
+        return 0;
+    if (w->obs && w->obs->tearing_down) {
+        tecs__err(w, TECS_EBUSY, "no observer can be created while the world is freed");
+        return 0;
+    }
+    tecs_query_t *q;
+    if (make_query(w, d, &q))
+        return 0;
+    obs_state *s = state(w);
+    if (s == NULL || (!is_member_kind(d->event) && grow_per(w, s, d->comp)) ||
+        tecs__grow(w, (void **)&s->list, &s->cap, s->n + 1, sizeof *s->list)) {
+        tecs_query_free(q);
+        return 0;
+    }
+    if (s->next_id == 0) {
+        tecs_query_free(q);
+        tecs__err(w, TECS_ELIMIT, "observer ids exhausted");
+        return 0;
+    }
+    obs_entry *o = &s->list[s->n++];
+    *o = (obs_entry){ .id = s->next_id++, .kind = d->event, .comp = d->comp, .query = q,
+                      .fn = d->callback, .ctx = d->ctx };
+    s->nlive++;
+    if (is_member_kind(d->event)) {
+        s->nmember++;
+        update_watch_moves(w);
+    } else {
+        w->comps[d->comp].watch++;
+        w->comps[d->comp].watch_noset += d->event != TECS_ON_SET;
+        s->per[d->comp].nobs++;
+    }
+    return o->id;
+}
+
+static obs_entry *find(const tecs_world_t *w, tecs_observer_t id)
+{
+    obs_state *s = w->obs;
+    for (int32_t i = 0; s && id && i < s->n; i++)
+        if (s->list[i].id == id && !s->list[i].dead)
+            return &s->list[i];
+    return NULL;
+}
+
+tecs_err_t tecs_observer_remove(tecs_world_t *w, tecs_observer_t id)
+{
+    if (w == NULL)
+        return TECS_EINVAL;
+    obs_entry *o = find(w, id);
+    if (o == NULL)
+        return tecs__err(w, TECS_ENOENT, "observer %u does not exist", id);
+    obs_state *s = w->obs;
+    o->dead = true;
+    s->any_dead = true;
+    s->nlive--;
+    if (is_member_kind(o->kind)) {
+        s->nmember--;
+        update_watch_moves(w);
+    } else {
+        w->comps[o->comp].watch--;
+        w->comps[o->comp].watch_noset -= o->kind != TECS_ON_SET;
+        s->per[o->comp].nobs--;
+    }
+    sweep(w, s);
+    return TECS_OK;
+}
+
+int32_t tecs_observer_count(const tecs_world_t *w)
+{
+    return w && w->obs ? w->obs->nlive : 0;
+}
+
+/* ---- structure check ------------------------------------------------- */
+
+tecs_err_t tecs__observers_check(tecs_world_t *w)
+{
+    const obs_state *s = w->obs;
+    if (s == NULL)
+        return TECS_OK;
+    int32_t live = 0, member = 0;
+    for (int32_t i = 0; i < s->n; i++) {
+        const obs_entry *o = &s->list[i];
+        if (o->dead)
+            continue;
+        live++;
+        member += is_member_kind(o->kind);
+        if (!is_member_kind(o->kind) && tecs__comp_get(w, o->comp) == NULL)
+            return tecs__err(w, TECS_ECORRUPT, "observer %u of an unknown component", o->id);
+    }
+    if (live != s->nlive || member != s->nmember)
+        return tecs__err(w, TECS_ECORRUPT, "observer counts are off");
+    if (member > 0 && !w->watch_moves)
+        return tecs__err(w, TECS_ECORRUPT, "membership observers without move events");
+    for (int32_t c = 0; c < s->cap_per; c++) {
+        int32_t n = 0;
+        for (int32_t i = 0; i < s->n; i++)
+            n += !s->list[i].dead && !is_member_kind(s->list[i].kind) &&
+                 s->list[i].comp == (tecs_comp_t)c;
+        uint32_t need = (uint32_t)n + any_hook(&s->per[c].hooks);
+        if (n != s->per[c].nobs || (need > 0 && w->comps[c].watch < need) ||
+            w->comps[c].watch_noset > w->comps[c].watch)
+            return tecs__err(w, TECS_ECORRUPT, "component %d: observer count or watch off", c);
+    }
+    return TECS_OK;
+}

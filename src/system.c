@@ -1,0 +1,401 @@
+/*
+** system.c — systems, phases and the frame (tecs_progress).
+**
+** A system is a query plus a callback, placed in a phase. The world keeps its
+** systems in one array, in the order they were added:
+**
+**     list: [ {id 1 "input"  ON_LOAD}  {id 2 "move" ON_UPDATE}
+**             {id 3 "render" ON_STORE} {id 4 "ai"   ON_UPDATE} ... ]
+**
+** A frame walks the phases in order and, for each, the array in order, so
+** within a phase systems run in the order added (above: input, move, ai,
+** render). The array a frame walks is fixed when it starts:
+**
+**   - a system added during the frame is appended past `frame_n` and runs
+**     from the next frame;
+**   - a removed system is marked `removed` (its id is invalid at once) and is
+**     dropped from the array when the frame ends (at once outside a frame);
+**   - enable / disable take effect immediately.
+**
+** Entries are addressed by index, never by pointer, across a callback: an
+** add inside a callback may move the array.
+**
+** Each run opens a deferral level around the callback, so structural changes
+** are queued; closing it flushes them, so the next system sees them.
+**
+** Fixed interval: acc += dt each frame; when acc >= interval the system runs
+** once, covering k = floor(acc / interval) whole intervals (delta_time is
+** k * interval) and acc keeps the remainder. A long frame thus never makes a
+** system run several times in a row.
+**
+** Timing uses clock_gettime(CLOCK_MONOTONIC), hence the POSIX feature macro.
+** The worker pool of DESIGN.md (systems with disjoint read/write sets in
+** parallel) is not built yet: systems run one after another.
+*/
+#define _POSIX_C_SOURCE 199309L
+#include "private.h"
+
+#include <time.h>
+
+typedef struct sys_entry {
+    tecs_system_t id;
+    char *name;
+    size_t name_len;
+    tecs_phase_t phase;
+    tecs_query_t *query;
+    tecs_system_fn run;
+    tecs_system_each_fn each;
+    void *ctx;
+    double interval;
+    double acc;                 /* accumulated delta time (interval > 0)   */
+    bool enabled;
+    bool removed;               /* removed during a frame                  */
+    tecs_system_stats_t stats;
+} sys_entry;
+
+struct tecs__sys_state {
+    sys_entry *list;            /* in add order                            */
+    int32_t n;
+    int32_t cap;
+    int32_t nlive;              /* not removed                             */
+    int32_t frame_n;            /* entries the running frame walks         */
+    bool in_frame;
+    bool any_removed;              /* some entry is marked removed            */
+    int64_t frame;              /* frames run                              */
+    tecs_system_t next_id;
+};
+
+typedef struct tecs__sys_state sys_state;
+
+/* ---- state ----------------------------------------------------------- */
+
+static void free_entry(tecs_world_t *w, sys_entry *e)
+{
+    tecs__free(w, e->name, e->name_len + 1);
+}
+
+static void on_fini(tecs_world_t *w, void *ctx)
+{
+    sys_state *s = ctx;
+    for (int32_t i = 0; i < s->n; i++)
+        free_entry(w, &s->list[i]);
+    tecs__free(w, s->list, (size_t)s->cap * sizeof *s->list);
+    tecs__free(w, s, sizeof *s);
+    w->sys = NULL;
+}
+
+static sys_state *state(tecs_world_t *w)
+{
+    if (w->sys)
+        return w->sys;
+    sys_state *s = tecs__alloc(w, sizeof *s);
+    if (s == NULL) {
+        tecs__err(w, TECS_ENOMEM, "out of memory creating system state");
+        return NULL;
+    }
+    memset(s, 0, sizeof *s);
+    s->next_id = 1;
+    tecs__listener l = { .on_fini = on_fini, .ctx = s };
+    if (tecs__listen(w, &l)) {
+        tecs__free(w, s, sizeof *s);
+        return NULL;
+    }
+    w->sys = s;
+    return s;
+}
+
+/* Drop entries marked removed (outside a frame only). */
+static void sweep(tecs_world_t *w, sys_state *s)
+{
+    if (s->in_frame || !s->any_removed)
+        return;
+    int32_t k = 0;
+    for (int32_t i = 0; i < s->n; i++) {
+        if (s->list[i].removed)
+            free_entry(w, &s->list[i]);
+        else
+            s->list[k++] = s->list[i];
+    }
+    s->n = k;
+    s->any_removed = false;
+}
+
+static sys_entry *find(const tecs_world_t *w, tecs_system_t id)
+{
+    const sys_state *s = w ? w->sys : NULL;
+    for (int32_t i = 0; s && id && i < s->n; i++)
+        if (s->list[i].id == id && !s->list[i].removed)
+            return &s->list[i];
+    return NULL;
+}
+
+static sys_entry *find_name(const tecs_world_t *w, const char *name)
+{
+    const sys_state *s = w->sys;
+    size_t len = strlen(name);
+    for (int32_t i = 0; s && i < s->n; i++) {
+        sys_entry *e = &s->list[i];
+        if (!e->removed && e->name_len == len && memcmp(e->name, name, len) == 0)
+            return e;
+    }
+    return NULL;
+}
+
+static tecs_err_t err_noent(tecs_world_t *w, tecs_system_t id)
+{
+    return w ? tecs__err(w, TECS_ENOENT, "system %u does not exist", id) : TECS_EINVAL;
+}
+
+/* ---- adding and removing --------------------------------------------- */
+
+static tecs_err_t check_desc(tecs_world_t *w, const tecs_system_desc_t *d)
+{
+    if (d == NULL || d->name == NULL || d->name[0] == '\0')
+        return tecs__err(w, TECS_EINVAL, "a system needs a name");
+    if ((int)d->phase < 0 || (int)d->phase > TECS_PHASE_COUNT)
+        return tecs__err(w, TECS_EINVAL, "system '%s': unknown phase %d", d->name,
+                         (int)d->phase);
+    if ((d->run == NULL) == (d->each == NULL))
+        return tecs__err(w, TECS_EINVAL, "system '%s' needs one callback, run or each",
+                         d->name);
+    if (d->each && d->query == NULL)
+        return tecs__err(w, TECS_EINVAL, "system '%s': each needs a query", d->name);
+    if (d->query && tecs_query_world(d->query) != w)
+        return tecs__err(w, TECS_EWORLD, "system '%s': query of another world", d->name);
+    if (!(d->interval >= 0 && d->interval <= 1e300))
+        return tecs__err(w, TECS_EINVAL, "system '%s': bad interval", d->name);
+    if (find_name(w, d->name))
+        return tecs__err(w, TECS_EEXIST, "a system named '%s' exists", d->name);
+    return TECS_OK;
+}
+
+tecs_system_t tecs_system(tecs_world_t *w, const tecs_system_desc_t *d)
+{
+    if (w == NULL || check_desc(w, d))
+        return 0;
+    sys_state *s = state(w);
+    if (s == NULL)
+        return 0;
+    if (s->next_id == 0) {
+        tecs__err(w, TECS_ELIMIT, "system ids exhausted");
+        return 0;
+    }
+    size_t len = strlen(d->name);
+    char *name = tecs__alloc(w, len + 1);
+    if (name == NULL || tecs__grow(w, (void **)&s->list, &s->cap, s->n + 1, sizeof *s->list)) {
+        tecs__free(w, name, len + 1);
+        tecs__err(w, TECS_ENOMEM, "out of memory adding system '%s'", d->name);
+        return 0;
+    }
+    memcpy(name, d->name, len + 1);
+    s->list[s->n++] = (sys_entry){
+        .id = s->next_id++, .name = name, .name_len = len,
+        .phase = d->phase ? d->phase : TECS_ON_UPDATE, .query = d->query,
+        .run = d->run, .each = d->each, .ctx = d->ctx, .interval = d->interval,
+        .enabled = !d->disabled,
+    };
+    s->nlive++;
+    return s->list[s->n - 1].id;
+}
+
+tecs_err_t tecs_system_remove(tecs_world_t *w, tecs_system_t id)
+{
+    sys_entry *e = find(w, id);
+    if (e == NULL)
+        return err_noent(w, id);
+    e->removed = true;
+    w->sys->any_removed = true;
+    w->sys->nlive--;
+    sweep(w, w->sys);
+    return TECS_OK;
+}
+
+tecs_err_t tecs_system_enable(tecs_world_t *w, tecs_system_t id, bool enabled)
+{
+    sys_entry *e = find(w, id);
+    if (e == NULL)
+        return err_noent(w, id);
+    e->enabled = enabled;
+    return TECS_OK;
+}
+
+bool tecs_system_enabled(const tecs_world_t *w, tecs_system_t id)
+{
+    const sys_entry *e = find(w, id);
+    return e && e->enabled;
+}
+
+tecs_system_t tecs_system_lookup(tecs_world_t *w, const char *name)
+{
+    if (w == NULL)
+        return 0;
+    if (name == NULL) {
+        tecs__err(w, TECS_EINVAL, "tecs_system_lookup: NULL name");
+        return 0;
+    }
+    const sys_entry *e = find_name(w, name);
+    if (e == NULL)
+        tecs__err(w, TECS_ENOENT, "no system named '%s'", name);
+    return e ? e->id : 0;
+}
+
+const char *tecs_system_name(const tecs_world_t *w, tecs_system_t id)
+{
+    const sys_entry *e = find(w, id);
+    return e ? e->name : NULL;
+}
+
+int32_t tecs_system_count(const tecs_world_t *w)
+{
+    return w && w->sys ? w->sys->nlive : 0;
+}
+
+tecs_err_t tecs_system_stats(tecs_world_t *w, tecs_system_t id, tecs_system_stats_t *out)
+{
+    if (w == NULL)
+        return TECS_EINVAL;
+    if (out == NULL)
+        return tecs__err(w, TECS_EINVAL, "tecs_system_stats: NULL output");
+    const sys_entry *e = find(w, id);
+    if (e == NULL)
+        return err_noent(w, id);
+    *out = e->stats;
+    return TECS_OK;
+}
+
+int64_t tecs_world_frame_count(const tecs_world_t *w)
+{
+    return w && w->sys ? w->sys->frame : 0;
+}
+
+/* ---- running --------------------------------------------------------- */
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The delta time this frame gives system e, or a negative value when an
+** interval system is not due. */
+static double due(sys_entry *e, double dt)
+{
+    if (e->interval <= 0)
+        return dt;
+    e->acc += dt;
+    if (e->acc < e->interval)
+        return -1;
+    double q = e->acc / e->interval;
+    double k = q < 9e15 ? (double)(int64_t)q : q;  /* floor, without libm */
+    e->acc -= k * e->interval;
+    return k * e->interval;
+}
+
+/* Walk the system's query; the world is deferred. @return rows visited. */
+static int64_t walk(tecs_query_t *q, const sys_entry *e, tecs_world_t *w, double dt,
+                    int64_t frame)
+{
+    tecs_system_fn run = e->run;
+    tecs_system_each_fn each = e->each;
+    void *ctx = e->ctx;     /* e may move if the callback adds a system */
+    int64_t visited = 0;
+    tecs_iter_t it;
+    if (q == NULL) {
+        memset(&it, 0, sizeof it);
+        it.world = w;
+    } else {
+        it = tecs_query_iter(q);
+    }
+    it.delta_time = dt;
+    it.frame = frame;
+    it.ctx = ctx;
+    if (q == NULL) {
+        run(&it);
+        return 0;
+    }
+    while (tecs_iter_next(&it)) {
+        visited += it.count;
+        if (run) {
+            run(&it);
+            continue;
+        }
+        for (int32_t r = 0; r < it.count; r++)
+            each(&it, r);
+    }
+    return visited;
+}
+
+/* Run system i of the frame, if enabled and due (removed mid-frame or
+** not: removal takes effect at the end of the frame). */
+static void run_one(tecs_world_t *w, sys_state *s, int32_t i, double dt)
+{
+    sys_entry *e = &s->list[i];
+    if (!e->enabled)
+        return;
+    double sdt = due(e, dt);
+    if (sdt < 0)
+        return;
+    double t0 = now();
+    tecs__defer_begin(w);
+    int64_t visited = walk(e->query, e, w, sdt, s->frame);
+    tecs__defer_end(w);
+    double t = now() - t0;
+    e = &w->sys->list[i];
+    e->stats.runs++;
+    e->stats.time_last = t;
+    e->stats.time_total += t;
+    e->stats.entities_last = visited;
+    e->stats.entities_total += visited;
+}
+
+tecs_err_t tecs_progress(tecs_world_t *w, double dt)
+{
+    if (w == NULL)
+        return TECS_EINVAL;
+    if (!(dt >= 0 && dt <= 1e300))
+        return tecs__err(w, TECS_EINVAL, "tecs_progress: bad delta time");
+    if (w->defer_depth > 0 || w->flushing)
+        return tecs__err(w, TECS_EBUSY, "tecs_progress inside an iteration or a callback");
+    sys_state *s = state(w);
+    if (s == NULL)
+        return w->err;
+    s->in_frame = true;
+    s->frame_n = s->n;
+    for (int32_t i = 0; i < s->frame_n; i++) {
+        s->list[i].stats.time_last = 0;
+        s->list[i].stats.entities_last = 0;
+    }
+    for (int p = TECS_ON_LOAD; p <= TECS_ON_STORE; p++)
+        for (int32_t i = 0; i < s->frame_n; i++)
+            if (s->list[i].phase == (tecs_phase_t)p)
+                run_one(w, s, i, dt);
+    s->in_frame = false;
+    s->frame++;
+    sweep(w, s);
+    return TECS_OK;
+}
+
+/* ---- structure check ------------------------------------------------- */
+
+tecs_err_t tecs__systems_check(tecs_world_t *w)
+{
+    const sys_state *s = w->sys;
+    if (s == NULL)
+        return TECS_OK;
+    int32_t live = 0;
+    for (int32_t i = 0; i < s->n; i++) {
+        const sys_entry *e = &s->list[i];
+        if (e->phase < TECS_ON_LOAD || e->phase > TECS_ON_STORE || (!e->run == !e->each))
+            return tecs__err(w, TECS_ECORRUPT, "system '%s' is malformed", e->name);
+        if (e->query && tecs_query_world(e->query) != w)
+            return tecs__err(w, TECS_ECORRUPT, "system '%s': query of another world", e->name);
+        live += !e->removed;
+        for (int32_t j = 0; j < i && !e->removed; j++)
+            if (!s->list[j].removed && strcmp(s->list[j].name, e->name) == 0)
+                return tecs__err(w, TECS_ECORRUPT, "two systems named '%s'", e->name);
+    }
+    if (live != s->nlive || (!s->in_frame && s->any_removed))
+        return tecs__err(w, TECS_ECORRUPT, "system counts are off");
+    return TECS_OK;
+}
