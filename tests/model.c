@@ -49,6 +49,7 @@ typedef struct ment {
     tecs_entity_t id;
     uint8_t st;
     bool kill;                  /* a delayed kill is queued                 */
+    bool rmq;                   /* a remove is queued (iteration open)      */
     uint32_t mask;
     int64_t val[NC];
 } ment;
@@ -335,6 +336,8 @@ static void m_apply(interp *I, const mcmd *c)
 
 static void m_flush(interp *I)
 {
+    for (int32_t i = 0; i < I->ne; i++)
+        I->e[i].rmq = false;
     for (int32_t i = 0; i < I->ndq; i++) {
         mcmd c = I->dq[i];
         m_apply(I, &c);
@@ -784,9 +787,10 @@ static void op_remove(interp *I, const m_op *op)
         want = ci < 0 ? TECS_ENOCOMP : (m->mask >> ci & 1) ? TECS_OK : TECS_ENOENT;
     if (result_is(I, tecs_remove(I->w, id, c), want, "tecs_remove") || want != TECS_OK)
         return;
-    if (deferred(I))
+    if (deferred(I)) {
         push_dq(I, &(mcmd){ .op = Q_REMOVE, .id = id, .comp = ci });
-    else
+        m->rmq = m->st == ST_ALIVE;   /* a later set queues behind it */
+    } else
         m->mask &= ~(1u << ci);
 }
 
@@ -801,7 +805,8 @@ static void op_set(interp *I, const m_op *op)
     bool null = op->y % 32 == 0;
     if (ci >= 0)
         fill_val(ci, buf, v);
-    bool has = ci >= 0 && m && m->st == ST_ALIVE && (m->mask >> ci & 1);
+    bool has = ci >= 0 && m && m->st == ST_ALIVE && (m->mask >> ci & 1) &&
+               !(m->rmq && deferred(I));
     int want;
     if (has)
         want = csize[ci] && null ? TECS_EINVAL : TECS_OK;
