@@ -34,7 +34,8 @@
 #include <setjmp.h>
 #include <stdarg.h>
 
-enum { NC = 8, MAXQ = 6, MAXIT = 3, MAXE = 256, NDEAD = 64, MAXIX = 4, MAXCOND = 8 };
+enum { NC = 8, MAXQ = 6, MAXIT = 3, MAXE = 256, NDEAD = 64, MAXIX = 4, MAXCOND = 8,
+       MAXOB = 4 };
 enum { C_A, C_B, C_T1, C_T2, C_V, C_H, C_C, C_G };
 static const uint32_t csize[NC] = { 4, 8, 0, 0, 12, sizeof(Obj), 1, 64 };
 static const uint32_t calign[NC] = { 4, 8, 0, 0, 4, _Alignof(Obj), 1, 64 };
@@ -75,6 +76,20 @@ typedef struct mquery {
 } mquery;
 
 typedef struct interp interp;
+
+/* A pair of observers (ENTER and LEAVE of terms, or ADD and REMOVE of a
+** component) and the set their events build, by slot: it must always equal
+** what the model says matches, and be empty once the world is freed. */
+typedef struct mobs {
+    interp *I;
+    bool comp_kind;             /* ADD / REMOVE of comp, else ENTER / LEAVE  */
+    int comp;
+    mquery q;                   /* the terms (q.q unused)                    */
+    tecs_observer_t ids[2];
+    tecs_entity_t *in;          /* by slot: the member's id, or 0            */
+    int32_t cap;
+    long bad;                   /* events that contradict the set            */
+} mobs;
 
 /* What an initializer (tecs_new_with) was asked to do and what it saw. */
 typedef struct init_rec {
@@ -119,6 +134,10 @@ struct interp {
     tecs_entity_t *mark;        /* per slot: scratch for set comparison     */
     int32_t cap_gen;
     init_rec *inits;
+    mobs *obs[MAXOB];
+    int32_t nobs;
+    mobs *obs_gone[64];         /* removed ones, kept until the end          */
+    int32_t ngone;
     tecs_entity_t born[256];    /* made by kill callbacks, in order         */
     int32_t nborn, born_pos;
     long cb_bad;
@@ -550,6 +569,7 @@ static long live_objs(const interp *I)
 }
 
 static void check_indexes(interp *I);
+static void check_observers(interp *I);
 
 static void check_all(interp *I)
 {
@@ -573,6 +593,7 @@ static void check_all(interp *I)
     for (int32_t q = 0; q < I->nq; q++)
         check_query(I, &I->qs[q], false, q & 1 ? TECS_ITER_REVERSE : 0);
     check_indexes(I);
+    check_observers(I);
     EXPECT(I, I->hc.bad == 0 && I->cb_bad == 0, "hook misuse (%ld) or callback saw a dead entity",
            I->hc.bad);
     if (!deferred(I))
@@ -1311,6 +1332,124 @@ static void check_indexes(interp *I)
     }
 }
 
+/* ---- observers ------------------------------------------------------------------- */
+
+static tecs_entity_t *obs_slot(mobs *o, tecs_entity_t e)
+{
+    int32_t index = (int32_t)TECS_ENTITY_INDEX(e);
+    if (index >= o->cap) {
+        int32_t old = o->cap;
+        o->in = grow(o->in, &o->cap, index + 1, sizeof *o->in);
+        memset(o->in + old, 0, (size_t)(o->cap - old) * sizeof *o->in);
+    }
+    return &o->in[index];
+}
+
+/* ENTER / ADD put the entity in the set, LEAVE / REMOVE take it out; an
+** event that finds the set otherwise is counted as bad. */
+static void obs_fn(const tecs_event_t *ev)
+{
+    mobs *o = ev->ctx;
+    tecs_entity_t *slot = obs_slot(o, ev->entity);
+    bool in = ev->kind == TECS_ON_ENTER || ev->kind == TECS_ON_ADD;
+    if (in) {
+        o->bad += *slot != 0;
+        *slot = ev->entity;
+    } else {
+        o->bad += *slot != ev->entity;
+        *slot = 0;
+    }
+    if (o->comp_kind)
+        o->bad += ev->comp != o->I->cid[o->comp];
+}
+
+static bool obs_wants(const mobs *o, const ment *m)
+{
+    if (m->st != ST_ALIVE)
+        return false;
+    return o->comp_kind ? (m->mask >> o->comp & 1) : m_match(&o->q, m->mask);
+}
+
+static void op_observer_new(interp *I, const m_op *op)
+{
+    if (I->nobs == MAXOB || I->ngone == 64 || deferred(I))
+        return;
+    mobs *o = calloc(1, sizeof *o);
+    if (o == NULL)
+        abort();
+    o->I = I;
+    o->comp_kind = op->x & 1;
+    o->comp = (int)((op->x >> 1) % NC);
+    o->q.nt = 1 + (op->x >> 4) % 4;
+    uint32_t z = op->z;
+    for (int32_t t = 0; t < o->q.nt; t++, z = (uint32_t)mix(z)) {
+        o->q.ci[t] = (int)((z + (uint32_t)t * 3) % NC);
+        for (int32_t u = 0; u < t; u++)
+            if (o->q.ci[u] == o->q.ci[t])
+                o->q.ci[t] = (o->q.ci[t] + 1) % NC, u = -1;
+        o->q.t[t] = (tecs_term_t){ .comp = I->cid[o->q.ci[t]], .oper = (tecs_oper_t)(z >> 4 & 3),
+                                   .access = TECS_READ };
+    }
+    tecs_observer_desc_t d = { .callback = obs_fn, .ctx = o };
+    if (o->comp_kind)
+        d.comp = I->cid[o->comp];
+    else
+        d.terms = o->q.t, d.term_count = o->q.nt;
+    for (int k = 0; k < 2; k++) {
+        d.event = o->comp_kind ? (k ? TECS_ON_REMOVE : TECS_ON_ADD)
+                               : (k ? TECS_ON_LEAVE : TECS_ON_ENTER);
+        o->ids[k] = tecs_observer(I->w, &d);
+        if (result_is(I, got_err(I, o->ids[k] != 0), TECS_OK, "tecs_observer")) {
+            if (k)
+                tecs_observer_remove(I->w, o->ids[0]);
+            free(o);
+            return;
+        }
+    }
+    for (int32_t i = 0; i < I->ne; i++)         /* what matches already */
+        if (obs_wants(o, &I->e[i]))
+            *obs_slot(o, I->e[i].id) = I->e[i].id;
+    I->obs[I->nobs++] = o;
+}
+
+static void op_observer_remove(interp *I, const m_op *op)
+{
+    if (I->nobs == 0 || deferred(I))
+        return;
+    int32_t k = (int32_t)(op->z % (uint32_t)I->nobs);
+    mobs *o = I->obs[k];
+    for (int j = 0; j < 2; j++)
+        result_is(I, tecs_observer_remove(I->w, o->ids[j]), TECS_OK, "tecs_observer_remove");
+    EXPECT(I, tecs_observer_remove(I->w, o->ids[0]) == TECS_ENOENT, "observer removed twice");
+    I->obs[k] = I->obs[--I->nobs];
+    I->obs_gone[I->ngone++] = o;
+}
+
+/* Each observer's set equals the model's (when no change is queued). */
+static void check_observers(interp *I)
+{
+    for (int32_t k = 0; k < I->nobs; k++) {
+        mobs *o = I->obs[k];
+        EXPECT(I, o->bad == 0, "observer %d saw %ld contradicting events", (int)k, o->bad);
+        if (deferred(I))
+            continue;
+        int32_t n = 0, members = 0;
+        for (int32_t i = 0; i < I->ne; i++) {
+            const ment *m = &I->e[i];
+            bool want = obs_wants(o, m);
+            n += want;
+            EXPECT(I, (*obs_slot(o, m->id) == m->id) == want,
+                   "observer %d (%s) %s entity %llx", (int)k,
+                   o->comp_kind ? cname[o->comp] : "terms", want ? "missed" : "kept",
+                   (unsigned long long)m->id);
+        }
+        for (int32_t s = 0; s < o->cap; s++)
+            members += o->in[s] != 0;
+        EXPECT(I, members == n, "observer %d holds %d entities, model %d", (int)k,
+               (int)members, (int)n);
+    }
+}
+
 /* The op table: name, weight in random programs, function. */
 static const struct {
     const char *name;
@@ -1342,6 +1481,8 @@ static const struct {
     { "index_new", 1, op_index_new },
     { "index_free", 1, op_index_free },
     { "where", 4, op_where },
+    { "observer_new", 1, op_observer_new },
+    { "observer_remove", 1, op_observer_remove },
 };
 enum { NOPS = sizeof ops / sizeof ops[0] };
 
@@ -1400,11 +1541,27 @@ static void teardown(interp *I, bool check)
         EXPECT(I, hooks_live(&I->hc) == 0 && I->hc.bad == 0,
                "after the world is freed: %ld hooked values live, %ld misuses",
                hooks_live(&I->hc), I->hc.bad);
+        for (int32_t k = 0; k < I->nobs; k++) {
+            int32_t members = 0;
+            for (int32_t s = 0; s < I->obs[k]->cap; s++)
+                members += I->obs[k]->in[s] != 0;
+            EXPECT(I, members == 0 && I->obs[k]->bad == 0,
+                   "observer %d: %d entities not announced at world free, %ld bad events",
+                   (int)k, (int)members, I->obs[k]->bad);
+        }
     }
 }
 
 static void release(interp *I)
 {
+    for (int32_t k = 0; k < I->nobs; k++) {
+        free(I->obs[k]->in);
+        free(I->obs[k]);
+    }
+    for (int32_t k = 0; k < I->ngone; k++) {
+        free(I->obs_gone[k]->in);
+        free(I->obs_gone[k]);
+    }
     while (I->inits) {
         init_rec *r = I->inits;
         I->inits = r->next;
