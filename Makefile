@@ -2,6 +2,9 @@
 #   make demo           build and run the demo
 #   make test           build and run every test (CTest)
 #   make test-sanitize  the tests under AddressSanitizer + UBSan
+#   make test-valgrind  the tests under valgrind memcheck (any error fails)
+#   make fuzz           each libFuzzer target for FUZZ_SECONDS (default 60)
+#   make model-run      the model test for MODEL_SECONDS (default 60)
 #   make bench          benchmarks, release build, warm heap (BENCH_ARGS='--quick')
 #   make bench-cold     the same with glibc's default heap (pages paid on first touch)
 BUILD    ?= build
@@ -9,7 +12,15 @@ JOBS     ?= 2
 CMAKE    ?= cmake
 CTEST    ?= ctest
 
-.PHONY: all build test demo test-sanitize bench bench-cold bench-build clean
+FUZZ_SECONDS  ?= 60
+MODEL_SECONDS ?= 60
+FUZZ_TARGETS  ?= fuzz_model
+# The long model test runs 1,000,000 operations; fewer under the slow tools.
+SANITIZE_MODEL_OPS ?= 250000
+VALGRIND_MODEL_OPS ?= 20000
+
+.PHONY: all build test demo test-sanitize test-valgrind fuzz model-run bench bench-cold \
+	bench-build clean
 
 # Benchmarks: their own release build, plain -O3 (no -march=native).
 BENCH_BUILD ?= build-release
@@ -33,7 +44,42 @@ test-sanitize:
 		-DTECS_BUILD_BENCH=OFF >/dev/null
 	@$(CMAKE) --build build-sanitize -j$(JOBS)
 	cd build-sanitize && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 $(CTEST) --output-on-failure -j$(JOBS)
+		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 TECS_MODEL_OPS=$(SANITIZE_MODEL_OPS) \
+		$(CTEST) --output-on-failure -j$(JOBS)
+
+# Every test case in its own valgrind process, JOBS at a time; a memcheck
+# error or a leak makes the case (and the target) fail.
+test-valgrind: build
+	@command -v valgrind >/dev/null || { echo "valgrind is not installed"; exit 1; }
+	@cd $(BUILD) && ./tests/tinyecs_tests --list | TECS_MODEL_OPS=$(VALGRIND_MODEL_OPS) \
+		xargs -P$(JOBS) -I{} sh -c 'valgrind -q --error-exitcode=99 --leak-check=full \
+		--errors-for-leak-kinds=definite,indirect,possible ./tests/tinyecs_tests {} >/dev/null \
+		|| { echo "FAILED under valgrind: {}"; exit 1; }' \
+		&& echo "test-valgrind: every case clean"
+
+# libFuzzer needs clang's runtime (Debian: libclang-rt-14-dev). Each target
+# starts from the committed seeds in fuzz/corpus/, keeps what it learns in
+# build-fuzz/, and stops the run on the first crash or model mismatch (the
+# input lands in build-fuzz/crashes/; keep it under fuzz/regress/).
+fuzz:
+	@printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n){(void)d;(void)n;return 0;}' \
+		> /tmp/tecs-fuzz-probe.c && clang -fsanitize=fuzzer /tmp/tecs-fuzz-probe.c \
+		-o /tmp/tecs-fuzz-probe 2>/dev/null || { echo "clang's libFuzzer runtime is missing:" \
+		"apt-get install clang libclang-rt-14-dev"; exit 1; }
+	@CC=clang $(CMAKE) -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTECS_FUZZ=ON \
+		-DTECS_BUILD_TESTS=OFF -DTECS_BUILD_EXAMPLES=OFF -DTECS_BUILD_BENCH=OFF >/dev/null
+	@$(CMAKE) --build build-fuzz -j$(JOBS)
+	@for t in $(FUZZ_TARGETS); do \
+		mkdir -p build-fuzz/corpus-$$t build-fuzz/crashes; \
+		echo "== $$t for $(FUZZ_SECONDS) s"; \
+		ASAN_OPTIONS=detect_leaks=1 build-fuzz/fuzz/$$t -max_total_time=$(FUZZ_SECONDS) \
+			-max_len=2052 -timeout=20 -print_final_stats=1 \
+			-artifact_prefix=build-fuzz/crashes/ build-fuzz/corpus-$$t fuzz/corpus/model \
+			|| exit 1; \
+	done
+
+model-run: build
+	$(BUILD)/tests/model_run --seconds $(MODEL_SECONDS)
 
 bench-build:
 	@$(CMAKE) -S . -B $(BENCH_BUILD) -DCMAKE_BUILD_TYPE=Release \

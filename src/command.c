@@ -395,7 +395,8 @@ static tecs_err_t run_queue(tecs_world_t *w, tecs__cmdbuf *b, bool (*pick)(const
         if (b != &w->deferred && w->deferred.count && !w->flushing)
             tecs__flush(w);
     }
-    memmove(b->cmds + keep, b->cmds + i, (size_t)(b->count - i) * sizeof *b->cmds);
+    if (i < b->count)           /* (an empty queue has no array: no NULL + 0) */
+        memmove(b->cmds + keep, b->cmds + i, (size_t)(b->count - i) * sizeof *b->cmds);
     b->count = keep + (b->count - i);
     if (b->count == 0)
         arena_reset(b);

@@ -361,13 +361,13 @@ static tecs_err_t commit_birth_with(tecs_world_t *w, tecs_archetype_t *a, tecs_e
 {
     tecs_init_t init = { w, e, a, (uint32_t)a->count, 0 };
     *tecs__ent_ptr(a, w, init.row) = e;
-    w->recs[TECS_ENTITY_INDEX(e)].row = init.row;
     for (int32_t c = 0; c < a->ncols; c++)
         if (tecs__col_info(w, a, c)->ctor == NULL)
             memset(tecs__col_ptr(a, w, c, init.row), 0, a->col_size[c]);
     /* The row is counted only once fn returns, so that a query run inside
     ** fn does not see the entity half built (the world is deferred: no
-    ** other row can be appended meanwhile). */
+    ** other row can be appended meanwhile). The record keeps its pending
+    ** row until then too: row 1 of a pending slot means a delayed birth. */
     w->defer_depth++;
     fn(&init, ctx);
     w->defer_depth--;
@@ -382,6 +382,7 @@ static tecs_err_t commit_birth_with(tecs_world_t *w, tecs_archetype_t *a, tecs_e
             return err;
         }
     }
+    w->recs[TECS_ENTITY_INDEX(e)].row = init.row;
     w->recs[TECS_ENTITY_INDEX(e)].arch = a->id;
     w->npending--;
     w->nalive++;

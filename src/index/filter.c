@@ -368,9 +368,14 @@ bool tecs_filter_test(tecs_filter_t *f, tecs_entity_t e)
 /* ---- filters: collecting the matches ---------------------------------- */
 
 /* An `or` guard: skip an entity that the left side `node` already took. */
+/* Under an OR, a candidate of the left branch must pass it (`need`): a
+** driver yields a superset of its node, and what the left branch skips the
+** right one collects; a candidate of the right branch must fail the left
+** one (!need), which had its turn. */
 typedef struct guard {
     const struct guard *up;
     int32_t node;
+    bool need;
 } guard;
 
 typedef struct walk {
@@ -400,7 +405,7 @@ static void collect(walk *wk, const guard *g, tecs_entity_t e)
     if (wk->err)
         return;
     for (; g; g = g->up)
-        if (tecs__filter_holds(wk->f, g->node, e))
+        if (tecs__filter_holds(wk->f, g->node, e) != g->need)
             return;
     if (!wk->exact && !tecs__filter_holds(wk->f, wk->f->root, e))
         return;
@@ -569,8 +574,8 @@ static void drive(walk *wk, const guard *g, int32_t c)
     if (nd->op == F_AND) {
         drive(wk, g, estimate(wk->f, nd->a) <= estimate(wk->f, nd->b) ? nd->a : nd->b);
     } else if (nd->op == F_OR) {
-        drive(wk, g, nd->a);
-        drive(wk, &(guard){ g, nd->a }, nd->b);
+        drive(wk, &(guard){ g, nd->a, true }, nd->a);
+        drive(wk, &(guard){ g, nd->a, false }, nd->b);
     } else {
         drive_leaf(wk, g, nd);
     }
@@ -663,12 +668,12 @@ static tecs_err_t gather(tecs_filter_t *f, tecs_query_t *q)
     if (wk.err)
         return tecs__err(f->world, wk.err, "out of memory collecting matches");
     if (f->order >= 0) {
-        if (scanned || wk.sorted_by != f->order)
+        if ((scanned || wk.sorted_by != f->order) && f->scr.n > 1)
             tecs__okey_sort(f->scr.v, f->scr.v + f->scr.n, f->scr.n, by_key,
                   registry(f->world)->by_id[f->order]);
         if (f->desc)
             reverse(&f->scr);
-    } else if (!scanned) {
+    } else if (!scanned && f->scr.n > 1) { /* (no array when empty: no NULL + 0) */
         radix_sort(f->scr.v, f->scr.v + f->scr.n, f->scr.n);
     }
     return TECS_OK;

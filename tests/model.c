@@ -1,0 +1,1789 @@
+/*
+** model.c — the reference model and the interpreter (see model.h).
+**
+** The model is as plain as it can be: an array of entities, each with its
+** id, its state, a bit mask of its components and one 64-bit value per
+** component; two arrays of queued commands (the deferred queue of an open
+** iteration, the delayed queue of delayed news and kills); the list of
+** queries as their terms. No archetypes, no chunks: a query's result is a
+** filter over the entity array.
+**
+**     entity   id | state (alive, pending birth, delayed birth) | kill? |
+**              mask of the 8 components | val[8]
+**
+** Component values are bytes derived from a 64-bit number (fill_val), so a
+** value is compared byte for byte. H is a hooked component (tests/hooks.h):
+** its hooks count live values and flag misuse, so a leak or a double destroy
+** shows as a mismatch of the live count.
+**
+** Operations read their arguments against the current state: an entity
+** argument picks a model entity, a dead id, or a made-up id; a component
+** argument picks one of the 8 components or an unknown id. So any byte
+** string is a program, and a program with operations cut out still runs.
+**
+** Ops for later layers (index `where`, observers) go in the op table with a
+** model function each; the comparison in check_all is the place for their
+** results.
+*/
+#define _DEFAULT_SOURCE
+#include "model.h"
+#include "hooks.h"
+#include "private.h"
+
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+
+enum { NC = 8, MAXQ = 6, MAXIT = 3, MAXE = 256, NDEAD = 64, MAXIX = 4, MAXCOND = 8,
+       MAXOB = 4 };
+enum { C_A, C_B, C_T1, C_T2, C_V, C_H, C_C, C_G };
+static const uint32_t csize[NC] = { 4, 8, 0, 0, 12, sizeof(Obj), 1, 64 };
+static const uint32_t calign[NC] = { 4, 8, 0, 0, 4, _Alignof(Obj), 1, 64 };
+static const char *const cname[NC] = { "A", "B", "T1", "T2", "V", "H", "C", "G" };
+#define DATA_MASK 0xf3u          /* components with a value (not T1, T2)  */
+#define UNKNOWN_COMP 999u
+
+enum { ST_ALIVE, ST_PEND, ST_DELAY };    /* alive, birth queued, delayed birth */
+enum { Q_NEW, Q_DESTROY, Q_ADD, Q_REMOVE, Q_SET, Q_KILL };
+
+typedef struct ment {
+    tecs_entity_t id;
+    uint8_t st;
+    bool kill;                  /* a delayed kill is queued                 */
+    bool rmq;                   /* a remove is queued (iteration open)      */
+    uint32_t mask;
+    int64_t val[NC];
+} ment;
+
+struct init_rec;
+
+typedef struct mcmd {
+    uint8_t op;
+    uint8_t mode;               /* kill callback mode                       */
+    int comp;                   /* model index                              */
+    tecs_entity_t id;
+    uint32_t mask;              /* births: the archetype                    */
+    uint32_t vmask;             /* births: components given values          */
+    int64_t val[NC];
+    struct init_rec *init;
+} mcmd;
+
+typedef struct mquery {
+    tecs_query_t *q;
+    int32_t nt;
+    int ci[8];                  /* model component per term                 */
+    tecs_term_t t[8];
+} mquery;
+
+typedef struct interp interp;
+
+/* A pair of observers (ENTER and LEAVE of terms, or ADD and REMOVE of a
+** component) and the set their events build, by slot: it must always equal
+** what the model says matches, and be empty once the world is freed. */
+typedef struct mobs {
+    interp *I;
+    bool comp_kind;             /* ADD / REMOVE of comp, else ENTER / LEAVE  */
+    int comp;
+    mquery q;                   /* the terms (q.q unused)                    */
+    tecs_observer_t ids[2];
+    tecs_entity_t *in;          /* by slot: the member's id, or 0            */
+    int32_t cap;
+    long bad;                   /* events that contradict the set            */
+} mobs;
+
+/* What an initializer (tecs_new_with) was asked to do and what it saw. */
+typedef struct init_rec {
+    struct init_rec *next;
+    interp *I;
+    uint32_t vmask;
+    int64_t val[NC];
+    bool add_tag;
+    bool ran, saw_alive, add_ok;
+    int add_err;                /* what tecs_add inside it returned         */
+    tecs_entity_t seen;
+} init_rec;
+
+typedef struct kill_ctx {
+    interp *I;
+    int mode;                   /* 1 check only, 2 make an entity, 3 destroy self */
+} kill_ctx;
+
+struct interp {
+    const m_prog *p;
+    m_opts o;
+    m_result *res;
+    jmp_buf fail;
+    tw_alloc alloc;
+    tecs_world_t *w;
+    hook_counts hc;
+    tecs_comp_t cid[NC];
+    ment *e;
+    int32_t ne, cap_e;
+    mcmd *dq, *lq;              /* deferred, delayed                        */
+    int32_t ndq, cap_dq, nlq, cap_lq;
+    tecs_entity_t dead[NDEAD];
+    int32_t ndead;
+    tecs_entity_t last;         /* the id handed out last                   */
+    mquery qs[MAXQ];
+    int32_t nq;
+    struct { tecs_index_t *ix; int field; bool ordered; } ixs[MAXIX];
+    int32_t nix;
+    struct { tecs_iter_t it; int32_t qi; bool wrote; } its[MAXIT];
+    int32_t nits;
+    uint32_t *maxgen;           /* per slot: 1 + highest generation seen    */
+    tecs_entity_t *mark;        /* per slot: scratch for set comparison     */
+    int32_t cap_gen;
+    init_rec *inits;
+    mobs *obs[MAXOB];
+    int32_t nobs;
+    mobs *obs_gone[64];         /* removed ones, kept until the end          */
+    int32_t ngone;
+    tecs_entity_t born[256];    /* made by kill callbacks, in order         */
+    int32_t nborn, born_pos;
+    long cb_bad;
+    kill_ctx kctx[4];
+    int32_t step;
+    long inj0;                  /* injected failures before this op         */
+};
+
+/* ---- small tools --------------------------------------------------------- */
+
+static void failf(interp *I, const char *fmt, ...) TECS__PRINTF(2, 3);
+static void failf(interp *I, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int k = snprintf(I->res->msg, sizeof I->res->msg, "step %d: ", I->step);
+    vsnprintf(I->res->msg + k, sizeof I->res->msg - (size_t)k, fmt, ap);
+    va_end(ap);
+    I->res->failed = true;
+    I->res->at = I->step;
+    longjmp(I->fail, 1);
+}
+
+#define EXPECT(I, cond, ...)                                                \
+    do {                                                                    \
+        if (!(cond))                                                        \
+            failf((I), __VA_ARGS__);                                        \
+    } while (0)
+
+static uint64_t mix(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+static int64_t mkval(uint32_t a, uint32_t b)
+{
+    return (int64_t)(mix(((uint64_t)a << 32) | b) | 1);
+}
+
+static int64_t default_val(int c)
+{
+    return c == C_H ? OBJ_DEFAULT : 0;
+}
+
+/* The bytes of value v of component c. */
+static void fill_val(int c, void *dst, int64_t v)
+{
+    if (c == C_H) {
+        *(Obj *)dst = obj((int32_t)v);
+        return;
+    }
+    unsigned char *d = dst;
+    for (uint32_t i = 0; i < csize[c]; i++)
+        d[i] = (unsigned char)((uint64_t)v >> (8 * (i % 8)));
+}
+
+static bool same_val(int c, const void *p, int64_t v)
+{
+    if (c == C_H)
+        return ((const Obj *)p)->magic == OBJ_LIVE && ((const Obj *)p)->value == (int32_t)v;
+    unsigned char buf[64];
+    fill_val(c, buf, v);
+    return memcmp(p, buf, csize[c]) == 0;
+}
+
+static void *grow(void *p, int32_t *cap, int32_t need, size_t esize)
+{
+    if (need <= *cap)
+        return p;
+    int32_t n = *cap ? *cap * 2 : 16;
+    while (n < need)
+        n *= 2;
+    p = realloc(p, (size_t)n * esize);
+    if (p == NULL)
+        abort();
+    *cap = n;
+    return p;
+}
+
+/* Was an allocation made to fail during this op? */
+static bool injected(const interp *I)
+{
+    return I->alloc.failures > I->inj0;
+}
+
+static bool deferred(const interp *I)
+{
+    return I->nits > 0;
+}
+
+/* ---- the model ------------------------------------------------------------ */
+
+static ment *find(interp *I, tecs_entity_t id)
+{
+    if (id == 0)
+        return NULL;
+    for (int32_t i = 0; i < I->ne; i++)
+        if (I->e[i].id == id)
+            return &I->e[i];
+    return NULL;
+}
+
+/* A new id from the library: never 0, never seen before. */
+static void check_fresh(interp *I, tecs_entity_t id)
+{
+    uint32_t index = TECS_ENTITY_INDEX(id), gen = TECS_ENTITY_GENERATION(id);
+    EXPECT(I, id != 0, "a new entity has id 0");
+    if ((int32_t)index >= I->cap_gen) {
+        int32_t old = I->cap_gen;
+        int32_t cap = old;
+        I->maxgen = grow(I->maxgen, &I->cap_gen, (int32_t)index + 1, sizeof *I->maxgen);
+        I->mark = grow(I->mark, &cap, (int32_t)index + 1, sizeof *I->mark);
+        memset(I->maxgen + old, 0, (size_t)(I->cap_gen - old) * sizeof *I->maxgen);
+        memset(I->mark + old, 0, (size_t)(I->cap_gen - old) * sizeof *I->mark);
+    }
+    EXPECT(I, gen + 1 > I->maxgen[index], "id %u:%u handed out again", index, gen);
+    I->maxgen[index] = gen + 1;
+    I->last = id;
+}
+
+static ment *m_add_ent(interp *I, tecs_entity_t id, uint8_t st, uint32_t mask)
+{
+    check_fresh(I, id);
+    I->e = grow(I->e, &I->cap_e, I->ne + 1, sizeof *I->e);
+    ment *m = &I->e[I->ne++];
+    *m = (ment){ .id = id, .st = st, .mask = mask };
+    for (int c = 0; c < NC; c++)
+        m->val[c] = default_val(c);
+    return m;
+}
+
+static void m_kill(interp *I, ment *m)
+{
+    I->dead[I->ndead++ % NDEAD] = m->id;
+    *m = I->e[--I->ne];
+}
+
+/* Birth of a pending entity into mask, with values for vmask. */
+static void m_birth(ment *m, uint32_t mask, uint32_t vmask, const int64_t *val)
+{
+    m->st = ST_ALIVE;
+    m->mask = mask;
+    for (int c = 0; c < NC; c++)
+        m->val[c] = (vmask >> c & 1) ? val[c] : default_val(c);
+}
+
+static void m_setval(ment *m, int c, int64_t v)
+{
+    if (!(m->mask >> c & 1)) {
+        m->mask |= 1u << c;
+        m->val[c] = default_val(c);
+    }
+    if (csize[c])
+        m->val[c] = v;
+}
+
+static void push_cmd(mcmd **q, int32_t *n, int32_t *cap, const mcmd *c)
+{
+    *q = grow(*q, cap, *n + 1, sizeof **q);
+    (*q)[(*n)++] = *c;
+}
+
+static void push_dq(interp *I, const mcmd *c)
+{
+    push_cmd(&I->dq, &I->ndq, &I->cap_dq, c);
+}
+
+/* An initializer ran once, on its entity, which nobody saw alive, and its
+** own (queued) change was accepted. */
+static void check_init(interp *I, const init_rec *r, tecs_entity_t id)
+{
+    EXPECT(I, r->ran && r->seen == id && !r->saw_alive, "the initializer ran wrong");
+    EXPECT(I, r->add_err == TECS_OK || (r->add_err == TECS_ENOMEM && I->alloc.failures),
+           "tecs_add inside an initializer: %s", tecs_err_name((tecs_err_t)r->add_err));
+}
+
+/* Apply one deferred command to the model, as the flush does. */
+static void m_apply(interp *I, const mcmd *c)
+{
+    ment *m = find(I, c->id);
+    switch (c->op) {
+    case Q_NEW:
+        if (m == NULL || m->st != ST_PEND)
+            return;
+        if (c->init) {
+            check_init(I, c->init, c->id);
+            m_birth(m, c->mask, c->init->vmask, c->init->val);
+            if (c->init->add_ok)
+                push_dq(I, &(mcmd){ .op = Q_ADD, .id = c->id, .comp = C_T2 });
+        } else {
+            m_birth(m, c->mask, c->vmask, c->val);
+        }
+        return;
+    case Q_DESTROY:
+        if (m)
+            m_kill(I, m);
+        return;
+    case Q_ADD:
+        if (m && m->st == ST_ALIVE && !(m->mask >> c->comp & 1))
+            m_setval(m, c->comp, default_val(c->comp));
+        return;
+    case Q_REMOVE:
+        if (m && m->st == ST_ALIVE)
+            m->mask &= ~(1u << c->comp);
+        return;
+    case Q_SET:
+        if (m && m->st == ST_ALIVE)
+            m_setval(m, c->comp, c->val[c->comp]);
+        return;
+    }
+}
+
+static void m_flush(interp *I)
+{
+    for (int32_t i = 0; i < I->ne; i++)
+        I->e[i].rmq = false;
+    for (int32_t i = 0; i < I->ndq; i++) {
+        mcmd c = I->dq[i];
+        m_apply(I, &c);
+    }
+    I->ndq = 0;
+}
+
+/* ---- the world side --------------------------------------------------------- */
+
+/* After an op at depth 0: nothing may stay queued, unless an injected
+** failure stopped a flush; then apply the rest now, as the next call would. */
+static void settle(interp *I)
+{
+    if (deferred(I))
+        return;
+    for (int tries = 0; I->w->deferred.count > 0; tries++) {
+        EXPECT(I, injected(I) && tries < 4, "%d queued changes left behind",
+               (int)I->w->deferred.count);
+        tecs__flush(I->w);
+    }
+}
+
+/* The result of a call the model predicts is `want`: equal, or TECS_ENOMEM
+** when an allocation was made to fail. @return true if it is an ENOMEM. */
+static bool result_is(interp *I, int got, int want, const char *what)
+{
+    if (got == want)
+        return false;
+    if (got == TECS_ENOMEM && injected(I)) {
+        I->res->enomem++;
+        return true;
+    }
+    failf(I, "%s: got %s, model says %s (%s)", what, tecs_err_name((tecs_err_t)got),
+          tecs_err_name((tecs_err_t)want), tecs_last_error_msg(I->w));
+    return false;
+}
+
+/* For calls returning an id or pointer: 0 means an error, in last_error. */
+static int got_err(interp *I, bool ok)
+{
+    return ok ? TECS_OK : (int)tecs_last_error(I->w);
+}
+
+static tecs_comp_t pick_comp(interp *I, uint8_t x, int *ci)
+{
+    *ci = x % NC;
+    if (x % 32 == 31) {
+        *ci = -1;
+        return x & 64 ? 0 : UNKNOWN_COMP;
+    }
+    return I->cid[*ci];
+}
+
+static tecs_entity_t pick_id(interp *I, uint32_t z)
+{
+    switch (z & 15) {
+    case 0:
+        return I->ndead ? I->dead[(z >> 4) % (I->ndead < NDEAD ? I->ndead : NDEAD)] : 0;
+    case 1:
+        return tecs__make_id((z >> 8) & 0x3ff, (z >> 4) & 7);
+    case 2:
+        return (z >> 4) & 1 ? 0 : ~(tecs_entity_t)0;
+    case 3:
+    case 4:
+    case 5:                     /* the newest: "new, then set" is the usual run */
+        return I->last;
+    default:
+        return I->ne ? I->e[(z >> 4) % (uint32_t)I->ne].id : 0;
+    }
+}
+
+/* The archetype of mask, asking with the ids in an order chosen by seed. */
+static tecs_archetype_t *get_arch(interp *I, uint32_t mask, uint32_t seed)
+{
+    tecs_comp_t ids[NC];
+    int32_t n = 0;
+    for (int c = 0; c < NC; c++)
+        if (mask >> c & 1)
+            ids[n++] = I->cid[c];
+    for (int32_t i = n - 1; i > 0; i--) {
+        seed = (uint32_t)mix(seed);
+        int32_t j = (int32_t)(seed % (uint32_t)(i + 1));
+        tecs_comp_t t = ids[i];
+        ids[i] = ids[j];
+        ids[j] = t;
+    }
+    tecs_archetype_t *a = tecs_archetype(I->w, n, ids);
+    if (a == NULL)
+        result_is(I, got_err(I, false), TECS_OK, "tecs_archetype");
+    return a;
+}
+
+/* ---- checks ----------------------------------------------------------------- */
+
+static bool m_match(const mquery *q, uint32_t mask)
+{
+    bool any = false, has_any = false;
+    for (int32_t t = 0; t < q->nt; t++) {
+        bool present = mask >> q->ci[t] & 1;
+        switch (q->t[t].oper) {
+        case TECS_WITH:
+            if (!present)
+                return false;
+            break;
+        case TECS_ANY:
+            has_any = true;
+            any = any || present;
+            break;
+        case TECS_NONE:
+            if (present)
+                return false;
+            break;
+        default:
+            break;
+        }
+    }
+    return !has_any || any;
+}
+
+/* One chunk of an iteration: every row a matching live entity, every field
+** what the model says. */
+static void check_chunk(interp *I, const tecs_iter_t *it, const mquery *q)
+{
+    for (int32_t r = 0; r < it->count; r++) {
+        ment *m = find(I, it->entities[r]);
+        EXPECT(I, m && m->st == ST_ALIVE && m_match(q, m->mask),
+               "iteration hands out entity %llx that does not match",
+               (unsigned long long)it->entities[r]);
+        for (int32_t t = 0; t < q->nt; t++) {
+            int c = q->ci[t];
+            bool present = q->t[t].oper != TECS_NONE && (m->mask >> c & 1);
+            bool data = present && csize[c] && q->t[t].access != TECS_FILTER;
+            void *f = tecs_field(it, t);
+            EXPECT(I, tecs_field_is_set(it, t) == present, "field_is_set of term %d", t);
+            EXPECT(I, (f != NULL) == data, "field of term %d is %s", t, f ? "set" : "NULL");
+            if (data)
+                EXPECT(I, same_val(c, (char *)f + (size_t)r * csize[c], m->val[c]),
+                       "term %d (%s) value differs in iteration", t, cname[c]);
+        }
+    }
+}
+
+/* Walk a whole query (a nested iteration if one is open) and collect it.
+** The result is compared as a set through a per-slot mark. */
+static void check_query(interp *I, const mquery *q, bool walk, int32_t flags)
+{
+    tecs_entity_t *got = malloc(((size_t)I->ne + 17) * sizeof *got);
+    if (got == NULL)
+        abort();
+    int32_t nw = 0;
+    for (int32_t i = 0; i < I->ne; i++) {
+        if (I->e[i].st == ST_ALIVE && m_match(q, I->e[i].mask)) {
+            I->mark[TECS_ENTITY_INDEX(I->e[i].id)] = I->e[i].id;
+            nw++;
+        }
+    }
+    int32_t ng = 0;
+    if (walk) {
+        tecs_iter_t it = tecs_query_iter_ex(q->q, flags);
+        while (tecs_iter_next(&it)) {
+            check_chunk(I, &it, q);
+            for (int32_t r = 0; r < it.count && ng < I->ne + 16; r++)
+                got[ng++] = it.entities[r];
+        }
+    } else {
+        ng = tecs_query_collect_ex(q->q, flags, got, I->ne + 16);
+    }
+    bool same = ng == nw;
+    for (int32_t i = 0; i < ng && same; i++) {
+        uint32_t index = TECS_ENTITY_INDEX(got[i]);
+        same = (int32_t)index < I->cap_gen && I->mark[index] == got[i];
+        if (same)
+            I->mark[index] = 0;               /* a second visit fails */
+    }
+    for (int32_t i = 0; i < I->ne; i++)
+        I->mark[TECS_ENTITY_INDEX(I->e[i].id)] = 0;
+    free(got);
+    EXPECT(I, tecs_query_count(q->q) == nw, "query count %d, model %d",
+           (int)tecs_query_count(q->q), (int)nw);
+    EXPECT(I, ng == nw, "query gives %d entities, model %d", (int)ng, (int)nw);
+    EXPECT(I, same, "query result differs from the model");
+}
+
+static void check_entity(interp *I, const ment *m)
+{
+    bool alive = m->st == ST_ALIVE;
+    EXPECT(I, tecs_is_alive(I->w, m->id) == alive, "is_alive(%llx) should be %d",
+           (unsigned long long)m->id, alive);
+    for (int c = 0; c < NC; c++) {
+        bool has = alive && (m->mask >> c & 1);
+        EXPECT(I, tecs_has(I->w, m->id, I->cid[c]) == has, "has(%s) should be %d", cname[c],
+               has);
+        if (!csize[c] || !has)
+            continue;                   /* failing gets are op_get's part */
+        const void *p = tecs_get(I->w, m->id, I->cid[c]);
+        EXPECT(I, p != NULL, "get(%s) fails", cname[c]);
+        EXPECT(I, same_val(c, p, m->val[c]), "value of %s differs", cname[c]);
+    }
+}
+
+/* Live hooked values the model accounts for. */
+static long live_objs(const interp *I)
+{
+    long n = 0;
+    for (int32_t i = 0; i < I->ne; i++)
+        n += I->e[i].st == ST_ALIVE && (I->e[i].mask >> C_H & 1);
+    for (int32_t i = 0; i < I->nlq; i++)
+        n += I->lq[i].op == Q_NEW && (I->lq[i].vmask >> C_H & 1);
+    return n;
+}
+
+static void check_indexes(interp *I);
+static void check_observers(interp *I);
+
+static void check_all(interp *I)
+{
+    if (tecs_world_check(I->w) != TECS_OK)
+        failf(I, "world check: %s", tecs_last_error_msg(I->w));
+    int32_t alive = 0, delayed = 0, kills = 0;
+    for (int32_t i = 0; i < I->ne; i++) {
+        check_entity(I, &I->e[i]);
+        alive += I->e[i].st == ST_ALIVE;
+        delayed += I->e[i].st == ST_DELAY;
+        kills += I->e[i].st == ST_ALIVE && I->e[i].kill;
+    }
+    for (int32_t i = 0; i < I->ndead && i < NDEAD; i++)
+        EXPECT(I, !tecs_is_alive(I->w, I->dead[i]), "a dead id is alive");
+    EXPECT(I, tecs_world_entity_count(I->w) == alive, "entity count %d, model %d",
+           (int)tecs_world_entity_count(I->w), (int)alive);
+    EXPECT(I, tecs_pending_news(I->w) == delayed, "pending news %d, model %d",
+           (int)tecs_pending_news(I->w), (int)delayed);
+    EXPECT(I, tecs_pending_kills(I->w) == kills, "pending kills %d, model %d",
+           (int)tecs_pending_kills(I->w), (int)kills);
+    for (int32_t q = 0; q < I->nq; q++)
+        check_query(I, &I->qs[q], false, q & 1 ? TECS_ITER_REVERSE : 0);
+    check_indexes(I);
+    check_observers(I);
+    EXPECT(I, I->hc.bad == 0 && I->cb_bad == 0, "hook misuse (%ld) or callback saw a dead entity",
+           I->hc.bad);
+    if (!deferred(I))
+        EXPECT(I, hooks_live(&I->hc) == live_objs(I), "%ld live hooked values, model %ld",
+               hooks_live(&I->hc), live_objs(I));
+}
+
+/* ---- callbacks ---------------------------------------------------------------- */
+
+static void init_fn(tecs_init_t *init, void *ctx)
+{
+    init_rec *r = ctx;
+    interp *I = r->I;
+    r->ran = true;
+    r->seen = tecs_init_entity(init);
+    r->saw_alive = tecs_is_alive(I->w, r->seen);
+    for (int c = 0; c < NC; c++) {
+        if (!(r->vmask >> c & 1))
+            continue;
+        void *p = tecs_init_construct(init, I->cid[c]);
+        if (p == NULL) {
+            r->saw_alive = true;        /* flagged: storage should exist */
+            continue;
+        }
+        if (c == C_H)
+            obj_ctor(p, 1, &I->hc);
+        fill_val(c, p, r->val[c]);
+    }
+    if (r->add_tag) {
+        r->add_err = tecs_add(I->w, r->seen, I->cid[C_T2]);
+        r->add_ok = r->add_err == TECS_OK;
+    }
+}
+
+static void kill_fn(tecs_world_t *w, tecs_entity_t e, void *ctx)
+{
+    kill_ctx *k = ctx;
+    interp *I = k->I;
+    I->cb_bad += !tecs_is_alive(w, e);
+    if (k->mode == 2 && I->nborn < 256)
+        I->born[I->nborn++] = tecs_new(w);
+    if (k->mode == 3)
+        tecs_destroy(w, e);
+}
+
+/* ---- operations ---------------------------------------------------------------- */
+
+/* A new id from a creating call, pending if deferred. */
+static ment *took(interp *I, tecs_entity_t id, uint32_t mask)
+{
+    return m_add_ent(I, id, deferred(I) ? ST_PEND : ST_ALIVE, mask);
+}
+
+static void op_new(interp *I, const m_op *op)
+{
+    (void)op;
+    if (I->ne >= MAXE)
+        return;
+    tecs_entity_t id = tecs_new(I->w);
+    if (result_is(I, got_err(I, id != 0), TECS_OK, "tecs_new"))
+        return;
+    took(I, id, 0);
+    if (deferred(I))
+        push_dq(I, &(mcmd){ .op = Q_NEW, .id = id });
+}
+
+static void op_new_in(interp *I, const m_op *op)
+{
+    if (I->ne >= MAXE)
+        return;
+    tecs_archetype_t *a = get_arch(I, op->x, op->z);
+    if (a == NULL)
+        return;
+    tecs_entity_t id = tecs_new_in(I->w, a);
+    if (result_is(I, got_err(I, id != 0), TECS_OK, "tecs_new_in"))
+        return;
+    took(I, id, deferred(I) ? 0 : op->x);
+    if (deferred(I))
+        push_dq(I, &(mcmd){ .op = Q_NEW, .id = id, .mask = op->x });
+}
+
+static void op_new_with(interp *I, const m_op *op)
+{
+    if (I->ne >= MAXE)
+        return;
+    tecs_archetype_t *a = get_arch(I, op->x, op->z);
+    if (a == NULL)
+        return;
+    init_rec *r = calloc(1, sizeof *r);
+    if (r == NULL)
+        abort();
+    *r = (init_rec){ .next = I->inits, .I = I, .vmask = op->y & op->x & DATA_MASK,
+                     .add_tag = op->y >> 8 & 1 };
+    I->inits = r;
+    for (int c = 0; c < NC; c++)
+        r->val[c] = mkval(op->z, (uint32_t)c);
+    tecs_entity_t id = tecs_new_with(I->w, a, init_fn, r);
+    if (result_is(I, got_err(I, id != 0), TECS_OK, "tecs_new_with"))
+        return;
+    if (deferred(I)) {
+        took(I, id, 0);
+        push_dq(I, &(mcmd){ .op = Q_NEW, .id = id, .mask = op->x, .init = r });
+        return;
+    }
+    check_init(I, r, id);
+    ment *m = took(I, id, 0);
+    m_birth(m, op->x, r->vmask, r->val);
+    if (r->add_ok)
+        m_setval(m, C_T2, 0);
+}
+
+static void op_new_bulk(interp *I, const m_op *op)
+{
+    int32_t n = op->y % 64 == 63 ? 300 : op->y % 20;
+    if (I->ne + n > MAXE)
+        return;
+    tecs_archetype_t *a = get_arch(I, op->x, op->z);
+    if (a == NULL)
+        return;
+    uint32_t vmask = op->z & op->x & DATA_MASK;
+    bool bad = (op->z >> 28) == 15 && op->x != 0xff;
+    tecs_value_t vals[NC + 1];
+    unsigned char *buf[NC] = { 0 };
+    int32_t nv = 0;
+    for (int c = 0; c < NC; c++) {
+        if (!(vmask >> c & 1))
+            continue;
+        buf[c] = malloc((size_t)n * csize[c] + 1);
+        for (int32_t k = 0; k < n; k++)
+            fill_val(c, buf[c] + (size_t)k * csize[c], mkval(op->z + (uint32_t)k, (uint32_t)c));
+        vals[nv++] = (tecs_value_t){ I->cid[c], buf[c] };
+    }
+    if (bad) {
+        int c = 0;
+        while (op->x >> c & 1)
+            c++;
+        vals[nv++] = (tecs_value_t){ I->cid[c], &I->hc };
+    }
+    tecs_entity_t *out = malloc(((size_t)n + 1) * sizeof *out);
+    int err = tecs_new_bulk(I->w, a, n, out, nv, vals);
+    for (int c = 0; c < NC; c++)
+        free(buf[c]);
+    if (!result_is(I, err, bad ? TECS_ENOCOMP : TECS_OK, "tecs_new_bulk") && !bad) {
+        for (int32_t k = 0; k < n; k++) {
+            mcmd c = { .op = Q_NEW, .id = out[k], .mask = op->x, .vmask = vmask };
+            for (int ci = 0; ci < NC; ci++)
+                c.val[ci] = mkval(op->z + (uint32_t)k, (uint32_t)ci);
+            ment *m = took(I, out[k], 0);
+            if (deferred(I))
+                push_dq(I, &c);
+            else
+                m_birth(m, c.mask, c.vmask, c.val);
+        }
+    }
+    free(out);
+}
+
+static void op_destroy(interp *I, const m_op *op)
+{
+    tecs_entity_t id = pick_id(I, op->z);
+    ment *m = find(I, id);
+    int want = m ? TECS_OK : TECS_EDEAD;
+    if (result_is(I, tecs_destroy(I->w, id), want, "tecs_destroy") || !m)
+        return;
+    if (deferred(I))
+        push_dq(I, &(mcmd){ .op = Q_DESTROY, .id = id });
+    else
+        m_kill(I, m);
+}
+
+/* The prediction for add / remove while deferred. */
+static int defer_want(int ci, const ment *m)
+{
+    if (ci < 0)
+        return TECS_ENOCOMP;
+    return m && m->st != ST_DELAY ? TECS_OK : TECS_EDEAD;
+}
+
+static void op_add(interp *I, const m_op *op)
+{
+    int ci;
+    tecs_comp_t c = pick_comp(I, op->x, &ci);
+    tecs_entity_t id = pick_id(I, op->z);
+    ment *m = find(I, id);
+    int want;
+    if (deferred(I))
+        want = defer_want(ci, m);
+    else if (!m || m->st != ST_ALIVE)
+        want = TECS_EDEAD;
+    else
+        want = ci < 0 ? TECS_ENOCOMP : (m->mask >> ci & 1) ? TECS_EEXIST : TECS_OK;
+    if (result_is(I, tecs_add(I->w, id, c), want, "tecs_add") || want != TECS_OK)
+        return;
+    if (deferred(I))
+        push_dq(I, &(mcmd){ .op = Q_ADD, .id = id, .comp = ci });
+    else
+        m_setval(m, ci, default_val(ci));
+}
+
+static void op_remove(interp *I, const m_op *op)
+{
+    int ci;
+    tecs_comp_t c = pick_comp(I, op->x, &ci);
+    tecs_entity_t id = pick_id(I, op->z);
+    ment *m = find(I, id);
+    int want;
+    if (deferred(I))
+        want = defer_want(ci, m);
+    else if (!m || m->st != ST_ALIVE)
+        want = TECS_EDEAD;
+    else
+        want = ci < 0 ? TECS_ENOCOMP : (m->mask >> ci & 1) ? TECS_OK : TECS_ENOENT;
+    if (result_is(I, tecs_remove(I->w, id, c), want, "tecs_remove") || want != TECS_OK)
+        return;
+    if (deferred(I)) {
+        push_dq(I, &(mcmd){ .op = Q_REMOVE, .id = id, .comp = ci });
+        m->rmq = m->st == ST_ALIVE;   /* a later set queues behind it */
+    } else
+        m->mask &= ~(1u << ci);
+}
+
+static void op_set(interp *I, const m_op *op)
+{
+    int ci;
+    tecs_comp_t c = pick_comp(I, op->x, &ci);
+    tecs_entity_t id = pick_id(I, op->z);
+    ment *m = find(I, id);
+    int64_t v = mkval(op->z, op->y);
+    unsigned char buf[64];
+    bool null = op->y % 32 == 0;
+    if (ci >= 0)
+        fill_val(ci, buf, v);
+    bool has = ci >= 0 && m && m->st == ST_ALIVE && (m->mask >> ci & 1) &&
+               !(m->rmq && deferred(I));
+    int want;
+    if (has)
+        want = csize[ci] && null ? TECS_EINVAL : TECS_OK;
+    else if (ci < 0)
+        want = TECS_ENOCOMP;
+    else if (null && csize[ci])
+        want = TECS_EINVAL;
+    else if (deferred(I))
+        want = m && m->st != ST_DELAY ? TECS_OK : TECS_EDEAD;
+    else
+        want = m && m->st == ST_ALIVE ? TECS_OK : TECS_EDEAD;
+    if (result_is(I, tecs_set(I->w, id, c, null ? NULL : buf), want, "tecs_set") ||
+        want != TECS_OK)
+        return;
+    if (deferred(I) && !has) {
+        mcmd q = { .op = Q_SET, .id = id, .comp = ci };
+        q.val[ci] = v;
+        push_dq(I, &q);
+    } else {
+        m_setval(m, ci, v);
+    }
+}
+
+static void op_get(interp *I, const m_op *op)
+{
+    int ci;
+    tecs_comp_t c = pick_comp(I, op->x, &ci);
+    tecs_entity_t id = pick_id(I, op->z);
+    ment *m = find(I, id);
+    bool alive = m && m->st == ST_ALIVE;
+    int want = !alive ? TECS_EDEAD : ci < 0 ? TECS_ENOCOMP
+             : !(m->mask >> ci & 1) ? TECS_ENOENT : csize[ci] ? TECS_OK : TECS_EINVAL;
+    void *p = tecs_get_mut(I->w, id, c);
+    EXPECT(I, got_err(I, p != NULL) == want, "tecs_get: got %s, model says %s",
+           tecs_err_name((tecs_err_t)got_err(I, p != NULL)), tecs_err_name((tecs_err_t)want));
+    EXPECT(I, tecs_has(I->w, id, c) == (alive && ci >= 0 && (m->mask >> ci & 1)), "tecs_has");
+    EXPECT(I, tecs_is_alive(I->w, id) == alive, "tecs_is_alive");
+    if (p == NULL)
+        return;
+    EXPECT(I, same_val(ci, p, m->val[ci]), "tecs_get: value of %s differs", cname[ci]);
+    if (op->y & 1) {                    /* write through the pointer */
+        int64_t v = mkval(op->z, op->y);
+        if (ci == C_H)
+            ((Obj *)p)->value = (int32_t)v;
+        else
+            fill_val(ci, p, v);
+        m->val[ci] = v;
+        result_is(I, tecs_modified(I->w, id, c), TECS_OK, "tecs_modified");
+    }
+}
+
+static void op_query_new(interp *I, const m_op *op)
+{
+    if (I->nq == MAXQ)
+        return;
+    mquery q = { .nt = 1 + op->x % 5 };
+    int want = TECS_OK;
+    uint32_t z = op->z;
+    for (int32_t t = 0; t < q.nt; t++, z = (uint32_t)mix(z)) {
+        q.ci[t] = (int)(z % NC);
+        q.t[t] = (tecs_term_t){ .comp = I->cid[q.ci[t]], .oper = (tecs_oper_t)(z >> 4 & 3),
+                                .access = (tecs_access_t)((z >> 6) % 3) };
+        for (int32_t u = 0; u < t && want == TECS_OK; u++)
+            if (q.ci[u] == q.ci[t])
+                want = TECS_EINVAL;
+    }
+    q.q = tecs_query(I->w, &(tecs_query_desc_t){ .terms = q.t, .term_count = q.nt });
+    if (result_is(I, got_err(I, q.q != NULL), want, "tecs_query") || q.q == NULL)
+        return;
+    I->qs[I->nq++] = q;
+}
+
+static bool iterated(const interp *I, int32_t qi)
+{
+    for (int32_t i = 0; i < I->nits; i++)
+        if (I->its[i].qi == qi)
+            return true;
+    return false;
+}
+
+static void op_query_free(interp *I, const m_op *op)
+{
+    if (I->nq == 0)
+        return;
+    int32_t qi = (int32_t)(op->z % (uint32_t)I->nq);
+    if (iterated(I, qi))
+        return;
+    tecs_query_free(I->qs[qi].q);
+    I->qs[qi] = I->qs[--I->nq];
+    for (int32_t i = 0; i < I->nits; i++)
+        if (I->its[i].qi == I->nq)
+            I->its[i].qi = qi;
+}
+
+static void op_query_check(interp *I, const m_op *op)
+{
+    if (I->nq)
+        check_query(I, &I->qs[op->z % (uint32_t)I->nq], true, op->x & 1);
+}
+
+/* The outermost iteration ended: the library flushed, so does the model. */
+static void iter_closed(interp *I)
+{
+    I->nits--;
+    if (deferred(I))
+        return;
+    settle(I);
+    m_flush(I);
+}
+
+/* Write new values through the first write term with data in this chunk,
+** as a system would; indexes re-key when the iterator leaves the rows. */
+static void write_chunk(interp *I, int32_t k, uint32_t seed)
+{
+    tecs_iter_t *it = &I->its[k].it;
+    const mquery *q = &I->qs[I->its[k].qi];
+    for (int32_t t = 0; t < q->nt; t++) {
+        int c = q->ci[t];
+        char *f = tecs_field(it, t);
+        if (f == NULL || q->t[t].access != TECS_WRITE || c == C_H)
+            continue;
+        for (int32_t r = 0; r < it->count; r++) {
+            ment *m = find(I, it->entities[r]);
+            m->val[c] = mkval(seed, (uint32_t)r);
+            fill_val(c, f + (size_t)r * csize[c], m->val[c]);
+        }
+        I->its[k].wrote = true;
+        return;
+    }
+}
+
+static void iter_step(interp *I, uint32_t write)
+{
+    int32_t k = I->nits - 1;
+    tecs_iter_t *it = &I->its[k].it;
+    I->its[k].wrote = false;
+    if (tecs_iter_next(it)) {
+        check_chunk(I, it, &I->qs[I->its[k].qi]);
+        if (write % 4 == 0)
+            write_chunk(I, k, write);
+    } else {
+        iter_closed(I);
+    }
+}
+
+static void op_iter_open(interp *I, const m_op *op)
+{
+    if (I->nq == 0 || I->nits == MAXIT)
+        return;
+    int32_t qi = (int32_t)(op->z % (uint32_t)I->nq);
+    I->its[I->nits].qi = qi;
+    I->its[I->nits].wrote = false;
+    I->its[I->nits].it = tecs_query_iter_ex(I->qs[qi].q, op->x & 1);
+    I->nits++;
+    EXPECT(I, tecs_is_deferred(I->w), "an open iteration does not defer");
+    iter_step(I, op->y);
+}
+
+static void op_iter_step(interp *I, const m_op *op)
+{
+    if (I->nits)
+        iter_step(I, op->y);
+}
+
+static void op_iter_close(interp *I, const m_op *op)
+{
+    (void)op;
+    if (I->nits == 0)
+        return;
+    tecs_iter_fini(&I->its[I->nits - 1].it);
+    iter_closed(I);
+}
+
+static void op_delay_new(interp *I, const m_op *op)
+{
+    if (I->ne >= MAXE)
+        return;
+    tecs_archetype_t *a = get_arch(I, op->x, op->z);
+    if (a == NULL)
+        return;
+    mcmd c = { .op = Q_NEW, .mask = op->x, .vmask = op->y & op->x & DATA_MASK };
+    unsigned char buf[NC][64];
+    tecs_value_t vals[NC];
+    int32_t nv = 0;
+    for (int ci = 0; ci < NC; ci++) {
+        c.val[ci] = mkval(op->z, (uint32_t)ci + 100);
+        if (c.vmask >> ci & 1) {
+            fill_val(ci, buf[ci], c.val[ci]);
+            vals[nv++] = (tecs_value_t){ I->cid[ci], buf[ci] };
+        }
+    }
+    tecs_entity_t id = tecs_delay_new(I->w, a, nv, vals);
+    if (result_is(I, got_err(I, id != 0), TECS_OK, "tecs_delay_new"))
+        return;
+    c.id = id;
+    m_add_ent(I, id, ST_DELAY, 0);
+    push_cmd(&I->lq, &I->nlq, &I->cap_lq, &c);
+}
+
+static void op_delay_destroy(interp *I, const m_op *op)
+{
+    tecs_entity_t id = pick_id(I, op->z);
+    ment *m = find(I, id);
+    bool alive = m && m->st == ST_ALIVE;
+    int mode = op->x % 4;
+    int err = tecs_delay_destroy(I->w, id, mode ? kill_fn : NULL, mode ? &I->kctx[mode] : NULL);
+    if (result_is(I, err, alive ? TECS_OK : TECS_EDEAD, "tecs_delay_destroy") || !alive ||
+        m->kill)
+        return;
+    m->kill = true;
+    push_cmd(&I->lq, &I->nlq, &I->cap_lq, &(mcmd){ .op = Q_KILL, .id = id, .mode = (uint8_t)mode });
+}
+
+/* Apply the delayed commands of kind pick (-1 both) to the model. */
+static void m_apply_delayed(interp *I, int pick)
+{
+    int32_t keep = 0;
+    for (int32_t i = 0; i < I->nlq; i++) {
+        mcmd c = I->lq[i];
+        if (pick >= 0 && c.op != pick) {
+            I->lq[keep++] = c;
+            continue;
+        }
+        ment *m = find(I, c.id);
+        if (c.op == Q_NEW && m && m->st == ST_DELAY)
+            m_birth(m, c.mask, c.vmask, c.val);
+        if (c.op != Q_KILL || !m || m->st != ST_ALIVE || !m->kill)
+            continue;
+        m_kill(I, m);
+        if (c.mode == 2) {
+            EXPECT(I, I->born_pos < I->nborn, "a kill callback did not run");
+            tecs_entity_t b = I->born[I->born_pos++];
+            if (b)
+                m_add_ent(I, b, ST_ALIVE, 0);
+        }
+    }
+    I->nlq = keep;
+    EXPECT(I, I->born_pos == I->nborn, "a kill callback ran that should not have");
+    I->nborn = I->born_pos = 0;
+}
+
+static void apply_op(interp *I, tecs_err_t (*fn)(tecs_world_t *), int pick, const char *what)
+{
+    if (deferred(I)) {
+        result_is(I, fn(I->w), TECS_EBUSY, what);
+        return;
+    }
+    int err, tries = 0;
+    while ((err = fn(I->w)) == TECS_ENOMEM && injected(I) && tries++ < 4)
+        continue;
+    result_is(I, err, TECS_OK, what);
+    EXPECT(I, err == TECS_OK, "%s keeps failing", what);
+    settle(I);
+    m_apply_delayed(I, pick);
+}
+
+static void op_apply_news(interp *I, const m_op *op)
+{
+    (void)op;
+    apply_op(I, tecs_apply_news, Q_NEW, "tecs_apply_news");
+}
+
+static void op_apply_kills(interp *I, const m_op *op)
+{
+    (void)op;
+    apply_op(I, tecs_apply_kills, Q_KILL, "tecs_apply_kills");
+}
+
+static void op_apply_delayed(interp *I, const m_op *op)
+{
+    (void)op;
+    apply_op(I, tecs_apply_delayed, -1, "tecs_apply_delayed");
+}
+
+static void op_reserve(interp *I, const m_op *op)
+{
+    tecs_archetype_t *a = get_arch(I, op->x, op->z);
+    if (a)
+        result_is(I, tecs_archetype_reserve(I->w, a, op->y % 300), TECS_OK, "reserve");
+}
+
+static void op_check(interp *I, const m_op *op)
+{
+    (void)op;
+    check_all(I);
+}
+
+/* ---- field indexes and where ------------------------------------------------------ */
+
+/* Indexed fields: A as int32, B as uint64, V's second word as uint32. */
+static const struct {
+    int comp;
+    tecs_key_type_t type;
+    size_t offset;
+} ifield[3] = { { C_A, TECS_KEY_I32, 0 }, { C_B, TECS_KEY_U64, 0 }, { C_V, TECS_KEY_U32, 4 } };
+
+/* The field's value in a model value, widened to a comparable int64 /
+** uint64 pair: signed fields compare as int64, unsigned as uint64. */
+static int64_t field_of(int f, int64_t v)
+{
+    switch (f) {
+    case 0:
+        return (int32_t)(uint32_t)v;
+    case 1:
+        return v;
+    default:
+        return (int64_t)(uint32_t)((uint64_t)v >> 32);
+    }
+}
+
+static tecs_key_t key_of(int f, int64_t k)
+{
+    return f == 0 ? tecs_key_int(k) : tecs_key_uint((uint64_t)k);
+}
+
+static int cmp_field(int f, int64_t a, int64_t b)
+{
+    if (f == 0 || f == 2)
+        return a < b ? -1 : a > b;
+    return (uint64_t)a < (uint64_t)b ? -1 : (uint64_t)a > (uint64_t)b;
+}
+
+static void op_index_new(interp *I, const m_op *op)
+{
+    if (I->nix == MAXIX || deferred(I))
+        return;
+    int f = op->x % 3;
+    bool ordered = op->x >> 2 & 1;
+    tecs_index_t *ix = tecs_index_new(I->w, &(tecs_index_desc_t){
+        .comp = I->cid[ifield[f].comp], .kind = ordered ? TECS_INDEX_ORDERED : TECS_INDEX_HASH,
+        .type = ifield[f].type, .offset = ifield[f].offset });
+    if (result_is(I, got_err(I, ix != NULL), TECS_OK, "tecs_index_new") || ix == NULL)
+        return;
+    I->ixs[I->nix].ix = ix;
+    I->ixs[I->nix].field = f;
+    I->ixs[I->nix].ordered = ordered;
+    I->nix++;
+    int32_t n = 0;
+    for (int32_t i = 0; i < I->ne; i++)
+        n += I->e[i].st == ST_ALIVE && (I->e[i].mask >> ifield[f].comp & 1);
+    EXPECT(I, tecs_index_count(ix) == n, "index count %d, model %d", (int)tecs_index_count(ix),
+           (int)n);
+}
+
+static void op_index_free(interp *I, const m_op *op)
+{
+    if (I->nix == 0 || deferred(I))
+        return;
+    int32_t k = (int32_t)(op->z % (uint32_t)I->nix);
+    result_is(I, tecs_index_free(I->ixs[k].ix), TECS_OK, "tecs_index_free");
+    I->ixs[k] = I->ixs[--I->nix];
+}
+
+/* A condition of the model's filter. */
+typedef struct mcond {
+    int kind;                   /* 0 cmp, 1 between, 2 in, 3 and, 4 or, 5 not */
+    int ix, cmp;
+    int64_t k[3];
+    int32_t a, b;
+} mcond;
+
+static bool m_cond(const interp *I, const mcond *cs, int32_t c, const ment *m)
+{
+    const mcond *d = &cs[c];
+    if (d->kind >= 3) {
+        bool a = m_cond(I, cs, d->a, m);
+        return d->kind == 5 ? !a : d->kind == 3 ? a && m_cond(I, cs, d->b, m)
+                                                : a || m_cond(I, cs, d->b, m);
+    }
+    int f = I->ixs[d->ix].field;
+    if (!(m->mask >> ifield[f].comp & 1))
+        return false;
+    int64_t v = field_of(f, m->val[ifield[f].comp]);
+    if (d->kind == 1)
+        return cmp_field(f, d->k[0], v) <= 0 && cmp_field(f, v, d->k[1]) <= 0;
+    if (d->kind == 2)
+        return v == d->k[0] || v == d->k[1] || v == d->k[2];
+    int r = cmp_field(f, v, d->k[0]);
+    static const int want[6][3] = { { 0, 1, 0 }, { 1, 0, 1 }, { 1, 0, 0 },
+                                    { 1, 1, 0 }, { 0, 0, 1 }, { 0, 1, 1 } };
+    return want[d->cmp][r + 1];
+}
+
+/* A key: mostly a value some entity has, so equality finds something. */
+static int64_t pick_key(interp *I, int f, uint32_t z)
+{
+    const ment *m = I->ne ? &I->e[(z >> 3) % (uint32_t)I->ne] : NULL;
+    int c = ifield[f].comp;
+    int64_t v = m && (z & 7) ? m->val[c] : mkval(z, 7);
+    return field_of(f, v);
+}
+
+/* Build a random filter on the indexes into both the library and the model. */
+static int32_t build_filter(interp *I, tecs_filter_t *fl, mcond *cs, uint32_t z, int32_t n)
+{
+    int32_t made = 0;
+    for (int32_t i = 0; i < n; i++, z = (uint32_t)mix(z)) {
+        mcond d = { .kind = (int)(z % 6), .ix = (int)((z >> 3) % (uint32_t)I->nix) };
+        if (made < 1 && d.kind >= 3)
+            d.kind = 0;
+        if (made < 2 && (d.kind == 3 || d.kind == 4))
+            d.kind = 5;
+        bool ordered = I->ixs[d.ix].ordered;
+        int f = I->ixs[d.ix].field;
+        tecs_index_t *ix = I->ixs[d.ix].ix;
+        if (!ordered && d.kind == 1)
+            d.kind = 2;
+        d.cmp = ordered ? (int)((z >> 6) % 6) : TECS_EQ;
+        for (int k = 0; k < 3; k++)
+            d.k[k] = pick_key(I, f, (uint32_t)mix(z + (uint32_t)k));
+        if (d.kind == 1 && cmp_field(f, d.k[0], d.k[1]) > 0 && (z >> 9 & 1)) {
+            int64_t t = d.k[0];
+            d.k[0] = d.k[1], d.k[1] = t;
+        }
+        d.a = (int32_t)((z >> 12) % (uint32_t)(made ? made : 1));
+        d.b = (int32_t)((z >> 16) % (uint32_t)(made ? made : 1));
+        tecs_key_t keys[3] = { key_of(f, d.k[0]), key_of(f, d.k[1]), key_of(f, d.k[2]) };
+        tecs_cond_t c;
+        switch (d.kind) {
+        case 0: c = tecs_where(fl, ix, (tecs_cmp_t)d.cmp, keys[0]); break;
+        case 1: c = tecs_where_between(fl, ix, keys[0], keys[1]); break;
+        case 2: c = tecs_where_in(fl, ix, 3, keys); break;
+        case 3: c = tecs_where_and(fl, d.a, d.b); break;
+        case 4: c = tecs_where_or(fl, d.a, d.b); break;
+        default: c = tecs_where_not(fl, d.a); break;
+        }
+        if (result_is(I, got_err(I, c >= 0), TECS_OK, "tecs_where"))
+            return -1;
+        EXPECT(I, c == made, "condition handle %d, expected %d", (int)c, (int)made);
+        cs[made++] = d;
+    }
+    return made;
+}
+
+static void op_where(interp *I, const m_op *op)
+{
+    if (I->nix == 0 || I->nq == 0)
+        return;
+    for (int32_t k = 0; k < I->nits; k++)
+        if (I->its[k].wrote)
+            return;             /* rows written, not yet left: not re-keyed yet */
+    const mquery *q = &I->qs[op->y % (uint32_t)I->nq];
+    tecs_filter_t *fl = tecs_filter_new(I->w);
+    if (result_is(I, got_err(I, fl != NULL), TECS_OK, "tecs_filter_new") || fl == NULL)
+        return;
+    mcond cs[MAXCOND];
+    int32_t n = build_filter(I, fl, cs, op->z, 1 + op->x % 4);
+    if (n > 0) {
+        tecs_entity_t *got = malloc(((size_t)I->ne + 1) * sizeof *got);
+        int32_t ng = tecs_query_where_collect(q->q, fl, got, I->ne + 1);
+        if (ng < 0 && result_is(I, got_err(I, false), TECS_OK, "tecs_query_where_collect")) {
+            free(got);
+            tecs_filter_free(fl);
+            return;
+        }
+        int32_t nw = 0;
+        for (int32_t i = 0; i < I->ne; i++) {
+            const ment *m = &I->e[i];
+            if (m->st == ST_ALIVE && m_match(q, m->mask) && m_cond(I, cs, n - 1, m)) {
+                I->mark[TECS_ENTITY_INDEX(m->id)] = m->id;
+                nw++;
+            }
+        }
+        bool same = ng == nw;
+        for (int32_t i = 0; i < ng && same; i++) {
+            uint32_t index = TECS_ENTITY_INDEX(got[i]);
+            same = (int32_t)index < I->cap_gen && I->mark[index] == got[i];
+            if (same)
+                I->mark[index] = 0;
+        }
+        for (int32_t i = 0; i < I->ne; i++)
+            I->mark[TECS_ENTITY_INDEX(I->e[i].id)] = 0;
+        free(got);
+        const ment *m = I->ne ? &I->e[op->y % (uint32_t)I->ne] : NULL;
+        bool t = m && tecs_filter_test(fl, m->id);
+        bool tw = m && m->st == ST_ALIVE && m_cond(I, cs, n - 1, m);
+        tecs_filter_free(fl);
+        if (!same && getenv("MODEL_DEBUG"))
+            for (int32_t i = 0; i < n; i++)
+                fprintf(stderr, "  cond %d: kind %d ix %d (field %d, %s) cmp %d keys %lld %lld %lld a %d b %d\n",
+                        (int)i, cs[i].kind, cs[i].ix, I->ixs[cs[i].ix].field,
+                        I->ixs[cs[i].ix].ordered ? "ordered" : "hash", cs[i].cmp,
+                        (long long)cs[i].k[0], (long long)cs[i].k[1], (long long)cs[i].k[2],
+                        (int)cs[i].a, (int)cs[i].b);
+        EXPECT(I, same, "where gives %d entities, model %d (%d conditions)", (int)ng, (int)nw,
+               (int)n);
+        EXPECT(I, t == tw, "tecs_filter_test says %d, model %d", t, tw);
+        return;
+    }
+    tecs_filter_free(fl);
+}
+
+/* Every index holds the entities with its component. */
+static void check_indexes(interp *I)
+{
+    for (int32_t k = 0; k < I->nix; k++) {
+        int32_t n = 0;
+        for (int32_t i = 0; i < I->ne; i++)
+            n += I->e[i].st == ST_ALIVE && (I->e[i].mask >> ifield[I->ixs[k].field].comp & 1);
+        EXPECT(I, tecs_index_count(I->ixs[k].ix) == n, "index %d holds %d, model %d", (int)k,
+               (int)tecs_index_count(I->ixs[k].ix), (int)n);
+    }
+}
+
+/* ---- observers ------------------------------------------------------------------- */
+
+static tecs_entity_t *obs_slot(mobs *o, tecs_entity_t e)
+{
+    int32_t index = (int32_t)TECS_ENTITY_INDEX(e);
+    if (index >= o->cap) {
+        int32_t old = o->cap;
+        o->in = grow(o->in, &o->cap, index + 1, sizeof *o->in);
+        memset(o->in + old, 0, (size_t)(o->cap - old) * sizeof *o->in);
+    }
+    return &o->in[index];
+}
+
+/* ENTER / ADD put the entity in the set, LEAVE / REMOVE take it out; an
+** event that finds the set otherwise is counted as bad. */
+static void obs_fn(const tecs_event_t *ev)
+{
+    mobs *o = ev->ctx;
+    tecs_entity_t *slot = obs_slot(o, ev->entity);
+    bool in = ev->kind == TECS_ON_ENTER || ev->kind == TECS_ON_ADD;
+    if (in) {
+        o->bad += *slot != 0;
+        *slot = ev->entity;
+    } else {
+        o->bad += *slot != ev->entity;
+        *slot = 0;
+    }
+    if (o->comp_kind)
+        o->bad += ev->comp != o->I->cid[o->comp];
+}
+
+static bool obs_wants(const mobs *o, const ment *m)
+{
+    if (m->st != ST_ALIVE)
+        return false;
+    return o->comp_kind ? (m->mask >> o->comp & 1) : m_match(&o->q, m->mask);
+}
+
+static void op_observer_new(interp *I, const m_op *op)
+{
+    if (I->nobs == MAXOB || I->ngone == 64 || deferred(I))
+        return;
+    mobs *o = calloc(1, sizeof *o);
+    if (o == NULL)
+        abort();
+    o->I = I;
+    o->comp_kind = op->x & 1;
+    o->comp = (int)((op->x >> 1) % NC);
+    o->q.nt = 1 + (op->x >> 4) % 4;
+    uint32_t z = op->z;
+    for (int32_t t = 0; t < o->q.nt; t++, z = (uint32_t)mix(z)) {
+        o->q.ci[t] = (int)((z + (uint32_t)t * 3) % NC);
+        for (int32_t u = 0; u < t; u++)
+            if (o->q.ci[u] == o->q.ci[t])
+                o->q.ci[t] = (o->q.ci[t] + 1) % NC, u = -1;
+        o->q.t[t] = (tecs_term_t){ .comp = I->cid[o->q.ci[t]], .oper = (tecs_oper_t)(z >> 4 & 3),
+                                   .access = TECS_READ };
+    }
+    tecs_observer_desc_t d = { .callback = obs_fn, .ctx = o };
+    if (o->comp_kind)
+        d.comp = I->cid[o->comp];
+    else
+        d.terms = o->q.t, d.term_count = o->q.nt;
+    for (int k = 0; k < 2; k++) {
+        d.event = o->comp_kind ? (k ? TECS_ON_REMOVE : TECS_ON_ADD)
+                               : (k ? TECS_ON_LEAVE : TECS_ON_ENTER);
+        o->ids[k] = tecs_observer(I->w, &d);
+        if (result_is(I, got_err(I, o->ids[k] != 0), TECS_OK, "tecs_observer")) {
+            if (k)
+                tecs_observer_remove(I->w, o->ids[0]);
+            free(o);
+            return;
+        }
+    }
+    for (int32_t i = 0; i < I->ne; i++)         /* what matches already */
+        if (obs_wants(o, &I->e[i]))
+            *obs_slot(o, I->e[i].id) = I->e[i].id;
+    I->obs[I->nobs++] = o;
+}
+
+static void op_observer_remove(interp *I, const m_op *op)
+{
+    if (I->nobs == 0 || deferred(I))
+        return;
+    int32_t k = (int32_t)(op->z % (uint32_t)I->nobs);
+    mobs *o = I->obs[k];
+    for (int j = 0; j < 2; j++)
+        result_is(I, tecs_observer_remove(I->w, o->ids[j]), TECS_OK, "tecs_observer_remove");
+    EXPECT(I, tecs_observer_remove(I->w, o->ids[0]) == TECS_ENOENT, "observer removed twice");
+    I->obs[k] = I->obs[--I->nobs];
+    I->obs_gone[I->ngone++] = o;
+}
+
+/* Each observer's set equals the model's (when no change is queued). */
+static void check_observers(interp *I)
+{
+    for (int32_t k = 0; k < I->nobs; k++) {
+        mobs *o = I->obs[k];
+        EXPECT(I, o->bad == 0, "observer %d saw %ld contradicting events", (int)k, o->bad);
+        if (deferred(I))
+            continue;
+        int32_t n = 0, members = 0;
+        for (int32_t i = 0; i < I->ne; i++) {
+            const ment *m = &I->e[i];
+            bool want = obs_wants(o, m);
+            n += want;
+            EXPECT(I, (*obs_slot(o, m->id) == m->id) == want,
+                   "observer %d (%s) %s entity %llx", (int)k,
+                   o->comp_kind ? cname[o->comp] : "terms", want ? "missed" : "kept",
+                   (unsigned long long)m->id);
+        }
+        for (int32_t s = 0; s < o->cap; s++)
+            members += o->in[s] != 0;
+        EXPECT(I, members == n, "observer %d holds %d entities, model %d", (int)k,
+               (int)members, (int)n);
+    }
+}
+
+/* The op table: name, weight in random programs, function. */
+static const struct {
+    const char *name;
+    int weight;
+    void (*fn)(interp *, const m_op *);
+} ops[] = {
+    { "new", 6, op_new },
+    { "new_in", 8, op_new_in },
+    { "new_with", 3, op_new_with },
+    { "new_bulk", 2, op_new_bulk },
+    { "destroy", 8, op_destroy },
+    { "add", 10, op_add },
+    { "remove", 8, op_remove },
+    { "set", 12, op_set },
+    { "get", 6, op_get },
+    { "query_new", 2, op_query_new },
+    { "query_free", 1, op_query_free },
+    { "query_check", 2, op_query_check },
+    { "iter_open", 3, op_iter_open },
+    { "iter_step", 3, op_iter_step },
+    { "iter_close", 2, op_iter_close },
+    { "delay_new", 3, op_delay_new },
+    { "delay_destroy", 3, op_delay_destroy },
+    { "apply_news", 1, op_apply_news },
+    { "apply_kills", 1, op_apply_kills },
+    { "apply_delayed", 1, op_apply_delayed },
+    { "reserve", 1, op_reserve },
+    { "check", 1, op_check },
+    { "index_new", 1, op_index_new },
+    { "index_free", 1, op_index_free },
+    { "where", 4, op_where },
+    { "observer_new", 1, op_observer_new },
+    { "observer_remove", 1, op_observer_remove },
+};
+enum { NOPS = sizeof ops / sizeof ops[0] };
+
+int m_op_count(void)
+{
+    return NOPS;
+}
+
+const char *m_op_name(int op)
+{
+    return op >= 0 && op < NOPS ? ops[op].name : "?";
+}
+
+/* ---- running a program ----------------------------------------------------------- */
+
+static void setup(interp *I)
+{
+    static const int32_t rows[4] = { 16, 16, 64, 1024 };
+    for (;;) {
+        I->w = tecs_world_new_ex(&(tecs_world_desc_t){
+            .alloc = tw_alloc_fn, .alloc_ud = &I->alloc, .rows_per_chunk = rows[I->p->cfg & 3] });
+        if (I->w)
+            break;
+        EXPECT(I, I->alloc.failures > 0, "tecs_world_new_ex failed");
+    }
+    for (int k = 0; k < NC; k++) {
+        int c = I->p->cfg & 4 ? NC - 1 - k : k;
+        tecs_component_desc_t d = { .name = cname[c], .size = csize[c], .align = calign[c] };
+        if (c == C_G)
+            d.id = 100;
+        if (c == C_H) {
+            d.ctor = obj_ctor, d.dtor = obj_dtor, d.copy = obj_copy, d.move = obj_move;
+            d.hook_ctx = &I->hc;
+        }
+        while ((I->cid[c] = tecs_component(I->w, &d)) == 0)
+            EXPECT(I, tecs_last_error(I->w) == TECS_ENOMEM && I->alloc.failures > 0,
+                   "registering %s: %s", cname[c], tecs_last_error_msg(I->w));
+    }
+    for (int m = 0; m < 4; m++)
+        I->kctx[m] = (kill_ctx){ I, m };
+}
+
+static void teardown(interp *I, bool check)
+{
+    while (I->nits > 0 && check)
+        op_iter_close(I, NULL);
+    if (check) {
+        I->step = I->p->n;
+        check_all(I);
+    }
+    tecs_world_free(I->w);
+    I->w = NULL;
+    if (check) {
+        EXPECT(I, I->alloc.blocks == 0 && I->alloc.bytes == 0, "leak: %ld blocks, %zu bytes",
+               I->alloc.blocks, I->alloc.bytes);
+        EXPECT(I, hooks_live(&I->hc) == 0 && I->hc.bad == 0,
+               "after the world is freed: %ld hooked values live, %ld misuses",
+               hooks_live(&I->hc), I->hc.bad);
+        for (int32_t k = 0; k < I->nobs; k++) {
+            int32_t members = 0;
+            for (int32_t s = 0; s < I->obs[k]->cap; s++)
+                members += I->obs[k]->in[s] != 0;
+            EXPECT(I, members == 0 && I->obs[k]->bad == 0,
+                   "observer %d: %d entities not announced at world free, %ld bad events",
+                   (int)k, (int)members, I->obs[k]->bad);
+        }
+    }
+}
+
+static void release(interp *I)
+{
+    for (int32_t k = 0; k < I->nobs; k++) {
+        free(I->obs[k]->in);
+        free(I->obs[k]);
+    }
+    for (int32_t k = 0; k < I->ngone; k++) {
+        free(I->obs_gone[k]->in);
+        free(I->obs_gone[k]);
+    }
+    while (I->inits) {
+        init_rec *r = I->inits;
+        I->inits = r->next;
+        free(r);
+    }
+    free(I->e);
+    free(I->dq);
+    free(I->lq);
+    free(I->maxgen);
+    free(I->mark);
+}
+
+m_result m_run(const m_prog *p, const m_opts *o)
+{
+    m_result res = { 0 };
+    interp *I = calloc(1, sizeof *I);
+    if (I == NULL)
+        abort();
+    I->p = p;
+    I->o = *o;
+    I->res = &res;
+    I->alloc.fail_at = o->fail_at;
+    int32_t every = o->check_every > 0 ? o->check_every : 1;
+    if (setjmp(I->fail) == 0) {
+        setup(I);
+        for (I->step = 0; I->step < p->n; I->step++) {
+            const m_op *op = &p->ops[I->step];
+            I->inj0 = I->alloc.failures;
+            tecs_clear_error(I->w);
+            ops[op->op % NOPS].fn(I, op);
+            settle(I);
+            res.ops_run++;
+            if (I->step % every == every - 1 || injected(I))
+                check_all(I);
+        }
+        teardown(I, true);
+    } else if (I->w && tecs_world_check(I->w) == TECS_OK) {
+        teardown(I, false);             /* a corrupt world is left to leak */
+    }
+    res.allocs = I->alloc.calls;
+    res.injected = I->alloc.failures;
+    release(I);
+    free(I);
+    return res;
+}
+
+/* ---- programs ------------------------------------------------------------------------ */
+
+void m_prog_random(m_prog *p, uint64_t seed, int32_t n)
+{
+    uint64_t s = mix(seed) | 1;
+    int total = 0;
+    for (int i = 0; i < NOPS; i++)
+        total += ops[i].weight;
+    p->cfg = (uint8_t)tw_rand(&s);
+    p->n = n;
+    p->ops = malloc(((size_t)n + 1) * sizeof *p->ops);
+    if (p->ops == NULL)
+        abort();
+    for (int32_t i = 0; i < n; i++) {
+        int r = (int)(tw_rand(&s) % (uint64_t)total), k = 0;
+        while (r >= ops[k].weight)
+            r -= ops[k++].weight;
+        uint64_t a = tw_rand(&s);
+        p->ops[i] = (m_op){ (uint8_t)k, (uint8_t)a, (uint16_t)(a >> 8), (uint32_t)(a >> 32) };
+    }
+}
+
+void m_prog_from_bytes(m_prog *p, const uint8_t *data, size_t size, int32_t max_ops)
+{
+    p->cfg = size ? data[0] : 0;
+    size_t n = size > 1 ? (size - 1) / 8 : 0;
+    if (n > (size_t)max_ops)
+        n = (size_t)max_ops;
+    p->n = (int32_t)n;
+    p->ops = malloc((n + 1) * sizeof *p->ops);
+    if (p->ops == NULL)
+        abort();
+    for (size_t i = 0; i < n; i++) {
+        const uint8_t *b = data + 1 + i * 8;
+        p->ops[i] = (m_op){ (uint8_t)(b[0] % NOPS), b[1], (uint16_t)(b[2] | b[3] << 8),
+                            (uint32_t)b[4] | (uint32_t)b[5] << 8 | (uint32_t)b[6] << 16 |
+                                (uint32_t)b[7] << 24 };
+    }
+}
+
+uint8_t *m_prog_to_bytes(const m_prog *p, size_t *size)
+{
+    *size = 1 + (size_t)p->n * 8;
+    uint8_t *b = malloc(*size);
+    if (b == NULL)
+        abort();
+    b[0] = p->cfg;
+    for (int32_t i = 0; i < p->n; i++) {
+        const m_op *o = &p->ops[i];
+        uint8_t *d = b + 1 + (size_t)i * 8;
+        d[0] = o->op, d[1] = o->x, d[2] = (uint8_t)o->y, d[3] = (uint8_t)(o->y >> 8);
+        for (int k = 0; k < 4; k++)
+            d[4 + k] = (uint8_t)(o->z >> (8 * k));
+    }
+    return b;
+}
+
+void m_prog_free(m_prog *p)
+{
+    free(p->ops);
+    p->ops = NULL;
+    p->n = 0;
+}
+
+void m_prog_print(FILE *f, const m_prog *p)
+{
+    fprintf(f, "program: cfg %u, %d ops\n", p->cfg, (int)p->n);
+    for (int32_t i = 0; i < p->n; i++)
+        fprintf(f, "  %3d  %-14s x=%-3u y=%-5u z=%u\n", (int)i, m_op_name(p->ops[i].op % NOPS),
+                p->ops[i].x, p->ops[i].y, p->ops[i].z);
+}
+
+/* Does p without ops [from, from + len) still fail? If so, keep the cut. */
+static bool try_cut(m_prog *p, int32_t from, int32_t len, const m_opts *o)
+{
+    m_prog q = { p->cfg, p->n - len, malloc(((size_t)p->n + 1) * sizeof *p->ops) };
+    if (q.ops == NULL)
+        abort();
+    memcpy(q.ops, p->ops, (size_t)from * sizeof *p->ops);
+    memcpy(q.ops + from, p->ops + from + len, (size_t)(p->n - from - len) * sizeof *p->ops);
+    if (m_run(&q, o).failed) {
+        free(p->ops);
+        *p = q;
+        return true;
+    }
+    free(q.ops);
+    return false;
+}
+
+void m_shrink(m_prog *p, const m_opts *o, long max_runs)
+{
+    m_result r = m_run(p, o);
+    if (!r.failed)
+        return;
+    p->n = r.at < p->n ? r.at + 1 : p->n;     /* nothing after the failure matters */
+    long runs = 0;
+    int32_t chunk = p->n / 2 > 0 ? p->n / 2 : 1;
+    while (runs < max_runs) {
+        bool cut = false;
+        for (int32_t from = 0; from + chunk <= p->n && runs < max_runs; runs++) {
+            if (try_cut(p, from, chunk, o))
+                cut = true;
+            else
+                from += chunk;
+        }
+        if (!cut && chunk == 1)
+            break;
+        if (!cut)
+            chunk /= 2;
+        else if (chunk > p->n / 2 && p->n > 1)
+            chunk = p->n / 2;
+    }
+}
+
+void m_parse_input(const uint8_t *data, size_t size, int32_t max_ops, m_prog *p, m_opts *o)
+{
+    *o = (m_opts){ .check_every = 1 };
+    if (size >= 4 && data[0] == 'O' && data[1] == 'M') {
+        o->fail_at = 1 + (data[2] | data[3] << 8);
+        data += 4, size -= 4;
+    }
+    m_prog_from_bytes(p, data, size, max_ops);
+}
+
+void m_explain(FILE *f, m_prog *p, const m_opts *o, const m_result *r)
+{
+    fprintf(f, "model mismatch: %s\n", r->msg);
+    if (o->fail_at)
+        fprintf(f, "  (allocation %ld made to fail)\n", o->fail_at);
+    int32_t before = p->n;
+    m_shrink(p, o, 20000);
+    m_result s = m_run(p, o);
+    fprintf(f, "shrunk from %d to %d ops; it fails with: %s\n", (int)before, (int)p->n, s.msg);
+    m_prog_print(f, p);
+    size_t size;
+    uint8_t *b = m_prog_to_bytes(p, &size);
+    fprintf(f, "bytes (printf '...' > fuzz/regress/NAME):\n  ");
+    if (o->fail_at)
+        fprintf(f, "OM\\x%02x\\x%02x", (unsigned)((o->fail_at - 1) & 0xff),
+                (unsigned)((o->fail_at - 1) >> 8 & 0xff));
+    for (size_t i = 0; i < size; i++)
+        fprintf(f, "\\x%02x", b[i]);
+    fprintf(f, "\n");
+    free(b);
+}
+
+int m_replay_dir(const char *dir, int32_t max_ops, long *files)
+{
+    DIR *d = opendir(dir);
+    int failures = 0;
+    *files = 0;
+    if (d == NULL)
+        return 0;
+    for (struct dirent *de; (de = readdir(d)) != NULL;) {
+        if (de->d_name[0] == '.')
+            continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        FILE *fp = fopen(path, "rb");
+        if (fp == NULL)
+            continue;
+        uint8_t buf[1 << 16];
+        size_t size = fread(buf, 1, sizeof buf, fp);
+        fclose(fp);
+        m_prog p;
+        m_opts o;
+        m_parse_input(buf, size, max_ops, &p, &o);
+        m_result r = m_run(&p, &o);
+        (*files)++;
+        if (r.failed) {
+            fprintf(stderr, "%s:\n", path);
+            m_explain(stderr, &p, &o, &r);
+            failures++;
+        }
+        m_prog_free(&p);
+    }
+    closedir(d);
+    return failures;
+}
