@@ -1,0 +1,85 @@
+#!/bin/sh
+# The packaging test: tinyecs used from outside its tree, three ways.
+#
+#   check_package.sh SOURCE_DIR WORK_DIR [CC] [CMAKE]
+#
+#   1. configure, build and install the library into WORK_DIR/prefix
+#      (cmake --install --prefix, so the installed files must be relocatable);
+#   2. find_package(tinyecs CONFIG REQUIRED) from find_package/, linking
+#      tinyecs::tinyecs (static) and tinyecs::shared;
+#   3. add_subdirectory of the source tree from subdirectory/;
+#   4. cc app.c $(pkg-config --cflags --libs tinyecs) against the prefix,
+#      skipped with a message when pkg-config is not installed.
+# Each program must run and print the expected line. Output of the builds
+# goes to WORK_DIR/log; it is shown when a step fails.
+set -eu
+
+src=$(cd "$1" && pwd)
+work=$2
+cc=${3:-cc}
+cmake=${4:-cmake}
+here=$src/tests/package
+expect="tinyecs 0.1.0: 3 entities, sum 6"
+
+rm -rf "$work"
+mkdir -p "$work"
+work=$(cd "$work" && pwd)
+log=$work/log
+
+fail() {
+    echo "check_package: FAILED: $1"
+    tail -n 40 "$log" 2>/dev/null || true
+    exit 1
+}
+
+step() {
+    echo "== $1" >>"$log"
+}
+
+run() {   # run NAME PROGRAM: the program's output must be the expected line
+    out=$("$2" 2>&1) || fail "$1: $2 exited with $?: $out"
+    [ "$out" = "$expect" ] || fail "$1: printed '$out', expected '$expect'"
+    echo "ok: $1"
+}
+
+build() {   # build NAME SOURCE BINARY [cmake options...]
+    name=$1 s=$2 b=$3
+    shift 3
+    step "$name"
+    "$cmake" -S "$s" -B "$b" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=Release \
+        "$@" >>"$log" 2>&1 || fail "$name: configure"
+    "$cmake" --build "$b" -j2 >>"$log" 2>&1 || fail "$name: build"
+}
+
+build "library" "$src" "$work/lib" -DTECS_BUILD_TESTS=OFF -DTECS_BUILD_EXAMPLES=OFF \
+    -DTECS_BUILD_BENCH=OFF
+"$cmake" --install "$work/lib" --prefix "$work/prefix" >>"$log" 2>&1 || fail "install"
+for f in include/tinyecs.h lib/cmake/tinyecs/tinyecsConfig.cmake \
+         lib/cmake/tinyecs/tinyecsConfigVersion.cmake lib/pkgconfig/tinyecs.pc; do
+    [ -f "$work/prefix/$f" ] || fail "install: $f is missing"
+done
+echo "ok: installed into $work/prefix"
+
+build "find_package" "$here/find_package" "$work/find_package" \
+    -DCMAKE_PREFIX_PATH="$work/prefix"
+run "find_package, tinyecs::tinyecs" "$work/find_package/app"
+run "find_package, tinyecs::shared" "$work/find_package/app_shared"
+
+build "add_subdirectory" "$here/subdirectory" "$work/subdirectory" \
+    -DTINYECS_SOURCE_DIR="$src"
+run "add_subdirectory" "$work/subdirectory/app"
+
+if ! command -v pkg-config >/dev/null 2>&1; then
+    echo "skipped: pkg-config is not installed, the .pc file was not tried"
+    exit 0
+fi
+step "pkg-config"
+flags=$(PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig" pkg-config --cflags --libs tinyecs) \
+    || fail "pkg-config does not find tinyecs"
+# shellcheck disable=SC2086  # the flags are meant to split
+"$cc" -std=c11 -Wall -Wextra -Werror -pedantic "$here/app.c" $flags -o "$work/app_pc" \
+    >>"$log" 2>&1 || fail "pkg-config: cc app.c $flags"
+# -ltinyecs picks the shared library; it is not in the loader's path.
+LD_LIBRARY_PATH="$work/prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export LD_LIBRARY_PATH
+run "pkg-config: $flags" "$work/app_pc"
