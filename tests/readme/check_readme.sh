@@ -73,7 +73,7 @@ count=0
 while read -r n kind line; do
     src=$work/block_$n.c
     out=$work/block_$n.out
-    where="README.md:$line"
+    where="$(basename "$readme"):$line"
     extra=
     case $kind in
     program)
