@@ -7,10 +7,12 @@
 #   make model-run      the model test for MODEL_SECONDS (default 60)
 #   make bench          benchmarks, release build, warm heap (BENCH_ARGS='--quick')
 #   make bench-cold     the same with glibc's default heap (pages paid on first touch)
+#   make docs           HTML API reference with Doxygen, into build/docs/html
 BUILD    ?= build
 JOBS     ?= 2
 CMAKE    ?= cmake
 CTEST    ?= ctest
+DOXYGEN  ?= doxygen
 
 FUZZ_SECONDS  ?= 60
 MODEL_SECONDS ?= 60
@@ -20,7 +22,7 @@ SANITIZE_MODEL_OPS ?= 250000
 VALGRIND_MODEL_OPS ?= 20000
 
 .PHONY: all build test demo test-sanitize test-valgrind fuzz model-run bench bench-cold \
-	bench-build clean
+	bench-build docs clean
 
 # Benchmarks: their own release build, plain -O3 (no -march=native).
 BENCH_BUILD ?= build-release
@@ -92,6 +94,15 @@ bench: bench-build
 
 bench-cold: bench-build
 	env -u GLIBC_TUNABLES $(BENCH_BUILD)/bench/tinyecs_bench $(BENCH_ARGS)
+
+# Without doxygen this fails (exit 1) rather than pass quietly: "make docs"
+# that succeeds should mean the HTML is there. Warnings are errors (Doxyfile).
+docs:
+	@command -v $(DOXYGEN) >/dev/null || { echo "doxygen is not installed:" \
+		"apt-get install doxygen (or see https://www.doxygen.nl)"; exit 1; }
+	@mkdir -p build/docs
+	$(DOXYGEN) Doxyfile
+	@echo "docs: build/docs/html/index.html"
 
 clean:
 	rm -rf build build-* 

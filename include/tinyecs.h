@@ -123,28 +123,30 @@ tecs_world_t *tecs_world_new_ex(const tecs_world_desc_t *desc);
  */
 void tecs_world_free(tecs_world_t *world);
 
-/** The error of the last call that failed on this world (TECS_OK if none). */
+/** The error of the last call that failed on this world (TECS_OK if none;
+ *  TECS_EINVAL for NULL). A call that succeeds leaves it as it was. */
 tecs_err_t tecs_last_error(const tecs_world_t *world);
 
-/** A message for the last error, with detail ("component 7 is unknown"). */
+/** A message for the last error, with detail ("component 7 is unknown").
+ *  Owned by the world, overwritten by the next failing call; never NULL. */
 const char *tecs_last_error_msg(const tecs_world_t *world);
 
-/** Forget the last error. */
+/** Forget the last error (back to TECS_OK). NULL does nothing. */
 void tecs_clear_error(tecs_world_t *world);
 
-/** Rows per chunk of this world. */
+/** Rows per chunk of this world (0 for NULL). */
 int32_t tecs_world_rows_per_chunk(const tecs_world_t *world);
 
-/** Live entities (pending births are not counted). */
+/** Live entities (pending births are not counted; 0 for NULL). */
 int32_t tecs_world_entity_count(const tecs_world_t *world);
 
-/** Registered components. */
+/** Registered components (0 for NULL). */
 int32_t tecs_world_component_count(const tecs_world_t *world);
 
 /** Archetypes, including the empty archetype every new entity starts in. */
 int32_t tecs_world_archetype_count(const tecs_world_t *world);
 
-/** Bytes currently held through the world's allocator. */
+/** Bytes currently held through the world's allocator (0 for NULL). */
 size_t tecs_world_memory(const tecs_world_t *world);
 
 /**
@@ -872,6 +874,8 @@ tecs_iter_t tecs_cache_iter(tecs_cache_t *cache);
 /** Collect the cache's ids in order. @return the count (may exceed cap),
  *  or -1 on error. */
 int32_t tecs_cache_collect(tecs_cache_t *cache, tecs_entity_t *out, int32_t cap);
+
+/* ==================================================================== */
 /* Hooks and observers                                                  */
 /* ==================================================================== */
 
