@@ -100,7 +100,8 @@ typedef struct tecs_world_desc_t {
     void *alloc_ud;             /* user pointer passed to alloc               */
     int32_t rows_per_chunk;     /* power of two, 16..65536; default 1024      */
     int32_t max_entities;       /* cap on live + pending entities             */
-    int32_t max_archetypes;     /* cap on archetypes (incl. the empty one)    */
+    int32_t max_archetypes;     /* cap on archetypes (incl. the empty one),
+                                ** at most TECS_MAX_ARCHETYPES                 */
 } tecs_world_desc_t;
 
 /**
@@ -112,7 +113,8 @@ tecs_world_t *tecs_world_new(void);
 /**
  * Create a world with options (desc may be NULL for defaults).
  * @return the world, or NULL when out of memory or when desc is invalid
- * (rows_per_chunk not a power of two in range, a negative cap).
+ * (rows_per_chunk not a power of two in range, a negative cap, max_archetypes
+ * above TECS_MAX_ARCHETYPES).
  */
 tecs_world_t *tecs_world_new_ex(const tecs_world_desc_t *desc);
 

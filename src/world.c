@@ -155,7 +155,8 @@ static bool valid_desc(const tecs_world_desc_t *d)
     int32_t r = d->rows_per_chunk;
     if (r != 0 && (r < 16 || r > 65536 || (r & (r - 1)) != 0))
         return false;
-    return d->max_entities >= 0 && d->max_archetypes >= 0;
+    return d->max_entities >= 0 && d->max_archetypes >= 0 &&
+           d->max_archetypes <= TECS_MAX_ARCHETYPES;
 }
 
 tecs_world_t *tecs_world_new(void)

@@ -40,6 +40,7 @@ TEST(world_new_ex_bad_desc_is_null)
     }
     CHECK(tecs_world_new_ex(&(tecs_world_desc_t){ .max_entities = -1 }) == NULL);
     CHECK(tecs_world_new_ex(&(tecs_world_desc_t){ .max_archetypes = -1 }) == NULL);
+    CHECK(tecs_world_new_ex(&(tecs_world_desc_t){ .max_archetypes = TECS_MAX_ARCHETYPES + 1 }) == NULL);
     CHECK_EQ(a.blocks, 0);
     CHECK_EQ(a.calls, 0);                          /* rejected before allocating */
 }
