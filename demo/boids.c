@@ -434,7 +434,7 @@ static bool make_indexes(boids_sim *s)
     s->by_hazard = tecs_index_new(s->w, &(tecs_index_desc_t){
         .comp = s->hazard, .kind = TECS_INDEX_SPATIAL, .type = TECS_KEY_FLOAT,
         .offset = offsetof(Hazard, x), .offset_y = offsetof(Hazard, y),
-        .cell_size = 64.0f });
+        .cell_size = 2.0f * HAZARD_R });
     s->q_mates = TECS_QUERY(s->w, { .comp = s->pos, .access = TECS_READ },
                             { .comp = s->vel, .access = TECS_READ },
                             { .comp = s->boid, .access = TECS_FILTER });
