@@ -73,8 +73,6 @@ typedef struct Hazard { float x, y, r; int32_t predator; } Hazard;
 #define LIFE_MIN    20.0f       /* seconds a boid lives                     */
 #define LIFE_MAX    60.0f
 
-enum { SYS_MAX = BOIDS_MAX_SYSTEMS };
-
 struct boids_sim {
     tecs_world_t *w;
     boids_config cfg;
@@ -84,8 +82,8 @@ struct boids_sim {
     tecs_query_t *q_mates;      /* Position, Velocity of boids (read)       */
     tecs_query_t *q_hazards;    /* Hazard (read)                            */
     tecs_query_t *q_preds;      /* Position, Velocity of predators (read)   */
-    tecs_system_t sys[SYS_MAX];
-    tecs_phase_t phase[SYS_MAX];
+    tecs_system_t sys[BOIDS_MAX_SYSTEMS];
+    tecs_phase_t phase[BOIDS_MAX_SYSTEMS];
     int32_t nsys;
     uint64_t rng;
     int64_t births, deaths;
@@ -454,7 +452,7 @@ static bool add_system(boids_sim *s, const char *name, tecs_phase_t phase, tecs_
         return false;
     tecs_system_t id = tecs_system(s->w, &(tecs_system_desc_t){
         .name = name, .phase = phase, .query = q, .run = fn, .ctx = s });
-    if (id == 0 || s->nsys == SYS_MAX)
+    if (id == 0 || s->nsys == BOIDS_MAX_SYSTEMS)
         return false;
     s->phase[s->nsys] = phase;
     s->sys[s->nsys++] = id;
@@ -537,7 +535,7 @@ boids_sim *boids_new(const boids_config *cfg)
     s->cfg.boids = cfg->boids > 0 ? cfg->boids : 10000;
     s->cfg.predators = cfg->predators > 0 ? cfg->predators : 6;
     s->cfg.obstacles = cfg->obstacles > 0 ? cfg->obstacles : 10;
-    s->cfg.size = cfg->size > 0.0f ? cfg->size : 1024.0f;
+    s->cfg.size = cfg->size <= 0.0f ? 1024.0f : cfg->size < 200.0f ? 200.0f : cfg->size;
     s->rng = cfg->seed;
     s->stats_frame = -1;
     s->w = tecs_world_new();

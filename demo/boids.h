@@ -18,7 +18,8 @@ typedef struct boids_config {
     int32_t boids;              /* target population (default 10000)      */
     int32_t predators;          /* default 6                              */
     int32_t obstacles;          /* default 10                             */
-    float size;                 /* side of the square world (default 1024) */
+    float size;                 /* side of the square world (default 1024;
+                                   at least 200, twice the widest search) */
     uint64_t seed;              /* the same seed gives the same run       */
     bool naive;                 /* all-pairs neighbour search             */
 } boids_config;
