@@ -1011,6 +1011,40 @@ TEST(index_spatial_radius_and_box_with_huge_and_bad_regions)
     tw_free(t.w);
 }
 
+/* Results of every size, on both sides of the small-sort cut-off, come in
+** the query's order (archetype, chunk, row), whatever order the index
+** walks them in. */
+TEST(index_where_results_of_every_size_in_query_order)
+{
+    tecs_world_t *w = tw_new_ex(NULL, 16);
+    tecs_comp_t hp = TECS_COMPONENT(w, Health), pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
+    tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = hp, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32 });
+    uint64_t rng = 7;
+    for (int i = 0; i < 300; i++) {         /* hp a permutation-ish of 0..299 */
+        tecs_entity_t e = tecs_new(w);
+        TECS_SET(w, e, hp, Health, {(int)((i * 7919) % 300)});
+        if (tw_rand(&rng) % 3 == 0)
+            TECS_SET(w, e, pos, Position, {0, 0});
+        if (tw_rand(&rng) % 3 == 0)
+            TECS_SET(w, e, vel, Velocity, {0, 0});
+    }
+    tecs_query_t *q = TECS_QUERY(w, {.comp = hp, .access = TECS_READ});
+    tecs_entity_t all[300], got[300];
+    CHECK_EQ(tecs_query_collect(q, all, 300), 300);
+    for (int lim = 0; lim <= 120; lim++) {
+        tecs_filter_t *f = tecs_filter_new(w);
+        tecs_where(f, x, TECS_LT, tecs_key_int(lim));
+        CHECK_EQ(tecs_query_where_collect(q, f, got, 300), lim);
+        for (int i = 0, m = 0; i < 300; i++)
+            if (TECS_GET(w, all[i], hp, Health)->hp < lim)
+                CHECK_EQ(got[m++], all[i]);
+        tecs_filter_free(f);
+    }
+    tw_free(w);
+}
+
 /* ---- iteration, deferral, initializers --------------------------------- */
 
 static void init_dup(tecs_init_t *init, void *ctx)

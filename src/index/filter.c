@@ -610,9 +610,30 @@ static void scan(walk *wk)
 
 /* ---- filters: ordering the matches ------------------------------------ */
 
-/* LSD radix sort of v[0..n) by k, 11 bits a pass, through tmp. */
+/* Below this many matches an insertion sort beats the radix sort, whose
+** every pass clears and sums a table of 2048 counts. */
+#define SMALL_SORT 48
+
+/* Insertion sort of v[0..n) by k (keys are distinct places). */
+static void insertion_sort(okey *v, int32_t n)
+{
+    for (int32_t i = 1; i < n; i++) {
+        okey x = v[i];
+        int32_t j = i;
+        for (; j > 0 && v[j - 1].k > x.k; j--)
+            v[j] = v[j - 1];
+        v[j] = x;
+    }
+}
+
+/* LSD radix sort of v[0..n) by k, 11 bits a pass, through tmp; small
+** arrays by insertion. */
 static void radix_sort(okey *v, okey *tmp, int32_t n)
 {
+    if (n <= SMALL_SORT) {
+        insertion_sort(v, n);
+        return;
+    }
     uint64_t max = 0;
     for (int32_t i = 0; i < n; i++)
         max |= v[i].k;

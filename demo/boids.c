@@ -1,0 +1,676 @@
+/*
+** boids.c — the flock: components, the spatial index and the systems.
+**
+** Entities and what they carry:
+**
+**     boid      Position Velocity Flock Life  [Boid]
+**     predator  Position Velocity Hazard      [Predator]
+**     obstacle  Hazard                        [Obstacle]
+**
+** Two spatial indexes: Position (cell = the view radius) finds a boid's
+** flockmates, Hazard (bigger cells, few entries) finds what it must avoid.
+** The world wraps around, so a search near an edge also looks at the
+** images of its circle on the far side (an `or` of radius conditions) and
+** every offset is taken the short way round.
+**
+** One frame, phase by phase:
+**
+**     PRE_UPDATE   neighbours  sums over flockmates and hazards -> Flock
+**     ON_UPDATE    steer       Flock -> Velocity (the rules, speed limits)
+**                  hunt        predators chase the nearest boid
+**                  move        Position += Velocity * dt
+**     POST_UPDATE  wrap        Position back into [0, size)
+**                  hazards     predators' Hazard follows their Position
+**     PRE_STORE    life        age; the old and the caught are delay-destroyed
+**                  spawn       delay-new boids to keep the population
+**     ON_STORE     stats       mean speed and polarisation
+**
+** Delayed births and deaths are applied after the frame (boids_step).
+**
+** Naive and spatial searches visit flockmates in the same order (the
+** query's: archetype, chunk, row) and keep those that pass the same exact
+** distance test (the index is asked a slightly larger circle), so the sums,
+** and hence the whole run, are bit for bit the same in both modes.
+*/
+#include "boids.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Position { float x, y; } Position;
+typedef struct Velocity { float x, y; } Velocity;
+typedef struct Flock {          /* what the neighbour search found          */
+    float cx, cy;               /* sum of offsets to flockmates (cohesion)  */
+    float ax, ay;               /* sum of their velocities (alignment)      */
+    float sx, sy;               /* push away from close ones (separation)   */
+    float hx, hy;               /* push away from hazards (avoidance)       */
+    int32_t n;                  /* flockmates seen                          */
+    int32_t caught;             /* a predator is within reach               */
+} Flock;
+typedef struct Life { float age, span; } Life;
+typedef struct Hazard { float x, y, r; int32_t predator; } Hazard;
+
+#define VIEW_R      16.0f       /* a boid sees flockmates this far          */
+#define SEP_R       6.0f        /* and keeps this much room                 */
+#define FLEE_R      56.0f       /* it flees predators this close            */
+#define MARGIN      20.0f       /* it steers clear of obstacles by this     */
+#define CATCH_R     3.5f        /* a predator this close eats it            */
+#define HUNT_R      90.0f       /* a predator sees boids this far           */
+#define OBST_MIN    14.0f       /* obstacle radii                           */
+#define OBST_MAX    40.0f
+#define HAZARD_R    (OBST_MAX + FLEE_R)
+#define MIN_SPEED   25.0f
+#define MAX_SPEED   70.0f
+#define CRUISE      50.0f       /* the speed a boid settles at              */
+#define W_CRUISE    2.0f
+#define PRED_SPEED  78.0f
+#define W_SEP       120.0f
+#define W_ALI       4.0f
+#define W_COH       1.2f
+#define W_AVOID     700.0f
+#define LIFE_MIN    20.0f       /* seconds a boid lives                     */
+#define LIFE_MAX    60.0f
+
+struct boids_sim {
+    tecs_world_t *w;
+    boids_config cfg;
+    tecs_comp_t pos, vel, flock, life, hazard, boid, predator, obstacle;
+    tecs_archetype_t *boid_arch;
+    tecs_index_t *by_pos, *by_hazard;
+    tecs_query_t *q_mates;      /* Position, Velocity of boids (read)       */
+    tecs_query_t *q_hazards;    /* Hazard (read)                            */
+    tecs_query_t *q_preds;      /* Position, Velocity of predators (read)   */
+    tecs_system_t sys[BOIDS_MAX_SYSTEMS];
+    tecs_phase_t phase[BOIDS_MAX_SYSTEMS];
+    int32_t nsys;
+    uint64_t rng;
+    int64_t births, deaths;
+    int32_t dying;              /* delay-destroyed this frame               */
+    int64_t stats_frame;        /* frame the sums below belong to           */
+    double speed_sum, hx_sum, hy_sum;
+    int32_t stats_n;
+};
+
+/* ---- small helpers ---------------------------------------------------- */
+
+/* splitmix64: the run's only source of randomness. */
+static uint64_t rng_next(boids_sim *s)
+{
+    uint64_t z = (s->rng += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+/* A float in [lo, hi). */
+static float rng_range(boids_sim *s, float lo, float hi)
+{
+    return lo + (hi - lo) * (float)((double)(rng_next(s) >> 11) * 0x1.0p-53);
+}
+
+/* The offset d taken the short way round a wrapped side of length size. */
+static inline float wrap_delta(float d, float size)
+{
+    if (d > 0.5f * size)
+        return d - size;
+    if (d < -0.5f * size)
+        return d + size;
+    return d;
+}
+
+/* A point moved back into [0, size). */
+static inline float wrap_coord(float v, float size)
+{
+    if (v < 0.0f)
+        v += size;
+    else if (v >= size)
+        v -= size;
+    return v < 0.0f || v >= size ? 0.0f : v;
+}
+
+/* ---- neighbour search -------------------------------------------------- */
+
+/* One image of the search circle for every side it crosses. */
+static tecs_cond_t wrapped_radius(tecs_filter_t *f, tecs_index_t *x, float size, float px,
+                                  float py, float r)
+{
+    float ox = px < r ? size : px > size - r ? -size : 0.0f;
+    float oy = py < r ? size : py > size - r ? -size : 0.0f;
+    tecs_cond_t c = tecs_where_radius(f, x, px, py, r);
+    if (ox != 0.0f)
+        c = tecs_where_or(f, c, tecs_where_radius(f, x, px + ox, py, r));
+    if (oy != 0.0f)
+        c = tecs_where_or(f, c, tecs_where_radius(f, x, px, py + oy, r));
+    if (ox != 0.0f && oy != 0.0f)
+        c = tecs_where_or(f, c, tecs_where_radius(f, x, px + ox, py + oy, r));
+    return c;
+}
+
+/* Start iterating the rows of q near (px, py): through the index, or every
+ * row when naive. *f receives the filter to free after the iteration (a
+ * filter has no way to be emptied and refilled: conditions only add up). */
+static tecs_iter_t near_iter(boids_sim *s, tecs_query_t *q, tecs_index_t *x, float px,
+                             float py, float r, bool naive, tecs_filter_t **f)
+{
+    *f = NULL;
+    if (naive)
+        return tecs_query_iter(q);
+    *f = tecs_filter_new(s->w);
+    if (*f != NULL)     /* a little wider than the exact test callers apply */
+        wrapped_radius(*f, x, s->cfg.size, px, py, r * 1.001f + 0.01f);
+    return tecs_query_where(q, *f);
+}
+
+/* Sum the flockmates of boid self at p into *fl; their ids go to ids
+ * (up to cap) when ids is not NULL. @return how many there are. */
+static int32_t gather_mates(boids_sim *s, tecs_entity_t self, Position p, bool naive,
+                            Flock *fl, tecs_entity_t *ids, int32_t cap)
+{
+    const float size = s->cfg.size;
+    tecs_filter_t *f;
+    tecs_iter_t it = near_iter(s, s->q_mates, s->by_pos, p.x, p.y, VIEW_R, naive, &f);
+    while (tecs_iter_next(&it)) {
+        const Position *mp = TECS_FIELD(&it, Position, 0);
+        const Velocity *mv = TECS_FIELD(&it, Velocity, 1);
+        for (int32_t j = 0; j < it.count; j++) {
+            float dx = wrap_delta(mp[j].x - p.x, size), dy = wrap_delta(mp[j].y - p.y, size);
+            float d2 = dx * dx + dy * dy;
+            if (d2 > VIEW_R * VIEW_R || it.entities[j] == self)
+                continue;
+            if (ids != NULL && fl->n < cap)
+                ids[fl->n] = it.entities[j];
+            fl->n++;
+            fl->cx += dx, fl->cy += dy;
+            fl->ax += mv[j].x, fl->ay += mv[j].y;
+            if (d2 < SEP_R * SEP_R) {
+                float k = 1.0f / (d2 + 0.05f);
+                fl->sx -= dx * k, fl->sy -= dy * k;
+            }
+        }
+    }
+    tecs_filter_free(f);
+    return fl->n;
+}
+
+/* Add the push away from the hazards near p to *fl. */
+static void gather_hazards(boids_sim *s, Position p, bool naive, Flock *fl)
+{
+    const float size = s->cfg.size;
+    tecs_filter_t *f;
+    tecs_iter_t it = near_iter(s, s->q_hazards, s->by_hazard, p.x, p.y, HAZARD_R, naive, &f);
+    while (tecs_iter_next(&it)) {
+        const Hazard *h = TECS_FIELD(&it, Hazard, 0);
+        for (int32_t j = 0; j < it.count; j++) {
+            float dx = wrap_delta(h[j].x - p.x, size), dy = wrap_delta(h[j].y - p.y, size);
+            float d = sqrtf(dx * dx + dy * dy) + 1e-3f;
+            float reach = h[j].predator ? FLEE_R : h[j].r + MARGIN;
+            if (d >= reach)
+                continue;
+            if (h[j].predator && d < CATCH_R)
+                fl->caught = 1;
+            float near = h[j].predator ? 1.0f - d / reach : 1.0f - (d - h[j].r) / MARGIN;
+            float k = (near > 1.0f ? 1.0f : near) / d;
+            fl->hx -= dx * k, fl->hy -= dy * k;
+        }
+    }
+    tecs_filter_free(f);
+}
+
+/* ---- systems ------------------------------------------------------------ */
+
+/* PRE_UPDATE: Position (read), Flock (write), [Boid]. */
+static void sys_neighbours(tecs_iter_t *it)
+{
+    boids_sim *s = it->ctx;
+    const Position *p = TECS_FIELD(it, Position, 0);
+    Flock *fl = TECS_FIELD(it, Flock, 1);
+    for (int32_t i = 0; i < it->count; i++) {
+        memset(&fl[i], 0, sizeof fl[i]);
+        gather_mates(s, it->entities[i], p[i], s->cfg.naive, &fl[i], NULL, 0);
+        gather_hazards(s, p[i], s->cfg.naive, &fl[i]);
+    }
+}
+
+/* Scale v so that lo <= |v| <= hi. */
+static void clamp_speed(Velocity *v, float lo, float hi)
+{
+    float sp = sqrtf(v->x * v->x + v->y * v->y);
+    if (sp < 1e-6f) {
+        v->x = lo;
+        return;
+    }
+    float k = sp > hi ? hi / sp : sp < lo ? lo / sp : 1.0f;
+    v->x *= k, v->y *= k;
+}
+
+/* ON_UPDATE: Velocity (write), Flock (read), [Boid]. */
+static void sys_steer(tecs_iter_t *it)
+{
+    float dt = (float)it->delta_time;
+    Velocity *v = TECS_FIELD(it, Velocity, 0);
+    const Flock *fl = TECS_FIELD(it, Flock, 1);
+    for (int32_t i = 0; i < it->count; i++) {
+        float ax = W_SEP * fl[i].sx + W_AVOID * fl[i].hx;
+        float ay = W_SEP * fl[i].sy + W_AVOID * fl[i].hy;
+        if (fl[i].n > 0) {
+            float inv = 1.0f / (float)fl[i].n;
+            ax += W_ALI * (fl[i].ax * inv - v[i].x) + W_COH * fl[i].cx * inv;
+            ay += W_ALI * (fl[i].ay * inv - v[i].y) + W_COH * fl[i].cy * inv;
+        }
+        float sp = sqrtf(v[i].x * v[i].x + v[i].y * v[i].y) + 1e-6f;
+        float k = W_CRUISE * (CRUISE - sp) / sp;
+        v[i].x += (ax + k * v[i].x) * dt, v[i].y += (ay + k * v[i].y) * dt;
+        clamp_speed(&v[i], MIN_SPEED, MAX_SPEED);
+    }
+}
+
+/* The nearest boid within HUNT_R of p: its offset in *dx, *dy.
+ * @return false if there is none. */
+static bool nearest_boid(boids_sim *s, Position p, float *dx, float *dy)
+{
+    const float size = s->cfg.size;
+    float best = HUNT_R * HUNT_R;
+    bool found = false;
+    tecs_filter_t *f;
+    tecs_iter_t it = near_iter(s, s->q_mates, s->by_pos, p.x, p.y, HUNT_R, s->cfg.naive, &f);
+    while (tecs_iter_next(&it)) {
+        const Position *bp = TECS_FIELD(&it, Position, 0);
+        for (int32_t j = 0; j < it.count; j++) {
+            float ox = wrap_delta(bp[j].x - p.x, size), oy = wrap_delta(bp[j].y - p.y, size);
+            float d2 = ox * ox + oy * oy;
+            if (d2 < best) {
+                best = d2, *dx = ox, *dy = oy;
+                found = true;
+            }
+        }
+    }
+    tecs_filter_free(f);
+    return found;
+}
+
+/* ON_UPDATE: Position (read), Velocity (write), [Predator]. */
+static void sys_hunt(tecs_iter_t *it)
+{
+    boids_sim *s = it->ctx;
+    float dt = (float)it->delta_time;
+    const Position *p = TECS_FIELD(it, Position, 0);
+    Velocity *v = TECS_FIELD(it, Velocity, 1);
+    for (int32_t i = 0; i < it->count; i++) {
+        float dx, dy;
+        if (nearest_boid(s, p[i], &dx, &dy)) {
+            float k = PRED_SPEED / (sqrtf(dx * dx + dy * dy) + 1e-3f);
+            v[i].x += (dx * k - v[i].x) * 2.0f * dt;
+            v[i].y += (dy * k - v[i].y) * 2.0f * dt;
+        }
+        clamp_speed(&v[i], 0.6f * PRED_SPEED, PRED_SPEED);
+    }
+}
+
+/* ON_UPDATE: Position (write), Velocity (read). */
+static void sys_move(tecs_iter_t *it)
+{
+    float dt = (float)it->delta_time;
+    Position *p = TECS_FIELD(it, Position, 0);
+    const Velocity *v = TECS_FIELD(it, Velocity, 1);
+    for (int32_t i = 0; i < it->count; i++)
+        p[i].x += v[i].x * dt, p[i].y += v[i].y * dt;
+}
+
+/* POST_UPDATE: Position (write). */
+static void sys_wrap(tecs_iter_t *it)
+{
+    const float size = ((boids_sim *)it->ctx)->cfg.size;
+    Position *p = TECS_FIELD(it, Position, 0);
+    for (int32_t i = 0; i < it->count; i++) {
+        p[i].x = wrap_coord(p[i].x, size);
+        p[i].y = wrap_coord(p[i].y, size);
+    }
+}
+
+/* POST_UPDATE: Position (read), Hazard (write), [Predator]. */
+static void sys_hazards(tecs_iter_t *it)
+{
+    const Position *p = TECS_FIELD(it, Position, 0);
+    Hazard *h = TECS_FIELD(it, Hazard, 1);
+    for (int32_t i = 0; i < it->count; i++)
+        h[i].x = p[i].x, h[i].y = p[i].y;
+}
+
+/* Runs as a delayed kill lands. */
+static void on_kill(tecs_world_t *w, tecs_entity_t e, void *ctx)
+{
+    (void)w, (void)e;
+    ((boids_sim *)ctx)->deaths++;
+}
+
+/* PRE_STORE: Life (write), Flock (read), [Boid]. */
+static void sys_life(tecs_iter_t *it)
+{
+    boids_sim *s = it->ctx;
+    Life *l = TECS_FIELD(it, Life, 0);
+    const Flock *fl = TECS_FIELD(it, Flock, 1);
+    for (int32_t i = 0; i < it->count; i++) {
+        l[i].age += (float)it->delta_time;
+        if ((fl[i].caught || l[i].age >= l[i].span) &&
+            tecs_delay_destroy(it->world, it->entities[i], on_kill, s) == TECS_OK)
+            s->dying++;
+    }
+}
+
+/* A boid at a random place, heading and age (age 0 when newborn). */
+static void random_boid(boids_sim *s, bool newborn, Position *p, Velocity *v, Life *l)
+{
+    float a = rng_range(s, 0.0f, 6.2831853f), sp = rng_range(s, MIN_SPEED, MAX_SPEED);
+    p->x = rng_range(s, 0.0f, s->cfg.size);
+    p->y = rng_range(s, 0.0f, s->cfg.size);
+    v->x = cosf(a) * sp, v->y = sinf(a) * sp;
+    l->span = rng_range(s, LIFE_MIN, LIFE_MAX);
+    l->age = newborn ? 0.0f : rng_range(s, 0.0f, l->span);
+}
+
+/* PRE_STORE, no query: delay-new as many boids as are dying. */
+static void sys_spawn(tecs_iter_t *it)
+{
+    boids_sim *s = it->ctx;
+    for (; s->dying > 0; s->dying--) {
+        Position p;
+        Velocity v;
+        Life l;
+        random_boid(s, true, &p, &v, &l);
+        tecs_value_t vals[3] = { { s->pos, &p }, { s->vel, &v }, { s->life, &l } };
+        if (tecs_delay_new(it->world, s->boid_arch, 3, vals) != 0)
+            s->births++;
+    }
+}
+
+/* ON_STORE: Velocity (read), [Boid]. */
+static void sys_stats(tecs_iter_t *it)
+{
+    boids_sim *s = it->ctx;
+    const Velocity *v = TECS_FIELD(it, Velocity, 0);
+    if (it->frame != s->stats_frame) {
+        s->stats_frame = it->frame;
+        s->speed_sum = s->hx_sum = s->hy_sum = 0.0;
+        s->stats_n = 0;
+    }
+    for (int32_t i = 0; i < it->count; i++) {
+        double sp = sqrt((double)v[i].x * v[i].x + (double)v[i].y * v[i].y);
+        s->speed_sum += sp;
+        if (sp > 0.0)
+            s->hx_sum += v[i].x / sp, s->hy_sum += v[i].y / sp;
+    }
+    s->stats_n += it->count;
+}
+
+/* ---- setup -------------------------------------------------------------- */
+
+/* Register the components. @return false on error. */
+static bool register_components(boids_sim *s)
+{
+    tecs_world_t *w = s->w;
+    s->pos = TECS_COMPONENT(w, Position);
+    s->vel = TECS_COMPONENT(w, Velocity);
+    s->flock = TECS_COMPONENT(w, Flock);
+    s->life = TECS_COMPONENT(w, Life);
+    s->hazard = TECS_COMPONENT(w, Hazard);
+    s->boid = TECS_TAG(w, Boid);
+    s->predator = TECS_TAG(w, Predator);
+    s->obstacle = TECS_TAG(w, Obstacle);
+    return s->pos && s->vel && s->flock && s->life && s->hazard && s->boid &&
+           s->predator && s->obstacle;
+}
+
+/* The two spatial indexes and the queries the searches walk. */
+static bool make_indexes(boids_sim *s)
+{
+    s->by_pos = tecs_index_new(s->w, &(tecs_index_desc_t){
+        .comp = s->pos, .kind = TECS_INDEX_SPATIAL, .type = TECS_KEY_FLOAT,
+        .offset = offsetof(Position, x), .offset_y = offsetof(Position, y),
+        .cell_size = VIEW_R });
+    s->by_hazard = tecs_index_new(s->w, &(tecs_index_desc_t){
+        .comp = s->hazard, .kind = TECS_INDEX_SPATIAL, .type = TECS_KEY_FLOAT,
+        .offset = offsetof(Hazard, x), .offset_y = offsetof(Hazard, y),
+        .cell_size = 2.0f * HAZARD_R });
+    s->q_mates = TECS_QUERY(s->w, { .comp = s->pos, .access = TECS_READ },
+                            { .comp = s->vel, .access = TECS_READ },
+                            { .comp = s->boid, .access = TECS_FILTER });
+    s->q_hazards = TECS_QUERY(s->w, { .comp = s->hazard, .access = TECS_READ });
+    s->q_preds = TECS_QUERY(s->w, { .comp = s->pos, .access = TECS_READ },
+                            { .comp = s->vel, .access = TECS_READ },
+                            { .comp = s->predator, .access = TECS_FILTER });
+    return s->by_pos && s->by_hazard && s->q_mates && s->q_hazards && s->q_preds;
+}
+
+/* Add one system over the given terms (n 0: no query). */
+static bool add_system(boids_sim *s, const char *name, tecs_phase_t phase, tecs_system_fn fn,
+                       int32_t n, const tecs_term_t *terms)
+{
+    tecs_query_t *q = NULL;
+    if (n > 0 && (q = tecs_query(s->w, &(tecs_query_desc_t){ terms, n })) == NULL)
+        return false;
+    tecs_system_t id = tecs_system(s->w, &(tecs_system_desc_t){
+        .name = name, .phase = phase, .query = q, .run = fn, .ctx = s });
+    if (id == 0 || s->nsys == BOIDS_MAX_SYSTEMS)
+        return false;
+    s->phase[s->nsys] = phase;
+    s->sys[s->nsys++] = id;
+    return true;
+}
+
+#define R(c) { .comp = (c), .access = TECS_READ }
+#define W(c) { .comp = (c), .access = TECS_WRITE }
+#define F(c) { .comp = (c), .access = TECS_FILTER }
+#define SYSTEM(s, name, phase, fn, ...)                                         \
+    add_system((s), (name), (phase), (fn),                                      \
+               (int32_t)(sizeof((tecs_term_t[]){ __VA_ARGS__ }) / sizeof(tecs_term_t)), \
+               (tecs_term_t[]){ __VA_ARGS__ })
+
+/* The pipeline of the header comment. */
+static bool make_systems(boids_sim *s)
+{
+    return SYSTEM(s, "neighbours", TECS_PRE_UPDATE, sys_neighbours, R(s->pos), W(s->flock),
+                  F(s->boid)) &&
+           SYSTEM(s, "steer", TECS_ON_UPDATE, sys_steer, W(s->vel), R(s->flock), F(s->boid)) &&
+           SYSTEM(s, "hunt", TECS_ON_UPDATE, sys_hunt, R(s->pos), W(s->vel), F(s->predator)) &&
+           SYSTEM(s, "move", TECS_ON_UPDATE, sys_move, W(s->pos), R(s->vel)) &&
+           SYSTEM(s, "wrap", TECS_POST_UPDATE, sys_wrap, W(s->pos)) &&
+           SYSTEM(s, "hazards", TECS_POST_UPDATE, sys_hazards, R(s->pos), W(s->hazard),
+                  F(s->predator)) &&
+           SYSTEM(s, "life", TECS_PRE_STORE, sys_life, W(s->life), R(s->flock), F(s->boid)) &&
+           add_system(s, "spawn", TECS_PRE_STORE, sys_spawn, 0, NULL) &&
+           SYSTEM(s, "stats", TECS_ON_STORE, sys_stats, R(s->vel), F(s->boid));
+}
+
+/* The first boids, in one bulk call. */
+static bool make_boids(boids_sim *s)
+{
+    int32_t n = s->cfg.boids;
+    Position *p = malloc((size_t)n * sizeof *p);
+    Velocity *v = malloc((size_t)n * sizeof *v);
+    Life *l = malloc((size_t)n * sizeof *l);
+    bool ok = p && v && l;
+    for (int32_t i = 0; ok && i < n; i++)
+        random_boid(s, false, &p[i], &v[i], &l[i]);
+    tecs_value_t vals[3] = { { s->pos, p }, { s->vel, v }, { s->life, l } };
+    ok = ok && tecs_new_bulk(s->w, s->boid_arch, n, NULL, 3, vals) == TECS_OK;
+    free(p), free(v), free(l);
+    return ok;
+}
+
+/* Obstacles (still discs) and predators, at random places. */
+static bool make_hazards(boids_sim *s)
+{
+    const float size = s->cfg.size;
+    tecs_archetype_t *obst = tecs_archetype(s->w, 2, (tecs_comp_t[]){ s->hazard, s->obstacle });
+    tecs_archetype_t *pred = tecs_archetype(s->w, 4, (tecs_comp_t[]){
+        s->pos, s->vel, s->hazard, s->predator });
+    if (obst == NULL || pred == NULL)
+        return false;
+    for (int32_t i = 0; i < s->cfg.obstacles; i++) {
+        Hazard h = { rng_range(s, 0, size), rng_range(s, 0, size),
+                     rng_range(s, OBST_MIN, OBST_MAX), 0 };
+        if (tecs_new_bulk(s->w, obst, 1, NULL, 1, &(tecs_value_t){ s->hazard, &h }) != TECS_OK)
+            return false;
+    }
+    for (int32_t i = 0; i < s->cfg.predators; i++) {
+        float a = rng_range(s, 0.0f, 6.2831853f);
+        Position p = { rng_range(s, 0, size), rng_range(s, 0, size) };
+        Velocity v = { cosf(a) * PRED_SPEED, sinf(a) * PRED_SPEED };
+        Hazard h = { p.x, p.y, 0.0f, 1 };
+        tecs_value_t vals[3] = { { s->pos, &p }, { s->vel, &v }, { s->hazard, &h } };
+        if (tecs_new_bulk(s->w, pred, 1, NULL, 3, vals) != TECS_OK)
+            return false;
+    }
+    return true;
+}
+
+boids_sim *boids_new(const boids_config *cfg)
+{
+    boids_sim *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return NULL;
+    s->cfg = *cfg;
+    s->cfg.boids = cfg->boids > 0 ? cfg->boids : 10000;
+    s->cfg.predators = cfg->predators > 0 ? cfg->predators : 6;
+    s->cfg.obstacles = cfg->obstacles > 0 ? cfg->obstacles : 10;
+    s->cfg.size = cfg->size <= 0.0f ? 1024.0f : cfg->size < 200.0f ? 200.0f : cfg->size;
+    s->rng = cfg->seed;
+    s->stats_frame = -1;
+    s->w = tecs_world_new();
+    bool ok = s->w && register_components(s) && make_indexes(s);
+    if (ok)
+        s->boid_arch = tecs_archetype(s->w, 5, (tecs_comp_t[]){
+            s->pos, s->vel, s->flock, s->life, s->boid });
+    ok = ok && s->boid_arch && make_systems(s) && make_hazards(s) && make_boids(s);
+    if (!ok) {
+        boids_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void boids_free(boids_sim *s)
+{
+    if (s == NULL)
+        return;
+    tecs_world_free(s->w);      /* frees the indexes, queries and systems */
+    free(s);
+}
+
+tecs_err_t boids_step(boids_sim *s, float dt)
+{
+    tecs_err_t err = tecs_progress(s->w, dt);
+    if (err == TECS_OK)
+        err = tecs_apply_delayed(s->w);
+    return err;
+}
+
+float boids_size(const boids_sim *s)
+{
+    return s->cfg.size;
+}
+
+tecs_world_t *boids_world(boids_sim *s)
+{
+    return s->w;
+}
+
+/* ---- reading the flock --------------------------------------------------- */
+
+void boids_each(boids_sim *s, boids_agent_fn fn, void *ctx)
+{
+    tecs_iter_t it = tecs_query_iter(s->q_hazards);
+    while (tecs_iter_next(&it)) {
+        const Hazard *h = TECS_FIELD(&it, Hazard, 0);
+        for (int32_t i = 0; i < it.count; i++)
+            if (!h[i].predator)
+                fn(ctx, BOIDS_OBSTACLE, h[i].x, h[i].y, 0.0f, 0.0f, h[i].r);
+    }
+    tecs_query_t *movers[2] = { s->q_mates, s->q_preds };
+    for (int k = 0; k < 2; k++) {
+        it = tecs_query_iter(movers[k]);
+        while (tecs_iter_next(&it)) {
+            const Position *p = TECS_FIELD(&it, Position, 0);
+            const Velocity *v = TECS_FIELD(&it, Velocity, 1);
+            for (int32_t i = 0; i < it.count; i++)
+                fn(ctx, k ? BOIDS_PREDATOR : BOIDS_BOID, p[i].x, p[i].y, v[i].x, v[i].y, 0.0f);
+        }
+    }
+}
+
+boids_counts boids_count(boids_sim *s)
+{
+    boids_counts c = { 0 };
+    c.boids = tecs_query_count(s->q_mates);
+    c.predators = tecs_query_count(s->q_preds);
+    c.obstacles = tecs_query_count(s->q_hazards) - c.predators;
+    c.entities = tecs_world_entity_count(s->w);
+    c.births = s->births;
+    c.deaths = s->deaths;
+    if (s->stats_n > 0) {
+        c.mean_speed = s->speed_sum / s->stats_n;
+        c.polarisation = sqrt(s->hx_sum * s->hx_sum + s->hy_sum * s->hy_sum) / s->stats_n;
+    }
+    return c;
+}
+
+static const char *const phase_names[] = {
+    "", "on_load", "post_load", "pre_update", "on_update", "on_validate",
+    "post_update", "pre_store", "on_store" };
+
+int32_t boids_timings(boids_sim *s, boids_timing *out, int32_t cap)
+{
+    int32_t n = 0;
+    for (int32_t i = 0; i < s->nsys && n < cap; i++) {
+        tecs_system_stats_t st;
+        if (tecs_system_stats(s->w, s->sys[i], &st) != TECS_OK)
+            continue;
+        double runs = st.runs > 0 ? (double)st.runs : 1.0;
+        out[n++] = (boids_timing){ tecs_system_name(s->w, s->sys[i]),
+                                   phase_names[s->phase[i]], st.runs,
+                                   1e3 * st.time_total / runs,
+                                   (double)st.entities_total / runs };
+    }
+    return n;
+}
+
+int32_t boids_neighbours(boids_sim *s, tecs_entity_t e, bool naive, tecs_entity_t *out,
+                         int32_t cap)
+{
+    const Position *p = TECS_GET(s->w, e, s->pos, Position);
+    if (p == NULL || !tecs_has(s->w, e, s->boid))
+        return -1;
+    Flock fl = { 0 };
+    return gather_mates(s, e, *p, naive, &fl, out, cap);
+}
+
+int32_t boids_ids(boids_sim *s, tecs_entity_t *out, int32_t cap)
+{
+    return tecs_query_collect(s->q_mates, out, cap);
+}
+
+/* FNV-1a over n bytes. */
+static uint64_t fnv(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *b = data;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3u;
+    return h;
+}
+
+uint64_t boids_checksum(boids_sim *s)
+{
+    uint64_t h = 0xcbf29ce484222325u;
+    tecs_query_t *movers[2] = { s->q_mates, s->q_preds };
+    for (int k = 0; k < 2; k++) {
+        tecs_iter_t it = tecs_query_iter(movers[k]);
+        while (tecs_iter_next(&it)) {
+            h = fnv(h, it.entities, (size_t)it.count * sizeof *it.entities);
+            h = fnv(h, tecs_field(&it, 0), (size_t)it.count * sizeof(Position));
+            h = fnv(h, tecs_field(&it, 1), (size_t)it.count * sizeof(Velocity));
+        }
+    }
+    return h;
+}

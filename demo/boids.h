@@ -1,0 +1,91 @@
+/*
+** boids.h — the flock simulation of the demo, built on the public tinyecs
+** API only. A world holds boids, predators and obstacles; systems in the
+** frame pipeline find neighbours, steer, move, wrap and count. Neighbours
+** come from a spatial index (O(n) a frame) or, in naive mode, from a scan of
+** every boid (O(n^2)); both visit neighbours in the same order and apply the
+** same distance test, so from one seed they compute identical flocks.
+*/
+#ifndef BOIDS_H
+#define BOIDS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "tinyecs.h"
+
+/** What to simulate; zero fields take the defaults below. */
+typedef struct boids_config {
+    int32_t boids;              /* target population (default 10000)      */
+    int32_t predators;          /* default 6                              */
+    int32_t obstacles;          /* default 10                             */
+    float size;                 /* side of the square world (default 1024;
+                                   at least 200, twice the widest search) */
+    uint64_t seed;              /* the same seed gives the same run       */
+    bool naive;                 /* all-pairs neighbour search             */
+} boids_config;
+
+typedef struct boids_sim boids_sim;
+
+/** What is drawn: one call per agent. */
+typedef enum boids_kind { BOIDS_BOID, BOIDS_PREDATOR, BOIDS_OBSTACLE } boids_kind;
+
+typedef void (*boids_agent_fn)(void *ctx, boids_kind kind, float x, float y,
+                               float vx, float vy, float radius);
+
+/** Counts and flock measures after the last frame. */
+typedef struct boids_counts {
+    int32_t boids, predators, obstacles, entities;
+    int64_t births, deaths;
+    double mean_speed;          /* world units per second                 */
+    double polarisation;        /* |mean heading|: 0 disorder .. 1 aligned */
+} boids_counts;
+
+/** One system's timing, from tecs_system_stats. */
+typedef struct boids_timing {
+    const char *name;
+    const char *phase;
+    int64_t runs;
+    double ms_per_run;
+    double entities_per_run;
+} boids_timing;
+
+#define BOIDS_MAX_SYSTEMS 12
+
+/** Build a world and its flock. @return NULL when out of memory. */
+boids_sim *boids_new(const boids_config *config);
+
+/** Free the world and everything of the sim; NULL does nothing. */
+void boids_free(boids_sim *sim);
+
+/** Run one frame of dt seconds, then apply the delayed births and deaths.
+ *  @return TECS_OK or the library's error. */
+tecs_err_t boids_step(boids_sim *sim, float dt);
+
+/** The world's side length. */
+float boids_size(const boids_sim *sim);
+
+/** Call fn for every obstacle, boid and predator (in that order). */
+void boids_each(boids_sim *sim, boids_agent_fn fn, void *ctx);
+
+/** Counts after the last frame. */
+boids_counts boids_count(boids_sim *sim);
+
+/** Per-system timings, in pipeline order. @return how many (<= cap). */
+int32_t boids_timings(boids_sim *sim, boids_timing *out, int32_t cap);
+
+/** The boids within the view radius of boid `e`, in visiting order, by the
+ *  spatial index or by a full scan. @return their number (may exceed cap),
+ *  or -1 if e is not a live boid. For tests. */
+int32_t boids_neighbours(boids_sim *sim, tecs_entity_t e, bool naive,
+                         tecs_entity_t *out, int32_t cap);
+
+/** Ids of live boids in query order. @return their number (may exceed cap). */
+int32_t boids_ids(boids_sim *sim, tecs_entity_t *out, int32_t cap);
+
+/** A hash of every boid's and predator's id, position and velocity bits. */
+uint64_t boids_checksum(boids_sim *sim);
+
+/** The world, for inspection. */
+tecs_world_t *boids_world(boids_sim *sim);
+
+#endif /* BOIDS_H */

@@ -1,0 +1,310 @@
+/*
+** main.c — the boids demo: parse the flags, run the flock headless for a
+** number of frames (a progress bar on a terminal), report per-system times,
+** frames per second and entity counts, and draw the flock to a PNG. With
+** --compare it runs the spatial-index search and the all-pairs one from the
+** same seed and prints both frame times.
+**
+** Exit status: 0 done, 1 a run failed (out of memory, a file not written),
+** 2 bad arguments.
+*/
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "boids.h"
+#include "live.h"
+#include "render.h"
+
+#ifndef TECS_DEMO_DEFAULT_PNG
+#define TECS_DEMO_DEFAULT_PNG "boids.png"
+#endif
+
+#define DT             (1.0f / 60.0f)
+#define DEFAULT_FRAMES 300
+#define NAIVE_FRAMES   5        /* --compare: the all-pairs run's frames  */
+#define IMAGE_SIZE     1024
+
+typedef struct options {
+    int32_t boids, frames, every, predators, obstacles;
+    uint64_t seed;
+    const char *png, *frames_dir;
+    bool naive, compare, live, quiet;
+} options;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: boids [options]\n"
+        "  --boids N       boids in the flock (default 10000)\n"
+        "  --frames N      frames to simulate, 1/60 s each (default %d)\n"
+        "  --seed N        random seed; the same seed repeats the run (default 1)\n"
+        "  --predators N   predators (default 6)\n"
+        "  --obstacles N   obstacles (default 10)\n"
+        "  --naive         all-pairs neighbour search, O(n^2), instead of the spatial index\n"
+        "  --compare       run both searches and print their frame times and the speed-up\n"
+        "                  (the all-pairs run does at most %d frames)\n"
+        "  --png PATH      where to draw the last frame (default %s)\n"
+        "  --frames-dir D  also draw a numbered PNG into D every K frames\n"
+        "  --every K       the K of --frames-dir (default 10)\n"
+        "  --live          animate in the terminal (ncurses); q quits\n"
+        "  --quiet         no progress bar\n"
+        "  --help          this text\n",
+        DEFAULT_FRAMES, NAIVE_FRAMES, TECS_DEMO_DEFAULT_PNG);
+}
+
+/* A whole decimal number in 1..INT32_MAX. */
+static bool parse_count(const char *s, int32_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v <= 0 || v > INT32_MAX)
+        return false;
+    *out = (int32_t)v;
+    return true;
+}
+
+/* A whole unsigned decimal number. */
+static bool parse_seed(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    if (*s < '0' || *s > '9')
+        return false;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno != 0 || *end != '\0')
+        return false;
+    *out = (uint64_t)v;
+    return true;
+}
+
+/* The flags that take a count, and where each one goes. */
+static int32_t *count_flag(options *o, const char *flag)
+{
+    static const char *const names[] = { "--boids", "--frames", "--every", "--predators",
+                                         "--obstacles" };
+    int32_t *slots[] = { &o->boids, &o->frames, &o->every, &o->predators, &o->obstacles };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(flag, names[i]) == 0)
+            return slots[i];
+    return NULL;
+}
+
+/* Read argv into *o. @return 0 to run, 1 after --help, 2 on a bad argument
+ * (with a message on stderr). */
+static int parse_args(int argc, char **argv, options *o)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        int32_t *count = count_flag(o, a);
+        bool takes_value = count || !strcmp(a, "--seed") || !strcmp(a, "--png") ||
+                           !strcmp(a, "--frames-dir");
+        if (!strcmp(a, "--help") || !strcmp(a, "-h"))
+            return 1;
+        if (takes_value && val == NULL) {
+            fprintf(stderr, "boids: %s needs a value\n", a);
+            return 2;
+        }
+        if (count ? !parse_count(val, count) :
+            !strcmp(a, "--seed") ? !parse_seed(val, &o->seed) : false) {
+            fprintf(stderr, "boids: %s wants a %snumber, not '%s'\n", a,
+                    count ? "positive " : "", val);
+            return 2;
+        }
+        if (!strcmp(a, "--png"))
+            o->png = val;
+        else if (!strcmp(a, "--frames-dir"))
+            o->frames_dir = val;
+        else if (!strcmp(a, "--naive"))
+            o->naive = true;
+        else if (!strcmp(a, "--compare"))
+            o->compare = true;
+        else if (!strcmp(a, "--live"))
+            o->live = true;
+        else if (!strcmp(a, "--quiet"))
+            o->quiet = true;
+        else if (!takes_value) {
+            fprintf(stderr, "boids: unknown option '%s'\n", a);
+            return 2;
+        }
+        i += takes_value;
+    }
+    return 0;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Redraw the bar when its width changes. */
+static void progress(int64_t done, int64_t total, int *shown)
+{
+    enum { WIDTH = 40 };
+    int fill = (int)(done * WIDTH / total);
+    if (fill == *shown && done != total)
+        return;
+    *shown = fill;
+    char bar[WIDTH + 1];
+    memset(bar, '#', (size_t)fill);
+    memset(bar + fill, '.', (size_t)(WIDTH - fill));
+    bar[WIDTH] = '\0';
+    fprintf(stderr, "\r[%s] %" PRId64 "/%" PRId64 " frames", bar, done, total);
+    if (done == total)
+        fputc('\n', stderr);
+}
+
+/* Draw the flock into path. */
+static bool save_png(boids_sim *sim, canvas *c, const char *path)
+{
+    render_flock(c, sim);
+    return render_png_write(c, path);
+}
+
+/* Draw the frame into the frames directory when its turn has come. */
+static bool save_frame(boids_sim *sim, canvas *c, const options *o, int64_t frame)
+{
+    if (o->frames_dir == NULL || !render_png_available() || frame % o->every != 0)
+        return true;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/frame_%05" PRId64 ".png", o->frames_dir, frame);
+    return save_png(sim, c, path);
+}
+
+typedef struct run_result {
+    bool ok;
+    int32_t frames;             /* frames actually run                    */
+    double seconds;             /* in boids_step                          */
+    double seconds_head;        /* of that, in the first `head` frames    */
+} run_result;
+
+/* Run frames frames; draw into the frames directory and the terminal. */
+static run_result run(boids_sim *sim, const options *o, int32_t frames, int32_t head,
+                      canvas *c)
+{
+    run_result r = { true, 0, 0.0, 0.0 };
+    bool bar = !o->quiet && !o->live && isatty(STDERR_FILENO);
+    bool live = o->live && live_begin();
+    int shown = -1;
+    while (r.ok && r.frames < frames) {
+        double t0 = now();
+        r.ok = boids_step(sim, DT) == TECS_OK;
+        r.seconds += now() - t0;
+        r.frames++;
+        if (r.frames == head)
+            r.seconds_head = r.seconds;
+        r.ok = r.ok && save_frame(sim, c, o, r.frames);
+        if (bar)
+            progress(r.frames, frames, &shown);
+        if (live && !live_draw(sim, r.frames, frames))
+            break;
+    }
+    if (live)
+        live_end();
+    return r;
+}
+
+static void report(boids_sim *sim, const run_result *r)
+{
+    boids_timing t[BOIDS_MAX_SYSTEMS];
+    int32_t n = boids_timings(sim, t, BOIDS_MAX_SYSTEMS);
+    printf("%d frames in %.2f s: %.3f ms/frame, %.1f frames/s\n", (int)r->frames, r->seconds,
+           1e3 * r->seconds / r->frames, r->frames / r->seconds);
+    printf("  %-11s %-12s %10s %14s\n", "system", "phase", "ms/frame", "entities/frame");
+    for (int32_t i = 0; i < n; i++)
+        printf("  %-11s %-12s %10.3f %14.0f\n", t[i].name, t[i].phase, t[i].ms_per_run,
+               t[i].entities_per_run);
+    boids_counts k = boids_count(sim);
+    printf("entities %d: %d boids, %d predators, %d obstacles\n", (int)k.entities,
+           (int)k.boids, (int)k.predators, (int)k.obstacles);
+    printf("births %" PRId64 ", deaths %" PRId64 "; mean speed %.1f, polarisation %.2f\n",
+           k.births, k.deaths, k.mean_speed, k.polarisation);
+    printf("checksum %016" PRIx64 "\n", boids_checksum(sim));
+}
+
+/* One full run of one search; ms[0] gets its ms per frame, ms[1] that of
+ * its first `head` frames. */
+static bool simulate(const options *o, bool naive, int32_t frames, int32_t head, double *ms,
+                     canvas *c, bool draw)
+{
+    boids_config cfg = { .boids = o->boids, .predators = o->predators,
+                         .obstacles = o->obstacles, .seed = o->seed, .naive = naive };
+    boids_sim *sim = boids_new(&cfg);
+    if (sim == NULL) {
+        fprintf(stderr, "boids: out of memory building the world\n");
+        return false;
+    }
+    boids_counts k = boids_count(sim);
+    printf("tinyecs boids: %d boids, %d predators, %d obstacles, world %.0f x %.0f, "
+           "seed %" PRIu64 ", %s neighbour search\n", (int)k.boids, (int)k.predators,
+           (int)k.obstacles, boids_size(sim), boids_size(sim), o->seed,
+           naive ? "all-pairs" : "spatial-index");
+    fflush(stdout);
+    run_result r = run(sim, o, frames, head, c);
+    if (r.ok)
+        report(sim, &r);
+    ms[0] = r.frames > 0 ? 1e3 * r.seconds / r.frames : 0.0;
+    ms[1] = r.frames >= head ? 1e3 * r.seconds_head / head : ms[0];
+    if (r.ok && draw && render_png_available()) {
+        r.ok = save_png(sim, c, o->png);
+        if (r.ok)
+            printf("png: %s (%d x %d)\n", o->png, (int)c->w, (int)c->h);
+    }
+    boids_free(sim);
+    return r.ok;
+}
+
+/* Say which features this build lacks, and make the frames directory. */
+static bool prepare(const options *o)
+{
+    if (!render_png_available())
+        printf("png: unavailable (built without libpng); no pictures are written\n");
+    if (o->live && !live_available())
+        printf("live: unavailable (built without ncurses); running headless\n");
+    if (o->frames_dir != NULL && render_png_available() && mkdir(o->frames_dir, 0777) != 0 &&
+        errno != EEXIST) {
+        fprintf(stderr, "boids: cannot create %s: %s\n", o->frames_dir, strerror(errno));
+        return false;
+    }
+    return true;
+}
+
+int main(int argc, char **argv)
+{
+    options o = { .boids = 10000, .frames = DEFAULT_FRAMES, .every = 10, .seed = 1,
+                  .png = TECS_DEMO_DEFAULT_PNG };
+    int rc = parse_args(argc, argv, &o);
+    if (rc != 0) {
+        usage(rc == 1 ? stdout : stderr);
+        return rc == 1 ? 0 : 2;
+    }
+    canvas c;
+    if (!canvas_init(&c, IMAGE_SIZE, IMAGE_SIZE)) {
+        fprintf(stderr, "boids: out of memory\n");
+        return 1;
+    }
+    int32_t head = o.frames < NAIVE_FRAMES ? o.frames : NAIVE_FRAMES;
+    double ms[2] = { 0.0, 0.0 }, ms_naive[2] = { 0.0, 0.0 };
+    bool ok = prepare(&o) && simulate(&o, o.naive && !o.compare, o.frames, head, ms, &c, true);
+    if (ok && o.compare) {
+        o.frames_dir = NULL;
+        o.live = false;
+        ok = simulate(&o, true, head, head, ms_naive, &c, false);
+        if (ok)
+            printf("compare, %d boids: spatial index %.3f ms/frame (%.3f over all %d frames),"
+                   " all-pairs %.3f ms/frame, both over the first %d frames: speed-up %.1fx\n",
+                   (int)o.boids, ms[1], ms[0], (int)o.frames, ms_naive[0], (int)head,
+                   ms[1] > 0.0 ? ms_naive[0] / ms[1] : 0.0);
+    }
+    canvas_fini(&c);
+    return ok ? 0 : 1;
+}
