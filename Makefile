@@ -9,6 +9,9 @@
 #   make bench-cold     the same with glibc's default heap (pages paid on first touch)
 #   make docs           HTML API reference with Doxygen, into build/docs/html
 BUILD    ?= build
+
+# cmake --build runs make again; keep its output to the build lines.
+MAKEFLAGS += --no-print-directory
 DEMO_ARGS ?=
 JOBS     ?= 2
 CMAKE    ?= cmake
