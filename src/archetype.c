@@ -370,30 +370,44 @@ tecs_archetype_t *tecs__arch_without(tecs_world_t *w, tecs_archetype_t *a, tecs_
 
 /* ---- chunks and rows ------------------------------------------------- */
 
-static void chunk_free(tecs_world_t *w, tecs_archetype_t *a, int32_t i)
+/* The size to ask tecs__alloc_aligned for, for a group of g chunks: what g
+** chunks allocated one by one would take, so memory counts per chunk. */
+static size_t group_size(const tecs_archetype_t *a, uint32_t g)
 {
-    tecs__free_aligned(w, a->chunks[i].raw, a->chunk_bytes);
-    a->chunks[i] = (struct tecs__chunk){ NULL, NULL };
+    return (size_t)g * (a->chunk_bytes + TECS_MAX_ALIGN - 1) - (TECS_MAX_ALIGN - 1);
 }
 
-/* Allocate chunks until there are `want`; on failure free the new ones. */
+/* Point chunks [s, s + g) at the group at base. */
+static void group_set(tecs_world_t *w, tecs_archetype_t *a, int32_t s, uint32_t g, char *base,
+                      void *raw)
+{
+    for (uint32_t j = 0; j < g; j++)
+        a->chunks[s + (int32_t)j] = (struct tecs__chunk){ base, raw, g, j << w->shift };
+}
+
+/* Free the group starting at chunk s, the last one. */
+static void group_free(tecs_world_t *w, tecs_archetype_t *a, int32_t s)
+{
+    uint32_t g = a->chunks[s].g;
+    tecs__free_aligned(w, a->chunks[s].raw, group_size(a, g));
+    memset(&a->chunks[s], 0, g * sizeof *a->chunks);
+    a->nchunks = s;
+}
+
+/* Allocate chunks until there are `want`, as one group. */
 static tecs_err_t chunks_alloc(tecs_world_t *w, tecs_archetype_t *a, int32_t want)
 {
     if (want <= a->nchunks)
         return TECS_OK;
     if (tecs__grow(w, (void **)&a->chunks, &a->cap_chunks, want, sizeof *a->chunks))
         return TECS_ENOMEM;
-    int32_t old = a->nchunks;
-    while (a->nchunks < want) {
-        void *raw;
-        char *c = tecs__alloc_aligned(w, a->chunk_bytes, &raw);
-        if (c == NULL) {
-            while (a->nchunks > old)
-                chunk_free(w, a, --a->nchunks);
-            return tecs__err(w, TECS_ENOMEM, "out of memory allocating a chunk");
-        }
-        a->chunks[a->nchunks++] = (struct tecs__chunk){ c, raw };
-    }
+    uint32_t g = (uint32_t)(want - a->nchunks);
+    void *raw;
+    char *base = tecs__alloc_aligned(w, group_size(a, g), &raw);
+    if (base == NULL)
+        return tecs__err(w, TECS_ENOMEM, "out of memory allocating a chunk");
+    group_set(w, a, a->nchunks, g, base, raw);
+    a->nchunks = want;
     return TECS_OK;
 }
 
@@ -419,28 +433,63 @@ tecs_err_t tecs_archetype_reserve(tecs_world_t *w, tecs_archetype_t *a, int32_t 
 void tecs__arch_fill_hole(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
 {
     uint32_t last = (uint32_t)a->count - 1;
-    char *hole = tecs__chunk_of(a, w, row), *from = tecs__chunk_of(a, w, last);
+    const struct tecs__chunk *hc = tecs__chunk_of(a, w, row), *lc = tecs__chunk_of(a, w, last);
     size_t hi = row & w->mask, li = last & w->mask;
-    const uint32_t *size = a->col_size, *off = a->col_off;
     const int32_t n = a->ncols;
-    if (a->plain) {
-        for (int32_t c = 0; c < n; c++)
-            tecs__copy_value(hole + off[c] + hi * size[c], from + off[c] + li * size[c], size[c]);
-    } else {
-        for (int32_t c = 0; c < n; c++)
-            tecs__comp_move(tecs__col_info(w, a, c), hole + off[c] + hi * size[c],
-                            from + off[c] + li * size[c], 1);
+    for (int32_t c = 0; c < n; c++) {
+        uint32_t size = a->col_size[c];
+        char *to = tecs__chunk_col(a, hc, c) + hi * size;
+        char *from = tecs__chunk_col(a, lc, c) + li * size;
+        if (a->plain)
+            tecs__copy_value(to, from, size);
+        else
+            tecs__comp_move(tecs__col_info(w, a, c), to, from, 1);
     }
-    tecs_entity_t moved = ((tecs_entity_t *)(void *)from)[li];
-    ((tecs_entity_t *)(void *)hole)[hi] = moved;
+    tecs_entity_t moved = tecs__chunk_ents(lc)[li];
+    tecs__chunk_ents(hc)[hi] = moved;
     w->recs[TECS_ENTITY_INDEX(moved)].row = row;
 }
 
+/* Replace the last group, which starts at chunk s, by a group of its first
+** k chunks, moving the live rows over; false if out of memory. */
+static bool group_shrink(tecs_world_t *w, tecs_archetype_t *a, int32_t s, uint32_t k)
+{
+    const struct tecs__chunk old = a->chunks[s];
+    void *raw;
+    char *base = tecs__alloc_aligned(w, group_size(a, k), &raw);
+    if (base == NULL)
+        return false;
+    int32_t live = a->count - (s << w->shift);
+    memcpy(base, old.base, (size_t)live * sizeof(tecs_entity_t));
+    for (int32_t c = 0; c < a->ncols; c++) {
+        char *to = base + (size_t)k * a->col_off[c], *from = old.base + (size_t)old.g * a->col_off[c];
+        tecs__comp_move(tecs__col_info(w, a, c), to, from, live);
+    }
+    tecs__free_aligned(w, old.raw, group_size(a, old.g));
+    memset(&a->chunks[s], 0, old.g * sizeof *a->chunks);
+    group_set(w, a, s, k, base, raw);
+    a->nchunks = s + (int32_t)k;
+    return true;
+}
+
+/* Free chunks beyond the one spare: whole groups past it; a group that
+** straddles it is moved into a smaller one when that frees at least as
+** many chunks as it keeps (so the moves cost O(1) per row removed). */
 void tecs__arch_trim(tecs_world_t *w, tecs_archetype_t *a)
 {
     int32_t keep = (a->count >> w->shift) + 1;
-    while (a->nchunks > keep)
-        chunk_free(w, a, --a->nchunks);
+    while (a->nchunks > keep) {
+        const struct tecs__chunk *last = &a->chunks[a->nchunks - 1];
+        int32_t s = a->nchunks - 1 - (int32_t)(last->first >> w->shift);
+        if (s >= keep) {
+            group_free(w, a, s);
+            continue;
+        }
+        uint32_t k = (uint32_t)(keep - s);
+        if (k <= last->g - k)
+            group_shrink(w, a, s, k);
+        return;
+    }
 }
 
 int32_t tecs_archetype_entity_count(const tecs_archetype_t *a)
@@ -474,14 +523,16 @@ static void arch_destroy_values(tecs_world_t *w, tecs_archetype_t *a)
         if (n > (int32_t)w->rows)
             n = (int32_t)w->rows;
         for (int32_t c = 0; c < a->ncols; c++)
-            tecs__comp_dtor(tecs__col_info(w, a, c), a->chunks[k].data + a->col_off[c], n);
+            tecs__comp_dtor(tecs__col_info(w, a, c), tecs__chunk_col(a, &a->chunks[k], c), n);
     }
 }
 
 static void arch_destroy(tecs_world_t *w, tecs_archetype_t *a)
 {
-    while (a->nchunks > 0)
-        chunk_free(w, a, --a->nchunks);
+    while (a->nchunks > 0) {
+        const struct tecs__chunk *last = &a->chunks[a->nchunks - 1];
+        group_free(w, a, a->nchunks - 1 - (int32_t)(last->first >> w->shift));
+    }
     tecs__free(w, a->chunks, (size_t)a->cap_chunks * sizeof *a->chunks);
     tecs__free(w, a->edge_add, (size_t)a->nedges * 2 * sizeof *a->edge_add);
     tecs__free(w, a, arch_size(a));

@@ -313,9 +313,9 @@ static void commit_birth(tecs_world_t *w, tecs_archetype_t *a, tecs_entity_t e, 
                          const tecs_value_t *vals)
 {
     uint32_t row = (uint32_t)a->count++;
-    char *chunk = tecs__chunk_of(a, w, row);
+    const struct tecs__chunk *chunk = tecs__chunk_of(a, w, row);
     size_t i = row & w->mask;
-    ((tecs_entity_t *)(void *)chunk)[i] = e;
+    tecs__chunk_ents(chunk)[i] = e;
     tecs__record *r = &w->recs[TECS_ENTITY_INDEX(e)];
     r->arch = a->id;
     r->row = row;
@@ -324,7 +324,8 @@ static void commit_birth(tecs_world_t *w, tecs_archetype_t *a, tecs_entity_t e, 
         for (int32_t v = 0; v < nvals; v++)
             if (vals[v].comp == a->col_comp[c])
                 src = vals[v].ptr;
-        construct_one(tecs__col_info(w, a, c), chunk + a->col_off[c] + i * a->col_size[c], src);
+        construct_one(tecs__col_info(w, a, c), tecs__chunk_col(a, chunk, c) + i * a->col_size[c],
+                      src);
     }
     w->npending--;
     w->nalive++;
@@ -551,15 +552,20 @@ static inline void move_row(tecs_world_t *w, tecs__record *r, tecs_archetype_t *
                             tecs_archetype_t *b, int32_t k, bool adding, const void *value)
 {
     uint32_t src = r->row, dst = (uint32_t)b->count++;
-    char *sc = tecs__chunk_of(a, w, src), *dc = tecs__chunk_of(b, w, dst);
+    const struct tecs__chunk *sch = tecs__chunk_of(a, w, src), *dch = tecs__chunk_of(b, w, dst);
     size_t si = src & w->mask, di = dst & w->mask;
-    ((tecs_entity_t *)(void *)dc)[di] = ((tecs_entity_t *)(void *)sc)[si];
-    /* Locals: stores through char * could alias the archetypes' fields. */
+    tecs__chunk_ents(dch)[di] = tecs__chunk_ents(sch)[si];
+    /* Locals: stores through char * could alias the archetypes' fields.
+    ** A column's value at a row of a chunk: base + g * off + (first + i) * size. */
     const uint32_t *size = b->col_size, *boff = b->col_off, *aoff = a->col_off;
+    char *const sc = sch->base, *const dc = dch->base;
+    const size_t sg = sch->g, dg = dch->g;
+    si += sch->first;
+    di += dch->first;
     const int32_t n = b->ncols;
     if (b->plain) {
         for (int32_t j = 0; j < n; j++) {
-            char *to = dc + boff[j] + di * size[j];
+            char *to = dc + dg * boff[j] + di * size[j];
             if (adding && j == k) {
                 if (value)
                     tecs__copy_value(to, value, size[j]);
@@ -568,17 +574,17 @@ static inline void move_row(tecs_world_t *w, tecs__record *r, tecs_archetype_t *
                 continue;
             }
             int32_t sj = (k < 0 || j < k) ? j : (adding ? j - 1 : j + 1);
-            tecs__copy_value(to, sc + aoff[sj] + si * size[j], size[j]);
+            tecs__copy_value(to, sc + sg * aoff[sj] + si * size[j], size[j]);
         }
     } else {
         for (int32_t j = 0; j < n; j++) {
-            char *to = dc + boff[j] + di * size[j];
+            char *to = dc + dg * boff[j] + di * size[j];
             if (adding && j == k) {
                 construct_one(tecs__col_info(w, b, j), to, value);
                 continue;
             }
             int32_t sj = (k < 0 || j < k) ? j : (adding ? j - 1 : j + 1);
-            tecs__comp_move(tecs__col_info(w, b, j), to, sc + aoff[sj] + si * size[j], 1);
+            tecs__comp_move(tecs__col_info(w, b, j), to, sc + sg * aoff[sj] + si * size[j], 1);
         }
     }
     tecs__arch_remove_row(w, a, src);

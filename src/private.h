@@ -147,9 +147,14 @@ struct tecs_archetype_t {
 
 #define TECS__NO_EDGE 0xffffffffu
 
+/* Chunks are allocated in groups: one block for the g chunks that one
+** reservation asked for, laid out column by column across the group, so
+** that a column of consecutive chunks is one run of memory (archetype.c). */
 struct tecs__chunk {
-    char *data;                 /* 64-byte aligned base                     */
-    void *raw;                  /* the block to free                        */
+    char *base;                 /* the group's 64-byte aligned base         */
+    void *raw;                  /* the group's block, to free               */
+    uint32_t g;                 /* chunks in the group                      */
+    uint32_t first;             /* this chunk's first row in the group      */
 };
 
 /* Column col's value at row. */
@@ -417,22 +422,36 @@ static inline const tecs__comp *tecs__comp_get(const tecs_world_t *w, tecs_comp_
     return &w->comps[c];
 }
 
-static inline char *tecs__chunk_of(const tecs_archetype_t *a, const tecs_world_t *w, uint32_t row)
+static inline const struct tecs__chunk *tecs__chunk_of(const tecs_archetype_t *a,
+                                                       const tecs_world_t *w, uint32_t row)
 {
-    return a->chunks[row >> w->shift].data;
+    return &a->chunks[row >> w->shift];
+}
+
+/* Column col of chunk ch: its first value. */
+static inline char *tecs__chunk_col(const tecs_archetype_t *a, const struct tecs__chunk *ch,
+                                    int32_t col)
+{
+    return ch->base + (size_t)ch->g * a->col_off[col] + (size_t)ch->first * a->col_size[col];
+}
+
+/* The entity column of chunk ch. */
+static inline tecs_entity_t *tecs__chunk_ents(const struct tecs__chunk *ch)
+{
+    return (tecs_entity_t *)(void *)ch->base + ch->first;
 }
 
 static inline void *tecs__col_ptr(const tecs_archetype_t *a, const tecs_world_t *w,
                                   int32_t col, uint32_t row)
 {
-    return tecs__chunk_of(a, w, row) + a->col_off[col] +
+    return tecs__chunk_col(a, tecs__chunk_of(a, w, row), col) +
            (size_t)(row & w->mask) * a->col_size[col];
 }
 
 static inline tecs_entity_t *tecs__ent_ptr(const tecs_archetype_t *a, const tecs_world_t *w,
                                            uint32_t row)
 {
-    return (tecs_entity_t *)(void *)tecs__chunk_of(a, w, row) + (row & w->mask);
+    return tecs__chunk_ents(tecs__chunk_of(a, w, row)) + (row & w->mask);
 }
 
 static inline tecs_err_t tecs__arch_reserve_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n)
