@@ -143,6 +143,7 @@ struct tecs_archetype_t {
     uint32_t *edge_add;         /* comp -> archetype with it, or NO_EDGE    */
     uint32_t *edge_rem;         /* comp -> archetype without it, or NO_EDGE */
     bool plain;                 /* no column has hooks                      */
+    int32_t births;             /* scratch: queued births counted (command.c) */
 };
 
 #define TECS__NO_EDGE 0xffffffffu
