@@ -418,7 +418,7 @@ tecs_err_t tecs__birth(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *a,
 static tecs_entity_t new_now(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals,
                              const tecs_value_t *vals, tecs_init_fn fn, void *ctx)
 {
-    if (tecs__ei_reserve(w, 1) || tecs__arch_reserve_rows(w, a, 1))
+    if (tecs__ei_reserve1(w) || tecs__arch_reserve_rows(w, a, 1))
         return 0;
     tecs_entity_t e = tecs__ei_take(w);
     w->npending++;
@@ -442,7 +442,7 @@ tecs_entity_t tecs_new(tecs_world_t *w)
         tecs_entity_t e = 0;
         return tecs__defer_new(w, root, 1, &e, 0, NULL, false, NULL, NULL) ? 0 : e;
     }
-    if (tecs__ei_reserve(w, 1) || tecs__arch_reserve_rows(w, root, 1))
+    if (tecs__ei_reserve1(w) || tecs__arch_reserve_rows(w, root, 1))
         return 0;
     /* The empty archetype has no columns: a birth there is a row append. */
     tecs_entity_t e = tecs__ei_take(w);
@@ -548,7 +548,7 @@ static inline tecs_archetype_t *edge_rem(const tecs_world_t *w, const tecs_arche
 ** before k and j -/+ 1 after it: no lookup per column. The added column is
 ** constructed (from value if given); a removed one must be destroyed
 ** already. Rows must be reserved in b. */
-static inline void move_row(tecs_world_t *w, tecs__record *r, tecs_archetype_t *a,
+static TECS__INLINE void move_row(tecs_world_t *w, tecs__record *r, tecs_archetype_t *a,
                             tecs_archetype_t *b, int32_t k, bool adding, const void *value)
 {
     uint32_t src = r->row, dst = (uint32_t)b->count++;
@@ -631,12 +631,10 @@ static TECS__NOINLINE tecs_err_t undo_target(tecs_world_t *w, int32_t narchs, te
     return err;
 }
 
-tecs_err_t tecs__add_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *value)
+/* Add c to the live entity e of record r, in archetype a. */
+static inline tecs_err_t add_to(tecs_world_t *w, tecs_entity_t e, tecs__record *r,
+                                tecs_archetype_t *a, tecs_comp_t c, const void *value)
 {
-    tecs__record *r = tecs__alive_rec(w, e);
-    if (TECS__UNLIKELY(r == NULL))
-        return err_dead(w, e);
-    tecs_archetype_t *a = tecs__rec_arch(w, r);
     int32_t narchs = w->narchs;
     tecs_archetype_t *b = edge_add(w, a, c);
     if (TECS__UNLIKELY(b == NULL) && (b = target_with(w, a, c)) == NULL)
@@ -651,6 +649,14 @@ tecs_err_t tecs__add_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const 
     if (TECS__UNLIKELY(w->watch_moves || w->comps[c].watch))
         after_add(w, e, r, a, b, c, value);
     return TECS_OK;
+}
+
+tecs_err_t tecs__add_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *value)
+{
+    tecs__record *r = tecs__alive_rec(w, e);
+    if (TECS__UNLIKELY(r == NULL))
+        return err_dead(w, e);
+    return add_to(w, e, r, tecs__rec_arch(w, r), c, value);
 }
 
 tecs_err_t tecs__remove_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
@@ -802,6 +808,12 @@ tecs_err_t tecs_set(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void 
             return overwrite(w, e, c, tecs__col_ptr(a, w, col, r->row), value);
         if (col == TECS__COL_TAG)
             return TECS_OK;
+        /* A known edge means c is registered: add it with its value now. */
+        if (TECS__LIKELY(w->defer_depth == 0 && value != NULL && edge_add(w, a, c) != NULL)) {
+            tecs_err_t err = add_to(w, e, r, a, c, value);
+            settle(w);
+            return err;
+        }
     }
     const tecs__comp *ci = tecs__comp_get(w, c);
     if (ci == NULL)

@@ -14,6 +14,7 @@
 #define TECS__LIKELY(x)   __builtin_expect(!!(x), 1)
 #define TECS__UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define TECS__NOINLINE    __attribute__((noinline))
+#define TECS__INLINE      inline __attribute__((always_inline))
 #define TECS__PRINTF(a, b) __attribute__((format(printf, a, b)))
 #define TECS__PREFETCH(p) __builtin_prefetch(p)
 #else
@@ -21,6 +22,7 @@
 #define TECS__LIKELY(x)   (x)
 #define TECS__UNLIKELY(x) (x)
 #define TECS__NOINLINE
+#define TECS__INLINE      inline
 #define TECS__PRINTF(a, b)
 #endif
 
@@ -74,7 +76,7 @@ tecs__record *tecs__ei_known(const tecs_world_t *w, tecs_entity_t e);
 /* Make room for n more slots, so that n tecs__ei_take calls cannot fail. */
 tecs_err_t tecs__ei_reserve(tecs_world_t *w, int32_t n);
 /* Take the oldest free slot, or a new one (room reserved first). */
-tecs_entity_t tecs__ei_take(tecs_world_t *w);
+static inline tecs_entity_t tecs__ei_take(tecs_world_t *w);
 /* Give a slot back: its generation moves on, its id goes stale. */
 void tecs__ei_release(tecs_world_t *w, uint32_t index);
 void tecs__ei_fini(tecs_world_t *w);
@@ -502,6 +504,38 @@ static inline tecs__record *tecs__alive_rec(const tecs_world_t *w, tecs_entity_t
     if (TECS__UNLIKELY(r->gen != TECS_ENTITY_GENERATION(e) || r->arch >= TECS__ARCH_RETIRED))
         return NULL;
     return r;
+}
+
+/* tecs__ei_reserve(w, 1) in its common case: room for one more slot is
+** there already. */
+static inline tecs_err_t tecs__ei_reserve1(tecs_world_t *w)
+{
+    if (TECS__LIKELY(w->nalive + w->npending < w->max_entities &&
+                     (w->nfree > 0 || w->nrecs < w->cap_recs)))
+        return TECS_OK;
+    return tecs__ei_reserve(w, 1);
+}
+
+static inline tecs_entity_t tecs__ei_take(tecs_world_t *w)
+{
+    uint32_t index;
+    tecs__record *r;
+    if (w->free_head != TECS__NO_SLOT) {
+        index = w->free_head;
+        r = &w->recs[index];
+        w->free_head = r->row;
+        if (w->free_head == TECS__NO_SLOT)
+            w->free_tail = TECS__NO_SLOT;
+        w->nfree--;
+    } else {
+        assert(w->nrecs < w->cap_recs);
+        index = (uint32_t)w->nrecs++;
+        r = &w->recs[index];
+        r->gen = 1;
+    }
+    r->arch = TECS__ARCH_PENDING;
+    r->row = 0;
+    return tecs__make_id(index, r->gen);
 }
 
 /* The registry entry of column col (entries move when the registry grows,
