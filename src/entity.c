@@ -549,44 +549,43 @@ static inline tecs_archetype_t *edge_rem(const tecs_world_t *w, const tecs_arche
 ** constructed (from value if given); a removed one must be destroyed
 ** already. Rows must be reserved in b. */
 static TECS__INLINE void move_row(tecs_world_t *w, tecs__record *r, tecs_archetype_t *a,
-                            tecs_archetype_t *b, int32_t k, bool adding, const void *value)
+                                  tecs_archetype_t *b, int32_t k, bool adding,
+                                  const void *value)
 {
     uint32_t src = r->row, dst = (uint32_t)b->count++;
     const struct tecs__chunk *sch = tecs__chunk_of(a, w, src), *dch = tecs__chunk_of(b, w, dst);
-    size_t si = src & w->mask, di = dst & w->mask;
-    tecs__chunk_ents(dch)[di] = tecs__chunk_ents(sch)[si];
-    /* Locals: stores through char * could alias the archetypes' fields.
-    ** A column's value at a row of a chunk: base + g * off + (first + i) * size. */
-    const uint32_t *size = b->col_size, *boff = b->col_off, *aoff = a->col_off;
+    /* Locals: stores through char * could alias the archetypes' fields. A
+    ** column's value at row i of a chunk is at base + g * off + (first + i) * size. */
     char *const sc = sch->base, *const dc = dch->base;
     const size_t sg = sch->g, dg = dch->g;
-    si += sch->first;
-    di += dch->first;
-    const int32_t n = b->ncols;
+    const size_t si = (src & w->mask) + sch->first, di = (dst & w->mask) + dch->first;
+    ((tecs_entity_t *)(void *)dc)[di] = ((tecs_entity_t *)(void *)sc)[si];
+    const uint32_t *size = b->col_size, *boff = b->col_off, *aoff = a->col_off;
+    const int32_t n = b->ncols, same = k < 0 ? n : k;   /* columns below k line up */
+    const int32_t shift = adding ? -1 : 1;              /* column j of b is j + shift of a */
+#define TO(j)   (dc + dg * boff[j] + di * size[j])
+#define FROM(j, sj) (sc + sg * aoff[sj] + si * size[j])
     if (b->plain) {
-        for (int32_t j = 0; j < n; j++) {
-            char *to = dc + dg * boff[j] + di * size[j];
-            if (adding && j == k) {
-                if (value)
-                    tecs__copy_value(to, value, size[j]);
-                else
-                    tecs__zero_value(to, size[j]);
-                continue;
-            }
-            int32_t sj = (k < 0 || j < k) ? j : (adding ? j - 1 : j + 1);
-            tecs__copy_value(to, sc + sg * aoff[sj] + si * size[j], size[j]);
+        for (int32_t j = 0; j < same; j++)
+            tecs__copy_value(TO(j), FROM(j, j), size[j]);
+        if (k >= 0 && adding) {
+            if (value)
+                tecs__copy_value(TO(k), value, size[k]);
+            else
+                tecs__zero_value(TO(k), size[k]);
         }
+        for (int32_t j = same + adding; j < n; j++)
+            tecs__copy_value(TO(j), FROM(j, j + shift), size[j]);
     } else {
-        for (int32_t j = 0; j < n; j++) {
-            char *to = dc + dg * boff[j] + di * size[j];
-            if (adding && j == k) {
-                construct_one(tecs__col_info(w, b, j), to, value);
-                continue;
-            }
-            int32_t sj = (k < 0 || j < k) ? j : (adding ? j - 1 : j + 1);
-            tecs__comp_move(tecs__col_info(w, b, j), to, sc + sg * aoff[sj] + si * size[j], 1);
-        }
+        for (int32_t j = 0; j < same; j++)
+            tecs__comp_move(tecs__col_info(w, b, j), TO(j), FROM(j, j), 1);
+        if (k >= 0 && adding)
+            construct_one(tecs__col_info(w, b, k), TO(k), value);
+        for (int32_t j = same + adding; j < n; j++)
+            tecs__comp_move(tecs__col_info(w, b, j), TO(j), FROM(j, j + shift), 1);
     }
+#undef TO
+#undef FROM
     tecs__arch_remove_row(w, a, src);
     r->arch = b->id | (r->arch & ~TECS__ARCH_MASK);
     r->row = dst;
@@ -725,6 +724,16 @@ tecs_err_t tecs_destroy(tecs_world_t *w, tecs_entity_t e)
     ** initializer is building right now, whose row already exists. */
     if (w->defer_depth > 0)
         return tecs__defer_op(w, TECS__OP_DESTROY, e, 0, NULL);
+    /* Nobody to tell and nothing to destroy value by value: drop the row. */
+    if (TECS__LIKELY(r->arch < TECS__ARCH_RETIRED && !w->watch_comps && !w->watch_moves)) {
+        tecs_archetype_t *a = tecs__rec_arch(w, r);
+        if (TECS__LIKELY(a->plain)) {
+            tecs__arch_remove_row(w, a, r->row);
+            tecs__ei_release(w, TECS_ENTITY_INDEX(e));
+            w->nalive--;
+            return TECS_OK;
+        }
+    }
     tecs_err_t err = tecs__destroy_now(w, e);
     settle(w);
     return err;
@@ -843,7 +852,8 @@ static TECS__NOINLINE void *get_failed(tecs_world_t *w, tecs_entity_t e, tecs_co
     return NULL;
 }
 
-void *tecs_get_mut(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
+/* The value of c of e, or NULL with the error set. */
+static TECS__INLINE void *get_ptr(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
     if (TECS__UNLIKELY(w == NULL))
         return NULL;
@@ -857,9 +867,14 @@ void *tecs_get_mut(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
     return get_failed(w, e, c);
 }
 
+void *tecs_get_mut(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
+{
+    return get_ptr(w, e, c);
+}
+
 const void *tecs_get(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
-    return tecs_get_mut(w, e, c);
+    return get_ptr(w, e, c);
 }
 
 bool tecs_has(const tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)

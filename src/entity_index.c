@@ -59,24 +59,6 @@ tecs_err_t tecs__ei_reserve(tecs_world_t *w, int32_t n)
     return tecs__grow(w, (void **)&w->recs, &w->cap_recs, w->nrecs + fresh, sizeof *w->recs);
 }
 
-void tecs__ei_release(tecs_world_t *w, uint32_t index)
-{
-    tecs__record *r = &w->recs[index];
-    if (r->gen == UINT32_MAX) {
-        r->arch = TECS__ARCH_RETIRED;
-        return;
-    }
-    r->gen++;
-    r->arch = TECS__ARCH_DEAD;
-    r->row = TECS__NO_SLOT;
-    if (w->free_tail == TECS__NO_SLOT)
-        w->free_head = index;
-    else
-        w->recs[w->free_tail].row = index;
-    w->free_tail = index;
-    w->nfree++;
-}
-
 void tecs__ei_fini(tecs_world_t *w)
 {
     tecs__free(w, w->recs, (size_t)w->cap_recs * sizeof *w->recs);

@@ -78,7 +78,7 @@ tecs_err_t tecs__ei_reserve(tecs_world_t *w, int32_t n);
 /* Take the oldest free slot, or a new one (room reserved first). */
 static inline tecs_entity_t tecs__ei_take(tecs_world_t *w);
 /* Give a slot back: its generation moves on, its id goes stale. */
-void tecs__ei_release(tecs_world_t *w, uint32_t index);
+static inline void tecs__ei_release(tecs_world_t *w, uint32_t index);
 void tecs__ei_fini(tecs_world_t *w);
 
 /* ==================================================================== */
@@ -536,6 +536,24 @@ static inline tecs_entity_t tecs__ei_take(tecs_world_t *w)
     r->arch = TECS__ARCH_PENDING;
     r->row = 0;
     return tecs__make_id(index, r->gen);
+}
+
+static inline void tecs__ei_release(tecs_world_t *w, uint32_t index)
+{
+    tecs__record *r = &w->recs[index];
+    if (r->gen == UINT32_MAX) {
+        r->arch = TECS__ARCH_RETIRED;
+        return;
+    }
+    r->gen++;
+    r->arch = TECS__ARCH_DEAD;
+    r->row = TECS__NO_SLOT;
+    if (w->free_tail == TECS__NO_SLOT)
+        w->free_head = index;
+    else
+        w->recs[w->free_tail].row = index;
+    w->free_tail = index;
+    w->nfree++;
 }
 
 /* The registry entry of column col (entries move when the registry grows,
