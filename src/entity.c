@@ -284,26 +284,34 @@ static void emit_births(tecs_world_t *w, tecs_archetype_t *a, uint32_t row, int3
     }
 }
 
-/* Append n rows for ids (pending, or taken now when ids[k] == 0) to a,
-** rows reserved; construct their values; make them alive. */
-static void commit_births(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_entity_t *ids,
-                          int32_t nvals, const tecs_value_t *vals)
+/* Append n new entities to a (slots and rows reserved), chunk by chunk: take
+** their slots, write their ids (into out too, if given) and records, then
+** construct their values column by column; announce them. */
+static void commit_bulk(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_entity_t *out,
+                        int32_t nvals, const tecs_value_t *vals)
 {
     uint32_t row0 = (uint32_t)a->count;
-    for (int32_t k = 0; k < n; k++) {
-        tecs_entity_t e = ids[k] ? ids[k] : (ids[k] = tecs__ei_take(w), w->npending++, ids[k]);
-        uint32_t row = row0 + (uint32_t)k;
-        *tecs__ent_ptr(a, w, row) = e;
-        tecs__record *r = &w->recs[TECS_ENTITY_INDEX(e)];
-        r->arch = a->id;
-        r->row = row;
+    for (int32_t done = 0; done < n;) {
+        uint32_t row = row0 + (uint32_t)done;
+        int32_t room = (int32_t)(w->rows - (row & w->mask));
+        int32_t k = n - done < room ? n - done : room;
+        tecs_entity_t *ents = tecs__ent_ptr(a, w, row);
+        for (int32_t i = 0; i < k; i++) {
+            tecs_entity_t e = tecs__ei_take(w);
+            tecs__record *r = &w->recs[TECS_ENTITY_INDEX(e)];
+            r->arch = a->id;
+            r->row = row + (uint32_t)i;
+            ents[i] = e;
+            if (out)
+                out[done + i] = e;
+        }
+        done += k;
     }
     const char *src[TECS_MAX_ARCH_COMPONENTS];
     vals_by_col(a, nvals, vals, src);
     for (int32_t c = 0; c < a->ncols; c++)
         construct_run(w, a, c, row0, n, src[c]);
     a->count += n;
-    w->npending -= n;
     w->nalive += n;
     emit_births(w, a, row0, n, nvals, vals);
 }
@@ -503,24 +511,7 @@ tecs_err_t tecs_new_bulk(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_e
         return err;
     if ((err = tecs__ei_reserve(w, n)) || (err = tecs__arch_reserve_rows(w, a, n)))
         return err;
-    /* Ids are taken and written chunk by chunk, into out if given. */
-    tecs_entity_t buf[256];
-    int32_t done = 0;
-    while (done < n) {
-        int32_t k = n - done < 256 ? n - done : 256;
-        tecs_entity_t *ids = out ? out + done : buf;
-        memset(ids, 0, (size_t)k * sizeof *ids);
-        tecs_value_t part[TECS_MAX_ARCH_COMPONENTS];
-        int32_t np = 0;
-        for (int32_t i = 0; i < nvals; i++) {
-            size_t size = tecs_component_size(w, vals[i].comp);
-            if (size)
-                part[np++] = (tecs_value_t){ vals[i].comp,
-                                             (const char *)vals[i].ptr + (size_t)done * size };
-        }
-        commit_births(w, a, k, ids, np, part);
-        done += k;
-    }
+    commit_bulk(w, a, n, out, nvals, vals);
     settle(w);
     return TECS_OK;
 }
