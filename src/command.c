@@ -169,7 +169,7 @@ static tecs_err_t queue_new(tecs_world_t *w, tecs__cmdbuf *b, tecs_archetype_t *
 {
     if (room(w, b))
         return TECS_ENOMEM;
-    tecs_err_t err = tecs__ei_reserve(w, n);
+    tecs_err_t err = n == 1 ? tecs__ei_reserve1(w) : tecs__ei_reserve(w, n);
     if (err)
         return err;
     arena_mark m = arena_save(b);

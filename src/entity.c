@@ -265,6 +265,8 @@ static void vals_by_col(tecs_archetype_t *a, int32_t nvals, const tecs_value_t *
 static void emit_births(tecs_world_t *w, tecs_archetype_t *a, uint32_t row, int32_t n,
                         int32_t nvals, const tecs_value_t *vals)
 {
+    if (TECS__LIKELY(!w->watch_moves && !w->watch_comps))
+        return;
     bool any = w->watch_moves;
     for (int32_t i = 0; i < a->ncomps && !any; i++)
         any = watched(w, a->comps[i]);
