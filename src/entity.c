@@ -710,7 +710,9 @@ tecs_err_t tecs_destroy(tecs_world_t *w, tecs_entity_t e)
 {
     if (w == NULL)
         return TECS_EINVAL;
-    tecs__record *r = tecs__ei_known(w, e);
+    tecs__record *r = tecs__alive_rec(w, e);
+    if (TECS__UNLIKELY(r == NULL))
+        r = tecs__ei_known(w, e);               /* a pending birth, or dead */
     if (r == NULL)
         return err_dead(w, e);
     /* While deferred a pending birth is queued too: it may be the entity an

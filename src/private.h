@@ -475,6 +475,10 @@ static inline void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, u
 /* Copy one plain value; small sizes become single moves. */
 static inline void tecs__copy_value(void *dst, const void *src, uint32_t size)
 {
+    if (TECS__LIKELY(size == 8)) {       /* two floats, an id: the common case */
+        memcpy(dst, src, 8);
+        return;
+    }
     switch (size) {
     case 4: memcpy(dst, src, 4); break;
     case 8: memcpy(dst, src, 8); break;
