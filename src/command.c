@@ -174,7 +174,7 @@ static tecs_err_t queue_new(tecs_world_t *w, tecs__cmdbuf *b, tecs_archetype_t *
         return err;
     arena_mark m = arena_save(b);
     tecs__cmd c = { .op = bulk ? TECS__OP_NEW_BULK : TECS__OP_NEW, .n = n, .nvals = nvals,
-                    .arch = a, .init = init, .ctx = ctx };
+                    .arch = a, .init = bulk ? NULL : init, .ctx = ctx };
     if (bulk && (c.ids = arena_alloc(w, b, (size_t)n * sizeof *c.ids + 1)) == NULL) {
         arena_restore(b, m);
         return oom(w);

@@ -261,12 +261,10 @@ static void vals_by_col(tecs_archetype_t *a, int32_t nvals, const tecs_value_t *
     }
 }
 
-/* Announce n births at rows [row, row + n). */
-static void emit_births(tecs_world_t *w, tecs_archetype_t *a, uint32_t row, int32_t n,
-                        int32_t nvals, const tecs_value_t *vals)
+/* Announce n births at rows [row, row + n), for emit_births. */
+static TECS__NOINLINE void announce_births(tecs_world_t *w, tecs_archetype_t *a, uint32_t row,
+                                           int32_t n, int32_t nvals, const tecs_value_t *vals)
 {
-    if (TECS__LIKELY(!w->watch_moves && !w->watch_comps))
-        return;
     bool any = w->watch_moves;
     for (int32_t i = 0; i < a->ncomps && !any; i++)
         any = watched(w, a->comps[i]);
@@ -284,6 +282,14 @@ static void emit_births(tecs_world_t *w, tecs_archetype_t *a, uint32_t row, int3
                 tecs__emit_comp(w, TECS__EV_SET, e, vals[i].comp, tecs__col_ptr(a, w, col, r));
         }
     }
+}
+
+/* Announce n births at rows [row, row + n), if anyone listens. */
+static inline void emit_births(tecs_world_t *w, tecs_archetype_t *a, uint32_t row, int32_t n,
+                               int32_t nvals, const tecs_value_t *vals)
+{
+    if (TECS__UNLIKELY(w->watch_moves || w->watch_comps))
+        announce_births(w, a, row, n, nvals, vals);
 }
 
 /* Append n new entities to a (slots and rows reserved), chunk by chunk: take

@@ -275,13 +275,15 @@ typedef struct tecs__cmd {
     uint8_t op;
     int32_t n;                  /* entities (births), values per list       */
     int32_t nvals;              /* entries in vals                          */
-    tecs_entity_t entity;
     tecs_comp_t comp;
+    tecs_entity_t entity;
     tecs_archetype_t *arch;     /* births                                   */
-    tecs_entity_t *ids;         /* bulk births (in the arena)               */
     tecs_value_t *vals;         /* values, each n long (in the arena)       */
-    tecs_init_fn init;          /* initializer of a queued new_with         */
-    tecs_kill_fn kill;          /* callback of a delayed kill               */
+    union {                     /* by op (56 bytes a command, not 80):      */
+        tecs_entity_t *ids;     /* NEW_BULK: the ids (in the arena)         */
+        tecs_init_fn init;      /* NEW: initializer of a queued new_with    */
+        tecs_kill_fn kill;      /* KILL: callback of a delayed kill         */
+    };
     void *ctx;
 } tecs__cmd;
 
