@@ -480,8 +480,9 @@ static bool group_shrink(tecs_world_t *w, tecs_archetype_t *a, int32_t s, uint32
         return false;
     int32_t live = a->count - (s << w->shift);
     memcpy(base, old.base, (size_t)live * sizeof(tecs_entity_t));
-    for (int32_t c = 0; c < a->ncols; c++) {
-        char *to = base + (size_t)k * a->col_off[c], *from = old.base + (size_t)old.g * a->col_off[c];
+    for (int32_t c = 0; c < a->ncols && live > 0; c++) {
+        char *to = base + (size_t)k * a->col_off[c];
+        char *from = old.base + (size_t)old.g * a->col_off[c];
         tecs__comp_move(tecs__col_info(w, a, c), to, from, live);
     }
     tecs__free_aligned(w, old.raw, group_size(a, old.g));
