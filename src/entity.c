@@ -546,10 +546,11 @@ static inline tecs_archetype_t *edge_rem(const tecs_world_t *w, const tecs_arche
 ** tag). Columns follow component-id order, so column j of b is column j of a
 ** before k and j -/+ 1 after it: no lookup per column. The added column is
 ** constructed (from value if given); a removed one must be destroyed
-** already. Rows must be reserved in b. */
-static TECS__INLINE void move_row(tecs_world_t *w, tecs__record *r, tecs_archetype_t *a,
-                                  tecs_archetype_t *b, int32_t k, bool adding,
-                                  const void *value)
+** already. Rows must be reserved in b. With hooks, each value moves through
+** its hook; plain values are copied. */
+static TECS__INLINE void move_row_with(tecs_world_t *w, tecs__record *r, tecs_archetype_t *a,
+                                       tecs_archetype_t *b, int32_t k, bool adding,
+                                       const void *value, bool plain)
 {
     uint32_t src = r->row, dst = (uint32_t)b->count++;
     const struct tecs__chunk *sch = tecs__chunk_of(a, w, src), *dch = tecs__chunk_of(b, w, dst);
@@ -564,7 +565,7 @@ static TECS__INLINE void move_row(tecs_world_t *w, tecs__record *r, tecs_archety
     const int32_t shift = adding ? -1 : 1;              /* column j of b is j + shift of a */
 #define TO(j)   (dc + dg * boff[j] + di * size[j])
 #define FROM(j, sj) (sc + sg * aoff[sj] + si * size[j])
-    if (b->plain) {
+    if (plain) {
         for (int32_t j = 0; j < same; j++)
             tecs__copy_value(TO(j), FROM(j, j), size[j]);
         if (k >= 0 && adding) {
@@ -588,6 +589,24 @@ static TECS__INLINE void move_row(tecs_world_t *w, tecs__record *r, tecs_archety
     tecs__arch_remove_row(w, a, src);
     r->arch = b->id | (r->arch & ~TECS__ARCH_MASK);
     r->row = dst;
+}
+
+/* move_row for archetypes with hooks, out of the plain path's way. */
+static TECS__NOINLINE void move_row_hooked(tecs_world_t *w, tecs__record *r,
+                                           tecs_archetype_t *a, tecs_archetype_t *b,
+                                           int32_t k, bool adding, const void *value)
+{
+    move_row_with(w, r, a, b, k, adding, value, false);
+}
+
+static TECS__INLINE void move_row(tecs_world_t *w, tecs__record *r, tecs_archetype_t *a,
+                                  tecs_archetype_t *b, int32_t k, bool adding,
+                                  const void *value)
+{
+    if (TECS__LIKELY(b->plain))
+        move_row_with(w, r, a, b, k, adding, value, true);
+    else
+        move_row_hooked(w, r, a, b, k, adding, value);
 }
 
 /* Events after c was added to e (now in b). */
@@ -674,11 +693,13 @@ tecs_err_t tecs__remove_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
     tecs_err_t err = tecs__arch_reserve_rows(w, b, 1);
     if (TECS__UNLIKELY(err))
         return undo_target(w, narchs, err);
-    void *p = k >= 0 ? tecs__col_ptr(a, w, k, r->row) : NULL;
-    if (TECS__UNLIKELY(w->comps[c].watch))
-        tecs__emit_comp(w, TECS__EV_REMOVE, e, c, p);
-    if (p && tecs__col_info(w, a, k)->dtor)
-        tecs__comp_dtor(tecs__col_info(w, a, k), p, 1);
+    if (TECS__UNLIKELY(w->comps[c].watch || !a->plain)) {
+        void *p = k >= 0 ? tecs__col_ptr(a, w, k, r->row) : NULL;
+        if (w->comps[c].watch)
+            tecs__emit_comp(w, TECS__EV_REMOVE, e, c, p);
+        if (p && tecs__col_info(w, a, k)->dtor)
+            tecs__comp_dtor(tecs__col_info(w, a, k), p, 1);
+    }
     move_row(w, r, a, b, k, false, NULL);
     if (TECS__UNLIKELY(w->watch_moves))
         emit_move(w, e, a, b);
