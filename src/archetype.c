@@ -448,24 +448,18 @@ tecs_err_t tecs_archetype_reserve(tecs_world_t *w, tecs_archetype_t *a, int32_t 
 
 void tecs__arch_fill_hole(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
 {
+    if (a->plain) {
+        tecs__fill_hole_plain(w, a, row);
+        return;
+    }
     uint32_t last = (uint32_t)a->count - 1;
     const struct tecs__chunk *hc = tecs__chunk_of(a, w, row), *lc = tecs__chunk_of(a, w, last);
-    char *const hb = hc->base, *const lb = lc->base;
-    const size_t hg = hc->g, lg = lc->g;
-    const size_t hi = (row & w->mask) + hc->first, li = (last & w->mask) + lc->first;
-    const uint32_t *size = a->col_size, *off = a->col_off;
-    const int32_t n = a->ncols;
-    if (a->plain) {
-        for (int32_t c = 0; c < n; c++)
-            tecs__copy_value(hb + hg * off[c] + hi * size[c], lb + lg * off[c] + li * size[c],
-                             size[c]);
-    } else {
-        for (int32_t c = 0; c < n; c++)
-            tecs__comp_move(tecs__col_info(w, a, c), hb + hg * off[c] + hi * size[c],
-                            lb + lg * off[c] + li * size[c], 1);
-    }
-    tecs_entity_t moved = ((tecs_entity_t *)(void *)lb)[li];
-    ((tecs_entity_t *)(void *)hb)[hi] = moved;
+    const size_t hi = row & w->mask, li = last & w->mask;
+    for (int32_t c = 0; c < a->ncols; c++)
+        tecs__comp_move(tecs__col_info(w, a, c), tecs__chunk_col(a, hc, c) + hi * a->col_size[c],
+                        tecs__chunk_col(a, lc, c) + li * a->col_size[c], 1);
+    tecs_entity_t moved = tecs__chunk_ents(lc)[li];
+    tecs__chunk_ents(hc)[hi] = moved;
     w->recs[TECS_ENTITY_INDEX(moved)].row = row;
 }
 

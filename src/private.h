@@ -466,14 +466,6 @@ static inline tecs_err_t tecs__arch_reserve_rows(tecs_world_t *w, tecs_archetype
     return tecs__arch_grow_rows(w, a, n);
 }
 
-static inline void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
-{
-    if (row != (uint32_t)a->count - 1)
-        tecs__arch_fill_hole(w, a, row);
-    if ((--a->count & (int32_t)w->mask) == 0 && a->nchunks > (a->count >> w->shift) + 1)
-        tecs__arch_trim(w, a);
-}
-
 /* Copy one plain value; small sizes become single moves. */
 static inline void tecs__copy_value(void *dst, const void *src, uint32_t size)
 {
@@ -498,6 +490,35 @@ static inline void tecs__zero_value(void *dst, uint32_t size)
         tecs__copy_value(dst, zero, size);
     else
         memset(dst, 0, size);
+}
+
+/* tecs__arch_fill_hole for an archetype without hooks: plain copies. */
+static inline void tecs__fill_hole_plain(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
+{
+    uint32_t last = (uint32_t)a->count - 1;
+    const struct tecs__chunk *hc = tecs__chunk_of(a, w, row), *lc = tecs__chunk_of(a, w, last);
+    char *const hb = hc->base, *const lb = lc->base;
+    const size_t hg = hc->g, lg = lc->g;
+    const size_t hi = (row & w->mask) + hc->first, li = (last & w->mask) + lc->first;
+    const uint32_t *size = a->col_size, *off = a->col_off;
+    for (int32_t c = 0, n = a->ncols; c < n; c++)
+        tecs__copy_value(hb + hg * off[c] + hi * size[c], lb + lg * off[c] + li * size[c],
+                         size[c]);
+    tecs_entity_t moved = ((tecs_entity_t *)(void *)lb)[li];
+    ((tecs_entity_t *)(void *)hb)[hi] = moved;
+    w->recs[TECS_ENTITY_INDEX(moved)].row = row;
+}
+
+static inline void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
+{
+    if (row != (uint32_t)a->count - 1) {
+        if (a->plain)
+            tecs__fill_hole_plain(w, a, row);
+        else
+            tecs__arch_fill_hole(w, a, row);
+    }
+    if ((--a->count & (int32_t)w->mask) == 0 && a->nchunks > (a->count >> w->shift) + 1)
+        tecs__arch_trim(w, a);
 }
 
 /* The record of a live entity, or NULL (the inline twin of tecs__ei_alive). */
