@@ -649,8 +649,8 @@ static TECS__NOINLINE tecs_err_t undo_target(tecs_world_t *w, int32_t narchs, te
 }
 
 /* Add c to the live entity e of record r, in archetype a. */
-static inline tecs_err_t add_to(tecs_world_t *w, tecs_entity_t e, tecs__record *r,
-                                tecs_archetype_t *a, tecs_comp_t c, const void *value)
+static TECS__INLINE tecs_err_t add_to(tecs_world_t *w, tecs_entity_t e, tecs__record *r,
+                                      tecs_archetype_t *a, tecs_comp_t c, const void *value)
 {
     int32_t narchs = w->narchs;
     tecs_archetype_t *b = edge_add(w, a, c);
