@@ -449,10 +449,21 @@ static tecs_entity_t new_now(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals
     return e;
 }
 
-tecs_entity_t tecs_new(tecs_world_t *w)
+/* Append e (a slot just taken) to the empty archetype root, rows reserved:
+** it has no columns, so a birth there is a row append. */
+static TECS__INLINE void root_append(tecs_world_t *w, tecs_archetype_t *root, tecs_entity_t e)
 {
-    if (w == NULL)
-        return 0;
+    uint32_t row = (uint32_t)root->count++;
+    *tecs__ent_ptr(root, w, row) = e;
+    tecs__record *r = &w->recs[TECS_ENTITY_INDEX(e)];
+    r->arch = root->id;
+    r->row = row;
+    w->nalive++;
+}
+
+/* tecs_new when it must queue, grow, fail or announce. */
+static TECS__NOINLINE tecs_entity_t new_slow(tecs_world_t *w)
+{
     tecs_archetype_t *root = w->archs[0];
     if (w->defer_depth > 0) {
         tecs_entity_t e = 0;
@@ -460,19 +471,30 @@ tecs_entity_t tecs_new(tecs_world_t *w)
     }
     if (tecs__ei_reserve1(w) || tecs__arch_reserve_rows(w, root, 1))
         return 0;
-    /* The empty archetype has no columns: a birth there is a row append. */
     tecs_entity_t e = tecs__ei_take(w);
-    uint32_t row = (uint32_t)root->count++;
-    *tecs__ent_ptr(root, w, row) = e;
-    tecs__record *r = &w->recs[TECS_ENTITY_INDEX(e)];
-    r->arch = root->id;
-    r->row = row;
-    w->nalive++;
+    root_append(w, root, e);
     if (TECS__UNLIKELY(w->watch_moves)) {
         emit_move(w, e, NULL, root);
         settle(w);
     }
     return e;
+}
+
+tecs_entity_t tecs_new(tecs_world_t *w)
+{
+    if (w == NULL)
+        return 0;
+    tecs_archetype_t *root = w->archs[0];
+    /* The common case calls nothing: a free or reserved slot, a free row. */
+    if (TECS__LIKELY(w->defer_depth == 0 && !w->watch_moves &&
+                     w->nalive + w->npending < w->max_entities &&
+                     (w->free_head != TECS__NO_SLOT || w->nrecs < w->cap_recs) &&
+                     (int64_t)root->count < ((int64_t)root->nchunks << w->shift))) {
+        tecs_entity_t e = tecs__ei_take(w);
+        root_append(w, root, e);
+        return e;
+    }
+    return new_slow(w);
 }
 
 tecs_entity_t tecs_new_in(tecs_world_t *w, tecs_archetype_t *a)
