@@ -690,7 +690,9 @@ static TECS__INLINE tecs_err_t add_to(tecs_world_t *w, tecs_entity_t e, tecs__re
     return TECS_OK;
 }
 
-tecs_err_t tecs__add_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *value)
+/* tecs__add_now, inline for tecs_add. */
+static TECS__INLINE tecs_err_t add_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c,
+                                       const void *value)
 {
     tecs__record *r = tecs__alive_rec(w, e);
     if (TECS__UNLIKELY(r == NULL))
@@ -698,7 +700,13 @@ tecs_err_t tecs__add_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const 
     return add_to(w, e, r, tecs__rec_arch(w, r), c, value);
 }
 
-tecs_err_t tecs__remove_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
+tecs_err_t tecs__add_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *value)
+{
+    return add_now(w, e, c, value);
+}
+
+/* tecs__remove_now, inline for tecs_remove. */
+static TECS__INLINE tecs_err_t remove_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
     tecs__record *r = tecs__alive_rec(w, e);
     if (TECS__UNLIKELY(r == NULL))
@@ -726,6 +734,11 @@ tecs_err_t tecs__remove_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
     if (TECS__UNLIKELY(w->watch_moves))
         emit_move(w, e, a, b);
     return TECS_OK;
+}
+
+tecs_err_t tecs__remove_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
+{
+    return remove_now(w, e, c);
 }
 
 tecs_err_t tecs__destroy_now(tecs_world_t *w, tecs_entity_t e)
@@ -809,7 +822,7 @@ tecs_err_t tecs_add(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
         return TECS_EINVAL;
     if (w->defer_depth > 0)
         return defer_change(w, TECS__OP_ADD, e, c, NULL);
-    tecs_err_t err = tecs__add_now(w, e, c, NULL);
+    tecs_err_t err = add_now(w, e, c, NULL);
     settle(w);
     return err;
 }
@@ -820,7 +833,7 @@ tecs_err_t tecs_remove(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
         return TECS_EINVAL;
     if (w->defer_depth > 0)
         return defer_change(w, TECS__OP_REMOVE, e, c, NULL);
-    tecs_err_t err = tecs__remove_now(w, e, c);
+    tecs_err_t err = remove_now(w, e, c);
     settle(w);
     return err;
 }
