@@ -169,12 +169,12 @@ static tecs_err_t queue_new(tecs_world_t *w, tecs__cmdbuf *b, tecs_archetype_t *
 {
     if (room(w, b))
         return TECS_ENOMEM;
-    tecs_err_t err = tecs__ei_reserve(w, n);
+    tecs_err_t err = n == 1 ? tecs__ei_reserve1(w) : tecs__ei_reserve(w, n);
     if (err)
         return err;
     arena_mark m = arena_save(b);
     tecs__cmd c = { .op = bulk ? TECS__OP_NEW_BULK : TECS__OP_NEW, .n = n, .nvals = nvals,
-                    .arch = a, .init = init, .ctx = ctx };
+                    .arch = a, .init = bulk ? NULL : init, .ctx = ctx };
     if (bulk && (c.ids = arena_alloc(w, b, (size_t)n * sizeof *c.ids + 1)) == NULL) {
         arena_restore(b, m);
         return oom(w);
@@ -366,12 +366,39 @@ static tecs_err_t apply(tecs_world_t *w, const tecs__cmd *c)
     return TECS_OK;
 }
 
+/* Before the delayed births apply, reserve the rows of each archetype in
+** one go: its chunks then come as one group, a column of them one run of
+** memory (archetype.c). Only a hint: out of memory here is no error, the
+** births ask again one by one. */
+static void reserve_births(tecs_world_t *w, const tecs__cmdbuf *b,
+                           bool (*pick)(const tecs__cmd *))
+{
+    for (int32_t i = 0; i < b->count; i++)
+        if (b->cmds[i].op == TECS__OP_NEW && pick(&b->cmds[i]))
+            b->cmds[i].arch->births++;
+    tecs_err_t err = w->err;
+    char msg[sizeof w->errmsg];
+    memcpy(msg, w->errmsg, sizeof msg);
+    for (int32_t i = 0; i < b->count; i++) {
+        tecs_archetype_t *a = b->cmds[i].arch;
+        if (b->cmds[i].op != TECS__OP_NEW || a->births == 0)
+            continue;
+        if (a->births > 1 && tecs__arch_reserve_rows(w, a, a->births) != TECS_OK) {
+            w->err = err;
+            memcpy(w->errmsg, msg, sizeof msg);
+        }
+        a->births = 0;
+    }
+}
+
 /* Apply the commands of b that `pick` selects, in order, including those
 ** appended meanwhile; keep the rest. Stops at the first out-of-memory. */
 static tecs_err_t run_queue(tecs_world_t *w, tecs__cmdbuf *b, bool (*pick)(const tecs__cmd *))
 {
     int32_t keep = 0, i = 0;
     tecs_err_t result = TECS_OK;
+    if (b == &w->delayed)
+        reserve_births(w, b, pick);
     for (; i < b->count; i++) {
         tecs__cmd c = b->cmds[i];
         if (!pick(&c)) {

@@ -261,9 +261,9 @@ static void vals_by_col(tecs_archetype_t *a, int32_t nvals, const tecs_value_t *
     }
 }
 
-/* Announce n births at rows [row, row + n). */
-static void emit_births(tecs_world_t *w, tecs_archetype_t *a, uint32_t row, int32_t n,
-                        int32_t nvals, const tecs_value_t *vals)
+/* Announce n births at rows [row, row + n), for emit_births. */
+static TECS__NOINLINE void announce_births(tecs_world_t *w, tecs_archetype_t *a, uint32_t row,
+                                           int32_t n, int32_t nvals, const tecs_value_t *vals)
 {
     bool any = w->watch_moves;
     for (int32_t i = 0; i < a->ncomps && !any; i++)
@@ -284,26 +284,42 @@ static void emit_births(tecs_world_t *w, tecs_archetype_t *a, uint32_t row, int3
     }
 }
 
-/* Append n rows for ids (pending, or taken now when ids[k] == 0) to a,
-** rows reserved; construct their values; make them alive. */
-static void commit_births(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_entity_t *ids,
-                          int32_t nvals, const tecs_value_t *vals)
+/* Announce n births at rows [row, row + n), if anyone listens. */
+static inline void emit_births(tecs_world_t *w, tecs_archetype_t *a, uint32_t row, int32_t n,
+                               int32_t nvals, const tecs_value_t *vals)
+{
+    if (TECS__UNLIKELY(w->watch_moves || w->watch_comps))
+        announce_births(w, a, row, n, nvals, vals);
+}
+
+/* Append n new entities to a (slots and rows reserved), chunk by chunk: take
+** their slots, write their ids (into out too, if given) and records, then
+** construct their values column by column; announce them. */
+static void commit_bulk(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_entity_t *out,
+                        int32_t nvals, const tecs_value_t *vals)
 {
     uint32_t row0 = (uint32_t)a->count;
-    for (int32_t k = 0; k < n; k++) {
-        tecs_entity_t e = ids[k] ? ids[k] : (ids[k] = tecs__ei_take(w), w->npending++, ids[k]);
-        uint32_t row = row0 + (uint32_t)k;
-        *tecs__ent_ptr(a, w, row) = e;
-        tecs__record *r = &w->recs[TECS_ENTITY_INDEX(e)];
-        r->arch = a->id;
-        r->row = row;
+    for (int32_t done = 0; done < n;) {
+        uint32_t row = row0 + (uint32_t)done;
+        int32_t room = (int32_t)(w->rows - (row & w->mask));
+        int32_t k = n - done < room ? n - done : room;
+        tecs_entity_t *ents = tecs__ent_ptr(a, w, row);
+        for (int32_t i = 0; i < k; i++) {
+            tecs_entity_t e = tecs__ei_take(w);
+            tecs__record *r = &w->recs[TECS_ENTITY_INDEX(e)];
+            r->arch = a->id;
+            r->row = row + (uint32_t)i;
+            ents[i] = e;
+            if (out)
+                out[done + i] = e;
+        }
+        done += k;
     }
     const char *src[TECS_MAX_ARCH_COMPONENTS];
     vals_by_col(a, nvals, vals, src);
     for (int32_t c = 0; c < a->ncols; c++)
         construct_run(w, a, c, row0, n, src[c]);
     a->count += n;
-    w->npending -= n;
     w->nalive += n;
     emit_births(w, a, row0, n, nvals, vals);
 }
@@ -313,9 +329,9 @@ static void commit_birth(tecs_world_t *w, tecs_archetype_t *a, tecs_entity_t e, 
                          const tecs_value_t *vals)
 {
     uint32_t row = (uint32_t)a->count++;
-    char *chunk = tecs__chunk_of(a, w, row);
+    const struct tecs__chunk *chunk = tecs__chunk_of(a, w, row);
     size_t i = row & w->mask;
-    ((tecs_entity_t *)(void *)chunk)[i] = e;
+    tecs__chunk_ents(chunk)[i] = e;
     tecs__record *r = &w->recs[TECS_ENTITY_INDEX(e)];
     r->arch = a->id;
     r->row = row;
@@ -324,7 +340,8 @@ static void commit_birth(tecs_world_t *w, tecs_archetype_t *a, tecs_entity_t e, 
         for (int32_t v = 0; v < nvals; v++)
             if (vals[v].comp == a->col_comp[c])
                 src = vals[v].ptr;
-        construct_one(tecs__col_info(w, a, c), chunk + a->col_off[c] + i * a->col_size[c], src);
+        construct_one(tecs__col_info(w, a, c), tecs__chunk_col(a, chunk, c) + i * a->col_size[c],
+                      src);
     }
     w->npending--;
     w->nalive++;
@@ -417,7 +434,7 @@ tecs_err_t tecs__birth(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *a,
 static tecs_entity_t new_now(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals,
                              const tecs_value_t *vals, tecs_init_fn fn, void *ctx)
 {
-    if (tecs__ei_reserve(w, 1) || tecs__arch_reserve_rows(w, a, 1))
+    if (tecs__ei_reserve1(w) || tecs__arch_reserve_rows(w, a, 1))
         return 0;
     tecs_entity_t e = tecs__ei_take(w);
     w->npending++;
@@ -432,30 +449,52 @@ static tecs_entity_t new_now(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals
     return e;
 }
 
-tecs_entity_t tecs_new(tecs_world_t *w)
+/* Append e (a slot just taken) to the empty archetype root, rows reserved:
+** it has no columns, so a birth there is a row append. */
+static TECS__INLINE void root_append(tecs_world_t *w, tecs_archetype_t *root, tecs_entity_t e)
 {
-    if (w == NULL)
-        return 0;
-    tecs_archetype_t *root = w->archs[0];
-    if (w->defer_depth > 0) {
-        tecs_entity_t e = 0;
-        return tecs__defer_new(w, root, 1, &e, 0, NULL, false, NULL, NULL) ? 0 : e;
-    }
-    if (tecs__ei_reserve(w, 1) || tecs__arch_reserve_rows(w, root, 1))
-        return 0;
-    /* The empty archetype has no columns: a birth there is a row append. */
-    tecs_entity_t e = tecs__ei_take(w);
     uint32_t row = (uint32_t)root->count++;
     *tecs__ent_ptr(root, w, row) = e;
     tecs__record *r = &w->recs[TECS_ENTITY_INDEX(e)];
     r->arch = root->id;
     r->row = row;
     w->nalive++;
+}
+
+/* tecs_new when it must queue, grow, fail or announce. */
+static TECS__NOINLINE tecs_entity_t new_slow(tecs_world_t *w)
+{
+    tecs_archetype_t *root = w->archs[0];
+    if (w->defer_depth > 0) {
+        tecs_entity_t e = 0;
+        return tecs__defer_new(w, root, 1, &e, 0, NULL, false, NULL, NULL) ? 0 : e;
+    }
+    if (tecs__ei_reserve1(w) || tecs__arch_reserve_rows(w, root, 1))
+        return 0;
+    tecs_entity_t e = tecs__ei_take(w);
+    root_append(w, root, e);
     if (TECS__UNLIKELY(w->watch_moves)) {
         emit_move(w, e, NULL, root);
         settle(w);
     }
     return e;
+}
+
+tecs_entity_t tecs_new(tecs_world_t *w)
+{
+    if (w == NULL)
+        return 0;
+    tecs_archetype_t *root = w->archs[0];
+    /* The common case calls nothing: a free or reserved slot, a free row. */
+    if (TECS__LIKELY(w->defer_depth == 0 && !w->watch_moves &&
+                     w->nalive + w->npending < w->max_entities &&
+                     (w->free_head != TECS__NO_SLOT || w->nrecs < w->cap_recs) &&
+                     (int64_t)root->count < ((int64_t)root->nchunks << w->shift))) {
+        tecs_entity_t e = tecs__ei_take(w);
+        root_append(w, root, e);
+        return e;
+    }
+    return new_slow(w);
 }
 
 tecs_entity_t tecs_new_in(tecs_world_t *w, tecs_archetype_t *a)
@@ -502,24 +541,7 @@ tecs_err_t tecs_new_bulk(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_e
         return err;
     if ((err = tecs__ei_reserve(w, n)) || (err = tecs__arch_reserve_rows(w, a, n)))
         return err;
-    /* Ids are taken and written chunk by chunk, into out if given. */
-    tecs_entity_t buf[256];
-    int32_t done = 0;
-    while (done < n) {
-        int32_t k = n - done < 256 ? n - done : 256;
-        tecs_entity_t *ids = out ? out + done : buf;
-        memset(ids, 0, (size_t)k * sizeof *ids);
-        tecs_value_t part[TECS_MAX_ARCH_COMPONENTS];
-        int32_t np = 0;
-        for (int32_t i = 0; i < nvals; i++) {
-            size_t size = tecs_component_size(w, vals[i].comp);
-            if (size)
-                part[np++] = (tecs_value_t){ vals[i].comp,
-                                             (const char *)vals[i].ptr + (size_t)done * size };
-        }
-        commit_births(w, a, k, ids, np, part);
-        done += k;
-    }
+    commit_bulk(w, a, n, out, nvals, vals);
     settle(w);
     return TECS_OK;
 }
@@ -546,44 +568,67 @@ static inline tecs_archetype_t *edge_rem(const tecs_world_t *w, const tecs_arche
 ** tag). Columns follow component-id order, so column j of b is column j of a
 ** before k and j -/+ 1 after it: no lookup per column. The added column is
 ** constructed (from value if given); a removed one must be destroyed
-** already. Rows must be reserved in b. */
-static inline void move_row(tecs_world_t *w, tecs__record *r, tecs_archetype_t *a,
-                            tecs_archetype_t *b, int32_t k, bool adding, const void *value)
+** already. Rows must be reserved in b. With hooks, each value moves through
+** its hook; plain values are copied. */
+static TECS__INLINE void move_row_with(tecs_world_t *w, tecs__record *r, tecs_archetype_t *a,
+                                       tecs_archetype_t *b, int32_t k, bool adding,
+                                       const void *value, bool plain)
 {
     uint32_t src = r->row, dst = (uint32_t)b->count++;
-    char *sc = tecs__chunk_of(a, w, src), *dc = tecs__chunk_of(b, w, dst);
-    size_t si = src & w->mask, di = dst & w->mask;
+    const struct tecs__chunk *sch = tecs__chunk_of(a, w, src), *dch = tecs__chunk_of(b, w, dst);
+    /* Locals: stores through char * could alias the archetypes' fields. A
+    ** column's value at row i of a chunk is at base + g * off + (first + i) * size. */
+    char *const sc = sch->base, *const dc = dch->base;
+    const size_t sg = sch->g, dg = dch->g;
+    const size_t si = (src & w->mask) + sch->first, di = (dst & w->mask) + dch->first;
     ((tecs_entity_t *)(void *)dc)[di] = ((tecs_entity_t *)(void *)sc)[si];
-    /* Locals: stores through char * could alias the archetypes' fields. */
     const uint32_t *size = b->col_size, *boff = b->col_off, *aoff = a->col_off;
-    const int32_t n = b->ncols;
-    if (b->plain) {
-        for (int32_t j = 0; j < n; j++) {
-            char *to = dc + boff[j] + di * size[j];
-            if (adding && j == k) {
-                if (value)
-                    tecs__copy_value(to, value, size[j]);
-                else
-                    tecs__zero_value(to, size[j]);
-                continue;
-            }
-            int32_t sj = (k < 0 || j < k) ? j : (adding ? j - 1 : j + 1);
-            tecs__copy_value(to, sc + aoff[sj] + si * size[j], size[j]);
+    const int32_t n = b->ncols, same = k < 0 ? n : k;   /* columns below k line up */
+    const int32_t shift = adding ? -1 : 1;              /* column j of b is j + shift of a */
+#define TO(j)   (dc + dg * boff[j] + di * size[j])
+#define FROM(j, sj) (sc + sg * aoff[sj] + si * size[j])
+    if (plain) {
+        for (int32_t j = 0; j < same; j++)
+            tecs__copy_value(TO(j), FROM(j, j), size[j]);
+        if (k >= 0 && adding) {
+            if (value)
+                tecs__copy_value(TO(k), value, size[k]);
+            else
+                tecs__zero_value(TO(k), size[k]);
         }
+        for (int32_t j = same + adding; j < n; j++)
+            tecs__copy_value(TO(j), FROM(j, j + shift), size[j]);
     } else {
-        for (int32_t j = 0; j < n; j++) {
-            char *to = dc + boff[j] + di * size[j];
-            if (adding && j == k) {
-                construct_one(tecs__col_info(w, b, j), to, value);
-                continue;
-            }
-            int32_t sj = (k < 0 || j < k) ? j : (adding ? j - 1 : j + 1);
-            tecs__comp_move(tecs__col_info(w, b, j), to, sc + aoff[sj] + si * size[j], 1);
-        }
+        for (int32_t j = 0; j < same; j++)
+            tecs__comp_move(tecs__col_info(w, b, j), TO(j), FROM(j, j), 1);
+        if (k >= 0 && adding)
+            construct_one(tecs__col_info(w, b, k), TO(k), value);
+        for (int32_t j = same + adding; j < n; j++)
+            tecs__comp_move(tecs__col_info(w, b, j), TO(j), FROM(j, j + shift), 1);
     }
+#undef TO
+#undef FROM
     tecs__arch_remove_row(w, a, src);
     r->arch = b->id | (r->arch & ~TECS__ARCH_MASK);
     r->row = dst;
+}
+
+/* move_row for archetypes with hooks, out of the plain path's way. */
+static TECS__NOINLINE void move_row_hooked(tecs_world_t *w, tecs__record *r,
+                                           tecs_archetype_t *a, tecs_archetype_t *b,
+                                           int32_t k, bool adding, const void *value)
+{
+    move_row_with(w, r, a, b, k, adding, value, false);
+}
+
+static TECS__INLINE void move_row(tecs_world_t *w, tecs__record *r, tecs_archetype_t *a,
+                                  tecs_archetype_t *b, int32_t k, bool adding,
+                                  const void *value)
+{
+    if (TECS__LIKELY(b->plain))
+        move_row_with(w, r, a, b, k, adding, value, true);
+    else
+        move_row_hooked(w, r, a, b, k, adding, value);
 }
 
 /* Events after c was added to e (now in b). */
@@ -625,12 +670,10 @@ static TECS__NOINLINE tecs_err_t undo_target(tecs_world_t *w, int32_t narchs, te
     return err;
 }
 
-tecs_err_t tecs__add_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *value)
+/* Add c to the live entity e of record r, in archetype a. */
+static TECS__INLINE tecs_err_t add_to(tecs_world_t *w, tecs_entity_t e, tecs__record *r,
+                                      tecs_archetype_t *a, tecs_comp_t c, const void *value)
 {
-    tecs__record *r = tecs__alive_rec(w, e);
-    if (TECS__UNLIKELY(r == NULL))
-        return err_dead(w, e);
-    tecs_archetype_t *a = tecs__rec_arch(w, r);
     int32_t narchs = w->narchs;
     tecs_archetype_t *b = edge_add(w, a, c);
     if (TECS__UNLIKELY(b == NULL) && (b = target_with(w, a, c)) == NULL)
@@ -647,7 +690,23 @@ tecs_err_t tecs__add_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const 
     return TECS_OK;
 }
 
-tecs_err_t tecs__remove_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
+/* tecs__add_now, inline for tecs_add. */
+static TECS__INLINE tecs_err_t add_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c,
+                                       const void *value)
+{
+    tecs__record *r = tecs__alive_rec(w, e);
+    if (TECS__UNLIKELY(r == NULL))
+        return err_dead(w, e);
+    return add_to(w, e, r, tecs__rec_arch(w, r), c, value);
+}
+
+tecs_err_t tecs__add_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *value)
+{
+    return add_now(w, e, c, value);
+}
+
+/* tecs__remove_now, inline for tecs_remove. */
+static TECS__INLINE tecs_err_t remove_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
     tecs__record *r = tecs__alive_rec(w, e);
     if (TECS__UNLIKELY(r == NULL))
@@ -664,15 +723,22 @@ tecs_err_t tecs__remove_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
     tecs_err_t err = tecs__arch_reserve_rows(w, b, 1);
     if (TECS__UNLIKELY(err))
         return undo_target(w, narchs, err);
-    void *p = k >= 0 ? tecs__col_ptr(a, w, k, r->row) : NULL;
-    if (TECS__UNLIKELY(w->comps[c].watch))
-        tecs__emit_comp(w, TECS__EV_REMOVE, e, c, p);
-    if (p && tecs__col_info(w, a, k)->dtor)
-        tecs__comp_dtor(tecs__col_info(w, a, k), p, 1);
+    if (TECS__UNLIKELY(w->comps[c].watch || !a->plain)) {
+        void *p = k >= 0 ? tecs__col_ptr(a, w, k, r->row) : NULL;
+        if (w->comps[c].watch)
+            tecs__emit_comp(w, TECS__EV_REMOVE, e, c, p);
+        if (p && tecs__col_info(w, a, k)->dtor)
+            tecs__comp_dtor(tecs__col_info(w, a, k), p, 1);
+    }
     move_row(w, r, a, b, k, false, NULL);
     if (TECS__UNLIKELY(w->watch_moves))
         emit_move(w, e, a, b);
     return TECS_OK;
+}
+
+tecs_err_t tecs__remove_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
+{
+    return remove_now(w, e, c);
 }
 
 tecs_err_t tecs__destroy_now(tecs_world_t *w, tecs_entity_t e)
@@ -706,13 +772,25 @@ tecs_err_t tecs_destroy(tecs_world_t *w, tecs_entity_t e)
 {
     if (w == NULL)
         return TECS_EINVAL;
-    tecs__record *r = tecs__ei_known(w, e);
+    tecs__record *r = tecs__alive_rec(w, e);
+    if (TECS__UNLIKELY(r == NULL))
+        r = tecs__ei_known(w, e);               /* a pending birth, or dead */
     if (r == NULL)
         return err_dead(w, e);
     /* While deferred a pending birth is queued too: it may be the entity an
     ** initializer is building right now, whose row already exists. */
     if (w->defer_depth > 0)
         return tecs__defer_op(w, TECS__OP_DESTROY, e, 0, NULL);
+    /* Nobody to tell and nothing to destroy value by value: drop the row. */
+    if (TECS__LIKELY(r->arch < TECS__ARCH_RETIRED && !w->watch_comps && !w->watch_moves)) {
+        tecs_archetype_t *a = tecs__rec_arch(w, r);
+        if (TECS__LIKELY(a->plain)) {
+            tecs__arch_remove_row(w, a, r->row);
+            tecs__ei_release(w, TECS_ENTITY_INDEX(e));
+            w->nalive--;
+            return TECS_OK;
+        }
+    }
     tecs_err_t err = tecs__destroy_now(w, e);
     settle(w);
     return err;
@@ -744,7 +822,7 @@ tecs_err_t tecs_add(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
         return TECS_EINVAL;
     if (w->defer_depth > 0)
         return defer_change(w, TECS__OP_ADD, e, c, NULL);
-    tecs_err_t err = tecs__add_now(w, e, c, NULL);
+    tecs_err_t err = add_now(w, e, c, NULL);
     settle(w);
     return err;
 }
@@ -755,7 +833,7 @@ tecs_err_t tecs_remove(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
         return TECS_EINVAL;
     if (w->defer_depth > 0)
         return defer_change(w, TECS__OP_REMOVE, e, c, NULL);
-    tecs_err_t err = tecs__remove_now(w, e, c);
+    tecs_err_t err = remove_now(w, e, c);
     settle(w);
     return err;
 }
@@ -796,6 +874,12 @@ tecs_err_t tecs_set(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void 
             return overwrite(w, e, c, tecs__col_ptr(a, w, col, r->row), value);
         if (col == TECS__COL_TAG)
             return TECS_OK;
+        /* A known edge means c is registered: add it with its value now. */
+        if (TECS__LIKELY(w->defer_depth == 0 && value != NULL && edge_add(w, a, c) != NULL)) {
+            tecs_err_t err = add_to(w, e, r, a, c, value);
+            settle(w);
+            return err;
+        }
     }
     const tecs__comp *ci = tecs__comp_get(w, c);
     if (ci == NULL)
@@ -825,7 +909,8 @@ static TECS__NOINLINE void *get_failed(tecs_world_t *w, tecs_entity_t e, tecs_co
     return NULL;
 }
 
-void *tecs_get_mut(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
+/* The value of c of e, or NULL with the error set. */
+static TECS__INLINE void *get_ptr(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
     if (TECS__UNLIKELY(w == NULL))
         return NULL;
@@ -839,9 +924,14 @@ void *tecs_get_mut(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
     return get_failed(w, e, c);
 }
 
+void *tecs_get_mut(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
+{
+    return get_ptr(w, e, c);
+}
+
 const void *tecs_get(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
-    return tecs_get_mut(w, e, c);
+    return get_ptr(w, e, c);
 }
 
 bool tecs_has(const tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)

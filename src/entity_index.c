@@ -59,43 +59,6 @@ tecs_err_t tecs__ei_reserve(tecs_world_t *w, int32_t n)
     return tecs__grow(w, (void **)&w->recs, &w->cap_recs, w->nrecs + fresh, sizeof *w->recs);
 }
 
-tecs_entity_t tecs__ei_take(tecs_world_t *w)
-{
-    uint32_t index;
-    if (w->free_head != TECS__NO_SLOT) {
-        index = w->free_head;
-        w->free_head = w->recs[index].row;
-        if (w->free_head == TECS__NO_SLOT)
-            w->free_tail = TECS__NO_SLOT;
-        w->nfree--;
-    } else {
-        assert(w->nrecs < w->cap_recs);
-        index = (uint32_t)w->nrecs++;
-        w->recs[index].gen = 1;
-    }
-    w->recs[index].arch = TECS__ARCH_PENDING;
-    w->recs[index].row = 0;
-    return tecs__make_id(index, w->recs[index].gen);
-}
-
-void tecs__ei_release(tecs_world_t *w, uint32_t index)
-{
-    tecs__record *r = &w->recs[index];
-    if (r->gen == UINT32_MAX) {
-        r->arch = TECS__ARCH_RETIRED;
-        return;
-    }
-    r->gen++;
-    r->arch = TECS__ARCH_DEAD;
-    r->row = TECS__NO_SLOT;
-    if (w->free_tail == TECS__NO_SLOT)
-        w->free_head = index;
-    else
-        w->recs[w->free_tail].row = index;
-    w->free_tail = index;
-    w->nfree++;
-}
-
 void tecs__ei_fini(tecs_world_t *w)
 {
     tecs__free(w, w->recs, (size_t)w->cap_recs * sizeof *w->recs);

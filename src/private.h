@@ -14,6 +14,7 @@
 #define TECS__LIKELY(x)   __builtin_expect(!!(x), 1)
 #define TECS__UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define TECS__NOINLINE    __attribute__((noinline))
+#define TECS__INLINE      inline __attribute__((always_inline))
 #define TECS__PRINTF(a, b) __attribute__((format(printf, a, b)))
 #define TECS__PREFETCH(p) __builtin_prefetch(p)
 #else
@@ -21,6 +22,7 @@
 #define TECS__LIKELY(x)   (x)
 #define TECS__UNLIKELY(x) (x)
 #define TECS__NOINLINE
+#define TECS__INLINE      inline
 #define TECS__PRINTF(a, b)
 #endif
 
@@ -74,9 +76,9 @@ tecs__record *tecs__ei_known(const tecs_world_t *w, tecs_entity_t e);
 /* Make room for n more slots, so that n tecs__ei_take calls cannot fail. */
 tecs_err_t tecs__ei_reserve(tecs_world_t *w, int32_t n);
 /* Take the oldest free slot, or a new one (room reserved first). */
-tecs_entity_t tecs__ei_take(tecs_world_t *w);
+static inline tecs_entity_t tecs__ei_take(tecs_world_t *w);
 /* Give a slot back: its generation moves on, its id goes stale. */
-void tecs__ei_release(tecs_world_t *w, uint32_t index);
+static inline void tecs__ei_release(tecs_world_t *w, uint32_t index);
 void tecs__ei_fini(tecs_world_t *w);
 
 /* ==================================================================== */
@@ -143,13 +145,19 @@ struct tecs_archetype_t {
     uint32_t *edge_add;         /* comp -> archetype with it, or NO_EDGE    */
     uint32_t *edge_rem;         /* comp -> archetype without it, or NO_EDGE */
     bool plain;                 /* no column has hooks                      */
+    int32_t births;             /* scratch: queued births counted (command.c) */
 };
 
 #define TECS__NO_EDGE 0xffffffffu
 
+/* Chunks are allocated in groups: one block for the g chunks that one
+** reservation asked for, laid out column by column across the group, so
+** that a column of consecutive chunks is one run of memory (archetype.c). */
 struct tecs__chunk {
-    char *data;                 /* 64-byte aligned base                     */
-    void *raw;                  /* the block to free                        */
+    char *base;                 /* the group's 64-byte aligned base         */
+    void *raw;                  /* the group's block, to free               */
+    uint32_t g;                 /* chunks in the group                      */
+    uint32_t first;             /* this chunk's first row in the group      */
 };
 
 /* Column col's value at row. */
@@ -267,13 +275,15 @@ typedef struct tecs__cmd {
     uint8_t op;
     int32_t n;                  /* entities (births), values per list       */
     int32_t nvals;              /* entries in vals                          */
-    tecs_entity_t entity;
     tecs_comp_t comp;
+    tecs_entity_t entity;
     tecs_archetype_t *arch;     /* births                                   */
-    tecs_entity_t *ids;         /* bulk births (in the arena)               */
     tecs_value_t *vals;         /* values, each n long (in the arena)       */
-    tecs_init_fn init;          /* initializer of a queued new_with         */
-    tecs_kill_fn kill;          /* callback of a delayed kill               */
+    union {                     /* by op (56 bytes a command, not 80):      */
+        tecs_entity_t *ids;     /* NEW_BULK: the ids (in the arena)         */
+        tecs_init_fn init;      /* NEW: initializer of a queued new_with    */
+        tecs_kill_fn kill;      /* KILL: callback of a delayed kill         */
+    };
     void *ctx;
 } tecs__cmd;
 
@@ -417,22 +427,36 @@ static inline const tecs__comp *tecs__comp_get(const tecs_world_t *w, tecs_comp_
     return &w->comps[c];
 }
 
-static inline char *tecs__chunk_of(const tecs_archetype_t *a, const tecs_world_t *w, uint32_t row)
+static inline const struct tecs__chunk *tecs__chunk_of(const tecs_archetype_t *a,
+                                                       const tecs_world_t *w, uint32_t row)
 {
-    return a->chunks[row >> w->shift].data;
+    return &a->chunks[row >> w->shift];
+}
+
+/* Column col of chunk ch: its first value. */
+static inline char *tecs__chunk_col(const tecs_archetype_t *a, const struct tecs__chunk *ch,
+                                    int32_t col)
+{
+    return ch->base + (size_t)ch->g * a->col_off[col] + (size_t)ch->first * a->col_size[col];
+}
+
+/* The entity column of chunk ch. */
+static inline tecs_entity_t *tecs__chunk_ents(const struct tecs__chunk *ch)
+{
+    return (tecs_entity_t *)(void *)ch->base + ch->first;
 }
 
 static inline void *tecs__col_ptr(const tecs_archetype_t *a, const tecs_world_t *w,
                                   int32_t col, uint32_t row)
 {
-    return tecs__chunk_of(a, w, row) + a->col_off[col] +
+    return tecs__chunk_col(a, tecs__chunk_of(a, w, row), col) +
            (size_t)(row & w->mask) * a->col_size[col];
 }
 
 static inline tecs_entity_t *tecs__ent_ptr(const tecs_archetype_t *a, const tecs_world_t *w,
                                            uint32_t row)
 {
-    return (tecs_entity_t *)(void *)tecs__chunk_of(a, w, row) + (row & w->mask);
+    return tecs__chunk_ents(tecs__chunk_of(a, w, row)) + (row & w->mask);
 }
 
 static inline tecs_err_t tecs__arch_reserve_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n)
@@ -442,17 +466,13 @@ static inline tecs_err_t tecs__arch_reserve_rows(tecs_world_t *w, tecs_archetype
     return tecs__arch_grow_rows(w, a, n);
 }
 
-static inline void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
-{
-    if (row != (uint32_t)a->count - 1)
-        tecs__arch_fill_hole(w, a, row);
-    if ((--a->count & (int32_t)w->mask) == 0 && a->nchunks > (a->count >> w->shift) + 1)
-        tecs__arch_trim(w, a);
-}
-
 /* Copy one plain value; small sizes become single moves. */
 static inline void tecs__copy_value(void *dst, const void *src, uint32_t size)
 {
+    if (TECS__LIKELY(size == 8)) {       /* two floats, an id: the common case */
+        memcpy(dst, src, 8);
+        return;
+    }
     switch (size) {
     case 4: memcpy(dst, src, 4); break;
     case 8: memcpy(dst, src, 8); break;
@@ -472,6 +492,35 @@ static inline void tecs__zero_value(void *dst, uint32_t size)
         memset(dst, 0, size);
 }
 
+/* tecs__arch_fill_hole for an archetype without hooks: plain copies. */
+static inline void tecs__fill_hole_plain(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
+{
+    uint32_t last = (uint32_t)a->count - 1;
+    const struct tecs__chunk *hc = tecs__chunk_of(a, w, row), *lc = tecs__chunk_of(a, w, last);
+    char *const hb = hc->base, *const lb = lc->base;
+    const size_t hg = hc->g, lg = lc->g;
+    const size_t hi = (row & w->mask) + hc->first, li = (last & w->mask) + lc->first;
+    const uint32_t *size = a->col_size, *off = a->col_off;
+    for (int32_t c = 0, n = a->ncols; c < n; c++)
+        tecs__copy_value(hb + hg * off[c] + hi * size[c], lb + lg * off[c] + li * size[c],
+                         size[c]);
+    tecs_entity_t moved = ((tecs_entity_t *)(void *)lb)[li];
+    ((tecs_entity_t *)(void *)hb)[hi] = moved;
+    w->recs[TECS_ENTITY_INDEX(moved)].row = row;
+}
+
+static inline void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
+{
+    if (row != (uint32_t)a->count - 1) {
+        if (a->plain)
+            tecs__fill_hole_plain(w, a, row);
+        else
+            tecs__arch_fill_hole(w, a, row);
+    }
+    if ((--a->count & (int32_t)w->mask) == 0 && a->nchunks > (a->count >> w->shift) + 1)
+        tecs__arch_trim(w, a);
+}
+
 /* The record of a live entity, or NULL (the inline twin of tecs__ei_alive). */
 static inline tecs__record *tecs__alive_rec(const tecs_world_t *w, tecs_entity_t e)
 {
@@ -482,6 +531,56 @@ static inline tecs__record *tecs__alive_rec(const tecs_world_t *w, tecs_entity_t
     if (TECS__UNLIKELY(r->gen != TECS_ENTITY_GENERATION(e) || r->arch >= TECS__ARCH_RETIRED))
         return NULL;
     return r;
+}
+
+/* tecs__ei_reserve(w, 1) in its common case: room for one more slot is
+** there already. */
+static inline tecs_err_t tecs__ei_reserve1(tecs_world_t *w)
+{
+    if (TECS__LIKELY(w->nalive + w->npending < w->max_entities &&
+                     (w->nfree > 0 || w->nrecs < w->cap_recs)))
+        return TECS_OK;
+    return tecs__ei_reserve(w, 1);
+}
+
+static inline tecs_entity_t tecs__ei_take(tecs_world_t *w)
+{
+    uint32_t index;
+    tecs__record *r;
+    if (w->free_head != TECS__NO_SLOT) {
+        index = w->free_head;
+        r = &w->recs[index];
+        w->free_head = r->row;
+        if (w->free_head == TECS__NO_SLOT)
+            w->free_tail = TECS__NO_SLOT;
+        w->nfree--;
+    } else {
+        assert(w->nrecs < w->cap_recs);
+        index = (uint32_t)w->nrecs++;
+        r = &w->recs[index];
+        r->gen = 1;
+    }
+    r->arch = TECS__ARCH_PENDING;
+    r->row = 0;
+    return tecs__make_id(index, r->gen);
+}
+
+static inline void tecs__ei_release(tecs_world_t *w, uint32_t index)
+{
+    tecs__record *r = &w->recs[index];
+    if (r->gen == UINT32_MAX) {
+        r->arch = TECS__ARCH_RETIRED;
+        return;
+    }
+    r->gen++;
+    r->arch = TECS__ARCH_DEAD;
+    r->row = TECS__NO_SLOT;
+    if (w->free_tail == TECS__NO_SLOT)
+        w->free_head = index;
+    else
+        w->recs[w->free_tail].row = index;
+    w->free_tail = index;
+    w->nfree++;
 }
 
 /* The registry entry of column col (entries move when the registry grows,

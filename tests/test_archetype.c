@@ -139,7 +139,8 @@ TEST(archetype_emptied_chunks_are_freed)
     tecs_archetype_t *a = tecs_archetype(w, 1, &pos);
     tecs_entity_t ids[160];
     size_t empty = tecs_world_memory(w);
-    CHECK_ERR(tecs_new_bulk(w, a, 160, ids, 0, NULL), TECS_OK);
+    for (int k = 0; k < 10; k++)                   /* one chunk per call: 10 groups */
+        CHECK_ERR(tecs_new_bulk(w, a, 16, ids + 16 * k, 0, NULL), TECS_OK);
     size_t full = tecs_world_memory(w);
     CHECK_EQ(tecs_archetype_chunk_count(a), 10);
     for (int i = 159; i >= 40; i--)
@@ -162,6 +163,53 @@ TEST(archetype_emptied_chunks_are_freed)
         CHECK_ERR(tecs_add(w, ids[i], vel), TECS_OK);
     CHECK_EQ(tecs_archetype_chunk_count(a), 1);
     TW_CHECK(w);
+    tw_free(w);
+}
+
+/* One reservation allocates its chunks as one group, column by column; the
+** group is replaced by a smaller one once it is at most half used, and
+** memory is counted per chunk either way. */
+TEST(archetype_chunk_groups_shrink_when_half_empty)
+{
+    tecs_world_t *w = tw_new_ex(NULL, 16);
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t hp = TECS_COMPONENT(w, Health);
+    tecs_archetype_t *a = tecs_archetype(w, 2, (tecs_comp_t[]){ pos, hp });
+    tecs_archetype_t *one = tecs_archetype(w, 1, &pos);
+    enum { N = 160 };
+    tecs_entity_t ids[N];
+    Position ps[N];
+    Health hs[N];
+    for (int i = 0; i < N; i++) {
+        ps[i] = (Position){ (float)i, (float)-i };
+        hs[i].hp = 1000 + i;
+    }
+    size_t empty = tecs_world_memory(w);
+    tecs_value_t vals[] = { { pos, ps }, { hp, hs } };
+    CHECK_ERR(tecs_new_bulk(w, a, N, ids, 2, vals), TECS_OK);
+    CHECK_EQ(tecs_archetype_chunk_count(a), 10);
+    size_t per_chunk = (tecs_world_memory(w) - empty) / 10;
+    int alive = N;
+    for (int i = N - 1; i >= 0; i--) {
+        if (i % 3 == 0)
+            CHECK_ERR(tecs_remove(w, ids[i], hp), TECS_OK);   /* moves it to {pos} */
+        else
+            CHECK_ERR(tecs_destroy(w, ids[i]), TECS_OK);
+        alive--;
+        int32_t used = (alive + 15) / 16, chunks = tecs_archetype_chunk_count(a);
+        CHECK(chunks > used || (alive % 16 != 0 && chunks == used));
+        CHECK(chunks <= 2 * (used + 1));
+        for (int j = 0; j < alive; j++) {
+            CHECK_EQ(TECS_GET(w, ids[j], pos, Position)->x, (float)j);
+            CHECK_EQ(TECS_GET(w, ids[j], hp, Health)->hp, 1000 + j);
+        }
+        TW_CHECK(w);
+    }
+    CHECK_EQ(tecs_archetype_chunk_count(a), 1);
+    for (int i = 0; i < N; i += 3)
+        CHECK_EQ(TECS_GET(w, ids[i], pos, Position)->y, (float)-i);
+    CHECK(tecs_world_memory(w) >= empty + per_chunk);
+    CHECK_EQ(tecs_archetype_entity_count(one), (N + 2) / 3);
     tw_free(w);
 }
 
