@@ -13,8 +13,10 @@
 **     NULL / 0) and sets the world's last error (tecs_last_error).
 **   - Nothing here uses global state: two worlds are fully independent. A
 **     world is not thread-safe; use it from one thread at a time.
-**   - Pointers to component data stay valid until the entity changes
-**     archetype or dies, or the world is freed.
+**   - A pointer to component data stays valid until an entity leaves that
+**     archetype (this entity or another: rows move to close the gap) or the
+**     world is freed. While an iteration is open such changes are queued, so
+**     the pointers of the open iteration stay valid.
 */
 #ifndef TINYECS_H
 #define TINYECS_H
@@ -243,7 +245,9 @@ tecs_err_t tecs_archetype_reserve(tecs_world_t *world, tecs_archetype_t *arch, i
 /** Entities in the archetype (0 for NULL). */
 int32_t tecs_archetype_entity_count(const tecs_archetype_t *arch);
 
-/** Chunks allocated by the archetype, the spare one included. */
+/** Chunks allocated by the archetype: its used chunks, the spare one after
+ *  them, and, while the archetype shrinks, the rest of a group of chunks
+ *  reserved together until that group is half empty. */
 int32_t tecs_archetype_chunk_count(const tecs_archetype_t *arch);
 
 /** The archetype's components, sorted by id; *out is owned by the world.
@@ -353,8 +357,8 @@ tecs_err_t tecs_set(tecs_world_t *world, tecs_entity_t entity, tecs_comp_t comp,
                     const void *value);
 
 /**
- * Read a component. @return a pointer to the value, valid until the entity
- * changes archetype; NULL if the entity is dead (TECS_EDEAD), the component
+ * Read a component. @return a pointer to the value, valid until an entity
+ * leaves the archetype (see the conventions at the top); NULL if the entity is dead (TECS_EDEAD), the component
  * unknown (TECS_ENOCOMP), absent (TECS_ENOENT) or a tag (TECS_EINVAL).
  */
 const void *tecs_get(tecs_world_t *world, tecs_entity_t entity, tecs_comp_t comp);
