@@ -424,16 +424,12 @@ typedef struct range {
 
 static void walk_range(walk *wk, const guard *g, const tecs_index_t *x, range rg)
 {
-    int32_t bi = 0, i = 0;
-    if (rg.has_lo) {
-        uint32_t slot = rg.lo_excl ? UINT32_MAX : 0;
-        bi = oblock(x, rg.lo, slot);
-        i = bi < x->nblk ? oslot(x, x->blk[bi].b, rg.lo, slot) : 0;
-    }
-    for (; bi < x->nblk; bi++, i = 0) {
-        const oblk *b = x->blk[bi].b;
-        for (; i < b->n; i++) {
-            uint64_t k = b->v[i].k;
+    int32_t i = 0;
+    const onode *t = rg.has_lo ? olower(x, rg.lo, rg.lo_excl ? UINT32_MAX : 0, &i)
+                               : ofirst(x);
+    for (; t; t = t->next, i = 0) {
+        for (; i < t->n; i++) {
+            uint64_t k = t->u.v[i].k;
             if (rg.has_hi) {
                 int c = kcmp(x, k, rg.hi);
                 if (c > 0 || (c == 0 && rg.hi_excl))
@@ -441,9 +437,9 @@ static void walk_range(walk *wk, const guard *g, const tecs_index_t *x, range rg
             }
             if (rg.stop_nan && k == NAN_KEY)
                 return;
-            if (i + 8 < b->n)
-                TECS__PREFETCH(&wk->f->world->recs[TECS_ENTITY_INDEX(b->v[i + 8].e)]);
-            collect(wk, g, b->v[i].e);
+            if (i + 8 < t->n)
+                TECS__PREFETCH(&wk->f->world->recs[TECS_ENTITY_INDEX(t->u.v[i + 8].e)]);
+            collect(wk, g, t->u.v[i].e);
         }
     }
 }
