@@ -393,6 +393,10 @@ static tecs_err_t reserve(tecs_index_t *x, int32_t n)
 {
     tecs_world_t *w = x->world;
     int32_t need = x->n + n;
+    if (need <= x->cap && w->nrecs + n <= x->npos &&
+        (is_hashed(x) ? (int64_t)need * 4 <= (int64_t)x->nbucket * 3
+                      : x->npool >= pool_need(x)))
+        return TECS_OK;         /* the usual case: room enough */
     if (tecs__grow(w, (void **)&x->ents, &x->cap, need, sizeof *x->ents))
         return TECS_ENOMEM;
     int32_t slots = w->nrecs + n, old = x->npos;

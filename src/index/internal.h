@@ -167,10 +167,23 @@ static inline int ocmp(const tecs_index_t *x, uint64_t k, uint32_t slot, const o
     return (slot > s) - (slot < s);
 }
 
-/* The first of the n items at v that is >= (k, slot); n if none. */
+/* The first of the n items at v that is >= (k, slot); n if none. Keys
+** that are numbers take a search without branches (one miss-predicted
+** branch per step would cost more than the compare). */
 static inline int32_t ofind(const tecs_index_t *x, const okey *v, int32_t n, uint64_t k,
                             uint32_t slot)
 {
+    if (x->cls != TECS_KEYC_STR) {
+        const okey *b = v;
+        while (n > 0) {
+            int32_t half = n / 2;
+            const okey *m = b + half;
+            bool less = m->k < k || (m->k == k && TECS_ENTITY_INDEX(m->e) < slot);
+            b = less ? m + 1 : b;
+            n = less ? n - half - 1 : half;
+        }
+        return (int32_t)(b - v);
+    }
     int32_t lo = 0, hi = n;
     while (lo < hi) {
         int32_t mid = (lo + hi) / 2;
@@ -187,9 +200,13 @@ static inline int32_t ofind(const tecs_index_t *x, const okey *v, int32_t n, uin
 static inline void ofetch(const onode *t, int32_t h)
 {
     const char *p = (const char *)t;
-    size_t size = h ? offsetof(onode, u.in.kid) : sizeof *t;
-    for (size_t off = 0; off < size; off += 64)
-        TECS__PREFETCH(p + off);
+    if (h) {
+        for (size_t off = 0; off < offsetof(onode, u.in.kid); off += 64)
+            TECS__PREFETCH(p + off);
+    } else {
+        for (size_t off = 0; off < sizeof *t; off += 64)
+            TECS__PREFETCH(p + off);
+    }
 }
 
 /* The leaf and place of the first item >= (k, slot); NULL if none. */
