@@ -606,22 +606,31 @@ static void scan(walk *wk)
 
 /* ---- filters: ordering the matches ------------------------------------ */
 
-/* LSD radix sort of v[0..n) by k, 11 bits a pass, through tmp. */
+/* LSD radix sort of v[0..n) by k, 11 bits a pass, through tmp. Digits are
+** taken from k minus the smallest k, so that places of one archetype (the
+** usual case) need two passes, not four. */
 static void radix_sort(okey *v, okey *tmp, int32_t n)
 {
-    uint64_t max = 0;
-    for (int32_t i = 0; i < n; i++)
-        max |= v[i].k;
-    for (int shift = 0; shift < 64 && (max >> shift) != 0; shift += 11) {
+    uint64_t min = UINT64_MAX, max = 0;
+    for (int32_t i = 0; i < n; i++) {
+        min = v[i].k < min ? v[i].k : min;
+        max = v[i].k > max ? v[i].k : max;
+    }
+    okey *src = v, *dst = tmp;
+    for (int shift = 0; shift < 64 && ((max - min) >> shift) != 0; shift += 11) {
         int32_t count[2049] = { 0 };
         for (int32_t i = 0; i < n; i++)
-            count[((v[i].k >> shift) & 2047) + 1]++;
+            count[(((src[i].k - min) >> shift) & 2047) + 1]++;
         for (int32_t d = 0; d < 2048; d++)
             count[d + 1] += count[d];
         for (int32_t i = 0; i < n; i++)
-            tmp[count[(v[i].k >> shift) & 2047]++] = v[i];
-        memcpy(v, tmp, (size_t)n * sizeof *v);
+            dst[count[((src[i].k - min) >> shift) & 2047]++] = src[i];
+        okey *t = src;
+        src = dst;
+        dst = t;
     }
+    if (src != v)
+        memcpy(v, src, (size_t)n * sizeof *v);
 }
 
 /* Key order of index x: entities without a key last, ties by slot. */
