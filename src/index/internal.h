@@ -14,7 +14,7 @@
 
 #include "../private.h"
 
-#define OB 64                   /* items in an ordered leaf                */
+#define OB 128                  /* items in an ordered leaf                */
 #define OF 42                   /* children of an ordered inner node       */
 #define PREFETCH_AHEAD 8        /* steps of a filtered iteration fetched ahead */
 #define NAN_KEY UINT64_MAX      /* every NaN, above +inf                    */
