@@ -238,8 +238,9 @@ static void oput(okey *v, int32_t n, int32_t i, okey o)
     v[i] = o;
 }
 
-/* Insert o into leaf t; the new right half when t split, else NULL. */
-static onode *leaf_insert(tecs_index_t *x, onode *t, okey o)
+/* Insert o into leaf t, *where receiving the leaf it went to; the new
+** right half when t split (its items' entries told), else NULL. */
+static onode *leaf_insert(tecs_index_t *x, onode *t, okey o, onode **where)
 {
     int32_t i = ofind(x, t->u.v, t->n, o.k, TECS_ENTITY_INDEX(o.e));
     onode *r = NULL;
@@ -247,6 +248,11 @@ static onode *leaf_insert(tecs_index_t *x, onode *t, okey o)
         r = pool_take(x);
         r->n = OB / 2;
         memcpy(r->u.v, t->u.v + OB / 2, (OB / 2) * sizeof *r->u.v);
+        for (int32_t j = 0; j < OB / 2; j++) {
+            int32_t at = ent_find(x, r->u.v[j].e);
+            if (at >= 0)
+                x->ents[at].leaf = r;
+        }
         t->n = OB / 2;
         r->prev = t;
         r->next = t->next;
@@ -259,21 +265,22 @@ static onode *leaf_insert(tecs_index_t *x, onode *t, okey o)
         }
     }
     oput(t->u.v, t->n++, i, o);
+    *where = t;
     return r;
 }
 
 /* Insert o under t, a node at height h; the new right sibling of t when
 ** it split, else NULL. */
-static onode *node_insert(tecs_index_t *x, onode *t, int32_t h, okey o)
+static onode *node_insert(tecs_index_t *x, onode *t, int32_t h, okey o, onode **where)
 {
     ofetch(t, h);
     if (h == 0)
-        return leaf_insert(x, t, o);
+        return leaf_insert(x, t, o, where);
     int32_t c = ofind(x, t->u.in.last, t->n, o.k, TECS_ENTITY_INDEX(o.e));
     if (c == t->n)
         c--;
     onode *kid = t->u.in.kid[c];
-    onode *r = node_insert(x, kid, h - 1, o);
+    onode *r = node_insert(x, kid, h - 1, o, where);
     t->u.in.last[c] = omax(kid, h - 1);
     if (r == NULL)
         return NULL;
@@ -296,9 +303,9 @@ static onode *node_insert(tecs_index_t *x, onode *t, int32_t h, okey o)
     return s;
 }
 
-/* Insert (k, e); false (nothing changed) when a node is needed and none
-** can be had. */
-static bool oinsert(tecs_index_t *x, uint64_t k, tecs_entity_t e)
+/* Insert (k, e), *where receiving its leaf; false (nothing changed) when
+** a node is needed and none can be had. */
+static bool oinsert(tecs_index_t *x, uint64_t k, tecs_entity_t e, onode **where)
 {
     if (!pool_fill(x, pool_need(x)))
         return false;
@@ -308,11 +315,12 @@ static bool oinsert(tecs_index_t *x, uint64_t k, tecs_entity_t e)
         t->n = 1;
         t->next = t->prev = NULL;
         t->u.v[0] = o;
+        *where = t;
         x->root = t;
         x->height = 0;
         return true;
     }
-    onode *r = node_insert(x, x->root, x->height, o);
+    onode *r = node_insert(x, x->root, x->height, o, where);
     if (r) {
         onode *t = pool_take(x);
         t->n = 2;
@@ -377,6 +385,23 @@ static void oerase(tecs_index_t *x, uint64_t k, tecs_entity_t e)
         x->height--;
         pool_put(x, t);
     }
+}
+
+/* Erase entry t's item, starting from the leaf the entry names: when the
+** item is not the leaf's last, nothing above the leaf changes and no
+** search from the root is needed. */
+static void oerase_ent(tecs_index_t *x, const ient *t)
+{
+    onode *l = t->leaf;
+    ofetch(l, 0);
+    int32_t i = ofind(x, l->u.v, l->n, t->key, TECS_ENTITY_INDEX(t->e));
+    assert(i < l->n && l->u.v[i].e == t->e);
+    if (i >= l->n - 1) {
+        oerase(x, t->key, t->e);
+        return;
+    }
+    memmove(l->u.v + i, l->u.v + i + 1, (size_t)(l->n - i - 1) * sizeof *l->u.v);
+    l->n--;
 }
 
 /* Free t, a node at height h, and everything under it. */
@@ -476,12 +501,15 @@ static bool ent_insert(tecs_index_t *x, tecs_entity_t e, const probe *p)
     uint64_t k;
     if (!own_key(x, p->k, &k))
         return false;
-    if (!is_hashed(x) && !oinsert(x, k, e)) {
+    onode *leaf = NULL;
+    if (!is_hashed(x) && !oinsert(x, k, e, &leaf)) {
         free_key(x, k);
         return false;
     }
     int32_t i = x->n++;
-    x->ents[i] = (ient){ k, p->aux, e, 0, -1, -1 };
+    x->ents[i] = (ient){ .key = k, .aux = p->aux, .e = e, .next = -1, .prev = -1 };
+    if (leaf)
+        x->ents[i].leaf = leaf;
     x->pos[TECS_ENTITY_INDEX(e)] = i + 1;
     if (is_hashed(x)) {
         x->ents[i].h = khash(x, k);
@@ -496,7 +524,7 @@ static void ent_erase(tecs_index_t *x, int32_t i)
     if (is_hashed(x))
         chain_unlink(x, i);
     else
-        oerase(x, t->key, t->e);
+        oerase_ent(x, t);
     free_key(x, t->key);
     x->pos[TECS_ENTITY_INDEX(t->e)] = 0;
     int32_t last = --x->n;
@@ -528,8 +556,8 @@ static bool ent_rekey(tecs_index_t *x, int32_t i, const probe *p)
     if (is_hashed(x)) {
         chain_unlink(x, i);
     } else {                    /* the erase leaves the pool full enough */
-        oerase(x, t->key, t->e);
-        oinsert(x, k, t->e);
+        oerase_ent(x, t);
+        oinsert(x, k, t->e, &t->leaf);
     }
     free_key(x, t->key);
     t->key = k;
@@ -1053,6 +1081,8 @@ static tecs_err_t check_tree(tecs_index_t *x)
             int32_t j = ent_find(x, t->u.v[i].e);
             if (j < 0 || x->ents[j].key != t->u.v[i].k)
                 return bad(x->world, "tree item without its entry", x->id);
+            if (x->ents[j].leaf != t)
+                return bad(x->world, "entry names another leaf", x->id);
             if (prev && ocmp(x, t->u.v[i].k, TECS_ENTITY_INDEX(t->u.v[i].e), prev) <= 0)
                 return bad(x->world, "tree out of order", x->id);
             prev = &t->u.v[i];

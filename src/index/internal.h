@@ -21,12 +21,19 @@
 #define NOWHERE_CELL 0x8000000080000000ull /* spatial: NaN coordinates      */
 #define CELL_LIMIT 1073741824.0 /* cells are clamped to +-2^30              */
 
+struct onode;
+
 typedef struct ient {
     uint64_t key;               /* encoded key, string copy, or cell        */
     uint64_t aux;               /* raw field bytes, user pointer, or x / y  */
     tecs_entity_t e;
+    union {
+        struct {
+            int32_t next, prev; /* bucket chain (hash, spatial), -1 ends    */
+        };
+        struct onode *leaf;     /* ordered: the leaf that holds the item    */
+    };
     uint32_t h;                 /* hash of key (hash, spatial)              */
-    int32_t next, prev;         /* bucket chain (hash, spatial), -1 ends    */
 } ient;
 
 
