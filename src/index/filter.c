@@ -437,8 +437,8 @@ static void walk_range(walk *wk, const guard *g, const tecs_index_t *x, range rg
             }
             if (rg.stop_nan && k == NAN_KEY)
                 return;
-            if (i + 8 < t->n)
-                TECS__PREFETCH(&wk->f->world->recs[TECS_ENTITY_INDEX(t->u.v[i + 8].e)]);
+            if (i + 16 < t->n)
+                TECS__PREFETCH(&wk->f->world->recs[TECS_ENTITY_INDEX(t->u.v[i + 16].e)]);
             collect(wk, g, t->u.v[i].e);
         }
     }

@@ -16,7 +16,7 @@
 
 #define OB 128                  /* items in an ordered leaf                */
 #define OF 42                   /* children of an ordered inner node       */
-#define PREFETCH_AHEAD 8        /* steps of a filtered iteration fetched ahead */
+#define PREFETCH_AHEAD 16       /* steps of a filtered iteration fetched ahead */
 #define NAN_KEY UINT64_MAX      /* every NaN, above +inf                    */
 #define NOWHERE_CELL 0x8000000080000000ull /* spatial: NaN coordinates      */
 #define CELL_LIMIT 1073741824.0 /* cells are clamped to +-2^30              */
