@@ -31,7 +31,10 @@
 **              one goes away: O(log n). A range finds its first item and
 **              walks the leaves: O(log n + k). Ties are ordered by entity
 **              slot. Splits take nodes from a small pool, filled before
-**              anything changes, so an insert never fails half-way.
+**              anything changes, so an insert never fails half-way. Each
+**              entry names the leaf holding its item (leaf shares the
+**              room of next / prev): a re-key erases there without a
+**              search, unless the item is its leaf's last.
 **
 ** Entities are stored by id, never by row, so archetype moves need nothing.
 ** The index listens to component events (entity.c): ADD inserts, SET
