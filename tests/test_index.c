@@ -460,6 +460,85 @@ TEST(index_stays_true_under_random_changes)
     tw_free(t.w);
 }
 
+/* Entities with Health.hp in [0, range) under an ordered and a hash index,
+** hp known to the test in want[]: count those with lo <= hp <= hi. */
+static int count_between(const int *want, const tecs_entity_t *ids, int n,
+                         tecs_world_t *w, int lo, int hi)
+{
+    int c = 0;
+    for (int i = 0; i < n; i++)
+        if (tecs_is_alive(w, ids[i]) && want[i] >= lo && want[i] <= hi)
+            c++;
+    return c;
+}
+
+/* Enough keys for an ordered tree of several levels: it grows, is re-keyed
+** at random, shrinks to nothing and grows again, checked all along. */
+TEST(index_ordered_tree_grows_reorders_and_shrinks)
+{
+    enum { N = 40000 };
+    tecs_world_t *w = tw_new();
+    tecs_comp_t hp = TECS_COMPONENT(w, Health);
+    tecs_query_t *q = tecs_query(w, &(tecs_query_desc_t){
+        .terms = (tecs_term_t[]){ { .comp = hp } }, .term_count = 1 });
+    tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = hp, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32 });
+    tecs_index_t *h = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = hp, .kind = TECS_INDEX_HASH, .type = TECS_KEY_I32 });
+    static tecs_entity_t ids[N];
+    static int want[N];
+    uint64_t rng = 77;
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < N; i++) {
+            ids[i] = tecs_new(w);
+            want[i] = (int)(tw_rand(&rng) % 5000);  /* many ties */
+            CHECK_ERR(tecs_set(w, ids[i], hp, &(Health){ want[i] }), TECS_OK);
+        }
+        TW_CHECK(w);
+        for (int step = 0; step < 3 * N; step++) {
+            int i = (int)(tw_rand(&rng) % N);
+            want[i] = (int)(tw_rand(&rng) % 5000);
+            CHECK_ERR(tecs_set(w, ids[i], hp, &(Health){ want[i] }), TECS_OK);
+            if (step % 20000 == 0)
+                TW_CHECK(w);
+        }
+        TW_CHECK(w);
+        for (int r = 0; r < 20; r++) {
+            int lo = (int)(tw_rand(&rng) % 5000), hi = lo + (int)(tw_rand(&rng) % 300);
+            tecs_filter_t *f = tecs_filter_new(w);
+            tecs_where_between(f, x, tecs_key_int(lo), tecs_key_int(hi));
+            CHECK_EQ(tecs_query_where_collect(q, f, NULL, 0),
+                     count_between(want, ids, N, w, lo, hi));
+            tecs_filter_free(f);
+            f = tecs_filter_new(w);
+            tecs_where(f, h, TECS_EQ, tecs_key_int(lo));
+            CHECK_EQ(tecs_query_where_collect(q, f, NULL, 0),
+                     count_between(want, ids, N, w, lo, lo));
+            tecs_filter_free(f);
+        }
+        /* Shrink: every other entity in a shuffled order, then the rest. */
+        for (int i = N - 1; i > 0; i--) {
+            int j = (int)(tw_rand(&rng) % (uint64_t)(i + 1));
+            tecs_entity_t e = ids[i];
+            int v = want[i];
+            ids[i] = ids[j], want[i] = want[j];
+            ids[j] = e, want[j] = v;
+        }
+        for (int i = 0; i < N; i++) {
+            if (i % 2)
+                CHECK_ERR(tecs_remove(w, ids[i], hp), TECS_OK);
+            else
+                CHECK_ERR(tecs_destroy(w, ids[i]), TECS_OK);
+            if (i % 10000 == 0)
+                TW_CHECK(w);
+        }
+        CHECK_EQ(tecs_index_count(x), 0);
+        CHECK_EQ(tecs_index_count(h), 0);
+        TW_CHECK(w);
+    }
+    tw_free(w);
+}
+
 /* ---- order ------------------------------------------------------------ */
 
 TEST(index_key_order_ascending_and_descending)

@@ -424,16 +424,12 @@ typedef struct range {
 
 static void walk_range(walk *wk, const guard *g, const tecs_index_t *x, range rg)
 {
-    int32_t bi = 0, i = 0;
-    if (rg.has_lo) {
-        uint32_t slot = rg.lo_excl ? UINT32_MAX : 0;
-        bi = oblock(x, rg.lo, slot);
-        i = bi < x->nblk ? oslot(x, x->blk[bi].b, rg.lo, slot) : 0;
-    }
-    for (; bi < x->nblk; bi++, i = 0) {
-        const oblk *b = x->blk[bi].b;
-        for (; i < b->n; i++) {
-            uint64_t k = b->v[i].k;
+    int32_t i = 0;
+    const onode *t = rg.has_lo ? olower(x, rg.lo, rg.lo_excl ? UINT32_MAX : 0, &i)
+                               : ofirst(x);
+    for (; t; t = t->next, i = 0) {
+        for (; i < t->n; i++) {
+            uint64_t k = t->u.v[i].k;
             if (rg.has_hi) {
                 int c = kcmp(x, k, rg.hi);
                 if (c > 0 || (c == 0 && rg.hi_excl))
@@ -441,9 +437,9 @@ static void walk_range(walk *wk, const guard *g, const tecs_index_t *x, range rg
             }
             if (rg.stop_nan && k == NAN_KEY)
                 return;
-            if (i + 8 < b->n)
-                TECS__PREFETCH(&wk->f->world->recs[TECS_ENTITY_INDEX(b->v[i + 8].e)]);
-            collect(wk, g, b->v[i].e);
+            if (i + 16 < t->n)
+                TECS__PREFETCH(&wk->f->world->recs[TECS_ENTITY_INDEX(t->u.v[i + 16].e)]);
+            collect(wk, g, t->u.v[i].e);
         }
     }
 }
@@ -627,26 +623,34 @@ static void insertion_sort(okey *v, int32_t n)
 }
 
 /* LSD radix sort of v[0..n) by k, 11 bits a pass, through tmp; small
-** arrays by insertion. */
+** arrays by insertion. Digits are taken from k minus the smallest k, so
+** that places of one archetype (the usual case) need two passes, not four. */
 static void radix_sort(okey *v, okey *tmp, int32_t n)
 {
     if (n <= SMALL_SORT) {
         insertion_sort(v, n);
         return;
     }
-    uint64_t max = 0;
-    for (int32_t i = 0; i < n; i++)
-        max |= v[i].k;
-    for (int shift = 0; shift < 64 && (max >> shift) != 0; shift += 11) {
+    uint64_t min = UINT64_MAX, max = 0;
+    for (int32_t i = 0; i < n; i++) {
+        min = v[i].k < min ? v[i].k : min;
+        max = v[i].k > max ? v[i].k : max;
+    }
+    okey *src = v, *dst = tmp;
+    for (int shift = 0; shift < 64 && ((max - min) >> shift) != 0; shift += 11) {
         int32_t count[2049] = { 0 };
         for (int32_t i = 0; i < n; i++)
-            count[((v[i].k >> shift) & 2047) + 1]++;
+            count[(((src[i].k - min) >> shift) & 2047) + 1]++;
         for (int32_t d = 0; d < 2048; d++)
             count[d + 1] += count[d];
         for (int32_t i = 0; i < n; i++)
-            tmp[count[(v[i].k >> shift) & 2047]++] = v[i];
-        memcpy(v, tmp, (size_t)n * sizeof *v);
+            dst[count[((src[i].k - min) >> shift) & 2047]++] = src[i];
+        okey *t = src;
+        src = dst;
+        dst = t;
     }
+    if (src != v)
+        memcpy(v, src, (size_t)n * sizeof *v);
 }
 
 /* Key order of index x: entities without a key last, ties by slot. */
@@ -661,7 +665,6 @@ static int by_key(const tecs_index_t *x, const okey *a, const okey *b)
     uint32_t sa = TECS_ENTITY_INDEX(a->e), sb = TECS_ENTITY_INDEX(b->e);
     return (sa > sb) - (sa < sb);
 }
-
 
 static void reverse(snap *s)
 {

@@ -18,14 +18,23 @@
 **     hash     buckets[h & mask] -> first entry; entries chained by
 **              next / prev (doubly linked: unlinking is O(1));
 **     spatial  the same chains, the key being the grid cell (cx, cy);
-**     ordered  sorted blocks of (key, entity), at most OB each, found by
-**              binary search over the blocks' last items, then inside one:
+**     ordered  a B+-tree of (key, entity) items: leaves of at most OB
+**              items, linked in key order; inner nodes of at most OF
+**              children, each with a copy of the largest item below it:
 **
-**              blk[0] [k1 k1 k3 ..]  blk[1] [k7 k9 ..]  blk[2] [..]
+**                              [ k9 | k40 ]                 root
+**                             /            \
+**              leaf [k1 k1 k3 .. k9] <-> [k12 .. k40]       leaves
 **
-**              insert / erase move at most OB items (a full block splits in
-**              two, an empty one goes away), a range walks blocks in order:
-**              O(log n + k). Ties are ordered by entity slot.
+**              A search reads one small array per level; insert / erase
+**              move at most OB items, a full node splits in two, an empty
+**              one goes away: O(log n). A range finds its first item and
+**              walks the leaves: O(log n + k). Ties are ordered by entity
+**              slot. Splits take nodes from a small pool, filled before
+**              anything changes, so an insert never fails half-way. Each
+**              entry names the leaf holding its item (leaf shares the
+**              room of next / prev): a re-key erases there without a
+**              search, unless the item is its leaf's last.
 **
 ** Entities are stored by id, never by row, so archetype moves need nothing.
 ** The index listens to component events (entity.c): ADD inserts, SET
@@ -175,12 +184,247 @@ static void free_key(tecs_index_t *x, uint64_t k)
         tecs__free(x->world, s, strlen(s) + 1);
 }
 
+/* ---- the ordered B+-tree ---------------------------------------------- */
+
+/* Nodes of the pool (taken by splits): at least need, allocating what is
+** missing; false when out of memory (the pool keeps what it got). */
+static bool pool_fill(tecs_index_t *x, int32_t need)
+{
+    while (x->npool < need) {
+        onode *t = tecs__alloc(x->world, sizeof *t);
+        if (t == NULL)
+            return false;
+        t->next = x->pool;
+        x->pool = t;
+        x->npool++;
+    }
+    return true;
+}
+
+/* What one insert may take: a node per level and a new root. */
+static int32_t pool_need(const tecs_index_t *x)
+{
+    return x->height + 2;
+}
+
+static onode *pool_take(tecs_index_t *x)
+{
+    onode *t = x->pool;
+    assert(t != NULL);
+    x->pool = t->next;
+    x->npool--;
+    return t;
+}
+
+/* Give t back to the pool, or free it when the pool has enough. */
+static void pool_put(tecs_index_t *x, onode *t)
+{
+    if (x->npool >= pool_need(x) + 2) {
+        tecs__free(x->world, t, sizeof *t);
+        return;
+    }
+    t->next = x->pool;
+    x->pool = t;
+    x->npool++;
+}
+
+/* The largest item under t, a node at height h. */
+static okey omax(const onode *t, int32_t h)
+{
+    return h ? t->u.in.last[t->n - 1] : t->u.v[t->n - 1];
+}
+
+/* Put o at place i of the n items at v (room for one more). */
+static void oput(okey *v, int32_t n, int32_t i, okey o)
+{
+    memmove(v + i + 1, v + i, (size_t)(n - i) * sizeof *v);
+    v[i] = o;
+}
+
+/* Insert o into leaf t, *where receiving the leaf it went to; the new
+** right half when t split (its items' entries told), else NULL. */
+static onode *leaf_insert(tecs_index_t *x, onode *t, okey o, onode **where)
+{
+    int32_t i = ofind(x, t->u.v, t->n, o.k, TECS_ENTITY_INDEX(o.e));
+    onode *r = NULL;
+    if (t->n == OB) {
+        r = pool_take(x);
+        r->n = OB / 2;
+        memcpy(r->u.v, t->u.v + OB / 2, (OB / 2) * sizeof *r->u.v);
+        for (int32_t j = 0; j < OB / 2; j++) {
+            int32_t at = ent_find(x, r->u.v[j].e);
+            if (at >= 0)
+                x->ents[at].leaf = r;
+        }
+        t->n = OB / 2;
+        r->prev = t;
+        r->next = t->next;
+        if (t->next)
+            t->next->prev = r;
+        t->next = r;
+        if (i > OB / 2) {
+            t = r;
+            i -= OB / 2;
+        }
+    }
+    oput(t->u.v, t->n++, i, o);
+    *where = t;
+    return r;
+}
+
+/* Insert o under t, a node at height h; the new right sibling of t when
+** it split, else NULL. */
+static onode *node_insert(tecs_index_t *x, onode *t, int32_t h, okey o, onode **where)
+{
+    ofetch(t, h);
+    if (h == 0)
+        return leaf_insert(x, t, o, where);
+    int32_t c = ofind(x, t->u.in.last, t->n, o.k, TECS_ENTITY_INDEX(o.e));
+    if (c == t->n)
+        c--;
+    onode *kid = t->u.in.kid[c];
+    onode *r = node_insert(x, kid, h - 1, o, where);
+    t->u.in.last[c] = omax(kid, h - 1);
+    if (r == NULL)
+        return NULL;
+    onode *s = NULL;
+    c++;
+    if (t->n == OF) {
+        s = pool_take(x);
+        s->n = OF - OF / 2;
+        memcpy(s->u.in.last, t->u.in.last + OF / 2, (size_t)s->n * sizeof *s->u.in.last);
+        memcpy(s->u.in.kid, t->u.in.kid + OF / 2, (size_t)s->n * sizeof *s->u.in.kid);
+        t->n = OF / 2;
+        if (c > OF / 2) {
+            t = s;
+            c -= OF / 2;
+        }
+    }
+    memmove(t->u.in.kid + c + 1, t->u.in.kid + c, (size_t)(t->n - c) * sizeof *t->u.in.kid);
+    t->u.in.kid[c] = r;
+    oput(t->u.in.last, t->n++, c, omax(r, h - 1));
+    return s;
+}
+
+/* Insert (k, e), *where receiving its leaf; false (nothing changed) when
+** a node is needed and none can be had. */
+static bool oinsert(tecs_index_t *x, uint64_t k, tecs_entity_t e, onode **where)
+{
+    if (!pool_fill(x, pool_need(x)))
+        return false;
+    okey o = { k, e };
+    if (x->root == NULL) {
+        onode *t = pool_take(x);
+        t->n = 1;
+        t->next = t->prev = NULL;
+        t->u.v[0] = o;
+        *where = t;
+        x->root = t;
+        x->height = 0;
+        return true;
+    }
+    onode *r = node_insert(x, x->root, x->height, o, where);
+    if (r) {
+        onode *t = pool_take(x);
+        t->n = 2;
+        t->u.in.kid[0] = x->root;
+        t->u.in.kid[1] = r;
+        t->u.in.last[0] = omax(x->root, x->height);
+        t->u.in.last[1] = omax(r, x->height);
+        x->root = t;
+        x->height++;
+    }
+    return true;
+}
+
+/* Take leaf t out of the leaf list. */
+static void leaf_unlink(onode *t)
+{
+    if (t->prev)
+        t->prev->next = t->next;
+    if (t->next)
+        t->next->prev = t->prev;
+}
+
+/* Erase (k, e) under t, a node at height h; true when t is left empty
+** (unlinked, its parent drops it). */
+static bool node_erase(tecs_index_t *x, onode *t, int32_t h, uint64_t k, uint32_t slot)
+{
+    ofetch(t, h);
+    if (h == 0) {
+        int32_t i = ofind(x, t->u.v, t->n, k, slot);
+        assert(i < t->n && t->u.v[i].k == k);
+        memmove(t->u.v + i, t->u.v + i + 1, (size_t)(t->n - i - 1) * sizeof *t->u.v);
+        if (--t->n > 0)
+            return false;
+        leaf_unlink(t);
+        return true;
+    }
+    int32_t c = ofind(x, t->u.in.last, t->n, k, slot);
+    assert(c < t->n);
+    onode *kid = t->u.in.kid[c];
+    if (!node_erase(x, kid, h - 1, k, slot)) {
+        t->u.in.last[c] = omax(kid, h - 1);
+        return false;
+    }
+    pool_put(x, kid);
+    memmove(t->u.in.kid + c, t->u.in.kid + c + 1, (size_t)(t->n - c - 1) * sizeof *t->u.in.kid);
+    memmove(t->u.in.last + c, t->u.in.last + c + 1,
+            (size_t)(t->n - c - 1) * sizeof *t->u.in.last);
+    return --t->n == 0;
+}
+
+static void oerase(tecs_index_t *x, uint64_t k, tecs_entity_t e)
+{
+    if (node_erase(x, x->root, x->height, k, TECS_ENTITY_INDEX(e))) {
+        pool_put(x, x->root);
+        x->root = NULL;
+        x->height = 0;
+        return;
+    }
+    while (x->height > 0 && x->root->n == 1) {  /* a root with one child goes */
+        onode *t = x->root;
+        x->root = t->u.in.kid[0];
+        x->height--;
+        pool_put(x, t);
+    }
+}
+
+/* Erase entry t's item, starting from the leaf the entry names: when the
+** item is not the leaf's last, nothing above the leaf changes and no
+** search from the root is needed. */
+static void oerase_ent(tecs_index_t *x, const ient *t)
+{
+    onode *l = t->leaf;
+    ofetch(l, 0);
+    int32_t i = ofind(x, l->u.v, l->n, t->key, TECS_ENTITY_INDEX(t->e));
+    assert(i < l->n && l->u.v[i].e == t->e);
+    if (i >= l->n - 1) {
+        oerase(x, t->key, t->e);
+        return;
+    }
+    memmove(l->u.v + i, l->u.v + i + 1, (size_t)(l->n - i - 1) * sizeof *l->u.v);
+    l->n--;
+}
+
+/* Free t, a node at height h, and everything under it. */
+static void ofree(tecs_index_t *x, onode *t, int32_t h)
+{
+    for (int32_t c = 0; h > 0 && c < t->n; c++)
+        ofree(x, t->u.in.kid[c], h - 1);
+    tecs__free(x->world, t, sizeof *t);
+}
+
 /* Room for n more entries (and entities up to the world's slots + n), so
 ** that the next n inserts allocate nothing but string copies. */
 static tecs_err_t reserve(tecs_index_t *x, int32_t n)
 {
     tecs_world_t *w = x->world;
     int32_t need = x->n + n;
+    if (need <= x->cap && w->nrecs + n <= x->npos &&
+        (is_hashed(x) ? (int64_t)need * 4 <= (int64_t)x->nbucket * 3
+                      : x->npool >= pool_need(x)))
+        return TECS_OK;         /* the usual case: room enough */
     if (tecs__grow(w, (void **)&x->ents, &x->cap, need, sizeof *x->ents))
         return TECS_ENOMEM;
     int32_t slots = w->nrecs + n, old = x->npos;
@@ -210,15 +454,8 @@ static tecs_err_t reserve(tecs_index_t *x, int32_t n)
             *head = i;
         }
     }
-    if (!is_hashed(x)) {
-        /* n inserts split at most min(n, blocks + 1) + 2n / OB blocks. */
-        int64_t splits = (n < x->nblk + 1 ? n : x->nblk + 1) + 2 * (int64_t)n / OB + 1;
-        if (tecs__grow(w, (void **)&x->blk, &x->capblk, x->nblk + (int32_t)splits,
-                       sizeof *x->blk))
-            return TECS_ENOMEM;
-        if (x->spare == NULL && (x->spare = tecs__alloc(w, sizeof *x->spare)) == NULL)
-            return TECS_ENOMEM;
-    }
+    if (!is_hashed(x) && !pool_fill(x, pool_need(x)))
+        return TECS_ENOMEM;
     return TECS_OK;
 }
 
@@ -259,79 +496,6 @@ static void chain_moved(tecs_index_t *x, int32_t i, int32_t j)
     (void)i;
 }
 
-/* Split full block bi in two (room reserved). */
-static void osplit(tecs_index_t *x, int32_t bi)
-{
-    oblk *b = x->blk[bi].b, *c = x->spare;
-    x->spare = NULL;
-    c->n = OB / 2;
-    memcpy(c->v, b->v + OB / 2, (OB / 2) * sizeof *c->v);
-    b->n = OB / 2;
-    memmove(x->blk + bi + 2, x->blk + bi + 1, (size_t)(x->nblk - bi - 1) * sizeof *x->blk);
-    x->blk[bi].last = b->v[b->n - 1];
-    x->blk[bi + 1] = (odir){ c->v[c->n - 1], c };
-    x->nblk++;
-}
-
-/* Insert (k, e); false if a block was needed and none is reserved. */
-static bool oinsert(tecs_index_t *x, uint64_t k, tecs_entity_t e)
-{
-    uint32_t slot = TECS_ENTITY_INDEX(e);
-    if (x->nblk == 0) {
-        if (x->spare == NULL || x->capblk < 1)
-            return false;
-        oblk *b = x->spare;
-        x->spare = NULL;
-        b->n = 1;
-        b->v[0] = (okey){ k, e };
-        x->blk[0] = (odir){ b->v[0], b };
-        x->nblk = 1;
-        return true;
-    }
-    int32_t bi = oblock(x, k, slot);
-    if (bi == x->nblk)
-        bi--;
-    if (x->blk[bi].b->n == OB) {
-        if (x->spare == NULL || x->nblk >= x->capblk) {
-            x->spare = x->spare ? x->spare : tecs__alloc(x->world, sizeof *x->spare);
-            if (x->spare == NULL || tecs__grow(x->world, (void **)&x->blk, &x->capblk,
-                                               x->nblk + 1, sizeof *x->blk))
-                return false;
-        }
-        osplit(x, bi);
-        if (ocmp(x, k, slot, &x->blk[bi].last) > 0)
-            bi++;
-    }
-    oblk *b = x->blk[bi].b;
-    int32_t i = oslot(x, b, k, slot);
-    memmove(b->v + i + 1, b->v + i, (size_t)(b->n - i) * sizeof *b->v);
-    b->v[i] = (okey){ k, e };
-    b->n++;
-    x->blk[bi].last = b->v[b->n - 1];
-    return true;
-}
-
-static void oerase(tecs_index_t *x, uint64_t k, tecs_entity_t e)
-{
-    uint32_t slot = TECS_ENTITY_INDEX(e);
-    int32_t bi = oblock(x, k, slot);
-    assert(bi < x->nblk);
-    oblk *b = x->blk[bi].b;
-    int32_t i = oslot(x, b, k, slot);
-    assert(i < b->n && b->v[i].e == e);
-    memmove(b->v + i, b->v + i + 1, (size_t)(b->n - i - 1) * sizeof *b->v);
-    if (--b->n > 0) {
-        x->blk[bi].last = b->v[b->n - 1];
-        return;
-    }
-    if (x->spare == NULL)
-        x->spare = b;
-    else
-        tecs__free(x->world, b, sizeof *b);
-    memmove(x->blk + bi, x->blk + bi + 1, (size_t)(x->nblk - bi - 1) * sizeof *x->blk);
-    x->nblk--;
-}
-
 /* ---- insert, erase, re-key --------------------------------------------- */
 
 /* Add e with the key in p (room reserved); false when out of memory. */
@@ -340,12 +504,15 @@ static bool ent_insert(tecs_index_t *x, tecs_entity_t e, const probe *p)
     uint64_t k;
     if (!own_key(x, p->k, &k))
         return false;
-    if (!is_hashed(x) && !oinsert(x, k, e)) {
+    onode *leaf = NULL;
+    if (!is_hashed(x) && !oinsert(x, k, e, &leaf)) {
         free_key(x, k);
         return false;
     }
     int32_t i = x->n++;
-    x->ents[i] = (ient){ k, p->aux, e, 0, -1, -1 };
+    x->ents[i] = (ient){ .key = k, .aux = p->aux, .e = e, .next = -1, .prev = -1 };
+    if (leaf)
+        x->ents[i].leaf = leaf;
     x->pos[TECS_ENTITY_INDEX(e)] = i + 1;
     if (is_hashed(x)) {
         x->ents[i].h = khash(x, k);
@@ -360,7 +527,7 @@ static void ent_erase(tecs_index_t *x, int32_t i)
     if (is_hashed(x))
         chain_unlink(x, i);
     else
-        oerase(x, t->key, t->e);
+        oerase_ent(x, t);
     free_key(x, t->key);
     x->pos[TECS_ENTITY_INDEX(t->e)] = 0;
     int32_t last = --x->n;
@@ -385,15 +552,15 @@ static bool ent_rekey(tecs_index_t *x, int32_t i, const probe *p)
     uint64_t k;
     if (!own_key(x, p->k, &k))
         return false;
+    if (!is_hashed(x) && !pool_fill(x, pool_need(x))) {
+        free_key(x, k);
+        return false;
+    }
     if (is_hashed(x)) {
         chain_unlink(x, i);
-    } else {
-        oerase(x, t->key, t->e);
-        if (!oinsert(x, k, t->e)) {
-            oinsert(x, t->key, t->e);   /* back where a slot was just freed */
-            free_key(x, k);
-            return false;
-        }
+    } else {                    /* the erase leaves the pool full enough */
+        oerase_ent(x, t);
+        oinsert(x, k, t->e, &t->leaf);
     }
     free_key(x, t->key);
     t->key = k;
@@ -432,15 +599,14 @@ static tecs_entity_t find_other(const tecs_index_t *x, uint64_t k, tecs_entity_t
                 return x->ents[i].e;
         return 0;
     }
-    for (int32_t bi = oblock(x, k, 0); bi < x->nblk; bi++) {
-        const oblk *b = x->blk[bi].b;
-        for (int32_t i = oslot(x, b, k, 0); i < b->n; i++) {
-            if (kcmp(x, b->v[i].k, k) != 0)
+    int32_t i;
+    for (const onode *t = olower(x, k, 0, &i); t; t = t->next, i = 0)
+        for (; i < t->n; i++) {
+            if (kcmp(x, t->u.v[i].k, k) != 0)
                 return 0;
-            if (b->v[i].e != e)
-                return b->v[i].e;
+            if (t->u.v[i].e != e)
+                return t->u.v[i].e;
         }
-    }
     return 0;
 }
 
@@ -448,17 +614,17 @@ static tecs_entity_t find_other(const tecs_index_t *x, uint64_t k, tecs_entity_t
 
 static void clear(tecs_index_t *x)
 {
-    tecs_world_t *w = x->world;
     for (int32_t i = 0; i < x->n; i++)
         free_key(x, x->ents[i].key);
-    for (int32_t i = 0; i < x->nblk; i++)
-        tecs__free(w, x->blk[i].b, sizeof *x->blk[i].b);
+    if (x->root)
+        ofree(x, x->root, x->height);
+    x->root = NULL;
+    x->height = 0;
     if (x->npos)
         memset(x->pos, 0, (size_t)x->npos * sizeof *x->pos);
     if (x->nbucket)
         memset(x->bucket, 0xff, (size_t)x->nbucket * sizeof *x->bucket);
     x->n = 0;
-    x->nblk = 0;
 }
 
 /* Fill x from every archetype with its component. */
@@ -529,11 +695,11 @@ static void index_release(tecs_index_t *x)
 {
     tecs_world_t *w = x->world;
     clear(x);
-    tecs__free(w, x->spare, sizeof *x->spare);
+    while (x->pool)
+        tecs__free(w, pool_take(x), sizeof(onode));
     tecs__free(w, x->ents, (size_t)x->cap * sizeof *x->ents);
     tecs__free(w, x->pos, (size_t)x->npos * sizeof *x->pos);
     tecs__free(w, x->bucket, (size_t)x->nbucket * sizeof *x->bucket);
-    tecs__free(w, x->blk, (size_t)x->capblk * sizeof *x->blk);
     tecs__free(w, x, sizeof *x);
 }
 
@@ -882,27 +1048,49 @@ static tecs_err_t check_entries(tecs_index_t *x)
     return TECS_OK;
 }
 
-static tecs_err_t check_blocks(tecs_index_t *x)
+/* Check the subtree t at height h: sizes, the copies of the last items,
+** and that its leaves come next in the leaf list (*leaf is the last one
+** seen); counts its items into *total. */
+static bool check_node(tecs_index_t *x, const onode *t, int32_t h, const onode **leaf,
+                       int32_t *total)
+{
+    if (t->n < 1 || t->n > (h ? OF : OB))
+        return false;
+    if (h == 0) {
+        if (t->prev != *leaf || (*leaf && (*leaf)->next != t))
+            return false;
+        *leaf = t;
+        *total += t->n;
+        return true;
+    }
+    for (int32_t c = 0; c < t->n; c++) {
+        okey m = omax(t->u.in.kid[c], h - 1);
+        if (!check_node(x, t->u.in.kid[c], h - 1, leaf, total) || m.e != t->u.in.last[c].e ||
+            m.k != t->u.in.last[c].k)
+            return false;
+    }
+    return true;
+}
+
+static tecs_err_t check_tree(tecs_index_t *x)
 {
     int32_t total = 0;
+    const onode *leaf = NULL;
+    if (x->root && (!check_node(x, x->root, x->height, &leaf, &total) || leaf->next))
+        return bad(x->world, "tree shape", x->id);
     const okey *prev = NULL;
-    for (int32_t bi = 0; bi < x->nblk; bi++) {
-        const oblk *b = x->blk[bi].b;
-        if (b->n < 1 || b->n > OB)
-            return bad(x->world, "block size", x->id);
-        for (int32_t i = 0; i < b->n; i++) {
-            int32_t j = ent_find(x, b->v[i].e);
-            if (j < 0 || x->ents[j].key != b->v[i].k)
-                return bad(x->world, "block item without its entry", x->id);
-            if (prev && ocmp(x, b->v[i].k, TECS_ENTITY_INDEX(b->v[i].e), prev) <= 0)
-                return bad(x->world, "blocks out of order", x->id);
-            prev = &b->v[i];
+    for (const onode *t = ofirst(x); t; t = t->next)
+        for (int32_t i = 0; i < t->n; i++) {
+            int32_t j = ent_find(x, t->u.v[i].e);
+            if (j < 0 || x->ents[j].key != t->u.v[i].k)
+                return bad(x->world, "tree item without its entry", x->id);
+            if (x->ents[j].leaf != t)
+                return bad(x->world, "entry names another leaf", x->id);
+            if (prev && ocmp(x, t->u.v[i].k, TECS_ENTITY_INDEX(t->u.v[i].e), prev) <= 0)
+                return bad(x->world, "tree out of order", x->id);
+            prev = &t->u.v[i];
         }
-        if (x->blk[bi].last.e != b->v[b->n - 1].e || x->blk[bi].last.k != b->v[b->n - 1].k)
-            return bad(x->world, "directory disagrees with its block", x->id);
-        total += b->n;
-    }
-    return total == x->n ? TECS_OK : bad(x->world, "block items != entries", x->id);
+    return total == x->n ? TECS_OK : bad(x->world, "tree items != entries", x->id);
 }
 
 /* Count the entities that have x's component. */
@@ -925,7 +1113,7 @@ tecs_err_t tecs__indexes_check(tecs_world_t *w)
             continue;
         tecs_err_t err = check_entries(x);
         if (!err && !is_hashed(x))
-            err = check_blocks(x);
+            err = check_tree(x);
         if (err)
             return err;
         if (holders(x) != x->n)

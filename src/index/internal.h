@@ -3,7 +3,7 @@
 ** filter and snapshot structures, and the small helpers all three use.
 ** Only the files of src/index include it.
 **
-**     index.c   keys, the entry table, hash chains, ordered blocks, the
+**     index.c   keys, the entry table, hash chains, the ordered B+-tree, the
 **               listener that keeps indexes true, the unique check;
 **     filter.c  filters: building, testing, collecting, ordering, and the
 **               filtered iteration;
@@ -14,18 +14,26 @@
 
 #include "../private.h"
 
-#define OB 64                   /* items in an ordered block               */
-#define PREFETCH_AHEAD 8        /* steps of a filtered iteration fetched ahead */
+#define OB 128                  /* items in an ordered leaf                */
+#define OF 42                   /* children of an ordered inner node       */
+#define PREFETCH_AHEAD 16       /* steps of a filtered iteration fetched ahead */
 #define NAN_KEY UINT64_MAX      /* every NaN, above +inf                    */
 #define NOWHERE_CELL 0x8000000080000000ull /* spatial: NaN coordinates      */
 #define CELL_LIMIT 1073741824.0 /* cells are clamped to +-2^30              */
+
+struct onode;
 
 typedef struct ient {
     uint64_t key;               /* encoded key, string copy, or cell        */
     uint64_t aux;               /* raw field bytes, user pointer, or x / y  */
     tecs_entity_t e;
+    union {
+        struct {
+            int32_t next, prev; /* bucket chain (hash, spatial), -1 ends    */
+        };
+        struct onode *leaf;     /* ordered: the leaf that holds the item    */
+    };
     uint32_t h;                 /* hash of key (hash, spatial)              */
-    int32_t next, prev;         /* bucket chain (hash, spatial), -1 ends    */
 } ient;
 
 
@@ -34,17 +42,21 @@ typedef struct okey {
     tecs_entity_t e;
 } okey;
 
-typedef struct oblk {
-    int32_t n;
-    okey v[OB];
-} oblk;
-
-/* The ordered directory: each block with a copy of its last item, so a
-** search reads one contiguous array and touches one block. */
-typedef struct odir {
-    okey last;
-    oblk *b;
-} odir;
+/* A node of the ordered B+-tree. A leaf holds up to OB items in order and
+** is linked to its neighbours; an inner node holds up to OF children, each
+** with a copy of the last (largest) item below it, so a search reads one
+** small array per level. Both kinds share one size and one spare pool. */
+typedef struct onode {
+    int32_t n;                  /* items (leaf) or children (inner)         */
+    struct onode *next, *prev;  /* leaf: neighbours in key order; pool link */
+    union {
+        okey v[OB];             /* leaf items                               */
+        struct {
+            okey last[OF];      /* the largest item under each child        */
+            struct onode *kid[OF];
+        } in;
+    } u;
+} onode;
 
 struct tecs_index_t {
     tecs_world_t *world;
@@ -59,9 +71,10 @@ struct tecs_index_t {
     int32_t npos;
     int32_t *bucket;            /* hash, spatial: power of two, -1 empty    */
     int32_t nbucket;
-    odir *blk;                  /* ordered: the directory                   */
-    int32_t nblk, capblk;
-    oblk *spare;                /* a block reserved for the next split      */
+    onode *root;                /* ordered: the B+-tree, NULL when empty    */
+    int32_t height;             /* inner levels above the leaves            */
+    onode *pool;                /* spare nodes, linked by next              */
+    int32_t npool;
 };
 
 typedef struct tecs__indexes {
@@ -161,13 +174,27 @@ static inline int ocmp(const tecs_index_t *x, uint64_t k, uint32_t slot, const o
     return (slot > s) - (slot < s);
 }
 
-/* The first block whose last item is >= (k, slot); nblk if none. */
-static inline int32_t oblock(const tecs_index_t *x, uint64_t k, uint32_t slot)
+/* The first of the n items at v that is >= (k, slot); n if none. Keys
+** that are numbers take a search without branches (one miss-predicted
+** branch per step would cost more than the compare). */
+static inline int32_t ofind(const tecs_index_t *x, const okey *v, int32_t n, uint64_t k,
+                            uint32_t slot)
 {
-    int32_t lo = 0, hi = x->nblk;
+    if (x->cls != TECS_KEYC_STR) {
+        const okey *b = v;
+        while (n > 0) {
+            int32_t half = n / 2;
+            const okey *m = b + half;
+            bool less = m->k < k || (m->k == k && TECS_ENTITY_INDEX(m->e) < slot);
+            b = less ? m + 1 : b;
+            n = less ? n - half - 1 : half;
+        }
+        return (int32_t)(b - v);
+    }
+    int32_t lo = 0, hi = n;
     while (lo < hi) {
         int32_t mid = (lo + hi) / 2;
-        if (ocmp(x, k, slot, &x->blk[mid].last) > 0)
+        if (ocmp(x, k, slot, &v[mid]) > 0)
             lo = mid + 1;
         else
             hi = mid;
@@ -175,18 +202,45 @@ static inline int32_t oblock(const tecs_index_t *x, uint64_t k, uint32_t slot)
     return lo;
 }
 
-/* The first item of b that is >= (k, slot). */
-static inline int32_t oslot(const tecs_index_t *x, const oblk *b, uint64_t k, uint32_t slot)
+/* Start fetching node t (at height h) whole, before reading its count:
+** a search then waits for one miss, not one per probe. */
+static inline void ofetch(const onode *t, int32_t h)
 {
-    int32_t lo = 0, hi = b->n;
-    while (lo < hi) {
-        int32_t mid = (lo + hi) / 2;
-        if (ocmp(x, k, slot, &b->v[mid]) > 0)
-            lo = mid + 1;
-        else
-            hi = mid;
+    const char *p = (const char *)t;
+    if (h) {
+        for (size_t off = 0; off < offsetof(onode, u.in.kid); off += 64)
+            TECS__PREFETCH(p + off);
+    } else {
+        for (size_t off = 0; off < sizeof *t; off += 64)
+            TECS__PREFETCH(p + off);
     }
-    return lo;
+}
+
+/* The leaf and place of the first item >= (k, slot); NULL if none. */
+static inline const onode *olower(const tecs_index_t *x, uint64_t k, uint32_t slot,
+                                  int32_t *at)
+{
+    const onode *t = x->root;
+    if (t == NULL)
+        return NULL;
+    for (int32_t h = x->height; h > 0; h--) {
+        int32_t c = ofind(x, t->u.in.last, t->n, k, slot);
+        if (c == t->n)
+            return NULL;
+        t = t->u.in.kid[c];
+        ofetch(t, h - 1);
+    }
+    *at = ofind(x, t->u.v, t->n, k, slot);
+    return *at < t->n ? t : NULL;
+}
+
+/* The leftmost leaf, or NULL. */
+static inline const onode *ofirst(const tecs_index_t *x)
+{
+    const onode *t = x->root;
+    for (int32_t h = x->height; t && h > 0; h--)
+        t = t->u.in.kid[0];
+    return t;
 }
 
 typedef int (*okey_cmp)(const tecs_index_t *x, const okey *a, const okey *b);
