@@ -539,6 +539,63 @@ TEST(index_ordered_tree_grows_reorders_and_shrinks)
     tw_free(w);
 }
 
+/* Entities in key order, ties by slot, from want[] (brute force). */
+static int by_key_then_slot(const void *a, const void *b)
+{
+    const long long *x = a, *y = b;
+    return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+/* Small re-keys (+-1..3, a neighbour's key, the smallest or largest key)
+** keep items in their leaf, move them to a leaf's first or last place, or
+** over a leaf's edge; each step the tree must stay true and its key order
+** must be the brute-force order. */
+TEST(index_ordered_small_rekeys_keep_key_order)
+{
+    enum { N = 3000 };
+    tecs_world_t *w = tw_new();
+    tecs_comp_t hp = TECS_COMPONENT(w, Health);
+    tecs_query_t *q = tecs_query(w, &(tecs_query_desc_t){
+        .terms = (tecs_term_t[]){ { .comp = hp } }, .term_count = 1 });
+    tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = hp, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32 });
+    static tecs_entity_t ids[N], got[N];
+    static int want[N];
+    static long long sorted[N];
+    for (int i = 0; i < N; i++) {
+        ids[i] = tecs_new(w);
+        want[i] = 4 * i;
+        CHECK_ERR(tecs_set(w, ids[i], hp, &(Health){ want[i] }), TECS_OK);
+    }
+    tecs_filter_t *f = tecs_filter_new(w);
+    CHECK_ERR(tecs_filter_order(f, x, false), TECS_OK);
+    uint64_t rng = 4242;
+    for (int step = 0; step < 20000; step++) {
+        int i = (int)(tw_rand(&rng) % N), how = (int)(tw_rand(&rng) % 8);
+        if (how < 5)
+            want[i] += (int)(tw_rand(&rng) % 7) - 3;
+        else if (how == 5)
+            want[i] = want[(i + 1) % N] + (int)(tw_rand(&rng) % 3) - 1;
+        else if (how == 6)
+            want[i] = -1 - step;            /* below every key */
+        else
+            want[i] = 4 * N + step;         /* above every key */
+        CHECK_ERR(tecs_set(w, ids[i], hp, &(Health){ want[i] }), TECS_OK);
+        if (step % 50 != 0)
+            continue;
+        TW_CHECK(w);
+        for (int j = 0; j < N; j++)
+            sorted[j] = ((long long)want[j] + 1000000) * 65536 + TECS_ENTITY_INDEX(ids[j]);
+        qsort(sorted, N, sizeof *sorted, by_key_then_slot);
+        CHECK_EQ(tecs_query_where_collect(q, f, got, N), N);
+        for (int j = 0; j < N; j++)
+            CHECK_EQ(TECS_ENTITY_INDEX(got[j]), sorted[j] % 65536);
+    }
+    TW_CHECK(w);
+    tecs_filter_free(f);
+    tw_free(w);
+}
+
 /* ---- order ------------------------------------------------------------ */
 
 TEST(index_key_order_ascending_and_descending)

@@ -31,10 +31,19 @@
 **              one goes away: O(log n). A range finds its first item and
 **              walks the leaves: O(log n + k). Ties are ordered by entity
 **              slot. Splits take nodes from a small pool, filled before
-**              anything changes, so an insert never fails half-way. Each
-**              entry names the leaf holding its item (leaf shares the
-**              room of next / prev): a re-key erases there without a
-**              search, unless the item is its leaf's last.
+**              anything changes, so an insert never fails half-way. A
+**              node keeps keys and entities in two arrays (a search reads
+**              keys); a leaf of 64 items and an inner node of 42 children
+**              have about the same size, ~1 KB.
+**
+**              Each entry names the leaf holding its item (leaf shares the
+**              room of next / prev). A re-key (tecs_set) is the hot path:
+**              the check before the write finds the leaf the new key goes
+**              to (the hint) and starts fetching it and the old leaf; the
+**              update then moves the item from leaf to leaf, or inside
+**              its leaf when the new key stays there, touching nothing
+**              above the leaves unless an item is its leaf's last or the
+**              new leaf is full (then erase and insert from the root).
 **
 ** Entities are stored by id, never by row, so archetype moves need nothing.
 ** The index listens to component events (entity.c): ADD inserts, SET
@@ -229,30 +238,47 @@ static void pool_put(tecs_index_t *x, onode *t)
 }
 
 /* The largest item under t, a node at height h. */
-static okey omax(const onode *t, int32_t h)
+static okey omax(onode *t, int32_t h)
 {
-    return h ? t->u.in.last[t->n - 1] : t->u.v[t->n - 1];
+    return (okey){ t->u.lf.k[t->n - 1], oents(t, h)[t->n - 1] };
 }
 
-/* Put o at place i of the n items at v (room for one more). */
-static void oput(okey *v, int32_t n, int32_t i, okey o)
+/* Put (k, e) at place i of the n items of node t at height h (room for
+** one more). */
+static void oput(onode *t, int32_t h, int32_t i, uint64_t k, tecs_entity_t e)
 {
-    memmove(v + i + 1, v + i, (size_t)(n - i) * sizeof *v);
-    v[i] = o;
+    uint64_t *kv = t->u.lf.k;
+    tecs_entity_t *ev = oents(t, h);
+    memmove(kv + i + 1, kv + i, (size_t)(t->n - i) * sizeof *kv);
+    memmove(ev + i + 1, ev + i, (size_t)(t->n - i) * sizeof *ev);
+    kv[i] = k;
+    ev[i] = e;
+    t->n++;
+}
+
+/* Take item i out of node t at height h. */
+static void otake(onode *t, int32_t h, int32_t i)
+{
+    uint64_t *kv = t->u.lf.k;
+    tecs_entity_t *ev = oents(t, h);
+    memmove(kv + i, kv + i + 1, (size_t)(t->n - i - 1) * sizeof *kv);
+    memmove(ev + i, ev + i + 1, (size_t)(t->n - i - 1) * sizeof *ev);
+    t->n--;
 }
 
 /* Insert o into leaf t, *where receiving the leaf it went to; the new
 ** right half when t split (its items' entries told), else NULL. */
 static onode *leaf_insert(tecs_index_t *x, onode *t, okey o, onode **where)
 {
-    int32_t i = ofind(x, t->u.v, t->n, o.k, TECS_ENTITY_INDEX(o.e));
+    int32_t i = ofind(x, t->u.lf.k, t->u.lf.e, t->n, o.k, TECS_ENTITY_INDEX(o.e));
     onode *r = NULL;
     if (t->n == OB) {
         r = pool_take(x);
         r->n = OB / 2;
-        memcpy(r->u.v, t->u.v + OB / 2, (OB / 2) * sizeof *r->u.v);
+        memcpy(r->u.lf.k, t->u.lf.k + OB / 2, (OB / 2) * sizeof *r->u.lf.k);
+        memcpy(r->u.lf.e, t->u.lf.e + OB / 2, (OB / 2) * sizeof *r->u.lf.e);
         for (int32_t j = 0; j < OB / 2; j++) {
-            int32_t at = ent_find(x, r->u.v[j].e);
+            int32_t at = ent_find(x, r->u.lf.e[j]);
             if (at >= 0)
                 x->ents[at].leaf = r;
         }
@@ -267,7 +293,7 @@ static onode *leaf_insert(tecs_index_t *x, onode *t, okey o, onode **where)
             i -= OB / 2;
         }
     }
-    oput(t->u.v, t->n++, i, o);
+    oput(t, 0, i, o.k, o.e);
     *where = t;
     return r;
 }
@@ -279,12 +305,14 @@ static onode *node_insert(tecs_index_t *x, onode *t, int32_t h, okey o, onode **
     ofetch(t, h);
     if (h == 0)
         return leaf_insert(x, t, o, where);
-    int32_t c = ofind(x, t->u.in.last, t->n, o.k, TECS_ENTITY_INDEX(o.e));
+    int32_t c = ofind(x, t->u.in.k, t->u.in.e, t->n, o.k, TECS_ENTITY_INDEX(o.e));
     if (c == t->n)
         c--;
     onode *kid = t->u.in.kid[c];
     onode *r = node_insert(x, kid, h - 1, o, where);
-    t->u.in.last[c] = omax(kid, h - 1);
+    okey m = omax(kid, h - 1);
+    t->u.in.k[c] = m.k;
+    t->u.in.e[c] = m.e;
     if (r == NULL)
         return NULL;
     onode *s = NULL;
@@ -292,7 +320,8 @@ static onode *node_insert(tecs_index_t *x, onode *t, int32_t h, okey o, onode **
     if (t->n == OF) {
         s = pool_take(x);
         s->n = OF - OF / 2;
-        memcpy(s->u.in.last, t->u.in.last + OF / 2, (size_t)s->n * sizeof *s->u.in.last);
+        memcpy(s->u.in.k, t->u.in.k + OF / 2, (size_t)s->n * sizeof *s->u.in.k);
+        memcpy(s->u.in.e, t->u.in.e + OF / 2, (size_t)s->n * sizeof *s->u.in.e);
         memcpy(s->u.in.kid, t->u.in.kid + OF / 2, (size_t)s->n * sizeof *s->u.in.kid);
         t->n = OF / 2;
         if (c > OF / 2) {
@@ -302,8 +331,23 @@ static onode *node_insert(tecs_index_t *x, onode *t, int32_t h, okey o, onode **
     }
     memmove(t->u.in.kid + c + 1, t->u.in.kid + c, (size_t)(t->n - c) * sizeof *t->u.in.kid);
     t->u.in.kid[c] = r;
-    oput(t->u.in.last, t->n++, c, omax(r, h - 1));
+    m = omax(r, h - 1);
+    oput(t, h, c, m.k, m.e);
     return s;
+}
+
+/* Make t, a node with children a and b at height h - 1 (h >= 1), the root. */
+static void oroot(tecs_index_t *x, onode *t, onode *a, onode *b, int32_t h)
+{
+    t->n = 0;
+    t->u.in.kid[0] = a;
+    t->u.in.kid[1] = b;
+    okey m = omax(a, h - 1);
+    oput(t, h, 0, m.k, m.e);
+    m = omax(b, h - 1);
+    oput(t, h, 1, m.k, m.e);
+    x->root = t;
+    x->height = h;
 }
 
 /* Insert (k, e), *where receiving its leaf; false (nothing changed) when
@@ -312,28 +356,21 @@ static bool oinsert(tecs_index_t *x, uint64_t k, tecs_entity_t e, onode **where)
 {
     if (!pool_fill(x, pool_need(x)))
         return false;
+    x->hint = NULL;
     okey o = { k, e };
     if (x->root == NULL) {
         onode *t = pool_take(x);
-        t->n = 1;
+        t->n = 0;
         t->next = t->prev = NULL;
-        t->u.v[0] = o;
+        oput(t, 0, 0, k, e);
         *where = t;
         x->root = t;
         x->height = 0;
         return true;
     }
     onode *r = node_insert(x, x->root, x->height, o, where);
-    if (r) {
-        onode *t = pool_take(x);
-        t->n = 2;
-        t->u.in.kid[0] = x->root;
-        t->u.in.kid[1] = r;
-        t->u.in.last[0] = omax(x->root, x->height);
-        t->u.in.last[1] = omax(r, x->height);
-        x->root = t;
-        x->height++;
-    }
+    if (r)
+        oroot(x, pool_take(x), x->root, r, x->height + 1);
     return true;
 }
 
@@ -351,31 +388,32 @@ static void leaf_unlink(onode *t)
 static bool node_erase(tecs_index_t *x, onode *t, int32_t h, uint64_t k, uint32_t slot)
 {
     ofetch(t, h);
+    int32_t c = ofind(x, t->u.lf.k, oents(t, h), t->n, k, slot);
+    assert(c < t->n);
     if (h == 0) {
-        int32_t i = ofind(x, t->u.v, t->n, k, slot);
-        assert(i < t->n && t->u.v[i].k == k);
-        memmove(t->u.v + i, t->u.v + i + 1, (size_t)(t->n - i - 1) * sizeof *t->u.v);
-        if (--t->n > 0)
+        assert(t->u.lf.k[c] == k);
+        otake(t, 0, c);
+        if (t->n > 0)
             return false;
         leaf_unlink(t);
         return true;
     }
-    int32_t c = ofind(x, t->u.in.last, t->n, k, slot);
-    assert(c < t->n);
     onode *kid = t->u.in.kid[c];
     if (!node_erase(x, kid, h - 1, k, slot)) {
-        t->u.in.last[c] = omax(kid, h - 1);
+        okey m = omax(kid, h - 1);
+        t->u.in.k[c] = m.k;
+        t->u.in.e[c] = m.e;
         return false;
     }
     pool_put(x, kid);
     memmove(t->u.in.kid + c, t->u.in.kid + c + 1, (size_t)(t->n - c - 1) * sizeof *t->u.in.kid);
-    memmove(t->u.in.last + c, t->u.in.last + c + 1,
-            (size_t)(t->n - c - 1) * sizeof *t->u.in.last);
-    return --t->n == 0;
+    otake(t, h, c);
+    return t->n == 0;
 }
 
 static void oerase(tecs_index_t *x, uint64_t k, tecs_entity_t e)
 {
+    x->hint = NULL;
     if (node_erase(x, x->root, x->height, k, TECS_ENTITY_INDEX(e))) {
         pool_put(x, x->root);
         x->root = NULL;
@@ -390,21 +428,80 @@ static void oerase(tecs_index_t *x, uint64_t k, tecs_entity_t e)
     }
 }
 
+/* The place of entry t's item in the leaf the entry names. */
+static int32_t oplace(const tecs_index_t *x, const ient *t)
+{
+    const onode *l = t->leaf;
+    int32_t i = ofind(x, l->u.lf.k, l->u.lf.e, l->n, t->key, TECS_ENTITY_INDEX(t->e));
+    assert(i < l->n && l->u.lf.e[i] == t->e);
+    return i;
+}
+
 /* Erase entry t's item, starting from the leaf the entry names: when the
 ** item is not the leaf's last, nothing above the leaf changes and no
 ** search from the root is needed. */
 static void oerase_ent(tecs_index_t *x, const ient *t)
 {
-    onode *l = t->leaf;
-    ofetch(l, 0);
-    int32_t i = ofind(x, l->u.v, l->n, t->key, TECS_ENTITY_INDEX(t->e));
-    assert(i < l->n && l->u.v[i].e == t->e);
-    if (i >= l->n - 1) {
+    x->hint = NULL;
+    ofetch(t->leaf, 0);
+    int32_t i = oplace(x, t);
+    if (i >= t->leaf->n - 1)
         oerase(x, t->key, t->e);
+    else
+        otake(t->leaf, 0, i);
+}
+
+/* Move item i of leaf l to key k, in place: k falls inside l before its
+** last item, which item i is not, so nothing above the leaf changes. j is
+** k's place among l's items. */
+static void oshift(onode *l, int32_t i, int32_t j, uint64_t k)
+{
+    tecs_entity_t e = l->u.lf.e[i];
+    uint64_t *kv = l->u.lf.k;
+    tecs_entity_t *ev = l->u.lf.e;
+    if (j > i) {
+        j--;
+        memmove(kv + i, kv + i + 1, (size_t)(j - i) * sizeof *kv);
+        memmove(ev + i, ev + i + 1, (size_t)(j - i) * sizeof *ev);
+    } else {
+        memmove(kv + j + 1, kv + j, (size_t)(i - j) * sizeof *kv);
+        memmove(ev + j + 1, ev + j, (size_t)(i - j) * sizeof *ev);
+    }
+    kv[j] = k;
+    ev[j] = e;
+}
+
+/* Give entry t's item the key k (the pool filled for an insert). The
+** old leaf is fetched while the new one is searched for (or taken from
+** the hint the check left, when the tree has not changed since); when neither
+** item is its leaf's last and the new leaf has room, only the two leaves
+** change (or one, when k stays in the old leaf); else erase and insert
+** from the root. */
+static void orekey(tecs_index_t *x, ient *t, uint64_t k)
+{
+    onode *l = t->leaf;
+    ofetch_all(l);
+    uint32_t slot = TECS_ENTITY_INDEX(t->e);
+    onode *d = (onode *)x->hint;
+    if (d == NULL || x->hint_k != k || x->hint_slot != slot)
+        d = (onode *)oleaf(x, k, slot);
+    x->hint = NULL;
+    int32_t j = d ? ofind(x, d->u.lf.k, d->u.lf.e, d->n, k, slot) : 0;
+    if (d && j == d->n)
+        d = NULL;
+    int32_t i = oplace(x, t);
+    if (d != NULL && i < l->n - 1 && (d == l || d->n < OB)) {
+        if (d == l) {
+            oshift(l, i, j, k);
+        } else {
+            otake(l, 0, i);
+            oput(d, 0, j, k, t->e);
+            t->leaf = d;
+        }
         return;
     }
-    memmove(l->u.v + i, l->u.v + i + 1, (size_t)(l->n - i - 1) * sizeof *l->u.v);
-    l->n--;
+    oerase_ent(x, t);
+    oinsert(x, k, t->e, &t->leaf);
 }
 
 /* Free t, a node at height h, and everything under it. */
@@ -559,8 +656,7 @@ static bool ent_rekey(tecs_index_t *x, int32_t i, const probe *p)
     if (is_hashed(x)) {
         chain_unlink(x, i);
     } else {                    /* the erase leaves the pool full enough */
-        oerase_ent(x, t);
-        oinsert(x, k, t->e, &t->leaf);
+        orekey(x, t, k);
     }
     free_key(x, t->key);
     t->key = k;
@@ -602,10 +698,10 @@ static tecs_entity_t find_other(const tecs_index_t *x, uint64_t k, tecs_entity_t
     int32_t i;
     for (const onode *t = olower(x, k, 0, &i); t; t = t->next, i = 0)
         for (; i < t->n; i++) {
-            if (kcmp(x, t->u.v[i].k, k) != 0)
+            if (kcmp(x, t->u.lf.k[i], k) != 0)
                 return 0;
-            if (t->u.v[i].e != e)
-                return t->u.v[i].e;
+            if (t->u.lf.e[i] != e)
+                return t->u.lf.e[i];
         }
     return 0;
 }
@@ -614,6 +710,7 @@ static tecs_entity_t find_other(const tecs_index_t *x, uint64_t k, tecs_entity_t
 
 static void clear(tecs_index_t *x)
 {
+    x->hint = NULL;
     for (int32_t i = 0; i < x->n; i++)
         free_key(x, x->ents[i].key);
     if (x->root)
@@ -801,15 +898,28 @@ static tecs_err_t check_batch(tecs_index_t *x, const void *vals, int32_t n)
 }
 
 /* The update of e to vals follows: start fetching what it will touch. */
-static void warm(const tecs_index_t *x, tecs_entity_t e, const void *vals)
+static void warm(tecs_index_t *x, tecs_entity_t e, const void *vals)
 {
     uint32_t slot = TECS_ENTITY_INDEX(e);
-    if (slot < (uint32_t)x->npos && x->pos[slot] > 0)
-        TECS__PREFETCH(&x->ents[x->pos[slot] - 1]);
-    if (vals && is_hashed(x) && x->cls != TECS_KEYC_STR && x->nbucket > 0) {
-        probe p;
-        read_probe(x, vals, &p);
+    const ient *t = NULL;
+    if (slot < (uint32_t)x->npos && x->pos[slot] > 0) {
+        t = &x->ents[x->pos[slot] - 1];
+        TECS__PREFETCH(t);
+    }
+    if (vals == NULL || x->cls == TECS_KEYC_STR)
+        return;
+    probe p;
+    read_probe(x, vals, &p);
+    if (is_hashed(x) && x->nbucket > 0) {
         TECS__PREFETCH(&x->bucket[khash(x, p.k) & (uint32_t)(x->nbucket - 1)]);
+    } else if (!is_hashed(x)) {     /* the leaf the new key goes to ... */
+        x->hint = oleaf(x, p.k, slot);
+        x->hint_k = p.k;
+        x->hint_slot = slot;
+        if (x->hint)
+            ofetch_all(x->hint);
+        if (t && t->e == e)     /* ... and the one the old key leaves */
+            ofetch_all(t->leaf);
     }
 }
 
@@ -1065,8 +1175,8 @@ static bool check_node(tecs_index_t *x, const onode *t, int32_t h, const onode *
     }
     for (int32_t c = 0; c < t->n; c++) {
         okey m = omax(t->u.in.kid[c], h - 1);
-        if (!check_node(x, t->u.in.kid[c], h - 1, leaf, total) || m.e != t->u.in.last[c].e ||
-            m.k != t->u.in.last[c].k)
+        if (!check_node(x, t->u.in.kid[c], h - 1, leaf, total) || m.e != t->u.in.e[c] ||
+            m.k != t->u.in.k[c])
             return false;
     }
     return true;
@@ -1078,17 +1188,20 @@ static tecs_err_t check_tree(tecs_index_t *x)
     const onode *leaf = NULL;
     if (x->root && (!check_node(x, x->root, x->height, &leaf, &total) || leaf->next))
         return bad(x->world, "tree shape", x->id);
-    const okey *prev = NULL;
+    const onode *pt = NULL;
+    int32_t pi = 0;
     for (const onode *t = ofirst(x); t; t = t->next)
         for (int32_t i = 0; i < t->n; i++) {
-            int32_t j = ent_find(x, t->u.v[i].e);
-            if (j < 0 || x->ents[j].key != t->u.v[i].k)
+            int32_t j = ent_find(x, t->u.lf.e[i]);
+            if (j < 0 || x->ents[j].key != t->u.lf.k[i])
                 return bad(x->world, "tree item without its entry", x->id);
             if (x->ents[j].leaf != t)
                 return bad(x->world, "entry names another leaf", x->id);
-            if (prev && ocmp(x, t->u.v[i].k, TECS_ENTITY_INDEX(t->u.v[i].e), prev) <= 0)
+            if (pt && ocmp(x, t->u.lf.k[i], TECS_ENTITY_INDEX(t->u.lf.e[i]), pt->u.lf.k[pi],
+                           pt->u.lf.e[pi]) <= 0)
                 return bad(x->world, "tree out of order", x->id);
-            prev = &t->u.v[i];
+            pt = t;
+            pi = i;
         }
     return total == x->n ? TECS_OK : bad(x->world, "tree items != entries", x->id);
 }
