@@ -912,14 +912,12 @@ static void warm(tecs_index_t *x, tecs_entity_t e, const void *vals)
     read_probe(x, vals, &p);
     if (is_hashed(x) && x->nbucket > 0) {
         TECS__PREFETCH(&x->bucket[khash(x, p.k) & (uint32_t)(x->nbucket - 1)]);
-    } else if (!is_hashed(x)) {     /* the leaf the new key goes to ... */
+    } else if (!is_hashed(x)) {     /* the leaf the new key goes to */
         x->hint = oleaf(x, p.k, slot);
         x->hint_k = p.k;
         x->hint_slot = slot;
         if (x->hint)
             ofetch_all(x->hint);
-        if (t && t->e == e)     /* ... and the one the old key leaves */
-            ofetch_all(t->leaf);
     }
 }
 
