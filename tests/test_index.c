@@ -767,6 +767,62 @@ TEST(index_unique_refuses_duplicates_and_leaves_world_unchanged)
     tw_free(w);
 }
 
+/* A unique hash index under churn: keys from a small range (so probes
+** run into each other and erasures shift cells back), duplicates refused,
+** components removed and added, entities destroyed; every key looked up
+** against a model after each step. */
+TEST(index_unique_table_follows_random_churn)
+{
+    enum { N = 400, KEYS = 600 };
+    tecs_world_t *w = tw_new();
+    tecs_comp_t net = TECS_COMPONENT(w, NetId);
+    tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = net, .kind = TECS_INDEX_HASH, .type = TECS_KEY_U32, .unique = true });
+    static tecs_entity_t ids[N], owner[KEYS];
+    static int key_of[N];       /* -1: no NetId */
+    uint64_t rng = 99;
+    for (int i = 0; i < N; i++)
+        ids[i] = tecs_new(w), key_of[i] = -1;
+    for (int step = 0; step < 20000; step++) {
+        int i = (int)(tw_rand(&rng) % N), k = (int)(tw_rand(&rng) % KEYS);
+        int how = (int)(tw_rand(&rng) % 10);
+        if (how < 7) {
+            bool held = owner[k] != 0 && owner[k] != ids[i];
+            CHECK_ERR(TECS_SET(w, ids[i], net, NetId, {(uint32_t)k, "x"}),
+                      held ? TECS_EEXIST : TECS_OK);
+            if (!held) {
+                if (key_of[i] >= 0)
+                    owner[key_of[i]] = 0;
+                owner[k] = ids[i], key_of[i] = k;
+            }
+        } else if (how < 9) {
+            if (key_of[i] >= 0) {
+                CHECK_ERR(tecs_remove(w, ids[i], net), TECS_OK);
+                owner[key_of[i]] = 0, key_of[i] = -1;
+            }
+        } else {
+            CHECK_ERR(tecs_destroy(w, ids[i]), TECS_OK);
+            if (key_of[i] >= 0)
+                owner[key_of[i]] = 0, key_of[i] = -1;
+            ids[i] = tecs_new(w);
+        }
+        for (int j = 0; j < 8; j++) {
+            int q = (int)(tw_rand(&rng) % KEYS);
+            CHECK_EQ(tecs_index_lookup(x, tecs_key_uint((uint64_t)q)), owner[q]);
+        }
+        if (step % 500 == 0)
+            TW_CHECK(w);
+    }
+    int32_t n = 0;
+    for (int k = 0; k < KEYS; k++) {
+        CHECK_EQ(tecs_index_lookup(x, tecs_key_uint((uint64_t)k)), owner[k]);
+        n += owner[k] != 0;
+    }
+    CHECK_EQ(tecs_index_count(x), n);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
 TEST(index_unique_string_keys_and_creation_over_duplicates)
 {
     tecs_world_t *w = tw_new();

@@ -477,6 +477,12 @@ static void drive_ordered(walk *wk, const guard *g, const tecs_index_t *x, const
 static void walk_chain(walk *wk, const guard *g, const tecs_index_t *x, const fnode *nd,
                        uint64_t k)
 {
+    if (is_table(x)) {
+        int32_t c = tab_find(x, k), i = c >= 0 ? ent_find(x, x->tab[c].e) : -1;
+        if (i >= 0 && leaf_holds(wk->f, x, nd, x->ents[i].key, x->ents[i].aux))
+            collect(wk, g, x->ents[i].e);
+        return;
+    }
     if (x->nbucket == 0)
         return;
     for (int32_t i = x->bucket[khash(x, k) & (uint32_t)(x->nbucket - 1)]; i >= 0;

@@ -17,6 +17,10 @@
 **
 **     hash     buckets[h & mask] -> first entry; entries chained by
 **              next / prev (doubly linked: unlinking is O(1));
+**     unique   (hash) no chains: one open table of (key, entity) cells,
+**              linear probing, at most 3/4 full, emptied cells shifting
+**              back the run after them (no tombstones): a lookup reads
+**              one or two neighbouring cells, not a bucket then an entry;
 **     spatial  the same chains, the key being the grid cell (cx, cy);
 **     ordered  a B+-tree of (key, entity) items: leaves of at most OB
 **              items, linked in key order; inner nodes of at most OF
@@ -512,6 +516,52 @@ static void ofree(tecs_index_t *x, onode *t, int32_t h)
     tecs__free(x->world, t, sizeof *t);
 }
 
+/* ---- the unique table ------------------------------------------------- */
+
+/* Put (k, e) in a free cell of the table (room there is). */
+static void tab_put(tecs_index_t *x, uint64_t k, tecs_entity_t e)
+{
+    uint32_t mask = (uint32_t)x->ntab - 1, i = khash(x, k) & mask;
+    while (x->tab[i].e != 0)
+        i = (i + 1) & mask;
+    x->tab[i] = (okey){ k, e };
+}
+
+/* Empty cell i, shifting back the cells after it that would not be found
+** past the hole (linear probing without tombstones). */
+static void tab_del(tecs_index_t *x, uint32_t i)
+{
+    uint32_t mask = (uint32_t)x->ntab - 1;
+    for (uint32_t j = (i + 1) & mask; x->tab[j].e != 0; j = (j + 1) & mask) {
+        uint32_t home = khash(x, x->tab[j].k) & mask;
+        if (((j - home) & mask) >= ((j - i) & mask)) {  /* home at or before i */
+            x->tab[i] = x->tab[j];
+            i = j;
+        }
+    }
+    x->tab[i].e = 0;
+}
+
+/* A table of room for need entries (at most 3/4 full), entries rehashed. */
+static tecs_err_t tab_grow(tecs_index_t *x, int32_t need)
+{
+    if ((int64_t)need * 4 <= (int64_t)x->ntab * 3)
+        return TECS_OK;
+    int32_t nt = x->ntab ? x->ntab : 16;
+    while ((int64_t)need * 4 > (int64_t)nt * 3)
+        nt *= 2;
+    okey *t = tecs__alloc(x->world, (size_t)nt * sizeof *t);
+    if (t == NULL)
+        return TECS_ENOMEM;
+    tecs__free(x->world, x->tab, (size_t)x->ntab * sizeof *x->tab);
+    x->tab = t;
+    x->ntab = nt;
+    memset(t, 0, (size_t)nt * sizeof *t);
+    for (int32_t i = 0; i < x->n; i++)
+        tab_put(x, x->ents[i].key, x->ents[i].e);
+    return TECS_OK;
+}
+
 /* Room for n more entries (and entities up to the world's slots + n), so
 ** that the next n inserts allocate nothing but string copies. */
 static tecs_err_t reserve(tecs_index_t *x, int32_t n)
@@ -519,8 +569,9 @@ static tecs_err_t reserve(tecs_index_t *x, int32_t n)
     tecs_world_t *w = x->world;
     int32_t need = x->n + n;
     if (need <= x->cap && w->nrecs + n <= x->npos &&
-        (is_hashed(x) ? (int64_t)need * 4 <= (int64_t)x->nbucket * 3
-                      : x->npool >= pool_need(x)))
+        (is_table(x)    ? (int64_t)need * 4 <= (int64_t)x->ntab * 3
+         : is_hashed(x) ? (int64_t)need * 4 <= (int64_t)x->nbucket * 3
+                        : x->npool >= pool_need(x)))
         return TECS_OK;         /* the usual case: room enough */
     if (tecs__grow(w, (void **)&x->ents, &x->cap, need, sizeof *x->ents))
         return TECS_ENOMEM;
@@ -530,6 +581,8 @@ static tecs_err_t reserve(tecs_index_t *x, int32_t n)
             return TECS_ENOMEM;
         memset(x->pos + old, 0, (size_t)(x->npos - old) * sizeof *x->pos);
     }
+    if (is_table(x))
+        return tab_grow(x, need);
     if (is_hashed(x) && (int64_t)need * 4 > (int64_t)x->nbucket * 3) {
         int32_t nb = x->nbucket ? x->nbucket : 16;
         while ((int64_t)need * 4 > (int64_t)nb * 3)
@@ -561,6 +614,10 @@ static tecs_err_t reserve(tecs_index_t *x, int32_t n)
 static void chain_link(tecs_index_t *x, int32_t i)
 {
     ient *t = &x->ents[i];
+    if (is_table(x)) {
+        tab_put(x, t->key, t->e);
+        return;
+    }
     int32_t *head = &x->bucket[t->h & (uint32_t)(x->nbucket - 1)];
     t->prev = -1;
     t->next = *head;
@@ -572,6 +629,12 @@ static void chain_link(tecs_index_t *x, int32_t i)
 static void chain_unlink(tecs_index_t *x, int32_t i)
 {
     ient *t = &x->ents[i];
+    if (is_table(x)) {
+        int32_t c = tab_find(x, t->key);
+        assert(c >= 0 && x->tab[c].e == t->e);
+        tab_del(x, (uint32_t)c);
+        return;
+    }
     if (t->prev >= 0)
         x->ents[t->prev].next = t->next;
     else
@@ -584,6 +647,8 @@ static void chain_unlink(tecs_index_t *x, int32_t i)
 static void chain_moved(tecs_index_t *x, int32_t i, int32_t j)
 {
     ient *t = &x->ents[j];
+    if (is_table(x))
+        return;                 /* the table names entities, not entries */
     if (t->prev >= 0)
         x->ents[t->prev].next = j;
     else
@@ -686,6 +751,10 @@ static bool ent_update(tecs_index_t *x, tecs_entity_t e, const void *val)
 /* Another entity than e with key k, or 0. */
 static tecs_entity_t find_other(const tecs_index_t *x, uint64_t k, tecs_entity_t e)
 {
+    if (is_table(x)) {
+        int32_t c = tab_find(x, k);
+        return c >= 0 && x->tab[c].e != e ? x->tab[c].e : 0;
+    }
     if (is_hashed(x)) {
         if (x->nbucket == 0)
             return 0;
@@ -721,6 +790,8 @@ static void clear(tecs_index_t *x)
         memset(x->pos, 0, (size_t)x->npos * sizeof *x->pos);
     if (x->nbucket)
         memset(x->bucket, 0xff, (size_t)x->nbucket * sizeof *x->bucket);
+    if (x->ntab)
+        memset(x->tab, 0, (size_t)x->ntab * sizeof *x->tab);
     x->n = 0;
 }
 
@@ -753,7 +824,7 @@ static tecs_err_t fill(tecs_index_t *x)
 ** memory. Only a layout: skipped when the copy cannot be allocated. */
 static void compact(tecs_index_t *x)
 {
-    if (!is_hashed(x) || x->n < 2)
+    if (!is_hashed(x) || is_table(x) || x->n < 2)
         return;
     ient *v = tecs__alloc(x->world, (size_t)x->cap * sizeof *v);
     if (v == NULL)
@@ -797,6 +868,7 @@ static void index_release(tecs_index_t *x)
     tecs__free(w, x->ents, (size_t)x->cap * sizeof *x->ents);
     tecs__free(w, x->pos, (size_t)x->npos * sizeof *x->pos);
     tecs__free(w, x->bucket, (size_t)x->nbucket * sizeof *x->bucket);
+    tecs__free(w, x->tab, (size_t)x->ntab * sizeof *x->tab);
     tecs__free(w, x, sizeof *x);
 }
 
@@ -910,7 +982,9 @@ static void warm(tecs_index_t *x, tecs_entity_t e, const void *vals)
         return;
     probe p;
     read_probe(x, vals, &p);
-    if (is_hashed(x) && x->nbucket > 0) {
+    if (is_table(x) && x->ntab > 0) {
+        TECS__PREFETCH(&x->tab[khash(x, p.k) & (uint32_t)(x->ntab - 1)]);
+    } else if (is_hashed(x) && x->nbucket > 0) {
         TECS__PREFETCH(&x->bucket[khash(x, p.k) & (uint32_t)(x->nbucket - 1)]);
     } else if (!is_hashed(x)) {     /* the leaf the new key goes to */
         x->hint = oleaf(x, p.k, slot);
@@ -1215,6 +1289,21 @@ static int32_t holders(const tecs_index_t *x)
     return n;
 }
 
+/* The table holds exactly the entries, each where a probe finds it. */
+static tecs_err_t check_table(tecs_index_t *x)
+{
+    int32_t used = 0;
+    for (int32_t c = 0; c < x->ntab; c++) {
+        if (x->tab[c].e == 0)
+            continue;
+        used++;
+        int32_t i = ent_find(x, x->tab[c].e);
+        if (i < 0 || x->ents[i].key != x->tab[c].k || tab_find(x, x->tab[c].k) != c)
+            return bad(x->world, "table cell without its entry", x->id);
+    }
+    return used == x->n ? TECS_OK : bad(x->world, "table cells != entries", x->id);
+}
+
 tecs_err_t tecs__indexes_check(tecs_world_t *w)
 {
     tecs__indexes *r = registry(w);
@@ -1225,6 +1314,8 @@ tecs_err_t tecs__indexes_check(tecs_world_t *w)
         tecs_err_t err = check_entries(x);
         if (!err && !is_hashed(x))
             err = check_tree(x);
+        if (!err && is_table(x))
+            err = check_table(x);
         if (err)
             return err;
         if (holders(x) != x->n)

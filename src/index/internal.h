@@ -84,6 +84,8 @@ struct tecs_index_t {
     int32_t npos;
     int32_t *bucket;            /* hash, spatial: power of two, -1 empty    */
     int32_t nbucket;
+    okey *tab;                  /* unique hash: (key, entity) cells, linear */
+    int32_t ntab;               /* probing, power of two, e == 0 empty      */
     onode *root;                /* ordered: the B+-tree, NULL when empty    */
     int32_t height;             /* inner levels above the leaves            */
     onode *pool;                /* spare nodes, linked by next              */
@@ -177,6 +179,27 @@ static inline int32_t ent_find(const tecs_index_t *x, tecs_entity_t e)
 static inline bool is_hashed(const tecs_index_t *x)
 {
     return x->d.kind != TECS_INDEX_ORDERED;
+}
+
+/* A unique hash index keeps (key, entity) in one open table, no chains:
+** a lookup is one probe. */
+static inline bool is_table(const tecs_index_t *x)
+{
+    return x->d.kind == TECS_INDEX_HASH && x->d.unique;
+}
+
+/* The cell of key k in x's table, or -1. */
+static inline int32_t tab_find(const tecs_index_t *x, uint64_t k)
+{
+    if (x->ntab == 0)
+        return -1;
+    uint32_t mask = (uint32_t)x->ntab - 1;
+    for (uint32_t i = khash(x, k) & mask;; i = (i + 1) & mask) {
+        if (x->tab[i].e == 0)
+            return -1;
+        if (x->tab[i].k == k || (x->cls == TECS_KEYC_STR && kcmp(x, x->tab[i].k, k) == 0))
+            return (int32_t)i;
+    }
 }
 
 
