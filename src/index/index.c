@@ -1193,7 +1193,9 @@ tecs_entity_t tecs_index_lookup(tecs_index_t *x, tecs_key_t key)
     }
     if (!tecs__index_encode(x, key, &k) || tecs__index_refresh(x))
         return 0;
-    tecs_entity_t e = find_other(x, k, 0);
+    int32_t c;
+    tecs_entity_t e = !is_table(x) ? find_other(x, k, 0)
+                      : (c = tab_find(x, k)) >= 0 ? x->tab[c].e : 0;
     if (e == 0)
         tecs__err(x->world, TECS_ENOENT, "no entity has this key");
     return e;
