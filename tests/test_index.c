@@ -539,59 +539,70 @@ TEST(index_ordered_tree_grows_reorders_and_shrinks)
     tw_free(w);
 }
 
-/* Entities in key order, ties by slot, from want[] (brute force). */
+/* Order of two (key, slot) numbers. */
 static int by_key_then_slot(const void *a, const void *b)
 {
     const long long *x = a, *y = b;
     return (x[0] > y[0]) - (x[0] < y[0]);
 }
 
-/* Small re-keys (+-1..3, a neighbour's key, the smallest or largest key)
-** keep items in their leaf, move them to a leaf's first or last place, or
-** over a leaf's edge; each step the tree must stay true and its key order
-** must be the brute-force order. */
+enum { RK_N = 3000 };
+
+/* The filter (ordered by x) hands ids out in the order of want[] then
+** slot (brute force), and the tree is sound. */
+static void check_key_order(tecs_world_t *w, tecs_query_t *q, tecs_filter_t *f,
+                            const tecs_entity_t *ids, const int *want)
+{
+    static tecs_entity_t got[RK_N];
+    static long long sorted[RK_N];
+    TW_CHECK(w);
+    for (int j = 0; j < RK_N; j++)
+        sorted[j] = ((long long)want[j] + 1000000) * 65536 + TECS_ENTITY_INDEX(ids[j]);
+    qsort(sorted, RK_N, sizeof *sorted, by_key_then_slot);
+    CHECK_EQ(tecs_query_where_collect(q, f, got, RK_N), RK_N);
+    for (int j = 0; j < RK_N; j++)
+        CHECK_EQ(TECS_ENTITY_INDEX(got[j]), sorted[j] % 65536);
+}
+
+/* An index made over existing entities is built at once (several levels
+** high); then small re-keys (+-1..3, a neighbour's key, the smallest or
+** largest key) keep items in their leaf, move them to a leaf's first or
+** last place, or over a leaf's edge. The key order stays the brute-force
+** order throughout. */
 TEST(index_ordered_small_rekeys_keep_key_order)
 {
-    enum { N = 3000 };
     tecs_world_t *w = tw_new();
     tecs_comp_t hp = TECS_COMPONENT(w, Health);
     tecs_query_t *q = tecs_query(w, &(tecs_query_desc_t){
         .terms = (tecs_term_t[]){ { .comp = hp } }, .term_count = 1 });
-    tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
-        .comp = hp, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32 });
-    static tecs_entity_t ids[N], got[N];
-    static int want[N];
-    static long long sorted[N];
-    for (int i = 0; i < N; i++) {
+    static tecs_entity_t ids[RK_N];
+    static int want[RK_N];
+    for (int i = 0; i < RK_N; i++) {
         ids[i] = tecs_new(w);
-        want[i] = 4 * i;
+        want[i] = 4 * (int)((i * 7919) % RK_N);
         CHECK_ERR(tecs_set(w, ids[i], hp, &(Health){ want[i] }), TECS_OK);
     }
+    tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = hp, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32 });
+    CHECK_EQ(tecs_index_count(x), RK_N);
     tecs_filter_t *f = tecs_filter_new(w);
     CHECK_ERR(tecs_filter_order(f, x, false), TECS_OK);
+    check_key_order(w, q, f, ids, want);
     uint64_t rng = 4242;
-    for (int step = 0; step < 20000; step++) {
-        int i = (int)(tw_rand(&rng) % N), how = (int)(tw_rand(&rng) % 8);
+    for (int step = 1; step <= 20000; step++) {
+        int i = (int)(tw_rand(&rng) % RK_N), how = (int)(tw_rand(&rng) % 8);
         if (how < 5)
             want[i] += (int)(tw_rand(&rng) % 7) - 3;
         else if (how == 5)
-            want[i] = want[(i + 1) % N] + (int)(tw_rand(&rng) % 3) - 1;
+            want[i] = want[(i + 1) % RK_N] + (int)(tw_rand(&rng) % 3) - 1;
         else if (how == 6)
             want[i] = -1 - step;            /* below every key */
         else
-            want[i] = 4 * N + step;         /* above every key */
+            want[i] = 4 * RK_N + step;      /* above every key */
         CHECK_ERR(tecs_set(w, ids[i], hp, &(Health){ want[i] }), TECS_OK);
-        if (step % 50 != 0)
-            continue;
-        TW_CHECK(w);
-        for (int j = 0; j < N; j++)
-            sorted[j] = ((long long)want[j] + 1000000) * 65536 + TECS_ENTITY_INDEX(ids[j]);
-        qsort(sorted, N, sizeof *sorted, by_key_then_slot);
-        CHECK_EQ(tecs_query_where_collect(q, f, got, N), N);
-        for (int j = 0; j < N; j++)
-            CHECK_EQ(TECS_ENTITY_INDEX(got[j]), sorted[j] % 65536);
+        if (step % 50 == 0)
+            check_key_order(w, q, f, ids, want);
     }
-    TW_CHECK(w);
     tecs_filter_free(f);
     tw_free(w);
 }

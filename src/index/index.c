@@ -660,14 +660,15 @@ static void chain_moved(tecs_index_t *x, int32_t i, int32_t j)
 
 /* ---- insert, erase, re-key --------------------------------------------- */
 
-/* Add e with the key in p (room reserved); false when out of memory. */
-static bool ent_insert(tecs_index_t *x, tecs_entity_t e, const probe *p)
+/* Add e with the key in p (room reserved), into the tree unless !tree
+** (fill builds it after); false when out of memory. */
+static bool ent_insert(tecs_index_t *x, tecs_entity_t e, const probe *p, bool tree)
 {
     uint64_t k;
     if (!own_key(x, p->k, &k))
         return false;
     onode *leaf = NULL;
-    if (!is_hashed(x) && !oinsert(x, k, e, &leaf)) {
+    if (!is_hashed(x) && tree && !oinsert(x, k, e, &leaf)) {
         free_key(x, k);
         return false;
     }
@@ -745,7 +746,7 @@ static bool ent_update(tecs_index_t *x, tecs_entity_t e, const void *val)
     }
     if (i >= 0)
         return ent_rekey(x, i, &p);
-    return reserve(x, 1) == TECS_OK && ent_insert(x, e, &p);
+    return reserve(x, 1) == TECS_OK && ent_insert(x, e, &p, true);
 }
 
 /* Another entity than e with key k, or 0. */
@@ -795,8 +796,9 @@ static void clear(tecs_index_t *x)
     x->n = 0;
 }
 
-/* Fill x from every archetype with its component. */
-static tecs_err_t fill(tecs_index_t *x)
+/* Add an entry for every entity with x's component; into the tree too
+** when tree, else (ordered) the tree is built after. */
+static tecs_err_t fill_entries(tecs_index_t *x, bool tree)
 {
     tecs_world_t *w = x->world;
     for (int32_t ai = 0; ai < w->narchs; ai++) {
@@ -810,13 +812,109 @@ static tecs_err_t fill(tecs_index_t *x)
             probe p;
             read_probe(x, tecs__col_ptr(a, w, col, row), &p);
             tecs_entity_t e = *tecs__ent_ptr(a, w, row);
-            if (x->d.unique && find_other(x, p.k, e))
+            if (tree && x->d.unique && find_other(x, p.k, e))
                 return tecs__err(w, TECS_EEXIST, "unique index: two entities share a key");
-            if (!ent_insert(x, e, &p))
+            if (!ent_insert(x, e, &p, tree))
                 return TECS_ENOMEM;
         }
     }
     return TECS_OK;
+}
+
+/* Order of two build items: key, then slot (high half of e). */
+static int build_cmp(const tecs_index_t *x, const okey *a, const okey *b)
+{
+    int c = kcmp(x, a->k, b->k);
+    return c ? c : (a->e > b->e) - (a->e < b->e);
+}
+
+/* Lay the sorted items v[0..n) out in nl leaves from the pool, into
+** lv[0..nl), in about equal shares, and tell each entry its leaf. */
+static void build_leaves(tecs_index_t *x, const okey *v, int32_t n, onode **lv, int32_t nl)
+{
+    onode *prev = NULL;
+    for (int32_t j = 0; j < nl; j++) {
+        int32_t lo = (int32_t)((int64_t)j * n / nl), hi = (int32_t)((int64_t)(j + 1) * n / nl);
+        onode *t = pool_take(x);
+        t->n = hi - lo;
+        for (int32_t i = lo; i < hi; i++) {
+            ient *en = &x->ents[(uint32_t)v[i].e];
+            t->u.lf.k[i - lo] = v[i].k;
+            t->u.lf.e[i - lo] = en->e;
+            en->leaf = t;
+        }
+        t->prev = prev;
+        t->next = NULL;
+        if (prev)
+            prev->next = t;
+        prev = t;
+        lv[j] = t;
+    }
+}
+
+/* Put the c nodes lv[0..c) at height h under new parents, into lv[0..m). */
+static int32_t build_level(tecs_index_t *x, onode **lv, int32_t c, int32_t h, int32_t m)
+{
+    for (int32_t j = 0; j < m; j++) {
+        int32_t lo = (int32_t)((int64_t)j * c / m), hi = (int32_t)((int64_t)(j + 1) * c / m);
+        onode *t = pool_take(x);
+        t->n = hi - lo;
+        for (int32_t i = lo; i < hi; i++) {
+            okey o = omax(lv[i], h);
+            t->u.in.kid[i - lo] = lv[i];
+            t->u.in.k[i - lo] = o.k;
+            t->u.in.e[i - lo] = o.e;
+        }
+        lv[j] = t;
+    }
+    return m;
+}
+
+/* Build x's tree from its entries at once: sort the items (key, then
+** slot), cut them into leaves about 3/4 full, then the levels above,
+** every node taken from the pool filled first. On error nothing is built. */
+static tecs_err_t obuild(tecs_index_t *x)
+{
+    tecs_world_t *w = x->world;
+    int32_t n = x->n, per = OB * 3 / 4, per_in = OF * 3 / 4;
+    if (n == 0)
+        return TECS_OK;
+    int32_t nl = (n + per - 1) / per, total = nl;
+    for (int32_t c = nl; c > 1; c = (c + per_in - 1) / per_in)
+        total += (c + per_in - 1) / per_in;
+    okey *v = tecs__alloc(w, (size_t)n * 2 * sizeof *v);
+    onode **lv = v ? tecs__alloc(w, (size_t)nl * sizeof *lv) : NULL;
+    tecs_err_t err = lv && pool_fill(x, x->npool + total) ? TECS_OK : TECS_ENOMEM;
+    for (int32_t i = 0; i < n && !err; i++)
+        v[i] = (okey){ x->ents[i].key,
+                       (uint64_t)TECS_ENTITY_INDEX(x->ents[i].e) << 32 | (uint32_t)i };
+    if (!err)
+        tecs__okey_sort(v, v + n, n, build_cmp, x);
+    for (int32_t i = 1; i < n && !err && x->d.unique; i++)
+        if (kcmp(x, v[i - 1].k, v[i].k) == 0)
+            err = tecs__err(w, TECS_EEXIST, "unique index: two entities share a key");
+    if (!err) {
+        build_leaves(x, v, n, lv, nl);
+        int32_t h = 0;
+        for (int32_t c = nl; c > 1; h++)
+            c = build_level(x, lv, c, h, (c + per_in - 1) / per_in);
+        x->root = lv[0];
+        x->height = h;
+    }
+    if (lv)
+        tecs__free(w, lv, (size_t)nl * sizeof *lv);
+    if (v)
+        tecs__free(w, v, (size_t)n * 2 * sizeof *v);
+    return err;
+}
+
+/* Fill x from every archetype with its component (x is empty). */
+static tecs_err_t fill(tecs_index_t *x)
+{
+    if (is_hashed(x))
+        return fill_entries(x, true);
+    tecs_err_t err = fill_entries(x, false);
+    return err ? err : obuild(x);
 }
 
 /* Lay a freshly filled hash or spatial index out chain by chain, so that
