@@ -611,11 +611,25 @@ static tecs_err_t reserve(tecs_index_t *x, int32_t n)
 
 /* ---- hash chains ------------------------------------------------------ */
 
-static void chain_link(tecs_index_t *x, int32_t i)
+/* Entry i into the unique table. */
+static TECS__NOINLINE void tab_link(tecs_index_t *x, int32_t i)
+{
+    tab_put(x, x->ents[i].key, x->ents[i].e);
+}
+
+/* Entry i out of the unique table. */
+static TECS__NOINLINE void tab_unlink(tecs_index_t *x, int32_t i)
+{
+    int32_t c = tab_find(x, x->ents[i].key);
+    assert(c >= 0 && x->tab[c].e == x->ents[i].e);
+    tab_del(x, (uint32_t)c);
+}
+
+static inline void chain_link(tecs_index_t *x, int32_t i)
 {
     ient *t = &x->ents[i];
     if (is_table(x)) {
-        tab_put(x, t->key, t->e);
+        tab_link(x, i);
         return;
     }
     int32_t *head = &x->bucket[t->h & (uint32_t)(x->nbucket - 1)];
@@ -626,13 +640,11 @@ static void chain_link(tecs_index_t *x, int32_t i)
     *head = i;
 }
 
-static void chain_unlink(tecs_index_t *x, int32_t i)
+static inline void chain_unlink(tecs_index_t *x, int32_t i)
 {
     ient *t = &x->ents[i];
     if (is_table(x)) {
-        int32_t c = tab_find(x, t->key);
-        assert(c >= 0 && x->tab[c].e == t->e);
-        tab_del(x, (uint32_t)c);
+        tab_unlink(x, i);
         return;
     }
     if (t->prev >= 0)
