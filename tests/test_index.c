@@ -539,6 +539,74 @@ TEST(index_ordered_tree_grows_reorders_and_shrinks)
     tw_free(w);
 }
 
+/* Order of two (key, slot) numbers. */
+static int by_key_then_slot(const void *a, const void *b)
+{
+    const long long *x = a, *y = b;
+    return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+enum { RK_N = 3000 };
+
+/* The filter (ordered by x) hands ids out in the order of want[] then
+** slot (brute force), and the tree is sound. */
+static void check_key_order(tecs_world_t *w, tecs_query_t *q, tecs_filter_t *f,
+                            const tecs_entity_t *ids, const int *want)
+{
+    static tecs_entity_t got[RK_N];
+    static long long sorted[RK_N];
+    TW_CHECK(w);
+    for (int j = 0; j < RK_N; j++)
+        sorted[j] = ((long long)want[j] + 1000000) * 65536 + TECS_ENTITY_INDEX(ids[j]);
+    qsort(sorted, RK_N, sizeof *sorted, by_key_then_slot);
+    CHECK_EQ(tecs_query_where_collect(q, f, got, RK_N), RK_N);
+    for (int j = 0; j < RK_N; j++)
+        CHECK_EQ(TECS_ENTITY_INDEX(got[j]), sorted[j] % 65536);
+}
+
+/* An index made over existing entities is built at once (several levels
+** high); then small re-keys (+-1..3, a neighbour's key, the smallest or
+** largest key) keep items in their leaf, move them to a leaf's first or
+** last place, or over a leaf's edge. The key order stays the brute-force
+** order throughout. */
+TEST(index_ordered_small_rekeys_keep_key_order)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t hp = TECS_COMPONENT(w, Health);
+    tecs_query_t *q = tecs_query(w, &(tecs_query_desc_t){
+        .terms = (tecs_term_t[]){ { .comp = hp } }, .term_count = 1 });
+    static tecs_entity_t ids[RK_N];
+    static int want[RK_N];
+    for (int i = 0; i < RK_N; i++) {
+        ids[i] = tecs_new(w);
+        want[i] = 4 * (int)((i * 7919) % RK_N);
+        CHECK_ERR(tecs_set(w, ids[i], hp, &(Health){ want[i] }), TECS_OK);
+    }
+    tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = hp, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32 });
+    CHECK_EQ(tecs_index_count(x), RK_N);
+    tecs_filter_t *f = tecs_filter_new(w);
+    CHECK_ERR(tecs_filter_order(f, x, false), TECS_OK);
+    check_key_order(w, q, f, ids, want);
+    uint64_t rng = 4242;
+    for (int step = 1; step <= 20000; step++) {
+        int i = (int)(tw_rand(&rng) % RK_N), how = (int)(tw_rand(&rng) % 8);
+        if (how < 5)
+            want[i] += (int)(tw_rand(&rng) % 7) - 3;
+        else if (how == 5)
+            want[i] = want[(i + 1) % RK_N] + (int)(tw_rand(&rng) % 3) - 1;
+        else if (how == 6)
+            want[i] = -1 - step;            /* below every key */
+        else
+            want[i] = 4 * RK_N + step;      /* above every key */
+        CHECK_ERR(tecs_set(w, ids[i], hp, &(Health){ want[i] }), TECS_OK);
+        if (step % 50 == 0)
+            check_key_order(w, q, f, ids, want);
+    }
+    tecs_filter_free(f);
+    tw_free(w);
+}
+
 /* ---- order ------------------------------------------------------------ */
 
 TEST(index_key_order_ascending_and_descending)
@@ -706,6 +774,62 @@ TEST(index_unique_refuses_duplicates_and_leaves_world_unchanged)
     CHECK_EQ(tecs_index_lookup(x, tecs_key_uint(7)), e2);
     CHECK_ERR(tecs_destroy(w, e2), TECS_OK);
     CHECK_EQ(tecs_index_lookup(x, tecs_key_uint(7)), 0);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+/* A unique hash index under churn: keys from a small range (so probes
+** run into each other and erasures shift cells back), duplicates refused,
+** components removed and added, entities destroyed; every key looked up
+** against a model after each step. */
+TEST(index_unique_table_follows_random_churn)
+{
+    enum { N = 400, KEYS = 600 };
+    tecs_world_t *w = tw_new();
+    tecs_comp_t net = TECS_COMPONENT(w, NetId);
+    tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = net, .kind = TECS_INDEX_HASH, .type = TECS_KEY_U32, .unique = true });
+    static tecs_entity_t ids[N], owner[KEYS];
+    static int key_of[N];       /* -1: no NetId */
+    uint64_t rng = 99;
+    for (int i = 0; i < N; i++)
+        ids[i] = tecs_new(w), key_of[i] = -1;
+    for (int step = 0; step < 20000; step++) {
+        int i = (int)(tw_rand(&rng) % N), k = (int)(tw_rand(&rng) % KEYS);
+        int how = (int)(tw_rand(&rng) % 10);
+        if (how < 7) {
+            bool held = owner[k] != 0 && owner[k] != ids[i];
+            CHECK_ERR(TECS_SET(w, ids[i], net, NetId, {(uint32_t)k, "x"}),
+                      held ? TECS_EEXIST : TECS_OK);
+            if (!held) {
+                if (key_of[i] >= 0)
+                    owner[key_of[i]] = 0;
+                owner[k] = ids[i], key_of[i] = k;
+            }
+        } else if (how < 9) {
+            if (key_of[i] >= 0) {
+                CHECK_ERR(tecs_remove(w, ids[i], net), TECS_OK);
+                owner[key_of[i]] = 0, key_of[i] = -1;
+            }
+        } else {
+            CHECK_ERR(tecs_destroy(w, ids[i]), TECS_OK);
+            if (key_of[i] >= 0)
+                owner[key_of[i]] = 0, key_of[i] = -1;
+            ids[i] = tecs_new(w);
+        }
+        for (int j = 0; j < 8; j++) {
+            int q = (int)(tw_rand(&rng) % KEYS);
+            CHECK_EQ(tecs_index_lookup(x, tecs_key_uint((uint64_t)q)), owner[q]);
+        }
+        if (step % 500 == 0)
+            TW_CHECK(w);
+    }
+    int32_t n = 0;
+    for (int k = 0; k < KEYS; k++) {
+        CHECK_EQ(tecs_index_lookup(x, tecs_key_uint((uint64_t)k)), owner[k]);
+        n += owner[k] != 0;
+    }
+    CHECK_EQ(tecs_index_count(x), n);
     TW_CHECK(w);
     tw_free(w);
 }

@@ -429,7 +429,7 @@ static void walk_range(walk *wk, const guard *g, const tecs_index_t *x, range rg
                                : ofirst(x);
     for (; t; t = t->next, i = 0) {
         for (; i < t->n; i++) {
-            uint64_t k = t->u.v[i].k;
+            uint64_t k = t->u.lf.k[i];
             if (rg.has_hi) {
                 int c = kcmp(x, k, rg.hi);
                 if (c > 0 || (c == 0 && rg.hi_excl))
@@ -438,8 +438,8 @@ static void walk_range(walk *wk, const guard *g, const tecs_index_t *x, range rg
             if (rg.stop_nan && k == NAN_KEY)
                 return;
             if (i + 16 < t->n)
-                TECS__PREFETCH(&wk->f->world->recs[TECS_ENTITY_INDEX(t->u.v[i + 16].e)]);
-            collect(wk, g, t->u.v[i].e);
+                TECS__PREFETCH(&wk->f->world->recs[TECS_ENTITY_INDEX(t->u.lf.e[i + 16])]);
+            collect(wk, g, t->u.lf.e[i]);
         }
     }
 }
@@ -477,6 +477,12 @@ static void drive_ordered(walk *wk, const guard *g, const tecs_index_t *x, const
 static void walk_chain(walk *wk, const guard *g, const tecs_index_t *x, const fnode *nd,
                        uint64_t k)
 {
+    if (is_table(x)) {
+        int32_t c = tab_find(x, k), i = c >= 0 ? ent_find(x, x->tab[c].e) : -1;
+        if (i >= 0 && leaf_holds(wk->f, x, nd, x->ents[i].key, x->ents[i].aux))
+            collect(wk, g, x->ents[i].e);
+        return;
+    }
     if (x->nbucket == 0)
         return;
     for (int32_t i = x->bucket[khash(x, k) & (uint32_t)(x->nbucket - 1)]; i >= 0;

@@ -17,6 +17,10 @@
 **
 **     hash     buckets[h & mask] -> first entry; entries chained by
 **              next / prev (doubly linked: unlinking is O(1));
+**     unique   (hash) no chains: one open table of (key, entity) cells,
+**              linear probing, at most 3/4 full, emptied cells shifting
+**              back the run after them (no tombstones): a lookup reads
+**              one or two neighbouring cells, not a bucket then an entry;
 **     spatial  the same chains, the key being the grid cell (cx, cy);
 **     ordered  a B+-tree of (key, entity) items: leaves of at most OB
 **              items, linked in key order; inner nodes of at most OF
@@ -31,10 +35,19 @@
 **              one goes away: O(log n). A range finds its first item and
 **              walks the leaves: O(log n + k). Ties are ordered by entity
 **              slot. Splits take nodes from a small pool, filled before
-**              anything changes, so an insert never fails half-way. Each
-**              entry names the leaf holding its item (leaf shares the
-**              room of next / prev): a re-key erases there without a
-**              search, unless the item is its leaf's last.
+**              anything changes, so an insert never fails half-way. A
+**              node keeps keys and entities in two arrays (a search reads
+**              keys); a leaf of 64 items and an inner node of 42 children
+**              have about the same size, ~1 KB.
+**
+**              Each entry names the leaf holding its item (leaf shares the
+**              room of next / prev). A re-key (tecs_set) is the hot path:
+**              the check before the write finds the leaf the new key goes
+**              to (the hint) and starts fetching it and the old leaf; the
+**              update then moves the item from leaf to leaf, or inside
+**              its leaf when the new key stays there, touching nothing
+**              above the leaves unless an item is its leaf's last or the
+**              new leaf is full (then erase and insert from the root).
 **
 ** Entities are stored by id, never by row, so archetype moves need nothing.
 ** The index listens to component events (entity.c): ADD inserts, SET
@@ -229,30 +242,47 @@ static void pool_put(tecs_index_t *x, onode *t)
 }
 
 /* The largest item under t, a node at height h. */
-static okey omax(const onode *t, int32_t h)
+static okey omax(onode *t, int32_t h)
 {
-    return h ? t->u.in.last[t->n - 1] : t->u.v[t->n - 1];
+    return (okey){ t->u.lf.k[t->n - 1], oents(t, h)[t->n - 1] };
 }
 
-/* Put o at place i of the n items at v (room for one more). */
-static void oput(okey *v, int32_t n, int32_t i, okey o)
+/* Put (k, e) at place i of the n items of node t at height h (room for
+** one more). */
+static void oput(onode *t, int32_t h, int32_t i, uint64_t k, tecs_entity_t e)
 {
-    memmove(v + i + 1, v + i, (size_t)(n - i) * sizeof *v);
-    v[i] = o;
+    uint64_t *kv = t->u.lf.k;
+    tecs_entity_t *ev = oents(t, h);
+    memmove(kv + i + 1, kv + i, (size_t)(t->n - i) * sizeof *kv);
+    memmove(ev + i + 1, ev + i, (size_t)(t->n - i) * sizeof *ev);
+    kv[i] = k;
+    ev[i] = e;
+    t->n++;
+}
+
+/* Take item i out of node t at height h. */
+static void otake(onode *t, int32_t h, int32_t i)
+{
+    uint64_t *kv = t->u.lf.k;
+    tecs_entity_t *ev = oents(t, h);
+    memmove(kv + i, kv + i + 1, (size_t)(t->n - i - 1) * sizeof *kv);
+    memmove(ev + i, ev + i + 1, (size_t)(t->n - i - 1) * sizeof *ev);
+    t->n--;
 }
 
 /* Insert o into leaf t, *where receiving the leaf it went to; the new
 ** right half when t split (its items' entries told), else NULL. */
 static onode *leaf_insert(tecs_index_t *x, onode *t, okey o, onode **where)
 {
-    int32_t i = ofind(x, t->u.v, t->n, o.k, TECS_ENTITY_INDEX(o.e));
+    int32_t i = ofind(x, t->u.lf.k, t->u.lf.e, t->n, o.k, TECS_ENTITY_INDEX(o.e));
     onode *r = NULL;
     if (t->n == OB) {
         r = pool_take(x);
         r->n = OB / 2;
-        memcpy(r->u.v, t->u.v + OB / 2, (OB / 2) * sizeof *r->u.v);
+        memcpy(r->u.lf.k, t->u.lf.k + OB / 2, (OB / 2) * sizeof *r->u.lf.k);
+        memcpy(r->u.lf.e, t->u.lf.e + OB / 2, (OB / 2) * sizeof *r->u.lf.e);
         for (int32_t j = 0; j < OB / 2; j++) {
-            int32_t at = ent_find(x, r->u.v[j].e);
+            int32_t at = ent_find(x, r->u.lf.e[j]);
             if (at >= 0)
                 x->ents[at].leaf = r;
         }
@@ -267,7 +297,7 @@ static onode *leaf_insert(tecs_index_t *x, onode *t, okey o, onode **where)
             i -= OB / 2;
         }
     }
-    oput(t->u.v, t->n++, i, o);
+    oput(t, 0, i, o.k, o.e);
     *where = t;
     return r;
 }
@@ -279,12 +309,14 @@ static onode *node_insert(tecs_index_t *x, onode *t, int32_t h, okey o, onode **
     ofetch(t, h);
     if (h == 0)
         return leaf_insert(x, t, o, where);
-    int32_t c = ofind(x, t->u.in.last, t->n, o.k, TECS_ENTITY_INDEX(o.e));
+    int32_t c = ofind(x, t->u.in.k, t->u.in.e, t->n, o.k, TECS_ENTITY_INDEX(o.e));
     if (c == t->n)
         c--;
     onode *kid = t->u.in.kid[c];
     onode *r = node_insert(x, kid, h - 1, o, where);
-    t->u.in.last[c] = omax(kid, h - 1);
+    okey m = omax(kid, h - 1);
+    t->u.in.k[c] = m.k;
+    t->u.in.e[c] = m.e;
     if (r == NULL)
         return NULL;
     onode *s = NULL;
@@ -292,7 +324,8 @@ static onode *node_insert(tecs_index_t *x, onode *t, int32_t h, okey o, onode **
     if (t->n == OF) {
         s = pool_take(x);
         s->n = OF - OF / 2;
-        memcpy(s->u.in.last, t->u.in.last + OF / 2, (size_t)s->n * sizeof *s->u.in.last);
+        memcpy(s->u.in.k, t->u.in.k + OF / 2, (size_t)s->n * sizeof *s->u.in.k);
+        memcpy(s->u.in.e, t->u.in.e + OF / 2, (size_t)s->n * sizeof *s->u.in.e);
         memcpy(s->u.in.kid, t->u.in.kid + OF / 2, (size_t)s->n * sizeof *s->u.in.kid);
         t->n = OF / 2;
         if (c > OF / 2) {
@@ -302,8 +335,23 @@ static onode *node_insert(tecs_index_t *x, onode *t, int32_t h, okey o, onode **
     }
     memmove(t->u.in.kid + c + 1, t->u.in.kid + c, (size_t)(t->n - c) * sizeof *t->u.in.kid);
     t->u.in.kid[c] = r;
-    oput(t->u.in.last, t->n++, c, omax(r, h - 1));
+    m = omax(r, h - 1);
+    oput(t, h, c, m.k, m.e);
     return s;
+}
+
+/* Make t, a node with children a and b at height h - 1 (h >= 1), the root. */
+static void oroot(tecs_index_t *x, onode *t, onode *a, onode *b, int32_t h)
+{
+    t->n = 0;
+    t->u.in.kid[0] = a;
+    t->u.in.kid[1] = b;
+    okey m = omax(a, h - 1);
+    oput(t, h, 0, m.k, m.e);
+    m = omax(b, h - 1);
+    oput(t, h, 1, m.k, m.e);
+    x->root = t;
+    x->height = h;
 }
 
 /* Insert (k, e), *where receiving its leaf; false (nothing changed) when
@@ -312,28 +360,21 @@ static bool oinsert(tecs_index_t *x, uint64_t k, tecs_entity_t e, onode **where)
 {
     if (!pool_fill(x, pool_need(x)))
         return false;
+    x->hint = NULL;
     okey o = { k, e };
     if (x->root == NULL) {
         onode *t = pool_take(x);
-        t->n = 1;
+        t->n = 0;
         t->next = t->prev = NULL;
-        t->u.v[0] = o;
+        oput(t, 0, 0, k, e);
         *where = t;
         x->root = t;
         x->height = 0;
         return true;
     }
     onode *r = node_insert(x, x->root, x->height, o, where);
-    if (r) {
-        onode *t = pool_take(x);
-        t->n = 2;
-        t->u.in.kid[0] = x->root;
-        t->u.in.kid[1] = r;
-        t->u.in.last[0] = omax(x->root, x->height);
-        t->u.in.last[1] = omax(r, x->height);
-        x->root = t;
-        x->height++;
-    }
+    if (r)
+        oroot(x, pool_take(x), x->root, r, x->height + 1);
     return true;
 }
 
@@ -351,31 +392,32 @@ static void leaf_unlink(onode *t)
 static bool node_erase(tecs_index_t *x, onode *t, int32_t h, uint64_t k, uint32_t slot)
 {
     ofetch(t, h);
+    int32_t c = ofind(x, t->u.lf.k, oents(t, h), t->n, k, slot);
+    assert(c < t->n);
     if (h == 0) {
-        int32_t i = ofind(x, t->u.v, t->n, k, slot);
-        assert(i < t->n && t->u.v[i].k == k);
-        memmove(t->u.v + i, t->u.v + i + 1, (size_t)(t->n - i - 1) * sizeof *t->u.v);
-        if (--t->n > 0)
+        assert(t->u.lf.k[c] == k);
+        otake(t, 0, c);
+        if (t->n > 0)
             return false;
         leaf_unlink(t);
         return true;
     }
-    int32_t c = ofind(x, t->u.in.last, t->n, k, slot);
-    assert(c < t->n);
     onode *kid = t->u.in.kid[c];
     if (!node_erase(x, kid, h - 1, k, slot)) {
-        t->u.in.last[c] = omax(kid, h - 1);
+        okey m = omax(kid, h - 1);
+        t->u.in.k[c] = m.k;
+        t->u.in.e[c] = m.e;
         return false;
     }
     pool_put(x, kid);
     memmove(t->u.in.kid + c, t->u.in.kid + c + 1, (size_t)(t->n - c - 1) * sizeof *t->u.in.kid);
-    memmove(t->u.in.last + c, t->u.in.last + c + 1,
-            (size_t)(t->n - c - 1) * sizeof *t->u.in.last);
-    return --t->n == 0;
+    otake(t, h, c);
+    return t->n == 0;
 }
 
 static void oerase(tecs_index_t *x, uint64_t k, tecs_entity_t e)
 {
+    x->hint = NULL;
     if (node_erase(x, x->root, x->height, k, TECS_ENTITY_INDEX(e))) {
         pool_put(x, x->root);
         x->root = NULL;
@@ -390,21 +432,80 @@ static void oerase(tecs_index_t *x, uint64_t k, tecs_entity_t e)
     }
 }
 
+/* The place of entry t's item in the leaf the entry names. */
+static int32_t oplace(const tecs_index_t *x, const ient *t)
+{
+    const onode *l = t->leaf;
+    int32_t i = ofind(x, l->u.lf.k, l->u.lf.e, l->n, t->key, TECS_ENTITY_INDEX(t->e));
+    assert(i < l->n && l->u.lf.e[i] == t->e);
+    return i;
+}
+
 /* Erase entry t's item, starting from the leaf the entry names: when the
 ** item is not the leaf's last, nothing above the leaf changes and no
 ** search from the root is needed. */
 static void oerase_ent(tecs_index_t *x, const ient *t)
 {
-    onode *l = t->leaf;
-    ofetch(l, 0);
-    int32_t i = ofind(x, l->u.v, l->n, t->key, TECS_ENTITY_INDEX(t->e));
-    assert(i < l->n && l->u.v[i].e == t->e);
-    if (i >= l->n - 1) {
+    x->hint = NULL;
+    ofetch(t->leaf, 0);
+    int32_t i = oplace(x, t);
+    if (i >= t->leaf->n - 1)
         oerase(x, t->key, t->e);
+    else
+        otake(t->leaf, 0, i);
+}
+
+/* Move item i of leaf l to key k, in place: k falls inside l before its
+** last item, which item i is not, so nothing above the leaf changes. j is
+** k's place among l's items. */
+static void oshift(onode *l, int32_t i, int32_t j, uint64_t k)
+{
+    tecs_entity_t e = l->u.lf.e[i];
+    uint64_t *kv = l->u.lf.k;
+    tecs_entity_t *ev = l->u.lf.e;
+    if (j > i) {
+        j--;
+        memmove(kv + i, kv + i + 1, (size_t)(j - i) * sizeof *kv);
+        memmove(ev + i, ev + i + 1, (size_t)(j - i) * sizeof *ev);
+    } else {
+        memmove(kv + j + 1, kv + j, (size_t)(i - j) * sizeof *kv);
+        memmove(ev + j + 1, ev + j, (size_t)(i - j) * sizeof *ev);
+    }
+    kv[j] = k;
+    ev[j] = e;
+}
+
+/* Give entry t's item the key k (the pool filled for an insert). The
+** old leaf is fetched while the new one is searched for (or taken from
+** the hint the check left, when the tree has not changed since); when neither
+** item is its leaf's last and the new leaf has room, only the two leaves
+** change (or one, when k stays in the old leaf); else erase and insert
+** from the root. */
+static void orekey(tecs_index_t *x, ient *t, uint64_t k)
+{
+    onode *l = t->leaf;
+    ofetch_all(l);
+    uint32_t slot = TECS_ENTITY_INDEX(t->e);
+    onode *d = (onode *)x->hint;
+    if (d == NULL || x->hint_k != k || x->hint_slot != slot)
+        d = (onode *)oleaf(x, k, slot);
+    x->hint = NULL;
+    int32_t j = d ? ofind(x, d->u.lf.k, d->u.lf.e, d->n, k, slot) : 0;
+    if (d && j == d->n)
+        d = NULL;
+    int32_t i = oplace(x, t);
+    if (d != NULL && i < l->n - 1 && (d == l || d->n < OB)) {
+        if (d == l) {
+            oshift(l, i, j, k);
+        } else {
+            otake(l, 0, i);
+            oput(d, 0, j, k, t->e);
+            t->leaf = d;
+        }
         return;
     }
-    memmove(l->u.v + i, l->u.v + i + 1, (size_t)(l->n - i - 1) * sizeof *l->u.v);
-    l->n--;
+    oerase_ent(x, t);
+    oinsert(x, k, t->e, &t->leaf);
 }
 
 /* Free t, a node at height h, and everything under it. */
@@ -415,6 +516,52 @@ static void ofree(tecs_index_t *x, onode *t, int32_t h)
     tecs__free(x->world, t, sizeof *t);
 }
 
+/* ---- the unique table ------------------------------------------------- */
+
+/* Put (k, e) in a free cell of the table (room there is). */
+static void tab_put(tecs_index_t *x, uint64_t k, tecs_entity_t e)
+{
+    uint32_t mask = (uint32_t)x->ntab - 1, i = khash(x, k) & mask;
+    while (x->tab[i].e != 0)
+        i = (i + 1) & mask;
+    x->tab[i] = (okey){ k, e };
+}
+
+/* Empty cell i, shifting back the cells after it that would not be found
+** past the hole (linear probing without tombstones). */
+static void tab_del(tecs_index_t *x, uint32_t i)
+{
+    uint32_t mask = (uint32_t)x->ntab - 1;
+    for (uint32_t j = (i + 1) & mask; x->tab[j].e != 0; j = (j + 1) & mask) {
+        uint32_t home = khash(x, x->tab[j].k) & mask;
+        if (((j - home) & mask) >= ((j - i) & mask)) {  /* home at or before i */
+            x->tab[i] = x->tab[j];
+            i = j;
+        }
+    }
+    x->tab[i].e = 0;
+}
+
+/* A table of room for need entries (at most 3/4 full), entries rehashed. */
+static tecs_err_t tab_grow(tecs_index_t *x, int32_t need)
+{
+    if ((int64_t)need * 4 <= (int64_t)x->ntab * 3)
+        return TECS_OK;
+    int32_t nt = x->ntab ? x->ntab : 16;
+    while ((int64_t)need * 4 > (int64_t)nt * 3)
+        nt *= 2;
+    okey *t = tecs__alloc(x->world, (size_t)nt * sizeof *t);
+    if (t == NULL)
+        return TECS_ENOMEM;
+    tecs__free(x->world, x->tab, (size_t)x->ntab * sizeof *x->tab);
+    x->tab = t;
+    x->ntab = nt;
+    memset(t, 0, (size_t)nt * sizeof *t);
+    for (int32_t i = 0; i < x->n; i++)
+        tab_put(x, x->ents[i].key, x->ents[i].e);
+    return TECS_OK;
+}
+
 /* Room for n more entries (and entities up to the world's slots + n), so
 ** that the next n inserts allocate nothing but string copies. */
 static tecs_err_t reserve(tecs_index_t *x, int32_t n)
@@ -422,8 +569,9 @@ static tecs_err_t reserve(tecs_index_t *x, int32_t n)
     tecs_world_t *w = x->world;
     int32_t need = x->n + n;
     if (need <= x->cap && w->nrecs + n <= x->npos &&
-        (is_hashed(x) ? (int64_t)need * 4 <= (int64_t)x->nbucket * 3
-                      : x->npool >= pool_need(x)))
+        (is_table(x)    ? (int64_t)need * 4 <= (int64_t)x->ntab * 3
+         : is_hashed(x) ? (int64_t)need * 4 <= (int64_t)x->nbucket * 3
+                        : x->npool >= pool_need(x)))
         return TECS_OK;         /* the usual case: room enough */
     if (tecs__grow(w, (void **)&x->ents, &x->cap, need, sizeof *x->ents))
         return TECS_ENOMEM;
@@ -433,6 +581,8 @@ static tecs_err_t reserve(tecs_index_t *x, int32_t n)
             return TECS_ENOMEM;
         memset(x->pos + old, 0, (size_t)(x->npos - old) * sizeof *x->pos);
     }
+    if (is_table(x))
+        return tab_grow(x, need);
     if (is_hashed(x) && (int64_t)need * 4 > (int64_t)x->nbucket * 3) {
         int32_t nb = x->nbucket ? x->nbucket : 16;
         while ((int64_t)need * 4 > (int64_t)nb * 3)
@@ -461,9 +611,27 @@ static tecs_err_t reserve(tecs_index_t *x, int32_t n)
 
 /* ---- hash chains ------------------------------------------------------ */
 
-static void chain_link(tecs_index_t *x, int32_t i)
+/* Entry i into the unique table. */
+static TECS__NOINLINE void tab_link(tecs_index_t *x, int32_t i)
+{
+    tab_put(x, x->ents[i].key, x->ents[i].e);
+}
+
+/* Entry i out of the unique table. */
+static TECS__NOINLINE void tab_unlink(tecs_index_t *x, int32_t i)
+{
+    int32_t c = tab_find(x, x->ents[i].key);
+    assert(c >= 0 && x->tab[c].e == x->ents[i].e);
+    tab_del(x, (uint32_t)c);
+}
+
+static inline void chain_link(tecs_index_t *x, int32_t i)
 {
     ient *t = &x->ents[i];
+    if (is_table(x)) {
+        tab_link(x, i);
+        return;
+    }
     int32_t *head = &x->bucket[t->h & (uint32_t)(x->nbucket - 1)];
     t->prev = -1;
     t->next = *head;
@@ -472,9 +640,13 @@ static void chain_link(tecs_index_t *x, int32_t i)
     *head = i;
 }
 
-static void chain_unlink(tecs_index_t *x, int32_t i)
+static inline void chain_unlink(tecs_index_t *x, int32_t i)
 {
     ient *t = &x->ents[i];
+    if (is_table(x)) {
+        tab_unlink(x, i);
+        return;
+    }
     if (t->prev >= 0)
         x->ents[t->prev].next = t->next;
     else
@@ -487,6 +659,8 @@ static void chain_unlink(tecs_index_t *x, int32_t i)
 static void chain_moved(tecs_index_t *x, int32_t i, int32_t j)
 {
     ient *t = &x->ents[j];
+    if (is_table(x))
+        return;                 /* the table names entities, not entries */
     if (t->prev >= 0)
         x->ents[t->prev].next = j;
     else
@@ -498,14 +672,15 @@ static void chain_moved(tecs_index_t *x, int32_t i, int32_t j)
 
 /* ---- insert, erase, re-key --------------------------------------------- */
 
-/* Add e with the key in p (room reserved); false when out of memory. */
-static bool ent_insert(tecs_index_t *x, tecs_entity_t e, const probe *p)
+/* Add e with the key in p (room reserved), into the tree unless !tree
+** (fill builds it after); false when out of memory. */
+static bool ent_insert(tecs_index_t *x, tecs_entity_t e, const probe *p, bool tree)
 {
     uint64_t k;
     if (!own_key(x, p->k, &k))
         return false;
     onode *leaf = NULL;
-    if (!is_hashed(x) && !oinsert(x, k, e, &leaf)) {
+    if (!is_hashed(x) && tree && !oinsert(x, k, e, &leaf)) {
         free_key(x, k);
         return false;
     }
@@ -559,8 +734,7 @@ static bool ent_rekey(tecs_index_t *x, int32_t i, const probe *p)
     if (is_hashed(x)) {
         chain_unlink(x, i);
     } else {                    /* the erase leaves the pool full enough */
-        oerase_ent(x, t);
-        oinsert(x, k, t->e, &t->leaf);
+        orekey(x, t, k);
     }
     free_key(x, t->key);
     t->key = k;
@@ -584,12 +758,16 @@ static bool ent_update(tecs_index_t *x, tecs_entity_t e, const void *val)
     }
     if (i >= 0)
         return ent_rekey(x, i, &p);
-    return reserve(x, 1) == TECS_OK && ent_insert(x, e, &p);
+    return reserve(x, 1) == TECS_OK && ent_insert(x, e, &p, true);
 }
 
 /* Another entity than e with key k, or 0. */
 static tecs_entity_t find_other(const tecs_index_t *x, uint64_t k, tecs_entity_t e)
 {
+    if (is_table(x)) {
+        int32_t c = tab_find(x, k);
+        return c >= 0 && x->tab[c].e != e ? x->tab[c].e : 0;
+    }
     if (is_hashed(x)) {
         if (x->nbucket == 0)
             return 0;
@@ -602,10 +780,10 @@ static tecs_entity_t find_other(const tecs_index_t *x, uint64_t k, tecs_entity_t
     int32_t i;
     for (const onode *t = olower(x, k, 0, &i); t; t = t->next, i = 0)
         for (; i < t->n; i++) {
-            if (kcmp(x, t->u.v[i].k, k) != 0)
+            if (kcmp(x, t->u.lf.k[i], k) != 0)
                 return 0;
-            if (t->u.v[i].e != e)
-                return t->u.v[i].e;
+            if (t->u.lf.e[i] != e)
+                return t->u.lf.e[i];
         }
     return 0;
 }
@@ -614,6 +792,7 @@ static tecs_entity_t find_other(const tecs_index_t *x, uint64_t k, tecs_entity_t
 
 static void clear(tecs_index_t *x)
 {
+    x->hint = NULL;
     for (int32_t i = 0; i < x->n; i++)
         free_key(x, x->ents[i].key);
     if (x->root)
@@ -624,11 +803,14 @@ static void clear(tecs_index_t *x)
         memset(x->pos, 0, (size_t)x->npos * sizeof *x->pos);
     if (x->nbucket)
         memset(x->bucket, 0xff, (size_t)x->nbucket * sizeof *x->bucket);
+    if (x->ntab)
+        memset(x->tab, 0, (size_t)x->ntab * sizeof *x->tab);
     x->n = 0;
 }
 
-/* Fill x from every archetype with its component. */
-static tecs_err_t fill(tecs_index_t *x)
+/* Add an entry for every entity with x's component; into the tree too
+** when tree, else (ordered) the tree is built after. */
+static tecs_err_t fill_entries(tecs_index_t *x, bool tree)
 {
     tecs_world_t *w = x->world;
     for (int32_t ai = 0; ai < w->narchs; ai++) {
@@ -642,13 +824,109 @@ static tecs_err_t fill(tecs_index_t *x)
             probe p;
             read_probe(x, tecs__col_ptr(a, w, col, row), &p);
             tecs_entity_t e = *tecs__ent_ptr(a, w, row);
-            if (x->d.unique && find_other(x, p.k, e))
+            if (tree && x->d.unique && find_other(x, p.k, e))
                 return tecs__err(w, TECS_EEXIST, "unique index: two entities share a key");
-            if (!ent_insert(x, e, &p))
+            if (!ent_insert(x, e, &p, tree))
                 return TECS_ENOMEM;
         }
     }
     return TECS_OK;
+}
+
+/* Order of two build items: key, then slot (high half of e). */
+static int build_cmp(const tecs_index_t *x, const okey *a, const okey *b)
+{
+    int c = kcmp(x, a->k, b->k);
+    return c ? c : (a->e > b->e) - (a->e < b->e);
+}
+
+/* Lay the sorted items v[0..n) out in nl leaves from the pool, into
+** lv[0..nl), in about equal shares, and tell each entry its leaf. */
+static void build_leaves(tecs_index_t *x, const okey *v, int32_t n, onode **lv, int32_t nl)
+{
+    onode *prev = NULL;
+    for (int32_t j = 0; j < nl; j++) {
+        int32_t lo = (int32_t)((int64_t)j * n / nl), hi = (int32_t)((int64_t)(j + 1) * n / nl);
+        onode *t = pool_take(x);
+        t->n = hi - lo;
+        for (int32_t i = lo; i < hi; i++) {
+            ient *en = &x->ents[(uint32_t)v[i].e];
+            t->u.lf.k[i - lo] = v[i].k;
+            t->u.lf.e[i - lo] = en->e;
+            en->leaf = t;
+        }
+        t->prev = prev;
+        t->next = NULL;
+        if (prev)
+            prev->next = t;
+        prev = t;
+        lv[j] = t;
+    }
+}
+
+/* Put the c nodes lv[0..c) at height h under new parents, into lv[0..m). */
+static int32_t build_level(tecs_index_t *x, onode **lv, int32_t c, int32_t h, int32_t m)
+{
+    for (int32_t j = 0; j < m; j++) {
+        int32_t lo = (int32_t)((int64_t)j * c / m), hi = (int32_t)((int64_t)(j + 1) * c / m);
+        onode *t = pool_take(x);
+        t->n = hi - lo;
+        for (int32_t i = lo; i < hi; i++) {
+            okey o = omax(lv[i], h);
+            t->u.in.kid[i - lo] = lv[i];
+            t->u.in.k[i - lo] = o.k;
+            t->u.in.e[i - lo] = o.e;
+        }
+        lv[j] = t;
+    }
+    return m;
+}
+
+/* Build x's tree from its entries at once: sort the items (key, then
+** slot), cut them into leaves about 3/4 full, then the levels above,
+** every node taken from the pool filled first. On error nothing is built. */
+static tecs_err_t obuild(tecs_index_t *x)
+{
+    tecs_world_t *w = x->world;
+    int32_t n = x->n, per = OB * 3 / 4, per_in = OF * 3 / 4;
+    if (n == 0)
+        return TECS_OK;
+    int32_t nl = (n + per - 1) / per, total = nl;
+    for (int32_t c = nl; c > 1; c = (c + per_in - 1) / per_in)
+        total += (c + per_in - 1) / per_in;
+    okey *v = tecs__alloc(w, (size_t)n * 2 * sizeof *v);
+    onode **lv = v ? tecs__alloc(w, (size_t)nl * sizeof *lv) : NULL;
+    tecs_err_t err = lv && pool_fill(x, x->npool + total) ? TECS_OK : TECS_ENOMEM;
+    for (int32_t i = 0; i < n && !err; i++)
+        v[i] = (okey){ x->ents[i].key,
+                       (uint64_t)TECS_ENTITY_INDEX(x->ents[i].e) << 32 | (uint32_t)i };
+    if (!err)
+        tecs__okey_sort(v, v + n, n, build_cmp, x);
+    for (int32_t i = 1; i < n && !err && x->d.unique; i++)
+        if (kcmp(x, v[i - 1].k, v[i].k) == 0)
+            err = tecs__err(w, TECS_EEXIST, "unique index: two entities share a key");
+    if (!err) {
+        build_leaves(x, v, n, lv, nl);
+        int32_t h = 0;
+        for (int32_t c = nl; c > 1; h++)
+            c = build_level(x, lv, c, h, (c + per_in - 1) / per_in);
+        x->root = lv[0];
+        x->height = h;
+    }
+    if (lv)
+        tecs__free(w, lv, (size_t)nl * sizeof *lv);
+    if (v)
+        tecs__free(w, v, (size_t)n * 2 * sizeof *v);
+    return err;
+}
+
+/* Fill x from every archetype with its component (x is empty). */
+static tecs_err_t fill(tecs_index_t *x)
+{
+    if (is_hashed(x))
+        return fill_entries(x, true);
+    tecs_err_t err = fill_entries(x, false);
+    return err ? err : obuild(x);
 }
 
 /* Lay a freshly filled hash or spatial index out chain by chain, so that
@@ -656,7 +934,7 @@ static tecs_err_t fill(tecs_index_t *x)
 ** memory. Only a layout: skipped when the copy cannot be allocated. */
 static void compact(tecs_index_t *x)
 {
-    if (!is_hashed(x) || x->n < 2)
+    if (!is_hashed(x) || is_table(x) || x->n < 2)
         return;
     ient *v = tecs__alloc(x->world, (size_t)x->cap * sizeof *v);
     if (v == NULL)
@@ -700,6 +978,7 @@ static void index_release(tecs_index_t *x)
     tecs__free(w, x->ents, (size_t)x->cap * sizeof *x->ents);
     tecs__free(w, x->pos, (size_t)x->npos * sizeof *x->pos);
     tecs__free(w, x->bucket, (size_t)x->nbucket * sizeof *x->bucket);
+    tecs__free(w, x->tab, (size_t)x->ntab * sizeof *x->tab);
     tecs__free(w, x, sizeof *x);
 }
 
@@ -801,15 +1080,28 @@ static tecs_err_t check_batch(tecs_index_t *x, const void *vals, int32_t n)
 }
 
 /* The update of e to vals follows: start fetching what it will touch. */
-static void warm(const tecs_index_t *x, tecs_entity_t e, const void *vals)
+static void warm(tecs_index_t *x, tecs_entity_t e, const void *vals)
 {
     uint32_t slot = TECS_ENTITY_INDEX(e);
-    if (slot < (uint32_t)x->npos && x->pos[slot] > 0)
-        TECS__PREFETCH(&x->ents[x->pos[slot] - 1]);
-    if (vals && is_hashed(x) && x->cls != TECS_KEYC_STR && x->nbucket > 0) {
-        probe p;
-        read_probe(x, vals, &p);
+    const ient *t = NULL;
+    if (slot < (uint32_t)x->npos && x->pos[slot] > 0) {
+        t = &x->ents[x->pos[slot] - 1];
+        TECS__PREFETCH(t);
+    }
+    if (vals == NULL || x->cls == TECS_KEYC_STR)
+        return;
+    probe p;
+    read_probe(x, vals, &p);
+    if (is_table(x) && x->ntab > 0) {
+        TECS__PREFETCH(&x->tab[khash(x, p.k) & (uint32_t)(x->ntab - 1)]);
+    } else if (is_hashed(x) && x->nbucket > 0) {
         TECS__PREFETCH(&x->bucket[khash(x, p.k) & (uint32_t)(x->nbucket - 1)]);
+    } else if (!is_hashed(x)) {     /* the leaf the new key goes to */
+        x->hint = oleaf(x, p.k, slot);
+        x->hint_k = p.k;
+        x->hint_slot = slot;
+        if (x->hint)
+            ofetch_all(x->hint);
     }
 }
 
@@ -1011,7 +1303,9 @@ tecs_entity_t tecs_index_lookup(tecs_index_t *x, tecs_key_t key)
     }
     if (!tecs__index_encode(x, key, &k) || tecs__index_refresh(x))
         return 0;
-    tecs_entity_t e = find_other(x, k, 0);
+    int32_t c;
+    tecs_entity_t e = !is_table(x) ? find_other(x, k, 0)
+                      : (c = tab_find(x, k)) >= 0 ? x->tab[c].e : 0;
     if (e == 0)
         tecs__err(x->world, TECS_ENOENT, "no entity has this key");
     return e;
@@ -1065,8 +1359,8 @@ static bool check_node(tecs_index_t *x, const onode *t, int32_t h, const onode *
     }
     for (int32_t c = 0; c < t->n; c++) {
         okey m = omax(t->u.in.kid[c], h - 1);
-        if (!check_node(x, t->u.in.kid[c], h - 1, leaf, total) || m.e != t->u.in.last[c].e ||
-            m.k != t->u.in.last[c].k)
+        if (!check_node(x, t->u.in.kid[c], h - 1, leaf, total) || m.e != t->u.in.e[c] ||
+            m.k != t->u.in.k[c])
             return false;
     }
     return true;
@@ -1078,17 +1372,20 @@ static tecs_err_t check_tree(tecs_index_t *x)
     const onode *leaf = NULL;
     if (x->root && (!check_node(x, x->root, x->height, &leaf, &total) || leaf->next))
         return bad(x->world, "tree shape", x->id);
-    const okey *prev = NULL;
+    const onode *pt = NULL;
+    int32_t pi = 0;
     for (const onode *t = ofirst(x); t; t = t->next)
         for (int32_t i = 0; i < t->n; i++) {
-            int32_t j = ent_find(x, t->u.v[i].e);
-            if (j < 0 || x->ents[j].key != t->u.v[i].k)
+            int32_t j = ent_find(x, t->u.lf.e[i]);
+            if (j < 0 || x->ents[j].key != t->u.lf.k[i])
                 return bad(x->world, "tree item without its entry", x->id);
             if (x->ents[j].leaf != t)
                 return bad(x->world, "entry names another leaf", x->id);
-            if (prev && ocmp(x, t->u.v[i].k, TECS_ENTITY_INDEX(t->u.v[i].e), prev) <= 0)
+            if (pt && ocmp(x, t->u.lf.k[i], TECS_ENTITY_INDEX(t->u.lf.e[i]), pt->u.lf.k[pi],
+                           pt->u.lf.e[pi]) <= 0)
                 return bad(x->world, "tree out of order", x->id);
-            prev = &t->u.v[i];
+            pt = t;
+            pi = i;
         }
     return total == x->n ? TECS_OK : bad(x->world, "tree items != entries", x->id);
 }
@@ -1104,6 +1401,21 @@ static int32_t holders(const tecs_index_t *x)
     return n;
 }
 
+/* The table holds exactly the entries, each where a probe finds it. */
+static tecs_err_t check_table(tecs_index_t *x)
+{
+    int32_t used = 0;
+    for (int32_t c = 0; c < x->ntab; c++) {
+        if (x->tab[c].e == 0)
+            continue;
+        used++;
+        int32_t i = ent_find(x, x->tab[c].e);
+        if (i < 0 || x->ents[i].key != x->tab[c].k || tab_find(x, x->tab[c].k) != c)
+            return bad(x->world, "table cell without its entry", x->id);
+    }
+    return used == x->n ? TECS_OK : bad(x->world, "table cells != entries", x->id);
+}
+
 tecs_err_t tecs__indexes_check(tecs_world_t *w)
 {
     tecs__indexes *r = registry(w);
@@ -1114,6 +1426,8 @@ tecs_err_t tecs__indexes_check(tecs_world_t *w)
         tecs_err_t err = check_entries(x);
         if (!err && !is_hashed(x))
             err = check_tree(x);
+        if (!err && is_table(x))
+            err = check_table(x);
         if (err)
             return err;
         if (holders(x) != x->n)

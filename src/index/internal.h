@@ -14,7 +14,7 @@
 
 #include "../private.h"
 
-#define OB 128                  /* items in an ordered leaf                */
+#define OB 64                   /* items in an ordered leaf                */
 #define OF 42                   /* children of an ordered inner node       */
 #define PREFETCH_AHEAD 16       /* steps of a filtered iteration fetched ahead */
 #define NAN_KEY UINT64_MAX      /* every NaN, above +inf                    */
@@ -45,18 +45,31 @@ typedef struct okey {
 /* A node of the ordered B+-tree. A leaf holds up to OB items in order and
 ** is linked to its neighbours; an inner node holds up to OF children, each
 ** with a copy of the last (largest) item below it, so a search reads one
-** small array per level. Both kinds share one size and one spare pool. */
+** small array per level. Keys and entities are kept in separate arrays: a
+** search reads the keys only (an entity breaks a tie). Both kinds share
+** one size (64 * 16 ~ 42 * 24 bytes) and one spare pool; the key arrays of
+** both start at the same place. */
 typedef struct onode {
     int32_t n;                  /* items (leaf) or children (inner)         */
     struct onode *next, *prev;  /* leaf: neighbours in key order; pool link */
     union {
-        okey v[OB];             /* leaf items                               */
         struct {
-            okey last[OF];      /* the largest item under each child        */
+            uint64_t k[OB];     /* leaf items: keys ...                     */
+            tecs_entity_t e[OB];/* ... and entities                         */
+        } lf;
+        struct {
+            uint64_t k[OF];     /* the largest item under each child: key   */
+            tecs_entity_t e[OF];/* ... and entity                           */
             struct onode *kid[OF];
         } in;
     } u;
 } onode;
+
+/* The entities of node t at height h (its keys are t->u.lf.k either way). */
+static inline tecs_entity_t *oents(onode *t, int32_t h)
+{
+    return h ? t->u.in.e : t->u.lf.e;
+}
 
 struct tecs_index_t {
     tecs_world_t *world;
@@ -71,10 +84,15 @@ struct tecs_index_t {
     int32_t npos;
     int32_t *bucket;            /* hash, spatial: power of two, -1 empty    */
     int32_t nbucket;
+    okey *tab;                  /* unique hash: (key, entity) cells, linear */
+    int32_t ntab;               /* probing, power of two, e == 0 empty      */
     onode *root;                /* ordered: the B+-tree, NULL when empty    */
     int32_t height;             /* inner levels above the leaves            */
     onode *pool;                /* spare nodes, linked by next              */
     int32_t npool;
+    const onode *hint;          /* ordered: the leaf (hint_k, hint_slot) goes */
+    uint64_t hint_k;            /* to, found by the check before a re-key;  */
+    uint32_t hint_slot;         /* NULL once the tree changes               */
 };
 
 typedef struct tecs__indexes {
@@ -163,38 +181,61 @@ static inline bool is_hashed(const tecs_index_t *x)
     return x->d.kind != TECS_INDEX_ORDERED;
 }
 
-
-/* (k, e) against item o: key, then entity slot. */
-static inline int ocmp(const tecs_index_t *x, uint64_t k, uint32_t slot, const okey *o)
+/* A unique hash index keeps (key, entity) in one open table, no chains:
+** a lookup is one probe. */
+static inline bool is_table(const tecs_index_t *x)
 {
-    int c = kcmp(x, k, o->k);
+    return x->d.kind == TECS_INDEX_HASH && x->d.unique;
+}
+
+/* The cell of key k in x's table, or -1. */
+static inline int32_t tab_find(const tecs_index_t *x, uint64_t k)
+{
+    if (x->ntab == 0)
+        return -1;
+    uint32_t mask = (uint32_t)x->ntab - 1;
+    for (uint32_t i = khash(x, k) & mask;; i = (i + 1) & mask) {
+        if (x->tab[i].e == 0)
+            return -1;
+        if (x->tab[i].k == k || (x->cls == TECS_KEYC_STR && kcmp(x, x->tab[i].k, k) == 0))
+            return (int32_t)i;
+    }
+}
+
+
+/* (k, e) against item (ok, oe): key, then entity slot. */
+static inline int ocmp(const tecs_index_t *x, uint64_t k, uint32_t slot, uint64_t ok,
+                       tecs_entity_t oe)
+{
+    int c = kcmp(x, k, ok);
     if (c)
         return c;
-    uint32_t s = TECS_ENTITY_INDEX(o->e);
+    uint32_t s = TECS_ENTITY_INDEX(oe);
     return (slot > s) - (slot < s);
 }
 
-/* The first of the n items at v that is >= (k, slot); n if none. Keys
-** that are numbers take a search without branches (one miss-predicted
-** branch per step would cost more than the compare). */
-static inline int32_t ofind(const tecs_index_t *x, const okey *v, int32_t n, uint64_t k,
-                            uint32_t slot)
+/* The first of the n items (kv[i], ev[i]) that is >= (k, slot); n if none.
+** Keys that are numbers take a search without branches on the keys (one
+** miss-predicted branch per step would cost more than the compare); the
+** entity is read only on a tie. */
+static inline int32_t ofind(const tecs_index_t *x, const uint64_t *kv, const tecs_entity_t *ev,
+                            int32_t n, uint64_t k, uint32_t slot)
 {
     if (x->cls != TECS_KEYC_STR) {
-        const okey *b = v;
+        const uint64_t *b = kv;
         while (n > 0) {
             int32_t half = n / 2;
-            const okey *m = b + half;
-            bool less = m->k < k || (m->k == k && TECS_ENTITY_INDEX(m->e) < slot);
+            const uint64_t *m = b + half;
+            bool less = *m < k || (*m == k && TECS_ENTITY_INDEX(ev[m - kv]) < slot);
             b = less ? m + 1 : b;
             n = less ? n - half - 1 : half;
         }
-        return (int32_t)(b - v);
+        return (int32_t)(b - kv);
     }
     int32_t lo = 0, hi = n;
     while (lo < hi) {
         int32_t mid = (lo + hi) / 2;
-        if (ocmp(x, k, slot, &v[mid]) > 0)
+        if (ocmp(x, k, slot, kv[mid], ev[mid]) > 0)
             lo = mid + 1;
         else
             hi = mid;
@@ -202,35 +243,52 @@ static inline int32_t ofind(const tecs_index_t *x, const okey *v, int32_t n, uin
     return lo;
 }
 
-/* Start fetching node t (at height h) whole, before reading its count:
-** a search then waits for one miss, not one per probe. */
+/* Start fetching the count and keys of node t (at height h), before
+** reading its count: a search then waits for one miss, not one per probe. */
 static inline void ofetch(const onode *t, int32_t h)
 {
     const char *p = (const char *)t;
     if (h) {
-        for (size_t off = 0; off < offsetof(onode, u.in.kid); off += 64)
+        for (size_t off = 0; off < offsetof(onode, u.in.e); off += 64)
             TECS__PREFETCH(p + off);
     } else {
-        for (size_t off = 0; off < sizeof *t; off += 64)
+        for (size_t off = 0; off < offsetof(onode, u.lf.e); off += 64)
             TECS__PREFETCH(p + off);
     }
+}
+
+/* Start fetching the whole of leaf t (about to change). */
+static inline void ofetch_all(const onode *t)
+{
+    for (size_t off = 0; off < sizeof *t; off += 64)
+        TECS__PREFETCH((const char *)t + off);
+}
+
+/* The leaf where (k, slot) is or would go, its keys being fetched; NULL
+** if it is above every item (or the tree is empty). */
+static inline const onode *oleaf(const tecs_index_t *x, uint64_t k, uint32_t slot)
+{
+    const onode *t = x->root;
+    if (t == NULL)
+        return NULL;
+    for (int32_t h = x->height; h > 0; h--) {
+        int32_t c = ofind(x, t->u.in.k, t->u.in.e, t->n, k, slot);
+        if (c == t->n)
+            return NULL;
+        t = t->u.in.kid[c];
+        ofetch(t, h - 1);
+    }
+    return t;
 }
 
 /* The leaf and place of the first item >= (k, slot); NULL if none. */
 static inline const onode *olower(const tecs_index_t *x, uint64_t k, uint32_t slot,
                                   int32_t *at)
 {
-    const onode *t = x->root;
+    const onode *t = oleaf(x, k, slot);
     if (t == NULL)
         return NULL;
-    for (int32_t h = x->height; h > 0; h--) {
-        int32_t c = ofind(x, t->u.in.last, t->n, k, slot);
-        if (c == t->n)
-            return NULL;
-        t = t->u.in.kid[c];
-        ofetch(t, h - 1);
-    }
-    *at = ofind(x, t->u.v, t->n, k, slot);
+    *at = ofind(x, t->u.lf.k, t->u.lf.e, t->n, k, slot);
     return *at < t->n ? t : NULL;
 }
 
