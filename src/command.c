@@ -205,6 +205,17 @@ tecs_err_t tecs__defer_new(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs
     return queue_new(w, &w->deferred, a, n, out, nvals, vals, bulk, init, ctx);
 }
 
+tecs_entity_t tecs__defer_new1(tecs_world_t *w, tecs_archetype_t *a)
+{
+    tecs__cmdbuf *b = &w->deferred;
+    if (room(w, b) || tecs__ei_reserve1(w))
+        return 0;
+    tecs_entity_t e = tecs__ei_take(w);
+    w->npending++;
+    b->cmds[b->count++] = (tecs__cmd){ .op = TECS__OP_NEW, .n = 1, .arch = a, .entity = e };
+    return e;
+}
+
 tecs_err_t tecs__defer_op(tecs_world_t *w, tecs__op op, tecs_entity_t e, tecs_comp_t c,
                           const void *value)
 {

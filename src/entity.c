@@ -468,8 +468,7 @@ static TECS__NOINLINE tecs_entity_t new_slow(tecs_world_t *w)
 {
     tecs_archetype_t *root = w->archs[0];
     if (w->defer_depth > 0) {
-        tecs_entity_t e = 0;
-        return tecs__defer_new(w, root, 1, &e, 0, NULL, false, NULL, NULL) ? 0 : e;
+        return tecs__defer_new1(w, root);
     }
     if (tecs__ei_reserve1(w) || tecs__arch_reserve_rows(w, root, 1))
         return 0;
