@@ -205,6 +205,17 @@ tecs_err_t tecs__defer_new(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs
     return queue_new(w, &w->deferred, a, n, out, nvals, vals, bulk, init, ctx);
 }
 
+tecs_entity_t tecs__defer_new1(tecs_world_t *w, tecs_archetype_t *a)
+{
+    tecs__cmdbuf *b = &w->deferred;
+    if (room(w, b) || tecs__ei_reserve1(w))
+        return 0;
+    tecs_entity_t e = tecs__ei_take(w);
+    w->npending++;
+    b->cmds[b->count++] = (tecs__cmd){ .op = TECS__OP_NEW, .n = 1, .arch = a, .entity = e };
+    return e;
+}
+
 tecs_err_t tecs__defer_op(tecs_world_t *w, tecs__op op, tecs_entity_t e, tecs_comp_t c,
                           const void *value)
 {
@@ -223,7 +234,7 @@ tecs_err_t tecs__defer_op(tecs_world_t *w, tecs__op op, tecs_entity_t e, tecs_co
         v->comp = c;
         v->ptr = (char *)v + head;
         if (ci->ctor == NULL && ci->copy == NULL) {
-            memcpy((void *)v->ptr, value, ci->size);
+            tecs__copy_value((void *)v->ptr, value, ci->size);
         } else {
             tecs__comp_ctor(ci, (void *)v->ptr, 1);
             tecs__comp_copy(ci, (void *)v->ptr, value, 1);
@@ -309,8 +320,11 @@ static int32_t fold_birth(tecs_world_t *w, const tecs__cmd *c, const tecs__cmd *
         bool has = tecs__arch_col(a, f->comp) != TECS__COL_ABSENT;
         if ((f->op == TECS__OP_ADD && (has || at < nvals)) || nvals == TECS_MAX_ARCH_COMPONENTS)
             break;
-        if (!has && (a = tecs__arch_with(w, a, f->comp)) == NULL)
-            return -1;
+        if (!has) {             /* the cached edge inline, else the full lookup */
+            uint32_t to = (int32_t)f->comp < a->nedges ? a->edge_add[f->comp] : TECS__NO_EDGE;
+            if ((a = to != TECS__NO_EDGE ? w->archs[to] : tecs__arch_with(w, a, f->comp)) == NULL)
+                return -1;
+        }
         if (f->nvals || at == nvals)
             vals[at] = (tecs_value_t){ f->comp, f->nvals ? f->vals[0].ptr : NULL };
         nvals += at == nvals;

@@ -234,7 +234,9 @@ static void construct_run(tecs_world_t *w, tecs_archetype_t *a, int32_t col, uin
         int32_t room = (int32_t)(w->rows - (row & w->mask));
         int32_t k = n < room ? n : room;
         void *dst = tecs__col_ptr(a, w, col, row);
-        if (src && a->plain) {
+        if (src && a->plain && k == 1) {
+            tecs__copy_value(dst, src, ci->size);
+        } else if (src && a->plain) {
             memcpy(dst, src, (size_t)k * ci->size);
         } else {
             tecs__comp_ctor(ci, dst, k);
@@ -466,8 +468,7 @@ static TECS__NOINLINE tecs_entity_t new_slow(tecs_world_t *w)
 {
     tecs_archetype_t *root = w->archs[0];
     if (w->defer_depth > 0) {
-        tecs_entity_t e = 0;
-        return tecs__defer_new(w, root, 1, &e, 0, NULL, false, NULL, NULL) ? 0 : e;
+        return tecs__defer_new1(w, root);
     }
     if (tecs__ei_reserve1(w) || tecs__arch_reserve_rows(w, root, 1))
         return 0;

@@ -307,6 +307,9 @@ typedef struct tecs__cmdbuf {
 tecs_err_t tecs__defer_new(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_entity_t *out,
                            int32_t nvals, const tecs_value_t *vals, bool bulk,
                            tecs_init_fn init, void *ctx);
+/* tecs__defer_new of one entity with no values and no initializer: its id,
+** or 0 with the world's error set. */
+tecs_entity_t tecs__defer_new1(tecs_world_t *w, tecs_archetype_t *a);
 tecs_err_t tecs__defer_op(tecs_world_t *w, tecs__op op, tecs_entity_t e, tecs_comp_t c,
                           const void *value);
 /* Enter / leave deferred mode; leaving the outermost level flushes. */
