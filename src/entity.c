@@ -632,6 +632,15 @@ static TECS__INLINE void move_row(tecs_world_t *w, tecs__record *r, tecs_archety
         move_row_hooked(w, r, a, b, k, adding, value);
 }
 
+/* Adding c with b as the target is a plain row move that cannot fail:
+** nobody to ask or tell, no hook to run, a row free in b. */
+static inline bool quiet_add(const tecs_world_t *w, const tecs_archetype_t *b, tecs_comp_t c)
+{
+    const tecs__comp *ci = &w->comps[c];
+    return b->plain && !w->watch_moves && (ci->check | ci->watch) == 0 &&
+           (int64_t)b->count < ((int64_t)b->nchunks << w->shift);
+}
+
 /* Events after c was added to e (now in b). */
 static TECS__NOINLINE void after_add(tecs_world_t *w, tecs_entity_t e, tecs__record *r,
                                      tecs_archetype_t *a, tecs_archetype_t *b, tecs_comp_t c,
@@ -677,6 +686,10 @@ static TECS__INLINE tecs_err_t add_to(tecs_world_t *w, tecs_entity_t e, tecs__re
 {
     int32_t narchs = w->narchs;
     tecs_archetype_t *b = edge_add(w, a, c);
+    if (TECS__LIKELY(b != NULL && quiet_add(w, b, c))) {
+        move_row_with(w, r, a, b, tecs__arch_col(b, c), true, value, true);
+        return TECS_OK;
+    }
     if (TECS__UNLIKELY(b == NULL) && (b = target_with(w, a, c)) == NULL)
         return w->err;
     tecs_err_t err = tecs__arch_reserve_rows(w, b, 1);
