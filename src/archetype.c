@@ -212,7 +212,8 @@ static tecs_archetype_t *arch_create(tecs_world_t *w, uint32_t h, int32_t n,
     }
     memset(a, 0, bytes);
     *a = (tecs_archetype_t){ .world = w, .id = (uint32_t)w->narchs, .hash = h,
-                             .ncomps = n, .cmap_len = cmap_len, .ncols = ncols };
+                             .ncomps = n, .cmap_len = cmap_len, .ncols = ncols,
+                             .stride = ncols + 1 };
     arch_carve(a);
     if (n)
         memcpy(a->comps, ids, (size_t)n * sizeof *ids);
@@ -393,12 +394,49 @@ static size_t group_size(const tecs_archetype_t *a, uint32_t g)
     return (size_t)g * (a->chunk_bytes + TECS_MAX_ALIGN - 1) - (TECS_MAX_ALIGN - 1);
 }
 
-/* Point chunks [s, s + g) at the group at base. */
+/* Point chunks [s, s + g) at the group at base, and their column pointers
+** at their columns in it. */
 static void group_set(tecs_world_t *w, tecs_archetype_t *a, int32_t s, uint32_t g, char *base,
                       void *raw)
 {
-    for (uint32_t j = 0; j < g; j++)
-        a->chunks[s + (int32_t)j] = (struct tecs__chunk){ base, raw, g, j << w->shift };
+    for (uint32_t j = 0; j < g; j++) {
+        uint32_t first = j << w->shift;
+        a->chunks[s + (int32_t)j] = (struct tecs__chunk){ base, raw, g, first };
+        char **cp = a->cols + (size_t)(s + (int32_t)j) * (uint32_t)a->stride;
+        cp[0] = base + (size_t)first * sizeof(tecs_entity_t);
+        for (int32_t c = 0; c < a->ncols; c++)
+            cp[1 + c] = base + (size_t)g * a->col_off[c] + (size_t)first * a->col_size[c];
+    }
+}
+
+/* Bytes of the block holding cap chunk entries and their column pointers. */
+static size_t chunk_table_size(const tecs_archetype_t *a, int32_t cap)
+{
+    return (size_t)cap * (sizeof(struct tecs__chunk) + (size_t)a->stride * sizeof(char *));
+}
+
+/* Make the chunk table hold want chunks: the entries first, then the
+** column pointers, in one block. */
+static tecs_err_t chunk_table_grow(tecs_world_t *w, tecs_archetype_t *a, int32_t want)
+{
+    if (want <= a->cap_chunks)
+        return TECS_OK;
+    int64_t cap = a->cap_chunks ? a->cap_chunks : 4;
+    while (cap < want)
+        cap *= 2;
+    if (cap > INT32_MAX)
+        cap = INT32_MAX;
+    struct tecs__chunk *t = tecs__realloc(w, a->chunks, chunk_table_size(a, a->cap_chunks),
+                                          chunk_table_size(a, (int32_t)cap));
+    if (t == NULL)
+        return tecs__err(w, TECS_ENOMEM, "out of memory growing the chunk table to %d", want);
+    /* The column pointers kept their bytes, now after the old entries. */
+    memmove(t + cap, t + a->cap_chunks,
+            (size_t)a->cap_chunks * (uint32_t)a->stride * sizeof(char *));
+    a->chunks = t;
+    a->cols = (char **)(void *)(t + cap);
+    a->cap_chunks = (int32_t)cap;
+    return TECS_OK;
 }
 
 /* Free the group starting at chunk s, the last one. */
@@ -415,7 +453,7 @@ static tecs_err_t chunks_alloc(tecs_world_t *w, tecs_archetype_t *a, int32_t wan
 {
     if (want <= a->nchunks)
         return TECS_OK;
-    if (tecs__grow(w, (void **)&a->chunks, &a->cap_chunks, want, sizeof *a->chunks))
+    if (chunk_table_grow(w, a, want))
         return TECS_ENOMEM;
     uint32_t g = (uint32_t)(want - a->nchunks);
     void *raw;
@@ -453,11 +491,11 @@ void tecs__arch_fill_hole(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
         return;
     }
     uint32_t last = (uint32_t)a->count - 1;
-    const struct tecs__chunk *hc = tecs__chunk_of(a, w, row), *lc = tecs__chunk_of(a, w, last);
+    char *const *hc = tecs__chunk_of(a, w, row), *const *lc = tecs__chunk_of(a, w, last);
     const size_t hi = row & w->mask, li = last & w->mask;
     for (int32_t c = 0; c < a->ncols; c++)
-        tecs__comp_move(tecs__col_info(w, a, c), tecs__chunk_col(a, hc, c) + hi * a->col_size[c],
-                        tecs__chunk_col(a, lc, c) + li * a->col_size[c], 1);
+        tecs__comp_move(tecs__col_info(w, a, c), tecs__chunk_col(hc, c) + hi * a->col_size[c],
+                        tecs__chunk_col(lc, c) + li * a->col_size[c], 1);
     tecs_entity_t moved = tecs__chunk_ents(lc)[li];
     tecs__chunk_ents(hc)[hi] = moved;
     w->recs[TECS_ENTITY_INDEX(moved)].row = row;
@@ -537,7 +575,7 @@ static void arch_destroy_values(tecs_world_t *w, tecs_archetype_t *a)
         if (n > (int32_t)w->rows)
             n = (int32_t)w->rows;
         for (int32_t c = 0; c < a->ncols; c++)
-            tecs__comp_dtor(tecs__col_info(w, a, c), tecs__chunk_col(a, &a->chunks[k], c), n);
+            tecs__comp_dtor(tecs__col_info(w, a, c), tecs__chunk_col(tecs__kcols(a, (uint32_t)k), c), n);
     }
 }
 
@@ -547,7 +585,7 @@ static void arch_destroy(tecs_world_t *w, tecs_archetype_t *a)
         const struct tecs__chunk *last = &a->chunks[a->nchunks - 1];
         group_free(w, a, a->nchunks - 1 - (int32_t)(last->first >> w->shift));
     }
-    tecs__free(w, a->chunks, (size_t)a->cap_chunks * sizeof *a->chunks);
+    tecs__free(w, a->chunks, chunk_table_size(a, a->cap_chunks));
     tecs__free(w, a->edge_add, (size_t)a->nedges * 2 * sizeof *a->edge_add);
     tecs__free(w, a, arch_size(a));
 }

@@ -331,7 +331,7 @@ static void commit_birth(tecs_world_t *w, tecs_archetype_t *a, tecs_entity_t e, 
                          const tecs_value_t *vals)
 {
     uint32_t row = (uint32_t)a->count++;
-    const struct tecs__chunk *chunk = tecs__chunk_of(a, w, row);
+    char *const *chunk = tecs__chunk_of(a, w, row);
     size_t i = row & w->mask;
     tecs__chunk_ents(chunk)[i] = e;
     tecs__record *r = &w->recs[TECS_ENTITY_INDEX(e)];
@@ -342,7 +342,7 @@ static void commit_birth(tecs_world_t *w, tecs_archetype_t *a, tecs_entity_t e, 
         for (int32_t v = 0; v < nvals; v++)
             if (vals[v].comp == a->col_comp[c])
                 src = vals[v].ptr;
-        construct_one(tecs__col_info(w, a, c), tecs__chunk_col(a, chunk, c) + i * a->col_size[c],
+        construct_one(tecs__col_info(w, a, c), tecs__chunk_col(chunk, c) + i * a->col_size[c],
                       src);
     }
     w->npending--;
@@ -576,18 +576,15 @@ static TECS__INLINE void move_row_with(tecs_world_t *w, tecs__record *r, tecs_ar
                                        const void *value, bool plain)
 {
     uint32_t src = r->row, dst = (uint32_t)b->count++;
-    const struct tecs__chunk *sch = tecs__chunk_of(a, w, src), *dch = tecs__chunk_of(b, w, dst);
-    /* Locals: stores through char * could alias the archetypes' fields. A
-    ** column's value at row i of a chunk is at base + g * off + (first + i) * size. */
-    char *const sc = sch->base, *const dc = dch->base;
-    const size_t sg = sch->g, dg = dch->g;
-    const size_t si = (src & w->mask) + sch->first, di = (dst & w->mask) + dch->first;
-    ((tecs_entity_t *)(void *)dc)[di] = ((tecs_entity_t *)(void *)sc)[si];
-    const uint32_t *size = b->col_size, *boff = b->col_off, *aoff = a->col_off;
+    /* The two chunks' column pointers ([0] the ids, [1 + j] column j). */
+    char *const *sc = tecs__chunk_of(a, w, src), *const *dc = tecs__chunk_of(b, w, dst);
+    const size_t si = src & w->mask, di = dst & w->mask;
+    tecs__chunk_ents(dc)[di] = tecs__chunk_ents(sc)[si];
+    const uint32_t *size = b->col_size;
     const int32_t n = b->ncols, same = k < 0 ? n : k;   /* columns below k line up */
     const int32_t shift = adding ? -1 : 1;              /* column j of b is j + shift of a */
-#define TO(j)   (dc + dg * boff[j] + di * size[j])
-#define FROM(j, sj) (sc + sg * aoff[sj] + si * size[j])
+#define TO(j)   (dc[1 + (j)] + di * size[j])
+#define FROM(j, sj) (sc[1 + (sj)] + si * size[j])
     if (plain) {
         for (int32_t j = 0; j < same; j++)
             tecs__copy_value(TO(j), FROM(j, j), size[j]);

@@ -141,6 +141,10 @@ struct tecs_archetype_t {
     int32_t nchunks;            /* chunks allocated                         */
     int32_t cap_chunks;
     struct tecs__chunk *chunks; /* allocated chunks, in row order           */
+    int32_t stride;             /* column pointers per chunk: ncols + 1     */
+    char **cols;                /* chunk k's at k * stride: [0] its entity
+                                   ids, [1 + c] its column c (after chunks,
+                                   in the same block)                       */
     int32_t nedges;             /* edge arrays' length (component ids)      */
     uint32_t *edge_add;         /* comp -> archetype with it, or NO_EDGE    */
     uint32_t *edge_rem;         /* comp -> archetype without it, or NO_EDGE */
@@ -430,29 +434,35 @@ static inline const tecs__comp *tecs__comp_get(const tecs_world_t *w, tecs_comp_
     return &w->comps[c];
 }
 
-static inline const struct tecs__chunk *tecs__chunk_of(const tecs_archetype_t *a,
-                                                       const tecs_world_t *w, uint32_t row)
+/* The column pointers of chunk k (see tecs_archetype_t.cols). */
+static inline char *const *tecs__kcols(const tecs_archetype_t *a, uint32_t k)
 {
-    return &a->chunks[row >> w->shift];
+    return a->cols + (size_t)k * (uint32_t)a->stride;
 }
 
-/* Column col of chunk ch: its first value. */
-static inline char *tecs__chunk_col(const tecs_archetype_t *a, const struct tecs__chunk *ch,
-                                    int32_t col)
+/* The column pointers of the chunk holding row. */
+static inline char *const *tecs__chunk_of(const tecs_archetype_t *a, const tecs_world_t *w,
+                                          uint32_t row)
 {
-    return ch->base + (size_t)ch->g * a->col_off[col] + (size_t)ch->first * a->col_size[col];
+    return tecs__kcols(a, row >> w->shift);
 }
 
-/* The entity column of chunk ch. */
-static inline tecs_entity_t *tecs__chunk_ents(const struct tecs__chunk *ch)
+/* Column col of a chunk (its column pointers cp): its first value. */
+static inline char *tecs__chunk_col(char *const *cp, int32_t col)
 {
-    return (tecs_entity_t *)(void *)ch->base + ch->first;
+    return cp[1 + col];
+}
+
+/* The entity column of a chunk (its column pointers cp). */
+static inline tecs_entity_t *tecs__chunk_ents(char *const *cp)
+{
+    return (tecs_entity_t *)(void *)cp[0];
 }
 
 static inline void *tecs__col_ptr(const tecs_archetype_t *a, const tecs_world_t *w,
                                   int32_t col, uint32_t row)
 {
-    return tecs__chunk_col(a, tecs__chunk_of(a, w, row), col) +
+    return tecs__chunk_col(tecs__chunk_of(a, w, row), col) +
            (size_t)(row & w->mask) * a->col_size[col];
 }
 
@@ -499,16 +509,13 @@ static inline void tecs__zero_value(void *dst, uint32_t size)
 static inline void tecs__fill_hole_plain(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
 {
     uint32_t last = (uint32_t)a->count - 1;
-    const struct tecs__chunk *hc = tecs__chunk_of(a, w, row), *lc = tecs__chunk_of(a, w, last);
-    char *const hb = hc->base, *const lb = lc->base;
-    const size_t hg = hc->g, lg = lc->g;
-    const size_t hi = (row & w->mask) + hc->first, li = (last & w->mask) + lc->first;
-    const uint32_t *size = a->col_size, *off = a->col_off;
+    char *const *hc = tecs__chunk_of(a, w, row), *const *lc = tecs__chunk_of(a, w, last);
+    const size_t hi = row & w->mask, li = last & w->mask;
+    const uint32_t *size = a->col_size;
     for (int32_t c = 0, n = a->ncols; c < n; c++)
-        tecs__copy_value(hb + hg * off[c] + hi * size[c], lb + lg * off[c] + li * size[c],
-                         size[c]);
-    tecs_entity_t moved = ((tecs_entity_t *)(void *)lb)[li];
-    ((tecs_entity_t *)(void *)hb)[hi] = moved;
+        tecs__copy_value(hc[1 + c] + hi * size[c], lc[1 + c] + li * size[c], size[c]);
+    tecs_entity_t moved = tecs__chunk_ents(lc)[li];
+    tecs__chunk_ents(hc)[hi] = moved;
     w->recs[TECS_ENTITY_INDEX(moved)].row = row;
 }
 

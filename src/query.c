@@ -382,13 +382,13 @@ static void load_chunk(tecs_iter_t *it)
     const tecs_world_t *w = q->world;
     tecs_archetype_t *a = it->priv_.arch;
     int32_t k = it->priv_.chunk;
-    const struct tecs__chunk *ch = &a->chunks[k];
+    char *const *ch = tecs__kcols(a, (uint32_t)k);
     int32_t left = a->count - k * (int32_t)w->rows;
     it->count = left < (int32_t)w->rows ? left : (int32_t)w->rows;
     it->entities = tecs__chunk_ents(ch);
     const int16_t *cols = q->mcols + (size_t)it->priv_.match * q->nterms;
     for (int32_t t = 0; t < q->nterms; t++)
-        it->fields[t] = cols[t] >= 0 ? tecs__chunk_col(a, ch, cols[t]) : NULL;
+        it->fields[t] = cols[t] >= 0 ? tecs__chunk_col(ch, cols[t]) : NULL;
 }
 
 bool tecs_iter_next(tecs_iter_t *it)
@@ -457,7 +457,7 @@ void tecs__iter_load_rows(tecs_iter_t *it, int32_t m, tecs_archetype_t *a, uint3
 {
     tecs_query_t *q = it->priv_.query;
     const tecs_world_t *w = q->world;
-    const struct tecs__chunk *ch = tecs__chunk_of(a, w, row);
+    char *const *ch = tecs__chunk_of(a, w, row);
     uint32_t i = row & w->mask;
     it->priv_.arch = a;
     it->priv_.match = m;
@@ -465,7 +465,7 @@ void tecs__iter_load_rows(tecs_iter_t *it, int32_t m, tecs_archetype_t *a, uint3
     it->entities = tecs__chunk_ents(ch) + i;
     const int16_t *cols = q->mcols + (size_t)m * q->nterms;
     for (int32_t t = 0; t < q->nterms; t++)
-        it->fields[t] = cols[t] >= 0 ? tecs__chunk_col(a, ch, cols[t]) + i * a->col_size[cols[t]]
+        it->fields[t] = cols[t] >= 0 ? tecs__chunk_col(ch, cols[t]) + i * a->col_size[cols[t]]
                                      : NULL;
 }
 
@@ -475,12 +475,12 @@ void tecs__iter_prefetch(const tecs_iter_t *it, int32_t m, const tecs_archetype_
 #if defined(__GNUC__)
     const tecs_query_t *q = it->priv_.query;
     const tecs_world_t *w = q->world;
-    const struct tecs__chunk *ch = tecs__chunk_of(a, w, row);
+    char *const *ch = tecs__chunk_of(a, w, row);
     uint32_t i = row & w->mask;
     const int16_t *cols = q->mcols + (size_t)m * q->nterms;
     for (int32_t t = 0; t < q->nterms; t++)
         if (cols[t] >= 0)
-            __builtin_prefetch(tecs__chunk_col(a, ch, cols[t]) + i * a->col_size[cols[t]]);
+            __builtin_prefetch(tecs__chunk_col(ch, cols[t]) + i * a->col_size[cols[t]]);
 #else
     (void)it, (void)m, (void)a, (void)row;
 #endif
