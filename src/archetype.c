@@ -26,6 +26,15 @@
 ** records its group's base, g, and its first row in the group; row r of the
 ** archetype lives in chunk r >> shift at index r & mask, and its value of
 ** column c is at base + g * col_off[c] + (first + (r & mask)) * col_size[c].
+** That start of each column of each chunk is kept ready in a table of column
+** pointers, stride = ncols + 1 a chunk, in the block after the chunk entries:
+**
+**     chunks: [chunk 0][chunk 1] ... [chunk cap-1]
+**     cols:   [ids0 A0 B0][ids1 A1 B1] ... (cap * stride pointers)
+**
+** so a value is cols[k * stride + 1 + c] + (r & mask) * col_size[c]: the
+** moves between archetypes, which touch every column of two rows, do one
+** load and one multiply a column.
 ** A group counts as g chunks allocated one by one (g * (chunk_bytes + 63)
 ** bytes), so memory accounting does not depend on how chunks were grouped.
 **
