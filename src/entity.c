@@ -779,7 +779,8 @@ tecs_err_t tecs__destroy_now(tecs_world_t *w, tecs_entity_t e)
 
 /* ---- public structural calls ----------------------------------------- */
 
-tecs_err_t tecs_destroy(tecs_world_t *w, tecs_entity_t e)
+/* tecs_destroy when it must queue, tell listeners, run hooks or fail. */
+static TECS__NOINLINE tecs_err_t destroy_slow(tecs_world_t *w, tecs_entity_t e)
 {
     if (w == NULL)
         return TECS_EINVAL;
@@ -792,19 +793,28 @@ tecs_err_t tecs_destroy(tecs_world_t *w, tecs_entity_t e)
     ** initializer is building right now, whose row already exists. */
     if (w->defer_depth > 0)
         return tecs__defer_op(w, TECS__OP_DESTROY, e, 0, NULL);
-    /* Nobody to tell and nothing to destroy value by value: drop the row. */
-    if (TECS__LIKELY(r->arch < TECS__ARCH_RETIRED && !w->watch_comps && !w->watch_moves)) {
-        tecs_archetype_t *a = tecs__rec_arch(w, r);
-        if (TECS__LIKELY(a->plain)) {
-            tecs__arch_remove_row(w, a, r->row);
-            tecs__ei_release(w, TECS_ENTITY_INDEX(e));
-            w->nalive--;
-            return TECS_OK;
-        }
-    }
     tecs_err_t err = tecs__destroy_now(w, e);
     settle(w);
     return err;
+}
+
+tecs_err_t tecs_destroy(tecs_world_t *w, tecs_entity_t e)
+{
+    /* The common case: a live entity of a plain archetype, nobody to tell,
+    ** not deferred. Its row is dropped and its slot freed. */
+    tecs__record *r;
+    if (TECS__LIKELY(w != NULL && (r = tecs__alive_rec(w, e)) != NULL &&
+                     w->defer_depth == 0 && !w->watch_comps && !w->watch_moves)) {
+        tecs_archetype_t *a = tecs__rec_arch(w, r);
+        if (TECS__LIKELY(a->plain)) {
+            uint32_t row = r->row;
+            tecs__ei_release(w, TECS_ENTITY_INDEX(e));
+            w->nalive--;
+            tecs__arch_remove_row(w, a, row);
+            return TECS_OK;
+        }
+    }
+    return destroy_slow(w, e);
 }
 
 /* Queue a change while deferred: a known component, an entity alive or
