@@ -432,6 +432,65 @@ tecs_err_t tecs__birth(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *a,
     return err;
 }
 
+/* The record of e if it is still a pending birth, else NULL. */
+static inline tecs__record *pending_rec(tecs_world_t *w, tecs_entity_t e)
+{
+    tecs__record *r = &w->recs[TECS_ENTITY_INDEX(e)];
+    return r->gen == TECS_ENTITY_GENERATION(e) && r->arch == TECS__ARCH_PENDING ? r : NULL;
+}
+
+/* tecs__birth_run within one chunk, from row: place pending births from
+** ids (k at most, as many as the chunk holds) until the chunk is full.
+** @return the births placed; *used says how many commands were read. */
+static uint32_t run_chunk(tecs_world_t *w, tecs_archetype_t *a, uint32_t row, int32_t k,
+                          const char *ids, int32_t col, const char *vals, size_t stride,
+                          int32_t *used)
+{
+    const struct tecs__chunk *chunk = tecs__chunk_of(a, w, row);
+    const size_t i0 = row & w->mask, room = w->rows - i0;
+    tecs_entity_t *ents = tecs__chunk_ents(chunk) + i0;
+    const uint32_t vsize = col >= 0 ? a->col_size[col] : 0;
+    char *dst = col >= 0 ? tecs__chunk_col(a, chunk, col) + i0 * vsize : NULL;
+    size_t placed = 0;
+    int32_t j = 0;
+    for (; j < k && placed < room; j++, ids += stride, vals += stride) {
+        tecs_entity_t e;
+        memcpy(&e, ids, sizeof e);
+        tecs__record *r = pending_rec(w, e);
+        if (TECS__UNLIKELY(r == NULL))
+            continue;
+        ents[placed] = e;
+        if (dst)
+            tecs__copy_value(dst + placed * vsize, vals, vsize);
+        r->arch = a->id;
+        r->row = row + (uint32_t)placed++;
+    }
+    for (int32_t c = 0; c < a->ncols; c++)    /* the other columns: zeros */
+        if (c != col)
+            memset(tecs__chunk_col(a, chunk, c) + i0 * a->col_size[c], 0,
+                   placed * a->col_size[c]);
+    *used = j;
+    return (uint32_t)placed;
+}
+
+void tecs__birth_run(tecs_world_t *w, tecs_archetype_t *a, int32_t n, const char *ids,
+                     int32_t col, const char *vals, size_t stride)
+{
+    assert(a->plain && (int64_t)a->count + n <= ((int64_t)a->nchunks << w->shift));
+    uint32_t row = (uint32_t)a->count;
+    while (n > 0) {
+        int32_t used;
+        row += run_chunk(w, a, row, n, ids, col, vals, stride, &used);
+        ids += (size_t)used * stride;
+        vals += (size_t)used * stride;
+        n -= used;
+    }
+    int32_t placed = (int32_t)row - a->count;
+    a->count += placed;
+    w->npending -= placed;
+    w->nalive += placed;
+}
+
 /* Create one entity now: reserve, take a slot, commit. */
 static tecs_entity_t new_now(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals,
                              const tecs_value_t *vals, tecs_init_fn fn, void *ctx)

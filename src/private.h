@@ -251,6 +251,13 @@ tecs_err_t tecs__remove_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c);
 tecs_err_t tecs__birth(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *a,
                        int32_t nvals, const tecs_value_t *vals,
                        tecs_init_fn fn, void *ctx);
+/* Place n pending entities into a plain archetype, rows reserved, when no
+** listener watches or checks its components: the k-th id is at
+** ids + k * stride, its value of column col (if col >= 0) at
+** vals + k * stride, the other columns are zeroed. An id no longer pending
+** is skipped. */
+void tecs__birth_run(tecs_world_t *w, tecs_archetype_t *a, int32_t n, const char *ids,
+                     int32_t col, const char *vals, size_t stride);
 /* Check a value list against an archetype. */
 tecs_err_t tecs__check_vals(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals,
                             const tecs_value_t *vals);
@@ -268,21 +275,35 @@ typedef enum tecs__op {
     TECS__OP_ADD,
     TECS__OP_REMOVE,
     TECS__OP_SET,
-    TECS__OP_KILL               /* delayed destroy, with its callback       */
+    TECS__OP_KILL,              /* delayed destroy, with its callback       */
+    TECS__OP_NEW_SET            /* a NEW, then the ADD or SET (`then`) of
+                                   comp that was queued right after it      */
 } tecs__op;
+
+#define TECS__CMD_INLINE 1u     /* flags: the value is in value[]           */
+#define TECS__CMD_INLINE_MAX 16 /* the largest value kept in a command      */
 
 typedef struct tecs__cmd {
     uint8_t op;
+    uint8_t then;               /* NEW_SET: the folded op, ADD or SET       */
+    uint8_t flags;              /* TECS__CMD_*                              */
     int32_t n;                  /* entities (births), values per list       */
     int32_t nvals;              /* entries in vals                          */
     tecs_comp_t comp;
     tecs_entity_t entity;
     tecs_archetype_t *arch;     /* births                                   */
-    tecs_value_t *vals;         /* values, each n long (in the arena)       */
-    union {                     /* by op (56 bytes a command, not 80):      */
-        tecs_entity_t *ids;     /* NEW_BULK: the ids (in the arena)         */
-        tecs_init_fn init;      /* NEW: initializer of a queued new_with    */
-        tecs_kill_fn kill;      /* KILL: callback of a delayed kill         */
+    union {
+        struct {
+            tecs_value_t *vals; /* values, each n long (in the arena)       */
+            union {             /* by op (56 bytes a command, not 80):      */
+                tecs_entity_t *ids; /* NEW_BULK: the ids (in the arena)     */
+                tecs_init_fn init;  /* NEW: initializer of a queued new_with */
+                tecs_kill_fn kill;  /* KILL: callback of a delayed kill     */
+            };
+        };
+        /* SET, NEW_SET with TECS__CMD_INLINE: a small plain value (no
+        ** hooks), kept here rather than in the arena. */
+        unsigned char value[TECS__CMD_INLINE_MAX];
     };
     void *ctx;
 } tecs__cmd;
