@@ -44,6 +44,8 @@
 */
 #include "private.h"
 
+#include <stddef.h>
+
 #define ARENA_BLOCK (64 * 1024)
 #define ARENA_HEAD  64
 
@@ -564,15 +566,19 @@ static void reserve_births(tecs_world_t *w, const tecs__cmdbuf *b,
     }
 }
 
-/* From c, how many NEW_SETs alike (same archetype, component, op, a value
-** inline or none) could go in one run: the last stops short if a command of
-** its entity follows, for fold_birth to take. */
+/* The head of a command: op, then, flags, n, nvals and comp, 16 bytes with
+** no padding, so that two heads compare as one block. */
+#define CMD_HEAD offsetof(tecs__cmd, entity)
+_Static_assert(offsetof(tecs__cmd, entity) == 16 && offsetof(tecs__cmd, n) == 4,
+               "a command's head is 16 bytes without padding");
+
+/* From c, how many NEW_SETs alike (same head, same archetype) could go in
+** one run: the last stops short if a command of its entity follows, for
+** fold_birth to take. */
 static int32_t run_length(const tecs__cmd *c, int32_t avail)
 {
     int32_t n = 1;
-    while (n < avail && c[n].op == TECS__OP_NEW_SET && c[n].arch == c->arch &&
-           c[n].comp == c->comp && c[n].then == c->then && c[n].flags == c->flags &&
-           c[n].nvals == 0)
+    while (n < avail && memcmp(&c[n], c, CMD_HEAD) == 0 && c[n].arch == c->arch)
         n++;
     return n < avail && c[n].entity == c[n - 1].entity ? n - 1 : n;
 }

@@ -432,13 +432,6 @@ tecs_err_t tecs__birth(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *a,
     return err;
 }
 
-/* The record of e if it is still a pending birth, else NULL. */
-static inline tecs__record *pending_rec(tecs_world_t *w, tecs_entity_t e)
-{
-    tecs__record *r = &w->recs[TECS_ENTITY_INDEX(e)];
-    return r->gen == TECS_ENTITY_GENERATION(e) && r->arch == TECS__ARCH_PENDING ? r : NULL;
-}
-
 /* tecs__birth_run within one chunk, from row: place pending births from
 ** ids (k at most, as many as the chunk holds) until the chunk is full.
 ** @return the births placed; *used says how many commands were read. */
@@ -448,22 +441,23 @@ static uint32_t run_chunk(tecs_world_t *w, tecs_archetype_t *a, uint32_t row, in
 {
     const struct tecs__chunk *chunk = tecs__chunk_of(a, w, row);
     const size_t i0 = row & w->mask, room = w->rows - i0;
-    tecs_entity_t *ents = tecs__chunk_ents(chunk) + i0;
-    const uint32_t vsize = col >= 0 ? a->col_size[col] : 0;
-    char *dst = col >= 0 ? tecs__chunk_col(a, chunk, col) + i0 * vsize : NULL;
+    tecs_entity_t *const ents = tecs__chunk_ents(chunk) + i0;
+    const uint32_t vsize = col >= 0 ? a->col_size[col] : 0, id = a->id;
+    char *const dst = col >= 0 ? tecs__chunk_col(a, chunk, col) + i0 * vsize : NULL;
+    tecs__record *const recs = w->recs;   /* locals: the stores below may alias */
     size_t placed = 0;
     int32_t j = 0;
     for (; j < k && placed < room; j++, ids += stride, vals += stride) {
         tecs_entity_t e;
         memcpy(&e, ids, sizeof e);
-        tecs__record *r = pending_rec(w, e);
-        if (TECS__UNLIKELY(r == NULL))
-            continue;
+        tecs__record *r = &recs[TECS_ENTITY_INDEX(e)];
+        if (TECS__UNLIKELY(r->gen != TECS_ENTITY_GENERATION(e) ||
+                           r->arch != TECS__ARCH_PENDING))
+            continue;                       /* no longer pending: skipped */
         ents[placed] = e;
         if (dst)
             tecs__copy_value(dst + placed * vsize, vals, vsize);
-        r->arch = a->id;
-        r->row = row + (uint32_t)placed++;
+        *r = (tecs__record){ r->gen, id, row + (uint32_t)placed++ };
     }
     for (int32_t c = 0; c < a->ncols; c++)    /* the other columns: zeros */
         if (c != col)

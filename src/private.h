@@ -287,6 +287,7 @@ typedef struct tecs__cmd {
     uint8_t op;
     uint8_t then;               /* NEW_SET: the folded op, ADD or SET       */
     uint8_t flags;              /* TECS__CMD_*                              */
+    uint8_t spare;              /* zero: the head below has no padding      */
     int32_t n;                  /* entities (births), values per list       */
     int32_t nvals;              /* entries in vals                          */
     tecs_comp_t comp;
