@@ -12,11 +12,15 @@
 ** value lists, copies of values). The arena is a list of blocks that never
 ** move, so a value with hooks is constructed in place and stays valid:
 **
-**     cmds:  [NEW e7 arch3 vals*] [SET e2 Obj vals*] [DESTROY e5] ...
-**     arena: | vals[] | Obj bytes | ids[] | ...        (blocks, 64-aligned)
+**     cmds:  [NEW e7 arch3 x*] [SET e2 Obj val*] [DESTROY e5] [NEW e9 arch0] ...
+**     arena: | x: n nvals vals* init ctx | vals[] | Obj bytes | ids[] | ...
+**                                              (blocks, 64-aligned)
 **
-** A small value without hooks (up to 16 bytes: a Position) is kept in the
-** command itself instead: [SET e2 Pos {1,2}].
+** A command is 32 bytes: a head (op, flags, component), the entity, the
+** archetype of a birth, and one pointer-sized slot. What does not fit there
+** (a birth's values or initializer, a bulk birth's ids, a kill's callback)
+** goes to the arena, in an extra part x. A small value without hooks (up to
+** 8 bytes: a Position) is kept in the slot itself: [SET e2 Pos {1,2}].
 **
 ** A set or add queued right behind the birth of its entity joins that
 ** command, which becomes a NEW_SET: [NEW_SET e8 root +Pos {3,4}]. Nobody
@@ -154,11 +158,22 @@ static tecs_value_t *copy_vals(tecs_world_t *w, tecs__cmdbuf *b, int32_t n, int3
     return out;
 }
 
+/* The arena part of c, for the ops that have one (else NULL). */
+static inline const tecs__cmdx *cmd_x(const tecs__cmd *c)
+{
+    bool has_x = c->op == TECS__OP_NEW || c->op == TECS__OP_NEW_BULK || c->op == TECS__OP_KILL;
+    return has_x ? c->x : NULL;
+}
+
+/* Destroy the copies of values that c holds in the arena. */
 static void drop_vals(tecs_world_t *w, const tecs__cmd *c)
 {
-    for (int32_t i = 0; i < c->nvals; i++)
-        if (c->vals[i].ptr)
-            tecs__comp_dtor(tecs__comp_get(w, c->vals[i].comp), (void *)c->vals[i].ptr, c->n);
+    if (c->flags & TECS__CMD_VAL)
+        tecs__comp_dtor(tecs__comp_get(w, c->val->comp), (void *)c->val->ptr, 1);
+    const tecs__cmdx *x = cmd_x(c);
+    for (int32_t i = 0; x && i < x->nvals; i++)
+        if (x->vals[i].ptr)
+            tecs__comp_dtor(tecs__comp_get(w, x->vals[i].comp), (void *)x->vals[i].ptr, x->n);
 }
 
 /* Room for one more command. */
@@ -177,6 +192,22 @@ static tecs_err_t push(tecs_world_t *w, tecs__cmdbuf *b, const tecs__cmd *c)
     return TECS_OK;
 }
 
+/* The arena part of a birth command (see queue_new); NULL when out of
+** memory, the arena then to be restored by the caller. */
+static tecs__cmdx *new_extra(tecs_world_t *w, tecs__cmdbuf *b, int32_t n, int32_t nvals,
+                             const tecs_value_t *vals, bool bulk, tecs_init_fn init, void *ctx)
+{
+    tecs__cmdx *x = arena_alloc(w, b, sizeof *x);
+    if (x == NULL)
+        return NULL;
+    *x = (tecs__cmdx){ .n = n, .nvals = nvals, .init = init, .ctx = ctx };
+    if (bulk && (x->ids = arena_alloc(w, b, (size_t)n * sizeof *x->ids + 1)) == NULL)
+        return NULL;
+    if (nvals && (x->vals = copy_vals(w, b, n, nvals, vals)) == NULL)
+        return NULL;
+    return x;
+}
+
 /* Queue births of n new ids into buf: reserve everything, then commit. */
 static tecs_err_t queue_new(tecs_world_t *w, tecs__cmdbuf *b, tecs_archetype_t *a, int32_t n,
                             tecs_entity_t *out, int32_t nvals, const tecs_value_t *vals,
@@ -188,13 +219,9 @@ static tecs_err_t queue_new(tecs_world_t *w, tecs__cmdbuf *b, tecs_archetype_t *
     if (err)
         return err;
     arena_mark m = arena_save(b);
-    tecs__cmd c = { .op = bulk ? TECS__OP_NEW_BULK : TECS__OP_NEW, .n = n, .nvals = nvals,
-                    .arch = a, .init = bulk ? NULL : init, .ctx = ctx };
-    if (bulk && (c.ids = arena_alloc(w, b, (size_t)n * sizeof *c.ids + 1)) == NULL) {
-        arena_restore(b, m);
-        return oom(w);
-    }
-    if (nvals && (c.vals = copy_vals(w, b, n, nvals, vals)) == NULL) {
+    tecs__cmd c = { .op = bulk ? TECS__OP_NEW_BULK : TECS__OP_NEW, .arch = a };
+    bool extra = bulk || nvals || init;
+    if (extra && (c.x = new_extra(w, b, n, nvals, vals, bulk, init, ctx)) == NULL) {
         arena_restore(b, m);
         return oom(w);
     }
@@ -203,7 +230,7 @@ static tecs_err_t queue_new(tecs_world_t *w, tecs__cmdbuf *b, tecs_archetype_t *
         if (b == &w->delayed)
             w->recs[TECS_ENTITY_INDEX(e)].row = TECS__ROW_DELAYED;
         if (bulk)
-            c.ids[k] = e;
+            c.x->ids[k] = e;
         if (out)
             out[k] = e;
         c.entity = e;
@@ -227,7 +254,7 @@ tecs_entity_t tecs__defer_new1(tecs_world_t *w, tecs_archetype_t *a)
         return 0;
     tecs_entity_t e = tecs__ei_take(w);
     w->npending++;
-    b->cmds[b->count++] = (tecs__cmd){ .op = TECS__OP_NEW, .n = 1, .arch = a, .entity = e };
+    b->cmds[b->count++] = (tecs__cmd){ .op = TECS__OP_NEW, .arch = a, .entity = e };
     return e;
 }
 
@@ -236,7 +263,7 @@ static inline const void *cmd_value(const tecs__cmd *c)
 {
     if (c->flags & TECS__CMD_INLINE)
         return c->value;
-    return c->nvals ? c->vals[0].ptr : NULL;
+    return c->flags & TECS__CMD_VAL ? c->val->ptr : NULL;
 }
 
 /* A value of ci may live in the command itself: small, and no hooks. */
@@ -272,8 +299,8 @@ static TECS__NOINLINE tecs_err_t put_arena_value(tecs_world_t *w, tecs__cmdbuf *
     tecs_value_t *v = arena_value(w, b, c, &w->comps[c], value);
     if (v == NULL)
         return oom(w);
-    cmd->vals = v;
-    cmd->nvals = 1;
+    cmd->val = v;
+    cmd->flags |= TECS__CMD_VAL;
     return TECS_OK;
 }
 
@@ -298,7 +325,7 @@ static TECS__INLINE tecs_err_t put_value(tecs_world_t *w, tecs__cmdbuf *b, tecs_
 ** would refuse or a SET of a tag it already has. */
 static inline bool foldable(const tecs__cmd *last, tecs__op op, tecs_comp_t c)
 {
-    if (last->op != TECS__OP_NEW || last->nvals || last->init)
+    if (last->op != TECS__OP_NEW || last->x)
         return false;
     int32_t col = tecs__arch_col(last->arch, c);
     return op == TECS__OP_ADD ? col == TECS__COL_ABSENT
@@ -325,7 +352,7 @@ static TECS__NOINLINE tecs_err_t queue_op(tecs_world_t *w, tecs__op op, tecs_ent
     if (room(w, b))
         return TECS_ENOMEM;
     tecs__cmd *cmd = &b->cmds[b->count];
-    *cmd = (tecs__cmd){ .op = (uint8_t)op, .entity = e, .comp = c, .n = 1 };
+    *cmd = (tecs__cmd){ .op = (uint8_t)op, .entity = e, .comp = c };
     if (put_value(w, b, cmd, c, value))
         return TECS_ENOMEM;
     b->count++;
@@ -351,13 +378,14 @@ tecs_err_t tecs__defer_op(tecs_world_t *w, tecs__op op, tecs_entity_t e, tecs_co
 static tecs_err_t apply_bulk(tecs_world_t *w, const tecs__cmd *c)
 {
     tecs_value_t one[TECS_MAX_ARCH_COMPONENTS];
-    for (int32_t k = 0; k < c->n; k++) {
-        for (int32_t i = 0; i < c->nvals; i++) {
-            size_t size = tecs_component_size(w, c->vals[i].comp);
-            one[i] = (tecs_value_t){ c->vals[i].comp,
-                                     (const char *)c->vals[i].ptr + (size_t)k * size };
+    const tecs__cmdx *x = c->x;
+    for (int32_t k = 0; k < x->n; k++) {
+        for (int32_t i = 0; i < x->nvals; i++) {
+            size_t size = tecs_component_size(w, x->vals[i].comp);
+            one[i] = (tecs_value_t){ x->vals[i].comp,
+                                     (const char *)x->vals[i].ptr + (size_t)k * size };
         }
-        tecs_err_t err = tecs__birth(w, c->ids[k], c->arch, c->nvals, one, NULL, NULL);
+        tecs_err_t err = tecs__birth(w, x->ids[k], c->arch, x->nvals, one, NULL, NULL);
         if (err == TECS_ENOMEM)
             return err;
     }
@@ -369,9 +397,9 @@ static void run_kill(tecs_world_t *w, const tecs__cmd *c)
     tecs__record *r = tecs__ei_alive(w, c->entity);
     if (r == NULL || !(r->arch & TECS__KILL_QUEUED))
         return;
-    if (c->kill) {
+    if (c->x) {
         w->defer_depth++;
-        c->kill(w, c->entity, c->ctx);
+        c->x->kill(w, c->entity, c->x->ctx);
         w->defer_depth--;
     }
     if (tecs__ei_alive(w, c->entity))
@@ -438,14 +466,15 @@ static int32_t fold_birth(tecs_world_t *w, const tecs__cmd *c, const tecs__cmd *
                           int32_t avail)
 {
     bool folded = c->op == TECS__OP_NEW_SET;
-    if ((c->op != TECS__OP_NEW || c->init) && !folded)
+    const tecs__cmdx *x = folded ? NULL : c->x;
+    if ((c->op != TECS__OP_NEW || (x && x->init)) && !folded)
         return -1;
     if (avail == 0 || next[0].entity != c->entity)
         return -1;
     tecs_value_t vals[TECS_MAX_ARCH_COMPONENTS];
     int32_t nvals = 0, n = 0;
-    for (int32_t i = 0; !folded && i < c->nvals; i++)
-        vals[nvals++] = c->vals[i];
+    for (int32_t i = 0; x && i < x->nvals; i++)
+        vals[nvals++] = x->vals[i];
     tecs_archetype_t *a = c->arch;
     if (folded && !fold_step(w, &a, vals, &nvals, c->then, c->comp, cmd_value(c)))
         return -1;
@@ -510,7 +539,10 @@ static tecs_err_t apply(tecs_world_t *w, tecs__cmd *c)
 {
     switch ((tecs__op)c->op) {
     case TECS__OP_NEW:
-        return tecs__birth(w, c->entity, c->arch, c->nvals, c->vals, c->init, c->ctx);
+        if (c->x == NULL)
+            return tecs__birth(w, c->entity, c->arch, 0, NULL, NULL, NULL);
+        return tecs__birth(w, c->entity, c->arch, c->x->nvals, c->x->vals, c->x->init,
+                           c->x->ctx);
     case TECS__OP_NEW_SET:
         return apply_new_set(w, c);
     case TECS__OP_NEW_BULK:
@@ -566,11 +598,11 @@ static void reserve_births(tecs_world_t *w, const tecs__cmdbuf *b,
     }
 }
 
-/* The head of a command: op, then, flags, n, nvals and comp, 16 bytes with
-** no padding, so that two heads compare as one block. */
+/* The head of a command: op, then, flags, spare and comp, 8 bytes with no
+** padding, so that two heads compare as one block. */
 #define CMD_HEAD offsetof(tecs__cmd, entity)
-_Static_assert(offsetof(tecs__cmd, entity) == 16 && offsetof(tecs__cmd, n) == 4,
-               "a command's head is 16 bytes without padding");
+_Static_assert(offsetof(tecs__cmd, entity) == 8 && offsetof(tecs__cmd, comp) == 4,
+               "a command's head is 8 bytes without padding");
 
 /* From c, how many NEW_SETs alike (same head, same archetype) could go in
 ** one run: the last stops short if a command of its entity follows, for
@@ -588,7 +620,7 @@ static int32_t run_length(const tecs__cmd *c, int32_t avail)
 ** watches and the archetype is plain. @return commands applied, or 0. */
 static int32_t apply_run(tecs_world_t *w, const tecs__cmd *c, int32_t avail)
 {
-    if (c->op != TECS__OP_NEW_SET || c->nvals)
+    if (c->op != TECS__OP_NEW_SET || (c->flags & TECS__CMD_VAL))
         return 0;
     int32_t n = run_length(c, avail);
     if (n == 0 || !unobserved(w, c, 1))
@@ -712,9 +744,17 @@ tecs_err_t tecs_delay_destroy(tecs_world_t *w, tecs_entity_t e, tecs_kill_fn fn,
                          TECS_ENTITY_GENERATION(e));
     if (r->arch & TECS__KILL_QUEUED)
         return TECS_OK;
-    tecs__cmd c = { .op = TECS__OP_KILL, .entity = e, .kill = fn, .ctx = ctx };
-    if (push(w, &w->delayed, &c))
+    tecs__cmdbuf *b = &w->delayed;
+    arena_mark m = arena_save(b);
+    tecs__cmd c = { .op = TECS__OP_KILL, .entity = e };
+    if (fn && (c.x = arena_alloc(w, b, sizeof *c.x)) == NULL)
+        return oom(w);
+    if (fn)
+        *c.x = (tecs__cmdx){ .kill = fn, .ctx = ctx };
+    if (push(w, b, &c)) {
+        arena_restore(b, m);
         return TECS_ENOMEM;
+    }
     r->arch |= TECS__KILL_QUEUED;
     return TECS_OK;
 }

@@ -280,33 +280,41 @@ typedef enum tecs__op {
                                    comp that was queued right after it      */
 } tecs__op;
 
-#define TECS__CMD_INLINE 1u     /* flags: the value is in value[]           */
-#define TECS__CMD_INLINE_MAX 16 /* the largest value kept in a command      */
+/* What a command carries besides its head, when that is more than one
+** value (births with values or an initializer, bulk births, kills); it
+** lives in the arena. */
+typedef struct tecs__cmdx {
+    int32_t n;                  /* entities (births), values per list       */
+    int32_t nvals;              /* entries in vals                          */
+    tecs_value_t *vals;         /* values, each n long (in the arena)       */
+    union {                     /* by op:                                   */
+        tecs_entity_t *ids;     /* NEW_BULK: the ids (in the arena)         */
+        tecs_init_fn init;      /* NEW: initializer of a queued new_with    */
+        tecs_kill_fn kill;      /* KILL: callback of a delayed kill         */
+    };
+    void *ctx;
+} tecs__cmdx;
 
+#define TECS__CMD_INLINE 1u     /* flags: the value is in value[]           */
+#define TECS__CMD_VAL    2u     /* flags: the value is at val (the arena)   */
+#define TECS__CMD_INLINE_MAX 8  /* the largest value kept in a command      */
+
+/* One queued change: 32 bytes (on 64-bit targets), two to a cache line. */
 typedef struct tecs__cmd {
     uint8_t op;
     uint8_t then;               /* NEW_SET: the folded op, ADD or SET       */
     uint8_t flags;              /* TECS__CMD_*                              */
-    uint8_t spare;              /* zero: the head below has no padding      */
-    int32_t n;                  /* entities (births), values per list       */
-    int32_t nvals;              /* entries in vals                          */
-    tecs_comp_t comp;
+    uint8_t spare;              /* zero: the head has no padding            */
+    tecs_comp_t comp;           /* ADD, REMOVE, SET, NEW_SET                */
     tecs_entity_t entity;
     tecs_archetype_t *arch;     /* births                                   */
     union {
-        struct {
-            tecs_value_t *vals; /* values, each n long (in the arena)       */
-            union {             /* by op (56 bytes a command, not 80):      */
-                tecs_entity_t *ids; /* NEW_BULK: the ids (in the arena)     */
-                tecs_init_fn init;  /* NEW: initializer of a queued new_with */
-                tecs_kill_fn kill;  /* KILL: callback of a delayed kill     */
-            };
-        };
-        /* SET, NEW_SET with TECS__CMD_INLINE: a small plain value (no
-        ** hooks), kept here rather than in the arena. */
-        unsigned char value[TECS__CMD_INLINE_MAX];
+        tecs__cmdx *x;          /* NEW (NULL: no values, no initializer),
+                                   NEW_BULK, KILL (NULL: no callback)       */
+        tecs_value_t *val;      /* SET, NEW_SET with CMD_VAL: the value     */
+        unsigned char value[TECS__CMD_INLINE_MAX];  /* with CMD_INLINE: a
+                                   small value without hooks, in place      */
     };
-    void *ctx;
 } tecs__cmd;
 
 /* The arena: blocks that never move, so hooked values stay put. */
