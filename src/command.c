@@ -439,13 +439,13 @@ static tecs_archetype_t *fold_target(tecs_world_t *w, tecs_archetype_t *a, tecs_
 static bool fold_step(tecs_world_t *w, tecs_archetype_t **a, tecs_value_t *vals, int32_t *nvals,
                       uint8_t op, tecs_comp_t c, const void *value)
 {
+    if (op != TECS__OP_ADD && op != TECS__OP_SET)
+        return false;
     int32_t at = *nvals;
     for (int32_t i = 0; i < *nvals; i++)
         if (vals[i].comp == c)
             at = i;
     bool has = tecs__arch_col(*a, c) != TECS__COL_ABSENT;
-    if (op != TECS__OP_ADD && op != TECS__OP_SET)
-        return false;
     if ((op == TECS__OP_ADD && (has || at < *nvals)) || *nvals == TECS_MAX_ARCH_COMPONENTS)
         return false;
     tecs_archetype_t *to = fold_target(w, *a, c);
@@ -629,7 +629,9 @@ static int32_t apply_run(tecs_world_t *w, const tecs__cmd *c, int32_t avail)
     if (a == NULL || !a->plain || !try_reserve(w, a, n))
         return 0;
     int32_t col = c->flags & TECS__CMD_INLINE ? tecs__arch_col(a, c->comp) : -1;
-    tecs__birth_run(w, a, n, (const char *)&c->entity, col, (const char *)c->value, sizeof *c);
+    const char *base = (const char *)c;     /* the fields of every command in the run */
+    tecs__birth_run(w, a, n, base + offsetof(tecs__cmd, entity), col,
+                    base + offsetof(tecs__cmd, value), sizeof *c);
     return n;
 }
 

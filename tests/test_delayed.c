@@ -604,6 +604,8 @@ TEST(defer_birth_set_then_remove_destroy_or_set_again)
     tecs_entity_t added = tecs_new(f.w);
     CHECK_ERR(tecs_add(f.w, added, f.vel), TECS_OK);
     CHECK_ERR(tecs_add(f.w, added, f.vel), TECS_OK);            /* conflicts: dropped */
+    tecs_entity_t in_pos = tecs_new_in(f.w, tecs_archetype(f.w, 1, &f.pos));
+    CHECK_ERR(TECS_SET(f.w, in_pos, f.pos, Position, { 9, 10 }), TECS_OK);  /* has it */
     CHECK(!tecs_is_alive(f.w, removed));
     tecs_iter_fini(&it);
     CHECK(tecs_is_alive(f.w, removed) && !tecs_has(f.w, removed, f.pos));
@@ -614,7 +616,8 @@ TEST(defer_birth_set_then_remove_destroy_or_set_again)
     CHECK_EQ(TECS_GET(f.w, twice_obj, o, Obj)->value, 8);
     CHECK(tecs_has(f.w, added, f.vel) && !tecs_has(f.w, added, f.pos));
     CHECK_EQ(TECS_GET(f.w, added, f.vel, Velocity)->x, 0);
-    CHECK_EQ(tecs_world_entity_count(f.w), 5);
+    CHECK_EQ(TECS_GET(f.w, in_pos, f.pos, Position)->y, 10);
+    CHECK_EQ(tecs_world_entity_count(f.w), 6);
     CHECK_EQ(hooks_live(&h), 2);
     CHECK_EQ(h.bad, 0);
     TW_CHECK(f.w);
