@@ -433,17 +433,19 @@ tecs_err_t tecs__birth(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *a,
 }
 
 /* tecs__birth_run within one chunk, from row: place pending births from
-** ids (k at most, as many as the chunk holds) until the chunk is full.
-** @return the births placed; *used says how many commands were read. */
-static uint32_t run_chunk(tecs_world_t *w, tecs_archetype_t *a, uint32_t row, int32_t k,
-                          const char *ids, int32_t col, const char *vals, size_t stride,
-                          int32_t *used)
+** ids (k at most, as many as the chunk holds) until the chunk is full; the
+** value column's size is vsize. @return the births placed; *used says how
+** many commands were read. */
+static TECS__INLINE uint32_t run_chunk_sized(tecs_world_t *w, tecs_archetype_t *a, uint32_t row,
+                                             int32_t k, const char *ids, int32_t col,
+                                             const char *vals, size_t stride, int32_t *used,
+                                             uint32_t vsize)
 {
     const struct tecs__chunk *chunk = tecs__chunk_of(a, w, row);
     const size_t i0 = row & w->mask, room = w->rows - i0;
     tecs_entity_t *const ents = tecs__chunk_ents(chunk) + i0;
-    const uint32_t vsize = col >= 0 ? a->col_size[col] : 0, id = a->id;
     char *const dst = col >= 0 ? tecs__chunk_col(a, chunk, col) + i0 * vsize : NULL;
+    const uint32_t id = a->id;
     tecs__record *const recs = w->recs;   /* locals: the stores below may alias */
     size_t placed = 0;
     int32_t j = 0;
@@ -465,6 +467,17 @@ static uint32_t run_chunk(tecs_world_t *w, tecs_archetype_t *a, uint32_t row, in
                    placed * a->col_size[c]);
     *used = j;
     return (uint32_t)placed;
+}
+
+/* run_chunk_sized; the usual value (two floats) gets a constant size. */
+static uint32_t run_chunk(tecs_world_t *w, tecs_archetype_t *a, uint32_t row, int32_t k,
+                          const char *ids, int32_t col, const char *vals, size_t stride,
+                          int32_t *used)
+{
+    uint32_t vsize = col >= 0 ? a->col_size[col] : 0;
+    if (vsize == 8)
+        return run_chunk_sized(w, a, row, k, ids, col, vals, stride, used, 8);
+    return run_chunk_sized(w, a, row, k, ids, col, vals, stride, used, vsize);
 }
 
 void tecs__birth_run(tecs_world_t *w, tecs_archetype_t *a, int32_t n, const char *ids,
