@@ -12,8 +12,25 @@
 ** value lists, copies of values). The arena is a list of blocks that never
 ** move, so a value with hooks is constructed in place and stays valid:
 **
-**     cmds:  [NEW e7 arch3 vals*] [SET e2 Pos value*] [DESTROY e5] ...
-**     arena: | vals[] | Pos bytes | ids[] | ...        (blocks, 64-aligned)
+**     cmds:  [NEW e7 arch3 x*] [SET e2 Obj val*] [DESTROY e5] [NEW e9 arch0] ...
+**     arena: | x: n nvals vals* init ctx | vals[] | Obj bytes | ids[] | ...
+**                                              (blocks, 64-aligned)
+**
+** A command is 32 bytes: a head (op, flags, component), the entity, the
+** archetype of a birth, and one pointer-sized slot. What does not fit there
+** (a birth's values or initializer, a bulk birth's ids, a kill's callback)
+** goes to the arena, in an extra part x. A small value without hooks (up to
+** 8 bytes: a Position) is kept in the slot itself: [SET e2 Pos {1,2}].
+**
+** A set or add queued right behind the birth of its entity joins that
+** command, which becomes a NEW_SET: [NEW_SET e8 root +Pos {3,4}]. Nobody
+** can see a pending entity, so nothing can come between the two. At the
+** flush a NEW_SET is one birth straight into its final archetype when no
+** listener watches those components (else the birth, then the change, with
+** their events as before); a run of NEW_SETs alike (same archetype, same
+** component) is placed in one go: rows reserved once, values copied from
+** the commands. Later commands of the same entity (another set, a remove,
+** a destroy) stay commands of their own and apply after it, in order.
 **
 ** An entity created while deferred gets its id at once: its slot is taken
 ** and marked PENDING, so it is not alive until its NEW is applied. Every
@@ -30,6 +47,8 @@
 ** world's last error saying why.
 */
 #include "private.h"
+
+#include <stddef.h>
 
 #define ARENA_BLOCK (64 * 1024)
 #define ARENA_HEAD  64
@@ -139,11 +158,22 @@ static tecs_value_t *copy_vals(tecs_world_t *w, tecs__cmdbuf *b, int32_t n, int3
     return out;
 }
 
+/* The arena part of c, for the ops that have one (else NULL). */
+static inline const tecs__cmdx *cmd_x(const tecs__cmd *c)
+{
+    bool has_x = c->op == TECS__OP_NEW || c->op == TECS__OP_NEW_BULK || c->op == TECS__OP_KILL;
+    return has_x ? c->x : NULL;
+}
+
+/* Destroy the copies of values that c holds in the arena. */
 static void drop_vals(tecs_world_t *w, const tecs__cmd *c)
 {
-    for (int32_t i = 0; i < c->nvals; i++)
-        if (c->vals[i].ptr)
-            tecs__comp_dtor(tecs__comp_get(w, c->vals[i].comp), (void *)c->vals[i].ptr, c->n);
+    if (c->flags & TECS__CMD_VAL)
+        tecs__comp_dtor(tecs__comp_get(w, c->val->comp), (void *)c->val->ptr, 1);
+    const tecs__cmdx *x = cmd_x(c);
+    for (int32_t i = 0; x && i < x->nvals; i++)
+        if (x->vals[i].ptr)
+            tecs__comp_dtor(tecs__comp_get(w, x->vals[i].comp), (void *)x->vals[i].ptr, x->n);
 }
 
 /* Room for one more command. */
@@ -162,6 +192,22 @@ static tecs_err_t push(tecs_world_t *w, tecs__cmdbuf *b, const tecs__cmd *c)
     return TECS_OK;
 }
 
+/* The arena part of a birth command (see queue_new); NULL when out of
+** memory, the arena then to be restored by the caller. */
+static tecs__cmdx *new_extra(tecs_world_t *w, tecs__cmdbuf *b, int32_t n, int32_t nvals,
+                             const tecs_value_t *vals, bool bulk, tecs_init_fn init, void *ctx)
+{
+    tecs__cmdx *x = arena_alloc(w, b, sizeof *x);
+    if (x == NULL)
+        return NULL;
+    *x = (tecs__cmdx){ .n = n, .nvals = nvals, .init = init, .ctx = ctx };
+    if (bulk && (x->ids = arena_alloc(w, b, (size_t)n * sizeof *x->ids + 1)) == NULL)
+        return NULL;
+    if (nvals && (x->vals = copy_vals(w, b, n, nvals, vals)) == NULL)
+        return NULL;
+    return x;
+}
+
 /* Queue births of n new ids into buf: reserve everything, then commit. */
 static tecs_err_t queue_new(tecs_world_t *w, tecs__cmdbuf *b, tecs_archetype_t *a, int32_t n,
                             tecs_entity_t *out, int32_t nvals, const tecs_value_t *vals,
@@ -173,13 +219,9 @@ static tecs_err_t queue_new(tecs_world_t *w, tecs__cmdbuf *b, tecs_archetype_t *
     if (err)
         return err;
     arena_mark m = arena_save(b);
-    tecs__cmd c = { .op = bulk ? TECS__OP_NEW_BULK : TECS__OP_NEW, .n = n, .nvals = nvals,
-                    .arch = a, .init = bulk ? NULL : init, .ctx = ctx };
-    if (bulk && (c.ids = arena_alloc(w, b, (size_t)n * sizeof *c.ids + 1)) == NULL) {
-        arena_restore(b, m);
-        return oom(w);
-    }
-    if (nvals && (c.vals = copy_vals(w, b, n, nvals, vals)) == NULL) {
+    tecs__cmd c = { .op = bulk ? TECS__OP_NEW_BULK : TECS__OP_NEW, .arch = a };
+    bool extra = bulk || nvals || init;
+    if (extra && (c.x = new_extra(w, b, n, nvals, vals, bulk, init, ctx)) == NULL) {
         arena_restore(b, m);
         return oom(w);
     }
@@ -188,7 +230,7 @@ static tecs_err_t queue_new(tecs_world_t *w, tecs__cmdbuf *b, tecs_archetype_t *
         if (b == &w->delayed)
             w->recs[TECS_ENTITY_INDEX(e)].row = TECS__ROW_DELAYED;
         if (bulk)
-            c.ids[k] = e;
+            c.x->ids[k] = e;
         if (out)
             out[k] = e;
         c.entity = e;
@@ -212,38 +254,123 @@ tecs_entity_t tecs__defer_new1(tecs_world_t *w, tecs_archetype_t *a)
         return 0;
     tecs_entity_t e = tecs__ei_take(w);
     w->npending++;
-    b->cmds[b->count++] = (tecs__cmd){ .op = TECS__OP_NEW, .n = 1, .arch = a, .entity = e };
+    b->cmds[b->count++] = (tecs__cmd){ .op = TECS__OP_NEW, .arch = a, .entity = e };
     return e;
 }
 
-tecs_err_t tecs__defer_op(tecs_world_t *w, tecs__op op, tecs_entity_t e, tecs_comp_t c,
-                          const void *value)
+/* The value a SET, ADD or NEW_SET carries: inline, in the arena, or none. */
+static inline const void *cmd_value(const tecs__cmd *c)
+{
+    if (c->flags & TECS__CMD_INLINE)
+        return c->value;
+    return c->flags & TECS__CMD_VAL ? c->val->ptr : NULL;
+}
+
+/* A value of ci may live in the command itself: small, and no hooks. */
+static inline bool inline_ok(const tecs__comp *ci)
+{
+    return ci->size <= TECS__CMD_INLINE_MAX && !ci->ctor && !ci->copy && !ci->move && !ci->dtor;
+}
+
+/* A one-entry value list and a constructed copy of value, in one block. */
+static tecs_value_t *arena_value(tecs_world_t *w, tecs__cmdbuf *b, tecs_comp_t c,
+                                 const tecs__comp *ci, const void *value)
+{
+    size_t head = (sizeof(tecs_value_t) + 15) & ~(size_t)15;
+    tecs_value_t *v = arena_alloc(w, b, head + ci->size);
+    if (v == NULL)
+        return NULL;
+    v->comp = c;
+    v->ptr = (char *)v + head;
+    if (ci->ctor == NULL && ci->copy == NULL) {
+        tecs__copy_value((void *)v->ptr, value, ci->size);
+    } else {
+        tecs__comp_ctor(ci, (void *)v->ptr, 1);
+        tecs__comp_copy(ci, (void *)v->ptr, value, 1);
+    }
+    return v;
+}
+
+/* put_value for a value that needs the arena. */
+static TECS__NOINLINE tecs_err_t put_arena_value(tecs_world_t *w, tecs__cmdbuf *b,
+                                                 tecs__cmd *cmd, tecs_comp_t c,
+                                                 const void *value)
+{
+    tecs_value_t *v = arena_value(w, b, c, &w->comps[c], value);
+    if (v == NULL)
+        return oom(w);
+    cmd->val = v;
+    cmd->flags |= TECS__CMD_VAL;
+    return TECS_OK;
+}
+
+/* Give cmd a copy of value (of component c): inline when small and plain,
+** else in the arena. Changes nothing when out of memory. */
+static TECS__INLINE tecs_err_t put_value(tecs_world_t *w, tecs__cmdbuf *b, tecs__cmd *cmd,
+                                         tecs_comp_t c, const void *value)
+{
+    const tecs__comp *ci = &w->comps[c];
+    if (value == NULL || ci->size == 0)
+        return TECS_OK;
+    if (inline_ok(ci)) {
+        tecs__copy_value(cmd->value, value, ci->size);
+        cmd->flags |= TECS__CMD_INLINE;
+        return TECS_OK;
+    }
+    return put_arena_value(w, b, cmd, c, value);
+}
+
+/* May an ADD or SET of c join `last`, the birth queued just before it? Only
+** a plain birth (no values, no initializer), and never an ADD the flush
+** would refuse or a SET of a tag it already has. */
+static inline bool foldable(const tecs__cmd *last, tecs__op op, tecs_comp_t c)
+{
+    if (last->op != TECS__OP_NEW || last->x)
+        return false;
+    int32_t col = tecs__arch_col(last->arch, c);
+    return op == TECS__OP_ADD ? col == TECS__COL_ABSENT
+                              : op == TECS__OP_SET && col != TECS__COL_TAG;
+}
+
+/* Join an ADD or SET of c to the birth queued last (foldable). */
+static inline tecs_err_t fold_into(tecs_world_t *w, tecs__cmd *last, tecs__op op, tecs_comp_t c,
+                                   const void *value)
+{
+    if (put_value(w, &w->deferred, last, c, value))
+        return TECS_ENOMEM;
+    last->op = TECS__OP_NEW_SET;
+    last->then = (uint8_t)op;
+    last->comp = c;
+    return TECS_OK;
+}
+
+/* Queue a change as a command of its own. */
+static TECS__NOINLINE tecs_err_t queue_op(tecs_world_t *w, tecs__op op, tecs_entity_t e,
+                                          tecs_comp_t c, const void *value)
 {
     tecs__cmdbuf *b = &w->deferred;
     if (room(w, b))
         return TECS_ENOMEM;
     tecs__cmd *cmd = &b->cmds[b->count];
-    *cmd = (tecs__cmd){ .op = (uint8_t)op, .entity = e, .comp = c, .n = 1 };
-    const tecs__comp *ci = &w->comps[c];
-    if (value && ci->size > 0) {
-        /* One block: the value list, then the value. */
-        size_t head = (sizeof(tecs_value_t) + 15) & ~(size_t)15;
-        tecs_value_t *v = arena_alloc(w, b, head + ci->size);
-        if (v == NULL)
-            return oom(w);
-        v->comp = c;
-        v->ptr = (char *)v + head;
-        if (ci->ctor == NULL && ci->copy == NULL) {
-            tecs__copy_value((void *)v->ptr, value, ci->size);
-        } else {
-            tecs__comp_ctor(ci, (void *)v->ptr, 1);
-            tecs__comp_copy(ci, (void *)v->ptr, value, 1);
-        }
-        cmd->vals = v;
-        cmd->nvals = 1;
-    }
+    *cmd = (tecs__cmd){ .op = (uint8_t)op, .entity = e, .comp = c };
+    if (put_value(w, b, cmd, c, value))
+        return TECS_ENOMEM;
     b->count++;
     return TECS_OK;
+}
+
+tecs_err_t tecs__defer_op(tecs_world_t *w, tecs__op op, tecs_entity_t e, tecs_comp_t c,
+                          const void *value)
+{
+    /* A change of the birth queued last joins it: nobody else can see the
+    ** entity yet. Not while flushing, when that birth may be applied. */
+    tecs__cmdbuf *b = &w->deferred;
+    if (b->count > 0 && !w->flushing) {
+        tecs__cmd *last = &b->cmds[b->count - 1];
+        if (last->entity == e && foldable(last, op, c))
+            return fold_into(w, last, op, c, value);
+    }
+    return queue_op(w, op, e, c, value);
 }
 
 /* ---- applying commands ----------------------------------------------- */
@@ -251,13 +378,14 @@ tecs_err_t tecs__defer_op(tecs_world_t *w, tecs__op op, tecs_entity_t e, tecs_co
 static tecs_err_t apply_bulk(tecs_world_t *w, const tecs__cmd *c)
 {
     tecs_value_t one[TECS_MAX_ARCH_COMPONENTS];
-    for (int32_t k = 0; k < c->n; k++) {
-        for (int32_t i = 0; i < c->nvals; i++) {
-            size_t size = tecs_component_size(w, c->vals[i].comp);
-            one[i] = (tecs_value_t){ c->vals[i].comp,
-                                     (const char *)c->vals[i].ptr + (size_t)k * size };
+    const tecs__cmdx *x = c->x;
+    for (int32_t k = 0; k < x->n; k++) {
+        for (int32_t i = 0; i < x->nvals; i++) {
+            size_t size = tecs_component_size(w, x->vals[i].comp);
+            one[i] = (tecs_value_t){ x->vals[i].comp,
+                                     (const char *)x->vals[i].ptr + (size_t)k * size };
         }
-        tecs_err_t err = tecs__birth(w, c->ids[k], c->arch, c->nvals, one, NULL, NULL);
+        tecs_err_t err = tecs__birth(w, x->ids[k], c->arch, x->nvals, one, NULL, NULL);
         if (err == TECS_ENOMEM)
             return err;
     }
@@ -269,18 +397,18 @@ static void run_kill(tecs_world_t *w, const tecs__cmd *c)
     tecs__record *r = tecs__ei_alive(w, c->entity);
     if (r == NULL || !(r->arch & TECS__KILL_QUEUED))
         return;
-    if (c->kill) {
+    if (c->x) {
         w->defer_depth++;
-        c->kill(w, c->entity, c->ctx);
+        c->x->kill(w, c->entity, c->x->ctx);
         w->defer_depth--;
     }
     if (tecs__ei_alive(w, c->entity))
         tecs__destroy_now(w, c->entity);
 }
 
-/* Nobody watches the components of a birth and its follow-ups. The birth's
-** own archetype counts too: an observer narrowed by terms would see the
-** folded birth already holding the later components. */
+/* Nobody watches (or checks) the components of a birth and its follow-ups.
+** The birth's own archetype counts too: an observer narrowed by terms would
+** see the folded birth already holding the later components. */
 static bool unobserved(const tecs_world_t *w, const tecs__cmd *c, int32_t n)
 {
     if (w->watch_moves)
@@ -288,10 +416,45 @@ static bool unobserved(const tecs_world_t *w, const tecs__cmd *c, int32_t n)
     for (int32_t i = 0; i < n; i++) {
         if (c[i].comp && w->comps[c[i].comp].watch)
             return false;
-        for (int32_t k = 0; c[i].op == TECS__OP_NEW && k < c[i].arch->ncomps; k++)
+        bool birth = c[i].op == TECS__OP_NEW || c[i].op == TECS__OP_NEW_SET;
+        for (int32_t k = 0; birth && k < c[i].arch->ncomps; k++)
             if (w->comps[c[i].arch->comps[k]].watch)
                 return false;
     }
+    return true;
+}
+
+/* a with c, through the cached edge if there is one; NULL if it cannot be
+** had (the world's error says why). */
+static tecs_archetype_t *fold_target(tecs_world_t *w, tecs_archetype_t *a, tecs_comp_t c)
+{
+    if (tecs__arch_col(a, c) != TECS__COL_ABSENT)
+        return a;
+    uint32_t to = (int32_t)c < a->nedges ? a->edge_add[c] : TECS__NO_EDGE;
+    return to != TECS__NO_EDGE ? w->archs[to] : tecs__arch_with(w, a, c);
+}
+
+/* Fold one ADD or SET of c (value, or NULL) into a birth heading for *a
+** with the nvals values vals; false if it cannot join. */
+static bool fold_step(tecs_world_t *w, tecs_archetype_t **a, tecs_value_t *vals, int32_t *nvals,
+                      uint8_t op, tecs_comp_t c, const void *value)
+{
+    if (op != TECS__OP_ADD && op != TECS__OP_SET)
+        return false;
+    int32_t at = *nvals;
+    for (int32_t i = 0; i < *nvals; i++)
+        if (vals[i].comp == c)
+            at = i;
+    bool has = tecs__arch_col(*a, c) != TECS__COL_ABSENT;
+    if ((op == TECS__OP_ADD && (has || at < *nvals)) || *nvals == TECS_MAX_ARCH_COMPONENTS)
+        return false;
+    tecs_archetype_t *to = fold_target(w, *a, c);
+    if (to == NULL)
+        return false;
+    *a = to;
+    if (value || at == *nvals)
+        vals[at] = (tecs_value_t){ c, value };
+    *nvals += at == *nvals;
     return true;
 }
 
@@ -302,33 +465,22 @@ static bool unobserved(const tecs_world_t *w, const tecs__cmd *c, int32_t n)
 static int32_t fold_birth(tecs_world_t *w, const tecs__cmd *c, const tecs__cmd *next,
                           int32_t avail)
 {
-    if (c->op != TECS__OP_NEW || c->init || avail == 0 || next[0].entity != c->entity)
+    bool folded = c->op == TECS__OP_NEW_SET;
+    const tecs__cmdx *x = folded ? NULL : c->x;
+    if ((c->op != TECS__OP_NEW || (x && x->init)) && !folded)
+        return -1;
+    if (avail == 0 || next[0].entity != c->entity)
         return -1;
     tecs_value_t vals[TECS_MAX_ARCH_COMPONENTS];
     int32_t nvals = 0, n = 0;
-    for (int32_t i = 0; i < c->nvals; i++)
-        vals[nvals++] = c->vals[i];
+    for (int32_t i = 0; x && i < x->nvals; i++)
+        vals[nvals++] = x->vals[i];
     tecs_archetype_t *a = c->arch;
-    for (; n < avail && next[n].entity == c->entity; n++) {
-        const tecs__cmd *f = &next[n];
-        if (f->op != TECS__OP_ADD && f->op != TECS__OP_SET)
+    if (folded && !fold_step(w, &a, vals, &nvals, c->then, c->comp, cmd_value(c)))
+        return -1;
+    for (; n < avail && next[n].entity == c->entity; n++)
+        if (!fold_step(w, &a, vals, &nvals, next[n].op, next[n].comp, cmd_value(&next[n])))
             break;
-        int32_t at = nvals;
-        for (int32_t i = 0; i < nvals; i++)
-            if (vals[i].comp == f->comp)
-                at = i;
-        bool has = tecs__arch_col(a, f->comp) != TECS__COL_ABSENT;
-        if ((f->op == TECS__OP_ADD && (has || at < nvals)) || nvals == TECS_MAX_ARCH_COMPONENTS)
-            break;
-        if (!has) {             /* the cached edge inline, else the full lookup */
-            uint32_t to = (int32_t)f->comp < a->nedges ? a->edge_add[f->comp] : TECS__NO_EDGE;
-            if ((a = to != TECS__NO_EDGE ? w->archs[to] : tecs__arch_with(w, a, f->comp)) == NULL)
-                return -1;
-        }
-        if (f->nvals || at == nvals)
-            vals[at] = (tecs_value_t){ f->comp, f->nvals ? f->vals[0].ptr : NULL };
-        nvals += at == nvals;
-    }
     if (n == 0 || !unobserved(w, c, 1) || !unobserved(w, next, n))
         return -1;
     int32_t m = 0;
@@ -349,13 +501,50 @@ static tecs_err_t remove_queued(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
     return err;
 }
 
-/* Apply one command. Only TECS_ENOMEM keeps it queued. */
-static tecs_err_t apply(tecs_world_t *w, const tecs__cmd *c)
+/* A queued set: a write if e has c by now, else an add with the value. */
+static tecs_err_t apply_set(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *value)
 {
-    const void *value = c->nvals ? c->vals[0].ptr : NULL;
+    if (tecs_has(w, e, c)) {
+        if (value)
+            tecs__comp_copy(&w->comps[c], tecs_get_mut(w, e, c), value, 1);
+        tecs_modified(w, e, c);
+        return TECS_OK;
+    }
+    return tecs__add_now(w, e, c, value);
+}
+
+/* A NEW_SET: one birth into the final archetype when nobody watches, else
+** the birth, then the change; if only the change runs out of memory, c
+** becomes that change, still queued. */
+static tecs_err_t apply_new_set(tecs_world_t *w, tecs__cmd *c)
+{
+    const void *value = cmd_value(c);
+    tecs_archetype_t *a = unobserved(w, c, 1) ? fold_target(w, c->arch, c->comp) : NULL;
+    if (a) {
+        tecs_value_t v = { c->comp, value };
+        return tecs__birth(w, c->entity, a, value != NULL, &v, NULL, NULL);
+    }
+    tecs_err_t err = tecs__birth(w, c->entity, c->arch, 0, NULL, NULL, NULL);
+    if (err == TECS_ENOMEM)
+        return err;
+    err = c->then == TECS__OP_ADD ? tecs__add_now(w, c->entity, c->comp, NULL)
+                                  : apply_set(w, c->entity, c->comp, value);
+    if (err == TECS_ENOMEM)
+        c->op = c->then;
+    return err;
+}
+
+/* Apply one command. Only TECS_ENOMEM keeps it queued (c may change then). */
+static tecs_err_t apply(tecs_world_t *w, tecs__cmd *c)
+{
     switch ((tecs__op)c->op) {
     case TECS__OP_NEW:
-        return tecs__birth(w, c->entity, c->arch, c->nvals, c->vals, c->init, c->ctx);
+        if (c->x == NULL)
+            return tecs__birth(w, c->entity, c->arch, 0, NULL, NULL, NULL);
+        return tecs__birth(w, c->entity, c->arch, c->x->nvals, c->x->vals, c->x->init,
+                           c->x->ctx);
+    case TECS__OP_NEW_SET:
+        return apply_new_set(w, c);
     case TECS__OP_NEW_BULK:
         return apply_bulk(w, c);
     case TECS__OP_DESTROY:
@@ -365,19 +554,28 @@ static tecs_err_t apply(tecs_world_t *w, const tecs__cmd *c)
     case TECS__OP_REMOVE:
         return remove_queued(w, c->entity, c->comp);
     case TECS__OP_SET:
-        if (tecs_has(w, c->entity, c->comp)) {
-            if (value)
-                tecs__comp_copy(&w->comps[c->comp], tecs_get_mut(w, c->entity, c->comp),
-                                value, 1);
-            tecs_modified(w, c->entity, c->comp);
-            return TECS_OK;
-        }
-        return tecs__add_now(w, c->entity, c->comp, value);
+        return apply_set(w, c->entity, c->comp, cmd_value(c));
     case TECS__OP_KILL:
         run_kill(w, c);
         return TECS_OK;
     }
     return TECS_OK;
+}
+
+/* Make room for n rows of a, as a hint: out of memory leaves the world's
+** last error as it was. */
+static bool try_reserve(tecs_world_t *w, tecs_archetype_t *a, int32_t n)
+{
+    if ((int64_t)a->count + n <= ((int64_t)a->nchunks << w->shift))
+        return true;
+    tecs_err_t err = w->err;
+    char msg[sizeof w->errmsg];
+    memcpy(msg, w->errmsg, sizeof msg);
+    if (tecs__arch_grow_rows(w, a, n) == TECS_OK)
+        return true;
+    w->err = err;
+    memcpy(w->errmsg, msg, sizeof msg);
+    return false;
 }
 
 /* Before the delayed births apply, reserve the rows of each archetype in
@@ -390,19 +588,67 @@ static void reserve_births(tecs_world_t *w, const tecs__cmdbuf *b,
     for (int32_t i = 0; i < b->count; i++)
         if (b->cmds[i].op == TECS__OP_NEW && pick(&b->cmds[i]))
             b->cmds[i].arch->births++;
-    tecs_err_t err = w->err;
-    char msg[sizeof w->errmsg];
-    memcpy(msg, w->errmsg, sizeof msg);
     for (int32_t i = 0; i < b->count; i++) {
         tecs_archetype_t *a = b->cmds[i].arch;
         if (b->cmds[i].op != TECS__OP_NEW || a->births == 0)
             continue;
-        if (a->births > 1 && tecs__arch_reserve_rows(w, a, a->births) != TECS_OK) {
-            w->err = err;
-            memcpy(w->errmsg, msg, sizeof msg);
-        }
+        if (a->births > 1)
+            try_reserve(w, a, a->births);
         a->births = 0;
     }
+}
+
+/* The head of a command: op, then, flags, spare and comp, 8 bytes with no
+** padding, so that two heads compare as one block. */
+#define CMD_HEAD offsetof(tecs__cmd, entity)
+_Static_assert(offsetof(tecs__cmd, entity) == 8 && offsetof(tecs__cmd, comp) == 4,
+               "a command's head is 8 bytes without padding");
+
+/* From c, how many NEW_SETs alike (same head, same archetype) could go in
+** one run: the last stops short if a command of its entity follows, for
+** fold_birth to take. */
+static int32_t run_length(const tecs__cmd *c, int32_t avail)
+{
+    int32_t n = 1;
+    while (n < avail && memcmp(&c[n], c, CMD_HEAD) == 0 && c[n].arch == c->arch)
+        n++;
+    return n < avail && c[n].entity == c[n - 1].entity ? n - 1 : n;
+}
+
+/* Births queued as a run of NEW_SETs alike go to their archetype in one
+** reservation, values copied straight from the commands, when nobody
+** watches and the archetype is plain. @return commands applied, or 0. */
+static int32_t apply_run(tecs_world_t *w, const tecs__cmd *c, int32_t avail)
+{
+    if (c->op != TECS__OP_NEW_SET || (c->flags & TECS__CMD_VAL))
+        return 0;
+    int32_t n = run_length(c, avail);
+    if (n == 0 || !unobserved(w, c, 1))
+        return 0;
+    tecs_archetype_t *a = fold_target(w, c->arch, c->comp);
+    if (a == NULL || !a->plain || !try_reserve(w, a, n))
+        return 0;
+    int32_t col = c->flags & TECS__CMD_INLINE ? tecs__arch_col(a, c->comp) : -1;
+    const char *base = (const char *)c;     /* the fields of every command in the run */
+    tecs__birth_run(w, a, n, base + offsetof(tecs__cmd, entity), col,
+                    base + offsetof(tecs__cmd, value), sizeof *c);
+    return n;
+}
+
+/* The deferred queue's shortcuts at cmds[i]: a run of births, or a birth
+** with its follow-ups folded in. @return commands applied, or 0. */
+static int32_t apply_fast(tecs_world_t *w, tecs__cmdbuf *b, int32_t i)
+{
+    tecs__cmd *c = &b->cmds[i];
+    int32_t n = apply_run(w, c, b->count - i);
+    if (n > 0)
+        return n;
+    n = fold_birth(w, c, c + 1, b->count - i - 1);
+    if (n < 0)
+        return 0;
+    for (int32_t j = 0; j <= n; j++)
+        drop_vals(w, &c[j]);
+    return n + 1;
 }
 
 /* Apply the commands of b that `pick` selects, in order, including those
@@ -414,21 +660,18 @@ static tecs_err_t run_queue(tecs_world_t *w, tecs__cmdbuf *b, bool (*pick)(const
     if (b == &w->delayed)
         reserve_births(w, b, pick);
     for (; i < b->count; i++) {
+        if (!pick(&b->cmds[i])) {
+            b->cmds[keep++] = b->cmds[i];
+            continue;
+        }
+        int32_t done = b == &w->deferred ? apply_fast(w, b, i) : 0;
+        if (done > 0) {
+            i += done - 1;
+            continue;
+        }
         tecs__cmd c = b->cmds[i];
-        if (!pick(&c)) {
-            b->cmds[keep++] = c;
-            continue;
-        }
-        int32_t folded = b == &w->deferred
-                             ? fold_birth(w, &c, b->cmds + i + 1, b->count - i - 1) : -1;
-        if (folded > 0) {
-            drop_vals(w, &c);
-            for (int32_t j = 1; j <= folded; j++)
-                drop_vals(w, &b->cmds[i + j]);
-            i += folded;
-            continue;
-        }
         if (apply(w, &c) == TECS_ENOMEM) {
+            b->cmds[i] = c;
             result = TECS_ENOMEM;
             break;
         }
@@ -503,9 +746,17 @@ tecs_err_t tecs_delay_destroy(tecs_world_t *w, tecs_entity_t e, tecs_kill_fn fn,
                          TECS_ENTITY_GENERATION(e));
     if (r->arch & TECS__KILL_QUEUED)
         return TECS_OK;
-    tecs__cmd c = { .op = TECS__OP_KILL, .entity = e, .kill = fn, .ctx = ctx };
-    if (push(w, &w->delayed, &c))
+    tecs__cmdbuf *b = &w->delayed;
+    arena_mark m = arena_save(b);
+    tecs__cmd c = { .op = TECS__OP_KILL, .entity = e };
+    if (fn && (c.x = arena_alloc(w, b, sizeof *c.x)) == NULL)
+        return oom(w);
+    if (fn)
+        *c.x = (tecs__cmdx){ .kill = fn, .ctx = ctx };
+    if (push(w, b, &c)) {
+        arena_restore(b, m);
         return TECS_ENOMEM;
+    }
     r->arch |= TECS__KILL_QUEUED;
     return TECS_OK;
 }

@@ -432,6 +432,72 @@ tecs_err_t tecs__birth(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *a,
     return err;
 }
 
+/* tecs__birth_run within one chunk, from row: place pending births from
+** ids (k at most, as many as the chunk holds) until the chunk is full; the
+** value column's size is vsize. @return the births placed; *used says how
+** many commands were read. */
+static TECS__INLINE uint32_t run_chunk_sized(tecs_world_t *w, tecs_archetype_t *a, uint32_t row,
+                                             int32_t k, const char *ids, int32_t col,
+                                             const char *vals, size_t stride, int32_t *used,
+                                             uint32_t vsize)
+{
+    char *const *chunk = tecs__chunk_of(a, w, row);
+    const size_t i0 = row & w->mask, room = w->rows - i0;
+    tecs_entity_t *const ents = tecs__chunk_ents(chunk) + i0;
+    char *const dst = col >= 0 ? tecs__chunk_col(chunk, col) + i0 * vsize : NULL;
+    const uint32_t id = a->id;
+    tecs__record *const recs = w->recs;   /* locals: the stores below may alias */
+    size_t placed = 0;
+    int32_t j = 0;
+    for (; j < k && placed < room; j++, ids += stride, vals += stride) {
+        tecs_entity_t e;
+        memcpy(&e, ids, sizeof e);
+        tecs__record *r = &recs[TECS_ENTITY_INDEX(e)];
+        if (TECS__UNLIKELY(r->gen != TECS_ENTITY_GENERATION(e) ||
+                           r->arch != TECS__ARCH_PENDING))
+            continue;                       /* no longer pending: skipped */
+        ents[placed] = e;
+        if (dst)
+            tecs__copy_value(dst + placed * vsize, vals, vsize);
+        *r = (tecs__record){ r->gen, id, row + (uint32_t)placed++ };
+    }
+    for (int32_t c = 0; c < a->ncols; c++)    /* the other columns: zeros */
+        if (c != col)
+            memset(tecs__chunk_col(chunk, c) + i0 * a->col_size[c], 0,
+                   placed * a->col_size[c]);
+    *used = j;
+    return (uint32_t)placed;
+}
+
+/* run_chunk_sized; the usual value (two floats) gets a constant size. */
+static uint32_t run_chunk(tecs_world_t *w, tecs_archetype_t *a, uint32_t row, int32_t k,
+                          const char *ids, int32_t col, const char *vals, size_t stride,
+                          int32_t *used)
+{
+    uint32_t vsize = col >= 0 ? a->col_size[col] : 0;
+    if (vsize == 8)
+        return run_chunk_sized(w, a, row, k, ids, col, vals, stride, used, 8);
+    return run_chunk_sized(w, a, row, k, ids, col, vals, stride, used, vsize);
+}
+
+void tecs__birth_run(tecs_world_t *w, tecs_archetype_t *a, int32_t n, const char *ids,
+                     int32_t col, const char *vals, size_t stride)
+{
+    assert(a->plain && (int64_t)a->count + n <= ((int64_t)a->nchunks << w->shift));
+    uint32_t row = (uint32_t)a->count;
+    while (n > 0) {
+        int32_t used;
+        row += run_chunk(w, a, row, n, ids, col, vals, stride, &used);
+        ids += (size_t)used * stride;
+        vals += (size_t)used * stride;
+        n -= used;
+    }
+    int32_t placed = (int32_t)row - a->count;
+    a->count += placed;
+    w->npending -= placed;
+    w->nalive += placed;
+}
+
 /* Create one entity now: reserve, take a slot, commit. */
 static tecs_entity_t new_now(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals,
                              const tecs_value_t *vals, tecs_init_fn fn, void *ctx)

@@ -255,6 +255,13 @@ tecs_err_t tecs__remove_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c);
 tecs_err_t tecs__birth(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *a,
                        int32_t nvals, const tecs_value_t *vals,
                        tecs_init_fn fn, void *ctx);
+/* Place n pending entities into a plain archetype, rows reserved, when no
+** listener watches or checks its components: the k-th id is at
+** ids + k * stride, its value of column col (if col >= 0) at
+** vals + k * stride, the other columns are zeroed. An id no longer pending
+** is skipped. */
+void tecs__birth_run(tecs_world_t *w, tecs_archetype_t *a, int32_t n, const char *ids,
+                     int32_t col, const char *vals, size_t stride);
 /* Check a value list against an archetype. */
 tecs_err_t tecs__check_vals(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals,
                             const tecs_value_t *vals);
@@ -272,23 +279,46 @@ typedef enum tecs__op {
     TECS__OP_ADD,
     TECS__OP_REMOVE,
     TECS__OP_SET,
-    TECS__OP_KILL               /* delayed destroy, with its callback       */
+    TECS__OP_KILL,              /* delayed destroy, with its callback       */
+    TECS__OP_NEW_SET            /* a NEW, then the ADD or SET (`then`) of
+                                   comp that was queued right after it      */
 } tecs__op;
 
-typedef struct tecs__cmd {
-    uint8_t op;
+/* What a command carries besides its head, when that is more than one
+** value (births with values or an initializer, bulk births, kills); it
+** lives in the arena. */
+typedef struct tecs__cmdx {
     int32_t n;                  /* entities (births), values per list       */
     int32_t nvals;              /* entries in vals                          */
-    tecs_comp_t comp;
-    tecs_entity_t entity;
-    tecs_archetype_t *arch;     /* births                                   */
     tecs_value_t *vals;         /* values, each n long (in the arena)       */
-    union {                     /* by op (56 bytes a command, not 80):      */
+    union {                     /* by op:                                   */
         tecs_entity_t *ids;     /* NEW_BULK: the ids (in the arena)         */
         tecs_init_fn init;      /* NEW: initializer of a queued new_with    */
         tecs_kill_fn kill;      /* KILL: callback of a delayed kill         */
     };
     void *ctx;
+} tecs__cmdx;
+
+#define TECS__CMD_INLINE 1u     /* flags: the value is in value[]           */
+#define TECS__CMD_VAL    2u     /* flags: the value is at val (the arena)   */
+#define TECS__CMD_INLINE_MAX 8  /* the largest value kept in a command      */
+
+/* One queued change: 32 bytes (on 64-bit targets), two to a cache line. */
+typedef struct tecs__cmd {
+    uint8_t op;
+    uint8_t then;               /* NEW_SET: the folded op, ADD or SET       */
+    uint8_t flags;              /* TECS__CMD_*                              */
+    uint8_t spare;              /* zero: the head has no padding            */
+    tecs_comp_t comp;           /* ADD, REMOVE, SET, NEW_SET                */
+    tecs_entity_t entity;
+    tecs_archetype_t *arch;     /* births                                   */
+    union {
+        tecs__cmdx *x;          /* NEW (NULL: no values, no initializer),
+                                   NEW_BULK, KILL (NULL: no callback)       */
+        tecs_value_t *val;      /* SET, NEW_SET with CMD_VAL: the value     */
+        unsigned char value[TECS__CMD_INLINE_MAX];  /* with CMD_INLINE: a
+                                   small value without hooks, in place      */
+    };
 } tecs__cmd;
 
 /* The arena: blocks that never move, so hooked values stay put. */

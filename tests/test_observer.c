@@ -182,6 +182,47 @@ TEST(observer_events_inside_iteration_fire_at_the_end_in_call_order)
     tw_free(w);
 }
 
+/* A birth and its set queued in one iteration, watched: the same events as
+** a birth then an add, even when the add runs out of memory at the first
+** flush and only lands at the next. */
+TEST(observer_deferred_birth_and_set_fire_add_then_set)
+{
+    for (int k = 1; k <= 8; k++) {
+        tw_alloc al = { 0 };
+        tecs_world_t *w = tw_new_ex(&al, 16);
+        tecs_comp_t pos = TECS_COMPONENT(w, Position);
+        ev_log log = { .n = 0 };
+        ev_tap obs = { &log, 1 };
+        for (int i = 0; i < 16; i++)                        /* pos's chunk is full */
+            CHECK_ERR(TECS_SET(w, tecs_new(w), pos, Position, { 0, 0 }), TECS_OK);
+        CHECK(watch(w, TECS_ON_ADD, pos, &obs));
+        CHECK(watch(w, TECS_ON_SET, pos, &obs));
+        log.n = 0;                                          /* (what they saw) */
+        tecs_query_t *q = TECS_QUERY(w, {.comp = pos, .access = TECS_READ});
+        tecs_iter_t it = tecs_query_iter(q);
+        CHECK(tecs_iter_next(&it));
+        tecs_entity_t e = tecs_new(w);
+        CHECK_ERR(TECS_SET(w, e, pos, Position, { 9, 1 }), TECS_OK);
+        al.fail_at = al.calls + k;
+        al.fail_after = true;
+        tecs_iter_fini(&it);
+        al.fail_at = 0;
+        if (!tecs_has(w, e, pos)) {
+            CHECK_EQ(log.n, 0);
+            it = tecs_query_iter(q);                        /* its end flushes */
+            tecs_iter_fini(&it);
+        }
+        CHECK(tecs_is_alive(w, e));
+        CHECK_EQ(TECS_GET(w, e, pos, Position)->x, 9);
+        CHECK_EQ(log.n, 2);
+        EXPECT(&log, 0, 1, TECS_ON_ADD, e, pos);
+        EXPECT(&log, 1, 1, TECS_ON_SET, e, pos);
+        CHECK_EQ(log.recs[1].x, 9);
+        TW_CHECK(w);
+        tw_free(w);
+    }
+}
+
 TEST(observer_write_terms_report_set_when_leaving_the_chunk)
 {
     tecs_world_t *w = tw_new();
