@@ -529,13 +529,10 @@ static TECS__INLINE void root_append(tecs_world_t *w, tecs_archetype_t *root, te
     w->nalive++;
 }
 
-/* tecs_new when it must queue, grow, fail or announce. */
+/* tecs_new when it must grow, fail or announce. */
 static TECS__NOINLINE tecs_entity_t new_slow(tecs_world_t *w)
 {
     tecs_archetype_t *root = w->archs[0];
-    if (w->defer_depth > 0) {
-        return tecs__defer_new1(w, root);
-    }
     if (tecs__ei_reserve1(w) || tecs__arch_reserve_rows(w, root, 1))
         return 0;
     tecs_entity_t e = tecs__ei_take(w);
@@ -552,8 +549,10 @@ tecs_entity_t tecs_new(tecs_world_t *w)
     if (w == NULL)
         return 0;
     tecs_archetype_t *root = w->archs[0];
+    if (w->defer_depth > 0)
+        return tecs__defer_new1(w, root);
     /* The common case calls nothing: a free or reserved slot, a free row. */
-    if (TECS__LIKELY(w->defer_depth == 0 && !w->watch_moves &&
+    if (TECS__LIKELY(!w->watch_moves &&
                      w->nalive + w->npending < w->max_entities &&
                      (w->free_head != TECS__NO_SLOT || w->nrecs < w->cap_recs) &&
                      (int64_t)root->count < ((int64_t)root->nchunks << w->shift))) {
@@ -883,16 +882,28 @@ tecs_err_t tecs_destroy(tecs_world_t *w, tecs_entity_t e)
     return destroy_slow(w, e);
 }
 
+/* The record of an entity alive or pending, or NULL (the inline twin of
+** tecs__ei_known). */
+static inline tecs__record *known_rec(const tecs_world_t *w, tecs_entity_t e)
+{
+    uint32_t index = TECS_ENTITY_INDEX(e);
+    if (TECS__UNLIKELY(index >= (uint32_t)w->nrecs))
+        return NULL;
+    tecs__record *r = &w->recs[index];
+    if (r->gen != TECS_ENTITY_GENERATION(e) || r->arch == TECS__ARCH_DEAD ||
+        r->arch == TECS__ARCH_RETIRED)
+        return NULL;
+    return r;
+}
+
 /* Queue a change while deferred: a known component, an entity alive or
 ** pending a birth the flush will apply (a delayed birth waits for
 ** tecs_apply_news, so a change queued now would be dropped at the flush);
-** conflicts found when it applies are dropped (command.c). */
-static tecs_err_t defer_change(tecs_world_t *w, tecs__op op, tecs_entity_t e, tecs_comp_t c,
-                               const void *value)
+** conflicts found when it applies are dropped (command.c). c is registered. */
+static tecs_err_t defer_known(tecs_world_t *w, tecs__op op, tecs_entity_t e, tecs_comp_t c,
+                              const void *value)
 {
-    if (tecs__comp_get(w, c) == NULL)
-        return err_nocomp(w, c);
-    tecs__record *r = tecs__ei_known(w, e);
+    tecs__record *r = known_rec(w, e);
     if (r == NULL || (r->arch == TECS__ARCH_PENDING && r->row == TECS__ROW_DELAYED))
         return err_dead(w, e);
     tecs_err_t err = tecs__defer_op(w, op, e, c, value);
@@ -901,6 +912,15 @@ static tecs_err_t defer_change(tecs_world_t *w, tecs__op op, tecs_entity_t e, te
     if (err == TECS_OK && op == TECS__OP_REMOVE && r->arch < TECS__ARCH_RETIRED)
         r->arch |= TECS__REMOVE_QUEUED;
     return err;
+}
+
+/* defer_known for a component not checked yet. */
+static tecs_err_t defer_change(tecs_world_t *w, tecs__op op, tecs_entity_t e, tecs_comp_t c,
+                               const void *value)
+{
+    if (tecs__comp_get(w, c) == NULL)
+        return err_nocomp(w, c);
+    return defer_known(w, op, e, c, value);
 }
 
 tecs_err_t tecs_add(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
@@ -974,7 +994,7 @@ tecs_err_t tecs_set(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void 
     if (value == NULL && ci->size > 0)
         return tecs__err(w, TECS_EINVAL, "tecs_set: NULL value");
     if (w->defer_depth > 0)
-        return defer_change(w, TECS__OP_SET, e, c, value);
+        return defer_known(w, TECS__OP_SET, e, c, value);
     tecs_err_t err = tecs__add_now(w, e, c, value);
     settle(w);
     return err;
