@@ -215,22 +215,25 @@ static inline int ocmp(const tecs_index_t *x, uint64_t k, uint32_t slot, uint64_
 }
 
 /* The first of the n items (kv[i], ev[i]) that is >= (k, slot); n if none.
-** Keys that are numbers take a search without branches on the keys (one
-** miss-predicted branch per step would cost more than the compare); the
-** entity is read only on a tie. */
+** Keys that are numbers take a search on the keys alone, without branches
+** (one miss-predicted branch per step would cost more than the compare),
+** then step over the items of key k with a smaller slot (ties are few). */
 static inline int32_t ofind(const tecs_index_t *x, const uint64_t *kv, const tecs_entity_t *ev,
                             int32_t n, uint64_t k, uint32_t slot)
 {
     if (x->cls != TECS_KEYC_STR) {
+        if (n == 0)
+            return 0;
         const uint64_t *b = kv;
-        while (n > 0) {
-            int32_t half = n / 2;
-            const uint64_t *m = b + half;
-            bool less = *m < k || (*m == k && TECS_ENTITY_INDEX(ev[m - kv]) < slot);
-            b = less ? m + 1 : b;
-            n = less ? n - half - 1 : half;
+        for (int32_t len = n; len > 1;) {
+            int32_t half = len / 2;
+            b = b[half] < k ? b + half : b;
+            len -= half;
         }
-        return (int32_t)(b - kv);
+        int32_t i = (int32_t)(b - kv) + (*b < k);
+        while (i < n && kv[i] == k && TECS_ENTITY_INDEX(ev[i]) < slot)
+            i++;
+        return i;
     }
     int32_t lo = 0, hi = n;
     while (lo < hi) {
