@@ -118,6 +118,20 @@ static uint64_t read_unsigned(const void *p, uint32_t size)
     }
 }
 
+/* The size bytes of the field at p, as they lie in memory, in the low
+** bytes of a zeroed word (a fixed-size copy per size: no library call). */
+static uint64_t read_raw(const void *p, uint32_t size)
+{
+    uint64_t u = 0;
+    switch (size) {
+    case 1: memcpy(&u, p, 1); break;
+    case 2: memcpy(&u, p, 2); break;
+    case 4: memcpy(&u, p, 4); break;
+    default: memcpy(&u, p, 8); break;
+    }
+    return u;
+}
+
 static float read_float(const void *p)
 {
     float f;
@@ -133,11 +147,11 @@ static void read_probe(const tecs_index_t *x, const void *val, probe *p)
     switch (x->cls) {
     case TECS_KEYC_INT:
         p->k = enc_int(read_signed(f, x->fsize));
-        memcpy(&p->aux, f, x->fsize);
+        p->aux = read_raw(f, x->fsize);
         return;
     case TECS_KEYC_UINT:
         p->k = read_unsigned(f, x->fsize);
-        memcpy(&p->aux, f, x->fsize);
+        p->aux = read_raw(f, x->fsize);
         return;
     case TECS_KEYC_REAL:
         if (x->d.kind == TECS_INDEX_SPATIAL) {
@@ -155,7 +169,7 @@ static void read_probe(const tecs_index_t *x, const void *val, probe *p)
         else
             memcpy(&d, f, sizeof d);
         p->k = enc_real(d);
-        memcpy(&p->aux, f, x->fsize);
+        p->aux = read_raw(f, x->fsize);
         return;
     default:
         if (x->d.type == TECS_KEY_STR) {
