@@ -27,12 +27,7 @@ typedef struct ient {
     uint64_t key;               /* encoded key, string copy, or cell        */
     uint64_t aux;               /* raw field bytes, user pointer, or x / y  */
     tecs_entity_t e;
-    union {
-        struct {
-            int32_t next, prev; /* bucket chain (hash, spatial), -1 ends    */
-        };
-        struct onode *leaf;     /* ordered: the leaf that holds the item    */
-    };
+    int32_t next, prev;         /* bucket chain (hash, spatial), -1 ends    */
     uint32_t h;                 /* hash of key (hash, spatial)              */
 } ient;
 
@@ -82,6 +77,8 @@ struct tecs_index_t {
     ient *ents;
     int32_t *pos;               /* entity slot -> entry + 1                 */
     int32_t npos;
+    struct onode **lof;         /* ordered: entity slot -> leaf of its item */
+    int32_t nlof;
     int32_t *bucket;            /* hash, spatial: power of two, -1 empty    */
     int32_t nbucket;
     okey *tab;                  /* unique hash: (key, entity) cells, linear */
