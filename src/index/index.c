@@ -496,15 +496,14 @@ static void oshift(onode *l, int32_t i, int32_t j, uint64_t k)
 }
 
 /* Give entry t's item the key k (the pool filled for an insert). The
-** old leaf is fetched while the new one is searched for (or taken from
-** the hint the check left, when the tree has not changed since); when neither
-** item is its leaf's last and the new leaf has room, only the two leaves
-** change (or one, when k stays in the old leaf); else erase and insert
-** from the root. */
+** check started fetching the old leaf; the new one is searched for (or
+** taken from the hint the check left, when the tree has not changed
+** since); when neither item is its leaf's last and the new leaf has
+** room, only the two leaves change (or one, when k stays in the old
+** leaf); else erase and insert from the root. */
 static void orekey(tecs_index_t *x, ient *t, uint64_t k)
 {
     onode *l = leaf_of(x, t);
-    ofetch_all(l);
     uint32_t slot = TECS_ENTITY_INDEX(t->e);
     onode *d = (onode *)x->hint;
     if (d == NULL || x->hint_k != k || x->hint_slot != slot)
@@ -582,17 +581,23 @@ static tecs_err_t tab_grow(tecs_index_t *x, int32_t need)
     return TECS_OK;
 }
 
-/* Room for n more entries (and entities up to the world's slots + n), so
-** that the next n inserts allocate nothing but string copies. */
-static tecs_err_t reserve(tecs_index_t *x, int32_t n)
+/* Is there room for n more entries (and entities up to the world's slots
+** + n)? The usual case, tested inline on every change. */
+static inline bool has_room(const tecs_index_t *x, int32_t n)
+{
+    const tecs_world_t *w = x->world;
+    int32_t need = x->n + n;
+    return need <= x->cap && w->nrecs + n <= x->npos &&
+           (is_table(x)    ? (int64_t)need * 4 <= (int64_t)x->ntab * 3
+            : is_hashed(x) ? (int64_t)need * 4 <= (int64_t)x->nbucket * 3
+                           : x->npool >= pool_need(x) && w->nrecs + n <= x->nlof);
+}
+
+/* Make room for n more entries (has_room was false). */
+static TECS__NOINLINE tecs_err_t grow_room(tecs_index_t *x, int32_t n)
 {
     tecs_world_t *w = x->world;
     int32_t need = x->n + n;
-    if (need <= x->cap && w->nrecs + n <= x->npos &&
-        (is_table(x)    ? (int64_t)need * 4 <= (int64_t)x->ntab * 3
-         : is_hashed(x) ? (int64_t)need * 4 <= (int64_t)x->nbucket * 3
-                        : x->npool >= pool_need(x) && w->nrecs + n <= x->nlof))
-        return TECS_OK;         /* the usual case: room enough */
     if (tecs__grow(w, (void **)&x->ents, &x->cap, need, sizeof *x->ents))
         return TECS_ENOMEM;
     int32_t slots = w->nrecs + n, old = x->npos;
@@ -633,6 +638,13 @@ static tecs_err_t reserve(tecs_index_t *x, int32_t n)
     if (!is_hashed(x) && !pool_fill(x, pool_need(x)))
         return TECS_ENOMEM;
     return TECS_OK;
+}
+
+/* Room for n more entries (and entities up to the world's slots + n), so
+** that the next n inserts allocate nothing but string copies. */
+static inline tecs_err_t reserve(tecs_index_t *x, int32_t n)
+{
+    return has_room(x, n) ? TECS_OK : grow_room(x, n);
 }
 
 /* ---- hash chains ------------------------------------------------------ */
