@@ -222,8 +222,8 @@ static inline int32_t ofind(const tecs_index_t *x, const uint64_t *kv, const tec
         if (n == 0)
             return 0;
         const uint64_t *b = kv;
-        for (int32_t len = n; len > 1;) {
-            int32_t half = len / 2;
+        for (size_t len = (size_t)n; len > 1;) {    /* unsigned: halving is a shift */
+            size_t half = len / 2;
             b = b[half] < k ? b + half : b;
             len -= half;
         }
