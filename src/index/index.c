@@ -1133,11 +1133,11 @@ static void warm(tecs_index_t *x, tecs_entity_t e, const void *vals)
     } else if (is_hashed(x) && x->nbucket > 0) {
         TECS__PREFETCH(&x->bucket[khash(x, p.k) & (uint32_t)(x->nbucket - 1)]);
     } else if (!is_hashed(x)) {     /* the leaf the new key goes to */
-        x->hint = oleaf(x, p.k, slot);
+        x->hint = oleaf(x, p.k, slot);    /* its keys fetched by the descent */
         x->hint_k = p.k;
         x->hint_slot = slot;
         if (x->hint)
-            ofetch_all(x->hint);
+            ofetch_ents(x->hint);
     }
 }
 
@@ -1149,7 +1149,7 @@ static tecs_err_t on_check(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, 
         tecs_index_t *x = r->by_id[id];
         if (x == NULL || x->d.comp != c)
             continue;
-        tecs_err_t err = tecs__index_refresh(x);
+        tecs_err_t err = x->dirty ? tecs__index_refresh(x) : TECS_OK;
         if (!err && reserve(x, n))
             err = tecs__err(w, TECS_ENOMEM, "out of memory growing an index");
         if (err && (ev & TECS__EV_WRITTEN)) {

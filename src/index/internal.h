@@ -264,6 +264,13 @@ static inline void ofetch_all(const onode *t)
         TECS__PREFETCH((const char *)t + off);
 }
 
+/* Start fetching the entities of leaf t (its keys are being fetched). */
+static inline void ofetch_ents(const onode *t)
+{
+    for (size_t off = offsetof(onode, u.lf.e); off < sizeof *t; off += 64)
+        TECS__PREFETCH((const char *)t + off);
+}
+
 /* The leaf where (k, slot) is or would go, its keys being fetched; NULL
 ** if it is above every item (or the tree is empty). */
 static inline const onode *oleaf(const tecs_index_t *x, uint64_t k, uint32_t slot)
