@@ -1120,7 +1120,9 @@ static void warm(tecs_index_t *x, tecs_entity_t e, const void *vals)
 {
     uint32_t slot = TECS_ENTITY_INDEX(e);
     if (slot < (uint32_t)x->npos && x->pos[slot] > 0) {
-        TECS__PREFETCH(&x->ents[x->pos[slot] - 1]);
+        const ient *t = &x->ents[x->pos[slot] - 1];
+        TECS__PREFETCH(t);      /* both ends: an entry may cross two lines */
+        TECS__PREFETCH((const char *)(t + 1) - 1);
         if (!is_hashed(x))      /* the leaf the old key leaves */
             ofetch_all(x->lof[slot]);
     }
