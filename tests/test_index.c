@@ -607,6 +607,71 @@ TEST(index_ordered_small_rekeys_keep_key_order)
     tw_free(w);
 }
 
+/* Each entity's item is found through a map from entity slot to leaf:
+** slots freed by destroy and taken again by new entities, the component
+** removed and added back, re-keys to the same key and to a neighbour's key,
+** leaves split and emptied, with one index kept from the start and one
+** built at once over existing entities. The structure check compares the
+** map with the leaves after every phase. */
+TEST(index_ordered_leaf_map_follows_reused_slots)
+{
+    enum { LM_N = 3000 };
+    tecs_world_t *w = tw_new();
+    tecs_comp_t hp = TECS_COMPONENT(w, Health);
+    tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = hp, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32 });
+    tecs_index_t *y = NULL;
+    static tecs_entity_t ids[LM_N];
+    uint64_t rng = 31337;
+    for (int i = 0; i < 2; i++) {   /* one item, the root leaf: emptied, refilled */
+        ids[0] = tecs_new(w);
+        CHECK_ERR(tecs_set(w, ids[0], hp, &(Health){ 7 }), TECS_OK);
+        TW_CHECK(w);
+        CHECK_ERR(tecs_set(w, ids[0], hp, &(Health){ 8 }), TECS_OK);
+        TW_CHECK(w);
+        CHECK_ERR(tecs_destroy(w, ids[0]), TECS_OK);
+        TW_CHECK(w);
+    }
+    for (int i = 0; i < LM_N; i++) {
+        ids[i] = tecs_new(w);
+        CHECK_ERR(tecs_set(w, ids[i], hp, &(Health){ (int)(tw_rand(&rng) % 400) }), TECS_OK);
+    }
+    TW_CHECK(w);
+    for (int round = 0; round < 4; round++) {
+        if (round == 1)         /* built at once: leaves 3/4 full */
+            y = tecs_index_new(w, &(tecs_index_desc_t){
+                .comp = hp, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32 });
+        for (int i = round % 3; i < LM_N; i += 3)
+            CHECK_ERR(tecs_destroy(w, ids[i]), TECS_OK);
+        for (int i = (round + 1) % 3; i < LM_N; i += 3)
+            CHECK_ERR(tecs_remove(w, ids[i], hp), TECS_OK);
+        TW_CHECK(w);
+        for (int i = round % 3; i < LM_N; i += 3) {     /* slots taken again */
+            ids[i] = tecs_new(w);
+            CHECK_ERR(tecs_set(w, ids[i], hp, &(Health){ (int)(tw_rand(&rng) % 400) }), TECS_OK);
+        }
+        for (int i = (round + 1) % 3; i < LM_N; i += 3)
+            CHECK_ERR(tecs_set(w, ids[i], hp, &(Health){ (int)(tw_rand(&rng) % 400) }), TECS_OK);
+        TW_CHECK(w);
+        for (int step = 0; step < 4 * LM_N; step++) {
+            int i = (int)(tw_rand(&rng) % LM_N), how = (int)(tw_rand(&rng) % 4);
+            const Health *old = tecs_get(w, ids[i], hp);
+            int k = how == 0 ? old->hp                                  /* same key */
+                  : how == 1 ? ((const Health *)tecs_get(w, ids[(i + 1) % LM_N], hp))->hp
+                  : how == 2 ? old->hp + (int)(tw_rand(&rng) % 5) - 2
+                             : (int)(tw_rand(&rng) % 400);
+            CHECK_ERR(tecs_set(w, ids[i], hp, &(Health){ k }), TECS_OK);
+            if (step % 1500 == 0)
+                TW_CHECK(w);
+        }
+        TW_CHECK(w);
+        CHECK_EQ(tecs_index_count(x), LM_N);
+        if (y)
+            CHECK_EQ(tecs_index_count(y), LM_N);
+    }
+    tw_free(w);
+}
+
 /* ---- order ------------------------------------------------------------ */
 
 TEST(index_key_order_ascending_and_descending)

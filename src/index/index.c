@@ -40,10 +40,12 @@
 **              keys); a leaf of 64 items and an inner node of 42 children
 **              have about the same size, ~1 KB.
 **
-**              Each entry names the leaf holding its item (leaf shares the
-**              room of next / prev). A re-key (tecs_set) is the hot path:
-**              the check before the write finds the leaf the new key goes
-**              to (the hint) and starts fetching it and the old leaf; the
+**              A leaf map beside pos names the leaf holding each entity's
+**              item (lof[slot], kept by inserts and splits), so the old
+**              leaf is one load from the slot, not two (pos, then the
+**              entry). A re-key (tecs_set) is the hot path: the check
+**              before the write starts fetching the old leaf, finds the
+**              leaf the new key goes to (the hint) and fetches it; the
 **              update then moves the item from leaf to leaf, or inside
 **              its leaf when the new key stays there, touching nothing
 **              above the leaves unless an item is its leaf's last or the
@@ -118,6 +120,20 @@ static uint64_t read_unsigned(const void *p, uint32_t size)
     }
 }
 
+/* The size bytes of the field at p, as they lie in memory, in the low
+** bytes of a zeroed word (a fixed-size copy per size: no library call). */
+static uint64_t read_raw(const void *p, uint32_t size)
+{
+    uint64_t u = 0;
+    switch (size) {
+    case 1: memcpy(&u, p, 1); break;
+    case 2: memcpy(&u, p, 2); break;
+    case 4: memcpy(&u, p, 4); break;
+    default: memcpy(&u, p, 8); break;
+    }
+    return u;
+}
+
 static float read_float(const void *p)
 {
     float f;
@@ -133,11 +149,11 @@ static void read_probe(const tecs_index_t *x, const void *val, probe *p)
     switch (x->cls) {
     case TECS_KEYC_INT:
         p->k = enc_int(read_signed(f, x->fsize));
-        memcpy(&p->aux, f, x->fsize);
+        p->aux = read_raw(f, x->fsize);
         return;
     case TECS_KEYC_UINT:
         p->k = read_unsigned(f, x->fsize);
-        memcpy(&p->aux, f, x->fsize);
+        p->aux = read_raw(f, x->fsize);
         return;
     case TECS_KEYC_REAL:
         if (x->d.kind == TECS_INDEX_SPATIAL) {
@@ -155,7 +171,7 @@ static void read_probe(const tecs_index_t *x, const void *val, probe *p)
         else
             memcpy(&d, f, sizeof d);
         p->k = enc_real(d);
-        memcpy(&p->aux, f, x->fsize);
+        p->aux = read_raw(f, x->fsize);
         return;
     default:
         if (x->d.type == TECS_KEY_STR) {
@@ -270,9 +286,9 @@ static void otake(onode *t, int32_t h, int32_t i)
     t->n--;
 }
 
-/* Insert o into leaf t, *where receiving the leaf it went to; the new
-** right half when t split (its items' entries told), else NULL. */
-static onode *leaf_insert(tecs_index_t *x, onode *t, okey o, onode **where)
+/* Insert o into leaf t, the leaf map told where it went; the new right
+** half when t split (the leaf map told of its items), else NULL. */
+static onode *leaf_insert(tecs_index_t *x, onode *t, okey o)
 {
     int32_t i = ofind(x, t->u.lf.k, t->u.lf.e, t->n, o.k, TECS_ENTITY_INDEX(o.e));
     onode *r = NULL;
@@ -281,11 +297,8 @@ static onode *leaf_insert(tecs_index_t *x, onode *t, okey o, onode **where)
         r->n = OB / 2;
         memcpy(r->u.lf.k, t->u.lf.k + OB / 2, (OB / 2) * sizeof *r->u.lf.k);
         memcpy(r->u.lf.e, t->u.lf.e + OB / 2, (OB / 2) * sizeof *r->u.lf.e);
-        for (int32_t j = 0; j < OB / 2; j++) {
-            int32_t at = ent_find(x, r->u.lf.e[j]);
-            if (at >= 0)
-                x->ents[at].leaf = r;
-        }
+        for (int32_t j = 0; j < OB / 2; j++)
+            x->lof[TECS_ENTITY_INDEX(r->u.lf.e[j])] = r;
         t->n = OB / 2;
         r->prev = t;
         r->next = t->next;
@@ -298,22 +311,22 @@ static onode *leaf_insert(tecs_index_t *x, onode *t, okey o, onode **where)
         }
     }
     oput(t, 0, i, o.k, o.e);
-    *where = t;
+    x->lof[TECS_ENTITY_INDEX(o.e)] = t;
     return r;
 }
 
 /* Insert o under t, a node at height h; the new right sibling of t when
 ** it split, else NULL. */
-static onode *node_insert(tecs_index_t *x, onode *t, int32_t h, okey o, onode **where)
+static onode *node_insert(tecs_index_t *x, onode *t, int32_t h, okey o)
 {
     ofetch(t, h);
     if (h == 0)
-        return leaf_insert(x, t, o, where);
+        return leaf_insert(x, t, o);
     int32_t c = ofind(x, t->u.in.k, t->u.in.e, t->n, o.k, TECS_ENTITY_INDEX(o.e));
     if (c == t->n)
         c--;
     onode *kid = t->u.in.kid[c];
-    onode *r = node_insert(x, kid, h - 1, o, where);
+    onode *r = node_insert(x, kid, h - 1, o);
     okey m = omax(kid, h - 1);
     t->u.in.k[c] = m.k;
     t->u.in.e[c] = m.e;
@@ -354,9 +367,9 @@ static void oroot(tecs_index_t *x, onode *t, onode *a, onode *b, int32_t h)
     x->height = h;
 }
 
-/* Insert (k, e), *where receiving its leaf; false (nothing changed) when
-** a node is needed and none can be had. */
-static bool oinsert(tecs_index_t *x, uint64_t k, tecs_entity_t e, onode **where)
+/* Insert (k, e), the leaf map told of its leaf; false (nothing changed)
+** when a node is needed and none can be had. */
+static bool oinsert(tecs_index_t *x, uint64_t k, tecs_entity_t e)
 {
     if (!pool_fill(x, pool_need(x)))
         return false;
@@ -367,12 +380,12 @@ static bool oinsert(tecs_index_t *x, uint64_t k, tecs_entity_t e, onode **where)
         t->n = 0;
         t->next = t->prev = NULL;
         oput(t, 0, 0, k, e);
-        *where = t;
+        x->lof[TECS_ENTITY_INDEX(e)] = t;
         x->root = t;
         x->height = 0;
         return true;
     }
-    onode *r = node_insert(x, x->root, x->height, o, where);
+    onode *r = node_insert(x, x->root, x->height, o);
     if (r)
         oroot(x, pool_take(x), x->root, r, x->height + 1);
     return true;
@@ -432,27 +445,34 @@ static void oerase(tecs_index_t *x, uint64_t k, tecs_entity_t e)
     }
 }
 
-/* The place of entry t's item in the leaf the entry names. */
+/* The leaf holding entry t's item, from the leaf map. */
+static inline onode *leaf_of(const tecs_index_t *x, const ient *t)
+{
+    return x->lof[TECS_ENTITY_INDEX(t->e)];
+}
+
+/* The place of entry t's item in its leaf. */
 static int32_t oplace(const tecs_index_t *x, const ient *t)
 {
-    const onode *l = t->leaf;
+    const onode *l = leaf_of(x, t);
     int32_t i = ofind(x, l->u.lf.k, l->u.lf.e, l->n, t->key, TECS_ENTITY_INDEX(t->e));
     assert(i < l->n && l->u.lf.e[i] == t->e);
     return i;
 }
 
-/* Erase entry t's item, starting from the leaf the entry names: when the
+/* Erase entry t's item, starting from the leaf the map names: when the
 ** item is not the leaf's last, nothing above the leaf changes and no
 ** search from the root is needed. */
 static void oerase_ent(tecs_index_t *x, const ient *t)
 {
+    onode *l = leaf_of(x, t);
     x->hint = NULL;
-    ofetch(t->leaf, 0);
+    ofetch(l, 0);
     int32_t i = oplace(x, t);
-    if (i >= t->leaf->n - 1)
+    if (i >= l->n - 1)
         oerase(x, t->key, t->e);
     else
-        otake(t->leaf, 0, i);
+        otake(l, 0, i);
 }
 
 /* Move item i of leaf l to key k, in place: k falls inside l before its
@@ -476,15 +496,14 @@ static void oshift(onode *l, int32_t i, int32_t j, uint64_t k)
 }
 
 /* Give entry t's item the key k (the pool filled for an insert). The
-** old leaf is fetched while the new one is searched for (or taken from
-** the hint the check left, when the tree has not changed since); when neither
-** item is its leaf's last and the new leaf has room, only the two leaves
-** change (or one, when k stays in the old leaf); else erase and insert
-** from the root. */
+** check started fetching the old leaf; the new one is searched for (or
+** taken from the hint the check left, when the tree has not changed
+** since); when neither item is its leaf's last and the new leaf has
+** room, only the two leaves change (or one, when k stays in the old
+** leaf); else erase and insert from the root. */
 static void orekey(tecs_index_t *x, ient *t, uint64_t k)
 {
-    onode *l = t->leaf;
-    ofetch_all(l);
+    onode *l = leaf_of(x, t);
     uint32_t slot = TECS_ENTITY_INDEX(t->e);
     onode *d = (onode *)x->hint;
     if (d == NULL || x->hint_k != k || x->hint_slot != slot)
@@ -500,12 +519,12 @@ static void orekey(tecs_index_t *x, ient *t, uint64_t k)
         } else {
             otake(l, 0, i);
             oput(d, 0, j, k, t->e);
-            t->leaf = d;
+            x->lof[slot] = d;
         }
         return;
     }
     oerase_ent(x, t);
-    oinsert(x, k, t->e, &t->leaf);
+    oinsert(x, k, t->e);
 }
 
 /* Free t, a node at height h, and everything under it. */
@@ -562,17 +581,23 @@ static tecs_err_t tab_grow(tecs_index_t *x, int32_t need)
     return TECS_OK;
 }
 
-/* Room for n more entries (and entities up to the world's slots + n), so
-** that the next n inserts allocate nothing but string copies. */
-static tecs_err_t reserve(tecs_index_t *x, int32_t n)
+/* Is there room for n more entries (and entities up to the world's slots
+** + n)? The usual case, tested inline on every change. */
+static inline bool has_room(const tecs_index_t *x, int32_t n)
+{
+    const tecs_world_t *w = x->world;
+    int32_t need = x->n + n;
+    return need <= x->cap && w->nrecs + n <= x->npos &&
+           (is_table(x)    ? (int64_t)need * 4 <= (int64_t)x->ntab * 3
+            : is_hashed(x) ? (int64_t)need * 4 <= (int64_t)x->nbucket * 3
+                           : x->npool >= pool_need(x) && w->nrecs + n <= x->nlof);
+}
+
+/* Make room for n more entries (has_room was false). */
+static TECS__NOINLINE tecs_err_t grow_room(tecs_index_t *x, int32_t n)
 {
     tecs_world_t *w = x->world;
     int32_t need = x->n + n;
-    if (need <= x->cap && w->nrecs + n <= x->npos &&
-        (is_table(x)    ? (int64_t)need * 4 <= (int64_t)x->ntab * 3
-         : is_hashed(x) ? (int64_t)need * 4 <= (int64_t)x->nbucket * 3
-                        : x->npool >= pool_need(x)))
-        return TECS_OK;         /* the usual case: room enough */
     if (tecs__grow(w, (void **)&x->ents, &x->cap, need, sizeof *x->ents))
         return TECS_ENOMEM;
     int32_t slots = w->nrecs + n, old = x->npos;
@@ -580,6 +605,12 @@ static tecs_err_t reserve(tecs_index_t *x, int32_t n)
         if (tecs__grow(w, (void **)&x->pos, &x->npos, slots, sizeof *x->pos))
             return TECS_ENOMEM;
         memset(x->pos + old, 0, (size_t)(x->npos - old) * sizeof *x->pos);
+    }
+    old = x->nlof;
+    if (!is_hashed(x) && slots > x->nlof) {
+        if (tecs__grow(w, (void **)&x->lof, &x->nlof, slots, sizeof *x->lof))
+            return TECS_ENOMEM;
+        memset(x->lof + old, 0, (size_t)(x->nlof - old) * sizeof *x->lof);
     }
     if (is_table(x))
         return tab_grow(x, need);
@@ -607,6 +638,13 @@ static tecs_err_t reserve(tecs_index_t *x, int32_t n)
     if (!is_hashed(x) && !pool_fill(x, pool_need(x)))
         return TECS_ENOMEM;
     return TECS_OK;
+}
+
+/* Room for n more entries (and entities up to the world's slots + n), so
+** that the next n inserts allocate nothing but string copies. */
+static inline tecs_err_t reserve(tecs_index_t *x, int32_t n)
+{
+    return has_room(x, n) ? TECS_OK : grow_room(x, n);
 }
 
 /* ---- hash chains ------------------------------------------------------ */
@@ -679,15 +717,12 @@ static bool ent_insert(tecs_index_t *x, tecs_entity_t e, const probe *p, bool tr
     uint64_t k;
     if (!own_key(x, p->k, &k))
         return false;
-    onode *leaf = NULL;
-    if (!is_hashed(x) && tree && !oinsert(x, k, e, &leaf)) {
+    if (!is_hashed(x) && tree && !oinsert(x, k, e)) {
         free_key(x, k);
         return false;
     }
     int32_t i = x->n++;
     x->ents[i] = (ient){ .key = k, .aux = p->aux, .e = e, .next = -1, .prev = -1 };
-    if (leaf)
-        x->ents[i].leaf = leaf;
     x->pos[TECS_ENTITY_INDEX(e)] = i + 1;
     if (is_hashed(x)) {
         x->ents[i].h = khash(x, k);
@@ -853,7 +888,7 @@ static void build_leaves(tecs_index_t *x, const okey *v, int32_t n, onode **lv, 
             ient *en = &x->ents[(uint32_t)v[i].e];
             t->u.lf.k[i - lo] = v[i].k;
             t->u.lf.e[i - lo] = en->e;
-            en->leaf = t;
+            x->lof[TECS_ENTITY_INDEX(en->e)] = t;
         }
         t->prev = prev;
         t->next = NULL;
@@ -977,6 +1012,7 @@ static void index_release(tecs_index_t *x)
         tecs__free(w, pool_take(x), sizeof(onode));
     tecs__free(w, x->ents, (size_t)x->cap * sizeof *x->ents);
     tecs__free(w, x->pos, (size_t)x->npos * sizeof *x->pos);
+    tecs__free(w, x->lof, (size_t)x->nlof * sizeof *x->lof);
     tecs__free(w, x->bucket, (size_t)x->nbucket * sizeof *x->bucket);
     tecs__free(w, x->tab, (size_t)x->ntab * sizeof *x->tab);
     tecs__free(w, x, sizeof *x);
@@ -1083,10 +1119,12 @@ static tecs_err_t check_batch(tecs_index_t *x, const void *vals, int32_t n)
 static void warm(tecs_index_t *x, tecs_entity_t e, const void *vals)
 {
     uint32_t slot = TECS_ENTITY_INDEX(e);
-    const ient *t = NULL;
     if (slot < (uint32_t)x->npos && x->pos[slot] > 0) {
-        t = &x->ents[x->pos[slot] - 1];
-        TECS__PREFETCH(t);
+        const ient *t = &x->ents[x->pos[slot] - 1];
+        TECS__PREFETCH(t);      /* both ends: an entry may cross two lines */
+        TECS__PREFETCH((const char *)(t + 1) - 1);
+        if (!is_hashed(x))      /* the leaf the old key leaves */
+            ofetch_all(x->lof[slot]);
     }
     if (vals == NULL || x->cls == TECS_KEYC_STR)
         return;
@@ -1097,11 +1135,11 @@ static void warm(tecs_index_t *x, tecs_entity_t e, const void *vals)
     } else if (is_hashed(x) && x->nbucket > 0) {
         TECS__PREFETCH(&x->bucket[khash(x, p.k) & (uint32_t)(x->nbucket - 1)]);
     } else if (!is_hashed(x)) {     /* the leaf the new key goes to */
-        x->hint = oleaf(x, p.k, slot);
+        x->hint = oleaf(x, p.k, slot);    /* its keys fetched by the descent */
         x->hint_k = p.k;
         x->hint_slot = slot;
         if (x->hint)
-            ofetch_all(x->hint);
+            ofetch_ents(x->hint);
     }
 }
 
@@ -1113,7 +1151,7 @@ static tecs_err_t on_check(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, 
         tecs_index_t *x = r->by_id[id];
         if (x == NULL || x->d.comp != c)
             continue;
-        tecs_err_t err = tecs__index_refresh(x);
+        tecs_err_t err = x->dirty ? tecs__index_refresh(x) : TECS_OK;
         if (!err && reserve(x, n))
             err = tecs__err(w, TECS_ENOMEM, "out of memory growing an index");
         if (err && (ev & TECS__EV_WRITTEN)) {
@@ -1379,8 +1417,8 @@ static tecs_err_t check_tree(tecs_index_t *x)
             int32_t j = ent_find(x, t->u.lf.e[i]);
             if (j < 0 || x->ents[j].key != t->u.lf.k[i])
                 return bad(x->world, "tree item without its entry", x->id);
-            if (x->ents[j].leaf != t)
-                return bad(x->world, "entry names another leaf", x->id);
+            if (x->lof[TECS_ENTITY_INDEX(t->u.lf.e[i])] != t)
+                return bad(x->world, "leaf map names another leaf", x->id);
             if (pt && ocmp(x, t->u.lf.k[i], TECS_ENTITY_INDEX(t->u.lf.e[i]), pt->u.lf.k[pi],
                            pt->u.lf.e[pi]) <= 0)
                 return bad(x->world, "tree out of order", x->id);

@@ -27,12 +27,7 @@ typedef struct ient {
     uint64_t key;               /* encoded key, string copy, or cell        */
     uint64_t aux;               /* raw field bytes, user pointer, or x / y  */
     tecs_entity_t e;
-    union {
-        struct {
-            int32_t next, prev; /* bucket chain (hash, spatial), -1 ends    */
-        };
-        struct onode *leaf;     /* ordered: the leaf that holds the item    */
-    };
+    int32_t next, prev;         /* bucket chain (hash, spatial), -1 ends    */
     uint32_t h;                 /* hash of key (hash, spatial)              */
 } ient;
 
@@ -82,6 +77,8 @@ struct tecs_index_t {
     ient *ents;
     int32_t *pos;               /* entity slot -> entry + 1                 */
     int32_t npos;
+    struct onode **lof;         /* ordered: entity slot -> leaf of its item */
+    int32_t nlof;
     int32_t *bucket;            /* hash, spatial: power of two, -1 empty    */
     int32_t nbucket;
     okey *tab;                  /* unique hash: (key, entity) cells, linear */
@@ -215,22 +212,25 @@ static inline int ocmp(const tecs_index_t *x, uint64_t k, uint32_t slot, uint64_
 }
 
 /* The first of the n items (kv[i], ev[i]) that is >= (k, slot); n if none.
-** Keys that are numbers take a search without branches on the keys (one
-** miss-predicted branch per step would cost more than the compare); the
-** entity is read only on a tie. */
+** Keys that are numbers take a search on the keys alone, without branches
+** (one miss-predicted branch per step would cost more than the compare),
+** then step over the items of key k with a smaller slot (ties are few). */
 static inline int32_t ofind(const tecs_index_t *x, const uint64_t *kv, const tecs_entity_t *ev,
                             int32_t n, uint64_t k, uint32_t slot)
 {
     if (x->cls != TECS_KEYC_STR) {
+        if (n == 0)
+            return 0;
         const uint64_t *b = kv;
-        while (n > 0) {
-            int32_t half = n / 2;
-            const uint64_t *m = b + half;
-            bool less = *m < k || (*m == k && TECS_ENTITY_INDEX(ev[m - kv]) < slot);
-            b = less ? m + 1 : b;
-            n = less ? n - half - 1 : half;
+        for (size_t len = (size_t)n; len > 1;) {    /* unsigned: halving is a shift */
+            size_t half = len / 2;
+            b = b[half] < k ? b + half : b;
+            len -= half;
         }
-        return (int32_t)(b - kv);
+        int32_t i = (int32_t)(b - kv) + (*b < k);
+        while (i < n && kv[i] == k && TECS_ENTITY_INDEX(ev[i]) < slot)
+            i++;
+        return i;
     }
     int32_t lo = 0, hi = n;
     while (lo < hi) {
@@ -261,6 +261,13 @@ static inline void ofetch(const onode *t, int32_t h)
 static inline void ofetch_all(const onode *t)
 {
     for (size_t off = 0; off < sizeof *t; off += 64)
+        TECS__PREFETCH((const char *)t + off);
+}
+
+/* Start fetching the entities of leaf t (its keys are being fetched). */
+static inline void ofetch_ents(const onode *t)
+{
+    for (size_t off = offsetof(onode, u.lf.e); off < sizeof *t; off += 64)
         TECS__PREFETCH((const char *)t + off);
 }
 
