@@ -399,6 +399,15 @@ static bool snap_push(walk *wk, uint64_t k, tecs_entity_t e)
     return true;
 }
 
+/* Keep a candidate known to satisfy the filter if the query has it. */
+static inline void take(walk *wk, tecs_entity_t e)
+{
+    tecs_world_t *w = wk->f->world;
+    const tecs__record *r = tecs__alive_rec(w, e);
+    if (r != NULL && snap_match(wk->s, wk->q, tecs__rec_arch(w, r)) >= 0)
+        snap_push(wk, place_of(r), e);
+}
+
 /* A candidate from a driver: keep it if it passes guards, root, query. */
 static void collect(walk *wk, const guard *g, tecs_entity_t e)
 {
@@ -409,38 +418,66 @@ static void collect(walk *wk, const guard *g, tecs_entity_t e)
             return;
     if (!wk->exact && !tecs__filter_holds(wk->f, wk->f->root, e))
         return;
-    tecs_world_t *w = wk->f->world;
-    const tecs__record *r = tecs__alive_rec(w, e);
-    if (r == NULL || snap_match(wk->s, wk->q, tecs__rec_arch(w, r)) < 0)
-        return;
-    snap_push(wk, place_of(r), e);
+    take(wk, e);
 }
 
 /* A key range of an ordered index. */
 typedef struct range {
-    bool has_lo, lo_excl, has_hi, hi_excl, stop_nan;
+    bool has_lo, lo_excl, has_hi, hi_excl;
     uint64_t lo, hi;
 } range;
 
+/* Items of a walk whose records are fetched ahead of their use. */
+#define RECS_AHEAD 24
+
+/* Start fetching the record of item i of leaf t; an i past t's end counts
+** on into the next leaf. */
+static void fetch_rec(const tecs_world_t *w, const onode *t, int32_t i)
+{
+    if (i >= t->n) {
+        i -= t->n;
+        t = t->next;
+        if (t == NULL || i >= t->n)
+            return;
+    }
+    uint32_t slot = TECS_ENTITY_INDEX(t->u.lf.e[i]);
+    if (slot < (uint32_t)w->nrecs)
+        TECS__PREFETCH(&w->recs[slot]);
+}
+
+/* The end of the range's items in leaf t: t->n if its last item is in. */
+static int32_t leaf_end(const tecs_index_t *x, const onode *t, const range *rg)
+{
+    if (!rg->has_hi || t->n == 0)
+        return t->n;
+    int c = kcmp(x, t->u.lf.k[t->n - 1], rg->hi);
+    if (c < 0 || (c == 0 && !rg->hi_excl))
+        return t->n;
+    return ofind(x, t->u.lf.k, t->u.lf.e, t->n, rg->hi, rg->hi_excl ? 0 : UINT32_MAX);
+}
+
+/* Collect the items of a key range, leaf by leaf; the next leaf and the
+** records a few items on are fetched ahead. */
 static void walk_range(walk *wk, const guard *g, const tecs_index_t *x, range rg)
 {
+    const tecs_world_t *w = wk->f->world;
+    bool plain = g == NULL && wk->exact;
     int32_t i = 0;
     const onode *t = rg.has_lo ? olower(x, rg.lo, rg.lo_excl ? UINT32_MAX : 0, &i)
                                : ofirst(x);
-    for (; t; t = t->next, i = 0) {
-        for (; i < t->n; i++) {
-            uint64_t k = t->u.lf.k[i];
-            if (rg.has_hi) {
-                int c = kcmp(x, k, rg.hi);
-                if (c > 0 || (c == 0 && rg.hi_excl))
-                    return;
-            }
-            if (rg.stop_nan && k == NAN_KEY)
-                return;
-            if (i + 16 < t->n)
-                TECS__PREFETCH(&wk->f->world->recs[TECS_ENTITY_INDEX(t->u.lf.e[i + 16])]);
-            collect(wk, g, t->u.lf.e[i]);
+    for (; t && !wk->err; t = t->next, i = 0) {
+        if (t->next)
+            ofetch_all(t->next);
+        int32_t end = leaf_end(x, t, &rg);
+        for (; i < end; i++) {
+            fetch_rec(w, t, i + RECS_AHEAD);
+            if (plain)
+                take(wk, t->u.lf.e[i]);
+            else
+                collect(wk, g, t->u.lf.e[i]);
         }
+        if (end < t->n)
+            return;
     }
 }
 
@@ -448,27 +485,28 @@ static void drive_ordered(walk *wk, const guard *g, const tecs_index_t *x, const
 {
     const tecs_filter_t *f = wk->f;
     uint64_t k = nd->b > 0 ? fkey(f, x, nd->a) : 0;
+    /* NaN keys sort last: a range open above stops before them */
     bool real = x->cls == TECS_KEYC_REAL;
     switch (nd->op) {
-    case F_EQ: walk_range(wk, g, x, (range){ true, false, true, false, false, k, k }); return;
+    case F_EQ: walk_range(wk, g, x, (range){ true, false, true, false, k, k }); return;
     case F_NE:
-        walk_range(wk, g, x, (range){ false, false, true, true, false, 0, k });
-        walk_range(wk, g, x, (range){ true, true, false, false, false, k, 0 });
+        walk_range(wk, g, x, (range){ false, false, true, true, 0, k });
+        walk_range(wk, g, x, (range){ true, true, false, false, k, 0 });
         return;
-    case F_LT: walk_range(wk, g, x, (range){ false, false, true, true, false, 0, k }); return;
-    case F_LE: walk_range(wk, g, x, (range){ false, false, true, false, false, 0, k }); return;
-    case F_GT: walk_range(wk, g, x, (range){ true, true, false, false, real, k, 0 }); return;
-    case F_GE: walk_range(wk, g, x, (range){ true, false, false, false, real, k, 0 }); return;
+    case F_LT: walk_range(wk, g, x, (range){ false, false, true, true, 0, k }); return;
+    case F_LE: walk_range(wk, g, x, (range){ false, false, true, false, 0, k }); return;
+    case F_GT: walk_range(wk, g, x, (range){ true, true, real, true, k, NAN_KEY }); return;
+    case F_GE: walk_range(wk, g, x, (range){ true, false, real, true, k, NAN_KEY }); return;
     case F_BETWEEN: {
         uint64_t hi = fkey(f, x, nd->a + 1);
         if (kcmp(x, k, hi) <= 0)
-            walk_range(wk, g, x, (range){ true, false, true, false, real, k, hi });
+            walk_range(wk, g, x, (range){ true, false, true, false, k, hi });
         return;
     }
     default:
         for (int32_t j = 0; j < nd->b; j++) {
             uint64_t kj = fkey(f, x, nd->a + j);
-            walk_range(wk, g, x, (range){ true, false, true, false, false, kj, kj });
+            walk_range(wk, g, x, (range){ true, false, true, false, kj, kj });
         }
     }
 }
