@@ -17,7 +17,14 @@
 ** Each match is kept with its place (archetype, row), so the snapshot is
 ** put in the promised order (radix sort by place, or merge sort by key)
 ** and handed out in runs of consecutive rows of one chunk, fetching a few
-** rows ahead. The world is deferred while it runs, so places hold.
+** rows ahead. The world is deferred while it runs, so places hold. A step
+** in the same group of chunks as the step before (one block, column by
+** column) moves the fields by rows times value size, kept in a cursor in
+** the room after the snapshot's rows, instead of loading them through the
+** query:
+**
+**     v: | place e | place e | ... | place e | cursor: at, group, sizes |
+**        0                         n           n + CURSOR_ROOM <= cap
 */
 #include "internal.h"
 
@@ -366,6 +373,32 @@ bool tecs_filter_test(tecs_filter_t *f, tecs_entity_t e)
 }
 
 /* ---- filters: collecting the matches ---------------------------------- */
+
+/* What an iteration keeps beside the iterator, in the room after the
+** snapshot's rows: the place of the step's first row, the group of chunks
+** it is in (one block laid out column by column, so that a field moves
+** by rows times its size across the whole group), and the terms with a
+** field there. A step in the group of the step before moves its fields
+** instead of loading them through the query (it trusts the iterator's
+** fields between steps, as the report of writes does). A snapshot without
+** that room (a cache's) loads every step. */
+typedef struct cursor {
+    uint64_t at;                /* place of the step's first row            */
+    uint64_t group;             /* place of the first row of its group      */
+    uint64_t span;              /* rows in the group; 0: none loaded yet    */
+    int32_t nlive;              /* terms with a field in this archetype     */
+    uint8_t live[TECS_MAX_TERMS]; /* ... their indexes                      */
+    uint32_t size[TECS_MAX_TERMS]; /* size of each term's values            */
+} cursor;
+
+/* Snapshot items the cursor takes after the rows. */
+#define CURSOR_ROOM ((int32_t)((sizeof(cursor) + sizeof(okey) - 1) / sizeof(okey)))
+
+/* The cursor after s's rows, or NULL if there is no room for one. */
+static cursor *cursor_of(const snap *s)
+{
+    return s->cap - s->n >= CURSOR_ROOM ? (cursor *)(void *)(s->v + s->n) : NULL;
+}
 
 /* An `or` guard: skip an entity that the left side `node` already took. */
 /* Under an OR, a candidate of the left branch must pass it (`need`): a
@@ -733,6 +766,10 @@ static tecs_err_t gather(tecs_filter_t *f, tecs_query_t *q)
         drive(&wk, NULL, f->root);
         wk.sorted_by = single_driver(f, f->root);
     }
+    if (!wk.err && f->scr.n > 0 &&
+        tecs__grow(f->world, (void **)&f->scr.v, &f->scr.cap, f->scr.n + CURSOR_ROOM,
+                   sizeof *f->scr.v))
+        wk.err = TECS_ENOMEM;
     if (wk.err)
         return tecs__err(f->world, wk.err, "out of memory collecting matches");
     if (f->order >= 0) {
@@ -749,6 +786,91 @@ static tecs_err_t gather(tecs_filter_t *f, tecs_query_t *q)
 
 /* ---- filtered iteration ----------------------------------------------- */
 
+/* Fill the cursor of an iteration of q over s, if it has room. */
+static void cursor_init(tecs_query_t *q, const snap *s)
+{
+    cursor *c = cursor_of(s);
+    if (c == NULL)
+        return;
+    const tecs_term_t *terms;
+    int32_t nterms = tecs_query_terms(q, &terms);
+    for (int32_t t = 0; t < nterms; t++)
+        c->size[t] = tecs_query_world(q)->comps[terms[t].comp].size;
+    c->span = 0;
+}
+
+/* The length of the run of consecutive rows of one chunk that starts at
+** position p of the snapshot. */
+static int32_t run_at(const snap *s, int32_t p, uint32_t mask)
+{
+    uint64_t k = s->v[p].k;
+    int32_t n = 1;
+    while (p + n < s->n && (((uint32_t)k + (uint32_t)n) & mask) != 0 &&
+           s->v[p + n].k == k + (uint64_t)n)
+        n++;
+    return n;
+}
+
+/* Is place k in the cursor's group? */
+static inline bool near(const cursor *c, uint64_t k)
+{
+    return k - c->group < c->span;
+}
+
+/* Move the step's fields from the cursor's place to k, in its group. */
+static void move_rows(tecs_iter_t *it, cursor *c, uint64_t k, int32_t count)
+{
+    ptrdiff_t d = (ptrdiff_t)(k - c->group) - (ptrdiff_t)(c->at - c->group);
+    for (int32_t i = 0; i < c->nlive; i++) {
+        int32_t t = c->live[i];
+        it->fields[t] = (char *)it->fields[t] + d * (ptrdiff_t)c->size[t];
+    }
+    it->entities += d;
+    it->count = count;
+    c->at = k;
+}
+
+/* Load the step's fields at place k through the query; note its group. */
+static void load_rows(tecs_iter_t *it, snap *s, uint64_t k, int32_t count)
+{
+    const tecs_world_t *w = it->world;
+    tecs_archetype_t *a = w->archs[k >> 32];
+    tecs__iter_load_rows(it, snap_match(s, it->priv_.query, a), a, (uint32_t)k, count);
+    cursor *c = cursor_of(s);
+    if (c == NULL)
+        return;
+    const struct tecs__chunk *ch = tecs__chunk_of(a, w, (uint32_t)k);
+    c->at = k;
+    c->group = (k & ~(uint64_t)w->mask) - ch->first;
+    c->span = (uint64_t)ch->g << w->shift;
+    c->nlive = 0;
+    for (int32_t t = 0, nt = tecs_query_terms(it->priv_.query, NULL); t < nt; t++)
+        if (it->fields[t])
+            c->live[c->nlive++] = (uint8_t)t;
+}
+
+/* Start fetching the fields of the row at position p, PREFETCH_AHEAD
+** steps on. */
+static void fetch_ahead(const tecs_iter_t *it, snap *s, int32_t p)
+{
+    if (p + PREFETCH_AHEAD >= s->n)
+        return;
+    uint64_t k = s->v[p + PREFETCH_AHEAD].k;
+    const cursor *c = cursor_of(s);
+    if (c && near(c, k)) {
+        ptrdiff_t d = (ptrdiff_t)(k - c->group) - (ptrdiff_t)(c->at - c->group);
+        for (int32_t i = 0; i < c->nlive; i++) {
+            int32_t t = c->live[i];
+            TECS__PREFETCH((char *)it->fields[t] + d * (ptrdiff_t)c->size[t]);
+        }
+        return;
+    }
+    tecs_archetype_t *a = it->world->archs[k >> 32];
+    int32_t m = snap_match(s, it->priv_.query, a);
+    if (m >= 0)
+        tecs__iter_prefetch(it, m, a, (uint32_t)k);
+}
+
 /* The next run of consecutive rows (one chunk) of the snapshot. Rows do
 ** not move while it runs: the world is deferred. */
 static bool snap_step(tecs_iter_t *it, bool fini)
@@ -758,25 +880,18 @@ static bool snap_step(tecs_iter_t *it, bool fini)
         s->busy = false;
         return false;
     }
-    tecs_world_t *w = it->world;
     int32_t p = it->priv_.pos;
     if (p >= s->n)
         return false;
     uint64_t k = s->v[p].k;
-    tecs_archetype_t *a = w->archs[k >> 32];
-    uint32_t row = (uint32_t)k;
-    int32_t n = 1;
-    while (p + n < s->n && ((row + (uint32_t)n) & w->mask) != 0 && s->v[p + n].k == k + (uint64_t)n)
-        n++;
+    int32_t n = run_at(s, p, it->world->mask);
+    cursor *c = cursor_of(s);
+    if (c && near(c, k))
+        move_rows(it, c, k, n);
+    else
+        load_rows(it, s, k, n);
     it->priv_.pos = p + n;
-    if (p + n + PREFETCH_AHEAD < s->n) {
-        uint64_t kf = s->v[p + n + PREFETCH_AHEAD].k;
-        tecs_archetype_t *af = w->archs[kf >> 32];
-        int32_t mf = snap_match(s, it->priv_.query, af);
-        if (mf >= 0)
-            tecs__iter_prefetch(it, mf, af, (uint32_t)kf);
-    }
-    tecs__iter_load_rows(it, snap_match(s, it->priv_.query, a), a, row, n);
+    fetch_ahead(it, s, p + n);
     return true;
 }
 
@@ -786,6 +901,7 @@ tecs_iter_t tecs__snap_iter(tecs_query_t *q, snap *s)
     tecs_iter_t it = tecs_query_iter(q);
     s->busy = true;
     s->la = NULL;
+    cursor_init(q, s);
     it.priv_.src = s;
     it.priv_.step = snap_step;
     it.priv_.pos = 0;
