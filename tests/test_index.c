@@ -1350,6 +1350,38 @@ TEST(index_where_fields_follow_scattered_rows_in_every_order)
     tw_free(w);
 }
 
+/* Keys rising, falling or shuffled with the rows: the walk of the index
+** meets the rows in order, reversed or scattered; results come in query
+** order all the same. */
+TEST(index_where_rows_met_in_any_order_come_in_query_order)
+{
+    tecs_world_t *w = tw_new_ex(NULL, 64);
+    tecs_comp_t hp = TECS_COMPONENT(w, Health);
+    tecs_archetype_t *a = tecs_archetype(w, 1, &hp);
+    enum { N = 1000 };
+    static Health h[N];
+    static tecs_entity_t ids[N], got[N];
+    tecs_query_t *q = TECS_QUERY(w, {.comp = hp, .access = TECS_READ});
+    for (int how = 0; how < 3; how++) {
+        for (int i = 0; i < N; i++)
+            h[i].hp = how == 0 ? i : how == 1 ? N - 1 - i : (i * 7919) % N;
+        CHECK_ERR(tecs_new_bulk(w, a, N, ids, 1, (tecs_value_t[]){ { hp, h } }), TECS_OK);
+        tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
+            .comp = hp, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32 });
+        tecs_filter_t *f = tecs_filter_new(w);
+        tecs_where_between(f, x, tecs_key_int(100), tecs_key_int(899));
+        CHECK_EQ(tecs_query_where_collect(q, f, got, N), 800);
+        for (int i = 0, m = 0; i < N; i++)
+            if (h[i].hp >= 100 && h[i].hp <= 899)
+                CHECK_EQ(got[m++], ids[i]);
+        tecs_filter_free(f);
+        tecs_index_free(x);
+        for (int i = 0; i < N; i++)
+            CHECK_ERR(tecs_destroy(w, ids[i]), TECS_OK);
+    }
+    tw_free(w);
+}
+
 /* ---- iteration, deferral, initializers --------------------------------- */
 
 static void init_dup(tecs_init_t *init, void *ctx)

@@ -699,20 +699,11 @@ static void insertion_sort(okey *v, int32_t n)
     }
 }
 
-/* LSD radix sort of v[0..n) by k, 11 bits a pass, through tmp; small
-** arrays by insertion. Digits are taken from k minus the smallest k, so
-** that places of one archetype (the usual case) need two passes, not four. */
-static void radix_sort(okey *v, okey *tmp, int32_t n)
+/* LSD radix sort of v[0..n) by k, 11 bits a pass, through tmp. Digits
+** are taken from k minus the smallest k, min, so that places of one
+** archetype need two passes, not four. */
+static void radix_sort(okey *v, okey *tmp, int32_t n, uint64_t min, uint64_t max)
 {
-    if (n <= SMALL_SORT) {
-        insertion_sort(v, n);
-        return;
-    }
-    uint64_t min = UINT64_MAX, max = 0;
-    for (int32_t i = 0; i < n; i++) {
-        min = v[i].k < min ? v[i].k : min;
-        max = v[i].k > max ? v[i].k : max;
-    }
     okey *src = v, *dst = tmp;
     for (int shift = 0; shift < 64 && ((max - min) >> shift) != 0; shift += 11) {
         int32_t count[2049] = { 0 };
@@ -728,6 +719,27 @@ static void radix_sort(okey *v, okey *tmp, int32_t n)
     }
     if (src != v)
         memcpy(v, src, (size_t)n * sizeof *v);
+}
+
+/* Sort v[0..n) by place, through tmp (n items): small arrays by
+** insertion, sorted ones left as they are, others by radix. (A bucket
+** pass over close places with an insertion pass to finish, and a bitmap
+** of places ranked by popcount, both measured slower than the radix.) */
+static void sort_places(okey *v, okey *tmp, int32_t n)
+{
+    if (n <= SMALL_SORT) {
+        insertion_sort(v, n);
+        return;
+    }
+    uint64_t min = v[0].k, max = v[0].k;
+    bool sorted = true;
+    for (int32_t i = 1; i < n; i++) {
+        sorted &= v[i - 1].k < v[i].k;
+        min = v[i].k < min ? v[i].k : min;
+        max = v[i].k > max ? v[i].k : max;
+    }
+    if (!sorted)
+        radix_sort(v, tmp, n, min, max);
 }
 
 /* Key order of index x: entities without a key last, ties by slot. */
@@ -779,7 +791,7 @@ static tecs_err_t gather(tecs_filter_t *f, tecs_query_t *q)
         if (f->desc)
             reverse(&f->scr);
     } else if (!scanned && f->scr.n > 1) { /* (no array when empty: no NULL + 0) */
-        radix_sort(f->scr.v, f->scr.v + f->scr.n, f->scr.n);
+        sort_places(f->scr.v, f->scr.v + f->scr.n, f->scr.n);
     }
     return TECS_OK;
 }
@@ -817,13 +829,17 @@ static inline bool near(const cursor *c, uint64_t k)
     return k - c->group < c->span;
 }
 
-/* Move the step's fields from the cursor's place to k, in its group. */
-static void move_rows(tecs_iter_t *it, cursor *c, uint64_t k, int32_t count)
+/* Move the step's fields from the cursor's place to k, in its group, and
+** start fetching the row at place kf, in it too. */
+static void move_rows(tecs_iter_t *it, cursor *c, uint64_t k, uint64_t kf, int32_t count)
 {
     ptrdiff_t d = (ptrdiff_t)(k - c->group) - (ptrdiff_t)(c->at - c->group);
+    ptrdiff_t df = (ptrdiff_t)(kf - c->group) - (ptrdiff_t)(k - c->group);
     for (int32_t i = 0; i < c->nlive; i++) {
         int32_t t = c->live[i];
-        it->fields[t] = (char *)it->fields[t] + d * (ptrdiff_t)c->size[t];
+        char *p = (char *)it->fields[t] + d * (ptrdiff_t)c->size[t];
+        it->fields[t] = p;
+        TECS__PREFETCH(p + df * (ptrdiff_t)c->size[t]);
     }
     it->entities += d;
     it->count = count;
@@ -849,30 +865,29 @@ static void load_rows(tecs_iter_t *it, snap *s, uint64_t k, int32_t count)
             c->live[c->nlive++] = (uint8_t)t;
 }
 
-/* Start fetching the fields of the row at position p, PREFETCH_AHEAD
-** steps on. */
-static void fetch_ahead(const tecs_iter_t *it, snap *s, int32_t p)
+/* A step that leaves the group of the step before, or fetches outside
+** its own: fields at place k loaded or moved, the row at kf fetched. */
+static TECS__NOINLINE void far_step(tecs_iter_t *it, snap *s, uint64_t k, uint64_t kf,
+                                    int32_t count)
 {
-    if (p + PREFETCH_AHEAD >= s->n)
-        return;
-    uint64_t k = s->v[p + PREFETCH_AHEAD].k;
-    const cursor *c = cursor_of(s);
-    if (c && near(c, k)) {
-        ptrdiff_t d = (ptrdiff_t)(k - c->group) - (ptrdiff_t)(c->at - c->group);
-        for (int32_t i = 0; i < c->nlive; i++) {
-            int32_t t = c->live[i];
-            TECS__PREFETCH((char *)it->fields[t] + d * (ptrdiff_t)c->size[t]);
-        }
+    cursor *c = cursor_of(s);
+    if (c && near(c, k))
+        move_rows(it, c, k, k, count);
+    else
+        load_rows(it, s, k, count);
+    if (c && near(c, kf)) {
+        move_rows(it, c, k, kf, count);
         return;
     }
-    tecs_archetype_t *a = it->world->archs[k >> 32];
+    tecs_archetype_t *a = it->world->archs[kf >> 32];
     int32_t m = snap_match(s, it->priv_.query, a);
     if (m >= 0)
-        tecs__iter_prefetch(it, m, a, (uint32_t)k);
+        tecs__iter_prefetch(it, m, a, (uint32_t)kf);
 }
 
-/* The next run of consecutive rows (one chunk) of the snapshot. Rows do
-** not move while it runs: the world is deferred. */
+/* The next run of consecutive rows (one chunk) of the snapshot, the row
+** PREFETCH_AHEAD steps on being fetched. Rows do not move while it runs:
+** the world is deferred. */
 static bool snap_step(tecs_iter_t *it, bool fini)
 {
     snap *s = it->priv_.src;
@@ -885,13 +900,13 @@ static bool snap_step(tecs_iter_t *it, bool fini)
         return false;
     uint64_t k = s->v[p].k;
     int32_t n = run_at(s, p, it->world->mask);
-    cursor *c = cursor_of(s);
-    if (c && near(c, k))
-        move_rows(it, c, k, n);
-    else
-        load_rows(it, s, k, n);
     it->priv_.pos = p + n;
-    fetch_ahead(it, s, p + n);
+    uint64_t kf = p + n + PREFETCH_AHEAD < s->n ? s->v[p + n + PREFETCH_AHEAD].k : k;
+    cursor *c = cursor_of(s);
+    if (c && near(c, k) && near(c, kf))
+        move_rows(it, c, k, kf, n);
+    else
+        far_step(it, s, k, kf, n);
     return true;
 }
 
