@@ -824,7 +824,7 @@ static int32_t run_at(const snap *s, int32_t p, uint32_t mask)
 }
 
 /* Is place k in the cursor's group? */
-static inline bool near(const cursor *c, uint64_t k)
+static inline bool in_group(const cursor *c, uint64_t k)
 {
     return k - c->group < c->span;
 }
@@ -871,11 +871,11 @@ static TECS__NOINLINE void far_step(tecs_iter_t *it, snap *s, uint64_t k, uint64
                                     int32_t count)
 {
     cursor *c = cursor_of(s);
-    if (c && near(c, k))
+    if (c && in_group(c, k))
         move_rows(it, c, k, k, count);
     else
         load_rows(it, s, k, count);
-    if (c && near(c, kf)) {
+    if (c && in_group(c, kf)) {
         move_rows(it, c, k, kf, count);
         return;
     }
@@ -903,7 +903,7 @@ static bool snap_step(tecs_iter_t *it, bool fini)
     it->priv_.pos = p + n;
     uint64_t kf = p + n + PREFETCH_AHEAD < s->n ? s->v[p + n + PREFETCH_AHEAD].k : k;
     cursor *c = cursor_of(s);
-    if (c && near(c, k) && near(c, kf))
+    if (c && in_group(c, k) && in_group(c, kf))
         move_rows(it, c, k, kf, n);
     else
         far_step(it, s, k, kf, n);
