@@ -490,7 +490,9 @@ static int32_t leaf_end(const tecs_index_t *x, const onode *t, const range *rg)
 }
 
 /* Collect the items of a key range, leaf by leaf; the next leaf and the
-** records a few items on are fetched ahead. */
+** records a few items on are fetched ahead. (Fetching the records of a
+** whole leaf at once, a leaf ahead, measured slower; so did reading the
+** records in slot order after a sort by slot.) */
 static void walk_range(walk *wk, const guard *g, const tecs_index_t *x, range rg)
 {
     const tecs_world_t *w = wk->f->world;
