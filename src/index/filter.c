@@ -379,10 +379,12 @@ bool tecs_filter_test(tecs_filter_t *f, tecs_entity_t e)
 ** it is in (one block laid out column by column, so that a field moves
 ** by rows times its size across the whole group), and the terms with a
 ** field there. A step in the group of the step before moves its fields
-** instead of loading them through the query (it trusts the iterator's
-** fields between steps, as the report of writes does). A snapshot without
-** that room (a cache's) loads every step. */
+** instead of loading them through the query. It trusts the iterator's
+** fields between steps, as the report of writes does, but only for the
+** iterator it last served (a copy stepped on its own loads). A snapshot
+** without that room (a cache's) loads every step. */
 typedef struct cursor {
+    const tecs_entity_t *ents;  /* the entities handed out by that step     */
     uint64_t at;                /* place of the step's first row            */
     uint64_t group;             /* place of the first row of its group      */
     uint64_t span;              /* rows in the group; 0: none loaded yet    */
@@ -800,7 +802,8 @@ static tecs_err_t gather(tecs_filter_t *f, tecs_query_t *q)
 
 /* ---- filtered iteration ----------------------------------------------- */
 
-/* Fill the cursor of an iteration of q over s, if it has room. */
+/* Fill the cursor of an iteration of q over s, if it has room: the
+** sizes of the terms' values, and no step yet. */
 static void cursor_init(tecs_query_t *q, const snap *s)
 {
     cursor *c = cursor_of(s);
@@ -810,7 +813,9 @@ static void cursor_init(tecs_query_t *q, const snap *s)
     int32_t nterms = tecs_query_terms(q, &terms);
     for (int32_t t = 0; t < nterms; t++)
         c->size[t] = tecs_query_world(q)->comps[terms[t].comp].size;
-    c->span = 0;
+    c->ents = NULL;
+    c->at = c->group = c->span = 0;
+    c->nlive = 0;
 }
 
 /* The length of the run of consecutive rows of one chunk that starts at
@@ -823,6 +828,12 @@ static int32_t run_at(const snap *s, int32_t p, uint32_t mask)
            s->v[p + n].k == k + (uint64_t)n)
         n++;
     return n;
+}
+
+/* Does the cursor describe the step the iterator is on? */
+static inline bool serves(const cursor *c, const tecs_iter_t *it)
+{
+    return c != NULL && c->ents == it->entities;
 }
 
 /* Is place k in the cursor's group? */
@@ -845,6 +856,7 @@ static void move_rows(tecs_iter_t *it, cursor *c, uint64_t k, uint64_t kf, int32
     }
     it->entities += d;
     it->count = count;
+    c->ents = it->entities;
     c->at = k;
 }
 
@@ -858,6 +870,7 @@ static void load_rows(tecs_iter_t *it, snap *s, uint64_t k, int32_t count)
     if (c == NULL)
         return;
     const struct tecs__chunk *ch = tecs__chunk_of(a, w, (uint32_t)k);
+    c->ents = it->entities;
     c->at = k;
     c->group = (k & ~(uint64_t)w->mask) - ch->first;
     c->span = (uint64_t)ch->g << w->shift;
@@ -873,7 +886,7 @@ static TECS__NOINLINE void far_step(tecs_iter_t *it, snap *s, uint64_t k, uint64
                                     int32_t count)
 {
     cursor *c = cursor_of(s);
-    if (c && in_group(c, k))
+    if (serves(c, it) && in_group(c, k))
         move_rows(it, c, k, k, count);
     else
         load_rows(it, s, k, count);
@@ -905,7 +918,7 @@ static bool snap_step(tecs_iter_t *it, bool fini)
     it->priv_.pos = p + n;
     uint64_t kf = p + n + PREFETCH_AHEAD < s->n ? s->v[p + n + PREFETCH_AHEAD].k : k;
     cursor *c = cursor_of(s);
-    if (c && in_group(c, k) && in_group(c, kf))
+    if (serves(c, it) && in_group(c, k) && in_group(c, kf))
         move_rows(it, c, k, kf, n);
     else
         far_step(it, s, k, kf, n);
