@@ -1313,6 +1313,140 @@ TEST(index_where_results_of_every_size_in_query_order)
     tw_free(w);
 }
 
+/* Scattered results, in chunks of one bulk group, of many small groups and
+** of several archetypes (Velocity optional), in query order and in key
+** order both ways, and through a cache: every step's fields hold its
+** entities' values, and the results are the brute-force ones in the promised
+** order (order: 0 the query's, 1 / -1 ascending / descending keys, 2 any). */
+static void check_scattered(tecs_world_t *w, tecs_query_t *q, tecs_iter_t it, int lo, int hi,
+                            int order, const tecs_entity_t *all, int nall)
+{
+    const tecs_term_t *terms;
+    tecs_query_terms(q, &terms);
+    tecs_comp_t pos = terms[0].comp, hp = terms[1].comp, vel = terms[2].comp;
+    int n = 0, want = 0, m = 0, last = order > 0 ? INT32_MIN : INT32_MAX;
+    for (int i = 0; i < nall; i++) {
+        int k = TECS_GET(w, all[i], hp, Health)->hp;
+        want += k >= lo && k <= hi;
+    }
+    while (tecs_iter_next(&it)) {
+        const Position *ps = tecs_field(&it, 0);
+        const Health *hs = tecs_field(&it, 1);
+        const Velocity *vs = tecs_field(&it, 2);
+        CHECK(it.count >= 1);
+        CHECK_EQ(vs != NULL, tecs_has(w, it.entities[0], vel));
+        for (int i = 0; i < it.count; i++, n++) {
+            tecs_entity_t e = it.entities[i];
+            CHECK_EQ(hs[i].hp, TECS_GET(w, e, hp, Health)->hp);
+            CHECK_EQ(ps[i].x, TECS_GET(w, e, pos, Position)->x);
+            if (vs)
+                CHECK_EQ(vs[i].y, TECS_GET(w, e, vel, Velocity)->y);
+            CHECK(hs[i].hp >= lo && hs[i].hp <= hi);
+            if (order == 0) {           /* query order: the next match of all */
+                while (m < nall && all[m] != e)
+                    m++;
+                CHECK(m < nall);
+            } else if (order != 2) {
+                CHECK(order > 0 ? hs[i].hp >= last : hs[i].hp <= last);
+                last = hs[i].hp;
+            }
+        }
+    }
+    CHECK_EQ(n, want);
+}
+
+TEST(index_where_fields_follow_scattered_rows_in_every_order)
+{
+    tecs_world_t *w = tw_new_ex(NULL, 16);
+    tecs_comp_t hp = TECS_COMPONENT(w, Health), pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
+    enum { NB = 400, NS = 300, N = 2 * NB + NS };
+    static Health h[NB];
+    static Position p[NB];
+    static Velocity v[NB];
+    int key = 0;
+    tecs_archetype_t *a = tecs_archetype(w, 2, (tecs_comp_t[]){ hp, pos });
+    tecs_archetype_t *b = tecs_archetype(w, 3, (tecs_comp_t[]){ hp, pos, vel });
+    for (int i = 0; i < NB; i++, key++) {
+        h[i].hp = (key * 7919) % N;
+        p[i] = (Position){ (float)h[i].hp, (float)i };
+        v[i] = (Velocity){ 0, (float)-h[i].hp };
+    }
+    CHECK_ERR(tecs_new_bulk(w, a, NB, NULL, 2, (tecs_value_t[]){ { hp, h }, { pos, p } }),
+              TECS_OK);
+    uint64_t rng = 99;
+    for (int i = 0; i < NS; i++, key++) {   /* one by one: many small groups */
+        tecs_entity_t e = tecs_new(w);
+        int k = (key * 7919) % N;
+        TECS_SET(w, e, hp, Health, {k});
+        TECS_SET(w, e, pos, Position, {(float)k, (float)i});
+        if (tw_rand(&rng) % 2)
+            TECS_SET(w, e, vel, Velocity, {0, (float)-k});
+    }
+    for (int i = 0; i < NB; i++, key++) {
+        h[i].hp = (key * 7919) % N;
+        p[i] = (Position){ (float)h[i].hp, (float)i };
+        v[i] = (Velocity){ 0, (float)-h[i].hp };
+    }
+    CHECK_ERR(tecs_new_bulk(w, b, NB, NULL, 3,
+                            (tecs_value_t[]){ { hp, h }, { pos, p }, { vel, v } }), TECS_OK);
+    tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = hp, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32 });
+    tecs_query_t *q = TECS_QUERY(w, {.comp = pos, .access = TECS_READ},
+                                 {.comp = hp, .access = TECS_READ},
+                                 {.comp = vel, .oper = TECS_OPTIONAL, .access = TECS_READ});
+    static tecs_entity_t all[N];
+    CHECK_EQ(tecs_query_collect(q, all, N), N);
+    for (int round = 0; round < 60; round++) {
+        int lo = (int)(tw_rand(&rng) % N), hi = lo + (int)(tw_rand(&rng) % (N / 3));
+        tecs_filter_t *f = tecs_filter_new(w);
+        tecs_where_between(f, x, tecs_key_int(lo), tecs_key_int(hi));
+        int order = round % 3 - 1;          /* descending, query, ascending */
+        if (order)
+            CHECK_ERR(tecs_filter_order(f, x, order < 0), TECS_OK);
+        check_scattered(w, q, tecs_query_where(q, f), lo, hi, order, all, N);
+        if (round % 10 == 0) {
+            tecs_cache_t *c = tecs_cache_new(w, &(tecs_cache_desc_t){ .query = q, .filter = f });
+            check_scattered(w, q, tecs_cache_iter(c), lo, hi, 2, all, N);
+            tecs_cache_free(c);
+        }
+        tecs_filter_free(f);
+    }
+    tw_free(w);
+}
+
+/* Keys rising, falling or shuffled with the rows: the walk of the index
+** meets the rows in order, reversed or scattered; results come in query
+** order all the same. */
+TEST(index_where_rows_met_in_any_order_come_in_query_order)
+{
+    tecs_world_t *w = tw_new_ex(NULL, 64);
+    tecs_comp_t hp = TECS_COMPONENT(w, Health);
+    tecs_archetype_t *a = tecs_archetype(w, 1, &hp);
+    enum { N = 1000 };
+    static Health h[N];
+    static tecs_entity_t ids[N], got[N];
+    tecs_query_t *q = TECS_QUERY(w, {.comp = hp, .access = TECS_READ});
+    for (int how = 0; how < 3; how++) {
+        for (int i = 0; i < N; i++)
+            h[i].hp = how == 0 ? i : how == 1 ? N - 1 - i : (i * 7919) % N;
+        CHECK_ERR(tecs_new_bulk(w, a, N, ids, 1, (tecs_value_t[]){ { hp, h } }), TECS_OK);
+        tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
+            .comp = hp, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32 });
+        tecs_filter_t *f = tecs_filter_new(w);
+        tecs_where_between(f, x, tecs_key_int(100), tecs_key_int(899));
+        CHECK_EQ(tecs_query_where_collect(q, f, got, N), 800);
+        for (int i = 0, m = 0; i < N; i++)
+            if (h[i].hp >= 100 && h[i].hp <= 899)
+                CHECK_EQ(got[m++], ids[i]);
+        tecs_filter_free(f);
+        tecs_index_free(x);
+        for (int i = 0; i < N; i++)
+            CHECK_ERR(tecs_destroy(w, ids[i]), TECS_OK);
+    }
+    tw_free(w);
+}
+
 /* ---- iteration, deferral, initializers --------------------------------- */
 
 static void init_dup(tecs_init_t *init, void *ctx)

@@ -17,7 +17,14 @@
 ** Each match is kept with its place (archetype, row), so the snapshot is
 ** put in the promised order (radix sort by place, or merge sort by key)
 ** and handed out in runs of consecutive rows of one chunk, fetching a few
-** rows ahead. The world is deferred while it runs, so places hold.
+** rows ahead. The world is deferred while it runs, so places hold. A step
+** in the same group of chunks as the step before (one block, column by
+** column) moves the fields by rows times value size, kept in a cursor in
+** the room after the snapshot's rows, instead of loading them through the
+** query:
+**
+**     v: | place e | place e | ... | place e | cursor: at, group, sizes |
+**        0                         n           n + CURSOR_ROOM <= cap
 */
 #include "internal.h"
 
@@ -367,6 +374,34 @@ bool tecs_filter_test(tecs_filter_t *f, tecs_entity_t e)
 
 /* ---- filters: collecting the matches ---------------------------------- */
 
+/* What an iteration keeps beside the iterator, in the room after the
+** snapshot's rows: the place of the step's first row, the group of chunks
+** it is in (one block laid out column by column, so that a field moves
+** by rows times its size across the whole group), and the terms with a
+** field there. A step in the group of the step before moves its fields
+** instead of loading them through the query. It trusts the iterator's
+** fields between steps, as the report of writes does, but only for the
+** iterator it last served (a copy stepped on its own loads). A snapshot
+** without that room (a cache's) loads every step. */
+typedef struct cursor {
+    const tecs_entity_t *ents;  /* the entities handed out by that step     */
+    uint64_t at;                /* place of the step's first row            */
+    uint64_t group;             /* place of the first row of its group      */
+    uint64_t span;              /* rows in the group; 0: none loaded yet    */
+    int32_t nlive;              /* terms with a field in this archetype     */
+    uint8_t live[TECS_MAX_TERMS]; /* ... their indexes                      */
+    uint32_t size[TECS_MAX_TERMS]; /* size of each term's values            */
+} cursor;
+
+/* Snapshot items the cursor takes after the rows. */
+#define CURSOR_ROOM ((int32_t)((sizeof(cursor) + sizeof(okey) - 1) / sizeof(okey)))
+
+/* The cursor after s's rows, or NULL if there is no room for one. */
+static cursor *cursor_of(const snap *s)
+{
+    return s->cap - s->n >= CURSOR_ROOM ? (cursor *)(void *)(s->v + s->n) : NULL;
+}
+
 /* An `or` guard: skip an entity that the left side `node` already took. */
 /* Under an OR, a candidate of the left branch must pass it (`need`): a
 ** driver yields a superset of its node, and what the left branch skips the
@@ -399,6 +434,15 @@ static bool snap_push(walk *wk, uint64_t k, tecs_entity_t e)
     return true;
 }
 
+/* Keep a candidate known to satisfy the filter if the query has it. */
+static inline void take(walk *wk, tecs_entity_t e)
+{
+    tecs_world_t *w = wk->f->world;
+    const tecs__record *r = tecs__alive_rec(w, e);
+    if (r != NULL && snap_match(wk->s, wk->q, tecs__rec_arch(w, r)) >= 0)
+        snap_push(wk, place_of(r), e);
+}
+
 /* A candidate from a driver: keep it if it passes guards, root, query. */
 static void collect(walk *wk, const guard *g, tecs_entity_t e)
 {
@@ -409,38 +453,68 @@ static void collect(walk *wk, const guard *g, tecs_entity_t e)
             return;
     if (!wk->exact && !tecs__filter_holds(wk->f, wk->f->root, e))
         return;
-    tecs_world_t *w = wk->f->world;
-    const tecs__record *r = tecs__alive_rec(w, e);
-    if (r == NULL || snap_match(wk->s, wk->q, tecs__rec_arch(w, r)) < 0)
-        return;
-    snap_push(wk, place_of(r), e);
+    take(wk, e);
 }
 
 /* A key range of an ordered index. */
 typedef struct range {
-    bool has_lo, lo_excl, has_hi, hi_excl, stop_nan;
+    bool has_lo, lo_excl, has_hi, hi_excl;
     uint64_t lo, hi;
 } range;
 
+/* Items of a walk whose records are fetched ahead of their use. */
+#define RECS_AHEAD 24
+
+/* Start fetching the record of item i of leaf t; an i past t's end counts
+** on into the next leaf. */
+static void fetch_rec(const tecs_world_t *w, const onode *t, int32_t i)
+{
+    if (i >= t->n) {
+        i -= t->n;
+        t = t->next;
+        if (t == NULL || i >= t->n)
+            return;
+    }
+    uint32_t slot = TECS_ENTITY_INDEX(t->u.lf.e[i]);
+    if (slot < (uint32_t)w->nrecs)
+        TECS__PREFETCH(&w->recs[slot]);
+}
+
+/* The end of the range's items in leaf t: t->n if its last item is in. */
+static int32_t leaf_end(const tecs_index_t *x, const onode *t, const range *rg)
+{
+    if (!rg->has_hi || t->n == 0)
+        return t->n;
+    int c = kcmp(x, t->u.lf.k[t->n - 1], rg->hi);
+    if (c < 0 || (c == 0 && !rg->hi_excl))
+        return t->n;
+    return ofind(x, t->u.lf.k, t->u.lf.e, t->n, rg->hi, rg->hi_excl ? 0 : UINT32_MAX);
+}
+
+/* Collect the items of a key range, leaf by leaf; the next leaf and the
+** records a few items on are fetched ahead. (Fetching the records of a
+** whole leaf at once, a leaf ahead, measured slower; so did reading the
+** records in slot order after a sort by slot.) */
 static void walk_range(walk *wk, const guard *g, const tecs_index_t *x, range rg)
 {
+    const tecs_world_t *w = wk->f->world;
+    bool plain = g == NULL && wk->exact;
     int32_t i = 0;
     const onode *t = rg.has_lo ? olower(x, rg.lo, rg.lo_excl ? UINT32_MAX : 0, &i)
                                : ofirst(x);
-    for (; t; t = t->next, i = 0) {
-        for (; i < t->n; i++) {
-            uint64_t k = t->u.lf.k[i];
-            if (rg.has_hi) {
-                int c = kcmp(x, k, rg.hi);
-                if (c > 0 || (c == 0 && rg.hi_excl))
-                    return;
-            }
-            if (rg.stop_nan && k == NAN_KEY)
-                return;
-            if (i + 16 < t->n)
-                TECS__PREFETCH(&wk->f->world->recs[TECS_ENTITY_INDEX(t->u.lf.e[i + 16])]);
-            collect(wk, g, t->u.lf.e[i]);
+    for (; t && !wk->err; t = t->next, i = 0) {
+        if (t->next)
+            ofetch_all(t->next);
+        int32_t end = leaf_end(x, t, &rg);
+        for (; i < end; i++) {
+            fetch_rec(w, t, i + RECS_AHEAD);
+            if (plain)
+                take(wk, t->u.lf.e[i]);
+            else
+                collect(wk, g, t->u.lf.e[i]);
         }
+        if (end < t->n)
+            return;
     }
 }
 
@@ -448,27 +522,28 @@ static void drive_ordered(walk *wk, const guard *g, const tecs_index_t *x, const
 {
     const tecs_filter_t *f = wk->f;
     uint64_t k = nd->b > 0 ? fkey(f, x, nd->a) : 0;
+    /* NaN keys sort last: a range open above stops before them */
     bool real = x->cls == TECS_KEYC_REAL;
     switch (nd->op) {
-    case F_EQ: walk_range(wk, g, x, (range){ true, false, true, false, false, k, k }); return;
+    case F_EQ: walk_range(wk, g, x, (range){ true, false, true, false, k, k }); return;
     case F_NE:
-        walk_range(wk, g, x, (range){ false, false, true, true, false, 0, k });
-        walk_range(wk, g, x, (range){ true, true, false, false, false, k, 0 });
+        walk_range(wk, g, x, (range){ false, false, true, true, 0, k });
+        walk_range(wk, g, x, (range){ true, true, false, false, k, 0 });
         return;
-    case F_LT: walk_range(wk, g, x, (range){ false, false, true, true, false, 0, k }); return;
-    case F_LE: walk_range(wk, g, x, (range){ false, false, true, false, false, 0, k }); return;
-    case F_GT: walk_range(wk, g, x, (range){ true, true, false, false, real, k, 0 }); return;
-    case F_GE: walk_range(wk, g, x, (range){ true, false, false, false, real, k, 0 }); return;
+    case F_LT: walk_range(wk, g, x, (range){ false, false, true, true, 0, k }); return;
+    case F_LE: walk_range(wk, g, x, (range){ false, false, true, false, 0, k }); return;
+    case F_GT: walk_range(wk, g, x, (range){ true, true, real, true, k, NAN_KEY }); return;
+    case F_GE: walk_range(wk, g, x, (range){ true, false, real, true, k, NAN_KEY }); return;
     case F_BETWEEN: {
         uint64_t hi = fkey(f, x, nd->a + 1);
         if (kcmp(x, k, hi) <= 0)
-            walk_range(wk, g, x, (range){ true, false, true, false, real, k, hi });
+            walk_range(wk, g, x, (range){ true, false, true, false, k, hi });
         return;
     }
     default:
         for (int32_t j = 0; j < nd->b; j++) {
             uint64_t kj = fkey(f, x, nd->a + j);
-            walk_range(wk, g, x, (range){ true, false, true, false, false, kj, kj });
+            walk_range(wk, g, x, (range){ true, false, true, false, kj, kj });
         }
     }
 }
@@ -628,20 +703,11 @@ static void insertion_sort(okey *v, int32_t n)
     }
 }
 
-/* LSD radix sort of v[0..n) by k, 11 bits a pass, through tmp; small
-** arrays by insertion. Digits are taken from k minus the smallest k, so
-** that places of one archetype (the usual case) need two passes, not four. */
-static void radix_sort(okey *v, okey *tmp, int32_t n)
+/* LSD radix sort of v[0..n) by k, 11 bits a pass, through tmp. Digits
+** are taken from k minus the smallest k, min, so that places of one
+** archetype need two passes, not four. */
+static void radix_sort(okey *v, okey *tmp, int32_t n, uint64_t min, uint64_t max)
 {
-    if (n <= SMALL_SORT) {
-        insertion_sort(v, n);
-        return;
-    }
-    uint64_t min = UINT64_MAX, max = 0;
-    for (int32_t i = 0; i < n; i++) {
-        min = v[i].k < min ? v[i].k : min;
-        max = v[i].k > max ? v[i].k : max;
-    }
     okey *src = v, *dst = tmp;
     for (int shift = 0; shift < 64 && ((max - min) >> shift) != 0; shift += 11) {
         int32_t count[2049] = { 0 };
@@ -657,6 +723,27 @@ static void radix_sort(okey *v, okey *tmp, int32_t n)
     }
     if (src != v)
         memcpy(v, src, (size_t)n * sizeof *v);
+}
+
+/* Sort v[0..n) by place, through tmp (n items): small arrays by
+** insertion, sorted ones left as they are, others by radix. (A bucket
+** pass over close places with an insertion pass to finish, and a bitmap
+** of places ranked by popcount, both measured slower than the radix.) */
+static void sort_places(okey *v, okey *tmp, int32_t n)
+{
+    if (n <= SMALL_SORT) {
+        insertion_sort(v, n);
+        return;
+    }
+    uint64_t min = v[0].k, max = v[0].k;
+    bool sorted = true;
+    for (int32_t i = 1; i < n; i++) {
+        sorted &= v[i - 1].k < v[i].k;
+        min = v[i].k < min ? v[i].k : min;
+        max = v[i].k > max ? v[i].k : max;
+    }
+    if (!sorted)
+        radix_sort(v, tmp, n, min, max);
 }
 
 /* Key order of index x: entities without a key last, ties by slot. */
@@ -695,6 +782,10 @@ static tecs_err_t gather(tecs_filter_t *f, tecs_query_t *q)
         drive(&wk, NULL, f->root);
         wk.sorted_by = single_driver(f, f->root);
     }
+    if (!wk.err && f->scr.n > 0 &&
+        tecs__grow(f->world, (void **)&f->scr.v, &f->scr.cap, f->scr.n + CURSOR_ROOM,
+                   sizeof *f->scr.v))
+        wk.err = TECS_ENOMEM;
     if (wk.err)
         return tecs__err(f->world, wk.err, "out of memory collecting matches");
     if (f->order >= 0) {
@@ -704,15 +795,114 @@ static tecs_err_t gather(tecs_filter_t *f, tecs_query_t *q)
         if (f->desc)
             reverse(&f->scr);
     } else if (!scanned && f->scr.n > 1) { /* (no array when empty: no NULL + 0) */
-        radix_sort(f->scr.v, f->scr.v + f->scr.n, f->scr.n);
+        sort_places(f->scr.v, f->scr.v + f->scr.n, f->scr.n);
     }
     return TECS_OK;
 }
 
 /* ---- filtered iteration ----------------------------------------------- */
 
-/* The next run of consecutive rows (one chunk) of the snapshot. Rows do
-** not move while it runs: the world is deferred. */
+/* Fill the cursor of an iteration of q over s, if it has room: the
+** sizes of the terms' values, and no step yet. */
+static void cursor_init(tecs_query_t *q, const snap *s)
+{
+    cursor *c = cursor_of(s);
+    if (c == NULL)
+        return;
+    const tecs_term_t *terms;
+    int32_t nterms = tecs_query_terms(q, &terms);
+    for (int32_t t = 0; t < nterms; t++)
+        c->size[t] = tecs_query_world(q)->comps[terms[t].comp].size;
+    c->ents = NULL;
+    c->at = c->group = c->span = 0;
+    c->nlive = 0;
+}
+
+/* The length of the run of consecutive rows of one chunk that starts at
+** position p of the snapshot. */
+static int32_t run_at(const snap *s, int32_t p, uint32_t mask)
+{
+    uint64_t k = s->v[p].k;
+    int32_t n = 1;
+    while (p + n < s->n && (((uint32_t)k + (uint32_t)n) & mask) != 0 &&
+           s->v[p + n].k == k + (uint64_t)n)
+        n++;
+    return n;
+}
+
+/* Does the cursor describe the step the iterator is on? */
+static inline bool serves(const cursor *c, const tecs_iter_t *it)
+{
+    return c != NULL && c->ents == it->entities;
+}
+
+/* Is place k in the cursor's group? */
+static inline bool in_group(const cursor *c, uint64_t k)
+{
+    return k - c->group < c->span;
+}
+
+/* Move the step's fields from the cursor's place to k, in its group, and
+** start fetching the row at place kf, in it too. */
+static void move_rows(tecs_iter_t *it, cursor *c, uint64_t k, uint64_t kf, int32_t count)
+{
+    ptrdiff_t d = (ptrdiff_t)(k - c->group) - (ptrdiff_t)(c->at - c->group);
+    ptrdiff_t df = (ptrdiff_t)(kf - c->group) - (ptrdiff_t)(k - c->group);
+    for (int32_t i = 0; i < c->nlive; i++) {
+        int32_t t = c->live[i];
+        char *p = (char *)it->fields[t] + d * (ptrdiff_t)c->size[t];
+        it->fields[t] = p;
+        TECS__PREFETCH(p + df * (ptrdiff_t)c->size[t]);
+    }
+    it->entities += d;
+    it->count = count;
+    c->ents = it->entities;
+    c->at = k;
+}
+
+/* Load the step's fields at place k through the query; note its group. */
+static void load_rows(tecs_iter_t *it, snap *s, uint64_t k, int32_t count)
+{
+    const tecs_world_t *w = it->world;
+    tecs_archetype_t *a = w->archs[k >> 32];
+    tecs__iter_load_rows(it, snap_match(s, it->priv_.query, a), a, (uint32_t)k, count);
+    cursor *c = cursor_of(s);
+    if (c == NULL)
+        return;
+    const struct tecs__chunk *ch = &a->chunks[(uint32_t)k >> w->shift];
+    c->ents = it->entities;
+    c->at = k;
+    c->group = (k & ~(uint64_t)w->mask) - ch->first;
+    c->span = (uint64_t)ch->g << w->shift;
+    c->nlive = 0;
+    for (int32_t t = 0, nt = tecs_query_terms(it->priv_.query, NULL); t < nt; t++)
+        if (it->fields[t])
+            c->live[c->nlive++] = (uint8_t)t;
+}
+
+/* A step that leaves the group of the step before, or fetches outside
+** its own: fields at place k loaded or moved, the row at kf fetched. */
+static TECS__NOINLINE void far_step(tecs_iter_t *it, snap *s, uint64_t k, uint64_t kf,
+                                    int32_t count)
+{
+    cursor *c = cursor_of(s);
+    if (serves(c, it) && in_group(c, k))
+        move_rows(it, c, k, k, count);
+    else
+        load_rows(it, s, k, count);
+    if (c && in_group(c, kf)) {
+        move_rows(it, c, k, kf, count);
+        return;
+    }
+    tecs_archetype_t *a = it->world->archs[kf >> 32];
+    int32_t m = snap_match(s, it->priv_.query, a);
+    if (m >= 0)
+        tecs__iter_prefetch(it, m, a, (uint32_t)kf);
+}
+
+/* The next run of consecutive rows (one chunk) of the snapshot, the row
+** PREFETCH_AHEAD steps on being fetched. Rows do not move while it runs:
+** the world is deferred. */
 static bool snap_step(tecs_iter_t *it, bool fini)
 {
     snap *s = it->priv_.src;
@@ -720,25 +910,18 @@ static bool snap_step(tecs_iter_t *it, bool fini)
         s->busy = false;
         return false;
     }
-    tecs_world_t *w = it->world;
     int32_t p = it->priv_.pos;
     if (p >= s->n)
         return false;
     uint64_t k = s->v[p].k;
-    tecs_archetype_t *a = w->archs[k >> 32];
-    uint32_t row = (uint32_t)k;
-    int32_t n = 1;
-    while (p + n < s->n && ((row + (uint32_t)n) & w->mask) != 0 && s->v[p + n].k == k + (uint64_t)n)
-        n++;
+    int32_t n = run_at(s, p, it->world->mask);
     it->priv_.pos = p + n;
-    if (p + n + PREFETCH_AHEAD < s->n) {
-        uint64_t kf = s->v[p + n + PREFETCH_AHEAD].k;
-        tecs_archetype_t *af = w->archs[kf >> 32];
-        int32_t mf = snap_match(s, it->priv_.query, af);
-        if (mf >= 0)
-            tecs__iter_prefetch(it, mf, af, (uint32_t)kf);
-    }
-    tecs__iter_load_rows(it, snap_match(s, it->priv_.query, a), a, row, n);
+    uint64_t kf = p + n + PREFETCH_AHEAD < s->n ? s->v[p + n + PREFETCH_AHEAD].k : k;
+    cursor *c = cursor_of(s);
+    if (serves(c, it) && in_group(c, k) && in_group(c, kf))
+        move_rows(it, c, k, kf, n);
+    else
+        far_step(it, s, k, kf, n);
     return true;
 }
 
@@ -748,6 +931,7 @@ tecs_iter_t tecs__snap_iter(tecs_query_t *q, snap *s)
     tecs_iter_t it = tecs_query_iter(q);
     s->busy = true;
     s->la = NULL;
+    cursor_init(q, s);
     it.priv_.src = s;
     it.priv_.step = snap_step;
     it.priv_.pos = 0;
