@@ -19,12 +19,8 @@
 ** and handed out in runs of consecutive rows of one chunk, fetching a few
 ** rows ahead. The world is deferred while it runs, so places hold. A step
 ** in the same group of chunks as the step before (one block, column by
-** column) moves the fields by rows times value size, kept in a cursor in
-** the room after the snapshot's rows, instead of loading them through the
-** query:
-**
-**     v: | place e | place e | ... | place e | cursor: at, group, sizes |
-**        0                         n           n + CURSOR_ROOM <= cap
+** column) moves the fields by rows times value size, kept in the
+** snapshot's cursor, instead of loading them through the query.
 */
 #include "internal.h"
 
@@ -374,32 +370,10 @@ bool tecs_filter_test(tecs_filter_t *f, tecs_entity_t e)
 
 /* ---- filters: collecting the matches ---------------------------------- */
 
-/* What an iteration keeps beside the iterator, in the room after the
-** snapshot's rows: the place of the step's first row, the group of chunks
-** it is in (one block laid out column by column, so that a field moves
-** by rows times its size across the whole group), and the terms with a
-** field there. A step in the group of the step before moves its fields
-** instead of loading them through the query. It trusts the iterator's
-** fields between steps, as the report of writes does, but only for the
-** iterator it last served (a copy stepped on its own loads). A snapshot
-** without that room (a cache's) loads every step. */
-typedef struct cursor {
-    const tecs_entity_t *ents;  /* the entities handed out by that step     */
-    uint64_t at;                /* place of the step's first row            */
-    uint64_t group;             /* place of the first row of its group      */
-    uint64_t span;              /* rows in the group; 0: none loaded yet    */
-    int32_t nlive;              /* terms with a field in this archetype     */
-    uint8_t live[TECS_MAX_TERMS]; /* ... their indexes                      */
-    uint32_t size[TECS_MAX_TERMS]; /* size of each term's values            */
-} cursor;
-
-/* Snapshot items the cursor takes after the rows. */
-#define CURSOR_ROOM ((int32_t)((sizeof(cursor) + sizeof(okey) - 1) / sizeof(okey)))
-
-/* The cursor after s's rows, or NULL if there is no room for one. */
-static cursor *cursor_of(const snap *s)
+/* The cursor of s (see snap), or NULL when s does not use one. */
+static cursor *cursor_of(snap *s)
 {
-    return s->cap - s->n >= CURSOR_ROOM ? (cursor *)(void *)(s->v + s->n) : NULL;
+    return s->cursor_on ? &s->cur : NULL;
 }
 
 /* An `or` guard: skip an entity that the left side `node` already took. */
@@ -782,10 +756,7 @@ static tecs_err_t gather(tecs_filter_t *f, tecs_query_t *q)
         drive(&wk, NULL, f->root);
         wk.sorted_by = single_driver(f, f->root);
     }
-    if (!wk.err && f->scr.n > 0 &&
-        tecs__grow(f->world, (void **)&f->scr.v, &f->scr.cap, f->scr.n + CURSOR_ROOM,
-                   sizeof *f->scr.v))
-        wk.err = TECS_ENOMEM;
+    f->scr.cursor_on = true;
     if (wk.err)
         return tecs__err(f->world, wk.err, "out of memory collecting matches");
     if (f->order >= 0) {
@@ -804,7 +775,7 @@ static tecs_err_t gather(tecs_filter_t *f, tecs_query_t *q)
 
 /* Fill the cursor of an iteration of q over s, if it has room: the
 ** sizes of the terms' values, and no step yet. */
-static void cursor_init(tecs_query_t *q, const snap *s)
+static void cursor_init(tecs_query_t *q, snap *s)
 {
     cursor *c = cursor_of(s);
     if (c == NULL)

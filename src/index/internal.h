@@ -357,9 +357,29 @@ typedef struct fnode {
 } fnode;
 
 /* The rows a filtered iteration hands out, taken when it starts. */
+/* What a filtered iteration keeps beside the iterator: the place of the
+** step's first row, the group of chunks it is in (one block laid out
+** column by column, so that a field moves by rows times its size across
+** the whole group), and the terms with a field there. A step in the group
+** of the step before moves its fields instead of loading them through the
+** query. It trusts the iterator's fields between steps, as the report of
+** writes does, but only for the iterator it last served (a copy stepped on
+** its own loads). */
+typedef struct cursor {
+    const tecs_entity_t *ents;  /* the entities handed out by that step     */
+    uint64_t at;                /* place of the step's first row            */
+    uint64_t group;             /* place of the first row of its group      */
+    uint64_t span;              /* rows in the group; 0: none loaded yet    */
+    int32_t nlive;              /* terms with a field in this archetype     */
+    uint8_t live[TECS_MAX_TERMS]; /* ... their indexes                      */
+    uint32_t size[TECS_MAX_TERMS]; /* size of each term's values            */
+} cursor;
+
 typedef struct snap {
     okey *v;                    /* e: the entity; k: a sort key             */
     int32_t n, cap;
+    bool cursor_on;             /* steps use cur (a where's; a cache's not) */
+    cursor cur;
     bool busy;                  /* an iteration reads it                    */
     tecs_archetype_t *la;       /* the last archetype looked up ...         */
     int32_t lm;                 /* ... and its match in the query           */
