@@ -882,20 +882,6 @@ tecs_err_t tecs_destroy(tecs_world_t *w, tecs_entity_t e)
     return destroy_slow(w, e);
 }
 
-/* The record of an entity alive or pending, or NULL (the inline twin of
-** tecs__ei_known). */
-static inline tecs__record *known_rec(const tecs_world_t *w, tecs_entity_t e)
-{
-    uint32_t index = TECS_ENTITY_INDEX(e);
-    if (TECS__UNLIKELY(index >= (uint32_t)w->nrecs))
-        return NULL;
-    tecs__record *r = &w->recs[index];
-    if (r->gen != TECS_ENTITY_GENERATION(e) || r->arch == TECS__ARCH_DEAD ||
-        r->arch == TECS__ARCH_RETIRED)
-        return NULL;
-    return r;
-}
-
 /* Queue a change while deferred: a known component, an entity alive or
 ** pending a birth the flush will apply (a delayed birth waits for
 ** tecs_apply_news, so a change queued now would be dropped at the flush);
@@ -903,7 +889,7 @@ static inline tecs__record *known_rec(const tecs_world_t *w, tecs_entity_t e)
 static tecs_err_t defer_known(tecs_world_t *w, tecs__op op, tecs_entity_t e, tecs_comp_t c,
                               const void *value)
 {
-    tecs__record *r = known_rec(w, e);
+    tecs__record *r = tecs__known_rec(w, e);
     if (r == NULL || (r->arch == TECS__ARCH_PENDING && r->row == TECS__ROW_DELAYED))
         return err_dead(w, e);
     tecs_err_t err = tecs__defer_op(w, op, e, c, value);

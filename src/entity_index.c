@@ -31,14 +31,7 @@ tecs__record *tecs__ei_alive(const tecs_world_t *w, tecs_entity_t e)
 
 tecs__record *tecs__ei_known(const tecs_world_t *w, tecs_entity_t e)
 {
-    uint32_t index = TECS_ENTITY_INDEX(e);
-    if (index >= (uint32_t)w->nrecs)
-        return NULL;
-    tecs__record *r = &w->recs[index];
-    if (r->gen != TECS_ENTITY_GENERATION(e) || r->arch == TECS__ARCH_DEAD ||
-        r->arch == TECS__ARCH_RETIRED)
-        return NULL;
-    return r;
+    return tecs__known_rec(w, e);
 }
 
 bool tecs_is_alive(const tecs_world_t *w, tecs_entity_t e)

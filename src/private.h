@@ -573,6 +573,20 @@ static inline tecs__record *tecs__alive_rec(const tecs_world_t *w, tecs_entity_t
     return r;
 }
 
+/* The record of an entity alive or pending, or NULL (the inline twin of
+** tecs__ei_known). */
+static inline tecs__record *tecs__known_rec(const tecs_world_t *w, tecs_entity_t e)
+{
+    uint32_t index = TECS_ENTITY_INDEX(e);
+    if (TECS__UNLIKELY(index >= (uint32_t)w->nrecs))
+        return NULL;
+    tecs__record *r = &w->recs[index];
+    if (r->gen != TECS_ENTITY_GENERATION(e) || r->arch == TECS__ARCH_DEAD ||
+        r->arch == TECS__ARCH_RETIRED)
+        return NULL;
+    return r;
+}
+
 /* tecs__ei_reserve(w, 1) in its common case: room for one more slot is
 ** there already. */
 static inline tecs_err_t tecs__ei_reserve1(tecs_world_t *w)
