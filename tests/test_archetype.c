@@ -213,6 +213,65 @@ TEST(archetype_chunk_groups_shrink_when_half_empty)
     tw_free(w);
 }
 
+typedef struct Triple { float a, b, c; } Triple;
+
+/* Sum of Triple.a over the query's rows, counting them. */
+static double sum_triples(tecs_query_t *q, int *rows)
+{
+    double s = 0;
+    *rows = 0;
+    tecs_iter_t it = tecs_query_iter(q);
+    while (tecs_iter_next(&it)) {
+        const Triple *t = TECS_FIELD(&it, Triple, 0);
+        for (int i = 0; i < it.count; i++)
+            s += t[i].a;
+        *rows += it.count;
+    }
+    return s;
+}
+
+TEST(archetype_values_survive_chunk_table_growth)
+{
+    /* Entities added one by one to two archetypes with columns of three
+    ** sizes: the table of chunks (and of their column pointers) grows many
+    ** times, and shrinks as rows leave; every value stays where get and the
+    ** query read it. */
+    tecs_world_t *w = tw_new_ex(NULL, 16);
+    tecs_comp_t tri = TECS_COMPONENT(w, Triple), pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t hp = TECS_COMPONENT(w, Health);
+    tecs_query_t *q = TECS_QUERY(w, { .comp = tri });
+    enum { N = 600 };
+    tecs_entity_t ids[N];
+    for (int i = 0; i < N; i++) {
+        ids[i] = tecs_new(w);
+        TECS_SET(w, ids[i], tri, Triple, { (float)i, (float)(2 * i), (float)(3 * i) });
+        TECS_SET(w, ids[i], hp, Health, { i });
+        if (i % 2)
+            TECS_SET(w, ids[i], pos, Position, { (float)-i, 0 });
+    }
+    int rows;
+    CHECK_EQ(sum_triples(q, &rows), (double)N * (N - 1) / 2);
+    CHECK_EQ(rows, N);
+    TW_CHECK(w);
+    double want = (double)N * (N - 1) / 2;
+    for (int i = 0; i < N; i += 3) {        /* rows leave both archetypes */
+        CHECK_ERR(tecs_destroy(w, ids[i]), TECS_OK);
+        want -= i;
+    }
+    for (int i = 0; i < N; i++) {
+        if (i % 3 == 0)
+            continue;
+        const Triple *t = TECS_GET(w, ids[i], tri, Triple);
+        CHECK(t && t->a == (float)i && t->b == (float)(2 * i) && t->c == (float)(3 * i));
+        CHECK_EQ(TECS_GET(w, ids[i], hp, Health)->hp, i);
+        CHECK(i % 2 == 0 || TECS_GET(w, ids[i], pos, Position)->x == (float)-i);
+    }
+    CHECK_EQ(sum_triples(q, &rows), want);
+    CHECK_EQ(rows, N - (N + 2) / 3);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
 TEST(archetype_entity_limit)
 {
     tw_alloc al = { 0 };
