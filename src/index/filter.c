@@ -356,8 +356,13 @@ tecs_err_t tecs__filter_ready(tecs_filter_t *f)
         if (tecs__index_refresh(x))
             return f->world->err;
     }
-    if (f->order >= 0 && index_by_id(f->world, f->order) == NULL)
-        return tecs__err(f->world, TECS_ENOENT, "the filter's order index was freed");
+    if (f->order >= 0) {
+        tecs_index_t *x = index_by_id(f->world, f->order);
+        if (x == NULL)
+            return tecs__err(f->world, TECS_ENOENT, "the filter's order index was freed");
+        if (tecs__index_refresh(x))     /* the order is read from it too */
+            return f->world->err;
+    }
     return TECS_OK;
 }
 
@@ -1000,7 +1005,8 @@ bool tecs__filter_dirty(const tecs_filter_t *f)
     for (int32_t i = 0; f && i < f->n; i++)
         if (f->nodes[i].op < F_AND && registry(f->world)->by_id[f->nodes[i].index]->dirty)
             return true;
-    return false;
+    const tecs_index_t *x = f && f->order >= 0 ? registry(f->world)->by_id[f->order] : NULL;
+    return x && x->dirty;
 }
 
 /* A deep copy of f, linked in the world's filters. */
