@@ -682,27 +682,6 @@ static void insertion_sort(okey *v, int32_t n)
     }
 }
 
-/* LSD radix sort of v[0..n) by k, 11 bits a pass, through tmp. Digits
-** are taken from k minus the smallest k, min, so that places of one
-** archetype need two passes, not four. */
-static void radix_sort(okey *v, okey *tmp, int32_t n, uint64_t min, uint64_t max)
-{
-    okey *src = v, *dst = tmp;
-    for (int shift = 0; shift < 64 && ((max - min) >> shift) != 0; shift += 11) {
-        int32_t count[2049] = { 0 };
-        for (int32_t i = 0; i < n; i++)
-            count[(((src[i].k - min) >> shift) & 2047) + 1]++;
-        for (int32_t d = 0; d < 2048; d++)
-            count[d + 1] += count[d];
-        for (int32_t i = 0; i < n; i++)
-            dst[count[((src[i].k - min) >> shift) & 2047]++] = src[i];
-        okey *t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != v)
-        memcpy(v, src, (size_t)n * sizeof *v);
-}
 
 /* Sort v[0..n) by place, through tmp (n items): small arrays by
 ** insertion, sorted ones left as they are, others by radix. (A bucket
@@ -722,7 +701,7 @@ static void sort_places(okey *v, okey *tmp, int32_t n)
         max = v[i].k > max ? v[i].k : max;
     }
     if (!sorted)
-        radix_sort(v, tmp, n, min, max);
+        tecs__okey_radix(v, tmp, n, min, max);
 }
 
 /* Key order of index x: entities without a key last, ties by slot. */

@@ -73,6 +73,7 @@ struct tecs_index_t {
     int32_t cls;                /* TECS_KEYC_* of its keys                  */
     uint32_t fsize;             /* bytes of the field                       */
     bool dirty;                 /* rebuild before the next use              */
+    int32_t sets;               /* SET events since the last use            */
     int32_t n, cap;
     ient *ents;
     int32_t *pos;               /* entity slot -> entry + 1                 */
@@ -309,6 +310,10 @@ static inline const onode *ofirst(const tecs_index_t *x)
 }
 
 typedef int (*okey_cmp)(const tecs_index_t *x, const okey *a, const okey *b);
+
+/* Sort v[0..n) by k, keys within [min, max], stably, with tmp of n items
+** (a radix sort, 11 bits a pass, as many passes as max - min needs). */
+void tecs__okey_radix(okey *v, okey *tmp, int32_t n, uint64_t min, uint64_t max);
 
 /* Stable merge sort of v[0..n) with tmp of n items. */
 static inline void tecs__okey_sort(okey *v, okey *tmp, int32_t n, okey_cmp cmp,
