@@ -634,6 +634,60 @@ static void check_range(tecs_world_t *w, tecs_query_t *q, tecs_index_t *x, tecs_
         CHECK_EQ(got[j], want[j]);
 }
 
+/* Counts the SET events it sees (ctx: an int). */
+static void count_sets(const tecs_event_t *ev)
+{
+    (*(int *)ev->ctx)++;
+}
+
+/* An index asleep after a burst leaves the component's other listeners as
+** they were (an observer still sees every set), and freeing it then, or
+** using it, puts the component's counts back (the world check verifies
+** them); an index a cache depends on never sleeps. */
+TEST(index_asleep_after_a_burst_keeps_other_listeners)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t hp = TECS_COMPONENT(w, Health);
+    int seen = 0;
+    CHECK(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_SET, .comp = hp,
+                                                    .callback = count_sets, .ctx = &seen }));
+    enum { N = 400 };
+    tecs_entity_t ids[N];
+    for (int i = 0; i < N; i++) {
+        ids[i] = tecs_new(w);
+        TECS_SET(w, ids[i], hp, Health, { i });
+    }
+    tecs_index_t *a = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = hp, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32 });
+    tecs_index_t *b = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = hp, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32 });
+    tecs_query_t *q = TECS_QUERY(w, { .comp = hp });
+    tecs_filter_t *f = tecs_filter_new(w);
+    tecs_where(f, b, TECS_LT, tecs_key_int(100));
+    tecs_cache_t *c = tecs_cache_new(w, &(tecs_cache_desc_t){ .query = q, .filter = f });
+    CHECK(c != NULL);
+    seen = 0;
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < N; i++)         /* a burst: every value moves */
+            TECS_SET(w, ids[i], hp, Health, { (i * 7 + round) % N });
+        TW_CHECK(w);
+        int below = 0;
+        for (int i = 0; i < N; i++)
+            below += (i * 7 + round) % N < 100;
+        CHECK_EQ(tecs_cache_count(c), below);   /* b followed at once */
+        CHECK_EQ(tecs_index_count(a), N);       /* a rebuilt on use */
+        TW_CHECK(w);
+    }
+    CHECK_EQ(seen, 3 * N);
+    for (int i = 0; i < N; i++)
+        TECS_SET(w, ids[i], hp, Health, { i });
+    CHECK_ERR(tecs_index_free(a), TECS_OK);     /* freed while asleep */
+    TW_CHECK(w);
+    tecs_cache_free(c);
+    tecs_filter_free(f);
+    tw_free(w);
+}
+
 /* A burst of sets (more than n/16 between two uses) is left to a rebuild
 ** at the next use: what a where, a count or a lookup sees is the same as
 ** when every set re-keys at once, through sets, removals and destroys in

@@ -61,11 +61,12 @@
 **
 ** Bursts of re-keys are deferred the same way. A re-key costs a few cache
 ** misses (an erase and an insert down the tree, or a chain unlink and
-** link); a rebuild costs about a fourteenth of that per entity. So once more
-** than n/16 values of a non-unique index have been set since it was last
+** link); a rebuild costs a fourteenth (ordered) to a fifth (hash) of that
+** per entity. So once more than n/16 (ordered) or n/4 (hash, spatial)
+** values of a non-unique index have been set since it was last
 ** used (a lookup, a count, a where), and no cached result set depends on
-** it, the index stops following SET events, marks itself dirty, and is
-** rebuilt at its next use: the re-keys of a burst cost at most about what
+** it, the index marks itself dirty and stops listening to the component
+** (sets of it cost what plain sets cost), and is rebuilt at its next use: the re-keys of a burst cost at most about what
 ** they would have cost one by one, and a mass update costs one rebuild.
 ** A unique index always follows at once: its check must see every key.
 */
@@ -1048,6 +1049,15 @@ static void compact(tecs_index_t *x)
 }
 
 /* Rebuild a dirty index. */
+/* Count x in (by 1) or out of (by -1) the listeners of its component's
+** events and checks, which calls on that component consult first. */
+static void subscribe(tecs_index_t *x, int by)
+{
+    tecs__comp *ci = &x->world->comps[x->d.comp];
+    ci->watch = (uint32_t)((int64_t)ci->watch + by);
+    ci->check = (uint32_t)((int64_t)ci->check + by);
+}
+
 tecs_err_t tecs__index_refresh(tecs_index_t *x)
 {
     x->sets = 0;                /* called at every use: a burst ends here */
@@ -1061,6 +1071,10 @@ tecs_err_t tecs__index_refresh(tecs_index_t *x)
     }
     compact(x);
     x->dirty = false;
+    if (x->asleep) {
+        x->asleep = false;      /* follows its component's events again */
+        subscribe(x, 1);
+    }
     return TECS_OK;
 }
 
@@ -1228,13 +1242,16 @@ static tecs_err_t on_check(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, 
     return TECS_OK;
 }
 
-/* SET events after which a burst of re-keys is left to a rebuild: n/16,
-** where a rebuild of n entries (about 45 ns each at 1M, sorting included)
-** costs about what the re-keys had cost (about 650 ns each over a plain
-** set), so a burst never costs more than twice the better of the two. */
+/* SET events after which a burst of re-keys is left to a rebuild: about
+** where a rebuild of the n entries costs what the re-keys had cost, so a
+** burst never costs more than about twice the better of the two. Measured
+** at 1M: an ordered rebuild about 45 ns an entry (sort included) against
+** 650 ns a re-key over a plain set, so n/16; a hash rebuild about 80 ns
+** against 380 ns, so n/4. */
 static inline int32_t burst_limit(const tecs_index_t *x)
 {
-    return x->n / 16 > 64 ? x->n / 16 : 64;
+    int32_t limit = is_hashed(x) ? x->n / 4 : x->n / 16;
+    return limit > 64 ? limit : 64;
 }
 
 static void on_comp(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_comp_t c,
@@ -1248,7 +1265,9 @@ static void on_comp(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_co
             continue;
         if (ev == TECS__EV_SET && TECS__UNLIKELY(++x->sets > burst_limit(x)) &&
             !x->d.unique && !tecs__caches_use(r, id)) {
-            x->dirty = true;    /* a burst: rebuilt at the next use */
+            x->dirty = true;    /* a burst: rebuilt at the next use; until */
+            x->asleep = true;   /* then the component's calls skip it */
+            subscribe(x, -1);
             continue;
         }
         if (ev == TECS__EV_REMOVE) {
@@ -1361,8 +1380,7 @@ tecs_index_t *tecs_index_new(tecs_world_t *w, const tecs_index_desc_t *d)
         index_release(x);
         return NULL;
     }
-    w->comps[d->comp].watch++;
-    w->comps[d->comp].check++;
+    subscribe(x, 1);
     return x;
 }
 
@@ -1375,8 +1393,8 @@ tecs_err_t tecs_index_free(tecs_index_t *x)
     if (tecs__caches_use(r, x->id))
         return tecs__err(w, TECS_EBUSY, "a cache uses this index");
     r->by_id[x->id] = NULL;
-    w->comps[x->d.comp].watch--;
-    w->comps[x->d.comp].check--;
+    if (!x->asleep)
+        subscribe(x, -1);
     index_release(x);
     return TECS_OK;
 }
@@ -1528,9 +1546,32 @@ static tecs_err_t check_table(tecs_index_t *x)
     return used == x->n ? TECS_OK : bad(x->world, "table cells != entries", x->id);
 }
 
+/* Each component's check count is its indexes that are awake (nothing
+** else checks changes); an index asleep is dirty and not unique. */
+static tecs_err_t check_subscriptions(tecs_world_t *w, const tecs__indexes *r)
+{
+    for (int32_t c = 1; c < w->cap_comps; c++) {
+        uint32_t awake = 0;
+        for (int32_t id = 0; r && id < r->nids; id++) {
+            const tecs_index_t *x = r->by_id[id];
+            if (x && x->d.comp == (tecs_comp_t)c) {
+                if (x->asleep && (!x->dirty || x->d.unique))
+                    return bad(w, "asleep but clean or unique", id);
+                awake += !x->asleep;
+            }
+        }
+        if (w->comps[c].check != awake)
+            return tecs__err(w, TECS_ECORRUPT, "component %d: check count off", c);
+    }
+    return TECS_OK;
+}
+
 tecs_err_t tecs__indexes_check(tecs_world_t *w)
 {
     tecs__indexes *r = registry(w);
+    tecs_err_t err0 = check_subscriptions(w, r);
+    if (err0)
+        return err0;
     for (int32_t id = 0; r && id < r->nids; id++) {
         tecs_index_t *x = r->by_id[id];
         if (x == NULL || x->dirty)
