@@ -699,6 +699,11 @@ static inline tecs_key_t tecs_key_str(const char *s)
 
 /**
  * Create an index and fill it with every entity that has the component now.
+ * It follows every change from then on. A burst of sets of a non-unique
+ * index's field (over n/16 entries of an ordered index, n/4 of a hash or
+ * spatial one, since its last use, no cache depending on it) is left to one
+ * rebuild at its next use, which then costs O(n) and may fail with
+ * TECS_ENOMEM; see the README's "Indexes and where".
  * @return the index, owned by the world (freed with it or by
  * tecs_index_free); NULL on error: TECS_EINVAL (NULL desc, bad kind or type,
  * a field that does not fit inside the component, a tag, cell_size <= 0,
