@@ -584,7 +584,8 @@ static void arch_destroy_values(tecs_world_t *w, tecs_archetype_t *a)
         if (n > (int32_t)w->rows)
             n = (int32_t)w->rows;
         for (int32_t c = 0; c < a->ncols; c++)
-            tecs__comp_dtor(tecs__col_info(w, a, c), tecs__chunk_col(tecs__kcols(a, (uint32_t)k), c), n);
+            tecs__comp_dtor(tecs__col_info(w, a, c),
+                            tecs__chunk_col(tecs__kcols(a, (uint32_t)k), c), n);
     }
 }
 

@@ -682,7 +682,6 @@ static void insertion_sort(okey *v, int32_t n)
     }
 }
 
-
 /* Sort v[0..n) by place, through tmp (n items): small arrays by
 ** insertion, sorted ones left as they are, others by radix. (A bucket
 ** pass over close places with an insertion pass to finish, and a bitmap
@@ -757,8 +756,8 @@ static tecs_err_t gather(tecs_filter_t *f, tecs_query_t *q)
 
 /* ---- filtered iteration ----------------------------------------------- */
 
-/* Fill the cursor of an iteration of q over s, if it has room: the
-** sizes of the terms' values, and no step yet. */
+/* Fill the cursor of an iteration of q over s, if s uses one: the sizes
+** of the terms' values, and no step yet. */
 static void cursor_init(tecs_query_t *q, snap *s)
 {
     cursor *c = cursor_of(s);

@@ -66,8 +66,9 @@
 ** values of a non-unique index have been set since it was last
 ** used (a lookup, a count, a where), and no cached result set depends on
 ** it, the index marks itself dirty and stops listening to the component
-** (sets of it cost what plain sets cost), and is rebuilt at its next use: the re-keys of a burst cost at most about what
-** they would have cost one by one, and a mass update costs one rebuild.
+** (sets of it cost what plain sets cost), and is rebuilt at its next use:
+** the re-keys of a burst cost at most about what they would have cost one
+** by one, and a mass update costs one rebuild.
 ** A unique index always follows at once: its check must see every key.
 */
 #include "internal.h"
@@ -1048,7 +1049,6 @@ static void compact(tecs_index_t *x)
     }
 }
 
-/* Rebuild a dirty index. */
 /* Count x in (by 1) or out of (by -1) the listeners of its component's
 ** events and checks, which calls on that component consult first. */
 static void subscribe(tecs_index_t *x, int by)
@@ -1058,6 +1058,7 @@ static void subscribe(tecs_index_t *x, int by)
     ci->check = (uint32_t)((int64_t)ci->check + by);
 }
 
+/* Rebuild a dirty index. */
 tecs_err_t tecs__index_refresh(tecs_index_t *x)
 {
     x->sets = 0;                /* called at every use: a burst ends here */
@@ -1263,12 +1264,15 @@ static void on_comp(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_co
         tecs_index_t *x = r->by_id[id];
         if (x == NULL || x->d.comp != c || x->dirty)
             continue;
-        if (ev == TECS__EV_SET && TECS__UNLIKELY(++x->sets > burst_limit(x)) &&
-            !x->d.unique && !tecs__caches_use(r, id)) {
-            x->dirty = true;    /* a burst: rebuilt at the next use; until */
-            x->asleep = true;   /* then the component's calls skip it */
-            subscribe(x, -1);
-            continue;
+        if (ev == TECS__EV_SET && !x->d.unique &&
+            TECS__UNLIKELY(++x->sets > burst_limit(x))) {
+            if (!tecs__caches_use(r, id)) {
+                x->dirty = true;    /* a burst: rebuilt at the next use; */
+                x->asleep = true;   /* until then its component's calls skip it */
+                subscribe(x, -1);
+                continue;
+            }
+            x->sets = 0;            /* a cache needs every set: count anew */
         }
         if (ev == TECS__EV_REMOVE) {
             int32_t i = ent_find(x, e);

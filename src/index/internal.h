@@ -363,7 +363,6 @@ typedef struct fnode {
     float g[4];
 } fnode;
 
-/* The rows a filtered iteration hands out, taken when it starts. */
 /* What a filtered iteration keeps beside the iterator: the place of the
 ** step's first row, the group of chunks it is in (one block laid out
 ** column by column, so that a field moves by rows times its size across
@@ -382,6 +381,7 @@ typedef struct cursor {
     uint32_t size[TECS_MAX_TERMS]; /* size of each term's values            */
 } cursor;
 
+/* The rows a filtered iteration hands out, taken when it starts. */
 typedef struct snap {
     okey *v;                    /* e: the entity; k: a sort key             */
     int32_t n, cap;
