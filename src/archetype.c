@@ -359,8 +359,9 @@ static void edge_link(tecs_world_t *w, tecs_archetype_t *a, tecs_archetype_t *b,
 
 tecs_archetype_t *tecs__arch_with(tecs_world_t *w, tecs_archetype_t *a, tecs_comp_t c)
 {
-    if ((int32_t)c < a->nedges && a->edge_add[c] != TECS__NO_EDGE)
-        return w->archs[a->edge_add[c]];
+    tecs_archetype_t *cached = tecs__edge_add(w, a, c);
+    if (cached)
+        return cached;
     if (a->ncomps >= TECS_MAX_ARCH_COMPONENTS) {
         tecs__err(w, TECS_ELIMIT, "an archetype holds at most %d components",
                   TECS_MAX_ARCH_COMPONENTS);
@@ -381,8 +382,9 @@ tecs_archetype_t *tecs__arch_with(tecs_world_t *w, tecs_archetype_t *a, tecs_com
 
 tecs_archetype_t *tecs__arch_without(tecs_world_t *w, tecs_archetype_t *a, tecs_comp_t c)
 {
-    if ((int32_t)c < a->nedges && a->edge_rem[c] != TECS__NO_EDGE)
-        return w->archs[a->edge_rem[c]];
+    tecs_archetype_t *cached = tecs__edge_rem(w, a, c);
+    if (cached)
+        return cached;
     tecs_comp_t ids[TECS_MAX_ARCH_COMPONENTS];
     int32_t n = 0;
     for (int32_t i = 0; i < a->ncomps; i++)

@@ -430,8 +430,8 @@ static tecs_archetype_t *fold_target(tecs_world_t *w, tecs_archetype_t *a, tecs_
 {
     if (tecs__arch_col(a, c) != TECS__COL_ABSENT)
         return a;
-    uint32_t to = (int32_t)c < a->nedges ? a->edge_add[c] : TECS__NO_EDGE;
-    return to != TECS__NO_EDGE ? w->archs[to] : tecs__arch_with(w, a, c);
+    tecs_archetype_t *to = tecs__edge_add(w, a, c);
+    return to ? to : tecs__arch_with(w, a, c);
 }
 
 /* Fold one ADD or SET of c (value, or NULL) into a birth heading for *a

@@ -614,21 +614,6 @@ tecs_err_t tecs_new_bulk(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_e
 
 /* ---- moves ----------------------------------------------------------- */
 
-/* The archetype a leads to by adding (removing) c, if that edge is known. */
-static inline tecs_archetype_t *edge_add(const tecs_world_t *w, const tecs_archetype_t *a,
-                                         tecs_comp_t c)
-{
-    return c < (tecs_comp_t)a->nedges && a->edge_add[c] != TECS__NO_EDGE
-               ? w->archs[a->edge_add[c]] : NULL;
-}
-
-static inline tecs_archetype_t *edge_rem(const tecs_world_t *w, const tecs_archetype_t *a,
-                                         tecs_comp_t c)
-{
-    return c < (tecs_comp_t)a->nedges && a->edge_rem[c] != TECS__NO_EDGE
-               ? w->archs[a->edge_rem[c]] : NULL;
-}
-
 /* Move the entity of record r from a to b, which is a plus (adding) or minus
 ** one component whose column in the larger archetype is k (COL_TAG for a
 ** tag). Columns follow component-id order, so column j of b is column j of a
@@ -747,7 +732,7 @@ static TECS__INLINE tecs_err_t add_to(tecs_world_t *w, tecs_entity_t e, tecs__re
                                       tecs_archetype_t *a, tecs_comp_t c, const void *value)
 {
     int32_t narchs = w->narchs;
-    tecs_archetype_t *b = edge_add(w, a, c);
+    tecs_archetype_t *b = tecs__edge_add(w, a, c);
     if (TECS__LIKELY(b != NULL && quiet_add(w, b, c))) {
         move_row_with(w, r, a, b, tecs__arch_col(b, c), true, value, true);
         return TECS_OK;
@@ -793,7 +778,7 @@ static TECS__INLINE tecs_err_t remove_now(tecs_world_t *w, tecs_entity_t e, tecs
         return tecs__comp_get(w, c) ? tecs__err(w, TECS_ENOENT, "entity lacks component %u", c)
                                     : err_nocomp(w, c);
     int32_t narchs = w->narchs;
-    tecs_archetype_t *b = edge_rem(w, a, c);
+    tecs_archetype_t *b = tecs__edge_rem(w, a, c);
     if (TECS__UNLIKELY(b == NULL) && (b = tecs__arch_without(w, a, c)) == NULL)
         return w->err;
     tecs_err_t err = tecs__arch_reserve_rows(w, b, 1);
@@ -968,7 +953,8 @@ tecs_err_t tecs_set(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void 
         if (col == TECS__COL_TAG)
             return TECS_OK;
         /* A known edge means c is registered: add it with its value now. */
-        if (TECS__LIKELY(w->defer_depth == 0 && value != NULL && edge_add(w, a, c) != NULL)) {
+        if (TECS__LIKELY(w->defer_depth == 0 && value != NULL &&
+                         tecs__edge_add(w, a, c) != NULL)) {
             tecs_err_t err = add_to(w, e, r, a, c, value);
             settle(w);
             return err;

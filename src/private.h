@@ -650,4 +650,20 @@ static inline tecs_archetype_t *tecs__rec_arch(const tecs_world_t *w, const tecs
     return w->archs[r->arch & TECS__ARCH_MASK];
 }
 
+/* The archetype a leads to by adding (removing) c, if that edge is cached;
+** else NULL (tecs__arch_with / tecs__arch_without find or make it). */
+static inline tecs_archetype_t *tecs__edge_add(const tecs_world_t *w, const tecs_archetype_t *a,
+                                               tecs_comp_t c)
+{
+    return c < (tecs_comp_t)a->nedges && a->edge_add[c] != TECS__NO_EDGE
+               ? w->archs[a->edge_add[c]] : NULL;
+}
+
+static inline tecs_archetype_t *tecs__edge_rem(const tecs_world_t *w, const tecs_archetype_t *a,
+                                               tecs_comp_t c)
+{
+    return c < (tecs_comp_t)a->nedges && a->edge_rem[c] != TECS__NO_EDGE
+               ? w->archs[a->edge_rem[c]] : NULL;
+}
+
 #endif /* TECS_PRIVATE_H */
