@@ -316,6 +316,7 @@ void tecs__arch_drop_last(tecs_world_t *w)
             w->listeners[i].on_archetype_undo(w, w->listeners[i].ctx, a);
     w->narchs--;
     edges_forget(w, a->id);
+    tecs__comp_forget_arch(w, a);
     memset(w->arch_table, 0, w->arch_table_cap * sizeof *w->arch_table);
     for (int32_t i = 0; i < w->narchs; i++)
         table_put(w, w->archs[i]);

@@ -125,6 +125,18 @@ size_t tecs_component_size(const tecs_world_t *w, tecs_comp_t c)
     return ci ? ci->size : 0;
 }
 
+void tecs__comp_forget_arch(tecs_world_t *w, const tecs_archetype_t *a)
+{
+    static const struct tecs__hop empty;
+    for (int32_t i = 0; i < w->cap_comps; i++) {
+        tecs__comp *ci = &w->comps[i];
+        if (ci->add.from == a || ci->add.to == a)
+            ci->add = empty;
+        if (ci->rem.from == a || ci->rem.to == a)
+            ci->rem = empty;
+    }
+}
+
 void tecs__comp_fini(tecs_world_t *w)
 {
     for (int32_t i = 0; i < w->cap_comps; i++)

@@ -679,12 +679,47 @@ static TECS__INLINE void move_row(tecs_world_t *w, tecs__record *r, tecs_archety
         move_row_hooked(w, r, a, b, k, adding, value);
 }
 
+/* ---- hops -------------------------------------------------------------
+**
+** Finding where a move goes is a walk: record -> archetype -> its edge for
+** c -> the target -> the target's chunk. Each step is a load that waits for
+** the one before, and in a burst of creations or moves those waits, not the
+** instructions, were most of the time. So each component remembers its last
+** plain add and remove (from, to, the column of c): when the record names
+** that from, both archetypes come from the component, loads that need
+** nothing but c, and only the record's row is waited for. When the hop does
+** not match, the walk is the way. Archetypes live until the world ends, but
+** for one dropped while still empty, whose hops are forgotten
+** (tecs__comp_forget_arch). Lookups (tecs_get) gain nothing from a hop: a
+** random lookup waits on memory, and the extra check only costs.
+*/
+
+/* h starts at the archetype of record r. */
+static inline bool hop_at(const struct tecs__hop *h, const tecs__record *r)
+{
+    return h->key == (r->arch & TECS__ARCH_MASK) + 1;
+}
+
+static inline void hop_set(struct tecs__hop *h, tecs_archetype_t *from, tecs_archetype_t *to,
+                           int32_t col)
+{
+    *h = (struct tecs__hop){ from->id + 1, col, from, to };
+}
+
 /* Adding c with b as the target is a plain row move that cannot fail:
 ** nobody to ask or tell, no hook to run, a row free in b. */
 static inline bool quiet_add(const tecs_world_t *w, const tecs_archetype_t *b, tecs_comp_t c)
 {
     const tecs__comp *ci = &w->comps[c];
     return b->plain && !w->watch_moves && (ci->check | ci->watch) == 0 &&
+           (int64_t)b->count < ((int64_t)b->nchunks << w->shift);
+}
+
+/* Removing c from a plain archetype with b as the target is a plain row
+** move that cannot fail: nobody to tell, a row free in b. */
+static inline bool quiet_remove(const tecs_world_t *w, const tecs_archetype_t *b, tecs_comp_t c)
+{
+    return !w->watch_moves && w->comps[c].watch == 0 &&
            (int64_t)b->count < ((int64_t)b->nchunks << w->shift);
 }
 
@@ -731,9 +766,17 @@ static TECS__NOINLINE tecs_err_t undo_target(tecs_world_t *w, int32_t narchs, te
 static TECS__INLINE tecs_err_t add_to(tecs_world_t *w, tecs_entity_t e, tecs__record *r,
                                       tecs_archetype_t *a, tecs_comp_t c, const void *value)
 {
+    if (TECS__LIKELY(c < (tecs_comp_t)w->cap_comps)) {
+        const struct tecs__hop *h = &w->comps[c].add;
+        if (TECS__LIKELY(hop_at(h, r)) && quiet_add(w, h->to, c)) {
+            move_row_with(w, r, h->from, h->to, h->col, true, value, true);
+            return TECS_OK;
+        }
+    }
     int32_t narchs = w->narchs;
     tecs_archetype_t *b = tecs__edge_add(w, a, c);
     if (TECS__LIKELY(b != NULL && quiet_add(w, b, c))) {
+        hop_set(&w->comps[c].add, a, b, tecs__arch_col(b, c));
         move_row_with(w, r, a, b, tecs__arch_col(b, c), true, value, true);
         return TECS_OK;
     }
@@ -772,6 +815,13 @@ static TECS__INLINE tecs_err_t remove_now(tecs_world_t *w, tecs_entity_t e, tecs
     tecs__record *r = tecs__alive_rec(w, e);
     if (TECS__UNLIKELY(r == NULL))
         return err_dead(w, e);
+    if (TECS__LIKELY(c < (tecs_comp_t)w->cap_comps)) {
+        const struct tecs__hop *h = &w->comps[c].rem;
+        if (TECS__LIKELY(hop_at(h, r)) && quiet_remove(w, h->to, c)) {
+            move_row_with(w, r, h->from, h->to, h->col, false, NULL, true);
+            return TECS_OK;
+        }
+    }
     tecs_archetype_t *a = tecs__rec_arch(w, r);
     int32_t k = tecs__arch_col(a, c);
     if (TECS__UNLIKELY(k == TECS__COL_ABSENT))
@@ -784,6 +834,8 @@ static TECS__INLINE tecs_err_t remove_now(tecs_world_t *w, tecs_entity_t e, tecs
     tecs_err_t err = tecs__arch_reserve_rows(w, b, 1);
     if (TECS__UNLIKELY(err))
         return undo_target(w, narchs, err);
+    if (TECS__LIKELY(a->plain && quiet_remove(w, b, c)))
+        hop_set(&w->comps[c].rem, a, b, k);
     if (TECS__UNLIKELY(w->comps[c].watch || !a->plain)) {
         void *p = k >= 0 ? tecs__col_ptr(a, w, k, r->row) : NULL;
         if (w->comps[c].watch)
@@ -952,9 +1004,8 @@ tecs_err_t tecs_set(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void 
             return overwrite(w, e, c, tecs__col_ptr(a, w, col, r->row), value);
         if (col == TECS__COL_TAG)
             return TECS_OK;
-        /* A known edge means c is registered: add it with its value now. */
-        if (TECS__LIKELY(w->defer_depth == 0 && value != NULL &&
-                         tecs__edge_add(w, a, c) != NULL)) {
+        /* A registered c is added with its value now. */
+        if (TECS__LIKELY(w->defer_depth == 0 && value != NULL && tecs__comp_get(w, c) != NULL)) {
             tecs_err_t err = add_to(w, e, r, a, c, value);
             settle(w);
             return err;

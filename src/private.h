@@ -98,7 +98,17 @@ typedef struct tecs__comp {
     uint32_t watch;             /* listeners that want this one's events    */
     uint32_t watch_noset;       /* of those, ones that want no SET events   */
     uint32_t check;             /* listeners that must approve its changes  */
+    /* Hops, owned by entity.c: the archetype pair the last plain add (and
+    ** remove) of this component moved a row between. */
+    struct tecs__hop {
+        uint32_t key;           /* archetype id of from + 1; 0: empty       */
+        int32_t col;            /* the component's column in the larger one */
+        tecs_archetype_t *from, *to;
+    } add, rem;
 } tecs__comp;
+
+/* Forget every hop that leads from or to archetype a (it is being freed). */
+void tecs__comp_forget_arch(tecs_world_t *w, const tecs_archetype_t *a);
 
 /* The registered component c, or NULL. */
 static inline const tecs__comp *tecs__comp_get(const tecs_world_t *w, tecs_comp_t c);

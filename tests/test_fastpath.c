@@ -284,3 +284,101 @@ TEST(entity_quiet_moves_free_emptied_chunks)
     TW_CHECK(w);
     tw_free(w);
 }
+
+/* The archetype of e holds exactly the n components of want (sorted). */
+static bool in_archetype(tecs_world_t *w, tecs_entity_t e, int32_t n, const tecs_comp_t *want)
+{
+    const tecs_comp_t *have;
+    int32_t k = tecs_archetype_components(tecs_entity_archetype(w, e), &have);
+    return k == n && (n == 0 || memcmp(have, want, (size_t)n * sizeof *want) == 0);
+}
+
+TEST(entity_moves_from_alternating_archetypes_land_right)
+{
+    /* Adds and removes of one component from two archetypes in turn, and a
+    ** tag between them: each move must start from the entity's own
+    ** archetype, whichever move of that component came before. */
+    tecs_world_t *w = tw_new_ex(NULL, 16);
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
+    tecs_comp_t hp = TECS_COMPONENT(w, Health);
+    tecs_comp_t tag = tecs_component(w, &(tecs_component_desc_t){ .name = "Tag" });
+    enum { N = 50 };
+    tecs_entity_t e[N];
+    for (int i = 0; i < N; i++) {
+        e[i] = tecs_new(w);
+        if (i % 2)
+            CHECK_ERR(TECS_SET(w, e[i], pos, Position, { (float)i, 0 }), TECS_OK);
+        else
+            CHECK_ERR(TECS_SET(w, e[i], vel, Velocity, { 0, (float)i }), TECS_OK);
+    }
+    for (int i = 0; i < N; i++) {
+        CHECK_ERR(TECS_SET(w, e[i], hp, Health, { i }), TECS_OK);
+        CHECK_ERR(tecs_add(w, e[i], tag), TECS_OK);
+    }
+    for (int i = 0; i < N; i++) {
+        const tecs_comp_t *own = i % 2 ? &pos : &vel;
+        CHECK(in_archetype(w, e[i], 3, (tecs_comp_t[]){ *own, hp, tag }));
+        CHECK_EQ(TECS_GET(w, e[i], hp, Health)->hp, i);
+    }
+    for (int i = 0; i < N; i++)
+        CHECK_ERR(tecs_remove(w, e[i], i % 3 ? hp : tag), TECS_OK);
+    for (int i = 0; i < N; i++) {
+        tecs_comp_t own = i % 2 ? pos : vel;
+        tecs_comp_t left = i % 3 ? tag : hp;
+        CHECK(in_archetype(w, e[i], 2, (tecs_comp_t[]){ own, left }));
+        if (i % 2)
+            CHECK_EQ(TECS_GET(w, e[i], pos, Position)->x, (float)i);
+        else
+            CHECK_EQ(TECS_GET(w, e[i], vel, Velocity)->y, (float)i);
+        CHECK(i % 3 ? !tecs_has(w, e[i], hp) : TECS_GET(w, e[i], hp, Health)->hp == i);
+    }
+    CHECK_ERR(tecs_remove(w, e[1], hp), TECS_ENOENT);   /* gone already */
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+static void count_event(const tecs_event_t *ev)
+{
+    ++*(int *)ev->ctx;
+}
+
+TEST(entity_moves_tell_observers_made_after_a_burst)
+{
+    /* A burst of plain adds and removes first, then observers: the next
+    ** moves of the same kind must reach them. */
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t hp = TECS_COMPONENT(w, Health);
+    enum { N = 20 };
+    tecs_entity_t e[N];
+    for (int i = 0; i < N; i++) {
+        e[i] = tecs_new(w);
+        CHECK_ERR(TECS_SET(w, e[i], pos, Position, { (float)i, 0 }), TECS_OK);
+    }
+    for (int i = 0; i < N / 2; i++) {
+        CHECK_ERR(tecs_add(w, e[i], hp), TECS_OK);
+        CHECK_ERR(tecs_remove(w, e[i], hp), TECS_OK);
+    }
+    int added = 0, removed = 0, entered = 0;
+    CHECK(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_ADD, .comp = hp,
+                                                    .callback = count_event, .ctx = &added }));
+    CHECK(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_REMOVE, .comp = hp,
+                                                    .callback = count_event, .ctx = &removed }));
+    for (int i = N / 2; i < N; i++) {
+        CHECK_ERR(TECS_SET(w, e[i], hp, Health, { i }), TECS_OK);
+        CHECK_ERR(tecs_remove(w, e[i], hp), TECS_OK);
+    }
+    CHECK_EQ(added, N / 2);
+    CHECK_EQ(removed, N / 2);
+    tecs_term_t terms[] = { { .comp = hp } };
+    CHECK(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_ENTER, .terms = terms,
+                                                    .term_count = 1, .callback = count_event,
+                                                    .ctx = &entered }));
+    for (int i = 0; i < N; i++)
+        CHECK_ERR(tecs_add(w, e[i], hp), TECS_OK);
+    CHECK_EQ(entered, N);
+    CHECK_EQ(added, N / 2 + N);
+    TW_CHECK(w);
+    tw_free(w);
+}
