@@ -128,6 +128,8 @@ size_t tecs_component_size(const tecs_world_t *w, tecs_comp_t c)
 void tecs__comp_forget_arch(tecs_world_t *w, const tecs_archetype_t *a)
 {
     static const struct tecs__hop empty;
+    if (w->kill.from == a)
+        w->kill = empty;
     for (int32_t i = 0; i < w->cap_comps; i++) {
         tecs__comp *ci = &w->comps[i];
         if (ci->add.from == a || ci->add.to == a)

@@ -687,7 +687,8 @@ static TECS__INLINE void move_row(tecs_world_t *w, tecs__record *r, tecs_archety
 ** instructions, were most of the time. So each component remembers its last
 ** plain add and remove (from, to, the column of c): when the record names
 ** that from, both archetypes come from the component, loads that need
-** nothing but c, and only the record's row is waited for. When the hop does
+** nothing but c, and only the record's row is waited for. The world keeps
+** one more, for tecs_destroy: the plain archetype it last freed a row of. When the hop does
 ** not match, the walk is the way. Archetypes live until the world ends, but
 ** for one dropped while still empty, whose hops are forgotten
 ** (tecs__comp_forget_arch). Lookups (tecs_get) gain nothing from a hop: a
@@ -907,14 +908,18 @@ tecs_err_t tecs_destroy(tecs_world_t *w, tecs_entity_t e)
     tecs__record *r;
     if (TECS__LIKELY(w != NULL && (r = tecs__alive_rec(w, e)) != NULL &&
                      w->defer_depth == 0 && !w->watch_comps && !w->watch_moves)) {
-        tecs_archetype_t *a = tecs__rec_arch(w, r);
-        if (TECS__LIKELY(a->plain)) {
-            uint32_t row = r->row;
-            tecs__ei_release(w, TECS_ENTITY_INDEX(e));
-            w->nalive--;
-            tecs__arch_remove_row(w, a, row);
-            return TECS_OK;
+        tecs_archetype_t *a = w->kill.from;
+        if (TECS__UNLIKELY(!hop_at(&w->kill, r))) {
+            a = tecs__rec_arch(w, r);
+            if (!a->plain)
+                return destroy_slow(w, e);
+            hop_set(&w->kill, a, NULL, 0);
         }
+        uint32_t row = r->row;
+        tecs__ei_release(w, TECS_ENTITY_INDEX(e));
+        w->nalive--;
+        tecs__arch_remove_row(w, a, row);
+        return TECS_OK;
     }
     return destroy_slow(w, e);
 }

@@ -445,6 +445,8 @@ struct tecs_world_t {
     tecs__listener *listeners;
     int32_t nlisteners;
     int32_t cap_listeners;
+    struct tecs__hop kill;      /* entity.c: the plain archetype tecs_destroy
+                                   last freed a row of (from; to unused)    */
     bool watch_moves;           /* some listener wants move events          */
     bool watch_comps;           /* some listener wants component events     */
     bool watch_checks;          /* some listener checks changes first       */

@@ -382,3 +382,40 @@ TEST(entity_moves_tell_observers_made_after_a_burst)
     TW_CHECK(w);
     tw_free(w);
 }
+
+TEST(entity_destroys_from_alternating_archetypes_keep_the_rest)
+{
+    /* Destroys from two archetypes in turn: each must free the row of the
+    ** entity's own archetype, whichever archetype the destroy before it
+    ** was in. */
+    tecs_world_t *w = tw_new_ex(NULL, 16);
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
+    tecs_archetype_t *p = tecs_archetype(w, 1, &pos);
+    tecs_archetype_t *v = tecs_archetype(w, 1, &vel);
+    enum { N = 60 };
+    tecs_entity_t e[N];
+    for (int i = 0; i < N; i++) {
+        e[i] = tecs_new(w);
+        if (i % 2)
+            CHECK_ERR(TECS_SET(w, e[i], pos, Position, { (float)i, 0 }), TECS_OK);
+        else
+            CHECK_ERR(TECS_SET(w, e[i], vel, Velocity, { 0, (float)i }), TECS_OK);
+    }
+    for (int i = 0; i < N; i += 3)
+        CHECK_ERR(tecs_destroy(w, e[i]), TECS_OK);
+    CHECK_ERR(tecs_destroy(w, e[0]), TECS_EDEAD);
+    CHECK_EQ(tecs_archetype_entity_count(p), N / 2 - N / 6);
+    CHECK_EQ(tecs_archetype_entity_count(v), N / 2 - N / 6);
+    for (int i = 0; i < N; i++) {
+        CHECK_EQ(tecs_is_alive(w, e[i]), i % 3 != 0);
+        if (i % 3 == 0)
+            continue;
+        if (i % 2)
+            CHECK_EQ(TECS_GET(w, e[i], pos, Position)->x, (float)i);
+        else
+            CHECK_EQ(TECS_GET(w, e[i], vel, Velocity)->y, (float)i);
+    }
+    TW_CHECK(w);
+    tw_free(w);
+}
