@@ -476,6 +476,56 @@ static double sc_random_get(int64_t n)
     return t;
 }
 
+/* random_raw: the lookups of random_get over plain arrays, through a call
+** the compiler may not inline, as tecs_get is a library call: the id's slot
+** checked against the table's size and the record's generation, then the
+** row's Position. The least a lookup by call can do; random_get adds the
+** component's column in the entity's archetype and the chunk of the row. */
+typedef struct { uint32_t gen, arch, row; } raw_record;   /* 12 bytes, as the library's */
+typedef struct { uint32_t n; const raw_record *recs; const Position *pos; } raw_table;
+
+static __attribute__((noinline)) const Position *raw_lookup(const raw_table *t, tecs_entity_t id)
+{
+    uint32_t i = (uint32_t)id;
+    if (i >= t->n)
+        return NULL;
+    const raw_record *r = &t->recs[i];
+    if (r->gen != (uint32_t)(id >> 32))
+        return NULL;
+    return &t->pos[r->row];
+}
+
+static double sc_random_raw(int64_t n)
+{
+    raw_record *recs = xmalloc((size_t)n * sizeof *recs);
+    Position *pos = xmalloc((size_t)n * sizeof *pos);
+    tecs_entity_t *ids = xmalloc((size_t)n * sizeof *ids);
+    for (int64_t i = 0; i < n; i++) {
+        recs[i] = (raw_record){ 1, 1, (uint32_t)i };
+        pos[i] = (Position){ (float)i, (float)i };
+        ids[i] = ((tecs_entity_t)1 << 32) | (uint64_t)i;
+    }
+    shuffle(ids, n, 0x9E3779B97F4A7C15ULL);
+    const raw_table t = { (uint32_t)n, recs, pos };
+    double s = 0;
+    int64_t miss = 0;
+    double t0 = now_ns();
+    for (int64_t i = 0; i < n; i++) {
+        const Position *p = raw_lookup(&t, ids[i]);
+        if (p)
+            s += p->x;
+        else
+            miss++;
+    }
+    double dt = (now_ns() - t0) / (double)n;
+    CHECK(miss == 0, "%lld lookups failed", (long long)miss);
+    CHECK(s == (double)n * (double)(n - 1) / 2, "sum of x %.0f", s);
+    free(ids);
+    free(pos);
+    free(recs);
+    return dt;
+}
+
 static double sc_deferred(int64_t n)
 {
     fixture f = fx_world(1);
@@ -575,6 +625,7 @@ static const scenario scenarios[] = {
     { "add_remove",   sc_add_remove,   100000, "ns/pair",   0 },
     { "destroy",      sc_destroy,      M,      "ns/entity", 0 },
     { "random_get",   sc_random_get,   M,      "ns/lookup", F_SCALING },
+    { "random_raw",   sc_random_raw,   M,      "ns/lookup", 0 },
     { "deferred",     sc_deferred,     100000, "ns/entity", 0 },
     { "raw",          sc_raw,          M,      "ns/entity", F_RATIO | F_SCALING },
     { "memory",       sc_memory,       M,      "B/entity",  F_ONCE },
