@@ -293,6 +293,20 @@ static bool in_archetype(tecs_world_t *w, tecs_entity_t e, int32_t n, const tecs
     return k == n && (n == 0 || memcmp(have, want, (size_t)n * sizeof *want) == 0);
 }
 
+/* n entities: the odd ones with Position (i, 0), the even ones with
+** Velocity (0, i). */
+static void new_alternating(tecs_world_t *w, tecs_comp_t pos, tecs_comp_t vel,
+                            tecs_entity_t *e, int n)
+{
+    for (int i = 0; i < n; i++) {
+        e[i] = tecs_new(w);
+        if (i % 2)
+            CHECK_ERR(TECS_SET(w, e[i], pos, Position, { (float)i, 0 }), TECS_OK);
+        else
+            CHECK_ERR(TECS_SET(w, e[i], vel, Velocity, { 0, (float)i }), TECS_OK);
+    }
+}
+
 TEST(entity_moves_from_alternating_archetypes_land_right)
 {
     /* Adds and removes of one component from two archetypes in turn, and a
@@ -305,13 +319,7 @@ TEST(entity_moves_from_alternating_archetypes_land_right)
     tecs_comp_t tag = tecs_component(w, &(tecs_component_desc_t){ .name = "Tag" });
     enum { N = 50 };
     tecs_entity_t e[N];
-    for (int i = 0; i < N; i++) {
-        e[i] = tecs_new(w);
-        if (i % 2)
-            CHECK_ERR(TECS_SET(w, e[i], pos, Position, { (float)i, 0 }), TECS_OK);
-        else
-            CHECK_ERR(TECS_SET(w, e[i], vel, Velocity, { 0, (float)i }), TECS_OK);
-    }
+    new_alternating(w, pos, vel, e, N);
     for (int i = 0; i < N; i++) {
         CHECK_ERR(TECS_SET(w, e[i], hp, Health, { i }), TECS_OK);
         CHECK_ERR(tecs_add(w, e[i], tag), TECS_OK);
@@ -395,13 +403,7 @@ TEST(entity_destroys_from_alternating_archetypes_keep_the_rest)
     tecs_archetype_t *v = tecs_archetype(w, 1, &vel);
     enum { N = 60 };
     tecs_entity_t e[N];
-    for (int i = 0; i < N; i++) {
-        e[i] = tecs_new(w);
-        if (i % 2)
-            CHECK_ERR(TECS_SET(w, e[i], pos, Position, { (float)i, 0 }), TECS_OK);
-        else
-            CHECK_ERR(TECS_SET(w, e[i], vel, Velocity, { 0, (float)i }), TECS_OK);
-    }
+    new_alternating(w, pos, vel, e, N);
     for (int i = 0; i < N; i += 3)
         CHECK_ERR(tecs_destroy(w, e[i]), TECS_OK);
     CHECK_ERR(tecs_destroy(w, e[0]), TECS_EDEAD);
