@@ -566,7 +566,7 @@ static tecs_err_t apply(tecs_world_t *w, tecs__cmd *c)
 ** last error as it was. */
 static bool try_reserve(tecs_world_t *w, tecs_archetype_t *a, int32_t n)
 {
-    if ((int64_t)a->count + n <= ((int64_t)a->nchunks << w->shift))
+    if (tecs__arch_has_rows(w, a, n))
         return true;
     tecs_err_t err = w->err;
     char msg[sizeof w->errmsg];

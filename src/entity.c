@@ -483,7 +483,7 @@ static uint32_t run_chunk(tecs_world_t *w, tecs_archetype_t *a, uint32_t row, in
 void tecs__birth_run(tecs_world_t *w, tecs_archetype_t *a, int32_t n, const char *ids,
                      int32_t col, const char *vals, size_t stride)
 {
-    assert(a->plain && (int64_t)a->count + n <= ((int64_t)a->nchunks << w->shift));
+    assert(a->plain && tecs__arch_has_rows(w, a, n));
     uint32_t row = (uint32_t)a->count;
     while (n > 0) {
         int32_t used;
@@ -555,7 +555,7 @@ tecs_entity_t tecs_new(tecs_world_t *w)
     if (TECS__LIKELY(!w->watch_moves &&
                      w->nalive + w->npending < w->max_entities &&
                      (w->free_head != TECS__NO_SLOT || w->nrecs < w->cap_recs) &&
-                     (int64_t)root->count < ((int64_t)root->nchunks << w->shift))) {
+                     tecs__arch_has_rows(w, root, 1))) {
         tecs_entity_t e = tecs__ei_take(w);
         root_append(w, root, e);
         return e;
@@ -688,11 +688,11 @@ static TECS__INLINE void move_row(tecs_world_t *w, tecs__record *r, tecs_archety
 ** plain add and remove (from, to, the column of c): when the record names
 ** that from, both archetypes come from the component, loads that need
 ** nothing but c, and only the record's row is waited for. The world keeps
-** one more, for tecs_destroy: the plain archetype it last freed a row of. When the hop does
-** not match, the walk is the way. Archetypes live until the world ends, but
-** for one dropped while still empty, whose hops are forgotten
-** (tecs__comp_forget_arch). Lookups (tecs_get) gain nothing from a hop: a
-** random lookup waits on memory, and the extra check only costs.
+** one more, for tecs_destroy: the plain archetype it last freed a row of.
+** When a hop does not match, the walk is the way. Archetypes live until the
+** world ends, but for one dropped while still empty, whose hops are
+** forgotten (tecs__comp_forget_arch). Lookups (tecs_get) gain nothing from
+** a hop: a random lookup waits on memory, and the extra check only costs.
 */
 
 /* h starts at the archetype of record r. */
@@ -713,15 +713,14 @@ static inline bool quiet_add(const tecs_world_t *w, const tecs_archetype_t *b, t
 {
     const tecs__comp *ci = &w->comps[c];
     return b->plain && !w->watch_moves && (ci->check | ci->watch) == 0 &&
-           (int64_t)b->count < ((int64_t)b->nchunks << w->shift);
+           tecs__arch_has_rows(w, b, 1);
 }
 
 /* Removing c from a plain archetype with b as the target is a plain row
 ** move that cannot fail: nobody to tell, a row free in b. */
 static inline bool quiet_remove(const tecs_world_t *w, const tecs_archetype_t *b, tecs_comp_t c)
 {
-    return !w->watch_moves && w->comps[c].watch == 0 &&
-           (int64_t)b->count < ((int64_t)b->nchunks << w->shift);
+    return !w->watch_moves && w->comps[c].watch == 0 && tecs__arch_has_rows(w, b, 1);
 }
 
 /* Events after c was added to e (now in b). */
@@ -777,8 +776,9 @@ static TECS__INLINE tecs_err_t add_to(tecs_world_t *w, tecs_entity_t e, tecs__re
     int32_t narchs = w->narchs;
     tecs_archetype_t *b = tecs__edge_add(w, a, c);
     if (TECS__LIKELY(b != NULL && quiet_add(w, b, c))) {
-        hop_set(&w->comps[c].add, a, b, tecs__arch_col(b, c));
-        move_row_with(w, r, a, b, tecs__arch_col(b, c), true, value, true);
+        int32_t k = tecs__arch_col(b, c);
+        hop_set(&w->comps[c].add, a, b, k);
+        move_row_with(w, r, a, b, k, true, value, true);
         return TECS_OK;
     }
     if (TECS__UNLIKELY(b == NULL) && (b = target_with(w, a, c)) == NULL)

@@ -189,6 +189,9 @@ tecs_archetype_t *tecs__arch_without(tecs_world_t *w, tecs_archetype_t *a, tecs_
 /* Make room for n more rows; after success appends cannot fail. */
 tecs_err_t tecs__arch_grow_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n);
 static inline tecs_err_t tecs__arch_reserve_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n);
+/* The allocated chunks have room for n more rows. */
+static inline bool tecs__arch_has_rows(const tecs_world_t *w, const tecs_archetype_t *a,
+                                       int32_t n);
 /* Fill the hole at row with the last row (values already moved out or
 ** destroyed) and shrink; frees an emptied chunk beyond one spare. */
 static inline void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, uint32_t row);
@@ -514,9 +517,15 @@ static inline tecs_entity_t *tecs__ent_ptr(const tecs_archetype_t *a, const tecs
     return tecs__chunk_ents(tecs__chunk_of(a, w, row)) + (row & w->mask);
 }
 
+static inline bool tecs__arch_has_rows(const tecs_world_t *w, const tecs_archetype_t *a,
+                                       int32_t n)
+{
+    return (int64_t)a->count + n <= ((int64_t)a->nchunks << w->shift);
+}
+
 static inline tecs_err_t tecs__arch_reserve_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n)
 {
-    if (TECS__LIKELY((int64_t)a->count + n <= ((int64_t)a->nchunks << w->shift)))
+    if (TECS__LIKELY(tecs__arch_has_rows(w, a, n)))
         return TECS_OK;
     return tecs__arch_grow_rows(w, a, n);
 }
