@@ -42,6 +42,19 @@ void tecs__free_aligned(tecs_world_t *w, void *raw, size_t size);
 /* Record an error on the world and return it. */
 tecs_err_t tecs__err(tecs_world_t *w, tecs_err_t err, const char *fmt, ...) TECS__PRINTF(3, 4);
 
+/* Why the world refuses every call now (tecs_world_t.closed). */
+enum {
+    TECS__OPEN = 0,             /* calls are taken                          */
+    TECS__FREEING,              /* tecs_world_free is tearing it down       */
+    TECS__IN_ALLOC              /* its allocator is running                 */
+};
+/* Refuse a call on a closed world: TECS_EBUSY, with the reason. */
+tecs_err_t tecs__refuse_closed(tecs_world_t *w);
+/* The start of every public function that can fail (defined after the
+** world struct): a closed world refuses the call; otherwise the last error
+** is cleared, so that it always describes the latest such call. */
+static inline tecs_err_t tecs__enter(tecs_world_t *w);
+
 /* ==================================================================== */
 /* entity_index.c: slots, generations, FIFO free list                   */
 /* ==================================================================== */
@@ -414,6 +427,7 @@ struct tecs_world_t {
 
     tecs_err_t err;
     char errmsg[160];
+    uint8_t closed;             /* TECS__OPEN, or why calls are refused     */
 
     uint32_t rows;              /* rows per chunk, a power of two           */
     uint32_t shift;             /* log2(rows)                               */
@@ -471,6 +485,14 @@ struct tecs_world_t {
     struct tecs__obs_state *obs;
     struct tecs__sys_state *sys;
 };
+
+static inline tecs_err_t tecs__enter(tecs_world_t *w)
+{
+    if (TECS__UNLIKELY(w->closed != TECS__OPEN))
+        return tecs__refuse_closed(w);
+    w->err = TECS_OK;
+    return TECS_OK;
+}
 
 static inline const tecs__comp *tecs__comp_get(const tecs_world_t *w, tecs_comp_t c)
 {

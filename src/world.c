@@ -128,6 +128,13 @@ tecs_err_t tecs__err(tecs_world_t *w, tecs_err_t err, const char *fmt, ...)
     return err;
 }
 
+tecs_err_t tecs__refuse_closed(tecs_world_t *w)
+{
+    return tecs__err(w, TECS_EBUSY, w->closed == TECS__FREEING
+                                        ? "the world is being freed"
+                                        : "the world's allocator is running");
+}
+
 tecs_err_t tecs_last_error(const tecs_world_t *w)
 {
     return w ? w->err : TECS_EINVAL;
