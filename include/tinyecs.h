@@ -1082,8 +1082,10 @@ tecs_err_t tecs_system_stats(tecs_world_t *world, tecs_system_t system,
  * the next system sees them. A system with an interval runs at most once per
  * frame: when its accumulated delta time reaches the interval; the whole
  * intervals k = floor(accumulated / interval) are taken off (the rest carries
- * over) and it->delta_time is k * interval; time does not accumulate while
- * it is disabled. Others get it->delta_time = delta_time.
+ * over) and it->delta_time is k * interval; when k passes 2^53 (a tiny
+ * interval, a huge delta_time) the whole accumulated time is taken instead,
+ * so it->delta_time is always finite. Time does not accumulate while it is
+ * disabled. Others get it->delta_time = delta_time.
  * @return TECS_OK, TECS_EINVAL (negative or NaN delta_time), TECS_EBUSY
  * (inside an iteration, a callback or another frame).
  */
