@@ -44,6 +44,13 @@ extern "C" {
 #define TECS_MAX_TERMS           32        /* terms in one query             */
 #define TECS_MAX_COMPONENT_SIZE  (1 << 20) /* bytes of one component value   */
 #define TECS_MAX_ALIGN           64        /* largest component alignment    */
+/* Bytes of one chunk: rows_per_chunk rows of the entity id and every value
+** (each column 64-byte aligned). Every chunk has the world's rows_per_chunk
+** rows, so an archetype whose rows are fatter than TECS_MAX_CHUNK_BYTES /
+** rows_per_chunk is refused (TECS_ELIMIT): 32 KiB a row at the default 1,024
+** rows, and a value of TECS_MAX_COMPONENT_SIZE fits at 16 rows. One entity
+** thus never holds more than one chunk of this size, however fat. */
+#define TECS_MAX_CHUNK_BYTES     (1 << 25)
 
 /* ==================================================================== */
 /* Errors                                                               */
@@ -239,7 +246,10 @@ typedef struct tecs_archetype_t tecs_archetype_t;
  */
 tecs_archetype_t *tecs_archetype(tecs_world_t *world, int32_t n, const tecs_comp_t *ids);
 
-/** Allocate chunks ahead so that n entities in total fit without allocating. */
+/** Allocate chunks ahead so that n entities in total fit without allocating
+ *  (at most TECS_MAX_CHUNK_BYTES a chunk). @return TECS_OK, TECS_EINVAL
+ *  (negative n), TECS_ELIMIT (more than INT32_MAX rows), TECS_ENOMEM; a
+ *  failed call allocates nothing and keeps nothing. */
 tecs_err_t tecs_archetype_reserve(tecs_world_t *world, tecs_archetype_t *arch, int32_t n);
 
 /** Entities in the archetype (0 for NULL). */

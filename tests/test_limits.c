@@ -65,3 +65,96 @@ TEST(limits_huge_delta_time_and_interval)
     CHECK_EQ(l.runs, 2);
     CHECK(l.finite);
 }
+
+/* ---- the chunk budget and failed reservations --------------------------- */
+
+/* A counting allocator that refuses any block larger than `cap` bytes. */
+typedef struct capped {
+    tw_alloc a;
+    size_t cap;
+} capped;
+
+static void *capped_fn(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+    capped *c = ud;
+    if (nsize > c->cap)
+        return NULL;
+    return tw_alloc_fn(&c->a, ptr, osize, nsize);
+}
+
+static tecs_world_t *capped_world(capped *c, size_t cap, int32_t rows)
+{
+    *c = (capped){ .cap = cap };
+    tecs_world_t *w = tecs_world_new_ex(&(tecs_world_desc_t){
+        .alloc = capped_fn, .alloc_ud = c, .rows_per_chunk = rows });
+    CHECK(w != NULL);
+    return w;
+}
+
+static void capped_free(tecs_world_t *w, capped *c)
+{
+    CHECK_ERR(tecs_world_check(w), TECS_OK);
+    tecs_world_free(w);
+    CHECK_EQ(c->a.blocks, 0);
+    CHECK_EQ(c->a.bytes, 0);
+}
+
+TEST(limits_chunk_has_a_byte_budget)
+{
+    tecs_world_t *w = tw_new();             /* 1,024 rows per chunk */
+    tecs_comp_t big = tecs_component(w, &(tecs_component_desc_t){
+        .name = "Big", .size = TECS_MAX_COMPONENT_SIZE });
+    tecs_comp_t fit = tecs_component(w, &(tecs_component_desc_t){
+        .name = "Fit", .size = TECS_MAX_CHUNK_BYTES / 1024 - 8 });   /* with the id: 32 KiB */
+    tecs_comp_t pos = TECS_COMPONENT(w, Pos);
+    CHECK(big && fit && pos);
+    tecs_entity_t e = tecs_new(w);
+    size_t mem = tecs_world_memory(w);
+    CHECK(tecs_archetype(w, 1, &big) == NULL);
+    CHECK_EQ(tecs_last_error(w), TECS_ELIMIT);
+    CHECK(strstr(tecs_last_error_msg(w), "'Big'") != NULL);
+    CHECK_ERR(tecs_add(w, e, big), TECS_ELIMIT);
+    CHECK(tecs_world_memory(w) <= mem + 4096);
+    /* The fattest row that fits: one chunk, within the budget. */
+    tecs_archetype_t *a = tecs_archetype(w, 1, &fit);
+    CHECK(a != NULL);
+    mem = tecs_world_memory(w);
+    CHECK_ERR(tecs_add(w, e, fit), TECS_OK);
+    CHECK(tecs_world_memory(w) - mem <= (size_t)TECS_MAX_CHUNK_BYTES + 4096);
+    CHECK(tecs_archetype(w, 2, (tecs_comp_t[]){ fit, pos }) == NULL);
+    CHECK_EQ(tecs_last_error(w), TECS_ELIMIT);
+    TW_CHECK(w);
+    tw_free(w);
+    /* At 16 rows a value of the largest size fits. */
+    w = tw_new_ex(NULL, 16);
+    big = tecs_component(w, &(tecs_component_desc_t){
+        .name = "Big", .size = TECS_MAX_COMPONENT_SIZE });
+    e = tecs_new(w);
+    mem = tecs_world_memory(w);
+    CHECK_ERR(tecs_add(w, e, big), TECS_OK);
+    CHECK(tecs_world_memory(w) - mem <= (size_t)TECS_MAX_CHUNK_BYTES + 4096);
+    CHECK_ERR(tecs_archetype_reserve(w, tecs_entity_archetype(w, e), 2), TECS_OK);
+    CHECK(tecs_world_memory(w) - mem <= (size_t)TECS_MAX_CHUNK_BYTES + 4096);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+TEST(limits_failed_reserve_keeps_no_memory)
+{
+    capped c;
+    tecs_world_t *w = capped_world(&c, (size_t)256 << 20, 0);
+    tecs_comp_t pos = TECS_COMPONENT(w, Pos);
+    tecs_archetype_t *a = tecs_archetype(w, 1, &pos);
+    tecs_entity_t e = tecs_new_in(w, a);
+    CHECK(e != 0);
+    size_t mem = tecs_world_memory(w);
+    long blocks = c.a.blocks;
+    int32_t chunks = tecs_archetype_chunk_count(a);
+    CHECK_ERR(tecs_archetype_reserve(w, a, INT32_MAX), TECS_ENOMEM);
+    CHECK_EQ(tecs_world_memory(w), mem);
+    CHECK_EQ(c.a.blocks, blocks);
+    CHECK_EQ(tecs_archetype_chunk_count(a), chunks);
+    CHECK_ERR(tecs_archetype_reserve(w, a, 5000), TECS_OK);
+    CHECK(tecs_is_alive(w, e));
+    capped_free(w, &c);
+}
