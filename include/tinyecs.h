@@ -617,7 +617,8 @@ bool tecs_is_deferred(const tecs_world_t *world);
 ** Float keys (float and double fields) are compared as doubles; -0 equals
 ** +0. A NaN key is stored and is matched only by `!=` and by `not`: NaN is
 ** neither equal to, below, above nor between anything, as in IEEE
-** comparisons. NaN as a filter or lookup key is refused (TECS_EINVAL).
+** comparisons; so a unique index holds any number of NaN keys (two NaN
+** never collide). NaN as a filter or lookup key is refused (TECS_EINVAL).
 */
 
 typedef struct tecs_index_t tecs_index_t;

@@ -158,3 +158,49 @@ TEST(limits_failed_reserve_keeps_no_memory)
     CHECK(tecs_is_alive(w, e));
     capped_free(w, &c);
 }
+
+/* ---- NaN keys in a unique index ----------------------------------------- */
+
+static void nan_keys_in(tecs_index_kind_t kind)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t key = TECS_COMPONENT(w, Key);
+    tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = key, .kind = kind, .type = TECS_KEY_DOUBLE, .unique = true });
+    CHECK(x != NULL);
+    tecs_entity_t e[6];
+    for (int i = 0; i < 3; i++) {
+        e[i] = tecs_new(w);
+        CHECK_ERR(tecs_set(w, e[i], key, &(Key){ NAN }), TECS_OK);
+    }
+    Key two[2] = { { NAN }, { -NAN } };
+    tecs_archetype_t *a = tecs_archetype(w, 1, &key);
+    CHECK_ERR(tecs_new_bulk(w, a, 2, e + 3, 1, &(tecs_value_t){ key, two }), TECS_OK);
+    e[5] = tecs_new(w);
+    CHECK_ERR(tecs_set(w, e[5], key, &(Key){ 1.0 }), TECS_OK);
+    CHECK_EQ(tecs_index_count(x), 6);
+    TW_CHECK(w);
+    /* A raw write to NaN is no collision either; 1.0 still is. */
+    ((Key *)tecs_get_mut(w, e[5], key))->k = NAN;
+    CHECK_ERR(tecs_modified(w, e[5], key), TECS_OK);
+    CHECK_ERR(tecs_set(w, e[0], key, &(Key){ 1.0 }), TECS_OK);
+    CHECK_ERR(tecs_set(w, e[1], key, &(Key){ 1.0 }), TECS_EEXIST);
+    CHECK(tecs_index_lookup(x, tecs_key_real(1.0)) == e[0]);
+    CHECK_ERR(tecs_destroy(w, e[3]), TECS_OK);
+    CHECK_ERR(tecs_set(w, e[4], key, &(Key){ 2.0 }), TECS_OK);
+    CHECK_EQ(tecs_index_count(x), 5);
+    TW_CHECK(w);
+    /* A new index over the NaN keys accepts them all. */
+    tecs_index_t *y = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = key, .kind = kind, .type = TECS_KEY_DOUBLE, .unique = true });
+    CHECK(y != NULL);
+    CHECK_EQ(tecs_index_count(y), 5);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+TEST(limits_unique_index_takes_many_nan_keys)
+{
+    nan_keys_in(TECS_INDEX_HASH);
+    nan_keys_in(TECS_INDEX_ORDERED);
+}
