@@ -464,6 +464,10 @@ struct tecs_world_t {
     int32_t cap_listeners;
     struct tecs__hop kill;      /* entity.c: the plain archetype tecs_destroy
                                    last freed a row of (from; to unused)    */
+    tecs_entity_t leaving;      /* entity.c: the entity whose REMOVE events
+                                   are being raised, still in its row (0:
+                                   none); an index filled meanwhile skips it */
+    tecs_comp_t leaving_comp;   /* the component it loses; 0: all (destroy) */
     bool watch_moves;           /* some listener wants move events          */
     bool watch_comps;           /* some listener wants component events     */
     bool watch_checks;          /* some listener checks changes first       */

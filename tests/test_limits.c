@@ -204,3 +204,56 @@ TEST(limits_unique_index_takes_many_nan_keys)
     nan_keys_in(TECS_INDEX_HASH);
     nan_keys_in(TECS_INDEX_ORDERED);
 }
+
+/* ---- an index made while an entity leaves --------------------------------- */
+
+typedef struct late_index {
+    tecs_comp_t key;
+    tecs_index_t *x;
+} late_index;
+
+static void make_index(const tecs_event_t *ev)
+{
+    late_index *l = ev->ctx;
+    if (l->x == NULL)
+        l->x = tecs_index_new(ev->world, &(tecs_index_desc_t){
+            .comp = l->key, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_DOUBLE });
+    CHECK(l->x != NULL);
+}
+
+TEST(limits_index_made_in_on_remove_of_a_destroy)
+{
+    tecs_world_t *w = tw_new();
+    late_index l = { TECS_COMPONENT(w, Key), NULL };
+    tecs_comp_t pos = TECS_COMPONENT(w, Pos);       /* after Key: its REMOVE comes later */
+    CHECK_ERR(tecs_component_hooks(w, pos, &(tecs_hooks_t){ .on_remove = make_index,
+                                                             .ctx = &l }), TECS_OK);
+    tecs_entity_t keep = tecs_new(w), dies = tecs_new(w);
+    CHECK_ERR(tecs_set(w, keep, l.key, &(Key){ 1 }), TECS_OK);
+    CHECK_ERR(tecs_set(w, dies, l.key, &(Key){ 2 }), TECS_OK);
+    CHECK_ERR(tecs_set(w, dies, pos, &(Pos){ 0, 0 }), TECS_OK);
+    CHECK_ERR(tecs_destroy(w, dies), TECS_OK);
+    CHECK(l.x != NULL);
+    CHECK_EQ(tecs_index_count(l.x), 1);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+TEST(limits_index_made_in_on_remove_of_a_remove)
+{
+    tecs_world_t *w = tw_new();
+    late_index l = { TECS_COMPONENT(w, Key), NULL };
+    tecs_comp_t pos = TECS_COMPONENT(w, Pos);       /* an index first: its listener */
+    CHECK(tecs_index_new(w, &(tecs_index_desc_t){  /* is told before the hooks     */
+        .comp = pos, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_FLOAT }) != NULL);
+    CHECK_ERR(tecs_component_hooks(w, l.key, &(tecs_hooks_t){ .on_remove = make_index,
+                                                               .ctx = &l }), TECS_OK);
+    tecs_entity_t keep = tecs_new(w), loses = tecs_new(w);
+    CHECK_ERR(tecs_set(w, keep, l.key, &(Key){ 1 }), TECS_OK);
+    CHECK_ERR(tecs_set(w, loses, l.key, &(Key){ 2 }), TECS_OK);
+    CHECK_ERR(tecs_remove(w, loses, l.key), TECS_OK);
+    CHECK(l.x != NULL);
+    CHECK_EQ(tecs_index_count(l.x), 1);
+    TW_CHECK(w);
+    tw_free(w);
+}

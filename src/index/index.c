@@ -867,8 +867,17 @@ static void clear(tecs_index_t *x)
     x->n = 0;
 }
 
-/* Add an entry for every entity with x's component; into the tree too
-** when tree, else (ordered) the tree is built after. */
+/* Is e, at this moment, losing x's component (w->leaving, entity.c)? Its
+** REMOVE events are being raised and the one x needed has gone by. */
+static bool leaving(const tecs_index_t *x, tecs_entity_t e)
+{
+    const tecs_world_t *w = x->world;
+    return e == w->leaving && (w->leaving_comp == 0 || w->leaving_comp == x->d.comp);
+}
+
+/* Add an entry for every entity with x's component, but one that is
+** leaving it; into the tree too when tree, else (ordered) the tree is built
+** after. */
 static tecs_err_t fill_entries(tecs_index_t *x, bool tree)
 {
     tecs_world_t *w = x->world;
@@ -883,6 +892,8 @@ static tecs_err_t fill_entries(tecs_index_t *x, bool tree)
             probe p;
             read_probe(x, tecs__col_ptr(a, w, col, row), &p);
             tecs_entity_t e = *tecs__ent_ptr(a, w, row);
+            if (TECS__UNLIKELY(w->leaving != 0) && leaving(x, e))
+                continue;
             if (tree && x->d.unique && !nan_key(x, p.k) && find_other(x, p.k, e))
                 return tecs__err(w, TECS_EEXIST, "unique index: two entities share a key");
             if (!ent_insert(x, e, &p, tree))
