@@ -406,6 +406,10 @@ tecs_err_t tecs_modified(tecs_world_t *world, tecs_entity_t entity, tecs_comp_t 
  * Delayed new: the id is handed out now; the entity is born (alive, visible
  * to queries) when delayed news are applied. vals (may be NULL) gives initial
  * values, one per component, copied now; the rest are default-constructed.
+ * Unique keys are checked when the birth applies, not now (the key's holder
+ * may change before): a birth whose key is taken by then, by a live entity
+ * or by a birth applied before it, is dropped, its id never alive, and the
+ * apply reports it (tecs_apply_news, tecs_dropped_changes).
  * @return the id, or 0 on error (as tecs_new_bulk).
  */
 tecs_entity_t tecs_delay_new(tecs_world_t *world, tecs_archetype_t *arch,
@@ -423,15 +427,34 @@ typedef void (*tecs_kill_fn)(tecs_world_t *world, tecs_entity_t entity, void *ct
 tecs_err_t tecs_delay_destroy(tecs_world_t *world, tecs_entity_t entity,
                               tecs_kill_fn fn, void *ctx);
 
-/** Apply delayed news, in call order. @return TECS_OK, TECS_EBUSY inside an
- *  iteration, TECS_ENOMEM (what did not apply stays queued). */
+/**
+ * Apply delayed news, in call order, and the changes their callbacks queue.
+ * No queued change is dropped silently: one that cannot apply (a unique key
+ * taken by then, a component added meanwhile) is dropped, the others still
+ * apply, and the call returns the first one's error, the last error saying
+ * how many were dropped and why (tecs_dropped_changes gives the count). A
+ * change whose entity died or whose birth was cancelled (tecs_destroy of
+ * the pending id) is skipped, not counted.
+ * @return TECS_OK, TECS_EBUSY inside an iteration or a callback,
+ * TECS_ENOMEM (what did not apply stays queued), or the first drop's error
+ * (TECS_EEXIST for a unique key).
+ */
 tecs_err_t tecs_apply_news(tecs_world_t *world);
 
 /** Apply delayed kills, in call order. @return as tecs_apply_news. */
 tecs_err_t tecs_apply_kills(tecs_world_t *world);
 
-/** Apply delayed news and kills, all in call order. */
+/** Apply delayed news and kills, all in call order. @return as
+ *  tecs_apply_news. */
 tecs_err_t tecs_apply_delayed(tecs_world_t *world);
+
+/**
+ * Queued changes the latest apply dropped: a tecs_apply_news / _kills /
+ * _delayed call, or the flush of the deferred queue when an iteration, a
+ * system or a callback ends (its last error then names the count and the
+ * first cause), whichever came last. 0 for NULL.
+ */
+int32_t tecs_dropped_changes(const tecs_world_t *world);
 
 /** Delayed news not yet applied. */
 int32_t tecs_pending_news(const tecs_world_t *world);

@@ -42,9 +42,12 @@
 ** Applying a command can run listeners and callbacks; what they change is
 ** appended to the deferred queue and applied in the same pass, in order.
 ** A command that fails for lack of memory stays queued with everything after
-** it; one that conflicts with an earlier change (adding a component the
-** entity got meanwhile, touching an entity that died) is dropped, with the
-** world's last error saying why.
+** it. A command whose entity died (or whose birth was cancelled) is stale
+** and skipped. Any other that cannot apply (adding a component the entity
+** got meanwhile, a unique key taken by then) is dropped, never silently:
+** the apply or flush counts it (w->dropped, tecs_dropped_changes), and
+** ends with the last error naming the count and the first cause; a
+** tecs_apply_* call returns that error.
 */
 #include "private.h"
 
@@ -375,6 +378,25 @@ tecs_err_t tecs__defer_op(tecs_world_t *w, tecs__op op, tecs_entity_t e, tecs_co
 
 /* ---- applying commands ----------------------------------------------- */
 
+/* A command could not apply (err): stale if its entity is gone, else
+** dropped, counted, the first cause kept for the report. */
+static void note_failure(tecs_world_t *w, tecs_err_t err)
+{
+    if (err == TECS_OK || err == TECS_ENOMEM || err == TECS_EDEAD)
+        return;
+    if (w->dropped++ == 0) {
+        w->drop_err = err;
+        memcpy(w->drop_msg, w->errmsg, sizeof w->drop_msg);
+    }
+}
+
+/* The last error after an apply or flush that dropped changes. */
+static tecs_err_t report_drops(tecs_world_t *w, const char *what)
+{
+    return tecs__err(w, w->drop_err, "%s dropped %d queued change%s; the first: %s", what,
+                     w->dropped, w->dropped == 1 ? "" : "s", w->drop_msg);
+}
+
 static tecs_err_t apply_bulk(tecs_world_t *w, const tecs__cmd *c)
 {
     tecs_value_t one[TECS_MAX_ARCH_COMPONENTS];
@@ -388,6 +410,7 @@ static tecs_err_t apply_bulk(tecs_world_t *w, const tecs__cmd *c)
         tecs_err_t err = tecs__birth(w, x->ids[k], c->arch, x->nvals, one, NULL, NULL);
         if (err == TECS_ENOMEM)
             return err;
+        note_failure(w, err);
     }
     return TECS_OK;
 }
@@ -507,8 +530,7 @@ static tecs_err_t apply_set(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, con
     if (tecs_has(w, e, c)) {
         if (value)
             tecs__comp_copy(&w->comps[c], tecs_get_mut(w, e, c), value, 1);
-        tecs_modified(w, e, c);
-        return TECS_OK;
+        return tecs_modified(w, e, c);      /* refused: the write is undone */
     }
     return tecs__add_now(w, e, c, value);
 }
@@ -670,11 +692,13 @@ static tecs_err_t run_queue(tecs_world_t *w, tecs__cmdbuf *b, bool (*pick)(const
             continue;
         }
         tecs__cmd c = b->cmds[i];
-        if (apply(w, &c) == TECS_ENOMEM) {
+        tecs_err_t err = apply(w, &c);
+        if (err == TECS_ENOMEM) {
             b->cmds[i] = c;
             result = TECS_ENOMEM;
             break;
         }
+        note_failure(w, err);
         drop_vals(w, &c);
         if (b != &w->deferred && w->deferred.count && !w->flushing)
             tecs__flush(w);
@@ -707,9 +731,14 @@ tecs_err_t tecs__flush(tecs_world_t *w)
 {
     if (w->flushing || w->defer_depth > 0)
         return TECS_OK;
+    bool own = !w->applying;    /* else its drops count into the apply's */
+    if (own)
+        w->dropped = 0;
     w->flushing = true;
     tecs_err_t err = run_queue(w, &w->deferred, pick_all);
     w->flushing = false;
+    if (own && w->dropped > 0 && err == TECS_OK)
+        err = report_drops(w, "the flush");
     return err;
 }
 
@@ -767,7 +796,18 @@ static tecs_err_t apply_delayed(tecs_world_t *w, bool (*pick)(const tecs__cmd *)
         return TECS_EINVAL;
     if (w->defer_depth > 0 || w->flushing)
         return tecs__err(w, TECS_EBUSY, "delayed changes cannot apply inside an iteration");
-    return run_queue(w, &w->delayed, pick);
+    w->dropped = 0;
+    w->applying = true;
+    tecs_err_t err = run_queue(w, &w->delayed, pick);
+    w->applying = false;
+    if (w->dropped > 0 && err == TECS_OK)
+        err = report_drops(w, "the apply");
+    return err;
+}
+
+int32_t tecs_dropped_changes(const tecs_world_t *w)
+{
+    return w ? w->dropped : 0;
 }
 
 tecs_err_t tecs_apply_news(tecs_world_t *w)

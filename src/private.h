@@ -477,6 +477,11 @@ struct tecs_world_t {
     tecs__cmdbuf delayed;       /* delayed news and kills                   */
     int32_t defer_depth;        /* open iterations, systems, callbacks      */
     bool flushing;
+    bool applying;              /* a tecs_apply_* runs: the flushes it makes
+                                   count their drops into it                */
+    int32_t dropped;            /* changes the latest apply or flush dropped */
+    tecs_err_t drop_err;        /* the first one's error ...                */
+    char drop_msg[160];         /* ... and its message                      */
 
     /* query.c */
     struct tecs_query_t *queries; /* list of live queries                   */

@@ -257,3 +257,77 @@ TEST(limits_index_made_in_on_remove_of_a_remove)
     TW_CHECK(w);
     tw_free(w);
 }
+
+/* ---- unique keys of queued births: dropped, never silently ---------------- */
+
+typedef struct Name { int64_t id; } Name;
+
+static tecs_index_t *unique_names(tecs_world_t *w, tecs_comp_t name)
+{
+    tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = name, .kind = TECS_INDEX_HASH, .type = TECS_KEY_I64, .unique = true });
+    CHECK(x != NULL);
+    return x;
+}
+
+TEST(limits_delayed_births_with_one_unique_key_are_reported)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t name = TECS_COMPONENT(w, Name);
+    tecs_index_t *x = unique_names(w, name);
+    tecs_archetype_t *a = tecs_archetype(w, 1, &name);
+    tecs_entity_t held = tecs_new_in(w, a);
+    CHECK_ERR(tecs_set(w, held, name, &(Name){ 9 }), TECS_OK);
+    tecs_entity_t e1 = tecs_delay_new(w, a, 1, &(tecs_value_t){ name, &(Name){ 7 } });
+    tecs_entity_t e2 = tecs_delay_new(w, a, 1, &(tecs_value_t){ name, &(Name){ 7 } });
+    tecs_entity_t e3 = tecs_delay_new(w, a, 1, &(tecs_value_t){ name, &(Name){ 9 } });
+    tecs_entity_t e4 = tecs_delay_new(w, a, 1, &(tecs_value_t){ name, &(Name){ 8 } });
+    CHECK(e1 && e2 && e3 && e4);
+    CHECK_EQ(tecs_pending_news(w), 4);
+    CHECK_ERR(tecs_apply_news(w), TECS_EEXIST);
+    CHECK_EQ(tecs_dropped_changes(w), 2);
+    CHECK(strstr(tecs_last_error_msg(w), "dropped 2") != NULL);
+    CHECK(tecs_is_alive(w, e1) && tecs_is_alive(w, e4));
+    CHECK(!tecs_is_alive(w, e2) && !tecs_is_alive(w, e3));
+    CHECK_EQ(tecs_pending_news(w), 0);
+    CHECK(tecs_index_lookup(x, tecs_key_int(7)) == e1);
+    CHECK_EQ(tecs_index_count(x), 3);
+    /* A clean apply reports none. */
+    CHECK(tecs_delay_new(w, a, 1, &(tecs_value_t){ name, &(Name){ 10 } }) != 0);
+    CHECK_ERR(tecs_apply_delayed(w), TECS_OK);
+    CHECK_EQ(tecs_dropped_changes(w), 0);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+TEST(limits_deferred_births_with_one_unique_key_are_reported)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t name = TECS_COMPONENT(w, Name), pos = TECS_COMPONENT(w, Pos);
+    tecs_index_t *x = unique_names(w, name);
+    tecs_archetype_t *a = tecs_archetype(w, 1, &name);
+    tecs_entity_t walker = tecs_new(w);
+    CHECK_ERR(tecs_set(w, walker, pos, &(Pos){ 0, 0 }), TECS_OK);
+    tecs_query_t *q = tecs_query_all(w, 1, &pos);
+    tecs_entity_t s1 = 0, s2 = 0, b[2] = { 0, 0 };
+    Name same[2] = { { 5 }, { 5 } };
+    tecs_iter_t it = tecs_query_iter(q);
+    while (tecs_iter_next(&it)) {
+        s1 = tecs_new(w);                       /* births, then a set that adds */
+        CHECK_ERR(tecs_set(w, s1, name, &(Name){ 3 }), TECS_OK);
+        s2 = tecs_new(w);
+        CHECK_ERR(tecs_set(w, s2, name, &(Name){ 3 }), TECS_OK);
+        CHECK_ERR(tecs_new_bulk(w, a, 2, b, 1, &(tecs_value_t){ name, same }), TECS_OK);
+        CHECK_ERR(tecs_add(w, walker, name), TECS_OK);   /* key 0, then a set */
+        CHECK_ERR(tecs_set(w, walker, name, &(Name){ 3 }), TECS_OK);  /* of s1's key */
+    }
+    CHECK_EQ(tecs_dropped_changes(w), 3);
+    CHECK_EQ(tecs_last_error(w), TECS_EEXIST);
+    CHECK(tecs_has(w, s1, name) && !tecs_has(w, s2, name));
+    CHECK(tecs_is_alive(w, s2));                /* its birth applied, its set not */
+    CHECK(tecs_is_alive(w, b[0]) && !tecs_is_alive(w, b[1]));
+    CHECK_EQ(TECS_GET(w, walker, name, Name)->id, 0);   /* the refused write undone */
+    CHECK_EQ(tecs_index_count(x), 3);
+    TW_CHECK(w);
+    tw_free(w);
+}
