@@ -311,8 +311,8 @@ typedef enum tecs__op {
 } tecs__op;
 
 /* What a command carries besides its head, when that is more than one
-** value (births with values or an initializer, bulk births, kills); it
-** lives in the arena. */
+** plain value (births with an initializer or values with hooks, bulk
+** births); it lives in the arena. */
 typedef struct tecs__cmdx {
     int32_t n;                  /* entities (births), values per list       */
     int32_t nvals;              /* entries in vals                          */
@@ -320,13 +320,15 @@ typedef struct tecs__cmdx {
     union {                     /* by op:                                   */
         tecs_entity_t *ids;     /* NEW_BULK: the ids (in the arena)         */
         tecs_init_fn init;      /* NEW: initializer of a queued new_with    */
-        tecs_kill_fn kill;      /* KILL: callback of a delayed kill         */
     };
     void *ctx;
 } tecs__cmdx;
 
 #define TECS__CMD_INLINE 1u     /* flags: the value is in value[]           */
 #define TECS__CMD_VAL    2u     /* flags: the value is at val (the arena)   */
+#define TECS__CMD_PACKED 4u     /* flags: NEW: plain values at packed (the
+                                   arena): a mask of the archetype's columns
+                                   given, then each value, aligned          */
 #define TECS__CMD_INLINE_MAX 8  /* the largest value kept in a command      */
 
 /* One queued change: 32 bytes (on 64-bit targets), two to a cache line. */
@@ -337,13 +339,19 @@ typedef struct tecs__cmd {
     uint8_t spare;              /* zero: the head has no padding            */
     tecs_comp_t comp;           /* ADD, REMOVE, SET, NEW_SET                */
     tecs_entity_t entity;
-    tecs_archetype_t *arch;     /* births                                   */
+    union {
+        tecs_archetype_t *arch; /* births                                   */
+        void *kill_ctx;         /* KILL: its callback's ctx                 */
+    };
     union {
         tecs__cmdx *x;          /* NEW (NULL: no values, no initializer),
-                                   NEW_BULK, KILL (NULL: no callback)       */
+                                   NEW_BULK                                 */
+        tecs_kill_fn kill;      /* KILL: its callback, or NULL              */
+        unsigned char *packed;  /* NEW with CMD_PACKED: its values          */
         tecs_value_t *val;      /* SET, NEW_SET with CMD_VAL: the value     */
         unsigned char value[TECS__CMD_INLINE_MAX];  /* with CMD_INLINE: a
-                                   small value without hooks, in place      */
+                                   small value without hooks, in place (NEW:
+                                   of comp, its birth's only value)         */
     };
 } tecs__cmd;
 

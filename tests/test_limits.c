@@ -331,3 +331,100 @@ TEST(limits_deferred_births_with_one_unique_key_are_reported)
     TW_CHECK(w);
     tw_free(w);
 }
+
+/* ---- the memory of queued births ------------------------------------------ */
+
+typedef struct Vel { float x, y, z, w; } Vel;
+
+/* Bytes n entities of Pos (and Vel, if two) cost made directly, and queued
+** as delayed births; then, once applied, what the world holds beyond the
+** direct one. */
+static void birth_memory(int32_t n, bool two, size_t *direct, size_t *queued, size_t *extra)
+{
+    tecs_world_t *d = tw_new(), *w = tw_new();
+    tecs_world_t *both[2] = { d, w };
+    size_t m0[2], m1[2];
+    for (int k = 0; k < 2; k++) {
+        tecs_world_t *x = both[k];
+        tecs_comp_t p = TECS_COMPONENT(x, Pos), v = TECS_COMPONENT(x, Vel);
+        tecs_archetype_t *a = tecs_archetype(x, two ? 2 : 1, (tecs_comp_t[]){ p, v });
+        m0[k] = tecs_world_memory(x);
+        for (int32_t i = 0; i < n; i++) {
+            tecs_value_t vals[2] = { { p, &(Pos){ (float)i, 0 } }, { v, &(Vel){ 1, 2, 3, 4 } } };
+            tecs_entity_t e;
+            if (k == 0)
+                CHECK_ERR(tecs_new_bulk(x, a, 1, &e, two ? 2 : 1, vals), TECS_OK);
+            else
+                CHECK(tecs_delay_new(x, a, two ? 2 : 1, vals) != 0);
+        }
+        m1[k] = tecs_world_memory(x);
+    }
+    CHECK_ERR(tecs_apply_news(w), TECS_OK);
+    CHECK_EQ(tecs_world_entity_count(w), tecs_world_entity_count(d));
+    *direct = m1[0] - m0[0];
+    *queued = m1[1] - m0[1];
+    *extra = tecs_world_memory(w) - tecs_world_memory(d);
+    TW_CHECK(w);
+    tw_free(d);
+    tw_free(w);
+}
+
+TEST(limits_queued_births_cost_at_most_twice_and_give_memory_back)
+{
+    static const int32_t ns[] = { 3000, 100000, 250000 };
+    for (int i = 0; i < 3; i++) {
+        for (int two = 0; two < 2; two++) {
+            size_t direct, queued, extra;
+            birth_memory(ns[i], two, &direct, &queued, &extra);
+            if (queued > 2 * direct || extra > 256 * 1024)
+                fprintf(stderr, "  n %d, %d values: direct %zu, queued %zu, kept %zu\n",
+                        ns[i], 1 + two, direct, queued, extra);
+            CHECK(queued <= 2 * direct);
+            CHECK(extra <= 256 * 1024);     /* the queue's bounded spare */
+        }
+    }
+}
+
+/* The same changes, delayed (kills with callbacks, then births with values)
+** or made directly: once applied, the delayed world holds no more than the
+** direct one and the queue's bounded spare. */
+static void count_kill(tecs_world_t *w, tecs_entity_t e, void *ctx)
+{
+    (void)w;
+    (void)e;
+    ++*(int *)ctx;
+}
+
+TEST(limits_delayed_kills_give_the_queue_back)
+{
+    enum { N = 50000 };
+    static tecs_entity_t ids[2][N];
+    tecs_world_t *x[2] = { tw_new(), tw_new() };
+    int kills = 0;
+    for (int k = 0; k < 2; k++) {
+        tecs_comp_t p = TECS_COMPONENT(x[k], Pos);
+        tecs_archetype_t *a = tecs_archetype(x[k], 1, &p);
+        CHECK_ERR(tecs_new_bulk(x[k], a, N, ids[k], 0, NULL), TECS_OK);
+        for (int i = 0; k == 1 && i < N; i++)
+            CHECK_ERR(tecs_delay_destroy(x[k], ids[k][i], count_kill, &kills), TECS_OK);
+        for (int i = 0; i < N; i++) {
+            tecs_value_t v = { p, &(Pos){ 1, 2 } };
+            tecs_entity_t e;
+            if (k == 0)
+                CHECK_ERR(tecs_new_bulk(x[k], a, 1, &e, 1, &v), TECS_OK);
+            else
+                CHECK(tecs_delay_new(x[k], a, 1, &v) != 0);
+        }
+        for (int i = 0; k == 0 && i < N; i++)
+            CHECK_ERR(tecs_destroy(x[k], ids[k][i]), TECS_OK);
+    }
+    CHECK_ERR(tecs_apply_news(x[1]), TECS_OK);       /* the kills stay queued */
+    CHECK_EQ(tecs_pending_kills(x[1]), N);
+    CHECK_ERR(tecs_apply_kills(x[1]), TECS_OK);
+    CHECK_EQ(kills, N);
+    CHECK_EQ(tecs_world_entity_count(x[1]), tecs_world_entity_count(x[0]));
+    CHECK(tecs_world_memory(x[1]) <= tecs_world_memory(x[0]) + 256 * 1024);
+    TW_CHECK(x[1]);
+    tw_free(x[0]);
+    tw_free(x[1]);
+}
