@@ -242,7 +242,9 @@ typedef struct tecs_archetype_t tecs_archetype_t;
  * Find or create the archetype of exactly these components (any order).
  * n == 0 gives the empty archetype.
  * @return the archetype, owned by the world; NULL on error: TECS_EINVAL
- * (NULL ids with n > 0, a repeated id), TECS_ENOCOMP, TECS_ELIMIT, TECS_ENOMEM.
+ * (NULL ids with n > 0, a repeated id), TECS_ENOCOMP, TECS_ELIMIT (more than
+ * TECS_MAX_ARCH_COMPONENTS, max_archetypes reached, or a chunk of its rows
+ * would pass TECS_MAX_CHUNK_BYTES), TECS_ENOMEM.
  */
 tecs_archetype_t *tecs_archetype(tecs_world_t *world, int32_t n, const tecs_comp_t *ids);
 
