@@ -44,6 +44,13 @@ extern "C" {
 #define TECS_MAX_TERMS           32        /* terms in one query             */
 #define TECS_MAX_COMPONENT_SIZE  (1 << 20) /* bytes of one component value   */
 #define TECS_MAX_ALIGN           64        /* largest component alignment    */
+/* Bytes of one chunk: rows_per_chunk rows of the entity id and every value
+** (each column 64-byte aligned). Every chunk has the world's rows_per_chunk
+** rows, so an archetype whose rows are fatter than TECS_MAX_CHUNK_BYTES /
+** rows_per_chunk is refused (TECS_ELIMIT): 32 KiB a row at the default 1,024
+** rows, and a value of TECS_MAX_COMPONENT_SIZE fits at 16 rows. One entity
+** thus never holds more than one chunk of this size, however fat. */
+#define TECS_MAX_CHUNK_BYTES     (1 << 25)
 
 /* ==================================================================== */
 /* Errors                                                               */
@@ -235,11 +242,16 @@ typedef struct tecs_archetype_t tecs_archetype_t;
  * Find or create the archetype of exactly these components (any order).
  * n == 0 gives the empty archetype.
  * @return the archetype, owned by the world; NULL on error: TECS_EINVAL
- * (NULL ids with n > 0, a repeated id), TECS_ENOCOMP, TECS_ELIMIT, TECS_ENOMEM.
+ * (NULL ids with n > 0, a repeated id), TECS_ENOCOMP, TECS_ELIMIT (more than
+ * TECS_MAX_ARCH_COMPONENTS, max_archetypes reached, or a chunk of its rows
+ * would pass TECS_MAX_CHUNK_BYTES), TECS_ENOMEM.
  */
 tecs_archetype_t *tecs_archetype(tecs_world_t *world, int32_t n, const tecs_comp_t *ids);
 
-/** Allocate chunks ahead so that n entities in total fit without allocating. */
+/** Allocate chunks ahead so that n entities in total fit without allocating
+ *  (at most TECS_MAX_CHUNK_BYTES a chunk). @return TECS_OK, TECS_EINVAL
+ *  (negative n), TECS_ELIMIT (more than INT32_MAX rows), TECS_ENOMEM; a
+ *  failed call allocates nothing and keeps nothing. */
 tecs_err_t tecs_archetype_reserve(tecs_world_t *world, tecs_archetype_t *arch, int32_t n);
 
 /** Entities in the archetype (0 for NULL). */
@@ -396,6 +408,15 @@ tecs_err_t tecs_modified(tecs_world_t *world, tecs_entity_t entity, tecs_comp_t 
  * Delayed new: the id is handed out now; the entity is born (alive, visible
  * to queries) when delayed news are applied. vals (may be NULL) gives initial
  * values, one per component, copied now; the rest are default-constructed.
+ * Unique keys are checked when the birth applies, not now (the key's holder
+ * may change before): a birth whose key is taken by then, by a live entity
+ * or by a birth applied before it, is dropped, its id never alive, and the
+ * apply reports it (tecs_apply_news, tecs_dropped_changes).
+ * Memory: a queued birth holds at most about twice what the entity holds
+ * once born (its row and its slot; values with hooks or an alignment over
+ * 16 are copied apart, at their size and a list entry each). Once the queue
+ * is applied it gives its memory back, keeping a bounded spare (about
+ * 160 KiB).
  * @return the id, or 0 on error (as tecs_new_bulk).
  */
 tecs_entity_t tecs_delay_new(tecs_world_t *world, tecs_archetype_t *arch,
@@ -413,15 +434,34 @@ typedef void (*tecs_kill_fn)(tecs_world_t *world, tecs_entity_t entity, void *ct
 tecs_err_t tecs_delay_destroy(tecs_world_t *world, tecs_entity_t entity,
                               tecs_kill_fn fn, void *ctx);
 
-/** Apply delayed news, in call order. @return TECS_OK, TECS_EBUSY inside an
- *  iteration, TECS_ENOMEM (what did not apply stays queued). */
+/**
+ * Apply delayed news, in call order, and the changes their callbacks queue.
+ * No queued change is dropped silently: one that cannot apply (a unique key
+ * taken by then, a component added meanwhile) is dropped, the others still
+ * apply, and the call returns the first one's error, the last error saying
+ * how many were dropped and why (tecs_dropped_changes gives the count). A
+ * change whose entity died or whose birth was cancelled (tecs_destroy of
+ * the pending id) is skipped, not counted.
+ * @return TECS_OK, TECS_EBUSY inside an iteration or a callback,
+ * TECS_ENOMEM (what did not apply stays queued), or the first drop's error
+ * (TECS_EEXIST for a unique key).
+ */
 tecs_err_t tecs_apply_news(tecs_world_t *world);
 
 /** Apply delayed kills, in call order. @return as tecs_apply_news. */
 tecs_err_t tecs_apply_kills(tecs_world_t *world);
 
-/** Apply delayed news and kills, all in call order. */
+/** Apply delayed news and kills, all in call order. @return as
+ *  tecs_apply_news. */
 tecs_err_t tecs_apply_delayed(tecs_world_t *world);
+
+/**
+ * Queued changes the latest apply dropped: a tecs_apply_news / _kills /
+ * _delayed call, or the flush of the deferred queue when an iteration, a
+ * system or a callback ends (its last error then names the count and the
+ * first cause), whichever came last. 0 for NULL.
+ */
+int32_t tecs_dropped_changes(const tecs_world_t *world);
 
 /** Delayed news not yet applied. */
 int32_t tecs_pending_news(const tecs_world_t *world);
@@ -607,7 +647,8 @@ bool tecs_is_deferred(const tecs_world_t *world);
 ** Float keys (float and double fields) are compared as doubles; -0 equals
 ** +0. A NaN key is stored and is matched only by `!=` and by `not`: NaN is
 ** neither equal to, below, above nor between anything, as in IEEE
-** comparisons. NaN as a filter or lookup key is refused (TECS_EINVAL).
+** comparisons; so a unique index holds any number of NaN keys (two NaN
+** never collide). NaN as a filter or lookup key is refused (TECS_EINVAL).
 */
 
 typedef struct tecs_index_t tecs_index_t;
@@ -1082,8 +1123,10 @@ tecs_err_t tecs_system_stats(tecs_world_t *world, tecs_system_t system,
  * the next system sees them. A system with an interval runs at most once per
  * frame: when its accumulated delta time reaches the interval; the whole
  * intervals k = floor(accumulated / interval) are taken off (the rest carries
- * over) and it->delta_time is k * interval; time does not accumulate while
- * it is disabled. Others get it->delta_time = delta_time.
+ * over) and it->delta_time is k * interval; when k passes 2^53 (a tiny
+ * interval, a huge delta_time) the whole accumulated time is taken instead,
+ * so it->delta_time is always finite. Time does not accumulate while it is
+ * disabled. Others get it->delta_time = delta_time.
  * @return TECS_OK, TECS_EINVAL (negative or NaN delta_time), TECS_EBUSY
  * (inside an iteration, a callback or another frame).
  */

@@ -154,7 +154,27 @@ static void arch_carve(tecs_archetype_t *a)
     a->col_off = (uint32_t *)(void *)p;
 }
 
-/* Lay the columns out in a chunk; false if a chunk would be too large. */
+/* Refuse an archetype whose chunk would pass the byte budget, naming its
+** largest component. */
+static void refuse_fat(tecs_world_t *w, const tecs_archetype_t *a)
+{
+    uint64_t row = sizeof(tecs_entity_t);
+    tecs_comp_t big = 0;
+    for (int32_t i = 0; i < a->ncomps; i++) {
+        const tecs__comp *ci = tecs__comp_get(w, a->comps[i]);
+        row += ci->size;
+        if (big == 0 || ci->size > w->comps[big].size)
+            big = a->comps[i];
+    }
+    tecs__err(w, TECS_ELIMIT, "a row of %llu bytes ('%s' has %u) times %u rows per chunk "
+              "passes the chunk budget of %d MiB", (unsigned long long)row,
+              w->comps[big].name, w->comps[big].size, w->rows, TECS_MAX_CHUNK_BYTES >> 20);
+}
+
+/* Lay the columns out in a chunk; false if a chunk would pass the budget,
+** TECS_MAX_CHUNK_BYTES (the rows of a chunk are the world's, so fat rows are
+** refused rather than given fewer rows: row -> chunk arithmetic stays one
+** shift everywhere). */
 static bool arch_layout(tecs_world_t *w, tecs_archetype_t *a)
 {
     uint64_t off = (uint64_t)w->rows * sizeof(tecs_entity_t);
@@ -173,11 +193,14 @@ static bool arch_layout(tecs_world_t *w, tecs_archetype_t *a)
         a->col_off[col] = (uint32_t)off;
         plain = plain && !ci->ctor && !ci->dtor && !ci->copy && !ci->move;
         off += (uint64_t)w->rows * ci->size;
-        if (off > (uint64_t)INT32_MAX)
+        if (off > TECS_MAX_CHUNK_BYTES)
             return false;
         col++;
     }
-    a->chunk_bytes = (uint32_t)((off + TECS_MAX_ALIGN - 1) & ~(uint64_t)(TECS_MAX_ALIGN - 1));
+    off = (off + TECS_MAX_ALIGN - 1) & ~(uint64_t)(TECS_MAX_ALIGN - 1);
+    if (off > TECS_MAX_CHUNK_BYTES)
+        return false;
+    a->chunk_bytes = (uint32_t)off;
     a->plain = plain;
     return true;
 }
@@ -229,8 +252,8 @@ static tecs_archetype_t *arch_create(tecs_world_t *w, uint32_t h, int32_t n,
     for (int32_t i = 0; i < cmap_len; i++)
         a->cmap[i] = TECS__COL_ABSENT;
     if (!arch_layout(w, a)) {
+        refuse_fat(w, a);
         tecs__free(w, a, bytes);
-        tecs__err(w, TECS_ELIMIT, "a chunk of this archetype would pass 2 GiB");
         return NULL;
     }
     w->archs[w->narchs++] = a;
@@ -460,18 +483,24 @@ static void group_free(tecs_world_t *w, tecs_archetype_t *a, int32_t s)
     a->nchunks = s;
 }
 
-/* Allocate chunks until there are `want`, as one group. */
+/* Allocate chunks until there are `want`, as one group. The group comes
+** first, the table after: a group that cannot be had leaves the table as it
+** was, and a table that cannot grow gives the group back, so a failed call
+** keeps no memory. */
 static tecs_err_t chunks_alloc(tecs_world_t *w, tecs_archetype_t *a, int32_t want)
 {
     if (want <= a->nchunks)
         return TECS_OK;
-    if (chunk_table_grow(w, a, want))
-        return TECS_ENOMEM;
     uint32_t g = (uint32_t)(want - a->nchunks);
     void *raw;
     char *base = tecs__alloc_aligned(w, group_size(a, g), &raw);
     if (base == NULL)
-        return tecs__err(w, TECS_ENOMEM, "out of memory allocating a chunk");
+        return tecs__err(w, TECS_ENOMEM, "out of memory allocating %u chunks of %u bytes", g,
+                         a->chunk_bytes);
+    if (chunk_table_grow(w, a, want)) {
+        tecs__free_aligned(w, raw, group_size(a, g));
+        return TECS_ENOMEM;
+    }
     group_set(w, a, a->nchunks, g, base, raw);
     a->nchunks = want;
     return TECS_OK;

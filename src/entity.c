@@ -130,6 +130,25 @@ static void emit_all(tecs_world_t *w, int ev, tecs_archetype_t *a, uint32_t row,
     }
 }
 
+/* REMOVE events for e losing c (0: every component, a destroy), while its
+** row still holds the values: w->leaving names it meanwhile, so that an
+** index made or rebuilt by a callback of these events does not take what
+** is leaving (the events it would need have gone by). */
+static TECS__NOINLINE void emit_leaving(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c,
+                                        tecs_archetype_t *a, uint32_t row, const void *p)
+{
+    tecs_entity_t was = w->leaving;
+    tecs_comp_t was_comp = w->leaving_comp;
+    w->leaving = e;
+    w->leaving_comp = c;
+    if (c)
+        tecs__emit_comp(w, TECS__EV_REMOVE, e, c, p);
+    else
+        emit_all(w, TECS__EV_REMOVE, a, row, e);
+    w->leaving = was;
+    w->leaving_comp = was_comp;
+}
+
 /* After a public call: apply what listeners queued, unless still deferred. */
 static inline void settle(tecs_world_t *w)
 {
@@ -840,7 +859,7 @@ static TECS__INLINE tecs_err_t remove_now(tecs_world_t *w, tecs_entity_t e, tecs
     if (TECS__UNLIKELY(w->comps[c].watch || !a->plain)) {
         void *p = k >= 0 ? tecs__col_ptr(a, w, k, r->row) : NULL;
         if (w->comps[c].watch)
-            tecs__emit_comp(w, TECS__EV_REMOVE, e, c, p);
+            emit_leaving(w, e, c, a, r->row, p);
         if (p && tecs__col_info(w, a, k)->dtor)
             tecs__comp_dtor(tecs__col_info(w, a, k), p, 1);
     }
@@ -868,7 +887,8 @@ tecs_err_t tecs__destroy_now(tecs_world_t *w, tecs_entity_t e)
     }
     tecs_archetype_t *a = tecs__rec_arch(w, r);
     uint32_t row = r->row;
-    emit_all(w, TECS__EV_REMOVE, a, row, e);
+    if (w->watch_comps)
+        emit_leaving(w, e, 0, a, row, NULL);
     if (w->watch_moves)
         emit_move(w, e, a, NULL);
     if (!a->plain)

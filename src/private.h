@@ -311,8 +311,8 @@ typedef enum tecs__op {
 } tecs__op;
 
 /* What a command carries besides its head, when that is more than one
-** value (births with values or an initializer, bulk births, kills); it
-** lives in the arena. */
+** plain value (births with an initializer or values with hooks, bulk
+** births); it lives in the arena. */
 typedef struct tecs__cmdx {
     int32_t n;                  /* entities (births), values per list       */
     int32_t nvals;              /* entries in vals                          */
@@ -320,13 +320,15 @@ typedef struct tecs__cmdx {
     union {                     /* by op:                                   */
         tecs_entity_t *ids;     /* NEW_BULK: the ids (in the arena)         */
         tecs_init_fn init;      /* NEW: initializer of a queued new_with    */
-        tecs_kill_fn kill;      /* KILL: callback of a delayed kill         */
     };
     void *ctx;
 } tecs__cmdx;
 
 #define TECS__CMD_INLINE 1u     /* flags: the value is in value[]           */
 #define TECS__CMD_VAL    2u     /* flags: the value is at val (the arena)   */
+#define TECS__CMD_PACKED 4u     /* flags: NEW: plain values at packed (the
+                                   arena): a mask of the archetype's columns
+                                   given, then each value, aligned          */
 #define TECS__CMD_INLINE_MAX 8  /* the largest value kept in a command      */
 
 /* One queued change: 32 bytes (on 64-bit targets), two to a cache line. */
@@ -337,13 +339,19 @@ typedef struct tecs__cmd {
     uint8_t spare;              /* zero: the head has no padding            */
     tecs_comp_t comp;           /* ADD, REMOVE, SET, NEW_SET                */
     tecs_entity_t entity;
-    tecs_archetype_t *arch;     /* births                                   */
+    union {
+        tecs_archetype_t *arch; /* births                                   */
+        void *kill_ctx;         /* KILL: its callback's ctx                 */
+    };
     union {
         tecs__cmdx *x;          /* NEW (NULL: no values, no initializer),
-                                   NEW_BULK, KILL (NULL: no callback)       */
+                                   NEW_BULK                                 */
+        tecs_kill_fn kill;      /* KILL: its callback, or NULL              */
+        unsigned char *packed;  /* NEW with CMD_PACKED: its values          */
         tecs_value_t *val;      /* SET, NEW_SET with CMD_VAL: the value     */
         unsigned char value[TECS__CMD_INLINE_MAX];  /* with CMD_INLINE: a
-                                   small value without hooks, in place      */
+                                   small value without hooks, in place (NEW:
+                                   of comp, its birth's only value)         */
     };
 } tecs__cmd;
 
@@ -464,6 +472,10 @@ struct tecs_world_t {
     int32_t cap_listeners;
     struct tecs__hop kill;      /* entity.c: the plain archetype tecs_destroy
                                    last freed a row of (from; to unused)    */
+    tecs_entity_t leaving;      /* entity.c: the entity whose REMOVE events
+                                   are being raised, still in its row (0:
+                                   none); an index filled meanwhile skips it */
+    tecs_comp_t leaving_comp;   /* the component it loses; 0: all (destroy) */
     bool watch_moves;           /* some listener wants move events          */
     bool watch_comps;           /* some listener wants component events     */
     bool watch_checks;          /* some listener checks changes first       */
@@ -473,6 +485,11 @@ struct tecs_world_t {
     tecs__cmdbuf delayed;       /* delayed news and kills                   */
     int32_t defer_depth;        /* open iterations, systems, callbacks      */
     bool flushing;
+    bool applying;              /* a tecs_apply_* runs: the flushes it makes
+                                   count their drops into it                */
+    int32_t dropped;            /* changes the latest apply or flush dropped */
+    tecs_err_t drop_err;        /* the first one's error ...                */
+    char drop_msg[160];         /* ... and its message                      */
 
     /* query.c */
     struct tecs_query_t *queries; /* list of live queries                   */

@@ -26,7 +26,10 @@
 ** Fixed interval: acc += dt each frame; when acc >= interval the system runs
 ** once, covering k = floor(acc / interval) whole intervals (delta_time is
 ** k * interval) and acc keeps the remainder. A long frame thus never makes a
-** system run several times in a row.
+** system run several times in a row. When k passes 2^53 (a tiny interval, or
+** a huge frame) it cannot be counted exactly: the system then covers the
+** whole accumulated time and acc restarts at 0, so delta_time is always
+** finite and the system keeps running.
 **
 ** Timing uses clock_gettime(CLOCK_MONOTONIC), hence the POSIX feature macro.
 ** The worker pool of DESIGN.md (systems with disjoint read/write sets in
@@ -287,8 +290,16 @@ static double due(sys_entry *e, double dt)
     if (e->acc < e->interval)
         return -1;
     double q = e->acc / e->interval;
-    double k = q < 9e15 ? (double)(int64_t)q : q;  /* floor, without libm */
+    if (!(q < 9e15)) {          /* too many intervals to count exactly (an inf
+                                   from a tiny interval included): take it all */
+        double all = e->acc;
+        e->acc = 0;
+        return all;
+    }
+    double k = (double)(int64_t)q;      /* floor, without libm */
     e->acc -= k * e->interval;
+    if (e->acc < 0)             /* k * interval rounded above acc */
+        e->acc = 0;
     return k * e->interval;
 }
 

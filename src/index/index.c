@@ -91,6 +91,14 @@ static uint64_t enc_real(double d)
     return (u >> 63) ? ~u : u | (1ull << 63);
 }
 
+/* A NaN key equals nothing, not even another NaN: a unique index never
+** refuses it, and the unique table (probed only by lookups, which refuse
+** NaN) does not hold it, so any number of NaN keys cost no probe run. */
+static inline bool nan_key(const tecs_index_t *x, uint64_t k)
+{
+    return x->cls == TECS_KEYC_REAL && k == NAN_KEY;
+}
+
 static int32_t class_of(tecs_key_type_t t)
 {
     if (t >= TECS_KEY_I8 && t <= TECS_KEY_I64)
@@ -589,7 +597,8 @@ static tecs_err_t tab_grow(tecs_index_t *x, int32_t need)
     x->ntab = nt;
     memset(t, 0, (size_t)nt * sizeof *t);
     for (int32_t i = 0; i < x->n; i++)
-        tab_put(x, x->ents[i].key, x->ents[i].e);
+        if (!nan_key(x, x->ents[i].key))
+            tab_put(x, x->ents[i].key, x->ents[i].e);
     return TECS_OK;
 }
 
@@ -664,12 +673,15 @@ static inline tecs_err_t reserve(tecs_index_t *x, int32_t n)
 /* Entry i into the unique table. */
 static TECS__NOINLINE void tab_link(tecs_index_t *x, int32_t i)
 {
-    tab_put(x, x->ents[i].key, x->ents[i].e);
+    if (!nan_key(x, x->ents[i].key))
+        tab_put(x, x->ents[i].key, x->ents[i].e);
 }
 
 /* Entry i out of the unique table. */
 static TECS__NOINLINE void tab_unlink(tecs_index_t *x, int32_t i)
 {
+    if (nan_key(x, x->ents[i].key))
+        return;
     int32_t c = tab_find(x, x->ents[i].key);
     assert(c >= 0 && x->tab[c].e == x->ents[i].e);
     tab_del(x, (uint32_t)c);
@@ -855,8 +867,17 @@ static void clear(tecs_index_t *x)
     x->n = 0;
 }
 
-/* Add an entry for every entity with x's component; into the tree too
-** when tree, else (ordered) the tree is built after. */
+/* Is e, at this moment, losing x's component (w->leaving, entity.c)? Its
+** REMOVE events are being raised and the one x needed has gone by. */
+static bool leaving(const tecs_index_t *x, tecs_entity_t e)
+{
+    const tecs_world_t *w = x->world;
+    return e == w->leaving && (w->leaving_comp == 0 || w->leaving_comp == x->d.comp);
+}
+
+/* Add an entry for every entity with x's component, but one that is
+** leaving it; into the tree too when tree, else (ordered) the tree is built
+** after. */
 static tecs_err_t fill_entries(tecs_index_t *x, bool tree)
 {
     tecs_world_t *w = x->world;
@@ -871,7 +892,9 @@ static tecs_err_t fill_entries(tecs_index_t *x, bool tree)
             probe p;
             read_probe(x, tecs__col_ptr(a, w, col, row), &p);
             tecs_entity_t e = *tecs__ent_ptr(a, w, row);
-            if (tree && x->d.unique && find_other(x, p.k, e))
+            if (TECS__UNLIKELY(w->leaving != 0) && leaving(x, e))
+                continue;
+            if (tree && x->d.unique && !nan_key(x, p.k) && find_other(x, p.k, e))
                 return tecs__err(w, TECS_EEXIST, "unique index: two entities share a key");
             if (!ent_insert(x, e, &p, tree))
                 return TECS_ENOMEM;
@@ -999,7 +1022,7 @@ static tecs_err_t obuild(tecs_index_t *x)
     if (!err && !build_radix(x, v, v + n, n))
         tecs__okey_sort(v, v + n, n, build_cmp, x);
     for (int32_t i = 1; i < n && !err && x->d.unique; i++)
-        if (kcmp(x, v[i - 1].k, v[i].k) == 0)
+        if (kcmp(x, v[i - 1].k, v[i].k) == 0 && !nan_key(x, v[i].k))
             err = tecs__err(w, TECS_EEXIST, "unique index: two entities share a key");
     if (!err) {
         build_leaves(x, v, n, lv, nl);
@@ -1144,7 +1167,7 @@ static tecs_err_t check_one(tecs_index_t *x, int ev, tecs_entity_t e, const void
         return tecs__err(x->world, TECS_ENOMEM, "out of memory checking a unique key");
     probe p;
     read_probe(x, val, &p);
-    tecs_entity_t other = find_other(x, p.k, e);
+    tecs_entity_t other = nan_key(x, p.k) ? 0 : find_other(x, p.k, e);
     if (other && (ev & TECS__EV_WRITTEN))
         revert(x, e, (void *)(uintptr_t)val);
     if (def)
@@ -1184,7 +1207,7 @@ static tecs_err_t check_batch(tecs_index_t *x, const void *vals, int32_t n)
     }
     tecs__okey_sort(v, v + n, n, batch_cmp, x);
     for (int32_t i = 1; i < n && !err; i++)
-        if (batch_cmp(x, &v[i - 1], &v[i]) == 0)
+        if (batch_cmp(x, &v[i - 1], &v[i]) == 0 && !nan_key(x, v[i].k))
             err = tecs__err(w, TECS_EEXIST, "unique index: a key repeats in one call");
     tecs__free(w, v, (size_t)n * 2 * sizeof *v);
     return err;
@@ -1470,7 +1493,8 @@ static tecs_err_t check_entries(tecs_index_t *x)
         read_probe(x, tecs__col_ptr(tecs__rec_arch(w, r), w, col, r->row), &p);
         if (w->defer_depth == 0 && kcmp(x, t->key, p.k) != 0)
             return bad(w, "stale key", x->id);
-        if (is_hashed(x) && find_other(x, t->key, 0) == 0)
+        bool tabled = !(is_table(x) && nan_key(x, t->key));
+        if (is_hashed(x) && tabled && find_other(x, t->key, 0) == 0)
             return bad(w, "entry not in its bucket", x->id);
     }
     return TECS_OK;
@@ -1538,7 +1562,9 @@ static int32_t holders(const tecs_index_t *x)
 /* The table holds exactly the entries, each where a probe finds it. */
 static tecs_err_t check_table(tecs_index_t *x)
 {
-    int32_t used = 0;
+    int32_t used = 0, nans = 0;
+    for (int32_t i = 0; i < x->n; i++)
+        nans += nan_key(x, x->ents[i].key);
     for (int32_t c = 0; c < x->ntab; c++) {
         if (x->tab[c].e == 0)
             continue;
@@ -1547,7 +1573,7 @@ static tecs_err_t check_table(tecs_index_t *x)
         if (i < 0 || x->ents[i].key != x->tab[c].k || tab_find(x, x->tab[c].k) != c)
             return bad(x->world, "table cell without its entry", x->id);
     }
-    return used == x->n ? TECS_OK : bad(x->world, "table cells != entries", x->id);
+    return used == x->n - nans ? TECS_OK : bad(x->world, "table cells != entries", x->id);
 }
 
 /* Each component's check count is its indexes that are awake (nothing
