@@ -121,11 +121,15 @@ tecs_world_t *tecs_world_new(void);
 tecs_world_t *tecs_world_new_ex(const tecs_world_desc_t *desc);
 
 /**
- * Free a world: runs the destructor of every live component, then frees every
- * block the world holds, queries included. NULL does nothing. Queued changes
- * are dropped (their values are destroyed).
+ * Free a world: announces every live entity to REMOVE / LEAVE observers and
+ * on_remove hooks, runs the destructor of every live component and of every
+ * queued value, then frees every block the world holds, queries included.
+ * Queued changes are dropped. While it runs the world is closed: the
+ * callbacks it triggers may read, every other call is refused (TECS_EBUSY).
+ * @return TECS_OK (NULL: TECS_OK, nothing done); TECS_EBUSY inside any
+ * callback of this world or while it is already being freed (nothing freed).
  */
-void tecs_world_free(tecs_world_t *world);
+tecs_err_t tecs_world_free(tecs_world_t *world);
 
 /** The error of the last call that failed on this world (TECS_OK if none;
  *  TECS_EINVAL for NULL). A call that succeeds leaves it as it was. */
