@@ -488,8 +488,10 @@ tecs_err_t tecs__arch_grow_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n)
 
 tecs_err_t tecs_archetype_reserve(tecs_world_t *w, tecs_archetype_t *a, int32_t n)
 {
-    tecs_err_t err = tecs__check_arch(w, a);
-    if (err)
+    if (w == NULL)
+        return TECS_EINVAL;
+    tecs_err_t err = tecs__enter_object(w);
+    if (err || (err = tecs__check_arch(w, a)))
         return err;
     if (n < 0)
         return tecs__err(w, TECS_EINVAL, "tecs_archetype_reserve: negative count");

@@ -169,6 +169,72 @@ TEST(callbacks_births_queued_during_a_move)
     CHECK_EQ(b.bad, 0);
 }
 
+static void free_from_system(tecs_iter_t *it);
+static void free_from_observer(const tecs_event_t *ev);
+
+/* Inside a lifecycle hook every object constructor (and the row
+** reservation) is refused, with a message that says why. */
+typedef struct obj_refusals {
+    tecs_world_t *w;
+    tecs_comp_t pos;
+    tecs_query_t *q;
+    bool armed;
+    int refused, tried;
+    char msg[160];
+} obj_refusals;
+
+static void count_refusal(obj_refusals *o, bool made)
+{
+    o->tried++;
+    o->refused += !made && tecs_last_error(o->w) == TECS_EBUSY;
+}
+
+static void refusing_ctor(void *dst, int32_t n, void *ctx)
+{
+    memset(dst, 0, (size_t)n * sizeof(Position));
+    obj_refusals *o = ctx;
+    if (!o->armed)
+        return;
+    o->armed = false;
+    tecs_world_t *w = o->w;
+    count_refusal(o, tecs_component(w, &(tecs_component_desc_t){ .name = "Late",
+                                                                 .size = 4 }) != 0);
+    snprintf(o->msg, sizeof o->msg, "%s", tecs_last_error_msg(w));
+    count_refusal(o, tecs_query_all(w, 1, &o->pos) != NULL);
+    count_refusal(o, tecs_filter_new(w) != NULL);
+    count_refusal(o, tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = o->pos, .type = TECS_KEY_FLOAT, .offset = offsetof(Position, x) }) != NULL);
+    count_refusal(o, tecs_cache_new(w, &(tecs_cache_desc_t){ .query = o->q }) != NULL);
+    count_refusal(o, tecs_observer(w, &(tecs_observer_desc_t){
+        .event = TECS_ON_ADD, .comp = o->pos, .callback = free_from_observer }) != 0);
+    count_refusal(o, tecs_system(w, &(tecs_system_desc_t){ .name = "late",
+                                                           .run = free_from_system }) != 0);
+    count_refusal(o, tecs_archetype_reserve(w, tecs_archetype(w, 1, &o->pos), 5000) ==
+                         TECS_OK);
+}
+
+TEST(callbacks_lifecycle_hooks_refuse_objects)
+{
+    tecs_world_t *w = tw_new();
+    obj_refusals o = { .w = w };
+    o.pos = TECS_COMPONENT(w, Position);
+    o.q = tecs_query_all(w, 1, &o.pos);
+    tecs_comp_t obj = tecs_component(w, &(tecs_component_desc_t){
+        .name = "Obj", .size = sizeof(Position), .align = _Alignof(Position),
+        .ctor = refusing_ctor, .hook_ctx = &o });
+    tecs_entity_t e = tecs_new(w);
+    o.armed = true;
+    CHECK_ERR(tecs_add(w, e, obj), TECS_OK);
+    CHECK_EQ(o.tried, 8);
+    CHECK_EQ(o.refused, 8);
+    CHECK(strstr(o.msg, "lifecycle hook") != NULL);
+    CHECK_EQ(tecs_world_component_count(w), 2);
+    CHECK_EQ(tecs_observer_count(w), 0);
+    CHECK_EQ(tecs_system_count(w), 0);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
 /* ---- destructors run by tecs_world_free ------------------------------ */
 
 typedef struct free_calls {
