@@ -41,6 +41,9 @@
 **
 ** Applying a command can run listeners and callbacks; what they change is
 ** appended to the deferred queue and applied in the same pass, in order.
+** Queueing a value can run its copy hook, which may queue changes too: so a
+** command is built in a local copy and pushed last, and nothing keeps a
+** pointer into the command array across a hook.
 ** A command that fails for lack of memory stays queued with everything after
 ** it; one that conflicts with an earlier change (adding a component the
 ** entity got meanwhile, touching an entity that died) is dropped, with the

@@ -14,8 +14,10 @@
 ** Step 3 cannot fail, so a failed call has changed nothing. A value written
 ** before anyone could ask (tecs_modified, a query's write term) is checked
 ** after the fact: a refusing listener restores its field (TECS__EV_WRITTEN). Listeners (field
-** indexes, observers) run with the world deferred: a structural change they
-** make is queued, and applied once the outer call is done.
+** indexes, observers) and lifecycle hooks run with the world deferred: a
+** structural change they make is queued, and applied once the outer call is
+** done (settle). A queued birth may grow the records, so no record pointer
+** is kept across a hook or an event: it is fetched again by index.
 **
 ** Moving an entity from archetype A to B (add or remove one component):
 **
