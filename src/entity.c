@@ -659,11 +659,12 @@ static TECS__INLINE void move_row_with(tecs_world_t *w, tecs__record *r, tecs_ar
     }
 #undef TO
 #undef FROM
-    tecs__arch_remove_row(w, a, src);
     if (!plain)                 /* a hook's queued birth may move the records */
         r = &w->recs[TECS_ENTITY_INDEX(tecs__chunk_ents(dc)[di])];
     r->arch = b->id | (r->arch & ~TECS__ARCH_MASK);
     r->row = dst;
+    /* Last: the hole fill may run move hooks of a, and r is done with. */
+    tecs__arch_remove_row(w, a, src);
 }
 
 /* move_row for archetypes with hooks, out of the plain path's way. */
