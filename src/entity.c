@@ -135,8 +135,7 @@ static void emit_all(tecs_world_t *w, int ev, tecs_archetype_t *a, uint32_t row,
 /* After a public call: apply what listeners queued, unless still deferred. */
 static inline void settle(tecs_world_t *w)
 {
-    if (TECS__UNLIKELY(w->deferred.count > 0) && w->defer_depth == 0 && !w->flushing)
-        tecs__flush(w);
+    tecs__settle(w);
 }
 
 /* ---- checks ---------------------------------------------------------- */

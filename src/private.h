@@ -386,6 +386,9 @@ void tecs__defer_begin(tecs_world_t *w);
 void tecs__defer_end(tecs_world_t *w);
 /* Apply every queued change (the world must not be deferred). */
 tecs_err_t tecs__flush(tecs_world_t *w);
+/* The end of a public call that may have run callbacks: apply what they
+** queued, unless the world is still deferred (see tecs__flush). */
+static inline void tecs__settle(tecs_world_t *w);
 void tecs__cmd_fini(tecs_world_t *w);
 
 /* ==================================================================== */
@@ -547,6 +550,12 @@ static inline tecs_err_t tecs__enter_object(tecs_world_t *w)
         err = tecs__err(w, TECS_EBUSY, "objects cannot be created or freed "
                                        "while a lifecycle hook or an order function runs");
     return err;
+}
+
+static inline void tecs__settle(tecs_world_t *w)
+{
+    if (TECS__UNLIKELY(w->deferred.count > 0) && w->defer_depth == 0 && !w->flushing)
+        tecs__flush(w);
 }
 
 static inline const tecs__comp *tecs__comp_get(const tecs_world_t *w, tecs_comp_t c)

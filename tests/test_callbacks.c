@@ -703,3 +703,41 @@ TEST(callbacks_table_row_by_row)
         CHECK_EQ(p.base.blocks, 0);
     }
 }
+
+/* An order function run while a cache is filled (tecs_cache_new, or the
+** rebuild of a stale cache) queues its changes like any other: applied
+** when the call that ran it returns. */
+typedef struct order_births {
+    int calls;
+    bool deferred;
+    tecs_entity_t born;
+} order_births;
+
+static int order_and_spawn(tecs_world_t *w, tecs_entity_t a, tecs_entity_t b, void *ctx)
+{
+    order_births *o = ctx;
+    if (o->calls++ == 0) {
+        o->deferred = tecs_is_deferred(w);
+        o->born = tecs_new(w);
+    }
+    return a < b ? -1 : a > b;
+}
+
+TEST(callbacks_order_function_changes_apply_after_cache_new)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    for (int i = 0; i < 4; i++)
+        CHECK_ERR(TECS_SET(w, tecs_new(w), pos, Position, {0, 0}), TECS_OK);
+    order_births o = { 0 };
+    tecs_query_t *q = tecs_query_all(w, 1, &pos);
+    CHECK(tecs_cache_new(w, &(tecs_cache_desc_t){ .query = q, .order = order_and_spawn,
+                                                  .ctx = &o }) != NULL);
+    CHECK(o.calls > 0);
+    CHECK(o.deferred);
+    CHECK(o.born != 0);
+    CHECK(tecs_is_alive(w, o.born));
+    CHECK(!tecs_is_deferred(w));
+    TW_CHECK(w);
+    tw_free(w);
+}

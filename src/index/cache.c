@@ -168,6 +168,7 @@ static tecs_err_t cache_ready(tecs_cache_t *c)
     if (cache_fill(c))
         return tecs__err(c->world, TECS_ENOMEM, "out of memory rebuilding a cache");
     c->stale = false;
+    tecs__settle(c->world);     /* what the order function queued */
     return TECS_OK;
 }
 
@@ -324,6 +325,7 @@ tecs_cache_t *tecs_cache_new(tecs_world_t *w, const tecs_cache_desc_t *d)
     }
     if (c->order)
         watch_terms(c);
+    tecs__settle(w);            /* what the order function queued */
     return c;
 }
 
