@@ -407,7 +407,7 @@ typedef enum kind {
     K_ON_ADD, K_ON_SET, K_ON_REMOVE,
     K_OBS_ADD, K_OBS_SET, K_OBS_REMOVE, K_OBS_ENTER, K_OBS_LEAVE,
     K_CACHE_ENTER, K_CACHE_LEAVE, K_ORDER,
-    K_SYSTEM, K_EACH, K_INIT, K_KILL,
+    K_SYSTEM, K_EACH, K_WHERE_EACH, K_INIT, K_KILL,
     K_ALLOC, K_FREEING,
     K_COUNT
 } kind;
@@ -543,6 +543,13 @@ static bool p_each(tecs_world_t *w, tecs_entity_t e, void *const *fields, void *
     return false;
 }
 
+static bool p_where_each(tecs_world_t *w, tecs_entity_t e, void *const *fields, void *ctx)
+{
+    (void)w, (void)e, (void)fields;
+    probe_run(ctx, K_WHERE_EACH);
+    return false;
+}
+
 static void p_init(tecs_init_t *init, void *ctx)
 {
     (void)init;
@@ -620,6 +627,17 @@ static void probe_trigger(probe *p, tecs_query_t *q)
                  break;
     case K_SYSTEM: p->armed = true; CHECK_ERR(tecs_progress(w, 0.1), TECS_OK); break;
     case K_EACH: p->armed = true; CHECK_ERR(tecs_query_each(q, p_each, p), TECS_OK); break;
+    case K_WHERE_EACH: {
+        tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
+            .comp = p->pos, .type = TECS_KEY_FLOAT, .offset = offsetof(Position, x) });
+        tecs_filter_t *f = tecs_filter_new(w);
+        CHECK(x != NULL && f != NULL);
+        CHECK(tecs_where(f, x, TECS_EQ, tecs_key_real(1)) >= 0);
+        p->armed = true;
+        CHECK_ERR(tecs_query_where_each(q, f, p_where_each, p), TECS_OK);
+        tecs_filter_free(f);
+        break;
+    }
     case K_INIT: p->armed = true;
                  CHECK(tecs_new_with(w, tecs_archetype(w, 1, &p->pos), p_init, p) != 0);
                  break;
