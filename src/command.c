@@ -783,7 +783,9 @@ tecs_entity_t tecs_delay_new(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals
         tecs__check_vals(w, a, nvals, vals))
         return 0;
     tecs_entity_t e = 0;
-    return queue_new(w, &w->delayed, a, 1, &e, nvals, vals, false, NULL, NULL) ? 0 : e;
+    tecs_err_t err = queue_new(w, &w->delayed, a, 1, &e, nvals, vals, false, NULL, NULL);
+    tecs__settle(w);            /* what the values' copy hooks queued */
+    return err ? 0 : e;
 }
 
 tecs_err_t tecs_delay_destroy(tecs_world_t *w, tecs_entity_t e, tecs_kill_fn fn, void *ctx)

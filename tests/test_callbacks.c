@@ -759,3 +759,38 @@ TEST(callbacks_order_function_changes_apply_after_cache_new)
     TW_CHECK(w);
     tw_free(w);
 }
+
+/* A copy hook run while a value is queued (tecs_delay_new copies its
+** values) queues its changes too; they apply when that call returns. */
+typedef struct copy_births {
+    tecs_world_t *w;
+    tecs_entity_t born;
+} copy_births;
+
+static void copy_and_spawn(void *dst, const void *src, int32_t n, void *ctx)
+{
+    memcpy(dst, src, (size_t)n * sizeof(Position));
+    copy_births *c = ctx;
+    if (c->born == 0)
+        c->born = tecs_new(c->w);
+}
+
+TEST(callbacks_copy_hook_changes_apply_after_delay_new)
+{
+    tecs_world_t *w = tw_new();
+    copy_births ctx = { .w = w };
+    tecs_comp_t obj = tecs_component(w, &(tecs_component_desc_t){
+        .name = "Obj", .size = sizeof(Position), .align = _Alignof(Position),
+        .copy = copy_and_spawn, .hook_ctx = &ctx });
+    tecs_entity_t later = tecs_delay_new(w, tecs_archetype(w, 1, &obj), 1,
+                                         &(tecs_value_t){ obj, &(Position){ 1, 2 } });
+    CHECK(later != 0);
+    CHECK(ctx.born != 0);
+    CHECK(tecs_is_alive(w, ctx.born));              /* applied at once after */
+    CHECK(!tecs_is_alive(w, later));                /* waits for the apply */
+    CHECK_ERR(tecs_apply_news(w), TECS_OK);
+    CHECK(tecs_is_alive(w, later));
+    CHECK(TECS_GET(w, later, obj, Position)->y == 2);
+    TW_CHECK(w);
+    tw_free(w);
+}
