@@ -42,9 +42,10 @@
 **     tecs_set that adds, tecs_delay_*. Value writes: tecs_set of a
 **     component the entity has, tecs_modified. Objects: components,
 **     indexes, filters, caches, queries, observers, systems (tecs_filter_free
-**     is never refused); tecs_archetype_reserve counts as one. World free, progress, apply: tecs_world_free,
-**     tecs_progress, tecs_apply_news / _kills / _delayed. Reads: tecs_get,
-**     tecs_has, tecs_is_alive, the counts.
+**     is never refused); tecs_archetype_reserve counts as one. World free,
+**     progress, apply: tecs_world_free, tecs_progress, tecs_apply_news /
+**     _kills / _delayed. Reads: tecs_get, tecs_has, tecs_is_alive, the
+**     counts.
 **     Queued: the call returns at once (a new entity gets its id, not alive
 **     yet) and the change applies, in call order, after the outermost call:
 **     a system's changes when the system ends, an iteration's when the
