@@ -17,6 +17,46 @@
 **     archetype (this entity or another: rows move to close the gap) or the
 **     world is freed. While an iteration is open such changes are queued, so
 **     the pointers of the open iteration stay valid.
+**   - What may be called from where (callbacks that call back). Inside
+**     every callback the library calls the world is deferred
+**     (tecs_is_deferred is true), and each call does what this table says:
+**
+**       called from             structural  value     objects:     world free,  reads
+**                               changes     writes    create or    progress,
+**                                                     free         apply
+**       ctor, dtor, copy, move  queued      queued    EBUSY        EBUSY        yes
+**       hooks; cache order fns
+**       on_add / on_set /       queued      at once   yes (1)      EBUSY        yes
+**       on_remove, observers,
+**       cache on_enter /
+**       on_leave, systems,
+**       each-functions,
+**       initializers, kill
+**       callbacks
+**       whatever tecs_world_    EBUSY       EBUSY     EBUSY        EBUSY        yes
+**       free runs
+**       the world's allocator   EBUSY       EBUSY     EBUSY        EBUSY        no (2)
+**
+**     EBUSY: refused with TECS_EBUSY, nothing changed.
+**     Structural changes: tecs_new*, tecs_destroy, tecs_add, tecs_remove, a
+**     tecs_set that adds, tecs_delay_*. Value writes: tecs_set of a
+**     component the entity has, tecs_modified. Objects: components,
+**     indexes, filters, caches, queries, observers, systems (tecs_filter_free
+**     is never refused); tecs_archetype_reserve counts as one. World free,
+**     progress, apply: tecs_world_free, tecs_progress, tecs_apply_news /
+**     _kills / _delayed. Reads: tecs_get, tecs_has, tecs_is_alive, the
+**     counts.
+**     Queued: the call returns at once (a new entity gets its id, not alive
+**     yet) and the change applies, in call order, after the outermost call:
+**     a system's changes when the system ends, an iteration's when the
+**     outermost iteration ends, a hook's or an observer's when the public
+**     call that ran it returns. Lifecycle hooks and order functions run
+**     while rows are in motion: that is why writes queue there too and
+**     objects cannot be made.
+**     (1) Not freeing the object the running callback belongs to or is
+**     iterating (see each free). (2) The structure that asked for memory is
+**     half changed: every call that can fail is refused, and reads may see
+**     the change half made.
 */
 #ifndef TINYECS_H
 #define TINYECS_H
@@ -128,11 +168,15 @@ tecs_world_t *tecs_world_new(void);
 tecs_world_t *tecs_world_new_ex(const tecs_world_desc_t *desc);
 
 /**
- * Free a world: runs the destructor of every live component, then frees every
- * block the world holds, queries included. NULL does nothing. Queued changes
- * are dropped (their values are destroyed).
+ * Free a world: announces every live entity to REMOVE / LEAVE observers and
+ * on_remove hooks, runs the destructor of every live component and of every
+ * queued value, then frees every block the world holds, queries included.
+ * Queued changes are dropped. While it runs the world is closed: the
+ * callbacks it triggers may read, every other call is refused (TECS_EBUSY).
+ * @return TECS_OK (NULL: TECS_OK, nothing done); TECS_EBUSY inside any
+ * callback of this world or while it is already being freed (nothing freed).
  */
-void tecs_world_free(tecs_world_t *world);
+tecs_err_t tecs_world_free(tecs_world_t *world);
 
 /** The error of the last call that failed on this world (TECS_OK if none;
  *  TECS_EINVAL for NULL). A call that succeeds leaves it as it was. */
@@ -363,7 +407,9 @@ tecs_err_t tecs_remove(tecs_world_t *world, tecs_entity_t entity, tecs_comp_t co
 /**
  * Write a component's value with its copy hook (memcpy for plain data),
  * adding the component first if the entity lacks it. value may be NULL only
- * for a tag. @return as tecs_add, and TECS_EINVAL for a NULL value.
+ * for a tag. Inside a lifecycle hook or an order function the write is
+ * queued (see the table at the top). @return as tecs_add, and TECS_EINVAL
+ * for a NULL value.
  */
 tecs_err_t tecs_set(tecs_world_t *world, tecs_entity_t entity, tecs_comp_t comp,
                     const void *value);
@@ -386,7 +432,9 @@ bool tecs_has(const tecs_world_t *world, tecs_entity_t entity, tecs_comp_t comp)
 
 /**
  * Report that a component's value was written through a raw pointer, so that
- * indexes and observers see the change. @return as tecs_get.
+ * indexes and observers see the change. Inside a lifecycle hook or an order
+ * function the report is queued (see the table at the top). @return as
+ * tecs_get.
  */
 tecs_err_t tecs_modified(tecs_world_t *world, tecs_entity_t entity, tecs_comp_t comp);
 
@@ -442,7 +490,7 @@ tecs_err_t tecs_delay_destroy(tecs_world_t *world, tecs_entity_t entity,
  * how many were dropped and why (tecs_dropped_changes gives the count). A
  * change whose entity died or whose birth was cancelled (tecs_destroy of
  * the pending id) is skipped, not counted.
- * @return TECS_OK, TECS_EBUSY inside an iteration or a callback,
+ * @return TECS_OK, TECS_EBUSY inside an iteration or any callback,
  * TECS_ENOMEM (what did not apply stays queued), or the first drop's error
  * (TECS_EEXIST for a unique key).
  */
@@ -628,7 +676,8 @@ int32_t tecs_query_collect(tecs_query_t *query, tecs_entity_t *out, int32_t cap)
 int32_t tecs_query_collect_ex(tecs_query_t *query, int32_t flags,
                               tecs_entity_t *out, int32_t cap);
 
-/** True while an iteration (or a system, an observer) is open on the world. */
+/** True while changes are queued: an iteration is open, or a callback runs
+ *  (any callback the library calls; see the table at the top). */
 bool tecs_is_deferred(const tecs_world_t *world);
 
 /* ==================================================================== */

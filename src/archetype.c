@@ -517,8 +517,10 @@ tecs_err_t tecs__arch_grow_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n)
 
 tecs_err_t tecs_archetype_reserve(tecs_world_t *w, tecs_archetype_t *a, int32_t n)
 {
-    tecs_err_t err = tecs__check_arch(w, a);
-    if (err)
+    if (w == NULL)
+        return TECS_EINVAL;
+    tecs_err_t err = tecs__enter_object(w);
+    if (err || (err = tecs__check_arch(w, a)))
         return err;
     if (n < 0)
         return tecs__err(w, TECS_EINVAL, "tecs_archetype_reserve: negative count");
@@ -535,7 +537,7 @@ void tecs__arch_fill_hole(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
     char *const *hc = tecs__chunk_of(a, w, row), *const *lc = tecs__chunk_of(a, w, last);
     const size_t hi = row & w->mask, li = last & w->mask;
     for (int32_t c = 0; c < a->ncols; c++)
-        tecs__comp_move(tecs__col_info(w, a, c), tecs__chunk_col(hc, c) + hi * a->col_size[c],
+        tecs__comp_move(w, tecs__col_info(w, a, c), tecs__chunk_col(hc, c) + hi * a->col_size[c],
                         tecs__chunk_col(lc, c) + li * a->col_size[c], 1);
     tecs_entity_t moved = tecs__chunk_ents(lc)[li];
     tecs__chunk_ents(hc)[hi] = moved;
@@ -556,7 +558,7 @@ static bool group_shrink(tecs_world_t *w, tecs_archetype_t *a, int32_t s, uint32
     for (int32_t c = 0; c < a->ncols && live > 0; c++) {
         char *to = base + (size_t)k * a->col_off[c];
         char *from = old.base + (size_t)old.g * a->col_off[c];
-        tecs__comp_move(tecs__col_info(w, a, c), to, from, live);
+        tecs__comp_move(w, tecs__col_info(w, a, c), to, from, live);
     }
     tecs__free_aligned(w, old.raw, group_size(a, old.g));
     memset(&a->chunks[s], 0, old.g * sizeof *a->chunks);
@@ -616,7 +618,7 @@ static void arch_destroy_values(tecs_world_t *w, tecs_archetype_t *a)
         if (n > (int32_t)w->rows)
             n = (int32_t)w->rows;
         for (int32_t c = 0; c < a->ncols; c++)
-            tecs__comp_dtor(tecs__col_info(w, a, c),
+            tecs__comp_dtor(w, tecs__col_info(w, a, c),
                             tecs__chunk_col(tecs__kcols(a, (uint32_t)k), c), n);
     }
 }
@@ -632,10 +634,14 @@ static void arch_destroy(tecs_world_t *w, tecs_archetype_t *a)
     tecs__free(w, a, arch_size(a));
 }
 
-void tecs__arch_fini(tecs_world_t *w)
+void tecs__arch_destroy_values(tecs_world_t *w)
 {
     for (int32_t i = 0; i < w->narchs; i++)
         arch_destroy_values(w, w->archs[i]);
+}
+
+void tecs__arch_fini(tecs_world_t *w)
+{
     for (int32_t i = 0; i < w->narchs; i++)
         arch_destroy(w, w->archs[i]);
     tecs__free(w, w->archs, (size_t)w->cap_archs * sizeof *w->archs);

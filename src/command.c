@@ -54,6 +54,9 @@
 **
 ** Applying a command can run listeners and callbacks; what they change is
 ** appended to the deferred queue and applied in the same pass, in order.
+** Queueing a value can run its copy hook, which may queue changes too: so a
+** command is built in a local copy and pushed last, and nothing keeps a
+** pointer into the command array across a hook.
 ** A command that fails for lack of memory stays queued with everything after
 ** it. A command whose entity died (or whose birth was cancelled) is stale
 ** and skipped. Any other that cannot apply (adding a component the entity
@@ -126,6 +129,14 @@ static void *arena_alloc(tecs_world_t *w, tecs__cmdbuf *b, size_t size)
     return block_data(next);
 }
 
+/* arena_restore, unless commands were queued since the mark (by a hook
+** that ran meanwhile): their values live after it. */
+static void arena_undo(tecs__cmdbuf *b, arena_mark m, int32_t count)
+{
+    if (b->count == count)
+        arena_restore(b, m);
+}
+
 static void arena_reset(tecs__cmdbuf *b)
 {
     b->cur = NULL;
@@ -183,14 +194,15 @@ static tecs_value_t *copy_vals(tecs_world_t *w, tecs__cmdbuf *b, int32_t n, int3
             /* Undo the copies made so far. */
             for (int32_t j = 0; j < i; j++)
                 if (out[j].ptr)
-                    tecs__comp_dtor(tecs__comp_get(w, out[j].comp), (void *)out[j].ptr, n);
+                    tecs__comp_dtor(w, tecs__comp_get(w, out[j].comp), (void *)out[j].ptr,
+                                    n);
             return NULL;
         }
         if (ci->ctor == NULL && ci->copy == NULL) {
             memcpy(p, vals[i].ptr, (size_t)n * ci->size);
         } else {
-            tecs__comp_ctor(ci, p, n);
-            tecs__comp_copy(ci, p, vals[i].ptr, n);
+            tecs__comp_ctor(w, ci, p, n);
+            tecs__comp_copy(w, ci, p, vals[i].ptr, n);
         }
         out[i].ptr = p;
     }
@@ -215,11 +227,12 @@ static inline bool uses_arena(const tecs__cmd *c)
 static void drop_vals(tecs_world_t *w, const tecs__cmd *c)
 {
     if (c->flags & TECS__CMD_VAL)
-        tecs__comp_dtor(tecs__comp_get(w, c->val->comp), (void *)c->val->ptr, 1);
+        tecs__comp_dtor(w, tecs__comp_get(w, c->val->comp), (void *)c->val->ptr, 1);
     const tecs__cmdx *x = cmd_x(c);
     for (int32_t i = 0; x && i < x->nvals; i++)
         if (x->vals[i].ptr)
-            tecs__comp_dtor(tecs__comp_get(w, x->vals[i].comp), (void *)x->vals[i].ptr, x->n);
+            tecs__comp_dtor(w, tecs__comp_get(w, x->vals[i].comp), (void *)x->vals[i].ptr,
+                            x->n);
 }
 
 /* Resize the command array to cap (at least count); false if out of
@@ -410,19 +423,17 @@ static inline const tecs__cmdx *birth_init(const tecs__cmd *c)
     return x && x->init ? x : NULL;
 }
 
-/* Queue births of n new ids into buf: reserve everything, then commit. A
-** single birth with plain values keeps them in the command or packed. */
+/* Queue births of n new ids into buf: copy the values (their hooks may
+** queue changes of their own), reserve the command and the slots, then
+** commit. A single birth with plain values keeps them in the command or
+** packed. */
 static tecs_err_t queue_new(tecs_world_t *w, tecs__cmdbuf *b, tecs_archetype_t *a, int32_t n,
                             tecs_entity_t *out, int32_t nvals, const tecs_value_t *vals,
                             bool bulk, tecs_init_fn init, void *ctx)
 {
-    if (room(w, b))
-        return TECS_ENOMEM;
-    tecs_err_t err = n == 1 ? tecs__ei_reserve1(w) : tecs__ei_reserve(w, n);
-    if (err)
-        return err;
     arena_mark m = arena_save(b);
     bulk = bulk && n != 1;
+    int32_t count = b->count;
     tecs__cmd c = { .op = bulk ? TECS__OP_NEW_BULK : TECS__OP_NEW, .arch = a };
     bool extra = bulk || nvals || init;
     int put = extra && !bulk && !init ? put_birth_vals(w, b, &c, nvals, vals) : 0;
@@ -430,8 +441,16 @@ static tecs_err_t queue_new(tecs_world_t *w, tecs__cmdbuf *b, tecs_archetype_t *
         return oom(w);
     extra = extra && put == 0;
     if (extra && (c.x = new_extra(w, b, n, nvals, vals, bulk, init, ctx)) == NULL) {
-        arena_restore(b, m);
+        arena_undo(b, m, count);
         return oom(w);
+    }
+    tecs_err_t err = room(w, b);
+    if (err == TECS_OK)
+        err = n == 1 ? tecs__ei_reserve1(w) : tecs__ei_reserve(w, n);
+    if (err) {
+        drop_vals(w, &c);
+        arena_undo(b, m, count);
+        return err;
     }
     for (int32_t k = 0; k < n; k++) {
         tecs_entity_t e = tecs__ei_take(w);
@@ -493,8 +512,8 @@ static tecs_value_t *arena_value(tecs_world_t *w, tecs__cmdbuf *b, tecs_comp_t c
     if (ci->ctor == NULL && ci->copy == NULL) {
         tecs__copy_value((void *)v->ptr, value, ci->size);
     } else {
-        tecs__comp_ctor(ci, (void *)v->ptr, 1);
-        tecs__comp_copy(ci, (void *)v->ptr, value, 1);
+        tecs__comp_ctor(w, ci, (void *)v->ptr, 1);
+        tecs__comp_copy(w, ci, (void *)v->ptr, value, 1);
     }
     return v;
 }
@@ -521,7 +540,10 @@ static TECS__INLINE tecs_err_t put_value(tecs_world_t *w, tecs__cmdbuf *b, tecs_
     if (value == NULL || ci->size == 0)
         return TECS_OK;
     if (inline_ok(ci)) {
-        tecs__copy_value(cmd->value, value, ci->size);
+        if (ci->size == 8)      /* the common case: one move */
+            memcpy(cmd->value, value, 8);
+        else
+            memcpy(cmd->value, value, ci->size);
         cmd->flags |= TECS__CMD_INLINE;
         return TECS_OK;
     }
@@ -540,15 +562,19 @@ static inline bool foldable(const tecs__cmd *last, tecs__op op, tecs_comp_t c)
                               : op == TECS__OP_SET && col != TECS__COL_TAG;
 }
 
-/* Join an ADD or SET of c to the birth queued last (foldable). */
-static inline tecs_err_t fold_into(tecs_world_t *w, tecs__cmd *last, tecs__op op, tecs_comp_t c,
+/* Join an ADD or SET of c to the birth queued at `at` (foldable). The
+** command is edited in a copy: a copy hook may queue changes meanwhile,
+** and the queue move. */
+static inline tecs_err_t fold_into(tecs_world_t *w, int32_t at, tecs__op op, tecs_comp_t c,
                                    const void *value)
 {
-    if (put_value(w, &w->deferred, last, c, value))
+    tecs__cmd birth = w->deferred.cmds[at];
+    if (put_value(w, &w->deferred, &birth, c, value))
         return TECS_ENOMEM;
-    last->op = TECS__OP_NEW_SET;
-    last->then = (uint8_t)op;
-    last->comp = c;
+    birth.op = TECS__OP_NEW_SET;
+    birth.then = (uint8_t)op;
+    birth.comp = c;
+    w->deferred.cmds[at] = birth;
     return TECS_OK;
 }
 
@@ -557,13 +583,14 @@ static TECS__NOINLINE tecs_err_t queue_op(tecs_world_t *w, tecs__op op, tecs_ent
                                           tecs_comp_t c, const void *value)
 {
     tecs__cmdbuf *b = &w->deferred;
-    if (room(w, b))
+    tecs__cmd cmd = { .op = (uint8_t)op, .entity = e, .comp = c };
+    if (put_value(w, b, &cmd, c, value))
         return TECS_ENOMEM;
-    tecs__cmd *cmd = &b->cmds[b->count];
-    *cmd = (tecs__cmd){ .op = (uint8_t)op, .entity = e, .comp = c };
-    if (put_value(w, b, cmd, c, value))
+    if (room(w, b)) {                   /* after the copy: its hook may queue */
+        drop_vals(w, &cmd);
         return TECS_ENOMEM;
-    b->count++;
+    }
+    b->cmds[b->count++] = cmd;
     return TECS_OK;
 }
 
@@ -576,7 +603,7 @@ tecs_err_t tecs__defer_op(tecs_world_t *w, tecs__op op, tecs_entity_t e, tecs_co
     if (b->count > 0 && !w->flushing) {
         tecs__cmd *last = &b->cmds[b->count - 1];
         if (last->entity == e && foldable(last, op, c))
-            return fold_into(w, last, op, c, value);
+            return fold_into(w, b->count - 1, op, c, value);
     }
     return queue_op(w, op, e, c, value);
 }
@@ -626,9 +653,9 @@ static void run_kill(tecs_world_t *w, const tecs__cmd *c)
     if (r == NULL || !(r->arch & TECS__KILL_QUEUED))
         return;
     if (c->kill) {
-        w->defer_depth++;
+        tecs__cb_begin(w);
         c->kill(w, c->entity, c->kill_ctx);
-        w->defer_depth--;
+        tecs__cb_end(w);
     }
     if (tecs__ei_alive(w, c->entity))
         tecs__destroy_now(w, c->entity);
@@ -686,6 +713,20 @@ static bool fold_step(tecs_world_t *w, tecs_archetype_t **a, tecs_value_t *vals,
     return true;
 }
 
+/* Values kept inline in the commands [lo, hi) move to copies: a hook run
+** by the birth may queue changes, and the queue move. */
+static void keep_inline(tecs_value_t *vals, int32_t n, const char *lo, const char *hi,
+                        unsigned char (*copies)[TECS__CMD_INLINE_MAX])
+{
+    for (int32_t i = 0; i < n; i++) {
+        uintptr_t p = (uintptr_t)vals[i].ptr;
+        if (p >= (uintptr_t)lo && p < (uintptr_t)hi) {
+            memcpy(copies[i], vals[i].ptr, TECS__CMD_INLINE_MAX);
+            vals[i].ptr = copies[i];
+        }
+    }
+}
+
 /* A queued birth followed by adds and sets of the same entity (the usual
 ** "new, then set" inside an iteration) is applied as one birth straight into
 ** the final archetype, when no listener could tell the difference.
@@ -713,6 +754,9 @@ static int32_t fold_birth(tecs_world_t *w, const tecs__cmd *c, const tecs__cmd *
     for (int32_t i = 0; i < nvals; i++)
         if (vals[i].ptr)
             vals[m++] = vals[i];
+    unsigned char copies[TECS_MAX_ARCH_COMPONENTS][TECS__CMD_INLINE_MAX];
+    if (!a->plain)
+        keep_inline(vals, m, (const char *)c, (const char *)(next + n), copies);
     tecs_err_t err = tecs__birth(w, c->entity, a, m, vals, NULL, NULL);
     return err == TECS_ENOMEM ? -1 : n;
 }
@@ -732,7 +776,7 @@ static tecs_err_t apply_set(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, con
 {
     if (tecs_has(w, e, c)) {
         if (value)
-            tecs__comp_copy(&w->comps[c], tecs_get_mut(w, e, c), value, 1);
+            tecs__comp_copy(w, &w->comps[c], tecs_get_mut(w, e, c), value, 1);
         return tecs_modified(w, e, c);      /* refused: the write is undone */
     }
     return tecs__add_now(w, e, c, value);
@@ -787,6 +831,10 @@ static tecs_err_t apply(tecs_world_t *w, tecs__cmd *c)
         return apply_set(w, c->entity, c->comp, cmd_value(c));
     case TECS__OP_KILL:
         run_kill(w, c);
+        return TECS_OK;
+    case TECS__OP_MODIFIED:
+        if (tecs_has(w, c->entity, c->comp))
+            tecs_modified(w, c->entity, c->comp);
         return TECS_OK;
     }
     return TECS_OK;
@@ -876,6 +924,7 @@ static int32_t apply_fast(tecs_world_t *w, tecs__cmdbuf *b, int32_t i)
     n = fold_birth(w, c, c + 1, b->count - i - 1);
     if (n < 0)
         return 0;
+    c = &b->cmds[i];                    /* hooks may have moved the queue */
     for (int32_t j = 0; j <= n; j++)
         drop_vals(w, &c[j]);
     return n + 1;
@@ -968,16 +1017,22 @@ void tecs__defer_end(tecs_world_t *w)
 tecs_entity_t tecs_delay_new(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals,
                              const tecs_value_t *vals)
 {
-    if (w == NULL || tecs__check_arch(w, a) || tecs__check_vals(w, a, nvals, vals))
+    if (w == NULL || tecs__enter(w) || tecs__check_arch(w, a) ||
+        tecs__check_vals(w, a, nvals, vals))
         return 0;
     tecs_entity_t e = 0;
-    return queue_new(w, &w->delayed, a, 1, &e, nvals, vals, false, NULL, NULL) ? 0 : e;
+    tecs_err_t err = queue_new(w, &w->delayed, a, 1, &e, nvals, vals, false, NULL, NULL);
+    tecs__settle(w);            /* what the values' copy hooks queued */
+    return err ? 0 : e;
 }
 
 tecs_err_t tecs_delay_destroy(tecs_world_t *w, tecs_entity_t e, tecs_kill_fn fn, void *ctx)
 {
     if (w == NULL)
         return TECS_EINVAL;
+    tecs_err_t err = tecs__enter(w);
+    if (err)
+        return err;
     tecs__record *r = tecs__ei_alive(w, e);
     if (r == NULL)
         return tecs__err(w, TECS_EDEAD, "entity %u:%u is not alive", TECS_ENTITY_INDEX(e),
@@ -996,11 +1051,15 @@ static tecs_err_t apply_delayed(tecs_world_t *w, bool (*pick)(const tecs__cmd *)
 {
     if (w == NULL)
         return TECS_EINVAL;
+    tecs_err_t err = tecs__enter(w);
+    if (err)
+        return err;
     if (w->defer_depth > 0 || w->flushing)
-        return tecs__err(w, TECS_EBUSY, "delayed changes cannot apply inside an iteration");
+        return tecs__err(w, TECS_EBUSY,
+                         "delayed changes cannot apply inside an iteration or a callback");
     w->dropped = 0;
     w->applying = true;
-    tecs_err_t err = run_queue(w, &w->delayed, pick);
+    err = run_queue(w, &w->delayed, pick);
     w->applying = false;
     if (w->dropped > 0 && err == TECS_OK)
         err = report_drops(w, "the apply");

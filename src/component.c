@@ -67,7 +67,7 @@ static tecs_comp_t pick_id(tecs_world_t *w, const tecs_component_desc_t *d)
 
 tecs_comp_t tecs_component(tecs_world_t *w, const tecs_component_desc_t *d)
 {
-    if (w == NULL)
+    if (w == NULL || tecs__enter_object(w))
         return 0;
     if (check_desc(w, d) != TECS_OK)
         return 0;
@@ -151,32 +151,45 @@ void tecs__comp_fini(tecs_world_t *w)
 
 /* ---- lifecycle ------------------------------------------------------- */
 
-void tecs__comp_ctor(const tecs__comp *ci, void *dst, int32_t n)
+void tecs__comp_ctor(tecs_world_t *w, const tecs__comp *ci, void *dst, int32_t n)
 {
-    if (ci->ctor)
-        ci->ctor(dst, n, ci->ctx);
-    else
+    if (ci->ctor == NULL) {
         memset(dst, 0, (size_t)n * ci->size);
+        return;
+    }
+    tecs__hook_begin(w);
+    ci->ctor(dst, n, ci->ctx);
+    tecs__hook_end(w);
 }
 
-void tecs__comp_dtor(const tecs__comp *ci, void *p, int32_t n)
+void tecs__comp_dtor(tecs_world_t *w, const tecs__comp *ci, void *p, int32_t n)
 {
-    if (ci->dtor)
-        ci->dtor(p, n, ci->ctx);
+    if (ci->dtor == NULL)
+        return;
+    tecs__hook_begin(w);
+    ci->dtor(p, n, ci->ctx);
+    tecs__hook_end(w);
 }
 
-void tecs__comp_copy(const tecs__comp *ci, void *dst, const void *src, int32_t n)
+void tecs__comp_copy(tecs_world_t *w, const tecs__comp *ci, void *dst, const void *src,
+                     int32_t n)
 {
-    if (ci->copy)
-        ci->copy(dst, src, n, ci->ctx);
-    else
+    if (ci->copy == NULL) {
         memcpy(dst, src, (size_t)n * ci->size);
+        return;
+    }
+    tecs__hook_begin(w);
+    ci->copy(dst, src, n, ci->ctx);
+    tecs__hook_end(w);
 }
 
-void tecs__comp_move(const tecs__comp *ci, void *dst, void *src, int32_t n)
+void tecs__comp_move(tecs_world_t *w, const tecs__comp *ci, void *dst, void *src, int32_t n)
 {
-    if (ci->move)
-        ci->move(dst, src, n, ci->ctx);
-    else
+    if (ci->move == NULL) {
         memcpy(dst, src, (size_t)n * ci->size);
+        return;
+    }
+    tecs__hook_begin(w);
+    ci->move(dst, src, n, ci->ctx);
+    tecs__hook_end(w);
 }

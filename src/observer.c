@@ -41,7 +41,8 @@
 **
 ** At world free, before any layer tears down, every live entity is announced
 ** as destroyed (REMOVE events, then LEAVE), archetypes in creation order,
-** rows in order; changes queued by those callbacks are dropped.
+** rows in order; the world is closed meanwhile (TECS__FREEING), so those
+** callbacks may read but every change they try is refused.
 */
 #include "private.h"
 
@@ -82,7 +83,9 @@ static void call(tecs_observer_fn fn, tecs_world_t *w, tecs_event_kind_t kind,
                  tecs_entity_t e, tecs_comp_t c, const void *ptr, void *ctx)
 {
     tecs_event_t ev = { w, kind, e, c, (void *)(uintptr_t)ptr, ctx };
+    tecs__cb_begin(w);
     fn(&ev);
+    tecs__cb_end(w);
 }
 
 /* The archetype entity e is in now (NULL if not alive). */
@@ -208,7 +211,7 @@ static void before_fini(tecs_world_t *w, void *ctx)
 {
     obs_state *s = ctx;
     s->tearing_down = true;
-    w->defer_depth++;   /* changes made now are queued, then dropped */
+    w->defer_depth++;   /* as for any event; changes are refused anyway */
     for (int32_t i = 0; i < w->narchs; i++) {
         tecs_archetype_t *a = w->archs[i];
         for (int32_t r = 0; r < a->count; r++)
@@ -361,7 +364,7 @@ static tecs_err_t make_query(tecs_world_t *w, const tecs_observer_desc_t *d, tec
 
 tecs_observer_t tecs_observer(tecs_world_t *w, const tecs_observer_desc_t *d)
 {
-    if (w == NULL || check_desc(w, d))
+    if (w == NULL || tecs__enter_object(w) || check_desc(w, d))
         return 0;
     if (w->obs && w->obs->tearing_down) {
         tecs__err(w, TECS_EBUSY, "no observer can be created while the world is freed");
@@ -409,6 +412,9 @@ tecs_err_t tecs_observer_remove(tecs_world_t *w, tecs_observer_t id)
 {
     if (w == NULL)
         return TECS_EINVAL;
+    tecs_err_t err = tecs__enter_object(w);
+    if (err)
+        return err;
     obs_entry *o = find(w, id);
     if (o == NULL)
         return tecs__err(w, TECS_ENOENT, "observer %u does not exist", id);

@@ -134,11 +134,16 @@ static inline bool tecs__wants_set(const tecs__comp *ci)
 }
 void tecs__comp_fini(tecs_world_t *w);
 
-/* Lifecycle helpers: hooks when present, plain bytes otherwise. */
-void tecs__comp_ctor(const tecs__comp *ci, void *dst, int32_t n);
-void tecs__comp_dtor(const tecs__comp *ci, void *p, int32_t n);
-void tecs__comp_copy(const tecs__comp *ci, void *dst, const void *src, int32_t n);
-void tecs__comp_move(const tecs__comp *ci, void *dst, void *src, int32_t n);
+/* Lifecycle helpers: hooks when present, plain bytes otherwise. A hook
+** runs between tecs__hook_begin and tecs__hook_end (R1): what it changes
+** is queued. Nothing may hold a record pointer across these calls (a
+** queued birth may grow the records); archetype rows and the registry
+** stay put. */
+void tecs__comp_ctor(tecs_world_t *w, const tecs__comp *ci, void *dst, int32_t n);
+void tecs__comp_dtor(tecs_world_t *w, const tecs__comp *ci, void *p, int32_t n);
+void tecs__comp_copy(tecs_world_t *w, const tecs__comp *ci, void *dst, const void *src,
+                     int32_t n);
+void tecs__comp_move(tecs_world_t *w, const tecs__comp *ci, void *dst, void *src, int32_t n);
 
 /* ==================================================================== */
 /* archetype.c: archetype set, chunks, edges, rows                      */
@@ -213,6 +218,9 @@ void tecs__arch_trim(tecs_world_t *w, tecs_archetype_t *a);
 /* Undo the creation of the newest archetype, still empty, when the call
 ** that created it fails later on (listeners, edges, hash table). */
 void tecs__arch_drop_last(tecs_world_t *w);
+/* Run the destructor of every live value (at world free, before any layer
+** tears down); tecs__arch_fini then frees the memory. */
+void tecs__arch_destroy_values(tecs_world_t *w);
 void tecs__arch_fini(tecs_world_t *w);
 /* Column of c in a, or COL_ABSENT / COL_TAG. */
 static inline int32_t tecs__arch_col(const tecs_archetype_t *a, tecs_comp_t c)
@@ -307,7 +315,8 @@ typedef enum tecs__op {
     TECS__OP_SET,
     TECS__OP_KILL,              /* delayed destroy, with its callback       */
     TECS__OP_NEW_SET            /* a NEW, then the ADD or SET (`then`) of
-                                   comp that was queued right after it      */
+                                   comp that was queued right after it      */,
+    TECS__OP_MODIFIED           /* tecs_modified from a lifecycle hook      */
 } tecs__op;
 
 /* What a command carries besides its head, when that is more than one
@@ -385,6 +394,9 @@ void tecs__defer_begin(tecs_world_t *w);
 void tecs__defer_end(tecs_world_t *w);
 /* Apply every queued change (the world must not be deferred). */
 tecs_err_t tecs__flush(tecs_world_t *w);
+/* The end of a public call that may have run callbacks: apply what they
+** queued, unless the world is still deferred (see tecs__flush). */
+static inline void tecs__settle(tecs_world_t *w);
 void tecs__cmd_fini(tecs_world_t *w);
 
 /* ==================================================================== */
@@ -436,6 +448,9 @@ struct tecs_world_t {
     tecs_err_t err;
     char errmsg[160];
     uint8_t closed;             /* TECS__OPEN, or why calls are refused     */
+    int32_t cb_depth;           /* user callbacks running (tecs__cb_begin)  */
+    int32_t hook_depth;         /* of those, lifecycle hooks and order
+                                   functions: rows are in motion            */
 
     uint32_t rows;              /* rows per chunk, a power of two           */
     uint32_t shift;             /* log2(rows)                               */
@@ -509,6 +524,55 @@ static inline tecs_err_t tecs__enter(tecs_world_t *w)
         return tecs__refuse_closed(w);
     w->err = TECS_OK;
     return TECS_OK;
+}
+
+/* Around every user callback the library calls (R1 in tinyecs.h): the
+** world is deferred while it runs, and tecs_world_free, tecs_progress and
+** the applies of delayed changes refuse. */
+static inline void tecs__cb_begin(tecs_world_t *w)
+{
+    w->defer_depth++;
+    w->cb_depth++;
+}
+
+static inline void tecs__cb_end(tecs_world_t *w)
+{
+    w->cb_depth--;
+    w->defer_depth--;
+}
+
+/* Around a lifecycle hook (ctor, dtor, copy, move) or an order function:
+** rows are in motion, so writes queue too and objects cannot be created or
+** freed. Nothing is applied when it returns: the outermost public call
+** applies the queue once the rows are in place. */
+static inline void tecs__hook_begin(tecs_world_t *w)
+{
+    tecs__cb_begin(w);
+    w->hook_depth++;
+}
+
+static inline void tecs__hook_end(tecs_world_t *w)
+{
+    w->hook_depth--;
+    tecs__cb_end(w);
+}
+
+/* tecs__enter for a call that creates or frees an object (a component, an
+** index, filter, cache, query, observer or system): refused while rows are
+** in motion. */
+static inline tecs_err_t tecs__enter_object(tecs_world_t *w)
+{
+    tecs_err_t err = tecs__enter(w);
+    if (err == TECS_OK && TECS__UNLIKELY(w->hook_depth > 0))
+        err = tecs__err(w, TECS_EBUSY, "objects cannot be created or freed "
+                                       "while a lifecycle hook or an order function runs");
+    return err;
+}
+
+static inline void tecs__settle(tecs_world_t *w)
+{
+    if (TECS__UNLIKELY(w->deferred.count > 0) && w->defer_depth == 0 && !w->flushing)
+        tecs__flush(w);
 }
 
 static inline const tecs__comp *tecs__comp_get(const tecs_world_t *w, tecs_comp_t c)

@@ -184,7 +184,7 @@ static tecs_err_t check_terms(tecs_world_t *w, const tecs_query_desc_t *d)
 
 tecs_query_t *tecs_query(tecs_world_t *w, const tecs_query_desc_t *d)
 {
-    if (w == NULL || check_terms(w, d) || listen_once(w))
+    if (w == NULL || tecs__enter_object(w) || check_terms(w, d) || listen_once(w))
         return NULL;
     tecs_query_t *q = tecs__alloc(w, sizeof *q);
     if (q == NULL) {
@@ -219,7 +219,7 @@ tecs_query_t *tecs_query(tecs_world_t *w, const tecs_query_desc_t *d)
 
 tecs_query_t *tecs_query_all(tecs_world_t *w, int32_t n, const tecs_comp_t *ids)
 {
-    if (w == NULL)
+    if (w == NULL || tecs__enter_object(w))
         return NULL;
     if (n < 1 || n > TECS_MAX_TERMS || ids == NULL) {
         tecs__err(w, n > TECS_MAX_TERMS ? TECS_ELIMIT : TECS_EINVAL,
@@ -508,7 +508,10 @@ tecs_err_t tecs_query_each_ex(tecs_query_t *q, int32_t flags, tecs_each_fn fn, v
             void *fields[TECS_MAX_TERMS];
             for (int32_t t = 0; t < nterms; t++)
                 fields[t] = it.fields[t] ? (char *)it.fields[t] + (size_t)r * size[t] : NULL;
-            if (fn(w, it.entities[r], fields, ctx)) {
+            tecs__cb_begin(w);
+            bool stop = fn(w, it.entities[r], fields, ctx);
+            tecs__cb_end(w);
+            if (stop) {
                 tecs_iter_fini(&it);
                 return TECS_OK;
             }

@@ -174,7 +174,7 @@ static tecs_err_t check_desc(tecs_world_t *w, const tecs_system_desc_t *d)
 
 tecs_system_t tecs_system(tecs_world_t *w, const tecs_system_desc_t *d)
 {
-    if (w == NULL || check_desc(w, d))
+    if (w == NULL || tecs__enter_object(w) || check_desc(w, d))
         return 0;
     sys_state *s = state(w);
     if (s == NULL)
@@ -203,6 +203,8 @@ tecs_system_t tecs_system(tecs_world_t *w, const tecs_system_desc_t *d)
 
 tecs_err_t tecs_system_remove(tecs_world_t *w, tecs_system_t id)
 {
+    if (w != NULL && tecs__enter_object(w))
+        return w->err;
     sys_entry *e = find(w, id);
     if (e == NULL)
         return err_noent(w, id);
@@ -349,7 +351,9 @@ static void run_one(tecs_world_t *w, sys_state *s, int32_t i, double dt)
         return;
     double t0 = now();
     tecs__defer_begin(w);
+    w->cb_depth++;              /* a callback runs (R1): see tecs__cb_begin */
     int64_t visited = walk(e->query, e, w, sdt, s->frame);
+    w->cb_depth--;
     tecs__defer_end(w);
     double t = now() - t0;
     e = &w->sys->list[i];
@@ -364,6 +368,9 @@ tecs_err_t tecs_progress(tecs_world_t *w, double dt)
 {
     if (w == NULL)
         return TECS_EINVAL;
+    tecs_err_t err = tecs__enter(w);
+    if (err)
+        return err;
     if (!(dt >= 0 && dt <= 1e300))
         return tecs__err(w, TECS_EINVAL, "tecs_progress: bad delta time");
     if (w->defer_depth > 0 || w->flushing)

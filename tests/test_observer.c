@@ -541,10 +541,11 @@ static void fini_remove(const tecs_event_t *ev)
     CHECK(f->n < 16);
     CHECK(tecs_is_alive(ev->world, ev->entity));
     f->order[f->n++] = ev->entity;
-    /* Changes made now are queued and dropped, never applied. */
-    CHECK(tecs_new(ev->world) != 0);
-    tecs_destroy(ev->world, ev->entity);
-    TECS_SET(ev->world, ev->entity, f->pos, Position, {7, 7});
+    /* The world is being freed: changes are refused, reads work. */
+    CHECK(tecs_new(ev->world) == 0);
+    CHECK_EQ(tecs_last_error(ev->world), TECS_EBUSY);
+    CHECK_ERR(tecs_destroy(ev->world, ev->entity), TECS_EBUSY);
+    CHECK_ERR(TECS_SET(ev->world, ev->entity, f->pos, Position, {7, 7}), TECS_EBUSY);
 }
 
 static void fini_leave(const tecs_event_t *ev)

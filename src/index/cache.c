@@ -76,13 +76,22 @@ static void renumber(tecs_cache_t *c, int32_t from, int32_t to)
         c->pos[TECS_ENTITY_INDEX(c->ents[i])] = i + 1;
 }
 
+/* The cache's order function on a and b; rows may be in motion (R1). */
+static int order_of(const tecs_cache_t *c, tecs_entity_t a, tecs_entity_t b)
+{
+    tecs__hook_begin(c->world);
+    int r = c->order(c->world, a, b, c->ctx);
+    tecs__hook_end(c->world);
+    return r;
+}
+
 /* Where e goes in an ordered cache (binary search). */
 static int32_t place(const tecs_cache_t *c, tecs_entity_t e)
 {
     int32_t lo = 0, hi = c->n;
     while (lo < hi) {
         int32_t mid = (lo + hi) / 2;
-        if (c->order(c->world, c->ents[mid], e, c->ctx) <= 0)
+        if (order_of(c, c->ents[mid], e) <= 0)
             lo = mid + 1;
         else
             hi = mid;
@@ -159,6 +168,7 @@ static tecs_err_t cache_ready(tecs_cache_t *c)
     if (cache_fill(c))
         return tecs__err(c->world, TECS_ENOMEM, "out of memory rebuilding a cache");
     c->stale = false;
+    tecs__settle(c->world);     /* what the order function queued */
     return TECS_OK;
 }
 
@@ -181,12 +191,18 @@ static void cache_update(tecs_cache_t *c, tecs_entity_t e, bool moved, bool dyin
             return;
         }
         put(c, e);
-        if (c->on_enter)
+        if (c->on_enter) {
+            tecs__cb_begin(c->world);
             c->on_enter(c->world, e, c->ctx);
+            tecs__cb_end(c->world);
+        }
     } else if (!want && i >= 0) {
         take(c, i);
-        if (c->on_leave)
+        if (c->on_leave) {
+            tecs__cb_begin(c->world);
             c->on_leave(c->world, e, c->ctx);
+            tecs__cb_end(c->world);
+        }
     }
 }
 
@@ -285,7 +301,7 @@ static tecs_err_t check_cache_desc(tecs_world_t *w, const tecs_cache_desc_t *d)
 
 tecs_cache_t *tecs_cache_new(tecs_world_t *w, const tecs_cache_desc_t *d)
 {
-    if (w == NULL || check_cache_desc(w, d))
+    if (w == NULL || tecs__enter_object(w) || check_cache_desc(w, d))
         return NULL;
     tecs__indexes *r = tecs__index_registry(w);
     tecs_cache_t *c = r && !cache_listen(w, r) ? tecs__alloc(w, sizeof *c) : NULL;
@@ -309,6 +325,7 @@ tecs_cache_t *tecs_cache_new(tecs_world_t *w, const tecs_cache_desc_t *d)
     }
     if (c->order)
         watch_terms(c);
+    tecs__settle(w);            /* what the order function queued */
     return c;
 }
 
@@ -373,7 +390,7 @@ tecs_err_t tecs__caches_check(tecs_world_t *w)
             if (member(c, c->ents[i]) != i || !wants(c, c->ents[i]))
                 return tecs__err(w, TECS_ECORRUPT, "cache holds a non-member");
         for (int32_t i = 1; c->order && i < c->n; i++)
-            if (c->order(w, c->ents[i - 1], c->ents[i], c->ctx) > 0)
+            if (order_of(c, c->ents[i - 1], c->ents[i]) > 0)
                 return tecs__err(w, TECS_ECORRUPT, "cache out of order");
     }
     return TECS_OK;

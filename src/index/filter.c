@@ -59,7 +59,7 @@ static void filter_link(tecs__indexes *r, tecs_filter_t *f)
 
 tecs_filter_t *tecs_filter_new(tecs_world_t *w)
 {
-    if (w == NULL)
+    if (w == NULL || tecs__enter_object(w))
         return NULL;
     tecs__indexes *r = tecs__index_registry(w);
     tecs_filter_t *f = r ? tecs__alloc(w, sizeof *f) : NULL;
@@ -931,7 +931,10 @@ static void each_of(tecs_iter_t *it, tecs_query_t *q, tecs_each_fn fn, void *ctx
             void *fields[TECS_MAX_TERMS];
             for (int32_t t = 0; t < nterms; t++)
                 fields[t] = it->fields[t] ? (char *)it->fields[t] + (size_t)i * size[t] : NULL;
-            if (fn(it->world, it->entities[i], fields, ctx)) {
+            tecs__cb_begin(it->world);
+            bool stop = fn(it->world, it->entities[i], fields, ctx);
+            tecs__cb_end(it->world);
+            if (stop) {
                 tecs_iter_fini(it);
                 return;
             }

@@ -1128,15 +1128,14 @@ static void *default_value(tecs_index_t *x, size_t *size)
         return NULL;
     memset(v, 0, ci->size);
     if (ci->ctor)
-        ci->ctor(v, 1, ci->ctx);
+        tecs__comp_ctor(x->world, ci, v, 1);
     return v;
 }
 
 static void drop_default(tecs_index_t *x, void *v, size_t size)
 {
     const tecs__comp *ci = &x->world->comps[x->d.comp];
-    if (ci->dtor)
-        ci->dtor(v, 1, ci->ctx);
+    tecs__comp_dtor(x->world, ci, v, 1);
     tecs__free(x->world, v, size);
 }
 
@@ -1382,7 +1381,7 @@ static tecs_err_t enroll(tecs_world_t *w, tecs_index_t *x)
 
 tecs_index_t *tecs_index_new(tecs_world_t *w, const tecs_index_desc_t *d)
 {
-    if (w == NULL || check_desc(w, d))
+    if (w == NULL || tecs__enter_object(w) || check_desc(w, d))
         return NULL;
     tecs_index_t *x = tecs__index_registry(w) ? tecs__alloc(w, sizeof *x) : NULL;
     if (x == NULL) {
@@ -1416,6 +1415,8 @@ tecs_err_t tecs_index_free(tecs_index_t *x)
     if (x == NULL)
         return TECS_OK;
     tecs_world_t *w = x->world;
+    if (tecs__enter_object(w))
+        return w->err;
     tecs__indexes *r = registry(w);
     if (tecs__caches_use(r, x->id))
         return tecs__err(w, TECS_EBUSY, "a cache uses this index");
