@@ -127,12 +127,14 @@ tecs_world_t *tecs_world_new_ex(const tecs_world_desc_t *desc);
  */
 void tecs_world_free(tecs_world_t *world);
 
-/** The error of the last call that failed on this world (TECS_OK if none;
- *  TECS_EINVAL for NULL). A call that succeeds leaves it as it was. */
+/** The result of the latest call on this world that can fail: TECS_OK if it
+ *  succeeded, else its error (TECS_EINVAL for NULL). See the conventions at
+ *  the top for which calls set it. */
 tecs_err_t tecs_last_error(const tecs_world_t *world);
 
-/** A message for the last error, with detail ("component 7 is unknown").
- *  Owned by the world, overwritten by the next failing call; never NULL. */
+/** A message for the last error, with detail ("entity 12:3 does not have
+ *  component 'Position' (7)"); tecs_strerror(TECS_OK) when it is TECS_OK.
+ *  Owned by the world, valid until the next call that can fail; never NULL. */
 const char *tecs_last_error_msg(const tecs_world_t *world);
 
 /** Forget the last error (back to TECS_OK). NULL does nothing. */
@@ -718,8 +720,9 @@ tecs_index_t *tecs_index_new(tecs_world_t *world, const tecs_index_desc_t *desc)
  */
 tecs_err_t tecs_index_free(tecs_index_t *index);
 
-/** @return the entities in the index (every entity with the component);
- *  0 for NULL, or on TECS_ENOMEM while rebuilding after a failed update. */
+/** @return the entities in the index (every entity with the component),
+ *  or -1 on error: NULL, TECS_ENOMEM while rebuilding after a failed
+ *  update, TECS_EBUSY (see the conventions). */
 int32_t tecs_index_count(tecs_index_t *index);
 
 /**
@@ -872,8 +875,9 @@ tecs_cache_t *tecs_cache_new(tecs_world_t *world, const tecs_cache_desc_t *desc)
  *  it is being iterated. */
 void tecs_cache_free(tecs_cache_t *cache);
 
-/** @return the entities in the cache, O(1); 0 for NULL or on TECS_ENOMEM
- *  (a cache whose update failed for lack of memory is rebuilt on use). */
+/** @return the entities in the cache, O(1); -1 on error: NULL, TECS_ENOMEM
+ *  (a cache whose update failed for lack of memory is rebuilt on use), the
+ *  filter's error (a freed index: TECS_ENOENT), TECS_EBUSY. */
 int32_t tecs_cache_count(tecs_cache_t *cache);
 
 /** Iterate the cache in its order, with the query's fields; O(results).

@@ -264,7 +264,7 @@ static void sort_ids(tecs_comp_t *ids, int32_t n)
 
 tecs_archetype_t *tecs_archetype(tecs_world_t *w, int32_t n, const tecs_comp_t *ids)
 {
-    if (w == NULL)
+    if (w == NULL || tecs__enter(w))
         return NULL;
     if (n < 0 || (n > 0 && ids == NULL)) {
         tecs__err(w, TECS_EINVAL, "tecs_archetype: bad component list");
@@ -488,6 +488,10 @@ tecs_err_t tecs__arch_grow_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n)
 
 tecs_err_t tecs_archetype_reserve(tecs_world_t *w, tecs_archetype_t *a, int32_t n)
 {
+    if (w == NULL)
+        return TECS_EINVAL;
+    if (tecs__enter(w))
+        return w->err;
     tecs_err_t err = tecs__check_arch(w, a);
     if (err)
         return err;

@@ -730,7 +730,8 @@ void tecs__defer_end(tecs_world_t *w)
 tecs_entity_t tecs_delay_new(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals,
                              const tecs_value_t *vals)
 {
-    if (w == NULL || tecs__check_arch(w, a) || tecs__check_vals(w, a, nvals, vals))
+    if (w == NULL || tecs__enter(w) || tecs__check_arch(w, a) ||
+        tecs__check_vals(w, a, nvals, vals))
         return 0;
     tecs_entity_t e = 0;
     return queue_new(w, &w->delayed, a, 1, &e, nvals, vals, false, NULL, NULL) ? 0 : e;
@@ -740,6 +741,8 @@ tecs_err_t tecs_delay_destroy(tecs_world_t *w, tecs_entity_t e, tecs_kill_fn fn,
 {
     if (w == NULL)
         return TECS_EINVAL;
+    if (tecs__enter(w))
+        return w->err;
     tecs__record *r = tecs__ei_alive(w, e);
     if (r == NULL)
         return tecs__err(w, TECS_EDEAD, "entity %u:%u is not alive", TECS_ENTITY_INDEX(e),
@@ -765,6 +768,8 @@ static tecs_err_t apply_delayed(tecs_world_t *w, bool (*pick)(const tecs__cmd *)
 {
     if (w == NULL)
         return TECS_EINVAL;
+    if (tecs__enter(w))
+        return w->err;
     if (w->defer_depth > 0 || w->flushing)
         return tecs__err(w, TECS_EBUSY, "delayed changes cannot apply inside an iteration");
     return run_queue(w, &w->delayed, pick);

@@ -67,7 +67,7 @@ static tecs_comp_t pick_id(tecs_world_t *w, const tecs_component_desc_t *d)
 
 tecs_comp_t tecs_component(tecs_world_t *w, const tecs_component_desc_t *d)
 {
-    if (w == NULL)
+    if (w == NULL || tecs__enter(w))
         return 0;
     if (check_desc(w, d) != TECS_OK)
         return 0;
@@ -101,7 +101,7 @@ tecs_comp_t tecs_component(tecs_world_t *w, const tecs_component_desc_t *d)
 
 tecs_comp_t tecs_component_lookup(tecs_world_t *w, const char *name)
 {
-    if (w == NULL)
+    if (w == NULL || tecs__enter_read(w))
         return 0;
     if (name == NULL) {
         tecs__err(w, TECS_EINVAL, "tecs_component_lookup: NULL name");

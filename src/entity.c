@@ -192,7 +192,7 @@ struct tecs_init_t {
 
 void *tecs_init_construct(tecs_init_t *init, tecs_comp_t c)
 {
-    if (init == NULL)
+    if (init == NULL || tecs__enter(init->world))
         return NULL;
     int32_t col = tecs__arch_col(init->arch, c);
     if (col < 0) {
@@ -546,7 +546,7 @@ static TECS__NOINLINE tecs_entity_t new_slow(tecs_world_t *w)
 
 tecs_entity_t tecs_new(tecs_world_t *w)
 {
-    if (w == NULL)
+    if (w == NULL || tecs__enter(w))
         return 0;
     tecs_archetype_t *root = w->archs[0];
     if (w->defer_depth > 0)
@@ -565,7 +565,7 @@ tecs_entity_t tecs_new(tecs_world_t *w)
 
 tecs_entity_t tecs_new_in(tecs_world_t *w, tecs_archetype_t *a)
 {
-    if (w == NULL || tecs__check_arch(w, a))
+    if (w == NULL || tecs__enter(w) || tecs__check_arch(w, a))
         return 0;
     if (w->defer_depth > 0) {
         tecs_entity_t e = 0;
@@ -576,7 +576,7 @@ tecs_entity_t tecs_new_in(tecs_world_t *w, tecs_archetype_t *a)
 
 tecs_entity_t tecs_new_with(tecs_world_t *w, tecs_archetype_t *a, tecs_init_fn fn, void *ctx)
 {
-    if (w == NULL || tecs__check_arch(w, a))
+    if (w == NULL || tecs__enter(w) || tecs__check_arch(w, a))
         return 0;
     if (fn == NULL) {
         tecs__err(w, TECS_EINVAL, "tecs_new_with: NULL initializer");
@@ -594,6 +594,8 @@ tecs_err_t tecs_new_bulk(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_e
 {
     if (w == NULL)
         return TECS_EINVAL;
+    if (tecs__enter(w))
+        return w->err;
     tecs_err_t err = tecs__check_arch(w, a);
     if (err)
         return err;
@@ -903,6 +905,10 @@ static TECS__NOINLINE tecs_err_t destroy_slow(tecs_world_t *w, tecs_entity_t e)
 
 tecs_err_t tecs_destroy(tecs_world_t *w, tecs_entity_t e)
 {
+    if (w == NULL)
+        return TECS_EINVAL;
+    if (tecs__enter(w))
+        return w->err;
     /* The common case: a live entity of a plain archetype, nobody to tell,
     ** not deferred. Its row is dropped and its slot freed. */
     tecs__record *r;
@@ -955,6 +961,8 @@ tecs_err_t tecs_add(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
     if (w == NULL)
         return TECS_EINVAL;
+    if (tecs__enter(w))
+        return w->err;
     if (w->defer_depth > 0)
         return defer_change(w, TECS__OP_ADD, e, c, NULL);
     tecs_err_t err = add_now(w, e, c, NULL);
@@ -966,6 +974,8 @@ tecs_err_t tecs_remove(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
     if (w == NULL)
         return TECS_EINVAL;
+    if (tecs__enter(w))
+        return w->err;
     if (w->defer_depth > 0)
         return defer_change(w, TECS__OP_REMOVE, e, c, NULL);
     tecs_err_t err = remove_now(w, e, c);
@@ -1000,6 +1010,8 @@ tecs_err_t tecs_set(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void 
 {
     if (w == NULL)
         return TECS_EINVAL;
+    if (tecs__enter(w))
+        return w->err;
     tecs__record *r = tecs__alive_rec(w, e);
     if (TECS__LIKELY(r != NULL) &&
         !(TECS__UNLIKELY(r->arch & TECS__REMOVE_QUEUED) && w->defer_depth > 0)) {
@@ -1047,7 +1059,7 @@ static TECS__NOINLINE void *get_failed(tecs_world_t *w, tecs_entity_t e, tecs_co
 /* The value of c of e, or NULL with the error set. */
 static TECS__INLINE void *get_ptr(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
-    if (TECS__UNLIKELY(w == NULL))
+    if (TECS__UNLIKELY(w == NULL) || tecs__enter_read(w))
         return NULL;
     const tecs__record *r = tecs__alive_rec(w, e);
     if (TECS__LIKELY(r != NULL)) {
@@ -1081,6 +1093,8 @@ tecs_err_t tecs_modified(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
     if (w == NULL)
         return TECS_EINVAL;
+    if (tecs__enter(w))
+        return w->err;
     void *p = tecs_get_mut(w, e, c);
     if (p == NULL)
         return w->err;
@@ -1096,7 +1110,7 @@ tecs_err_t tecs_modified(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 
 tecs_archetype_t *tecs_entity_archetype(tecs_world_t *w, tecs_entity_t e)
 {
-    if (w == NULL)
+    if (w == NULL || tecs__enter_read(w))
         return NULL;
     tecs__record *r = tecs__ei_alive(w, e);
     if (r == NULL) {

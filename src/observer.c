@@ -296,6 +296,8 @@ tecs_err_t tecs_component_hooks(tecs_world_t *w, tecs_comp_t c, const tecs_hooks
 {
     if (w == NULL)
         return TECS_EINVAL;
+    if (tecs__enter(w))
+        return w->err;
     const tecs__comp *ci = tecs__comp_get(w, c);
     if (ci == NULL)
         return tecs__err(w, TECS_ENOCOMP, "component %u is unknown", c);
@@ -361,7 +363,7 @@ static tecs_err_t make_query(tecs_world_t *w, const tecs_observer_desc_t *d, tec
 
 tecs_observer_t tecs_observer(tecs_world_t *w, const tecs_observer_desc_t *d)
 {
-    if (w == NULL || check_desc(w, d))
+    if (w == NULL || tecs__enter(w) || check_desc(w, d))
         return 0;
     if (w->obs && w->obs->tearing_down) {
         tecs__err(w, TECS_EBUSY, "no observer can be created while the world is freed");
@@ -409,6 +411,8 @@ tecs_err_t tecs_observer_remove(tecs_world_t *w, tecs_observer_t id)
 {
     if (w == NULL)
         return TECS_EINVAL;
+    if (tecs__enter(w))
+        return w->err;
     obs_entry *o = find(w, id);
     if (o == NULL)
         return tecs__err(w, TECS_ENOENT, "observer %u does not exist", id);

@@ -184,7 +184,7 @@ static tecs_err_t check_terms(tecs_world_t *w, const tecs_query_desc_t *d)
 
 tecs_query_t *tecs_query(tecs_world_t *w, const tecs_query_desc_t *d)
 {
-    if (w == NULL || check_terms(w, d) || listen_once(w))
+    if (w == NULL || tecs__enter(w) || check_terms(w, d) || listen_once(w))
         return NULL;
     tecs_query_t *q = tecs__alloc(w, sizeof *q);
     if (q == NULL) {
@@ -219,7 +219,7 @@ tecs_query_t *tecs_query(tecs_world_t *w, const tecs_query_desc_t *d)
 
 tecs_query_t *tecs_query_all(tecs_world_t *w, int32_t n, const tecs_comp_t *ids)
 {
-    if (w == NULL)
+    if (w == NULL || tecs__enter(w))
         return NULL;
     if (n < 1 || n > TECS_MAX_TERMS || ids == NULL) {
         tecs__err(w, n > TECS_MAX_TERMS ? TECS_ELIMIT : TECS_EINVAL,
@@ -302,7 +302,7 @@ tecs_iter_t tecs_query_iter_ex(tecs_query_t *q, int32_t flags)
 {
     tecs_iter_t it;
     memset(&it, 0, sizeof it);
-    if (q == NULL) {
+    if (q == NULL || tecs__enter(q->world)) {
         it.priv_.state = ITER_DONE;
         return it;
     }
@@ -393,7 +393,7 @@ static void load_chunk(tecs_iter_t *it)
 
 bool tecs_iter_next(tecs_iter_t *it)
 {
-    if (it == NULL || it->priv_.state != ITER_RUNNING)
+    if (it == NULL || it->priv_.state != ITER_RUNNING || tecs__enter(it->world))
         return false;
     if (it->count > 0 && it->priv_.query->write_mask)
         report_writes(it);
@@ -493,6 +493,8 @@ tecs_err_t tecs_query_each_ex(tecs_query_t *q, int32_t flags, tecs_each_fn fn, v
     if (q == NULL)
         return TECS_EINVAL;
     tecs_world_t *w = tecs_query_world(q);
+    if (tecs__enter(w))
+        return w->err;
     if (fn == NULL)
         return tecs__err(w, TECS_EINVAL, "tecs_query_each: NULL callback");
     const tecs_term_t *terms;
@@ -524,7 +526,7 @@ tecs_err_t tecs_query_each(tecs_query_t *q, tecs_each_fn fn, void *ctx)
 
 int32_t tecs_query_collect_ex(tecs_query_t *q, int32_t flags, tecs_entity_t *out, int32_t cap)
 {
-    if (q == NULL)
+    if (q == NULL || tecs__enter(tecs_query_world(q)))
         return -1;
     if (cap < 0 || (cap > 0 && out == NULL)) {
         tecs__err(tecs_query_world(q), TECS_EINVAL, "tecs_query_collect: bad output array");

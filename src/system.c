@@ -171,7 +171,7 @@ static tecs_err_t check_desc(tecs_world_t *w, const tecs_system_desc_t *d)
 
 tecs_system_t tecs_system(tecs_world_t *w, const tecs_system_desc_t *d)
 {
-    if (w == NULL || check_desc(w, d))
+    if (w == NULL || tecs__enter(w) || check_desc(w, d))
         return 0;
     sys_state *s = state(w);
     if (s == NULL)
@@ -200,6 +200,10 @@ tecs_system_t tecs_system(tecs_world_t *w, const tecs_system_desc_t *d)
 
 tecs_err_t tecs_system_remove(tecs_world_t *w, tecs_system_t id)
 {
+    if (w == NULL)
+        return TECS_EINVAL;
+    if (tecs__enter(w))
+        return w->err;
     sys_entry *e = find(w, id);
     if (e == NULL)
         return err_noent(w, id);
@@ -212,6 +216,10 @@ tecs_err_t tecs_system_remove(tecs_world_t *w, tecs_system_t id)
 
 tecs_err_t tecs_system_enable(tecs_world_t *w, tecs_system_t id, bool enabled)
 {
+    if (w == NULL)
+        return TECS_EINVAL;
+    if (tecs__enter(w))
+        return w->err;
     sys_entry *e = find(w, id);
     if (e == NULL)
         return err_noent(w, id);
@@ -227,7 +235,7 @@ bool tecs_system_enabled(const tecs_world_t *w, tecs_system_t id)
 
 tecs_system_t tecs_system_lookup(tecs_world_t *w, const char *name)
 {
-    if (w == NULL)
+    if (w == NULL || tecs__enter_read(w))
         return 0;
     if (name == NULL) {
         tecs__err(w, TECS_EINVAL, "tecs_system_lookup: NULL name");
@@ -254,6 +262,8 @@ tecs_err_t tecs_system_stats(tecs_world_t *w, tecs_system_t id, tecs_system_stat
 {
     if (w == NULL)
         return TECS_EINVAL;
+    if (tecs__enter_read(w))
+        return w->err;
     if (out == NULL)
         return tecs__err(w, TECS_EINVAL, "tecs_system_stats: NULL output");
     const sys_entry *e = find(w, id);
@@ -353,6 +363,8 @@ tecs_err_t tecs_progress(tecs_world_t *w, double dt)
 {
     if (w == NULL)
         return TECS_EINVAL;
+    if (tecs__enter(w))
+        return w->err;
     if (!(dt >= 0 && dt <= 1e300))
         return tecs__err(w, TECS_EINVAL, "tecs_progress: bad delta time");
     if (w->defer_depth > 0 || w->flushing)

@@ -13,9 +13,11 @@
 ** memory per entity. Chunks want 64-byte alignment, which the hook does not
 ** promise: tecs__alloc_aligned over-allocates and rounds up.
 **
-** Errors: a failing call records its code and a message on the world
-** (tecs__err) and returns the code; a succeeding call leaves the last error
-** alone, as errno does.
+** Errors: every public call that can fail starts with tecs__enter, which
+** refuses the call on a closed world and otherwise sets the last error to
+** TECS_OK; a failing call then records its code and a message on the world
+** (tecs__err) and returns the code. So the last error always describes the
+** latest such call, and "nothing found" reads apart from "failed".
 */
 #include "private.h"
 

@@ -285,7 +285,7 @@ static tecs_err_t check_cache_desc(tecs_world_t *w, const tecs_cache_desc_t *d)
 
 tecs_cache_t *tecs_cache_new(tecs_world_t *w, const tecs_cache_desc_t *d)
 {
-    if (w == NULL || check_cache_desc(w, d))
+    if (w == NULL || tecs__enter(w) || check_cache_desc(w, d))
         return NULL;
     tecs__indexes *r = tecs__index_registry(w);
     tecs_cache_t *c = r && !cache_listen(w, r) ? tecs__alloc(w, sizeof *c) : NULL;
@@ -320,14 +320,14 @@ void tecs_cache_free(tecs_cache_t *c)
 
 int32_t tecs_cache_count(tecs_cache_t *c)
 {
-    if (c == NULL || cache_ready(c))
-        return 0;
+    if (c == NULL || tecs__enter(c->world) || cache_ready(c))
+        return -1;
     return c->n;
 }
 
 tecs_iter_t tecs_cache_iter(tecs_cache_t *c)
 {
-    if (c == NULL)
+    if (c == NULL || tecs__enter(c->world))
         return tecs_query_iter(NULL);
     tecs_world_t *w = c->world;
     if (c->scr.busy) {
@@ -349,7 +349,7 @@ tecs_iter_t tecs_cache_iter(tecs_cache_t *c)
 
 int32_t tecs_cache_collect(tecs_cache_t *c, tecs_entity_t *out, int32_t cap)
 {
-    if (c == NULL)
+    if (c == NULL || tecs__enter(c->world))
         return -1;
     if (cap < 0 || (cap > 0 && out == NULL)) {
         tecs__err(c->world, TECS_EINVAL, "bad output array");

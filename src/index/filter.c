@@ -59,7 +59,7 @@ static void filter_link(tecs__indexes *r, tecs_filter_t *f)
 
 tecs_filter_t *tecs_filter_new(tecs_world_t *w)
 {
-    if (w == NULL)
+    if (w == NULL || tecs__enter(w))
         return NULL;
     tecs__indexes *r = tecs__index_registry(w);
     tecs_filter_t *f = r ? tecs__alloc(w, sizeof *f) : NULL;
@@ -155,6 +155,8 @@ static tecs_cond_t leaf(tecs_filter_t *f, tecs_index_t *x, int32_t op, int32_t n
 
 tecs_cond_t tecs_where(tecs_filter_t *f, tecs_index_t *x, tecs_cmp_t cmp, tecs_key_t key)
 {
+    if (f == NULL || tecs__enter(f->world))
+        return -1;
     if (f && (unsigned)cmp > TECS_GE)
         return fail(f, TECS_EINVAL, "bad comparison");
     return leaf(f, x, (int32_t)cmp, 1, &key);
@@ -162,6 +164,8 @@ tecs_cond_t tecs_where(tecs_filter_t *f, tecs_index_t *x, tecs_cmp_t cmp, tecs_k
 
 tecs_cond_t tecs_where_between(tecs_filter_t *f, tecs_index_t *x, tecs_key_t lo, tecs_key_t hi)
 {
+    if (f == NULL || tecs__enter(f->world))
+        return -1;
     tecs_key_t k[2] = { lo, hi };
     return leaf(f, x, F_BETWEEN, 2, k);
 }
@@ -198,6 +202,8 @@ static tecs_cond_t sort_in(tecs_filter_t *f, tecs_index_t *x, tecs_cond_t c)
 
 tecs_cond_t tecs_where_in(tecs_filter_t *f, tecs_index_t *x, int32_t n, const tecs_key_t *keys)
 {
+    if (f == NULL || tecs__enter(f->world))
+        return -1;
     if (f && (n < 0 || (n > 0 && keys == NULL)))
         return fail(f, TECS_EINVAL, "bad key list");
     tecs_cond_t c = leaf(f, x, F_IN, n, keys);
@@ -206,6 +212,8 @@ tecs_cond_t tecs_where_in(tecs_filter_t *f, tecs_index_t *x, int32_t n, const te
 
 tecs_cond_t tecs_where_radius(tecs_filter_t *f, tecs_index_t *x, float px, float py, float r)
 {
+    if (f == NULL || tecs__enter(f->world))
+        return -1;
     tecs_cond_t c = leaf(f, x, F_RADIUS, 0, NULL);
     if (c >= 0)
         memcpy(f->nodes[c].g, (float[4]){ px, py, r, 0 }, sizeof f->nodes[c].g);
@@ -215,6 +223,8 @@ tecs_cond_t tecs_where_radius(tecs_filter_t *f, tecs_index_t *x, float px, float
 tecs_cond_t tecs_where_box(tecs_filter_t *f, tecs_index_t *x, float x0, float y0, float x1,
                            float y1)
 {
+    if (f == NULL || tecs__enter(f->world))
+        return -1;
     tecs_cond_t c = leaf(f, x, F_BOX, 0, NULL);
     if (c >= 0)
         memcpy(f->nodes[c].g, (float[4]){ x0, y0, x1, y1 }, sizeof f->nodes[c].g);
@@ -223,7 +233,7 @@ tecs_cond_t tecs_where_box(tecs_filter_t *f, tecs_index_t *x, float x0, float y0
 
 static tecs_cond_t combine(tecs_filter_t *f, int32_t op, tecs_cond_t a, tecs_cond_t b)
 {
-    if (f == NULL)
+    if (f == NULL || tecs__enter(f->world))
         return -1;
     if (a < 0 || a >= f->n || b < 0 || b >= f->n)
         return fail(f, TECS_EINVAL, "bad condition handle");
@@ -249,6 +259,8 @@ tecs_err_t tecs_filter_root(tecs_filter_t *f, tecs_cond_t c)
 {
     if (f == NULL)
         return TECS_EINVAL;
+    if (tecs__enter(f->world))
+        return f->world->err;
     if (c < 0 || c >= f->n)
         return tecs__err(f->world, TECS_EINVAL, "bad condition handle");
     f->root = c;
@@ -259,6 +271,8 @@ tecs_err_t tecs_filter_order(tecs_filter_t *f, tecs_index_t *x, bool desc)
 {
     if (f == NULL)
         return TECS_EINVAL;
+    if (tecs__enter(f->world))
+        return f->world->err;
     if (x == NULL) {
         f->order = -1;
         return TECS_OK;
@@ -368,7 +382,8 @@ tecs_err_t tecs__filter_ready(tecs_filter_t *f)
 
 bool tecs_filter_test(tecs_filter_t *f, tecs_entity_t e)
 {
-    if (f == NULL || tecs__filter_ready(f) || tecs__ei_alive(f->world, e) == NULL)
+    if (f == NULL || tecs__enter(f->world) || tecs__filter_ready(f) ||
+        tecs__ei_alive(f->world, e) == NULL)
         return false;
     return f->root < 0 || tecs__filter_holds(f, f->root, e);
 }
@@ -898,6 +913,8 @@ static tecs_err_t where_start(tecs_query_t *q, tecs_filter_t *f, tecs_iter_t *it
     if (q == NULL)
         return TECS_EINVAL;
     tecs_world_t *w = tecs_query_world(q);
+    if (tecs__enter(w))
+        return w->err;
     if (f == NULL)
         return tecs__err(w, TECS_EINVAL, "NULL filter");
     if (f->world != w)
@@ -943,6 +960,8 @@ tecs_err_t tecs_query_where_each(tecs_query_t *q, tecs_filter_t *f, tecs_each_fn
 {
     if (q == NULL)
         return TECS_EINVAL;
+    if (tecs__enter(tecs_query_world(q)))
+        return tecs_query_world(q)->err;
     if (fn == NULL)
         return tecs__err(tecs_query_world(q), TECS_EINVAL, "NULL callback");
     tecs_iter_t it;
@@ -965,7 +984,7 @@ static int32_t collect_ids(tecs_iter_t *it, tecs_entity_t *out, int32_t cap)
 int32_t tecs_query_where_collect(tecs_query_t *q, tecs_filter_t *f, tecs_entity_t *out,
                                  int32_t cap)
 {
-    if (q == NULL)
+    if (q == NULL || tecs__enter(tecs_query_world(q)))
         return -1;
     if (cap < 0 || (cap > 0 && out == NULL)) {
         tecs__err(tecs_query_world(q), TECS_EINVAL, "bad output array");

@@ -1359,7 +1359,7 @@ static tecs_err_t enroll(tecs_world_t *w, tecs_index_t *x)
 
 tecs_index_t *tecs_index_new(tecs_world_t *w, const tecs_index_desc_t *d)
 {
-    if (w == NULL || check_desc(w, d))
+    if (w == NULL || tecs__enter(w) || check_desc(w, d))
         return NULL;
     tecs_index_t *x = tecs__index_registry(w) ? tecs__alloc(w, sizeof *x) : NULL;
     if (x == NULL) {
@@ -1393,6 +1393,8 @@ tecs_err_t tecs_index_free(tecs_index_t *x)
     if (x == NULL)
         return TECS_OK;
     tecs_world_t *w = x->world;
+    if (tecs__enter(w))
+        return w->err;
     tecs__indexes *r = registry(w);
     if (tecs__caches_use(r, x->id))
         return tecs__err(w, TECS_EBUSY, "a cache uses this index");
@@ -1405,8 +1407,8 @@ tecs_err_t tecs_index_free(tecs_index_t *x)
 
 int32_t tecs_index_count(tecs_index_t *x)
 {
-    if (x == NULL || tecs__index_refresh(x))
-        return 0;
+    if (x == NULL || tecs__enter(x->world) || tecs__index_refresh(x))
+        return -1;
     return x->n;
 }
 
@@ -1428,7 +1430,7 @@ bool tecs__index_encode(tecs_index_t *x, tecs_key_t key, uint64_t *out)
 
 tecs_entity_t tecs_index_lookup(tecs_index_t *x, tecs_key_t key)
 {
-    if (x == NULL)
+    if (x == NULL || tecs__enter(x->world))
         return 0;
     uint64_t k;
     if (!x->d.unique) {

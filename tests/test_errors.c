@@ -1,0 +1,251 @@
+/* Error reporting as a user meets it: the last error describes the latest
+** call that can fail (TECS_OK after a success), counts that can fail say -1,
+** and messages name the component and the entity they are about. */
+#include "test.h"
+
+#include <stddef.h>
+
+/* Make a call fail, so that an error a later success left behind shows. */
+static void spoil(tecs_world_t *w)
+{
+    CHECK_ERR(tecs_destroy(w, 12345), TECS_EDEAD);
+    CHECK_EQ(tecs_last_error(w), TECS_EDEAD);
+}
+
+/* After a failed call, `call` succeeds and the last error says so. */
+#define OK_AFTER_FAILURE(w, call)                                           \
+    do {                                                                    \
+        spoil(w);                                                           \
+        (void)(call);                                                       \
+        if (tecs_last_error(w) != TECS_OK)                                  \
+            fprintf(stderr, "  %s: %s\n", #call, tecs_last_error_msg(w));   \
+        CHECK_EQ(tecs_last_error(w), TECS_OK);                              \
+        CHECK(strcmp(tecs_last_error_msg(w), tecs_strerror(TECS_OK)) == 0); \
+    } while (0)
+
+static void sys_noop(tecs_iter_t *it)
+{
+    (void)it;
+}
+
+static void obs_noop(const tecs_event_t *ev)
+{
+    (void)ev;
+}
+
+static bool each_noop(tecs_world_t *w, tecs_entity_t e, void *const *fields, void *ctx)
+{
+    (void)w, (void)e, (void)fields, (void)ctx;
+    return false;
+}
+
+static void init_noop(tecs_init_t *init, void *ctx)
+{
+    (void)init, (void)ctx;
+}
+
+/* Every kind of call that can fail, made to succeed right after a failure,
+** leaves TECS_OK: entities, components, archetypes, queries, indexes,
+** filters, caches, observers, systems, delayed changes and the check. */
+TEST(errors_success_after_failure_reads_ok)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = 0, hp = 0;
+    OK_AFTER_FAILURE(w, pos = TECS_COMPONENT(w, Position));
+    OK_AFTER_FAILURE(w, hp = TECS_COMPONENT(w, Health));
+    OK_AFTER_FAILURE(w, tecs_component_lookup(w, "Position"));
+    tecs_archetype_t *a = NULL;
+    OK_AFTER_FAILURE(w, a = tecs_archetype(w, 2, (tecs_comp_t[]){ pos, hp }));
+    OK_AFTER_FAILURE(w, tecs_archetype_reserve(w, a, 10));
+    tecs_entity_t e = 0;
+    OK_AFTER_FAILURE(w, e = tecs_new(w));
+    OK_AFTER_FAILURE(w, tecs_new_in(w, a));
+    OK_AFTER_FAILURE(w, tecs_new_with(w, a, init_noop, NULL));
+    OK_AFTER_FAILURE(w, tecs_new_bulk(w, a, 3, NULL, 0, NULL));
+    OK_AFTER_FAILURE(w, TECS_SET(w, e, hp, Health, { 5 }));
+    OK_AFTER_FAILURE(w, tecs_add(w, e, pos));
+    OK_AFTER_FAILURE(w, tecs_get(w, e, pos));
+    OK_AFTER_FAILURE(w, tecs_get_mut(w, e, hp));
+    OK_AFTER_FAILURE(w, tecs_modified(w, e, hp));
+    OK_AFTER_FAILURE(w, tecs_entity_archetype(w, e));
+    OK_AFTER_FAILURE(w, tecs_remove(w, e, pos));
+    tecs_entity_t d = 0;
+    OK_AFTER_FAILURE(w, d = tecs_delay_new(w, a, 0, NULL));
+    OK_AFTER_FAILURE(w, tecs_apply_news(w));
+    OK_AFTER_FAILURE(w, tecs_delay_destroy(w, d, NULL, NULL));
+    OK_AFTER_FAILURE(w, tecs_apply_kills(w));
+    OK_AFTER_FAILURE(w, tecs_apply_delayed(w));
+    OK_AFTER_FAILURE(w, tecs_destroy(w, tecs_new(w)));
+
+    tecs_query_t *q = NULL;
+    OK_AFTER_FAILURE(w, q = TECS_QUERY(w, { .comp = hp }));
+    OK_AFTER_FAILURE(w, tecs_query_free(tecs_query_all(w, 1, &pos)));
+    OK_AFTER_FAILURE(w, tecs_query_collect(q, NULL, 0));
+    OK_AFTER_FAILURE(w, tecs_query_each(q, each_noop, NULL));
+    tecs_iter_t it;
+    OK_AFTER_FAILURE(w, it = tecs_query_iter(q));
+    OK_AFTER_FAILURE(w, tecs_iter_next(&it));
+    tecs_iter_fini(&it);
+
+    tecs_index_t *x = NULL;
+    OK_AFTER_FAILURE(w, x = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = hp, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32 }));
+    tecs_comp_t id = TECS_COMPONENT_NAMED(w, "Id", Health);
+    CHECK_ERR(TECS_SET(w, e, id, Health, { 5 }), TECS_OK);
+    tecs_index_t *u = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = id, .kind = TECS_INDEX_HASH, .type = TECS_KEY_I32, .unique = true });
+    CHECK(u != NULL);
+    OK_AFTER_FAILURE(w, tecs_index_count(x));
+    OK_AFTER_FAILURE(w, tecs_index_lookup(u, tecs_key_int(5)));
+    tecs_filter_t *f = NULL;
+    OK_AFTER_FAILURE(w, f = tecs_filter_new(w));
+    tecs_cond_t c1 = -1, c2 = -1;
+    OK_AFTER_FAILURE(w, c1 = tecs_where(f, x, TECS_GE, tecs_key_int(0)));
+    OK_AFTER_FAILURE(w, c2 = tecs_where_between(f, x, tecs_key_int(0), tecs_key_int(9)));
+    OK_AFTER_FAILURE(w, tecs_where_in(f, x, 1, (tecs_key_t[]){ tecs_key_int(5) }));
+    OK_AFTER_FAILURE(w, tecs_where_not(f, c1));
+    OK_AFTER_FAILURE(w, tecs_where_or(f, c1, c2));
+    OK_AFTER_FAILURE(w, tecs_filter_root(f, tecs_where_and(f, c1, c2)));
+    OK_AFTER_FAILURE(w, tecs_filter_order(f, x, true));
+    OK_AFTER_FAILURE(w, tecs_filter_test(f, e));
+    OK_AFTER_FAILURE(w, tecs_query_where_collect(q, f, NULL, 0));
+    OK_AFTER_FAILURE(w, tecs_query_where_each(q, f, each_noop, NULL));
+    OK_AFTER_FAILURE(w, it = tecs_query_where(q, f));
+    tecs_iter_fini(&it);
+    tecs_cache_t *k = NULL;
+    OK_AFTER_FAILURE(w, k = tecs_cache_new(w, &(tecs_cache_desc_t){ .query = q, .filter = f }));
+    OK_AFTER_FAILURE(w, tecs_cache_count(k));
+    OK_AFTER_FAILURE(w, tecs_cache_collect(k, NULL, 0));
+    OK_AFTER_FAILURE(w, it = tecs_cache_iter(k));
+    tecs_iter_fini(&it);
+    tecs_cache_free(k);
+    tecs_filter_free(f);
+    OK_AFTER_FAILURE(w, tecs_index_free(u));
+
+    tecs_observer_t o = 0;
+    OK_AFTER_FAILURE(w, o = tecs_observer(w, &(tecs_observer_desc_t){
+        .event = TECS_ON_ADD, .comp = pos, .callback = obs_noop }));
+    OK_AFTER_FAILURE(w, tecs_observer_remove(w, o));
+    OK_AFTER_FAILURE(w, tecs_component_hooks(w, pos, &(tecs_hooks_t){ .on_add = obs_noop }));
+    tecs_system_t s = 0;
+    OK_AFTER_FAILURE(w, s = tecs_system(w, &(tecs_system_desc_t){ .name = "noop",
+                                                                 .run = sys_noop }));
+    OK_AFTER_FAILURE(w, tecs_system_lookup(w, "noop"));
+    OK_AFTER_FAILURE(w, tecs_system_enable(w, s, false));
+    tecs_system_stats_t st;
+    OK_AFTER_FAILURE(w, tecs_system_stats(w, s, &st));
+    OK_AFTER_FAILURE(w, tecs_progress(w, 0.5));
+    OK_AFTER_FAILURE(w, tecs_system_remove(w, s));
+    OK_AFTER_FAILURE(w, tecs_world_check(w));
+    tw_free(w);
+}
+
+/* The calls that hand out nothing on failure: after them the last error
+** tells "nothing matched" (TECS_OK) from "failed" (why), even when an
+** earlier call had failed. */
+TEST(errors_where_and_cache_tell_no_results_from_failure)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t hp = TECS_COMPONENT(w, Health);
+    tecs_query_t *q = TECS_QUERY(w, { .comp = hp });
+    for (int i = 0; i < 10; i++)
+        CHECK_ERR(TECS_SET(w, tecs_new(w), hp, Health, { i }), TECS_OK);
+    tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = hp, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32 });
+    tecs_filter_t *none = tecs_filter_new(w);           /* valid, matches nothing */
+    CHECK(tecs_where(none, x, TECS_GT, tecs_key_int(100)) >= 0);
+    tecs_filter_t *bad = tecs_filter_new(w);            /* a uint key: refused */
+    CHECK_EQ(tecs_where(bad, x, TECS_EQ, tecs_key_uint(3)), -1);
+    CHECK_EQ(tecs_filter_error(bad), TECS_EINVAL);
+
+    spoil(w);
+    tecs_iter_t it = tecs_query_where(q, none);
+    CHECK_EQ(tecs_last_error(w), TECS_OK);
+    CHECK(!tecs_iter_next(&it));
+    CHECK_EQ(tecs_last_error(w), TECS_OK);
+    it = tecs_query_where(q, bad);
+    CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
+    CHECK(!tecs_iter_next(&it));                        /* an ended iteration */
+    CHECK_EQ(tecs_last_error(w), TECS_EINVAL);          /* leaves it */
+    spoil(w);
+    CHECK(!tecs_filter_test(none, tecs_new(w)));        /* no match */
+    CHECK_EQ(tecs_last_error(w), TECS_OK);
+    CHECK(!tecs_filter_test(bad, tecs_new(w)));         /* failed */
+    CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
+
+    tecs_cache_t *c = tecs_cache_new(w, &(tecs_cache_desc_t){ .query = q, .filter = none });
+    CHECK(c != NULL);
+    spoil(w);
+    it = tecs_cache_iter(c);
+    CHECK_EQ(tecs_last_error(w), TECS_OK);
+    tecs_iter_t again = tecs_cache_iter(c);             /* while it is iterated */
+    CHECK_EQ(tecs_last_error(w), TECS_EBUSY);
+    CHECK(!tecs_iter_next(&again));
+    CHECK(!tecs_iter_next(&it));
+    CHECK_EQ(tecs_last_error(w), TECS_OK);
+    CHECK(tecs_cache_new(w, &(tecs_cache_desc_t){ .query = q, .filter = bad }) == NULL);
+    CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
+    tecs_cache_free(c);
+    tecs_filter_free(none);
+    tecs_filter_free(bad);
+    tw_free(w);
+}
+
+/* tecs_index_count and tecs_cache_count say -1 when they fail (NULL, out
+** of memory while rebuilding), so that 0 means empty. */
+TEST(errors_counts_that_fail_return_minus_one)
+{
+    tw_alloc al = { 0 };
+    tecs_world_t *w = tw_new_ex(&al, 0);
+    tecs_comp_t hp = TECS_COMPONENT(w, Health);
+    CHECK_EQ(tecs_index_count(NULL), -1);
+    CHECK_EQ(tecs_cache_count(NULL), -1);
+
+    /* An index left asleep by a burst of sets is rebuilt at its next use. */
+    enum { N = 400 };
+    tecs_entity_t ids[N];
+    for (int i = 0; i < N; i++) {
+        ids[i] = tecs_new(w);
+        CHECK_ERR(TECS_SET(w, ids[i], hp, Health, { i }), TECS_OK);
+    }
+    tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = hp, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32 });
+    CHECK_EQ(tecs_index_count(x), N);
+    for (int i = 0; i < N; i++)
+        CHECK_ERR(TECS_SET(w, ids[i], hp, Health, { (i * 7) % N }), TECS_OK);
+    al.fail_at = al.calls + 1;
+    al.fail_after = true;
+    CHECK_EQ(tecs_index_count(x), -1);
+    CHECK_EQ(tecs_last_error(w), TECS_ENOMEM);
+    al.fail_at = 0;
+    CHECK_EQ(tecs_index_count(x), N);
+    CHECK_EQ(tecs_last_error(w), TECS_OK);
+    CHECK_ERR(tecs_index_free(x), TECS_OK);
+
+    /* A cache whose update ran out of memory is rebuilt at its next use. */
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_query_t *q = TECS_QUERY(w, { .comp = pos });
+    tecs_archetype_t *a = tecs_archetype(w, 1, &pos);
+    CHECK_ERR(tecs_archetype_reserve(w, a, 64), TECS_OK);
+    tecs_entity_t e = tecs_new(w), warm = tecs_new(w);
+    CHECK_ERR(tecs_add(w, warm, pos), TECS_OK);         /* the edges exist */
+    CHECK_ERR(tecs_remove(w, warm, pos), TECS_OK);
+    CHECK_ERR(tecs_add(w, e, hp), TECS_OK);
+    CHECK_ERR(tecs_remove(w, e, hp), TECS_OK);
+    tecs_cache_t *c = tecs_cache_new(w, &(tecs_cache_desc_t){ .query = q });
+    CHECK_EQ(tecs_cache_count(c), 0);
+    al.fail_at = al.calls + 1;
+    al.fail_after = true;
+    CHECK_ERR(tecs_add(w, e, pos), TECS_OK);            /* the cache goes stale */
+    long failures = al.failures;
+    CHECK(failures > 0);
+    CHECK_EQ(tecs_cache_count(c), -1);
+    CHECK_EQ(tecs_last_error(w), TECS_ENOMEM);
+    CHECK_EQ(tecs_cache_collect(c, NULL, 0), -1);
+    al.fail_at = 0;
+    CHECK_EQ(tecs_cache_count(c), 1);
+    CHECK_EQ(tecs_last_error(w), TECS_OK);
+    TW_CHECK(w);
+    tecs_cache_free(c);
+    tw_free(w);
+}
