@@ -60,7 +60,7 @@ extern "C" {
     X(ENOENT,  "not found")                                                 \
     X(ELIMIT,  "limit reached")                                             \
     X(EWORLD,  "object belongs to another world")                           \
-    X(EBUSY,   "not allowed while an iteration is open")                    \
+    X(EBUSY,   "busy: not allowed while the world or object is in use")    \
     X(ECORRUPT, "internal structure check failed")
 
 /** An error code. TECS_OK (0) is success, every other value a failure. */

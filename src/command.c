@@ -745,8 +745,7 @@ tecs_err_t tecs_delay_destroy(tecs_world_t *w, tecs_entity_t e, tecs_kill_fn fn,
         return w->err;
     tecs__record *r = tecs__ei_alive(w, e);
     if (r == NULL)
-        return tecs__err(w, TECS_EDEAD, "entity %u:%u is not alive", TECS_ENTITY_INDEX(e),
-                         TECS_ENTITY_GENERATION(e));
+        return tecs__err(w, TECS_EDEAD, TECS__ENT_FMT " is not alive", TECS__ENT(e));
     if (r->arch & TECS__KILL_QUEUED)
         return TECS_OK;
     tecs__cmdbuf *b = &w->delayed;
@@ -771,7 +770,8 @@ static tecs_err_t apply_delayed(tecs_world_t *w, bool (*pick)(const tecs__cmd *)
     if (tecs__enter(w))
         return w->err;
     if (w->defer_depth > 0 || w->flushing)
-        return tecs__err(w, TECS_EBUSY, "delayed changes cannot apply inside an iteration");
+        return tecs__err(w, TECS_EBUSY, "delayed changes cannot apply inside an iteration "
+                         "or a callback");
     return run_queue(w, &w->delayed, pick);
 }
 

@@ -249,3 +249,170 @@ TEST(errors_counts_that_fail_return_minus_one)
     tecs_cache_free(c);
     tw_free(w);
 }
+
+/* The last error's message holds every one of the n strings. */
+static void msg_has(tecs_world_t *w, int line, int n, const char *const *parts)
+{
+    const char *msg = tecs_last_error_msg(w);
+    for (int i = 0; i < n; i++) {
+        if (strstr(msg, parts[i]) == NULL) {
+            fprintf(stderr, "  message \"%s\" lacks \"%s\"\n", msg, parts[i]);
+            test_fail(__FILE__, line, "message");
+        }
+    }
+}
+
+#define MSG_HAS(w, ...)                                                      \
+    msg_has((w), __LINE__, (int)(sizeof((const char *[]){ __VA_ARGS__ }) /  \
+                                 sizeof(const char *)),                      \
+            (const char *[]){ __VA_ARGS__ })
+
+/* "entity 12:3" for e. */
+static const char *ent_str(tecs_entity_t e)
+{
+    static char buf[4][32];
+    static int k;
+    char *b = buf[k++ % 4];
+    snprintf(b, sizeof buf[0], "entity %u:%u", TECS_ENTITY_INDEX(e), TECS_ENTITY_GENERATION(e));
+    return b;
+}
+
+typedef struct marker_ctx {
+    tecs_world_t *w;
+    tecs_comp_t tag;
+    char msg[200];
+} marker_ctx;
+
+/* Inside an initializer: asks for storage of a tag and keeps the message. */
+static void init_tag(tecs_init_t *init, void *ctx)
+{
+    marker_ctx *m = ctx;
+    CHECK(tecs_init_construct(init, m->tag) == NULL);
+    snprintf(m->msg, sizeof m->msg, "%s", tecs_last_error_msg(m->w));
+}
+
+/* Messages name the component (its name and id) and the entity. */
+TEST(errors_messages_name_the_component_and_the_entity)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
+    tecs_comp_t tag = TECS_TAG(w, Marker);
+    tecs_entity_t e = tecs_new(w);
+    tecs_entity_t dead = tecs_new(w);
+    CHECK_ERR(tecs_destroy(w, dead), TECS_OK);
+
+    CHECK(tecs_get(w, e, pos) == NULL);
+    MSG_HAS(w, ent_str(e), "does not have", "component 'Position' (1)");
+    CHECK_ERR(tecs_add(w, e, pos), TECS_OK);
+    CHECK_ERR(tecs_add(w, e, pos), TECS_EEXIST);
+    MSG_HAS(w, ent_str(e), "already has", "component 'Position' (1)");
+    CHECK_ERR(tecs_remove(w, e, vel), TECS_ENOENT);
+    MSG_HAS(w, ent_str(e), "does not have", "component 'Velocity' (2)");
+    CHECK_ERR(tecs_add(w, e, tag), TECS_OK);
+    CHECK(tecs_get(w, e, tag) == NULL);
+    MSG_HAS(w, "component 'Marker' (3)", "is a tag");
+    CHECK_ERR(tecs_set(w, e, pos, NULL), TECS_EINVAL);
+    MSG_HAS(w, "NULL value", "component 'Position' (1)");
+    CHECK_ERR(tecs_destroy(w, dead), TECS_EDEAD);
+    MSG_HAS(w, ent_str(dead), "is not alive");
+    CHECK_ERR(tecs_set(w, dead, pos, &(Position){ 1, 2 }), TECS_EDEAD);
+    MSG_HAS(w, ent_str(dead));
+    CHECK_ERR(tecs_delay_destroy(w, dead, NULL, NULL), TECS_EDEAD);
+    MSG_HAS(w, ent_str(dead));
+
+    tecs_archetype_t *a = tecs_archetype(w, 2, (tecs_comp_t[]){ pos, tag });
+    CHECK(tecs_archetype(w, 2, (tecs_comp_t[]){ vel, vel }) == NULL);
+    MSG_HAS(w, "component 'Velocity' (2)", "repeated");
+    CHECK_ERR(tecs_new_bulk(w, a, 2, NULL, 1, &(tecs_value_t){ vel, &(Velocity){ 0, 0 } }),
+              TECS_ENOCOMP);
+    MSG_HAS(w, "component 'Velocity' (2)", "not in the archetype");
+    marker_ctx m = { w, tag, "" };
+    tecs_entity_t born = tecs_new_with(w, a, init_tag, &m);
+    CHECK(born != 0);
+    CHECK(strstr(m.msg, "component 'Marker' (3)") && strstr(m.msg, ent_str(born)));
+
+    /* A unique key taken: the entity holding it is named. */
+    tecs_comp_t id = TECS_COMPONENT_NAMED(w, "Id", Health);
+    tecs_index_t *u = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = id, .kind = TECS_INDEX_HASH, .type = TECS_KEY_I32, .unique = true });
+    CHECK_ERR(TECS_SET(w, e, id, Health, { 7 }), TECS_OK);
+    CHECK_ERR(TECS_SET(w, born, id, Health, { 7 }), TECS_EEXIST);
+    MSG_HAS(w, "component 'Id' (4)", ent_str(e), "holds that key");
+    CHECK_EQ(tecs_index_lookup(u, tecs_key_int(8)), 0);
+    MSG_HAS(w, "no entity has this key", "hash index on component 'Id' (4)");
+    tw_free(w);
+}
+
+/* One message per cause: the code's own text is general, and each cause
+** that shares a code says what it is. */
+TEST(errors_each_cause_has_its_own_message)
+{
+    CHECK(strstr(tecs_strerror(TECS_EBUSY), "iteration") == NULL);
+    tecs_world_t *w = tw_new();
+    tecs_comp_t hp = TECS_COMPONENT(w, Health);
+    tecs_comp_t tag = TECS_TAG(w, Marker);
+    typedef struct Spot { float x, y; } Spot;
+    tecs_comp_t spot = TECS_COMPONENT(w, Spot);
+    for (int i = 0; i < 4; i++)
+        CHECK_ERR(TECS_SET(w, tecs_new(w), hp, Health, { i }), TECS_OK);
+
+    /* An index on a tag, and a field that does not fit. */
+    CHECK(tecs_index_new(w, &(tecs_index_desc_t){ .comp = tag, .type = TECS_KEY_I32 }) == NULL);
+    CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
+    MSG_HAS(w, "component 'Marker' (2) is a tag: it has no fields to index");
+    CHECK(tecs_index_new(w, &(tecs_index_desc_t){ .comp = hp, .type = TECS_KEY_I64 }) == NULL);
+    CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
+    MSG_HAS(w, "int64 field (8 bytes) at offset 0 does not fit", "'Health' (1) of 4 bytes");
+
+    /* A key of the wrong class, and a NaN key. */
+    tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = hp, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32 });
+    tecs_index_t *h = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = hp, .kind = TECS_INDEX_HASH, .type = TECS_KEY_I32 });
+    tecs_index_t *sx = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = spot, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_FLOAT,
+        .offset = offsetof(Spot, x) });
+    tecs_filter_t *f = tecs_filter_new(w);
+    CHECK_EQ(tecs_where(f, x, TECS_EQ, tecs_key_uint(3)), -1);
+    MSG_HAS(w, "key class uint for int32 keys of the ordered index on component 'Health' (1)");
+    CHECK_EQ(tecs_where(f, sx, TECS_EQ, tecs_key_real(0.0 / 0.0)), -1);
+    MSG_HAS(w, "the key is NaN");
+    CHECK(strstr(tecs_last_error_msg(w), "class") == NULL);
+    CHECK_EQ(tecs_where(f, h, TECS_LT, tecs_key_int(3)), -1);
+    MSG_HAS(w, "a hash index takes == (TECS_EQ) and in only");
+    /* The filter keeps its first error and says it when used. */
+    tecs_query_t *q = TECS_QUERY(w, { .comp = hp });
+    tecs_iter_t it = tecs_query_where(q, f);
+    CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
+    MSG_HAS(w, "the filter failed while being built", "key class uint for int32 keys");
+    CHECK(!tecs_iter_next(&it));
+    tecs_filter_free(f);
+
+    /* Three causes of TECS_EBUSY, three messages. */
+    f = tecs_filter_new(w);
+    CHECK(tecs_where(f, x, TECS_GE, tecs_key_int(0)) >= 0);
+    tecs_cache_t *c = tecs_cache_new(w, &(tecs_cache_desc_t){ .query = q, .filter = f });
+    CHECK_ERR(tecs_index_free(x), TECS_EBUSY);
+    MSG_HAS(w, "a cache uses the ordered index on component 'Health' (1)");
+    char cache_uses[200];
+    snprintf(cache_uses, sizeof cache_uses, "%s", tecs_last_error_msg(w));
+    it = tecs_cache_iter(c);
+    tecs_iter_t again = tecs_cache_iter(c);
+    CHECK_EQ(tecs_last_error(w), TECS_EBUSY);
+    MSG_HAS(w, "the cache is being iterated");
+    CHECK(!tecs_iter_next(&again));
+    tecs_iter_t where = tecs_query_where(q, f);
+    tecs_iter_t where2 = tecs_query_where(q, f);
+    CHECK_EQ(tecs_last_error(w), TECS_EBUSY);
+    MSG_HAS(w, "the filter is being iterated");
+    CHECK(strcmp(cache_uses, tecs_last_error_msg(w)) != 0);
+    CHECK(!tecs_iter_next(&where2));
+    CHECK_ERR(tecs_apply_delayed(w), TECS_EBUSY);
+    MSG_HAS(w, "delayed changes cannot apply inside an iteration");
+    tecs_iter_fini(&where);
+    tecs_iter_fini(&it);
+    tecs_cache_free(c);
+    tecs_filter_free(f);
+    tw_free(w);
+}
