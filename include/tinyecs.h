@@ -187,7 +187,8 @@ typedef void (*tecs_move_fn)(void *dst, void *src, int32_t count, void *ctx);
 typedef struct tecs_component_desc_t {
     const char *name;           /* required, unique in the world; copied      */
     size_t size;                /* bytes; 0 for a tag                         */
-    size_t align;               /* power of two <= 64; 0 means 1              */
+    size_t align;               /* power of two <= 64; 0 means 1; size must be
+                                   a multiple of it (as sizeof is in C)       */
     tecs_comp_t id;             /* wanted id (e.g. network sync); 0 = next    */
     tecs_ctor_fn ctor;          /* optional hooks, see above                  */
     tecs_dtor_fn dtor;
@@ -198,9 +199,13 @@ typedef struct tecs_component_desc_t {
 
 /**
  * Register a component.
- * @return its id, or 0 on error: TECS_EINVAL (NULL, empty name, bad size or
- * alignment, id out of range), TECS_EEXIST (name or id taken), TECS_ELIMIT,
- * TECS_ENOMEM. One C type may be registered under several names.
+ * @return its id, or 0 on error: TECS_EINVAL (NULL, empty name, size above
+ * TECS_MAX_COMPONENT_SIZE, alignment not a power of two up to TECS_MAX_ALIGN,
+ * size not a multiple of the alignment, id out of range), TECS_EEXIST (name
+ * or id taken), TECS_ELIMIT, TECS_ENOMEM. The size must be a multiple of the
+ * alignment because values sit side by side in a column handed out as a C
+ * array; C's sizeof(T) always is a multiple of _Alignof(T). One C type may be
+ * registered under several names.
  */
 tecs_comp_t tecs_component(tecs_world_t *world, const tecs_component_desc_t *desc);
 
@@ -468,8 +473,10 @@ typedef struct tecs_query_desc_t {
  * Create a query. It matches every archetype that exists now, and every
  * archetype created later when it appears; iteration never matches.
  * @return the query, owned by the world until tecs_query_free; NULL on error:
- * TECS_EINVAL (no terms, too many, NULL), TECS_ENOCOMP, TECS_EINVAL for one
- * component in contradicting terms (with and none), TECS_ENOMEM.
+ * TECS_EINVAL (no terms, NULL, a component in two terms), TECS_ELIMIT (too
+ * many terms), TECS_ENOCOMP, TECS_ENOMEM. A component has one term at most:
+ * its operator and access say all there is (a write term is read too), and
+ * one term per component keeps each field and each written value single.
  */
 tecs_query_t *tecs_query(tecs_world_t *world, const tecs_query_desc_t *desc);
 

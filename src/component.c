@@ -45,8 +45,13 @@ static tecs_err_t check_desc(tecs_world_t *w, const tecs_component_desc_t *d)
                          "TECS_MAX_COMPONENT_SIZE (%d)", d->name, d->size,
                          TECS_MAX_COMPONENT_SIZE);
     size_t align = d->align ? d->align : 1;
-    if (!is_pow2(align) || align > TECS_MAX_ALIGN || (d->size && d->size % align))
-        return tecs__err(w, TECS_EINVAL, "component '%s' has a bad alignment", d->name);
+    if (!is_pow2(align) || align > TECS_MAX_ALIGN)
+        return tecs__err(w, TECS_EINVAL, "component '%s': alignment %zu is not a power of two "
+                         "up to TECS_MAX_ALIGN (%d)", d->name, align, TECS_MAX_ALIGN);
+    /* Values sit side by side in a column, handed out as a C array. */
+    if (d->size % align)
+        return tecs__err(w, TECS_EINVAL, "component '%s': size %zu is not a multiple of its "
+                         "alignment %zu (as C's sizeof always is)", d->name, d->size, align);
     if (d->size == 0 && (d->ctor || d->dtor || d->copy || d->move))
         return tecs__err(w, TECS_EINVAL, "tag '%s' (size 0) cannot have lifecycle hooks",
                          d->name);

@@ -183,8 +183,9 @@ static tecs_err_t check_terms(tecs_world_t *w, const tecs_query_desc_t *d)
             return tecs__err(w, TECS_EINVAL, "term %d: unknown access %d", t, (int)term->access);
         for (int32_t u = 0; u < t; u++)
             if (d->terms[u].comp == term->comp)
-                return tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is in terms %d and %d",
-                                 TECS__COMP(w, term->comp), u, t);
+                return tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is in terms %d and %d: a "
+                                 "component may have one term only", TECS__COMP(w, term->comp),
+                                 u, t);
     }
     return TECS_OK;
 }

@@ -416,3 +416,44 @@ TEST(errors_each_cause_has_its_own_message)
     tecs_filter_free(f);
     tw_free(w);
 }
+
+/* Defect 16, the size rule: a size that is not a multiple of the alignment
+** (which C's sizeof never gives) is refused, and the message says so; the
+** other alignment errors say theirs. */
+TEST(errors_size_must_be_a_multiple_of_the_alignment)
+{
+    tecs_world_t *w = tw_new();
+    CHECK_EQ(tecs_component(w, &(tecs_component_desc_t){ .name = "Odd", .size = 8,
+                                                         .align = 64 }), 0);
+    CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
+    MSG_HAS(w, "'Odd'", "size 8 is not a multiple of its alignment 64");
+    CHECK_EQ(tecs_component(w, &(tecs_component_desc_t){ .name = "Odd", .size = 8,
+                                                         .align = 3 }), 0);
+    MSG_HAS(w, "'Odd'", "alignment 3 is not a power of two");
+    CHECK_EQ(tecs_component(w, &(tecs_component_desc_t){ .name = "Odd", .size = 128,
+                                                         .align = 128 }), 0);
+    MSG_HAS(w, "'Odd'", "alignment 128", "TECS_MAX_ALIGN (64)");
+    typedef struct Wide { _Alignas(64) float x; } Wide;
+    CHECK(TECS_COMPONENT(w, Wide) != 0);                /* what sizeof gives */
+    CHECK(tecs_component(w, &(tecs_component_desc_t){ .name = "Line", .size = 64,
+                                                      .align = 64 }) != 0);
+    tw_free(w);
+}
+
+/* Defect 16, the term rule: a component has one term at most, whatever the
+** two terms say (read and write, or the same term twice); the message names
+** the component and both terms. */
+TEST(errors_one_term_per_component)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
+    CHECK(TECS_QUERY(w, { .comp = vel }, { .comp = pos, .access = TECS_READ },
+                     { .comp = pos }) == NULL);
+    CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
+    MSG_HAS(w, "component 'Position' (1) is in terms 1 and 2", "one term");
+    CHECK(TECS_QUERY(w, { .comp = pos }, { .comp = pos }) == NULL);
+    MSG_HAS(w, "component 'Position' (1) is in terms 0 and 1");
+    CHECK(TECS_QUERY(w, { .comp = pos }, { .comp = vel, .access = TECS_READ }) != NULL);
+    tw_free(w);
+}
