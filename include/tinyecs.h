@@ -10,13 +10,29 @@
 ** Conventions, once for the whole header:
 **   - Every function that takes a world, entity, component, archetype or query
 **     checks it. A failed call changes nothing and returns an error code (or
-**     NULL / 0) and sets the world's last error (tecs_last_error).
+**     0 / NULL / -1, see "Errors" below) and sets the world's last error.
 **   - Nothing here uses global state: two worlds are fully independent. A
 **     world is not thread-safe; use it from one thread at a time.
 **   - A pointer to component data stays valid until an entity leaves that
 **     archetype (this entity or another: rows move to close the gap) or the
 **     world is freed. While an iteration is open such changes are queued, so
 **     the pointers of the open iteration stay valid.
+**
+** Errors. A call that can fail says so in its result: a tecs_err_t, or 0
+** (ids), NULL (pointers), -1 (counts that can fail: tecs_index_count,
+** tecs_cache_count, and the *_collect functions), false (tecs_filter_test),
+** an empty iteration (tecs_query_where, tecs_cache_iter). Every such call
+** also sets the world's last error when it runs, to TECS_OK when it
+** succeeds, so that right after it tecs_last_error tells "nothing found"
+** (TECS_OK) from "failed" (the code), and tecs_last_error_msg says what
+** failed, naming the component ("component 'Position' (7)") and the entity
+** ("entity 12:3", slot:generation). Calls that cannot fail leave the last
+** error alone: tecs_is_alive, tecs_has, tecs_field, tecs_iter_fini, the
+** frees that return nothing, getters of names and counts on valid handles
+** (NULL gives 0), and tecs_iter_next on an ended iteration (the empty one
+** of a failed tecs_query_where keeps its error through the loop). Calls
+** made by callbacks during a call, and queued changes dropped when they
+** apply, set it in turn: read it right after the call it is about.
 */
 #ifndef TINYECS_H
 #define TINYECS_H
@@ -819,7 +835,7 @@ tecs_err_t tecs_filter_order(tecs_filter_t *filter, tecs_index_t *index, bool de
 
 /** @return true if the entity is alive and matches the filter (the query
  *  is not consulted); false otherwise and on error (the filter's error,
- *  TECS_ENOENT for a freed index). */
+ *  TECS_ENOENT for a freed index): the last error tells the two apart. */
 bool tecs_filter_test(tecs_filter_t *filter, tecs_entity_t entity);
 
 /**
@@ -832,7 +848,8 @@ bool tecs_filter_test(tecs_filter_t *filter, tecs_entity_t entity);
  * O(k log k) to put results in archetype order (none in key order from the
  * index that drives it); a filter no index can drive (a lone `not`) scans
  * the query. On error (bad filter, out of memory) the iteration is empty
- * and the world's last error says why.
+ * and the world's last error says why; it is TECS_OK when the iteration
+ * starts, empty or not.
  * Ownership: the filter must stay alive and is busy until the iteration ends.
  */
 tecs_iter_t tecs_query_where(tecs_query_t *query, tecs_filter_t *filter);
@@ -890,7 +907,7 @@ int32_t tecs_cache_count(tecs_cache_t *cache);
 /** Iterate the cache in its order, with the query's fields; O(results).
  *  The set is taken when the iteration starts; on error (TECS_EBUSY while
  *  it is already iterated, TECS_ENOMEM) the iteration is empty and the
- *  world's last error says why. */
+ *  world's last error says why; it is TECS_OK when the iteration starts. */
 tecs_iter_t tecs_cache_iter(tecs_cache_t *cache);
 
 /** Collect the cache's ids in order. @return the count (may exceed cap),
