@@ -335,7 +335,7 @@ static tecs_err_t check_desc(tecs_world_t *w, const tecs_observer_desc_t *d)
     if (d->query && (d->terms || d->term_count))
         return tecs__err(w, TECS_EINVAL, "an observer takes terms or a query, not both");
     if (d->query && tecs_query_world(d->query) != w)
-        return tecs__err(w, TECS_EWORLD, "query of another world");
+        return tecs__err(w, TECS_EWORLD, "tecs_observer: query of another world");
     if (is_member_kind(d->event)) {
         if (d->comp != 0)
             return tecs__err(w, TECS_EINVAL, "ENTER / LEAVE observers take no component");

@@ -1086,7 +1086,8 @@ tecs_err_t tecs__index_refresh(tecs_index_t *x)
     tecs_err_t err = fill(x);
     if (err) {
         clear(x);
-        return tecs__err(x->world, err, "out of memory rebuilding an index");
+        return err != TECS_ENOMEM ? err : tecs__err(x->world, err, "out of memory "
+                                                    "rebuilding " TECS__INDEX_FMT, TECS__INDEX(x));
     }
     compact(x);
     x->dirty = false;
@@ -1251,7 +1252,8 @@ static tecs_err_t on_check(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, 
             continue;           /* rebuilt at its next use: nothing to check */
         tecs_err_t err = x->dirty ? tecs__index_refresh(x) : TECS_OK;
         if (!err && reserve(x, n))
-            err = tecs__err(w, TECS_ENOMEM, "out of memory growing an index");
+            err = tecs__err(w, TECS_ENOMEM, "out of memory growing " TECS__INDEX_FMT,
+                            TECS__INDEX(x));
         if (err && (ev & TECS__EV_WRITTEN)) {
             x->dirty = true;    /* the write stands; rebuilt before next use */
             continue;
