@@ -39,9 +39,20 @@ static bool each_noop(tecs_world_t *w, tecs_entity_t e, void *const *fields, voi
     return false;
 }
 
-static void init_noop(tecs_init_t *init, void *ctx)
+/* An initializer: after a failed call, tecs_init_construct succeeds and
+** the last error says so (ctx: the world, and the component). */
+typedef struct init_probe {
+    tecs_world_t *w;
+    tecs_comp_t comp;
+    tecs_err_t seen;
+} init_probe;
+
+static void init_probe_fn(tecs_init_t *init, void *ctx)
 {
-    (void)init, (void)ctx;
+    init_probe *p = ctx;
+    CHECK(tecs_get(p->w, 12345, p->comp) == NULL);
+    CHECK(tecs_init_construct(init, p->comp) != NULL);
+    p->seen = tecs_last_error(p->w);
 }
 
 /* Every kind of call that can fail, made to succeed right after a failure,
@@ -60,7 +71,9 @@ TEST(errors_success_after_failure_reads_ok)
     tecs_entity_t e = 0;
     OK_AFTER_FAILURE(w, e = tecs_new(w));
     OK_AFTER_FAILURE(w, tecs_new_in(w, a));
-    OK_AFTER_FAILURE(w, tecs_new_with(w, a, init_noop, NULL));
+    init_probe ip = { w, pos, TECS_EINVAL };
+    OK_AFTER_FAILURE(w, tecs_new_with(w, a, init_probe_fn, &ip));
+    CHECK_EQ(ip.seen, TECS_OK);
     OK_AFTER_FAILURE(w, tecs_new_bulk(w, a, 3, NULL, 0, NULL));
     OK_AFTER_FAILURE(w, TECS_SET(w, e, hp, Health, { 5 }));
     OK_AFTER_FAILURE(w, tecs_add(w, e, pos));
@@ -75,7 +88,8 @@ TEST(errors_success_after_failure_reads_ok)
     OK_AFTER_FAILURE(w, tecs_delay_destroy(w, d, NULL, NULL));
     OK_AFTER_FAILURE(w, tecs_apply_kills(w));
     OK_AFTER_FAILURE(w, tecs_apply_delayed(w));
-    OK_AFTER_FAILURE(w, tecs_destroy(w, tecs_new(w)));
+    tecs_entity_t doomed = tecs_new(w);
+    OK_AFTER_FAILURE(w, tecs_destroy(w, doomed));
 
     tecs_query_t *q = NULL;
     OK_AFTER_FAILURE(w, q = TECS_QUERY(w, { .comp = hp }));
@@ -105,7 +119,8 @@ TEST(errors_success_after_failure_reads_ok)
     OK_AFTER_FAILURE(w, tecs_where_in(f, x, 1, (tecs_key_t[]){ tecs_key_int(5) }));
     OK_AFTER_FAILURE(w, tecs_where_not(f, c1));
     OK_AFTER_FAILURE(w, tecs_where_or(f, c1, c2));
-    OK_AFTER_FAILURE(w, tecs_filter_root(f, tecs_where_and(f, c1, c2)));
+    tecs_cond_t both = tecs_where_and(f, c1, c2);
+    OK_AFTER_FAILURE(w, tecs_filter_root(f, both));
     OK_AFTER_FAILURE(w, tecs_filter_order(f, x, true));
     OK_AFTER_FAILURE(w, tecs_filter_test(f, e));
     OK_AFTER_FAILURE(w, tecs_query_where_collect(q, f, NULL, 0));
@@ -119,8 +134,18 @@ TEST(errors_success_after_failure_reads_ok)
     OK_AFTER_FAILURE(w, it = tecs_cache_iter(k));
     tecs_iter_fini(&it);
     tecs_cache_free(k);
+    OK_AFTER_FAILURE(w, k = tecs_cache_new(w, &(tecs_cache_desc_t){ .query = q }));
+    tecs_cache_free(k);
     tecs_filter_free(f);
     OK_AFTER_FAILURE(w, tecs_index_free(u));
+    tecs_index_t *sp = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = pos, .kind = TECS_INDEX_SPATIAL, .type = TECS_KEY_FLOAT,
+        .offset = offsetof(Position, x), .offset_y = offsetof(Position, y), .cell_size = 4 });
+    CHECK(sp != NULL);
+    f = tecs_filter_new(w);
+    OK_AFTER_FAILURE(w, tecs_where_radius(f, sp, 0, 0, 10));
+    OK_AFTER_FAILURE(w, tecs_where_box(f, sp, 0, 0, 10, 10));
+    tecs_filter_free(f);
 
     tecs_observer_t o = 0;
     OK_AFTER_FAILURE(w, o = tecs_observer(w, &(tecs_observer_desc_t){
