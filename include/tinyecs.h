@@ -10,7 +10,7 @@
 ** Conventions, once for the whole header:
 **   - Every function that takes a world, entity, component, archetype or query
 **     checks it. A failed call changes nothing and returns an error code (or
-**     NULL / 0) and sets the world's last error (tecs_last_error).
+**     0 / NULL / -1, see "Errors" below) and sets the world's last error.
 **   - Nothing here uses global state: two worlds are fully independent. A
 **     world is not thread-safe; use it from one thread at a time.
 **   - A pointer to component data stays valid until an entity leaves that
@@ -57,6 +57,22 @@
 **     iterating (see each free). (2) The structure that asked for memory is
 **     half changed: every call that can fail is refused, and reads may see
 **     the change half made.
+**
+** Errors. A call that can fail says so in its result: a tecs_err_t, or 0
+** (ids), NULL (pointers), -1 (counts that can fail: tecs_index_count,
+** tecs_cache_count, and the *_collect functions), false (tecs_filter_test),
+** an empty iteration (tecs_query_where, tecs_cache_iter). Every such call
+** also sets the world's last error when it runs, to TECS_OK when it
+** succeeds, so that right after it tecs_last_error tells "nothing found"
+** (TECS_OK) from "failed" (the code), and tecs_last_error_msg says what
+** failed, naming the component ("component 'Position' (7)") and the entity
+** ("entity 12:3", slot:generation). Calls that cannot fail leave the last
+** error alone: tecs_is_alive, tecs_has, tecs_field, tecs_iter_fini, the
+** frees that return nothing, getters of names and counts on valid handles
+** (NULL gives 0), and tecs_iter_next on an ended iteration (the empty one
+** of a failed tecs_query_where keeps its error through the loop). Calls
+** made by callbacks during a call, and queued changes dropped when they
+** apply, set it in turn: read it right after the call it is about.
 */
 #ifndef TINYECS_H
 #define TINYECS_H
@@ -107,7 +123,7 @@ extern "C" {
     X(ENOENT,  "not found")                                                 \
     X(ELIMIT,  "limit reached")                                             \
     X(EWORLD,  "object belongs to another world")                           \
-    X(EBUSY,   "not allowed while an iteration is open")                    \
+    X(EBUSY,   "busy: not allowed while the world or object is in use")    \
     X(ECORRUPT, "internal structure check failed")
 
 /** An error code. TECS_OK (0) is success, every other value a failure. */
@@ -178,12 +194,14 @@ tecs_world_t *tecs_world_new_ex(const tecs_world_desc_t *desc);
  */
 tecs_err_t tecs_world_free(tecs_world_t *world);
 
-/** The error of the last call that failed on this world (TECS_OK if none;
- *  TECS_EINVAL for NULL). A call that succeeds leaves it as it was. */
+/** The result of the latest call on this world that can fail: TECS_OK if it
+ *  succeeded, else its error (TECS_EINVAL for NULL). See the conventions at
+ *  the top for which calls set it. */
 tecs_err_t tecs_last_error(const tecs_world_t *world);
 
-/** A message for the last error, with detail ("component 7 is unknown").
- *  Owned by the world, overwritten by the next failing call; never NULL. */
+/** A message for the last error, with detail ("entity 12:3 does not have
+ *  component 'Position' (7)"); tecs_strerror(TECS_OK) when it is TECS_OK.
+ *  Owned by the world, valid until the next call that can fail; never NULL. */
 const char *tecs_last_error_msg(const tecs_world_t *world);
 
 /** Forget the last error (back to TECS_OK). NULL does nothing. */
@@ -236,7 +254,8 @@ typedef void (*tecs_move_fn)(void *dst, void *src, int32_t count, void *ctx);
 typedef struct tecs_component_desc_t {
     const char *name;           /* required, unique in the world; copied      */
     size_t size;                /* bytes; 0 for a tag                         */
-    size_t align;               /* power of two <= 64; 0 means 1              */
+    size_t align;               /* power of two <= 64; 0 means 1; size must be
+                                   a multiple of it (as sizeof is in C)       */
     tecs_comp_t id;             /* wanted id (e.g. network sync); 0 = next    */
     tecs_ctor_fn ctor;          /* optional hooks, see above                  */
     tecs_dtor_fn dtor;
@@ -247,9 +266,13 @@ typedef struct tecs_component_desc_t {
 
 /**
  * Register a component.
- * @return its id, or 0 on error: TECS_EINVAL (NULL, empty name, bad size or
- * alignment, id out of range), TECS_EEXIST (name or id taken), TECS_ELIMIT,
- * TECS_ENOMEM. One C type may be registered under several names.
+ * @return its id, or 0 on error: TECS_EINVAL (NULL, empty name, size above
+ * TECS_MAX_COMPONENT_SIZE, alignment not a power of two up to TECS_MAX_ALIGN,
+ * size not a multiple of the alignment, id out of range), TECS_EEXIST (name
+ * or id taken), TECS_ELIMIT, TECS_ENOMEM. The size must be a multiple of the
+ * alignment because values sit side by side in a column handed out as a C
+ * array; C's sizeof(T) always is a multiple of _Alignof(T). One C type may be
+ * registered under several names.
  */
 tecs_comp_t tecs_component(tecs_world_t *world, const tecs_component_desc_t *desc);
 
@@ -554,8 +577,10 @@ typedef struct tecs_query_desc_t {
  * Create a query. It matches every archetype that exists now, and every
  * archetype created later when it appears; iteration never matches.
  * @return the query, owned by the world until tecs_query_free; NULL on error:
- * TECS_EINVAL (no terms, too many, NULL), TECS_ENOCOMP, TECS_EINVAL for one
- * component in contradicting terms (with and none), TECS_ENOMEM.
+ * TECS_EINVAL (no terms, NULL, a component in two terms), TECS_ELIMIT (too
+ * many terms), TECS_ENOCOMP, TECS_ENOMEM. A component has one term at most:
+ * its operator and access say all there is (a write term is read too), and
+ * one term per component keeps each field and each written value single.
  */
 tecs_query_t *tecs_query(tecs_world_t *world, const tecs_query_desc_t *desc);
 
@@ -808,8 +833,9 @@ tecs_index_t *tecs_index_new(tecs_world_t *world, const tecs_index_desc_t *desc)
  */
 tecs_err_t tecs_index_free(tecs_index_t *index);
 
-/** @return the entities in the index (every entity with the component);
- *  0 for NULL, or on TECS_ENOMEM while rebuilding after a failed update. */
+/** @return the entities in the index (every entity with the component),
+ *  or -1 on error: NULL, TECS_ENOMEM while rebuilding after a failed
+ *  update, TECS_EBUSY (see the conventions). */
 int32_t tecs_index_count(tecs_index_t *index);
 
 /**
@@ -899,7 +925,7 @@ tecs_err_t tecs_filter_order(tecs_filter_t *filter, tecs_index_t *index, bool de
 
 /** @return true if the entity is alive and matches the filter (the query
  *  is not consulted); false otherwise and on error (the filter's error,
- *  TECS_ENOENT for a freed index). */
+ *  TECS_ENOENT for a freed index): the last error tells the two apart. */
 bool tecs_filter_test(tecs_filter_t *filter, tecs_entity_t entity);
 
 /**
@@ -912,7 +938,8 @@ bool tecs_filter_test(tecs_filter_t *filter, tecs_entity_t entity);
  * O(k log k) to put results in archetype order (none in key order from the
  * index that drives it); a filter no index can drive (a lone `not`) scans
  * the query. On error (bad filter, out of memory) the iteration is empty
- * and the world's last error says why.
+ * and the world's last error says why; it is TECS_OK when the iteration
+ * starts, empty or not.
  * Ownership: the filter must stay alive and is busy until the iteration ends.
  */
 tecs_iter_t tecs_query_where(tecs_query_t *query, tecs_filter_t *filter);
@@ -962,14 +989,15 @@ tecs_cache_t *tecs_cache_new(tecs_world_t *world, const tecs_cache_desc_t *desc)
  *  it is being iterated. */
 void tecs_cache_free(tecs_cache_t *cache);
 
-/** @return the entities in the cache, O(1); 0 for NULL or on TECS_ENOMEM
- *  (a cache whose update failed for lack of memory is rebuilt on use). */
+/** @return the entities in the cache, O(1); -1 on error: NULL, TECS_ENOMEM
+ *  (a cache whose update failed for lack of memory is rebuilt on use), the
+ *  filter's error (a freed index: TECS_ENOENT), TECS_EBUSY. */
 int32_t tecs_cache_count(tecs_cache_t *cache);
 
 /** Iterate the cache in its order, with the query's fields; O(results).
  *  The set is taken when the iteration starts; on error (TECS_EBUSY while
  *  it is already iterated, TECS_ENOMEM) the iteration is empty and the
- *  world's last error says why. */
+ *  world's last error says why; it is TECS_OK when the iteration starts. */
 tecs_iter_t tecs_cache_iter(tecs_cache_t *cache);
 
 /** Collect the cache's ids in order. @return the count (may exceed cap),

@@ -287,15 +287,16 @@ static void sort_ids(tecs_comp_t *ids, int32_t n)
 
 tecs_archetype_t *tecs_archetype(tecs_world_t *w, int32_t n, const tecs_comp_t *ids)
 {
-    if (w == NULL)
+    if (w == NULL || tecs__enter(w))
         return NULL;
     if (n < 0 || (n > 0 && ids == NULL)) {
-        tecs__err(w, TECS_EINVAL, "tecs_archetype: bad component list");
+        tecs__err(w, TECS_EINVAL, n < 0 ? "tecs_archetype: negative count %d"
+                                        : "tecs_archetype: NULL ids for %d components", n);
         return NULL;
     }
     if (n > TECS_MAX_ARCH_COMPONENTS) {
-        tecs__err(w, TECS_ELIMIT, "an archetype holds at most %d components",
-                  TECS_MAX_ARCH_COMPONENTS);
+        tecs__err(w, TECS_ELIMIT, "an archetype holds at most %d components, not %d",
+                  TECS_MAX_ARCH_COMPONENTS, n);
         return NULL;
     }
     tecs_comp_t sorted[TECS_MAX_ARCH_COMPONENTS];
@@ -309,7 +310,7 @@ tecs_archetype_t *tecs_archetype(tecs_world_t *w, int32_t n, const tecs_comp_t *
     sort_ids(sorted, n);
     for (int32_t i = 1; i < n; i++) {
         if (sorted[i] == sorted[i - 1]) {
-            tecs__err(w, TECS_EINVAL, "component %u is repeated", sorted[i]);
+            tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is repeated", TECS__COMP(w, sorted[i]));
             return NULL;
         }
     }
@@ -387,8 +388,8 @@ tecs_archetype_t *tecs__arch_with(tecs_world_t *w, tecs_archetype_t *a, tecs_com
     if (cached)
         return cached;
     if (a->ncomps >= TECS_MAX_ARCH_COMPONENTS) {
-        tecs__err(w, TECS_ELIMIT, "an archetype holds at most %d components",
-                  TECS_MAX_ARCH_COMPONENTS);
+        tecs__err(w, TECS_ELIMIT, "an archetype holds at most %d components: no room "
+                  "for " TECS__COMP_FMT, TECS_MAX_ARCH_COMPONENTS, TECS__COMP(w, c));
         return NULL;
     }
     tecs_comp_t ids[TECS_MAX_ARCH_COMPONENTS];
@@ -523,7 +524,7 @@ tecs_err_t tecs_archetype_reserve(tecs_world_t *w, tecs_archetype_t *a, int32_t 
     if (err || (err = tecs__check_arch(w, a)))
         return err;
     if (n < 0)
-        return tecs__err(w, TECS_EINVAL, "tecs_archetype_reserve: negative count");
+        return tecs__err(w, TECS_EINVAL, "tecs_archetype_reserve: negative count %d", n);
     return n > a->count ? tecs__arch_reserve_rows(w, a, n - a->count) : TECS_OK;
 }
 

@@ -124,6 +124,8 @@ tecs_err_t tecs_world_check(tecs_world_t *w)
 {
     if (w == NULL)
         return TECS_EINVAL;
+    if (tecs__enter(w))
+        return w->err;
     tecs_err_t err = check_records(w);
     for (int32_t i = 0; i < w->narchs && !err; i++) {
         const tecs_archetype_t *a = w->archs[i];

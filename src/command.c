@@ -1035,8 +1035,7 @@ tecs_err_t tecs_delay_destroy(tecs_world_t *w, tecs_entity_t e, tecs_kill_fn fn,
         return err;
     tecs__record *r = tecs__ei_alive(w, e);
     if (r == NULL)
-        return tecs__err(w, TECS_EDEAD, "entity %u:%u is not alive", TECS_ENTITY_INDEX(e),
-                         TECS_ENTITY_GENERATION(e));
+        return tecs__err(w, TECS_EDEAD, TECS__ENT_FMT " is not alive", TECS__ENT(e));
     if (r->arch & TECS__KILL_QUEUED)
         return TECS_OK;
     tecs__cmd c = { .op = TECS__OP_KILL, .entity = e, .kill_ctx = ctx };

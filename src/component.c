@@ -36,22 +36,34 @@ static tecs_comp_t find_name(const tecs_world_t *w, const char *name)
 
 static tecs_err_t check_desc(tecs_world_t *w, const tecs_component_desc_t *d)
 {
-    if (d == NULL || d->name == NULL || d->name[0] == '\0')
+    if (d == NULL)
+        return tecs__err(w, TECS_EINVAL, "tecs_component: NULL description");
+    if (d->name == NULL || d->name[0] == '\0')
         return tecs__err(w, TECS_EINVAL, "a component needs a name");
     if (d->size > TECS_MAX_COMPONENT_SIZE)
-        return tecs__err(w, TECS_EINVAL, "component '%s' is larger than %d bytes",
-                         d->name, TECS_MAX_COMPONENT_SIZE);
+        return tecs__err(w, TECS_EINVAL, "component '%s' is %zu bytes, above "
+                         "TECS_MAX_COMPONENT_SIZE (%d)", d->name, d->size,
+                         TECS_MAX_COMPONENT_SIZE);
     size_t align = d->align ? d->align : 1;
-    if (!is_pow2(align) || align > TECS_MAX_ALIGN || (d->size && d->size % align))
-        return tecs__err(w, TECS_EINVAL, "component '%s' has a bad alignment", d->name);
+    if (!is_pow2(align) || align > TECS_MAX_ALIGN)
+        return tecs__err(w, TECS_EINVAL, "component '%s': alignment %zu is not a power of two "
+                         "up to TECS_MAX_ALIGN (%d)", d->name, align, TECS_MAX_ALIGN);
+    /* Values sit side by side in a column, handed out as a C array. */
+    if (d->size % align)
+        return tecs__err(w, TECS_EINVAL, "component '%s': size %zu is not a multiple of its "
+                         "alignment %zu (as C's sizeof always is)", d->name, d->size, align);
     if (d->size == 0 && (d->ctor || d->dtor || d->copy || d->move))
-        return tecs__err(w, TECS_EINVAL, "tag '%s' cannot have hooks", d->name);
+        return tecs__err(w, TECS_EINVAL, "tag '%s' (size 0) cannot have lifecycle hooks",
+                         d->name);
     if (d->id >= TECS_MAX_COMPONENTS)
-        return tecs__err(w, TECS_EINVAL, "component id %u is out of range", d->id);
+        return tecs__err(w, TECS_EINVAL, "component '%s': id %u is out of range (1..%d)",
+                         d->name, d->id, TECS_MAX_COMPONENTS - 1);
     if (find_name(w, d->name) != 0)
-        return tecs__err(w, TECS_EEXIST, "component '%s' is registered already", d->name);
+        return tecs__err(w, TECS_EEXIST, "a component named '%s' is registered already "
+                         "(id %u)", d->name, find_name(w, d->name));
     if (d->id != 0 && tecs__comp_get(w, d->id) != NULL)
-        return tecs__err(w, TECS_EEXIST, "component id %u is taken", d->id);
+        return tecs__err(w, TECS_EEXIST, "component '%s': id %u is taken by "
+                         TECS__COMP_FMT, d->name, d->id, TECS__COMP(w, d->id));
     return TECS_OK;
 }
 
@@ -73,13 +85,14 @@ tecs_comp_t tecs_component(tecs_world_t *w, const tecs_component_desc_t *d)
         return 0;
     tecs_comp_t id = pick_id(w, d);
     if (id == 0) {
-        tecs__err(w, TECS_ELIMIT, "component limit (%d) reached", TECS_MAX_COMPONENTS - 1);
+        tecs__err(w, TECS_ELIMIT, "component '%s': the world has %d components, the "
+                  "limit", d->name, TECS_MAX_COMPONENTS - 1);
         return 0;
     }
     size_t len = strlen(d->name);
     char *name = tecs__alloc(w, len + 1);
     if (name == NULL) {
-        tecs__err(w, TECS_ENOMEM, "out of memory registering '%s'", d->name);
+        tecs__err(w, TECS_ENOMEM, "out of memory registering component '%s'", d->name);
         return 0;
     }
     int32_t old_cap = w->cap_comps;
@@ -101,7 +114,7 @@ tecs_comp_t tecs_component(tecs_world_t *w, const tecs_component_desc_t *d)
 
 tecs_comp_t tecs_component_lookup(tecs_world_t *w, const char *name)
 {
-    if (w == NULL)
+    if (w == NULL || tecs__enter_read(w))
         return 0;
     if (name == NULL) {
         tecs__err(w, TECS_EINVAL, "tecs_component_lookup: NULL name");

@@ -170,8 +170,7 @@ tecs_err_t tecs__check_arch(tecs_world_t *w, const tecs_archetype_t *a)
 
 static tecs_err_t err_dead(tecs_world_t *w, tecs_entity_t e)
 {
-    return tecs__err(w, TECS_EDEAD, "entity %u:%u is not alive", TECS_ENTITY_INDEX(e),
-                     TECS_ENTITY_GENERATION(e));
+    return tecs__err(w, TECS_EDEAD, TECS__ENT_FMT " is not alive", TECS__ENT(e));
 }
 
 static tecs_err_t err_nocomp(tecs_world_t *w, tecs_comp_t c)
@@ -182,20 +181,25 @@ static tecs_err_t err_nocomp(tecs_world_t *w, tecs_comp_t c)
 tecs_err_t tecs__check_vals(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals,
                             const tecs_value_t *vals)
 {
-    if (nvals < 0 || (nvals > 0 && vals == NULL))
-        return tecs__err(w, TECS_EINVAL, "bad value list");
+    if (nvals < 0)
+        return tecs__err(w, TECS_EINVAL, "value list: negative count %d", nvals);
+    if (nvals > 0 && vals == NULL)
+        return tecs__err(w, TECS_EINVAL, "value list: NULL for %d values", nvals);
     for (int32_t i = 0; i < nvals; i++) {
         tecs_comp_t c = vals[i].comp;
         if (tecs__comp_get(w, c) == NULL)
             return err_nocomp(w, c);
         int32_t col = tecs__arch_col(a, c);
         if (col == TECS__COL_ABSENT)
-            return tecs__err(w, TECS_ENOCOMP, "component %u is not in the archetype", c);
+            return tecs__err(w, TECS_ENOCOMP, TECS__COMP_FMT " is not in the archetype",
+                             TECS__COMP(w, c));
         if (col >= 0 && vals[i].ptr == NULL)
-            return tecs__err(w, TECS_EINVAL, "NULL value for component %u", c);
+            return tecs__err(w, TECS_EINVAL, "NULL value for " TECS__COMP_FMT,
+                             TECS__COMP(w, c));
         for (int32_t j = 0; j < i; j++)
             if (vals[j].comp == c)
-                return tecs__err(w, TECS_EINVAL, "component %u given twice", c);
+                return tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is given twice",
+                                 TECS__COMP(w, c));
     }
     return TECS_OK;
 }
@@ -212,12 +216,14 @@ struct tecs_init_t {
 
 void *tecs_init_construct(tecs_init_t *init, tecs_comp_t c)
 {
-    if (init == NULL)
+    if (init == NULL || tecs__enter(init->world))
         return NULL;
     int32_t col = tecs__arch_col(init->arch, c);
     if (col < 0) {
         tecs__err(init->world, col == TECS__COL_TAG ? TECS_EINVAL : TECS_ENOCOMP,
-                  "component %u has no storage in this archetype", c);
+                  col == TECS__COL_TAG ? TECS__COMP_FMT " is a tag: it has no storage in "
+                  TECS__ENT_FMT : TECS__COMP_FMT " is not in the archetype of " TECS__ENT_FMT,
+                  TECS__COMP(init->world, c), TECS__ENT(init->entity));
         return NULL;
     }
     init->done |= (uint64_t)1 << col;
@@ -619,7 +625,7 @@ tecs_err_t tecs_new_bulk(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_e
     if (err || (err = tecs__check_arch(w, a)))
         return err;
     if (n < 0)
-        return tecs__err(w, TECS_EINVAL, "tecs_new_bulk: negative count");
+        return tecs__err(w, TECS_EINVAL, "tecs_new_bulk: negative count %d", n);
     if ((err = tecs__check_vals(w, a, nvals, vals)) != TECS_OK)
         return err;
     if (w->defer_depth > 0)
@@ -764,14 +770,16 @@ static TECS__NOINLINE void after_add(tecs_world_t *w, tecs_entity_t e, tecs_arch
 }
 
 /* The target of adding c to a, creating it if needed (slow path). */
-static tecs_archetype_t *target_with(tecs_world_t *w, tecs_archetype_t *a, tecs_comp_t c)
+static tecs_archetype_t *target_with(tecs_world_t *w, tecs_archetype_t *a, tecs_comp_t c,
+                                     tecs_entity_t e)
 {
     if (tecs__comp_get(w, c) == NULL) {
         err_nocomp(w, c);
         return NULL;
     }
     if (tecs__arch_col(a, c) != TECS__COL_ABSENT) {
-        tecs__err(w, TECS_EEXIST, "entity already has component %u", c);
+        tecs__err(w, TECS_EEXIST, TECS__ENT_FMT " already has " TECS__COMP_FMT,
+                  TECS__ENT(e), TECS__COMP(w, c));
         return NULL;
     }
     return tecs__arch_with(w, a, c);
@@ -805,7 +813,7 @@ static TECS__INLINE tecs_err_t add_to(tecs_world_t *w, tecs_entity_t e, tecs__re
         move_row_with(w, r, a, b, k, true, value, true);
         return TECS_OK;
     }
-    if (TECS__UNLIKELY(b == NULL) && (b = target_with(w, a, c)) == NULL)
+    if (TECS__UNLIKELY(b == NULL) && (b = target_with(w, a, c, e)) == NULL)
         return w->err;
     tecs_err_t err = tecs__arch_reserve_rows(w, b, 1);
     if (TECS__UNLIKELY(err))
@@ -851,7 +859,9 @@ static TECS__INLINE tecs_err_t remove_now(tecs_world_t *w, tecs_entity_t e, tecs
     tecs_archetype_t *a = tecs__rec_arch(w, r);
     int32_t k = tecs__arch_col(a, c);
     if (TECS__UNLIKELY(k == TECS__COL_ABSENT))
-        return tecs__comp_get(w, c) ? tecs__err(w, TECS_ENOENT, "entity lacks component %u", c)
+        return tecs__comp_get(w, c) ? tecs__err(w, TECS_ENOENT, TECS__ENT_FMT " does not "
+                                                "have " TECS__COMP_FMT, TECS__ENT(e),
+                                                TECS__COMP(w, c))
                                     : err_nocomp(w, c);
     int32_t narchs = w->narchs;
     tecs_archetype_t *b = tecs__edge_rem(w, a, c);
@@ -933,6 +943,10 @@ static TECS__NOINLINE tecs_err_t destroy_slow(tecs_world_t *w, tecs_entity_t e)
 
 tecs_err_t tecs_destroy(tecs_world_t *w, tecs_entity_t e)
 {
+    if (w == NULL)
+        return TECS_EINVAL;
+    if (tecs__enter(w))
+        return w->err;
     /* The common case: a live entity of a plain archetype, nobody to tell,
     ** not deferred. Its row is dropped and its slot freed. */
     tecs__record *r;
@@ -1017,7 +1031,8 @@ static tecs_err_t overwrite(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, voi
 {
     const tecs__comp *ci = &w->comps[c];
     if (TECS__UNLIKELY(value == NULL))
-        return tecs__err(w, TECS_EINVAL, "tecs_set: NULL value");
+        return tecs__err(w, TECS_EINVAL, "tecs_set: NULL value for " TECS__COMP_FMT,
+                         TECS__COMP(w, c));
     if (TECS__UNLIKELY(ci->check)) {
         tecs_err_t err = tecs__check_comp(w, TECS__EV_SET, e, c, value, 1);
         if (err)
@@ -1062,7 +1077,8 @@ tecs_err_t tecs_set(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void 
     if (ci == NULL)
         return err_nocomp(w, c);
     if (value == NULL && ci->size > 0)
-        return tecs__err(w, TECS_EINVAL, "tecs_set: NULL value");
+        return tecs__err(w, TECS_EINVAL, "tecs_set: NULL value for " TECS__COMP_FMT,
+                         TECS__COMP(w, c));
     if (w->defer_depth > 0)
         return defer_known(w, TECS__OP_SET, e, c, value);
     err = tecs__add_now(w, e, c, value);
@@ -1080,16 +1096,18 @@ static TECS__NOINLINE void *get_failed(tecs_world_t *w, tecs_entity_t e, tecs_co
     else if (tecs__comp_get(w, c) == NULL)
         err_nocomp(w, c);
     else if (tecs__arch_col(tecs__rec_arch(w, r), c) == TECS__COL_TAG)
-        tecs__err(w, TECS_EINVAL, "component %u is a tag and has no value", c);
+        tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is a tag and has no value",
+                  TECS__COMP(w, c));
     else
-        tecs__err(w, TECS_ENOENT, "entity does not have component %u", c);
+        tecs__err(w, TECS_ENOENT, TECS__ENT_FMT " does not have " TECS__COMP_FMT,
+                  TECS__ENT(e), TECS__COMP(w, c));
     return NULL;
 }
 
 /* The value of c of e, or NULL with the error set. */
 static TECS__INLINE void *get_ptr(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
-    if (TECS__UNLIKELY(w == NULL))
+    if (TECS__UNLIKELY(w == NULL) || tecs__enter_read(w))
         return NULL;
     const tecs__record *r = tecs__alive_rec(w, e);
     if (TECS__LIKELY(r != NULL)) {
@@ -1142,7 +1160,7 @@ tecs_err_t tecs_modified(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 
 tecs_archetype_t *tecs_entity_archetype(tecs_world_t *w, tecs_entity_t e)
 {
-    if (w == NULL)
+    if (w == NULL || tecs__enter_read(w))
         return NULL;
     tecs__record *r = tecs__ei_alive(w, e);
     if (r == NULL) {

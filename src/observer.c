@@ -299,11 +299,14 @@ tecs_err_t tecs_component_hooks(tecs_world_t *w, tecs_comp_t c, const tecs_hooks
 {
     if (w == NULL)
         return TECS_EINVAL;
+    if (tecs__enter(w))
+        return w->err;
     const tecs__comp *ci = tecs__comp_get(w, c);
     if (ci == NULL)
         return tecs__err(w, TECS_ENOCOMP, "component %u is unknown", c);
     if (hooks && hooks->on_set && ci->size == 0)
-        return tecs__err(w, TECS_EINVAL, "tag %u has no value to set", c);
+        return tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is a tag: it has no value for "
+                         "an on_set hook", TECS__COMP(w, c));
     if (!any_hook(hooks) && (w->obs == NULL || !any_hook(hooks_of(w->obs, c))))
         return TECS_OK;
     obs_state *s = state(w);
@@ -326,14 +329,16 @@ static bool is_member_kind(tecs_event_kind_t k)
 
 static tecs_err_t check_desc(tecs_world_t *w, const tecs_observer_desc_t *d)
 {
-    if (d == NULL || d->callback == NULL)
+    if (d == NULL)
+        return tecs__err(w, TECS_EINVAL, "tecs_observer: NULL description");
+    if (d->callback == NULL)
         return tecs__err(w, TECS_EINVAL, "an observer needs a callback");
     if (d->event < TECS_ON_ADD || d->event > TECS_ON_LEAVE)
         return tecs__err(w, TECS_EINVAL, "unknown event %d", (int)d->event);
     if (d->query && (d->terms || d->term_count))
         return tecs__err(w, TECS_EINVAL, "an observer takes terms or a query, not both");
     if (d->query && tecs_query_world(d->query) != w)
-        return tecs__err(w, TECS_EWORLD, "query of another world");
+        return tecs__err(w, TECS_EWORLD, "tecs_observer: query of another world");
     if (is_member_kind(d->event)) {
         if (d->comp != 0)
             return tecs__err(w, TECS_EINVAL, "ENTER / LEAVE observers take no component");
@@ -341,11 +346,14 @@ static tecs_err_t check_desc(tecs_world_t *w, const tecs_observer_desc_t *d)
             return tecs__err(w, TECS_EINVAL, "ENTER / LEAVE observers need terms");
         return TECS_OK;
     }
+    if (d->comp == 0)
+        return tecs__err(w, TECS_EINVAL, "ADD / SET / REMOVE observers need a component");
     const tecs__comp *ci = tecs__comp_get(w, d->comp);
     if (ci == NULL)
         return tecs__err(w, TECS_ENOCOMP, "component %u is unknown", d->comp);
     if (d->event == TECS_ON_SET && ci->size == 0)
-        return tecs__err(w, TECS_EINVAL, "tag %u has no value to set", d->comp);
+        return tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is a tag: it has no SET events",
+                         TECS__COMP(w, d->comp));
     return TECS_OK;
 }
 

@@ -54,6 +54,14 @@ tecs_err_t tecs__refuse_closed(tecs_world_t *w);
 ** world struct): a closed world refuses the call; otherwise the last error
 ** is cleared, so that it always describes the latest such call. */
 static inline tecs_err_t tecs__enter(tecs_world_t *w);
+/* The start of a public read that can fail (tecs_get, lookups): the same,
+** but allowed while the world is being freed; refused inside its allocator
+** only, where the world's arrays may be moving. */
+static inline tecs_err_t tecs__enter_read(tecs_world_t *w);
+/* Messages name an entity as "entity 12:3" (slot:generation):
+** tecs__err(w, code, TECS__ENT_FMT " is not alive", TECS__ENT(e)). */
+#define TECS__ENT_FMT "entity %u:%u"
+#define TECS__ENT(e)  TECS_ENTITY_INDEX(e), TECS_ENTITY_GENERATION(e)
 
 /* ==================================================================== */
 /* entity_index.c: slots, generations, FIFO free list                   */
@@ -125,6 +133,12 @@ void tecs__comp_forget_arch(tecs_world_t *w, const tecs_archetype_t *a);
 
 /* The registered component c, or NULL. */
 static inline const tecs__comp *tecs__comp_get(const tecs_world_t *w, tecs_comp_t c);
+/* Messages name a component as "component 'Position' (7)"; an id that is
+** not registered reads "component '?' (7)":
+** tecs__err(w, code, TECS__COMP_FMT " is a tag", TECS__COMP(w, c)). */
+#define TECS__COMP_FMT "component '%s' (%u)"
+#define TECS__COMP(w, c) tecs__comp_name((w), (c)), (unsigned)(c)
+static inline const char *tecs__comp_name(const tecs_world_t *w, tecs_comp_t c);
 /* Some listener wants SET events of ci: a write (per row, for a write term
 ** of an iteration) is not reported for a component watched only for ADD /
 ** REMOVE. */
@@ -518,10 +532,24 @@ struct tecs_world_t {
     struct tecs__sys_state *sys;
 };
 
+/* (The refusal returns the constant, so that the compiler knows the caller
+** leaves at once and keeps the caller's fast path free of saved registers.) */
 static inline tecs_err_t tecs__enter(tecs_world_t *w)
 {
-    if (TECS__UNLIKELY(w->closed != TECS__OPEN))
-        return tecs__refuse_closed(w);
+    if (TECS__UNLIKELY(w->closed != TECS__OPEN)) {
+        tecs__refuse_closed(w);
+        return TECS_EBUSY;
+    }
+    w->err = TECS_OK;
+    return TECS_OK;
+}
+
+static inline tecs_err_t tecs__enter_read(tecs_world_t *w)
+{
+    if (TECS__UNLIKELY(w->closed == TECS__IN_ALLOC)) {
+        tecs__refuse_closed(w);
+        return TECS_EBUSY;
+    }
     w->err = TECS_OK;
     return TECS_OK;
 }
@@ -580,6 +608,12 @@ static inline const tecs__comp *tecs__comp_get(const tecs_world_t *w, tecs_comp_
     if (c == 0 || c >= (tecs_comp_t)w->cap_comps || w->comps[c].name == NULL)
         return NULL;
     return &w->comps[c];
+}
+
+static inline const char *tecs__comp_name(const tecs_world_t *w, tecs_comp_t c)
+{
+    const tecs__comp *ci = tecs__comp_get(w, c);
+    return ci ? ci->name : "?";
 }
 
 /* The column pointers of chunk k (see tecs_archetype_t.cols). */

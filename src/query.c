@@ -164,20 +164,28 @@ static tecs_err_t listen_once(tecs_world_t *w)
 
 static tecs_err_t check_terms(tecs_world_t *w, const tecs_query_desc_t *d)
 {
-    if (d == NULL || d->terms == NULL || d->term_count < 1)
+    if (d == NULL)
+        return tecs__err(w, TECS_EINVAL, "tecs_query: NULL description");
+    if (d->term_count < 1)
         return tecs__err(w, TECS_EINVAL, "a query needs at least one term");
+    if (d->terms == NULL)
+        return tecs__err(w, TECS_EINVAL, "tecs_query: NULL terms for %d terms", d->term_count);
     if (d->term_count > TECS_MAX_TERMS)
-        return tecs__err(w, TECS_ELIMIT, "a query has at most %d terms", TECS_MAX_TERMS);
+        return tecs__err(w, TECS_ELIMIT, "a query has at most %d terms, not %d", TECS_MAX_TERMS,
+                         d->term_count);
     for (int32_t t = 0; t < d->term_count; t++) {
         const tecs_term_t *term = &d->terms[t];
         if (tecs__comp_get(w, term->comp) == NULL)
             return tecs__err(w, TECS_ENOCOMP, "term %d: component %u is unknown", t, term->comp);
-        if ((unsigned)term->oper > TECS_OPTIONAL || (unsigned)term->access > TECS_FILTER)
-            return tecs__err(w, TECS_EINVAL, "term %d: bad operator or access", t);
+        if ((unsigned)term->oper > TECS_OPTIONAL)
+            return tecs__err(w, TECS_EINVAL, "term %d: unknown operator %d", t, (int)term->oper);
+        if ((unsigned)term->access > TECS_FILTER)
+            return tecs__err(w, TECS_EINVAL, "term %d: unknown access %d", t, (int)term->access);
         for (int32_t u = 0; u < t; u++)
             if (d->terms[u].comp == term->comp)
-                return tecs__err(w, TECS_EINVAL, "component %u appears in two terms",
-                                 term->comp);
+                return tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is in terms %d and %d: a "
+                                 "component may have one term only", TECS__COMP(w, term->comp),
+                                 u, t);
     }
     return TECS_OK;
 }
@@ -223,7 +231,9 @@ tecs_query_t *tecs_query_all(tecs_world_t *w, int32_t n, const tecs_comp_t *ids)
         return NULL;
     if (n < 1 || n > TECS_MAX_TERMS || ids == NULL) {
         tecs__err(w, n > TECS_MAX_TERMS ? TECS_ELIMIT : TECS_EINVAL,
-                  "tecs_query_all: bad component list");
+                  n < 1 ? "tecs_query_all: %d components; a query needs at least one"
+                  : n > TECS_MAX_TERMS ? "tecs_query_all: %d components, above TECS_MAX_TERMS"
+                  : "tecs_query_all: NULL ids for %d components", n);
         return NULL;
     }
     tecs_term_t terms[TECS_MAX_TERMS];
@@ -302,7 +312,7 @@ tecs_iter_t tecs_query_iter_ex(tecs_query_t *q, int32_t flags)
 {
     tecs_iter_t it;
     memset(&it, 0, sizeof it);
-    if (q == NULL) {
+    if (q == NULL || tecs__enter(q->world)) {
         it.priv_.state = ITER_DONE;
         return it;
     }
@@ -393,7 +403,7 @@ static void load_chunk(tecs_iter_t *it)
 
 bool tecs_iter_next(tecs_iter_t *it)
 {
-    if (it == NULL || it->priv_.state != ITER_RUNNING)
+    if (it == NULL || it->priv_.state != ITER_RUNNING || tecs__enter(it->world))
         return false;
     if (it->count > 0 && it->priv_.query->write_mask)
         report_writes(it);
@@ -493,6 +503,8 @@ tecs_err_t tecs_query_each_ex(tecs_query_t *q, int32_t flags, tecs_each_fn fn, v
     if (q == NULL)
         return TECS_EINVAL;
     tecs_world_t *w = tecs_query_world(q);
+    if (tecs__enter(w))
+        return w->err;
     if (fn == NULL)
         return tecs__err(w, TECS_EINVAL, "tecs_query_each: NULL callback");
     const tecs_term_t *terms;
@@ -527,10 +539,12 @@ tecs_err_t tecs_query_each(tecs_query_t *q, tecs_each_fn fn, void *ctx)
 
 int32_t tecs_query_collect_ex(tecs_query_t *q, int32_t flags, tecs_entity_t *out, int32_t cap)
 {
-    if (q == NULL)
+    if (q == NULL || tecs__enter(tecs_query_world(q)))
         return -1;
     if (cap < 0 || (cap > 0 && out == NULL)) {
-        tecs__err(tecs_query_world(q), TECS_EINVAL, "tecs_query_collect: bad output array");
+        tecs__err(tecs_query_world(q), TECS_EINVAL, cap < 0
+                  ? "tecs_query_collect: negative cap %d"
+                  : "tecs_query_collect: NULL output for cap %d", cap);
         return -1;
     }
     if (out == NULL)

@@ -153,20 +153,23 @@ static tecs_err_t err_noent(tecs_world_t *w, tecs_system_t id)
 
 static tecs_err_t check_desc(tecs_world_t *w, const tecs_system_desc_t *d)
 {
-    if (d == NULL || d->name == NULL || d->name[0] == '\0')
+    if (d == NULL)
+        return tecs__err(w, TECS_EINVAL, "tecs_system: NULL description");
+    if (d->name == NULL || d->name[0] == '\0')
         return tecs__err(w, TECS_EINVAL, "a system needs a name");
     if ((int)d->phase < 0 || (int)d->phase > TECS_PHASE_COUNT)
         return tecs__err(w, TECS_EINVAL, "system '%s': unknown phase %d", d->name,
                          (int)d->phase);
     if ((d->run == NULL) == (d->each == NULL))
-        return tecs__err(w, TECS_EINVAL, "system '%s' needs one callback, run or each",
-                         d->name);
+        return tecs__err(w, TECS_EINVAL, d->run ? "system '%s' has both run and each: give "
+                         "one" : "system '%s' needs a callback, run or each", d->name);
     if (d->each && d->query == NULL)
         return tecs__err(w, TECS_EINVAL, "system '%s': each needs a query", d->name);
     if (d->query && tecs_query_world(d->query) != w)
         return tecs__err(w, TECS_EWORLD, "system '%s': query of another world", d->name);
     if (!(d->interval >= 0 && d->interval <= 1e300))
-        return tecs__err(w, TECS_EINVAL, "system '%s': bad interval", d->name);
+        return tecs__err(w, TECS_EINVAL, "system '%s': bad interval %g (seconds, 0 or more)",
+                         d->name, d->interval);
     if (find_name(w, d->name))
         return tecs__err(w, TECS_EEXIST, "a system named '%s' exists", d->name);
     return TECS_OK;
@@ -203,7 +206,9 @@ tecs_system_t tecs_system(tecs_world_t *w, const tecs_system_desc_t *d)
 
 tecs_err_t tecs_system_remove(tecs_world_t *w, tecs_system_t id)
 {
-    if (w != NULL && tecs__enter_object(w))
+    if (w == NULL)
+        return TECS_EINVAL;
+    if (tecs__enter_object(w))
         return w->err;
     sys_entry *e = find(w, id);
     if (e == NULL)
@@ -217,6 +222,10 @@ tecs_err_t tecs_system_remove(tecs_world_t *w, tecs_system_t id)
 
 tecs_err_t tecs_system_enable(tecs_world_t *w, tecs_system_t id, bool enabled)
 {
+    if (w == NULL)
+        return TECS_EINVAL;
+    if (tecs__enter(w))
+        return w->err;
     sys_entry *e = find(w, id);
     if (e == NULL)
         return err_noent(w, id);
@@ -232,7 +241,7 @@ bool tecs_system_enabled(const tecs_world_t *w, tecs_system_t id)
 
 tecs_system_t tecs_system_lookup(tecs_world_t *w, const char *name)
 {
-    if (w == NULL)
+    if (w == NULL || tecs__enter_read(w))
         return 0;
     if (name == NULL) {
         tecs__err(w, TECS_EINVAL, "tecs_system_lookup: NULL name");
@@ -259,6 +268,8 @@ tecs_err_t tecs_system_stats(tecs_world_t *w, tecs_system_t id, tecs_system_stat
 {
     if (w == NULL)
         return TECS_EINVAL;
+    if (tecs__enter_read(w))
+        return w->err;
     if (out == NULL)
         return tecs__err(w, TECS_EINVAL, "tecs_system_stats: NULL output");
     const sys_entry *e = find(w, id);
@@ -372,9 +383,10 @@ tecs_err_t tecs_progress(tecs_world_t *w, double dt)
     if (err)
         return err;
     if (!(dt >= 0 && dt <= 1e300))
-        return tecs__err(w, TECS_EINVAL, "tecs_progress: bad delta time");
+        return tecs__err(w, TECS_EINVAL, "tecs_progress: bad delta time %g", dt);
     if (w->defer_depth > 0 || w->flushing)
-        return tecs__err(w, TECS_EBUSY, "tecs_progress inside an iteration or a callback");
+        return tecs__err(w, TECS_EBUSY, "tecs_progress cannot run inside an iteration, a "
+                         "callback or another frame");
     sys_state *s = state(w);
     if (s == NULL)
         return w->err;

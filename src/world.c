@@ -13,8 +13,11 @@
 ** memory per entity. Chunks want 64-byte alignment, which the hook does not
 ** promise: tecs__alloc_aligned over-allocates and rounds up.
 **
-** Errors: a failing call records its code and a message on the world
-** (tecs__err) and returns the code.
+** Errors: every public call that can fail starts with tecs__enter, which
+** refuses the call on a closed world and otherwise sets the last error to
+** TECS_OK; a failing call then records its code and a message on the world
+** (tecs__err) and returns the code. So the last error always describes the
+** latest such call, and "nothing found" reads apart from "failed".
 **
 ** While the allocator runs, the world is closed (TECS__IN_ALLOC): a call
 ** from inside it is refused, since the structure asking for memory is half

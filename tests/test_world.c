@@ -153,7 +153,7 @@ TEST(world_error_names_and_messages)
     CHECK(tecs_err_name((tecs_err_t)999) != NULL);
 }
 
-TEST(world_last_error_kept_until_cleared)
+TEST(world_last_error_is_the_latest_calls)
 {
     tecs_world_t *w = tw_new();
     CHECK_EQ(tecs_last_error(w), TECS_OK);

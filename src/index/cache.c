@@ -290,12 +290,17 @@ static tecs_err_t cache_listen(tecs_world_t *w, tecs__indexes *r)
 
 static tecs_err_t check_cache_desc(tecs_world_t *w, const tecs_cache_desc_t *d)
 {
-    if (d == NULL || d->query == NULL)
+    if (d == NULL)
+        return tecs__err(w, TECS_EINVAL, "tecs_cache_new: NULL description");
+    if (d->query == NULL)
         return tecs__err(w, TECS_EINVAL, "a cache needs a query");
-    if (tecs_query_world(d->query) != w || (d->filter && d->filter->world != w))
-        return tecs__err(w, TECS_EWORLD, "query or filter of another world");
+    if (tecs_query_world(d->query) != w)
+        return tecs__err(w, TECS_EWORLD, "tecs_cache_new: query of another world");
+    if (d->filter && d->filter->world != w)
+        return tecs__err(w, TECS_EWORLD, "tecs_cache_new: filter of another world");
     if (d->filter && d->filter->err)
-        return tecs__err(w, d->filter->err, "the filter failed while being built");
+        return tecs__err(w, d->filter->err, "the filter failed while being built: %s",
+                         d->filter->why);
     return TECS_OK;
 }
 
@@ -337,14 +342,14 @@ void tecs_cache_free(tecs_cache_t *c)
 
 int32_t tecs_cache_count(tecs_cache_t *c)
 {
-    if (c == NULL || cache_ready(c))
-        return 0;
+    if (c == NULL || tecs__enter(c->world) || cache_ready(c))
+        return -1;
     return c->n;
 }
 
 tecs_iter_t tecs_cache_iter(tecs_cache_t *c)
 {
-    if (c == NULL)
+    if (c == NULL || tecs__enter(c->world))
         return tecs_query_iter(NULL);
     tecs_world_t *w = c->world;
     if (c->scr.busy) {
@@ -366,10 +371,11 @@ tecs_iter_t tecs_cache_iter(tecs_cache_t *c)
 
 int32_t tecs_cache_collect(tecs_cache_t *c, tecs_entity_t *out, int32_t cap)
 {
-    if (c == NULL)
+    if (c == NULL || tecs__enter(c->world))
         return -1;
     if (cap < 0 || (cap > 0 && out == NULL)) {
-        tecs__err(c->world, TECS_EINVAL, "bad output array");
+        tecs__err(c->world, TECS_EINVAL, cap < 0 ? "tecs_cache_collect: negative cap %d"
+                  : "tecs_cache_collect: NULL output for cap %d", cap);
         return -1;
     }
     if (cache_ready(c))

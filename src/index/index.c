@@ -112,6 +112,18 @@ static int32_t class_of(tecs_key_type_t t)
     return 0;
 }
 
+/* Names for messages. */
+static const char *const key_type_names[] = {
+    "?", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float", "double", "string", "char[N]"
+};
+static const char *const key_class_names[] = { "?", "int", "uint", "real", "str" };
+
+const char *tecs__index_kind_name(tecs_index_kind_t kind)
+{
+    return kind == TECS_INDEX_HASH ? "hash" : kind == TECS_INDEX_ORDERED ? "ordered" : "spatial";
+}
+
 static uint32_t field_size(const tecs_index_desc_t *d)
 {
     static const uint8_t sz[] = { 0, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8, sizeof(char *), 0 };
@@ -895,7 +907,10 @@ static tecs_err_t fill_entries(tecs_index_t *x, bool tree)
             if (TECS__UNLIKELY(w->leaving != 0) && leaving(x, e))
                 continue;
             if (tree && x->d.unique && !nan_key(x, p.k) && find_other(x, p.k, e))
-                return tecs__err(w, TECS_EEXIST, "unique index: two entities share a key");
+                return tecs__err(w, TECS_EEXIST, "unique index on " TECS__COMP_FMT ": "
+                                 TECS__ENT_FMT " and " TECS__ENT_FMT " share a key",
+                                 TECS__COMP(w, x->d.comp), TECS__ENT(find_other(x, p.k, e)),
+                                 TECS__ENT(e));
             if (!ent_insert(x, e, &p, tree))
                 return TECS_ENOMEM;
         }
@@ -1023,7 +1038,10 @@ static tecs_err_t obuild(tecs_index_t *x)
         tecs__okey_sort(v, v + n, n, build_cmp, x);
     for (int32_t i = 1; i < n && !err && x->d.unique; i++)
         if (kcmp(x, v[i - 1].k, v[i].k) == 0 && !nan_key(x, v[i].k))
-            err = tecs__err(w, TECS_EEXIST, "unique index: two entities share a key");
+            err = tecs__err(w, TECS_EEXIST, "unique index on " TECS__COMP_FMT ": "
+                            TECS__ENT_FMT " and " TECS__ENT_FMT " share a key",
+                            TECS__COMP(w, x->d.comp), (unsigned)(v[i - 1].e >> 32),
+                            (unsigned)v[i - 1].e, (unsigned)(v[i].e >> 32), (unsigned)v[i].e);
     if (!err) {
         build_leaves(x, v, n, lv, nl);
         int32_t h = 0;
@@ -1091,7 +1109,8 @@ tecs_err_t tecs__index_refresh(tecs_index_t *x)
     tecs_err_t err = fill(x);
     if (err) {
         clear(x);
-        return tecs__err(x->world, err, "out of memory rebuilding an index");
+        return err != TECS_ENOMEM ? err : tecs__err(x->world, err, "out of memory "
+                                                    "rebuilding " TECS__INDEX_FMT, TECS__INDEX(x));
     }
     compact(x);
     x->dirty = false;
@@ -1172,8 +1191,9 @@ static tecs_err_t check_one(tecs_index_t *x, int ev, tecs_entity_t e, const void
     if (def)
         drop_default(x, def, size);
     if (other)
-        return tecs__err(x->world, TECS_EEXIST, "unique index: key held by entity %u:%u",
-                         TECS_ENTITY_INDEX(other), TECS_ENTITY_GENERATION(other));
+        return tecs__err(x->world, TECS_EEXIST, "unique index on " TECS__COMP_FMT ": "
+                         TECS__ENT_FMT " holds that key already",
+                         TECS__COMP(x->world, x->d.comp), TECS__ENT(other));
     return TECS_OK;
 }
 
@@ -1190,7 +1210,9 @@ static tecs_err_t check_batch(tecs_index_t *x, const void *vals, int32_t n)
 {
     tecs_world_t *w = x->world;
     if (vals == NULL)
-        return n > 1 ? tecs__err(w, TECS_EEXIST, "unique index: default keys repeat")
+        return n > 1 ? tecs__err(w, TECS_EEXIST, "unique index on " TECS__COMP_FMT ": %d "
+                                 "births would share the default key",
+                                 TECS__COMP(w, x->d.comp), n)
                      : check_one(x, TECS__EV_ADD, 0, NULL);
     size_t size = w->comps[x->d.comp].size;
     okey *v = tecs__alloc(w, (size_t)n * 2 * sizeof *v);
@@ -1207,7 +1229,9 @@ static tecs_err_t check_batch(tecs_index_t *x, const void *vals, int32_t n)
     tecs__okey_sort(v, v + n, n, batch_cmp, x);
     for (int32_t i = 1; i < n && !err; i++)
         if (batch_cmp(x, &v[i - 1], &v[i]) == 0 && !nan_key(x, v[i].k))
-            err = tecs__err(w, TECS_EEXIST, "unique index: a key repeats in one call");
+            err = tecs__err(w, TECS_EEXIST, "unique index on " TECS__COMP_FMT ": a key "
+                            "repeats among the %d values of one call",
+                            TECS__COMP(w, x->d.comp), n);
     tecs__free(w, v, (size_t)n * 2 * sizeof *v);
     return err;
 }
@@ -1250,7 +1274,8 @@ static tecs_err_t on_check(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, 
             continue;           /* rebuilt at its next use: nothing to check */
         tecs_err_t err = x->dirty ? tecs__index_refresh(x) : TECS_OK;
         if (!err && reserve(x, n))
-            err = tecs__err(w, TECS_ENOMEM, "out of memory growing an index");
+            err = tecs__err(w, TECS_ENOMEM, "out of memory growing " TECS__INDEX_FMT,
+                            TECS__INDEX(x));
         if (err && (ev & TECS__EV_WRITTEN)) {
             x->dirty = true;    /* the write stands; rebuilt before next use */
             continue;
@@ -1349,22 +1374,35 @@ static tecs_err_t check_desc(tecs_world_t *w, const tecs_index_desc_t *d)
     const tecs__comp *ci = tecs__comp_get(w, d->comp);
     if (ci == NULL)
         return tecs__err(w, TECS_ENOCOMP, "component %u is unknown", d->comp);
-    if ((unsigned)d->kind > TECS_INDEX_SPATIAL || class_of(d->type) == 0)
-        return tecs__err(w, TECS_EINVAL, "bad index kind or key type");
+    if ((unsigned)d->kind > TECS_INDEX_SPATIAL)
+        return tecs__err(w, TECS_EINVAL, "unknown index kind %d", (int)d->kind);
+    if (class_of(d->type) == 0)
+        return tecs__err(w, TECS_EINVAL, "unknown key type %d", (int)d->type);
     if (d->type == TECS_KEY_CHARS && (d->size < 1 || d->size > TECS_MAX_KEY_CHARS))
-        return tecs__err(w, TECS_EINVAL, "char[N] key: N must be 1..%d", TECS_MAX_KEY_CHARS);
+        return tecs__err(w, TECS_EINVAL, "char[N] key: N must be 1..%d, not %zu",
+                         TECS_MAX_KEY_CHARS, d->size);
+    if (ci->size == 0)
+        return tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is a tag: it has no fields to index",
+                         TECS__COMP(w, d->comp));
     uint32_t fs = field_size(d);
     if (d->offset > ci->size || fs > ci->size - d->offset)
-        return tecs__err(w, TECS_EINVAL, "the field does not fit inside component %u", d->comp);
+        return tecs__err(w, TECS_EINVAL, "a %s field (%u bytes) at offset %zu does not fit "
+                         "inside " TECS__COMP_FMT " of %u bytes", key_type_names[d->type], fs,
+                         d->offset, TECS__COMP(w, d->comp), ci->size);
     if (d->kind != TECS_INDEX_SPATIAL)
         return TECS_OK;
-    if (d->type != TECS_KEY_FLOAT || d->unique || !(d->cell_size > 0) ||
-        d->cell_size > 3.0e38f)
-        return tecs__err(w, TECS_EINVAL, "spatial index: float fields, a cell size > 0, "
-                                         "not unique");
+    if (d->type != TECS_KEY_FLOAT)
+        return tecs__err(w, TECS_EINVAL, "a spatial index takes float fields, not %s",
+                         key_type_names[d->type]);
+    if (d->unique)
+        return tecs__err(w, TECS_EINVAL, "a spatial index cannot be unique");
+    if (!(d->cell_size > 0) || d->cell_size > 3.0e38f)
+        return tecs__err(w, TECS_EINVAL, "a spatial index needs a finite cell size > 0, not %g",
+                         (double)d->cell_size);
     if (d->offset_y > ci->size || 4 > ci->size - d->offset_y)
-        return tecs__err(w, TECS_EINVAL, "the y field does not fit inside component %u",
-                         d->comp);
+        return tecs__err(w, TECS_EINVAL, "the y field (float) at offset %zu does not fit "
+                         "inside " TECS__COMP_FMT " of %u bytes", d->offset_y,
+                         TECS__COMP(w, d->comp), ci->size);
     return TECS_OK;
 }
 
@@ -1419,7 +1457,8 @@ tecs_err_t tecs_index_free(tecs_index_t *x)
         return w->err;
     tecs__indexes *r = registry(w);
     if (tecs__caches_use(r, x->id))
-        return tecs__err(w, TECS_EBUSY, "a cache uses this index");
+        return tecs__err(w, TECS_EBUSY, "a cache uses " TECS__INDEX_FMT ": free the cache "
+                         "first", TECS__INDEX(x));
     r->by_id[x->id] = NULL;
     if (!x->asleep)
         subscribe(x, -1);
@@ -1429,16 +1468,24 @@ tecs_err_t tecs_index_free(tecs_index_t *x)
 
 int32_t tecs_index_count(tecs_index_t *x)
 {
-    if (x == NULL || tecs__index_refresh(x))
-        return 0;
+    if (x == NULL || tecs__enter(x->world) || tecs__index_refresh(x))
+        return -1;
     return x->n;
 }
 
 /* Encode a caller's key for x; false (TECS_EINVAL) if it does not fit. */
 bool tecs__index_encode(tecs_index_t *x, tecs_key_t key, uint64_t *out)
 {
-    if (key.cls != x->cls || (key.cls == TECS_KEYC_REAL && key.v.d != key.v.d)) {
-        tecs__err(x->world, TECS_EINVAL, "key of the wrong class for this index, or NaN");
+    if (key.cls != x->cls) {
+        tecs__err(x->world, TECS_EINVAL, "key class %s for %s keys of " TECS__INDEX_FMT,
+                  key.cls >= TECS_KEYC_INT && key.cls <= TECS_KEYC_STR
+                      ? key_class_names[key.cls] : "? (not made by tecs_key_*)",
+                  key_type_names[x->d.type], TECS__INDEX(x));
+        return false;
+    }
+    if (key.cls == TECS_KEYC_REAL && key.v.d != key.v.d) {
+        tecs__err(x->world, TECS_EINVAL, "the key is NaN, which equals nothing (NaN keys are "
+                  "found with != and not)");
         return false;
     }
     switch (key.cls) {
@@ -1452,11 +1499,12 @@ bool tecs__index_encode(tecs_index_t *x, tecs_key_t key, uint64_t *out)
 
 tecs_entity_t tecs_index_lookup(tecs_index_t *x, tecs_key_t key)
 {
-    if (x == NULL)
+    if (x == NULL || tecs__enter(x->world))
         return 0;
     uint64_t k;
     if (!x->d.unique) {
-        tecs__err(x->world, TECS_EINVAL, "tecs_index_lookup needs a unique index");
+        tecs__err(x->world, TECS_EINVAL, "tecs_index_lookup needs a unique index, not "
+                  TECS__INDEX_FMT, TECS__INDEX(x));
         return 0;
     }
     if (!tecs__index_encode(x, key, &k) || tecs__index_refresh(x))
@@ -1465,7 +1513,8 @@ tecs_entity_t tecs_index_lookup(tecs_index_t *x, tecs_key_t key)
     tecs_entity_t e = !is_table(x) ? find_other(x, k, 0)
                       : (c = tab_find(x, k)) >= 0 ? x->tab[c].e : 0;
     if (e == 0)
-        tecs__err(x->world, TECS_ENOENT, "no entity has this key");
+        tecs__err(x->world, TECS_ENOENT, "no entity has this key in " TECS__INDEX_FMT,
+                  TECS__INDEX(x));
     return e;
 }
 

@@ -403,6 +403,7 @@ struct tecs_filter_t {
     int32_t nstr, capstr;
     int32_t root;               /* -1: no condition, all match              */
     tecs_err_t err;             /* first building error                     */
+    char why[160];              /* ... and its message                      */
     int32_t order;              /* ordered index id for key order, or -1    */
     bool desc;
     snap scr;
@@ -441,6 +442,10 @@ tecs__indexes *tecs__index_registry(tecs_world_t *w);
 tecs_err_t tecs__index_refresh(tecs_index_t *x);
 /* Encode a caller's key for x; false (TECS_EINVAL) if it does not fit. */
 bool tecs__index_encode(tecs_index_t *x, tecs_key_t key, uint64_t *out);
+/* The index for a message: "the ordered index on component 'Hp' (3)". */
+#define TECS__INDEX_FMT "the %s index on " TECS__COMP_FMT
+#define TECS__INDEX(x) tecs__index_kind_name((x)->d.kind), TECS__COMP((x)->world, (x)->d.comp)
+const char *tecs__index_kind_name(tecs_index_kind_t kind);
 
 /* filter.c */
 void tecs__filter_release(tecs_filter_t *f);
