@@ -156,8 +156,11 @@ size_t tecs_world_memory(const tecs_world_t *world);
 /**
  * Walk every record, chunk, edge and query of the world and verify the
  * invariants. For tests and debugging; O(size of the world).
- * @return TECS_OK, or TECS_ECORRUPT with the first broken invariant in the
- * last error message.
+ * @return TECS_OK; TECS_ECORRUPT with the first broken invariant in the
+ * last error message; else TECS_EBUSY while iterations are open (the
+ * message says how many: a check at a point where none should be finds one
+ * left open); else TECS_EINVAL if iterations were ended twice (by copies of
+ * one iterator) since the last check, which reports them once.
  */
 tecs_err_t tecs_world_check(tecs_world_t *world);
 
@@ -506,6 +509,11 @@ enum {
  * A chunk iterator: each tecs_iter_next step hands out `count` rows of one
  * chunk: the entity column and one pointer per term. Only the public fields
  * may be read; the rest is private.
+ * It is a plain value and may be copied: every copy names the same
+ * iteration, which the world keeps in its table of open iterations until
+ * one copy ends it (tecs_iter_next returning false, or tecs_iter_fini).
+ * After that every copy is ended: tecs_iter_next on it returns false, and a
+ * second end does nothing to the world (tecs_world_check reports it).
  */
 typedef struct tecs_iter_t {
     tecs_world_t *world;
@@ -524,7 +532,8 @@ typedef struct tecs_iter_t {
         int32_t chunk;                    /* chunk index in the archetype   */
         int32_t flags;
         int32_t state;                    /* 0 fresh, 1 running, 2 done     */
-        uint32_t written;                 /* bitmask of write terms to report */
+        uint32_t serial;                  /* the iteration's serial in the
+                                             world's table of open ones     */
         void *src;                        /* filtered: what steps are read from */
         bool (*step)(struct tecs_iter_t *it, bool fini); /* filtered: next step */
         int32_t pos;                      /* filtered: position in the source */
@@ -534,7 +543,9 @@ typedef struct tecs_iter_t {
 /**
  * Start iterating a query. While any iteration is open, structural changes
  * (new, destroy, add, remove, set that adds) are queued and applied in call
- * order when the outermost iteration ends. Iterations may nest.
+ * order when the outermost iteration ends. Iterations may nest. On error
+ * (TECS_ENOMEM for the table of open iterations, TECS_EBUSY while the world
+ * is closed) the iteration is empty and the world's last error says why.
  */
 tecs_iter_t tecs_query_iter(tecs_query_t *query);
 
@@ -543,11 +554,15 @@ tecs_iter_t tecs_query_iter_ex(tecs_query_t *query, int32_t flags);
 
 /**
  * Step to the next non-empty chunk. @return false at the end; the iteration
- * is then ended (as by tecs_iter_fini).
+ * is then ended (as by tecs_iter_fini). Also false, doing nothing, on an
+ * iteration that another copy of the iterator has ended.
  */
 bool tecs_iter_next(tecs_iter_t *it);
 
-/** End an iteration early and cleanly; harmless on an ended iteration. */
+/** End an iteration early and cleanly. Idempotent: harmless on an
+ *  iteration already ended, by this copy or another (the world counts an
+ *  end through another copy as an iteration ended twice, which
+ *  tecs_world_check reports). */
 void tecs_iter_fini(tecs_iter_t *it);
 
 /**

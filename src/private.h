@@ -477,6 +477,13 @@ struct tecs_world_t {
     /* query.c */
     struct tecs_query_t *queries; /* list of live queries                   */
     bool query_listening;
+    uint32_t *iters;            /* serials of the open iterations, in the
+                                   order they were opened                   */
+    int32_t niters;
+    int32_t cap_iters;
+    uint32_t iter_serial;       /* the last serial handed out (0: none)     */
+    int32_t iters_twice;        /* ends of iterations no longer open, not
+                                   reported by tecs_world_check yet         */
 
     /* index.c */
     struct tecs__indexes *indexes; /* indexes, caches; NULL until the first */

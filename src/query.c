@@ -21,6 +21,15 @@
 ** or tecs_iter_fini). So the chunks being walked never change under the
 ** iterator, and nothing is skipped or visited twice.
 **
+** An iterator is a value the caller may copy, so the world, not the
+** iterator, knows which iterations are open: a table of serials, newest
+** last. Starting an iteration appends its serial; ending it takes the
+** serial out, and only the copy that finds it there undoes the world's
+** side (defer depth, the query's count of open iterations, a filtered
+** source's busy mark). A step first checks that its serial is still open
+** (one compare with the newest, the common case), so a copy outliving the
+** iteration touches nothing that may since have been freed.
+**
 ** Writes through a write term are reported (a SET event per row) when the
 ** iterator leaves a chunk, if a listener (a field index) watches that
 ** component; nobody pays for it otherwise.
@@ -43,6 +52,7 @@ struct tecs_query_t {
     tecs_archetype_t **march;
     int16_t *mcols;             /* nmatch rows of nterms columns            */
     int32_t cap_cols;
+    int32_t iters;              /* its open iterations                      */
 };
 
 /* ---- matching -------------------------------------------------------- */
@@ -146,6 +156,9 @@ static void on_fini(tecs_world_t *w, void *ctx)
         w->queries = q->next;
         query_release(q);
     }
+    tecs__free(w, w->iters, (size_t)w->cap_iters * sizeof *w->iters);
+    w->iters = NULL;
+    w->niters = w->cap_iters = 0;
 }
 
 static tecs_err_t listen_once(tecs_world_t *w)
@@ -161,6 +174,10 @@ static tecs_err_t listen_once(tecs_world_t *w)
 }
 
 /* ---- creation -------------------------------------------------------- */
+
+/* Room in the table of open iterations made with the first query, so that
+** opening an iteration allocates only past this many open at once. */
+#define ITERS_RESERVED 16
 
 static tecs_err_t check_terms(tecs_world_t *w, const tecs_query_desc_t *d)
 {
@@ -186,7 +203,8 @@ tecs_query_t *tecs_query(tecs_world_t *w, const tecs_query_desc_t *d)
 {
     if (w == NULL || check_terms(w, d) || listen_once(w))
         return NULL;
-    tecs_query_t *q = tecs__alloc(w, sizeof *q);
+    tecs_query_t *q = tecs__grow(w, (void **)&w->iters, &w->cap_iters, ITERS_RESERVED,
+                                 sizeof *w->iters) ? NULL : tecs__alloc(w, sizeof *q);
     if (q == NULL) {
         tecs__err(w, TECS_ENOMEM, "out of memory creating a query");
         return NULL;
@@ -298,21 +316,65 @@ tecs_err_t tecs__queries_check(tecs_world_t *w)
 
 enum { ITER_FRESH, ITER_RUNNING, ITER_DONE };
 
+/* Note a new iteration open: its serial, or 0 (out of memory). */
+static uint32_t iter_open(tecs_world_t *w)
+{
+    if (tecs__grow(w, (void **)&w->iters, &w->cap_iters, w->niters + 1, sizeof *w->iters)) {
+        tecs__err(w, TECS_ENOMEM, "out of memory opening an iteration");
+        return 0;
+    }
+    if (++w->iter_serial == 0)
+        w->iter_serial = 1;
+    w->iters[w->niters++] = w->iter_serial;
+    return w->iter_serial;
+}
+
+/* Where serial is in the table of open iterations, or -1 (ended). */
+static TECS__NOINLINE int32_t iter_find(const tecs_world_t *w, uint32_t serial)
+{
+    for (int32_t i = w->niters - 1; i >= 0; i--)
+        if (w->iters[i] == serial)
+            return i;
+    return -1;
+}
+
+/* Is the iteration of it still open? The newest one is the common case. */
+static inline bool iter_live(const tecs_iter_t *it)
+{
+    const tecs_world_t *w = it->world;
+    int32_t n = w->niters;
+    return (n > 0 && w->iters[n - 1] == it->priv_.serial) || iter_find(w, it->priv_.serial) >= 0;
+}
+
+/* Take the iteration out of the table; false if it was not there. */
+static bool iter_close(tecs_world_t *w, uint32_t serial)
+{
+    int32_t i = iter_find(w, serial);
+    if (i < 0)
+        return false;
+    memmove(w->iters + i, w->iters + i + 1, (size_t)(w->niters - 1 - i) * sizeof *w->iters);
+    w->niters--;
+    return true;
+}
+
 tecs_iter_t tecs_query_iter_ex(tecs_query_t *q, int32_t flags)
 {
     tecs_iter_t it;
     memset(&it, 0, sizeof it);
-    if (q == NULL) {
-        it.priv_.state = ITER_DONE;
+    it.priv_.state = ITER_DONE;
+    if (q == NULL)
         return it;
-    }
-    it.world = q->world;
+    tecs_world_t *w = q->world;
+    it.world = w;
+    if (tecs__enter(w) || (it.priv_.serial = iter_open(w)) == 0)
+        return it;
     it.priv_.query = q;
     it.priv_.flags = flags;
     it.priv_.state = ITER_RUNNING;
     it.priv_.match = (flags & TECS_ITER_REVERSE) ? q->nmatch : -1;
     it.priv_.chunk = -1;
-    tecs__defer_begin(q->world);
+    q->iters++;
+    tecs__defer_begin(w);
     return it;
 }
 
@@ -395,6 +457,11 @@ bool tecs_iter_next(tecs_iter_t *it)
 {
     if (it == NULL || it->priv_.state != ITER_RUNNING)
         return false;
+    if (TECS__UNLIKELY(!iter_live(it))) {   /* another copy ended it */
+        it->priv_.state = ITER_DONE;
+        it->count = 0;
+        return false;
+    }
     if (it->count > 0 && it->priv_.query->write_mask)
         report_writes(it);
     if (it->priv_.step) {
@@ -413,17 +480,30 @@ bool tecs_iter_next(tecs_iter_t *it)
     return true;
 }
 
+/* Ending an iteration: the last rows' writes are reported, the world's
+** side is undone once (whichever copy comes first), and only then does
+** the world leave deferred mode. A copy that comes later changes nothing
+** but the count of iterations ended twice. */
 void tecs_iter_fini(tecs_iter_t *it)
 {
     if (it == NULL || it->priv_.state != ITER_RUNNING)
         return;
+    tecs_world_t *w = it->world;
+    it->priv_.state = ITER_DONE;
+    if (!iter_live(it)) {
+        it->count = 0;
+        w->iters_twice++;
+        return;
+    }
     if (it->count > 0 && it->priv_.query->write_mask)
         report_writes(it);
+    it->count = 0;
+    if (!iter_close(w, it->priv_.serial))
+        return;                 /* a callback of the report ended it */
+    it->priv_.query->iters--;
     if (it->priv_.step)
         it->priv_.step(it, true);
-    it->priv_.state = ITER_DONE;
-    it->count = 0;
-    tecs__defer_end(it->world);
+    tecs__defer_end(w);
 }
 
 void *tecs_field(const tecs_iter_t *it, int32_t term)

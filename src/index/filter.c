@@ -883,6 +883,8 @@ static bool snap_step(tecs_iter_t *it, bool fini)
 tecs_iter_t tecs__snap_iter(tecs_query_t *q, snap *s)
 {
     tecs_iter_t it = tecs_query_iter(q);
+    if (it.priv_.query == NULL) /* not started (out of memory, world closed) */
+        return it;
     s->busy = true;
     s->la = NULL;
     cursor_init(q, s);
