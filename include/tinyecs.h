@@ -485,8 +485,10 @@ tecs_query_t *tecs_query_all(tecs_world_t *world, int32_t n, const tecs_comp_t *
         .term_count = (int32_t)(sizeof((const tecs_term_t[]){ __VA_ARGS__ })\
                                 / sizeof(tecs_term_t)) })
 
-/** Free a query; NULL does nothing. Not while it is being iterated. */
-void tecs_query_free(tecs_query_t *query);
+/** Free a query. @return TECS_OK (NULL does nothing), or TECS_EBUSY with
+ *  nothing freed while a system or a cache uses the query (remove them
+ *  first) or while an iteration of it is open. */
+tecs_err_t tecs_query_free(tecs_query_t *query);
 
 /** The query's world. */
 tecs_world_t *tecs_query_world(const tecs_query_t *query);
@@ -543,7 +545,8 @@ typedef struct tecs_iter_t {
 /**
  * Start iterating a query. While any iteration is open, structural changes
  * (new, destroy, add, remove, set that adds) are queued and applied in call
- * order when the outermost iteration ends. Iterations may nest. On error
+ * order when the outermost iteration ends. Iterations may nest. The query is
+ * busy (tecs_query_free refuses) until the iteration ends. On error
  * (TECS_ENOMEM for the table of open iterations, TECS_EBUSY while the world
  * is closed) the iteration is empty and the world's last error says why.
  */
@@ -729,7 +732,9 @@ tecs_index_t *tecs_index_new(tecs_world_t *world, const tecs_index_desc_t *desc)
 
 /**
  * Free an index. NULL does nothing. Filters that name it fail from then on
- * (TECS_ENOENT). @return TECS_OK, or TECS_EBUSY while a cache uses it.
+ * (TECS_ENOENT). @return TECS_OK, or TECS_EBUSY with nothing freed while a
+ * cache uses it (free the cache first) or while an iteration over a filter
+ * naming it is open.
  */
 tecs_err_t tecs_index_free(tecs_index_t *index);
 
@@ -765,8 +770,9 @@ typedef int32_t tecs_cond_t;
  */
 tecs_filter_t *tecs_filter_new(tecs_world_t *world);
 
-/** Free a filter; NULL does nothing. Not while it is being iterated (the
- *  call is then ignored; the world frees it). */
+/** Free a filter; NULL does nothing. Never refused: it is freed at once or,
+ *  while an iteration over it is open, when that iteration ends (it must
+ *  not be used again either way). */
 void tecs_filter_free(tecs_filter_t *filter);
 
 /** The first error met while building the filter (TECS_OK if none). */
@@ -861,7 +867,7 @@ typedef void (*tecs_member_fn)(tecs_world_t *world, tecs_entity_t entity, void *
 
 /** A cached result set. */
 typedef struct tecs_cache_desc_t {
-    tecs_query_t *query;        /* required; must outlive the cache           */
+    tecs_query_t *query;        /* required; busy until the cache is freed    */
     const tecs_filter_t *filter;/* optional; copied                           */
     tecs_order_fn order;        /* optional; ties should fall back to the id  */
     tecs_member_fn on_enter;    /* optional                                   */
@@ -876,6 +882,7 @@ typedef struct tecs_cache_desc_t {
  * re-running the query. With `order` it stays sorted, also when a value of
  * a with-term component changes through a tracked path; without it the
  * order is arrival order, a leaving entity's place taken by the last one.
+ * The query is busy (tecs_query_free refuses) until the cache is freed.
  * on_enter / on_leave run when an entity enters or leaves (not for the
  * entities present at creation).
  * @return the cache, owned by the world until tecs_cache_free; NULL on error
@@ -883,9 +890,9 @@ typedef struct tecs_cache_desc_t {
  */
 tecs_cache_t *tecs_cache_new(tecs_world_t *world, const tecs_cache_desc_t *desc);
 
-/** Free a cache (and its copy of the filter); NULL does nothing. Not while
- *  it is being iterated. */
-void tecs_cache_free(tecs_cache_t *cache);
+/** Free a cache (and its copy of the filter). @return TECS_OK (NULL does
+ *  nothing), or TECS_EBUSY with nothing freed while it is being iterated. */
+tecs_err_t tecs_cache_free(tecs_cache_t *cache);
 
 /** @return the entities in the cache, O(1); 0 for NULL or on TECS_ENOMEM
  *  (a cache whose update failed for lack of memory is rebuilt on use). */
@@ -1033,7 +1040,8 @@ typedef struct tecs_system_desc_t {
     const char *name;           /* required, unique in the world; copied      */
     tecs_phase_t phase;         /* 0: TECS_ON_UPDATE                          */
     tecs_query_t *query;        /* NULL: run once per frame, no entities.
-                                   Not owned; must outlive the system.        */
+                                   Not owned; busy (tecs_query_free refuses)
+                                   until the system is removed.               */
     tecs_system_fn run;         /* exactly one of run / each                  */
     tecs_system_each_fn each;   /* (each needs a query)                       */
     void *ctx;                  /* it->ctx                                    */

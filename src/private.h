@@ -396,6 +396,12 @@ void tecs__iter_prefetch(const tecs_iter_t *it, int32_t m, const tecs_archetype_
                          uint32_t row);
 /* True if archetype a (may be NULL: false) matches the query's terms. */
 bool tecs__query_matches(const tecs_query_t *q, const tecs_archetype_t *a);
+/* A system or a cache starts (+1) or stops (-1) using q: tecs_query_free
+** refuses while it is used. */
+void tecs__query_use(tecs_query_t *q, int32_t delta);
+/* Free a query the library owns (an observer's; NULL does nothing): never
+** refused, and the world's last error is left as it is. */
+void tecs__query_drop(tecs_query_t *q);
 
 /* ==================================================================== */
 /* index/: field indexes, filters, caches                               */

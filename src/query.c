@@ -52,6 +52,7 @@ struct tecs_query_t {
     tecs_archetype_t **march;
     int16_t *mcols;             /* nmatch rows of nterms columns            */
     int32_t cap_cols;
+    int32_t users;              /* systems and caches that use it           */
     int32_t iters;              /* its open iterations                      */
 };
 
@@ -250,11 +251,30 @@ tecs_query_t *tecs_query_all(tecs_world_t *w, int32_t n, const tecs_comp_t *ids)
     return tecs_query(w, &(tecs_query_desc_t){ .terms = terms, .term_count = n });
 }
 
-void tecs_query_free(tecs_query_t *q)
+tecs_err_t tecs_query_free(tecs_query_t *q)
+{
+    if (q == NULL)
+        return TECS_OK;
+    tecs_world_t *w = q->world;
+    tecs_err_t err = tecs__enter(w);
+    if (err)
+        return err;
+    if (q->users > 0)
+        return tecs__err(w, TECS_EBUSY, "%d system(s) or cache(s) use the query",
+                         (int)q->users);
+    if (q->iters > 0)
+        return tecs__err(w, TECS_EBUSY, "%d iteration(s) of the query are open",
+                         (int)q->iters);
+    tecs__query_drop(q);
+    return TECS_OK;
+}
+
+void tecs__query_drop(tecs_query_t *q)
 {
     if (q == NULL)
         return;
     tecs_world_t *w = q->world;
+    assert(q->users == 0 && q->iters == 0);
     if (q->prev)
         q->prev->next = q->next;
     else
@@ -262,6 +282,12 @@ void tecs_query_free(tecs_query_t *q)
     if (q->next)
         q->next->prev = q->prev;
     query_release(q);
+}
+
+void tecs__query_use(tecs_query_t *q, int32_t delta)
+{
+    q->users += delta;
+    assert(q->users >= 0);
 }
 
 tecs_world_t *tecs_query_world(const tecs_query_t *q)

@@ -921,9 +921,10 @@ static void op_query_free(interp *I, const m_op *op)
     if (I->nq == 0)
         return;
     int32_t qi = (int32_t)(op->z % (uint32_t)I->nq);
-    if (iterated(I, qi))
-        return;
-    tecs_query_free(I->qs[qi].q);
+    tecs_err_t got = tecs_query_free(I->qs[qi].q);
+    result_is(I, got, iterated(I, qi) ? TECS_EBUSY : TECS_OK, "tecs_query_free");
+    if (got != TECS_OK)
+        return;                         /* refused while iterated */
     I->qs[qi] = I->qs[--I->nq];
     for (int32_t i = 0; i < I->nits; i++)
         if (I->its[i].qi == I->nq)

@@ -228,6 +228,13 @@ static void cache_on_comp(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, t
     }
 }
 
+/* Free a cache a user freed: its query is used no more. */
+static void cache_drop(tecs_cache_t *c)
+{
+    tecs__query_use(c->q, -1);
+    tecs__cache_release(c);
+}
+
 void tecs__cache_release(tecs_cache_t *c)
 {
     tecs_world_t *w = c->world;
@@ -309,13 +316,22 @@ tecs_cache_t *tecs_cache_new(tecs_world_t *w, const tecs_cache_desc_t *d)
     }
     if (c->order)
         watch_terms(c);
+    tecs__query_use(c->q, +1);
     return c;
 }
 
-void tecs_cache_free(tecs_cache_t *c)
+tecs_err_t tecs_cache_free(tecs_cache_t *c)
 {
-    if (c != NULL && !c->scr.busy)
-        tecs__cache_release(c);
+    if (c == NULL)
+        return TECS_OK;
+    tecs_world_t *w = c->world;
+    tecs_err_t err = tecs__enter(w);
+    if (err)
+        return err;
+    if (c->scr.busy)
+        return tecs__err(w, TECS_EBUSY, "the cache is being iterated");
+    cache_drop(c);
+    return TECS_OK;
 }
 
 int32_t tecs_cache_count(tecs_cache_t *c)

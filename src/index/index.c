@@ -1396,6 +1396,8 @@ tecs_err_t tecs_index_free(tecs_index_t *x)
     tecs__indexes *r = registry(w);
     if (tecs__caches_use(r, x->id))
         return tecs__err(w, TECS_EBUSY, "a cache uses this index");
+    if (tecs__filters_iterate(r, x->id))
+        return tecs__err(w, TECS_EBUSY, "an iteration over a filter naming this index is open");
     r->by_id[x->id] = NULL;
     if (!x->asleep)
         subscribe(x, -1);
