@@ -880,9 +880,13 @@ typedef struct tecs_cache_desc_t {
  * filter, kept up to date as entities are born, die, gain or lose
  * components and as indexed fields change, one entity at a time, never by
  * re-running the query. With `order` it stays sorted, also when a value of
- * a with-term component changes through a tracked path; without it the
- * order is arrival order, a leaving entity's place taken by the last one.
- * The query is busy (tecs_query_free refuses) until the cache is freed.
+ * a with-term component changes through a tracked path (tecs_set,
+ * tecs_modified, a write term of any iteration, the cache's own included):
+ * a change while an iteration is open re-sorts the cache when the last open
+ * iteration ends, or before the cache is next read, whichever comes first.
+ * Without `order` the order is arrival order, a leaving entity's place taken
+ * by the last one. The query is busy (tecs_query_free refuses) until the
+ * cache is freed.
  * on_enter / on_leave run when an entity enters or leaves (not for the
  * entities present at creation).
  * @return the cache, owned by the world until tecs_cache_free; NULL on error

@@ -263,6 +263,9 @@ typedef struct tecs__listener {
     /* Runs at world free before any on_fini, while every entity, query and
     ** listener is still intact (observers announce the last removals). */
     void (*before_fini)(tecs_world_t *w, void *ctx);
+    /* The last open iteration ended: every write through a write term has
+    ** been reported (ordered caches re-sort). */
+    void (*on_iters_done)(tecs_world_t *w, void *ctx);
 } tecs__listener;
 
 /* Register a listener; its on_fini runs when the world is freed. */

@@ -383,6 +383,14 @@ static bool iter_close(tecs_world_t *w, uint32_t serial)
     return true;
 }
 
+/* The last open iteration ended: tell the listeners (caches re-sort). */
+static void iters_done(tecs_world_t *w)
+{
+    for (int32_t i = 0; i < w->nlisteners; i++)
+        if (w->listeners[i].on_iters_done)
+            w->listeners[i].on_iters_done(w, w->listeners[i].ctx);
+}
+
 tecs_iter_t tecs_query_iter_ex(tecs_query_t *q, int32_t flags)
 {
     tecs_iter_t it;
@@ -529,6 +537,8 @@ void tecs_iter_fini(tecs_iter_t *it)
     it->priv_.query->iters--;
     if (it->priv_.step)
         it->priv_.step(it, true);
+    if (w->niters == 0)
+        iters_done(w);
     tecs__defer_end(w);
 }
 

@@ -1,5 +1,6 @@
-/* Object lifetimes: copied iterators, frees refused while an object is
-** used, filters freed while iterated. */
+/* Object lifetimes: ordered caches re-sorted after writes through every
+** tracked path, copied iterators, frees refused while an object is used,
+** filters freed while iterated. */
 #include "test.h"
 
 /* A new entity with component c (default-constructed). */
@@ -8,6 +9,154 @@ static tecs_entity_t new_with(tecs_world_t *w, tecs_comp_t c)
     tecs_entity_t e = tecs_new(w);
     CHECK_ERR(tecs_add(w, e, c), TECS_OK);
     return e;
+}
+
+/* ---- ordered caches and tracked writes --------------------------------- */
+
+typedef struct Key { int32_t k; } Key;
+
+static int by_key(tecs_world_t *w, tecs_entity_t a, tecs_entity_t b, void *ctx)
+{
+    tecs_comp_t key = *(const tecs_comp_t *)ctx;
+    int32_t ka = TECS_GET(w, a, key, Key)->k, kb = TECS_GET(w, b, key, Key)->k;
+    if (ka != kb)
+        return ka < kb ? -1 : 1;
+    return a < b ? -1 : a > b;
+}
+
+/* The cache holds its n members in key order. */
+static void check_sorted(tecs_world_t *w, tecs_cache_t *c, tecs_comp_t key, int32_t n)
+{
+    tecs_entity_t out[32];
+    CHECK_EQ(tecs_cache_collect(c, out, 32), n);
+    for (int32_t i = 1; i < n; i++)
+        CHECK(TECS_GET(w, out[i - 1], key, Key)->k <= TECS_GET(w, out[i], key, Key)->k);
+}
+
+typedef struct sorted_world {
+    tecs_world_t *w;
+    tecs_comp_t key;
+    tecs_query_t *q;
+    tecs_cache_t *c;
+    int32_t n;
+    tecs_entity_t e[32];
+} sorted_world;
+
+/* n entities, the first four with keys 2, 3, 1, 0, the others n - 1 down
+** to 4, in an ordered cache over Key (a write term). */
+static void sorted_world_new(sorted_world *s, int32_t n)
+{
+    s->w = tw_new();
+    s->key = TECS_COMPONENT(s->w, Key);
+    s->n = n;
+    static const int32_t keys[4] = { 2, 3, 1, 0 };
+    for (int i = 0; i < n; i++) {
+        s->e[i] = tecs_new(s->w);
+        CHECK_ERR(TECS_SET(s->w, s->e[i], s->key, Key, { i < 4 ? keys[i] : n + 3 - i }),
+                  TECS_OK);
+    }
+    s->q = TECS_QUERY(s->w, { .comp = s->key });
+    s->c = tecs_cache_new(s->w, &(tecs_cache_desc_t){ .query = s->q, .order = by_key,
+                                                      .ctx = &s->key });
+    CHECK(s->c != NULL);
+    check_sorted(s->w, s->c, s->key, n);
+}
+
+static void sorted_world_free(sorted_world *s)
+{
+    CHECK_ERR(tecs_cache_free(s->c), TECS_OK);
+    CHECK_ERR(tecs_query_free(s->q), TECS_OK);
+    tw_free(s->w);
+}
+
+/* Rewrite every key handed out by it, in iteration order, the i-th of the
+** mod rows getting (m * i + 3) % mod: a new order. @return rows seen. */
+static int32_t rewrite_keys(tecs_iter_t *it, int32_t m, int32_t mod, int32_t *seen)
+{
+    int32_t n = 0;
+    while (tecs_iter_next(it)) {
+        Key *k = tecs_field(it, 0);
+        for (int32_t r = 0; r < it->count; r++, n++) {
+            k[r].k = (m * n + 3) % mod;
+            seen[n] = (int32_t)TECS_ENTITY_INDEX(it->entities[r]);
+        }
+    }
+    return n;
+}
+
+/* The defect: keys 2,3,1,0 rewritten through the cache's own iterator
+** ended out of order. Every row is handed out once, and the cache is in
+** order after. */
+TEST(lifetime_ordered_cache_resorts_after_its_own_iterator_writes)
+{
+    sorted_world s;
+    sorted_world_new(&s, 4);
+    tecs_iter_t it = tecs_cache_iter(s.c);
+    int32_t seen[32];
+    CHECK_EQ(rewrite_keys(&it, 3, s.n, seen), 4);
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < i; j++)
+            CHECK(seen[i] != seen[j]);
+    TW_CHECK(s.w);
+    check_sorted(s.w, s.c, s.key, 4);
+    it = tecs_cache_iter(s.c);                  /* later iterations too */
+    CHECK_EQ(rewrite_keys(&it, 5, s.n, seen), 4);
+    TW_CHECK(s.w);
+    check_sorted(s.w, s.c, s.key, 4);
+    sorted_world_free(&s);
+}
+
+/* A write term of a plain query's iteration, and of a where. */
+TEST(lifetime_ordered_cache_resorts_after_query_writes)
+{
+    sorted_world s;
+    sorted_world_new(&s, 24);
+    int32_t seen[32];
+    tecs_iter_t it = tecs_query_iter(s.q);
+    CHECK_EQ(rewrite_keys(&it, 7, s.n, seen), 24);
+    TW_CHECK(s.w);
+    check_sorted(s.w, s.c, s.key, 24);
+    it = tecs_query_iter_ex(s.q, TECS_ITER_REVERSE);
+    CHECK_EQ(rewrite_keys(&it, 11, s.n, seen), 24);
+    TW_CHECK(s.w);
+    check_sorted(s.w, s.c, s.key, 24);
+    tecs_filter_t *f = tecs_filter_new(s.w);   /* matches every entity */
+    it = tecs_query_where(s.q, f);
+    CHECK_EQ(rewrite_keys(&it, 13, s.n, seen), 24);
+    TW_CHECK(s.w);
+    check_sorted(s.w, s.c, s.key, 24);
+    tecs_filter_free(f);
+    sorted_world_free(&s);
+}
+
+/* tecs_set and tecs_modified inside an open iteration (other keys written
+** and not yet reported), read while it is open, and after it ends. */
+TEST(lifetime_ordered_cache_resorts_after_sets_inside_an_iteration)
+{
+    sorted_world s;
+    sorted_world_new(&s, 4);
+    tecs_iter_t it = tecs_query_iter(s.q);
+    CHECK(tecs_iter_next(&it));
+    Key *k = tecs_field(&it, 0);
+    for (int32_t r = 0; r < it.count; r++)
+        k[r].k = 10 - r;                        /* written, not reported yet */
+    CHECK_ERR(TECS_SET(s.w, s.e[3], s.key, Key, { 20 }), TECS_OK);
+    TECS_GET_MUT(s.w, s.e[2], s.key, Key)->k = -5;
+    CHECK_ERR(tecs_modified(s.w, s.e[2], s.key), TECS_OK);
+    check_sorted(s.w, s.c, s.key, 4);           /* read while open: sorted first */
+    k[0].k = 30;                                /* written after that read */
+    tecs_iter_fini(&it);
+    TW_CHECK(s.w);
+    check_sorted(s.w, s.c, s.key, 4);
+    tecs_entity_t out[4];
+    CHECK_EQ(tecs_cache_collect(s.c, out, 4), 4);
+    CHECK_EQ(TECS_GET(s.w, out[0], s.key, Key)->k, -5);
+    CHECK_EQ(TECS_GET(s.w, out[3], s.key, Key)->k, 30);
+    for (int i = 0; i < 4; i++)                 /* outside any iteration */
+        CHECK_ERR(TECS_SET(s.w, s.e[i], s.key, Key, { (i * 5) % 4 }), TECS_OK);
+    TW_CHECK(s.w);
+    check_sorted(s.w, s.c, s.key, 4);
+    sorted_world_free(&s);
 }
 
 /* ---- copied iterators -------------------------------------------------- */
