@@ -1,6 +1,6 @@
 /* Object lifetimes: ordered caches re-sorted after writes through every
 ** tracked path, copied iterators, frees refused while an object is used,
-** filters freed while iterated. */
+** frees from a cache's own callbacks, filters freed while iterated. */
 #include "test.h"
 
 /* A new entity with component c (default-constructed). */
@@ -361,6 +361,111 @@ TEST(lifetime_cache_free_refused_while_iterated)
     tecs_iter_fini(&copy);                      /* a copy ends it */
     CHECK_ERR(tecs_cache_free(c), TECS_OK);
     CHECK_ERR(tecs_cache_free(NULL), TECS_OK);
+    TW_CHECK(w);
+    CHECK_ERR(tecs_query_free(q), TECS_OK);
+    tw_free(w);
+}
+
+/* ---- a cache freed from its own callbacks ------------------------------ */
+
+typedef struct freeing_ctx {
+    tecs_cache_t *self;         /* freed by its own callback                */
+    tecs_cache_t *other;        /* freed by that callback too (or NULL)     */
+    int calls;
+    tecs_err_t err;
+} freeing_ctx;
+
+static void free_self(tecs_world_t *w, tecs_entity_t e, void *ctx)
+{
+    freeing_ctx *f = ctx;
+    (void)w, (void)e;
+    f->calls++;
+    if (f->self) {
+        f->err = tecs_cache_free(f->self);
+        if (f->other)
+            CHECK_ERR(tecs_cache_free(f->other), TECS_OK);
+        f->self = f->other = NULL;
+    }
+}
+
+static void count_enter(tecs_world_t *w, tecs_entity_t e, void *ctx)
+{
+    (void)w, (void)e;
+    ++*(int *)ctx;
+}
+
+/* A filter on index x that matches every entity with Health. */
+static tecs_filter_t *every(tecs_world_t *w, tecs_index_t *x)
+{
+    tecs_filter_t *f = tecs_filter_new(w);
+    tecs_where(f, x, TECS_GE, tecs_key_int(INT32_MIN));
+    return f;
+}
+
+static tecs_index_t *hp_index(tecs_world_t *w, tecs_comp_t hp)
+{
+    return tecs_index_new(w, &(tecs_index_desc_t){ .comp = hp, .kind = TECS_INDEX_ORDERED,
+                                                   .type = TECS_KEY_I32 });
+}
+
+/* The defect: the cache was freed under its own on_enter (a use after
+** free when the event delivery went on). Whether a cache is gone shows in
+** tecs_index_free, refused while a cache's filter names the index. */
+TEST(lifetime_cache_freed_from_its_own_callback)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t hp = TECS_COMPONENT(w, Health);
+    tecs_index_t *x = hp_index(w, hp);
+    tecs_query_t *q = TECS_QUERY(w, { .comp = hp });
+    tecs_filter_t *all = every(w, x);
+    int later = 0;
+    tecs_cache_t *stay = tecs_cache_new(w, &(tecs_cache_desc_t){
+        .query = q, .on_enter = count_enter, .ctx = &later });
+    freeing_ctx f = { 0 };
+    tecs_cache_t *other = tecs_cache_new(w, &(tecs_cache_desc_t){ .query = q, .filter = all });
+    f.self = tecs_cache_new(w, &(tecs_cache_desc_t){
+        .query = q, .filter = all, .on_enter = free_self, .on_leave = free_self, .ctx = &f });
+    f.other = other;                            /* next in the world's list */
+    CHECK(stay && f.self && other);
+    tecs_filter_free(all);
+    CHECK_ERR(tecs_index_free(x), TECS_EBUSY);  /* the two caches use it */
+    tecs_entity_t e = new_with(w, hp);
+    CHECK_EQ(f.calls, 1);
+    CHECK_ERR(f.err, TECS_OK);
+    CHECK_ERR(tecs_index_free(x), TECS_OK);     /* both freed once it returned */
+    CHECK_EQ(later, 1);                         /* the others still got it */
+    CHECK_ERR(tecs_destroy(w, e), TECS_OK);
+    new_with(w, hp);
+    CHECK_EQ(f.calls, 1);
+    CHECK_EQ(later, 2);
+    CHECK_EQ(tecs_cache_count(stay), 1);
+    TW_CHECK(w);
+    CHECK_ERR(tecs_query_free(q), TECS_EBUSY);  /* stay uses it */
+    CHECK_ERR(tecs_cache_free(stay), TECS_OK);
+    CHECK_ERR(tecs_query_free(q), TECS_OK);
+    tw_free(w);
+}
+
+/* on_leave, while the entity leaves by a destroy queued in an iteration. */
+TEST(lifetime_cache_freed_from_its_on_leave)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t hp = TECS_COMPONENT(w, Health);
+    tecs_entity_t e = new_with(w, hp);
+    tecs_index_t *x = hp_index(w, hp);
+    tecs_query_t *q = TECS_QUERY(w, { .comp = hp });
+    tecs_filter_t *all = every(w, x);
+    freeing_ctx f = { 0 };
+    f.self = tecs_cache_new(w, &(tecs_cache_desc_t){ .query = q, .filter = all,
+                                                     .on_leave = free_self, .ctx = &f });
+    tecs_filter_free(all);
+    tecs_iter_t it = tecs_query_iter(q);
+    CHECK(tecs_iter_next(&it));
+    CHECK_ERR(tecs_destroy(w, e), TECS_OK);
+    CHECK(!tecs_iter_next(&it));                /* ends: the destroy applies */
+    CHECK_EQ(f.calls, 1);
+    CHECK_ERR(f.err, TECS_OK);
+    CHECK_ERR(tecs_index_free(x), TECS_OK);     /* the cache is gone */
     TW_CHECK(w);
     CHECK_ERR(tecs_query_free(q), TECS_OK);
     tw_free(w);

@@ -28,6 +28,10 @@
 ** comes first. This holds for every tracked path: tecs_set, tecs_modified,
 ** write terms of any iteration, the cache's own iterator (which hands out
 ** its snapshot, not the member array, so the sort does not disturb it).
+**
+** Freeing a cache while cache events are being delivered (from its own
+** on_enter / on_leave, or another cache's) marks it doomed: it gets no
+** more events and is freed when the outermost delivery ends.
 */
 #include "internal.h"
 
@@ -46,6 +50,7 @@ struct tecs_cache_t {
     tecs_entity_t *tmp;         /* ordered: scratch for the sort, >= n      */
     int32_t tmp_cap;
     bool unsorted;              /* ordered: keys changed, sort before use   */
+    bool doomed;                /* freed during a delivery: dropped after it */
     int32_t *pos;               /* entity slot -> member + 1                */
     int32_t npos;
     bool stale;                 /* an allocation failed: rebuild on use     */
@@ -286,13 +291,30 @@ static void cache_drop(tecs_cache_t *c)
     tecs__cache_release(c);
 }
 
+/* A delivery of events (and so of user callbacks) ends: at the outermost,
+** free the caches freed meanwhile. */
+static void delivery_end(tecs__indexes *r)
+{
+    if (--r->dispatching > 0 || !r->any_doomed)
+        return;
+    r->any_doomed = false;
+    for (tecs_cache_t *c = r->caches, *next; c; c = next) {
+        next = c->next;
+        if (c->doomed)
+            cache_drop(c);
+    }
+}
+
 static void cache_on_move(tecs_world_t *w, void *ctx, tecs_entity_t e, tecs_archetype_t *from,
                           tecs_archetype_t *to)
 {
     tecs__indexes *r = ctx;
     (void)w, (void)from;
+    r->dispatching++;
     for (tecs_cache_t *c = r->caches; c; c = c->next)
-        cache_update(c, e, false, to == NULL);
+        if (!c->doomed)
+            cache_update(c, e, false, to == NULL);
+    delivery_end(r);
 }
 
 static void cache_on_comp(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_comp_t comp,
@@ -300,11 +322,13 @@ static void cache_on_comp(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, t
 {
     tecs__indexes *r = ctx;
     (void)w, (void)ptr;
+    r->dispatching++;
     for (tecs_cache_t *c = r->caches; c; c = c->next) {
         bool moved;
-        if (cache_cares(c, comp, &moved))
+        if (!c->doomed && cache_cares(c, comp, &moved))
             cache_update(c, e, moved && ev == TECS__EV_SET, false);
     }
+    delivery_end(r);
 }
 
 /* The last open iteration ended: sort the caches whose keys changed. */
@@ -312,9 +336,11 @@ static void cache_on_iters_done(tecs_world_t *w, void *ctx)
 {
     tecs__indexes *r = ctx;
     (void)w;
+    r->dispatching++;
     for (tecs_cache_t *c = r->caches; c; c = c->next)
-        if (c->unsorted && !c->stale)
+        if (c->unsorted && !c->doomed && !c->stale)
             resort(c);
+    delivery_end(r);
 }
 
 void tecs__cache_release(tecs_cache_t *c)
@@ -414,6 +440,12 @@ tecs_err_t tecs_cache_free(tecs_cache_t *c)
         return err;
     if (c->scr.busy)
         return tecs__err(w, TECS_EBUSY, "the cache is being iterated");
+    tecs__indexes *r = registry(w);
+    if (r->dispatching > 0) {       /* from a cache callback: after it */
+        c->doomed = true;
+        r->any_doomed = true;
+        return TECS_OK;
+    }
     cache_drop(c);
     return TECS_OK;
 }
@@ -467,7 +499,7 @@ tecs_err_t tecs__caches_check(tecs_world_t *w)
 {
     tecs__indexes *r = registry(w);
     for (const tecs_cache_t *c = r ? r->caches : NULL; c; c = c->next) {
-        if (c->stale || tecs__filter_dirty(c->f))
+        if (c->stale || c->doomed || tecs__filter_dirty(c->f))
             continue;
         if (c->unsorted && w->niters == 0)
             return tecs__err(w, TECS_ECORRUPT, "cache waits for a sort with no iteration open");

@@ -101,6 +101,8 @@ typedef struct tecs__indexes {
     struct tecs_filter_t *filters;
     struct tecs_cache_t *caches;
     bool cache_listening;
+    int32_t dispatching;        /* cache events being delivered (nested)    */
+    bool any_doomed;            /* a cache freed meanwhile waits for the end */
 } tecs__indexes;
 
 /* A key read from a value, not owned: k is the encoded key (for strings,
