@@ -895,7 +895,8 @@ typedef struct tecs_cache_desc_t {
 tecs_cache_t *tecs_cache_new(tecs_world_t *world, const tecs_cache_desc_t *desc);
 
 /** Free a cache (and its copy of the filter). @return TECS_OK (NULL does
- *  nothing), or TECS_EBUSY with nothing freed while it is being iterated.
+ *  nothing), or TECS_EBUSY with nothing freed while it is being iterated
+ *  or from its own order function.
  *  From a cache's on_enter / on_leave (its own or another's) it returns
  *  TECS_OK and the free takes effect once the callback returns; the cache
  *  gets no more events meanwhile. Either way the handle is dead after

@@ -471,6 +471,49 @@ TEST(lifetime_cache_freed_from_its_on_leave)
     tw_free(w);
 }
 
+typedef struct self_order {
+    tecs_comp_t key;
+    tecs_cache_t *c;            /* set once made                            */
+    int refused;
+} self_order;
+
+/* An order function that tries to free its own cache. */
+static int order_and_free(tecs_world_t *w, tecs_entity_t a, tecs_entity_t b, void *ctx)
+{
+    self_order *o = ctx;
+    if (o->c && tecs_cache_free(o->c) == TECS_EBUSY)
+        o->refused++;
+    return by_key(w, a, b, &o->key);
+}
+
+/* From its own order function (a sort, an insertion) the free is refused. */
+TEST(lifetime_cache_free_refused_from_its_order_function)
+{
+    tecs_world_t *w = tw_new();
+    self_order o = { .key = TECS_COMPONENT(w, Key) };
+    for (int i = 0; i < 3; i++)
+        TECS_SET(w, tecs_new(w), o.key, Key, { i });
+    tecs_query_t *q = TECS_QUERY(w, { .comp = o.key });
+    o.c = tecs_cache_new(w, &(tecs_cache_desc_t){ .query = q, .order = order_and_free,
+                                                  .ctx = &o });
+    CHECK(o.c != NULL);
+    TECS_SET(w, tecs_new(w), o.key, Key, { -1 });   /* an insertion */
+    CHECK(o.refused > 0);
+    tecs_iter_t it = tecs_query_iter(q);
+    while (tecs_iter_next(&it))
+        for (int32_t r = 0; r < it.count; r++)
+            TECS_FIELD(&it, Key, 0)[r].k = 10 - r;  /* a sort at the end */
+    int before = o.refused;
+    CHECK_EQ(tecs_cache_count(o.c), 4);
+    CHECK(o.refused >= before);
+    TW_CHECK(w);
+    tecs_cache_t *c = o.c;
+    o.c = NULL;
+    CHECK_ERR(tecs_cache_free(c), TECS_OK);
+    CHECK_ERR(tecs_query_free(q), TECS_OK);
+    tw_free(w);
+}
+
 /* ---- filters freed while iterated -------------------------------------- */
 
 /* The defect: a filter freed while its iteration was open was kept until

@@ -50,6 +50,7 @@ struct tecs_cache_t {
     tecs_entity_t *tmp;         /* ordered: scratch for the sort, >= n      */
     int32_t tmp_cap;
     bool unsorted;              /* ordered: keys changed, sort before use   */
+    bool sorting;               /* its order function runs: not freed now   */
     bool doomed;                /* freed during a delivery: dropped after it */
     int32_t *pos;               /* entity slot -> member + 1                */
     int32_t npos;
@@ -132,12 +133,9 @@ static void merge(const tecs_cache_t *c, const tecs_entity_t *src, tecs_entity_t
         dst[k++] = src[j++];
 }
 
-/* Put an unsorted cache back in order: a bottom-up merge sort through tmp. */
-static void resort(tecs_cache_t *c)
+/* Sort the members: a bottom-up merge sort through tmp. */
+static void merge_sort(tecs_cache_t *c)
 {
-    c->unsorted = false;
-    if (in_order(c))
-        return;
     tecs_entity_t *src = c->ents, *dst = c->tmp;
     for (int32_t width = 1; width < c->n; width *= 2) {
         for (int32_t lo = 0; lo < c->n; lo += 2 * width) {
@@ -154,12 +152,24 @@ static void resort(tecs_cache_t *c)
     renumber(c, 0, c->n);
 }
 
+/* Put an unsorted cache back in order. */
+static void resort(tecs_cache_t *c)
+{
+    c->unsorted = false;
+    c->sorting = true;
+    if (!in_order(c))
+        merge_sort(c);
+    c->sorting = false;
+}
+
 /* Add e (room reserved). */
 static void put(tecs_cache_t *c, tecs_entity_t e)
 {
     if (c->unsorted)
         resort(c);
+    c->sorting = true;
     int32_t i = c->order ? place(c, e) : c->n;
+    c->sorting = false;
     memmove(c->ents + i + 1, c->ents + i, (size_t)(c->n - i) * sizeof *c->ents);
     c->ents[i] = e;
     c->n++;
@@ -440,6 +450,8 @@ tecs_err_t tecs_cache_free(tecs_cache_t *c)
         return err;
     if (c->scr.busy)
         return tecs__err(w, TECS_EBUSY, "the cache is being iterated");
+    if (c->sorting)
+        return tecs__err(w, TECS_EBUSY, "the cache's order function is running");
     tecs__indexes *r = registry(w);
     if (r->dispatching > 0) {       /* from a cache callback: after it */
         c->doomed = true;
@@ -498,7 +510,7 @@ int32_t tecs_cache_collect(tecs_cache_t *c, tecs_entity_t *out, int32_t cap)
 tecs_err_t tecs__caches_check(tecs_world_t *w)
 {
     tecs__indexes *r = registry(w);
-    for (const tecs_cache_t *c = r ? r->caches : NULL; c; c = c->next) {
+    for (tecs_cache_t *c = r ? r->caches : NULL; c; c = c->next) {
         if (c->stale || c->doomed || tecs__filter_dirty(c->f))
             continue;
         if (c->unsorted && w->niters == 0)
@@ -507,9 +519,11 @@ tecs_err_t tecs__caches_check(tecs_world_t *w)
             if (member(c, c->ents[i]) != i || !wants(c, c->ents[i]))
                 return tecs__err(w, TECS_ECORRUPT, "cache holds a non-member");
         /* An unsorted cache is sorted when the last iteration ends. */
-        for (int32_t i = 1; c->order && !c->unsorted && i < c->n; i++)
-            if (c->order(w, c->ents[i - 1], c->ents[i], c->ctx) > 0)
-                return tecs__err(w, TECS_ECORRUPT, "cache out of order");
+        c->sorting = true;
+        bool sorted = !c->order || c->unsorted || in_order(c);
+        c->sorting = false;
+        if (!sorted)
+            return tecs__err(w, TECS_ECORRUPT, "cache out of order");
     }
     return TECS_OK;
 }
