@@ -844,7 +844,9 @@ bool tecs_filter_test(tecs_filter_t *filter, tecs_entity_t entity);
  * index that drives it); a filter no index can drive (a lone `not`) scans
  * the query. On error (bad filter, out of memory) the iteration is empty
  * and the world's last error says why.
- * Ownership: the filter must stay alive and is busy until the iteration ends.
+ * Ownership: the filter is busy until the iteration ends (tecs_filter_free
+ * meanwhile frees it when the iteration ends); so is every index it names
+ * (tecs_index_free refuses), and the query (tecs_query_free refuses).
  */
 tecs_iter_t tecs_query_where(tecs_query_t *query, tecs_filter_t *filter);
 
