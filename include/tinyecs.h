@@ -574,7 +574,8 @@ void tecs_iter_fini(tecs_iter_t *it);
  */
 void *tecs_field(const tecs_iter_t *it, int32_t term);
 
-/** True if term i's component is present in this step's rows. */
+/** True if term i's component is present in this step's rows; false once
+ *  the iteration has ended. */
 bool tecs_field_is_set(const tecs_iter_t *it, int32_t term);
 
 /** Typed tecs_field. */

@@ -551,8 +551,9 @@ void *tecs_field(const tecs_iter_t *it, int32_t term)
 
 bool tecs_field_is_set(const tecs_iter_t *it, int32_t term)
 {
-    if (it == NULL || it->priv_.query == NULL || it->priv_.arch == NULL || term < 0 ||
-        term >= it->priv_.query->nterms)
+    /* An ended iteration's query may be freed: only an open one is read. */
+    if (it == NULL || it->priv_.state != ITER_RUNNING || !iter_live(it) ||
+        it->priv_.arch == NULL || term < 0 || term >= it->priv_.query->nterms)
         return false;
     const tecs_query_t *q = it->priv_.query;
     return q->mcols[(size_t)it->priv_.match * q->nterms + term] != TECS__COL_ABSENT;

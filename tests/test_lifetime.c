@@ -209,6 +209,27 @@ TEST(lifetime_iterator_copies_end_once)
     tw_free(w);
 }
 
+/* A copy that outlives its iteration touches nothing: its query may be
+** freed already. */
+TEST(lifetime_iterator_copy_outlives_its_query)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    new_with(w, pos);
+    tecs_query_t *q = TECS_QUERY(w, { .comp = pos });
+    tecs_iter_t it = tecs_query_iter(q);
+    CHECK(tecs_iter_next(&it));
+    tecs_iter_t copy = it;
+    CHECK(tecs_field_is_set(&copy, 0));
+    tecs_iter_fini(&it);
+    CHECK_ERR(tecs_query_free(q), TECS_OK);
+    CHECK(!tecs_field_is_set(&copy, 0));
+    CHECK(!tecs_iter_next(&copy));
+    tecs_iter_fini(&copy);
+    CHECK_EQ(tecs_world_check(w), TECS_OK);     /* next saw it ended: no second end */
+    tw_free(w);
+}
+
 /* A filtered iteration ended by a copy frees its busy mark once: the
 ** filter can be iterated again, the index freed. */
 TEST(lifetime_where_iterator_copy_ends_it)
