@@ -225,8 +225,11 @@ size_t tecs_world_memory(const tecs_world_t *world);
 /**
  * Walk every record, chunk, edge and query of the world and verify the
  * invariants. For tests and debugging; O(size of the world).
- * @return TECS_OK, or TECS_ECORRUPT with the first broken invariant in the
- * last error message.
+ * @return TECS_OK; TECS_ECORRUPT with the first broken invariant in the
+ * last error message; else TECS_EBUSY while iterations are open (the
+ * message says how many: a check at a point where none should be finds one
+ * left open); else TECS_EINVAL if iterations were ended twice (by copies of
+ * one iterator) since the last check, which reports them once.
  */
 tecs_err_t tecs_world_check(tecs_world_t *world);
 
@@ -595,8 +598,10 @@ tecs_query_t *tecs_query_all(tecs_world_t *world, int32_t n, const tecs_comp_t *
         .term_count = (int32_t)(sizeof((const tecs_term_t[]){ __VA_ARGS__ })\
                                 / sizeof(tecs_term_t)) })
 
-/** Free a query; NULL does nothing. Not while it is being iterated. */
-void tecs_query_free(tecs_query_t *query);
+/** Free a query. @return TECS_OK (NULL does nothing), or TECS_EBUSY with
+ *  nothing freed while a system or a cache uses the query (remove them
+ *  first) or while an iteration of it is open. */
+tecs_err_t tecs_query_free(tecs_query_t *query);
 
 /** The query's world. */
 tecs_world_t *tecs_query_world(const tecs_query_t *query);
@@ -619,6 +624,11 @@ enum {
  * A chunk iterator: each tecs_iter_next step hands out `count` rows of one
  * chunk: the entity column and one pointer per term. Only the public fields
  * may be read; the rest is private.
+ * It is a plain value and may be copied: every copy names the same
+ * iteration, which the world keeps in its table of open iterations until
+ * one copy ends it (tecs_iter_next returning false, or tecs_iter_fini).
+ * After that every copy is ended: tecs_iter_next on it returns false, and a
+ * second end does nothing to the world (tecs_world_check reports it).
  */
 typedef struct tecs_iter_t {
     tecs_world_t *world;
@@ -637,7 +647,8 @@ typedef struct tecs_iter_t {
         int32_t chunk;                    /* chunk index in the archetype   */
         int32_t flags;
         int32_t state;                    /* 0 fresh, 1 running, 2 done     */
-        uint32_t written;                 /* bitmask of write terms to report */
+        uint32_t serial;                  /* the iteration's serial in the
+                                             world's table of open ones     */
         void *src;                        /* filtered: what steps are read from */
         bool (*step)(struct tecs_iter_t *it, bool fini); /* filtered: next step */
         int32_t pos;                      /* filtered: position in the source */
@@ -647,7 +658,10 @@ typedef struct tecs_iter_t {
 /**
  * Start iterating a query. While any iteration is open, structural changes
  * (new, destroy, add, remove, set that adds) are queued and applied in call
- * order when the outermost iteration ends. Iterations may nest.
+ * order when the outermost iteration ends. Iterations may nest. The query is
+ * busy (tecs_query_free refuses) until the iteration ends. On error
+ * (TECS_ENOMEM for the table of open iterations, TECS_EBUSY while the world
+ * is closed) the iteration is empty and the world's last error says why.
  */
 tecs_iter_t tecs_query_iter(tecs_query_t *query);
 
@@ -656,11 +670,15 @@ tecs_iter_t tecs_query_iter_ex(tecs_query_t *query, int32_t flags);
 
 /**
  * Step to the next non-empty chunk. @return false at the end; the iteration
- * is then ended (as by tecs_iter_fini).
+ * is then ended (as by tecs_iter_fini). Also false, doing nothing, on an
+ * iteration that another copy of the iterator has ended.
  */
 bool tecs_iter_next(tecs_iter_t *it);
 
-/** End an iteration early and cleanly; harmless on an ended iteration. */
+/** End an iteration early and cleanly. Idempotent: harmless on an
+ *  iteration already ended, by this copy or another (the world counts an
+ *  end through another copy as an iteration ended twice, which
+ *  tecs_world_check reports). */
 void tecs_iter_fini(tecs_iter_t *it);
 
 /**
@@ -669,7 +687,8 @@ void tecs_iter_fini(tecs_iter_t *it);
  */
 void *tecs_field(const tecs_iter_t *it, int32_t term);
 
-/** True if term i's component is present in this step's rows. */
+/** True if term i's component is present in this step's rows; false once
+ *  the iteration has ended. */
 bool tecs_field_is_set(const tecs_iter_t *it, int32_t term);
 
 /** Typed tecs_field. */
@@ -829,7 +848,9 @@ tecs_index_t *tecs_index_new(tecs_world_t *world, const tecs_index_desc_t *desc)
 
 /**
  * Free an index. NULL does nothing. Filters that name it fail from then on
- * (TECS_ENOENT). @return TECS_OK, or TECS_EBUSY while a cache uses it.
+ * (TECS_ENOENT). @return TECS_OK, or TECS_EBUSY with nothing freed while a
+ * cache uses it (free the cache first) or while an iteration over a filter
+ * naming it is open.
  */
 tecs_err_t tecs_index_free(tecs_index_t *index);
 
@@ -866,8 +887,9 @@ typedef int32_t tecs_cond_t;
  */
 tecs_filter_t *tecs_filter_new(tecs_world_t *world);
 
-/** Free a filter; NULL does nothing. Not while it is being iterated (the
- *  call is then ignored; the world frees it). */
+/** Free a filter; NULL does nothing. Never refused: it is freed at once or,
+ *  while an iteration over it is open, when that iteration ends (it must
+ *  not be used again either way). */
 void tecs_filter_free(tecs_filter_t *filter);
 
 /** The first error met while building the filter (TECS_OK if none). */
@@ -940,7 +962,9 @@ bool tecs_filter_test(tecs_filter_t *filter, tecs_entity_t entity);
  * the query. On error (bad filter, out of memory) the iteration is empty
  * and the world's last error says why; it is TECS_OK when the iteration
  * starts, empty or not.
- * Ownership: the filter must stay alive and is busy until the iteration ends.
+ * Ownership: the filter is busy until the iteration ends (tecs_filter_free
+ * meanwhile frees it when the iteration ends); so is every index it names
+ * (tecs_index_free refuses), and the query (tecs_query_free refuses).
  */
 tecs_iter_t tecs_query_where(tecs_query_t *query, tecs_filter_t *filter);
 
@@ -963,7 +987,7 @@ typedef void (*tecs_member_fn)(tecs_world_t *world, tecs_entity_t entity, void *
 
 /** A cached result set. */
 typedef struct tecs_cache_desc_t {
-    tecs_query_t *query;        /* required; must outlive the cache           */
+    tecs_query_t *query;        /* required; busy until the cache is freed    */
     const tecs_filter_t *filter;/* optional; copied                           */
     tecs_order_fn order;        /* optional; ties should fall back to the id  */
     tecs_member_fn on_enter;    /* optional                                   */
@@ -976,8 +1000,13 @@ typedef struct tecs_cache_desc_t {
  * filter, kept up to date as entities are born, die, gain or lose
  * components and as indexed fields change, one entity at a time, never by
  * re-running the query. With `order` it stays sorted, also when a value of
- * a with-term component changes through a tracked path; without it the
- * order is arrival order, a leaving entity's place taken by the last one.
+ * a with-term component changes through a tracked path (tecs_set,
+ * tecs_modified, a write term of any iteration, the cache's own included):
+ * a change while an iteration is open re-sorts the cache when the last open
+ * iteration ends, or before the cache is next read, whichever comes first.
+ * Without `order` the order is arrival order, a leaving entity's place taken
+ * by the last one. The query is busy (tecs_query_free refuses) until the
+ * cache is freed.
  * on_enter / on_leave run when an entity enters or leaves (not for the
  * entities present at creation).
  * @return the cache, owned by the world until tecs_cache_free; NULL on error
@@ -985,9 +1014,14 @@ typedef struct tecs_cache_desc_t {
  */
 tecs_cache_t *tecs_cache_new(tecs_world_t *world, const tecs_cache_desc_t *desc);
 
-/** Free a cache (and its copy of the filter); NULL does nothing. Not while
- *  it is being iterated. */
-void tecs_cache_free(tecs_cache_t *cache);
+/** Free a cache (and its copy of the filter). @return TECS_OK (NULL does
+ *  nothing), or TECS_EBUSY with nothing freed while it is being iterated
+ *  or from its own order function.
+ *  From a cache's on_enter / on_leave (its own or another's) it returns
+ *  TECS_OK and the free takes effect once the callback returns; the cache
+ *  gets no more events meanwhile. Either way the handle is dead after
+ *  TECS_OK. */
+tecs_err_t tecs_cache_free(tecs_cache_t *cache);
 
 /** @return the entities in the cache, O(1); -1 on error: NULL, TECS_ENOMEM
  *  (a cache whose update failed for lack of memory is rebuilt on use), the
@@ -1136,7 +1170,8 @@ typedef struct tecs_system_desc_t {
     const char *name;           /* required, unique in the world; copied      */
     tecs_phase_t phase;         /* 0: TECS_ON_UPDATE                          */
     tecs_query_t *query;        /* NULL: run once per frame, no entities.
-                                   Not owned; must outlive the system.        */
+                                   Not owned; busy (tecs_query_free refuses)
+                                   until the system is removed.               */
     tecs_system_fn run;         /* exactly one of run / each                  */
     tecs_system_each_fn each;   /* (each needs a query)                       */
     void *ctx;                  /* it->ctx                                    */

@@ -103,7 +103,7 @@ static void sweep(tecs_world_t *w, obs_state *s)
     int32_t k = 0;
     for (int32_t i = 0; i < s->n; i++) {
         if (s->list[i].dead)
-            tecs_query_free(s->list[i].query);
+            tecs__query_drop(s->list[i].query);
         else
             s->list[k++] = s->list[i];
     }
@@ -384,11 +384,11 @@ tecs_observer_t tecs_observer(tecs_world_t *w, const tecs_observer_desc_t *d)
     obs_state *s = state(w);
     if (s == NULL || (!is_member_kind(d->event) && grow_per(w, s, d->comp)) ||
         tecs__grow(w, (void **)&s->list, &s->cap, s->n + 1, sizeof *s->list)) {
-        tecs_query_free(q);
+        tecs__query_drop(q);
         return 0;
     }
     if (s->next_id == 0) {
-        tecs_query_free(q);
+        tecs__query_drop(q);
         tecs__err(w, TECS_ELIMIT, "observer ids exhausted");
         return 0;
     }

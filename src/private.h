@@ -285,6 +285,9 @@ typedef struct tecs__listener {
     /* Runs at world free before any on_fini, while every entity, query and
     ** listener is still intact (observers announce the last removals). */
     void (*before_fini)(tecs_world_t *w, void *ctx);
+    /* The last open iteration ended: every write through a write term has
+    ** been reported (ordered caches re-sort). */
+    void (*on_iters_done)(tecs_world_t *w, void *ctx);
 } tecs__listener;
 
 /* Register a listener; its on_fini runs when the world is freed. */
@@ -430,6 +433,12 @@ void tecs__iter_prefetch(const tecs_iter_t *it, int32_t m, const tecs_archetype_
                          uint32_t row);
 /* True if archetype a (may be NULL: false) matches the query's terms. */
 bool tecs__query_matches(const tecs_query_t *q, const tecs_archetype_t *a);
+/* A system or a cache starts (+1) or stops (-1) using q: tecs_query_free
+** refuses while it is used. */
+void tecs__query_use(tecs_query_t *q, int32_t delta);
+/* Free a query the library owns (an observer's; NULL does nothing): never
+** refused, and the world's last error is left as it is. */
+void tecs__query_drop(tecs_query_t *q);
 
 /* ==================================================================== */
 /* index/: field indexes, filters, caches                               */
@@ -523,6 +532,13 @@ struct tecs_world_t {
     /* query.c */
     struct tecs_query_t *queries; /* list of live queries                   */
     bool query_listening;
+    uint32_t *iters;            /* serials of the open iterations, in the
+                                   order they were opened                   */
+    int32_t niters;
+    int32_t cap_iters;
+    uint32_t iter_serial;       /* the last serial handed out (0: none)     */
+    int32_t iters_twice;        /* ends of iterations no longer open, not
+                                   reported by tecs_world_check yet         */
 
     /* index.c */
     struct tecs__indexes *indexes; /* indexes, caches; NULL until the first */

@@ -114,8 +114,11 @@ static void sweep(tecs_world_t *w, sys_state *s)
         return;
     int32_t k = 0;
     for (int32_t i = 0; i < s->n; i++) {
-        if (s->list[i].removed)
+        if (s->list[i].removed) {
+            if (s->list[i].query)
+                tecs__query_use(s->list[i].query, -1);
             free_entry(w, &s->list[i]);
+        }
         else
             s->list[k++] = s->list[i];
     }
@@ -201,6 +204,8 @@ tecs_system_t tecs_system(tecs_world_t *w, const tecs_system_desc_t *d)
         .enabled = !d->disabled,
     };
     s->nlive++;
+    if (d->query)
+        tecs__query_use(d->query, +1);   /* tecs_query_free refuses until removed */
     return s->list[s->n - 1].id;
 }
 

@@ -1029,7 +1029,7 @@ TEST(observer_remove_then_set_inside_iteration_matches_outside)
     CHECK_ERR(tecs_remove(w, e, tag), TECS_OK);
     CHECK_ERR(tecs_set(w, e, tag, NULL), TECS_OK);
     CHECK_EQ(TECS_GET(w, e, pos, Position)->x, 1);     /* nothing applied yet */
-    CHECK_EQ(tecs_world_check(w), TECS_OK);
+    CHECK_EQ(tecs_world_check(w), TECS_EBUSY);    /* the iteration is open */
     tecs_iter_fini(&it);
     CHECK(tecs_has(w, e, tag));
     CHECK_EQ(TECS_GET(w, e, pos, Position)->x, 2);

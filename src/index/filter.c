@@ -77,8 +77,29 @@ tecs_filter_t *tecs_filter_new(tecs_world_t *w)
 
 void tecs_filter_free(tecs_filter_t *f)
 {
-    if (f != NULL && !f->scr.busy)
+    if (f == NULL)
+        return;
+    if (f->scr.busy)
+        f->scr.doomed = f;      /* freed when its iteration ends */
+    else
         tecs__filter_release(f);
+}
+
+/* Does f name index id (a condition or its order)? */
+static bool names_index(const tecs_filter_t *f, int32_t id)
+{
+    for (int32_t i = 0; i < f->n; i++)
+        if (f->nodes[i].op < F_AND && f->nodes[i].index == id)
+            return true;
+    return f->order == id;
+}
+
+bool tecs__filters_iterate(const tecs__indexes *r, int32_t id)
+{
+    for (const tecs_filter_t *f = r->filters; f; f = f->next)
+        if (f->scr.busy && names_index(f, id))
+            return true;
+    return false;
 }
 
 tecs_err_t tecs_filter_error(const tecs_filter_t *f)
@@ -888,6 +909,8 @@ static bool snap_step(tecs_iter_t *it, bool fini)
     snap *s = it->priv_.src;
     if (fini) {
         s->busy = false;
+        if (s->doomed)
+            tecs__filter_release(s->doomed);    /* s goes with it */
         return false;
     }
     int32_t p = it->priv_.pos;
@@ -909,6 +932,8 @@ static bool snap_step(tecs_iter_t *it, bool fini)
 tecs_iter_t tecs__snap_iter(tecs_query_t *q, snap *s)
 {
     tecs_iter_t it = tecs_query_iter(q);
+    if (it.priv_.query == NULL) /* not started (out of memory, world closed) */
+        return it;
     s->busy = true;
     s->la = NULL;
     cursor_init(q, s);

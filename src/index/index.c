@@ -1459,6 +1459,9 @@ tecs_err_t tecs_index_free(tecs_index_t *x)
     if (tecs__caches_use(r, x->id))
         return tecs__err(w, TECS_EBUSY, "a cache uses " TECS__INDEX_FMT ": free the cache "
                          "first", TECS__INDEX(x));
+    if (tecs__filters_iterate(r, x->id))
+        return tecs__err(w, TECS_EBUSY, "an iteration over a filter naming " TECS__INDEX_FMT
+                         " is open: end it first", TECS__INDEX(x));
     r->by_id[x->id] = NULL;
     if (!x->asleep)
         subscribe(x, -1);

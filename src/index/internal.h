@@ -101,6 +101,8 @@ typedef struct tecs__indexes {
     struct tecs_filter_t *filters;
     struct tecs_cache_t *caches;
     bool cache_listening;
+    int32_t dispatching;        /* cache events being delivered (nested)    */
+    bool any_doomed;            /* a cache freed meanwhile waits for the end */
 } tecs__indexes;
 
 /* A key read from a value, not owned: k is the encoded key (for strings,
@@ -388,6 +390,8 @@ typedef struct snap {
     bool cursor_on;             /* steps use cur (a where's; a cache's not) */
     cursor cur;
     bool busy;                  /* an iteration reads it                    */
+    struct tecs_filter_t *doomed; /* the filter owning it, freed while the
+                                   iteration was open: freed when it ends   */
     tecs_archetype_t *la;       /* the last archetype looked up ...         */
     int32_t lm;                 /* ... and its match in the query           */
 } snap;
@@ -460,6 +464,8 @@ bool tecs__filter_holds(const tecs_filter_t *f, int32_t c, tecs_entity_t e);
 void tecs__snap_free(tecs_world_t *w, snap *s);
 /* Start an iteration of q that hands out the rows of snapshot s. */
 tecs_iter_t tecs__snap_iter(tecs_query_t *q, snap *s);
+/* Is an iteration open over a filter that names index id? */
+bool tecs__filters_iterate(const tecs__indexes *r, int32_t id);
 
 /* cache.c */
 void tecs__cache_release(struct tecs_cache_t *c);
