@@ -70,9 +70,13 @@
 ** error alone: tecs_is_alive, tecs_has, tecs_field, tecs_iter_fini, the
 ** frees that return nothing, getters of names and counts on valid handles
 ** (NULL gives 0), and tecs_iter_next on an ended iteration (the empty one
-** of a failed tecs_query_where keeps its error through the loop). Calls
-** made by callbacks during a call, and queued changes dropped when they
-** apply, set it in turn: read it right after the call it is about.
+** of a failed tecs_query_where keeps its error through the loop). The
+** calls a callback makes set the last error while it runs; when it
+** returns, the last error is back to what it was. Queued changes applied
+** when a call, an iteration or a system ends leave no error, except the
+** ones dropped (tecs_dropped_changes): then the last error reports them,
+** also after a call that itself succeeded. A change skipped because its
+** entity died meanwhile is not dropped.
 */
 #ifndef TINYECS_H
 #define TINYECS_H

@@ -653,9 +653,9 @@ static void run_kill(tecs_world_t *w, const tecs__cmd *c)
     if (r == NULL || !(r->arch & TECS__KILL_QUEUED))
         return;
     if (c->kill) {
-        tecs__cb_begin(w);
+        tecs_err_t outer_err = tecs__cb_begin(w);
         c->kill(w, c->entity, c->kill_ctx);
-        tecs__cb_end(w);
+        tecs__cb_end(w, outer_err);
     }
     if (tecs__ei_alive(w, c->entity))
         tecs__destroy_now(w, c->entity);
@@ -992,11 +992,14 @@ tecs_err_t tecs__flush(tecs_world_t *w)
     bool own = !w->applying;    /* else its drops count into the apply's */
     if (own)
         w->dropped = 0;
+    tecs_err_t outer = w->err;
     w->flushing = true;
     tecs_err_t err = run_queue(w, &w->deferred, pick_all);
     w->flushing = false;
     if (own && w->dropped > 0 && err == TECS_OK)
         err = report_drops(w, "the flush");
+    else if (err == TECS_OK && own)
+        tecs__err_restore(w, outer);    /* skipped changes leave no error */
     return err;
 }
 
@@ -1062,6 +1065,8 @@ static tecs_err_t apply_delayed(tecs_world_t *w, bool (*pick)(const tecs__cmd *)
     w->applying = false;
     if (w->dropped > 0 && err == TECS_OK)
         err = report_drops(w, "the apply");
+    else if (err == TECS_OK)
+        w->err = TECS_OK;       /* skipped changes leave no error */
     return err;
 }
 

@@ -170,18 +170,18 @@ void tecs__comp_ctor(tecs_world_t *w, const tecs__comp *ci, void *dst, int32_t n
         memset(dst, 0, (size_t)n * ci->size);
         return;
     }
-    tecs__hook_begin(w);
+    tecs_err_t outer_err = tecs__hook_begin(w);
     ci->ctor(dst, n, ci->ctx);
-    tecs__hook_end(w);
+    tecs__hook_end(w, outer_err);
 }
 
 void tecs__comp_dtor(tecs_world_t *w, const tecs__comp *ci, void *p, int32_t n)
 {
     if (ci->dtor == NULL)
         return;
-    tecs__hook_begin(w);
+    tecs_err_t outer_err = tecs__hook_begin(w);
     ci->dtor(p, n, ci->ctx);
-    tecs__hook_end(w);
+    tecs__hook_end(w, outer_err);
 }
 
 void tecs__comp_copy(tecs_world_t *w, const tecs__comp *ci, void *dst, const void *src,
@@ -191,9 +191,9 @@ void tecs__comp_copy(tecs_world_t *w, const tecs__comp *ci, void *dst, const voi
         memcpy(dst, src, (size_t)n * ci->size);
         return;
     }
-    tecs__hook_begin(w);
+    tecs_err_t outer_err = tecs__hook_begin(w);
     ci->copy(dst, src, n, ci->ctx);
-    tecs__hook_end(w);
+    tecs__hook_end(w, outer_err);
 }
 
 void tecs__comp_move(tecs_world_t *w, const tecs__comp *ci, void *dst, void *src, int32_t n)
@@ -202,7 +202,7 @@ void tecs__comp_move(tecs_world_t *w, const tecs__comp *ci, void *dst, void *src
         memcpy(dst, src, (size_t)n * ci->size);
         return;
     }
-    tecs__hook_begin(w);
+    tecs_err_t outer_err = tecs__hook_begin(w);
     ci->move(dst, src, n, ci->ctx);
-    tecs__hook_end(w);
+    tecs__hook_end(w, outer_err);
 }

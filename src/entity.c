@@ -414,9 +414,9 @@ static tecs_err_t commit_birth_with(tecs_world_t *w, tecs_archetype_t *a, tecs_e
     ** fn does not see the entity half built (the world is deferred: no
     ** other row can be appended meanwhile). The record keeps its pending
     ** row until then too: row 1 of a pending slot means a delayed birth. */
-    tecs__cb_begin(w);
+    tecs_err_t outer_err = tecs__cb_begin(w);
     fn(&init, ctx);
-    tecs__cb_end(w);
+    tecs__cb_end(w, outer_err);
     a->count++;
     for (int32_t c = 0; c < a->ncols; c++)
         if (!(init.done >> c & 1) && tecs__col_info(w, a, c)->ctor)

@@ -83,9 +83,9 @@ static void call(tecs_observer_fn fn, tecs_world_t *w, tecs_event_kind_t kind,
                  tecs_entity_t e, tecs_comp_t c, const void *ptr, void *ctx)
 {
     tecs_event_t ev = { w, kind, e, c, (void *)(uintptr_t)ptr, ctx };
-    tecs__cb_begin(w);
+    tecs_err_t outer_err = tecs__cb_begin(w);
     fn(&ev);
-    tecs__cb_end(w);
+    tecs__cb_end(w, outer_err);
 }
 
 /* The archetype entity e is in now (NULL if not alive). */

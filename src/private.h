@@ -48,6 +48,10 @@ enum {
     TECS__FREEING,              /* tecs_world_free is tearing it down       */
     TECS__IN_ALLOC              /* its allocator is running                 */
 };
+/* Set the last error back to err after calls made on the caller's behalf
+** replaced it (the message of a code other than TECS_OK is then its
+** general text). */
+void tecs__err_reset(tecs_world_t *w, tecs_err_t err);
 /* Refuse a call on a closed world: TECS_EBUSY, with the reason. */
 tecs_err_t tecs__refuse_closed(tecs_world_t *w);
 /* The start of every public function that can fail (defined after the
@@ -570,35 +574,48 @@ static inline tecs_err_t tecs__enter_read(tecs_world_t *w)
     return TECS_OK;
 }
 
+/* Put the last error back to `outer`, what it was before a callback or a
+** flush ran calls of its own: their errors are for whoever made those
+** calls, not for the caller of the outer call. */
+static inline void tecs__err_restore(tecs_world_t *w, tecs_err_t outer)
+{
+    if (TECS__UNLIKELY(w->err != outer))
+        tecs__err_reset(w, outer);
+}
+
 /* Around every user callback the library calls (R1 in tinyecs.h): the
 ** world is deferred while it runs, and tecs_world_free, tecs_progress and
-** the applies of delayed changes refuse. */
-static inline void tecs__cb_begin(tecs_world_t *w)
+** the applies of delayed changes refuse. Errors of the calls it makes are
+** its own: when it returns the last error is as it was (tecs__cb_end gets
+** what tecs__cb_begin returned). */
+static inline tecs_err_t tecs__cb_begin(tecs_world_t *w)
 {
     w->defer_depth++;
     w->cb_depth++;
+    return w->err;
 }
 
-static inline void tecs__cb_end(tecs_world_t *w)
+static inline void tecs__cb_end(tecs_world_t *w, tecs_err_t outer)
 {
     w->cb_depth--;
     w->defer_depth--;
+    tecs__err_restore(w, outer);
 }
 
 /* Around a lifecycle hook (ctor, dtor, copy, move) or an order function:
 ** rows are in motion, so writes queue too and objects cannot be created or
 ** freed. Nothing is applied when it returns: the outermost public call
 ** applies the queue once the rows are in place. */
-static inline void tecs__hook_begin(tecs_world_t *w)
+static inline tecs_err_t tecs__hook_begin(tecs_world_t *w)
 {
-    tecs__cb_begin(w);
     w->hook_depth++;
+    return tecs__cb_begin(w);
 }
 
-static inline void tecs__hook_end(tecs_world_t *w)
+static inline void tecs__hook_end(tecs_world_t *w, tecs_err_t outer)
 {
     w->hook_depth--;
-    tecs__cb_end(w);
+    tecs__cb_end(w, outer);
 }
 
 /* tecs__enter for a call that creates or frees an object (a component, an

@@ -637,9 +637,9 @@ tecs_err_t tecs_query_each_ex(tecs_query_t *q, int32_t flags, tecs_each_fn fn, v
             void *fields[TECS_MAX_TERMS];
             for (int32_t t = 0; t < nterms; t++)
                 fields[t] = it.fields[t] ? (char *)it.fields[t] + (size_t)r * size[t] : NULL;
-            tecs__cb_begin(w);
+            tecs_err_t outer_err = tecs__cb_begin(w);
             bool stop = fn(w, it.entities[r], fields, ctx);
-            tecs__cb_end(w);
+            tecs__cb_end(w, outer_err);
             if (stop) {
                 tecs_iter_fini(&it);
                 return TECS_OK;

@@ -368,7 +368,9 @@ static void run_one(tecs_world_t *w, sys_state *s, int32_t i, double dt)
     double t0 = now();
     tecs__defer_begin(w);
     w->cb_depth++;              /* a callback runs (R1): see tecs__cb_begin */
+    tecs_err_t outer_err = w->err;
     int64_t visited = walk(e->query, e, w, sdt, s->frame);
+    tecs__err_restore(w, outer_err);
     w->cb_depth--;
     tecs__defer_end(w);
     double t = now() - t0;

@@ -146,6 +146,14 @@ tecs_err_t tecs__err(tecs_world_t *w, tecs_err_t err, const char *fmt, ...)
     return err;
 }
 
+void tecs__err_reset(tecs_world_t *w, tecs_err_t err)
+{
+    if (err == TECS_OK)
+        w->err = TECS_OK;
+    else
+        tecs__err(w, err, "%s", tecs_strerror(err));
+}
+
 tecs_err_t tecs__refuse_closed(tecs_world_t *w)
 {
     return tecs__err(w, TECS_EBUSY, w->closed == TECS__FREEING

@@ -482,3 +482,68 @@ TEST(errors_one_term_per_component)
     CHECK(TECS_QUERY(w, { .comp = pos }, { .comp = vel, .access = TECS_READ }) != NULL);
     tw_free(w);
 }
+
+/* An observer whose own call fails: it sees its error, the outer call's
+** caller does not (ctx: where to keep what the observer saw). */
+static void obs_fails_inside(const tecs_event_t *ev)
+{
+    tecs_err_t *seen = ev->ctx;
+    CHECK(tecs_get(ev->world, 12345, ev->comp) == NULL);
+    *seen = tecs_last_error(ev->world);
+}
+
+static bool each_fails_inside(tecs_world_t *w, tecs_entity_t e, void *const *fields, void *ctx)
+{
+    (void)e, (void)fields;
+    CHECK_ERR(tecs_destroy(w, 12345), TECS_EDEAD);
+    *(tecs_err_t *)ctx = tecs_last_error(w);
+    return false;
+}
+
+/* A callback's failed calls are its own: after the outer call succeeds the
+** last error is TECS_OK, while inside the callback it was the failure. */
+TEST(errors_of_calls_inside_callbacks_stay_inside)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_err_t seen = TECS_OK;
+    CHECK(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_ADD, .comp = pos,
+                                                     .callback = obs_fails_inside,
+                                                     .ctx = &seen }) != 0);
+    tecs_entity_t e = tecs_new(w);
+    CHECK_ERR(tecs_add(w, e, pos), TECS_OK);
+    CHECK_EQ(seen, TECS_EDEAD);
+    CHECK_EQ(tecs_last_error(w), TECS_OK);
+
+    tecs_query_t *q = tecs_query_all(w, 1, &pos);
+    seen = TECS_OK;
+    CHECK_ERR(tecs_query_each(q, each_fails_inside, &seen), TECS_OK);
+    CHECK_EQ(seen, TECS_EDEAD);
+    CHECK_EQ(tecs_last_error(w), TECS_OK);
+    tw_free(w);
+}
+
+/* A queued change skipped because its entity died meanwhile is no error:
+** the apply and the flush that skip it leave TECS_OK. */
+TEST(errors_skipped_queued_changes_leave_no_error)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_entity_t e = tecs_new(w);
+    CHECK_ERR(tecs_delay_destroy(w, e, NULL, NULL), TECS_OK);
+    CHECK_ERR(tecs_destroy(w, e), TECS_OK);
+    CHECK_ERR(tecs_apply_kills(w), TECS_OK);
+    CHECK_EQ(tecs_last_error(w), TECS_OK);
+
+    tecs_entity_t f = tecs_new(w);
+    tecs_query_t *qa = tecs_query(w, &(tecs_query_desc_t){
+        .terms = (const tecs_term_t[]){ { .comp = pos, .oper = TECS_NONE } }, .term_count = 1 });
+    tecs_iter_t it = tecs_query_iter(qa);
+    CHECK_ERR(tecs_destroy(w, f), TECS_OK);             /* queued */
+    CHECK_ERR(tecs_add(w, f, pos), TECS_OK);            /* queued, skipped at the flush */
+    tecs_iter_fini(&it);
+    CHECK(!tecs_is_alive(w, f));
+    CHECK_EQ(tecs_dropped_changes(w), 0);
+    CHECK_EQ(tecs_last_error(w), TECS_OK);
+    tw_free(w);
+}

@@ -100,9 +100,9 @@ static void renumber(tecs_cache_t *c, int32_t from, int32_t to)
 /* The cache's order function on a and b; rows may be in motion (R1). */
 static int order_of(const tecs_cache_t *c, tecs_entity_t a, tecs_entity_t b)
 {
-    tecs__hook_begin(c->world);
+    tecs_err_t outer_err = tecs__hook_begin(c->world);
     int r = c->order(c->world, a, b, c->ctx);
-    tecs__hook_end(c->world);
+    tecs__hook_end(c->world, outer_err);
     return r;
 }
 
@@ -279,16 +279,16 @@ static void cache_update(tecs_cache_t *c, tecs_entity_t e, bool moved, bool dyin
         }
         put(c, e);
         if (c->on_enter) {
-            tecs__cb_begin(c->world);
+            tecs_err_t outer_err = tecs__cb_begin(c->world);
             c->on_enter(c->world, e, c->ctx);
-            tecs__cb_end(c->world);
+            tecs__cb_end(c->world, outer_err);
         }
     } else if (!want && i >= 0) {
         take(c, i);
         if (c->on_leave) {
-            tecs__cb_begin(c->world);
+            tecs_err_t outer_err = tecs__cb_begin(c->world);
             c->on_leave(c->world, e, c->ctx);
-            tecs__cb_end(c->world);
+            tecs__cb_end(c->world, outer_err);
         }
     }
 }

@@ -984,9 +984,9 @@ static void each_of(tecs_iter_t *it, tecs_query_t *q, tecs_each_fn fn, void *ctx
             void *fields[TECS_MAX_TERMS];
             for (int32_t t = 0; t < nterms; t++)
                 fields[t] = it->fields[t] ? (char *)it->fields[t] + (size_t)i * size[t] : NULL;
-            tecs__cb_begin(it->world);
+            tecs_err_t outer_err = tecs__cb_begin(it->world);
             bool stop = fn(it->world, it->entities[i], fields, ctx);
-            tecs__cb_end(it->world);
+            tecs__cb_end(it->world, outer_err);
             if (stop) {
                 tecs_iter_fini(it);
                 return;
