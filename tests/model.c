@@ -35,7 +35,7 @@
 #include <stdarg.h>
 
 enum { NC = 8, MAXQ = 6, MAXIT = 3, MAXE = 256, NDEAD = 64, MAXIX = 4, MAXCOND = 8,
-       MAXOB = 4 };
+       MAXOB = 4, MAXC = 3 };
 enum { C_A, C_B, C_T1, C_T2, C_V, C_H, C_C, C_G };
 static const uint32_t csize[NC] = { 4, 8, 0, 0, 12, sizeof(Obj), 1, 64 };
 static const uint32_t calign[NC] = { 4, 8, 0, 0, 4, _Alignof(Obj), 1, 64 };
@@ -103,6 +103,32 @@ typedef struct init_rec {
     tecs_entity_t seen;
 } init_rec;
 
+/* Feature switches (model.h). */
+enum { MF_LIFE = 1 << 0, MF_HOOKS = 1 << 1, MF_OBS = 1 << 2, MF_RES = 1 << 3,
+       MF_REFUSE = 1 << 4, MF_WFREE = 1 << 5, MF_FREEING = 1 << 6, MF_CACHE = 1 << 7,
+       MF_CACHECB = 1 << 8, MF_ITCOPY = 1 << 9, MF_BUSY = 1 << 10, MF_MEM = 1 << 11,
+       MF_LASTERR = 1 << 12, MF_FFREE = 1 << 13, MF_COUNT = 14 };
+static const char *const mf_name[MF_COUNT] = { "life", "hooks", "obs", "res", "refuse",
+    "wfree", "freeing", "cache", "cachecb", "itcopy", "busy", "mem", "lasterr", "ffree" };
+
+/* The kinds of callback that run a body the program chose. */
+enum { CB_LIFE, CB_HOOK, CB_OBS, CB_CACHE, NCB };
+static const char *const cb_name[NCB] = { "lifecycle hook", "component hook", "observer",
+                                          "cache member" };
+static const uint32_t cb_feature[NCB] = { MF_LIFE, MF_HOOKS, MF_OBS, MF_CACHECB };
+
+/* A cache: its query, the component it is ordered by (-1: arrival order). */
+typedef struct mcache {
+    struct mcache *all;         /* every cache made, freed at the end       */
+    interp *I;
+    tecs_cache_t *c;
+    tecs_query_t *q;
+    int key;
+} mcache;
+
+/* Iteration kinds: over a query, a cache, a query and a filter. */
+enum { IT_QUERY, IT_CACHE, IT_WHERE };
+
 typedef struct kill_ctx {
     interp *I;
     int mode;                   /* 1 check only, 2 make an entity, 3 destroy self */
@@ -128,8 +154,34 @@ struct interp {
     int32_t nq;
     struct { tecs_index_t *ix; int field; bool ordered; } ixs[MAXIX];
     int32_t nix;
-    struct { tecs_iter_t it; int32_t qi; bool wrote; } its[MAXIT];
+    struct {
+        tecs_iter_t it;
+        int32_t qi;
+        bool wrote;             /* rows written, not yet reported           */
+        uint8_t kind;           /* IT_*                                     */
+        mcache *c;              /* IT_CACHE: the cache                      */
+        tecs_entity_t *order;   /* IT_CACHE: the order it must hand out     */
+        int32_t norder, pos;
+        tecs_filter_t *fl;      /* IT_WHERE: the filter, NULL once freed    */
+        tecs_index_t *uses[MAXCOND]; /* IT_WHERE: the indexes it names      */
+    } its[MAXIT];
     int32_t nits;
+    uint32_t off;               /* features switched off                    */
+    struct { uint8_t act; uint32_t z; } body[NCB]; /* what callbacks do     */
+    int32_t budget[NCB];        /* bodies left in this step, per kind       */
+    int32_t in_body;
+    uint32_t bodyn;             /* bodies run: varies their targets         */
+    bool freeing;               /* tecs_world_free is running               */
+    bool cbfail;                /* a check inside a callback failed         */
+    char cbmsg[200];
+    bool keys_written;          /* a cache key may have changed this step   */
+    int32_t checking;           /* inside a comparison: bodies do not run   */
+    bool in_apply;              /* applying delayed changes: the library
+                                   applies what callbacks queue after each
+                                   one, so bodies make no structural change */
+    mcache *cs[MAXC];
+    int32_t ncs;
+    mcache *all_cs;
     uint32_t *maxgen;           /* per slot: 1 + highest generation seen    */
     tecs_entity_t *mark;        /* per slot: scratch for set comparison     */
     int32_t cap_gen;
@@ -153,6 +205,13 @@ static void failf(interp *I, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
+    if (I->in_body > 0) {       /* no longjmp out of the library: report later */
+        if (!I->cbfail)
+            vsnprintf(I->cbmsg, sizeof I->cbmsg, fmt, ap);
+        I->cbfail = true;
+        va_end(ap);
+        return;
+    }
     int k = snprintf(I->res->msg, sizeof I->res->msg, "step %d: ", I->step);
     vsnprintf(I->res->msg + k, sizeof I->res->msg - (size_t)k, fmt, ap);
     va_end(ap);
@@ -328,8 +387,6 @@ static void m_apply(interp *I, const mcmd *c)
         if (c->init) {
             check_init(I, c->init, c->id);
             m_birth(m, c->mask, c->init->vmask, c->init->val);
-            if (c->init->add_ok)
-                push_dq(I, &(mcmd){ .op = Q_ADD, .id = c->id, .comp = C_T2 });
         } else {
             m_birth(m, c->mask, c->vmask, c->val);
         }
@@ -355,6 +412,8 @@ static void m_apply(interp *I, const mcmd *c)
 
 static void m_flush(interp *I)
 {
+    if (I->ndq == 0)
+        return;                 /* nothing queued: no remove flag is set */
     for (int32_t i = 0; i < I->ne; i++)
         I->e[i].rmq = false;
     for (int32_t i = 0; i < I->ndq; i++) {
@@ -383,8 +442,12 @@ static void settle(interp *I)
 ** when an allocation was made to fail. @return true if it is an ENOMEM. */
 static bool result_is(interp *I, int got, int want, const char *what)
 {
-    if (got == want)
+    if (got == want) {
+        if (got == TECS_OK && !(I->off & MF_LASTERR) && tecs_last_error(I->w) != TECS_OK)
+            failf(I, "%s succeeded but the last error is %s (%s)", what,
+                  tecs_err_name(tecs_last_error(I->w)), tecs_last_error_msg(I->w));
         return false;
+    }
     if (got == TECS_ENOMEM && injected(I)) {
         I->res->enomem++;
         return true;
@@ -503,6 +566,7 @@ static void check_chunk(interp *I, const tecs_iter_t *it, const mquery *q)
 ** The result is compared as a set through a per-slot mark. */
 static void check_query(interp *I, const mquery *q, bool walk, int32_t flags)
 {
+    I->checking++;              /* the walk reports writes: hooks run */
     tecs_entity_t *got = malloc(((size_t)I->ne + 17) * sizeof *got);
     if (got == NULL)
         abort();
@@ -534,6 +598,7 @@ static void check_query(interp *I, const mquery *q, bool walk, int32_t flags)
     for (int32_t i = 0; i < I->ne; i++)
         I->mark[TECS_ENTITY_INDEX(I->e[i].id)] = 0;
     free(got);
+    I->checking--;
     EXPECT(I, tecs_query_count(q->q) == nw, "query count %d, model %d",
            (int)tecs_query_count(q->q), (int)nw);
     EXPECT(I, ng == nw, "query gives %d entities, model %d", (int)ng, (int)nw);
@@ -570,8 +635,17 @@ static long live_objs(const interp *I)
 
 static void check_indexes(interp *I);
 static void check_observers(interp *I);
+static void check_all_now(interp *I);
+static bool check_caches(interp *I);
 
 static void check_all(interp *I)
+{
+    I->checking++;
+    check_all_now(I);
+    I->checking--;
+}
+
+static void check_all_now(interp *I)
 {
     if (tecs_world_check(I->w) != TECS_OK)
         failf(I, "world check: %s", tecs_last_error_msg(I->w));
@@ -594,6 +668,8 @@ static void check_all(interp *I)
         check_query(I, &I->qs[q], false, q & 1 ? TECS_ITER_REVERSE : 0);
     check_indexes(I);
     check_observers(I);
+    if (I->ncs)
+        check_caches(I);
     EXPECT(I, I->hc.bad == 0 && I->cb_bad == 0, "hook misuse (%ld) or callback saw a dead entity",
            I->hc.bad);
     if (!deferred(I))
@@ -622,9 +698,11 @@ static void init_fn(tecs_init_t *init, void *ctx)
             obj_ctor(p, 1, &I->hc);
         fill_val(c, p, r->val[c]);
     }
-    if (r->add_tag) {
+    if (r->add_tag) {           /* queued: applied after the birth, in call order */
         r->add_err = tecs_add(I->w, r->seen, I->cid[C_T2]);
         r->add_ok = r->add_err == TECS_OK;
+        if (r->add_ok)
+            push_dq(I, &(mcmd){ .op = Q_ADD, .id = r->seen, .comp = C_T2 });
     }
 }
 
@@ -701,8 +779,6 @@ static void op_new_with(interp *I, const m_op *op)
     check_init(I, r, id);
     ment *m = took(I, id, 0);
     m_birth(m, op->x, r->vmask, r->val);
-    if (r->add_ok)
-        m_setval(m, C_T2, 0);
 }
 
 static void op_new_bulk(interp *I, const m_op *op)
@@ -849,6 +925,7 @@ static void op_set(interp *I, const m_op *op)
     } else {
         m_setval(m, ci, v);
     }
+    I->keys_written = true;
 }
 
 static void op_get(interp *I, const m_op *op)
@@ -876,16 +953,16 @@ static void op_get(interp *I, const m_op *op)
             fill_val(ci, p, v);
         m->val[ci] = v;
         result_is(I, tecs_modified(I->w, id, c), TECS_OK, "tecs_modified");
+        I->keys_written = true;
     }
 }
 
-static void op_query_new(interp *I, const m_op *op)
+/* Create a query of nt terms drawn from z; with refuse_all (a lifecycle
+** hook) only a valid one, which must be refused. */
+static void query_new(interp *I, int32_t nt, uint32_t z, bool refuse_all)
 {
-    if (I->nq == MAXQ)
-        return;
-    mquery q = { .nt = 1 + op->x % 5 };
+    mquery q = { .nt = nt };
     int want = TECS_OK;
-    uint32_t z = op->z;
     for (int32_t t = 0; t < q.nt; t++, z = (uint32_t)mix(z)) {
         q.ci[t] = (int)(z % NC);
         q.t[t] = (tecs_term_t){ .comp = I->cid[q.ci[t]], .oper = (tecs_oper_t)(z >> 4 & 3),
@@ -894,10 +971,19 @@ static void op_query_new(interp *I, const m_op *op)
             if (q.ci[u] == q.ci[t])
                 want = TECS_EINVAL;
     }
+    if (refuse_all && want != TECS_OK)
+        return;
     q.q = tecs_query(I->w, &(tecs_query_desc_t){ .terms = q.t, .term_count = q.nt });
-    if (result_is(I, got_err(I, q.q != NULL), want, "tecs_query") || q.q == NULL)
+    if (result_is(I, got_err(I, q.q != NULL), refuse_all ? TECS_EBUSY : want, "tecs_query") ||
+        q.q == NULL)
         return;
     I->qs[I->nq++] = q;
+}
+
+static void op_query_new(interp *I, const m_op *op)
+{
+    if (I->nq < MAXQ)
+        query_new(I, 1 + op->x % 5, op->z, false);
 }
 
 static bool iterated(const interp *I, int32_t qi)
@@ -908,18 +994,45 @@ static bool iterated(const interp *I, int32_t qi)
     return false;
 }
 
-static void op_query_free(interp *I, const m_op *op)
+static bool cache_uses(const interp *I, const tecs_query_t *q)
 {
-    if (I->nq == 0)
-        return;
-    int32_t qi = (int32_t)(op->z % (uint32_t)I->nq);
-    if (iterated(I, qi))
-        return;
+    for (int32_t k = 0; k < I->ncs; k++)
+        if (I->cs[k]->q == q)
+            return true;
+    return false;
+}
+
+/* Free query qi, or be refused (TECS_EBUSY) while it is iterated or a cache
+** uses it. Frees are checked through the last error (R4). Without the
+** "busy" feature a busy query is left alone. @return false if skipped. */
+static bool query_free(interp *I, int32_t qi, bool refuse_all)
+{
+    bool busy = iterated(I, qi) || cache_uses(I, I->qs[qi].q);
+    if (busy && (I->off & MF_BUSY) && !refuse_all)
+        return false;
+    tecs_clear_error(I->w);
     tecs_query_free(I->qs[qi].q);
+    int want = busy || refuse_all ? TECS_EBUSY : TECS_OK;
+    int got = (int)tecs_last_error(I->w);
+    if (want == TECS_OK && got == TECS_OK)
+        ;
+    else if (got != want)
+        failf(I, "tecs_query_free%s: last error %s, model says %s", busy ? " of a busy query" : "",
+              tecs_err_name((tecs_err_t)got), tecs_err_name((tecs_err_t)want));
+    if (want != TECS_OK)
+        return true;
     I->qs[qi] = I->qs[--I->nq];
     for (int32_t i = 0; i < I->nits; i++)
         if (I->its[i].qi == I->nq)
             I->its[i].qi = qi;
+    return true;
+}
+
+static void op_query_free(interp *I, const m_op *op)
+{
+    if (I->nq == 0)
+        return;
+    query_free(I, (int32_t)(op->z % (uint32_t)I->nq), false);
 }
 
 static void op_query_check(interp *I, const m_op *op)
@@ -928,34 +1041,55 @@ static void op_query_check(interp *I, const m_op *op)
         check_query(I, &I->qs[op->z % (uint32_t)I->nq], true, op->x & 1);
 }
 
-/* The outermost iteration ended: the library flushed, so does the model. */
+/* An iteration ended: what it owns goes; after the outermost, the library
+** flushed, so does the model. */
 static void iter_closed(interp *I)
 {
     I->nits--;
+    free(I->its[I->nits].order);
+    I->its[I->nits].order = NULL;
+    tecs_filter_free(I->its[I->nits].fl);
+    I->its[I->nits].fl = NULL;
     if (deferred(I))
         return;
     settle(I);
     m_flush(I);
 }
 
-/* Write new values through the first write term with data in this chunk,
-** as a system would; indexes re-key when the iterator leaves the rows. */
+/* Write new values through a write term with data in this chunk (a
+** cache's key term first, else the first), as a system would; indexes,
+** hooks and caches learn of it when the iterator leaves the rows. */
 static void write_chunk(interp *I, int32_t k, uint32_t seed)
 {
     tecs_iter_t *it = &I->its[k].it;
     const mquery *q = &I->qs[I->its[k].qi];
-    for (int32_t t = 0; t < q->nt; t++) {
-        int c = q->ci[t];
-        char *f = tecs_field(it, t);
-        if (f == NULL || q->t[t].access != TECS_WRITE || c == C_H)
-            continue;
-        for (int32_t r = 0; r < it->count; r++) {
-            ment *m = find(I, it->entities[r]);
-            m->val[c] = mkval(seed, (uint32_t)r);
-            fill_val(c, f + (size_t)r * csize[c], m->val[c]);
+    int prefer = I->its[k].kind == IT_CACHE ? I->its[k].c->key : -1;
+    for (int pass = prefer >= 0 ? 0 : 1; pass < 2; pass++) {
+        for (int32_t t = 0; t < q->nt; t++) {
+            int c = q->ci[t];
+            char *f = tecs_field(it, t);
+            if (f == NULL || q->t[t].access != TECS_WRITE || c == C_H || (!pass && c != prefer))
+                continue;
+            for (int32_t r = 0; r < it->count; r++) {
+                ment *m = find(I, it->entities[r]);
+                m->val[c] = mkval(seed, (uint32_t)r);
+                fill_val(c, f + (size_t)r * csize[c], m->val[c]);
+            }
+            I->its[k].wrote = true;
+            I->keys_written = true;
+            return;
         }
-        I->its[k].wrote = true;
-        return;
+    }
+}
+
+/* A cache iteration hands out its members in the cache's order at start. */
+static void check_cache_rows(interp *I, int32_t k)
+{
+    for (int32_t r = 0; r < I->its[k].it.count; r++) {
+        int32_t p = I->its[k].pos++;
+        EXPECT(I, p < I->its[k].norder && I->its[k].order[p] == I->its[k].it.entities[r],
+               "cache iteration hands out %llx at %d, not the cache's order",
+               (unsigned long long)I->its[k].it.entities[r], (int)p);
     }
 }
 
@@ -966,11 +1100,26 @@ static void iter_step(interp *I, uint32_t write)
     I->its[k].wrote = false;
     if (tecs_iter_next(it)) {
         check_chunk(I, it, &I->qs[I->its[k].qi]);
+        if (I->its[k].order)
+            check_cache_rows(I, k);
         if (write % 4 == 0)
             write_chunk(I, k, write);
     } else {
+        EXPECT(I, I->its[k].order == NULL || I->its[k].pos == I->its[k].norder,
+               "cache iteration ends after %d of %d members", (int)I->its[k].pos,
+               (int)I->its[k].norder);
         iter_closed(I);
     }
+}
+
+/* Push an iteration opened by the caller; *it is already started. */
+static int32_t its_push(interp *I, int32_t qi, uint8_t kind)
+{
+    int32_t k = I->nits++;
+    memset(&I->its[k], 0, sizeof I->its[k]);
+    I->its[k].qi = qi;
+    I->its[k].kind = kind;
+    return k;
 }
 
 static void op_iter_open(interp *I, const m_op *op)
@@ -978,10 +1127,8 @@ static void op_iter_open(interp *I, const m_op *op)
     if (I->nq == 0 || I->nits == MAXIT)
         return;
     int32_t qi = (int32_t)(op->z % (uint32_t)I->nq);
-    I->its[I->nits].qi = qi;
-    I->its[I->nits].wrote = false;
-    I->its[I->nits].it = tecs_query_iter_ex(I->qs[qi].q, op->x & 1);
-    I->nits++;
+    int32_t k = its_push(I, qi, IT_QUERY);
+    I->its[k].it = tecs_query_iter_ex(I->qs[qi].q, op->x & 1);
     EXPECT(I, tecs_is_deferred(I->w), "an open iteration does not defer");
     iter_step(I, op->y);
 }
@@ -1001,19 +1148,16 @@ static void op_iter_close(interp *I, const m_op *op)
     iter_closed(I);
 }
 
-static void op_delay_new(interp *I, const m_op *op)
+/* Queue a delayed birth into a (mask), values for y & mask drawn from z.
+** @return true if it was queued. */
+static bool delay_new(interp *I, tecs_archetype_t *a, uint32_t mask, uint32_t y, uint32_t z)
 {
-    if (I->ne >= MAXE)
-        return;
-    tecs_archetype_t *a = get_arch(I, op->x, op->z);
-    if (a == NULL)
-        return;
-    mcmd c = { .op = Q_NEW, .mask = op->x, .vmask = op->y & op->x & DATA_MASK };
+    mcmd c = { .op = Q_NEW, .mask = mask, .vmask = y & mask & DATA_MASK };
     unsigned char buf[NC][64];
     tecs_value_t vals[NC];
     int32_t nv = 0;
     for (int ci = 0; ci < NC; ci++) {
-        c.val[ci] = mkval(op->z, (uint32_t)ci + 100);
+        c.val[ci] = mkval(z, (uint32_t)ci + 100);
         if (c.vmask >> ci & 1) {
             fill_val(ci, buf[ci], c.val[ci]);
             vals[nv++] = (tecs_value_t){ I->cid[ci], buf[ci] };
@@ -1021,10 +1165,20 @@ static void op_delay_new(interp *I, const m_op *op)
     }
     tecs_entity_t id = tecs_delay_new(I->w, a, nv, vals);
     if (result_is(I, got_err(I, id != 0), TECS_OK, "tecs_delay_new"))
-        return;
+        return false;
     c.id = id;
     m_add_ent(I, id, ST_DELAY, 0);
     push_cmd(&I->lq, &I->nlq, &I->cap_lq, &c);
+    return true;
+}
+
+static void op_delay_new(interp *I, const m_op *op)
+{
+    if (I->ne >= MAXE)
+        return;
+    tecs_archetype_t *a = get_arch(I, op->x, op->z);
+    if (a)
+        delay_new(I, a, op->x, op->y, op->z);
 }
 
 static void op_delay_destroy(interp *I, const m_op *op)
@@ -1040,6 +1194,8 @@ static void op_delay_destroy(interp *I, const m_op *op)
     m->kill = true;
     push_cmd(&I->lq, &I->nlq, &I->cap_lq, &(mcmd){ .op = Q_KILL, .id = id, .mode = (uint8_t)mode });
 }
+
+static void apply_run(interp *I, tecs_err_t (*fn)(tecs_world_t *), int pick, const char *what);
 
 /* Apply the delayed commands of kind pick (-1 both) to the model. */
 static void m_apply_delayed(interp *I, int pick)
@@ -1070,6 +1226,13 @@ static void m_apply_delayed(interp *I, int pick)
 }
 
 static void apply_op(interp *I, tecs_err_t (*fn)(tecs_world_t *), int pick, const char *what)
+{
+    I->in_apply = true;
+    apply_run(I, fn, pick, what);
+    I->in_apply = false;
+}
+
+static void apply_run(interp *I, tecs_err_t (*fn)(tecs_world_t *), int pick, const char *what)
 {
     if (deferred(I)) {
         result_is(I, fn(I->w), TECS_EBUSY, what);
@@ -1150,21 +1313,30 @@ static int cmp_field(int f, int64_t a, int64_t b)
     return (uint64_t)a < (uint64_t)b ? -1 : (uint64_t)a > (uint64_t)b;
 }
 
+/* Create an index on field f; want is TECS_OK, or TECS_EBUSY where
+** creating is refused. @return it, or NULL. */
+static tecs_index_t *index_new(interp *I, int f, bool ordered, int want)
+{
+    tecs_index_t *ix = tecs_index_new(I->w, &(tecs_index_desc_t){
+        .comp = I->cid[ifield[f].comp], .kind = ordered ? TECS_INDEX_ORDERED : TECS_INDEX_HASH,
+        .type = ifield[f].type, .offset = ifield[f].offset });
+    if (result_is(I, got_err(I, ix != NULL), want, "tecs_index_new") || ix == NULL)
+        return NULL;
+    I->ixs[I->nix].ix = ix;
+    I->ixs[I->nix].field = f;
+    I->ixs[I->nix].ordered = ordered;
+    I->nix++;
+    return ix;
+}
+
 static void op_index_new(interp *I, const m_op *op)
 {
     if (I->nix == MAXIX || deferred(I))
         return;
     int f = op->x % 3;
-    bool ordered = op->x >> 2 & 1;
-    tecs_index_t *ix = tecs_index_new(I->w, &(tecs_index_desc_t){
-        .comp = I->cid[ifield[f].comp], .kind = ordered ? TECS_INDEX_ORDERED : TECS_INDEX_HASH,
-        .type = ifield[f].type, .offset = ifield[f].offset });
-    if (result_is(I, got_err(I, ix != NULL), TECS_OK, "tecs_index_new") || ix == NULL)
+    tecs_index_t *ix = index_new(I, f, op->x >> 2 & 1, TECS_OK);
+    if (ix == NULL)
         return;
-    I->ixs[I->nix].ix = ix;
-    I->ixs[I->nix].field = f;
-    I->ixs[I->nix].ordered = ordered;
-    I->nix++;
     int32_t n = 0;
     for (int32_t i = 0; i < I->ne; i++)
         n += I->e[i].st == ST_ALIVE && (I->e[i].mask >> ifield[f].comp & 1);
@@ -1172,13 +1344,34 @@ static void op_index_new(interp *I, const m_op *op)
            (int)n);
 }
 
+/* An open iteration over a filter names index k. */
+static bool index_busy(const interp *I, int32_t k)
+{
+    for (int32_t i = 0; i < I->nits; i++)
+        for (int32_t j = 0; I->its[i].kind == IT_WHERE && j < MAXCOND; j++)
+            if (I->its[i].uses[j] == I->ixs[k].ix)
+                return true;
+    return false;
+}
+
+/* Free index k: TECS_EBUSY while an iteration over a filter naming it is
+** open (or where refuse_all), else TECS_OK. */
+static void index_free(interp *I, int32_t k, bool refuse_all)
+{
+    bool busy = index_busy(I, k);
+    if (busy && (I->off & MF_BUSY) && !refuse_all)
+        return;
+    int want = busy || refuse_all ? TECS_EBUSY : TECS_OK;
+    if (result_is(I, tecs_index_free(I->ixs[k].ix), want, "tecs_index_free") || want)
+        return;
+    I->ixs[k] = I->ixs[--I->nix];
+}
+
 static void op_index_free(interp *I, const m_op *op)
 {
-    if (I->nix == 0 || deferred(I))
+    if (I->nix == 0 || (deferred(I) && (I->off & MF_BUSY)))
         return;
-    int32_t k = (int32_t)(op->z % (uint32_t)I->nix);
-    result_is(I, tecs_index_free(I->ixs[k].ix), TECS_OK, "tecs_index_free");
-    I->ixs[k] = I->ixs[--I->nix];
+    index_free(I, (int32_t)(op->z % (uint32_t)I->nix), false);
 }
 
 /* A condition of the model's filter. */
@@ -1277,7 +1470,9 @@ static void op_where(interp *I, const m_op *op)
     int32_t n = build_filter(I, fl, cs, op->z, 1 + op->x % 4);
     if (n > 0) {
         tecs_entity_t *got = malloc(((size_t)I->ne + 1) * sizeof *got);
+        I->checking++;
         int32_t ng = tecs_query_where_collect(q->q, fl, got, I->ne + 1);
+        I->checking--;
         if (ng < 0 && result_is(I, got_err(I, false), TECS_OK, "tecs_query_where_collect")) {
             free(got);
             tecs_filter_free(fl);
@@ -1345,8 +1540,10 @@ static tecs_entity_t *obs_slot(mobs *o, tecs_entity_t e)
     return &o->in[index];
 }
 
+static void run_body(interp *I, int kind, struct mcache *own);
+
 /* ENTER / ADD put the entity in the set, LEAVE / REMOVE take it out; an
-** event that finds the set otherwise is counted as bad. */
+** event that finds the set otherwise is counted as bad. Then the body. */
 static void obs_fn(const tecs_event_t *ev)
 {
     mobs *o = ev->ctx;
@@ -1361,6 +1558,7 @@ static void obs_fn(const tecs_event_t *ev)
     }
     if (o->comp_kind)
         o->bad += ev->comp != o->I->cid[o->comp];
+    run_body(o->I, CB_OBS, NULL);
 }
 
 static bool obs_wants(const mobs *o, const ment *m)
@@ -1450,6 +1648,680 @@ static void check_observers(interp *I)
     }
 }
 
+/* ---- callbacks that call back ------------------------------------------------------ */
+
+/*
+** Every callback the library runs for the program (the lifecycle hooks of
+** H, the component hooks an op installs, the observers, a cache's on_enter
+** and on_leave) first checks that the world is deferred, then, while its
+** kind has budget left in this step, runs the body the program chose for
+** that kind (op_body). A body makes structural changes (queued: not visible
+** inside, pushed on the model's deferred queue in call order, so the model
+** applies them where the library does), creates and frees indexes, queries,
+** caches and filters (refused in lifecycle hooks), or calls what is refused
+** in every callback. A failed check inside a callback is recorded (failf
+** does not jump out of the library there) and reported after the step.
+*/
+
+static bool on(const interp *I, uint32_t f)
+{
+    return !(I->off & f);
+}
+
+/* Apply at once what a call at depth 0 queued: the library did, after it. */
+static void sync(interp *I)
+{
+    settle(I);
+    if (!deferred(I))
+        m_flush(I);
+}
+
+/* The result of a call inside a callback: want, ENOMEM when an allocation
+** was made to fail, or with `loose` TECS_OK or TECS_EDEAD (the model learns
+** who died in a flush only after it). @return true if it succeeded. */
+static bool cb_result(interp *I, int got, int want, bool loose, const char *what, int kind)
+{
+    if (got == want || (loose && (got == TECS_OK || got == TECS_EDEAD))) {
+        if (got == TECS_OK && on(I, MF_LASTERR) && tecs_last_error(I->w) != TECS_OK)
+            failf(I, "%s in a %s succeeded but the last error is %s", what, cb_name[kind],
+                  tecs_err_name(tecs_last_error(I->w)));
+        return got == TECS_OK;
+    }
+    if (got == TECS_ENOMEM && injected(I)) {
+        I->res->enomem++;
+        return false;
+    }
+    failf(I, "%s in a %s: got %s, model says %s (%s)", what, cb_name[kind],
+          tecs_err_name((tecs_err_t)got), tecs_err_name((tecs_err_t)want),
+          tecs_last_error_msg(I->w));
+    return false;
+}
+
+static void body_new(interp *I, int kind)
+{
+    if (I->ne >= MAXE)
+        return;
+    tecs_entity_t id = tecs_new(I->w);
+    if (!cb_result(I, got_err(I, id != 0), TECS_OK, false, "tecs_new", kind))
+        return;
+    EXPECT(I, !tecs_is_alive(I->w, id), "an entity made in a %s is alive at once", cb_name[kind]);
+    m_add_ent(I, id, ST_PEND, 0);
+    push_dq(I, &(mcmd){ .op = Q_NEW, .id = id });
+}
+
+static void body_destroy(interp *I, int kind, uint32_t z)
+{
+    tecs_entity_t id = pick_id(I, z);
+    bool alive = tecs_is_alive(I->w, id);
+    if (!cb_result(I, tecs_destroy(I->w, id), TECS_OK, true, "tecs_destroy", kind))
+        return;
+    EXPECT(I, tecs_is_alive(I->w, id) == alive, "tecs_destroy in a %s acts at once",
+           cb_name[kind]);
+    push_dq(I, &(mcmd){ .op = Q_DESTROY, .id = id });
+}
+
+/* tecs_add or tecs_remove of a component of some entity. */
+static void body_change(interp *I, int kind, uint32_t z, bool rm)
+{
+    int c = (int)((z >> 8) % NC);
+    tecs_entity_t id = pick_id(I, z);
+    bool has = tecs_has(I->w, id, I->cid[c]);
+    int err = rm ? tecs_remove(I->w, id, I->cid[c]) : tecs_add(I->w, id, I->cid[c]);
+    if (!cb_result(I, err, TECS_OK, true, rm ? "tecs_remove" : "tecs_add", kind))
+        return;
+    EXPECT(I, tecs_has(I->w, id, I->cid[c]) == has, "%s of %s in a %s acts at once",
+           rm ? "tecs_remove" : "tecs_add", cname[c], cb_name[kind]);
+    push_dq(I, &(mcmd){ .op = rm ? Q_REMOVE : Q_ADD, .id = id, .comp = c });
+    ment *m = find(I, id);
+    if (rm && m && m->st == ST_ALIVE)
+        m->rmq = true;
+}
+
+static mcache *cache_new(interp *I, int32_t qi, uint32_t y, bool refuse_all);
+static void cache_free(interp *I, int32_t k, bool refuse_all);
+
+/* Create or free an index, a query, a cache, a filter: allowed in
+** component hooks and observers, refused (TECS_EBUSY) in lifecycle hooks. */
+static void body_resource(interp *I, int kind, uint32_t z)
+{
+    bool life = kind == CB_LIFE;
+    uint32_t r = z >> 8;
+    switch (z % 8) {
+    case 0:
+    case 7:
+        if (I->nix < MAXIX && index_new(I, (int)(r % 3), r >> 2 & 1, life ? TECS_EBUSY : TECS_OK) &&
+            z % 8 == 7)
+            index_free(I, I->nix - 1, false);
+        break;
+    case 1:
+        if (I->nix)
+            index_free(I, (int32_t)(r % (uint32_t)I->nix), life);
+        break;
+    case 2:
+        if (I->nq < MAXQ)
+            query_new(I, 1 + (int32_t)(r % 4), r, life);
+        break;
+    case 3:
+        if (I->nq)
+            query_free(I, (int32_t)(r % (uint32_t)I->nq), life);
+        break;
+    case 4:
+        if (I->nq && I->ncs < MAXC && on(I, MF_CACHE))
+            cache_new(I, (int32_t)(r % (uint32_t)I->nq), r >> 4, life);
+        break;
+    case 5:
+        if (I->ncs)
+            cache_free(I, (int32_t)(r % (uint32_t)I->ncs), life);
+        break;
+    default: {
+        tecs_filter_t *fl = tecs_filter_new(I->w);
+        if (result_is(I, got_err(I, fl != NULL), life ? TECS_EBUSY : TECS_OK, "tecs_filter_new") ||
+            fl == NULL)
+            return;
+        if (I->nix) {
+            int f = I->ixs[0].field;
+            tecs_cond_t c = tecs_where(fl, I->ixs[0].ix, TECS_EQ, key_of(f, pick_key(I, f, r)));
+            result_is(I, got_err(I, c >= 0), TECS_OK, "tecs_where");
+        }
+        tecs_filter_free(fl);
+    }
+    }
+}
+
+/* What every callback refuses: tecs_world_free, tecs_progress,
+** tecs_apply_news; TECS_EBUSY and nothing changed. */
+static void body_refused(interp *I, int kind, uint32_t z)
+{
+    int which = (int)(z % 3);
+    if (which == 0 && !on(I, MF_WFREE))
+        which = 1;
+    if (which > 0 && !on(I, MF_REFUSE))
+        return;
+    int32_t n0 = tecs_world_entity_count(I->w), p0 = tecs_pending_news(I->w);
+    static const char *const what[3] = { "tecs_world_free", "tecs_progress", "tecs_apply_news" };
+    int err;
+    if (which == 0) {
+        tecs_world_free(I->w);
+        err = (int)tecs_last_error(I->w);
+    } else {
+        err = which == 1 ? tecs_progress(I->w, 0.0) : tecs_apply_news(I->w);
+    }
+    cb_result(I, err, TECS_EBUSY, false, what[which], kind);
+    EXPECT(I, tecs_world_entity_count(I->w) == n0 && tecs_pending_news(I->w) == p0,
+           "a refused %s in a %s changed the world", what[which], cb_name[kind]);
+}
+
+/* A cache's own on_enter / on_leave frees it: TECS_OK, in effect once the
+** callback returns. */
+static void body_free_own(interp *I, mcache *own)
+{
+    for (int32_t k = 0; k < I->ncs; k++)
+        if (I->cs[k] == own)
+            cache_free(I, k, false);
+}
+
+static void do_body(interp *I, int kind, mcache *own)
+{
+    uint32_t z = (uint32_t)mix(I->body[kind].z + I->bodyn++);
+    int act = I->body[kind].act % 8;
+    if (I->in_apply && act != 5 && act != 6)
+        return;
+    switch (act) {
+    case 1: body_new(I, kind); break;
+    case 2: body_destroy(I, kind, z); break;
+    case 3: body_change(I, kind, z, false); break;
+    case 4: body_change(I, kind, z, true); break;
+    case 5: if (on(I, MF_RES)) body_resource(I, kind, z); break;
+    case 6: body_refused(I, kind, z); break;
+    case 7:
+        if (own)
+            body_free_own(I, own);
+        else
+            body_change(I, kind, z, false);
+        break;
+    default: break;
+    }
+}
+
+/* While tecs_world_free runs every call that can fail is refused. */
+static void freeing_body(interp *I, int kind, uint32_t z)
+{
+    static const char *const what[5] = { "tecs_new", "tecs_filter_new", "tecs_index_new",
+                                         "tecs_progress", "tecs_query_all" };
+    int k = (int)(z % 5);
+    bool made;
+    switch (k) {
+    case 0: made = tecs_new(I->w) != 0; break;
+    case 1: made = tecs_filter_new(I->w) != NULL; break;
+    case 2: made = tecs_index_new(I->w, &(tecs_index_desc_t){ .comp = I->cid[C_A],
+                                  .type = TECS_KEY_I32 }) != NULL; break;
+    case 3: made = tecs_progress(I->w, 0.0) == TECS_OK; break;
+    default: made = tecs_query_all(I->w, 1, &I->cid[C_A]) != NULL; break;
+    }
+    EXPECT(I, !made && tecs_last_error(I->w) == TECS_EBUSY,
+           "%s in a %s while the world is freed: %s, last error %s", what[k], cb_name[kind],
+           made ? "done" : "refused", tecs_err_name(tecs_last_error(I->w)));
+}
+
+static void run_body(interp *I, int kind, mcache *own)
+{
+    if ((I->off & cb_feature[kind]) || I->in_body || I->w == NULL)
+        return;
+    I->in_body++;
+    bool go = I->body[kind].act != 0 && I->budget[kind] > 0 && !I->checking;
+    if (go)
+        I->budget[kind]--;
+    if (I->freeing) {
+        if (go && on(I, MF_FREEING))
+            freeing_body(I, kind, (uint32_t)mix(I->body[kind].z + I->bodyn++));
+    } else {
+        EXPECT(I, tecs_is_deferred(I->w), "tecs_is_deferred is false inside a %s",
+               cb_name[kind]);
+        if (go)
+            do_body(I, kind, own);
+    }
+    I->in_body--;
+}
+
+/* H's lifecycle hooks: the counting hooks of hooks.h, then the body. */
+static void h_ctor(void *dst, int32_t n, void *ctx)
+{
+    interp *I = ctx;
+    obj_ctor(dst, n, &I->hc);
+    run_body(I, CB_LIFE, NULL);
+}
+
+static void h_dtor(void *ptr, int32_t n, void *ctx)
+{
+    interp *I = ctx;
+    obj_dtor(ptr, n, &I->hc);
+    run_body(I, CB_LIFE, NULL);
+}
+
+static void h_copy(void *dst, const void *src, int32_t n, void *ctx)
+{
+    interp *I = ctx;
+    obj_copy(dst, src, n, &I->hc);
+    run_body(I, CB_LIFE, NULL);
+}
+
+static void h_move(void *dst, void *src, int32_t n, void *ctx)
+{
+    interp *I = ctx;
+    obj_move(dst, src, n, &I->hc);
+    run_body(I, CB_LIFE, NULL);
+}
+
+static void hook_fn(const tecs_event_t *ev)
+{
+    run_body(ev->ctx, CB_HOOK, NULL);
+}
+
+/* Choose what the callbacks of one kind do from now on. */
+static void op_body(interp *I, const m_op *op)
+{
+    int kind = op->x % NCB;
+    I->body[kind].act = (uint8_t)(op->y % 8);
+    I->body[kind].z = op->z;
+}
+
+/* Give one of A, T1, B, H on_add / on_set / on_remove hooks, or take them. */
+static void op_hooks(interp *I, const m_op *op)
+{
+    static const int hc[4] = { C_A, C_T1, C_B, C_H };
+    if (!on(I, MF_HOOKS))
+        return;
+    int c = hc[op->x % 4];
+    tecs_hooks_t h = { .on_add = hook_fn, .on_set = csize[c] ? hook_fn : NULL,
+                       .on_remove = hook_fn, .ctx = I };
+    result_is(I, tecs_component_hooks(I->w, I->cid[c], op->y % 4 == 0 ? NULL : &h), TECS_OK,
+              "tecs_component_hooks");
+}
+
+/* ---- caches ------------------------------------------------------------------------ */
+
+/* Order by the key component's bytes, ties by id; the model sorts alike. */
+static int cache_order(tecs_world_t *w, tecs_entity_t a, tecs_entity_t b, void *ctx)
+{
+    const mcache *mc = ctx;
+    const void *pa = tecs_get(w, a, mc->I->cid[mc->key]);
+    const void *pb = tecs_get(w, b, mc->I->cid[mc->key]);
+    int r = pa && pb ? memcmp(pa, pb, csize[mc->key]) : (pa != NULL) - (pb != NULL);
+    return r ? r : (a > b) - (a < b);
+}
+
+static void cache_member(tecs_world_t *w, tecs_entity_t e, void *ctx)
+{
+    mcache *mc = ctx;
+    (void)w, (void)e;
+    run_body(mc->I, CB_CACHE, mc);
+}
+
+typedef struct mkey {
+    unsigned char k[64];
+    tecs_entity_t id;
+} mkey;
+
+static int mkey_cmp(const void *a, const void *b)
+{
+    const mkey *x = a, *y = b;
+    int r = memcmp(x->k, y->k, sizeof x->k);
+    return r ? r : (x->id > y->id) - (x->id < y->id);
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+    tecs_entity_t x = *(const tecs_entity_t *)a, y = *(const tecs_entity_t *)b;
+    return (x > y) - (x < y);
+}
+
+static const mquery *query_of(interp *I, const tecs_query_t *q)
+{
+    for (int32_t k = 0; k < I->nq; k++)
+        if (I->qs[k].q == q)
+            return &I->qs[k];
+    failf(I, "a cache's query is gone");
+    return NULL;
+}
+
+/* The model's members of mc into out, sorted for an ordered cache. */
+static int32_t cache_model(interp *I, const mcache *mc, tecs_entity_t *out)
+{
+    const mquery *q = query_of(I, mc->q);
+    mkey *v = malloc(((size_t)I->ne + 1) * sizeof *v);
+    if (v == NULL)
+        abort();
+    int32_t n = 0;
+    for (int32_t i = 0; i < I->ne; i++) {
+        const ment *m = &I->e[i];
+        if (m->st != ST_ALIVE || !m_match(q, m->mask))
+            continue;
+        memset(v[n].k, 0, sizeof v[n].k);
+        if (mc->key >= 0)
+            fill_val(mc->key, v[n].k, m->val[mc->key]);
+        v[n++].id = m->id;
+    }
+    if (mc->key >= 0)
+        qsort(v, (size_t)n, sizeof *v, mkey_cmp);
+    for (int32_t i = 0; i < n; i++)
+        out[i] = v[i].id;
+    free(v);
+    return n;
+}
+
+/* Every cache holds what the model says, in its order. @return false if
+** not checked now (rows written in an open iteration are not reported). */
+static bool check_caches(interp *I)
+{
+    for (int32_t k = 0; k < I->nits; k++)
+        if (I->its[k].wrote)
+            return false;
+    size_t cap = (size_t)I->ne + 17;
+    tecs_entity_t *want = malloc(cap * sizeof *want), *got = malloc(cap * sizeof *got);
+    if (want == NULL || got == NULL)
+        abort();
+    for (int32_t k = 0; k < I->ncs; k++) {
+        const mcache *mc = I->cs[k];
+        int32_t nw = cache_model(I, mc, want);
+        int32_t count = tecs_cache_count(mc->c);
+        int32_t ng = tecs_cache_collect(mc->c, got, (int32_t)cap);
+        int32_t bad = -1;
+        if (mc->key < 0) {
+            qsort(want, (size_t)nw, sizeof *want, cmp_id);
+            if (ng == nw)
+                qsort(got, (size_t)ng, sizeof *got, cmp_id);
+        }
+        for (int32_t i = 0; ng == nw && i < nw && bad < 0; i++)
+            if (got[i] != want[i])
+                bad = i;
+        if (count != nw || ng != nw || bad >= 0) {
+            free(want), free(got);
+            failf(I, "cache %d (%s%s): count %d, collect %d, model %d; first difference at %d",
+                  (int)k, mc->key >= 0 ? "ordered by " : "arrival order",
+                  mc->key >= 0 ? cname[mc->key] : "", (int)count, (int)ng, (int)nw, (int)bad);
+        }
+    }
+    free(want), free(got);
+    return true;
+}
+
+static bool cache_iterated(const interp *I, const mcache *mc)
+{
+    for (int32_t i = 0; i < I->nits; i++)
+        if (I->its[i].kind == IT_CACHE && I->its[i].c == mc)
+            return true;
+    return false;
+}
+
+/* A cache over query qi: ordered by its first with-term with data (y & 1),
+** with member callbacks (y & 2). */
+static mcache *cache_new(interp *I, int32_t qi, uint32_t y, bool refuse_all)
+{
+    const mquery *q = &I->qs[qi];
+    mcache *mc = calloc(1, sizeof *mc);
+    if (mc == NULL)
+        abort();
+    *mc = (mcache){ .all = I->all_cs, .I = I, .q = q->q, .key = -1 };
+    I->all_cs = mc;
+    for (int32_t t = 0; (y & 1) && t < q->nt && mc->key < 0; t++)
+        if (q->t[t].oper == TECS_WITH && csize[q->ci[t]] && q->ci[t] != C_H)
+            mc->key = q->ci[t];
+    tecs_cache_desc_t d = { .query = q->q, .ctx = mc };
+    if (mc->key >= 0)
+        d.order = cache_order;
+    if ((y & 2) && on(I, MF_CACHECB))
+        d.on_enter = d.on_leave = cache_member;
+    mc->c = tecs_cache_new(I->w, &d);
+    if (result_is(I, got_err(I, mc->c != NULL), refuse_all ? TECS_EBUSY : TECS_OK,
+                  "tecs_cache_new") || mc->c == NULL)
+        return NULL;
+    I->cs[I->ncs++] = mc;
+    return mc;
+}
+
+/* Free cache k: TECS_EBUSY while it is iterated (or where refuse_all). */
+static void cache_free(interp *I, int32_t k, bool refuse_all)
+{
+    mcache *mc = I->cs[k];
+    bool busy = cache_iterated(I, mc);
+    if (busy && (I->off & MF_BUSY) && !refuse_all)
+        return;
+    tecs_clear_error(I->w);
+    tecs_cache_free(mc->c);
+    int want = busy || refuse_all ? TECS_EBUSY : TECS_OK;
+    int got = (int)tecs_last_error(I->w);
+    if (got != want)
+        failf(I, "tecs_cache_free%s: last error %s, model says %s",
+              busy ? " of an iterated cache" : "", tecs_err_name((tecs_err_t)got),
+              tecs_err_name((tecs_err_t)want));
+    if (want == TECS_OK)
+        I->cs[k] = I->cs[--I->ncs];
+}
+
+static void op_cache_new(interp *I, const m_op *op)
+{
+    if (!on(I, MF_CACHE) || I->nq == 0 || I->ncs == MAXC)
+        return;
+    if (cache_new(I, (int32_t)(op->z % (uint32_t)I->nq), op->y, false))
+        I->keys_written = true;         /* check it at the end of the step */
+}
+
+static void op_cache_free(interp *I, const m_op *op)
+{
+    if (on(I, MF_CACHE) && I->ncs)
+        cache_free(I, (int32_t)(op->z % (uint32_t)I->ncs), false);
+}
+
+static int32_t qindex(const interp *I, const tecs_query_t *q)
+{
+    for (int32_t k = 0; k < I->nq; k++)
+        if (I->qs[k].q == q)
+            return k;
+    return -1;
+}
+
+/* Iterate a cache, writing its key through the iterator (a tracked path);
+** x & 1: to the end at once, else left open for later steps. An iterated
+** cache refuses a second iteration (TECS_EBUSY). */
+static void op_cache_iter(interp *I, const m_op *op)
+{
+    if (!on(I, MF_CACHE) || I->ncs == 0 || I->nits == MAXIT)
+        return;
+    mcache *mc = I->cs[op->z % (uint32_t)I->ncs];
+    int32_t qi = qindex(I, mc->q);
+    if (qi < 0)
+        return;
+    if (cache_iterated(I, mc)) {
+        tecs_iter_t it = tecs_cache_iter(mc->c);
+        EXPECT(I, tecs_last_error(I->w) == TECS_EBUSY && !tecs_iter_next(&it),
+               "a second iteration of a cache: %s", tecs_err_name(tecs_last_error(I->w)));
+        return;
+    }
+    if (!check_caches(I))
+        return;                         /* its order is not settled */
+    int32_t cap = tecs_cache_count(mc->c) + 1;
+    tecs_entity_t *order = malloc((size_t)cap * sizeof *order);
+    if (order == NULL)
+        abort();
+    int32_t k = its_push(I, qi, IT_CACHE);
+    I->its[k].c = mc;
+    I->its[k].order = order;
+    I->its[k].norder = tecs_cache_collect(mc->c, order, cap);
+    I->its[k].it = tecs_cache_iter(mc->c);
+    if (tecs_last_error(I->w) == TECS_ENOMEM && injected(I)) {
+        I->res->enomem++;
+        I->its[k].norder = 0;           /* an empty iteration */
+    } else {
+        result_is(I, tecs_last_error(I->w), TECS_OK, "tecs_cache_iter");
+    }
+    EXPECT(I, tecs_is_deferred(I->w), "an open cache iteration does not defer");
+    uint32_t y = op->y & ~3u;           /* write every step */
+    do
+        iter_step(I, y++ * 4);
+    while ((op->x & 1) && I->nits > k);
+}
+
+/* ---- iterations: copies, frees while busy --------------------------------------------- */
+
+/* Copy the innermost iteration and end both copies (x % 3: the copy
+** first; the copy stepped to its end first; the original first). Ending is
+** idempotent: the world stays deferred exactly while the model's
+** iterations are open, and the next iteration defers. */
+static void op_iter_copy(interp *I, const m_op *op)
+{
+    if (!on(I, MF_ITCOPY) || I->nits == 0)
+        return;
+    int32_t k = I->nits - 1;
+    tecs_iter_t copy = I->its[k].it;
+    switch (op->x % 3) {
+    case 0:
+        tecs_iter_fini(&copy);
+        tecs_iter_fini(&I->its[k].it);
+        break;
+    case 1:
+        while (tecs_iter_next(&copy))
+            check_chunk(I, &copy, &I->qs[I->its[k].qi]);
+        tecs_iter_fini(&I->its[k].it);
+        break;
+    default:
+        tecs_iter_fini(&I->its[k].it);
+        tecs_iter_fini(&copy);
+        break;
+    }
+    I->its[k].wrote = false;
+    iter_closed(I);
+    EXPECT(I, tecs_is_deferred(I->w) == deferred(I),
+           "after both copies of an iteration end, deferred is %d with %d iterations open",
+           tecs_is_deferred(I->w), (int)I->nits);
+    if (tecs_world_check(I->w) != TECS_OK)
+        failf(I, "after both copies of an iteration end: %s", tecs_last_error_msg(I->w));
+    if (I->nq == 0)
+        return;
+    tecs_iter_t it = tecs_query_iter(I->qs[0].q);
+    EXPECT(I, tecs_is_deferred(I->w), "the next iteration is not deferred");
+    tecs_iter_fini(&it);
+    EXPECT(I, tecs_is_deferred(I->w) == deferred(I), "ending the next iteration");
+}
+
+/* Open an iteration over a query and a filter, left open for later steps. */
+static void op_where_open(interp *I, const m_op *op)
+{
+    if (!on(I, MF_FFREE) || I->nix == 0 || I->nq == 0 || I->nits == MAXIT)
+        return;
+    for (int32_t k = 0; k < I->nits; k++)
+        if (I->its[k].wrote)
+            return;
+    int32_t qi = (int32_t)(op->y % (uint32_t)I->nq);
+    tecs_filter_t *fl = tecs_filter_new(I->w);
+    if (result_is(I, got_err(I, fl != NULL), TECS_OK, "tecs_filter_new") || fl == NULL)
+        return;
+    mcond cs[MAXCOND];
+    int32_t n = build_filter(I, fl, cs, op->z, 1 + op->x % 4);
+    if (n <= 0) {
+        tecs_filter_free(fl);
+        return;
+    }
+    int32_t k = its_push(I, qi, IT_WHERE);
+    I->its[k].fl = fl;
+    for (int32_t i = 0; i < n; i++)
+        if (cs[i].kind < 3)
+            I->its[k].uses[i] = I->ixs[cs[i].ix].ix;
+    I->its[k].it = tecs_query_where(I->qs[qi].q, fl);
+    EXPECT(I, tecs_is_deferred(I->w), "an open where iteration does not defer");
+    iter_step(I, op->y);
+}
+
+/* Free the filter of an open where iteration: it works on to the end. */
+static void op_filter_free_open(interp *I, const m_op *op)
+{
+    (void)op;
+    for (int32_t k = I->nits - 1; k >= 0; k--) {
+        if (I->its[k].fl) {
+            tecs_filter_free(I->its[k].fl);
+            I->its[k].fl = NULL;
+            return;
+        }
+    }
+}
+
+/* Twice: a filter, its iteration, the filter freed while the iteration is
+** open, the iteration run to its end. The filter goes when its iteration
+** ends, so the second round holds no more memory than the first. */
+static void op_filter_cycle(interp *I, const m_op *op)
+{
+    if (!on(I, MF_FFREE) || I->nix == 0 || I->nq == 0 || deferred(I))
+        return;
+    size_t mem[2];
+    const mquery *q = &I->qs[op->y % (uint32_t)I->nq];
+    for (int round = 0; round < 2; round++) {
+        tecs_filter_t *fl = tecs_filter_new(I->w);
+        if (result_is(I, got_err(I, fl != NULL), TECS_OK, "tecs_filter_new") || fl == NULL)
+            return;
+        mcond cs[MAXCOND];
+        if (build_filter(I, fl, cs, op->z, 1 + op->x % 4) <= 0) {
+            tecs_filter_free(fl);
+            return;
+        }
+        I->checking++;
+        tecs_iter_t it = tecs_query_where(q->q, fl);
+        bool more = tecs_iter_next(&it);
+        if (more)
+            check_chunk(I, &it, q);
+        tecs_filter_free(fl);
+        while (more && tecs_iter_next(&it))
+            check_chunk(I, &it, q);
+        I->checking--;
+        sync(I);
+        mem[round] = tecs_world_memory(I->w);
+    }
+    if (!injected(I))
+        EXPECT(I, mem[1] <= mem[0], "a filter freed during its iteration is kept after it "
+               "ends (%zu bytes more after a second round)", mem[1] - mem[0]);
+}
+
+/* ---- memory ---------------------------------------------------------------------------- */
+
+/* A burst of delayed births (64 to 1024, past the model's usual cap),
+** applied, then destroyed at once or by delayed kills (x & 1): after the
+** applies the queues must give their memory back (the bound at the end). */
+static void op_delay_burst(interp *I, const m_op *op)
+{
+    if (!on(I, MF_MEM) || deferred(I) || op->y % 4 != 0)
+        return;
+    tecs_archetype_t *a = get_arch(I, op->x, op->z);
+    if (a == NULL)
+        return;
+    int32_t n = 64 + (int32_t)(op->z % 961);
+    tecs_entity_t *ids = malloc((size_t)n * sizeof *ids);
+    if (ids == NULL)
+        abort();
+    int32_t k = 0;
+    for (int32_t i = 0; i < n; i++)
+        if (delay_new(I, a, op->x, op->y, op->z + (uint32_t)i))
+            ids[k++] = I->last;
+    op_apply_news(I, op);
+    sync(I);
+    for (int32_t i = 0; i < k; i++) {
+        ment *m = find(I, ids[i]);
+        bool alive = m && m->st == ST_ALIVE;
+        if (op->x & 1) {
+            int err = tecs_delay_destroy(I->w, ids[i], NULL, NULL);
+            if (!result_is(I, err, alive ? TECS_OK : TECS_EDEAD, "tecs_delay_destroy") && alive &&
+                !m->kill) {
+                m->kill = true;
+                push_cmd(&I->lq, &I->nlq, &I->cap_lq, &(mcmd){ .op = Q_KILL, .id = ids[i] });
+            }
+        } else if (!result_is(I, tecs_destroy(I->w, ids[i]), alive ? TECS_OK : TECS_EDEAD,
+                              "tecs_destroy") && alive) {
+            m_kill(I, m);
+        }
+        sync(I);
+    }
+    if (op->x & 1)
+        op_apply_kills(I, op);
+    free(ids);
+}
+
 /* The op table: name, weight in random programs, function. */
 static const struct {
     const char *name;
@@ -1483,6 +2355,16 @@ static const struct {
     { "where", 4, op_where },
     { "observer_new", 1, op_observer_new },
     { "observer_remove", 1, op_observer_remove },
+    { "body", 2, op_body },
+    { "hooks", 1, op_hooks },
+    { "cache_new", 1, op_cache_new },
+    { "cache_free", 1, op_cache_free },
+    { "cache_iter", 2, op_cache_iter },
+    { "iter_copy", 1, op_iter_copy },
+    { "where_open", 1, op_where_open },
+    { "filter_free_open", 1, op_filter_free_open },
+    { "filter_cycle", 1, op_filter_cycle },
+    { "delay_burst", 1, op_delay_burst },
 };
 enum { NOPS = sizeof ops / sizeof ops[0] };
 
@@ -1514,8 +2396,8 @@ static void setup(interp *I)
         if (c == C_G)
             d.id = 100;
         if (c == C_H) {
-            d.ctor = obj_ctor, d.dtor = obj_dtor, d.copy = obj_copy, d.move = obj_move;
-            d.hook_ctx = &I->hc;
+            d.ctor = h_ctor, d.dtor = h_dtor, d.copy = h_copy, d.move = h_move;
+            d.hook_ctx = I;
         }
         while ((I->cid[c] = tecs_component(I->w, &d)) == 0)
             EXPECT(I, tecs_last_error(I->w) == TECS_ENOMEM && I->alloc.failures > 0,
@@ -1523,6 +2405,84 @@ static void setup(interp *I)
     }
     for (int m = 0; m < 4; m++)
         I->kctx[m] = (kill_ctx){ I, m };
+    I->e = grow(I->e, &I->cap_e, MAXE + 64, sizeof *I->e);   /* callbacks add, ops hold pointers */
+}
+
+/* What a check inside a callback found, reported outside it. */
+static void report_callbacks(interp *I)
+{
+    if (I->cbfail) {
+        I->cbfail = false;
+        failf(I, "in a callback: %s", I->cbmsg);
+    }
+}
+
+static void reset_budgets(interp *I)
+{
+    for (int k = 0; k < NCB; k++)
+        I->budget[k] = 2;
+}
+
+/* The world built directly: the same components, archetypes (each with as
+** many chunks) and live entities, nothing queued. @return its memory. */
+static size_t direct_memory(interp *I)
+{
+    tw_alloc a = { 0 };
+    hook_counts hc = { 0 };
+    tecs_world_t *d = tecs_world_new_ex(&(tecs_world_desc_t){
+        .alloc = tw_alloc_fn, .alloc_ud = &a, .rows_per_chunk = tecs_world_rows_per_chunk(I->w) });
+    if (d == NULL)
+        abort();
+    for (int k = 0; k < NC; k++) {
+        int c = I->p->cfg & 4 ? NC - 1 - k : k;
+        tecs_component_desc_t cd = { .name = cname[c], .size = csize[c], .align = calign[c],
+                                     .id = c == C_G ? 100 : 0 };
+        if (c == C_H)
+            cd.ctor = obj_ctor, cd.dtor = obj_dtor, cd.copy = obj_copy, cd.move = obj_move,
+            cd.hook_ctx = &hc;
+        EXPECT(I, tecs_component(d, &cd) == I->cid[c], "the direct world's ids differ");
+    }
+    int32_t rows = tecs_world_rows_per_chunk(d);
+    for (int32_t i = 0; i < I->w->narchs; i++) {
+        const tecs_comp_t *ids;
+        int32_t n = tecs_archetype_components(I->w->archs[i], &ids);
+        tecs_archetype_t *da = tecs_archetype(d, n, ids);
+        int32_t chunks = tecs_archetype_chunk_count(I->w->archs[i]);
+        EXPECT(I, da && (chunks == 0 || tecs_archetype_reserve(d, da, chunks * rows) == TECS_OK),
+               "building the direct world");
+    }
+    for (int32_t i = 0; i < I->ne; i++) {
+        const tecs_comp_t *ids;
+        int32_t n = tecs_archetype_components(tecs_entity_archetype(I->w, I->e[i].id), &ids);
+        EXPECT(I, tecs_new_in(d, tecs_archetype(d, n, ids)) != 0, "building the direct world");
+    }
+    size_t mem = tecs_world_memory(d);
+    tecs_world_free(d);
+    return mem;
+}
+
+/* R5: after the program, its queues applied and its caches, indexes and
+** queries freed, the world holds at most 5/4 of the direct world's memory
+** plus MEM_ALLOW bytes (the index registry, observers, dead slots, a
+** bounded spare of the queues). */
+enum { MEM_ALLOW = 32 * 1024 };
+
+static void check_memory(interp *I)
+{
+    op_apply_delayed(I, NULL);
+    sync(I);
+    report_callbacks(I);
+    check_all(I);
+    for (int32_t k = I->ncs - 1; k >= 0; k--)
+        cache_free(I, k, false);
+    for (int32_t k = I->nix - 1; k >= 0; k--)
+        index_free(I, k, false);
+    for (int32_t k = I->nq - 1; k >= 0; k--)
+        query_free(I, k, false);
+    size_t used = tecs_world_memory(I->w), direct = direct_memory(I);
+    EXPECT(I, used <= direct + direct / 4 + MEM_ALLOW,
+           "the world holds %zu bytes, one built directly %zu (bound: 5/4 of it + %d)", used,
+           direct, (int)MEM_ALLOW);
 }
 
 static void teardown(interp *I, bool check)
@@ -1531,11 +2491,18 @@ static void teardown(interp *I, bool check)
         op_iter_close(I, NULL);
     if (check) {
         I->step = I->p->n;
+        sync(I);
+        report_callbacks(I);
         check_all(I);
+        if (on(I, MF_MEM) && I->alloc.failures == 0)
+            check_memory(I);
     }
+    reset_budgets(I);
+    I->freeing = true;
     tecs_world_free(I->w);
     I->w = NULL;
     if (check) {
+        report_callbacks(I);
         EXPECT(I, I->alloc.blocks == 0 && I->alloc.bytes == 0, "leak: %ld blocks, %zu bytes",
                I->alloc.blocks, I->alloc.bytes);
         EXPECT(I, hooks_live(&I->hc) == 0 && I->hc.bad == 0,
@@ -1562,6 +2529,13 @@ static void release(interp *I)
         free(I->obs_gone[k]->in);
         free(I->obs_gone[k]);
     }
+    while (I->all_cs) {
+        mcache *mc = I->all_cs;
+        I->all_cs = mc->all;
+        free(mc);
+    }
+    for (int32_t k = 0; k < MAXIT; k++)
+        free(I->its[k].order);
     while (I->inits) {
         init_rec *r = I->inits;
         I->inits = r->next;
@@ -1584,6 +2558,7 @@ m_result m_run(const m_prog *p, const m_opts *o)
     I->o = *o;
     I->res = &res;
     I->alloc.fail_at = o->fail_at;
+    I->off = o->off | m_feature_bits(getenv("TECS_MODEL_OFF"));
     int32_t every = o->check_every > 0 ? o->check_every : 1;
     if (setjmp(I->fail) == 0) {
         setup(I);
@@ -1591,8 +2566,12 @@ m_result m_run(const m_prog *p, const m_opts *o)
             const m_op *op = &p->ops[I->step];
             I->inj0 = I->alloc.failures;
             tecs_clear_error(I->w);
+            reset_budgets(I);
             ops[op->op % NOPS].fn(I, op);
-            settle(I);
+            sync(I);
+            report_callbacks(I);
+            if (I->keys_written && check_caches(I))
+                I->keys_written = false;
             res.ops_run++;
             if (I->step % every == every - 1 || injected(I))
                 check_all(I);
@@ -1606,6 +2585,21 @@ m_result m_run(const m_prog *p, const m_opts *o)
     release(I);
     free(I);
     return res;
+}
+
+uint32_t m_feature_bits(const char *list)
+{
+    uint32_t bits = 0;
+    while (list && *list) {
+        size_t n = strcspn(list, ",");
+        for (int k = 0; k < MF_COUNT; k++)
+            if (strlen(mf_name[k]) == n && strncmp(list, mf_name[k], n) == 0)
+                bits |= 1u << k;
+        if (n == 3 && strncmp(list, "all", 3) == 0)
+            bits = (1u << MF_COUNT) - 1;
+        list += n + (list[n] == ',');
+    }
+    return bits;
 }
 
 /* ---- programs ------------------------------------------------------------------------ */

@@ -38,6 +38,7 @@ typedef struct m_prog {
 typedef struct m_opts {
     long fail_at;               /* fail this allocation (1-based); 0 never  */
     int32_t check_every;        /* full comparison period; 0 means 1        */
+    uint32_t off;               /* features switched off (m_feature_bits)   */
 } m_opts;
 
 typedef struct m_result {
@@ -49,6 +50,20 @@ typedef struct m_result {
     long ops_run;
     long enomem;                /* calls that reported out of memory        */
 } m_result;
+
+/* Features of the interpreter that can be switched off, one bit each, by
+** name: "life" (lifecycle hooks run bodies), "hooks" (on_add / on_set /
+** on_remove hooks), "obs" (observers), "res" (bodies create and free
+** indexes, filters, caches, queries), "refuse" (bodies call tecs_progress
+** and tecs_apply_news), "wfree" (bodies call tecs_world_free), "freeing"
+** (bodies run while the world is freed), "cache" (ordered caches),
+** "cachecb" (cache on_enter / on_leave bodies, a cache freeing itself),
+** "itcopy" (copied iterators), "busy" (query, cache and index frees while
+** busy), "ffree" (iterations over a filter, the filter freed while its
+** iteration is open), "mem" (the memory bound), "lasterr" (R4: success
+** leaves TECS_OK). Every feature is on unless named in m_opts.off or in
+** the environment variable TECS_MODEL_OFF (a comma list, or "all"). */
+uint32_t m_feature_bits(const char *list);
 
 /* The op table. */
 int m_op_count(void);
