@@ -37,7 +37,7 @@ static void save_prog(const char *path, const m_prog *p)
 }
 
 /* Run one input as the fuzzer would read it; explain a failure. */
-static int replay_file(const char *path, uint32_t off)
+static int replay_file(const char *path, uint32_t off, int32_t every)
 {
     static uint8_t buf[1 << 16];
     FILE *f = fopen(path, "rb");
@@ -51,6 +51,8 @@ static int replay_file(const char *path, uint32_t off)
     m_opts o;
     m_parse_input(buf, size, 100000, &p, &o);
     o.off = off;
+    if (every > 0)
+        o.check_every = every;
     m_result r = m_run(&p, &o);
     if (r.failed)
         m_explain(stderr, &p, &o, &r);
@@ -68,6 +70,7 @@ int main(int argc, char **argv)
     int32_t nops = 2000, every = 8;
     const char *save = NULL, *emit = NULL, *replay = NULL;
     uint32_t off = 0;
+    bool every_set = false;
     bool oom = false;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--seconds") == 0)
@@ -77,7 +80,7 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--ops") == 0)
             nops = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--check-every") == 0)
-            every = atoi(argv[i + 1]);
+            every = atoi(argv[i + 1]), every_set = true;
         else if (strcmp(argv[i], "--save") == 0)
             save = argv[i + 1];
         else if (strcmp(argv[i], "--oom") == 0)
@@ -103,7 +106,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (replay)
-        return replay_file(replay, off);
+        return replay_file(replay, off, every_set ? every : 0);
     if (seconds < 0)
         seconds = one ? 0 : 10;
     double start = now();
@@ -128,6 +131,7 @@ int main(int argc, char **argv)
             m_explain(stderr, &p, &o, &r);
             if (save)
                 save_prog(save, &p);
+            m_prog_free(&p);
             return 1;
         }
         m_prog_free(&p);

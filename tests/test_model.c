@@ -58,8 +58,11 @@ static void every_kind(m_prog *p, int32_t rounds)
 {
     m_prog r;
     m_prog_random(&r, 77, rounds * m_op_count());
-    for (int32_t i = 0; i < r.n; i++)
+    for (int32_t i = 0; i < r.n; i++) {
         r.ops[i].op = (uint8_t)(i % m_op_count());
+        if (strcmp(m_op_name(r.ops[i].op), "delay_burst") == 0)
+            r.ops[i].z -= r.ops[i].z % 449;     /* its smallest burst: 64 births */
+    }
     r.cfg = 0;                                  /* 16 rows per chunk */
     *p = r;
 }
