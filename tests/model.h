@@ -63,7 +63,8 @@ typedef struct m_result {
 ** iteration is open), "mem" (the memory bound), "lasterr" (R4: success
 ** leaves TECS_OK), "defchk" (every callback sees tecs_is_deferred true),
 ** "struct" (bodies make structural changes), "citer" (cache iterations,
-** writing the key through the cache's iterator). Every feature is on unless named in m_opts.off or in
+** writing the key through the cache's iterator), "cberr" (the last-error
+** rule also when a call inside a callback failed during the call). Every feature is on unless named in m_opts.off or in
 ** the environment variable TECS_MODEL_OFF (a comma list, or "all"). */
 uint32_t m_feature_bits(const char *list);
 
