@@ -115,8 +115,8 @@ static const char *const mf_name[MF_COUNT] = { "life", "hooks", "obs", "res", "r
 
 /* The kinds of callback that run a body the program chose. */
 enum { CB_LIFE, CB_HOOK, CB_OBS, CB_CACHE, NCB };
-static const char *const cb_name[NCB] = { "lifecycle hook", "component hook", "observer",
-                                          "cache member" };
+static const char *const cb_name[NCB] = { "a lifecycle hook", "a component hook",
+                                          "an observer", "a cache member callback" };
 static const uint32_t cb_feature[NCB] = { MF_LIFE, MF_HOOKS, MF_OBS, MF_CACHECB };
 
 /* A cache: its query, the component it is ordered by (-1: arrival order). */
@@ -1727,7 +1727,7 @@ static bool cb_result(interp *I, int got, int want, bool loose, const char *what
     I->cb_errs += got != TECS_OK && I->in_body > 0;
     if (got == want || (loose && (got == TECS_OK || got == TECS_EDEAD))) {
         if (got == TECS_OK && on(I, MF_LASTERR) && tecs_last_error(I->w) != TECS_OK)
-            failf(I, "%s in a %s succeeded but the last error is %s", what, cb_name[kind],
+            failf(I, "%s in %s succeeded but the last error is %s", what, cb_name[kind],
                   tecs_err_name(tecs_last_error(I->w)));
         return got == TECS_OK;
     }
@@ -1735,7 +1735,7 @@ static bool cb_result(interp *I, int got, int want, bool loose, const char *what
         I->res->enomem++;
         return false;
     }
-    failf(I, "%s in a %s: got %s, model says %s (%s)", what, cb_name[kind],
+    failf(I, "%s in %s: got %s, model says %s (%s)", what, cb_name[kind],
           tecs_err_name((tecs_err_t)got), tecs_err_name((tecs_err_t)want),
           tecs_last_error_msg(I->w));
     return false;
@@ -1748,7 +1748,7 @@ static void body_new(interp *I, int kind)
     tecs_entity_t id = tecs_new(I->w);
     if (!cb_result(I, got_err(I, id != 0), TECS_OK, false, "tecs_new", kind))
         return;
-    EXPECT(I, !tecs_is_alive(I->w, id), "an entity made in a %s is alive at once", cb_name[kind]);
+    EXPECT(I, !tecs_is_alive(I->w, id), "an entity made in %s is alive at once", cb_name[kind]);
     m_add_ent(I, id, ST_PEND, 0);
     push_dq(I, &(mcmd){ .op = Q_NEW, .id = id });
 }
@@ -1759,7 +1759,7 @@ static void body_destroy(interp *I, int kind, uint32_t z)
     bool alive = tecs_is_alive(I->w, id);
     if (!cb_result(I, tecs_destroy(I->w, id), TECS_OK, true, "tecs_destroy", kind))
         return;
-    EXPECT(I, tecs_is_alive(I->w, id) == alive, "tecs_destroy in a %s acts at once",
+    EXPECT(I, tecs_is_alive(I->w, id) == alive, "tecs_destroy in %s acts at once",
            cb_name[kind]);
     push_dq(I, &(mcmd){ .op = Q_DESTROY, .id = id });
 }
@@ -1773,7 +1773,7 @@ static void body_change(interp *I, int kind, uint32_t z, bool rm)
     int err = rm ? tecs_remove(I->w, id, I->cid[c]) : tecs_add(I->w, id, I->cid[c]);
     if (!cb_result(I, err, TECS_OK, true, rm ? "tecs_remove" : "tecs_add", kind))
         return;
-    EXPECT(I, tecs_has(I->w, id, I->cid[c]) == has, "%s of %s in a %s acts at once",
+    EXPECT(I, tecs_has(I->w, id, I->cid[c]) == has, "%s of %s in %s acts at once",
            rm ? "tecs_remove" : "tecs_add", cname[c], cb_name[kind]);
     push_dq(I, &(mcmd){ .op = rm ? Q_REMOVE : Q_ADD, .id = id, .comp = c });
     ment *m = find(I, id);
@@ -1852,7 +1852,7 @@ static void body_refused(interp *I, int kind, uint32_t z)
     }
     cb_result(I, err, TECS_EBUSY, false, what[which], kind);
     EXPECT(I, tecs_world_entity_count(I->w) == n0 && tecs_pending_news(I->w) == p0,
-           "a refused %s in a %s changed the world", what[which], cb_name[kind]);
+           "a refused %s in %s changed the world", what[which], cb_name[kind]);
 }
 
 /* A cache's own on_enter / on_leave frees it: TECS_OK, in effect once the
@@ -1905,7 +1905,7 @@ static void freeing_body(interp *I, int kind, uint32_t z)
     }
     I->cb_errs++;
     EXPECT(I, !made && tecs_last_error(I->w) == TECS_EBUSY,
-           "%s in a %s while the world is freed: %s, last error %s", what[k], cb_name[kind],
+           "%s in %s while the world is freed: %s, last error %s", what[k], cb_name[kind],
            made ? "done" : "refused", tecs_err_name(tecs_last_error(I->w)));
 }
 
@@ -1922,7 +1922,7 @@ static void run_body(interp *I, int kind, mcache *own)
             freeing_body(I, kind, (uint32_t)mix(I->body[kind].z + I->bodyn++));
     } else {
         EXPECT(I, tecs_is_deferred(I->w) || !on(I, MF_DEFCHK),
-               "tecs_is_deferred is false inside a %s", cb_name[kind]);
+               "tecs_is_deferred is false inside %s", cb_name[kind]);
         if (go)
             do_body(I, kind, own);
     }
