@@ -21,9 +21,15 @@
 ** argument picks one of the 8 components or an unknown id. So any byte
 ** string is a program, and a program with operations cut out still runs.
 **
-** Ops for later layers (index `where`, observers) go in the op table with a
-** model function each; the comparison in check_all is the place for their
-** results.
+** Callbacks call back (see "callbacks that call back" below): what a body
+** queues is pushed on the model's deferred queue when the call is made, so
+** the model applies it where the library does, in call order. Caches are
+** kept as their query and key: the model sorts its members by the key's
+** bytes, then id, and the cache must hold exactly that after every write.
+** Each newer check is a feature that TECS_MODEL_OFF switches off (model.h).
+**
+** Ops for later layers go in the op table with a model function each; the
+** comparison in check_all is the place for their results.
 */
 #define _DEFAULT_SOURCE
 #include "model.h"

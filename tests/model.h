@@ -11,10 +11,13 @@
 **
 ** m_run applies each operation to a fresh world and to the model, checks the
 ** call's result against the model's prediction, and compares the whole state
-** (live entities, every value, every query's result, pending delayed changes,
-** live hooked values) every `check_every` steps and at the end. With fail_at
-** set, that allocation fails: the call that meets it must report
-** TECS_ENOMEM and change nothing, and the run goes on.
+** (live entities, every value, every query's result, every cache in its
+** order, pending delayed changes, live hooked values) every `check_every`
+** steps and at the end, and the world's memory against a world built
+** directly. Callbacks (lifecycle hooks, component hooks, observers, cache
+** member callbacks) run bodies the program chose, calling back into the
+** world. With fail_at set, that allocation fails: the call that meets it
+** must report TECS_ENOMEM and change nothing, and the run goes on.
 */
 #ifndef TECS_MODEL_H
 #define TECS_MODEL_H

@@ -1,7 +1,9 @@
 /*
 ** The model-based tests (tests/model.c): random programs checked against
 ** the reference model, every allocation of a fixed program made to fail,
-** and the committed fuzz findings replayed.
+** and the committed fuzz findings replayed. Every feature of the
+** interpreter is on; TECS_MODEL_OFF=name,... switches some off (model.h),
+** e.g. to see which defect one check finds.
 */
 #include "model.h"
 
