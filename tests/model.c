@@ -2090,9 +2090,11 @@ static bool check_caches(interp *I)
                 bad = i;
         if (count != nw || ng != nw || bad >= 0) {
             free(want), free(got);
-            failf(I, "cache %d (%s%s): count %d, collect %d, model %d; first difference at %d",
+            bool sorted = I->nits > 0 || tecs_world_check(I->w) == TECS_OK;
+            failf(I, "cache %d (%s%s): count %d, collect %d, model %d; first difference at %d%s",
                   (int)k, mc->key >= 0 ? "ordered by " : "arrival order",
-                  mc->key >= 0 ? cname[mc->key] : "", (int)count, (int)ng, (int)nw, (int)bad);
+                  mc->key >= 0 ? cname[mc->key] : "", (int)count, (int)ng, (int)nw, (int)bad,
+                  sorted ? "" : "; the world check finds it out of order too");
         }
     }
     free(want), free(got);
