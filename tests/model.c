@@ -981,6 +981,8 @@ static void op_get(interp *I, const m_op *op)
     EXPECT(I, tecs_is_alive(I->w, id) == alive, "tecs_is_alive");
     if (p == NULL)
         return;
+    EXPECT(I, (I->off & MF_LASTERR) || tecs_last_error(I->w) == TECS_OK,
+           "tecs_get_mut succeeded but the last error is %s", tecs_err_name(tecs_last_error(I->w)));
     EXPECT(I, same_val(ci, p, m->val[ci]), "tecs_get: value of %s differs", cname[ci]);
     if ((op->y & 1) && !writes_pending(I)) {    /* write through the pointer */
         int64_t v = mkval(op->z, op->y);
