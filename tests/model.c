@@ -32,185 +32,21 @@
 ** comparison in check_all is the place for their results.
 */
 #define _DEFAULT_SOURCE
-#include "model.h"
-#include "hooks.h"
-#include "private.h"
+#include "model_int.h"
 
 #include <dirent.h>
-#include <setjmp.h>
 #include <stdarg.h>
 
-enum { NC = 8, MAXQ = 6, MAXIT = 3, MAXE = 256, NDEAD = 64, MAXIX = 4, MAXCOND = 8,
-       MAXOB = 4, MAXC = 3 };
-enum { C_A, C_B, C_T1, C_T2, C_V, C_H, C_C, C_G };
-static const uint32_t csize[NC] = { 4, 8, 0, 0, 12, sizeof(Obj), 1, 64 };
-static const uint32_t calign[NC] = { 4, 8, 0, 0, 4, _Alignof(Obj), 1, 64 };
-static const char *const cname[NC] = { "A", "B", "T1", "T2", "V", "H", "C", "G" };
-#define DATA_MASK 0xf3u          /* components with a value (not T1, T2)  */
-#define UNKNOWN_COMP 999u
-
-enum { ST_ALIVE, ST_PEND, ST_DELAY };    /* alive, birth queued, delayed birth */
-enum { Q_NEW, Q_DESTROY, Q_ADD, Q_REMOVE, Q_SET, Q_KILL };
-
-typedef struct ment {
-    tecs_entity_t id;
-    uint8_t st;
-    bool kill;                  /* a delayed kill is queued                 */
-    bool rmq;                   /* a remove is queued (iteration open)      */
-    uint32_t mask;
-    int64_t val[NC];
-} ment;
-
-struct init_rec;
-
-typedef struct mcmd {
-    uint8_t op;
-    uint8_t mode;               /* kill callback mode                       */
-    int comp;                   /* model index                              */
-    tecs_entity_t id;
-    uint32_t mask;              /* births: the archetype                    */
-    uint32_t vmask;             /* births: components given values          */
-    int64_t val[NC];
-    struct init_rec *init;
-} mcmd;
-
-typedef struct mquery {
-    tecs_query_t *q;
-    int32_t nt;
-    int ci[8];                  /* model component per term                 */
-    tecs_term_t t[8];
-} mquery;
-
-typedef struct interp interp;
-
-/* A pair of observers (ENTER and LEAVE of terms, or ADD and REMOVE of a
-** component) and the set their events build, by slot: it must always equal
-** what the model says matches, and be empty once the world is freed. */
-typedef struct mobs {
-    interp *I;
-    bool comp_kind;             /* ADD / REMOVE of comp, else ENTER / LEAVE  */
-    int comp;
-    mquery q;                   /* the terms (q.q unused)                    */
-    tecs_observer_t ids[2];
-    tecs_entity_t *in;          /* by slot: the member's id, or 0            */
-    int32_t cap;
-    long bad;                   /* events that contradict the set            */
-} mobs;
-
-/* What an initializer (tecs_new_with) was asked to do and what it saw. */
-typedef struct init_rec {
-    struct init_rec *next;
-    interp *I;
-    uint32_t vmask;
-    int64_t val[NC];
-    bool add_tag;
-    bool ran, saw_alive, add_ok;
-    int add_err;                /* what tecs_add inside it returned         */
-    tecs_entity_t seen;
-} init_rec;
-
-/* Feature switches (model.h). */
-enum { MF_LIFE = 1 << 0, MF_HOOKS = 1 << 1, MF_OBS = 1 << 2, MF_RES = 1 << 3,
-       MF_REFUSE = 1 << 4, MF_WFREE = 1 << 5, MF_FREEING = 1 << 6, MF_CACHE = 1 << 7,
-       MF_CACHECB = 1 << 8, MF_ITCOPY = 1 << 9, MF_BUSY = 1 << 10, MF_MEM = 1 << 11,
-       MF_LASTERR = 1 << 12, MF_FFREE = 1 << 13, MF_DEFCHK = 1 << 14, MF_STRUCT = 1 << 15,
-       MF_CITER = 1 << 16, MF_CBERR = 1 << 17, MF_COUNT = 18 };
+const uint32_t csize[NC] = { 4, 8, 0, 0, 12, sizeof(Obj), 1, 64 };
+const uint32_t calign[NC] = { 4, 8, 0, 0, 4, _Alignof(Obj), 1, 64 };
+const char *const cname[NC] = { "A", "B", "T1", "T2", "V", "H", "C", "G" };
 static const char *const mf_name[MF_COUNT] = { "life", "hooks", "obs", "res", "refuse",
     "wfree", "freeing", "cache", "cachecb", "itcopy", "busy", "mem", "lasterr", "ffree",
     "defchk", "struct", "citer", "cberr" };
 
-/* The kinds of callback that run a body the program chose. */
-enum { CB_LIFE, CB_HOOK, CB_OBS, CB_CACHE, NCB };
-static const char *const cb_name[NCB] = { "a lifecycle hook", "a component hook",
-                                          "an observer", "a cache member callback" };
-static const uint32_t cb_feature[NCB] = { MF_LIFE, MF_HOOKS, MF_OBS, MF_CACHECB };
-
-/* A cache: its query, the component it is ordered by (-1: arrival order). */
-typedef struct mcache {
-    struct mcache *all;         /* every cache made, freed at the end       */
-    interp *I;
-    tecs_cache_t *c;
-    tecs_query_t *q;
-    int key;
-} mcache;
-
-/* Iteration kinds: over a query, a cache, a query and a filter. */
-enum { IT_QUERY, IT_CACHE, IT_WHERE };
-
-typedef struct kill_ctx {
-    interp *I;
-    int mode;                   /* 1 check only, 2 make an entity, 3 destroy self */
-} kill_ctx;
-
-struct interp {
-    const m_prog *p;
-    m_opts o;
-    m_result *res;
-    jmp_buf fail;
-    tw_alloc alloc;
-    tecs_world_t *w;
-    hook_counts hc;
-    tecs_comp_t cid[NC];
-    ment *e;
-    int32_t ne, cap_e;
-    mcmd *dq, *lq;              /* deferred, delayed                        */
-    int32_t ndq, cap_dq, nlq, cap_lq;
-    tecs_entity_t dead[NDEAD];
-    int32_t ndead;
-    tecs_entity_t last;         /* the id handed out last                   */
-    mquery qs[MAXQ];
-    int32_t nq;
-    struct { tecs_index_t *ix; int field; bool ordered; } ixs[MAXIX];
-    int32_t nix;
-    struct {
-        tecs_iter_t it;
-        int32_t qi;
-        bool wrote;             /* rows written, not yet reported           */
-        uint8_t kind;           /* IT_*                                     */
-        mcache *c;              /* IT_CACHE: the cache                      */
-        tecs_entity_t *order;   /* IT_CACHE: the order it must hand out     */
-        int32_t norder, pos;
-        tecs_filter_t *fl;      /* IT_WHERE: the filter, NULL once freed    */
-        tecs_index_t *uses[MAXCOND]; /* IT_WHERE: the indexes it names      */
-    } its[MAXIT];
-    int32_t nits;
-    uint32_t off;               /* features switched off                    */
-    struct { uint8_t act; uint32_t z; } body[NCB]; /* what callbacks do     */
-    int32_t budget[NCB];        /* bodies left in this step, per kind       */
-    int32_t in_body;
-    uint32_t bodyn;             /* bodies run: varies their targets         */
-    bool freeing;               /* tecs_world_free is running               */
-    bool cbfail;                /* a check inside a callback failed         */
-    char cbmsg[200];
-    bool keys_written;          /* a cache key may have changed this step   */
-    int32_t checking;           /* inside a comparison: bodies do not run   */
-    int32_t cb_errs;            /* calls in callbacks that failed, this step */
-    bool in_apply;              /* applying delayed changes: the library
-                                   applies what callbacks queue after each
-                                   one, so bodies make no structural change */
-    mcache *cs[MAXC];
-    int32_t ncs;
-    mcache *all_cs;
-    uint32_t *maxgen;           /* per slot: 1 + highest generation seen    */
-    tecs_entity_t *mark;        /* per slot: scratch for set comparison     */
-    int32_t cap_gen;
-    init_rec *inits;
-    mobs *obs[MAXOB];
-    int32_t nobs;
-    mobs *obs_gone[64];         /* removed ones, kept until the end          */
-    int32_t ngone;
-    tecs_entity_t born[256];    /* made by kill callbacks, in order         */
-    int32_t nborn, born_pos;
-    long cb_bad;
-    kill_ctx kctx[4];
-    int32_t step;
-    long inj0;                  /* injected failures before this op         */
-};
-
 /* ---- small tools --------------------------------------------------------- */
 
-static void failf(interp *I, const char *fmt, ...) TECS__PRINTF(2, 3);
-static void failf(interp *I, const char *fmt, ...)
+void mi_failf(interp *I, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -229,13 +65,8 @@ static void failf(interp *I, const char *fmt, ...)
     longjmp(I->fail, 1);
 }
 
-#define EXPECT(I, cond, ...)                                                \
-    do {                                                                    \
-        if (!(cond))                                                        \
-            failf((I), __VA_ARGS__);                                        \
-    } while (0)
 
-static uint64_t mix(uint64_t x)
+uint64_t mi_mix(uint64_t x)
 {
     x += 0x9e3779b97f4a7c15ull;
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -245,7 +76,7 @@ static uint64_t mix(uint64_t x)
 
 static int64_t mkval(uint32_t a, uint32_t b)
 {
-    return (int64_t)(mix(((uint64_t)a << 32) | b) | 1);
+    return (int64_t)(mi_mix(((uint64_t)a << 32) | b) | 1);
 }
 
 static int64_t default_val(int c)
@@ -254,7 +85,7 @@ static int64_t default_val(int c)
 }
 
 /* The bytes of value v of component c. */
-static void fill_val(int c, void *dst, int64_t v)
+void mi_fill_val(int c, void *dst, int64_t v)
 {
     if (c == C_H) {
         *(Obj *)dst = obj((int32_t)v);
@@ -270,7 +101,7 @@ static bool same_val(int c, const void *p, int64_t v)
     if (c == C_H)
         return ((const Obj *)p)->magic == OBJ_LIVE && ((const Obj *)p)->value == (int32_t)v;
     unsigned char buf[64];
-    fill_val(c, buf, v);
+    mi_fill_val(c, buf, v);
     return memcmp(p, buf, csize[c]) == 0;
 }
 
@@ -289,19 +120,19 @@ static void *grow(void *p, int32_t *cap, int32_t need, size_t esize)
 }
 
 /* Was an allocation made to fail during this op? */
-static bool injected(const interp *I)
+bool mi_injected(const interp *I)
 {
     return I->alloc.failures > I->inj0;
 }
 
-static bool deferred(const interp *I)
+bool mi_deferred(const interp *I)
 {
     return I->nits > 0;
 }
 
 /* ---- the model ------------------------------------------------------------ */
 
-static ment *find(interp *I, tecs_entity_t id)
+ment *mi_find(interp *I, tecs_entity_t id)
 {
     if (id == 0)
         return NULL;
@@ -329,7 +160,7 @@ static void check_fresh(interp *I, tecs_entity_t id)
     I->last = id;
 }
 
-static ment *m_add_ent(interp *I, tecs_entity_t id, uint8_t st, uint32_t mask)
+ment *m_add_ent(interp *I, tecs_entity_t id, uint8_t st, uint32_t mask)
 {
     check_fresh(I, id);
     I->e = grow(I->e, &I->cap_e, I->ne + 1, sizeof *I->e);
@@ -340,7 +171,7 @@ static ment *m_add_ent(interp *I, tecs_entity_t id, uint8_t st, uint32_t mask)
     return m;
 }
 
-static void m_kill(interp *I, ment *m)
+void m_kill(interp *I, ment *m)
 {
     I->dead[I->ndead++ % NDEAD] = m->id;
     *m = I->e[--I->ne];
@@ -365,15 +196,15 @@ static void m_setval(ment *m, int c, int64_t v)
         m->val[c] = v;
 }
 
-static void push_cmd(mcmd **q, int32_t *n, int32_t *cap, const mcmd *c)
+void mi_push_cmd(mcmd **q, int32_t *n, int32_t *cap, const mcmd *c)
 {
     *q = grow(*q, cap, *n + 1, sizeof **q);
     (*q)[(*n)++] = *c;
 }
 
-static void push_dq(interp *I, const mcmd *c)
+void mi_push_dq(interp *I, const mcmd *c)
 {
-    push_cmd(&I->dq, &I->ndq, &I->cap_dq, c);
+    mi_push_cmd(&I->dq, &I->ndq, &I->cap_dq, c);
 }
 
 /* An initializer ran once, on its entity, which nobody saw alive, and its
@@ -388,7 +219,7 @@ static void check_init(interp *I, const init_rec *r, tecs_entity_t id)
 /* Apply one deferred command to the model, as the flush does. */
 static void m_apply(interp *I, const mcmd *c)
 {
-    ment *m = find(I, c->id);
+    ment *m = mi_find(I, c->id);
     switch (c->op) {
     case Q_NEW:
         if (m == NULL || m->st != ST_PEND)
@@ -419,7 +250,7 @@ static void m_apply(interp *I, const mcmd *c)
     }
 }
 
-static void m_flush(interp *I)
+void m_flush(interp *I)
 {
     if (I->ndq == 0)
         return;                 /* nothing queued: no remove flag is set */
@@ -436,12 +267,12 @@ static void m_flush(interp *I)
 
 /* After an op at depth 0: nothing may stay queued, unless an injected
 ** failure stopped a flush; then apply the rest now, as the next call would. */
-static void settle(interp *I)
+void mi_settle(interp *I)
 {
-    if (deferred(I))
+    if (mi_deferred(I))
         return;
     for (int tries = 0; I->w->deferred.count > 0; tries++) {
-        EXPECT(I, injected(I) && tries < 4, "%d queued changes left behind",
+        EXPECT(I, mi_injected(I) && tries < 4, "%d queued changes left behind",
                (int)I->w->deferred.count);
         tecs__flush(I->w);
     }
@@ -449,27 +280,27 @@ static void settle(interp *I)
 
 /* The result of a call the model predicts is `want`: equal, or TECS_ENOMEM
 ** when an allocation was made to fail. @return true if it is an ENOMEM. */
-static bool result_is(interp *I, int got, int want, const char *what)
+bool mi_result_is(interp *I, int got, int want, const char *what)
 {
     I->cb_errs += got != TECS_OK && I->in_body > 0;
     if (got == want) {
         if (got == TECS_OK && !(I->off & MF_LASTERR) && tecs_last_error(I->w) != TECS_OK &&
             !(I->cb_errs && (I->off & MF_CBERR)))
-            failf(I, "%s succeeded but the last error is %s (%s)", what,
+            mi_failf(I, "%s succeeded but the last error is %s (%s)", what,
                   tecs_err_name(tecs_last_error(I->w)), tecs_last_error_msg(I->w));
         return false;
     }
-    if (got == TECS_ENOMEM && injected(I)) {
+    if (got == TECS_ENOMEM && mi_injected(I)) {
         I->res->enomem++;
         return true;
     }
-    failf(I, "%s: got %s, model says %s (%s)", what, tecs_err_name((tecs_err_t)got),
+    mi_failf(I, "%s: got %s, model says %s (%s)", what, tecs_err_name((tecs_err_t)got),
           tecs_err_name((tecs_err_t)want), tecs_last_error_msg(I->w));
     return false;
 }
 
 /* For calls returning an id or pointer: 0 means an error, in last_error. */
-static int got_err(interp *I, bool ok)
+int mi_got_err(interp *I, bool ok)
 {
     return ok ? TECS_OK : (int)tecs_last_error(I->w);
 }
@@ -484,7 +315,7 @@ static tecs_comp_t pick_comp(interp *I, uint8_t x, int *ci)
     return I->cid[*ci];
 }
 
-static tecs_entity_t pick_id(interp *I, uint32_t z)
+tecs_entity_t mi_pick_id(interp *I, uint32_t z)
 {
     switch (z & 15) {
     case 0:
@@ -503,7 +334,7 @@ static tecs_entity_t pick_id(interp *I, uint32_t z)
 }
 
 /* The archetype of mask, asking with the ids in an order chosen by seed. */
-static tecs_archetype_t *get_arch(interp *I, uint32_t mask, uint32_t seed)
+tecs_archetype_t *mi_get_arch(interp *I, uint32_t mask, uint32_t seed)
 {
     tecs_comp_t ids[NC];
     int32_t n = 0;
@@ -511,7 +342,7 @@ static tecs_archetype_t *get_arch(interp *I, uint32_t mask, uint32_t seed)
         if (mask >> c & 1)
             ids[n++] = I->cid[c];
     for (int32_t i = n - 1; i > 0; i--) {
-        seed = (uint32_t)mix(seed);
+        seed = (uint32_t)mi_mix(seed);
         int32_t j = (int32_t)(seed % (uint32_t)(i + 1));
         tecs_comp_t t = ids[i];
         ids[i] = ids[j];
@@ -519,13 +350,13 @@ static tecs_archetype_t *get_arch(interp *I, uint32_t mask, uint32_t seed)
     }
     tecs_archetype_t *a = tecs_archetype(I->w, n, ids);
     if (a == NULL)
-        result_is(I, got_err(I, false), TECS_OK, "tecs_archetype");
+        mi_result_is(I, mi_got_err(I, false), TECS_OK, "tecs_archetype");
     return a;
 }
 
 /* ---- checks ----------------------------------------------------------------- */
 
-static bool m_match(const mquery *q, uint32_t mask)
+bool m_match(const mquery *q, uint32_t mask)
 {
     bool any = false, has_any = false;
     for (int32_t t = 0; t < q->nt; t++) {
@@ -552,10 +383,10 @@ static bool m_match(const mquery *q, uint32_t mask)
 
 /* One chunk of an iteration: every row a matching live entity, every field
 ** what the model says. */
-static void check_chunk(interp *I, const tecs_iter_t *it, const mquery *q)
+void mi_check_chunk(interp *I, const tecs_iter_t *it, const mquery *q)
 {
     for (int32_t r = 0; r < it->count; r++) {
-        ment *m = find(I, it->entities[r]);
+        ment *m = mi_find(I, it->entities[r]);
         EXPECT(I, m && m->st == ST_ALIVE && m_match(q, m->mask),
                "iteration hands out entity %llx that does not match",
                (unsigned long long)it->entities[r]);
@@ -592,7 +423,7 @@ static void check_query(interp *I, const mquery *q, bool walk, int32_t flags)
     if (walk) {
         tecs_iter_t it = tecs_query_iter_ex(q->q, flags);
         while (tecs_iter_next(&it)) {
-            check_chunk(I, &it, q);
+            mi_check_chunk(I, &it, q);
             for (int32_t r = 0; r < it.count && ng < I->ne + 16; r++)
                 got[ng++] = it.entities[r];
         }
@@ -647,12 +478,11 @@ static long live_objs(const interp *I)
 static void check_indexes(interp *I);
 static void check_observers(interp *I);
 static void check_all_now(interp *I);
-static bool check_caches(interp *I);
 
 /* The structure checker: TECS_OK, or (R3, with "itcopy") TECS_EBUSY
 ** while iterations are open. Without it, a check while rows written in an
 ** open iteration are not yet reported may find a cache out of order. */
-static void world_check(interp *I, const char *what)
+void mi_world_check(interp *I, const char *what)
 {
     bool wrote = false;
     for (int32_t k = 0; k < I->nits; k++)
@@ -666,10 +496,10 @@ static void world_check(interp *I, const char *what)
     if (wrote && I->ncs > 0)
         return;
     if (tecs_world_check(I->w) != TECS_OK)
-        failf(I, "%s: %s", what, tecs_last_error_msg(I->w));
+        mi_failf(I, "%s: %s", what, tecs_last_error_msg(I->w));
 }
 
-static void check_all(interp *I)
+void mi_check_all(interp *I)
 {
     I->checking++;
     check_all_now(I);
@@ -678,7 +508,7 @@ static void check_all(interp *I)
 
 static void check_all_now(interp *I)
 {
-    world_check(I, "world check");
+    mi_world_check(I, "world check");
     int32_t alive = 0, delayed = 0, kills = 0;
     for (int32_t i = 0; i < I->ne; i++) {
         check_entity(I, &I->e[i]);
@@ -699,10 +529,10 @@ static void check_all_now(interp *I)
     check_indexes(I);
     check_observers(I);
     if (I->ncs)
-        check_caches(I);
+        mi_check_caches(I);
     EXPECT(I, I->hc.bad == 0 && I->cb_bad == 0, "hook misuse (%ld) or callback saw a dead entity",
            I->hc.bad);
-    if (!deferred(I))
+    if (!mi_deferred(I))
         EXPECT(I, hooks_live(&I->hc) == live_objs(I), "%ld live hooked values, model %ld",
                hooks_live(&I->hc), live_objs(I));
 }
@@ -726,14 +556,14 @@ static void init_fn(tecs_init_t *init, void *ctx)
         }
         if (c == C_H)
             obj_ctor(p, 1, &I->hc);
-        fill_val(c, p, r->val[c]);
+        mi_fill_val(c, p, r->val[c]);
     }
     if (r->add_tag) {           /* queued: applied after the birth, in call order */
         r->add_err = tecs_add(I->w, r->seen, I->cid[C_T2]);
         r->add_ok = r->add_err == TECS_OK;
         I->cb_errs += !r->add_ok;
         if (r->add_ok)
-            push_dq(I, &(mcmd){ .op = Q_ADD, .id = r->seen, .comp = C_T2 });
+            mi_push_dq(I, &(mcmd){ .op = Q_ADD, .id = r->seen, .comp = C_T2 });
     }
 }
 
@@ -755,7 +585,7 @@ static void kill_fn(tecs_world_t *w, tecs_entity_t e, void *ctx)
 /* A new id from a creating call, pending if deferred. */
 static ment *took(interp *I, tecs_entity_t id, uint32_t mask)
 {
-    return m_add_ent(I, id, deferred(I) ? ST_PEND : ST_ALIVE, mask);
+    return m_add_ent(I, id, mi_deferred(I) ? ST_PEND : ST_ALIVE, mask);
 }
 
 static void op_new(interp *I, const m_op *op)
@@ -764,33 +594,33 @@ static void op_new(interp *I, const m_op *op)
     if (I->ne >= MAXE)
         return;
     tecs_entity_t id = tecs_new(I->w);
-    if (result_is(I, got_err(I, id != 0), TECS_OK, "tecs_new"))
+    if (mi_result_is(I, mi_got_err(I, id != 0), TECS_OK, "tecs_new"))
         return;
     took(I, id, 0);
-    if (deferred(I))
-        push_dq(I, &(mcmd){ .op = Q_NEW, .id = id });
+    if (mi_deferred(I))
+        mi_push_dq(I, &(mcmd){ .op = Q_NEW, .id = id });
 }
 
 static void op_new_in(interp *I, const m_op *op)
 {
     if (I->ne >= MAXE)
         return;
-    tecs_archetype_t *a = get_arch(I, op->x, op->z);
+    tecs_archetype_t *a = mi_get_arch(I, op->x, op->z);
     if (a == NULL)
         return;
     tecs_entity_t id = tecs_new_in(I->w, a);
-    if (result_is(I, got_err(I, id != 0), TECS_OK, "tecs_new_in"))
+    if (mi_result_is(I, mi_got_err(I, id != 0), TECS_OK, "tecs_new_in"))
         return;
-    took(I, id, deferred(I) ? 0 : op->x);
-    if (deferred(I))
-        push_dq(I, &(mcmd){ .op = Q_NEW, .id = id, .mask = op->x });
+    took(I, id, mi_deferred(I) ? 0 : op->x);
+    if (mi_deferred(I))
+        mi_push_dq(I, &(mcmd){ .op = Q_NEW, .id = id, .mask = op->x });
 }
 
 static void op_new_with(interp *I, const m_op *op)
 {
     if (I->ne >= MAXE)
         return;
-    tecs_archetype_t *a = get_arch(I, op->x, op->z);
+    tecs_archetype_t *a = mi_get_arch(I, op->x, op->z);
     if (a == NULL)
         return;
     init_rec *r = calloc(1, sizeof *r);
@@ -802,11 +632,11 @@ static void op_new_with(interp *I, const m_op *op)
     for (int c = 0; c < NC; c++)
         r->val[c] = mkval(op->z, (uint32_t)c);
     tecs_entity_t id = tecs_new_with(I->w, a, init_fn, r);
-    if (result_is(I, got_err(I, id != 0), TECS_OK, "tecs_new_with"))
+    if (mi_result_is(I, mi_got_err(I, id != 0), TECS_OK, "tecs_new_with"))
         return;
-    if (deferred(I)) {
+    if (mi_deferred(I)) {
         took(I, id, 0);
-        push_dq(I, &(mcmd){ .op = Q_NEW, .id = id, .mask = op->x, .init = r });
+        mi_push_dq(I, &(mcmd){ .op = Q_NEW, .id = id, .mask = op->x, .init = r });
         return;
     }
     check_init(I, r, id);
@@ -819,7 +649,7 @@ static void op_new_bulk(interp *I, const m_op *op)
     int32_t n = op->y % 64 == 63 ? 300 : op->y % 20;
     if (I->ne + n > MAXE)
         return;
-    tecs_archetype_t *a = get_arch(I, op->x, op->z);
+    tecs_archetype_t *a = mi_get_arch(I, op->x, op->z);
     if (a == NULL)
         return;
     uint32_t vmask = op->z & op->x & DATA_MASK;
@@ -832,7 +662,7 @@ static void op_new_bulk(interp *I, const m_op *op)
             continue;
         buf[c] = malloc((size_t)n * csize[c] + 1);
         for (int32_t k = 0; k < n; k++)
-            fill_val(c, buf[c] + (size_t)k * csize[c], mkval(op->z + (uint32_t)k, (uint32_t)c));
+            mi_fill_val(c, buf[c] + (size_t)k * csize[c], mkval(op->z + (uint32_t)k, (uint32_t)c));
         vals[nv++] = (tecs_value_t){ I->cid[c], buf[c] };
     }
     if (bad) {
@@ -845,14 +675,14 @@ static void op_new_bulk(interp *I, const m_op *op)
     int err = tecs_new_bulk(I->w, a, n, out, nv, vals);
     for (int c = 0; c < NC; c++)
         free(buf[c]);
-    if (!result_is(I, err, bad ? TECS_ENOCOMP : TECS_OK, "tecs_new_bulk") && !bad) {
+    if (!mi_result_is(I, err, bad ? TECS_ENOCOMP : TECS_OK, "tecs_new_bulk") && !bad) {
         for (int32_t k = 0; k < n; k++) {
             mcmd c = { .op = Q_NEW, .id = out[k], .mask = op->x, .vmask = vmask };
             for (int ci = 0; ci < NC; ci++)
                 c.val[ci] = mkval(op->z + (uint32_t)k, (uint32_t)ci);
             ment *m = took(I, out[k], 0);
-            if (deferred(I))
-                push_dq(I, &c);
+            if (mi_deferred(I))
+                mi_push_dq(I, &c);
             else
                 m_birth(m, c.mask, c.vmask, c.val);
         }
@@ -862,13 +692,13 @@ static void op_new_bulk(interp *I, const m_op *op)
 
 static void op_destroy(interp *I, const m_op *op)
 {
-    tecs_entity_t id = pick_id(I, op->z);
-    ment *m = find(I, id);
+    tecs_entity_t id = mi_pick_id(I, op->z);
+    ment *m = mi_find(I, id);
     int want = m ? TECS_OK : TECS_EDEAD;
-    if (result_is(I, tecs_destroy(I->w, id), want, "tecs_destroy") || !m)
+    if (mi_result_is(I, tecs_destroy(I->w, id), want, "tecs_destroy") || !m)
         return;
-    if (deferred(I))
-        push_dq(I, &(mcmd){ .op = Q_DESTROY, .id = id });
+    if (mi_deferred(I))
+        mi_push_dq(I, &(mcmd){ .op = Q_DESTROY, .id = id });
     else
         m_kill(I, m);
 }
@@ -885,19 +715,19 @@ static void op_add(interp *I, const m_op *op)
 {
     int ci;
     tecs_comp_t c = pick_comp(I, op->x, &ci);
-    tecs_entity_t id = pick_id(I, op->z);
-    ment *m = find(I, id);
+    tecs_entity_t id = mi_pick_id(I, op->z);
+    ment *m = mi_find(I, id);
     int want;
-    if (deferred(I))
+    if (mi_deferred(I))
         want = defer_want(ci, m);
     else if (!m || m->st != ST_ALIVE)
         want = TECS_EDEAD;
     else
         want = ci < 0 ? TECS_ENOCOMP : (m->mask >> ci & 1) ? TECS_EEXIST : TECS_OK;
-    if (result_is(I, tecs_add(I->w, id, c), want, "tecs_add") || want != TECS_OK)
+    if (mi_result_is(I, tecs_add(I->w, id, c), want, "tecs_add") || want != TECS_OK)
         return;
-    if (deferred(I))
-        push_dq(I, &(mcmd){ .op = Q_ADD, .id = id, .comp = ci });
+    if (mi_deferred(I))
+        mi_push_dq(I, &(mcmd){ .op = Q_ADD, .id = id, .comp = ci });
     else
         m_setval(m, ci, default_val(ci));
 }
@@ -906,19 +736,19 @@ static void op_remove(interp *I, const m_op *op)
 {
     int ci;
     tecs_comp_t c = pick_comp(I, op->x, &ci);
-    tecs_entity_t id = pick_id(I, op->z);
-    ment *m = find(I, id);
+    tecs_entity_t id = mi_pick_id(I, op->z);
+    ment *m = mi_find(I, id);
     int want;
-    if (deferred(I))
+    if (mi_deferred(I))
         want = defer_want(ci, m);
     else if (!m || m->st != ST_ALIVE)
         want = TECS_EDEAD;
     else
         want = ci < 0 ? TECS_ENOCOMP : (m->mask >> ci & 1) ? TECS_OK : TECS_ENOENT;
-    if (result_is(I, tecs_remove(I->w, id, c), want, "tecs_remove") || want != TECS_OK)
+    if (mi_result_is(I, tecs_remove(I->w, id, c), want, "tecs_remove") || want != TECS_OK)
         return;
-    if (deferred(I)) {
-        push_dq(I, &(mcmd){ .op = Q_REMOVE, .id = id, .comp = ci });
+    if (mi_deferred(I)) {
+        mi_push_dq(I, &(mcmd){ .op = Q_REMOVE, .id = id, .comp = ci });
         m->rmq = m->st == ST_ALIVE;   /* a later set queues behind it */
     } else
         m->mask &= ~(1u << ci);
@@ -932,15 +762,15 @@ static void op_set(interp *I, const m_op *op)
         return;
     int ci;
     tecs_comp_t c = pick_comp(I, op->x, &ci);
-    tecs_entity_t id = pick_id(I, op->z);
-    ment *m = find(I, id);
+    tecs_entity_t id = mi_pick_id(I, op->z);
+    ment *m = mi_find(I, id);
     int64_t v = mkval(op->z, op->y);
     unsigned char buf[64];
     bool null = op->y % 32 == 0;
     if (ci >= 0)
-        fill_val(ci, buf, v);
+        mi_fill_val(ci, buf, v);
     bool has = ci >= 0 && m && m->st == ST_ALIVE && (m->mask >> ci & 1) &&
-               !(m->rmq && deferred(I));
+               !(m->rmq && mi_deferred(I));
     int want;
     if (has)
         want = csize[ci] && null ? TECS_EINVAL : TECS_OK;
@@ -948,17 +778,17 @@ static void op_set(interp *I, const m_op *op)
         want = TECS_ENOCOMP;
     else if (null && csize[ci])
         want = TECS_EINVAL;
-    else if (deferred(I))
+    else if (mi_deferred(I))
         want = m && m->st != ST_DELAY ? TECS_OK : TECS_EDEAD;
     else
         want = m && m->st == ST_ALIVE ? TECS_OK : TECS_EDEAD;
-    if (result_is(I, tecs_set(I->w, id, c, null ? NULL : buf), want, "tecs_set") ||
+    if (mi_result_is(I, tecs_set(I->w, id, c, null ? NULL : buf), want, "tecs_set") ||
         want != TECS_OK)
         return;
-    if (deferred(I) && !has) {
+    if (mi_deferred(I) && !has) {
         mcmd q = { .op = Q_SET, .id = id, .comp = ci };
         q.val[ci] = v;
-        push_dq(I, &q);
+        mi_push_dq(I, &q);
     } else {
         m_setval(m, ci, v);
     }
@@ -969,14 +799,14 @@ static void op_get(interp *I, const m_op *op)
 {
     int ci;
     tecs_comp_t c = pick_comp(I, op->x, &ci);
-    tecs_entity_t id = pick_id(I, op->z);
-    ment *m = find(I, id);
+    tecs_entity_t id = mi_pick_id(I, op->z);
+    ment *m = mi_find(I, id);
     bool alive = m && m->st == ST_ALIVE;
     int want = !alive ? TECS_EDEAD : ci < 0 ? TECS_ENOCOMP
              : !(m->mask >> ci & 1) ? TECS_ENOENT : csize[ci] ? TECS_OK : TECS_EINVAL;
     void *p = tecs_get_mut(I->w, id, c);
-    EXPECT(I, got_err(I, p != NULL) == want, "tecs_get: got %s, model says %s",
-           tecs_err_name((tecs_err_t)got_err(I, p != NULL)), tecs_err_name((tecs_err_t)want));
+    EXPECT(I, mi_got_err(I, p != NULL) == want, "tecs_get: got %s, model says %s",
+           tecs_err_name((tecs_err_t)mi_got_err(I, p != NULL)), tecs_err_name((tecs_err_t)want));
     EXPECT(I, tecs_has(I->w, id, c) == (alive && ci >= 0 && (m->mask >> ci & 1)), "tecs_has");
     EXPECT(I, tecs_is_alive(I->w, id) == alive, "tecs_is_alive");
     if (p == NULL)
@@ -989,20 +819,20 @@ static void op_get(interp *I, const m_op *op)
         if (ci == C_H)
             ((Obj *)p)->value = (int32_t)v;
         else
-            fill_val(ci, p, v);
+            mi_fill_val(ci, p, v);
         m->val[ci] = v;
-        result_is(I, tecs_modified(I->w, id, c), TECS_OK, "tecs_modified");
+        mi_result_is(I, tecs_modified(I->w, id, c), TECS_OK, "tecs_modified");
         I->keys_written = true;
     }
 }
 
 /* Create a query of nt terms drawn from z; with refuse_all (a lifecycle
 ** hook) only a valid one, which must be refused. */
-static void query_new(interp *I, int32_t nt, uint32_t z, bool refuse_all)
+void mi_query_new(interp *I, int32_t nt, uint32_t z, bool refuse_all)
 {
     mquery q = { .nt = nt };
     int want = TECS_OK;
-    for (int32_t t = 0; t < q.nt; t++, z = (uint32_t)mix(z)) {
+    for (int32_t t = 0; t < q.nt; t++, z = (uint32_t)mi_mix(z)) {
         q.ci[t] = (int)(z % NC);
         q.t[t] = (tecs_term_t){ .comp = I->cid[q.ci[t]], .oper = (tecs_oper_t)(z >> 4 & 3),
                                 .access = (tecs_access_t)((z >> 6) % 3) };
@@ -1013,7 +843,7 @@ static void query_new(interp *I, int32_t nt, uint32_t z, bool refuse_all)
     if (refuse_all && want != TECS_OK)
         return;
     q.q = tecs_query(I->w, &(tecs_query_desc_t){ .terms = q.t, .term_count = q.nt });
-    if (result_is(I, got_err(I, q.q != NULL), refuse_all ? TECS_EBUSY : want, "tecs_query") ||
+    if (mi_result_is(I, mi_got_err(I, q.q != NULL), refuse_all ? TECS_EBUSY : want, "tecs_query") ||
         q.q == NULL)
         return;
     I->qs[I->nq++] = q;
@@ -1022,10 +852,10 @@ static void query_new(interp *I, int32_t nt, uint32_t z, bool refuse_all)
 static void op_query_new(interp *I, const m_op *op)
 {
     if (I->nq < MAXQ)
-        query_new(I, 1 + op->x % 5, op->z, false);
+        mi_query_new(I, 1 + op->x % 5, op->z, false);
 }
 
-static bool iterated(const interp *I, int32_t qi)
+bool mi_iterated(const interp *I, int32_t qi)
 {
     for (int32_t i = 0; i < I->nits; i++)
         if (I->its[i].qi == qi)
@@ -1044,9 +874,9 @@ static bool cache_uses(const interp *I, const tecs_query_t *q)
 /* Free query qi, or be refused (TECS_EBUSY) while it is iterated or a cache
 ** uses it. Frees are checked through the last error (R4). Without the
 ** "busy" feature a busy query is left alone. @return false if skipped. */
-static bool query_free(interp *I, int32_t qi, bool refuse_all)
+bool mi_query_free(interp *I, int32_t qi, bool refuse_all)
 {
-    bool busy = iterated(I, qi) || cache_uses(I, I->qs[qi].q);
+    bool busy = mi_iterated(I, qi) || cache_uses(I, I->qs[qi].q);
     if (busy && (I->off & MF_BUSY) && !refuse_all)
         return false;
     tecs_clear_error(I->w);
@@ -1055,7 +885,7 @@ static bool query_free(interp *I, int32_t qi, bool refuse_all)
     int got = (int)tecs_last_error(I->w);
     I->cb_errs += got != TECS_OK && I->in_body > 0;
     if (got != want)
-        failf(I, "tecs_query_free%s: last error %s, model says %s", busy ? " of a busy query" : "",
+        mi_failf(I, "tecs_query_free%s: last error %s, model says %s", busy ? " of a busy query" : "",
               tecs_err_name((tecs_err_t)got), tecs_err_name((tecs_err_t)want));
     if (want != TECS_OK)
         return true;
@@ -1070,7 +900,7 @@ static void op_query_free(interp *I, const m_op *op)
 {
     if (I->nq == 0)
         return;
-    query_free(I, (int32_t)(op->z % (uint32_t)I->nq), false);
+    mi_query_free(I, (int32_t)(op->z % (uint32_t)I->nq), false);
 }
 
 static void op_query_check(interp *I, const m_op *op)
@@ -1092,16 +922,16 @@ static bool writes_pending(const interp *I)
 
 /* An iteration ended: what it owns goes; after the outermost, the library
 ** flushed, so does the model. */
-static void iter_closed(interp *I)
+void mi_iter_closed(interp *I)
 {
     I->nits--;
     free(I->its[I->nits].order);
     I->its[I->nits].order = NULL;
     tecs_filter_free(I->its[I->nits].fl);
     I->its[I->nits].fl = NULL;
-    if (deferred(I))
+    if (mi_deferred(I))
         return;
-    settle(I);
+    mi_settle(I);
     m_flush(I);
 }
 
@@ -1122,9 +952,9 @@ static void write_chunk(interp *I, int32_t k, uint32_t seed)
             if (f == NULL || q->t[t].access != TECS_WRITE || c == C_H || (!pass && c != prefer))
                 continue;
             for (int32_t r = 0; r < it->count; r++) {
-                ment *m = find(I, it->entities[r]);
+                ment *m = mi_find(I, it->entities[r]);
                 m->val[c] = mkval(seed, (uint32_t)r);
-                fill_val(c, f + (size_t)r * csize[c], m->val[c]);
+                mi_fill_val(c, f + (size_t)r * csize[c], m->val[c]);
             }
             I->its[k].wrote = true;
             I->keys_written = true;
@@ -1144,13 +974,13 @@ static void check_cache_rows(interp *I, int32_t k)
     }
 }
 
-static void iter_step(interp *I, uint32_t write)
+void mi_iter_step(interp *I, uint32_t write)
 {
     int32_t k = I->nits - 1;
     tecs_iter_t *it = &I->its[k].it;
     I->its[k].wrote = false;
     if (tecs_iter_next(it)) {
-        check_chunk(I, it, &I->qs[I->its[k].qi]);
+        mi_check_chunk(I, it, &I->qs[I->its[k].qi]);
         if (I->its[k].order)
             check_cache_rows(I, k);
         if (write % 4 == 0)
@@ -1159,12 +989,12 @@ static void iter_step(interp *I, uint32_t write)
         EXPECT(I, I->its[k].order == NULL || I->its[k].pos == I->its[k].norder,
                "cache iteration ends after %d of %d members", (int)I->its[k].pos,
                (int)I->its[k].norder);
-        iter_closed(I);
+        mi_iter_closed(I);
     }
 }
 
 /* Push an iteration opened by the caller; *it is already started. */
-static int32_t its_push(interp *I, int32_t qi, uint8_t kind)
+int32_t mi_its_push(interp *I, int32_t qi, uint8_t kind)
 {
     int32_t k = I->nits++;
     memset(&I->its[k], 0, sizeof I->its[k]);
@@ -1178,16 +1008,16 @@ static void op_iter_open(interp *I, const m_op *op)
     if (I->nq == 0 || I->nits == MAXIT)
         return;
     int32_t qi = (int32_t)(op->z % (uint32_t)I->nq);
-    int32_t k = its_push(I, qi, IT_QUERY);
+    int32_t k = mi_its_push(I, qi, IT_QUERY);
     I->its[k].it = tecs_query_iter_ex(I->qs[qi].q, op->x & 1);
     EXPECT(I, tecs_is_deferred(I->w), "an open iteration does not defer");
-    iter_step(I, op->y);
+    mi_iter_step(I, op->y);
 }
 
 static void op_iter_step(interp *I, const m_op *op)
 {
     if (I->nits)
-        iter_step(I, op->y);
+        mi_iter_step(I, op->y);
 }
 
 static void op_iter_close(interp *I, const m_op *op)
@@ -1196,12 +1026,12 @@ static void op_iter_close(interp *I, const m_op *op)
     if (I->nits == 0)
         return;
     tecs_iter_fini(&I->its[I->nits - 1].it);
-    iter_closed(I);
+    mi_iter_closed(I);
 }
 
 /* Queue a delayed birth into a (mask), values for y & mask drawn from z.
 ** @return true if it was queued. */
-static bool delay_new(interp *I, tecs_archetype_t *a, uint32_t mask, uint32_t y, uint32_t z)
+bool mi_delay_new(interp *I, tecs_archetype_t *a, uint32_t mask, uint32_t y, uint32_t z)
 {
     mcmd c = { .op = Q_NEW, .mask = mask, .vmask = y & mask & DATA_MASK };
     unsigned char buf[NC][64];
@@ -1210,16 +1040,16 @@ static bool delay_new(interp *I, tecs_archetype_t *a, uint32_t mask, uint32_t y,
     for (int ci = 0; ci < NC; ci++) {
         c.val[ci] = mkval(z, (uint32_t)ci + 100);
         if (c.vmask >> ci & 1) {
-            fill_val(ci, buf[ci], c.val[ci]);
+            mi_fill_val(ci, buf[ci], c.val[ci]);
             vals[nv++] = (tecs_value_t){ I->cid[ci], buf[ci] };
         }
     }
     tecs_entity_t id = tecs_delay_new(I->w, a, nv, vals);
-    if (result_is(I, got_err(I, id != 0), TECS_OK, "tecs_delay_new"))
+    if (mi_result_is(I, mi_got_err(I, id != 0), TECS_OK, "tecs_delay_new"))
         return false;
     c.id = id;
     m_add_ent(I, id, ST_DELAY, 0);
-    push_cmd(&I->lq, &I->nlq, &I->cap_lq, &c);
+    mi_push_cmd(&I->lq, &I->nlq, &I->cap_lq, &c);
     return true;
 }
 
@@ -1227,23 +1057,23 @@ static void op_delay_new(interp *I, const m_op *op)
 {
     if (I->ne >= MAXE)
         return;
-    tecs_archetype_t *a = get_arch(I, op->x, op->z);
+    tecs_archetype_t *a = mi_get_arch(I, op->x, op->z);
     if (a)
-        delay_new(I, a, op->x, op->y, op->z);
+        mi_delay_new(I, a, op->x, op->y, op->z);
 }
 
 static void op_delay_destroy(interp *I, const m_op *op)
 {
-    tecs_entity_t id = pick_id(I, op->z);
-    ment *m = find(I, id);
+    tecs_entity_t id = mi_pick_id(I, op->z);
+    ment *m = mi_find(I, id);
     bool alive = m && m->st == ST_ALIVE;
     int mode = op->x % 4;
     int err = tecs_delay_destroy(I->w, id, mode ? kill_fn : NULL, mode ? &I->kctx[mode] : NULL);
-    if (result_is(I, err, alive ? TECS_OK : TECS_EDEAD, "tecs_delay_destroy") || !alive ||
+    if (mi_result_is(I, err, alive ? TECS_OK : TECS_EDEAD, "tecs_delay_destroy") || !alive ||
         m->kill)
         return;
     m->kill = true;
-    push_cmd(&I->lq, &I->nlq, &I->cap_lq, &(mcmd){ .op = Q_KILL, .id = id, .mode = (uint8_t)mode });
+    mi_push_cmd(&I->lq, &I->nlq, &I->cap_lq, &(mcmd){ .op = Q_KILL, .id = id, .mode = (uint8_t)mode });
 }
 
 static void apply_run(interp *I, tecs_err_t (*fn)(tecs_world_t *), int pick, const char *what);
@@ -1258,7 +1088,7 @@ static void m_apply_delayed(interp *I, int pick)
             I->lq[keep++] = c;
             continue;
         }
-        ment *m = find(I, c.id);
+        ment *m = mi_find(I, c.id);
         if (c.op == Q_NEW && m && m->st == ST_DELAY)
             m_birth(m, c.mask, c.vmask, c.val);
         if (c.op != Q_KILL || !m || m->st != ST_ALIVE || !m->kill)
@@ -1285,32 +1115,32 @@ static void apply_op(interp *I, tecs_err_t (*fn)(tecs_world_t *), int pick, cons
 
 static void apply_run(interp *I, tecs_err_t (*fn)(tecs_world_t *), int pick, const char *what)
 {
-    if (deferred(I)) {
-        result_is(I, fn(I->w), TECS_EBUSY, what);
+    if (mi_deferred(I)) {
+        mi_result_is(I, fn(I->w), TECS_EBUSY, what);
         return;
     }
     int err, tries = 0;
-    while ((err = fn(I->w)) == TECS_ENOMEM && injected(I) && tries++ < 4)
+    while ((err = fn(I->w)) == TECS_ENOMEM && mi_injected(I) && tries++ < 4)
         continue;
-    result_is(I, err, TECS_OK, what);
+    mi_result_is(I, err, TECS_OK, what);
     EXPECT(I, err == TECS_OK, "%s keeps failing", what);
-    settle(I);
+    mi_settle(I);
     m_apply_delayed(I, pick);
 }
 
-static void op_apply_news(interp *I, const m_op *op)
+void op_apply_news(interp *I, const m_op *op)
 {
     (void)op;
     apply_op(I, tecs_apply_news, Q_NEW, "tecs_apply_news");
 }
 
-static void op_apply_kills(interp *I, const m_op *op)
+void op_apply_kills(interp *I, const m_op *op)
 {
     (void)op;
     apply_op(I, tecs_apply_kills, Q_KILL, "tecs_apply_kills");
 }
 
-static void op_apply_delayed(interp *I, const m_op *op)
+void op_apply_delayed(interp *I, const m_op *op)
 {
     (void)op;
     apply_op(I, tecs_apply_delayed, -1, "tecs_apply_delayed");
@@ -1318,15 +1148,15 @@ static void op_apply_delayed(interp *I, const m_op *op)
 
 static void op_reserve(interp *I, const m_op *op)
 {
-    tecs_archetype_t *a = get_arch(I, op->x, op->z);
+    tecs_archetype_t *a = mi_get_arch(I, op->x, op->z);
     if (a)
-        result_is(I, tecs_archetype_reserve(I->w, a, op->y % 300), TECS_OK, "reserve");
+        mi_result_is(I, tecs_archetype_reserve(I->w, a, op->y % 300), TECS_OK, "reserve");
 }
 
 static void op_check(interp *I, const m_op *op)
 {
     (void)op;
-    check_all(I);
+    mi_check_all(I);
 }
 
 /* ---- field indexes and where ------------------------------------------------------ */
@@ -1352,7 +1182,7 @@ static int64_t field_of(int f, int64_t v)
     }
 }
 
-static tecs_key_t key_of(int f, int64_t k)
+tecs_key_t mi_key_of(int f, int64_t k)
 {
     return f == 0 ? tecs_key_int(k) : tecs_key_uint((uint64_t)k);
 }
@@ -1366,12 +1196,12 @@ static int cmp_field(int f, int64_t a, int64_t b)
 
 /* Create an index on field f; want is TECS_OK, or TECS_EBUSY where
 ** creating is refused. @return it, or NULL. */
-static tecs_index_t *index_new(interp *I, int f, bool ordered, int want)
+tecs_index_t *mi_index_new(interp *I, int f, bool ordered, int want)
 {
     tecs_index_t *ix = tecs_index_new(I->w, &(tecs_index_desc_t){
         .comp = I->cid[ifield[f].comp], .kind = ordered ? TECS_INDEX_ORDERED : TECS_INDEX_HASH,
         .type = ifield[f].type, .offset = ifield[f].offset });
-    if (result_is(I, got_err(I, ix != NULL), want, "tecs_index_new") || ix == NULL)
+    if (mi_result_is(I, mi_got_err(I, ix != NULL), want, "tecs_index_new") || ix == NULL)
         return NULL;
     I->ixs[I->nix].ix = ix;
     I->ixs[I->nix].field = f;
@@ -1382,10 +1212,10 @@ static tecs_index_t *index_new(interp *I, int f, bool ordered, int want)
 
 static void op_index_new(interp *I, const m_op *op)
 {
-    if (I->nix == MAXIX || deferred(I))
+    if (I->nix == MAXIX || mi_deferred(I))
         return;
     int f = op->x % 3;
-    tecs_index_t *ix = index_new(I, f, op->x >> 2 & 1, TECS_OK);
+    tecs_index_t *ix = mi_index_new(I, f, op->x >> 2 & 1, TECS_OK);
     if (ix == NULL)
         return;
     int32_t n = 0;
@@ -1407,31 +1237,24 @@ static bool index_busy(const interp *I, int32_t k)
 
 /* Free index k: TECS_EBUSY while an iteration over a filter naming it is
 ** open (or where refuse_all), else TECS_OK. */
-static void index_free(interp *I, int32_t k, bool refuse_all)
+void mi_index_free(interp *I, int32_t k, bool refuse_all)
 {
     bool busy = index_busy(I, k);
     if (busy && (I->off & MF_BUSY) && !refuse_all)
         return;
     int want = busy || refuse_all ? TECS_EBUSY : TECS_OK;
-    if (result_is(I, tecs_index_free(I->ixs[k].ix), want, "tecs_index_free") || want)
+    if (mi_result_is(I, tecs_index_free(I->ixs[k].ix), want, "tecs_index_free") || want)
         return;
     I->ixs[k] = I->ixs[--I->nix];
 }
 
 static void op_index_free(interp *I, const m_op *op)
 {
-    if (I->nix == 0 || (deferred(I) && (I->off & MF_BUSY)))
+    if (I->nix == 0 || (mi_deferred(I) && (I->off & MF_BUSY)))
         return;
-    index_free(I, (int32_t)(op->z % (uint32_t)I->nix), false);
+    mi_index_free(I, (int32_t)(op->z % (uint32_t)I->nix), false);
 }
 
-/* A condition of the model's filter. */
-typedef struct mcond {
-    int kind;                   /* 0 cmp, 1 between, 2 in, 3 and, 4 or, 5 not */
-    int ix, cmp;
-    int64_t k[3];
-    int32_t a, b;
-} mcond;
 
 static bool m_cond(const interp *I, const mcond *cs, int32_t c, const ment *m)
 {
@@ -1456,7 +1279,7 @@ static bool m_cond(const interp *I, const mcond *cs, int32_t c, const ment *m)
 }
 
 /* A key: mostly a value some entity has, so equality finds something. */
-static int64_t pick_key(interp *I, int f, uint32_t z)
+int64_t mi_pick_key(interp *I, int f, uint32_t z)
 {
     const ment *m = I->ne ? &I->e[(z >> 3) % (uint32_t)I->ne] : NULL;
     int c = ifield[f].comp;
@@ -1465,10 +1288,10 @@ static int64_t pick_key(interp *I, int f, uint32_t z)
 }
 
 /* Build a random filter on the indexes into both the library and the model. */
-static int32_t build_filter(interp *I, tecs_filter_t *fl, mcond *cs, uint32_t z, int32_t n)
+int32_t mi_build_filter(interp *I, tecs_filter_t *fl, mcond *cs, uint32_t z, int32_t n)
 {
     int32_t made = 0;
-    for (int32_t i = 0; i < n; i++, z = (uint32_t)mix(z)) {
+    for (int32_t i = 0; i < n; i++, z = (uint32_t)mi_mix(z)) {
         mcond d = { .kind = (int)(z % 6), .ix = (int)((z >> 3) % (uint32_t)I->nix) };
         if (made < 1 && d.kind >= 3)
             d.kind = 0;
@@ -1481,14 +1304,14 @@ static int32_t build_filter(interp *I, tecs_filter_t *fl, mcond *cs, uint32_t z,
             d.kind = 2;
         d.cmp = ordered ? (int)((z >> 6) % 6) : TECS_EQ;
         for (int k = 0; k < 3; k++)
-            d.k[k] = pick_key(I, f, (uint32_t)mix(z + (uint32_t)k));
+            d.k[k] = mi_pick_key(I, f, (uint32_t)mi_mix(z + (uint32_t)k));
         if (d.kind == 1 && cmp_field(f, d.k[0], d.k[1]) > 0 && (z >> 9 & 1)) {
             int64_t t = d.k[0];
             d.k[0] = d.k[1], d.k[1] = t;
         }
         d.a = (int32_t)((z >> 12) % (uint32_t)(made ? made : 1));
         d.b = (int32_t)((z >> 16) % (uint32_t)(made ? made : 1));
-        tecs_key_t keys[3] = { key_of(f, d.k[0]), key_of(f, d.k[1]), key_of(f, d.k[2]) };
+        tecs_key_t keys[3] = { mi_key_of(f, d.k[0]), mi_key_of(f, d.k[1]), mi_key_of(f, d.k[2]) };
         tecs_cond_t c;
         switch (d.kind) {
         case 0: c = tecs_where(fl, ix, (tecs_cmp_t)d.cmp, keys[0]); break;
@@ -1498,7 +1321,7 @@ static int32_t build_filter(interp *I, tecs_filter_t *fl, mcond *cs, uint32_t z,
         case 4: c = tecs_where_or(fl, d.a, d.b); break;
         default: c = tecs_where_not(fl, d.a); break;
         }
-        if (result_is(I, got_err(I, c >= 0), TECS_OK, "tecs_where"))
+        if (mi_result_is(I, mi_got_err(I, c >= 0), TECS_OK, "tecs_where"))
             return -1;
         EXPECT(I, c == made, "condition handle %d, expected %d", (int)c, (int)made);
         cs[made++] = d;
@@ -1515,16 +1338,16 @@ static void op_where(interp *I, const m_op *op)
             return;             /* rows written, not yet left: not re-keyed yet */
     const mquery *q = &I->qs[op->y % (uint32_t)I->nq];
     tecs_filter_t *fl = tecs_filter_new(I->w);
-    if (result_is(I, got_err(I, fl != NULL), TECS_OK, "tecs_filter_new") || fl == NULL)
+    if (mi_result_is(I, mi_got_err(I, fl != NULL), TECS_OK, "tecs_filter_new") || fl == NULL)
         return;
     mcond cs[MAXCOND];
-    int32_t n = build_filter(I, fl, cs, op->z, 1 + op->x % 4);
+    int32_t n = mi_build_filter(I, fl, cs, op->z, 1 + op->x % 4);
     if (n > 0) {
         tecs_entity_t *got = malloc(((size_t)I->ne + 1) * sizeof *got);
         I->checking++;
         int32_t ng = tecs_query_where_collect(q->q, fl, got, I->ne + 1);
         I->checking--;
-        if (ng < 0 && result_is(I, got_err(I, false), TECS_OK, "tecs_query_where_collect")) {
+        if (ng < 0 && mi_result_is(I, mi_got_err(I, false), TECS_OK, "tecs_query_where_collect")) {
             free(got);
             tecs_filter_free(fl);
             return;
@@ -1591,7 +1414,6 @@ static tecs_entity_t *obs_slot(mobs *o, tecs_entity_t e)
     return &o->in[index];
 }
 
-static void run_body(interp *I, int kind, struct mcache *own);
 
 /* ENTER / ADD put the entity in the set, LEAVE / REMOVE take it out; an
 ** event that finds the set otherwise is counted as bad. Then the body. */
@@ -1609,7 +1431,7 @@ static void obs_fn(const tecs_event_t *ev)
     }
     if (o->comp_kind)
         o->bad += ev->comp != o->I->cid[o->comp];
-    run_body(o->I, CB_OBS, NULL);
+    mi_run_body(o->I, CB_OBS, NULL);
 }
 
 static bool obs_wants(const mobs *o, const ment *m)
@@ -1621,7 +1443,7 @@ static bool obs_wants(const mobs *o, const ment *m)
 
 static void op_observer_new(interp *I, const m_op *op)
 {
-    if (I->nobs == MAXOB || I->ngone == 64 || deferred(I))
+    if (I->nobs == MAXOB || I->ngone == 64 || mi_deferred(I))
         return;
     mobs *o = calloc(1, sizeof *o);
     if (o == NULL)
@@ -1631,7 +1453,7 @@ static void op_observer_new(interp *I, const m_op *op)
     o->comp = (int)((op->x >> 1) % NC);
     o->q.nt = 1 + (op->x >> 4) % 4;
     uint32_t z = op->z;
-    for (int32_t t = 0; t < o->q.nt; t++, z = (uint32_t)mix(z)) {
+    for (int32_t t = 0; t < o->q.nt; t++, z = (uint32_t)mi_mix(z)) {
         o->q.ci[t] = (int)((z + (uint32_t)t * 3) % NC);
         for (int32_t u = 0; u < t; u++)
             if (o->q.ci[u] == o->q.ci[t])
@@ -1648,7 +1470,7 @@ static void op_observer_new(interp *I, const m_op *op)
         d.event = o->comp_kind ? (k ? TECS_ON_REMOVE : TECS_ON_ADD)
                                : (k ? TECS_ON_LEAVE : TECS_ON_ENTER);
         o->ids[k] = tecs_observer(I->w, &d);
-        if (result_is(I, got_err(I, o->ids[k] != 0), TECS_OK, "tecs_observer")) {
+        if (mi_result_is(I, mi_got_err(I, o->ids[k] != 0), TECS_OK, "tecs_observer")) {
             if (k)
                 tecs_observer_remove(I->w, o->ids[0]);
             free(o);
@@ -1663,12 +1485,12 @@ static void op_observer_new(interp *I, const m_op *op)
 
 static void op_observer_remove(interp *I, const m_op *op)
 {
-    if (I->nobs == 0 || deferred(I))
+    if (I->nobs == 0 || mi_deferred(I))
         return;
     int32_t k = (int32_t)(op->z % (uint32_t)I->nobs);
     mobs *o = I->obs[k];
     for (int j = 0; j < 2; j++)
-        result_is(I, tecs_observer_remove(I->w, o->ids[j]), TECS_OK, "tecs_observer_remove");
+        mi_result_is(I, tecs_observer_remove(I->w, o->ids[j]), TECS_OK, "tecs_observer_remove");
     EXPECT(I, tecs_observer_remove(I->w, o->ids[0]) == TECS_ENOENT, "observer removed twice");
     I->obs[k] = I->obs[--I->nobs];
     I->obs_gone[I->ngone++] = o;
@@ -1680,7 +1502,7 @@ static void check_observers(interp *I)
     for (int32_t k = 0; k < I->nobs; k++) {
         mobs *o = I->obs[k];
         EXPECT(I, o->bad == 0, "observer %d saw %ld contradicting events", (int)k, o->bad);
-        if (deferred(I))
+        if (mi_deferred(I))
             continue;
         int32_t n = 0, members = 0;
         for (int32_t i = 0; i < I->ne; i++) {
@@ -1697,687 +1519,6 @@ static void check_observers(interp *I)
         EXPECT(I, members == n, "observer %d holds %d entities, model %d", (int)k,
                (int)members, (int)n);
     }
-}
-
-/* ---- callbacks that call back ------------------------------------------------------ */
-
-/*
-** Every callback the library runs for the program (the lifecycle hooks of
-** H, the component hooks an op installs, the observers, a cache's on_enter
-** and on_leave) first checks that the world is deferred, then, while its
-** kind has budget left in this step, runs the body the program chose for
-** that kind (op_body). A body makes structural changes (queued: not visible
-** inside, pushed on the model's deferred queue in call order, so the model
-** applies them where the library does), creates and frees indexes, queries,
-** caches and filters (refused in lifecycle hooks), or calls what is refused
-** in every callback. A failed check inside a callback is recorded (failf
-** does not jump out of the library there) and reported after the step.
-*/
-
-static bool on(const interp *I, uint32_t f)
-{
-    return !(I->off & f);
-}
-
-/* Apply at once what a call at depth 0 queued: the library did, after it. */
-static void sync(interp *I)
-{
-    settle(I);
-    if (!deferred(I))
-        m_flush(I);
-}
-
-/* The result of a call inside a callback: want, ENOMEM when an allocation
-** was made to fail, or with `loose` TECS_OK or TECS_EDEAD (the model learns
-** who died in a flush only after it). @return true if it succeeded. */
-static bool cb_result(interp *I, int got, int want, bool loose, const char *what, int kind)
-{
-    I->cb_errs += got != TECS_OK && I->in_body > 0;
-    if (got == want || (loose && (got == TECS_OK || got == TECS_EDEAD))) {
-        if (got == TECS_OK && on(I, MF_LASTERR) && tecs_last_error(I->w) != TECS_OK)
-            failf(I, "%s in %s succeeded but the last error is %s", what, cb_name[kind],
-                  tecs_err_name(tecs_last_error(I->w)));
-        return got == TECS_OK;
-    }
-    if (got == TECS_ENOMEM && injected(I)) {
-        I->res->enomem++;
-        return false;
-    }
-    failf(I, "%s in %s: got %s, model says %s (%s)", what, cb_name[kind],
-          tecs_err_name((tecs_err_t)got), tecs_err_name((tecs_err_t)want),
-          tecs_last_error_msg(I->w));
-    return false;
-}
-
-static void body_new(interp *I, int kind)
-{
-    if (I->ne >= MAXE)
-        return;
-    tecs_entity_t id = tecs_new(I->w);
-    if (!cb_result(I, got_err(I, id != 0), TECS_OK, false, "tecs_new", kind))
-        return;
-    EXPECT(I, !tecs_is_alive(I->w, id), "an entity made in %s is alive at once", cb_name[kind]);
-    m_add_ent(I, id, ST_PEND, 0);
-    push_dq(I, &(mcmd){ .op = Q_NEW, .id = id });
-}
-
-static void body_destroy(interp *I, int kind, uint32_t z)
-{
-    tecs_entity_t id = pick_id(I, z);
-    bool alive = tecs_is_alive(I->w, id);
-    if (!cb_result(I, tecs_destroy(I->w, id), TECS_OK, true, "tecs_destroy", kind))
-        return;
-    EXPECT(I, tecs_is_alive(I->w, id) == alive, "tecs_destroy in %s acts at once",
-           cb_name[kind]);
-    push_dq(I, &(mcmd){ .op = Q_DESTROY, .id = id });
-}
-
-/* tecs_add or tecs_remove of a component of some entity. */
-static void body_change(interp *I, int kind, uint32_t z, bool rm)
-{
-    int c = (int)((z >> 8) % NC);
-    tecs_entity_t id = pick_id(I, z);
-    bool has = tecs_has(I->w, id, I->cid[c]);
-    int err = rm ? tecs_remove(I->w, id, I->cid[c]) : tecs_add(I->w, id, I->cid[c]);
-    if (!cb_result(I, err, TECS_OK, true, rm ? "tecs_remove" : "tecs_add", kind))
-        return;
-    EXPECT(I, tecs_has(I->w, id, I->cid[c]) == has, "%s of %s in %s acts at once",
-           rm ? "tecs_remove" : "tecs_add", cname[c], cb_name[kind]);
-    push_dq(I, &(mcmd){ .op = rm ? Q_REMOVE : Q_ADD, .id = id, .comp = c });
-    ment *m = find(I, id);
-    if (rm && m && m->st == ST_ALIVE)
-        m->rmq = true;
-}
-
-static mcache *cache_new(interp *I, int32_t qi, uint32_t y, bool refuse_all);
-static void cache_free(interp *I, int32_t k, bool refuse_all);
-
-/* Create or free an index, a query, a cache, a filter: allowed in
-** component hooks and observers, refused (TECS_EBUSY) in lifecycle hooks. */
-static void body_resource(interp *I, int kind, uint32_t z)
-{
-    bool life = kind == CB_LIFE;
-    uint32_t r = z >> 8;
-    switch (z % 8) {
-    case 0:
-    case 7:
-        if (I->nix < MAXIX && index_new(I, (int)(r % 3), r >> 2 & 1, life ? TECS_EBUSY : TECS_OK) &&
-            z % 8 == 7)
-            index_free(I, I->nix - 1, false);
-        break;
-    case 1:
-        if (I->nix)
-            index_free(I, (int32_t)(r % (uint32_t)I->nix), life);
-        break;
-    case 2:
-        if (I->nq < MAXQ)
-            query_new(I, 1 + (int32_t)(r % 4), r, life);
-        break;
-    case 3:
-        if (I->nq)
-            query_free(I, (int32_t)(r % (uint32_t)I->nq), life);
-        break;
-    case 4:
-        if (I->nq && I->ncs < MAXC && on(I, MF_CACHE))
-            cache_new(I, (int32_t)(r % (uint32_t)I->nq), r >> 4, life);
-        break;
-    case 5:
-        if (I->ncs)
-            cache_free(I, (int32_t)(r % (uint32_t)I->ncs), life);
-        break;
-    default: {
-        tecs_filter_t *fl = tecs_filter_new(I->w);
-        if (result_is(I, got_err(I, fl != NULL), life ? TECS_EBUSY : TECS_OK, "tecs_filter_new") ||
-            fl == NULL)
-            return;
-        if (I->nix) {
-            int f = I->ixs[0].field;
-            tecs_cond_t c = tecs_where(fl, I->ixs[0].ix, TECS_EQ, key_of(f, pick_key(I, f, r)));
-            result_is(I, got_err(I, c >= 0), TECS_OK, "tecs_where");
-        }
-        tecs_filter_free(fl);
-    }
-    }
-}
-
-/* What every callback refuses: tecs_world_free, tecs_progress,
-** tecs_apply_news; TECS_EBUSY and nothing changed. */
-static void body_refused(interp *I, int kind, uint32_t z)
-{
-    int which = (int)(z % 3);
-    if (which == 0 && !on(I, MF_WFREE))
-        which = 1;
-    if (which > 0 && !on(I, MF_REFUSE))
-        return;
-    int32_t n0 = tecs_world_entity_count(I->w), p0 = tecs_pending_news(I->w);
-    static const char *const what[3] = { "tecs_world_free", "tecs_progress", "tecs_apply_news" };
-    int err;
-    if (which == 0) {
-        tecs_world_free(I->w);
-        err = (int)tecs_last_error(I->w);
-    } else {
-        err = which == 1 ? tecs_progress(I->w, 0.0) : tecs_apply_news(I->w);
-    }
-    cb_result(I, err, TECS_EBUSY, false, what[which], kind);
-    EXPECT(I, tecs_world_entity_count(I->w) == n0 && tecs_pending_news(I->w) == p0,
-           "a refused %s in %s changed the world", what[which], cb_name[kind]);
-}
-
-/* A cache's own on_enter / on_leave frees it: TECS_OK, in effect once the
-** callback returns. */
-static void body_free_own(interp *I, mcache *own)
-{
-    for (int32_t k = 0; k < I->ncs; k++)
-        if (I->cs[k] == own)
-            cache_free(I, k, false);
-}
-
-static void do_body(interp *I, int kind, mcache *own)
-{
-    uint32_t z = (uint32_t)mix(I->body[kind].z + I->bodyn++);
-    int act = I->body[kind].act % 8;
-    bool structural = act != 5 && act != 6 && !(act == 7 && own);
-    if (structural && (I->in_apply || !on(I, MF_STRUCT)))
-        return;
-    switch (act) {
-    case 1: body_new(I, kind); break;
-    case 2: body_destroy(I, kind, z); break;
-    case 3: body_change(I, kind, z, false); break;
-    case 4: body_change(I, kind, z, true); break;
-    case 5: if (on(I, MF_RES)) body_resource(I, kind, z); break;
-    case 6: body_refused(I, kind, z); break;
-    case 7:
-        if (own)
-            body_free_own(I, own);
-        else
-            body_change(I, kind, z, false);
-        break;
-    default: break;
-    }
-}
-
-/* While tecs_world_free runs every call that can fail is refused. */
-static void freeing_body(interp *I, int kind, uint32_t z)
-{
-    static const char *const what[5] = { "tecs_new", "tecs_filter_new", "tecs_index_new",
-                                         "tecs_progress", "tecs_query_all" };
-    int k = (int)(z % 5);
-    bool made;
-    switch (k) {
-    case 0: made = tecs_new(I->w) != 0; break;
-    case 1: made = tecs_filter_new(I->w) != NULL; break;
-    case 2: made = tecs_index_new(I->w, &(tecs_index_desc_t){ .comp = I->cid[C_A],
-                                  .type = TECS_KEY_I32 }) != NULL; break;
-    case 3: made = tecs_progress(I->w, 0.0) == TECS_OK; break;
-    default: made = tecs_query_all(I->w, 1, &I->cid[C_A]) != NULL; break;
-    }
-    I->cb_errs++;
-    EXPECT(I, !made && tecs_last_error(I->w) == TECS_EBUSY,
-           "%s in %s while the world is freed: %s, last error %s", what[k], cb_name[kind],
-           made ? "done" : "refused", tecs_err_name(tecs_last_error(I->w)));
-}
-
-static void run_body(interp *I, int kind, mcache *own)
-{
-    if ((I->off & cb_feature[kind]) || I->in_body || I->w == NULL)
-        return;
-    I->in_body++;
-    bool go = I->body[kind].act != 0 && I->budget[kind] > 0 && !I->checking;
-    if (go)
-        I->budget[kind]--;
-    if (I->freeing) {
-        if (go && on(I, MF_FREEING))
-            freeing_body(I, kind, (uint32_t)mix(I->body[kind].z + I->bodyn++));
-    } else {
-        EXPECT(I, tecs_is_deferred(I->w) || !on(I, MF_DEFCHK),
-               "tecs_is_deferred is false inside %s", cb_name[kind]);
-        if (go)
-            do_body(I, kind, own);
-    }
-    I->in_body--;
-}
-
-/* H's lifecycle hooks: the counting hooks of hooks.h, then the body. */
-static void h_ctor(void *dst, int32_t n, void *ctx)
-{
-    interp *I = ctx;
-    obj_ctor(dst, n, &I->hc);
-    run_body(I, CB_LIFE, NULL);
-}
-
-static void h_dtor(void *ptr, int32_t n, void *ctx)
-{
-    interp *I = ctx;
-    obj_dtor(ptr, n, &I->hc);
-    run_body(I, CB_LIFE, NULL);
-}
-
-static void h_copy(void *dst, const void *src, int32_t n, void *ctx)
-{
-    interp *I = ctx;
-    obj_copy(dst, src, n, &I->hc);
-    run_body(I, CB_LIFE, NULL);
-}
-
-static void h_move(void *dst, void *src, int32_t n, void *ctx)
-{
-    interp *I = ctx;
-    obj_move(dst, src, n, &I->hc);
-    run_body(I, CB_LIFE, NULL);
-}
-
-static void hook_fn(const tecs_event_t *ev)
-{
-    run_body(ev->ctx, CB_HOOK, NULL);
-}
-
-/* Choose what the callbacks of one kind do from now on. */
-static void op_body(interp *I, const m_op *op)
-{
-    int kind = op->x % NCB;
-    I->body[kind].act = (uint8_t)(op->y % 8);
-    I->body[kind].z = op->z;
-}
-
-/* Give one of A, T1, B, H on_add / on_set / on_remove hooks, or take them. */
-static void op_hooks(interp *I, const m_op *op)
-{
-    static const int hc[4] = { C_A, C_T1, C_B, C_H };
-    if (!on(I, MF_HOOKS))
-        return;
-    int c = hc[op->x % 4];
-    tecs_hooks_t h = { .on_add = hook_fn, .on_set = csize[c] ? hook_fn : NULL,
-                       .on_remove = hook_fn, .ctx = I };
-    result_is(I, tecs_component_hooks(I->w, I->cid[c], op->y % 4 == 0 ? NULL : &h), TECS_OK,
-              "tecs_component_hooks");
-}
-
-/* ---- caches ------------------------------------------------------------------------ */
-
-/* Order by the key component's bytes, ties by id; the model sorts alike. */
-static int cache_order(tecs_world_t *w, tecs_entity_t a, tecs_entity_t b, void *ctx)
-{
-    const mcache *mc = ctx;
-    const void *pa = tecs_get(w, a, mc->I->cid[mc->key]);
-    const void *pb = tecs_get(w, b, mc->I->cid[mc->key]);
-    int r = pa && pb ? memcmp(pa, pb, csize[mc->key]) : (pa != NULL) - (pb != NULL);
-    return r ? r : (a > b) - (a < b);
-}
-
-static void cache_member(tecs_world_t *w, tecs_entity_t e, void *ctx)
-{
-    mcache *mc = ctx;
-    (void)w, (void)e;
-    run_body(mc->I, CB_CACHE, mc);
-}
-
-typedef struct mkey {
-    unsigned char k[64];
-    tecs_entity_t id;
-} mkey;
-
-static int mkey_cmp(const void *a, const void *b)
-{
-    const mkey *x = a, *y = b;
-    int r = memcmp(x->k, y->k, sizeof x->k);
-    return r ? r : (x->id > y->id) - (x->id < y->id);
-}
-
-static int cmp_id(const void *a, const void *b)
-{
-    tecs_entity_t x = *(const tecs_entity_t *)a, y = *(const tecs_entity_t *)b;
-    return (x > y) - (x < y);
-}
-
-static const mquery *query_of(interp *I, const tecs_query_t *q)
-{
-    for (int32_t k = 0; k < I->nq; k++)
-        if (I->qs[k].q == q)
-            return &I->qs[k];
-    failf(I, "a cache's query is gone");
-    return NULL;
-}
-
-/* The model's members of mc into out, sorted for an ordered cache. */
-static int32_t cache_model(interp *I, const mcache *mc, tecs_entity_t *out)
-{
-    const mquery *q = query_of(I, mc->q);
-    mkey *v = malloc(((size_t)I->ne + 1) * sizeof *v);
-    if (v == NULL)
-        abort();
-    int32_t n = 0;
-    for (int32_t i = 0; i < I->ne; i++) {
-        const ment *m = &I->e[i];
-        if (m->st != ST_ALIVE || !m_match(q, m->mask))
-            continue;
-        memset(v[n].k, 0, sizeof v[n].k);
-        if (mc->key >= 0)
-            fill_val(mc->key, v[n].k, m->val[mc->key]);
-        v[n++].id = m->id;
-    }
-    if (mc->key >= 0)
-        qsort(v, (size_t)n, sizeof *v, mkey_cmp);
-    for (int32_t i = 0; i < n; i++)
-        out[i] = v[i].id;
-    free(v);
-    return n;
-}
-
-/* Every cache holds what the model says, in its order. @return false if
-** not checked now (rows written in an open iteration are not reported). */
-static bool check_caches(interp *I)
-{
-    if (I->ncs == 0)
-        return true;
-    for (int32_t k = 0; k < I->nits; k++)
-        if (I->its[k].wrote)
-            return false;
-    size_t cap = (size_t)I->ne + 17;
-    tecs_entity_t *want = malloc(cap * sizeof *want), *got = malloc(cap * sizeof *got);
-    if (want == NULL || got == NULL)
-        abort();
-    for (int32_t k = 0; k < I->ncs; k++) {
-        const mcache *mc = I->cs[k];
-        int32_t nw = cache_model(I, mc, want);
-        int32_t count = tecs_cache_count(mc->c);
-        int32_t ng = tecs_cache_collect(mc->c, got, (int32_t)cap);
-        int32_t bad = -1;
-        if (mc->key < 0) {
-            qsort(want, (size_t)nw, sizeof *want, cmp_id);
-            if (ng == nw)
-                qsort(got, (size_t)ng, sizeof *got, cmp_id);
-        }
-        for (int32_t i = 0; ng == nw && i < nw && bad < 0; i++)
-            if (got[i] != want[i])
-                bad = i;
-        if (count != nw || ng != nw || bad >= 0) {
-            free(want), free(got);
-            bool sorted = I->nits > 0 || tecs_world_check(I->w) == TECS_OK;
-            failf(I, "cache %d (%s%s): count %d, collect %d, model %d; first difference at %d%s",
-                  (int)k, mc->key >= 0 ? "ordered by " : "arrival order",
-                  mc->key >= 0 ? cname[mc->key] : "", (int)count, (int)ng, (int)nw, (int)bad,
-                  sorted ? "" : "; the world check finds it out of order too");
-        }
-    }
-    free(want), free(got);
-    return true;
-}
-
-static bool cache_iterated(const interp *I, const mcache *mc)
-{
-    for (int32_t i = 0; i < I->nits; i++)
-        if (I->its[i].kind == IT_CACHE && I->its[i].c == mc)
-            return true;
-    return false;
-}
-
-/* A cache over query qi: ordered by its first with-term with data (y & 1),
-** with member callbacks (y & 2). */
-static mcache *cache_new(interp *I, int32_t qi, uint32_t y, bool refuse_all)
-{
-    const mquery *q = &I->qs[qi];
-    mcache *mc = calloc(1, sizeof *mc);
-    if (mc == NULL)
-        abort();
-    *mc = (mcache){ .all = I->all_cs, .I = I, .q = q->q, .key = -1 };
-    I->all_cs = mc;
-    for (int32_t t = 0; (y & 1) && t < q->nt && mc->key < 0; t++)
-        if (q->t[t].oper == TECS_WITH && csize[q->ci[t]] && q->ci[t] != C_H)
-            mc->key = q->ci[t];
-    tecs_cache_desc_t d = { .query = q->q, .ctx = mc };
-    if (mc->key >= 0)
-        d.order = cache_order;
-    if ((y & 2) && on(I, MF_CACHECB))
-        d.on_enter = d.on_leave = cache_member;
-    mc->c = tecs_cache_new(I->w, &d);
-    if (result_is(I, got_err(I, mc->c != NULL), refuse_all ? TECS_EBUSY : TECS_OK,
-                  "tecs_cache_new") || mc->c == NULL)
-        return NULL;
-    I->cs[I->ncs++] = mc;
-    return mc;
-}
-
-/* Free cache k: TECS_EBUSY while it is iterated (or where refuse_all). */
-static void cache_free(interp *I, int32_t k, bool refuse_all)
-{
-    mcache *mc = I->cs[k];
-    bool busy = cache_iterated(I, mc);
-    if (busy && (I->off & MF_BUSY) && !refuse_all)
-        return;
-    tecs_clear_error(I->w);
-    tecs_cache_free(mc->c);
-    int want = busy || refuse_all ? TECS_EBUSY : TECS_OK;
-    int got = (int)tecs_last_error(I->w);
-    I->cb_errs += got != TECS_OK && I->in_body > 0;
-    if (got != want)
-        failf(I, "tecs_cache_free%s: last error %s, model says %s",
-              busy ? " of an iterated cache" : "", tecs_err_name((tecs_err_t)got),
-              tecs_err_name((tecs_err_t)want));
-    if (want == TECS_OK)
-        I->cs[k] = I->cs[--I->ncs];
-}
-
-static void op_cache_new(interp *I, const m_op *op)
-{
-    if (!on(I, MF_CACHE) || I->nq == 0 || I->ncs == MAXC)
-        return;
-    if (cache_new(I, (int32_t)(op->z % (uint32_t)I->nq), op->y, false))
-        I->keys_written = true;         /* check it at the end of the step */
-}
-
-static void op_cache_free(interp *I, const m_op *op)
-{
-    if (on(I, MF_CACHE) && I->ncs)
-        cache_free(I, (int32_t)(op->z % (uint32_t)I->ncs), false);
-}
-
-static int32_t qindex(const interp *I, const tecs_query_t *q)
-{
-    for (int32_t k = 0; k < I->nq; k++)
-        if (I->qs[k].q == q)
-            return k;
-    return -1;
-}
-
-/* Iterate a cache, writing its key through the iterator (a tracked path);
-** x & 1: to the end at once, else left open for later steps. An iterated
-** cache refuses a second iteration (TECS_EBUSY). */
-static void op_cache_iter(interp *I, const m_op *op)
-{
-    if (!on(I, MF_CACHE) || !on(I, MF_CITER) || I->ncs == 0 || I->nits == MAXIT)
-        return;
-    mcache *mc = I->cs[op->z % (uint32_t)I->ncs];
-    int32_t qi = qindex(I, mc->q);
-    if (qi < 0)
-        return;
-    if (cache_iterated(I, mc)) {
-        tecs_iter_t it = tecs_cache_iter(mc->c);
-        EXPECT(I, tecs_last_error(I->w) == TECS_EBUSY && !tecs_iter_next(&it),
-               "a second iteration of a cache: %s", tecs_err_name(tecs_last_error(I->w)));
-        return;
-    }
-    if (!check_caches(I))
-        return;                         /* its order is not settled */
-    int32_t cap = tecs_cache_count(mc->c) + 1;
-    tecs_entity_t *order = malloc((size_t)cap * sizeof *order);
-    if (order == NULL)
-        abort();
-    int32_t k = its_push(I, qi, IT_CACHE);
-    I->its[k].c = mc;
-    I->its[k].order = order;
-    I->its[k].norder = tecs_cache_collect(mc->c, order, cap);
-    I->its[k].it = tecs_cache_iter(mc->c);
-    if (tecs_last_error(I->w) == TECS_ENOMEM && injected(I)) {
-        I->res->enomem++;
-        I->its[k].norder = 0;           /* an empty iteration */
-    } else {
-        result_is(I, tecs_last_error(I->w), TECS_OK, "tecs_cache_iter");
-    }
-    EXPECT(I, tecs_is_deferred(I->w), "an open cache iteration does not defer");
-    uint32_t y = op->y & ~3u;           /* write every step */
-    do
-        iter_step(I, y++ * 4);
-    while ((op->x & 1) && I->nits > k);
-}
-
-/* ---- iterations: copies, frees while busy --------------------------------------------- */
-
-/* Copy the innermost iteration and end both copies (x % 3: the copy
-** first; the copy stepped to its end first; the original first). Ending is
-** idempotent: the world stays deferred exactly while the model's
-** iterations are open, and the next iteration defers. */
-static void op_iter_copy(interp *I, const m_op *op)
-{
-    if (!on(I, MF_ITCOPY) || I->nits == 0)
-        return;
-    int32_t k = I->nits - 1;
-    tecs_iter_t copy = I->its[k].it;
-    switch (op->x % 3) {
-    case 0:
-        tecs_iter_fini(&copy);
-        tecs_iter_fini(&I->its[k].it);
-        break;
-    case 1:
-        while (tecs_iter_next(&copy))
-            check_chunk(I, &copy, &I->qs[I->its[k].qi]);
-        tecs_iter_fini(&I->its[k].it);
-        break;
-    default:
-        tecs_iter_fini(&I->its[k].it);
-        tecs_iter_fini(&copy);
-        break;
-    }
-    I->its[k].wrote = false;
-    iter_closed(I);
-    EXPECT(I, tecs_is_deferred(I->w) == deferred(I),
-           "after both copies of an iteration end, deferred is %d with %d iterations open",
-           tecs_is_deferred(I->w), (int)I->nits);
-    world_check(I, "after both copies of an iteration end");
-    if (I->nq == 0)
-        return;
-    tecs_iter_t it = tecs_query_iter(I->qs[0].q);
-    EXPECT(I, tecs_is_deferred(I->w), "the next iteration is not deferred");
-    tecs_iter_fini(&it);
-    EXPECT(I, tecs_is_deferred(I->w) == deferred(I), "ending the next iteration");
-}
-
-/* Open an iteration over a query and a filter, left open for later steps. */
-static void op_where_open(interp *I, const m_op *op)
-{
-    if (!on(I, MF_FFREE) || I->nix == 0 || I->nq == 0 || I->nits == MAXIT)
-        return;
-    for (int32_t k = 0; k < I->nits; k++)
-        if (I->its[k].wrote)
-            return;
-    int32_t qi = (int32_t)(op->y % (uint32_t)I->nq);
-    tecs_filter_t *fl = tecs_filter_new(I->w);
-    if (result_is(I, got_err(I, fl != NULL), TECS_OK, "tecs_filter_new") || fl == NULL)
-        return;
-    mcond cs[MAXCOND];
-    int32_t n = build_filter(I, fl, cs, op->z, 1 + op->x % 4);
-    if (n <= 0) {
-        tecs_filter_free(fl);
-        return;
-    }
-    int32_t k = its_push(I, qi, IT_WHERE);
-    I->its[k].fl = fl;
-    for (int32_t i = 0; i < n; i++)
-        if (cs[i].kind < 3)
-            I->its[k].uses[i] = I->ixs[cs[i].ix].ix;
-    I->its[k].it = tecs_query_where(I->qs[qi].q, fl);
-    EXPECT(I, tecs_is_deferred(I->w), "an open where iteration does not defer");
-    iter_step(I, op->y);
-}
-
-/* Free the filter of an open where iteration: it works on to the end. */
-static void op_filter_free_open(interp *I, const m_op *op)
-{
-    (void)op;
-    for (int32_t k = I->nits - 1; k >= 0; k--) {
-        if (I->its[k].fl) {
-            tecs_filter_free(I->its[k].fl);
-            I->its[k].fl = NULL;
-            return;
-        }
-    }
-}
-
-/* Twice: a filter, its iteration, the filter freed while the iteration is
-** open, the iteration run to its end. The filter goes when its iteration
-** ends, so the second round holds no more memory than the first. */
-static void op_filter_cycle(interp *I, const m_op *op)
-{
-    if (!on(I, MF_FFREE) || I->nix == 0 || I->nq == 0 || deferred(I))
-        return;
-    size_t mem[2];
-    const mquery *q = &I->qs[op->y % (uint32_t)I->nq];
-    for (int round = 0; round < 2; round++) {
-        tecs_filter_t *fl = tecs_filter_new(I->w);
-        if (result_is(I, got_err(I, fl != NULL), TECS_OK, "tecs_filter_new") || fl == NULL)
-            return;
-        mcond cs[MAXCOND];
-        if (build_filter(I, fl, cs, op->z, 1 + op->x % 4) <= 0) {
-            tecs_filter_free(fl);
-            return;
-        }
-        I->checking++;
-        tecs_iter_t it = tecs_query_where(q->q, fl);
-        bool more = tecs_iter_next(&it);
-        if (more)
-            check_chunk(I, &it, q);
-        tecs_filter_free(fl);
-        while (more && tecs_iter_next(&it))
-            check_chunk(I, &it, q);
-        I->checking--;
-        sync(I);
-        mem[round] = tecs_world_memory(I->w);
-    }
-    if (!injected(I))
-        EXPECT(I, mem[1] <= mem[0], "a filter freed during its iteration is kept after it "
-               "ends (%zu bytes more after a second round)", mem[1] - mem[0]);
-}
-
-/* ---- memory ---------------------------------------------------------------------------- */
-
-/* A burst of delayed births (64 to 512, past the model's usual cap),
-** applied, then destroyed at once or by delayed kills (x & 1): after the
-** applies the queues must give their memory back (the bound at the end). */
-static void op_delay_burst(interp *I, const m_op *op)
-{
-    if (!on(I, MF_MEM) || deferred(I) || op->y % 4 != 0)
-        return;
-    tecs_archetype_t *a = get_arch(I, op->x, op->z);
-    if (a == NULL)
-        return;
-    int32_t n = 64 + (int32_t)(op->z % 449);
-    tecs_entity_t *ids = malloc((size_t)n * sizeof *ids);
-    if (ids == NULL)
-        abort();
-    int32_t k = 0;
-    for (int32_t i = 0; i < n; i++)
-        if (delay_new(I, a, op->x, op->y, op->z + (uint32_t)i))
-            ids[k++] = I->last;
-    op_apply_news(I, op);
-    sync(I);
-    for (int32_t i = k - 1; i >= 0; i--) {     /* newest first: the model's last entity */
-        ment *m = I->ne && I->e[I->ne - 1].id == ids[i] ? &I->e[I->ne - 1] : find(I, ids[i]);
-        bool alive = m && m->st == ST_ALIVE;
-        if (op->x & 1) {
-            int err = tecs_delay_destroy(I->w, ids[i], NULL, NULL);
-            if (!result_is(I, err, alive ? TECS_OK : TECS_EDEAD, "tecs_delay_destroy") && alive &&
-                !m->kill) {
-                m->kill = true;
-                push_cmd(&I->lq, &I->nlq, &I->cap_lq, &(mcmd){ .op = Q_KILL, .id = ids[i] });
-            }
-        } else if (!result_is(I, tecs_destroy(I->w, ids[i]), alive ? TECS_OK : TECS_EDEAD,
-                              "tecs_destroy") && alive) {
-            m_kill(I, m);
-        }
-        sync(I);
-    }
-    if (op->x & 1)
-        op_apply_kills(I, op);
-    free(ids);
 }
 
 /* The op table: name, weight in random programs, function. */
@@ -2436,6 +1577,14 @@ const char *m_op_name(int op)
     return op >= 0 && op < NOPS ? ops[op].name : "?";
 }
 
+/* Apply at once what a call at depth 0 queued: the library did, after it. */
+void mi_sync(interp *I)
+{
+    mi_settle(I);
+    if (!mi_deferred(I))
+        m_flush(I);
+}
+
 /* ---- running a program ----------------------------------------------------------- */
 
 static void setup(interp *I)
@@ -2467,11 +1616,11 @@ static void setup(interp *I)
 }
 
 /* What a check inside a callback found, reported outside it. */
-static void report_callbacks(interp *I)
+void mi_report_callbacks(interp *I)
 {
     if (I->cbfail) {
         I->cbfail = false;
-        failf(I, "in a callback: %s", I->cbmsg);
+        mi_failf(I, "in a callback: %s", I->cbmsg);
     }
 }
 
@@ -2481,107 +1630,24 @@ static void reset_budgets(interp *I)
         I->budget[k] = 2;
 }
 
-/* The world built directly: the same components, archetypes (each with as
-** many chunks) and live entities, nothing queued. @return its memory. */
-static size_t direct_memory(interp *I)
-{
-    tw_alloc a = { 0 };
-    hook_counts hc = { 0 };
-    tecs_world_t *d = tecs_world_new_ex(&(tecs_world_desc_t){
-        .alloc = tw_alloc_fn, .alloc_ud = &a, .rows_per_chunk = tecs_world_rows_per_chunk(I->w) });
-    if (d == NULL)
-        abort();
-    for (int k = 0; k < NC; k++) {
-        int c = I->p->cfg & 4 ? NC - 1 - k : k;
-        tecs_component_desc_t cd = { .name = cname[c], .size = csize[c], .align = calign[c],
-                                     .id = c == C_G ? 100 : 0 };
-        if (c == C_H)
-            cd.ctor = obj_ctor, cd.dtor = obj_dtor, cd.copy = obj_copy, cd.move = obj_move,
-            cd.hook_ctx = &hc;
-        EXPECT(I, tecs_component(d, &cd) == I->cid[c], "the direct world's ids differ");
-    }
-    int32_t rows = tecs_world_rows_per_chunk(d);
-    for (int32_t i = 0; i < I->w->narchs; i++) {
-        const tecs_comp_t *ids;
-        int32_t n = tecs_archetype_components(I->w->archs[i], &ids);
-        tecs_archetype_t *da = tecs_archetype(d, n, ids);
-        int32_t chunks = tecs_archetype_chunk_count(I->w->archs[i]);
-        EXPECT(I, da && (chunks == 0 || tecs_archetype_reserve(d, da, chunks * rows) == TECS_OK),
-               "building the direct world");
-    }
-    /* Every edge between two of these archetypes, as the program may have used. */
-    int32_t na = d->narchs;
-    uint32_t *masks = calloc((size_t)na + 1, sizeof *masks);
-    for (int32_t i = 0; i < na; i++)
-        for (int c = 0; c < NC; c++)
-            masks[i] |= (uint32_t)(tecs__arch_col(d->archs[i], I->cid[c]) != TECS__COL_ABSENT) << c;
-    for (int32_t i = 0; i < na; i++)
-        for (int32_t j = 0; j < na; j++) {
-            uint32_t diff = masks[i] ^ masks[j];
-            if (diff == 0 || (diff & (diff - 1)))
-                continue;
-            int c = __builtin_ctz(diff);
-            if (masks[j] & diff)
-                tecs__arch_with(d, d->archs[i], I->cid[c]);
-            else
-                tecs__arch_without(d, d->archs[i], I->cid[c]);
-        }
-    free(masks);
-    for (int32_t i = 0; i < I->ne; i++) {
-        const tecs_comp_t *ids;
-        int32_t n = tecs_archetype_components(tecs_entity_archetype(I->w, I->e[i].id), &ids);
-        EXPECT(I, tecs_new_in(d, tecs_archetype(d, n, ids)) != 0, "building the direct world");
-    }
-    size_t mem = tecs_world_memory(d);
-    tecs_world_free(d);
-    return mem;
-}
-
-/* R5: after the program, its queues applied and its caches, indexes and
-** queries freed, the world holds at most the direct world's memory (same
-** components, archetypes, chunks, edges, live entities) plus MEM_ALLOW
-** bytes (the index registry, observers, a bounded spare of the queues) plus
-** 16 bytes per entity slot the program used (records of dead entities). A
-** queue that keeps its peak after a burst of delayed births (op
-** delay_burst: up to 512) breaks it. */
-enum { MEM_ALLOW = 32 * 1024 };
-
-static void check_memory(interp *I)
-{
-    op_apply_delayed(I, NULL);
-    sync(I);
-    report_callbacks(I);
-    check_all(I);
-    for (int32_t k = I->ncs - 1; k >= 0; k--)
-        cache_free(I, k, false);
-    for (int32_t k = I->nix - 1; k >= 0; k--)
-        index_free(I, k, false);
-    for (int32_t k = I->nq - 1; k >= 0; k--)
-        query_free(I, k, false);
-    size_t used = tecs_world_memory(I->w), direct = direct_memory(I);
-    size_t bound = direct + MEM_ALLOW + 16 * (size_t)I->cap_gen;
-    EXPECT(I, used <= bound, "the world holds %zu bytes, one built directly %zu (bound %zu)",
-           used, direct, bound);
-}
-
 static void teardown(interp *I, bool check)
 {
     while (I->nits > 0 && check)
         op_iter_close(I, NULL);
     if (check) {
         I->step = I->p->n;
-        sync(I);
-        report_callbacks(I);
-        check_all(I);
+        mi_sync(I);
+        mi_report_callbacks(I);
+        mi_check_all(I);
         if (on(I, MF_MEM) && I->alloc.failures == 0)
-            check_memory(I);
+            mi_check_memory(I);
     }
     reset_budgets(I);
     I->freeing = true;
     tecs_world_free(I->w);
     I->w = NULL;
     if (check) {
-        report_callbacks(I);
+        mi_report_callbacks(I);
         EXPECT(I, I->alloc.blocks == 0 && I->alloc.bytes == 0, "leak: %ld blocks, %zu bytes",
                I->alloc.blocks, I->alloc.bytes);
         EXPECT(I, hooks_live(&I->hc) == 0 && I->hc.bad == 0,
@@ -2648,13 +1714,13 @@ m_result m_run(const m_prog *p, const m_opts *o)
             reset_budgets(I);
             I->cb_errs = 0;
             ops[op->op % NOPS].fn(I, op);
-            sync(I);
-            report_callbacks(I);
-            if (I->keys_written && check_caches(I))
+            mi_sync(I);
+            mi_report_callbacks(I);
+            if (I->keys_written && mi_check_caches(I))
                 I->keys_written = false;
             res.ops_run++;
-            if (I->step % every == every - 1 || injected(I))
-                check_all(I);
+            if (I->step % every == every - 1 || mi_injected(I))
+                mi_check_all(I);
         }
         teardown(I, true);
     } else if (I->w && I->nits == 0 && tecs_world_check(I->w) == TECS_OK) {
@@ -2688,7 +1754,7 @@ uint32_t m_feature_bits(const char *list)
 
 void m_prog_random(m_prog *p, uint64_t seed, int32_t n)
 {
-    uint64_t s = mix(seed) | 1;
+    uint64_t s = mi_mix(seed) | 1;
     int total = 0;
     for (int i = 0; i < NOPS; i++)
         total += ops[i].weight;
