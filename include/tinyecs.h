@@ -10,13 +10,73 @@
 ** Conventions, once for the whole header:
 **   - Every function that takes a world, entity, component, archetype or query
 **     checks it. A failed call changes nothing and returns an error code (or
-**     NULL / 0) and sets the world's last error (tecs_last_error).
+**     0 / NULL / -1, see "Errors" below) and sets the world's last error.
 **   - Nothing here uses global state: two worlds are fully independent. A
 **     world is not thread-safe; use it from one thread at a time.
 **   - A pointer to component data stays valid until an entity leaves that
 **     archetype (this entity or another: rows move to close the gap) or the
 **     world is freed. While an iteration is open such changes are queued, so
 **     the pointers of the open iteration stay valid.
+**   - What may be called from where (callbacks that call back). Inside
+**     every callback the library calls the world is deferred
+**     (tecs_is_deferred is true), and each call does what this table says:
+**
+**       called from             structural  value     objects:     world free,  reads
+**                               changes     writes    create or    progress,
+**                                                     free         apply
+**       ctor, dtor, copy, move  queued      queued    EBUSY        EBUSY        yes
+**       hooks; cache order fns
+**       on_add / on_set /       queued      at once   yes (1)      EBUSY        yes
+**       on_remove, observers,
+**       cache on_enter /
+**       on_leave, systems,
+**       each-functions,
+**       initializers, kill
+**       callbacks
+**       whatever tecs_world_    EBUSY       EBUSY     EBUSY        EBUSY        yes
+**       free runs
+**       the world's allocator   EBUSY       EBUSY     EBUSY        EBUSY        no (2)
+**
+**     EBUSY: refused with TECS_EBUSY, nothing changed.
+**     Structural changes: tecs_new*, tecs_destroy, tecs_add, tecs_remove, a
+**     tecs_set that adds, tecs_delay_*. Value writes: tecs_set of a
+**     component the entity has, tecs_modified. Objects: components,
+**     indexes, filters, caches, queries, observers, systems (tecs_filter_free
+**     is never refused); tecs_archetype_reserve counts as one. World free,
+**     progress, apply: tecs_world_free, tecs_progress, tecs_apply_news /
+**     _kills / _delayed. Reads: tecs_get, tecs_has, tecs_is_alive, the
+**     counts.
+**     Queued: the call returns at once (a new entity gets its id, not alive
+**     yet) and the change applies, in call order, after the outermost call:
+**     a system's changes when the system ends, an iteration's when the
+**     outermost iteration ends, a hook's or an observer's when the public
+**     call that ran it returns. Lifecycle hooks and order functions run
+**     while rows are in motion: that is why writes queue there too and
+**     objects cannot be made.
+**     (1) Not freeing the object the running callback belongs to or is
+**     iterating (see each free). (2) The structure that asked for memory is
+**     half changed: every call that can fail is refused, and reads may see
+**     the change half made.
+**
+** Errors. A call that can fail says so in its result: a tecs_err_t, or 0
+** (ids), NULL (pointers), -1 (counts that can fail: tecs_index_count,
+** tecs_cache_count, and the *_collect functions), false (tecs_filter_test),
+** an empty iteration (tecs_query_where, tecs_cache_iter). Every such call
+** also sets the world's last error when it runs, to TECS_OK when it
+** succeeds, so that right after it tecs_last_error tells "nothing found"
+** (TECS_OK) from "failed" (the code), and tecs_last_error_msg says what
+** failed, naming the component ("component 'Position' (7)") and the entity
+** ("entity 12:3", slot:generation). Calls that cannot fail leave the last
+** error alone: tecs_is_alive, tecs_has, tecs_field, tecs_iter_fini, the
+** frees that return nothing, getters of names and counts on valid handles
+** (NULL gives 0), and tecs_iter_next on an ended iteration (the empty one
+** of a failed tecs_query_where keeps its error through the loop). The
+** calls a callback makes set the last error while it runs; when it
+** returns, the last error is back to what it was. Queued changes applied
+** when a call, an iteration or a system ends leave no error, except the
+** ones dropped (tecs_dropped_changes): then the last error reports them,
+** also after a call that itself succeeded. A change skipped because its
+** entity died meanwhile is not dropped.
 */
 #ifndef TINYECS_H
 #define TINYECS_H
@@ -44,6 +104,13 @@ extern "C" {
 #define TECS_MAX_TERMS           32        /* terms in one query             */
 #define TECS_MAX_COMPONENT_SIZE  (1 << 20) /* bytes of one component value   */
 #define TECS_MAX_ALIGN           64        /* largest component alignment    */
+/* Bytes of one chunk: rows_per_chunk rows of the entity id and every value
+** (each column 64-byte aligned). Every chunk has the world's rows_per_chunk
+** rows, so an archetype whose rows are fatter than TECS_MAX_CHUNK_BYTES /
+** rows_per_chunk is refused (TECS_ELIMIT): 32 KiB a row at the default 1,024
+** rows, and a value of TECS_MAX_COMPONENT_SIZE fits at 16 rows. One entity
+** thus never holds more than one chunk of this size, however fat. */
+#define TECS_MAX_CHUNK_BYTES     (1 << 25)
 
 /* ==================================================================== */
 /* Errors                                                               */
@@ -60,7 +127,7 @@ extern "C" {
     X(ENOENT,  "not found")                                                 \
     X(ELIMIT,  "limit reached")                                             \
     X(EWORLD,  "object belongs to another world")                           \
-    X(EBUSY,   "not allowed while an iteration is open")                    \
+    X(EBUSY,   "busy: not allowed while the world or object is in use")    \
     X(ECORRUPT, "internal structure check failed")
 
 /** An error code. TECS_OK (0) is success, every other value a failure. */
@@ -121,18 +188,24 @@ tecs_world_t *tecs_world_new(void);
 tecs_world_t *tecs_world_new_ex(const tecs_world_desc_t *desc);
 
 /**
- * Free a world: runs the destructor of every live component, then frees every
- * block the world holds, queries included. NULL does nothing. Queued changes
- * are dropped (their values are destroyed).
+ * Free a world: announces every live entity to REMOVE / LEAVE observers and
+ * on_remove hooks, runs the destructor of every live component and of every
+ * queued value, then frees every block the world holds, queries included.
+ * Queued changes are dropped. While it runs the world is closed: the
+ * callbacks it triggers may read, every other call is refused (TECS_EBUSY).
+ * @return TECS_OK (NULL: TECS_OK, nothing done); TECS_EBUSY inside any
+ * callback of this world or while it is already being freed (nothing freed).
  */
-void tecs_world_free(tecs_world_t *world);
+tecs_err_t tecs_world_free(tecs_world_t *world);
 
-/** The error of the last call that failed on this world (TECS_OK if none;
- *  TECS_EINVAL for NULL). A call that succeeds leaves it as it was. */
+/** The result of the latest call on this world that can fail: TECS_OK if it
+ *  succeeded, else its error (TECS_EINVAL for NULL). See the conventions at
+ *  the top for which calls set it. */
 tecs_err_t tecs_last_error(const tecs_world_t *world);
 
-/** A message for the last error, with detail ("component 7 is unknown").
- *  Owned by the world, overwritten by the next failing call; never NULL. */
+/** A message for the last error, with detail ("entity 12:3 does not have
+ *  component 'Position' (7)"); tecs_strerror(TECS_OK) when it is TECS_OK.
+ *  Owned by the world, valid until the next call that can fail; never NULL. */
 const char *tecs_last_error_msg(const tecs_world_t *world);
 
 /** Forget the last error (back to TECS_OK). NULL does nothing. */
@@ -156,8 +229,11 @@ size_t tecs_world_memory(const tecs_world_t *world);
 /**
  * Walk every record, chunk, edge and query of the world and verify the
  * invariants. For tests and debugging; O(size of the world).
- * @return TECS_OK, or TECS_ECORRUPT with the first broken invariant in the
- * last error message.
+ * @return TECS_OK; TECS_ECORRUPT with the first broken invariant in the
+ * last error message; else TECS_EBUSY while iterations are open (the
+ * message says how many: a check at a point where none should be finds one
+ * left open); else TECS_EINVAL if iterations were ended twice (by copies of
+ * one iterator) since the last check, which reports them once.
  */
 tecs_err_t tecs_world_check(tecs_world_t *world);
 
@@ -185,7 +261,8 @@ typedef void (*tecs_move_fn)(void *dst, void *src, int32_t count, void *ctx);
 typedef struct tecs_component_desc_t {
     const char *name;           /* required, unique in the world; copied      */
     size_t size;                /* bytes; 0 for a tag                         */
-    size_t align;               /* power of two <= 64; 0 means 1              */
+    size_t align;               /* power of two <= 64; 0 means 1; size must be
+                                   a multiple of it (as sizeof is in C)       */
     tecs_comp_t id;             /* wanted id (e.g. network sync); 0 = next    */
     tecs_ctor_fn ctor;          /* optional hooks, see above                  */
     tecs_dtor_fn dtor;
@@ -196,9 +273,13 @@ typedef struct tecs_component_desc_t {
 
 /**
  * Register a component.
- * @return its id, or 0 on error: TECS_EINVAL (NULL, empty name, bad size or
- * alignment, id out of range), TECS_EEXIST (name or id taken), TECS_ELIMIT,
- * TECS_ENOMEM. One C type may be registered under several names.
+ * @return its id, or 0 on error: TECS_EINVAL (NULL, empty name, size above
+ * TECS_MAX_COMPONENT_SIZE, alignment not a power of two up to TECS_MAX_ALIGN,
+ * size not a multiple of the alignment, id out of range), TECS_EEXIST (name
+ * or id taken), TECS_ELIMIT, TECS_ENOMEM. The size must be a multiple of the
+ * alignment because values sit side by side in a column handed out as a C
+ * array; C's sizeof(T) always is a multiple of _Alignof(T). One C type may be
+ * registered under several names.
  */
 tecs_comp_t tecs_component(tecs_world_t *world, const tecs_component_desc_t *desc);
 
@@ -235,11 +316,16 @@ typedef struct tecs_archetype_t tecs_archetype_t;
  * Find or create the archetype of exactly these components (any order).
  * n == 0 gives the empty archetype.
  * @return the archetype, owned by the world; NULL on error: TECS_EINVAL
- * (NULL ids with n > 0, a repeated id), TECS_ENOCOMP, TECS_ELIMIT, TECS_ENOMEM.
+ * (NULL ids with n > 0, a repeated id), TECS_ENOCOMP, TECS_ELIMIT (more than
+ * TECS_MAX_ARCH_COMPONENTS, max_archetypes reached, or a chunk of its rows
+ * would pass TECS_MAX_CHUNK_BYTES), TECS_ENOMEM.
  */
 tecs_archetype_t *tecs_archetype(tecs_world_t *world, int32_t n, const tecs_comp_t *ids);
 
-/** Allocate chunks ahead so that n entities in total fit without allocating. */
+/** Allocate chunks ahead so that n entities in total fit without allocating
+ *  (at most TECS_MAX_CHUNK_BYTES a chunk). @return TECS_OK, TECS_EINVAL
+ *  (negative n), TECS_ELIMIT (more than INT32_MAX rows), TECS_ENOMEM; a
+ *  failed call allocates nothing and keeps nothing. */
 tecs_err_t tecs_archetype_reserve(tecs_world_t *world, tecs_archetype_t *arch, int32_t n);
 
 /** Entities in the archetype (0 for NULL). */
@@ -351,7 +437,9 @@ tecs_err_t tecs_remove(tecs_world_t *world, tecs_entity_t entity, tecs_comp_t co
 /**
  * Write a component's value with its copy hook (memcpy for plain data),
  * adding the component first if the entity lacks it. value may be NULL only
- * for a tag. @return as tecs_add, and TECS_EINVAL for a NULL value.
+ * for a tag. Inside a lifecycle hook or an order function the write is
+ * queued (see the table at the top). @return as tecs_add, and TECS_EINVAL
+ * for a NULL value.
  */
 tecs_err_t tecs_set(tecs_world_t *world, tecs_entity_t entity, tecs_comp_t comp,
                     const void *value);
@@ -374,7 +462,9 @@ bool tecs_has(const tecs_world_t *world, tecs_entity_t entity, tecs_comp_t comp)
 
 /**
  * Report that a component's value was written through a raw pointer, so that
- * indexes and observers see the change. @return as tecs_get.
+ * indexes and observers see the change. Inside a lifecycle hook or an order
+ * function the report is queued (see the table at the top). @return as
+ * tecs_get.
  */
 tecs_err_t tecs_modified(tecs_world_t *world, tecs_entity_t entity, tecs_comp_t comp);
 
@@ -396,6 +486,15 @@ tecs_err_t tecs_modified(tecs_world_t *world, tecs_entity_t entity, tecs_comp_t 
  * Delayed new: the id is handed out now; the entity is born (alive, visible
  * to queries) when delayed news are applied. vals (may be NULL) gives initial
  * values, one per component, copied now; the rest are default-constructed.
+ * Unique keys are checked when the birth applies, not now (the key's holder
+ * may change before): a birth whose key is taken by then, by a live entity
+ * or by a birth applied before it, is dropped, its id never alive, and the
+ * apply reports it (tecs_apply_news, tecs_dropped_changes).
+ * Memory: a queued birth holds at most about twice what the entity holds
+ * once born (its row and its slot; values with hooks or an alignment over
+ * 16 are copied apart, at their size and a list entry each). Once the queue
+ * is applied it gives its memory back, keeping a bounded spare (about
+ * 160 KiB).
  * @return the id, or 0 on error (as tecs_new_bulk).
  */
 tecs_entity_t tecs_delay_new(tecs_world_t *world, tecs_archetype_t *arch,
@@ -413,15 +512,34 @@ typedef void (*tecs_kill_fn)(tecs_world_t *world, tecs_entity_t entity, void *ct
 tecs_err_t tecs_delay_destroy(tecs_world_t *world, tecs_entity_t entity,
                               tecs_kill_fn fn, void *ctx);
 
-/** Apply delayed news, in call order. @return TECS_OK, TECS_EBUSY inside an
- *  iteration, TECS_ENOMEM (what did not apply stays queued). */
+/**
+ * Apply delayed news, in call order, and the changes their callbacks queue.
+ * No queued change is dropped silently: one that cannot apply (a unique key
+ * taken by then, a component added meanwhile) is dropped, the others still
+ * apply, and the call returns the first one's error, the last error saying
+ * how many were dropped and why (tecs_dropped_changes gives the count). A
+ * change whose entity died or whose birth was cancelled (tecs_destroy of
+ * the pending id) is skipped, not counted.
+ * @return TECS_OK, TECS_EBUSY inside an iteration or any callback,
+ * TECS_ENOMEM (what did not apply stays queued), or the first drop's error
+ * (TECS_EEXIST for a unique key).
+ */
 tecs_err_t tecs_apply_news(tecs_world_t *world);
 
 /** Apply delayed kills, in call order. @return as tecs_apply_news. */
 tecs_err_t tecs_apply_kills(tecs_world_t *world);
 
-/** Apply delayed news and kills, all in call order. */
+/** Apply delayed news and kills, all in call order. @return as
+ *  tecs_apply_news. */
 tecs_err_t tecs_apply_delayed(tecs_world_t *world);
+
+/**
+ * Queued changes the latest apply dropped: a tecs_apply_news / _kills /
+ * _delayed call, or the flush of the deferred queue when an iteration, a
+ * system or a callback ends (its last error then names the count and the
+ * first cause), whichever came last. 0 for NULL.
+ */
+int32_t tecs_dropped_changes(const tecs_world_t *world);
 
 /** Delayed news not yet applied. */
 int32_t tecs_pending_news(const tecs_world_t *world);
@@ -466,8 +584,10 @@ typedef struct tecs_query_desc_t {
  * Create a query. It matches every archetype that exists now, and every
  * archetype created later when it appears; iteration never matches.
  * @return the query, owned by the world until tecs_query_free; NULL on error:
- * TECS_EINVAL (no terms, too many, NULL), TECS_ENOCOMP, TECS_EINVAL for one
- * component in contradicting terms (with and none), TECS_ENOMEM.
+ * TECS_EINVAL (no terms, NULL, a component in two terms), TECS_ELIMIT (too
+ * many terms), TECS_ENOCOMP, TECS_ENOMEM. A component has one term at most:
+ * its operator and access say all there is (a write term is read too), and
+ * one term per component keeps each field and each written value single.
  */
 tecs_query_t *tecs_query(tecs_world_t *world, const tecs_query_desc_t *desc);
 
@@ -482,8 +602,10 @@ tecs_query_t *tecs_query_all(tecs_world_t *world, int32_t n, const tecs_comp_t *
         .term_count = (int32_t)(sizeof((const tecs_term_t[]){ __VA_ARGS__ })\
                                 / sizeof(tecs_term_t)) })
 
-/** Free a query; NULL does nothing. Not while it is being iterated. */
-void tecs_query_free(tecs_query_t *query);
+/** Free a query. @return TECS_OK (NULL does nothing), or TECS_EBUSY with
+ *  nothing freed while a system or a cache uses the query (remove them
+ *  first) or while an iteration of it is open. */
+tecs_err_t tecs_query_free(tecs_query_t *query);
 
 /** The query's world. */
 tecs_world_t *tecs_query_world(const tecs_query_t *query);
@@ -506,6 +628,11 @@ enum {
  * A chunk iterator: each tecs_iter_next step hands out `count` rows of one
  * chunk: the entity column and one pointer per term. Only the public fields
  * may be read; the rest is private.
+ * It is a plain value and may be copied: every copy names the same
+ * iteration, which the world keeps in its table of open iterations until
+ * one copy ends it (tecs_iter_next returning false, or tecs_iter_fini).
+ * After that every copy is ended: tecs_iter_next on it returns false, and a
+ * second end does nothing to the world (tecs_world_check reports it).
  */
 typedef struct tecs_iter_t {
     tecs_world_t *world;
@@ -524,7 +651,8 @@ typedef struct tecs_iter_t {
         int32_t chunk;                    /* chunk index in the archetype   */
         int32_t flags;
         int32_t state;                    /* 0 fresh, 1 running, 2 done     */
-        uint32_t written;                 /* bitmask of write terms to report */
+        uint32_t serial;                  /* the iteration's serial in the
+                                             world's table of open ones     */
         void *src;                        /* filtered: what steps are read from */
         bool (*step)(struct tecs_iter_t *it, bool fini); /* filtered: next step */
         int32_t pos;                      /* filtered: position in the source */
@@ -534,7 +662,10 @@ typedef struct tecs_iter_t {
 /**
  * Start iterating a query. While any iteration is open, structural changes
  * (new, destroy, add, remove, set that adds) are queued and applied in call
- * order when the outermost iteration ends. Iterations may nest.
+ * order when the outermost iteration ends. Iterations may nest. The query is
+ * busy (tecs_query_free refuses) until the iteration ends. On error
+ * (TECS_ENOMEM for the table of open iterations, TECS_EBUSY while the world
+ * is closed) the iteration is empty and the world's last error says why.
  */
 tecs_iter_t tecs_query_iter(tecs_query_t *query);
 
@@ -543,11 +674,15 @@ tecs_iter_t tecs_query_iter_ex(tecs_query_t *query, int32_t flags);
 
 /**
  * Step to the next non-empty chunk. @return false at the end; the iteration
- * is then ended (as by tecs_iter_fini).
+ * is then ended (as by tecs_iter_fini). Also false, doing nothing, on an
+ * iteration that another copy of the iterator has ended.
  */
 bool tecs_iter_next(tecs_iter_t *it);
 
-/** End an iteration early and cleanly; harmless on an ended iteration. */
+/** End an iteration early and cleanly. Idempotent: harmless on an
+ *  iteration already ended, by this copy or another (the world counts an
+ *  end through another copy as an iteration ended twice, which
+ *  tecs_world_check reports). */
 void tecs_iter_fini(tecs_iter_t *it);
 
 /**
@@ -556,7 +691,8 @@ void tecs_iter_fini(tecs_iter_t *it);
  */
 void *tecs_field(const tecs_iter_t *it, int32_t term);
 
-/** True if term i's component is present in this step's rows. */
+/** True if term i's component is present in this step's rows; false once
+ *  the iteration has ended. */
 bool tecs_field_is_set(const tecs_iter_t *it, int32_t term);
 
 /** Typed tecs_field. */
@@ -588,7 +724,8 @@ int32_t tecs_query_collect(tecs_query_t *query, tecs_entity_t *out, int32_t cap)
 int32_t tecs_query_collect_ex(tecs_query_t *query, int32_t flags,
                               tecs_entity_t *out, int32_t cap);
 
-/** True while an iteration (or a system, an observer) is open on the world. */
+/** True while changes are queued: an iteration is open, or a callback runs
+ *  (any callback the library calls; see the table at the top). */
 bool tecs_is_deferred(const tecs_world_t *world);
 
 /* ==================================================================== */
@@ -607,7 +744,8 @@ bool tecs_is_deferred(const tecs_world_t *world);
 ** Float keys (float and double fields) are compared as doubles; -0 equals
 ** +0. A NaN key is stored and is matched only by `!=` and by `not`: NaN is
 ** neither equal to, below, above nor between anything, as in IEEE
-** comparisons. NaN as a filter or lookup key is refused (TECS_EINVAL).
+** comparisons; so a unique index holds any number of NaN keys (two NaN
+** never collide). NaN as a filter or lookup key is refused (TECS_EINVAL).
 */
 
 typedef struct tecs_index_t tecs_index_t;
@@ -714,12 +852,15 @@ tecs_index_t *tecs_index_new(tecs_world_t *world, const tecs_index_desc_t *desc)
 
 /**
  * Free an index. NULL does nothing. Filters that name it fail from then on
- * (TECS_ENOENT). @return TECS_OK, or TECS_EBUSY while a cache uses it.
+ * (TECS_ENOENT). @return TECS_OK, or TECS_EBUSY with nothing freed while a
+ * cache uses it (free the cache first) or while an iteration over a filter
+ * naming it is open.
  */
 tecs_err_t tecs_index_free(tecs_index_t *index);
 
-/** @return the entities in the index (every entity with the component);
- *  0 for NULL, or on TECS_ENOMEM while rebuilding after a failed update. */
+/** @return the entities in the index (every entity with the component),
+ *  or -1 on error: NULL, TECS_ENOMEM while rebuilding after a failed
+ *  update, TECS_EBUSY (see the conventions). */
 int32_t tecs_index_count(tecs_index_t *index);
 
 /**
@@ -750,8 +891,9 @@ typedef int32_t tecs_cond_t;
  */
 tecs_filter_t *tecs_filter_new(tecs_world_t *world);
 
-/** Free a filter; NULL does nothing. Not while it is being iterated (the
- *  call is then ignored; the world frees it). */
+/** Free a filter; NULL does nothing. Never refused: it is freed at once or,
+ *  while an iteration over it is open, when that iteration ends (it must
+ *  not be used again either way). */
 void tecs_filter_free(tecs_filter_t *filter);
 
 /** The first error met while building the filter (TECS_OK if none). */
@@ -809,7 +951,7 @@ tecs_err_t tecs_filter_order(tecs_filter_t *filter, tecs_index_t *index, bool de
 
 /** @return true if the entity is alive and matches the filter (the query
  *  is not consulted); false otherwise and on error (the filter's error,
- *  TECS_ENOENT for a freed index). */
+ *  TECS_ENOENT for a freed index): the last error tells the two apart. */
 bool tecs_filter_test(tecs_filter_t *filter, tecs_entity_t entity);
 
 /**
@@ -822,8 +964,11 @@ bool tecs_filter_test(tecs_filter_t *filter, tecs_entity_t entity);
  * O(k log k) to put results in archetype order (none in key order from the
  * index that drives it); a filter no index can drive (a lone `not`) scans
  * the query. On error (bad filter, out of memory) the iteration is empty
- * and the world's last error says why.
- * Ownership: the filter must stay alive and is busy until the iteration ends.
+ * and the world's last error says why; it is TECS_OK when the iteration
+ * starts, empty or not.
+ * Ownership: the filter is busy until the iteration ends (tecs_filter_free
+ * meanwhile frees it when the iteration ends); so is every index it names
+ * (tecs_index_free refuses), and the query (tecs_query_free refuses).
  */
 tecs_iter_t tecs_query_where(tecs_query_t *query, tecs_filter_t *filter);
 
@@ -846,7 +991,7 @@ typedef void (*tecs_member_fn)(tecs_world_t *world, tecs_entity_t entity, void *
 
 /** A cached result set. */
 typedef struct tecs_cache_desc_t {
-    tecs_query_t *query;        /* required; must outlive the cache           */
+    tecs_query_t *query;        /* required; busy until the cache is freed    */
     const tecs_filter_t *filter;/* optional; copied                           */
     tecs_order_fn order;        /* optional; ties should fall back to the id  */
     tecs_member_fn on_enter;    /* optional                                   */
@@ -859,8 +1004,13 @@ typedef struct tecs_cache_desc_t {
  * filter, kept up to date as entities are born, die, gain or lose
  * components and as indexed fields change, one entity at a time, never by
  * re-running the query. With `order` it stays sorted, also when a value of
- * a with-term component changes through a tracked path; without it the
- * order is arrival order, a leaving entity's place taken by the last one.
+ * a with-term component changes through a tracked path (tecs_set,
+ * tecs_modified, a write term of any iteration, the cache's own included):
+ * a change while an iteration is open re-sorts the cache when the last open
+ * iteration ends, or before the cache is next read, whichever comes first.
+ * Without `order` the order is arrival order, a leaving entity's place taken
+ * by the last one. The query is busy (tecs_query_free refuses) until the
+ * cache is freed.
  * on_enter / on_leave run when an entity enters or leaves (not for the
  * entities present at creation).
  * @return the cache, owned by the world until tecs_cache_free; NULL on error
@@ -868,18 +1018,24 @@ typedef struct tecs_cache_desc_t {
  */
 tecs_cache_t *tecs_cache_new(tecs_world_t *world, const tecs_cache_desc_t *desc);
 
-/** Free a cache (and its copy of the filter); NULL does nothing. Not while
- *  it is being iterated. */
-void tecs_cache_free(tecs_cache_t *cache);
+/** Free a cache (and its copy of the filter). @return TECS_OK (NULL does
+ *  nothing), or TECS_EBUSY with nothing freed while it is being iterated
+ *  or from its own order function.
+ *  From a cache's on_enter / on_leave (its own or another's) it returns
+ *  TECS_OK and the free takes effect once the callback returns; the cache
+ *  gets no more events meanwhile. Either way the handle is dead after
+ *  TECS_OK. */
+tecs_err_t tecs_cache_free(tecs_cache_t *cache);
 
-/** @return the entities in the cache, O(1); 0 for NULL or on TECS_ENOMEM
- *  (a cache whose update failed for lack of memory is rebuilt on use). */
+/** @return the entities in the cache, O(1); -1 on error: NULL, TECS_ENOMEM
+ *  (a cache whose update failed for lack of memory is rebuilt on use), the
+ *  filter's error (a freed index: TECS_ENOENT), TECS_EBUSY. */
 int32_t tecs_cache_count(tecs_cache_t *cache);
 
 /** Iterate the cache in its order, with the query's fields; O(results).
  *  The set is taken when the iteration starts; on error (TECS_EBUSY while
  *  it is already iterated, TECS_ENOMEM) the iteration is empty and the
- *  world's last error says why. */
+ *  world's last error says why; it is TECS_OK when the iteration starts. */
 tecs_iter_t tecs_cache_iter(tecs_cache_t *cache);
 
 /** Collect the cache's ids in order. @return the count (may exceed cap),
@@ -1018,7 +1174,8 @@ typedef struct tecs_system_desc_t {
     const char *name;           /* required, unique in the world; copied      */
     tecs_phase_t phase;         /* 0: TECS_ON_UPDATE                          */
     tecs_query_t *query;        /* NULL: run once per frame, no entities.
-                                   Not owned; must outlive the system.        */
+                                   Not owned; busy (tecs_query_free refuses)
+                                   until the system is removed.               */
     tecs_system_fn run;         /* exactly one of run / each                  */
     tecs_system_each_fn each;   /* (each needs a query)                       */
     void *ctx;                  /* it->ctx                                    */
@@ -1082,8 +1239,10 @@ tecs_err_t tecs_system_stats(tecs_world_t *world, tecs_system_t system,
  * the next system sees them. A system with an interval runs at most once per
  * frame: when its accumulated delta time reaches the interval; the whole
  * intervals k = floor(accumulated / interval) are taken off (the rest carries
- * over) and it->delta_time is k * interval; time does not accumulate while
- * it is disabled. Others get it->delta_time = delta_time.
+ * over) and it->delta_time is k * interval; when k passes 2^53 (a tiny
+ * interval, a huge delta_time) the whole accumulated time is taken instead,
+ * so it->delta_time is always finite. Time does not accumulate while it is
+ * disabled. Others get it->delta_time = delta_time.
  * @return TECS_OK, TECS_EINVAL (negative or NaN delta_time), TECS_EBUSY
  * (inside an iteration, a callback or another frame).
  */

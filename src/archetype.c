@@ -154,7 +154,27 @@ static void arch_carve(tecs_archetype_t *a)
     a->col_off = (uint32_t *)(void *)p;
 }
 
-/* Lay the columns out in a chunk; false if a chunk would be too large. */
+/* Refuse an archetype whose chunk would pass the byte budget, naming its
+** largest component. */
+static void refuse_fat(tecs_world_t *w, const tecs_archetype_t *a)
+{
+    uint64_t row = sizeof(tecs_entity_t);
+    tecs_comp_t big = 0;
+    for (int32_t i = 0; i < a->ncomps; i++) {
+        const tecs__comp *ci = tecs__comp_get(w, a->comps[i]);
+        row += ci->size;
+        if (big == 0 || ci->size > w->comps[big].size)
+            big = a->comps[i];
+    }
+    tecs__err(w, TECS_ELIMIT, "a row of %llu bytes ('%s' has %u) times %u rows per chunk "
+              "passes the chunk budget of %d MiB", (unsigned long long)row,
+              w->comps[big].name, w->comps[big].size, w->rows, TECS_MAX_CHUNK_BYTES >> 20);
+}
+
+/* Lay the columns out in a chunk; false if a chunk would pass the budget,
+** TECS_MAX_CHUNK_BYTES (the rows of a chunk are the world's, so fat rows are
+** refused rather than given fewer rows: row -> chunk arithmetic stays one
+** shift everywhere). */
 static bool arch_layout(tecs_world_t *w, tecs_archetype_t *a)
 {
     uint64_t off = (uint64_t)w->rows * sizeof(tecs_entity_t);
@@ -173,11 +193,14 @@ static bool arch_layout(tecs_world_t *w, tecs_archetype_t *a)
         a->col_off[col] = (uint32_t)off;
         plain = plain && !ci->ctor && !ci->dtor && !ci->copy && !ci->move;
         off += (uint64_t)w->rows * ci->size;
-        if (off > (uint64_t)INT32_MAX)
+        if (off > TECS_MAX_CHUNK_BYTES)
             return false;
         col++;
     }
-    a->chunk_bytes = (uint32_t)((off + TECS_MAX_ALIGN - 1) & ~(uint64_t)(TECS_MAX_ALIGN - 1));
+    off = (off + TECS_MAX_ALIGN - 1) & ~(uint64_t)(TECS_MAX_ALIGN - 1);
+    if (off > TECS_MAX_CHUNK_BYTES)
+        return false;
+    a->chunk_bytes = (uint32_t)off;
     a->plain = plain;
     return true;
 }
@@ -229,8 +252,8 @@ static tecs_archetype_t *arch_create(tecs_world_t *w, uint32_t h, int32_t n,
     for (int32_t i = 0; i < cmap_len; i++)
         a->cmap[i] = TECS__COL_ABSENT;
     if (!arch_layout(w, a)) {
+        refuse_fat(w, a);
         tecs__free(w, a, bytes);
-        tecs__err(w, TECS_ELIMIT, "a chunk of this archetype would pass 2 GiB");
         return NULL;
     }
     w->archs[w->narchs++] = a;
@@ -264,15 +287,16 @@ static void sort_ids(tecs_comp_t *ids, int32_t n)
 
 tecs_archetype_t *tecs_archetype(tecs_world_t *w, int32_t n, const tecs_comp_t *ids)
 {
-    if (w == NULL)
+    if (w == NULL || tecs__enter(w))
         return NULL;
     if (n < 0 || (n > 0 && ids == NULL)) {
-        tecs__err(w, TECS_EINVAL, "tecs_archetype: bad component list");
+        tecs__err(w, TECS_EINVAL, n < 0 ? "tecs_archetype: negative count %d"
+                                        : "tecs_archetype: NULL ids for %d components", n);
         return NULL;
     }
     if (n > TECS_MAX_ARCH_COMPONENTS) {
-        tecs__err(w, TECS_ELIMIT, "an archetype holds at most %d components",
-                  TECS_MAX_ARCH_COMPONENTS);
+        tecs__err(w, TECS_ELIMIT, "an archetype holds at most %d components, not %d",
+                  TECS_MAX_ARCH_COMPONENTS, n);
         return NULL;
     }
     tecs_comp_t sorted[TECS_MAX_ARCH_COMPONENTS];
@@ -286,7 +310,7 @@ tecs_archetype_t *tecs_archetype(tecs_world_t *w, int32_t n, const tecs_comp_t *
     sort_ids(sorted, n);
     for (int32_t i = 1; i < n; i++) {
         if (sorted[i] == sorted[i - 1]) {
-            tecs__err(w, TECS_EINVAL, "component %u is repeated", sorted[i]);
+            tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is repeated", TECS__COMP(w, sorted[i]));
             return NULL;
         }
     }
@@ -364,8 +388,8 @@ tecs_archetype_t *tecs__arch_with(tecs_world_t *w, tecs_archetype_t *a, tecs_com
     if (cached)
         return cached;
     if (a->ncomps >= TECS_MAX_ARCH_COMPONENTS) {
-        tecs__err(w, TECS_ELIMIT, "an archetype holds at most %d components",
-                  TECS_MAX_ARCH_COMPONENTS);
+        tecs__err(w, TECS_ELIMIT, "an archetype holds at most %d components: no room "
+                  "for " TECS__COMP_FMT, TECS_MAX_ARCH_COMPONENTS, TECS__COMP(w, c));
         return NULL;
     }
     tecs_comp_t ids[TECS_MAX_ARCH_COMPONENTS];
@@ -460,18 +484,24 @@ static void group_free(tecs_world_t *w, tecs_archetype_t *a, int32_t s)
     a->nchunks = s;
 }
 
-/* Allocate chunks until there are `want`, as one group. */
+/* Allocate chunks until there are `want`, as one group. The group comes
+** first, the table after: a group that cannot be had leaves the table as it
+** was, and a table that cannot grow gives the group back, so a failed call
+** keeps no memory. */
 static tecs_err_t chunks_alloc(tecs_world_t *w, tecs_archetype_t *a, int32_t want)
 {
     if (want <= a->nchunks)
         return TECS_OK;
-    if (chunk_table_grow(w, a, want))
-        return TECS_ENOMEM;
     uint32_t g = (uint32_t)(want - a->nchunks);
     void *raw;
     char *base = tecs__alloc_aligned(w, group_size(a, g), &raw);
     if (base == NULL)
-        return tecs__err(w, TECS_ENOMEM, "out of memory allocating a chunk");
+        return tecs__err(w, TECS_ENOMEM, "out of memory allocating %u chunks of %u bytes", g,
+                         a->chunk_bytes);
+    if (chunk_table_grow(w, a, want)) {
+        tecs__free_aligned(w, raw, group_size(a, g));
+        return TECS_ENOMEM;
+    }
     group_set(w, a, a->nchunks, g, base, raw);
     a->nchunks = want;
     return TECS_OK;
@@ -488,11 +518,13 @@ tecs_err_t tecs__arch_grow_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n)
 
 tecs_err_t tecs_archetype_reserve(tecs_world_t *w, tecs_archetype_t *a, int32_t n)
 {
-    tecs_err_t err = tecs__check_arch(w, a);
-    if (err)
+    if (w == NULL)
+        return TECS_EINVAL;
+    tecs_err_t err = tecs__enter_object(w);
+    if (err || (err = tecs__check_arch(w, a)))
         return err;
     if (n < 0)
-        return tecs__err(w, TECS_EINVAL, "tecs_archetype_reserve: negative count");
+        return tecs__err(w, TECS_EINVAL, "tecs_archetype_reserve: negative count %d", n);
     return n > a->count ? tecs__arch_reserve_rows(w, a, n - a->count) : TECS_OK;
 }
 
@@ -506,7 +538,7 @@ void tecs__arch_fill_hole(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
     char *const *hc = tecs__chunk_of(a, w, row), *const *lc = tecs__chunk_of(a, w, last);
     const size_t hi = row & w->mask, li = last & w->mask;
     for (int32_t c = 0; c < a->ncols; c++)
-        tecs__comp_move(tecs__col_info(w, a, c), tecs__chunk_col(hc, c) + hi * a->col_size[c],
+        tecs__comp_move(w, tecs__col_info(w, a, c), tecs__chunk_col(hc, c) + hi * a->col_size[c],
                         tecs__chunk_col(lc, c) + li * a->col_size[c], 1);
     tecs_entity_t moved = tecs__chunk_ents(lc)[li];
     tecs__chunk_ents(hc)[hi] = moved;
@@ -527,7 +559,7 @@ static bool group_shrink(tecs_world_t *w, tecs_archetype_t *a, int32_t s, uint32
     for (int32_t c = 0; c < a->ncols && live > 0; c++) {
         char *to = base + (size_t)k * a->col_off[c];
         char *from = old.base + (size_t)old.g * a->col_off[c];
-        tecs__comp_move(tecs__col_info(w, a, c), to, from, live);
+        tecs__comp_move(w, tecs__col_info(w, a, c), to, from, live);
     }
     tecs__free_aligned(w, old.raw, group_size(a, old.g));
     memset(&a->chunks[s], 0, old.g * sizeof *a->chunks);
@@ -587,7 +619,7 @@ static void arch_destroy_values(tecs_world_t *w, tecs_archetype_t *a)
         if (n > (int32_t)w->rows)
             n = (int32_t)w->rows;
         for (int32_t c = 0; c < a->ncols; c++)
-            tecs__comp_dtor(tecs__col_info(w, a, c),
+            tecs__comp_dtor(w, tecs__col_info(w, a, c),
                             tecs__chunk_col(tecs__kcols(a, (uint32_t)k), c), n);
     }
 }
@@ -603,10 +635,14 @@ static void arch_destroy(tecs_world_t *w, tecs_archetype_t *a)
     tecs__free(w, a, arch_size(a));
 }
 
-void tecs__arch_fini(tecs_world_t *w)
+void tecs__arch_destroy_values(tecs_world_t *w)
 {
     for (int32_t i = 0; i < w->narchs; i++)
         arch_destroy_values(w, w->archs[i]);
+}
+
+void tecs__arch_fini(tecs_world_t *w)
+{
     for (int32_t i = 0; i < w->narchs; i++)
         arch_destroy(w, w->archs[i]);
     tecs__free(w, w->archs, (size_t)w->cap_archs * sizeof *w->archs);

@@ -9,7 +9,10 @@
 **   archetypes each is found in the hash table under its ids; cmap agrees
 **             with the sorted component list; enough chunks for the rows;
 **   edges     edge_add[c] / edge_rem[c] lead to the set with / without c;
-**   queries   each query's matches equal a fresh match, in creation order.
+**   queries   each query's matches equal a fresh match, in creation order;
+**   iterations none is open (TECS_EBUSY: a check where none should be finds
+**             one left open), none was ended twice since the last check
+**             (TECS_EINVAL, reported once).
 **
 ** It is O(size of the world) and meant for tests and debug builds.
 */
@@ -120,10 +123,26 @@ static tecs_err_t check_edges(tecs_world_t *w, const tecs_archetype_t *a)
     return TECS_OK;
 }
 
+/* Iterations: none left open, none ended twice (reported once). */
+static tecs_err_t check_iters(tecs_world_t *w)
+{
+    if (w->niters > 0)
+        return tecs__err(w, TECS_EBUSY, "%d iteration(s) are open", (int)w->niters);
+    if (w->iters_twice > 0) {
+        int32_t n = w->iters_twice;
+        w->iters_twice = 0;
+        return tecs__err(w, TECS_EINVAL, "%d iteration(s) were ended twice, by copies of "
+                         "an iterator", (int)n);
+    }
+    return TECS_OK;
+}
+
 tecs_err_t tecs_world_check(tecs_world_t *w)
 {
     if (w == NULL)
         return TECS_EINVAL;
+    if (tecs__enter(w))
+        return w->err;
     tecs_err_t err = check_records(w);
     for (int32_t i = 0; i < w->narchs && !err; i++) {
         const tecs_archetype_t *a = w->archs[i];
@@ -138,5 +157,7 @@ tecs_err_t tecs_world_check(tecs_world_t *w)
         err = tecs__indexes_check(w);
     if (err == TECS_OK)
         err = tecs__observers_check(w);
-    return err ? err : tecs__systems_check(w);
+    if (err == TECS_OK)
+        err = tecs__systems_check(w);
+    return err ? err : check_iters(w);
 }

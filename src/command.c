@@ -17,10 +17,23 @@
 **                                              (blocks, 64-aligned)
 **
 ** A command is 32 bytes: a head (op, flags, component), the entity, the
-** archetype of a birth, and one pointer-sized slot. What does not fit there
-** (a birth's values or initializer, a bulk birth's ids, a kill's callback)
-** goes to the arena, in an extra part x. A small value without hooks (up to
-** 8 bytes: a Position) is kept in the slot itself: [SET e2 Pos {1,2}].
+** archetype of a birth (a kill's ctx), and one pointer-sized slot. A small
+** value without hooks (up to 8 bytes: a Position) is kept in the slot
+** itself: [SET e2 Pos {1,2}], and so is a birth's only such value, or a
+** kill's callback. A birth's other plain values are packed in the arena,
+** a mask of the columns given, then each value at its alignment:
+**
+**     packed: | mask (8) | Pos (8) | Vel (16) |       no list, no pointers
+**
+** so that a queued birth costs about its command and its values: at most
+** about twice the row and slot it will have. What needs more (values with
+** hooks, constructed where they stay; an initializer; a bulk birth's ids)
+** goes to the arena in an extra part x.
+**
+** Memory goes back: the command array grows by half, and once no queued
+** command needs the arena (every birth applied) the arena keeps at most
+** ARENA_SPARE bytes and the array SPARE_CMDS commands (or twice those still
+** queued), whatever the peak was.
 **
 ** A set or add queued right behind the birth of its entity joins that
 ** command, which becomes a NEW_SET: [NEW_SET e8 root +Pos {3,4}]. Nobody
@@ -41,17 +54,26 @@
 **
 ** Applying a command can run listeners and callbacks; what they change is
 ** appended to the deferred queue and applied in the same pass, in order.
+** Queueing a value can run its copy hook, which may queue changes too: so a
+** command is built in a local copy and pushed last, and nothing keeps a
+** pointer into the command array across a hook.
 ** A command that fails for lack of memory stays queued with everything after
-** it; one that conflicts with an earlier change (adding a component the
-** entity got meanwhile, touching an entity that died) is dropped, with the
-** world's last error saying why.
+** it. A command whose entity died (or whose birth was cancelled) is stale
+** and skipped. Any other that cannot apply (adding a component the entity
+** got meanwhile, a unique key taken by then) is dropped, never silently:
+** the apply or flush counts it (w->dropped, tecs_dropped_changes), and
+** ends with the last error naming the count and the first cause; a
+** tecs_apply_* call returns that error.
 */
 #include "private.h"
 
 #include <stddef.h>
 
-#define ARENA_BLOCK (64 * 1024)
+#define ARENA_FIRST (4 * 1024)  /* the first block; each next one twice ...   */
+#define ARENA_BLOCK (64 * 1024) /* ... up to this (a larger value: its size) */
 #define ARENA_HEAD  64
+#define ARENA_SPARE (2 * ARENA_BLOCK) /* arena bytes an emptied queue keeps */
+#define SPARE_CMDS  1024        /* commands an emptied queue keeps room for */
 
 /* ---- the arena ------------------------------------------------------- */
 
@@ -89,7 +111,8 @@ static void *arena_alloc(tecs_world_t *w, tecs__cmdbuf *b, size_t size)
     }
     tecs__ablock *next = k ? k->next : b->head;
     if (next == NULL || next->cap < size) {
-        size_t cap = size > ARENA_BLOCK ? size : ARENA_BLOCK;
+        size_t cap = k && k->cap < ARENA_BLOCK ? k->cap * 2 : k ? ARENA_BLOCK : ARENA_FIRST;
+        cap = size > cap ? size : cap;
         void *raw;
         tecs__ablock *n = tecs__alloc_aligned(w, cap + ARENA_HEAD, &raw);
         if (n == NULL)
@@ -106,8 +129,35 @@ static void *arena_alloc(tecs_world_t *w, tecs__cmdbuf *b, size_t size)
     return block_data(next);
 }
 
+/* arena_restore, unless commands were queued since the mark (by a hook
+** that ran meanwhile): their values live after it. */
+static void arena_undo(tecs__cmdbuf *b, arena_mark m, int32_t count)
+{
+    if (b->count == count)
+        arena_restore(b, m);
+}
+
 static void arena_reset(tecs__cmdbuf *b)
 {
+    b->cur = NULL;
+}
+
+/* Free the blocks past the first ones that together hold at most
+** ARENA_SPARE bytes, kept for the next changes; no command may use the
+** arena. */
+static void arena_trim(tecs_world_t *w, tecs__cmdbuf *b)
+{
+    size_t kept = 0;
+    tecs__ablock **link = &b->head;
+    while (*link && kept + (*link)->cap <= ARENA_SPARE) {
+        kept += (*link)->cap;
+        link = &(*link)->next;
+    }
+    for (tecs__ablock *k = *link, *next; k; k = next) {
+        next = k->next;
+        tecs__free_aligned(w, k->raw, k->cap + ARENA_HEAD);
+    }
+    *link = NULL;
     b->cur = NULL;
 }
 
@@ -144,14 +194,15 @@ static tecs_value_t *copy_vals(tecs_world_t *w, tecs__cmdbuf *b, int32_t n, int3
             /* Undo the copies made so far. */
             for (int32_t j = 0; j < i; j++)
                 if (out[j].ptr)
-                    tecs__comp_dtor(tecs__comp_get(w, out[j].comp), (void *)out[j].ptr, n);
+                    tecs__comp_dtor(w, tecs__comp_get(w, out[j].comp), (void *)out[j].ptr,
+                                    n);
             return NULL;
         }
         if (ci->ctor == NULL && ci->copy == NULL) {
             memcpy(p, vals[i].ptr, (size_t)n * ci->size);
         } else {
-            tecs__comp_ctor(ci, p, n);
-            tecs__comp_copy(ci, p, vals[i].ptr, n);
+            tecs__comp_ctor(w, ci, p, n);
+            tecs__comp_copy(w, ci, p, vals[i].ptr, n);
         }
         out[i].ptr = p;
     }
@@ -161,19 +212,51 @@ static tecs_value_t *copy_vals(tecs_world_t *w, tecs__cmdbuf *b, int32_t n, int3
 /* The arena part of c, for the ops that have one (else NULL). */
 static inline const tecs__cmdx *cmd_x(const tecs__cmd *c)
 {
-    bool has_x = c->op == TECS__OP_NEW || c->op == TECS__OP_NEW_BULK || c->op == TECS__OP_KILL;
-    return has_x ? c->x : NULL;
+    if (c->op == TECS__OP_NEW)
+        return c->flags & (TECS__CMD_INLINE | TECS__CMD_PACKED) ? NULL : c->x;
+    return c->op == TECS__OP_NEW_BULK ? c->x : NULL;
+}
+
+/* Does c keep something in the arena? */
+static inline bool uses_arena(const tecs__cmd *c)
+{
+    return (c->flags & (TECS__CMD_VAL | TECS__CMD_PACKED)) || cmd_x(c);
 }
 
 /* Destroy the copies of values that c holds in the arena. */
 static void drop_vals(tecs_world_t *w, const tecs__cmd *c)
 {
     if (c->flags & TECS__CMD_VAL)
-        tecs__comp_dtor(tecs__comp_get(w, c->val->comp), (void *)c->val->ptr, 1);
+        tecs__comp_dtor(w, tecs__comp_get(w, c->val->comp), (void *)c->val->ptr, 1);
     const tecs__cmdx *x = cmd_x(c);
     for (int32_t i = 0; x && i < x->nvals; i++)
         if (x->vals[i].ptr)
-            tecs__comp_dtor(tecs__comp_get(w, x->vals[i].comp), (void *)x->vals[i].ptr, x->n);
+            tecs__comp_dtor(w, tecs__comp_get(w, x->vals[i].comp), (void *)x->vals[i].ptr,
+                            x->n);
+}
+
+/* Resize the command array to cap (at least count); false if out of
+** memory, the array then as it was. */
+static bool resize_cmds(tecs_world_t *w, tecs__cmdbuf *b, int32_t cap)
+{
+    tecs__cmd *p = tecs__realloc(w, b->cmds, (size_t)b->cap * sizeof *p, (size_t)cap * sizeof *p);
+    if (p == NULL && cap > 0)
+        return false;
+    b->cmds = p;
+    b->cap = cap;
+    return true;
+}
+
+/* room's slow path: grow by half (a queue's slack stays under half its
+** commands, not a whole doubling). */
+static TECS__NOINLINE tecs_err_t grow_cmds(tecs_world_t *w, tecs__cmdbuf *b)
+{
+    if (b->cap == INT32_MAX)
+        return tecs__err(w, TECS_ELIMIT, "too many queued changes");
+    int64_t cap = b->cap < 64 ? 64 : (int64_t)b->cap + b->cap / 2;
+    if (!resize_cmds(w, b, cap > INT32_MAX ? INT32_MAX : (int32_t)cap))
+        return oom(w);
+    return TECS_OK;
 }
 
 /* Room for one more command. */
@@ -181,7 +264,22 @@ static inline tecs_err_t room(tecs_world_t *w, tecs__cmdbuf *b)
 {
     if (TECS__LIKELY(b->count < b->cap))
         return TECS_OK;
-    return tecs__grow(w, (void **)&b->cmds, &b->cap, b->count + 1, sizeof *b->cmds);
+    return grow_cmds(w, b);
+}
+
+/* Give memory back after an apply: the arena's blocks beyond ARENA_SPARE
+** bytes once no queued command uses it, and the command array's room
+** beyond SPARE_CMDS (or beyond the commands still queued, when it holds
+** more than twice those). Shrinking is a hint: out of memory keeps all. */
+static void queue_trim(tecs_world_t *w, tecs__cmdbuf *b)
+{
+    bool used = false;
+    for (int32_t i = 0; i < b->count && !used; i++)
+        used = uses_arena(&b->cmds[i]);
+    if (!used)
+        arena_trim(w, b);
+    if (b->cap > SPARE_CMDS && b->cap / 2 > b->count)
+        resize_cmds(w, b, b->count > SPARE_CMDS ? b->count : SPARE_CMDS);
 }
 
 static tecs_err_t push(tecs_world_t *w, tecs__cmdbuf *b, const tecs__cmd *c)
@@ -208,22 +306,151 @@ static tecs__cmdx *new_extra(tecs_world_t *w, tecs__cmdbuf *b, int32_t n, int32_
     return x;
 }
 
-/* Queue births of n new ids into buf: reserve everything, then commit. */
+/* Round off up to a multiple of align (a power of two). */
+static inline size_t align_up(size_t off, uint32_t align)
+{
+    return (off + align - 1) & ~(size_t)(align - 1);
+}
+
+/* The values of a birth into a, by column (NULL: not given); how many are
+** given. false if one has hooks or an alignment the arena does not give
+** (16), so that they cannot be packed. */
+static bool by_column(const tecs_world_t *w, const tecs_archetype_t *a, int32_t nvals,
+                      const tecs_value_t *vals, const void **src, int32_t *given)
+{
+    *given = 0;
+    for (int32_t i = 0; i < nvals; i++) {
+        int32_t col = tecs__arch_col(a, vals[i].comp);
+        const tecs__comp *ci = &w->comps[vals[i].comp];
+        if (col < 0)
+            continue;           /* a tag: the archetype gives it */
+        if (ci->ctor || ci->copy || ci->move || ci->dtor || ci->align > 16)
+            return false;
+        src[col] = vals[i].ptr;
+        ++*given;
+    }
+    return true;
+}
+
+/* Pack the plain values src (by column) of a birth into a in the arena:
+** the mask of the columns given, then each value at its alignment. */
+static unsigned char *pack(tecs_world_t *w, tecs__cmdbuf *b, const tecs_archetype_t *a,
+                           const void *const *src)
+{
+    uint64_t mask = 0;
+    size_t size = sizeof mask;
+    for (int32_t col = 0; col < a->ncols; col++) {
+        if (src[col] == NULL)
+            continue;
+        mask |= 1ull << col;
+        size = align_up(size, w->comps[a->col_comp[col]].align) + a->col_size[col];
+    }
+    unsigned char *p = arena_alloc(w, b, size);
+    if (p == NULL)
+        return NULL;
+    memcpy(p, &mask, sizeof mask);
+    size = sizeof mask;
+    for (int32_t col = 0; col < a->ncols; col++) {
+        if (src[col] == NULL)
+            continue;
+        size = align_up(size, w->comps[a->col_comp[col]].align);
+        memcpy(p + size, src[col], a->col_size[col]);
+        size += a->col_size[col];
+    }
+    return p;
+}
+
+/* Give a single birth its plain values in the command: none, one small
+** value in place, or packed in the arena. @return 1 when done, 0 if they
+** are not plain, -1 when out of memory (nothing changed). */
+static int put_birth_vals(tecs_world_t *w, tecs__cmdbuf *b, tecs__cmd *c, int32_t nvals,
+                          const tecs_value_t *vals)
+{
+    const void *src[TECS_MAX_ARCH_COMPONENTS] = { 0 };
+    int32_t given;
+    const tecs_archetype_t *a = c->arch;
+    if (!by_column(w, a, nvals, vals, src, &given))
+        return 0;
+    for (int32_t col = 0; given == 1 && col < a->ncols; col++) {
+        if (src[col] && a->col_size[col] <= TECS__CMD_INLINE_MAX) {
+            c->flags = TECS__CMD_INLINE;
+            c->comp = a->col_comp[col];
+            memcpy(c->value, src[col], a->col_size[col]);
+            return 1;
+        }
+    }
+    if (given == 0)
+        return 1;
+    if ((c->packed = pack(w, b, a, src)) == NULL)
+        return -1;
+    c->flags = TECS__CMD_PACKED;
+    return 1;
+}
+
+/* The values a NEW carries, into vals (room for TECS_MAX_ARCH_COMPONENTS).
+** @return their number. */
+static int32_t birth_vals(const tecs_world_t *w, const tecs__cmd *c, tecs_value_t *vals)
+{
+    if (c->flags & TECS__CMD_INLINE) {
+        vals[0] = (tecs_value_t){ c->comp, c->value };
+        return 1;
+    }
+    if (c->flags & TECS__CMD_PACKED) {
+        const tecs_archetype_t *a = c->arch;
+        uint64_t mask;
+        memcpy(&mask, c->packed, sizeof mask);
+        size_t off = sizeof mask;
+        int32_t n = 0;
+        for (int32_t col = 0; col < a->ncols; col++) {
+            if (!(mask >> col & 1))
+                continue;
+            off = align_up(off, w->comps[a->col_comp[col]].align);
+            vals[n++] = (tecs_value_t){ a->col_comp[col], c->packed + off };
+            off += a->col_size[col];
+        }
+        return n;
+    }
+    const tecs__cmdx *x = cmd_x(c);
+    for (int32_t i = 0; x && i < x->nvals; i++)
+        vals[i] = x->vals[i];
+    return x ? x->nvals : 0;
+}
+
+/* The initializer of a birth command, or NULL. */
+static inline const tecs__cmdx *birth_init(const tecs__cmd *c)
+{
+    const tecs__cmdx *x = cmd_x(c);
+    return x && x->init ? x : NULL;
+}
+
+/* Queue births of n new ids into buf: copy the values (their hooks may
+** queue changes of their own), reserve the command and the slots, then
+** commit. A single birth with plain values keeps them in the command or
+** packed. */
 static tecs_err_t queue_new(tecs_world_t *w, tecs__cmdbuf *b, tecs_archetype_t *a, int32_t n,
                             tecs_entity_t *out, int32_t nvals, const tecs_value_t *vals,
                             bool bulk, tecs_init_fn init, void *ctx)
 {
-    if (room(w, b))
-        return TECS_ENOMEM;
-    tecs_err_t err = n == 1 ? tecs__ei_reserve1(w) : tecs__ei_reserve(w, n);
-    if (err)
-        return err;
     arena_mark m = arena_save(b);
+    bulk = bulk && n != 1;
+    int32_t count = b->count;
     tecs__cmd c = { .op = bulk ? TECS__OP_NEW_BULK : TECS__OP_NEW, .arch = a };
     bool extra = bulk || nvals || init;
-    if (extra && (c.x = new_extra(w, b, n, nvals, vals, bulk, init, ctx)) == NULL) {
-        arena_restore(b, m);
+    int put = extra && !bulk && !init ? put_birth_vals(w, b, &c, nvals, vals) : 0;
+    if (put < 0)
         return oom(w);
+    extra = extra && put == 0;
+    if (extra && (c.x = new_extra(w, b, n, nvals, vals, bulk, init, ctx)) == NULL) {
+        arena_undo(b, m, count);
+        return oom(w);
+    }
+    tecs_err_t err = room(w, b);
+    if (err == TECS_OK)
+        err = n == 1 ? tecs__ei_reserve1(w) : tecs__ei_reserve(w, n);
+    if (err) {
+        drop_vals(w, &c);
+        arena_undo(b, m, count);
+        return err;
     }
     for (int32_t k = 0; k < n; k++) {
         tecs_entity_t e = tecs__ei_take(w);
@@ -285,8 +512,8 @@ static tecs_value_t *arena_value(tecs_world_t *w, tecs__cmdbuf *b, tecs_comp_t c
     if (ci->ctor == NULL && ci->copy == NULL) {
         tecs__copy_value((void *)v->ptr, value, ci->size);
     } else {
-        tecs__comp_ctor(ci, (void *)v->ptr, 1);
-        tecs__comp_copy(ci, (void *)v->ptr, value, 1);
+        tecs__comp_ctor(w, ci, (void *)v->ptr, 1);
+        tecs__comp_copy(w, ci, (void *)v->ptr, value, 1);
     }
     return v;
 }
@@ -313,7 +540,10 @@ static TECS__INLINE tecs_err_t put_value(tecs_world_t *w, tecs__cmdbuf *b, tecs_
     if (value == NULL || ci->size == 0)
         return TECS_OK;
     if (inline_ok(ci)) {
-        tecs__copy_value(cmd->value, value, ci->size);
+        if (ci->size == 8)      /* the common case: one move */
+            memcpy(cmd->value, value, 8);
+        else
+            memcpy(cmd->value, value, ci->size);
         cmd->flags |= TECS__CMD_INLINE;
         return TECS_OK;
     }
@@ -325,22 +555,26 @@ static TECS__INLINE tecs_err_t put_value(tecs_world_t *w, tecs__cmdbuf *b, tecs_
 ** would refuse or a SET of a tag it already has. */
 static inline bool foldable(const tecs__cmd *last, tecs__op op, tecs_comp_t c)
 {
-    if (last->op != TECS__OP_NEW || last->x)
+    if (last->op != TECS__OP_NEW || last->flags || last->x)
         return false;
     int32_t col = tecs__arch_col(last->arch, c);
     return op == TECS__OP_ADD ? col == TECS__COL_ABSENT
                               : op == TECS__OP_SET && col != TECS__COL_TAG;
 }
 
-/* Join an ADD or SET of c to the birth queued last (foldable). */
-static inline tecs_err_t fold_into(tecs_world_t *w, tecs__cmd *last, tecs__op op, tecs_comp_t c,
+/* Join an ADD or SET of c to the birth queued at `at` (foldable). The
+** command is edited in a copy: a copy hook may queue changes meanwhile,
+** and the queue move. */
+static inline tecs_err_t fold_into(tecs_world_t *w, int32_t at, tecs__op op, tecs_comp_t c,
                                    const void *value)
 {
-    if (put_value(w, &w->deferred, last, c, value))
+    tecs__cmd birth = w->deferred.cmds[at];
+    if (put_value(w, &w->deferred, &birth, c, value))
         return TECS_ENOMEM;
-    last->op = TECS__OP_NEW_SET;
-    last->then = (uint8_t)op;
-    last->comp = c;
+    birth.op = TECS__OP_NEW_SET;
+    birth.then = (uint8_t)op;
+    birth.comp = c;
+    w->deferred.cmds[at] = birth;
     return TECS_OK;
 }
 
@@ -349,13 +583,14 @@ static TECS__NOINLINE tecs_err_t queue_op(tecs_world_t *w, tecs__op op, tecs_ent
                                           tecs_comp_t c, const void *value)
 {
     tecs__cmdbuf *b = &w->deferred;
-    if (room(w, b))
+    tecs__cmd cmd = { .op = (uint8_t)op, .entity = e, .comp = c };
+    if (put_value(w, b, &cmd, c, value))
         return TECS_ENOMEM;
-    tecs__cmd *cmd = &b->cmds[b->count];
-    *cmd = (tecs__cmd){ .op = (uint8_t)op, .entity = e, .comp = c };
-    if (put_value(w, b, cmd, c, value))
+    if (room(w, b)) {                   /* after the copy: its hook may queue */
+        drop_vals(w, &cmd);
         return TECS_ENOMEM;
-    b->count++;
+    }
+    b->cmds[b->count++] = cmd;
     return TECS_OK;
 }
 
@@ -368,12 +603,31 @@ tecs_err_t tecs__defer_op(tecs_world_t *w, tecs__op op, tecs_entity_t e, tecs_co
     if (b->count > 0 && !w->flushing) {
         tecs__cmd *last = &b->cmds[b->count - 1];
         if (last->entity == e && foldable(last, op, c))
-            return fold_into(w, last, op, c, value);
+            return fold_into(w, b->count - 1, op, c, value);
     }
     return queue_op(w, op, e, c, value);
 }
 
 /* ---- applying commands ----------------------------------------------- */
+
+/* A command could not apply (err): stale if its entity is gone, else
+** dropped, counted, the first cause kept for the report. */
+static void note_failure(tecs_world_t *w, tecs_err_t err)
+{
+    if (err == TECS_OK || err == TECS_ENOMEM || err == TECS_EDEAD)
+        return;
+    if (w->dropped++ == 0) {
+        w->drop_err = err;
+        memcpy(w->drop_msg, w->errmsg, sizeof w->drop_msg);
+    }
+}
+
+/* The last error after an apply or flush that dropped changes. */
+static tecs_err_t report_drops(tecs_world_t *w, const char *what)
+{
+    return tecs__err(w, w->drop_err, "%s dropped %d queued change%s; the first: %s", what,
+                     w->dropped, w->dropped == 1 ? "" : "s", w->drop_msg);
+}
 
 static tecs_err_t apply_bulk(tecs_world_t *w, const tecs__cmd *c)
 {
@@ -388,6 +642,7 @@ static tecs_err_t apply_bulk(tecs_world_t *w, const tecs__cmd *c)
         tecs_err_t err = tecs__birth(w, x->ids[k], c->arch, x->nvals, one, NULL, NULL);
         if (err == TECS_ENOMEM)
             return err;
+        note_failure(w, err);
     }
     return TECS_OK;
 }
@@ -397,10 +652,10 @@ static void run_kill(tecs_world_t *w, const tecs__cmd *c)
     tecs__record *r = tecs__ei_alive(w, c->entity);
     if (r == NULL || !(r->arch & TECS__KILL_QUEUED))
         return;
-    if (c->x) {
-        w->defer_depth++;
-        c->x->kill(w, c->entity, c->x->ctx);
-        w->defer_depth--;
+    if (c->kill) {
+        tecs_err_t outer_err = tecs__cb_begin(w);
+        c->kill(w, c->entity, c->kill_ctx);
+        tecs__cb_end(w, outer_err);
     }
     if (tecs__ei_alive(w, c->entity))
         tecs__destroy_now(w, c->entity);
@@ -458,6 +713,20 @@ static bool fold_step(tecs_world_t *w, tecs_archetype_t **a, tecs_value_t *vals,
     return true;
 }
 
+/* Values kept inline in the commands [lo, hi) move to copies: a hook run
+** by the birth may queue changes, and the queue move. */
+static void keep_inline(tecs_value_t *vals, int32_t n, const char *lo, const char *hi,
+                        unsigned char (*copies)[TECS__CMD_INLINE_MAX])
+{
+    for (int32_t i = 0; i < n; i++) {
+        uintptr_t p = (uintptr_t)vals[i].ptr;
+        if (p >= (uintptr_t)lo && p < (uintptr_t)hi) {
+            memcpy(copies[i], vals[i].ptr, TECS__CMD_INLINE_MAX);
+            vals[i].ptr = copies[i];
+        }
+    }
+}
+
 /* A queued birth followed by adds and sets of the same entity (the usual
 ** "new, then set" inside an iteration) is applied as one birth straight into
 ** the final archetype, when no listener could tell the difference.
@@ -466,17 +735,15 @@ static int32_t fold_birth(tecs_world_t *w, const tecs__cmd *c, const tecs__cmd *
                           int32_t avail)
 {
     bool folded = c->op == TECS__OP_NEW_SET;
-    const tecs__cmdx *x = folded ? NULL : c->x;
-    if ((c->op != TECS__OP_NEW || (x && x->init)) && !folded)
+    if (!folded && (c->op != TECS__OP_NEW || birth_init(c)))
         return -1;
     if (avail == 0 || next[0].entity != c->entity)
         return -1;
+    tecs__cmd self = *c;        /* its in-place value stays put if the queue moves */
     tecs_value_t vals[TECS_MAX_ARCH_COMPONENTS];
-    int32_t nvals = 0, n = 0;
-    for (int32_t i = 0; x && i < x->nvals; i++)
-        vals[nvals++] = x->vals[i];
+    int32_t nvals = folded ? 0 : birth_vals(w, &self, vals), n = 0;
     tecs_archetype_t *a = c->arch;
-    if (folded && !fold_step(w, &a, vals, &nvals, c->then, c->comp, cmd_value(c)))
+    if (folded && !fold_step(w, &a, vals, &nvals, c->then, c->comp, cmd_value(&self)))
         return -1;
     for (; n < avail && next[n].entity == c->entity; n++)
         if (!fold_step(w, &a, vals, &nvals, next[n].op, next[n].comp, cmd_value(&next[n])))
@@ -487,6 +754,9 @@ static int32_t fold_birth(tecs_world_t *w, const tecs__cmd *c, const tecs__cmd *
     for (int32_t i = 0; i < nvals; i++)
         if (vals[i].ptr)
             vals[m++] = vals[i];
+    unsigned char copies[TECS_MAX_ARCH_COMPONENTS][TECS__CMD_INLINE_MAX];
+    if (!a->plain)
+        keep_inline(vals, m, (const char *)c, (const char *)(next + n), copies);
     tecs_err_t err = tecs__birth(w, c->entity, a, m, vals, NULL, NULL);
     return err == TECS_ENOMEM ? -1 : n;
 }
@@ -506,9 +776,8 @@ static tecs_err_t apply_set(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, con
 {
     if (tecs_has(w, e, c)) {
         if (value)
-            tecs__comp_copy(&w->comps[c], tecs_get_mut(w, e, c), value, 1);
-        tecs_modified(w, e, c);
-        return TECS_OK;
+            tecs__comp_copy(w, &w->comps[c], tecs_get_mut(w, e, c), value, 1);
+        return tecs_modified(w, e, c);      /* refused: the write is undone */
     }
     return tecs__add_now(w, e, c, value);
 }
@@ -534,15 +803,20 @@ static tecs_err_t apply_new_set(tecs_world_t *w, tecs__cmd *c)
     return err;
 }
 
+static tecs_err_t apply_new(tecs_world_t *w, const tecs__cmd *c)
+{
+    tecs_value_t vals[TECS_MAX_ARCH_COMPONENTS];
+    int32_t n = birth_vals(w, c, vals);
+    const tecs__cmdx *x = birth_init(c);
+    return tecs__birth(w, c->entity, c->arch, n, vals, x ? x->init : NULL, x ? x->ctx : NULL);
+}
+
 /* Apply one command. Only TECS_ENOMEM keeps it queued (c may change then). */
 static tecs_err_t apply(tecs_world_t *w, tecs__cmd *c)
 {
     switch ((tecs__op)c->op) {
     case TECS__OP_NEW:
-        if (c->x == NULL)
-            return tecs__birth(w, c->entity, c->arch, 0, NULL, NULL, NULL);
-        return tecs__birth(w, c->entity, c->arch, c->x->nvals, c->x->vals, c->x->init,
-                           c->x->ctx);
+        return apply_new(w, c);
     case TECS__OP_NEW_SET:
         return apply_new_set(w, c);
     case TECS__OP_NEW_BULK:
@@ -557,6 +831,10 @@ static tecs_err_t apply(tecs_world_t *w, tecs__cmd *c)
         return apply_set(w, c->entity, c->comp, cmd_value(c));
     case TECS__OP_KILL:
         run_kill(w, c);
+        return TECS_OK;
+    case TECS__OP_MODIFIED:
+        if (tecs_has(w, c->entity, c->comp))
+            tecs_modified(w, c->entity, c->comp);
         return TECS_OK;
     }
     return TECS_OK;
@@ -646,6 +924,7 @@ static int32_t apply_fast(tecs_world_t *w, tecs__cmdbuf *b, int32_t i)
     n = fold_birth(w, c, c + 1, b->count - i - 1);
     if (n < 0)
         return 0;
+    c = &b->cmds[i];                    /* hooks may have moved the queue */
     for (int32_t j = 0; j <= n; j++)
         drop_vals(w, &c[j]);
     return n + 1;
@@ -670,11 +949,13 @@ static tecs_err_t run_queue(tecs_world_t *w, tecs__cmdbuf *b, bool (*pick)(const
             continue;
         }
         tecs__cmd c = b->cmds[i];
-        if (apply(w, &c) == TECS_ENOMEM) {
+        tecs_err_t err = apply(w, &c);
+        if (err == TECS_ENOMEM) {
             b->cmds[i] = c;
             result = TECS_ENOMEM;
             break;
         }
+        note_failure(w, err);
         drop_vals(w, &c);
         if (b != &w->deferred && w->deferred.count && !w->flushing)
             tecs__flush(w);
@@ -684,6 +965,7 @@ static tecs_err_t run_queue(tecs_world_t *w, tecs__cmdbuf *b, bool (*pick)(const
     b->count = keep + (b->count - i);
     if (b->count == 0)
         arena_reset(b);
+    queue_trim(w, b);
     return result;
 }
 
@@ -707,9 +989,17 @@ tecs_err_t tecs__flush(tecs_world_t *w)
 {
     if (w->flushing || w->defer_depth > 0)
         return TECS_OK;
+    bool own = !w->applying;    /* else its drops count into the apply's */
+    if (own)
+        w->dropped = 0;
+    tecs_err_t outer = w->err;
     w->flushing = true;
     tecs_err_t err = run_queue(w, &w->deferred, pick_all);
     w->flushing = false;
+    if (own && w->dropped > 0 && err == TECS_OK)
+        err = report_drops(w, "the flush");
+    else if (err == TECS_OK && own)
+        tecs__err_restore(w, outer);    /* skipped changes leave no error */
     return err;
 }
 
@@ -730,33 +1020,31 @@ void tecs__defer_end(tecs_world_t *w)
 tecs_entity_t tecs_delay_new(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals,
                              const tecs_value_t *vals)
 {
-    if (w == NULL || tecs__check_arch(w, a) || tecs__check_vals(w, a, nvals, vals))
+    if (w == NULL || tecs__enter(w) || tecs__check_arch(w, a) ||
+        tecs__check_vals(w, a, nvals, vals))
         return 0;
     tecs_entity_t e = 0;
-    return queue_new(w, &w->delayed, a, 1, &e, nvals, vals, false, NULL, NULL) ? 0 : e;
+    tecs_err_t err = queue_new(w, &w->delayed, a, 1, &e, nvals, vals, false, NULL, NULL);
+    tecs__settle(w);            /* what the values' copy hooks queued */
+    return err ? 0 : e;
 }
 
 tecs_err_t tecs_delay_destroy(tecs_world_t *w, tecs_entity_t e, tecs_kill_fn fn, void *ctx)
 {
     if (w == NULL)
         return TECS_EINVAL;
+    tecs_err_t err = tecs__enter(w);
+    if (err)
+        return err;
     tecs__record *r = tecs__ei_alive(w, e);
     if (r == NULL)
-        return tecs__err(w, TECS_EDEAD, "entity %u:%u is not alive", TECS_ENTITY_INDEX(e),
-                         TECS_ENTITY_GENERATION(e));
+        return tecs__err(w, TECS_EDEAD, TECS__ENT_FMT " is not alive", TECS__ENT(e));
     if (r->arch & TECS__KILL_QUEUED)
         return TECS_OK;
-    tecs__cmdbuf *b = &w->delayed;
-    arena_mark m = arena_save(b);
-    tecs__cmd c = { .op = TECS__OP_KILL, .entity = e };
-    if (fn && (c.x = arena_alloc(w, b, sizeof *c.x)) == NULL)
-        return oom(w);
-    if (fn)
-        *c.x = (tecs__cmdx){ .kill = fn, .ctx = ctx };
-    if (push(w, b, &c)) {
-        arena_restore(b, m);
+    tecs__cmd c = { .op = TECS__OP_KILL, .entity = e, .kill_ctx = ctx };
+    c.kill = fn;
+    if (push(w, &w->delayed, &c))
         return TECS_ENOMEM;
-    }
     r->arch |= TECS__KILL_QUEUED;
     return TECS_OK;
 }
@@ -765,9 +1053,26 @@ static tecs_err_t apply_delayed(tecs_world_t *w, bool (*pick)(const tecs__cmd *)
 {
     if (w == NULL)
         return TECS_EINVAL;
+    tecs_err_t err = tecs__enter(w);
+    if (err)
+        return err;
     if (w->defer_depth > 0 || w->flushing)
-        return tecs__err(w, TECS_EBUSY, "delayed changes cannot apply inside an iteration");
-    return run_queue(w, &w->delayed, pick);
+        return tecs__err(w, TECS_EBUSY,
+                         "delayed changes cannot apply inside an iteration or a callback");
+    w->dropped = 0;
+    w->applying = true;
+    err = run_queue(w, &w->delayed, pick);
+    w->applying = false;
+    if (w->dropped > 0 && err == TECS_OK)
+        err = report_drops(w, "the apply");
+    else if (err == TECS_OK)
+        w->err = TECS_OK;       /* skipped changes leave no error */
+    return err;
+}
+
+int32_t tecs_dropped_changes(const tecs_world_t *w)
+{
+    return w ? w->dropped : 0;
 }
 
 tecs_err_t tecs_apply_news(tecs_world_t *w)

@@ -36,22 +36,34 @@ static tecs_comp_t find_name(const tecs_world_t *w, const char *name)
 
 static tecs_err_t check_desc(tecs_world_t *w, const tecs_component_desc_t *d)
 {
-    if (d == NULL || d->name == NULL || d->name[0] == '\0')
+    if (d == NULL)
+        return tecs__err(w, TECS_EINVAL, "tecs_component: NULL description");
+    if (d->name == NULL || d->name[0] == '\0')
         return tecs__err(w, TECS_EINVAL, "a component needs a name");
     if (d->size > TECS_MAX_COMPONENT_SIZE)
-        return tecs__err(w, TECS_EINVAL, "component '%s' is larger than %d bytes",
-                         d->name, TECS_MAX_COMPONENT_SIZE);
+        return tecs__err(w, TECS_EINVAL, "component '%s' is %zu bytes, above "
+                         "TECS_MAX_COMPONENT_SIZE (%d)", d->name, d->size,
+                         TECS_MAX_COMPONENT_SIZE);
     size_t align = d->align ? d->align : 1;
-    if (!is_pow2(align) || align > TECS_MAX_ALIGN || (d->size && d->size % align))
-        return tecs__err(w, TECS_EINVAL, "component '%s' has a bad alignment", d->name);
+    if (!is_pow2(align) || align > TECS_MAX_ALIGN)
+        return tecs__err(w, TECS_EINVAL, "component '%s': alignment %zu is not a power of two "
+                         "up to TECS_MAX_ALIGN (%d)", d->name, align, TECS_MAX_ALIGN);
+    /* Values sit side by side in a column, handed out as a C array. */
+    if (d->size % align)
+        return tecs__err(w, TECS_EINVAL, "component '%s': size %zu is not a multiple of its "
+                         "alignment %zu (as C's sizeof always is)", d->name, d->size, align);
     if (d->size == 0 && (d->ctor || d->dtor || d->copy || d->move))
-        return tecs__err(w, TECS_EINVAL, "tag '%s' cannot have hooks", d->name);
+        return tecs__err(w, TECS_EINVAL, "tag '%s' (size 0) cannot have lifecycle hooks",
+                         d->name);
     if (d->id >= TECS_MAX_COMPONENTS)
-        return tecs__err(w, TECS_EINVAL, "component id %u is out of range", d->id);
+        return tecs__err(w, TECS_EINVAL, "component '%s': id %u is out of range (1..%d)",
+                         d->name, d->id, TECS_MAX_COMPONENTS - 1);
     if (find_name(w, d->name) != 0)
-        return tecs__err(w, TECS_EEXIST, "component '%s' is registered already", d->name);
+        return tecs__err(w, TECS_EEXIST, "a component named '%s' is registered already "
+                         "(id %u)", d->name, find_name(w, d->name));
     if (d->id != 0 && tecs__comp_get(w, d->id) != NULL)
-        return tecs__err(w, TECS_EEXIST, "component id %u is taken", d->id);
+        return tecs__err(w, TECS_EEXIST, "component '%s': id %u is taken by "
+                         TECS__COMP_FMT, d->name, d->id, TECS__COMP(w, d->id));
     return TECS_OK;
 }
 
@@ -67,19 +79,20 @@ static tecs_comp_t pick_id(tecs_world_t *w, const tecs_component_desc_t *d)
 
 tecs_comp_t tecs_component(tecs_world_t *w, const tecs_component_desc_t *d)
 {
-    if (w == NULL)
+    if (w == NULL || tecs__enter_object(w))
         return 0;
     if (check_desc(w, d) != TECS_OK)
         return 0;
     tecs_comp_t id = pick_id(w, d);
     if (id == 0) {
-        tecs__err(w, TECS_ELIMIT, "component limit (%d) reached", TECS_MAX_COMPONENTS - 1);
+        tecs__err(w, TECS_ELIMIT, "component '%s': the world has %d components, the "
+                  "limit", d->name, TECS_MAX_COMPONENTS - 1);
         return 0;
     }
     size_t len = strlen(d->name);
     char *name = tecs__alloc(w, len + 1);
     if (name == NULL) {
-        tecs__err(w, TECS_ENOMEM, "out of memory registering '%s'", d->name);
+        tecs__err(w, TECS_ENOMEM, "out of memory registering component '%s'", d->name);
         return 0;
     }
     int32_t old_cap = w->cap_comps;
@@ -101,7 +114,7 @@ tecs_comp_t tecs_component(tecs_world_t *w, const tecs_component_desc_t *d)
 
 tecs_comp_t tecs_component_lookup(tecs_world_t *w, const char *name)
 {
-    if (w == NULL)
+    if (w == NULL || tecs__enter_read(w))
         return 0;
     if (name == NULL) {
         tecs__err(w, TECS_EINVAL, "tecs_component_lookup: NULL name");
@@ -151,32 +164,45 @@ void tecs__comp_fini(tecs_world_t *w)
 
 /* ---- lifecycle ------------------------------------------------------- */
 
-void tecs__comp_ctor(const tecs__comp *ci, void *dst, int32_t n)
+void tecs__comp_ctor(tecs_world_t *w, const tecs__comp *ci, void *dst, int32_t n)
 {
-    if (ci->ctor)
-        ci->ctor(dst, n, ci->ctx);
-    else
+    if (ci->ctor == NULL) {
         memset(dst, 0, (size_t)n * ci->size);
+        return;
+    }
+    tecs_err_t outer_err = tecs__hook_begin(w);
+    ci->ctor(dst, n, ci->ctx);
+    tecs__hook_end(w, outer_err);
 }
 
-void tecs__comp_dtor(const tecs__comp *ci, void *p, int32_t n)
+void tecs__comp_dtor(tecs_world_t *w, const tecs__comp *ci, void *p, int32_t n)
 {
-    if (ci->dtor)
-        ci->dtor(p, n, ci->ctx);
+    if (ci->dtor == NULL)
+        return;
+    tecs_err_t outer_err = tecs__hook_begin(w);
+    ci->dtor(p, n, ci->ctx);
+    tecs__hook_end(w, outer_err);
 }
 
-void tecs__comp_copy(const tecs__comp *ci, void *dst, const void *src, int32_t n)
+void tecs__comp_copy(tecs_world_t *w, const tecs__comp *ci, void *dst, const void *src,
+                     int32_t n)
 {
-    if (ci->copy)
-        ci->copy(dst, src, n, ci->ctx);
-    else
+    if (ci->copy == NULL) {
         memcpy(dst, src, (size_t)n * ci->size);
+        return;
+    }
+    tecs_err_t outer_err = tecs__hook_begin(w);
+    ci->copy(dst, src, n, ci->ctx);
+    tecs__hook_end(w, outer_err);
 }
 
-void tecs__comp_move(const tecs__comp *ci, void *dst, void *src, int32_t n)
+void tecs__comp_move(tecs_world_t *w, const tecs__comp *ci, void *dst, void *src, int32_t n)
 {
-    if (ci->move)
-        ci->move(dst, src, n, ci->ctx);
-    else
+    if (ci->move == NULL) {
         memcpy(dst, src, (size_t)n * ci->size);
+        return;
+    }
+    tecs_err_t outer_err = tecs__hook_begin(w);
+    ci->move(dst, src, n, ci->ctx);
+    tecs__hook_end(w, outer_err);
 }

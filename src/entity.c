@@ -14,8 +14,10 @@
 ** Step 3 cannot fail, so a failed call has changed nothing. A value written
 ** before anyone could ask (tecs_modified, a query's write term) is checked
 ** after the fact: a refusing listener restores its field (TECS__EV_WRITTEN). Listeners (field
-** indexes, observers) run with the world deferred: a structural change they
-** make is queued, and applied once the outer call is done.
+** indexes, observers) and lifecycle hooks run with the world deferred: a
+** structural change they make is queued, and applied once the outer call is
+** done (settle). A queued birth may grow the records, so no record pointer
+** is kept across a hook or an event: it is fetched again by index.
 **
 ** Moving an entity from archetype A to B (add or remove one component):
 **
@@ -130,11 +132,29 @@ static void emit_all(tecs_world_t *w, int ev, tecs_archetype_t *a, uint32_t row,
     }
 }
 
+/* REMOVE events for e losing c (0: every component, a destroy), while its
+** row still holds the values: w->leaving names it meanwhile, so that an
+** index made or rebuilt by a callback of these events does not take what
+** is leaving (the events it would need have gone by). */
+static TECS__NOINLINE void emit_leaving(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c,
+                                        tecs_archetype_t *a, uint32_t row, const void *p)
+{
+    tecs_entity_t was = w->leaving;
+    tecs_comp_t was_comp = w->leaving_comp;
+    w->leaving = e;
+    w->leaving_comp = c;
+    if (c)
+        tecs__emit_comp(w, TECS__EV_REMOVE, e, c, p);
+    else
+        emit_all(w, TECS__EV_REMOVE, a, row, e);
+    w->leaving = was;
+    w->leaving_comp = was_comp;
+}
+
 /* After a public call: apply what listeners queued, unless still deferred. */
 static inline void settle(tecs_world_t *w)
 {
-    if (TECS__UNLIKELY(w->deferred.count > 0) && w->defer_depth == 0 && !w->flushing)
-        tecs__flush(w);
+    tecs__settle(w);
 }
 
 /* ---- checks ---------------------------------------------------------- */
@@ -150,8 +170,7 @@ tecs_err_t tecs__check_arch(tecs_world_t *w, const tecs_archetype_t *a)
 
 static tecs_err_t err_dead(tecs_world_t *w, tecs_entity_t e)
 {
-    return tecs__err(w, TECS_EDEAD, "entity %u:%u is not alive", TECS_ENTITY_INDEX(e),
-                     TECS_ENTITY_GENERATION(e));
+    return tecs__err(w, TECS_EDEAD, TECS__ENT_FMT " is not alive", TECS__ENT(e));
 }
 
 static tecs_err_t err_nocomp(tecs_world_t *w, tecs_comp_t c)
@@ -162,20 +181,25 @@ static tecs_err_t err_nocomp(tecs_world_t *w, tecs_comp_t c)
 tecs_err_t tecs__check_vals(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals,
                             const tecs_value_t *vals)
 {
-    if (nvals < 0 || (nvals > 0 && vals == NULL))
-        return tecs__err(w, TECS_EINVAL, "bad value list");
+    if (nvals < 0)
+        return tecs__err(w, TECS_EINVAL, "value list: negative count %d", nvals);
+    if (nvals > 0 && vals == NULL)
+        return tecs__err(w, TECS_EINVAL, "value list: NULL for %d values", nvals);
     for (int32_t i = 0; i < nvals; i++) {
         tecs_comp_t c = vals[i].comp;
         if (tecs__comp_get(w, c) == NULL)
             return err_nocomp(w, c);
         int32_t col = tecs__arch_col(a, c);
         if (col == TECS__COL_ABSENT)
-            return tecs__err(w, TECS_ENOCOMP, "component %u is not in the archetype", c);
+            return tecs__err(w, TECS_ENOCOMP, TECS__COMP_FMT " is not in the archetype",
+                             TECS__COMP(w, c));
         if (col >= 0 && vals[i].ptr == NULL)
-            return tecs__err(w, TECS_EINVAL, "NULL value for component %u", c);
+            return tecs__err(w, TECS_EINVAL, "NULL value for " TECS__COMP_FMT,
+                             TECS__COMP(w, c));
         for (int32_t j = 0; j < i; j++)
             if (vals[j].comp == c)
-                return tecs__err(w, TECS_EINVAL, "component %u given twice", c);
+                return tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is given twice",
+                                 TECS__COMP(w, c));
     }
     return TECS_OK;
 }
@@ -192,12 +216,14 @@ struct tecs_init_t {
 
 void *tecs_init_construct(tecs_init_t *init, tecs_comp_t c)
 {
-    if (init == NULL)
+    if (init == NULL || tecs__enter(init->world))
         return NULL;
     int32_t col = tecs__arch_col(init->arch, c);
     if (col < 0) {
         tecs__err(init->world, col == TECS__COL_TAG ? TECS_EINVAL : TECS_ENOCOMP,
-                  "component %u has no storage in this archetype", c);
+                  col == TECS__COL_TAG ? TECS__COMP_FMT " is a tag: it has no storage in "
+                  TECS__ENT_FMT : TECS__COMP_FMT " is not in the archetype of " TECS__ENT_FMT,
+                  TECS__COMP(init->world, c), TECS__ENT(init->entity));
         return NULL;
     }
     init->done |= (uint64_t)1 << col;
@@ -210,18 +236,19 @@ tecs_entity_t tecs_init_entity(const tecs_init_t *init)
 }
 
 /* Construct one value at to, copied from value if given. */
-static inline void construct_one(const tecs__comp *ci, void *to, const void *value)
+static inline void construct_one(tecs_world_t *w, const tecs__comp *ci, void *to,
+                                 const void *value)
 {
     if (value == NULL) {
         if (ci->ctor)
-            ci->ctor(to, 1, ci->ctx);
+            tecs__comp_ctor(w, ci, to, 1);
         else
             memset(to, 0, ci->size);
     } else if (!ci->ctor && !ci->copy) {
         tecs__copy_value(to, value, ci->size);
     } else {
-        tecs__comp_ctor(ci, to, 1);
-        tecs__comp_copy(ci, to, value, 1);
+        tecs__comp_ctor(w, ci, to, 1);
+        tecs__comp_copy(w, ci, to, value, 1);
     }
 }
 
@@ -239,9 +266,9 @@ static void construct_run(tecs_world_t *w, tecs_archetype_t *a, int32_t col, uin
         } else if (src && a->plain) {
             memcpy(dst, src, (size_t)k * ci->size);
         } else {
-            tecs__comp_ctor(ci, dst, k);
+            tecs__comp_ctor(w, ci, dst, k);
             if (src)
-                tecs__comp_copy(ci, dst, src, k);
+                tecs__comp_copy(w, ci, dst, src, k);
         }
         if (src)
             src += (size_t)k * ci->size;
@@ -342,7 +369,7 @@ static void commit_birth(tecs_world_t *w, tecs_archetype_t *a, tecs_entity_t e, 
         for (int32_t v = 0; v < nvals; v++)
             if (vals[v].comp == a->col_comp[c])
                 src = vals[v].ptr;
-        construct_one(tecs__col_info(w, a, c), tecs__chunk_col(chunk, c) + i * a->col_size[c],
+        construct_one(w, tecs__col_info(w, a, c), tecs__chunk_col(chunk, c) + i * a->col_size[c],
                       src);
     }
     w->npending--;
@@ -371,7 +398,7 @@ static tecs_err_t check_built(tecs_world_t *w, tecs_archetype_t *a, uint32_t row
 static void unbuild(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
 {
     for (int32_t c = 0; c < a->ncols; c++)
-        tecs__comp_dtor(tecs__col_info(w, a, c), tecs__col_ptr(a, w, c, row), 1);
+        tecs__comp_dtor(w, tecs__col_info(w, a, c), tecs__col_ptr(a, w, c, row), 1);
     a->count--;
 }
 
@@ -387,13 +414,13 @@ static tecs_err_t commit_birth_with(tecs_world_t *w, tecs_archetype_t *a, tecs_e
     ** fn does not see the entity half built (the world is deferred: no
     ** other row can be appended meanwhile). The record keeps its pending
     ** row until then too: row 1 of a pending slot means a delayed birth. */
-    w->defer_depth++;
+    tecs_err_t outer_err = tecs__cb_begin(w);
     fn(&init, ctx);
-    w->defer_depth--;
+    tecs__cb_end(w, outer_err);
     a->count++;
     for (int32_t c = 0; c < a->ncols; c++)
         if (!(init.done >> c & 1) && tecs__col_info(w, a, c)->ctor)
-            tecs__comp_ctor(tecs__col_info(w, a, c), tecs__col_ptr(a, w, c, init.row), 1);
+            tecs__comp_ctor(w, tecs__col_info(w, a, c), tecs__col_ptr(a, w, c, init.row), 1);
     if (TECS__UNLIKELY(any_checked(w, a))) {
         tecs_err_t err = check_built(w, a, init.row);
         if (err) {
@@ -546,7 +573,7 @@ static TECS__NOINLINE tecs_entity_t new_slow(tecs_world_t *w)
 
 tecs_entity_t tecs_new(tecs_world_t *w)
 {
-    if (w == NULL)
+    if (w == NULL || tecs__enter(w))
         return 0;
     tecs_archetype_t *root = w->archs[0];
     if (w->defer_depth > 0)
@@ -565,7 +592,7 @@ tecs_entity_t tecs_new(tecs_world_t *w)
 
 tecs_entity_t tecs_new_in(tecs_world_t *w, tecs_archetype_t *a)
 {
-    if (w == NULL || tecs__check_arch(w, a))
+    if (w == NULL || tecs__enter(w) || tecs__check_arch(w, a))
         return 0;
     if (w->defer_depth > 0) {
         tecs_entity_t e = 0;
@@ -576,7 +603,7 @@ tecs_entity_t tecs_new_in(tecs_world_t *w, tecs_archetype_t *a)
 
 tecs_entity_t tecs_new_with(tecs_world_t *w, tecs_archetype_t *a, tecs_init_fn fn, void *ctx)
 {
-    if (w == NULL || tecs__check_arch(w, a))
+    if (w == NULL || tecs__enter(w) || tecs__check_arch(w, a))
         return 0;
     if (fn == NULL) {
         tecs__err(w, TECS_EINVAL, "tecs_new_with: NULL initializer");
@@ -594,11 +621,11 @@ tecs_err_t tecs_new_bulk(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_e
 {
     if (w == NULL)
         return TECS_EINVAL;
-    tecs_err_t err = tecs__check_arch(w, a);
-    if (err)
+    tecs_err_t err = tecs__enter(w);
+    if (err || (err = tecs__check_arch(w, a)))
         return err;
     if (n < 0)
-        return tecs__err(w, TECS_EINVAL, "tecs_new_bulk: negative count");
+        return tecs__err(w, TECS_EINVAL, "tecs_new_bulk: negative count %d", n);
     if ((err = tecs__check_vals(w, a, nvals, vals)) != TECS_OK)
         return err;
     if (w->defer_depth > 0)
@@ -648,17 +675,20 @@ static TECS__INLINE void move_row_with(tecs_world_t *w, tecs__record *r, tecs_ar
             tecs__copy_value(TO(j), FROM(j, j + shift), size[j]);
     } else {
         for (int32_t j = 0; j < same; j++)
-            tecs__comp_move(tecs__col_info(w, b, j), TO(j), FROM(j, j), 1);
+            tecs__comp_move(w, tecs__col_info(w, b, j), TO(j), FROM(j, j), 1);
         if (k >= 0 && adding)
-            construct_one(tecs__col_info(w, b, k), TO(k), value);
+            construct_one(w, tecs__col_info(w, b, k), TO(k), value);
         for (int32_t j = same + adding; j < n; j++)
-            tecs__comp_move(tecs__col_info(w, b, j), TO(j), FROM(j, j + shift), 1);
+            tecs__comp_move(w, tecs__col_info(w, b, j), TO(j), FROM(j, j + shift), 1);
     }
 #undef TO
 #undef FROM
-    tecs__arch_remove_row(w, a, src);
+    if (!plain)                 /* a hook's queued birth may move the records */
+        r = &w->recs[TECS_ENTITY_INDEX(tecs__chunk_ents(dc)[di])];
     r->arch = b->id | (r->arch & ~TECS__ARCH_MASK);
     r->row = dst;
+    /* Last: the hole fill may run move hooks of a, and r is done with. */
+    tecs__arch_remove_row(w, a, src);
 }
 
 /* move_row for archetypes with hooks, out of the plain path's way. */
@@ -724,15 +754,15 @@ static inline bool quiet_remove(const tecs_world_t *w, const tecs_archetype_t *b
 }
 
 /* Events after c was added to e (now in b). */
-static TECS__NOINLINE void after_add(tecs_world_t *w, tecs_entity_t e, tecs__record *r,
-                                     tecs_archetype_t *a, tecs_archetype_t *b, tecs_comp_t c,
-                                     const void *value)
+static TECS__NOINLINE void after_add(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *a,
+                                     tecs_archetype_t *b, tecs_comp_t c, const void *value)
 {
     if (w->watch_moves)
         emit_move(w, e, a, b);
     if (watched(w, c)) {
         int32_t col = tecs__arch_col(b, c);
-        const void *p = col >= 0 ? tecs__col_ptr(b, w, col, r->row) : NULL;
+        uint32_t row = w->recs[TECS_ENTITY_INDEX(e)].row;  /* records may have moved */
+        const void *p = col >= 0 ? tecs__col_ptr(b, w, col, row) : NULL;
         tecs__emit_comp(w, TECS__EV_ADD, e, c, p);
         if (value && col >= 0)
             tecs__emit_comp(w, TECS__EV_SET, e, c, p);
@@ -740,14 +770,16 @@ static TECS__NOINLINE void after_add(tecs_world_t *w, tecs_entity_t e, tecs__rec
 }
 
 /* The target of adding c to a, creating it if needed (slow path). */
-static tecs_archetype_t *target_with(tecs_world_t *w, tecs_archetype_t *a, tecs_comp_t c)
+static tecs_archetype_t *target_with(tecs_world_t *w, tecs_archetype_t *a, tecs_comp_t c,
+                                     tecs_entity_t e)
 {
     if (tecs__comp_get(w, c) == NULL) {
         err_nocomp(w, c);
         return NULL;
     }
     if (tecs__arch_col(a, c) != TECS__COL_ABSENT) {
-        tecs__err(w, TECS_EEXIST, "entity already has component %u", c);
+        tecs__err(w, TECS_EEXIST, TECS__ENT_FMT " already has " TECS__COMP_FMT,
+                  TECS__ENT(e), TECS__COMP(w, c));
         return NULL;
     }
     return tecs__arch_with(w, a, c);
@@ -781,7 +813,7 @@ static TECS__INLINE tecs_err_t add_to(tecs_world_t *w, tecs_entity_t e, tecs__re
         move_row_with(w, r, a, b, k, true, value, true);
         return TECS_OK;
     }
-    if (TECS__UNLIKELY(b == NULL) && (b = target_with(w, a, c)) == NULL)
+    if (TECS__UNLIKELY(b == NULL) && (b = target_with(w, a, c, e)) == NULL)
         return w->err;
     tecs_err_t err = tecs__arch_reserve_rows(w, b, 1);
     if (TECS__UNLIKELY(err))
@@ -789,9 +821,10 @@ static TECS__INLINE tecs_err_t add_to(tecs_world_t *w, tecs_entity_t e, tecs__re
     if (TECS__UNLIKELY(w->comps[c].check) &&
         (err = tecs__check_comp(w, TECS__EV_ADD, e, c, value, 1)))
         return undo_target(w, narchs, err);
+    r = &w->recs[TECS_ENTITY_INDEX(e)];     /* the check may have moved them */
     move_row(w, r, a, b, tecs__arch_col(b, c), true, value);
     if (TECS__UNLIKELY(w->watch_moves || w->comps[c].watch))
-        after_add(w, e, r, a, b, c, value);
+        after_add(w, e, a, b, c, value);
     return TECS_OK;
 }
 
@@ -826,7 +859,9 @@ static TECS__INLINE tecs_err_t remove_now(tecs_world_t *w, tecs_entity_t e, tecs
     tecs_archetype_t *a = tecs__rec_arch(w, r);
     int32_t k = tecs__arch_col(a, c);
     if (TECS__UNLIKELY(k == TECS__COL_ABSENT))
-        return tecs__comp_get(w, c) ? tecs__err(w, TECS_ENOENT, "entity lacks component %u", c)
+        return tecs__comp_get(w, c) ? tecs__err(w, TECS_ENOENT, TECS__ENT_FMT " does not "
+                                                "have " TECS__COMP_FMT, TECS__ENT(e),
+                                                TECS__COMP(w, c))
                                     : err_nocomp(w, c);
     int32_t narchs = w->narchs;
     tecs_archetype_t *b = tecs__edge_rem(w, a, c);
@@ -840,9 +875,10 @@ static TECS__INLINE tecs_err_t remove_now(tecs_world_t *w, tecs_entity_t e, tecs
     if (TECS__UNLIKELY(w->comps[c].watch || !a->plain)) {
         void *p = k >= 0 ? tecs__col_ptr(a, w, k, r->row) : NULL;
         if (w->comps[c].watch)
-            tecs__emit_comp(w, TECS__EV_REMOVE, e, c, p);
+            emit_leaving(w, e, c, a, r->row, p);
         if (p && tecs__col_info(w, a, k)->dtor)
-            tecs__comp_dtor(tecs__col_info(w, a, k), p, 1);
+            tecs__comp_dtor(w, tecs__col_info(w, a, k), p, 1);
+        r = &w->recs[TECS_ENTITY_INDEX(e)];  /* callbacks may have moved them */
     }
     move_row(w, r, a, b, k, false, NULL);
     if (TECS__UNLIKELY(w->watch_moves))
@@ -868,12 +904,13 @@ tecs_err_t tecs__destroy_now(tecs_world_t *w, tecs_entity_t e)
     }
     tecs_archetype_t *a = tecs__rec_arch(w, r);
     uint32_t row = r->row;
-    emit_all(w, TECS__EV_REMOVE, a, row, e);
+    if (w->watch_comps)
+        emit_leaving(w, e, 0, a, row, NULL);
     if (w->watch_moves)
         emit_move(w, e, a, NULL);
     if (!a->plain)
         for (int32_t c = 0; c < a->ncols; c++)
-            tecs__comp_dtor(tecs__col_info(w, a, c), tecs__col_ptr(a, w, c, row), 1);
+            tecs__comp_dtor(w, tecs__col_info(w, a, c), tecs__col_ptr(a, w, c, row), 1);
     tecs__arch_remove_row(w, a, row);
     tecs__ei_release(w, index);
     w->nalive--;
@@ -887,6 +924,9 @@ static TECS__NOINLINE tecs_err_t destroy_slow(tecs_world_t *w, tecs_entity_t e)
 {
     if (w == NULL)
         return TECS_EINVAL;
+    tecs_err_t err = tecs__enter(w);
+    if (err)
+        return err;
     tecs__record *r = tecs__alive_rec(w, e);
     if (TECS__UNLIKELY(r == NULL))
         r = tecs__ei_known(w, e);               /* a pending birth, or dead */
@@ -896,18 +936,24 @@ static TECS__NOINLINE tecs_err_t destroy_slow(tecs_world_t *w, tecs_entity_t e)
     ** initializer is building right now, whose row already exists. */
     if (w->defer_depth > 0)
         return tecs__defer_op(w, TECS__OP_DESTROY, e, 0, NULL);
-    tecs_err_t err = tecs__destroy_now(w, e);
+    err = tecs__destroy_now(w, e);
     settle(w);
     return err;
 }
 
 tecs_err_t tecs_destroy(tecs_world_t *w, tecs_entity_t e)
 {
+    if (w == NULL)
+        return TECS_EINVAL;
+    if (tecs__enter(w))
+        return w->err;
     /* The common case: a live entity of a plain archetype, nobody to tell,
     ** not deferred. Its row is dropped and its slot freed. */
     tecs__record *r;
     if (TECS__LIKELY(w != NULL && (r = tecs__alive_rec(w, e)) != NULL &&
-                     w->defer_depth == 0 && !w->watch_comps && !w->watch_moves)) {
+                     w->defer_depth == 0 && w->closed == TECS__OPEN &&
+                     !w->watch_comps && !w->watch_moves)) {
+        w->err = TECS_OK;
         tecs_archetype_t *a = w->kill.from;
         if (TECS__UNLIKELY(!hop_at(&w->kill, r))) {
             a = tecs__rec_arch(w, r);
@@ -955,9 +1001,12 @@ tecs_err_t tecs_add(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
     if (w == NULL)
         return TECS_EINVAL;
+    tecs_err_t err = tecs__enter(w);
+    if (err)
+        return err;
     if (w->defer_depth > 0)
         return defer_change(w, TECS__OP_ADD, e, c, NULL);
-    tecs_err_t err = add_now(w, e, c, NULL);
+    err = add_now(w, e, c, NULL);
     settle(w);
     return err;
 }
@@ -966,9 +1015,12 @@ tecs_err_t tecs_remove(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
     if (w == NULL)
         return TECS_EINVAL;
+    tecs_err_t err = tecs__enter(w);
+    if (err)
+        return err;
     if (w->defer_depth > 0)
         return defer_change(w, TECS__OP_REMOVE, e, c, NULL);
-    tecs_err_t err = remove_now(w, e, c);
+    err = remove_now(w, e, c);
     settle(w);
     return err;
 }
@@ -979,20 +1031,20 @@ static tecs_err_t overwrite(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, voi
 {
     const tecs__comp *ci = &w->comps[c];
     if (TECS__UNLIKELY(value == NULL))
-        return tecs__err(w, TECS_EINVAL, "tecs_set: NULL value");
+        return tecs__err(w, TECS_EINVAL, "tecs_set: NULL value for " TECS__COMP_FMT,
+                         TECS__COMP(w, c));
     if (TECS__UNLIKELY(ci->check)) {
         tecs_err_t err = tecs__check_comp(w, TECS__EV_SET, e, c, value, 1);
         if (err)
             return err;
     }
     if (ci->copy)
-        ci->copy(p, value, 1, ci->ctx);
+        tecs__comp_copy(w, ci, p, value, 1);
     else
         tecs__copy_value(p, value, ci->size);
-    if (TECS__UNLIKELY(ci->watch) && tecs__wants_set(ci)) {
+    if (TECS__UNLIKELY(ci->watch) && tecs__wants_set(ci))
         tecs__emit_comp(w, TECS__EV_SET, e, c, p);
-        settle(w);
-    }
+    settle(w);
     return TECS_OK;
 }
 
@@ -1000,8 +1052,13 @@ tecs_err_t tecs_set(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void 
 {
     if (w == NULL)
         return TECS_EINVAL;
+    tecs_err_t err = tecs__enter(w);
+    if (err)
+        return err;
     tecs__record *r = tecs__alive_rec(w, e);
-    if (TECS__LIKELY(r != NULL) &&
+    /* A write queues while rows are in motion (a lifecycle hook runs), or
+    ** while a queued remove of e would drop it. */
+    if (TECS__LIKELY(r != NULL) && TECS__LIKELY(w->hook_depth == 0) &&
         !(TECS__UNLIKELY(r->arch & TECS__REMOVE_QUEUED) && w->defer_depth > 0)) {
         tecs_archetype_t *a = tecs__rec_arch(w, r);
         int32_t col = tecs__arch_col(a, c);
@@ -1011,7 +1068,7 @@ tecs_err_t tecs_set(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void 
             return TECS_OK;
         /* A registered c is added with its value now. */
         if (TECS__LIKELY(w->defer_depth == 0 && value != NULL && tecs__comp_get(w, c) != NULL)) {
-            tecs_err_t err = add_to(w, e, r, a, c, value);
+            err = add_to(w, e, r, a, c, value);
             settle(w);
             return err;
         }
@@ -1020,10 +1077,11 @@ tecs_err_t tecs_set(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void 
     if (ci == NULL)
         return err_nocomp(w, c);
     if (value == NULL && ci->size > 0)
-        return tecs__err(w, TECS_EINVAL, "tecs_set: NULL value");
+        return tecs__err(w, TECS_EINVAL, "tecs_set: NULL value for " TECS__COMP_FMT,
+                         TECS__COMP(w, c));
     if (w->defer_depth > 0)
         return defer_known(w, TECS__OP_SET, e, c, value);
-    tecs_err_t err = tecs__add_now(w, e, c, value);
+    err = tecs__add_now(w, e, c, value);
     settle(w);
     return err;
 }
@@ -1038,16 +1096,18 @@ static TECS__NOINLINE void *get_failed(tecs_world_t *w, tecs_entity_t e, tecs_co
     else if (tecs__comp_get(w, c) == NULL)
         err_nocomp(w, c);
     else if (tecs__arch_col(tecs__rec_arch(w, r), c) == TECS__COL_TAG)
-        tecs__err(w, TECS_EINVAL, "component %u is a tag and has no value", c);
+        tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is a tag and has no value",
+                  TECS__COMP(w, c));
     else
-        tecs__err(w, TECS_ENOENT, "entity does not have component %u", c);
+        tecs__err(w, TECS_ENOENT, TECS__ENT_FMT " does not have " TECS__COMP_FMT,
+                  TECS__ENT(e), TECS__COMP(w, c));
     return NULL;
 }
 
 /* The value of c of e, or NULL with the error set. */
 static TECS__INLINE void *get_ptr(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
-    if (TECS__UNLIKELY(w == NULL))
+    if (TECS__UNLIKELY(w == NULL) || tecs__enter_read(w))
         return NULL;
     const tecs__record *r = tecs__alive_rec(w, e);
     if (TECS__LIKELY(r != NULL)) {
@@ -1081,10 +1141,14 @@ tecs_err_t tecs_modified(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
     if (w == NULL)
         return TECS_EINVAL;
+    tecs_err_t err = tecs__enter(w);
+    if (err)
+        return err;
     void *p = tecs_get_mut(w, e, c);
     if (p == NULL)
         return w->err;
-    tecs_err_t err = TECS_OK;
+    if (TECS__UNLIKELY(w->hook_depth > 0))      /* rows in motion: reported later */
+        return tecs__defer_op(w, TECS__OP_MODIFIED, e, c, NULL);
     if (w->comps[c].check)
         err = tecs__check_comp(w, TECS__EV_SET | TECS__EV_WRITTEN, e, c, p, 1);
     if (tecs__wants_set(&w->comps[c])) {
@@ -1096,7 +1160,7 @@ tecs_err_t tecs_modified(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 
 tecs_archetype_t *tecs_entity_archetype(tecs_world_t *w, tecs_entity_t e)
 {
-    if (w == NULL)
+    if (w == NULL || tecs__enter_read(w))
         return NULL;
     tecs__record *r = tecs__ei_alive(w, e);
     if (r == NULL) {

@@ -41,7 +41,8 @@
 **
 ** At world free, before any layer tears down, every live entity is announced
 ** as destroyed (REMOVE events, then LEAVE), archetypes in creation order,
-** rows in order; changes queued by those callbacks are dropped.
+** rows in order; the world is closed meanwhile (TECS__FREEING), so those
+** callbacks may read but every change they try is refused.
 */
 #include "private.h"
 
@@ -82,7 +83,9 @@ static void call(tecs_observer_fn fn, tecs_world_t *w, tecs_event_kind_t kind,
                  tecs_entity_t e, tecs_comp_t c, const void *ptr, void *ctx)
 {
     tecs_event_t ev = { w, kind, e, c, (void *)(uintptr_t)ptr, ctx };
+    tecs_err_t outer_err = tecs__cb_begin(w);
     fn(&ev);
+    tecs__cb_end(w, outer_err);
 }
 
 /* The archetype entity e is in now (NULL if not alive). */
@@ -100,7 +103,7 @@ static void sweep(tecs_world_t *w, obs_state *s)
     int32_t k = 0;
     for (int32_t i = 0; i < s->n; i++) {
         if (s->list[i].dead)
-            tecs_query_free(s->list[i].query);
+            tecs__query_drop(s->list[i].query);
         else
             s->list[k++] = s->list[i];
     }
@@ -208,7 +211,7 @@ static void before_fini(tecs_world_t *w, void *ctx)
 {
     obs_state *s = ctx;
     s->tearing_down = true;
-    w->defer_depth++;   /* changes made now are queued, then dropped */
+    w->defer_depth++;   /* as for any event; changes are refused anyway */
     for (int32_t i = 0; i < w->narchs; i++) {
         tecs_archetype_t *a = w->archs[i];
         for (int32_t r = 0; r < a->count; r++)
@@ -296,11 +299,14 @@ tecs_err_t tecs_component_hooks(tecs_world_t *w, tecs_comp_t c, const tecs_hooks
 {
     if (w == NULL)
         return TECS_EINVAL;
+    if (tecs__enter(w))
+        return w->err;
     const tecs__comp *ci = tecs__comp_get(w, c);
     if (ci == NULL)
         return tecs__err(w, TECS_ENOCOMP, "component %u is unknown", c);
     if (hooks && hooks->on_set && ci->size == 0)
-        return tecs__err(w, TECS_EINVAL, "tag %u has no value to set", c);
+        return tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is a tag: it has no value for "
+                         "an on_set hook", TECS__COMP(w, c));
     if (!any_hook(hooks) && (w->obs == NULL || !any_hook(hooks_of(w->obs, c))))
         return TECS_OK;
     obs_state *s = state(w);
@@ -323,14 +329,16 @@ static bool is_member_kind(tecs_event_kind_t k)
 
 static tecs_err_t check_desc(tecs_world_t *w, const tecs_observer_desc_t *d)
 {
-    if (d == NULL || d->callback == NULL)
+    if (d == NULL)
+        return tecs__err(w, TECS_EINVAL, "tecs_observer: NULL description");
+    if (d->callback == NULL)
         return tecs__err(w, TECS_EINVAL, "an observer needs a callback");
     if (d->event < TECS_ON_ADD || d->event > TECS_ON_LEAVE)
         return tecs__err(w, TECS_EINVAL, "unknown event %d", (int)d->event);
     if (d->query && (d->terms || d->term_count))
         return tecs__err(w, TECS_EINVAL, "an observer takes terms or a query, not both");
     if (d->query && tecs_query_world(d->query) != w)
-        return tecs__err(w, TECS_EWORLD, "query of another world");
+        return tecs__err(w, TECS_EWORLD, "tecs_observer: query of another world");
     if (is_member_kind(d->event)) {
         if (d->comp != 0)
             return tecs__err(w, TECS_EINVAL, "ENTER / LEAVE observers take no component");
@@ -338,11 +346,14 @@ static tecs_err_t check_desc(tecs_world_t *w, const tecs_observer_desc_t *d)
             return tecs__err(w, TECS_EINVAL, "ENTER / LEAVE observers need terms");
         return TECS_OK;
     }
+    if (d->comp == 0)
+        return tecs__err(w, TECS_EINVAL, "ADD / SET / REMOVE observers need a component");
     const tecs__comp *ci = tecs__comp_get(w, d->comp);
     if (ci == NULL)
         return tecs__err(w, TECS_ENOCOMP, "component %u is unknown", d->comp);
     if (d->event == TECS_ON_SET && ci->size == 0)
-        return tecs__err(w, TECS_EINVAL, "tag %u has no value to set", d->comp);
+        return tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is a tag: it has no SET events",
+                         TECS__COMP(w, d->comp));
     return TECS_OK;
 }
 
@@ -361,7 +372,7 @@ static tecs_err_t make_query(tecs_world_t *w, const tecs_observer_desc_t *d, tec
 
 tecs_observer_t tecs_observer(tecs_world_t *w, const tecs_observer_desc_t *d)
 {
-    if (w == NULL || check_desc(w, d))
+    if (w == NULL || tecs__enter_object(w) || check_desc(w, d))
         return 0;
     if (w->obs && w->obs->tearing_down) {
         tecs__err(w, TECS_EBUSY, "no observer can be created while the world is freed");
@@ -373,11 +384,11 @@ tecs_observer_t tecs_observer(tecs_world_t *w, const tecs_observer_desc_t *d)
     obs_state *s = state(w);
     if (s == NULL || (!is_member_kind(d->event) && grow_per(w, s, d->comp)) ||
         tecs__grow(w, (void **)&s->list, &s->cap, s->n + 1, sizeof *s->list)) {
-        tecs_query_free(q);
+        tecs__query_drop(q);
         return 0;
     }
     if (s->next_id == 0) {
-        tecs_query_free(q);
+        tecs__query_drop(q);
         tecs__err(w, TECS_ELIMIT, "observer ids exhausted");
         return 0;
     }
@@ -409,6 +420,9 @@ tecs_err_t tecs_observer_remove(tecs_world_t *w, tecs_observer_t id)
 {
     if (w == NULL)
         return TECS_EINVAL;
+    tecs_err_t err = tecs__enter_object(w);
+    if (err)
+        return err;
     obs_entry *o = find(w, id);
     if (o == NULL)
         return tecs__err(w, TECS_ENOENT, "observer %u does not exist", id);

@@ -48,12 +48,24 @@ enum {
     TECS__FREEING,              /* tecs_world_free is tearing it down       */
     TECS__IN_ALLOC              /* its allocator is running                 */
 };
+/* Set the last error back to err after calls made on the caller's behalf
+** replaced it (the message of a code other than TECS_OK is then its
+** general text). */
+void tecs__err_reset(tecs_world_t *w, tecs_err_t err);
 /* Refuse a call on a closed world: TECS_EBUSY, with the reason. */
 tecs_err_t tecs__refuse_closed(tecs_world_t *w);
 /* The start of every public function that can fail (defined after the
 ** world struct): a closed world refuses the call; otherwise the last error
 ** is cleared, so that it always describes the latest such call. */
 static inline tecs_err_t tecs__enter(tecs_world_t *w);
+/* The start of a public read that can fail (tecs_get, lookups): the same,
+** but allowed while the world is being freed; refused inside its allocator
+** only, where the world's arrays may be moving. */
+static inline tecs_err_t tecs__enter_read(tecs_world_t *w);
+/* Messages name an entity as "entity 12:3" (slot:generation):
+** tecs__err(w, code, TECS__ENT_FMT " is not alive", TECS__ENT(e)). */
+#define TECS__ENT_FMT "entity %u:%u"
+#define TECS__ENT(e)  TECS_ENTITY_INDEX(e), TECS_ENTITY_GENERATION(e)
 
 /* ==================================================================== */
 /* entity_index.c: slots, generations, FIFO free list                   */
@@ -125,6 +137,12 @@ void tecs__comp_forget_arch(tecs_world_t *w, const tecs_archetype_t *a);
 
 /* The registered component c, or NULL. */
 static inline const tecs__comp *tecs__comp_get(const tecs_world_t *w, tecs_comp_t c);
+/* Messages name a component as "component 'Position' (7)"; an id that is
+** not registered reads "component '?' (7)":
+** tecs__err(w, code, TECS__COMP_FMT " is a tag", TECS__COMP(w, c)). */
+#define TECS__COMP_FMT "component '%s' (%u)"
+#define TECS__COMP(w, c) tecs__comp_name((w), (c)), (unsigned)(c)
+static inline const char *tecs__comp_name(const tecs_world_t *w, tecs_comp_t c);
 /* Some listener wants SET events of ci: a write (per row, for a write term
 ** of an iteration) is not reported for a component watched only for ADD /
 ** REMOVE. */
@@ -134,11 +152,16 @@ static inline bool tecs__wants_set(const tecs__comp *ci)
 }
 void tecs__comp_fini(tecs_world_t *w);
 
-/* Lifecycle helpers: hooks when present, plain bytes otherwise. */
-void tecs__comp_ctor(const tecs__comp *ci, void *dst, int32_t n);
-void tecs__comp_dtor(const tecs__comp *ci, void *p, int32_t n);
-void tecs__comp_copy(const tecs__comp *ci, void *dst, const void *src, int32_t n);
-void tecs__comp_move(const tecs__comp *ci, void *dst, void *src, int32_t n);
+/* Lifecycle helpers: hooks when present, plain bytes otherwise. A hook
+** runs between tecs__hook_begin and tecs__hook_end (R1): what it changes
+** is queued. Nothing may hold a record pointer across these calls (a
+** queued birth may grow the records); archetype rows and the registry
+** stay put. */
+void tecs__comp_ctor(tecs_world_t *w, const tecs__comp *ci, void *dst, int32_t n);
+void tecs__comp_dtor(tecs_world_t *w, const tecs__comp *ci, void *p, int32_t n);
+void tecs__comp_copy(tecs_world_t *w, const tecs__comp *ci, void *dst, const void *src,
+                     int32_t n);
+void tecs__comp_move(tecs_world_t *w, const tecs__comp *ci, void *dst, void *src, int32_t n);
 
 /* ==================================================================== */
 /* archetype.c: archetype set, chunks, edges, rows                      */
@@ -213,6 +236,9 @@ void tecs__arch_trim(tecs_world_t *w, tecs_archetype_t *a);
 /* Undo the creation of the newest archetype, still empty, when the call
 ** that created it fails later on (listeners, edges, hash table). */
 void tecs__arch_drop_last(tecs_world_t *w);
+/* Run the destructor of every live value (at world free, before any layer
+** tears down); tecs__arch_fini then frees the memory. */
+void tecs__arch_destroy_values(tecs_world_t *w);
 void tecs__arch_fini(tecs_world_t *w);
 /* Column of c in a, or COL_ABSENT / COL_TAG. */
 static inline int32_t tecs__arch_col(const tecs_archetype_t *a, tecs_comp_t c)
@@ -263,6 +289,9 @@ typedef struct tecs__listener {
     /* Runs at world free before any on_fini, while every entity, query and
     ** listener is still intact (observers announce the last removals). */
     void (*before_fini)(tecs_world_t *w, void *ctx);
+    /* The last open iteration ended: every write through a write term has
+    ** been reported (ordered caches re-sort). */
+    void (*on_iters_done)(tecs_world_t *w, void *ctx);
 } tecs__listener;
 
 /* Register a listener; its on_fini runs when the world is freed. */
@@ -307,12 +336,13 @@ typedef enum tecs__op {
     TECS__OP_SET,
     TECS__OP_KILL,              /* delayed destroy, with its callback       */
     TECS__OP_NEW_SET            /* a NEW, then the ADD or SET (`then`) of
-                                   comp that was queued right after it      */
+                                   comp that was queued right after it      */,
+    TECS__OP_MODIFIED           /* tecs_modified from a lifecycle hook      */
 } tecs__op;
 
 /* What a command carries besides its head, when that is more than one
-** value (births with values or an initializer, bulk births, kills); it
-** lives in the arena. */
+** plain value (births with an initializer or values with hooks, bulk
+** births); it lives in the arena. */
 typedef struct tecs__cmdx {
     int32_t n;                  /* entities (births), values per list       */
     int32_t nvals;              /* entries in vals                          */
@@ -320,13 +350,15 @@ typedef struct tecs__cmdx {
     union {                     /* by op:                                   */
         tecs_entity_t *ids;     /* NEW_BULK: the ids (in the arena)         */
         tecs_init_fn init;      /* NEW: initializer of a queued new_with    */
-        tecs_kill_fn kill;      /* KILL: callback of a delayed kill         */
     };
     void *ctx;
 } tecs__cmdx;
 
 #define TECS__CMD_INLINE 1u     /* flags: the value is in value[]           */
 #define TECS__CMD_VAL    2u     /* flags: the value is at val (the arena)   */
+#define TECS__CMD_PACKED 4u     /* flags: NEW: plain values at packed (the
+                                   arena): a mask of the archetype's columns
+                                   given, then each value, aligned          */
 #define TECS__CMD_INLINE_MAX 8  /* the largest value kept in a command      */
 
 /* One queued change: 32 bytes (on 64-bit targets), two to a cache line. */
@@ -337,13 +369,19 @@ typedef struct tecs__cmd {
     uint8_t spare;              /* zero: the head has no padding            */
     tecs_comp_t comp;           /* ADD, REMOVE, SET, NEW_SET                */
     tecs_entity_t entity;
-    tecs_archetype_t *arch;     /* births                                   */
+    union {
+        tecs_archetype_t *arch; /* births                                   */
+        void *kill_ctx;         /* KILL: its callback's ctx                 */
+    };
     union {
         tecs__cmdx *x;          /* NEW (NULL: no values, no initializer),
-                                   NEW_BULK, KILL (NULL: no callback)       */
+                                   NEW_BULK                                 */
+        tecs_kill_fn kill;      /* KILL: its callback, or NULL              */
+        unsigned char *packed;  /* NEW with CMD_PACKED: its values          */
         tecs_value_t *val;      /* SET, NEW_SET with CMD_VAL: the value     */
         unsigned char value[TECS__CMD_INLINE_MAX];  /* with CMD_INLINE: a
-                                   small value without hooks, in place      */
+                                   small value without hooks, in place (NEW:
+                                   of comp, its birth's only value)         */
     };
 } tecs__cmd;
 
@@ -377,6 +415,9 @@ void tecs__defer_begin(tecs_world_t *w);
 void tecs__defer_end(tecs_world_t *w);
 /* Apply every queued change (the world must not be deferred). */
 tecs_err_t tecs__flush(tecs_world_t *w);
+/* The end of a public call that may have run callbacks: apply what they
+** queued, unless the world is still deferred (see tecs__flush). */
+static inline void tecs__settle(tecs_world_t *w);
 void tecs__cmd_fini(tecs_world_t *w);
 
 /* ==================================================================== */
@@ -396,6 +437,12 @@ void tecs__iter_prefetch(const tecs_iter_t *it, int32_t m, const tecs_archetype_
                          uint32_t row);
 /* True if archetype a (may be NULL: false) matches the query's terms. */
 bool tecs__query_matches(const tecs_query_t *q, const tecs_archetype_t *a);
+/* A system or a cache starts (+1) or stops (-1) using q: tecs_query_free
+** refuses while it is used. */
+void tecs__query_use(tecs_query_t *q, int32_t delta);
+/* Free a query the library owns (an observer's; NULL does nothing): never
+** refused, and the world's last error is left as it is. */
+void tecs__query_drop(tecs_query_t *q);
 
 /* ==================================================================== */
 /* index/: field indexes, filters, caches                               */
@@ -428,6 +475,9 @@ struct tecs_world_t {
     tecs_err_t err;
     char errmsg[160];
     uint8_t closed;             /* TECS__OPEN, or why calls are refused     */
+    int32_t cb_depth;           /* user callbacks running (tecs__cb_begin)  */
+    int32_t hook_depth;         /* of those, lifecycle hooks and order
+                                   functions: rows are in motion            */
 
     uint32_t rows;              /* rows per chunk, a power of two           */
     uint32_t shift;             /* log2(rows)                               */
@@ -464,6 +514,10 @@ struct tecs_world_t {
     int32_t cap_listeners;
     struct tecs__hop kill;      /* entity.c: the plain archetype tecs_destroy
                                    last freed a row of (from; to unused)    */
+    tecs_entity_t leaving;      /* entity.c: the entity whose REMOVE events
+                                   are being raised, still in its row (0:
+                                   none); an index filled meanwhile skips it */
+    tecs_comp_t leaving_comp;   /* the component it loses; 0: all (destroy) */
     bool watch_moves;           /* some listener wants move events          */
     bool watch_comps;           /* some listener wants component events     */
     bool watch_checks;          /* some listener checks changes first       */
@@ -473,10 +527,22 @@ struct tecs_world_t {
     tecs__cmdbuf delayed;       /* delayed news and kills                   */
     int32_t defer_depth;        /* open iterations, systems, callbacks      */
     bool flushing;
+    bool applying;              /* a tecs_apply_* runs: the flushes it makes
+                                   count their drops into it                */
+    int32_t dropped;            /* changes the latest apply or flush dropped */
+    tecs_err_t drop_err;        /* the first one's error ...                */
+    char drop_msg[160];         /* ... and its message                      */
 
     /* query.c */
     struct tecs_query_t *queries; /* list of live queries                   */
     bool query_listening;
+    uint32_t *iters;            /* serials of the open iterations, in the
+                                   order they were opened                   */
+    int32_t niters;
+    int32_t cap_iters;
+    uint32_t iter_serial;       /* the last serial handed out (0: none)     */
+    int32_t iters_twice;        /* ends of iterations no longer open, not
+                                   reported by tecs_world_check yet         */
 
     /* index.c */
     struct tecs__indexes *indexes; /* indexes, caches; NULL until the first */
@@ -486,12 +552,88 @@ struct tecs_world_t {
     struct tecs__sys_state *sys;
 };
 
+/* (The refusal returns the constant, so that the compiler knows the caller
+** leaves at once and keeps the caller's fast path free of saved registers.) */
 static inline tecs_err_t tecs__enter(tecs_world_t *w)
 {
-    if (TECS__UNLIKELY(w->closed != TECS__OPEN))
-        return tecs__refuse_closed(w);
+    if (TECS__UNLIKELY(w->closed != TECS__OPEN)) {
+        tecs__refuse_closed(w);
+        return TECS_EBUSY;
+    }
     w->err = TECS_OK;
     return TECS_OK;
+}
+
+static inline tecs_err_t tecs__enter_read(tecs_world_t *w)
+{
+    if (TECS__UNLIKELY(w->closed == TECS__IN_ALLOC)) {
+        tecs__refuse_closed(w);
+        return TECS_EBUSY;
+    }
+    w->err = TECS_OK;
+    return TECS_OK;
+}
+
+/* Put the last error back to `outer`, what it was before a callback or a
+** flush ran calls of its own: their errors are for whoever made those
+** calls, not for the caller of the outer call. */
+static inline void tecs__err_restore(tecs_world_t *w, tecs_err_t outer)
+{
+    if (TECS__UNLIKELY(w->err != outer))
+        tecs__err_reset(w, outer);
+}
+
+/* Around every user callback the library calls (R1 in tinyecs.h): the
+** world is deferred while it runs, and tecs_world_free, tecs_progress and
+** the applies of delayed changes refuse. Errors of the calls it makes are
+** its own: when it returns the last error is as it was (tecs__cb_end gets
+** what tecs__cb_begin returned). */
+static inline tecs_err_t tecs__cb_begin(tecs_world_t *w)
+{
+    w->defer_depth++;
+    w->cb_depth++;
+    return w->err;
+}
+
+static inline void tecs__cb_end(tecs_world_t *w, tecs_err_t outer)
+{
+    w->cb_depth--;
+    w->defer_depth--;
+    tecs__err_restore(w, outer);
+}
+
+/* Around a lifecycle hook (ctor, dtor, copy, move) or an order function:
+** rows are in motion, so writes queue too and objects cannot be created or
+** freed. Nothing is applied when it returns: the outermost public call
+** applies the queue once the rows are in place. */
+static inline tecs_err_t tecs__hook_begin(tecs_world_t *w)
+{
+    w->hook_depth++;
+    return tecs__cb_begin(w);
+}
+
+static inline void tecs__hook_end(tecs_world_t *w, tecs_err_t outer)
+{
+    w->hook_depth--;
+    tecs__cb_end(w, outer);
+}
+
+/* tecs__enter for a call that creates or frees an object (a component, an
+** index, filter, cache, query, observer or system): refused while rows are
+** in motion. */
+static inline tecs_err_t tecs__enter_object(tecs_world_t *w)
+{
+    tecs_err_t err = tecs__enter(w);
+    if (err == TECS_OK && TECS__UNLIKELY(w->hook_depth > 0))
+        err = tecs__err(w, TECS_EBUSY, "objects cannot be created or freed "
+                                       "while a lifecycle hook or an order function runs");
+    return err;
+}
+
+static inline void tecs__settle(tecs_world_t *w)
+{
+    if (TECS__UNLIKELY(w->deferred.count > 0) && w->defer_depth == 0 && !w->flushing)
+        tecs__flush(w);
 }
 
 static inline const tecs__comp *tecs__comp_get(const tecs_world_t *w, tecs_comp_t c)
@@ -499,6 +641,12 @@ static inline const tecs__comp *tecs__comp_get(const tecs_world_t *w, tecs_comp_
     if (c == 0 || c >= (tecs_comp_t)w->cap_comps || w->comps[c].name == NULL)
         return NULL;
     return &w->comps[c];
+}
+
+static inline const char *tecs__comp_name(const tecs_world_t *w, tecs_comp_t c)
+{
+    const tecs__comp *ci = tecs__comp_get(w, c);
+    return ci ? ci->name : "?";
 }
 
 /* The column pointers of chunk k (see tecs_archetype_t.cols). */

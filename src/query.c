@@ -21,6 +21,15 @@
 ** or tecs_iter_fini). So the chunks being walked never change under the
 ** iterator, and nothing is skipped or visited twice.
 **
+** An iterator is a value the caller may copy, so the world, not the
+** iterator, knows which iterations are open: a table of serials, newest
+** last. Starting an iteration appends its serial; ending it takes the
+** serial out, and only the copy that finds it there undoes the world's
+** side (defer depth, the query's count of open iterations, a filtered
+** source's busy mark). A step first checks that its serial is still open
+** (one compare with the newest, the common case), so a copy outliving the
+** iteration touches nothing that may since have been freed.
+**
 ** Writes through a write term are reported (a SET event per row) when the
 ** iterator leaves a chunk, if a listener (a field index) watches that
 ** component; nobody pays for it otherwise.
@@ -43,6 +52,8 @@ struct tecs_query_t {
     tecs_archetype_t **march;
     int16_t *mcols;             /* nmatch rows of nterms columns            */
     int32_t cap_cols;
+    int32_t users;              /* systems and caches that use it           */
+    int32_t iters;              /* its open iterations                      */
 };
 
 /* ---- matching -------------------------------------------------------- */
@@ -146,6 +157,9 @@ static void on_fini(tecs_world_t *w, void *ctx)
         w->queries = q->next;
         query_release(q);
     }
+    tecs__free(w, w->iters, (size_t)w->cap_iters * sizeof *w->iters);
+    w->iters = NULL;
+    w->niters = w->cap_iters = 0;
 }
 
 static tecs_err_t listen_once(tecs_world_t *w)
@@ -162,31 +176,44 @@ static tecs_err_t listen_once(tecs_world_t *w)
 
 /* ---- creation -------------------------------------------------------- */
 
+/* Room in the table of open iterations made with the first query, so that
+** opening an iteration allocates only past this many open at once. */
+#define ITERS_RESERVED 16
+
 static tecs_err_t check_terms(tecs_world_t *w, const tecs_query_desc_t *d)
 {
-    if (d == NULL || d->terms == NULL || d->term_count < 1)
+    if (d == NULL)
+        return tecs__err(w, TECS_EINVAL, "tecs_query: NULL description");
+    if (d->term_count < 1)
         return tecs__err(w, TECS_EINVAL, "a query needs at least one term");
+    if (d->terms == NULL)
+        return tecs__err(w, TECS_EINVAL, "tecs_query: NULL terms for %d terms", d->term_count);
     if (d->term_count > TECS_MAX_TERMS)
-        return tecs__err(w, TECS_ELIMIT, "a query has at most %d terms", TECS_MAX_TERMS);
+        return tecs__err(w, TECS_ELIMIT, "a query has at most %d terms, not %d", TECS_MAX_TERMS,
+                         d->term_count);
     for (int32_t t = 0; t < d->term_count; t++) {
         const tecs_term_t *term = &d->terms[t];
         if (tecs__comp_get(w, term->comp) == NULL)
             return tecs__err(w, TECS_ENOCOMP, "term %d: component %u is unknown", t, term->comp);
-        if ((unsigned)term->oper > TECS_OPTIONAL || (unsigned)term->access > TECS_FILTER)
-            return tecs__err(w, TECS_EINVAL, "term %d: bad operator or access", t);
+        if ((unsigned)term->oper > TECS_OPTIONAL)
+            return tecs__err(w, TECS_EINVAL, "term %d: unknown operator %d", t, (int)term->oper);
+        if ((unsigned)term->access > TECS_FILTER)
+            return tecs__err(w, TECS_EINVAL, "term %d: unknown access %d", t, (int)term->access);
         for (int32_t u = 0; u < t; u++)
             if (d->terms[u].comp == term->comp)
-                return tecs__err(w, TECS_EINVAL, "component %u appears in two terms",
-                                 term->comp);
+                return tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is in terms %d and %d: a "
+                                 "component may have one term only", TECS__COMP(w, term->comp),
+                                 u, t);
     }
     return TECS_OK;
 }
 
 tecs_query_t *tecs_query(tecs_world_t *w, const tecs_query_desc_t *d)
 {
-    if (w == NULL || check_terms(w, d) || listen_once(w))
+    if (w == NULL || tecs__enter_object(w) || check_terms(w, d) || listen_once(w))
         return NULL;
-    tecs_query_t *q = tecs__alloc(w, sizeof *q);
+    tecs_query_t *q = tecs__grow(w, (void **)&w->iters, &w->cap_iters, ITERS_RESERVED,
+                                 sizeof *w->iters) ? NULL : tecs__alloc(w, sizeof *q);
     if (q == NULL) {
         tecs__err(w, TECS_ENOMEM, "out of memory creating a query");
         return NULL;
@@ -219,11 +246,13 @@ tecs_query_t *tecs_query(tecs_world_t *w, const tecs_query_desc_t *d)
 
 tecs_query_t *tecs_query_all(tecs_world_t *w, int32_t n, const tecs_comp_t *ids)
 {
-    if (w == NULL)
+    if (w == NULL || tecs__enter_object(w))
         return NULL;
     if (n < 1 || n > TECS_MAX_TERMS || ids == NULL) {
         tecs__err(w, n > TECS_MAX_TERMS ? TECS_ELIMIT : TECS_EINVAL,
-                  "tecs_query_all: bad component list");
+                  n < 1 ? "tecs_query_all: %d components; a query needs at least one"
+                  : n > TECS_MAX_TERMS ? "tecs_query_all: %d components, above TECS_MAX_TERMS"
+                  : "tecs_query_all: NULL ids for %d components", n);
         return NULL;
     }
     tecs_term_t terms[TECS_MAX_TERMS];
@@ -232,11 +261,30 @@ tecs_query_t *tecs_query_all(tecs_world_t *w, int32_t n, const tecs_comp_t *ids)
     return tecs_query(w, &(tecs_query_desc_t){ .terms = terms, .term_count = n });
 }
 
-void tecs_query_free(tecs_query_t *q)
+tecs_err_t tecs_query_free(tecs_query_t *q)
+{
+    if (q == NULL)
+        return TECS_OK;
+    tecs_world_t *w = q->world;
+    tecs_err_t err = tecs__enter_object(w);
+    if (err)
+        return err;
+    if (q->users > 0)
+        return tecs__err(w, TECS_EBUSY, "%d system(s) or cache(s) use the query",
+                         (int)q->users);
+    if (q->iters > 0)
+        return tecs__err(w, TECS_EBUSY, "%d iteration(s) of the query are open",
+                         (int)q->iters);
+    tecs__query_drop(q);
+    return TECS_OK;
+}
+
+void tecs__query_drop(tecs_query_t *q)
 {
     if (q == NULL)
         return;
     tecs_world_t *w = q->world;
+    assert(q->users == 0 && q->iters == 0);
     if (q->prev)
         q->prev->next = q->next;
     else
@@ -244,6 +292,12 @@ void tecs_query_free(tecs_query_t *q)
     if (q->next)
         q->next->prev = q->prev;
     query_release(q);
+}
+
+void tecs__query_use(tecs_query_t *q, int32_t delta)
+{
+    q->users += delta;
+    assert(q->users >= 0);
 }
 
 tecs_world_t *tecs_query_world(const tecs_query_t *q)
@@ -298,21 +352,73 @@ tecs_err_t tecs__queries_check(tecs_world_t *w)
 
 enum { ITER_FRESH, ITER_RUNNING, ITER_DONE };
 
+/* Note a new iteration open: its serial, or 0 (out of memory). */
+static uint32_t iter_open(tecs_world_t *w)
+{
+    if (tecs__grow(w, (void **)&w->iters, &w->cap_iters, w->niters + 1, sizeof *w->iters)) {
+        tecs__err(w, TECS_ENOMEM, "out of memory opening an iteration");
+        return 0;
+    }
+    if (++w->iter_serial == 0)
+        w->iter_serial = 1;
+    w->iters[w->niters++] = w->iter_serial;
+    return w->iter_serial;
+}
+
+/* Where serial is in the table of open iterations, or -1 (ended). */
+static TECS__NOINLINE int32_t iter_find(const tecs_world_t *w, uint32_t serial)
+{
+    for (int32_t i = w->niters - 1; i >= 0; i--)
+        if (w->iters[i] == serial)
+            return i;
+    return -1;
+}
+
+/* Is the iteration of it still open? The newest one is the common case. */
+static inline bool iter_live(const tecs_iter_t *it)
+{
+    const tecs_world_t *w = it->world;
+    int32_t n = w->niters;
+    return (n > 0 && w->iters[n - 1] == it->priv_.serial) || iter_find(w, it->priv_.serial) >= 0;
+}
+
+/* Take the iteration out of the table; false if it was not there. */
+static bool iter_close(tecs_world_t *w, uint32_t serial)
+{
+    int32_t i = iter_find(w, serial);
+    if (i < 0)
+        return false;
+    memmove(w->iters + i, w->iters + i + 1, (size_t)(w->niters - 1 - i) * sizeof *w->iters);
+    w->niters--;
+    return true;
+}
+
+/* The last open iteration ended: tell the listeners (caches re-sort). */
+static void iters_done(tecs_world_t *w)
+{
+    for (int32_t i = 0; i < w->nlisteners; i++)
+        if (w->listeners[i].on_iters_done)
+            w->listeners[i].on_iters_done(w, w->listeners[i].ctx);
+}
+
 tecs_iter_t tecs_query_iter_ex(tecs_query_t *q, int32_t flags)
 {
     tecs_iter_t it;
     memset(&it, 0, sizeof it);
-    if (q == NULL) {
-        it.priv_.state = ITER_DONE;
+    it.priv_.state = ITER_DONE;
+    if (q == NULL)
         return it;
-    }
-    it.world = q->world;
+    tecs_world_t *w = q->world;
+    it.world = w;
+    if (tecs__enter(w) || (it.priv_.serial = iter_open(w)) == 0)
+        return it;
     it.priv_.query = q;
     it.priv_.flags = flags;
     it.priv_.state = ITER_RUNNING;
     it.priv_.match = (flags & TECS_ITER_REVERSE) ? q->nmatch : -1;
     it.priv_.chunk = -1;
-    tecs__defer_begin(q->world);
+    q->iters++;
+    tecs__defer_begin(w);
     return it;
 }
 
@@ -393,8 +499,13 @@ static void load_chunk(tecs_iter_t *it)
 
 bool tecs_iter_next(tecs_iter_t *it)
 {
-    if (it == NULL || it->priv_.state != ITER_RUNNING)
+    if (it == NULL || it->priv_.state != ITER_RUNNING || tecs__enter(it->world))
         return false;
+    if (TECS__UNLIKELY(!iter_live(it))) {   /* another copy ended it */
+        it->priv_.state = ITER_DONE;
+        it->count = 0;
+        return false;
+    }
     if (it->count > 0 && it->priv_.query->write_mask)
         report_writes(it);
     if (it->priv_.step) {
@@ -413,17 +524,32 @@ bool tecs_iter_next(tecs_iter_t *it)
     return true;
 }
 
+/* Ending an iteration: the last rows' writes are reported, the world's
+** side is undone once (whichever copy comes first), and only then does
+** the world leave deferred mode. A copy that comes later changes nothing
+** but the count of iterations ended twice. */
 void tecs_iter_fini(tecs_iter_t *it)
 {
     if (it == NULL || it->priv_.state != ITER_RUNNING)
         return;
+    tecs_world_t *w = it->world;
+    it->priv_.state = ITER_DONE;
+    if (!iter_live(it)) {
+        it->count = 0;
+        w->iters_twice++;
+        return;
+    }
     if (it->count > 0 && it->priv_.query->write_mask)
         report_writes(it);
+    it->count = 0;
+    if (!iter_close(w, it->priv_.serial))
+        return;                 /* a callback of the report ended it */
+    it->priv_.query->iters--;
     if (it->priv_.step)
         it->priv_.step(it, true);
-    it->priv_.state = ITER_DONE;
-    it->count = 0;
-    tecs__defer_end(it->world);
+    if (w->niters == 0)
+        iters_done(w);
+    tecs__defer_end(w);
 }
 
 void *tecs_field(const tecs_iter_t *it, int32_t term)
@@ -435,8 +561,9 @@ void *tecs_field(const tecs_iter_t *it, int32_t term)
 
 bool tecs_field_is_set(const tecs_iter_t *it, int32_t term)
 {
-    if (it == NULL || it->priv_.query == NULL || it->priv_.arch == NULL || term < 0 ||
-        term >= it->priv_.query->nterms)
+    /* An ended iteration's query may be freed: only an open one is read. */
+    if (it == NULL || it->priv_.state != ITER_RUNNING || !iter_live(it) ||
+        it->priv_.arch == NULL || term < 0 || term >= it->priv_.query->nterms)
         return false;
     const tecs_query_t *q = it->priv_.query;
     return q->mcols[(size_t)it->priv_.match * q->nterms + term] != TECS__COL_ABSENT;
@@ -493,6 +620,8 @@ tecs_err_t tecs_query_each_ex(tecs_query_t *q, int32_t flags, tecs_each_fn fn, v
     if (q == NULL)
         return TECS_EINVAL;
     tecs_world_t *w = tecs_query_world(q);
+    if (tecs__enter(w))
+        return w->err;
     if (fn == NULL)
         return tecs__err(w, TECS_EINVAL, "tecs_query_each: NULL callback");
     const tecs_term_t *terms;
@@ -508,7 +637,10 @@ tecs_err_t tecs_query_each_ex(tecs_query_t *q, int32_t flags, tecs_each_fn fn, v
             void *fields[TECS_MAX_TERMS];
             for (int32_t t = 0; t < nterms; t++)
                 fields[t] = it.fields[t] ? (char *)it.fields[t] + (size_t)r * size[t] : NULL;
-            if (fn(w, it.entities[r], fields, ctx)) {
+            tecs_err_t outer_err = tecs__cb_begin(w);
+            bool stop = fn(w, it.entities[r], fields, ctx);
+            tecs__cb_end(w, outer_err);
+            if (stop) {
                 tecs_iter_fini(&it);
                 return TECS_OK;
             }
@@ -524,10 +656,12 @@ tecs_err_t tecs_query_each(tecs_query_t *q, tecs_each_fn fn, void *ctx)
 
 int32_t tecs_query_collect_ex(tecs_query_t *q, int32_t flags, tecs_entity_t *out, int32_t cap)
 {
-    if (q == NULL)
+    if (q == NULL || tecs__enter(tecs_query_world(q)))
         return -1;
     if (cap < 0 || (cap > 0 && out == NULL)) {
-        tecs__err(tecs_query_world(q), TECS_EINVAL, "tecs_query_collect: bad output array");
+        tecs__err(tecs_query_world(q), TECS_EINVAL, cap < 0
+                  ? "tecs_query_collect: negative cap %d"
+                  : "tecs_query_collect: NULL output for cap %d", cap);
         return -1;
     }
     if (out == NULL)

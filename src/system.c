@@ -26,7 +26,10 @@
 ** Fixed interval: acc += dt each frame; when acc >= interval the system runs
 ** once, covering k = floor(acc / interval) whole intervals (delta_time is
 ** k * interval) and acc keeps the remainder. A long frame thus never makes a
-** system run several times in a row.
+** system run several times in a row. When k passes 2^53 (a tiny interval, or
+** a huge frame) it cannot be counted exactly: the system then covers the
+** whole accumulated time and acc restarts at 0, so delta_time is always
+** finite and the system keeps running.
 **
 ** Timing uses clock_gettime(CLOCK_MONOTONIC), hence the POSIX feature macro.
 ** The worker pool of DESIGN.md (systems with disjoint read/write sets in
@@ -111,8 +114,11 @@ static void sweep(tecs_world_t *w, sys_state *s)
         return;
     int32_t k = 0;
     for (int32_t i = 0; i < s->n; i++) {
-        if (s->list[i].removed)
+        if (s->list[i].removed) {
+            if (s->list[i].query)
+                tecs__query_use(s->list[i].query, -1);
             free_entry(w, &s->list[i]);
+        }
         else
             s->list[k++] = s->list[i];
     }
@@ -150,20 +156,23 @@ static tecs_err_t err_noent(tecs_world_t *w, tecs_system_t id)
 
 static tecs_err_t check_desc(tecs_world_t *w, const tecs_system_desc_t *d)
 {
-    if (d == NULL || d->name == NULL || d->name[0] == '\0')
+    if (d == NULL)
+        return tecs__err(w, TECS_EINVAL, "tecs_system: NULL description");
+    if (d->name == NULL || d->name[0] == '\0')
         return tecs__err(w, TECS_EINVAL, "a system needs a name");
     if ((int)d->phase < 0 || (int)d->phase > TECS_PHASE_COUNT)
         return tecs__err(w, TECS_EINVAL, "system '%s': unknown phase %d", d->name,
                          (int)d->phase);
     if ((d->run == NULL) == (d->each == NULL))
-        return tecs__err(w, TECS_EINVAL, "system '%s' needs one callback, run or each",
-                         d->name);
+        return tecs__err(w, TECS_EINVAL, d->run ? "system '%s' has both run and each: give "
+                         "one" : "system '%s' needs a callback, run or each", d->name);
     if (d->each && d->query == NULL)
         return tecs__err(w, TECS_EINVAL, "system '%s': each needs a query", d->name);
     if (d->query && tecs_query_world(d->query) != w)
         return tecs__err(w, TECS_EWORLD, "system '%s': query of another world", d->name);
     if (!(d->interval >= 0 && d->interval <= 1e300))
-        return tecs__err(w, TECS_EINVAL, "system '%s': bad interval", d->name);
+        return tecs__err(w, TECS_EINVAL, "system '%s': bad interval %g (seconds, 0 or more)",
+                         d->name, d->interval);
     if (find_name(w, d->name))
         return tecs__err(w, TECS_EEXIST, "a system named '%s' exists", d->name);
     return TECS_OK;
@@ -171,7 +180,7 @@ static tecs_err_t check_desc(tecs_world_t *w, const tecs_system_desc_t *d)
 
 tecs_system_t tecs_system(tecs_world_t *w, const tecs_system_desc_t *d)
 {
-    if (w == NULL || check_desc(w, d))
+    if (w == NULL || tecs__enter_object(w) || check_desc(w, d))
         return 0;
     sys_state *s = state(w);
     if (s == NULL)
@@ -195,11 +204,17 @@ tecs_system_t tecs_system(tecs_world_t *w, const tecs_system_desc_t *d)
         .enabled = !d->disabled,
     };
     s->nlive++;
+    if (d->query)
+        tecs__query_use(d->query, +1);   /* tecs_query_free refuses until removed */
     return s->list[s->n - 1].id;
 }
 
 tecs_err_t tecs_system_remove(tecs_world_t *w, tecs_system_t id)
 {
+    if (w == NULL)
+        return TECS_EINVAL;
+    if (tecs__enter_object(w))
+        return w->err;
     sys_entry *e = find(w, id);
     if (e == NULL)
         return err_noent(w, id);
@@ -212,6 +227,10 @@ tecs_err_t tecs_system_remove(tecs_world_t *w, tecs_system_t id)
 
 tecs_err_t tecs_system_enable(tecs_world_t *w, tecs_system_t id, bool enabled)
 {
+    if (w == NULL)
+        return TECS_EINVAL;
+    if (tecs__enter(w))
+        return w->err;
     sys_entry *e = find(w, id);
     if (e == NULL)
         return err_noent(w, id);
@@ -227,7 +246,7 @@ bool tecs_system_enabled(const tecs_world_t *w, tecs_system_t id)
 
 tecs_system_t tecs_system_lookup(tecs_world_t *w, const char *name)
 {
-    if (w == NULL)
+    if (w == NULL || tecs__enter_read(w))
         return 0;
     if (name == NULL) {
         tecs__err(w, TECS_EINVAL, "tecs_system_lookup: NULL name");
@@ -254,6 +273,8 @@ tecs_err_t tecs_system_stats(tecs_world_t *w, tecs_system_t id, tecs_system_stat
 {
     if (w == NULL)
         return TECS_EINVAL;
+    if (tecs__enter_read(w))
+        return w->err;
     if (out == NULL)
         return tecs__err(w, TECS_EINVAL, "tecs_system_stats: NULL output");
     const sys_entry *e = find(w, id);
@@ -287,8 +308,16 @@ static double due(sys_entry *e, double dt)
     if (e->acc < e->interval)
         return -1;
     double q = e->acc / e->interval;
-    double k = q < 9e15 ? (double)(int64_t)q : q;  /* floor, without libm */
+    if (!(q < 9e15)) {          /* too many intervals to count exactly (an inf
+                                   from a tiny interval included): take it all */
+        double all = e->acc;
+        e->acc = 0;
+        return all;
+    }
+    double k = (double)(int64_t)q;      /* floor, without libm */
     e->acc -= k * e->interval;
+    if (e->acc < 0)             /* k * interval rounded above acc */
+        e->acc = 0;
     return k * e->interval;
 }
 
@@ -338,7 +367,11 @@ static void run_one(tecs_world_t *w, sys_state *s, int32_t i, double dt)
         return;
     double t0 = now();
     tecs__defer_begin(w);
+    w->cb_depth++;              /* a callback runs (R1): see tecs__cb_begin */
+    tecs_err_t outer_err = w->err;
     int64_t visited = walk(e->query, e, w, sdt, s->frame);
+    tecs__err_restore(w, outer_err);
+    w->cb_depth--;
     tecs__defer_end(w);
     double t = now() - t0;
     e = &w->sys->list[i];
@@ -353,10 +386,14 @@ tecs_err_t tecs_progress(tecs_world_t *w, double dt)
 {
     if (w == NULL)
         return TECS_EINVAL;
+    tecs_err_t err = tecs__enter(w);
+    if (err)
+        return err;
     if (!(dt >= 0 && dt <= 1e300))
-        return tecs__err(w, TECS_EINVAL, "tecs_progress: bad delta time");
+        return tecs__err(w, TECS_EINVAL, "tecs_progress: bad delta time %g", dt);
     if (w->defer_depth > 0 || w->flushing)
-        return tecs__err(w, TECS_EBUSY, "tecs_progress inside an iteration or a callback");
+        return tecs__err(w, TECS_EBUSY, "tecs_progress cannot run inside an iteration, a "
+                         "callback or another frame");
     sys_state *s = state(w);
     if (s == NULL)
         return w->err;

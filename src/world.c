@@ -13,9 +13,15 @@
 ** memory per entity. Chunks want 64-byte alignment, which the hook does not
 ** promise: tecs__alloc_aligned over-allocates and rounds up.
 **
-** Errors: a failing call records its code and a message on the world
-** (tecs__err) and returns the code; a succeeding call leaves the last error
-** alone, as errno does.
+** Errors: every public call that can fail starts with tecs__enter, which
+** refuses the call on a closed world and otherwise sets the last error to
+** TECS_OK; a failing call then records its code and a message on the world
+** (tecs__err) and returns the code. So the last error always describes the
+** latest such call, and "nothing found" reads apart from "failed".
+**
+** While the allocator runs, the world is closed (TECS__IN_ALLOC): a call
+** from inside it is refused, since the structure asking for memory is half
+** changed.
 */
 #include "private.h"
 
@@ -39,13 +45,25 @@ void *tecs__alloc(tecs_world_t *w, size_t size)
     return tecs__realloc(w, NULL, 0, size);
 }
 
+/* Call the user's allocator. While it runs the world is closed, so a call
+** from inside it is refused (tecs__enter); the previous state comes back
+** after, so a nested allocation inside a refused call cannot reopen it. */
+static void *call_alloc(tecs_world_t *w, void *p, size_t osize, size_t nsize)
+{
+    uint8_t closed = w->closed;
+    w->closed = TECS__IN_ALLOC;
+    void *q = w->alloc(w->alloc_ud, p, osize, nsize);
+    w->closed = closed;
+    return q;
+}
+
 void *tecs__realloc(tecs_world_t *w, void *p, size_t osize, size_t nsize)
 {
     if (nsize == 0) {
         tecs__free(w, p, osize);
         return NULL;
     }
-    void *q = w->alloc(w->alloc_ud, p, p ? osize : 0, nsize);
+    void *q = call_alloc(w, p, p ? osize : 0, nsize);
     if (q != NULL)
         w->mem += nsize - (p ? osize : 0);
     return q;
@@ -55,7 +73,7 @@ void tecs__free(tecs_world_t *w, void *p, size_t size)
 {
     if (p == NULL)
         return;
-    w->alloc(w->alloc_ud, p, size, 0);
+    call_alloc(w, p, size, 0);
     w->mem -= size;
 }
 
@@ -126,6 +144,14 @@ tecs_err_t tecs__err(tecs_world_t *w, tecs_err_t err, const char *fmt, ...)
     vsnprintf(w->errmsg, sizeof w->errmsg, fmt, ap);
     va_end(ap);
     return err;
+}
+
+void tecs__err_reset(tecs_world_t *w, tecs_err_t err)
+{
+    if (err == TECS_OK)
+        w->err = TECS_OK;
+    else
+        tecs__err(w, err, "%s", tecs_strerror(err));
 }
 
 tecs_err_t tecs__refuse_closed(tecs_world_t *w)
@@ -200,24 +226,37 @@ tecs_world_t *tecs_world_new_ex(const tecs_world_desc_t *desc)
     return w;
 }
 
-void tecs_world_free(tecs_world_t *w)
+/* Tear the world down. Closed first (TECS__FREEING): the callbacks this
+** runs may read, every other call is refused. The last REMOVE / LEAVE
+** events and every destructor (of live values and of queued ones) run
+** while every layer is still intact; then the layers free their memory,
+** which runs no more user code. */
+tecs_err_t tecs_world_free(tecs_world_t *w)
 {
     if (w == NULL)
-        return;
+        return TECS_OK;
+    if (w->closed != TECS__OPEN)
+        return tecs__refuse_closed(w);
+    if (w->cb_depth > 0)
+        return tecs__err(w, TECS_EBUSY, "the world cannot be freed inside a callback");
+    w->closed = TECS__FREEING;
     w->defer_depth = 0;
     for (int32_t i = 0; i < w->nlisteners; i++)
         if (w->listeners[i].before_fini)
             w->listeners[i].before_fini(w, w->listeners[i].ctx);
+    tecs__cmd_fini(w);
+    tecs__arch_destroy_values(w);
     for (int32_t i = 0; i < w->nlisteners; i++)
         if (w->listeners[i].on_fini)
             w->listeners[i].on_fini(w, w->listeners[i].ctx);
     tecs__free(w, w->listeners, (size_t)w->cap_listeners * sizeof *w->listeners);
-    tecs__cmd_fini(w);
     tecs__arch_fini(w);
     tecs__ei_fini(w);
     tecs__comp_fini(w);
     assert(w->mem == sizeof *w);
+    w->closed = TECS__IN_ALLOC;
     w->alloc(w->alloc_ud, w, sizeof *w, 0);
+    return TECS_OK;
 }
 
 int32_t tecs_world_rows_per_chunk(const tecs_world_t *w)

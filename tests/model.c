@@ -880,13 +880,14 @@ bool mi_query_free(interp *I, int32_t qi, bool refuse_all)
     if (busy && (I->off & MF_BUSY) && !refuse_all)
         return false;
     tecs_clear_error(I->w);
-    tecs_query_free(I->qs[qi].q);
+    int ret = (int)tecs_query_free(I->qs[qi].q);
     int want = busy || refuse_all ? TECS_EBUSY : TECS_OK;
     int got = (int)tecs_last_error(I->w);
     I->cb_errs += got != TECS_OK && I->in_body > 0;
-    if (got != want)
-        mi_failf(I, "tecs_query_free%s: last error %s, model says %s", busy ? " of a busy query" : "",
-              tecs_err_name((tecs_err_t)got), tecs_err_name((tecs_err_t)want));
+    if (got != want || ret != want)
+        mi_failf(I, "tecs_query_free%s: returned %s, last error %s, model says %s",
+                 busy ? " of a busy query" : "", tecs_err_name((tecs_err_t)ret),
+                 tecs_err_name((tecs_err_t)got), tecs_err_name((tecs_err_t)want));
     if (want != TECS_OK)
         return true;
     I->qs[qi] = I->qs[--I->nq];
@@ -1644,9 +1645,10 @@ static void teardown(interp *I, bool check)
     }
     reset_budgets(I);
     I->freeing = true;
-    tecs_world_free(I->w);
+    tecs_err_t freed = tecs_world_free(I->w);
     I->w = NULL;
     if (check) {
+        EXPECT(I, freed == TECS_OK, "tecs_world_free: %s", tecs_err_name(freed));
         mi_report_callbacks(I);
         EXPECT(I, I->alloc.blocks == 0 && I->alloc.bytes == 0, "leak: %ld blocks, %zu bytes",
                I->alloc.blocks, I->alloc.bytes);

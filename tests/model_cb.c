@@ -148,8 +148,9 @@ static void body_refused(interp *I, int kind, uint32_t z)
     static const char *const what[3] = { "tecs_world_free", "tecs_progress", "tecs_apply_news" };
     int err;
     if (which == 0) {
-        tecs_world_free(I->w);
-        err = (int)tecs_last_error(I->w);
+        err = (int)tecs_world_free(I->w);
+        EXPECT(I, (int)tecs_last_error(I->w) == err, "tecs_world_free in %s returned %s, last error %s",
+               cb_name[kind], tecs_err_name((tecs_err_t)err), tecs_err_name(tecs_last_error(I->w)));
     } else {
         err = which == 1 ? tecs_progress(I->w, 0.0) : tecs_apply_news(I->w);
     }
@@ -440,14 +441,14 @@ void mi_cache_free(interp *I, int32_t k, bool refuse_all)
     if (busy && (I->off & MF_BUSY) && !refuse_all)
         return;
     tecs_clear_error(I->w);
-    tecs_cache_free(mc->c);
+    int ret = (int)tecs_cache_free(mc->c);
     int want = busy || refuse_all ? TECS_EBUSY : TECS_OK;
     int got = (int)tecs_last_error(I->w);
     I->cb_errs += got != TECS_OK && I->in_body > 0;
-    if (got != want)
-        mi_failf(I, "tecs_cache_free%s: last error %s, model says %s",
-              busy ? " of an iterated cache" : "", tecs_err_name((tecs_err_t)got),
-              tecs_err_name((tecs_err_t)want));
+    if (got != want || ret != want)
+        mi_failf(I, "tecs_cache_free%s: returned %s, last error %s, model says %s",
+                 busy ? " of an iterated cache" : "", tecs_err_name((tecs_err_t)ret),
+                 tecs_err_name((tecs_err_t)got), tecs_err_name((tecs_err_t)want));
     if (want == TECS_OK)
         I->cs[k] = I->cs[--I->ncs];
 }

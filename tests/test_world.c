@@ -153,15 +153,15 @@ TEST(world_error_names_and_messages)
     CHECK(tecs_err_name((tecs_err_t)999) != NULL);
 }
 
-TEST(world_last_error_kept_until_cleared)
+TEST(world_last_error_is_the_latest_calls)
 {
     tecs_world_t *w = tw_new();
     CHECK_EQ(tecs_last_error(w), TECS_OK);
     CHECK_ERR(tecs_destroy(w, 12345), TECS_EDEAD);
     CHECK_EQ(tecs_last_error(w), TECS_EDEAD);
     CHECK(strstr(tecs_last_error_msg(w), "alive") != NULL);
-    CHECK(tecs_new(w) != 0);                       /* success leaves it */
-    CHECK_EQ(tecs_last_error(w), TECS_EDEAD);
+    CHECK(tecs_new(w) != 0);                       /* success clears it */
+    CHECK_EQ(tecs_last_error(w), TECS_OK);
     CHECK_EQ(tecs_component_lookup(w, "Nope"), 0);
     CHECK_EQ(tecs_last_error(w), TECS_ENOENT);
     CHECK(strstr(tecs_last_error_msg(w), "Nope") != NULL);

@@ -16,6 +16,22 @@
 ** one, a new member is appended and a leaving one replaced by the last.
 ** Should an allocation fail inside an event, the cache is marked stale and
 ** rebuilt before its next use.
+**
+** Re-placing one entity by binary search is right only while every other
+** member sits where its current key puts it. While an iteration is open
+** that does not hold: a write term writes the rows of a step first and
+** reports them when the iterator leaves them, so other keys have changed
+** unreported. A SET on a sort key while an iteration is open therefore only
+** marks the cache unsorted; it is sorted again (a stable merge sort, through
+** a scratch array reserved with the members, so it cannot fail) when the
+** last open iteration ends, or before it is next read or joined, whichever
+** comes first. This holds for every tracked path: tecs_set, tecs_modified,
+** write terms of any iteration, the cache's own iterator (which hands out
+** its snapshot, not the member array, so the sort does not disturb it).
+**
+** Freeing a cache while cache events are being delivered (from its own
+** on_enter / on_leave, or another cache's) marks it doomed: it gets no
+** more events and is freed when the outermost delivery ends.
 */
 #include "internal.h"
 
@@ -31,6 +47,11 @@ struct tecs_cache_t {
     void *ctx;
     tecs_entity_t *ents;        /* the members, in the cache's order        */
     int32_t n, cap;
+    tecs_entity_t *tmp;         /* ordered: scratch for the sort, >= n      */
+    int32_t tmp_cap;
+    bool unsorted;              /* ordered: keys changed, sort before use   */
+    bool sorting;               /* its order function runs: not freed now   */
+    bool doomed;                /* freed during a delivery: dropped after it */
     int32_t *pos;               /* entity slot -> member + 1                */
     int32_t npos;
     bool stale;                 /* an allocation failed: rebuild on use     */
@@ -76,13 +97,22 @@ static void renumber(tecs_cache_t *c, int32_t from, int32_t to)
         c->pos[TECS_ENTITY_INDEX(c->ents[i])] = i + 1;
 }
 
+/* The cache's order function on a and b; rows may be in motion (R1). */
+static int order_of(const tecs_cache_t *c, tecs_entity_t a, tecs_entity_t b)
+{
+    tecs_err_t outer_err = tecs__hook_begin(c->world);
+    int r = c->order(c->world, a, b, c->ctx);
+    tecs__hook_end(c->world, outer_err);
+    return r;
+}
+
 /* Where e goes in an ordered cache (binary search). */
 static int32_t place(const tecs_cache_t *c, tecs_entity_t e)
 {
     int32_t lo = 0, hi = c->n;
     while (lo < hi) {
         int32_t mid = (lo + hi) / 2;
-        if (c->order(c->world, c->ents[mid], e, c->ctx) <= 0)
+        if (order_of(c, c->ents[mid], e) <= 0)
             lo = mid + 1;
         else
             hi = mid;
@@ -90,10 +120,65 @@ static int32_t place(const tecs_cache_t *c, tecs_entity_t e)
     return lo;
 }
 
+/* Are the members in order? */
+static bool in_order(const tecs_cache_t *c)
+{
+    for (int32_t i = 1; i < c->n; i++)
+        if (order_of(c, c->ents[i - 1], c->ents[i]) > 0)
+            return false;
+    return true;
+}
+
+/* Merge the sorted runs src[lo, mid) and src[mid, hi) into dst, stably. */
+static void merge(const tecs_cache_t *c, const tecs_entity_t *src, tecs_entity_t *dst,
+                  int32_t lo, int32_t mid, int32_t hi)
+{
+    int32_t i = lo, j = mid, k = lo;
+    while (i < mid && j < hi)
+        dst[k++] = order_of(c, src[j], src[i]) < 0 ? src[j++] : src[i++];
+    while (i < mid)
+        dst[k++] = src[i++];
+    while (j < hi)
+        dst[k++] = src[j++];
+}
+
+/* Sort the members: a bottom-up merge sort through tmp. */
+static void merge_sort(tecs_cache_t *c)
+{
+    tecs_entity_t *src = c->ents, *dst = c->tmp;
+    for (int32_t width = 1; width < c->n; width *= 2) {
+        for (int32_t lo = 0; lo < c->n; lo += 2 * width) {
+            int32_t mid = lo + width < c->n ? lo + width : c->n;
+            int32_t hi = lo + 2 * width < c->n ? lo + 2 * width : c->n;
+            merge(c, src, dst, lo, mid, hi);
+        }
+        tecs_entity_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != c->ents)
+        memcpy(c->ents, src, (size_t)c->n * sizeof *c->ents);
+    renumber(c, 0, c->n);
+}
+
+/* Put an unsorted cache back in order. */
+static void resort(tecs_cache_t *c)
+{
+    c->unsorted = false;
+    c->sorting = true;
+    if (!in_order(c))
+        merge_sort(c);
+    c->sorting = false;
+}
+
 /* Add e (room reserved). */
 static void put(tecs_cache_t *c, tecs_entity_t e)
 {
+    if (c->unsorted)
+        resort(c);
+    c->sorting = true;
     int32_t i = c->order ? place(c, e) : c->n;
+    c->sorting = false;
     memmove(c->ents + i + 1, c->ents + i, (size_t)(c->n - i) * sizeof *c->ents);
     c->ents[i] = e;
     c->n++;
@@ -116,7 +201,8 @@ static void take(tecs_cache_t *c, int32_t i)
 static tecs_err_t cache_reserve(tecs_cache_t *c, int32_t n)
 {
     tecs_world_t *w = c->world;
-    if (tecs__grow(w, (void **)&c->ents, &c->cap, c->n + n, sizeof *c->ents))
+    if (tecs__grow(w, (void **)&c->ents, &c->cap, c->n + n, sizeof *c->ents) ||
+        (c->order && tecs__grow(w, (void **)&c->tmp, &c->tmp_cap, c->n + n, sizeof *c->tmp)))
         return TECS_ENOMEM;
     int32_t old = c->npos;
     if (w->nrecs > c->npos) {
@@ -132,6 +218,7 @@ static tecs_err_t cache_fill(tecs_cache_t *c)
 {
     tecs_world_t *w = c->world;
     c->n = 0;
+    c->unsorted = false;
     if (c->npos)
         memset(c->pos, 0, (size_t)c->npos * sizeof *c->pos);
     for (int32_t ai = 0; ai < w->narchs; ai++) {
@@ -154,11 +241,15 @@ static tecs_err_t cache_ready(tecs_cache_t *c)
 {
     if (c->f && tecs__filter_ready(c->f))
         return c->world->err;
-    if (!c->stale)
+    if (!c->stale) {
+        if (c->unsorted)
+            resort(c);
         return TECS_OK;
+    }
     if (cache_fill(c))
         return tecs__err(c->world, TECS_ENOMEM, "out of memory rebuilding a cache");
     c->stale = false;
+    tecs__settle(c->world);     /* what the order function queued */
     return TECS_OK;
 }
 
@@ -173,20 +264,32 @@ static void cache_update(tecs_cache_t *c, tecs_entity_t e, bool moved, bool dyin
     bool want = !dying && wants(c, e);
     int32_t i = member(c, e);
     if (want && i >= 0 && moved && c->order) {
-        take(c, i);
-        put(c, e);
+        if (c->world->niters > 0)
+            c->unsorted = true;     /* other keys may be written, unreported */
+        else if (c->unsorted)
+            resort(c);
+        else {
+            take(c, i);
+            put(c, e);
+        }
     } else if (want && i < 0) {
         if (cache_reserve(c, 1)) {
             c->stale = true;
             return;
         }
         put(c, e);
-        if (c->on_enter)
+        if (c->on_enter) {
+            tecs_err_t outer_err = tecs__cb_begin(c->world);
             c->on_enter(c->world, e, c->ctx);
+            tecs__cb_end(c->world, outer_err);
+        }
     } else if (!want && i >= 0) {
         take(c, i);
-        if (c->on_leave)
+        if (c->on_leave) {
+            tecs_err_t outer_err = tecs__cb_begin(c->world);
             c->on_leave(c->world, e, c->ctx);
+            tecs__cb_end(c->world, outer_err);
+        }
     }
 }
 
@@ -207,13 +310,37 @@ static bool cache_cares(const tecs_cache_t *c, tecs_comp_t comp, bool *moved)
     return false;
 }
 
+/* Free a cache a user freed: its query is used no more. */
+static void cache_drop(tecs_cache_t *c)
+{
+    tecs__query_use(c->q, -1);
+    tecs__cache_release(c);
+}
+
+/* A delivery of events (and so of user callbacks) ends: at the outermost,
+** free the caches freed meanwhile. */
+static void delivery_end(tecs__indexes *r)
+{
+    if (--r->dispatching > 0 || !r->any_doomed)
+        return;
+    r->any_doomed = false;
+    for (tecs_cache_t *c = r->caches, *next; c; c = next) {
+        next = c->next;
+        if (c->doomed)
+            cache_drop(c);
+    }
+}
+
 static void cache_on_move(tecs_world_t *w, void *ctx, tecs_entity_t e, tecs_archetype_t *from,
                           tecs_archetype_t *to)
 {
     tecs__indexes *r = ctx;
     (void)w, (void)from;
+    r->dispatching++;
     for (tecs_cache_t *c = r->caches; c; c = c->next)
-        cache_update(c, e, false, to == NULL);
+        if (!c->doomed)
+            cache_update(c, e, false, to == NULL);
+    delivery_end(r);
 }
 
 static void cache_on_comp(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_comp_t comp,
@@ -221,11 +348,25 @@ static void cache_on_comp(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, t
 {
     tecs__indexes *r = ctx;
     (void)w, (void)ptr;
+    r->dispatching++;
     for (tecs_cache_t *c = r->caches; c; c = c->next) {
         bool moved;
-        if (cache_cares(c, comp, &moved))
+        if (!c->doomed && cache_cares(c, comp, &moved))
             cache_update(c, e, moved && ev == TECS__EV_SET, false);
     }
+    delivery_end(r);
+}
+
+/* The last open iteration ended: sort the caches whose keys changed. */
+static void cache_on_iters_done(tecs_world_t *w, void *ctx)
+{
+    tecs__indexes *r = ctx;
+    (void)w;
+    r->dispatching++;
+    for (tecs_cache_t *c = r->caches; c; c = c->next)
+        if (c->unsorted && !c->doomed && !c->stale)
+            resort(c);
+    delivery_end(r);
 }
 
 void tecs__cache_release(tecs_cache_t *c)
@@ -243,6 +384,7 @@ void tecs__cache_release(tecs_cache_t *c)
     if (c->f)
         tecs__filter_release(c->f);
     tecs__free(w, c->ents, (size_t)c->cap * sizeof *c->ents);
+    tecs__free(w, c->tmp, (size_t)c->tmp_cap * sizeof *c->tmp);
     tecs__free(w, c->pos, (size_t)c->npos * sizeof *c->pos);
     tecs__snap_free(w, &c->scr);
     tecs__free(w, c, sizeof *c);
@@ -265,7 +407,8 @@ static tecs_err_t cache_listen(tecs_world_t *w, tecs__indexes *r)
 {
     if (r->cache_listening)
         return TECS_OK;
-    tecs__listener l = { .on_move = cache_on_move, .on_comp = cache_on_comp, .ctx = r };
+    tecs__listener l = { .on_move = cache_on_move, .on_comp = cache_on_comp,
+                         .on_iters_done = cache_on_iters_done, .ctx = r };
     if (tecs__listen(w, &l))
         return TECS_ENOMEM;
     r->cache_listening = true;
@@ -274,18 +417,23 @@ static tecs_err_t cache_listen(tecs_world_t *w, tecs__indexes *r)
 
 static tecs_err_t check_cache_desc(tecs_world_t *w, const tecs_cache_desc_t *d)
 {
-    if (d == NULL || d->query == NULL)
+    if (d == NULL)
+        return tecs__err(w, TECS_EINVAL, "tecs_cache_new: NULL description");
+    if (d->query == NULL)
         return tecs__err(w, TECS_EINVAL, "a cache needs a query");
-    if (tecs_query_world(d->query) != w || (d->filter && d->filter->world != w))
-        return tecs__err(w, TECS_EWORLD, "query or filter of another world");
+    if (tecs_query_world(d->query) != w)
+        return tecs__err(w, TECS_EWORLD, "tecs_cache_new: query of another world");
+    if (d->filter && d->filter->world != w)
+        return tecs__err(w, TECS_EWORLD, "tecs_cache_new: filter of another world");
     if (d->filter && d->filter->err)
-        return tecs__err(w, d->filter->err, "the filter failed while being built");
+        return tecs__err(w, d->filter->err, "the filter failed while being built: %s",
+                         d->filter->why);
     return TECS_OK;
 }
 
 tecs_cache_t *tecs_cache_new(tecs_world_t *w, const tecs_cache_desc_t *d)
 {
-    if (w == NULL || check_cache_desc(w, d))
+    if (w == NULL || tecs__enter_object(w) || check_cache_desc(w, d))
         return NULL;
     tecs__indexes *r = tecs__index_registry(w);
     tecs_cache_t *c = r && !cache_listen(w, r) ? tecs__alloc(w, sizeof *c) : NULL;
@@ -309,25 +457,43 @@ tecs_cache_t *tecs_cache_new(tecs_world_t *w, const tecs_cache_desc_t *d)
     }
     if (c->order)
         watch_terms(c);
+    tecs__query_use(c->q, +1);
+    tecs__settle(w);            /* what the order function queued */
     return c;
 }
 
-void tecs_cache_free(tecs_cache_t *c)
+tecs_err_t tecs_cache_free(tecs_cache_t *c)
 {
-    if (c != NULL && !c->scr.busy)
-        tecs__cache_release(c);
+    if (c == NULL)
+        return TECS_OK;
+    tecs_world_t *w = c->world;
+    tecs_err_t err = tecs__enter_object(w);
+    if (err)
+        return err;
+    if (c->scr.busy)
+        return tecs__err(w, TECS_EBUSY, "the cache is being iterated");
+    if (c->sorting)
+        return tecs__err(w, TECS_EBUSY, "the cache's order function is running");
+    tecs__indexes *r = registry(w);
+    if (r->dispatching > 0) {       /* from a cache callback: after it */
+        c->doomed = true;
+        r->any_doomed = true;
+        return TECS_OK;
+    }
+    cache_drop(c);
+    return TECS_OK;
 }
 
 int32_t tecs_cache_count(tecs_cache_t *c)
 {
-    if (c == NULL || cache_ready(c))
-        return 0;
+    if (c == NULL || tecs__enter(c->world) || cache_ready(c))
+        return -1;
     return c->n;
 }
 
 tecs_iter_t tecs_cache_iter(tecs_cache_t *c)
 {
-    if (c == NULL)
+    if (c == NULL || tecs__enter(c->world))
         return tecs_query_iter(NULL);
     tecs_world_t *w = c->world;
     if (c->scr.busy) {
@@ -349,10 +515,11 @@ tecs_iter_t tecs_cache_iter(tecs_cache_t *c)
 
 int32_t tecs_cache_collect(tecs_cache_t *c, tecs_entity_t *out, int32_t cap)
 {
-    if (c == NULL)
+    if (c == NULL || tecs__enter(c->world))
         return -1;
     if (cap < 0 || (cap > 0 && out == NULL)) {
-        tecs__err(c->world, TECS_EINVAL, "bad output array");
+        tecs__err(c->world, TECS_EINVAL, cap < 0 ? "tecs_cache_collect: negative cap %d"
+                  : "tecs_cache_collect: NULL output for cap %d", cap);
         return -1;
     }
     if (cache_ready(c))
@@ -366,15 +533,20 @@ int32_t tecs_cache_collect(tecs_cache_t *c, tecs_entity_t *out, int32_t cap)
 tecs_err_t tecs__caches_check(tecs_world_t *w)
 {
     tecs__indexes *r = registry(w);
-    for (const tecs_cache_t *c = r ? r->caches : NULL; c; c = c->next) {
-        if (c->stale || tecs__filter_dirty(c->f))
+    for (tecs_cache_t *c = r ? r->caches : NULL; c; c = c->next) {
+        if (c->stale || c->doomed || tecs__filter_dirty(c->f))
             continue;
+        if (c->unsorted && w->niters == 0)
+            return tecs__err(w, TECS_ECORRUPT, "cache waits for a sort with no iteration open");
         for (int32_t i = 0; i < c->n; i++)
             if (member(c, c->ents[i]) != i || !wants(c, c->ents[i]))
                 return tecs__err(w, TECS_ECORRUPT, "cache holds a non-member");
-        for (int32_t i = 1; c->order && i < c->n; i++)
-            if (c->order(w, c->ents[i - 1], c->ents[i], c->ctx) > 0)
-                return tecs__err(w, TECS_ECORRUPT, "cache out of order");
+        /* An unsorted cache is sorted when the last iteration ends. */
+        c->sorting = true;
+        bool sorted = !c->order || c->unsorted || in_order(c);
+        c->sorting = false;
+        if (!sorted)
+            return tecs__err(w, TECS_ECORRUPT, "cache out of order");
     }
     return TECS_OK;
 }

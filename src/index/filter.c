@@ -59,7 +59,7 @@ static void filter_link(tecs__indexes *r, tecs_filter_t *f)
 
 tecs_filter_t *tecs_filter_new(tecs_world_t *w)
 {
-    if (w == NULL)
+    if (w == NULL || tecs__enter_object(w))
         return NULL;
     tecs__indexes *r = tecs__index_registry(w);
     tecs_filter_t *f = r ? tecs__alloc(w, sizeof *f) : NULL;
@@ -77,8 +77,29 @@ tecs_filter_t *tecs_filter_new(tecs_world_t *w)
 
 void tecs_filter_free(tecs_filter_t *f)
 {
-    if (f != NULL && !f->scr.busy)
+    if (f == NULL)
+        return;
+    if (f->scr.busy)
+        f->scr.doomed = f;      /* freed when its iteration ends */
+    else
         tecs__filter_release(f);
+}
+
+/* Does f name index id (a condition or its order)? */
+static bool names_index(const tecs_filter_t *f, int32_t id)
+{
+    for (int32_t i = 0; i < f->n; i++)
+        if (f->nodes[i].op < F_AND && f->nodes[i].index == id)
+            return true;
+    return f->order == id;
+}
+
+bool tecs__filters_iterate(const tecs__indexes *r, int32_t id)
+{
+    for (const tecs_filter_t *f = r->filters; f; f = f->next)
+        if (f->scr.busy && names_index(f, id))
+            return true;
+    return false;
 }
 
 tecs_err_t tecs_filter_error(const tecs_filter_t *f)
@@ -86,12 +107,16 @@ tecs_err_t tecs_filter_error(const tecs_filter_t *f)
     return f ? f->err : TECS_EINVAL;
 }
 
-/* Keep the first building error; return -1. */
+/* Keep the first building error and its message; return -1. A NULL msg
+** keeps the message the world has already (set by a call made here). */
 static tecs_cond_t fail(tecs_filter_t *f, tecs_err_t err, const char *msg)
 {
-    if (f->err == TECS_OK)
+    if (msg)
+        tecs__err(f->world, err, "filter: %s", msg);
+    if (f->err == TECS_OK) {
         f->err = err;
-    tecs__err(f->world, err, "filter: %s", msg);
+        memcpy(f->why, f->world->errmsg, sizeof f->why);
+    }
     return -1;
 }
 
@@ -108,12 +133,15 @@ static tecs_cond_t add_node(tecs_filter_t *f, fnode nd)
 static bool leaf_ok(tecs_filter_t *f, tecs_index_t *x, int32_t op)
 {
     if (x == NULL || index_by_id(f->world, x->id) != x)
-        return fail(f, x ? TECS_EWORLD : TECS_EINVAL, "NULL index or index of another world"),
-               false;
+        return fail(f, x ? TECS_EWORLD : TECS_EINVAL, x ? "index of another world, or freed"
+                                                        : "NULL index"), false;
     bool spatial_op = op == F_RADIUS || op == F_BOX;
-    if ((x->d.kind == TECS_INDEX_SPATIAL) != spatial_op ||
-        (x->d.kind == TECS_INDEX_HASH && op != F_EQ && op != F_IN))
-        return fail(f, TECS_EINVAL, "operator not supported by this kind of index"), false;
+    if (x->d.kind == TECS_INDEX_SPATIAL && !spatial_op)
+        return fail(f, TECS_EINVAL, "a spatial index takes radius and box only"), false;
+    if (x->d.kind != TECS_INDEX_SPATIAL && spatial_op)
+        return fail(f, TECS_EINVAL, "radius and box need a spatial index"), false;
+    if (x->d.kind == TECS_INDEX_HASH && op != F_EQ && op != F_IN)
+        return fail(f, TECS_EINVAL, "a hash index takes == (TECS_EQ) and in only"), false;
     return true;
 }
 
@@ -122,7 +150,7 @@ static bool push_key(tecs_filter_t *f, tecs_index_t *x, tecs_key_t key)
 {
     uint64_t k;
     if (!tecs__index_encode(x, key, &k))
-        return fail(f, TECS_EINVAL, "key of the wrong class, or NaN"), false;
+        return fail(f, TECS_EINVAL, NULL), false;
     if (tecs__grow(f->world, (void **)&f->keys, &f->capkeys, f->nkeys + 1, sizeof *f->keys))
         return fail(f, TECS_ENOMEM, "out of memory"), false;
     if (key.cls == TECS_KEYC_STR && key.v.s) {
@@ -155,13 +183,17 @@ static tecs_cond_t leaf(tecs_filter_t *f, tecs_index_t *x, int32_t op, int32_t n
 
 tecs_cond_t tecs_where(tecs_filter_t *f, tecs_index_t *x, tecs_cmp_t cmp, tecs_key_t key)
 {
+    if (f == NULL || tecs__enter(f->world))
+        return -1;
     if (f && (unsigned)cmp > TECS_GE)
-        return fail(f, TECS_EINVAL, "bad comparison");
+        return fail(f, TECS_EINVAL, "unknown comparison");
     return leaf(f, x, (int32_t)cmp, 1, &key);
 }
 
 tecs_cond_t tecs_where_between(tecs_filter_t *f, tecs_index_t *x, tecs_key_t lo, tecs_key_t hi)
 {
+    if (f == NULL || tecs__enter(f->world))
+        return -1;
     tecs_key_t k[2] = { lo, hi };
     return leaf(f, x, F_BETWEEN, 2, k);
 }
@@ -198,14 +230,18 @@ static tecs_cond_t sort_in(tecs_filter_t *f, tecs_index_t *x, tecs_cond_t c)
 
 tecs_cond_t tecs_where_in(tecs_filter_t *f, tecs_index_t *x, int32_t n, const tecs_key_t *keys)
 {
+    if (f == NULL || tecs__enter(f->world))
+        return -1;
     if (f && (n < 0 || (n > 0 && keys == NULL)))
-        return fail(f, TECS_EINVAL, "bad key list");
+        return fail(f, TECS_EINVAL, n < 0 ? "in: negative key count" : "in: NULL keys");
     tecs_cond_t c = leaf(f, x, F_IN, n, keys);
     return c < 0 ? c : sort_in(f, x, c);
 }
 
 tecs_cond_t tecs_where_radius(tecs_filter_t *f, tecs_index_t *x, float px, float py, float r)
 {
+    if (f == NULL || tecs__enter(f->world))
+        return -1;
     tecs_cond_t c = leaf(f, x, F_RADIUS, 0, NULL);
     if (c >= 0)
         memcpy(f->nodes[c].g, (float[4]){ px, py, r, 0 }, sizeof f->nodes[c].g);
@@ -215,6 +251,8 @@ tecs_cond_t tecs_where_radius(tecs_filter_t *f, tecs_index_t *x, float px, float
 tecs_cond_t tecs_where_box(tecs_filter_t *f, tecs_index_t *x, float x0, float y0, float x1,
                            float y1)
 {
+    if (f == NULL || tecs__enter(f->world))
+        return -1;
     tecs_cond_t c = leaf(f, x, F_BOX, 0, NULL);
     if (c >= 0)
         memcpy(f->nodes[c].g, (float[4]){ x0, y0, x1, y1 }, sizeof f->nodes[c].g);
@@ -223,10 +261,11 @@ tecs_cond_t tecs_where_box(tecs_filter_t *f, tecs_index_t *x, float x0, float y0
 
 static tecs_cond_t combine(tecs_filter_t *f, int32_t op, tecs_cond_t a, tecs_cond_t b)
 {
-    if (f == NULL)
+    if (f == NULL || tecs__enter(f->world))
         return -1;
     if (a < 0 || a >= f->n || b < 0 || b >= f->n)
-        return fail(f, TECS_EINVAL, "bad condition handle");
+        return fail(f, TECS_EINVAL, "a condition handle not made by this filter (or -1 from "
+                                    "a failed condition)");
     return add_node(f, (fnode){ op, -1, a, b, { 0, 0, 0, 0 } });
 }
 
@@ -249,8 +288,11 @@ tecs_err_t tecs_filter_root(tecs_filter_t *f, tecs_cond_t c)
 {
     if (f == NULL)
         return TECS_EINVAL;
+    if (tecs__enter(f->world))
+        return f->world->err;
     if (c < 0 || c >= f->n)
-        return tecs__err(f->world, TECS_EINVAL, "bad condition handle");
+        return tecs__err(f->world, TECS_EINVAL, "tecs_filter_root: condition %d is not one "
+                         "of this filter's %d", c, f->n);
     f->root = c;
     return TECS_OK;
 }
@@ -259,14 +301,18 @@ tecs_err_t tecs_filter_order(tecs_filter_t *f, tecs_index_t *x, bool desc)
 {
     if (f == NULL)
         return TECS_EINVAL;
+    if (tecs__enter(f->world))
+        return f->world->err;
     if (x == NULL) {
         f->order = -1;
         return TECS_OK;
     }
     if (index_by_id(f->world, x->id) != x)
-        return tecs__err(f->world, TECS_EWORLD, "index of another world");
+        return tecs__err(f->world, TECS_EWORLD, "tecs_filter_order: index of another world, "
+                         "or freed");
     if (x->d.kind != TECS_INDEX_ORDERED)
-        return tecs__err(f->world, TECS_EINVAL, "key order needs an ordered index");
+        return tecs__err(f->world, TECS_EINVAL, "key order needs an ordered index, not "
+                         TECS__INDEX_FMT, TECS__INDEX(x));
     f->order = x->id;
     f->desc = desc;
     return TECS_OK;
@@ -346,7 +392,7 @@ bool tecs__filter_holds(const tecs_filter_t *f, int32_t c, tecs_entity_t e)
 tecs_err_t tecs__filter_ready(tecs_filter_t *f)
 {
     if (f->err)
-        return tecs__err(f->world, f->err, "the filter failed while being built");
+        return tecs__err(f->world, f->err, "the filter failed while being built: %s", f->why);
     for (int32_t c = 0; c < f->n; c++) {
         if (f->nodes[c].op >= F_AND)
             continue;
@@ -368,7 +414,8 @@ tecs_err_t tecs__filter_ready(tecs_filter_t *f)
 
 bool tecs_filter_test(tecs_filter_t *f, tecs_entity_t e)
 {
-    if (f == NULL || tecs__filter_ready(f) || tecs__ei_alive(f->world, e) == NULL)
+    if (f == NULL || tecs__enter(f->world) || tecs__filter_ready(f) ||
+        tecs__ei_alive(f->world, e) == NULL)
         return false;
     return f->root < 0 || tecs__filter_holds(f, f->root, e);
 }
@@ -862,6 +909,8 @@ static bool snap_step(tecs_iter_t *it, bool fini)
     snap *s = it->priv_.src;
     if (fini) {
         s->busy = false;
+        if (s->doomed)
+            tecs__filter_release(s->doomed);    /* s goes with it */
         return false;
     }
     int32_t p = it->priv_.pos;
@@ -883,6 +932,8 @@ static bool snap_step(tecs_iter_t *it, bool fini)
 tecs_iter_t tecs__snap_iter(tecs_query_t *q, snap *s)
 {
     tecs_iter_t it = tecs_query_iter(q);
+    if (it.priv_.query == NULL) /* not started (out of memory, world closed) */
+        return it;
     s->busy = true;
     s->la = NULL;
     cursor_init(q, s);
@@ -898,6 +949,8 @@ static tecs_err_t where_start(tecs_query_t *q, tecs_filter_t *f, tecs_iter_t *it
     if (q == NULL)
         return TECS_EINVAL;
     tecs_world_t *w = tecs_query_world(q);
+    if (tecs__enter(w))
+        return w->err;
     if (f == NULL)
         return tecs__err(w, TECS_EINVAL, "NULL filter");
     if (f->world != w)
@@ -931,7 +984,10 @@ static void each_of(tecs_iter_t *it, tecs_query_t *q, tecs_each_fn fn, void *ctx
             void *fields[TECS_MAX_TERMS];
             for (int32_t t = 0; t < nterms; t++)
                 fields[t] = it->fields[t] ? (char *)it->fields[t] + (size_t)i * size[t] : NULL;
-            if (fn(it->world, it->entities[i], fields, ctx)) {
+            tecs_err_t outer_err = tecs__cb_begin(it->world);
+            bool stop = fn(it->world, it->entities[i], fields, ctx);
+            tecs__cb_end(it->world, outer_err);
+            if (stop) {
                 tecs_iter_fini(it);
                 return;
             }
@@ -943,8 +999,11 @@ tecs_err_t tecs_query_where_each(tecs_query_t *q, tecs_filter_t *f, tecs_each_fn
 {
     if (q == NULL)
         return TECS_EINVAL;
+    if (tecs__enter(tecs_query_world(q)))
+        return tecs_query_world(q)->err;
     if (fn == NULL)
-        return tecs__err(tecs_query_world(q), TECS_EINVAL, "NULL callback");
+        return tecs__err(tecs_query_world(q), TECS_EINVAL, "tecs_query_where_each: NULL "
+                         "callback");
     tecs_iter_t it;
     tecs_err_t err = where_start(q, f, &it);
     if (err == TECS_OK)
@@ -965,10 +1024,12 @@ static int32_t collect_ids(tecs_iter_t *it, tecs_entity_t *out, int32_t cap)
 int32_t tecs_query_where_collect(tecs_query_t *q, tecs_filter_t *f, tecs_entity_t *out,
                                  int32_t cap)
 {
-    if (q == NULL)
+    if (q == NULL || tecs__enter(tecs_query_world(q)))
         return -1;
     if (cap < 0 || (cap > 0 && out == NULL)) {
-        tecs__err(tecs_query_world(q), TECS_EINVAL, "bad output array");
+        tecs__err(tecs_query_world(q), TECS_EINVAL, cap < 0
+                  ? "tecs_query_where_collect: negative cap %d"
+                  : "tecs_query_where_collect: NULL output for cap %d", cap);
         return -1;
     }
     tecs_iter_t it;

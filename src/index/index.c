@@ -91,6 +91,14 @@ static uint64_t enc_real(double d)
     return (u >> 63) ? ~u : u | (1ull << 63);
 }
 
+/* A NaN key equals nothing, not even another NaN: a unique index never
+** refuses it, and the unique table (probed only by lookups, which refuse
+** NaN) does not hold it, so any number of NaN keys cost no probe run. */
+static inline bool nan_key(const tecs_index_t *x, uint64_t k)
+{
+    return x->cls == TECS_KEYC_REAL && k == NAN_KEY;
+}
+
 static int32_t class_of(tecs_key_type_t t)
 {
     if (t >= TECS_KEY_I8 && t <= TECS_KEY_I64)
@@ -102,6 +110,18 @@ static int32_t class_of(tecs_key_type_t t)
     if (t == TECS_KEY_STR || t == TECS_KEY_CHARS)
         return TECS_KEYC_STR;
     return 0;
+}
+
+/* Names for messages. */
+static const char *const key_type_names[] = {
+    "?", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float", "double", "string", "char[N]"
+};
+static const char *const key_class_names[] = { "?", "int", "uint", "real", "str" };
+
+const char *tecs__index_kind_name(tecs_index_kind_t kind)
+{
+    return kind == TECS_INDEX_HASH ? "hash" : kind == TECS_INDEX_ORDERED ? "ordered" : "spatial";
 }
 
 static uint32_t field_size(const tecs_index_desc_t *d)
@@ -589,7 +609,8 @@ static tecs_err_t tab_grow(tecs_index_t *x, int32_t need)
     x->ntab = nt;
     memset(t, 0, (size_t)nt * sizeof *t);
     for (int32_t i = 0; i < x->n; i++)
-        tab_put(x, x->ents[i].key, x->ents[i].e);
+        if (!nan_key(x, x->ents[i].key))
+            tab_put(x, x->ents[i].key, x->ents[i].e);
     return TECS_OK;
 }
 
@@ -664,12 +685,15 @@ static inline tecs_err_t reserve(tecs_index_t *x, int32_t n)
 /* Entry i into the unique table. */
 static TECS__NOINLINE void tab_link(tecs_index_t *x, int32_t i)
 {
-    tab_put(x, x->ents[i].key, x->ents[i].e);
+    if (!nan_key(x, x->ents[i].key))
+        tab_put(x, x->ents[i].key, x->ents[i].e);
 }
 
 /* Entry i out of the unique table. */
 static TECS__NOINLINE void tab_unlink(tecs_index_t *x, int32_t i)
 {
+    if (nan_key(x, x->ents[i].key))
+        return;
     int32_t c = tab_find(x, x->ents[i].key);
     assert(c >= 0 && x->tab[c].e == x->ents[i].e);
     tab_del(x, (uint32_t)c);
@@ -855,8 +879,17 @@ static void clear(tecs_index_t *x)
     x->n = 0;
 }
 
-/* Add an entry for every entity with x's component; into the tree too
-** when tree, else (ordered) the tree is built after. */
+/* Is e, at this moment, losing x's component (w->leaving, entity.c)? Its
+** REMOVE events are being raised and the one x needed has gone by. */
+static bool leaving(const tecs_index_t *x, tecs_entity_t e)
+{
+    const tecs_world_t *w = x->world;
+    return e == w->leaving && (w->leaving_comp == 0 || w->leaving_comp == x->d.comp);
+}
+
+/* Add an entry for every entity with x's component, but one that is
+** leaving it; into the tree too when tree, else (ordered) the tree is built
+** after. */
 static tecs_err_t fill_entries(tecs_index_t *x, bool tree)
 {
     tecs_world_t *w = x->world;
@@ -871,8 +904,13 @@ static tecs_err_t fill_entries(tecs_index_t *x, bool tree)
             probe p;
             read_probe(x, tecs__col_ptr(a, w, col, row), &p);
             tecs_entity_t e = *tecs__ent_ptr(a, w, row);
-            if (tree && x->d.unique && find_other(x, p.k, e))
-                return tecs__err(w, TECS_EEXIST, "unique index: two entities share a key");
+            if (TECS__UNLIKELY(w->leaving != 0) && leaving(x, e))
+                continue;
+            if (tree && x->d.unique && !nan_key(x, p.k) && find_other(x, p.k, e))
+                return tecs__err(w, TECS_EEXIST, "unique index on " TECS__COMP_FMT ": "
+                                 TECS__ENT_FMT " and " TECS__ENT_FMT " share a key",
+                                 TECS__COMP(w, x->d.comp), TECS__ENT(find_other(x, p.k, e)),
+                                 TECS__ENT(e));
             if (!ent_insert(x, e, &p, tree))
                 return TECS_ENOMEM;
         }
@@ -999,8 +1037,11 @@ static tecs_err_t obuild(tecs_index_t *x)
     if (!err && !build_radix(x, v, v + n, n))
         tecs__okey_sort(v, v + n, n, build_cmp, x);
     for (int32_t i = 1; i < n && !err && x->d.unique; i++)
-        if (kcmp(x, v[i - 1].k, v[i].k) == 0)
-            err = tecs__err(w, TECS_EEXIST, "unique index: two entities share a key");
+        if (kcmp(x, v[i - 1].k, v[i].k) == 0 && !nan_key(x, v[i].k))
+            err = tecs__err(w, TECS_EEXIST, "unique index on " TECS__COMP_FMT ": "
+                            TECS__ENT_FMT " and " TECS__ENT_FMT " share a key",
+                            TECS__COMP(w, x->d.comp), (unsigned)(v[i - 1].e >> 32),
+                            (unsigned)v[i - 1].e, (unsigned)(v[i].e >> 32), (unsigned)v[i].e);
     if (!err) {
         build_leaves(x, v, n, lv, nl);
         int32_t h = 0;
@@ -1068,7 +1109,8 @@ tecs_err_t tecs__index_refresh(tecs_index_t *x)
     tecs_err_t err = fill(x);
     if (err) {
         clear(x);
-        return tecs__err(x->world, err, "out of memory rebuilding an index");
+        return err != TECS_ENOMEM ? err : tecs__err(x->world, err, "out of memory "
+                                                    "rebuilding " TECS__INDEX_FMT, TECS__INDEX(x));
     }
     compact(x);
     x->dirty = false;
@@ -1105,15 +1147,14 @@ static void *default_value(tecs_index_t *x, size_t *size)
         return NULL;
     memset(v, 0, ci->size);
     if (ci->ctor)
-        ci->ctor(v, 1, ci->ctx);
+        tecs__comp_ctor(x->world, ci, v, 1);
     return v;
 }
 
 static void drop_default(tecs_index_t *x, void *v, size_t size)
 {
     const tecs__comp *ci = &x->world->comps[x->d.comp];
-    if (ci->dtor)
-        ci->dtor(v, 1, ci->ctx);
+    tecs__comp_dtor(x->world, ci, v, 1);
     tecs__free(x->world, v, size);
 }
 
@@ -1144,14 +1185,15 @@ static tecs_err_t check_one(tecs_index_t *x, int ev, tecs_entity_t e, const void
         return tecs__err(x->world, TECS_ENOMEM, "out of memory checking a unique key");
     probe p;
     read_probe(x, val, &p);
-    tecs_entity_t other = find_other(x, p.k, e);
+    tecs_entity_t other = nan_key(x, p.k) ? 0 : find_other(x, p.k, e);
     if (other && (ev & TECS__EV_WRITTEN))
         revert(x, e, (void *)(uintptr_t)val);
     if (def)
         drop_default(x, def, size);
     if (other)
-        return tecs__err(x->world, TECS_EEXIST, "unique index: key held by entity %u:%u",
-                         TECS_ENTITY_INDEX(other), TECS_ENTITY_GENERATION(other));
+        return tecs__err(x->world, TECS_EEXIST, "unique index on " TECS__COMP_FMT ": "
+                         TECS__ENT_FMT " holds that key already",
+                         TECS__COMP(x->world, x->d.comp), TECS__ENT(other));
     return TECS_OK;
 }
 
@@ -1168,7 +1210,9 @@ static tecs_err_t check_batch(tecs_index_t *x, const void *vals, int32_t n)
 {
     tecs_world_t *w = x->world;
     if (vals == NULL)
-        return n > 1 ? tecs__err(w, TECS_EEXIST, "unique index: default keys repeat")
+        return n > 1 ? tecs__err(w, TECS_EEXIST, "unique index on " TECS__COMP_FMT ": %d "
+                                 "births would share the default key",
+                                 TECS__COMP(w, x->d.comp), n)
                      : check_one(x, TECS__EV_ADD, 0, NULL);
     size_t size = w->comps[x->d.comp].size;
     okey *v = tecs__alloc(w, (size_t)n * 2 * sizeof *v);
@@ -1184,8 +1228,10 @@ static tecs_err_t check_batch(tecs_index_t *x, const void *vals, int32_t n)
     }
     tecs__okey_sort(v, v + n, n, batch_cmp, x);
     for (int32_t i = 1; i < n && !err; i++)
-        if (batch_cmp(x, &v[i - 1], &v[i]) == 0)
-            err = tecs__err(w, TECS_EEXIST, "unique index: a key repeats in one call");
+        if (batch_cmp(x, &v[i - 1], &v[i]) == 0 && !nan_key(x, v[i].k))
+            err = tecs__err(w, TECS_EEXIST, "unique index on " TECS__COMP_FMT ": a key "
+                            "repeats among the %d values of one call",
+                            TECS__COMP(w, x->d.comp), n);
     tecs__free(w, v, (size_t)n * 2 * sizeof *v);
     return err;
 }
@@ -1228,7 +1274,8 @@ static tecs_err_t on_check(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, 
             continue;           /* rebuilt at its next use: nothing to check */
         tecs_err_t err = x->dirty ? tecs__index_refresh(x) : TECS_OK;
         if (!err && reserve(x, n))
-            err = tecs__err(w, TECS_ENOMEM, "out of memory growing an index");
+            err = tecs__err(w, TECS_ENOMEM, "out of memory growing " TECS__INDEX_FMT,
+                            TECS__INDEX(x));
         if (err && (ev & TECS__EV_WRITTEN)) {
             x->dirty = true;    /* the write stands; rebuilt before next use */
             continue;
@@ -1327,22 +1374,35 @@ static tecs_err_t check_desc(tecs_world_t *w, const tecs_index_desc_t *d)
     const tecs__comp *ci = tecs__comp_get(w, d->comp);
     if (ci == NULL)
         return tecs__err(w, TECS_ENOCOMP, "component %u is unknown", d->comp);
-    if ((unsigned)d->kind > TECS_INDEX_SPATIAL || class_of(d->type) == 0)
-        return tecs__err(w, TECS_EINVAL, "bad index kind or key type");
+    if ((unsigned)d->kind > TECS_INDEX_SPATIAL)
+        return tecs__err(w, TECS_EINVAL, "unknown index kind %d", (int)d->kind);
+    if (class_of(d->type) == 0)
+        return tecs__err(w, TECS_EINVAL, "unknown key type %d", (int)d->type);
     if (d->type == TECS_KEY_CHARS && (d->size < 1 || d->size > TECS_MAX_KEY_CHARS))
-        return tecs__err(w, TECS_EINVAL, "char[N] key: N must be 1..%d", TECS_MAX_KEY_CHARS);
+        return tecs__err(w, TECS_EINVAL, "char[N] key: N must be 1..%d, not %zu",
+                         TECS_MAX_KEY_CHARS, d->size);
+    if (ci->size == 0)
+        return tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is a tag: it has no fields to index",
+                         TECS__COMP(w, d->comp));
     uint32_t fs = field_size(d);
     if (d->offset > ci->size || fs > ci->size - d->offset)
-        return tecs__err(w, TECS_EINVAL, "the field does not fit inside component %u", d->comp);
+        return tecs__err(w, TECS_EINVAL, "a %s field (%u bytes) at offset %zu does not fit "
+                         "inside " TECS__COMP_FMT " of %u bytes", key_type_names[d->type], fs,
+                         d->offset, TECS__COMP(w, d->comp), ci->size);
     if (d->kind != TECS_INDEX_SPATIAL)
         return TECS_OK;
-    if (d->type != TECS_KEY_FLOAT || d->unique || !(d->cell_size > 0) ||
-        d->cell_size > 3.0e38f)
-        return tecs__err(w, TECS_EINVAL, "spatial index: float fields, a cell size > 0, "
-                                         "not unique");
+    if (d->type != TECS_KEY_FLOAT)
+        return tecs__err(w, TECS_EINVAL, "a spatial index takes float fields, not %s",
+                         key_type_names[d->type]);
+    if (d->unique)
+        return tecs__err(w, TECS_EINVAL, "a spatial index cannot be unique");
+    if (!(d->cell_size > 0) || d->cell_size > 3.0e38f)
+        return tecs__err(w, TECS_EINVAL, "a spatial index needs a finite cell size > 0, not %g",
+                         (double)d->cell_size);
     if (d->offset_y > ci->size || 4 > ci->size - d->offset_y)
-        return tecs__err(w, TECS_EINVAL, "the y field does not fit inside component %u",
-                         d->comp);
+        return tecs__err(w, TECS_EINVAL, "the y field (float) at offset %zu does not fit "
+                         "inside " TECS__COMP_FMT " of %u bytes", d->offset_y,
+                         TECS__COMP(w, d->comp), ci->size);
     return TECS_OK;
 }
 
@@ -1359,7 +1419,7 @@ static tecs_err_t enroll(tecs_world_t *w, tecs_index_t *x)
 
 tecs_index_t *tecs_index_new(tecs_world_t *w, const tecs_index_desc_t *d)
 {
-    if (w == NULL || check_desc(w, d))
+    if (w == NULL || tecs__enter_object(w) || check_desc(w, d))
         return NULL;
     tecs_index_t *x = tecs__index_registry(w) ? tecs__alloc(w, sizeof *x) : NULL;
     if (x == NULL) {
@@ -1393,9 +1453,15 @@ tecs_err_t tecs_index_free(tecs_index_t *x)
     if (x == NULL)
         return TECS_OK;
     tecs_world_t *w = x->world;
+    if (tecs__enter_object(w))
+        return w->err;
     tecs__indexes *r = registry(w);
     if (tecs__caches_use(r, x->id))
-        return tecs__err(w, TECS_EBUSY, "a cache uses this index");
+        return tecs__err(w, TECS_EBUSY, "a cache uses " TECS__INDEX_FMT ": free the cache "
+                         "first", TECS__INDEX(x));
+    if (tecs__filters_iterate(r, x->id))
+        return tecs__err(w, TECS_EBUSY, "an iteration over a filter naming " TECS__INDEX_FMT
+                         " is open: end it first", TECS__INDEX(x));
     r->by_id[x->id] = NULL;
     if (!x->asleep)
         subscribe(x, -1);
@@ -1405,16 +1471,24 @@ tecs_err_t tecs_index_free(tecs_index_t *x)
 
 int32_t tecs_index_count(tecs_index_t *x)
 {
-    if (x == NULL || tecs__index_refresh(x))
-        return 0;
+    if (x == NULL || tecs__enter(x->world) || tecs__index_refresh(x))
+        return -1;
     return x->n;
 }
 
 /* Encode a caller's key for x; false (TECS_EINVAL) if it does not fit. */
 bool tecs__index_encode(tecs_index_t *x, tecs_key_t key, uint64_t *out)
 {
-    if (key.cls != x->cls || (key.cls == TECS_KEYC_REAL && key.v.d != key.v.d)) {
-        tecs__err(x->world, TECS_EINVAL, "key of the wrong class for this index, or NaN");
+    if (key.cls != x->cls) {
+        tecs__err(x->world, TECS_EINVAL, "key class %s for %s keys of " TECS__INDEX_FMT,
+                  key.cls >= TECS_KEYC_INT && key.cls <= TECS_KEYC_STR
+                      ? key_class_names[key.cls] : "? (not made by tecs_key_*)",
+                  key_type_names[x->d.type], TECS__INDEX(x));
+        return false;
+    }
+    if (key.cls == TECS_KEYC_REAL && key.v.d != key.v.d) {
+        tecs__err(x->world, TECS_EINVAL, "the key is NaN, which equals nothing (NaN keys are "
+                  "found with != and not)");
         return false;
     }
     switch (key.cls) {
@@ -1428,11 +1502,12 @@ bool tecs__index_encode(tecs_index_t *x, tecs_key_t key, uint64_t *out)
 
 tecs_entity_t tecs_index_lookup(tecs_index_t *x, tecs_key_t key)
 {
-    if (x == NULL)
+    if (x == NULL || tecs__enter(x->world))
         return 0;
     uint64_t k;
     if (!x->d.unique) {
-        tecs__err(x->world, TECS_EINVAL, "tecs_index_lookup needs a unique index");
+        tecs__err(x->world, TECS_EINVAL, "tecs_index_lookup needs a unique index, not "
+                  TECS__INDEX_FMT, TECS__INDEX(x));
         return 0;
     }
     if (!tecs__index_encode(x, key, &k) || tecs__index_refresh(x))
@@ -1441,7 +1516,8 @@ tecs_entity_t tecs_index_lookup(tecs_index_t *x, tecs_key_t key)
     tecs_entity_t e = !is_table(x) ? find_other(x, k, 0)
                       : (c = tab_find(x, k)) >= 0 ? x->tab[c].e : 0;
     if (e == 0)
-        tecs__err(x->world, TECS_ENOENT, "no entity has this key");
+        tecs__err(x->world, TECS_ENOENT, "no entity has this key in " TECS__INDEX_FMT,
+                  TECS__INDEX(x));
     return e;
 }
 
@@ -1470,7 +1546,8 @@ static tecs_err_t check_entries(tecs_index_t *x)
         read_probe(x, tecs__col_ptr(tecs__rec_arch(w, r), w, col, r->row), &p);
         if (w->defer_depth == 0 && kcmp(x, t->key, p.k) != 0)
             return bad(w, "stale key", x->id);
-        if (is_hashed(x) && find_other(x, t->key, 0) == 0)
+        bool tabled = !(is_table(x) && nan_key(x, t->key));
+        if (is_hashed(x) && tabled && find_other(x, t->key, 0) == 0)
             return bad(w, "entry not in its bucket", x->id);
     }
     return TECS_OK;
@@ -1538,7 +1615,9 @@ static int32_t holders(const tecs_index_t *x)
 /* The table holds exactly the entries, each where a probe finds it. */
 static tecs_err_t check_table(tecs_index_t *x)
 {
-    int32_t used = 0;
+    int32_t used = 0, nans = 0;
+    for (int32_t i = 0; i < x->n; i++)
+        nans += nan_key(x, x->ents[i].key);
     for (int32_t c = 0; c < x->ntab; c++) {
         if (x->tab[c].e == 0)
             continue;
@@ -1547,7 +1626,7 @@ static tecs_err_t check_table(tecs_index_t *x)
         if (i < 0 || x->ents[i].key != x->tab[c].k || tab_find(x, x->tab[c].k) != c)
             return bad(x->world, "table cell without its entry", x->id);
     }
-    return used == x->n ? TECS_OK : bad(x->world, "table cells != entries", x->id);
+    return used == x->n - nans ? TECS_OK : bad(x->world, "table cells != entries", x->id);
 }
 
 /* Each component's check count is its indexes that are awake (nothing

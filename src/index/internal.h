@@ -101,6 +101,8 @@ typedef struct tecs__indexes {
     struct tecs_filter_t *filters;
     struct tecs_cache_t *caches;
     bool cache_listening;
+    int32_t dispatching;        /* cache events being delivered (nested)    */
+    bool any_doomed;            /* a cache freed meanwhile waits for the end */
 } tecs__indexes;
 
 /* A key read from a value, not owned: k is the encoded key (for strings,
@@ -388,6 +390,8 @@ typedef struct snap {
     bool cursor_on;             /* steps use cur (a where's; a cache's not) */
     cursor cur;
     bool busy;                  /* an iteration reads it                    */
+    struct tecs_filter_t *doomed; /* the filter owning it, freed while the
+                                   iteration was open: freed when it ends   */
     tecs_archetype_t *la;       /* the last archetype looked up ...         */
     int32_t lm;                 /* ... and its match in the query           */
 } snap;
@@ -403,6 +407,7 @@ struct tecs_filter_t {
     int32_t nstr, capstr;
     int32_t root;               /* -1: no condition, all match              */
     tecs_err_t err;             /* first building error                     */
+    char why[160];              /* ... and its message                      */
     int32_t order;              /* ordered index id for key order, or -1    */
     bool desc;
     snap scr;
@@ -441,6 +446,10 @@ tecs__indexes *tecs__index_registry(tecs_world_t *w);
 tecs_err_t tecs__index_refresh(tecs_index_t *x);
 /* Encode a caller's key for x; false (TECS_EINVAL) if it does not fit. */
 bool tecs__index_encode(tecs_index_t *x, tecs_key_t key, uint64_t *out);
+/* The index for a message: "the ordered index on component 'Hp' (3)". */
+#define TECS__INDEX_FMT "the %s index on " TECS__COMP_FMT
+#define TECS__INDEX(x) tecs__index_kind_name((x)->d.kind), TECS__COMP((x)->world, (x)->d.comp)
+const char *tecs__index_kind_name(tecs_index_kind_t kind);
 
 /* filter.c */
 void tecs__filter_release(tecs_filter_t *f);
@@ -455,6 +464,8 @@ bool tecs__filter_holds(const tecs_filter_t *f, int32_t c, tecs_entity_t e);
 void tecs__snap_free(tecs_world_t *w, snap *s);
 /* Start an iteration of q that hands out the rows of snapshot s. */
 tecs_iter_t tecs__snap_iter(tecs_query_t *q, snap *s);
+/* Is an iteration open over a filter that names index id? */
+bool tecs__filters_iterate(const tecs__indexes *r, int32_t id);
 
 /* cache.c */
 void tecs__cache_release(struct tecs_cache_t *c);
