@@ -216,38 +216,47 @@ static void check_init(interp *I, const init_rec *r, tecs_entity_t id)
            "tecs_add inside an initializer: %s", tecs_err_name((tecs_err_t)r->add_err));
 }
 
-/* Apply one deferred command to the model, as the flush does. */
-static void m_apply(interp *I, const mcmd *c)
+/* Apply one deferred command to the model, as the flush does. A command
+** whose entity is gone is skipped; one that cannot apply otherwise (an add
+** of a component the entity has by then, a remove of one it lacks) is
+** dropped. @return TECS_OK, or the error of a drop. */
+static int m_apply(interp *I, const mcmd *c)
 {
     ment *m = mi_find(I, c->id);
+    bool alive = m && m->st == ST_ALIVE;
     switch (c->op) {
     case Q_NEW:
         if (m == NULL || m->st != ST_PEND)
-            return;
+            return TECS_OK;
         if (c->init) {
             check_init(I, c->init, c->id);
             m_birth(m, c->mask, c->init->vmask, c->init->val);
         } else {
             m_birth(m, c->mask, c->vmask, c->val);
         }
-        return;
+        return TECS_OK;
     case Q_DESTROY:
         if (m)
             m_kill(I, m);
-        return;
+        return TECS_OK;
     case Q_ADD:
-        if (m && m->st == ST_ALIVE && !(m->mask >> c->comp & 1))
+        if (alive && (m->mask >> c->comp & 1))
+            return TECS_EEXIST;
+        if (alive)
             m_setval(m, c->comp, default_val(c->comp));
-        return;
+        return TECS_OK;
     case Q_REMOVE:
-        if (m && m->st == ST_ALIVE)
+        if (alive && !(m->mask >> c->comp & 1))
+            return TECS_ENOENT;
+        if (alive)
             m->mask &= ~(1u << c->comp);
-        return;
+        return TECS_OK;
     case Q_SET:
-        if (m && m->st == ST_ALIVE)
+        if (alive)
             m_setval(m, c->comp, c->val[c->comp]);
-        return;
+        return TECS_OK;
     }
+    return TECS_OK;
 }
 
 void m_flush(interp *I)
@@ -258,9 +267,40 @@ void m_flush(interp *I)
         I->e[i].rmq = false;
     for (int32_t i = 0; i < I->ndq; i++) {
         mcmd c = I->dq[i];
-        m_apply(I, &c);
+        int err = m_apply(I, &c);
+        if (err != TECS_OK && I->mdrops++ == 0)
+            I->mdrop_err = err;
     }
     I->ndq = 0;
+}
+
+/* The last error is the report of a flush or apply that dropped queued
+** changes (what a successful call leaves then); noted for mi_check_drops. */
+bool mi_drop_report(interp *I)
+{
+    const char *msg = tecs_last_error_msg(I->w);
+    if (tecs_dropped_changes(I->w) <= 0 || (strncmp(msg, "the flush dropped ", 18) != 0 &&
+                                           strncmp(msg, "the apply dropped ", 18) != 0))
+        return false;
+    I->ldrops = tecs_dropped_changes(I->w);
+    I->ldrop_err = (int)tecs_last_error(I->w);
+    return true;
+}
+
+/* After a step: the drops the model made equal those the library reported
+** (through a last error, else through tecs_dropped_changes). */
+void mi_check_drops(interp *I)
+{
+    if (I->mdrops > 0 || I->ldrops >= 0) {
+        int32_t lib = I->ldrops >= 0 ? I->ldrops : tecs_dropped_changes(I->w);
+        EXPECT(I, lib == I->mdrops && (I->ldrops < 0 || I->ldrop_err == I->mdrop_err),
+               "the library dropped %d queued change(s) (%s), the model %d (%s)", (int)lib,
+               I->ldrops >= 0 ? tecs_err_name((tecs_err_t)I->ldrop_err) : "-", (int)I->mdrops,
+               tecs_err_name((tecs_err_t)I->mdrop_err));
+    }
+    I->mdrops = 0;
+    I->mdrop_err = TECS_OK;
+    I->ldrops = -1;
 }
 
 /* ---- the world side --------------------------------------------------------- */
@@ -285,7 +325,7 @@ bool mi_result_is(interp *I, int got, int want, const char *what)
     I->cb_errs += got != TECS_OK && I->in_body > 0;
     if (got == want) {
         if (got == TECS_OK && !(I->off & MF_LASTERR) && tecs_last_error(I->w) != TECS_OK &&
-            !(I->cb_errs && (I->off & MF_CBERR)))
+            !(I->cb_errs && (I->off & MF_CBERR)) && !mi_drop_report(I))
             mi_failf(I, "%s succeeded but the last error is %s (%s)", what,
                   tecs_err_name(tecs_last_error(I->w)), tecs_last_error_msg(I->w));
         return false;
@@ -811,7 +851,7 @@ static void op_get(interp *I, const m_op *op)
     EXPECT(I, tecs_is_alive(I->w, id) == alive, "tecs_is_alive");
     if (p == NULL)
         return;
-    EXPECT(I, (I->off & MF_LASTERR) || tecs_last_error(I->w) == TECS_OK,
+    EXPECT(I, (I->off & MF_LASTERR) || tecs_last_error(I->w) == TECS_OK || mi_drop_report(I),
            "tecs_get_mut succeeded but the last error is %s", tecs_err_name(tecs_last_error(I->w)));
     EXPECT(I, same_val(ci, p, m->val[ci]), "tecs_get: value of %s differs", cname[ci]);
     if ((op->y & 1) && !writes_pending(I)) {    /* write through the pointer */
@@ -1638,6 +1678,7 @@ static void teardown(interp *I, bool check)
     if (check) {
         I->step = I->p->n;
         mi_sync(I);
+        mi_check_drops(I);
         mi_report_callbacks(I);
         mi_check_all(I);
         if (on(I, MF_MEM) && I->alloc.failures == 0)
@@ -1706,6 +1747,7 @@ m_result m_run(const m_prog *p, const m_opts *o)
     I->res = &res;
     I->alloc.fail_at = o->fail_at;
     I->off = o->off | m_feature_bits(getenv("TECS_MODEL_OFF"));
+    I->ldrops = -1;
     int32_t every = o->check_every > 0 ? o->check_every : 1;
     if (setjmp(I->fail) == 0) {
         setup(I);
@@ -1717,6 +1759,7 @@ m_result m_run(const m_prog *p, const m_opts *o)
             I->cb_errs = 0;
             ops[op->op % NOPS].fn(I, op);
             mi_sync(I);
+            mi_check_drops(I);
             mi_report_callbacks(I);
             if (I->keys_written && mi_check_caches(I))
                 I->keys_written = false;

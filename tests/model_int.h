@@ -172,6 +172,10 @@ struct interp {
     kill_ctx kctx[4];
     int32_t step;
     long inj0;                  /* injected failures before this op         */
+    int32_t mdrops;             /* queued changes the model dropped, this step */
+    int mdrop_err;              /* ... the first one's error                */
+    int32_t ldrops;             /* drops a last error reported, this step (-1) */
+    int ldrop_err;              /* ... the reported error                   */
 };
 
 /* A condition of the model's filter. */
@@ -222,6 +226,8 @@ bool mi_query_free(interp *I, int32_t qi, bool refuse_all);
 void mi_query_new(interp *I, int32_t nt, uint32_t z, bool refuse_all);
 void mi_report_callbacks(interp *I);
 bool mi_result_is(interp *I, int got, int want, const char *what);
+bool mi_drop_report(interp *I);
+void mi_check_drops(interp *I);
 void mi_settle(interp *I);
 void mi_world_check(interp *I, const char *what);
 void mi_sync(interp *I);
