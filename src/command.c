@@ -771,10 +771,13 @@ static tecs_err_t remove_queued(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
     return err;
 }
 
-/* A queued set: a write if e has c by now, else an add with the value. */
+/* A queued set: a write if e has c by now (none for a tag, as tecs_set),
+** else an add with the value. */
 static tecs_err_t apply_set(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *value)
 {
     if (tecs_has(w, e, c)) {
+        if (w->comps[c].size == 0)
+            return TECS_OK;
         if (value)
             tecs__comp_copy(w, &w->comps[c], tecs_get_mut(w, e, c), value, 1);
         return tecs_modified(w, e, c);      /* refused: the write is undone */

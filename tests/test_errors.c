@@ -547,3 +547,25 @@ TEST(errors_skipped_queued_changes_leave_no_error)
     CHECK_EQ(tecs_last_error(w), TECS_OK);
     tw_free(w);
 }
+
+/* tecs_set of a tag the entity has is a no-op that succeeds; queued (here
+** for a birth queued in an iteration, applied apart from it) it is no drop
+** either: the flush applies everything and leaves TECS_OK. */
+TEST(errors_queued_set_of_a_tag_it_has_is_no_drop)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t tag = TECS_TAG(w, Marked);
+    CHECK_ERR(tecs_add(w, tecs_new(w), pos), TECS_OK);
+    tecs_query_t *q = tecs_query_all(w, 1, &pos);
+    tecs_iter_t it = tecs_query_iter(q);
+    tecs_entity_t n = tecs_new_in(w, tecs_archetype(w, 1, &tag));     /* queued */
+    CHECK(n != 0);
+    CHECK(tecs_new(w) != 0);                    /* keeps the set apart from the birth */
+    CHECK_ERR(tecs_set(w, n, tag, NULL), TECS_OK);
+    tecs_iter_fini(&it);
+    CHECK(tecs_has(w, n, tag));
+    CHECK_EQ(tecs_dropped_changes(w), 0);
+    CHECK_EQ(tecs_last_error(w), TECS_OK);
+    tw_free(w);
+}
