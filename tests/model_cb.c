@@ -545,6 +545,7 @@ void op_iter_copy(interp *I, const m_op *op)
         break;
     }
     I->its[k].wrote = false;
+    I->twice++;                         /* the second end of either order */
     mi_iter_closed(I);
     EXPECT(I, tecs_is_deferred(I->w) == mi_deferred(I),
            "after both copies of an iteration end, deferred is %d with %d iterations open",

@@ -141,6 +141,7 @@ struct interp {
         tecs_index_t *uses[MAXCOND]; /* IT_WHERE: the indexes it names      */
     } its[MAXIT];
     int32_t nits;
+    int32_t twice;              /* iterations ended twice, not yet checked  */
     uint32_t off;               /* features switched off                    */
     struct { uint8_t act; uint32_t z; } body[NCB]; /* what callbacks do     */
     int32_t budget[NCB];        /* bodies left in this step, per kind       */
