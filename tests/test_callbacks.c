@@ -794,3 +794,46 @@ TEST(callbacks_copy_hook_changes_apply_after_delay_new)
     TW_CHECK(w);
     tw_free(w);
 }
+
+/* A copy hook that tags the entity whose value it copies (ctx). */
+typedef struct copy_tags {
+    tecs_world_t *w;
+    tecs_entity_t e;
+    tecs_comp_t tag;
+    tecs_err_t err;
+} copy_tags;
+
+static void copy_and_tag(void *dst, const void *src, int32_t n, void *ctx)
+{
+    memcpy(dst, src, (size_t)n * sizeof(Position));
+    copy_tags *c = ctx;
+    if (c->e != 0)
+        c->err = tecs_add(c->w, c->e, c->tag);
+}
+
+/* A tecs_set of a birth queued just before it, whose copy hook queues a
+** change of the same entity: both apply, the hook's first (call order),
+** none is lost. */
+TEST(callbacks_copy_hook_change_of_a_queued_birth_applies)
+{
+    tecs_world_t *w = tw_new();
+    copy_tags ctx = { .w = w, .tag = TECS_TAG(w, Tagged) };
+    tecs_comp_t obj = tecs_component(w, &(tecs_component_desc_t){
+        .name = "Obj", .size = sizeof(Position), .align = _Alignof(Position),
+        .copy = copy_and_tag, .hook_ctx = &ctx });
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    CHECK_ERR(tecs_add(w, tecs_new(w), pos), TECS_OK);
+    tecs_query_t *q = tecs_query_all(w, 1, &pos);
+    tecs_iter_t it = tecs_query_iter(q);
+    ctx.e = tecs_new(w);                        /* queued */
+    CHECK_ERR(tecs_set(w, ctx.e, obj, &(Position){ 3, 4 }), TECS_OK);
+    CHECK_ERR(ctx.err, TECS_OK);
+    tecs_entity_t e = ctx.e;
+    ctx.e = 0;                                  /* later copies tag nothing */
+    tecs_iter_fini(&it);
+    CHECK(tecs_has(w, e, ctx.tag));
+    CHECK(TECS_GET(w, e, obj, Position)->y == 4);
+    CHECK_EQ(tecs_dropped_changes(w), 0);
+    TW_CHECK(w);
+    tw_free(w);
+}
