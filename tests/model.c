@@ -898,12 +898,34 @@ static void op_query_new(interp *I, const m_op *op)
         mi_query_new(I, 1 + op->x % 5, op->z, false);
 }
 
-bool mi_iterated(const interp *I, int32_t qi)
+/* Is iteration i open for a callback running now: 1 yes, 2 maybe. The
+** call that ends the only open iteration reports its last writes while it
+** is open, then closes it and applies what was queued; a callback then
+** may run in either part. */
+int mi_it_open(const interp *I, int32_t i)
 {
+    return I->its[i].ending && I->nits == 1 ? 2 : 1;
+}
+
+/* Is query qi iterated: 0 no, 1 yes, 2 maybe (mi_it_open). */
+int mi_iterated(const interp *I, int32_t qi)
+{
+    int busy = 0;
     for (int32_t i = 0; i < I->nits; i++)
-        if (I->its[i].qi == qi)
-            return true;
-    return false;
+        if (I->its[i].qi == qi && (busy == 0 || mi_it_open(I, i) == 1))
+            busy = mi_it_open(I, i);
+    return busy;
+}
+
+/* The result a free must have: TECS_EBUSY when busy (1) or refused
+** everywhere here, TECS_OK when not busy (0), either when maybe (2).
+** @return true if freed. */
+bool mi_free_result(int busy, bool refuse_all, int got, int *want)
+{
+    *want = busy == 1 || refuse_all ? TECS_EBUSY : TECS_OK;
+    if (busy == 2 && !refuse_all && got == TECS_EBUSY)
+        *want = TECS_EBUSY;
+    return *want == TECS_OK;
 }
 
 static bool cache_uses(const interp *I, const tecs_query_t *q)
@@ -919,12 +941,12 @@ static bool cache_uses(const interp *I, const tecs_query_t *q)
 ** "busy" feature a busy query is left alone. @return false if skipped. */
 bool mi_query_free(interp *I, int32_t qi, bool refuse_all)
 {
-    bool busy = mi_iterated(I, qi) || cache_uses(I, I->qs[qi].q);
+    int busy = cache_uses(I, I->qs[qi].q) ? 1 : mi_iterated(I, qi);
     if (busy && (I->off & MF_BUSY) && !refuse_all)
         return false;
     tecs_clear_error(I->w);
-    int ret = (int)tecs_query_free(I->qs[qi].q);
-    int want = busy || refuse_all ? TECS_EBUSY : TECS_OK;
+    int ret = (int)tecs_query_free(I->qs[qi].q), want;
+    mi_free_result(busy, refuse_all, ret, &want);
     int got = (int)tecs_last_error(I->w);
     I->cb_errs += got != TECS_OK && I->in_body > 0;
     if (got != want || ret != want)
@@ -1023,7 +1045,10 @@ void mi_iter_step(interp *I, uint32_t write)
     int32_t k = I->nits - 1;
     tecs_iter_t *it = &I->its[k].it;
     I->its[k].wrote = false;
-    if (tecs_iter_next(it)) {
+    I->its[k].ending = true;
+    bool more = tecs_iter_next(it);
+    I->its[k].ending = false;
+    if (more) {
         mi_check_chunk(I, it, &I->qs[I->its[k].qi]);
         if (I->its[k].order)
             check_cache_rows(I, k);
@@ -1069,6 +1094,7 @@ static void op_iter_close(interp *I, const m_op *op)
     (void)op;
     if (I->nits == 0)
         return;
+    I->its[I->nits - 1].ending = true;
     tecs_iter_fini(&I->its[I->nits - 1].it);
     mi_iter_closed(I);
 }
@@ -1269,25 +1295,27 @@ static void op_index_new(interp *I, const m_op *op)
            (int)n);
 }
 
-/* An open iteration over a filter names index k. */
-static bool index_busy(const interp *I, int32_t k)
+/* An open iteration over a filter names index k: 0 no, 1 yes, 2 maybe. */
+static int index_busy(const interp *I, int32_t k)
 {
+    int busy = 0;
     for (int32_t i = 0; i < I->nits; i++)
         for (int32_t j = 0; I->its[i].kind == IT_WHERE && j < MAXCOND; j++)
-            if (I->its[i].uses[j] == I->ixs[k].ix)
-                return true;
-    return false;
+            if (I->its[i].uses[j] == I->ixs[k].ix && (busy == 0 || mi_it_open(I, i) == 1))
+                busy = mi_it_open(I, i);
+    return busy;
 }
 
 /* Free index k: TECS_EBUSY while an iteration over a filter naming it is
 ** open (or where refuse_all), else TECS_OK. */
 void mi_index_free(interp *I, int32_t k, bool refuse_all)
 {
-    bool busy = index_busy(I, k);
+    int busy = index_busy(I, k);
     if (busy && (I->off & MF_BUSY) && !refuse_all)
         return;
-    int want = busy || refuse_all ? TECS_EBUSY : TECS_OK;
-    if (mi_result_is(I, tecs_index_free(I->ixs[k].ix), want, "tecs_index_free") || want)
+    int got = (int)tecs_index_free(I->ixs[k].ix), want;
+    mi_free_result(busy, refuse_all, got, &want);
+    if (mi_result_is(I, got, want, "tecs_index_free") || want)
         return;
     I->ixs[k] = I->ixs[--I->nix];
 }

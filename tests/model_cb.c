@@ -400,12 +400,14 @@ bool mi_check_caches(interp *I)
     return true;
 }
 
-static bool cache_iterated(const interp *I, const mcache *mc)
+/* Is cache mc iterated: 0 no, 1 yes, 2 maybe (mi_it_open). */
+static int cache_iterated(const interp *I, const mcache *mc)
 {
+    int busy = 0;
     for (int32_t i = 0; i < I->nits; i++)
-        if (I->its[i].kind == IT_CACHE && I->its[i].c == mc)
-            return true;
-    return false;
+        if (I->its[i].kind == IT_CACHE && I->its[i].c == mc && (busy == 0 || mi_it_open(I, i) == 1))
+            busy = mi_it_open(I, i);
+    return busy;
 }
 
 /* A cache over query qi: ordered by its first with-term with data (y & 1),
@@ -438,12 +440,12 @@ mcache *mi_cache_new(interp *I, int32_t qi, uint32_t y, bool refuse_all)
 void mi_cache_free(interp *I, int32_t k, bool refuse_all)
 {
     mcache *mc = I->cs[k];
-    bool busy = cache_iterated(I, mc);
+    int busy = cache_iterated(I, mc);
     if (busy && (I->off & MF_BUSY) && !refuse_all)
         return;
     tecs_clear_error(I->w);
-    int ret = (int)tecs_cache_free(mc->c);
-    int want = busy || refuse_all ? TECS_EBUSY : TECS_OK;
+    int ret = (int)tecs_cache_free(mc->c), want;
+    mi_free_result(busy, refuse_all, ret, &want);
     int got = (int)tecs_last_error(I->w);
     I->cb_errs += got != TECS_OK && I->in_body > 0;
     if (got != want || ret != want)
@@ -529,6 +531,7 @@ void op_iter_copy(interp *I, const m_op *op)
         return;
     int32_t k = I->nits - 1;
     tecs_iter_t copy = I->its[k].it;
+    I->its[k].ending = true;
     switch (op->x % 3) {
     case 0:
         tecs_iter_fini(&copy);

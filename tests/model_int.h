@@ -133,6 +133,7 @@ struct interp {
         tecs_iter_t it;
         int32_t qi;
         bool wrote;             /* rows written, not yet reported           */
+        bool ending;            /* the call that may end it runs            */
         uint8_t kind;           /* IT_*                                     */
         mcache *c;              /* IT_CACHE: the cache                      */
         tecs_entity_t *order;   /* IT_CACHE: the order it must hand out     */
@@ -215,7 +216,9 @@ tecs_index_t *mi_index_new(interp *I, int f, bool ordered, int want);
 bool mi_injected(const interp *I);
 void mi_iter_closed(interp *I);
 void mi_iter_step(interp *I, uint32_t write);
-bool mi_iterated(const interp *I, int32_t qi);
+int mi_iterated(const interp *I, int32_t qi);
+int mi_it_open(const interp *I, int32_t i);
+bool mi_free_result(int busy, bool refuse_all, int got, int *want);
 int32_t mi_its_push(interp *I, int32_t qi, uint8_t kind);
 tecs_key_t mi_key_of(int f, int64_t k);
 uint64_t mi_mix(uint64_t x);
