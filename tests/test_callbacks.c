@@ -837,3 +837,38 @@ TEST(callbacks_copy_hook_change_of_a_queued_birth_applies)
     TW_CHECK(w);
     tw_free(w);
 }
+
+/* An observer that makes an index on its component the first time it runs. */
+typedef struct index_maker {
+    tecs_comp_t comp;
+    tecs_index_t *made;
+} index_maker;
+
+static void make_index(const tecs_event_t *ev)
+{
+    index_maker *m = ev->ctx;
+    if (m->made == NULL)
+        m->made = tecs_index_new(ev->world, &(tecs_index_desc_t){ .comp = m->comp,
+                                                                  .type = TECS_KEY_I32 });
+}
+
+/* An index made by a LEAVE observer of a destroy, while the dying entity
+** still has its row: the index does not take that entity, whose removal it
+** cannot hear of any more. */
+TEST(callbacks_index_made_while_an_entity_dies_skips_it)
+{
+    tecs_world_t *w = tw_new();
+    index_maker m = { .comp = TECS_COMPONENT(w, Health) };
+    CHECK(tecs_observer(w, &(tecs_observer_desc_t){
+              .event = TECS_ON_LEAVE, .terms = (const tecs_term_t[]){ { .comp = m.comp } },
+              .term_count = 1, .callback = make_index, .ctx = &m }) != 0);
+    tecs_entity_t keep = tecs_new(w), dies = tecs_new(w);
+    CHECK_ERR(TECS_SET(w, keep, m.comp, Health, { 1 }), TECS_OK);
+    CHECK_ERR(TECS_SET(w, dies, m.comp, Health, { 2 }), TECS_OK);
+    CHECK_ERR(tecs_destroy(w, dies), TECS_OK);
+    CHECK(m.made != NULL);
+    CHECK_EQ(tecs_index_count(m.made), 1);
+    TW_CHECK(w);
+    CHECK_ERR(tecs_index_free(m.made), TECS_OK);
+    tw_free(w);
+}
