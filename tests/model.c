@@ -319,6 +319,14 @@ void mi_settle(interp *I)
     }
 }
 
+/* The flush at the end of the call ran out of memory (an injected failure):
+** what it could not apply stays queued, and the last error says so. */
+static bool flush_stopped(interp *I)
+{
+    return mi_injected(I) && tecs_last_error(I->w) == TECS_ENOMEM && I->w->deferred.count > 0 &&
+           !mi_deferred(I);
+}
+
 /* The result of a call the model predicts is `want`: equal, or TECS_ENOMEM
 ** when an allocation was made to fail. @return true if it is an ENOMEM. */
 bool mi_result_is(interp *I, int got, int want, const char *what)
@@ -326,7 +334,7 @@ bool mi_result_is(interp *I, int got, int want, const char *what)
     I->cb_errs += got != TECS_OK && I->in_body > 0;
     if (got == want) {
         if (got == TECS_OK && !(I->off & MF_LASTERR) && tecs_last_error(I->w) != TECS_OK &&
-            !(I->cb_errs && (I->off & MF_CBERR)) && !mi_drop_report(I))
+            !(I->cb_errs && (I->off & MF_CBERR)) && !mi_drop_report(I) && !flush_stopped(I))
             mi_failf(I, "%s succeeded but the last error is %s (%s)", what,
                   tecs_err_name(tecs_last_error(I->w)), tecs_last_error_msg(I->w));
         return false;
