@@ -872,3 +872,41 @@ TEST(callbacks_index_made_while_an_entity_dies_skips_it)
     CHECK_ERR(tecs_index_free(m.made), TECS_OK);
     tw_free(w);
 }
+
+/* A cache on_leave that makes a second cache over the same query. */
+typedef struct cache_maker {
+    tecs_query_t *q;
+    tecs_cache_t *made;
+} cache_maker;
+
+static void make_cache(tecs_world_t *w, tecs_entity_t e, void *ctx)
+{
+    (void)e;
+    cache_maker *m = ctx;
+    if (m->made == NULL)
+        m->made = tecs_cache_new(w, &(tecs_cache_desc_t){ .query = m->q });
+}
+
+/* A cache made by another cache's on_leave while an entity dies, its row
+** still there: the new cache does not take the dying entity, whose death
+** it cannot hear of any more. */
+TEST(callbacks_cache_made_while_an_entity_dies_skips_it)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t hp = TECS_COMPONENT(w, Health);
+    cache_maker m = { .q = tecs_query_all(w, 1, &hp) };
+    tecs_cache_t *first = tecs_cache_new(w, &(tecs_cache_desc_t){ .query = m.q,
+                                                                   .on_leave = make_cache,
+                                                                   .ctx = &m });
+    CHECK(first != NULL);
+    tecs_entity_t keep = tecs_new(w), dies = tecs_new(w);
+    CHECK_ERR(TECS_SET(w, keep, hp, Health, { 1 }), TECS_OK);
+    CHECK_ERR(TECS_SET(w, dies, hp, Health, { 2 }), TECS_OK);
+    CHECK_ERR(tecs_destroy(w, dies), TECS_OK);
+    CHECK(m.made != NULL);
+    CHECK_EQ(tecs_cache_count(m.made), 1);
+    TW_CHECK(w);
+    CHECK_ERR(tecs_cache_free(m.made), TECS_OK);
+    CHECK_ERR(tecs_cache_free(first), TECS_OK);
+    tw_free(w);
+}

@@ -213,7 +213,15 @@ static tecs_err_t cache_reserve(tecs_cache_t *c, int32_t n)
     return TECS_OK;
 }
 
-/* Fill c from scratch, without callbacks. */
+/* Is e dying right now, its death events being raised while its row still
+** holds it (w->leaving, entity.c)? A cache filled meanwhile would not hear
+** of its death. */
+static bool dying(const tecs_world_t *w, tecs_entity_t e)
+{
+    return e == w->leaving && w->leaving_comp == 0;
+}
+
+/* Fill c from scratch, without callbacks; a dying entity is left out. */
 static tecs_err_t cache_fill(tecs_cache_t *c)
 {
     tecs_world_t *w = c->world;
@@ -229,7 +237,7 @@ static tecs_err_t cache_fill(tecs_cache_t *c)
             return TECS_ENOMEM;
         for (uint32_t row = 0; row < (uint32_t)a->count; row++) {
             tecs_entity_t e = *tecs__ent_ptr(a, w, row);
-            if (wants(c, e))
+            if (wants(c, e) && !dying(w, e))
                 put(c, e);
         }
     }
