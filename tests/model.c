@@ -936,12 +936,19 @@ bool mi_free_result(int busy, bool refuse_all, int got, int *want)
     return *want == TECS_OK;
 }
 
-static bool cache_uses(const interp *I, const tecs_query_t *q)
+/* Does a cache use q: 0 no, 1 yes, 2 maybe. A cache freed in a cache
+** callback is freed when the delivery of cache events ends: until then it
+** uses its query, and a later cache callback may run in the same delivery
+** or in another. */
+static int cache_uses(const interp *I, const tecs_query_t *q)
 {
     for (int32_t k = 0; k < I->ncs; k++)
         if (I->cs[k]->q == q)
-            return true;
-    return false;
+            return 1;
+    for (int32_t k = 0; k < I->ndoomed; k++)
+        if (I->doomed_q[k] == q && I->in_body > 0 && I->cur_kind == CB_CACHE)
+            return 2;
+    return 0;
 }
 
 /* Free query qi, or be refused (TECS_EBUSY) while it is iterated or a cache
@@ -949,7 +956,8 @@ static bool cache_uses(const interp *I, const tecs_query_t *q)
 ** "busy" feature a busy query is left alone. @return false if skipped. */
 bool mi_query_free(interp *I, int32_t qi, bool refuse_all)
 {
-    int busy = cache_uses(I, I->qs[qi].q) ? 1 : mi_iterated(I, qi);
+    int used = cache_uses(I, I->qs[qi].q), iterated = mi_iterated(I, qi);
+    int busy = used == 1 || iterated == 1 ? 1 : used > iterated ? used : iterated;
     if (busy && (I->off & MF_BUSY) && !refuse_all)
         return false;
     tecs_clear_error(I->w);
@@ -1796,6 +1804,7 @@ m_result m_run(const m_prog *p, const m_opts *o)
             tecs_clear_error(I->w);
             reset_budgets(I);
             I->cb_errs = 0;
+            I->ndoomed = 0;
             ops[op->op % NOPS].fn(I, op);
             mi_sync(I);
             mi_check_drops(I);

@@ -228,8 +228,10 @@ void mi_run_body(interp *I, int kind, mcache *own)
     } else {
         EXPECT(I, tecs_is_deferred(I->w) || !on(I, MF_DEFCHK),
                "tecs_is_deferred is false inside %s", cb_name[kind]);
-        if (go)
+        if (go) {
+            I->cur_kind = kind;
             do_body(I, kind, own);
+        }
     }
     I->in_body--;
 }
@@ -452,8 +454,11 @@ void mi_cache_free(interp *I, int32_t k, bool refuse_all)
         mi_failf(I, "tecs_cache_free%s: returned %s, last error %s, model says %s",
                  busy ? " of an iterated cache" : "", tecs_err_name((tecs_err_t)ret),
                  tecs_err_name((tecs_err_t)got), tecs_err_name((tecs_err_t)want));
-    if (want == TECS_OK)
-        I->cs[k] = I->cs[--I->ncs];
+    if (want != TECS_OK)
+        return;
+    if (I->in_body > 0 && I->cur_kind == CB_CACHE && I->ndoomed < 16)
+        I->doomed_q[I->ndoomed++] = mc->q;      /* its query is used until then */
+    I->cs[k] = I->cs[--I->ncs];
 }
 
 void op_cache_new(interp *I, const m_op *op)

@@ -147,6 +147,10 @@ struct interp {
     struct { uint8_t act; uint32_t z; } body[NCB]; /* what callbacks do     */
     int32_t budget[NCB];        /* bodies left in this step, per kind       */
     int32_t in_body;
+    int cur_kind;               /* the kind of the body running (CB_*)      */
+    tecs_query_t *doomed_q[16]; /* queries of caches freed in cache callbacks,
+                                   this step (freed when the delivery ends) */
+    int32_t ndoomed;
     uint32_t bodyn;             /* bodies run: varies their targets         */
     bool freeing;               /* tecs_world_free is running               */
     bool cbfail;                /* a check inside a callback failed         */
