@@ -1024,6 +1024,19 @@ void tecs__defer_end(tecs_world_t *w)
 
 /* ---- the delayed API ------------------------------------------------- */
 
+/* After a call that failed: what its hooks queued before the failure still
+** applies, and the last error stays the call's own (a drop by that flush
+** is counted in tecs_dropped_changes, not reported over it). */
+static void settle_failed(tecs_world_t *w)
+{
+    tecs_err_t err = w->err;
+    char msg[sizeof w->errmsg];
+    memcpy(msg, w->errmsg, sizeof msg);
+    tecs__settle(w);
+    w->err = err;
+    memcpy(w->errmsg, msg, sizeof msg);
+}
+
 tecs_entity_t tecs_delay_new(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals,
                              const tecs_value_t *vals)
 {
@@ -1032,7 +1045,10 @@ tecs_entity_t tecs_delay_new(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals
         return 0;
     tecs_entity_t e = 0;
     tecs_err_t err = queue_new(w, &w->delayed, a, 1, &e, nvals, vals, false, NULL, NULL);
-    tecs__settle(w);            /* what the values' copy hooks queued */
+    if (err)
+        settle_failed(w);
+    else
+        tecs__settle(w);        /* what the values' copy hooks queued */
     return err ? 0 : e;
 }
 

@@ -569,3 +569,49 @@ TEST(errors_queued_set_of_a_tag_it_has_is_no_drop)
     CHECK_EQ(tecs_last_error(w), TECS_OK);
     tw_free(w);
 }
+
+/* A copy hook that queues the add of a component its entity already has
+** (a change the flush drops). */
+typedef struct copy_drops {
+    tecs_world_t *w;
+    tecs_entity_t has;
+    tecs_comp_t comp;
+    int ran;
+} copy_drops;
+
+static void copy_and_add_again(void *dst, const void *src, int32_t n, void *ctx)
+{
+    memcpy(dst, src, (size_t)n * sizeof(Velocity));
+    copy_drops *c = ctx;
+    c->ran++;
+    (void)tecs_add(c->w, c->has, c->comp);
+}
+
+/* tecs_delay_new that runs out of memory after its value's copy hook
+** queued a change: the change still applies (here it is dropped), and the
+** last error stays the call's own TECS_ENOMEM, not the flush's report. */
+TEST(errors_failed_call_keeps_its_error_over_the_flush)
+{
+    int hits = 0;
+    for (long k = 1; k <= 40; k++) {
+        tw_alloc al = { 0 };
+        tecs_world_t *w = tw_new_ex(&al, 0);
+        copy_drops ctx = { .w = w, .comp = TECS_COMPONENT(w, Position) };
+        tecs_comp_t vel = tecs_component(w, &(tecs_component_desc_t){
+            .name = "Vel", .size = sizeof(Velocity), .align = _Alignof(Velocity),
+            .copy = copy_and_add_again, .hook_ctx = &ctx });
+        ctx.has = tecs_new(w);
+        CHECK_ERR(tecs_add(w, ctx.has, ctx.comp), TECS_OK);
+        tecs_archetype_t *a = tecs_archetype(w, 1, &vel);
+        CHECK(a != NULL);
+        al.fail_at = al.calls + k;
+        tecs_entity_t e = tecs_delay_new(w, a, 1, &(tecs_value_t){ vel, &(Velocity){ 1, 2 } });
+        al.fail_at = 0;
+        if (e == 0) {
+            CHECK_EQ(tecs_last_error(w), TECS_ENOMEM);
+            hits += ctx.ran > 0;
+        }
+        tw_free(w);
+    }
+    CHECK(hits > 0);
+}
