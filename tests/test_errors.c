@@ -615,3 +615,30 @@ TEST(errors_failed_call_keeps_its_error_over_the_flush)
     }
     CHECK(hits > 0);
 }
+
+/* A cache that runs out of memory while it follows a change goes stale and
+** is rebuilt at its next use: the call that made the change succeeded, and
+** its last error says so. */
+TEST(errors_stale_cache_leaves_the_call_ok)
+{
+    tw_alloc al = { 0 };
+    tecs_world_t *w = tw_new_ex(&al, 0);
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_query_t *q = TECS_QUERY(w, { .comp = pos });
+    CHECK_ERR(tecs_archetype_reserve(w, tecs_archetype(w, 1, &pos), 64), TECS_OK);
+    tecs_entity_t e = tecs_new(w), warm = tecs_new(w);
+    CHECK_ERR(tecs_add(w, warm, pos), TECS_OK);         /* the edges exist */
+    CHECK_ERR(tecs_remove(w, warm, pos), TECS_OK);
+    tecs_cache_t *c = tecs_cache_new(w, &(tecs_cache_desc_t){ .query = q });
+    CHECK_EQ(tecs_cache_count(c), 0);
+    al.fail_at = al.calls + 1;
+    al.fail_after = true;
+    CHECK_ERR(tecs_add(w, e, pos), TECS_OK);            /* the cache goes stale */
+    CHECK(al.failures > 0);
+    CHECK_EQ(tecs_last_error(w), TECS_OK);
+    al.fail_at = 0;
+    CHECK_EQ(tecs_cache_count(c), 1);
+    CHECK_ERR(tecs_cache_free(c), TECS_OK);
+    TW_CHECK(w);
+    tw_free(w);
+}

@@ -281,8 +281,10 @@ static void cache_update(tecs_cache_t *c, tecs_entity_t e, bool moved, bool dyin
             put(c, e);
         }
     } else if (want && i < 0) {
+        tecs_err_t outer = c->world->err;
         if (cache_reserve(c, 1)) {
-            c->stale = true;
+            c->stale = true;    /* rebuilt at its next use: the call succeeds */
+            tecs__err_restore(c->world, outer);
             return;
         }
         put(c, e);
