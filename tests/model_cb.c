@@ -512,8 +512,12 @@ void op_cache_iter(interp *I, const m_op *op)
     I->its[k].norder = tecs_cache_collect(mc->c, order, cap);
     I->its[k].it = tecs_cache_iter(mc->c);
     if (tecs_last_error(I->w) == TECS_ENOMEM && mi_injected(I)) {
-        I->res->enomem++;
-        I->its[k].norder = 0;           /* an empty iteration */
+        I->res->enomem++;               /* refused: no iteration was opened */
+        EXPECT(I, !tecs_iter_next(&I->its[k].it), "a refused cache iteration hands out rows");
+        free(order);
+        I->its[k].order = NULL;
+        I->nits--;
+        return;
     } else {
         mi_result_is(I, tecs_last_error(I->w), TECS_OK, "tecs_cache_iter");
     }
@@ -591,6 +595,14 @@ void op_where_open(interp *I, const m_op *op)
         if (cs[i].kind < 3)
             I->its[k].uses[i] = I->ixs[cs[i].ix].ix;
     I->its[k].it = tecs_query_where(I->qs[qi].q, fl);
+    if (tecs_last_error(I->w) == TECS_ENOMEM && mi_injected(I)) {
+        I->res->enomem++;               /* refused: no iteration was opened */
+        EXPECT(I, !tecs_iter_next(&I->its[k].it), "a refused where iteration hands out rows");
+        memset(&I->its[k], 0, sizeof I->its[k]);
+        I->nits--;
+        tecs_filter_free(fl);
+        return;
+    }
     EXPECT(I, tecs_is_deferred(I->w), "an open where iteration does not defer");
     mi_iter_step(I, op->y);
 }
