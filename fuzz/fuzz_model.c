@@ -6,7 +6,8 @@
 **
 ** A mismatch prints the shrunk program and aborts, so libFuzzer keeps the
 ** input as a crash; copy it to fuzz/regress/ and CTest replays it from then
-** on (model_fuzz_findings_replay).
+** on (model_fuzz_findings_replay). TECS_MODEL_OFF switches features of the
+** interpreter off (tests/model.h), as for the model test.
 */
 #include "model.h"
 

@@ -550,21 +550,25 @@ static TECS__INLINE tecs_err_t put_value(tecs_world_t *w, tecs__cmdbuf *b, tecs_
     return put_arena_value(w, b, cmd, c, value);
 }
 
-/* May an ADD or SET of c join `last`, the birth queued just before it? Only
-** a plain birth (no values, no initializer), and never an ADD the flush
-** would refuse or a SET of a tag it already has. */
-static inline bool foldable(const tecs__cmd *last, tecs__op op, tecs_comp_t c)
+/* May an ADD or SET of c (value, or NULL) join `last`, the birth queued
+** just before it? Only a plain birth (no values, no initializer), never an
+** ADD the flush would refuse or a SET of a tag it already has, and never a
+** value whose copy runs hooks: they may queue changes of their own, which
+** come first and may join that same birth. */
+static inline bool foldable(const tecs_world_t *w, const tecs__cmd *last, tecs__op op,
+                            tecs_comp_t c, const void *value)
 {
     if (last->op != TECS__OP_NEW || last->flags || last->x)
+        return false;
+    if (value && (w->comps[c].ctor || w->comps[c].copy))
         return false;
     int32_t col = tecs__arch_col(last->arch, c);
     return op == TECS__OP_ADD ? col == TECS__COL_ABSENT
                               : op == TECS__OP_SET && col != TECS__COL_TAG;
 }
 
-/* Join an ADD or SET of c to the birth queued at `at` (foldable). The
-** command is edited in a copy: a copy hook may queue changes meanwhile,
-** and the queue move. */
+/* Join an ADD or SET of c to the birth queued at `at` (foldable: copying
+** the value runs no hook, so nothing is queued meanwhile). */
 static inline tecs_err_t fold_into(tecs_world_t *w, int32_t at, tecs__op op, tecs_comp_t c,
                                    const void *value)
 {
@@ -602,7 +606,7 @@ tecs_err_t tecs__defer_op(tecs_world_t *w, tecs__op op, tecs_entity_t e, tecs_co
     tecs__cmdbuf *b = &w->deferred;
     if (b->count > 0 && !w->flushing) {
         tecs__cmd *last = &b->cmds[b->count - 1];
-        if (last->entity == e && foldable(last, op, c))
+        if (last->entity == e && foldable(w, last, op, c, value))
             return fold_into(w, b->count - 1, op, c, value);
     }
     return queue_op(w, op, e, c, value);
@@ -771,10 +775,13 @@ static tecs_err_t remove_queued(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
     return err;
 }
 
-/* A queued set: a write if e has c by now, else an add with the value. */
+/* A queued set: a write if e has c by now (none for a tag, as tecs_set),
+** else an add with the value. */
 static tecs_err_t apply_set(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *value)
 {
     if (tecs_has(w, e, c)) {
+        if (w->comps[c].size == 0)
+            return TECS_OK;
         if (value)
             tecs__comp_copy(w, &w->comps[c], tecs_get_mut(w, e, c), value, 1);
         return tecs_modified(w, e, c);      /* refused: the write is undone */
@@ -1017,6 +1024,19 @@ void tecs__defer_end(tecs_world_t *w)
 
 /* ---- the delayed API ------------------------------------------------- */
 
+/* After a call that failed: what its hooks queued before the failure still
+** applies, and the last error stays the call's own (a drop by that flush
+** is counted in tecs_dropped_changes, not reported over it). */
+static void settle_failed(tecs_world_t *w)
+{
+    tecs_err_t err = w->err;
+    char msg[sizeof w->errmsg];
+    memcpy(msg, w->errmsg, sizeof msg);
+    tecs__settle(w);
+    w->err = err;
+    memcpy(w->errmsg, msg, sizeof msg);
+}
+
 tecs_entity_t tecs_delay_new(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals,
                              const tecs_value_t *vals)
 {
@@ -1025,7 +1045,10 @@ tecs_entity_t tecs_delay_new(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals
         return 0;
     tecs_entity_t e = 0;
     tecs_err_t err = queue_new(w, &w->delayed, a, 1, &e, nvals, vals, false, NULL, NULL);
-    tecs__settle(w);            /* what the values' copy hooks queued */
+    if (err)
+        settle_failed(w);
+    else
+        tecs__settle(w);        /* what the values' copy hooks queued */
     return err ? 0 : e;
 }
 

@@ -151,6 +151,24 @@ static TECS__NOINLINE void emit_leaving(tecs_world_t *w, tecs_entity_t e, tecs_c
     w->leaving_comp = was_comp;
 }
 
+/* The events of e's death (REMOVE of each component, then the move out,
+** LEAVE), while its row still holds it: w->leaving names it throughout, so
+** that an index made by a callback of either does not take it. */
+static TECS__NOINLINE void emit_dying(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *a,
+                                      uint32_t row)
+{
+    tecs_entity_t was = w->leaving;
+    tecs_comp_t was_comp = w->leaving_comp;
+    w->leaving = e;
+    w->leaving_comp = 0;
+    if (w->watch_comps)
+        emit_leaving(w, e, 0, a, row, NULL);
+    if (w->watch_moves)
+        emit_move(w, e, a, NULL);
+    w->leaving = was;
+    w->leaving_comp = was_comp;
+}
+
 /* After a public call: apply what listeners queued, unless still deferred. */
 static inline void settle(tecs_world_t *w)
 {
@@ -904,10 +922,8 @@ tecs_err_t tecs__destroy_now(tecs_world_t *w, tecs_entity_t e)
     }
     tecs_archetype_t *a = tecs__rec_arch(w, r);
     uint32_t row = r->row;
-    if (w->watch_comps)
-        emit_leaving(w, e, 0, a, row, NULL);
-    if (w->watch_moves)
-        emit_move(w, e, a, NULL);
+    if (w->watch_comps || w->watch_moves)
+        emit_dying(w, e, a, row);
     if (!a->plain)
         for (int32_t c = 0; c < a->ncols; c++)
             tecs__comp_dtor(w, tecs__col_info(w, a, c), tecs__col_ptr(a, w, c, row), 1);

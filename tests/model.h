@@ -11,10 +11,13 @@
 **
 ** m_run applies each operation to a fresh world and to the model, checks the
 ** call's result against the model's prediction, and compares the whole state
-** (live entities, every value, every query's result, pending delayed changes,
-** live hooked values) every `check_every` steps and at the end. With fail_at
-** set, that allocation fails: the call that meets it must report
-** TECS_ENOMEM and change nothing, and the run goes on.
+** (live entities, every value, every query's result, every cache in its
+** order, pending delayed changes, live hooked values) every `check_every`
+** steps and at the end, and the world's memory against a world built
+** directly. Callbacks (lifecycle hooks, component hooks, observers, cache
+** member callbacks) run bodies the program chose, calling back into the
+** world. With fail_at set, that allocation fails: the call that meets it
+** must report TECS_ENOMEM and change nothing, and the run goes on.
 */
 #ifndef TECS_MODEL_H
 #define TECS_MODEL_H
@@ -38,6 +41,7 @@ typedef struct m_prog {
 typedef struct m_opts {
     long fail_at;               /* fail this allocation (1-based); 0 never  */
     int32_t check_every;        /* full comparison period; 0 means 1        */
+    uint32_t off;               /* features switched off (m_feature_bits)   */
 } m_opts;
 
 typedef struct m_result {
@@ -49,6 +53,23 @@ typedef struct m_result {
     long ops_run;
     long enomem;                /* calls that reported out of memory        */
 } m_result;
+
+/* Features of the interpreter that can be switched off, one bit each, by
+** name: "life" (lifecycle hooks run bodies), "hooks" (on_add / on_set /
+** on_remove hooks), "obs" (observers), "res" (bodies create and free
+** indexes, filters, caches, queries), "refuse" (bodies call tecs_progress
+** and tecs_apply_news), "wfree" (bodies call tecs_world_free), "freeing"
+** (bodies run while the world is freed), "cache" (ordered caches),
+** "cachecb" (cache on_enter / on_leave bodies, a cache freeing itself),
+** "itcopy" (copied iterators), "busy" (query, cache and index frees while
+** busy), "ffree" (iterations over a filter, the filter freed while its
+** iteration is open), "mem" (the memory bound), "lasterr" (R4: success
+** leaves TECS_OK), "defchk" (every callback sees tecs_is_deferred true),
+** "struct" (bodies make structural changes), "citer" (cache iterations,
+** writing the key through the cache's iterator), "cberr" (the last-error
+** rule also when a call inside a callback failed during the call). Every feature is on unless named in m_opts.off or in
+** the environment variable TECS_MODEL_OFF (a comma list, or "all"). */
+uint32_t m_feature_bits(const char *list);
 
 /* The op table. */
 int m_op_count(void);

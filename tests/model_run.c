@@ -5,6 +5,8 @@
 **   model_run [--seconds N] [--seed S] [--ops N] [--check-every N] [--save F]
 **   model_run --seed S --ops N --emit F     (write the program, run nothing)
 **   model_run --oom 1 --ops 150 ...          (also fail each allocation in turn)
+**   model_run --replay F                     (run one saved input, e.g. a fuzz seed)
+**   model_run --off LIST ...                 (switch features off, see model.h)
 **
 ** Seeds S, S+1, ... each give a program of N ops (default 2000); the run
 ** stops after N seconds (default 10), or after the one seed if --seed is
@@ -34,13 +36,41 @@ static void save_prog(const char *path, const m_prog *p)
     free(b);
 }
 
+/* Run one input as the fuzzer would read it; explain a failure. */
+static int replay_file(const char *path, uint32_t off, int32_t every)
+{
+    static uint8_t buf[1 << 16];
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        perror(path);
+        return 2;
+    }
+    size_t size = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    m_prog p;
+    m_opts o;
+    m_parse_input(buf, size, 100000, &p, &o);
+    o.off = off;
+    if (every > 0)
+        o.check_every = every;
+    m_result r = m_run(&p, &o);
+    if (r.failed)
+        m_explain(stderr, &p, &o, &r);
+    else
+        printf("%s: %d ops, no mismatch\n", path, (int)p.n);
+    m_prog_free(&p);
+    return r.failed;
+}
+
 int main(int argc, char **argv)
 {
     double seconds = -1;
     uint64_t seed = 1;
     bool one = false;
     int32_t nops = 2000, every = 8;
-    const char *save = NULL, *emit = NULL;
+    const char *save = NULL, *emit = NULL, *replay = NULL;
+    uint32_t off = 0;
+    bool every_set = false;
     bool oom = false;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--seconds") == 0)
@@ -50,16 +80,21 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--ops") == 0)
             nops = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--check-every") == 0)
-            every = atoi(argv[i + 1]);
+            every = atoi(argv[i + 1]), every_set = true;
         else if (strcmp(argv[i], "--save") == 0)
             save = argv[i + 1];
         else if (strcmp(argv[i], "--oom") == 0)
             oom = atoi(argv[i + 1]) != 0;
         else if (strcmp(argv[i], "--emit") == 0)
             emit = argv[i + 1];
+        else if (strcmp(argv[i], "--replay") == 0)
+            replay = argv[i + 1];
+        else if (strcmp(argv[i], "--off") == 0)
+            off = m_feature_bits(argv[i + 1]);
         else {
             fprintf(stderr, "usage: %s [--seconds N] [--seed S] [--ops N] "
-                            "[--check-every N] [--save FILE] [--emit FILE] [--oom 1]\n", argv[0]);
+                            "[--check-every N] [--save FILE] [--emit FILE] [--oom 1] "
+                            "[--replay FILE] [--off LIST]\n", argv[0]);
             return 2;
         }
     }
@@ -70,6 +105,8 @@ int main(int argc, char **argv)
         m_prog_free(&p);
         return 0;
     }
+    if (replay)
+        return replay_file(replay, off, every_set ? every : 0);
     if (seconds < 0)
         seconds = one ? 0 : 10;
     double start = now();
@@ -77,7 +114,7 @@ int main(int argc, char **argv)
     do {
         m_prog p;
         m_prog_random(&p, seed, nops);
-        m_opts o = { .check_every = every };
+        m_opts o = { .check_every = every, .off = off };
         m_result r = m_run(&p, &o);
         total += r.ops_run;
         runs++;
@@ -94,6 +131,7 @@ int main(int argc, char **argv)
             m_explain(stderr, &p, &o, &r);
             if (save)
                 save_prog(save, &p);
+            m_prog_free(&p);
             return 1;
         }
         m_prog_free(&p);

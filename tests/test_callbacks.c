@@ -794,3 +794,119 @@ TEST(callbacks_copy_hook_changes_apply_after_delay_new)
     TW_CHECK(w);
     tw_free(w);
 }
+
+/* A copy hook that tags the entity whose value it copies (ctx). */
+typedef struct copy_tags {
+    tecs_world_t *w;
+    tecs_entity_t e;
+    tecs_comp_t tag;
+    tecs_err_t err;
+} copy_tags;
+
+static void copy_and_tag(void *dst, const void *src, int32_t n, void *ctx)
+{
+    memcpy(dst, src, (size_t)n * sizeof(Position));
+    copy_tags *c = ctx;
+    if (c->e != 0)
+        c->err = tecs_add(c->w, c->e, c->tag);
+}
+
+/* A tecs_set of a birth queued just before it, whose copy hook queues a
+** change of the same entity: both apply, the hook's first (call order),
+** none is lost. */
+TEST(callbacks_copy_hook_change_of_a_queued_birth_applies)
+{
+    tecs_world_t *w = tw_new();
+    copy_tags ctx = { .w = w, .tag = TECS_TAG(w, Tagged) };
+    tecs_comp_t obj = tecs_component(w, &(tecs_component_desc_t){
+        .name = "Obj", .size = sizeof(Position), .align = _Alignof(Position),
+        .copy = copy_and_tag, .hook_ctx = &ctx });
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    CHECK_ERR(tecs_add(w, tecs_new(w), pos), TECS_OK);
+    tecs_query_t *q = tecs_query_all(w, 1, &pos);
+    tecs_iter_t it = tecs_query_iter(q);
+    ctx.e = tecs_new(w);                        /* queued */
+    CHECK_ERR(tecs_set(w, ctx.e, obj, &(Position){ 3, 4 }), TECS_OK);
+    CHECK_ERR(ctx.err, TECS_OK);
+    tecs_entity_t e = ctx.e;
+    ctx.e = 0;                                  /* later copies tag nothing */
+    tecs_iter_fini(&it);
+    CHECK(tecs_has(w, e, ctx.tag));
+    CHECK(TECS_GET(w, e, obj, Position)->y == 4);
+    CHECK_EQ(tecs_dropped_changes(w), 0);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+/* An observer that makes an index on its component the first time it runs. */
+typedef struct index_maker {
+    tecs_comp_t comp;
+    tecs_index_t *made;
+} index_maker;
+
+static void make_index(const tecs_event_t *ev)
+{
+    index_maker *m = ev->ctx;
+    if (m->made == NULL)
+        m->made = tecs_index_new(ev->world, &(tecs_index_desc_t){ .comp = m->comp,
+                                                                  .type = TECS_KEY_I32 });
+}
+
+/* An index made by a LEAVE observer of a destroy, while the dying entity
+** still has its row: the index does not take that entity, whose removal it
+** cannot hear of any more. */
+TEST(callbacks_index_made_while_an_entity_dies_skips_it)
+{
+    tecs_world_t *w = tw_new();
+    index_maker m = { .comp = TECS_COMPONENT(w, Health) };
+    CHECK(tecs_observer(w, &(tecs_observer_desc_t){
+              .event = TECS_ON_LEAVE, .terms = (const tecs_term_t[]){ { .comp = m.comp } },
+              .term_count = 1, .callback = make_index, .ctx = &m }) != 0);
+    tecs_entity_t keep = tecs_new(w), dies = tecs_new(w);
+    CHECK_ERR(TECS_SET(w, keep, m.comp, Health, { 1 }), TECS_OK);
+    CHECK_ERR(TECS_SET(w, dies, m.comp, Health, { 2 }), TECS_OK);
+    CHECK_ERR(tecs_destroy(w, dies), TECS_OK);
+    CHECK(m.made != NULL);
+    CHECK_EQ(tecs_index_count(m.made), 1);
+    TW_CHECK(w);
+    CHECK_ERR(tecs_index_free(m.made), TECS_OK);
+    tw_free(w);
+}
+
+/* A cache on_leave that makes a second cache over the same query. */
+typedef struct cache_maker {
+    tecs_query_t *q;
+    tecs_cache_t *made;
+} cache_maker;
+
+static void make_cache(tecs_world_t *w, tecs_entity_t e, void *ctx)
+{
+    (void)e;
+    cache_maker *m = ctx;
+    if (m->made == NULL)
+        m->made = tecs_cache_new(w, &(tecs_cache_desc_t){ .query = m->q });
+}
+
+/* A cache made by another cache's on_leave while an entity dies, its row
+** still there: the new cache does not take the dying entity, whose death
+** it cannot hear of any more. */
+TEST(callbacks_cache_made_while_an_entity_dies_skips_it)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t hp = TECS_COMPONENT(w, Health);
+    cache_maker m = { .q = tecs_query_all(w, 1, &hp) };
+    tecs_cache_t *first = tecs_cache_new(w, &(tecs_cache_desc_t){ .query = m.q,
+                                                                   .on_leave = make_cache,
+                                                                   .ctx = &m });
+    CHECK(first != NULL);
+    tecs_entity_t keep = tecs_new(w), dies = tecs_new(w);
+    CHECK_ERR(TECS_SET(w, keep, hp, Health, { 1 }), TECS_OK);
+    CHECK_ERR(TECS_SET(w, dies, hp, Health, { 2 }), TECS_OK);
+    CHECK_ERR(tecs_destroy(w, dies), TECS_OK);
+    CHECK(m.made != NULL);
+    CHECK_EQ(tecs_cache_count(m.made), 1);
+    TW_CHECK(w);
+    CHECK_ERR(tecs_cache_free(m.made), TECS_OK);
+    CHECK_ERR(tecs_cache_free(first), TECS_OK);
+    tw_free(w);
+}

@@ -547,3 +547,98 @@ TEST(errors_skipped_queued_changes_leave_no_error)
     CHECK_EQ(tecs_last_error(w), TECS_OK);
     tw_free(w);
 }
+
+/* tecs_set of a tag the entity has is a no-op that succeeds; queued (here
+** for a birth queued in an iteration, applied apart from it) it is no drop
+** either: the flush applies everything and leaves TECS_OK. */
+TEST(errors_queued_set_of_a_tag_it_has_is_no_drop)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t tag = TECS_TAG(w, Marked);
+    CHECK_ERR(tecs_add(w, tecs_new(w), pos), TECS_OK);
+    tecs_query_t *q = tecs_query_all(w, 1, &pos);
+    tecs_iter_t it = tecs_query_iter(q);
+    tecs_entity_t n = tecs_new_in(w, tecs_archetype(w, 1, &tag));     /* queued */
+    CHECK(n != 0);
+    CHECK(tecs_new(w) != 0);                    /* keeps the set apart from the birth */
+    CHECK_ERR(tecs_set(w, n, tag, NULL), TECS_OK);
+    tecs_iter_fini(&it);
+    CHECK(tecs_has(w, n, tag));
+    CHECK_EQ(tecs_dropped_changes(w), 0);
+    CHECK_EQ(tecs_last_error(w), TECS_OK);
+    tw_free(w);
+}
+
+/* A copy hook that queues the add of a component its entity already has
+** (a change the flush drops). */
+typedef struct copy_drops {
+    tecs_world_t *w;
+    tecs_entity_t has;
+    tecs_comp_t comp;
+    int ran;
+} copy_drops;
+
+static void copy_and_add_again(void *dst, const void *src, int32_t n, void *ctx)
+{
+    memcpy(dst, src, (size_t)n * sizeof(Velocity));
+    copy_drops *c = ctx;
+    c->ran++;
+    (void)tecs_add(c->w, c->has, c->comp);
+}
+
+/* tecs_delay_new that runs out of memory after its value's copy hook
+** queued a change: the change still applies (here it is dropped), and the
+** last error stays the call's own TECS_ENOMEM, not the flush's report. */
+TEST(errors_failed_call_keeps_its_error_over_the_flush)
+{
+    int hits = 0;
+    for (long k = 1; k <= 40; k++) {
+        tw_alloc al = { 0 };
+        tecs_world_t *w = tw_new_ex(&al, 0);
+        copy_drops ctx = { .w = w, .comp = TECS_COMPONENT(w, Position) };
+        tecs_comp_t vel = tecs_component(w, &(tecs_component_desc_t){
+            .name = "Vel", .size = sizeof(Velocity), .align = _Alignof(Velocity),
+            .copy = copy_and_add_again, .hook_ctx = &ctx });
+        ctx.has = tecs_new(w);
+        CHECK_ERR(tecs_add(w, ctx.has, ctx.comp), TECS_OK);
+        tecs_archetype_t *a = tecs_archetype(w, 1, &vel);
+        CHECK(a != NULL);
+        al.fail_at = al.calls + k;
+        tecs_entity_t e = tecs_delay_new(w, a, 1, &(tecs_value_t){ vel, &(Velocity){ 1, 2 } });
+        al.fail_at = 0;
+        if (e == 0) {
+            CHECK_EQ(tecs_last_error(w), TECS_ENOMEM);
+            hits += ctx.ran > 0;
+        }
+        tw_free(w);
+    }
+    CHECK(hits > 0);
+}
+
+/* A cache that runs out of memory while it follows a change goes stale and
+** is rebuilt at its next use: the call that made the change succeeded, and
+** its last error says so. */
+TEST(errors_stale_cache_leaves_the_call_ok)
+{
+    tw_alloc al = { 0 };
+    tecs_world_t *w = tw_new_ex(&al, 0);
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_query_t *q = TECS_QUERY(w, { .comp = pos });
+    CHECK_ERR(tecs_archetype_reserve(w, tecs_archetype(w, 1, &pos), 64), TECS_OK);
+    tecs_entity_t e = tecs_new(w), warm = tecs_new(w);
+    CHECK_ERR(tecs_add(w, warm, pos), TECS_OK);         /* the edges exist */
+    CHECK_ERR(tecs_remove(w, warm, pos), TECS_OK);
+    tecs_cache_t *c = tecs_cache_new(w, &(tecs_cache_desc_t){ .query = q });
+    CHECK_EQ(tecs_cache_count(c), 0);
+    al.fail_at = al.calls + 1;
+    al.fail_after = true;
+    CHECK_ERR(tecs_add(w, e, pos), TECS_OK);            /* the cache goes stale */
+    CHECK(al.failures > 0);
+    CHECK_EQ(tecs_last_error(w), TECS_OK);
+    al.fail_at = 0;
+    CHECK_EQ(tecs_cache_count(c), 1);
+    CHECK_ERR(tecs_cache_free(c), TECS_OK);
+    TW_CHECK(w);
+    tw_free(w);
+}

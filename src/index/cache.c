@@ -213,7 +213,15 @@ static tecs_err_t cache_reserve(tecs_cache_t *c, int32_t n)
     return TECS_OK;
 }
 
-/* Fill c from scratch, without callbacks. */
+/* Is e dying right now, its death events being raised while its row still
+** holds it (w->leaving, entity.c)? A cache filled meanwhile would not hear
+** of its death. */
+static bool dying(const tecs_world_t *w, tecs_entity_t e)
+{
+    return e == w->leaving && w->leaving_comp == 0;
+}
+
+/* Fill c from scratch, without callbacks; a dying entity is left out. */
 static tecs_err_t cache_fill(tecs_cache_t *c)
 {
     tecs_world_t *w = c->world;
@@ -229,7 +237,7 @@ static tecs_err_t cache_fill(tecs_cache_t *c)
             return TECS_ENOMEM;
         for (uint32_t row = 0; row < (uint32_t)a->count; row++) {
             tecs_entity_t e = *tecs__ent_ptr(a, w, row);
-            if (wants(c, e))
+            if (wants(c, e) && !dying(w, e))
                 put(c, e);
         }
     }
@@ -273,8 +281,10 @@ static void cache_update(tecs_cache_t *c, tecs_entity_t e, bool moved, bool dyin
             put(c, e);
         }
     } else if (want && i < 0) {
+        tecs_err_t outer = c->world->err;
         if (cache_reserve(c, 1)) {
-            c->stale = true;
+            c->stale = true;    /* rebuilt at its next use: the call succeeds */
+            tecs__err_restore(c->world, outer);
             return;
         }
         put(c, e);
@@ -541,9 +551,11 @@ tecs_err_t tecs__caches_check(tecs_world_t *w)
         for (int32_t i = 0; i < c->n; i++)
             if (member(c, c->ents[i]) != i || !wants(c, c->ents[i]))
                 return tecs__err(w, TECS_ECORRUPT, "cache holds a non-member");
-        /* An unsorted cache is sorted when the last iteration ends. */
+        /* An unsorted cache is sorted when the last iteration ends; while
+        ** one is open, keys written through it are not reported yet, so
+        ** the order holds only once none is. */
         c->sorting = true;
-        bool sorted = !c->order || c->unsorted || in_order(c);
+        bool sorted = !c->order || c->unsorted || w->niters > 0 || in_order(c);
         c->sorting = false;
         if (!sorted)
             return tecs__err(w, TECS_ECORRUPT, "cache out of order");

@@ -1,0 +1,783 @@
+/*
+** model_cb.c — the interpreter's checks of what issue #17 found: callbacks
+** that call back into the world, ordered caches, copied iterators, frees
+** while busy, the memory bound (see model.c for the model itself).
+*/
+#include "model_int.h"
+
+static const char *const cb_name[NCB] = { "a lifecycle hook", "a component hook",
+                                          "an observer", "a cache member callback" };
+static const uint32_t cb_feature[NCB] = { MF_LIFE, MF_HOOKS, MF_OBS, MF_CACHECB };
+
+/* ---- callbacks that call back ------------------------------------------------------ */
+
+/*
+** Every callback the library runs for the program (the lifecycle hooks of
+** H, the component hooks an op installs, the observers, a cache's on_enter
+** and on_leave) first checks that the world is deferred, then, while its
+** kind has budget left in this step, runs the body the program chose for
+** that kind (op_body). A body makes structural changes (queued: not visible
+** inside, pushed on the model's deferred queue in call order, so the model
+** applies them where the library does), creates and frees indexes, queries,
+** caches and filters (refused in lifecycle hooks), or calls what is refused
+** in every callback. A failed check inside a callback is recorded (failf
+** does not jump out of the library there) and reported after the step.
+*/
+
+/* The result of a call inside a callback: want, ENOMEM when an allocation
+** was made to fail, or with `loose` TECS_OK or TECS_EDEAD (the model learns
+** who died in a flush only after it). @return true if it succeeded. */
+static bool cb_result(interp *I, int got, int want, bool loose, const char *what, int kind)
+{
+    I->cb_errs += got != TECS_OK && I->in_body > 0;
+    if (got == want || (loose && (got == TECS_OK || got == TECS_EDEAD))) {
+        if (got == TECS_OK && on(I, MF_LASTERR) && tecs_last_error(I->w) != TECS_OK &&
+            !mi_drop_report(I))
+            mi_failf(I, "%s in %s succeeded but the last error is %s", what, cb_name[kind],
+                  tecs_err_name(tecs_last_error(I->w)));
+        return got == TECS_OK;
+    }
+    if (got == TECS_ENOMEM && mi_injected(I)) {
+        I->res->enomem++;
+        return false;
+    }
+    mi_failf(I, "%s in %s: got %s, model says %s (%s)", what, cb_name[kind],
+          tecs_err_name((tecs_err_t)got), tecs_err_name((tecs_err_t)want),
+          tecs_last_error_msg(I->w));
+    return false;
+}
+
+static void body_new(interp *I, int kind)
+{
+    if (I->ne >= MAXE)
+        return;
+    tecs_entity_t id = tecs_new(I->w);
+    if (!cb_result(I, mi_got_err(I, id != 0), TECS_OK, false, "tecs_new", kind))
+        return;
+    EXPECT(I, !tecs_is_alive(I->w, id), "an entity made in %s is alive at once", cb_name[kind]);
+    m_add_ent(I, id, ST_PEND, 0);
+    mi_push_dq(I, &(mcmd){ .op = Q_NEW, .id = id });
+}
+
+static void body_destroy(interp *I, int kind, uint32_t z)
+{
+    tecs_entity_t id = mi_pick_id(I, z);
+    bool alive = tecs_is_alive(I->w, id);
+    if (!cb_result(I, tecs_destroy(I->w, id), TECS_OK, true, "tecs_destroy", kind))
+        return;
+    EXPECT(I, tecs_is_alive(I->w, id) == alive, "tecs_destroy in %s acts at once",
+           cb_name[kind]);
+    mi_push_dq(I, &(mcmd){ .op = Q_DESTROY, .id = id });
+}
+
+/* tecs_add or tecs_remove of a component of some entity. */
+static void body_change(interp *I, int kind, uint32_t z, bool rm)
+{
+    int c = (int)((z >> 8) % NC);
+    tecs_entity_t id = mi_pick_id(I, z);
+    bool has = tecs_has(I->w, id, I->cid[c]);
+    int err = rm ? tecs_remove(I->w, id, I->cid[c]) : tecs_add(I->w, id, I->cid[c]);
+    if (!cb_result(I, err, TECS_OK, true, rm ? "tecs_remove" : "tecs_add", kind))
+        return;
+    EXPECT(I, tecs_has(I->w, id, I->cid[c]) == has, "%s of %s in %s acts at once",
+           rm ? "tecs_remove" : "tecs_add", cname[c], cb_name[kind]);
+    mi_push_dq(I, &(mcmd){ .op = rm ? Q_REMOVE : Q_ADD, .id = id, .comp = c });
+    ment *m = mi_find(I, id);
+    if (rm && m && m->st == ST_ALIVE)
+        m->rmq = true;
+}
+
+
+/* Create or free an index, a query, a cache, a filter: allowed in
+** component hooks and observers, refused (TECS_EBUSY) in lifecycle hooks. */
+static void body_resource(interp *I, int kind, uint32_t z)
+{
+    bool life = kind == CB_LIFE;
+    uint32_t r = z >> 8;
+    switch (z % 8) {
+    case 0:
+    case 7:
+        if (I->nix < MAXIX && mi_index_new(I, (int)(r % 3), r >> 2 & 1, life ? TECS_EBUSY : TECS_OK) &&
+            z % 8 == 7)
+            mi_index_free(I, I->nix - 1, false);
+        break;
+    case 1:
+        if (I->nix)
+            mi_index_free(I, (int32_t)(r % (uint32_t)I->nix), life);
+        break;
+    case 2:
+        if (I->nq < MAXQ)
+            mi_query_new(I, 1 + (int32_t)(r % 4), r, life);
+        break;
+    case 3:
+        if (I->nq)
+            mi_query_free(I, (int32_t)(r % (uint32_t)I->nq), life);
+        break;
+    case 4:
+        if (I->nq && I->ncs < MAXC && on(I, MF_CACHE))
+            mi_cache_new(I, (int32_t)(r % (uint32_t)I->nq), r >> 4, life);
+        break;
+    case 5:
+        if (I->ncs)
+            mi_cache_free(I, (int32_t)(r % (uint32_t)I->ncs), life);
+        break;
+    default: {
+        tecs_filter_t *fl = tecs_filter_new(I->w);
+        if (mi_result_is(I, mi_got_err(I, fl != NULL), life ? TECS_EBUSY : TECS_OK, "tecs_filter_new") ||
+            fl == NULL)
+            return;
+        if (I->nix) {
+            int f = I->ixs[0].field;
+            tecs_cond_t c = tecs_where(fl, I->ixs[0].ix, TECS_EQ, mi_key_of(f, mi_pick_key(I, f, r)));
+            mi_result_is(I, mi_got_err(I, c >= 0), TECS_OK, "tecs_where");
+        }
+        tecs_filter_free(fl);
+    }
+    }
+}
+
+/* What every callback refuses: tecs_world_free, tecs_progress,
+** tecs_apply_news; TECS_EBUSY and nothing changed. */
+static void body_refused(interp *I, int kind, uint32_t z)
+{
+    int which = (int)(z % 3);
+    if (which == 0 && !on(I, MF_WFREE))
+        which = 1;
+    if (which > 0 && !on(I, MF_REFUSE))
+        return;
+    int32_t n0 = tecs_world_entity_count(I->w), p0 = tecs_pending_news(I->w);
+    static const char *const what[3] = { "tecs_world_free", "tecs_progress", "tecs_apply_news" };
+    int err;
+    if (which == 0) {
+        err = (int)tecs_world_free(I->w);
+        EXPECT(I, (int)tecs_last_error(I->w) == err, "tecs_world_free in %s returned %s, last error %s",
+               cb_name[kind], tecs_err_name((tecs_err_t)err), tecs_err_name(tecs_last_error(I->w)));
+    } else {
+        err = which == 1 ? tecs_progress(I->w, 0.0) : tecs_apply_news(I->w);
+    }
+    cb_result(I, err, TECS_EBUSY, false, what[which], kind);
+    EXPECT(I, tecs_world_entity_count(I->w) == n0 && tecs_pending_news(I->w) == p0,
+           "a refused %s in %s changed the world", what[which], cb_name[kind]);
+}
+
+/* A cache's own on_enter / on_leave frees it: TECS_OK, in effect once the
+** callback returns. */
+static void body_free_own(interp *I, mcache *own)
+{
+    for (int32_t k = 0; k < I->ncs; k++)
+        if (I->cs[k] == own)
+            mi_cache_free(I, k, false);
+}
+
+static void do_body(interp *I, int kind, mcache *own)
+{
+    uint32_t z = (uint32_t)mi_mix(I->body[kind].z + I->bodyn++);
+    int act = I->body[kind].act % 8;
+    bool structural = act != 5 && act != 6 && !(act == 7 && own);
+    if (structural && (I->in_apply || !on(I, MF_STRUCT)))
+        return;
+    switch (act) {
+    case 1: body_new(I, kind); break;
+    case 2: body_destroy(I, kind, z); break;
+    case 3: body_change(I, kind, z, false); break;
+    case 4: body_change(I, kind, z, true); break;
+    case 5: if (on(I, MF_RES)) body_resource(I, kind, z); break;
+    case 6: body_refused(I, kind, z); break;
+    case 7:
+        if (own)
+            body_free_own(I, own);
+        else
+            body_change(I, kind, z, false);
+        break;
+    default: break;
+    }
+}
+
+/* While tecs_world_free runs every call that can fail is refused. */
+static void freeing_body(interp *I, int kind, uint32_t z)
+{
+    static const char *const what[5] = { "tecs_new", "tecs_filter_new", "tecs_index_new",
+                                         "tecs_progress", "tecs_query_all" };
+    int k = (int)(z % 5);
+    bool made;
+    switch (k) {
+    case 0: made = tecs_new(I->w) != 0; break;
+    case 1: made = tecs_filter_new(I->w) != NULL; break;
+    case 2: made = tecs_index_new(I->w, &(tecs_index_desc_t){ .comp = I->cid[C_A],
+                                  .type = TECS_KEY_I32 }) != NULL; break;
+    case 3: made = tecs_progress(I->w, 0.0) == TECS_OK; break;
+    default: made = tecs_query_all(I->w, 1, &I->cid[C_A]) != NULL; break;
+    }
+    I->cb_errs++;
+    EXPECT(I, !made && tecs_last_error(I->w) == TECS_EBUSY,
+           "%s in %s while the world is freed: %s, last error %s", what[k], cb_name[kind],
+           made ? "done" : "refused", tecs_err_name(tecs_last_error(I->w)));
+}
+
+void mi_run_body(interp *I, int kind, mcache *own)
+{
+    if ((I->off & cb_feature[kind]) || I->in_body || I->w == NULL)
+        return;
+    I->in_body++;
+    bool go = I->body[kind].act != 0 && I->budget[kind] > 0 && !I->checking;
+    if (go)
+        I->budget[kind]--;
+    if (I->freeing) {
+        if (go && on(I, MF_FREEING))
+            freeing_body(I, kind, (uint32_t)mi_mix(I->body[kind].z + I->bodyn++));
+    } else {
+        EXPECT(I, tecs_is_deferred(I->w) || !on(I, MF_DEFCHK),
+               "tecs_is_deferred is false inside %s", cb_name[kind]);
+        if (go) {
+            I->cur_kind = kind;
+            do_body(I, kind, own);
+        }
+    }
+    I->in_body--;
+}
+
+/* H's lifecycle hooks: the counting hooks of hooks.h, then the body. */
+void h_ctor(void *dst, int32_t n, void *ctx)
+{
+    interp *I = ctx;
+    obj_ctor(dst, n, &I->hc);
+    mi_run_body(I, CB_LIFE, NULL);
+}
+
+void h_dtor(void *ptr, int32_t n, void *ctx)
+{
+    interp *I = ctx;
+    obj_dtor(ptr, n, &I->hc);
+    mi_run_body(I, CB_LIFE, NULL);
+}
+
+void h_copy(void *dst, const void *src, int32_t n, void *ctx)
+{
+    interp *I = ctx;
+    obj_copy(dst, src, n, &I->hc);
+    mi_run_body(I, CB_LIFE, NULL);
+}
+
+void h_move(void *dst, void *src, int32_t n, void *ctx)
+{
+    interp *I = ctx;
+    obj_move(dst, src, n, &I->hc);
+    mi_run_body(I, CB_LIFE, NULL);
+}
+
+static void hook_fn(const tecs_event_t *ev)
+{
+    mi_run_body(ev->ctx, CB_HOOK, NULL);
+}
+
+/* Choose what the callbacks of one kind do from now on. */
+void op_body(interp *I, const m_op *op)
+{
+    int kind = op->x % NCB;
+    I->body[kind].act = (uint8_t)(op->y % 8);
+    I->body[kind].z = op->z;
+}
+
+/* Give one of A, T1, B, H on_add / on_set / on_remove hooks, or take them. */
+void op_hooks(interp *I, const m_op *op)
+{
+    static const int hc[4] = { C_A, C_T1, C_B, C_H };
+    if (!on(I, MF_HOOKS))
+        return;
+    int c = hc[op->x % 4];
+    tecs_hooks_t h = { .on_add = hook_fn, .on_set = csize[c] ? hook_fn : NULL,
+                       .on_remove = hook_fn, .ctx = I };
+    mi_result_is(I, tecs_component_hooks(I->w, I->cid[c], op->y % 4 == 0 ? NULL : &h), TECS_OK,
+              "tecs_component_hooks");
+}
+
+/* ---- caches ------------------------------------------------------------------------ */
+
+/* Order by the key component's bytes, ties by id; the model sorts alike. */
+static int cache_order(tecs_world_t *w, tecs_entity_t a, tecs_entity_t b, void *ctx)
+{
+    const mcache *mc = ctx;
+    const void *pa = tecs_get(w, a, mc->I->cid[mc->key]);
+    const void *pb = tecs_get(w, b, mc->I->cid[mc->key]);
+    int r = pa && pb ? memcmp(pa, pb, csize[mc->key]) : (pa != NULL) - (pb != NULL);
+    return r ? r : (a > b) - (a < b);
+}
+
+static void cache_member(tecs_world_t *w, tecs_entity_t e, void *ctx)
+{
+    mcache *mc = ctx;
+    (void)w, (void)e;
+    mi_run_body(mc->I, CB_CACHE, mc);
+}
+
+typedef struct mkey {
+    unsigned char k[64];
+    tecs_entity_t id;
+} mkey;
+
+static int mkey_cmp(const void *a, const void *b)
+{
+    const mkey *x = a, *y = b;
+    int r = memcmp(x->k, y->k, sizeof x->k);
+    return r ? r : (x->id > y->id) - (x->id < y->id);
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+    tecs_entity_t x = *(const tecs_entity_t *)a, y = *(const tecs_entity_t *)b;
+    return (x > y) - (x < y);
+}
+
+static const mquery *query_of(interp *I, const tecs_query_t *q)
+{
+    for (int32_t k = 0; k < I->nq; k++)
+        if (I->qs[k].q == q)
+            return &I->qs[k];
+    mi_failf(I, "a cache's query is gone");
+    return NULL;
+}
+
+/* The model's members of mc into out, sorted for an ordered cache. */
+static int32_t cache_model(interp *I, const mcache *mc, tecs_entity_t *out)
+{
+    const mquery *q = query_of(I, mc->q);
+    mkey *v = malloc(((size_t)I->ne + 1) * sizeof *v);
+    if (v == NULL)
+        abort();
+    int32_t n = 0;
+    for (int32_t i = 0; i < I->ne; i++) {
+        const ment *m = &I->e[i];
+        if (m->st != ST_ALIVE || !m_match(q, m->mask))
+            continue;
+        memset(v[n].k, 0, sizeof v[n].k);
+        if (mc->key >= 0)
+            mi_fill_val(mc->key, v[n].k, m->val[mc->key]);
+        v[n++].id = m->id;
+    }
+    if (mc->key >= 0)
+        qsort(v, (size_t)n, sizeof *v, mkey_cmp);
+    for (int32_t i = 0; i < n; i++)
+        out[i] = v[i].id;
+    free(v);
+    return n;
+}
+
+/* Every cache holds what the model says, in its order. @return false if
+** not checked now (rows written in an open iteration are not reported). */
+bool mi_check_caches(interp *I)
+{
+    if (I->ncs == 0)
+        return true;
+    for (int32_t k = 0; k < I->nits; k++)
+        if (I->its[k].wrote)
+            return false;
+    size_t cap = (size_t)I->ne + 17;
+    tecs_entity_t *want = malloc(cap * sizeof *want), *got = malloc(cap * sizeof *got);
+    if (want == NULL || got == NULL)
+        abort();
+    for (int32_t k = 0; k < I->ncs; k++) {
+        const mcache *mc = I->cs[k];
+        int32_t nw = cache_model(I, mc, want);
+        int32_t count = tecs_cache_count(mc->c);
+        int32_t ng = tecs_cache_collect(mc->c, got, (int32_t)cap);
+        int32_t bad = -1;
+        if (mc->key < 0) {
+            qsort(want, (size_t)nw, sizeof *want, cmp_id);
+            if (ng == nw)
+                qsort(got, (size_t)ng, sizeof *got, cmp_id);
+        }
+        for (int32_t i = 0; ng == nw && i < nw && bad < 0; i++)
+            if (got[i] != want[i])
+                bad = i;
+        if (count != nw || ng != nw || bad >= 0) {
+            free(want), free(got);
+            bool sorted = I->nits > 0 || tecs_world_check(I->w) == TECS_OK;
+            mi_failf(I, "cache %d (%s%s): count %d, collect %d, model %d; first difference at %d%s",
+                  (int)k, mc->key >= 0 ? "ordered by " : "arrival order",
+                  mc->key >= 0 ? cname[mc->key] : "", (int)count, (int)ng, (int)nw, (int)bad,
+                  sorted ? "" : "; the world check finds it out of order too");
+        }
+    }
+    free(want), free(got);
+    return true;
+}
+
+/* Is cache mc iterated: 0 no, 1 yes, 2 maybe (mi_it_open). */
+static int cache_iterated(const interp *I, const mcache *mc)
+{
+    int busy = 0;
+    for (int32_t i = 0; i < I->nits; i++)
+        if (I->its[i].kind == IT_CACHE && I->its[i].c == mc && (busy == 0 || mi_it_open(I, i) == 1))
+            busy = mi_it_open(I, i);
+    return busy;
+}
+
+/* A cache over query qi: ordered by its first with-term with data (y & 1),
+** with member callbacks (y & 2). */
+mcache *mi_cache_new(interp *I, int32_t qi, uint32_t y, bool refuse_all)
+{
+    const mquery *q = &I->qs[qi];
+    mcache *mc = calloc(1, sizeof *mc);
+    if (mc == NULL)
+        abort();
+    *mc = (mcache){ .all = I->all_cs, .I = I, .q = q->q, .key = -1 };
+    I->all_cs = mc;
+    for (int32_t t = 0; (y & 1) && t < q->nt && mc->key < 0; t++)
+        if (q->t[t].oper == TECS_WITH && csize[q->ci[t]] && q->ci[t] != C_H)
+            mc->key = q->ci[t];
+    tecs_cache_desc_t d = { .query = q->q, .ctx = mc };
+    if (mc->key >= 0)
+        d.order = cache_order;
+    if ((y & 2) && on(I, MF_CACHECB))
+        d.on_enter = d.on_leave = cache_member;
+    mc->c = tecs_cache_new(I->w, &d);
+    if (mi_result_is(I, mi_got_err(I, mc->c != NULL), refuse_all ? TECS_EBUSY : TECS_OK,
+                  "tecs_cache_new") || mc->c == NULL)
+        return NULL;
+    I->cs[I->ncs++] = mc;
+    return mc;
+}
+
+/* Free cache k: TECS_EBUSY while it is iterated (or where refuse_all). */
+void mi_cache_free(interp *I, int32_t k, bool refuse_all)
+{
+    mcache *mc = I->cs[k];
+    int busy = cache_iterated(I, mc);
+    if (busy && (I->off & MF_BUSY) && !refuse_all)
+        return;
+    tecs_clear_error(I->w);
+    int ret = (int)tecs_cache_free(mc->c), want;
+    mi_free_result(busy, refuse_all, ret, &want);
+    int got = (int)tecs_last_error(I->w);
+    I->cb_errs += got != TECS_OK && I->in_body > 0;
+    if (got != want || ret != want)
+        mi_failf(I, "tecs_cache_free%s: returned %s, last error %s, model says %s",
+                 busy ? " of an iterated cache" : "", tecs_err_name((tecs_err_t)ret),
+                 tecs_err_name((tecs_err_t)got), tecs_err_name((tecs_err_t)want));
+    if (want != TECS_OK)
+        return;
+    if (I->in_body > 0 && I->cur_kind == CB_CACHE && I->ndoomed < 16)
+        I->doomed_q[I->ndoomed++] = mc->q;      /* its query is used until then */
+    I->cs[k] = I->cs[--I->ncs];
+}
+
+void op_cache_new(interp *I, const m_op *op)
+{
+    if (!on(I, MF_CACHE) || I->nq == 0 || I->ncs == MAXC)
+        return;
+    if (mi_cache_new(I, (int32_t)(op->z % (uint32_t)I->nq), op->y, false))
+        I->keys_written = true;         /* check it at the end of the step */
+}
+
+void op_cache_free(interp *I, const m_op *op)
+{
+    if (on(I, MF_CACHE) && I->ncs)
+        mi_cache_free(I, (int32_t)(op->z % (uint32_t)I->ncs), false);
+}
+
+static int32_t qindex(const interp *I, const tecs_query_t *q)
+{
+    for (int32_t k = 0; k < I->nq; k++)
+        if (I->qs[k].q == q)
+            return k;
+    return -1;
+}
+
+/* Iterate a cache, writing its key through the iterator (a tracked path);
+** x & 1: to the end at once, else left open for later steps. An iterated
+** cache refuses a second iteration (TECS_EBUSY). */
+void op_cache_iter(interp *I, const m_op *op)
+{
+    if (!on(I, MF_CACHE) || !on(I, MF_CITER) || I->ncs == 0 || I->nits == MAXIT)
+        return;
+    mcache *mc = I->cs[op->z % (uint32_t)I->ncs];
+    int32_t qi = qindex(I, mc->q);
+    if (qi < 0)
+        return;
+    if (cache_iterated(I, mc)) {
+        tecs_iter_t it = tecs_cache_iter(mc->c);
+        EXPECT(I, tecs_last_error(I->w) == TECS_EBUSY && !tecs_iter_next(&it),
+               "a second iteration of a cache: %s", tecs_err_name(tecs_last_error(I->w)));
+        return;
+    }
+    if (!mi_check_caches(I))
+        return;                         /* its order is not settled */
+    int32_t cap = tecs_cache_count(mc->c) + 1;
+    tecs_entity_t *order = malloc((size_t)cap * sizeof *order);
+    if (order == NULL)
+        abort();
+    int32_t k = mi_its_push(I, qi, IT_CACHE);
+    I->its[k].c = mc;
+    I->its[k].order = order;
+    I->its[k].norder = tecs_cache_collect(mc->c, order, cap);
+    I->its[k].it = tecs_cache_iter(mc->c);
+    if (tecs_last_error(I->w) == TECS_ENOMEM && mi_injected(I)) {
+        I->res->enomem++;               /* refused: no iteration was opened */
+        EXPECT(I, !tecs_iter_next(&I->its[k].it), "a refused cache iteration hands out rows");
+        free(order);
+        I->its[k].order = NULL;
+        I->nits--;
+        return;
+    } else {
+        mi_result_is(I, tecs_last_error(I->w), TECS_OK, "tecs_cache_iter");
+    }
+    EXPECT(I, tecs_is_deferred(I->w), "an open cache iteration does not defer");
+    uint32_t y = op->y & ~3u;           /* write every step */
+    do
+        mi_iter_step(I, y++ * 4);
+    while ((op->x & 1) && I->nits > k);
+}
+
+/* ---- iterations: copies, frees while busy --------------------------------------------- */
+
+/* Copy the innermost iteration and end both copies (x % 3: the copy
+** first; the copy stepped to its end first; the original first). Ending is
+** idempotent: the world stays deferred exactly while the model's
+** iterations are open, and the next iteration defers. */
+void op_iter_copy(interp *I, const m_op *op)
+{
+    if (!on(I, MF_ITCOPY) || I->nits == 0)
+        return;
+    int32_t k = I->nits - 1;
+    tecs_iter_t copy = I->its[k].it;
+    I->its[k].ending = true;
+    switch (op->x % 3) {
+    case 0:
+        tecs_iter_fini(&copy);
+        tecs_iter_fini(&I->its[k].it);
+        break;
+    case 1:
+        while (tecs_iter_next(&copy))
+            mi_check_chunk(I, &copy, &I->qs[I->its[k].qi]);
+        tecs_iter_fini(&I->its[k].it);
+        break;
+    default:
+        tecs_iter_fini(&I->its[k].it);
+        tecs_iter_fini(&copy);
+        break;
+    }
+    I->its[k].wrote = false;
+    I->twice++;                         /* the second end of either order */
+    mi_iter_closed(I);
+    EXPECT(I, tecs_is_deferred(I->w) == mi_deferred(I),
+           "after both copies of an iteration end, deferred is %d with %d iterations open",
+           tecs_is_deferred(I->w), (int)I->nits);
+    mi_world_check(I, "after both copies of an iteration end");
+    if (I->nq == 0)
+        return;
+    tecs_iter_t it = tecs_query_iter(I->qs[0].q);
+    EXPECT(I, tecs_is_deferred(I->w), "the next iteration is not deferred");
+    tecs_iter_fini(&it);
+    EXPECT(I, tecs_is_deferred(I->w) == mi_deferred(I), "ending the next iteration");
+}
+
+/* Open an iteration over a query and a filter, left open for later steps. */
+void op_where_open(interp *I, const m_op *op)
+{
+    if (!on(I, MF_FFREE) || I->nix == 0 || I->nq == 0 || I->nits == MAXIT)
+        return;
+    for (int32_t k = 0; k < I->nits; k++)
+        if (I->its[k].wrote)
+            return;
+    int32_t qi = (int32_t)(op->y % (uint32_t)I->nq);
+    tecs_filter_t *fl = tecs_filter_new(I->w);
+    if (mi_result_is(I, mi_got_err(I, fl != NULL), TECS_OK, "tecs_filter_new") || fl == NULL)
+        return;
+    mcond cs[MAXCOND];
+    int32_t n = mi_build_filter(I, fl, cs, op->z, 1 + op->x % 4);
+    if (n <= 0) {
+        tecs_filter_free(fl);
+        return;
+    }
+    int32_t k = mi_its_push(I, qi, IT_WHERE);
+    I->its[k].fl = fl;
+    for (int32_t i = 0; i < n; i++)
+        if (cs[i].kind < 3)
+            I->its[k].uses[i] = I->ixs[cs[i].ix].ix;
+    I->its[k].it = tecs_query_where(I->qs[qi].q, fl);
+    if (tecs_last_error(I->w) == TECS_ENOMEM && mi_injected(I)) {
+        I->res->enomem++;               /* refused: no iteration was opened */
+        EXPECT(I, !tecs_iter_next(&I->its[k].it), "a refused where iteration hands out rows");
+        memset(&I->its[k], 0, sizeof I->its[k]);
+        I->nits--;
+        tecs_filter_free(fl);
+        return;
+    }
+    EXPECT(I, tecs_is_deferred(I->w), "an open where iteration does not defer");
+    mi_iter_step(I, op->y);
+}
+
+/* Free the filter of an open where iteration: it works on to the end. */
+void op_filter_free_open(interp *I, const m_op *op)
+{
+    (void)op;
+    for (int32_t k = I->nits - 1; k >= 0; k--) {
+        if (I->its[k].fl) {
+            tecs_filter_free(I->its[k].fl);
+            I->its[k].fl = NULL;
+            return;
+        }
+    }
+}
+
+/* Twice: a filter, its iteration, the filter freed while the iteration is
+** open, the iteration run to its end. The filter goes when its iteration
+** ends, so the second round holds no more memory than the first. */
+void op_filter_cycle(interp *I, const m_op *op)
+{
+    if (!on(I, MF_FFREE) || I->nix == 0 || I->nq == 0 || mi_deferred(I))
+        return;
+    size_t mem[2];
+    const mquery *q = &I->qs[op->y % (uint32_t)I->nq];
+    for (int round = 0; round < 2; round++) {
+        tecs_filter_t *fl = tecs_filter_new(I->w);
+        if (mi_result_is(I, mi_got_err(I, fl != NULL), TECS_OK, "tecs_filter_new") || fl == NULL)
+            return;
+        mcond cs[MAXCOND];
+        if (mi_build_filter(I, fl, cs, op->z, 1 + op->x % 4) <= 0) {
+            tecs_filter_free(fl);
+            return;
+        }
+        I->checking++;
+        tecs_iter_t it = tecs_query_where(q->q, fl);
+        bool more = tecs_iter_next(&it);
+        if (more)
+            mi_check_chunk(I, &it, q);
+        tecs_filter_free(fl);
+        while (more && tecs_iter_next(&it))
+            mi_check_chunk(I, &it, q);
+        I->checking--;
+        mi_sync(I);
+        mem[round] = tecs_world_memory(I->w);
+    }
+    if (!mi_injected(I))
+        EXPECT(I, mem[1] <= mem[0], "a filter freed during its iteration is kept after it "
+               "ends (%zu bytes more after a second round)", mem[1] - mem[0]);
+}
+
+/* ---- memory ---------------------------------------------------------------------------- */
+
+/* A burst of delayed births (64 to 512, past the model's usual cap),
+** applied, then destroyed at once or by delayed kills (x & 1): after the
+** applies the queues must give their memory back (the bound at the end). */
+void op_delay_burst(interp *I, const m_op *op)
+{
+    if (!on(I, MF_MEM) || mi_deferred(I) || op->y % 4 != 0)
+        return;
+    tecs_archetype_t *a = mi_get_arch(I, op->x, op->z);
+    if (a == NULL)
+        return;
+    int32_t n = 64 + (int32_t)(op->z % 449);
+    tecs_entity_t *ids = malloc((size_t)n * sizeof *ids);
+    if (ids == NULL)
+        abort();
+    int32_t k = 0;
+    for (int32_t i = 0; i < n; i++)
+        if (mi_delay_new(I, a, op->x, op->y, op->z + (uint32_t)i))
+            ids[k++] = I->last;
+    op_apply_news(I, op);
+    mi_sync(I);
+    for (int32_t i = k - 1; i >= 0; i--) {     /* newest first: the model's last entity */
+        ment *m = I->ne && I->e[I->ne - 1].id == ids[i] ? &I->e[I->ne - 1] : mi_find(I, ids[i]);
+        bool alive = m && m->st == ST_ALIVE;
+        if (op->x & 1) {
+            int err = tecs_delay_destroy(I->w, ids[i], NULL, NULL);
+            if (!mi_result_is(I, err, alive ? TECS_OK : TECS_EDEAD, "tecs_delay_destroy") && alive &&
+                !m->kill) {
+                m->kill = true;
+                mi_push_cmd(&I->lq, &I->nlq, &I->cap_lq, &(mcmd){ .op = Q_KILL, .id = ids[i] });
+            }
+        } else if (!mi_result_is(I, tecs_destroy(I->w, ids[i]), alive ? TECS_OK : TECS_EDEAD,
+                              "tecs_destroy") && alive) {
+            m_kill(I, m);
+        }
+        mi_sync(I);
+    }
+    if (op->x & 1)
+        op_apply_kills(I, op);
+    free(ids);
+}
+
+/* The world built directly: the same components, archetypes (each with as
+** many chunks) and live entities, nothing queued. @return its memory. */
+static size_t direct_memory(interp *I)
+{
+    tw_alloc a = { 0 };
+    hook_counts hc = { 0 };
+    tecs_world_t *d = tecs_world_new_ex(&(tecs_world_desc_t){
+        .alloc = tw_alloc_fn, .alloc_ud = &a, .rows_per_chunk = tecs_world_rows_per_chunk(I->w) });
+    if (d == NULL)
+        abort();
+    for (int k = 0; k < NC; k++) {
+        int c = I->p->cfg & 4 ? NC - 1 - k : k;
+        tecs_component_desc_t cd = { .name = cname[c], .size = csize[c], .align = calign[c],
+                                     .id = c == C_G ? 100 : 0 };
+        if (c == C_H)
+            cd.ctor = obj_ctor, cd.dtor = obj_dtor, cd.copy = obj_copy, cd.move = obj_move,
+            cd.hook_ctx = &hc;
+        EXPECT(I, tecs_component(d, &cd) == I->cid[c], "the direct world's ids differ");
+    }
+    int32_t rows = tecs_world_rows_per_chunk(d);
+    for (int32_t i = 0; i < I->w->narchs; i++) {
+        const tecs_comp_t *ids;
+        int32_t n = tecs_archetype_components(I->w->archs[i], &ids);
+        tecs_archetype_t *da = tecs_archetype(d, n, ids);
+        int32_t chunks = tecs_archetype_chunk_count(I->w->archs[i]);
+        EXPECT(I, da && (chunks == 0 || tecs_archetype_reserve(d, da, chunks * rows) == TECS_OK),
+               "building the direct world");
+    }
+    /* Every edge between two of these archetypes, as the program may have used. */
+    int32_t na = d->narchs;
+    uint32_t *masks = calloc((size_t)na + 1, sizeof *masks);
+    for (int32_t i = 0; i < na; i++)
+        for (int c = 0; c < NC; c++)
+            masks[i] |= (uint32_t)(tecs__arch_col(d->archs[i], I->cid[c]) != TECS__COL_ABSENT) << c;
+    for (int32_t i = 0; i < na; i++)
+        for (int32_t j = 0; j < na; j++) {
+            uint32_t diff = masks[i] ^ masks[j];
+            if (diff == 0 || (diff & (diff - 1)))
+                continue;
+            int c = __builtin_ctz(diff);
+            if (masks[j] & diff)
+                tecs__arch_with(d, d->archs[i], I->cid[c]);
+            else
+                tecs__arch_without(d, d->archs[i], I->cid[c]);
+        }
+    free(masks);
+    for (int32_t i = 0; i < I->ne; i++) {
+        const tecs_comp_t *ids;
+        int32_t n = tecs_archetype_components(tecs_entity_archetype(I->w, I->e[i].id), &ids);
+        EXPECT(I, tecs_new_in(d, tecs_archetype(d, n, ids)) != 0, "building the direct world");
+    }
+    size_t mem = tecs_world_memory(d);
+    tecs_world_free(d);
+    return mem;
+}
+
+/* R5: after the program, its queues applied and its caches, indexes and
+** queries freed, the world holds at most the direct world's memory (same
+** components, archetypes, chunks, edges, live entities) plus MEM_ALLOW
+** bytes (the index registry, observers, the deferred queue's small spare),
+** plus QUEUE_SPARE (the spare an applied queue keeps, about 160 KiB in the
+** header's doc of tecs_delay_new), plus 16 bytes per entity slot the
+** program used (records of dead entities). A queue that keeps its peak
+** after a burst of delayed births (op delay_burst: up to 512) breaks it. */
+enum { MEM_ALLOW = 32 * 1024, QUEUE_SPARE = 160 * 1024 };
+
+void mi_check_memory(interp *I)
+{
+    op_apply_delayed(I, NULL);
+    mi_sync(I);
+    mi_report_callbacks(I);
+    mi_check_all(I);
+    for (int32_t k = I->ncs - 1; k >= 0; k--)
+        mi_cache_free(I, k, false);
+    for (int32_t k = I->nix - 1; k >= 0; k--)
+        mi_index_free(I, k, false);
+    for (int32_t k = I->nq - 1; k >= 0; k--)
+        mi_query_free(I, k, false);
+    size_t used = tecs_world_memory(I->w), direct = direct_memory(I);
+    size_t bound = direct + MEM_ALLOW + QUEUE_SPARE + 16 * (size_t)I->cap_gen;
+    EXPECT(I, used <= bound, "the world holds %zu bytes, one built directly %zu (bound %zu)",
+           used, direct, bound);
+}

@@ -1,0 +1,271 @@
+/*
+** model_int.h — what the two halves of the model interpreter share:
+** model.c (the model, its checks, the base operations, running programs)
+** and model_cb.c (callbacks that call back, caches, copied iterators, frees
+** while busy, the memory bound). Not a public header: tests/model.h is.
+*/
+#ifndef TECS_MODEL_INT_H
+#define TECS_MODEL_INT_H
+
+#include "model.h"
+#include "hooks.h"
+#include "private.h"
+
+#include <setjmp.h>
+
+enum { NC = 8, MAXQ = 6, MAXIT = 3, MAXE = 256, NDEAD = 64, MAXIX = 4, MAXCOND = 8,
+       MAXOB = 4, MAXC = 3 };
+enum { C_A, C_B, C_T1, C_T2, C_V, C_H, C_C, C_G };
+extern const uint32_t csize[NC];         /* bytes of each component       */
+extern const uint32_t calign[NC];
+extern const char *const cname[NC];
+#define DATA_MASK 0xf3u          /* components with a value (not T1, T2)  */
+#define UNKNOWN_COMP 999u
+
+enum { ST_ALIVE, ST_PEND, ST_DELAY };    /* alive, birth queued, delayed birth */
+enum { Q_NEW, Q_DESTROY, Q_ADD, Q_REMOVE, Q_SET, Q_KILL };
+
+typedef struct ment {
+    tecs_entity_t id;
+    uint8_t st;
+    bool kill;                  /* a delayed kill is queued                 */
+    bool rmq;                   /* a remove is queued (iteration open)      */
+    uint32_t mask;
+    int64_t val[NC];
+} ment;
+
+struct init_rec;
+
+typedef struct mcmd {
+    uint8_t op;
+    uint8_t mode;               /* kill callback mode                       */
+    int comp;                   /* model index                              */
+    tecs_entity_t id;
+    uint32_t mask;              /* births: the archetype                    */
+    uint32_t vmask;             /* births: components given values          */
+    int64_t val[NC];
+    struct init_rec *init;
+} mcmd;
+
+typedef struct mquery {
+    tecs_query_t *q;
+    int32_t nt;
+    int ci[8];                  /* model component per term                 */
+    tecs_term_t t[8];
+} mquery;
+
+typedef struct interp interp;
+
+/* A pair of observers (ENTER and LEAVE of terms, or ADD and REMOVE of a
+** component) and the set their events build, by slot: it must always equal
+** what the model says matches, and be empty once the world is freed. */
+typedef struct mobs {
+    interp *I;
+    bool comp_kind;             /* ADD / REMOVE of comp, else ENTER / LEAVE  */
+    int comp;
+    mquery q;                   /* the terms (q.q unused)                    */
+    tecs_observer_t ids[2];
+    tecs_entity_t *in;          /* by slot: the member's id, or 0            */
+    int32_t cap;
+    long bad;                   /* events that contradict the set            */
+} mobs;
+
+/* What an initializer (tecs_new_with) was asked to do and what it saw. */
+typedef struct init_rec {
+    struct init_rec *next;
+    interp *I;
+    uint32_t vmask;
+    int64_t val[NC];
+    bool add_tag;
+    bool ran, saw_alive, add_ok;
+    int add_err;                /* what tecs_add inside it returned         */
+    tecs_entity_t seen;
+} init_rec;
+
+/* Feature switches (model.h). */
+enum { MF_LIFE = 1 << 0, MF_HOOKS = 1 << 1, MF_OBS = 1 << 2, MF_RES = 1 << 3,
+       MF_REFUSE = 1 << 4, MF_WFREE = 1 << 5, MF_FREEING = 1 << 6, MF_CACHE = 1 << 7,
+       MF_CACHECB = 1 << 8, MF_ITCOPY = 1 << 9, MF_BUSY = 1 << 10, MF_MEM = 1 << 11,
+       MF_LASTERR = 1 << 12, MF_FFREE = 1 << 13, MF_DEFCHK = 1 << 14, MF_STRUCT = 1 << 15,
+       MF_CITER = 1 << 16, MF_CBERR = 1 << 17, MF_COUNT = 18 };
+
+/* The kinds of callback that run a body the program chose. */
+enum { CB_LIFE, CB_HOOK, CB_OBS, CB_CACHE, NCB };
+
+/* A cache: its query, the component it is ordered by (-1: arrival order). */
+typedef struct mcache {
+    struct mcache *all;         /* every cache made, freed at the end       */
+    interp *I;
+    tecs_cache_t *c;
+    tecs_query_t *q;
+    int key;
+} mcache;
+
+/* Iteration kinds: over a query, a cache, a query and a filter. */
+enum { IT_QUERY, IT_CACHE, IT_WHERE };
+
+typedef struct kill_ctx {
+    interp *I;
+    int mode;                   /* 1 check only, 2 make an entity, 3 destroy self */
+} kill_ctx;
+
+struct interp {
+    const m_prog *p;
+    m_opts o;
+    m_result *res;
+    jmp_buf fail;
+    tw_alloc alloc;
+    tecs_world_t *w;
+    hook_counts hc;
+    tecs_comp_t cid[NC];
+    ment *e;
+    int32_t ne, cap_e;
+    mcmd *dq, *lq;              /* deferred, delayed                        */
+    int32_t ndq, cap_dq, nlq, cap_lq;
+    tecs_entity_t dead[NDEAD];
+    int32_t ndead;
+    tecs_entity_t last;         /* the id handed out last                   */
+    mquery qs[MAXQ];
+    int32_t nq;
+    struct { tecs_index_t *ix; int field; bool ordered; } ixs[MAXIX];
+    int32_t nix;
+    struct {
+        tecs_iter_t it;
+        int32_t qi;
+        bool wrote;             /* rows written, not yet reported           */
+        bool ending;            /* the call that may end it runs            */
+        uint8_t kind;           /* IT_*                                     */
+        mcache *c;              /* IT_CACHE: the cache                      */
+        tecs_entity_t *order;   /* IT_CACHE: the order it must hand out     */
+        int32_t norder, pos;
+        tecs_filter_t *fl;      /* IT_WHERE: the filter, NULL once freed    */
+        tecs_index_t *uses[MAXCOND]; /* IT_WHERE: the indexes it names      */
+    } its[MAXIT];
+    int32_t nits;
+    int32_t twice;              /* iterations ended twice, not yet checked  */
+    uint32_t off;               /* features switched off                    */
+    struct { uint8_t act; uint32_t z; } body[NCB]; /* what callbacks do     */
+    int32_t budget[NCB];        /* bodies left in this step, per kind       */
+    int32_t in_body;
+    int cur_kind;               /* the kind of the body running (CB_*)      */
+    tecs_query_t *doomed_q[16]; /* queries of caches freed in cache callbacks,
+                                   this step (freed when the delivery ends) */
+    int32_t ndoomed;
+    uint32_t bodyn;             /* bodies run: varies their targets         */
+    bool freeing;               /* tecs_world_free is running               */
+    bool cbfail;                /* a check inside a callback failed         */
+    char cbmsg[200];
+    bool keys_written;          /* a cache key may have changed this step   */
+    int32_t checking;           /* inside a comparison: bodies do not run   */
+    int32_t cb_errs;            /* calls in callbacks that failed, this step */
+    bool in_apply;              /* applying delayed changes: the library
+                                   applies what callbacks queue after each
+                                   one, so bodies make no structural change */
+    mcache *cs[MAXC];
+    int32_t ncs;
+    mcache *all_cs;
+    uint32_t *maxgen;           /* per slot: 1 + highest generation seen    */
+    tecs_entity_t *mark;        /* per slot: scratch for set comparison     */
+    int32_t cap_gen;
+    init_rec *inits;
+    mobs *obs[MAXOB];
+    int32_t nobs;
+    mobs *obs_gone[64];         /* removed ones, kept until the end          */
+    int32_t ngone;
+    tecs_entity_t born[256];    /* made by kill callbacks, in order         */
+    int32_t nborn, born_pos;
+    long cb_bad;
+    kill_ctx kctx[4];
+    int32_t step;
+    long inj0;                  /* injected failures before this op         */
+    int32_t mdrops;             /* queued changes the model dropped, this step */
+    int mdrop_err;              /* ... the first one's error                */
+    int32_t ldrops;             /* drops a last error reported, this step (-1) */
+    int ldrop_err;              /* ... the reported error                   */
+};
+
+/* A condition of the model's filter. */
+typedef struct mcond {
+    int kind;                   /* 0 cmp, 1 between, 2 in, 3 and, 4 or, 5 not */
+    int ix, cmp;
+    int64_t k[3];
+    int32_t a, b;
+} mcond;
+
+#define EXPECT(I, cond, ...)                                                \
+    do {                                                                    \
+        if (!(cond))                                                        \
+            mi_failf((I), __VA_ARGS__);                                     \
+    } while (0)
+
+/* Is feature f on (not switched off)? */
+static inline bool on(const interp *I, uint32_t f)
+{
+    return !(I->off & f);
+}
+
+/* model.c */
+int32_t mi_build_filter(interp *I, tecs_filter_t *fl, mcond *cs, uint32_t z, int32_t n);
+void mi_check_all(interp *I);
+void mi_check_chunk(interp *I, const tecs_iter_t *it, const mquery *q);
+bool mi_deferred(const interp *I);
+bool mi_delay_new(interp *I, tecs_archetype_t *a, uint32_t mask, uint32_t y, uint32_t z);
+void mi_failf(interp *I, const char *fmt, ...) TECS__PRINTF(2, 3);
+void mi_fill_val(int c, void *dst, int64_t v);
+ment *mi_find(interp *I, tecs_entity_t id);
+tecs_archetype_t *mi_get_arch(interp *I, uint32_t mask, uint32_t seed);
+int mi_got_err(interp *I, bool ok);
+void mi_index_free(interp *I, int32_t k, bool refuse_all);
+tecs_index_t *mi_index_new(interp *I, int f, bool ordered, int want);
+bool mi_injected(const interp *I);
+void mi_iter_closed(interp *I);
+void mi_iter_step(interp *I, uint32_t write);
+int mi_iterated(const interp *I, int32_t qi);
+int mi_it_open(const interp *I, int32_t i);
+bool mi_free_result(int busy, bool refuse_all, int got, int *want);
+int32_t mi_its_push(interp *I, int32_t qi, uint8_t kind);
+tecs_key_t mi_key_of(int f, int64_t k);
+uint64_t mi_mix(uint64_t x);
+tecs_entity_t mi_pick_id(interp *I, uint32_t z);
+int64_t mi_pick_key(interp *I, int f, uint32_t z);
+void mi_push_cmd(mcmd **q, int32_t *n, int32_t *cap, const mcmd *c);
+void mi_push_dq(interp *I, const mcmd *c);
+bool mi_query_free(interp *I, int32_t qi, bool refuse_all);
+void mi_query_new(interp *I, int32_t nt, uint32_t z, bool refuse_all);
+void mi_report_callbacks(interp *I);
+bool mi_result_is(interp *I, int got, int want, const char *what);
+bool mi_drop_report(interp *I);
+void mi_check_drops(interp *I);
+void mi_settle(interp *I);
+void mi_world_check(interp *I, const char *what);
+void mi_sync(interp *I);
+ment *m_add_ent(interp *I, tecs_entity_t id, uint8_t st, uint32_t mask);
+void m_flush(interp *I);
+void m_kill(interp *I, ment *m);
+bool m_match(const mquery *q, uint32_t mask);
+void op_apply_delayed(interp *I, const m_op *op);
+void op_apply_kills(interp *I, const m_op *op);
+void op_apply_news(interp *I, const m_op *op);
+
+/* model_cb.c */
+void mi_cache_free(interp *I, int32_t k, bool refuse_all);
+mcache *mi_cache_new(interp *I, int32_t qi, uint32_t y, bool refuse_all);
+bool mi_check_caches(interp *I);
+void mi_check_memory(interp *I);
+void mi_run_body(interp *I, int kind, mcache *own);
+void h_copy(void *dst, const void *src, int32_t n, void *ctx);
+void h_ctor(void *dst, int32_t n, void *ctx);
+void h_dtor(void *ptr, int32_t n, void *ctx);
+void h_move(void *dst, void *src, int32_t n, void *ctx);
+void op_body(interp *I, const m_op *op);
+void op_cache_free(interp *I, const m_op *op);
+void op_cache_iter(interp *I, const m_op *op);
+void op_cache_new(interp *I, const m_op *op);
+void op_delay_burst(interp *I, const m_op *op);
+void op_filter_cycle(interp *I, const m_op *op);
+void op_filter_free_open(interp *I, const m_op *op);
+void op_hooks(interp *I, const m_op *op);
+void op_iter_copy(interp *I, const m_op *op);
+void op_where_open(interp *I, const m_op *op);
+
+#endif
