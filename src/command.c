@@ -567,18 +567,18 @@ static inline bool foldable(const tecs_world_t *w, const tecs__cmd *last, tecs__
                               : op == TECS__OP_SET && col != TECS__COL_TAG;
 }
 
-/* Join an ADD or SET of c to the birth queued at `at` (foldable: copying
-** the value runs no hook, so nothing is queued meanwhile). */
+/* Join an ADD or SET of c to the birth queued at `at`, in place (foldable:
+** copying the value runs no hook, so nothing is queued meanwhile and the
+** queue stays where it is). */
 static inline tecs_err_t fold_into(tecs_world_t *w, int32_t at, tecs__op op, tecs_comp_t c,
                                    const void *value)
 {
-    tecs__cmd birth = w->deferred.cmds[at];
-    if (put_value(w, &w->deferred, &birth, c, value))
+    tecs__cmd *birth = &w->deferred.cmds[at];
+    if (put_value(w, &w->deferred, birth, c, value))
         return TECS_ENOMEM;
-    birth.op = TECS__OP_NEW_SET;
-    birth.then = (uint8_t)op;
-    birth.comp = c;
-    w->deferred.cmds[at] = birth;
+    birth->op = TECS__OP_NEW_SET;
+    birth->then = (uint8_t)op;
+    birth->comp = c;
     return TECS_OK;
 }
 
