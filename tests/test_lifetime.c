@@ -249,16 +249,28 @@ TEST(lifetime_iterator_copy_outlives_its_query)
     tw_free(w);
 }
 
+/* n entities with Health 0 .. n-1. */
+static void hp_entities(tecs_world_t *w, tecs_comp_t hp, int n)
+{
+    for (int i = 0; i < n; i++)
+        TECS_SET(w, tecs_new(w), hp, Health, { i });
+}
+
+/* An ordered index on Health. */
+static tecs_index_t *hp_index(tecs_world_t *w, tecs_comp_t hp)
+{
+    return tecs_index_new(w, &(tecs_index_desc_t){ .comp = hp, .kind = TECS_INDEX_ORDERED,
+                                                   .type = TECS_KEY_I32 });
+}
+
 /* A filtered iteration ended by a copy frees its busy mark once: the
 ** filter can be iterated again, the index freed. */
 TEST(lifetime_where_iterator_copy_ends_it)
 {
     tecs_world_t *w = tw_new();
     tecs_comp_t hp = TECS_COMPONENT(w, Health);
-    for (int i = 0; i < 8; i++)
-        TECS_SET(w, tecs_new(w), hp, Health, { i });
-    tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
-        .comp = hp, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32 });
+    hp_entities(w, hp, 8);
+    tecs_index_t *x = hp_index(w, hp);
     tecs_query_t *q = TECS_QUERY(w, { .comp = hp });
     tecs_filter_t *f = tecs_filter_new(w);
     tecs_where(f, x, TECS_GE, tecs_key_int(4));
@@ -364,12 +376,10 @@ TEST(lifetime_index_free_refused_while_a_where_is_open)
 {
     tecs_world_t *w = tw_new();
     tecs_comp_t hp = TECS_COMPONENT(w, Health);
-    for (int i = 0; i < 4; i++)
-        TECS_SET(w, tecs_new(w), hp, Health, { i });
+    hp_entities(w, hp, 4);
     tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
         .comp = hp, .kind = TECS_INDEX_HASH, .type = TECS_KEY_I32 });
-    tecs_index_t *y = tecs_index_new(w, &(tecs_index_desc_t){
-        .comp = hp, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32 });
+    tecs_index_t *y = hp_index(w, hp);
     tecs_query_t *q = TECS_QUERY(w, { .comp = hp });
     tecs_filter_t *f = tecs_filter_new(w);
     tecs_where(f, x, TECS_EQ, tecs_key_int(2));
@@ -440,12 +450,6 @@ static tecs_filter_t *every(tecs_world_t *w, tecs_index_t *x)
     tecs_filter_t *f = tecs_filter_new(w);
     tecs_where(f, x, TECS_GE, tecs_key_int(INT32_MIN));
     return f;
-}
-
-static tecs_index_t *hp_index(tecs_world_t *w, tecs_comp_t hp)
-{
-    return tecs_index_new(w, &(tecs_index_desc_t){ .comp = hp, .kind = TECS_INDEX_ORDERED,
-                                                   .type = TECS_KEY_I32 });
 }
 
 /* The defect: the cache was freed under its own on_enter (a use after
@@ -563,10 +567,8 @@ TEST(lifetime_filter_freed_while_iterated_goes_when_the_iteration_ends)
 {
     tecs_world_t *w = tw_new();
     tecs_comp_t hp = TECS_COMPONENT(w, Health);
-    for (int i = 0; i < 8; i++)
-        TECS_SET(w, tecs_new(w), hp, Health, { i });
-    tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
-        .comp = hp, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32 });
+    hp_entities(w, hp, 8);
+    tecs_index_t *x = hp_index(w, hp);
     tecs_query_t *q = TECS_QUERY(w, { .comp = hp });
     size_t mem = 0;
     for (int frame = 0; frame < 50; frame++) {
