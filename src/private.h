@@ -335,8 +335,8 @@ typedef enum tecs__op {
     TECS__OP_REMOVE,
     TECS__OP_SET,
     TECS__OP_KILL,              /* delayed destroy, with its callback       */
-    TECS__OP_NEW_SET            /* a NEW, then the ADD or SET (`then`) of
-                                   comp that was queued right after it      */,
+    TECS__OP_NEW_SET,           /* a NEW, then the ADD or SET (`then`) of
+                                   comp that was queued right after it      */
     TECS__OP_MODIFIED           /* tecs_modified from a lifecycle hook      */
 } tecs__op;
 
