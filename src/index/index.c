@@ -1268,6 +1268,7 @@ static tecs_err_t on_check(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, 
                            const void *vals, int32_t n)
 {
     tecs__indexes *r = ctx;
+    tecs_err_t outer = w->err;
     for (int32_t id = 0; id < r->nids; id++) {
         tecs_index_t *x = r->by_id[id];
         if (x == NULL || x->d.comp != c || (x->dirty && !x->d.unique))
@@ -1278,6 +1279,7 @@ static tecs_err_t on_check(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, 
                             TECS__INDEX(x));
         if (err && (ev & TECS__EV_WRITTEN)) {
             x->dirty = true;    /* the write stands; rebuilt before next use */
+            tecs__err_restore(w, outer);
             continue;
         }
         if (!err && x->d.unique)
@@ -1306,7 +1308,7 @@ static void on_comp(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_co
                     const void *ptr)
 {
     tecs__indexes *r = ctx;
-    (void)w;
+    tecs_err_t outer = w->err;
     for (int32_t id = 0; id < r->nids; id++) {
         tecs_index_t *x = r->by_id[id];
         if (x == NULL || x->d.comp != c || x->dirty)
@@ -1326,7 +1328,8 @@ static void on_comp(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_co
             if (i >= 0)
                 ent_erase(x, i);
         } else if (!ent_update(x, e, ptr)) {
-            x->dirty = true;
+            x->dirty = true;    /* rebuilt at its next use: the change stands */
+            tecs__err_restore(w, outer);
         }
     }
 }
