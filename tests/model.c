@@ -1461,6 +1461,8 @@ static void op_where(interp *I, const m_op *op)
         const ment *m = I->ne ? &I->e[op->y % (uint32_t)I->ne] : NULL;
         bool t = m && tecs_filter_test(fl, m->id);
         bool tw = m && m->st == ST_ALIVE && m_cond(I, cs, n - 1, m);
+        if (m && !t && tecs_last_error(I->w) == TECS_ENOMEM && mi_injected(I))
+            tw = false;         /* an index rebuild failed: false, and the error says so */
         tecs_filter_free(fl);
         if (!same && getenv("MODEL_DEBUG"))
             for (int32_t i = 0; i < n; i++)
