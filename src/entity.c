@@ -16,7 +16,7 @@
 ** after the fact: a refusing listener restores its field (TECS__EV_WRITTEN). Listeners (field
 ** indexes, observers) and lifecycle hooks run with the world deferred: a
 ** structural change they make is queued, and applied once the outer call is
-** done (settle). A queued birth may grow the records, so no record pointer
+** done (tecs__settle). A queued birth may grow the records, so no record pointer
 ** is kept across a hook or an event: it is fetched again by index.
 **
 ** Moving an entity from archetype A to B (add or remove one component):
@@ -167,12 +167,6 @@ static TECS__NOINLINE void emit_dying(tecs_world_t *w, tecs_entity_t e, tecs_arc
         emit_move(w, e, a, NULL);
     w->leaving = was;
     w->leaving_comp = was_comp;
-}
-
-/* After a public call: apply what listeners queued, unless still deferred. */
-static inline void settle(tecs_world_t *w)
-{
-    tecs__settle(w);
 }
 
 /* ---- checks ---------------------------------------------------------- */
@@ -558,7 +552,7 @@ static tecs_entity_t new_now(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals
         }
         return 0;
     }
-    settle(w);
+    tecs__settle(w);
     return e;
 }
 
@@ -584,7 +578,7 @@ static TECS__NOINLINE tecs_entity_t new_slow(tecs_world_t *w)
     root_append(w, root, e);
     if (TECS__UNLIKELY(w->watch_moves)) {
         emit_move(w, e, NULL, root);
-        settle(w);
+        tecs__settle(w);
     }
     return e;
 }
@@ -653,7 +647,7 @@ tecs_err_t tecs_new_bulk(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_e
     if ((err = tecs__ei_reserve(w, n)) || (err = tecs__arch_reserve_rows(w, a, n)))
         return err;
     commit_bulk(w, a, n, out, nvals, vals);
-    settle(w);
+    tecs__settle(w);
     return TECS_OK;
 }
 
@@ -953,7 +947,7 @@ static TECS__NOINLINE tecs_err_t destroy_slow(tecs_world_t *w, tecs_entity_t e)
     if (w->defer_depth > 0)
         return tecs__defer_op(w, TECS__OP_DESTROY, e, 0, NULL);
     err = tecs__destroy_now(w, e);
-    settle(w);
+    tecs__settle(w);
     return err;
 }
 
@@ -1023,7 +1017,7 @@ tecs_err_t tecs_add(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
     if (w->defer_depth > 0)
         return defer_change(w, TECS__OP_ADD, e, c, NULL);
     err = add_now(w, e, c, NULL);
-    settle(w);
+    tecs__settle(w);
     return err;
 }
 
@@ -1037,7 +1031,7 @@ tecs_err_t tecs_remove(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
     if (w->defer_depth > 0)
         return defer_change(w, TECS__OP_REMOVE, e, c, NULL);
     err = remove_now(w, e, c);
-    settle(w);
+    tecs__settle(w);
     return err;
 }
 
@@ -1060,7 +1054,7 @@ static tecs_err_t overwrite(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, voi
         tecs__copy_value(p, value, ci->size);
     if (TECS__UNLIKELY(ci->watch) && tecs__wants_set(ci))
         tecs__emit_comp(w, TECS__EV_SET, e, c, p);
-    settle(w);
+    tecs__settle(w);
     return TECS_OK;
 }
 
@@ -1085,7 +1079,7 @@ tecs_err_t tecs_set(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void 
         /* A registered c is added with its value now. */
         if (TECS__LIKELY(w->defer_depth == 0 && value != NULL && tecs__comp_get(w, c) != NULL)) {
             err = add_to(w, e, r, a, c, value);
-            settle(w);
+            tecs__settle(w);
             return err;
         }
     }
@@ -1098,7 +1092,7 @@ tecs_err_t tecs_set(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void 
     if (w->defer_depth > 0)
         return defer_known(w, TECS__OP_SET, e, c, value);
     err = tecs__add_now(w, e, c, value);
-    settle(w);
+    tecs__settle(w);
     return err;
 }
 
@@ -1169,7 +1163,7 @@ tecs_err_t tecs_modified(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
         err = tecs__check_comp(w, TECS__EV_SET | TECS__EV_WRITTEN, e, c, p, 1);
     if (tecs__wants_set(&w->comps[c])) {
         tecs__emit_comp(w, TECS__EV_SET, e, c, p);
-        settle(w);
+        tecs__settle(w);
     }
     return err;
 }
