@@ -129,6 +129,17 @@ TEST(lifetime_ordered_cache_resorts_after_query_writes)
     sorted_world_free(&s);
 }
 
+/* Step an iteration of the sorted world's query to its first chunk and
+** write new keys there, not reported until the iteration leaves it. */
+static Key *write_keys_unreported(tecs_iter_t *it)
+{
+    CHECK(tecs_iter_next(it));
+    Key *k = tecs_field(it, 0);
+    for (int32_t r = 0; r < it->count; r++)
+        k[r].k = 10 - r;
+    return k;
+}
+
 /* tecs_set and tecs_modified inside an open iteration (other keys written
 ** and not yet reported), read while it is open, and after it ends. */
 TEST(lifetime_ordered_cache_resorts_after_sets_inside_an_iteration)
@@ -136,10 +147,7 @@ TEST(lifetime_ordered_cache_resorts_after_sets_inside_an_iteration)
     sorted_world s;
     sorted_world_new(&s, 4);
     tecs_iter_t it = tecs_query_iter(s.q);
-    CHECK(tecs_iter_next(&it));
-    Key *k = tecs_field(&it, 0);
-    for (int32_t r = 0; r < it.count; r++)
-        k[r].k = 10 - r;                        /* written, not reported yet */
+    Key *k = write_keys_unreported(&it);
     CHECK_ERR(TECS_SET(s.w, s.e[3], s.key, Key, { 20 }), TECS_OK);
     TECS_GET_MUT(s.w, s.e[2], s.key, Key)->k = -5;
     CHECK_ERR(tecs_modified(s.w, s.e[2], s.key), TECS_OK);
@@ -167,10 +175,7 @@ TEST(lifetime_check_inside_an_iteration_that_wrote_keys_is_busy)
     sorted_world s;
     sorted_world_new(&s, 4);
     tecs_iter_t it = tecs_query_iter(s.q);
-    CHECK(tecs_iter_next(&it));
-    Key *k = tecs_field(&it, 0);
-    for (int32_t r = 0; r < it.count; r++)
-        k[r].k = 10 - r;                        /* written, not reported yet */
+    write_keys_unreported(&it);
     CHECK_ERR(tecs_world_check(s.w), TECS_EBUSY);
     tecs_iter_fini(&it);
     TW_CHECK(s.w);
