@@ -136,7 +136,7 @@ static fixture fx_open(const tecs_world_desc_t *desc)
     f.pos = TECS_COMPONENT(f.w, Position);
     f.vel = TECS_COMPONENT(f.w, Velocity);
     f.hp = TECS_COMPONENT(f.w, Health);
-    f.pv = tecs_archetype(f.w, 2, (tecs_comp_t[]){ f.pos, f.vel });
+    f.pv = tecs_archetype_get(f.w, 2, (tecs_comp_t[]){ f.pos, f.vel });
     CHECK(f.pos && f.vel && f.hp && f.pv, "registration");
     return f;
 }
@@ -287,9 +287,9 @@ static double sc_system(int64_t n)
 {
     fixture f = fx_world(n);
     tecs_query_t *q = tecs_query_all(f.w, 2, (tecs_comp_t[]){ f.pos, f.vel });
-    tecs_system_t s = tecs_system(f.w, &(tecs_system_desc_t){ .name = "move",
+    tecs_system_t s = tecs_system_new(f.w, &(tecs_system_desc_t){ .name = "move",
         .phase = TECS_ON_UPDATE, .query = q, .run = system_move });
-    CHECK(s != 0, "tecs_system: %s", tecs_last_error_msg(f.w));
+    CHECK(s != 0, "tecs_system_new: %s", tecs_last_error_msg(f.w));
     double t[64];
     tecs_progress(f.w, 1.0 / 60);
     for (int k = 0; k < g_passes; k++) {
@@ -315,17 +315,17 @@ static double sc_fragmented(int64_t n)
     for (int t = 0; t < 64; t++) {
         char name[16];
         snprintf(name, sizeof name, "Tag%d", t);
-        tecs_comp_t tag = tecs_component(f.w, &(tecs_component_desc_t){ .name = name });
-        arch[t] = tecs_archetype(f.w, 3, (tecs_comp_t[]){ f.pos, f.vel, tag });
+        tecs_comp_t tag = tecs_component_new(f.w, &(tecs_component_desc_t){ .name = name });
+        arch[t] = tecs_archetype_get(f.w, 3, (tecs_comp_t[]){ f.pos, f.vel, tag });
         CHECK(tag && arch[t], "tag %d", t);
     }
     /* Entity i gets tag i % 64: created one by one, in id order. */
     for (int64_t i = 0; i < n; i++) {
         tecs_value_t vals[] = { { f.pos, &(Position){ (float)i, (float)i } },
                                 { f.vel, &(Velocity){ 1, 1 } } };
-        f.ids[i] = tecs_delay_new(f.w, arch[i % 64], 2, vals);
+        f.ids[i] = tecs_delayed_new(f.w, arch[i % 64], 2, vals);
     }
-    CHECK(tecs_apply_news(f.w) == TECS_OK, "apply");
+    CHECK(tecs_delayed_apply_new(f.w) == TECS_OK, "apply");
     tecs_query_t *q = tecs_query_all(f.w, 2, (tecs_comp_t[]){ f.pos, f.vel });
     CHECK(tecs_query_count(q) == n, "count");
     double v = time_passes(q, n);

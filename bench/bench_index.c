@@ -63,11 +63,11 @@ typedef struct ifix {
 static void ifix_init(ifix *f, int64_t n)
 {
     f->w = tecs_world_new();
-    f->pos = tecs_component(f->w, &(tecs_component_desc_t){
+    f->pos = tecs_component_new(f->w, &(tecs_component_desc_t){
         .name = "Position", .size = sizeof(Position), .align = _Alignof(Position) });
-    f->hp = tecs_component(f->w, &(tecs_component_desc_t){
+    f->hp = tecs_component_new(f->w, &(tecs_component_desc_t){
         .name = "Health", .size = sizeof(Health), .align = _Alignof(Health) });
-    tecs_archetype_t *a = tecs_archetype(f->w, 2, (tecs_comp_t[]){ f->pos, f->hp });
+    tecs_archetype_t *a = tecs_archetype_get(f->w, 2, (tecs_comp_t[]){ f->pos, f->hp });
     Position *p = malloc((size_t)n * sizeof *p);
     Health *h = malloc((size_t)n * sizeof *h);
     for (int64_t i = 0; i < n; i++) {
@@ -85,7 +85,7 @@ static void ifix_init(ifix *f, int64_t n)
                   (tecs_value_t[]){ { f->pos, p }, { f->hp, h } });
     free(p);
     free(h);
-    f->q = tecs_query(f->w, &(tecs_query_desc_t){
+    f->q = tecs_query_new(f->w, &(tecs_query_desc_t){
         .terms = (tecs_term_t[]){ { .comp = f->pos, .access = TECS_READ },
                                   { .comp = f->hp, .access = TECS_READ } },
         .term_count = 2 });
@@ -95,9 +95,9 @@ static void ifix_init(ifix *f, int64_t n)
 static double sc_where_eq(int64_t n)
 {
     tecs_world_t *w = tecs_world_new();
-    tecs_comp_t c = tecs_component(w, &(tecs_component_desc_t){
+    tecs_comp_t c = tecs_component_new(w, &(tecs_component_desc_t){
         .name = "NetKey", .size = sizeof(NetKey), .align = _Alignof(NetKey) });
-    tecs_archetype_t *a = tecs_archetype(w, 1, &c);
+    tecs_archetype_t *a = tecs_archetype_get(w, 1, &c);
     NetKey *k = malloc((size_t)n * sizeof *k);
     for (int64_t i = 0; i < n; i++)
         k[i].key = i * 7919;
@@ -143,7 +143,7 @@ static double sc_where_range(int64_t n)
     for (int rep = 0; rep < 20; rep++) {
         int64_t lo = (n - width) * rep / 20;
         tecs_filter_t *flt = tecs_filter_new(f.w);
-        tecs_where_between(flt, x, tecs_key_int(lo), tecs_key_int(lo + width - 1));
+        tecs_filter_between(flt, x, tecs_key_int(lo), tecs_key_int(lo + width - 1));
         double t0 = now_ns();
         int64_t k = range_pass(&f, flt, &sum);
         t += now_ns() - t0;
@@ -190,9 +190,9 @@ static double sc_where_scan(int64_t n)
 static double sc_where_radius(int64_t n)
 {
     tecs_world_t *w = tecs_world_new();
-    tecs_comp_t pos = tecs_component(w, &(tecs_component_desc_t){
+    tecs_comp_t pos = tecs_component_new(w, &(tecs_component_desc_t){
         .name = "Position", .size = sizeof(Position), .align = _Alignof(Position) });
-    tecs_archetype_t *a = tecs_archetype(w, 1, &pos);
+    tecs_archetype_t *a = tecs_archetype_get(w, 1, &pos);
     Position *p = malloc((size_t)n * sizeof *p);
     uint64_t seed = 7;
     float side = 1000.0f;
@@ -209,14 +209,14 @@ static double sc_where_radius(int64_t n)
     tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
         .comp = pos, .kind = TECS_INDEX_SPATIAL, .type = TECS_KEY_FLOAT,
         .offset_y = offsetof(Position, y), .cell_size = r });
-    tecs_query_t *q = tecs_query(w, &(tecs_query_desc_t){
+    tecs_query_t *q = tecs_query_new(w, &(tecs_query_desc_t){
         .terms = (tecs_term_t[]){ { .comp = pos, .access = TECS_READ } }, .term_count = 1 });
     int64_t total = 0;
     double t = 0, sum = 0;
     for (int rep = 0; rep < 200; rep++) {
         tecs_filter_t *f = tecs_filter_new(w);
-        tecs_where_radius(f, x, (float)(rng_next(&seed) % 800 + 100),
-                          (float)(rng_next(&seed) % 800 + 100), r);
+        tecs_filter_radius(f, x, (float)(rng_next(&seed) % 800 + 100),
+                           (float)(rng_next(&seed) % 800 + 100), r);
         double t0 = now_ns();
         tecs_iter_t it = tecs_query_where(q, f);
         while (tecs_iter_next(&it)) {

@@ -138,13 +138,13 @@ static tecs_cond_t wrapped_radius(tecs_filter_t *f, tecs_index_t *x, float size,
 {
     float ox = px < r ? size : px > size - r ? -size : 0.0f;
     float oy = py < r ? size : py > size - r ? -size : 0.0f;
-    tecs_cond_t c = tecs_where_radius(f, x, px, py, r);
+    tecs_cond_t c = tecs_filter_radius(f, x, px, py, r);
     if (ox != 0.0f)
-        c = tecs_where_or(f, c, tecs_where_radius(f, x, px + ox, py, r));
+        c = tecs_filter_or(f, c, tecs_filter_radius(f, x, px + ox, py, r));
     if (oy != 0.0f)
-        c = tecs_where_or(f, c, tecs_where_radius(f, x, px, py + oy, r));
+        c = tecs_filter_or(f, c, tecs_filter_radius(f, x, px, py + oy, r));
     if (ox != 0.0f && oy != 0.0f)
-        c = tecs_where_or(f, c, tecs_where_radius(f, x, px + ox, py + oy, r));
+        c = tecs_filter_or(f, c, tecs_filter_radius(f, x, px + ox, py + oy, r));
     return c;
 }
 
@@ -354,7 +354,7 @@ static void sys_life(tecs_iter_t *it)
     for (int32_t i = 0; i < it->count; i++) {
         l[i].age += (float)it->delta_time;
         if ((fl[i].caught || l[i].age >= l[i].span) &&
-            tecs_delay_destroy(it->world, it->entities[i], on_kill, s) == TECS_OK)
+            tecs_delayed_destroy(it->world, it->entities[i], on_kill, s) == TECS_OK)
             s->dying++;
     }
 }
@@ -380,7 +380,7 @@ static void sys_spawn(tecs_iter_t *it)
         Life l;
         random_boid(s, true, &p, &v, &l);
         tecs_value_t vals[3] = { { s->pos, &p }, { s->vel, &v }, { s->life, &l } };
-        if (tecs_delay_new(it->world, s->boid_arch, 3, vals) != 0)
+        if (tecs_delayed_new(it->world, s->boid_arch, 3, vals) != 0)
             s->births++;
     }
 }
@@ -448,9 +448,9 @@ static bool add_system(boids_sim *s, const char *name, tecs_phase_t phase, tecs_
                        int32_t n, const tecs_term_t *terms)
 {
     tecs_query_t *q = NULL;
-    if (n > 0 && (q = tecs_query(s->w, &(tecs_query_desc_t){ terms, n })) == NULL)
+    if (n > 0 && (q = tecs_query_new(s->w, &(tecs_query_desc_t){ terms, n })) == NULL)
         return false;
-    tecs_system_t id = tecs_system(s->w, &(tecs_system_desc_t){
+    tecs_system_t id = tecs_system_new(s->w, &(tecs_system_desc_t){
         .name = name, .phase = phase, .query = q, .run = fn, .ctx = s });
     if (id == 0 || s->nsys == BOIDS_MAX_SYSTEMS)
         return false;
@@ -503,8 +503,8 @@ static bool make_boids(boids_sim *s)
 static bool make_hazards(boids_sim *s)
 {
     const float size = s->cfg.size;
-    tecs_archetype_t *obst = tecs_archetype(s->w, 2, (tecs_comp_t[]){ s->hazard, s->obstacle });
-    tecs_archetype_t *pred = tecs_archetype(s->w, 4, (tecs_comp_t[]){
+    tecs_archetype_t *obst = tecs_archetype_get(s->w, 2, (tecs_comp_t[]){ s->hazard, s->obstacle });
+    tecs_archetype_t *pred = tecs_archetype_get(s->w, 4, (tecs_comp_t[]){
         s->pos, s->vel, s->hazard, s->predator });
     if (obst == NULL || pred == NULL)
         return false;
@@ -541,7 +541,7 @@ boids_sim *boids_new(const boids_config *cfg)
     s->w = tecs_world_new();
     bool ok = s->w && register_components(s) && make_indexes(s);
     if (ok)
-        s->boid_arch = tecs_archetype(s->w, 5, (tecs_comp_t[]){
+        s->boid_arch = tecs_archetype_get(s->w, 5, (tecs_comp_t[]){
             s->pos, s->vel, s->flock, s->life, s->boid });
     ok = ok && s->boid_arch && make_systems(s) && make_hazards(s) && make_boids(s);
     if (!ok) {
@@ -563,7 +563,7 @@ tecs_err_t boids_step(boids_sim *s, float dt)
 {
     tecs_err_t err = tecs_progress(s->w, dt);
     if (err == TECS_OK)
-        err = tecs_apply_delayed(s->w);
+        err = tecs_delayed_apply(s->w);
     return err;
 }
 

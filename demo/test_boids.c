@@ -93,7 +93,7 @@ static void test_population(void)
         CHECK(k.boids == 900 && k.predators == 3 && k.obstacles == 4);
         CHECK(k.entities == 907);
         CHECK(k.births == k.deaths);
-        CHECK(tecs_pending_news(boids_world(s)) == 0);
+        CHECK(tecs_delayed_new_count(boids_world(s)) == 0);
     }
     boids_counts k = boids_count(s);
     CHECK(k.deaths > 10);                   /* boids did come and go */

@@ -26,8 +26,8 @@ int main(void)
 
     /* where 10 <= hp <= 20 or hp == 999, highest hp first */
     tecs_filter_t *f = tecs_filter_new(w);
-    tecs_where_or(f, tecs_where_between(f, by_hp, tecs_key_int(10), tecs_key_int(20)),
-                     tecs_where(f, by_hp, TECS_EQ, tecs_key_int(999)));
+    tecs_filter_or(f, tecs_filter_between(f, by_hp, tecs_key_int(10), tecs_key_int(20)),
+                     tecs_filter_cmp(f, by_hp, TECS_EQ, tecs_key_int(999)));
     tecs_filter_order(f, by_hp, true);
 
     tecs_query_t *q = TECS_QUERY(w, {.comp = pos}, {.comp = hp, .access = TECS_READ});

@@ -39,12 +39,12 @@
 **
 **     EBUSY: refused with TECS_EBUSY, nothing changed.
 **     Structural changes: tecs_new*, tecs_destroy, tecs_add, tecs_remove, a
-**     tecs_set that adds, tecs_delay_*. Value writes: tecs_set of a
+**     tecs_set that adds, tecs_delayed_new, tecs_delayed_destroy. Value writes: tecs_set of a
 **     component the entity has, tecs_modified. Objects: components,
 **     indexes, filters, caches, queries, observers, systems (tecs_filter_free
 **     is never refused); tecs_archetype_reserve counts as one. World free,
-**     progress, apply: tecs_world_free, tecs_progress, tecs_apply_news /
-**     _kills / _delayed. Reads: tecs_get, tecs_has, tecs_is_alive, the
+**     progress, apply: tecs_world_free, tecs_progress, tecs_delayed_apply_new /
+**     _destroy / tecs_delayed_apply. Reads: tecs_get, tecs_has, tecs_is_alive, the
 **     counts.
 **     Queued: the call returns at once (a new entity gets its id, not alive
 **     yet) and the change applies, in call order, after the outermost call:
@@ -281,7 +281,7 @@ typedef struct tecs_component_desc_t {
  * array; C's sizeof(T) always is a multiple of _Alignof(T). One C type may be
  * registered under several names.
  */
-tecs_comp_t tecs_component(tecs_world_t *world, const tecs_component_desc_t *desc);
+tecs_comp_t tecs_component_new(tecs_world_t *world, const tecs_component_desc_t *desc);
 
 /** Find a component by name. @return its id, or 0 (TECS_ENOENT) if unknown. */
 tecs_comp_t tecs_component_lookup(tecs_world_t *world, const char *name);
@@ -294,17 +294,17 @@ size_t tecs_component_size(const tecs_world_t *world, tecs_comp_t comp);
 
 /** Register the C type T under its own name. */
 #define TECS_COMPONENT(world, T)                                            \
-    tecs_component((world), &(tecs_component_desc_t){                       \
+    tecs_component_new((world), &(tecs_component_desc_t){                       \
         .name = #T, .size = sizeof(T), .align = _Alignof(T) })
 
 /** Register the C type T under another name (several kinds of one type). */
 #define TECS_COMPONENT_NAMED(world, name_, T)                               \
-    tecs_component((world), &(tecs_component_desc_t){                       \
+    tecs_component_new((world), &(tecs_component_desc_t){                       \
         .name = (name_), .size = sizeof(T), .align = _Alignof(T) })
 
 /** Register a tag (a component of size 0) named after the identifier. */
 #define TECS_TAG(world, Name)                                               \
-    tecs_component((world), &(tecs_component_desc_t){ .name = #Name })
+    tecs_component_new((world), &(tecs_component_desc_t){ .name = #Name })
 
 /* ==================================================================== */
 /* Archetypes                                                           */
@@ -320,7 +320,7 @@ typedef struct tecs_archetype_t tecs_archetype_t;
  * TECS_MAX_ARCH_COMPONENTS, max_archetypes reached, or a chunk of its rows
  * would pass TECS_MAX_CHUNK_BYTES), TECS_ENOMEM.
  */
-tecs_archetype_t *tecs_archetype(tecs_world_t *world, int32_t n, const tecs_comp_t *ids);
+tecs_archetype_t *tecs_archetype_get(tecs_world_t *world, int32_t n, const tecs_comp_t *ids);
 
 /** Allocate chunks ahead so that n entities in total fit without allocating
  *  (at most TECS_MAX_CHUNK_BYTES a chunk). @return TECS_OK, TECS_EINVAL
@@ -446,8 +446,9 @@ tecs_err_t tecs_set(tecs_world_t *world, tecs_entity_t entity, tecs_comp_t comp,
 
 /**
  * Read a component. @return a pointer to the value, valid until an entity
- * leaves the archetype (see the conventions at the top); NULL if the entity is dead (TECS_EDEAD), the component
- * unknown (TECS_ENOCOMP), absent (TECS_ENOENT) or a tag (TECS_EINVAL).
+ * leaves the archetype (see the conventions at the top); NULL if the
+ * entity is dead (TECS_EDEAD), the component unknown (TECS_ENOCOMP),
+ * absent (TECS_ENOENT) or a tag (TECS_EINVAL).
  */
 const void *tecs_get(tecs_world_t *world, tecs_entity_t entity, tecs_comp_t comp);
 
@@ -484,12 +485,12 @@ tecs_err_t tecs_modified(tecs_world_t *world, tecs_entity_t entity, tecs_comp_t 
 
 /**
  * Delayed new: the id is handed out now; the entity is born (alive, visible
- * to queries) when delayed news are applied. vals (may be NULL) gives initial
+ * to queries) when delayed births are applied. vals (may be NULL) gives initial
  * values, one per component, copied now; the rest are default-constructed.
  * Unique keys are checked when the birth applies, not now (the key's holder
  * may change before): a birth whose key is taken by then, by a live entity
  * or by a birth applied before it, is dropped, its id never alive, and the
- * apply reports it (tecs_apply_news, tecs_dropped_changes).
+ * apply reports it (tecs_delayed_apply_new, tecs_dropped_changes).
  * Memory: a queued birth holds at most about twice what the entity holds
  * once born (its row and its slot; values with hooks or an alignment over
  * 16 are copied apart, at their size and a list entry each). Once the queue
@@ -497,23 +498,23 @@ tecs_err_t tecs_modified(tecs_world_t *world, tecs_entity_t entity, tecs_comp_t 
  * 160 KiB).
  * @return the id, or 0 on error (as tecs_new_bulk).
  */
-tecs_entity_t tecs_delay_new(tecs_world_t *world, tecs_archetype_t *arch,
-                             int32_t nvals, const tecs_value_t *vals);
+tecs_entity_t tecs_delayed_new(tecs_world_t *world, tecs_archetype_t *arch,
+                               int32_t nvals, const tecs_value_t *vals);
 
 /** Run just before a delayed kill; the entity is still alive inside. */
-typedef void (*tecs_kill_fn)(tecs_world_t *world, tecs_entity_t entity, void *ctx);
+typedef void (*tecs_destroy_fn)(tecs_world_t *world, tecs_entity_t entity, void *ctx);
 
 /**
  * Delayed destroy: the entity stays alive, and is still iterated, until
- * delayed kills are applied; then fn (may be NULL) runs and it dies. A second
+ * delayed destroys are applied; then fn (may be NULL) runs and it dies. A second
  * delayed destroy of the same entity is harmless (one kill, the first fn).
  * @return TECS_OK, TECS_EDEAD, TECS_ENOMEM.
  */
-tecs_err_t tecs_delay_destroy(tecs_world_t *world, tecs_entity_t entity,
-                              tecs_kill_fn fn, void *ctx);
+tecs_err_t tecs_delayed_destroy(tecs_world_t *world, tecs_entity_t entity,
+                              tecs_destroy_fn fn, void *ctx);
 
 /**
- * Apply delayed news, in call order, and the changes their callbacks queue.
+ * Apply delayed births, in call order, and the changes their callbacks queue.
  * No queued change is dropped silently: one that cannot apply (a unique key
  * taken by then, a component added meanwhile) is dropped, the others still
  * apply, and the call returns the first one's error, the last error saying
@@ -524,29 +525,29 @@ tecs_err_t tecs_delay_destroy(tecs_world_t *world, tecs_entity_t entity,
  * TECS_ENOMEM (what did not apply stays queued), or the first drop's error
  * (TECS_EEXIST for a unique key).
  */
-tecs_err_t tecs_apply_news(tecs_world_t *world);
+tecs_err_t tecs_delayed_apply_new(tecs_world_t *world);
 
-/** Apply delayed kills, in call order. @return as tecs_apply_news. */
-tecs_err_t tecs_apply_kills(tecs_world_t *world);
+/** Apply delayed destroys, in call order. @return as tecs_delayed_apply_new. */
+tecs_err_t tecs_delayed_apply_destroy(tecs_world_t *world);
 
-/** Apply delayed news and kills, all in call order. @return as
- *  tecs_apply_news. */
-tecs_err_t tecs_apply_delayed(tecs_world_t *world);
+/** Apply delayed births and destroys, all in call order. @return as
+ *  tecs_delayed_apply_new. */
+tecs_err_t tecs_delayed_apply(tecs_world_t *world);
 
 /**
- * Queued changes the latest apply dropped: a tecs_apply_news / _kills /
- * _delayed call, or the flush of the deferred queue when an iteration, a
+ * Queued changes the latest apply dropped: a tecs_delayed_apply_new / _destroy /
+ * tecs_delayed_apply call, or the flush of the deferred queue when an iteration, a
  * system or a callback ends (its last error then names the count and the
  * first cause), whichever came last. 0 for NULL.
  */
 int32_t tecs_dropped_changes(const tecs_world_t *world);
 
-/** Delayed news not yet applied. */
-int32_t tecs_pending_news(const tecs_world_t *world);
+/** Delayed births not yet applied. */
+int32_t tecs_delayed_new_count(const tecs_world_t *world);
 
-/** Delayed kills not yet applied, for entities still alive (a kill whose
+/** Delayed destroys not yet applied, for entities still alive (a kill whose
  *  entity was destroyed meanwhile is stale and not counted). */
-int32_t tecs_pending_kills(const tecs_world_t *world);
+int32_t tecs_delayed_destroy_count(const tecs_world_t *world);
 
 /* ==================================================================== */
 /* Queries and iteration                                                */
@@ -589,7 +590,7 @@ typedef struct tecs_query_desc_t {
  * its operator and access say all there is (a write term is read too), and
  * one term per component keeps each field and each written value single.
  */
-tecs_query_t *tecs_query(tecs_world_t *world, const tecs_query_desc_t *desc);
+tecs_query_t *tecs_query_new(tecs_world_t *world, const tecs_query_desc_t *desc);
 
 /** The common query: all of these components, read-write. */
 tecs_query_t *tecs_query_all(tecs_world_t *world, int32_t n, const tecs_comp_t *ids);
@@ -597,7 +598,7 @@ tecs_query_t *tecs_query_all(tecs_world_t *world, int32_t n, const tecs_comp_t *
 /** Build a query from terms:
  *  TECS_QUERY(w, {.comp = pos}, {.comp = vel, .access = TECS_READ}). */
 #define TECS_QUERY(world, ...)                                              \
-    tecs_query((world), &(tecs_query_desc_t){                               \
+    tecs_query_new((world), &(tecs_query_desc_t){                               \
         .terms = (const tecs_term_t[]){ __VA_ARGS__ },                      \
         .term_count = (int32_t)(sizeof((const tecs_term_t[]){ __VA_ARGS__ })\
                                 / sizeof(tecs_term_t)) })
@@ -870,7 +871,7 @@ int32_t tecs_index_count(tecs_index_t *index);
  */
 tecs_entity_t tecs_index_lookup(tecs_index_t *index, tecs_key_t key);
 
-/** Comparisons for tecs_where. */
+/** Comparisons for tecs_filter_cmp. */
 typedef enum tecs_cmp_t {
     TECS_EQ = 0, TECS_NE, TECS_LT, TECS_LE, TECS_GT, TECS_GE
 } tecs_cmp_t;
@@ -880,8 +881,8 @@ typedef int32_t tecs_cond_t;
 
 /**
  * Create an empty filter (it matches every entity until a condition is
- * added). Conditions are added with tecs_where* and combined with
- * tecs_where_and / _or / _not; the last condition made is the filter's root
+ * added). Conditions are added with tecs_filter_cmp / _between / _in /
+ * _radius / _box and combined with tecs_filter_and / _or / _not; the last condition made is the filter's root
  * unless tecs_filter_root says otherwise. The first error while building is
  * kept (tecs_filter_error) and makes every use of the filter fail with it.
  * Building allocates per condition, never per entity.
@@ -905,38 +906,38 @@ tecs_err_t tecs_filter_error(const tecs_filter_t *filter);
  * @return the condition, or -1 (TECS_EINVAL: wrong kind, class or NaN;
  * TECS_EWORLD: index of another world; TECS_ENOMEM).
  */
-tecs_cond_t tecs_where(tecs_filter_t *filter, tecs_index_t *index, tecs_cmp_t cmp,
-                       tecs_key_t key);
+tecs_cond_t tecs_filter_cmp(tecs_filter_t *filter, tecs_index_t *index, tecs_cmp_t cmp,
+                            tecs_key_t key);
 
 /** lo <= key <= hi on an ordered index; lo > hi matches nothing.
- *  @return as tecs_where. */
-tecs_cond_t tecs_where_between(tecs_filter_t *filter, tecs_index_t *index, tecs_key_t lo,
-                               tecs_key_t hi);
+ *  @return as tecs_filter_cmp. */
+tecs_cond_t tecs_filter_between(tecs_filter_t *filter, tecs_index_t *index, tecs_key_t lo,
+                                tecs_key_t hi);
 
 /** key is one of n keys (copied; repeats are harmless), hash or ordered.
- *  @return as tecs_where. */
-tecs_cond_t tecs_where_in(tecs_filter_t *filter, tecs_index_t *index, int32_t n,
-                          const tecs_key_t *keys);
+ *  @return as tecs_filter_cmp. */
+tecs_cond_t tecs_filter_in(tecs_filter_t *filter, tecs_index_t *index, int32_t n,
+                           const tecs_key_t *keys);
 
 /** Spatial: the point is within distance r of (x, y) (inclusive).
- *  @return as tecs_where; a negative or NaN r matches nothing. */
-tecs_cond_t tecs_where_radius(tecs_filter_t *filter, tecs_index_t *index, float x, float y,
-                              float r);
+ *  @return as tecs_filter_cmp; a negative or NaN r matches nothing. */
+tecs_cond_t tecs_filter_radius(tecs_filter_t *filter, tecs_index_t *index, float x, float y,
+                               float r);
 
-/** Spatial: x0 <= x <= x1 and y0 <= y <= y1. @return as tecs_where. */
-tecs_cond_t tecs_where_box(tecs_filter_t *filter, tecs_index_t *index, float x0, float y0,
-                           float x1, float y1);
+/** Spatial: x0 <= x <= x1 and y0 <= y <= y1. @return as tecs_filter_cmp. */
+tecs_cond_t tecs_filter_box(tecs_filter_t *filter, tecs_index_t *index, float x0, float y0,
+                            float x1, float y1);
 
 /** Both conditions. @return the new condition, or -1 (TECS_EINVAL for a
  *  bad handle). */
-tecs_cond_t tecs_where_and(tecs_filter_t *filter, tecs_cond_t a, tecs_cond_t b);
+tecs_cond_t tecs_filter_and(tecs_filter_t *filter, tecs_cond_t a, tecs_cond_t b);
 
-/** Either condition. @return as tecs_where_and. */
-tecs_cond_t tecs_where_or(tecs_filter_t *filter, tecs_cond_t a, tecs_cond_t b);
+/** Either condition. @return as tecs_filter_and. */
+tecs_cond_t tecs_filter_or(tecs_filter_t *filter, tecs_cond_t a, tecs_cond_t b);
 
 /** Not the condition (an entity without the indexed component matches
- *  `not`: it matches no comparison). @return as tecs_where_and. */
-tecs_cond_t tecs_where_not(tecs_filter_t *filter, tecs_cond_t a);
+ *  `not`: it matches no comparison). @return as tecs_filter_and. */
+tecs_cond_t tecs_filter_not(tecs_filter_t *filter, tecs_cond_t a);
 
 /** Make cond the root of the filter. @return TECS_OK or TECS_EINVAL. */
 tecs_err_t tecs_filter_root(tecs_filter_t *filter, tecs_cond_t cond);
@@ -1125,17 +1126,17 @@ typedef struct tecs_observer_desc_t {
  * order; changes queued then are dropped.
  * @return its id, or 0 on error: TECS_EINVAL (bad event, missing callback,
  * comp given for ENTER / LEAVE or missing for the others, no terms for ENTER /
- * LEAVE, terms and query both given, SET of a tag, bad terms as tecs_query),
+ * LEAVE, terms and query both given, SET of a tag, bad terms as tecs_query_new),
  * TECS_ENOCOMP, TECS_EWORLD (query of another world), TECS_EBUSY (while the
  * world is being freed), TECS_ENOMEM.
  */
-tecs_observer_t tecs_observer(tecs_world_t *world, const tecs_observer_desc_t *desc);
+tecs_observer_t tecs_observer_new(tecs_world_t *world, const tecs_observer_desc_t *desc);
 
 /**
  * Remove an observer; it fires no more, even for the event being delivered.
  * @return TECS_OK, or TECS_ENOENT (unknown or removed already).
  */
-tecs_err_t tecs_observer_remove(tecs_world_t *world, tecs_observer_t observer);
+tecs_err_t tecs_observer_free(tecs_world_t *world, tecs_observer_t observer);
 
 /** Live observers of the world. */
 int32_t tecs_observer_count(const tecs_world_t *world);
@@ -1191,7 +1192,7 @@ typedef struct tecs_system_desc_t {
  * TECS_EEXIST (name taken), TECS_EWORLD (query of another world),
  * TECS_ENOMEM.
  */
-tecs_system_t tecs_system(tecs_world_t *world, const tecs_system_desc_t *desc);
+tecs_system_t tecs_system_new(tecs_world_t *world, const tecs_system_desc_t *desc);
 
 /**
  * Remove a system. Inside a frame the removal takes effect at the end of the
@@ -1200,7 +1201,7 @@ tecs_system_t tecs_system(tecs_world_t *world, const tecs_system_desc_t *desc);
  * once). The id is invalid at once either way.
  * @return TECS_OK, or TECS_ENOENT (unknown or removed already).
  */
-tecs_err_t tecs_system_remove(tecs_world_t *world, tecs_system_t system);
+tecs_err_t tecs_system_free(tecs_world_t *world, tecs_system_t system);
 
 /** Enable or disable a system; takes effect at once, even mid-frame.
  *  @return TECS_OK or TECS_ENOENT. */

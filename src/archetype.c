@@ -285,13 +285,13 @@ static void sort_ids(tecs_comp_t *ids, int32_t n)
     }
 }
 
-tecs_archetype_t *tecs_archetype(tecs_world_t *w, int32_t n, const tecs_comp_t *ids)
+tecs_archetype_t *tecs_archetype_get(tecs_world_t *w, int32_t n, const tecs_comp_t *ids)
 {
     if (w == NULL || tecs__enter(w))
         return NULL;
     if (n < 0 || (n > 0 && ids == NULL)) {
-        tecs__err(w, TECS_EINVAL, n < 0 ? "tecs_archetype: negative count %d"
-                                        : "tecs_archetype: NULL ids for %d components", n);
+        tecs__err(w, TECS_EINVAL, n < 0 ? "tecs_archetype_get: negative count %d"
+                                        : "tecs_archetype_get: NULL ids for %d components", n);
         return NULL;
     }
     if (n > TECS_MAX_ARCH_COMPONENTS) {

@@ -5,8 +5,8 @@
 **
 **     deferred   changes made while an iteration (or a callback) is open;
 **                applied, in call order, when the outermost one ends.
-**     delayed    delayed news and kills (tinyecs's lifecycle); applied only
-**                by tecs_apply_news / tecs_apply_kills / tecs_apply_delayed.
+**     delayed    delayed births and destroys (tinyecs's lifecycle); applied only
+**                by tecs_delayed_apply_new / tecs_delayed_apply_destroy / tecs_delayed_apply.
 **
 ** A queue is an array of commands plus an arena for what they carry (ids,
 ** value lists, copies of values). The arena is a list of blocks that never
@@ -63,7 +63,7 @@
 ** got meanwhile, a unique key taken by then) is dropped, never silently:
 ** the apply or flush counts it (w->dropped, tecs_dropped_changes), and
 ** ends with the last error naming the count and the first cause; a
-** tecs_apply_* call returns that error.
+** tecs_delayed_apply* call returns that error.
 */
 #include "private.h"
 
@@ -1037,8 +1037,8 @@ static void settle_failed(tecs_world_t *w)
     memcpy(w->errmsg, msg, sizeof msg);
 }
 
-tecs_entity_t tecs_delay_new(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals,
-                             const tecs_value_t *vals)
+tecs_entity_t tecs_delayed_new(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals,
+                               const tecs_value_t *vals)
 {
     if (w == NULL || tecs__enter(w) || tecs__check_arch(w, a) ||
         tecs__check_vals(w, a, nvals, vals))
@@ -1052,7 +1052,7 @@ tecs_entity_t tecs_delay_new(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals
     return err ? 0 : e;
 }
 
-tecs_err_t tecs_delay_destroy(tecs_world_t *w, tecs_entity_t e, tecs_kill_fn fn, void *ctx)
+tecs_err_t tecs_delayed_destroy(tecs_world_t *w, tecs_entity_t e, tecs_destroy_fn fn, void *ctx)
 {
     if (w == NULL)
         return TECS_EINVAL;
@@ -1098,22 +1098,22 @@ int32_t tecs_dropped_changes(const tecs_world_t *w)
     return w ? w->dropped : 0;
 }
 
-tecs_err_t tecs_apply_news(tecs_world_t *w)
+tecs_err_t tecs_delayed_apply_new(tecs_world_t *w)
 {
     return apply_delayed(w, pick_news);
 }
 
-tecs_err_t tecs_apply_kills(tecs_world_t *w)
+tecs_err_t tecs_delayed_apply_destroy(tecs_world_t *w)
 {
     return apply_delayed(w, pick_kills);
 }
 
-tecs_err_t tecs_apply_delayed(tecs_world_t *w)
+tecs_err_t tecs_delayed_apply(tecs_world_t *w)
 {
     return apply_delayed(w, pick_all);
 }
 
-int32_t tecs_pending_news(const tecs_world_t *w)
+int32_t tecs_delayed_new_count(const tecs_world_t *w)
 {
     int32_t n = 0;
     for (int32_t i = 0; w && i < w->delayed.count; i++) {
@@ -1124,7 +1124,7 @@ int32_t tecs_pending_news(const tecs_world_t *w)
     return n;
 }
 
-int32_t tecs_pending_kills(const tecs_world_t *w)
+int32_t tecs_delayed_destroy_count(const tecs_world_t *w)
 {
     int32_t n = 0;
     for (int32_t i = 0; w && i < w->delayed.count; i++) {

@@ -37,7 +37,7 @@ static tecs_comp_t find_name(const tecs_world_t *w, const char *name)
 static tecs_err_t check_desc(tecs_world_t *w, const tecs_component_desc_t *d)
 {
     if (d == NULL)
-        return tecs__err(w, TECS_EINVAL, "tecs_component: NULL description");
+        return tecs__err(w, TECS_EINVAL, "tecs_component_new: NULL description");
     if (d->name == NULL || d->name[0] == '\0')
         return tecs__err(w, TECS_EINVAL, "a component needs a name");
     if (d->size > TECS_MAX_COMPONENT_SIZE)
@@ -77,7 +77,7 @@ static tecs_comp_t pick_id(tecs_world_t *w, const tecs_component_desc_t *d)
     return w->next_comp < TECS_MAX_COMPONENTS ? w->next_comp : 0;
 }
 
-tecs_comp_t tecs_component(tecs_world_t *w, const tecs_component_desc_t *d)
+tecs_comp_t tecs_component_new(tecs_world_t *w, const tecs_component_desc_t *d)
 {
     if (w == NULL || tecs__enter_object(w))
         return 0;

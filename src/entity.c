@@ -982,7 +982,7 @@ tecs_err_t tecs_destroy(tecs_world_t *w, tecs_entity_t e)
 
 /* Queue a change while deferred: a known component, an entity alive or
 ** pending a birth the flush will apply (a delayed birth waits for
-** tecs_apply_news, so a change queued now would be dropped at the flush);
+** tecs_delayed_apply_new, so a change queued now would be dropped at the flush);
 ** conflicts found when it applies are dropped (command.c). c is registered. */
 static tecs_err_t defer_known(tecs_world_t *w, tecs__op op, tecs_entity_t e, tecs_comp_t c,
                               const void *value)

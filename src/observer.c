@@ -330,7 +330,7 @@ static bool is_member_kind(tecs_event_kind_t k)
 static tecs_err_t check_desc(tecs_world_t *w, const tecs_observer_desc_t *d)
 {
     if (d == NULL)
-        return tecs__err(w, TECS_EINVAL, "tecs_observer: NULL description");
+        return tecs__err(w, TECS_EINVAL, "tecs_observer_new: NULL description");
     if (d->callback == NULL)
         return tecs__err(w, TECS_EINVAL, "an observer needs a callback");
     if (d->event < TECS_ON_ADD || d->event > TECS_ON_LEAVE)
@@ -338,7 +338,7 @@ static tecs_err_t check_desc(tecs_world_t *w, const tecs_observer_desc_t *d)
     if (d->query && (d->terms || d->term_count))
         return tecs__err(w, TECS_EINVAL, "an observer takes terms or a query, not both");
     if (d->query && tecs_query_world(d->query) != w)
-        return tecs__err(w, TECS_EWORLD, "tecs_observer: query of another world");
+        return tecs__err(w, TECS_EWORLD, "tecs_observer_new: query of another world");
     if (is_member_kind(d->event)) {
         if (d->comp != 0)
             return tecs__err(w, TECS_EINVAL, "ENTER / LEAVE observers take no component");
@@ -366,11 +366,11 @@ static tecs_err_t make_query(tecs_world_t *w, const tecs_observer_desc_t *d, tec
         qd.term_count = tecs_query_terms(d->query, &qd.terms);
     else if (d->term_count == 0 && d->terms == NULL)
         return TECS_OK;
-    *out = tecs_query(w, &qd);
+    *out = tecs_query_new(w, &qd);
     return *out ? TECS_OK : w->err;
 }
 
-tecs_observer_t tecs_observer(tecs_world_t *w, const tecs_observer_desc_t *d)
+tecs_observer_t tecs_observer_new(tecs_world_t *w, const tecs_observer_desc_t *d)
 {
     if (w == NULL || tecs__enter_object(w) || check_desc(w, d))
         return 0;
@@ -416,7 +416,7 @@ static obs_entry *find(const tecs_world_t *w, tecs_observer_t id)
     return NULL;
 }
 
-tecs_err_t tecs_observer_remove(tecs_world_t *w, tecs_observer_t id)
+tecs_err_t tecs_observer_free(tecs_world_t *w, tecs_observer_t id)
 {
     if (w == NULL)
         return TECS_EINVAL;

@@ -376,7 +376,7 @@ typedef struct tecs__cmd {
     union {
         tecs__cmdx *x;          /* NEW (NULL: no values, no initializer),
                                    NEW_BULK                                 */
-        tecs_kill_fn kill;      /* KILL: its callback, or NULL              */
+        tecs_destroy_fn kill;      /* KILL: its callback, or NULL              */
         unsigned char *packed;  /* NEW with CMD_PACKED: its values          */
         tecs_value_t *val;      /* SET, NEW_SET with CMD_VAL: the value     */
         unsigned char value[TECS__CMD_INLINE_MAX];  /* with CMD_INLINE: a
@@ -524,10 +524,10 @@ struct tecs_world_t {
 
     /* command.c */
     tecs__cmdbuf deferred;      /* changes made while deferred              */
-    tecs__cmdbuf delayed;       /* delayed news and kills                   */
+    tecs__cmdbuf delayed;       /* delayed births and destroys                   */
     int32_t defer_depth;        /* open iterations, systems, callbacks      */
     bool flushing;
-    bool applying;              /* a tecs_apply_* runs: the flushes it makes
+    bool applying;              /* a tecs_delayed_apply* runs: the flushes it makes
                                    count their drops into it                */
     int32_t dropped;            /* changes the latest apply or flush dropped */
     tecs_err_t drop_err;        /* the first one's error ...                */

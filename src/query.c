@@ -183,11 +183,11 @@ static tecs_err_t listen_once(tecs_world_t *w)
 static tecs_err_t check_terms(tecs_world_t *w, const tecs_query_desc_t *d)
 {
     if (d == NULL)
-        return tecs__err(w, TECS_EINVAL, "tecs_query: NULL description");
+        return tecs__err(w, TECS_EINVAL, "tecs_query_new: NULL description");
     if (d->term_count < 1)
         return tecs__err(w, TECS_EINVAL, "a query needs at least one term");
     if (d->terms == NULL)
-        return tecs__err(w, TECS_EINVAL, "tecs_query: NULL terms for %d terms", d->term_count);
+        return tecs__err(w, TECS_EINVAL, "tecs_query_new: NULL terms for %d terms", d->term_count);
     if (d->term_count > TECS_MAX_TERMS)
         return tecs__err(w, TECS_ELIMIT, "a query has at most %d terms, not %d", TECS_MAX_TERMS,
                          d->term_count);
@@ -208,7 +208,7 @@ static tecs_err_t check_terms(tecs_world_t *w, const tecs_query_desc_t *d)
     return TECS_OK;
 }
 
-tecs_query_t *tecs_query(tecs_world_t *w, const tecs_query_desc_t *d)
+tecs_query_t *tecs_query_new(tecs_world_t *w, const tecs_query_desc_t *d)
 {
     if (w == NULL || tecs__enter_object(w) || check_terms(w, d) || listen_once(w))
         return NULL;
@@ -258,7 +258,7 @@ tecs_query_t *tecs_query_all(tecs_world_t *w, int32_t n, const tecs_comp_t *ids)
     tecs_term_t terms[TECS_MAX_TERMS];
     for (int32_t i = 0; i < n; i++)
         terms[i] = (tecs_term_t){ .comp = ids[i] };
-    return tecs_query(w, &(tecs_query_desc_t){ .terms = terms, .term_count = n });
+    return tecs_query_new(w, &(tecs_query_desc_t){ .terms = terms, .term_count = n });
 }
 
 tecs_err_t tecs_query_free(tecs_query_t *q)

@@ -157,7 +157,7 @@ static tecs_err_t err_noent(tecs_world_t *w, tecs_system_t id)
 static tecs_err_t check_desc(tecs_world_t *w, const tecs_system_desc_t *d)
 {
     if (d == NULL)
-        return tecs__err(w, TECS_EINVAL, "tecs_system: NULL description");
+        return tecs__err(w, TECS_EINVAL, "tecs_system_new: NULL description");
     if (d->name == NULL || d->name[0] == '\0')
         return tecs__err(w, TECS_EINVAL, "a system needs a name");
     if ((int)d->phase < 0 || (int)d->phase > TECS_PHASE_COUNT)
@@ -178,7 +178,7 @@ static tecs_err_t check_desc(tecs_world_t *w, const tecs_system_desc_t *d)
     return TECS_OK;
 }
 
-tecs_system_t tecs_system(tecs_world_t *w, const tecs_system_desc_t *d)
+tecs_system_t tecs_system_new(tecs_world_t *w, const tecs_system_desc_t *d)
 {
     if (w == NULL || tecs__enter_object(w) || check_desc(w, d))
         return 0;
@@ -209,7 +209,7 @@ tecs_system_t tecs_system(tecs_world_t *w, const tecs_system_desc_t *d)
     return s->list[s->n - 1].id;
 }
 
-tecs_err_t tecs_system_remove(tecs_world_t *w, tecs_system_t id)
+tecs_err_t tecs_system_free(tecs_world_t *w, tecs_system_t id)
 {
     if (w == NULL)
         return TECS_EINVAL;

@@ -80,7 +80,7 @@ static inline void obj_move(void *dst, void *src, int32_t n, void *ctx)
 /* Register Obj under name with the counting hooks. */
 static inline tecs_comp_t obj_component(tecs_world_t *w, const char *name, hook_counts *h)
 {
-    return tecs_component(w, &(tecs_component_desc_t){
+    return tecs_component_new(w, &(tecs_component_desc_t){
         .name = name, .size = sizeof(Obj), .align = _Alignof(Obj),
         .ctor = obj_ctor, .dtor = obj_dtor, .copy = obj_copy, .move = obj_move,
         .hook_ctx = h });

@@ -4,7 +4,7 @@
 ** The model is as plain as it can be: an array of entities, each with its
 ** id, its state, a bit mask of its components and one 64-bit value per
 ** component; two arrays of queued commands (the deferred queue of an open
-** iteration, the delayed queue of delayed news and kills); the list of
+** iteration, the delayed queue of delayed births and destroys); the list of
 ** queries as their terms. No archetypes, no chunks: a query's result is a
 ** filter over the entity array.
 **
@@ -397,9 +397,9 @@ tecs_archetype_t *mi_get_arch(interp *I, uint32_t mask, uint32_t seed)
         ids[i] = ids[j];
         ids[j] = t;
     }
-    tecs_archetype_t *a = tecs_archetype(I->w, n, ids);
+    tecs_archetype_t *a = tecs_archetype_get(I->w, n, ids);
     if (a == NULL)
-        mi_result_is(I, mi_got_err(I, false), TECS_OK, "tecs_archetype");
+        mi_result_is(I, mi_got_err(I, false), TECS_OK, "tecs_archetype_get");
     return a;
 }
 
@@ -571,10 +571,10 @@ static void check_all_now(interp *I)
         EXPECT(I, !tecs_is_alive(I->w, I->dead[i]), "a dead id is alive");
     EXPECT(I, tecs_world_entity_count(I->w) == alive, "entity count %d, model %d",
            (int)tecs_world_entity_count(I->w), (int)alive);
-    EXPECT(I, tecs_pending_news(I->w) == delayed, "pending news %d, model %d",
-           (int)tecs_pending_news(I->w), (int)delayed);
-    EXPECT(I, tecs_pending_kills(I->w) == kills, "pending kills %d, model %d",
-           (int)tecs_pending_kills(I->w), (int)kills);
+    EXPECT(I, tecs_delayed_new_count(I->w) == delayed, "pending news %d, model %d",
+           (int)tecs_delayed_new_count(I->w), (int)delayed);
+    EXPECT(I, tecs_delayed_destroy_count(I->w) == kills, "pending kills %d, model %d",
+           (int)tecs_delayed_destroy_count(I->w), (int)kills);
     for (int32_t q = 0; q < I->nq; q++)
         check_query(I, &I->qs[q], false, q & 1 ? TECS_ITER_REVERSE : 0);
     check_indexes(I);
@@ -893,8 +893,9 @@ void mi_query_new(interp *I, int32_t nt, uint32_t z, bool refuse_all)
     }
     if (refuse_all && want != TECS_OK)
         return;
-    q.q = tecs_query(I->w, &(tecs_query_desc_t){ .terms = q.t, .term_count = q.nt });
-    if (mi_result_is(I, mi_got_err(I, q.q != NULL), refuse_all ? TECS_EBUSY : want, "tecs_query") ||
+    q.q = tecs_query_new(I->w, &(tecs_query_desc_t){ .terms = q.t, .term_count = q.nt });
+    if (mi_result_is(I, mi_got_err(I, q.q != NULL), refuse_all ? TECS_EBUSY : want,
+                     "tecs_query_new") ||
         q.q == NULL)
         return;
     I->qs[I->nq++] = q;
@@ -1130,8 +1131,8 @@ bool mi_delay_new(interp *I, tecs_archetype_t *a, uint32_t mask, uint32_t y, uin
             vals[nv++] = (tecs_value_t){ I->cid[ci], buf[ci] };
         }
     }
-    tecs_entity_t id = tecs_delay_new(I->w, a, nv, vals);
-    if (mi_result_is(I, mi_got_err(I, id != 0), TECS_OK, "tecs_delay_new"))
+    tecs_entity_t id = tecs_delayed_new(I->w, a, nv, vals);
+    if (mi_result_is(I, mi_got_err(I, id != 0), TECS_OK, "tecs_delayed_new"))
         return false;
     c.id = id;
     m_add_ent(I, id, ST_DELAY, 0);
@@ -1154,8 +1155,8 @@ static void op_delay_destroy(interp *I, const m_op *op)
     ment *m = mi_find(I, id);
     bool alive = m && m->st == ST_ALIVE;
     int mode = op->x % 4;
-    int err = tecs_delay_destroy(I->w, id, mode ? kill_fn : NULL, mode ? &I->kctx[mode] : NULL);
-    if (mi_result_is(I, err, alive ? TECS_OK : TECS_EDEAD, "tecs_delay_destroy") || !alive ||
+    int err = tecs_delayed_destroy(I->w, id, mode ? kill_fn : NULL, mode ? &I->kctx[mode] : NULL);
+    if (mi_result_is(I, err, alive ? TECS_OK : TECS_EDEAD, "tecs_delayed_destroy") || !alive ||
         m->kill)
         return;
     m->kill = true;
@@ -1217,19 +1218,19 @@ static void apply_run(interp *I, tecs_err_t (*fn)(tecs_world_t *), int pick, con
 void op_apply_news(interp *I, const m_op *op)
 {
     (void)op;
-    apply_op(I, tecs_apply_news, Q_NEW, "tecs_apply_news");
+    apply_op(I, tecs_delayed_apply_new, Q_NEW, "tecs_delayed_apply_new");
 }
 
 void op_apply_kills(interp *I, const m_op *op)
 {
     (void)op;
-    apply_op(I, tecs_apply_kills, Q_KILL, "tecs_apply_kills");
+    apply_op(I, tecs_delayed_apply_destroy, Q_KILL, "tecs_delayed_apply_destroy");
 }
 
 void op_apply_delayed(interp *I, const m_op *op)
 {
     (void)op;
-    apply_op(I, tecs_apply_delayed, -1, "tecs_apply_delayed");
+    apply_op(I, tecs_delayed_apply, -1, "tecs_delayed_apply");
 }
 
 static void op_reserve(interp *I, const m_op *op)
@@ -1402,14 +1403,14 @@ int32_t mi_build_filter(interp *I, tecs_filter_t *fl, mcond *cs, uint32_t z, int
         tecs_key_t keys[3] = { mi_key_of(f, d.k[0]), mi_key_of(f, d.k[1]), mi_key_of(f, d.k[2]) };
         tecs_cond_t c;
         switch (d.kind) {
-        case 0: c = tecs_where(fl, ix, (tecs_cmp_t)d.cmp, keys[0]); break;
-        case 1: c = tecs_where_between(fl, ix, keys[0], keys[1]); break;
-        case 2: c = tecs_where_in(fl, ix, 3, keys); break;
-        case 3: c = tecs_where_and(fl, d.a, d.b); break;
-        case 4: c = tecs_where_or(fl, d.a, d.b); break;
-        default: c = tecs_where_not(fl, d.a); break;
+        case 0: c = tecs_filter_cmp(fl, ix, (tecs_cmp_t)d.cmp, keys[0]); break;
+        case 1: c = tecs_filter_between(fl, ix, keys[0], keys[1]); break;
+        case 2: c = tecs_filter_in(fl, ix, 3, keys); break;
+        case 3: c = tecs_filter_and(fl, d.a, d.b); break;
+        case 4: c = tecs_filter_or(fl, d.a, d.b); break;
+        default: c = tecs_filter_not(fl, d.a); break;
         }
-        if (mi_result_is(I, mi_got_err(I, c >= 0), TECS_OK, "tecs_where"))
+        if (mi_result_is(I, mi_got_err(I, c >= 0), TECS_OK, "tecs_filter_cmp"))
             return -1;
         EXPECT(I, c == made, "condition handle %d, expected %d", (int)c, (int)made);
         cs[made++] = d;
@@ -1562,10 +1563,10 @@ static void op_observer_new(interp *I, const m_op *op)
     for (int k = 0; k < 2; k++) {
         d.event = o->comp_kind ? (k ? TECS_ON_REMOVE : TECS_ON_ADD)
                                : (k ? TECS_ON_LEAVE : TECS_ON_ENTER);
-        o->ids[k] = tecs_observer(I->w, &d);
-        if (mi_result_is(I, mi_got_err(I, o->ids[k] != 0), TECS_OK, "tecs_observer")) {
+        o->ids[k] = tecs_observer_new(I->w, &d);
+        if (mi_result_is(I, mi_got_err(I, o->ids[k] != 0), TECS_OK, "tecs_observer_new")) {
             if (k)
-                tecs_observer_remove(I->w, o->ids[0]);
+                tecs_observer_free(I->w, o->ids[0]);
             free(o);
             return;
         }
@@ -1583,8 +1584,8 @@ static void op_observer_remove(interp *I, const m_op *op)
     int32_t k = (int32_t)(op->z % (uint32_t)I->nobs);
     mobs *o = I->obs[k];
     for (int j = 0; j < 2; j++)
-        mi_result_is(I, tecs_observer_remove(I->w, o->ids[j]), TECS_OK, "tecs_observer_remove");
-    EXPECT(I, tecs_observer_remove(I->w, o->ids[0]) == TECS_ENOENT, "observer removed twice");
+        mi_result_is(I, tecs_observer_free(I->w, o->ids[j]), TECS_OK, "tecs_observer_free");
+    EXPECT(I, tecs_observer_free(I->w, o->ids[0]) == TECS_ENOENT, "observer removed twice");
     I->obs[k] = I->obs[--I->nobs];
     I->obs_gone[I->ngone++] = o;
 }
@@ -1699,7 +1700,7 @@ static void setup(interp *I)
             d.ctor = h_ctor, d.dtor = h_dtor, d.copy = h_copy, d.move = h_move;
             d.hook_ctx = I;
         }
-        while ((I->cid[c] = tecs_component(I->w, &d)) == 0)
+        while ((I->cid[c] = tecs_component_new(I->w, &d)) == 0)
             EXPECT(I, tecs_last_error(I->w) == TECS_ENOMEM && I->alloc.failures > 0,
                    "registering %s: %s", cname[c], tecs_last_error_msg(I->w));
     }

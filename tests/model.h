@@ -58,7 +58,7 @@ typedef struct m_result {
 ** name: "life" (lifecycle hooks run bodies), "hooks" (on_add / on_set /
 ** on_remove hooks), "obs" (observers), "res" (bodies create and free
 ** indexes, filters, caches, queries), "refuse" (bodies call tecs_progress
-** and tecs_apply_news), "wfree" (bodies call tecs_world_free), "freeing"
+** and tecs_delayed_apply_new), "wfree" (bodies call tecs_world_free), "freeing"
 ** (bodies run while the world is freed), "cache" (ordered caches),
 ** "cachecb" (cache on_enter / on_leave bodies, a cache freeing itself),
 ** "itcopy" (copied iterators), "busy" (query, cache and index frees while

@@ -128,8 +128,9 @@ static void body_resource(interp *I, int kind, uint32_t z)
             return;
         if (I->nix) {
             int f = I->ixs[0].field;
-            tecs_cond_t c = tecs_where(fl, I->ixs[0].ix, TECS_EQ, mi_key_of(f, mi_pick_key(I, f, r)));
-            mi_result_is(I, mi_got_err(I, c >= 0), TECS_OK, "tecs_where");
+            tecs_cond_t c = tecs_filter_cmp(fl, I->ixs[0].ix, TECS_EQ,
+                                            mi_key_of(f, mi_pick_key(I, f, r)));
+            mi_result_is(I, mi_got_err(I, c >= 0), TECS_OK, "tecs_filter_cmp");
         }
         tecs_filter_free(fl);
     }
@@ -137,7 +138,7 @@ static void body_resource(interp *I, int kind, uint32_t z)
 }
 
 /* What every callback refuses: tecs_world_free, tecs_progress,
-** tecs_apply_news; TECS_EBUSY and nothing changed. */
+** tecs_delayed_apply_new; TECS_EBUSY and nothing changed. */
 static void body_refused(interp *I, int kind, uint32_t z)
 {
     int which = (int)(z % 3);
@@ -145,18 +146,19 @@ static void body_refused(interp *I, int kind, uint32_t z)
         which = 1;
     if (which > 0 && !on(I, MF_REFUSE))
         return;
-    int32_t n0 = tecs_world_entity_count(I->w), p0 = tecs_pending_news(I->w);
-    static const char *const what[3] = { "tecs_world_free", "tecs_progress", "tecs_apply_news" };
+    int32_t n0 = tecs_world_entity_count(I->w), p0 = tecs_delayed_new_count(I->w);
+    static const char *const what[3] = { "tecs_world_free", "tecs_progress",
+                                        "tecs_delayed_apply_new" };
     int err;
     if (which == 0) {
         err = (int)tecs_world_free(I->w);
         EXPECT(I, (int)tecs_last_error(I->w) == err, "tecs_world_free in %s returned %s, last error %s",
                cb_name[kind], tecs_err_name((tecs_err_t)err), tecs_err_name(tecs_last_error(I->w)));
     } else {
-        err = which == 1 ? tecs_progress(I->w, 0.0) : tecs_apply_news(I->w);
+        err = which == 1 ? tecs_progress(I->w, 0.0) : tecs_delayed_apply_new(I->w);
     }
     cb_result(I, err, TECS_EBUSY, false, what[which], kind);
-    EXPECT(I, tecs_world_entity_count(I->w) == n0 && tecs_pending_news(I->w) == p0,
+    EXPECT(I, tecs_world_entity_count(I->w) == n0 && tecs_delayed_new_count(I->w) == p0,
            "a refused %s in %s changed the world", what[which], cb_name[kind]);
 }
 
@@ -660,7 +662,7 @@ void op_filter_cycle(interp *I, const m_op *op)
 /* ---- memory ---------------------------------------------------------------------------- */
 
 /* A burst of delayed births (64 to 512, past the model's usual cap),
-** applied, then destroyed at once or by delayed kills (x & 1): after the
+** applied, then destroyed at once or by delayed destroys (x & 1): after the
 ** applies the queues must give their memory back (the bound at the end). */
 void op_delay_burst(interp *I, const m_op *op)
 {
@@ -683,9 +685,9 @@ void op_delay_burst(interp *I, const m_op *op)
         ment *m = I->ne && I->e[I->ne - 1].id == ids[i] ? &I->e[I->ne - 1] : mi_find(I, ids[i]);
         bool alive = m && m->st == ST_ALIVE;
         if (op->x & 1) {
-            int err = tecs_delay_destroy(I->w, ids[i], NULL, NULL);
-            if (!mi_result_is(I, err, alive ? TECS_OK : TECS_EDEAD, "tecs_delay_destroy") && alive &&
-                !m->kill) {
+            int err = tecs_delayed_destroy(I->w, ids[i], NULL, NULL);
+            if (!mi_result_is(I, err, alive ? TECS_OK : TECS_EDEAD, "tecs_delayed_destroy") &&
+                alive && !m->kill) {
                 m->kill = true;
                 mi_push_cmd(&I->lq, &I->nlq, &I->cap_lq, &(mcmd){ .op = Q_KILL, .id = ids[i] });
             }
@@ -717,13 +719,13 @@ static size_t direct_memory(interp *I)
         if (c == C_H)
             cd.ctor = obj_ctor, cd.dtor = obj_dtor, cd.copy = obj_copy, cd.move = obj_move,
             cd.hook_ctx = &hc;
-        EXPECT(I, tecs_component(d, &cd) == I->cid[c], "the direct world's ids differ");
+        EXPECT(I, tecs_component_new(d, &cd) == I->cid[c], "the direct world's ids differ");
     }
     int32_t rows = tecs_world_rows_per_chunk(d);
     for (int32_t i = 0; i < I->w->narchs; i++) {
         const tecs_comp_t *ids;
         int32_t n = tecs_archetype_components(I->w->archs[i], &ids);
-        tecs_archetype_t *da = tecs_archetype(d, n, ids);
+        tecs_archetype_t *da = tecs_archetype_get(d, n, ids);
         int32_t chunks = tecs_archetype_chunk_count(I->w->archs[i]);
         EXPECT(I, da && (chunks == 0 || tecs_archetype_reserve(d, da, chunks * rows) == TECS_OK),
                "building the direct world");
@@ -749,7 +751,7 @@ static size_t direct_memory(interp *I)
     for (int32_t i = 0; i < I->ne; i++) {
         const tecs_comp_t *ids;
         int32_t n = tecs_archetype_components(tecs_entity_archetype(I->w, I->e[i].id), &ids);
-        EXPECT(I, tecs_new_in(d, tecs_archetype(d, n, ids)) != 0, "building the direct world");
+        EXPECT(I, tecs_new_in(d, tecs_archetype_get(d, n, ids)) != 0, "building the direct world");
     }
     size_t mem = tecs_world_memory(d);
     tecs_world_free(d);
@@ -761,7 +763,7 @@ static size_t direct_memory(interp *I)
 ** components, archetypes, chunks, edges, live entities) plus MEM_ALLOW
 ** bytes (the index registry, observers, the deferred queue's small spare),
 ** plus QUEUE_SPARE (the spare an applied queue keeps, about 160 KiB in the
-** header's doc of tecs_delay_new), plus 16 bytes per entity slot the
+** header's doc of tecs_delayed_new), plus 16 bytes per entity slot the
 ** program used (records of dead entities). A queue that keeps its peak
 ** after a burst of delayed births (op delay_burst: up to 512) breaks it. */
 enum { MEM_ALLOW = 32 * 1024, QUEUE_SPARE = 160 * 1024 };

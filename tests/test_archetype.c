@@ -7,16 +7,16 @@ TEST(archetype_lookup_is_order_independent)
     tecs_comp_t a = TECS_COMPONENT(w, Position);
     tecs_comp_t b = TECS_COMPONENT(w, Velocity);
     tecs_comp_t c = TECS_COMPONENT(w, Health);
-    tecs_archetype_t *x = tecs_archetype(w, 3, (tecs_comp_t[]){ a, b, c });
-    tecs_archetype_t *y = tecs_archetype(w, 3, (tecs_comp_t[]){ c, a, b });
-    tecs_archetype_t *z = tecs_archetype(w, 3, (tecs_comp_t[]){ b, c, a });
+    tecs_archetype_t *x = tecs_archetype_get(w, 3, (tecs_comp_t[]){ a, b, c });
+    tecs_archetype_t *y = tecs_archetype_get(w, 3, (tecs_comp_t[]){ c, a, b });
+    tecs_archetype_t *z = tecs_archetype_get(w, 3, (tecs_comp_t[]){ b, c, a });
     CHECK(x != NULL && x == y && y == z);
-    CHECK(tecs_archetype(w, 2, (tecs_comp_t[]){ a, b }) != x);
+    CHECK(tecs_archetype_get(w, 2, (tecs_comp_t[]){ a, b }) != x);
     CHECK_EQ(tecs_world_archetype_count(w), 3);
     const tecs_comp_t *ids;
     CHECK_EQ(tecs_archetype_components(x, &ids), 3);
     CHECK(ids[0] < ids[1] && ids[1] < ids[2]);
-    CHECK(tecs_archetype(w, 0, NULL) == tecs_entity_archetype(w, tecs_new(w)));
+    CHECK(tecs_archetype_get(w, 0, NULL) == tecs_entity_archetype(w, tecs_new(w)));
     /* An entity reaching the set by add lands in the same archetype. */
     tecs_entity_t e = tecs_new(w);
     tecs_add(w, e, c);
@@ -33,15 +33,15 @@ TEST(archetype_bad_lists)
     tecs_comp_t a = TECS_COMPONENT(w, Position);
     tecs_comp_t b = TECS_COMPONENT(w, Velocity);
     size_t mem = tecs_world_memory(w);
-    CHECK(tecs_archetype(w, 3, (tecs_comp_t[]){ a, b, a }) == NULL);
+    CHECK(tecs_archetype_get(w, 3, (tecs_comp_t[]){ a, b, a }) == NULL);
     CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
-    CHECK(tecs_archetype(w, 2, (tecs_comp_t[]){ a, 99 }) == NULL);
+    CHECK(tecs_archetype_get(w, 2, (tecs_comp_t[]){ a, 99 }) == NULL);
     CHECK_EQ(tecs_last_error(w), TECS_ENOCOMP);
-    CHECK(tecs_archetype(w, 1, (tecs_comp_t[]){ 0 }) == NULL);
+    CHECK(tecs_archetype_get(w, 1, (tecs_comp_t[]){ 0 }) == NULL);
     CHECK_EQ(tecs_last_error(w), TECS_ENOCOMP);
-    CHECK(tecs_archetype(w, 2, NULL) == NULL);
+    CHECK(tecs_archetype_get(w, 2, NULL) == NULL);
     CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
-    CHECK(tecs_archetype(w, -1, (tecs_comp_t[]){ a }) == NULL);
+    CHECK(tecs_archetype_get(w, -1, (tecs_comp_t[]){ a }) == NULL);
     CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
     CHECK_EQ(tecs_world_archetype_count(w), 1);
     CHECK_EQ(tecs_world_memory(w), mem);
@@ -53,12 +53,12 @@ TEST(archetype_reserve_allocates_ahead)
     tw_alloc al = { 0 };
     tecs_world_t *w = tw_new_ex(&al, 16);
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
-    tecs_archetype_t *a = tecs_archetype(w, 1, &pos);
+    tecs_archetype_t *a = tecs_archetype_get(w, 1, &pos);
     CHECK_EQ(tecs_archetype_chunk_count(a), 0);
     CHECK_ERR(tecs_archetype_reserve(w, a, 100), TECS_OK);
     CHECK_EQ(tecs_archetype_chunk_count(a), 7);
     tecs_entity_t tmp[100];                        /* make the id slots exist */
-    CHECK_ERR(tecs_new_bulk(w, tecs_archetype(w, 0, NULL), 100, tmp, 0, NULL), TECS_OK);
+    CHECK_ERR(tecs_new_bulk(w, tecs_archetype_get(w, 0, NULL), 100, tmp, 0, NULL), TECS_OK);
     for (int i = 0; i < 100; i++)
         CHECK_ERR(tecs_destroy(w, tmp[i]), TECS_OK);
     long calls = al.calls;
@@ -82,7 +82,7 @@ TEST(archetype_chunk_counts)
 {
     tecs_world_t *w = tw_new_ex(NULL, 16);
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
-    tecs_archetype_t *a = tecs_archetype(w, 1, &pos);
+    tecs_archetype_t *a = tecs_archetype_get(w, 1, &pos);
     for (int i = 1; i <= 50; i++) {
         tecs_new_in(w, a);
         CHECK_EQ(tecs_archetype_entity_count(a), i);
@@ -99,7 +99,7 @@ TEST(archetype_swap_remove_keeps_rows_dense)
 {
     tecs_world_t *w = tw_new_ex(NULL, 16);
     tecs_comp_t hp = TECS_COMPONENT(w, Health);
-    tecs_archetype_t *a = tecs_archetype(w, 1, &hp);
+    tecs_archetype_t *a = tecs_archetype_get(w, 1, &hp);
     enum { N = 100 };
     tecs_entity_t ids[N];
     Health vals[N];
@@ -136,7 +136,7 @@ TEST(archetype_emptied_chunks_are_freed)
 {
     tecs_world_t *w = tw_new_ex(NULL, 16);
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
-    tecs_archetype_t *a = tecs_archetype(w, 1, &pos);
+    tecs_archetype_t *a = tecs_archetype_get(w, 1, &pos);
     tecs_entity_t ids[160];
     size_t empty = tecs_world_memory(w);
     for (int k = 0; k < 10; k++)                   /* one chunk per call: 10 groups */
@@ -174,8 +174,8 @@ TEST(archetype_chunk_groups_shrink_when_half_empty)
     tecs_world_t *w = tw_new_ex(NULL, 16);
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
     tecs_comp_t hp = TECS_COMPONENT(w, Health);
-    tecs_archetype_t *a = tecs_archetype(w, 2, (tecs_comp_t[]){ pos, hp });
-    tecs_archetype_t *one = tecs_archetype(w, 1, &pos);
+    tecs_archetype_t *a = tecs_archetype_get(w, 2, (tecs_comp_t[]){ pos, hp });
+    tecs_archetype_t *one = tecs_archetype_get(w, 1, &pos);
     enum { N = 160 };
     tecs_entity_t ids[N];
     Position ps[N];
@@ -277,17 +277,17 @@ TEST(archetype_entity_limit)
     tw_alloc al = { 0 };
     tecs_world_t *w = tecs_world_new_ex(&(tecs_world_desc_t){
         .alloc = tw_alloc_fn, .alloc_ud = &al, .max_entities = 10 });
-    tecs_archetype_t *root = tecs_archetype(w, 0, NULL);
+    tecs_archetype_t *root = tecs_archetype_get(w, 0, NULL);
     tecs_entity_t ids[10];
     CHECK_ERR(tecs_new_bulk(w, root, 11, ids, 0, NULL), TECS_ELIMIT);
     CHECK_EQ(tecs_world_entity_count(w), 0);
     CHECK_ERR(tecs_new_bulk(w, root, 8, ids, 0, NULL), TECS_OK);
-    CHECK(tecs_delay_new(w, root, 0, NULL) != 0);      /* pending ones count too */
+    CHECK(tecs_delayed_new(w, root, 0, NULL) != 0);      /* pending ones count too */
     CHECK(tecs_new(w) != 0);
     CHECK_EQ(tecs_new(w), 0);
     CHECK_EQ(tecs_last_error(w), TECS_ELIMIT);
     CHECK_EQ(tecs_new_in(w, root), 0);
-    CHECK_EQ(tecs_delay_new(w, root, 0, NULL), 0);
+    CHECK_EQ(tecs_delayed_new(w, root, 0, NULL), 0);
     CHECK_EQ(tecs_last_error(w), TECS_ELIMIT);
     CHECK_EQ(tecs_world_entity_count(w), 9);
     CHECK_ERR(tecs_destroy(w, ids[0]), TECS_OK);
@@ -304,9 +304,9 @@ TEST(archetype_count_limit)
         .alloc = tw_alloc_fn, .alloc_ud = &al, .max_archetypes = 3 });
     tecs_comp_t a = TECS_COMPONENT(w, Position);
     tecs_comp_t b = TECS_COMPONENT(w, Velocity);
-    CHECK(tecs_archetype(w, 1, &a) != NULL);
-    CHECK(tecs_archetype(w, 1, &b) != NULL);
-    CHECK(tecs_archetype(w, 2, (tecs_comp_t[]){ a, b }) == NULL);
+    CHECK(tecs_archetype_get(w, 1, &a) != NULL);
+    CHECK(tecs_archetype_get(w, 1, &b) != NULL);
+    CHECK(tecs_archetype_get(w, 2, (tecs_comp_t[]){ a, b }) == NULL);
     CHECK_EQ(tecs_last_error(w), TECS_ELIMIT);
     tecs_entity_t e = tecs_new(w);
     CHECK_ERR(tecs_add(w, e, a), TECS_OK);           /* existing archetype: fine */
@@ -325,12 +325,12 @@ TEST(archetype_component_limit)
     for (int i = 0; i <= TECS_MAX_ARCH_COMPONENTS; i++) {
         char name[16];
         snprintf(name, sizeof name, "c%d", i);
-        ids[i] = tecs_component(w, &(tecs_component_desc_t){ .name = name,
+        ids[i] = tecs_component_new(w, &(tecs_component_desc_t){ .name = name,
                                                              .size = (size_t)(i % 3) * 4 });
     }
-    CHECK(tecs_archetype(w, TECS_MAX_ARCH_COMPONENTS + 1, ids) == NULL);
+    CHECK(tecs_archetype_get(w, TECS_MAX_ARCH_COMPONENTS + 1, ids) == NULL);
     CHECK_EQ(tecs_last_error(w), TECS_ELIMIT);
-    tecs_archetype_t *full = tecs_archetype(w, TECS_MAX_ARCH_COMPONENTS, ids);
+    tecs_archetype_t *full = tecs_archetype_get(w, TECS_MAX_ARCH_COMPONENTS, ids);
     CHECK(full != NULL);
     tecs_entity_t e = tecs_new_in(w, full);
     CHECK(e != 0);
@@ -348,7 +348,7 @@ TEST(archetype_components_of_null)
     const tecs_comp_t *ids = NULL;
     CHECK_EQ(tecs_archetype_components(NULL, &ids), 0);
     tecs_world_t *w = tw_new();
-    CHECK_EQ(tecs_archetype_components(tecs_archetype(w, 0, NULL), &ids), 0);
+    CHECK_EQ(tecs_archetype_components(tecs_archetype_get(w, 0, NULL), &ids), 0);
     CHECK(tecs_entity_archetype(w, 5) == NULL);
     CHECK_EQ(tecs_last_error(w), TECS_EDEAD);
     tw_free(w);
@@ -357,11 +357,11 @@ TEST(archetype_components_of_null)
 TEST(archetype_chunk_too_large_is_elimit)
 {
     tecs_world_t *w = tw_new_ex(NULL, 65536);
-    tecs_comp_t big = tecs_component(w, &(tecs_component_desc_t){
+    tecs_comp_t big = tecs_component_new(w, &(tecs_component_desc_t){
         .name = "Big", .size = TECS_MAX_COMPONENT_SIZE });
     CHECK(big != 0);
     size_t mem = tecs_world_memory(w);
-    CHECK(tecs_archetype(w, 1, &big) == NULL);
+    CHECK(tecs_archetype_get(w, 1, &big) == NULL);
     CHECK_EQ(tecs_last_error(w), TECS_ELIMIT);
     tecs_entity_t e = tecs_new(w);
     CHECK_ERR(tecs_add(w, e, big), TECS_ELIMIT);

@@ -87,7 +87,7 @@ static void busy_move(void *dst, void *src, int32_t n, void *ctx)
 
 static tecs_comp_t busy_component(tecs_world_t *w, busy_hooks *b)
 {
-    return tecs_component(w, &(tecs_component_desc_t){
+    return tecs_component_new(w, &(tecs_component_desc_t){
         .name = "Res", .size = sizeof(Res), .align = _Alignof(Res), .ctor = busy_ctor,
         .dtor = busy_dtor, .copy = busy_copy, .move = busy_move, .hook_ctx = b });
 }
@@ -101,7 +101,7 @@ TEST(callbacks_lifecycle_hooks_change_the_world_safely)
     busy_hooks b = { .w = w };
     tecs_comp_t res = busy_component(w, &b);
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
-    b.tag = tecs_component(w, &(tecs_component_desc_t){ .name = "Tag" });
+    b.tag = tecs_component_new(w, &(tecs_component_desc_t){ .name = "Tag" });
     for (int32_t i = 0; i < 64; i++)
         b.victims[b.nvictims++] = tecs_new(w);
     tecs_entity_t ents[200];
@@ -154,7 +154,7 @@ TEST(callbacks_births_queued_during_a_move)
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
     tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
     int32_t born = 0;
-    CHECK(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_ENTER,
+    CHECK(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_ENTER,
           .terms = (tecs_term_t[]){ { .comp = pos } }, .term_count = 1,
           .callback = spawn_many, .ctx = &born }));
     CHECK_ERR(tecs_component_hooks(w, vel, &(tecs_hooks_t){ .on_remove = spawn_many,
@@ -203,7 +203,7 @@ static void refusing_ctor(void *dst, int32_t n, void *ctx)
         return;
     o->armed = false;
     tecs_world_t *w = o->w;
-    count_refusal(o, tecs_component(w, &(tecs_component_desc_t){ .name = "Late",
+    count_refusal(o, tecs_component_new(w, &(tecs_component_desc_t){ .name = "Late",
                                                                  .size = 4 }) != 0);
     snprintf(o->msg, sizeof o->msg, "%s", tecs_last_error_msg(w));
     count_refusal(o, tecs_query_all(w, 1, &o->pos) != NULL);
@@ -211,11 +211,11 @@ static void refusing_ctor(void *dst, int32_t n, void *ctx)
     count_refusal(o, tecs_index_new(w, &(tecs_index_desc_t){
         .comp = o->pos, .type = TECS_KEY_FLOAT, .offset = offsetof(Position, x) }) != NULL);
     count_refusal(o, tecs_cache_new(w, &(tecs_cache_desc_t){ .query = o->q }) != NULL);
-    count_refusal(o, tecs_observer(w, &(tecs_observer_desc_t){
+    count_refusal(o, tecs_observer_new(w, &(tecs_observer_desc_t){
         .event = TECS_ON_ADD, .comp = o->pos, .callback = free_from_observer }) != 0);
-    count_refusal(o, tecs_system(w, &(tecs_system_desc_t){ .name = "late",
+    count_refusal(o, tecs_system_new(w, &(tecs_system_desc_t){ .name = "late",
                                                            .run = free_from_system }) != 0);
-    count_refusal(o, tecs_archetype_reserve(w, tecs_archetype(w, 1, &o->pos), 5000) ==
+    count_refusal(o, tecs_archetype_reserve(w, tecs_archetype_get(w, 1, &o->pos), 5000) ==
                          TECS_OK);
 }
 
@@ -225,7 +225,7 @@ TEST(callbacks_lifecycle_hooks_refuse_objects)
     obj_refusals o = { .w = w };
     o.pos = TECS_COMPONENT(w, Position);
     o.q = tecs_query_all(w, 1, &o.pos);
-    tecs_comp_t obj = tecs_component(w, &(tecs_component_desc_t){
+    tecs_comp_t obj = tecs_component_new(w, &(tecs_component_desc_t){
         .name = "Obj", .size = sizeof(Position), .align = _Alignof(Position),
         .ctor = refusing_ctor, .hook_ctx = &o });
     tecs_entity_t e = tecs_new(w);
@@ -280,7 +280,7 @@ TEST(callbacks_world_free_refuses_calls_from_destructors)
     tecs_world_t *w = tw_new();
     free_calls f = { .w = w };
     f.pos = TECS_COMPONENT(w, Position);
-    tecs_comp_t obj = tecs_component(w, &(tecs_component_desc_t){
+    tecs_comp_t obj = tecs_component_new(w, &(tecs_component_desc_t){
         .name = "Obj", .size = 8, .align = 4, .dtor = free_calls_dtor, .hook_ctx = &f });
     tecs_entity_t e = tecs_new(w);
     CHECK_ERR(TECS_SET(w, e, f.pos, Position, {1, 2}), TECS_OK);
@@ -328,9 +328,9 @@ TEST(callbacks_world_free_refused_inside_callbacks)
     tecs_world_t *w = tw_new();
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
     free_inside sys = { 0 }, obs = { 0 };
-    CHECK(tecs_system(w, &(tecs_system_desc_t){ .name = "free", .run = free_from_system,
+    CHECK(tecs_system_new(w, &(tecs_system_desc_t){ .name = "free", .run = free_from_system,
                                                 .ctx = &sys }));
-    CHECK(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_ADD, .comp = pos,
+    CHECK(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_ADD, .comp = pos,
                                                     .callback = free_from_observer,
                                                     .ctx = &obs }));
     CHECK_ERR(tecs_progress(w, 0.1), TECS_OK);
@@ -465,7 +465,7 @@ static void probe_run(probe *p, kind k)
     tecs_filter_free(f);
     p->free_err = tecs_world_free(w);                           /* the world  */
     p->progress_err = tecs_progress(w, 0);
-    p->apply_err = tecs_apply_delayed(w);
+    p->apply_err = tecs_delayed_apply(w);
 }
 
 static void *probe_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
@@ -572,8 +572,8 @@ static tecs_world_t *probe_world(probe *p, kind k)
     p->w = w;
     p->pos = TECS_COMPONENT(w, Position);
     p->vel = TECS_COMPONENT(w, Velocity);
-    p->tag = tecs_component(w, &(tecs_component_desc_t){ .name = "Tag" });
-    p->obj = tecs_component(w, &(tecs_component_desc_t){
+    p->tag = tecs_component_new(w, &(tecs_component_desc_t){ .name = "Tag" });
+    p->obj = tecs_component_new(w, &(tecs_component_desc_t){
         .name = "Obj", .size = sizeof(Velocity), .align = _Alignof(Velocity),
         .ctor = p_ctor, .dtor = p_dtor, .copy = p_copy, .move = p_move, .hook_ctx = p });
     p->target = tecs_new(w);
@@ -590,7 +590,7 @@ static tecs_world_t *probe_world(probe *p, kind k)
         [K_OBS_LEAVE] = TECS_ON_LEAVE };
     if (k >= K_OBS_ADD && k <= K_OBS_LEAVE) {
         bool member = k >= K_OBS_ENTER;
-        CHECK(tecs_observer(w, &(tecs_observer_desc_t){
+        CHECK(tecs_observer_new(w, &(tecs_observer_desc_t){
             .event = obs_event[k], .comp = member ? 0 : p->vel,
             .terms = member ? (tecs_term_t[]){ { .comp = p->vel } } : NULL,
             .term_count = member, .callback = p_observer, .ctx = p }));
@@ -632,18 +632,18 @@ static void probe_trigger(probe *p, tecs_query_t *q)
             .comp = p->pos, .type = TECS_KEY_FLOAT, .offset = offsetof(Position, x) });
         tecs_filter_t *f = tecs_filter_new(w);
         CHECK(x != NULL && f != NULL);
-        CHECK(tecs_where(f, x, TECS_EQ, tecs_key_real(1)) >= 0);
+        CHECK(tecs_filter_cmp(f, x, TECS_EQ, tecs_key_real(1)) >= 0);
         p->armed = true;
         CHECK_ERR(tecs_query_where_each(q, f, p_where_each, p), TECS_OK);
         tecs_filter_free(f);
         break;
     }
     case K_INIT: p->armed = true;
-                 CHECK(tecs_new_with(w, tecs_archetype(w, 1, &p->pos), p_init, p) != 0);
+                 CHECK(tecs_new_with(w, tecs_archetype_get(w, 1, &p->pos), p_init, p) != 0);
                  break;
-    case K_KILL: CHECK_ERR(tecs_delay_destroy(w, tecs_new(w), p_kill, p), TECS_OK);
+    case K_KILL: CHECK_ERR(tecs_delayed_destroy(w, tecs_new(w), p_kill, p), TECS_OK);
                  p->armed = true;
-                 CHECK_ERR(tecs_apply_kills(w), TECS_OK);
+                 CHECK_ERR(tecs_delayed_apply_destroy(w), TECS_OK);
                  break;
     case K_ALLOC: p->armed = true;
                   CHECK_ERR(tecs_new_bulk(w, tecs_entity_archetype(w, p->target), 3000, NULL,
@@ -696,7 +696,7 @@ TEST(callbacks_table_row_by_row)
         tecs_world_t *w = probe_world(&p, (kind)k);
         tecs_query_t *q = tecs_query_all(w, 1, &p.pos);
         if (k == K_SYSTEM)
-            CHECK(tecs_system(w, &(tecs_system_desc_t){ .name = "probe", .run = p_system,
+            CHECK(tecs_system_new(w, &(tecs_system_desc_t){ .name = "probe", .run = p_system,
                                                         .ctx = &p }));
         if (k == K_CACHE_ENTER || k == K_CACHE_LEAVE || k == K_ORDER) {
             tecs_query_t *qv = tecs_query_all(w, 1, &p.vel);
@@ -760,7 +760,7 @@ TEST(callbacks_order_function_changes_apply_after_cache_new)
     tw_free(w);
 }
 
-/* A copy hook run while a value is queued (tecs_delay_new copies its
+/* A copy hook run while a value is queued (tecs_delayed_new copies its
 ** values) queues its changes too; they apply when that call returns. */
 typedef struct copy_births {
     tecs_world_t *w;
@@ -779,16 +779,16 @@ TEST(callbacks_copy_hook_changes_apply_after_delay_new)
 {
     tecs_world_t *w = tw_new();
     copy_births ctx = { .w = w };
-    tecs_comp_t obj = tecs_component(w, &(tecs_component_desc_t){
+    tecs_comp_t obj = tecs_component_new(w, &(tecs_component_desc_t){
         .name = "Obj", .size = sizeof(Position), .align = _Alignof(Position),
         .copy = copy_and_spawn, .hook_ctx = &ctx });
-    tecs_entity_t later = tecs_delay_new(w, tecs_archetype(w, 1, &obj), 1,
-                                         &(tecs_value_t){ obj, &(Position){ 1, 2 } });
+    tecs_entity_t later = tecs_delayed_new(w, tecs_archetype_get(w, 1, &obj), 1,
+                                           &(tecs_value_t){ obj, &(Position){ 1, 2 } });
     CHECK(later != 0);
     CHECK(ctx.born != 0);
     CHECK(tecs_is_alive(w, ctx.born));              /* applied at once after */
     CHECK(!tecs_is_alive(w, later));                /* waits for the apply */
-    CHECK_ERR(tecs_apply_news(w), TECS_OK);
+    CHECK_ERR(tecs_delayed_apply_new(w), TECS_OK);
     CHECK(tecs_is_alive(w, later));
     CHECK(TECS_GET(w, later, obj, Position)->y == 2);
     TW_CHECK(w);
@@ -818,7 +818,7 @@ TEST(callbacks_copy_hook_change_of_a_queued_birth_applies)
 {
     tecs_world_t *w = tw_new();
     copy_tags ctx = { .w = w, .tag = TECS_TAG(w, Tagged) };
-    tecs_comp_t obj = tecs_component(w, &(tecs_component_desc_t){
+    tecs_comp_t obj = tecs_component_new(w, &(tecs_component_desc_t){
         .name = "Obj", .size = sizeof(Position), .align = _Alignof(Position),
         .copy = copy_and_tag, .hook_ctx = &ctx });
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
@@ -859,7 +859,7 @@ TEST(callbacks_index_made_while_an_entity_dies_skips_it)
 {
     tecs_world_t *w = tw_new();
     index_maker m = { .comp = TECS_COMPONENT(w, Health) };
-    CHECK(tecs_observer(w, &(tecs_observer_desc_t){
+    CHECK(tecs_observer_new(w, &(tecs_observer_desc_t){
               .event = TECS_ON_LEAVE, .terms = (const tecs_term_t[]){ { .comp = m.comp } },
               .term_count = 1, .callback = make_index, .ctx = &m }) != 0);
     tecs_entity_t keep = tecs_new(w), dies = tecs_new(w);

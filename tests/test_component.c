@@ -28,7 +28,7 @@ TEST(component_name_is_copied)
 {
     tecs_world_t *w = tw_new();
     char name[16] = "Temp";
-    tecs_comp_t c = tecs_component(w, &(tecs_component_desc_t){ .name = name, .size = 4 });
+    tecs_comp_t c = tecs_component_new(w, &(tecs_component_desc_t){ .name = name, .size = 4 });
     strcpy(name, "Changed");
     CHECK_EQ(tecs_component_lookup(w, "Temp"), c);
     CHECK(strcmp(tecs_component_name(w, c), "Temp") == 0);
@@ -42,8 +42,8 @@ TEST(component_tag_has_no_column)
     tecs_comp_t enemy = TECS_TAG(w, Enemy);
     CHECK(enemy != 0);
     CHECK_EQ(tecs_component_size(w, enemy), 0);
-    tecs_archetype_t *tagged = tecs_archetype(w, 2, (tecs_comp_t[]){ pos, enemy });
-    tecs_archetype_t *plain = tecs_archetype(w, 1, &pos);
+    tecs_archetype_t *tagged = tecs_archetype_get(w, 2, (tecs_comp_t[]){ pos, enemy });
+    tecs_archetype_t *plain = tecs_archetype_get(w, 1, &pos);
     CHECK(tagged != plain);
     tecs_entity_t e = tecs_new_in(w, tagged);
     CHECK(tecs_has(w, e, enemy));
@@ -55,7 +55,7 @@ TEST(component_tag_has_no_column)
     size_t before = tecs_world_memory(w);
     tecs_new_in(w, plain);
     size_t chunk_plain = tecs_world_memory(w) - before;
-    tecs_archetype_t *more = tecs_archetype(w, 1, &enemy);
+    tecs_archetype_t *more = tecs_archetype_get(w, 1, &enemy);
     before = tecs_world_memory(w);
     tecs_new_in(w, more);
     size_t chunk_tag = tecs_world_memory(w) - before;
@@ -102,26 +102,26 @@ TEST(component_duplicate_name_is_eexist)
 TEST(component_chosen_ids)
 {
     tecs_world_t *w = tw_new();
-    tecs_comp_t a = tecs_component(w, &(tecs_component_desc_t){
+    tecs_comp_t a = tecs_component_new(w, &(tecs_component_desc_t){
         .name = "A", .size = 4, .id = 3 });
     CHECK_EQ(a, 3);
-    tecs_comp_t big = tecs_component(w, &(tecs_component_desc_t){
+    tecs_comp_t big = tecs_component_new(w, &(tecs_component_desc_t){
         .name = "Big", .size = 8, .id = TECS_MAX_COMPONENTS - 1 });
     CHECK_EQ(big, TECS_MAX_COMPONENTS - 1);
     /* Automatic ids skip the taken one. */
     tecs_comp_t ids[4];
     for (int i = 0; i < 4; i++) {
         char name[8] = { 'c', (char)('0' + i), 0 };
-        ids[i] = tecs_component(w, &(tecs_component_desc_t){ .name = name, .size = 4 });
+        ids[i] = tecs_component_new(w, &(tecs_component_desc_t){ .name = name, .size = 4 });
     }
     CHECK_EQ(ids[0], 1);
     CHECK_EQ(ids[1], 2);
     CHECK_EQ(ids[2], 4);
     CHECK_EQ(ids[3], 5);
     /* Taken id: EEXIST; out of range: EINVAL. */
-    CHECK_EQ(tecs_component(w, &(tecs_component_desc_t){ .name = "X", .size = 4, .id = 3 }), 0);
+    CHECK_EQ(tecs_component_new(w, &(tecs_component_desc_t){ .name = "X", .size = 4, .id = 3 }), 0);
     CHECK_EQ(tecs_last_error(w), TECS_EEXIST);
-    CHECK_EQ(tecs_component(w, &(tecs_component_desc_t){
+    CHECK_EQ(tecs_component_new(w, &(tecs_component_desc_t){
         .name = "Y", .size = 4, .id = TECS_MAX_COMPONENTS }), 0);
     CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
     CHECK_EQ(tecs_world_component_count(w), 6);
@@ -148,17 +148,17 @@ TEST(component_bad_descriptions)
         { .name = "TagWithHook", .size = 0, .ctor = obj_ctor },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        CHECK_EQ(tecs_component(w, &bad[i]), 0);
+        CHECK_EQ(tecs_component_new(w, &bad[i]), 0);
         CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
     }
-    CHECK_EQ(tecs_component(w, NULL), 0);
+    CHECK_EQ(tecs_component_new(w, NULL), 0);
     CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
     CHECK_EQ(tecs_world_component_count(w), 0);
     CHECK_EQ(tecs_world_memory(w), mem);
     /* The limits themselves are fine. */
-    CHECK(tecs_component(w, &(tecs_component_desc_t){ .name = "A64", .size = 64,
+    CHECK(tecs_component_new(w, &(tecs_component_desc_t){ .name = "A64", .size = 64,
                                                        .align = 64 }) != 0);
-    CHECK(tecs_component(w, &(tecs_component_desc_t){ .name = "Max",
+    CHECK(tecs_component_new(w, &(tecs_component_desc_t){ .name = "Max",
                                                        .size = TECS_MAX_COMPONENT_SIZE }) != 0);
     tw_free(w);
 }
@@ -166,10 +166,10 @@ TEST(component_bad_descriptions)
 TEST(component_alignment_is_kept)
 {
     tecs_world_t *w = tw_new_ex(NULL, 16);
-    tecs_comp_t c1 = tecs_component(w, &(tecs_component_desc_t){ .name = "B", .size = 1 });
-    tecs_comp_t c64 = tecs_component(w, &(tecs_component_desc_t){ .name = "A", .size = 64,
+    tecs_comp_t c1 = tecs_component_new(w, &(tecs_component_desc_t){ .name = "B", .size = 1 });
+    tecs_comp_t c64 = tecs_component_new(w, &(tecs_component_desc_t){ .name = "A", .size = 64,
                                                                   .align = 64 });
-    tecs_archetype_t *a = tecs_archetype(w, 2, (tecs_comp_t[]){ c1, c64 });
+    tecs_archetype_t *a = tecs_archetype_get(w, 2, (tecs_comp_t[]){ c1, c64 });
     for (int i = 0; i < 40; i++) {
         tecs_entity_t e = tecs_new_in(w, a);
         CHECK(((uintptr_t)tecs_get(w, e, c64) & 63) == 0);
@@ -181,7 +181,7 @@ TEST(component_plain_data_zero_filled)
 {
     tecs_world_t *w = tw_new();
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
-    tecs_archetype_t *a = tecs_archetype(w, 1, &pos);
+    tecs_archetype_t *a = tecs_archetype_get(w, 1, &pos);
     for (int i = 0; i < 3; i++) {
         tecs_entity_t e = tecs_new_in(w, a);
         CHECK_ERR(TECS_SET(w, e, pos, Position, { 9, 9 }), TECS_OK);
@@ -200,7 +200,7 @@ TEST(component_hooks_called_with_counts)
     hook_counts h = { 0 };
     tecs_world_t *w = tw_new_ex(NULL, 16);
     tecs_comp_t o = obj_component(w, "Obj", &h);
-    tecs_archetype_t *a = tecs_archetype(w, 1, &o);
+    tecs_archetype_t *a = tecs_archetype_get(w, 1, &o);
     CHECK_ERR(tecs_new_bulk(w, a, 40, NULL, 0, NULL), TECS_OK);
     CHECK_EQ(h.ctor, 40);
     CHECK_EQ(h.calls, 3);                          /* one call per chunk: 16+16+8 */
@@ -227,10 +227,10 @@ TEST(component_limit_of_ids)
     char name[16];
     for (int i = 1; i < TECS_MAX_COMPONENTS; i++) {
         snprintf(name, sizeof name, "c%d", i);
-        CHECK(tecs_component(w, &(tecs_component_desc_t){ .name = name }) != 0);
+        CHECK(tecs_component_new(w, &(tecs_component_desc_t){ .name = name }) != 0);
     }
     CHECK_EQ(tecs_world_component_count(w), TECS_MAX_COMPONENTS - 1);
-    CHECK_EQ(tecs_component(w, &(tecs_component_desc_t){ .name = "one_more" }), 0);
+    CHECK_EQ(tecs_component_new(w, &(tecs_component_desc_t){ .name = "one_more" }), 0);
     CHECK_EQ(tecs_last_error(w), TECS_ELIMIT);
     tw_free(w);
 }
@@ -242,12 +242,12 @@ TEST(component_registered_after_archetypes)
     hook_counts h = { 0 };
     tecs_world_t *w = tw_new();
     tecs_comp_t o = obj_component(w, "Obj", &h);
-    tecs_archetype_t *a = tecs_archetype(w, 1, &o);
+    tecs_archetype_t *a = tecs_archetype_get(w, 1, &o);
     tecs_entity_t e = tecs_new_in(w, a);
     for (int i = 0; i < 100; i++) {
         char name[16];
         snprintf(name, sizeof name, "later%d", i);
-        CHECK(tecs_component(w, &(tecs_component_desc_t){ .name = name, .size = 8 }) != 0);
+        CHECK(tecs_component_new(w, &(tecs_component_desc_t){ .name = name, .size = 8 }) != 0);
     }
     tecs_entity_t f = tecs_new_in(w, a);
     CHECK_EQ(TECS_GET(w, f, o, Obj)->value, OBJ_DEFAULT);
@@ -277,15 +277,15 @@ TEST(component_registry_growth_keeps_archetypes_working)
 {
     tecs_world_t *w = tw_new();
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
-    tecs_comp_t hp = tecs_component(w, &(tecs_component_desc_t){
+    tecs_comp_t hp = tecs_component_new(w, &(tecs_component_desc_t){
         .name = "Health", .size = sizeof(Health), .align = _Alignof(Health),
         .ctor = count_ctor });
-    tecs_archetype_t *a = tecs_archetype(w, 2, (tecs_comp_t[]){ pos, hp });
+    tecs_archetype_t *a = tecs_archetype_get(w, 2, (tecs_comp_t[]){ pos, hp });
     CHECK(a != NULL);
     for (int i = 0; i < 200; i++) {
         char name[16];
         snprintf(name, sizeof name, "Tag%d", i);
-        CHECK(tecs_component(w, &(tecs_component_desc_t){ .name = name }) != 0);
+        CHECK(tecs_component_new(w, &(tecs_component_desc_t){ .name = name }) != 0);
     }
     ctor_calls = 0;
     tecs_entity_t e = tecs_new_in(w, a);

@@ -31,7 +31,7 @@ TEST(defer_changes_wait_for_the_end)
 {
     fixture f = fx_new(16);
     tecs_entity_t a = fx_spawn(&f, 1), b = fx_spawn(&f, 2);
-    tecs_archetype_t *pv = tecs_archetype(f.w, 2, (tecs_comp_t[]){ f.pos, f.vel });
+    tecs_archetype_t *pv = tecs_archetype_get(f.w, 2, (tecs_comp_t[]){ f.pos, f.vel });
     tecs_entity_t made[6] = { 0 }, bulk[3] = { 0 };
     tecs_iter_t it = tecs_query_iter(f.all);
     CHECK(tecs_iter_next(&it));
@@ -190,7 +190,7 @@ TEST(defer_new_with_and_bulk_values)
     fixture f = fx_new(16);
     tecs_comp_t o = obj_component(f.w, "Obj", &h);
     fx_spawn(&f, 0);
-    tecs_archetype_t *ah = tecs_archetype(f.w, 2, (tecs_comp_t[]){ f.hp, o });
+    tecs_archetype_t *ah = tecs_archetype_get(f.w, 2, (tecs_comp_t[]){ f.hp, o });
     init_seen s = { .hp = f.hp };
     Obj vals[20];
     for (int i = 0; i < 20; i++)
@@ -222,14 +222,14 @@ TEST(defer_world_freed_with_iteration_open)
     fixture f = fx_new(16);
     tecs_comp_t o = obj_component(f.w, "Obj", &h);
     tecs_entity_t e = fx_spawn(&f, 1);
-    tecs_archetype_t *ao = tecs_archetype(f.w, 1, &o);
+    tecs_archetype_t *ao = tecs_archetype_get(f.w, 1, &o);
     tecs_iter_t it = tecs_query_iter(f.all);
     CHECK(tecs_iter_next(&it));
     CHECK_ERR(tecs_set(f.w, e, o, &(Obj){ OBJ_LIVE, 3 }), TECS_OK);
     CHECK(tecs_new_in(f.w, ao) != 0);
     Obj v[2] = { obj(1), obj(2) };
     CHECK_ERR(tecs_new_bulk(f.w, ao, 2, NULL, 1, &(tecs_value_t){ o, v }), TECS_OK);
-    CHECK(tecs_delay_new(f.w, ao, 1, &(tecs_value_t){ o, v }) != 0);
+    CHECK(tecs_delayed_new(f.w, ao, 1, &(tecs_value_t){ o, v }) != 0);
     tw_free(f.w);                                   /* leak check inside */
     CHECK_EQ(hooks_live(&h), 0);
     CHECK_EQ(h.bad, 0);
@@ -240,26 +240,26 @@ TEST(defer_world_freed_with_iteration_open)
 TEST(delayed_new_born_at_apply)
 {
     fixture f = fx_new(16);
-    tecs_archetype_t *ap = tecs_archetype(f.w, 2, (tecs_comp_t[]){ f.pos, f.hp });
+    tecs_archetype_t *ap = tecs_archetype_get(f.w, 2, (tecs_comp_t[]){ f.pos, f.hp });
     Position p = { 3, 4 };
-    tecs_entity_t e = tecs_delay_new(f.w, ap, 1, &(tecs_value_t){ f.pos, &p });
+    tecs_entity_t e = tecs_delayed_new(f.w, ap, 1, &(tecs_value_t){ f.pos, &p });
     CHECK(e != 0);
     p.x = 100;                                      /* copied at the call */
     CHECK(!tecs_is_alive(f.w, e));
-    CHECK_EQ(tecs_pending_news(f.w), 1);
+    CHECK_EQ(tecs_delayed_new_count(f.w), 1);
     CHECK_EQ(tecs_world_entity_count(f.w), 0);
     CHECK_EQ(tecs_query_count(f.all), 0);
     CHECK(tecs_new(f.w) != e);                      /* its id is taken */
-    CHECK_ERR(tecs_apply_kills(f.w), TECS_OK);      /* kills only: still pending */
+    CHECK_ERR(tecs_delayed_apply_destroy(f.w), TECS_OK);      /* kills only: still pending */
     CHECK(!tecs_is_alive(f.w, e));
-    CHECK_ERR(tecs_apply_news(f.w), TECS_OK);
+    CHECK_ERR(tecs_delayed_apply_new(f.w), TECS_OK);
     CHECK(tecs_is_alive(f.w, e));
     CHECK_EQ(TECS_GET(f.w, e, f.pos, Position)->x, 3);
     CHECK_EQ(TECS_GET(f.w, e, f.hp, Health)->hp, 0);
-    CHECK_EQ(tecs_pending_news(f.w), 0);
+    CHECK_EQ(tecs_delayed_new_count(f.w), 0);
     CHECK_EQ(tecs_world_entity_count(f.w), 2);
     CHECK_EQ(tecs_query_count(f.all), 1);
-    CHECK_ERR(tecs_apply_news(f.w), TECS_OK);       /* nothing left: no-op */
+    CHECK_ERR(tecs_delayed_apply_new(f.w), TECS_OK);       /* nothing left: no-op */
     TW_CHECK(f.w);
     tw_free(f.w);
 }
@@ -267,12 +267,12 @@ TEST(delayed_new_born_at_apply)
 TEST(delayed_news_apply_in_call_order)
 {
     fixture f = fx_new(16);
-    tecs_archetype_t *a = tecs_archetype(f.w, 1, &f.pos);
-    tecs_archetype_t *b = tecs_archetype(f.w, 2, (tecs_comp_t[]){ f.pos, f.vel });
+    tecs_archetype_t *a = tecs_archetype_get(f.w, 1, &f.pos);
+    tecs_archetype_t *b = tecs_archetype_get(f.w, 2, (tecs_comp_t[]){ f.pos, f.vel });
     tecs_entity_t e[6];
     for (int i = 0; i < 6; i++)
-        e[i] = tecs_delay_new(f.w, i % 2 ? b : a, 0, NULL);
-    CHECK_ERR(tecs_apply_news(f.w), TECS_OK);
+        e[i] = tecs_delayed_new(f.w, i % 2 ? b : a, 0, NULL);
+    CHECK_ERR(tecs_delayed_apply_new(f.w), TECS_OK);
     tecs_entity_t got[6];
     CHECK_EQ(tecs_query_collect(f.all, got, 6), 6);
     /* a's rows then b's rows, each in call order. */
@@ -286,19 +286,19 @@ TEST(delayed_destroy_of_pending_birth_cancels_it)
     hook_counts h = { 0 };
     fixture f = fx_new(16);
     tecs_comp_t o = obj_component(f.w, "Obj", &h);
-    tecs_archetype_t *ao = tecs_archetype(f.w, 1, &o);
-    tecs_entity_t e = tecs_delay_new(f.w, ao, 1, &(tecs_value_t){ o, &(Obj){ OBJ_LIVE, 5 } });
-    tecs_entity_t keep = tecs_delay_new(f.w, ao, 0, NULL);
-    CHECK_EQ(tecs_pending_news(f.w), 2);
+    tecs_archetype_t *ao = tecs_archetype_get(f.w, 1, &o);
+    tecs_entity_t e = tecs_delayed_new(f.w, ao, 1, &(tecs_value_t){ o, &(Obj){ OBJ_LIVE, 5 } });
+    tecs_entity_t keep = tecs_delayed_new(f.w, ao, 0, NULL);
+    CHECK_EQ(tecs_delayed_new_count(f.w), 2);
     CHECK_ERR(tecs_destroy(f.w, e), TECS_OK);
-    CHECK_EQ(tecs_pending_news(f.w), 1);
+    CHECK_EQ(tecs_delayed_new_count(f.w), 1);
     CHECK_ERR(tecs_destroy(f.w, e), TECS_EDEAD);
     tecs_entity_t reuse = tecs_new(f.w);             /* takes e's slot */
     CHECK_EQ(TECS_ENTITY_INDEX(reuse), TECS_ENTITY_INDEX(e));
-    CHECK_ERR(tecs_apply_news(f.w), TECS_OK);
+    CHECK_ERR(tecs_delayed_apply_new(f.w), TECS_OK);
     CHECK(!tecs_is_alive(f.w, e));
     CHECK(tecs_is_alive(f.w, keep));
-    CHECK(tecs_entity_archetype(f.w, reuse) == tecs_archetype(f.w, 0, NULL));
+    CHECK(tecs_entity_archetype(f.w, reuse) == tecs_archetype_get(f.w, 0, NULL));
     CHECK_EQ(tecs_archetype_entity_count(ao), 1);
     CHECK_EQ(tecs_world_entity_count(f.w), 2);
     CHECK_EQ(hooks_live(&h), 1);                    /* the queued copy was dropped */
@@ -311,18 +311,18 @@ TEST(delayed_new_bad_input)
 {
     fixture f = fx_new(16);
     tecs_world_t *w2 = tw_new();
-    tecs_archetype_t *a = tecs_archetype(f.w, 1, &f.pos);
-    CHECK_EQ(tecs_delay_new(f.w, NULL, 0, NULL), 0);
+    tecs_archetype_t *a = tecs_archetype_get(f.w, 1, &f.pos);
+    CHECK_EQ(tecs_delayed_new(f.w, NULL, 0, NULL), 0);
     CHECK_EQ(tecs_last_error(f.w), TECS_EINVAL);
-    CHECK_EQ(tecs_delay_new(f.w, tecs_archetype(w2, 0, NULL), 0, NULL), 0);
+    CHECK_EQ(tecs_delayed_new(f.w, tecs_archetype_get(w2, 0, NULL), 0, NULL), 0);
     CHECK_EQ(tecs_last_error(f.w), TECS_EWORLD);
-    CHECK_EQ(tecs_delay_new(f.w, a, 1, &(tecs_value_t){ f.vel, &(Velocity){ 0, 0 } }), 0);
+    CHECK_EQ(tecs_delayed_new(f.w, a, 1, &(tecs_value_t){ f.vel, &(Velocity){ 0, 0 } }), 0);
     CHECK_EQ(tecs_last_error(f.w), TECS_ENOCOMP);
-    CHECK_EQ(tecs_delay_new(f.w, a, 1, NULL), 0);
+    CHECK_EQ(tecs_delayed_new(f.w, a, 1, NULL), 0);
     CHECK_EQ(tecs_last_error(f.w), TECS_EINVAL);
-    CHECK_EQ(tecs_delay_new(NULL, a, 0, NULL), 0);
-    CHECK_EQ(tecs_pending_news(f.w), 0);
-    CHECK(tecs_delay_new(f.w, a, 0, NULL) != 0);
+    CHECK_EQ(tecs_delayed_new(NULL, a, 0, NULL), 0);
+    CHECK_EQ(tecs_delayed_new_count(f.w), 0);
+    CHECK(tecs_delayed_new(f.w, a, 0, NULL) != 0);
     tw_free(w2);
     tw_free(f.w);
 }
@@ -350,24 +350,24 @@ TEST(delayed_kill_runs_callback_before_kill)
     fixture f = fx_new(16);
     tecs_entity_t e = fx_spawn(&f, 1), g = fx_spawn(&f, 2);
     kill_log k = { .pos = f.pos };
-    CHECK_ERR(tecs_delay_destroy(f.w, e, on_kill, &k), TECS_OK);
+    CHECK_ERR(tecs_delayed_destroy(f.w, e, on_kill, &k), TECS_OK);
     CHECK(tecs_is_alive(f.w, e));
-    CHECK_EQ(tecs_pending_kills(f.w), 1);
+    CHECK_EQ(tecs_delayed_destroy_count(f.w), 1);
     CHECK_EQ(tecs_query_count(f.all), 2);           /* still iterated */
     CHECK_ERR(tecs_add(f.w, e, f.vel), TECS_OK);     /* still changeable */
-    CHECK_ERR(tecs_apply_news(f.w), TECS_OK);        /* news only: still alive */
+    CHECK_ERR(tecs_delayed_apply_new(f.w), TECS_OK);        /* news only: still alive */
     CHECK(tecs_is_alive(f.w, e));
     CHECK_EQ(k.calls, 0);
-    CHECK_ERR(tecs_apply_kills(f.w), TECS_OK);
+    CHECK_ERR(tecs_delayed_apply_destroy(f.w), TECS_OK);
     CHECK_EQ(k.calls, 1);
     CHECK_EQ(k.last, e);
     CHECK(k.alive_inside);
     CHECK(!tecs_is_alive(f.w, e));
     CHECK(tecs_is_alive(f.w, g));
-    CHECK_EQ(tecs_pending_kills(f.w), 0);
+    CHECK_EQ(tecs_delayed_destroy_count(f.w), 0);
     CHECK_EQ(tecs_world_entity_count(f.w), 1);
-    CHECK_ERR(tecs_delay_destroy(f.w, g, NULL, NULL), TECS_OK);   /* no callback */
-    CHECK_ERR(tecs_apply_delayed(f.w), TECS_OK);
+    CHECK_ERR(tecs_delayed_destroy(f.w, g, NULL, NULL), TECS_OK);   /* no callback */
+    CHECK_ERR(tecs_delayed_apply(f.w), TECS_OK);
     CHECK_EQ(tecs_world_entity_count(f.w), 0);
     TW_CHECK(f.w);
     tw_free(f.w);
@@ -381,10 +381,10 @@ TEST(delayed_kill_twice_is_one_kill)
     tecs_entity_t e = fx_spawn(&f, 1);
     tecs_add(f.w, e, o);
     kill_log k1 = { .pos = f.pos }, k2 = { .pos = f.pos };
-    CHECK_ERR(tecs_delay_destroy(f.w, e, on_kill, &k1), TECS_OK);
-    CHECK_ERR(tecs_delay_destroy(f.w, e, on_kill, &k2), TECS_OK);
-    CHECK_EQ(tecs_pending_kills(f.w), 1);
-    CHECK_ERR(tecs_apply_kills(f.w), TECS_OK);
+    CHECK_ERR(tecs_delayed_destroy(f.w, e, on_kill, &k1), TECS_OK);
+    CHECK_ERR(tecs_delayed_destroy(f.w, e, on_kill, &k2), TECS_OK);
+    CHECK_EQ(tecs_delayed_destroy_count(f.w), 1);
+    CHECK_ERR(tecs_delayed_apply_destroy(f.w), TECS_OK);
     CHECK_EQ(k1.calls + k2.calls, 1);
     CHECK_EQ(k1.calls, 1);                          /* the first callback */
     CHECK_EQ(h.dtor, 1);
@@ -397,19 +397,19 @@ TEST(delayed_stale_kill_never_hits_reused_slot)
     fixture f = fx_new(16);
     tecs_entity_t e = fx_spawn(&f, 1);
     kill_log k = { .pos = f.pos };
-    CHECK_ERR(tecs_delay_destroy(f.w, e, on_kill, &k), TECS_OK);
+    CHECK_ERR(tecs_delayed_destroy(f.w, e, on_kill, &k), TECS_OK);
     CHECK_ERR(tecs_destroy(f.w, e), TECS_OK);        /* killed directly */
-    CHECK_EQ(tecs_pending_kills(f.w), 0);
+    CHECK_EQ(tecs_delayed_destroy_count(f.w), 0);
     tecs_entity_t reuse = fx_spawn(&f, 2);
     CHECK_EQ(TECS_ENTITY_INDEX(reuse), TECS_ENTITY_INDEX(e));
-    CHECK_ERR(tecs_apply_kills(f.w), TECS_OK);
+    CHECK_ERR(tecs_delayed_apply_destroy(f.w), TECS_OK);
     CHECK_EQ(k.calls, 0);
     CHECK(tecs_is_alive(f.w, reuse));
     CHECK_EQ(tecs_world_entity_count(f.w), 1);
     /* The new entity may be delayed-killed in its own right. */
-    CHECK_ERR(tecs_delay_destroy(f.w, reuse, on_kill, &k), TECS_OK);
-    CHECK_EQ(tecs_pending_kills(f.w), 1);
-    CHECK_ERR(tecs_apply_kills(f.w), TECS_OK);
+    CHECK_ERR(tecs_delayed_destroy(f.w, reuse, on_kill, &k), TECS_OK);
+    CHECK_EQ(tecs_delayed_destroy_count(f.w), 1);
+    CHECK_ERR(tecs_delayed_apply_destroy(f.w), TECS_OK);
     CHECK_EQ(k.calls, 1);
     CHECK(!tecs_is_alive(f.w, reuse));
     TW_CHECK(f.w);
@@ -421,13 +421,13 @@ TEST(delayed_kill_bad_input)
     fixture f = fx_new(16);
     tecs_entity_t e = fx_spawn(&f, 1);
     CHECK_ERR(tecs_destroy(f.w, e), TECS_OK);
-    CHECK_ERR(tecs_delay_destroy(f.w, e, NULL, NULL), TECS_EDEAD);
-    CHECK_ERR(tecs_delay_destroy(f.w, 0, NULL, NULL), TECS_EDEAD);
-    CHECK_ERR(tecs_delay_destroy(NULL, e, NULL, NULL), TECS_EINVAL);
-    CHECK_ERR(tecs_apply_news(NULL), TECS_EINVAL);
-    CHECK_EQ(tecs_pending_kills(f.w), 0);
-    CHECK_EQ(tecs_pending_kills(NULL), 0);
-    CHECK_EQ(tecs_pending_news(NULL), 0);
+    CHECK_ERR(tecs_delayed_destroy(f.w, e, NULL, NULL), TECS_EDEAD);
+    CHECK_ERR(tecs_delayed_destroy(f.w, 0, NULL, NULL), TECS_EDEAD);
+    CHECK_ERR(tecs_delayed_destroy(NULL, e, NULL, NULL), TECS_EINVAL);
+    CHECK_ERR(tecs_delayed_apply_new(NULL), TECS_EINVAL);
+    CHECK_EQ(tecs_delayed_destroy_count(f.w), 0);
+    CHECK_EQ(tecs_delayed_destroy_count(NULL), 0);
+    CHECK_EQ(tecs_delayed_new_count(NULL), 0);
     tw_free(f.w);
 }
 
@@ -435,7 +435,7 @@ static void kill_and_spawn(tecs_world_t *w, tecs_entity_t e, void *ctx)
 {
     kill_log *k = ctx;
     on_kill(w, e, ctx);
-    CHECK_ERR(tecs_apply_kills(w), TECS_EBUSY);
+    CHECK_ERR(tecs_delayed_apply_destroy(w), TECS_EBUSY);
     k->made = tecs_new(w);                          /* queued, applied after */
     CHECK(!tecs_is_alive(w, k->made));
 }
@@ -445,8 +445,8 @@ TEST(delayed_kill_callback_changes_are_applied)
     fixture f = fx_new(16);
     tecs_entity_t e = fx_spawn(&f, 1);
     kill_log k = { .pos = f.pos };
-    CHECK_ERR(tecs_delay_destroy(f.w, e, kill_and_spawn, &k), TECS_OK);
-    CHECK_ERR(tecs_apply_kills(f.w), TECS_OK);
+    CHECK_ERR(tecs_delayed_destroy(f.w, e, kill_and_spawn, &k), TECS_OK);
+    CHECK_ERR(tecs_delayed_apply_destroy(f.w), TECS_OK);
     CHECK_EQ(k.calls, 1);
     CHECK(!tecs_is_alive(f.w, e));
     CHECK(tecs_is_alive(f.w, k.made));
@@ -459,18 +459,18 @@ TEST(delayed_apply_inside_iteration_is_ebusy)
 {
     fixture f = fx_new(16);
     tecs_entity_t e = fx_spawn(&f, 1);
-    tecs_entity_t n = tecs_delay_new(f.w, tecs_archetype(f.w, 1, &f.pos), 0, NULL);
-    CHECK_ERR(tecs_delay_destroy(f.w, e, NULL, NULL), TECS_OK);
+    tecs_entity_t n = tecs_delayed_new(f.w, tecs_archetype_get(f.w, 1, &f.pos), 0, NULL);
+    CHECK_ERR(tecs_delayed_destroy(f.w, e, NULL, NULL), TECS_OK);
     tecs_iter_t it = tecs_query_iter(f.all);
     CHECK(tecs_iter_next(&it));
-    CHECK_ERR(tecs_apply_news(f.w), TECS_EBUSY);
-    CHECK_ERR(tecs_apply_kills(f.w), TECS_EBUSY);
-    CHECK_ERR(tecs_apply_delayed(f.w), TECS_EBUSY);
+    CHECK_ERR(tecs_delayed_apply_new(f.w), TECS_EBUSY);
+    CHECK_ERR(tecs_delayed_apply_destroy(f.w), TECS_EBUSY);
+    CHECK_ERR(tecs_delayed_apply(f.w), TECS_EBUSY);
     tecs_iter_fini(&it);
     CHECK(tecs_is_alive(f.w, e) && !tecs_is_alive(f.w, n));
-    CHECK_EQ(tecs_pending_news(f.w), 1);
-    CHECK_EQ(tecs_pending_kills(f.w), 1);
-    CHECK_ERR(tecs_apply_delayed(f.w), TECS_OK);
+    CHECK_EQ(tecs_delayed_new_count(f.w), 1);
+    CHECK_EQ(tecs_delayed_destroy_count(f.w), 1);
+    CHECK_ERR(tecs_delayed_apply(f.w), TECS_OK);
     CHECK(!tecs_is_alive(f.w, e) && tecs_is_alive(f.w, n));
     TW_CHECK(f.w);
     tw_free(f.w);
@@ -479,26 +479,26 @@ TEST(delayed_apply_inside_iteration_is_ebusy)
 TEST(delayed_counts_stay_right)
 {
     fixture f = fx_new(16);
-    tecs_archetype_t *a = tecs_archetype(f.w, 1, &f.pos);
+    tecs_archetype_t *a = tecs_archetype_get(f.w, 1, &f.pos);
     tecs_entity_t live[10], born[10];
     for (int i = 0; i < 10; i++) {
         live[i] = fx_spawn(&f, (float)i);
-        born[i] = tecs_delay_new(f.w, a, 0, NULL);
+        born[i] = tecs_delayed_new(f.w, a, 0, NULL);
     }
     for (int i = 0; i < 10; i += 2)
-        CHECK_ERR(tecs_delay_destroy(f.w, live[i], NULL, NULL), TECS_OK);
+        CHECK_ERR(tecs_delayed_destroy(f.w, live[i], NULL, NULL), TECS_OK);
     CHECK_ERR(tecs_destroy(f.w, born[3]), TECS_OK);  /* cancel one birth */
     CHECK_ERR(tecs_destroy(f.w, live[4]), TECS_OK);  /* one kill goes stale */
     CHECK_EQ(tecs_world_entity_count(f.w), 9);
-    CHECK_EQ(tecs_pending_news(f.w), 9);
-    CHECK_EQ(tecs_pending_kills(f.w), 4);
-    CHECK_ERR(tecs_apply_news(f.w), TECS_OK);
+    CHECK_EQ(tecs_delayed_new_count(f.w), 9);
+    CHECK_EQ(tecs_delayed_destroy_count(f.w), 4);
+    CHECK_ERR(tecs_delayed_apply_new(f.w), TECS_OK);
     CHECK_EQ(tecs_world_entity_count(f.w), 18);
-    CHECK_EQ(tecs_pending_news(f.w), 0);
-    CHECK_EQ(tecs_pending_kills(f.w), 4);
-    CHECK_ERR(tecs_apply_kills(f.w), TECS_OK);
+    CHECK_EQ(tecs_delayed_new_count(f.w), 0);
+    CHECK_EQ(tecs_delayed_destroy_count(f.w), 4);
+    CHECK_ERR(tecs_delayed_apply_destroy(f.w), TECS_OK);
     CHECK_EQ(tecs_world_entity_count(f.w), 14);
-    CHECK_EQ(tecs_pending_kills(f.w), 0);
+    CHECK_EQ(tecs_delayed_destroy_count(f.w), 0);
     CHECK_EQ(tecs_query_count(f.all), 14);
     TW_CHECK(f.w);
     tw_free(f.w);
@@ -511,7 +511,7 @@ TEST(delayed_pending_id_refused_inside_iteration)
 {
     fixture f = fx_new(16);
     fx_spawn(&f, 1);
-    tecs_entity_t d = tecs_delay_new(f.w, tecs_archetype(f.w, 1, &f.pos), 0, NULL);
+    tecs_entity_t d = tecs_delayed_new(f.w, tecs_archetype_get(f.w, 1, &f.pos), 0, NULL);
     CHECK_ERR(tecs_add(f.w, d, f.vel), TECS_EDEAD);
     tecs_iter_t it = tecs_query_iter(f.all);
     CHECK(tecs_iter_next(&it));
@@ -522,7 +522,7 @@ TEST(delayed_pending_id_refused_inside_iteration)
     CHECK_ERR(tecs_add(f.w, n, f.vel), TECS_OK);
     tecs_iter_fini(&it);
     CHECK(tecs_has(f.w, n, f.vel));
-    CHECK_ERR(tecs_apply_news(f.w), TECS_OK);
+    CHECK_ERR(tecs_delayed_apply_new(f.w), TECS_OK);
     CHECK(tecs_is_alive(f.w, d) && !tecs_has(f.w, d, f.vel));
     TW_CHECK(f.w);
     tw_free(f.w);
@@ -537,7 +537,7 @@ TEST(defer_birth_then_sets_in_one_batch)
     tecs_comp_t o = obj_component(f.w, "Obj", &h);
     tecs_comp_t tag = TECS_TAG(f.w, Tag);
     fx_spawn(&f, 0);
-    tecs_archetype_t *ao = tecs_archetype(f.w, 1, &o);
+    tecs_archetype_t *ao = tecs_archetype_get(f.w, 1, &o);
     tecs_entity_t n[4];
     tecs_iter_t it = tecs_query_iter(f.all);
     CHECK(tecs_iter_next(&it));
@@ -604,7 +604,7 @@ TEST(defer_birth_set_then_remove_destroy_or_set_again)
     tecs_entity_t added = tecs_new(f.w);
     CHECK_ERR(tecs_add(f.w, added, f.vel), TECS_OK);
     CHECK_ERR(tecs_add(f.w, added, f.vel), TECS_OK);            /* conflicts: dropped */
-    tecs_entity_t in_pos = tecs_new_in(f.w, tecs_archetype(f.w, 1, &f.pos));
+    tecs_entity_t in_pos = tecs_new_in(f.w, tecs_archetype_get(f.w, 1, &f.pos));
     CHECK_ERR(TECS_SET(f.w, in_pos, f.pos, Position, { 9, 10 }), TECS_OK);  /* has it */
     CHECK(!tecs_is_alive(f.w, removed));
     tecs_iter_fini(&it);
@@ -632,7 +632,7 @@ TEST(defer_many_births_with_sets_land_in_order)
 {
     fixture f = fx_new(16);
     tecs_comp_t tag = TECS_TAG(f.w, Tag);
-    tecs_archetype_t *av = tecs_archetype(f.w, 1, &f.vel);
+    tecs_archetype_t *av = tecs_archetype_get(f.w, 1, &f.vel);
     fx_spawn(&f, 0);
     tecs_entity_t e[100];
     tecs_iter_t it = tecs_query_iter(f.all);
@@ -678,7 +678,7 @@ static void kill_self_too(tecs_world_t *w, tecs_entity_t e, void *ctx)
     CHECK_ERR(tecs_destroy(w, e), TECS_OK);         /* queued: still alive here */
     CHECK(tecs_is_alive(w, e));
     CHECK_ERR(tecs_add(w, e, k->pos), TECS_OK);     /* queued, then moot */
-    CHECK_ERR(tecs_delay_destroy(w, e, kill_self_too, ctx), TECS_OK);   /* already queued */
+    CHECK_ERR(tecs_delayed_destroy(w, e, kill_self_too, ctx), TECS_OK);   /* already queued */
 }
 
 TEST(delayed_kill_callback_destroying_itself)
@@ -689,14 +689,14 @@ TEST(delayed_kill_callback_destroying_itself)
     tecs_entity_t e = tecs_new(f.w);
     tecs_add(f.w, e, o);
     kill_log k = { .pos = f.pos };
-    CHECK_ERR(tecs_delay_destroy(f.w, e, kill_self_too, &k), TECS_OK);
-    CHECK_ERR(tecs_apply_kills(f.w), TECS_OK);
+    CHECK_ERR(tecs_delayed_destroy(f.w, e, kill_self_too, &k), TECS_OK);
+    CHECK_ERR(tecs_delayed_apply_destroy(f.w), TECS_OK);
     CHECK_EQ(k.calls, 1);
     CHECK(!tecs_is_alive(f.w, e));
     CHECK_EQ(h.dtor, 1);
-    CHECK_EQ(tecs_pending_kills(f.w), 0);
+    CHECK_EQ(tecs_delayed_destroy_count(f.w), 0);
     CHECK_EQ(tecs_world_entity_count(f.w), 0);
-    CHECK_ERR(tecs_apply_kills(f.w), TECS_OK);
+    CHECK_ERR(tecs_delayed_apply_destroy(f.w), TECS_OK);
     CHECK_EQ(k.calls, 1);
     TW_CHECK(f.w);
     tw_free(f.w);

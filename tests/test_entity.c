@@ -114,9 +114,9 @@ TEST(entity_is_alive_cases)
     CHECK(!tecs_is_alive(w, tecs__make_id(0, 2)));           /* future generation */
     CHECK(!tecs_is_alive(w, tecs__make_id(0, 0)));
     CHECK(!tecs_is_alive(w, 0xffffffffffffffffull));
-    tecs_entity_t p = tecs_delay_new(w, tecs_archetype(w, 0, NULL), 0, NULL);
+    tecs_entity_t p = tecs_delayed_new(w, tecs_archetype_get(w, 0, NULL), 0, NULL);
     CHECK(p != 0 && !tecs_is_alive(w, p));                   /* pending birth */
-    CHECK_ERR(tecs_apply_news(w), TECS_OK);
+    CHECK_ERR(tecs_delayed_apply_new(w), TECS_OK);
     CHECK(tecs_is_alive(w, p));
     tw_free(w);
 }
@@ -127,7 +127,7 @@ TEST(entity_new_in_default_constructs)
     tecs_world_t *w = tw_new();
     tecs_comp_t o = obj_component(w, "Obj", &h);
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
-    tecs_archetype_t *a = tecs_archetype(w, 2, (tecs_comp_t[]){ pos, o });
+    tecs_archetype_t *a = tecs_archetype_get(w, 2, (tecs_comp_t[]){ pos, o });
     tecs_entity_t e = tecs_new_in(w, a);
     CHECK(e != 0);
     CHECK_EQ(TECS_GET(w, e, o, Obj)->value, OBJ_DEFAULT);
@@ -167,7 +167,7 @@ TEST(entity_new_with_initializer)
     tecs_world_t *w = tw_new();
     init_ctx c = { .pos = TECS_COMPONENT(w, Position), .tag = TECS_TAG(w, Marked) };
     c.obj = obj_component(w, "Obj", &h);
-    tecs_archetype_t *a = tecs_archetype(w, 3, (tecs_comp_t[]){ c.obj, c.pos, c.tag });
+    tecs_archetype_t *a = tecs_archetype_get(w, 3, (tecs_comp_t[]){ c.obj, c.pos, c.tag });
     tecs_entity_t e = tecs_new_with(w, a, init_pos_only, &c);
     CHECK(e != 0 && e == c.seen);
     CHECK(c.tag_ptr == NULL);                      /* a tag has no storage */
@@ -189,8 +189,8 @@ TEST(entity_new_with_bad_input)
 {
     tecs_world_t *w = tw_new(), *w2 = tw_new();
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
-    tecs_archetype_t *a = tecs_archetype(w, 1, &pos);
-    tecs_archetype_t *other = tecs_archetype(w2, 0, NULL);
+    tecs_archetype_t *a = tecs_archetype_get(w, 1, &pos);
+    tecs_archetype_t *other = tecs_archetype_get(w2, 0, NULL);
     view before = look(w, NULL, 0, pos);
     CHECK_EQ(tecs_new_with(w, a, NULL, NULL), 0);
     CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
@@ -213,7 +213,7 @@ static void check_bulk(int32_t rows, int32_t n)
     tecs_world_t *w = tw_new_ex(NULL, rows);
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
     tecs_comp_t hp = TECS_COMPONENT(w, Health);
-    tecs_archetype_t *a = tecs_archetype(w, 2, (tecs_comp_t[]){ pos, hp });
+    tecs_archetype_t *a = tecs_archetype_get(w, 2, (tecs_comp_t[]){ pos, hp });
     tecs_entity_t *ids = malloc((size_t)n * sizeof *ids);
     Position *ps = malloc((size_t)n * sizeof *ps);
     for (int32_t i = 0; i < n; i++)
@@ -254,7 +254,7 @@ TEST(entity_new_bulk_hooked_values)
     tecs_world_t *w = tw_new_ex(NULL, 16);
     tecs_comp_t o = obj_component(w, "Obj", &h);
     tecs_comp_t tag = TECS_TAG(w, Tag);
-    tecs_archetype_t *a = tecs_archetype(w, 2, (tecs_comp_t[]){ o, tag });
+    tecs_archetype_t *a = tecs_archetype_get(w, 2, (tecs_comp_t[]){ o, tag });
     Obj src[50];
     for (int i = 0; i < 50; i++)
         src[i] = obj(i * 10);
@@ -277,13 +277,13 @@ TEST(entity_new_bulk_bad_input_creates_nothing)
     tecs_world_t *w = tw_new(), *w2 = tw_new();
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
     tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
-    tecs_archetype_t *a = tecs_archetype(w, 1, &pos);
+    tecs_archetype_t *a = tecs_archetype_get(w, 1, &pos);
     Position p[4] = { { 0, 0 } };
     tecs_entity_t ids[4] = { 0 };
     view before = look(w, NULL, 0, pos);
     CHECK_ERR(tecs_new_bulk(w, a, -1, ids, 0, NULL), TECS_EINVAL);
     CHECK_ERR(tecs_new_bulk(w, NULL, 4, ids, 0, NULL), TECS_EINVAL);
-    CHECK_ERR(tecs_new_bulk(w, tecs_archetype(w2, 0, NULL), 4, ids, 0, NULL), TECS_EWORLD);
+    CHECK_ERR(tecs_new_bulk(w, tecs_archetype_get(w2, 0, NULL), 4, ids, 0, NULL), TECS_EWORLD);
     CHECK_ERR(tecs_new_bulk(w, a, 4, ids, 1, NULL), TECS_EINVAL);
     CHECK_ERR(tecs_new_bulk(w, a, 4, ids, 1, &(tecs_value_t){ vel, p }), TECS_ENOCOMP);
     CHECK_ERR(tecs_new_bulk(w, a, 4, ids, 1, &(tecs_value_t){ 77, p }), TECS_ENOCOMP);
@@ -303,7 +303,7 @@ TEST(entity_destroy_runs_destructors)
     hook_counts h = { 0 };
     tecs_world_t *w = tw_new_ex(NULL, 16);
     tecs_comp_t o = obj_component(w, "Obj", &h);
-    tecs_archetype_t *a = tecs_archetype(w, 1, &o);
+    tecs_archetype_t *a = tecs_archetype_get(w, 1, &o);
     tecs_entity_t ids[40];
     CHECK_ERR(tecs_new_bulk(w, a, 40, ids, 0, NULL), TECS_OK);
     for (int i = 0; i < 40; i++)
@@ -348,7 +348,7 @@ TEST(entity_add_remove_set_get_has)
     CHECK_EQ(tecs_archetype_components(tecs_entity_archetype(w, e), &comps), 1);
     CHECK_EQ(comps[0], vel);
     CHECK_ERR(tecs_remove(w, e, vel), TECS_OK);
-    CHECK(tecs_entity_archetype(w, e) == tecs_archetype(w, 0, NULL));
+    CHECK(tecs_entity_archetype(w, e) == tecs_archetype_get(w, 0, NULL));
     TW_CHECK(w);
     tw_free(w);
 }
@@ -473,7 +473,7 @@ TEST(entity_bad_input_changes_nothing)
     CHECK_EQ(tecs_last_error(w), TECS_ENOENT);
     CHECK_ERR(tecs_set(w, e, pos, NULL), TECS_EINVAL);
     CHECK_ERR(tecs_set(w, e, vel, NULL), TECS_EINVAL);
-    CHECK(tecs_new_in(w, tecs_archetype(w2, 1, (tecs_comp_t[]){
+    CHECK(tecs_new_in(w, tecs_archetype_get(w2, 1, (tecs_comp_t[]){
         TECS_COMPONENT(w2, Position) })) == 0);
     CHECK_EQ(tecs_last_error(w), TECS_EWORLD);
     CHECK_ERR(tecs_add(NULL, e, pos), TECS_EINVAL);
@@ -547,7 +547,7 @@ TEST(entity_new_with_changes_inside_are_queued)
     tecs_world_t *w = tw_new();
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
     init_changes c = { .w = w, .vel = TECS_COMPONENT(w, Velocity) };
-    tecs_archetype_t *a = tecs_archetype(w, 1, &pos);
+    tecs_archetype_t *a = tecs_archetype_get(w, 1, &pos);
     tecs_entity_t e = tecs_new_with(w, a, init_with_changes, &c);
     CHECK(tecs_is_alive(w, e) && tecs_is_alive(w, c.made));
     CHECK(tecs_has(w, e, c.vel) && tecs_has(w, e, pos));
@@ -631,7 +631,7 @@ TEST(entity_new_with_is_invisible_while_built)
 {
     tecs_world_t *w = tw_new();
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
-    tecs_archetype_t *a = tecs_archetype(w, 1, &pos);
+    tecs_archetype_t *a = tecs_archetype_get(w, 1, &pos);
     init_probe p = { .q = tecs_query_all(w, 1, &pos), .seen = -1 };
     tecs_entity_t e = tecs_new_with(w, a, init_look_around, &p);
     CHECK_EQ(p.seen, 0);

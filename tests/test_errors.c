@@ -66,7 +66,7 @@ TEST(errors_success_after_failure_reads_ok)
     OK_AFTER_FAILURE(w, hp = TECS_COMPONENT(w, Health));
     OK_AFTER_FAILURE(w, tecs_component_lookup(w, "Position"));
     tecs_archetype_t *a = NULL;
-    OK_AFTER_FAILURE(w, a = tecs_archetype(w, 2, (tecs_comp_t[]){ pos, hp }));
+    OK_AFTER_FAILURE(w, a = tecs_archetype_get(w, 2, (tecs_comp_t[]){ pos, hp }));
     OK_AFTER_FAILURE(w, tecs_archetype_reserve(w, a, 10));
     tecs_entity_t e = 0;
     OK_AFTER_FAILURE(w, e = tecs_new(w));
@@ -83,11 +83,11 @@ TEST(errors_success_after_failure_reads_ok)
     OK_AFTER_FAILURE(w, tecs_entity_archetype(w, e));
     OK_AFTER_FAILURE(w, tecs_remove(w, e, pos));
     tecs_entity_t d = 0;
-    OK_AFTER_FAILURE(w, d = tecs_delay_new(w, a, 0, NULL));
-    OK_AFTER_FAILURE(w, tecs_apply_news(w));
-    OK_AFTER_FAILURE(w, tecs_delay_destroy(w, d, NULL, NULL));
-    OK_AFTER_FAILURE(w, tecs_apply_kills(w));
-    OK_AFTER_FAILURE(w, tecs_apply_delayed(w));
+    OK_AFTER_FAILURE(w, d = tecs_delayed_new(w, a, 0, NULL));
+    OK_AFTER_FAILURE(w, tecs_delayed_apply_new(w));
+    OK_AFTER_FAILURE(w, tecs_delayed_destroy(w, d, NULL, NULL));
+    OK_AFTER_FAILURE(w, tecs_delayed_apply_destroy(w));
+    OK_AFTER_FAILURE(w, tecs_delayed_apply(w));
     tecs_entity_t doomed = tecs_new(w);
     OK_AFTER_FAILURE(w, tecs_destroy(w, doomed));
 
@@ -114,12 +114,12 @@ TEST(errors_success_after_failure_reads_ok)
     tecs_filter_t *f = NULL;
     OK_AFTER_FAILURE(w, f = tecs_filter_new(w));
     tecs_cond_t c1 = -1, c2 = -1;
-    OK_AFTER_FAILURE(w, c1 = tecs_where(f, x, TECS_GE, tecs_key_int(0)));
-    OK_AFTER_FAILURE(w, c2 = tecs_where_between(f, x, tecs_key_int(0), tecs_key_int(9)));
-    OK_AFTER_FAILURE(w, tecs_where_in(f, x, 1, (tecs_key_t[]){ tecs_key_int(5) }));
-    OK_AFTER_FAILURE(w, tecs_where_not(f, c1));
-    OK_AFTER_FAILURE(w, tecs_where_or(f, c1, c2));
-    tecs_cond_t both = tecs_where_and(f, c1, c2);
+    OK_AFTER_FAILURE(w, c1 = tecs_filter_cmp(f, x, TECS_GE, tecs_key_int(0)));
+    OK_AFTER_FAILURE(w, c2 = tecs_filter_between(f, x, tecs_key_int(0), tecs_key_int(9)));
+    OK_AFTER_FAILURE(w, tecs_filter_in(f, x, 1, (tecs_key_t[]){ tecs_key_int(5) }));
+    OK_AFTER_FAILURE(w, tecs_filter_not(f, c1));
+    OK_AFTER_FAILURE(w, tecs_filter_or(f, c1, c2));
+    tecs_cond_t both = tecs_filter_and(f, c1, c2);
     OK_AFTER_FAILURE(w, tecs_filter_root(f, both));
     OK_AFTER_FAILURE(w, tecs_filter_order(f, x, true));
     OK_AFTER_FAILURE(w, tecs_filter_test(f, e));
@@ -143,24 +143,24 @@ TEST(errors_success_after_failure_reads_ok)
         .offset = offsetof(Position, x), .offset_y = offsetof(Position, y), .cell_size = 4 });
     CHECK(sp != NULL);
     f = tecs_filter_new(w);
-    OK_AFTER_FAILURE(w, tecs_where_radius(f, sp, 0, 0, 10));
-    OK_AFTER_FAILURE(w, tecs_where_box(f, sp, 0, 0, 10, 10));
+    OK_AFTER_FAILURE(w, tecs_filter_radius(f, sp, 0, 0, 10));
+    OK_AFTER_FAILURE(w, tecs_filter_box(f, sp, 0, 0, 10, 10));
     tecs_filter_free(f);
 
     tecs_observer_t o = 0;
-    OK_AFTER_FAILURE(w, o = tecs_observer(w, &(tecs_observer_desc_t){
+    OK_AFTER_FAILURE(w, o = tecs_observer_new(w, &(tecs_observer_desc_t){
         .event = TECS_ON_ADD, .comp = pos, .callback = obs_noop }));
-    OK_AFTER_FAILURE(w, tecs_observer_remove(w, o));
+    OK_AFTER_FAILURE(w, tecs_observer_free(w, o));
     OK_AFTER_FAILURE(w, tecs_component_hooks(w, pos, &(tecs_hooks_t){ .on_add = obs_noop }));
     tecs_system_t s = 0;
-    OK_AFTER_FAILURE(w, s = tecs_system(w, &(tecs_system_desc_t){ .name = "noop",
+    OK_AFTER_FAILURE(w, s = tecs_system_new(w, &(tecs_system_desc_t){ .name = "noop",
                                                                  .run = sys_noop }));
     OK_AFTER_FAILURE(w, tecs_system_lookup(w, "noop"));
     OK_AFTER_FAILURE(w, tecs_system_enable(w, s, false));
     tecs_system_stats_t st;
     OK_AFTER_FAILURE(w, tecs_system_stats(w, s, &st));
     OK_AFTER_FAILURE(w, tecs_progress(w, 0.5));
-    OK_AFTER_FAILURE(w, tecs_system_remove(w, s));
+    OK_AFTER_FAILURE(w, tecs_system_free(w, s));
     OK_AFTER_FAILURE(w, tecs_world_check(w));
     tw_free(w);
 }
@@ -178,9 +178,9 @@ TEST(errors_where_and_cache_tell_no_results_from_failure)
     tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
         .comp = hp, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32 });
     tecs_filter_t *none = tecs_filter_new(w);           /* valid, matches nothing */
-    CHECK(tecs_where(none, x, TECS_GT, tecs_key_int(100)) >= 0);
+    CHECK(tecs_filter_cmp(none, x, TECS_GT, tecs_key_int(100)) >= 0);
     tecs_filter_t *bad = tecs_filter_new(w);            /* a uint key: refused */
-    CHECK_EQ(tecs_where(bad, x, TECS_EQ, tecs_key_uint(3)), -1);
+    CHECK_EQ(tecs_filter_cmp(bad, x, TECS_EQ, tecs_key_uint(3)), -1);
     CHECK_EQ(tecs_filter_error(bad), TECS_EINVAL);
 
     spoil(w);
@@ -250,7 +250,7 @@ TEST(errors_counts_that_fail_return_minus_one)
     /* A cache whose update ran out of memory is rebuilt at its next use. */
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
     tecs_query_t *q = TECS_QUERY(w, { .comp = pos });
-    tecs_archetype_t *a = tecs_archetype(w, 1, &pos);
+    tecs_archetype_t *a = tecs_archetype_get(w, 1, &pos);
     CHECK_ERR(tecs_archetype_reserve(w, a, 64), TECS_OK);
     tecs_entity_t e = tecs_new(w), warm = tecs_new(w);
     CHECK_ERR(tecs_add(w, warm, pos), TECS_OK);         /* the edges exist */
@@ -343,11 +343,11 @@ TEST(errors_messages_name_the_component_and_the_entity)
     MSG_HAS(w, ent_str(dead), "is not alive");
     CHECK_ERR(tecs_set(w, dead, pos, &(Position){ 1, 2 }), TECS_EDEAD);
     MSG_HAS(w, ent_str(dead));
-    CHECK_ERR(tecs_delay_destroy(w, dead, NULL, NULL), TECS_EDEAD);
+    CHECK_ERR(tecs_delayed_destroy(w, dead, NULL, NULL), TECS_EDEAD);
     MSG_HAS(w, ent_str(dead));
 
-    tecs_archetype_t *a = tecs_archetype(w, 2, (tecs_comp_t[]){ pos, tag });
-    CHECK(tecs_archetype(w, 2, (tecs_comp_t[]){ vel, vel }) == NULL);
+    tecs_archetype_t *a = tecs_archetype_get(w, 2, (tecs_comp_t[]){ pos, tag });
+    CHECK(tecs_archetype_get(w, 2, (tecs_comp_t[]){ vel, vel }) == NULL);
     MSG_HAS(w, "component 'Velocity' (2)", "repeated");
     CHECK_ERR(tecs_new_bulk(w, a, 2, NULL, 1, &(tecs_value_t){ vel, &(Velocity){ 0, 0 } }),
               TECS_ENOCOMP);
@@ -399,12 +399,12 @@ TEST(errors_each_cause_has_its_own_message)
         .comp = spot, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_FLOAT,
         .offset = offsetof(Spot, x) });
     tecs_filter_t *f = tecs_filter_new(w);
-    CHECK_EQ(tecs_where(f, x, TECS_EQ, tecs_key_uint(3)), -1);
+    CHECK_EQ(tecs_filter_cmp(f, x, TECS_EQ, tecs_key_uint(3)), -1);
     MSG_HAS(w, "key class uint for int32 keys of the ordered index on component 'Health' (1)");
-    CHECK_EQ(tecs_where(f, sx, TECS_EQ, tecs_key_real(0.0 / 0.0)), -1);
+    CHECK_EQ(tecs_filter_cmp(f, sx, TECS_EQ, tecs_key_real(0.0 / 0.0)), -1);
     MSG_HAS(w, "the key is NaN");
     CHECK(strstr(tecs_last_error_msg(w), "class") == NULL);
-    CHECK_EQ(tecs_where(f, h, TECS_LT, tecs_key_int(3)), -1);
+    CHECK_EQ(tecs_filter_cmp(f, h, TECS_LT, tecs_key_int(3)), -1);
     MSG_HAS(w, "a hash index takes == (TECS_EQ) and in only");
     /* The filter keeps its first error and says it when used. */
     tecs_query_t *q = TECS_QUERY(w, { .comp = hp });
@@ -416,7 +416,7 @@ TEST(errors_each_cause_has_its_own_message)
 
     /* Three causes of TECS_EBUSY, three messages. */
     f = tecs_filter_new(w);
-    CHECK(tecs_where(f, x, TECS_GE, tecs_key_int(0)) >= 0);
+    CHECK(tecs_filter_cmp(f, x, TECS_GE, tecs_key_int(0)) >= 0);
     tecs_cache_t *c = tecs_cache_new(w, &(tecs_cache_desc_t){ .query = q, .filter = f });
     CHECK_ERR(tecs_index_free(x), TECS_EBUSY);
     MSG_HAS(w, "a cache uses the ordered index on component 'Health' (1)");
@@ -433,7 +433,7 @@ TEST(errors_each_cause_has_its_own_message)
     MSG_HAS(w, "the filter is being iterated");
     CHECK(strcmp(cache_uses, tecs_last_error_msg(w)) != 0);
     CHECK(!tecs_iter_next(&where2));
-    CHECK_ERR(tecs_apply_delayed(w), TECS_EBUSY);
+    CHECK_ERR(tecs_delayed_apply(w), TECS_EBUSY);
     MSG_HAS(w, "delayed changes cannot apply inside an iteration");
     tecs_iter_fini(&where);
     tecs_iter_fini(&it);
@@ -448,19 +448,19 @@ TEST(errors_each_cause_has_its_own_message)
 TEST(errors_size_must_be_a_multiple_of_the_alignment)
 {
     tecs_world_t *w = tw_new();
-    CHECK_EQ(tecs_component(w, &(tecs_component_desc_t){ .name = "Odd", .size = 8,
+    CHECK_EQ(tecs_component_new(w, &(tecs_component_desc_t){ .name = "Odd", .size = 8,
                                                          .align = 64 }), 0);
     CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
     MSG_HAS(w, "'Odd'", "size 8 is not a multiple of its alignment 64");
-    CHECK_EQ(tecs_component(w, &(tecs_component_desc_t){ .name = "Odd", .size = 8,
+    CHECK_EQ(tecs_component_new(w, &(tecs_component_desc_t){ .name = "Odd", .size = 8,
                                                          .align = 3 }), 0);
     MSG_HAS(w, "'Odd'", "alignment 3 is not a power of two");
-    CHECK_EQ(tecs_component(w, &(tecs_component_desc_t){ .name = "Odd", .size = 128,
+    CHECK_EQ(tecs_component_new(w, &(tecs_component_desc_t){ .name = "Odd", .size = 128,
                                                          .align = 128 }), 0);
     MSG_HAS(w, "'Odd'", "alignment 128", "TECS_MAX_ALIGN (64)");
     typedef struct Wide { _Alignas(64) float x; } Wide;
     CHECK(TECS_COMPONENT(w, Wide) != 0);                /* what sizeof gives */
-    CHECK(tecs_component(w, &(tecs_component_desc_t){ .name = "Line", .size = 64,
+    CHECK(tecs_component_new(w, &(tecs_component_desc_t){ .name = "Line", .size = 64,
                                                       .align = 64 }) != 0);
     tw_free(w);
 }
@@ -507,7 +507,7 @@ TEST(errors_of_calls_inside_callbacks_stay_inside)
     tecs_world_t *w = tw_new();
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
     tecs_err_t seen = TECS_OK;
-    CHECK(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_ADD, .comp = pos,
+    CHECK(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_ADD, .comp = pos,
                                                      .callback = obs_fails_inside,
                                                      .ctx = &seen }) != 0);
     tecs_entity_t e = tecs_new(w);
@@ -530,13 +530,13 @@ TEST(errors_skipped_queued_changes_leave_no_error)
     tecs_world_t *w = tw_new();
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
     tecs_entity_t e = tecs_new(w);
-    CHECK_ERR(tecs_delay_destroy(w, e, NULL, NULL), TECS_OK);
+    CHECK_ERR(tecs_delayed_destroy(w, e, NULL, NULL), TECS_OK);
     CHECK_ERR(tecs_destroy(w, e), TECS_OK);
-    CHECK_ERR(tecs_apply_kills(w), TECS_OK);
+    CHECK_ERR(tecs_delayed_apply_destroy(w), TECS_OK);
     CHECK_EQ(tecs_last_error(w), TECS_OK);
 
     tecs_entity_t f = tecs_new(w);
-    tecs_query_t *qa = tecs_query(w, &(tecs_query_desc_t){
+    tecs_query_t *qa = tecs_query_new(w, &(tecs_query_desc_t){
         .terms = (const tecs_term_t[]){ { .comp = pos, .oper = TECS_NONE } }, .term_count = 1 });
     tecs_iter_t it = tecs_query_iter(qa);
     CHECK_ERR(tecs_destroy(w, f), TECS_OK);             /* queued */
@@ -559,7 +559,7 @@ TEST(errors_queued_set_of_a_tag_it_has_is_no_drop)
     CHECK_ERR(tecs_add(w, tecs_new(w), pos), TECS_OK);
     tecs_query_t *q = tecs_query_all(w, 1, &pos);
     tecs_iter_t it = tecs_query_iter(q);
-    tecs_entity_t n = tecs_new_in(w, tecs_archetype(w, 1, &tag));     /* queued */
+    tecs_entity_t n = tecs_new_in(w, tecs_archetype_get(w, 1, &tag));     /* queued */
     CHECK(n != 0);
     CHECK(tecs_new(w) != 0);                    /* keeps the set apart from the birth */
     CHECK_ERR(tecs_set(w, n, tag, NULL), TECS_OK);
@@ -587,7 +587,7 @@ static void copy_and_add_again(void *dst, const void *src, int32_t n, void *ctx)
     (void)tecs_add(c->w, c->has, c->comp);
 }
 
-/* tecs_delay_new that runs out of memory after its value's copy hook
+/* tecs_delayed_new that runs out of memory after its value's copy hook
 ** queued a change: the change still applies (here it is dropped), and the
 ** last error stays the call's own TECS_ENOMEM, not the flush's report. */
 TEST(errors_failed_call_keeps_its_error_over_the_flush)
@@ -597,15 +597,15 @@ TEST(errors_failed_call_keeps_its_error_over_the_flush)
         tw_alloc al = { 0 };
         tecs_world_t *w = tw_new_ex(&al, 0);
         copy_drops ctx = { .w = w, .comp = TECS_COMPONENT(w, Position) };
-        tecs_comp_t vel = tecs_component(w, &(tecs_component_desc_t){
+        tecs_comp_t vel = tecs_component_new(w, &(tecs_component_desc_t){
             .name = "Vel", .size = sizeof(Velocity), .align = _Alignof(Velocity),
             .copy = copy_and_add_again, .hook_ctx = &ctx });
         ctx.has = tecs_new(w);
         CHECK_ERR(tecs_add(w, ctx.has, ctx.comp), TECS_OK);
-        tecs_archetype_t *a = tecs_archetype(w, 1, &vel);
+        tecs_archetype_t *a = tecs_archetype_get(w, 1, &vel);
         CHECK(a != NULL);
         al.fail_at = al.calls + k;
-        tecs_entity_t e = tecs_delay_new(w, a, 1, &(tecs_value_t){ vel, &(Velocity){ 1, 2 } });
+        tecs_entity_t e = tecs_delayed_new(w, a, 1, &(tecs_value_t){ vel, &(Velocity){ 1, 2 } });
         al.fail_at = 0;
         if (e == 0) {
             CHECK_EQ(tecs_last_error(w), TECS_ENOMEM);
@@ -625,7 +625,7 @@ TEST(errors_stale_cache_leaves_the_call_ok)
     tecs_world_t *w = tw_new_ex(&al, 0);
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
     tecs_query_t *q = TECS_QUERY(w, { .comp = pos });
-    CHECK_ERR(tecs_archetype_reserve(w, tecs_archetype(w, 1, &pos), 64), TECS_OK);
+    CHECK_ERR(tecs_archetype_reserve(w, tecs_archetype_get(w, 1, &pos), 64), TECS_OK);
     tecs_entity_t e = tecs_new(w), warm = tecs_new(w);
     CHECK_ERR(tecs_add(w, warm, pos), TECS_OK);         /* the edges exist */
     CHECK_ERR(tecs_remove(w, warm, pos), TECS_OK);

@@ -47,7 +47,7 @@ static void name_copy(void *dst, const void *src, int32_t n, void *ctx)
 
 static tecs_comp_t name_comp(tecs_world_t *w)
 {
-    return tecs_component(w, &(tecs_component_desc_t){
+    return tecs_component_new(w, &(tecs_component_desc_t){
         .name = "Name", .size = sizeof(Name), .align = _Alignof(Name),
         .ctor = name_ctor, .dtor = name_dtor, .copy = name_copy });
 }
@@ -57,7 +57,7 @@ TEST(entity_new_set_set_lands_in_full_archetype)
     tecs_world_t *w = tw_new();
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
     tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
-    tecs_archetype_t *pv = tecs_archetype(w, 2, (tecs_comp_t[]){ pos, vel });
+    tecs_archetype_t *pv = tecs_archetype_get(w, 2, (tecs_comp_t[]){ pos, vel });
     tecs_entity_t e[3000];
     for (int i = 0; i < 3000; i++) {
         e[i] = tecs_new(w);
@@ -65,7 +65,7 @@ TEST(entity_new_set_set_lands_in_full_archetype)
         CHECK_ERR(TECS_SET(w, e[i], vel, Velocity, { 1, 2 }), TECS_OK);
     }
     CHECK_EQ(tecs_archetype_entity_count(pv), 3000);
-    CHECK_EQ(tecs_archetype_entity_count(tecs_archetype(w, 0, NULL)), 0);
+    CHECK_EQ(tecs_archetype_entity_count(tecs_archetype_get(w, 0, NULL)), 0);
     for (int i = 0; i < 3000; i++) {
         CHECK_EQ(TECS_GET(w, e[i], pos, Position)->y, -i);
         CHECK_EQ(TECS_GET(w, e[i], vel, Velocity)->y, 2);
@@ -218,7 +218,7 @@ TEST(entity_new_bulk_reuses_free_slots_then_fresh_ones)
 {
     tecs_world_t *w = tw_new();
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
-    tecs_archetype_t *a = tecs_archetype(w, 1, &pos);
+    tecs_archetype_t *a = tecs_archetype_get(w, 1, &pos);
     tecs_entity_t old[10], ids[20];
     CHECK_ERR(tecs_new_bulk(w, a, 10, old, 0, NULL), TECS_OK);
     for (int i = 0; i < 10; i += 2)
@@ -251,8 +251,8 @@ TEST(entity_quiet_moves_free_emptied_chunks)
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
     tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
     tecs_comp_t hp = TECS_COMPONENT(w, Health);
-    tecs_archetype_t *p = tecs_archetype(w, 1, &pos);
-    tecs_archetype_t *pv = tecs_archetype(w, 2, (tecs_comp_t[]){ pos, vel });
+    tecs_archetype_t *p = tecs_archetype_get(w, 1, &pos);
+    tecs_archetype_t *pv = tecs_archetype_get(w, 2, (tecs_comp_t[]){ pos, vel });
     enum { N = 160 };
     tecs_entity_t e[N];
     for (int i = 0; i < N; i++) {
@@ -316,7 +316,7 @@ TEST(entity_moves_from_alternating_archetypes_land_right)
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
     tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
     tecs_comp_t hp = TECS_COMPONENT(w, Health);
-    tecs_comp_t tag = tecs_component(w, &(tecs_component_desc_t){ .name = "Tag" });
+    tecs_comp_t tag = tecs_component_new(w, &(tecs_component_desc_t){ .name = "Tag" });
     enum { N = 50 };
     tecs_entity_t e[N];
     new_alternating(w, pos, vel, e, N);
@@ -369,9 +369,9 @@ TEST(entity_moves_tell_observers_made_after_a_burst)
         CHECK_ERR(tecs_remove(w, e[i], hp), TECS_OK);
     }
     int added = 0, removed = 0, entered = 0;
-    CHECK(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_ADD, .comp = hp,
+    CHECK(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_ADD, .comp = hp,
                                                     .callback = count_event, .ctx = &added }));
-    CHECK(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_REMOVE, .comp = hp,
+    CHECK(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_REMOVE, .comp = hp,
                                                     .callback = count_event, .ctx = &removed }));
     for (int i = N / 2; i < N; i++) {
         CHECK_ERR(TECS_SET(w, e[i], hp, Health, { i }), TECS_OK);
@@ -380,7 +380,7 @@ TEST(entity_moves_tell_observers_made_after_a_burst)
     CHECK_EQ(added, N / 2);
     CHECK_EQ(removed, N / 2);
     tecs_term_t terms[] = { { .comp = hp } };
-    CHECK(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_ENTER, .terms = terms,
+    CHECK(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_ENTER, .terms = terms,
                                                     .term_count = 1, .callback = count_event,
                                                     .ctx = &entered }));
     for (int i = 0; i < N; i++)
@@ -399,8 +399,8 @@ TEST(entity_destroys_from_alternating_archetypes_keep_the_rest)
     tecs_world_t *w = tw_new_ex(NULL, 16);
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
     tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
-    tecs_archetype_t *p = tecs_archetype(w, 1, &pos);
-    tecs_archetype_t *v = tecs_archetype(w, 1, &vel);
+    tecs_archetype_t *p = tecs_archetype_get(w, 1, &pos);
+    tecs_archetype_t *v = tecs_archetype_get(w, 1, &vel);
     enum { N = 60 };
     tecs_entity_t e[N];
     new_alternating(w, pos, vel, e, N);

@@ -157,7 +157,7 @@ static void fx_init(fx *t, bool index_first)
     CHECK(t->w != NULL);
     t->stats = TECS_COMPONENT(t->w, Stats);
     t->pos = TECS_COMPONENT(t->w, Position);
-    t->tag = tecs_component(t->w, &(tecs_component_desc_t){ .name = "Tag" });
+    t->tag = tecs_component_new(t->w, &(tecs_component_desc_t){ .name = "Tag" });
     if (index_first)
         fx_index(t);
     fx_populate(t, 400);
@@ -220,11 +220,11 @@ static tecs_cond_t cond_build(fx *t, tecs_filter_t *f, const cond *c, bool hashe
 {
     tecs_index_t *x = hashed ? t->hash[c->field] : t->ord[c->field];
     switch (c->op) {
-    case 6: return tecs_where_between(f, x, c->k[0], c->k[1]);
-    case 7: return tecs_where_in(f, x, c->nk, c->k);
-    case 8: return tecs_where_radius(f, t->grid, c->g[0], c->g[1], c->g[2]);
-    case 9: return tecs_where_box(f, t->grid, c->g[0], c->g[1], c->g[2], c->g[3]);
-    default: return tecs_where(f, x, (tecs_cmp_t)c->op, c->k[0]);
+    case 6: return tecs_filter_between(f, x, c->k[0], c->k[1]);
+    case 7: return tecs_filter_in(f, x, c->nk, c->k);
+    case 8: return tecs_filter_radius(f, t->grid, c->g[0], c->g[1], c->g[2]);
+    case 9: return tecs_filter_box(f, t->grid, c->g[0], c->g[1], c->g[2], c->g[3]);
+    default: return tecs_filter_cmp(f, x, (tecs_cmp_t)c->op, c->k[0]);
     }
 }
 
@@ -321,13 +321,13 @@ static void check_random_filters(fx *t, int rounds)
             tecs_cond_t b = cond_build(t, f, &c.b, !hashed && round % 2);
             CHECK(b >= 0);
             if (c.how == 0)
-                tecs_where_and(f, a, b);
+                tecs_filter_and(f, a, b);
             else if (c.how == 1)
-                tecs_where_or(f, a, b);
+                tecs_filter_or(f, a, b);
             else if (c.how == 2)
-                tecs_where_not(f, a);
+                tecs_filter_not(f, a);
             else
-                tecs_where_and(f, a, tecs_where_not(f, b));
+                tecs_filter_and(f, a, tecs_filter_not(f, b));
         }
         CHECK_ERR(tecs_filter_error(f), TECS_OK);
         int n = tecs_query_where_collect(t->q, f, got, 600);
@@ -429,9 +429,9 @@ TEST(index_stays_true_under_random_changes)
         tecs_entity_t a[600], b[600], c[600];
         for (int desc = 0; desc < 2; desc++) {
             tecs_filter_t *f1 = tecs_filter_new(t.w), *f2 = tecs_filter_new(t.w);
-            tecs_where_not(f1, tecs_where_in(f1, t.ord[fi], 0, NULL));
+            tecs_filter_not(f1, tecs_filter_in(f1, t.ord[fi], 0, NULL));
             tecs_filter_order(f1, t.ord[fi], desc);
-            tecs_where_not(f2, tecs_where_in(f2, fresh, 0, NULL));
+            tecs_filter_not(f2, tecs_filter_in(f2, fresh, 0, NULL));
             tecs_filter_order(f2, fresh, desc);
             int na = tecs_query_where_collect(t.q, f1, a, 600);
             int nb = tecs_query_where_collect(t.q, f2, b, 600);
@@ -443,9 +443,9 @@ TEST(index_stays_true_under_random_changes)
             tecs_key_t k = random_key(&t, fi);
             tecs_filter_t *f1 = tecs_filter_new(t.w), *f2 = tecs_filter_new(t.w);
             tecs_filter_t *f3 = tecs_filter_new(t.w);
-            tecs_where(f1, t.ord[fi], TECS_EQ, k);
-            tecs_where(f2, fresh, TECS_EQ, k);
-            tecs_where(f3, t.hash[fi], TECS_EQ, k);
+            tecs_filter_cmp(f1, t.ord[fi], TECS_EQ, k);
+            tecs_filter_cmp(f2, fresh, TECS_EQ, k);
+            tecs_filter_cmp(f3, t.hash[fi], TECS_EQ, k);
             int na = tecs_query_where_collect(t.q, f1, a, 600);
             int nb = tecs_query_where_collect(t.q, f2, b, 600);
             int nc = tecs_query_where_collect(t.q, f3, c, 600);
@@ -479,7 +479,7 @@ TEST(index_ordered_tree_grows_reorders_and_shrinks)
     enum { N = 40000 };
     tecs_world_t *w = tw_new();
     tecs_comp_t hp = TECS_COMPONENT(w, Health);
-    tecs_query_t *q = tecs_query(w, &(tecs_query_desc_t){
+    tecs_query_t *q = tecs_query_new(w, &(tecs_query_desc_t){
         .terms = (tecs_term_t[]){ { .comp = hp } }, .term_count = 1 });
     tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
         .comp = hp, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32 });
@@ -506,12 +506,12 @@ TEST(index_ordered_tree_grows_reorders_and_shrinks)
         for (int r = 0; r < 20; r++) {
             int lo = (int)(tw_rand(&rng) % 5000), hi = lo + (int)(tw_rand(&rng) % 300);
             tecs_filter_t *f = tecs_filter_new(w);
-            tecs_where_between(f, x, tecs_key_int(lo), tecs_key_int(hi));
+            tecs_filter_between(f, x, tecs_key_int(lo), tecs_key_int(hi));
             CHECK_EQ(tecs_query_where_collect(q, f, NULL, 0),
                      count_between(want, ids, N, w, lo, hi));
             tecs_filter_free(f);
             f = tecs_filter_new(w);
-            tecs_where(f, h, TECS_EQ, tecs_key_int(lo));
+            tecs_filter_cmp(f, h, TECS_EQ, tecs_key_int(lo));
             CHECK_EQ(tecs_query_where_collect(q, f, NULL, 0),
                      count_between(want, ids, N, w, lo, lo));
             tecs_filter_free(f);
@@ -573,7 +573,7 @@ TEST(index_ordered_small_rekeys_keep_key_order)
 {
     tecs_world_t *w = tw_new();
     tecs_comp_t hp = TECS_COMPONENT(w, Health);
-    tecs_query_t *q = tecs_query(w, &(tecs_query_desc_t){
+    tecs_query_t *q = tecs_query_new(w, &(tecs_query_desc_t){
         .terms = (tecs_term_t[]){ { .comp = hp } }, .term_count = 1 });
     static tecs_entity_t ids[RK_N];
     static int want[RK_N];
@@ -620,7 +620,7 @@ static void check_range(tecs_world_t *w, tecs_query_t *q, tecs_index_t *x, tecs_
             want[nw++] = ids[i];
     }
     tecs_filter_t *f = tecs_filter_new(w);
-    tecs_where_between(f, x, tecs_key_int(lo), tecs_key_int(hi));
+    tecs_filter_between(f, x, tecs_key_int(lo), tecs_key_int(hi));
     int ng = tecs_query_where_collect(q, f, got, 1000);
     tecs_filter_free(f);
     CHECK_EQ(ng, nw);
@@ -649,7 +649,7 @@ TEST(index_asleep_after_a_burst_keeps_other_listeners)
     tecs_world_t *w = tw_new();
     tecs_comp_t hp = TECS_COMPONENT(w, Health);
     int seen = 0;
-    CHECK(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_SET, .comp = hp,
+    CHECK(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_SET, .comp = hp,
                                                     .callback = count_sets, .ctx = &seen }));
     enum { N = 400 };
     tecs_entity_t ids[N];
@@ -663,7 +663,7 @@ TEST(index_asleep_after_a_burst_keeps_other_listeners)
         .comp = hp, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32 });
     tecs_query_t *q = TECS_QUERY(w, { .comp = hp });
     tecs_filter_t *f = tecs_filter_new(w);
-    tecs_where(f, b, TECS_LT, tecs_key_int(100));
+    tecs_filter_cmp(f, b, TECS_LT, tecs_key_int(100));
     tecs_cache_t *c = tecs_cache_new(w, &(tecs_cache_desc_t){ .query = q, .filter = f });
     CHECK(c != NULL);
     seen = 0;
@@ -735,7 +735,7 @@ TEST(index_burst_of_sets_is_rebuilt_before_use)
             nk += h && h->hp == k;
         }
         tecs_filter_t *f = tecs_filter_new(w);
-        tecs_where(f, u, TECS_EQ, tecs_key_int(k));
+        tecs_filter_cmp(f, u, TECS_EQ, tecs_key_int(k));
         CHECK_EQ(tecs_query_where_collect(q, f, NULL, 0), nk);
         tecs_filter_free(f);
     }
@@ -815,7 +815,7 @@ TEST(index_key_order_ascending_and_descending)
     fx_init(&t, false);
     for (int desc = 0; desc < 2; desc++) {
         tecs_filter_t *f = tecs_filter_new(t.w);
-        tecs_where(f, t.ord[F_A], TECS_GE, tecs_key_int(-10));
+        tecs_filter_cmp(f, t.ord[F_A], TECS_GE, tecs_key_int(-10));
         CHECK_ERR(tecs_filter_order(f, t.ord[F_A], desc), TECS_OK);
         tecs_entity_t got[600];
         int n = tecs_query_where_collect(t.q, f, got, 600);
@@ -857,7 +857,7 @@ TEST(index_where_iterator_hands_out_runs_with_fields)
 {
     tecs_world_t *w = tw_new();
     tecs_comp_t hp = TECS_COMPONENT(w, Health), pos = TECS_COMPONENT(w, Position);
-    tecs_archetype_t *a = tecs_archetype(w, 2, (tecs_comp_t[]){ hp, pos });
+    tecs_archetype_t *a = tecs_archetype_get(w, 2, (tecs_comp_t[]){ hp, pos });
     Health h[100];
     Position p[100];
     for (int i = 0; i < 100; i++)
@@ -868,7 +868,7 @@ TEST(index_where_iterator_hands_out_runs_with_fields)
         .comp = hp, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32 });
     tecs_query_t *q = TECS_QUERY(w, {.comp = pos}, {.comp = hp, .access = TECS_READ});
     tecs_filter_t *f = tecs_filter_new(w);
-    tecs_where_between(f, x, tecs_key_int(10), tecs_key_int(39));
+    tecs_filter_between(f, x, tecs_key_int(10), tecs_key_int(39));
     tecs_iter_t it = tecs_query_where(q, f);
     int steps = 0, total = 0;
     while (tecs_iter_next(&it)) {
@@ -890,7 +890,7 @@ TEST(index_where_iterator_hands_out_runs_with_fields)
     CHECK_ERR(tecs_query_where_each(q, f, NULL, NULL), TECS_EINVAL);
     /* between lo > hi: empty, not a hang. */
     tecs_filter_t *g = tecs_filter_new(w);
-    tecs_where_between(g, x, tecs_key_int(50), tecs_key_int(40));
+    tecs_filter_between(g, x, tecs_key_int(50), tecs_key_int(40));
     CHECK_EQ(tecs_query_where_collect(q, g, NULL, 0), 0);
     tw_free(w);
 }
@@ -930,7 +930,7 @@ TEST(index_unique_refuses_duplicates_and_leaves_world_unchanged)
     CHECK_ERR(tecs_add(w, e4, net), TECS_EEXIST);
     CHECK(!tecs_has(w, e4, net));
     /* births with values */
-    tecs_archetype_t *a = tecs_archetype(w, 1, &net);
+    tecs_archetype_t *a = tecs_archetype_get(w, 1, &net);
     int32_t alive = tecs_world_entity_count(w);
     NetId batch[3] = { {20, ""}, {21, ""}, {20, ""} };
     CHECK_ERR(tecs_new_bulk(w, a, 3, NULL, 1, (tecs_value_t[]){ { net, batch } }), TECS_EEXIST);
@@ -941,9 +941,9 @@ TEST(index_unique_refuses_duplicates_and_leaves_world_unchanged)
     CHECK_ERR(tecs_new_bulk(w, a, 3, NULL, 1, (tecs_value_t[]){ { net, batch } }), TECS_OK);
     CHECK_EQ(tecs_world_entity_count(w), alive + 3);
     /* a delayed birth with a taken key is cancelled when applied */
-    tecs_entity_t d = tecs_delay_new(w, a, 1, (tecs_value_t[]){ { net, &batch[0] } });
+    tecs_entity_t d = tecs_delayed_new(w, a, 1, (tecs_value_t[]){ { net, &batch[0] } });
     CHECK(d != 0);
-    tecs_apply_delayed(w);
+    tecs_delayed_apply(w);
     CHECK(!tecs_is_alive(w, d));
     /* a raw write then tecs_modified: undone, reported */
     NetId *p = TECS_GET_MUT(w, e2, net, NetId);
@@ -1066,7 +1066,7 @@ TEST(index_bad_input_is_refused)
 {
     tecs_world_t *w = tw_new(), *w2 = tw_new();
     tecs_comp_t hp = TECS_COMPONENT(w, Health), pos = TECS_COMPONENT(w, Position);
-    tecs_comp_t tag = tecs_component(w, &(tecs_component_desc_t){ .name = "T" });
+    tecs_comp_t tag = tecs_component_new(w, &(tecs_component_desc_t){ .name = "T" });
     tecs_comp_t hp2 = TECS_COMPONENT(w2, Health);
     size_t mem = tecs_world_memory(w);
     CHECK(tecs_index_new(w, NULL) == NULL);
@@ -1094,20 +1094,20 @@ TEST(index_bad_input_is_refused)
     tecs_index_t *x2 = tecs_index_new(w2, &(tecs_index_desc_t){ .comp = hp2, .type = TECS_KEY_I32 });
     CHECK(x && o && x2);
     tecs_filter_t *f = tecs_filter_new(w);
-    CHECK_EQ(tecs_where(f, x, TECS_LT, tecs_key_int(1)), -1);       /* hash: no < */
+    CHECK_EQ(tecs_filter_cmp(f, x, TECS_LT, tecs_key_int(1)), -1);       /* hash: no < */
     CHECK_EQ(tecs_filter_error(f), TECS_EINVAL);
     tecs_filter_t *g = tecs_filter_new(w);
-    CHECK_EQ(tecs_where(g, x2, TECS_EQ, tecs_key_int(1)), -1);      /* other world */
+    CHECK_EQ(tecs_filter_cmp(g, x2, TECS_EQ, tecs_key_int(1)), -1);      /* other world */
     CHECK_EQ(tecs_filter_error(g), TECS_EWORLD);
     tecs_filter_t *h = tecs_filter_new(w);
-    CHECK_EQ(tecs_where(h, o, TECS_EQ, tecs_key_real(1)), -1);      /* wrong class */
-    CHECK_EQ(tecs_where_and(h, 0, 5), -1);
-    CHECK_EQ(tecs_where_radius(h, o, 0, 0, 1), -1);                 /* not spatial */
+    CHECK_EQ(tecs_filter_cmp(h, o, TECS_EQ, tecs_key_real(1)), -1);      /* wrong class */
+    CHECK_EQ(tecs_filter_and(h, 0, 5), -1);
+    CHECK_EQ(tecs_filter_radius(h, o, 0, 0, 1), -1);                 /* not spatial */
     tecs_query_t *q = tecs_query_all(w, 1, &hp);
     CHECK_EQ(tecs_query_where_collect(q, h, NULL, 0), -1);
     CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
     tecs_filter_t *k = tecs_filter_new(w);
-    tecs_where(k, o, TECS_EQ, tecs_key_int(3));
+    tecs_filter_cmp(k, o, TECS_EQ, tecs_key_int(3));
     CHECK_ERR(tecs_index_free(o), TECS_OK);
     CHECK_EQ(tecs_query_where_collect(q, k, NULL, 0), -1);
     CHECK_EQ(tecs_last_error(w), TECS_ENOENT);
@@ -1140,20 +1140,20 @@ TEST(index_nan_keys_follow_ieee_comparisons)
         { TECS_GT, 0 }, { TECS_GE, 1 } };
     for (int i = 0; i < 6; i++) {
         tecs_filter_t *f = tecs_filter_new(w);
-        tecs_where(f, x, cases[i].op, tecs_key_real(1.0));
+        tecs_filter_cmp(f, x, cases[i].op, tecs_key_real(1.0));
         CHECK_EQ(tecs_query_where_collect(q, f, out, 4), cases[i].n);
         tecs_filter_free(f);
     }
     tecs_filter_t *f = tecs_filter_new(w);
-    tecs_where(f, x, TECS_GE, tecs_key_real(-INFINITY));
+    tecs_filter_cmp(f, x, TECS_GE, tecs_key_real(-INFINITY));
     CHECK_EQ(tecs_query_where_collect(q, f, out, 4), 2);      /* not the NaN */
-    tecs_where(f, x, TECS_EQ, tecs_key_real(0.0));              /* -0 == +0 */
+    tecs_filter_cmp(f, x, TECS_EQ, tecs_key_real(0.0));              /* -0 == +0 */
     CHECK_EQ(tecs_query_where_collect(q, f, out, 4), 1);
     CHECK_EQ(out[0], ez);
-    tecs_where_not(f, tecs_where(f, x, TECS_LE, tecs_key_real(INFINITY)));
+    tecs_filter_not(f, tecs_filter_cmp(f, x, TECS_LE, tecs_key_real(INFINITY)));
     CHECK_EQ(tecs_query_where_collect(q, f, out, 4), 1);
     CHECK_EQ(out[0], en);
-    CHECK_EQ(tecs_where(f, x, TECS_EQ, tecs_key_real(NAN)), -1);
+    CHECK_EQ(tecs_filter_cmp(f, x, TECS_EQ, tecs_key_real(NAN)), -1);
     CHECK_EQ(tecs_filter_error(f), TECS_EINVAL);
     tw_free(w);
 }
@@ -1216,7 +1216,7 @@ TEST(index_out_of_memory_on_creation_and_maintenance)
         TW_CHECK(w);
         tecs_query_t *q = tecs_query_all(w, 1, &st);
         tecs_filter_t *f = tecs_filter_new(w);
-        tecs_where(f, x, TECS_EQ, tecs_key_str("cat"));
+        tecs_filter_cmp(f, x, TECS_EQ, tecs_key_str("cat"));
         int n = tecs_query_where_collect(q, f, NULL, 0), m = 0;
         tecs_entity_t all[80];
         int na = tecs_query_collect(q, all, 80);
@@ -1330,7 +1330,7 @@ TEST(index_cache_follows_random_changes_with_events)
                    .nk = 2 };
     tecs_filter_t *f = tecs_filter_new(t.w);
     tecs_cond_t a = cond_build(&t, f, &cb.a, false);
-    tecs_where_and(f, a, tecs_where_not(f, cond_build(&t, f, &cb.b, true)));
+    tecs_filter_and(f, a, tecs_filter_not(f, cond_build(&t, f, &cb.b, true)));
     members m = { .n = 0 }, mo = { .n = 0 };
     tecs_cache_t *c = tecs_cache_new(t.w, &(tecs_cache_desc_t){
         .query = t.q, .filter = f, .on_enter = on_enter, .on_leave = on_leave, .ctx = &m });
@@ -1397,7 +1397,7 @@ TEST(index_spatial_radius_and_box_with_huge_and_bad_regions)
     fx_init(&t, false);
     tecs_entity_t got[600];
     tecs_filter_t *f = tecs_filter_new(t.w);
-    tecs_where_radius(f, t.grid, 0, 0, 1e30f);                /* every finite point */
+    tecs_filter_radius(f, t.grid, 0, 0, 1e30f);                /* every finite point */
     int n = tecs_query_where_collect(t.q, f, got, 600), m = 0;
     for (int i = 0; i < t.nents; i++) {
         const Position *p = tecs_has(t.w, t.ents[i], t.pos) && tecs_has(t.w, t.ents[i], t.stats)
@@ -1405,11 +1405,11 @@ TEST(index_spatial_radius_and_box_with_huge_and_bad_regions)
         m += p && p->x == p->x;
     }
     CHECK_EQ(n, m);
-    tecs_where_radius(f, t.grid, 0, 0, -1);
+    tecs_filter_radius(f, t.grid, 0, 0, -1);
     CHECK_EQ(tecs_query_where_collect(t.q, f, got, 600), 0);
-    tecs_where_radius(f, t.grid, NAN, 0, 5);
+    tecs_filter_radius(f, t.grid, NAN, 0, 5);
     CHECK_EQ(tecs_query_where_collect(t.q, f, got, 600), 0);
-    tecs_where_box(f, t.grid, 10, 10, -10, -10);
+    tecs_filter_box(f, t.grid, 10, 10, -10, -10);
     CHECK_EQ(tecs_query_where_collect(t.q, f, got, 600), 0);
     tw_free(t.w);
 }
@@ -1438,7 +1438,7 @@ TEST(index_where_results_of_every_size_in_query_order)
     CHECK_EQ(tecs_query_collect(q, all, 300), 300);
     for (int lim = 0; lim <= 120; lim++) {
         tecs_filter_t *f = tecs_filter_new(w);
-        tecs_where(f, x, TECS_LT, tecs_key_int(lim));
+        tecs_filter_cmp(f, x, TECS_LT, tecs_key_int(lim));
         CHECK_EQ(tecs_query_where_collect(q, f, got, 300), lim);
         for (int i = 0, m = 0; i < 300; i++)
             if (TECS_GET(w, all[i], hp, Health)->hp < lim)
@@ -1500,8 +1500,8 @@ TEST(index_where_fields_follow_scattered_rows_in_every_order)
     static Position p[NB];
     static Velocity v[NB];
     int key = 0;
-    tecs_archetype_t *a = tecs_archetype(w, 2, (tecs_comp_t[]){ hp, pos });
-    tecs_archetype_t *b = tecs_archetype(w, 3, (tecs_comp_t[]){ hp, pos, vel });
+    tecs_archetype_t *a = tecs_archetype_get(w, 2, (tecs_comp_t[]){ hp, pos });
+    tecs_archetype_t *b = tecs_archetype_get(w, 3, (tecs_comp_t[]){ hp, pos, vel });
     for (int i = 0; i < NB; i++, key++) {
         h[i].hp = (key * 7919) % N;
         p[i] = (Position){ (float)h[i].hp, (float)i };
@@ -1535,7 +1535,7 @@ TEST(index_where_fields_follow_scattered_rows_in_every_order)
     for (int round = 0; round < 60; round++) {
         int lo = (int)(tw_rand(&rng) % N), hi = lo + (int)(tw_rand(&rng) % (N / 3));
         tecs_filter_t *f = tecs_filter_new(w);
-        tecs_where_between(f, x, tecs_key_int(lo), tecs_key_int(hi));
+        tecs_filter_between(f, x, tecs_key_int(lo), tecs_key_int(hi));
         int order = round % 3 - 1;          /* descending, query, ascending */
         if (order)
             CHECK_ERR(tecs_filter_order(f, x, order < 0), TECS_OK);
@@ -1557,7 +1557,7 @@ TEST(index_where_rows_met_in_any_order_come_in_query_order)
 {
     tecs_world_t *w = tw_new_ex(NULL, 64);
     tecs_comp_t hp = TECS_COMPONENT(w, Health);
-    tecs_archetype_t *a = tecs_archetype(w, 1, &hp);
+    tecs_archetype_t *a = tecs_archetype_get(w, 1, &hp);
     enum { N = 1000 };
     static Health h[N];
     static tecs_entity_t ids[N], got[N];
@@ -1569,7 +1569,7 @@ TEST(index_where_rows_met_in_any_order_come_in_query_order)
         tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
             .comp = hp, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32 });
         tecs_filter_t *f = tecs_filter_new(w);
-        tecs_where_between(f, x, tecs_key_int(100), tecs_key_int(899));
+        tecs_filter_between(f, x, tecs_key_int(100), tecs_key_int(899));
         CHECK_EQ(tecs_query_where_collect(q, f, got, N), 800);
         for (int i = 0, m = 0; i < N; i++)
             if (h[i].hp >= 100 && h[i].hp <= 899)
@@ -1602,8 +1602,8 @@ TEST(index_where_defers_changes_and_refuses_nested_use_of_one_filter)
     }
     tecs_query_t *q = tecs_query_all(w, 1, &hp);
     tecs_filter_t *f = tecs_filter_new(w), *g = tecs_filter_new(w);
-    tecs_where(f, x, TECS_EQ, tecs_key_int(3));
-    tecs_where(g, x, TECS_EQ, tecs_key_int(4));
+    tecs_filter_cmp(f, x, TECS_EQ, tecs_key_int(3));
+    tecs_filter_cmp(g, x, TECS_EQ, tecs_key_int(4));
     CHECK_EQ(tecs_query_where_collect(q, NULL, NULL, 0), -1);
     tecs_iter_t it = tecs_query_where(q, f);
     int seen = 0;
@@ -1634,7 +1634,7 @@ TEST(index_where_defers_changes_and_refuses_nested_use_of_one_filter)
     tecs_comp_t net = TECS_COMPONENT(w, NetId);
     tecs_index_new(w, &(tecs_index_desc_t){
         .comp = net, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_U32, .unique = true });
-    tecs_archetype_t *a = tecs_archetype(w, 1, &net);
+    tecs_archetype_t *a = tecs_archetype_get(w, 1, &net);
     int32_t alive = tecs_world_entity_count(w);
     CHECK(tecs_new_with(w, a, init_dup, &net) != 0);
     CHECK(tecs_new_with(w, a, init_dup, &net) == 0);
@@ -1655,7 +1655,7 @@ TEST(index_cache_survives_out_of_memory_in_events)
             .comp = hp, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32 });
         tecs_query_t *q = tecs_query_all(w, 1, &hp);
         tecs_filter_t *f = tecs_filter_new(w);
-        tecs_where(f, x, TECS_LT, tecs_key_int(50));
+        tecs_filter_cmp(f, x, TECS_LT, tecs_key_int(50));
         tecs_cache_t *c = tecs_cache_new(w, &(tecs_cache_desc_t){ .query = q, .filter = f });
         CHECK(c != NULL);
         al.fail_at = al.calls + k;
@@ -1728,7 +1728,7 @@ TEST(index_string_keys_of_hooked_components_are_copied)
 {
     tecs_world_t *w = tw_new();
     int next = 0;
-    tecs_comp_t nm = tecs_component(w, &(tecs_component_desc_t){
+    tecs_comp_t nm = tecs_component_new(w, &(tecs_component_desc_t){
         .name = "Named", .size = sizeof(Named), .align = _Alignof(Named), .ctor = named_ctor,
         .dtor = named_dtor, .copy = named_copy, .move = named_move, .hook_ctx = &next });
     tecs_index_t *by_name = tecs_index_new(w, &(tecs_index_desc_t){
@@ -1751,12 +1751,12 @@ TEST(index_string_keys_of_hooked_components_are_copied)
     CHECK_ERR(tecs_set(w, e[2], nm, &(Named){ buf, 100 }), TECS_EEXIST);
     tecs_query_t *q = tecs_query_all(w, 1, &nm);
     tecs_filter_t *f = tecs_filter_new(w);
-    tecs_where(f, by_name, TECS_GE, tecs_key_str("b"));
+    tecs_filter_cmp(f, by_name, TECS_GE, tecs_key_str("b"));
     tecs_entity_t out[3];
     CHECK_EQ(tecs_query_where_collect(q, f, out, 3), 1);   /* ... the keys do not */
     CHECK_EQ(out[0], e[0]);
     tecs_filter_order(f, by_name, false);
-    tecs_where_not(f, tecs_where_in(f, by_name, 0, NULL));
+    tecs_filter_not(f, tecs_filter_in(f, by_name, 0, NULL));
     CHECK_EQ(tecs_query_where_collect(q, f, out, 3), 3);
     CHECK_EQ(out[0], e[2]);                                /* NULL first */
     CHECK_EQ(out[1], e[1]);

@@ -278,7 +278,7 @@ TEST(lifetime_where_iterator_copy_ends_it)
     tecs_index_t *x = hp_index(w, hp);
     tecs_query_t *q = TECS_QUERY(w, { .comp = hp });
     tecs_filter_t *f = tecs_filter_new(w);
-    tecs_where(f, x, TECS_GE, tecs_key_int(4));
+    tecs_filter_cmp(f, x, TECS_GE, tecs_key_int(4));
     tecs_iter_t it = tecs_query_where(q, f);
     tecs_iter_t copy = it;
     CHECK(tecs_iter_next(&it));
@@ -325,7 +325,7 @@ TEST(lifetime_nested_iteration_ended_by_a_copy_leaves_the_world_consistent)
     new_with(w, vel);
     nested_ctx n = { .inner = TECS_QUERY(w, { .comp = pos }), .pos = pos };
     tecs_query_t *outer = TECS_QUERY(w, { .comp = vel });
-    CHECK(tecs_system(w, &(tecs_system_desc_t){ .name = "nested", .query = outer,
+    CHECK(tecs_system_new(w, &(tecs_system_desc_t){ .name = "nested", .query = outer,
                                                 .run = nested_run, .ctx = &n }));
     CHECK_ERR(tecs_progress(w, 0.0), TECS_OK);
     CHECK_EQ(n.rows, 4);
@@ -353,7 +353,7 @@ TEST(lifetime_query_free_refused_while_used)
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
     new_with(w, pos);
     tecs_query_t *q = TECS_QUERY(w, { .comp = pos });
-    tecs_system_t s = tecs_system(w, &(tecs_system_desc_t){ .name = "s", .query = q,
+    tecs_system_t s = tecs_system_new(w, &(tecs_system_desc_t){ .name = "s", .query = q,
                                                             .run = noop_run });
     CHECK(s != 0);
     size_t mem = tecs_world_memory(w);
@@ -361,7 +361,7 @@ TEST(lifetime_query_free_refused_while_used)
     CHECK_EQ(tecs_last_error(w), TECS_EBUSY);
     CHECK_EQ(tecs_world_memory(w), mem);
     CHECK_ERR(tecs_progress(w, 0.0), TECS_OK);  /* the system still runs */
-    CHECK_ERR(tecs_system_remove(w, s), TECS_OK);
+    CHECK_ERR(tecs_system_free(w, s), TECS_OK);
     tecs_cache_t *c = tecs_cache_new(w, &(tecs_cache_desc_t){ .query = q });
     CHECK(c != NULL);
     CHECK_ERR(tecs_query_free(q), TECS_EBUSY);
@@ -387,7 +387,7 @@ TEST(lifetime_index_free_refused_while_a_where_is_open)
     tecs_index_t *y = hp_index(w, hp);
     tecs_query_t *q = TECS_QUERY(w, { .comp = hp });
     tecs_filter_t *f = tecs_filter_new(w);
-    tecs_where(f, x, TECS_EQ, tecs_key_int(2));
+    tecs_filter_cmp(f, x, TECS_EQ, tecs_key_int(2));
     tecs_iter_t it = tecs_query_where(q, f);
     CHECK_ERR(tecs_index_free(x), TECS_EBUSY);
     CHECK(strstr(tecs_last_error_msg(w), "iteration") != NULL);
@@ -453,7 +453,7 @@ static void count_enter(tecs_world_t *w, tecs_entity_t e, void *ctx)
 static tecs_filter_t *every(tecs_world_t *w, tecs_index_t *x)
 {
     tecs_filter_t *f = tecs_filter_new(w);
-    tecs_where(f, x, TECS_GE, tecs_key_int(INT32_MIN));
+    tecs_filter_cmp(f, x, TECS_GE, tecs_key_int(INT32_MIN));
     return f;
 }
 
@@ -578,7 +578,7 @@ TEST(lifetime_filter_freed_while_iterated_goes_when_the_iteration_ends)
     size_t mem = 0;
     for (int frame = 0; frame < 50; frame++) {
         tecs_filter_t *f = tecs_filter_new(w);
-        tecs_where(f, x, TECS_LT, tecs_key_int(3));
+        tecs_filter_cmp(f, x, TECS_LT, tecs_key_int(3));
         tecs_iter_t it = tecs_query_where(q, f);
         tecs_filter_free(f);                    /* while its iteration is open */
         int32_t rows = 0;
@@ -591,7 +591,7 @@ TEST(lifetime_filter_freed_while_iterated_goes_when_the_iteration_ends)
     }
     /* Ended early, through a copy. */
     tecs_filter_t *f = tecs_filter_new(w);
-    tecs_where(f, x, TECS_GE, tecs_key_int(0));
+    tecs_filter_cmp(f, x, TECS_GE, tecs_key_int(0));
     tecs_iter_t it = tecs_query_where(q, f);
     tecs_iter_t copy = it;
     CHECK(tecs_iter_next(&it));

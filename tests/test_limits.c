@@ -29,7 +29,7 @@ static dt_log run_frames(double interval, double dt, int frames)
 {
     tecs_world_t *w = tw_new();
     dt_log l = { 0, 0, true };
-    CHECK(tecs_system(w, &(tecs_system_desc_t){ .name = "s", .run = log_dt, .ctx = &l,
+    CHECK(tecs_system_new(w, &(tecs_system_desc_t){ .name = "s", .run = log_dt, .ctx = &l,
                                                 .interval = interval }) != 0);
     for (int i = 0; i < frames; i++)
         CHECK_ERR(tecs_progress(w, dt), TECS_OK);
@@ -102,32 +102,32 @@ static void capped_free(tecs_world_t *w, capped *c)
 TEST(limits_chunk_has_a_byte_budget)
 {
     tecs_world_t *w = tw_new();             /* 1,024 rows per chunk */
-    tecs_comp_t big = tecs_component(w, &(tecs_component_desc_t){
+    tecs_comp_t big = tecs_component_new(w, &(tecs_component_desc_t){
         .name = "Big", .size = TECS_MAX_COMPONENT_SIZE });
-    tecs_comp_t fit = tecs_component(w, &(tecs_component_desc_t){
+    tecs_comp_t fit = tecs_component_new(w, &(tecs_component_desc_t){
         .name = "Fit", .size = TECS_MAX_CHUNK_BYTES / 1024 - 8 });   /* with the id: 32 KiB */
     tecs_comp_t pos = TECS_COMPONENT(w, Pos);
     CHECK(big && fit && pos);
     tecs_entity_t e = tecs_new(w);
     size_t mem = tecs_world_memory(w);
-    CHECK(tecs_archetype(w, 1, &big) == NULL);
+    CHECK(tecs_archetype_get(w, 1, &big) == NULL);
     CHECK_EQ(tecs_last_error(w), TECS_ELIMIT);
     CHECK(strstr(tecs_last_error_msg(w), "'Big'") != NULL);
     CHECK_ERR(tecs_add(w, e, big), TECS_ELIMIT);
     CHECK(tecs_world_memory(w) <= mem + 4096);
     /* The fattest row that fits: one chunk, within the budget. */
-    tecs_archetype_t *a = tecs_archetype(w, 1, &fit);
+    tecs_archetype_t *a = tecs_archetype_get(w, 1, &fit);
     CHECK(a != NULL);
     mem = tecs_world_memory(w);
     CHECK_ERR(tecs_add(w, e, fit), TECS_OK);
     CHECK(tecs_world_memory(w) - mem <= (size_t)TECS_MAX_CHUNK_BYTES + 4096);
-    CHECK(tecs_archetype(w, 2, (tecs_comp_t[]){ fit, pos }) == NULL);
+    CHECK(tecs_archetype_get(w, 2, (tecs_comp_t[]){ fit, pos }) == NULL);
     CHECK_EQ(tecs_last_error(w), TECS_ELIMIT);
     TW_CHECK(w);
     tw_free(w);
     /* At 16 rows a value of the largest size fits. */
     w = tw_new_ex(NULL, 16);
-    big = tecs_component(w, &(tecs_component_desc_t){
+    big = tecs_component_new(w, &(tecs_component_desc_t){
         .name = "Big", .size = TECS_MAX_COMPONENT_SIZE });
     e = tecs_new(w);
     mem = tecs_world_memory(w);
@@ -144,7 +144,7 @@ TEST(limits_failed_reserve_keeps_no_memory)
     capped c;
     tecs_world_t *w = capped_world(&c, (size_t)256 << 20, 0);
     tecs_comp_t pos = TECS_COMPONENT(w, Pos);
-    tecs_archetype_t *a = tecs_archetype(w, 1, &pos);
+    tecs_archetype_t *a = tecs_archetype_get(w, 1, &pos);
     tecs_entity_t e = tecs_new_in(w, a);
     CHECK(e != 0);
     size_t mem = tecs_world_memory(w);
@@ -174,7 +174,7 @@ static void nan_keys_in(tecs_index_kind_t kind)
         CHECK_ERR(tecs_set(w, e[i], key, &(Key){ NAN }), TECS_OK);
     }
     Key two[2] = { { NAN }, { -NAN } };
-    tecs_archetype_t *a = tecs_archetype(w, 1, &key);
+    tecs_archetype_t *a = tecs_archetype_get(w, 1, &key);
     CHECK_ERR(tecs_new_bulk(w, a, 2, e + 3, 1, &(tecs_value_t){ key, two }), TECS_OK);
     e[5] = tecs_new(w);
     CHECK_ERR(tecs_set(w, e[5], key, &(Key){ 1.0 }), TECS_OK);
@@ -275,26 +275,26 @@ TEST(limits_delayed_births_with_one_unique_key_are_reported)
     tecs_world_t *w = tw_new();
     tecs_comp_t name = TECS_COMPONENT(w, Name);
     tecs_index_t *x = unique_names(w, name);
-    tecs_archetype_t *a = tecs_archetype(w, 1, &name);
+    tecs_archetype_t *a = tecs_archetype_get(w, 1, &name);
     tecs_entity_t held = tecs_new_in(w, a);
     CHECK_ERR(tecs_set(w, held, name, &(Name){ 9 }), TECS_OK);
-    tecs_entity_t e1 = tecs_delay_new(w, a, 1, &(tecs_value_t){ name, &(Name){ 7 } });
-    tecs_entity_t e2 = tecs_delay_new(w, a, 1, &(tecs_value_t){ name, &(Name){ 7 } });
-    tecs_entity_t e3 = tecs_delay_new(w, a, 1, &(tecs_value_t){ name, &(Name){ 9 } });
-    tecs_entity_t e4 = tecs_delay_new(w, a, 1, &(tecs_value_t){ name, &(Name){ 8 } });
+    tecs_entity_t e1 = tecs_delayed_new(w, a, 1, &(tecs_value_t){ name, &(Name){ 7 } });
+    tecs_entity_t e2 = tecs_delayed_new(w, a, 1, &(tecs_value_t){ name, &(Name){ 7 } });
+    tecs_entity_t e3 = tecs_delayed_new(w, a, 1, &(tecs_value_t){ name, &(Name){ 9 } });
+    tecs_entity_t e4 = tecs_delayed_new(w, a, 1, &(tecs_value_t){ name, &(Name){ 8 } });
     CHECK(e1 && e2 && e3 && e4);
-    CHECK_EQ(tecs_pending_news(w), 4);
-    CHECK_ERR(tecs_apply_news(w), TECS_EEXIST);
+    CHECK_EQ(tecs_delayed_new_count(w), 4);
+    CHECK_ERR(tecs_delayed_apply_new(w), TECS_EEXIST);
     CHECK_EQ(tecs_dropped_changes(w), 2);
     CHECK(strstr(tecs_last_error_msg(w), "dropped 2") != NULL);
     CHECK(tecs_is_alive(w, e1) && tecs_is_alive(w, e4));
     CHECK(!tecs_is_alive(w, e2) && !tecs_is_alive(w, e3));
-    CHECK_EQ(tecs_pending_news(w), 0);
+    CHECK_EQ(tecs_delayed_new_count(w), 0);
     CHECK(tecs_index_lookup(x, tecs_key_int(7)) == e1);
     CHECK_EQ(tecs_index_count(x), 3);
     /* A clean apply reports none. */
-    CHECK(tecs_delay_new(w, a, 1, &(tecs_value_t){ name, &(Name){ 10 } }) != 0);
-    CHECK_ERR(tecs_apply_delayed(w), TECS_OK);
+    CHECK(tecs_delayed_new(w, a, 1, &(tecs_value_t){ name, &(Name){ 10 } }) != 0);
+    CHECK_ERR(tecs_delayed_apply(w), TECS_OK);
     CHECK_EQ(tecs_dropped_changes(w), 0);
     TW_CHECK(w);
     tw_free(w);
@@ -305,7 +305,7 @@ TEST(limits_deferred_births_with_one_unique_key_are_reported)
     tecs_world_t *w = tw_new();
     tecs_comp_t name = TECS_COMPONENT(w, Name), pos = TECS_COMPONENT(w, Pos);
     tecs_index_t *x = unique_names(w, name);
-    tecs_archetype_t *a = tecs_archetype(w, 1, &name);
+    tecs_archetype_t *a = tecs_archetype_get(w, 1, &name);
     tecs_entity_t walker = tecs_new(w);
     CHECK_ERR(tecs_set(w, walker, pos, &(Pos){ 0, 0 }), TECS_OK);
     tecs_query_t *q = tecs_query_all(w, 1, &pos);
@@ -347,7 +347,7 @@ static void birth_memory(int32_t n, bool two, size_t *direct, size_t *queued, si
     for (int k = 0; k < 2; k++) {
         tecs_world_t *x = both[k];
         tecs_comp_t p = TECS_COMPONENT(x, Pos), v = TECS_COMPONENT(x, Vel);
-        tecs_archetype_t *a = tecs_archetype(x, two ? 2 : 1, (tecs_comp_t[]){ p, v });
+        tecs_archetype_t *a = tecs_archetype_get(x, two ? 2 : 1, (tecs_comp_t[]){ p, v });
         m0[k] = tecs_world_memory(x);
         for (int32_t i = 0; i < n; i++) {
             tecs_value_t vals[2] = { { p, &(Pos){ (float)i, 0 } }, { v, &(Vel){ 1, 2, 3, 4 } } };
@@ -355,11 +355,11 @@ static void birth_memory(int32_t n, bool two, size_t *direct, size_t *queued, si
             if (k == 0)
                 CHECK_ERR(tecs_new_bulk(x, a, 1, &e, two ? 2 : 1, vals), TECS_OK);
             else
-                CHECK(tecs_delay_new(x, a, two ? 2 : 1, vals) != 0);
+                CHECK(tecs_delayed_new(x, a, two ? 2 : 1, vals) != 0);
         }
         m1[k] = tecs_world_memory(x);
     }
-    CHECK_ERR(tecs_apply_news(w), TECS_OK);
+    CHECK_ERR(tecs_delayed_apply_new(w), TECS_OK);
     CHECK_EQ(tecs_world_entity_count(w), tecs_world_entity_count(d));
     *direct = m1[0] - m0[0];
     *queued = m1[1] - m0[1];
@@ -403,24 +403,24 @@ TEST(limits_delayed_kills_give_the_queue_back)
     int kills = 0;
     for (int k = 0; k < 2; k++) {
         tecs_comp_t p = TECS_COMPONENT(x[k], Pos);
-        tecs_archetype_t *a = tecs_archetype(x[k], 1, &p);
+        tecs_archetype_t *a = tecs_archetype_get(x[k], 1, &p);
         CHECK_ERR(tecs_new_bulk(x[k], a, N, ids[k], 0, NULL), TECS_OK);
         for (int i = 0; k == 1 && i < N; i++)
-            CHECK_ERR(tecs_delay_destroy(x[k], ids[k][i], count_kill, &kills), TECS_OK);
+            CHECK_ERR(tecs_delayed_destroy(x[k], ids[k][i], count_kill, &kills), TECS_OK);
         for (int i = 0; i < N; i++) {
             tecs_value_t v = { p, &(Pos){ 1, 2 } };
             tecs_entity_t e;
             if (k == 0)
                 CHECK_ERR(tecs_new_bulk(x[k], a, 1, &e, 1, &v), TECS_OK);
             else
-                CHECK(tecs_delay_new(x[k], a, 1, &v) != 0);
+                CHECK(tecs_delayed_new(x[k], a, 1, &v) != 0);
         }
         for (int i = 0; k == 0 && i < N; i++)
             CHECK_ERR(tecs_destroy(x[k], ids[k][i]), TECS_OK);
     }
-    CHECK_ERR(tecs_apply_news(x[1]), TECS_OK);       /* the kills stay queued */
-    CHECK_EQ(tecs_pending_kills(x[1]), N);
-    CHECK_ERR(tecs_apply_kills(x[1]), TECS_OK);
+    CHECK_ERR(tecs_delayed_apply_new(x[1]), TECS_OK);       /* the kills stay queued */
+    CHECK_EQ(tecs_delayed_destroy_count(x[1]), N);
+    CHECK_ERR(tecs_delayed_apply_destroy(x[1]), TECS_OK);
     CHECK_EQ(kills, N);
     CHECK_EQ(tecs_world_entity_count(x[1]), tecs_world_entity_count(x[0]));
     CHECK(tecs_world_memory(x[1]) <= tecs_world_memory(x[0]) + 256 * 1024);

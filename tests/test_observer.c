@@ -41,7 +41,7 @@ static void record(const tecs_event_t *ev)
 static tecs_observer_t watch(tecs_world_t *w, tecs_event_kind_t kind, tecs_comp_t c,
                              ev_tap *tap)
 {
-    return tecs_observer(w, &(tecs_observer_desc_t){
+    return tecs_observer_new(w, &(tecs_observer_desc_t){
         .event = kind, .comp = c, .callback = record, .ctx = tap });
 }
 
@@ -121,7 +121,7 @@ TEST(observer_births_in_bulk_and_with_values_fire_add_then_set)
     ev_tap obs = { &log, 2 };
     CHECK(watch(w, TECS_ON_ADD, pos, &obs));
     CHECK(watch(w, TECS_ON_SET, pos, &obs));
-    tecs_archetype_t *a = tecs_archetype(w, 2, (tecs_comp_t[]){ pos, hp });
+    tecs_archetype_t *a = tecs_archetype_get(w, 2, (tecs_comp_t[]){ pos, hp });
     tecs_entity_t ids[3];
     Position p[3] = { { 1, 0 }, { 2, 0 }, { 3, 0 } };
     CHECK_ERR(tecs_new_bulk(w, a, 3, ids, 1, &(tecs_value_t){ pos, p }), TECS_OK);
@@ -261,13 +261,13 @@ TEST(observer_terms_narrow_by_the_archetype_at_event_time)
     ev_log log = { .n = 0 };
     ev_tap set = { &log, 1 }, rem = { &log, 2 }, add = { &log, 3 };
     const tecs_term_t terms[] = { { .comp = vel }, { .comp = frozen, .oper = TECS_NONE } };
-    CHECK(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_SET, .comp = pos,
+    CHECK(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_SET, .comp = pos,
           .terms = terms, .term_count = 2, .callback = record, .ctx = &set }));
-    CHECK(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_REMOVE, .comp = vel,
+    CHECK(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_REMOVE, .comp = vel,
           .terms = (tecs_term_t[]){ { .comp = vel }, { .comp = pos } }, .term_count = 2,
           .callback = record, .ctx = &rem }));
     tecs_query_t *with_pos = TECS_QUERY(w, {.comp = pos});
-    CHECK(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_ADD, .comp = vel,
+    CHECK(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_ADD, .comp = vel,
           .query = with_pos, .callback = record, .ctx = &add }));
     tecs_entity_t e = tecs_new(w);
     CHECK_ERR(TECS_SET(w, e, pos, Position, {1, 0}), TECS_OK);  /* no vel: nothing    */
@@ -324,7 +324,7 @@ TEST(observer_chains_of_changes_apply_in_order_without_recursion)
     tecs_world_t *w = tw_new();
     tecs_comp_t hp = TECS_COMPONENT(w, Health);
     chain_ctx c = { hp, 0, 100000, 0 };
-    CHECK(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_SET, .comp = hp,
+    CHECK(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_SET, .comp = hp,
           .callback = chain_next, .ctx = &c }));
     tecs_entity_t e = tecs_new(w);
     CHECK_ERR(TECS_SET(w, e, hp, Health, {0}), TECS_OK);
@@ -347,10 +347,10 @@ static void remove_self_and_other(const tecs_event_t *ev)
 {
     self_ctx *s = ev->ctx;
     s->calls++;
-    CHECK_ERR(tecs_observer_remove(ev->world, s->me), TECS_OK);
-    CHECK_ERR(tecs_observer_remove(ev->world, s->me), TECS_ENOENT);
+    CHECK_ERR(tecs_observer_free(ev->world, s->me), TECS_OK);
+    CHECK_ERR(tecs_observer_free(ev->world, s->me), TECS_ENOENT);
     if (s->other)
-        CHECK_ERR(tecs_observer_remove(ev->world, s->other), TECS_OK);
+        CHECK_ERR(tecs_observer_free(ev->world, s->other), TECS_OK);
     CHECK_EQ(tecs_world_check(ev->world), TECS_OK);
 }
 
@@ -361,8 +361,8 @@ TEST(observer_removed_during_delivery_fires_no_more)
     ev_log log = { .n = 0 };
     ev_tap later = { &log, 9 };
     self_ctx s = { 0, 0, 0 };
-    s.me = tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_ADD, .comp = pos,
-                         .callback = remove_self_and_other, .ctx = &s });
+    s.me = tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_ADD, .comp = pos,
+                             .callback = remove_self_and_other, .ctx = &s });
     s.other = watch(w, TECS_ON_ADD, pos, &later);
     CHECK(s.me && s.other);
     CHECK_EQ(tecs_observer_count(w), 2);
@@ -406,9 +406,9 @@ static void on_leave(const tecs_event_t *ev)
 
 static void watch_members(tecs_world_t *w, tecs_query_t *q, member_set *m)
 {
-    CHECK(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_ENTER, .query = q,
+    CHECK(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_ENTER, .query = q,
           .callback = on_enter, .ctx = m }));
-    CHECK(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_LEAVE, .query = q,
+    CHECK(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_LEAVE, .query = q,
           .callback = on_leave, .ctx = m }));
 }
 
@@ -446,7 +446,7 @@ static void random_change(tecs_world_t *w, uint64_t *seed, tecs_entity_t *e, int
         tecs_remove(w, e[k], c);
         break;
     default: {
-        tecs_archetype_t *a = tecs_archetype(w, 2, (tecs_comp_t[]){ comps[0], c == comps[0]
+        tecs_archetype_t *a = tecs_archetype_get(w, 2, (tecs_comp_t[]){ comps[0], c == comps[0]
                                                                     ? comps[1] : c });
         tecs_destroy(w, e[k]);
         e[k] = tecs_new_in(w, a);
@@ -502,9 +502,9 @@ TEST(observer_membership_order_around_add_and_remove)
     ev_log log = { .n = 0 };
     ev_tap enter = { &log, 1 }, leave = { &log, 2 }, hook = { &log, 3 };
     const tecs_term_t t[] = { { .comp = pos } };
-    CHECK(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_ENTER, .terms = t,
+    CHECK(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_ENTER, .terms = t,
           .term_count = 1, .callback = record, .ctx = &enter }));
-    CHECK(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_LEAVE, .terms = t,
+    CHECK(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_LEAVE, .terms = t,
           .term_count = 1, .callback = record, .ctx = &leave }));
     CHECK_ERR(tecs_component_hooks(w, pos, &(tecs_hooks_t){
         .on_add = record, .on_remove = record, .ctx = &hook }), TECS_OK);
@@ -569,11 +569,11 @@ TEST(observer_world_free_announces_every_live_component)
               TECS_OK);
     CHECK_ERR(tecs_component_hooks(w, vel, &(tecs_hooks_t){ .on_remove = fini_remove, .ctx = &f }),
               TECS_OK);
-    CHECK(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_LEAVE,
+    CHECK(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_LEAVE,
           .terms = (tecs_term_t[]){ { .comp = pos } }, .term_count = 1,
           .callback = fini_leave, .ctx = &f }));
     /* A queued birth is never born, so never announced. */
-    tecs_delay_new(w, tecs_entity_archetype(w, c), 0, NULL);
+    tecs_delayed_new(w, tecs_entity_archetype(w, c), 0, NULL);
     TW_CHECK(w);
     tw_free(w);
     /* Archetypes in creation order: {vel} (a), {pos} (c), {pos, vel} (b);
@@ -603,46 +603,46 @@ TEST(observer_bad_input_is_refused_and_changes_nothing)
     tecs_query_t *q2 = TECS_QUERY(w2, {.comp = pos2});
     const tecs_term_t t[] = { { .comp = pos } };
     size_t mem = tecs_world_memory(w);
-    CHECK_EQ(tecs_observer(w, NULL), 0);
+    CHECK_EQ(tecs_observer_new(w, NULL), 0);
     CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
-    CHECK_EQ(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_ADD, .comp = pos }), 0);
+    CHECK_EQ(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_ADD, .comp = pos }), 0);
     CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
-    CHECK_EQ(tecs_observer(w, &(tecs_observer_desc_t){ .event = 0, .comp = pos,
+    CHECK_EQ(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = 0, .comp = pos,
              .callback = nop }), 0);
     CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
-    CHECK_EQ(tecs_observer(w, &(tecs_observer_desc_t){ .event = 99, .comp = pos,
+    CHECK_EQ(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = 99, .comp = pos,
              .callback = nop }), 0);
     CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
-    CHECK_EQ(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_ADD, .comp = 77,
+    CHECK_EQ(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_ADD, .comp = 77,
              .callback = nop }), 0);
     CHECK_EQ(tecs_last_error(w), TECS_ENOCOMP);
-    CHECK_EQ(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_SET, .comp = tag,
+    CHECK_EQ(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_SET, .comp = tag,
              .callback = nop }), 0);
     CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
-    CHECK_EQ(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_ENTER,
+    CHECK_EQ(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_ENTER,
              .callback = nop }), 0);
     CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
-    CHECK_EQ(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_ENTER, .comp = pos,
+    CHECK_EQ(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_ENTER, .comp = pos,
              .terms = t, .term_count = 1, .callback = nop }), 0);
     CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
-    CHECK_EQ(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_ENTER, .query = q2,
+    CHECK_EQ(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_ENTER, .query = q2,
              .callback = nop }), 0);
     CHECK_EQ(tecs_last_error(w), TECS_EWORLD);
-    CHECK_EQ(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_ENTER,
+    CHECK_EQ(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_ENTER,
              .terms = (tecs_term_t[]){ { .comp = 99 } }, .term_count = 1, .callback = nop }), 0);
     CHECK_EQ(tecs_last_error(w), TECS_ENOCOMP);
     CHECK_EQ(tecs_component_hooks(w, tag, &(tecs_hooks_t){ .on_set = nop }), TECS_EINVAL);
     CHECK_EQ(tecs_component_hooks(w, 99, &(tecs_hooks_t){ .on_add = nop }), TECS_ENOCOMP);
-    CHECK_EQ(tecs_observer_remove(w, 0), TECS_ENOENT);
-    CHECK_EQ(tecs_observer_remove(w, 12345), TECS_ENOENT);
+    CHECK_EQ(tecs_observer_free(w, 0), TECS_ENOENT);
+    CHECK_EQ(tecs_observer_free(w, 12345), TECS_ENOENT);
     CHECK_EQ(tecs_observer_count(w), 0);
     CHECK_EQ(tecs_world_memory(w), mem);
     /* Removing twice. */
-    tecs_observer_t o = tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_ADD,
-                                      .comp = pos, .callback = nop });
+    tecs_observer_t o = tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_ADD,
+                                          .comp = pos, .callback = nop });
     CHECK(o);
-    CHECK_ERR(tecs_observer_remove(w, o), TECS_OK);
-    CHECK_ERR(tecs_observer_remove(w, o), TECS_ENOENT);
+    CHECK_ERR(tecs_observer_free(w, o), TECS_OK);
+    CHECK_ERR(tecs_observer_free(w, o), TECS_ENOENT);
     CHECK_EQ(tecs_observer_count(w), 0);
     tw_free(w2);
     TW_CHECK(w);
@@ -664,7 +664,7 @@ TEST(observer_out_of_memory_changes_nothing)
         tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
         int sets = 0, adds = 0;
         al.fail_at = al.calls + k;
-        tecs_observer_t o = tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_SET,
+        tecs_observer_t o = tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_SET,
             .comp = pos, .terms = (tecs_term_t[]){ { .comp = vel } }, .term_count = 1,
             .callback = count_event, .ctx = &sets });
         tecs_err_t oerr = tecs_last_error(w);
@@ -767,16 +767,16 @@ static void mb_step(tecs_world_t *w, uint64_t *seed, tecs_entity_t *e, int ne,
     case 3: tecs_remove(w, e[j], comp); break;
     case 4: tecs_set(w, e[j], comp, comp == c[3] ? NULL : (const void *)&v); break;
     case 5: tecs_modified(w, e[j], comp); break;
-    case 6: tecs_delay_destroy(w, e[j], NULL, NULL); break;
+    case 6: tecs_delayed_destroy(w, e[j], NULL, NULL); break;
     case 7: {
-        tecs_entity_t k = tecs_delay_new(w, archs[tw_rand(seed) % 3], 0, NULL);
+        tecs_entity_t k = tecs_delayed_new(w, archs[tw_rand(seed) % 3], 0, NULL);
         if (k) {
             tecs_destroy(w, e[j]);
             e[j] = k;
         }
         break;
     }
-    case 8: tecs_apply_delayed(w); break;
+    case 8: tecs_delayed_apply(w); break;
     default: {
         tecs_entity_t ids[3];
         if (tecs_new_bulk(w, archs[tw_rand(seed) % 3], 3, ids, 0, NULL) == TECS_OK)
@@ -803,9 +803,9 @@ TEST(observer_model_hooks_and_membership_under_random_changes)
                   .on_set = k == 3 ? NULL : mb_hook, .on_remove = mb_hook, .ctx = &m }),
                   TECS_OK);
     tecs_archetype_t *archs[3] = {
-        tecs_archetype(w, 1, &m.comps[0]),
-        tecs_archetype(w, 2, (tecs_comp_t[]){ m.comps[0], m.comps[1] }),
-        tecs_archetype(w, 2, (tecs_comp_t[]){ m.comps[2], m.comps[3] }),
+        tecs_archetype_get(w, 1, &m.comps[0]),
+        tecs_archetype_get(w, 2, (tecs_comp_t[]){ m.comps[0], m.comps[1] }),
+        tecs_archetype_get(w, 2, (tecs_comp_t[]){ m.comps[2], m.comps[3] }),
     };
     tecs_query_t *q = TECS_QUERY(w, {.comp = m.comps[0]}, {.comp = m.comps[3],
                                  .oper = TECS_NONE});
@@ -873,10 +873,10 @@ TEST(observer_queued_birth_and_sets_are_seen_step_by_step)
     tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
     ev_log log = { .n = 0 };
     ev_tap obs = { &log, 5 };
-    CHECK(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_ADD, .comp = pos,
+    CHECK(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_ADD, .comp = pos,
           .terms = (tecs_term_t[]){ { .comp = vel, .oper = TECS_NONE } }, .term_count = 1,
           .callback = record, .ctx = &obs }));
-    tecs_archetype_t *a = tecs_archetype(w, 1, &pos);
+    tecs_archetype_t *a = tecs_archetype_get(w, 1, &pos);
     tecs_query_t *q = TECS_QUERY(w, {.comp = pos});
     tecs_entity_t e = 0;
     tecs_iter_t it = tecs_query_iter(q);
@@ -910,7 +910,7 @@ TEST(observer_created_in_a_callback_sees_only_later_events)
     ev_log log = { .n = 0 };
     ev_tap tap = { &log, 7 };
     late_ctx l = { &tap, pos, 0 };
-    CHECK(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_ADD, .comp = pos,
+    CHECK(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_ADD, .comp = pos,
           .callback = make_observer, .ctx = &l }));
     tecs_entity_t a = tecs_new(w), b = tecs_new(w);
     CHECK_ERR(tecs_add(w, a, pos), TECS_OK);
@@ -945,18 +945,18 @@ TEST(observer_births_with_initializer_and_delayed_changes)
     CHECK(watch(w, TECS_ON_ADD, pos, &obs));
     CHECK(watch(w, TECS_ON_SET, pos, &obs));
     CHECK(watch(w, TECS_ON_REMOVE, pos, &obs));
-    tecs_archetype_t *a = tecs_archetype(w, 1, &pos);
+    tecs_archetype_t *a = tecs_archetype_get(w, 1, &pos);
     /* An initializer's values are there when ADD fires; no SET. */
     tecs_entity_t e = tecs_new_with(w, a, init_five, &pos);
     CHECK_EQ(log.n, 1);
     EXPECT(&log, 0, 2, TECS_ON_ADD, e, pos);
     CHECK_EQ(log.recs[0].x, 5);
     /* Delayed births fire when applied: ADD, then SET for a given value. */
-    tecs_entity_t d = tecs_delay_new(w, a, 1, &(tecs_value_t){ pos, &(Position){ 3, 0 } });
+    tecs_entity_t d = tecs_delayed_new(w, a, 1, &(tecs_value_t){ pos, &(Position){ 3, 0 } });
     CHECK(d);
-    CHECK_ERR(tecs_delay_destroy(w, e, kill_note, &log), TECS_OK);
+    CHECK_ERR(tecs_delayed_destroy(w, e, kill_note, &log), TECS_OK);
     CHECK_EQ(log.n, 1);
-    CHECK_ERR(tecs_apply_delayed(w), TECS_OK);
+    CHECK_ERR(tecs_delayed_apply(w), TECS_OK);
     CHECK_EQ(log.n, 5);
     EXPECT(&log, 1, 2, TECS_ON_ADD, d, pos);
     EXPECT(&log, 2, 2, TECS_ON_SET, d, pos);

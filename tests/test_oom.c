@@ -66,7 +66,7 @@ static int st_tag(wl *s)
 
 static int st_archetypes(wl *s)
 {
-    tecs_archetype_t *a = tecs_archetype(s->w, 1, &s->pos);
+    tecs_archetype_t *a = tecs_archetype_get(s->w, 1, &s->pos);
     if (a == NULL)
         return failed(s);
     s->ap = a;
@@ -75,7 +75,7 @@ static int st_archetypes(wl *s)
 
 static int st_archetype2(wl *s)
 {
-    tecs_archetype_t *a = tecs_archetype(s->w, 2, (tecs_comp_t[]){ s->obj, s->pos });
+    tecs_archetype_t *a = tecs_archetype_get(s->w, 2, (tecs_comp_t[]){ s->obj, s->pos });
     if (a == NULL)
         return failed(s);
     s->apo = a;
@@ -175,7 +175,7 @@ static int st_vel(wl *s)
 
 static int st_archetype_vel(wl *s)
 {
-    tecs_archetype_t *a = tecs_archetype(s->w, 2, (tecs_comp_t[]){ s->vel, s->obj });
+    tecs_archetype_t *a = tecs_archetype_get(s->w, 2, (tecs_comp_t[]){ s->vel, s->obj });
     if (a == NULL)
         return failed(s);
     s->avo = a;
@@ -236,16 +236,16 @@ static int st_d_fold(wl *s) { return deferred(s, d_fold); }
 static int delay_new(wl *s, tecs_archetype_t *a)
 {
     Obj o = obj(88);
-    return keep_id(s, tecs_delay_new(s->w, a, 1, &(tecs_value_t){ s->obj, &o }));
+    return keep_id(s, tecs_delayed_new(s->w, a, 1, &(tecs_value_t){ s->obj, &o }));
 }
 
 static int st_delay_new(wl *s) { return delay_new(s, s->apo); }
 static int st_delay_new_vel(wl *s) { return delay_new(s, s->avo); }
 
-static int st_delay_kill(wl *s) { return tecs_delay_destroy(s->w, s->ids[14], NULL, NULL); }
-static int st_delay_kill2(wl *s) { return tecs_delay_destroy(s->w, s->ids[15], NULL, NULL); }
-static int st_apply_news(wl *s) { return tecs_apply_news(s->w); }
-static int st_apply_kills(wl *s) { return tecs_apply_kills(s->w); }
+static int st_delay_kill(wl *s) { return tecs_delayed_destroy(s->w, s->ids[14], NULL, NULL); }
+static int st_delay_kill2(wl *s) { return tecs_delayed_destroy(s->w, s->ids[15], NULL, NULL); }
+static int st_apply_news(wl *s) { return tecs_delayed_apply_new(s->w); }
+static int st_apply_kills(wl *s) { return tecs_delayed_apply_destroy(s->w); }
 
 static int st_shrink(wl *s)
 {
@@ -318,8 +318,8 @@ static uint64_t hash_comp(const wl *s, tecs_entity_t e, tecs_comp_t c, uint64_t 
 
 static digest look(wl *s)
 {
-    digest d = { tecs_world_entity_count(s->w), tecs_pending_news(s->w),
-                 tecs_pending_kills(s->w), tecs_world_archetype_count(s->w),
+    digest d = { tecs_world_entity_count(s->w), tecs_delayed_new_count(s->w),
+                 tecs_delayed_destroy_count(s->w), tecs_world_archetype_count(s->w),
                  tecs_world_component_count(s->w), hooks_live(&s->h), 14695981039346656037ull };
     for (int i = 0; i < s->nids; i++) {
         tecs_entity_t e = s->ids[i];

@@ -49,7 +49,7 @@ static void rworld_init(rworld *r, int32_t rows)
     r->w = tw_new_ex(NULL, rows);
     for (int k = 0; k < NC; k++) {
         char name[8] = { 'c', (char)('0' + k), 0 };
-        r->c[k] = tecs_component(r->w, &(tecs_component_desc_t){
+        r->c[k] = tecs_component_new(r->w, &(tecs_component_desc_t){
             .name = name, .size = k < 4 ? 4 : 0, .align = 4 });
     }
 }
@@ -136,7 +136,7 @@ TEST(query_matches_brute_force)
     tecs_query_t *early[200];
     for (int j = 0; j < 200; j++) {
         nterms[j] = random_terms(&r, &seed, terms[j]);
-        early[j] = tecs_query(r.w, &(tecs_query_desc_t){ terms[j], nterms[j] });
+        early[j] = tecs_query_new(r.w, &(tecs_query_desc_t){ terms[j], nterms[j] });
         CHECK(early[j] != NULL);
     }
     rworld_fill(&r, 99);
@@ -145,7 +145,7 @@ TEST(query_matches_brute_force)
     tecs_entity_t a[NE], b[NE];
     for (int j = 0; j < 200; j++) {
         check_against_oracle(&r, early[j], terms[j], nterms[j]);
-        tecs_query_t *late = tecs_query(r.w, &(tecs_query_desc_t){ terms[j], nterms[j] });
+        tecs_query_t *late = tecs_query_new(r.w, &(tecs_query_desc_t){ terms[j], nterms[j] });
         check_against_oracle(&r, late, terms[j], nterms[j]);
         int32_t na = tecs_query_collect(early[j], a, NE);
         int32_t nb = tecs_query_collect(late, b, NE);
@@ -186,8 +186,8 @@ TEST(query_count_without_iterating)
     tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
     tecs_query_t *q = tecs_query_all(w, 1, &pos);
     CHECK_EQ(tecs_query_count(q), 0);
-    tecs_archetype_t *a = tecs_archetype(w, 1, &pos);
-    tecs_archetype_t *b = tecs_archetype(w, 2, (tecs_comp_t[]){ pos, vel });
+    tecs_archetype_t *a = tecs_archetype_get(w, 1, &pos);
+    tecs_archetype_t *b = tecs_archetype_get(w, 2, (tecs_comp_t[]){ pos, vel });
     CHECK_ERR(tecs_new_bulk(w, a, 100, NULL, 0, NULL), TECS_OK);
     CHECK_ERR(tecs_new_bulk(w, b, 33, NULL, 0, NULL), TECS_OK);
     CHECK_EQ(tecs_query_count(q), 133);
@@ -226,8 +226,8 @@ TEST(query_fields_null_for_tag_filter_absent)
 static void build_ordered(tecs_world_t *w, tecs_comp_t pos, tecs_comp_t vel,
                           tecs_entity_t *ids)
 {
-    tecs_archetype_t *b = tecs_archetype(w, 2, (tecs_comp_t[]){ pos, vel });
-    tecs_archetype_t *a = tecs_archetype(w, 1, &pos);
+    tecs_archetype_t *b = tecs_archetype_get(w, 2, (tecs_comp_t[]){ pos, vel });
+    tecs_archetype_t *a = tecs_archetype_get(w, 1, &pos);
     CHECK_ERR(tecs_new_bulk(w, b, 40, ids, 0, NULL), TECS_OK);
     CHECK_ERR(tecs_new_bulk(w, a, 40, ids + 40, 0, NULL), TECS_OK);
 }
@@ -372,8 +372,8 @@ TEST(query_nested_iterations)
     tecs_world_t *w = tw_new_ex(NULL, 16);
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
     tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
-    tecs_archetype_t *a = tecs_archetype(w, 1, &pos);
-    tecs_archetype_t *b = tecs_archetype(w, 1, &vel);
+    tecs_archetype_t *a = tecs_archetype_get(w, 1, &pos);
+    tecs_archetype_t *b = tecs_archetype_get(w, 1, &vel);
     CHECK_ERR(tecs_new_bulk(w, a, 20, NULL, 0, NULL), TECS_OK);
     CHECK_ERR(tecs_new_bulk(w, b, 30, NULL, 0, NULL), TECS_OK);
     tecs_query_t *qa = tecs_query_all(w, 1, &pos);
@@ -422,15 +422,15 @@ TEST(query_bad_descriptions_create_nothing)
         { { many, TECS_MAX_TERMS + 1 }, TECS_ELIMIT },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        CHECK(tecs_query(w, &bad[i].d) == NULL);
+        CHECK(tecs_query_new(w, &bad[i].d) == NULL);
         CHECK_EQ(tecs_last_error(w), bad[i].err);
     }
-    CHECK(tecs_query(w, NULL) == NULL);
+    CHECK(tecs_query_new(w, NULL) == NULL);
     CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
     /* A component of another world is unknown here. */
     TECS_TAG(w2, A); TECS_TAG(w2, B); TECS_TAG(w2, C);
     tecs_comp_t foreign = TECS_TAG(w2, Foreign);
-    CHECK(tecs_query(w, &(tecs_query_desc_t){ (tecs_term_t[]){ { .comp = foreign } }, 1 })
+    CHECK(tecs_query_new(w, &(tecs_query_desc_t){ (tecs_term_t[]){ { .comp = foreign } }, 1 })
           == NULL);
     CHECK_EQ(tecs_last_error(w), TECS_ENOCOMP);
     CHECK_EQ(tecs_world_memory(w), mem);
@@ -439,10 +439,10 @@ TEST(query_bad_descriptions_create_nothing)
     for (int i = 0; i < TECS_MAX_TERMS; i++) {
         char name[8];
         snprintf(name, sizeof name, "t%d", i);
-        ok[i] = (tecs_term_t){ .comp = tecs_component(w, &(tecs_component_desc_t){
+        ok[i] = (tecs_term_t){ .comp = tecs_component_new(w, &(tecs_component_desc_t){
                                    .name = name, .size = 4 }), .oper = TECS_OPTIONAL };
     }
-    tecs_query_t *q = tecs_query(w, &(tecs_query_desc_t){ ok, TECS_MAX_TERMS });
+    tecs_query_t *q = tecs_query_new(w, &(tecs_query_desc_t){ ok, TECS_MAX_TERMS });
     CHECK(q != NULL);
     tecs_entity_t e = tecs_new(w);
     tecs_add(w, e, ok[TECS_MAX_TERMS - 1].comp);
@@ -462,12 +462,12 @@ TEST(query_empty_archetypes_are_skipped)
     tecs_comp_t ids[8];
     for (int i = 0; i < 8; i++) {
         char name[8] = { 'x', (char)('0' + i), 0 };
-        ids[i] = tecs_component(w, &(tecs_component_desc_t){ .name = name });
-        tecs_archetype(w, 2, (tecs_comp_t[]){ pos, ids[i] });
+        ids[i] = tecs_component_new(w, &(tecs_component_desc_t){ .name = name });
+        tecs_archetype_get(w, 2, (tecs_comp_t[]){ pos, ids[i] });
     }
     tecs_query_t *q = tecs_query_all(w, 1, &pos);
     CHECK_EQ(tecs_query_archetype_count(q), 8);
-    tecs_entity_t e = tecs_new_in(w, tecs_archetype(w, 2, (tecs_comp_t[]){ pos, ids[5] }));
+    tecs_entity_t e = tecs_new_in(w, tecs_archetype_get(w, 2, (tecs_comp_t[]){ pos, ids[5] }));
     int steps = 0;
     tecs_iter_t it = tecs_query_iter(q);
     while (tecs_iter_next(&it)) {
@@ -486,7 +486,7 @@ TEST(query_made_during_iteration)
     tecs_world_t *w = tw_new_ex(NULL, 16);
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
     tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
-    tecs_archetype_t *a = tecs_archetype(w, 1, &pos);
+    tecs_archetype_t *a = tecs_archetype_get(w, 1, &pos);
     CHECK_ERR(tecs_new_bulk(w, a, 40, NULL, 0, NULL), TECS_OK);
     tecs_query_t *q = tecs_query_all(w, 1, &pos);
     tecs_query_t *inner = NULL;
@@ -495,7 +495,7 @@ TEST(query_made_during_iteration)
     while (tecs_iter_next(&it)) {
         rows += it.count;
         if (inner == NULL) {
-            tecs_archetype_t *b = tecs_archetype(w, 2, (tecs_comp_t[]){ pos, vel });
+            tecs_archetype_t *b = tecs_archetype_get(w, 2, (tecs_comp_t[]){ pos, vel });
             CHECK(b != NULL);
             CHECK_ERR(tecs_archetype_reserve(w, a, 500), TECS_OK);   /* chunk array grows */
             inner = tecs_query_all(w, 2, (tecs_comp_t[]){ vel, pos });
@@ -527,7 +527,7 @@ TEST(query_each_with_nested_collect_and_destroy)
 {
     tecs_world_t *w = tw_new_ex(NULL, 16);
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
-    CHECK_ERR(tecs_new_bulk(w, tecs_archetype(w, 1, &pos), 50, NULL, 0, NULL), TECS_OK);
+    CHECK_ERR(tecs_new_bulk(w, tecs_archetype_get(w, 1, &pos), 50, NULL, 0, NULL), TECS_OK);
     tecs_query_t *q = tecs_query_all(w, 1, &pos);
     CHECK_ERR(tecs_query_each(q, each_nested, q), TECS_OK);
     CHECK_EQ(tecs_world_entity_count(w), 0);

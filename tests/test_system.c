@@ -29,7 +29,7 @@ static void log_run(tecs_iter_t *it)
 static tecs_system_t add_task(tecs_world_t *w, const char *name, tecs_phase_t phase,
                               tag_ctx *ctx)
 {
-    return tecs_system(w, &(tecs_system_desc_t){ .name = name, .phase = phase,
+    return tecs_system_new(w, &(tecs_system_desc_t){ .name = name, .phase = phase,
                                                  .run = log_run, .ctx = ctx });
 }
 
@@ -106,7 +106,7 @@ TEST(system_changes_apply_when_the_system_ends)
     tecs_world_t *w = tw_new();
     move_ctx m = { TECS_COMPONENT(w, Position), TECS_COMPONENT(w, Velocity), TECS_TAG(w, Far),
                    0 };
-    tecs_archetype_t *a = tecs_archetype(w, 2, (tecs_comp_t[]){ m.pos, m.vel });
+    tecs_archetype_t *a = tecs_archetype_get(w, 2, (tecs_comp_t[]){ m.pos, m.vel });
     for (int i = 0; i < 2000; i++) {
         tecs_entity_t e = tecs_new_in(w, a);
         CHECK_ERR(TECS_SET(w, e, m.vel, Velocity, {(float)(i % 4), 0}), TECS_OK);
@@ -114,13 +114,13 @@ TEST(system_changes_apply_when_the_system_ends)
     tecs_query_t *mq = TECS_QUERY(w, {.comp = m.pos}, {.comp = m.vel, .access = TECS_READ});
     tecs_query_t *pq = TECS_QUERY(w, {.comp = m.pos, .access = TECS_READ});
     tecs_query_t *tq = TECS_QUERY(w, {.comp = m.tag});
-    tecs_system_t sm = tecs_system(w, &(tecs_system_desc_t){ .name = "move", .query = mq,
-                                   .run = move_chunk });
-    tecs_system_t st = tecs_system(w, &(tecs_system_desc_t){ .name = "tag", .query = pq,
-                                   .each = tag_far, .ctx = &m });
-    tecs_system_t sc = tecs_system(w, &(tecs_system_desc_t){ .name = "count", .query = tq,
-                                   .each = count_tagged, .ctx = &m,
-                                   .phase = TECS_POST_UPDATE });
+    tecs_system_t sm = tecs_system_new(w, &(tecs_system_desc_t){ .name = "move", .query = mq,
+                                       .run = move_chunk });
+    tecs_system_t st = tecs_system_new(w, &(tecs_system_desc_t){ .name = "tag", .query = pq,
+                                       .each = tag_far, .ctx = &m });
+    tecs_system_t sc = tecs_system_new(w, &(tecs_system_desc_t){ .name = "count", .query = tq,
+                                       .each = count_tagged, .ctx = &m,
+                                       .phase = TECS_POST_UPDATE });
     CHECK(sm && st && sc);
     CHECK_ERR(tecs_progress(w, 1.0), TECS_OK);
     /* After 1 s, x = 0, 1, 2, 3: velocities 2 and 3 are far. */
@@ -159,10 +159,10 @@ static void editor(tecs_iter_t *it)
     c->log->order[c->log->n++] = c->tag;
     if (it->frame != 0)
         return;
-    CHECK_ERR(tecs_system_remove(it->world, c->victim), TECS_OK);
-    CHECK_ERR(tecs_system_remove(it->world, c->victim), TECS_ENOENT);
+    CHECK_ERR(tecs_system_free(it->world, c->victim), TECS_OK);
+    CHECK_ERR(tecs_system_free(it->world, c->victim), TECS_ENOENT);
     CHECK_EQ(tecs_system_lookup(it->world, "victim"), 0);
-    CHECK_ERR(tecs_system_remove(it->world, c->self), TECS_OK);
+    CHECK_ERR(tecs_system_free(it->world, c->self), TECS_OK);
     c->added = add_task(it->world, "late", TECS_ON_LOAD, c->late_ctx);
     CHECK(c->added);
     CHECK_EQ(tecs_world_check(it->world), TECS_OK);
@@ -175,8 +175,8 @@ TEST(system_add_and_remove_mid_frame_take_effect_at_frame_end)
     run_log log = { .n = 0 };
     tag_ctx tv = { &log, 2 }, tl = { &log, 3 }, td = { &log, 4 };
     edit_ctx ed = { .log = &log, .late_ctx = &tl, .tag = 1 };
-    ed.self = tecs_system(w, &(tecs_system_desc_t){ .name = "editor", .run = editor,
-                          .ctx = &ed });
+    ed.self = tecs_system_new(w, &(tecs_system_desc_t){ .name = "editor", .run = editor,
+                              .ctx = &ed });
     ed.victim = add_task(w, "victim", TECS_ON_UPDATE, &tv);
     tecs_system_t dis = add_task(w, "disabled_mid_frame", TECS_ON_STORE, &td);
     CHECK(ed.self && ed.victim && dis);
@@ -197,8 +197,8 @@ TEST(system_add_and_remove_mid_frame_take_effect_at_frame_end)
     CHECK_EQ(log.n, 1);
     CHECK_EQ(log.order[0], 3);
     CHECK_ERR(tecs_system_enable(w, dis, true), TECS_OK);
-    CHECK_ERR(tecs_system_remove(w, ed.added), TECS_OK);
-    CHECK_ERR(tecs_system_remove(w, ed.added), TECS_ENOENT);
+    CHECK_ERR(tecs_system_free(w, ed.added), TECS_OK);
+    CHECK_ERR(tecs_system_free(w, ed.added), TECS_ENOENT);
     log.n = 0;
     CHECK_ERR(tecs_progress(w, 0.1), TECS_OK);
     CHECK_EQ(log.n, 1);
@@ -229,14 +229,14 @@ TEST(system_disable_mid_frame_takes_effect_at_once)
 {
     tecs_world_t *w = tw_new();
     stopper_ctx s = { 0, 0 };
-    CHECK(tecs_system(w, &(tecs_system_desc_t){ .name = "stopper", .phase = TECS_ON_LOAD,
-                      .run = stopper, .ctx = &s }));
-    s.target = tecs_system(w, &(tecs_system_desc_t){ .name = "stopped", .run = stopped,
-                           .ctx = &s });
+    CHECK(tecs_system_new(w, &(tecs_system_desc_t){ .name = "stopper", .phase = TECS_ON_LOAD,
+                          .run = stopper, .ctx = &s }));
+    s.target = tecs_system_new(w, &(tecs_system_desc_t){ .name = "stopped", .run = stopped,
+                               .ctx = &s });
     CHECK_ERR(tecs_progress(w, 0), TECS_OK);
     CHECK_EQ(s.runs, 0);
-    CHECK(tecs_system(w, &(tecs_system_desc_t){ .name = "off", .run = stopped, .ctx = &s,
-                      .disabled = true }));
+    CHECK(tecs_system_new(w, &(tecs_system_desc_t){ .name = "off", .run = stopped, .ctx = &s,
+                          .disabled = true }));
     CHECK_ERR(tecs_progress(w, 0), TECS_OK);
     CHECK_EQ(s.runs, 0);
     TW_CHECK(w);
@@ -250,8 +250,8 @@ TEST(system_interval_over_a_sequence_of_delta_times)
     tecs_world_t *w = tw_new();
     run_log log = { .n = 0 };
     tag_ctx t = { &log, 1 };
-    tecs_system_t s = tecs_system(w, &(tecs_system_desc_t){ .name = "tick", .run = log_run,
-                                  .ctx = &t, .interval = 0.5 });
+    tecs_system_t s = tecs_system_new(w, &(tecs_system_desc_t){ .name = "tick", .run = log_run,
+                                      .ctx = &t, .interval = 0.5 });
     CHECK(s);
     /* dt:        0.25  0.25  0.125  1.25   0      0.375  0.5   2.0  */
     /* acc:       0.25  0.5   0.125  1.375  0.375  0.75   0.75  2.25 */
@@ -300,7 +300,7 @@ static void noop_each(tecs_iter_t *it, int32_t row)
 
 #define REFUSED(w, code, ...)                                               \
     do {                                                                    \
-        CHECK_EQ(tecs_system((w), &(tecs_system_desc_t){ __VA_ARGS__ }), 0);\
+        CHECK_EQ(tecs_system_new((w), &(tecs_system_desc_t){ __VA_ARGS__ }), 0);\
         CHECK_EQ(tecs_last_error(w), (code));                               \
     } while (0)
 
@@ -312,10 +312,10 @@ TEST(system_bad_input_is_refused_and_changes_nothing)
     tecs_comp_t pos2 = TECS_COMPONENT(w2, Position);
     tecs_query_t *q = TECS_QUERY(w, {.comp = pos});
     tecs_query_t *q2 = TECS_QUERY(w2, {.comp = pos2});
-    tecs_system_t s = tecs_system(w, &(tecs_system_desc_t){ .name = "s", .run = noop_run });
+    tecs_system_t s = tecs_system_new(w, &(tecs_system_desc_t){ .name = "s", .run = noop_run });
     CHECK(s);
     size_t mem = tecs_world_memory(w);
-    CHECK_EQ(tecs_system(w, NULL), 0);
+    CHECK_EQ(tecs_system_new(w, NULL), 0);
     CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
     REFUSED(w, TECS_EINVAL, .run = noop_run);
     REFUSED(w, TECS_EINVAL, .name = "", .run = noop_run);
@@ -343,9 +343,9 @@ TEST(system_bad_input_is_refused_and_changes_nothing)
     CHECK_EQ(tecs_system_lookup(w, NULL), 0);
     CHECK(tecs_system_name(w, 999) == NULL);
     CHECK(strcmp(tecs_system_name(w, s), "s") == 0);
-    CHECK_ERR(tecs_system_remove(w, s), TECS_OK);
-    CHECK_ERR(tecs_system_remove(w, s), TECS_ENOENT);
-    CHECK_ERR(tecs_system_remove(w, 0), TECS_ENOENT);
+    CHECK_ERR(tecs_system_free(w, s), TECS_OK);
+    CHECK_ERR(tecs_system_free(w, s), TECS_ENOENT);
+    CHECK_ERR(tecs_system_free(w, 0), TECS_ENOENT);
     CHECK_EQ(tecs_system_count(w), 0);
     CHECK_ERR(tecs_progress(NULL, 1), TECS_EINVAL);
     tw_free(w2);
@@ -359,10 +359,10 @@ TEST(system_out_of_memory_changes_nothing)
         tw_alloc al = { 0 };
         tecs_world_t *w = tw_new_ex(&al, 0);
         CHECK(w);
-        tecs_system_t a = tecs_system(w, &(tecs_system_desc_t){ .name = "a", .run = noop_run });
+        tecs_system_t a = tecs_system_new(w, &(tecs_system_desc_t){ .name = "a", .run = noop_run });
         CHECK(a);
         al.fail_at = al.calls + k;
-        tecs_system_t b = tecs_system(w, &(tecs_system_desc_t){ .name = "b", .run = noop_run });
+        tecs_system_t b = tecs_system_new(w, &(tecs_system_desc_t){ .name = "b", .run = noop_run });
         bool failed = al.failures > 0;
         al.fail_at = 0;
         if (b == 0) {
@@ -414,12 +414,12 @@ TEST(system_changes_fire_their_events_before_the_next_system)
     sys_obs_ctx c = { .vel = TECS_COMPONENT(w, Velocity) };
     tecs_entity_t e = tecs_new(w);
     CHECK_ERR(tecs_add(w, e, pos), TECS_OK);
-    CHECK(tecs_observer(w, &(tecs_observer_desc_t){ .event = TECS_ON_ADD, .comp = c.vel,
+    CHECK(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_ADD, .comp = c.vel,
           .callback = saw_add, .ctx = &c }));
     tecs_query_t *q = TECS_QUERY(w, {.comp = pos}, {.comp = c.vel, .oper = TECS_NONE});
-    CHECK(tecs_system(w, &(tecs_system_desc_t){ .name = "give", .query = q,
+    CHECK(tecs_system_new(w, &(tecs_system_desc_t){ .name = "give", .query = q,
           .each = give_velocity, .ctx = &c }));
-    CHECK(tecs_system(w, &(tecs_system_desc_t){ .name = "next", .run = next_system,
+    CHECK(tecs_system_new(w, &(tecs_system_desc_t){ .name = "next", .run = next_system,
           .ctx = &c }));
     CHECK_ERR(tecs_progress(w, 1), TECS_OK);
     CHECK_EQ(c.n, 3);

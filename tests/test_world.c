@@ -73,12 +73,12 @@ TEST(world_allocator_sees_every_block)
     CHECK_EQ(tecs_world_memory(w), a.bytes);
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
     tecs_comp_t hp = TECS_COMPONENT(w, Health);
-    tecs_archetype_t *arch = tecs_archetype(w, 2, (tecs_comp_t[]){ pos, hp });
+    tecs_archetype_t *arch = tecs_archetype_get(w, 2, (tecs_comp_t[]){ pos, hp });
     for (int i = 0; i < 1000; i++)                 /* a chunk at a time */
         CHECK(tecs_new_in(w, arch) != 0);
     tecs_query_t *q = tecs_query_all(w, 1, &pos);
     CHECK(q != NULL);
-    tecs_entity_t e = tecs_delay_new(w, arch, 0, NULL);
+    tecs_entity_t e = tecs_delayed_new(w, arch, 0, NULL);
     CHECK(e != 0);
     CHECK_EQ(tecs_world_memory(w), a.bytes);
     CHECK(a.blocks > 60);                          /* 63 chunks at least */
@@ -122,12 +122,12 @@ TEST(world_free_runs_every_destructor)
     tecs_world_t *w = tw_new_ex(NULL, 16);
     tecs_comp_t o = obj_component(w, "Obj", &h);
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
-    tecs_archetype_t *a1 = tecs_archetype(w, 1, &o);
-    tecs_archetype_t *a2 = tecs_archetype(w, 2, (tecs_comp_t[]){ o, pos });
+    tecs_archetype_t *a1 = tecs_archetype_get(w, 1, &o);
+    tecs_archetype_t *a2 = tecs_archetype_get(w, 2, (tecs_comp_t[]){ o, pos });
     CHECK_ERR(tecs_new_bulk(w, a1, 100, NULL, 0, NULL), TECS_OK);
     CHECK_ERR(tecs_new_bulk(w, a2, 37, NULL, 0, NULL), TECS_OK);
     Obj v = obj(5);
-    CHECK(tecs_delay_new(w, a1, 1, &(tecs_value_t){ o, &v }) != 0);
+    CHECK(tecs_delayed_new(w, a1, 1, &(tecs_value_t){ o, &v }) != 0);
     CHECK_EQ(hooks_live(&h), 138);
     tw_free(w);
     CHECK_EQ(hooks_live(&h), 0);
@@ -182,8 +182,8 @@ TEST(world_null_world_is_harmless)
     CHECK_EQ(tecs_new(NULL), 0);
     CHECK_ERR(tecs_destroy(NULL, 1), TECS_EINVAL);
     CHECK(!tecs_is_alive(NULL, 1));
-    CHECK(tecs_archetype(NULL, 0, NULL) == NULL);
-    CHECK(tecs_query(NULL, NULL) == NULL);
-    CHECK_EQ(tecs_component(NULL, NULL), 0);
+    CHECK(tecs_archetype_get(NULL, 0, NULL) == NULL);
+    CHECK(tecs_query_new(NULL, NULL) == NULL);
+    CHECK_EQ(tecs_component_new(NULL, NULL), 0);
     CHECK(!tecs_is_deferred(NULL));
 }

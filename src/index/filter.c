@@ -181,7 +181,7 @@ static tecs_cond_t leaf(tecs_filter_t *f, tecs_index_t *x, int32_t op, int32_t n
     return add_node(f, (fnode){ op, x->id, first, n, { 0, 0, 0, 0 } });
 }
 
-tecs_cond_t tecs_where(tecs_filter_t *f, tecs_index_t *x, tecs_cmp_t cmp, tecs_key_t key)
+tecs_cond_t tecs_filter_cmp(tecs_filter_t *f, tecs_index_t *x, tecs_cmp_t cmp, tecs_key_t key)
 {
     if (f == NULL || tecs__enter(f->world))
         return -1;
@@ -190,7 +190,7 @@ tecs_cond_t tecs_where(tecs_filter_t *f, tecs_index_t *x, tecs_cmp_t cmp, tecs_k
     return leaf(f, x, (int32_t)cmp, 1, &key);
 }
 
-tecs_cond_t tecs_where_between(tecs_filter_t *f, tecs_index_t *x, tecs_key_t lo, tecs_key_t hi)
+tecs_cond_t tecs_filter_between(tecs_filter_t *f, tecs_index_t *x, tecs_key_t lo, tecs_key_t hi)
 {
     if (f == NULL || tecs__enter(f->world))
         return -1;
@@ -228,7 +228,7 @@ static tecs_cond_t sort_in(tecs_filter_t *f, tecs_index_t *x, tecs_cond_t c)
     return c;
 }
 
-tecs_cond_t tecs_where_in(tecs_filter_t *f, tecs_index_t *x, int32_t n, const tecs_key_t *keys)
+tecs_cond_t tecs_filter_in(tecs_filter_t *f, tecs_index_t *x, int32_t n, const tecs_key_t *keys)
 {
     if (f == NULL || tecs__enter(f->world))
         return -1;
@@ -238,7 +238,7 @@ tecs_cond_t tecs_where_in(tecs_filter_t *f, tecs_index_t *x, int32_t n, const te
     return c < 0 ? c : sort_in(f, x, c);
 }
 
-tecs_cond_t tecs_where_radius(tecs_filter_t *f, tecs_index_t *x, float px, float py, float r)
+tecs_cond_t tecs_filter_radius(tecs_filter_t *f, tecs_index_t *x, float px, float py, float r)
 {
     if (f == NULL || tecs__enter(f->world))
         return -1;
@@ -248,8 +248,8 @@ tecs_cond_t tecs_where_radius(tecs_filter_t *f, tecs_index_t *x, float px, float
     return c;
 }
 
-tecs_cond_t tecs_where_box(tecs_filter_t *f, tecs_index_t *x, float x0, float y0, float x1,
-                           float y1)
+tecs_cond_t tecs_filter_box(tecs_filter_t *f, tecs_index_t *x, float x0, float y0, float x1,
+                            float y1)
 {
     if (f == NULL || tecs__enter(f->world))
         return -1;
@@ -269,17 +269,17 @@ static tecs_cond_t combine(tecs_filter_t *f, int32_t op, tecs_cond_t a, tecs_con
     return add_node(f, (fnode){ op, -1, a, b, { 0, 0, 0, 0 } });
 }
 
-tecs_cond_t tecs_where_and(tecs_filter_t *f, tecs_cond_t a, tecs_cond_t b)
+tecs_cond_t tecs_filter_and(tecs_filter_t *f, tecs_cond_t a, tecs_cond_t b)
 {
     return combine(f, F_AND, a, b);
 }
 
-tecs_cond_t tecs_where_or(tecs_filter_t *f, tecs_cond_t a, tecs_cond_t b)
+tecs_cond_t tecs_filter_or(tecs_filter_t *f, tecs_cond_t a, tecs_cond_t b)
 {
     return combine(f, F_OR, a, b);
 }
 
-tecs_cond_t tecs_where_not(tecs_filter_t *f, tecs_cond_t a)
+tecs_cond_t tecs_filter_not(tecs_filter_t *f, tecs_cond_t a)
 {
     return combine(f, F_NOT, a, a);
 }
