@@ -5,8 +5,13 @@
 #   make test-valgrind  the tests under valgrind memcheck (any error fails)
 #   make fuzz           each libFuzzer target for FUZZ_SECONDS (default 60)
 #   make model-run      the model test for MODEL_SECONDS (default 60)
-#   make bench          benchmarks, release build, warm heap (BENCH_ARGS='--quick')
+#   make bench          benchmarks, release build, warm heap (BENCH_ARGS='--quick');
+#                       the figures also go to build-release/bench.csv
 #   make bench-cold     the same with glibc's default heap (pages paid on first touch)
+#   make bench-table    run make bench, keep its CSV in docs/bench/ and put the
+#                       table it gives into the README
+#   make, make lib      the library only: build/libtinyecs.a and libtinyecs.so
+#   make build          everything: library, tests, examples, demo, benchmarks
 #   make docs           HTML API reference with Doxygen, into build/docs/html
 BUILD    ?= build
 
@@ -25,15 +30,22 @@ FUZZ_TARGETS  ?= fuzz_model
 SANITIZE_MODEL_OPS ?= 250000
 VALGRIND_MODEL_OPS ?= 20000
 
-.PHONY: all build test demo test-sanitize test-valgrind fuzz model-run bench bench-cold \
-	bench-build docs clean
+.PHONY: all build lib test demo test-sanitize test-valgrind fuzz model-run bench bench-cold \
+	bench-build bench-table docs clean
 
 # Benchmarks: their own release build, plain -O3 (no -march=native).
 BENCH_BUILD ?= build-release
 BENCH_ARGS  ?=
+BENCH_CSV   := $(BENCH_BUILD)/bench.csv
 BENCH_WARM  := GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=18446744073709551615
 
-all: build
+# `make` alone builds the library; `make build` builds everything (the
+# tests, examples, demo and benchmarks too).
+all: lib
+
+lib:
+	@$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@$(CMAKE) --build $(BUILD) -j$(JOBS) --target tinyecs tinyecs_shared
 
 build:
 	@$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
@@ -96,8 +108,19 @@ bench-build:
 		-DTECS_BUILD_EXAMPLES=OFF >/dev/null
 	@$(CMAKE) --build $(BENCH_BUILD) -j$(JOBS) --target tinyecs_bench
 
+# The figures go to the screen and to $(BENCH_CSV), the machine beside them.
 bench: bench-build
-	$(BENCH_WARM) $(BENCH_BUILD)/bench/tinyecs_bench $(BENCH_ARGS)
+	$(BENCH_WARM) $(BENCH_BUILD)/bench/tinyecs_bench --csv $(BENCH_CSV) $(BENCH_ARGS)
+	@sh tools/bench_machine.sh $(BENCH_BUILD) "make bench$(if $(BENCH_ARGS), BENCH_ARGS='$(BENCH_ARGS)')" \
+		> $(BENCH_BUILD)/bench-machine.txt
+
+# The README's Benchmarks table comes from docs/bench/results.csv (and
+# machine.txt) through tools/bench_table.sh; a test checks they agree.
+bench-table: bench
+	@mkdir -p docs/bench
+	cp $(BENCH_CSV) docs/bench/results.csv
+	cp $(BENCH_BUILD)/bench-machine.txt docs/bench/machine.txt
+	sh tools/bench_table.sh --update README.md docs/bench/results.csv docs/bench/machine.txt
 
 bench-cold: bench-build
 	env -u GLIBC_TUNABLES $(BENCH_BUILD)/bench/tinyecs_bench $(BENCH_ARGS)

@@ -1,0 +1,102 @@
+#!/bin/sh
+# The README's benchmark table, rendered from the CSV `make bench` writes.
+#
+#   bench_table.sh CSV MACHINE                    print the block
+#   bench_table.sh --update README CSV MACHINE    put it into README
+#   bench_table.sh --check README CSV MACHINE     fail if README's differs
+#
+# CSV has the columns scenario,n,value,unit,ratio_to_raw (bench.c --csv);
+# MACHINE has "key: value" lines (tools/bench_machine.sh). The block sits in
+# README between the lines "<!-- bench-table begin -->" and
+# "<!-- bench-table end -->"; nothing in it is written by hand.
+set -eu
+
+usage() { echo "usage: bench_table.sh [--update|--check README] CSV MACHINE" >&2; exit 2; }
+mode=print readme=
+case ${1-} in
+--update|--check) [ $# -eq 4 ] || usage; mode=${1#--} readme=$2; shift 2 ;;
+*) [ $# -eq 2 ] || usage ;;
+esac
+csv=$1 machine=$2
+begin='<!-- bench-table begin -->'
+end='<!-- bench-table end -->'
+
+render() {
+    echo "$begin"
+    awk -F, '
+    function num(v) {          # three significant figures or so
+        if (v >= 100) return sprintf("%.0f", v)
+        if (v >= 10)  return sprintf("%.1f", v)
+        if (v >= 1)   return sprintf("%.2f", v)
+        return sprintf("%.3f", v)
+    }
+    function thousands(s,   out) {
+        out = ""
+        while (length(s) > 3) {
+            out = "," substr(s, length(s) - 2) out
+            s = substr(s, 1, length(s) - 3)
+        }
+        return s out
+    }
+    NR == 1 {
+        if ($0 != "scenario,n,value,unit,ratio_to_raw") {
+            print "bench_table: " FILENAME ": not a bench CSV (header: " $0 ")" > "/dev/stderr"
+            exit 2
+        }
+        print "| scenario | N | median | unit | ratio to raw |"
+        print "| --- | ---: | ---: | --- | ---: |"
+        next
+    }
+    NF == 5 {
+        printf "| %s | %s | %s | %s | %s |\n", $1, thousands($2), num($3 + 0), $4,
+               $5 == "" ? "" : sprintf("%.2fx", $5 + 0)
+        rows++
+    }
+    END { if (NR > 0 && rows == 0) { print "bench_table: no rows in " FILENAME > "/dev/stderr"; exit 2 } }
+    ' "$csv"
+    echo
+    awk -F': ' '
+    { v[$1] = substr($0, length($1) + 3) }
+    END {
+        printf "Measured on %s (%s cores), %s, %s, with `%s`.\n",
+               v["cpu"], v["cores"], v["compiler"], v["system"], v["command"]
+    }' "$machine"
+    echo "$end"
+}
+
+block=$(render)
+
+# README with its block replaced by the file $1.
+splice() {
+    awk -v b="$begin" -v e="$end" -v f="$1" '
+    $0 == b { while ((getline l < f) > 0) print l; skip = 1; found++; next }
+    $0 == e { skip = 0; next }
+    !skip { print }
+    END { if (found != 1) { print "bench_table: README needs one \"" b "\" line" > "/dev/stderr"; exit 2 } }
+    ' "$readme"
+}
+
+case $mode in
+print) printf '%s\n' "$block" ;;
+update)
+    tmp=$(mktemp)
+    printf '%s\n' "$block" > "$tmp"
+    splice "$tmp" > "$tmp.readme" && mv "$tmp.readme" "$readme"
+    rm -f "$tmp"
+    echo "bench_table: $readme updated from $csv" ;;
+check)
+    tmp=$(mktemp)
+    printf '%s\n' "$block" > "$tmp"
+    awk -v b="$begin" -v e="$end" '$0 == b { on = 1 } on { print } $0 == e { on = 0 }' \
+        "$readme" > "$tmp.have"
+    if cmp -s "$tmp" "$tmp.have"; then
+        rm -f "$tmp" "$tmp.have"
+        echo "bench_table: the table in $readme is the one $csv gives"
+    else
+        echo "bench_table: the table in $readme is not the one $csv gives" \
+             "(render it with: sh tools/bench_table.sh --update $readme $csv $machine):"
+        diff "$tmp.have" "$tmp" || true
+        rm -f "$tmp" "$tmp.have"
+        exit 1
+    fi ;;
+esac
