@@ -55,10 +55,12 @@ test: build
 	cd $(BUILD) && $(CTEST) --output-on-failure -j$(JOBS)
 
 # Only the library and the demo are built, so a fresh clone runs it quickly.
+# The picture goes into the build directory; a --png in DEMO_ARGS comes
+# later on the command line and wins.
 demo:
 	@$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	@$(CMAKE) --build $(BUILD) -j$(JOBS) --target boids
-	$(BUILD)/demo/boids $(DEMO_ARGS)
+	$(BUILD)/demo/boids --png $(BUILD)/boids.png $(DEMO_ARGS)
 
 test-sanitize:
 	@$(CMAKE) -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DTECS_SANITIZE=ON \

@@ -528,13 +528,14 @@ static bool make_hazards(boids_sim *s)
 
 boids_sim *boids_new(const boids_config *cfg)
 {
+    if (cfg->boids < 1 || cfg->boids > BOIDS_MAX_BOIDS || cfg->predators < 0 ||
+        cfg->predators > BOIDS_MAX_HAZARDS || cfg->obstacles < 0 ||
+        cfg->obstacles > BOIDS_MAX_HAZARDS)
+        return NULL;
     boids_sim *s = calloc(1, sizeof *s);
     if (s == NULL)
         return NULL;
     s->cfg = *cfg;
-    s->cfg.boids = cfg->boids > 0 ? cfg->boids : 10000;
-    s->cfg.predators = cfg->predators > 0 ? cfg->predators : 6;
-    s->cfg.obstacles = cfg->obstacles > 0 ? cfg->obstacles : 10;
     s->cfg.size = cfg->size <= 0.0f ? 1024.0f : cfg->size < 200.0f ? 200.0f : cfg->size;
     s->rng = cfg->seed;
     s->stats_frame = -1;

@@ -13,13 +13,21 @@
 #include <stdint.h>
 #include "tinyecs.h"
 
-/** What to simulate; zero fields take the defaults below. */
+/* The demo's defaults, and the most it simulates: beyond these a run takes
+ * too long to watch, or the hazards cover the world. */
+#define BOIDS_DEFAULT_BOIDS     10000
+#define BOIDS_DEFAULT_PREDATORS 6
+#define BOIDS_DEFAULT_OBSTACLES 10
+#define BOIDS_MAX_BOIDS         1000000
+#define BOIDS_MAX_HAZARDS       1000    /* predators; obstacles likewise  */
+
+/** What to simulate. The counts are taken as given. */
 typedef struct boids_config {
-    int32_t boids;              /* target population (default 10000)      */
-    int32_t predators;          /* default 6                              */
-    int32_t obstacles;          /* default 10                             */
-    float size;                 /* side of the square world (default 1024;
-                                   at least 200, twice the widest search) */
+    int32_t boids;              /* population, 1 .. BOIDS_MAX_BOIDS       */
+    int32_t predators;          /* 0 .. BOIDS_MAX_HAZARDS                 */
+    int32_t obstacles;          /* 0 .. BOIDS_MAX_HAZARDS                 */
+    float size;                 /* side of the square world (0: 1024; at
+                                   least 200, twice the widest search)    */
     uint64_t seed;              /* the same seed gives the same run       */
     bool naive;                 /* all-pairs neighbour search             */
 } boids_config;
@@ -51,7 +59,8 @@ typedef struct boids_timing {
 
 #define BOIDS_MAX_SYSTEMS 12
 
-/** Build a world and its flock. @return NULL when out of memory. */
+/** Build a world and its flock. @return NULL when a count is out of its
+ *  range or memory runs out. */
 boids_sim *boids_new(const boids_config *config);
 
 /** Free the world and everything of the sim; NULL does nothing. */

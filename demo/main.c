@@ -22,10 +22,8 @@
 #include "live.h"
 #include "render.h"
 
-#ifndef TECS_DEMO_DEFAULT_PNG
-#define TECS_DEMO_DEFAULT_PNG "boids.png"
-#endif
-
+/* Relative: the picture lands in the directory the demo runs in. */
+#define DEFAULT_PNG    "boids.png"
 #define DT             (1.0f / 60.0f)
 #define DEFAULT_FRAMES 300
 #define NAIVE_FRAMES   5        /* --compare: the all-pairs run's frames  */
@@ -42,59 +40,91 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: boids [options]\n"
-        "  --boids N       boids in the flock (default 10000)\n"
+        "  --boids N       boids in the flock, 1 to %d (default %d)\n"
         "  --frames N      frames to simulate, 1/60 s each (default %d)\n"
         "  --seed N        random seed; the same seed repeats the run (default 1)\n"
-        "  --predators N   predators (default 6)\n"
-        "  --obstacles N   obstacles (default 10)\n"
+        "  --predators N   predators, 0 to %d (default %d)\n"
+        "  --obstacles N   obstacles, 0 to %d (default %d)\n"
         "  --naive         all-pairs neighbour search, O(n^2), instead of the spatial index\n"
         "  --compare       run both searches and print their frame times and the speed-up\n"
         "                  (the all-pairs run does at most %d frames)\n"
-        "  --png PATH      where to draw the last frame (default %s)\n"
+        "  --png PATH      where to draw the last frame (default %s, in the\n"
+        "                  current directory)\n"
         "  --frames-dir D  also draw a numbered PNG into D every K frames\n"
         "  --every K       the K of --frames-dir (default 10)\n"
         "  --live          animate in the terminal (ncurses); q quits\n"
         "  --quiet         no progress bar\n"
         "  --help          this text\n",
-        DEFAULT_FRAMES, NAIVE_FRAMES, TECS_DEMO_DEFAULT_PNG);
+        BOIDS_MAX_BOIDS, BOIDS_DEFAULT_BOIDS, DEFAULT_FRAMES, BOIDS_MAX_HAZARDS,
+        BOIDS_DEFAULT_PREDATORS, BOIDS_MAX_HAZARDS, BOIDS_DEFAULT_OBSTACLES, NAIVE_FRAMES,
+        DEFAULT_PNG);
 }
 
-/* A whole decimal number in 1..INT32_MAX. */
-static bool parse_count(const char *s, int32_t *out)
+/* A flag that takes a count: where it goes and the range it must be in. */
+typedef struct count_flag {
+    const char *name;
+    int32_t *slot;
+    int32_t min, max;
+} count_flag;
+
+static bool find_count_flag(options *o, const char *flag, count_flag *out)
+{
+    const count_flag flags[] = {
+        { "--boids", &o->boids, 1, BOIDS_MAX_BOIDS },
+        { "--frames", &o->frames, 1, INT32_MAX },
+        { "--every", &o->every, 1, INT32_MAX },
+        { "--predators", &o->predators, 0, BOIDS_MAX_HAZARDS },
+        { "--obstacles", &o->obstacles, 0, BOIDS_MAX_HAZARDS },
+    };
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
+        if (strcmp(flag, flags[i].name) == 0) {
+            *out = flags[i];
+            return true;
+        }
+    return false;
+}
+
+/* A whole decimal number in the flag's range; false with a message on
+ * stderr when s is not one. */
+static bool parse_count(const count_flag *f, const char *s)
 {
     char *end;
     errno = 0;
     long long v = strtoll(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0' || v <= 0 || v > INT32_MAX)
+    if (end == s || *end != '\0' || (errno != 0 && errno != ERANGE)) {
+        fprintf(stderr, "boids: %s wants a whole number, not '%s'\n", f->name, s);
         return false;
-    *out = (int32_t)v;
+    }
+    if (v > f->max || (errno == ERANGE && v > 0)) {
+        fprintf(stderr, "boids: %s %s is too large (at most %d)\n", f->name, s, (int)f->max);
+        return false;
+    }
+    if (v < f->min) {
+        fprintf(stderr, "boids: %s %s is too small (at least %d)\n", f->name, s, (int)f->min);
+        return false;
+    }
+    *f->slot = (int32_t)v;
     return true;
 }
 
-/* A whole unsigned decimal number. */
+/* A whole unsigned decimal number; false with a message when s is not one. */
 static bool parse_seed(const char *s, uint64_t *out)
 {
-    char *end;
+    char *end = NULL;
     errno = 0;
-    if (*s < '0' || *s > '9')
+    unsigned long long v = 0;
+    if (*s >= '0' && *s <= '9')
+        v = strtoull(s, &end, 10);
+    if (end == NULL || *end != '\0') {
+        fprintf(stderr, "boids: --seed wants a whole number, not '%s'\n", s);
         return false;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno != 0 || *end != '\0')
+    }
+    if (errno == ERANGE) {
+        fprintf(stderr, "boids: --seed %s is too large (at most %" PRIu64 ")\n", s, UINT64_MAX);
         return false;
+    }
     *out = (uint64_t)v;
     return true;
-}
-
-/* The flags that take a count, and where each one goes. */
-static int32_t *count_flag(options *o, const char *flag)
-{
-    static const char *const names[] = { "--boids", "--frames", "--every", "--predators",
-                                         "--obstacles" };
-    int32_t *slots[] = { &o->boids, &o->frames, &o->every, &o->predators, &o->obstacles };
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (strcmp(flag, names[i]) == 0)
-            return slots[i];
-    return NULL;
 }
 
 /* Read argv into *o. @return 0 to run, 1 after --help, 2 on a bad argument
@@ -103,7 +133,8 @@ static int parse_args(int argc, char **argv, options *o)
 {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        int32_t *count = count_flag(o, a);
+        count_flag cf = { NULL, NULL, 0, 0 };
+        bool count = find_count_flag(o, a, &cf);
         bool takes_value = count || !strcmp(a, "--seed") || !strcmp(a, "--png") ||
                            !strcmp(a, "--frames-dir");
         if (!strcmp(a, "--help") || !strcmp(a, "-h"))
@@ -112,12 +143,9 @@ static int parse_args(int argc, char **argv, options *o)
             fprintf(stderr, "boids: %s needs a value\n", a);
             return 2;
         }
-        if (count ? !parse_count(val, count) :
-            !strcmp(a, "--seed") ? !parse_seed(val, &o->seed) : false) {
-            fprintf(stderr, "boids: %s wants a %snumber, not '%s'\n", a,
-                    count ? "positive " : "", val);
+        if (count ? !parse_count(&cf, val) :
+            !strcmp(a, "--seed") ? !parse_seed(val, &o->seed) : false)
             return 2;
-        }
         if (!strcmp(a, "--png"))
             o->png = val;
         else if (!strcmp(a, "--frames-dir"))
@@ -280,8 +308,9 @@ static bool prepare(const options *o)
 
 int main(int argc, char **argv)
 {
-    options o = { .boids = 10000, .frames = DEFAULT_FRAMES, .every = 10, .seed = 1,
-                  .png = TECS_DEMO_DEFAULT_PNG };
+    options o = { .boids = BOIDS_DEFAULT_BOIDS, .predators = BOIDS_DEFAULT_PREDATORS,
+                  .obstacles = BOIDS_DEFAULT_OBSTACLES, .frames = DEFAULT_FRAMES, .every = 10,
+                  .seed = 1, .png = DEFAULT_PNG };
     int rc = parse_args(argc, argv, &o);
     if (rc != 0) {
         usage(rc == 1 ? stdout : stderr);

@@ -8,6 +8,7 @@
 #             removed before the run)
 #   DIR       a directory that must be filled with NFILES PNGs (optional;
 #             emptied before the run)
+#   WORKDIR   the directory to run it in (optional; made if missing)
 string(REPLACE "|" ";" args "${ARGS}")
 if(PNG)
   file(REMOVE "${PNG}")
@@ -15,7 +16,12 @@ endif()
 if(DIR)
   file(REMOVE_RECURSE "${DIR}")
 endif()
-execute_process(COMMAND "${DEMO}" ${args} RESULT_VARIABLE rc
+if(WORKDIR)
+  file(MAKE_DIRECTORY "${WORKDIR}")
+else()
+  set(WORKDIR ".")
+endif()
+execute_process(COMMAND "${DEMO}" ${args} WORKING_DIRECTORY "${WORKDIR}" RESULT_VARIABLE rc
                 OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc STREQUAL "${RC}")
   message(FATAL_ERROR "exit status ${rc}, wanted ${RC}\nstdout:\n${out}\nstderr:\n${err}")

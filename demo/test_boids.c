@@ -3,7 +3,8 @@
 ** per argument: the spatial search finds exactly the flockmates the full
 ** scan finds, in the same order; a whole run is the same bit for bit with
 ** either search; the population holds while boids die and are born through
-** the delayed calls; the line rasteriser and the heading colours.
+** the delayed calls; a flock without predators or obstacles runs; counts out
+** of range are refused; the line rasteriser and the heading colours.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,6 +103,39 @@ static void test_population(void)
     boids_free(s);
 }
 
+/* No predators and no obstacles: a flock with nothing to flee. */
+static void test_no_hazards(void)
+{
+    boids_sim *s = boids_new(&(boids_config){ .boids = 300, .predators = 0, .obstacles = 0,
+                                              .size = 200.0f, .seed = 7 });
+    CHECK(s != NULL);
+    if (s == NULL)
+        return;
+    for (int f = 0; f < 60; f++)
+        CHECK(boids_step(s, 1.0f / 60.0f) == TECS_OK);
+    boids_counts k = boids_count(s);
+    CHECK(k.boids == 300 && k.predators == 0 && k.obstacles == 0 && k.entities == 300);
+    CHECK(tecs_world_check(boids_world(s)) == TECS_OK);
+    boids_free(s);
+}
+
+/* Counts outside their ranges build nothing. */
+static void test_config_range(void)
+{
+    static const boids_config bad[] = {
+        { .boids = 0 },
+        { .boids = BOIDS_MAX_BOIDS + 1 },
+        { .boids = 10, .predators = -1 },
+        { .boids = 10, .obstacles = BOIDS_MAX_HAZARDS + 1 },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK(boids_new(&bad[i]) == NULL);
+    boids_sim *s = boids_new(&(boids_config){ .boids = 1, .predators = BOIDS_MAX_HAZARDS,
+                                              .obstacles = 0, .seed = 3 });
+    CHECK(s != NULL);
+    boids_free(s);
+}
+
 static uint32_t pixel(const canvas *c, int x, int y)
 {
     const uint8_t *p = c->rgb + ((size_t)y * (size_t)c->w + (size_t)x) * 3;
@@ -143,7 +177,8 @@ int main(int argc, char **argv)
 {
     static const struct { const char *name; void (*fn)(void); } cases[] = {
         { "neighbours", test_neighbours }, { "same_run", test_same_run },
-        { "population", test_population }, { "raster", test_raster } };
+        { "population", test_population }, { "no_hazards", test_no_hazards },
+        { "config_range", test_config_range }, { "raster", test_raster } };
     int ran = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         if (argc < 2 || strcmp(argv[1], cases[i].name) == 0) {
