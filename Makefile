@@ -1,4 +1,6 @@
 # A thin wrapper over CMake, so the everyday commands stay short:
+#   make, make lib      the library only: build/libtinyecs.a and libtinyecs.so
+#   make build          everything: library, tests, examples, demo, benchmarks
 #   make demo           build and run the boids demo (DEMO_ARGS='--compare')
 #   make test           build and run every test (CTest)
 #   make test-sanitize  the tests under AddressSanitizer + UBSan
@@ -10,8 +12,6 @@
 #   make bench-cold     the same with glibc's default heap (pages paid on first touch)
 #   make bench-table    run make bench, keep its CSV in docs/bench/ and put the
 #                       table it gives into the README
-#   make, make lib      the library only: build/libtinyecs.a and libtinyecs.so
-#   make build          everything: library, tests, examples, demo, benchmarks
 #   make docs           HTML API reference with Doxygen, into build/docs/html
 BUILD    ?= build
 
