@@ -36,7 +36,8 @@ int main(void)
     tecs_comp_t hp = TECS_COMPONENT(w, Health);
     tecs_comp_t enemy = TECS_TAG(w, Enemy);         /* size 0: a tag, no data */
     EXPECT(tecs_component_lookup(w, "Enemy") == enemy);
-    EXPECT(tecs_component_size(w, pos) == sizeof(Position) && tecs_component_size(w, enemy) == 0);
+    EXPECT(tecs_component_size(w, pos) == sizeof(Position));
+    EXPECT(tecs_component_size(w, enemy) == 0);
 
     /* tecs_add gives a default value (zero-filled for plain data). */
     tecs_entity_t e = tecs_new(w);

@@ -1,9 +1,7 @@
 /*
-** delayed.c — changing the world while walking it. Inside an iteration
-** structural changes (new, destroy, add, remove) are queued and applied
-** when the outermost iteration ends, so the walk sees a stable world. The
-** delayed queue goes further: births and destroys wait until the program
-** applies them, at a point of its choosing.
+** delayed.c — changing the world while walking it. Inside an iteration new,
+** destroy, add and remove are queued until the outermost iteration ends. The
+** delayed queue holds births and destroys until the program applies them.
 */
 #include <stdio.h>
 #include <stdlib.h>
