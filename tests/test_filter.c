@@ -11,7 +11,6 @@ TEST(filter_every_operator_matches_brute_force)
     tw_free(t.w);
 }
 
-
 TEST(filter_key_order_ascending_and_descending)
 {
     fx t;
@@ -122,6 +121,8 @@ TEST(filter_spatial_radius_and_box_with_huge_and_bad_regions)
     CHECK_EQ(tecs_query_where_collect(t.q, f, got, 600), 0);
     tw_free(t.w);
 }
+
+/* ---- results in query order --------------------------------------------- */
 
 /* Results of every size, on both sides of the small-sort cut-off, come in
 ** the query's order (archetype, chunk, row), whatever order the index
