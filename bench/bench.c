@@ -1,10 +1,10 @@
 /*
 ** bench.c — the numbers users choose an ECS on, measured against the limit.
 **
-** Each scenario of issue 4 is one function that builds a fresh world, times
-** one repetition of its workload, checks the result (counts, sums), frees
-** the world and returns the time per unit. The harness runs it once to warm
-** up, then `reps` times, and reports the median:
+** Each scenario is one function that builds a fresh world, times one
+** repetition of its workload, checks the result (counts, sums), frees the
+** world and returns the time per unit (bench.h). The harness runs it once
+** to warm up, then `reps` times, and reports the median:
 **
 **     main ─> run(table[i], n) ─┬─ warm-up rep (discarded)
 **                                ├─ rep 1..reps ─> median
@@ -19,18 +19,18 @@
 ** the median of the per-repetition ratios, so a shared machine's changing
 ** load cannot skew a ratio the way two figures taken a minute apart would.
 **
-** Adding a scenario (where_eq, where_range, where_scan, where_radius, set,
-** set_indexed, system, ...): write `static double sc_NAME(int64_t n)` that
-** builds its world outside the timed region, times with now_ns(), checks its
-** result with CHECK(), frees the world and returns ns per unit; then add one
-** row to `scenarios[]` below (name, default N, unit, flags). A scenario whose
-** API does not exist yet is simply not in the table.
+** Adding a scenario: write `double sc_NAME(int64_t n)` that builds its world
+** outside the timed region, times with now_ns(), checks its result with
+** CHECK(), frees the world and returns ns per unit, static here or declared
+** in bench.h when it lives in a file of its own (the index rows are in
+** bench_index.c); then add one row to `scenarios[]` below (name, default N,
+** unit, flags).
 **
 ** Only the public API is used; the build is plain -O3 without -march=native,
 ** so the figures are those of a portable binary.
 */
 #define _POSIX_C_SOURCE 200809L
-#include "tinyecs.h"
+#include "bench.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -39,37 +39,25 @@
 #include <string.h>
 #include <time.h>
 
-typedef struct { float x, y; } Position;
-typedef struct { float x, y; } Velocity;
-typedef struct { int hp; } Health;
-
 /* ---- harness state (the bench program's own; the library has none) ---- */
 
 static int g_failed;            /* a result check failed somewhere          */
 static const char *g_current;   /* scenario being run, for messages         */
 static int g_passes = 20;       /* timed passes per iterate repetition      */
 static int32_t g_rows;          /* --rows: rows per chunk, 0 = the default  */
-static clockid_t g_clock = CLOCK_MONOTONIC; /* --cpu: this thread's CPU time */
+clockid_t g_clock = CLOCK_MONOTONIC;
 
-#define CHECK(cond, ...) \
-    do { if (!(cond)) check_failed(__LINE__, #cond, __VA_ARGS__); } while (0)
-
-static void check_failed(int line, const char *expr, const char *fmt, ...)
+void check_failed(const char *file, int line, const char *expr, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "CHECK FAILED in %s (bench.c:%d: %s): ", g_current, line, expr);
+    const char *base = strrchr(file, '/');
+    fprintf(stderr, "CHECK FAILED in %s (%s:%d: %s): ", g_current, base ? base + 1 : file,
+            line, expr);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
     g_failed = 1;
-}
-
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(g_clock, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -94,15 +82,7 @@ static void *xmalloc(size_t size)
     return p;
 }
 
-/* xorshift64*: fixed-seed shuffles that are the same on every run. */
-static uint64_t rng_next(uint64_t *s)
-{
-    *s ^= *s >> 12;
-    *s ^= *s << 25;
-    *s ^= *s >> 27;
-    return *s * 0x2545F4914F6CDD1DULL;
-}
-
+/* A fixed-seed shuffle, the same on every run. */
 static void shuffle(tecs_entity_t *ids, int64_t n, uint64_t seed)
 {
     for (int64_t i = n - 1; i > 0; i--) {
@@ -593,11 +573,6 @@ static double sc_memory(int64_t n)
     return v;
 }
 
-/* ---- the index rows (issue 6), in their own file ----------------------- */
-
-#define TECS_BENCH_HARNESS
-#include "bench_index.c"
-
 /* ---- the table --------------------------------------------------------- */
 
 enum {
@@ -608,7 +583,7 @@ enum {
 
 typedef struct scenario {
     const char *name;
-    double (*fn)(int64_t n);
+    scenario_fn fn;
     int64_t n;                  /* default N                                */
     const char *unit;
     int flags;

@@ -1,18 +1,13 @@
 /*
-** bench_index.c — the index rows of issue 6: where_eq, where_range,
-** where_scan, where_radius, set, set_indexed.
-**
-** Each scenario is `static double sc_NAME(int64_t n)`: it builds its world
-** outside the timed region, times its workload with now_ns(), checks its
-** result, frees the world and returns ns per unit, as bench.c's scenarios
-** do. bench.c includes this file (with TECS_BENCH_HARNESS defined, so the
-** harness's helpers are used) and lists the rows in its table. Built alone,
-** it is a small program printing the same rows as CSV, for quick looks:
-**
-**     cc -O3 -Iinclude bench/bench_index.c libtinyecs.a && ./a.out [N]
+** bench_index.c — the index rows: where_eq (unique hash lookups),
+** where_range (an ordered range read through tecs_query_where), where_scan
+** (the same range by scanning the query), where_radius (spatial), and set,
+** set_indexed, set_hashed (tecs_set of a field with no index, an ordered
+** one, a hash one). Each is a scenario as bench.h describes; bench.c lists
+** them in its table.
 */
 #define _POSIX_C_SOURCE 200809L
-#include "tinyecs.h"
+#include "bench.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -20,36 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#ifndef TECS_BENCH_HARNESS
-typedef struct { float x, y; } Position;
-typedef struct { int hp; } Health;
-
-static int g_failed;
-
-#define CHECK(cond, ...)                                                    \
-    do {                                                                    \
-        if (!(cond)) {                                                      \
-            fprintf(stderr, "CHECK FAILED: %s\n", #cond);                   \
-            g_failed = 1;                                                   \
-        }                                                                   \
-    } while (0)
-
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static uint64_t rng_next(uint64_t *s)
-{
-    *s ^= *s >> 12;
-    *s ^= *s << 25;
-    *s ^= *s >> 27;
-    return *s * 0x2545F4914F6CDD1DULL;
-}
-#endif
 
 typedef struct NetKey { int64_t key; } NetKey;
 
@@ -92,7 +57,7 @@ static void ifix_init(ifix *f, int64_t n)
 }
 
 /* where_eq: a unique hash index on an int key, one key -> one entity. */
-static double sc_where_eq(int64_t n)
+double sc_where_eq(int64_t n)
 {
     tecs_world_t *w = tecs_world_new();
     tecs_comp_t c = tecs_component_new(w, &(tecs_component_desc_t){
@@ -132,7 +97,7 @@ static int64_t range_pass(ifix *f, tecs_filter_t *flt, double *sum)
 }
 
 /* where_range: ordered index on Health.hp, a 1% range, reading Position. */
-static double sc_where_range(int64_t n)
+double sc_where_range(int64_t n)
 {
     ifix f;
     ifix_init(&f, n);
@@ -157,7 +122,7 @@ static double sc_where_range(int64_t n)
 }
 
 /* where_scan: the same predicate by scanning the query. */
-static double sc_where_scan(int64_t n)
+double sc_where_scan(int64_t n)
 {
     ifix f;
     ifix_init(&f, n);
@@ -187,7 +152,7 @@ static double sc_where_scan(int64_t n)
 }
 
 /* where_radius: n points uniform in a square, radius queries of ~100. */
-static double sc_where_radius(int64_t n)
+double sc_where_radius(int64_t n)
 {
     tecs_world_t *w = tecs_world_new();
     tecs_comp_t pos = tecs_component_new(w, &(tecs_component_desc_t){
@@ -258,39 +223,19 @@ static double set_run(int64_t n, int kind)
     return t / (double)sets;
 }
 
-static double sc_set(int64_t n)
+double sc_set(int64_t n)
 {
     return set_run(n, -1);
 }
 
 /* set_indexed: the field has an ordered index (the costliest to keep). */
-static double sc_set_indexed(int64_t n)
+double sc_set_indexed(int64_t n)
 {
     return set_run(n, TECS_INDEX_ORDERED);
 }
 
 /* set_hashed: the same with a hash index. */
-static double sc_set_indexed_hash(int64_t n)
+double sc_set_indexed_hash(int64_t n)
 {
     return set_run(n, TECS_INDEX_HASH);
 }
-
-#ifndef TECS_BENCH_HARNESS
-int main(int argc, char **argv)
-{
-    int64_t n = argc > 1 ? atoll(argv[1]) : 1000000;
-    static const struct { const char *name; double (*fn)(int64_t); const char *unit; } rows[] = {
-        { "where_eq", sc_where_eq, "ns/lookup" },
-        { "where_range", sc_where_range, "ns/result" },
-        { "where_scan", sc_where_scan, "ns/result" },
-        { "where_radius", sc_where_radius, "ns/result" },
-        { "set", sc_set, "ns/set" },
-        { "set_indexed", sc_set_indexed, "ns/set" },
-        { "set_hashed", sc_set_indexed_hash, "ns/set" },
-    };
-    printf("scenario,n,value,unit\n");
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
-        printf("%s,%lld,%.2f,%s\n", rows[i].name, (long long)n, rows[i].fn(n), rows[i].unit);
-    return g_failed;
-}
-#endif

@@ -76,4 +76,49 @@ typedef struct Position { float x, y; } Position;
 typedef struct Velocity { float x, y; } Velocity;
 typedef struct Health { int hp; } Health;
 
+/* A heap-owning component: each value holds its own copy of a string, so a
+** lost or doubled move or copy shows up as a leak or a double free under the
+** sanitizers. Its hooks count the live strings in the int that hook_ctx
+** points to. */
+typedef struct Text { char *s; } Text;
+
+static inline void text_ctor(void *dst, int32_t n, void *ctx)
+{
+    (void)ctx;
+    memset(dst, 0, (size_t)n * sizeof(Text));
+}
+
+static inline void text_dtor(void *p, int32_t n, void *ctx)
+{
+    int *live = ctx;
+    Text *v = p;
+    for (int32_t i = 0; i < n; i++)
+        if (v[i].s) {
+            free(v[i].s);
+            --*live;
+        }
+}
+
+static inline void text_copy(void *dst, const void *src, int32_t n, void *ctx)
+{
+    text_dtor(dst, n, ctx);
+    Text *d = dst;
+    const Text *s = src;
+    for (int32_t i = 0; i < n; i++) {
+        d[i].s = s[i].s ? malloc(strlen(s[i].s) + 1) : NULL;
+        if (d[i].s) {
+            strcpy(d[i].s, s[i].s);
+            ++*(int *)ctx;
+        }
+    }
+}
+
+/* Register Text ("Name") with its hooks; *live counts its strings. */
+static inline tecs_comp_t text_component(tecs_world_t *w, int *live)
+{
+    return tecs_component_new(w, &(tecs_component_desc_t){
+        .name = "Name", .size = sizeof(Text), .align = _Alignof(Text),
+        .ctor = text_ctor, .dtor = text_dtor, .copy = text_copy, .hook_ctx = live });
+}
+
 #endif

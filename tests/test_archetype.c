@@ -371,3 +371,46 @@ TEST(archetype_chunk_too_large_is_elimit)
     TW_CHECK(w);
     tw_free(w);
 }
+
+/* tecs_set, tecs_add, tecs_remove and tecs_destroy with nothing listening
+** (no hooks, observers or indexes) free the chunks they empty, as they do
+** when something listens, and keep every value. */
+TEST(archetype_moves_free_emptied_chunks)
+{
+    tecs_world_t *w = tw_new_ex(NULL, 16);
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
+    tecs_comp_t hp = TECS_COMPONENT(w, Health);
+    tecs_archetype_t *p = tecs_archetype_get(w, 1, &pos);
+    tecs_archetype_t *pv = tecs_archetype_get(w, 2, (tecs_comp_t[]){ pos, vel });
+    enum { N = 160 };
+    tecs_entity_t e[N];
+    for (int i = 0; i < N; i++) {
+        e[i] = tecs_new(w);
+        CHECK_ERR(TECS_SET(w, e[i], pos, Position, { (float)i, (float)-i }), TECS_OK);
+    }
+    CHECK_EQ(tecs_archetype_chunk_count(p), 10);
+    for (int i = 0; i < N; i++)                    /* {pos} empties from the front */
+        CHECK_ERR(TECS_SET(w, e[i], vel, Velocity, { (float)i, 1 }), TECS_OK);
+    CHECK_EQ(tecs_archetype_entity_count(p), 0);
+    CHECK_EQ(tecs_archetype_chunk_count(p), 1);
+    for (int i = 0; i < N; i++)
+        CHECK_ERR(tecs_add(w, e[i], hp), TECS_OK);
+    CHECK_EQ(tecs_archetype_chunk_count(pv), 1);
+    for (int i = N - 1; i >= 0; i--)
+        CHECK_ERR(tecs_remove(w, e[i], hp), TECS_OK);
+    CHECK_EQ(tecs_archetype_entity_count(pv), N);
+    for (int i = 0; i < N; i++) {
+        CHECK_EQ(TECS_GET(w, e[i], pos, Position)->y, (float)-i);
+        CHECK_EQ(TECS_GET(w, e[i], vel, Velocity)->x, (float)i);
+        CHECK(!tecs_has(w, e[i], hp));
+    }
+    TW_CHECK(w);
+    for (int i = 0; i < N; i += 2)
+        CHECK_ERR(tecs_destroy(w, e[i]), TECS_OK);
+    CHECK_EQ(tecs_archetype_chunk_count(pv), 6);   /* 80 rows: 5 used, 1 spare */
+    for (int i = 1; i < N; i += 2)
+        CHECK_EQ(TECS_GET(w, e[i], pos, Position)->x, (float)i);
+    TW_CHECK(w);
+    tw_free(w);
+}

@@ -92,9 +92,9 @@ static tecs_comp_t busy_component(tecs_world_t *w, busy_hooks *b)
         .dtor = busy_dtor, .copy = busy_copy, .move = busy_move, .hook_ctx = b });
 }
 
-/* Issue #17, defect 1: hooks that create, destroy, add and remove while rows
-** move used freed memory (the records grew under the row move, the hole
-** fill moved a row the hook had destroyed). Every hook now runs deferred. */
+/* Hooks that create, destroy, add and remove while rows move: every hook
+** runs deferred, so no record grows under a row move and no hole fill moves
+** a row the hook destroyed. */
 TEST(callbacks_lifecycle_hooks_change_the_world_safely)
 {
     tecs_world_t *w = tw_new();
@@ -272,9 +272,9 @@ static void free_calls_dtor(void *p, int32_t n, void *ctx)
     f->query_err = tecs_last_error(w);
 }
 
-/* Issue #17, defect 5: a destructor run by tecs_world_free that called the
-** API used freed memory or leaked. The world is closed while it is freed:
-** each call is refused, nothing leaks (tw_free checks). */
+/* A destructor run by tecs_world_free that calls the API: the world is
+** closed while it is freed, so each call is refused and nothing leaks
+** (tw_free checks). */
 TEST(callbacks_world_free_refuses_calls_from_destructors)
 {
     tecs_world_t *w = tw_new();
@@ -320,9 +320,9 @@ static void free_from_observer(const tecs_event_t *ev)
     f->err = tecs_world_free(ev->world);
 }
 
-/* Issue #17, defect 6: tecs_world_free from a system or an observer freed
-** the world under the running callback. It is refused (TECS_EBUSY), nothing
-** is freed, and the world works on. */
+/* tecs_world_free from a system or an observer would free the world under
+** the running callback: it is refused (TECS_EBUSY), nothing is freed, and
+** the world works on. */
 TEST(callbacks_world_free_refused_inside_callbacks)
 {
     tecs_world_t *w = tw_new();

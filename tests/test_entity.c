@@ -1,4 +1,5 @@
-/* Entities: ids, reuse, creation forms, destroy, add/remove/set/get, bad input. */
+/* Entities: ids, reuse, creation forms, destroy, add/remove/set/get, moves
+** between archetypes with their values, bad input. */
 #include "hooks.h"
 #include "private.h"   /* tecs__make_id, and records for one white-box case */
 
@@ -640,6 +641,180 @@ TEST(entity_new_with_is_invisible_while_built)
     CHECK_EQ(tecs_query_count(p.q), 1);
     tecs_new_with(w, a, init_look_around, &p);
     CHECK_EQ(p.seen, 2);                          /* the first one only */
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+TEST(entity_new_set_set_lands_in_full_archetype)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
+    tecs_archetype_t *pv = tecs_archetype_get(w, 2, (tecs_comp_t[]){ pos, vel });
+    tecs_entity_t e[3000];
+    for (int i = 0; i < 3000; i++) {
+        e[i] = tecs_new(w);
+        CHECK_ERR(TECS_SET(w, e[i], pos, Position, { (float)i, (float)-i }), TECS_OK);
+        CHECK_ERR(TECS_SET(w, e[i], vel, Velocity, { 1, 2 }), TECS_OK);
+    }
+    CHECK_EQ(tecs_archetype_entity_count(pv), 3000);
+    CHECK_EQ(tecs_archetype_entity_count(tecs_archetype_get(w, 0, NULL)), 0);
+    for (int i = 0; i < 3000; i++) {
+        CHECK_EQ(TECS_GET(w, e[i], pos, Position)->y, -i);
+        CHECK_EQ(TECS_GET(w, e[i], vel, Velocity)->y, 2);
+    }
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+TEST(entity_add_remove_keeps_other_values)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t hp = TECS_COMPONENT(w, Health);
+    int live = 0;
+    tecs_comp_t name = text_component(w, &live);
+    tecs_entity_t e[50];
+    for (int i = 0; i < 50; i++) {
+        e[i] = tecs_new(w);
+        CHECK_ERR(TECS_SET(w, e[i], pos, Position, { (float)i, 0 }), TECS_OK);
+        CHECK_ERR(TECS_SET(w, e[i], name, Text, { "x" }), TECS_OK);
+    }
+    CHECK_EQ(live, 50);
+    for (int i = 0; i < 50; i++)
+        CHECK_ERR(tecs_add(w, e[i], hp), TECS_OK);
+    for (int i = 0; i < 50; i++) {
+        CHECK_EQ(TECS_GET(w, e[i], hp, Health)->hp, 0);
+        CHECK_EQ(TECS_GET(w, e[i], pos, Position)->x, i);
+        CHECK(strcmp(TECS_GET(w, e[i], name, Text)->s, "x") == 0);
+    }
+    for (int i = 0; i < 50; i += 2)
+        CHECK_ERR(tecs_remove(w, e[i], hp), TECS_OK);
+    for (int i = 0; i < 50; i++)
+        CHECK_EQ(TECS_GET(w, e[i], pos, Position)->x, i);
+    CHECK_EQ(live, 50);
+    TW_CHECK(w);
+    tw_free(w);
+    CHECK_EQ(live, 0);
+}
+
+TEST(entity_new_bulk_reuses_free_slots_then_fresh_ones)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_archetype_t *a = tecs_archetype_get(w, 1, &pos);
+    tecs_entity_t old[10], ids[20];
+    CHECK_ERR(tecs_new_bulk(w, a, 10, old, 0, NULL), TECS_OK);
+    for (int i = 0; i < 10; i += 2)
+        CHECK_ERR(tecs_destroy(w, old[i]), TECS_OK);
+    Position p[20];
+    for (int i = 0; i < 20; i++)
+        p[i] = (Position){ (float)i, 0 };
+    CHECK_ERR(tecs_new_bulk(w, a, 20, ids, 1, &(tecs_value_t){ pos, p }), TECS_OK);
+    CHECK_EQ(tecs_world_entity_count(w), 25);
+    for (int i = 0; i < 5; i++) {
+        CHECK_EQ(TECS_ENTITY_INDEX(ids[i]), TECS_ENTITY_INDEX(old[2 * i]));
+        CHECK_EQ(TECS_ENTITY_GENERATION(ids[i]), TECS_ENTITY_GENERATION(old[2 * i]) + 1);
+        CHECK(!tecs_is_alive(w, old[2 * i]));
+    }
+    for (int i = 0; i < 20; i++) {
+        CHECK(tecs_is_alive(w, ids[i]));
+        CHECK_EQ(TECS_GET(w, ids[i], pos, Position)->x, i);
+        for (int j = 0; j < i; j++)
+            CHECK(ids[i] != ids[j]);
+    }
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+/* The archetype of e holds exactly the n components of want (sorted). */
+static bool in_archetype(tecs_world_t *w, tecs_entity_t e, int32_t n, const tecs_comp_t *want)
+{
+    const tecs_comp_t *have;
+    int32_t k = tecs_archetype_components(tecs_entity_archetype(w, e), &have);
+    return k == n && (n == 0 || memcmp(have, want, (size_t)n * sizeof *want) == 0);
+}
+
+/* n entities: the odd ones with Position (i, 0), the even ones with
+** Velocity (0, i). */
+static void new_alternating(tecs_world_t *w, tecs_comp_t pos, tecs_comp_t vel,
+                            tecs_entity_t *e, int n)
+{
+    for (int i = 0; i < n; i++) {
+        e[i] = tecs_new(w);
+        if (i % 2)
+            CHECK_ERR(TECS_SET(w, e[i], pos, Position, { (float)i, 0 }), TECS_OK);
+        else
+            CHECK_ERR(TECS_SET(w, e[i], vel, Velocity, { 0, (float)i }), TECS_OK);
+    }
+}
+
+TEST(entity_moves_from_alternating_archetypes_land_right)
+{
+    /* Adds and removes of one component from two archetypes in turn, and a
+    ** tag between them: each move must start from the entity's own
+    ** archetype, whichever move of that component came before. */
+    tecs_world_t *w = tw_new_ex(NULL, 16);
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
+    tecs_comp_t hp = TECS_COMPONENT(w, Health);
+    tecs_comp_t tag = tecs_component_new(w, &(tecs_component_desc_t){ .name = "Tag" });
+    enum { N = 50 };
+    tecs_entity_t e[N];
+    new_alternating(w, pos, vel, e, N);
+    for (int i = 0; i < N; i++) {
+        CHECK_ERR(TECS_SET(w, e[i], hp, Health, { i }), TECS_OK);
+        CHECK_ERR(tecs_add(w, e[i], tag), TECS_OK);
+    }
+    for (int i = 0; i < N; i++) {
+        const tecs_comp_t *own = i % 2 ? &pos : &vel;
+        CHECK(in_archetype(w, e[i], 3, (tecs_comp_t[]){ *own, hp, tag }));
+        CHECK_EQ(TECS_GET(w, e[i], hp, Health)->hp, i);
+    }
+    for (int i = 0; i < N; i++)
+        CHECK_ERR(tecs_remove(w, e[i], i % 3 ? hp : tag), TECS_OK);
+    for (int i = 0; i < N; i++) {
+        tecs_comp_t own = i % 2 ? pos : vel;
+        tecs_comp_t left = i % 3 ? tag : hp;
+        CHECK(in_archetype(w, e[i], 2, (tecs_comp_t[]){ own, left }));
+        if (i % 2)
+            CHECK_EQ(TECS_GET(w, e[i], pos, Position)->x, (float)i);
+        else
+            CHECK_EQ(TECS_GET(w, e[i], vel, Velocity)->y, (float)i);
+        CHECK(i % 3 ? !tecs_has(w, e[i], hp) : TECS_GET(w, e[i], hp, Health)->hp == i);
+    }
+    CHECK_ERR(tecs_remove(w, e[1], hp), TECS_ENOENT);   /* gone already */
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+TEST(entity_destroys_from_alternating_archetypes_keep_the_rest)
+{
+    /* Destroys from two archetypes in turn: each must free the row of the
+    ** entity's own archetype, whichever archetype the destroy before it
+    ** was in. */
+    tecs_world_t *w = tw_new_ex(NULL, 16);
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
+    tecs_archetype_t *p = tecs_archetype_get(w, 1, &pos);
+    tecs_archetype_t *v = tecs_archetype_get(w, 1, &vel);
+    enum { N = 60 };
+    tecs_entity_t e[N];
+    new_alternating(w, pos, vel, e, N);
+    for (int i = 0; i < N; i += 3)
+        CHECK_ERR(tecs_destroy(w, e[i]), TECS_OK);
+    CHECK_ERR(tecs_destroy(w, e[0]), TECS_EDEAD);
+    CHECK_EQ(tecs_archetype_entity_count(p), N / 2 - N / 6);
+    CHECK_EQ(tecs_archetype_entity_count(v), N / 2 - N / 6);
+    for (int i = 0; i < N; i++) {
+        CHECK_EQ(tecs_is_alive(w, e[i]), i % 3 != 0);
+        if (i % 3 == 0)
+            continue;
+        if (i % 2)
+            CHECK_EQ(TECS_GET(w, e[i], pos, Position)->x, (float)i);
+        else
+            CHECK_EQ(TECS_GET(w, e[i], vel, Velocity)->y, (float)i);
+    }
     TW_CHECK(w);
     tw_free(w);
 }

@@ -442,7 +442,7 @@ TEST(errors_each_cause_has_its_own_message)
     tw_free(w);
 }
 
-/* Defect 16, the size rule: a size that is not a multiple of the alignment
+/* The size rule: a size that is not a multiple of the alignment
 ** (which C's sizeof never gives) is refused, and the message says so; the
 ** other alignment errors say theirs. */
 TEST(errors_size_must_be_a_multiple_of_the_alignment)
@@ -465,7 +465,7 @@ TEST(errors_size_must_be_a_multiple_of_the_alignment)
     tw_free(w);
 }
 
-/* Defect 16, the term rule: a component has one term at most, whatever the
+/* The term rule: a component has one term at most, whatever the
 ** two terms say (read and write, or the same term twice); the message names
 ** the component and both terms. */
 TEST(errors_one_term_per_component)

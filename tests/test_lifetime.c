@@ -84,9 +84,8 @@ static int32_t rewrite_keys(tecs_iter_t *it, int32_t m, int32_t mod, int32_t *se
     return n;
 }
 
-/* The defect: keys 2,3,1,0 rewritten through the cache's own iterator
-** ended out of order. Every row is handed out once, and the cache is in
-** order after. */
+/* Keys 2,3,1,0 rewritten through the cache's own iterator: every row is
+** handed out once, and the cache is in order after. */
 TEST(lifetime_ordered_cache_resorts_after_its_own_iterator_writes)
 {
     sorted_world s;
@@ -185,9 +184,9 @@ TEST(lifetime_check_inside_an_iteration_that_wrote_keys_is_busy)
 
 /* ---- copied iterators -------------------------------------------------- */
 
-/* The defect: ending both copies of an iterator drove the defer depth
-** negative, so the next iteration was not deferred and handed out rows
-** of destroyed entities. */
+/* Ending both copies of an iterator ends the iteration once: the defer
+** depth stays right, so the next iteration is deferred too and hands out
+** no rows of destroyed entities. */
 TEST(lifetime_iterator_copies_end_once)
 {
     tecs_world_t *w = tw_new();
@@ -345,8 +344,7 @@ static void noop_run(tecs_iter_t *it)
     (void)it;
 }
 
-/* The defect: freeing a query a system or a cache used left them with a
-** dangling query. */
+/* A query a system or a cache uses is not freed under them. */
 TEST(lifetime_query_free_refused_while_used)
 {
     tecs_world_t *w = tw_new();
@@ -457,9 +455,9 @@ static tecs_filter_t *every(tecs_world_t *w, tecs_index_t *x)
     return f;
 }
 
-/* The defect: the cache was freed under its own on_enter (a use after
-** free when the event delivery went on). Whether a cache is gone shows in
-** tecs_index_free, refused while a cache's filter names the index. */
+/* A cache freed from its own on_enter goes once the event delivery is
+** over, not under it. Whether a cache is gone shows in tecs_index_free,
+** refused while a cache's filter names the index. */
 TEST(lifetime_cache_freed_from_its_own_callback)
 {
     tecs_world_t *w = tw_new();
@@ -565,9 +563,9 @@ TEST(lifetime_cache_free_refused_from_its_order_function)
 
 /* ---- filters freed while iterated -------------------------------------- */
 
-/* The defect: a filter freed while its iteration was open was kept until
-** the world was freed (memory grew every frame). It is freed when the
-** iteration ends; the iteration goes on to its end. */
+/* A filter freed while its iteration is open is freed when the iteration
+** ends, not kept until the world is freed; the iteration goes on to its
+** end. */
 TEST(lifetime_filter_freed_while_iterated_goes_when_the_iteration_ends)
 {
     tecs_world_t *w = tw_new();

@@ -1041,3 +1041,43 @@ TEST(observer_remove_then_set_inside_iteration_matches_outside)
     TW_CHECK(w);
     tw_free(w);
 }
+
+TEST(observer_made_after_a_burst_of_moves_hears_the_next)
+{
+    /* A burst of plain adds and removes first, then observers: the next
+    ** moves of the same kind must reach them. */
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t hp = TECS_COMPONENT(w, Health);
+    enum { N = 20 };
+    tecs_entity_t e[N];
+    for (int i = 0; i < N; i++) {
+        e[i] = tecs_new(w);
+        CHECK_ERR(TECS_SET(w, e[i], pos, Position, { (float)i, 0 }), TECS_OK);
+    }
+    for (int i = 0; i < N / 2; i++) {
+        CHECK_ERR(tecs_add(w, e[i], hp), TECS_OK);
+        CHECK_ERR(tecs_remove(w, e[i], hp), TECS_OK);
+    }
+    int added = 0, removed = 0, entered = 0;
+    CHECK(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_ADD, .comp = hp,
+                                                    .callback = count_event, .ctx = &added }));
+    CHECK(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_REMOVE, .comp = hp,
+                                                    .callback = count_event, .ctx = &removed }));
+    for (int i = N / 2; i < N; i++) {
+        CHECK_ERR(TECS_SET(w, e[i], hp, Health, { i }), TECS_OK);
+        CHECK_ERR(tecs_remove(w, e[i], hp), TECS_OK);
+    }
+    CHECK_EQ(added, N / 2);
+    CHECK_EQ(removed, N / 2);
+    tecs_term_t terms[] = { { .comp = hp } };
+    CHECK(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_ENTER, .terms = terms,
+                                                    .term_count = 1, .callback = count_event,
+                                                    .ctx = &entered }));
+    for (int i = 0; i < N; i++)
+        CHECK_ERR(tecs_add(w, e[i], hp), TECS_OK);
+    CHECK_EQ(entered, N);
+    CHECK_EQ(added, N / 2 + N);
+    TW_CHECK(w);
+    tw_free(w);
+}

@@ -1,0 +1,60 @@
+/*
+** bench.h — what the scenario files share with the harness in bench.c.
+**
+** A scenario is `double sc_NAME(int64_t n)`: it builds a fresh world outside
+** the timed region, times its workload with now_ns(), checks its result
+** with CHECK(), frees the world and returns the time (or the bytes) per
+** unit. bench.c runs it and lists every scenario, of every file, in its
+** table of rows.
+*/
+#ifndef TECS_BENCH_H
+#define TECS_BENCH_H
+
+#include "tinyecs.h"
+
+#include <stdint.h>
+#include <time.h>
+
+typedef struct { float x, y; } Position;
+typedef struct { float x, y; } Velocity;
+typedef struct { int hp; } Health;
+
+/* A scenario: n units of work, the value per unit. */
+typedef double (*scenario_fn)(int64_t n);
+
+extern clockid_t g_clock;       /* --cpu: this thread's CPU time           */
+
+/* A failed result check: reported with the scenario's name, and the
+** program exits non-zero at the end. */
+#define CHECK(cond, ...) \
+    do { if (!(cond)) check_failed(__FILE__, __LINE__, #cond, __VA_ARGS__); } while (0)
+
+void check_failed(const char *file, int line, const char *expr, const char *fmt, ...);
+
+/* Now, in ns, on the clock the run was asked for. */
+static inline double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(g_clock, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* xorshift64*: fixed-seed sequences that are the same on every run. */
+static inline uint64_t rng_next(uint64_t *s)
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 0x2545F4914F6CDD1DULL;
+}
+
+/* The index rows (bench_index.c). */
+double sc_where_eq(int64_t n);
+double sc_where_range(int64_t n);
+double sc_where_scan(int64_t n);
+double sc_where_radius(int64_t n);
+double sc_set(int64_t n);
+double sc_set_indexed(int64_t n);
+double sc_set_indexed_hash(int64_t n);
+
+#endif

@@ -1,0 +1,356 @@
+/* Filters and where: every operator alone and combined against brute
+** force, key order, the where iterator's runs and fields, spatial regions,
+** results in query order, deferral inside a where iteration. */
+#include "index_fixture.h"
+
+TEST(filter_every_operator_matches_brute_force)
+{
+    fx t;
+    fx_init(&t, false);
+    check_random_filters(&t, 600);
+    tw_free(t.w);
+}
+
+TEST(filter_key_order_ascending_and_descending)
+{
+    fx t;
+    fx_init(&t, false);
+    for (int desc = 0; desc < 2; desc++) {
+        tecs_filter_t *f = tecs_filter_new(t.w);
+        tecs_filter_cmp(f, t.ord[F_A], TECS_GE, tecs_key_int(-10));
+        CHECK_ERR(tecs_filter_order(f, t.ord[F_A], desc), TECS_OK);
+        tecs_entity_t got[600];
+        int n = tecs_query_where_collect(t.q, f, got, 600);
+        CHECK(n > 10);
+        for (int i = 1; i < n; i++) {
+            int a0 = TECS_GET(t.w, got[i - 1], t.stats, Stats)->a;
+            int a1 = TECS_GET(t.w, got[i], t.stats, Stats)->a;
+            CHECK(desc ? a0 >= a1 : a0 <= a1);
+            if (a0 == a1)
+                CHECK(desc ? TECS_ENTITY_INDEX(got[i - 1]) > TECS_ENTITY_INDEX(got[i])
+                           : TECS_ENTITY_INDEX(got[i - 1]) < TECS_ENTITY_INDEX(got[i]));
+        }
+        /* Ordered by another index than the one that drives. */
+        CHECK_ERR(tecs_filter_order(f, t.ord[F_D], false), TECS_OK);
+        n = tecs_query_where_collect(t.q, f, got, 600);
+        for (int i = 1; i < n; i++) {
+            double d0 = TECS_GET(t.w, got[i - 1], t.stats, Stats)->d;
+            double d1 = TECS_GET(t.w, got[i], t.stats, Stats)->d;
+            CHECK(d0 <= d1 || d1 != d1);
+        }
+        CHECK_ERR(tecs_filter_order(f, t.hash[F_A], false), TECS_EINVAL);
+        tecs_filter_free(f);
+    }
+    tw_free(t.w);
+}
+
+static bool each_hp(tecs_world_t *w, tecs_entity_t e, void *const *fv, void *ctx)
+{
+    int *calls = ctx;
+    const Position *p = fv[0];
+    const Health *h = fv[1];
+    CHECK(tecs_is_alive(w, e));
+    CHECK_EQ(h->hp, 10 + *calls);
+    CHECK_EQ(p->x, h->hp);
+    return ++*calls == 5;
+}
+
+TEST(filter_where_iterator_hands_out_runs_with_fields)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t hp = TECS_COMPONENT(w, Health), pos = TECS_COMPONENT(w, Position);
+    tecs_archetype_t *a = tecs_archetype_get(w, 2, (tecs_comp_t[]){ hp, pos });
+    Health h[100];
+    Position p[100];
+    for (int i = 0; i < 100; i++)
+        h[i].hp = i, p[i] = (Position){ (float)i, 0 };
+    CHECK_ERR(tecs_new_bulk(w, a, 100, NULL, 2,
+                            (tecs_value_t[]){ { hp, h }, { pos, p } }), TECS_OK);
+    tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = hp, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32 });
+    tecs_query_t *q = TECS_QUERY(w, {.comp = pos}, {.comp = hp, .access = TECS_READ});
+    tecs_filter_t *f = tecs_filter_new(w);
+    tecs_filter_between(f, x, tecs_key_int(10), tecs_key_int(39));
+    tecs_iter_t it = tecs_query_where(q, f);
+    int steps = 0, total = 0;
+    while (tecs_iter_next(&it)) {
+        Position *ps = TECS_FIELD(&it, Position, 0);
+        Health *hs = TECS_FIELD(&it, Health, 1);
+        for (int i = 0; i < it.count; i++) {
+            CHECK_EQ(hs[i].hp, 10 + total);
+            CHECK_EQ(ps[i].x, 10 + total);
+            total++;
+        }
+        steps++;
+    }
+    CHECK_EQ(total, 30);
+    CHECK_EQ(steps, 1);         /* consecutive rows come as one run */
+    /* The per-entity form, stopped early by its callback. */
+    int calls = 0;
+    CHECK_ERR(tecs_query_where_each(q, f, each_hp, &calls), TECS_OK);
+    CHECK_EQ(calls, 5);
+    CHECK_ERR(tecs_query_where_each(q, f, NULL, NULL), TECS_EINVAL);
+    /* between lo > hi: empty, not a hang. */
+    tecs_filter_t *g = tecs_filter_new(w);
+    tecs_filter_between(g, x, tecs_key_int(50), tecs_key_int(40));
+    CHECK_EQ(tecs_query_where_collect(q, g, NULL, 0), 0);
+    tw_free(w);
+}
+
+/* ---- spatial ---------------------------------------------------------- */
+
+TEST(filter_spatial_radius_and_box_with_huge_and_bad_regions)
+{
+    fx t;
+    fx_init(&t, false);
+    tecs_entity_t got[600];
+    tecs_filter_t *f = tecs_filter_new(t.w);
+    tecs_filter_radius(f, t.grid, 0, 0, 1e30f);                /* every finite point */
+    int n = tecs_query_where_collect(t.q, f, got, 600), m = 0;
+    for (int i = 0; i < t.nents; i++) {
+        const Position *p = tecs_has(t.w, t.ents[i], t.pos) && tecs_has(t.w, t.ents[i], t.stats)
+                                ? TECS_GET(t.w, t.ents[i], t.pos, Position) : NULL;
+        m += p && p->x == p->x;
+    }
+    CHECK_EQ(n, m);
+    tecs_filter_radius(f, t.grid, 0, 0, -1);
+    CHECK_EQ(tecs_query_where_collect(t.q, f, got, 600), 0);
+    tecs_filter_radius(f, t.grid, NAN, 0, 5);
+    CHECK_EQ(tecs_query_where_collect(t.q, f, got, 600), 0);
+    tecs_filter_box(f, t.grid, 10, 10, -10, -10);
+    CHECK_EQ(tecs_query_where_collect(t.q, f, got, 600), 0);
+    tw_free(t.w);
+}
+
+/* ---- results in query order --------------------------------------------- */
+
+/* Results of every size, on both sides of the small-sort cut-off, come in
+** the query's order (archetype, chunk, row), whatever order the index
+** walks them in. */
+TEST(filter_where_results_of_every_size_in_query_order)
+{
+    tecs_world_t *w = tw_new_ex(NULL, 16);
+    tecs_comp_t hp = TECS_COMPONENT(w, Health), pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
+    tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = hp, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32 });
+    uint64_t rng = 7;
+    for (int i = 0; i < 300; i++) {         /* hp a permutation-ish of 0..299 */
+        tecs_entity_t e = tecs_new(w);
+        TECS_SET(w, e, hp, Health, {(int)((i * 7919) % 300)});
+        if (tw_rand(&rng) % 3 == 0)
+            TECS_SET(w, e, pos, Position, {0, 0});
+        if (tw_rand(&rng) % 3 == 0)
+            TECS_SET(w, e, vel, Velocity, {0, 0});
+    }
+    tecs_query_t *q = TECS_QUERY(w, {.comp = hp, .access = TECS_READ});
+    tecs_entity_t all[300], got[300];
+    CHECK_EQ(tecs_query_collect(q, all, 300), 300);
+    for (int lim = 0; lim <= 120; lim++) {
+        tecs_filter_t *f = tecs_filter_new(w);
+        tecs_filter_cmp(f, x, TECS_LT, tecs_key_int(lim));
+        CHECK_EQ(tecs_query_where_collect(q, f, got, 300), lim);
+        for (int i = 0, m = 0; i < 300; i++)
+            if (TECS_GET(w, all[i], hp, Health)->hp < lim)
+                CHECK_EQ(got[m++], all[i]);
+        tecs_filter_free(f);
+    }
+    tw_free(w);
+}
+
+/* Scattered results, in chunks of one bulk group, of many small groups and
+** of several archetypes (Velocity optional), in query order and in key
+** order both ways, and through a cache: every step's fields hold its
+** entities' values, and the results are the brute-force ones in the promised
+** order (order: 0 the query's, 1 / -1 ascending / descending keys, 2 any). */
+static void check_scattered(tecs_world_t *w, tecs_query_t *q, tecs_iter_t it, int lo, int hi,
+                            int order, const tecs_entity_t *all, int nall)
+{
+    const tecs_term_t *terms;
+    tecs_query_terms(q, &terms);
+    tecs_comp_t pos = terms[0].comp, hp = terms[1].comp, vel = terms[2].comp;
+    int n = 0, want = 0, m = 0, last = order > 0 ? INT32_MIN : INT32_MAX;
+    for (int i = 0; i < nall; i++) {
+        int k = TECS_GET(w, all[i], hp, Health)->hp;
+        want += k >= lo && k <= hi;
+    }
+    while (tecs_iter_next(&it)) {
+        const Position *ps = tecs_field(&it, 0);
+        const Health *hs = tecs_field(&it, 1);
+        const Velocity *vs = tecs_field(&it, 2);
+        CHECK(it.count >= 1);
+        CHECK_EQ(vs != NULL, tecs_has(w, it.entities[0], vel));
+        for (int i = 0; i < it.count; i++, n++) {
+            tecs_entity_t e = it.entities[i];
+            CHECK_EQ(hs[i].hp, TECS_GET(w, e, hp, Health)->hp);
+            CHECK_EQ(ps[i].x, TECS_GET(w, e, pos, Position)->x);
+            if (vs)
+                CHECK_EQ(vs[i].y, TECS_GET(w, e, vel, Velocity)->y);
+            CHECK(hs[i].hp >= lo && hs[i].hp <= hi);
+            if (order == 0) {           /* query order: the next match of all */
+                while (m < nall && all[m] != e)
+                    m++;
+                CHECK(m < nall);
+            } else if (order != 2) {
+                CHECK(order > 0 ? hs[i].hp >= last : hs[i].hp <= last);
+                last = hs[i].hp;
+            }
+        }
+    }
+    CHECK_EQ(n, want);
+}
+
+TEST(filter_where_fields_follow_scattered_rows_in_every_order)
+{
+    tecs_world_t *w = tw_new_ex(NULL, 16);
+    tecs_comp_t hp = TECS_COMPONENT(w, Health), pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
+    enum { NB = 400, NS = 300, N = 2 * NB + NS };
+    static Health h[NB];
+    static Position p[NB];
+    static Velocity v[NB];
+    int key = 0;
+    tecs_archetype_t *a = tecs_archetype_get(w, 2, (tecs_comp_t[]){ hp, pos });
+    tecs_archetype_t *b = tecs_archetype_get(w, 3, (tecs_comp_t[]){ hp, pos, vel });
+    for (int i = 0; i < NB; i++, key++) {
+        h[i].hp = (key * 7919) % N;
+        p[i] = (Position){ (float)h[i].hp, (float)i };
+        v[i] = (Velocity){ 0, (float)-h[i].hp };
+    }
+    CHECK_ERR(tecs_new_bulk(w, a, NB, NULL, 2, (tecs_value_t[]){ { hp, h }, { pos, p } }),
+              TECS_OK);
+    uint64_t rng = 99;
+    for (int i = 0; i < NS; i++, key++) {   /* one by one: many small groups */
+        tecs_entity_t e = tecs_new(w);
+        int k = (key * 7919) % N;
+        TECS_SET(w, e, hp, Health, {k});
+        TECS_SET(w, e, pos, Position, {(float)k, (float)i});
+        if (tw_rand(&rng) % 2)
+            TECS_SET(w, e, vel, Velocity, {0, (float)-k});
+    }
+    for (int i = 0; i < NB; i++, key++) {
+        h[i].hp = (key * 7919) % N;
+        p[i] = (Position){ (float)h[i].hp, (float)i };
+        v[i] = (Velocity){ 0, (float)-h[i].hp };
+    }
+    CHECK_ERR(tecs_new_bulk(w, b, NB, NULL, 3,
+                            (tecs_value_t[]){ { hp, h }, { pos, p }, { vel, v } }), TECS_OK);
+    tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = hp, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32 });
+    tecs_query_t *q = TECS_QUERY(w, {.comp = pos, .access = TECS_READ},
+                                 {.comp = hp, .access = TECS_READ},
+                                 {.comp = vel, .oper = TECS_OPTIONAL, .access = TECS_READ});
+    static tecs_entity_t all[N];
+    CHECK_EQ(tecs_query_collect(q, all, N), N);
+    for (int round = 0; round < 60; round++) {
+        int lo = (int)(tw_rand(&rng) % N), hi = lo + (int)(tw_rand(&rng) % (N / 3));
+        tecs_filter_t *f = tecs_filter_new(w);
+        tecs_filter_between(f, x, tecs_key_int(lo), tecs_key_int(hi));
+        int order = round % 3 - 1;          /* descending, query, ascending */
+        if (order)
+            CHECK_ERR(tecs_filter_order(f, x, order < 0), TECS_OK);
+        check_scattered(w, q, tecs_query_where(q, f), lo, hi, order, all, N);
+        if (round % 10 == 0) {
+            tecs_cache_t *c = tecs_cache_new(w, &(tecs_cache_desc_t){ .query = q, .filter = f });
+            check_scattered(w, q, tecs_cache_iter(c), lo, hi, 2, all, N);
+            tecs_cache_free(c);
+        }
+        tecs_filter_free(f);
+    }
+    tw_free(w);
+}
+
+/* Keys rising, falling or shuffled with the rows: the walk of the index
+** meets the rows in order, reversed or scattered; results come in query
+** order all the same. */
+TEST(filter_where_rows_met_in_any_order_come_in_query_order)
+{
+    tecs_world_t *w = tw_new_ex(NULL, 64);
+    tecs_comp_t hp = TECS_COMPONENT(w, Health);
+    tecs_archetype_t *a = tecs_archetype_get(w, 1, &hp);
+    enum { N = 1000 };
+    static Health h[N];
+    static tecs_entity_t ids[N], got[N];
+    tecs_query_t *q = TECS_QUERY(w, {.comp = hp, .access = TECS_READ});
+    for (int how = 0; how < 3; how++) {
+        for (int i = 0; i < N; i++)
+            h[i].hp = how == 0 ? i : how == 1 ? N - 1 - i : (i * 7919) % N;
+        CHECK_ERR(tecs_new_bulk(w, a, N, ids, 1, (tecs_value_t[]){ { hp, h } }), TECS_OK);
+        tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
+            .comp = hp, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32 });
+        tecs_filter_t *f = tecs_filter_new(w);
+        tecs_filter_between(f, x, tecs_key_int(100), tecs_key_int(899));
+        CHECK_EQ(tecs_query_where_collect(q, f, got, N), 800);
+        for (int i = 0, m = 0; i < N; i++)
+            if (h[i].hp >= 100 && h[i].hp <= 899)
+                CHECK_EQ(got[m++], ids[i]);
+        tecs_filter_free(f);
+        tecs_index_free(x);
+        for (int i = 0; i < N; i++)
+            CHECK_ERR(tecs_destroy(w, ids[i]), TECS_OK);
+    }
+    tw_free(w);
+}
+
+/* ---- iteration, deferral, initializers --------------------------------- */
+
+static void init_dup(tecs_init_t *init, void *ctx)
+{
+    NetId *n = tecs_init_construct(init, *(tecs_comp_t *)ctx);
+    n->id = 5;
+}
+
+TEST(filter_where_defers_changes_and_refuses_nested_use_of_one_filter)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t hp = TECS_COMPONENT(w, Health), pos = TECS_COMPONENT(w, Position);
+    tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = hp, .kind = TECS_INDEX_HASH, .type = TECS_KEY_I32 });
+    for (int i = 0; i < 50; i++) {
+        tecs_entity_t e = tecs_new(w);
+        TECS_SET(w, e, hp, Health, {i % 5});
+    }
+    tecs_query_t *q = tecs_query_all(w, 1, &hp);
+    tecs_filter_t *f = tecs_filter_new(w), *g = tecs_filter_new(w);
+    tecs_filter_cmp(f, x, TECS_EQ, tecs_key_int(3));
+    tecs_filter_cmp(g, x, TECS_EQ, tecs_key_int(4));
+    CHECK_EQ(tecs_query_where_collect(q, NULL, NULL, 0), -1);
+    tecs_iter_t it = tecs_query_where(q, f);
+    int seen = 0;
+    while (tecs_iter_next(&it)) {
+        tecs_iter_t inner = tecs_query_where(q, f);     /* same filter: busy */
+        CHECK(!tecs_iter_next(&inner));
+        CHECK_EQ(tecs_last_error(w), TECS_EBUSY);
+        CHECK_EQ(tecs_query_where_collect(q, g, NULL, 0), 10);
+        Health *h = TECS_FIELD(&it, Health, 0);
+        for (int i = 0; i < it.count; i++, seen++) {
+            CHECK_EQ(h[i].hp, 3);
+            tecs_destroy(w, it.entities[i]);            /* queued */
+            tecs_set(w, tecs_new(w), pos, &(Position){ 1, 1 });
+        }
+    }
+    CHECK_EQ(seen, 10);
+    CHECK_EQ(tecs_query_where_collect(q, f, NULL, 0), 0);
+    CHECK_EQ(tecs_index_count(x), 40);
+    /* An empty filter matches the whole query; tecs_filter_test. */
+    tecs_filter_t *all = tecs_filter_new(w);
+    CHECK_EQ(tecs_query_where_collect(q, all, NULL, 0), 40);
+    tecs_entity_t some[40];
+    tecs_query_where_collect(q, g, some, 40);
+    CHECK(tecs_filter_test(g, some[0]));
+    CHECK(!tecs_filter_test(f, some[0]));
+    CHECK(!tecs_filter_test(g, 0));
+    /* A unique key built by an initializer: the birth is refused. */
+    tecs_comp_t net = TECS_COMPONENT(w, NetId);
+    tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = net, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_U32, .unique = true });
+    tecs_archetype_t *a = tecs_archetype_get(w, 1, &net);
+    int32_t alive = tecs_world_entity_count(w);
+    CHECK(tecs_new_with(w, a, init_dup, &net) != 0);
+    CHECK(tecs_new_with(w, a, init_dup, &net) == 0);
+    CHECK_EQ(tecs_last_error(w), TECS_EEXIST);
+    CHECK_EQ(tecs_world_entity_count(w), alive + 1);
+    CHECK_EQ(tecs_archetype_entity_count(a), 1);
+    TW_CHECK(w);
+    tw_free(w);
+}
