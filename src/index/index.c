@@ -1,7 +1,8 @@
 /*
 ** index/index.c — the field index itself: its entry table, key encoding,
 ** upkeep from component events, the unique veto, new / free / count /
-** lookup, verification.
+** lookup, verification; and the listeners through which the layers above
+** (filters, caches) learn of indexes.
 **
 ** An index maps one field of one component to the entities that have it.
 ** Every kind keeps the same dense table of entries, one per entity, and a
@@ -28,14 +29,21 @@
 ** from the archetypes before its next use: never stale as seen from outside.
 **
 ** Bursts of re-keys are deferred the same way. Once more values of a
-** non-unique index have been set since it was last used (a lookup, a count,
-** a where) than a rebuild is worth (burst_limit), and no cached result set
-** depends on it, the index marks itself dirty and
-** stops listening to the component (sets of it cost what plain sets cost),
-** and is rebuilt at its next use: the re-keys of a burst cost at most about
-** what they would have cost one by one, and a mass update costs one
-** rebuild. A unique index always follows at once: its veto must see every
-** key.
+** non-unique index have been set since it was last used (a lookup, a
+** count, a where) than a rebuild is worth (burst_limit), and no layer
+** above needs it to follow every set (a cache does), the index marks
+** itself dirty and stops listening to the component (sets of it cost what
+** plain sets cost), and is rebuilt at its next use: the re-keys of a burst
+** cost at most about what they would have cost one by one, and a mass
+** update costs one rebuild. A unique index always follows at once: its
+** veto must see every key.
+**
+** This file never calls the layers above (filter.c, cache.c) by name:
+** each registers an index listener (tecs__index_listen), which is asked
+** before an index is freed (a cache or an open iteration may still need
+** it) and before an index sleeps through a burst, told when the world is
+** freed (the layers above release first, the top one first), and asked to
+** verify its own structures after the indexes are verified.
 */
 #include "internal.h"
 
@@ -248,7 +256,7 @@ static inline tecs_err_t reserve(tecs_index_t *x, int32_t n)
     return has_room(x, n) ? TECS_OK : grow_room(x, n);
 }
 
-/* ---- insert, erase, re-key --------------------------------------------- */
+/* ---- insert, erase, re-key -------------------------------------------- */
 
 /* Add e with the key in p (room reserved), into the tree unless !tree
 ** (fill builds it after); false when out of memory. */
@@ -604,7 +612,7 @@ static tecs_err_t on_check(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, 
     return TECS_OK;
 }
 
-/* ---- upkeep from component events ----------------------------------- */
+/* ---- upkeep from component events ------------------------------------- */
 
 /* SET events after which a burst of re-keys is left to a rebuild: about
 ** where a rebuild of the n entries costs what the re-keys had cost, so a
@@ -619,6 +627,15 @@ static inline int32_t burst_limit(const tecs_index_t *x)
     return limit > 64 ? limit : 64;
 }
 
+/* Does a layer above need index id to follow every set? */
+static bool followed(const tecs__indexes *r, int32_t id)
+{
+    for (int32_t i = r->nlisteners - 1; i >= 0; i--)
+        if (r->listeners[i]->follows && r->listeners[i]->follows(r, id))
+            return true;
+    return false;
+}
+
 static void on_comp(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_comp_t c,
                     const void *ptr)
 {
@@ -630,13 +647,13 @@ static void on_comp(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_co
             continue;
         if (ev == TECS__EV_SET && !x->d.unique &&
             TECS__UNLIKELY(++x->sets > burst_limit(x))) {
-            if (!tecs__caches_use(r, id)) {
+            if (!followed(r, id)) {
                 x->dirty = true;    /* a burst: rebuilt at the next use; */
                 x->asleep = true;   /* until then its component's calls skip it */
                 subscribe(x, -1);
                 continue;
             }
-            x->sets = 0;            /* a cache needs every set: count anew */
+            x->sets = 0;            /* a layer above needs every set: count anew */
         }
         if (ev == TECS__EV_REMOVE) {
             int32_t i = ent_find(x, e);
@@ -649,15 +666,14 @@ static void on_comp(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_co
     }
 }
 
-/* ---- the registry and its listeners ---------------------------------- */
+/* ---- the registry and its listeners ----------------------------------- */
 
 static void on_fini(tecs_world_t *w, void *ctx)
 {
     tecs__indexes *r = ctx;
-    while (r->caches)
-        tecs__cache_release(r->caches);
-    while (r->filters)
-        tecs__filter_release(r->filters);
+    for (int32_t i = r->nlisteners - 1; i >= 0; i--)
+        if (r->listeners[i]->on_fini)
+            r->listeners[i]->on_fini(r);
     for (int32_t id = 0; id < r->nids; id++)
         if (r->by_id[id])
             index_release(r->by_id[id]);
@@ -683,6 +699,15 @@ tecs__indexes *tecs__index_registry(tecs_world_t *w)
     }
     w->indexes = r;
     return r;
+}
+
+void tecs__index_listen(tecs__indexes *r, const tecs__index_listener *l)
+{
+    for (int32_t i = 0; i < r->nlisteners; i++)
+        if (r->listeners[i] == l)
+            return;
+    assert(r->nlisteners < TECS__INDEX_LISTENERS);
+    r->listeners[r->nlisteners++] = l;
 }
 
 /* ---- indexes: public -------------------------------------------------- */
@@ -776,12 +801,9 @@ tecs_err_t tecs_index_free(tecs_index_t *x)
     if (tecs__enter_object(w))
         return w->err;
     tecs__indexes *r = registry(w);
-    if (tecs__caches_use(r, x->id))
-        return tecs__err(w, TECS_EBUSY, "a cache uses " TECS__INDEX_FMT ": free the cache "
-                         "first", TECS__INDEX(x));
-    if (tecs__filters_iterate(r, x->id))
-        return tecs__err(w, TECS_EBUSY, "an iteration over a filter naming " TECS__INDEX_FMT
-                         " is open: end it first", TECS__INDEX(x));
+    for (int32_t i = r->nlisteners - 1; i >= 0; i--)
+        if (r->listeners[i]->on_free && r->listeners[i]->on_free(r, x))
+            return w->err;
     r->by_id[x->id] = NULL;
     if (!x->asleep)
         subscribe(x, -1);
@@ -917,5 +939,10 @@ tecs_err_t tecs__indexes_check(tecs_world_t *w)
         if (holders(x) != x->n)
             return corrupt(w, "misses entities", id);
     }
-    return tecs__caches_check(w);
+    for (int32_t i = 0; r && i < r->nlisteners; i++) {
+        err0 = r->listeners[i]->verify ? r->listeners[i]->verify(r, w) : TECS_OK;
+        if (err0)
+            return err0;
+    }
+    return TECS_OK;
 }

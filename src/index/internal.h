@@ -8,7 +8,8 @@
 **     ordered.c  the B+-tree, its node pool, its builders, the radix sort;
 **     index.c    the index itself: entry table, key encoding, upkeep from
 **                component events, the unique veto, new / free / count /
-**                lookup, verification;
+**                lookup, verification, and the listeners of the layers
+**                above;
 **     filter.c   filters: building, testing, collecting, ordering, and the
 **                filtered iteration;
 **     cache.c    cached result sets and their enter / leave events.
@@ -435,18 +436,44 @@ tecs_err_t tecs__ordered_verify(tecs_index_t *x);
 void tecs__okey_radix(okey *v, okey *tmp, int32_t n, uint64_t min, uint64_t max);
 
 /* ==================================================================== */
-/* index.c: the registry                                               */
+/* index.c: the registry, and how the layers above learn of indexes     */
 /* ==================================================================== */
 
 typedef struct tecs__indexes tecs__indexes;
 
-/* The world's indexes (w->indexes), made on first use. */
+/* How a layer above the index (filter.c, cache.c) learns of what happens
+** to indexes: it registers one of these, and the index layer calls it,
+** never the layer by name. Listeners are called in reverse order of
+** registration, the top layer first: filter.c registers before cache.c.
+** Any function may be NULL. */
+typedef struct tecs__index_listener {
+    /* Index x is about to be freed: an error (set on the world) if this
+    ** layer still needs it; the index then stays. */
+    tecs_err_t (*on_free)(tecs__indexes *r, const tecs_index_t *x);
+    /* Index id has seen a burst of sets: must it still follow every one
+    ** (rather than sleep until its next use, then be rebuilt)? */
+    bool (*follows)(const tecs__indexes *r, int32_t id);
+    /* The world is freed: release everything this layer holds, before
+    ** the indexes go. */
+    void (*on_fini)(tecs__indexes *r);
+    /* tecs_world_check, after the indexes are verified: verify this
+    ** layer's structures. */
+    tecs_err_t (*verify)(tecs__indexes *r, tecs_world_t *w);
+} tecs__index_listener;
+
+#define TECS__INDEX_LISTENERS 4 /* room for the layers above                */
+
+/* The world's indexes (w->indexes), made on first use. The fields after
+** the listeners belong to the layers above: the index layer keeps them,
+** it never reads them. */
 struct tecs__indexes {
     tecs_index_t **by_id;       /* by id, NULL once freed                   */
     int32_t nids, cap;
-    struct tecs_filter_t *filters; /* every filter                          */
-    struct tecs_cache_t *caches;   /* every cache                           */
-    bool cache_listening;       /* the caches are on the event bus          */
+    const tecs__index_listener *listeners[TECS__INDEX_LISTENERS];
+    int32_t nlisteners;
+    struct tecs_filter_t *filters; /* filter.c: every filter                */
+    struct tecs_cache_t *caches;   /* cache.c: every cache                  */
+    bool cache_listening;       /* cache.c: on the event bus                */
     int32_t dispatching;        /* cache events being delivered (nested)    */
     bool any_doomed;            /* a cache freed meanwhile waits for the end */
 };
@@ -466,6 +493,8 @@ static inline tecs_index_t *index_by_id(const tecs_world_t *w, int32_t id)
 /* The registry, made and put on the event bus on first use; NULL when
 ** out of memory. */
 tecs__indexes *tecs__index_registry(tecs_world_t *w);
+/* Register l (a static object) with r; registering it again does nothing. */
+void tecs__index_listen(tecs__indexes *r, const tecs__index_listener *l);
 /* Rebuild a dirty index. */
 tecs_err_t tecs__index_refresh(tecs_index_t *x);
 /* Encode a caller's key for x; false (TECS_EINVAL) if it does not fit. */
@@ -566,9 +595,13 @@ static inline uint64_t place_of(const tecs__record *r)
     return (uint64_t)(r->arch & TECS__ARCH_MASK) << 32 | r->row;
 }
 
+/* Put the filter layer's index listener on r (before any other layer's). */
+void tecs__filters_listen(tecs__indexes *r);
 void tecs__filter_release(tecs_filter_t *f);
 /* A deep copy of f, linked in the world's filters. */
 tecs_filter_t *tecs__filter_clone(const tecs_filter_t *src);
+/* Does f name index id (in a condition or as its order)? */
+bool tecs__filter_names(const tecs_filter_t *f, int32_t id);
 /* Every index the filter names is alive and fresh. */
 tecs_err_t tecs__filter_ready(tecs_filter_t *f);
 /* Some index of the filter waits for a rebuild. */
@@ -578,17 +611,13 @@ bool tecs__filter_holds(const tecs_filter_t *f, int32_t c, tecs_entity_t e);
 void tecs__snap_free(tecs_world_t *w, snap *s);
 /* Start an iteration of q that hands out the rows of snapshot s. */
 tecs_iter_t tecs__snap_iter(tecs_query_t *q, snap *s);
-/* Is an iteration open over a filter that names index id? */
-bool tecs__filters_iterate(const tecs__indexes *r, int32_t id);
 
 /* ==================================================================== */
 /* cache.c: cached result sets                                          */
 /* ==================================================================== */
 
-void tecs__cache_release(struct tecs_cache_t *c);
-/* Does some cache's filter name index id? */
-bool tecs__caches_use(const tecs__indexes *r, int32_t id);
-/* Verify every cache against its query and filter (tecs_world_check). */
-tecs_err_t tecs__caches_check(tecs_world_t *w);
+/* Nothing shared: struct tecs_cache_t and everything about caches are
+** cache.c's own; the index layer learns of caches through the listener
+** cache.c registers (tecs__index_listen). */
 
 #endif /* TECS_INDEX_INTERNAL_H */
