@@ -541,10 +541,10 @@ static int32_t leaf_end(const tecs_index_t *x, const onode *t, const range *rg)
     return ofind(x, t->u.lf.k, t->u.lf.e, t->n, rg->hi, rg->hi_excl ? 0 : UINT32_MAX);
 }
 
-/* Collect the items of a key range, leaf by leaf; the next leaf and the
-** records a few items on are fetched ahead. (Fetching the records of a
-** whole leaf at once, a leaf ahead, measured slower; so did reading the
-** records in slot order after a sort by slot.) */
+/* Collect the items of a key range, leaf by leaf, in key order; the next
+** leaf and the records a few items on are fetched ahead: a fixed distance
+** keeps a few fetches in flight without evicting what is about to be
+** read. */
 static void walk_range(walk *wk, const guard *g, const tecs_index_t *x, range rg)
 {
     const tecs_world_t *w = wk->f->world;
@@ -754,9 +754,8 @@ static void insertion_sort(okey *v, int32_t n)
 }
 
 /* Sort v[0..n) by place, through tmp (n items): small arrays by
-** insertion, sorted ones left as they are, others by radix. (A bucket
-** pass over close places with an insertion pass to finish, and a bitmap
-** of places ranked by popcount, both measured slower than the radix.) */
+** insertion, sorted ones left as they are, others by radix, whose passes
+** cover only the bits between the smallest and the largest place. */
 static void sort_places(okey *v, okey *tmp, int32_t n)
 {
     if (n <= SMALL_SORT) {

@@ -320,8 +320,8 @@ static void oshift(onode *l, int32_t i, int32_t j, uint64_t k)
 }
 
 /* Give entry t's item the key k (the pool filled for an insert). The
-** check started fetching the old leaf; the new one is searched for (or
-** taken from the hint the check left, when the tree has not changed
+** veto started fetching the old leaf; the new one is searched for (or
+** taken from the hint the veto left, when the tree has not changed
 ** since); when neither item is its leaf's last and the new leaf has
 ** room, only the two leaves change (or one, when k stays in the old
 ** leaf); else erase and insert from the root. */
@@ -550,7 +550,7 @@ tecs_err_t tecs__ordered_build(tecs_index_t *x)
 
 /* ---- verification ----------------------------------------------------- */
 
-/* Check the subtree t at height h: sizes, the copies of the last items,
+/* Verify the subtree t at height h: sizes, the copies of the last items,
 ** and that its leaves come next in the leaf list (*leaf is the last one
 ** seen); counts its items into *total. */
 static bool check_node(tecs_index_t *x, const onode *t, int32_t h, const onode **leaf,
