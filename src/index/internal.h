@@ -1,7 +1,7 @@
 /*
 ** index/internal.h — what the files of the index layer share. Only the
-** files of src/index include it. One section per file, in layer order
-** (each file calls only the files above it in this list, and the core):
+** files of src/index include it. One section per file, in layer order:
+** each file calls only the files listed before it, and the core.
 **
 **     (shared)   the index's entries and keys, which every file reads;
 **     hash.c     bucket chains, the unique open table, the spatial grid;
@@ -20,8 +20,7 @@
 #include "../private.h"
 
 /* ==================================================================== */
-/* The index's entries and keys (index.c owns them; every file reads    */
-/* them)                                                                 */
+/* Shared: the index's entries and keys (index.c's, read by every file) */
 /* ==================================================================== */
 
 #define NAN_KEY UINT64_MAX      /* every NaN, above +inf                    */
@@ -160,7 +159,6 @@ static inline void tecs__okey_sort(okey *v, okey *tmp, int32_t n, okey_cmp cmp,
     }
 }
 
-
 /* A broken invariant of index id, for the structure verification. */
 static inline tecs_err_t corrupt(tecs_world_t *w, const char *what, int32_t id)
 {
@@ -170,6 +168,9 @@ static inline tecs_err_t corrupt(tecs_world_t *w, const char *what, int32_t id)
 /* ==================================================================== */
 /* hash.c: bucket chains, the unique open table, the spatial grid       */
 /* ==================================================================== */
+
+/* The grid cells of a spatial index: index.c reads a point's cell from
+** its fields, filter.c walks the cells a circle or a box covers. */
 
 #define NOWHERE_CELL 0x8000000080000000ull /* spatial: NaN coordinates      */
 #define CELL_LIMIT 1073741824.0 /* cells are clamped to +-2^30              */
@@ -186,13 +187,13 @@ static inline int32_t cell_of(float v, float cell)
     return t > q ? t - 1 : t;
 }
 
+/* The key of grid cell (cx, cy) in a spatial index. */
 static inline uint64_t cell_key(int32_t cx, int32_t cy)
 {
     return (uint64_t)(uint32_t)cx << 32 | (uint32_t)cy;
 }
 
-
-/* The cell of key k in x's table, or -1. */
+/* The cell of key k in x's unique table, or -1. */
 static inline int32_t tab_find(const tecs_index_t *x, uint64_t k)
 {
     if (x->ntab == 0)
@@ -205,7 +206,6 @@ static inline int32_t tab_find(const tecs_index_t *x, uint64_t k)
             return (int32_t)i;
     }
 }
-
 
 /* Entry i into / out of the unique table (kept out of line: the chains
 ** are the common case). */
