@@ -128,15 +128,8 @@ static tecs_err_t buckets_grow(tecs_index_t *x, int32_t need)
     x->bucket = b;
     x->nbucket = nb;
     memset(b, 0xff, (size_t)nb * sizeof *b);
-    for (int32_t i = 0; i < x->n; i++) {
-        ient *t = &x->ents[i];
-        int32_t *head = &b[t->h & (uint32_t)(nb - 1)];
-        t->prev = -1;
-        t->next = *head;
-        if (*head >= 0)
-            x->ents[*head].prev = i;
-        *head = i;
-    }
+    for (int32_t i = 0; i < x->n; i++)
+        chain_push(x, i);
     return TECS_OK;
 }
 
@@ -179,7 +172,7 @@ void tecs__hash_compact(tecs_index_t *x)
     memset(x->bucket, 0xff, (size_t)x->nbucket * sizeof *x->bucket);
     for (int32_t i = x->n - 1; i >= 0; i--) {
         x->pos[TECS_ENTITY_INDEX(x->ents[i].e)] = i + 1;
-        chain_link(x, i);
+        chain_push(x, i);
     }
 }
 

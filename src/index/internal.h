@@ -212,20 +212,25 @@ static inline int32_t tab_find(const tecs_index_t *x, uint64_t k)
 void tecs__tab_link(tecs_index_t *x, int32_t i);
 void tecs__tab_unlink(tecs_index_t *x, int32_t i);
 
-/* Entry i into its bucket's chain (or the unique table). */
-static inline void chain_link(tecs_index_t *x, int32_t i)
+/* Entry i at the head of its bucket's chain (x keeps chains). */
+static inline void chain_push(tecs_index_t *x, int32_t i)
 {
     ient *t = &x->ents[i];
-    if (is_table(x)) {
-        tecs__tab_link(x, i);
-        return;
-    }
     int32_t *head = &x->bucket[t->h & (uint32_t)(x->nbucket - 1)];
     t->prev = -1;
     t->next = *head;
     if (*head >= 0)
         x->ents[*head].prev = i;
     *head = i;
+}
+
+/* Entry i into its bucket's chain (or the unique table). */
+static inline void chain_link(tecs_index_t *x, int32_t i)
+{
+    if (is_table(x))
+        tecs__tab_link(x, i);
+    else
+        chain_push(x, i);
 }
 
 /* Entry i out of its bucket's chain (or the unique table). */
