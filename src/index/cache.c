@@ -32,6 +32,13 @@
 ** Freeing a cache while cache events are being delivered (from its own
 ** on_enter / on_leave, or another cache's) marks it doomed: it gets no
 ** more events and is freed when the outermost delivery ends.
+**
+** The index layer learns of caches through the index listener this file
+** registers with the first cache (after filter.c's): an index a cache's
+** filter names is not freed and follows every set (never sleeps through
+** a burst, since the cache re-decides membership on each), the caches are
+** released when the world is freed (before the filters and the indexes),
+** and they are verified after the indexes.
 */
 #include "internal.h"
 
@@ -60,16 +67,12 @@ struct tecs_cache_t {
     int32_t nwatched;
 };
 
-bool tecs__caches_use(const tecs__indexes *r, int32_t id)
+/* Does some cache's filter name index id? */
+static bool caches_use(const tecs__indexes *r, int32_t id)
 {
-    for (const tecs_cache_t *c = r->caches; c; c = c->next) {
-        const tecs_filter_t *f = c->f;
-        for (int32_t i = 0; f && i < f->n; i++)
-            if (f->nodes[i].op < F_AND && f->nodes[i].index == id)
-                return true;
-        if (f && f->order == id)
+    for (const tecs_cache_t *c = r->caches; c; c = c->next)
+        if (c->f && tecs__filter_names(c->f, id))
             return true;
-    }
     return false;
 }
 
@@ -320,11 +323,32 @@ static bool cache_cares(const tecs_cache_t *c, tecs_comp_t comp, bool *moved)
     return false;
 }
 
+static void cache_release(tecs_cache_t *c)
+{
+    tecs_world_t *w = c->world;
+    tecs__indexes *r = registry(w);
+    if (c->prev)
+        c->prev->next = c->next;
+    else if (r->caches == c)
+        r->caches = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    for (int32_t i = 0; i < c->nwatched; i++)
+        w->comps[c->watched[i]].watch--;
+    if (c->f)
+        tecs__filter_release(c->f);
+    tecs__free(w, c->ents, (size_t)c->cap * sizeof *c->ents);
+    tecs__free(w, c->tmp, (size_t)c->tmp_cap * sizeof *c->tmp);
+    tecs__free(w, c->pos, (size_t)c->npos * sizeof *c->pos);
+    tecs__snap_free(w, &c->scr);
+    tecs__free(w, c, sizeof *c);
+}
+
 /* Free a cache a user freed: its query is used no more. */
 static void cache_drop(tecs_cache_t *c)
 {
     tecs__query_use(c->q, -1);
-    tecs__cache_release(c);
+    cache_release(c);
 }
 
 /* A delivery of events (and so of user callbacks) ends: at the outermost,
@@ -379,27 +403,6 @@ static void cache_on_iters_done(tecs_world_t *w, void *ctx)
     delivery_end(r);
 }
 
-void tecs__cache_release(tecs_cache_t *c)
-{
-    tecs_world_t *w = c->world;
-    tecs__indexes *r = registry(w);
-    if (c->prev)
-        c->prev->next = c->next;
-    else if (r->caches == c)
-        r->caches = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
-    for (int32_t i = 0; i < c->nwatched; i++)
-        w->comps[c->watched[i]].watch--;
-    if (c->f)
-        tecs__filter_release(c->f);
-    tecs__free(w, c->ents, (size_t)c->cap * sizeof *c->ents);
-    tecs__free(w, c->tmp, (size_t)c->tmp_cap * sizeof *c->tmp);
-    tecs__free(w, c->pos, (size_t)c->npos * sizeof *c->pos);
-    tecs__snap_free(w, &c->scr);
-    tecs__free(w, c, sizeof *c);
-}
-
 /* Watch the with-terms' components, so value changes reorder the cache. */
 static void watch_terms(tecs_cache_t *c)
 {
@@ -413,6 +416,51 @@ static void watch_terms(tecs_cache_t *c)
     }
 }
 
+/* ---- the cache layer's index listener --------------------------------- */
+
+/* Verify every cache against its query and filter (tecs_world_check). */
+static tecs_err_t caches_verify(tecs__indexes *r, tecs_world_t *w)
+{
+    for (tecs_cache_t *c = r->caches; c; c = c->next) {
+        if (c->stale || c->doomed || tecs__filter_dirty(c->f))
+            continue;
+        if (c->unsorted && w->niters == 0)
+            return tecs__err(w, TECS_ECORRUPT, "cache waits for a sort with no iteration open");
+        for (int32_t i = 0; i < c->n; i++)
+            if (member(c, c->ents[i]) != i || !wants(c, c->ents[i]))
+                return tecs__err(w, TECS_ECORRUPT, "cache holds a non-member");
+        /* An unsorted cache is sorted when the last iteration ends; while
+        ** one is open, keys written through it are not reported yet, so
+        ** the order holds only once none is. */
+        c->sorting = true;
+        bool sorted = !c->order || c->unsorted || w->niters > 0 || in_order(c);
+        c->sorting = false;
+        if (!sorted)
+            return tecs__err(w, TECS_ECORRUPT, "cache out of order");
+    }
+    return TECS_OK;
+}
+
+/* An index a cache's filter names stays. */
+static tecs_err_t caches_on_free(tecs__indexes *r, const tecs_index_t *x)
+{
+    if (caches_use(r, x->id))
+        return tecs__err(x->world, TECS_EBUSY, "a cache uses " TECS__INDEX_FMT ": free the "
+                         "cache first", TECS__INDEX(x));
+    return TECS_OK;
+}
+
+static void caches_on_fini(tecs__indexes *r)
+{
+    while (r->caches)
+        cache_release(r->caches);
+}
+
+static const tecs__index_listener caches_listener = {
+    .on_free = caches_on_free, .follows = caches_use, .on_fini = caches_on_fini,
+    .verify = caches_verify
+};
+
 static tecs_err_t cache_listen(tecs_world_t *w, tecs__indexes *r)
 {
     if (r->cache_listening)
@@ -422,6 +470,9 @@ static tecs_err_t cache_listen(tecs_world_t *w, tecs__indexes *r)
     if (tecs__listen(w, &l))
         return TECS_ENOMEM;
     r->cache_listening = true;
+    tecs__filters_listen(r);    /* first, so that caches (and the filters they
+                                ** own) are released before the filters */
+    tecs__index_listen(r, &caches_listener);
     return TECS_OK;
 }
 
@@ -462,7 +513,7 @@ tecs_cache_t *tecs_cache_new(tecs_world_t *w, const tecs_cache_desc_t *d)
         (c->f && tecs__filter_ready(c->f)) || cache_fill(c)) {
         if (w->err != TECS_ENOENT)
             tecs__err(w, TECS_ENOMEM, "out of memory creating a cache");
-        tecs__cache_release(c);
+        cache_release(c);
         return NULL;
     }
     if (c->order)
@@ -538,27 +589,4 @@ int32_t tecs_cache_collect(tecs_cache_t *c, tecs_entity_t *out, int32_t cap)
     if (n > 0)
         memcpy(out, c->ents, (size_t)n * sizeof *out);
     return c->n;
-}
-
-tecs_err_t tecs__caches_check(tecs_world_t *w)
-{
-    tecs__indexes *r = registry(w);
-    for (tecs_cache_t *c = r ? r->caches : NULL; c; c = c->next) {
-        if (c->stale || c->doomed || tecs__filter_dirty(c->f))
-            continue;
-        if (c->unsorted && w->niters == 0)
-            return tecs__err(w, TECS_ECORRUPT, "cache waits for a sort with no iteration open");
-        for (int32_t i = 0; i < c->n; i++)
-            if (member(c, c->ents[i]) != i || !wants(c, c->ents[i]))
-                return tecs__err(w, TECS_ECORRUPT, "cache holds a non-member");
-        /* An unsorted cache is sorted when the last iteration ends; while
-        ** one is open, keys written through it are not reported yet, so
-        ** the order holds only once none is. */
-        c->sorting = true;
-        bool sorted = !c->order || c->unsorted || w->niters > 0 || in_order(c);
-        c->sorting = false;
-        if (!sorted)
-            return tecs__err(w, TECS_ECORRUPT, "cache out of order");
-    }
-    return TECS_OK;
 }

@@ -21,6 +21,11 @@
 ** in the same group of chunks as the step before (one block, column by
 ** column) moves the fields by rows times value size, kept in the
 ** snapshot's cursor, instead of loading them through the query.
+**
+** The index layer learns of filters through the index listener this file
+** registers with the first filter: an index that an open iteration's
+** filter names is not freed, and the filters left are released when the
+** world is freed (before the indexes).
 */
 #include "internal.h"
 
@@ -71,6 +76,7 @@ tecs_filter_t *tecs_filter_new(tecs_world_t *w)
     f->world = w;
     f->root = -1;
     f->order = -1;
+    tecs__filters_listen(r);
     filter_link(r, f);
     return f;
 }
@@ -85,8 +91,7 @@ void tecs_filter_free(tecs_filter_t *f)
         tecs__filter_release(f);
 }
 
-/* Does f name index id (a condition or its order)? */
-static bool names_index(const tecs_filter_t *f, int32_t id)
+bool tecs__filter_names(const tecs_filter_t *f, int32_t id)
 {
     for (int32_t i = 0; i < f->n; i++)
         if (f->nodes[i].op < F_AND && f->nodes[i].index == id)
@@ -94,12 +99,31 @@ static bool names_index(const tecs_filter_t *f, int32_t id)
     return f->order == id;
 }
 
-bool tecs__filters_iterate(const tecs__indexes *r, int32_t id)
+/* ---- the filter layer's index listener -------------------------------- */
+
+/* An index an open iteration's filter names stays. */
+static tecs_err_t filters_on_free(tecs__indexes *r, const tecs_index_t *x)
 {
     for (const tecs_filter_t *f = r->filters; f; f = f->next)
-        if (f->scr.busy && names_index(f, id))
-            return true;
-    return false;
+        if (f->scr.busy && tecs__filter_names(f, x->id))
+            return tecs__err(x->world, TECS_EBUSY, "an iteration over a filter naming "
+                             TECS__INDEX_FMT " is open: end it first", TECS__INDEX(x));
+    return TECS_OK;
+}
+
+static void filters_on_fini(tecs__indexes *r)
+{
+    while (r->filters)
+        tecs__filter_release(r->filters);
+}
+
+static const tecs__index_listener filters_listener = {
+    .on_free = filters_on_free, .on_fini = filters_on_fini
+};
+
+void tecs__filters_listen(tecs__indexes *r)
+{
+    tecs__index_listen(r, &filters_listener);
 }
 
 tecs_err_t tecs_filter_error(const tecs_filter_t *f)
@@ -517,10 +541,10 @@ static int32_t leaf_end(const tecs_index_t *x, const onode *t, const range *rg)
     return ofind(x, t->u.lf.k, t->u.lf.e, t->n, rg->hi, rg->hi_excl ? 0 : UINT32_MAX);
 }
 
-/* Collect the items of a key range, leaf by leaf; the next leaf and the
-** records a few items on are fetched ahead. (Fetching the records of a
-** whole leaf at once, a leaf ahead, measured slower; so did reading the
-** records in slot order after a sort by slot.) */
+/* Collect the items of a key range, leaf by leaf, in key order; the next
+** leaf and the records a few items on are fetched ahead: a fixed distance
+** keeps a few fetches in flight without evicting what is about to be
+** read. */
 static void walk_range(walk *wk, const guard *g, const tecs_index_t *x, range rg)
 {
     const tecs_world_t *w = wk->f->world;
@@ -730,9 +754,8 @@ static void insertion_sort(okey *v, int32_t n)
 }
 
 /* Sort v[0..n) by place, through tmp (n items): small arrays by
-** insertion, sorted ones left as they are, others by radix. (A bucket
-** pass over close places with an insertion pass to finish, and a bitmap
-** of places ranked by popcount, both measured slower than the radix.) */
+** insertion, sorted ones left as they are, others by radix, whose passes
+** cover only the bits between the smallest and the largest place. */
 static void sort_places(okey *v, okey *tmp, int32_t n)
 {
     if (n <= SMALL_SORT) {

@@ -1,28 +1,33 @@
 /*
-** index/internal.h — what the files of the index layer share: the index,
-** filter and snapshot structures, and the small helpers all three use.
-** Only the files of src/index include it.
+** index/internal.h — what the files of the index layer share. Only the
+** files of src/index include it. One section per file, in layer order:
+** each file calls only the files listed before it, and the core.
 **
-**     index.c   keys, the entry table, hash chains, the ordered B+-tree, the
-**               listener that keeps indexes true, the unique check;
-**     filter.c  filters: building, testing, collecting, ordering, and the
-**               filtered iteration;
-**     cache.c   cached result sets and their enter / leave events.
+**     (shared)   the index's entries and keys, which every file reads;
+**     hash.c     bucket chains, the unique open table, the spatial grid;
+**     ordered.c  the B+-tree, its node pool, its builders, the radix sort;
+**     index.c    the index itself: entry table, key encoding, upkeep from
+**                component events, the unique veto, new / free / count /
+**                lookup, verification, and the listeners of the layers
+**                above;
+**     filter.c   filters: building, testing, collecting, ordering, and the
+**                filtered iteration;
+**     cache.c    cached result sets and their enter / leave events.
 */
 #ifndef TECS_INDEX_INTERNAL_H
 #define TECS_INDEX_INTERNAL_H
 
 #include "../private.h"
 
-#define OB 64                   /* items in an ordered leaf                */
-#define OF 42                   /* children of an ordered inner node       */
-#define PREFETCH_AHEAD 16       /* steps of a filtered iteration fetched ahead */
+/* ==================================================================== */
+/* Shared: the index's entries and keys (index.c's, read by every file) */
+/* ==================================================================== */
+
 #define NAN_KEY UINT64_MAX      /* every NaN, above +inf                    */
-#define NOWHERE_CELL 0x8000000080000000ull /* spatial: NaN coordinates      */
-#define CELL_LIMIT 1073741824.0 /* cells are clamped to +-2^30              */
 
 struct onode;
 
+/* One entity's entry in the index's dense table. */
 typedef struct ient {
     uint64_t key;               /* encoded key, string copy, or cell        */
     uint64_t aux;               /* raw field bytes, user pointer, or x / y  */
@@ -31,40 +36,11 @@ typedef struct ient {
     uint32_t h;                 /* hash of key (hash, spatial)              */
 } ient;
 
-
+/* A (key, entity) pair: a tree item, a table cell, an item being sorted. */
 typedef struct okey {
     uint64_t k;
     tecs_entity_t e;
 } okey;
-
-/* A node of the ordered B+-tree. A leaf holds up to OB items in order and
-** is linked to its neighbours; an inner node holds up to OF children, each
-** with a copy of the last (largest) item below it, so a search reads one
-** small array per level. Keys and entities are kept in separate arrays: a
-** search reads the keys only (an entity breaks a tie). Both kinds share
-** one size (64 * 16 ~ 42 * 24 bytes) and one spare pool; the key arrays of
-** both start at the same place. */
-typedef struct onode {
-    int32_t n;                  /* items (leaf) or children (inner)         */
-    struct onode *next, *prev;  /* leaf: neighbours in key order; pool link */
-    union {
-        struct {
-            uint64_t k[OB];     /* leaf items: keys ...                     */
-            tecs_entity_t e[OB];/* ... and entities                         */
-        } lf;
-        struct {
-            uint64_t k[OF];     /* the largest item under each child: key   */
-            tecs_entity_t e[OF];/* ... and entity                           */
-            struct onode *kid[OF];
-        } in;
-    } u;
-} onode;
-
-/* The entities of node t at height h (its keys are t->u.lf.k either way). */
-static inline tecs_entity_t *oents(onode *t, int32_t h)
-{
-    return h ? t->u.in.e : t->u.lf.e;
-}
 
 struct tecs_index_t {
     tecs_world_t *world;
@@ -86,32 +62,14 @@ struct tecs_index_t {
     int32_t nbucket;
     okey *tab;                  /* unique hash: (key, entity) cells, linear */
     int32_t ntab;               /* probing, power of two, e == 0 empty      */
-    onode *root;                /* ordered: the B+-tree, NULL when empty    */
+    struct onode *root;                /* ordered: the B+-tree, NULL when empty    */
     int32_t height;             /* inner levels above the leaves            */
-    onode *pool;                /* spare nodes, linked by next              */
+    struct onode *pool;                /* spare nodes, linked by next              */
     int32_t npool;
-    const onode *hint;          /* ordered: the leaf (hint_k, hint_slot) goes */
-    uint64_t hint_k;            /* to, found by the check before a re-key;  */
+    const struct onode *hint;   /* ordered: the leaf (hint_k, hint_slot) goes */
+    uint64_t hint_k;            /* to, found by the veto before a re-key;   */
     uint32_t hint_slot;         /* NULL once the tree changes               */
 };
-
-typedef struct tecs__indexes {
-    tecs_index_t **by_id;
-    int32_t nids, cap;
-    struct tecs_filter_t *filters;
-    struct tecs_cache_t *caches;
-    bool cache_listening;
-    int32_t dispatching;        /* cache events being delivered (nested)    */
-    bool any_doomed;            /* a cache freed meanwhile waits for the end */
-} tecs__indexes;
-
-/* A key read from a value, not owned: k is the encoded key (for strings,
-** the pointer of s), s a string or NULL. */
-typedef struct probe {
-    uint64_t k;
-    uint64_t aux;
-    char buf[TECS_MAX_KEY_CHARS + 1];
-} probe;
 
 static inline int scmp(const char *a, const char *b)
 {
@@ -150,23 +108,12 @@ static inline uint32_t khash(const tecs_index_t *x, uint64_t k)
     return h;
 }
 
-/* floor(v / cell), clamped to +-2^30 (no libm needed). */
-static inline int32_t cell_of(float v, float cell)
+/* A NaN key equals nothing, not even another NaN: a unique index never
+** refuses it, and the unique table does not hold it. */
+static inline bool nan_key(const tecs_index_t *x, uint64_t k)
 {
-    double q = (double)v / cell;
-    if (q < -CELL_LIMIT)
-        return (int32_t)-CELL_LIMIT;
-    if (q > CELL_LIMIT)
-        return (int32_t)CELL_LIMIT;
-    int32_t t = (int32_t)q;
-    return t > q ? t - 1 : t;
+    return x->cls == TECS_KEYC_REAL && k == NAN_KEY;
 }
-
-static inline uint64_t cell_key(int32_t cx, int32_t cy)
-{
-    return (uint64_t)(uint32_t)cx << 32 | (uint32_t)cy;
-}
-
 
 /* e's entry, or -1. */
 static inline int32_t ent_find(const tecs_index_t *x, tecs_entity_t e)
@@ -190,7 +137,63 @@ static inline bool is_table(const tecs_index_t *x)
     return x->d.kind == TECS_INDEX_HASH && x->d.unique;
 }
 
-/* The cell of key k in x's table, or -1. */
+typedef int (*okey_cmp)(const tecs_index_t *x, const okey *a, const okey *b);
+
+/* Stable merge sort of v[0..n) with tmp of n items. */
+static inline void tecs__okey_sort(okey *v, okey *tmp, int32_t n, okey_cmp cmp,
+                                   const tecs_index_t *x)
+{
+    for (int32_t width = 1; width < n; width *= 2) {
+        for (int32_t lo = 0; lo < n; lo += 2 * width) {
+            int32_t mid = lo + width < n ? lo + width : n;
+            int32_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+            int32_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi)
+                tmp[k++] = cmp(x, &v[j], &v[i]) < 0 ? v[j++] : v[i++];
+            while (i < mid)
+                tmp[k++] = v[i++];
+            while (j < hi)
+                tmp[k++] = v[j++];
+        }
+        memcpy(v, tmp, (size_t)n * sizeof *v);
+    }
+}
+
+/* A broken invariant of index id, for the structure verification. */
+static inline tecs_err_t corrupt(tecs_world_t *w, const char *what, int32_t id)
+{
+    return tecs__err(w, TECS_ECORRUPT, "index %d: %s", id, what);
+}
+
+/* ==================================================================== */
+/* hash.c: bucket chains, the unique open table, the spatial grid       */
+/* ==================================================================== */
+
+/* The grid cells of a spatial index: index.c reads a point's cell from
+** its fields, filter.c walks the cells a circle or a box covers. */
+
+#define NOWHERE_CELL 0x8000000080000000ull /* spatial: NaN coordinates      */
+#define CELL_LIMIT 1073741824.0 /* cells are clamped to +-2^30              */
+
+/* floor(v / cell), clamped to +-2^30 (no libm needed). */
+static inline int32_t cell_of(float v, float cell)
+{
+    double q = (double)v / cell;
+    if (q < -CELL_LIMIT)
+        return (int32_t)-CELL_LIMIT;
+    if (q > CELL_LIMIT)
+        return (int32_t)CELL_LIMIT;
+    int32_t t = (int32_t)q;
+    return t > q ? t - 1 : t;
+}
+
+/* The key of grid cell (cx, cy) in a spatial index. */
+static inline uint64_t cell_key(int32_t cx, int32_t cy)
+{
+    return (uint64_t)(uint32_t)cx << 32 | (uint32_t)cy;
+}
+
+/* The cell of key k in x's unique table, or -1. */
 static inline int32_t tab_find(const tecs_index_t *x, uint64_t k)
 {
     if (x->ntab == 0)
@@ -204,6 +207,100 @@ static inline int32_t tab_find(const tecs_index_t *x, uint64_t k)
     }
 }
 
+/* Entry i into / out of the unique table (kept out of line: the chains
+** are the common case). */
+void tecs__tab_link(tecs_index_t *x, int32_t i);
+void tecs__tab_unlink(tecs_index_t *x, int32_t i);
+
+/* Entry i at the head of its bucket's chain (x keeps chains). */
+static inline void chain_push(tecs_index_t *x, int32_t i)
+{
+    ient *t = &x->ents[i];
+    int32_t *head = &x->bucket[t->h & (uint32_t)(x->nbucket - 1)];
+    t->prev = -1;
+    t->next = *head;
+    if (*head >= 0)
+        x->ents[*head].prev = i;
+    *head = i;
+}
+
+/* Entry i into its bucket's chain (or the unique table). */
+static inline void chain_link(tecs_index_t *x, int32_t i)
+{
+    if (is_table(x))
+        tecs__tab_link(x, i);
+    else
+        chain_push(x, i);
+}
+
+/* Entry i out of its bucket's chain (or the unique table). */
+static inline void chain_unlink(tecs_index_t *x, int32_t i)
+{
+    ient *t = &x->ents[i];
+    if (is_table(x)) {
+        tecs__tab_unlink(x, i);
+        return;
+    }
+    if (t->prev >= 0)
+        x->ents[t->prev].next = t->next;
+    else
+        x->bucket[t->h & (uint32_t)(x->nbucket - 1)] = t->next;
+    if (t->next >= 0)
+        x->ents[t->next].prev = t->prev;
+}
+
+/* An entry moved to place j of the table: fix whoever points at it. */
+void tecs__hash_moved(tecs_index_t *x, int32_t j);
+/* Room for need entries: buckets at most 3/4 used, or the table at most
+** 3/4 full. */
+tecs_err_t tecs__hash_grow(tecs_index_t *x, int32_t need);
+/* Another entity than e with key k, or 0. */
+tecs_entity_t tecs__hash_find_other(const tecs_index_t *x, uint64_t k, tecs_entity_t e);
+/* Lay a freshly filled chained index out chain by chain, so that the
+** entries of one bucket (one key, one grid cell) are neighbours in memory.
+** Only a layout: skipped when the copy cannot be allocated. */
+void tecs__hash_compact(tecs_index_t *x);
+/* Empty the buckets and the table (the entries are being cleared). */
+void tecs__hash_clear(tecs_index_t *x);
+void tecs__hash_release(tecs_index_t *x);
+/* The table holds exactly the entries, each where a probe finds it. */
+tecs_err_t tecs__hash_verify(tecs_index_t *x);
+
+/* ==================================================================== */
+/* ordered.c: the B+-tree, its node pool, its builders                  */
+/* ==================================================================== */
+
+#define OB 64                   /* items in an ordered leaf                */
+#define OF 42                   /* children of an ordered inner node       */
+
+/* A node of the ordered B+-tree. A leaf holds up to OB items in order and
+** is linked to its neighbours; an inner node holds up to OF children, each
+** with a copy of the last (largest) item below it, so a search reads one
+** small array per level. Keys and entities are kept in separate arrays: a
+** search reads the keys only (an entity breaks a tie). Both kinds share
+** one size (64 * 16 ~ 42 * 24 bytes) and one spare pool; the key arrays of
+** both start at the same place. */
+typedef struct onode {
+    int32_t n;                  /* items (leaf) or children (inner)         */
+    struct onode *next, *prev;  /* leaf: neighbours in key order; pool link */
+    union {
+        struct {
+            uint64_t k[OB];     /* leaf items: keys ...                     */
+            tecs_entity_t e[OB];/* ... and entities                         */
+        } lf;
+        struct {
+            uint64_t k[OF];     /* the largest item under each child: key   */
+            tecs_entity_t e[OF];/* ... and entity                           */
+            struct onode *kid[OF];
+        } in;
+    } u;
+} onode;
+
+/* The entities of node t at height h (its keys are t->u.lf.k either way). */
+static inline tecs_entity_t *oents(onode *t, int32_t h)
+{
+    return h ? t->u.in.e : t->u.lf.e;
+}
 
 /* (k, e) against item (ok, oe): key, then entity slot. */
 static inline int ocmp(const tecs_index_t *x, uint64_t k, uint32_t slot, uint64_t ok,
@@ -313,32 +410,78 @@ static inline const onode *ofirst(const tecs_index_t *x)
     return t;
 }
 
-typedef int (*okey_cmp)(const tecs_index_t *x, const okey *a, const okey *b);
+/* What one insert may take from the pool: a node per level and a new root. */
+static inline int32_t pool_need(const tecs_index_t *x)
+{
+    return x->height + 2;
+}
 
+/* Insert (k, e), the leaf map told of its leaf; false (nothing changed)
+** when a node is needed and none can be had. */
+bool tecs__ordered_insert(tecs_index_t *x, uint64_t k, tecs_entity_t e);
+/* Erase entry t's item. */
+void tecs__ordered_erase(tecs_index_t *x, const ient *t);
+/* Give entry t's item the key k (t->key is still the old one); false
+** (nothing changed) when a node is needed and none can be had. */
+bool tecs__ordered_rekey(tecs_index_t *x, ient *t, uint64_t k);
+/* Another entity than e with key k, or 0. */
+tecs_entity_t tecs__ordered_find_other(const tecs_index_t *x, uint64_t k, tecs_entity_t e);
+/* A leaf map for slots entity slots and a pool for one insert. */
+tecs_err_t tecs__ordered_grow(tecs_index_t *x, int32_t slots);
+/* Build the tree from the entries at once (no tree yet); on error
+** (TECS_ENOMEM, or TECS_EEXIST for a unique index) nothing is built. */
+tecs_err_t tecs__ordered_build(tecs_index_t *x);
+/* Free the tree (the entries are being cleared); the pool stays. */
+void tecs__ordered_clear(tecs_index_t *x);
+void tecs__ordered_release(tecs_index_t *x);
+/* Tree shape, order, leaf map and items against the entries. */
+tecs_err_t tecs__ordered_verify(tecs_index_t *x);
 /* Sort v[0..n) by k, keys within [min, max], stably, with tmp of n items
 ** (a radix sort, 11 bits a pass, as many passes as max - min needs). */
 void tecs__okey_radix(okey *v, okey *tmp, int32_t n, uint64_t min, uint64_t max);
 
-/* Stable merge sort of v[0..n) with tmp of n items. */
-static inline void tecs__okey_sort(okey *v, okey *tmp, int32_t n, okey_cmp cmp,
-                                   const tecs_index_t *x)
-{
-    for (int32_t width = 1; width < n; width *= 2) {
-        for (int32_t lo = 0; lo < n; lo += 2 * width) {
-            int32_t mid = lo + width < n ? lo + width : n;
-            int32_t hi = lo + 2 * width < n ? lo + 2 * width : n;
-            int32_t i = lo, j = mid, k = lo;
-            while (i < mid && j < hi)
-                tmp[k++] = cmp(x, &v[j], &v[i]) < 0 ? v[j++] : v[i++];
-            while (i < mid)
-                tmp[k++] = v[i++];
-            while (j < hi)
-                tmp[k++] = v[j++];
-        }
-        memcpy(v, tmp, (size_t)n * sizeof *v);
-    }
-}
+/* ==================================================================== */
+/* index.c: the registry, and how the layers above learn of indexes     */
+/* ==================================================================== */
 
+typedef struct tecs__indexes tecs__indexes;
+
+/* How a layer above the index (filter.c, cache.c) learns of what happens
+** to indexes: it registers one of these, and the index layer calls it,
+** never the layer by name. Listeners are called in reverse order of
+** registration, the top layer first: filter.c registers before cache.c.
+** Any function may be NULL. */
+typedef struct tecs__index_listener {
+    /* Index x is about to be freed: an error (set on the world) if this
+    ** layer still needs it; the index then stays. */
+    tecs_err_t (*on_free)(tecs__indexes *r, const tecs_index_t *x);
+    /* Index id has seen a burst of sets: must it still follow every one
+    ** (rather than sleep until its next use, then be rebuilt)? */
+    bool (*follows)(const tecs__indexes *r, int32_t id);
+    /* The world is freed: release everything this layer holds, before
+    ** the indexes go. */
+    void (*on_fini)(tecs__indexes *r);
+    /* tecs_world_check, after the indexes are verified: verify this
+    ** layer's structures. */
+    tecs_err_t (*verify)(tecs__indexes *r, tecs_world_t *w);
+} tecs__index_listener;
+
+#define TECS__INDEX_LISTENERS 4 /* room for the layers above                */
+
+/* The world's indexes (w->indexes), made on first use. The fields after
+** the listeners belong to the layers above: the index layer keeps them,
+** it never reads them. */
+struct tecs__indexes {
+    tecs_index_t **by_id;       /* by id, NULL once freed                   */
+    int32_t nids, cap;
+    const tecs__index_listener *listeners[TECS__INDEX_LISTENERS];
+    int32_t nlisteners;
+    struct tecs_filter_t *filters; /* filter.c: every filter                */
+    struct tecs_cache_t *caches;   /* cache.c: every cache                  */
+    bool cache_listening;       /* cache.c: on the event bus                */
+    int32_t dispatching;        /* cache events being delivered (nested)    */
+    bool any_doomed;            /* a cache freed meanwhile waits for the end */
+};
 
 static inline tecs__indexes *registry(const tecs_world_t *w)
 {
@@ -352,6 +495,25 @@ static inline tecs_index_t *index_by_id(const tecs_world_t *w, int32_t id)
     return r && id >= 0 && id < r->nids ? r->by_id[id] : NULL;
 }
 
+/* The registry, made and put on the event bus on first use; NULL when
+** out of memory. */
+tecs__indexes *tecs__index_registry(tecs_world_t *w);
+/* Register l (a static object) with r; registering it again does nothing. */
+void tecs__index_listen(tecs__indexes *r, const tecs__index_listener *l);
+/* Rebuild a dirty index. */
+tecs_err_t tecs__index_refresh(tecs_index_t *x);
+/* Encode a caller's key for x; false (TECS_EINVAL) if it does not fit. */
+bool tecs__index_encode(tecs_index_t *x, tecs_key_t key, uint64_t *out);
+/* The index for a message: "the ordered index on component 'Hp' (3)". */
+#define TECS__INDEX_FMT "the %s index on " TECS__COMP_FMT
+#define TECS__INDEX(x) tecs__index_kind_name((x)->d.kind), TECS__COMP((x)->world, (x)->d.comp)
+const char *tecs__index_kind_name(tecs_index_kind_t kind);
+
+/* ==================================================================== */
+/* filter.c: filters and the filtered iteration                         */
+/* ==================================================================== */
+
+#define PREFETCH_AHEAD 16       /* steps of a filtered iteration fetched ahead */
 
 enum { F_EQ, F_NE, F_LT, F_LE, F_GT, F_GE, F_BETWEEN, F_IN, F_RADIUS, F_BOX,
        F_AND, F_OR, F_NOT };
@@ -438,23 +600,13 @@ static inline uint64_t place_of(const tecs__record *r)
     return (uint64_t)(r->arch & TECS__ARCH_MASK) << 32 | r->row;
 }
 
-/* ---- shared between the files ----------------------------------------- */
-
-/* index.c */
-tecs__indexes *tecs__index_registry(tecs_world_t *w);
-/* Rebuild a dirty index. */
-tecs_err_t tecs__index_refresh(tecs_index_t *x);
-/* Encode a caller's key for x; false (TECS_EINVAL) if it does not fit. */
-bool tecs__index_encode(tecs_index_t *x, tecs_key_t key, uint64_t *out);
-/* The index for a message: "the ordered index on component 'Hp' (3)". */
-#define TECS__INDEX_FMT "the %s index on " TECS__COMP_FMT
-#define TECS__INDEX(x) tecs__index_kind_name((x)->d.kind), TECS__COMP((x)->world, (x)->d.comp)
-const char *tecs__index_kind_name(tecs_index_kind_t kind);
-
-/* filter.c */
+/* Put the filter layer's index listener on r (before any other layer's). */
+void tecs__filters_listen(tecs__indexes *r);
 void tecs__filter_release(tecs_filter_t *f);
 /* A deep copy of f, linked in the world's filters. */
 tecs_filter_t *tecs__filter_clone(const tecs_filter_t *src);
+/* Does f name index id (in a condition or as its order)? */
+bool tecs__filter_names(const tecs_filter_t *f, int32_t id);
 /* Every index the filter names is alive and fresh. */
 tecs_err_t tecs__filter_ready(tecs_filter_t *f);
 /* Some index of the filter waits for a rebuild. */
@@ -464,14 +616,13 @@ bool tecs__filter_holds(const tecs_filter_t *f, int32_t c, tecs_entity_t e);
 void tecs__snap_free(tecs_world_t *w, snap *s);
 /* Start an iteration of q that hands out the rows of snapshot s. */
 tecs_iter_t tecs__snap_iter(tecs_query_t *q, snap *s);
-/* Is an iteration open over a filter that names index id? */
-bool tecs__filters_iterate(const tecs__indexes *r, int32_t id);
 
-/* cache.c */
-void tecs__cache_release(struct tecs_cache_t *c);
-/* Does some cache's filter name index id? */
-bool tecs__caches_use(const tecs__indexes *r, int32_t id);
-/* Verify every cache against its query and filter (tecs_world_check). */
-tecs_err_t tecs__caches_check(tecs_world_t *w);
+/* ==================================================================== */
+/* cache.c: cached result sets                                          */
+/* ==================================================================== */
+
+/* Nothing shared: struct tecs_cache_t and everything about caches are
+** cache.c's own; the index layer learns of caches through the listener
+** cache.c registers (tecs__index_listen). */
 
 #endif /* TECS_INDEX_INTERNAL_H */
