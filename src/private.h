@@ -27,7 +27,7 @@
 #endif
 
 /* ==================================================================== */
-/* world.c: allocation, errors                                          */
+/* alloc.c: allocation, errors                                          */
 /* ==================================================================== */
 
 void *tecs__alloc(tecs_world_t *w, size_t size);
@@ -38,6 +38,8 @@ tecs_err_t tecs__grow(tecs_world_t *w, void **arr, int32_t *cap, int32_t need, s
 /* 64-byte aligned blocks, for chunks; *raw receives what to free. */
 void *tecs__alloc_aligned(tecs_world_t *w, size_t size, void **raw);
 void tecs__free_aligned(tecs_world_t *w, void *raw, size_t size);
+/* The allocator of a world made without one: the C library's. */
+void *tecs__default_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
 
 /* Record an error on the world and return it. */
 tecs_err_t tecs__err(tecs_world_t *w, tecs_err_t err, const char *fmt, ...) TECS__PRINTF(3, 4);
