@@ -340,7 +340,6 @@ void tecs__arch_drop_last(tecs_world_t *w)
             w->listeners[i].on_archetype_undo(w, w->listeners[i].ctx, a);
     w->narchs--;
     edges_forget(w, a->id);
-    tecs__comp_forget_arch(w, a);
     memset(w->arch_table, 0, w->arch_table_cap * sizeof *w->arch_table);
     for (int32_t i = 0; i < w->narchs; i++)
         table_put(w, w->archs[i]);
@@ -650,3 +649,41 @@ void tecs__arch_fini(tecs_world_t *w)
     w->archs = NULL;
     w->narchs = w->cap_archs = 0;
 }
+
+/* ---- validation of what a user passes --------------------------------- */
+
+tecs_err_t tecs__check_arch(tecs_world_t *w, const tecs_archetype_t *a)
+{
+    if (a == NULL)
+        return tecs__err(w, TECS_EINVAL, "NULL archetype");
+    if (a->world != w)
+        return tecs__err(w, TECS_EWORLD, "archetype of another world");
+    return TECS_OK;
+}
+
+tecs_err_t tecs__check_vals(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals,
+                            const tecs_value_t *vals)
+{
+    if (nvals < 0)
+        return tecs__err(w, TECS_EINVAL, "value list: negative count %d", nvals);
+    if (nvals > 0 && vals == NULL)
+        return tecs__err(w, TECS_EINVAL, "value list: NULL for %d values", nvals);
+    for (int32_t i = 0; i < nvals; i++) {
+        tecs_comp_t c = vals[i].comp;
+        if (tecs__comp_get(w, c) == NULL)
+            return tecs__err_nocomp(w, c);
+        int32_t col = tecs__arch_col(a, c);
+        if (col == TECS__COL_ABSENT)
+            return tecs__err(w, TECS_ENOCOMP, TECS__COMP_FMT " is not in the archetype",
+                             TECS__COMP(w, c));
+        if (col >= 0 && vals[i].ptr == NULL)
+            return tecs__err(w, TECS_EINVAL, "NULL value for " TECS__COMP_FMT,
+                             TECS__COMP(w, c));
+        for (int32_t j = 0; j < i; j++)
+            if (vals[j].comp == c)
+                return tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is given twice",
+                                 TECS__COMP(w, c));
+    }
+    return TECS_OK;
+}
+

@@ -775,16 +775,48 @@ static tecs_err_t remove_queued(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
     return err;
 }
 
+/* The column of c in the archetype of the live entity e, or COL_ABSENT. */
+static int32_t col_of(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
+{
+    const tecs__record *r = tecs__ei_alive(w, e);
+    return r ? tecs__arch_col(tecs__rec_arch(w, r), c) : TECS__COL_ABSENT;
+}
+
+/* A queued tecs_modified (or the write of a queued set) of c of e, which
+** has it: as the public call, when the rows are in place. */
+static tecs_err_t apply_modified(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
+{
+    tecs_err_t err = tecs__enter(w);
+    if (err)
+        return err;
+    const tecs__record *r = tecs__ei_alive(w, e);
+    tecs_archetype_t *a = tecs__rec_arch(w, r);
+    int32_t col = tecs__arch_col(a, c);
+    if (col < 0)
+        return tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is a tag and has no value",
+                         TECS__COMP(w, c));
+    if (TECS__UNLIKELY(w->hook_depth > 0))      /* rows in motion: reported later */
+        return tecs__defer_op(w, TECS__OP_MODIFIED, e, c, NULL);
+    err = tecs__written(w, e, c, tecs__col_ptr(a, w, col, r->row));
+    if (tecs__wants_set(&w->comps[c]))
+        tecs__settle(w);
+    return err;
+}
+
 /* A queued set: a write if e has c by now (none for a tag, as tecs_set),
 ** else an add with the value. */
 static tecs_err_t apply_set(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *value)
 {
-    if (tecs_has(w, e, c)) {
+    int32_t col = col_of(w, e, c);
+    if (col != TECS__COL_ABSENT) {
         if (w->comps[c].size == 0)
             return TECS_OK;
-        if (value)
-            tecs__comp_copy(w, &w->comps[c], tecs_get_mut(w, e, c), value, 1);
-        return tecs_modified(w, e, c);      /* refused: the write is undone */
+        if (value) {
+            const tecs__record *r = tecs__ei_alive(w, e);
+            tecs__comp_copy(w, &w->comps[c], tecs__col_ptr(tecs__rec_arch(w, r), w, col, r->row),
+                            value, 1);
+        }
+        return apply_modified(w, e, c);     /* refused: the write is undone */
     }
     return tecs__add_now(w, e, c, value);
 }
@@ -840,8 +872,8 @@ static tecs_err_t apply(tecs_world_t *w, tecs__cmd *c)
         run_kill(w, c);
         return TECS_OK;
     case TECS__OP_MODIFIED:
-        if (tecs_has(w, c->entity, c->comp))
-            tecs_modified(w, c->entity, c->comp);
+        if (col_of(w, c->entity, c->comp) != TECS__COL_ABSENT)
+            apply_modified(w, c->entity, c->comp);
         return TECS_OK;
     }
     return TECS_OK;
@@ -870,17 +902,25 @@ static bool try_reserve(tecs_world_t *w, tecs_archetype_t *a, int32_t n)
 static void reserve_births(tecs_world_t *w, const tecs__cmdbuf *b,
                            bool (*pick)(const tecs__cmd *))
 {
+    if (b->count < 2)
+        return;
+    size_t size = (size_t)w->narchs * sizeof(int32_t);
+    int32_t *births = tecs__alloc(w, size);     /* per archetype id */
+    if (births == NULL)
+        return;
+    memset(births, 0, size);
     for (int32_t i = 0; i < b->count; i++)
         if (b->cmds[i].op == TECS__OP_NEW && pick(&b->cmds[i]))
-            b->cmds[i].arch->births++;
+            births[b->cmds[i].arch->id]++;
     for (int32_t i = 0; i < b->count; i++) {
         tecs_archetype_t *a = b->cmds[i].arch;
-        if (b->cmds[i].op != TECS__OP_NEW || a->births == 0)
+        if (b->cmds[i].op != TECS__OP_NEW || births[a->id] == 0)
             continue;
-        if (a->births > 1)
-            try_reserve(w, a, a->births);
-        a->births = 0;
+        if (births[a->id] > 1)
+            try_reserve(w, a, births[a->id]);
+        births[a->id] = 0;
     }
+    tecs__free(w, births, size);
 }
 
 /* The head of a command: op, then, flags, spare and comp, 8 bytes with no

@@ -138,20 +138,6 @@ size_t tecs_component_size(const tecs_world_t *w, tecs_comp_t c)
     return ci ? ci->size : 0;
 }
 
-void tecs__comp_forget_arch(tecs_world_t *w, const tecs_archetype_t *a)
-{
-    static const struct tecs__hop empty;
-    if (w->kill.from == a)
-        w->kill = empty;
-    for (int32_t i = 0; i < w->cap_comps; i++) {
-        tecs__comp *ci = &w->comps[i];
-        if (ci->add.from == a || ci->add.to == a)
-            ci->add = empty;
-        if (ci->rem.from == a || ci->rem.to == a)
-            ci->rem = empty;
-    }
-}
-
 void tecs__comp_fini(tecs_world_t *w)
 {
     for (int32_t i = 0; i < w->cap_comps; i++)
@@ -205,4 +191,10 @@ void tecs__comp_move(tecs_world_t *w, const tecs__comp *ci, void *dst, void *src
     tecs_err_t outer_err = tecs__hook_begin(w);
     ci->move(dst, src, n, ci->ctx);
     tecs__hook_end(w, outer_err);
+}
+
+/* Record TECS_ENOCOMP for c. */
+tecs_err_t tecs__err_nocomp(tecs_world_t *w, tecs_comp_t c)
+{
+    return tecs__err(w, TECS_ENOCOMP, "component %u is unknown", c);
 }

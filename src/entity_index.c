@@ -58,3 +58,9 @@ void tecs__ei_fini(tecs_world_t *w)
     w->recs = NULL;
     w->cap_recs = w->nrecs = 0;
 }
+
+/* Record TECS_EDEAD for e. */
+tecs_err_t tecs__err_dead(tecs_world_t *w, tecs_entity_t e)
+{
+    return tecs__err(w, TECS_EDEAD, TECS__ENT_FMT " is not alive", TECS__ENT(e));
+}

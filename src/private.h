@@ -107,6 +107,8 @@ static inline tecs_entity_t tecs__ei_take(tecs_world_t *w);
 /* Give a slot back: its generation moves on, its id goes stale. */
 static inline void tecs__ei_release(tecs_world_t *w, uint32_t index);
 void tecs__ei_fini(tecs_world_t *w);
+/* Record TECS_EDEAD: e is not alive. */
+tecs_err_t tecs__err_dead(tecs_world_t *w, tecs_entity_t e);
 
 /* ==================================================================== */
 /* component.c: the registry                                            */
@@ -125,17 +127,10 @@ typedef struct tecs__comp {
     uint32_t watch;             /* listeners that want this one's events    */
     uint32_t watch_noset;       /* of those, ones that want no SET events   */
     uint32_t check;             /* listeners that must approve its changes  */
-    /* Hops, owned by entity.c: the archetype pair the last plain add (and
-    ** remove) of this component moved a row between. */
-    struct tecs__hop {
-        uint32_t key;           /* archetype id of from + 1; 0: empty       */
-        int32_t col;            /* the component's column in the larger one */
-        tecs_archetype_t *from, *to;
-    } add, rem;
 } tecs__comp;
 
-/* Forget every hop that leads from or to archetype a (it is being freed). */
-void tecs__comp_forget_arch(tecs_world_t *w, const tecs_archetype_t *a);
+/* Record TECS_ENOCOMP: c is not a registered component. */
+tecs_err_t tecs__err_nocomp(tecs_world_t *w, tecs_comp_t c);
 
 /* The registered component c, or NULL. */
 static inline const tecs__comp *tecs__comp_get(const tecs_world_t *w, tecs_comp_t c);
@@ -197,7 +192,6 @@ struct tecs_archetype_t {
     uint32_t *edge_add;         /* comp -> archetype with it, or NO_EDGE    */
     uint32_t *edge_rem;         /* comp -> archetype without it, or NO_EDGE */
     bool plain;                 /* no column has hooks                      */
-    int32_t births;             /* scratch: queued births counted (command.c) */
 };
 
 #define TECS__NO_EDGE 0xffffffffu
@@ -248,12 +242,18 @@ static inline int32_t tecs__arch_col(const tecs_archetype_t *a, tecs_comp_t c)
     return c < (tecs_comp_t)a->cmap_len ? a->cmap[c] : TECS__COL_ABSENT;
 }
 
+/* Check an archetype handle passed by the user. */
+tecs_err_t tecs__check_arch(tecs_world_t *w, const tecs_archetype_t *a);
+/* Check a value list against an archetype. */
+tecs_err_t tecs__check_vals(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals,
+                            const tecs_value_t *vals);
+
 /* Archetype listeners: how higher layers learn of new archetypes. A
 ** listener either takes the archetype in whole or fails with no change. */
 typedef tecs_err_t (*tecs__arch_listener_fn)(tecs_world_t *w, void *ctx, tecs_archetype_t *a);
 
 /* ==================================================================== */
-/* entity.c: events raised for higher layers                            */
+/* event.c: the listener bus                                            */
 /* ==================================================================== */
 
 enum {
@@ -303,8 +303,49 @@ tecs_err_t tecs__check_comp(tecs_world_t *w, int ev, tecs_entity_t e, tecs_comp_
                             const void *vals, int32_t n);
 /* Raise a component event to every listener (only if c is watched). */
 void tecs__emit_comp(tecs_world_t *w, int ev, tecs_entity_t e, tecs_comp_t c, const void *ptr);
+/* Tell every listener that e moved from one archetype to another. */
+void tecs__emit_move(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *from,
+                     tecs_archetype_t *to);
 
-/* Immediate forms, used by the command buffer when it applies. */
+/* ==================================================================== */
+/* store.c: the engine, a structural change performed now               */
+/* ==================================================================== */
+
+/* A hop: the archetype pair the last plain add (or remove) of a component
+** moved a row between, so that the next one from the same archetype skips
+** the walk through the edges. */
+typedef struct tecs__hop {
+    uint32_t key;               /* archetype id of from + 1; 0: empty       */
+    int32_t col;                /* the component's column in the larger one */
+    tecs_archetype_t *from, *to;
+} tecs__hop;
+
+#define TECS__HOPS 128          /* components with a hop: ids below this    */
+
+/* Hop h starts at the archetype of record r. */
+static inline bool tecs__hop_at(const tecs__hop *h, const tecs__record *r)
+{
+    return h->key == (r->arch & TECS__ARCH_MASK) + 1;
+}
+
+static inline void tecs__hop_set(tecs__hop *h, tecs_archetype_t *from, tecs_archetype_t *to,
+                                 int32_t col)
+{
+    *h = (tecs__hop){ from->id + 1, col, from, to };
+}
+
+/* Add c (with value, or constructed) to the live entity e of record r, in
+** archetype a. */
+tecs_err_t tecs__add_to(tecs_world_t *w, tecs_entity_t e, tecs__record *r, tecs_archetype_t *a,
+                        tecs_comp_t c, const void *value);
+/* Create n entities in a (ids into out if given), values from vals: asks
+** vetoing listeners, reserves, commits, announces. */
+tecs_err_t tecs__birth_bulk(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_entity_t *out,
+                            int32_t nvals, const tecs_value_t *vals);
+/* The value p of c of e was written in place: ask vetoing listeners after
+** the fact (TECS__EV_WRITTEN), then raise SET. */
+tecs_err_t tecs__written(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *p);
+/* Immediate forms, used by the front end and by the command buffer. */
 tecs_err_t tecs__destroy_now(tecs_world_t *w, tecs_entity_t e);
 tecs_err_t tecs__add_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *value);
 tecs_err_t tecs__remove_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c);
@@ -319,11 +360,6 @@ tecs_err_t tecs__birth(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *a,
 ** is skipped. */
 void tecs__birth_run(tecs_world_t *w, tecs_archetype_t *a, int32_t n, const char *ids,
                      int32_t col, const char *vals, size_t stride);
-/* Check a value list against an archetype. */
-tecs_err_t tecs__check_vals(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals,
-                            const tecs_value_t *vals);
-/* Check an archetype handle passed by the user. */
-tecs_err_t tecs__check_arch(tecs_world_t *w, const tecs_archetype_t *a);
 
 /* ==================================================================== */
 /* command.c: queued structural changes                                 */
@@ -514,8 +550,10 @@ struct tecs_world_t {
     tecs__listener *listeners;
     int32_t nlisteners;
     int32_t cap_listeners;
-    struct tecs__hop kill;      /* entity.c: the plain archetype tecs_destroy
+    tecs__hop kill;             /* store.c: the plain archetype tecs_destroy
                                    last freed a row of (from; to unused)    */
+    tecs__hop hop_add[TECS__HOPS]; /* store.c: by comp id, the last plain add */
+    tecs__hop hop_rem[TECS__HOPS]; /* ... and remove                        */
     tecs_entity_t leaving;      /* entity.c: the entity whose REMOVE events
                                    are being raised, still in its row (0:
                                    none); an index filled meanwhile skips it */
@@ -857,6 +895,121 @@ static inline tecs_archetype_t *tecs__edge_rem(const tecs_world_t *w, const tecs
 {
     return c < (tecs_comp_t)a->nedges && a->edge_rem[c] != TECS__NO_EDGE
                ? w->archs[a->edge_rem[c]] : NULL;
+}
+
+
+/* ---- store.c: the engine's fast paths, inline in the front end too ---- */
+
+/* Construct one value at to, copied from value if given. */
+static inline void tecs__construct_one(tecs_world_t *w, const tecs__comp *ci, void *to,
+                                 const void *value)
+{
+    if (value == NULL) {
+        if (ci->ctor)
+            tecs__comp_ctor(w, ci, to, 1);
+        else
+            memset(to, 0, ci->size);
+    } else if (!ci->ctor && !ci->copy) {
+        tecs__copy_value(to, value, ci->size);
+    } else {
+        tecs__comp_ctor(w, ci, to, 1);
+        tecs__comp_copy(w, ci, to, value, 1);
+    }
+}
+
+/* Move the entity of record r from a to b, which is a plus (adding) or minus
+** one component whose column in the larger archetype is k (COL_TAG for a
+** tag). Columns follow component-id order, so column j of b is column j of a
+** before k and j -/+ 1 after it: no lookup per column. The added column is
+** constructed (from value if given); a removed one must be destroyed
+** already. Rows must be reserved in b. With hooks, each value moves through
+** its hook; plain values are copied. */
+static TECS__INLINE void tecs__move_row_with(tecs_world_t *w, tecs__record *r, tecs_archetype_t *a,
+                                       tecs_archetype_t *b, int32_t k, bool adding,
+                                       const void *value, bool plain)
+{
+    uint32_t src = r->row, dst = (uint32_t)b->count++;
+    /* The two chunks' column pointers ([0] the ids, [1 + j] column j). */
+    char *const *sc = tecs__chunk_of(a, w, src), *const *dc = tecs__chunk_of(b, w, dst);
+    const size_t si = src & w->mask, di = dst & w->mask;
+    tecs__chunk_ents(dc)[di] = tecs__chunk_ents(sc)[si];
+    const uint32_t *size = b->col_size;
+    const int32_t n = b->ncols, same = k < 0 ? n : k;   /* columns below k line up */
+    const int32_t shift = adding ? -1 : 1;              /* column j of b is j + shift of a */
+#define TO(j)   (dc[1 + (j)] + di * size[j])
+#define FROM(j, sj) (sc[1 + (sj)] + si * size[j])
+    if (plain) {
+        for (int32_t j = 0; j < same; j++)
+            tecs__copy_value(TO(j), FROM(j, j), size[j]);
+        if (k >= 0 && adding) {
+            if (value)
+                tecs__copy_value(TO(k), value, size[k]);
+            else
+                tecs__zero_value(TO(k), size[k]);
+        }
+        for (int32_t j = same + adding; j < n; j++)
+            tecs__copy_value(TO(j), FROM(j, j + shift), size[j]);
+    } else {
+        for (int32_t j = 0; j < same; j++)
+            tecs__comp_move(w, tecs__col_info(w, b, j), TO(j), FROM(j, j), 1);
+        if (k >= 0 && adding)
+            tecs__construct_one(w, tecs__col_info(w, b, k), TO(k), value);
+        for (int32_t j = same + adding; j < n; j++)
+            tecs__comp_move(w, tecs__col_info(w, b, j), TO(j), FROM(j, j + shift), 1);
+    }
+#undef TO
+#undef FROM
+    if (!plain)                 /* a hook's queued birth may move the records */
+        r = &w->recs[TECS_ENTITY_INDEX(tecs__chunk_ents(dc)[di])];
+    r->arch = b->id | (r->arch & ~TECS__ARCH_MASK);
+    r->row = dst;
+    /* Last: the hole fill may run move hooks of a, and r is done with. */
+    tecs__arch_remove_row(w, a, src);
+}
+
+
+/* Adding c with b as the target is a plain row move that cannot fail:
+** nobody to ask or tell, no hook to run, a row free in b. */
+static inline bool tecs__quiet_add(const tecs_world_t *w, const tecs_archetype_t *b,
+                                   tecs_comp_t c)
+{
+    const tecs__comp *ci = &w->comps[c];
+    return b->plain && !w->watch_moves && (ci->check | ci->watch) == 0 &&
+           tecs__arch_has_rows(w, b, 1);
+}
+
+/* Removing c from a plain archetype with b as the target is a plain row
+** move that cannot fail: nobody to tell, a row free in b. */
+static inline bool tecs__quiet_remove(const tecs_world_t *w, const tecs_archetype_t *b,
+                                      tecs_comp_t c)
+{
+    return !w->watch_moves && w->comps[c].watch == 0 && tecs__arch_has_rows(w, b, 1);
+}
+
+/* The quiet add of c to the entity of record r through its hop, if the hop
+** starts at r's archetype: true if done. */
+static TECS__INLINE bool tecs__add_quick(tecs_world_t *w, tecs__record *r, tecs_comp_t c,
+                                         const void *value)
+{
+    const tecs__hop *h = &w->hop_add[c];
+    if (TECS__LIKELY(c < TECS__HOPS) && TECS__LIKELY(tecs__hop_at(h, r)) &&
+        tecs__quiet_add(w, h->to, c)) {
+        tecs__move_row_with(w, r, h->from, h->to, h->col, true, value, true);
+        return true;
+    }
+    return false;
+}
+
+/* The quiet remove of c, as tecs__add_quick. */
+static TECS__INLINE bool tecs__remove_quick(tecs_world_t *w, tecs__record *r, tecs_comp_t c)
+{
+    const tecs__hop *h = &w->hop_rem[c];
+    if (TECS__LIKELY(c < TECS__HOPS) && TECS__LIKELY(tecs__hop_at(h, r)) &&
+        tecs__quiet_remove(w, h->to, c)) {
+        tecs__move_row_with(w, r, h->from, h->to, h->col, false, NULL, true);
+        return true;
+    }
+    return false;
 }
 
 #endif /* TECS_PRIVATE_H */
