@@ -520,7 +520,7 @@ tecs_err_t tecs_archetype_reserve(tecs_world_t *w, tecs_archetype_t *a, int32_t 
     if (w == NULL)
         return TECS_EINVAL;
     tecs_err_t err = tecs__enter_object(w);
-    if (err || (err = tecs__check_arch(w, a)))
+    if (err || (err = tecs__arch_validate(w, a)))
         return err;
     if (n < 0)
         return tecs__err(w, TECS_EINVAL, "tecs_archetype_reserve: negative count %d", n);
@@ -652,7 +652,7 @@ void tecs__arch_fini(tecs_world_t *w)
 
 /* ---- validation of what a user passes --------------------------------- */
 
-tecs_err_t tecs__check_arch(tecs_world_t *w, const tecs_archetype_t *a)
+tecs_err_t tecs__arch_validate(tecs_world_t *w, const tecs_archetype_t *a)
 {
     if (a == NULL)
         return tecs__err(w, TECS_EINVAL, "NULL archetype");
@@ -661,7 +661,7 @@ tecs_err_t tecs__check_arch(tecs_world_t *w, const tecs_archetype_t *a)
     return TECS_OK;
 }
 
-tecs_err_t tecs__check_vals(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals,
+tecs_err_t tecs__arch_validate_vals(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals,
                             const tecs_value_t *vals)
 {
     if (nvals < 0)

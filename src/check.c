@@ -23,7 +23,7 @@ static tecs_err_t bad(tecs_world_t *w, const char *what, uint32_t n)
     return tecs__err(w, TECS_ECORRUPT, "structure check: %s (%u)", what, n);
 }
 
-static tecs_err_t check_records(tecs_world_t *w)
+static tecs_err_t verify_records(tecs_world_t *w)
 {
     int32_t alive = 0, pending = 0, dead = 0;
     for (int32_t i = 0; i < w->nrecs; i++) {
@@ -60,7 +60,7 @@ static tecs_err_t check_records(tecs_world_t *w)
     return TECS_OK;
 }
 
-static tecs_err_t check_rows(tecs_world_t *w, const tecs_archetype_t *a)
+static tecs_err_t verify_rows(tecs_world_t *w, const tecs_archetype_t *a)
 {
     int32_t used = (int32_t)(((uint32_t)a->count + w->mask) >> w->shift);
     if (a->nchunks < used)
@@ -74,7 +74,7 @@ static tecs_err_t check_rows(tecs_world_t *w, const tecs_archetype_t *a)
     return TECS_OK;
 }
 
-static tecs_err_t check_maps(tecs_world_t *w, const tecs_archetype_t *a)
+static tecs_err_t verify_maps(tecs_world_t *w, const tecs_archetype_t *a)
 {
     int32_t cols = 0;
     for (int32_t i = 0; i < a->ncomps; i++) {
@@ -108,7 +108,7 @@ static bool edge_ok(const tecs_archetype_t *a, const tecs_archetype_t *b, tecs_c
     return true;
 }
 
-static tecs_err_t check_edges(tecs_world_t *w, const tecs_archetype_t *a)
+static tecs_err_t verify_edges(tecs_world_t *w, const tecs_archetype_t *a)
 {
     for (int32_t c = 0; c < a->nedges; c++) {
         if (a->edge_add[c] != TECS__NO_EDGE &&
@@ -124,7 +124,7 @@ static tecs_err_t check_edges(tecs_world_t *w, const tecs_archetype_t *a)
 }
 
 /* Iterations: none left open, none ended twice (reported once). */
-static tecs_err_t check_iters(tecs_world_t *w)
+static tecs_err_t verify_iters(tecs_world_t *w)
 {
     if (w->niters > 0)
         return tecs__err(w, TECS_EBUSY, "%d iteration(s) are open", (int)w->niters);
@@ -143,21 +143,21 @@ tecs_err_t tecs_world_check(tecs_world_t *w)
         return TECS_EINVAL;
     if (tecs__enter(w))
         return w->err;
-    tecs_err_t err = check_records(w);
+    tecs_err_t err = verify_records(w);
     for (int32_t i = 0; i < w->narchs && !err; i++) {
         const tecs_archetype_t *a = w->archs[i];
         if (a->id != (uint32_t)i || a->world != w)
             return bad(w, "archetype id", (uint32_t)i);
-        if ((err = check_rows(w, a)) || (err = check_maps(w, a)) || (err = check_edges(w, a)))
+        if ((err = verify_rows(w, a)) || (err = verify_maps(w, a)) || (err = verify_edges(w, a)))
             return err;
     }
     if (!err)
-        err = tecs__queries_check(w);
+        err = tecs__queries_verify(w);
     if (err == TECS_OK)
-        err = tecs__indexes_check(w);
+        err = tecs__indexes_verify(w);
     if (err == TECS_OK)
-        err = tecs__observers_check(w);
+        err = tecs__observers_verify(w);
     if (err == TECS_OK)
-        err = tecs__systems_check(w);
-    return err ? err : check_iters(w);
+        err = tecs__systems_verify(w);
+    return err ? err : verify_iters(w);
 }

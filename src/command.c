@@ -427,10 +427,15 @@ static inline const tecs__cmdx *birth_init(const tecs__cmd *c)
 ** queue changes of their own), reserve the command and the slots, then
 ** commit. A single birth with plain values keeps them in the command or
 ** packed. */
-static tecs_err_t queue_new(tecs_world_t *w, tecs__cmdbuf *b, tecs_archetype_t *a, int32_t n,
-                            tecs_entity_t *out, int32_t nvals, const tecs_value_t *vals,
-                            bool bulk, tecs_init_fn init, void *ctx)
+static tecs_err_t queue_new(tecs_world_t *w, tecs__cmdbuf *b, const tecs__births *req)
 {
+    tecs_archetype_t *a = req->arch;
+    int32_t n = req->n, nvals = req->nvals;
+    tecs_entity_t *out = req->out;
+    const tecs_value_t *vals = req->vals;
+    bool bulk = req->bulk;
+    tecs_init_fn init = req->init;
+    void *ctx = req->ctx;
     arena_mark m = arena_save(b);
     bulk = bulk && n != 1;
     int32_t count = b->count;
@@ -467,11 +472,9 @@ static tecs_err_t queue_new(tecs_world_t *w, tecs__cmdbuf *b, tecs_archetype_t *
     return TECS_OK;
 }
 
-tecs_err_t tecs__defer_new(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_entity_t *out,
-                           int32_t nvals, const tecs_value_t *vals, bool bulk,
-                           tecs_init_fn init, void *ctx)
+tecs_err_t tecs__defer_new(tecs_world_t *w, const tecs__births *req)
 {
-    return queue_new(w, &w->deferred, a, n, out, nvals, vals, bulk, init, ctx);
+    return queue_new(w, &w->deferred, req);
 }
 
 tecs_entity_t tecs__defer_new1(tecs_world_t *w, tecs_archetype_t *a)
@@ -665,7 +668,7 @@ static void run_kill(tecs_world_t *w, const tecs__cmd *c)
         tecs__destroy_now(w, c->entity);
 }
 
-/* Nobody watches (or checks) the components of a birth and its follow-ups.
+/* Nobody watches (or vetoes changes of) the components of a birth and its follow-ups.
 ** The birth's own archetype counts too: an observer narrowed by terms would
 ** see the folded birth already holding the later components. */
 static bool unobserved(const tecs_world_t *w, const tecs__cmd *c, int32_t n)
@@ -1080,11 +1083,12 @@ static void settle_failed(tecs_world_t *w)
 tecs_entity_t tecs_delayed_new(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals,
                                const tecs_value_t *vals)
 {
-    if (w == NULL || tecs__enter(w) || tecs__check_arch(w, a) ||
-        tecs__check_vals(w, a, nvals, vals))
+    if (w == NULL || tecs__enter(w) || tecs__arch_validate(w, a) ||
+        tecs__arch_validate_vals(w, a, nvals, vals))
         return 0;
     tecs_entity_t e = 0;
-    tecs_err_t err = queue_new(w, &w->delayed, a, 1, &e, nvals, vals, false, NULL, NULL);
+    tecs_err_t err = queue_new(w, &w->delayed, &(tecs__births){ .arch = a, .n = 1, .out = &e,
+                                                                .nvals = nvals, .vals = vals });
     if (err)
         settle_failed(w);
     else

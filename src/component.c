@@ -34,7 +34,7 @@ static tecs_comp_t find_name(const tecs_world_t *w, const char *name)
     return 0;
 }
 
-static tecs_err_t check_desc(tecs_world_t *w, const tecs_component_desc_t *d)
+static tecs_err_t validate_desc(tecs_world_t *w, const tecs_component_desc_t *d)
 {
     if (d == NULL)
         return tecs__err(w, TECS_EINVAL, "tecs_component_new: NULL description");
@@ -81,7 +81,7 @@ tecs_comp_t tecs_component_new(tecs_world_t *w, const tecs_component_desc_t *d)
 {
     if (w == NULL || tecs__enter_object(w))
         return 0;
-    if (check_desc(w, d) != TECS_OK)
+    if (validate_desc(w, d) != TECS_OK)
         return 0;
     tecs_comp_t id = pick_id(w, d);
     if (id == 0) {

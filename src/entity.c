@@ -83,18 +83,18 @@ tecs_entity_t tecs_new(tecs_world_t *w)
 
 tecs_entity_t tecs_new_in(tecs_world_t *w, tecs_archetype_t *a)
 {
-    if (w == NULL || tecs__enter(w) || tecs__check_arch(w, a))
+    if (w == NULL || tecs__enter(w) || tecs__arch_validate(w, a))
         return 0;
     if (w->defer_depth > 0) {
         tecs_entity_t e = 0;
-        return tecs__defer_new(w, a, 1, &e, 0, NULL, false, NULL, NULL) ? 0 : e;
+        return tecs__defer_new(w, &(tecs__births){ .arch = a, .n = 1, .out = &e }) ? 0 : e;
     }
     return new_now(w, a, 0, NULL, NULL, NULL);
 }
 
 tecs_entity_t tecs_new_with(tecs_world_t *w, tecs_archetype_t *a, tecs_init_fn fn, void *ctx)
 {
-    if (w == NULL || tecs__enter(w) || tecs__check_arch(w, a))
+    if (w == NULL || tecs__enter(w) || tecs__arch_validate(w, a))
         return 0;
     if (fn == NULL) {
         tecs__err(w, TECS_EINVAL, "tecs_new_with: NULL initializer");
@@ -102,7 +102,8 @@ tecs_entity_t tecs_new_with(tecs_world_t *w, tecs_archetype_t *a, tecs_init_fn f
     }
     if (w->defer_depth > 0) {
         tecs_entity_t e = 0;
-        return tecs__defer_new(w, a, 1, &e, 0, NULL, false, fn, ctx) ? 0 : e;
+        return tecs__defer_new(w, &(tecs__births){ .arch = a, .n = 1, .out = &e,
+                                                          .init = fn, .ctx = ctx }) ? 0 : e;
     }
     return new_now(w, a, 0, NULL, fn, ctx);
 }
@@ -113,14 +114,15 @@ tecs_err_t tecs_new_bulk(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_e
     if (w == NULL)
         return TECS_EINVAL;
     tecs_err_t err = tecs__enter(w);
-    if (err || (err = tecs__check_arch(w, a)))
+    if (err || (err = tecs__arch_validate(w, a)))
         return err;
     if (n < 0)
         return tecs__err(w, TECS_EINVAL, "tecs_new_bulk: negative count %d", n);
-    if ((err = tecs__check_vals(w, a, nvals, vals)) != TECS_OK)
+    if ((err = tecs__arch_validate_vals(w, a, nvals, vals)) != TECS_OK)
         return err;
     if (w->defer_depth > 0)
-        return tecs__defer_new(w, a, n, out, nvals, vals, true, NULL, NULL);
+        return tecs__defer_new(w, &(tecs__births){ .arch = a, .n = n, .out = out, .nvals = nvals,
+                                                   .vals = vals, .bulk = true });
     if ((err = tecs__birth_bulk(w, a, n, out, nvals, vals)))
         return err;
     tecs__settle(w);
@@ -137,7 +139,7 @@ static TECS__NOINLINE tecs_err_t destroy_slow(tecs_world_t *w, tecs_entity_t e)
     tecs_err_t err = tecs__enter(w);
     if (err)
         return err;
-    tecs__record *r = tecs__alive_rec(w, e);
+    tecs__record *r = tecs__ei_alive(w, e);
     if (TECS__UNLIKELY(r == NULL))
         r = tecs__ei_known(w, e);               /* a pending birth, or dead */
     if (r == NULL)
@@ -160,7 +162,7 @@ tecs_err_t tecs_destroy(tecs_world_t *w, tecs_entity_t e)
     /* The common case: a live entity of a plain archetype, nobody to tell,
     ** not deferred. Its row is dropped and its slot freed. */
     tecs__record *r;
-    if (TECS__LIKELY(w != NULL && (r = tecs__alive_rec(w, e)) != NULL &&
+    if (TECS__LIKELY(w != NULL && (r = tecs__ei_alive(w, e)) != NULL &&
                      w->defer_depth == 0 && w->closed == TECS__OPEN &&
                      !w->watch_comps && !w->watch_moves)) {
         w->err = TECS_OK;
@@ -187,7 +189,7 @@ tecs_err_t tecs_destroy(tecs_world_t *w, tecs_entity_t e)
 static tecs_err_t defer_known(tecs_world_t *w, tecs__op op, tecs_entity_t e, tecs_comp_t c,
                               const void *value)
 {
-    tecs__record *r = tecs__known_rec(w, e);
+    tecs__record *r = tecs__ei_known(w, e);
     if (r == NULL || (r->arch == TECS__ARCH_PENDING && r->row == TECS__ROW_DELAYED))
         return tecs__err_dead(w, e);
     tecs_err_t err = tecs__defer_op(w, op, e, c, value);
@@ -198,7 +200,7 @@ static tecs_err_t defer_known(tecs_world_t *w, tecs__op op, tecs_entity_t e, tec
     return err;
 }
 
-/* defer_known for a component not checked yet. */
+/* defer_known for a component not validated yet. */
 static tecs_err_t defer_change(tecs_world_t *w, tecs__op op, tecs_entity_t e, tecs_comp_t c,
                                const void *value)
 {
@@ -210,7 +212,7 @@ static tecs_err_t defer_change(tecs_world_t *w, tecs__op op, tecs_entity_t e, te
 /* tecs__add_now, with its quiet hop inline. */
 static TECS__INLINE tecs_err_t add_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
-    tecs__record *r = tecs__alive_rec(w, e);
+    tecs__record *r = tecs__ei_alive(w, e);
     if (TECS__LIKELY(r != NULL) && TECS__LIKELY(tecs__add_quick(w, r, c, NULL)))
         return TECS_OK;
     return tecs__add_now(w, e, c, NULL);
@@ -219,7 +221,7 @@ static TECS__INLINE tecs_err_t add_now(tecs_world_t *w, tecs_entity_t e, tecs_co
 /* tecs__remove_now, with its quiet hop inline. */
 static TECS__INLINE tecs_err_t remove_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
-    tecs__record *r = tecs__alive_rec(w, e);
+    tecs__record *r = tecs__ei_alive(w, e);
     if (TECS__LIKELY(r != NULL) && TECS__LIKELY(tecs__remove_quick(w, r, c)))
         return TECS_OK;
     return tecs__remove_now(w, e, c);
@@ -261,8 +263,8 @@ static tecs_err_t overwrite(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, voi
     if (TECS__UNLIKELY(value == NULL))
         return tecs__err(w, TECS_EINVAL, "tecs_set: NULL value for " TECS__COMP_FMT,
                          TECS__COMP(w, c));
-    if (TECS__UNLIKELY(ci->check)) {
-        tecs_err_t err = tecs__check_comp(w, TECS__EV_SET, e, c, value, 1);
+    if (TECS__UNLIKELY(ci->veto)) {
+        tecs_err_t err = tecs__veto(w, TECS__EV_SET, e, c, value, 1);
         if (err)
             return err;
     }
@@ -283,7 +285,7 @@ tecs_err_t tecs_set(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void 
     tecs_err_t err = tecs__enter(w);
     if (err)
         return err;
-    tecs__record *r = tecs__alive_rec(w, e);
+    tecs__record *r = tecs__ei_alive(w, e);
     /* A write queues while rows are in motion (a lifecycle hook runs), or
     ** while a queued remove of e would drop it. */
     if (TECS__LIKELY(r != NULL) && TECS__LIKELY(w->hook_depth == 0) &&
@@ -338,7 +340,7 @@ static TECS__INLINE void *get_ptr(tecs_world_t *w, tecs_entity_t e, tecs_comp_t 
 {
     if (TECS__UNLIKELY(w == NULL) || tecs__enter_read(w))
         return NULL;
-    const tecs__record *r = tecs__alive_rec(w, e);
+    const tecs__record *r = tecs__ei_alive(w, e);
     if (TECS__LIKELY(r != NULL)) {
         const tecs_archetype_t *a = tecs__rec_arch(w, r);
         int32_t col = tecs__arch_col(a, c);

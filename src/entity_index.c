@@ -24,16 +24,6 @@
 */
 #include "private.h"
 
-tecs__record *tecs__ei_alive(const tecs_world_t *w, tecs_entity_t e)
-{
-    return tecs__alive_rec(w, e);
-}
-
-tecs__record *tecs__ei_known(const tecs_world_t *w, tecs_entity_t e)
-{
-    return tecs__known_rec(w, e);
-}
-
 bool tecs_is_alive(const tecs_world_t *w, tecs_entity_t e)
 {
     return w != NULL && tecs__ei_alive(w, e) != NULL;

@@ -29,8 +29,8 @@ tecs_err_t tecs__listen(tecs_world_t *w, const tecs__listener *l)
         w->watch_moves = true;
     if (l->on_comp)
         w->watch_comps = true;
-    if (l->on_check)
-        w->watch_checks = true;
+    if (l->on_veto)
+        w->watch_vetoes = true;
     return TECS_OK;
 }
 
@@ -43,14 +43,14 @@ void tecs__emit_comp(tecs_world_t *w, int ev, tecs_entity_t e, tecs_comp_t c, co
     w->defer_depth--;
 }
 
-tecs_err_t tecs__check_comp(tecs_world_t *w, int ev, tecs_entity_t e, tecs_comp_t c,
+tecs_err_t tecs__veto(tecs_world_t *w, int ev, tecs_entity_t e, tecs_comp_t c,
                             const void *vals, int32_t n)
 {
     tecs_err_t err = TECS_OK;
     w->defer_depth++;
     for (int32_t i = 0; i < w->nlisteners && !err; i++)
-        if (w->listeners[i].on_check)
-            err = w->listeners[i].on_check(w, w->listeners[i].ctx, ev, e, c, vals, n);
+        if (w->listeners[i].on_veto)
+            err = w->listeners[i].on_veto(w, w->listeners[i].ctx, ev, e, c, vals, n);
     w->defer_depth--;
     return err;
 }

@@ -327,7 +327,7 @@ static bool is_member_kind(tecs_event_kind_t k)
     return k == TECS_ON_ENTER || k == TECS_ON_LEAVE;
 }
 
-static tecs_err_t check_desc(tecs_world_t *w, const tecs_observer_desc_t *d)
+static tecs_err_t validate_desc(tecs_world_t *w, const tecs_observer_desc_t *d)
 {
     if (d == NULL)
         return tecs__err(w, TECS_EINVAL, "tecs_observer_new: NULL description");
@@ -372,7 +372,7 @@ static tecs_err_t make_query(tecs_world_t *w, const tecs_observer_desc_t *d, tec
 
 tecs_observer_t tecs_observer_new(tecs_world_t *w, const tecs_observer_desc_t *d)
 {
-    if (w == NULL || tecs__enter_object(w) || check_desc(w, d))
+    if (w == NULL || tecs__enter_object(w) || validate_desc(w, d))
         return 0;
     if (w->obs && w->obs->tearing_down) {
         tecs__err(w, TECS_EBUSY, "no observer can be created while the world is freed");
@@ -447,9 +447,9 @@ int32_t tecs_observer_count(const tecs_world_t *w)
     return w && w->obs ? w->obs->nlive : 0;
 }
 
-/* ---- structure check ------------------------------------------------- */
+/* ---- structure verification ------------------------------------------ */
 
-tecs_err_t tecs__observers_check(tecs_world_t *w)
+tecs_err_t tecs__observers_verify(tecs_world_t *w)
 {
     const obs_state *s = w->obs;
     if (s == NULL)

@@ -17,7 +17,9 @@
 #define TECS__INLINE      inline __attribute__((always_inline))
 #define TECS__PRINTF(a, b) __attribute__((format(printf, a, b)))
 #define TECS__PREFETCH(p) __builtin_prefetch(p)
+#define TECS__CTZ(x)      __builtin_ctz(x)
 #else
+#define TECS__CTZ(x)      tecs__ctz(x)
 #define TECS__PREFETCH(p) ((void)(p))
 #define TECS__LIKELY(x)   (x)
 #define TECS__UNLIKELY(x) (x)
@@ -25,6 +27,18 @@
 #define TECS__INLINE      inline
 #define TECS__PRINTF(a, b)
 #endif
+
+/* The number of trailing zero bits of x, not 0 (TECS__CTZ without the
+** compiler's builtin). */
+static inline int tecs__ctz(uint32_t x)
+{
+    int n = 0;
+    while (!(x & 1u)) {
+        x >>= 1;
+        n++;
+    }
+    return n;
+}
 
 /* ==================================================================== */
 /* alloc.c: allocation, errors                                          */
@@ -97,9 +111,9 @@ static inline tecs_entity_t tecs__make_id(uint32_t index, uint32_t gen)
 }
 
 /* The record of a live entity, or NULL. */
-tecs__record *tecs__ei_alive(const tecs_world_t *w, tecs_entity_t e);
+static inline tecs__record *tecs__ei_alive(const tecs_world_t *w, tecs_entity_t e);
 /* The record of an entity that is alive or pending, or NULL. */
-tecs__record *tecs__ei_known(const tecs_world_t *w, tecs_entity_t e);
+static inline tecs__record *tecs__ei_known(const tecs_world_t *w, tecs_entity_t e);
 /* Make room for n more slots, so that n tecs__ei_take calls cannot fail. */
 tecs_err_t tecs__ei_reserve(tecs_world_t *w, int32_t n);
 /* Take the oldest free slot, or a new one (room reserved first). */
@@ -126,7 +140,7 @@ typedef struct tecs__comp {
     void *ctx;
     uint32_t watch;             /* listeners that want this one's events    */
     uint32_t watch_noset;       /* of those, ones that want no SET events   */
-    uint32_t check;             /* listeners that must approve its changes  */
+    uint32_t veto;              /* listeners that must approve its changes  */
 } tecs__comp;
 
 /* Record TECS_ENOCOMP: c is not a registered component. */
@@ -242,10 +256,10 @@ static inline int32_t tecs__arch_col(const tecs_archetype_t *a, tecs_comp_t c)
     return c < (tecs_comp_t)a->cmap_len ? a->cmap[c] : TECS__COL_ABSENT;
 }
 
-/* Check an archetype handle passed by the user. */
-tecs_err_t tecs__check_arch(tecs_world_t *w, const tecs_archetype_t *a);
-/* Check a value list against an archetype. */
-tecs_err_t tecs__check_vals(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals,
+/* Validate an archetype handle passed by the user. */
+tecs_err_t tecs__arch_validate(tecs_world_t *w, const tecs_archetype_t *a);
+/* Validate a value list against an archetype. */
+tecs_err_t tecs__arch_validate_vals(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals,
                             const tecs_value_t *vals);
 
 /* Archetype listeners: how higher layers learn of new archetypes. A
@@ -260,7 +274,7 @@ enum {
     TECS__EV_ADD = 1,           /* after the component is constructed       */
     TECS__EV_SET = 2,           /* after its value was written              */
     TECS__EV_REMOVE = 4,        /* before it is destroyed                   */
-    TECS__EV_WRITTEN = 8        /* with SET in a check: already written     */
+    TECS__EV_WRITTEN = 8        /* with SET in a veto: already written      */
 };
 
 /* A component event: ptr is the value (NULL for a tag). */
@@ -271,13 +285,13 @@ typedef void (*tecs__move_event_fn)(tecs_world_t *w, void *ctx, tecs_entity_t e,
                                     tecs_archetype_t *from, tecs_archetype_t *to);
 
 /* May this change happen? Asked before an add, a set or a birth changes
-** component c, for components whose `check` counter is not zero. vals holds
+** component c, for components whose `veto` counter is not zero. vals holds
 ** n values (stride: the component's size), NULL for default-constructed
 ** ones; e is the entity, 0 for births. The listener refuses with an error
 ** (TECS_EEXIST: a unique key taken) and reserves what its update will need.
 ** With TECS__EV_SET | TECS__EV_WRITTEN the value is already in place (n 1):
 ** a refusing listener restores its own field before returning the error. */
-typedef tecs_err_t (*tecs__check_fn)(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e,
+typedef tecs_err_t (*tecs__veto_fn)(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e,
                                      tecs_comp_t c, const void *vals, int32_t n);
 
 typedef struct tecs__listener {
@@ -285,7 +299,7 @@ typedef struct tecs__listener {
     void (*on_archetype_undo)(tecs_world_t *w, void *ctx, tecs_archetype_t *a);
     tecs__comp_event_fn on_comp;
     tecs__move_event_fn on_move;
-    tecs__check_fn on_check;
+    tecs__veto_fn on_veto;
     void (*on_fini)(tecs_world_t *w, void *ctx);
     void *ctx;
     /* Runs at world free before any on_fini, while every entity, query and
@@ -298,8 +312,8 @@ typedef struct tecs__listener {
 
 /* Register a listener; its on_fini runs when the world is freed. */
 tecs_err_t tecs__listen(tecs_world_t *w, const tecs__listener *l);
-/* Ask every checking listener whether a change to c may happen. */
-tecs_err_t tecs__check_comp(tecs_world_t *w, int ev, tecs_entity_t e, tecs_comp_t c,
+/* Ask every vetoing listener whether a change to c may happen. */
+tecs_err_t tecs__veto(tecs_world_t *w, int ev, tecs_entity_t e, tecs_comp_t c,
                             const void *vals, int32_t n);
 /* Raise a component event to every listener (only if c is watched). */
 void tecs__emit_comp(tecs_world_t *w, int ev, tecs_entity_t e, tecs_comp_t c, const void *ptr);
@@ -354,7 +368,7 @@ tecs_err_t tecs__birth(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *a,
                        int32_t nvals, const tecs_value_t *vals,
                        tecs_init_fn fn, void *ctx);
 /* Place n pending entities into a plain archetype, rows reserved, when no
-** listener watches or checks its components: the k-th id is at
+** listener watches or vetoes changes of its components: the k-th id is at
 ** ids + k * stride, its value of column col (if col >= 0) at
 ** vals + k * stride, the other columns are zeroed. An id no longer pending
 ** is skipped. */
@@ -439,10 +453,21 @@ typedef struct tecs__cmdbuf {
     tecs__ablock *cur;          /* block being filled                       */
 } tecs__cmdbuf;
 
+/* Births to queue: n entities into arch. */
+typedef struct tecs__births {
+    tecs_archetype_t *arch;
+    int32_t n;                  /* entities                                 */
+    tecs_entity_t *out;         /* receives their ids, or NULL              */
+    int32_t nvals;              /* entries in vals                          */
+    const tecs_value_t *vals;   /* values, as the public call takes them    */
+    bool bulk;                  /* tecs_new_bulk: each value is an array of
+                                   n, one per entity                        */
+    tecs_init_fn init;          /* tecs_new_with: the initializer, or NULL  */
+    void *ctx;                  /* its context                              */
+} tecs__births;
+
 /* Queue, for while the world is deferred. */
-tecs_err_t tecs__defer_new(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_entity_t *out,
-                           int32_t nvals, const tecs_value_t *vals, bool bulk,
-                           tecs_init_fn init, void *ctx);
+tecs_err_t tecs__defer_new(tecs_world_t *w, const tecs__births *req);
 /* tecs__defer_new of one entity with no values and no initializer: its id,
 ** or 0 with the world's error set. */
 tecs_entity_t tecs__defer_new1(tecs_world_t *w, tecs_archetype_t *a);
@@ -463,7 +488,7 @@ void tecs__cmd_fini(tecs_world_t *w);
 /* ==================================================================== */
 
 /* Verify every query's matches against a fresh match (for tecs_world_check). */
-tecs_err_t tecs__queries_check(tecs_world_t *w);
+tecs_err_t tecs__queries_verify(tecs_world_t *w);
 /* The position of archetype a in q's matches, or -1 if q does not match it. */
 int32_t tecs__query_find(const tecs_query_t *q, const tecs_archetype_t *a);
 /* Point an iterator of q at count rows of a from row (one chunk), a being
@@ -487,7 +512,7 @@ void tecs__query_drop(tecs_query_t *q);
 /* ==================================================================== */
 
 /* Verify every index against one rebuilt from scratch (tecs_world_check). */
-tecs_err_t tecs__indexes_check(tecs_world_t *w);
+tecs_err_t tecs__indexes_verify(tecs_world_t *w);
 
 /* ==================================================================== */
 /* observer.c and system.c                                              */
@@ -498,8 +523,8 @@ struct tecs__sys_state;         /* systems and the frame counter            */
 
 /* Verify the observers' counts and watches, the systems' list (for
 ** tecs_world_check). */
-tecs_err_t tecs__observers_check(tecs_world_t *w);
-tecs_err_t tecs__systems_check(tecs_world_t *w);
+tecs_err_t tecs__observers_verify(tecs_world_t *w);
+tecs_err_t tecs__systems_verify(tecs_world_t *w);
 
 /* ==================================================================== */
 /* The world                                                            */
@@ -560,7 +585,7 @@ struct tecs_world_t {
     tecs_comp_t leaving_comp;   /* the component it loses; 0: all (destroy) */
     bool watch_moves;           /* some listener wants move events          */
     bool watch_comps;           /* some listener wants component events     */
-    bool watch_checks;          /* some listener checks changes first       */
+    bool watch_vetoes;          /* some listener may veto changes           */
 
     /* command.c */
     tecs__cmdbuf deferred;      /* changes made while deferred              */
@@ -792,8 +817,7 @@ static inline void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, u
         tecs__arch_trim(w, a);
 }
 
-/* The record of a live entity, or NULL (the inline twin of tecs__ei_alive). */
-static inline tecs__record *tecs__alive_rec(const tecs_world_t *w, tecs_entity_t e)
+static inline tecs__record *tecs__ei_alive(const tecs_world_t *w, tecs_entity_t e)
 {
     uint32_t index = TECS_ENTITY_INDEX(e);
     if (TECS__UNLIKELY(index >= (uint32_t)w->nrecs))
@@ -804,9 +828,7 @@ static inline tecs__record *tecs__alive_rec(const tecs_world_t *w, tecs_entity_t
     return r;
 }
 
-/* The record of an entity alive or pending, or NULL (the inline twin of
-** tecs__ei_known). */
-static inline tecs__record *tecs__known_rec(const tecs_world_t *w, tecs_entity_t e)
+static inline tecs__record *tecs__ei_known(const tecs_world_t *w, tecs_entity_t e)
 {
     uint32_t index = TECS_ENTITY_INDEX(e);
     if (TECS__UNLIKELY(index >= (uint32_t)w->nrecs))
@@ -974,7 +996,7 @@ static inline bool tecs__quiet_add(const tecs_world_t *w, const tecs_archetype_t
                                    tecs_comp_t c)
 {
     const tecs__comp *ci = &w->comps[c];
-    return b->plain && !w->watch_moves && (ci->check | ci->watch) == 0 &&
+    return b->plain && !w->watch_moves && (ci->veto | ci->watch) == 0 &&
            tecs__arch_has_rows(w, b, 1);
 }
 

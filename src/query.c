@@ -180,7 +180,7 @@ static tecs_err_t listen_once(tecs_world_t *w)
 ** opening an iteration allocates only past this many open at once. */
 #define ITERS_RESERVED 16
 
-static tecs_err_t check_terms(tecs_world_t *w, const tecs_query_desc_t *d)
+static tecs_err_t validate_terms(tecs_world_t *w, const tecs_query_desc_t *d)
 {
     if (d == NULL)
         return tecs__err(w, TECS_EINVAL, "tecs_query_new: NULL description");
@@ -210,7 +210,7 @@ static tecs_err_t check_terms(tecs_world_t *w, const tecs_query_desc_t *d)
 
 tecs_query_t *tecs_query_new(tecs_world_t *w, const tecs_query_desc_t *d)
 {
-    if (w == NULL || tecs__enter_object(w) || check_terms(w, d) || listen_once(w))
+    if (w == NULL || tecs__enter_object(w) || validate_terms(w, d) || listen_once(w))
         return NULL;
     tecs_query_t *q = tecs__grow(w, (void **)&w->iters, &w->cap_iters, ITERS_RESERVED,
                                  sizeof *w->iters) ? NULL : tecs__alloc(w, sizeof *q);
@@ -329,7 +329,7 @@ int32_t tecs_query_archetype_count(const tecs_query_t *q)
     return q ? q->nmatch : 0;
 }
 
-tecs_err_t tecs__queries_check(tecs_world_t *w)
+tecs_err_t tecs__queries_verify(tecs_world_t *w)
 {
     for (tecs_query_t *q = w->queries; q; q = q->next) {
         int32_t m = 0;
@@ -433,15 +433,15 @@ static void report_writes(tecs_iter_t *it)
     tecs_query_t *q = it->priv_.query;
     tecs_world_t *w = q->world;
     for (uint32_t mask = q->write_mask; mask; mask &= mask - 1) {
-        int32_t t = __builtin_ctz(mask);
+        int32_t t = TECS__CTZ(mask);
         tecs_comp_t c = q->terms[t].comp;
         if (it->fields[t] == NULL || !tecs__wants_set(&w->comps[c]))
             continue;
         size_t size = w->comps[c].size;
         for (int32_t r = 0; r < it->count; r++) {
             char *p = (char *)it->fields[t] + (size_t)r * size;
-            if (w->comps[c].check)
-                tecs__check_comp(w, TECS__EV_SET | TECS__EV_WRITTEN, it->entities[r], c, p, 1);
+            if (w->comps[c].veto)
+                tecs__veto(w, TECS__EV_SET | TECS__EV_WRITTEN, it->entities[r], c, p, 1);
             tecs__emit_comp(w, TECS__EV_SET, it->entities[r], c, p);
         }
     }
@@ -607,7 +607,7 @@ void tecs__iter_prefetch(const tecs_iter_t *it, int32_t m, const tecs_archetype_
     const int16_t *cols = q->mcols + (size_t)m * q->nterms;
     for (int32_t t = 0; t < q->nterms; t++)
         if (cols[t] >= 0)
-            __builtin_prefetch(tecs__chunk_col(ch, cols[t]) + i * a->col_size[cols[t]]);
+            TECS__PREFETCH(tecs__chunk_col(ch, cols[t]) + i * a->col_size[cols[t]]);
 #else
     (void)it, (void)m, (void)a, (void)row;
 #endif

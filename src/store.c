@@ -36,31 +36,31 @@
 #include "private.h"
 
 /* Ask about n births into a, values from vals (NULL: default). */
-static tecs_err_t check_births(tecs_world_t *w, tecs_archetype_t *a, int32_t n,
+static tecs_err_t veto_births(tecs_world_t *w, tecs_archetype_t *a, int32_t n,
                                int32_t nvals, const tecs_value_t *vals)
 {
     for (int32_t i = 0; i < a->ncomps; i++) {
         tecs_comp_t c = a->comps[i];
-        if (TECS__LIKELY(w->comps[c].check == 0))
+        if (TECS__LIKELY(w->comps[c].veto == 0))
             continue;
         const void *src = NULL;
         for (int32_t v = 0; v < nvals; v++)
             if (vals[v].comp == c)
                 src = vals[v].ptr;
-        tecs_err_t err = tecs__check_comp(w, TECS__EV_ADD, 0, c, src, n);
+        tecs_err_t err = tecs__veto(w, TECS__EV_ADD, 0, c, src, n);
         if (err)
             return err;
     }
     return TECS_OK;
 }
 
-/* Components of a that some listener checks. */
-static inline bool any_checked(const tecs_world_t *w, const tecs_archetype_t *a)
+/* Components of a whose changes some listener may veto. */
+static inline bool any_vetoing(const tecs_world_t *w, const tecs_archetype_t *a)
 {
-    if (TECS__LIKELY(!w->watch_checks))
+    if (TECS__LIKELY(!w->watch_vetoes))
         return false;
     for (int32_t i = 0; i < a->ncomps; i++)
-        if (w->comps[a->comps[i]].check)
+        if (w->comps[a->comps[i]].veto)
             return true;
     return false;
 }
@@ -280,14 +280,14 @@ static void commit_birth(tecs_world_t *w, tecs_archetype_t *a, tecs_entity_t e, 
 /* Give a pending entity its row; run the initializer, then construct what it
 ** left untouched. Rows must be reserved. */
 /* Ask about the values an initializer built at row. */
-static tecs_err_t check_built(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
+static tecs_err_t veto_built(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
 {
     for (int32_t i = 0; i < a->ncomps; i++) {
         tecs_comp_t c = a->comps[i];
         int32_t col = tecs__arch_col(a, c);
-        if (w->comps[c].check == 0 || col < 0)
+        if (w->comps[c].veto == 0 || col < 0)
             continue;
-        tecs_err_t err = tecs__check_comp(w, TECS__EV_ADD, 0, c, tecs__col_ptr(a, w, col, row), 1);
+        tecs_err_t err = tecs__veto(w, TECS__EV_ADD, 0, c, tecs__col_ptr(a, w, col, row), 1);
         if (err)
             return err;
     }
@@ -321,8 +321,8 @@ static tecs_err_t commit_birth_with(tecs_world_t *w, tecs_archetype_t *a, tecs_e
     for (int32_t c = 0; c < a->ncols; c++)
         if (!(init.done >> c & 1) && tecs__col_info(w, a, c)->ctor)
             tecs__comp_ctor(w, tecs__col_info(w, a, c), tecs__col_ptr(a, w, c, init.row), 1);
-    if (TECS__UNLIKELY(any_checked(w, a))) {
-        tecs_err_t err = check_built(w, a, init.row);
+    if (TECS__UNLIKELY(any_vetoing(w, a))) {
+        tecs_err_t err = veto_built(w, a, init.row);
         if (err) {
             unbuild(w, a, init.row);
             return err;
@@ -347,7 +347,7 @@ tecs_err_t tecs__birth(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *a,
         return err;
     if (fn)
         err = commit_birth_with(w, a, e, fn, ctx);
-    else if (TECS__UNLIKELY(any_checked(w, a)) && (err = check_births(w, a, 1, nvals, vals)))
+    else if (TECS__UNLIKELY(any_vetoing(w, a)) && (err = veto_births(w, a, 1, nvals, vals)))
         ;
     else
         commit_birth(w, a, e, nvals, vals);
@@ -449,16 +449,16 @@ static TECS__INLINE void move_row(tecs_world_t *w, tecs__record *r, tecs_archety
 **
 ** Finding where a move goes is a walk: record -> archetype -> its edge for
 ** c -> the target -> the target's chunk. Each step is a load that waits for
-** the one before, and in a burst of creations or moves those waits, not the
-** instructions, were most of the time. So each component remembers its last
-** plain add and remove (from, to, the column of c): when the record names
-** that from, both archetypes come from the component, loads that need
-** nothing but c, and only the record's row is waited for. The world keeps
-** one more, for tecs_destroy: the plain archetype it last freed a row of.
-** When a hop does not match, the walk is the way. Archetypes live until the
-** world ends, but for one dropped while still empty, whose hops are
-** forgotten (tecs__comp_forget_arch). Lookups (tecs_get) gain nothing from
-** a hop: a random lookup waits on memory, and the extra check only costs.
+** the one before, so in a burst of creations or moves the waits, not the
+** instructions, set the pace. So the engine remembers, per component (ids
+** below TECS__HOPS), its last plain add and remove (from, to, the column of
+** c): when the record names that from, both archetypes come from the hop,
+** loads that need nothing but c, and only the record's row is waited for.
+** One more hop serves tecs_destroy: the plain archetype it last freed a row
+** of. When a hop does not match, the walk is the way. Archetypes live until
+** the world ends, but for one the engine made and drops again while still
+** empty (undo_target), whose hops it forgets. Lookups (tecs_get) take no
+** hop: a random lookup waits on memory, and the extra test only costs.
 */
 
 /* Forget every hop that leads from or to archetype a (it is being freed). */
@@ -538,10 +538,10 @@ static TECS__INLINE tecs_err_t add_to(tecs_world_t *w, tecs_entity_t e, tecs__re
     tecs_err_t err = tecs__arch_reserve_rows(w, b, 1);
     if (TECS__UNLIKELY(err))
         return undo_target(w, narchs, err);
-    if (TECS__UNLIKELY(w->comps[c].check) &&
-        (err = tecs__check_comp(w, TECS__EV_ADD, e, c, value, 1)))
+    if (TECS__UNLIKELY(w->comps[c].veto) &&
+        (err = tecs__veto(w, TECS__EV_ADD, e, c, value, 1)))
         return undo_target(w, narchs, err);
-    r = &w->recs[TECS_ENTITY_INDEX(e)];     /* the check may have moved them */
+    r = &w->recs[TECS_ENTITY_INDEX(e)];     /* the veto may have moved them */
     move_row(w, r, a, b, tecs__arch_col(b, c), true, value);
     if (TECS__UNLIKELY(w->watch_moves || w->comps[c].watch))
         after_add(w, e, a, b, c, value);
@@ -556,7 +556,7 @@ tecs_err_t tecs__add_to(tecs_world_t *w, tecs_entity_t e, tecs__record *r, tecs_
 
 tecs_err_t tecs__add_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *value)
 {
-    tecs__record *r = tecs__alive_rec(w, e);
+    tecs__record *r = tecs__ei_alive(w, e);
     if (TECS__UNLIKELY(r == NULL))
         return tecs__err_dead(w, e);
     return add_to(w, e, r, tecs__rec_arch(w, r), c, value);
@@ -564,7 +564,7 @@ tecs_err_t tecs__add_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const 
 
 tecs_err_t tecs__remove_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
-    tecs__record *r = tecs__alive_rec(w, e);
+    tecs__record *r = tecs__ei_alive(w, e);
     if (TECS__UNLIKELY(r == NULL))
         return tecs__err_dead(w, e);
     if (TECS__LIKELY(tecs__remove_quick(w, r, c)))
@@ -630,7 +630,7 @@ tecs_err_t tecs__birth_bulk(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tec
                             int32_t nvals, const tecs_value_t *vals)
 {
     tecs_err_t err;
-    if (TECS__UNLIKELY(any_checked(w, a)) && (err = check_births(w, a, n, nvals, vals)))
+    if (TECS__UNLIKELY(any_vetoing(w, a)) && (err = veto_births(w, a, n, nvals, vals)))
         return err;
     if ((err = tecs__ei_reserve(w, n)) || (err = tecs__arch_reserve_rows(w, a, n)))
         return err;
@@ -641,8 +641,8 @@ tecs_err_t tecs__birth_bulk(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tec
 tecs_err_t tecs__written(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *p)
 {
     tecs_err_t err = TECS_OK;
-    if (w->comps[c].check)
-        err = tecs__check_comp(w, TECS__EV_SET | TECS__EV_WRITTEN, e, c, p, 1);
+    if (w->comps[c].veto)
+        err = tecs__veto(w, TECS__EV_SET | TECS__EV_WRITTEN, e, c, p, 1);
     if (tecs__wants_set(&w->comps[c]))
         tecs__emit_comp(w, TECS__EV_SET, e, c, p);
     return err;

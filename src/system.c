@@ -154,7 +154,7 @@ static tecs_err_t err_noent(tecs_world_t *w, tecs_system_t id)
 
 /* ---- adding and removing --------------------------------------------- */
 
-static tecs_err_t check_desc(tecs_world_t *w, const tecs_system_desc_t *d)
+static tecs_err_t validate_desc(tecs_world_t *w, const tecs_system_desc_t *d)
 {
     if (d == NULL)
         return tecs__err(w, TECS_EINVAL, "tecs_system_new: NULL description");
@@ -180,7 +180,7 @@ static tecs_err_t check_desc(tecs_world_t *w, const tecs_system_desc_t *d)
 
 tecs_system_t tecs_system_new(tecs_world_t *w, const tecs_system_desc_t *d)
 {
-    if (w == NULL || tecs__enter_object(w) || check_desc(w, d))
+    if (w == NULL || tecs__enter_object(w) || validate_desc(w, d))
         return 0;
     sys_state *s = state(w);
     if (s == NULL)
@@ -413,9 +413,9 @@ tecs_err_t tecs_progress(tecs_world_t *w, double dt)
     return TECS_OK;
 }
 
-/* ---- structure check ------------------------------------------------- */
+/* ---- structure verification ------------------------------------------ */
 
-tecs_err_t tecs__systems_check(tecs_world_t *w)
+tecs_err_t tecs__systems_verify(tecs_world_t *w)
 {
     const sys_state *s = w->sys;
     if (s == NULL)
