@@ -518,7 +518,7 @@ tecs_iter_t tecs_cache_iter(tecs_cache_t *c)
         return tecs_query_iter(NULL);
     }
     for (int32_t i = 0; i < c->n; i++)
-        c->scr.v[i] = (okey){ place_of(tecs__alive_rec(w, c->ents[i])), c->ents[i] };
+        c->scr.v[i] = (okey){ place_of(tecs__ei_alive(w, c->ents[i])), c->ents[i] };
     c->scr.n = c->n;
     return tecs__snap_iter(c->q, &c->scr);
 }
@@ -540,7 +540,7 @@ int32_t tecs_cache_collect(tecs_cache_t *c, tecs_entity_t *out, int32_t cap)
     return c->n;
 }
 
-tecs_err_t tecs__caches_check(tecs_world_t *w)
+tecs_err_t tecs__caches_verify(tecs_world_t *w)
 {
     tecs__indexes *r = registry(w);
     for (tecs_cache_t *c = r ? r->caches : NULL; c; c = c->next) {

@@ -464,7 +464,7 @@ static bool snap_push(walk *wk, uint64_t k, tecs_entity_t e)
 static inline void take(walk *wk, tecs_entity_t e)
 {
     tecs_world_t *w = wk->f->world;
-    const tecs__record *r = tecs__alive_rec(w, e);
+    const tecs__record *r = tecs__ei_alive(w, e);
     if (r != NULL && snap_match(wk->s, wk->q, tecs__rec_arch(w, r)) >= 0)
         snap_push(wk, place_of(r), e);
 }

@@ -1096,7 +1096,7 @@ static void subscribe(tecs_index_t *x, int by)
 {
     tecs__comp *ci = &x->world->comps[x->d.comp];
     ci->watch = (uint32_t)((int64_t)ci->watch + by);
-    ci->check = (uint32_t)((int64_t)ci->check + by);
+    ci->veto = (uint32_t)((int64_t)ci->veto + by);
 }
 
 /* Rebuild a dirty index. */
@@ -1264,7 +1264,7 @@ static void warm(tecs_index_t *x, tecs_entity_t e, const void *vals)
     }
 }
 
-static tecs_err_t on_check(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_comp_t c,
+static tecs_err_t on_veto(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_comp_t c,
                            const void *vals, int32_t n)
 {
     tecs__indexes *r = ctx;
@@ -1358,7 +1358,7 @@ tecs__indexes *tecs__index_registry(tecs_world_t *w)
     if (r == NULL)
         return NULL;
     memset(r, 0, sizeof *r);
-    tecs__listener l = { .on_comp = on_comp, .on_check = on_check, .on_fini = on_fini,
+    tecs__listener l = { .on_comp = on_comp, .on_veto = on_veto, .on_fini = on_fini,
                          .ctx = r };
     if (tecs__listen(w, &l)) {
         tecs__free(w, r, sizeof *r);
@@ -1646,13 +1646,13 @@ static tecs_err_t check_subscriptions(tecs_world_t *w, const tecs__indexes *r)
                 awake += !x->asleep;
             }
         }
-        if (w->comps[c].check != awake)
+        if (w->comps[c].veto != awake)
             return tecs__err(w, TECS_ECORRUPT, "component %d: check count off", c);
     }
     return TECS_OK;
 }
 
-tecs_err_t tecs__indexes_check(tecs_world_t *w)
+tecs_err_t tecs__indexes_verify(tecs_world_t *w)
 {
     tecs__indexes *r = registry(w);
     tecs_err_t err0 = check_subscriptions(w, r);
@@ -1672,5 +1672,5 @@ tecs_err_t tecs__indexes_check(tecs_world_t *w)
         if (holders(x) != x->n)
             return bad(w, "misses entities", id);
     }
-    return tecs__caches_check(w);
+    return tecs__caches_verify(w);
 }

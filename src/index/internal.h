@@ -472,6 +472,6 @@ void tecs__cache_release(struct tecs_cache_t *c);
 /* Does some cache's filter name index id? */
 bool tecs__caches_use(const tecs__indexes *r, int32_t id);
 /* Verify every cache against its query and filter (tecs_world_check). */
-tecs_err_t tecs__caches_check(tecs_world_t *w);
+tecs_err_t tecs__caches_verify(tecs_world_t *w);
 
 #endif /* TECS_INDEX_INTERNAL_H */
