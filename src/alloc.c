@@ -51,10 +51,10 @@ void *tecs__alloc(tecs_world_t *w, size_t size)
 ** after, so a nested allocation inside a refused call cannot reopen it. */
 static void *call_alloc(tecs_world_t *w, void *p, size_t osize, size_t nsize)
 {
-    uint8_t closed = w->closed;
-    w->closed = TECS__IN_ALLOC;
-    void *q = w->alloc(w->alloc_ud, p, osize, nsize);
-    w->closed = closed;
+    uint8_t closed = w->base.closed;
+    w->base.closed = TECS__IN_ALLOC;
+    void *q = w->base.alloc(w->base.alloc_ud, p, osize, nsize);
+    w->base.closed = closed;
     return q;
 }
 
@@ -66,7 +66,7 @@ void *tecs__realloc(tecs_world_t *w, void *p, size_t osize, size_t nsize)
     }
     void *q = call_alloc(w, p, p ? osize : 0, nsize);
     if (q != NULL)
-        w->mem += nsize - (p ? osize : 0);
+        w->base.mem += nsize - (p ? osize : 0);
     return q;
 }
 
@@ -75,7 +75,7 @@ void tecs__free(tecs_world_t *w, void *p, size_t size)
     if (p == NULL)
         return;
     call_alloc(w, p, size, 0);
-    w->mem -= size;
+    w->base.mem -= size;
 }
 
 tecs_err_t tecs__grow(tecs_world_t *w, void **arr, int32_t *cap, int32_t need, size_t esize)
@@ -139,10 +139,10 @@ const char *tecs_err_name(tecs_err_t err)
 
 tecs_err_t tecs__err(tecs_world_t *w, tecs_err_t err, const char *fmt, ...)
 {
-    w->err = err;
+    w->base.err = err;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(w->errmsg, sizeof w->errmsg, fmt, ap);
+    vsnprintf(w->base.errmsg, sizeof w->base.errmsg, fmt, ap);
     va_end(ap);
     return err;
 }
@@ -150,34 +150,34 @@ tecs_err_t tecs__err(tecs_world_t *w, tecs_err_t err, const char *fmt, ...)
 void tecs__err_reset(tecs_world_t *w, tecs_err_t err)
 {
     if (err == TECS_OK)
-        w->err = TECS_OK;
+        w->base.err = TECS_OK;
     else
         tecs__err(w, err, "%s", tecs_strerror(err));
 }
 
 tecs_err_t tecs__refuse_closed(tecs_world_t *w)
 {
-    return tecs__err(w, TECS_EBUSY, w->closed == TECS__FREEING
+    return tecs__err(w, TECS_EBUSY, w->base.closed == TECS__FREEING
                                         ? "the world is being freed"
                                         : "the world's allocator is running");
 }
 
 tecs_err_t tecs_last_error(const tecs_world_t *w)
 {
-    return w ? w->err : TECS_EINVAL;
+    return w ? w->base.err : TECS_EINVAL;
 }
 
 const char *tecs_last_error_msg(const tecs_world_t *w)
 {
     if (w == NULL)
         return "no world";
-    return w->err == TECS_OK ? tecs_strerror(TECS_OK) : w->errmsg;
+    return w->base.err == TECS_OK ? tecs_strerror(TECS_OK) : w->base.errmsg;
 }
 
 void tecs_clear_error(tecs_world_t *w)
 {
     if (w == NULL)
         return;
-    w->err = TECS_OK;
-    w->errmsg[0] = '\0';
+    w->base.err = TECS_OK;
+    w->base.errmsg[0] = '\0';
 }

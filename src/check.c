@@ -26,7 +26,7 @@ static tecs_err_t bad(tecs_world_t *w, const char *what, uint32_t n)
 static tecs_err_t verify_records(tecs_world_t *w)
 {
     int32_t alive = 0, pending = 0, dead = 0;
-    for (int32_t i = 0; i < w->nrecs; i++) {
+    for (int32_t i = 0; i < w->ei.nrecs; i++) {
         const tecs__record *r = &w->recs[i];
         if (r->gen == 0)
             return bad(w, "generation 0", (uint32_t)i);
@@ -46,23 +46,23 @@ static tecs_err_t verify_records(tecs_world_t *w)
             alive++;
         }
     }
-    if (alive != w->nalive || pending != w->npending || dead != w->nfree)
+    if (alive != w->ei.nalive || pending != w->ei.npending || dead != w->ei.nfree)
         return bad(w, "entity counts", (uint32_t)alive);
     int32_t n = 0;
     uint32_t last = TECS__NO_SLOT;
-    for (uint32_t i = w->free_head; i != TECS__NO_SLOT; i = w->recs[i].row, n++) {
-        if (i >= (uint32_t)w->nrecs || w->recs[i].arch != TECS__ARCH_DEAD || n > w->nfree)
+    for (uint32_t i = w->ei.free_head; i != TECS__NO_SLOT; i = w->recs[i].row, n++) {
+        if (i >= (uint32_t)w->ei.nrecs || w->recs[i].arch != TECS__ARCH_DEAD || n > w->ei.nfree)
             return bad(w, "free list", i);
         last = i;
     }
-    if (n != w->nfree || last != w->free_tail)
+    if (n != w->ei.nfree || last != w->ei.free_tail)
         return bad(w, "free list length", (uint32_t)n);
     return TECS_OK;
 }
 
 static tecs_err_t verify_rows(tecs_world_t *w, const tecs_archetype_t *a)
 {
-    int32_t used = (int32_t)(((uint32_t)a->count + w->mask) >> w->shift);
+    int32_t used = (int32_t)(((uint32_t)a->count + w->arch.mask) >> w->arch.shift);
     if (a->nchunks < used)
         return bad(w, "too few chunks", a->id);
     for (int32_t r = 0; r < a->count; r++) {
@@ -81,7 +81,7 @@ static tecs_err_t verify_maps(tecs_world_t *w, const tecs_archetype_t *a)
         if (i > 0 && a->comps[i] <= a->comps[i - 1])
             return bad(w, "components not sorted", a->id);
         int32_t col = tecs__arch_col(a, a->comps[i]);
-        bool tag = w->comps[a->comps[i]].size == 0;
+        bool tag = w->comp.comps[a->comps[i]].size == 0;
         if (tag ? col != TECS__COL_TAG : (col < 0 || a->col_comp[col] != a->comps[i]))
             return bad(w, "column map", a->id);
         cols += !tag;
@@ -126,11 +126,11 @@ static tecs_err_t verify_edges(tecs_world_t *w, const tecs_archetype_t *a)
 /* Iterations: none left open, none ended twice (reported once). */
 static tecs_err_t verify_iters(tecs_world_t *w)
 {
-    if (w->niters > 0)
-        return tecs__err(w, TECS_EBUSY, "%d iteration(s) are open", (int)w->niters);
-    if (w->iters_twice > 0) {
-        int32_t n = w->iters_twice;
-        w->iters_twice = 0;
+    if (w->query.niters > 0)
+        return tecs__err(w, TECS_EBUSY, "%d iteration(s) are open", (int)w->query.niters);
+    if (w->query.iters_twice > 0) {
+        int32_t n = w->query.iters_twice;
+        w->query.iters_twice = 0;
         return tecs__err(w, TECS_EINVAL, "%d iteration(s) were ended twice, by copies of "
                          "an iterator", (int)n);
     }
@@ -142,7 +142,7 @@ tecs_err_t tecs_world_check(tecs_world_t *w)
     if (w == NULL)
         return TECS_EINVAL;
     if (tecs__enter(w))
-        return w->err;
+        return w->base.err;
     tecs_err_t err = verify_records(w);
     for (int32_t i = 0; i < w->narchs && !err; i++) {
         const tecs_archetype_t *a = w->archs[i];

@@ -61,7 +61,7 @@
 ** it. A command whose entity died (or whose birth was cancelled) is stale
 ** and skipped. Any other that cannot apply (adding a component the entity
 ** got meanwhile, a unique key taken by then) is dropped, never silently:
-** the apply or flush counts it (w->dropped, tecs_dropped_changes), and
+** the apply or flush counts it (w->cmd.dropped, tecs_dropped_changes), and
 ** ends with the last error naming the count and the first cause; a
 ** tecs_delayed_apply* call returns that error.
 */
@@ -321,7 +321,7 @@ static bool by_column(const tecs_world_t *w, const tecs_archetype_t *a, int32_t 
     *given = 0;
     for (int32_t i = 0; i < nvals; i++) {
         int32_t col = tecs__arch_col(a, vals[i].comp);
-        const tecs__comp *ci = &w->comps[vals[i].comp];
+        const tecs__comp *ci = &w->comp.comps[vals[i].comp];
         if (col < 0)
             continue;           /* a tag: the archetype gives it */
         if (ci->ctor || ci->copy || ci->move || ci->dtor || ci->align > 16)
@@ -343,7 +343,7 @@ static unsigned char *pack(tecs_world_t *w, tecs__cmdbuf *b, const tecs_archetyp
         if (src[col] == NULL)
             continue;
         mask |= 1ull << col;
-        size = align_up(size, w->comps[a->col_comp[col]].align) + a->col_size[col];
+        size = align_up(size, w->comp.comps[a->col_comp[col]].align) + a->col_size[col];
     }
     unsigned char *p = arena_alloc(w, b, size);
     if (p == NULL)
@@ -353,7 +353,7 @@ static unsigned char *pack(tecs_world_t *w, tecs__cmdbuf *b, const tecs_archetyp
     for (int32_t col = 0; col < a->ncols; col++) {
         if (src[col] == NULL)
             continue;
-        size = align_up(size, w->comps[a->col_comp[col]].align);
+        size = align_up(size, w->comp.comps[a->col_comp[col]].align);
         memcpy(p + size, src[col], a->col_size[col]);
         size += a->col_size[col];
     }
@@ -404,7 +404,7 @@ static int32_t birth_vals(const tecs_world_t *w, const tecs__cmd *c, tecs_value_
         for (int32_t col = 0; col < a->ncols; col++) {
             if (!(mask >> col & 1))
                 continue;
-            off = align_up(off, w->comps[a->col_comp[col]].align);
+            off = align_up(off, w->comp.comps[a->col_comp[col]].align);
             vals[n++] = (tecs_value_t){ a->col_comp[col], c->packed + off };
             off += a->col_size[col];
         }
@@ -459,7 +459,7 @@ static tecs_err_t queue_new(tecs_world_t *w, tecs__cmdbuf *b, const tecs__births
     }
     for (int32_t k = 0; k < n; k++) {
         tecs_entity_t e = tecs__ei_take(w);
-        if (b == &w->delayed)
+        if (b == &w->cmd.delayed)
             w->recs[TECS_ENTITY_INDEX(e)].row = TECS__ROW_DELAYED;
         if (bulk)
             c.x->ids[k] = e;
@@ -467,7 +467,7 @@ static tecs_err_t queue_new(tecs_world_t *w, tecs__cmdbuf *b, const tecs__births
             out[k] = e;
         c.entity = e;
     }
-    w->npending += n;
+    w->ei.npending += n;
     push(w, b, &c);
     return TECS_OK;
 }
@@ -483,7 +483,7 @@ tecs_entity_t tecs__defer_new1(tecs_world_t *w, tecs_archetype_t *a)
     if (room(w, b) || tecs__ei_reserve1(w))
         return 0;
     tecs_entity_t e = tecs__ei_take(w);
-    w->npending++;
+    w->ei.npending++;
     b->cmds[b->count++] = (tecs__cmd){ .op = TECS__OP_NEW, .arch = a, .entity = e };
     return e;
 }
@@ -526,7 +526,7 @@ static TECS__NOINLINE tecs_err_t put_arena_value(tecs_world_t *w, tecs__cmdbuf *
                                                  tecs__cmd *cmd, tecs_comp_t c,
                                                  const void *value)
 {
-    tecs_value_t *v = arena_value(w, b, c, &w->comps[c], value);
+    tecs_value_t *v = arena_value(w, b, c, &w->comp.comps[c], value);
     if (v == NULL)
         return oom(w);
     cmd->val = v;
@@ -539,7 +539,7 @@ static TECS__NOINLINE tecs_err_t put_arena_value(tecs_world_t *w, tecs__cmdbuf *
 static TECS__INLINE tecs_err_t put_value(tecs_world_t *w, tecs__cmdbuf *b, tecs__cmd *cmd,
                                          tecs_comp_t c, const void *value)
 {
-    const tecs__comp *ci = &w->comps[c];
+    const tecs__comp *ci = &w->comp.comps[c];
     if (value == NULL || ci->size == 0)
         return TECS_OK;
     if (inline_ok(ci)) {
@@ -563,7 +563,7 @@ static inline bool foldable(const tecs_world_t *w, const tecs__cmd *last, tecs__
 {
     if (last->op != TECS__OP_NEW || last->flags || last->x)
         return false;
-    if (value && (w->comps[c].ctor || w->comps[c].copy))
+    if (value && (w->comp.comps[c].ctor || w->comp.comps[c].copy))
         return false;
     int32_t col = tecs__arch_col(last->arch, c);
     return op == TECS__OP_ADD ? col == TECS__COL_ABSENT
@@ -607,7 +607,7 @@ tecs_err_t tecs__defer_op(tecs_world_t *w, tecs__op op, tecs_entity_t e, tecs_co
     /* A change of the birth queued last joins it: nobody else can see the
     ** entity yet. Not while flushing, when that birth may be applied. */
     tecs__cmdbuf *b = &w->deferred;
-    if (b->count > 0 && !w->flushing) {
+    if (b->count > 0 && !w->cmd.flushing) {
         tecs__cmd *last = &b->cmds[b->count - 1];
         if (last->entity == e && foldable(w, last, op, c, value))
             return fold_into(w, b->count - 1, op, c, value);
@@ -623,17 +623,17 @@ static void note_failure(tecs_world_t *w, tecs_err_t err)
 {
     if (err == TECS_OK || err == TECS_ENOMEM || err == TECS_EDEAD)
         return;
-    if (w->dropped++ == 0) {
-        w->drop_err = err;
-        memcpy(w->drop_msg, w->errmsg, sizeof w->drop_msg);
+    if (w->cmd.dropped++ == 0) {
+        w->cmd.drop_err = err;
+        memcpy(w->cmd.drop_msg, w->base.errmsg, sizeof w->cmd.drop_msg);
     }
 }
 
 /* The last error after an apply or flush that dropped changes. */
 static tecs_err_t report_drops(tecs_world_t *w, const char *what)
 {
-    return tecs__err(w, w->drop_err, "%s dropped %d queued change%s; the first: %s", what,
-                     w->dropped, w->dropped == 1 ? "" : "s", w->drop_msg);
+    return tecs__err(w, w->cmd.drop_err, "%s dropped %d queued change%s; the first: %s", what,
+                     w->cmd.dropped, w->cmd.dropped == 1 ? "" : "s", w->cmd.drop_msg);
 }
 
 static tecs_err_t apply_bulk(tecs_world_t *w, const tecs__cmd *c)
@@ -673,14 +673,14 @@ static void run_kill(tecs_world_t *w, const tecs__cmd *c)
 ** see the folded birth already holding the later components. */
 static bool unobserved(const tecs_world_t *w, const tecs__cmd *c, int32_t n)
 {
-    if (w->watch_moves)
+    if (w->bus.watch_moves)
         return false;
     for (int32_t i = 0; i < n; i++) {
-        if (c[i].comp && w->comps[c[i].comp].watch)
+        if (c[i].comp && w->comp.comps[c[i].comp].watch)
             return false;
         bool birth = c[i].op == TECS__OP_NEW || c[i].op == TECS__OP_NEW_SET;
         for (int32_t k = 0; birth && k < c[i].arch->ncomps; k++)
-            if (w->comps[c[i].arch->comps[k]].watch)
+            if (w->comp.comps[c[i].arch->comps[k]].watch)
                 return false;
     }
     return true;
@@ -798,10 +798,10 @@ static tecs_err_t apply_modified(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c
     if (col < 0)
         return tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is a tag and has no value",
                          TECS__COMP(w, c));
-    if (TECS__UNLIKELY(w->hook_depth > 0))      /* rows in motion: reported later */
+    if (TECS__UNLIKELY(w->base.hook_depth > 0))      /* rows in motion: reported later */
         return tecs__defer_op(w, TECS__OP_MODIFIED, e, c, NULL);
     err = tecs__written(w, e, c, tecs__col_ptr(a, w, col, r->row));
-    if (tecs__wants_set(&w->comps[c]))
+    if (tecs__wants_set(&w->comp.comps[c]))
         tecs__settle(w);
     return err;
 }
@@ -812,11 +812,11 @@ static tecs_err_t apply_set(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, con
 {
     int32_t col = col_of(w, e, c);
     if (col != TECS__COL_ABSENT) {
-        if (w->comps[c].size == 0)
+        if (w->comp.comps[c].size == 0)
             return TECS_OK;
         if (value) {
             const tecs__record *r = tecs__ei_alive(w, e);
-            tecs__comp_copy(w, &w->comps[c], tecs__col_ptr(tecs__rec_arch(w, r), w, col, r->row),
+            tecs__comp_copy(w, &w->comp.comps[c], tecs__col_ptr(tecs__rec_arch(w, r), w, col, r->row),
                             value, 1);
         }
         return apply_modified(w, e, c);     /* refused: the write is undone */
@@ -888,13 +888,13 @@ static bool try_reserve(tecs_world_t *w, tecs_archetype_t *a, int32_t n)
 {
     if (tecs__arch_has_rows(w, a, n))
         return true;
-    tecs_err_t err = w->err;
-    char msg[sizeof w->errmsg];
-    memcpy(msg, w->errmsg, sizeof msg);
+    tecs_err_t err = w->base.err;
+    char msg[sizeof w->base.errmsg];
+    memcpy(msg, w->base.errmsg, sizeof msg);
     if (tecs__arch_grow_rows(w, a, n) == TECS_OK)
         return true;
-    w->err = err;
-    memcpy(w->errmsg, msg, sizeof msg);
+    w->base.err = err;
+    memcpy(w->base.errmsg, msg, sizeof msg);
     return false;
 }
 
@@ -986,7 +986,7 @@ static tecs_err_t run_queue(tecs_world_t *w, tecs__cmdbuf *b, bool (*pick)(const
 {
     int32_t keep = 0, i = 0;
     tecs_err_t result = TECS_OK;
-    if (b == &w->delayed)
+    if (b == &w->cmd.delayed)
         reserve_births(w, b, pick);
     for (; i < b->count; i++) {
         if (!pick(&b->cmds[i])) {
@@ -1007,7 +1007,7 @@ static tecs_err_t run_queue(tecs_world_t *w, tecs__cmdbuf *b, bool (*pick)(const
         }
         note_failure(w, err);
         drop_vals(w, &c);
-        if (b != &w->deferred && w->deferred.count && !w->flushing)
+        if (b != &w->deferred && w->deferred.count && !w->cmd.flushing)
             tecs__flush(w);
     }
     if (i < b->count)           /* (an empty queue has no array: no NULL + 0) */
@@ -1037,16 +1037,16 @@ static bool pick_kills(const tecs__cmd *c)
 
 tecs_err_t tecs__flush(tecs_world_t *w)
 {
-    if (w->flushing || w->defer_depth > 0)
+    if (w->cmd.flushing || w->base.defer_depth > 0)
         return TECS_OK;
-    bool own = !w->applying;    /* else its drops count into the apply's */
+    bool own = !w->cmd.applying;    /* else its drops count into the apply's */
     if (own)
-        w->dropped = 0;
-    tecs_err_t outer = w->err;
-    w->flushing = true;
+        w->cmd.dropped = 0;
+    tecs_err_t outer = w->base.err;
+    w->cmd.flushing = true;
     tecs_err_t err = run_queue(w, &w->deferred, pick_all);
-    w->flushing = false;
-    if (own && w->dropped > 0 && err == TECS_OK)
+    w->cmd.flushing = false;
+    if (own && w->cmd.dropped > 0 && err == TECS_OK)
         err = report_drops(w, "the flush");
     else if (err == TECS_OK && own)
         tecs__err_restore(w, outer);    /* skipped changes leave no error */
@@ -1055,13 +1055,13 @@ tecs_err_t tecs__flush(tecs_world_t *w)
 
 void tecs__defer_begin(tecs_world_t *w)
 {
-    w->defer_depth++;
+    w->base.defer_depth++;
 }
 
 void tecs__defer_end(tecs_world_t *w)
 {
-    assert(w->defer_depth > 0);
-    if (--w->defer_depth == 0 && w->deferred.count > 0)
+    assert(w->base.defer_depth > 0);
+    if (--w->base.defer_depth == 0 && w->deferred.count > 0)
         tecs__flush(w);
 }
 
@@ -1072,12 +1072,12 @@ void tecs__defer_end(tecs_world_t *w)
 ** is counted in tecs_dropped_changes, not reported over it). */
 static void settle_failed(tecs_world_t *w)
 {
-    tecs_err_t err = w->err;
-    char msg[sizeof w->errmsg];
-    memcpy(msg, w->errmsg, sizeof msg);
+    tecs_err_t err = w->base.err;
+    char msg[sizeof w->base.errmsg];
+    memcpy(msg, w->base.errmsg, sizeof msg);
     tecs__settle(w);
-    w->err = err;
-    memcpy(w->errmsg, msg, sizeof msg);
+    w->base.err = err;
+    memcpy(w->base.errmsg, msg, sizeof msg);
 }
 
 tecs_entity_t tecs_delayed_new(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals,
@@ -1087,7 +1087,7 @@ tecs_entity_t tecs_delayed_new(tecs_world_t *w, tecs_archetype_t *a, int32_t nva
         tecs__arch_validate_vals(w, a, nvals, vals))
         return 0;
     tecs_entity_t e = 0;
-    tecs_err_t err = queue_new(w, &w->delayed, &(tecs__births){ .arch = a, .n = 1, .out = &e,
+    tecs_err_t err = queue_new(w, &w->cmd.delayed, &(tecs__births){ .arch = a, .n = 1, .out = &e,
                                                                 .nvals = nvals, .vals = vals });
     if (err)
         settle_failed(w);
@@ -1110,7 +1110,7 @@ tecs_err_t tecs_delayed_destroy(tecs_world_t *w, tecs_entity_t e, tecs_destroy_f
         return TECS_OK;
     tecs__cmd c = { .op = TECS__OP_KILL, .entity = e, .kill_ctx = ctx };
     c.kill = fn;
-    if (push(w, &w->delayed, &c))
+    if (push(w, &w->cmd.delayed, &c))
         return TECS_ENOMEM;
     r->arch |= TECS__KILL_QUEUED;
     return TECS_OK;
@@ -1123,23 +1123,23 @@ static tecs_err_t apply_delayed(tecs_world_t *w, bool (*pick)(const tecs__cmd *)
     tecs_err_t err = tecs__enter(w);
     if (err)
         return err;
-    if (w->defer_depth > 0 || w->flushing)
+    if (w->base.defer_depth > 0 || w->cmd.flushing)
         return tecs__err(w, TECS_EBUSY,
                          "delayed changes cannot apply inside an iteration or a callback");
-    w->dropped = 0;
-    w->applying = true;
-    err = run_queue(w, &w->delayed, pick);
-    w->applying = false;
-    if (w->dropped > 0 && err == TECS_OK)
+    w->cmd.dropped = 0;
+    w->cmd.applying = true;
+    err = run_queue(w, &w->cmd.delayed, pick);
+    w->cmd.applying = false;
+    if (w->cmd.dropped > 0 && err == TECS_OK)
         err = report_drops(w, "the apply");
     else if (err == TECS_OK)
-        w->err = TECS_OK;       /* skipped changes leave no error */
+        w->base.err = TECS_OK;       /* skipped changes leave no error */
     return err;
 }
 
 int32_t tecs_dropped_changes(const tecs_world_t *w)
 {
-    return w ? w->dropped : 0;
+    return w ? w->cmd.dropped : 0;
 }
 
 tecs_err_t tecs_delayed_apply_new(tecs_world_t *w)
@@ -1160,8 +1160,8 @@ tecs_err_t tecs_delayed_apply(tecs_world_t *w)
 int32_t tecs_delayed_new_count(const tecs_world_t *w)
 {
     int32_t n = 0;
-    for (int32_t i = 0; w && i < w->delayed.count; i++) {
-        const tecs__cmd *c = &w->delayed.cmds[i];
+    for (int32_t i = 0; w && i < w->cmd.delayed.count; i++) {
+        const tecs__cmd *c = &w->cmd.delayed.cmds[i];
         const tecs__record *r = tecs__ei_known(w, c->entity);
         n += c->op == TECS__OP_NEW && r && r->arch == TECS__ARCH_PENDING;
     }
@@ -1171,8 +1171,8 @@ int32_t tecs_delayed_new_count(const tecs_world_t *w)
 int32_t tecs_delayed_destroy_count(const tecs_world_t *w)
 {
     int32_t n = 0;
-    for (int32_t i = 0; w && i < w->delayed.count; i++) {
-        const tecs__cmd *c = &w->delayed.cmds[i];
+    for (int32_t i = 0; w && i < w->cmd.delayed.count; i++) {
+        const tecs__cmd *c = &w->cmd.delayed.cmds[i];
         const tecs__record *r = tecs__ei_alive(w, c->entity);
         n += c->op == TECS__OP_KILL && r && (r->arch & TECS__KILL_QUEUED);
     }
@@ -1193,5 +1193,5 @@ static void buf_fini(tecs_world_t *w, tecs__cmdbuf *b)
 void tecs__cmd_fini(tecs_world_t *w)
 {
     buf_fini(w, &w->deferred);
-    buf_fini(w, &w->delayed);
+    buf_fini(w, &w->cmd.delayed);
 }

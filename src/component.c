@@ -26,8 +26,8 @@ static bool is_pow2(size_t x)
 static tecs_comp_t find_name(const tecs_world_t *w, const char *name)
 {
     size_t len = strlen(name);
-    for (int32_t i = 1; i < w->cap_comps; i++) {
-        const tecs__comp *ci = &w->comps[i];
+    for (int32_t i = 1; i < w->comp.cap_comps; i++) {
+        const tecs__comp *ci = &w->comp.comps[i];
         if (ci->name && ci->name_len == len && memcmp(ci->name, name, len) == 0)
             return (tecs_comp_t)i;
     }
@@ -72,9 +72,9 @@ static tecs_comp_t pick_id(tecs_world_t *w, const tecs_component_desc_t *d)
 {
     if (d->id != 0)
         return d->id;
-    while (w->next_comp < TECS_MAX_COMPONENTS && tecs__comp_get(w, w->next_comp) != NULL)
-        w->next_comp++;
-    return w->next_comp < TECS_MAX_COMPONENTS ? w->next_comp : 0;
+    while (w->comp.next_comp < TECS_MAX_COMPONENTS && tecs__comp_get(w, w->comp.next_comp) != NULL)
+        w->comp.next_comp++;
+    return w->comp.next_comp < TECS_MAX_COMPONENTS ? w->comp.next_comp : 0;
 }
 
 tecs_comp_t tecs_component_new(tecs_world_t *w, const tecs_component_desc_t *d)
@@ -95,20 +95,20 @@ tecs_comp_t tecs_component_new(tecs_world_t *w, const tecs_component_desc_t *d)
         tecs__err(w, TECS_ENOMEM, "out of memory registering component '%s'", d->name);
         return 0;
     }
-    int32_t old_cap = w->cap_comps;
-    if (tecs__grow(w, (void **)&w->comps, &w->cap_comps, (int32_t)id + 1, sizeof *w->comps)) {
+    int32_t old_cap = w->comp.cap_comps;
+    if (tecs__grow(w, (void **)&w->comp.comps, &w->comp.cap_comps, (int32_t)id + 1, sizeof *w->comp.comps)) {
         tecs__free(w, name, len + 1);
         return 0;
     }
-    memset(w->comps + old_cap, 0, (size_t)(w->cap_comps - old_cap) * sizeof *w->comps);
+    memset(w->comp.comps + old_cap, 0, (size_t)(w->comp.cap_comps - old_cap) * sizeof *w->comp.comps);
     memcpy(name, d->name, len + 1);
-    w->comps[id] = (tecs__comp){
+    w->comp.comps[id] = (tecs__comp){
         .name = name, .name_len = len, .size = (uint32_t)d->size,
         .align = d->align ? (uint32_t)d->align : 1,
         .ctor = d->ctor, .dtor = d->dtor, .copy = d->copy, .move = d->move,
         .ctx = d->hook_ctx,
     };
-    w->ncomps++;
+    w->comp.ncomps++;
     return id;
 }
 
@@ -140,12 +140,12 @@ size_t tecs_component_size(const tecs_world_t *w, tecs_comp_t c)
 
 void tecs__comp_fini(tecs_world_t *w)
 {
-    for (int32_t i = 0; i < w->cap_comps; i++)
-        if (w->comps[i].name)
-            tecs__free(w, w->comps[i].name, w->comps[i].name_len + 1);
-    tecs__free(w, w->comps, (size_t)w->cap_comps * sizeof *w->comps);
-    w->comps = NULL;
-    w->cap_comps = 0;
+    for (int32_t i = 0; i < w->comp.cap_comps; i++)
+        if (w->comp.comps[i].name)
+            tecs__free(w, w->comp.comps[i].name, w->comp.comps[i].name_len + 1);
+    tecs__free(w, w->comp.comps, (size_t)w->comp.cap_comps * sizeof *w->comp.comps);
+    w->comp.comps = NULL;
+    w->comp.cap_comps = 0;
 }
 
 /* ---- lifecycle ------------------------------------------------------- */

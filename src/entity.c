@@ -23,11 +23,11 @@ static tecs_entity_t new_now(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals
     if (tecs__ei_reserve1(w) || tecs__arch_reserve_rows(w, a, 1))
         return 0;
     tecs_entity_t e = tecs__ei_take(w);
-    w->npending++;
+    w->ei.npending++;
     if (TECS__UNLIKELY(tecs__birth(w, e, a, nvals, vals, fn, ctx))) {
         if (tecs__ei_known(w, e)) {
             tecs__ei_release(w, TECS_ENTITY_INDEX(e));
-            w->npending--;
+            w->ei.npending--;
         }
         return 0;
     }
@@ -44,7 +44,7 @@ static TECS__INLINE void root_append(tecs_world_t *w, tecs_archetype_t *root, te
     tecs__record *r = &w->recs[TECS_ENTITY_INDEX(e)];
     r->arch = root->id;
     r->row = row;
-    w->nalive++;
+    w->ei.nalive++;
 }
 
 /* tecs_new when it must grow, fail or announce. */
@@ -55,7 +55,7 @@ static TECS__NOINLINE tecs_entity_t new_slow(tecs_world_t *w)
         return 0;
     tecs_entity_t e = tecs__ei_take(w);
     root_append(w, root, e);
-    if (TECS__UNLIKELY(w->watch_moves)) {
+    if (TECS__UNLIKELY(w->bus.watch_moves)) {
         tecs__emit_move(w, e, NULL, root);
         tecs__settle(w);
     }
@@ -67,12 +67,12 @@ tecs_entity_t tecs_new(tecs_world_t *w)
     if (w == NULL || tecs__enter(w))
         return 0;
     tecs_archetype_t *root = w->archs[0];
-    if (w->defer_depth > 0)
+    if (w->base.defer_depth > 0)
         return tecs__defer_new1(w, root);
     /* The common case calls nothing: a free or reserved slot, a free row. */
-    if (TECS__LIKELY(!w->watch_moves &&
-                     w->nalive + w->npending < w->max_entities &&
-                     (w->free_head != TECS__NO_SLOT || w->nrecs < w->cap_recs) &&
+    if (TECS__LIKELY(!w->bus.watch_moves &&
+                     w->ei.nalive + w->ei.npending < w->ei.max_entities &&
+                     (w->ei.free_head != TECS__NO_SLOT || w->ei.nrecs < w->ei.cap_recs) &&
                      tecs__arch_has_rows(w, root, 1))) {
         tecs_entity_t e = tecs__ei_take(w);
         root_append(w, root, e);
@@ -85,7 +85,7 @@ tecs_entity_t tecs_new_in(tecs_world_t *w, tecs_archetype_t *a)
 {
     if (w == NULL || tecs__enter(w) || tecs__arch_validate(w, a))
         return 0;
-    if (w->defer_depth > 0) {
+    if (w->base.defer_depth > 0) {
         tecs_entity_t e = 0;
         return tecs__defer_new(w, &(tecs__births){ .arch = a, .n = 1, .out = &e }) ? 0 : e;
     }
@@ -100,7 +100,7 @@ tecs_entity_t tecs_new_with(tecs_world_t *w, tecs_archetype_t *a, tecs_init_fn f
         tecs__err(w, TECS_EINVAL, "tecs_new_with: NULL initializer");
         return 0;
     }
-    if (w->defer_depth > 0) {
+    if (w->base.defer_depth > 0) {
         tecs_entity_t e = 0;
         return tecs__defer_new(w, &(tecs__births){ .arch = a, .n = 1, .out = &e,
                                                           .init = fn, .ctx = ctx }) ? 0 : e;
@@ -120,7 +120,7 @@ tecs_err_t tecs_new_bulk(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_e
         return tecs__err(w, TECS_EINVAL, "tecs_new_bulk: negative count %d", n);
     if ((err = tecs__arch_validate_vals(w, a, nvals, vals)) != TECS_OK)
         return err;
-    if (w->defer_depth > 0)
+    if (w->base.defer_depth > 0)
         return tecs__defer_new(w, &(tecs__births){ .arch = a, .n = n, .out = out, .nvals = nvals,
                                                    .vals = vals, .bulk = true });
     if ((err = tecs__birth_bulk(w, a, n, out, nvals, vals)))
@@ -146,7 +146,7 @@ static TECS__NOINLINE tecs_err_t destroy_slow(tecs_world_t *w, tecs_entity_t e)
         return tecs__err_dead(w, e);
     /* While deferred a pending birth is queued too: it may be the entity an
     ** initializer is building right now, whose row already exists. */
-    if (w->defer_depth > 0)
+    if (w->base.defer_depth > 0)
         return tecs__defer_op(w, TECS__OP_DESTROY, e, 0, NULL);
     err = tecs__destroy_now(w, e);
     tecs__settle(w);
@@ -158,24 +158,24 @@ tecs_err_t tecs_destroy(tecs_world_t *w, tecs_entity_t e)
     if (w == NULL)
         return TECS_EINVAL;
     if (tecs__enter(w))
-        return w->err;
+        return w->base.err;
     /* The common case: a live entity of a plain archetype, nobody to tell,
     ** not deferred. Its row is dropped and its slot freed. */
     tecs__record *r;
     if (TECS__LIKELY(w != NULL && (r = tecs__ei_alive(w, e)) != NULL &&
-                     w->defer_depth == 0 && w->closed == TECS__OPEN &&
-                     !w->watch_comps && !w->watch_moves)) {
-        w->err = TECS_OK;
-        tecs_archetype_t *a = w->kill.from;
-        if (TECS__UNLIKELY(!tecs__hop_at(&w->kill, r))) {
+                     w->base.defer_depth == 0 && w->base.closed == TECS__OPEN &&
+                     !w->bus.watch_comps && !w->bus.watch_moves)) {
+        w->base.err = TECS_OK;
+        tecs_archetype_t *a = w->store.kill.from;
+        if (TECS__UNLIKELY(!tecs__hop_at(&w->store.kill, r))) {
             a = tecs__rec_arch(w, r);
             if (!a->plain)
                 return destroy_slow(w, e);
-            tecs__hop_set(&w->kill, a, NULL, 0);
+            tecs__hop_set(&w->store.kill, a, NULL, 0);
         }
         uint32_t row = r->row;
         tecs__ei_release(w, TECS_ENTITY_INDEX(e));
-        w->nalive--;
+        w->ei.nalive--;
         tecs__arch_remove_row(w, a, row);
         return TECS_OK;
     }
@@ -234,7 +234,7 @@ tecs_err_t tecs_add(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
     tecs_err_t err = tecs__enter(w);
     if (err)
         return err;
-    if (w->defer_depth > 0)
+    if (w->base.defer_depth > 0)
         return defer_change(w, TECS__OP_ADD, e, c, NULL);
     err = add_now(w, e, c);
     tecs__settle(w);
@@ -248,7 +248,7 @@ tecs_err_t tecs_remove(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
     tecs_err_t err = tecs__enter(w);
     if (err)
         return err;
-    if (w->defer_depth > 0)
+    if (w->base.defer_depth > 0)
         return defer_change(w, TECS__OP_REMOVE, e, c, NULL);
     err = remove_now(w, e, c);
     tecs__settle(w);
@@ -259,7 +259,7 @@ tecs_err_t tecs_remove(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 static tecs_err_t overwrite(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, void *p,
                             const void *value)
 {
-    const tecs__comp *ci = &w->comps[c];
+    const tecs__comp *ci = &w->comp.comps[c];
     if (TECS__UNLIKELY(value == NULL))
         return tecs__err(w, TECS_EINVAL, "tecs_set: NULL value for " TECS__COMP_FMT,
                          TECS__COMP(w, c));
@@ -288,8 +288,8 @@ tecs_err_t tecs_set(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void 
     tecs__record *r = tecs__ei_alive(w, e);
     /* A write queues while rows are in motion (a lifecycle hook runs), or
     ** while a queued remove of e would drop it. */
-    if (TECS__LIKELY(r != NULL) && TECS__LIKELY(w->hook_depth == 0) &&
-        !(TECS__UNLIKELY(r->arch & TECS__REMOVE_QUEUED) && w->defer_depth > 0)) {
+    if (TECS__LIKELY(r != NULL) && TECS__LIKELY(w->base.hook_depth == 0) &&
+        !(TECS__UNLIKELY(r->arch & TECS__REMOVE_QUEUED) && w->base.defer_depth > 0)) {
         tecs_archetype_t *a = tecs__rec_arch(w, r);
         int32_t col = tecs__arch_col(a, c);
         if (col >= 0)
@@ -297,7 +297,7 @@ tecs_err_t tecs_set(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void 
         if (col == TECS__COL_TAG)
             return TECS_OK;
         /* A registered c is added with its value now. */
-        if (TECS__LIKELY(w->defer_depth == 0 && value != NULL && tecs__comp_get(w, c) != NULL)) {
+        if (TECS__LIKELY(w->base.defer_depth == 0 && value != NULL && tecs__comp_get(w, c) != NULL)) {
             err = TECS__LIKELY(tecs__add_quick(w, r, c, value)) ? TECS_OK
                                                                : tecs__add_to(w, e, r, a, c, value);
             tecs__settle(w);
@@ -310,7 +310,7 @@ tecs_err_t tecs_set(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void 
     if (value == NULL && ci->size > 0)
         return tecs__err(w, TECS_EINVAL, "tecs_set: NULL value for " TECS__COMP_FMT,
                          TECS__COMP(w, c));
-    if (w->defer_depth > 0)
+    if (w->base.defer_depth > 0)
         return defer_known(w, TECS__OP_SET, e, c, value);
     err = tecs__add_now(w, e, c, value);
     tecs__settle(w);
@@ -377,11 +377,11 @@ tecs_err_t tecs_modified(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
         return err;
     void *p = tecs_get_mut(w, e, c);
     if (p == NULL)
-        return w->err;
-    if (TECS__UNLIKELY(w->hook_depth > 0))      /* rows in motion: reported later */
+        return w->base.err;
+    if (TECS__UNLIKELY(w->base.hook_depth > 0))      /* rows in motion: reported later */
         return tecs__defer_op(w, TECS__OP_MODIFIED, e, c, NULL);
     err = tecs__written(w, e, c, p);
-    if (tecs__wants_set(&w->comps[c]))
+    if (tecs__wants_set(&w->comp.comps[c]))
         tecs__settle(w);
     return err;
 }

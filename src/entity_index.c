@@ -31,22 +31,22 @@ bool tecs_is_alive(const tecs_world_t *w, tecs_entity_t e)
 
 tecs_err_t tecs__ei_reserve(tecs_world_t *w, int32_t n)
 {
-    int64_t used = (int64_t)w->nalive + w->npending;
-    if (n < 0 || used + n > w->max_entities)
-        return tecs__err(w, TECS_ELIMIT, "entity limit (%d) reached", w->max_entities);
-    int32_t fresh = n > w->nfree ? n - w->nfree : 0;
-    if ((int64_t)w->nrecs + fresh > UINT32_MAX - 1)
+    int64_t used = (int64_t)w->ei.nalive + w->ei.npending;
+    if (n < 0 || used + n > w->ei.max_entities)
+        return tecs__err(w, TECS_ELIMIT, "entity limit (%d) reached", w->ei.max_entities);
+    int32_t fresh = n > w->ei.nfree ? n - w->ei.nfree : 0;
+    if ((int64_t)w->ei.nrecs + fresh > UINT32_MAX - 1)
         return tecs__err(w, TECS_ELIMIT, "no slot left for an entity");
-    if (w->nrecs + fresh <= w->cap_recs)
+    if (w->ei.nrecs + fresh <= w->ei.cap_recs)
         return TECS_OK;
-    return tecs__grow(w, (void **)&w->recs, &w->cap_recs, w->nrecs + fresh, sizeof *w->recs);
+    return tecs__grow(w, (void **)&w->recs, &w->ei.cap_recs, w->ei.nrecs + fresh, sizeof *w->recs);
 }
 
 void tecs__ei_fini(tecs_world_t *w)
 {
-    tecs__free(w, w->recs, (size_t)w->cap_recs * sizeof *w->recs);
+    tecs__free(w, w->recs, (size_t)w->ei.cap_recs * sizeof *w->recs);
     w->recs = NULL;
-    w->cap_recs = w->nrecs = 0;
+    w->ei.cap_recs = w->ei.nrecs = 0;
 }
 
 /* Record TECS_EDEAD for e. */

@@ -21,47 +21,47 @@
 
 tecs_err_t tecs__listen(tecs_world_t *w, const tecs__listener *l)
 {
-    if (tecs__grow(w, (void **)&w->listeners, &w->cap_listeners, w->nlisteners + 1,
-                   sizeof *w->listeners))
+    if (tecs__grow(w, (void **)&w->bus.listeners, &w->bus.cap_listeners, w->bus.nlisteners + 1,
+                   sizeof *w->bus.listeners))
         return TECS_ENOMEM;
-    w->listeners[w->nlisteners++] = *l;
+    w->bus.listeners[w->bus.nlisteners++] = *l;
     if (l->on_move)
-        w->watch_moves = true;
+        w->bus.watch_moves = true;
     if (l->on_comp)
-        w->watch_comps = true;
+        w->bus.watch_comps = true;
     if (l->on_veto)
-        w->watch_vetoes = true;
+        w->bus.watch_vetoes = true;
     return TECS_OK;
 }
 
 void tecs__emit_comp(tecs_world_t *w, int ev, tecs_entity_t e, tecs_comp_t c, const void *ptr)
 {
-    w->defer_depth++;
-    for (int32_t i = 0; i < w->nlisteners; i++)
-        if (w->listeners[i].on_comp)
-            w->listeners[i].on_comp(w, w->listeners[i].ctx, ev, e, c, ptr);
-    w->defer_depth--;
+    w->base.defer_depth++;
+    for (int32_t i = 0; i < w->bus.nlisteners; i++)
+        if (w->bus.listeners[i].on_comp)
+            w->bus.listeners[i].on_comp(w, w->bus.listeners[i].ctx, ev, e, c, ptr);
+    w->base.defer_depth--;
 }
 
 tecs_err_t tecs__veto(tecs_world_t *w, int ev, tecs_entity_t e, tecs_comp_t c,
                             const void *vals, int32_t n)
 {
     tecs_err_t err = TECS_OK;
-    w->defer_depth++;
-    for (int32_t i = 0; i < w->nlisteners && !err; i++)
-        if (w->listeners[i].on_veto)
-            err = w->listeners[i].on_veto(w, w->listeners[i].ctx, ev, e, c, vals, n);
-    w->defer_depth--;
+    w->base.defer_depth++;
+    for (int32_t i = 0; i < w->bus.nlisteners && !err; i++)
+        if (w->bus.listeners[i].on_veto)
+            err = w->bus.listeners[i].on_veto(w, w->bus.listeners[i].ctx, ev, e, c, vals, n);
+    w->base.defer_depth--;
     return err;
 }
 
 void tecs__emit_move(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *from,
                      tecs_archetype_t *to)
 {
-    w->defer_depth++;
-    for (int32_t i = 0; i < w->nlisteners; i++)
-        if (w->listeners[i].on_move)
-            w->listeners[i].on_move(w, w->listeners[i].ctx, e, from, to);
-    w->defer_depth--;
+    w->base.defer_depth++;
+    for (int32_t i = 0; i < w->bus.nlisteners; i++)
+        if (w->bus.listeners[i].on_move)
+            w->bus.listeners[i].on_move(w, w->bus.listeners[i].ctx, e, from, to);
+    w->base.defer_depth--;
 }
 

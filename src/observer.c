@@ -199,7 +199,7 @@ static void announce_death(tecs_world_t *w, obs_state *s, tecs_archetype_t *a, u
     tecs_entity_t e = *tecs__ent_ptr(a, w, row);
     for (int32_t i = 0; i < a->ncomps; i++) {
         tecs_comp_t c = a->comps[i];
-        if (w->comps[c].watch == 0)
+        if (w->comp.comps[c].watch == 0)
             continue;
         int32_t col = tecs__arch_col(a, c);
         on_comp(w, s, TECS__EV_REMOVE, e, c, col >= 0 ? tecs__col_ptr(a, w, col, row) : NULL);
@@ -211,13 +211,13 @@ static void before_fini(tecs_world_t *w, void *ctx)
 {
     obs_state *s = ctx;
     s->tearing_down = true;
-    w->defer_depth++;   /* as for any event; changes are refused anyway */
+    w->base.defer_depth++;   /* as for any event; changes are refused anyway */
     for (int32_t i = 0; i < w->narchs; i++) {
         tecs_archetype_t *a = w->archs[i];
         for (int32_t r = 0; r < a->count; r++)
             announce_death(w, s, a, (uint32_t)r);
     }
-    w->defer_depth--;
+    w->base.defer_depth--;
 }
 
 static void on_fini(tecs_world_t *w, void *ctx)
@@ -237,9 +237,9 @@ static void on_fini(tecs_world_t *w, void *ctx)
 static void update_watch_moves(tecs_world_t *w)
 {
     bool want = w->obs && w->obs->nmember > 0;
-    for (int32_t i = 0; i < w->nlisteners && !want; i++)
-        want = w->listeners[i].on_move && w->listeners[i].on_move != on_move;
-    w->watch_moves = want;
+    for (int32_t i = 0; i < w->bus.nlisteners && !want; i++)
+        want = w->bus.listeners[i].on_move && w->bus.listeners[i].on_move != on_move;
+    w->bus.watch_moves = want;
 }
 
 static obs_state *state(tecs_world_t *w)
@@ -285,14 +285,14 @@ static bool any_hook(const tecs_hooks_t *h)
 ** events (so writes through iterations are not reported for it). */
 static void watch_hooks(tecs_world_t *w, tecs_comp_t c, const tecs_hooks_t *h)
 {
-    w->comps[c].watch += any_hook(h);
-    w->comps[c].watch_noset += any_hook(h) && !h->on_set;
+    w->comp.comps[c].watch += any_hook(h);
+    w->comp.comps[c].watch_noset += any_hook(h) && !h->on_set;
 }
 
 static void unwatch_hooks(tecs_world_t *w, tecs_comp_t c, const tecs_hooks_t *h)
 {
-    w->comps[c].watch -= any_hook(h);
-    w->comps[c].watch_noset -= any_hook(h) && !h->on_set;
+    w->comp.comps[c].watch -= any_hook(h);
+    w->comp.comps[c].watch_noset -= any_hook(h) && !h->on_set;
 }
 
 tecs_err_t tecs_component_hooks(tecs_world_t *w, tecs_comp_t c, const tecs_hooks_t *hooks)
@@ -300,7 +300,7 @@ tecs_err_t tecs_component_hooks(tecs_world_t *w, tecs_comp_t c, const tecs_hooks
     if (w == NULL)
         return TECS_EINVAL;
     if (tecs__enter(w))
-        return w->err;
+        return w->base.err;
     const tecs__comp *ci = tecs__comp_get(w, c);
     if (ci == NULL)
         return tecs__err(w, TECS_ENOCOMP, "component %u is unknown", c);
@@ -311,7 +311,7 @@ tecs_err_t tecs_component_hooks(tecs_world_t *w, tecs_comp_t c, const tecs_hooks
         return TECS_OK;
     obs_state *s = state(w);
     if (s == NULL)
-        return w->err;
+        return w->base.err;
     if (grow_per(w, s, c))
         return TECS_ENOMEM;
     unwatch_hooks(w, c, &s->per[c].hooks);
@@ -367,7 +367,7 @@ static tecs_err_t make_query(tecs_world_t *w, const tecs_observer_desc_t *d, tec
     else if (d->term_count == 0 && d->terms == NULL)
         return TECS_OK;
     *out = tecs_query_new(w, &qd);
-    return *out ? TECS_OK : w->err;
+    return *out ? TECS_OK : w->base.err;
 }
 
 tecs_observer_t tecs_observer_new(tecs_world_t *w, const tecs_observer_desc_t *d)
@@ -400,8 +400,8 @@ tecs_observer_t tecs_observer_new(tecs_world_t *w, const tecs_observer_desc_t *d
         s->nmember++;
         update_watch_moves(w);
     } else {
-        w->comps[d->comp].watch++;
-        w->comps[d->comp].watch_noset += d->event != TECS_ON_SET;
+        w->comp.comps[d->comp].watch++;
+        w->comp.comps[d->comp].watch_noset += d->event != TECS_ON_SET;
         s->per[d->comp].nobs++;
     }
     return o->id;
@@ -434,8 +434,8 @@ tecs_err_t tecs_observer_free(tecs_world_t *w, tecs_observer_t id)
         s->nmember--;
         update_watch_moves(w);
     } else {
-        w->comps[o->comp].watch--;
-        w->comps[o->comp].watch_noset -= o->kind != TECS_ON_SET;
+        w->comp.comps[o->comp].watch--;
+        w->comp.comps[o->comp].watch_noset -= o->kind != TECS_ON_SET;
         s->per[o->comp].nobs--;
     }
     sweep(w, s);
@@ -466,7 +466,7 @@ tecs_err_t tecs__observers_verify(tecs_world_t *w)
     }
     if (live != s->nlive || member != s->nmember)
         return tecs__err(w, TECS_ECORRUPT, "observer counts are off");
-    if (member > 0 && !w->watch_moves)
+    if (member > 0 && !w->bus.watch_moves)
         return tecs__err(w, TECS_ECORRUPT, "membership observers without move events");
     for (int32_t c = 0; c < s->cap_per; c++) {
         int32_t n = 0;
@@ -474,8 +474,8 @@ tecs_err_t tecs__observers_verify(tecs_world_t *w)
             n += !s->list[i].dead && !is_member_kind(s->list[i].kind) &&
                  s->list[i].comp == (tecs_comp_t)c;
         uint32_t need = (uint32_t)n + any_hook(&s->per[c].hooks);
-        if (n != s->per[c].nobs || (need > 0 && w->comps[c].watch < need) ||
-            w->comps[c].watch_noset > w->comps[c].watch)
+        if (n != s->per[c].nobs || (need > 0 && w->comp.comps[c].watch < need) ||
+            w->comp.comps[c].watch_noset > w->comp.comps[c].watch)
             return tecs__err(w, TECS_ECORRUPT, "component %d: observer count or watch off", c);
     }
     return TECS_OK;

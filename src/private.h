@@ -83,6 +83,21 @@ static inline tecs_err_t tecs__enter_read(tecs_world_t *w);
 #define TECS__ENT_FMT "entity %u:%u"
 #define TECS__ENT(e)  TECS_ENTITY_INDEX(e), TECS_ENTITY_GENERATION(e)
 
+/* The world's allocator, its error state and how deep in callbacks it is. */
+typedef struct tecs__base {
+    tecs_alloc_fn alloc;
+    void *alloc_ud;
+    size_t mem;                 /* bytes held through alloc                 */
+    tecs_err_t err;
+    char errmsg[160];
+    uint8_t closed;             /* TECS__OPEN, or why calls are refused     */
+    int32_t cb_depth;           /* user callbacks running (tecs__cb_begin)  */
+    int32_t hook_depth;         /* of those, lifecycle hooks and order
+                                   functions: rows are in motion            */
+    int32_t defer_depth;        /* open iterations, systems, callbacks: while
+                                   not 0, structural changes are queued     */
+} tecs__base;
+
 /* ==================================================================== */
 /* entity_index.c: slots, generations, FIFO free list                   */
 /* ==================================================================== */
@@ -123,6 +138,17 @@ static inline void tecs__ei_release(tecs_world_t *w, uint32_t index);
 void tecs__ei_fini(tecs_world_t *w);
 /* Record TECS_EDEAD: e is not alive. */
 tecs_err_t tecs__err_dead(tecs_world_t *w, tecs_entity_t e);
+
+typedef struct tecs__ei_state {
+    int32_t nrecs;              /* slots ever handed out                    */
+    int32_t cap_recs;
+    uint32_t free_head;         /* oldest free slot, or TECS__NO_SLOT       */
+    uint32_t free_tail;         /* newest free slot                         */
+    int32_t nfree;
+    int32_t nalive;             /* live entities                            */
+    int32_t npending;           /* ids handed out, birth queued             */
+    int32_t max_entities;
+} tecs__ei_state;
 
 /* ==================================================================== */
 /* component.c: the registry                                            */
@@ -173,6 +199,81 @@ void tecs__comp_dtor(tecs_world_t *w, const tecs__comp *ci, void *p, int32_t n);
 void tecs__comp_copy(tecs_world_t *w, const tecs__comp *ci, void *dst, const void *src,
                      int32_t n);
 void tecs__comp_move(tecs_world_t *w, const tecs__comp *ci, void *dst, void *src, int32_t n);
+
+typedef struct tecs__comp_state {
+    tecs__comp *comps;          /* indexed by id                            */
+    int32_t cap_comps;
+    int32_t ncomps;             /* registered                               */
+    tecs_comp_t next_comp;      /* next automatic id                        */
+} tecs__comp_state;
+
+/* ==================================================================== */
+/* event.c: the listener bus                                            */
+/* ==================================================================== */
+
+/* Archetype listeners: how higher layers learn of new archetypes. A
+** listener either takes the archetype in whole or fails with no change. */
+typedef tecs_err_t (*tecs__arch_listener_fn)(tecs_world_t *w, void *ctx, tecs_archetype_t *a);
+
+enum {
+    TECS__EV_ADD = 1,           /* after the component is constructed       */
+    TECS__EV_SET = 2,           /* after its value was written              */
+    TECS__EV_REMOVE = 4,        /* before it is destroyed                   */
+    TECS__EV_WRITTEN = 8        /* with SET in a veto: already written      */
+};
+
+/* A component event: ptr is the value (NULL for a tag). */
+typedef void (*tecs__comp_event_fn)(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e,
+                                    tecs_comp_t c, const void *ptr);
+/* An entity changed archetype: from NULL at birth, to NULL at death. */
+typedef void (*tecs__move_event_fn)(tecs_world_t *w, void *ctx, tecs_entity_t e,
+                                    tecs_archetype_t *from, tecs_archetype_t *to);
+
+/* May this change happen? Asked before an add, a set or a birth changes
+** component c, for components whose `veto` counter is not zero. vals holds
+** n values (stride: the component's size), NULL for default-constructed
+** ones; e is the entity, 0 for births. The listener refuses with an error
+** (TECS_EEXIST: a unique key taken) and reserves what its update will need.
+** With TECS__EV_SET | TECS__EV_WRITTEN the value is already in place (n 1):
+** a refusing listener restores its own field before returning the error. */
+typedef tecs_err_t (*tecs__veto_fn)(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e,
+                                     tecs_comp_t c, const void *vals, int32_t n);
+
+typedef struct tecs__listener {
+    tecs__arch_listener_fn on_archetype;
+    void (*on_archetype_undo)(tecs_world_t *w, void *ctx, tecs_archetype_t *a);
+    tecs__comp_event_fn on_comp;
+    tecs__move_event_fn on_move;
+    tecs__veto_fn on_veto;
+    void (*on_fini)(tecs_world_t *w, void *ctx);
+    void *ctx;
+    /* Runs at world free before any on_fini, while every entity, query and
+    ** listener is still intact (observers announce the last removals). */
+    void (*before_fini)(tecs_world_t *w, void *ctx);
+    /* The last open iteration ended: every write through a write term has
+    ** been reported (ordered caches re-sort). */
+    void (*on_iters_done)(tecs_world_t *w, void *ctx);
+} tecs__listener;
+
+/* Register a listener; its on_fini runs when the world is freed. */
+tecs_err_t tecs__listen(tecs_world_t *w, const tecs__listener *l);
+/* Ask every vetoing listener whether a change to c may happen. */
+tecs_err_t tecs__veto(tecs_world_t *w, int ev, tecs_entity_t e, tecs_comp_t c,
+                            const void *vals, int32_t n);
+/* Raise a component event to every listener (only if c is watched). */
+void tecs__emit_comp(tecs_world_t *w, int ev, tecs_entity_t e, tecs_comp_t c, const void *ptr);
+/* Tell every listener that e moved from one archetype to another. */
+void tecs__emit_move(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *from,
+                     tecs_archetype_t *to);
+
+typedef struct tecs__bus {
+    tecs__listener *listeners;
+    int32_t nlisteners;
+    int32_t cap_listeners;
+    bool watch_moves;           /* some listener wants move events          */
+    bool watch_comps;           /* some listener wants component events     */
+    bool watch_vetoes;          /* some listener may veto changes           */
+} tecs__bus;
 
 /* ==================================================================== */
 /* archetype.c: archetype set, chunks, edges, rows                      */
@@ -262,64 +363,16 @@ tecs_err_t tecs__arch_validate(tecs_world_t *w, const tecs_archetype_t *a);
 tecs_err_t tecs__arch_validate_vals(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals,
                             const tecs_value_t *vals);
 
-/* Archetype listeners: how higher layers learn of new archetypes. A
-** listener either takes the archetype in whole or fails with no change. */
-typedef tecs_err_t (*tecs__arch_listener_fn)(tecs_world_t *w, void *ctx, tecs_archetype_t *a);
 
-/* ==================================================================== */
-/* event.c: the listener bus                                            */
-/* ==================================================================== */
-
-enum {
-    TECS__EV_ADD = 1,           /* after the component is constructed       */
-    TECS__EV_SET = 2,           /* after its value was written              */
-    TECS__EV_REMOVE = 4,        /* before it is destroyed                   */
-    TECS__EV_WRITTEN = 8        /* with SET in a veto: already written      */
-};
-
-/* A component event: ptr is the value (NULL for a tag). */
-typedef void (*tecs__comp_event_fn)(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e,
-                                    tecs_comp_t c, const void *ptr);
-/* An entity changed archetype: from NULL at birth, to NULL at death. */
-typedef void (*tecs__move_event_fn)(tecs_world_t *w, void *ctx, tecs_entity_t e,
-                                    tecs_archetype_t *from, tecs_archetype_t *to);
-
-/* May this change happen? Asked before an add, a set or a birth changes
-** component c, for components whose `veto` counter is not zero. vals holds
-** n values (stride: the component's size), NULL for default-constructed
-** ones; e is the entity, 0 for births. The listener refuses with an error
-** (TECS_EEXIST: a unique key taken) and reserves what its update will need.
-** With TECS__EV_SET | TECS__EV_WRITTEN the value is already in place (n 1):
-** a refusing listener restores its own field before returning the error. */
-typedef tecs_err_t (*tecs__veto_fn)(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e,
-                                     tecs_comp_t c, const void *vals, int32_t n);
-
-typedef struct tecs__listener {
-    tecs__arch_listener_fn on_archetype;
-    void (*on_archetype_undo)(tecs_world_t *w, void *ctx, tecs_archetype_t *a);
-    tecs__comp_event_fn on_comp;
-    tecs__move_event_fn on_move;
-    tecs__veto_fn on_veto;
-    void (*on_fini)(tecs_world_t *w, void *ctx);
-    void *ctx;
-    /* Runs at world free before any on_fini, while every entity, query and
-    ** listener is still intact (observers announce the last removals). */
-    void (*before_fini)(tecs_world_t *w, void *ctx);
-    /* The last open iteration ended: every write through a write term has
-    ** been reported (ordered caches re-sort). */
-    void (*on_iters_done)(tecs_world_t *w, void *ctx);
-} tecs__listener;
-
-/* Register a listener; its on_fini runs when the world is freed. */
-tecs_err_t tecs__listen(tecs_world_t *w, const tecs__listener *l);
-/* Ask every vetoing listener whether a change to c may happen. */
-tecs_err_t tecs__veto(tecs_world_t *w, int ev, tecs_entity_t e, tecs_comp_t c,
-                            const void *vals, int32_t n);
-/* Raise a component event to every listener (only if c is watched). */
-void tecs__emit_comp(tecs_world_t *w, int ev, tecs_entity_t e, tecs_comp_t c, const void *ptr);
-/* Tell every listener that e moved from one archetype to another. */
-void tecs__emit_move(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *from,
-                     tecs_archetype_t *to);
+typedef struct tecs__arch_state {
+    int32_t cap_archs;
+    uint32_t *arch_table;       /* open addressing: hash -> id + 1          */
+    uint32_t arch_table_cap;    /* power of two                             */
+    uint32_t rows;              /* rows per chunk, a power of two           */
+    uint32_t shift;             /* log2(rows)                               */
+    uint32_t mask;              /* rows - 1                                 */
+    int32_t max_archetypes;
+} tecs__arch_state;
 
 /* ==================================================================== */
 /* store.c: the engine, a structural change performed now               */
@@ -374,6 +427,17 @@ tecs_err_t tecs__birth(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *a,
 ** is skipped. */
 void tecs__birth_run(tecs_world_t *w, tecs_archetype_t *a, int32_t n, const char *ids,
                      int32_t col, const char *vals, size_t stride);
+
+typedef struct tecs__store_state {
+    tecs__hop kill;             /* the plain archetype tecs_destroy last
+                                   freed a row of (from; to unused)         */
+    tecs__hop hop_add[TECS__HOPS]; /* by comp id, the last plain add        */
+    tecs__hop hop_rem[TECS__HOPS]; /* ... and remove                        */
+    tecs_entity_t leaving;      /* the entity whose REMOVE events are being
+                                   raised, still in its row (0: none); an
+                                   index filled meanwhile skips it          */
+    tecs_comp_t leaving_comp;   /* the component it loses; 0: all (destroy) */
+} tecs__store_state;
 
 /* ==================================================================== */
 /* command.c: queued structural changes                                 */
@@ -483,6 +547,16 @@ tecs_err_t tecs__flush(tecs_world_t *w);
 static inline void tecs__settle(tecs_world_t *w);
 void tecs__cmd_fini(tecs_world_t *w);
 
+typedef struct tecs__cmd_state {
+    tecs__cmdbuf delayed;       /* delayed births and destroys              */
+    bool flushing;
+    bool applying;              /* a tecs_delayed_apply* runs: the flushes it
+                                   makes count their drops into it          */
+    int32_t dropped;            /* changes the latest apply or flush dropped */
+    tecs_err_t drop_err;        /* the first one's error ...                */
+    char drop_msg[160];         /* ... and its message                      */
+} tecs__cmd_state;
+
 /* ==================================================================== */
 /* query.c                                                              */
 /* ==================================================================== */
@@ -507,6 +581,18 @@ void tecs__query_use(tecs_query_t *q, int32_t delta);
 ** refused, and the world's last error is left as it is. */
 void tecs__query_drop(tecs_query_t *q);
 
+typedef struct tecs__query_state {
+    struct tecs_query_t *queries; /* list of live queries                   */
+    bool query_listening;
+    uint32_t *iters;            /* serials of the open iterations, in the
+                                   order they were opened                   */
+    int32_t niters;
+    int32_t cap_iters;
+    uint32_t iter_serial;       /* the last serial handed out (0: none)     */
+    int32_t iters_twice;        /* ends of iterations no longer open, not
+                                   reported by tecs_world_check yet         */
+} tecs__query_state;
+
 /* ==================================================================== */
 /* index/: field indexes, filters, caches                               */
 /* ==================================================================== */
@@ -527,115 +613,49 @@ tecs_err_t tecs__observers_verify(tecs_world_t *w);
 tecs_err_t tecs__systems_verify(tecs_world_t *w);
 
 /* ==================================================================== */
-/* The world                                                            */
+/* The world: one state per layer, in layer order                       */
 /* ==================================================================== */
 
 struct tecs_world_t {
-    tecs_alloc_fn alloc;
-    void *alloc_ud;
-    size_t mem;                 /* bytes held through alloc                 */
+    tecs__base base;            /* alloc.c (first: see tecs__base_of)       */
+    tecs__ei_state ei;          /* entity_index.c                           */
+    tecs__comp_state comp;      /* component.c                              */
+    tecs__bus bus;              /* event.c                                  */
+    tecs__arch_state arch;      /* archetype.c                              */
+    tecs__store_state store;    /* store.c                                  */
+    tecs__cmd_state cmd;        /* command.c                                */
+    tecs__query_state query;    /* query.c                                  */
+    struct tecs__indexes *indexes; /* index/: NULL until the first          */
+    struct tecs__obs_state *obs;   /* observer.c: NULL until first used     */
+    struct tecs__sys_state *sys;   /* system.c: NULL until first used       */
 
-    tecs_err_t err;
-    char errmsg[160];
-    uint8_t closed;             /* TECS__OPEN, or why calls are refused     */
-    int32_t cb_depth;           /* user callbacks running (tecs__cb_begin)  */
-    int32_t hook_depth;         /* of those, lifecycle hooks and order
-                                   functions: rows are in motion            */
-
-    uint32_t rows;              /* rows per chunk, a power of two           */
-    uint32_t shift;             /* log2(rows)                               */
-    uint32_t mask;              /* rows - 1                                 */
-    int32_t max_entities;
-    int32_t max_archetypes;
-
-    /* entity_index.c */
-    tecs__record *recs;
-    int32_t nrecs;              /* slots ever handed out                    */
-    int32_t cap_recs;
-    uint32_t free_head;         /* oldest free slot, or TECS__NO_SLOT       */
-    uint32_t free_tail;         /* newest free slot                         */
-    int32_t nfree;
-    int32_t nalive;             /* live entities                            */
-    int32_t npending;           /* ids handed out, birth queued             */
-
-    /* component.c */
-    tecs__comp *comps;          /* indexed by id                            */
-    int32_t cap_comps;
-    int32_t ncomps;             /* registered                               */
-    tecs_comp_t next_comp;      /* next automatic id                        */
-
-    /* archetype.c */
-    tecs_archetype_t **archs;   /* by id, creation order                    */
-    int32_t narchs;
-    int32_t cap_archs;
-    uint32_t *arch_table;       /* open addressing: hash -> id + 1          */
-    uint32_t arch_table_cap;    /* power of two                             */
-
-    /* listeners (entity.c) */
-    tecs__listener *listeners;
-    int32_t nlisteners;
-    int32_t cap_listeners;
-    tecs__hop kill;             /* store.c: the plain archetype tecs_destroy
-                                   last freed a row of (from; to unused)    */
-    tecs__hop hop_add[TECS__HOPS]; /* store.c: by comp id, the last plain add */
-    tecs__hop hop_rem[TECS__HOPS]; /* ... and remove                        */
-    tecs_entity_t leaving;      /* entity.c: the entity whose REMOVE events
-                                   are being raised, still in its row (0:
-                                   none); an index filled meanwhile skips it */
-    tecs_comp_t leaving_comp;   /* the component it loses; 0: all (destroy) */
-    bool watch_moves;           /* some listener wants move events          */
-    bool watch_comps;           /* some listener wants component events     */
-    bool watch_vetoes;          /* some listener may veto changes           */
-
-    /* command.c */
-    tecs__cmdbuf deferred;      /* changes made while deferred              */
-    tecs__cmdbuf delayed;       /* delayed births and destroys                   */
-    int32_t defer_depth;        /* open iterations, systems, callbacks      */
-    bool flushing;
-    bool applying;              /* a tecs_delayed_apply* runs: the flushes it makes
-                                   count their drops into it                */
-    int32_t dropped;            /* changes the latest apply or flush dropped */
-    tecs_err_t drop_err;        /* the first one's error ...                */
-    char drop_msg[160];         /* ... and its message                      */
-
-    /* query.c */
-    struct tecs_query_t *queries; /* list of live queries                   */
-    bool query_listening;
-    uint32_t *iters;            /* serials of the open iterations, in the
-                                   order they were opened                   */
-    int32_t niters;
-    int32_t cap_iters;
-    uint32_t iter_serial;       /* the last serial handed out (0: none)     */
-    int32_t iters_twice;        /* ends of iterations no longer open, not
-                                   reported by tecs_world_check yet         */
-
-    /* index.c */
-    struct tecs__indexes *indexes; /* indexes, caches; NULL until the first */
-
-    /* observer.c, system.c (NULL until first used) */
-    struct tecs__obs_state *obs;
-    struct tecs__sys_state *sys;
+    /* Four fields that belong in the states above (the entity index, the
+    ** archetypes, the command buffer) but that white-box tests read by
+    ** these names. */
+    tecs__record *recs;         /* entity_index.c: the slots                */
+    tecs_archetype_t **archs;   /* archetype.c: by id, creation order       */
+    int32_t narchs;             /* archetype.c                              */
+    tecs__cmdbuf deferred;      /* command.c: changes made while deferred   */
 };
-
 /* (The refusal returns the constant, so that the compiler knows the caller
 ** leaves at once and keeps the caller's fast path free of saved registers.) */
 static inline tecs_err_t tecs__enter(tecs_world_t *w)
 {
-    if (TECS__UNLIKELY(w->closed != TECS__OPEN)) {
+    if (TECS__UNLIKELY(w->base.closed != TECS__OPEN)) {
         tecs__refuse_closed(w);
         return TECS_EBUSY;
     }
-    w->err = TECS_OK;
+    w->base.err = TECS_OK;
     return TECS_OK;
 }
 
 static inline tecs_err_t tecs__enter_read(tecs_world_t *w)
 {
-    if (TECS__UNLIKELY(w->closed == TECS__IN_ALLOC)) {
+    if (TECS__UNLIKELY(w->base.closed == TECS__IN_ALLOC)) {
         tecs__refuse_closed(w);
         return TECS_EBUSY;
     }
-    w->err = TECS_OK;
+    w->base.err = TECS_OK;
     return TECS_OK;
 }
 
@@ -644,7 +664,7 @@ static inline tecs_err_t tecs__enter_read(tecs_world_t *w)
 ** calls, not for the caller of the outer call. */
 static inline void tecs__err_restore(tecs_world_t *w, tecs_err_t outer)
 {
-    if (TECS__UNLIKELY(w->err != outer))
+    if (TECS__UNLIKELY(w->base.err != outer))
         tecs__err_reset(w, outer);
 }
 
@@ -655,15 +675,15 @@ static inline void tecs__err_restore(tecs_world_t *w, tecs_err_t outer)
 ** what tecs__cb_begin returned). */
 static inline tecs_err_t tecs__cb_begin(tecs_world_t *w)
 {
-    w->defer_depth++;
-    w->cb_depth++;
-    return w->err;
+    w->base.defer_depth++;
+    w->base.cb_depth++;
+    return w->base.err;
 }
 
 static inline void tecs__cb_end(tecs_world_t *w, tecs_err_t outer)
 {
-    w->cb_depth--;
-    w->defer_depth--;
+    w->base.cb_depth--;
+    w->base.defer_depth--;
     tecs__err_restore(w, outer);
 }
 
@@ -673,13 +693,13 @@ static inline void tecs__cb_end(tecs_world_t *w, tecs_err_t outer)
 ** applies the queue once the rows are in place. */
 static inline tecs_err_t tecs__hook_begin(tecs_world_t *w)
 {
-    w->hook_depth++;
+    w->base.hook_depth++;
     return tecs__cb_begin(w);
 }
 
 static inline void tecs__hook_end(tecs_world_t *w, tecs_err_t outer)
 {
-    w->hook_depth--;
+    w->base.hook_depth--;
     tecs__cb_end(w, outer);
 }
 
@@ -689,7 +709,7 @@ static inline void tecs__hook_end(tecs_world_t *w, tecs_err_t outer)
 static inline tecs_err_t tecs__enter_object(tecs_world_t *w)
 {
     tecs_err_t err = tecs__enter(w);
-    if (err == TECS_OK && TECS__UNLIKELY(w->hook_depth > 0))
+    if (err == TECS_OK && TECS__UNLIKELY(w->base.hook_depth > 0))
         err = tecs__err(w, TECS_EBUSY, "objects cannot be created or freed "
                                        "while a lifecycle hook or an order function runs");
     return err;
@@ -697,15 +717,15 @@ static inline tecs_err_t tecs__enter_object(tecs_world_t *w)
 
 static inline void tecs__settle(tecs_world_t *w)
 {
-    if (TECS__UNLIKELY(w->deferred.count > 0) && w->defer_depth == 0 && !w->flushing)
+    if (TECS__UNLIKELY(w->deferred.count > 0) && w->base.defer_depth == 0 && !w->cmd.flushing)
         tecs__flush(w);
 }
 
 static inline const tecs__comp *tecs__comp_get(const tecs_world_t *w, tecs_comp_t c)
 {
-    if (c == 0 || c >= (tecs_comp_t)w->cap_comps || w->comps[c].name == NULL)
+    if (c == 0 || c >= (tecs_comp_t)w->comp.cap_comps || w->comp.comps[c].name == NULL)
         return NULL;
-    return &w->comps[c];
+    return &w->comp.comps[c];
 }
 
 static inline const char *tecs__comp_name(const tecs_world_t *w, tecs_comp_t c)
@@ -724,7 +744,7 @@ static inline char *const *tecs__kcols(const tecs_archetype_t *a, uint32_t k)
 static inline char *const *tecs__chunk_of(const tecs_archetype_t *a, const tecs_world_t *w,
                                           uint32_t row)
 {
-    return tecs__kcols(a, row >> w->shift);
+    return tecs__kcols(a, row >> w->arch.shift);
 }
 
 /* Column col of a chunk (its column pointers cp): its first value. */
@@ -743,19 +763,19 @@ static inline void *tecs__col_ptr(const tecs_archetype_t *a, const tecs_world_t 
                                   int32_t col, uint32_t row)
 {
     return tecs__chunk_col(tecs__chunk_of(a, w, row), col) +
-           (size_t)(row & w->mask) * a->col_size[col];
+           (size_t)(row & w->arch.mask) * a->col_size[col];
 }
 
 static inline tecs_entity_t *tecs__ent_ptr(const tecs_archetype_t *a, const tecs_world_t *w,
                                            uint32_t row)
 {
-    return tecs__chunk_ents(tecs__chunk_of(a, w, row)) + (row & w->mask);
+    return tecs__chunk_ents(tecs__chunk_of(a, w, row)) + (row & w->arch.mask);
 }
 
 static inline bool tecs__arch_has_rows(const tecs_world_t *w, const tecs_archetype_t *a,
                                        int32_t n)
 {
-    return (int64_t)a->count + n <= ((int64_t)a->nchunks << w->shift);
+    return (int64_t)a->count + n <= ((int64_t)a->nchunks << w->arch.shift);
 }
 
 static inline tecs_err_t tecs__arch_reserve_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n)
@@ -796,7 +816,7 @@ static inline void tecs__fill_hole_plain(tecs_world_t *w, tecs_archetype_t *a, u
 {
     uint32_t last = (uint32_t)a->count - 1;
     char *const *hc = tecs__chunk_of(a, w, row), *const *lc = tecs__chunk_of(a, w, last);
-    const size_t hi = row & w->mask, li = last & w->mask;
+    const size_t hi = row & w->arch.mask, li = last & w->arch.mask;
     const uint32_t *size = a->col_size;
     for (int32_t c = 0, n = a->ncols; c < n; c++)
         tecs__copy_value(hc[1 + c] + hi * size[c], lc[1 + c] + li * size[c], size[c]);
@@ -813,14 +833,14 @@ static inline void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, u
         else
             tecs__arch_fill_hole(w, a, row);
     }
-    if ((--a->count & (int32_t)w->mask) == 0 && a->nchunks > (a->count >> w->shift) + 1)
+    if ((--a->count & (int32_t)w->arch.mask) == 0 && a->nchunks > (a->count >> w->arch.shift) + 1)
         tecs__arch_trim(w, a);
 }
 
 static inline tecs__record *tecs__ei_alive(const tecs_world_t *w, tecs_entity_t e)
 {
     uint32_t index = TECS_ENTITY_INDEX(e);
-    if (TECS__UNLIKELY(index >= (uint32_t)w->nrecs))
+    if (TECS__UNLIKELY(index >= (uint32_t)w->ei.nrecs))
         return NULL;
     tecs__record *r = &w->recs[index];
     if (TECS__UNLIKELY(r->gen != TECS_ENTITY_GENERATION(e) || r->arch >= TECS__ARCH_RETIRED))
@@ -831,7 +851,7 @@ static inline tecs__record *tecs__ei_alive(const tecs_world_t *w, tecs_entity_t 
 static inline tecs__record *tecs__ei_known(const tecs_world_t *w, tecs_entity_t e)
 {
     uint32_t index = TECS_ENTITY_INDEX(e);
-    if (TECS__UNLIKELY(index >= (uint32_t)w->nrecs))
+    if (TECS__UNLIKELY(index >= (uint32_t)w->ei.nrecs))
         return NULL;
     tecs__record *r = &w->recs[index];
     if (r->gen != TECS_ENTITY_GENERATION(e) || r->arch == TECS__ARCH_DEAD ||
@@ -844,8 +864,8 @@ static inline tecs__record *tecs__ei_known(const tecs_world_t *w, tecs_entity_t 
 ** there already. */
 static inline tecs_err_t tecs__ei_reserve1(tecs_world_t *w)
 {
-    if (TECS__LIKELY(w->nalive + w->npending < w->max_entities &&
-                     (w->nfree > 0 || w->nrecs < w->cap_recs)))
+    if (TECS__LIKELY(w->ei.nalive + w->ei.npending < w->ei.max_entities &&
+                     (w->ei.nfree > 0 || w->ei.nrecs < w->ei.cap_recs)))
         return TECS_OK;
     return tecs__ei_reserve(w, 1);
 }
@@ -854,16 +874,16 @@ static inline tecs_entity_t tecs__ei_take(tecs_world_t *w)
 {
     uint32_t index;
     tecs__record *r;
-    if (w->free_head != TECS__NO_SLOT) {
-        index = w->free_head;
+    if (w->ei.free_head != TECS__NO_SLOT) {
+        index = w->ei.free_head;
         r = &w->recs[index];
-        w->free_head = r->row;
-        if (w->free_head == TECS__NO_SLOT)
-            w->free_tail = TECS__NO_SLOT;
-        w->nfree--;
+        w->ei.free_head = r->row;
+        if (w->ei.free_head == TECS__NO_SLOT)
+            w->ei.free_tail = TECS__NO_SLOT;
+        w->ei.nfree--;
     } else {
-        assert(w->nrecs < w->cap_recs);
-        index = (uint32_t)w->nrecs++;
+        assert(w->ei.nrecs < w->ei.cap_recs);
+        index = (uint32_t)w->ei.nrecs++;
         r = &w->recs[index];
         r->gen = 1;
     }
@@ -882,12 +902,12 @@ static inline void tecs__ei_release(tecs_world_t *w, uint32_t index)
     r->gen++;
     r->arch = TECS__ARCH_DEAD;
     r->row = TECS__NO_SLOT;
-    if (w->free_tail == TECS__NO_SLOT)
-        w->free_head = index;
+    if (w->ei.free_tail == TECS__NO_SLOT)
+        w->ei.free_head = index;
     else
-        w->recs[w->free_tail].row = index;
-    w->free_tail = index;
-    w->nfree++;
+        w->recs[w->ei.free_tail].row = index;
+    w->ei.free_tail = index;
+    w->ei.nfree++;
 }
 
 /* The registry entry of column col (entries move when the registry grows,
@@ -895,7 +915,7 @@ static inline void tecs__ei_release(tecs_world_t *w, uint32_t index)
 static inline const tecs__comp *tecs__col_info(const tecs_world_t *w, const tecs_archetype_t *a,
                                                int32_t col)
 {
-    return &w->comps[a->col_comp[col]];
+    return &w->comp.comps[a->col_comp[col]];
 }
 
 static inline tecs_archetype_t *tecs__rec_arch(const tecs_world_t *w, const tecs__record *r)
@@ -953,7 +973,7 @@ static TECS__INLINE void tecs__move_row_with(tecs_world_t *w, tecs__record *r, t
     uint32_t src = r->row, dst = (uint32_t)b->count++;
     /* The two chunks' column pointers ([0] the ids, [1 + j] column j). */
     char *const *sc = tecs__chunk_of(a, w, src), *const *dc = tecs__chunk_of(b, w, dst);
-    const size_t si = src & w->mask, di = dst & w->mask;
+    const size_t si = src & w->arch.mask, di = dst & w->arch.mask;
     tecs__chunk_ents(dc)[di] = tecs__chunk_ents(sc)[si];
     const uint32_t *size = b->col_size;
     const int32_t n = b->ncols, same = k < 0 ? n : k;   /* columns below k line up */
@@ -995,8 +1015,8 @@ static TECS__INLINE void tecs__move_row_with(tecs_world_t *w, tecs__record *r, t
 static inline bool tecs__quiet_add(const tecs_world_t *w, const tecs_archetype_t *b,
                                    tecs_comp_t c)
 {
-    const tecs__comp *ci = &w->comps[c];
-    return b->plain && !w->watch_moves && (ci->veto | ci->watch) == 0 &&
+    const tecs__comp *ci = &w->comp.comps[c];
+    return b->plain && !w->bus.watch_moves && (ci->veto | ci->watch) == 0 &&
            tecs__arch_has_rows(w, b, 1);
 }
 
@@ -1005,7 +1025,7 @@ static inline bool tecs__quiet_add(const tecs_world_t *w, const tecs_archetype_t
 static inline bool tecs__quiet_remove(const tecs_world_t *w, const tecs_archetype_t *b,
                                       tecs_comp_t c)
 {
-    return !w->watch_moves && w->comps[c].watch == 0 && tecs__arch_has_rows(w, b, 1);
+    return !w->bus.watch_moves && w->comp.comps[c].watch == 0 && tecs__arch_has_rows(w, b, 1);
 }
 
 /* The quiet add of c to the entity of record r through its hop, if the hop
@@ -1013,7 +1033,7 @@ static inline bool tecs__quiet_remove(const tecs_world_t *w, const tecs_archetyp
 static TECS__INLINE bool tecs__add_quick(tecs_world_t *w, tecs__record *r, tecs_comp_t c,
                                          const void *value)
 {
-    const tecs__hop *h = &w->hop_add[c];
+    const tecs__hop *h = &w->store.hop_add[c];
     if (TECS__LIKELY(c < TECS__HOPS) && TECS__LIKELY(tecs__hop_at(h, r)) &&
         tecs__quiet_add(w, h->to, c)) {
         tecs__move_row_with(w, r, h->from, h->to, h->col, true, value, true);
@@ -1025,7 +1045,7 @@ static TECS__INLINE bool tecs__add_quick(tecs_world_t *w, tecs__record *r, tecs_
 /* The quiet remove of c, as tecs__add_quick. */
 static TECS__INLINE bool tecs__remove_quick(tecs_world_t *w, tecs__record *r, tecs_comp_t c)
 {
-    const tecs__hop *h = &w->hop_rem[c];
+    const tecs__hop *h = &w->store.hop_rem[c];
     if (TECS__LIKELY(c < TECS__HOPS) && TECS__LIKELY(tecs__hop_at(h, r)) &&
         tecs__quiet_remove(w, h->to, c)) {
         tecs__move_row_with(w, r, h->from, h->to, h->col, false, NULL, true);

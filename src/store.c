@@ -41,7 +41,7 @@ static tecs_err_t veto_births(tecs_world_t *w, tecs_archetype_t *a, int32_t n,
 {
     for (int32_t i = 0; i < a->ncomps; i++) {
         tecs_comp_t c = a->comps[i];
-        if (TECS__LIKELY(w->comps[c].veto == 0))
+        if (TECS__LIKELY(w->comp.comps[c].veto == 0))
             continue;
         const void *src = NULL;
         for (int32_t v = 0; v < nvals; v++)
@@ -57,23 +57,23 @@ static tecs_err_t veto_births(tecs_world_t *w, tecs_archetype_t *a, int32_t n,
 /* Components of a whose changes some listener may veto. */
 static inline bool any_vetoing(const tecs_world_t *w, const tecs_archetype_t *a)
 {
-    if (TECS__LIKELY(!w->watch_vetoes))
+    if (TECS__LIKELY(!w->bus.watch_vetoes))
         return false;
     for (int32_t i = 0; i < a->ncomps; i++)
-        if (w->comps[a->comps[i]].veto)
+        if (w->comp.comps[a->comps[i]].veto)
             return true;
     return false;
 }
 
 static inline bool watched(const tecs_world_t *w, tecs_comp_t c)
 {
-    return w->comps[c].watch != 0;
+    return w->comp.comps[c].watch != 0;
 }
 
 /* Events for every component of the entity at row (births, deaths). */
 static void emit_all(tecs_world_t *w, int ev, tecs_archetype_t *a, uint32_t row, tecs_entity_t e)
 {
-    if (!w->watch_comps)
+    if (!w->bus.watch_comps)
         return;
     for (int32_t i = 0; i < a->ncomps; i++) {
         tecs_comp_t c = a->comps[i];
@@ -85,40 +85,40 @@ static void emit_all(tecs_world_t *w, int ev, tecs_archetype_t *a, uint32_t row,
 }
 
 /* REMOVE events for e losing c (0: every component, a destroy), while its
-** row still holds the values: w->leaving names it meanwhile, so that an
+** row still holds the values: w->store.leaving names it meanwhile, so that an
 ** index made or rebuilt by a callback of these events does not take what
 ** is leaving (the events it would need have gone by). */
 static TECS__NOINLINE void emit_leaving(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c,
                                         tecs_archetype_t *a, uint32_t row, const void *p)
 {
-    tecs_entity_t was = w->leaving;
-    tecs_comp_t was_comp = w->leaving_comp;
-    w->leaving = e;
-    w->leaving_comp = c;
+    tecs_entity_t was = w->store.leaving;
+    tecs_comp_t was_comp = w->store.leaving_comp;
+    w->store.leaving = e;
+    w->store.leaving_comp = c;
     if (c)
         tecs__emit_comp(w, TECS__EV_REMOVE, e, c, p);
     else
         emit_all(w, TECS__EV_REMOVE, a, row, e);
-    w->leaving = was;
-    w->leaving_comp = was_comp;
+    w->store.leaving = was;
+    w->store.leaving_comp = was_comp;
 }
 
 /* The events of e's death (REMOVE of each component, then the move out,
-** LEAVE), while its row still holds it: w->leaving names it throughout, so
+** LEAVE), while its row still holds it: w->store.leaving names it throughout, so
 ** that an index made by a callback of either does not take it. */
 static TECS__NOINLINE void emit_dying(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *a,
                                       uint32_t row)
 {
-    tecs_entity_t was = w->leaving;
-    tecs_comp_t was_comp = w->leaving_comp;
-    w->leaving = e;
-    w->leaving_comp = 0;
-    if (w->watch_comps)
+    tecs_entity_t was = w->store.leaving;
+    tecs_comp_t was_comp = w->store.leaving_comp;
+    w->store.leaving = e;
+    w->store.leaving_comp = 0;
+    if (w->bus.watch_comps)
         emit_leaving(w, e, 0, a, row, NULL);
-    if (w->watch_moves)
+    if (w->bus.watch_moves)
         tecs__emit_move(w, e, a, NULL);
-    w->leaving = was;
-    w->leaving_comp = was_comp;
+    w->store.leaving = was;
+    w->store.leaving_comp = was_comp;
 }
 
 /* ---- births ---------------------------------------------------------- */
@@ -158,7 +158,7 @@ static void construct_run(tecs_world_t *w, tecs_archetype_t *a, int32_t col, uin
 {
     const tecs__comp *ci = tecs__col_info(w, a, col);
     while (n > 0) {
-        int32_t room = (int32_t)(w->rows - (row & w->mask));
+        int32_t room = (int32_t)(w->arch.rows - (row & w->arch.mask));
         int32_t k = n < room ? n : room;
         void *dst = tecs__col_ptr(a, w, col, row);
         if (src && a->plain && k == 1) {
@@ -194,7 +194,7 @@ static void vals_by_col(tecs_archetype_t *a, int32_t nvals, const tecs_value_t *
 static TECS__NOINLINE void announce_births(tecs_world_t *w, tecs_archetype_t *a, uint32_t row,
                                            int32_t n, int32_t nvals, const tecs_value_t *vals)
 {
-    bool any = w->watch_moves;
+    bool any = w->bus.watch_moves;
     for (int32_t i = 0; i < a->ncomps && !any; i++)
         any = watched(w, a->comps[i]);
     if (!any)
@@ -202,7 +202,7 @@ static TECS__NOINLINE void announce_births(tecs_world_t *w, tecs_archetype_t *a,
     for (int32_t k = 0; k < n; k++) {
         uint32_t r = row + (uint32_t)k;
         tecs_entity_t e = *tecs__ent_ptr(a, w, r);
-        if (w->watch_moves)
+        if (w->bus.watch_moves)
             tecs__emit_move(w, e, NULL, a);
         emit_all(w, TECS__EV_ADD, a, r, e);
         for (int32_t i = 0; i < nvals; i++) {
@@ -217,7 +217,7 @@ static TECS__NOINLINE void announce_births(tecs_world_t *w, tecs_archetype_t *a,
 static inline void emit_births(tecs_world_t *w, tecs_archetype_t *a, uint32_t row, int32_t n,
                                int32_t nvals, const tecs_value_t *vals)
 {
-    if (TECS__UNLIKELY(w->watch_moves || w->watch_comps))
+    if (TECS__UNLIKELY(w->bus.watch_moves || w->bus.watch_comps))
         announce_births(w, a, row, n, nvals, vals);
 }
 
@@ -230,7 +230,7 @@ static void commit_bulk(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_en
     uint32_t row0 = (uint32_t)a->count;
     for (int32_t done = 0; done < n;) {
         uint32_t row = row0 + (uint32_t)done;
-        int32_t room = (int32_t)(w->rows - (row & w->mask));
+        int32_t room = (int32_t)(w->arch.rows - (row & w->arch.mask));
         int32_t k = n - done < room ? n - done : room;
         tecs_entity_t *ents = tecs__ent_ptr(a, w, row);
         for (int32_t i = 0; i < k; i++) {
@@ -249,7 +249,7 @@ static void commit_bulk(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_en
     for (int32_t c = 0; c < a->ncols; c++)
         construct_run(w, a, c, row0, n, src[c]);
     a->count += n;
-    w->nalive += n;
+    w->ei.nalive += n;
     emit_births(w, a, row0, n, nvals, vals);
 }
 
@@ -259,7 +259,7 @@ static void commit_birth(tecs_world_t *w, tecs_archetype_t *a, tecs_entity_t e, 
 {
     uint32_t row = (uint32_t)a->count++;
     char *const *chunk = tecs__chunk_of(a, w, row);
-    size_t i = row & w->mask;
+    size_t i = row & w->arch.mask;
     tecs__chunk_ents(chunk)[i] = e;
     tecs__record *r = &w->recs[TECS_ENTITY_INDEX(e)];
     r->arch = a->id;
@@ -272,8 +272,8 @@ static void commit_birth(tecs_world_t *w, tecs_archetype_t *a, tecs_entity_t e, 
         tecs__construct_one(w, tecs__col_info(w, a, c), tecs__chunk_col(chunk, c) + i * a->col_size[c],
                       src);
     }
-    w->npending--;
-    w->nalive++;
+    w->ei.npending--;
+    w->ei.nalive++;
     emit_births(w, a, row, 1, nvals, vals);
 }
 
@@ -285,7 +285,7 @@ static tecs_err_t veto_built(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
     for (int32_t i = 0; i < a->ncomps; i++) {
         tecs_comp_t c = a->comps[i];
         int32_t col = tecs__arch_col(a, c);
-        if (w->comps[c].veto == 0 || col < 0)
+        if (w->comp.comps[c].veto == 0 || col < 0)
             continue;
         tecs_err_t err = tecs__veto(w, TECS__EV_ADD, 0, c, tecs__col_ptr(a, w, col, row), 1);
         if (err)
@@ -330,8 +330,8 @@ static tecs_err_t commit_birth_with(tecs_world_t *w, tecs_archetype_t *a, tecs_e
     }
     w->recs[TECS_ENTITY_INDEX(e)].row = init.row;
     w->recs[TECS_ENTITY_INDEX(e)].arch = a->id;
-    w->npending--;
-    w->nalive++;
+    w->ei.npending--;
+    w->ei.nalive++;
     emit_births(w, a, init.row, 1, 0, NULL);
     return TECS_OK;
 }
@@ -354,7 +354,7 @@ tecs_err_t tecs__birth(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *a,
     if (err && err != TECS_ENOMEM) {
         /* Refused for good (a unique key taken): the birth is cancelled. */
         tecs__ei_release(w, TECS_ENTITY_INDEX(e));
-        w->npending--;
+        w->ei.npending--;
     }
     return err;
 }
@@ -369,7 +369,7 @@ static TECS__INLINE uint32_t run_chunk_sized(tecs_world_t *w, tecs_archetype_t *
                                              uint32_t vsize)
 {
     char *const *chunk = tecs__chunk_of(a, w, row);
-    const size_t i0 = row & w->mask, room = w->rows - i0;
+    const size_t i0 = row & w->arch.mask, room = w->arch.rows - i0;
     tecs_entity_t *const ents = tecs__chunk_ents(chunk) + i0;
     char *const dst = col >= 0 ? tecs__chunk_col(chunk, col) + i0 * vsize : NULL;
     const uint32_t id = a->id;
@@ -421,8 +421,8 @@ void tecs__birth_run(tecs_world_t *w, tecs_archetype_t *a, int32_t n, const char
     }
     int32_t placed = (int32_t)row - a->count;
     a->count += placed;
-    w->npending -= placed;
-    w->nalive += placed;
+    w->ei.npending -= placed;
+    w->ei.nalive += placed;
 }
 
 /* ---- moves ----------------------------------------------------------- */
@@ -465,13 +465,13 @@ static TECS__INLINE void move_row(tecs_world_t *w, tecs__record *r, tecs_archety
 static void forget_hops(tecs_world_t *w, const tecs_archetype_t *a)
 {
     static const tecs__hop empty;
-    if (w->kill.from == a)
-        w->kill = empty;
+    if (w->store.kill.from == a)
+        w->store.kill = empty;
     for (int32_t i = 0; i < TECS__HOPS; i++) {
-        if (w->hop_add[i].from == a || w->hop_add[i].to == a)
-            w->hop_add[i] = empty;
-        if (w->hop_rem[i].from == a || w->hop_rem[i].to == a)
-            w->hop_rem[i] = empty;
+        if (w->store.hop_add[i].from == a || w->store.hop_add[i].to == a)
+            w->store.hop_add[i] = empty;
+        if (w->store.hop_rem[i].from == a || w->store.hop_rem[i].to == a)
+            w->store.hop_rem[i] = empty;
     }
 }
 
@@ -479,7 +479,7 @@ static void forget_hops(tecs_world_t *w, const tecs_archetype_t *a)
 static TECS__NOINLINE void after_add(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *a,
                                      tecs_archetype_t *b, tecs_comp_t c, const void *value)
 {
-    if (w->watch_moves)
+    if (w->bus.watch_moves)
         tecs__emit_move(w, e, a, b);
     if (watched(w, c)) {
         int32_t col = tecs__arch_col(b, c);
@@ -529,21 +529,21 @@ static TECS__INLINE tecs_err_t add_to(tecs_world_t *w, tecs_entity_t e, tecs__re
     if (TECS__LIKELY(b != NULL && tecs__quiet_add(w, b, c))) {
         int32_t k = tecs__arch_col(b, c);
         if (c < TECS__HOPS)
-            tecs__hop_set(&w->hop_add[c], a, b, k);
+            tecs__hop_set(&w->store.hop_add[c], a, b, k);
         tecs__move_row_with(w, r, a, b, k, true, value, true);
         return TECS_OK;
     }
     if (TECS__UNLIKELY(b == NULL) && (b = target_with(w, a, c, e)) == NULL)
-        return w->err;
+        return w->base.err;
     tecs_err_t err = tecs__arch_reserve_rows(w, b, 1);
     if (TECS__UNLIKELY(err))
         return undo_target(w, narchs, err);
-    if (TECS__UNLIKELY(w->comps[c].veto) &&
+    if (TECS__UNLIKELY(w->comp.comps[c].veto) &&
         (err = tecs__veto(w, TECS__EV_ADD, e, c, value, 1)))
         return undo_target(w, narchs, err);
     r = &w->recs[TECS_ENTITY_INDEX(e)];     /* the veto may have moved them */
     move_row(w, r, a, b, tecs__arch_col(b, c), true, value);
-    if (TECS__UNLIKELY(w->watch_moves || w->comps[c].watch))
+    if (TECS__UNLIKELY(w->bus.watch_moves || w->comp.comps[c].watch))
         after_add(w, e, a, b, c, value);
     return TECS_OK;
 }
@@ -579,22 +579,22 @@ tecs_err_t tecs__remove_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
     int32_t narchs = w->narchs;
     tecs_archetype_t *b = tecs__edge_rem(w, a, c);
     if (TECS__UNLIKELY(b == NULL) && (b = tecs__arch_without(w, a, c)) == NULL)
-        return w->err;
+        return w->base.err;
     tecs_err_t err = tecs__arch_reserve_rows(w, b, 1);
     if (TECS__UNLIKELY(err))
         return undo_target(w, narchs, err);
     if (TECS__LIKELY(a->plain && tecs__quiet_remove(w, b, c)) && c < TECS__HOPS)
-        tecs__hop_set(&w->hop_rem[c], a, b, k);
-    if (TECS__UNLIKELY(w->comps[c].watch || !a->plain)) {
+        tecs__hop_set(&w->store.hop_rem[c], a, b, k);
+    if (TECS__UNLIKELY(w->comp.comps[c].watch || !a->plain)) {
         void *p = k >= 0 ? tecs__col_ptr(a, w, k, r->row) : NULL;
-        if (w->comps[c].watch)
+        if (w->comp.comps[c].watch)
             emit_leaving(w, e, c, a, r->row, p);
         if (p && tecs__col_info(w, a, k)->dtor)
             tecs__comp_dtor(w, tecs__col_info(w, a, k), p, 1);
         r = &w->recs[TECS_ENTITY_INDEX(e)];  /* callbacks may have moved them */
     }
     move_row(w, r, a, b, k, false, NULL);
-    if (TECS__UNLIKELY(w->watch_moves))
+    if (TECS__UNLIKELY(w->bus.watch_moves))
         tecs__emit_move(w, e, a, b);
     return TECS_OK;
 }
@@ -608,19 +608,19 @@ tecs_err_t tecs__destroy_now(tecs_world_t *w, tecs_entity_t e)
     uint32_t index = TECS_ENTITY_INDEX(e);
     if (r->arch == TECS__ARCH_PENDING) {
         tecs__ei_release(w, index);
-        w->npending--;
+        w->ei.npending--;
         return TECS_OK;
     }
     tecs_archetype_t *a = tecs__rec_arch(w, r);
     uint32_t row = r->row;
-    if (w->watch_comps || w->watch_moves)
+    if (w->bus.watch_comps || w->bus.watch_moves)
         emit_dying(w, e, a, row);
     if (!a->plain)
         for (int32_t c = 0; c < a->ncols; c++)
             tecs__comp_dtor(w, tecs__col_info(w, a, c), tecs__col_ptr(a, w, c, row), 1);
     tecs__arch_remove_row(w, a, row);
     tecs__ei_release(w, index);
-    w->nalive--;
+    w->ei.nalive--;
     return TECS_OK;
 }
 
@@ -641,9 +641,9 @@ tecs_err_t tecs__birth_bulk(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tec
 tecs_err_t tecs__written(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *p)
 {
     tecs_err_t err = TECS_OK;
-    if (w->comps[c].veto)
+    if (w->comp.comps[c].veto)
         err = tecs__veto(w, TECS__EV_SET | TECS__EV_WRITTEN, e, c, p, 1);
-    if (tecs__wants_set(&w->comps[c]))
+    if (tecs__wants_set(&w->comp.comps[c]))
         tecs__emit_comp(w, TECS__EV_SET, e, c, p);
     return err;
 }

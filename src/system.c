@@ -214,7 +214,7 @@ tecs_err_t tecs_system_free(tecs_world_t *w, tecs_system_t id)
     if (w == NULL)
         return TECS_EINVAL;
     if (tecs__enter_object(w))
-        return w->err;
+        return w->base.err;
     sys_entry *e = find(w, id);
     if (e == NULL)
         return err_noent(w, id);
@@ -230,7 +230,7 @@ tecs_err_t tecs_system_enable(tecs_world_t *w, tecs_system_t id, bool enabled)
     if (w == NULL)
         return TECS_EINVAL;
     if (tecs__enter(w))
-        return w->err;
+        return w->base.err;
     sys_entry *e = find(w, id);
     if (e == NULL)
         return err_noent(w, id);
@@ -274,7 +274,7 @@ tecs_err_t tecs_system_stats(tecs_world_t *w, tecs_system_t id, tecs_system_stat
     if (w == NULL)
         return TECS_EINVAL;
     if (tecs__enter_read(w))
-        return w->err;
+        return w->base.err;
     if (out == NULL)
         return tecs__err(w, TECS_EINVAL, "tecs_system_stats: NULL output");
     const sys_entry *e = find(w, id);
@@ -367,11 +367,11 @@ static void run_one(tecs_world_t *w, sys_state *s, int32_t i, double dt)
         return;
     double t0 = now();
     tecs__defer_begin(w);
-    w->cb_depth++;              /* a callback runs (R1): see tecs__cb_begin */
-    tecs_err_t outer_err = w->err;
+    w->base.cb_depth++;              /* a callback runs (R1): see tecs__cb_begin */
+    tecs_err_t outer_err = w->base.err;
     int64_t visited = walk(e->query, e, w, sdt, s->frame);
     tecs__err_restore(w, outer_err);
-    w->cb_depth--;
+    w->base.cb_depth--;
     tecs__defer_end(w);
     double t = now() - t0;
     e = &w->sys->list[i];
@@ -391,12 +391,12 @@ tecs_err_t tecs_progress(tecs_world_t *w, double dt)
         return err;
     if (!(dt >= 0 && dt <= 1e300))
         return tecs__err(w, TECS_EINVAL, "tecs_progress: bad delta time %g", dt);
-    if (w->defer_depth > 0 || w->flushing)
+    if (w->base.defer_depth > 0 || w->cmd.flushing)
         return tecs__err(w, TECS_EBUSY, "tecs_progress cannot run inside an iteration, a "
                          "callback or another frame");
     sys_state *s = state(w);
     if (s == NULL)
-        return w->err;
+        return w->base.err;
     s->in_frame = true;
     s->frame_n = s->n;
     for (int32_t i = 0; i < s->frame_n; i++) {

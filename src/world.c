@@ -34,17 +34,17 @@ tecs_world_t *tecs_world_new_ex(const tecs_world_desc_t *desc)
     if (w == NULL)
         return NULL;
     memset(w, 0, sizeof *w);
-    w->alloc = alloc;
-    w->alloc_ud = d.alloc_ud;
-    w->mem = sizeof *w;
-    w->rows = d.rows_per_chunk ? (uint32_t)d.rows_per_chunk : 1024;
-    while ((1u << w->shift) < w->rows)
-        w->shift++;
-    w->mask = w->rows - 1;
-    w->max_entities = d.max_entities ? d.max_entities : TECS_MAX_ENTITIES;
-    w->max_archetypes = d.max_archetypes ? d.max_archetypes : TECS_MAX_ARCHETYPES;
-    w->free_head = w->free_tail = TECS__NO_SLOT;
-    w->next_comp = 1;
+    w->base.alloc = alloc;
+    w->base.alloc_ud = d.alloc_ud;
+    w->base.mem = sizeof *w;
+    w->arch.rows = d.rows_per_chunk ? (uint32_t)d.rows_per_chunk : 1024;
+    while ((1u << w->arch.shift) < w->arch.rows)
+        w->arch.shift++;
+    w->arch.mask = w->arch.rows - 1;
+    w->ei.max_entities = d.max_entities ? d.max_entities : TECS_MAX_ENTITIES;
+    w->arch.max_archetypes = d.max_archetypes ? d.max_archetypes : TECS_MAX_ARCHETYPES;
+    w->ei.free_head = w->ei.free_tail = TECS__NO_SLOT;
+    w->comp.next_comp = 1;
     /* Archetype 0 is the empty one, where tecs_new puts entities. */
     if (tecs__arch_get(w, 0, NULL) == NULL) {
         tecs_world_free(w);
@@ -62,43 +62,43 @@ tecs_err_t tecs_world_free(tecs_world_t *w)
 {
     if (w == NULL)
         return TECS_OK;
-    if (w->closed != TECS__OPEN)
+    if (w->base.closed != TECS__OPEN)
         return tecs__refuse_closed(w);
-    if (w->cb_depth > 0)
+    if (w->base.cb_depth > 0)
         return tecs__err(w, TECS_EBUSY, "the world cannot be freed inside a callback");
-    w->closed = TECS__FREEING;
-    w->defer_depth = 0;
-    for (int32_t i = 0; i < w->nlisteners; i++)
-        if (w->listeners[i].before_fini)
-            w->listeners[i].before_fini(w, w->listeners[i].ctx);
+    w->base.closed = TECS__FREEING;
+    w->base.defer_depth = 0;
+    for (int32_t i = 0; i < w->bus.nlisteners; i++)
+        if (w->bus.listeners[i].before_fini)
+            w->bus.listeners[i].before_fini(w, w->bus.listeners[i].ctx);
     tecs__cmd_fini(w);
     tecs__arch_destroy_values(w);
-    for (int32_t i = 0; i < w->nlisteners; i++)
-        if (w->listeners[i].on_fini)
-            w->listeners[i].on_fini(w, w->listeners[i].ctx);
-    tecs__free(w, w->listeners, (size_t)w->cap_listeners * sizeof *w->listeners);
+    for (int32_t i = 0; i < w->bus.nlisteners; i++)
+        if (w->bus.listeners[i].on_fini)
+            w->bus.listeners[i].on_fini(w, w->bus.listeners[i].ctx);
+    tecs__free(w, w->bus.listeners, (size_t)w->bus.cap_listeners * sizeof *w->bus.listeners);
     tecs__arch_fini(w);
     tecs__ei_fini(w);
     tecs__comp_fini(w);
-    assert(w->mem == sizeof *w);
-    w->closed = TECS__IN_ALLOC;
-    w->alloc(w->alloc_ud, w, sizeof *w, 0);
+    assert(w->base.mem == sizeof *w);
+    w->base.closed = TECS__IN_ALLOC;
+    w->base.alloc(w->base.alloc_ud, w, sizeof *w, 0);
     return TECS_OK;
 }
 
 int32_t tecs_world_rows_per_chunk(const tecs_world_t *w)
 {
-    return w ? (int32_t)w->rows : 0;
+    return w ? (int32_t)w->arch.rows : 0;
 }
 
 int32_t tecs_world_entity_count(const tecs_world_t *w)
 {
-    return w ? w->nalive : 0;
+    return w ? w->ei.nalive : 0;
 }
 
 int32_t tecs_world_component_count(const tecs_world_t *w)
 {
-    return w ? w->ncomps : 0;
+    return w ? w->comp.ncomps : 0;
 }
 
 int32_t tecs_world_archetype_count(const tecs_world_t *w)
@@ -108,10 +108,10 @@ int32_t tecs_world_archetype_count(const tecs_world_t *w)
 
 size_t tecs_world_memory(const tecs_world_t *w)
 {
-    return w ? w->mem : 0;
+    return w ? w->base.mem : 0;
 }
 
 bool tecs_is_deferred(const tecs_world_t *w)
 {
-    return w != NULL && w->defer_depth > 0;
+    return w != NULL && w->base.defer_depth > 0;
 }
