@@ -21,8 +21,7 @@
 **
 ** So a column of consecutive chunks is one run of memory, and a loop over
 ** the chunks in order streams through it the way it would through one array
-** (the hardware prefetcher does not restart at each chunk: with a block per
-** chunk of 1024 rows, iterating cost 1.5-3x the plain-array loop). Chunk k
+** (the hardware prefetcher does not restart at each chunk). Chunk k
 ** records its group's base, g, and its first row in the group; row r of the
 ** archetype lives in chunk r >> shift at index r & mask, and its value of
 ** column c is at base + g * col_off[c] + (first + (r & mask)) * col_size[c].
@@ -56,6 +55,15 @@
 ** Edges cache the archetype reached by adding or removing one component:
 ** edge_add[c] / edge_rem[c], indexed by component id and grown on demand. The
 ** first move of a kind hashes; every later one is an array load.
+**
+** A new archetype is announced on the bus (on_archetype): queries, caches
+** and indexes take it in whole or refuse it, and a refusal undoes it. This
+** layer also validates what a user passes for an archetype: the handle
+** (tecs__arch_validate) and a value list against it
+** (tecs__arch_validate_vals).
+**
+** Calls: alloc.c, component.c (hooks of moved and destroyed values),
+** event.c (the listener list).
 */
 #include "private.h"
 

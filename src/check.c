@@ -14,7 +14,11 @@
 **             one left open), none was ended twice since the last check
 **             (TECS_EINVAL, reported once).
 **
-** It is O(size of the world) and meant for tests and debug builds.
+** It is O(size of the world) and meant for tests and debug builds. Each
+** layer above the archetypes verifies its own structure
+** (tecs__queries_verify, tecs__indexes_verify, tecs__observers_verify,
+** tecs__systems_verify); this file verifies the layers below and calls
+** those. It sits above every layer it verifies, below world.c.
 */
 #include "private.h"
 

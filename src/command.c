@@ -64,6 +64,11 @@
 ** the apply or flush counts it (w->cmd.dropped, tecs_dropped_changes), and
 ** ends with the last error naming the count and the first cause; a
 ** tecs_delayed_apply* call returns that error.
+**
+** Commands apply through the engine (store.c), as the public calls perform
+** them when the world is not deferred; the public front end (entity.c)
+** queues here. Calls: alloc.c, entity_index.c, component.c, archetype.c,
+** store.c.
 */
 #include "private.h"
 

@@ -5,7 +5,8 @@
 ** optional lifecycle hooks. The registry is an array indexed by component id
 ** (ids are small: 1..TECS_MAX_COMPONENTS-1), so a lookup by id is one load:
 **
-**     comps[id] = { name, size, align, ctor, dtor, copy, move, ctx, watch }
+**     comps[id] = { name, size, align, ctor, dtor, copy, move, ctx,
+**                   watch, watch_noset, veto }
 **
 ** An entry whose name is NULL is a free id. A size of 0 makes a tag: it is
 ** part of an archetype's component set but has no column.
@@ -14,6 +15,14 @@
 ** copied and moved with memcpy, destroyed by doing nothing. The helpers below
 ** take that choice once, so the rest of the library calls one function per
 ** lifecycle step, always for a whole run of values.
+**
+** The three counters at the end of an entry belong to the listeners of the
+** bus (event.c), which keep them: how many listeners want this component's
+** events, how many of those want no SET events, how many may veto its
+** changes. They live here, beside the size and hooks, because the engine's
+** hot paths read them together with those, one cache line per component.
+**
+** Calls: alloc.c.
 */
 #include "private.h"
 

@@ -21,6 +21,11 @@
 ** "cemetery"); free_tail is the newest. A freed slot's generation moves on,
 ** so the old id goes stale. Generations start at 1, so no id is ever 0; a
 ** slot whose generation would wrap is RETIRED and never handed out again.
+**
+** The lookups (tecs__ei_alive, tecs__ei_known), taking and releasing a
+** slot are inline (entity_index.h): they are on every hot path.
+**
+** Calls: alloc.c.
 */
 #include "private.h"
 

@@ -1,7 +1,7 @@
 /*
 ** observer.c — component hooks, observers and query membership events.
 **
-** entity.c raises two kinds of low-level events to the world's listeners:
+** The engine (store.c) raises two kinds of low-level events on the bus:
 ** a component event (ADD / SET / REMOVE of component c on entity e, raised
 ** only while comps[c].watch > 0) and a move event (e went from archetype A
 ** to B; A is NULL at birth, B NULL at death; raised while watch_moves).
@@ -29,7 +29,7 @@
 ** events are wanted while a membership observer lives (or another listener
 ** wants them). Nobody pays for events nobody watches.
 **
-** Callbacks run with the world deferred (entity.c raises events that way):
+** Callbacks run with the world deferred (the bus raises events that way):
 ** their structural changes go to the command buffer and are applied after
 ** the change being announced, in order, by the flush loop; chains of changes
 ** made by observers are a loop there, not a recursion here.
@@ -43,6 +43,8 @@
 ** as destroyed (REMOVE events, then LEAVE), archetypes in creation order,
 ** rows in order; the world is closed meanwhile (TECS__FREEING), so those
 ** callbacks may read but every change they try is refused.
+**
+** Calls: alloc.c, entity_index.c, event.c (it is a listener), query.c.
 */
 #include "private.h"
 

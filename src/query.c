@@ -36,6 +36,10 @@
 **
 ** tecs_query_each and tecs_query_collect at the end of this file use the
 ** public API only.
+**
+** Calls: alloc.c, component.c, event.c (it listens for new archetypes, and
+** reports writes as SET events, after a veto), command.c (an iteration
+** defers the world).
 */
 #include "private.h"
 

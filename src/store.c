@@ -1,23 +1,28 @@
 /*
-** store.c — the engine: a structural change performed now.
+** store.c — the engine: a structural change performed now (births, moves
+** between archetypes, destroys), for the public front end (entity.c) and
+** for the command buffer (command.c) when it applies.
 **
 ** Every structural change is the same three steps:
 **
-**     1. check:    the arguments, then reserve everything that could fail
-**                  (record slots, target archetype, rows in its chunks),
-**                  then ask checking listeners (a unique index may refuse
-**                  a key; indexes reserve room) about the new values;
+**     1. validate: the arguments (the front end and archetype.c do the
+**                  user's; the engine the entity and component), then
+**                  reserve everything that could fail (record slots,
+**                  target archetype, rows in its chunks), then ask the
+**                  vetoing listeners (a unique index may refuse a key;
+**                  indexes reserve room) about the new values;
 **     2. announce: REMOVE events, while the old value still exists;
 **     3. commit:   move / construct / destroy values, fix the records,
 **                  then ADD and SET events for what now exists.
 **
 ** Step 3 cannot fail, so a failed call has changed nothing. A value written
-** before anyone could ask (tecs_modified, a query's write term) is checked
-** after the fact: a refusing listener restores its field (TECS__EV_WRITTEN). Listeners (field
-** indexes, observers) and lifecycle hooks run with the world deferred: a
-** structural change they make is queued, and applied once the outer call is
-** done (tecs__settle). A queued birth may grow the records, so no record pointer
-** is kept across a hook or an event: it is fetched again by index.
+** before anyone could ask (tecs_modified, a query's write term) is vetoed
+** after the fact: a refusing listener restores its field
+** (TECS__EV_WRITTEN). Listeners (field indexes, observers) and lifecycle
+** hooks run with the world deferred: a structural change they make is
+** queued, and applied once the outer call is done (tecs__settle, in the
+** front end). A queued birth may grow the records, so no record pointer is
+** kept across a hook or an event: it is fetched again by index.
 **
 ** Moving an entity from archetype A to B (add or remove one component):
 **
@@ -28,12 +33,16 @@
 ** Values shared by A and B are moved (move hook or memcpy), a new component
 ** is constructed (or copied from the value tecs_set gave), a removed one was
 ** destroyed in step 2. The target is found through A's edge for that
-** component: an array load once the edge is known.
+** component (an array load once the edge is known), or through a hop (see
+** below). The quiet moves through a hop and the row move itself are inline
+** in store.h, so that the front end's tecs_add, tecs_remove and tecs_set
+** run them without a call.
 **
-** While the world is deferred (an iteration is open), the public functions
-** below hand the change to the command buffer instead (command.c).
-*/
-#include "private.h"
+** The engine owns the hops and `leaving` (store state in store.h). It never
+** queues: the front end decides between now and later.
+**
+** Calls: alloc.c, entity_index.c, component.c, event.c, archetype.c.
+*/#include "private.h"
 
 /* Ask about n births into a, values from vals (NULL: default). */
 static tecs_err_t veto_births(tecs_world_t *w, tecs_archetype_t *a, int32_t n,

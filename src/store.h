@@ -163,9 +163,10 @@ static inline bool tecs__quiet_remove(const tecs_world_t *w, const tecs_archetyp
 static TECS__INLINE bool tecs__add_quick(tecs_world_t *w, tecs__record *r, tecs_comp_t c,
                                          const void *value)
 {
+    if (TECS__UNLIKELY(c >= TECS__HOPS))
+        return false;
     const tecs__hop *h = &w->store.hop_add[c];
-    if (TECS__LIKELY(c < TECS__HOPS) && TECS__LIKELY(tecs__hop_at(h, r)) &&
-        tecs__quiet_add(w, h->to, c)) {
+    if (TECS__LIKELY(tecs__hop_at(h, r)) && tecs__quiet_add(w, h->to, c)) {
         tecs__move_row_with(w, r, h->from, h->to, h->col, true, value, true);
         return true;
     }
@@ -175,9 +176,10 @@ static TECS__INLINE bool tecs__add_quick(tecs_world_t *w, tecs__record *r, tecs_
 /* The quiet remove of c, as tecs__add_quick. */
 static TECS__INLINE bool tecs__remove_quick(tecs_world_t *w, tecs__record *r, tecs_comp_t c)
 {
+    if (TECS__UNLIKELY(c >= TECS__HOPS))
+        return false;
     const tecs__hop *h = &w->store.hop_rem[c];
-    if (TECS__LIKELY(c < TECS__HOPS) && TECS__LIKELY(tecs__hop_at(h, r)) &&
-        tecs__quiet_remove(w, h->to, c)) {
+    if (TECS__LIKELY(tecs__hop_at(h, r)) && tecs__quiet_remove(w, h->to, c)) {
         tecs__move_row_with(w, r, h->from, h->to, h->col, false, NULL, true);
         return true;
     }

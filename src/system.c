@@ -34,6 +34,9 @@
 ** Timing uses clock_gettime(CLOCK_MONOTONIC), hence the POSIX feature macro.
 ** The worker pool of DESIGN.md (systems with disjoint read/write sets in
 ** parallel) is not built yet: systems run one after another.
+**
+** Calls: alloc.c, event.c (it is a listener), command.c (a frame defers
+** the world), query.c.
 */
 #define _POSIX_C_SOURCE 199309L
 #include "private.h"
