@@ -176,7 +176,8 @@ static void refuse_fat(tecs_world_t *w, const tecs_archetype_t *a)
     }
     tecs__err(w, TECS_ELIMIT, "a row of %llu bytes ('%s' has %u) times %u rows per chunk "
               "passes the chunk budget of %d MiB", (unsigned long long)row,
-              w->comp.comps[big].name, w->comp.comps[big].size, w->arch.rows, TECS_MAX_CHUNK_BYTES >> 20);
+              w->comp.comps[big].name, w->comp.comps[big].size, w->arch.rows,
+              TECS_MAX_CHUNK_BYTES >> 20);
 }
 
 /* Lay the columns out in a chunk; false if a chunk would pass the budget,
@@ -670,7 +671,7 @@ tecs_err_t tecs__arch_validate(tecs_world_t *w, const tecs_archetype_t *a)
 }
 
 tecs_err_t tecs__arch_validate_vals(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals,
-                            const tecs_value_t *vals)
+                                    const tecs_value_t *vals)
 {
     if (nvals < 0)
         return tecs__err(w, TECS_EINVAL, "value list: negative count %d", nvals);

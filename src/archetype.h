@@ -89,7 +89,7 @@ static inline int32_t tecs__arch_col(const tecs_archetype_t *a, tecs_comp_t c)
 tecs_err_t tecs__arch_validate(tecs_world_t *w, const tecs_archetype_t *a);
 /* Validate a value list against an archetype. */
 tecs_err_t tecs__arch_validate_vals(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals,
-                            const tecs_value_t *vals);
+                                    const tecs_value_t *vals);
 
 
 typedef struct tecs__arch_state {

@@ -821,8 +821,8 @@ static tecs_err_t apply_set(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, con
             return TECS_OK;
         if (value) {
             const tecs__record *r = tecs__ei_alive(w, e);
-            tecs__comp_copy(w, &w->comp.comps[c], tecs__col_ptr(tecs__rec_arch(w, r), w, col, r->row),
-                            value, 1);
+            void *p = tecs__col_ptr(tecs__rec_arch(w, r), w, col, r->row);
+            tecs__comp_copy(w, &w->comp.comps[c], p, value, 1);
         }
         return apply_modified(w, e, c);     /* refused: the write is undone */
     }

@@ -105,11 +105,13 @@ tecs_comp_t tecs_component_new(tecs_world_t *w, const tecs_component_desc_t *d)
         return 0;
     }
     int32_t old_cap = w->comp.cap_comps;
-    if (tecs__grow(w, (void **)&w->comp.comps, &w->comp.cap_comps, (int32_t)id + 1, sizeof *w->comp.comps)) {
+    if (tecs__grow(w, (void **)&w->comp.comps, &w->comp.cap_comps, (int32_t)id + 1,
+                   sizeof *w->comp.comps)) {
         tecs__free(w, name, len + 1);
         return 0;
     }
-    memset(w->comp.comps + old_cap, 0, (size_t)(w->comp.cap_comps - old_cap) * sizeof *w->comp.comps);
+    memset(w->comp.comps + old_cap, 0,
+           (size_t)(w->comp.cap_comps - old_cap) * sizeof *w->comp.comps);
     memcpy(name, d->name, len + 1);
     w->comp.comps[id] = (tecs__comp){
         .name = name, .name_len = len, .size = (uint32_t)d->size,

@@ -297,7 +297,8 @@ tecs_err_t tecs_set(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void 
         if (col == TECS__COL_TAG)
             return TECS_OK;
         /* A registered c is added with its value now. */
-        if (TECS__LIKELY(w->base.defer_depth == 0 && value != NULL && tecs__comp_get(w, c) != NULL)) {
+        if (TECS__LIKELY(w->base.defer_depth == 0 && value != NULL &&
+                         tecs__comp_get(w, c) != NULL)) {
             err = TECS__LIKELY(tecs__add_quick(w, r, c, value)) ? TECS_OK
                                                                : tecs__add_to(w, e, r, a, c, value);
             tecs__settle(w);

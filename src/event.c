@@ -44,7 +44,7 @@ void tecs__emit_comp(tecs_world_t *w, int ev, tecs_entity_t e, tecs_comp_t c, co
 }
 
 tecs_err_t tecs__veto(tecs_world_t *w, int ev, tecs_entity_t e, tecs_comp_t c,
-                            const void *vals, int32_t n)
+                      const void *vals, int32_t n)
 {
     tecs_err_t err = TECS_OK;
     w->base.defer_depth++;

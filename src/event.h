@@ -33,7 +33,7 @@ typedef void (*tecs__move_event_fn)(tecs_world_t *w, void *ctx, tecs_entity_t e,
 ** With TECS__EV_SET | TECS__EV_WRITTEN the value is already in place (n 1):
 ** a refusing listener restores its own field before returning the error. */
 typedef tecs_err_t (*tecs__veto_fn)(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e,
-                                     tecs_comp_t c, const void *vals, int32_t n);
+                                    tecs_comp_t c, const void *vals, int32_t n);
 
 typedef struct tecs__listener {
     tecs__arch_listener_fn on_archetype;
@@ -55,7 +55,7 @@ typedef struct tecs__listener {
 tecs_err_t tecs__listen(tecs_world_t *w, const tecs__listener *l);
 /* Ask every vetoing listener whether a change to c may happen. */
 tecs_err_t tecs__veto(tecs_world_t *w, int ev, tecs_entity_t e, tecs_comp_t c,
-                            const void *vals, int32_t n);
+                      const void *vals, int32_t n);
 /* Raise a component event to every listener (only if c is watched). */
 void tecs__emit_comp(tecs_world_t *w, int ev, tecs_entity_t e, tecs_comp_t c, const void *ptr);
 /* Tell every listener that e moved from one archetype to another. */

@@ -359,7 +359,8 @@ enum { ITER_FRESH, ITER_RUNNING, ITER_DONE };
 /* Note a new iteration open: its serial, or 0 (out of memory). */
 static uint32_t iter_open(tecs_world_t *w)
 {
-    if (tecs__grow(w, (void **)&w->query.iters, &w->query.cap_iters, w->query.niters + 1, sizeof *w->query.iters)) {
+    if (tecs__grow(w, (void **)&w->query.iters, &w->query.cap_iters, w->query.niters + 1,
+                   sizeof *w->query.iters)) {
         tecs__err(w, TECS_ENOMEM, "out of memory opening an iteration");
         return 0;
     }
@@ -383,7 +384,8 @@ static inline bool iter_live(const tecs_iter_t *it)
 {
     const tecs_world_t *w = it->world;
     int32_t n = w->query.niters;
-    return (n > 0 && w->query.iters[n - 1] == it->priv_.serial) || iter_find(w, it->priv_.serial) >= 0;
+    return (n > 0 && w->query.iters[n - 1] == it->priv_.serial) ||
+           iter_find(w, it->priv_.serial) >= 0;
 }
 
 /* Take the iteration out of the table; false if it was not there. */
@@ -392,7 +394,8 @@ static bool iter_close(tecs_world_t *w, uint32_t serial)
     int32_t i = iter_find(w, serial);
     if (i < 0)
         return false;
-    memmove(w->query.iters + i, w->query.iters + i + 1, (size_t)(w->query.niters - 1 - i) * sizeof *w->query.iters);
+    memmove(w->query.iters + i, w->query.iters + i + 1,
+            (size_t)(w->query.niters - 1 - i) * sizeof *w->query.iters);
     w->query.niters--;
     return true;
 }

@@ -46,7 +46,7 @@
 
 /* Ask about n births into a, values from vals (NULL: default). */
 static tecs_err_t veto_births(tecs_world_t *w, tecs_archetype_t *a, int32_t n,
-                               int32_t nvals, const tecs_value_t *vals)
+                              int32_t nvals, const tecs_value_t *vals)
 {
     for (int32_t i = 0; i < a->ncomps; i++) {
         tecs_comp_t c = a->comps[i];
@@ -278,8 +278,8 @@ static void commit_birth(tecs_world_t *w, tecs_archetype_t *a, tecs_entity_t e, 
         for (int32_t v = 0; v < nvals; v++)
             if (vals[v].comp == a->col_comp[c])
                 src = vals[v].ptr;
-        tecs__construct_one(w, tecs__col_info(w, a, c), tecs__chunk_col(chunk, c) + i * a->col_size[c],
-                      src);
+        tecs__construct_one(w, tecs__col_info(w, a, c),
+                            tecs__chunk_col(chunk, c) + i * a->col_size[c], src);
     }
     w->ei.npending--;
     w->ei.nalive++;

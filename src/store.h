@@ -75,7 +75,7 @@ typedef struct tecs__store_state {
 
 /* Construct one value at to, copied from value if given. */
 static inline void tecs__construct_one(tecs_world_t *w, const tecs__comp *ci, void *to,
-                                 const void *value)
+                                       const void *value)
 {
     if (value == NULL) {
         if (ci->ctor)
@@ -98,8 +98,8 @@ static inline void tecs__construct_one(tecs_world_t *w, const tecs__comp *ci, vo
 ** already. Rows must be reserved in b. With hooks, each value moves through
 ** its hook; plain values are copied. */
 static TECS__INLINE void tecs__move_row_with(tecs_world_t *w, tecs__record *r, tecs_archetype_t *a,
-                                       tecs_archetype_t *b, int32_t k, bool adding,
-                                       const void *value, bool plain)
+                                             tecs_archetype_t *b, int32_t k, bool adding,
+                                             const void *value, bool plain)
 {
     uint32_t src = r->row, dst = (uint32_t)b->count++;
     /* The two chunks' column pointers ([0] the ids, [1 + j] column j). */
