@@ -1,8 +1,9 @@
 /*
 ** alloc.h — the allocator, the error state, the callback depths (alloc.c).
-** Its types, its state and its interface; then, in private.h's second pass
-** (TECS__WORLD_DONE, once tecs_world_t is complete), its inline functions.
-** Included by private.h only.
+** Its types, its state and its interface, and its inline functions too:
+** they reach the world's base state through tecs__base_of, not through
+** tecs_world_t, so they need no second pass and cannot touch any other
+** layer's state. Included by private.h only.
 */
 #ifndef TECS_ALLOC_H
 #define TECS_ALLOC_H
@@ -61,30 +62,33 @@ typedef struct tecs__base {
                                    not 0, structural changes are queued     */
 } tecs__base;
 
-#endif /* TECS_ALLOC_H */
-
-#if defined(TECS__WORLD_DONE) && !defined(TECS_ALLOC_INLINES)
-#define TECS_ALLOC_INLINES
+/* The base state of w. It is the world's first member (private.h asserts
+** it), so this layer's inline functions reach it without seeing the rest
+** of the world. */
+static inline tecs__base *tecs__base_of(tecs_world_t *w)
+{
+    return (tecs__base *)(void *)w;
+}
 
 /* (The refusal returns the constant, so that the compiler knows the caller
 ** leaves at once and keeps the caller's fast path free of saved registers.) */
 static inline tecs_err_t tecs__enter(tecs_world_t *w)
 {
-    if (TECS__UNLIKELY(w->base.closed != TECS__OPEN)) {
+    if (TECS__UNLIKELY(tecs__base_of(w)->closed != TECS__OPEN)) {
         tecs__refuse_closed(w);
         return TECS_EBUSY;
     }
-    w->base.err = TECS_OK;
+    tecs__base_of(w)->err = TECS_OK;
     return TECS_OK;
 }
 
 static inline tecs_err_t tecs__enter_read(tecs_world_t *w)
 {
-    if (TECS__UNLIKELY(w->base.closed == TECS__IN_ALLOC)) {
+    if (TECS__UNLIKELY(tecs__base_of(w)->closed == TECS__IN_ALLOC)) {
         tecs__refuse_closed(w);
         return TECS_EBUSY;
     }
-    w->base.err = TECS_OK;
+    tecs__base_of(w)->err = TECS_OK;
     return TECS_OK;
 }
 
@@ -93,7 +97,7 @@ static inline tecs_err_t tecs__enter_read(tecs_world_t *w)
 ** calls, not for the caller of the outer call. */
 static inline void tecs__err_restore(tecs_world_t *w, tecs_err_t outer)
 {
-    if (TECS__UNLIKELY(w->base.err != outer))
+    if (TECS__UNLIKELY(tecs__base_of(w)->err != outer))
         tecs__err_reset(w, outer);
 }
 
@@ -104,15 +108,15 @@ static inline void tecs__err_restore(tecs_world_t *w, tecs_err_t outer)
 ** what tecs__cb_begin returned). */
 static inline tecs_err_t tecs__cb_begin(tecs_world_t *w)
 {
-    w->base.defer_depth++;
-    w->base.cb_depth++;
-    return w->base.err;
+    tecs__base_of(w)->defer_depth++;
+    tecs__base_of(w)->cb_depth++;
+    return tecs__base_of(w)->err;
 }
 
 static inline void tecs__cb_end(tecs_world_t *w, tecs_err_t outer)
 {
-    w->base.cb_depth--;
-    w->base.defer_depth--;
+    tecs__base_of(w)->cb_depth--;
+    tecs__base_of(w)->defer_depth--;
     tecs__err_restore(w, outer);
 }
 
@@ -122,13 +126,13 @@ static inline void tecs__cb_end(tecs_world_t *w, tecs_err_t outer)
 ** applies the queue once the rows are in place. */
 static inline tecs_err_t tecs__hook_begin(tecs_world_t *w)
 {
-    w->base.hook_depth++;
+    tecs__base_of(w)->hook_depth++;
     return tecs__cb_begin(w);
 }
 
 static inline void tecs__hook_end(tecs_world_t *w, tecs_err_t outer)
 {
-    w->base.hook_depth--;
+    tecs__base_of(w)->hook_depth--;
     tecs__cb_end(w, outer);
 }
 
@@ -138,10 +142,10 @@ static inline void tecs__hook_end(tecs_world_t *w, tecs_err_t outer)
 static inline tecs_err_t tecs__enter_object(tecs_world_t *w)
 {
     tecs_err_t err = tecs__enter(w);
-    if (err == TECS_OK && TECS__UNLIKELY(w->base.hook_depth > 0))
+    if (err == TECS_OK && TECS__UNLIKELY(tecs__base_of(w)->hook_depth > 0))
         err = tecs__err(w, TECS_EBUSY, "objects cannot be created or freed "
                                        "while a lifecycle hook or an order function runs");
     return err;
 }
 
-#endif /* TECS_ALLOC_INLINES */
+#endif /* TECS_ALLOC_H */

@@ -6,7 +6,10 @@
 ** declarations see only the layers below it. tecs_world_t, at the end, is
 ** a composition of the layers' states, as Lua's lstate.h composes
 ** global_State; the layers' inline bodies follow it, in the same order,
-** in a second pass over the same headers (TECS__WORLD_DONE).
+** in a second pass over the same headers (TECS__WORLD_DONE). The bottom
+** layer's inline functions need no second pass: the base state is the
+** world's first member (tecs__base_of), so they are written, and checked
+** by the compiler, against that state alone.
 **
 ** Layers, bottom to top (each .c calls only files above it in this list):
 **
@@ -117,6 +120,8 @@ struct tecs_world_t {
     int32_t narchs;             /* archetype.c                              */
     tecs__cmdbuf deferred;      /* command.c: changes made while deferred   */
 };
+
+_Static_assert(offsetof(tecs_world_t, base) == 0, "tecs__base_of: the base state comes first");
 
 /* The layers' inline functions, in the same order, now that the world is
 ** complete. */
