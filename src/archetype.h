@@ -49,12 +49,6 @@ struct tecs__chunk {
     uint32_t first;             /* this chunk's first row in the group      */
 };
 
-/* Column col's value at row. */
-static inline void *tecs__col_ptr(const tecs_archetype_t *a, const tecs_world_t *w,
-                                  int32_t col, uint32_t row);
-/* The entity column's slot at row. */
-static inline tecs_entity_t *tecs__ent_ptr(const tecs_archetype_t *a, const tecs_world_t *w,
-                                           uint32_t row);
 
 /* Find or create the archetype of sorted, distinct, registered ids. */
 tecs_archetype_t *tecs__arch_get(tecs_world_t *w, int32_t n, const tecs_comp_t *sorted);
@@ -64,9 +58,6 @@ tecs_archetype_t *tecs__arch_without(tecs_world_t *w, tecs_archetype_t *a, tecs_
 /* Make room for n more rows; after success appends cannot fail. */
 tecs_err_t tecs__arch_grow_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n);
 static inline tecs_err_t tecs__arch_reserve_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n);
-/* The allocated chunks have room for n more rows. */
-static inline bool tecs__arch_has_rows(const tecs_world_t *w, const tecs_archetype_t *a,
-                                       int32_t n);
 /* Fill the hole at row with the last row (values already moved out or
 ** destroyed) and shrink; frees an emptied chunk beyond one spare. */
 static inline void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, uint32_t row);
@@ -102,10 +93,9 @@ typedef struct tecs__arch_state {
     int32_t max_archetypes;
 } tecs__arch_state;
 
-#endif /* TECS_ARCHETYPE_H */
-
-#if defined(TECS__WORLD_DONE) && !defined(TECS_ARCHETYPE_INLINES)
-#define TECS_ARCHETYPE_INLINES
+/* The layer's accessors take the objects and the layer's state, not the
+** world: the macros of the same name pass &w->arch (&w->comp for
+** tecs__col_info), so they read as before at the call sites. */
 
 /* The column pointers of chunk k (see tecs_archetype_t.cols). */
 static inline char *const *tecs__kcols(const tecs_archetype_t *a, uint32_t k)
@@ -114,10 +104,11 @@ static inline char *const *tecs__kcols(const tecs_archetype_t *a, uint32_t k)
 }
 
 /* The column pointers of the chunk holding row. */
-static inline char *const *tecs__chunk_of(const tecs_archetype_t *a, const tecs_world_t *w,
-                                          uint32_t row)
+#define tecs__chunk_of(a, w, row) tecs__chunk_of_in((a), &(w)->arch, (row))
+static inline char *const *tecs__chunk_of_in(const tecs_archetype_t *a,
+                                             const tecs__arch_state *s, uint32_t row)
 {
-    return tecs__kcols(a, row >> w->arch.shift);
+    return tecs__kcols(a, row >> s->shift);
 }
 
 /* Column col of a chunk (its column pointers cp): its first value. */
@@ -132,24 +123,44 @@ static inline tecs_entity_t *tecs__chunk_ents(char *const *cp)
     return (tecs_entity_t *)(void *)cp[0];
 }
 
-static inline void *tecs__col_ptr(const tecs_archetype_t *a, const tecs_world_t *w,
-                                  int32_t col, uint32_t row)
+/* Column col's value at row. */
+#define tecs__col_ptr(a, w, col, row) tecs__col_ptr_in((a), &(w)->arch, (col), (row))
+static inline void *tecs__col_ptr_in(const tecs_archetype_t *a, const tecs__arch_state *s,
+                                     int32_t col, uint32_t row)
 {
-    return tecs__chunk_col(tecs__chunk_of(a, w, row), col) +
-           (size_t)(row & w->arch.mask) * a->col_size[col];
+    return tecs__chunk_col(tecs__chunk_of_in(a, s, row), col) +
+           (size_t)(row & s->mask) * a->col_size[col];
 }
 
-static inline tecs_entity_t *tecs__ent_ptr(const tecs_archetype_t *a, const tecs_world_t *w,
-                                           uint32_t row)
+/* The entity column's slot at row. */
+#define tecs__ent_ptr(a, w, row) tecs__ent_ptr_in((a), &(w)->arch, (row))
+static inline tecs_entity_t *tecs__ent_ptr_in(const tecs_archetype_t *a,
+                                              const tecs__arch_state *s, uint32_t row)
 {
-    return tecs__chunk_ents(tecs__chunk_of(a, w, row)) + (row & w->arch.mask);
+    return tecs__chunk_ents(tecs__chunk_of_in(a, s, row)) + (row & s->mask);
 }
 
-static inline bool tecs__arch_has_rows(const tecs_world_t *w, const tecs_archetype_t *a,
-                                       int32_t n)
+/* The allocated chunks have room for n more rows. */
+#define tecs__arch_has_rows(w, a, n) tecs__arch_has_rows_in(&(w)->arch, (a), (n))
+static inline bool tecs__arch_has_rows_in(const tecs__arch_state *s, const tecs_archetype_t *a,
+                                          int32_t n)
 {
-    return (int64_t)a->count + n <= ((int64_t)a->nchunks << w->arch.shift);
+    return (int64_t)a->count + n <= ((int64_t)a->nchunks << s->shift);
 }
+
+/* The registry entry of column col (entries move when the registry grows,
+** so archetypes keep ids, not pointers). */
+#define tecs__col_info(w, a, col) tecs__col_info_in(&(w)->comp, (a), (col))
+static inline const tecs__comp *tecs__col_info_in(const tecs__comp_state *s,
+                                                  const tecs_archetype_t *a, int32_t col)
+{
+    return &s->comps[a->col_comp[col]];
+}
+
+#endif /* TECS_ARCHETYPE_H */
+
+#if defined(TECS__WORLD_DONE) && !defined(TECS_ARCHETYPE_INLINES)
+#define TECS_ARCHETYPE_INLINES
 
 static inline tecs_err_t tecs__arch_reserve_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n)
 {
@@ -208,14 +219,6 @@ static inline void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, u
     }
     if ((--a->count & (int32_t)w->arch.mask) == 0 && a->nchunks > (a->count >> w->arch.shift) + 1)
         tecs__arch_trim(w, a);
-}
-
-/* The registry entry of column col (entries move when the registry grows,
-** so archetypes keep ids, not pointers). */
-static inline const tecs__comp *tecs__col_info(const tecs_world_t *w, const tecs_archetype_t *a,
-                                               int32_t col)
-{
-    return &w->comp.comps[a->col_comp[col]];
 }
 
 static inline tecs_archetype_t *tecs__rec_arch(const tecs_world_t *w, const tecs__record *r)

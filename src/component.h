@@ -25,14 +25,11 @@ typedef struct tecs__comp {
 /* Record TECS_ENOCOMP: c is not a registered component. */
 tecs_err_t tecs__err_nocomp(tecs_world_t *w, tecs_comp_t c);
 
-/* The registered component c, or NULL. */
-static inline const tecs__comp *tecs__comp_get(const tecs_world_t *w, tecs_comp_t c);
 /* Messages name a component as "component 'Position' (7)"; an id that is
 ** not registered reads "component '?' (7)":
 ** tecs__err(w, code, TECS__COMP_FMT " is a tag", TECS__COMP(w, c)). */
 #define TECS__COMP_FMT "component '%s' (%u)"
 #define TECS__COMP(w, c) tecs__comp_name((w), (c)), (unsigned)(c)
-static inline const char *tecs__comp_name(const tecs_world_t *w, tecs_comp_t c);
 /* Some listener wants SET events of ci: a write (per row, for a write term
 ** of an iteration) is not reported for a component watched only for ADD /
 ** REMOVE. */
@@ -60,22 +57,22 @@ typedef struct tecs__comp_state {
     tecs_comp_t next_comp;      /* next automatic id                        */
 } tecs__comp_state;
 
-#endif /* TECS_COMPONENT_H */
-
-#if defined(TECS__WORLD_DONE) && !defined(TECS_COMPONENT_INLINES)
-#define TECS_COMPONENT_INLINES
-
-static inline const tecs__comp *tecs__comp_get(const tecs_world_t *w, tecs_comp_t c)
+/* The registered component c, or NULL. The registry's inline functions
+** take its state, not the world (the macros pass &w->comp). */
+#define tecs__comp_get(w, c)  tecs__comp_get_in(&(w)->comp, (c))
+static inline const tecs__comp *tecs__comp_get_in(const tecs__comp_state *s, tecs_comp_t c)
 {
-    if (c == 0 || c >= (tecs_comp_t)w->comp.cap_comps || w->comp.comps[c].name == NULL)
+    if (c == 0 || c >= (tecs_comp_t)s->cap_comps || s->comps[c].name == NULL)
         return NULL;
-    return &w->comp.comps[c];
+    return &s->comps[c];
 }
 
-static inline const char *tecs__comp_name(const tecs_world_t *w, tecs_comp_t c)
+/* The name of c, or "?" (for TECS__COMP). */
+#define tecs__comp_name(w, c) tecs__comp_name_in(&(w)->comp, (c))
+static inline const char *tecs__comp_name_in(const tecs__comp_state *s, tecs_comp_t c)
 {
-    const tecs__comp *ci = tecs__comp_get(w, c);
+    const tecs__comp *ci = tecs__comp_get_in(s, c);
     return ci ? ci->name : "?";
 }
 
-#endif /* TECS_COMPONENT_INLINES */
+#endif /* TECS_COMPONENT_H */

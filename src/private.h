@@ -6,10 +6,16 @@
 ** declarations see only the layers below it. tecs_world_t, at the end, is
 ** a composition of the layers' states, as Lua's lstate.h composes
 ** global_State; the layers' inline bodies follow it, in the same order,
-** in a second pass over the same headers (TECS__WORLD_DONE). The bottom
-** layer's inline functions need no second pass: the base state is the
-** world's first member (tecs__base_of), so they are written, and checked
-** by the compiler, against that state alone.
+** in a second pass over the same headers (TECS__WORLD_DONE).
+**
+** Inline functions that need one layer's state only are written against
+** that state and sit in the first pass, where the compiler holds them to
+** it: the allocator's (the base state is the world's first member,
+** tecs__base_of), the registry's and the archetype accessors' (a macro of
+** the function's name passes &w->comp or &w->arch, so call sites read
+** as before). The second pass holds those that span layers: the entity
+** index's (its records are still a top-level field of the world), the
+** hole fill, the edges, the engine's quiet moves, tecs__settle.
 **
 ** Layers, bottom to top (each .c calls only files above it in this list):
 **
