@@ -21,8 +21,7 @@
 **
 ** So a column of consecutive chunks is one run of memory, and a loop over
 ** the chunks in order streams through it the way it would through one array
-** (the hardware prefetcher does not restart at each chunk: with a block per
-** chunk of 1024 rows, iterating cost 1.5-3x the plain-array loop). Chunk k
+** (the hardware prefetcher does not restart at each chunk). Chunk k
 ** records its group's base, g, and its first row in the group; row r of the
 ** archetype lives in chunk r >> shift at index r & mask, and its value of
 ** column c is at base + g * col_off[c] + (first + (r & mask)) * col_size[c].
@@ -56,6 +55,15 @@
 ** Edges cache the archetype reached by adding or removing one component:
 ** edge_add[c] / edge_rem[c], indexed by component id and grown on demand. The
 ** first move of a kind hashes; every later one is an array load.
+**
+** A new archetype is announced on the bus (on_archetype): queries, caches
+** and indexes take it in whole or refuse it, and a refusal undoes it. This
+** layer also validates what a user passes for an archetype: the handle
+** (tecs__arch_validate) and a value list against it
+** (tecs__arch_validate_vals).
+**
+** Calls: alloc.c, component.c (hooks of moved and destroyed values),
+** event.c (the listener list).
 */
 #include "private.h"
 
@@ -78,11 +86,11 @@ static bool same_ids(const tecs_archetype_t *a, int32_t n, const tecs_comp_t *id
 static tecs_archetype_t *table_find(const tecs_world_t *w, uint32_t h, int32_t n,
                                     const tecs_comp_t *ids)
 {
-    if (w->arch_table_cap == 0)
+    if (w->arch.arch_table_cap == 0)
         return NULL;
-    uint32_t m = w->arch_table_cap - 1;
+    uint32_t m = w->arch.arch_table_cap - 1;
     for (uint32_t i = h & m;; i = (i + 1) & m) {
-        uint32_t slot = w->arch_table[i];
+        uint32_t slot = w->arch.arch_table[i];
         if (slot == 0)
             return NULL;
         tecs_archetype_t *a = w->archs[slot - 1];
@@ -93,26 +101,26 @@ static tecs_archetype_t *table_find(const tecs_world_t *w, uint32_t h, int32_t n
 
 static void table_put(tecs_world_t *w, const tecs_archetype_t *a)
 {
-    uint32_t m = w->arch_table_cap - 1;
+    uint32_t m = w->arch.arch_table_cap - 1;
     uint32_t i = a->hash & m;
-    while (w->arch_table[i] != 0)
+    while (w->arch.arch_table[i] != 0)
         i = (i + 1) & m;
-    w->arch_table[i] = a->id + 1;
+    w->arch.arch_table[i] = a->id + 1;
 }
 
 /* Keep the table at most half full for one more archetype. */
 static tecs_err_t table_grow(tecs_world_t *w)
 {
-    if ((uint32_t)(w->narchs + 1) * 2 <= w->arch_table_cap)
+    if ((uint32_t)(w->narchs + 1) * 2 <= w->arch.arch_table_cap)
         return TECS_OK;
-    uint32_t ncap = w->arch_table_cap ? w->arch_table_cap * 2 : 64;
+    uint32_t ncap = w->arch.arch_table_cap ? w->arch.arch_table_cap * 2 : 64;
     uint32_t *t = tecs__alloc(w, ncap * sizeof *t);
     if (t == NULL)
         return tecs__err(w, TECS_ENOMEM, "out of memory growing the archetype table");
     memset(t, 0, ncap * sizeof *t);
-    tecs__free(w, w->arch_table, w->arch_table_cap * sizeof *t);
-    w->arch_table = t;
-    w->arch_table_cap = ncap;
+    tecs__free(w, w->arch.arch_table, w->arch.arch_table_cap * sizeof *t);
+    w->arch.arch_table = t;
+    w->arch.arch_table_cap = ncap;
     for (int32_t i = 0; i < w->narchs; i++)
         table_put(w, w->archs[i]);
     return TECS_OK;
@@ -163,12 +171,13 @@ static void refuse_fat(tecs_world_t *w, const tecs_archetype_t *a)
     for (int32_t i = 0; i < a->ncomps; i++) {
         const tecs__comp *ci = tecs__comp_get(w, a->comps[i]);
         row += ci->size;
-        if (big == 0 || ci->size > w->comps[big].size)
+        if (big == 0 || ci->size > w->comp.comps[big].size)
             big = a->comps[i];
     }
     tecs__err(w, TECS_ELIMIT, "a row of %llu bytes ('%s' has %u) times %u rows per chunk "
               "passes the chunk budget of %d MiB", (unsigned long long)row,
-              w->comps[big].name, w->comps[big].size, w->rows, TECS_MAX_CHUNK_BYTES >> 20);
+              w->comp.comps[big].name, w->comp.comps[big].size, w->arch.rows,
+              TECS_MAX_CHUNK_BYTES >> 20);
 }
 
 /* Lay the columns out in a chunk; false if a chunk would pass the budget,
@@ -177,7 +186,7 @@ static void refuse_fat(tecs_world_t *w, const tecs_archetype_t *a)
 ** shift everywhere). */
 static bool arch_layout(tecs_world_t *w, tecs_archetype_t *a)
 {
-    uint64_t off = (uint64_t)w->rows * sizeof(tecs_entity_t);
+    uint64_t off = (uint64_t)w->arch.rows * sizeof(tecs_entity_t);
     int32_t col = 0;
     bool plain = true;
     for (int32_t i = 0; i < a->ncomps; i++) {
@@ -192,7 +201,7 @@ static bool arch_layout(tecs_world_t *w, tecs_archetype_t *a)
         a->col_size[col] = ci->size;
         a->col_off[col] = (uint32_t)off;
         plain = plain && !ci->ctor && !ci->dtor && !ci->copy && !ci->move;
-        off += (uint64_t)w->rows * ci->size;
+        off += (uint64_t)w->arch.rows * ci->size;
         if (off > TECS_MAX_CHUNK_BYTES)
             return false;
         col++;
@@ -210,14 +219,14 @@ static void arch_destroy(tecs_world_t *w, tecs_archetype_t *a);
 /* Tell the listeners; undo for those told already if one fails. */
 static tecs_err_t arch_announce(tecs_world_t *w, tecs_archetype_t *a)
 {
-    for (int32_t i = 0; i < w->nlisteners; i++) {
-        const tecs__listener *l = &w->listeners[i];
+    for (int32_t i = 0; i < w->bus.nlisteners; i++) {
+        const tecs__listener *l = &w->bus.listeners[i];
         if (l->on_archetype == NULL || l->on_archetype(w, l->ctx, a) == TECS_OK)
             continue;
         for (int32_t j = 0; j < i; j++)
-            if (w->listeners[j].on_archetype_undo)
-                w->listeners[j].on_archetype_undo(w, w->listeners[j].ctx, a);
-        return w->err;
+            if (w->bus.listeners[j].on_archetype_undo)
+                w->bus.listeners[j].on_archetype_undo(w, w->bus.listeners[j].ctx, a);
+        return w->base.err;
     }
     return TECS_OK;
 }
@@ -225,15 +234,15 @@ static tecs_err_t arch_announce(tecs_world_t *w, tecs_archetype_t *a)
 static tecs_archetype_t *arch_create(tecs_world_t *w, uint32_t h, int32_t n,
                                      const tecs_comp_t *ids)
 {
-    if (w->narchs >= w->max_archetypes) {
-        tecs__err(w, TECS_ELIMIT, "archetype limit (%d) reached", w->max_archetypes);
+    if (w->narchs >= w->arch.max_archetypes) {
+        tecs__err(w, TECS_ELIMIT, "archetype limit (%d) reached", w->arch.max_archetypes);
         return NULL;
     }
     int32_t ncols = 0;
     for (int32_t i = 0; i < n; i++)
         ncols += tecs__comp_get(w, ids[i])->size > 0;
     int32_t cmap_len = n ? (int32_t)ids[n - 1] + 1 : 0;
-    if (tecs__grow(w, (void **)&w->archs, &w->cap_archs, w->narchs + 1, sizeof *w->archs) ||
+    if (tecs__grow(w, (void **)&w->archs, &w->arch.cap_archs, w->narchs + 1, sizeof *w->archs) ||
         table_grow(w))
         return NULL;
     size_t bytes = arch_block_size(n, cmap_len, ncols);
@@ -335,13 +344,12 @@ void tecs__arch_drop_last(tecs_world_t *w)
 {
     tecs_archetype_t *a = w->archs[w->narchs - 1];
     assert(a->count == 0 && a->id > 0);
-    for (int32_t i = w->nlisteners; i-- > 0;)
-        if (w->listeners[i].on_archetype_undo)
-            w->listeners[i].on_archetype_undo(w, w->listeners[i].ctx, a);
+    for (int32_t i = w->bus.nlisteners; i-- > 0;)
+        if (w->bus.listeners[i].on_archetype_undo)
+            w->bus.listeners[i].on_archetype_undo(w, w->bus.listeners[i].ctx, a);
     w->narchs--;
     edges_forget(w, a->id);
-    tecs__comp_forget_arch(w, a);
-    memset(w->arch_table, 0, w->arch_table_cap * sizeof *w->arch_table);
+    memset(w->arch.arch_table, 0, w->arch.arch_table_cap * sizeof *w->arch.arch_table);
     for (int32_t i = 0; i < w->narchs; i++)
         table_put(w, w->archs[i]);
     arch_destroy(w, a);
@@ -436,7 +444,7 @@ static void group_set(tecs_world_t *w, tecs_archetype_t *a, int32_t s, uint32_t 
                       void *raw)
 {
     for (uint32_t j = 0; j < g; j++) {
-        uint32_t first = j << w->shift;
+        uint32_t first = j << w->arch.shift;
         a->chunks[s + (int32_t)j] = (struct tecs__chunk){ base, raw, g, first };
         char **cp = a->cols + (size_t)(s + (int32_t)j) * (uint32_t)a->stride;
         cp[0] = base + (size_t)first * sizeof(tecs_entity_t);
@@ -512,7 +520,7 @@ tecs_err_t tecs__arch_grow_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n)
     int64_t need = (int64_t)a->count + n;
     if (need > INT32_MAX)
         return tecs__err(w, TECS_ELIMIT, "too many rows in one archetype");
-    int32_t want = (int32_t)((need + w->mask) >> w->shift);
+    int32_t want = (int32_t)((need + w->arch.mask) >> w->arch.shift);
     return chunks_alloc(w, a, want);
 }
 
@@ -521,7 +529,7 @@ tecs_err_t tecs_archetype_reserve(tecs_world_t *w, tecs_archetype_t *a, int32_t 
     if (w == NULL)
         return TECS_EINVAL;
     tecs_err_t err = tecs__enter_object(w);
-    if (err || (err = tecs__check_arch(w, a)))
+    if (err || (err = tecs__arch_validate(w, a)))
         return err;
     if (n < 0)
         return tecs__err(w, TECS_EINVAL, "tecs_archetype_reserve: negative count %d", n);
@@ -536,7 +544,7 @@ void tecs__arch_fill_hole(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
     }
     uint32_t last = (uint32_t)a->count - 1;
     char *const *hc = tecs__chunk_of(a, w, row), *const *lc = tecs__chunk_of(a, w, last);
-    const size_t hi = row & w->mask, li = last & w->mask;
+    const size_t hi = row & w->arch.mask, li = last & w->arch.mask;
     for (int32_t c = 0; c < a->ncols; c++)
         tecs__comp_move(w, tecs__col_info(w, a, c), tecs__chunk_col(hc, c) + hi * a->col_size[c],
                         tecs__chunk_col(lc, c) + li * a->col_size[c], 1);
@@ -554,7 +562,7 @@ static bool group_shrink(tecs_world_t *w, tecs_archetype_t *a, int32_t s, uint32
     char *base = tecs__alloc_aligned(w, group_size(a, k), &raw);
     if (base == NULL)
         return false;
-    int32_t live = a->count - (s << w->shift);
+    int32_t live = a->count - (s << w->arch.shift);
     memcpy(base, old.base, (size_t)live * sizeof(tecs_entity_t));
     for (int32_t c = 0; c < a->ncols && live > 0; c++) {
         char *to = base + (size_t)k * a->col_off[c];
@@ -573,10 +581,10 @@ static bool group_shrink(tecs_world_t *w, tecs_archetype_t *a, int32_t s, uint32
 ** many chunks as it keeps (so the moves cost O(1) per row removed). */
 void tecs__arch_trim(tecs_world_t *w, tecs_archetype_t *a)
 {
-    int32_t keep = (a->count >> w->shift) + 1;
+    int32_t keep = (a->count >> w->arch.shift) + 1;
     while (a->nchunks > keep) {
         const struct tecs__chunk *last = &a->chunks[a->nchunks - 1];
-        int32_t s = a->nchunks - 1 - (int32_t)(last->first >> w->shift);
+        int32_t s = a->nchunks - 1 - (int32_t)(last->first >> w->arch.shift);
         if (s >= keep) {
             group_free(w, a, s);
             continue;
@@ -614,10 +622,10 @@ static void arch_destroy_values(tecs_world_t *w, tecs_archetype_t *a)
 {
     if (a->plain)
         return;
-    for (int32_t k = 0; (int64_t)k * w->rows < a->count; k++) {
-        int32_t n = a->count - k * (int32_t)w->rows;
-        if (n > (int32_t)w->rows)
-            n = (int32_t)w->rows;
+    for (int32_t k = 0; (int64_t)k * w->arch.rows < a->count; k++) {
+        int32_t n = a->count - k * (int32_t)w->arch.rows;
+        if (n > (int32_t)w->arch.rows)
+            n = (int32_t)w->arch.rows;
         for (int32_t c = 0; c < a->ncols; c++)
             tecs__comp_dtor(w, tecs__col_info(w, a, c),
                             tecs__chunk_col(tecs__kcols(a, (uint32_t)k), c), n);
@@ -628,7 +636,7 @@ static void arch_destroy(tecs_world_t *w, tecs_archetype_t *a)
 {
     while (a->nchunks > 0) {
         const struct tecs__chunk *last = &a->chunks[a->nchunks - 1];
-        group_free(w, a, a->nchunks - 1 - (int32_t)(last->first >> w->shift));
+        group_free(w, a, a->nchunks - 1 - (int32_t)(last->first >> w->arch.shift));
     }
     tecs__free(w, a->chunks, chunk_table_size(a, a->cap_chunks));
     tecs__free(w, a->edge_add, (size_t)a->nedges * 2 * sizeof *a->edge_add);
@@ -645,8 +653,46 @@ void tecs__arch_fini(tecs_world_t *w)
 {
     for (int32_t i = 0; i < w->narchs; i++)
         arch_destroy(w, w->archs[i]);
-    tecs__free(w, w->archs, (size_t)w->cap_archs * sizeof *w->archs);
-    tecs__free(w, w->arch_table, w->arch_table_cap * sizeof *w->arch_table);
+    tecs__free(w, w->archs, (size_t)w->arch.cap_archs * sizeof *w->archs);
+    tecs__free(w, w->arch.arch_table, w->arch.arch_table_cap * sizeof *w->arch.arch_table);
     w->archs = NULL;
-    w->narchs = w->cap_archs = 0;
+    w->narchs = w->arch.cap_archs = 0;
 }
+
+/* ---- validation of what a user passes --------------------------------- */
+
+tecs_err_t tecs__arch_validate(tecs_world_t *w, const tecs_archetype_t *a)
+{
+    if (a == NULL)
+        return tecs__err(w, TECS_EINVAL, "NULL archetype");
+    if (a->world != w)
+        return tecs__err(w, TECS_EWORLD, "archetype of another world");
+    return TECS_OK;
+}
+
+tecs_err_t tecs__arch_validate_vals(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals,
+                                    const tecs_value_t *vals)
+{
+    if (nvals < 0)
+        return tecs__err(w, TECS_EINVAL, "value list: negative count %d", nvals);
+    if (nvals > 0 && vals == NULL)
+        return tecs__err(w, TECS_EINVAL, "value list: NULL for %d values", nvals);
+    for (int32_t i = 0; i < nvals; i++) {
+        tecs_comp_t c = vals[i].comp;
+        if (tecs__comp_get(w, c) == NULL)
+            return tecs__err_nocomp(w, c);
+        int32_t col = tecs__arch_col(a, c);
+        if (col == TECS__COL_ABSENT)
+            return tecs__err(w, TECS_ENOCOMP, TECS__COMP_FMT " is not in the archetype",
+                             TECS__COMP(w, c));
+        if (col >= 0 && vals[i].ptr == NULL)
+            return tecs__err(w, TECS_EINVAL, "NULL value for " TECS__COMP_FMT,
+                             TECS__COMP(w, c));
+        for (int32_t j = 0; j < i; j++)
+            if (vals[j].comp == c)
+                return tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is given twice",
+                                 TECS__COMP(w, c));
+    }
+    return TECS_OK;
+}
+

@@ -14,7 +14,11 @@
 **             one left open), none was ended twice since the last check
 **             (TECS_EINVAL, reported once).
 **
-** It is O(size of the world) and meant for tests and debug builds.
+** It is O(size of the world) and meant for tests and debug builds. Each
+** layer above the archetypes verifies its own structure
+** (tecs__queries_verify, tecs__indexes_verify, tecs__observers_verify,
+** tecs__systems_verify); this file verifies the layers below and calls
+** those. It sits above every layer it verifies, below world.c.
 */
 #include "private.h"
 
@@ -23,10 +27,10 @@ static tecs_err_t bad(tecs_world_t *w, const char *what, uint32_t n)
     return tecs__err(w, TECS_ECORRUPT, "structure check: %s (%u)", what, n);
 }
 
-static tecs_err_t check_records(tecs_world_t *w)
+static tecs_err_t verify_records(tecs_world_t *w)
 {
     int32_t alive = 0, pending = 0, dead = 0;
-    for (int32_t i = 0; i < w->nrecs; i++) {
+    for (int32_t i = 0; i < w->ei.nrecs; i++) {
         const tecs__record *r = &w->recs[i];
         if (r->gen == 0)
             return bad(w, "generation 0", (uint32_t)i);
@@ -46,23 +50,23 @@ static tecs_err_t check_records(tecs_world_t *w)
             alive++;
         }
     }
-    if (alive != w->nalive || pending != w->npending || dead != w->nfree)
+    if (alive != w->ei.nalive || pending != w->ei.npending || dead != w->ei.nfree)
         return bad(w, "entity counts", (uint32_t)alive);
     int32_t n = 0;
     uint32_t last = TECS__NO_SLOT;
-    for (uint32_t i = w->free_head; i != TECS__NO_SLOT; i = w->recs[i].row, n++) {
-        if (i >= (uint32_t)w->nrecs || w->recs[i].arch != TECS__ARCH_DEAD || n > w->nfree)
+    for (uint32_t i = w->ei.free_head; i != TECS__NO_SLOT; i = w->recs[i].row, n++) {
+        if (i >= (uint32_t)w->ei.nrecs || w->recs[i].arch != TECS__ARCH_DEAD || n > w->ei.nfree)
             return bad(w, "free list", i);
         last = i;
     }
-    if (n != w->nfree || last != w->free_tail)
+    if (n != w->ei.nfree || last != w->ei.free_tail)
         return bad(w, "free list length", (uint32_t)n);
     return TECS_OK;
 }
 
-static tecs_err_t check_rows(tecs_world_t *w, const tecs_archetype_t *a)
+static tecs_err_t verify_rows(tecs_world_t *w, const tecs_archetype_t *a)
 {
-    int32_t used = (int32_t)(((uint32_t)a->count + w->mask) >> w->shift);
+    int32_t used = (int32_t)(((uint32_t)a->count + w->arch.mask) >> w->arch.shift);
     if (a->nchunks < used)
         return bad(w, "too few chunks", a->id);
     for (int32_t r = 0; r < a->count; r++) {
@@ -74,14 +78,14 @@ static tecs_err_t check_rows(tecs_world_t *w, const tecs_archetype_t *a)
     return TECS_OK;
 }
 
-static tecs_err_t check_maps(tecs_world_t *w, const tecs_archetype_t *a)
+static tecs_err_t verify_maps(tecs_world_t *w, const tecs_archetype_t *a)
 {
     int32_t cols = 0;
     for (int32_t i = 0; i < a->ncomps; i++) {
         if (i > 0 && a->comps[i] <= a->comps[i - 1])
             return bad(w, "components not sorted", a->id);
         int32_t col = tecs__arch_col(a, a->comps[i]);
-        bool tag = w->comps[a->comps[i]].size == 0;
+        bool tag = w->comp.comps[a->comps[i]].size == 0;
         if (tag ? col != TECS__COL_TAG : (col < 0 || a->col_comp[col] != a->comps[i]))
             return bad(w, "column map", a->id);
         cols += !tag;
@@ -108,7 +112,7 @@ static bool edge_ok(const tecs_archetype_t *a, const tecs_archetype_t *b, tecs_c
     return true;
 }
 
-static tecs_err_t check_edges(tecs_world_t *w, const tecs_archetype_t *a)
+static tecs_err_t verify_edges(tecs_world_t *w, const tecs_archetype_t *a)
 {
     for (int32_t c = 0; c < a->nedges; c++) {
         if (a->edge_add[c] != TECS__NO_EDGE &&
@@ -124,13 +128,13 @@ static tecs_err_t check_edges(tecs_world_t *w, const tecs_archetype_t *a)
 }
 
 /* Iterations: none left open, none ended twice (reported once). */
-static tecs_err_t check_iters(tecs_world_t *w)
+static tecs_err_t verify_iters(tecs_world_t *w)
 {
-    if (w->niters > 0)
-        return tecs__err(w, TECS_EBUSY, "%d iteration(s) are open", (int)w->niters);
-    if (w->iters_twice > 0) {
-        int32_t n = w->iters_twice;
-        w->iters_twice = 0;
+    if (w->query.niters > 0)
+        return tecs__err(w, TECS_EBUSY, "%d iteration(s) are open", (int)w->query.niters);
+    if (w->query.iters_twice > 0) {
+        int32_t n = w->query.iters_twice;
+        w->query.iters_twice = 0;
         return tecs__err(w, TECS_EINVAL, "%d iteration(s) were ended twice, by copies of "
                          "an iterator", (int)n);
     }
@@ -142,22 +146,22 @@ tecs_err_t tecs_world_check(tecs_world_t *w)
     if (w == NULL)
         return TECS_EINVAL;
     if (tecs__enter(w))
-        return w->err;
-    tecs_err_t err = check_records(w);
+        return w->base.err;
+    tecs_err_t err = verify_records(w);
     for (int32_t i = 0; i < w->narchs && !err; i++) {
         const tecs_archetype_t *a = w->archs[i];
         if (a->id != (uint32_t)i || a->world != w)
             return bad(w, "archetype id", (uint32_t)i);
-        if ((err = check_rows(w, a)) || (err = check_maps(w, a)) || (err = check_edges(w, a)))
+        if ((err = verify_rows(w, a)) || (err = verify_maps(w, a)) || (err = verify_edges(w, a)))
             return err;
     }
     if (!err)
-        err = tecs__queries_check(w);
+        err = tecs__queries_verify(w);
     if (err == TECS_OK)
-        err = tecs__indexes_check(w);
+        err = tecs__indexes_verify(w);
     if (err == TECS_OK)
-        err = tecs__observers_check(w);
+        err = tecs__observers_verify(w);
     if (err == TECS_OK)
-        err = tecs__systems_check(w);
-    return err ? err : check_iters(w);
+        err = tecs__systems_verify(w);
+    return err ? err : verify_iters(w);
 }

@@ -61,9 +61,14 @@
 ** it. A command whose entity died (or whose birth was cancelled) is stale
 ** and skipped. Any other that cannot apply (adding a component the entity
 ** got meanwhile, a unique key taken by then) is dropped, never silently:
-** the apply or flush counts it (w->dropped, tecs_dropped_changes), and
+** the apply or flush counts it (w->cmd.dropped, tecs_dropped_changes), and
 ** ends with the last error naming the count and the first cause; a
 ** tecs_delayed_apply* call returns that error.
+**
+** Commands apply through the engine (store.c), as the public calls perform
+** them when the world is not deferred; the public front end (entity.c)
+** queues here. Calls: alloc.c, entity_index.c, component.c, archetype.c,
+** store.c.
 */
 #include "private.h"
 
@@ -321,7 +326,7 @@ static bool by_column(const tecs_world_t *w, const tecs_archetype_t *a, int32_t 
     *given = 0;
     for (int32_t i = 0; i < nvals; i++) {
         int32_t col = tecs__arch_col(a, vals[i].comp);
-        const tecs__comp *ci = &w->comps[vals[i].comp];
+        const tecs__comp *ci = &w->comp.comps[vals[i].comp];
         if (col < 0)
             continue;           /* a tag: the archetype gives it */
         if (ci->ctor || ci->copy || ci->move || ci->dtor || ci->align > 16)
@@ -343,7 +348,7 @@ static unsigned char *pack(tecs_world_t *w, tecs__cmdbuf *b, const tecs_archetyp
         if (src[col] == NULL)
             continue;
         mask |= 1ull << col;
-        size = align_up(size, w->comps[a->col_comp[col]].align) + a->col_size[col];
+        size = align_up(size, w->comp.comps[a->col_comp[col]].align) + a->col_size[col];
     }
     unsigned char *p = arena_alloc(w, b, size);
     if (p == NULL)
@@ -353,7 +358,7 @@ static unsigned char *pack(tecs_world_t *w, tecs__cmdbuf *b, const tecs_archetyp
     for (int32_t col = 0; col < a->ncols; col++) {
         if (src[col] == NULL)
             continue;
-        size = align_up(size, w->comps[a->col_comp[col]].align);
+        size = align_up(size, w->comp.comps[a->col_comp[col]].align);
         memcpy(p + size, src[col], a->col_size[col]);
         size += a->col_size[col];
     }
@@ -404,7 +409,7 @@ static int32_t birth_vals(const tecs_world_t *w, const tecs__cmd *c, tecs_value_
         for (int32_t col = 0; col < a->ncols; col++) {
             if (!(mask >> col & 1))
                 continue;
-            off = align_up(off, w->comps[a->col_comp[col]].align);
+            off = align_up(off, w->comp.comps[a->col_comp[col]].align);
             vals[n++] = (tecs_value_t){ a->col_comp[col], c->packed + off };
             off += a->col_size[col];
         }
@@ -427,10 +432,15 @@ static inline const tecs__cmdx *birth_init(const tecs__cmd *c)
 ** queue changes of their own), reserve the command and the slots, then
 ** commit. A single birth with plain values keeps them in the command or
 ** packed. */
-static tecs_err_t queue_new(tecs_world_t *w, tecs__cmdbuf *b, tecs_archetype_t *a, int32_t n,
-                            tecs_entity_t *out, int32_t nvals, const tecs_value_t *vals,
-                            bool bulk, tecs_init_fn init, void *ctx)
+static tecs_err_t queue_new(tecs_world_t *w, tecs__cmdbuf *b, const tecs__births *req)
 {
+    tecs_archetype_t *a = req->arch;
+    int32_t n = req->n, nvals = req->nvals;
+    tecs_entity_t *out = req->out;
+    const tecs_value_t *vals = req->vals;
+    bool bulk = req->bulk;
+    tecs_init_fn init = req->init;
+    void *ctx = req->ctx;
     arena_mark m = arena_save(b);
     bulk = bulk && n != 1;
     int32_t count = b->count;
@@ -454,7 +464,7 @@ static tecs_err_t queue_new(tecs_world_t *w, tecs__cmdbuf *b, tecs_archetype_t *
     }
     for (int32_t k = 0; k < n; k++) {
         tecs_entity_t e = tecs__ei_take(w);
-        if (b == &w->delayed)
+        if (b == &w->cmd.delayed)
             w->recs[TECS_ENTITY_INDEX(e)].row = TECS__ROW_DELAYED;
         if (bulk)
             c.x->ids[k] = e;
@@ -462,16 +472,14 @@ static tecs_err_t queue_new(tecs_world_t *w, tecs__cmdbuf *b, tecs_archetype_t *
             out[k] = e;
         c.entity = e;
     }
-    w->npending += n;
+    w->ei.npending += n;
     push(w, b, &c);
     return TECS_OK;
 }
 
-tecs_err_t tecs__defer_new(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_entity_t *out,
-                           int32_t nvals, const tecs_value_t *vals, bool bulk,
-                           tecs_init_fn init, void *ctx)
+tecs_err_t tecs__defer_new(tecs_world_t *w, const tecs__births *req)
 {
-    return queue_new(w, &w->deferred, a, n, out, nvals, vals, bulk, init, ctx);
+    return queue_new(w, &w->deferred, req);
 }
 
 tecs_entity_t tecs__defer_new1(tecs_world_t *w, tecs_archetype_t *a)
@@ -480,7 +488,7 @@ tecs_entity_t tecs__defer_new1(tecs_world_t *w, tecs_archetype_t *a)
     if (room(w, b) || tecs__ei_reserve1(w))
         return 0;
     tecs_entity_t e = tecs__ei_take(w);
-    w->npending++;
+    w->ei.npending++;
     b->cmds[b->count++] = (tecs__cmd){ .op = TECS__OP_NEW, .arch = a, .entity = e };
     return e;
 }
@@ -523,7 +531,7 @@ static TECS__NOINLINE tecs_err_t put_arena_value(tecs_world_t *w, tecs__cmdbuf *
                                                  tecs__cmd *cmd, tecs_comp_t c,
                                                  const void *value)
 {
-    tecs_value_t *v = arena_value(w, b, c, &w->comps[c], value);
+    tecs_value_t *v = arena_value(w, b, c, &w->comp.comps[c], value);
     if (v == NULL)
         return oom(w);
     cmd->val = v;
@@ -536,7 +544,7 @@ static TECS__NOINLINE tecs_err_t put_arena_value(tecs_world_t *w, tecs__cmdbuf *
 static TECS__INLINE tecs_err_t put_value(tecs_world_t *w, tecs__cmdbuf *b, tecs__cmd *cmd,
                                          tecs_comp_t c, const void *value)
 {
-    const tecs__comp *ci = &w->comps[c];
+    const tecs__comp *ci = &w->comp.comps[c];
     if (value == NULL || ci->size == 0)
         return TECS_OK;
     if (inline_ok(ci)) {
@@ -560,7 +568,7 @@ static inline bool foldable(const tecs_world_t *w, const tecs__cmd *last, tecs__
 {
     if (last->op != TECS__OP_NEW || last->flags || last->x)
         return false;
-    if (value && (w->comps[c].ctor || w->comps[c].copy))
+    if (value && (w->comp.comps[c].ctor || w->comp.comps[c].copy))
         return false;
     int32_t col = tecs__arch_col(last->arch, c);
     return op == TECS__OP_ADD ? col == TECS__COL_ABSENT
@@ -604,7 +612,7 @@ tecs_err_t tecs__defer_op(tecs_world_t *w, tecs__op op, tecs_entity_t e, tecs_co
     /* A change of the birth queued last joins it: nobody else can see the
     ** entity yet. Not while flushing, when that birth may be applied. */
     tecs__cmdbuf *b = &w->deferred;
-    if (b->count > 0 && !w->flushing) {
+    if (b->count > 0 && !w->cmd.flushing) {
         tecs__cmd *last = &b->cmds[b->count - 1];
         if (last->entity == e && foldable(w, last, op, c, value))
             return fold_into(w, b->count - 1, op, c, value);
@@ -620,17 +628,17 @@ static void note_failure(tecs_world_t *w, tecs_err_t err)
 {
     if (err == TECS_OK || err == TECS_ENOMEM || err == TECS_EDEAD)
         return;
-    if (w->dropped++ == 0) {
-        w->drop_err = err;
-        memcpy(w->drop_msg, w->errmsg, sizeof w->drop_msg);
+    if (w->cmd.dropped++ == 0) {
+        w->cmd.drop_err = err;
+        memcpy(w->cmd.drop_msg, w->base.errmsg, sizeof w->cmd.drop_msg);
     }
 }
 
 /* The last error after an apply or flush that dropped changes. */
 static tecs_err_t report_drops(tecs_world_t *w, const char *what)
 {
-    return tecs__err(w, w->drop_err, "%s dropped %d queued change%s; the first: %s", what,
-                     w->dropped, w->dropped == 1 ? "" : "s", w->drop_msg);
+    return tecs__err(w, w->cmd.drop_err, "%s dropped %d queued change%s; the first: %s", what,
+                     w->cmd.dropped, w->cmd.dropped == 1 ? "" : "s", w->cmd.drop_msg);
 }
 
 static tecs_err_t apply_bulk(tecs_world_t *w, const tecs__cmd *c)
@@ -665,19 +673,19 @@ static void run_kill(tecs_world_t *w, const tecs__cmd *c)
         tecs__destroy_now(w, c->entity);
 }
 
-/* Nobody watches (or checks) the components of a birth and its follow-ups.
+/* Nobody watches (or vetoes changes of) the components of a birth and its follow-ups.
 ** The birth's own archetype counts too: an observer narrowed by terms would
 ** see the folded birth already holding the later components. */
 static bool unobserved(const tecs_world_t *w, const tecs__cmd *c, int32_t n)
 {
-    if (w->watch_moves)
+    if (w->bus.watch_moves)
         return false;
     for (int32_t i = 0; i < n; i++) {
-        if (c[i].comp && w->comps[c[i].comp].watch)
+        if (c[i].comp && w->comp.comps[c[i].comp].watch)
             return false;
         bool birth = c[i].op == TECS__OP_NEW || c[i].op == TECS__OP_NEW_SET;
         for (int32_t k = 0; birth && k < c[i].arch->ncomps; k++)
-            if (w->comps[c[i].arch->comps[k]].watch)
+            if (w->comp.comps[c[i].arch->comps[k]].watch)
                 return false;
     }
     return true;
@@ -775,16 +783,48 @@ static tecs_err_t remove_queued(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
     return err;
 }
 
+/* The column of c in the archetype of the live entity e, or COL_ABSENT. */
+static int32_t col_of(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
+{
+    const tecs__record *r = tecs__ei_alive(w, e);
+    return r ? tecs__arch_col(tecs__rec_arch(w, r), c) : TECS__COL_ABSENT;
+}
+
+/* A queued tecs_modified (or the write of a queued set) of c of e, which
+** has it: as the public call, when the rows are in place. */
+static tecs_err_t apply_modified(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
+{
+    tecs_err_t err = tecs__enter(w);
+    if (err)
+        return err;
+    const tecs__record *r = tecs__ei_alive(w, e);
+    tecs_archetype_t *a = tecs__rec_arch(w, r);
+    int32_t col = tecs__arch_col(a, c);
+    if (col < 0)
+        return tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is a tag and has no value",
+                         TECS__COMP(w, c));
+    if (TECS__UNLIKELY(w->base.hook_depth > 0))      /* rows in motion: reported later */
+        return tecs__defer_op(w, TECS__OP_MODIFIED, e, c, NULL);
+    err = tecs__written(w, e, c, tecs__col_ptr(a, w, col, r->row));
+    if (tecs__wants_set(&w->comp.comps[c]))
+        tecs__settle(w);
+    return err;
+}
+
 /* A queued set: a write if e has c by now (none for a tag, as tecs_set),
 ** else an add with the value. */
 static tecs_err_t apply_set(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *value)
 {
-    if (tecs_has(w, e, c)) {
-        if (w->comps[c].size == 0)
+    int32_t col = col_of(w, e, c);
+    if (col != TECS__COL_ABSENT) {
+        if (w->comp.comps[c].size == 0)
             return TECS_OK;
-        if (value)
-            tecs__comp_copy(w, &w->comps[c], tecs_get_mut(w, e, c), value, 1);
-        return tecs_modified(w, e, c);      /* refused: the write is undone */
+        if (value) {
+            const tecs__record *r = tecs__ei_alive(w, e);
+            void *p = tecs__col_ptr(tecs__rec_arch(w, r), w, col, r->row);
+            tecs__comp_copy(w, &w->comp.comps[c], p, value, 1);
+        }
+        return apply_modified(w, e, c);     /* refused: the write is undone */
     }
     return tecs__add_now(w, e, c, value);
 }
@@ -840,8 +880,8 @@ static tecs_err_t apply(tecs_world_t *w, tecs__cmd *c)
         run_kill(w, c);
         return TECS_OK;
     case TECS__OP_MODIFIED:
-        if (tecs_has(w, c->entity, c->comp))
-            tecs_modified(w, c->entity, c->comp);
+        if (col_of(w, c->entity, c->comp) != TECS__COL_ABSENT)
+            apply_modified(w, c->entity, c->comp);
         return TECS_OK;
     }
     return TECS_OK;
@@ -853,13 +893,13 @@ static bool try_reserve(tecs_world_t *w, tecs_archetype_t *a, int32_t n)
 {
     if (tecs__arch_has_rows(w, a, n))
         return true;
-    tecs_err_t err = w->err;
-    char msg[sizeof w->errmsg];
-    memcpy(msg, w->errmsg, sizeof msg);
+    tecs_err_t err = w->base.err;
+    char msg[sizeof w->base.errmsg];
+    memcpy(msg, w->base.errmsg, sizeof msg);
     if (tecs__arch_grow_rows(w, a, n) == TECS_OK)
         return true;
-    w->err = err;
-    memcpy(w->errmsg, msg, sizeof msg);
+    w->base.err = err;
+    memcpy(w->base.errmsg, msg, sizeof msg);
     return false;
 }
 
@@ -870,17 +910,25 @@ static bool try_reserve(tecs_world_t *w, tecs_archetype_t *a, int32_t n)
 static void reserve_births(tecs_world_t *w, const tecs__cmdbuf *b,
                            bool (*pick)(const tecs__cmd *))
 {
+    if (b->count < 2)
+        return;
+    size_t size = (size_t)w->narchs * sizeof(int32_t);
+    int32_t *births = tecs__alloc(w, size);     /* per archetype id */
+    if (births == NULL)
+        return;
+    memset(births, 0, size);
     for (int32_t i = 0; i < b->count; i++)
         if (b->cmds[i].op == TECS__OP_NEW && pick(&b->cmds[i]))
-            b->cmds[i].arch->births++;
+            births[b->cmds[i].arch->id]++;
     for (int32_t i = 0; i < b->count; i++) {
         tecs_archetype_t *a = b->cmds[i].arch;
-        if (b->cmds[i].op != TECS__OP_NEW || a->births == 0)
+        if (b->cmds[i].op != TECS__OP_NEW || births[a->id] == 0)
             continue;
-        if (a->births > 1)
-            try_reserve(w, a, a->births);
-        a->births = 0;
+        if (births[a->id] > 1)
+            try_reserve(w, a, births[a->id]);
+        births[a->id] = 0;
     }
+    tecs__free(w, births, size);
 }
 
 /* The head of a command: op, then, flags, spare and comp, 8 bytes with no
@@ -943,7 +991,7 @@ static tecs_err_t run_queue(tecs_world_t *w, tecs__cmdbuf *b, bool (*pick)(const
 {
     int32_t keep = 0, i = 0;
     tecs_err_t result = TECS_OK;
-    if (b == &w->delayed)
+    if (b == &w->cmd.delayed)
         reserve_births(w, b, pick);
     for (; i < b->count; i++) {
         if (!pick(&b->cmds[i])) {
@@ -964,7 +1012,7 @@ static tecs_err_t run_queue(tecs_world_t *w, tecs__cmdbuf *b, bool (*pick)(const
         }
         note_failure(w, err);
         drop_vals(w, &c);
-        if (b != &w->deferred && w->deferred.count && !w->flushing)
+        if (b != &w->deferred && w->deferred.count && !w->cmd.flushing)
             tecs__flush(w);
     }
     if (i < b->count)           /* (an empty queue has no array: no NULL + 0) */
@@ -994,16 +1042,16 @@ static bool pick_kills(const tecs__cmd *c)
 
 tecs_err_t tecs__flush(tecs_world_t *w)
 {
-    if (w->flushing || w->defer_depth > 0)
+    if (w->cmd.flushing || w->base.defer_depth > 0)
         return TECS_OK;
-    bool own = !w->applying;    /* else its drops count into the apply's */
+    bool own = !w->cmd.applying;    /* else its drops count into the apply's */
     if (own)
-        w->dropped = 0;
-    tecs_err_t outer = w->err;
-    w->flushing = true;
+        w->cmd.dropped = 0;
+    tecs_err_t outer = w->base.err;
+    w->cmd.flushing = true;
     tecs_err_t err = run_queue(w, &w->deferred, pick_all);
-    w->flushing = false;
-    if (own && w->dropped > 0 && err == TECS_OK)
+    w->cmd.flushing = false;
+    if (own && w->cmd.dropped > 0 && err == TECS_OK)
         err = report_drops(w, "the flush");
     else if (err == TECS_OK && own)
         tecs__err_restore(w, outer);    /* skipped changes leave no error */
@@ -1012,13 +1060,13 @@ tecs_err_t tecs__flush(tecs_world_t *w)
 
 void tecs__defer_begin(tecs_world_t *w)
 {
-    w->defer_depth++;
+    w->base.defer_depth++;
 }
 
 void tecs__defer_end(tecs_world_t *w)
 {
-    assert(w->defer_depth > 0);
-    if (--w->defer_depth == 0 && w->deferred.count > 0)
+    assert(w->base.defer_depth > 0);
+    if (--w->base.defer_depth == 0 && w->deferred.count > 0)
         tecs__flush(w);
 }
 
@@ -1029,22 +1077,23 @@ void tecs__defer_end(tecs_world_t *w)
 ** is counted in tecs_dropped_changes, not reported over it). */
 static void settle_failed(tecs_world_t *w)
 {
-    tecs_err_t err = w->err;
-    char msg[sizeof w->errmsg];
-    memcpy(msg, w->errmsg, sizeof msg);
+    tecs_err_t err = w->base.err;
+    char msg[sizeof w->base.errmsg];
+    memcpy(msg, w->base.errmsg, sizeof msg);
     tecs__settle(w);
-    w->err = err;
-    memcpy(w->errmsg, msg, sizeof msg);
+    w->base.err = err;
+    memcpy(w->base.errmsg, msg, sizeof msg);
 }
 
 tecs_entity_t tecs_delayed_new(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals,
                                const tecs_value_t *vals)
 {
-    if (w == NULL || tecs__enter(w) || tecs__check_arch(w, a) ||
-        tecs__check_vals(w, a, nvals, vals))
+    if (w == NULL || tecs__enter(w) || tecs__arch_validate(w, a) ||
+        tecs__arch_validate_vals(w, a, nvals, vals))
         return 0;
     tecs_entity_t e = 0;
-    tecs_err_t err = queue_new(w, &w->delayed, a, 1, &e, nvals, vals, false, NULL, NULL);
+    tecs_err_t err = queue_new(w, &w->cmd.delayed, &(tecs__births){ .arch = a, .n = 1, .out = &e,
+                                                                .nvals = nvals, .vals = vals });
     if (err)
         settle_failed(w);
     else
@@ -1066,7 +1115,7 @@ tecs_err_t tecs_delayed_destroy(tecs_world_t *w, tecs_entity_t e, tecs_destroy_f
         return TECS_OK;
     tecs__cmd c = { .op = TECS__OP_KILL, .entity = e, .kill_ctx = ctx };
     c.kill = fn;
-    if (push(w, &w->delayed, &c))
+    if (push(w, &w->cmd.delayed, &c))
         return TECS_ENOMEM;
     r->arch |= TECS__KILL_QUEUED;
     return TECS_OK;
@@ -1079,23 +1128,23 @@ static tecs_err_t apply_delayed(tecs_world_t *w, bool (*pick)(const tecs__cmd *)
     tecs_err_t err = tecs__enter(w);
     if (err)
         return err;
-    if (w->defer_depth > 0 || w->flushing)
+    if (w->base.defer_depth > 0 || w->cmd.flushing)
         return tecs__err(w, TECS_EBUSY,
                          "delayed changes cannot apply inside an iteration or a callback");
-    w->dropped = 0;
-    w->applying = true;
-    err = run_queue(w, &w->delayed, pick);
-    w->applying = false;
-    if (w->dropped > 0 && err == TECS_OK)
+    w->cmd.dropped = 0;
+    w->cmd.applying = true;
+    err = run_queue(w, &w->cmd.delayed, pick);
+    w->cmd.applying = false;
+    if (w->cmd.dropped > 0 && err == TECS_OK)
         err = report_drops(w, "the apply");
     else if (err == TECS_OK)
-        w->err = TECS_OK;       /* skipped changes leave no error */
+        w->base.err = TECS_OK;       /* skipped changes leave no error */
     return err;
 }
 
 int32_t tecs_dropped_changes(const tecs_world_t *w)
 {
-    return w ? w->dropped : 0;
+    return w ? w->cmd.dropped : 0;
 }
 
 tecs_err_t tecs_delayed_apply_new(tecs_world_t *w)
@@ -1116,8 +1165,8 @@ tecs_err_t tecs_delayed_apply(tecs_world_t *w)
 int32_t tecs_delayed_new_count(const tecs_world_t *w)
 {
     int32_t n = 0;
-    for (int32_t i = 0; w && i < w->delayed.count; i++) {
-        const tecs__cmd *c = &w->delayed.cmds[i];
+    for (int32_t i = 0; w && i < w->cmd.delayed.count; i++) {
+        const tecs__cmd *c = &w->cmd.delayed.cmds[i];
         const tecs__record *r = tecs__ei_known(w, c->entity);
         n += c->op == TECS__OP_NEW && r && r->arch == TECS__ARCH_PENDING;
     }
@@ -1127,8 +1176,8 @@ int32_t tecs_delayed_new_count(const tecs_world_t *w)
 int32_t tecs_delayed_destroy_count(const tecs_world_t *w)
 {
     int32_t n = 0;
-    for (int32_t i = 0; w && i < w->delayed.count; i++) {
-        const tecs__cmd *c = &w->delayed.cmds[i];
+    for (int32_t i = 0; w && i < w->cmd.delayed.count; i++) {
+        const tecs__cmd *c = &w->cmd.delayed.cmds[i];
         const tecs__record *r = tecs__ei_alive(w, c->entity);
         n += c->op == TECS__OP_KILL && r && (r->arch & TECS__KILL_QUEUED);
     }
@@ -1149,5 +1198,5 @@ static void buf_fini(tecs_world_t *w, tecs__cmdbuf *b)
 void tecs__cmd_fini(tecs_world_t *w)
 {
     buf_fini(w, &w->deferred);
-    buf_fini(w, &w->delayed);
+    buf_fini(w, &w->cmd.delayed);
 }

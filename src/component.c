@@ -5,7 +5,8 @@
 ** optional lifecycle hooks. The registry is an array indexed by component id
 ** (ids are small: 1..TECS_MAX_COMPONENTS-1), so a lookup by id is one load:
 **
-**     comps[id] = { name, size, align, ctor, dtor, copy, move, ctx, watch }
+**     comps[id] = { name, size, align, ctor, dtor, copy, move, ctx,
+**                   watch, watch_noset, veto }
 **
 ** An entry whose name is NULL is a free id. A size of 0 makes a tag: it is
 ** part of an archetype's component set but has no column.
@@ -14,6 +15,14 @@
 ** copied and moved with memcpy, destroyed by doing nothing. The helpers below
 ** take that choice once, so the rest of the library calls one function per
 ** lifecycle step, always for a whole run of values.
+**
+** The three counters at the end of an entry belong to the listeners of the
+** bus (event.c), which keep them: how many listeners want this component's
+** events, how many of those want no SET events, how many may veto its
+** changes. They live here, beside the size and hooks, because the engine's
+** hot paths read them together with those, one cache line per component.
+**
+** Calls: alloc.c.
 */
 #include "private.h"
 
@@ -26,15 +35,15 @@ static bool is_pow2(size_t x)
 static tecs_comp_t find_name(const tecs_world_t *w, const char *name)
 {
     size_t len = strlen(name);
-    for (int32_t i = 1; i < w->cap_comps; i++) {
-        const tecs__comp *ci = &w->comps[i];
+    for (int32_t i = 1; i < w->comp.cap_comps; i++) {
+        const tecs__comp *ci = &w->comp.comps[i];
         if (ci->name && ci->name_len == len && memcmp(ci->name, name, len) == 0)
             return (tecs_comp_t)i;
     }
     return 0;
 }
 
-static tecs_err_t check_desc(tecs_world_t *w, const tecs_component_desc_t *d)
+static tecs_err_t validate_desc(tecs_world_t *w, const tecs_component_desc_t *d)
 {
     if (d == NULL)
         return tecs__err(w, TECS_EINVAL, "tecs_component_new: NULL description");
@@ -72,16 +81,16 @@ static tecs_comp_t pick_id(tecs_world_t *w, const tecs_component_desc_t *d)
 {
     if (d->id != 0)
         return d->id;
-    while (w->next_comp < TECS_MAX_COMPONENTS && tecs__comp_get(w, w->next_comp) != NULL)
-        w->next_comp++;
-    return w->next_comp < TECS_MAX_COMPONENTS ? w->next_comp : 0;
+    while (w->comp.next_comp < TECS_MAX_COMPONENTS && tecs__comp_get(w, w->comp.next_comp) != NULL)
+        w->comp.next_comp++;
+    return w->comp.next_comp < TECS_MAX_COMPONENTS ? w->comp.next_comp : 0;
 }
 
 tecs_comp_t tecs_component_new(tecs_world_t *w, const tecs_component_desc_t *d)
 {
     if (w == NULL || tecs__enter_object(w))
         return 0;
-    if (check_desc(w, d) != TECS_OK)
+    if (validate_desc(w, d) != TECS_OK)
         return 0;
     tecs_comp_t id = pick_id(w, d);
     if (id == 0) {
@@ -95,20 +104,22 @@ tecs_comp_t tecs_component_new(tecs_world_t *w, const tecs_component_desc_t *d)
         tecs__err(w, TECS_ENOMEM, "out of memory registering component '%s'", d->name);
         return 0;
     }
-    int32_t old_cap = w->cap_comps;
-    if (tecs__grow(w, (void **)&w->comps, &w->cap_comps, (int32_t)id + 1, sizeof *w->comps)) {
+    int32_t old_cap = w->comp.cap_comps;
+    if (tecs__grow(w, (void **)&w->comp.comps, &w->comp.cap_comps, (int32_t)id + 1,
+                   sizeof *w->comp.comps)) {
         tecs__free(w, name, len + 1);
         return 0;
     }
-    memset(w->comps + old_cap, 0, (size_t)(w->cap_comps - old_cap) * sizeof *w->comps);
+    memset(w->comp.comps + old_cap, 0,
+           (size_t)(w->comp.cap_comps - old_cap) * sizeof *w->comp.comps);
     memcpy(name, d->name, len + 1);
-    w->comps[id] = (tecs__comp){
+    w->comp.comps[id] = (tecs__comp){
         .name = name, .name_len = len, .size = (uint32_t)d->size,
         .align = d->align ? (uint32_t)d->align : 1,
         .ctor = d->ctor, .dtor = d->dtor, .copy = d->copy, .move = d->move,
         .ctx = d->hook_ctx,
     };
-    w->ncomps++;
+    w->comp.ncomps++;
     return id;
 }
 
@@ -138,28 +149,14 @@ size_t tecs_component_size(const tecs_world_t *w, tecs_comp_t c)
     return ci ? ci->size : 0;
 }
 
-void tecs__comp_forget_arch(tecs_world_t *w, const tecs_archetype_t *a)
-{
-    static const struct tecs__hop empty;
-    if (w->kill.from == a)
-        w->kill = empty;
-    for (int32_t i = 0; i < w->cap_comps; i++) {
-        tecs__comp *ci = &w->comps[i];
-        if (ci->add.from == a || ci->add.to == a)
-            ci->add = empty;
-        if (ci->rem.from == a || ci->rem.to == a)
-            ci->rem = empty;
-    }
-}
-
 void tecs__comp_fini(tecs_world_t *w)
 {
-    for (int32_t i = 0; i < w->cap_comps; i++)
-        if (w->comps[i].name)
-            tecs__free(w, w->comps[i].name, w->comps[i].name_len + 1);
-    tecs__free(w, w->comps, (size_t)w->cap_comps * sizeof *w->comps);
-    w->comps = NULL;
-    w->cap_comps = 0;
+    for (int32_t i = 0; i < w->comp.cap_comps; i++)
+        if (w->comp.comps[i].name)
+            tecs__free(w, w->comp.comps[i].name, w->comp.comps[i].name_len + 1);
+    tecs__free(w, w->comp.comps, (size_t)w->comp.cap_comps * sizeof *w->comp.comps);
+    w->comp.comps = NULL;
+    w->comp.cap_comps = 0;
 }
 
 /* ---- lifecycle ------------------------------------------------------- */
@@ -205,4 +202,10 @@ void tecs__comp_move(tecs_world_t *w, const tecs__comp *ci, void *dst, void *src
     tecs_err_t outer_err = tecs__hook_begin(w);
     ci->move(dst, src, n, ci->ctx);
     tecs__hook_end(w, outer_err);
+}
+
+/* Record TECS_ENOCOMP for c. */
+tecs_err_t tecs__err_nocomp(tecs_world_t *w, tecs_comp_t c)
+{
+    return tecs__err(w, TECS_ENOCOMP, "component %u is unknown", c);
 }

@@ -21,18 +21,13 @@
 ** "cemetery"); free_tail is the newest. A freed slot's generation moves on,
 ** so the old id goes stale. Generations start at 1, so no id is ever 0; a
 ** slot whose generation would wrap is RETIRED and never handed out again.
+**
+** The lookups (tecs__ei_alive, tecs__ei_known), taking and releasing a
+** slot are inline (entity_index.h): they are on every hot path.
+**
+** Calls: alloc.c.
 */
 #include "private.h"
-
-tecs__record *tecs__ei_alive(const tecs_world_t *w, tecs_entity_t e)
-{
-    return tecs__alive_rec(w, e);
-}
-
-tecs__record *tecs__ei_known(const tecs_world_t *w, tecs_entity_t e)
-{
-    return tecs__known_rec(w, e);
-}
 
 bool tecs_is_alive(const tecs_world_t *w, tecs_entity_t e)
 {
@@ -41,20 +36,26 @@ bool tecs_is_alive(const tecs_world_t *w, tecs_entity_t e)
 
 tecs_err_t tecs__ei_reserve(tecs_world_t *w, int32_t n)
 {
-    int64_t used = (int64_t)w->nalive + w->npending;
-    if (n < 0 || used + n > w->max_entities)
-        return tecs__err(w, TECS_ELIMIT, "entity limit (%d) reached", w->max_entities);
-    int32_t fresh = n > w->nfree ? n - w->nfree : 0;
-    if ((int64_t)w->nrecs + fresh > UINT32_MAX - 1)
+    int64_t used = (int64_t)w->ei.nalive + w->ei.npending;
+    if (n < 0 || used + n > w->ei.max_entities)
+        return tecs__err(w, TECS_ELIMIT, "entity limit (%d) reached", w->ei.max_entities);
+    int32_t fresh = n > w->ei.nfree ? n - w->ei.nfree : 0;
+    if ((int64_t)w->ei.nrecs + fresh > UINT32_MAX - 1)
         return tecs__err(w, TECS_ELIMIT, "no slot left for an entity");
-    if (w->nrecs + fresh <= w->cap_recs)
+    if (w->ei.nrecs + fresh <= w->ei.cap_recs)
         return TECS_OK;
-    return tecs__grow(w, (void **)&w->recs, &w->cap_recs, w->nrecs + fresh, sizeof *w->recs);
+    return tecs__grow(w, (void **)&w->recs, &w->ei.cap_recs, w->ei.nrecs + fresh, sizeof *w->recs);
 }
 
 void tecs__ei_fini(tecs_world_t *w)
 {
-    tecs__free(w, w->recs, (size_t)w->cap_recs * sizeof *w->recs);
+    tecs__free(w, w->recs, (size_t)w->ei.cap_recs * sizeof *w->recs);
     w->recs = NULL;
-    w->cap_recs = w->nrecs = 0;
+    w->ei.cap_recs = w->ei.nrecs = 0;
+}
+
+/* Record TECS_EDEAD for e. */
+tecs_err_t tecs__err_dead(tecs_world_t *w, tecs_entity_t e)
+{
+    return tecs__err(w, TECS_EDEAD, TECS__ENT_FMT " is not alive", TECS__ENT(e));
 }

@@ -1,7 +1,7 @@
 /*
 ** observer.c — component hooks, observers and query membership events.
 **
-** entity.c raises two kinds of low-level events to the world's listeners:
+** The engine (store.c) raises two kinds of low-level events on the bus:
 ** a component event (ADD / SET / REMOVE of component c on entity e, raised
 ** only while comps[c].watch > 0) and a move event (e went from archetype A
 ** to B; A is NULL at birth, B NULL at death; raised while watch_moves).
@@ -29,7 +29,7 @@
 ** events are wanted while a membership observer lives (or another listener
 ** wants them). Nobody pays for events nobody watches.
 **
-** Callbacks run with the world deferred (entity.c raises events that way):
+** Callbacks run with the world deferred (the bus raises events that way):
 ** their structural changes go to the command buffer and are applied after
 ** the change being announced, in order, by the flush loop; chains of changes
 ** made by observers are a loop there, not a recursion here.
@@ -43,6 +43,8 @@
 ** as destroyed (REMOVE events, then LEAVE), archetypes in creation order,
 ** rows in order; the world is closed meanwhile (TECS__FREEING), so those
 ** callbacks may read but every change they try is refused.
+**
+** Calls: alloc.c, entity_index.c, event.c (it is a listener), query.c.
 */
 #include "private.h"
 
@@ -199,7 +201,7 @@ static void announce_death(tecs_world_t *w, obs_state *s, tecs_archetype_t *a, u
     tecs_entity_t e = *tecs__ent_ptr(a, w, row);
     for (int32_t i = 0; i < a->ncomps; i++) {
         tecs_comp_t c = a->comps[i];
-        if (w->comps[c].watch == 0)
+        if (w->comp.comps[c].watch == 0)
             continue;
         int32_t col = tecs__arch_col(a, c);
         on_comp(w, s, TECS__EV_REMOVE, e, c, col >= 0 ? tecs__col_ptr(a, w, col, row) : NULL);
@@ -211,13 +213,13 @@ static void before_fini(tecs_world_t *w, void *ctx)
 {
     obs_state *s = ctx;
     s->tearing_down = true;
-    w->defer_depth++;   /* as for any event; changes are refused anyway */
+    w->base.defer_depth++;   /* as for any event; changes are refused anyway */
     for (int32_t i = 0; i < w->narchs; i++) {
         tecs_archetype_t *a = w->archs[i];
         for (int32_t r = 0; r < a->count; r++)
             announce_death(w, s, a, (uint32_t)r);
     }
-    w->defer_depth--;
+    w->base.defer_depth--;
 }
 
 static void on_fini(tecs_world_t *w, void *ctx)
@@ -237,9 +239,9 @@ static void on_fini(tecs_world_t *w, void *ctx)
 static void update_watch_moves(tecs_world_t *w)
 {
     bool want = w->obs && w->obs->nmember > 0;
-    for (int32_t i = 0; i < w->nlisteners && !want; i++)
-        want = w->listeners[i].on_move && w->listeners[i].on_move != on_move;
-    w->watch_moves = want;
+    for (int32_t i = 0; i < w->bus.nlisteners && !want; i++)
+        want = w->bus.listeners[i].on_move && w->bus.listeners[i].on_move != on_move;
+    w->bus.watch_moves = want;
 }
 
 static obs_state *state(tecs_world_t *w)
@@ -285,14 +287,14 @@ static bool any_hook(const tecs_hooks_t *h)
 ** events (so writes through iterations are not reported for it). */
 static void watch_hooks(tecs_world_t *w, tecs_comp_t c, const tecs_hooks_t *h)
 {
-    w->comps[c].watch += any_hook(h);
-    w->comps[c].watch_noset += any_hook(h) && !h->on_set;
+    w->comp.comps[c].watch += any_hook(h);
+    w->comp.comps[c].watch_noset += any_hook(h) && !h->on_set;
 }
 
 static void unwatch_hooks(tecs_world_t *w, tecs_comp_t c, const tecs_hooks_t *h)
 {
-    w->comps[c].watch -= any_hook(h);
-    w->comps[c].watch_noset -= any_hook(h) && !h->on_set;
+    w->comp.comps[c].watch -= any_hook(h);
+    w->comp.comps[c].watch_noset -= any_hook(h) && !h->on_set;
 }
 
 tecs_err_t tecs_component_hooks(tecs_world_t *w, tecs_comp_t c, const tecs_hooks_t *hooks)
@@ -300,7 +302,7 @@ tecs_err_t tecs_component_hooks(tecs_world_t *w, tecs_comp_t c, const tecs_hooks
     if (w == NULL)
         return TECS_EINVAL;
     if (tecs__enter(w))
-        return w->err;
+        return w->base.err;
     const tecs__comp *ci = tecs__comp_get(w, c);
     if (ci == NULL)
         return tecs__err(w, TECS_ENOCOMP, "component %u is unknown", c);
@@ -311,7 +313,7 @@ tecs_err_t tecs_component_hooks(tecs_world_t *w, tecs_comp_t c, const tecs_hooks
         return TECS_OK;
     obs_state *s = state(w);
     if (s == NULL)
-        return w->err;
+        return w->base.err;
     if (grow_per(w, s, c))
         return TECS_ENOMEM;
     unwatch_hooks(w, c, &s->per[c].hooks);
@@ -327,7 +329,7 @@ static bool is_member_kind(tecs_event_kind_t k)
     return k == TECS_ON_ENTER || k == TECS_ON_LEAVE;
 }
 
-static tecs_err_t check_desc(tecs_world_t *w, const tecs_observer_desc_t *d)
+static tecs_err_t validate_desc(tecs_world_t *w, const tecs_observer_desc_t *d)
 {
     if (d == NULL)
         return tecs__err(w, TECS_EINVAL, "tecs_observer_new: NULL description");
@@ -367,12 +369,12 @@ static tecs_err_t make_query(tecs_world_t *w, const tecs_observer_desc_t *d, tec
     else if (d->term_count == 0 && d->terms == NULL)
         return TECS_OK;
     *out = tecs_query_new(w, &qd);
-    return *out ? TECS_OK : w->err;
+    return *out ? TECS_OK : w->base.err;
 }
 
 tecs_observer_t tecs_observer_new(tecs_world_t *w, const tecs_observer_desc_t *d)
 {
-    if (w == NULL || tecs__enter_object(w) || check_desc(w, d))
+    if (w == NULL || tecs__enter_object(w) || validate_desc(w, d))
         return 0;
     if (w->obs && w->obs->tearing_down) {
         tecs__err(w, TECS_EBUSY, "no observer can be created while the world is freed");
@@ -400,8 +402,8 @@ tecs_observer_t tecs_observer_new(tecs_world_t *w, const tecs_observer_desc_t *d
         s->nmember++;
         update_watch_moves(w);
     } else {
-        w->comps[d->comp].watch++;
-        w->comps[d->comp].watch_noset += d->event != TECS_ON_SET;
+        w->comp.comps[d->comp].watch++;
+        w->comp.comps[d->comp].watch_noset += d->event != TECS_ON_SET;
         s->per[d->comp].nobs++;
     }
     return o->id;
@@ -434,8 +436,8 @@ tecs_err_t tecs_observer_free(tecs_world_t *w, tecs_observer_t id)
         s->nmember--;
         update_watch_moves(w);
     } else {
-        w->comps[o->comp].watch--;
-        w->comps[o->comp].watch_noset -= o->kind != TECS_ON_SET;
+        w->comp.comps[o->comp].watch--;
+        w->comp.comps[o->comp].watch_noset -= o->kind != TECS_ON_SET;
         s->per[o->comp].nobs--;
     }
     sweep(w, s);
@@ -447,9 +449,9 @@ int32_t tecs_observer_count(const tecs_world_t *w)
     return w && w->obs ? w->obs->nlive : 0;
 }
 
-/* ---- structure check ------------------------------------------------- */
+/* ---- structure verification ------------------------------------------ */
 
-tecs_err_t tecs__observers_check(tecs_world_t *w)
+tecs_err_t tecs__observers_verify(tecs_world_t *w)
 {
     const obs_state *s = w->obs;
     if (s == NULL)
@@ -466,7 +468,7 @@ tecs_err_t tecs__observers_check(tecs_world_t *w)
     }
     if (live != s->nlive || member != s->nmember)
         return tecs__err(w, TECS_ECORRUPT, "observer counts are off");
-    if (member > 0 && !w->watch_moves)
+    if (member > 0 && !w->bus.watch_moves)
         return tecs__err(w, TECS_ECORRUPT, "membership observers without move events");
     for (int32_t c = 0; c < s->cap_per; c++) {
         int32_t n = 0;
@@ -474,8 +476,8 @@ tecs_err_t tecs__observers_check(tecs_world_t *w)
             n += !s->list[i].dead && !is_member_kind(s->list[i].kind) &&
                  s->list[i].comp == (tecs_comp_t)c;
         uint32_t need = (uint32_t)n + any_hook(&s->per[c].hooks);
-        if (n != s->per[c].nobs || (need > 0 && w->comps[c].watch < need) ||
-            w->comps[c].watch_noset > w->comps[c].watch)
+        if (n != s->per[c].nobs || (need > 0 && w->comp.comps[c].watch < need) ||
+            w->comp.comps[c].watch_noset > w->comp.comps[c].watch)
             return tecs__err(w, TECS_ECORRUPT, "component %d: observer count or watch off", c);
     }
     return TECS_OK;

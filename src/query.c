@@ -36,6 +36,10 @@
 **
 ** tecs_query_each and tecs_query_collect at the end of this file use the
 ** public API only.
+**
+** Calls: alloc.c, component.c, event.c (it listens for new archetypes, and
+** reports writes as SET events, after a veto), command.c (an iteration
+** defers the world).
 */
 #include "private.h"
 
@@ -125,10 +129,10 @@ bool tecs__query_matches(const tecs_query_t *q, const tecs_archetype_t *a)
 static tecs_err_t on_archetype(tecs_world_t *w, void *ctx, tecs_archetype_t *a)
 {
     (void)ctx;
-    for (tecs_query_t *q = w->queries; q; q = q->next)
+    for (tecs_query_t *q = w->query.queries; q; q = q->next)
         if (would_match(q, a) && reserve_match(q))
             return TECS_ENOMEM;
-    for (tecs_query_t *q = w->queries; q; q = q->next)
+    for (tecs_query_t *q = w->query.queries; q; q = q->next)
         add_match(q, a);
     return TECS_OK;
 }
@@ -136,7 +140,7 @@ static tecs_err_t on_archetype(tecs_world_t *w, void *ctx, tecs_archetype_t *a)
 static void on_archetype_undo(tecs_world_t *w, void *ctx, tecs_archetype_t *a)
 {
     (void)ctx;
-    for (tecs_query_t *q = w->queries; q; q = q->next)
+    for (tecs_query_t *q = w->query.queries; q; q = q->next)
         if (q->nmatch > 0 && q->march[q->nmatch - 1] == a)
             q->nmatch--;
 }
@@ -152,25 +156,25 @@ static void query_release(tecs_query_t *q)
 static void on_fini(tecs_world_t *w, void *ctx)
 {
     (void)ctx;
-    while (w->queries) {
-        tecs_query_t *q = w->queries;
-        w->queries = q->next;
+    while (w->query.queries) {
+        tecs_query_t *q = w->query.queries;
+        w->query.queries = q->next;
         query_release(q);
     }
-    tecs__free(w, w->iters, (size_t)w->cap_iters * sizeof *w->iters);
-    w->iters = NULL;
-    w->niters = w->cap_iters = 0;
+    tecs__free(w, w->query.iters, (size_t)w->query.cap_iters * sizeof *w->query.iters);
+    w->query.iters = NULL;
+    w->query.niters = w->query.cap_iters = 0;
 }
 
 static tecs_err_t listen_once(tecs_world_t *w)
 {
-    if (w->query_listening)
+    if (w->query.query_listening)
         return TECS_OK;
     tecs__listener l = { .on_archetype = on_archetype, .on_archetype_undo = on_archetype_undo,
                          .on_fini = on_fini };
     if (tecs__listen(w, &l))
         return TECS_ENOMEM;
-    w->query_listening = true;
+    w->query.query_listening = true;
     return TECS_OK;
 }
 
@@ -180,7 +184,7 @@ static tecs_err_t listen_once(tecs_world_t *w)
 ** opening an iteration allocates only past this many open at once. */
 #define ITERS_RESERVED 16
 
-static tecs_err_t check_terms(tecs_world_t *w, const tecs_query_desc_t *d)
+static tecs_err_t validate_terms(tecs_world_t *w, const tecs_query_desc_t *d)
 {
     if (d == NULL)
         return tecs__err(w, TECS_EINVAL, "tecs_query_new: NULL description");
@@ -210,10 +214,10 @@ static tecs_err_t check_terms(tecs_world_t *w, const tecs_query_desc_t *d)
 
 tecs_query_t *tecs_query_new(tecs_world_t *w, const tecs_query_desc_t *d)
 {
-    if (w == NULL || tecs__enter_object(w) || check_terms(w, d) || listen_once(w))
+    if (w == NULL || tecs__enter_object(w) || validate_terms(w, d) || listen_once(w))
         return NULL;
-    tecs_query_t *q = tecs__grow(w, (void **)&w->iters, &w->cap_iters, ITERS_RESERVED,
-                                 sizeof *w->iters) ? NULL : tecs__alloc(w, sizeof *q);
+    tecs_query_t *q = tecs__grow(w, (void **)&w->query.iters, &w->query.cap_iters, ITERS_RESERVED,
+                                 sizeof *w->query.iters) ? NULL : tecs__alloc(w, sizeof *q);
     if (q == NULL) {
         tecs__err(w, TECS_ENOMEM, "out of memory creating a query");
         return NULL;
@@ -237,10 +241,10 @@ tecs_query_t *tecs_query_new(tecs_world_t *w, const tecs_query_desc_t *d)
         }
         add_match(q, w->archs[i]);
     }
-    q->next = w->queries;
-    if (w->queries)
-        w->queries->prev = q;
-    w->queries = q;
+    q->next = w->query.queries;
+    if (w->query.queries)
+        w->query.queries->prev = q;
+    w->query.queries = q;
     return q;
 }
 
@@ -288,7 +292,7 @@ void tecs__query_drop(tecs_query_t *q)
     if (q->prev)
         q->prev->next = q->next;
     else
-        w->queries = q->next;
+        w->query.queries = q->next;
     if (q->next)
         q->next->prev = q->prev;
     query_release(q);
@@ -329,9 +333,9 @@ int32_t tecs_query_archetype_count(const tecs_query_t *q)
     return q ? q->nmatch : 0;
 }
 
-tecs_err_t tecs__queries_check(tecs_world_t *w)
+tecs_err_t tecs__queries_verify(tecs_world_t *w)
 {
-    for (tecs_query_t *q = w->queries; q; q = q->next) {
+    for (tecs_query_t *q = w->query.queries; q; q = q->next) {
         int32_t m = 0;
         for (int32_t i = 0; i < w->narchs; i++) {
             int16_t cols[TECS_MAX_TERMS];
@@ -355,21 +359,22 @@ enum { ITER_FRESH, ITER_RUNNING, ITER_DONE };
 /* Note a new iteration open: its serial, or 0 (out of memory). */
 static uint32_t iter_open(tecs_world_t *w)
 {
-    if (tecs__grow(w, (void **)&w->iters, &w->cap_iters, w->niters + 1, sizeof *w->iters)) {
+    if (tecs__grow(w, (void **)&w->query.iters, &w->query.cap_iters, w->query.niters + 1,
+                   sizeof *w->query.iters)) {
         tecs__err(w, TECS_ENOMEM, "out of memory opening an iteration");
         return 0;
     }
-    if (++w->iter_serial == 0)
-        w->iter_serial = 1;
-    w->iters[w->niters++] = w->iter_serial;
-    return w->iter_serial;
+    if (++w->query.iter_serial == 0)
+        w->query.iter_serial = 1;
+    w->query.iters[w->query.niters++] = w->query.iter_serial;
+    return w->query.iter_serial;
 }
 
 /* Where serial is in the table of open iterations, or -1 (ended). */
 static TECS__NOINLINE int32_t iter_find(const tecs_world_t *w, uint32_t serial)
 {
-    for (int32_t i = w->niters - 1; i >= 0; i--)
-        if (w->iters[i] == serial)
+    for (int32_t i = w->query.niters - 1; i >= 0; i--)
+        if (w->query.iters[i] == serial)
             return i;
     return -1;
 }
@@ -378,8 +383,9 @@ static TECS__NOINLINE int32_t iter_find(const tecs_world_t *w, uint32_t serial)
 static inline bool iter_live(const tecs_iter_t *it)
 {
     const tecs_world_t *w = it->world;
-    int32_t n = w->niters;
-    return (n > 0 && w->iters[n - 1] == it->priv_.serial) || iter_find(w, it->priv_.serial) >= 0;
+    int32_t n = w->query.niters;
+    return (n > 0 && w->query.iters[n - 1] == it->priv_.serial) ||
+           iter_find(w, it->priv_.serial) >= 0;
 }
 
 /* Take the iteration out of the table; false if it was not there. */
@@ -388,17 +394,18 @@ static bool iter_close(tecs_world_t *w, uint32_t serial)
     int32_t i = iter_find(w, serial);
     if (i < 0)
         return false;
-    memmove(w->iters + i, w->iters + i + 1, (size_t)(w->niters - 1 - i) * sizeof *w->iters);
-    w->niters--;
+    memmove(w->query.iters + i, w->query.iters + i + 1,
+            (size_t)(w->query.niters - 1 - i) * sizeof *w->query.iters);
+    w->query.niters--;
     return true;
 }
 
 /* The last open iteration ended: tell the listeners (caches re-sort). */
 static void iters_done(tecs_world_t *w)
 {
-    for (int32_t i = 0; i < w->nlisteners; i++)
-        if (w->listeners[i].on_iters_done)
-            w->listeners[i].on_iters_done(w, w->listeners[i].ctx);
+    for (int32_t i = 0; i < w->bus.nlisteners; i++)
+        if (w->bus.listeners[i].on_iters_done)
+            w->bus.listeners[i].on_iters_done(w, w->bus.listeners[i].ctx);
 }
 
 tecs_iter_t tecs_query_iter_ex(tecs_query_t *q, int32_t flags)
@@ -433,15 +440,15 @@ static void report_writes(tecs_iter_t *it)
     tecs_query_t *q = it->priv_.query;
     tecs_world_t *w = q->world;
     for (uint32_t mask = q->write_mask; mask; mask &= mask - 1) {
-        int32_t t = __builtin_ctz(mask);
+        int32_t t = TECS__CTZ(mask);
         tecs_comp_t c = q->terms[t].comp;
-        if (it->fields[t] == NULL || !tecs__wants_set(&w->comps[c]))
+        if (it->fields[t] == NULL || !tecs__wants_set(&w->comp.comps[c]))
             continue;
-        size_t size = w->comps[c].size;
+        size_t size = w->comp.comps[c].size;
         for (int32_t r = 0; r < it->count; r++) {
             char *p = (char *)it->fields[t] + (size_t)r * size;
-            if (w->comps[c].check)
-                tecs__check_comp(w, TECS__EV_SET | TECS__EV_WRITTEN, it->entities[r], c, p, 1);
+            if (w->comp.comps[c].veto)
+                tecs__veto(w, TECS__EV_SET | TECS__EV_WRITTEN, it->entities[r], c, p, 1);
             tecs__emit_comp(w, TECS__EV_SET, it->entities[r], c, p);
         }
     }
@@ -450,7 +457,7 @@ static void report_writes(tecs_iter_t *it)
 
 static int32_t used_chunks(const tecs_world_t *w, const tecs_archetype_t *a)
 {
-    return (int32_t)(((uint32_t)a->count + w->mask) >> w->shift);
+    return (int32_t)(((uint32_t)a->count + w->arch.mask) >> w->arch.shift);
 }
 
 /* Move to the next chunk (in the iteration's direction); false at the end. */
@@ -489,8 +496,8 @@ static void load_chunk(tecs_iter_t *it)
     tecs_archetype_t *a = it->priv_.arch;
     int32_t k = it->priv_.chunk;
     char *const *ch = tecs__kcols(a, (uint32_t)k);
-    int32_t left = a->count - k * (int32_t)w->rows;
-    it->count = left < (int32_t)w->rows ? left : (int32_t)w->rows;
+    int32_t left = a->count - k * (int32_t)w->arch.rows;
+    it->count = left < (int32_t)w->arch.rows ? left : (int32_t)w->arch.rows;
     it->entities = tecs__chunk_ents(ch);
     const int16_t *cols = q->mcols + (size_t)it->priv_.match * q->nterms;
     for (int32_t t = 0; t < q->nterms; t++)
@@ -536,7 +543,7 @@ void tecs_iter_fini(tecs_iter_t *it)
     it->priv_.state = ITER_DONE;
     if (!iter_live(it)) {
         it->count = 0;
-        w->iters_twice++;
+        w->query.iters_twice++;
         return;
     }
     if (it->count > 0 && it->priv_.query->write_mask)
@@ -547,7 +554,7 @@ void tecs_iter_fini(tecs_iter_t *it)
     it->priv_.query->iters--;
     if (it->priv_.step)
         it->priv_.step(it, true);
-    if (w->niters == 0)
+    if (w->query.niters == 0)
         iters_done(w);
     tecs__defer_end(w);
 }
@@ -585,7 +592,7 @@ void tecs__iter_load_rows(tecs_iter_t *it, int32_t m, tecs_archetype_t *a, uint3
     tecs_query_t *q = it->priv_.query;
     const tecs_world_t *w = q->world;
     char *const *ch = tecs__chunk_of(a, w, row);
-    uint32_t i = row & w->mask;
+    uint32_t i = row & w->arch.mask;
     it->priv_.arch = a;
     it->priv_.match = m;
     it->count = count;
@@ -603,11 +610,11 @@ void tecs__iter_prefetch(const tecs_iter_t *it, int32_t m, const tecs_archetype_
     const tecs_query_t *q = it->priv_.query;
     const tecs_world_t *w = q->world;
     char *const *ch = tecs__chunk_of(a, w, row);
-    uint32_t i = row & w->mask;
+    uint32_t i = row & w->arch.mask;
     const int16_t *cols = q->mcols + (size_t)m * q->nterms;
     for (int32_t t = 0; t < q->nterms; t++)
         if (cols[t] >= 0)
-            __builtin_prefetch(tecs__chunk_col(ch, cols[t]) + i * a->col_size[cols[t]]);
+            TECS__PREFETCH(tecs__chunk_col(ch, cols[t]) + i * a->col_size[cols[t]]);
 #else
     (void)it, (void)m, (void)a, (void)row;
 #endif
@@ -621,7 +628,7 @@ tecs_err_t tecs_query_each_ex(tecs_query_t *q, int32_t flags, tecs_each_fn fn, v
         return TECS_EINVAL;
     tecs_world_t *w = tecs_query_world(q);
     if (tecs__enter(w))
-        return w->err;
+        return w->base.err;
     if (fn == NULL)
         return tecs__err(w, TECS_EINVAL, "tecs_query_each: NULL callback");
     const tecs_term_t *terms;

@@ -34,6 +34,9 @@
 ** Timing uses clock_gettime(CLOCK_MONOTONIC), hence the POSIX feature macro.
 ** The worker pool of DESIGN.md (systems with disjoint read/write sets in
 ** parallel) is not built yet: systems run one after another.
+**
+** Calls: alloc.c, event.c (it is a listener), command.c (a frame defers
+** the world), query.c.
 */
 #define _POSIX_C_SOURCE 199309L
 #include "private.h"
@@ -154,7 +157,7 @@ static tecs_err_t err_noent(tecs_world_t *w, tecs_system_t id)
 
 /* ---- adding and removing --------------------------------------------- */
 
-static tecs_err_t check_desc(tecs_world_t *w, const tecs_system_desc_t *d)
+static tecs_err_t validate_desc(tecs_world_t *w, const tecs_system_desc_t *d)
 {
     if (d == NULL)
         return tecs__err(w, TECS_EINVAL, "tecs_system_new: NULL description");
@@ -180,7 +183,7 @@ static tecs_err_t check_desc(tecs_world_t *w, const tecs_system_desc_t *d)
 
 tecs_system_t tecs_system_new(tecs_world_t *w, const tecs_system_desc_t *d)
 {
-    if (w == NULL || tecs__enter_object(w) || check_desc(w, d))
+    if (w == NULL || tecs__enter_object(w) || validate_desc(w, d))
         return 0;
     sys_state *s = state(w);
     if (s == NULL)
@@ -214,7 +217,7 @@ tecs_err_t tecs_system_free(tecs_world_t *w, tecs_system_t id)
     if (w == NULL)
         return TECS_EINVAL;
     if (tecs__enter_object(w))
-        return w->err;
+        return w->base.err;
     sys_entry *e = find(w, id);
     if (e == NULL)
         return err_noent(w, id);
@@ -230,7 +233,7 @@ tecs_err_t tecs_system_enable(tecs_world_t *w, tecs_system_t id, bool enabled)
     if (w == NULL)
         return TECS_EINVAL;
     if (tecs__enter(w))
-        return w->err;
+        return w->base.err;
     sys_entry *e = find(w, id);
     if (e == NULL)
         return err_noent(w, id);
@@ -274,7 +277,7 @@ tecs_err_t tecs_system_stats(tecs_world_t *w, tecs_system_t id, tecs_system_stat
     if (w == NULL)
         return TECS_EINVAL;
     if (tecs__enter_read(w))
-        return w->err;
+        return w->base.err;
     if (out == NULL)
         return tecs__err(w, TECS_EINVAL, "tecs_system_stats: NULL output");
     const sys_entry *e = find(w, id);
@@ -367,11 +370,11 @@ static void run_one(tecs_world_t *w, sys_state *s, int32_t i, double dt)
         return;
     double t0 = now();
     tecs__defer_begin(w);
-    w->cb_depth++;              /* a callback runs (R1): see tecs__cb_begin */
-    tecs_err_t outer_err = w->err;
+    w->base.cb_depth++;              /* a callback runs (R1): see tecs__cb_begin */
+    tecs_err_t outer_err = w->base.err;
     int64_t visited = walk(e->query, e, w, sdt, s->frame);
     tecs__err_restore(w, outer_err);
-    w->cb_depth--;
+    w->base.cb_depth--;
     tecs__defer_end(w);
     double t = now() - t0;
     e = &w->sys->list[i];
@@ -391,12 +394,12 @@ tecs_err_t tecs_progress(tecs_world_t *w, double dt)
         return err;
     if (!(dt >= 0 && dt <= 1e300))
         return tecs__err(w, TECS_EINVAL, "tecs_progress: bad delta time %g", dt);
-    if (w->defer_depth > 0 || w->flushing)
+    if (w->base.defer_depth > 0 || w->cmd.flushing)
         return tecs__err(w, TECS_EBUSY, "tecs_progress cannot run inside an iteration, a "
                          "callback or another frame");
     sys_state *s = state(w);
     if (s == NULL)
-        return w->err;
+        return w->base.err;
     s->in_frame = true;
     s->frame_n = s->n;
     for (int32_t i = 0; i < s->frame_n; i++) {
@@ -413,9 +416,9 @@ tecs_err_t tecs_progress(tecs_world_t *w, double dt)
     return TECS_OK;
 }
 
-/* ---- structure check ------------------------------------------------- */
+/* ---- structure verification ------------------------------------------ */
 
-tecs_err_t tecs__systems_check(tecs_world_t *w)
+tecs_err_t tecs__systems_verify(tecs_world_t *w)
 {
     const sys_state *s = w->sys;
     if (s == NULL)

@@ -208,8 +208,8 @@ static tecs_err_t cache_reserve(tecs_cache_t *c, int32_t n)
         (c->order && tecs__grow(w, (void **)&c->tmp, &c->tmp_cap, c->n + n, sizeof *c->tmp)))
         return TECS_ENOMEM;
     int32_t old = c->npos;
-    if (w->nrecs > c->npos) {
-        if (tecs__grow(w, (void **)&c->pos, &c->npos, w->nrecs, sizeof *c->pos))
+    if (w->ei.nrecs > c->npos) {
+        if (tecs__grow(w, (void **)&c->pos, &c->npos, w->ei.nrecs, sizeof *c->pos))
             return TECS_ENOMEM;
         memset(c->pos + old, 0, (size_t)(c->npos - old) * sizeof *c->pos);
     }
@@ -217,11 +217,11 @@ static tecs_err_t cache_reserve(tecs_cache_t *c, int32_t n)
 }
 
 /* Is e dying right now, its death events being raised while its row still
-** holds it (w->leaving, entity.c)? A cache filled meanwhile would not hear
+** holds it (w->store.leaving, entity.c)? A cache filled meanwhile would not hear
 ** of its death. */
 static bool dying(const tecs_world_t *w, tecs_entity_t e)
 {
-    return e == w->leaving && w->leaving_comp == 0;
+    return e == w->store.leaving && w->store.leaving_comp == 0;
 }
 
 /* Fill c from scratch, without callbacks; a dying entity is left out. */
@@ -251,7 +251,7 @@ static tecs_err_t cache_fill(tecs_cache_t *c)
 static tecs_err_t cache_ready(tecs_cache_t *c)
 {
     if (c->f && tecs__filter_ready(c->f))
-        return c->world->err;
+        return c->world->base.err;
     if (!c->stale) {
         if (c->unsorted)
             resort(c);
@@ -275,7 +275,7 @@ static void cache_update(tecs_cache_t *c, tecs_entity_t e, bool moved, bool dyin
     bool want = !dying && wants(c, e);
     int32_t i = member(c, e);
     if (want && i >= 0 && moved && c->order) {
-        if (c->world->niters > 0)
+        if (c->world->query.niters > 0)
             c->unsorted = true;     /* other keys may be written, unreported */
         else if (c->unsorted)
             resort(c);
@@ -284,7 +284,7 @@ static void cache_update(tecs_cache_t *c, tecs_entity_t e, bool moved, bool dyin
             put(c, e);
         }
     } else if (want && i < 0) {
-        tecs_err_t outer = c->world->err;
+        tecs_err_t outer = c->world->base.err;
         if (cache_reserve(c, 1)) {
             c->stale = true;    /* rebuilt at its next use: the call succeeds */
             tecs__err_restore(c->world, outer);
@@ -334,7 +334,7 @@ static void cache_release(tecs_cache_t *c)
     if (c->next)
         c->next->prev = c->prev;
     for (int32_t i = 0; i < c->nwatched; i++)
-        w->comps[c->watched[i]].watch--;
+        w->comp.comps[c->watched[i]].watch--;
     if (c->f)
         tecs__filter_release(c->f);
     tecs__free(w, c->ents, (size_t)c->cap * sizeof *c->ents);
@@ -412,7 +412,7 @@ static void watch_terms(tecs_cache_t *c)
         if (terms[t].oper == TECS_NONE || tecs_component_size(c->world, terms[t].comp) == 0)
             continue;
         c->watched[c->nwatched++] = terms[t].comp;
-        c->world->comps[terms[t].comp].watch++;
+        c->world->comp.comps[terms[t].comp].watch++;
     }
 }
 
@@ -424,7 +424,7 @@ static tecs_err_t caches_verify(tecs__indexes *r, tecs_world_t *w)
     for (tecs_cache_t *c = r->caches; c; c = c->next) {
         if (c->stale || c->doomed || tecs__filter_dirty(c->f))
             continue;
-        if (c->unsorted && w->niters == 0)
+        if (c->unsorted && w->query.niters == 0)
             return tecs__err(w, TECS_ECORRUPT, "cache waits for a sort with no iteration open");
         for (int32_t i = 0; i < c->n; i++)
             if (member(c, c->ents[i]) != i || !wants(c, c->ents[i]))
@@ -433,7 +433,7 @@ static tecs_err_t caches_verify(tecs__indexes *r, tecs_world_t *w)
         ** one is open, keys written through it are not reported yet, so
         ** the order holds only once none is. */
         c->sorting = true;
-        bool sorted = !c->order || c->unsorted || w->niters > 0 || in_order(c);
+        bool sorted = !c->order || c->unsorted || w->query.niters > 0 || in_order(c);
         c->sorting = false;
         if (!sorted)
             return tecs__err(w, TECS_ECORRUPT, "cache out of order");
@@ -511,7 +511,7 @@ tecs_cache_t *tecs_cache_new(tecs_world_t *w, const tecs_cache_desc_t *d)
     r->caches = c;
     if ((d->filter && (c->f = tecs__filter_clone(d->filter)) == NULL) ||
         (c->f && tecs__filter_ready(c->f)) || cache_fill(c)) {
-        if (w->err != TECS_ENOENT)
+        if (w->base.err != TECS_ENOENT)
             tecs__err(w, TECS_ENOMEM, "out of memory creating a cache");
         cache_release(c);
         return NULL;
@@ -569,7 +569,7 @@ tecs_iter_t tecs_cache_iter(tecs_cache_t *c)
         return tecs_query_iter(NULL);
     }
     for (int32_t i = 0; i < c->n; i++)
-        c->scr.v[i] = (okey){ place_of(tecs__alive_rec(w, c->ents[i])), c->ents[i] };
+        c->scr.v[i] = (okey){ place_of(tecs__ei_alive(w, c->ents[i])), c->ents[i] };
     c->scr.n = c->n;
     return tecs__snap_iter(c->q, &c->scr);
 }

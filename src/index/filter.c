@@ -139,7 +139,7 @@ static tecs_cond_t fail(tecs_filter_t *f, tecs_err_t err, const char *msg)
         tecs__err(f->world, err, "filter: %s", msg);
     if (f->err == TECS_OK) {
         f->err = err;
-        memcpy(f->why, f->world->errmsg, sizeof f->why);
+        memcpy(f->why, f->world->base.errmsg, sizeof f->why);
     }
     return -1;
 }
@@ -313,7 +313,7 @@ tecs_err_t tecs_filter_root(tecs_filter_t *f, tecs_cond_t c)
     if (f == NULL)
         return TECS_EINVAL;
     if (tecs__enter(f->world))
-        return f->world->err;
+        return f->world->base.err;
     if (c < 0 || c >= f->n)
         return tecs__err(f->world, TECS_EINVAL, "tecs_filter_root: condition %d is not one "
                          "of this filter's %d", c, f->n);
@@ -326,7 +326,7 @@ tecs_err_t tecs_filter_order(tecs_filter_t *f, tecs_index_t *x, bool desc)
     if (f == NULL)
         return TECS_EINVAL;
     if (tecs__enter(f->world))
-        return f->world->err;
+        return f->world->base.err;
     if (x == NULL) {
         f->order = -1;
         return TECS_OK;
@@ -424,14 +424,14 @@ tecs_err_t tecs__filter_ready(tecs_filter_t *f)
         if (x == NULL)
             return tecs__err(f->world, TECS_ENOENT, "the filter names a freed index");
         if (tecs__index_refresh(x))
-            return f->world->err;
+            return f->world->base.err;
     }
     if (f->order >= 0) {
         tecs_index_t *x = index_by_id(f->world, f->order);
         if (x == NULL)
             return tecs__err(f->world, TECS_ENOENT, "the filter's order index was freed");
         if (tecs__index_refresh(x))     /* the order is read from it too */
-            return f->world->err;
+            return f->world->base.err;
     }
     return TECS_OK;
 }
@@ -488,7 +488,7 @@ static bool snap_push(walk *wk, uint64_t k, tecs_entity_t e)
 static inline void take(walk *wk, tecs_entity_t e)
 {
     tecs_world_t *w = wk->f->world;
-    const tecs__record *r = tecs__alive_rec(w, e);
+    const tecs__record *r = tecs__ei_alive(w, e);
     if (r != NULL && snap_match(wk->s, wk->q, tecs__rec_arch(w, r)) >= 0)
         snap_push(wk, place_of(r), e);
 }
@@ -526,7 +526,7 @@ static void fetch_rec(const tecs_world_t *w, const onode *t, int32_t i)
             return;
     }
     uint32_t slot = TECS_ENTITY_INDEX(t->u.lf.e[i]);
-    if (slot < (uint32_t)w->nrecs)
+    if (slot < (uint32_t)w->ei.nrecs)
         TECS__PREFETCH(&w->recs[slot]);
 }
 
@@ -836,7 +836,7 @@ static void cursor_init(tecs_query_t *q, snap *s)
     const tecs_term_t *terms;
     int32_t nterms = tecs_query_terms(q, &terms);
     for (int32_t t = 0; t < nterms; t++)
-        c->size[t] = tecs_query_world(q)->comps[terms[t].comp].size;
+        c->size[t] = tecs_query_world(q)->comp.comps[terms[t].comp].size;
     c->ents = NULL;
     c->at = c->group = c->span = 0;
     c->nlive = 0;
@@ -893,11 +893,11 @@ static void load_rows(tecs_iter_t *it, snap *s, uint64_t k, int32_t count)
     cursor *c = cursor_of(s);
     if (c == NULL)
         return;
-    const struct tecs__chunk *ch = &a->chunks[(uint32_t)k >> w->shift];
+    const struct tecs__chunk *ch = &a->chunks[(uint32_t)k >> w->arch.shift];
     c->ents = it->entities;
     c->at = k;
-    c->group = (k & ~(uint64_t)w->mask) - ch->first;
-    c->span = (uint64_t)ch->g << w->shift;
+    c->group = (k & ~(uint64_t)w->arch.mask) - ch->first;
+    c->span = (uint64_t)ch->g << w->arch.shift;
     c->nlive = 0;
     for (int32_t t = 0, nt = tecs_query_terms(it->priv_.query, NULL); t < nt; t++)
         if (it->fields[t])
@@ -940,7 +940,7 @@ static bool snap_step(tecs_iter_t *it, bool fini)
     if (p >= s->n)
         return false;
     uint64_t k = s->v[p].k;
-    int32_t n = run_at(s, p, it->world->mask);
+    int32_t n = run_at(s, p, it->world->arch.mask);
     it->priv_.pos = p + n;
     uint64_t kf = p + n + PREFETCH_AHEAD < s->n ? s->v[p + n + PREFETCH_AHEAD].k : k;
     cursor *c = cursor_of(s);
@@ -973,7 +973,7 @@ static tecs_err_t where_start(tecs_query_t *q, tecs_filter_t *f, tecs_iter_t *it
         return TECS_EINVAL;
     tecs_world_t *w = tecs_query_world(q);
     if (tecs__enter(w))
-        return w->err;
+        return w->base.err;
     if (f == NULL)
         return tecs__err(w, TECS_EINVAL, "NULL filter");
     if (f->world != w)
@@ -1023,7 +1023,7 @@ tecs_err_t tecs_query_where_each(tecs_query_t *q, tecs_filter_t *f, tecs_each_fn
     if (q == NULL)
         return TECS_EINVAL;
     if (tecs__enter(tecs_query_world(q)))
-        return tecs_query_world(q)->err;
+        return tecs_query_world(q)->base.err;
     if (fn == NULL)
         return tecs__err(tecs_query_world(q), TECS_EINVAL, "tecs_query_where_each: NULL "
                          "callback");

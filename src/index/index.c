@@ -227,10 +227,10 @@ static inline bool has_room(const tecs_index_t *x, int32_t n)
 {
     const tecs_world_t *w = x->world;
     int32_t need = x->n + n;
-    return need <= x->cap && w->nrecs + n <= x->npos &&
+    return need <= x->cap && w->ei.nrecs + n <= x->npos &&
            (is_table(x)    ? (int64_t)need * 4 <= (int64_t)x->ntab * 3
             : is_hashed(x) ? (int64_t)need * 4 <= (int64_t)x->nbucket * 3
-                           : x->npool >= pool_need(x) && w->nrecs + n <= x->nlof);
+                           : x->npool >= pool_need(x) && w->ei.nrecs + n <= x->nlof);
 }
 
 /* Make room for n more entries (has_room was false). */
@@ -240,7 +240,7 @@ static TECS__NOINLINE tecs_err_t grow_room(tecs_index_t *x, int32_t n)
     int32_t need = x->n + n;
     if (tecs__grow(w, (void **)&x->ents, &x->cap, need, sizeof *x->ents))
         return TECS_ENOMEM;
-    int32_t slots = w->nrecs + n, old = x->npos;
+    int32_t slots = w->ei.nrecs + n, old = x->npos;
     if (slots > x->npos) {
         if (tecs__grow(w, (void **)&x->pos, &x->npos, slots, sizeof *x->pos))
             return TECS_ENOMEM;
@@ -364,12 +364,12 @@ static void clear(tecs_index_t *x)
     x->n = 0;
 }
 
-/* Is e, at this moment, losing x's component (w->leaving, entity.c)? Its
+/* Is e, at this moment, losing x's component (w->store.leaving, entity.c)? Its
 ** REMOVE events are being raised and the one x needed has gone by. */
 static bool leaving(const tecs_index_t *x, tecs_entity_t e)
 {
     const tecs_world_t *w = x->world;
-    return e == w->leaving && (w->leaving_comp == 0 || w->leaving_comp == x->d.comp);
+    return e == w->store.leaving && (w->store.leaving_comp == 0 || w->store.leaving_comp == x->d.comp);
 }
 
 /* Add an entry for every entity with x's component, but one that is
@@ -389,7 +389,7 @@ static tecs_err_t fill_entries(tecs_index_t *x, bool tree)
             probe p;
             read_probe(x, tecs__col_ptr(a, w, col, row), &p);
             tecs_entity_t e = *tecs__ent_ptr(a, w, row);
-            if (TECS__UNLIKELY(w->leaving != 0) && leaving(x, e))
+            if (TECS__UNLIKELY(w->store.leaving != 0) && leaving(x, e))
                 continue;
             if (tree && x->d.unique && !nan_key(x, p.k) && find_other(x, p.k, e))
                 return tecs__err(w, TECS_EEXIST, "unique index on " TECS__COMP_FMT ": "
@@ -417,9 +417,9 @@ static tecs_err_t fill(tecs_index_t *x)
 ** events and checks, which calls on that component consult first. */
 static void subscribe(tecs_index_t *x, int by)
 {
-    tecs__comp *ci = &x->world->comps[x->d.comp];
+    tecs__comp *ci = &x->world->comp.comps[x->d.comp];
     ci->watch = (uint32_t)((int64_t)ci->watch + by);
-    ci->check = (uint32_t)((int64_t)ci->check + by);
+    ci->veto = (uint32_t)((int64_t)ci->veto + by);
 }
 
 /* Rebuild a dirty index. */
@@ -460,7 +460,7 @@ static void index_release(tecs_index_t *x)
 /* A default-constructed value of x's component, in a fresh block. */
 static void *default_value(tecs_index_t *x, size_t *size)
 {
-    const tecs__comp *ci = &x->world->comps[x->d.comp];
+    const tecs__comp *ci = &x->world->comp.comps[x->d.comp];
     *size = ci->size;
     void *v = tecs__alloc(x->world, ci->size);
     if (v == NULL)
@@ -473,7 +473,7 @@ static void *default_value(tecs_index_t *x, size_t *size)
 
 static void drop_default(tecs_index_t *x, void *v, size_t size)
 {
-    const tecs__comp *ci = &x->world->comps[x->d.comp];
+    const tecs__comp *ci = &x->world->comp.comps[x->d.comp];
     tecs__comp_dtor(x->world, ci, v, 1);
     tecs__free(x->world, v, size);
 }
@@ -534,7 +534,7 @@ static tecs_err_t check_batch(tecs_index_t *x, const void *vals, int32_t n)
                                  "births would share the default key",
                                  TECS__COMP(w, x->d.comp), n)
                      : check_one(x, TECS__EV_ADD, 0, NULL);
-    size_t size = w->comps[x->d.comp].size;
+    size_t size = w->comp.comps[x->d.comp].size;
     okey *v = tecs__alloc(w, (size_t)n * 2 * sizeof *v);
     if (v == NULL)
         return tecs__err(w, TECS_ENOMEM, "out of memory checking unique keys");
@@ -584,11 +584,11 @@ static void warm(tecs_index_t *x, tecs_entity_t e, const void *vals)
     }
 }
 
-static tecs_err_t on_check(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_comp_t c,
+static tecs_err_t on_veto(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_comp_t c,
                            const void *vals, int32_t n)
 {
     tecs__indexes *r = ctx;
-    tecs_err_t outer = w->err;
+    tecs_err_t outer = w->base.err;
     for (int32_t id = 0; id < r->nids; id++) {
         tecs_index_t *x = r->by_id[id];
         if (x == NULL || x->d.comp != c || (x->dirty && !x->d.unique))
@@ -640,7 +640,7 @@ static void on_comp(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_co
                     const void *ptr)
 {
     tecs__indexes *r = ctx;
-    tecs_err_t outer = w->err;
+    tecs_err_t outer = w->base.err;
     for (int32_t id = 0; id < r->nids; id++) {
         tecs_index_t *x = r->by_id[id];
         if (x == NULL || x->d.comp != c || x->dirty)
@@ -691,7 +691,7 @@ tecs__indexes *tecs__index_registry(tecs_world_t *w)
     if (r == NULL)
         return NULL;
     memset(r, 0, sizeof *r);
-    tecs__listener l = { .on_comp = on_comp, .on_check = on_check, .on_fini = on_fini,
+    tecs__listener l = { .on_comp = on_comp, .on_veto = on_veto, .on_fini = on_fini,
                          .ctx = r };
     if (tecs__listen(w, &l)) {
         tecs__free(w, r, sizeof *r);
@@ -799,11 +799,11 @@ tecs_err_t tecs_index_free(tecs_index_t *x)
         return TECS_OK;
     tecs_world_t *w = x->world;
     if (tecs__enter_object(w))
-        return w->err;
+        return w->base.err;
     tecs__indexes *r = registry(w);
     for (int32_t i = r->nlisteners - 1; i >= 0; i--)
         if (r->listeners[i]->on_free && r->listeners[i]->on_free(r, x))
-            return w->err;
+            return w->base.err;
     r->by_id[x->id] = NULL;
     if (!x->asleep)
         subscribe(x, -1);
@@ -881,7 +881,7 @@ static tecs_err_t check_entries(tecs_index_t *x)
         ** re-keyed when the iterator leaves them: not stale yet. */
         probe p;
         read_probe(x, tecs__col_ptr(tecs__rec_arch(w, r), w, col, r->row), &p);
-        if (w->defer_depth == 0 && kcmp(x, t->key, p.k) != 0)
+        if (w->base.defer_depth == 0 && kcmp(x, t->key, p.k) != 0)
             return corrupt(w, "stale key", x->id);
         bool tabled = !(is_table(x) && nan_key(x, t->key));
         if (is_hashed(x) && tabled && find_other(x, t->key, 0) == 0)
@@ -905,7 +905,7 @@ static int32_t holders(const tecs_index_t *x)
 ** else checks changes); an index asleep is dirty and not unique. */
 static tecs_err_t check_subscriptions(tecs_world_t *w, const tecs__indexes *r)
 {
-    for (int32_t c = 1; c < w->cap_comps; c++) {
+    for (int32_t c = 1; c < w->comp.cap_comps; c++) {
         uint32_t awake = 0;
         for (int32_t id = 0; r && id < r->nids; id++) {
             const tecs_index_t *x = r->by_id[id];
@@ -915,13 +915,13 @@ static tecs_err_t check_subscriptions(tecs_world_t *w, const tecs__indexes *r)
                 awake += !x->asleep;
             }
         }
-        if (w->comps[c].check != awake)
+        if (w->comp.comps[c].veto != awake)
             return tecs__err(w, TECS_ECORRUPT, "component %d: check count off", c);
     }
     return TECS_OK;
 }
 
-tecs_err_t tecs__indexes_check(tecs_world_t *w)
+tecs_err_t tecs__indexes_verify(tecs_world_t *w)
 {
     tecs__indexes *r = registry(w);
     tecs_err_t err0 = check_subscriptions(w, r);

@@ -454,7 +454,7 @@ static bool build_radix(const tecs_index_t *x, okey *v, okey *tmp, int32_t n)
         hi = v[i].k > hi ? v[i].k : hi;
     }
     int sbits = 1;                      /* bits of the largest slot */
-    while (sbits < 32 && ((uint64_t)x->world->nrecs >> sbits) != 0)
+    while (sbits < 32 && ((uint64_t)x->world->ei.nrecs >> sbits) != 0)
         sbits++;
     if (sbits < 64 && ((hi - lo) >> (64 - sbits)) != 0)
         return false;

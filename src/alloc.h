@@ -1,0 +1,151 @@
+/*
+** alloc.h — the allocator, the error state, the callback depths (alloc.c).
+** Its types, its state and its interface, and its inline functions too:
+** they reach the world's base state through tecs__base_of, not through
+** tecs_world_t, so they need no second pass and cannot touch any other
+** layer's state. Included by private.h only.
+*/
+#ifndef TECS_ALLOC_H
+#define TECS_ALLOC_H
+
+void *tecs__alloc(tecs_world_t *w, size_t size);
+void *tecs__realloc(tecs_world_t *w, void *p, size_t osize, size_t nsize);
+void tecs__free(tecs_world_t *w, void *p, size_t size);
+/* Grow *arr (elements of esize, capacity *cap) to hold at least need. */
+tecs_err_t tecs__grow(tecs_world_t *w, void **arr, int32_t *cap, int32_t need, size_t esize);
+/* 64-byte aligned blocks, for chunks; *raw receives what to free. */
+void *tecs__alloc_aligned(tecs_world_t *w, size_t size, void **raw);
+void tecs__free_aligned(tecs_world_t *w, void *raw, size_t size);
+/* The allocator of a world made without one: the C library's. */
+void *tecs__default_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
+
+/* Record an error on the world and return it. */
+tecs_err_t tecs__err(tecs_world_t *w, tecs_err_t err, const char *fmt, ...) TECS__PRINTF(3, 4);
+
+/* Why the world refuses every call now (tecs_world_t.closed). */
+enum {
+    TECS__OPEN = 0,             /* calls are taken                          */
+    TECS__FREEING,              /* tecs_world_free is tearing it down       */
+    TECS__IN_ALLOC              /* its allocator is running                 */
+};
+/* Set the last error back to err after calls made on the caller's behalf
+** replaced it (the message of a code other than TECS_OK is then its
+** general text). */
+void tecs__err_reset(tecs_world_t *w, tecs_err_t err);
+/* Refuse a call on a closed world: TECS_EBUSY, with the reason. */
+tecs_err_t tecs__refuse_closed(tecs_world_t *w);
+/* The start of every public function that can fail (defined after the
+** world struct): a closed world refuses the call; otherwise the last error
+** is cleared, so that it always describes the latest such call. */
+static inline tecs_err_t tecs__enter(tecs_world_t *w);
+/* The start of a public read that can fail (tecs_get, lookups): the same,
+** but allowed while the world is being freed; refused inside its allocator
+** only, where the world's arrays may be moving. */
+static inline tecs_err_t tecs__enter_read(tecs_world_t *w);
+/* Messages name an entity as "entity 12:3" (slot:generation):
+** tecs__err(w, code, TECS__ENT_FMT " is not alive", TECS__ENT(e)). */
+#define TECS__ENT_FMT "entity %u:%u"
+#define TECS__ENT(e)  TECS_ENTITY_INDEX(e), TECS_ENTITY_GENERATION(e)
+
+/* The world's allocator, its error state and how deep in callbacks it is. */
+typedef struct tecs__base {
+    tecs_alloc_fn alloc;
+    void *alloc_ud;
+    size_t mem;                 /* bytes held through alloc                 */
+    tecs_err_t err;
+    char errmsg[160];
+    uint8_t closed;             /* TECS__OPEN, or why calls are refused     */
+    int32_t cb_depth;           /* user callbacks running (tecs__cb_begin)  */
+    int32_t hook_depth;         /* of those, lifecycle hooks and order
+                                   functions: rows are in motion            */
+    int32_t defer_depth;        /* open iterations, systems, callbacks: while
+                                   not 0, structural changes are queued     */
+} tecs__base;
+
+/* The base state of w. It is the world's first member (private.h asserts
+** it), so this layer's inline functions reach it without seeing the rest
+** of the world. */
+static inline tecs__base *tecs__base_of(tecs_world_t *w)
+{
+    return (tecs__base *)(void *)w;
+}
+
+/* (The refusal returns the constant, so that the compiler knows the caller
+** leaves at once and keeps the caller's fast path free of saved registers.) */
+static inline tecs_err_t tecs__enter(tecs_world_t *w)
+{
+    if (TECS__UNLIKELY(tecs__base_of(w)->closed != TECS__OPEN)) {
+        tecs__refuse_closed(w);
+        return TECS_EBUSY;
+    }
+    tecs__base_of(w)->err = TECS_OK;
+    return TECS_OK;
+}
+
+static inline tecs_err_t tecs__enter_read(tecs_world_t *w)
+{
+    if (TECS__UNLIKELY(tecs__base_of(w)->closed == TECS__IN_ALLOC)) {
+        tecs__refuse_closed(w);
+        return TECS_EBUSY;
+    }
+    tecs__base_of(w)->err = TECS_OK;
+    return TECS_OK;
+}
+
+/* Put the last error back to `outer`, what it was before a callback or a
+** flush ran calls of its own: their errors are for whoever made those
+** calls, not for the caller of the outer call. */
+static inline void tecs__err_restore(tecs_world_t *w, tecs_err_t outer)
+{
+    if (TECS__UNLIKELY(tecs__base_of(w)->err != outer))
+        tecs__err_reset(w, outer);
+}
+
+/* Around every user callback the library calls (R1 in tinyecs.h): the
+** world is deferred while it runs, and tecs_world_free, tecs_progress and
+** the applies of delayed changes refuse. Errors of the calls it makes are
+** its own: when it returns the last error is as it was (tecs__cb_end gets
+** what tecs__cb_begin returned). */
+static inline tecs_err_t tecs__cb_begin(tecs_world_t *w)
+{
+    tecs__base_of(w)->defer_depth++;
+    tecs__base_of(w)->cb_depth++;
+    return tecs__base_of(w)->err;
+}
+
+static inline void tecs__cb_end(tecs_world_t *w, tecs_err_t outer)
+{
+    tecs__base_of(w)->cb_depth--;
+    tecs__base_of(w)->defer_depth--;
+    tecs__err_restore(w, outer);
+}
+
+/* Around a lifecycle hook (ctor, dtor, copy, move) or an order function:
+** rows are in motion, so writes queue too and objects cannot be created or
+** freed. Nothing is applied when it returns: the outermost public call
+** applies the queue once the rows are in place. */
+static inline tecs_err_t tecs__hook_begin(tecs_world_t *w)
+{
+    tecs__base_of(w)->hook_depth++;
+    return tecs__cb_begin(w);
+}
+
+static inline void tecs__hook_end(tecs_world_t *w, tecs_err_t outer)
+{
+    tecs__base_of(w)->hook_depth--;
+    tecs__cb_end(w, outer);
+}
+
+/* tecs__enter for a call that creates or frees an object (a component, an
+** index, filter, cache, query, observer or system): refused while rows are
+** in motion. */
+static inline tecs_err_t tecs__enter_object(tecs_world_t *w)
+{
+    tecs_err_t err = tecs__enter(w);
+    if (err == TECS_OK && TECS__UNLIKELY(tecs__base_of(w)->hook_depth > 0))
+        err = tecs__err(w, TECS_EBUSY, "objects cannot be created or freed "
+                                       "while a lifecycle hook or an order function runs");
+    return err;
+}
+
+#endif /* TECS_ALLOC_H */

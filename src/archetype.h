@@ -1,0 +1,245 @@
+/*
+** archetype.h — archetypes, chunks, edges, rows (archetype.c). Its types,
+** its state and its interface; then, in private.h's second pass
+** (TECS__WORLD_DONE, once tecs_world_t is complete), its inline functions.
+** Included by private.h only.
+*/
+#ifndef TECS_ARCHETYPE_H
+#define TECS_ARCHETYPE_H
+
+#define TECS__COL_ABSENT (-1)
+#define TECS__COL_TAG    (-2)
+
+struct tecs_archetype_t {
+    tecs_world_t *world;
+    uint32_t id;                /* index in world->archs, creation order    */
+    uint32_t hash;              /* of the sorted component ids              */
+    int32_t ncomps;
+    tecs_comp_t *comps;         /* sorted ids, tags included                */
+    int32_t cmap_len;           /* max component id + 1                     */
+    int16_t *cmap;              /* comp id -> column, or COL_ABSENT/COL_TAG */
+    int32_t ncols;              /* data columns (tags have none)            */
+    tecs_comp_t *col_comp;      /* per column: its component                */
+    uint32_t *col_size;         /* per column: value size                   */
+    uint32_t *col_off;          /* per column: byte offset in a chunk       */
+    uint32_t chunk_bytes;       /* size of one chunk                        */
+    int32_t count;              /* rows in use, in every chunk together     */
+    int32_t nchunks;            /* chunks allocated                         */
+    int32_t cap_chunks;
+    struct tecs__chunk *chunks; /* allocated chunks, in row order           */
+    int32_t stride;             /* column pointers per chunk: ncols + 1     */
+    char **cols;                /* chunk k's at k * stride: [0] its entity
+                                   ids, [1 + c] its column c (after chunks,
+                                   in the same block)                       */
+    int32_t nedges;             /* edge arrays' length (component ids)      */
+    uint32_t *edge_add;         /* comp -> archetype with it, or NO_EDGE    */
+    uint32_t *edge_rem;         /* comp -> archetype without it, or NO_EDGE */
+    bool plain;                 /* no column has hooks                      */
+};
+
+#define TECS__NO_EDGE 0xffffffffu
+
+/* Chunks are allocated in groups: one block for the g chunks that one
+** reservation asked for, laid out column by column across the group, so
+** that a column of consecutive chunks is one run of memory (archetype.c). */
+struct tecs__chunk {
+    char *base;                 /* the group's 64-byte aligned base         */
+    void *raw;                  /* the group's block, to free               */
+    uint32_t g;                 /* chunks in the group                      */
+    uint32_t first;             /* this chunk's first row in the group      */
+};
+
+
+/* Find or create the archetype of sorted, distinct, registered ids. */
+tecs_archetype_t *tecs__arch_get(tecs_world_t *w, int32_t n, const tecs_comp_t *sorted);
+/* The archetype reached by adding (or removing) c, through the cached edge. */
+tecs_archetype_t *tecs__arch_with(tecs_world_t *w, tecs_archetype_t *a, tecs_comp_t c);
+tecs_archetype_t *tecs__arch_without(tecs_world_t *w, tecs_archetype_t *a, tecs_comp_t c);
+/* Make room for n more rows; after success appends cannot fail. */
+tecs_err_t tecs__arch_grow_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n);
+static inline tecs_err_t tecs__arch_reserve_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n);
+/* Fill the hole at row with the last row (values already moved out or
+** destroyed) and shrink; frees an emptied chunk beyond one spare. */
+static inline void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, uint32_t row);
+void tecs__arch_fill_hole(tecs_world_t *w, tecs_archetype_t *a, uint32_t row);
+void tecs__arch_trim(tecs_world_t *w, tecs_archetype_t *a);
+/* Undo the creation of the newest archetype, still empty, when the call
+** that created it fails later on (listeners, edges, hash table). */
+void tecs__arch_drop_last(tecs_world_t *w);
+/* Run the destructor of every live value (at world free, before any layer
+** tears down); tecs__arch_fini then frees the memory. */
+void tecs__arch_destroy_values(tecs_world_t *w);
+void tecs__arch_fini(tecs_world_t *w);
+/* Column of c in a, or COL_ABSENT / COL_TAG. */
+static inline int32_t tecs__arch_col(const tecs_archetype_t *a, tecs_comp_t c)
+{
+    return c < (tecs_comp_t)a->cmap_len ? a->cmap[c] : TECS__COL_ABSENT;
+}
+
+/* Validate an archetype handle passed by the user. */
+tecs_err_t tecs__arch_validate(tecs_world_t *w, const tecs_archetype_t *a);
+/* Validate a value list against an archetype. */
+tecs_err_t tecs__arch_validate_vals(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals,
+                                    const tecs_value_t *vals);
+
+
+typedef struct tecs__arch_state {
+    int32_t cap_archs;
+    uint32_t *arch_table;       /* open addressing: hash -> id + 1          */
+    uint32_t arch_table_cap;    /* power of two                             */
+    uint32_t rows;              /* rows per chunk, a power of two           */
+    uint32_t shift;             /* log2(rows)                               */
+    uint32_t mask;              /* rows - 1                                 */
+    int32_t max_archetypes;
+} tecs__arch_state;
+
+/* The layer's accessors take the objects and the layer's state, not the
+** world: the macros of the same name pass &w->arch (&w->comp for
+** tecs__col_info), so they read as before at the call sites. */
+
+/* The column pointers of chunk k (see tecs_archetype_t.cols). */
+static inline char *const *tecs__kcols(const tecs_archetype_t *a, uint32_t k)
+{
+    return a->cols + (size_t)k * (uint32_t)a->stride;
+}
+
+/* The column pointers of the chunk holding row. */
+#define tecs__chunk_of(a, w, row) tecs__chunk_of_in((a), &(w)->arch, (row))
+static inline char *const *tecs__chunk_of_in(const tecs_archetype_t *a,
+                                             const tecs__arch_state *s, uint32_t row)
+{
+    return tecs__kcols(a, row >> s->shift);
+}
+
+/* Column col of a chunk (its column pointers cp): its first value. */
+static inline char *tecs__chunk_col(char *const *cp, int32_t col)
+{
+    return cp[1 + col];
+}
+
+/* The entity column of a chunk (its column pointers cp). */
+static inline tecs_entity_t *tecs__chunk_ents(char *const *cp)
+{
+    return (tecs_entity_t *)(void *)cp[0];
+}
+
+/* Column col's value at row. */
+#define tecs__col_ptr(a, w, col, row) tecs__col_ptr_in((a), &(w)->arch, (col), (row))
+static inline void *tecs__col_ptr_in(const tecs_archetype_t *a, const tecs__arch_state *s,
+                                     int32_t col, uint32_t row)
+{
+    return tecs__chunk_col(tecs__chunk_of_in(a, s, row), col) +
+           (size_t)(row & s->mask) * a->col_size[col];
+}
+
+/* The entity column's slot at row. */
+#define tecs__ent_ptr(a, w, row) tecs__ent_ptr_in((a), &(w)->arch, (row))
+static inline tecs_entity_t *tecs__ent_ptr_in(const tecs_archetype_t *a,
+                                              const tecs__arch_state *s, uint32_t row)
+{
+    return tecs__chunk_ents(tecs__chunk_of_in(a, s, row)) + (row & s->mask);
+}
+
+/* The allocated chunks have room for n more rows. */
+#define tecs__arch_has_rows(w, a, n) tecs__arch_has_rows_in(&(w)->arch, (a), (n))
+static inline bool tecs__arch_has_rows_in(const tecs__arch_state *s, const tecs_archetype_t *a,
+                                          int32_t n)
+{
+    return (int64_t)a->count + n <= ((int64_t)a->nchunks << s->shift);
+}
+
+/* The registry entry of column col (entries move when the registry grows,
+** so archetypes keep ids, not pointers). */
+#define tecs__col_info(w, a, col) tecs__col_info_in(&(w)->comp, (a), (col))
+static inline const tecs__comp *tecs__col_info_in(const tecs__comp_state *s,
+                                                  const tecs_archetype_t *a, int32_t col)
+{
+    return &s->comps[a->col_comp[col]];
+}
+
+#endif /* TECS_ARCHETYPE_H */
+
+#if defined(TECS__WORLD_DONE) && !defined(TECS_ARCHETYPE_INLINES)
+#define TECS_ARCHETYPE_INLINES
+
+static inline tecs_err_t tecs__arch_reserve_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n)
+{
+    if (TECS__LIKELY(tecs__arch_has_rows(w, a, n)))
+        return TECS_OK;
+    return tecs__arch_grow_rows(w, a, n);
+}
+
+/* Copy one plain value; small sizes become single moves. */
+static inline void tecs__copy_value(void *dst, const void *src, uint32_t size)
+{
+    if (TECS__LIKELY(size == 8)) {       /* two floats, an id: the common case */
+        memcpy(dst, src, 8);
+        return;
+    }
+    switch (size) {
+    case 4: memcpy(dst, src, 4); break;
+    case 8: memcpy(dst, src, 8); break;
+    case 12: memcpy(dst, src, 12); break;
+    case 16: memcpy(dst, src, 16); break;
+    default: memcpy(dst, src, size); break;
+    }
+}
+
+/* Zero one plain value. */
+static inline void tecs__zero_value(void *dst, uint32_t size)
+{
+    static const char zero[16];
+    if (size <= 16)
+        tecs__copy_value(dst, zero, size);
+    else
+        memset(dst, 0, size);
+}
+
+/* tecs__arch_fill_hole for an archetype without hooks: plain copies. */
+static inline void tecs__fill_hole_plain(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
+{
+    uint32_t last = (uint32_t)a->count - 1;
+    char *const *hc = tecs__chunk_of(a, w, row), *const *lc = tecs__chunk_of(a, w, last);
+    const size_t hi = row & w->arch.mask, li = last & w->arch.mask;
+    const uint32_t *size = a->col_size;
+    for (int32_t c = 0, n = a->ncols; c < n; c++)
+        tecs__copy_value(hc[1 + c] + hi * size[c], lc[1 + c] + li * size[c], size[c]);
+    tecs_entity_t moved = tecs__chunk_ents(lc)[li];
+    tecs__chunk_ents(hc)[hi] = moved;
+    w->recs[TECS_ENTITY_INDEX(moved)].row = row;
+}
+
+static inline void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
+{
+    if (row != (uint32_t)a->count - 1) {
+        if (a->plain)
+            tecs__fill_hole_plain(w, a, row);
+        else
+            tecs__arch_fill_hole(w, a, row);
+    }
+    if ((--a->count & (int32_t)w->arch.mask) == 0 && a->nchunks > (a->count >> w->arch.shift) + 1)
+        tecs__arch_trim(w, a);
+}
+
+static inline tecs_archetype_t *tecs__rec_arch(const tecs_world_t *w, const tecs__record *r)
+{
+    return w->archs[r->arch & TECS__ARCH_MASK];
+}
+
+/* The archetype a leads to by adding (removing) c, if that edge is cached;
+** else NULL (tecs__arch_with / tecs__arch_without find or make it). */
+static inline tecs_archetype_t *tecs__edge_add(const tecs_world_t *w, const tecs_archetype_t *a,
+                                               tecs_comp_t c)
+{
+    return c < (tecs_comp_t)a->nedges && a->edge_add[c] != TECS__NO_EDGE
+               ? w->archs[a->edge_add[c]] : NULL;
+}
+
+static inline tecs_archetype_t *tecs__edge_rem(const tecs_world_t *w, const tecs_archetype_t *a,
+                                               tecs_comp_t c)
+{
+    return c < (tecs_comp_t)a->nedges && a->edge_rem[c] != TECS__NO_EDGE
+               ? w->archs[a->edge_rem[c]] : NULL;
+}
+
+#endif /* TECS_ARCHETYPE_INLINES */

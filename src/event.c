@@ -1,0 +1,67 @@
+/*
+** event.c — the listener bus: how a lower layer tells higher ones what
+** happened without knowing them by name.
+**
+** A higher layer (queries, indexes, caches, observers, systems) registers a
+** tecs__listener once; the layers below emit on the bus: archetype.c when
+** an archetype is made or undone, the engine (store.c) when a component is
+** added, set or removed and when an entity changes archetype. A listener
+** may also veto a change before it happens (a unique index refusing a key
+** already taken). Every callback runs with the world deferred, so what a
+** listener changes is queued and applied once the change it hears of is
+** done.
+**
+** The bus owns the listener list and three flags, one per kind of event,
+** that say whether anyone listens at all: the hot paths test a flag, not
+** the list. Which components are watched or vetoed is counted per component
+** in the registry (component.c), beside what the hot paths read of it.
+** Calls: alloc.c only.
+*/
+#include "private.h"
+
+tecs_err_t tecs__listen(tecs_world_t *w, const tecs__listener *l)
+{
+    if (tecs__grow(w, (void **)&w->bus.listeners, &w->bus.cap_listeners, w->bus.nlisteners + 1,
+                   sizeof *w->bus.listeners))
+        return TECS_ENOMEM;
+    w->bus.listeners[w->bus.nlisteners++] = *l;
+    if (l->on_move)
+        w->bus.watch_moves = true;
+    if (l->on_comp)
+        w->bus.watch_comps = true;
+    if (l->on_veto)
+        w->bus.watch_vetoes = true;
+    return TECS_OK;
+}
+
+void tecs__emit_comp(tecs_world_t *w, int ev, tecs_entity_t e, tecs_comp_t c, const void *ptr)
+{
+    w->base.defer_depth++;
+    for (int32_t i = 0; i < w->bus.nlisteners; i++)
+        if (w->bus.listeners[i].on_comp)
+            w->bus.listeners[i].on_comp(w, w->bus.listeners[i].ctx, ev, e, c, ptr);
+    w->base.defer_depth--;
+}
+
+tecs_err_t tecs__veto(tecs_world_t *w, int ev, tecs_entity_t e, tecs_comp_t c,
+                      const void *vals, int32_t n)
+{
+    tecs_err_t err = TECS_OK;
+    w->base.defer_depth++;
+    for (int32_t i = 0; i < w->bus.nlisteners && !err; i++)
+        if (w->bus.listeners[i].on_veto)
+            err = w->bus.listeners[i].on_veto(w, w->bus.listeners[i].ctx, ev, e, c, vals, n);
+    w->base.defer_depth--;
+    return err;
+}
+
+void tecs__emit_move(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *from,
+                     tecs_archetype_t *to)
+{
+    w->base.defer_depth++;
+    for (int32_t i = 0; i < w->bus.nlisteners; i++)
+        if (w->bus.listeners[i].on_move)
+            w->bus.listeners[i].on_move(w, w->bus.listeners[i].ctx, e, from, to);
+    w->base.defer_depth--;
+}
+

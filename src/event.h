@@ -1,0 +1,74 @@
+/*
+** event.h — the listener bus (event.c). Its types, its state and its
+** interface; then, in private.h's second pass (TECS__WORLD_DONE, once
+** tecs_world_t is complete), its inline functions. Included by private.h
+** only.
+*/
+#ifndef TECS_EVENT_H
+#define TECS_EVENT_H
+
+/* Archetype listeners: how higher layers learn of new archetypes. A
+** listener either takes the archetype in whole or fails with no change. */
+typedef tecs_err_t (*tecs__arch_listener_fn)(tecs_world_t *w, void *ctx, tecs_archetype_t *a);
+
+enum {
+    TECS__EV_ADD = 1,           /* after the component is constructed       */
+    TECS__EV_SET = 2,           /* after its value was written              */
+    TECS__EV_REMOVE = 4,        /* before it is destroyed                   */
+    TECS__EV_WRITTEN = 8        /* with SET in a veto: already written      */
+};
+
+/* A component event: ptr is the value (NULL for a tag). */
+typedef void (*tecs__comp_event_fn)(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e,
+                                    tecs_comp_t c, const void *ptr);
+/* An entity changed archetype: from NULL at birth, to NULL at death. */
+typedef void (*tecs__move_event_fn)(tecs_world_t *w, void *ctx, tecs_entity_t e,
+                                    tecs_archetype_t *from, tecs_archetype_t *to);
+
+/* May this change happen? Asked before an add, a set or a birth changes
+** component c, for components whose `veto` counter is not zero. vals holds
+** n values (stride: the component's size), NULL for default-constructed
+** ones; e is the entity, 0 for births. The listener refuses with an error
+** (TECS_EEXIST: a unique key taken) and reserves what its update will need.
+** With TECS__EV_SET | TECS__EV_WRITTEN the value is already in place (n 1):
+** a refusing listener restores its own field before returning the error. */
+typedef tecs_err_t (*tecs__veto_fn)(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e,
+                                    tecs_comp_t c, const void *vals, int32_t n);
+
+typedef struct tecs__listener {
+    tecs__arch_listener_fn on_archetype;
+    void (*on_archetype_undo)(tecs_world_t *w, void *ctx, tecs_archetype_t *a);
+    tecs__comp_event_fn on_comp;
+    tecs__move_event_fn on_move;
+    tecs__veto_fn on_veto;
+    void (*on_fini)(tecs_world_t *w, void *ctx);
+    void *ctx;
+    /* Runs at world free before any on_fini, while every entity, query and
+    ** listener is still intact (observers announce the last removals). */
+    void (*before_fini)(tecs_world_t *w, void *ctx);
+    /* The last open iteration ended: every write through a write term has
+    ** been reported (ordered caches re-sort). */
+    void (*on_iters_done)(tecs_world_t *w, void *ctx);
+} tecs__listener;
+
+/* Register a listener; its on_fini runs when the world is freed. */
+tecs_err_t tecs__listen(tecs_world_t *w, const tecs__listener *l);
+/* Ask every vetoing listener whether a change to c may happen. */
+tecs_err_t tecs__veto(tecs_world_t *w, int ev, tecs_entity_t e, tecs_comp_t c,
+                      const void *vals, int32_t n);
+/* Raise a component event to every listener (only if c is watched). */
+void tecs__emit_comp(tecs_world_t *w, int ev, tecs_entity_t e, tecs_comp_t c, const void *ptr);
+/* Tell every listener that e moved from one archetype to another. */
+void tecs__emit_move(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *from,
+                     tecs_archetype_t *to);
+
+typedef struct tecs__bus {
+    tecs__listener *listeners;
+    int32_t nlisteners;
+    int32_t cap_listeners;
+    bool watch_moves;           /* some listener wants move events          */
+    bool watch_comps;           /* some listener wants component events     */
+    bool watch_vetoes;          /* some listener may veto changes           */
+} tecs__bus;
+
+#endif /* TECS_EVENT_H */

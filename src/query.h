@@ -1,0 +1,42 @@
+/*
+** query.h — queries and iterators (query.c). Its types, its state and its
+** interface; then, in private.h's second pass (TECS__WORLD_DONE, once
+** tecs_world_t is complete), its inline functions. Included by private.h
+** only.
+*/
+#ifndef TECS_QUERY_H
+#define TECS_QUERY_H
+
+/* Verify every query's matches against a fresh match (for tecs_world_check). */
+tecs_err_t tecs__queries_verify(tecs_world_t *w);
+/* The position of archetype a in q's matches, or -1 if q does not match it. */
+int32_t tecs__query_find(const tecs_query_t *q, const tecs_archetype_t *a);
+/* Point an iterator of q at count rows of a from row (one chunk), a being
+** q's match m: what a filtered iteration hands out per step. */
+void tecs__iter_load_rows(tecs_iter_t *it, int32_t m, tecs_archetype_t *a, uint32_t row,
+                          int32_t count);
+/* Ask the cache for the fields of row of a (q's match m), soon needed. */
+void tecs__iter_prefetch(const tecs_iter_t *it, int32_t m, const tecs_archetype_t *a,
+                         uint32_t row);
+/* True if archetype a (may be NULL: false) matches the query's terms. */
+bool tecs__query_matches(const tecs_query_t *q, const tecs_archetype_t *a);
+/* A system or a cache starts (+1) or stops (-1) using q: tecs_query_free
+** refuses while it is used. */
+void tecs__query_use(tecs_query_t *q, int32_t delta);
+/* Free a query the library owns (an observer's; NULL does nothing): never
+** refused, and the world's last error is left as it is. */
+void tecs__query_drop(tecs_query_t *q);
+
+typedef struct tecs__query_state {
+    struct tecs_query_t *queries; /* list of live queries                   */
+    bool query_listening;
+    uint32_t *iters;            /* serials of the open iterations, in the
+                                   order they were opened                   */
+    int32_t niters;
+    int32_t cap_iters;
+    uint32_t iter_serial;       /* the last serial handed out (0: none)     */
+    int32_t iters_twice;        /* ends of iterations no longer open, not
+                                   reported by tecs_world_check yet         */
+} tecs__query_state;
+
+#endif /* TECS_QUERY_H */

@@ -1,0 +1,658 @@
+/*
+** store.c — the engine: a structural change performed now (births, moves
+** between archetypes, destroys), for the public front end (entity.c) and
+** for the command buffer (command.c) when it applies.
+**
+** Every structural change is the same three steps:
+**
+**     1. validate: the arguments (the front end and archetype.c do the
+**                  user's; the engine the entity and component), then
+**                  reserve everything that could fail (record slots,
+**                  target archetype, rows in its chunks), then ask the
+**                  vetoing listeners (a unique index may refuse a key;
+**                  indexes reserve room) about the new values;
+**     2. announce: REMOVE events, while the old value still exists;
+**     3. commit:   move / construct / destroy values, fix the records,
+**                  then ADD and SET events for what now exists.
+**
+** Step 3 cannot fail, so a failed call has changed nothing. A value written
+** before anyone could ask (tecs_modified, a query's write term) is vetoed
+** after the fact: a refusing listener restores its field
+** (TECS__EV_WRITTEN). Listeners (field indexes, observers) and lifecycle
+** hooks run with the world deferred: a structural change they make is
+** queued, and applied once the outer call is done (tecs__settle, in the
+** front end). A queued birth may grow the records, so no record pointer is
+** kept across a hook or an event: it is fetched again by index.
+**
+** Moving an entity from archetype A to B (add or remove one component):
+**
+**     A: [e0 e1 e2 e3]      e1 moves        B: [f0 f1]
+**            ^  |                               |
+**            +--+ last row fills the hole       +-> [f0 f1 e1]
+**
+** Values shared by A and B are moved (move hook or memcpy), a new component
+** is constructed (or copied from the value tecs_set gave), a removed one was
+** destroyed in step 2. The target is found through A's edge for that
+** component (an array load once the edge is known), or through a hop (see
+** below). The quiet moves through a hop and the row move itself are inline
+** in store.h, so that the front end's tecs_add, tecs_remove and tecs_set
+** run them without a call.
+**
+** The engine owns the hops and `leaving` (store state in store.h). It never
+** queues: the front end decides between now and later.
+**
+** Calls: alloc.c, entity_index.c, component.c, event.c, archetype.c.
+*/#include "private.h"
+
+/* Ask about n births into a, values from vals (NULL: default). */
+static tecs_err_t veto_births(tecs_world_t *w, tecs_archetype_t *a, int32_t n,
+                              int32_t nvals, const tecs_value_t *vals)
+{
+    for (int32_t i = 0; i < a->ncomps; i++) {
+        tecs_comp_t c = a->comps[i];
+        if (TECS__LIKELY(w->comp.comps[c].veto == 0))
+            continue;
+        const void *src = NULL;
+        for (int32_t v = 0; v < nvals; v++)
+            if (vals[v].comp == c)
+                src = vals[v].ptr;
+        tecs_err_t err = tecs__veto(w, TECS__EV_ADD, 0, c, src, n);
+        if (err)
+            return err;
+    }
+    return TECS_OK;
+}
+
+/* Components of a whose changes some listener may veto. */
+static inline bool any_vetoing(const tecs_world_t *w, const tecs_archetype_t *a)
+{
+    if (TECS__LIKELY(!w->bus.watch_vetoes))
+        return false;
+    for (int32_t i = 0; i < a->ncomps; i++)
+        if (w->comp.comps[a->comps[i]].veto)
+            return true;
+    return false;
+}
+
+static inline bool watched(const tecs_world_t *w, tecs_comp_t c)
+{
+    return w->comp.comps[c].watch != 0;
+}
+
+/* Events for every component of the entity at row (births, deaths). */
+static void emit_all(tecs_world_t *w, int ev, tecs_archetype_t *a, uint32_t row, tecs_entity_t e)
+{
+    if (!w->bus.watch_comps)
+        return;
+    for (int32_t i = 0; i < a->ncomps; i++) {
+        tecs_comp_t c = a->comps[i];
+        if (!watched(w, c))
+            continue;
+        int32_t col = tecs__arch_col(a, c);
+        tecs__emit_comp(w, ev, e, c, col >= 0 ? tecs__col_ptr(a, w, col, row) : NULL);
+    }
+}
+
+/* REMOVE events for e losing c (0: every component, a destroy), while its
+** row still holds the values: w->store.leaving names it meanwhile, so that an
+** index made or rebuilt by a callback of these events does not take what
+** is leaving (the events it would need have gone by). */
+static TECS__NOINLINE void emit_leaving(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c,
+                                        tecs_archetype_t *a, uint32_t row, const void *p)
+{
+    tecs_entity_t was = w->store.leaving;
+    tecs_comp_t was_comp = w->store.leaving_comp;
+    w->store.leaving = e;
+    w->store.leaving_comp = c;
+    if (c)
+        tecs__emit_comp(w, TECS__EV_REMOVE, e, c, p);
+    else
+        emit_all(w, TECS__EV_REMOVE, a, row, e);
+    w->store.leaving = was;
+    w->store.leaving_comp = was_comp;
+}
+
+/* The events of e's death (REMOVE of each component, then the move out,
+** LEAVE), while its row still holds it: w->store.leaving names it throughout, so
+** that an index made by a callback of either does not take it. */
+static TECS__NOINLINE void emit_dying(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *a,
+                                      uint32_t row)
+{
+    tecs_entity_t was = w->store.leaving;
+    tecs_comp_t was_comp = w->store.leaving_comp;
+    w->store.leaving = e;
+    w->store.leaving_comp = 0;
+    if (w->bus.watch_comps)
+        emit_leaving(w, e, 0, a, row, NULL);
+    if (w->bus.watch_moves)
+        tecs__emit_move(w, e, a, NULL);
+    w->store.leaving = was;
+    w->store.leaving_comp = was_comp;
+}
+
+/* ---- births ---------------------------------------------------------- */
+
+struct tecs_init_t {
+    tecs_world_t *world;
+    tecs_entity_t entity;
+    tecs_archetype_t *arch;
+    uint32_t row;
+    uint64_t done;              /* columns the initializer constructed      */
+};
+
+void *tecs_init_construct(tecs_init_t *init, tecs_comp_t c)
+{
+    if (init == NULL || tecs__enter(init->world))
+        return NULL;
+    int32_t col = tecs__arch_col(init->arch, c);
+    if (col < 0) {
+        tecs__err(init->world, col == TECS__COL_TAG ? TECS_EINVAL : TECS_ENOCOMP,
+                  col == TECS__COL_TAG ? TECS__COMP_FMT " is a tag: it has no storage in "
+                  TECS__ENT_FMT : TECS__COMP_FMT " is not in the archetype of " TECS__ENT_FMT,
+                  TECS__COMP(init->world, c), TECS__ENT(init->entity));
+        return NULL;
+    }
+    init->done |= (uint64_t)1 << col;
+    return tecs__col_ptr(init->arch, init->world, col, init->row);
+}
+
+tecs_entity_t tecs_init_entity(const tecs_init_t *init)
+{
+    return init ? init->entity : 0;
+}
+
+/* Construct rows [row, row + n) of column col, copying from src if given. */
+static void construct_run(tecs_world_t *w, tecs_archetype_t *a, int32_t col, uint32_t row,
+                          int32_t n, const char *src)
+{
+    const tecs__comp *ci = tecs__col_info(w, a, col);
+    while (n > 0) {
+        int32_t room = (int32_t)(w->arch.rows - (row & w->arch.mask));
+        int32_t k = n < room ? n : room;
+        void *dst = tecs__col_ptr(a, w, col, row);
+        if (src && a->plain && k == 1) {
+            tecs__copy_value(dst, src, ci->size);
+        } else if (src && a->plain) {
+            memcpy(dst, src, (size_t)k * ci->size);
+        } else {
+            tecs__comp_ctor(w, ci, dst, k);
+            if (src)
+                tecs__comp_copy(w, ci, dst, src, k);
+        }
+        if (src)
+            src += (size_t)k * ci->size;
+        row += (uint32_t)k;
+        n -= k;
+    }
+}
+
+/* Per column, the caller's values for it (or NULL). */
+static void vals_by_col(tecs_archetype_t *a, int32_t nvals, const tecs_value_t *vals,
+                        const char **src)
+{
+    for (int32_t c = 0; c < a->ncols; c++)
+        src[c] = NULL;
+    for (int32_t i = 0; i < nvals; i++) {
+        int32_t col = tecs__arch_col(a, vals[i].comp);
+        if (col >= 0)
+            src[col] = vals[i].ptr;
+    }
+}
+
+/* Announce n births at rows [row, row + n), for emit_births. */
+static TECS__NOINLINE void announce_births(tecs_world_t *w, tecs_archetype_t *a, uint32_t row,
+                                           int32_t n, int32_t nvals, const tecs_value_t *vals)
+{
+    bool any = w->bus.watch_moves;
+    for (int32_t i = 0; i < a->ncomps && !any; i++)
+        any = watched(w, a->comps[i]);
+    if (!any)
+        return;
+    for (int32_t k = 0; k < n; k++) {
+        uint32_t r = row + (uint32_t)k;
+        tecs_entity_t e = *tecs__ent_ptr(a, w, r);
+        if (w->bus.watch_moves)
+            tecs__emit_move(w, e, NULL, a);
+        emit_all(w, TECS__EV_ADD, a, r, e);
+        for (int32_t i = 0; i < nvals; i++) {
+            int32_t col = tecs__arch_col(a, vals[i].comp);
+            if (col >= 0 && watched(w, vals[i].comp))
+                tecs__emit_comp(w, TECS__EV_SET, e, vals[i].comp, tecs__col_ptr(a, w, col, r));
+        }
+    }
+}
+
+/* Announce n births at rows [row, row + n), if anyone listens. */
+static inline void emit_births(tecs_world_t *w, tecs_archetype_t *a, uint32_t row, int32_t n,
+                               int32_t nvals, const tecs_value_t *vals)
+{
+    if (TECS__UNLIKELY(w->bus.watch_moves || w->bus.watch_comps))
+        announce_births(w, a, row, n, nvals, vals);
+}
+
+/* Append n new entities to a (slots and rows reserved), chunk by chunk: take
+** their slots, write their ids (into out too, if given) and records, then
+** construct their values column by column; announce them. */
+static void commit_bulk(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_entity_t *out,
+                        int32_t nvals, const tecs_value_t *vals)
+{
+    uint32_t row0 = (uint32_t)a->count;
+    for (int32_t done = 0; done < n;) {
+        uint32_t row = row0 + (uint32_t)done;
+        int32_t room = (int32_t)(w->arch.rows - (row & w->arch.mask));
+        int32_t k = n - done < room ? n - done : room;
+        tecs_entity_t *ents = tecs__ent_ptr(a, w, row);
+        for (int32_t i = 0; i < k; i++) {
+            tecs_entity_t e = tecs__ei_take(w);
+            tecs__record *r = &w->recs[TECS_ENTITY_INDEX(e)];
+            r->arch = a->id;
+            r->row = row + (uint32_t)i;
+            ents[i] = e;
+            if (out)
+                out[done + i] = e;
+        }
+        done += k;
+    }
+    const char *src[TECS_MAX_ARCH_COMPONENTS];
+    vals_by_col(a, nvals, vals, src);
+    for (int32_t c = 0; c < a->ncols; c++)
+        construct_run(w, a, c, row0, n, src[c]);
+    a->count += n;
+    w->ei.nalive += n;
+    emit_births(w, a, row0, n, nvals, vals);
+}
+
+/* commit_births for one entity, without the chunk-run bookkeeping. */
+static void commit_birth(tecs_world_t *w, tecs_archetype_t *a, tecs_entity_t e, int32_t nvals,
+                         const tecs_value_t *vals)
+{
+    uint32_t row = (uint32_t)a->count++;
+    char *const *chunk = tecs__chunk_of(a, w, row);
+    size_t i = row & w->arch.mask;
+    tecs__chunk_ents(chunk)[i] = e;
+    tecs__record *r = &w->recs[TECS_ENTITY_INDEX(e)];
+    r->arch = a->id;
+    r->row = row;
+    for (int32_t c = 0; c < a->ncols; c++) {
+        const void *src = NULL;
+        for (int32_t v = 0; v < nvals; v++)
+            if (vals[v].comp == a->col_comp[c])
+                src = vals[v].ptr;
+        tecs__construct_one(w, tecs__col_info(w, a, c),
+                            tecs__chunk_col(chunk, c) + i * a->col_size[c], src);
+    }
+    w->ei.npending--;
+    w->ei.nalive++;
+    emit_births(w, a, row, 1, nvals, vals);
+}
+
+/* Give a pending entity its row; run the initializer, then construct what it
+** left untouched. Rows must be reserved. */
+/* Ask about the values an initializer built at row. */
+static tecs_err_t veto_built(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
+{
+    for (int32_t i = 0; i < a->ncomps; i++) {
+        tecs_comp_t c = a->comps[i];
+        int32_t col = tecs__arch_col(a, c);
+        if (w->comp.comps[c].veto == 0 || col < 0)
+            continue;
+        tecs_err_t err = tecs__veto(w, TECS__EV_ADD, 0, c, tecs__col_ptr(a, w, col, row), 1);
+        if (err)
+            return err;
+    }
+    return TECS_OK;
+}
+
+/* Take back a refused birth: destroy its values, drop its row (the last). */
+static void unbuild(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
+{
+    for (int32_t c = 0; c < a->ncols; c++)
+        tecs__comp_dtor(w, tecs__col_info(w, a, c), tecs__col_ptr(a, w, c, row), 1);
+    a->count--;
+}
+
+static tecs_err_t commit_birth_with(tecs_world_t *w, tecs_archetype_t *a, tecs_entity_t e,
+                                    tecs_init_fn fn, void *ctx)
+{
+    tecs_init_t init = { w, e, a, (uint32_t)a->count, 0 };
+    *tecs__ent_ptr(a, w, init.row) = e;
+    for (int32_t c = 0; c < a->ncols; c++)
+        if (tecs__col_info(w, a, c)->ctor == NULL)
+            memset(tecs__col_ptr(a, w, c, init.row), 0, a->col_size[c]);
+    /* The row is counted only once fn returns, so that a query run inside
+    ** fn does not see the entity half built (the world is deferred: no
+    ** other row can be appended meanwhile). The record keeps its pending
+    ** row until then too: row 1 of a pending slot means a delayed birth. */
+    tecs_err_t outer_err = tecs__cb_begin(w);
+    fn(&init, ctx);
+    tecs__cb_end(w, outer_err);
+    a->count++;
+    for (int32_t c = 0; c < a->ncols; c++)
+        if (!(init.done >> c & 1) && tecs__col_info(w, a, c)->ctor)
+            tecs__comp_ctor(w, tecs__col_info(w, a, c), tecs__col_ptr(a, w, c, init.row), 1);
+    if (TECS__UNLIKELY(any_vetoing(w, a))) {
+        tecs_err_t err = veto_built(w, a, init.row);
+        if (err) {
+            unbuild(w, a, init.row);
+            return err;
+        }
+    }
+    w->recs[TECS_ENTITY_INDEX(e)].row = init.row;
+    w->recs[TECS_ENTITY_INDEX(e)].arch = a->id;
+    w->ei.npending--;
+    w->ei.nalive++;
+    emit_births(w, a, init.row, 1, 0, NULL);
+    return TECS_OK;
+}
+
+tecs_err_t tecs__birth(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *a,
+                       int32_t nvals, const tecs_value_t *vals, tecs_init_fn fn, void *ctx)
+{
+    tecs__record *r = tecs__ei_known(w, e);
+    if (r == NULL || r->arch != TECS__ARCH_PENDING)
+        return tecs__err_dead(w, e);
+    tecs_err_t err = tecs__arch_reserve_rows(w, a, 1);
+    if (err)
+        return err;
+    if (fn)
+        err = commit_birth_with(w, a, e, fn, ctx);
+    else if (TECS__UNLIKELY(any_vetoing(w, a)) && (err = veto_births(w, a, 1, nvals, vals)))
+        ;
+    else
+        commit_birth(w, a, e, nvals, vals);
+    if (err && err != TECS_ENOMEM) {
+        /* Refused for good (a unique key taken): the birth is cancelled. */
+        tecs__ei_release(w, TECS_ENTITY_INDEX(e));
+        w->ei.npending--;
+    }
+    return err;
+}
+
+/* tecs__birth_run within one chunk, from row: place pending births from
+** ids (k at most, as many as the chunk holds) until the chunk is full; the
+** value column's size is vsize. @return the births placed; *used says how
+** many commands were read. */
+static TECS__INLINE uint32_t run_chunk_sized(tecs_world_t *w, tecs_archetype_t *a, uint32_t row,
+                                             int32_t k, const char *ids, int32_t col,
+                                             const char *vals, size_t stride, int32_t *used,
+                                             uint32_t vsize)
+{
+    char *const *chunk = tecs__chunk_of(a, w, row);
+    const size_t i0 = row & w->arch.mask, room = w->arch.rows - i0;
+    tecs_entity_t *const ents = tecs__chunk_ents(chunk) + i0;
+    char *const dst = col >= 0 ? tecs__chunk_col(chunk, col) + i0 * vsize : NULL;
+    const uint32_t id = a->id;
+    tecs__record *const recs = w->recs;   /* locals: the stores below may alias */
+    size_t placed = 0;
+    int32_t j = 0;
+    for (; j < k && placed < room; j++, ids += stride, vals += stride) {
+        tecs_entity_t e;
+        memcpy(&e, ids, sizeof e);
+        tecs__record *r = &recs[TECS_ENTITY_INDEX(e)];
+        if (TECS__UNLIKELY(r->gen != TECS_ENTITY_GENERATION(e) ||
+                           r->arch != TECS__ARCH_PENDING))
+            continue;                       /* no longer pending: skipped */
+        ents[placed] = e;
+        if (dst)
+            tecs__copy_value(dst + placed * vsize, vals, vsize);
+        *r = (tecs__record){ r->gen, id, row + (uint32_t)placed++ };
+    }
+    for (int32_t c = 0; c < a->ncols; c++)    /* the other columns: zeros */
+        if (c != col)
+            memset(tecs__chunk_col(chunk, c) + i0 * a->col_size[c], 0,
+                   placed * a->col_size[c]);
+    *used = j;
+    return (uint32_t)placed;
+}
+
+/* run_chunk_sized; the usual value (two floats) gets a constant size. */
+static uint32_t run_chunk(tecs_world_t *w, tecs_archetype_t *a, uint32_t row, int32_t k,
+                          const char *ids, int32_t col, const char *vals, size_t stride,
+                          int32_t *used)
+{
+    uint32_t vsize = col >= 0 ? a->col_size[col] : 0;
+    if (vsize == 8)
+        return run_chunk_sized(w, a, row, k, ids, col, vals, stride, used, 8);
+    return run_chunk_sized(w, a, row, k, ids, col, vals, stride, used, vsize);
+}
+
+void tecs__birth_run(tecs_world_t *w, tecs_archetype_t *a, int32_t n, const char *ids,
+                     int32_t col, const char *vals, size_t stride)
+{
+    assert(a->plain && tecs__arch_has_rows(w, a, n));
+    uint32_t row = (uint32_t)a->count;
+    while (n > 0) {
+        int32_t used;
+        row += run_chunk(w, a, row, n, ids, col, vals, stride, &used);
+        ids += (size_t)used * stride;
+        vals += (size_t)used * stride;
+        n -= used;
+    }
+    int32_t placed = (int32_t)row - a->count;
+    a->count += placed;
+    w->ei.npending -= placed;
+    w->ei.nalive += placed;
+}
+
+/* ---- moves ----------------------------------------------------------- */
+
+/* move_row for archetypes with hooks, out of the plain path's way. */
+static TECS__NOINLINE void move_row_hooked(tecs_world_t *w, tecs__record *r,
+                                           tecs_archetype_t *a, tecs_archetype_t *b,
+                                           int32_t k, bool adding, const void *value)
+{
+    tecs__move_row_with(w, r, a, b, k, adding, value, false);
+}
+
+static TECS__INLINE void move_row(tecs_world_t *w, tecs__record *r, tecs_archetype_t *a,
+                                  tecs_archetype_t *b, int32_t k, bool adding,
+                                  const void *value)
+{
+    if (TECS__LIKELY(b->plain))
+        tecs__move_row_with(w, r, a, b, k, adding, value, true);
+    else
+        move_row_hooked(w, r, a, b, k, adding, value);
+}
+
+/* ---- hops -------------------------------------------------------------
+**
+** Finding where a move goes is a walk: record -> archetype -> its edge for
+** c -> the target -> the target's chunk. Each step is a load that waits for
+** the one before, so in a burst of creations or moves the waits, not the
+** instructions, set the pace. So the engine remembers, per component (ids
+** below TECS__HOPS), its last plain add and remove (from, to, the column of
+** c): when the record names that from, both archetypes come from the hop,
+** loads that need nothing but c, and only the record's row is waited for.
+** One more hop serves tecs_destroy: the plain archetype it last freed a row
+** of. When a hop does not match, the walk is the way. Archetypes live until
+** the world ends, but for one the engine made and drops again while still
+** empty (undo_target), whose hops it forgets. Lookups (tecs_get) take no
+** hop: a random lookup waits on memory, and the extra test only costs.
+*/
+
+/* Forget every hop that leads from or to archetype a (it is being freed). */
+static void forget_hops(tecs_world_t *w, const tecs_archetype_t *a)
+{
+    static const tecs__hop empty;
+    if (w->store.kill.from == a)
+        w->store.kill = empty;
+    for (int32_t i = 0; i < TECS__HOPS; i++) {
+        if (w->store.hop_add[i].from == a || w->store.hop_add[i].to == a)
+            w->store.hop_add[i] = empty;
+        if (w->store.hop_rem[i].from == a || w->store.hop_rem[i].to == a)
+            w->store.hop_rem[i] = empty;
+    }
+}
+
+/* Events after c was added to e (now in b). */
+static TECS__NOINLINE void after_add(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *a,
+                                     tecs_archetype_t *b, tecs_comp_t c, const void *value)
+{
+    if (w->bus.watch_moves)
+        tecs__emit_move(w, e, a, b);
+    if (watched(w, c)) {
+        int32_t col = tecs__arch_col(b, c);
+        uint32_t row = w->recs[TECS_ENTITY_INDEX(e)].row;  /* records may have moved */
+        const void *p = col >= 0 ? tecs__col_ptr(b, w, col, row) : NULL;
+        tecs__emit_comp(w, TECS__EV_ADD, e, c, p);
+        if (value && col >= 0)
+            tecs__emit_comp(w, TECS__EV_SET, e, c, p);
+    }
+}
+
+/* The target of adding c to a, creating it if needed (slow path). */
+static tecs_archetype_t *target_with(tecs_world_t *w, tecs_archetype_t *a, tecs_comp_t c,
+                                     tecs_entity_t e)
+{
+    if (tecs__comp_get(w, c) == NULL) {
+        tecs__err_nocomp(w, c);
+        return NULL;
+    }
+    if (tecs__arch_col(a, c) != TECS__COL_ABSENT) {
+        tecs__err(w, TECS_EEXIST, TECS__ENT_FMT " already has " TECS__COMP_FMT,
+                  TECS__ENT(e), TECS__COMP(w, c));
+        return NULL;
+    }
+    return tecs__arch_with(w, a, c);
+}
+
+/* A move failed for lack of room in its target: if the target was created
+** by this call (the world had narchs archetypes), undo it too. */
+static TECS__NOINLINE tecs_err_t undo_target(tecs_world_t *w, int32_t narchs, tecs_err_t err)
+{
+    if (w->narchs > narchs) {
+        forget_hops(w, w->archs[w->narchs - 1]);
+        tecs__arch_drop_last(w);
+    }
+    return err;
+}
+
+/* Add c to the live entity e of record r, in archetype a. */
+static TECS__INLINE tecs_err_t add_to(tecs_world_t *w, tecs_entity_t e, tecs__record *r,
+                                      tecs_archetype_t *a, tecs_comp_t c, const void *value)
+{
+    if (TECS__LIKELY(tecs__add_quick(w, r, c, value)))
+        return TECS_OK;
+    int32_t narchs = w->narchs;
+    tecs_archetype_t *b = tecs__edge_add(w, a, c);
+    if (TECS__LIKELY(b != NULL && tecs__quiet_add(w, b, c))) {
+        int32_t k = tecs__arch_col(b, c);
+        if (c < TECS__HOPS)
+            tecs__hop_set(&w->store.hop_add[c], a, b, k);
+        tecs__move_row_with(w, r, a, b, k, true, value, true);
+        return TECS_OK;
+    }
+    if (TECS__UNLIKELY(b == NULL) && (b = target_with(w, a, c, e)) == NULL)
+        return w->base.err;
+    tecs_err_t err = tecs__arch_reserve_rows(w, b, 1);
+    if (TECS__UNLIKELY(err))
+        return undo_target(w, narchs, err);
+    if (TECS__UNLIKELY(w->comp.comps[c].veto) &&
+        (err = tecs__veto(w, TECS__EV_ADD, e, c, value, 1)))
+        return undo_target(w, narchs, err);
+    r = &w->recs[TECS_ENTITY_INDEX(e)];     /* the veto may have moved them */
+    move_row(w, r, a, b, tecs__arch_col(b, c), true, value);
+    if (TECS__UNLIKELY(w->bus.watch_moves || w->comp.comps[c].watch))
+        after_add(w, e, a, b, c, value);
+    return TECS_OK;
+}
+
+tecs_err_t tecs__add_to(tecs_world_t *w, tecs_entity_t e, tecs__record *r, tecs_archetype_t *a,
+                        tecs_comp_t c, const void *value)
+{
+    return add_to(w, e, r, a, c, value);
+}
+
+tecs_err_t tecs__add_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *value)
+{
+    tecs__record *r = tecs__ei_alive(w, e);
+    if (TECS__UNLIKELY(r == NULL))
+        return tecs__err_dead(w, e);
+    return add_to(w, e, r, tecs__rec_arch(w, r), c, value);
+}
+
+tecs_err_t tecs__remove_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
+{
+    tecs__record *r = tecs__ei_alive(w, e);
+    if (TECS__UNLIKELY(r == NULL))
+        return tecs__err_dead(w, e);
+    if (TECS__LIKELY(tecs__remove_quick(w, r, c)))
+        return TECS_OK;
+    tecs_archetype_t *a = tecs__rec_arch(w, r);
+    int32_t k = tecs__arch_col(a, c);
+    if (TECS__UNLIKELY(k == TECS__COL_ABSENT))
+        return tecs__comp_get(w, c) ? tecs__err(w, TECS_ENOENT, TECS__ENT_FMT " does not "
+                                                "have " TECS__COMP_FMT, TECS__ENT(e),
+                                                TECS__COMP(w, c))
+                                    : tecs__err_nocomp(w, c);
+    int32_t narchs = w->narchs;
+    tecs_archetype_t *b = tecs__edge_rem(w, a, c);
+    if (TECS__UNLIKELY(b == NULL) && (b = tecs__arch_without(w, a, c)) == NULL)
+        return w->base.err;
+    tecs_err_t err = tecs__arch_reserve_rows(w, b, 1);
+    if (TECS__UNLIKELY(err))
+        return undo_target(w, narchs, err);
+    if (TECS__LIKELY(a->plain && tecs__quiet_remove(w, b, c)) && c < TECS__HOPS)
+        tecs__hop_set(&w->store.hop_rem[c], a, b, k);
+    if (TECS__UNLIKELY(w->comp.comps[c].watch || !a->plain)) {
+        void *p = k >= 0 ? tecs__col_ptr(a, w, k, r->row) : NULL;
+        if (w->comp.comps[c].watch)
+            emit_leaving(w, e, c, a, r->row, p);
+        if (p && tecs__col_info(w, a, k)->dtor)
+            tecs__comp_dtor(w, tecs__col_info(w, a, k), p, 1);
+        r = &w->recs[TECS_ENTITY_INDEX(e)];  /* callbacks may have moved them */
+    }
+    move_row(w, r, a, b, k, false, NULL);
+    if (TECS__UNLIKELY(w->bus.watch_moves))
+        tecs__emit_move(w, e, a, b);
+    return TECS_OK;
+}
+
+
+tecs_err_t tecs__destroy_now(tecs_world_t *w, tecs_entity_t e)
+{
+    tecs__record *r = tecs__ei_known(w, e);
+    if (r == NULL)
+        return tecs__err_dead(w, e);
+    uint32_t index = TECS_ENTITY_INDEX(e);
+    if (r->arch == TECS__ARCH_PENDING) {
+        tecs__ei_release(w, index);
+        w->ei.npending--;
+        return TECS_OK;
+    }
+    tecs_archetype_t *a = tecs__rec_arch(w, r);
+    uint32_t row = r->row;
+    if (w->bus.watch_comps || w->bus.watch_moves)
+        emit_dying(w, e, a, row);
+    if (!a->plain)
+        for (int32_t c = 0; c < a->ncols; c++)
+            tecs__comp_dtor(w, tecs__col_info(w, a, c), tecs__col_ptr(a, w, c, row), 1);
+    tecs__arch_remove_row(w, a, row);
+    tecs__ei_release(w, index);
+    w->ei.nalive--;
+    return TECS_OK;
+}
+
+/* ---- births in bulk, writes ------------------------------------------ */
+
+tecs_err_t tecs__birth_bulk(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_entity_t *out,
+                            int32_t nvals, const tecs_value_t *vals)
+{
+    tecs_err_t err;
+    if (TECS__UNLIKELY(any_vetoing(w, a)) && (err = veto_births(w, a, n, nvals, vals)))
+        return err;
+    if ((err = tecs__ei_reserve(w, n)) || (err = tecs__arch_reserve_rows(w, a, n)))
+        return err;
+    commit_bulk(w, a, n, out, nvals, vals);
+    return TECS_OK;
+}
+
+tecs_err_t tecs__written(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *p)
+{
+    tecs_err_t err = TECS_OK;
+    if (w->comp.comps[c].veto)
+        err = tecs__veto(w, TECS__EV_SET | TECS__EV_WRITTEN, e, c, p, 1);
+    if (tecs__wants_set(&w->comp.comps[c]))
+        tecs__emit_comp(w, TECS__EV_SET, e, c, p);
+    return err;
+}
