@@ -93,7 +93,7 @@ static tecs_archetype_t *table_find(const tecs_world_t *w, uint32_t h, int32_t n
         uint32_t slot = w->arch.arch_table[i];
         if (slot == 0)
             return NULL;
-        tecs_archetype_t *a = w->archs[slot - 1];
+        tecs_archetype_t *a = w->arch.archs[slot - 1];
         if (a->hash == h && same_ids(a, n, ids))
             return a;
     }
@@ -111,7 +111,7 @@ static void table_put(tecs_world_t *w, const tecs_archetype_t *a)
 /* Keep the table at most half full for one more archetype. */
 static tecs_err_t table_grow(tecs_world_t *w)
 {
-    if ((uint32_t)(w->narchs + 1) * 2 <= w->arch.arch_table_cap)
+    if ((uint32_t)(w->arch.narchs + 1) * 2 <= w->arch.arch_table_cap)
         return TECS_OK;
     uint32_t ncap = w->arch.arch_table_cap ? w->arch.arch_table_cap * 2 : 64;
     uint32_t *t = tecs__alloc(w, ncap * sizeof *t);
@@ -121,8 +121,8 @@ static tecs_err_t table_grow(tecs_world_t *w)
     tecs__free(w, w->arch.arch_table, w->arch.arch_table_cap * sizeof *t);
     w->arch.arch_table = t;
     w->arch.arch_table_cap = ncap;
-    for (int32_t i = 0; i < w->narchs; i++)
-        table_put(w, w->archs[i]);
+    for (int32_t i = 0; i < w->arch.narchs; i++)
+        table_put(w, w->arch.archs[i]);
     return TECS_OK;
 }
 
@@ -234,7 +234,7 @@ static tecs_err_t arch_announce(tecs_world_t *w, tecs_archetype_t *a)
 static tecs_archetype_t *arch_create(tecs_world_t *w, uint32_t h, int32_t n,
                                      const tecs_comp_t *ids)
 {
-    if (w->narchs >= w->arch.max_archetypes) {
+    if (w->arch.narchs >= w->arch.max_archetypes) {
         tecs__err(w, TECS_ELIMIT, "archetype limit (%d) reached", w->arch.max_archetypes);
         return NULL;
     }
@@ -242,7 +242,7 @@ static tecs_archetype_t *arch_create(tecs_world_t *w, uint32_t h, int32_t n,
     for (int32_t i = 0; i < n; i++)
         ncols += tecs__comp_get(w, ids[i])->size > 0;
     int32_t cmap_len = n ? (int32_t)ids[n - 1] + 1 : 0;
-    if (tecs__grow(w, (void **)&w->archs, &w->arch.cap_archs, w->narchs + 1, sizeof *w->archs) ||
+    if (tecs__grow(w, (void **)&w->arch.archs, &w->arch.cap_archs, w->arch.narchs + 1, sizeof *w->arch.archs) ||
         table_grow(w))
         return NULL;
     size_t bytes = arch_block_size(n, cmap_len, ncols);
@@ -252,7 +252,7 @@ static tecs_archetype_t *arch_create(tecs_world_t *w, uint32_t h, int32_t n,
         return NULL;
     }
     memset(a, 0, bytes);
-    *a = (tecs_archetype_t){ .world = w, .id = (uint32_t)w->narchs, .hash = h,
+    *a = (tecs_archetype_t){ .world = w, .id = (uint32_t)w->arch.narchs, .hash = h,
                              .ncomps = n, .cmap_len = cmap_len, .ncols = ncols,
                              .stride = ncols + 1 };
     arch_carve(a);
@@ -265,9 +265,9 @@ static tecs_archetype_t *arch_create(tecs_world_t *w, uint32_t h, int32_t n,
         tecs__free(w, a, bytes);
         return NULL;
     }
-    w->archs[w->narchs++] = a;
+    w->arch.archs[w->arch.narchs++] = a;
     if (arch_announce(w, a) != TECS_OK) {
-        w->narchs--;
+        w->arch.narchs--;
         arch_destroy(w, a);
         return NULL;
     }
@@ -329,8 +329,8 @@ tecs_archetype_t *tecs_archetype_get(tecs_world_t *w, int32_t n, const tecs_comp
 /* Forget every edge that leads to archetype id. */
 static void edges_forget(tecs_world_t *w, uint32_t id)
 {
-    for (int32_t i = 0; i < w->narchs; i++) {
-        tecs_archetype_t *a = w->archs[i];
+    for (int32_t i = 0; i < w->arch.narchs; i++) {
+        tecs_archetype_t *a = w->arch.archs[i];
         for (int32_t c = 0; c < a->nedges; c++) {
             if (a->edge_add[c] == id)
                 a->edge_add[c] = TECS__NO_EDGE;
@@ -342,16 +342,16 @@ static void edges_forget(tecs_world_t *w, uint32_t id)
 
 void tecs__arch_drop_last(tecs_world_t *w)
 {
-    tecs_archetype_t *a = w->archs[w->narchs - 1];
+    tecs_archetype_t *a = w->arch.archs[w->arch.narchs - 1];
     assert(a->count == 0 && a->id > 0);
     for (int32_t i = w->bus.nlisteners; i-- > 0;)
         if (w->bus.listeners[i].on_archetype_undo)
             w->bus.listeners[i].on_archetype_undo(w, w->bus.listeners[i].ctx, a);
-    w->narchs--;
+    w->arch.narchs--;
     edges_forget(w, a->id);
     memset(w->arch.arch_table, 0, w->arch.arch_table_cap * sizeof *w->arch.arch_table);
-    for (int32_t i = 0; i < w->narchs; i++)
-        table_put(w, w->archs[i]);
+    for (int32_t i = 0; i < w->arch.narchs; i++)
+        table_put(w, w->arch.archs[i]);
     arch_destroy(w, a);
 }
 
@@ -550,7 +550,7 @@ void tecs__arch_fill_hole(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
                         tecs__chunk_col(lc, c) + li * a->col_size[c], 1);
     tecs_entity_t moved = tecs__chunk_ents(lc)[li];
     tecs__chunk_ents(hc)[hi] = moved;
-    w->recs[TECS_ENTITY_INDEX(moved)].row = row;
+    w->ei.recs[TECS_ENTITY_INDEX(moved)].row = row;
 }
 
 /* Replace the last group, which starts at chunk s, by a group of its first
@@ -645,18 +645,18 @@ static void arch_destroy(tecs_world_t *w, tecs_archetype_t *a)
 
 void tecs__arch_destroy_values(tecs_world_t *w)
 {
-    for (int32_t i = 0; i < w->narchs; i++)
-        arch_destroy_values(w, w->archs[i]);
+    for (int32_t i = 0; i < w->arch.narchs; i++)
+        arch_destroy_values(w, w->arch.archs[i]);
 }
 
 void tecs__arch_fini(tecs_world_t *w)
 {
-    for (int32_t i = 0; i < w->narchs; i++)
-        arch_destroy(w, w->archs[i]);
-    tecs__free(w, w->archs, (size_t)w->arch.cap_archs * sizeof *w->archs);
+    for (int32_t i = 0; i < w->arch.narchs; i++)
+        arch_destroy(w, w->arch.archs[i]);
+    tecs__free(w, w->arch.archs, (size_t)w->arch.cap_archs * sizeof *w->arch.archs);
     tecs__free(w, w->arch.arch_table, w->arch.arch_table_cap * sizeof *w->arch.arch_table);
-    w->archs = NULL;
-    w->narchs = w->arch.cap_archs = 0;
+    w->arch.archs = NULL;
+    w->arch.narchs = w->arch.cap_archs = 0;
 }
 
 /* ---- validation of what a user passes --------------------------------- */

@@ -12,7 +12,7 @@
 
 struct tecs_archetype_t {
     tecs_world_t *world;
-    uint32_t id;                /* index in world->archs, creation order    */
+    uint32_t id;                /* index in world->arch.archs, creation order    */
     uint32_t hash;              /* of the sorted component ids              */
     int32_t ncomps;
     tecs_comp_t *comps;         /* sorted ids, tags included                */
@@ -84,6 +84,8 @@ tecs_err_t tecs__arch_validate_vals(tecs_world_t *w, tecs_archetype_t *a, int32_
 
 
 typedef struct tecs__arch_state {
+    tecs_archetype_t **archs;   /* by id, creation order                    */
+    int32_t narchs;
     int32_t cap_archs;
     uint32_t *arch_table;       /* open addressing: hash -> id + 1          */
     uint32_t arch_table_cap;    /* power of two                             */
@@ -206,7 +208,7 @@ static inline void tecs__fill_hole_plain(tecs_world_t *w, tecs_archetype_t *a, u
         tecs__copy_value(hc[1 + c] + hi * size[c], lc[1 + c] + li * size[c], size[c]);
     tecs_entity_t moved = tecs__chunk_ents(lc)[li];
     tecs__chunk_ents(hc)[hi] = moved;
-    w->recs[TECS_ENTITY_INDEX(moved)].row = row;
+    w->ei.recs[TECS_ENTITY_INDEX(moved)].row = row;
 }
 
 static inline void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
@@ -223,7 +225,7 @@ static inline void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, u
 
 static inline tecs_archetype_t *tecs__rec_arch(const tecs_world_t *w, const tecs__record *r)
 {
-    return w->archs[r->arch & TECS__ARCH_MASK];
+    return w->arch.archs[r->arch & TECS__ARCH_MASK];
 }
 
 /* The archetype a leads to by adding (removing) c, if that edge is cached;
@@ -232,14 +234,14 @@ static inline tecs_archetype_t *tecs__edge_add(const tecs_world_t *w, const tecs
                                                tecs_comp_t c)
 {
     return c < (tecs_comp_t)a->nedges && a->edge_add[c] != TECS__NO_EDGE
-               ? w->archs[a->edge_add[c]] : NULL;
+               ? w->arch.archs[a->edge_add[c]] : NULL;
 }
 
 static inline tecs_archetype_t *tecs__edge_rem(const tecs_world_t *w, const tecs_archetype_t *a,
                                                tecs_comp_t c)
 {
     return c < (tecs_comp_t)a->nedges && a->edge_rem[c] != TECS__NO_EDGE
-               ? w->archs[a->edge_rem[c]] : NULL;
+               ? w->arch.archs[a->edge_rem[c]] : NULL;
 }
 
 #endif /* TECS_ARCHETYPE_INLINES */

@@ -31,7 +31,7 @@ static tecs_err_t verify_records(tecs_world_t *w)
 {
     int32_t alive = 0, pending = 0, dead = 0;
     for (int32_t i = 0; i < w->ei.nrecs; i++) {
-        const tecs__record *r = &w->recs[i];
+        const tecs__record *r = &w->ei.recs[i];
         if (r->gen == 0)
             return bad(w, "generation 0", (uint32_t)i);
         if (r->arch == TECS__ARCH_PENDING) {
@@ -40,10 +40,10 @@ static tecs_err_t verify_records(tecs_world_t *w)
             dead++;
         } else if (r->arch != TECS__ARCH_RETIRED) {
             uint32_t ai = r->arch & TECS__ARCH_MASK;
-            uint32_t flags = TECS__KILL_QUEUED | (w->deferred.count ? TECS__REMOVE_QUEUED : 0);
-            if (ai >= (uint32_t)w->narchs || (r->arch & ~(TECS__ARCH_MASK | flags)))
+            uint32_t flags = TECS__KILL_QUEUED | (w->cmd.deferred.count ? TECS__REMOVE_QUEUED : 0);
+            if (ai >= (uint32_t)w->arch.narchs || (r->arch & ~(TECS__ARCH_MASK | flags)))
                 return bad(w, "record names no archetype", (uint32_t)i);
-            const tecs_archetype_t *a = w->archs[ai];
+            const tecs_archetype_t *a = w->arch.archs[ai];
             if (r->row >= (uint32_t)a->count ||
                 *tecs__ent_ptr(a, w, r->row) != tecs__make_id((uint32_t)i, r->gen))
                 return bad(w, "record and row disagree", (uint32_t)i);
@@ -54,8 +54,8 @@ static tecs_err_t verify_records(tecs_world_t *w)
         return bad(w, "entity counts", (uint32_t)alive);
     int32_t n = 0;
     uint32_t last = TECS__NO_SLOT;
-    for (uint32_t i = w->ei.free_head; i != TECS__NO_SLOT; i = w->recs[i].row, n++) {
-        if (i >= (uint32_t)w->ei.nrecs || w->recs[i].arch != TECS__ARCH_DEAD || n > w->ei.nfree)
+    for (uint32_t i = w->ei.free_head; i != TECS__NO_SLOT; i = w->ei.recs[i].row, n++) {
+        if (i >= (uint32_t)w->ei.nrecs || w->ei.recs[i].arch != TECS__ARCH_DEAD || n > w->ei.nfree)
             return bad(w, "free list", i);
         last = i;
     }
@@ -116,12 +116,12 @@ static tecs_err_t verify_edges(tecs_world_t *w, const tecs_archetype_t *a)
 {
     for (int32_t c = 0; c < a->nedges; c++) {
         if (a->edge_add[c] != TECS__NO_EDGE &&
-            (a->edge_add[c] >= (uint32_t)w->narchs ||
-             !edge_ok(a, w->archs[a->edge_add[c]], (tecs_comp_t)c, true)))
+            (a->edge_add[c] >= (uint32_t)w->arch.narchs ||
+             !edge_ok(a, w->arch.archs[a->edge_add[c]], (tecs_comp_t)c, true)))
             return bad(w, "add edge", a->id);
         if (a->edge_rem[c] != TECS__NO_EDGE &&
-            (a->edge_rem[c] >= (uint32_t)w->narchs ||
-             !edge_ok(a, w->archs[a->edge_rem[c]], (tecs_comp_t)c, false)))
+            (a->edge_rem[c] >= (uint32_t)w->arch.narchs ||
+             !edge_ok(a, w->arch.archs[a->edge_rem[c]], (tecs_comp_t)c, false)))
             return bad(w, "remove edge", a->id);
     }
     return TECS_OK;
@@ -148,8 +148,8 @@ tecs_err_t tecs_world_check(tecs_world_t *w)
     if (tecs__enter(w))
         return w->base.err;
     tecs_err_t err = verify_records(w);
-    for (int32_t i = 0; i < w->narchs && !err; i++) {
-        const tecs_archetype_t *a = w->archs[i];
+    for (int32_t i = 0; i < w->arch.narchs && !err; i++) {
+        const tecs_archetype_t *a = w->arch.archs[i];
         if (a->id != (uint32_t)i || a->world != w)
             return bad(w, "archetype id", (uint32_t)i);
         if ((err = verify_rows(w, a)) || (err = verify_maps(w, a)) || (err = verify_edges(w, a)))

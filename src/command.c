@@ -465,7 +465,7 @@ static tecs_err_t queue_new(tecs_world_t *w, tecs__cmdbuf *b, const tecs__births
     for (int32_t k = 0; k < n; k++) {
         tecs_entity_t e = tecs__ei_take(w);
         if (b == &w->cmd.delayed)
-            w->recs[TECS_ENTITY_INDEX(e)].row = TECS__ROW_DELAYED;
+            w->ei.recs[TECS_ENTITY_INDEX(e)].row = TECS__ROW_DELAYED;
         if (bulk)
             c.x->ids[k] = e;
         if (out)
@@ -479,12 +479,12 @@ static tecs_err_t queue_new(tecs_world_t *w, tecs__cmdbuf *b, const tecs__births
 
 tecs_err_t tecs__defer_new(tecs_world_t *w, const tecs__births *req)
 {
-    return queue_new(w, &w->deferred, req);
+    return queue_new(w, &w->cmd.deferred, req);
 }
 
 tecs_entity_t tecs__defer_new1(tecs_world_t *w, tecs_archetype_t *a)
 {
-    tecs__cmdbuf *b = &w->deferred;
+    tecs__cmdbuf *b = &w->cmd.deferred;
     if (room(w, b) || tecs__ei_reserve1(w))
         return 0;
     tecs_entity_t e = tecs__ei_take(w);
@@ -581,8 +581,8 @@ static inline bool foldable(const tecs_world_t *w, const tecs__cmd *last, tecs__
 static inline tecs_err_t fold_into(tecs_world_t *w, int32_t at, tecs__op op, tecs_comp_t c,
                                    const void *value)
 {
-    tecs__cmd *birth = &w->deferred.cmds[at];
-    if (put_value(w, &w->deferred, birth, c, value))
+    tecs__cmd *birth = &w->cmd.deferred.cmds[at];
+    if (put_value(w, &w->cmd.deferred, birth, c, value))
         return TECS_ENOMEM;
     birth->op = TECS__OP_NEW_SET;
     birth->then = (uint8_t)op;
@@ -594,7 +594,7 @@ static inline tecs_err_t fold_into(tecs_world_t *w, int32_t at, tecs__op op, tec
 static TECS__NOINLINE tecs_err_t queue_op(tecs_world_t *w, tecs__op op, tecs_entity_t e,
                                           tecs_comp_t c, const void *value)
 {
-    tecs__cmdbuf *b = &w->deferred;
+    tecs__cmdbuf *b = &w->cmd.deferred;
     tecs__cmd cmd = { .op = (uint8_t)op, .entity = e, .comp = c };
     if (put_value(w, b, &cmd, c, value))
         return TECS_ENOMEM;
@@ -611,7 +611,7 @@ tecs_err_t tecs__defer_op(tecs_world_t *w, tecs__op op, tecs_entity_t e, tecs_co
 {
     /* A change of the birth queued last joins it: nobody else can see the
     ** entity yet. Not while flushing, when that birth may be applied. */
-    tecs__cmdbuf *b = &w->deferred;
+    tecs__cmdbuf *b = &w->cmd.deferred;
     if (b->count > 0 && !w->cmd.flushing) {
         tecs__cmd *last = &b->cmds[b->count - 1];
         if (last->entity == e && foldable(w, last, op, c, value))
@@ -912,7 +912,7 @@ static void reserve_births(tecs_world_t *w, const tecs__cmdbuf *b,
 {
     if (b->count < 2)
         return;
-    size_t size = (size_t)w->narchs * sizeof(int32_t);
+    size_t size = (size_t)w->arch.narchs * sizeof(int32_t);
     int32_t *births = tecs__alloc(w, size);     /* per archetype id */
     if (births == NULL)
         return;
@@ -998,7 +998,7 @@ static tecs_err_t run_queue(tecs_world_t *w, tecs__cmdbuf *b, bool (*pick)(const
             b->cmds[keep++] = b->cmds[i];
             continue;
         }
-        int32_t done = b == &w->deferred ? apply_fast(w, b, i) : 0;
+        int32_t done = b == &w->cmd.deferred ? apply_fast(w, b, i) : 0;
         if (done > 0) {
             i += done - 1;
             continue;
@@ -1012,7 +1012,7 @@ static tecs_err_t run_queue(tecs_world_t *w, tecs__cmdbuf *b, bool (*pick)(const
         }
         note_failure(w, err);
         drop_vals(w, &c);
-        if (b != &w->deferred && w->deferred.count && !w->cmd.flushing)
+        if (b != &w->cmd.deferred && w->cmd.deferred.count && !w->cmd.flushing)
             tecs__flush(w);
     }
     if (i < b->count)           /* (an empty queue has no array: no NULL + 0) */
@@ -1049,7 +1049,7 @@ tecs_err_t tecs__flush(tecs_world_t *w)
         w->cmd.dropped = 0;
     tecs_err_t outer = w->base.err;
     w->cmd.flushing = true;
-    tecs_err_t err = run_queue(w, &w->deferred, pick_all);
+    tecs_err_t err = run_queue(w, &w->cmd.deferred, pick_all);
     w->cmd.flushing = false;
     if (own && w->cmd.dropped > 0 && err == TECS_OK)
         err = report_drops(w, "the flush");
@@ -1066,7 +1066,7 @@ void tecs__defer_begin(tecs_world_t *w)
 void tecs__defer_end(tecs_world_t *w)
 {
     assert(w->base.defer_depth > 0);
-    if (--w->base.defer_depth == 0 && w->deferred.count > 0)
+    if (--w->base.defer_depth == 0 && w->cmd.deferred.count > 0)
         tecs__flush(w);
 }
 
@@ -1197,6 +1197,6 @@ static void buf_fini(tecs_world_t *w, tecs__cmdbuf *b)
 
 void tecs__cmd_fini(tecs_world_t *w)
 {
-    buf_fini(w, &w->deferred);
+    buf_fini(w, &w->cmd.deferred);
     buf_fini(w, &w->cmd.delayed);
 }

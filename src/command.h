@@ -112,6 +112,7 @@ static inline void tecs__settle(tecs_world_t *w);
 void tecs__cmd_fini(tecs_world_t *w);
 
 typedef struct tecs__cmd_state {
+    tecs__cmdbuf deferred;      /* changes made while deferred              */
     tecs__cmdbuf delayed;       /* delayed births and destroys              */
     bool flushing;
     bool applying;              /* a tecs_delayed_apply* runs: the flushes it
@@ -128,7 +129,7 @@ typedef struct tecs__cmd_state {
 
 static inline void tecs__settle(tecs_world_t *w)
 {
-    if (TECS__UNLIKELY(w->deferred.count > 0) && w->base.defer_depth == 0 && !w->cmd.flushing)
+    if (TECS__UNLIKELY(w->cmd.deferred.count > 0) && w->base.defer_depth == 0 && !w->cmd.flushing)
         tecs__flush(w);
 }
 

@@ -41,7 +41,7 @@ static TECS__INLINE void root_append(tecs_world_t *w, tecs_archetype_t *root, te
 {
     uint32_t row = (uint32_t)root->count++;
     *tecs__ent_ptr(root, w, row) = e;
-    tecs__record *r = &w->recs[TECS_ENTITY_INDEX(e)];
+    tecs__record *r = &w->ei.recs[TECS_ENTITY_INDEX(e)];
     r->arch = root->id;
     r->row = row;
     w->ei.nalive++;
@@ -50,7 +50,7 @@ static TECS__INLINE void root_append(tecs_world_t *w, tecs_archetype_t *root, te
 /* tecs_new when it must grow, fail or announce. */
 static TECS__NOINLINE tecs_entity_t new_slow(tecs_world_t *w)
 {
-    tecs_archetype_t *root = w->archs[0];
+    tecs_archetype_t *root = w->arch.archs[0];
     if (tecs__ei_reserve1(w) || tecs__arch_reserve_rows(w, root, 1))
         return 0;
     tecs_entity_t e = tecs__ei_take(w);
@@ -66,7 +66,7 @@ tecs_entity_t tecs_new(tecs_world_t *w)
 {
     if (w == NULL || tecs__enter(w))
         return 0;
-    tecs_archetype_t *root = w->archs[0];
+    tecs_archetype_t *root = w->arch.archs[0];
     if (w->base.defer_depth > 0)
         return tecs__defer_new1(w, root);
     /* The common case calls nothing: a free or reserved slot, a free row. */

@@ -1,8 +1,7 @@
 /*
 ** entity_index.h — id slots, generations, the FIFO free list
-** (entity_index.c). Its types, its state and its interface; then, in
-** private.h's second pass (TECS__WORLD_DONE, once tecs_world_t is
-** complete), its inline functions. Included by private.h only.
+** (entity_index.c). Its types, its state, its interface and its inline
+** functions, written against its state alone. Included by private.h only.
 */
 #ifndef TECS_ENTITY_INDEX_H
 #define TECS_ENTITY_INDEX_H
@@ -30,21 +29,8 @@ static inline tecs_entity_t tecs__make_id(uint32_t index, uint32_t gen)
     return ((uint64_t)gen << 32) | index;
 }
 
-/* The record of a live entity, or NULL. */
-static inline tecs__record *tecs__ei_alive(const tecs_world_t *w, tecs_entity_t e);
-/* The record of an entity that is alive or pending, or NULL. */
-static inline tecs__record *tecs__ei_known(const tecs_world_t *w, tecs_entity_t e);
-/* Make room for n more slots, so that n tecs__ei_take calls cannot fail. */
-tecs_err_t tecs__ei_reserve(tecs_world_t *w, int32_t n);
-/* Take the oldest free slot, or a new one (room reserved first). */
-static inline tecs_entity_t tecs__ei_take(tecs_world_t *w);
-/* Give a slot back: its generation moves on, its id goes stale. */
-static inline void tecs__ei_release(tecs_world_t *w, uint32_t index);
-void tecs__ei_fini(tecs_world_t *w);
-/* Record TECS_EDEAD: e is not alive. */
-tecs_err_t tecs__err_dead(tecs_world_t *w, tecs_entity_t e);
-
 typedef struct tecs__ei_state {
+    tecs__record *recs;         /* the slots                                */
     int32_t nrecs;              /* slots ever handed out                    */
     int32_t cap_recs;
     uint32_t free_head;         /* oldest free slot, or TECS__NO_SLOT       */
@@ -55,59 +41,66 @@ typedef struct tecs__ei_state {
     int32_t max_entities;
 } tecs__ei_state;
 
-#endif /* TECS_ENTITY_INDEX_H */
+/* The layer's inline functions take its state, not the world: the macros
+** of the same name pass &w->ei, so they read as before at the call sites. */
 
-#if defined(TECS__WORLD_DONE) && !defined(TECS_ENTITY_INDEX_INLINES)
-#define TECS_ENTITY_INDEX_INLINES
-
-static inline tecs__record *tecs__ei_alive(const tecs_world_t *w, tecs_entity_t e)
+/* The record of a live entity, or NULL. */
+#define tecs__ei_alive(w, e) tecs__ei_alive_in(&(w)->ei, (e))
+static inline tecs__record *tecs__ei_alive_in(const tecs__ei_state *s, tecs_entity_t e)
 {
     uint32_t index = TECS_ENTITY_INDEX(e);
-    if (TECS__UNLIKELY(index >= (uint32_t)w->ei.nrecs))
+    if (TECS__UNLIKELY(index >= (uint32_t)s->nrecs))
         return NULL;
-    tecs__record *r = &w->recs[index];
+    tecs__record *r = &s->recs[index];
     if (TECS__UNLIKELY(r->gen != TECS_ENTITY_GENERATION(e) || r->arch >= TECS__ARCH_RETIRED))
         return NULL;
     return r;
 }
 
-static inline tecs__record *tecs__ei_known(const tecs_world_t *w, tecs_entity_t e)
+/* The record of an entity that is alive or pending, or NULL. */
+#define tecs__ei_known(w, e) tecs__ei_known_in(&(w)->ei, (e))
+static inline tecs__record *tecs__ei_known_in(const tecs__ei_state *s, tecs_entity_t e)
 {
     uint32_t index = TECS_ENTITY_INDEX(e);
-    if (TECS__UNLIKELY(index >= (uint32_t)w->ei.nrecs))
+    if (TECS__UNLIKELY(index >= (uint32_t)s->nrecs))
         return NULL;
-    tecs__record *r = &w->recs[index];
+    tecs__record *r = &s->recs[index];
     if (r->gen != TECS_ENTITY_GENERATION(e) || r->arch == TECS__ARCH_DEAD ||
         r->arch == TECS__ARCH_RETIRED)
         return NULL;
     return r;
 }
 
-/* tecs__ei_reserve(w, 1) in its common case: room for one more slot is
-** there already. */
-static inline tecs_err_t tecs__ei_reserve1(tecs_world_t *w)
+/* Make room for n more slots, so that n tecs__ei_take calls cannot fail. */
+tecs_err_t tecs__ei_reserve(tecs_world_t *w, int32_t n);
+
+/* Room for one more slot is there already (tecs__ei_reserve1's common case). */
+static inline bool tecs__ei_has_room_in(const tecs__ei_state *s)
 {
-    if (TECS__LIKELY(w->ei.nalive + w->ei.npending < w->ei.max_entities &&
-                     (w->ei.nfree > 0 || w->ei.nrecs < w->ei.cap_recs)))
-        return TECS_OK;
-    return tecs__ei_reserve(w, 1);
+    return s->nalive + s->npending < s->max_entities && (s->nfree > 0 || s->nrecs < s->cap_recs);
 }
 
-static inline tecs_entity_t tecs__ei_take(tecs_world_t *w)
+/* tecs__ei_reserve(w, 1), without a call when there is room. */
+#define tecs__ei_reserve1(w) \
+    (TECS__LIKELY(tecs__ei_has_room_in(&(w)->ei)) ? TECS_OK : tecs__ei_reserve((w), 1))
+
+/* Take the oldest free slot, or a new one (room reserved first). */
+#define tecs__ei_take(w) tecs__ei_take_in(&(w)->ei)
+static inline tecs_entity_t tecs__ei_take_in(tecs__ei_state *s)
 {
     uint32_t index;
     tecs__record *r;
-    if (w->ei.free_head != TECS__NO_SLOT) {
-        index = w->ei.free_head;
-        r = &w->recs[index];
-        w->ei.free_head = r->row;
-        if (w->ei.free_head == TECS__NO_SLOT)
-            w->ei.free_tail = TECS__NO_SLOT;
-        w->ei.nfree--;
+    if (s->free_head != TECS__NO_SLOT) {
+        index = s->free_head;
+        r = &s->recs[index];
+        s->free_head = r->row;
+        if (s->free_head == TECS__NO_SLOT)
+            s->free_tail = TECS__NO_SLOT;
+        s->nfree--;
     } else {
-        assert(w->ei.nrecs < w->ei.cap_recs);
-        index = (uint32_t)w->ei.nrecs++;
-        r = &w->recs[index];
+        assert(s->nrecs < s->cap_recs);
+        index = (uint32_t)s->nrecs++;
+        r = &s->recs[index];
         r->gen = 1;
     }
     r->arch = TECS__ARCH_PENDING;
@@ -115,9 +108,11 @@ static inline tecs_entity_t tecs__ei_take(tecs_world_t *w)
     return tecs__make_id(index, r->gen);
 }
 
-static inline void tecs__ei_release(tecs_world_t *w, uint32_t index)
+/* Give a slot back: its generation moves on, its id goes stale. */
+#define tecs__ei_release(w, index) tecs__ei_release_in(&(w)->ei, (index))
+static inline void tecs__ei_release_in(tecs__ei_state *s, uint32_t index)
 {
-    tecs__record *r = &w->recs[index];
+    tecs__record *r = &s->recs[index];
     if (r->gen == UINT32_MAX) {
         r->arch = TECS__ARCH_RETIRED;
         return;
@@ -125,12 +120,16 @@ static inline void tecs__ei_release(tecs_world_t *w, uint32_t index)
     r->gen++;
     r->arch = TECS__ARCH_DEAD;
     r->row = TECS__NO_SLOT;
-    if (w->ei.free_tail == TECS__NO_SLOT)
-        w->ei.free_head = index;
+    if (s->free_tail == TECS__NO_SLOT)
+        s->free_head = index;
     else
-        w->recs[w->ei.free_tail].row = index;
-    w->ei.free_tail = index;
-    w->ei.nfree++;
+        s->recs[s->free_tail].row = index;
+    s->free_tail = index;
+    s->nfree++;
 }
 
-#endif /* TECS_ENTITY_INDEX_INLINES */
+void tecs__ei_fini(tecs_world_t *w);
+/* Record TECS_EDEAD: e is not alive. */
+tecs_err_t tecs__err_dead(tecs_world_t *w, tecs_entity_t e);
+
+#endif /* TECS_ENTITY_INDEX_H */

@@ -214,8 +214,8 @@ static void before_fini(tecs_world_t *w, void *ctx)
     obs_state *s = ctx;
     s->tearing_down = true;
     w->base.defer_depth++;   /* as for any event; changes are refused anyway */
-    for (int32_t i = 0; i < w->narchs; i++) {
-        tecs_archetype_t *a = w->archs[i];
+    for (int32_t i = 0; i < w->arch.narchs; i++) {
+        tecs_archetype_t *a = w->arch.archs[i];
         for (int32_t r = 0; r < a->count; r++)
             announce_death(w, s, a, (uint32_t)r);
     }

@@ -11,11 +11,11 @@
 ** Inline functions that need one layer's state only are written against
 ** that state and sit in the first pass, where the compiler holds them to
 ** it: the allocator's (the base state is the world's first member,
-** tecs__base_of), the registry's and the archetype accessors' (a macro of
-** the function's name passes &w->comp or &w->arch, so call sites read
-** as before). The second pass holds those that span layers: the entity
-** index's (its records are still a top-level field of the world), the
-** hole fill, the edges, the engine's quiet moves, tecs__settle.
+** tecs__base_of), the entity index's, the registry's and the archetype
+** accessors' (a macro of the function's name passes &w->ei, &w->comp or
+** &w->arch, so call sites read as before). The second pass holds those
+** that span layers: the hole fill, the edges, the engine's quiet moves,
+** tecs__settle.
 **
 ** Layers, bottom to top (each .c calls only files above it in this list):
 **
@@ -117,14 +117,6 @@ struct tecs_world_t {
     struct tecs__indexes *indexes; /* index/: NULL until the first          */
     struct tecs__obs_state *obs;   /* observer.c: NULL until first used     */
     struct tecs__sys_state *sys;   /* system.c: NULL until first used       */
-
-    /* Four fields that belong in the states above (the entity index, the
-    ** archetypes, the command buffer) but that white-box tests read by
-    ** these names. */
-    tecs__record *recs;         /* entity_index.c: the slots                */
-    tecs_archetype_t **archs;   /* archetype.c: by id, creation order       */
-    int32_t narchs;             /* archetype.c                              */
-    tecs__cmdbuf deferred;      /* command.c: changes made while deferred   */
 };
 
 _Static_assert(offsetof(tecs_world_t, base) == 0, "tecs__base_of: the base state comes first");

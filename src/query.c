@@ -232,14 +232,14 @@ tecs_query_t *tecs_query_new(tecs_world_t *w, const tecs_query_desc_t *d)
             tecs_component_size(w, q->terms[t].comp) > 0)
             q->write_mask |= 1u << t;
     }
-    for (int32_t i = 0; i < w->narchs; i++) {
-        if (!would_match(q, w->archs[i]))
+    for (int32_t i = 0; i < w->arch.narchs; i++) {
+        if (!would_match(q, w->arch.archs[i]))
             continue;
         if (reserve_match(q)) {
             query_release(q);
             return NULL;
         }
-        add_match(q, w->archs[i]);
+        add_match(q, w->arch.archs[i]);
     }
     q->next = w->query.queries;
     if (w->query.queries)
@@ -337,11 +337,11 @@ tecs_err_t tecs__queries_verify(tecs_world_t *w)
 {
     for (tecs_query_t *q = w->query.queries; q; q = q->next) {
         int32_t m = 0;
-        for (int32_t i = 0; i < w->narchs; i++) {
+        for (int32_t i = 0; i < w->arch.narchs; i++) {
             int16_t cols[TECS_MAX_TERMS];
-            if (!match(q, w->archs[i], cols))
+            if (!match(q, w->arch.archs[i], cols))
                 continue;
-            if (m >= q->nmatch || q->march[m] != w->archs[i] ||
+            if (m >= q->nmatch || q->march[m] != w->arch.archs[i] ||
                 memcmp(cols, q->mcols + (size_t)m * q->nterms, (size_t)q->nterms * 2) != 0)
                 return tecs__err(w, TECS_ECORRUPT, "query misses archetype %d", i);
             m++;

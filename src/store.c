@@ -244,7 +244,7 @@ static void commit_bulk(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_en
         tecs_entity_t *ents = tecs__ent_ptr(a, w, row);
         for (int32_t i = 0; i < k; i++) {
             tecs_entity_t e = tecs__ei_take(w);
-            tecs__record *r = &w->recs[TECS_ENTITY_INDEX(e)];
+            tecs__record *r = &w->ei.recs[TECS_ENTITY_INDEX(e)];
             r->arch = a->id;
             r->row = row + (uint32_t)i;
             ents[i] = e;
@@ -270,7 +270,7 @@ static void commit_birth(tecs_world_t *w, tecs_archetype_t *a, tecs_entity_t e, 
     char *const *chunk = tecs__chunk_of(a, w, row);
     size_t i = row & w->arch.mask;
     tecs__chunk_ents(chunk)[i] = e;
-    tecs__record *r = &w->recs[TECS_ENTITY_INDEX(e)];
+    tecs__record *r = &w->ei.recs[TECS_ENTITY_INDEX(e)];
     r->arch = a->id;
     r->row = row;
     for (int32_t c = 0; c < a->ncols; c++) {
@@ -337,8 +337,8 @@ static tecs_err_t commit_birth_with(tecs_world_t *w, tecs_archetype_t *a, tecs_e
             return err;
         }
     }
-    w->recs[TECS_ENTITY_INDEX(e)].row = init.row;
-    w->recs[TECS_ENTITY_INDEX(e)].arch = a->id;
+    w->ei.recs[TECS_ENTITY_INDEX(e)].row = init.row;
+    w->ei.recs[TECS_ENTITY_INDEX(e)].arch = a->id;
     w->ei.npending--;
     w->ei.nalive++;
     emit_births(w, a, init.row, 1, 0, NULL);
@@ -382,7 +382,7 @@ static TECS__INLINE uint32_t run_chunk_sized(tecs_world_t *w, tecs_archetype_t *
     tecs_entity_t *const ents = tecs__chunk_ents(chunk) + i0;
     char *const dst = col >= 0 ? tecs__chunk_col(chunk, col) + i0 * vsize : NULL;
     const uint32_t id = a->id;
-    tecs__record *const recs = w->recs;   /* locals: the stores below may alias */
+    tecs__record *const recs = w->ei.recs;   /* locals: the stores below may alias */
     size_t placed = 0;
     int32_t j = 0;
     for (; j < k && placed < room; j++, ids += stride, vals += stride) {
@@ -492,7 +492,7 @@ static TECS__NOINLINE void after_add(tecs_world_t *w, tecs_entity_t e, tecs_arch
         tecs__emit_move(w, e, a, b);
     if (watched(w, c)) {
         int32_t col = tecs__arch_col(b, c);
-        uint32_t row = w->recs[TECS_ENTITY_INDEX(e)].row;  /* records may have moved */
+        uint32_t row = w->ei.recs[TECS_ENTITY_INDEX(e)].row;  /* records may have moved */
         const void *p = col >= 0 ? tecs__col_ptr(b, w, col, row) : NULL;
         tecs__emit_comp(w, TECS__EV_ADD, e, c, p);
         if (value && col >= 0)
@@ -520,8 +520,8 @@ static tecs_archetype_t *target_with(tecs_world_t *w, tecs_archetype_t *a, tecs_
 ** by this call (the world had narchs archetypes), undo it too. */
 static TECS__NOINLINE tecs_err_t undo_target(tecs_world_t *w, int32_t narchs, tecs_err_t err)
 {
-    if (w->narchs > narchs) {
-        forget_hops(w, w->archs[w->narchs - 1]);
+    if (w->arch.narchs > narchs) {
+        forget_hops(w, w->arch.archs[w->arch.narchs - 1]);
         tecs__arch_drop_last(w);
     }
     return err;
@@ -533,7 +533,7 @@ static TECS__INLINE tecs_err_t add_to(tecs_world_t *w, tecs_entity_t e, tecs__re
 {
     if (TECS__LIKELY(tecs__add_quick(w, r, c, value)))
         return TECS_OK;
-    int32_t narchs = w->narchs;
+    int32_t narchs = w->arch.narchs;
     tecs_archetype_t *b = tecs__edge_add(w, a, c);
     if (TECS__LIKELY(b != NULL && tecs__quiet_add(w, b, c))) {
         int32_t k = tecs__arch_col(b, c);
@@ -550,7 +550,7 @@ static TECS__INLINE tecs_err_t add_to(tecs_world_t *w, tecs_entity_t e, tecs__re
     if (TECS__UNLIKELY(w->comp.comps[c].veto) &&
         (err = tecs__veto(w, TECS__EV_ADD, e, c, value, 1)))
         return undo_target(w, narchs, err);
-    r = &w->recs[TECS_ENTITY_INDEX(e)];     /* the veto may have moved them */
+    r = &w->ei.recs[TECS_ENTITY_INDEX(e)];     /* the veto may have moved them */
     move_row(w, r, a, b, tecs__arch_col(b, c), true, value);
     if (TECS__UNLIKELY(w->bus.watch_moves || w->comp.comps[c].watch))
         after_add(w, e, a, b, c, value);
@@ -585,7 +585,7 @@ tecs_err_t tecs__remove_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
                                                 "have " TECS__COMP_FMT, TECS__ENT(e),
                                                 TECS__COMP(w, c))
                                     : tecs__err_nocomp(w, c);
-    int32_t narchs = w->narchs;
+    int32_t narchs = w->arch.narchs;
     tecs_archetype_t *b = tecs__edge_rem(w, a, c);
     if (TECS__UNLIKELY(b == NULL) && (b = tecs__arch_without(w, a, c)) == NULL)
         return w->base.err;
@@ -600,7 +600,7 @@ tecs_err_t tecs__remove_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
             emit_leaving(w, e, c, a, r->row, p);
         if (p && tecs__col_info(w, a, k)->dtor)
             tecs__comp_dtor(w, tecs__col_info(w, a, k), p, 1);
-        r = &w->recs[TECS_ENTITY_INDEX(e)];  /* callbacks may have moved them */
+        r = &w->ei.recs[TECS_ENTITY_INDEX(e)];  /* callbacks may have moved them */
     }
     move_row(w, r, a, b, k, false, NULL);
     if (TECS__UNLIKELY(w->bus.watch_moves))

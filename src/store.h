@@ -133,7 +133,7 @@ static TECS__INLINE void tecs__move_row_with(tecs_world_t *w, tecs__record *r, t
 #undef TO
 #undef FROM
     if (!plain)                 /* a hook's queued birth may move the records */
-        r = &w->recs[TECS_ENTITY_INDEX(tecs__chunk_ents(dc)[di])];
+        r = &w->ei.recs[TECS_ENTITY_INDEX(tecs__chunk_ents(dc)[di])];
     r->arch = b->id | (r->arch & ~TECS__ARCH_MASK);
     r->row = dst;
     /* Last: the hole fill may run move hooks of a, and r is done with. */

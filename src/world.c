@@ -103,7 +103,7 @@ int32_t tecs_world_component_count(const tecs_world_t *w)
 
 int32_t tecs_world_archetype_count(const tecs_world_t *w)
 {
-    return w ? w->narchs : 0;
+    return w ? w->arch.narchs : 0;
 }
 
 size_t tecs_world_memory(const tecs_world_t *w)

@@ -312,9 +312,9 @@ void mi_settle(interp *I)
 {
     if (mi_deferred(I))
         return;
-    for (int tries = 0; I->w->deferred.count > 0; tries++) {
+    for (int tries = 0; I->w->cmd.deferred.count > 0; tries++) {
         EXPECT(I, mi_injected(I) && tries < 4, "%d queued changes left behind",
-               (int)I->w->deferred.count);
+               (int)I->w->cmd.deferred.count);
         tecs__flush(I->w);
     }
 }
@@ -323,7 +323,7 @@ void mi_settle(interp *I)
 ** what it could not apply stays queued, and the last error says so. */
 static bool flush_stopped(interp *I)
 {
-    return mi_injected(I) && tecs_last_error(I->w) == TECS_ENOMEM && I->w->deferred.count > 0 &&
+    return mi_injected(I) && tecs_last_error(I->w) == TECS_ENOMEM && I->w->cmd.deferred.count > 0 &&
            !mi_deferred(I);
 }
 

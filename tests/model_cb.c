@@ -722,20 +722,20 @@ static size_t direct_memory(interp *I)
         EXPECT(I, tecs_component_new(d, &cd) == I->cid[c], "the direct world's ids differ");
     }
     int32_t rows = tecs_world_rows_per_chunk(d);
-    for (int32_t i = 0; i < I->w->narchs; i++) {
+    for (int32_t i = 0; i < I->w->arch.narchs; i++) {
         const tecs_comp_t *ids;
-        int32_t n = tecs_archetype_components(I->w->archs[i], &ids);
+        int32_t n = tecs_archetype_components(I->w->arch.archs[i], &ids);
         tecs_archetype_t *da = tecs_archetype_get(d, n, ids);
-        int32_t chunks = tecs_archetype_chunk_count(I->w->archs[i]);
+        int32_t chunks = tecs_archetype_chunk_count(I->w->arch.archs[i]);
         EXPECT(I, da && (chunks == 0 || tecs_archetype_reserve(d, da, chunks * rows) == TECS_OK),
                "building the direct world");
     }
     /* Every edge between two of these archetypes, as the program may have used. */
-    int32_t na = d->narchs;
+    int32_t na = d->arch.narchs;
     uint32_t *masks = calloc((size_t)na + 1, sizeof *masks);
     for (int32_t i = 0; i < na; i++)
         for (int c = 0; c < NC; c++)
-            masks[i] |= (uint32_t)(tecs__arch_col(d->archs[i], I->cid[c]) != TECS__COL_ABSENT) << c;
+            masks[i] |= (uint32_t)(tecs__arch_col(d->arch.archs[i], I->cid[c]) != TECS__COL_ABSENT) << c;
     for (int32_t i = 0; i < na; i++)
         for (int32_t j = 0; j < na; j++) {
             uint32_t diff = masks[i] ^ masks[j];
@@ -743,9 +743,9 @@ static size_t direct_memory(interp *I)
                 continue;
             int c = __builtin_ctz(diff);
             if (masks[j] & diff)
-                tecs__arch_with(d, d->archs[i], I->cid[c]);
+                tecs__arch_with(d, d->arch.archs[i], I->cid[c]);
             else
-                tecs__arch_without(d, d->archs[i], I->cid[c]);
+                tecs__arch_without(d, d->arch.archs[i], I->cid[c]);
         }
     free(masks);
     for (int32_t i = 0; i < I->ne; i++) {

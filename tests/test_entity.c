@@ -512,7 +512,7 @@ TEST(entity_generation_exhausted_slot_retires)
 {
     tecs_world_t *w = tw_new();
     tecs_entity_t e = tecs_new(w);
-    w->recs[TECS_ENTITY_INDEX(e)].gen = UINT32_MAX;   /* pretend 4e9 reuses */
+    w->ei.recs[TECS_ENTITY_INDEX(e)].gen = UINT32_MAX;   /* pretend 4e9 reuses */
     e = tecs__make_id(TECS_ENTITY_INDEX(e), UINT32_MAX);
     CHECK(tecs_is_alive(w, e));
     CHECK_ERR(tecs_destroy(w, e), TECS_OK);

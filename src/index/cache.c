@@ -232,8 +232,8 @@ static tecs_err_t cache_fill(tecs_cache_t *c)
     c->unsorted = false;
     if (c->npos)
         memset(c->pos, 0, (size_t)c->npos * sizeof *c->pos);
-    for (int32_t ai = 0; ai < w->narchs; ai++) {
-        tecs_archetype_t *a = w->archs[ai];
+    for (int32_t ai = 0; ai < w->arch.narchs; ai++) {
+        tecs_archetype_t *a = w->arch.archs[ai];
         if (a->count == 0 || tecs__query_find(c->q, a) < 0)
             continue;
         if (cache_reserve(c, a->count))

@@ -527,7 +527,7 @@ static void fetch_rec(const tecs_world_t *w, const onode *t, int32_t i)
     }
     uint32_t slot = TECS_ENTITY_INDEX(t->u.lf.e[i]);
     if (slot < (uint32_t)w->ei.nrecs)
-        TECS__PREFETCH(&w->recs[slot]);
+        TECS__PREFETCH(&w->ei.recs[slot]);
 }
 
 /* The end of the range's items in leaf t: t->n if its last item is in. */
@@ -723,8 +723,8 @@ static int32_t single_driver(const tecs_filter_t *f, int32_t c)
 static void scan(walk *wk)
 {
     tecs_world_t *w = wk->f->world;
-    for (int32_t ai = 0; ai < w->narchs && !wk->err; ai++) {
-        tecs_archetype_t *a = w->archs[ai];
+    for (int32_t ai = 0; ai < w->arch.narchs && !wk->err; ai++) {
+        tecs_archetype_t *a = w->arch.archs[ai];
         if (a->count == 0 || tecs__query_find(wk->q, a) < 0)
             continue;
         for (uint32_t row = 0; row < (uint32_t)a->count && !wk->err; row++) {
@@ -888,7 +888,7 @@ static void move_rows(tecs_iter_t *it, cursor *c, uint64_t k, uint64_t kf, int32
 static void load_rows(tecs_iter_t *it, snap *s, uint64_t k, int32_t count)
 {
     const tecs_world_t *w = it->world;
-    tecs_archetype_t *a = w->archs[k >> 32];
+    tecs_archetype_t *a = w->arch.archs[k >> 32];
     tecs__iter_load_rows(it, snap_match(s, it->priv_.query, a), a, (uint32_t)k, count);
     cursor *c = cursor_of(s);
     if (c == NULL)
@@ -918,7 +918,7 @@ static TECS__NOINLINE void far_step(tecs_iter_t *it, snap *s, uint64_t k, uint64
         move_rows(it, c, k, kf, count);
         return;
     }
-    tecs_archetype_t *a = it->world->archs[kf >> 32];
+    tecs_archetype_t *a = it->world->arch.archs[kf >> 32];
     int32_t m = snap_match(s, it->priv_.query, a);
     if (m >= 0)
         tecs__iter_prefetch(it, m, a, (uint32_t)kf);

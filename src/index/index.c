@@ -378,8 +378,8 @@ static bool leaving(const tecs_index_t *x, tecs_entity_t e)
 static tecs_err_t fill_entries(tecs_index_t *x, bool tree)
 {
     tecs_world_t *w = x->world;
-    for (int32_t ai = 0; ai < w->narchs; ai++) {
-        tecs_archetype_t *a = w->archs[ai];
+    for (int32_t ai = 0; ai < w->arch.narchs; ai++) {
+        tecs_archetype_t *a = w->arch.archs[ai];
         int32_t col = tecs__arch_col(a, x->d.comp);
         if (col < 0 || a->count == 0)
             continue;
@@ -895,9 +895,9 @@ static int32_t holders(const tecs_index_t *x)
 {
     const tecs_world_t *w = x->world;
     int32_t n = 0;
-    for (int32_t ai = 0; ai < w->narchs; ai++)
-        if (tecs__arch_col(w->archs[ai], x->d.comp) >= 0)
-            n += w->archs[ai]->count;
+    for (int32_t ai = 0; ai < w->arch.narchs; ai++)
+        if (tecs__arch_col(w->arch.archs[ai], x->d.comp) >= 0)
+            n += w->arch.archs[ai]->count;
     return n;
 }
 
