@@ -476,7 +476,7 @@ static tecs_err_t cache_listen(tecs_world_t *w, tecs__indexes *r)
     return TECS_OK;
 }
 
-static tecs_err_t check_cache_desc(tecs_world_t *w, const tecs_cache_desc_t *d)
+static tecs_err_t validate_cache_desc(tecs_world_t *w, const tecs_cache_desc_t *d)
 {
     if (d == NULL)
         return tecs__err(w, TECS_EINVAL, "tecs_cache_new: NULL description");
@@ -494,7 +494,7 @@ static tecs_err_t check_cache_desc(tecs_world_t *w, const tecs_cache_desc_t *d)
 
 tecs_cache_t *tecs_cache_new(tecs_world_t *w, const tecs_cache_desc_t *d)
 {
-    if (w == NULL || tecs__enter_object(w) || check_cache_desc(w, d))
+    if (w == NULL || tecs__enter_object(w) || validate_cache_desc(w, d))
         return NULL;
     tecs__indexes *r = tecs__index_registry(w);
     tecs_cache_t *c = r && !cache_listen(w, r) ? tecs__alloc(w, sizeof *c) : NULL;

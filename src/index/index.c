@@ -414,7 +414,7 @@ static tecs_err_t fill(tecs_index_t *x)
 }
 
 /* Count x in (by 1) or out of (by -1) the listeners of its component's
-** events and checks, which calls on that component consult first. */
+** events and vetoes, which calls on that component consult first. */
 static void subscribe(tecs_index_t *x, int by)
 {
     tecs__comp *ci = &x->world->comp.comps[x->d.comp];
@@ -497,7 +497,7 @@ static void revert(const tecs_index_t *x, tecs_entity_t e, void *val)
 }
 
 /* One value: refuse a key another entity holds. */
-static tecs_err_t check_one(tecs_index_t *x, int ev, tecs_entity_t e, const void *val)
+static tecs_err_t veto_one(tecs_index_t *x, int ev, tecs_entity_t e, const void *val)
 {
     size_t size = 0;
     void *def = NULL;
@@ -526,14 +526,14 @@ static int batch_cmp(const tecs_index_t *x, const okey *a, const okey *b)
 }
 
 /* n births with values at vals: none may take a held key, nor repeat one. */
-static tecs_err_t check_batch(tecs_index_t *x, const void *vals, int32_t n)
+static tecs_err_t veto_batch(tecs_index_t *x, const void *vals, int32_t n)
 {
     tecs_world_t *w = x->world;
     if (vals == NULL)
         return n > 1 ? tecs__err(w, TECS_EEXIST, "unique index on " TECS__COMP_FMT ": %d "
                                  "births would share the default key",
                                  TECS__COMP(w, x->d.comp), n)
-                     : check_one(x, TECS__EV_ADD, 0, NULL);
+                     : veto_one(x, TECS__EV_ADD, 0, NULL);
     size_t size = w->comp.comps[x->d.comp].size;
     okey *v = tecs__alloc(w, (size_t)n * 2 * sizeof *v);
     if (v == NULL)
@@ -541,7 +541,7 @@ static tecs_err_t check_batch(tecs_index_t *x, const void *vals, int32_t n)
     tecs_err_t err = TECS_OK;
     for (int32_t i = 0; i < n && !err; i++) {
         const char *val = (const char *)vals + (size_t)i * size;
-        err = check_one(x, TECS__EV_ADD, 0, val);
+        err = veto_one(x, TECS__EV_ADD, 0, val);
         probe p;
         read_probe(x, val, &p);
         v[i].k = x->d.type == TECS_KEY_CHARS ? (uint64_t)(uintptr_t)(val + x->d.offset) : p.k;
@@ -592,7 +592,7 @@ static tecs_err_t on_veto(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, t
     for (int32_t id = 0; id < r->nids; id++) {
         tecs_index_t *x = r->by_id[id];
         if (x == NULL || x->d.comp != c || (x->dirty && !x->d.unique))
-            continue;           /* rebuilt at its next use: nothing to check */
+            continue;           /* rebuilt at its next use: nothing to veto   */
         tecs_err_t err = x->dirty ? tecs__index_refresh(x) : TECS_OK;
         if (!err && reserve(x, n))
             err = tecs__err(w, TECS_ENOMEM, "out of memory growing " TECS__INDEX_FMT,
@@ -603,7 +603,7 @@ static tecs_err_t on_veto(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, t
             continue;
         }
         if (!err && x->d.unique)
-            err = n == 1 ? check_one(x, ev, e, vals) : check_batch(x, vals, n);
+            err = n == 1 ? veto_one(x, ev, e, vals) : veto_batch(x, vals, n);
         if (err)
             return err;
         if (n == 1 && e != 0)
@@ -712,7 +712,7 @@ void tecs__index_listen(tecs__indexes *r, const tecs__index_listener *l)
 
 /* ---- indexes: public -------------------------------------------------- */
 
-static tecs_err_t check_desc(tecs_world_t *w, const tecs_index_desc_t *d)
+static tecs_err_t validate_desc(tecs_world_t *w, const tecs_index_desc_t *d)
 {
     if (d == NULL)
         return tecs__err(w, TECS_EINVAL, "NULL index description");
@@ -764,7 +764,7 @@ static tecs_err_t enroll(tecs_world_t *w, tecs_index_t *x)
 
 tecs_index_t *tecs_index_new(tecs_world_t *w, const tecs_index_desc_t *d)
 {
-    if (w == NULL || tecs__enter_object(w) || check_desc(w, d))
+    if (w == NULL || tecs__enter_object(w) || validate_desc(w, d))
         return NULL;
     tecs_index_t *x = tecs__index_registry(w) ? tecs__alloc(w, sizeof *x) : NULL;
     if (x == NULL) {
@@ -866,7 +866,7 @@ tecs_entity_t tecs_index_lookup(tecs_index_t *x, tecs_key_t key)
 /* ---- verification ----------------------------------------------------- */
 
 /* Every entry names a live entity holding the component with that key. */
-static tecs_err_t check_entries(tecs_index_t *x)
+static tecs_err_t verify_entries(tecs_index_t *x)
 {
     tecs_world_t *w = x->world;
     for (int32_t i = 0; i < x->n; i++) {
@@ -901,9 +901,9 @@ static int32_t holders(const tecs_index_t *x)
     return n;
 }
 
-/* Each component's check count is its indexes that are awake (nothing
-** else checks changes); an index asleep is dirty and not unique. */
-static tecs_err_t check_subscriptions(tecs_world_t *w, const tecs__indexes *r)
+/* Each component's veto count is its indexes that are awake (nothing
+** else vetoes changes); an index asleep is dirty and not unique. */
+static tecs_err_t verify_subscriptions(tecs_world_t *w, const tecs__indexes *r)
 {
     for (int32_t c = 1; c < w->comp.cap_comps; c++) {
         uint32_t awake = 0;
@@ -916,7 +916,7 @@ static tecs_err_t check_subscriptions(tecs_world_t *w, const tecs__indexes *r)
             }
         }
         if (w->comp.comps[c].veto != awake)
-            return tecs__err(w, TECS_ECORRUPT, "component %d: check count off", c);
+            return tecs__err(w, TECS_ECORRUPT, "component %d: veto count off", c);
     }
     return TECS_OK;
 }
@@ -924,14 +924,14 @@ static tecs_err_t check_subscriptions(tecs_world_t *w, const tecs__indexes *r)
 tecs_err_t tecs__indexes_verify(tecs_world_t *w)
 {
     tecs__indexes *r = registry(w);
-    tecs_err_t err0 = check_subscriptions(w, r);
+    tecs_err_t err0 = verify_subscriptions(w, r);
     if (err0)
         return err0;
     for (int32_t id = 0; r && id < r->nids; id++) {
         tecs_index_t *x = r->by_id[id];
         if (x == NULL || x->dirty)
             continue;
-        tecs_err_t err = check_entries(x);
+        tecs_err_t err = verify_entries(x);
         if (!err)
             err = is_hashed(x) ? tecs__hash_verify(x) : tecs__ordered_verify(x);
         if (err)

@@ -51,7 +51,7 @@ struct tecs_index_t {
     bool dirty;                 /* rebuild before the next use              */
     int32_t sets;               /* SET events since the last use            */
     bool asleep;                /* a burst: off its component's events
-                                   (watch, check) until rebuilt             */
+                                   (watch, veto) until rebuilt              */
     int32_t n, cap;
     ient *ents;
     int32_t *pos;               /* entity slot -> entry + 1                 */

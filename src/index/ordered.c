@@ -553,7 +553,7 @@ tecs_err_t tecs__ordered_build(tecs_index_t *x)
 /* Verify the subtree t at height h: sizes, the copies of the last items,
 ** and that its leaves come next in the leaf list (*leaf is the last one
 ** seen); counts its items into *total. */
-static bool check_node(tecs_index_t *x, const onode *t, int32_t h, const onode **leaf,
+static bool verify_node(tecs_index_t *x, const onode *t, int32_t h, const onode **leaf,
                        int32_t *total)
 {
     if (t->n < 1 || t->n > (h ? OF : OB))
@@ -567,7 +567,7 @@ static bool check_node(tecs_index_t *x, const onode *t, int32_t h, const onode *
     }
     for (int32_t c = 0; c < t->n; c++) {
         okey m = omax(t->u.in.kid[c], h - 1);
-        if (!check_node(x, t->u.in.kid[c], h - 1, leaf, total) || m.e != t->u.in.e[c] ||
+        if (!verify_node(x, t->u.in.kid[c], h - 1, leaf, total) || m.e != t->u.in.e[c] ||
             m.k != t->u.in.k[c])
             return false;
     }
@@ -578,7 +578,7 @@ tecs_err_t tecs__ordered_verify(tecs_index_t *x)
 {
     int32_t total = 0;
     const onode *leaf = NULL;
-    if (x->root && (!check_node(x, x->root, x->height, &leaf, &total) || leaf->next))
+    if (x->root && (!verify_node(x, x->root, x->height, &leaf, &total) || leaf->next))
         return corrupt(x->world, "tree shape", x->id);
     const onode *pt = NULL;
     int32_t pi = 0;
