@@ -60,12 +60,12 @@ void tecs__birth_run(tecs_world_t *w, tecs_archetype_t *a, int32_t n, const char
 typedef struct tecs__store_state {
     tecs__hop kill;             /* the plain archetype tecs_destroy last
                                    freed a row of (from; to unused)         */
-    tecs__hop hop_add[TECS__HOPS]; /* by comp id, the last plain add        */
-    tecs__hop hop_rem[TECS__HOPS]; /* ... and remove                        */
     tecs_entity_t leaving;      /* the entity whose REMOVE events are being
                                    raised, still in its row (0: none); an
                                    index filled meanwhile skips it          */
     tecs_comp_t leaving_comp;   /* the component it loses; 0: all (destroy) */
+    tecs__hop hop_add[TECS__HOPS]; /* by comp id, the last plain add        */
+    tecs__hop hop_rem[TECS__HOPS]; /* ... and remove                        */
 } tecs__store_state;
 
 #endif /* TECS_STORE_H */
