@@ -111,13 +111,12 @@ struct tecs_world_t {
     tecs__comp_state comp;      /* component.c                              */
     tecs__bus bus;              /* event.c                                  */
     tecs__arch_state arch;      /* archetype.c                              */
+    tecs__store_state store;    /* store.c                                  */
     tecs__cmd_state cmd;        /* command.c                                */
     tecs__query_state query;    /* query.c                                  */
     struct tecs__indexes *indexes; /* index/: NULL until the first          */
     struct tecs__obs_state *obs;   /* observer.c: NULL until first used     */
     struct tecs__sys_state *sys;   /* system.c: NULL until first used       */
-    tecs__store_state store;    /* store.c; last, as its hop tables are
-                                   large and mostly cold                    */
 };
 
 _Static_assert(offsetof(tecs_world_t, base) == 0, "tecs__base_of: the base state comes first");

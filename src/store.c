@@ -459,9 +459,10 @@ static TECS__INLINE void move_row(tecs_world_t *w, tecs__record *r, tecs_archety
 ** Finding where a move goes is a walk: record -> archetype -> its edge for
 ** c -> the target -> the target's chunk. Each step is a load that waits for
 ** the one before, so in a burst of creations or moves the waits, not the
-** instructions, set the pace. So the engine remembers, per component (ids
-** below TECS__HOPS), its last plain add and remove (from, to, the column of
-** c): when the record names that from, both archetypes come from the hop,
+** instructions, set the pace. So the engine remembers, per component, its
+** last plain add and remove (from, to, the column of c), in a table it
+** grows when a component first takes a hop (a hop is a shortcut: without
+** the memory for it, the walk is the way): when the record names that from, both archetypes come from the hop,
 ** loads that need nothing but c, and only the record's row is waited for.
 ** One more hop serves tecs_destroy: the plain archetype it last freed a row
 ** of. When a hop does not match, the walk is the way. Archetypes live until
@@ -476,12 +477,44 @@ static void forget_hops(tecs_world_t *w, const tecs_archetype_t *a)
     static const tecs__hop empty;
     if (w->store.kill.from == a)
         w->store.kill = empty;
-    for (int32_t i = 0; i < TECS__HOPS; i++) {
-        if (w->store.hop_add[i].from == a || w->store.hop_add[i].to == a)
-            w->store.hop_add[i] = empty;
-        if (w->store.hop_rem[i].from == a || w->store.hop_rem[i].to == a)
-            w->store.hop_rem[i] = empty;
+    for (int32_t i = 0; i < w->store.nhops; i++) {
+        tecs__hops *h = &w->store.hops[i];
+        if (h->add.from == a || h->add.to == a)
+            h->add = empty;
+        if (h->rem.from == a || h->rem.to == a)
+            h->rem = empty;
     }
+}
+
+/* The hops of c, beyond the table: grow it; NULL without the memory. */
+static TECS__NOINLINE tecs__hops *hops_grow(tecs_world_t *w, tecs_comp_t c)
+{
+    tecs__store_state *s = &w->store;
+    size_t n = s->nhops ? (size_t)s->nhops : 16;
+    while (n <= c)
+        n *= 2;
+    tecs__hops *t = tecs__realloc(w, s->hops, (size_t)s->nhops * sizeof *t, n * sizeof *t);
+    if (t == NULL)
+        return NULL;
+    memset(t + s->nhops, 0, (n - (size_t)s->nhops) * sizeof *t);
+    s->hops = t;
+    s->nhops = (int32_t)n;
+    return &s->hops[c];
+}
+
+/* Remember the plain add (add true) or remove of c from a to b. */
+static inline void hop_remember(tecs_world_t *w, tecs_comp_t c, bool add, tecs_archetype_t *a,
+                                tecs_archetype_t *b, int32_t k)
+{
+    tecs__hops *h = TECS__LIKELY(c < (tecs_comp_t)w->store.nhops) ? &w->store.hops[c]
+                                                                 : hops_grow(w, c);
+    if (h != NULL)
+        tecs__hop_set(add ? &h->add : &h->rem, a, b, k);
+}
+
+void tecs__store_fini(tecs_world_t *w)
+{
+    tecs__free(w, w->store.hops, (size_t)w->store.nhops * sizeof *w->store.hops);
 }
 
 /* Events after c was added to e (now in b). */
@@ -537,8 +570,7 @@ static TECS__INLINE tecs_err_t add_to(tecs_world_t *w, tecs_entity_t e, tecs__re
     tecs_archetype_t *b = tecs__edge_add(w, a, c);
     if (TECS__LIKELY(b != NULL && tecs__quiet_add(w, b, c))) {
         int32_t k = tecs__arch_col(b, c);
-        if (c < TECS__HOPS)
-            tecs__hop_set(&w->store.hop_add[c], a, b, k);
+        hop_remember(w, c, true, a, b, k);
         tecs__move_row_with(w, r, a, b, k, true, value, true);
         return TECS_OK;
     }
@@ -592,8 +624,8 @@ tecs_err_t tecs__remove_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
     tecs_err_t err = tecs__arch_reserve_rows(w, b, 1);
     if (TECS__UNLIKELY(err))
         return undo_target(w, narchs, err);
-    if (TECS__LIKELY(a->plain && tecs__quiet_remove(w, b, c)) && c < TECS__HOPS)
-        tecs__hop_set(&w->store.hop_rem[c], a, b, k);
+    if (TECS__LIKELY(a->plain && tecs__quiet_remove(w, b, c)))
+        hop_remember(w, c, false, a, b, k);
     if (TECS__UNLIKELY(w->comp.comps[c].watch || !a->plain)) {
         void *p = k >= 0 ? tecs__col_ptr(a, w, k, r->row) : NULL;
         if (w->comp.comps[c].watch)

@@ -16,7 +16,11 @@ typedef struct tecs__hop {
     tecs_archetype_t *from, *to;
 } tecs__hop;
 
-#define TECS__HOPS 128          /* components with a hop: ids below this    */
+/* A component's two hops. */
+typedef struct tecs__hops {
+    tecs__hop add;              /* its last plain add                       */
+    tecs__hop rem;              /* its last plain remove                    */
+} tecs__hops;
 
 /* Hop h starts at the archetype of record r. */
 static inline bool tecs__hop_at(const tecs__hop *h, const tecs__record *r)
@@ -56,6 +60,7 @@ tecs_err_t tecs__birth(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *a,
 ** is skipped. */
 void tecs__birth_run(tecs_world_t *w, tecs_archetype_t *a, int32_t n, const char *ids,
                      int32_t col, const char *vals, size_t stride);
+void tecs__store_fini(tecs_world_t *w);
 
 typedef struct tecs__store_state {
     tecs__hop kill;             /* the plain archetype tecs_destroy last
@@ -64,8 +69,8 @@ typedef struct tecs__store_state {
                                    raised, still in its row (0: none); an
                                    index filled meanwhile skips it          */
     tecs_comp_t leaving_comp;   /* the component it loses; 0: all (destroy) */
-    tecs__hop hop_add[TECS__HOPS]; /* by comp id, the last plain add        */
-    tecs__hop hop_rem[TECS__HOPS]; /* ... and remove                        */
+    tecs__hops *hops;           /* by component id, below nhops             */
+    int32_t nhops;
 } tecs__store_state;
 
 #endif /* TECS_STORE_H */
@@ -163,9 +168,9 @@ static inline bool tecs__quiet_remove(const tecs_world_t *w, const tecs_archetyp
 static TECS__INLINE bool tecs__add_quick(tecs_world_t *w, tecs__record *r, tecs_comp_t c,
                                          const void *value)
 {
-    if (TECS__UNLIKELY(c >= TECS__HOPS))
+    if (TECS__UNLIKELY(c >= (tecs_comp_t)w->store.nhops))
         return false;
-    const tecs__hop *h = &w->store.hop_add[c];
+    const tecs__hop *h = &w->store.hops[c].add;
     if (TECS__LIKELY(tecs__hop_at(h, r)) && tecs__quiet_add(w, h->to, c)) {
         tecs__move_row_with(w, r, h->from, h->to, h->col, true, value, true);
         return true;
@@ -176,9 +181,9 @@ static TECS__INLINE bool tecs__add_quick(tecs_world_t *w, tecs__record *r, tecs_
 /* The quiet remove of c, as tecs__add_quick. */
 static TECS__INLINE bool tecs__remove_quick(tecs_world_t *w, tecs__record *r, tecs_comp_t c)
 {
-    if (TECS__UNLIKELY(c >= TECS__HOPS))
+    if (TECS__UNLIKELY(c >= (tecs_comp_t)w->store.nhops))
         return false;
-    const tecs__hop *h = &w->store.hop_rem[c];
+    const tecs__hop *h = &w->store.hops[c].rem;
     if (TECS__LIKELY(tecs__hop_at(h, r)) && tecs__quiet_remove(w, h->to, c)) {
         tecs__move_row_with(w, r, h->from, h->to, h->col, false, NULL, true);
         return true;

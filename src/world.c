@@ -77,6 +77,7 @@ tecs_err_t tecs_world_free(tecs_world_t *w)
         if (w->bus.listeners[i].on_fini)
             w->bus.listeners[i].on_fini(w, w->bus.listeners[i].ctx);
     tecs__free(w, w->bus.listeners, (size_t)w->bus.cap_listeners * sizeof *w->bus.listeners);
+    tecs__store_fini(w);
     tecs__arch_fini(w);
     tecs__ei_fini(w);
     tecs__comp_fini(w);
