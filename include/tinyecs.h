@@ -725,6 +725,41 @@ int32_t tecs_query_collect(tecs_query_t *query, tecs_entity_t *out, int32_t cap)
 int32_t tecs_query_collect_ex(tecs_query_t *query, int32_t flags,
                               tecs_entity_t *out, int32_t cap);
 
+/**
+ * Iterate exactly one archetype: its entities, not those of archetypes with
+ * more components. A chunk iterator like a query's (tecs_iter_next,
+ * tecs_iter_fini, copies), whose term i is the archetype's i-th component in
+ * tecs_archetype_components order: tecs_field(it, i) is its column (NULL for
+ * a tag), for the first TECS_MAX_TERMS components. Every component with data
+ * is a write term: writes through the fields are reported as a query's are
+ * (indexes and on_set see them when the iterator leaves the chunk). The
+ * iteration is open, and the world deferred, exactly as a query's: changes
+ * made meanwhile are applied when the outermost iteration ends.
+ * flags: TECS_ITER_REVERSE steps through the chunks last to first; the rows
+ * of one step stay in memory order (walk them from count - 1 down for the
+ * rows in reverse, as tecs_archetype_each does).
+ * On error the iteration is empty and the world's last error says why:
+ * TECS_EINVAL (NULL archetype, a flag other than TECS_ITER_REVERSE),
+ * TECS_EWORLD (an archetype of another world), TECS_EBUSY (closed world),
+ * TECS_ENOMEM. A NULL world gives an empty iteration.
+ */
+tecs_iter_t tecs_archetype_iter(tecs_world_t *world, tecs_archetype_t *arch, int32_t flags);
+
+/** Call fn for each entity of exactly this archetype, fields as
+ *  tecs_archetype_iter's, until it returns true (fn's rules: see the table
+ *  at the top). TECS_ITER_REVERSE visits the rows last to first. @return
+ *  TECS_OK, or (nothing called) TECS_EINVAL (NULL world, archetype or fn,
+ *  unknown flags), TECS_EWORLD, TECS_EBUSY, TECS_ENOMEM. */
+tecs_err_t tecs_archetype_each(tecs_world_t *world, tecs_archetype_t *arch, int32_t flags,
+                               tecs_each_fn fn, void *ctx);
+
+/** Collect the ids of the archetype's entities into out (up to cap), in
+ *  the order tecs_archetype_each visits them; out may be NULL with cap 0 to
+ *  count. @return their number (may exceed cap), or -1 on error (errors as
+ *  tecs_archetype_each's; a negative cap, NULL out with cap > 0: EINVAL). */
+int32_t tecs_archetype_collect(tecs_world_t *world, tecs_archetype_t *arch, int32_t flags,
+                               tecs_entity_t *out, int32_t cap);
+
 /** True while changes are queued: an iteration is open, or a callback runs
  *  (any callback the library calls; see the table at the top). */
 bool tecs_is_deferred(const tecs_world_t *world);

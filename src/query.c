@@ -35,7 +35,9 @@
 ** component; nobody pays for it otherwise.
 **
 ** tecs_query_each and tecs_query_collect at the end of this file use the
-** public API only.
+** public API only, and so do tecs_archetype_each and tecs_archetype_collect.
+** An iteration of one archetype (tecs_archetype_iter) is a query iteration
+** with one match, through a query the world keeps for it.
 **
 ** Calls: alloc.c, component.c, event.c (it listens for new archetypes, and
 ** reports writes as SET events, after a veto), command.c (an iteration
@@ -159,6 +161,11 @@ static void on_fini(tecs_world_t *w, void *ctx)
     while (w->query.queries) {
         tecs_query_t *q = w->query.queries;
         w->query.queries = q->next;
+        query_release(q);
+    }
+    while (w->query.arch_queries) {
+        tecs_query_t *q = w->query.arch_queries;
+        w->query.arch_queries = q->next;
         query_release(q);
     }
     tecs__free(w, w->query.iters, (size_t)w->query.cap_iters * sizeof *w->query.iters);
@@ -408,6 +415,21 @@ static void iters_done(tecs_world_t *w)
             w->bus.listeners[i].on_iters_done(w, w->bus.listeners[i].ctx);
 }
 
+/* Open an iteration of q on it (ended, empty, if out of memory). */
+static void iter_start(tecs_iter_t *it, tecs_query_t *q, int32_t flags)
+{
+    tecs_world_t *w = q->world;
+    if ((it->priv_.serial = iter_open(w)) == 0)
+        return;
+    it->priv_.query = q;
+    it->priv_.flags = flags;
+    it->priv_.state = ITER_RUNNING;
+    it->priv_.match = (flags & TECS_ITER_REVERSE) ? q->nmatch : -1;
+    it->priv_.chunk = -1;
+    q->iters++;
+    tecs__defer_begin(w);
+}
+
 tecs_iter_t tecs_query_iter_ex(tecs_query_t *q, int32_t flags)
 {
     tecs_iter_t it;
@@ -417,15 +439,9 @@ tecs_iter_t tecs_query_iter_ex(tecs_query_t *q, int32_t flags)
         return it;
     tecs_world_t *w = q->world;
     it.world = w;
-    if (tecs__enter(w) || (it.priv_.serial = iter_open(w)) == 0)
+    if (tecs__enter(w))
         return it;
-    it.priv_.query = q;
-    it.priv_.flags = flags;
-    it.priv_.state = ITER_RUNNING;
-    it.priv_.match = (flags & TECS_ITER_REVERSE) ? q->nmatch : -1;
-    it.priv_.chunk = -1;
-    q->iters++;
-    tecs__defer_begin(w);
+    iter_start(&it, q, flags);
     return it;
 }
 
@@ -576,6 +592,89 @@ bool tecs_field_is_set(const tecs_iter_t *it, int32_t term)
     return q->mcols[(size_t)it->priv_.match * q->nterms + term] != TECS__COL_ABSENT;
 }
 
+/* ---- one archetype ---------------------------------------------------- */
+
+/*
+** Iterating one archetype is a query iteration with one match: a query
+** whose terms are the archetype's first TECS_MAX_TERMS components (with,
+** write) and whose only match is the archetype. Such queries are the
+** world's own, kept on a list of their own (never matched against new
+** archetypes, never verified), and one whose iterations have all ended is
+** used again for the next one, so the list is as long as the deepest
+** nesting of archetype iterations. Stepping is then the query iterator's.
+*/
+
+/* Aim the one-archetype query q at a. */
+static void arch_query_aim(tecs_query_t *q, tecs_archetype_t *a)
+{
+    const tecs_world_t *w = q->world;
+    q->nterms = a->ncomps < TECS_MAX_TERMS ? a->ncomps : TECS_MAX_TERMS;
+    q->write_mask = 0;
+    for (int32_t t = 0; t < q->nterms; t++) {
+        q->terms[t] = (tecs_term_t){ .comp = a->comps[t] };
+        q->mcols[t] = (int16_t)tecs__arch_col(a, a->comps[t]);
+        if (q->mcols[t] >= 0 && tecs__comp_get(w, a->comps[t])->size > 0)
+            q->write_mask |= 1u << t;
+    }
+    q->march[0] = a;
+    q->nmatch = 1;
+}
+
+/* A one-archetype query with no open iteration, aimed at a; NULL if out of
+** memory. */
+static tecs_query_t *arch_query(tecs_world_t *w, tecs_archetype_t *a)
+{
+    tecs_query_t *q = w->query.arch_queries;
+    while (q && q->iters > 0)
+        q = q->next;
+    if (q == NULL) {
+        if (listen_once(w) || (q = tecs__alloc(w, sizeof *q)) == NULL) {
+            tecs__err(w, TECS_ENOMEM, "out of memory opening an archetype iteration");
+            return NULL;
+        }
+        memset(q, 0, sizeof *q);
+        q->world = w;
+        if (reserve_match(q) ||
+            tecs__grow(w, (void **)&q->mcols, &q->cap_cols, TECS_MAX_TERMS, sizeof *q->mcols)) {
+            query_release(q);
+            tecs__err(w, TECS_ENOMEM, "out of memory opening an archetype iteration");
+            return NULL;
+        }
+        q->next = w->query.arch_queries;
+        w->query.arch_queries = q;
+    }
+    arch_query_aim(q, a);
+    return q;
+}
+
+/* Check the arguments of an archetype iteration (the world is entered). */
+static tecs_err_t arch_iter_check(tecs_world_t *w, const tecs_archetype_t *a, int32_t flags,
+                                  const char *fn)
+{
+    tecs_err_t err = tecs__arch_validate(w, a);
+    if (err)
+        return err;
+    if (flags & ~(int32_t)TECS_ITER_REVERSE)
+        return tecs__err(w, TECS_EINVAL, "%s: unknown flags 0x%x", fn, (unsigned)flags);
+    return TECS_OK;
+}
+
+tecs_iter_t tecs_archetype_iter(tecs_world_t *w, tecs_archetype_t *a, int32_t flags)
+{
+    tecs_iter_t it;
+    memset(&it, 0, sizeof it);
+    it.priv_.state = ITER_DONE;
+    if (w == NULL)
+        return it;
+    it.world = w;
+    if (tecs__enter(w) || arch_iter_check(w, a, flags, "tecs_archetype_iter"))
+        return it;
+    tecs_query_t *q = arch_query(w, a);
+    if (q != NULL)
+        iter_start(&it, q, flags);
+    return it;
+}
+
 /* ---- support for filtered iteration (index.c) ------------------------- */
 
 int32_t tecs__query_find(const tecs_query_t *q, const tecs_archetype_t *a)
@@ -622,6 +721,30 @@ void tecs__iter_prefetch(const tecs_iter_t *it, int32_t m, const tecs_archetype_
 
 /* ---- conveniences, on the public API only ----------------------------- */
 
+/* Call fn on every row of an open iteration, each step's rows last to
+** first with TECS_ITER_REVERSE, until it returns true. */
+static void each_rows(tecs_iter_t *it, int32_t nterms, const size_t *size, int32_t flags,
+                      tecs_each_fn fn, void *ctx)
+{
+    tecs_world_t *w = it->world;
+    bool rev = flags & TECS_ITER_REVERSE;
+    while (tecs_iter_next(it)) {
+        for (int32_t i = 0; i < it->count; i++) {
+            int32_t r = rev ? it->count - 1 - i : i;
+            void *fields[TECS_MAX_TERMS];
+            for (int32_t t = 0; t < nterms; t++)
+                fields[t] = it->fields[t] ? (char *)it->fields[t] + (size_t)r * size[t] : NULL;
+            tecs_err_t outer_err = tecs__cb_begin(w);
+            bool stop = fn(w, it->entities[r], fields, ctx);
+            tecs__cb_end(w, outer_err);
+            if (stop) {
+                tecs_iter_fini(it);
+                return;
+            }
+        }
+    }
+}
+
 tecs_err_t tecs_query_each_ex(tecs_query_t *q, int32_t flags, tecs_each_fn fn, void *ctx)
 {
     if (q == NULL)
@@ -636,23 +759,8 @@ tecs_err_t tecs_query_each_ex(tecs_query_t *q, int32_t flags, tecs_each_fn fn, v
     size_t size[TECS_MAX_TERMS];
     for (int32_t t = 0; t < nterms; t++)
         size[t] = tecs_component_size(w, terms[t].comp);
-    bool rev = flags & TECS_ITER_REVERSE;
     tecs_iter_t it = tecs_query_iter_ex(q, flags);
-    while (tecs_iter_next(&it)) {
-        for (int32_t i = 0; i < it.count; i++) {
-            int32_t r = rev ? it.count - 1 - i : i;
-            void *fields[TECS_MAX_TERMS];
-            for (int32_t t = 0; t < nterms; t++)
-                fields[t] = it.fields[t] ? (char *)it.fields[t] + (size_t)r * size[t] : NULL;
-            tecs_err_t outer_err = tecs__cb_begin(w);
-            bool stop = fn(w, it.entities[r], fields, ctx);
-            tecs__cb_end(w, outer_err);
-            if (stop) {
-                tecs_iter_fini(&it);
-                return TECS_OK;
-            }
-        }
-    }
+    each_rows(&it, nterms, size, flags, fn, ctx);
     return TECS_OK;
 }
 
@@ -687,4 +795,62 @@ int32_t tecs_query_collect_ex(tecs_query_t *q, int32_t flags, tecs_entity_t *out
 int32_t tecs_query_collect(tecs_query_t *q, tecs_entity_t *out, int32_t cap)
 {
     return tecs_query_collect_ex(q, 0, out, cap);
+}
+
+/* The archetype's component sizes, as its iteration hands out fields.
+** @return the number of fields. */
+static int32_t arch_field_sizes(const tecs_world_t *w, const tecs_archetype_t *a, size_t *size)
+{
+    const tecs_comp_t *comps;
+    int32_t n = tecs_archetype_components(a, &comps);
+    if (n > TECS_MAX_TERMS)
+        n = TECS_MAX_TERMS;
+    for (int32_t t = 0; t < n; t++)
+        size[t] = tecs_component_size(w, comps[t]);
+    return n;
+}
+
+tecs_err_t tecs_archetype_each(tecs_world_t *w, tecs_archetype_t *a, int32_t flags,
+                               tecs_each_fn fn, void *ctx)
+{
+    if (w == NULL)
+        return TECS_EINVAL;
+    tecs_err_t err = tecs__enter(w);
+    if (err || (err = arch_iter_check(w, a, flags, "tecs_archetype_each")))
+        return err;
+    if (fn == NULL)
+        return tecs__err(w, TECS_EINVAL, "tecs_archetype_each: NULL callback");
+    size_t size[TECS_MAX_TERMS];
+    int32_t nterms = arch_field_sizes(w, a, size);
+    tecs_iter_t it = tecs_archetype_iter(w, a, flags);
+    if ((err = tecs_last_error(w)) != TECS_OK)
+        return err;
+    each_rows(&it, nterms, size, flags, fn, ctx);
+    return TECS_OK;
+}
+
+int32_t tecs_archetype_collect(tecs_world_t *w, tecs_archetype_t *a, int32_t flags,
+                               tecs_entity_t *out, int32_t cap)
+{
+    if (w == NULL || tecs__enter(w) || arch_iter_check(w, a, flags, "tecs_archetype_collect"))
+        return -1;
+    if (cap < 0 || (cap > 0 && out == NULL)) {
+        tecs__err(w, TECS_EINVAL, cap < 0 ? "tecs_archetype_collect: negative cap %d"
+                                          : "tecs_archetype_collect: NULL output for cap %d",
+                  cap);
+        return -1;
+    }
+    if (out == NULL)
+        return tecs_archetype_entity_count(a);
+    bool rev = flags & TECS_ITER_REVERSE;
+    int32_t n = 0;
+    tecs_iter_t it = tecs_archetype_iter(w, a, flags);
+    if (tecs_last_error(w) != TECS_OK)
+        return -1;
+    while (tecs_iter_next(&it)) {
+        for (int32_t i = 0; i < it.count; i++, n++)
+            if (n < cap)
+                out[n] = it.entities[rev ? it.count - 1 - i : i];
+    }
+    return n;
 }

@@ -29,6 +29,8 @@ void tecs__query_drop(tecs_query_t *q);
 
 typedef struct tecs__query_state {
     struct tecs_query_t *queries; /* list of live queries                   */
+    struct tecs_query_t *arch_queries; /* one-archetype queries (tecs_archetype_iter),
+                                   those with no open iteration free to use */
     bool query_listening;
     uint32_t *iters;            /* serials of the open iterations, in the
                                    order they were opened                   */
