@@ -1116,6 +1116,245 @@ static void op_iter_close(interp *I, const m_op *op)
     mi_iter_closed(I);
 }
 
+/* ---- iterating one archetype ------------------------------------------------ */
+
+/* The archetype to iterate: a live entity's (z picks it) when y says so
+** and there is one, else mask x; NULL if tecs_archetype_get failed. */
+static tecs_archetype_t *arch_pick(interp *I, const m_op *op, uint32_t *mask)
+{
+    *mask = op->x;
+    for (int32_t i = 0, n = I->ne; (op->y & 1) && i < n; i++) {
+        const ment *m = &I->e[(op->z + (uint32_t)i) % (uint32_t)n];
+        if (m->st == ST_ALIVE) {
+            *mask = m->mask;
+            break;
+        }
+    }
+    return mi_get_arch(I, *mask, op->z >> 8);
+}
+
+/* The terms an archetype iteration has: the archetype's components by id. */
+static void arch_terms(interp *I, tecs_archetype_t *a, mquery *q)
+{
+    const tecs_comp_t *comps;
+    q->nt = tecs_archetype_components(a, &comps);
+    for (int32_t t = 0; t < q->nt; t++) {
+        q->t[t] = (tecs_term_t){ .comp = comps[t] };
+        for (int c = 0; c < NC; c++)
+            if (I->cid[c] == comps[t])
+                q->ci[t] = c;
+    }
+}
+
+/* The model's members of the archetype of mask, in the order a forward
+** walk visits them: by row, from the records. @return their number. */
+static int32_t arch_members(interp *I, uint32_t mask, tecs_entity_t *out)
+{
+    int32_t n = 0;
+    for (int32_t i = 0; i < I->ne; i++)
+        if (I->e[i].st == ST_ALIVE && I->e[i].mask == mask)
+            out[n++] = I->e[i].id;
+    for (int32_t i = 1; i < n; i++) {             /* insertion sort by row */
+        tecs_entity_t e = out[i];
+        uint32_t row = I->w->ei.recs[TECS_ENTITY_INDEX(e)].row;
+        int32_t j = i;
+        for (; j > 0 && I->w->ei.recs[TECS_ENTITY_INDEX(out[j - 1])].row > row; j--)
+            out[j] = out[j - 1];
+        out[j] = e;
+    }
+    return n;
+}
+
+/* The order a walk visits the row-ordered members in: forward; the chunk
+** iterator with TECS_ITER_REVERSE: chunks last to first, rows in memory
+** order in each (chunk_rev); each and collect reversed: rows last to first. */
+static void arch_order(const interp *I, const tecs_entity_t *want, int32_t n, int32_t flags,
+                       bool chunk_rev, tecs_entity_t *out)
+{
+    int32_t rows = (int32_t)I->w->arch.rows;
+    for (int32_t i = 0; i < n; i++) {
+        int32_t k = i / rows, later = n - (k + 1) * rows;   /* rows of later chunks */
+        int32_t p = !flags ? i : !chunk_rev ? n - 1 - i : (later > 0 ? later : 0) + i % rows;
+        out[p] = want[i];
+    }
+}
+
+typedef struct arch_visit {
+    tecs_entity_t *got;
+    int32_t n, cap, stop;
+} arch_visit;
+
+static bool arch_visit_fn(tecs_world_t *w, tecs_entity_t e, void *const *fields, void *ctx)
+{
+    (void)w, (void)fields;
+    arch_visit *v = ctx;
+    if (v->n < v->cap)
+        v->got[v->n] = e;
+    return ++v->n == v->stop;
+}
+
+/* Walk one archetype (chunk iterator, each with an early stop, or
+** collect; forward or reverse) and compare the entities, their order and
+** the fields with the model's. */
+static void op_arch_iter(interp *I, const m_op *op)
+{
+    uint32_t mask;
+    tecs_archetype_t *a = arch_pick(I, op, &mask);
+    if (a == NULL)
+        return;
+    tecs_entity_t *want = malloc(((size_t)I->ne + 1) * 2 * sizeof *want);
+    tecs_entity_t *got = malloc(((size_t)I->ne + 17) * sizeof *got);
+    if (want == NULL || got == NULL)
+        abort();
+    int32_t n = arch_members(I, mask, want), ng = 0, expect = n;
+    int32_t flags = op->y >> 1 & 1 ? TECS_ITER_REVERSE : 0, form = op->y >> 2 & 3;
+    bool chunk_rev = false;
+    mquery q;
+    arch_terms(I, a, &q);
+    I->checking++;              /* the walk reports writes: hooks run */
+    if (form <= 1) {
+        tecs_iter_t it = tecs_archetype_iter(I->w, a, flags);
+        if (tecs_last_error(I->w) == TECS_ENOMEM && mi_injected(I)) {
+            I->res->enomem++;
+            EXPECT(I, !tecs_iter_next(&it), "a refused archetype iteration hands out rows");
+            expect = -1;
+        } else {
+            mi_result_is(I, tecs_last_error(I->w), TECS_OK, "tecs_archetype_iter");
+            EXPECT(I, tecs_is_deferred(I->w), "an open archetype iteration does not defer");
+            while (tecs_iter_next(&it)) {
+                mi_check_chunk(I, &it, &q);
+                for (int32_t r = 0; r < it.count && ng < I->ne + 16; r++)
+                    got[ng++] = it.entities[r];
+            }
+            chunk_rev = true;
+        }
+    } else if (form == 2) {
+        arch_visit v = { got, 0, I->ne + 16, (int32_t)(op->y >> 4 & 15) };
+        int err = (int)tecs_archetype_each(I->w, a, flags, arch_visit_fn, &v);
+        if (err == TECS_ENOMEM && mi_injected(I)) {
+            I->res->enomem++;
+            expect = -1;
+        } else {
+            mi_result_is(I, err, TECS_OK, "tecs_archetype_each");
+            ng = v.n;
+            if (v.stop > 0 && v.stop < n)
+                expect = v.stop;
+        }
+    } else {
+        ng = tecs_archetype_collect(I->w, a, flags, got, I->ne + 16);
+        if (ng < 0 && tecs_last_error(I->w) == TECS_ENOMEM && mi_injected(I)) {
+            I->res->enomem++;
+            expect = -1;
+        } else {
+            mi_result_is(I, mi_got_err(I, ng >= 0), TECS_OK, "tecs_archetype_collect");
+        }
+    }
+    I->checking--;
+    if (expect >= 0) {
+        EXPECT(I, ng == expect, "archetype iteration visits %d entities, model %d", (int)ng,
+               (int)expect);
+        tecs_entity_t *order = want + n;
+        arch_order(I, want, n, flags, chunk_rev, order);
+        for (int32_t i = 0; i < ng && ng == expect; i++)
+            EXPECT(I, got[i] == order[i], "archetype iteration: entity %d is %llx, model %llx",
+                   (int)i, (unsigned long long)got[i], (unsigned long long)order[i]);
+    }
+    EXPECT(I, tecs_is_deferred(I->w) == mi_deferred(I), "after an archetype iteration");
+    free(want);
+    free(got);
+}
+
+/* Open an iteration of one archetype, make structural changes to its
+** entities in the middle of it (queued: the walk still sees every member
+** as it was), and end it at the end or early; the model applies them
+** when the outermost iteration has ended. */
+static void op_arch_iter_change(interp *I, const m_op *op)
+{
+    if (I->nits == MAXIT)
+        return;
+    uint32_t mask;
+    tecs_archetype_t *a = arch_pick(I, op, &mask);
+    if (a == NULL)
+        return;
+    tecs_entity_t *want = malloc(((size_t)I->ne + 1) * 2 * sizeof *want);
+    if (want == NULL)
+        abort();
+    int32_t n = arch_members(I, mask, want), seen = 0, stop = op->y >> 4 & 31;
+    int32_t flags = op->y >> 1 & 1 ? TECS_ITER_REVERSE : 0;
+    tecs_entity_t *order = want + n;
+    arch_order(I, want, n, flags, true, order);
+    mquery q;
+    arch_terms(I, a, &q);
+    int32_t k = mi_its_push(I, -1, IT_QUERY);   /* no query of the model's */
+    I->its[k].it = tecs_archetype_iter(I->w, a, flags);
+    if (tecs_last_error(I->w) == TECS_ENOMEM && mi_injected(I)) {
+        I->res->enomem++;
+        EXPECT(I, !tecs_iter_next(&I->its[k].it), "a refused archetype iteration hands out rows");
+        I->nits--;
+        free(want);
+        return;
+    }
+    uint32_t z = op->z;
+    for (;;) {
+        I->checking++;
+        I->its[k].ending = true;
+        bool more = tecs_iter_next(&I->its[k].it);
+        I->its[k].ending = false;
+        I->checking--;
+        if (!more)
+            break;
+        const tecs_iter_t *it = &I->its[k].it;
+        mi_check_chunk(I, it, &q);
+        for (int32_t r = 0; r < it->count; r++, seen++, z = (uint32_t)mi_mix(z)) {
+            EXPECT(I, seen < n && it->entities[r] == order[seen],
+                   "archetype iteration with changes: row %d differs", (int)seen);
+            ment *m = mi_find(I, it->entities[r]);
+            int ci = (int)((z >> 3) % NC);
+            switch (z % 8) {
+            case 0:
+                if (mi_result_is(I, tecs_destroy(I->w, m->id), TECS_OK, "tecs_destroy"))
+                    break;
+                mi_push_dq(I, &(mcmd){ .op = Q_DESTROY, .id = m->id });
+                break;
+            case 1:
+                if (mi_result_is(I, tecs_add(I->w, m->id, I->cid[ci]), TECS_OK, "tecs_add"))
+                    break;
+                mi_push_dq(I, &(mcmd){ .op = Q_ADD, .id = m->id, .comp = ci });
+                break;
+            case 2:
+                if (mi_result_is(I, tecs_remove(I->w, m->id, I->cid[ci]), TECS_OK,
+                                 "tecs_remove"))
+                    break;
+                mi_push_dq(I, &(mcmd){ .op = Q_REMOVE, .id = m->id, .comp = ci });
+                m->rmq = true;
+                break;
+            case 3:
+                if (I->ne < MAXE) {
+                    tecs_entity_t id = tecs_new_in(I->w, a);
+                    if (mi_result_is(I, mi_got_err(I, id != 0), TECS_OK, "tecs_new_in"))
+                        break;
+                    m_add_ent(I, id, ST_PEND, 0);
+                    mi_push_dq(I, &(mcmd){ .op = Q_NEW, .id = id, .mask = mask });
+                }
+                break;
+            default:
+                break;
+            }
+            EXPECT(I, tecs_is_alive(I->w, it->entities[r]), "a change was not queued");
+        }
+        if (stop > 0 && seen >= stop) {
+            I->its[k].ending = true;
+            tecs_iter_fini(&I->its[k].it);
+            break;
+        }
+    }
+    EXPECT(I, seen == n || (stop > 0 && seen >= stop && seen < n),
+           "archetype iteration with changes visits %d of %d", (int)seen, (int)n);
+    mi_iter_closed(I);
+    EXPECT(I, tecs_is_deferred(I->w) == mi_deferred(I), "after an archetype iteration");
+    free(want);
+}
+
 /* Queue a delayed birth into a (mask), values for y & mask drawn from z.
 ** @return true if it was queued. */
 bool mi_delay_new(interp *I, tecs_archetype_t *a, uint32_t mask, uint32_t y, uint32_t z)
@@ -1658,6 +1897,8 @@ static const struct {
     { "filter_free_open", 1, op_filter_free_open },
     { "filter_cycle", 1, op_filter_cycle },
     { "delay_burst", 1, op_delay_burst },
+    { "arch_iter", 2, op_arch_iter },
+    { "arch_iter_change", 2, op_arch_iter_change },
 };
 enum { NOPS = sizeof ops / sizeof ops[0] };
 
