@@ -40,8 +40,9 @@
 ** with one match, through a query the world keeps for it.
 **
 ** Calls: alloc.c, component.c, event.c (it listens for new archetypes, and
-** reports writes as SET events, after a veto), command.c (an iteration
-** defers the world).
+** reports writes as SET events, after a veto), archetype.c (it checks the
+** archetype handles users pass), command.c (an iteration defers the
+** world).
 */
 #include "private.h"
 
