@@ -242,7 +242,8 @@ static tecs_archetype_t *arch_create(tecs_world_t *w, uint32_t h, int32_t n,
     for (int32_t i = 0; i < n; i++)
         ncols += tecs__comp_get(w, ids[i])->size > 0;
     int32_t cmap_len = n ? (int32_t)ids[n - 1] + 1 : 0;
-    if (tecs__grow(w, (void **)&w->arch.archs, &w->arch.cap_archs, w->arch.narchs + 1, sizeof *w->arch.archs) ||
+    if (tecs__grow(w, (void **)&w->arch.archs, &w->arch.cap_archs, w->arch.narchs + 1,
+                   sizeof *w->arch.archs) ||
         table_grow(w))
         return NULL;
     size_t bytes = arch_block_size(n, cmap_len, ncols);

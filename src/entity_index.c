@@ -44,7 +44,8 @@ tecs_err_t tecs__ei_reserve(tecs_world_t *w, int32_t n)
         return tecs__err(w, TECS_ELIMIT, "no slot left for an entity");
     if (w->ei.nrecs + fresh <= w->ei.cap_recs)
         return TECS_OK;
-    return tecs__grow(w, (void **)&w->ei.recs, &w->ei.cap_recs, w->ei.nrecs + fresh, sizeof *w->ei.recs);
+    return tecs__grow(w, (void **)&w->ei.recs, &w->ei.cap_recs, w->ei.nrecs + fresh,
+                      sizeof *w->ei.recs);
 }
 
 void tecs__ei_fini(tecs_world_t *w)
