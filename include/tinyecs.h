@@ -755,7 +755,7 @@ typedef struct tecs_cache_t tecs_cache_t;
 
 /** Index kinds. */
 typedef enum tecs_index_kind_t {
-    TECS_INDEX_HASH = 0,        /* ==, in                                     */
+    TECS_INDEX_HASH = 0,        /* == != in                                   */
     TECS_INDEX_ORDERED,         /* == != < <= > >= between in; key order     */
     TECS_INDEX_SPATIAL          /* radius and box over two float fields      */
 } tecs_index_kind_t;
@@ -901,8 +901,13 @@ void tecs_filter_free(tecs_filter_t *filter);
 tecs_err_t tecs_filter_error(const tecs_filter_t *filter);
 
 /**
- * Compare the index's key with key. Hash indexes take TECS_EQ only,
- * ordered ones every comparison.
+ * Compare the index's key with key. Ordered indexes take every comparison;
+ * hash indexes take TECS_EQ and TECS_NE (TECS_LT, _LE, _GT, _GE and
+ * tecs_filter_between on a hash index are TECS_EINVAL). TECS_NE means the
+ * same on both: the entities that have the component and whose key differs
+ * from key (a NaN key differs from every key); unlike tecs_filter_not of
+ * TECS_EQ, an entity without the component does not match. A hash index
+ * drives TECS_NE by reading all its entries: O(n), as an ordered index does.
  * @return the condition, or -1 (TECS_EINVAL: wrong kind, class or NaN;
  * TECS_EWORLD: index of another world; TECS_ENOMEM).
  */
@@ -914,7 +919,8 @@ tecs_cond_t tecs_filter_cmp(tecs_filter_t *filter, tecs_index_t *index, tecs_cmp
 tecs_cond_t tecs_filter_between(tecs_filter_t *filter, tecs_index_t *index, tecs_key_t lo,
                                 tecs_key_t hi);
 
-/** key is one of n keys (copied; repeats are harmless), hash or ordered.
+/** key is one of n keys (copied; repeats are harmless), hash or ordered;
+ *  n = 0 matches nothing. A hash index drives it by one probe per key.
  *  @return as tecs_filter_cmp. */
 tecs_cond_t tecs_filter_in(tecs_filter_t *filter, tecs_index_t *index, int32_t n,
                            const tecs_key_t *keys);

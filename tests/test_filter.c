@@ -354,3 +354,170 @@ TEST(filter_where_defers_changes_and_refuses_nested_use_of_one_filter)
     TW_CHECK(w);
     tw_free(w);
 }
+
+/* ---- != and in on a hash index ----------------------------------------- */
+
+/* The combination, or its first condition alone (how < 0). */
+static bool pred_combo_or_one(const fx *t, const void *ctx, tecs_entity_t e)
+{
+    combo one = *(const combo *)ctx;
+    if (one.how < 0) {
+        one.b = one.a;
+        one.how = 1;
+    }
+    return pred_combo(t, &one, e);
+}
+
+/* != and in on the hash index of every field, alone and under and / or /
+** not, against brute force and against the same condition on the ordered
+** index: random keys with duplicates, NaN and -0 for real fields, strings,
+** NULL strings. */
+TEST(filter_hash_ne_and_in_match_brute_force_and_the_ordered_index)
+{
+    fx t;
+    fx_init(&t, false);
+    tecs_entity_t got[600], want[600];
+    for (int round = 0; round < 400; round++) {
+        combo c;
+        memset(&c, 0, sizeof c);
+        c.a.field = round % NFIELDS;
+        c.a.op = round % 4 == 3 ? 7 : TECS_NE;
+        c.a.nk = c.a.op == 7 ? (int)(tw_rand(&t.rng) % 4) : 1;
+        for (int i = 0; i < c.a.nk; i++)
+            c.a.k[i] = random_key(&t, c.a.field);
+        c.b.field = (int)(tw_rand(&t.rng) % NFIELDS);
+        c.b.op = tw_rand(&t.rng) % 2 ? TECS_EQ : TECS_NE;
+        c.b.nk = 1;
+        c.b.k[0] = random_key(&t, c.b.field);
+        c.how = round < 80 ? -1 : (int)(tw_rand(&t.rng) % 4);
+        for (int hashed = 1; hashed >= 0; hashed--) {
+            tecs_filter_t *f = tecs_filter_new(t.w);
+            tecs_cond_t a = cond_build(&t, f, &c.a, hashed);
+            CHECK(a >= 0);
+            if (c.how >= 0) {
+                tecs_cond_t b = cond_build(&t, f, &c.b, true);
+                CHECK(b >= 0);
+                if (c.how == 0)
+                    tecs_filter_and(f, a, b);
+                else if (c.how == 1)
+                    tecs_filter_or(f, a, b);
+                else if (c.how == 2)
+                    tecs_filter_not(f, a);
+                else
+                    tecs_filter_and(f, a, tecs_filter_not(f, b));
+            }
+            CHECK_ERR(tecs_filter_error(f), TECS_OK);
+            int n = tecs_query_where_collect(t.q, f, got, 600);
+            int m = expected(&t, pred_combo_or_one, &c, want);
+            if (n != m)
+                fprintf(stderr, "  round %d hashed %d: op %d field %d nk %d how %d / op %d "
+                        "field %d\n", round, hashed, c.a.op, c.a.field, c.a.nk, c.how, c.b.op,
+                        c.b.field);
+            same_ids(got, n, want, m);
+            for (int i = 0; hashed && i < t.nents; i++)
+                CHECK_EQ(tecs_filter_test(f, t.ents[i]),
+                         tecs_is_alive(t.w, t.ents[i]) &&
+                         pred_combo_or_one(&t, &c, t.ents[i]));
+            tecs_filter_free(f);
+        }
+        if (round % 16 == 15)
+            random_change(&t);
+    }
+    TW_CHECK(t.w);
+    tw_free(t.w);
+}
+
+/* != on a unique hash index (one probe table, no chains) and on a chained
+** one over the same keys; NaN keys; what a hash index refuses. */
+TEST(filter_hash_ne_on_unique_and_chained_indexes_and_refusals)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t net = TECS_COMPONENT(w, NetId), hp = TECS_COMPONENT(w, Health);
+    tecs_comp_t sp = TECS_COMPONENT(w, Position);
+    tecs_index_t *u = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = net, .kind = TECS_INDEX_HASH, .type = TECS_KEY_U32, .unique = true });
+    tecs_index_t *h = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = net, .kind = TECS_INDEX_HASH, .type = TECS_KEY_U32 });
+    tecs_index_t *fx_ = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = sp, .kind = TECS_INDEX_HASH, .type = TECS_KEY_FLOAT });
+    CHECK(u && h && fx_);
+    tecs_entity_t ids[40];
+    for (int i = 0; i < 40; i++) {
+        ids[i] = tecs_new(w);
+        if (i % 4 != 3)
+            TECS_SET(w, ids[i], net, NetId, { (uint32_t)i, "n" });
+        if (i % 2)
+            TECS_SET(w, ids[i], hp, Health, { i });
+        TECS_SET(w, ids[i], sp, Position, { i % 5 == 0 ? NAN : i % 5 == 1 ? -0.0f
+                                                  : (float)(i % 3), 0 });
+    }
+    tecs_query_t *q = tecs_query_all(w, 1, &net), *qs = tecs_query_all(w, 1, &sp);
+    tecs_index_t *both[2] = { u, h };
+    for (int k = 0; k < 2; k++) {
+        tecs_filter_t *f = tecs_filter_new(w);
+        CHECK(tecs_filter_cmp(f, both[k], TECS_NE, tecs_key_uint(6)) >= 0);
+        tecs_entity_t got[40];
+        int n = tecs_query_where_collect(q, f, got, 40);
+        CHECK_EQ(n, 29);        /* 30 with NetId, less id 6 */
+        for (int i = 0; i < n; i++)
+            CHECK(got[i] != ids[6] && tecs_has(w, got[i], net));
+        /* Unlike not(==): entities without NetId do not match. */
+        tecs_query_t *all = tecs_query_all(w, 1, &sp);
+        CHECK_EQ(tecs_query_where_collect(all, f, NULL, 0), 29);
+        tecs_filter_t *g = tecs_filter_new(w);
+        tecs_filter_not(g, tecs_filter_cmp(g, both[k], TECS_EQ, tecs_key_uint(6)));
+        CHECK_EQ(tecs_query_where_collect(all, g, NULL, 0), 39);
+        CHECK(!tecs_filter_test(f, ids[3]) && tecs_filter_test(g, ids[3]));
+        CHECK(!tecs_filter_test(f, ids[6]) && tecs_filter_test(f, ids[5]));
+        /* A key nobody has: every entity with NetId. */
+        tecs_filter_t *none = tecs_filter_new(w);
+        tecs_filter_cmp(none, both[k], TECS_NE, tecs_key_uint(1000));
+        CHECK_EQ(tecs_query_where_collect(all, none, NULL, 0), 30);
+        /* in on a hash index: repeats harmless, an empty list matches none. */
+        tecs_filter_t *in = tecs_filter_new(w);
+        tecs_key_t keys[4] = { tecs_key_uint(2), tecs_key_uint(3), tecs_key_uint(2),
+                               tecs_key_uint(1000) };
+        tecs_filter_in(in, both[k], 4, keys);
+        CHECK_EQ(tecs_query_where_collect(all, in, got, 40), 1);   /* 3 has none */
+        CHECK_EQ(got[0], ids[2]);
+        tecs_filter_free(in);
+        in = tecs_filter_new(w);
+        CHECK(tecs_filter_in(in, both[k], 0, NULL) >= 0);
+        CHECK_EQ(tecs_query_where_collect(all, in, NULL, 0), 0);
+        tecs_filter_free(in);
+        tecs_filter_free(none);
+        tecs_filter_free(g);
+        tecs_filter_free(f);
+        tecs_query_free(all);
+    }
+    /* NaN keys differ from every key; -0 equals +0. */
+    tecs_filter_t *f = tecs_filter_new(w);
+    tecs_filter_cmp(f, fx_, TECS_NE, tecs_key_real(0.0));
+    tecs_entity_t got[40];
+    int n = tecs_query_where_collect(qs, f, got, 40), m = 0;
+    for (int i = 0; i < 40; i++)
+        m += TECS_GET(w, ids[i], sp, Position)->x != 0.0f;   /* NaN included */
+    CHECK_EQ(n, m);
+    for (int i = 0; i < n; i++)
+        CHECK(TECS_GET(w, got[i], sp, Position)->x != 0.0f);
+    CHECK_EQ(tecs_filter_cmp(f, fx_, TECS_NE, tecs_key_real(NAN)), -1);
+    CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
+    tecs_filter_free(f);
+    /* Every other comparison needs an ordered index. */
+    const tecs_cmp_t bad[4] = { TECS_LT, TECS_LE, TECS_GT, TECS_GE };
+    for (int i = 0; i < 4; i++) {
+        f = tecs_filter_new(w);
+        CHECK_EQ(tecs_filter_cmp(f, h, bad[i], tecs_key_uint(1)), -1);
+        CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
+        CHECK(strstr(tecs_last_error_msg(w), "need an ordered index") != NULL);
+        CHECK_ERR(tecs_filter_error(f), TECS_EINVAL);
+        tecs_filter_free(f);
+    }
+    f = tecs_filter_new(w);
+    CHECK_EQ(tecs_filter_between(f, u, tecs_key_uint(1), tecs_key_uint(5)), -1);
+    CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
+    CHECK_EQ(tecs_filter_cmp(f, u, TECS_NE, tecs_key_int(1)), -1);     /* class */
+    tecs_filter_free(f);
+    TW_CHECK(w);
+    tw_free(w);
+}

@@ -164,8 +164,9 @@ static bool leaf_ok(tecs_filter_t *f, tecs_index_t *x, int32_t op)
         return fail(f, TECS_EINVAL, "a spatial index takes radius and box only"), false;
     if (x->d.kind != TECS_INDEX_SPATIAL && spatial_op)
         return fail(f, TECS_EINVAL, "radius and box need a spatial index"), false;
-    if (x->d.kind == TECS_INDEX_HASH && op != F_EQ && op != F_IN)
-        return fail(f, TECS_EINVAL, "a hash index takes == (TECS_EQ) and in only"), false;
+    if (x->d.kind == TECS_INDEX_HASH && op != F_EQ && op != F_NE && op != F_IN)
+        return fail(f, TECS_EINVAL, "between, <, <=, > and >= need an ordered index: a hash "
+                    "index takes == (TECS_EQ) and in only, and != (TECS_NE)"), false;
     return true;
 }
 
@@ -618,6 +619,16 @@ static void walk_chain(walk *wk, const guard *g, const tecs_index_t *x, const fn
     }
 }
 
+/* Every entry of x that satisfies nd: a hash index's `!=`, which no
+** order lets skip anything, and a spatial leaf covering more cells than
+** the index has entries. */
+static void drive_all(walk *wk, const guard *g, const tecs_index_t *x, const fnode *nd)
+{
+    for (int32_t i = 0; i < x->n && !wk->err; i++)
+        if (leaf_holds(wk->f, x, nd, x->ents[i].key, x->ents[i].aux))
+            collect(wk, g, x->ents[i].e);
+}
+
 /* The cells a spatial leaf touches; false if it is empty. */
 static bool leaf_cells(const tecs_index_t *x, const fnode *nd, int32_t c[4])
 {
@@ -642,9 +653,7 @@ static void drive_spatial(walk *wk, const guard *g, const tecs_index_t *x, const
         return;
     int64_t cells = ((int64_t)c[2] - c[0] + 1) * ((int64_t)c[3] - c[1] + 1);
     if (cells > (int64_t)x->n) {
-        for (int32_t i = 0; i < x->n && !wk->err; i++)
-            if (leaf_holds(wk->f, x, nd, x->ents[i].key, x->ents[i].aux))
-                collect(wk, g, x->ents[i].e);
+        drive_all(wk, g, x, nd);
         return;
     }
     for (int32_t cx = c[0]; cx <= c[2]; cx++)
@@ -659,6 +668,8 @@ static void drive_leaf(walk *wk, const guard *g, const fnode *nd)
         drive_ordered(wk, g, x, nd);
     else if (x->d.kind == TECS_INDEX_SPATIAL)
         drive_spatial(wk, g, x, nd);
+    else if (nd->op == F_NE)
+        drive_all(wk, g, x, nd);
     else
         for (int32_t j = 0; j < nd->b; j++)
             walk_chain(wk, g, x, nd, fkey(wk->f, x, nd->a + j));
@@ -680,7 +691,7 @@ static int64_t estimate(const tecs_filter_t *f, int32_t c)
     }
     const tecs_index_t *x = registry(f->world)->by_id[nd->index];
     if (x->d.kind == TECS_INDEX_HASH)
-        return nd->b;
+        return nd->op == F_NE ? x->n : nd->b;
     if (x->d.kind == TECS_INDEX_SPATIAL) {
         int32_t cl[4];
         if (!leaf_cells(x, nd, cl))
