@@ -620,9 +620,27 @@ int32_t tecs_query_count(const tecs_query_t *query);
 /** Archetypes the query has matched (empty ones included). */
 int32_t tecs_query_archetype_count(const tecs_query_t *query);
 
-/** Iteration flags. */
+/**
+ * Iteration flags, for the _ex forms of query, where and cache iteration.
+ * Any other bit is refused (TECS_EINVAL) by the where and cache forms.
+ * TECS_ITER_REVERSE: the order of the forward iteration, reversed.
+ *   - Chunk iterators (tecs_query_iter_ex, tecs_query_where_ex,
+ *     tecs_cache_iter_ex): the steps come in reverse order (a query's
+ *     archetypes last first, the chunks of each last first; a where's or a
+ *     cache's runs of rows last first), but the rows within one step stay
+ *     in memory order: entities[0] is the step's lowest row. Read each step
+ *     from entities[count - 1] down for every entity in reverse.
+ *   - Per-entity forms (tecs_query_each_ex, tecs_query_collect_ex,
+ *     tecs_query_where_each_ex / _collect_ex, tecs_cache_each_ex /
+ *     _collect_ex): every entity, exactly in the reverse of the forward
+ *     order. For a filter in key order that is the key order turned round,
+ *     ties (by entity slot) included: ascending gives keys and slots
+ *     falling, descending gives them rising; a cache's order (or arrival
+ *     order) is likewise read from its end.
+ * Early stop from the end: an each-function that returns true.
+ */
 enum {
-    TECS_ITER_REVERSE = 1       /* archetypes, chunks and rows in reverse     */
+    TECS_ITER_REVERSE = 1
 };
 
 /**
@@ -989,6 +1007,24 @@ tecs_err_t tecs_query_where_each(tecs_query_t *query, tecs_filter_t *filter,
 int32_t tecs_query_where_collect(tecs_query_t *query, tecs_filter_t *filter,
                                  tecs_entity_t *out, int32_t cap);
 
+/** tecs_query_where with flags (TECS_ITER_REVERSE: the steps last first,
+ *  rows within a step in memory order). Unknown flag bits: an empty
+ *  iteration, last error TECS_EINVAL. */
+tecs_iter_t tecs_query_where_ex(tecs_query_t *query, tecs_filter_t *filter, int32_t flags);
+
+/** tecs_query_where_each with flags (TECS_ITER_REVERSE: every entity in the
+ *  reverse of the forward order; a callback returning true stops, so the
+ *  first match from the end is one call). @return TECS_OK, TECS_EINVAL
+ *  (also for unknown flag bits) or the error of the iteration. */
+tecs_err_t tecs_query_where_each_ex(tecs_query_t *query, tecs_filter_t *filter,
+                                    int32_t flags, tecs_each_fn fn, void *ctx);
+
+/** tecs_query_where_collect with flags (TECS_ITER_REVERSE: the ids in the
+ *  reverse of the forward order, the first cap of them). @return as
+ *  tecs_query_where_collect; -1 (TECS_EINVAL) for unknown flag bits. */
+int32_t tecs_query_where_collect_ex(tecs_query_t *query, tecs_filter_t *filter,
+                                    int32_t flags, tecs_entity_t *out, int32_t cap);
+
 /** Orders a cache: < 0 if a comes first. Reads components with tecs_get. */
 typedef int (*tecs_order_fn)(tecs_world_t *world, tecs_entity_t a, tecs_entity_t b,
                              void *ctx);
@@ -1048,6 +1084,31 @@ tecs_iter_t tecs_cache_iter(tecs_cache_t *cache);
 /** Collect the cache's ids in order. @return the count (may exceed cap),
  *  or -1 on error. */
 int32_t tecs_cache_collect(tecs_cache_t *cache, tecs_entity_t *out, int32_t cap);
+
+/** tecs_cache_iter with flags (TECS_ITER_REVERSE: the steps last first,
+ *  rows within a step in memory order). Unknown flag bits: an empty
+ *  iteration, last error TECS_EINVAL. */
+tecs_iter_t tecs_cache_iter_ex(tecs_cache_t *cache, int32_t flags);
+
+/** Call fn for each entity of the cache, in its order, with the query's
+ *  fields (see tecs_each_fn), until fn returns true. Built on
+ *  tecs_cache_iter: the set is taken at the start, the world is deferred
+ *  meanwhile, and the cache is busy (a nested iteration of it, or its
+ *  free, is TECS_EBUSY). @return TECS_OK, TECS_EINVAL (NULL cache or fn),
+ *  or the error of tecs_cache_iter. */
+tecs_err_t tecs_cache_each(tecs_cache_t *cache, tecs_each_fn fn, void *ctx);
+
+/** tecs_cache_each with flags (TECS_ITER_REVERSE: the cache's order read
+ *  from its end). @return as tecs_cache_each; TECS_EINVAL for unknown
+ *  flag bits. */
+tecs_err_t tecs_cache_each_ex(tecs_cache_t *cache, int32_t flags, tecs_each_fn fn,
+                              void *ctx);
+
+/** tecs_cache_collect with flags (TECS_ITER_REVERSE: the ids from the
+ *  cache's last, the first cap of them). @return as tecs_cache_collect;
+ *  -1 (TECS_EINVAL) for unknown flag bits. */
+int32_t tecs_cache_collect_ex(tecs_cache_t *cache, int32_t flags, tecs_entity_t *out,
+                              int32_t cap);
 
 /* ==================================================================== */
 /* Hooks and observers                                                  */
