@@ -17,7 +17,8 @@
 ** Each match is kept with its place (archetype, row), so the snapshot is
 ** put in the promised order (radix sort by place, or merge sort by key)
 ** and handed out in runs of consecutive rows of one chunk, fetching a few
-** rows ahead. The world is deferred while it runs, so places hold. A step
+** rows ahead; a reverse iteration reads the snapshot from its end, in the
+** same runs. The world is deferred while it runs, so places hold. A step
 ** in the same group of chunks as the step before (one block, column by
 ** column) moves the fields by rows times value size, kept in the
 ** snapshot's cursor, instead of loading them through the query.
