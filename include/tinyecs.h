@@ -620,9 +620,27 @@ int32_t tecs_query_count(const tecs_query_t *query);
 /** Archetypes the query has matched (empty ones included). */
 int32_t tecs_query_archetype_count(const tecs_query_t *query);
 
-/** Iteration flags. */
+/**
+ * Iteration flags, for the _ex forms of query, where and cache iteration.
+ * Any other bit is refused (TECS_EINVAL) by the where and cache forms.
+ * TECS_ITER_REVERSE: the order of the forward iteration, reversed.
+ *   - Chunk iterators (tecs_query_iter_ex, tecs_query_where_ex,
+ *     tecs_cache_iter_ex): the steps come in reverse order (a query's
+ *     archetypes last first, the chunks of each last first; a where's or a
+ *     cache's runs of rows last first), but the rows within one step stay
+ *     in memory order: entities[0] is the step's lowest row. Read each step
+ *     from entities[count - 1] down for every entity in reverse.
+ *   - Per-entity forms (tecs_query_each_ex, tecs_query_collect_ex,
+ *     tecs_query_where_each_ex / _collect_ex, tecs_cache_each_ex /
+ *     _collect_ex): every entity, exactly in the reverse of the forward
+ *     order. For a filter in key order that is the key order turned round,
+ *     ties (by entity slot) included: ascending gives keys and slots
+ *     falling, descending gives them rising; a cache's order (or arrival
+ *     order) is likewise read from its end.
+ * Early stop from the end: an each-function that returns true.
+ */
 enum {
-    TECS_ITER_REVERSE = 1       /* archetypes, chunks and rows in reverse     */
+    TECS_ITER_REVERSE = 1
 };
 
 /**
@@ -790,7 +808,7 @@ typedef struct tecs_cache_t tecs_cache_t;
 
 /** Index kinds. */
 typedef enum tecs_index_kind_t {
-    TECS_INDEX_HASH = 0,        /* ==, in                                     */
+    TECS_INDEX_HASH = 0,        /* == != in                                   */
     TECS_INDEX_ORDERED,         /* == != < <= > >= between in; key order     */
     TECS_INDEX_SPATIAL          /* radius and box over two float fields      */
 } tecs_index_kind_t;
@@ -936,8 +954,13 @@ void tecs_filter_free(tecs_filter_t *filter);
 tecs_err_t tecs_filter_error(const tecs_filter_t *filter);
 
 /**
- * Compare the index's key with key. Hash indexes take TECS_EQ only,
- * ordered ones every comparison.
+ * Compare the index's key with key. Ordered indexes take every comparison;
+ * hash indexes take TECS_EQ and TECS_NE (TECS_LT, _LE, _GT, _GE and
+ * tecs_filter_between on a hash index are TECS_EINVAL). TECS_NE means the
+ * same on both: the entities that have the component and whose key differs
+ * from key (a NaN key differs from every key); unlike tecs_filter_not of
+ * TECS_EQ, an entity without the component does not match. A hash index
+ * drives TECS_NE by reading all its entries: O(n), as an ordered index does.
  * @return the condition, or -1 (TECS_EINVAL: wrong kind, class or NaN;
  * TECS_EWORLD: index of another world; TECS_ENOMEM).
  */
@@ -949,7 +972,8 @@ tecs_cond_t tecs_filter_cmp(tecs_filter_t *filter, tecs_index_t *index, tecs_cmp
 tecs_cond_t tecs_filter_between(tecs_filter_t *filter, tecs_index_t *index, tecs_key_t lo,
                                 tecs_key_t hi);
 
-/** key is one of n keys (copied; repeats are harmless), hash or ordered.
+/** key is one of n keys (copied; repeats are harmless), hash or ordered;
+ *  n = 0 matches nothing. A hash index drives it by one probe per key.
  *  @return as tecs_filter_cmp. */
 tecs_cond_t tecs_filter_in(tecs_filter_t *filter, tecs_index_t *index, int32_t n,
                            const tecs_key_t *keys);
@@ -1018,6 +1042,24 @@ tecs_err_t tecs_query_where_each(tecs_query_t *query, tecs_filter_t *filter,
 int32_t tecs_query_where_collect(tecs_query_t *query, tecs_filter_t *filter,
                                  tecs_entity_t *out, int32_t cap);
 
+/** tecs_query_where with flags (TECS_ITER_REVERSE: the steps last first,
+ *  rows within a step in memory order). Unknown flag bits: an empty
+ *  iteration, last error TECS_EINVAL. */
+tecs_iter_t tecs_query_where_ex(tecs_query_t *query, tecs_filter_t *filter, int32_t flags);
+
+/** tecs_query_where_each with flags (TECS_ITER_REVERSE: every entity in the
+ *  reverse of the forward order; a callback returning true stops, so the
+ *  first match from the end is one call). @return TECS_OK, TECS_EINVAL
+ *  (also for unknown flag bits) or the error of the iteration. */
+tecs_err_t tecs_query_where_each_ex(tecs_query_t *query, tecs_filter_t *filter,
+                                    int32_t flags, tecs_each_fn fn, void *ctx);
+
+/** tecs_query_where_collect with flags (TECS_ITER_REVERSE: the ids in the
+ *  reverse of the forward order, the first cap of them). @return as
+ *  tecs_query_where_collect; -1 (TECS_EINVAL) for unknown flag bits. */
+int32_t tecs_query_where_collect_ex(tecs_query_t *query, tecs_filter_t *filter,
+                                    int32_t flags, tecs_entity_t *out, int32_t cap);
+
 /** Orders a cache: < 0 if a comes first. Reads components with tecs_get. */
 typedef int (*tecs_order_fn)(tecs_world_t *world, tecs_entity_t a, tecs_entity_t b,
                              void *ctx);
@@ -1077,6 +1119,31 @@ tecs_iter_t tecs_cache_iter(tecs_cache_t *cache);
 /** Collect the cache's ids in order. @return the count (may exceed cap),
  *  or -1 on error. */
 int32_t tecs_cache_collect(tecs_cache_t *cache, tecs_entity_t *out, int32_t cap);
+
+/** tecs_cache_iter with flags (TECS_ITER_REVERSE: the steps last first,
+ *  rows within a step in memory order). Unknown flag bits: an empty
+ *  iteration, last error TECS_EINVAL. */
+tecs_iter_t tecs_cache_iter_ex(tecs_cache_t *cache, int32_t flags);
+
+/** Call fn for each entity of the cache, in its order, with the query's
+ *  fields (see tecs_each_fn), until fn returns true. Built on
+ *  tecs_cache_iter: the set is taken at the start, the world is deferred
+ *  meanwhile, and the cache is busy (a nested iteration of it, or its
+ *  free, is TECS_EBUSY). @return TECS_OK, TECS_EINVAL (NULL cache or fn),
+ *  or the error of tecs_cache_iter. */
+tecs_err_t tecs_cache_each(tecs_cache_t *cache, tecs_each_fn fn, void *ctx);
+
+/** tecs_cache_each with flags (TECS_ITER_REVERSE: the cache's order read
+ *  from its end). @return as tecs_cache_each; TECS_EINVAL for unknown
+ *  flag bits. */
+tecs_err_t tecs_cache_each_ex(tecs_cache_t *cache, int32_t flags, tecs_each_fn fn,
+                              void *ctx);
+
+/** tecs_cache_collect with flags (TECS_ITER_REVERSE: the ids from the
+ *  cache's last, the first cap of them). @return as tecs_cache_collect;
+ *  -1 (TECS_EINVAL) for unknown flag bits. */
+int32_t tecs_cache_collect_ex(tecs_cache_t *cache, int32_t flags, tecs_entity_t *out,
+                              int32_t cap);
 
 /* ==================================================================== */
 /* Hooks and observers                                                  */

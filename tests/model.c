@@ -1630,7 +1630,7 @@ int32_t mi_build_filter(interp *I, tecs_filter_t *fl, mcond *cs, uint32_t z, int
         tecs_index_t *ix = I->ixs[d.ix].ix;
         if (!ordered && d.kind == 1)
             d.kind = 2;
-        d.cmp = ordered ? (int)((z >> 6) % 6) : TECS_EQ;
+        d.cmp = ordered ? (int)((z >> 6) % 6) : (z >> 6 & 1) ? TECS_NE : TECS_EQ;
         for (int k = 0; k < 3; k++)
             d.k[k] = mi_pick_key(I, f, (uint32_t)mi_mix(z + (uint32_t)k));
         if (d.kind == 1 && cmp_field(f, d.k[0], d.k[1]) > 0 && (z >> 9 & 1)) {
@@ -1716,6 +1716,113 @@ static void op_where(interp *I, const m_op *op)
         EXPECT(I, t == tw, "tecs_filter_test says %d, model %d", t, tw);
         return;
     }
+    tecs_filter_free(fl);
+}
+
+/* ---- reverse where and caches ---------------------------------------------------- */
+
+bool mi_rev_record(tecs_world_t *w, tecs_entity_t e, void *const *fields, void *ctx)
+{
+    (void)w, (void)fields;
+    mi_rev_walk *r = ctx;
+    if (r->n < r->cap)
+        r->got[r->n] = e;
+    return ++r->n == r->stop_at;
+}
+
+int32_t mi_rev_steps(tecs_iter_t it, tecs_entity_t *out, int32_t cap)
+{
+    int32_t n = 0;
+    while (tecs_iter_next(&it))
+        for (int32_t i = it.count - 1; i >= 0; i--, n++)
+            if (n < cap)
+                out[n] = it.entities[i];
+    return n;
+}
+
+bool mi_reversed(const tecs_entity_t *fwd, int32_t nf, const tecs_entity_t *rev, int32_t n)
+{
+    if (n > nf)
+        return false;
+    for (int32_t i = 0; i < n; i++)
+        if (rev[i] != fwd[nf - 1 - i])
+            return false;
+    return true;
+}
+
+/* A failed call: the injected out of memory is fine, anything else not.
+** @return true (it is accounted for). */
+static bool rev_failed(interp *I, const char *what)
+{
+    mi_result_is(I, (int)tecs_last_error(I->w), TECS_OK, what);
+    return true;
+}
+
+/* A random filter (hash indexes take == and !=), in key order of an
+** ordered index or not: the forward where against the model, and every
+** reverse form against the forward order read from its end; an early stop
+** from the end; unknown flag bits refused. */
+static void op_where_rev(interp *I, const m_op *op)
+{
+    if (I->nix == 0 || I->nq == 0)
+        return;
+    for (int32_t k = 0; k < I->nits; k++)
+        if (I->its[k].wrote)
+            return;             /* rows written, not yet left: not re-keyed yet */
+    const mquery *q = &I->qs[op->y % (uint32_t)I->nq];
+    tecs_filter_t *fl = tecs_filter_new(I->w);
+    if (mi_result_is(I, mi_got_err(I, fl != NULL), TECS_OK, "tecs_filter_new") || fl == NULL)
+        return;
+    mcond cs[MAXCOND];
+    int32_t n = mi_build_filter(I, fl, cs, op->z, 1 + op->x % 4);
+    for (int32_t k = 0; n > 0 && (op->x & 8) && k < I->nix; k++)
+        if (I->ixs[k].ordered) {
+            tecs_err_t err = tecs_filter_order(fl, I->ixs[k].ix, op->x & 16);
+            EXPECT(I, err == TECS_OK, "tecs_filter_order: %s", tecs_err_name(err));
+            break;
+        }
+    int32_t cap = I->ne + 1, rv = TECS_ITER_REVERSE;
+    tecs_entity_t *fwd = malloc((size_t)cap * sizeof *fwd), *rev = malloc((size_t)cap * sizeof *rev);
+    if (fwd == NULL || rev == NULL)
+        abort();
+    I->checking++;
+    int32_t nf = n > 0 ? tecs_query_where_collect(q->q, fl, fwd, cap) : -1;
+    if (n > 0 && (nf >= 0 || !rev_failed(I, "tecs_query_where_collect"))) {
+        int32_t nw = 0;
+        for (int32_t i = 0; i < I->ne; i++)
+            nw += I->e[i].st == ST_ALIVE && m_match(q, I->e[i].mask) &&
+                  m_cond(I, cs, n - 1, &I->e[i]);
+        EXPECT(I, nf == nw, "where gives %d entities, model %d", (int)nf, (int)nw);
+        int32_t nr = tecs_query_where_collect_ex(q->q, fl, rv, rev, cap);
+        EXPECT(I, nr < 0 ? rev_failed(I, "tecs_query_where_collect_ex")
+                         : nr == nf && mi_reversed(fwd, nf, rev, nr),
+               "reverse where collect: %d entities, not the %d forward reversed", (int)nr,
+               (int)nf);
+        tecs_iter_t it = tecs_query_where_ex(q->q, fl, rv);
+        if (tecs_last_error(I->w) != TECS_OK) {
+            EXPECT(I, !tecs_iter_next(&it) && rev_failed(I, "tecs_query_where_ex"),
+                   "a failed reverse where hands out rows");
+        } else {
+            nr = mi_rev_steps(it, rev, cap);
+            EXPECT(I, nr == nf && mi_reversed(fwd, nf, rev, nr),
+                   "reverse where steps read backwards: %d entities, not the %d forward "
+                   "reversed", (int)nr, (int)nf);
+        }
+        mi_rev_walk r = { rev, 0, cap, (int32_t)(op->z >> 20) % (nf + 2) };
+        tecs_err_t err = tecs_query_where_each_ex(q->q, fl, rv, mi_rev_record, &r);
+        int32_t want = r.stop_at > 0 && r.stop_at < nf ? r.stop_at : nf;
+        EXPECT(I, err ? rev_failed(I, "tecs_query_where_each_ex")
+                      : r.n == want && mi_reversed(fwd, nf, rev, r.n),
+               "reverse where each (stop at %d): %d calls, not the %d forward reversed",
+               (int)r.stop_at, (int)r.n, (int)want);
+        EXPECT(I, tecs_query_where_collect_ex(q->q, fl, rv | 2, rev, cap) == -1 &&
+                  tecs_last_error(I->w) == TECS_EINVAL, "unknown where flags: %s",
+               tecs_err_name(tecs_last_error(I->w)));
+        tecs_clear_error(I->w);
+    }
+    I->checking--;
+    free(fwd);
+    free(rev);
     tecs_filter_free(fl);
 }
 
@@ -1899,6 +2006,8 @@ static const struct {
     { "delay_burst", 1, op_delay_burst },
     { "arch_iter", 2, op_arch_iter },
     { "arch_iter_change", 2, op_arch_iter_change },
+    { "where_rev", 2, op_where_rev },
+    { "cache_rev", 1, op_cache_rev },
 };
 enum { NOPS = sizeof ops / sizeof ops[0] };
 

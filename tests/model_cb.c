@@ -596,7 +596,7 @@ void op_where_open(interp *I, const m_op *op)
     for (int32_t i = 0; i < n; i++)
         if (cs[i].kind < 3)
             I->its[k].uses[i] = I->ixs[cs[i].ix].ix;
-    I->its[k].it = tecs_query_where(I->qs[qi].q, fl);
+    I->its[k].it = tecs_query_where_ex(I->qs[qi].q, fl, op->x & 32 ? TECS_ITER_REVERSE : 0);
     if (tecs_last_error(I->w) == TECS_ENOMEM && mi_injected(I)) {
         I->res->enomem++;               /* refused: no iteration was opened */
         EXPECT(I, !tecs_iter_next(&I->its[k].it), "a refused where iteration hands out rows");
@@ -784,4 +784,61 @@ void mi_check_memory(interp *I)
     size_t bound = direct + MEM_ALLOW + QUEUE_SPARE + 16 * (size_t)I->cap_gen;
     EXPECT(I, used <= bound, "the world holds %zu bytes, one built directly %zu (bound %zu)",
            used, direct, bound);
+}
+
+/* A cache's reverse forms against its forward order read from its end, and
+** an ordered cache's against the model's order reversed: collect, the
+** chunk iterator read backwards, each with an early stop from the end
+** (refused, TECS_EBUSY, while the cache is iterated); unknown flag bits. */
+void op_cache_rev(interp *I, const m_op *op)
+{
+    if (!on(I, MF_CACHE) || I->ncs == 0 || !mi_check_caches(I))
+        return;                         /* (not checked: its order is not settled) */
+    mcache *mc = I->cs[op->z % (uint32_t)I->ncs];
+    int32_t cap = I->ne + 1, rv = TECS_ITER_REVERSE;
+    tecs_entity_t *fwd = malloc((size_t)cap * sizeof *fwd), *rev = malloc((size_t)cap * sizeof *rev);
+    tecs_entity_t *want = malloc((size_t)cap * sizeof *want);
+    if (fwd == NULL || rev == NULL || want == NULL)
+        abort();
+    I->checking++;
+    int32_t nw = cache_model(I, mc, want);
+    int32_t nf = tecs_cache_collect(mc->c, fwd, cap);
+    int32_t nr = tecs_cache_collect_ex(mc->c, rv, rev, cap);
+    EXPECT(I, nf == nw && nr == nf && mi_reversed(fwd, nf, rev, nr),
+           "reverse cache collect: %d entities, forward %d, model %d", (int)nr, (int)nf,
+           (int)nw);
+    EXPECT(I, mc->key < 0 || mi_reversed(want, nw, rev, nr),
+           "reverse cache collect is not the model's order reversed");
+    int busy = cache_iterated(I, mc);
+    tecs_iter_t it = tecs_cache_iter_ex(mc->c, rv);
+    if (tecs_last_error(I->w) != TECS_OK) {
+        EXPECT(I, !tecs_iter_next(&it), "a refused reverse cache iteration hands out rows");
+        if (busy == 0 || tecs_last_error(I->w) != TECS_EBUSY)
+            mi_result_is(I, (int)tecs_last_error(I->w), TECS_OK, "tecs_cache_iter_ex");
+    } else {
+        EXPECT(I, busy != 1, "a second iteration of a cache is not refused");
+        nr = mi_rev_steps(it, rev, cap);
+        EXPECT(I, nr == nf && mi_reversed(fwd, nf, rev, nr),
+               "reverse cache steps read backwards: %d entities, not the %d forward reversed",
+               (int)nr, (int)nf);
+    }
+    mi_rev_walk r = { rev, 0, cap, (int32_t)(op->z >> 20) % (nf + 2) };
+    tecs_err_t err = tecs_cache_each_ex(mc->c, rv, mi_rev_record, &r);
+    int32_t stop = r.stop_at > 0 && r.stop_at < nf ? r.stop_at : nf;
+    if (err != TECS_OK) {
+        EXPECT(I, r.n == 0, "a refused cache each calls back");
+        if (busy == 0 || err != TECS_EBUSY)
+            mi_result_is(I, (int)err, TECS_OK, "tecs_cache_each_ex");
+    } else {
+        EXPECT(I, busy != 1, "a cache each inside its iteration is not refused");
+        EXPECT(I, r.n == stop && mi_reversed(fwd, nf, rev, r.n),
+               "reverse cache each (stop at %d): %d calls, not the %d forward reversed",
+               (int)r.stop_at, (int)r.n, (int)stop);
+    }
+    EXPECT(I, tecs_cache_collect_ex(mc->c, rv | 4, NULL, 0) == -1 &&
+              tecs_last_error(I->w) == TECS_EINVAL, "unknown cache flags: %s",
+           tecs_err_name(tecs_last_error(I->w)));
+    tecs_clear_error(I->w);
+    I->checking--;
+    free(fwd), free(rev), free(want);
 }

@@ -267,5 +267,17 @@ void op_filter_free_open(interp *I, const m_op *op);
 void op_hooks(interp *I, const m_op *op);
 void op_iter_copy(interp *I, const m_op *op);
 void op_where_open(interp *I, const m_op *op);
+/* Reverse where and cache forms (TECS_ITER_REVERSE) against the forward
+** order and the model: the helpers model.c and model_cb.c share. */
+typedef struct mi_rev_walk {
+    tecs_entity_t *got;         /* what the each-function saw, up to cap    */
+    int32_t n, cap, stop_at;    /* it returns true at the stop_at-th call   */
+} mi_rev_walk;
+bool mi_rev_record(tecs_world_t *w, tecs_entity_t e, void *const *fields, void *ctx);
+/* The ids of an iteration read each step from its last row. */
+int32_t mi_rev_steps(tecs_iter_t it, tecs_entity_t *out, int32_t cap);
+/* rev[0..n) is fwd[0..nf) read from its end. */
+bool mi_reversed(const tecs_entity_t *fwd, int32_t nf, const tecs_entity_t *rev, int32_t n);
+void op_cache_rev(interp *I, const m_op *op);
 
 #endif

@@ -199,3 +199,177 @@ TEST(cache_survives_out_of_memory_in_events)
         tw_free(w);
     }
 }
+
+/* ---- reverse and per-entity forms -------------------------------------- */
+
+#define MAXR 600
+
+typedef struct seen {
+    tecs_entity_t e[MAXR];
+    int n, stop_at;
+    tecs_comp_t comp;
+    bool destroy;               /* destroy each entity seen (queued)        */
+} seen;
+
+static bool record(tecs_world_t *w, tecs_entity_t e, void *const *fv, void *ctx)
+{
+    seen *s = ctx;
+    CHECK(tecs_is_deferred(w));
+    CHECK(fv[0] == tecs_get(w, e, s->comp));
+    if (s->destroy) {
+        CHECK_ERR(tecs_destroy(w, e), TECS_OK);
+        CHECK(tecs_is_alive(w, e));
+    }
+    s->e[s->n++] = e;
+    return s->n == s->stop_at;
+}
+
+/* Forward against reverse for one cache: collect (full and short), the
+** chunk iterator's steps, each, early stop from the end. */
+static void check_cache_reverse(tecs_world_t *w, tecs_cache_t *c, tecs_comp_t comp0)
+{
+    static tecs_entity_t fwd[MAXR], rev[MAXR];
+    int n = tecs_cache_collect(c, fwd, MAXR);
+    CHECK(n >= 0 && n <= MAXR);
+    CHECK_EQ(tecs_cache_collect_ex(c, TECS_ITER_REVERSE, rev, MAXR), n);
+    for (int i = 0; i < n; i++)
+        CHECK_EQ(rev[i], fwd[n - 1 - i]);
+    CHECK_EQ(tecs_cache_collect_ex(c, TECS_ITER_REVERSE, NULL, 0), n);
+    if (n > 2) {
+        CHECK_EQ(tecs_cache_collect_ex(c, TECS_ITER_REVERSE, rev, 2), n);
+        CHECK(rev[0] == fwd[n - 1] && rev[1] == fwd[n - 2]);
+    }
+    /* Chunk iterator: rows of a step in memory order, steps last first;
+    ** read backwards it is every entity in reverse. */
+    int k = 0;
+    tecs_iter_t it = tecs_cache_iter_ex(c, TECS_ITER_REVERSE);
+    CHECK_EQ(tecs_last_error(w), TECS_OK);
+    while (tecs_iter_next(&it)) {
+        for (int i = 1; i < it.count; i++)
+            CHECK(tecs_get(w, it.entities[i], comp0) > tecs_get(w, it.entities[i - 1], comp0));
+        for (int i = it.count - 1; i >= 0; i--, k++)
+            CHECK(k < n && it.entities[i] == fwd[n - 1 - k]);
+    }
+    CHECK_EQ(k, n);
+    static seen a, b;
+    a = (seen){ .comp = comp0 };
+    b = (seen){ .comp = comp0 };
+    CHECK_ERR(tecs_cache_each(c, record, &a), TECS_OK);
+    CHECK_ERR(tecs_cache_each_ex(c, TECS_ITER_REVERSE, record, &b), TECS_OK);
+    CHECK_EQ(a.n, n);
+    CHECK_EQ(b.n, n);
+    for (int i = 0; i < n; i++) {
+        CHECK_EQ(a.e[i], fwd[i]);
+        CHECK_EQ(b.e[i], fwd[n - 1 - i]);
+    }
+    for (int stop = 1; stop <= 3; stop++) {
+        b = (seen){ .comp = comp0, .stop_at = stop };
+        CHECK_ERR(tecs_cache_each_ex(c, TECS_ITER_REVERSE, record, &b), TECS_OK);
+        CHECK_EQ(b.n, n < stop ? n : stop);
+        for (int i = 0; i < b.n; i++)
+            CHECK_EQ(b.e[i], fwd[n - 1 - i]);
+    }
+    CHECK(!tecs_is_deferred(w));
+}
+
+TEST(cache_reverse_is_forward_reversed_for_every_form)
+{
+    fx t;
+    fx_init(&t, false);
+    members m = { .n = 0 };
+    order_ctx oc = { &m, t.stats };
+    tecs_filter_t *f = tecs_filter_new(t.w);
+    tecs_filter_cmp(f, t.hash[F_A], TECS_NE, tecs_key_int(3));
+    tecs_cache_t *plain = tecs_cache_new(t.w, &(tecs_cache_desc_t){ .query = t.q });
+    tecs_cache_t *filtered = tecs_cache_new(t.w, &(tecs_cache_desc_t){
+        .query = t.q, .filter = f });
+    tecs_cache_t *ordered = tecs_cache_new(t.w, &(tecs_cache_desc_t){
+        .query = t.q, .filter = f, .order = by_d_then_id, .ctx = &oc });
+    CHECK(plain && filtered && ordered);
+    for (int round = 0; round < 40; round++) {
+        check_cache_reverse(t.w, plain, t.stats);
+        check_cache_reverse(t.w, filtered, t.stats);
+        check_cache_reverse(t.w, ordered, t.stats);
+        for (int i = 0; i < 5; i++)
+            random_change(&t);
+    }
+    tecs_filter_free(f);
+    TW_CHECK(t.w);
+    tw_free(t.w);
+}
+
+/* Bad flags and arguments, and the rules while a cache is walked per
+** entity: changes queued, the cache busy (no second iteration, no free). */
+static bool nested(tecs_world_t *w, tecs_entity_t e, void *const *fv, void *ctx)
+{
+    (void)e, (void)fv;
+    tecs_cache_t *c = ctx;
+    tecs_iter_t it = tecs_cache_iter_ex(c, TECS_ITER_REVERSE);
+    CHECK_EQ(tecs_last_error(w), TECS_EBUSY);
+    CHECK(!tecs_iter_next(&it));
+    CHECK_ERR(tecs_cache_each(c, nested, c), TECS_EBUSY);
+    CHECK_ERR(tecs_cache_free(c), TECS_EBUSY);
+    CHECK(tecs_cache_count(c) >= 0);
+    return true;
+}
+
+TEST(cache_each_and_reverse_bad_input_and_deferral)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t hp = TECS_COMPONENT(w, Health);
+    for (int i = 0; i < 30; i++)
+        TECS_SET(w, tecs_new(w), hp, Health, { i });
+    tecs_query_t *q = tecs_query_all(w, 1, &hp);
+    tecs_cache_t *c = tecs_cache_new(w, &(tecs_cache_desc_t){ .query = q });
+    const int32_t bad[3] = { 2, TECS_ITER_REVERSE | 8, INT32_MIN };
+    for (int i = 0; i < 3; i++) {
+        tecs_iter_t it = tecs_cache_iter_ex(c, bad[i]);
+        CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
+        CHECK(strstr(tecs_last_error_msg(w), "tecs_cache_iter: unknown iteration flags"));
+        CHECK(!tecs_iter_next(&it));
+        seen s = { .comp = hp };
+        CHECK_ERR(tecs_cache_each_ex(c, bad[i], record, &s), TECS_EINVAL);
+        CHECK(strstr(tecs_last_error_msg(w), "tecs_cache_each: unknown"));
+        CHECK_EQ(s.n, 0);
+        CHECK_EQ(tecs_cache_collect_ex(c, bad[i], NULL, 0), -1);
+        CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
+        CHECK(strstr(tecs_last_error_msg(w), "tecs_cache_collect: unknown"));
+        CHECK(!tecs_is_deferred(w));
+    }
+    CHECK_ERR(tecs_cache_each(NULL, record, NULL), TECS_EINVAL);
+    CHECK_ERR(tecs_cache_each_ex(NULL, TECS_ITER_REVERSE, record, NULL), TECS_EINVAL);
+    CHECK_ERR(tecs_cache_each(c, NULL, NULL), TECS_EINVAL);
+    CHECK(strstr(tecs_last_error_msg(w), "NULL callback"));
+    CHECK_ERR(tecs_cache_each_ex(c, TECS_ITER_REVERSE, NULL, NULL), TECS_EINVAL);
+    CHECK_EQ(tecs_cache_collect_ex(NULL, TECS_ITER_REVERSE, NULL, 0), -1);
+    CHECK_EQ(tecs_cache_collect_ex(c, TECS_ITER_REVERSE, NULL, 2), -1);
+    CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
+    CHECK_EQ(tecs_cache_collect_ex(c, TECS_ITER_REVERSE, NULL, -1), -1);
+    tecs_iter_t it = tecs_cache_iter_ex(NULL, TECS_ITER_REVERSE);
+    CHECK(!tecs_iter_next(&it));
+    /* Nested use from the callback: busy. */
+    CHECK_ERR(tecs_cache_each_ex(c, TECS_ITER_REVERSE, nested, c), TECS_OK);
+    /* Destroys from the callback are queued until the walk ends. */
+    static seen s;
+    s = (seen){ .comp = hp, .destroy = true, .stop_at = 10 };
+    tecs_entity_t last[10];
+    CHECK_EQ(tecs_cache_collect_ex(c, TECS_ITER_REVERSE, last, 10), 30);
+    CHECK_ERR(tecs_cache_each_ex(c, TECS_ITER_REVERSE, record, &s), TECS_OK);
+    CHECK_EQ(s.n, 10);
+    for (int i = 0; i < 10; i++) {
+        CHECK_EQ(s.e[i], last[i]);
+        CHECK(!tecs_is_alive(w, s.e[i]));
+    }
+    CHECK_EQ(tecs_cache_count(c), 20);
+    /* An empty cache: no call, TECS_OK. */
+    s = (seen){ .comp = hp, .destroy = true };
+    CHECK_ERR(tecs_cache_each(c, record, &s), TECS_OK);
+    CHECK_EQ(s.n, 20);
+    CHECK_EQ(tecs_cache_count(c), 0);
+    CHECK_ERR(tecs_cache_each_ex(c, TECS_ITER_REVERSE, record, &s), TECS_OK);
+    CHECK_EQ(s.n, 20);
+    CHECK_EQ(tecs_cache_collect_ex(c, TECS_ITER_REVERSE, NULL, 0), 0);
+    CHECK_ERR(tecs_cache_free(c), TECS_OK);
+    TW_CHECK(w);
+    tw_free(w);
+}

@@ -354,3 +354,415 @@ TEST(filter_where_defers_changes_and_refuses_nested_use_of_one_filter)
     TW_CHECK(w);
     tw_free(w);
 }
+
+/* ---- != and in on a hash index ----------------------------------------- */
+
+/* The combination, or its first condition alone (how < 0). */
+static bool pred_combo_or_one(const fx *t, const void *ctx, tecs_entity_t e)
+{
+    combo one = *(const combo *)ctx;
+    if (one.how < 0) {
+        one.b = one.a;
+        one.how = 1;
+    }
+    return pred_combo(t, &one, e);
+}
+
+/* != and in on the hash index of every field, alone and under and / or /
+** not, against brute force and against the same condition on the ordered
+** index: random keys with duplicates, NaN and -0 for real fields, strings,
+** NULL strings. */
+TEST(filter_hash_ne_and_in_match_brute_force_and_the_ordered_index)
+{
+    fx t;
+    fx_init(&t, false);
+    tecs_entity_t got[600], want[600];
+    for (int round = 0; round < 400; round++) {
+        combo c;
+        memset(&c, 0, sizeof c);
+        c.a.field = round % NFIELDS;
+        c.a.op = round % 4 == 3 ? 7 : TECS_NE;
+        c.a.nk = c.a.op == 7 ? (int)(tw_rand(&t.rng) % 4) : 1;
+        for (int i = 0; i < c.a.nk; i++)
+            c.a.k[i] = random_key(&t, c.a.field);
+        c.b.field = (int)(tw_rand(&t.rng) % NFIELDS);
+        c.b.op = tw_rand(&t.rng) % 2 ? TECS_EQ : TECS_NE;
+        c.b.nk = 1;
+        c.b.k[0] = random_key(&t, c.b.field);
+        c.how = round < 80 ? -1 : (int)(tw_rand(&t.rng) % 4);
+        for (int hashed = 1; hashed >= 0; hashed--) {
+            tecs_filter_t *f = tecs_filter_new(t.w);
+            tecs_cond_t a = cond_build(&t, f, &c.a, hashed);
+            CHECK(a >= 0);
+            if (c.how >= 0) {
+                tecs_cond_t b = cond_build(&t, f, &c.b, true);
+                CHECK(b >= 0);
+                if (c.how == 0)
+                    tecs_filter_and(f, a, b);
+                else if (c.how == 1)
+                    tecs_filter_or(f, a, b);
+                else if (c.how == 2)
+                    tecs_filter_not(f, a);
+                else
+                    tecs_filter_and(f, a, tecs_filter_not(f, b));
+            }
+            CHECK_ERR(tecs_filter_error(f), TECS_OK);
+            int n = tecs_query_where_collect(t.q, f, got, 600);
+            int m = expected(&t, pred_combo_or_one, &c, want);
+            if (n != m)
+                fprintf(stderr, "  round %d hashed %d: op %d field %d nk %d how %d / op %d "
+                        "field %d\n", round, hashed, c.a.op, c.a.field, c.a.nk, c.how, c.b.op,
+                        c.b.field);
+            same_ids(got, n, want, m);
+            for (int i = 0; hashed && i < t.nents; i++)
+                CHECK_EQ(tecs_filter_test(f, t.ents[i]),
+                         tecs_is_alive(t.w, t.ents[i]) &&
+                         pred_combo_or_one(&t, &c, t.ents[i]));
+            tecs_filter_free(f);
+        }
+        if (round % 16 == 15)
+            random_change(&t);
+    }
+    TW_CHECK(t.w);
+    tw_free(t.w);
+}
+
+/* != on a unique hash index (one probe table, no chains) and on a chained
+** one over the same keys; NaN keys; what a hash index refuses. */
+TEST(filter_hash_ne_on_unique_and_chained_indexes_and_refusals)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t net = TECS_COMPONENT(w, NetId), hp = TECS_COMPONENT(w, Health);
+    tecs_comp_t sp = TECS_COMPONENT(w, Position);
+    tecs_index_t *u = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = net, .kind = TECS_INDEX_HASH, .type = TECS_KEY_U32, .unique = true });
+    tecs_index_t *h = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = net, .kind = TECS_INDEX_HASH, .type = TECS_KEY_U32 });
+    tecs_index_t *fx_ = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = sp, .kind = TECS_INDEX_HASH, .type = TECS_KEY_FLOAT });
+    CHECK(u && h && fx_);
+    tecs_entity_t ids[40];
+    for (int i = 0; i < 40; i++) {
+        ids[i] = tecs_new(w);
+        if (i % 4 != 3)
+            TECS_SET(w, ids[i], net, NetId, { (uint32_t)i, "n" });
+        if (i % 2)
+            TECS_SET(w, ids[i], hp, Health, { i });
+        TECS_SET(w, ids[i], sp, Position, { i % 5 == 0 ? NAN : i % 5 == 1 ? -0.0f
+                                                  : (float)(i % 3), 0 });
+    }
+    tecs_query_t *q = tecs_query_all(w, 1, &net), *qs = tecs_query_all(w, 1, &sp);
+    tecs_index_t *both[2] = { u, h };
+    for (int k = 0; k < 2; k++) {
+        tecs_filter_t *f = tecs_filter_new(w);
+        CHECK(tecs_filter_cmp(f, both[k], TECS_NE, tecs_key_uint(6)) >= 0);
+        tecs_entity_t got[40];
+        int n = tecs_query_where_collect(q, f, got, 40);
+        CHECK_EQ(n, 29);        /* 30 with NetId, less id 6 */
+        for (int i = 0; i < n; i++)
+            CHECK(got[i] != ids[6] && tecs_has(w, got[i], net));
+        /* Unlike not(==): entities without NetId do not match. */
+        tecs_query_t *all = tecs_query_all(w, 1, &sp);
+        CHECK_EQ(tecs_query_where_collect(all, f, NULL, 0), 29);
+        tecs_filter_t *g = tecs_filter_new(w);
+        tecs_filter_not(g, tecs_filter_cmp(g, both[k], TECS_EQ, tecs_key_uint(6)));
+        CHECK_EQ(tecs_query_where_collect(all, g, NULL, 0), 39);
+        CHECK(!tecs_filter_test(f, ids[3]) && tecs_filter_test(g, ids[3]));
+        CHECK(!tecs_filter_test(f, ids[6]) && tecs_filter_test(f, ids[5]));
+        /* A key nobody has: every entity with NetId. */
+        tecs_filter_t *none = tecs_filter_new(w);
+        tecs_filter_cmp(none, both[k], TECS_NE, tecs_key_uint(1000));
+        CHECK_EQ(tecs_query_where_collect(all, none, NULL, 0), 30);
+        /* in on a hash index: repeats harmless, an empty list matches none. */
+        tecs_filter_t *in = tecs_filter_new(w);
+        tecs_key_t keys[4] = { tecs_key_uint(2), tecs_key_uint(3), tecs_key_uint(2),
+                               tecs_key_uint(1000) };
+        tecs_filter_in(in, both[k], 4, keys);
+        CHECK_EQ(tecs_query_where_collect(all, in, got, 40), 1);   /* 3 has none */
+        CHECK_EQ(got[0], ids[2]);
+        tecs_filter_free(in);
+        in = tecs_filter_new(w);
+        CHECK(tecs_filter_in(in, both[k], 0, NULL) >= 0);
+        CHECK_EQ(tecs_query_where_collect(all, in, NULL, 0), 0);
+        tecs_filter_free(in);
+        tecs_filter_free(none);
+        tecs_filter_free(g);
+        tecs_filter_free(f);
+        tecs_query_free(all);
+    }
+    /* NaN keys differ from every key; -0 equals +0. */
+    tecs_filter_t *f = tecs_filter_new(w);
+    tecs_filter_cmp(f, fx_, TECS_NE, tecs_key_real(0.0));
+    tecs_entity_t got[40];
+    int n = tecs_query_where_collect(qs, f, got, 40), m = 0;
+    for (int i = 0; i < 40; i++)
+        m += TECS_GET(w, ids[i], sp, Position)->x != 0.0f;   /* NaN included */
+    CHECK_EQ(n, m);
+    for (int i = 0; i < n; i++)
+        CHECK(TECS_GET(w, got[i], sp, Position)->x != 0.0f);
+    CHECK_EQ(tecs_filter_cmp(f, fx_, TECS_NE, tecs_key_real(NAN)), -1);
+    CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
+    tecs_filter_free(f);
+    /* Every other comparison needs an ordered index. */
+    const tecs_cmp_t bad[4] = { TECS_LT, TECS_LE, TECS_GT, TECS_GE };
+    for (int i = 0; i < 4; i++) {
+        f = tecs_filter_new(w);
+        CHECK_EQ(tecs_filter_cmp(f, h, bad[i], tecs_key_uint(1)), -1);
+        CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
+        CHECK(strstr(tecs_last_error_msg(w), "need an ordered index") != NULL);
+        CHECK_ERR(tecs_filter_error(f), TECS_EINVAL);
+        tecs_filter_free(f);
+    }
+    f = tecs_filter_new(w);
+    CHECK_EQ(tecs_filter_between(f, u, tecs_key_uint(1), tecs_key_uint(5)), -1);
+    CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
+    CHECK_EQ(tecs_filter_cmp(f, u, TECS_NE, tecs_key_int(1)), -1);     /* class */
+    tecs_filter_free(f);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+/* ---- reverse iteration ------------------------------------------------- */
+
+#define MAXR 600
+
+/* What an each-function saw: the entities and their first field. */
+typedef struct seen {
+    tecs_entity_t e[MAXR];
+    const void *field0[MAXR];
+    int n, stop_at;
+    tecs_comp_t comp;           /* fields[0] must be this component's value */
+} seen;
+
+static bool record(tecs_world_t *w, tecs_entity_t e, void *const *fv, void *ctx)
+{
+    seen *s = ctx;
+    CHECK(tecs_is_deferred(w));
+    CHECK(fv[0] == tecs_get(w, e, s->comp));
+    s->field0[s->n] = fv[0];
+    s->e[s->n++] = e;
+    return s->n == s->stop_at;
+}
+
+/* The steps of a chunk iteration: their first entity pointer and count. */
+typedef struct steps {
+    const tecs_entity_t *at[MAXR];
+    int count[MAXR];
+    int n;
+} steps;
+
+static void take_steps(tecs_iter_t it, steps *s)
+{
+    s->n = 0;
+    while (tecs_iter_next(&it)) {
+        CHECK(s->n < MAXR);
+        s->at[s->n] = it.entities;
+        s->count[s->n++] = it.count;
+    }
+}
+
+/* Forward against reverse for one where: collect, chunk steps, each, early
+** stop from the end, a short collect. */
+static void check_where_reverse(tecs_world_t *w, tecs_query_t *q, tecs_filter_t *f,
+                                tecs_comp_t comp0)
+{
+    static tecs_entity_t fwd[MAXR], rev[MAXR];
+    int n = tecs_query_where_collect(q, f, fwd, MAXR);
+    CHECK(n >= 0 && n <= MAXR);
+    CHECK_EQ(tecs_query_where_collect_ex(q, f, TECS_ITER_REVERSE, rev, MAXR), n);
+    for (int i = 0; i < n; i++)
+        CHECK_EQ(rev[i], fwd[n - 1 - i]);
+    CHECK_EQ(tecs_query_where_collect_ex(q, f, TECS_ITER_REVERSE, NULL, 0), n);
+    if (n > 2) {
+        CHECK_EQ(tecs_query_where_collect_ex(q, f, TECS_ITER_REVERSE, rev, 2), n);
+        CHECK(rev[0] == fwd[n - 1] && rev[1] == fwd[n - 2]);
+    }
+    /* Chunk iterator: the same steps, last first, rows in memory order. */
+    static steps sf, sr;
+    take_steps(tecs_query_where(q, f), &sf);
+    take_steps(tecs_query_where_ex(q, f, TECS_ITER_REVERSE), &sr);
+    CHECK_EQ(sf.n, sr.n);
+    for (int i = 0; i < sf.n && i < sr.n; i++) {
+        CHECK(sr.at[i] == sf.at[sf.n - 1 - i]);
+        CHECK_EQ(sr.count[i], sf.count[sf.n - 1 - i]);
+    }
+    /* Per entity: every one in reverse, with its fields; a stop. */
+    static seen a, b;
+    a = (seen){ .comp = comp0 };
+    b = (seen){ .comp = comp0 };
+    CHECK_ERR(tecs_query_where_each(q, f, record, &a), TECS_OK);
+    CHECK_ERR(tecs_query_where_each_ex(q, f, TECS_ITER_REVERSE, record, &b), TECS_OK);
+    CHECK_EQ(a.n, n);
+    CHECK_EQ(b.n, n);
+    for (int i = 0; i < n; i++) {
+        CHECK_EQ(a.e[i], fwd[i]);
+        CHECK_EQ(b.e[i], fwd[n - 1 - i]);
+        CHECK(b.field0[i] == a.field0[n - 1 - i]);
+    }
+    b = (seen){ .comp = comp0, .stop_at = 1 };
+    CHECK_ERR(tecs_query_where_each_ex(q, f, TECS_ITER_REVERSE, record, &b), TECS_OK);
+    CHECK_EQ(b.n, n ? 1 : 0);
+    if (n)
+        CHECK_EQ(b.e[0], fwd[n - 1]);
+    CHECK(!tecs_is_deferred(w));
+}
+
+TEST(filter_where_reverse_is_forward_reversed_for_every_form)
+{
+    fx t;
+    fx_init(&t, false);
+    for (int round = 0; round < 120; round++) {
+        tecs_filter_t *f = tecs_filter_new(t.w);
+        cond a;
+        memset(&a, 0, sizeof a);
+        a.field = round % NFIELDS;
+        a.op = round % 8 < 6 ? round % 6 : 6 + round % 2;
+        a.nk = a.op == 7 ? 3 : a.op == 6 ? 2 : 1;
+        for (int i = 0; i < a.nk; i++)
+            a.k[i] = random_key(&t, a.field);
+        bool hashed = (a.op == TECS_EQ || a.op == TECS_NE || a.op == 7) && round % 3 == 0;
+        CHECK(cond_build(&t, f, &a, hashed) >= 0);
+        if (round % 5 == 1) {
+            cond b = { .op = 9, .g = { -30, -30, 30, 30 } };
+            tecs_filter_or(f, 0, cond_build(&t, f, &b, false));
+        }
+        if (round % 4 == 2)     /* key order, ascending or descending */
+            CHECK_ERR(tecs_filter_order(f, t.ord[(round / 4) % NFIELDS], round % 8 == 2),
+                      TECS_OK);
+        check_where_reverse(t.w, t.q, f, t.stats);
+        tecs_filter_free(f);
+        if (round % 10 == 9)
+            random_change(&t);
+    }
+    /* A lone `not` (scanned) and the empty filter (the whole query). */
+    tecs_filter_t *f = tecs_filter_new(t.w);
+    check_where_reverse(t.w, t.q, f, t.stats);
+    tecs_filter_not(f, tecs_filter_cmp(f, t.hash[F_A], TECS_EQ, tecs_key_int(3)));
+    check_where_reverse(t.w, t.q, f, t.stats);
+    tecs_filter_free(f);
+    TW_CHECK(t.w);
+    tw_free(t.w);
+}
+
+/* Runs across chunk edges: a reverse step never spans two chunks, and the
+** steps are those of the forward iteration. */
+TEST(filter_where_reverse_steps_over_chunk_edges)
+{
+    tecs_world_t *w = tw_new_ex(NULL, 16);
+    tecs_comp_t hp = TECS_COMPONENT(w, Health);
+    tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = hp, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32 });
+    for (int i = 0; i < 200; i++)
+        TECS_SET(w, tecs_new(w), hp, Health, { i % 37 == 0 ? -1 : i });
+    tecs_query_t *q = tecs_query_all(w, 1, &hp);
+    tecs_filter_t *f = tecs_filter_new(w);
+    tecs_filter_cmp(f, x, TECS_GE, tecs_key_int(0));
+    check_where_reverse(w, q, f, hp);
+    steps s;
+    take_steps(tecs_query_where_ex(q, f, TECS_ITER_REVERSE), &s);
+    int rows = 0;
+    for (int i = 0; i < s.n; i++) {
+        CHECK(s.count[i] >= 1 && s.count[i] <= 16);
+        rows += s.count[i];
+    }
+    CHECK_EQ(rows, 200 - 6);
+    CHECK(s.n > 200 / 16);
+    /* Reverse of a descending order is ascending, ties by slot rising. */
+    tecs_filter_t *g = tecs_filter_new(w);
+    tecs_filter_cmp(g, x, TECS_LT, tecs_key_int(50));
+    tecs_filter_order(g, x, true);
+    tecs_entity_t got[200];
+    int n = tecs_query_where_collect_ex(q, g, TECS_ITER_REVERSE, got, 200);
+    CHECK_EQ(n, 49 - 1 + 6);    /* 1..49 but 37, and six -1 */
+    for (int i = 1; i < n; i++) {
+        int a0 = TECS_GET(w, got[i - 1], hp, Health)->hp, a1 = TECS_GET(w, got[i], hp, Health)->hp;
+        CHECK(a0 < a1 || (a0 == a1 && TECS_ENTITY_INDEX(got[i - 1]) < TECS_ENTITY_INDEX(got[i])));
+    }
+    tecs_filter_free(g);
+    tecs_filter_free(f);
+    tw_free(w);
+}
+
+static bool destroy_and_add(tecs_world_t *w, tecs_entity_t e, void *const *fv, void *ctx)
+{
+    (void)fv;
+    seen *s = ctx;
+    CHECK(tecs_is_deferred(w));
+    CHECK_ERR(tecs_destroy(w, e), TECS_OK);                 /* queued */
+    CHECK(tecs_is_alive(w, e));
+    CHECK(tecs_new(w) != 0);                                /* queued */
+    s->e[s->n++] = e;
+    return false;
+}
+
+/* Bad flags, NULL arguments, and the rules while a reverse where runs:
+** changes are queued, the filter is busy, its index is not freed. */
+TEST(filter_where_reverse_bad_flags_and_deferral)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t hp = TECS_COMPONENT(w, Health);
+    tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = hp, .kind = TECS_INDEX_HASH, .type = TECS_KEY_I32 });
+    for (int i = 0; i < 30; i++)
+        TECS_SET(w, tecs_new(w), hp, Health, { i % 3 });
+    tecs_query_t *q = tecs_query_all(w, 1, &hp);
+    tecs_filter_t *f = tecs_filter_new(w);
+    tecs_filter_cmp(f, x, TECS_NE, tecs_key_int(0));
+    const int32_t bad[3] = { 2, TECS_ITER_REVERSE | 4, INT32_MIN };
+    for (int i = 0; i < 3; i++) {
+        tecs_iter_t it = tecs_query_where_ex(q, f, bad[i]);
+        CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
+        CHECK(strstr(tecs_last_error_msg(w), "tecs_query_where: unknown iteration flags"));
+        CHECK(!tecs_iter_next(&it));
+        seen s = { .comp = hp };
+        CHECK_ERR(tecs_query_where_each_ex(q, f, bad[i], record, &s), TECS_EINVAL);
+        CHECK(strstr(tecs_last_error_msg(w), "tecs_query_where_each: unknown"));
+        CHECK_EQ(s.n, 0);
+        CHECK_EQ(tecs_query_where_collect_ex(q, f, bad[i], NULL, 0), -1);
+        CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
+        CHECK(!tecs_is_deferred(w));
+    }
+    CHECK_ERR(tecs_query_where_each_ex(q, f, TECS_ITER_REVERSE, NULL, NULL), TECS_EINVAL);
+    CHECK_ERR(tecs_query_where_each_ex(NULL, f, TECS_ITER_REVERSE, record, NULL), TECS_EINVAL);
+    CHECK_ERR(tecs_query_where_each_ex(q, NULL, TECS_ITER_REVERSE, record, NULL), TECS_EINVAL);
+    CHECK_EQ(tecs_query_where_collect_ex(q, f, TECS_ITER_REVERSE, NULL, 3), -1);
+    CHECK_EQ(tecs_query_where_collect_ex(NULL, f, TECS_ITER_REVERSE, NULL, 0), -1);
+    tecs_iter_t it = tecs_query_where_ex(NULL, f, TECS_ITER_REVERSE);
+    CHECK(!tecs_iter_next(&it));
+    /* Another world's filter. */
+    tecs_world_t *w2 = tw_new();
+    tecs_filter_t *f2 = tecs_filter_new(w2);
+    CHECK_EQ(tecs_query_where_collect_ex(q, f2, TECS_ITER_REVERSE, NULL, 0), -1);
+    CHECK_EQ(tecs_last_error(w), TECS_EWORLD);
+    tecs_filter_free(f2);
+    tw_free(w2);
+    /* Deferral: destroys and births queued until the iteration ends. */
+    int32_t before = tecs_world_entity_count(w);
+    static seen s;
+    s = (seen){ .comp = hp };
+    CHECK_ERR(tecs_query_where_each_ex(q, f, TECS_ITER_REVERSE, destroy_and_add, &s),
+              TECS_OK);
+    CHECK_EQ(s.n, 20);
+    for (int i = 0; i < s.n; i++)
+        CHECK(!tecs_is_alive(w, s.e[i]));
+    CHECK_EQ(tecs_world_entity_count(w), before);
+    CHECK_EQ(tecs_query_where_collect(q, f, NULL, 0), 0);
+    /* While a reverse where is open: the filter is busy, its index stays. */
+    for (int i = 0; i < 10; i++)
+        TECS_SET(w, tecs_new(w), hp, Health, { 7 });
+    it = tecs_query_where_ex(q, f, TECS_ITER_REVERSE);
+    int rows = 0;
+    while (tecs_iter_next(&it)) {
+        CHECK(tecs_is_deferred(w));
+        CHECK_ERR(tecs_index_free(x), TECS_EBUSY);
+        tecs_iter_t inner = tecs_query_where_ex(q, f, TECS_ITER_REVERSE);
+        CHECK_EQ(tecs_last_error(w), TECS_EBUSY);
+        CHECK(!tecs_iter_next(&inner));
+        rows += it.count;
+    }
+    CHECK_EQ(rows, 10);
+    CHECK(!tecs_is_deferred(w));
+    tecs_filter_free(f);
+    TW_CHECK(w);
+    tw_free(w);
+}

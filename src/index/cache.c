@@ -552,11 +552,13 @@ int32_t tecs_cache_count(tecs_cache_t *c)
     return c->n;
 }
 
-tecs_iter_t tecs_cache_iter(tecs_cache_t *c)
+tecs_iter_t tecs_cache_iter_ex(tecs_cache_t *c, int32_t flags)
 {
     if (c == NULL || tecs__enter(c->world))
         return tecs_query_iter(NULL);
     tecs_world_t *w = c->world;
+    if (tecs__iter_flags_check(w, flags, "tecs_cache_iter"))
+        return tecs_query_iter(NULL);
     if (c->scr.busy) {
         tecs__err(w, TECS_EBUSY, "the cache is being iterated");
         return tecs_query_iter(NULL);
@@ -571,10 +573,37 @@ tecs_iter_t tecs_cache_iter(tecs_cache_t *c)
     for (int32_t i = 0; i < c->n; i++)
         c->scr.v[i] = (okey){ place_of(tecs__ei_alive(w, c->ents[i])), c->ents[i] };
     c->scr.n = c->n;
-    return tecs__snap_iter(c->q, &c->scr);
+    return tecs__snap_iter(c->q, &c->scr, flags);
 }
 
-int32_t tecs_cache_collect(tecs_cache_t *c, tecs_entity_t *out, int32_t cap)
+tecs_iter_t tecs_cache_iter(tecs_cache_t *c)
+{
+    return tecs_cache_iter_ex(c, 0);
+}
+
+tecs_err_t tecs_cache_each_ex(tecs_cache_t *c, int32_t flags, tecs_each_fn fn, void *ctx)
+{
+    if (c == NULL)
+        return TECS_EINVAL;
+    if (tecs__enter(c->world))
+        return c->world->base.err;
+    if (fn == NULL)
+        return tecs__err(c->world, TECS_EINVAL, "tecs_cache_each: NULL callback");
+    if (tecs__iter_flags_check(c->world, flags, "tecs_cache_each"))
+        return TECS_EINVAL;
+    tecs_iter_t it = tecs_cache_iter_ex(c, flags);
+    if (it.priv_.query == NULL)         /* not started: the error is set */
+        return c->world->base.err;
+    tecs__each_rows(&it, c->q, fn, ctx);
+    return TECS_OK;
+}
+
+tecs_err_t tecs_cache_each(tecs_cache_t *c, tecs_each_fn fn, void *ctx)
+{
+    return tecs_cache_each_ex(c, 0, fn, ctx);
+}
+
+int32_t tecs_cache_collect_ex(tecs_cache_t *c, int32_t flags, tecs_entity_t *out, int32_t cap)
 {
     if (c == NULL || tecs__enter(c->world))
         return -1;
@@ -583,10 +612,19 @@ int32_t tecs_cache_collect(tecs_cache_t *c, tecs_entity_t *out, int32_t cap)
                   : "tecs_cache_collect: NULL output for cap %d", cap);
         return -1;
     }
-    if (cache_ready(c))
+    if (tecs__iter_flags_check(c->world, flags, "tecs_cache_collect") || cache_ready(c))
         return -1;
     int32_t n = c->n < cap ? c->n : cap;
-    if (n > 0)
+    if (flags & TECS_ITER_REVERSE) {
+        for (int32_t i = 0; i < n; i++)
+            out[i] = c->ents[c->n - 1 - i];
+    } else if (n > 0) {
         memcpy(out, c->ents, (size_t)n * sizeof *out);
+    }
     return c->n;
+}
+
+int32_t tecs_cache_collect(tecs_cache_t *c, tecs_entity_t *out, int32_t cap)
+{
+    return tecs_cache_collect_ex(c, 0, out, cap);
 }

@@ -17,7 +17,8 @@
 ** Each match is kept with its place (archetype, row), so the snapshot is
 ** put in the promised order (radix sort by place, or merge sort by key)
 ** and handed out in runs of consecutive rows of one chunk, fetching a few
-** rows ahead. The world is deferred while it runs, so places hold. A step
+** rows ahead; a reverse iteration reads the snapshot from its end, in the
+** same runs. The world is deferred while it runs, so places hold. A step
 ** in the same group of chunks as the step before (one block, column by
 ** column) moves the fields by rows times value size, kept in the
 ** snapshot's cursor, instead of loading them through the query.
@@ -164,8 +165,9 @@ static bool leaf_ok(tecs_filter_t *f, tecs_index_t *x, int32_t op)
         return fail(f, TECS_EINVAL, "a spatial index takes radius and box only"), false;
     if (x->d.kind != TECS_INDEX_SPATIAL && spatial_op)
         return fail(f, TECS_EINVAL, "radius and box need a spatial index"), false;
-    if (x->d.kind == TECS_INDEX_HASH && op != F_EQ && op != F_IN)
-        return fail(f, TECS_EINVAL, "a hash index takes == (TECS_EQ) and in only"), false;
+    if (x->d.kind == TECS_INDEX_HASH && op != F_EQ && op != F_NE && op != F_IN)
+        return fail(f, TECS_EINVAL, "between, <, <=, > and >= need an ordered index: a hash "
+                    "index takes == (TECS_EQ) and in only, and != (TECS_NE)"), false;
     return true;
 }
 
@@ -618,6 +620,16 @@ static void walk_chain(walk *wk, const guard *g, const tecs_index_t *x, const fn
     }
 }
 
+/* Every entry of x that satisfies nd: a hash index's `!=`, which no
+** order lets skip anything, and a spatial leaf covering more cells than
+** the index has entries. */
+static void drive_all(walk *wk, const guard *g, const tecs_index_t *x, const fnode *nd)
+{
+    for (int32_t i = 0; i < x->n && !wk->err; i++)
+        if (leaf_holds(wk->f, x, nd, x->ents[i].key, x->ents[i].aux))
+            collect(wk, g, x->ents[i].e);
+}
+
 /* The cells a spatial leaf touches; false if it is empty. */
 static bool leaf_cells(const tecs_index_t *x, const fnode *nd, int32_t c[4])
 {
@@ -642,9 +654,7 @@ static void drive_spatial(walk *wk, const guard *g, const tecs_index_t *x, const
         return;
     int64_t cells = ((int64_t)c[2] - c[0] + 1) * ((int64_t)c[3] - c[1] + 1);
     if (cells > (int64_t)x->n) {
-        for (int32_t i = 0; i < x->n && !wk->err; i++)
-            if (leaf_holds(wk->f, x, nd, x->ents[i].key, x->ents[i].aux))
-                collect(wk, g, x->ents[i].e);
+        drive_all(wk, g, x, nd);
         return;
     }
     for (int32_t cx = c[0]; cx <= c[2]; cx++)
@@ -659,6 +669,8 @@ static void drive_leaf(walk *wk, const guard *g, const fnode *nd)
         drive_ordered(wk, g, x, nd);
     else if (x->d.kind == TECS_INDEX_SPATIAL)
         drive_spatial(wk, g, x, nd);
+    else if (nd->op == F_NE)
+        drive_all(wk, g, x, nd);
     else
         for (int32_t j = 0; j < nd->b; j++)
             walk_chain(wk, g, x, nd, fkey(wk->f, x, nd->a + j));
@@ -680,7 +692,7 @@ static int64_t estimate(const tecs_filter_t *f, int32_t c)
     }
     const tecs_index_t *x = registry(f->world)->by_id[nd->index];
     if (x->d.kind == TECS_INDEX_HASH)
-        return nd->b;
+        return nd->op == F_NE ? x->n : nd->b;
     if (x->d.kind == TECS_INDEX_SPATIAL) {
         int32_t cl[4];
         if (!leaf_cells(x, nd, cl))
@@ -854,6 +866,19 @@ static int32_t run_at(const snap *s, int32_t p, uint32_t mask)
     return n;
 }
 
+/* The length of the run of consecutive rows of one chunk that ends at
+** position p of the snapshot (read backwards: the run is v[p - n + 1 .. p],
+** in rising places, as run_at finds it from its start). */
+static int32_t run_back(const snap *s, int32_t p, uint32_t mask)
+{
+    uint64_t k = s->v[p].k;
+    int32_t n = 1;
+    while (p - n >= 0 && (((uint32_t)k - (uint32_t)n + 1) & mask) != 0 &&
+           s->v[p - n].k == k - (uint64_t)n)
+        n++;
+    return n;
+}
+
 /* Does the cursor describe the step the iterator is on? */
 static inline bool serves(const cursor *c, const tecs_iter_t *it)
 {
@@ -936,13 +961,24 @@ static bool snap_step(tecs_iter_t *it, bool fini)
             tecs__filter_release(s->doomed);    /* s goes with it */
         return false;
     }
-    int32_t p = it->priv_.pos;
-    if (p >= s->n)
-        return false;
-    uint64_t k = s->v[p].k;
-    int32_t n = run_at(s, p, it->world->arch.mask);
-    it->priv_.pos = p + n;
-    uint64_t kf = p + n + PREFETCH_AHEAD < s->n ? s->v[p + n + PREFETCH_AHEAD].k : k;
+    int32_t p = it->priv_.pos, n;
+    uint64_t k, kf;
+    if (TECS__UNLIKELY(it->priv_.flags & TECS_ITER_REVERSE)) {
+        if (p <= 0)             /* pos: the rows not yet handed out */
+            return false;
+        n = run_back(s, p - 1, it->world->arch.mask);
+        p -= n;
+        it->priv_.pos = p;
+        k = s->v[p].k;
+        kf = p - 1 - PREFETCH_AHEAD >= 0 ? s->v[p - 1 - PREFETCH_AHEAD].k : k;
+    } else {
+        if (p >= s->n)
+            return false;
+        k = s->v[p].k;
+        n = run_at(s, p, it->world->arch.mask);
+        it->priv_.pos = p + n;
+        kf = p + n + PREFETCH_AHEAD < s->n ? s->v[p + n + PREFETCH_AHEAD].k : k;
+    }
     cursor *c = cursor_of(s);
     if (serves(c, it) && in_group(c, k) && in_group(c, kf))
         move_rows(it, c, k, kf, n);
@@ -952,9 +988,9 @@ static bool snap_step(tecs_iter_t *it, bool fini)
 }
 
 /* Start an iteration of q that hands out the rows of snapshot s. */
-tecs_iter_t tecs__snap_iter(tecs_query_t *q, snap *s)
+tecs_iter_t tecs__snap_iter(tecs_query_t *q, snap *s, int32_t flags)
 {
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = tecs_query_iter_ex(q, flags);
     if (it.priv_.query == NULL) /* not started (out of memory, world closed) */
         return it;
     s->busy = true;
@@ -962,11 +998,12 @@ tecs_iter_t tecs__snap_iter(tecs_query_t *q, snap *s)
     cursor_init(q, s);
     it.priv_.src = s;
     it.priv_.step = snap_step;
-    it.priv_.pos = 0;
+    it.priv_.pos = (flags & TECS_ITER_REVERSE) ? s->n : 0;
     return it;
 }
 
-static tecs_err_t where_start(tecs_query_t *q, tecs_filter_t *f, tecs_iter_t *it)
+static tecs_err_t where_start(tecs_query_t *q, tecs_filter_t *f, int32_t flags,
+                              tecs_iter_t *it, const char *fn)
 {
     *it = tecs_query_iter(NULL);
     if (q == NULL)
@@ -974,6 +1011,8 @@ static tecs_err_t where_start(tecs_query_t *q, tecs_filter_t *f, tecs_iter_t *it
     tecs_world_t *w = tecs_query_world(q);
     if (tecs__enter(w))
         return w->base.err;
+    if (tecs__iter_flags_check(w, flags, fn))
+        return TECS_EINVAL;
     if (f == NULL)
         return tecs__err(w, TECS_EINVAL, "NULL filter");
     if (f->world != w)
@@ -983,27 +1022,44 @@ static tecs_err_t where_start(tecs_query_t *q, tecs_filter_t *f, tecs_iter_t *it
     tecs_err_t err = tecs__filter_ready(f);
     if (err || (err = gather(f, q)) != TECS_OK)
         return err;
-    *it = tecs__snap_iter(q, &f->scr);
+    *it = tecs__snap_iter(q, &f->scr, flags);
     return TECS_OK;
+}
+
+tecs_iter_t tecs_query_where_ex(tecs_query_t *q, tecs_filter_t *f, int32_t flags)
+{
+    tecs_iter_t it;
+    where_start(q, f, flags, &it, "tecs_query_where");
+    return it;
 }
 
 tecs_iter_t tecs_query_where(tecs_query_t *q, tecs_filter_t *f)
 {
-    tecs_iter_t it;
-    where_start(q, f, &it);
-    return it;
+    return tecs_query_where_ex(q, f, 0);
 }
 
-/* Per-entity calls over a started iteration (public API only). */
-static void each_of(tecs_iter_t *it, tecs_query_t *q, tecs_each_fn fn, void *ctx)
+tecs_err_t tecs__iter_flags_check(tecs_world_t *w, int32_t flags, const char *fn)
 {
+    if (flags & ~(int32_t)TECS_ITER_REVERSE)
+        return tecs__err(w, TECS_EINVAL, "%s: unknown iteration flags 0x%x (TECS_ITER_REVERSE "
+                         "is the only one)", fn, (unsigned)flags);
+    return TECS_OK;
+}
+
+/* Per-entity calls over a started iteration (public API only): the rows
+** of each step in memory order, or from its last with TECS_ITER_REVERSE,
+** whose steps come last first: every entity in exactly the reverse order. */
+void tecs__each_rows(tecs_iter_t *it, tecs_query_t *q, tecs_each_fn fn, void *ctx)
+{
+    bool rev = it->priv_.flags & TECS_ITER_REVERSE;
     const tecs_term_t *terms;
     int32_t nterms = tecs_query_terms(q, &terms);
     size_t size[TECS_MAX_TERMS];
     for (int32_t t = 0; t < nterms; t++)
         size[t] = tecs_component_size(it->world, terms[t].comp);
     while (tecs_iter_next(it)) {
-        for (int32_t i = 0; i < it->count; i++) {
+        for (int32_t j = 0; j < it->count; j++) {
+            int32_t i = rev ? it->count - 1 - j : j;
             void *fields[TECS_MAX_TERMS];
             for (int32_t t = 0; t < nterms; t++)
                 fields[t] = it->fields[t] ? (char *)it->fields[t] + (size_t)i * size[t] : NULL;
@@ -1018,7 +1074,8 @@ static void each_of(tecs_iter_t *it, tecs_query_t *q, tecs_each_fn fn, void *ctx
     }
 }
 
-tecs_err_t tecs_query_where_each(tecs_query_t *q, tecs_filter_t *f, tecs_each_fn fn, void *ctx)
+tecs_err_t tecs_query_where_each_ex(tecs_query_t *q, tecs_filter_t *f, int32_t flags,
+                                    tecs_each_fn fn, void *ctx)
 {
     if (q == NULL)
         return TECS_EINVAL;
@@ -1028,24 +1085,30 @@ tecs_err_t tecs_query_where_each(tecs_query_t *q, tecs_filter_t *f, tecs_each_fn
         return tecs__err(tecs_query_world(q), TECS_EINVAL, "tecs_query_where_each: NULL "
                          "callback");
     tecs_iter_t it;
-    tecs_err_t err = where_start(q, f, &it);
+    tecs_err_t err = where_start(q, f, flags, &it, "tecs_query_where_each");
     if (err == TECS_OK)
-        each_of(&it, q, fn, ctx);
+        tecs__each_rows(&it, q, fn, ctx);
     return err;
+}
+
+tecs_err_t tecs_query_where_each(tecs_query_t *q, tecs_filter_t *f, tecs_each_fn fn, void *ctx)
+{
+    return tecs_query_where_each_ex(q, f, 0, fn, ctx);
 }
 
 static int32_t collect_ids(tecs_iter_t *it, tecs_entity_t *out, int32_t cap)
 {
+    bool rev = it->priv_.flags & TECS_ITER_REVERSE;
     int32_t n = 0;
     while (tecs_iter_next(it))
         for (int32_t i = 0; i < it->count; i++, n++)
             if (n < cap)
-                out[n] = it->entities[i];
+                out[n] = it->entities[rev ? it->count - 1 - i : i];
     return n;
 }
 
-int32_t tecs_query_where_collect(tecs_query_t *q, tecs_filter_t *f, tecs_entity_t *out,
-                                 int32_t cap)
+int32_t tecs_query_where_collect_ex(tecs_query_t *q, tecs_filter_t *f, int32_t flags,
+                                    tecs_entity_t *out, int32_t cap)
 {
     if (q == NULL || tecs__enter(tecs_query_world(q)))
         return -1;
@@ -1056,9 +1119,15 @@ int32_t tecs_query_where_collect(tecs_query_t *q, tecs_filter_t *f, tecs_entity_
         return -1;
     }
     tecs_iter_t it;
-    if (where_start(q, f, &it))
+    if (where_start(q, f, flags, &it, "tecs_query_where_collect"))
         return -1;
     return collect_ids(&it, out, cap);
+}
+
+int32_t tecs_query_where_collect(tecs_query_t *q, tecs_filter_t *f, tecs_entity_t *out,
+                                 int32_t cap)
+{
+    return tecs_query_where_collect_ex(q, f, 0, out, cap);
 }
 
 /* Some index of the filter waits for a rebuild. */

@@ -614,8 +614,16 @@ bool tecs__filter_dirty(const tecs_filter_t *f);
 /* Does e satisfy condition c of f? */
 bool tecs__filter_holds(const tecs_filter_t *f, int32_t c, tecs_entity_t e);
 void tecs__snap_free(tecs_world_t *w, snap *s);
-/* Start an iteration of q that hands out the rows of snapshot s. */
-tecs_iter_t tecs__snap_iter(tecs_query_t *q, snap *s);
+/* Start an iteration of q that hands out the rows of snapshot s, from
+** its end with TECS_ITER_REVERSE (the steps last first, each step's rows
+** in memory order). */
+tecs_iter_t tecs__snap_iter(tecs_query_t *q, snap *s, int32_t flags);
+/* Flags other than TECS_ITER_REVERSE: TECS_EINVAL, fn named in the message. */
+tecs_err_t tecs__iter_flags_check(tecs_world_t *w, int32_t flags, const char *fn);
+/* Call fn for each row of a started iteration of q, until it returns true
+** (the iteration is then ended); rows of a step from the last with
+** TECS_ITER_REVERSE. */
+void tecs__each_rows(tecs_iter_t *it, tecs_query_t *q, tecs_each_fn fn, void *ctx);
 
 /* ==================================================================== */
 /* cache.c: cached result sets                                          */
