@@ -621,18 +621,19 @@ int32_t tecs_query_count(const tecs_query_t *query);
 int32_t tecs_query_archetype_count(const tecs_query_t *query);
 
 /**
- * Iteration flags, for the _ex forms of query, where and cache iteration.
- * Any other bit is refused (TECS_EINVAL) by the where and cache forms.
+ * Iteration flags, for the _ex forms of query, where and cache iteration
+ * and for the archetype forms. Any other bit is refused (TECS_EINVAL: an
+ * empty iteration, -1 from a collect, the code from an each).
  * TECS_ITER_REVERSE: the order of the forward iteration, reversed.
  *   - Chunk iterators (tecs_query_iter_ex, tecs_query_where_ex,
- *     tecs_cache_iter_ex): the steps come in reverse order (a query's
+ *     tecs_cache_iter_ex, tecs_archetype_iter): the steps come in reverse order (a query's
  *     archetypes last first, the chunks of each last first; a where's or a
  *     cache's runs of rows last first), but the rows within one step stay
  *     in memory order: entities[0] is the step's lowest row. Read each step
  *     from entities[count - 1] down for every entity in reverse.
  *   - Per-entity forms (tecs_query_each_ex, tecs_query_collect_ex,
  *     tecs_query_where_each_ex / _collect_ex, tecs_cache_each_ex /
- *     _collect_ex): every entity, exactly in the reverse of the forward
+ *     _collect_ex, tecs_archetype_each / _collect): every entity, exactly in the reverse of the forward
  *     order. For a filter in key order that is the key order turned round,
  *     ties (by entity slot) included: ascending gives keys and slots
  *     falling, descending gives them rising; a cache's order (or arrival

@@ -431,6 +431,14 @@ static void iter_start(tecs_iter_t *it, tecs_query_t *q, int32_t flags)
     tecs__defer_begin(w);
 }
 
+tecs_err_t tecs__iter_flags_check(tecs_world_t *w, int32_t flags, const char *fn)
+{
+    if (flags & ~(int32_t)TECS_ITER_REVERSE)
+        return tecs__err(w, TECS_EINVAL, "%s: unknown iteration flags 0x%x (TECS_ITER_REVERSE "
+                         "is the only one)", fn, (unsigned)flags);
+    return TECS_OK;
+}
+
 tecs_iter_t tecs_query_iter_ex(tecs_query_t *q, int32_t flags)
 {
     tecs_iter_t it;
@@ -440,7 +448,7 @@ tecs_iter_t tecs_query_iter_ex(tecs_query_t *q, int32_t flags)
         return it;
     tecs_world_t *w = q->world;
     it.world = w;
-    if (tecs__enter(w))
+    if (tecs__enter(w) || tecs__iter_flags_check(w, flags, "tecs_query_iter"))
         return it;
     iter_start(&it, q, flags);
     return it;
@@ -655,9 +663,7 @@ static tecs_err_t arch_iter_check(tecs_world_t *w, const tecs_archetype_t *a, in
     tecs_err_t err = tecs__arch_validate(w, a);
     if (err)
         return err;
-    if (flags & ~(int32_t)TECS_ITER_REVERSE)
-        return tecs__err(w, TECS_EINVAL, "%s: unknown flags 0x%x", fn, (unsigned)flags);
-    return TECS_OK;
+    return tecs__iter_flags_check(w, flags, fn);
 }
 
 tecs_iter_t tecs_archetype_iter(tecs_world_t *w, tecs_archetype_t *a, int32_t flags)
@@ -755,12 +761,16 @@ tecs_err_t tecs_query_each_ex(tecs_query_t *q, int32_t flags, tecs_each_fn fn, v
         return w->base.err;
     if (fn == NULL)
         return tecs__err(w, TECS_EINVAL, "tecs_query_each: NULL callback");
+    if (tecs__iter_flags_check(w, flags, "tecs_query_each"))
+        return TECS_EINVAL;
     const tecs_term_t *terms;
     int32_t nterms = tecs_query_terms(q, &terms);
     size_t size[TECS_MAX_TERMS];
     for (int32_t t = 0; t < nterms; t++)
         size[t] = tecs_component_size(w, terms[t].comp);
     tecs_iter_t it = tecs_query_iter_ex(q, flags);
+    if (w->base.err)
+        return w->base.err;     /* the iteration could not open */
     each_rows(&it, nterms, size, flags, fn, ctx);
     return TECS_OK;
 }
@@ -780,6 +790,8 @@ int32_t tecs_query_collect_ex(tecs_query_t *q, int32_t flags, tecs_entity_t *out
                   : "tecs_query_collect: NULL output for cap %d", cap);
         return -1;
     }
+    if (tecs__iter_flags_check(tecs_query_world(q), flags, "tecs_query_collect"))
+        return -1;
     if (out == NULL)
         return tecs_query_count(q);
     bool rev = flags & TECS_ITER_REVERSE;

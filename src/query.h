@@ -18,6 +18,8 @@ void tecs__iter_load_rows(tecs_iter_t *it, int32_t m, tecs_archetype_t *a, uint3
 /* Ask the cache for the fields of row of a (q's match m), soon needed. */
 void tecs__iter_prefetch(const tecs_iter_t *it, int32_t m, const tecs_archetype_t *a,
                          uint32_t row);
+/* Flags other than TECS_ITER_REVERSE: TECS_EINVAL, fn named in the message. */
+tecs_err_t tecs__iter_flags_check(tecs_world_t *w, int32_t flags, const char *fn);
 /* True if archetype a (may be NULL: false) matches the query's terms. */
 bool tecs__query_matches(const tecs_query_t *q, const tecs_archetype_t *a);
 /* A system or a cache starts (+1) or stops (-1) using q: tecs_query_free

@@ -535,3 +535,34 @@ TEST(query_each_with_nested_collect_and_destroy)
     TW_CHECK(w);
     tw_free(w);
 }
+
+static bool each_count(tecs_world_t *w, tecs_entity_t e, void *const *fields, void *ctx)
+{
+    (void)w, (void)e, (void)fields;
+    ++*(int *)ctx;
+    return false;
+}
+
+/* Every iteration form refuses a flag it does not know, and opens nothing. */
+TEST(query_unknown_iteration_flags_are_refused)
+{
+    tecs_world_t *w = tw_new_ex(NULL, 16);
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    CHECK_ERR(tecs_new_bulk(w, tecs_archetype_get(w, 1, &pos), 20, NULL, 0, NULL), TECS_OK);
+    tecs_query_t *q = tecs_query_all(w, 1, &pos);
+    tecs_iter_t it = tecs_query_iter_ex(q, TECS_ITER_REVERSE | 4);
+    CHECK_ERR(tecs_last_error(w), TECS_EINVAL);
+    CHECK(!tecs_iter_next(&it));
+    CHECK(!tecs_is_deferred(w));
+    int calls = 0;
+    CHECK_ERR(tecs_query_each_ex(q, 2, each_count, &calls), TECS_EINVAL);
+    CHECK_EQ(calls, 0);
+    tecs_entity_t out[20];
+    CHECK_EQ(tecs_query_collect_ex(q, 8, out, 20), -1);
+    CHECK_ERR(tecs_last_error(w), TECS_EINVAL);
+    CHECK_EQ(tecs_query_collect_ex(q, TECS_ITER_REVERSE, out, 20), 20);
+    CHECK_ERR(tecs_query_each_ex(q, TECS_ITER_REVERSE, each_count, &calls), TECS_OK);
+    CHECK_EQ(calls, 20);
+    TW_CHECK(w);
+    tw_free(w);
+}

@@ -1038,14 +1038,6 @@ tecs_iter_t tecs_query_where(tecs_query_t *q, tecs_filter_t *f)
     return tecs_query_where_ex(q, f, 0);
 }
 
-tecs_err_t tecs__iter_flags_check(tecs_world_t *w, int32_t flags, const char *fn)
-{
-    if (flags & ~(int32_t)TECS_ITER_REVERSE)
-        return tecs__err(w, TECS_EINVAL, "%s: unknown iteration flags 0x%x (TECS_ITER_REVERSE "
-                         "is the only one)", fn, (unsigned)flags);
-    return TECS_OK;
-}
-
 /* Per-entity calls over a started iteration (public API only): the rows
 ** of each step in memory order, or from its last with TECS_ITER_REVERSE,
 ** whose steps come last first: every entity in exactly the reverse order. */

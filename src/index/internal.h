@@ -618,8 +618,6 @@ void tecs__snap_free(tecs_world_t *w, snap *s);
 ** its end with TECS_ITER_REVERSE (the steps last first, each step's rows
 ** in memory order). */
 tecs_iter_t tecs__snap_iter(tecs_query_t *q, snap *s, int32_t flags);
-/* Flags other than TECS_ITER_REVERSE: TECS_EINVAL, fn named in the message. */
-tecs_err_t tecs__iter_flags_check(tecs_world_t *w, int32_t flags, const char *fn);
 /* Call fn for each row of a started iteration of q, until it returns true
 ** (the iteration is then ended); rows of a step from the last with
 ** TECS_ITER_REVERSE. */
