@@ -501,6 +501,30 @@ tecs_err_t tecs_modified(tecs_world_t *world, tecs_entity_t entity, tecs_comp_t 
 tecs_entity_t tecs_delayed_new(tecs_world_t *world, tecs_archetype_t *arch,
                                int32_t nvals, const tecs_value_t *vals);
 
+/**
+ * Delayed new with an initializer: as tecs_delayed_new (the id now, the
+ * birth when delayed births are applied), but the values come from fn, run
+ * when the birth applies, in queue order with the other delayed births and
+ * destroys, exactly as tecs_new_with's initializer: tecs_init_entity gives
+ * the id, tecs_init_construct the storage of a component to construct, and
+ * the components fn leaves alone are default-constructed after it returns.
+ * fn NULL: as tecs_delayed_new with no values. ctx is the caller's; the
+ * library never frees it. Callbacks (R1, an initializer's row): inside fn
+ * structural changes are queued (those of the entity itself too, applied
+ * right after its birth, before the next delayed change), value writes of
+ * other entities happen at once, objects may be created and freed, and
+ * tecs_world_free, tecs_progress and the applies are refused (TECS_EBUSY).
+ * Destroying the pending id before the apply (tecs_destroy) cancels the
+ * birth: fn never runs. A birth whose values, once fn returns, take a
+ * unique key another entity holds (or a birth applied before it took) is
+ * dropped and reported as tecs_delayed_new's.
+ * @return the id, or 0 on error (TECS_EINVAL for a NULL archetype,
+ * TECS_EWORLD for another world's, TECS_EBUSY in a closed world,
+ * TECS_ENOMEM, TECS_ELIMIT; nothing queued, no id taken).
+ */
+tecs_entity_t tecs_delayed_new_with(tecs_world_t *world, tecs_archetype_t *arch,
+                                    tecs_init_fn fn, void *ctx);
+
 /** Run just before a delayed kill; the entity is still alive inside. */
 typedef void (*tecs_destroy_fn)(tecs_world_t *world, tecs_entity_t entity, void *ctx);
 

@@ -850,12 +850,34 @@ static tecs_err_t apply_new_set(tecs_world_t *w, tecs__cmd *c)
     return err;
 }
 
+/* A birth with an initializer: while it runs, its entity is no longer a
+** delayed birth but one the flush after it applies, so that the changes
+** it makes to its own entity queue there (and apply right after the
+** birth) instead of being refused as changes of a birth not yet due. If
+** the birth runs out of memory before the initializer, the mark is back. */
+static TECS__NOINLINE tecs_err_t apply_new_init(tecs_world_t *w, const tecs__cmd *c,
+                                                const tecs__cmdx *x, int32_t n,
+                                                const tecs_value_t *vals)
+{
+    tecs__record *r = tecs__ei_known(w, c->entity);
+    bool delayed = r && r->arch == TECS__ARCH_PENDING && r->row == TECS__ROW_DELAYED;
+    if (delayed)
+        r->row = 0;
+    tecs_err_t err = tecs__birth(w, c->entity, c->arch, n, vals, x->init, x->ctx);
+    if (delayed && err == TECS_ENOMEM && (r = tecs__ei_known(w, c->entity)) != NULL &&
+        r->arch == TECS__ARCH_PENDING)
+        r->row = TECS__ROW_DELAYED;
+    return err;
+}
+
 static tecs_err_t apply_new(tecs_world_t *w, const tecs__cmd *c)
 {
     tecs_value_t vals[TECS_MAX_ARCH_COMPONENTS];
     int32_t n = birth_vals(w, c, vals);
     const tecs__cmdx *x = birth_init(c);
-    return tecs__birth(w, c->entity, c->arch, n, vals, x ? x->init : NULL, x ? x->ctx : NULL);
+    if (x)
+        return apply_new_init(w, c, x, n, vals);
+    return tecs__birth(w, c->entity, c->arch, n, vals, NULL, NULL);
 }
 
 /* Apply one command. Only TECS_ENOMEM keeps it queued (c may change then). */
@@ -1098,6 +1120,17 @@ tecs_entity_t tecs_delayed_new(tecs_world_t *w, tecs_archetype_t *a, int32_t nva
         settle_failed(w);
     else
         tecs__settle(w);        /* what the values' copy hooks queued */
+    return err ? 0 : e;
+}
+
+tecs_entity_t tecs_delayed_new_with(tecs_world_t *w, tecs_archetype_t *a, tecs_init_fn fn,
+                                    void *ctx)
+{
+    if (w == NULL || tecs__enter(w) || tecs__arch_validate(w, a))
+        return 0;
+    tecs_entity_t e = 0;
+    tecs_err_t err = queue_new(w, &w->cmd.delayed, &(tecs__births){ .arch = a, .n = 1, .out = &e,
+                                                                .init = fn, .ctx = ctx });
     return err ? 0 : e;
 }
 

@@ -1402,6 +1402,95 @@ static void op_delay_destroy(interp *I, const m_op *op)
     mi_push_cmd(&I->lq, &I->nlq, &I->cap_lq, &(mcmd){ .op = Q_KILL, .id = id, .mode = (uint8_t)mode });
 }
 
+/* A delayed birth's initializer (tecs_delayed_new_with): the values of an
+** initializer, then, by mode, one change of its own entity, queued (1: add
+** T2, or remove it if the archetype has it; 2: destroy it; 3: set B),
+** which the model applies right after the birth, as the library does. */
+typedef struct dinit {
+    init_rec r;                 /* first: freed with the initializers       */
+    uint32_t mask;              /* the archetype                            */
+    uint8_t mode;
+    int64_t setv;               /* mode 3: the value of B                   */
+    int change_err;             /* what the change's call returned          */
+    bool queued;                /* the change was queued: q applies         */
+    mcmd q;
+} dinit;
+
+static void dinit_fn(tecs_init_t *init, void *ctx)
+{
+    dinit *d = ctx;
+    interp *I = d->r.I;
+    init_fn(init, &d->r);
+    tecs_entity_t self = d->r.seen;
+    int err = TECS_OK;
+    mcmd q = { .id = self };
+    if (d->mode == 1 && (d->mask >> C_T2 & 1)) {
+        err = tecs_remove(I->w, self, I->cid[C_T2]);
+        q.op = Q_REMOVE, q.comp = C_T2;
+    } else if (d->mode == 1) {
+        err = tecs_add(I->w, self, I->cid[C_T2]);
+        q.op = Q_ADD, q.comp = C_T2;
+    } else if (d->mode == 2) {
+        err = tecs_destroy(I->w, self);
+        q.op = Q_DESTROY;
+    } else if (d->mode == 3) {
+        unsigned char buf[64];
+        mi_fill_val(C_B, buf, d->setv);
+        err = tecs_set(I->w, self, I->cid[C_B], buf);
+        q.op = Q_SET, q.comp = C_B, q.val[C_B] = d->setv;
+    }
+    d->change_err = err;
+    d->queued = d->mode != 0 && err == TECS_OK;
+    d->q = q;
+    I->cb_errs += err != TECS_OK;
+}
+
+/* The birth of a delayed entity the model holds (c, of the delayed queue). */
+static void m_delayed_birth(interp *I, ment *m, const mcmd *c)
+{
+    if (c->init == NULL) {
+        m_birth(m, c->mask, c->vmask, c->val);
+        return;
+    }
+    dinit *d = (dinit *)(void *)c->init;
+    check_init(I, &d->r, c->id);
+    EXPECT(I, d->change_err == TECS_OK || (d->change_err == TECS_ENOMEM && I->alloc.failures),
+           "a change inside a delayed birth's initializer: %s",
+           tecs_err_name((tecs_err_t)d->change_err));
+    m_birth(m, c->mask, d->r.vmask, d->r.val);
+    if (!d->queued)
+        return;
+    int err = m_apply(I, &d->q);
+    if (err != TECS_OK && I->mdrops++ == 0)
+        I->mdrop_err = err;
+}
+
+static void op_delay_new_with(interp *I, const m_op *op)
+{
+    if (I->ne >= MAXE)
+        return;
+    tecs_archetype_t *a = mi_get_arch(I, op->x, op->z);
+    if (a == NULL)
+        return;
+    bool none = (op->y >> 10 & 3) == 3;           /* fn NULL */
+    dinit *d = calloc(1, sizeof *d);
+    if (d == NULL)
+        abort();
+    d->r = (init_rec){ .next = I->inits, .I = I, .vmask = op->y & op->x & DATA_MASK };
+    d->mask = op->x;
+    d->mode = (uint8_t)(op->y >> 8 & 3);
+    d->setv = mkval(op->z, 300);
+    I->inits = &d->r;
+    for (int c = 0; c < NC; c++)
+        d->r.val[c] = mkval(op->z, (uint32_t)c + 200);
+    tecs_entity_t id = tecs_delayed_new_with(I->w, a, none ? NULL : dinit_fn, d);
+    if (mi_result_is(I, mi_got_err(I, id != 0), TECS_OK, "tecs_delayed_new_with"))
+        return;
+    m_add_ent(I, id, ST_DELAY, 0);
+    mi_push_cmd(&I->lq, &I->nlq, &I->cap_lq,
+                &(mcmd){ .op = Q_NEW, .id = id, .mask = op->x, .init = none ? NULL : &d->r });
+}
+
 static void apply_run(interp *I, tecs_err_t (*fn)(tecs_world_t *), int pick, const char *what);
 
 /* Apply the delayed commands of kind pick (-1 both) to the model. */
@@ -1416,7 +1505,9 @@ static void m_apply_delayed(interp *I, int pick)
         }
         ment *m = mi_find(I, c.id);
         if (c.op == Q_NEW && m && m->st == ST_DELAY)
-            m_birth(m, c.mask, c.vmask, c.val);
+            m_delayed_birth(I, m, &c);
+        else if (c.op == Q_NEW && c.init)
+            EXPECT(I, !c.init->ran, "the initializer of a cancelled birth ran");
         if (c.op != Q_KILL || !m || m->st != ST_ALIVE || !m->kill)
             continue;
         m_kill(I, m);
@@ -1445,6 +1536,7 @@ static void apply_run(interp *I, tecs_err_t (*fn)(tecs_world_t *), int pick, con
         mi_result_is(I, fn(I->w), TECS_EBUSY, what);
         return;
     }
+    mi_sync(I);                 /* what calls before it queued (a composite op's) */
     int err, tries = 0;
     while ((err = fn(I->w)) == TECS_ENOMEM && mi_injected(I) && tries++ < 4)
         continue;
@@ -2008,6 +2100,7 @@ static const struct {
     { "arch_iter_change", 2, op_arch_iter_change },
     { "where_rev", 2, op_where_rev },
     { "cache_rev", 1, op_cache_rev },
+    { "delay_new_with", 3, op_delay_new_with },
 };
 enum { NOPS = sizeof ops / sizeof ops[0] };
 

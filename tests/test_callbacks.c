@@ -407,7 +407,7 @@ typedef enum kind {
     K_ON_ADD, K_ON_SET, K_ON_REMOVE,
     K_OBS_ADD, K_OBS_SET, K_OBS_REMOVE, K_OBS_ENTER, K_OBS_LEAVE,
     K_CACHE_ENTER, K_CACHE_LEAVE, K_ORDER,
-    K_SYSTEM, K_EACH, K_WHERE_EACH, K_INIT, K_KILL,
+    K_SYSTEM, K_EACH, K_WHERE_EACH, K_INIT, K_KILL, K_DELAYED_INIT,
     K_ALLOC, K_FREEING,
     K_COUNT
 } kind;
@@ -556,6 +556,12 @@ static void p_init(tecs_init_t *init, void *ctx)
     probe_run(ctx, K_INIT);
 }
 
+static void p_delayed_init(tecs_init_t *init, void *ctx)
+{
+    (void)init;
+    probe_run(ctx, K_DELAYED_INIT);
+}
+
 static void p_kill(tecs_world_t *w, tecs_entity_t e, void *ctx)
 {
     (void)w, (void)e;
@@ -644,6 +650,12 @@ static void probe_trigger(probe *p, tecs_query_t *q)
     case K_KILL: CHECK_ERR(tecs_delayed_destroy(w, tecs_new(w), p_kill, p), TECS_OK);
                  p->armed = true;
                  CHECK_ERR(tecs_delayed_apply_destroy(w), TECS_OK);
+                 break;
+    case K_DELAYED_INIT:
+                 CHECK(tecs_delayed_new_with(w, tecs_archetype_get(w, 1, &p->pos), p_delayed_init,
+                                             p) != 0);
+                 p->armed = true;
+                 CHECK_ERR(tecs_delayed_apply_new(w), TECS_OK);
                  break;
     case K_ALLOC: p->armed = true;
                   CHECK_ERR(tecs_new_bulk(w, tecs_entity_archetype(w, p->target), 3000, NULL,

@@ -814,3 +814,435 @@ TEST(delayed_kill_callback_destroying_itself)
     tw_free(f.w);
     CHECK_EQ(h.bad, 0);
 }
+
+/* ---- delayed new with an initializer ------------------------------------ */
+
+/* What the initializers and kill callbacks of one test saw, in order. */
+typedef struct birth_log {
+    tecs_world_t *w;
+    tecs_comp_t pos, vel, hp, obj;
+    char seq[64];                       /* one letter per callback run      */
+    int n;
+    tecs_entity_t seen[8];              /* tecs_init_entity, by run         */
+    tecs_entity_t watch;                /* an entity whose fate they note   */
+    bool watch_alive[8];
+    bool self_alive;                    /* the entity being built, inside   */
+    float x;                            /* the Position value written       */
+    tecs_entity_t made;                 /* made inside                      */
+    int add_err, destroy_err, kill_err;
+    hook_counts *hc;                    /* Obj's hook counts                */
+} birth_log;
+
+static void log_init(tecs_init_t *init, void *ctx, char letter)
+{
+    birth_log *l = ctx;
+    if (l->n < 8) {
+        l->seen[l->n] = tecs_init_entity(init);
+        l->watch_alive[l->n] = l->watch && tecs_is_alive(l->w, l->watch);
+    }
+    l->seq[l->n++] = letter;
+    l->self_alive |= tecs_is_alive(l->w, tecs_init_entity(init));
+    Position *p = tecs_init_construct(init, l->pos);
+    if (p)
+        *p = (Position){ l->x, (float)l->n };
+}
+
+static void init_a(tecs_init_t *init, void *ctx) { log_init(init, ctx, 'a'); }
+static void init_b(tecs_init_t *init, void *ctx) { log_init(init, ctx, 'b'); }
+
+static void log_kill(tecs_world_t *w, tecs_entity_t e, void *ctx)
+{
+    (void)w, (void)e;
+    birth_log *l = ctx;
+    l->seq[l->n++] = 'k';
+}
+
+TEST(delayed_new_with_runs_at_apply_in_queue_order)
+{
+    fixture f = fx_new(16);
+    tecs_archetype_t *a = tecs_archetype_get(f.w, 1, &f.pos);
+    birth_log l = { .w = f.w, .pos = f.pos, .x = 4 };
+    tecs_entity_t victim = fx_spawn(&f, 9);
+    tecs_entity_t plain = tecs_delayed_new(f.w, a, 0, NULL);
+    l.watch = plain;
+    tecs_entity_t e1 = tecs_delayed_new_with(f.w, a, init_a, &l);
+    CHECK_ERR(tecs_delayed_destroy(f.w, victim, log_kill, &l), TECS_OK);
+    tecs_entity_t e2 = tecs_delayed_new_with(f.w, a, init_b, &l);
+    CHECK(e1 != 0 && e2 != 0 && e1 != e2);
+    CHECK_EQ(l.n, 0);                               /* nothing runs at the call */
+    CHECK(!tecs_is_alive(f.w, e1) && !tecs_is_alive(f.w, e2));
+    CHECK_EQ(tecs_delayed_new_count(f.w), 3);
+    CHECK_EQ(tecs_query_count(f.all), 1);
+    CHECK_ERR(tecs_delayed_apply_destroy(f.w), TECS_OK);    /* the kill only */
+    CHECK_EQ(l.n, 1);
+    CHECK(!tecs_is_alive(f.w, victim));
+    CHECK_ERR(tecs_delayed_apply_new(f.w), TECS_OK);
+    l.seq[l.n] = 0;
+    CHECK(strcmp(l.seq, "kab") == 0);
+    CHECK(l.seen[1] == e1 && l.seen[2] == e2);
+    CHECK(l.watch_alive[1] && l.watch_alive[2]);    /* the birth queued first, born first */
+    CHECK(!l.self_alive);                           /* nobody sees it half built */
+    CHECK(tecs_is_alive(f.w, e1) && tecs_is_alive(f.w, e2));
+    CHECK_EQ(TECS_GET(f.w, e1, f.pos, Position)->y, 2);
+    CHECK_EQ(TECS_GET(f.w, e2, f.pos, Position)->y, 3);
+    CHECK_EQ(tecs_delayed_new_count(f.w), 0);
+    /* Births and destroys in one apply: the order of the calls. */
+    l = (birth_log){ .w = f.w, .pos = f.pos };
+    tecs_entity_t g = fx_spawn(&f, 1), h = fx_spawn(&f, 2);
+    l.watch = g;
+    CHECK(tecs_delayed_new_with(f.w, a, init_a, &l) != 0);
+    CHECK_ERR(tecs_delayed_destroy(f.w, g, log_kill, &l), TECS_OK);
+    CHECK(tecs_delayed_new_with(f.w, a, init_b, &l) != 0);
+    CHECK_ERR(tecs_delayed_destroy(f.w, h, log_kill, &l), TECS_OK);
+    CHECK(tecs_delayed_new_with(f.w, a, init_a, &l) != 0);
+    CHECK_ERR(tecs_delayed_apply(f.w), TECS_OK);
+    l.seq[l.n] = 0;
+    CHECK(strcmp(l.seq, "akbka") == 0);
+    CHECK(l.watch_alive[0] && !l.watch_alive[2] && !l.watch_alive[4]);
+    CHECK_EQ(tecs_query_count(f.all), 6);
+    TW_CHECK(f.w);
+    tw_free(f.w);
+}
+
+static void count_add(const tecs_event_t *ev)
+{
+    birth_log *l = ev->ctx;
+    /* The birth is announced once the initializer's values are in place. */
+    if (ev->comp == l->pos)
+        l->x = ((const Position *)ev->value)->x;
+    l->seq[l->n++] = 'h';
+}
+
+static void init_builds(tecs_init_t *init, void *ctx)
+{
+    birth_log *l = ctx;
+    l->seq[l->n++] = 'i';
+    Position *p = tecs_init_construct(init, l->pos);
+    *p = (Position){ 21, 22 };
+    Obj *o = tecs_init_construct(init, l->obj);     /* constructed here, in place */
+    obj_ctor(o, 1, l->hc);
+    o->value = 55;
+    l->seen[0] = tecs_init_entity(init);
+    CHECK(tecs_init_construct(init, l->vel) == NULL);   /* not in the archetype */
+}
+
+TEST(delayed_new_with_builds_its_entity)
+{
+    hook_counts hc = { 0 };
+    fixture f = fx_new(16);
+    birth_log l = { .w = f.w, .pos = f.pos, .hp = f.hp, .vel = f.vel, .hc = &hc };
+    l.obj = obj_component(f.w, "Obj", &hc);
+    tecs_comp_t other = obj_component(f.w, "Other", &hc);
+    CHECK_ERR(tecs_component_hooks(f.w, f.pos, &(tecs_hooks_t){ .on_add = count_add, .ctx = &l }),
+              TECS_OK);
+    tecs_archetype_t *a = tecs_archetype_get(f.w, 4, (tecs_comp_t[]){ f.pos, f.hp, l.obj, other });
+    tecs_entity_t e = tecs_delayed_new_with(f.w, a, init_builds, &l);
+    CHECK(e != 0);
+    CHECK_EQ(hc.ctor, 0);                           /* nothing built at the call */
+    CHECK_ERR(tecs_delayed_apply_new(f.w), TECS_OK);
+    l.seq[l.n] = 0;
+    CHECK(strcmp(l.seq, "ih") == 0);                /* initializer, then the on_add hook */
+    CHECK_EQ(l.x, 21);
+    CHECK(l.seen[0] == e);
+    CHECK_EQ(TECS_GET(f.w, e, f.pos, Position)->y, 22);
+    CHECK_EQ(TECS_GET(f.w, e, l.obj, Obj)->value, 55);
+    CHECK_EQ(TECS_GET(f.w, e, other, Obj)->value, OBJ_DEFAULT);  /* left alone: ctor */
+    CHECK_EQ(TECS_GET(f.w, e, f.hp, Health)->hp, 0);             /* plain: zero */
+    CHECK_EQ(hc.ctor, 2);                           /* Obj by fn, Other after it */
+    CHECK_EQ(tecs_query_count(f.all), 1);
+    /* fn NULL: tecs_delayed_new without values. */
+    tecs_entity_t n = tecs_delayed_new_with(f.w, a, NULL, NULL);
+    CHECK(n != 0 && !tecs_is_alive(f.w, n));
+    CHECK_EQ(tecs_delayed_new_count(f.w), 1);
+    CHECK_ERR(tecs_delayed_apply(f.w), TECS_OK);
+    CHECK_EQ(TECS_GET(f.w, n, l.obj, Obj)->value, OBJ_DEFAULT);
+    CHECK_EQ(TECS_GET(f.w, n, f.pos, Position)->x, 0);
+    CHECK_EQ(hooks_live(&hc), 4);
+    CHECK_EQ(hc.bad, 0);
+    TW_CHECK(f.w);
+    tw_free(f.w);
+    CHECK_EQ(hooks_live(&hc), 0);
+    CHECK_EQ(hc.bad, 0);
+}
+
+/* Inside the initializer (R1, an initializer's row): changes queue, the
+** entity's own ones too, and apply right after its birth, before the next
+** delayed change; writes of other entities land at once; objects may be
+** made; the world's free, progress and applies are refused. */
+static void init_calls_back(tecs_init_t *init, void *ctx)
+{
+    birth_log *l = ctx;
+    tecs_world_t *w = l->w;
+    tecs_entity_t self = tecs_init_entity(init);
+    l->seq[l->n++] = 'i';
+    CHECK(tecs_is_deferred(w));
+    l->add_err = tecs_add(w, self, l->vel);                      /* queued */
+    CHECK(!tecs_has(w, self, l->vel));
+    CHECK_ERR(TECS_SET(w, self, l->hp, Health, { 40 }), TECS_OK);  /* queued too */
+    CHECK_ERR(TECS_SET(w, l->watch, l->pos, Position, { 8, 8 }), TECS_OK);
+    CHECK_EQ(TECS_GET(w, l->watch, l->pos, Position)->x, 8);     /* at once */
+    l->made = tecs_new(w);
+    CHECK(l->made != 0 && !tecs_is_alive(w, l->made));
+    tecs_query_t *q = tecs_query_all(w, 1, &l->vel);             /* an object */
+    CHECK(q != NULL);
+    CHECK(tecs_query_count(q) >= 0);
+    tecs_query_free(q);
+    CHECK_ERR(tecs_delayed_apply(w), TECS_EBUSY);
+    CHECK_ERR(tecs_delayed_apply_new(w), TECS_EBUSY);
+    CHECK_ERR(tecs_delayed_apply_destroy(w), TECS_EBUSY);
+    CHECK_ERR(tecs_progress(w, 0.1), TECS_EBUSY);
+    CHECK_ERR(tecs_world_free(w), TECS_EBUSY);
+    /* Not alive yet: it cannot be delayed-destroyed, only destroyed. */
+    l->kill_err = tecs_delayed_destroy(w, self, NULL, NULL);
+    if (l->x > 0)
+        l->destroy_err = tecs_destroy(w, self);
+}
+
+static void note_vel(tecs_world_t *w, tecs_entity_t e, void *ctx)
+{
+    birth_log *l = ctx;
+    (void)e;
+    /* The births before this kill, with what their initializers queued. */
+    l->seq[l->n++] = tecs_has(w, l->seen[0], l->vel) ? 'K' : 'k';
+}
+
+TEST(delayed_new_with_callback_rules)
+{
+    fixture f = fx_new(16);
+    birth_log l = { .w = f.w, .pos = f.pos, .vel = f.vel, .hp = f.hp };
+    l.watch = fx_spawn(&f, 1);
+    tecs_archetype_t *a = tecs_archetype_get(f.w, 1, &f.pos);
+    tecs_entity_t e = tecs_delayed_new_with(f.w, a, init_calls_back, &l);
+    l.seen[0] = e;
+    CHECK_ERR(tecs_delayed_destroy(f.w, l.watch, note_vel, &l), TECS_OK);
+    CHECK_ERR(tecs_delayed_apply(f.w), TECS_OK);
+    CHECK_EQ(tecs_last_error(f.w), TECS_OK);
+    l.seq[l.n] = 0;
+    CHECK(strcmp(l.seq, "iK") == 0);                /* its changes came before the kill */
+    CHECK_ERR(l.add_err, TECS_OK);
+    CHECK_ERR(l.kill_err, TECS_EDEAD);
+    CHECK(tecs_is_alive(f.w, e));
+    CHECK(tecs_has(f.w, e, f.vel));
+    CHECK_EQ(TECS_GET(f.w, e, f.hp, Health)->hp, 40);
+    CHECK(tecs_is_alive(f.w, l.made));
+    CHECK(!tecs_is_alive(f.w, l.watch));
+    CHECK(!tecs_is_deferred(f.w));
+    /* An initializer destroying its own entity: born, then destroyed. */
+    l = (birth_log){ .w = f.w, .pos = f.pos, .vel = f.vel, .hp = f.hp, .x = 1 };
+    l.watch = fx_spawn(&f, 1);
+    tecs_entity_t d = tecs_delayed_new_with(f.w, a, init_calls_back, &l);
+    CHECK_ERR(tecs_delayed_apply_new(f.w), TECS_OK);
+    CHECK_ERR(l.destroy_err, TECS_OK);
+    CHECK(!tecs_is_alive(f.w, d));
+    CHECK(tecs_is_alive(f.w, l.made));
+    CHECK_EQ(tecs_dropped_changes(f.w), 0);        /* its queued changes were skipped */
+    TW_CHECK(f.w);
+    tw_free(f.w);
+}
+
+TEST(delayed_new_with_cancelled_never_runs)
+{
+    hook_counts hc = { 0 };
+    fixture f = fx_new(16);
+    birth_log l = { .w = f.w, .pos = f.pos };
+    tecs_comp_t o = obj_component(f.w, "Obj", &hc);
+    tecs_archetype_t *a = tecs_archetype_get(f.w, 2, (tecs_comp_t[]){ f.pos, o });
+    tecs_entity_t e = tecs_delayed_new_with(f.w, a, init_a, &l);
+    tecs_entity_t k = tecs_delayed_new_with(f.w, a, init_b, &l);
+    CHECK_ERR(tecs_delayed_destroy(f.w, e, NULL, NULL), TECS_EDEAD);  /* not alive yet */
+    CHECK_ERR(tecs_destroy(f.w, e), TECS_OK);        /* cancels the birth */
+    CHECK_EQ(tecs_delayed_new_count(f.w), 1);
+    CHECK_ERR(tecs_destroy(f.w, e), TECS_EDEAD);
+    tecs_entity_t reuse = tecs_new(f.w);             /* takes e's slot */
+    CHECK_EQ(TECS_ENTITY_INDEX(reuse), TECS_ENTITY_INDEX(e));
+    /* Cancelled inside an iteration: queued, then applied at its end. */
+    tecs_iter_t it = tecs_query_iter(f.all);
+    CHECK_ERR(tecs_destroy(f.w, k), TECS_OK);
+    tecs_iter_fini(&it);
+    CHECK_EQ(tecs_delayed_new_count(f.w), 0);
+    CHECK_ERR(tecs_delayed_apply(f.w), TECS_OK);
+    CHECK_EQ(l.n, 0);                               /* neither initializer ran */
+    CHECK(!tecs_is_alive(f.w, e) && !tecs_is_alive(f.w, k));
+    CHECK(tecs_is_alive(f.w, reuse));
+    CHECK_EQ(tecs_world_entity_count(f.w), 1);
+    CHECK_EQ(hc.ctor, 0);
+    TW_CHECK(f.w);
+    tw_free(f.w);
+}
+
+/* A unique key written by the initializer is checked when the birth
+** applies, as tecs_new_with checks it: taken, the birth is dropped. */
+typedef struct key_init { tecs_comp_t hp; int hp_val; int runs; } key_init;
+
+static void init_key(tecs_init_t *init, void *ctx)
+{
+    key_init *k = ctx;
+    k->runs++;
+    ((Health *)tecs_init_construct(init, k->hp))->hp = k->hp_val;
+}
+
+TEST(delayed_new_with_unique_key_taken_is_dropped)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t hp = TECS_COMPONENT(w, Health);
+    tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = hp, .kind = TECS_INDEX_HASH, .type = TECS_KEY_I32, .unique = true });
+    CHECK(x != NULL);
+    tecs_archetype_t *a = tecs_archetype_get(w, 1, &hp);
+    tecs_entity_t held = tecs_new_in(w, a);
+    CHECK_ERR(TECS_SET(w, held, hp, Health, { 9 }), TECS_OK);
+    key_init k1 = { hp, 7, 0 }, k2 = { hp, 7, 0 }, k3 = { hp, 9, 0 }, k4 = { hp, 8, 0 };
+    tecs_entity_t e1 = tecs_delayed_new_with(w, a, init_key, &k1);
+    tecs_entity_t e2 = tecs_delayed_new_with(w, a, init_key, &k2);
+    tecs_entity_t e3 = tecs_delayed_new_with(w, a, init_key, &k3);
+    tecs_entity_t e4 = tecs_delayed_new_with(w, a, init_key, &k4);
+    CHECK(e1 && e2 && e3 && e4);
+    CHECK_ERR(tecs_delayed_apply_new(w), TECS_EEXIST);
+    CHECK_EQ(tecs_dropped_changes(w), 2);
+    CHECK(strstr(tecs_last_error_msg(w), "dropped 2") != NULL);
+    CHECK(k1.runs == 1 && k2.runs == 1 && k3.runs == 1 && k4.runs == 1);
+    CHECK(tecs_is_alive(w, e1) && tecs_is_alive(w, e4));
+    CHECK(!tecs_is_alive(w, e2) && !tecs_is_alive(w, e3));
+    CHECK_EQ(tecs_delayed_new_count(w), 0);
+    CHECK(tecs_index_lookup(x, tecs_key_int(7)) == e1);
+    CHECK_EQ(tecs_index_count(x), 3);
+    CHECK_EQ(tecs_world_entity_count(w), 3);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+/* A component whose ctor and dtor queue a delayed birth with an
+** initializer: from a lifecycle hook it is queued as tecs_delayed_new is;
+** from what tecs_world_free runs it is refused. */
+typedef struct hook_births {
+    tecs_world_t *w;
+    tecs_archetype_t *a;
+    birth_log *l;
+    tecs_entity_t born;
+    int ctor_err, dtor_err;
+    tecs_entity_t dtor_born;
+} hook_births;
+
+static void hb_ctor(void *dst, int32_t n, void *ctx)
+{
+    hook_births *h = ctx;
+    memset(dst, 0, (size_t)n * sizeof(Health));
+    if (h->born == 0) {
+        h->born = tecs_delayed_new_with(h->w, h->a, init_a, h->l);
+        h->ctor_err = tecs_last_error(h->w);
+    }
+}
+
+static void hb_dtor(void *p, int32_t n, void *ctx)
+{
+    hook_births *h = ctx;
+    (void)p, (void)n;
+    h->dtor_born = tecs_delayed_new_with(h->w, h->a, init_a, h->l);
+    h->dtor_err = tecs_last_error(h->w);
+}
+
+TEST(delayed_new_with_bad_input)
+{
+    fixture f = fx_new(16);
+    birth_log l = { .w = f.w, .pos = f.pos };
+    tecs_world_t *w2 = tw_new();
+    tecs_archetype_t *a = tecs_archetype_get(f.w, 1, &f.pos);
+    CHECK_EQ(tecs_delayed_new_with(NULL, a, init_a, &l), 0);
+    CHECK_EQ(tecs_delayed_new_with(f.w, NULL, init_a, &l), 0);
+    CHECK_EQ(tecs_last_error(f.w), TECS_EINVAL);
+    CHECK_EQ(tecs_delayed_new_with(f.w, tecs_archetype_get(w2, 0, NULL), init_a, &l), 0);
+    CHECK_EQ(tecs_last_error(f.w), TECS_EWORLD);
+    CHECK_EQ(tecs_delayed_new_count(f.w), 0);
+    CHECK_EQ(tecs_delayed_new_count(w2), 0);
+    CHECK(tecs_delayed_new_with(f.w, a, init_a, &l) != 0);
+    CHECK_EQ(tecs_last_error(f.w), TECS_OK);
+    CHECK_ERR(tecs_delayed_apply(f.w), TECS_OK);
+    CHECK_EQ(l.n, 1);
+    tw_free(w2);
+    /* From a lifecycle hook: queued; from what tecs_world_free runs
+    ** (the world closed): refused. */
+    hook_births hb = { .w = f.w, .a = a, .l = &l };
+    tecs_comp_t c = tecs_component_new(f.w, &(tecs_component_desc_t){
+        .name = "Hooked", .size = sizeof(Health), .align = _Alignof(Health),
+        .ctor = hb_ctor, .dtor = hb_dtor, .hook_ctx = &hb });
+    tecs_entity_t e = tecs_new(f.w);
+    CHECK_ERR(tecs_add(f.w, e, c), TECS_OK);
+    CHECK(hb.born != 0);
+    CHECK_ERR(hb.ctor_err, TECS_OK);
+    CHECK(!tecs_is_alive(f.w, hb.born));
+    CHECK_EQ(tecs_delayed_new_count(f.w), 1);
+    CHECK_ERR(tecs_delayed_apply_new(f.w), TECS_OK);
+    CHECK(tecs_is_alive(f.w, hb.born));
+    CHECK_EQ(l.n, 2);
+    CHECK(l.seen[1] == hb.born);
+    TW_CHECK(f.w);
+    tw_free(f.w);
+    CHECK_EQ(hb.dtor_born, 0);
+    CHECK_ERR(hb.dtor_err, TECS_EBUSY);
+    CHECK_EQ(l.n, 2);
+}
+
+/* Out of memory: the call that meets the failure (the k-th allocation, for
+** every k) returns 0 and leaves no pending id and nothing queued; an apply
+** that meets it keeps the birth queued, its initializer not run, and a
+** later apply runs it once. */
+TEST(delayed_new_with_out_of_memory)
+{
+    for (long k = 1;; k++) {
+        tw_alloc al = { 0 };
+        tecs_world_t *w = tw_new_ex(&al, 16);
+        hook_counts hc = { 0 };
+        tecs_comp_t pos = TECS_COMPONENT(w, Position);
+        tecs_comp_t o = obj_component(w, "Obj", &hc);
+        tecs_archetype_t *a = tecs_archetype_get(w, 2, (tecs_comp_t[]){ pos, o });
+        tecs_entity_t live = tecs_new(w);
+        CHECK(live != 0);
+        birth_log l = { .w = w, .pos = pos, .x = 3 };
+        al.fail_at = al.calls + k;
+        int32_t queued = 0;
+        tecs_entity_t ids[40];
+        bool hit = false;
+        for (int i = 0; i < 40; i++) {
+            long before = al.failures;
+            int32_t count = tecs_world_entity_count(w);
+            ids[i] = tecs_delayed_new_with(w, a, i % 2 ? init_a : init_b, &l);
+            if (al.failures != before) {
+                hit = true;
+                al.fail_at = 0;
+                CHECK_EQ(ids[i], 0);
+                CHECK_EQ(tecs_last_error(w), TECS_ENOMEM);
+                CHECK_EQ(tecs_delayed_new_count(w), queued);   /* no pending id */
+                CHECK_EQ(tecs_world_entity_count(w), count);
+                TW_CHECK(w);
+                ids[i] = tecs_delayed_new_with(w, a, i % 2 ? init_a : init_b, &l);
+            }
+            CHECK(ids[i] != 0);
+            queued++;
+        }
+        CHECK_EQ(tecs_delayed_new_count(w), 40);
+        int tries = 0;
+        tecs_err_t err;
+        while ((err = tecs_delayed_apply_new(w)) != TECS_OK) {
+            CHECK_EQ(err, TECS_ENOMEM);
+            CHECK(al.failures > 0 && tries++ < 2);
+            hit = true;
+            al.fail_at = 0;
+            CHECK_EQ(tecs_delayed_new_count(w), 40 - l.n);  /* each ran once, or waits */
+            TW_CHECK(w);
+        }
+        CHECK_EQ(l.n, 40);                          /* every initializer, once */
+        CHECK_EQ(tecs_delayed_new_count(w), 0);
+        for (int i = 0; i < 40; i++) {
+            CHECK(tecs_is_alive(w, ids[i]));
+            CHECK_EQ(TECS_GET(w, ids[i], pos, Position)->x, 3);
+        }
+        CHECK_EQ(tecs_world_entity_count(w), 41);
+        CHECK_EQ(hooks_live(&hc), 40);
+        TW_CHECK(w);
+        hit = hit || al.failures > 0;
+        tw_free(w);
+        CHECK_EQ(hc.bad, 0);
+        if (!hit)
+            break;
+    }
+}
