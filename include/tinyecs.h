@@ -39,13 +39,13 @@
 **
 **     EBUSY: refused with TECS_EBUSY, nothing changed.
 **     Structural changes: tecs_new*, tecs_destroy, tecs_add, tecs_remove, a
-**     tecs_set that adds, tecs_delayed_new, tecs_delayed_destroy. Value writes: tecs_set of a
-**     component the entity has, tecs_modified. Objects: components,
-**     indexes, filters, caches, queries, observers, systems (tecs_filter_free
-**     is never refused); tecs_archetype_reserve counts as one. World free,
-**     progress, apply: tecs_world_free, tecs_progress, tecs_delayed_apply_new /
-**     _destroy / tecs_delayed_apply. Reads: tecs_get, tecs_has, tecs_is_alive, the
-**     counts.
+**     tecs_set that adds, tecs_delayed_new / _new_with / _destroy. Value
+**     writes: tecs_set of a component the entity has, tecs_modified.
+**     Objects: components, indexes, filters, caches, queries, observers,
+**     systems (tecs_filter_free is never refused); tecs_archetype_reserve
+**     counts as one. World free, progress, apply: tecs_world_free,
+**     tecs_progress, tecs_delayed_apply / _apply_new / _apply_destroy.
+**     Reads: tecs_get, tecs_has, tecs_is_alive, the counts.
 **     Queued: the call returns at once (a new entity gets its id, not alive
 **     yet) and the change applies, in call order, after the outermost call:
 **     a system's changes when the system ends, an iteration's when the
@@ -61,11 +61,11 @@
 ** Errors. A call that can fail says so in its result: a tecs_err_t, or 0
 ** (ids), NULL (pointers), -1 (counts that can fail: tecs_index_count,
 ** tecs_cache_count, and the *_collect functions), false (tecs_filter_test),
-** an empty iteration (tecs_query_where, tecs_cache_iter). Every such call
-** also sets the world's last error when it runs, to TECS_OK when it
-** succeeds, so that right after it tecs_last_error tells "nothing found"
-** (TECS_OK) from "failed" (the code), and tecs_last_error_msg says what
-** failed, naming the component ("component 'Position' (7)") and the entity
+** an empty iteration (tecs_query_where, tecs_cache_iter, tecs_archetype_iter,
+** their _ex forms). Every such call also sets the world's last error when
+** it runs, to TECS_OK when it succeeds, so that right after it
+** tecs_last_error tells "nothing found" (TECS_OK) from "failed" (the code),
+** and tecs_last_error_msg says what failed, naming the component ("component 'Position' (7)") and the entity
 ** ("entity 12:3", slot:generation). Calls that cannot fail leave the last
 ** error alone: tecs_is_alive, tecs_has, tecs_field, tecs_iter_fini, the
 ** frees that return nothing, getters of names and counts on valid handles
@@ -657,11 +657,12 @@ int32_t tecs_query_archetype_count(const tecs_query_t *query);
  *     from entities[count - 1] down for every entity in reverse.
  *   - Per-entity forms (tecs_query_each_ex, tecs_query_collect_ex,
  *     tecs_query_where_each_ex / _collect_ex, tecs_cache_each_ex /
- *     _collect_ex, tecs_archetype_each / _collect): every entity, exactly in the reverse of the forward
- *     order. For a filter in key order that is the key order turned round,
- *     ties (by entity slot) included: ascending gives keys and slots
- *     falling, descending gives them rising; a cache's order (or arrival
- *     order) is likewise read from its end.
+ *     _collect_ex, tecs_archetype_each / _collect): every entity, exactly
+ *     in the reverse of the forward order. For a filter in key order that
+ *     is the key order turned round, ties (by entity slot) included:
+ *     ascending gives keys and slots falling, descending gives them
+ *     rising; a cache's order (or arrival order) is likewise read from its
+ *     end.
  * Early stop from the end: an each-function that returns true.
  */
 enum {
@@ -960,8 +961,9 @@ typedef int32_t tecs_cond_t;
 /**
  * Create an empty filter (it matches every entity until a condition is
  * added). Conditions are added with tecs_filter_cmp / _between / _in /
- * _radius / _box and combined with tecs_filter_and / _or / _not; the last condition made is the filter's root
- * unless tecs_filter_root says otherwise. The first error while building is
+ * _radius / _box and combined with tecs_filter_and / _or / _not; the last
+ * condition made is the filter's root unless tecs_filter_root says
+ * otherwise. The first error while building is
  * kept (tecs_filter_error) and makes every use of the filter fail with it.
  * Building allocates per condition, never per entity.
  * @return the filter, owned by the caller (tecs_filter_free; the world frees

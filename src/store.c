@@ -462,8 +462,9 @@ static TECS__INLINE void move_row(tecs_world_t *w, tecs__record *r, tecs_archety
 ** instructions, set the pace. So the engine remembers, per component, its
 ** last plain add and remove (from, to, the column of c), in a table it
 ** grows when a component first takes a hop (a hop is a shortcut: without
-** the memory for it, the walk is the way): when the record names that from, both archetypes come from the hop,
-** loads that need nothing but c, and only the record's row is waited for.
+** the memory for it, the walk is the way): when the record names that
+** from, both archetypes come from the hop, loads that need nothing but c,
+** and only the record's row is waited for.
 ** One more hop serves tecs_destroy: the plain archetype it last freed a row
 ** of. When a hop does not match, the walk is the way. Archetypes live until
 ** the world ends, but for one the engine made and drops again while still

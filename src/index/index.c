@@ -369,7 +369,8 @@ static void clear(tecs_index_t *x)
 static bool leaving(const tecs_index_t *x, tecs_entity_t e)
 {
     const tecs_world_t *w = x->world;
-    return e == w->store.leaving && (w->store.leaving_comp == 0 || w->store.leaving_comp == x->d.comp);
+    return e == w->store.leaving &&
+           (w->store.leaving_comp == 0 || w->store.leaving_comp == x->d.comp);
 }
 
 /* Add an entry for every entity with x's component, but one that is
