@@ -65,8 +65,9 @@
 ** their _ex forms). Every such call also sets the world's last error when
 ** it runs, to TECS_OK when it succeeds, so that right after it
 ** tecs_last_error tells "nothing found" (TECS_OK) from "failed" (the code),
-** and tecs_last_error_msg says what failed, naming the component ("component 'Position' (7)") and the entity
-** ("entity 12:3", slot:generation). Calls that cannot fail leave the last
+** and tecs_last_error_msg says what failed, naming the component
+** ("component 'Position' (7)") and the entity ("entity 12:3",
+** slot:generation). Calls that cannot fail leave the last
 ** error alone: tecs_is_alive, tecs_has, tecs_field, tecs_iter_fini, the
 ** frees that return nothing, getters of names and counts on valid handles
 ** (NULL gives 0), and tecs_iter_next on an ended iteration (the empty one
