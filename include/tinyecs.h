@@ -387,6 +387,9 @@ typedef void (*tecs_init_fn)(tecs_init_t *init, void *ctx);
  * Create an entity in an archetype and run fn on it before anything else sees
  * it. Components fn constructs get its values; the rest are default-
  * constructed after fn returns. Structural changes made inside fn are queued.
+ * fn runs once: memory for the birth (and for the field indexes it joins)
+ * is reserved before fn runs. Queued (the world deferred), it runs when
+ * the birth applies, as tecs_delayed_new_with's.
  * @return its id, or 0 on error (as tecs_new_in, and TECS_EINVAL for NULL fn).
  */
 tecs_entity_t tecs_new_with(tecs_world_t *world, tecs_archetype_t *arch,
@@ -518,7 +521,10 @@ tecs_entity_t tecs_delayed_new(tecs_world_t *world, tecs_archetype_t *arch,
  * Destroying the pending id before the apply (tecs_destroy) cancels the
  * birth: fn never runs. A birth whose values, once fn returns, take a
  * unique key another entity holds (or a birth applied before it took) is
- * dropped and reported as tecs_delayed_new's.
+ * dropped and reported as tecs_delayed_new's. fn runs once per birth: an
+ * apply that runs out of memory before fn keeps the birth queued; after
+ * fn (only if fn made an index, or left one to rebuild), it cancels the
+ * birth and returns TECS_ENOMEM.
  * @return the id, or 0 on error (TECS_EINVAL for a NULL archetype,
  * TECS_EWORLD for another world's, TECS_EBUSY in a closed world,
  * TECS_ENOMEM, TECS_ELIMIT; nothing queued, no id taken).

@@ -15,7 +15,9 @@ enum {
     TECS__EV_ADD = 1,           /* after the component is constructed       */
     TECS__EV_SET = 2,           /* after its value was written              */
     TECS__EV_REMOVE = 4,        /* before it is destroyed                   */
-    TECS__EV_WRITTEN = 8        /* with SET in a veto: already written      */
+    TECS__EV_WRITTEN = 8,       /* with SET in a veto: already written      */
+    TECS__EV_RESERVE = 16       /* with ADD in a veto: the values are not
+                                   known yet; reserve, refuse no key        */
 };
 
 /* A component event: ptr is the value (NULL for a tag). */
@@ -31,7 +33,9 @@ typedef void (*tecs__move_event_fn)(tecs_world_t *w, void *ctx, tecs_entity_t e,
 ** ones; e is the entity, 0 for births. The listener refuses with an error
 ** (TECS_EEXIST: a unique key taken) and reserves what its update will need.
 ** With TECS__EV_SET | TECS__EV_WRITTEN the value is already in place (n 1):
-** a refusing listener restores its own field before returning the error. */
+** a refusing listener restores its own field before returning the error.
+** With TECS__EV_ADD | TECS__EV_RESERVE (vals NULL) it only reserves: after
+** that, the same veto with the values fails for no lack of memory. */
 typedef tecs_err_t (*tecs__veto_fn)(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e,
                                     tecs_comp_t c, const void *vals, int32_t n);
 

@@ -303,6 +303,22 @@ static tecs_err_t veto_built(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
     return TECS_OK;
 }
 
+/* Before an initializer runs: let vetoing listeners reserve for one birth
+** into a, so that asking about the values it builds cannot run out of
+** memory (the initializer is not run twice for one birth). */
+static tecs_err_t veto_reserve(tecs_world_t *w, const tecs_archetype_t *a)
+{
+    for (int32_t i = 0; i < a->ncomps; i++) {
+        tecs_comp_t c = a->comps[i];
+        if (w->comp.comps[c].veto == 0 || tecs__arch_col(a, c) < 0)
+            continue;
+        tecs_err_t err = tecs__veto(w, TECS__EV_ADD | TECS__EV_RESERVE, 0, c, NULL, 1);
+        if (err)
+            return err;
+    }
+    return TECS_OK;
+}
+
 /* Take back a refused birth: destroy its values, drop its row (the last). */
 static void unbuild(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
 {
@@ -314,6 +330,11 @@ static void unbuild(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
 static tecs_err_t commit_birth_with(tecs_world_t *w, tecs_archetype_t *a, tecs_entity_t e,
                                     tecs_init_fn fn, void *ctx)
 {
+    if (TECS__UNLIKELY(any_vetoing(w, a))) {
+        tecs_err_t err = veto_reserve(w, a);
+        if (err)
+            return err;
+    }
     tecs_init_t init = { w, e, a, (uint32_t)a->count, 0 };
     *tecs__ent_ptr(a, w, init.row) = e;
     for (int32_t c = 0; c < a->ncols; c++)
@@ -334,6 +355,12 @@ static tecs_err_t commit_birth_with(tecs_world_t *w, tecs_archetype_t *a, tecs_e
         tecs_err_t err = veto_built(w, a, init.row);
         if (err) {
             unbuild(w, a, init.row);
+            if (err == TECS_ENOMEM) {
+                /* Only when fn made or emptied an index: the initializer
+                ** has run, so the birth is not tried again but cancelled. */
+                tecs__ei_release(w, TECS_ENTITY_INDEX(e));
+                w->ei.npending--;
+            }
             return err;
         }
     }

@@ -603,6 +603,8 @@ static tecs_err_t on_veto(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, t
             tecs__err_restore(w, outer);
             continue;
         }
+        if (!err && (ev & TECS__EV_RESERVE))
+            continue;           /* the keys are asked about later */
         if (!err && x->d.unique)
             err = n == 1 ? veto_one(x, ev, e, vals) : veto_batch(x, vals, n);
         if (err)
