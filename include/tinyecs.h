@@ -316,7 +316,9 @@ typedef struct tecs_archetype_t tecs_archetype_t;
 /**
  * Find or create the archetype of exactly these components (any order).
  * n == 0 gives the empty archetype.
- * @return the archetype, owned by the world; NULL on error: TECS_EINVAL
+ * @return the archetype, owned by the world and valid until the world is
+ * freed (an archetype is never freed before; a handle of a freed world is
+ * a dangling pointer no call can detect); NULL on error: TECS_EINVAL
  * (NULL ids with n > 0, a repeated id), TECS_ENOCOMP, TECS_ELIMIT (more than
  * TECS_MAX_ARCH_COMPONENTS, max_archetypes reached, or a chunk of its rows
  * would pass TECS_MAX_CHUNK_BYTES), TECS_ENOMEM.
