@@ -1749,19 +1749,34 @@ int32_t mi_build_filter(interp *I, tecs_filter_t *fl, mcond *cs, uint32_t z, int
     return made;
 }
 
-static void op_where(interp *I, const m_op *op)
+/* The start of a where op: op's query and a random filter of op's choosing,
+** its conditions into cs. @return the filter (NULL: no where now: no index
+** or query, a filter refused, or rows written through an open iteration
+** not re-keyed yet), *n its conditions (0 or less: it could not be built). */
+static tecs_filter_t *where_setup(interp *I, const m_op *op, const mquery **q, mcond *cs,
+                                  int32_t *n)
 {
     if (I->nix == 0 || I->nq == 0)
-        return;
+        return NULL;
     for (int32_t k = 0; k < I->nits; k++)
         if (I->its[k].wrote)
-            return;             /* rows written, not yet left: not re-keyed yet */
-    const mquery *q = &I->qs[op->y % (uint32_t)I->nq];
+            return NULL;
+    *q = &I->qs[op->y % (uint32_t)I->nq];
     tecs_filter_t *fl = tecs_filter_new(I->w);
     if (mi_result_is(I, mi_got_err(I, fl != NULL), TECS_OK, "tecs_filter_new") || fl == NULL)
-        return;
+        return NULL;
+    *n = mi_build_filter(I, fl, cs, op->z, 1 + op->x % 4);
+    return fl;
+}
+
+static void op_where(interp *I, const m_op *op)
+{
+    const mquery *q;
     mcond cs[MAXCOND];
-    int32_t n = mi_build_filter(I, fl, cs, op->z, 1 + op->x % 4);
+    int32_t n;
+    tecs_filter_t *fl = where_setup(I, op, &q, cs, &n);
+    if (fl == NULL)
+        return;
     if (n > 0) {
         tecs_entity_t *got = malloc(((size_t)I->ne + 1) * sizeof *got);
         I->checking++;
@@ -1856,17 +1871,12 @@ static bool rev_failed(interp *I, const char *what)
 ** from the end; unknown flag bits refused. */
 static void op_where_rev(interp *I, const m_op *op)
 {
-    if (I->nix == 0 || I->nq == 0)
-        return;
-    for (int32_t k = 0; k < I->nits; k++)
-        if (I->its[k].wrote)
-            return;             /* rows written, not yet left: not re-keyed yet */
-    const mquery *q = &I->qs[op->y % (uint32_t)I->nq];
-    tecs_filter_t *fl = tecs_filter_new(I->w);
-    if (mi_result_is(I, mi_got_err(I, fl != NULL), TECS_OK, "tecs_filter_new") || fl == NULL)
-        return;
+    const mquery *q;
     mcond cs[MAXCOND];
-    int32_t n = mi_build_filter(I, fl, cs, op->z, 1 + op->x % 4);
+    int32_t n;
+    tecs_filter_t *fl = where_setup(I, op, &q, cs, &n);
+    if (fl == NULL)
+        return;
     for (int32_t k = 0; n > 0 && (op->x & 8) && k < I->nix; k++)
         if (I->ixs[k].ordered) {
             tecs_err_t err = tecs_filter_order(fl, I->ixs[k].ix, op->x & 16);
