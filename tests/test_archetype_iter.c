@@ -127,6 +127,15 @@ static bool log_one(tecs_world_t *w, tecs_entity_t e, void *const *fields, void 
     return l->n == l->stop_at;
 }
 
+/* log_one for an archetype without components (no fields[0]). */
+static bool log_entity(tecs_world_t *w, tecs_entity_t e, void *const *fields, void *ctx)
+{
+    (void)w, (void)fields;
+    each_log *l = ctx;
+    l->got[l->n++] = e;
+    return l->n == l->stop_at;
+}
+
 /* The chunk iterator in reverse steps from the last chunk, each step's rows
 ** in memory order; each and collect in reverse give the rows last to first. */
 TEST(archetype_iter_reverse_across_chunks)
@@ -394,9 +403,10 @@ TEST(archetype_iter_empty)
     CHECK_EQ(walk(&it, got, 8), 1);
     CHECK_EQ(got[0], e);
     CHECK(tecs_field(&it, 0) == NULL);
-    each_log l = { .stop_at = -1 };
-    CHECK_ERR(tecs_archetype_each(a.w, none, 0, log_one, &l), TECS_OK);
+    each_log l = { .stop_at = -1 };      /* no components: no fields to read */
+    CHECK_ERR(tecs_archetype_each(a.w, none, 0, log_entity, &l), TECS_OK);
     CHECK_EQ(l.n, 1);
+    CHECK_EQ(l.got[0], e);
     TW_CHECK(a.w);
     tw_free(a.w);
 }
