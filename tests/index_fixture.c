@@ -240,6 +240,18 @@ static bool pred_one(const fx *t, const void *ctx, tecs_entity_t e)
     return cond_holds(t, ctx, e);
 }
 
+void combo_build(tecs_filter_t *f, int how, tecs_cond_t a, tecs_cond_t b)
+{
+    if (how == 0)
+        tecs_filter_and(f, a, b);
+    else if (how == 1)
+        tecs_filter_or(f, a, b);
+    else if (how == 2)
+        tecs_filter_not(f, a);
+    else
+        tecs_filter_and(f, a, tecs_filter_not(f, b));
+}
+
 bool pred_combo(const fx *t, const void *ctx, tecs_entity_t e)
 {
     const combo *c = ctx;
@@ -269,14 +281,7 @@ void check_random_filters(fx *t, int rounds)
         if (c.how >= 0) {
             tecs_cond_t b = cond_build(t, f, &c.b, !hashed && round % 2);
             CHECK(b >= 0);
-            if (c.how == 0)
-                tecs_filter_and(f, a, b);
-            else if (c.how == 1)
-                tecs_filter_or(f, a, b);
-            else if (c.how == 2)
-                tecs_filter_not(f, a);
-            else
-                tecs_filter_and(f, a, tecs_filter_not(f, b));
+            combo_build(f, c.how, a, b);
         }
         CHECK_ERR(tecs_filter_error(f), TECS_OK);
         int n = tecs_query_where_collect(t->q, f, got, 600);

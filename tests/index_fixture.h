@@ -84,6 +84,9 @@ typedef struct combo {
 } combo;
 
 bool pred_combo(const fx *t, const void *ctx, tecs_entity_t e);
+/* Combine conditions a and b of f as a combo's `how` says (the filter's
+** root is the last condition made). */
+void combo_build(tecs_filter_t *f, int how, tecs_cond_t a, tecs_cond_t b);
 
 /* Every kind and operator, alone and combined, against brute force. */
 void check_random_filters(fx *t, int rounds);

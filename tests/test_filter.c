@@ -397,14 +397,7 @@ TEST(filter_hash_ne_and_in_match_brute_force_and_the_ordered_index)
             if (c.how >= 0) {
                 tecs_cond_t b = cond_build(&t, f, &c.b, true);
                 CHECK(b >= 0);
-                if (c.how == 0)
-                    tecs_filter_and(f, a, b);
-                else if (c.how == 1)
-                    tecs_filter_or(f, a, b);
-                else if (c.how == 2)
-                    tecs_filter_not(f, a);
-                else
-                    tecs_filter_and(f, a, tecs_filter_not(f, b));
+                combo_build(f, c.how, a, b);
             }
             CHECK_ERR(tecs_filter_error(f), TECS_OK);
             int n = tecs_query_where_collect(t.q, f, got, 600);
