@@ -61,14 +61,24 @@ static void tab_del(tecs_index_t *x, uint32_t i)
     x->tab[i].e = 0;
 }
 
+/* The size (a power of two, from 16) a table of cap heads grows to so that
+** need entries fill at most 3/4 of it; 0 if cap is enough already. */
+static int32_t grown_size(int32_t cap, int32_t need)
+{
+    if ((int64_t)need * 4 <= (int64_t)cap * 3)
+        return 0;
+    int32_t n = cap ? cap : 16;
+    while ((int64_t)need * 4 > (int64_t)n * 3)
+        n *= 2;
+    return n;
+}
+
 /* A table of room for need entries (at most 3/4 full), entries rehashed. */
 static tecs_err_t tab_grow(tecs_index_t *x, int32_t need)
 {
-    if ((int64_t)need * 4 <= (int64_t)x->ntab * 3)
+    int32_t nt = grown_size(x->ntab, need);
+    if (nt == 0)
         return TECS_OK;
-    int32_t nt = x->ntab ? x->ntab : 16;
-    while ((int64_t)need * 4 > (int64_t)nt * 3)
-        nt *= 2;
     okey *t = tecs__alloc(x->world, (size_t)nt * sizeof *t);
     if (t == NULL)
         return TECS_ENOMEM;
@@ -116,11 +126,9 @@ void tecs__hash_moved(tecs_index_t *x, int32_t j)
 ** chained anew. */
 static tecs_err_t buckets_grow(tecs_index_t *x, int32_t need)
 {
-    if ((int64_t)need * 4 <= (int64_t)x->nbucket * 3)
+    int32_t nb = grown_size(x->nbucket, need);
+    if (nb == 0)
         return TECS_OK;
-    int32_t nb = x->nbucket ? x->nbucket : 16;
-    while ((int64_t)need * 4 > (int64_t)nb * 3)
-        nb *= 2;
     int32_t *b = tecs__alloc(x->world, (size_t)nb * sizeof *b);
     if (b == NULL)
         return TECS_ENOMEM;
