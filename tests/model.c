@@ -1587,16 +1587,27 @@ static const struct {
 } ifield[3] = { { C_A, TECS_KEY_I32, 0 }, { C_B, TECS_KEY_U64, 0 }, { C_V, TECS_KEY_U32, 4 } };
 
 /* The field's value in a model value, widened to a comparable int64 /
-** uint64 pair: signed fields compare as int64, unsigned as uint64. */
+** uint64 pair: signed fields compare as int64, unsigned as uint64. The
+** field is read from the component's bytes (mi_fill_val) in the machine's
+** byte order, as the library reads it. */
 static int64_t field_of(int f, int64_t v)
 {
+    unsigned char b[64];
+    mi_fill_val(ifield[f].comp, b, v);
+    const unsigned char *p = b + ifield[f].offset;
+    int32_t i32;
+    uint32_t u32;
+    uint64_t u64;
     switch (f) {
     case 0:
-        return (int32_t)(uint32_t)v;
+        memcpy(&i32, p, sizeof i32);
+        return i32;
     case 1:
-        return v;
+        memcpy(&u64, p, sizeof u64);
+        return (int64_t)u64;
     default:
-        return (int64_t)(uint32_t)((uint64_t)v >> 32);
+        memcpy(&u32, p, sizeof u32);
+        return (int64_t)u32;
     }
 }
 

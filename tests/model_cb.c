@@ -741,7 +741,7 @@ static size_t direct_memory(interp *I)
             uint32_t diff = masks[i] ^ masks[j];
             if (diff == 0 || (diff & (diff - 1)))
                 continue;
-            int c = __builtin_ctz(diff);
+            int c = TECS__CTZ(diff);
             if (masks[j] & diff)
                 tecs__arch_with(d, d->arch.archs[i], I->cid[c]);
             else
