@@ -1,6 +1,7 @@
 /*
-** alloc.c — the world's allocator and its error state: the bottom layer,
-** which every other layer calls and which calls none.
+** alloc.c — the world's allocator and its error state: the bottom layer
+** of the world's state (os.c, below it, holds none), which every other
+** layer calls and which calls none.
 **
 ** Every block tinyecs holds comes from the world's allocator, a function in
 ** the form of Lua's lua_Alloc:
@@ -64,6 +65,8 @@ void *tecs__realloc(tecs_world_t *w, void *p, size_t osize, size_t nsize)
         tecs__free(w, p, osize);
         return NULL;
     }
+    if (nsize > PTRDIFF_MAX)    /* no object is larger; SIZE_MAX from tecs__bytes */
+        return NULL;
     void *q = call_alloc(w, p, p ? osize : 0, nsize);
     if (q != NULL)
         w->base.mem += nsize - (p ? osize : 0);
@@ -87,7 +90,7 @@ tecs_err_t tecs__grow(tecs_world_t *w, void **arr, int32_t *cap, int32_t need, s
         ncap *= 2;
     if (ncap > INT32_MAX)
         ncap = INT32_MAX;
-    void *p = tecs__realloc(w, *arr, (size_t)*cap * esize, (size_t)ncap * esize);
+    void *p = tecs__realloc(w, *arr, (size_t)*cap * esize, tecs__bytes((uint64_t)ncap, esize));
     if (p == NULL)
         return tecs__err(w, TECS_ENOMEM, "out of memory growing an array to %d", need);
     *arr = p;
@@ -97,7 +100,7 @@ tecs_err_t tecs__grow(tecs_world_t *w, void **arr, int32_t *cap, int32_t need, s
 
 void *tecs__alloc_aligned(tecs_world_t *w, size_t size, void **raw)
 {
-    *raw = tecs__alloc(w, size + TECS_MAX_ALIGN - 1);
+    *raw = size > PTRDIFF_MAX ? NULL : tecs__alloc(w, size + TECS_MAX_ALIGN - 1);
     if (*raw == NULL)
         return NULL;
     uintptr_t p = ((uintptr_t)*raw + TECS_MAX_ALIGN - 1) & ~(uintptr_t)(TECS_MAX_ALIGN - 1);

@@ -11,6 +11,14 @@
 void *tecs__alloc(tecs_world_t *w, size_t size);
 void *tecs__realloc(tecs_world_t *w, void *p, size_t osize, size_t nsize);
 void tecs__free(tecs_world_t *w, void *p, size_t size);
+/* The bytes of n elements of esize, or SIZE_MAX when that does not fit in
+** a size_t (on a 32-bit target): an allocation of it then fails as out of
+** memory instead of getting a block the size of the wrapped product. Every
+** size computed from a count goes through here. */
+static inline size_t tecs__bytes(uint64_t n, size_t esize)
+{
+    return esize && n > SIZE_MAX / esize ? SIZE_MAX : (size_t)n * esize;
+}
 /* Grow *arr (elements of esize, capacity *cap) to hold at least need. */
 tecs_err_t tecs__grow(tecs_world_t *w, void **arr, int32_t *cap, int32_t need, size_t esize);
 /* 64-byte aligned blocks, for chunks; *raw receives what to free. */

@@ -436,7 +436,8 @@ tecs_archetype_t *tecs__arch_without(tecs_world_t *w, tecs_archetype_t *a, tecs_
 ** chunks allocated one by one would take, so memory counts per chunk. */
 static size_t group_size(const tecs_archetype_t *a, uint32_t g)
 {
-    return (size_t)g * (a->chunk_bytes + TECS_MAX_ALIGN - 1) - (TECS_MAX_ALIGN - 1);
+    size_t b = tecs__bytes(g, (size_t)a->chunk_bytes + TECS_MAX_ALIGN - 1);
+    return b == SIZE_MAX ? b : b - (TECS_MAX_ALIGN - 1);
 }
 
 /* Point chunks [s, s + g) at the group at base, and their column pointers
@@ -457,7 +458,7 @@ static void group_set(tecs_world_t *w, tecs_archetype_t *a, int32_t s, uint32_t 
 /* Bytes of the block holding cap chunk entries and their column pointers. */
 static size_t chunk_table_size(const tecs_archetype_t *a, int32_t cap)
 {
-    return (size_t)cap * (sizeof(struct tecs__chunk) + (size_t)a->stride * sizeof(char *));
+    return tecs__bytes((uint64_t)cap, sizeof(struct tecs__chunk) + (size_t)a->stride * sizeof(char *));
 }
 
 /* Make the chunk table hold want chunks: the entries first, then the

@@ -244,7 +244,8 @@ static void drop_vals(tecs_world_t *w, const tecs__cmd *c)
 ** memory, the array then as it was. */
 static bool resize_cmds(tecs_world_t *w, tecs__cmdbuf *b, int32_t cap)
 {
-    tecs__cmd *p = tecs__realloc(w, b->cmds, (size_t)b->cap * sizeof *p, (size_t)cap * sizeof *p);
+    tecs__cmd *p = tecs__realloc(w, b->cmds, (size_t)b->cap * sizeof *p,
+                                 tecs__bytes((uint64_t)cap, sizeof *p));
     if (p == NULL && cap > 0)
         return false;
     b->cmds = p;

@@ -235,7 +235,7 @@ static tecs_cond_t sort_in(tecs_filter_t *f, tecs_index_t *x, tecs_cond_t c)
 {
     fnode *nd = &f->nodes[c];
     int32_t n = nd->b;
-    okey *v = tecs__alloc(f->world, (size_t)n * 2 * sizeof *v + 1);
+    okey *v = tecs__alloc(f->world, tecs__bytes((uint64_t)n * 2 + 1, sizeof *v));
     if (v == NULL) {
         f->n--;
         return fail(f, TECS_ENOMEM, "out of memory");
@@ -250,7 +250,7 @@ static tecs_cond_t sort_in(tecs_filter_t *f, tecs_index_t *x, tecs_cond_t c)
     for (int32_t i = 0; i < m; i++)
         f->keys[nd->a + i] = v[i].e;
     nd->b = m;
-    tecs__free(f->world, v, (size_t)n * 2 * sizeof *v + 1);
+    tecs__free(f->world, v, ((size_t)n * 2 + 1) * sizeof *v);
     return c;
 }
 

@@ -79,7 +79,7 @@ static tecs_err_t tab_grow(tecs_index_t *x, int32_t need)
     int32_t nt = grown_size(x->ntab, need);
     if (nt == 0)
         return TECS_OK;
-    okey *t = tecs__alloc(x->world, (size_t)nt * sizeof *t);
+    okey *t = tecs__alloc(x->world, tecs__bytes((uint64_t)nt, sizeof *t));
     if (t == NULL)
         return TECS_ENOMEM;
     tecs__free(x->world, x->tab, (size_t)x->ntab * sizeof *x->tab);
@@ -129,7 +129,7 @@ static tecs_err_t buckets_grow(tecs_index_t *x, int32_t need)
     int32_t nb = grown_size(x->nbucket, need);
     if (nb == 0)
         return TECS_OK;
-    int32_t *b = tecs__alloc(x->world, (size_t)nb * sizeof *b);
+    int32_t *b = tecs__alloc(x->world, tecs__bytes((uint64_t)nb, sizeof *b));
     if (b == NULL)
         return TECS_ENOMEM;
     tecs__free(x->world, x->bucket, (size_t)x->nbucket * sizeof *x->bucket);
@@ -167,7 +167,7 @@ void tecs__hash_compact(tecs_index_t *x)
 {
     if (!is_hashed(x) || is_table(x) || x->n < 2)
         return;
-    ient *v = tecs__alloc(x->world, (size_t)x->cap * sizeof *v);
+    ient *v = tecs__alloc(x->world, tecs__bytes((uint64_t)x->cap, sizeof *v));
     if (v == NULL)
         return;
     int32_t j = 0;

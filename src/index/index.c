@@ -126,8 +126,10 @@ static uint64_t read_unsigned(const void *p, uint32_t size)
     }
 }
 
-/* The size bytes of the field at p, as they lie in memory, in the low
-** bytes of a zeroed word (a fixed-size copy per size: no library call). */
+/* The size bytes of the field at p, as they lie in memory, at the start of
+** a zeroed word (a fixed-size copy per size: no library call). Only revert
+** reads them, by copying them back: the word's value is never used, so the
+** machine's byte order does not matter. */
 static uint64_t read_raw(const void *p, uint32_t size)
 {
     uint64_t u = 0;
@@ -536,7 +538,7 @@ static tecs_err_t veto_batch(tecs_index_t *x, const void *vals, int32_t n)
                                  TECS__COMP(w, x->d.comp), n)
                      : veto_one(x, TECS__EV_ADD, 0, NULL);
     size_t size = w->comp.comps[x->d.comp].size;
-    okey *v = tecs__alloc(w, (size_t)n * 2 * sizeof *v);
+    okey *v = tecs__alloc(w, tecs__bytes((uint64_t)n * 2, sizeof *v));
     if (v == NULL)
         return tecs__err(w, TECS_ENOMEM, "out of memory checking unique keys");
     tecs_err_t err = TECS_OK;

@@ -519,8 +519,8 @@ tecs_err_t tecs__ordered_build(tecs_index_t *x)
     int32_t nl = (n + per - 1) / per, total = nl;
     for (int32_t c = nl; c > 1; c = (c + per_in - 1) / per_in)
         total += (c + per_in - 1) / per_in;
-    okey *v = tecs__alloc(w, (size_t)n * 2 * sizeof *v);
-    onode **lv = v ? tecs__alloc(w, (size_t)nl * sizeof *lv) : NULL;
+    okey *v = tecs__alloc(w, tecs__bytes((uint64_t)n * 2, sizeof *v));
+    onode **lv = v ? tecs__alloc(w, tecs__bytes((uint64_t)nl, sizeof *lv)) : NULL;
     tecs_err_t err = lv && pool_fill(x, x->npool + total) ? TECS_OK : TECS_ENOMEM;
     for (int32_t i = 0; i < n && !err; i++)
         v[i] = (okey){ x->ents[i].key, (uint64_t)TECS_ENTITY_INDEX(x->ents[i].e) << 32 |
