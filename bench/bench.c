@@ -45,7 +45,7 @@ static int g_failed;            /* a result check failed somewhere          */
 static const char *g_current;   /* scenario being run, for messages         */
 static int g_passes = 20;       /* timed passes per iterate repetition      */
 static int32_t g_rows;          /* --rows: rows per chunk, 0 = the default  */
-clockid_t g_clock = CLOCK_MONOTONIC;
+bool g_cpu_clock;
 
 void check_failed(const char *file, int line, const char *expr, const char *fmt, ...)
 {
@@ -200,7 +200,7 @@ static inline void integrate(Position *restrict p, const Velocity *restrict v, i
 }
 
 /* One pass over a query's chunks. */
-static __attribute__((noinline)) void pass_chunks(tecs_query_t *q)
+static BENCH_NOINLINE void pass_chunks(tecs_query_t *q)
 {
     tecs_iter_t it = tecs_query_iter(q);
     while (tecs_iter_next(&it))
@@ -314,7 +314,7 @@ static double sc_fragmented(int64_t n)
 }
 
 /* The physical limit: the same loop over two plain arrays. */
-static __attribute__((noinline)) void pass_raw(Position *restrict p,
+static BENCH_NOINLINE void pass_raw(Position *restrict p,
                                                const Velocity *restrict v, int64_t n)
 {
     for (int64_t i = 0; i < n; i++) {
@@ -464,7 +464,7 @@ static double sc_random_get(int64_t n)
 typedef struct { uint32_t gen, arch, row; } raw_record;   /* 12 bytes, as the library's */
 typedef struct { uint32_t n; const raw_record *recs; const Position *pos; } raw_table;
 
-static __attribute__((noinline)) const Position *raw_lookup(const raw_table *t, tecs_entity_t id)
+static BENCH_NOINLINE const Position *raw_lookup(const raw_table *t, tecs_entity_t id)
 {
     uint32_t i = (uint32_t)id;
     if (i >= t->n)
@@ -725,7 +725,7 @@ static void usage(void)
             "  --reps K  timed repetitions (default 11, --quick 3)\n"
             "  --n N     the same N for every scenario (for profiling)\n"
             "  --rows R  rows per chunk of every world (default: the library's)\n"
-            "  --cpu     time with this thread's CPU clock, not the wall clock\n"
+            "  --cpu     time with this thread's CPU clock, not the wall clock (POSIX)\n"
             "            (on a shared machine: time spent descheduled is left out)\n"
             "scenarios:");
     for (int i = 0; i < NSCEN; i++)
@@ -747,8 +747,8 @@ static options parse(int argc, char **argv)
             o.csv = argv[++i];
         else if (strcmp(a, "--only") == 0 && i + 1 < argc)
             o.only = argv[++i];
-        else if (strcmp(a, "--cpu") == 0)
-            g_clock = CLOCK_THREAD_CPUTIME_ID;
+        else if (strcmp(a, "--cpu") == 0 && BENCH_CPU_CLOCK)
+            g_cpu_clock = true;
         else if (strcmp(a, "--rows") == 0 && i + 1 < argc)
             g_rows = atoi(argv[++i]);
         else if (strcmp(a, "--n") == 0 && i + 1 < argc)
@@ -792,7 +792,7 @@ static void header(const options *o)
            o->reps, g_passes);
     if (g_rows)
         printf(", %d rows per chunk", (int)g_rows);
-    printf(", %s", g_clock == CLOCK_MONOTONIC ? "wall clock" : "thread CPU clock");
+    printf(", %s", g_cpu_clock ? "thread CPU clock" : "wall clock");
     printf("\n");
     printf("%-14s %10s %10s  %-10s %8s\n", "scenario", "n", "value", "unit", "x raw");
 }
@@ -809,14 +809,12 @@ int main(int argc, char **argv)
         fprintf(g_csv, "scenario,n,value,unit,ratio_to_raw\n");
     }
     header(&o);
-    struct timespec w0, w1;
-    clock_gettime(CLOCK_MONOTONIC, &w0);
+    double w0 = tecs_time_now();
     if (o.scaling)
         run_scaling(&o);
     else
         run_table(&o);
-    clock_gettime(CLOCK_MONOTONIC, &w1);
-    printf("total %.1f s%s\n", (double)(w1.tv_sec - w0.tv_sec) + (w1.tv_nsec - w0.tv_nsec) / 1e9,
+    printf("total %.1f s%s\n", tecs_time_now() - w0,
            g_failed ? "; SOME RESULT CHECKS FAILED" : "");
     if (g_csv)
         fclose(g_csv);

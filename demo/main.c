@@ -14,9 +14,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* A terminal test and a directory: POSIX's calls, or Windows's. */
+#if defined(_WIN32)
+#include <direct.h>
+#include <io.h>
+#define stderr_is_terminal() _isatty(_fileno(stderr))
+#define make_dir(path) _mkdir(path)
+#else
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
+#define stderr_is_terminal() isatty(STDERR_FILENO)
+#define make_dir(path) mkdir(path, 0777)
+#endif
 
 #include "boids.h"
 #include "live.h"
@@ -167,13 +177,6 @@ static int parse_args(int argc, char **argv, options *o)
     return 0;
 }
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* Redraw the bar when its width changes. */
 static void progress(int64_t done, int64_t total, int *shown)
 {
@@ -220,13 +223,13 @@ static run_result run(boids_sim *sim, const options *o, int32_t frames, int32_t 
                       canvas *c)
 {
     run_result r = { true, 0, 0.0, 0.0 };
-    bool bar = !o->quiet && !o->live && isatty(STDERR_FILENO);
+    bool bar = !o->quiet && !o->live && stderr_is_terminal();
     bool live = o->live && live_begin();
     int shown = -1;
     while (r.ok && r.frames < frames) {
-        double t0 = now();
+        double t0 = tecs_time_now();
         r.ok = boids_step(sim, DT) == TECS_OK;
-        r.seconds += now() - t0;
+        r.seconds += tecs_time_now() - t0;
         r.frames++;
         if (r.frames == head)
             r.seconds_head = r.seconds;
@@ -298,7 +301,7 @@ static bool prepare(const options *o)
         printf("png: unavailable (built without libpng); no pictures are written\n");
     if (o->live && !live_available())
         printf("live: unavailable (built without ncurses); running headless\n");
-    if (o->frames_dir != NULL && render_png_available() && mkdir(o->frames_dir, 0777) != 0 &&
+    if (o->frames_dir != NULL && render_png_available() && make_dir(o->frames_dir) != 0 &&
         errno != EEXIST) {
         fprintf(stderr, "boids: cannot create %s: %s\n", o->frames_dir, strerror(errno));
         return false;

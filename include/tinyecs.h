@@ -1326,7 +1326,7 @@ typedef struct tecs_system_desc_t {
  * Add a system at the end of its phase. Added while a frame runs, it runs
  * from the next frame on.
  * @return its id, or 0 on error: TECS_EINVAL (NULL, no name, unknown phase,
- * no callback or both, each without a query, negative or NaN interval),
+ * no callback or both, each without a query, interval negative, NaN or above 1e300),
  * TECS_EEXIST (name taken), TECS_EWORLD (query of another world),
  * TECS_ENOMEM.
  */
@@ -1357,7 +1357,8 @@ const char *tecs_system_name(const tecs_world_t *world, tecs_system_t system);
 /** Live systems of the world (those removed mid-frame not counted). */
 int32_t tecs_system_count(const tecs_world_t *world);
 
-/** Per-system statistics. Times are seconds of CLOCK_MONOTONIC, measured
+/** Per-system statistics. Times are seconds of a monotonic clock
+ *  (CLOCK_MONOTONIC on POSIX, QueryPerformanceCounter on Windows), measured
  *  around the callback and the flush of the changes it made. */
 typedef struct tecs_system_stats_t {
     int64_t runs;               /* times it ran                               */
@@ -1382,13 +1383,22 @@ tecs_err_t tecs_system_stats(tecs_world_t *world, tecs_system_t system,
  * interval, a huge delta_time) the whole accumulated time is taken instead,
  * so it->delta_time is always finite. Time does not accumulate while it is
  * disabled. Others get it->delta_time = delta_time.
- * @return TECS_OK, TECS_EINVAL (negative or NaN delta_time), TECS_EBUSY
+ * @return TECS_OK, TECS_EINVAL (delta_time negative, NaN or above 1e300), TECS_EBUSY
  * (inside an iteration, a callback or another frame).
  */
 tecs_err_t tecs_progress(tecs_world_t *world, double delta_time);
 
 /** Frames run so far (the frame number the next tecs_progress gets). */
 int64_t tecs_world_frame_count(const tecs_world_t *world);
+
+/**
+ * Seconds on the clock system statistics use: monotonic, from an arbitrary
+ * origin, so only differences mean anything (a frame's delta_time, say).
+ * CLOCK_MONOTONIC on POSIX, QueryPerformanceCounter on Windows, C11
+ * timespec_get elsewhere (which follows the wall clock). Needs no world;
+ * safe from any thread and any callback.
+ */
+double tecs_time_now(void);
 
 #ifdef __cplusplus
 }

@@ -19,6 +19,7 @@
 **
 ** Layers, bottom to top (each .c calls only files above it in this list):
 **
+**     os.c             the platform: a monotonic clock
 **     alloc.c          allocator, error state, callback depths
 **     entity_index.c   id slots, generations, FIFO free list
 **     component.c      the component registry
@@ -37,6 +38,12 @@
 #ifndef TECS_PRIVATE_H
 #define TECS_PRIVATE_H
 
+/* mingw-w64's stdio follows C99 (%zu, %lld) only when asked to, before
+** any system header; MSVC's and glibc's always do. */
+#if defined(__MINGW32__) && !defined(__USE_MINGW_ANSI_STDIO)
+#define __USE_MINGW_ANSI_STDIO 1
+#endif
+
 #include "tinyecs.h"
 
 #include <assert.h>
@@ -47,7 +54,11 @@
 #define TECS__UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define TECS__NOINLINE    __attribute__((noinline))
 #define TECS__INLINE      inline __attribute__((always_inline))
+#if defined(__MINGW32__)
+#define TECS__PRINTF(a, b) __attribute__((format(gnu_printf, a, b)))
+#else
 #define TECS__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#endif
 #define TECS__PREFETCH(p) __builtin_prefetch(p)
 #define TECS__CTZ(x)      __builtin_ctz(x)
 #else
@@ -73,6 +84,7 @@ static inline int tecs__ctz(uint32_t x)
 }
 
 /* The layers, bottom to top: types, state, interface. */
+#include "os.h"
 #include "alloc.h"
 #include "entity_index.h"
 #include "component.h"
@@ -124,6 +136,7 @@ _Static_assert(offsetof(tecs_world_t, base) == 0, "tecs__base_of: the base state
 /* The layers' inline functions, in the same order, now that the world is
 ** complete. */
 #define TECS__WORLD_DONE
+#include "os.h"
 #include "alloc.h"
 #include "entity_index.h"
 #include "component.h"

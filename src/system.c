@@ -31,17 +31,20 @@
 ** whole accumulated time and acc restarts at 0, so delta_time is always
 ** finite and the system keeps running.
 **
-** Timing uses clock_gettime(CLOCK_MONOTONIC), hence the POSIX feature macro.
+** Timing uses the platform layer's monotonic clock (tecs__os_now).
 ** The worker pool of DESIGN.md (systems with disjoint read/write sets in
 ** parallel) is not built yet: systems run one after another.
 **
-** Calls: alloc.c, event.c (it is a listener), command.c (a frame defers
+** Calls: os.c, alloc.c, event.c (it is a listener), command.c (a frame defers
 ** the world), query.c.
 */
-#define _POSIX_C_SOURCE 199309L
 #include "private.h"
 
-#include <time.h>
+/* The largest interval and delta time taken, in seconds: a sum of two stays
+** finite. The cast rounds the constant to a double where the compiler
+** evaluates constants in a wider type (x87: FLT_EVAL_METHOD 2), so that
+** 1e300 itself passes there too. */
+#define TIME_MAX ((double)1e300)
 
 typedef struct sys_entry {
     tecs_system_t id;
@@ -173,7 +176,7 @@ static tecs_err_t validate_desc(tecs_world_t *w, const tecs_system_desc_t *d)
         return tecs__err(w, TECS_EINVAL, "system '%s': each needs a query", d->name);
     if (d->query && tecs_query_world(d->query) != w)
         return tecs__err(w, TECS_EWORLD, "system '%s': query of another world", d->name);
-    if (!(d->interval >= 0 && d->interval <= 1e300))
+    if (!(d->interval >= 0 && d->interval <= TIME_MAX))
         return tecs__err(w, TECS_EINVAL, "system '%s': bad interval %g (seconds, 0 or more)",
                          d->name, d->interval);
     if (find_name(w, d->name))
@@ -294,13 +297,6 @@ int64_t tecs_world_frame_count(const tecs_world_t *w)
 
 /* ---- running --------------------------------------------------------- */
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* The delta time this frame gives system e, or a negative value when an
 ** interval system is not due. */
 static double due(sys_entry *e, double dt)
@@ -368,7 +364,7 @@ static void run_one(tecs_world_t *w, sys_state *s, int32_t i, double dt)
     double sdt = due(e, dt);
     if (sdt < 0)
         return;
-    double t0 = now();
+    double t0 = tecs__os_now();
     tecs__defer_begin(w);
     w->base.cb_depth++;              /* a callback runs (R1): see tecs__cb_begin */
     tecs_err_t outer_err = w->base.err;
@@ -376,7 +372,7 @@ static void run_one(tecs_world_t *w, sys_state *s, int32_t i, double dt)
     tecs__err_restore(w, outer_err);
     w->base.cb_depth--;
     tecs__defer_end(w);
-    double t = now() - t0;
+    double t = tecs__os_now() - t0;
     e = &w->sys->list[i];
     e->stats.runs++;
     e->stats.time_last = t;
@@ -392,7 +388,7 @@ tecs_err_t tecs_progress(tecs_world_t *w, double dt)
     tecs_err_t err = tecs__enter(w);
     if (err)
         return err;
-    if (!(dt >= 0 && dt <= 1e300))
+    if (!(dt >= 0 && dt <= TIME_MAX))
         return tecs__err(w, TECS_EINVAL, "tecs_progress: bad delta time %g", dt);
     if (w->base.defer_depth > 0 || w->cmd.flushing)
         return tecs__err(w, TECS_EBUSY, "tecs_progress cannot run inside an iteration, a "

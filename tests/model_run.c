@@ -15,15 +15,6 @@
 */
 #include "model.h"
 
-#include <time.h>
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void save_prog(const char *path, const m_prog *p)
 {
     size_t size;
@@ -109,7 +100,7 @@ int main(int argc, char **argv)
         return replay_file(replay, off, every_set ? every : 0);
     if (seconds < 0)
         seconds = one ? 0 : 10;
-    double start = now();
+    double start = tecs_time_now();
     long total = 0, runs = 0;
     do {
         m_prog p;
@@ -136,8 +127,8 @@ int main(int argc, char **argv)
         }
         m_prog_free(&p);
         seed++;
-    } while (now() - start < seconds);
+    } while (tecs_time_now() - start < seconds);
     printf("%ld programs, %ld operations, %.1f s, no mismatch (last seed %llu)\n", runs, total,
-           now() - start, (unsigned long long)seed - 1);
+           tecs_time_now() - start, (unsigned long long)seed - 1);
     return 0;
 }

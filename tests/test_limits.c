@@ -39,25 +39,27 @@ static dt_log run_frames(double interval, double dt, int frames)
 
 TEST(limits_subnormal_interval_keeps_running)
 {
-    dt_log l = run_frames(DBL_TRUE_MIN, 1.0 / 60, 5);
+    const double dt = 1.0 / 60;     /* a double: x87 keeps constants wider */
+    dt_log l = run_frames(DBL_TRUE_MIN, dt, 5);
     CHECK_EQ(l.runs, 5);
     CHECK(l.finite);
-    CHECK(l.last == 1.0 / 60);
-    l = run_frames(DBL_MIN / 4, 1.0 / 60, 3);
+    CHECK(l.last == dt);
+    l = run_frames(DBL_MIN / 4, dt, 3);
     CHECK_EQ(l.runs, 3);
     CHECK(l.finite);
 }
 
 TEST(limits_huge_delta_time_and_interval)
 {
-    dt_log l = run_frames(1e-300, 1e300, 3);        /* 1e600 intervals a frame */
+    const double big = 1e300;       /* a double: x87 keeps constants wider */
+    dt_log l = run_frames(1e-300, big, 3);          /* 1e600 intervals a frame */
     CHECK_EQ(l.runs, 3);
     CHECK(l.finite);
-    CHECK(l.last == 1e300);
+    CHECK(l.last == big);
     l = run_frames(1e300, 1e300, 4);                /* one interval a frame */
     CHECK_EQ(l.runs, 4);
     CHECK(l.finite);
-    CHECK(l.last == 1e300);
+    CHECK(l.last == big);
     l = run_frames(1.0, 1e300, 3);                  /* 1e300 whole intervals */
     CHECK_EQ(l.runs, 3);
     CHECK(l.finite);

@@ -430,3 +430,34 @@ TEST(system_changes_fire_their_events_before_the_next_system)
     TW_CHECK(w);
     tw_free(w);
 }
+
+/* A system that spins until the clock has moved on by `ctx` seconds (or,
+** should the clock stand still, for 10,000,000 readings). */
+static void spin(tecs_iter_t *it)
+{
+    const double *wait = it->ctx;
+    double t0 = tecs_time_now();
+    for (long n = 0; tecs_time_now() - t0 < *wait && n < 10000000; n++)
+        ;
+}
+
+TEST(system_stats_use_the_clock_tecs_time_now_gives)
+{
+    tecs_world_t *w = tw_new();
+    const double wait = 0.002;
+    tecs_system_t s = tecs_system_new(w, &(tecs_system_desc_t){ .name = "spin", .run = spin,
+                                      .ctx = (void *)&wait });
+    CHECK(s);
+    double before = tecs_time_now();
+    CHECK_ERR(tecs_progress(w, 0), TECS_OK);
+    CHECK_ERR(tecs_progress(w, 0), TECS_OK);
+    double after = tecs_time_now();
+    CHECK(after >= before + 2 * wait);
+    tecs_system_stats_t st;
+    CHECK_ERR(tecs_system_stats(w, s, &st), TECS_OK);
+    CHECK_EQ(st.runs, 2);
+    /* Each run spun for `wait` at least, inside the frames measured around. */
+    CHECK(st.time_last >= wait && st.time_total >= 2 * wait);
+    CHECK(st.time_total <= after - before);
+    tw_free(w);
+}
