@@ -5,6 +5,8 @@
 #   make test           build and run every test (CTest)
 #   make test-sanitize  the tests under AddressSanitizer + UBSan
 #   make test-valgrind  the tests under valgrind memcheck (any error fails)
+#   make test-cross     the tests built for Windows (wine), 32-bit x86 and
+#                       big-endian s390x (qemu-user); CROSS_TARGETS='i686' for one
 #   make fuzz           each libFuzzer target for FUZZ_SECONDS (default 60)
 #   make model-run      the model test for MODEL_SECONDS (default 60)
 #   make bench          benchmarks, release build, warm heap (BENCH_ARGS='--quick');
@@ -30,7 +32,7 @@ FUZZ_TARGETS  ?= fuzz_model
 SANITIZE_MODEL_OPS ?= 250000
 VALGRIND_MODEL_OPS ?= 20000
 
-.PHONY: all build lib test demo test-sanitize test-valgrind fuzz model-run bench bench-cold \
+.PHONY: all build lib test demo test-sanitize test-valgrind test-cross fuzz model-run bench bench-cold \
 	bench-build bench-table docs clean
 
 # Benchmarks: their own release build, plain -O3 (no -march=native).
@@ -79,6 +81,12 @@ test-valgrind: build
 		--errors-for-leak-kinds=definite,indirect,possible ./tests/tinyecs_tests {} >/dev/null \
 		|| { echo "FAILED under valgrind: {}"; exit 1; }' \
 		&& echo "test-valgrind: every case clean"
+
+# Cross toolchains and emulators from Debian, installed when missing (as
+# root); see tools/test_cross.sh and cmake/toolchains/.
+CROSS_TARGETS ?=
+test-cross:
+	JOBS=$(JOBS) sh tools/test_cross.sh $(CROSS_TARGETS)
 
 # libFuzzer needs clang's runtime (Debian: libclang-rt-14-dev). Each target
 # starts from the committed seeds in fuzz/corpus/, keeps what it learns in

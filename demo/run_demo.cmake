@@ -1,5 +1,6 @@
 # Run the demo once and check what it did (a CTest case: cmake -P this file).
 #   DEMO      the boids executable
+#   EMULATOR  what runs it in a cross build, separated by '|' (optional)
 #   ARGS      its arguments, separated by '|'
 #   RC        the exit status wanted
 #   STDERR    a regex its stderr must match (optional)
@@ -10,6 +11,7 @@
 #             emptied before the run)
 #   WORKDIR   the directory to run it in (optional; made if missing)
 string(REPLACE "|" ";" args "${ARGS}")
+string(REPLACE "|" ";" emulator "${EMULATOR}")
 if(PNG)
   file(REMOVE "${PNG}")
 endif()
@@ -21,7 +23,7 @@ if(WORKDIR)
 else()
   set(WORKDIR ".")
 endif()
-execute_process(COMMAND "${DEMO}" ${args} WORKING_DIRECTORY "${WORKDIR}" RESULT_VARIABLE rc
+execute_process(COMMAND ${emulator} "${DEMO}" ${args} WORKING_DIRECTORY "${WORKDIR}" RESULT_VARIABLE rc
                 OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc STREQUAL "${RC}")
   message(FATAL_ERROR "exit status ${rc}, wanted ${RC}\nstdout:\n${out}\nstderr:\n${err}")

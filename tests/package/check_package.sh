@@ -12,6 +12,9 @@
 #      skipped with a message when pkg-config is not installed.
 # Each program must run and print the expected line. Output of the builds
 # goes to WORK_DIR/log; it is shown when a step fails.
+# A cross build passes, in the environment, TECS_TOOLCHAIN (its CMake
+# toolchain file), TECS_RUN (what runs its programs: wine, qemu-user) and
+# TECS_EXE (the suffix of a program's file: .exe).
 set -eu
 
 src=$(cd "$1" && pwd)
@@ -36,8 +39,14 @@ step() {
     echo "== $1" >>"$log"
 }
 
+toolchain=${TECS_TOOLCHAIN:-}
+emu=${TECS_RUN:-}
+exe=${TECS_EXE:-}
+
 run() {   # run NAME PROGRAM: the program's output must be the expected line
-    out=$("$2" 2>&1) || fail "$1: $2 exited with $?: $out"
+    # shellcheck disable=SC2086  # emu is a command and its options, or empty
+    out=$($emu "$2$exe" 2>&1) || fail "$1: $2 exited with $?: $out"
+    out=$(printf '%s' "$out" | tr -d '\r')     # Windows ends its lines with CR LF
     [ "$out" = "$expect" ] || fail "$1: printed '$out', expected '$expect'"
     echo "ok: $1"
 }
@@ -46,7 +55,12 @@ build() {   # build NAME SOURCE BINARY [cmake options...]
     name=$1 s=$2 b=$3
     shift 3
     step "$name"
-    "$cmake" -S "$s" -B "$b" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=Release \
+    if [ -n "$toolchain" ]; then
+        set -- -DCMAKE_TOOLCHAIN_FILE="$toolchain" "$@"
+    else
+        set -- -DCMAKE_C_COMPILER="$cc" "$@"
+    fi
+    "$cmake" -S "$s" -B "$b" -DCMAKE_BUILD_TYPE=Release \
         "$@" >>"$log" 2>&1 || fail "$name: configure"
     "$cmake" --build "$b" -j2 >>"$log" 2>&1 || fail "$name: build"
 }
@@ -59,6 +73,9 @@ for f in include/tinyecs.h lib/cmake/tinyecs/tinyecsConfig.cmake \
     [ -f "$work/prefix/$f" ] || fail "install: $f is missing"
 done
 echo "ok: installed into $work/prefix"
+# Windows finds a DLL beside the program or on the PATH; under wine, WINEPATH.
+WINEPATH="$work/prefix/bin"
+export WINEPATH
 
 build "find_package" "$here/find_package" "$work/find_package" \
     -DCMAKE_PREFIX_PATH="$work/prefix"

@@ -21,8 +21,12 @@
 #
 # Any other ```c block fails the test: every block is checked or marked.
 # Compiler flags: -std=c11 -Wall -Wextra -Werror -pedantic, then FLAGS (the
-# sanitizer build passes its -fsanitize flags). Errors point at README lines.
+# build's own: -m32, -fsanitize, ...). Errors point at README lines.
+# In the environment, TECS_RUN is what runs a program of a cross build
+# (wine, qemu-user) and TECS_EXE the suffix of a program's file (.exe).
 set -eu
+run=${TECS_RUN:-}
+exe=${TECS_EXE:-}
 
 readme=$1 inc=$2 lib=$3 work=$4 cc=$5
 shift 5
@@ -125,11 +129,12 @@ while read -r n kind line; do
     fi
     # shellcheck disable=SC2086
     if ! "$cc" -std=c11 -Wall -Wextra -Werror -pedantic $extra "$@" -I"$inc" \
-            "$work/t_$n.c" "$lib" -o "$work/t_$n" 2>"$out"; then
+            "$work/t_$n.c" "$lib" -o "$work/t_$n$exe" 2>"$out"; then
         echo "FAILED $where ($kind) does not compile:"
         cat "$out"
         failed=$((failed + 1))
-    elif ! "$work/t_$n" >"$out" 2>&1; then
+    # shellcheck disable=SC2086  # run is a command and its options, or empty
+    elif ! $run "$work/t_$n$exe" >"$out" 2>&1; then
         echo "FAILED $where ($kind) exited with an error:"
         tail -n 30 "$out"
         failed=$((failed + 1))
