@@ -84,16 +84,18 @@ failed=0
 for t in $targets; do
     b=build-cross-$t
     echo "== test-cross: $t (cmake/toolchains/$(toolchain "$t").cmake, in $b)"
-    cmake -S . -B "$b" -DCMAKE_TOOLCHAIN_FILE="cmake/toolchains/$(toolchain "$t").cmake" \
+    cmake -S . -B "$b" -DCMAKE_TOOLCHAIN_FILE="$(pwd)/cmake/toolchains/$(toolchain "$t").cmake" \
         -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
     cmake --build "$b" -j"$jobs"
     if [ "$t" = windows ]; then
-        # A wine prefix of the build's own, made before the tests start: two
-        # tests making it at once fail.
+        # A wine prefix of the build's own, made before the tests start (two
+        # tests making it at once fail), and one wine server for the whole
+        # run: one that exits when idle drops the tests connecting to it.
         WINEPREFIX=$(pwd)/$b/wine WINEDEBUG=-all
         export WINEPREFIX WINEDEBUG
         /usr/lib/wine/wine64 wineboot --init >/dev/null 2>&1 || true
         wineserver -w
+        wineserver -p
     fi
     if (cd "$b" && TECS_MODEL_OPS=$model_ops ctest --output-on-failure -j"$jobs") \
             >"$b/ctest.log" 2>&1; then
