@@ -611,3 +611,53 @@ TEST(resource_set_out_of_memory_changes_nothing)
             break;
     }
 }
+
+/* ---- inside the world's allocator ----------------------------------------- */
+
+typedef struct spy_alloc {
+    tw_alloc a;
+    tecs_world_t *w;
+    tecs_comp_t t;
+    bool armed;
+    int calls;
+    bool read_none;
+    tecs_err_t set, rm;
+} spy_alloc;
+
+static void *spy_fn(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+    spy_alloc *s = ud;
+    if (s->armed && s->w) {
+        s->armed = false;
+        s->calls++;
+        s->read_none = tecs_resource_get(s->w, s->t) == NULL && !tecs_resource_has(s->w, s->t) &&
+                       tecs_resource_get_mut(s->w, s->t) == NULL;
+        s->set = TECS_RESOURCE_SET(s->w, s->t, Time, { 5, 5 });
+        s->rm = tecs_resource_remove(s->w, s->t);
+    }
+    return tw_alloc_fn(&s->a, ptr, osize, nsize);
+}
+
+/* Inside the allocator the world is half changed: reads give nothing,
+** changes are refused. */
+TEST(resource_calls_from_inside_the_allocator)
+{
+    spy_alloc s = { .a = { 0 } };
+    tecs_world_t *w = tecs_world_new_ex(&(tecs_world_desc_t){ .alloc = spy_fn, .alloc_ud = &s });
+    CHECK(w != NULL);
+    s.w = w;
+    s.t = time_comp(w);
+    tecs_comp_t o = TECS_COMPONENT(w, Velocity);
+    CHECK_ERR(TECS_RESOURCE_SET(w, s.t, Time, { 1, 0 }), TECS_OK);
+    s.armed = true;
+    CHECK_ERR(tecs_resource_set(w, o, &(Velocity){ 1, 1 }), TECS_OK);   /* allocates */
+    CHECK_EQ(s.calls, 1);
+    CHECK(s.read_none);
+    CHECK_ERR(s.set, TECS_EBUSY);
+    CHECK_ERR(s.rm, TECS_EBUSY);
+    CHECK(TECS_RESOURCE_GET(w, s.t, Time)->now == 1);
+    TW_CHECK(w);
+    s.w = NULL;
+    CHECK_ERR(tecs_world_free(w), TECS_OK);
+    CHECK_EQ(s.a.blocks, 0);
+}
