@@ -182,6 +182,7 @@ struct interp {
     int mdrop_err;              /* ... the first one's error                */
     int32_t ldrops;             /* drops a last error reported, this step (-1) */
     int ldrop_err;              /* ... the reported error                   */
+    int32_t nsect;              /* deferred sections the program has open   */
 };
 
 /* A condition of the model's filter. */
