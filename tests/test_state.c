@@ -622,3 +622,83 @@ TEST(world_reset_refused_inside_iterations_and_callbacks)
     TW_CHECK(w);
     tw_free(w);
 }
+
+/* ---- out of memory, a closed world, lifecycle hooks ----------------------- */
+
+TEST(defer_begin_out_of_memory_changes_nothing)
+{
+    tw_alloc a = { 0 };
+    tecs_world_t *w = tw_new_ex(&a, 0);
+    a.fail_at = a.calls + 1;                        /* the section stack's room */
+    CHECK_ERR(tecs_defer_begin(w), TECS_ENOMEM);
+    CHECK(!tecs_is_deferred(w));
+    CHECK_ERR(tecs_defer_end(w), TECS_EINVAL);      /* nothing was opened */
+    CHECK_ERR(tecs_defer_begin(w), TECS_OK);        /* memory again */
+    CHECK_ERR(tecs_defer_end(w), TECS_OK);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+typedef struct closed_log {
+    int begin, end, reset;
+    tecs_entity_state_t state;
+    int calls;
+} closed_log;
+
+static void remove_while_closed(const tecs_event_t *ev)
+{
+    closed_log *l = ev->ctx;
+    l->calls++;
+    l->begin = tecs_defer_begin(ev->world);
+    l->end = tecs_defer_end(ev->world);
+    l->reset = tecs_world_reset(ev->world);
+    l->state = tecs_entity_state(ev->world, ev->entity);
+}
+
+TEST(defer_and_reset_refused_while_the_world_is_closed)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    closed_log l = { 0 };
+    CHECK(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_REMOVE, .comp = pos,
+                                                        .callback = remove_while_closed,
+                                                        .ctx = &l }) != 0);
+    TECS_SET(w, tecs_new(w), pos, Position, { 1, 1 });
+    CHECK_ERR(tecs_world_reset(w), TECS_OK);        /* closed while it runs */
+    CHECK_EQ(l.calls, 1);
+    CHECK(l.begin == TECS_EBUSY && l.end == TECS_EBUSY && l.reset == TECS_EBUSY);
+    CHECK_EQ(l.state, TECS_ENTITY_ALIVE);           /* it dies right after */
+    CHECK(!tecs_is_deferred(w));
+    TECS_SET(w, tecs_new(w), pos, Position, { 1, 1 });
+    memset(&l, 0, sizeof l);
+    tw_free(w);                                     /* closed while it runs */
+    CHECK_EQ(l.calls, 1);
+    CHECK(l.begin == TECS_EBUSY && l.end == TECS_EBUSY && l.reset == TECS_EBUSY);
+}
+
+static tecs_world_t *hook_world;
+static int hook_reset = -1;
+
+static void ctor_resets(void *dst, int32_t n, void *ctx)
+{
+    (void)ctx;
+    memset(dst, 0, (size_t)n * sizeof(Position));
+    if (hook_world)
+        hook_reset = tecs_world_reset(hook_world);
+}
+
+TEST(world_reset_refused_inside_a_lifecycle_hook)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t c = tecs_component_new(w, &(tecs_component_desc_t){
+        .name = "Hooked", .size = sizeof(Position), .align = _Alignof(Position),
+        .ctor = ctor_resets });
+    tecs_entity_t e = tecs_new(w);
+    hook_world = w;
+    CHECK_ERR(tecs_add(w, e, c), TECS_OK);
+    hook_world = NULL;
+    CHECK_EQ(hook_reset, TECS_EBUSY);
+    CHECK(tecs_is_alive(w, e) && tecs_has(w, e, c));
+    TW_CHECK(w);
+    tw_free(w);
+}
