@@ -42,6 +42,9 @@
 **     Structural changes: tecs_new*, tecs_destroy, tecs_add, tecs_remove, a
 **     tecs_set that adds, tecs_delayed_new / _new_with / _destroy. Value
 **     writes: tecs_set of a component the entity has, tecs_modified.
+**     Resource writes (tecs_resource_set / _remove / _modified) touch no
+**     row: they apply at once in every row but the last two (EBUSY),
+**     lifecycle hooks included (see Resources).
 **     Objects: components, indexes, filters, caches, queries, observers,
 **     systems (tecs_filter_free is never refused); tecs_archetype_reserve
 **     counts as one. World free, progress, apply: tecs_world_free,
@@ -49,7 +52,7 @@
 **     _apply_destroy. tecs_defer_begin / tecs_defer_end are allowed in
 **     every row but the last two (see tecs_defer_begin).
 **     Reads: tecs_get, tecs_has, tecs_is_alive, tecs_entity_state, the
-**     counts.
+**     counts, the resource reads.
 **     Queued: the call returns at once (a new entity gets its id, not alive
 **     yet) and the change applies, in call order, after the outermost call:
 **     a system's changes when the system ends, an iteration's when the
@@ -73,6 +76,7 @@
 ** ("component 'Position' (7)") and the entity ("entity 12:3",
 ** slot:generation). Calls that cannot fail leave the last
 ** error alone: tecs_is_alive, tecs_has, tecs_field, tecs_iter_fini, the
+** resource reads (tecs_resource_get / _get_mut / _has), the
 ** frees that return nothing, getters of names and counts on valid handles
 ** (NULL gives 0), and tecs_iter_next on an ended iteration (the empty one
 ** of a failed tecs_query_where keeps its error through the loop). The
@@ -208,8 +212,8 @@ tecs_err_t tecs_world_free(tecs_world_t *world);
 /**
  * Reset a world: destroy every entity and drop every queued change, and
  * keep everything else (components and their hooks, archetypes and their
- * handles, queries, indexes, filters, caches, observers, systems and the
- * frame count). Each entity dies as tecs_destroy kills it: REMOVE and
+ * handles, queries, indexes, filters, caches, observers, systems, the
+ * frame count, and the world's resources, which are on no entity). Each entity dies as tecs_destroy kills it: REMOVE and
  * LEAVE observers, on_remove hooks, cache on_leave callbacks, indexes and
  * destructors see it (archetypes in creation order, each one's rows last
  * to first). Queued and delayed changes are dropped, not applied: delayed
@@ -1303,7 +1307,8 @@ typedef enum tecs_event_kind_t {
 typedef struct tecs_event_t {
     tecs_world_t *world;
     tecs_event_kind_t kind;
-    tecs_entity_t entity;
+    tecs_entity_t entity;       /* 0: the event is of the world's resource of
+                                   comp (see Resources)                       */
     tecs_comp_t comp;           /* 0 for ENTER / LEAVE                        */
     void *value;                /* the component's value; NULL for a tag and
                                    for ENTER / LEAVE. Valid during the call.  */
@@ -1351,6 +1356,9 @@ typedef struct tecs_observer_desc_t {
     tecs_query_t *query;        /* or take the terms of this query (copied)   */
     tecs_observer_fn callback;  /* required                                   */
     void *ctx;
+    bool resource;              /* watch the world's resource of comp instead
+                                   of entities: fires with entity 0; ADD / SET
+                                   / REMOVE only, no terms                    */
 } tecs_observer_desc_t;
 
 /**
@@ -1366,9 +1374,13 @@ typedef struct tecs_observer_desc_t {
  * When the world is freed, every live entity is announced as destroyed
  * (REMOVE, then LEAVE), archetype by archetype in creation order, rows in
  * order; changes queued then are dropped.
+ * With .resource it fires for the world's resource of comp only (entity 0),
+ * when tecs_resource_set / _remove / _modified change it, and never for
+ * entities; an observer without it never fires for the resource.
  * @return its id, or 0 on error: TECS_EINVAL (bad event, missing callback,
  * comp given for ENTER / LEAVE or missing for the others, no terms for ENTER /
- * LEAVE, terms and query both given, SET of a tag, bad terms as tecs_query_new),
+ * LEAVE, terms and query both given, SET of a tag, bad terms as tecs_query_new,
+ * .resource with ENTER / LEAVE or with terms),
  * TECS_ENOCOMP, TECS_EWORLD (query of another world), TECS_EBUSY (while the
  * world is being freed), TECS_ENOMEM.
  */
@@ -1382,6 +1394,109 @@ tecs_err_t tecs_observer_free(tecs_world_t *world, tecs_observer_t observer);
 
 /** Live observers of the world. */
 int32_t tecs_observer_count(const tecs_world_t *world);
+
+/* ==================================================================== */
+/* Resources                                                            */
+/* ==================================================================== */
+
+/*
+** A resource is a world's one value of a component, held by the world on
+** no entity: the time, the input, the settings, the level. Queries, entity
+** counts and the iteration of every entity do not see it. Its value is
+** aligned to the component's alignment, allocated through the world's
+** allocator and built and destroyed by the component's lifecycle hooks (ctor
+** then copy when a set adds it, copy when a set writes over it, dtor at
+** remove and at world free). The component's on_add / on_set / on_remove
+** hooks and the observers made with .resource fire for it with entity 0
+** (0 means the world): ADD then SET when a set adds it, SET when a set
+** writes over it or tecs_resource_modified reports a write, REMOVE before
+** it is destroyed. A tag (size 0) can be a resource too: it has no value.
+**
+** From callbacks: a resource is in no row, so tecs_resource_set, _remove
+** and _modified apply at once from every callback, lifecycle hooks
+** included; the hooks and observers they fire run inside the call, with
+** the world deferred as in any callback. They are refused (TECS_EBUSY)
+** while the world is being freed, inside its allocator, and for the
+** resource whose own ctor / copy / dtor is running. Inside the resource's
+** own REMOVE callbacks a remove of it returns TECS_OK (the removal is under
+** way) and a set or modified of it is refused (TECS_EBUSY). A callback of
+** an ADD or SET of it may remove it: the delivery stops there, and no later
+** callback is handed the freed value. A set inside its own on_set runs
+** on_set again, at once: guard against endless recursion as with tecs_set.
+** The reads (get, get_mut, has, count) are allowed everywhere but inside the
+** world's allocator, and record no error and write nothing to the world:
+** several threads may read resources at once while no thread changes the
+** world. When the world is freed, every entity is announced destroyed
+** first, then each resource (in component id order: REMOVE, then its
+** destructor), so entities' on_remove hooks can still read resources.
+** Resources are to be saved with the world once snapshots exist.
+*/
+
+/**
+ * Set the world's resource of comp to a copy of *value (its copy hook, or
+ * memcpy), adding it first if absent. value may be NULL only for a tag.
+ * Applies at once, also from callbacks (see above).
+ * @return TECS_OK, TECS_EINVAL (NULL world, NULL value of a component with a
+ * size), TECS_ENOCOMP, TECS_EBUSY (the world is being freed; the resource's
+ * own lifecycle hook or removal runs), TECS_ENOMEM (nothing changed).
+ */
+tecs_err_t tecs_resource_set(tecs_world_t *world, tecs_comp_t comp, const void *value);
+
+/**
+ * Read the world's resource of comp. @return a pointer to its value, valid
+ * until the resource is removed or the world freed (a set writes in place);
+ * NULL if it is absent, comp unknown or a tag (tecs_resource_has tells a
+ * tag apart), the world NULL, or inside the world's allocator. Records no
+ * error and writes nothing to the world.
+ */
+const void *tecs_resource_get(const tecs_world_t *world, tecs_comp_t comp);
+
+/**
+ * Like tecs_resource_get, for writing. A write through the pointer is not
+ * reported: call tecs_resource_modified for on_set hooks and SET observers
+ * to see it (as with tecs_get_mut and tecs_modified).
+ */
+void *tecs_resource_get_mut(tecs_world_t *world, tecs_comp_t comp);
+
+/** True if the world has a resource of comp (tags included). Records no
+ *  error and writes nothing to the world. */
+bool tecs_resource_has(const tecs_world_t *world, tecs_comp_t comp);
+
+/**
+ * Remove the world's resource of comp: its REMOVE hook and observers fire,
+ * then its destructor runs and its memory is freed. Applies at once, also
+ * from callbacks (see above).
+ * @return TECS_OK (also from inside its own REMOVE callbacks, where the
+ * removal is under way), TECS_EINVAL (NULL world), TECS_ENOCOMP, TECS_ENOENT
+ * (absent), TECS_EBUSY (the world is being freed; the resource's own
+ * lifecycle hook runs).
+ */
+tecs_err_t tecs_resource_remove(tecs_world_t *world, tecs_comp_t comp);
+
+/**
+ * Report that the resource's value was written through tecs_resource_get_mut:
+ * its on_set hook and SET observers fire, at once.
+ * @return TECS_OK, TECS_EINVAL (NULL world, a tag), TECS_ENOCOMP,
+ * TECS_ENOENT (absent), TECS_EBUSY (the world is being freed; the
+ * resource's own lifecycle hook or removal runs).
+ */
+tecs_err_t tecs_resource_modified(tecs_world_t *world, tecs_comp_t comp);
+
+/** Resources the world has (0 for NULL). */
+int32_t tecs_resource_count(const tecs_world_t *world);
+
+/** tecs_resource_set with a compound literal:
+ *  TECS_RESOURCE_SET(w, time, Time, { .delta = 0.016 }). */
+#define TECS_RESOURCE_SET(world, comp, T, ...)                              \
+    tecs_resource_set((world), (comp), &(T)__VA_ARGS__)
+
+/** The resource of comp as a const T pointer (NULL if absent). */
+#define TECS_RESOURCE_GET(world, comp, T)                                   \
+    ((const T *)tecs_resource_get((world), (comp)))
+
+/** The resource of comp as a T pointer, for writing (NULL if absent). */
+#define TECS_RESOURCE_GET_MUT(world, comp, T)                               \
+    ((T *)tecs_resource_get_mut((world), (comp)))
 
 /* ==================================================================== */
 /* Systems and the pipeline                                             */

@@ -17,7 +17,7 @@
 ** It is O(size of the world) and meant for tests and debug builds. Each
 ** layer above the archetypes verifies its own structure
 ** (tecs__queries_verify, tecs__indexes_verify, tecs__observers_verify,
-** tecs__systems_verify); this file verifies the layers below and calls
+** tecs__resources_verify, tecs__systems_verify); this file verifies the layers below and calls
 ** those. It sits above every layer it verifies, below world.c.
 */
 #include "private.h"
@@ -162,6 +162,8 @@ tecs_err_t tecs_world_check(tecs_world_t *w)
         err = tecs__indexes_verify(w);
     if (err == TECS_OK)
         err = tecs__observers_verify(w);
+    if (err == TECS_OK)
+        err = tecs__resources_verify(w);
     if (err == TECS_OK)
         err = tecs__systems_verify(w);
     return err ? err : verify_iters(w);

@@ -7,8 +7,8 @@
 ** to B; A is NULL at birth, B NULL at death; raised while watch_moves).
 ** This file is one listener that turns them into what users register:
 **
-**     per[c]          = { hooks { on_add, on_set, on_remove, ctx }, nobs }
-**     observers[]     = { id, kind, comp, query, fn, ctx }   creation order
+**     per[c]          = { hooks { on_add, on_set, on_remove, ctx }, nobs, nres }
+**     observers[]     = { id, kind, comp, query, fn, ctx, resource }   creation order
 **
 ** per[c].nobs counts the live observers of c, so an event of a component
 ** that only has hooks (or that only a field index watches) skips the scan.
@@ -18,6 +18,12 @@
 **       REMOVE:    observers, then hook       in  = matches(A), out = matches(B)
 **       an observer fires if comp == c        !in &&  out  -> ENTER
 **       and e's archetype now matches         in  && !out  -> LEAVE
+**
+** Resources (resource.c) are announced here too, not through the bus: the
+** component's hooks and the observers made with .resource (counted in
+** per[c].nres, never in the watch counts, so entity events do not pay for
+** them) fire with entity 0; the delivery stops once the value it announces
+** is gone (a callback removed the resource).
 **
 ** An observer's terms live in a query of its own (created here, freed with
 ** the observer), so matching an archetype is the query layer's work.
@@ -55,12 +61,14 @@ typedef struct obs_entry {
     tecs_query_t *query;        /* the terms, or NULL                       */
     tecs_observer_fn fn;
     void *ctx;
+    bool resource;              /* watches the world's resource of comp     */
     bool dead;                  /* removed during a delivery                */
 } obs_entry;
 
 typedef struct comp_slot {
     tecs_hooks_t hooks;
     int32_t nobs;               /* live ADD / SET / REMOVE observers of it  */
+    int32_t nres;               /* live observers of its resource           */
 } comp_slot;
 
 struct tecs__obs_state {
@@ -124,7 +132,7 @@ static void fire_observers(tecs_world_t *w, obs_state *s, tecs_event_kind_t kind
     bool looked = false;
     for (int32_t i = 0; i < n; i++) {
         obs_entry o = s->list[i];   /* a copy: the array may grow meanwhile */
-        if (o.dead || o.kind != kind || o.comp != c)
+        if (o.dead || o.kind != kind || o.comp != c || o.resource)
             continue;
         if (o.query) {
             if (!looked)
@@ -322,6 +330,30 @@ tecs_err_t tecs_component_hooks(tecs_world_t *w, tecs_comp_t c, const tecs_hooks
     return TECS_OK;
 }
 
+/* ---- resources ------------------------------------------------------- */
+
+void tecs__obs_fire_resource(tecs_world_t *w, tecs_event_kind_t kind, tecs_comp_t c, void *ptr,
+                             tecs__res_live_fn live, uint32_t gen)
+{
+    obs_state *s = w->obs;
+    if (s == NULL || c >= (tecs_comp_t)s->cap_per ||
+        (s->per[c].nres == 0 && !any_hook(&s->per[c].hooks)))
+        return;
+    s->delivering++;
+    if (kind != TECS_ON_REMOVE)
+        fire_hook(w, s, kind, 0, c, ptr);
+    int32_t n = s->n;
+    for (int32_t i = 0; i < n && live(w, c, gen); i++) {
+        obs_entry o = s->list[i];
+        if (!o.dead && o.resource && o.kind == kind && o.comp == c)
+            call(o.fn, w, kind, 0, c, ptr, o.ctx);
+    }
+    if (kind == TECS_ON_REMOVE)
+        fire_hook(w, s, kind, 0, c, ptr);
+    s->delivering--;
+    sweep(w, s);
+}
+
 /* ---- observers ------------------------------------------------------- */
 
 static bool is_member_kind(tecs_event_kind_t k)
@@ -341,6 +373,9 @@ static tecs_err_t validate_desc(tecs_world_t *w, const tecs_observer_desc_t *d)
         return tecs__err(w, TECS_EINVAL, "an observer takes terms or a query, not both");
     if (d->query && tecs_query_world(d->query) != w)
         return tecs__err(w, TECS_EWORLD, "tecs_observer_new: query of another world");
+    if (d->resource && (is_member_kind(d->event) || d->query || d->terms || d->term_count))
+        return tecs__err(w, TECS_EINVAL, "a resource observer watches ADD / SET / REMOVE "
+                                         "of a component, with no terms");
     if (is_member_kind(d->event)) {
         if (d->comp != 0)
             return tecs__err(w, TECS_EINVAL, "ENTER / LEAVE observers take no component");
@@ -396,11 +431,13 @@ tecs_observer_t tecs_observer_new(tecs_world_t *w, const tecs_observer_desc_t *d
     }
     obs_entry *o = &s->list[s->n++];
     *o = (obs_entry){ .id = s->next_id++, .kind = d->event, .comp = d->comp, .query = q,
-                      .fn = d->callback, .ctx = d->ctx };
+                      .fn = d->callback, .ctx = d->ctx, .resource = d->resource };
     s->nlive++;
     if (is_member_kind(d->event)) {
         s->nmember++;
         update_watch_moves(w);
+    } else if (d->resource) {
+        s->per[d->comp].nres++;
     } else {
         w->comp.comps[d->comp].watch++;
         w->comp.comps[d->comp].watch_noset += d->event != TECS_ON_SET;
@@ -435,6 +472,8 @@ tecs_err_t tecs_observer_free(tecs_world_t *w, tecs_observer_t id)
     if (is_member_kind(o->kind)) {
         s->nmember--;
         update_watch_moves(w);
+    } else if (o->resource) {
+        s->per[o->comp].nres--;
     } else {
         w->comp.comps[o->comp].watch--;
         w->comp.comps[o->comp].watch_noset -= o->kind != TECS_ON_SET;
@@ -471,12 +510,16 @@ tecs_err_t tecs__observers_verify(tecs_world_t *w)
     if (member > 0 && !w->bus.watch_moves)
         return tecs__err(w, TECS_ECORRUPT, "membership observers without move events");
     for (int32_t c = 0; c < s->cap_per; c++) {
-        int32_t n = 0;
-        for (int32_t i = 0; i < s->n; i++)
-            n += !s->list[i].dead && !is_member_kind(s->list[i].kind) &&
-                 s->list[i].comp == (tecs_comp_t)c;
+        int32_t n = 0, nres = 0;
+        for (int32_t i = 0; i < s->n; i++) {
+            const obs_entry *o = &s->list[i];
+            bool of_c = !o->dead && !is_member_kind(o->kind) && o->comp == (tecs_comp_t)c;
+            n += of_c && !o->resource;
+            nres += of_c && o->resource;
+        }
         uint32_t need = (uint32_t)n + any_hook(&s->per[c].hooks);
-        if (n != s->per[c].nobs || (need > 0 && w->comp.comps[c].watch < need) ||
+        if (n != s->per[c].nobs || nres != s->per[c].nres ||
+            (need > 0 && w->comp.comps[c].watch < need) ||
             w->comp.comps[c].watch_noset > w->comp.comps[c].watch)
             return tecs__err(w, TECS_ECORRUPT, "component %d: observer count or watch off", c);
     }

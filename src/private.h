@@ -31,6 +31,7 @@
 **     query.c          queries, iterators
 **     index/           field indexes, filters, caches
 **     observer.c       hooks and observers
+**     resource.c       world resources: per-component singleton values
 **     system.c         systems, phases, tecs_progress
 **     check.c          tecs_world_check: verifies every layer
 **     world.c          world lifetime: sets up and tears down every layer
@@ -113,6 +114,24 @@ struct tecs__sys_state;         /* systems and the frame counter            */
 tecs_err_t tecs__observers_verify(tecs_world_t *w);
 tecs_err_t tecs__systems_verify(tecs_world_t *w);
 
+/* Is the resource c, added as generation gen, still there? (resource.c) */
+typedef bool (*tecs__res_live_fn)(tecs_world_t *w, tecs_comp_t c, uint32_t gen);
+/* Fire c's hook and its resource observers for kind, with entity 0 and the
+** value at ptr; stops once live says the value is gone (observer.c). */
+void tecs__obs_fire_resource(tecs_world_t *w, tecs_event_kind_t kind, tecs_comp_t c, void *ptr,
+                             tecs__res_live_fn live, uint32_t gen);
+
+/* ==================================================================== */
+/* resource.c                                                           */
+/* ==================================================================== */
+
+struct tecs__res_state;         /* the world's resources                    */
+
+/* Announce and destroy every resource, free the table (world free). */
+void tecs__resources_fini(tecs_world_t *w);
+/* Verify the resource table (for tecs_world_check). */
+tecs_err_t tecs__resources_verify(tecs_world_t *w);
+
 /* ==================================================================== */
 /* The world: one state per layer, in layer order                       */
 /* ==================================================================== */
@@ -129,6 +148,7 @@ struct tecs_world_t {
     struct tecs__indexes *indexes; /* index/: NULL until the first          */
     struct tecs__obs_state *obs;   /* observer.c: NULL until first used     */
     struct tecs__sys_state *sys;   /* system.c: NULL until first used       */
+    struct tecs__res_state *res;   /* resource.c: NULL until first used     */
 };
 
 _Static_assert(offsetof(tecs_world_t, base) == 0, "tecs__base_of: the base state comes first");

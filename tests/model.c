@@ -79,6 +79,11 @@ static int64_t mkval(uint32_t a, uint32_t b)
     return (int64_t)(mi_mix(((uint64_t)a << 32) | b) | 1);
 }
 
+int64_t mi_mkval(uint32_t a, uint32_t b)
+{
+    return mkval(a, b);
+}
+
 static int64_t default_val(int c)
 {
     return c == C_H ? OBJ_DEFAULT : 0;
@@ -103,6 +108,11 @@ static bool same_val(int c, const void *p, int64_t v)
     unsigned char buf[64];
     mi_fill_val(c, buf, v);
     return memcmp(p, buf, csize[c]) == 0;
+}
+
+bool mi_same_val(int c, const void *p, int64_t v)
+{
+    return same_val(c, p, v);
 }
 
 static void *grow(void *p, int32_t *cap, int32_t need, size_t esize)
@@ -364,6 +374,11 @@ static tecs_comp_t pick_comp(interp *I, uint8_t x, int *ci)
     return I->cid[*ci];
 }
 
+tecs_comp_t mi_pick_comp(interp *I, uint8_t x, int *ci)
+{
+    return pick_comp(I, x, ci);
+}
+
 tecs_entity_t mi_pick_id(interp *I, uint32_t z)
 {
     switch (z & 15) {
@@ -521,7 +536,7 @@ static long live_objs(const interp *I)
         n += I->e[i].st == ST_ALIVE && (I->e[i].mask >> C_H & 1);
     for (int32_t i = 0; i < I->nlq; i++)
         n += I->lq[i].op == Q_NEW && (I->lq[i].vmask >> C_H & 1);
-    return n;
+    return n + (I->rmask >> C_H & 1);
 }
 
 static void check_indexes(interp *I);
@@ -579,6 +594,7 @@ static void check_all_now(interp *I)
         check_query(I, &I->qs[q], false, q & 1 ? TECS_ITER_REVERSE : 0);
     check_indexes(I);
     check_observers(I);
+    mi_check_resources(I);
     if (I->ncs)
         mi_check_caches(I);
     EXPECT(I, I->hc.bad == 0 && I->cb_bad == 0, "hook misuse (%ld) or callback saw a dead entity",
@@ -2266,6 +2282,10 @@ static const struct {
     { "where_rev", 2, op_where_rev },
     { "cache_rev", 1, op_cache_rev },
     { "delay_new_with", 3, op_delay_new_with },
+    { "resource_set", 3, op_resource_set },
+    { "resource_remove", 2, op_resource_remove },
+    { "resource_get", 2, op_resource_get },
+    { "resource_body", 1, op_resource_body },
     { "defer_begin", 2, op_defer_begin },
     { "defer_end", 2, op_defer_end },
     { "entity_state", 3, op_entity_state },

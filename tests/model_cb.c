@@ -216,6 +216,9 @@ static void freeing_body(interp *I, int kind, uint32_t z)
            made ? "done" : "refused", tecs_err_name(tecs_last_error(I->w)));
 }
 
+static void resource_body(interp *I, int kind, uint32_t z);
+static void freeing_resource_body(interp *I, int kind);
+
 void mi_run_body(interp *I, int kind, mcache *own)
 {
     if ((I->off & cb_feature[kind]) || I->in_body || I->w == NULL)
@@ -227,44 +230,57 @@ void mi_run_body(interp *I, int kind, mcache *own)
     if (I->freeing) {
         if (go && on(I, MF_FREEING))
             freeing_body(I, kind, (uint32_t)mi_mix(I->body[kind].z + I->bodyn++));
+        if (go && I->rbody[kind])
+            freeing_resource_body(I, kind);
     } else {
         EXPECT(I, tecs_is_deferred(I->w) || !on(I, MF_DEFCHK),
                "tecs_is_deferred is false inside %s", cb_name[kind]);
         if (go) {
             I->cur_kind = kind;
             do_body(I, kind, own);
+            if (I->rbody[kind])
+                resource_body(I, kind, (uint32_t)mi_mix(I->body[kind].z + I->bodyn++));
         }
     }
     I->in_body--;
 }
 
 /* H's lifecycle hooks: the counting hooks of hooks.h, then the body. */
+/* The body of a lifecycle hook of H handling the values at p. */
+static void life_body(interp *I, void *p)
+{
+    void *outer = I->life_ptr;
+    I->life_ptr = p;
+    mi_run_body(I, CB_LIFE, NULL);
+    I->life_ptr = outer;
+}
+
 void h_ctor(void *dst, int32_t n, void *ctx)
 {
     interp *I = ctx;
     obj_ctor(dst, n, &I->hc);
-    mi_run_body(I, CB_LIFE, NULL);
+    life_body(I, dst);
 }
 
 void h_dtor(void *ptr, int32_t n, void *ctx)
 {
     interp *I = ctx;
     obj_dtor(ptr, n, &I->hc);
-    mi_run_body(I, CB_LIFE, NULL);
+    life_body(I, ptr);
 }
 
 void h_copy(void *dst, const void *src, int32_t n, void *ctx)
 {
     interp *I = ctx;
     obj_copy(dst, src, n, &I->hc);
-    mi_run_body(I, CB_LIFE, NULL);
+    life_body(I, dst);
 }
 
 void h_move(void *dst, void *src, int32_t n, void *ctx)
 {
     interp *I = ctx;
     obj_move(dst, src, n, &I->hc);
-    mi_run_body(I, CB_LIFE, NULL);
+    life_body(I, dst);
 }
 
 static void hook_fn(const tecs_event_t *ev)
@@ -753,6 +769,12 @@ static size_t direct_memory(interp *I)
         int32_t n = tecs_archetype_components(tecs_entity_archetype(I->w, I->e[i].id), &ids);
         EXPECT(I, tecs_new_in(d, tecs_archetype_get(d, n, ids)) != 0, "building the direct world");
     }
+    for (int c = 0; c < NC; c++) {
+        unsigned char buf[64];
+        mi_fill_val(c, buf, I->rval[c]);
+        EXPECT(I, !(I->rmask >> c & 1) || tecs_resource_set(d, I->cid[c], buf) == TECS_OK,
+               "building the direct world's resources");
+    }
     size_t mem = tecs_world_memory(d);
     tecs_world_free(d);
     return mem;
@@ -841,4 +863,179 @@ void op_cache_rev(interp *I, const m_op *op)
     tecs_clear_error(I->w);
     I->checking--;
     free(fwd), free(rev), free(want);
+}
+
+/* ---- resources ---------------------------------------------------------------------- */
+
+/*
+** The model keeps the world's resources in rmask / rval, updated where the
+** library changes them: at once, also from callbacks. A set is entered in
+** the model before the call (its own callbacks may change it again, at
+** once) and taken back if the call fails. Inside a resource's own
+** lifecycle hook (H's, handling the resource's value) a set or remove of
+** it is refused; inside its removal a remove of it is TECS_OK and changes
+** nothing more, a set is refused.
+*/
+
+/* A removal of ci that the model started is over once the resource is gone:
+** the library finishes it before it applies what the removal's callbacks
+** queued, and the callbacks of that apply run inside the same call. */
+static void res_settled(interp *I, int ci)
+{
+    if (ci >= 0 && (I->rremoving >> ci & 1) && !tecs_resource_has(I->w, I->cid[ci])) {
+        I->rremoving &= ~(1u << ci);
+        I->rmask &= ~(1u << ci);
+    }
+}
+
+/* Set resource ci (model component; -1 for a bad id c) to v: the call, its
+** expected result, the model. kind is the callback making it, or -1. */
+static void res_set(interp *I, int ci, tecs_comp_t c, int64_t v, bool null, int kind)
+{
+    res_settled(I, ci);
+    unsigned char buf[64];
+    if (ci >= 0)
+        mi_fill_val(ci, buf, v);
+    bool own = kind == CB_LIFE && ci == C_H && I->life_ptr != NULL &&
+               I->life_ptr == tecs_resource_get(I->w, c);
+    int want = ci < 0 ? TECS_ENOCOMP : null && csize[ci] ? TECS_EINVAL
+             : (I->rremoving >> ci & 1) || own ? TECS_EBUSY : TECS_OK;
+    bool had = ci >= 0 && (I->rmask >> ci & 1);
+    int64_t old = ci >= 0 ? I->rval[ci] : 0;
+    if (want == TECS_OK) {
+        I->rmask |= 1u << ci;
+        I->rval[ci] = csize[ci] ? v : 0;
+    }
+    int got = tecs_resource_set(I->w, c, null ? NULL : buf);
+    if (kind < 0)
+        mi_result_is(I, got, want, "tecs_resource_set");
+    else if (got != want && !(got == TECS_ENOMEM && mi_injected(I)))
+        mi_failf(I, "tecs_resource_set of %s in a callback: got %s, model says %s",
+                 cname[ci < 0 ? 0 : ci], tecs_err_name((tecs_err_t)got),
+                 tecs_err_name((tecs_err_t)want));
+    I->cb_errs += kind >= 0 && got != TECS_OK;
+    if (got != TECS_OK && want == TECS_OK) {       /* out of memory: nothing changed */
+        I->rmask = had ? I->rmask : I->rmask & ~(1u << ci);
+        I->rval[ci] = old;
+    }
+}
+
+/* Remove resource ci. */
+static void res_remove(interp *I, int ci, tecs_comp_t c, int kind)
+{
+    res_settled(I, ci);
+    bool own = kind == CB_LIFE && ci == C_H && I->life_ptr != NULL &&
+               I->life_ptr == tecs_resource_get(I->w, c);
+    bool removing = ci >= 0 && (I->rremoving >> ci & 1);
+    int want = ci < 0 ? TECS_ENOCOMP : !(I->rmask >> ci & 1) ? TECS_ENOENT
+             : removing ? TECS_OK : own ? TECS_EBUSY : TECS_OK;
+    if (want == TECS_OK && !removing)
+        I->rremoving |= 1u << ci;
+    int got = tecs_resource_remove(I->w, c);
+    bool settled = want == TECS_OK && !removing && !(I->rremoving >> ci & 1);
+    if (want == TECS_OK && !removing)
+        I->rremoving &= ~(1u << ci);
+    if (kind < 0)
+        mi_result_is(I, got, want, "tecs_resource_remove");
+    else if (got != want)
+        mi_failf(I, "tecs_resource_remove of %s in a callback: got %s, model says %s",
+                 cname[ci < 0 ? 0 : ci], tecs_err_name((tecs_err_t)got),
+                 tecs_err_name((tecs_err_t)want));
+    I->cb_errs += kind >= 0 && got != TECS_OK;
+    if (got == TECS_OK && !removing && !settled)   /* (settled: a callback saw it gone) */
+        I->rmask &= ~(1u << ci);
+}
+
+void op_resource_set(interp *I, const m_op *op)
+{
+    int ci;
+    tecs_comp_t c = mi_pick_comp(I, op->x, &ci);
+    res_set(I, ci, c, mi_mkval(op->z, op->y), op->y % 32 == 0, -1);
+}
+
+void op_resource_remove(interp *I, const m_op *op)
+{
+    int ci;
+    tecs_comp_t c = mi_pick_comp(I, op->x, &ci);
+    res_remove(I, ci, c, -1);
+}
+
+/* Read a resource against the model; maybe write it through get_mut and
+** report the write, or report one without writing. */
+void op_resource_get(interp *I, const m_op *op)
+{
+    int ci;
+    tecs_comp_t c = mi_pick_comp(I, op->x, &ci);
+    bool has = ci >= 0 && (I->rmask >> ci & 1);
+    tecs_err_t before = tecs_last_error(I->w);
+    void *p = tecs_resource_get_mut(I->w, c);
+    EXPECT(I, tecs_resource_has(I->w, c) == has, "tecs_resource_has(%s): %d, model %d",
+           ci < 0 ? "?" : cname[ci], !has, has);
+    EXPECT(I, (p != NULL) == (has && csize[ci]), "tecs_resource_get(%s) %s",
+           ci < 0 ? "?" : cname[ci], p ? "gives a value" : "gives none");
+    EXPECT(I, tecs_resource_get(I->w, c) == p, "tecs_resource_get and _get_mut differ");
+    EXPECT(I, tecs_last_error(I->w) == before, "a resource read changed the last error");
+    if (p != NULL) {
+        EXPECT(I, mi_same_val(ci, p, I->rval[ci]), "resource %s: value differs", cname[ci]);
+        if (op->y & 1) {
+            int64_t v = mi_mkval(op->z, op->y);
+            if (ci == C_H)
+                ((Obj *)p)->value = (int32_t)v;
+            else
+                mi_fill_val(ci, p, v);
+            I->rval[ci] = v;
+        }
+    }
+    if (op->y & 3) {
+        int want = ci < 0 ? TECS_ENOCOMP : !has ? TECS_ENOENT : !csize[ci] ? TECS_EINVAL
+                                                                            : TECS_OK;
+        mi_result_is(I, tecs_resource_modified(I->w, c), want, "tecs_resource_modified");
+    }
+}
+
+/* Bodies of callbacks of one kind also set or remove a resource, or stop. */
+void op_resource_body(interp *I, const m_op *op)
+{
+    I->rbody[op->x % NCB] = (uint8_t)(op->y % 3);
+}
+
+static void resource_body(interp *I, int kind, uint32_t z)
+{
+    int ci = (int)(z % NC);
+    if (z >> 8 & 1)
+        res_remove(I, ci, I->cid[ci], kind);
+    else
+        res_set(I, ci, I->cid[ci], mi_mkval(z, (uint32_t)kind), false, kind);
+}
+
+/* While the world is freed a resource cannot change. */
+static void freeing_resource_body(interp *I, int kind)
+{
+    int ci = (int)(I->bodyn++ % NC);
+    unsigned char buf[64] = { 0 };
+    mi_fill_val(ci, buf, 1);
+    tecs_err_t set = tecs_resource_set(I->w, I->cid[ci], buf);
+    tecs_err_t rm = tecs_resource_remove(I->w, I->cid[ci]);
+    I->cb_errs++;
+    EXPECT(I, set == TECS_EBUSY && rm == TECS_EBUSY,
+           "resource set / remove of %s in %s while the world is freed: %s, %s", cname[ci],
+           cb_name[kind], tecs_err_name(set), tecs_err_name(rm));
+}
+
+void mi_check_resources(interp *I)
+{
+    int32_t n = 0;
+    for (int c = 0; c < NC; c++) {
+        bool has = I->rmask >> c & 1;
+        n += has;
+        EXPECT(I, tecs_resource_has(I->w, I->cid[c]) == has, "resource %s: has %d, model %d",
+               cname[c], !has, has);
+        const void *p = tecs_resource_get(I->w, I->cid[c]);
+        EXPECT(I, (p != NULL) == (has && csize[c]), "resource %s: get %s", cname[c],
+               p ? "gives a value" : "gives none");
+        if (p != NULL)
+            EXPECT(I, mi_same_val(c, p, I->rval[c]), "resource %s: value differs", cname[c]);
+    }
+    EXPECT(I, tecs_resource_count(I->w) == n, "%d resources, model %d",
+           (int)tecs_resource_count(I->w), (int)n);
 }

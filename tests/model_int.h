@@ -182,6 +182,12 @@ struct interp {
     int mdrop_err;              /* ... the first one's error                */
     int32_t ldrops;             /* drops a last error reported, this step (-1) */
     int ldrop_err;              /* ... the reported error                   */
+    uint32_t rmask;             /* the world's resources, by model component */
+    int64_t rval[NC];           /* ... and their values                     */
+    uint32_t rremoving;         /* resources whose removal runs             */
+    uint8_t rbody[NCB];         /* bodies of each kind also set or remove a
+                                   resource (op resource_body)              */
+    void *life_ptr;             /* the values H's running lifecycle hook has */
     int32_t nsect;              /* deferred sections the program has open   */
 };
 
@@ -280,5 +286,14 @@ int32_t mi_rev_steps(tecs_iter_t it, tecs_entity_t *out, int32_t cap);
 /* rev[0..n) is fwd[0..nf) read from its end. */
 bool mi_reversed(const tecs_entity_t *fwd, int32_t nf, const tecs_entity_t *rev, int32_t n);
 void op_cache_rev(interp *I, const m_op *op);
+/* Resources (model_cb.c): the ops, a body's call, the state check. */
+void op_resource_set(interp *I, const m_op *op);
+void op_resource_remove(interp *I, const m_op *op);
+void op_resource_get(interp *I, const m_op *op);
+void op_resource_body(interp *I, const m_op *op);
+void mi_check_resources(interp *I);
+tecs_comp_t mi_pick_comp(interp *I, uint8_t x, int *ci);
+int64_t mi_mkval(uint32_t a, uint32_t b);
+bool mi_same_val(int c, const void *p, int64_t v);
 
 #endif

@@ -459,6 +459,7 @@ static void on_remove_try(const tecs_event_t *ev)
     l->refused += tecs_destroy(ev->world, ev->entity) == TECS_EBUSY;
     l->refused += tecs_defer_begin(ev->world) == TECS_EBUSY;
     l->refused += tecs_world_reset(ev->world) == TECS_EBUSY;
+    l->refused += tecs_resource_set(ev->world, ev->comp, &(Position){ 0, 0 }) == TECS_EBUSY;
 }
 
 static void on_leave_count(const tecs_event_t *ev)
@@ -503,6 +504,7 @@ TEST(world_reset_kills_every_entity_and_keeps_the_rest)
     tecs_archetype_t *apo = tecs_archetype_get(w, 2, (tecs_comp_t[]){ pos, ob });
     later = tecs_delayed_new(w, apo, 1, &(tecs_value_t){ ob, &(Obj){ OBJ_LIVE, 1 } });
     CHECK_ERR(tecs_delayed_destroy(w, ids[3], kill_count, &l), TECS_OK);
+    CHECK_ERR(tecs_resource_set(w, pos, &(Position){ 5, 6 }), TECS_OK);
     int32_t narch = tecs_world_archetype_count(w);
     CHECK_EQ(hooks_live(&h), 21);                   /* 20 entities, 1 queued */
 
@@ -514,7 +516,8 @@ TEST(world_reset_kills_every_entity_and_keeps_the_rest)
     CHECK_EQ(h.bad, 0);
     CHECK_EQ(l.removes, 50);
     CHECK_EQ(l.reads, 50);                          /* reads work, changes do not */
-    CHECK_EQ(l.refused, 4 * 50);
+    CHECK_EQ(l.refused, 5 * 50);
+    CHECK_EQ(((const Position *)tecs_resource_get(w, pos))->y, 6);     /* kept */
     CHECK_EQ(l.leaves, 20);
     CHECK_EQ(l.kills, 0);                           /* delayed destroys are dropped */
     for (int i = 0; i < 100; i++) {

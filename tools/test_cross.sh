@@ -89,15 +89,19 @@ for t in $targets; do
     cmake --build "$b" -j"$jobs"
     if [ "$t" = windows ]; then
         # A wine prefix of the build's own, made before the tests start (two
-        # tests making it at once fail), and one wine server for the whole
-        # run: one that exits when idle drops the tests connecting to it.
+        # tests making it at once fail); one wine server for the whole run
+        # (one that exits when idle drops the tests connecting to it); and
+        # wine's services started here, away from the tests' output, which
+        # CTest would otherwise wait on for as long as the services live.
         WINEPREFIX=$(pwd)/$b/wine WINEDEBUG=-all
         export WINEPREFIX WINEDEBUG
         /usr/lib/wine/wine64 wineboot --init >/dev/null 2>&1 || true
         wineserver -w
         wineserver -p
+        /usr/lib/wine/wine64 wineboot >/dev/null 2>&1 </dev/null || true
     fi
-    if (cd "$b" && TECS_MODEL_OPS=$model_ops ctest --output-on-failure -j"$jobs") \
+    if (cd "$b" && TECS_MODEL_OPS=$model_ops ctest --output-on-failure --timeout 900 \
+            -j"$jobs") \
             >"$b/ctest.log" 2>&1; then
         result=passed
     else
