@@ -882,15 +882,16 @@ tecs_err_t tecs_archetype_each(tecs_world_t *world, tecs_archetype_t *arch, int3
 int32_t tecs_archetype_collect(tecs_world_t *world, tecs_archetype_t *arch, int32_t flags,
                                tecs_entity_t *out, int32_t cap);
 
-/** True while changes are queued: an iteration is open, or a callback runs
- *  (any callback the library calls; see the table at the top). */
+/** True while changes are queued: an iteration or a deferred section is
+ *  open, or a callback runs (any callback the library calls; see the table
+ *  at the top). */
 bool tecs_is_deferred(const tecs_world_t *world);
 
 /**
  * Begin a deferred section: until the matching tecs_defer_end, structural
  * changes (tecs_new*, tecs_destroy, tecs_add, tecs_remove, a tecs_set that
- * adds, value writes inside lifecycle hooks) are queued exactly as inside
- * an iteration, into the same queue with the same guarantees: a new entity
+ * adds) are queued exactly as inside an iteration, into the same queue
+ * with the same guarantees: a new entity
  * gets its id at once but is not alive (TECS_ENTITY_PENDING), calls on a
  * queued entity queue too, a change whose entity died meanwhile is
  * skipped, one that no longer fits is dropped and reported
