@@ -34,7 +34,8 @@
 **       initializers, kill
 **       callbacks
 **       whatever tecs_world_    EBUSY       EBUSY     EBUSY        EBUSY        yes
-**       free runs
+**       free or tecs_world_
+**       reset runs
 **       the world's allocator   EBUSY       EBUSY     EBUSY        EBUSY        no (2)
 **
 **     EBUSY: refused with TECS_EBUSY, nothing changed.
@@ -47,9 +48,11 @@
 **     Objects: components, indexes, filters, caches, queries, observers,
 **     systems (tecs_filter_free is never refused); tecs_archetype_reserve
 **     counts as one. World free, progress, apply: tecs_world_free,
-**     tecs_progress, tecs_delayed_apply / _apply_new / _apply_destroy.
-**     Reads: tecs_get, tecs_has, tecs_is_alive, the counts, the resource
-**     reads.
+**     tecs_world_reset, tecs_progress, tecs_delayed_apply / _apply_new /
+**     _apply_destroy. tecs_defer_begin / tecs_defer_end are allowed in
+**     every row but the last two (see tecs_defer_begin).
+**     Reads: tecs_get, tecs_has, tecs_is_alive, tecs_entity_state, the
+**     counts, the resource reads.
 **     Queued: the call returns at once (a new entity gets its id, not alive
 **     yet) and the change applies, in call order, after the outermost call:
 **     a system's changes when the system ends, an iteration's when the
@@ -197,12 +200,41 @@ tecs_world_t *tecs_world_new_ex(const tecs_world_desc_t *desc);
  * Free a world: announces every live entity to REMOVE / LEAVE observers and
  * on_remove hooks, runs the destructor of every live component and of every
  * queued value, then frees every block the world holds, queries included.
- * Queued changes are dropped. While it runs the world is closed: the
- * callbacks it triggers may read, every other call is refused (TECS_EBUSY).
+ * Queued changes are dropped, also those of iterations and deferred
+ * sections (tecs_defer_begin) left open. While it runs the world is
+ * closed: the callbacks it triggers may read, every other call is refused
+ * (TECS_EBUSY).
  * @return TECS_OK (NULL: TECS_OK, nothing done); TECS_EBUSY inside any
  * callback of this world or while it is already being freed (nothing freed).
  */
 tecs_err_t tecs_world_free(tecs_world_t *world);
+
+/**
+ * Reset a world: destroy every entity and drop every queued change, and
+ * keep everything else (components and their hooks, archetypes and their
+ * handles, queries, indexes, filters, caches, observers, systems, the
+ * frame count, and the world's resources, which are on no entity). Each entity dies as tecs_destroy kills it: REMOVE and
+ * LEAVE observers, on_remove hooks, cache on_leave callbacks, indexes and
+ * destructors see it (archetypes in creation order, each one's rows last
+ * to first). Queued and delayed changes are dropped, not applied: delayed
+ * births never happen, delayed destroy callbacks are not called (those
+ * entities die with the rest), queued values are destroyed. Every id
+ * handed out before, pending ones included, is dead after: its slot's
+ * generation moved on, so a call with it is TECS_EDEAD and a new entity
+ * never gets it back. New entities then take the freed slots from the
+ * lowest, each at its next generation. While it runs the world is closed as during
+ * tecs_world_free: the callbacks it runs may read, every other call is
+ * refused (TECS_EBUSY), so the world has no entity when it returns.
+ * Memory: every chunk and queue goes back; the world keeps its objects
+ * (an index or a cache may keep its tables' room) and its array of id
+ * slots (12 bytes per slot ever used, rounded up to a power of two), so
+ * that old ids stay dead. tecs_dropped_changes is 0 after.
+ * @return TECS_OK; TECS_EINVAL for NULL; TECS_EBUSY, nothing changed,
+ * inside an iteration, any callback, a deferred section or a frame, or
+ * while the world is closed. It allocates nothing, so it cannot run out
+ * of memory.
+ */
+tecs_err_t tecs_world_reset(tecs_world_t *world);
 
 /** The result of the latest call on this world that can fail: TECS_OK if it
  *  succeeded, else its error (TECS_EINVAL for NULL). See the conventions at
@@ -369,6 +401,30 @@ typedef struct tecs_value_t {
  * births and ids never handed out.
  */
 bool tecs_is_alive(const tecs_world_t *world, tecs_entity_t entity);
+
+/** Where an entity is in its life (tecs_entity_state). */
+typedef enum tecs_entity_state_t {
+    TECS_ENTITY_DEAD = 0,       /* no entity: 0, an id never handed out, a
+                                   destroyed entity or a stale generation,
+                                   a cancelled or dropped birth             */
+    TECS_ENTITY_ALIVE,          /* alive (tecs_is_alive), no destroy queued */
+    TECS_ENTITY_PENDING,        /* its id is handed out, its birth is queued
+                                   (tecs_delayed_new, or a tecs_new while
+                                   deferred): not alive yet, even if a
+                                   destroy of it is queued too              */
+    TECS_ENTITY_DOOMED          /* alive, and its destroy is queued: a
+                                   tecs_delayed_destroy not applied yet, or
+                                   a tecs_destroy made while deferred; it is
+                                   still iterated until it dies             */
+} tecs_entity_state_t;
+
+/**
+ * The state of an entity, in O(1) (read from its id slot, no queue is
+ * scanned). ALIVE and DOOMED are exactly the ids tecs_is_alive accepts.
+ * Never fails and leaves the last error alone; NULL world: DEAD. A read:
+ * allowed in every callback (the table at the top).
+ */
+tecs_entity_state_t tecs_entity_state(const tecs_world_t *world, tecs_entity_t entity);
 
 /**
  * Create an entity with no components.
@@ -616,21 +672,29 @@ typedef struct tecs_term_t {
 
 typedef struct tecs_query_desc_t {
     const tecs_term_t *terms;
-    int32_t term_count;         /* 1..TECS_MAX_TERMS                          */
+    int32_t term_count;         /* 0..TECS_MAX_TERMS (0: every entity)        */
 } tecs_query_desc_t;
 
 /**
  * Create a query. It matches every archetype that exists now, and every
  * archetype created later when it appears; iteration never matches.
+ * A query of no terms (term_count 0, terms may be NULL) matches every
+ * archetype, the empty one included: it is the query of every live entity,
+ * entities with no component too, and its iterations hand out no field
+ * (tecs_field is NULL, tecs_field_is_set false for every term; an each
+ * function gets an empty fields array). Counting, collecting, each, where
+ * with a filter, caches and systems take it as any query.
  * @return the query, owned by the world until tecs_query_free; NULL on error:
- * TECS_EINVAL (no terms, NULL, a component in two terms), TECS_ELIMIT (too
+ * TECS_EINVAL (NULL desc, a negative count, NULL terms with a count, a
+ * component in two terms), TECS_ELIMIT (too
  * many terms), TECS_ENOCOMP, TECS_ENOMEM. A component has one term at most:
  * its operator and access say all there is (a write term is read too), and
  * one term per component keeps each field and each written value single.
  */
 tecs_query_t *tecs_query_new(tecs_world_t *world, const tecs_query_desc_t *desc);
 
-/** The common query: all of these components, read-write. */
+/** The common query: all of these components, read-write. n 0 (ids may
+ *  be NULL) makes the query of every entity (see tecs_query_new). */
 tecs_query_t *tecs_query_all(tecs_world_t *world, int32_t n, const tecs_comp_t *ids);
 
 /** Build a query from terms:
@@ -818,9 +882,49 @@ tecs_err_t tecs_archetype_each(tecs_world_t *world, tecs_archetype_t *arch, int3
 int32_t tecs_archetype_collect(tecs_world_t *world, tecs_archetype_t *arch, int32_t flags,
                                tecs_entity_t *out, int32_t cap);
 
-/** True while changes are queued: an iteration is open, or a callback runs
- *  (any callback the library calls; see the table at the top). */
+/** True while changes are queued: an iteration or a deferred section is
+ *  open, or a callback runs (any callback the library calls; see the table
+ *  at the top). */
 bool tecs_is_deferred(const tecs_world_t *world);
+
+/**
+ * Begin a deferred section: until the matching tecs_defer_end, structural
+ * changes (tecs_new*, tecs_destroy, tecs_add, tecs_remove, a tecs_set that
+ * adds) are queued exactly as inside an iteration, into the same queue
+ * with the same guarantees: a new entity
+ * gets its id at once but is not alive (TECS_ENTITY_PENDING), calls on a
+ * queued entity queue too, a change whose entity died meanwhile is
+ * skipped, one that no longer fits is dropped and reported
+ * (tecs_dropped_changes). Writes to a component an entity has land at
+ * once. Sections nest (counted) and nest with iterations and callbacks:
+ * the queue is applied, in call order, when the last deferral of any kind
+ * ends. While a section is open tecs_progress, tecs_world_reset and the
+ * delayed applies are refused (TECS_EBUSY), and tecs_world_check does not
+ * mind it; tecs_world_free drops what it queued.
+ * Callbacks: allowed in every callback that may call the world (a section
+ * begun there nests in the callback's own deferral, which applies the
+ * queue after the public call that ran it); refused (TECS_EBUSY) while
+ * the world is closed (its free or reset runs, its allocator runs).
+ * @return TECS_OK; TECS_EINVAL for NULL; TECS_EBUSY (closed world);
+ * TECS_ENOMEM (nothing changed).
+ */
+tecs_err_t tecs_defer_begin(tecs_world_t *world);
+
+/**
+ * End the innermost deferred section. If no other deferral is open (no
+ * other section, iteration, callback), the queue is applied now.
+ * Each end belongs to the level it is made at: inside a callback it ends
+ * only a section that callback began (never one begun outside it, so it
+ * never applies a deferral it did not begin); a section that a callback
+ * left open when it returned is ended by the next end of an outer level.
+ * @return TECS_OK; TECS_EINVAL (NULL, no section open, or the innermost
+ * one begun outside the running callback: nothing changed); TECS_EBUSY
+ * (closed world); or, when it applied the queue, what the flush met: the
+ * first drop's error (the last error says how many, tecs_dropped_changes)
+ * or TECS_ENOMEM (what did not apply stays queued for the next flush). In
+ * those two cases the section is ended all the same.
+ */
+tecs_err_t tecs_defer_end(tecs_world_t *world);
 
 /* ==================================================================== */
 /* Field indexes and where                                              */

@@ -160,8 +160,9 @@ void tecs__err_reset(tecs_world_t *w, tecs_err_t err)
 
 tecs_err_t tecs__refuse_closed(tecs_world_t *w)
 {
-    return tecs__err(w, TECS_EBUSY, w->base.closed == TECS__FREEING
-                                        ? "the world is being freed"
+    return tecs__err(w, TECS_EBUSY, w->base.closed == TECS__FREEING ? "the world is being freed"
+                                    : w->base.closed == TECS__RESETTING
+                                        ? "the world is being reset"
                                         : "the world's allocator is running");
 }
 

@@ -34,6 +34,7 @@ tecs_err_t tecs__err(tecs_world_t *w, tecs_err_t err, const char *fmt, ...) TECS
 enum {
     TECS__OPEN = 0,             /* calls are taken                          */
     TECS__FREEING,              /* tecs_world_free is tearing it down       */
+    TECS__RESETTING,            /* tecs_world_reset is destroying every entity */
     TECS__IN_ALLOC              /* its allocator is running                 */
 };
 /* Set the last error back to err after calls made on the caller's behalf

@@ -634,15 +634,31 @@ static void arch_destroy_values(tecs_world_t *w, tecs_archetype_t *a)
     }
 }
 
-static void arch_destroy(tecs_world_t *w, tecs_archetype_t *a)
+/* Free every chunk and the chunk table. */
+static void arch_free_chunks(tecs_world_t *w, tecs_archetype_t *a)
 {
     while (a->nchunks > 0) {
         const struct tecs__chunk *last = &a->chunks[a->nchunks - 1];
         group_free(w, a, a->nchunks - 1 - (int32_t)(last->first >> w->arch.shift));
     }
     tecs__free(w, a->chunks, chunk_table_size(a, a->cap_chunks));
+    a->chunks = NULL;
+    a->cols = NULL;
+    a->cap_chunks = 0;
+}
+
+static void arch_destroy(tecs_world_t *w, tecs_archetype_t *a)
+{
+    arch_free_chunks(w, a);
     tecs__free(w, a->edge_add, (size_t)a->nedges * 2 * sizeof *a->edge_add);
     tecs__free(w, a, arch_size(a));
+}
+
+void tecs__arch_clear(tecs_world_t *w, tecs_archetype_t *a)
+{
+    arch_destroy_values(w, a);
+    a->count = 0;
+    arch_free_chunks(w, a);
 }
 
 void tecs__arch_destroy_values(tecs_world_t *w)

@@ -70,6 +70,10 @@ void tecs__arch_drop_last(tecs_world_t *w);
 ** tears down); tecs__arch_fini then frees the memory. */
 void tecs__arch_destroy_values(tecs_world_t *w);
 void tecs__arch_fini(tecs_world_t *w);
+/* Drop every row of a (tecs_world_reset): destroy its values, free its
+** chunks and its chunk table; the records of its entities are the
+** caller's. The archetype itself, its edges and its handle stay. */
+void tecs__arch_clear(tecs_world_t *w, tecs_archetype_t *a);
 /* Column of c in a, or COL_ABSENT / COL_TAG. */
 static inline int32_t tecs__arch_col(const tecs_archetype_t *a, tecs_comp_t c)
 {

@@ -40,7 +40,8 @@ static tecs_err_t verify_records(tecs_world_t *w)
             dead++;
         } else if (r->arch != TECS__ARCH_RETIRED) {
             uint32_t ai = r->arch & TECS__ARCH_MASK;
-            uint32_t flags = TECS__KILL_QUEUED | (w->cmd.deferred.count ? TECS__REMOVE_QUEUED : 0);
+            uint32_t flags = TECS__KILL_QUEUED |
+                (w->cmd.deferred.count ? TECS__REMOVE_QUEUED | TECS__DESTROY_QUEUED : 0);
             if (ai >= (uint32_t)w->arch.narchs || (r->arch & ~(TECS__ARCH_MASK | flags)))
                 return bad(w, "record names no archetype", (uint32_t)i);
             const tecs_archetype_t *a = w->arch.archs[ai];

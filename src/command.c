@@ -1093,6 +1093,61 @@ void tecs__defer_end(tecs_world_t *w)
         tecs__flush(w);
 }
 
+/* ---- deferred sections ----------------------------------------------- */
+
+/*
+** tecs_defer_begin / tecs_defer_end hold the world deferred by hand: one
+** more level of defer_depth per open section, so changes queue exactly as
+** inside an iteration and the flush comes when the last level of any kind
+** ends. Each section remembers the callback depth it was begun at:
+**
+**     sections: [0 0 2]     two begun by the program, one inside a
+**                           callback two levels down (innermost last)
+**
+** An end closes the innermost section, refused if that one was begun
+** outside the callback running now (its level is lower): a callback never
+** ends a deferral it did not begin. A section left open by a callback that
+** has returned has a higher level, and the next end at an outer level
+** closes it, as one of its own.
+*/
+
+tecs_err_t tecs_defer_begin(tecs_world_t *w)
+{
+    if (w == NULL)
+        return TECS_EINVAL;
+    tecs_err_t err = tecs__enter(w);
+    if (err)
+        return err;
+    tecs__cmd_state *s = &w->cmd;
+    if (s->nsections == INT32_MAX)
+        return tecs__err(w, TECS_ELIMIT, "too many deferred sections open");
+    if (tecs__grow(w, (void **)&s->sections, &s->cap_sections, s->nsections + 1,
+                   sizeof *s->sections))
+        return TECS_ENOMEM;
+    s->sections[s->nsections++] = w->base.cb_depth;
+    tecs__defer_begin(w);
+    return TECS_OK;
+}
+
+tecs_err_t tecs_defer_end(tecs_world_t *w)
+{
+    if (w == NULL)
+        return TECS_EINVAL;
+    tecs_err_t err = tecs__enter(w);
+    if (err)
+        return err;
+    tecs__cmd_state *s = &w->cmd;
+    if (s->nsections == 0)
+        return tecs__err(w, TECS_EINVAL, "tecs_defer_end: no deferred section is open");
+    if (s->sections[s->nsections - 1] < w->base.cb_depth)
+        return tecs__err(w, TECS_EINVAL, "tecs_defer_end: the open deferred section was "
+                         "begun outside the running callback");
+    s->nsections--;
+    if (--w->base.defer_depth > 0 || w->cmd.deferred.count == 0)
+        return TECS_OK;
+    return tecs__flush(w);
+}
+
 /* ---- the delayed API ------------------------------------------------- */
 
 /* After a call that failed: what its hooks queued before the failure still
@@ -1164,7 +1219,8 @@ static tecs_err_t apply_delayed(tecs_world_t *w, bool (*pick)(const tecs__cmd *)
         return err;
     if (w->base.defer_depth > 0 || w->cmd.flushing)
         return tecs__err(w, TECS_EBUSY,
-                         "delayed changes cannot apply inside an iteration or a callback");
+                         "delayed changes cannot apply inside an iteration, a callback "
+                         "or a deferred section");
     w->cmd.dropped = 0;
     w->cmd.applying = true;
     err = run_queue(w, &w->cmd.delayed, pick);
@@ -1233,4 +1289,19 @@ void tecs__cmd_fini(tecs_world_t *w)
 {
     buf_fini(w, &w->cmd.deferred);
     buf_fini(w, &w->cmd.delayed);
+    tecs__free(w, w->cmd.sections, (size_t)w->cmd.cap_sections * sizeof *w->cmd.sections);
+    w->cmd.sections = NULL;
+    w->cmd.nsections = w->cmd.cap_sections = 0;
+}
+
+void tecs__cmd_drop_all(tecs_world_t *w)
+{
+    buf_fini(w, &w->cmd.deferred);
+    buf_fini(w, &w->cmd.delayed);
+    for (int32_t i = 0; i < w->ei.nrecs && w->ei.npending > 0; i++) {
+        if (w->ei.recs[i].arch == TECS__ARCH_PENDING) {
+            tecs__ei_release(w, (uint32_t)i);
+            w->ei.npending--;
+        }
+    }
 }

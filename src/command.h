@@ -110,6 +110,10 @@ tecs_err_t tecs__flush(tecs_world_t *w);
 ** queued, unless the world is still deferred (see tecs__flush). */
 static inline void tecs__settle(tecs_world_t *w);
 void tecs__cmd_fini(tecs_world_t *w);
+/* Drop every queued and delayed change, unapplied (tecs_world_reset): the
+** queued values are destroyed, every pending id dies, the queues give
+** their memory back. */
+void tecs__cmd_drop_all(tecs_world_t *w);
 
 typedef struct tecs__cmd_state {
     tecs__cmdbuf deferred;      /* changes made while deferred              */
@@ -120,6 +124,11 @@ typedef struct tecs__cmd_state {
     int32_t dropped;            /* changes the latest apply or flush dropped */
     tecs_err_t drop_err;        /* the first one's error ...                */
     char drop_msg[160];         /* ... and its message                      */
+    int32_t *sections;          /* the open tecs_defer_begin sections, the
+                                   innermost last: the callback depth each
+                                   was begun at                             */
+    int32_t nsections;
+    int32_t cap_sections;
 } tecs__cmd_state;
 
 #endif /* TECS_COMMAND_H */

@@ -146,8 +146,14 @@ static TECS__NOINLINE tecs_err_t destroy_slow(tecs_world_t *w, tecs_entity_t e)
         return tecs__err_dead(w, e);
     /* While deferred a pending birth is queued too: it may be the entity an
     ** initializer is building right now, whose row already exists. */
-    if (w->base.defer_depth > 0)
-        return tecs__defer_op(w, TECS__OP_DESTROY, e, 0, NULL);
+    if (w->base.defer_depth > 0) {
+        err = tecs__defer_op(w, TECS__OP_DESTROY, e, 0, NULL);
+        /* tecs_entity_state tells a live entity whose destroy waits (the
+        ** mark goes with its slot when it dies). */
+        if (err == TECS_OK && r->arch < TECS__ARCH_RETIRED)
+            r->arch |= TECS__DESTROY_QUEUED;
+        return err;
+    }
     err = tecs__destroy_now(w, e);
     tecs__settle(w);
     return err;
@@ -385,6 +391,17 @@ tecs_err_t tecs_modified(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
     if (tecs__wants_set(&w->comp.comps[c]))
         tecs__settle(w);
     return err;
+}
+
+tecs_entity_state_t tecs_entity_state(const tecs_world_t *w, tecs_entity_t e)
+{
+    const tecs__record *r = w ? tecs__ei_known(w, e) : NULL;
+    if (r == NULL)
+        return TECS_ENTITY_DEAD;
+    if (r->arch == TECS__ARCH_PENDING)
+        return TECS_ENTITY_PENDING;
+    return r->arch & (TECS__KILL_QUEUED | TECS__DESTROY_QUEUED) ? TECS_ENTITY_DOOMED
+                                                                 : TECS_ENTITY_ALIVE;
 }
 
 tecs_archetype_t *tecs_entity_archetype(tecs_world_t *w, tecs_entity_t e)

@@ -55,6 +55,25 @@ void tecs__ei_fini(tecs_world_t *w)
     w->ei.cap_recs = w->ei.nrecs = 0;
 }
 
+void tecs__ei_relink(tecs_world_t *w)
+{
+    tecs__ei_state *s = &w->ei;
+    s->free_head = s->free_tail = TECS__NO_SLOT;
+    s->nfree = 0;
+    for (int32_t i = 0; i < s->nrecs; i++) {
+        tecs__record *r = &s->recs[i];
+        if (r->arch != TECS__ARCH_DEAD)
+            continue;
+        r->row = TECS__NO_SLOT;
+        if (s->free_tail == TECS__NO_SLOT)
+            s->free_head = (uint32_t)i;
+        else
+            s->recs[s->free_tail].row = (uint32_t)i;
+        s->free_tail = (uint32_t)i;
+        s->nfree++;
+    }
+}
+
 /* Record TECS_EDEAD for e. */
 tecs_err_t tecs__err_dead(tecs_world_t *w, tecs_entity_t e)
 {

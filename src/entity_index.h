@@ -19,6 +19,7 @@ typedef struct tecs__record {
 #define TECS__ARCH_RETIRED  0xfffffffdu  /* generation exhausted; never reused */
 #define TECS__KILL_QUEUED   0x80000000u  /* a delayed destroy is queued     */
 #define TECS__REMOVE_QUEUED 0x40000000u  /* a deferred remove is queued     */
+#define TECS__DESTROY_QUEUED 0x20000000u /* a deferred destroy is queued    */
 #define TECS__ROW_DELAYED   1u           /* row of a PENDING slot whose birth
                                             waits in the delayed queue      */
 #define TECS__ARCH_MASK     0x00ffffffu
@@ -129,6 +130,10 @@ static inline void tecs__ei_release_in(tecs__ei_state *s, uint32_t index)
 }
 
 void tecs__ei_fini(tecs_world_t *w);
+/* Thread the free list through every dead slot in slot order, the lowest
+** first (tecs_world_reset: the order new ids take then does not depend on
+** the order the entities died in). */
+void tecs__ei_relink(tecs_world_t *w);
 /* Record TECS_EDEAD: e is not alive. */
 tecs_err_t tecs__err_dead(tecs_world_t *w, tecs_entity_t e);
 

@@ -11,6 +11,9 @@
 **                                     COL_TAG     present, no data handed out
 **                                     COL_ABSENT  absent (optional / any / none)
 **
+** A query of no terms matches every archetype, the empty one included:
+** it is the query of every entity, and its iterations hand out no field.
+**
 ** Matches are kept in archetype creation order, so iteration order is
 ** archetypes in creation order, chunks in order, rows in order (or all three
 ** reversed). The iterator hands out one chunk per step: a row count, the
@@ -103,7 +106,10 @@ static tecs_err_t reserve_match(tecs_query_t *q)
     tecs_world_t *w = q->world;
     if (tecs__grow(w, (void **)&q->march, &q->cap_match, q->nmatch + 1, sizeof *q->march))
         return TECS_ENOMEM;
-    return tecs__grow(w, (void **)&q->mcols, &q->cap_cols, (q->nmatch + 1) * q->nterms,
+    /* (A query of no terms keeps a one-entry table all the same, so that
+    ** its rows of columns are never at a NULL base.) */
+    int32_t nterms = q->nterms > 0 ? q->nterms : 1;
+    return tecs__grow(w, (void **)&q->mcols, &q->cap_cols, (q->nmatch + 1) * nterms,
                       sizeof *q->mcols);
 }
 
@@ -196,9 +202,10 @@ static tecs_err_t validate_terms(tecs_world_t *w, const tecs_query_desc_t *d)
 {
     if (d == NULL)
         return tecs__err(w, TECS_EINVAL, "tecs_query_new: NULL description");
-    if (d->term_count < 1)
-        return tecs__err(w, TECS_EINVAL, "a query needs at least one term");
-    if (d->terms == NULL)
+    if (d->term_count < 0)
+        return tecs__err(w, TECS_EINVAL, "tecs_query_new: negative term count %d",
+                         d->term_count);
+    if (d->terms == NULL && d->term_count > 0)
         return tecs__err(w, TECS_EINVAL, "tecs_query_new: NULL terms for %d terms", d->term_count);
     if (d->term_count > TECS_MAX_TERMS)
         return tecs__err(w, TECS_ELIMIT, "a query has at most %d terms, not %d", TECS_MAX_TERMS,
@@ -233,7 +240,8 @@ tecs_query_t *tecs_query_new(tecs_world_t *w, const tecs_query_desc_t *d)
     memset(q, 0, sizeof *q);
     q->world = w;
     q->nterms = d->term_count;
-    memcpy(q->terms, d->terms, (size_t)d->term_count * sizeof *d->terms);
+    if (d->term_count > 0)
+        memcpy(q->terms, d->terms, (size_t)d->term_count * sizeof *d->terms);
     for (int32_t t = 0; t < q->nterms; t++) {
         q->has_any = q->has_any || q->terms[t].oper == TECS_ANY;
         if (q->terms[t].access == TECS_WRITE && q->terms[t].oper != TECS_NONE &&
@@ -260,9 +268,9 @@ tecs_query_t *tecs_query_all(tecs_world_t *w, int32_t n, const tecs_comp_t *ids)
 {
     if (w == NULL || tecs__enter_object(w))
         return NULL;
-    if (n < 1 || n > TECS_MAX_TERMS || ids == NULL) {
+    if (n < 0 || n > TECS_MAX_TERMS || (ids == NULL && n > 0)) {
         tecs__err(w, n > TECS_MAX_TERMS ? TECS_ELIMIT : TECS_EINVAL,
-                  n < 1 ? "tecs_query_all: %d components; a query needs at least one"
+                  n < 0 ? "tecs_query_all: negative count %d"
                   : n > TECS_MAX_TERMS ? "tecs_query_all: %d components, above TECS_MAX_TERMS"
                   : "tecs_query_all: NULL ids for %d components", n);
         return NULL;

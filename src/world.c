@@ -4,7 +4,9 @@
 ** set here) and makes the empty archetype; tecs_world_free closes the
 ** world, lets the listeners of every layer announce the last events and
 ** run the last destructors while everything is intact, then has each layer
-** free its memory, from the top down. It may call every layer.
+** free its memory, from the top down. tecs_world_reset kills every entity
+** and drops every queued change but keeps every other object. It may call
+** every layer.
 */
 #include "private.h"
 
@@ -85,6 +87,51 @@ tecs_err_t tecs_world_free(tecs_world_t *w)
     assert(w->base.mem == sizeof *w);
     w->base.closed = TECS__IN_ALLOC;
     w->base.alloc(w->base.alloc_ud, w, sizeof *w, 0);
+    return TECS_OK;
+}
+
+/* ---- reset ------------------------------------------------------------ */
+
+/* Every entity of a dies: one by one through the engine when someone
+** listens (each death announced as tecs_destroy announces it), from the
+** last row so that no hole is filled; else the slots are freed and the
+** values destroyed column by column. Then its chunks go. */
+static void reset_archetype(tecs_world_t *w, tecs_archetype_t *a)
+{
+    if (w->bus.watch_comps || w->bus.watch_moves) {
+        while (a->count > 0)
+            tecs__destroy_now(w, *tecs__ent_ptr(a, w, (uint32_t)a->count - 1));
+    } else {
+        for (int32_t r = 0; r < a->count; r++) {
+            tecs__ei_release(w, TECS_ENTITY_INDEX(*tecs__ent_ptr(a, w, (uint32_t)r)));
+            w->ei.nalive--;
+        }
+    }
+    tecs__arch_clear(w, a);
+}
+
+/* Closed meanwhile (TECS__RESETTING), as tecs_world_free closes the world:
+** the callbacks the deaths run may read, every change they try is
+** refused, so nothing is left queued and no entity is born. */
+tecs_err_t tecs_world_reset(tecs_world_t *w)
+{
+    if (w == NULL)
+        return TECS_EINVAL;
+    tecs_err_t err = tecs__enter(w);
+    if (err)
+        return err;
+    if (w->base.defer_depth > 0 || w->cmd.flushing)
+        return tecs__err(w, TECS_EBUSY, "tecs_world_reset cannot run inside an iteration, a "
+                         "callback, a deferred section or a frame");
+    w->base.closed = TECS__RESETTING;
+    tecs__cmd_drop_all(w);
+    for (int32_t i = 0; i < w->arch.narchs; i++)
+        reset_archetype(w, w->arch.archs[i]);
+    tecs__ei_relink(w);
+    w->base.closed = TECS__OPEN;
+    assert(w->ei.nalive == 0 && w->ei.npending == 0 && w->cmd.deferred.count == 0);
+    w->cmd.dropped = 0;
+    w->base.err = TECS_OK;
     return TECS_OK;
 }
 

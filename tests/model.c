@@ -137,7 +137,7 @@ bool mi_injected(const interp *I)
 
 bool mi_deferred(const interp *I)
 {
-    return I->nits > 0;
+    return I->nits > 0 || I->nsect > 0;
 }
 
 /* ---- the model ------------------------------------------------------------ */
@@ -2090,6 +2090,150 @@ static void check_observers(interp *I)
     }
 }
 
+/* ---- deferred sections, entity states, every entity, reset ------------------------ */
+
+enum { MAXSECT = 3 };
+
+/* Open a deferred section: while one is open the model queues as it does
+** inside an iteration. */
+static void op_defer_begin(interp *I, const m_op *op)
+{
+    (void)op;
+    if (I->nsect == MAXSECT)
+        return;
+    if (mi_result_is(I, tecs_defer_begin(I->w), TECS_OK, "tecs_defer_begin"))
+        return;                         /* out of memory: nothing opened */
+    I->nsect++;
+    EXPECT(I, tecs_is_deferred(I->w), "an open deferred section does not defer");
+}
+
+/* End the innermost section (none open: TECS_EINVAL, nothing changed). The
+** last deferral to end applies the queue: the end returns what the flush
+** met, the first drop's error. */
+static void op_defer_end(interp *I, const m_op *op)
+{
+    (void)op;
+    if (I->nsect == 0) {
+        bool was = tecs_is_deferred(I->w);
+        mi_result_is(I, tecs_defer_end(I->w), TECS_EINVAL, "tecs_defer_end with none open");
+        EXPECT(I, tecs_is_deferred(I->w) == was, "a refused tecs_defer_end changed the world");
+        tecs_clear_error(I->w);
+        return;
+    }
+    I->nsect--;
+    int err = (int)tecs_defer_end(I->w);
+    if (mi_deferred(I)) {
+        mi_result_is(I, err, TECS_OK, "tecs_defer_end of an inner deferral");
+        return;
+    }
+    bool oom = err == TECS_ENOMEM && mi_injected(I);
+    if (oom) {
+        I->res->enomem++;
+        mi_settle(I);                   /* what did not apply: the next flush */
+    }
+    m_flush(I);
+    if (oom)
+        return;
+    int want = I->mdrops > 0 ? I->mdrop_err : TECS_OK;
+    EXPECT(I, err == want, "tecs_defer_end: got %s, the model's flush says %s (%s)",
+           tecs_err_name((tecs_err_t)err), tecs_err_name((tecs_err_t)want),
+           tecs_last_error_msg(I->w));
+    if (err != TECS_OK)
+        mi_drop_report(I);
+}
+
+/* The model's state of an id: dead, pending (deferred or delayed birth),
+** doomed (alive, a delayed kill or a deferred destroy queued), alive. */
+static tecs_entity_state_t m_state(const interp *I, tecs_entity_t id)
+{
+    const ment *m = NULL;
+    for (int32_t i = 0; id && i < I->ne && m == NULL; i++)
+        if (I->e[i].id == id)
+            m = &I->e[i];
+    if (m == NULL)
+        return TECS_ENTITY_DEAD;
+    if (m->st != ST_ALIVE)
+        return TECS_ENTITY_PENDING;
+    bool doomed = m->kill;
+    for (int32_t i = 0; i < I->ndq && !doomed; i++)
+        doomed = I->dq[i].op == Q_DESTROY && I->dq[i].id == id;
+    return doomed ? TECS_ENTITY_DOOMED : TECS_ENTITY_ALIVE;
+}
+
+static void op_entity_state(interp *I, const m_op *op)
+{
+    static const char *const st[4] = { "DEAD", "ALIVE", "PENDING", "DOOMED" };
+    for (int k = 0; k < 1 + op->x % 4; k++) {
+        tecs_entity_t id = mi_pick_id(I, op->z + (uint32_t)k * 0x9e37u);
+        tecs_err_t before = tecs_last_error(I->w);
+        tecs_entity_state_t got = tecs_entity_state(I->w, id), want = m_state(I, id);
+        EXPECT(I, got == want, "tecs_entity_state(%llx) is %s, the model says %s",
+               (unsigned long long)id, st[got & 3], st[want & 3]);
+        EXPECT(I, tecs_last_error(I->w) == before, "tecs_entity_state set the last error");
+        EXPECT(I, tecs_is_alive(I->w, id) == (got == TECS_ENTITY_ALIVE ||
+                                             got == TECS_ENTITY_DOOMED),
+               "tecs_entity_state and tecs_is_alive disagree");
+    }
+}
+
+static bool count_one(tecs_world_t *w, tecs_entity_t e, void *const *fields, void *ctx)
+{
+    (void)w, (void)e, (void)fields;
+    ++*(int32_t *)ctx;
+    return false;
+}
+
+/* A query of no terms: every live entity, empty archetype included. It
+** joins the program's queries, so later ops iterate it, filter it, cache
+** it like any other. */
+static void op_query_all_zero_terms(interp *I, const m_op *op)
+{
+    if (I->nq == MAXQ)
+        return;
+    mquery q = { .nt = 0 };
+    q.q = op->x & 1 ? tecs_query_all(I->w, 0, NULL)
+                    : tecs_query_new(I->w, &(tecs_query_desc_t){ .term_count = 0 });
+    if (mi_result_is(I, mi_got_err(I, q.q != NULL), TECS_OK, "a query of no terms") ||
+        q.q == NULL)
+        return;
+    I->qs[I->nq++] = q;
+    check_query(I, &I->qs[I->nq - 1], true, op->x & 2 ? TECS_ITER_REVERSE : 0);
+    int32_t alive = 0, n = 0;
+    for (int32_t i = 0; i < I->ne; i++)
+        alive += I->e[i].st == ST_ALIVE;
+    I->checking++;
+    mi_result_is(I, tecs_query_each_ex(q.q, op->x & 4 ? TECS_ITER_REVERSE : 0, count_one, &n),
+                 TECS_OK, "tecs_query_each of no terms");
+    I->checking--;
+    EXPECT(I, n == alive, "each of the query of no terms: %d entities, model %d", (int)n,
+           (int)alive);
+    EXPECT(I, tecs_query_archetype_count(q.q) == tecs_world_archetype_count(I->w),
+           "the query of no terms misses archetypes");
+}
+
+/* Reset: every entity dies (observers, hooks, caches, indexes told), every
+** queued and delayed change is dropped; callbacks run meanwhile are refused
+** every change, as while the world is freed. Refused while deferred. */
+static void op_world_reset(interp *I, const m_op *op)
+{
+    (void)op;
+    if (mi_deferred(I)) {
+        mi_result_is(I, tecs_world_reset(I->w), TECS_EBUSY, "tecs_world_reset while deferred");
+        return;
+    }
+    mi_sync(I);
+    I->freeing = true;
+    int err = (int)tecs_world_reset(I->w);
+    I->freeing = false;
+    mi_result_is(I, err, TECS_OK, "tecs_world_reset");
+    while (I->ne > 0)
+        m_kill(I, &I->e[I->ne - 1]);
+    I->ndq = I->nlq = 0;
+    I->nborn = I->born_pos = 0;
+    EXPECT(I, tecs_world_entity_count(I->w) == 0 && tecs_delayed_new_count(I->w) == 0,
+           "entities or births left after a reset");
+}
+
 /* The op table: name, weight in random programs, function. */
 static const struct {
     const char *name;
@@ -2142,6 +2286,11 @@ static const struct {
     { "resource_remove", 2, op_resource_remove },
     { "resource_get", 2, op_resource_get },
     { "resource_body", 1, op_resource_body },
+    { "defer_begin", 2, op_defer_begin },
+    { "defer_end", 2, op_defer_end },
+    { "entity_state", 3, op_entity_state },
+    { "query_all_zero_terms", 1, op_query_all_zero_terms },
+    { "world_reset", 1, op_world_reset },
 };
 enum { NOPS = sizeof ops / sizeof ops[0] };
 
@@ -2212,6 +2361,8 @@ static void teardown(interp *I, bool check)
 {
     while (I->nits > 0 && check)
         op_iter_close(I, NULL);
+    while (I->nsect > 0 && check)
+        op_defer_end(I, NULL);
     if (check) {
         I->step = I->p->n;
         mi_sync(I);

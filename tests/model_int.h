@@ -188,6 +188,7 @@ struct interp {
     uint8_t rbody[NCB];         /* bodies of each kind also set or remove a
                                    resource (op resource_body)              */
     void *life_ptr;             /* the values H's running lifecycle hook has */
+    int32_t nsect;              /* deferred sections the program has open   */
 };
 
 /* A condition of the model's filter. */

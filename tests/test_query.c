@@ -169,8 +169,11 @@ TEST(query_all_convenience)
     CHECK_EQ(tecs_query_terms(q, &got), 2);
     CHECK_EQ(got[1].comp, r.c[2]);
     CHECK(tecs_query_world(q) == r.w);
-    CHECK(tecs_query_all(r.w, 0, r.c) == NULL);
+    CHECK(tecs_query_all(r.w, -1, r.c) == NULL);
     CHECK_EQ(tecs_last_error(r.w), TECS_EINVAL);
+    tecs_query_t *every = tecs_query_all(r.w, 0, NULL);    /* every entity */
+    CHECK(every != NULL);
+    CHECK_EQ(tecs_query_count(every), tecs_world_entity_count(r.w));
     CHECK(tecs_query_all(r.w, 1, NULL) == NULL);
     CHECK(tecs_query_all(r.w, TECS_MAX_TERMS + 1, r.c) == NULL);
     CHECK_EQ(tecs_last_error(r.w), TECS_ELIMIT);
@@ -412,7 +415,7 @@ TEST(query_bad_descriptions_create_nothing)
         many[i] = (tecs_term_t){ .comp = pos, .oper = TECS_OPTIONAL };
     struct { tecs_query_desc_t d; tecs_err_t err; } bad[] = {
         { { NULL, 1 }, TECS_EINVAL },
-        { { (tecs_term_t[]){ { .comp = pos } }, 0 }, TECS_EINVAL },
+        { { (tecs_term_t[]){ { .comp = pos } }, -1 }, TECS_EINVAL },
         { { (tecs_term_t[]){ { .comp = 99 } }, 1 }, TECS_ENOCOMP },
         { { (tecs_term_t[]){ { .comp = 0 } }, 1 }, TECS_ENOCOMP },
         { { (tecs_term_t[]){ { .comp = pos }, { .comp = pos, .oper = TECS_NONE } }, 2 },
