@@ -43,8 +43,9 @@
 **     writes: tecs_set of a component the entity has, tecs_modified.
 **     Objects: components, indexes, filters, caches, queries, observers,
 **     systems (tecs_filter_free is never refused); tecs_archetype_reserve
-**     counts as one. World free, progress, apply: tecs_world_free,
-**     tecs_progress, tecs_delayed_apply / _apply_new / _apply_destroy.
+**     and tecs_system_set count as one. World free, progress, apply:
+**     tecs_world_free, tecs_progress / _groups, tecs_system_run,
+**     tecs_delayed_apply / _apply_new / _apply_destroy.
 **     Reads: tecs_get, tecs_has, tecs_is_alive, the counts.
 **     Queued: the call returns at once (a new entity gets its id, not alive
 **     yet) and the change applies, in call order, after the outermost call:
