@@ -2122,6 +2122,7 @@ static const struct {
     { "where_rev", 2, op_where_rev },
     { "cache_rev", 1, op_cache_rev },
     { "delay_new_with", 3, op_delay_new_with },
+    { "sys_drive_run", 2, op_sys_drive_run },
 };
 enum { NOPS = sizeof ops / sizeof ops[0] };
 

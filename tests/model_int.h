@@ -279,5 +279,6 @@ int32_t mi_rev_steps(tecs_iter_t it, tecs_entity_t *out, int32_t cap);
 /* rev[0..n) is fwd[0..nf) read from its end. */
 bool mi_reversed(const tecs_entity_t *fwd, int32_t nf, const tecs_entity_t *rev, int32_t n);
 void op_cache_rev(interp *I, const m_op *op);
+void op_sys_drive_run(interp *I, const m_op *op);
 
 #endif
