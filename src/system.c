@@ -404,7 +404,7 @@ static double due(sys_entry *e, double dt)
 ** *visited to the rows handed out. @return the drive callback's code
 ** (TECS_OK for the other forms), or the error that kept a drive system's
 ** iteration from opening: its callback is not called on a false "nothing
-** matches". */
+** matches", and *visited is -1 (it did not run). */
 static tecs_err_t walk(tecs_world_t *w, const sys_entry *e, double dt, int64_t frame,
                        int64_t *visited)
 {
@@ -418,8 +418,10 @@ static tecs_err_t walk(tecs_world_t *w, const sys_entry *e, double dt, int64_t f
         it.world = w;
     } else {
         it = tecs_query_iter(q);
-        if (it.priv_.query == NULL)         /* the iteration did not open */
-            return drive ? w->base.err : TECS_OK;
+        if (it.priv_.query == NULL && drive) {  /* the iteration did not open */
+            *visited = -1;
+            return w->base.err ? w->base.err : TECS_ENOMEM;
+        }
     }
     it.delta_time = dt;
     it.frame = frame;
@@ -459,6 +461,8 @@ static tecs_err_t call(tecs_world_t *w, sys_state *s, int32_t i, double dt)
     tecs__err_restore(w, outer_err);
     w->base.cb_depth--;
     tecs__defer_end(w);
+    if (visited < 0)
+        return rc;
     double t = tecs__os_now() - t0;
     sys_entry *e = &w->sys->list[i];
     e->stats.runs++;
