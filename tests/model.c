@@ -958,6 +958,8 @@ static int cache_uses(const interp *I, const tecs_query_t *q)
 bool mi_query_free(interp *I, int32_t qi, bool refuse_all)
 {
     int used = cache_uses(I, I->qs[qi].q), iterated = mi_iterated(I, qi);
+    if (I->sys_q == I->qs[qi].q)
+        used = 1;
     int busy = used == 1 || iterated == 1 ? 1 : used > iterated ? used : iterated;
     if (busy && (I->off & MF_BUSY) && !refuse_all)
         return false;

@@ -904,15 +904,54 @@ static int64_t mdrive_rows(interp *I, int32_t qi)
     return n;
 }
 
+/* Change the system in place (tecs_system_get, then _set): another phase
+** is refused and changes nothing; then it walks model query qj to the end,
+** run on demand, and its statistics go on counting. */
+static void mdrive_set(interp *I, mdrive *d, int32_t qj)
+{
+    tecs_system_desc_t sd, again;
+    tecs_system_stats_t st;
+    mi_result_is(I, tecs_system_get(I->w, d->s, &sd), TECS_OK, "tecs_system_get");
+    mi_result_is(I, tecs_system_stats(I->w, d->s, &st), TECS_OK, "tecs_system_stats");
+    EXPECT(I, sd.drive == mdrive_fn && sd.ctx == d && sd.run == NULL && sd.each == NULL &&
+           qindex(I, sd.query) >= 0 && strcmp(sd.name, "model_drive") == 0,
+           "tecs_system_get does not give the system's description");
+    sd.phase = TECS_ON_STORE;
+    mi_result_is(I, tecs_system_set(I->w, d->s, &sd), TECS_EINVAL, "tecs_system_set (phase)");
+    mi_result_is(I, tecs_system_get(I->w, d->s, &again), TECS_OK, "tecs_system_get");
+    EXPECT(I, again.phase == TECS_ON_UPDATE, "a refused tecs_system_set changed the phase");
+    sd.phase = TECS_ON_UPDATE;
+    sd.query = I->qs[qj].q;
+    sd.disabled = false;
+    if (!mi_result_is(I, tecs_system_set(I->w, d->s, &sd), TECS_OK, "tecs_system_set"))
+        I->sys_q = sd.query;
+    *d = (mdrive){ .I = I, .s = d->s, .qi = qj, .steps = INT32_MAX, .rc = TECS_OK,
+                   .dt = d->dt, .frame = tecs_world_frame_count(I->w) };
+    int64_t all = mdrive_rows(I, qj);
+    bool enomem = mi_result_is(I, tecs_system_run(I->w, d->s, d->dt), TECS_OK,
+                               "tecs_system_run after tecs_system_set");
+    mi_settle(I);
+    m_flush(I);
+    EXPECT(I, d->calls == 1 || enomem, "a set drive system ran %d times", d->calls);
+    tecs_system_stats_t st2;
+    mi_result_is(I, tecs_system_stats(I->w, d->s, &st2), TECS_OK, "tecs_system_stats");
+    if (d->calls == 1)
+        EXPECT(I, d->rows == all && st2.runs == st.runs + 1 && st2.entities_last == all,
+               "after tecs_system_set the system stepped over %lld rows, the model has "
+               "%lld; runs %lld then %lld", (long long)d->rows, (long long)all,
+               (long long)st.runs, (long long)st2.runs);
+}
+
 /*
 ** Make a drive system over a model query (x & 4: disabled, in group 2) and
 ** run it: x & 8 by a frame of the groups in y >> 8 & 3 (it runs when
 ** enabled and in them), else by tecs_system_run (it always runs). Its
 ** callback steps y & 3 chunks (3: to the end), x & 1 ends the iteration
-** itself, x & 2 returns TECS_ELIMIT; then the system is removed. Inside an
-** open iteration both calls are refused and nothing runs. The changes the
-** body queued apply when the run ends; the frame count moves with a frame
-** only; a full walk steps over every row the model has.
+** itself, x & 2 returns TECS_ELIMIT; x & 16 then changes it in place to walk
+** another query (mdrive_set); then the system is removed. Inside an open
+** iteration both calls are refused and nothing runs. The changes the body
+** queued apply when the run ends; the frame count moves with a frame only;
+** a full walk steps over every row the model has.
 */
 void op_sys_drive_run(interp *I, const m_op *op)
 {
@@ -930,6 +969,7 @@ void op_sys_drive_run(interp *I, const m_op *op)
         .groups = off ? 2u : 0u });
     if (mi_result_is(I, mi_got_err(I, d.s != 0), TECS_OK, "tecs_system_new") || d.s == 0)
         return;
+    I->sys_q = I->qs[d.qi].q;           /* busy while the system lives */
     bool busy = mi_deferred(I);
     bool runs = !busy && (!frame || (!off && (mask & 1)));
     int64_t all = mdrive_rows(I, d.qi);
@@ -957,5 +997,10 @@ void op_sys_drive_run(interp *I, const m_op *op)
                (d.steps < INT32_MAX || d.rows == all),
                "the drive system stepped over %lld rows (stats %lld), the model has %lld",
                (long long)d.rows, (long long)st.entities_last, (long long)all);
+    if ((op->x & 16) && !busy && I->nq > 0) {
+        mi_check_drops(I);              /* each run's flush reports its own */
+        mdrive_set(I, &d, (int32_t)((op->z >> 8) % (uint32_t)I->nq));
+    }
     mi_result_is(I, tecs_system_free(I->w, d.s), TECS_OK, "tecs_system_free");
+    I->sys_q = NULL;
 }

@@ -182,6 +182,7 @@ struct interp {
     int mdrop_err;              /* ... the first one's error                */
     int32_t ldrops;             /* drops a last error reported, this step (-1) */
     int ldrop_err;              /* ... the reported error                   */
+    tecs_query_t *sys_q;        /* the query a system uses (sys_drive_run)  */
 };
 
 /* A condition of the model's filter. */
