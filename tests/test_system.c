@@ -714,6 +714,9 @@ static void try_run(tecs_world_t *w, run_try *r)
     if (tecs_system_run(w, r->target, 0.1) == TECS_EBUSY)
         r->refused++;
     CHECK_EQ(tecs_last_error(w), TECS_EBUSY);
+    int64_t frames = tecs_world_frame_count(w);
+    CHECK_ERR(tecs_progress_groups(w, 0.1, UINT32_MAX), TECS_EBUSY);
+    CHECK_EQ(tecs_world_frame_count(w), frames);
 }
 
 static void run_from_system(tecs_iter_t *it)
