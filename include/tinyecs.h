@@ -47,10 +47,11 @@
 **     lifecycle hooks included (see Resources).
 **     Objects: components, indexes, filters, caches, queries, observers,
 **     systems (tecs_filter_free is never refused); tecs_archetype_reserve
-**     counts as one. World free, progress, apply: tecs_world_free,
-**     tecs_world_reset, tecs_progress, tecs_delayed_apply / _apply_new /
-**     _apply_destroy. tecs_defer_begin / tecs_defer_end are allowed in
-**     every row but the last two (see tecs_defer_begin).
+**     and tecs_system_set count as one. World free, progress, apply:
+**     tecs_world_free, tecs_world_reset, tecs_progress / _groups,
+**     tecs_system_run, tecs_delayed_apply / _apply_new / _apply_destroy.
+**     tecs_defer_begin / tecs_defer_end are allowed in every row but the
+**     last two (see tecs_defer_begin).
 **     Reads: tecs_get, tecs_has, tecs_is_alive, tecs_entity_state, the
 **     counts, the resource reads.
 **     Queued: the call returns at once (a new entity gets its id, not alive
@@ -762,7 +763,8 @@ typedef struct tecs_iter_t {
     int32_t count;                        /* rows in this step              */
     const tecs_entity_t *entities;        /* count entity ids               */
     void *fields[TECS_MAX_TERMS];         /* per term; see tecs_field       */
-    /* set when a system runs (tecs_progress); 0 / NULL otherwise */
+    /* set when a system runs (tecs_progress, tecs_system_run); 0 / NULL
+       otherwise */
     double delta_time;                    /* seconds this run covers        */
     int64_t frame;                        /* frame number, 0 for the first  */
     void *ctx;                            /* the system's user pointer      */
@@ -779,6 +781,7 @@ typedef struct tecs_iter_t {
         void *src;                        /* filtered: what steps are read from */
         bool (*step)(struct tecs_iter_t *it, bool fini); /* filtered: next step */
         int32_t pos;                      /* filtered: position in the source */
+        int64_t stepped;                  /* rows handed out so far         */
     } priv_;
 } tecs_iter_t;
 
@@ -1528,6 +1531,21 @@ typedef void (*tecs_system_fn)(tecs_iter_t *it);
 /** Per-entity form: called for row `row` of the chunk in it. */
 typedef void (*tecs_system_each_fn)(tecs_iter_t *it, int32_t row);
 
+/**
+ * Drive form: called once per run, even when the query matches nothing (and
+ * for a system without a query), with an iteration of the query opened and
+ * not yet stepped: the callback advances it with tecs_iter_next, and may
+ * stop early with tecs_iter_fini; an iteration it leaves open is ended when
+ * it returns. delta_time, frame and ctx are set as for the other forms; the
+ * statistics count the rows tecs_iter_next handed out through `it`.
+ * @return TECS_OK to go on; any other code stops the frame (tecs_progress)
+ * after this system's changes are applied, and tecs_progress or
+ * tecs_system_run returns it. (The run and each forms cannot stop a frame:
+ * write such a system in this form.) If the iteration cannot open
+ * (TECS_ENOMEM), the callback is not called and the run returns that code.
+ */
+typedef tecs_err_t (*tecs_system_drive_fn)(tecs_iter_t *it);
+
 /** A system description; zero means default. */
 typedef struct tecs_system_desc_t {
     const char *name;           /* required, unique in the world; copied      */
@@ -1535,10 +1553,12 @@ typedef struct tecs_system_desc_t {
     tecs_query_t *query;        /* NULL: run once per frame, no entities.
                                    Not owned; busy (tecs_query_free refuses)
                                    until the system is removed.               */
-    tecs_system_fn run;         /* exactly one of run / each                  */
+    tecs_system_fn run;         /* exactly one of run / each / drive          */
     tecs_system_each_fn each;   /* (each needs a query)                       */
+    tecs_system_drive_fn drive;
     void *ctx;                  /* it->ctx                                    */
     double interval;            /* seconds; 0 runs every frame                */
+    uint32_t groups;            /* group bits (tecs_progress_groups); 0: 1u   */
     bool disabled;              /* start disabled                             */
 } tecs_system_desc_t;
 
@@ -1546,7 +1566,8 @@ typedef struct tecs_system_desc_t {
  * Add a system at the end of its phase. Added while a frame runs, it runs
  * from the next frame on.
  * @return its id, or 0 on error: TECS_EINVAL (NULL, no name, unknown phase,
- * no callback or both, each without a query, interval negative, NaN or above 1e300),
+ * not exactly one of run / each / drive, each without a query, interval
+ * negative, NaN or above 1e300),
  * TECS_EEXIST (name taken), TECS_EWORLD (query of another world),
  * TECS_ENOMEM.
  */
@@ -1589,9 +1610,38 @@ typedef struct tecs_system_stats_t {
 } tecs_system_stats_t;
 
 /** Read a system's statistics. @return TECS_OK, TECS_EINVAL (NULL out),
- *  TECS_ENOENT. */
+ *  TECS_ENOENT. After tecs_system_run, time_last and entities_last are that
+ *  run's. */
 tecs_err_t tecs_system_stats(tecs_world_t *world, tecs_system_t system,
                              tecs_system_stats_t *out);
+
+/**
+ * Read a system's current description into *out: groups as stored (never
+ * 0), disabled as !tecs_system_enabled. out->name is owned by the world and
+ * valid until the system is removed. Allowed from every callback.
+ * @return TECS_OK, TECS_EINVAL (NULL out), TECS_ENOENT.
+ */
+tecs_err_t tecs_system_get(tecs_world_t *world, tecs_system_t system,
+                           tecs_system_desc_t *out);
+
+/**
+ * Replace a system's callback (run / each / drive), ctx, query, interval,
+ * groups and disabled, all from *desc. The system keeps its id, its place in
+ * its phase, its statistics and its accumulated interval time. desc->name
+ * must be NULL or the system's name, and desc->phase its phase (0 meaning
+ * TECS_ON_UPDATE, as in tecs_system_new). The old query stops being busy
+ * and the new one is busy from now on. Typical use: tecs_system_get, change
+ * a field, tecs_system_set.
+ * Takes effect at once: at the system's next run. Called from inside the
+ * system's own callback, the running call goes on with the old callback,
+ * query and ctx. Refused (TECS_EBUSY) like tecs_system_new: in lifecycle
+ * hooks and order functions; allowed from systems and observers.
+ * @return TECS_OK, TECS_ENOENT, TECS_EINVAL (NULL, another name, another
+ * phase, and what tecs_system_new refuses), TECS_EWORLD (query of another
+ * world). On error nothing changed.
+ */
+tecs_err_t tecs_system_set(tecs_world_t *world, tecs_system_t system,
+                           const tecs_system_desc_t *desc);
 
 /**
  * Run one frame: every enabled system once, phase by phase, in the order
@@ -1603,10 +1653,38 @@ tecs_err_t tecs_system_stats(tecs_world_t *world, tecs_system_t system,
  * interval, a huge delta_time) the whole accumulated time is taken instead,
  * so it->delta_time is always finite. Time does not accumulate while it is
  * disabled. Others get it->delta_time = delta_time.
+ * A drive system that returns a code other than TECS_OK stops the frame: its
+ * changes are applied, the systems after it do not run (nor accumulate
+ * interval time), the frame still counts (tecs_world_frame_count advances,
+ * systems removed during it go) and the code is returned, the last error
+ * naming the system.
  * @return TECS_OK, TECS_EINVAL (delta_time negative, NaN or above 1e300), TECS_EBUSY
- * (inside an iteration, a callback or another frame).
+ * (inside an iteration, a callback or another frame), or a drive system's code.
+ * Same as tecs_progress_groups(world, delta_time, UINT32_MAX).
  */
 tecs_err_t tecs_progress(tecs_world_t *world, double delta_time);
+
+/**
+ * Run a frame of some groups only: the enabled systems whose groups share a
+ * bit with mask. The others are skipped as if disabled: they do not run and
+ * their interval time does not accumulate. The frame counts as any frame
+ * (the frame number advances, even with mask 0). @return as tecs_progress.
+ */
+tecs_err_t tecs_progress_groups(tecs_world_t *world, double delta_time, uint32_t mask);
+
+/**
+ * Run one system now, outside a frame, with it->delta_time = delta_time and
+ * it->frame = tecs_world_frame_count (the number the next frame gets). It
+ * runs even when disabled or in no group of a frame, and whatever its
+ * interval: no interval time accumulates (its own included) and the frame
+ * count does not advance. Its statistics count the run; its changes are
+ * applied when it ends. Refused where tecs_progress is: inside an
+ * iteration, any callback (a system's included) or a frame.
+ * @return the drive callback's code (TECS_OK for the run and each forms;
+ * the last error then names the system), or TECS_EINVAL (delta_time as
+ * tecs_progress), TECS_EBUSY, TECS_ENOENT; refused, nothing ran.
+ */
+tecs_err_t tecs_system_run(tecs_world_t *world, tecs_system_t system, double delta_time);
 
 /** Frames run so far (the frame number the next tecs_progress gets). */
 int64_t tecs_world_frame_count(const tecs_world_t *world);

@@ -549,8 +549,10 @@ bool tecs_iter_next(tecs_iter_t *it)
     if (it->count > 0 && it->priv_.query->write_mask)
         report_writes(it);
     if (it->priv_.step) {
-        if (it->priv_.step(it, false))
+        if (it->priv_.step(it, false)) {
+            it->priv_.stepped += it->count;
             return true;
+        }
         it->count = 0;
         tecs_iter_fini(it);
         return false;
@@ -561,7 +563,18 @@ bool tecs_iter_next(tecs_iter_t *it)
         return false;
     }
     load_chunk(it);
+    it->priv_.stepped += it->count;
     return true;
+}
+
+void tecs__iter_end(tecs_iter_t *it)
+{
+    if (it->priv_.state != ITER_RUNNING)
+        return;
+    if (iter_live(it))
+        tecs_iter_fini(it);
+    it->priv_.state = ITER_DONE;
+    it->count = 0;
 }
 
 /* Ending an iteration: the last rows' writes are reported, the world's

@@ -25,6 +25,9 @@ bool tecs__query_matches(const tecs_query_t *q, const tecs_archetype_t *a);
 /* A system or a cache starts (+1) or stops (-1) using q: tecs_query_free
 ** refuses while it is used. */
 void tecs__query_use(tecs_query_t *q, int32_t delta);
+/* End it if it is still open, as tecs_iter_fini; an iteration another copy
+** ended is left alone (not counted as ended twice). */
+void tecs__iter_end(tecs_iter_t *it);
 /* Free a query the library owns (an observer's; NULL does nothing): never
 ** refused, and the world's last error is left as it is. */
 void tecs__query_drop(tecs_query_t *q);

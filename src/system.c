@@ -1,7 +1,9 @@
 /*
 ** system.c — systems, phases and the frame (tecs_progress).
 **
-** A system is a query plus a callback, placed in a phase. The world keeps its
+** A system is a query plus a callback, placed in a phase. The callback has
+** one of three forms: run (once per chunk), each (once per row) or drive
+** (once per run, with an iterator it advances itself). The world keeps its
 ** systems in one array, in the order they were added:
 **
 **     list: [ {id 1 "input"  ON_LOAD}  {id 2 "move" ON_UPDATE}
@@ -15,7 +17,14 @@
 **     from the next frame;
 **   - a removed system is marked `removed` (its id is invalid at once) and is
 **     dropped from the array when the frame ends (at once outside a frame);
-**   - enable / disable take effect immediately.
+**   - enable / disable and tecs_system_set take effect immediately (a
+**     system set from inside its own callback keeps running the callback,
+**     query and context it started with: walk copies them first).
+**
+** A frame runs the systems whose group bits meet its mask; a drive callback
+** that returns an error stops the frame there. tecs_system_run runs one
+** entry outside a frame. While a frame or such a run is going (`running`),
+** removals wait for the sweep, so the entry being run stays in place.
 **
 ** Entries are addressed by index, never by pointer, across a callback: an
 ** add inside a callback may move the array.
@@ -54,9 +63,11 @@ typedef struct sys_entry {
     tecs_query_t *query;
     tecs_system_fn run;
     tecs_system_each_fn each;
+    tecs_system_drive_fn drive;
     void *ctx;
     double interval;
     double acc;                 /* accumulated delta time (interval > 0)   */
+    uint32_t groups;            /* group bits, never 0                     */
     bool enabled;
     bool removed;               /* removed during a frame                  */
     tecs_system_stats_t stats;
@@ -68,8 +79,8 @@ struct tecs__sys_state {
     int32_t cap;
     int32_t nlive;              /* not removed                             */
     int32_t frame_n;            /* entries the running frame walks         */
-    bool in_frame;
-    bool any_removed;              /* some entry is marked removed            */
+    bool running;               /* a frame or tecs_system_run is going     */
+    bool any_removed;           /* some entry is marked removed            */
     int64_t frame;              /* frames run                              */
     tecs_system_t next_id;
 };
@@ -116,7 +127,7 @@ static sys_state *state(tecs_world_t *w)
 /* Drop entries marked removed (outside a frame only). */
 static void sweep(tecs_world_t *w, sys_state *s)
 {
-    if (s->in_frame || !s->any_removed)
+    if (s->running || !s->any_removed)
         return;
     int32_t k = 0;
     for (int32_t i = 0; i < s->n; i++) {
@@ -160,6 +171,27 @@ static tecs_err_t err_noent(tecs_world_t *w, tecs_system_t id)
 
 /* ---- adding and removing --------------------------------------------- */
 
+/* What tecs_system_new and tecs_system_set both check: one callback, the
+** query, the interval. name is the system's, for the messages. */
+static tecs_err_t validate_body(tecs_world_t *w, const tecs_system_desc_t *d, const char *name)
+{
+    int forms = (d->run != NULL) + (d->each != NULL) + (d->drive != NULL);
+    if (forms == 0)
+        return tecs__err(w, TECS_EINVAL, "system '%s' needs a callback: run, each or drive",
+                         name);
+    if (forms > 1)
+        return tecs__err(w, TECS_EINVAL, "system '%s' has %d callbacks: give one of run, "
+                         "each, drive", name, forms);
+    if (d->each && d->query == NULL)
+        return tecs__err(w, TECS_EINVAL, "system '%s': each needs a query", name);
+    if (d->query && tecs_query_world(d->query) != w)
+        return tecs__err(w, TECS_EWORLD, "system '%s': query of another world", name);
+    if (!(d->interval >= 0 && d->interval <= TIME_MAX))
+        return tecs__err(w, TECS_EINVAL, "system '%s': bad interval %g (seconds, 0 or more)",
+                         name, d->interval);
+    return TECS_OK;
+}
+
 static tecs_err_t validate_desc(tecs_world_t *w, const tecs_system_desc_t *d)
 {
     if (d == NULL)
@@ -169,16 +201,9 @@ static tecs_err_t validate_desc(tecs_world_t *w, const tecs_system_desc_t *d)
     if ((int)d->phase < 0 || (int)d->phase > TECS_PHASE_COUNT)
         return tecs__err(w, TECS_EINVAL, "system '%s': unknown phase %d", d->name,
                          (int)d->phase);
-    if ((d->run == NULL) == (d->each == NULL))
-        return tecs__err(w, TECS_EINVAL, d->run ? "system '%s' has both run and each: give "
-                         "one" : "system '%s' needs a callback, run or each", d->name);
-    if (d->each && d->query == NULL)
-        return tecs__err(w, TECS_EINVAL, "system '%s': each needs a query", d->name);
-    if (d->query && tecs_query_world(d->query) != w)
-        return tecs__err(w, TECS_EWORLD, "system '%s': query of another world", d->name);
-    if (!(d->interval >= 0 && d->interval <= TIME_MAX))
-        return tecs__err(w, TECS_EINVAL, "system '%s': bad interval %g (seconds, 0 or more)",
-                         d->name, d->interval);
+    tecs_err_t err = validate_body(w, d, d->name);
+    if (err)
+        return err;
     if (find_name(w, d->name))
         return tecs__err(w, TECS_EEXIST, "a system named '%s' exists", d->name);
     return TECS_OK;
@@ -206,7 +231,8 @@ tecs_system_t tecs_system_new(tecs_world_t *w, const tecs_system_desc_t *d)
     s->list[s->n++] = (sys_entry){
         .id = s->next_id++, .name = name, .name_len = len,
         .phase = d->phase ? d->phase : TECS_ON_UPDATE, .query = d->query,
-        .run = d->run, .each = d->each, .ctx = d->ctx, .interval = d->interval,
+        .run = d->run, .each = d->each, .drive = d->drive, .ctx = d->ctx,
+        .interval = d->interval, .groups = d->groups ? d->groups : 1u,
         .enabled = !d->disabled,
     };
     s->nlive++;
@@ -290,6 +316,60 @@ tecs_err_t tecs_system_stats(tecs_world_t *w, tecs_system_t id, tecs_system_stat
     return TECS_OK;
 }
 
+tecs_err_t tecs_system_get(tecs_world_t *w, tecs_system_t id, tecs_system_desc_t *out)
+{
+    if (w == NULL)
+        return TECS_EINVAL;
+    if (tecs__enter_read(w))
+        return w->base.err;
+    if (out == NULL)
+        return tecs__err(w, TECS_EINVAL, "tecs_system_get: NULL output");
+    const sys_entry *e = find(w, id);
+    if (e == NULL)
+        return err_noent(w, id);
+    *out = (tecs_system_desc_t){
+        .name = e->name, .phase = e->phase, .query = e->query, .run = e->run,
+        .each = e->each, .drive = e->drive, .ctx = e->ctx, .interval = e->interval,
+        .groups = e->groups, .disabled = !e->enabled,
+    };
+    return TECS_OK;
+}
+
+tecs_err_t tecs_system_set(tecs_world_t *w, tecs_system_t id, const tecs_system_desc_t *d)
+{
+    if (w == NULL)
+        return TECS_EINVAL;
+    if (tecs__enter_object(w))
+        return w->base.err;
+    sys_entry *e = find(w, id);
+    if (e == NULL)
+        return err_noent(w, id);
+    if (d == NULL)
+        return tecs__err(w, TECS_EINVAL, "tecs_system_set: NULL description");
+    if (d->name && strcmp(d->name, e->name) != 0)
+        return tecs__err(w, TECS_EINVAL, "system '%s' cannot be renamed (to '%s')", e->name,
+                         d->name);
+    if ((d->phase ? d->phase : TECS_ON_UPDATE) != e->phase)  /* it would move */
+        return tecs__err(w, TECS_EINVAL, "system '%s' cannot change phase (%d to %d)",
+                         e->name, (int)e->phase, (int)d->phase);
+    tecs_err_t err = validate_body(w, d, e->name);
+    if (err)
+        return err;
+    if (e->query)
+        tecs__query_use(e->query, -1);
+    if (d->query)
+        tecs__query_use(d->query, +1);
+    e->query = d->query;
+    e->run = d->run;
+    e->each = d->each;
+    e->drive = d->drive;
+    e->ctx = d->ctx;
+    e->interval = d->interval;
+    e->groups = d->groups ? d->groups : 1u;
+    e->enabled = !d->disabled;
+    return TECS_OK;
+}
+
 int64_t tecs_world_frame_count(const tecs_world_t *w)
 {
     return w && w->sys ? w->sys->frame : 0;
@@ -320,30 +400,43 @@ static double due(sys_entry *e, double dt)
     return k * e->interval;
 }
 
-/* Walk the system's query; the world is deferred. @return rows visited. */
-static int64_t walk(tecs_query_t *q, const sys_entry *e, tecs_world_t *w, double dt,
-                    int64_t frame)
+/* Call system e's callback over its query; the world is deferred. Sets
+** *visited to the rows handed out. @return the drive callback's code
+** (TECS_OK for the other forms), or the error that kept a drive system's
+** iteration from opening: its callback is not called on a false "nothing
+** matches", and *visited is -1 (it did not run). */
+static tecs_err_t walk(tecs_world_t *w, const sys_entry *e, double dt, int64_t frame,
+                       int64_t *visited)
 {
-    tecs_system_fn run = e->run;
-    tecs_system_each_fn each = e->each;
-    void *ctx = e->ctx;     /* e may move if the callback adds a system */
-    int64_t visited = 0;
+    tecs_system_fn run = e->run;   /* copied: e may move if the callback adds a */
+    tecs_system_each_fn each = e->each;      /* system, or change if it sets one */
+    tecs_system_drive_fn drive = e->drive;
+    tecs_query_t *q = e->query;
     tecs_iter_t it;
     if (q == NULL) {
         memset(&it, 0, sizeof it);
         it.world = w;
     } else {
         it = tecs_query_iter(q);
+        if (it.priv_.query == NULL && drive) {  /* the iteration did not open */
+            *visited = -1;
+            return w->base.err ? w->base.err : TECS_ENOMEM;
+        }
     }
     it.delta_time = dt;
     it.frame = frame;
-    it.ctx = ctx;
+    it.ctx = e->ctx;
+    if (drive) {
+        tecs_err_t rc = drive(&it);
+        *visited = it.priv_.stepped;
+        tecs__iter_end(&it);        /* one the callback left open */
+        return rc;
+    }
     if (q == NULL) {
         run(&it);
-        return 0;
+        return TECS_OK;
     }
     while (tecs_iter_next(&it)) {
-        visited += it.count;
         if (run) {
             run(&it);
             continue;
@@ -351,65 +444,113 @@ static int64_t walk(tecs_query_t *q, const sys_entry *e, tecs_world_t *w, double
         for (int32_t r = 0; r < it.count; r++)
             each(&it, r);
     }
-    return visited;
+    *visited = it.priv_.stepped;
+    return TECS_OK;
 }
 
-/* Run system i of the frame, if enabled and due (removed mid-frame or
-** not: removal takes effect at the end of the frame). */
-static void run_one(tecs_world_t *w, sys_state *s, int32_t i, double dt)
+/* Run system i with delta time dt, the world deferred around it, and
+** update its statistics. @return as walk. */
+static tecs_err_t call(tecs_world_t *w, sys_state *s, int32_t i, double dt)
 {
-    sys_entry *e = &s->list[i];
-    if (!e->enabled)
-        return;
-    double sdt = due(e, dt);
-    if (sdt < 0)
-        return;
     double t0 = tecs__os_now();
     tecs__defer_begin(w);
     w->base.cb_depth++;              /* a callback runs (R1): see tecs__cb_begin */
     tecs_err_t outer_err = w->base.err;
-    int64_t visited = walk(e->query, e, w, sdt, s->frame);
+    int64_t visited = 0;
+    tecs_err_t rc = walk(w, &s->list[i], dt, s->frame, &visited);
     tecs__err_restore(w, outer_err);
     w->base.cb_depth--;
     tecs__defer_end(w);
+    if (visited < 0)
+        return rc;
     double t = tecs__os_now() - t0;
-    e = &w->sys->list[i];
+    sys_entry *e = &w->sys->list[i];
     e->stats.runs++;
     e->stats.time_last = t;
     e->stats.time_total += t;
     e->stats.entities_last = visited;
     e->stats.entities_total += visited;
+    return rc;
 }
 
-tecs_err_t tecs_progress(tecs_world_t *w, double dt)
+/* tecs_progress and tecs_system_run: checked in the same order. */
+static tecs_err_t run_check(tecs_world_t *w, double dt, const char *fn)
+{
+    if (!(dt >= 0 && dt <= TIME_MAX))
+        return tecs__err(w, TECS_EINVAL, "%s: bad delta time %g", fn, dt);
+    if (w->base.defer_depth > 0 || w->cmd.flushing || (w->sys && w->sys->running))
+        return tecs__err(w, TECS_EBUSY, "%s cannot run inside an iteration, a callback or "
+                         "a frame", fn);
+    return TECS_OK;
+}
+
+/* The code a drive callback returned, reported with the system's name. */
+static tecs_err_t report_stop(tecs_world_t *w, const sys_entry *e, tecs_err_t rc,
+                              const char *what)
+{
+    return tecs__err(w, rc, "system '%s' returned %s (%s)%s", e->name, tecs_err_name(rc),
+                     tecs_strerror(rc), what);
+}
+
+tecs_err_t tecs_progress_groups(tecs_world_t *w, double dt, uint32_t mask)
 {
     if (w == NULL)
         return TECS_EINVAL;
     tecs_err_t err = tecs__enter(w);
-    if (err)
+    if (err || (err = run_check(w, dt, "tecs_progress")))
         return err;
-    if (!(dt >= 0 && dt <= TIME_MAX))
-        return tecs__err(w, TECS_EINVAL, "tecs_progress: bad delta time %g", dt);
-    if (w->base.defer_depth > 0 || w->cmd.flushing)
-        return tecs__err(w, TECS_EBUSY, "tecs_progress cannot run inside an iteration, a "
-                         "callback or another frame");
     sys_state *s = state(w);
     if (s == NULL)
         return w->base.err;
-    s->in_frame = true;
+    s->running = true;
     s->frame_n = s->n;
     for (int32_t i = 0; i < s->frame_n; i++) {
         s->list[i].stats.time_last = 0;
         s->list[i].stats.entities_last = 0;
     }
-    for (int p = TECS_ON_LOAD; p <= TECS_ON_STORE; p++)
-        for (int32_t i = 0; i < s->frame_n; i++)
-            if (s->list[i].phase == (tecs_phase_t)p)
-                run_one(w, s, i, dt);
-    s->in_frame = false;
+    tecs_err_t rc = TECS_OK;
+    int32_t stop = -1;
+    for (int p = TECS_ON_LOAD; p <= TECS_ON_STORE && rc == TECS_OK; p++)
+        for (int32_t i = 0; i < s->frame_n && rc == TECS_OK; i++) {
+            sys_entry *e = &s->list[i];
+            if (e->phase != (tecs_phase_t)p || !e->enabled || !(e->groups & mask))
+                continue;           /* skipped: no interval time either */
+            double sdt = due(e, dt);
+            if (sdt >= 0 && (rc = call(w, s, i, sdt)) != TECS_OK)
+                stop = i;
+        }
+    s->running = false;
     s->frame++;
+    if (rc)                         /* before the sweep: the entry may go */
+        report_stop(w, &s->list[stop], rc, ": the frame stopped");
     sweep(w, s);
-    return TECS_OK;
+    return rc;
+}
+
+tecs_err_t tecs_progress(tecs_world_t *w, double dt)
+{
+    return tecs_progress_groups(w, dt, UINT32_MAX);
+}
+
+tecs_err_t tecs_system_run(tecs_world_t *w, tecs_system_t id, double dt)
+{
+    if (w == NULL)
+        return TECS_EINVAL;
+    tecs_err_t err = tecs__enter(w);
+    if (err || (err = run_check(w, dt, "tecs_system_run")))
+        return err;
+    sys_entry *e = find(w, id);
+    if (e == NULL)
+        return err_noent(w, id);
+    sys_state *s = w->sys;
+    int32_t i = (int32_t)(e - s->list);
+    s->running = true;
+    tecs_err_t rc = call(w, s, i, dt);
+    s->running = false;
+    if (rc)
+        report_stop(w, &s->list[i], rc, "");
+    sweep(w, s);
+    return rc;
 }
 
 /* ---- structure verification ------------------------------------------ */
@@ -422,7 +563,9 @@ tecs_err_t tecs__systems_verify(tecs_world_t *w)
     int32_t live = 0;
     for (int32_t i = 0; i < s->n; i++) {
         const sys_entry *e = &s->list[i];
-        if (e->phase < TECS_ON_LOAD || e->phase > TECS_ON_STORE || (!e->run == !e->each))
+        int forms = (e->run != NULL) + (e->each != NULL) + (e->drive != NULL);
+        if (e->phase < TECS_ON_LOAD || e->phase > TECS_ON_STORE || forms != 1 ||
+            (e->each && e->query == NULL) || e->groups == 0)
             return tecs__err(w, TECS_ECORRUPT, "system '%s' is malformed", e->name);
         if (e->query && tecs_query_world(e->query) != w)
             return tecs__err(w, TECS_ECORRUPT, "system '%s': query of another world", e->name);
@@ -431,7 +574,7 @@ tecs_err_t tecs__systems_verify(tecs_world_t *w)
             if (!s->list[j].removed && strcmp(s->list[j].name, e->name) == 0)
                 return tecs__err(w, TECS_ECORRUPT, "two systems named '%s'", e->name);
     }
-    if (live != s->nlive || (!s->in_frame && s->any_removed))
+    if (live != s->nlive || (!s->running && s->any_removed))
         return tecs__err(w, TECS_ECORRUPT, "system counts are off");
     return TECS_OK;
 }

@@ -974,6 +974,8 @@ static int cache_uses(const interp *I, const tecs_query_t *q)
 bool mi_query_free(interp *I, int32_t qi, bool refuse_all)
 {
     int used = cache_uses(I, I->qs[qi].q), iterated = mi_iterated(I, qi);
+    if (I->sys_q == I->qs[qi].q)
+        used = 1;
     int busy = used == 1 || iterated == 1 ? 1 : used > iterated ? used : iterated;
     if (busy && (I->off & MF_BUSY) && !refuse_all)
         return false;
@@ -2291,6 +2293,7 @@ static const struct {
     { "entity_state", 3, op_entity_state },
     { "query_all_zero_terms", 1, op_query_all_zero_terms },
     { "world_reset", 1, op_world_reset },
+    { "sys_drive_run", 2, op_sys_drive_run },
 };
 enum { NOPS = sizeof ops / sizeof ops[0] };
 

@@ -1039,3 +1039,165 @@ void mi_check_resources(interp *I)
     EXPECT(I, tecs_resource_count(I->w) == n, "%d resources, model %d",
            (int)tecs_resource_count(I->w), (int)n);
 }
+
+/* ---- a drive system run on demand or in a frame ------------------------------------ */
+
+/* What a drive system over a model query is asked to do and what it saw. */
+typedef struct mdrive {
+    interp *I;
+    tecs_system_t s;
+    int32_t qi;                 /* the model's query                        */
+    int32_t steps;              /* tecs_iter_next calls at most             */
+    bool fini;                  /* end the iteration itself (tecs_iter_fini) */
+    tecs_err_t rc;              /* what the callback returns                */
+    double dt;
+    int64_t frame;              /* it->frame it must see                    */
+    int calls;
+    int64_t rows;               /* rows it stepped over                     */
+} mdrive;
+
+/*
+** The callback: it runs the observer body (a system's callback may do what
+** an observer may: queued structural changes, objects, refused calls), then,
+** its checks reported after the step, steps the iteration, every chunk
+** against the model. The iteration is on the model's list while it runs, so
+** a body that frees the query expects TECS_EBUSY. tecs_system_run from
+** inside is refused.
+*/
+static tecs_err_t mdrive_fn(tecs_iter_t *it)
+{
+    mdrive *d = it->ctx;
+    interp *I = d->I;
+    d->calls++;
+    int32_t k = mi_its_push(I, d->qi, IT_QUERY);
+    I->its[k].it = *it;         /* for the model's bookkeeping; not stepped */
+    mi_run_body(I, CB_OBS, NULL);
+    I->in_body++;
+    EXPECT(I, tecs_is_deferred(I->w), "tecs_is_deferred is false inside a drive system");
+    EXPECT(I, it->delta_time == d->dt && it->frame == d->frame,
+           "a drive system sees delta time %g frame %lld, not %g %lld", it->delta_time,
+           (long long)it->frame, d->dt, (long long)d->frame);
+    int32_t n0 = tecs_world_entity_count(I->w);
+    int err = (int)tecs_system_run(I->w, d->s, 0);
+    EXPECT(I, err == TECS_EBUSY && tecs_world_entity_count(I->w) == n0,
+           "tecs_system_run inside a system: %s", tecs_err_name((tecs_err_t)err));
+    for (int32_t n = 0; n < d->steps && tecs_iter_next(it); n++) {
+        mi_check_chunk(I, it, &I->qs[I->its[k].qi]);
+        d->rows += it->count;
+    }
+    if (d->fini)
+        tecs_iter_fini(it);
+    I->in_body--;
+    I->nits--;
+    return d->rc;
+}
+
+/* Rows of model query qi: the live entities that match. */
+static int64_t mdrive_rows(interp *I, int32_t qi)
+{
+    int64_t n = 0;
+    for (int32_t i = 0; i < I->ne; i++)
+        n += I->e[i].st == ST_ALIVE && m_match(&I->qs[qi], I->e[i].mask);
+    return n;
+}
+
+/* Change the system in place (tecs_system_get, then _set): another phase
+** is refused and changes nothing; then it walks model query qj to the end,
+** run on demand, and its statistics go on counting. */
+static void mdrive_set(interp *I, mdrive *d, int32_t qj)
+{
+    tecs_system_desc_t sd, again;
+    tecs_system_stats_t st;
+    mi_result_is(I, tecs_system_get(I->w, d->s, &sd), TECS_OK, "tecs_system_get");
+    mi_result_is(I, tecs_system_stats(I->w, d->s, &st), TECS_OK, "tecs_system_stats");
+    EXPECT(I, sd.drive == mdrive_fn && sd.ctx == d && sd.run == NULL && sd.each == NULL &&
+           qindex(I, sd.query) >= 0 && strcmp(sd.name, "model_drive") == 0,
+           "tecs_system_get does not give the system's description");
+    sd.phase = TECS_ON_STORE;
+    mi_result_is(I, tecs_system_set(I->w, d->s, &sd), TECS_EINVAL, "tecs_system_set (phase)");
+    mi_result_is(I, tecs_system_get(I->w, d->s, &again), TECS_OK, "tecs_system_get");
+    EXPECT(I, again.phase == TECS_ON_UPDATE, "a refused tecs_system_set changed the phase");
+    sd.phase = TECS_ON_UPDATE;
+    sd.query = I->qs[qj].q;
+    sd.disabled = false;
+    if (!mi_result_is(I, tecs_system_set(I->w, d->s, &sd), TECS_OK, "tecs_system_set"))
+        I->sys_q = sd.query;
+    *d = (mdrive){ .I = I, .s = d->s, .qi = qj, .steps = INT32_MAX, .rc = TECS_OK,
+                   .dt = d->dt, .frame = tecs_world_frame_count(I->w) };
+    int64_t all = mdrive_rows(I, qj);
+    bool enomem = mi_result_is(I, tecs_system_run(I->w, d->s, d->dt), TECS_OK,
+                               "tecs_system_run after tecs_system_set");
+    mi_settle(I);
+    m_flush(I);
+    EXPECT(I, d->calls == 1 || enomem, "a set drive system ran %d times", d->calls);
+    tecs_system_stats_t st2;
+    mi_result_is(I, tecs_system_stats(I->w, d->s, &st2), TECS_OK, "tecs_system_stats");
+    if (d->calls == 1)
+        EXPECT(I, d->rows == all && st2.runs == st.runs + 1 && st2.entities_last == all,
+               "after tecs_system_set the system stepped over %lld rows, the model has "
+               "%lld; runs %lld then %lld", (long long)d->rows, (long long)all,
+               (long long)st.runs, (long long)st2.runs);
+}
+
+/*
+** Make a drive system over a model query (x & 4: disabled, in group 2) and
+** run it: x & 8 by a frame of the groups in y >> 8 & 3 (it runs when
+** enabled and in them), else by tecs_system_run (it always runs). Its
+** callback steps y & 3 chunks (3: to the end), x & 1 ends the iteration
+** itself, x & 2 returns TECS_ELIMIT; x & 16 then changes it in place to walk
+** another query (mdrive_set); then the system is removed. Inside an open
+** iteration both calls are refused and nothing runs. The changes the body
+** queued apply when the run ends; the frame count moves with a frame only;
+** a full walk steps over every row the model has.
+*/
+void op_sys_drive_run(interp *I, const m_op *op)
+{
+    if (I->nq == 0)
+        return;
+    bool frame = op->x & 8, off = op->x & 4;
+    uint32_t mask = op->y >> 8 & 3;
+    mdrive d = { .I = I, .qi = (int32_t)(op->z % (uint32_t)I->nq),
+                 .steps = (op->y & 3) == 3 ? INT32_MAX : (int32_t)(op->y & 3),
+                 .fini = op->x & 1, .rc = (op->x & 2) ? TECS_ELIMIT : TECS_OK,
+                 .dt = (double)(op->y >> 4 & 15) * 0.125,
+                 .frame = tecs_world_frame_count(I->w) };
+    d.s = tecs_system_new(I->w, &(tecs_system_desc_t){ .name = "model_drive",
+        .query = I->qs[d.qi].q, .drive = mdrive_fn, .ctx = &d, .disabled = off,
+        .groups = off ? 2u : 0u });
+    if (mi_result_is(I, mi_got_err(I, d.s != 0), TECS_OK, "tecs_system_new") || d.s == 0)
+        return;
+    I->sys_q = I->qs[d.qi].q;           /* busy while the system lives */
+    bool busy = mi_deferred(I);
+    bool runs = !busy && (!frame || (!off && (mask & 1)));
+    int64_t all = mdrive_rows(I, d.qi);
+    int err = frame ? (int)tecs_progress_groups(I->w, d.dt, mask)
+                    : (int)tecs_system_run(I->w, d.s, d.dt);
+    int want = busy ? TECS_EBUSY : runs ? (int)d.rc : TECS_OK;
+    bool enomem = mi_result_is(I, err, want, frame ? "tecs_progress_groups" : "tecs_system_run");
+    if (!busy) {
+        mi_settle(I);
+        m_flush(I);
+    }
+    EXPECT(I, d.calls == (runs && !enomem ? 1 : 0) || (enomem && d.calls <= 1),
+           "the drive system ran %d times, the model says %d", d.calls, runs);
+    EXPECT(I, tecs_world_frame_count(I->w) == d.frame + (frame && !busy),
+           "the frame count is %lld after %s", (long long)tecs_world_frame_count(I->w),
+           frame ? "a frame" : "tecs_system_run");
+    if (err != TECS_OK && err != TECS_ENOMEM && !busy)
+        EXPECT(I, tecs_last_error(I->w) == (tecs_err_t)err &&
+               strstr(tecs_last_error_msg(I->w), "model_drive") != NULL,
+               "a stopped run's last error: %s", tecs_last_error_msg(I->w));
+    tecs_system_stats_t st;
+    mi_result_is(I, tecs_system_stats(I->w, d.s, &st), TECS_OK, "tecs_system_stats");
+    if (d.calls == 1)
+        EXPECT(I, st.runs == 1 && st.entities_last == d.rows &&
+               (d.steps < INT32_MAX || d.rows == all),
+               "the drive system stepped over %lld rows (stats %lld), the model has %lld",
+               (long long)d.rows, (long long)st.entities_last, (long long)all);
+    if ((op->x & 16) && !busy && I->nq > 0) {
+        mi_check_drops(I);              /* each run's flush reports its own */
+        mdrive_set(I, &d, (int32_t)((op->z >> 8) % (uint32_t)I->nq));
+    }
+    mi_result_is(I, tecs_system_free(I->w, d.s), TECS_OK, "tecs_system_free");
+    I->sys_q = NULL;
+}

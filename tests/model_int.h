@@ -189,6 +189,7 @@ struct interp {
                                    resource (op resource_body)              */
     void *life_ptr;             /* the values H's running lifecycle hook has */
     int32_t nsect;              /* deferred sections the program has open   */
+    tecs_query_t *sys_q;        /* the query a system uses (sys_drive_run)  */
 };
 
 /* A condition of the model's filter. */
@@ -295,5 +296,6 @@ void mi_check_resources(interp *I);
 tecs_comp_t mi_pick_comp(interp *I, uint8_t x, int *ci);
 int64_t mi_mkval(uint32_t a, uint32_t b);
 bool mi_same_val(int c, const void *p, int64_t v);
+void op_sys_drive_run(interp *I, const m_op *op);
 
 #endif

@@ -461,3 +461,608 @@ TEST(system_stats_use_the_clock_tecs_time_now_gives)
     CHECK(st.time_total <= after - before);
     tw_free(w);
 }
+
+/* ---- the drive form ------------------------------------------------- */
+
+typedef struct drive_ctx {
+    int calls;                  /* times the callback ran                     */
+    int steps;                  /* tecs_iter_next steps it took               */
+    int max_steps;              /* stop (tecs_iter_fini) after this many; <0: all */
+    bool leave_open;            /* return with the iteration still open       */
+    tecs_err_t rc;              /* what to return                             */
+    tecs_entity_t kill;         /* destroyed (queued) when non-zero           */
+    double dt;
+    int64_t frame;
+} drive_ctx;
+
+static tecs_err_t drive_steps(tecs_iter_t *it)
+{
+    drive_ctx *d = it->ctx;
+    d->calls++;
+    d->dt = it->delta_time;
+    d->frame = it->frame;
+    CHECK(tecs_is_deferred(it->world));
+    if (d->kill) {
+        CHECK_ERR(tecs_destroy(it->world, d->kill), TECS_OK);
+        CHECK(tecs_is_alive(it->world, d->kill));   /* queued */
+    }
+    while (d->max_steps < 0 || d->steps < d->max_steps) {
+        if (!tecs_iter_next(it))
+            return d->rc;
+        d->steps++;
+    }
+    if (!d->leave_open)
+        tecs_iter_fini(it);
+    return d->rc;
+}
+
+TEST(system_drive_is_called_once_even_when_nothing_matches)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_query_t *q = TECS_QUERY(w, {.comp = pos});
+    drive_ctx a = { .max_steps = -1 }, b = { .max_steps = -1 };
+    tecs_system_t sa = tecs_system_new(w, &(tecs_system_desc_t){ .name = "empty", .query = q,
+                                       .drive = drive_steps, .ctx = &a });
+    tecs_system_t sb = tecs_system_new(w, &(tecs_system_desc_t){ .name = "noquery",
+                                       .drive = drive_steps, .ctx = &b });
+    CHECK(sa && sb);
+    CHECK_ERR(tecs_progress(w, 0.5), TECS_OK);
+    CHECK_ERR(tecs_progress(w, 0.25), TECS_OK);
+    CHECK_EQ(a.calls, 2);
+    CHECK_EQ(b.calls, 2);
+    CHECK_EQ(a.steps + b.steps, 0);
+    CHECK(a.dt == 0.25 && a.frame == 1);
+    tecs_system_stats_t st;
+    CHECK_ERR(tecs_system_stats(w, sa, &st), TECS_OK);
+    CHECK_EQ(st.runs, 2);
+    CHECK_EQ(st.entities_total, 0);
+    CHECK(!tecs_is_deferred(w));
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+TEST(system_drive_steps_stops_early_and_open_iterations_end)
+{
+    tw_alloc al = { 0 };
+    tecs_world_t *w = tw_new_ex(&al, 16);
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_query_t *q = TECS_QUERY(w, {.comp = pos});
+    tecs_entity_t first = 0;
+    for (int i = 0; i < 40; i++) {          /* three chunks: 16, 16, 8 rows */
+        tecs_entity_t e = tecs_new(w);
+        TECS_SET(w, e, pos, Position, { (float)i, 0 });
+        if (i == 0)
+            first = e;
+    }
+    drive_ctx d = { .max_steps = -1 };
+    tecs_system_t s = tecs_system_new(w, &(tecs_system_desc_t){ .name = "d", .query = q,
+                                      .drive = drive_steps, .ctx = &d });
+    tecs_system_stats_t st;
+    CHECK_ERR(tecs_progress(w, 1), TECS_OK);            /* every row */
+    CHECK_EQ(d.steps, 3);
+    CHECK_ERR(tecs_system_stats(w, s, &st), TECS_OK);
+    CHECK_EQ(st.entities_last, 40);
+    d = (drive_ctx){ .max_steps = 1 };                  /* one chunk, then fini */
+    CHECK_ERR(tecs_progress(w, 1), TECS_OK);
+    CHECK_EQ(d.steps, 1);
+    CHECK_ERR(tecs_system_stats(w, s, &st), TECS_OK);
+    CHECK_EQ(st.entities_last, 16);
+    CHECK_EQ(st.entities_total, 56);
+    /* Two chunks and returns with the iteration open: the library ends it,
+    ** then applies the queued destroy. */
+    d = (drive_ctx){ .max_steps = 2, .leave_open = true, .kill = first };
+    CHECK_ERR(tecs_progress(w, 1), TECS_OK);
+    CHECK_ERR(tecs_system_stats(w, s, &st), TECS_OK);
+    CHECK_EQ(st.entities_last, 32);
+    CHECK(!tecs_is_deferred(w));
+    CHECK(!tecs_is_alive(w, first));
+    CHECK_ERR(tecs_query_free(q), TECS_EBUSY);          /* the system's, not open */
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+/* ---- a drive code stops the frame ------------------------------------- */
+
+TEST(system_drive_error_stops_the_frame_and_the_frame_counts)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_entity_t e = tecs_new(w);
+    TECS_SET(w, e, pos, Position, { 0, 0 });
+    run_log log = { .n = 0 };
+    tag_ctx t[3] = { { &log, 0 }, { &log, 1 }, { &log, 2 } };
+    drive_ctx d = { .max_steps = -1, .rc = TECS_ELIMIT, .kill = e };
+    CHECK(add_task(w, "before", TECS_ON_UPDATE, &t[0]));
+    tecs_system_t gone = add_task(w, "gone", TECS_ON_STORE, &t[1]);
+    tecs_system_t stop = tecs_system_new(w, &(tecs_system_desc_t){ .name = "stopper",
+                                         .drive = drive_steps, .ctx = &d });
+    CHECK(add_task(w, "same_phase_later", TECS_ON_UPDATE, &t[2]));
+    CHECK(gone && stop);
+    CHECK_ERR(tecs_system_free(w, gone), TECS_OK);  /* outside a frame: at once */
+    gone = add_task(w, "gone", TECS_ON_STORE, &t[1]);
+    CHECK_ERR(tecs_progress(w, 0.5), TECS_ELIMIT);
+    CHECK_EQ(tecs_last_error(w), TECS_ELIMIT);
+    CHECK(strstr(tecs_last_error_msg(w), "stopper") != NULL);
+    CHECK_EQ(log.n, 1);                          /* "before" only */
+    CHECK_EQ(log.order[0], 0);
+    CHECK_EQ(d.calls, 1);
+    CHECK(!tecs_is_alive(w, e));                 /* its change applied */
+    CHECK_EQ(tecs_world_frame_count(w), 1);      /* the frame counted */
+    CHECK(!tecs_is_deferred(w));
+    /* Still stopping: the frame after runs "before" and stops again. */
+    d.kill = 0;
+    CHECK_ERR(tecs_progress(w, 0.5), TECS_ELIMIT);
+    CHECK_EQ(log.n, 2);
+    CHECK_EQ(tecs_world_frame_count(w), 2);
+    /* TECS_OK goes on. */
+    d.rc = TECS_OK;
+    CHECK_ERR(tecs_progress(w, 0.5), TECS_OK);
+    CHECK_EQ(log.n, 5);
+    CHECK_EQ(tecs_world_frame_count(w), 3);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+/* A drive system that removes itself and stops the frame: the removal
+** happens in the sweep of the frame that stopped. */
+static tecs_err_t remove_self_and_stop(tecs_iter_t *it)
+{
+    tecs_system_t *self = it->ctx;
+    CHECK_ERR(tecs_system_free(it->world, *self), TECS_OK);
+    return TECS_ECORRUPT;
+}
+
+TEST(system_drive_stop_still_sweeps_removed_systems)
+{
+    tecs_world_t *w = tw_new();
+    tecs_system_t self = 0;
+    self = tecs_system_new(w, &(tecs_system_desc_t){ .name = "once",
+                           .drive = remove_self_and_stop, .ctx = &self });
+    CHECK(self);
+    CHECK_ERR(tecs_progress(w, 0), TECS_ECORRUPT);
+    CHECK(strstr(tecs_last_error_msg(w), "once") != NULL);
+    CHECK_EQ(tecs_system_count(w), 0);
+    CHECK_ERR(tecs_progress(w, 0), TECS_OK);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+/* ---- tecs_system_run -------------------------------------------------- */
+
+TEST(system_run_on_demand_keeps_frames_and_intervals)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_entity_t e = tecs_new(w);
+    TECS_SET(w, e, pos, Position, { 0, 0 });
+    tecs_query_t *q = TECS_QUERY(w, {.comp = pos});
+    run_log log = { .n = 0 };
+    tag_ctx t = { &log, 7 };
+    tecs_system_t s = tecs_system_new(w, &(tecs_system_desc_t){ .name = "every_s",
+                                      .run = log_run, .ctx = &t, .interval = 1.0 });
+    drive_ctx d = { .max_steps = -1, .rc = TECS_OK };
+    tecs_system_t ds = tecs_system_new(w, &(tecs_system_desc_t){ .name = "d", .query = q,
+                                       .drive = drive_steps, .ctx = &d, .disabled = true,
+                                       .groups = 4 });
+    CHECK(s && ds);
+    CHECK_ERR(tecs_progress(w, 0.6), TECS_OK);
+    CHECK_EQ(log.n, 0);
+    CHECK_ERR(tecs_system_run(w, s, 0.3), TECS_OK);     /* runs, no interval */
+    CHECK_EQ(log.n, 1);
+    CHECK(log.dt[0] == 0.3);
+    CHECK_EQ(log.frame[0], 1);                          /* the next frame's number */
+    CHECK_EQ(tecs_world_frame_count(w), 1);
+    CHECK_ERR(tecs_progress(w, 0.6), TECS_OK);          /* 1.2 accumulated: due */
+    CHECK_EQ(log.n, 2);
+    CHECK(log.dt[1] == 1.0);
+    tecs_system_stats_t st;
+    CHECK_ERR(tecs_system_stats(w, s, &st), TECS_OK);
+    CHECK_EQ(st.runs, 2);
+    /* Disabled and in no group of a frame: runs all the same. */
+    CHECK_ERR(tecs_system_run(w, ds, 2.0), TECS_OK);
+    CHECK_EQ(d.calls, 1);
+    CHECK(d.dt == 2.0);
+    CHECK_EQ(d.steps, 1);
+    CHECK_ERR(tecs_system_stats(w, ds, &st), TECS_OK);
+    CHECK_EQ(st.runs, 1);
+    CHECK_EQ(st.entities_last, 1);
+    /* Changes apply when it ends; the drive's code is returned. */
+    d = (drive_ctx){ .max_steps = -1, .rc = TECS_ENOENT, .kill = e };
+    CHECK_ERR(tecs_system_run(w, ds, 0), TECS_ENOENT);
+    CHECK(strstr(tecs_last_error_msg(w), "'d'") != NULL);
+    CHECK(!tecs_is_alive(w, e));
+    CHECK(!tecs_is_deferred(w));
+    CHECK_EQ(tecs_world_frame_count(w), 2);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+TEST(system_run_bad_input_changes_nothing)
+{
+    tecs_world_t *w = tw_new();
+    run_log log = { .n = 0 };
+    tag_ctx t = { &log, 0 };
+    tecs_system_t s = add_task(w, "s", TECS_ON_UPDATE, &t);
+    tecs_system_t gone = add_task(w, "gone", TECS_ON_UPDATE, &t);
+    CHECK_ERR(tecs_system_free(w, gone), TECS_OK);
+    CHECK_ERR(tecs_system_run(NULL, s, 0), TECS_EINVAL);
+    CHECK_ERR(tecs_system_run(w, 0, 0), TECS_ENOENT);
+    CHECK_ERR(tecs_system_run(w, 999, 0), TECS_ENOENT);
+    CHECK_ERR(tecs_system_run(w, gone, 0), TECS_ENOENT);
+    CHECK_ERR(tecs_system_run(w, s, -1), TECS_EINVAL);
+    CHECK_ERR(tecs_system_run(w, s, 0.0 / 0.0), TECS_EINVAL);
+    CHECK_ERR(tecs_system_run(w, s, 1e301), TECS_EINVAL);
+    CHECK_EQ(log.n, 0);
+    tecs_system_stats_t st;
+    CHECK_ERR(tecs_system_stats(w, s, &st), TECS_OK);
+    CHECK_EQ(st.runs, 0);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+/* Where tecs_system_run is refused: each place tries it and counts. */
+typedef struct run_try {
+    tecs_system_t target;
+    int tries;
+    int refused;
+} run_try;
+
+static void try_run(tecs_world_t *w, run_try *r)
+{
+    r->tries++;
+    if (tecs_system_run(w, r->target, 0.1) == TECS_EBUSY)
+        r->refused++;
+    CHECK_EQ(tecs_last_error(w), TECS_EBUSY);
+    int64_t frames = tecs_world_frame_count(w);
+    CHECK_ERR(tecs_progress_groups(w, 0.1, UINT32_MAX), TECS_EBUSY);
+    CHECK_EQ(tecs_world_frame_count(w), frames);
+}
+
+static void run_from_system(tecs_iter_t *it)
+{
+    try_run(it->world, it->ctx);
+}
+
+static tecs_err_t run_from_drive(tecs_iter_t *it)
+{
+    try_run(it->world, it->ctx);
+    return TECS_OK;
+}
+
+static void run_from_event(const tecs_event_t *ev)
+{
+    try_run(ev->world, ev->ctx);
+}
+
+static bool run_from_each(tecs_world_t *w, tecs_entity_t e, void *const *f, void *ctx)
+{
+    (void)e;
+    (void)f;
+    try_run(w, ctx);
+    return false;
+}
+
+TEST(system_run_is_refused_inside_callbacks_and_iterations)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
+    tecs_query_t *q = TECS_QUERY(w, {.comp = pos, .access = TECS_READ});
+    run_log log = { .n = 0 };
+    tag_ctx t = { &log, 0 };
+    run_try r = { 0 };
+    r.target = add_task(w, "target", TECS_ON_STORE, &t);
+    CHECK(tecs_system_enable(w, r.target, false) == TECS_OK);
+    CHECK(tecs_system_new(w, &(tecs_system_desc_t){ .name = "a", .run = run_from_system,
+                          .ctx = &r }));
+    CHECK(tecs_system_new(w, &(tecs_system_desc_t){ .name = "b", .query = q,
+                          .drive = run_from_drive, .ctx = &r }));
+    CHECK(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_ADD, .comp = vel,
+                            .callback = run_from_event, .ctx = &r }));
+    CHECK_ERR(tecs_component_hooks(w, pos, &(tecs_hooks_t){ .on_set = run_from_event,
+                                   .ctx = &r }), TECS_OK);
+    tecs_entity_t e = tecs_new(w);
+    TECS_SET(w, e, pos, Position, { 1, 2 });                 /* the on_set hook */
+    CHECK_ERR(tecs_add(w, e, vel), TECS_OK);                 /* the observer */
+    CHECK_ERR(tecs_progress(w, 0), TECS_OK);                 /* two systems */
+    CHECK_ERR(tecs_query_each(q, run_from_each, &r), TECS_OK);
+    tecs_iter_t it = tecs_query_iter(q);
+    try_run(w, &r);                                          /* an iteration */
+    tecs_iter_fini(&it);
+    CHECK_EQ(r.tries, 6);
+    CHECK_EQ(r.refused, 6);
+    CHECK_EQ(log.n, 0);
+    tecs_system_stats_t st;
+    CHECK_ERR(tecs_system_stats(w, r.target, &st), TECS_OK);
+    CHECK_EQ(st.runs, 0);
+    CHECK_EQ(tecs_world_frame_count(w), 1);
+    CHECK_ERR(tecs_system_run(w, r.target, 0), TECS_OK);    /* outside: runs */
+    CHECK_EQ(log.n, 1);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+/* ---- groups ----------------------------------------------------------- */
+
+TEST(system_groups_mask_the_systems_a_frame_runs)
+{
+    tecs_world_t *w = tw_new();
+    run_log log = { .n = 0 };
+    tag_ctx t[4] = { { &log, 0 }, { &log, 1 }, { &log, 2 }, { &log, 3 } };
+    CHECK(tecs_system_new(w, &(tecs_system_desc_t){ .name = "g0", .run = log_run,
+                          .ctx = &t[0] }));                       /* group 1 */
+    CHECK(tecs_system_new(w, &(tecs_system_desc_t){ .name = "g2", .run = log_run,
+                          .ctx = &t[1], .groups = 2 }));
+    CHECK(tecs_system_new(w, &(tecs_system_desc_t){ .name = "g3", .run = log_run,
+                          .ctx = &t[2], .groups = 3 }));
+    tecs_system_t iv = tecs_system_new(w, &(tecs_system_desc_t){ .name = "iv",
+                                       .run = log_run, .ctx = &t[3], .groups = 2,
+                                       .interval = 1.0 });
+    tecs_system_desc_t got;
+    CHECK_ERR(tecs_system_get(w, tecs_system_lookup(w, "g0"), &got), TECS_OK);
+    CHECK_EQ(got.groups, 1);
+    CHECK_ERR(tecs_progress_groups(w, 0.6, 1), TECS_OK);    /* g0, g3; iv skipped */
+    CHECK_EQ(log.n, 2);
+    CHECK_EQ(log.order[0], 0);
+    CHECK_EQ(log.order[1], 2);
+    CHECK_ERR(tecs_progress_groups(w, 0.6, 2), TECS_OK);    /* g2, g3; iv at 0.6 */
+    CHECK_EQ(log.n, 4);
+    CHECK_EQ(log.order[2], 1);
+    CHECK_EQ(log.order[3], 2);
+    CHECK_ERR(tecs_progress_groups(w, 0.6, 0), TECS_OK);    /* nothing, but a frame */
+    CHECK_EQ(log.n, 4);
+    CHECK_EQ(tecs_world_frame_count(w), 3);
+    CHECK_ERR(tecs_progress(w, 0.6), TECS_OK);              /* all; iv at 1.2: due */
+    CHECK_EQ(log.n, 8);
+    CHECK_EQ(log.order[7], 3);
+    CHECK(log.dt[7] == 1.0);
+    CHECK_EQ(log.frame[7], 3);
+    tecs_system_stats_t st;
+    CHECK_ERR(tecs_system_stats(w, iv, &st), TECS_OK);
+    CHECK_EQ(st.runs, 1);
+    CHECK_ERR(tecs_progress_groups(w, -1, 1), TECS_EINVAL);
+    CHECK_ERR(tecs_progress_groups(NULL, 0, 1), TECS_EINVAL);
+    CHECK_EQ(tecs_world_frame_count(w), 4);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+/* ---- get and set ------------------------------------------------------ */
+
+TEST(system_set_replaces_and_keeps_place_stats_and_interval)
+{
+    tecs_world_t *w = tw_new();
+    run_log log = { .n = 0 };
+    tag_ctx t[4] = { { &log, 0 }, { &log, 1 }, { &log, 2 }, { &log, 3 } };
+    tecs_system_t a = tecs_system_new(w, &(tecs_system_desc_t){ .name = "a",
+                                      .phase = TECS_ON_STORE, .run = log_run, .ctx = &t[0],
+                                      .interval = 1.0 });
+    CHECK(add_task(w, "b", TECS_ON_STORE, &t[1]));
+    CHECK_ERR(tecs_progress(w, 0.6), TECS_OK);              /* b only; a at 0.6 */
+    CHECK_EQ(log.n, 1);
+    tecs_system_desc_t d;
+    CHECK_ERR(tecs_system_get(w, a, &d), TECS_OK);
+    CHECK(strcmp(d.name, "a") == 0 && d.phase == TECS_ON_STORE && d.run == log_run);
+    CHECK(d.each == NULL && d.drive == NULL && d.ctx == &t[0] && d.query == NULL);
+    CHECK(d.interval == 1.0 && d.groups == 1 && !d.disabled);
+    d.ctx = &t[2];
+    d.interval = 0.5;
+    CHECK_ERR(tecs_system_set(w, a, &d), TECS_OK);
+    CHECK_ERR(tecs_progress(w, 0), TECS_OK);    /* 0.6 kept: due at 0.5, before b */
+    CHECK_EQ(log.n, 3);
+    CHECK_EQ(log.order[1], 2);
+    CHECK(log.dt[1] == 0.5);
+    CHECK_EQ(log.order[2], 1);
+    tecs_system_stats_t st;
+    CHECK_ERR(tecs_system_stats(w, a, &st), TECS_OK);
+    CHECK_EQ(st.runs, 1);
+    /* Name NULL keeps it; disabled and groups apply. */
+    d.name = NULL;
+    d.disabled = true;
+    CHECK_ERR(tecs_system_set(w, a, &d), TECS_OK);
+    CHECK(!tecs_system_enabled(w, a));
+    CHECK(strcmp(tecs_system_name(w, a), "a") == 0);
+    d.disabled = false;
+    d.groups = 8;
+    CHECK_ERR(tecs_system_set(w, a, &d), TECS_OK);
+    CHECK(tecs_system_enabled(w, a));
+    CHECK_ERR(tecs_progress_groups(w, 1.0, 8), TECS_OK);
+    CHECK_EQ(log.n, 4);
+    CHECK_EQ(log.order[3], 2);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+#define SET_REFUSED(w, s, code, ...)                                        \
+    do {                                                                    \
+        CHECK_ERR(tecs_system_set((w), (s), &(tecs_system_desc_t){ __VA_ARGS__ }), (code));\
+        CHECK_EQ(tecs_last_error(w), (code));                               \
+    } while (0)
+
+TEST(system_set_and_get_bad_input_change_nothing)
+{
+    tecs_world_t *w = tw_new();
+    tecs_world_t *w2 = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t pos2 = TECS_COMPONENT(w2, Position);
+    tecs_query_t *q = TECS_QUERY(w, {.comp = pos});
+    tecs_query_t *q2 = TECS_QUERY(w2, {.comp = pos2});
+    int ctx = 0;
+    tecs_system_t s = tecs_system_new(w, &(tecs_system_desc_t){ .name = "s",
+                                      .phase = TECS_ON_LOAD, .query = q, .each = noop_each,
+                                      .ctx = &ctx, .interval = 2 });
+    CHECK(add_task(w, "other", TECS_ON_UPDATE, &(tag_ctx){ 0 }));
+    CHECK(s);
+    tecs_system_desc_t before;
+    CHECK_ERR(tecs_system_get(w, s, &before), TECS_OK);
+    size_t mem = tecs_world_memory(w);
+    CHECK_ERR(tecs_system_set(NULL, s, &before), TECS_EINVAL);
+    CHECK_ERR(tecs_system_set(w, s, NULL), TECS_EINVAL);
+    CHECK_ERR(tecs_system_set(w, 999, &before), TECS_ENOENT);
+    CHECK_ERR(tecs_system_set(w, 0, &before), TECS_ENOENT);
+    SET_REFUSED(w, s, TECS_EINVAL, .name = "other", .phase = TECS_ON_LOAD, .run = noop_run);
+    SET_REFUSED(w, s, TECS_EINVAL, .name = "t", .phase = TECS_ON_LOAD, .run = noop_run);
+    SET_REFUSED(w, s, TECS_EINVAL, .phase = TECS_ON_STORE, .run = noop_run);
+    SET_REFUSED(w, s, TECS_EINVAL, .run = noop_run);                 /* 0: on update */
+    SET_REFUSED(w, s, TECS_EINVAL, .phase = TECS_ON_LOAD);
+    SET_REFUSED(w, s, TECS_EINVAL, .phase = TECS_ON_LOAD, .run = noop_run,
+                .drive = drive_steps);
+    SET_REFUSED(w, s, TECS_EINVAL, .phase = TECS_ON_LOAD, .each = noop_each);
+    SET_REFUSED(w, s, TECS_EINVAL, .phase = TECS_ON_LOAD, .run = noop_run, .interval = -1);
+    SET_REFUSED(w, s, TECS_EWORLD, .phase = TECS_ON_LOAD, .query = q2, .run = noop_run);
+    REFUSED(w, TECS_EINVAL, .name = "p", .run = noop_run, .drive = drive_steps);
+    REFUSED(w, TECS_EINVAL, .name = "p", .each = noop_each, .query = q,
+            .drive = drive_steps);
+    CHECK_ERR(tecs_system_get(w, s, NULL), TECS_EINVAL);
+    CHECK_ERR(tecs_system_get(w, 999, &(tecs_system_desc_t){ 0 }), TECS_ENOENT);
+    CHECK_ERR(tecs_system_get(NULL, s, &(tecs_system_desc_t){ 0 }), TECS_EINVAL);
+    tecs_system_desc_t after;
+    CHECK_ERR(tecs_system_get(w, s, &after), TECS_OK);
+    CHECK(before.name == after.name && before.phase == after.phase &&
+          before.query == after.query && before.run == after.run &&
+          before.each == after.each && before.drive == after.drive &&
+          before.ctx == after.ctx && before.interval == after.interval &&
+          before.groups == after.groups && before.disabled == after.disabled);
+    CHECK_EQ(tecs_world_memory(w), mem);
+    CHECK_ERR(tecs_query_free(q), TECS_EBUSY);
+    /* The same description, the phase spelled out: accepted. */
+    CHECK_ERR(tecs_system_set(w, s, &before), TECS_OK);
+    tw_free(w2);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+TEST(system_set_moves_the_busy_mark_between_queries)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
+    tecs_query_t *q1 = TECS_QUERY(w, {.comp = pos});
+    tecs_query_t *q2 = TECS_QUERY(w, {.comp = vel});
+    tecs_system_t s = tecs_system_new(w, &(tecs_system_desc_t){ .name = "s", .query = q1,
+                                      .run = noop_run });
+    tecs_system_desc_t d;
+    CHECK_ERR(tecs_system_get(w, s, &d), TECS_OK);
+    d.query = q2;
+    CHECK_ERR(tecs_system_set(w, s, &d), TECS_OK);
+    CHECK_ERR(tecs_query_free(q2), TECS_EBUSY);
+    CHECK_ERR(tecs_query_free(q1), TECS_OK);
+    CHECK_ERR(tecs_system_set(w, s, &d), TECS_OK);      /* the same query: still busy */
+    CHECK_ERR(tecs_query_free(q2), TECS_EBUSY);
+    d.query = NULL;
+    CHECK_ERR(tecs_system_set(w, s, &d), TECS_OK);
+    CHECK_ERR(tecs_query_free(q2), TECS_OK);
+    CHECK_ERR(tecs_progress(w, 0), TECS_OK);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+/* A per-entity system that, at its first row, replaces itself with a drive
+** system on another query; the running call goes on with the old one. */
+typedef struct self_set {
+    tecs_system_t self;
+    tecs_query_t *next_query;
+    drive_ctx drive;
+    int rows;
+    int sets;
+} self_set;
+
+static void set_self(tecs_iter_t *it, int32_t row)
+{
+    (void)row;
+    self_set *ss = it->ctx;
+    ss->rows++;
+    if (ss->sets++ > 0)
+        return;
+    tecs_system_desc_t d;
+    CHECK_ERR(tecs_system_get(it->world, ss->self, &d), TECS_OK);
+    d.each = NULL;
+    d.drive = drive_steps;
+    d.ctx = &ss->drive;
+    d.query = ss->next_query;
+    CHECK_ERR(tecs_system_set(it->world, ss->self, &d), TECS_OK);
+    CHECK(tecs_query_free(d.query) == TECS_EBUSY);
+}
+
+static void set_other(const tecs_event_t *ev)
+{
+    self_set *ss = ev->ctx;
+    tecs_system_desc_t d;
+    CHECK_ERR(tecs_system_get(ev->world, ss->self, &d), TECS_OK);
+    d.disabled = true;
+    CHECK_ERR(tecs_system_set(ev->world, ss->self, &d), TECS_OK);
+}
+
+TEST(system_set_from_inside_callbacks_takes_effect_at_the_next_run)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
+    tecs_query_t *q1 = TECS_QUERY(w, {.comp = pos});
+    tecs_query_t *q2 = TECS_QUERY(w, {.comp = vel});
+    for (int i = 0; i < 3; i++)
+        TECS_SET(w, tecs_new(w), pos, Position, { 0, 0 });
+    self_set ss = { .next_query = q2, .drive = { .max_steps = -1 } };
+    ss.self = tecs_system_new(w, &(tecs_system_desc_t){ .name = "s", .query = q1,
+                              .each = set_self, .ctx = &ss });
+    CHECK_ERR(tecs_progress(w, 0), TECS_OK);
+    CHECK_EQ(ss.rows, 3);                   /* the whole run with the old form */
+    CHECK_EQ(ss.drive.calls, 0);
+    CHECK_ERR(tecs_query_free(q1), TECS_OK);
+    CHECK_ERR(tecs_progress(w, 0), TECS_OK);
+    CHECK_EQ(ss.rows, 3);
+    CHECK_EQ(ss.drive.calls, 1);
+    tecs_system_stats_t st;
+    CHECK_ERR(tecs_system_stats(w, ss.self, &st), TECS_OK);
+    CHECK_EQ(st.runs, 2);
+    CHECK_EQ(st.entities_total, 3);
+    /* From an observer: allowed, at once. */
+    CHECK(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_ADD, .comp = vel,
+                            .callback = set_other, .ctx = &ss }));
+    TECS_SET(w, tecs_new(w), vel, Velocity, { 0, 0 });
+    CHECK(!tecs_system_enabled(w, ss.self));
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+/* In a constructor hook rows are in motion: tecs_system_set is refused like
+** tecs_system_new, tecs_system_run like tecs_progress; get still reads. */
+typedef struct hook_try {
+    tecs_world_t *w;
+    tecs_system_t s;
+    bool armed;
+    int refused;
+} hook_try;
+
+static void ctor_tries(void *dst, int32_t n, void *ctx)
+{
+    memset(dst, 0, (size_t)n * sizeof(Position));
+    hook_try *h = ctx;
+    if (!h->armed)
+        return;
+    h->armed = false;
+    tecs_system_desc_t d;
+    CHECK_ERR(tecs_system_get(h->w, h->s, &d), TECS_OK);
+    d.disabled = true;
+    h->refused += tecs_system_set(h->w, h->s, &d) == TECS_EBUSY;
+    h->refused += tecs_system_run(h->w, h->s, 0) == TECS_EBUSY;
+}
+
+TEST(system_set_and_run_are_refused_in_lifecycle_hooks)
+{
+    tecs_world_t *w = tw_new();
+    run_log log = { .n = 0 };
+    tag_ctx t = { &log, 0 };
+    hook_try h = { .w = w, .s = add_task(w, "s", TECS_ON_UPDATE, &t) };
+    tecs_comp_t obj = tecs_component_new(w, &(tecs_component_desc_t){
+        .name = "Obj", .size = sizeof(Position), .align = _Alignof(Position),
+        .ctor = ctor_tries, .hook_ctx = &h });
+    h.armed = true;
+    CHECK_ERR(tecs_add(w, tecs_new(w), obj), TECS_OK);
+    CHECK_EQ(h.refused, 2);
+    CHECK(tecs_system_enabled(w, h.s));
+    CHECK_EQ(log.n, 0);
+    TW_CHECK(w);
+    tw_free(w);
+}
