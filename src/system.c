@@ -301,32 +301,37 @@ int32_t tecs_system_count(const tecs_world_t *w)
     return w && w->sys ? w->sys->nlive : 0;
 }
 
-tecs_err_t tecs_system_stats(tecs_world_t *w, tecs_system_t id, tecs_system_stats_t *out)
+/* The start of the calls that read a system into *out (fn names the call):
+** the system, or NULL with the error recorded. */
+static const sys_entry *read_entry(tecs_world_t *w, tecs_system_t id, const void *out,
+                                   const char *fn)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
     if (tecs__enter_read(w))
-        return w->base.err;
-    if (out == NULL)
-        return tecs__err(w, TECS_EINVAL, "tecs_system_stats: NULL output");
+        return NULL;
+    if (out == NULL) {
+        tecs__err(w, TECS_EINVAL, "%s: NULL output", fn);
+        return NULL;
+    }
     const sys_entry *e = find(w, id);
     if (e == NULL)
-        return err_noent(w, id);
+        err_noent(w, id);
+    return e;
+}
+
+tecs_err_t tecs_system_stats(tecs_world_t *w, tecs_system_t id, tecs_system_stats_t *out)
+{
+    const sys_entry *e = w ? read_entry(w, id, out, "tecs_system_stats") : NULL;
+    if (e == NULL)
+        return w ? w->base.err : TECS_EINVAL;
     *out = e->stats;
     return TECS_OK;
 }
 
 tecs_err_t tecs_system_get(tecs_world_t *w, tecs_system_t id, tecs_system_desc_t *out)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    if (tecs__enter_read(w))
-        return w->base.err;
-    if (out == NULL)
-        return tecs__err(w, TECS_EINVAL, "tecs_system_get: NULL output");
-    const sys_entry *e = find(w, id);
+    const sys_entry *e = w ? read_entry(w, id, out, "tecs_system_get") : NULL;
     if (e == NULL)
-        return err_noent(w, id);
+        return w ? w->base.err : TECS_EINVAL;
     *out = (tecs_system_desc_t){
         .name = e->name, .phase = e->phase, .query = e->query, .run = e->run,
         .each = e->each, .drive = e->drive, .ctx = e->ctx, .interval = e->interval,
