@@ -6,8 +6,8 @@
 ** CLOCK_MONOTONIC where POSIX offers it; otherwise C11 timespec_get, which
 ** is wall-clock time (it can step when the system's time is set; a system's
 ** statistics can then be off for that frame, never anything else).
-** tecs_time_now hands the clock to users, so that a game loop's delta time
-** and a system's statistics agree on every platform.
+** It is public (tecs_time_now), so that a game loop's delta time and a
+** system's statistics agree on every platform.
 **
 ** Calls: nothing of the library's (the bottom layer).
 */
@@ -22,7 +22,7 @@
 #define WIN32_LEAN_AND_MEAN
 #include <windows.h>
 
-double tecs__os_now(void)
+double tecs_time_now(void)
 {
     /* The frequency is fixed at boot; asking on each call keeps the
     ** library free of static state, and costs little next to a frame. */
@@ -34,7 +34,7 @@ double tecs__os_now(void)
 
 #elif defined(CLOCK_MONOTONIC)
 
-double tecs__os_now(void)
+double tecs_time_now(void)
 {
     struct timespec ts;
     if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
@@ -44,7 +44,7 @@ double tecs__os_now(void)
 
 #else
 
-double tecs__os_now(void)
+double tecs_time_now(void)
 {
     struct timespec ts;
     if (timespec_get(&ts, TIME_UTC) != TIME_UTC)
@@ -53,8 +53,3 @@ double tecs__os_now(void)
 }
 
 #endif
-
-double tecs_time_now(void)
-{
-    return tecs__os_now();
-}

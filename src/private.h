@@ -85,7 +85,6 @@ static inline int tecs__ctz(uint32_t x)
 }
 
 /* The layers, bottom to top: types, state, interface. */
-#include "os.h"
 #include "alloc.h"
 #include "entity_index.h"
 #include "component.h"
@@ -156,7 +155,6 @@ _Static_assert(offsetof(tecs_world_t, base) == 0, "tecs__base_of: the base state
 /* The layers' inline functions, in the same order, now that the world is
 ** complete. */
 #define TECS__WORLD_DONE
-#include "os.h"
 #include "alloc.h"
 #include "entity_index.h"
 #include "component.h"

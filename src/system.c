@@ -40,7 +40,7 @@
 ** whole accumulated time and acc restarts at 0, so delta_time is always
 ** finite and the system keeps running.
 **
-** Timing uses the platform layer's monotonic clock (tecs__os_now).
+** Timing uses the platform layer's monotonic clock (tecs_time_now, os.c).
 ** The worker pool of DESIGN.md (systems with disjoint read/write sets in
 ** parallel) is not built yet: systems run one after another.
 **
@@ -457,7 +457,7 @@ static tecs_err_t walk(tecs_world_t *w, const sys_entry *e, double dt, int64_t f
 ** update its statistics. @return as walk. */
 static tecs_err_t call(tecs_world_t *w, sys_state *s, int32_t i, double dt)
 {
-    double t0 = tecs__os_now();
+    double t0 = tecs_time_now();
     tecs__defer_begin(w);
     w->base.cb_depth++;              /* a callback runs (R1): see tecs__cb_begin */
     tecs_err_t outer_err = w->base.err;
@@ -468,7 +468,7 @@ static tecs_err_t call(tecs_world_t *w, sys_state *s, int32_t i, double dt)
     tecs__defer_end(w);
     if (visited < 0)
         return rc;
-    double t = tecs__os_now() - t0;
+    double t = tecs_time_now() - t0;
     sys_entry *e = &w->sys->list[i];
     e->stats.runs++;
     e->stats.time_last = t;
