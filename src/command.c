@@ -1217,7 +1217,7 @@ static tecs_err_t apply_delayed(tecs_world_t *w, bool (*pick)(const tecs__cmd *)
     tecs_err_t err = tecs__enter(w);
     if (err)
         return err;
-    if (w->base.defer_depth > 0 || w->cmd.flushing)
+    if (tecs__cmd_nested(w))
         return tecs__err(w, TECS_EBUSY,
                          "delayed changes cannot apply inside an iteration, a callback "
                          "or a deferred section");

@@ -136,9 +136,17 @@ typedef struct tecs__cmd_state {
 #if defined(TECS__WORLD_DONE) && !defined(TECS_COMMAND_INLINES)
 #define TECS_COMMAND_INLINES
 
+/* The world is deferred or applying its queue: a change queues, and the
+** calls that apply changes themselves (a frame, a delayed apply, a reset)
+** cannot start. */
+static inline bool tecs__cmd_nested(const tecs_world_t *w)
+{
+    return w->base.defer_depth > 0 || w->cmd.flushing;
+}
+
 static inline void tecs__settle(tecs_world_t *w)
 {
-    if (TECS__UNLIKELY(w->cmd.deferred.count > 0) && w->base.defer_depth == 0 && !w->cmd.flushing)
+    if (TECS__UNLIKELY(w->cmd.deferred.count > 0) && !tecs__cmd_nested(w))
         tecs__flush(w);
 }
 

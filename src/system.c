@@ -483,7 +483,7 @@ static tecs_err_t run_check(tecs_world_t *w, double dt, const char *fn)
 {
     if (!(dt >= 0 && dt <= TIME_MAX))
         return tecs__err(w, TECS_EINVAL, "%s: bad delta time %g", fn, dt);
-    if (w->base.defer_depth > 0 || w->cmd.flushing || (w->sys && w->sys->running))
+    if (tecs__cmd_nested(w) || (w->sys && w->sys->running))
         return tecs__err(w, TECS_EBUSY, "%s cannot run inside an iteration, a callback, "
                          "a deferred section or a frame", fn);
     return TECS_OK;

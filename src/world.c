@@ -120,7 +120,7 @@ tecs_err_t tecs_world_reset(tecs_world_t *w)
     tecs_err_t err = tecs__enter(w);
     if (err)
         return err;
-    if (w->base.defer_depth > 0 || w->cmd.flushing)
+    if (tecs__cmd_nested(w))
         return tecs__err(w, TECS_EBUSY, "tecs_world_reset cannot run inside an iteration, a "
                          "callback, a deferred section or a frame");
     w->base.closed = TECS__RESETTING;
