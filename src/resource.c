@@ -135,12 +135,8 @@ static tecs_err_t add(tecs_world_t *w, tecs_comp_t c, const tecs__comp *ci, cons
     r->flags = RES_PRESENT | RES_IN_HOOK;
     w->res->count++;
     if (ci->size > 0) {
-        if (ci->ctor == NULL && ci->copy == NULL) {
-            memcpy(p, value, ci->size);
-        } else {
-            tecs__comp_ctor(w, ci, p, 1);
-            tecs__comp_copy(w, ci, p, value, 1);
-        }
+        tecs__comp_ctor(w, ci, p, 1);
+        tecs__comp_copy(w, ci, p, value, 1);
     }
     flag(w, c, RES_IN_HOOK, false);
     fire(w, TECS_ON_ADD, c, p, gen);
@@ -179,14 +175,21 @@ tecs_err_t tecs_resource_set(tecs_world_t *w, tecs_comp_t c, const void *value)
     return err;
 }
 
-/* The value of c, or NULL (absent, unknown, a tag, inside the allocator).
-** Writes nothing to the world. */
-static void *value_of(const tecs_world_t *w, tecs_comp_t c)
+/* The present resource c for a read, or NULL (absent, unknown, inside the
+** allocator). Writes nothing to the world. */
+static const res_slot *read_slot(const tecs_world_t *w, tecs_comp_t c)
 {
     if (w == NULL || w->base.closed == TECS__IN_ALLOC)
         return NULL;
     const res_slot *r = slot_of(w, c);
-    return r && (r->flags & RES_PRESENT) ? r->ptr : NULL;
+    return r && (r->flags & RES_PRESENT) ? r : NULL;
+}
+
+/* The value of c, or NULL (as read_slot, or a tag). */
+static void *value_of(const tecs_world_t *w, tecs_comp_t c)
+{
+    const res_slot *r = read_slot(w, c);
+    return r ? r->ptr : NULL;
 }
 
 const void *tecs_resource_get(const tecs_world_t *w, tecs_comp_t c)
@@ -201,10 +204,7 @@ void *tecs_resource_get_mut(tecs_world_t *w, tecs_comp_t c)
 
 bool tecs_resource_has(const tecs_world_t *w, tecs_comp_t c)
 {
-    if (w == NULL || w->base.closed == TECS__IN_ALLOC)
-        return false;
-    const res_slot *r = slot_of(w, c);
-    return r && (r->flags & RES_PRESENT);
+    return read_slot(w, c) != NULL;
 }
 
 /* The present resource c for a change, or NULL with the error set. */
@@ -226,9 +226,10 @@ static res_slot *present(tecs_world_t *w, tecs_comp_t c)
 static void drop(tecs_world_t *w, tecs_comp_t c)
 {
     const tecs__comp *ci = &w->comp.comps[c];
-    flag(w, c, RES_REMOVING, true);
-    fire(w, TECS_ON_REMOVE, c, slot_of(w, c)->ptr, slot_of(w, c)->gen);
     res_slot *r = slot_of(w, c);
+    r->flags |= RES_REMOVING;
+    fire(w, TECS_ON_REMOVE, c, r->ptr, r->gen);
+    r = slot_of(w, c);          /* the callbacks may have moved the slots */
     if (ci->size > 0) {
         r->flags |= RES_IN_HOOK;
         tecs__comp_dtor(w, ci, r->ptr, 1);
