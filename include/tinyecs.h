@@ -112,6 +112,7 @@ extern "C" {
 #define TECS_MAX_ARCHETYPES      (1 << 20) /* archetypes in one world        */
 #define TECS_MAX_ENTITIES        0x7fffffff /* live + pending entities       */
 #define TECS_MAX_TERMS           32        /* terms in one query             */
+#define TECS_MAX_THREADS         64        /* workers of one world           */
 #define TECS_MAX_COMPONENT_SIZE  (1 << 20) /* bytes of one component value   */
 #define TECS_MAX_ALIGN           64        /* largest component alignment    */
 /* Bytes of one chunk: rows_per_chunk rows of the entity id and every value
@@ -138,7 +139,9 @@ extern "C" {
     X(ELIMIT,  "limit reached")                                             \
     X(EWORLD,  "object belongs to another world")                           \
     X(EBUSY,   "busy: not allowed while the world or object is in use")    \
-    X(ECORRUPT, "internal structure check failed")
+    X(ECORRUPT, "internal structure check failed")                          \
+    X(EACCESS, "not in the access the running system declared")             \
+    X(ETHREAD, "a thread could not be started")
 
 /** An error code. TECS_OK (0) is success, every other value a failure. */
 typedef enum tecs_err_t {
@@ -768,6 +771,11 @@ typedef struct tecs_iter_t {
     double delta_time;                    /* seconds this run covers        */
     int64_t frame;                        /* frame number, 0 for the first  */
     void *ctx;                            /* the system's user pointer      */
+    /* set in a worker (a parallel or concurrent system, a split part): the
+       worker's index, 0..workers-1, and how many workers share the run;
+       0 and 1 otherwise */
+    int32_t worker;
+    int32_t workers;
     /* private */
     struct {
         tecs_query_t *query;
@@ -782,6 +790,7 @@ typedef struct tecs_iter_t {
         bool (*step)(struct tecs_iter_t *it, bool fini); /* filtered: next step */
         int32_t pos;                      /* filtered: position in the source */
         int64_t stepped;                  /* rows handed out so far         */
+        int64_t left;                     /* a part: rows still to hand out */
     } priv_;
 } tecs_iter_t;
 
@@ -1560,6 +1569,18 @@ typedef struct tecs_system_desc_t {
     double interval;            /* seconds; 0 runs every frame                */
     uint32_t groups;            /* group bits (tecs_progress_groups); 0: 1u   */
     bool disabled;              /* start disabled                             */
+    /* Threads (see "Threads" below; each works with or without workers):  */
+    bool parallel;              /* its rows are split across the workers      */
+    int32_t parallel_min;       /* a parallel system with fewer rows runs as
+                                   one part; 0: TECS_PARALLEL_MIN             */
+    bool concurrent;            /* it may run beside the concurrent systems
+                                   of its phase whose access does not
+                                   conflict with its own                      */
+    const tecs_comp_t *reads;   /* parallel or concurrent: components read on
+                                   other entities (tecs_get), beyond the
+                                   query's terms; 0 ends the list; copied     */
+    const tecs_comp_t *writes;  /* the same for components written there
+                                   (tecs_get_mut)                             */
 } tecs_system_desc_t;
 
 /**
@@ -1688,6 +1709,133 @@ tecs_err_t tecs_system_run(tecs_world_t *world, tecs_system_t system, double del
 
 /** Frames run so far (the frame number the next tecs_progress gets). */
 int64_t tecs_world_frame_count(const tecs_world_t *world);
+
+/* ==================================================================== */
+/* Threads                                                              */
+/* ==================================================================== */
+
+/*
+ * A world can run systems on several threads: its workers. A parallel
+ * system (desc.parallel) has its matched rows split in about equal parts,
+ * one per worker; concurrent systems (desc.concurrent) of one phase whose
+ * access does not conflict run side by side. Both kinds run the same way
+ * whatever the number of threads, workers or none, so the world after a
+ * frame is the same for 1 thread or 64:
+ *
+ *  - each part (or each concurrent system) calls the world through its own
+ *    worker context, it->world, never through the world pointer itself;
+ *  - it sees the world as it was when the run began; the changes it queues
+ *    apply after the run, on the calling thread: first the SET events of
+ *    writes through write terms that a field index or observer watches, in
+ *    row order, then each part's queued changes in part order (the order of
+ *    the rows), or each concurrent system's in the order the systems were
+ *    added. Hooks, observers and index upkeep run then, on that thread.
+ *
+ * What may be called from a worker, through it->world (W1-W4):
+ *
+ *   W1 reads, allowed: tecs_get, tecs_has, tecs_is_alive, tecs_entity_state,
+ *      tecs_entity_archetype, tecs_component_lookup / _name / _size, the
+ *      resource reads, tecs_field, counts, tecs_last_error (the worker's
+ *      own). A system's worker reads (tecs_get) only its query's terms and
+ *      its desc.reads / desc.writes, and writes (tecs_get_mut) only its
+ *      write terms and desc.writes: anything else is TECS_EACCESS. A value
+ *      another worker of the same run writes must not be read (that is a
+ *      race, as in any threaded program).
+ *   W2 writes in place, allowed: through the fields of the worker's own
+ *      rows, or tecs_get_mut within the access above. Report such a write
+ *      to a field index with tecs_modified (queued).
+ *   W3 changes, queued: tecs_add, tecs_remove, tecs_set (always queued
+ *      from a worker, even of a value the entity has), tecs_destroy,
+ *      tecs_modified. The worker's own later reads do not see them.
+ *   W4 everything else, refused with TECS_EBUSY: births (their ids would
+ *      depend on which thread ran first), delayed changes, iterations and
+ *      where queries, creating or freeing objects, resources' writes,
+ *      frames, threads. A call through the world pointer itself while
+ *      workers run is refused too, and records nothing.
+ *
+ * The world's allocator is called from the workers (each queue grows in
+ * its own thread): it must be safe to call from several threads at once,
+ * as the default (the C library's) is.
+ */
+
+/** The rows below which a parallel system runs as one part (its default
+ *  desc.parallel_min): splitting a light loop over fewer rows costs more
+ *  than it saves. */
+#define TECS_PARALLEL_MIN 16384
+
+/** A job: what an executor runs. */
+typedef void (*tecs_job_fn)(void *arg);
+
+/**
+ * Your own job system, given to a world instead of its own threads. The
+ * world calls submit a number of times, then wait once, on the thread that
+ * runs the frame; it never calls them from a job. submit may run the job at
+ * once or hand it to another thread; wait returns when every job submitted
+ * since the last wait has returned.
+ */
+typedef struct tecs_executor_t {
+    void (*submit)(void *ctx, tecs_job_fn job, void *arg);
+    void (*wait)(void *ctx);
+    void *ctx;
+    int32_t threads;            /* jobs that may run at once, 1..TECS_MAX_THREADS:
+                                   the parts a parallel system is split into  */
+} tecs_executor_t;
+
+/**
+ * Give the world n workers: a pool of n - 1 threads it owns, the calling
+ * thread being the n-th (0 or 1: no threads). The pool is made when first
+ * asked for, resized or stopped by the next call, and stopped with the
+ * world; its threads sleep when the world runs no parallel work. Replaces
+ * an executor given before.
+ * Refused (TECS_EBUSY) in every callback, in an iteration, a deferred
+ * section or a split.
+ * @return TECS_OK; TECS_EINVAL (n negative or above TECS_MAX_THREADS);
+ * TECS_ENOMEM or TECS_ETHREAD (a thread could not be started): then the
+ * world has no threads (it works on the calling thread alone).
+ */
+tecs_err_t tecs_world_set_threads(tecs_world_t *world, int32_t n);
+
+/** The world's workers: its threads' count, or the executor's, 1 with neither. */
+int32_t tecs_world_threads(const tecs_world_t *world);
+
+/**
+ * Run the world's parallel work on your own job system instead of its
+ * threads (its pool is stopped); the executor is copied. NULL: neither,
+ * one worker. Refused where tecs_world_set_threads is.
+ * @return TECS_OK, TECS_EINVAL (submit or wait NULL, threads out of
+ * range), TECS_EBUSY.
+ */
+tecs_err_t tecs_world_set_executor(tecs_world_t *world, const tecs_executor_t *executor);
+
+/** The processors this machine has online (at least 1). Safe from any thread. */
+int32_t tecs_cpu_count(void);
+
+/**
+ * A split: a query's rows handed out in parts, for your own threads.
+ * tecs_split_begin(q, n) readies n parts; each of your threads then calls
+ * tecs_split_iter(q, k) for its part k (one thread per part), iterates it,
+ * and calls the world through it->world as a worker (W1-W4 above, with
+ * no access list: any component may be read and written there).
+ * tecs_split_end(q), on the thread that began it, once every part is done,
+ * applies what the parts queued, part 0 first, as a parallel system does.
+ * Between begin and end the world takes no other call (TECS_EBUSY).
+ * Parts cover the rows in iteration order: part k holds rows
+ * [k * N / n, (k + 1) * N / n) of the N the query matches.
+ * @return TECS_OK; TECS_EINVAL (NULL, n out of 1..TECS_MAX_THREADS);
+ * TECS_EBUSY (in a callback, an iteration, a deferred section, another
+ * split, or the world closed); TECS_ENOMEM.
+ */
+tecs_err_t tecs_split_begin(tecs_query_t *query, int32_t parts);
+
+/** Part k of the split of query: it->worker is k, it->workers the parts.
+ *  An empty iterator if k is out of range or query is not the one split
+ *  (no error is recorded: the world is in use). Safe from any thread. */
+tecs_iter_t tecs_split_iter(tecs_query_t *query, int32_t part);
+
+/** End the split of query: apply the parts' changes (see tecs_split_begin).
+ *  @return TECS_OK, TECS_EINVAL (NULL, or not the query split), or the
+ *  error of a queued change that could not apply (the others still do). */
+tecs_err_t tecs_split_end(tecs_query_t *query);
 
 /**
  * Seconds on the clock system statistics use: monotonic, from an arbitrary

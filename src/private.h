@@ -86,6 +86,7 @@ static inline int tecs__ctz(uint32_t x)
 
 /* The layers, bottom to top: types, state, interface. */
 #include "alloc.h"
+#include "os.h"
 #include "entity_index.h"
 #include "component.h"
 #include "event.h"
@@ -156,6 +157,7 @@ _Static_assert(offsetof(tecs_world_t, base) == 0, "tecs__base_of: the base state
 ** complete. */
 #define TECS__WORLD_DONE
 #include "alloc.h"
+#include "os.h"
 #include "entity_index.h"
 #include "component.h"
 #include "event.h"
