@@ -160,10 +160,29 @@ void tecs__err_reset(tecs_world_t *w, tecs_err_t err)
 
 tecs_err_t tecs__refuse_closed(tecs_world_t *w)
 {
-    return tecs__err(w, TECS_EBUSY, w->base.closed == TECS__FREEING ? "the world is being freed"
-                                    : w->base.closed == TECS__RESETTING
-                                        ? "the world is being reset"
-                                        : "the world's allocator is running");
+    switch (w->base.closed) {
+    case TECS__PARALLEL:
+        return TECS_EBUSY;          /* the workers read w: nothing is written */
+    case TECS__WORKER:
+        return tecs__err(w, TECS_EBUSY, "not allowed from a worker: a worker reads, writes "
+                         "its own rows and queues add / remove / set / destroy / modified");
+    case TECS__FREEING:
+        return tecs__err(w, TECS_EBUSY, "the world is being freed");
+    case TECS__RESETTING:
+        return tecs__err(w, TECS_EBUSY, "the world is being reset");
+    default:
+        return tecs__err(w, TECS_EBUSY, "the world's allocator is running");
+    }
+}
+
+bool tecs__refuse_read(tecs_world_t *w)
+{
+    uint8_t closed = w->base.closed;
+    if (closed == TECS__IN_ALLOC || closed == TECS__PARALLEL) {
+        tecs__refuse_closed(w);
+        return true;
+    }
+    return false;
 }
 
 tecs_err_t tecs_last_error(const tecs_world_t *w)

@@ -35,22 +35,35 @@ enum {
     TECS__OPEN = 0,             /* calls are taken                          */
     TECS__FREEING,              /* tecs_world_free is tearing it down       */
     TECS__RESETTING,            /* tecs_world_reset is destroying every entity */
-    TECS__IN_ALLOC              /* its allocator is running                 */
+    TECS__IN_ALLOC,             /* its allocator is running                 */
+    TECS__WORKER,               /* a worker context (worker.c): reads and
+                                   queued changes are taken, nothing else   */
+    TECS__PARALLEL              /* workers run: calls through the world
+                                   itself are refused, recording nothing    */
 };
 /* Set the last error back to err after calls made on the caller's behalf
 ** replaced it (the message of a code other than TECS_OK is then its
 ** general text). */
 void tecs__err_reset(tecs_world_t *w, tecs_err_t err);
-/* Refuse a call on a closed world: TECS_EBUSY, with the reason. */
+/* Refuse a call on a closed world: TECS_EBUSY, with the reason (recorded
+** on w, except while its workers run: the world is theirs to read). */
 tecs_err_t tecs__refuse_closed(tecs_world_t *w);
+/* tecs__enter_read's slow path: true (refused) inside the allocator and
+** while workers run; false while freeing, resetting, and in a worker. */
+bool tecs__refuse_read(tecs_world_t *w);
 /* The start of every public function that can fail (defined after the
 ** world struct): a closed world refuses the call; otherwise the last error
 ** is cleared, so that it always describes the latest such call. */
 static inline tecs_err_t tecs__enter(tecs_world_t *w);
 /* The start of a public read that can fail (tecs_get, lookups): the same,
-** but allowed while the world is being freed; refused inside its allocator
-** only, where the world's arrays may be moving. */
+** but allowed while the world is being freed and in a worker; refused
+** inside its allocator, where the world's arrays may be moving, and
+** through the world itself while its workers run. */
 static inline tecs_err_t tecs__enter_read(tecs_world_t *w);
+/* The start of a change that a worker queues (tecs_add, tecs_remove,
+** tecs_set, tecs_destroy, tecs_modified): tecs__enter, but allowed in a
+** worker. */
+static inline tecs_err_t tecs__enter_change(tecs_world_t *w);
 /* Messages name an entity as "entity 12:3" (slot:generation):
 ** tecs__err(w, code, TECS__ENT_FMT " is not alive", TECS__ENT(e)). */
 #define TECS__ENT_FMT "entity %u:%u"
@@ -69,6 +82,12 @@ typedef struct tecs__base {
                                    functions: rows are in motion            */
     int32_t defer_depth;        /* open iterations, systems, callbacks: while
                                    not 0, structural changes are queued     */
+    /* A worker context's (closed is TECS__WORKER; worker.c): */
+    tecs_world_t *owner;        /* the world it works for; NULL in a world  */
+    const uint64_t *may_read;   /* bits by component id: what its system may
+                                   read (tecs_get) / write (tecs_get_mut);  */
+    const uint64_t *may_write;  /* NULL: anything                           */
+    int32_t may_n;              /* the component ids the bits cover         */
 } tecs__base;
 
 /* The base state of w. It is the world's first member (private.h asserts
@@ -93,12 +112,34 @@ static inline tecs_err_t tecs__enter(tecs_world_t *w)
 
 static inline tecs_err_t tecs__enter_read(tecs_world_t *w)
 {
-    if (TECS__UNLIKELY(tecs__base_of(w)->closed == TECS__IN_ALLOC)) {
+    if (TECS__UNLIKELY(tecs__base_of(w)->closed != TECS__OPEN) && tecs__refuse_read(w))
+        return TECS_EBUSY;
+    tecs__base_of(w)->err = TECS_OK;
+    return TECS_OK;
+}
+
+static inline tecs_err_t tecs__enter_change(tecs_world_t *w)
+{
+    uint8_t closed = tecs__base_of(w)->closed;
+    if (TECS__UNLIKELY(closed != TECS__OPEN) && closed != TECS__WORKER) {
         tecs__refuse_closed(w);
         return TECS_EBUSY;
     }
     tecs__base_of(w)->err = TECS_OK;
     return TECS_OK;
+}
+
+/* Is w a worker context? */
+static inline bool tecs__in_worker(const tecs_world_t *w)
+{
+    return tecs__base_of((tecs_world_t *)(uintptr_t)w)->closed == TECS__WORKER;
+}
+
+/* May a worker context touch component c (bits: its may_read or may_write)? */
+static inline bool tecs__worker_may(const tecs_world_t *w, const uint64_t *bits, tecs_comp_t c)
+{
+    const tecs__base *b = tecs__base_of((tecs_world_t *)(uintptr_t)w);
+    return bits == NULL || ((int32_t)c < b->may_n && (bits[c >> 6] >> (c & 63)) & 1u);
 }
 
 /* Put the last error back to `outer`, what it was before a callback or a

@@ -1285,6 +1285,21 @@ static void buf_fini(tecs_world_t *w, tecs__cmdbuf *b)
     *b = (tecs__cmdbuf){ 0 };
 }
 
+void tecs__cmd_buf_fini(tecs_world_t *w, tecs__cmdbuf *b)
+{
+    buf_fini(w, b);
+}
+
+bool tecs__cmd_adopt(tecs_world_t *w, tecs__cmdbuf *from)
+{
+    if (w->cmd.deferred.count > 0)
+        return from->count == 0;
+    tecs__cmdbuf mine = w->cmd.deferred;
+    w->cmd.deferred = *from;
+    *from = mine;
+    return true;
+}
+
 void tecs__cmd_fini(tecs_world_t *w)
 {
     buf_fini(w, &w->cmd.deferred);

@@ -110,6 +110,15 @@ tecs_err_t tecs__flush(tecs_world_t *w);
 ** queued, unless the world is still deferred (see tecs__flush). */
 static inline void tecs__settle(tecs_world_t *w);
 void tecs__cmd_fini(tecs_world_t *w);
+/* Free a queue that is not the world's own (a worker's): its values are
+** destroyed, unapplied. */
+void tecs__cmd_buf_fini(tecs_world_t *w, tecs__cmdbuf *b);
+/* Make a worker's queue the world's deferred queue, to be flushed: the
+** two trade places (no copy, so this cannot fail). False, leaving both as
+** they are, while the world's own queue holds changes (left by a flush
+** that ran out of memory): the worker's wait in its queue for a later
+** adopt, still in their order. */
+bool tecs__cmd_adopt(tecs_world_t *w, tecs__cmdbuf *from);
 /* Drop every queued and delayed change, unapplied (tecs_world_reset): the
 ** queued values are destroyed, every pending id dies, the queues give
 ** their memory back. */

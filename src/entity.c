@@ -136,7 +136,7 @@ static TECS__NOINLINE tecs_err_t destroy_slow(tecs_world_t *w, tecs_entity_t e)
 {
     if (w == NULL)
         return TECS_EINVAL;
-    tecs_err_t err = tecs__enter(w);
+    tecs_err_t err = tecs__enter_change(w);
     if (err)
         return err;
     tecs__record *r = tecs__ei_alive(w, e);
@@ -149,8 +149,9 @@ static TECS__NOINLINE tecs_err_t destroy_slow(tecs_world_t *w, tecs_entity_t e)
     if (w->base.defer_depth > 0) {
         err = tecs__defer_op(w, TECS__OP_DESTROY, e, 0, NULL);
         /* tecs_entity_state tells a live entity whose destroy waits (the
-        ** mark goes with its slot when it dies). */
-        if (err == TECS_OK && r->arch < TECS__ARCH_RETIRED)
+        ** mark goes with its slot when it dies). A worker leaves the
+        ** records alone: other workers read them. */
+        if (err == TECS_OK && r->arch < TECS__ARCH_RETIRED && !tecs__in_worker(w))
             r->arch |= TECS__DESTROY_QUEUED;
         return err;
     }
@@ -163,7 +164,7 @@ tecs_err_t tecs_destroy(tecs_world_t *w, tecs_entity_t e)
 {
     if (w == NULL)
         return TECS_EINVAL;
-    if (tecs__enter(w))
+    if (tecs__enter_change(w))
         return w->base.err;
     /* The common case: a live entity of a plain archetype, nobody to tell,
     ** not deferred. Its row is dropped and its slot freed. */
@@ -200,8 +201,9 @@ static tecs_err_t defer_known(tecs_world_t *w, tecs__op op, tecs_entity_t e, tec
         return tecs__err_dead(w, e);
     tecs_err_t err = tecs__defer_op(w, op, e, c, value);
     /* A later tecs_set of c must queue too, not write a value that the
-    ** queued remove would then drop. */
-    if (err == TECS_OK && op == TECS__OP_REMOVE && r->arch < TECS__ARCH_RETIRED)
+    ** queued remove would then drop. (A worker's sets always queue.) */
+    if (err == TECS_OK && op == TECS__OP_REMOVE && r->arch < TECS__ARCH_RETIRED &&
+        !tecs__in_worker(w))
         r->arch |= TECS__REMOVE_QUEUED;
     return err;
 }
@@ -237,7 +239,7 @@ tecs_err_t tecs_add(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
     if (w == NULL)
         return TECS_EINVAL;
-    tecs_err_t err = tecs__enter(w);
+    tecs_err_t err = tecs__enter_change(w);
     if (err)
         return err;
     if (w->base.defer_depth > 0)
@@ -251,7 +253,7 @@ tecs_err_t tecs_remove(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
     if (w == NULL)
         return TECS_EINVAL;
-    tecs_err_t err = tecs__enter(w);
+    tecs_err_t err = tecs__enter_change(w);
     if (err)
         return err;
     if (w->base.defer_depth > 0)
@@ -288,12 +290,13 @@ tecs_err_t tecs_set(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void 
 {
     if (w == NULL)
         return TECS_EINVAL;
-    tecs_err_t err = tecs__enter(w);
+    tecs_err_t err = tecs__enter_change(w);
     if (err)
         return err;
     tecs__record *r = tecs__ei_alive(w, e);
-    /* A write queues while rows are in motion (a lifecycle hook runs), or
-    ** while a queued remove of e would drop it. */
+    /* A write queues while rows are in motion (a lifecycle hook runs, or
+    ** in a worker, whose hook depth is 1), or while a queued remove of e
+    ** would drop it. */
     if (TECS__LIKELY(r != NULL) && TECS__LIKELY(w->base.hook_depth == 0) &&
         !(TECS__UNLIKELY(r->arch & TECS__REMOVE_QUEUED) && w->base.defer_depth > 0)) {
         tecs_archetype_t *a = tecs__rec_arch(w, r);
@@ -342,11 +345,23 @@ static TECS__NOINLINE void *get_failed(tecs_world_t *w, tecs_entity_t e, tecs_co
     return NULL;
 }
 
-/* The value of c of e, or NULL with the error set. */
-static TECS__INLINE void *get_ptr(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
+/* A worker asked for c outside its system's access. */
+static TECS__NOINLINE void *get_refused(tecs_world_t *w, tecs_comp_t c, bool write)
+{
+    tecs__err(w, TECS_EACCESS, "this worker's system did not declare %s " TECS__COMP_FMT
+              " (its query's terms, desc.reads, desc.writes)", write ? "writing" : "reading",
+              TECS__COMP(w, c));
+    return NULL;
+}
+
+/* The value of c of e (to write, if write), or NULL with the error set. */
+static TECS__INLINE void *get_ptr(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, bool write)
 {
     if (TECS__UNLIKELY(w == NULL) || tecs__enter_read(w))
         return NULL;
+    if (TECS__UNLIKELY(tecs__in_worker(w)) &&
+        !tecs__worker_may(w, write ? w->base.may_write : w->base.may_read, c))
+        return get_refused(w, c, write);
     const tecs__record *r = tecs__ei_alive(w, e);
     if (TECS__LIKELY(r != NULL)) {
         const tecs_archetype_t *a = tecs__rec_arch(w, r);
@@ -359,12 +374,12 @@ static TECS__INLINE void *get_ptr(tecs_world_t *w, tecs_entity_t e, tecs_comp_t 
 
 void *tecs_get_mut(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
-    return get_ptr(w, e, c);
+    return get_ptr(w, e, c, true);
 }
 
 const void *tecs_get(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
-    return get_ptr(w, e, c);
+    return get_ptr(w, e, c, false);
 }
 
 bool tecs_has(const tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
@@ -379,7 +394,7 @@ tecs_err_t tecs_modified(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
     if (w == NULL)
         return TECS_EINVAL;
-    tecs_err_t err = tecs__enter(w);
+    tecs_err_t err = tecs__enter_change(w);
     if (err)
         return err;
     void *p = tecs_get_mut(w, e, c);

@@ -53,3 +53,12 @@ double tecs_time_now(void)
 }
 
 #endif
+/* The pool, for now: its jobs run on the calling thread, at submit. */
+struct tecs__pool { int n; };
+tecs_err_t tecs__pool_start(tecs_world_t *w, int32_t n, tecs__pool **out)
+{ tecs__pool *p = tecs__alloc(w, sizeof *p); if (!p) return tecs__err(w, TECS_ENOMEM, "oom pool"); p->n = n; *out = p; return TECS_OK; }
+void tecs__pool_stop(tecs_world_t *w, tecs__pool *p) { if (p) tecs__free(w, p, sizeof *p); }
+int32_t tecs__pool_threads(const tecs__pool *p) { return p->n; }
+void tecs__pool_submit(void *pool, tecs_job_fn job, void *arg) { (void)pool; job(arg); }
+void tecs__pool_wait(void *pool) { (void)pool; }
+int32_t tecs_cpu_count(void) { return 2; }

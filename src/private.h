@@ -133,6 +133,28 @@ void tecs__resources_fini(tecs_world_t *w);
 tecs_err_t tecs__resources_verify(tecs_world_t *w);
 
 /* ==================================================================== */
+/* worker.c                                                             */
+/* ==================================================================== */
+
+struct tecs__worker_state;      /* the world's threads, executor, contexts  */
+
+/* Make sure n worker contexts exist: TECS_OK, or TECS_ENOMEM recorded. */
+tecs_err_t tecs__workers_reserve(tecs_world_t *w, int32_t n);
+/* Context k (reserved), made ready for a run: a copy of w through which a
+** worker reads, and queues its changes; it may read (tecs_get) the
+** components of `read` and write (tecs_get_mut) those of `write`
+** (TECS_MAX_COMPONENTS bits each; NULL: any). */
+tecs_world_t *tecs__worker_ready(tecs_world_t *w, int32_t k, const uint64_t *read,
+                                 const uint64_t *write);
+/* Run task(arg, i) for every i in 0..n-1 on the workers, and return when
+** all have returned. w refuses every call meanwhile (TECS__PARALLEL). */
+void tecs__workers_run(tecs_world_t *w, int32_t n, void (*task)(void *arg, int32_t i),
+                       void *arg);
+/* Apply the changes contexts 0..n-1 queued, in that order, on this thread
+** (w open and not deferred). @return the first flush's error, or TECS_OK. */
+tecs_err_t tecs__workers_merge(tecs_world_t *w, int32_t n);
+
+/* ==================================================================== */
 /* The world: one state per layer, in layer order                       */
 /* ==================================================================== */
 
@@ -147,6 +169,7 @@ struct tecs_world_t {
     tecs__query_state query;    /* query.c                                  */
     struct tecs__indexes *indexes; /* index/: NULL until the first          */
     struct tecs__obs_state *obs;   /* observer.c: NULL until first used     */
+    struct tecs__worker_state *workers; /* worker.c: NULL until first used */
     struct tecs__sys_state *sys;   /* system.c: NULL until first used       */
     struct tecs__res_state *res;   /* resource.c: NULL until first used     */
 };

@@ -372,6 +372,11 @@ tecs_err_t tecs__queries_verify(tecs_world_t *w)
 
 enum { ITER_FRESH, ITER_RUNNING, ITER_DONE };
 
+/* priv_.flags of a part (tecs__iter_part): an iteration no table knows. */
+#define ITER_PART (1 << 30)
+
+static bool part_next(tecs_iter_t *it);
+
 /* Note a new iteration open: its serial, or 0 (out of memory). */
 static uint32_t iter_open(tecs_world_t *w)
 {
@@ -539,6 +544,8 @@ static void load_chunk(tecs_iter_t *it)
 
 bool tecs_iter_next(tecs_iter_t *it)
 {
+    if (it != NULL && TECS__UNLIKELY(it->priv_.flags & ITER_PART))
+        return part_next(it);
     if (it == NULL || it->priv_.state != ITER_RUNNING || tecs__enter(it->world))
         return false;
     if (TECS__UNLIKELY(!iter_live(it))) {   /* another copy ended it */
@@ -571,7 +578,7 @@ void tecs__iter_end(tecs_iter_t *it)
 {
     if (it->priv_.state != ITER_RUNNING)
         return;
-    if (iter_live(it))
+    if (!(it->priv_.flags & ITER_PART) && iter_live(it))
         tecs_iter_fini(it);
     it->priv_.state = ITER_DONE;
     it->count = 0;
@@ -587,6 +594,10 @@ void tecs_iter_fini(tecs_iter_t *it)
         return;
     tecs_world_t *w = it->world;
     it->priv_.state = ITER_DONE;
+    if (it->priv_.flags & ITER_PART) {
+        it->count = 0;
+        return;
+    }
     if (!iter_live(it)) {
         it->count = 0;
         w->query.iters_twice++;
@@ -615,7 +626,8 @@ void *tecs_field(const tecs_iter_t *it, int32_t term)
 bool tecs_field_is_set(const tecs_iter_t *it, int32_t term)
 {
     /* An ended iteration's query may be freed: only an open one is read. */
-    if (it == NULL || it->priv_.state != ITER_RUNNING || !iter_live(it) ||
+    if (it == NULL || it->priv_.state != ITER_RUNNING ||
+        !((it->priv_.flags & ITER_PART) || iter_live(it)) ||
         it->priv_.arch == NULL || term < 0 || term >= it->priv_.query->nterms)
         return false;
     const tecs_query_t *q = it->priv_.query;
@@ -701,6 +713,100 @@ tecs_iter_t tecs_archetype_iter(tecs_world_t *w, tecs_archetype_t *a, int32_t fl
     if (q != NULL)
         iter_start(&it, q, flags);
     return it;
+}
+
+/* ---- parts (worker.c) -------------------------------------------------- */
+
+/*
+** A part is `left` consecutive rows of a query's matches, from row `pos` of
+** match `match`, handed out at most a chunk per step. It is registered
+** nowhere and defers nothing: parts run on workers, which read the world
+** while nothing changes it, and whose changes queue in their own contexts.
+** So a step reads the query and the archetypes and writes only the
+** iterator. Writes through write terms are reported by the caller once
+** every part is done (tecs__query_report_writes).
+*/
+
+int64_t tecs__query_rows(const tecs_query_t *q)
+{
+    int64_t n = 0;
+    for (int32_t m = 0; m < q->nmatch; m++)
+        n += q->march[m]->count;
+    return n;
+}
+
+void tecs__iter_part(tecs_iter_t *it, tecs_query_t *q, tecs_world_t *view, int64_t first,
+                     int64_t count)
+{
+    memset(it, 0, sizeof *it);
+    it->world = view;
+    it->priv_.query = q;
+    it->priv_.flags = ITER_PART;
+    it->priv_.state = ITER_RUNNING;
+    it->priv_.left = count;
+    int32_t m = 0;
+    while (m < q->nmatch && first >= q->march[m]->count)
+        first -= q->march[m++]->count;
+    it->priv_.match = m;
+    it->priv_.pos = (int32_t)first;
+}
+
+static bool part_next(tecs_iter_t *it)
+{
+    if (it->priv_.state != ITER_RUNNING)
+        return false;
+    tecs_query_t *q = it->priv_.query;
+    const tecs_world_t *w = q->world;
+    while (it->priv_.left > 0 && it->priv_.match < q->nmatch) {
+        tecs_archetype_t *a = q->march[it->priv_.match];
+        int32_t row = it->priv_.pos;
+        if (row >= a->count) {
+            it->priv_.match++;
+            it->priv_.pos = 0;
+            continue;
+        }
+        int64_t n = (int64_t)w->arch.rows - (row & (int32_t)w->arch.mask);
+        if (n > a->count - row)
+            n = a->count - row;
+        if (n > it->priv_.left)
+            n = it->priv_.left;
+        tecs__iter_load_rows(it, it->priv_.match, a, (uint32_t)row, (int32_t)n);
+        it->priv_.pos = row + (int32_t)n;
+        it->priv_.left -= n;
+        it->priv_.stepped += n;
+        return true;
+    }
+    it->priv_.state = ITER_DONE;
+    it->count = 0;
+    return false;
+}
+
+bool tecs__query_writes_watched(const tecs_query_t *q)
+{
+    const tecs_world_t *w = q->world;
+    for (uint32_t mask = q->write_mask; mask; mask &= mask - 1)
+        if (tecs__wants_set(&w->comp.comps[q->terms[TECS__CTZ(mask)].comp]))
+            return true;
+    return false;
+}
+
+void tecs__query_report_writes(tecs_query_t *q)
+{
+    tecs_iter_t it = tecs_query_iter(q);
+    while (tecs_iter_next(&it))
+        ;                       /* each step reports the one before */
+}
+
+void tecs__query_access(const tecs_query_t *q, uint64_t *read, uint64_t *write)
+{
+    for (int32_t t = 0; t < q->nterms; t++) {
+        tecs_comp_t c = q->terms[t].comp;
+        if (q->terms[t].oper == TECS_NONE || q->terms[t].access == TECS_FILTER)
+            continue;           /* membership only: no value is touched */
+        read[c >> 6] |= UINT64_C(1) << (c & 63);
+        if (q->terms[t].access == TECS_WRITE)
+            write[c >> 6] |= UINT64_C(1) << (c & 63);
+    }
 }
 
 /* ---- support for filtered iteration (index.c) ------------------------- */

@@ -32,6 +32,22 @@ void tecs__iter_end(tecs_iter_t *it);
 ** refused, and the world's last error is left as it is. */
 void tecs__query_drop(tecs_query_t *q);
 
+/* Rows q matches now. */
+int64_t tecs__query_rows(const tecs_query_t *q);
+/* Point it at count rows of q from row first (in iteration order) for a
+** worker whose context is view: a part, registered nowhere (query.c). */
+void tecs__iter_part(tecs_iter_t *it, tecs_query_t *q, tecs_world_t *view, int64_t first,
+                     int64_t count);
+/* Does someone watch the writes through q's write terms (SET events)? */
+bool tecs__query_writes_watched(const tecs_query_t *q);
+/* Report the writes through q's write terms of every row, in row order,
+** as an iteration of q does (the world must be open and not deferred
+** for the reports' changes to apply at its end). */
+void tecs__query_report_writes(tecs_query_t *q);
+/* Or into read / write (TECS_MAX_COMPONENTS bits each) the components q's
+** terms read and write: a term that hands out no value touches none. */
+void tecs__query_access(const tecs_query_t *q, uint64_t *read, uint64_t *write);
+
 typedef struct tecs__query_state {
     struct tecs_query_t *queries; /* list of live queries                   */
     struct tecs_query_t *arch_queries; /* one-archetype queries (tecs_archetype_iter),

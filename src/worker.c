@@ -1,0 +1,332 @@
+/*
+** worker.c — the world's workers: its own threads (os.c's pool) or a job
+** system it is given, the worker contexts parallel work calls the world
+** through, splits of a query's rows, and the running of a batch of tasks.
+**
+** A worker context is a copy of the world struct, made ready on the
+** calling thread just before a run (tecs__worker_ready):
+**
+**     world: [base | ei comp bus arch store | cmd | query | ...pointers]
+**        copied ^       ^ the same tables, read by the worker
+**     context k: [own base | (copy) | own deferred queue | (copy) ...]
+**
+** Its tables are the world's, which nothing changes while workers run: the
+** world itself is closed (TECS__PARALLEL), so a call through it is refused
+** without a write, and every change a worker makes is queued. Its base is
+** its own: the last error, closed as TECS__WORKER (tecs__enter refuses
+** everything but reads and the changes that queue), deferred and at hook
+** depth 1 (so tecs_set and tecs_modified always queue, as in a hook), and
+** the bits of the components its system may read and write. Its deferred
+** queue is its own too, kept from run to run; the queue's memory is
+** counted in the context and folded into the world's count after each run.
+**
+** After a run, the contexts' queues are applied in context order
+** (tecs__workers_merge): each in turn becomes the world's deferred queue
+** and is flushed on the calling thread. That order (parts in row order,
+** concurrent systems in the order added) is fixed by the work, never by
+** the threads, so the world after a run is the same for any thread count.
+**
+** A batch of n tasks runs as min(n, workers) jobs, each taking the next
+** task until none is left (an atomic counter); with one worker the calling
+** thread runs them in order.
+**
+** Calls: alloc.c, os.c (the pool), event.c (it listens for the world's
+** end), command.c (the contexts' queues), query.c (parts).
+*/
+#include "private.h"
+
+#include <stdatomic.h>
+
+struct tecs__worker_state {
+    tecs__pool *pool;           /* the world's threads, or NULL             */
+    tecs_executor_t ex;         /* the pool's, the user's; submit NULL: the
+                                   calling thread runs every task           */
+    int32_t threads;            /* workers: the pool's threads + 1, the
+                                   executor's, or 1                         */
+    tecs_world_t **ctxs;        /* the contexts, made as needed, kept       */
+    int32_t nctxs;
+    int32_t cap_ctxs;
+    tecs_query_t *split;        /* the query of an open split, or NULL      */
+    int32_t split_parts;
+    int64_t split_rows;         /* the rows it matched when it began        */
+};
+
+typedef struct tecs__worker_state worker_state;
+
+/* ---- state ----------------------------------------------------------- */
+
+static void stop_pool(tecs_world_t *w, worker_state *s)
+{
+    tecs__pool_stop(w, s->pool);
+    s->pool = NULL;
+    s->ex = (tecs_executor_t){ 0 };
+    s->threads = 1;
+}
+
+static void on_fini(tecs_world_t *w, void *ctx)
+{
+    worker_state *s = ctx;
+    stop_pool(w, s);
+    for (int32_t k = 0; k < s->nctxs; k++) {
+        tecs__cmd_buf_fini(w, &s->ctxs[k]->cmd.deferred);
+        tecs__free(w, s->ctxs[k], sizeof *s->ctxs[k]);
+    }
+    tecs__free(w, s->ctxs, (size_t)s->cap_ctxs * sizeof *s->ctxs);
+    tecs__free(w, s, sizeof *s);
+    w->workers = NULL;
+}
+
+static worker_state *state(tecs_world_t *w)
+{
+    if (w->workers)
+        return w->workers;
+    worker_state *s = tecs__alloc(w, sizeof *s);
+    if (s == NULL) {
+        tecs__err(w, TECS_ENOMEM, "out of memory creating the workers' state");
+        return NULL;
+    }
+    memset(s, 0, sizeof *s);
+    s->threads = 1;
+    tecs__listener l = { .on_fini = on_fini, .ctx = s };
+    if (tecs__listen(w, &l)) {
+        tecs__free(w, s, sizeof *s);
+        return NULL;
+    }
+    w->workers = s;
+    return s;
+}
+
+/* Refuse a change of the workers where it cannot happen: w is entered. */
+static tecs_err_t check_idle(tecs_world_t *w, const char *fn)
+{
+    if (tecs__cmd_nested(w) || w->base.cb_depth > 0)
+        return tecs__err(w, TECS_EBUSY, "%s cannot run inside an iteration, a callback or a "
+                         "deferred section", fn);
+    return TECS_OK;
+}
+
+/* ---- threads and executors ------------------------------------------- */
+
+tecs_err_t tecs_world_set_threads(tecs_world_t *w, int32_t n)
+{
+    if (w == NULL)
+        return TECS_EINVAL;
+    tecs_err_t err = tecs__enter_object(w);
+    if (err || (err = check_idle(w, "tecs_world_set_threads")))
+        return err;
+    if (n < 0 || n > TECS_MAX_THREADS)
+        return tecs__err(w, TECS_EINVAL, "tecs_world_set_threads: %d threads (0..%d)", (int)n,
+                         TECS_MAX_THREADS);
+    if (n <= 1 && w->workers == NULL)
+        return TECS_OK;
+    worker_state *s = state(w);
+    if (s == NULL)
+        return w->base.err;
+    stop_pool(w, s);
+    if (n <= 1)
+        return TECS_OK;
+    tecs__pool *p;
+    if ((err = tecs__pool_start(w, n - 1, &p)) != TECS_OK)
+        return err;
+    s->pool = p;
+    s->ex = (tecs_executor_t){ .submit = tecs__pool_submit, .wait = tecs__pool_wait, .ctx = p,
+                               .threads = n };
+    s->threads = n;
+    return TECS_OK;
+}
+
+int32_t tecs_world_threads(const tecs_world_t *w)
+{
+    return w && w->workers ? w->workers->threads : 1;
+}
+
+tecs_err_t tecs_world_set_executor(tecs_world_t *w, const tecs_executor_t *ex)
+{
+    if (w == NULL)
+        return TECS_EINVAL;
+    tecs_err_t err = tecs__enter_object(w);
+    if (err || (err = check_idle(w, "tecs_world_set_executor")))
+        return err;
+    if (ex && (ex->submit == NULL || ex->wait == NULL))
+        return tecs__err(w, TECS_EINVAL, "tecs_world_set_executor: submit and wait are needed");
+    if (ex && (ex->threads < 1 || ex->threads > TECS_MAX_THREADS))
+        return tecs__err(w, TECS_EINVAL, "tecs_world_set_executor: %d threads (1..%d)",
+                         (int)ex->threads, TECS_MAX_THREADS);
+    if (ex == NULL && w->workers == NULL)
+        return TECS_OK;
+    worker_state *s = state(w);
+    if (s == NULL)
+        return w->base.err;
+    stop_pool(w, s);
+    if (ex) {
+        s->ex = *ex;
+        s->threads = ex->threads;
+    }
+    return TECS_OK;
+}
+
+/* ---- contexts -------------------------------------------------------- */
+
+tecs_err_t tecs__workers_reserve(tecs_world_t *w, int32_t n)
+{
+    worker_state *s = state(w);
+    if (s == NULL)
+        return w->base.err;
+    if (n <= s->nctxs)
+        return TECS_OK;
+    if (tecs__grow(w, (void **)&s->ctxs, &s->cap_ctxs, n, sizeof *s->ctxs))
+        return tecs__err(w, TECS_ENOMEM, "out of memory making worker contexts");
+    while (s->nctxs < n) {
+        tecs_world_t *v = tecs__alloc(w, sizeof *v);
+        if (v == NULL)
+            return tecs__err(w, TECS_ENOMEM, "out of memory making worker contexts");
+        memset(v, 0, sizeof *v);
+        s->ctxs[s->nctxs++] = v;
+    }
+    return TECS_OK;
+}
+
+tecs_world_t *tecs__worker_ready(tecs_world_t *w, int32_t k, const uint64_t *read,
+                                 const uint64_t *write)
+{
+    tecs_world_t *v = w->workers->ctxs[k];
+    tecs__cmdbuf q = v->cmd.deferred;
+    memcpy(v, w, sizeof *v);
+    memset(&v->cmd, 0, sizeof v->cmd);
+    v->cmd.deferred = q;
+    v->base.mem = 0;
+    v->base.err = TECS_OK;
+    v->base.errmsg[0] = '\0';
+    v->base.closed = TECS__WORKER;
+    v->base.cb_depth = 1;
+    v->base.hook_depth = 1;
+    v->base.defer_depth = 1;
+    v->base.owner = w;
+    v->base.may_read = read;
+    v->base.may_write = write;
+    v->base.may_n = TECS_MAX_COMPONENTS;
+    return v;
+}
+
+/* ---- running --------------------------------------------------------- */
+
+typedef struct batch {
+    void (*task)(void *arg, int32_t i);
+    void *arg;
+    int32_t n;
+    atomic_int next;            /* the next task to take                    */
+} batch;
+
+static void runner(void *p)
+{
+    batch *b = p;
+    for (int32_t i; (i = atomic_fetch_add(&b->next, 1)) < b->n;)
+        b->task(b->arg, i);
+}
+
+void tecs__workers_run(tecs_world_t *w, int32_t n, void (*task)(void *arg, int32_t i),
+                       void *arg)
+{
+    worker_state *s = w->workers;
+    batch b = { .task = task, .arg = arg, .n = n };
+    atomic_init(&b.next, 0);
+    int32_t jobs = s && s->ex.submit ? (n < s->threads ? n : s->threads) : 1;
+    uint8_t closed = w->base.closed;
+    w->base.closed = TECS__PARALLEL;
+    if (jobs <= 1) {
+        runner(&b);
+    } else {
+        for (int32_t j = 0; j < jobs; j++)
+            s->ex.submit(s->ex.ctx, runner, &b);
+        s->ex.wait(s->ex.ctx);
+    }
+    w->base.closed = closed;
+}
+
+tecs_err_t tecs__workers_merge(tecs_world_t *w, int32_t n)
+{
+    worker_state *s = w->workers;
+    tecs_err_t first = TECS_OK;
+    for (int32_t k = 0; k < n; k++) {
+        tecs_world_t *v = s->ctxs[k];
+        w->base.mem += v->base.mem;     /* (wraps back when it freed more) */
+        v->base.mem = 0;
+    }
+    for (int32_t k = 0; k < n; k++) {
+        tecs__cmdbuf *q = &s->ctxs[k]->cmd.deferred;
+        if (q->count == 0)
+            continue;
+        if (!tecs__cmd_adopt(w, q)) {
+            /* The world's queue still holds what an earlier flush could not
+            ** apply for lack of memory: these would go out of order. */
+            int32_t lost = q->count;
+            tecs__cmd_buf_fini(w, q);
+            tecs_err_t err = tecs__err(w, TECS_ENOMEM, "out of memory: %d change%s of worker "
+                                       "%d dropped", (int)lost, lost == 1 ? "" : "s", (int)k);
+            first = first ? first : err;
+            continue;
+        }
+        tecs_err_t err = tecs__flush(w);
+        first = first ? first : err;
+    }
+    return first;
+}
+
+/* ---- splits ---------------------------------------------------------- */
+
+tecs_err_t tecs_split_begin(tecs_query_t *q, int32_t parts)
+{
+    if (q == NULL)
+        return TECS_EINVAL;
+    tecs_world_t *w = tecs_query_world(q);
+    tecs_err_t err = tecs__enter_object(w);
+    if (err || (err = check_idle(w, "tecs_split_begin")))
+        return err;
+    if (parts < 1 || parts > TECS_MAX_THREADS)
+        return tecs__err(w, TECS_EINVAL, "tecs_split_begin: %d parts (1..%d)", (int)parts,
+                         TECS_MAX_THREADS);
+    if ((err = tecs__workers_reserve(w, parts)) != TECS_OK)
+        return err;
+    worker_state *s = w->workers;
+    s->split = q;
+    s->split_parts = parts;
+    s->split_rows = tecs__query_rows(q);
+    for (int32_t k = 0; k < parts; k++)
+        tecs__worker_ready(w, k, NULL, NULL);
+    w->base.closed = TECS__PARALLEL;
+    return TECS_OK;
+}
+
+tecs_iter_t tecs_split_iter(tecs_query_t *q, int32_t k)
+{
+    tecs_iter_t it;
+    memset(&it, 0, sizeof it);
+    const worker_state *s = q ? tecs_query_world(q)->workers : NULL;
+    if (s == NULL || s->split != q || k < 0 || k >= s->split_parts)
+        return it;
+    int64_t first = s->split_rows * k / s->split_parts;
+    int64_t end = s->split_rows * (k + 1) / s->split_parts;
+    tecs__iter_part(&it, q, s->ctxs[k], first, end - first);
+    it.worker = k;
+    it.workers = s->split_parts;
+    return it;
+}
+
+tecs_err_t tecs_split_end(tecs_query_t *q)
+{
+    if (q == NULL)
+        return TECS_EINVAL;
+    tecs_world_t *w = tecs_query_world(q);
+    worker_state *s = w->workers;
+    if (s == NULL || s->split != q) {
+        if (w->base.closed == TECS__PARALLEL)
+            return TECS_EINVAL;         /* another query's split: w is not ours to write */
+        return tecs__err(w, TECS_EINVAL, "tecs_split_end: the query is not split");
+    }
+    s->split = NULL;
+    w->base.closed = TECS__OPEN;
+    w->base.err = TECS_OK;
+    if (tecs__query_writes_watched(q))
+        tecs__query_report_writes(q);
+    return tecs__workers_merge(w, s->split_parts);
+}
