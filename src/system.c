@@ -40,12 +40,27 @@
 ** whole accumulated time and acc restarts at 0, so delta_time is always
 ** finite and the system keeps running.
 **
+** Parallel and concurrent systems run through worker contexts (worker.c):
+**
+**   - a parallel system's rows are split into one part per worker (one part
+**     when it matches fewer than its parallel_min rows); each part runs the
+**     callback on its own iterator, then the parts' changes apply in order;
+**   - consecutive concurrent systems of a phase form a wave, ended by a
+**     system that is not concurrent or whose access conflicts with one in
+**     the wave (one writes a component the other reads or writes); a
+**     wave's systems run side by side, then their changes apply in the
+**     order added.
+**
+** Waves depend on the systems and their access only, and a parallel
+** system's results on the part order only, so a frame gives the same world
+** for any number of threads. A system's access is kept as bits: what it
+** may read (its terms' and desc.reads, desc.writes), then what it may
+** write (its write terms' and desc.writes).
+**
 ** Timing uses the platform layer's monotonic clock (tecs_time_now, os.c).
-** The worker pool of DESIGN.md (systems with disjoint read/write sets in
-** parallel) is not built yet: systems run one after another.
 **
 ** Calls: os.c, alloc.c, event.c (it is a listener), command.c (a frame defers
-** the world), query.c.
+** the world), query.c, worker.c.
 */
 #include "private.h"
 
@@ -54,6 +69,11 @@
 ** evaluates constants in a wider type (x87: FLT_EVAL_METHOD 2), so that
 ** 1e300 itself passes there too. */
 #define TIME_MAX ((double)1e300)
+
+/* Words of one access bit set: a bit per component id. */
+#define ACCESS_WORDS (TECS_MAX_COMPONENTS / 64)
+/* The most systems in one wave. */
+#define WAVE_MAX 64
 
 typedef struct sys_entry {
     tecs_system_t id;
@@ -70,6 +90,15 @@ typedef struct sys_entry {
     uint32_t groups;            /* group bits, never 0                     */
     bool enabled;
     bool removed;               /* removed during a frame                  */
+    bool parallel;
+    bool concurrent;
+    int32_t parallel_min;       /* as given (0: TECS_PARALLEL_MIN)          */
+    tecs_comp_t *extra;         /* parallel or concurrent: desc.reads, 0,
+                                   desc.writes, 0 (as tecs_system_get gives
+                                   them back); else NULL                   */
+    int32_t nextra;             /* entries in extra, both zeros counted    */
+    uint64_t *access;           /* parallel or concurrent: read bits, then
+                                   write bits (ACCESS_WORDS each)          */
     tecs_system_stats_t stats;
 } sys_entry;
 
@@ -89,9 +118,77 @@ typedef struct tecs__sys_state sys_state;
 
 /* ---- state ----------------------------------------------------------- */
 
+/* What a system holds for its threads: access bits and its extra lists. */
+typedef struct sys_access {
+    tecs_comp_t *extra;
+    int32_t nextra;
+    uint64_t *access;
+} sys_access;
+
+static void free_access(tecs_world_t *w, sys_access a)
+{
+    tecs__free(w, a.extra, (size_t)a.nextra * sizeof *a.extra);
+    tecs__free(w, a.access, 2 * ACCESS_WORDS * sizeof *a.access);
+}
+
 static void free_entry(tecs_world_t *w, sys_entry *e)
 {
     tecs__free(w, e->name, e->name_len + 1);
+    free_access(w, (sys_access){ e->extra, e->nextra, e->access });
+}
+
+/* The length of a 0-ended list of component ids (NULL: 0), or -1 when it
+** names an unknown component or has no end within TECS_MAX_COMPONENTS. */
+static int32_t list_len(const tecs_world_t *w, const tecs_comp_t *list)
+{
+    int32_t n = 0;
+    for (; list && list[n] != 0; n++)
+        if (n >= TECS_MAX_COMPONENTS || tecs__comp_get(w, list[n]) == NULL)
+            return -1;
+    return n;
+}
+
+static void set_bit(uint64_t *bits, tecs_comp_t c)
+{
+    bits[c >> 6] |= UINT64_C(1) << (c & 63);
+}
+
+/* Build the access of a system of description d (parallel or concurrent;
+** d validated): TECS_OK, or TECS_ENOMEM with nothing held. */
+static tecs_err_t make_access(tecs_world_t *w, const tecs_system_desc_t *d, sys_access *out)
+{
+    int32_t nr = list_len(w, d->reads), nw = list_len(w, d->writes);
+    sys_access a = { .nextra = nr + nw + 2 };
+    a.extra = tecs__alloc(w, (size_t)a.nextra * sizeof *a.extra);
+    a.access = tecs__alloc(w, 2 * ACCESS_WORDS * sizeof *a.access);
+    if (a.extra == NULL || a.access == NULL) {
+        free_access(w, a);
+        return tecs__err(w, TECS_ENOMEM, "out of memory adding system '%s'", d->name);
+    }
+    memset(a.access, 0, 2 * ACCESS_WORDS * sizeof *a.access);
+    uint64_t *rd = a.access, *wr = a.access + ACCESS_WORDS;
+    if (d->query)
+        tecs__query_access(d->query, rd, wr);
+    for (int32_t i = 0; i < nr; i++)
+        set_bit(rd, a.extra[i] = d->reads[i]);
+    a.extra[nr] = 0;
+    for (int32_t i = 0; i < nw; i++) {
+        set_bit(rd, d->writes[i]);
+        set_bit(wr, a.extra[nr + 1 + i] = d->writes[i]);
+    }
+    a.extra[nr + 1 + nw] = 0;
+    *out = a;
+    return TECS_OK;
+}
+
+/* Do two systems' accesses conflict: one writes what the other reads (a
+** write is a read too)? */
+static bool conflict(const uint64_t *a, const uint64_t *b)
+{
+    for (int32_t i = 0; i < ACCESS_WORDS; i++)
+        if ((a[ACCESS_WORDS + i] & b[i]) | (b[ACCESS_WORDS + i] & a[i]))
+            return true;
+    return false;
 }
 
 static void on_fini(tecs_world_t *w, void *ctx)
@@ -189,6 +286,18 @@ static tecs_err_t validate_body(tecs_world_t *w, const tecs_system_desc_t *d, co
     if (!(d->interval >= 0 && d->interval <= TIME_MAX))
         return tecs__err(w, TECS_EINVAL, "system '%s': bad interval %g (seconds, 0 or more)",
                          name, d->interval);
+    if (d->parallel && d->concurrent)
+        return tecs__err(w, TECS_EINVAL, "system '%s': parallel or concurrent, not both "
+                         "(a parallel system takes every worker)", name);
+    if (d->parallel_min < 0)
+        return tecs__err(w, TECS_EINVAL, "system '%s': parallel_min %d is negative", name,
+                         (int)d->parallel_min);
+    if ((d->reads || d->writes) && !d->parallel && !d->concurrent)
+        return tecs__err(w, TECS_EINVAL, "system '%s': reads / writes are for parallel or "
+                         "concurrent systems", name);
+    if (list_len(w, d->reads) < 0 || list_len(w, d->writes) < 0)
+        return tecs__err(w, TECS_ENOCOMP, "system '%s': reads / writes name an unknown "
+                         "component (or has no 0 at its end)", name);
     return TECS_OK;
 }
 
@@ -221,9 +330,13 @@ tecs_system_t tecs_system_new(tecs_world_t *w, const tecs_system_desc_t *d)
         return 0;
     }
     size_t len = strlen(d->name);
+    sys_access acc = { 0 };
+    if ((d->parallel || d->concurrent) && make_access(w, d, &acc))
+        return 0;
     char *name = tecs__alloc(w, len + 1);
     if (name == NULL || tecs__grow(w, (void **)&s->list, &s->cap, s->n + 1, sizeof *s->list)) {
         tecs__free(w, name, len + 1);
+        free_access(w, acc);
         tecs__err(w, TECS_ENOMEM, "out of memory adding system '%s'", d->name);
         return 0;
     }
@@ -233,7 +346,9 @@ tecs_system_t tecs_system_new(tecs_world_t *w, const tecs_system_desc_t *d)
         .phase = d->phase ? d->phase : TECS_ON_UPDATE, .query = d->query,
         .run = d->run, .each = d->each, .drive = d->drive, .ctx = d->ctx,
         .interval = d->interval, .groups = d->groups ? d->groups : 1u,
-        .enabled = !d->disabled,
+        .enabled = !d->disabled, .parallel = d->parallel, .concurrent = d->concurrent,
+        .parallel_min = d->parallel_min, .extra = acc.extra, .nextra = acc.nextra,
+        .access = acc.access,
     };
     s->nlive++;
     if (d->query)
@@ -335,8 +450,16 @@ tecs_err_t tecs_system_get(tecs_world_t *w, tecs_system_t id, tecs_system_desc_t
     *out = (tecs_system_desc_t){
         .name = e->name, .phase = e->phase, .query = e->query, .run = e->run,
         .each = e->each, .drive = e->drive, .ctx = e->ctx, .interval = e->interval,
-        .groups = e->groups, .disabled = !e->enabled,
+        .groups = e->groups, .disabled = !e->enabled, .parallel = e->parallel,
+        .parallel_min = e->parallel_min, .concurrent = e->concurrent,
     };
+    if (e->extra) {                 /* reads, 0, writes, 0 */
+        const tecs_comp_t *wr = e->extra;
+        while (*wr)
+            wr++;
+        out->reads = e->extra[0] ? e->extra : NULL;
+        out->writes = wr[1] ? wr + 1 : NULL;
+    }
     return TECS_OK;
 }
 
@@ -360,6 +483,16 @@ tecs_err_t tecs_system_set(tecs_world_t *w, tecs_system_t id, const tecs_system_
     tecs_err_t err = validate_body(w, d, e->name);
     if (err)
         return err;
+    sys_access acc = { 0 };
+    if ((d->parallel || d->concurrent) && make_access(w, d, &acc))
+        return w->base.err;
+    free_access(w, (sys_access){ e->extra, e->nextra, e->access });
+    e->extra = acc.extra;
+    e->nextra = acc.nextra;
+    e->access = acc.access;
+    e->parallel = d->parallel;
+    e->concurrent = d->concurrent;
+    e->parallel_min = d->parallel_min;
     if (e->query)
         tecs__query_use(e->query, -1);
     if (d->query)
@@ -478,6 +611,181 @@ static tecs_err_t call(tecs_world_t *w, sys_state *s, int32_t i, double dt)
     return rc;
 }
 
+/* Does system e run in phase p of a frame of mask? */
+static bool in_frame(const sys_entry *e, tecs_phase_t p, uint32_t mask)
+{
+    return e->phase == p && e->enabled && (e->groups & mask);
+}
+
+/* Does f's access conflict with one of the n systems of a wave? */
+static bool wave_conflict(const sys_state *s, const int32_t *wave, int32_t n, const sys_entry *f)
+{
+    for (int32_t k = 0; k < n; k++)
+        if (conflict(s->list[wave[k]].access, f->access))
+            return true;
+    return false;
+}
+
+/* ---- running on workers ---------------------------------------------- */
+
+/* One task of a run on workers: a part of a parallel system, or a system
+** of a wave. */
+typedef struct slot {
+    tecs_iter_t it;
+    tecs_system_fn run;         /* the system's callback, copied            */
+    tecs_system_each_fn each;
+    tecs_system_drive_fn drive;
+    int32_t sys;                /* its index in the list                    */
+    tecs_err_t rc;              /* what the drive callback returned         */
+    double time;                /* seconds the callback ran                 */
+} slot;
+
+/* Run slot i's callback over its iterator, on a worker. */
+static void run_slot(void *arg, int32_t i)
+{
+    slot *t = &((slot *)arg)[i];
+    double t0 = tecs_time_now();
+    if (t->drive) {
+        t->rc = t->drive(&t->it);
+    } else if (t->it.priv_.query == NULL) {
+        t->run(&t->it);
+    } else {
+        while (tecs_iter_next(&t->it)) {
+            if (t->run) {
+                t->run(&t->it);
+                continue;
+            }
+            for (int32_t r = 0; r < t->it.count; r++)
+                t->each(&t->it, r);
+        }
+    }
+    t->time = tecs_time_now() - t0;
+}
+
+/* Aim slot t at rows [first, first + count) of system i's query through
+** worker context k; worker / workers as the callback sees them. */
+static void slot_ready(tecs_world_t *w, slot *t, int32_t i, int32_t k, int64_t first,
+                       int64_t count, double dt, int32_t worker, int32_t workers)
+{
+    const sys_entry *e = &w->sys->list[i];
+    tecs_world_t *v = tecs__worker_ready(w, k, e->access, e->access + ACCESS_WORDS);
+    if (e->query) {
+        tecs__iter_part(&t->it, e->query, v, first, count);
+    } else {
+        memset(&t->it, 0, sizeof t->it);
+        t->it.world = v;
+    }
+    t->it.delta_time = dt;
+    t->it.frame = w->sys->frame;
+    t->it.ctx = e->ctx;
+    t->it.worker = worker;
+    t->it.workers = workers;
+    t->run = e->run;
+    t->each = e->each;
+    t->drive = e->drive;
+    t->sys = i;
+    t->rc = TECS_OK;
+}
+
+/* Count a run of system i in its statistics. */
+static void count_run(sys_entry *e, double t, int64_t visited)
+{
+    e->stats.runs++;
+    e->stats.time_last = t;
+    e->stats.time_total += t;
+    e->stats.entities_last = visited;
+    e->stats.entities_total += visited;
+}
+
+/* After n slots ran: report their write terms' writes (in slot order),
+** apply their contexts' changes, count each system's run (a system's
+** parts add up) and return the first code a drive callback returned,
+** *stop receiving its system. */
+static tecs_err_t finish(tecs_world_t *w, slot *t, int32_t n, double wall, int32_t *stop)
+{
+    for (int32_t k = 0; k < n; k++) {
+        tecs_query_t *q = w->sys->list[t[k].sys].query;
+        if (q && (k == 0 || t[k].sys != t[k - 1].sys) && tecs__query_writes_watched(q))
+            tecs__query_report_writes(q);
+    }
+    tecs__workers_merge(w, n);
+    tecs_err_t rc = TECS_OK;
+    for (int32_t k = 0; k < n;) {
+        int32_t i = t[k].sys;
+        int64_t visited = 0;
+        double time = 0;
+        for (; k < n && t[k].sys == i; k++) {
+            visited += t[k].it.priv_.stepped;
+            time = t[k].time > time ? t[k].time : time;
+            if (rc == TECS_OK && t[k].rc != TECS_OK) {
+                rc = t[k].rc;
+                *stop = i;
+            }
+        }
+        /* A parallel system's time is the whole run's; a wave's systems
+        ** each count their own callback's. */
+        count_run(&w->sys->list[i], t[0].sys == t[n - 1].sys ? wall : time, visited);
+    }
+    return rc;
+}
+
+/* Run parallel system i: its rows in one part per worker (one part below
+** its parallel_min). Contexts are reserved. */
+static tecs_err_t call_parallel(tecs_world_t *w, int32_t i, double dt, int32_t *stop)
+{
+    slot t[TECS_MAX_THREADS];
+    const sys_entry *e = &w->sys->list[i];
+    int64_t rows = e->query ? tecs__query_rows(e->query) : 0;
+    int32_t parts = tecs_world_threads(w);
+    if (rows < (e->parallel_min ? e->parallel_min : TECS_PARALLEL_MIN) || rows < parts)
+        parts = 1;
+    if (tecs__workers_reserve(w, parts) != TECS_OK) {   /* made parallel mid-frame */
+        *stop = i;
+        return w->base.err;
+    }
+    double t0 = tecs_time_now();
+    for (int32_t k = 0; k < parts; k++) {
+        int64_t first = rows * k / parts, end = rows * (k + 1) / parts;
+        slot_ready(w, &t[k], i, k, first, end - first, dt, k, parts);
+    }
+    tecs__workers_run(w, parts, run_slot, t);
+    return finish(w, t, parts, tecs_time_now() - t0, stop);
+}
+
+/* Run the wave of n concurrent systems wave[0..n) (with their delta
+** times), side by side. Contexts are reserved. */
+static tecs_err_t call_wave(tecs_world_t *w, const int32_t *wave, const double *dts, int32_t n,
+                            int32_t *stop)
+{
+    slot t[WAVE_MAX];
+    if (tecs__workers_reserve(w, n) != TECS_OK) {       /* made concurrent mid-frame */
+        *stop = wave[0];
+        return w->base.err;
+    }
+    double t0 = tecs_time_now();
+    for (int32_t k = 0; k < n; k++) {
+        tecs_query_t *q = w->sys->list[wave[k]].query;
+        slot_ready(w, &t[k], wave[k], k, 0, q ? tecs__query_rows(q) : 0, dts[k], 0, 1);
+    }
+    tecs__workers_run(w, n, run_slot, t);
+    return finish(w, t, n, tecs_time_now() - t0, stop);
+}
+
+/* The worker contexts a frame of s needs: a parallel system's parts, the
+** largest wave. Its waves end at *wave_cap systems (fixed by the systems,
+** not the threads, so the frame's result is not either). */
+static int32_t contexts_needed(tecs_world_t *w, const sys_state *s, int32_t *wave_cap)
+{
+    int32_t need = 0, nconc = 0;
+    for (int32_t i = 0; i < s->n; i++) {
+        if (s->list[i].parallel && need < tecs_world_threads(w))
+            need = tecs_world_threads(w);
+        nconc += s->list[i].concurrent;
+    }
+    *wave_cap = nconc < WAVE_MAX ? nconc : WAVE_MAX;
+    return need > *wave_cap ? need : *wave_cap;
+}
+
 /* tecs_progress and tecs_system_run: checked in the same order. */
 static tecs_err_t run_check(tecs_world_t *w, double dt, const char *fn)
 {
@@ -507,6 +815,10 @@ tecs_err_t tecs_progress_groups(tecs_world_t *w, double dt, uint32_t mask)
     sys_state *s = state(w);
     if (s == NULL)
         return w->base.err;
+    int32_t wave_cap;
+    int32_t need = contexts_needed(w, s, &wave_cap);
+    if (need > 0 && (err = tecs__workers_reserve(w, need)) != TECS_OK)
+        return err;
     s->running = true;
     s->frame_n = s->n;
     for (int32_t i = 0; i < s->frame_n; i++) {
@@ -516,13 +828,40 @@ tecs_err_t tecs_progress_groups(tecs_world_t *w, double dt, uint32_t mask)
     tecs_err_t rc = TECS_OK;
     int32_t stop = -1;
     for (int p = TECS_ON_LOAD; p <= TECS_ON_STORE && rc == TECS_OK; p++)
-        for (int32_t i = 0; i < s->frame_n && rc == TECS_OK; i++) {
+        for (int32_t i = 0; i < s->frame_n && rc == TECS_OK;) {
             sys_entry *e = &s->list[i];
-            if (e->phase != (tecs_phase_t)p || !e->enabled || !(e->groups & mask))
-                continue;           /* skipped: no interval time either */
+            if (!in_frame(e, (tecs_phase_t)p, mask)) {
+                i++;                /* skipped: no interval time either */
+                continue;
+            }
             double sdt = due(e, dt);
-            if (sdt >= 0 && (rc = call(w, s, i, sdt)) != TECS_OK)
-                stop = i;
+            if (sdt < 0) {
+                i++;
+                continue;
+            }
+            if (!e->concurrent) {
+                if ((rc = e->parallel ? call_parallel(w, i, sdt, &stop)
+                                      : call(w, s, i, sdt)) != TECS_OK && stop < 0)
+                    stop = i;
+                i++;
+                continue;
+            }
+            /* A wave: this system and the concurrent ones after it in the
+            ** phase, up to one that is not or that conflicts. */
+            int32_t wave[WAVE_MAX], n = 0;
+            double dts[WAVE_MAX];
+            wave[n] = i, dts[n++] = sdt;
+            for (i++; i < s->frame_n && n < wave_cap; i++) {
+                sys_entry *f = &s->list[i];
+                if (!in_frame(f, (tecs_phase_t)p, mask))
+                    continue;
+                if (!f->concurrent || wave_conflict(s, wave, n, f))
+                    break;
+                double fdt = due(f, dt);
+                if (fdt >= 0)
+                    wave[n] = i, dts[n++] = fdt;
+            }
+            rc = call_wave(w, wave, dts, n, &stop);
         }
     s->running = false;
     s->frame++;
@@ -549,8 +888,14 @@ tecs_err_t tecs_system_run(tecs_world_t *w, tecs_system_t id, double dt)
         return err_noent(w, id);
     sys_state *s = w->sys;
     int32_t i = (int32_t)(e - s->list);
+    if ((e->parallel || e->concurrent) &&
+        (err = tecs__workers_reserve(w, e->parallel ? tecs_world_threads(w) : 1)) != TECS_OK)
+        return err;
     s->running = true;
-    tecs_err_t rc = call(w, s, i, dt);
+    int32_t stop = -1;
+    tecs_err_t rc = e->parallel ? call_parallel(w, i, dt, &stop)
+                  : e->concurrent ? call_wave(w, &i, &dt, 1, &stop)
+                  : call(w, s, i, dt);
     s->running = false;
     if (rc)
         report_stop(w, &s->list[i], rc, "");
