@@ -1144,6 +1144,31 @@ tecs_cond_t tecs_filter_radius(tecs_filter_t *filter, tecs_index_t *index, float
 tecs_cond_t tecs_filter_box(tecs_filter_t *filter, tecs_index_t *index, float x0, float y0,
                             float x1, float y1);
 
+/**
+ * The entities of a spatial index whose point is within distance r of
+ * (x, y), inclusive: the test of tecs_filter_radius, without a filter, a
+ * query or an iteration. It allocates nothing and writes nothing but out,
+ * so a parallel system's worker may call it (and a split's part).
+ * The first min(n, cap) go to out[0..), in the index's grid order: cells
+ * by increasing x, then y, each cell's points in the index's own order
+ * (which follows the history of changes: the same changes give the same
+ * order); when the circle covers more grid cells than the index has
+ * points, in the index's entry order. Cost: O(cells + points in them).
+ * @return n, the number of such entities (call again with cap >= n for
+ * all of them), or -1 on error: TECS_EINVAL (not a spatial index, r
+ * negative or NaN, x or y NaN, cap negative, out NULL with cap > 0),
+ * TECS_ENOMEM (rebuilding the index after a burst of changes), TECS_EBUSY
+ * (the world is closed: freed, reset, in its allocator). NULL index: -1.
+ * Callbacks: allowed from every callback (observers, hooks, systems,
+ * iterations). From a worker (while a parallel system, a concurrent wave
+ * or a split runs) it records no error (the world is the workers' to
+ * read): it returns -1 alone; an index left stale by a burst is rebuilt
+ * before the workers start, and stays stale (-1) only if that rebuild ran
+ * out of memory.
+ */
+int32_t tecs_index_near(tecs_index_t *index, float x, float y, float r, tecs_entity_t *out,
+                        int32_t cap);
+
 /** Both conditions. @return the new condition, or -1 (TECS_EINVAL for a
  *  bad handle). */
 tecs_cond_t tecs_filter_and(tecs_filter_t *filter, tecs_cond_t a, tecs_cond_t b);
@@ -1736,7 +1761,8 @@ int64_t tecs_world_frame_count(const tecs_world_t *world);
  *   W1 reads, allowed: tecs_get, tecs_has, tecs_is_alive, tecs_entity_state,
  *      tecs_entity_archetype, tecs_component_lookup / _name / _size, the
  *      resource reads, tecs_field, counts, tecs_last_error (the worker's
- *      own). A system's worker reads (tecs_get) only its query's terms and
+ *      own), tecs_index_near (any index: indexes are not under the access
+ *      list; its errors are not recorded). A system's worker reads (tecs_get) only its query's terms and
  *      its desc.reads / desc.writes, and writes (tecs_get_mut) only its
  *      write terms and desc.writes: anything else is TECS_EACCESS. A value
  *      another worker of the same run writes must not be read (that is a

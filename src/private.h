@@ -101,6 +101,10 @@ static inline int tecs__ctz(uint32_t x)
 
 /* Verify every index against one rebuilt from scratch (tecs_world_check). */
 tecs_err_t tecs__indexes_verify(tecs_world_t *w);
+/* Rebuild every stale index (a burst left it for its next use) now, on the
+** calling thread, before workers that may read it start; an index that
+** cannot be rebuilt (out of memory) stays stale, the last error as it was. */
+void tecs__indexes_refresh(tecs_world_t *w);
 
 /* ==================================================================== */
 /* observer.c and system.c                                              */

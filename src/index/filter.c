@@ -346,15 +346,6 @@ tecs_err_t tecs_filter_order(tecs_filter_t *f, tecs_index_t *x, bool desc)
 
 /* ---- filters: testing one entity -------------------------------------- */
 
-static bool in_circle(const fnode *nd, uint64_t aux)
-{
-    float px, py;
-    memcpy(&px, &aux, 4);
-    memcpy(&py, (const char *)&aux + 4, 4);
-    double dx = (double)px - nd->g[0], dy = (double)py - nd->g[1];
-    return dx * dx + dy * dy <= (double)nd->g[2] * nd->g[2] && nd->g[2] >= 0;
-}
-
 static bool in_box(const fnode *nd, uint64_t aux)
 {
     float px, py;
@@ -395,7 +386,8 @@ static bool leaf_holds(const tecs_filter_t *f, const tecs_index_t *x, const fnod
     case F_GE: return c >= 0 && !nan;
     case F_BETWEEN: return c >= 0 && kcmp(x, k, fkey(f, x, nd->a + 1)) <= 0 && !nan;
     case F_IN: return in_list(f, x, nd, k);
-    case F_RADIUS: return k != NOWHERE_CELL && in_circle(nd, aux);
+    case F_RADIUS:
+        return k != NOWHERE_CELL && in_circle(aux, nd->g[0], nd->g[1], nd->g[2]);
     default: return k != NOWHERE_CELL && in_box(nd, aux);
     }
 }

@@ -1,8 +1,8 @@
 /*
 ** index/index.c — the field index itself: its entry table, key encoding,
 ** upkeep from component events, the unique veto, new / free / count /
-** lookup, verification; and the listeners through which the layers above
-** (filters, caches) learn of indexes.
+** lookup / near, verification; and the listeners through which the layers
+** above (filters, caches) learn of indexes.
 **
 ** An index maps one field of one component to the entities that have it.
 ** Every kind keeps the same dense table of entries, one per entity, and a
@@ -866,6 +866,97 @@ tecs_entity_t tecs_index_lookup(tecs_index_t *x, tecs_key_t key)
         tecs__err(x->world, TECS_ENOENT, "no entity has this key in " TECS__INDEX_FMT,
                   TECS__INDEX(x));
     return e;
+}
+
+/* ---- near: the points in a circle, read only -------------------------- */
+
+/* Why tecs_index_near refuses its arguments, or NULL. */
+static const char *near_refusal(const tecs_index_t *x, float px, float py, float r,
+                                const tecs_entity_t *out, int32_t cap)
+{
+    if (x->d.kind != TECS_INDEX_SPATIAL)
+        return "not a spatial index";
+    if (!(r >= 0))
+        return "the radius is negative or NaN";
+    if (px != px || py != py)
+        return "the centre is NaN";
+    if (cap < 0 || (out == NULL && cap > 0))
+        return cap < 0 ? "negative cap" : "out is NULL with cap > 0";
+    return NULL;
+}
+
+/* Entry t into out if it is in the circle g (x, y, r); n counts them all. */
+static inline int32_t near_take(const ient *t, const float g[3], tecs_entity_t *out,
+                                int32_t cap, int32_t n)
+{
+    if (t->key == NOWHERE_CELL || !in_circle(t->aux, g[0], g[1], g[2]))
+        return n;
+    if (n < cap)
+        out[n] = t->e;
+    return n + 1;
+}
+
+/* The points of x in the circle g, in grid order: cells by x, then y, each
+** cell's chain in chain order; or, when the circle covers more cells than
+** x has points, in entry order. It writes nothing but out. */
+static int32_t near_collect(const tecs_index_t *x, const float g[3], tecs_entity_t *out,
+                            int32_t cap)
+{
+    float cs = x->d.cell_size;
+    int32_t x0 = cell_of(g[0] - g[2], cs), x1 = cell_of(g[0] + g[2], cs);
+    int32_t y0 = cell_of(g[1] - g[2], cs), y1 = cell_of(g[1] + g[2], cs);
+    int64_t cells = ((int64_t)x1 - x0 + 1) * ((int64_t)y1 - y0 + 1);
+    int32_t n = 0;
+    if (x->n == 0)
+        return 0;
+    if (cells > (int64_t)x->n) {
+        for (int32_t i = 0; i < x->n; i++)
+            n = near_take(&x->ents[i], g, out, cap, n);
+        return n;
+    }
+    uint32_t mask = (uint32_t)x->nbucket - 1;
+    for (int32_t cx = x0; cx <= x1; cx++)
+        for (int32_t cy = y0; cy <= y1; cy++) {
+            uint64_t k = cell_key(cx, cy);
+            for (int32_t i = x->bucket[khash(x, k) & mask]; i >= 0; i = x->ents[i].next)
+                if (x->ents[i].key == k)
+                    n = near_take(&x->ents[i], g, out, cap, n);
+        }
+    return n;
+}
+
+int32_t tecs_index_near(tecs_index_t *x, float px, float py, float r, tecs_entity_t *out,
+                        int32_t cap)
+{
+    if (x == NULL)
+        return -1;
+    /* While workers run, the world is theirs to read: a worker (or a split
+    ** part) records no error, and cannot rebuild a stale index. */
+    bool worker = x->world->base.closed == TECS__PARALLEL;
+    if (!worker && tecs__enter(x->world))
+        return -1;
+    const char *why = near_refusal(x, px, py, r, out, cap);
+    if (why != NULL) {
+        if (!worker)
+            tecs__err(x->world, TECS_EINVAL, "tecs_index_near: %s (" TECS__INDEX_FMT ")", why,
+                      TECS__INDEX(x));
+        return -1;
+    }
+    if (worker ? x->dirty : tecs__index_refresh(x) != TECS_OK)
+        return -1;
+    return near_collect(x, (const float[3]){ px, py, r }, out, cap);
+}
+
+/* Rebuild every index a burst (or a failed update) left stale: run before
+** workers start, which read indexes and cannot rebuild them. */
+void tecs__indexes_refresh(tecs_world_t *w)
+{
+    tecs__indexes *r = registry(w);
+    tecs_err_t outer = w->base.err;
+    for (int32_t id = 0; r && id < r->nids; id++)
+        if (r->by_id[id] && r->by_id[id]->dirty)
+            tecs__index_refresh(r->by_id[id]);
+    tecs__err_restore(w, outer);
 }
 
 /* ---- verification ----------------------------------------------------- */

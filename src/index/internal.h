@@ -8,8 +8,8 @@
 **     ordered.c  the B+-tree, its node pool, its builders, the radix sort;
 **     index.c    the index itself: entry table, key encoding, upkeep from
 **                component events, the unique veto, new / free / count /
-**                lookup, verification, and the listeners of the layers
-**                above;
+**                lookup / near, verification, and the listeners of the
+**                layers above;
 **     filter.c   filters: building, testing, collecting, ordering, and the
 **                filtered iteration;
 **     cache.c    cached result sets and their enter / leave events.
@@ -185,6 +185,19 @@ static inline int32_t cell_of(float v, float cell)
         return (int32_t)CELL_LIMIT;
     int32_t t = (int32_t)q;
     return t > q ? t - 1 : t;
+}
+
+/* Is the point aux holds (x, y: two floats) within distance r of (cx, cy),
+** inclusive? In doubles, where the squares of floats are exact enough that
+** every caller (filters, tecs_index_near) draws the same line; a NaN or
+** negative r holds nothing. */
+static inline bool in_circle(uint64_t aux, float cx, float cy, float r)
+{
+    float px, py;
+    memcpy(&px, &aux, 4);
+    memcpy(&py, (const char *)&aux + 4, 4);
+    double dx = (double)px - cx, dy = (double)py - cy;
+    return dx * dx + dy * dy <= (double)r * r && r >= 0;
 }
 
 /* The key of grid cell (cx, cy) in a spatial index. */

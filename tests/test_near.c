@@ -1,0 +1,369 @@
+/*
+** test_near.c — tecs_index_near, the read-only neighbour lookup of a
+** spatial index: its results against a brute-force scan (random points,
+** radii, after moves, removes and destroys), its grid order, a cap smaller
+** than the count, bad input, and calls from an observer, a system, a
+** parallel system's workers (the index stale from a burst before the run)
+** and a split's parts.
+*/
+#include "index_fixture.h"
+
+/* A small grid world of its own: n entities with a Position on a square of
+** side `side`, a spatial index of cell `cell`. */
+typedef struct grid {
+    tecs_world_t *w;
+    tecs_comp_t pos;
+    tecs_index_t *x;
+    tecs_query_t *q;            /* Position (write)                         */
+    tecs_entity_t e[2000];
+    int n;
+    uint64_t rng;
+} grid;
+
+static float frand(uint64_t *rng, float lo, float hi)
+{
+    return lo + (hi - lo) * (float)(tw_rand(rng) % 100000) / 100000.0f;
+}
+
+static void grid_init(grid *g, int n, float side, float cell)
+{
+    memset(g, 0, sizeof *g);
+    g->rng = 0x2545f4914f6cdd1dull;
+    g->w = tw_new();
+    g->pos = TECS_COMPONENT(g->w, Position);
+    g->x = tecs_index_new(g->w, &(tecs_index_desc_t){
+        .comp = g->pos, .kind = TECS_INDEX_SPATIAL, .type = TECS_KEY_FLOAT,
+        .offset = offsetof(Position, x), .offset_y = offsetof(Position, y), .cell_size = cell });
+    g->q = TECS_QUERY(g->w, { .comp = g->pos, .access = TECS_WRITE });
+    CHECK(g->x != NULL && g->q != NULL);
+    for (int i = 0; i < n; i++) {
+        Position p = { frand(&g->rng, 0, side), frand(&g->rng, 0, side) };
+        g->e[g->n] = tecs_new(g->w);
+        CHECK_ERR(tecs_set(g->w, g->e[g->n], g->pos, &p), TECS_OK);
+        g->n++;
+    }
+}
+
+/* The live entities with a Position within r of (cx, cy), by a scan (a
+** read-only one: writes through a write term would re-key the index). */
+static int brute(tecs_world_t *w, tecs_comp_t pos, float cx, float cy, float r,
+                 tecs_entity_t *out)
+{
+    tecs_query_t *q = TECS_QUERY(w, { .comp = pos, .access = TECS_READ });
+    int n = 0;
+    tecs_iter_t it = tecs_query_iter(q);
+    while (tecs_iter_next(&it)) {
+        const Position *p = TECS_FIELD(&it, Position, 0);
+        for (int32_t i = 0; i < it.count; i++) {
+            double dx = (double)p[i].x - cx, dy = (double)p[i].y - cy;
+            if (dx * dx + dy * dy <= (double)r * r)
+                out[n++] = it.entities[i];
+        }
+    }
+    CHECK_ERR(tecs_query_free(q), TECS_OK);
+    return n;
+}
+
+static int cmp_ent(const void *a, const void *b)
+{
+    tecs_entity_t x = *(const tecs_entity_t *)a, y = *(const tecs_entity_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* floor(v), without libm. */
+static long long floor_ll(double v)
+{
+    long long t = (long long)v;
+    return (double)t > v ? t - 1 : t;
+}
+
+/* The cell of e's point. */
+static void cell_of_ent(tecs_world_t *w, tecs_comp_t pos, tecs_entity_t e, float cell,
+                        long long *cx, long long *cy)
+{
+    const Position *p = TECS_GET(w, e, pos, Position);
+    *cx = floor_ll((double)p->x / cell);
+    *cy = floor_ll((double)p->y / cell);
+}
+
+/* tecs_index_near at (cx, cy, r) gives the scan's set, twice in the same
+** order, and in grid order when it walks cells. */
+static void check_near(tecs_world_t *w, tecs_comp_t pos, tecs_index_t *x, float cell,
+                       int points, float cx, float cy, float r)
+{
+    static tecs_entity_t got[2000], again[2000], want[2000];
+    int32_t n = tecs_index_near(x, cx, cy, r, got, 2000);
+    CHECK_EQ(tecs_last_error(w), TECS_OK);
+    int nw = brute(w, pos, cx, cy, r, want);
+    CHECK_EQ(n, nw);
+    if (n != nw || n < 0)
+        return;
+    CHECK_EQ(tecs_index_near(x, cx, cy, r, again, 2000), n);
+    CHECK(memcmp(got, again, (size_t)n * sizeof got[0]) == 0);
+    double span = 2.0 * r / cell + 2.0;
+    if (span * span <= points) {            /* grid order: cells by x, then y */
+        long long px = 0, py = 0;
+        for (int32_t i = 0; i < n; i++) {
+            long long ex, ey;
+            cell_of_ent(w, pos, got[i], cell, &ex, &ey);
+            CHECK(i == 0 || ex > px || (ex == px && ey >= py));
+            px = ex, py = ey;
+        }
+    }
+    qsort(got, (size_t)n, sizeof got[0], cmp_ent);
+    qsort(want, (size_t)n, sizeof want[0], cmp_ent);
+    CHECK(memcmp(got, want, (size_t)n * sizeof got[0]) == 0);
+}
+
+TEST(near_matches_brute_force)
+{
+    grid g;
+    grid_init(&g, 1500, 200.0f, 8.0f);
+    for (int round = 0; round < 6; round++) {
+        for (int k = 0; k < 60; k++) {
+            float r = k % 10 == 0 ? frand(&g.rng, 0, 300) : frand(&g.rng, 0, 25);
+            check_near(g.w, g.pos, g.x, 8.0f, tecs_index_count(g.x), frand(&g.rng, -20, 220),
+                       frand(&g.rng, -20, 220), r);
+        }
+        check_near(g.w, g.pos, g.x, 8.0f, tecs_index_count(g.x), 50, 50, 0);
+        /* Moves (some bursts, some one by one), removes, destroys, births. */
+        int moves = round % 2 ? 1200 : 40;
+        for (int i = 0; i < moves; i++) {
+            tecs_entity_t e = g.e[tw_rand(&g.rng) % (uint64_t)g.n];
+            Position p = { frand(&g.rng, 0, 200), frand(&g.rng, 0, 200) };
+            if (tecs_is_alive(g.w, e))         /* (adds it back where removed) */
+                CHECK_ERR(tecs_set(g.w, e, g.pos, &p), TECS_OK);
+        }
+        for (int i = 0; i < 30; i++) {
+            int k = (int)(tw_rand(&g.rng) % (uint64_t)g.n);
+            if (!tecs_is_alive(g.w, g.e[k]))
+                continue;
+            if (i % 3 == 0)
+                CHECK_ERR(tecs_destroy(g.w, g.e[k]), TECS_OK);
+            else if (i % 3 == 1 && tecs_has(g.w, g.e[k], g.pos))
+                CHECK_ERR(tecs_remove(g.w, g.e[k], g.pos), TECS_OK);
+            else if (g.n < 2000) {
+                Position p = { frand(&g.rng, 0, 200), frand(&g.rng, 0, 200) };
+                g.e[g.n] = tecs_new(g.w);
+                CHECK_ERR(tecs_set(g.w, g.e[g.n++], g.pos, &p), TECS_OK);
+            }
+        }
+    }
+    TW_CHECK(g.w);
+    tw_free(g.w);
+}
+
+/* The shared fixture's grid (NaN points, negative coordinates, cell 4),
+** after random changes of every kind. */
+TEST(near_fixture_changes)
+{
+    fx t;
+    fx_init(&t, false);
+    for (int round = 0; round < 5; round++) {
+        for (int k = 0; k < 40; k++) {
+            float cx = (float)(tw_rand(&t.rng) % 1200) / 10.0f - 60.0f;
+            float cy = (float)(tw_rand(&t.rng) % 1200) / 10.0f - 60.0f;
+            float r = (float)(tw_rand(&t.rng) % 300) / 10.0f;
+            check_near(t.w, t.pos, t.grid, 4.0f, tecs_index_count(t.grid), cx, cy, r);
+        }
+        for (int i = 0; i < 60; i++)
+            random_change(&t);
+    }
+    tw_free(t.w);
+}
+
+TEST(near_cap_smaller_than_count)
+{
+    grid g;
+    grid_init(&g, 800, 100.0f, 5.0f);
+    tecs_entity_t all[800], part[800];
+    int32_t n = tecs_index_near(g.x, 50, 50, 20, all, 800);
+    CHECK(n > 20);
+    CHECK_EQ(tecs_index_near(g.x, 50, 50, 20, NULL, 0), n);
+    for (int32_t cap = 1; cap < n; cap += 7) {
+        for (int32_t i = 0; i < 800; i++)
+            part[i] = 0;
+        CHECK_EQ(tecs_index_near(g.x, 50, 50, 20, part, cap), n);
+        CHECK(memcmp(part, all, (size_t)cap * sizeof part[0]) == 0);
+        CHECK_EQ(part[cap], 0);                 /* nothing written past cap */
+    }
+    CHECK_EQ(tecs_index_near(g.x, 500, 500, 1, part, 800), 0);
+    tw_free(g.w);
+}
+
+TEST(near_bad_input)
+{
+    grid g;
+    grid_init(&g, 50, 10.0f, 1.0f);
+    tecs_comp_t hp = TECS_COMPONENT(g.w, Health);
+    tecs_index_t *h = tecs_index_new(g.w, &(tecs_index_desc_t){ .comp = hp,
+                                                                 .type = TECS_KEY_I32 });
+    CHECK(h != NULL);
+    tecs_entity_t out[64];
+    size_t mem = tecs_world_memory(g.w);
+    CHECK_EQ(tecs_index_near(NULL, 0, 0, 1, out, 64), -1);
+    CHECK_EQ(tecs_index_near(h, 0, 0, 1, out, 64), -1);
+    CHECK_EQ(tecs_last_error(g.w), TECS_EINVAL);
+    CHECK(strstr(tecs_last_error_msg(g.w), "not a spatial index") != NULL);
+    CHECK_EQ(tecs_index_near(g.x, 0, 0, -1, out, 64), -1);
+    CHECK_EQ(tecs_last_error(g.w), TECS_EINVAL);
+    CHECK_EQ(tecs_index_near(g.x, 0, 0, NAN, out, 64), -1);
+    CHECK_EQ(tecs_last_error(g.w), TECS_EINVAL);
+    CHECK_EQ(tecs_index_near(g.x, NAN, 0, 1, out, 64), -1);
+    CHECK_EQ(tecs_index_near(g.x, 0, NAN, 1, out, 64), -1);
+    CHECK_EQ(tecs_index_near(g.x, 0, 0, 1, NULL, 1), -1);
+    CHECK_EQ(tecs_last_error(g.w), TECS_EINVAL);
+    CHECK_EQ(tecs_index_near(g.x, 0, 0, 1, out, -1), -1);
+    CHECK_EQ(tecs_last_error(g.w), TECS_EINVAL);
+    CHECK_EQ(tecs_world_memory(g.w), mem);
+    /* A good call clears the last error; an infinite radius takes all. */
+    CHECK_EQ(tecs_index_near(g.x, 5, 5, INFINITY, out, 64), 50);
+    CHECK_EQ(tecs_last_error(g.w), TECS_OK);
+    CHECK_EQ(tecs_index_near(g.x, INFINITY, 5, 3, out, 64), 0);
+    /* A freed index's handle must not be used; a freed world's neither:
+    ** nothing to test there. An empty index finds nothing. */
+    tecs_comp_t vel = TECS_COMPONENT(g.w, Velocity);
+    tecs_index_t *empty = tecs_index_new(g.w, &(tecs_index_desc_t){
+        .comp = vel, .kind = TECS_INDEX_SPATIAL, .type = TECS_KEY_FLOAT,
+        .offset = offsetof(Velocity, x), .offset_y = offsetof(Velocity, y), .cell_size = 1 });
+    CHECK_EQ(tecs_index_near(empty, 0, 0, 100, out, 64), 0);
+    tw_free(g.w);
+}
+
+/* ---- from callbacks ------------------------------------------------------ */
+
+typedef struct near_probe {
+    tecs_index_t *x;
+    tecs_comp_t pos;
+    int calls, bad;
+    int32_t found[64];          /* a worker part's counts, by row         */
+} near_probe;
+
+/* An observer of Position SET: the lookup sees the index up to date. */
+static void on_set_near(const tecs_event_t *ev)
+{
+    near_probe *p = ev->ctx;
+    const Position *v = ev->value;
+    tecs_entity_t out[4];
+    int32_t n = tecs_index_near(p->x, v->x, v->y, 0.0f, out, 4);
+    p->calls++;
+    bool self = false;
+    for (int32_t i = 0; i < n && i < 4; i++)
+        self |= out[i] == ev->entity;
+    p->bad += n < 1 || !self;
+    p->bad += tecs_index_near(p->x, 0, 0, -1.0f, out, 4) != -1;
+}
+
+TEST(near_from_observer_and_system)
+{
+    grid g;
+    grid_init(&g, 100, 20.0f, 2.0f);
+    near_probe p = { .x = g.x, .pos = g.pos };
+    CHECK(tecs_observer_new(g.w, &(tecs_observer_desc_t){
+        .event = TECS_ON_SET, .comp = g.pos, .callback = on_set_near, .ctx = &p }) != 0);
+    for (int i = 0; i < 30; i++) {
+        Position v = { (float)i * 0.5f, 3.0f };
+        CHECK_ERR(tecs_set(g.w, g.e[i], g.pos, &v), TECS_OK);
+    }
+    CHECK_EQ(p.calls, 30);
+    CHECK_EQ(p.bad, 0);
+    CHECK_EQ(tecs_last_error(g.w), TECS_OK);     /* the observer's error is its own */
+    tw_free(g.w);
+}
+
+/* A parallel system: every row looks up its neighbours, compares with what
+** the calling thread found before the run, and tries bad input. */
+typedef struct near_job {
+    tecs_index_t *x, *hash;
+    const int32_t *want;        /* by row of the query                      */
+    int32_t rows_seen, bad;     /* (one part per worker: rows_seen adds up) */
+} near_job;
+
+static void sys_near(tecs_iter_t *it)
+{
+    near_job *j = it->ctx;
+    const Position *p = TECS_FIELD(it, Position, 0);
+    tecs_entity_t out[8];
+    for (int32_t i = 0; i < it->count; i++) {
+        int32_t n = tecs_index_near(j->x, p[i].x, p[i].y, 3.0f, out, 8);
+        if (n < 0 || n != j->want[TECS_ENTITY_INDEX(it->entities[i])])
+            j->bad++;
+        if (tecs_index_near(j->x, p[i].x, p[i].y, -1.0f, out, 8) != -1 ||
+            tecs_index_near(j->hash, 0, 0, 1.0f, out, 8) != -1)
+            j->bad++;
+    }
+    if (tecs_last_error(it->world) != TECS_OK)   /* the worker's own: untouched */
+        j->bad++;
+}
+
+TEST(near_from_parallel_system)
+{
+    grid g;
+    grid_init(&g, 1000, 60.0f, 3.0f);
+    tecs_comp_t hp = TECS_COMPONENT(g.w, Health);
+    near_job j = { .x = g.x };
+    j.hash = tecs_index_new(g.w, &(tecs_index_desc_t){ .comp = hp, .type = TECS_KEY_I32 });
+    static int32_t want[4096];
+    j.want = want;
+    tecs_query_t *q = TECS_QUERY(g.w, { .comp = g.pos, .access = TECS_READ });
+    CHECK(tecs_system_new(g.w, &(tecs_system_desc_t){
+        .name = "near", .query = q, .run = sys_near, .ctx = &j, .parallel = true,
+        .parallel_min = 1 }) != 0);
+    CHECK_ERR(tecs_world_set_threads(g.w, 2), TECS_OK);
+    for (int frame = 0; frame < 4; frame++) {
+        /* A burst of moves leaves the index stale: it is rebuilt before
+        ** the workers start, never by them. */
+        for (int i = 0; i < g.n; i++) {
+            Position v = { frand(&g.rng, 0, 60), frand(&g.rng, 0, 60) };
+            CHECK_ERR(tecs_set(g.w, g.e[i], g.pos, &v), TECS_OK);
+        }
+        for (int i = 0; i < g.n; i++) {
+            const Position *v = TECS_GET(g.w, g.e[i], g.pos, Position);
+            want[TECS_ENTITY_INDEX(g.e[i])] = tecs_index_near(g.x, v->x, v->y, 3.0f, NULL, 0);
+        }
+        if (frame % 2)                  /* stale again: only the run rebuilds it */
+            for (int i = 0; i < g.n; i++) {
+                Position v = *TECS_GET(g.w, g.e[i], g.pos, Position);
+                CHECK_ERR(tecs_set(g.w, g.e[i], g.pos, &v), TECS_OK);
+            }
+        CHECK_ERR(tecs_progress(g.w, 0.016), TECS_OK);
+        CHECK_EQ(j.bad, 0);
+    }
+    TW_CHECK(g.w);
+    tw_free(g.w);
+}
+
+/* A split's parts look up neighbours too. */
+TEST(near_from_split)
+{
+    grid g;
+    grid_init(&g, 300, 30.0f, 2.0f);
+    static int32_t want[1024];
+    for (int i = 0; i < g.n; i++) {
+        Position v = { frand(&g.rng, 0, 30), frand(&g.rng, 0, 30) };
+        CHECK_ERR(tecs_set(g.w, g.e[i], g.pos, &v), TECS_OK);
+    }
+    for (int i = 0; i < g.n; i++) {
+        const Position *v = TECS_GET(g.w, g.e[i], g.pos, Position);
+        want[TECS_ENTITY_INDEX(g.e[i])] = tecs_index_near(g.x, v->x, v->y, 2.5f, NULL, 0);
+    }
+    for (int i = 0; i < g.n; i++) {         /* a burst: stale before the split */
+        Position same = *TECS_GET(g.w, g.e[i], g.pos, Position);
+        CHECK_ERR(tecs_set(g.w, g.e[i], g.pos, &same), TECS_OK);
+    }
+    CHECK_ERR(tecs_split_begin(g.q, 3), TECS_OK);
+    int bad = 0, rows = 0;
+    for (int32_t k = 0; k < 3; k++) {
+        tecs_iter_t it = tecs_split_iter(g.q, k);
+        while (tecs_iter_next(&it)) {
+            const Position *p = TECS_FIELD(&it, Position, 0);
+            for (int32_t i = 0; i < it.count; i++, rows++)
+                bad += tecs_index_near(g.x, p[i].x, p[i].y, 2.5f, NULL, 0) !=
+                       want[TECS_ENTITY_INDEX(it.entities[i])];
+        }
+    }
+    CHECK_ERR(tecs_split_end(g.q), TECS_OK);
+    CHECK_EQ(rows, g.n);
+    CHECK_EQ(bad, 0);
+    tw_free(g.w);
+}
