@@ -27,10 +27,19 @@
 **
 ** Delayed births and deaths are applied after the frame (boids_step).
 **
-** Naive and spatial searches visit flockmates in the same order (the
-** query's: archetype, chunk, row) and keep those that pass the same exact
-** distance test (the index is asked a slightly larger circle), so the sums,
-** and hence the whole run, are bit for bit the same in both modes.
+** The neighbour search and steering are parallel systems: their rows are
+** split across the world's workers (--threads). A worker may not open an
+** iteration or make a filter, so the search asks the index directly
+** (tecs_index_near, one call per image of the circle on the torus) into
+** the worker's own scratch (it->worker picks it), and reads the positions,
+** velocities and hazards it found with tecs_get through it->world.
+**
+** Naive and spatial searches keep the flockmates (and hazards) that pass
+** the same exact distance test (the index is asked a slightly larger
+** circle) and sum them in the same order, by entity id (the index hands
+** them out in grid order, the scan in query order), so the sums, and hence
+** the whole run, are bit for bit the same in both modes and for any number
+** of threads.
 */
 #include "boids.h"
 
@@ -73,8 +82,30 @@ typedef struct Hazard { float x, y, r; int32_t predator; } Hazard;
 #define LIFE_MIN    20.0f       /* seconds a boid lives                     */
 #define LIFE_MAX    60.0f
 
+/* What a search found: a flockmate (a, b: its velocity) or a hazard (a: its
+** radius, predator set for a predator), at offset (dx, dy) the short way. */
+typedef struct seen {
+    tecs_entity_t e;
+    float dx, dy, a, b;
+    int32_t predator;
+} seen;
+
+/* One worker's room for its searches, kept from frame to frame; grown by
+** the worker that owns it when a search finds more than it holds. */
+typedef struct scratch {
+    tecs_entity_t *ids;         /* what the index handed out                */
+    int32_t cap_ids;
+    seen *seen;                 /* what passed the exact test               */
+    int32_t cap_seen;
+    bool failed;                /* out of memory, or the index refused      */
+} scratch;
+
+#define SCRATCH_START 256       /* entries each array starts with           */
+
 struct boids_sim {
     tecs_world_t *w;
+    scratch *scr;               /* one per worker (tecs_world_threads)      */
+    int32_t nscr;
     boids_config cfg;
     tecs_comp_t pos, vel, flock, life, hazard, boid, predator, obstacle;
     tecs_archetype_t *boid_arch;
@@ -163,73 +194,206 @@ static tecs_iter_t near_iter(boids_sim *s, tecs_query_t *q, tecs_index_t *x, flo
     return tecs_query_where(q, *f);
 }
 
-/* Sum the flockmates of boid self at p into *fl; their ids go to ids
- * (up to cap) when ids is not NULL. @return how many there are. */
-static int32_t gather_mates(boids_sim *s, tecs_entity_t self, Position p, bool naive,
-                            Flock *fl, tecs_entity_t *ids, int32_t cap)
+/* Room for need items in *p (of size bytes each, *cap now). */
+static bool grow(void **p, int32_t *cap, int32_t need, size_t size)
+{
+    if (need <= *cap)
+        return true;
+    int32_t n = *cap > 0 ? *cap : SCRATCH_START;
+    while (n < need)
+        n *= 2;
+    void *q = realloc(*p, (size_t)n * size);
+    if (q == NULL)
+        return false;
+    *p = q;
+    *cap = n;
+    return true;
+}
+
+/* The ids the index holds within r of (px, py) or of one of its images on
+ * the torus, into sc->ids. @return how many, or -1. */
+static int32_t near_ids(boids_sim *s, scratch *sc, tecs_index_t *x, float px, float py,
+                        float r)
 {
     const float size = s->cfg.size;
-    tecs_filter_t *f;
-    tecs_iter_t it = near_iter(s, s->q_mates, s->by_pos, p.x, p.y, VIEW_R, naive, &f);
+    float ox = px < r ? size : px > size - r ? -size : 0.0f;
+    float oy = py < r ? size : py > size - r ? -size : 0.0f;
+    const float cx[4] = { px, px + ox, px, px + ox }, cy[4] = { py, py, py + oy, py + oy };
+    const bool on[4] = { true, ox != 0.0f, oy != 0.0f, ox != 0.0f && oy != 0.0f };
+    int32_t n = 0;
+    for (int i = 0; i < 4; i++) {
+        if (!on[i])
+            continue;
+        int32_t k = tecs_index_near(x, cx[i], cy[i], r, sc->ids + n, sc->cap_ids - n);
+        if (k > sc->cap_ids - n) {      /* more than fits: grow and ask again */
+            if (!grow((void **)&sc->ids, &sc->cap_ids, n + k, sizeof *sc->ids))
+                return -1;
+            k = tecs_index_near(x, cx[i], cy[i], r, sc->ids + n, sc->cap_ids - n);
+        }
+        if (k < 0)
+            return -1;
+        n += k;
+    }
+    return n;
+}
+
+/* Keep v as the n-th thing seen. @return n + 1, or -1 out of memory. */
+static int32_t keep(scratch *sc, int32_t n, seen v)
+{
+    if (!grow((void **)&sc->seen, &sc->cap_seen, n + 1, sizeof *sc->seen))
+        return -1;
+    sc->seen[n] = v;
+    return n + 1;
+}
+
+/* Sort v[0..n) by entity id (few items, often nearly in order). */
+static void sort_seen(seen *v, int32_t n)
+{
+    for (int32_t i = 1; i < n; i++) {
+        seen t = v[i];
+        int32_t j = i;
+        for (; j > 0 && v[j - 1].e > t.e; j--)
+            v[j] = v[j - 1];
+        v[j] = t;
+    }
+}
+
+/* The flockmates of boid self at p (not self, within VIEW_R the short way
+ * round) into sc->seen, by the index through w. @return how many, or -1. */
+static int32_t find_mates(boids_sim *s, tecs_world_t *w, scratch *sc, tecs_entity_t self,
+                          Position p)
+{
+    const float size = s->cfg.size;
+    int32_t n = near_ids(s, sc, s->by_pos, p.x, p.y, VIEW_R * 1.001f + 0.01f), k = 0;
+    for (int32_t i = 0; i < n && k >= 0; i++) {
+        tecs_entity_t e = sc->ids[i];
+        const Position *mp = TECS_GET(w, e, s->pos, Position);
+        if (mp == NULL || e == self)
+            continue;
+        float dx = wrap_delta(mp->x - p.x, size), dy = wrap_delta(mp->y - p.y, size);
+        if (dx * dx + dy * dy > VIEW_R * VIEW_R || !tecs_has(w, e, s->boid))
+            continue;
+        const Velocity *mv = TECS_GET(w, e, s->vel, Velocity);
+        if (mv != NULL)
+            k = keep(sc, k, (seen){ e, dx, dy, mv->x, mv->y, 0 });
+    }
+    return n < 0 ? -1 : k;
+}
+
+/* The same by a scan of every boid (the calling thread only: it iterates). */
+static int32_t scan_mates(boids_sim *s, scratch *sc, tecs_entity_t self, Position p)
+{
+    const float size = s->cfg.size;
+    int32_t k = 0;
+    tecs_iter_t it = tecs_query_iter(s->q_mates);
     while (tecs_iter_next(&it)) {
         const Position *mp = TECS_FIELD(&it, Position, 0);
         const Velocity *mv = TECS_FIELD(&it, Velocity, 1);
-        for (int32_t j = 0; j < it.count; j++) {
+        for (int32_t j = 0; j < it.count && k >= 0; j++) {
             float dx = wrap_delta(mp[j].x - p.x, size), dy = wrap_delta(mp[j].y - p.y, size);
-            float d2 = dx * dx + dy * dy;
-            if (d2 > VIEW_R * VIEW_R || it.entities[j] == self)
+            if (dx * dx + dy * dy > VIEW_R * VIEW_R || it.entities[j] == self)
                 continue;
-            if (ids != NULL && fl->n < cap)
-                ids[fl->n] = it.entities[j];
-            fl->n++;
-            fl->cx += dx, fl->cy += dy;
-            fl->ax += mv[j].x, fl->ay += mv[j].y;
-            if (d2 < SEP_R * SEP_R) {
-                float k = 1.0f / (d2 + 0.05f);
-                fl->sx -= dx * k, fl->sy -= dy * k;
-            }
+            k = keep(sc, k, (seen){ it.entities[j], dx, dy, mv[j].x, mv[j].y, 0 });
         }
     }
-    tecs_filter_free(f);
+    return k;
+}
+
+/* Sum the flockmates of boid self at p into *fl, through w (a worker's
+ * world when called from one), in scratch sc; their ids go to ids (up to
+ * cap) when ids is not NULL. @return how many there are, or -1 with
+ * sc->failed set. */
+static int32_t gather_mates(boids_sim *s, tecs_world_t *w, scratch *sc, tecs_entity_t self,
+                            Position p, bool naive, Flock *fl, tecs_entity_t *ids, int32_t cap)
+{
+    int32_t n = naive ? scan_mates(s, sc, self, p) : find_mates(s, w, sc, self, p);
+    if (n < 0) {
+        sc->failed = true;
+        return -1;
+    }
+    sort_seen(sc->seen, n);
+    for (int32_t i = 0; i < n; i++) {
+        const seen *m = &sc->seen[i];
+        float d2 = m->dx * m->dx + m->dy * m->dy;
+        if (ids != NULL && fl->n < cap)
+            ids[fl->n] = m->e;
+        fl->n++;
+        fl->cx += m->dx, fl->cy += m->dy;
+        fl->ax += m->a, fl->ay += m->b;
+        if (d2 < SEP_R * SEP_R) {
+            float k = 1.0f / (d2 + 0.05f);
+            fl->sx -= m->dx * k, fl->sy -= m->dy * k;
+        }
+    }
     return fl->n;
 }
 
-/* Add the push away from the hazards near p to *fl. */
-static void gather_hazards(boids_sim *s, Position p, bool naive, Flock *fl)
+/* The hazard h at offset (dx, dy): kept if p is within its reach. */
+static int32_t keep_hazard(scratch *sc, int32_t k, tecs_entity_t e, const Hazard *h, float dx,
+                           float dy)
+{
+    float d = sqrtf(dx * dx + dy * dy) + 1e-3f;
+    float reach = h->predator ? FLEE_R : h->r + MARGIN;
+    return d >= reach ? k : keep(sc, k, (seen){ e, dx, dy, h->r, 0.0f, h->predator });
+}
+
+/* Add the push away from the hazards near p to *fl (through w, in sc, by
+ * the index or by a scan). */
+static void gather_hazards(boids_sim *s, tecs_world_t *w, scratch *sc, Position p, bool naive,
+                           Flock *fl)
 {
     const float size = s->cfg.size;
-    tecs_filter_t *f;
-    tecs_iter_t it = near_iter(s, s->q_hazards, s->by_hazard, p.x, p.y, HAZARD_R, naive, &f);
-    while (tecs_iter_next(&it)) {
-        const Hazard *h = TECS_FIELD(&it, Hazard, 0);
-        for (int32_t j = 0; j < it.count; j++) {
-            float dx = wrap_delta(h[j].x - p.x, size), dy = wrap_delta(h[j].y - p.y, size);
-            float d = sqrtf(dx * dx + dy * dy) + 1e-3f;
-            float reach = h[j].predator ? FLEE_R : h[j].r + MARGIN;
-            if (d >= reach)
-                continue;
-            if (h[j].predator && d < CATCH_R)
-                fl->caught = 1;
-            float near = h[j].predator ? 1.0f - d / reach : 1.0f - (d - h[j].r) / MARGIN;
-            float k = (near > 1.0f ? 1.0f : near) / d;
-            fl->hx -= dx * k, fl->hy -= dy * k;
+    int32_t k = 0;
+    if (naive) {
+        tecs_iter_t it = tecs_query_iter(s->q_hazards);
+        while (tecs_iter_next(&it)) {
+            const Hazard *h = TECS_FIELD(&it, Hazard, 0);
+            for (int32_t j = 0; j < it.count && k >= 0; j++)
+                k = keep_hazard(sc, k, it.entities[j], &h[j], wrap_delta(h[j].x - p.x, size),
+                                wrap_delta(h[j].y - p.y, size));
+        }
+    } else {
+        int32_t n = near_ids(s, sc, s->by_hazard, p.x, p.y, HAZARD_R * 1.001f + 0.01f);
+        k = n < 0 ? -1 : 0;
+        for (int32_t i = 0; i < n && k >= 0; i++) {
+            const Hazard *h = TECS_GET(w, sc->ids[i], s->hazard, Hazard);
+            if (h != NULL)
+                k = keep_hazard(sc, k, sc->ids[i], h, wrap_delta(h->x - p.x, size),
+                                wrap_delta(h->y - p.y, size));
         }
     }
-    tecs_filter_free(f);
+    if (k < 0) {
+        sc->failed = true;
+        return;
+    }
+    sort_seen(sc->seen, k);
+    for (int32_t i = 0; i < k; i++) {
+        const seen *h = &sc->seen[i];
+        float d = sqrtf(h->dx * h->dx + h->dy * h->dy) + 1e-3f;
+        float reach = h->predator ? FLEE_R : h->a + MARGIN;
+        if (h->predator && d < CATCH_R)
+            fl->caught = 1;
+        float near = h->predator ? 1.0f - d / reach : 1.0f - (d - h->a) / MARGIN;
+        float f = (near > 1.0f ? 1.0f : near) / d;
+        fl->hx -= h->dx * f, fl->hy -= h->dy * f;
+    }
 }
 
 /* ---- systems ------------------------------------------------------------ */
 
-/* PRE_UPDATE: Position (read), Flock (write), [Boid]. */
+/* PRE_UPDATE: Position (read), Flock (write), [Boid]; reads Position,
+ * Velocity and Hazard of others. Parallel (one thread when naive: a scan
+ * iterates, which a worker may not). */
 static void sys_neighbours(tecs_iter_t *it)
 {
     boids_sim *s = it->ctx;
+    scratch *sc = &s->scr[it->worker < s->nscr ? it->worker : 0];
     const Position *p = TECS_FIELD(it, Position, 0);
     Flock *fl = TECS_FIELD(it, Flock, 1);
     for (int32_t i = 0; i < it->count; i++) {
         memset(&fl[i], 0, sizeof fl[i]);
-        gather_mates(s, it->entities[i], p[i], s->cfg.naive, &fl[i], NULL, 0);
-        gather_hazards(s, p[i], s->cfg.naive, &fl[i]);
+        gather_mates(s, it->world, sc, it->entities[i], p[i], s->cfg.naive, &fl[i], NULL, 0);
+        gather_hazards(s, it->world, sc, p[i], s->cfg.naive, &fl[i]);
     }
 }
 
@@ -443,15 +607,23 @@ static bool make_indexes(boids_sim *s)
     return s->by_pos && s->by_hazard && s->q_mates && s->q_hazards && s->q_preds;
 }
 
+/* How a system runs on the workers (zero: on the calling thread). */
+typedef struct threading {
+    bool parallel;
+    int32_t parallel_min;
+    const tecs_comp_t *reads;   /* read on other entities; 0 ends it        */
+} threading;
+
 /* Add one system over the given terms (n 0: no query). */
 static bool add_system(boids_sim *s, const char *name, tecs_phase_t phase, tecs_system_fn fn,
-                       int32_t n, const tecs_term_t *terms)
+                       threading th, int32_t n, const tecs_term_t *terms)
 {
     tecs_query_t *q = NULL;
     if (n > 0 && (q = tecs_query_new(s->w, &(tecs_query_desc_t){ terms, n })) == NULL)
         return false;
     tecs_system_t id = tecs_system_new(s->w, &(tecs_system_desc_t){
-        .name = name, .phase = phase, .query = q, .run = fn, .ctx = s });
+        .name = name, .phase = phase, .query = q, .run = fn, .ctx = s,
+        .parallel = th.parallel, .parallel_min = th.parallel_min, .reads = th.reads });
     if (id == 0 || s->nsys == BOIDS_MAX_SYSTEMS)
         return false;
     s->phase[s->nsys] = phase;
@@ -462,25 +634,55 @@ static bool add_system(boids_sim *s, const char *name, tecs_phase_t phase, tecs_
 #define R(c) { .comp = (c), .access = TECS_READ }
 #define W(c) { .comp = (c), .access = TECS_WRITE }
 #define F(c) { .comp = (c), .access = TECS_FILTER }
-#define SYSTEM(s, name, phase, fn, ...)                                         \
-    add_system((s), (name), (phase), (fn),                                      \
+#define SYSTEM(s, name, phase, fn, th, ...)                                     \
+    add_system((s), (name), (phase), (fn), (th),                                \
                (int32_t)(sizeof((tecs_term_t[]){ __VA_ARGS__ }) / sizeof(tecs_term_t)), \
                (tecs_term_t[]){ __VA_ARGS__ })
+
+/* Rows below which a parallel system runs on one thread: a search costs
+ * microseconds a boid, so a few hundred boids are worth splitting; steering
+ * costs tens of nanoseconds, so a few thousand. */
+#define SEARCH_SPLIT_MIN 256
+#define STEER_SPLIT_MIN  4096
 
 /* The pipeline of the header comment. */
 static bool make_systems(boids_sim *s)
 {
-    return SYSTEM(s, "neighbours", TECS_PRE_UPDATE, sys_neighbours, R(s->pos), W(s->flock),
+    const threading one = { 0 };
+    const tecs_comp_t others[] = { s->pos, s->vel, s->hazard, 0 };
+    const threading search = s->cfg.naive ? one : (threading){ true, SEARCH_SPLIT_MIN, others };
+    const threading steer = { true, STEER_SPLIT_MIN, NULL };
+    return SYSTEM(s, "neighbours", TECS_PRE_UPDATE, sys_neighbours, search, R(s->pos),
+                  W(s->flock), F(s->boid)) &&
+           SYSTEM(s, "steer", TECS_ON_UPDATE, sys_steer, steer, W(s->vel), R(s->flock),
                   F(s->boid)) &&
-           SYSTEM(s, "steer", TECS_ON_UPDATE, sys_steer, W(s->vel), R(s->flock), F(s->boid)) &&
-           SYSTEM(s, "hunt", TECS_ON_UPDATE, sys_hunt, R(s->pos), W(s->vel), F(s->predator)) &&
-           SYSTEM(s, "move", TECS_ON_UPDATE, sys_move, W(s->pos), R(s->vel)) &&
-           SYSTEM(s, "wrap", TECS_POST_UPDATE, sys_wrap, W(s->pos)) &&
-           SYSTEM(s, "hazards", TECS_POST_UPDATE, sys_hazards, R(s->pos), W(s->hazard),
+           SYSTEM(s, "hunt", TECS_ON_UPDATE, sys_hunt, one, R(s->pos), W(s->vel),
                   F(s->predator)) &&
-           SYSTEM(s, "life", TECS_PRE_STORE, sys_life, W(s->life), R(s->flock), F(s->boid)) &&
-           add_system(s, "spawn", TECS_PRE_STORE, sys_spawn, 0, NULL) &&
-           SYSTEM(s, "stats", TECS_ON_STORE, sys_stats, R(s->vel), F(s->boid));
+           SYSTEM(s, "move", TECS_ON_UPDATE, sys_move, one, W(s->pos), R(s->vel)) &&
+           SYSTEM(s, "wrap", TECS_POST_UPDATE, sys_wrap, one, W(s->pos)) &&
+           SYSTEM(s, "hazards", TECS_POST_UPDATE, sys_hazards, one, R(s->pos), W(s->hazard),
+                  F(s->predator)) &&
+           SYSTEM(s, "life", TECS_PRE_STORE, sys_life, one, W(s->life), R(s->flock),
+                  F(s->boid)) &&
+           add_system(s, "spawn", TECS_PRE_STORE, sys_spawn, one, 0, NULL) &&
+           SYSTEM(s, "stats", TECS_ON_STORE, sys_stats, one, R(s->vel), F(s->boid));
+}
+
+/* The world's workers (config.threads; one if they cannot start) and a
+ * scratch for each. */
+static bool make_workers(boids_sim *s)
+{
+    if (s->cfg.threads > 1)
+        tecs_world_set_threads(s->w, s->cfg.threads);  /* on failure: one thread */
+    s->nscr = tecs_world_threads(s->w);
+    s->scr = calloc((size_t)s->nscr, sizeof *s->scr);
+    for (int32_t k = 0; s->scr && k < s->nscr; k++)
+        if (!grow((void **)&s->scr[k].ids, &s->scr[k].cap_ids, SCRATCH_START,
+                  sizeof *s->scr[k].ids) ||
+            !grow((void **)&s->scr[k].seen, &s->scr[k].cap_seen, SCRATCH_START,
+                  sizeof *s->scr[k].seen))
+            return false;
+    return s->scr != NULL;
 }
 
 /* The first boids, in one bulk call. */
@@ -544,7 +746,8 @@ boids_sim *boids_new(const boids_config *cfg)
     if (ok)
         s->boid_arch = tecs_archetype_get(s->w, 5, (tecs_comp_t[]){
             s->pos, s->vel, s->flock, s->life, s->boid });
-    ok = ok && s->boid_arch && make_systems(s) && make_hazards(s) && make_boids(s);
+    ok = ok && s->boid_arch && make_workers(s) && make_systems(s) && make_hazards(s) &&
+         make_boids(s);
     if (!ok) {
         boids_free(s);
         return NULL;
@@ -557,6 +760,11 @@ void boids_free(boids_sim *s)
     if (s == NULL)
         return;
     tecs_world_free(s->w);      /* frees the indexes, queries and systems */
+    for (int32_t k = 0; s->scr && k < s->nscr; k++) {
+        free(s->scr[k].ids);
+        free(s->scr[k].seen);
+    }
+    free(s->scr);
     free(s);
 }
 
@@ -565,7 +773,15 @@ tecs_err_t boids_step(boids_sim *s, float dt)
     tecs_err_t err = tecs_progress(s->w, dt);
     if (err == TECS_OK)
         err = tecs_delayed_apply(s->w);
+    for (int32_t k = 0; k < s->nscr; k++)      /* a search that could not finish */
+        if (s->scr[k].failed && err == TECS_OK)
+            err = TECS_ENOMEM;
     return err;
+}
+
+int32_t boids_threads(const boids_sim *s)
+{
+    return s->nscr;
 }
 
 float boids_size(const boids_sim *s)
@@ -644,7 +860,7 @@ int32_t boids_neighbours(boids_sim *s, tecs_entity_t e, bool naive, tecs_entity_
     if (p == NULL || !tecs_has(s->w, e, s->boid))
         return -1;
     Flock fl = { 0 };
-    return gather_mates(s, e, *p, naive, &fl, out, cap);
+    return gather_mates(s, s->w, &s->scr[0], e, *p, naive, &fl, out, cap);
 }
 
 int32_t boids_ids(boids_sim *s, tecs_entity_t *out, int32_t cap)

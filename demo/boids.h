@@ -3,8 +3,10 @@
 ** API only. A world holds boids, predators and obstacles; systems in the
 ** frame pipeline find neighbours, steer, move, wrap and count. Neighbours
 ** come from a spatial index (O(n) a frame) or, in naive mode, from a scan of
-** every boid (O(n^2)); both visit neighbours in the same order and apply the
-** same distance test, so from one seed they compute identical flocks.
+** every boid (O(n^2)); both apply the same distance test and sum neighbours
+** in the same order, so from one seed they compute identical flocks. The
+** search and steering run on the world's workers; the flock is the same
+** for any number of them.
 */
 #ifndef BOIDS_H
 #define BOIDS_H
@@ -29,7 +31,10 @@ typedef struct boids_config {
     float size;                 /* side of the square world (0: 1024; at
                                    least 200, twice the widest search)    */
     uint64_t seed;              /* the same seed gives the same run       */
-    bool naive;                 /* all-pairs neighbour search             */
+    bool naive;                 /* all-pairs neighbour search (then the
+                                   search runs on one thread)             */
+    int32_t threads;            /* the world's workers (0, 1: none); the
+                                   run is the same for every count        */
 } boids_config;
 
 typedef struct boids_sim boids_sim;
@@ -70,6 +75,9 @@ void boids_free(boids_sim *sim);
  *  @return TECS_OK or the library's error. */
 tecs_err_t boids_step(boids_sim *sim, float dt);
 
+/** The workers the world got (1 when its threads could not start). */
+int32_t boids_threads(const boids_sim *sim);
+
 /** The world's side length. */
 float boids_size(const boids_sim *sim);
 
@@ -82,8 +90,8 @@ boids_counts boids_count(boids_sim *sim);
 /** Per-system timings, in pipeline order. @return how many (<= cap). */
 int32_t boids_timings(boids_sim *sim, boids_timing *out, int32_t cap);
 
-/** The boids within the view radius of boid `e`, in visiting order, by the
- *  spatial index or by a full scan. @return their number (may exceed cap),
+/** The boids within the view radius of boid `e`, in the order they are
+ *  summed (by id), by the spatial index or by a full scan. @return their number (may exceed cap),
  *  or -1 if e is not a live boid. For tests. */
 int32_t boids_neighbours(boids_sim *sim, tecs_entity_t e, bool naive,
                          tecs_entity_t *out, int32_t cap);

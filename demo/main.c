@@ -3,7 +3,8 @@
 ** number of frames (a progress bar on a terminal), report per-system times,
 ** frames per second and entity counts, and draw the flock to a PNG. With
 ** --compare it runs the spatial-index search and the all-pairs one from the
-** same seed and prints both frame times.
+** same seed and prints both frame times. --threads sets the world's workers
+** (default: one per processor); the checksum is the same for any count.
 **
 ** Exit status: 0 done, 1 a run failed (out of memory, a file not written),
 ** 2 bad arguments.
@@ -40,11 +41,18 @@
 #define IMAGE_SIZE     1024
 
 typedef struct options {
-    int32_t boids, frames, every, predators, obstacles;
+    int32_t boids, frames, every, predators, obstacles, threads;
     uint64_t seed;
     const char *png, *frames_dir;
     bool naive, compare, live, quiet;
 } options;
+
+/* One worker per processor, as many as a world takes. */
+static int32_t default_threads(void)
+{
+    int32_t n = tecs_cpu_count();
+    return n < TECS_MAX_THREADS ? n : TECS_MAX_THREADS;
+}
 
 static void usage(FILE *f)
 {
@@ -55,6 +63,7 @@ static void usage(FILE *f)
         "  --seed N        random seed; the same seed repeats the run (default 1)\n"
         "  --predators N   predators, 0 to %d (default %d)\n"
         "  --obstacles N   obstacles, 0 to %d (default %d)\n"
+        "  --threads N     worker threads, 1 to %d (default: the processors, here %d)\n"
         "  --naive         all-pairs neighbour search, O(n^2), instead of the spatial index\n"
         "  --compare       run both searches and print their frame times and the speed-up\n"
         "                  (the all-pairs run does at most %d frames)\n"
@@ -66,8 +75,8 @@ static void usage(FILE *f)
         "  --quiet         no progress bar\n"
         "  --help          this text\n",
         BOIDS_MAX_BOIDS, BOIDS_DEFAULT_BOIDS, DEFAULT_FRAMES, BOIDS_MAX_HAZARDS,
-        BOIDS_DEFAULT_PREDATORS, BOIDS_MAX_HAZARDS, BOIDS_DEFAULT_OBSTACLES, NAIVE_FRAMES,
-        DEFAULT_PNG);
+        BOIDS_DEFAULT_PREDATORS, BOIDS_MAX_HAZARDS, BOIDS_DEFAULT_OBSTACLES,
+        TECS_MAX_THREADS, default_threads(), NAIVE_FRAMES, DEFAULT_PNG);
 }
 
 /* A flag that takes a count: where it goes and the range it must be in. */
@@ -85,6 +94,7 @@ static bool find_count_flag(options *o, const char *flag, count_flag *out)
         { "--every", &o->every, 1, INT32_MAX },
         { "--predators", &o->predators, 0, BOIDS_MAX_HAZARDS },
         { "--obstacles", &o->obstacles, 0, BOIDS_MAX_HAZARDS },
+        { "--threads", &o->threads, 1, TECS_MAX_THREADS },
     };
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
         if (strcmp(flag, flags[i].name) == 0) {
@@ -268,7 +278,8 @@ static bool simulate(const options *o, bool naive, int32_t frames, int32_t head,
                      canvas *c, bool draw)
 {
     boids_config cfg = { .boids = o->boids, .predators = o->predators,
-                         .obstacles = o->obstacles, .seed = o->seed, .naive = naive };
+                         .obstacles = o->obstacles, .seed = o->seed, .naive = naive,
+                         .threads = o->threads };
     boids_sim *sim = boids_new(&cfg);
     if (sim == NULL) {
         fprintf(stderr, "boids: out of memory building the world\n");
@@ -276,9 +287,10 @@ static bool simulate(const options *o, bool naive, int32_t frames, int32_t head,
     }
     boids_counts k = boids_count(sim);
     printf("tinyecs boids: %d boids, %d predators, %d obstacles, world %.0f x %.0f, "
-           "seed %" PRIu64 ", %s neighbour search\n", (int)k.boids, (int)k.predators,
-           (int)k.obstacles, boids_size(sim), boids_size(sim), o->seed,
-           naive ? "all-pairs" : "spatial-index");
+           "seed %" PRIu64 ", %s neighbour search, %d thread%s\n", (int)k.boids,
+           (int)k.predators, (int)k.obstacles, boids_size(sim), boids_size(sim), o->seed,
+           naive ? "all-pairs" : "spatial-index", (int)boids_threads(sim),
+           boids_threads(sim) == 1 ? "" : "s");
     fflush(stdout);
     run_result r = run(sim, o, frames, head, c);
     if (r.ok)
@@ -313,7 +325,7 @@ int main(int argc, char **argv)
 {
     options o = { .boids = BOIDS_DEFAULT_BOIDS, .predators = BOIDS_DEFAULT_PREDATORS,
                   .obstacles = BOIDS_DEFAULT_OBSTACLES, .frames = DEFAULT_FRAMES, .every = 10,
-                  .seed = 1, .png = DEFAULT_PNG };
+                  .threads = default_threads(), .seed = 1, .png = DEFAULT_PNG };
     int rc = parse_args(argc, argv, &o);
     if (rc != 0) {
         usage(rc == 1 ? stdout : stderr);

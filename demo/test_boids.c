@@ -2,7 +2,8 @@
 ** test_boids.c — checks of the demo's deterministic parts, one CTest case
 ** per argument: the spatial search finds exactly the flockmates the full
 ** scan finds, in the same order; a whole run is the same bit for bit with
-** either search; the population holds while boids die and are born through
+** either search, and with 1 or 2 worker threads (the search and steering
+** are parallel systems); the population holds while boids die and are born through
 ** the delayed calls; a flock without predators or obstacles runs; counts out
 ** of range are refused; the line rasteriser and the heading colours.
 */
@@ -82,6 +83,36 @@ static void test_same_run(void)
     CHECK(ka.mean_speed == kb.mean_speed);
     boids_free(a);
     boids_free(b);
+}
+
+/* One seed on 1 thread and on 2 (and the all-pairs search on 2, which
+ * runs its search on one): the same flock, frame by frame. */
+static void test_threads(void)
+{
+    boids_config cfg = { .boids = 900, .predators = 3, .obstacles = 4, .size = 200.0f,
+                         .seed = 42, .threads = 1 };
+    boids_sim *a = boids_new(&cfg);
+    cfg.threads = 2;
+    boids_sim *b = boids_new(&cfg);
+    cfg.naive = true;
+    boids_sim *c = boids_new(&cfg);
+    CHECK(a != NULL && b != NULL && c != NULL);
+    if (a == NULL || b == NULL || c == NULL)
+        return;
+    CHECK(boids_threads(a) == 1 && boids_threads(b) == 2);
+    for (int f = 0; f < 60; f++) {
+        CHECK(boids_step(a, 1.0f / 60.0f) == TECS_OK);
+        CHECK(boids_step(b, 1.0f / 60.0f) == TECS_OK);
+        CHECK(boids_step(c, 1.0f / 60.0f) == TECS_OK);
+        CHECK(boids_checksum(a) == boids_checksum(b));
+        CHECK(boids_checksum(a) == boids_checksum(c));
+    }
+    boids_counts ka = boids_count(a), kb = boids_count(b);
+    CHECK(ka.births == kb.births && ka.deaths == kb.deaths && ka.deaths > 0);
+    CHECK(tecs_world_check(boids_world(b)) == TECS_OK);
+    boids_free(a);
+    boids_free(b);
+    boids_free(c);
 }
 
 static void test_population(void)
@@ -177,6 +208,7 @@ int main(int argc, char **argv)
 {
     static const struct { const char *name; void (*fn)(void); } cases[] = {
         { "neighbours", test_neighbours }, { "same_run", test_same_run },
+        { "threads", test_threads },
         { "population", test_population }, { "no_hazards", test_no_hazards },
         { "config_range", test_config_range }, { "raster", test_raster } };
     int ran = 0;
