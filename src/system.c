@@ -73,7 +73,7 @@
 /* Words of one access bit set: a bit per component id. */
 #define ACCESS_WORDS (TECS_MAX_COMPONENTS / 64)
 /* The most systems in one wave. */
-#define WAVE_MAX 64
+#define WAVE_MAX TECS__CONTEXTS_MAX
 
 typedef struct sys_entry {
     tecs_system_t id;

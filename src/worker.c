@@ -20,11 +20,12 @@
 ** queue is its own too, kept from run to run; the queue's memory is
 ** counted in the context and folded into the world's count after each run.
 **
-** After a run, the contexts' queues are applied in context order
-** (tecs__workers_merge): each in turn becomes the world's deferred queue
-** and is flushed on the calling thread. That order (parts in row order,
-** concurrent systems in the order added) is fixed by the work, never by
-** the threads, so the world after a run is the same for any thread count.
+** After a run, the contexts' queues are applied in context order, on the
+** calling thread, as if they were one queue (tecs__cmd_merge: what the
+** callbacks of those changes queue comes after the last). That order
+** (parts in row order, concurrent systems in the order added) is fixed by
+** the work, never by the threads, so the world after a run is the same
+** for any thread count.
 **
 ** A batch of n tasks runs as min(n, workers) jobs, each taking the next
 ** task until none is left (an atomic counter); with one worker the calling
@@ -246,30 +247,15 @@ void tecs__workers_run(tecs_world_t *w, int32_t n, void (*task)(void *arg, int32
 tecs_err_t tecs__workers_merge(tecs_world_t *w, int32_t n)
 {
     worker_state *s = w->workers;
-    tecs_err_t first = TECS_OK;
+    tecs__cmdbuf *queues[TECS__CONTEXTS_MAX];
+    assert(n <= TECS__CONTEXTS_MAX);
     for (int32_t k = 0; k < n; k++) {
         tecs_world_t *v = s->ctxs[k];
         w->base.mem += v->base.mem;     /* (wraps back when it freed more) */
         v->base.mem = 0;
+        queues[k] = &v->cmd.deferred;
     }
-    for (int32_t k = 0; k < n; k++) {
-        tecs__cmdbuf *q = &s->ctxs[k]->cmd.deferred;
-        if (q->count == 0)
-            continue;
-        if (!tecs__cmd_adopt(w, q)) {
-            /* The world's queue still holds what an earlier flush could not
-            ** apply for lack of memory: these would go out of order. */
-            int32_t lost = q->count;
-            tecs__cmd_buf_fini(w, q);
-            tecs_err_t err = tecs__err(w, TECS_ENOMEM, "out of memory: %d change%s of worker "
-                                       "%d dropped", (int)lost, lost == 1 ? "" : "s", (int)k);
-            first = first ? first : err;
-            continue;
-        }
-        tecs_err_t err = tecs__flush(w);
-        first = first ? first : err;
-    }
-    return first;
+    return tecs__cmd_merge(w, queues, n);
 }
 
 /* ---- splits ---------------------------------------------------------- */
