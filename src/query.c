@@ -724,7 +724,9 @@ tecs_iter_t tecs_archetype_iter(tecs_world_t *w, tecs_archetype_t *a, int32_t fl
 ** while nothing changes it, and whose changes queue in their own contexts.
 ** So a step reads the query and the archetypes and writes only the
 ** iterator. Writes through write terms are reported by the caller once
-** every part is done (tecs__query_report_writes).
+** every part is done (tecs__query_report_writes). A part steps only while
+** its run goes on: its context a worker's, of the run that made the part
+** (serial holds the context's run count).
 */
 
 int64_t tecs__query_rows(const tecs_query_t *q)
@@ -744,6 +746,7 @@ void tecs__iter_part(tecs_iter_t *it, tecs_query_t *q, tecs_world_t *view, int64
     it->priv_.flags = ITER_PART;
     it->priv_.state = ITER_RUNNING;
     it->priv_.left = count;
+    it->priv_.serial = view->base.run;
     int32_t m = 0;
     while (m < q->nmatch && first >= q->march[m]->count)
         first -= q->march[m++]->count;
@@ -753,8 +756,14 @@ void tecs__iter_part(tecs_iter_t *it, tecs_query_t *q, tecs_world_t *view, int64
 
 static bool part_next(tecs_iter_t *it)
 {
-    if (it->priv_.state != ITER_RUNNING)
+    /* Its run must be going (the context a worker's, of the same run). */
+    const tecs__base *b = &it->world->base;
+    if (it->priv_.state != ITER_RUNNING || b->closed != TECS__WORKER ||
+        b->run != it->priv_.serial) {
+        it->priv_.state = ITER_DONE;
+        it->count = 0;
         return false;
+    }
     tecs_query_t *q = it->priv_.query;
     const tecs_world_t *w = q->world;
     while (it->priv_.left > 0 && it->priv_.match < q->nmatch) {

@@ -193,6 +193,7 @@ static void worker_calls(tecs_iter_t *it)
         if (i % 2 == 0)
             WCHECK(c, tecs_destroy(v, e) == TECS_OK && tecs_is_alive(v, e));
         /* W4: refused, the error the worker's own */
+        WCHECK(c, tecs_resource_get_mut(v, f->hp) == NULL);
         WCHECK(c, tecs_new(v) == 0 && tecs_last_error(v) == TECS_EBUSY);
         WCHECK(c, tecs_delayed_destroy(v, e, NULL, NULL) == TECS_EBUSY);
         WCHECK(c, tecs_component_new(v, &(tecs_component_desc_t){ .name = "X" }) == 0);
@@ -672,7 +673,12 @@ TEST(split_parts_for_your_own_threads)
         if (!threaded)
             for (int k = PARTS - 1; k >= 0; k--)       /* any order */
                 split_work(&jobs[k]);
+        tecs_iter_t stale = tecs_split_iter(f.q, 0);
+        tecs_world_t *ctx0 = stale.world;
         CHECK_ERR(tecs_split_end(f.q), TECS_OK);
+        CHECK(!tecs_iter_next(&stale));                 /* its run has ended */
+        CHECK_ERR(tecs_add(ctx0, hub, f.tag), TECS_EBUSY);
+        CHECK(tecs_split_iter(f.q, 0).world == NULL);
         long total = 0;
         for (int k = 0; k < PARTS; k++) {
             CHECK_EQ(jobs[k].rows, 5000 / PARTS);
