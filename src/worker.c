@@ -316,6 +316,6 @@ tecs_err_t tecs_split_end(tecs_query_t *q)
     w->base.closed = TECS__OPEN;
     w->base.err = TECS_OK;
     if (tecs__query_writes_watched(q))
-        tecs__query_report_writes(q);
+        tecs__query_report_writes(q, 0, s->split_rows);
     return tecs__workers_merge(w, s->split_parts);
 }
