@@ -700,10 +700,9 @@ static void count_run(sys_entry *e, double t, int64_t visited)
 }
 
 /* After n slots ran: report their write terms' writes to the rows they
-** handed out (in slot order),
-** apply their contexts' changes, count each system's run (a system's
-** parts add up) and return the first code a drive callback returned,
-** *stop receiving its system. */
+** handed out (in slot order), apply their contexts' changes, count each
+** system's run (a system's parts add up) and return the first code a
+** drive callback returned, *stop receiving its system. */
 static tecs_err_t finish(tecs_world_t *w, slot *t, int32_t n, double wall, int32_t *stop)
 {
     for (int32_t k = 0; k < n; k++) {
