@@ -142,6 +142,10 @@ tecs_err_t tecs__resources_verify(tecs_world_t *w);
 
 struct tecs__worker_state;      /* the world's threads, executor, contexts  */
 
+/* The most worker contexts one run uses: a parallel system's parts (one
+** per thread), a wave's concurrent systems. */
+#define TECS__CONTEXTS_MAX TECS_MAX_THREADS
+
 /* Make sure n worker contexts exist: TECS_OK, or TECS_ENOMEM recorded. */
 tecs_err_t tecs__workers_reserve(tecs_world_t *w, int32_t n);
 /* Context k (reserved), made ready for a run: a copy of w through which a
