@@ -8,6 +8,13 @@
 */
 #include "index_fixture.h"
 
+#if !defined(_WIN32)
+#include <pthread.h>
+#define NEAR_THREADS 1
+#else
+#define NEAR_THREADS 0
+#endif
+
 /* A small grid world of its own: n entities with a Position on a square of
 ** side `side`, a spatial index of cell `cell`. */
 typedef struct grid {
@@ -333,7 +340,29 @@ TEST(near_from_parallel_system)
     tw_free(g.w);
 }
 
-/* A split's parts look up neighbours too. */
+/* A split's part: look up every row's neighbours, count the wrong ones. */
+typedef struct near_part {
+    tecs_query_t *q;
+    tecs_index_t *x;
+    const int32_t *want;        /* by entity slot                           */
+    int32_t k, rows, bad;
+} near_part;
+
+static void *near_part_run(void *arg)
+{
+    near_part *p = arg;
+    tecs_iter_t it = tecs_split_iter(p->q, p->k);
+    while (tecs_iter_next(&it)) {
+        const Position *v = TECS_FIELD(&it, Position, 0);
+        for (int32_t i = 0; i < it.count; i++, p->rows++)
+            p->bad += tecs_index_near(p->x, v[i].x, v[i].y, 2.5f, NULL, 0) !=
+                      p->want[TECS_ENTITY_INDEX(it.entities[i])];
+    }
+    return NULL;
+}
+
+/* A split's parts look up neighbours too, each on a thread of its own
+** where there are threads. */
 TEST(near_from_split)
 {
     grid g;
@@ -352,18 +381,21 @@ TEST(near_from_split)
         CHECK_ERR(tecs_set(g.w, g.e[i], g.pos, &same), TECS_OK);
     }
     CHECK_ERR(tecs_split_begin(g.q, 3), TECS_OK);
-    int bad = 0, rows = 0;
-    for (int32_t k = 0; k < 3; k++) {
-        tecs_iter_t it = tecs_split_iter(g.q, k);
-        while (tecs_iter_next(&it)) {
-            const Position *p = TECS_FIELD(&it, Position, 0);
-            for (int32_t i = 0; i < it.count; i++, rows++)
-                bad += tecs_index_near(g.x, p[i].x, p[i].y, 2.5f, NULL, 0) !=
-                       want[TECS_ENTITY_INDEX(it.entities[i])];
-        }
-    }
+    near_part parts[3];
+    for (int32_t k = 0; k < 3; k++)
+        parts[k] = (near_part){ .q = g.q, .x = g.x, .want = want, .k = k };
+#if NEAR_THREADS
+    pthread_t t[3];
+    for (int32_t k = 0; k < 3; k++)
+        CHECK(pthread_create(&t[k], NULL, near_part_run, &parts[k]) == 0);
+    for (int32_t k = 0; k < 3; k++)
+        pthread_join(t[k], NULL);
+#else
+    for (int32_t k = 0; k < 3; k++)
+        near_part_run(&parts[k]);
+#endif
     CHECK_ERR(tecs_split_end(g.q), TECS_OK);
-    CHECK_EQ(rows, g.n);
-    CHECK_EQ(bad, 0);
+    CHECK_EQ(parts[0].rows + parts[1].rows + parts[2].rows, g.n);
+    CHECK_EQ(parts[0].bad + parts[1].bad + parts[2].bad, 0);
     tw_free(g.w);
 }
