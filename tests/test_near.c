@@ -261,6 +261,22 @@ static void on_set_near(const tecs_event_t *ev)
     p->bad += tecs_index_near(p->x, 0, 0, -1.0f, out, 4) != -1;
 }
 
+/* A system on the calling thread: the lookup records its errors there,
+** and the index is fresh (the burst before the frame is rebuilt). */
+static void sys_near_one(tecs_iter_t *it)
+{
+    near_probe *p = it->ctx;
+    const Position *v = TECS_FIELD(it, Position, 0);
+    tecs_entity_t out[4];
+    for (int32_t i = 0; i < it->count; i++) {
+        int32_t n = tecs_index_near(p->x, v[i].x, v[i].y, 0.0f, out, 4);
+        p->calls++;
+        p->bad += n < 1;
+    }
+    p->bad += tecs_index_near(p->x, 0, 0, -1.0f, out, 4) != -1;
+    p->bad += tecs_last_error(it->world) != TECS_EINVAL;
+}
+
 TEST(near_from_observer_and_system)
 {
     grid g;
@@ -275,6 +291,14 @@ TEST(near_from_observer_and_system)
     CHECK_EQ(p.calls, 30);
     CHECK_EQ(p.bad, 0);
     CHECK_EQ(tecs_last_error(g.w), TECS_OK);     /* the observer's error is its own */
+    near_probe ps = { .x = g.x, .pos = g.pos };
+    tecs_query_t *q = TECS_QUERY(g.w, { .comp = g.pos, .access = TECS_READ });
+    CHECK(tecs_system_new(g.w, &(tecs_system_desc_t){ .name = "near", .query = q,
+                                                      .run = sys_near_one, .ctx = &ps }) != 0);
+    CHECK_ERR(tecs_progress(g.w, 0.016), TECS_OK);
+    CHECK_EQ(ps.calls, 100);
+    CHECK_EQ(ps.bad, 0);
+    CHECK_EQ(tecs_last_error(g.w), TECS_OK);     /* the system's error is its own */
     tw_free(g.w);
 }
 
