@@ -267,8 +267,8 @@ static int32_t find_mates(boids_sim *s, tecs_world_t *w, scratch *sc, tecs_entit
     int32_t n = near_ids(s, sc, s->by_pos, p.x, p.y, VIEW_R * 1.001f + 0.01f), k = 0;
     for (int32_t i = 0; i < n && k >= 0; i++) {
         tecs_entity_t e = sc->ids[i];
-        const Position *mp = TECS_GET(w, e, s->pos, Position);
-        if (mp == NULL || e == self)
+        const Position *mp = e != self ? TECS_GET(w, e, s->pos, Position) : NULL;
+        if (mp == NULL)
             continue;
         float dx = wrap_delta(mp->x - p.x, size), dy = wrap_delta(mp->y - p.y, size);
         if (dx * dx + dy * dy > VIEW_R * VIEW_R || !tecs_has(w, e, s->boid))
