@@ -327,7 +327,7 @@ static void sys_near(tecs_iter_t *it)
         j->bad++;
 }
 
-TEST(near_from_parallel_system)
+TEST(parallel_system_index_near)
 {
     grid g;
     grid_init(&g, 1000, 60.0f, 3.0f);
@@ -387,7 +387,7 @@ static void *near_part_run(void *arg)
 
 /* A split's parts look up neighbours too, each on a thread of its own
 ** where there are threads. */
-TEST(near_from_split)
+TEST(split_parts_index_near)
 {
     grid g;
     grid_init(&g, 300, 30.0f, 2.0f);
