@@ -36,7 +36,7 @@
 **
 ** Naive and spatial searches keep the flockmates (and hazards) that pass
 ** the same exact distance test (the index is asked a slightly larger
-** circle) and sum them in the same order, by entity id (the index hands
+** circle) and sum them in the same order, by entity slot (the index hands
 ** them out in grid order, the scan in query order), so the sums, and hence
 ** the whole run, are bit for bit the same in both modes and for any number
 ** of threads.
@@ -95,6 +95,8 @@ typedef struct seen {
 typedef struct scratch {
     tecs_entity_t *ids;         /* what the index handed out                */
     int32_t cap_ids;
+    tecs_entity_t *tmp;         /* room to sort ids                         */
+    int32_t cap_tmp;
     seen *seen;                 /* what passed the exact test               */
     int32_t cap_seen;
     bool failed;                /* out of memory, or the index refused      */
@@ -210,8 +212,43 @@ static bool grow(void **p, int32_t *cap, int32_t need, size_t size)
     return true;
 }
 
+/* The slot of entity e: the sort key of everything a search finds. Live
+ * entities have distinct slots, and their records lie in slot order, so
+ * reads in that order walk memory forwards. */
+static inline uint32_t slot_of(tecs_entity_t e)
+{
+    return TECS_ENTITY_INDEX(e);
+}
+
+/* Sort v[0..n) by slot, with room for n in tmp: a merge sort, runs of 8
+ * sorted by insertion first. */
+static void sort_ids(tecs_entity_t *v, tecs_entity_t *tmp, int32_t n)
+{
+    for (int32_t lo = 0; lo < n; lo += 8)
+        for (int32_t i = lo + 1; i < n && i < lo + 8; i++) {
+            tecs_entity_t t = v[i];
+            int32_t j = i;
+            for (; j > lo && slot_of(v[j - 1]) > slot_of(t); j--)
+                v[j] = v[j - 1];
+            v[j] = t;
+        }
+    for (int32_t width = 8; width < n; width *= 2) {
+        for (int32_t lo = 0; lo < n; lo += 2 * width) {
+            int32_t mid = lo + width < n ? lo + width : n, hi = mid + width < n ? mid + width : n;
+            int32_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi)
+                tmp[k++] = slot_of(v[j]) < slot_of(v[i]) ? v[j++] : v[i++];
+            while (i < mid)
+                tmp[k++] = v[i++];
+            while (j < hi)
+                tmp[k++] = v[j++];
+        }
+        memcpy(v, tmp, (size_t)n * sizeof *v);
+    }
+}
+
 /* The ids the index holds within r of (px, py) or of one of its images on
- * the torus, into sc->ids. @return how many, or -1. */
+ * the torus, into sc->ids, sorted by slot. @return how many, or -1. */
 static int32_t near_ids(boids_sim *s, scratch *sc, tecs_index_t *x, float px, float py,
                         float r)
 {
@@ -234,6 +271,9 @@ static int32_t near_ids(boids_sim *s, scratch *sc, tecs_index_t *x, float px, fl
             return -1;
         n += k;
     }
+    if (!grow((void **)&sc->tmp, &sc->cap_tmp, n, sizeof *sc->tmp))
+        return -1;
+    sort_ids(sc->ids, sc->tmp, n);
     return n;
 }
 
@@ -246,13 +286,15 @@ static int32_t keep(scratch *sc, int32_t n, seen v)
     return n + 1;
 }
 
-/* Sort v[0..n) by entity id (few items, often nearly in order). */
+/* Sort v[0..n) by slot: in order already when found through sorted ids
+ * (one pass), few items for hazards; the all-pairs scan, slow anyway,
+ * pays an insertion sort. */
 static void sort_seen(seen *v, int32_t n)
 {
     for (int32_t i = 1; i < n; i++) {
         seen t = v[i];
         int32_t j = i;
-        for (; j > 0 && v[j - 1].e > t.e; j--)
+        for (; j > 0 && slot_of(v[j - 1].e) > slot_of(t.e); j--)
             v[j] = v[j - 1];
         v[j] = t;
     }
@@ -762,6 +804,7 @@ void boids_free(boids_sim *s)
     tecs_world_free(s->w);      /* frees the indexes, queries and systems */
     for (int32_t k = 0; s->scr && k < s->nscr; k++) {
         free(s->scr[k].ids);
+        free(s->scr[k].tmp);
         free(s->scr[k].seen);
     }
     free(s->scr);

@@ -91,8 +91,9 @@ boids_counts boids_count(boids_sim *sim);
 int32_t boids_timings(boids_sim *sim, boids_timing *out, int32_t cap);
 
 /** The boids within the view radius of boid `e`, in the order they are
- *  summed (by id), by the spatial index or by a full scan. @return their number (may exceed cap),
- *  or -1 if e is not a live boid. For tests. */
+ *  summed (by entity slot), by the spatial index or by a full scan.
+ *  @return their number (may exceed cap), or -1 if e is not a live boid.
+ *  For tests. */
 int32_t boids_neighbours(boids_sim *sim, tecs_entity_t e, bool naive,
                          tecs_entity_t *out, int32_t cap);
 
