@@ -681,11 +681,12 @@ static bool add_system(boids_sim *s, const char *name, tecs_phase_t phase, tecs_
                (int32_t)(sizeof((tecs_term_t[]){ __VA_ARGS__ }) / sizeof(tecs_term_t)), \
                (tecs_term_t[]){ __VA_ARGS__ })
 
-/* Rows below which a parallel system runs on one thread: a search costs
- * microseconds a boid, so a few hundred boids are worth splitting; steering
- * costs tens of nanoseconds, so a few thousand. */
+/* Rows below which the search runs on one thread: it costs about a
+ * microsecond a boid, so a few hundred boids are worth splitting. Steering
+ * costs about ten nanoseconds a boid: it keeps the library's threshold
+ * (TECS_PARALLEL_MIN), below which waking a worker costs more than it saves
+ * (the default 10,000 boids steer on one thread). */
 #define SEARCH_SPLIT_MIN 256
-#define STEER_SPLIT_MIN  4096
 
 /* The pipeline of the header comment. */
 static bool make_systems(boids_sim *s)
@@ -693,7 +694,7 @@ static bool make_systems(boids_sim *s)
     const threading one = { 0 };
     const tecs_comp_t others[] = { s->pos, s->vel, s->hazard, 0 };
     const threading search = s->cfg.naive ? one : (threading){ true, SEARCH_SPLIT_MIN, others };
-    const threading steer = { true, STEER_SPLIT_MIN, NULL };
+    const threading steer = { true, 0, NULL };
     return SYSTEM(s, "neighbours", TECS_PRE_UPDATE, sys_neighbours, search, R(s->pos),
                   W(s->flock), F(s->boid)) &&
            SYSTEM(s, "steer", TECS_ON_UPDATE, sys_steer, steer, W(s->vel), R(s->flock),
