@@ -234,7 +234,8 @@ static void sort_ids(tecs_entity_t *v, tecs_entity_t *tmp, int32_t n)
         }
     for (int32_t width = 8; width < n; width *= 2) {
         for (int32_t lo = 0; lo < n; lo += 2 * width) {
-            int32_t mid = lo + width < n ? lo + width : n, hi = mid + width < n ? mid + width : n;
+            int32_t mid = lo + width < n ? lo + width : n;
+            int32_t hi = mid + width < n ? mid + width : n;
             int32_t i = lo, j = mid, k = lo;
             while (i < mid && j < hi)
                 tmp[k++] = slot_of(v[j]) < slot_of(v[i]) ? v[j++] : v[i++];

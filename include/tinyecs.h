@@ -1763,9 +1763,10 @@ int64_t tecs_world_frame_count(const tecs_world_t *world);
  *      tecs_entity_archetype, tecs_component_lookup / _name / _size, the
  *      resource reads, tecs_field, counts, tecs_last_error (the worker's
  *      own), tecs_index_near (any index: indexes are not under the access
- *      list; its errors are not recorded). A system's worker reads (tecs_get) only its query's terms and
- *      its desc.reads / desc.writes, and writes (tecs_get_mut) only its
- *      write terms and desc.writes: anything else is TECS_EACCESS. A value
+ *      list; its errors are not recorded). A system's worker reads
+ *      (tecs_get) only its query's terms and its desc.reads /
+ *      desc.writes, and writes (tecs_get_mut) only its write terms and
+ *      desc.writes: anything else is TECS_EACCESS. A value
  *      another worker of the same run writes must not be read (that is a
  *      race, as in any threaded program).
  *   W2 writes in place, allowed: through the fields of the worker's own

@@ -40,7 +40,8 @@ static void grid_init(grid *g, int n, float side, float cell)
     g->pos = TECS_COMPONENT(g->w, Position);
     g->x = tecs_index_new(g->w, &(tecs_index_desc_t){
         .comp = g->pos, .kind = TECS_INDEX_SPATIAL, .type = TECS_KEY_FLOAT,
-        .offset = offsetof(Position, x), .offset_y = offsetof(Position, y), .cell_size = cell });
+        .offset = offsetof(Position, x), .offset_y = offsetof(Position, y),
+        .cell_size = cell });
     g->q = TECS_QUERY(g->w, { .comp = g->pos, .access = TECS_WRITE });
     CHECK(g->x != NULL && g->q != NULL);
     for (int i = 0; i < n; i++) {
