@@ -813,18 +813,20 @@ bool tecs__query_writes_watched(const tecs_query_t *q)
 
 void tecs__query_report_writes(tecs_query_t *q, int64_t first, int64_t count)
 {
-    tecs_world_t *w = q->world;
     tecs_iter_t it;
     memset(&it, 0, sizeof it);
-    it.world = w;
+    it.world = q->world;
     it.priv_.query = q;
     int32_t m, pos;
     rows_seek(q, first, &m, &pos);
     q->iters++;                 /* a callback of the reports cannot free q */
-    tecs__defer_begin(w);
     while (rows_step(&it, q, &m, &pos, &count))
         report_writes(&it);
     q->iters--;
+}
+
+void tecs__query_reports_end(tecs_world_t *w)
+{
     if (w->query.niters == 0)
         iters_done(w);
     tecs__defer_end(w);

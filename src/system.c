@@ -705,11 +705,13 @@ static void count_run(sys_entry *e, double t, int64_t visited)
 ** drive callback returned, *stop receiving its system. */
 static tecs_err_t finish(tecs_world_t *w, slot *t, int32_t n, double wall, int32_t *stop)
 {
+    tecs__defer_begin(w);
     for (int32_t k = 0; k < n; k++) {
         tecs_query_t *q = w->sys->list[t[k].sys].query;
         if (q && tecs__query_writes_watched(q))
             tecs__query_report_writes(q, t[k].first, t[k].it.priv_.stepped);
     }
+    tecs__query_reports_end(w);
     tecs__workers_merge(w, n);
     tecs_err_t rc = TECS_OK;
     for (int32_t k = 0; k < n;) {

@@ -321,7 +321,9 @@ tecs_err_t tecs_split_end(tecs_query_t *q)
     s->split = NULL;
     w->base.closed = TECS__OPEN;
     w->base.err = TECS_OK;
+    tecs__defer_begin(w);
     if (tecs__query_writes_watched(q))
         tecs__query_report_writes(q, 0, s->split_rows);
+    tecs__query_reports_end(w);
     return tecs__workers_merge(w, s->split_parts);
 }
