@@ -192,6 +192,7 @@ tecs_world_t *tecs__worker_ready(tecs_world_t *w, int32_t k, const uint64_t *rea
 {
     tecs_world_t *v = w->workers->ctxs[k];
     tecs__cmdbuf q = v->cmd.deferred;
+    uint32_t run = v->base.run;
     memcpy(v, w, sizeof *v);
     memset(&v->cmd, 0, sizeof v->cmd);
     v->cmd.deferred = q;
@@ -206,6 +207,7 @@ tecs_world_t *tecs__worker_ready(tecs_world_t *w, int32_t k, const uint64_t *rea
     v->base.may_read = read;
     v->base.may_write = write;
     v->base.may_n = TECS_MAX_COMPONENTS;
+    v->base.run = run + 1;
     return v;
 }
 
@@ -253,6 +255,7 @@ tecs_err_t tecs__workers_merge(tecs_world_t *w, int32_t n)
         tecs_world_t *v = s->ctxs[k];
         w->base.mem += v->base.mem;     /* (wraps back when it freed more) */
         v->base.mem = 0;
+        v->base.closed = TECS__RETIRED;
         queues[k] = &v->cmd.deferred;
     }
     return tecs__cmd_merge(w, queues, n);
@@ -313,6 +316,6 @@ tecs_err_t tecs_split_end(tecs_query_t *q)
     w->base.closed = TECS__OPEN;
     w->base.err = TECS_OK;
     if (tecs__query_writes_watched(q))
-        tecs__query_report_writes(q);
+        tecs__query_report_writes(q, 0, s->split_rows);
     return tecs__workers_merge(w, s->split_parts);
 }

@@ -193,6 +193,7 @@ static void worker_calls(tecs_iter_t *it)
         if (i % 2 == 0)
             WCHECK(c, tecs_destroy(v, e) == TECS_OK && tecs_is_alive(v, e));
         /* W4: refused, the error the worker's own */
+        WCHECK(c, tecs_resource_get_mut(v, f->hp) == NULL);
         WCHECK(c, tecs_new(v) == 0 && tecs_last_error(v) == TECS_EBUSY);
         WCHECK(c, tecs_delayed_destroy(v, e, NULL, NULL) == TECS_EBUSY);
         WCHECK(c, tecs_component_new(v, &(tecs_component_desc_t){ .name = "X" }) == 0);
@@ -654,6 +655,8 @@ TEST(split_parts_for_your_own_threads)
         enum { PARTS = 4 };
         CHECK_ERR(tecs_split_begin(f.q, PARTS), TECS_OK);
         CHECK(tecs_new(f.w) == 0);                      /* the world is the parts' */
+        CHECK_ERR(tecs_world_free(f.w), TECS_EBUSY);
+        CHECK_ERR(tecs_query_free(f.q), TECS_EBUSY);
         CHECK_ERR(tecs_split_begin(f.q, PARTS), TECS_EBUSY);
         tecs_iter_t none = tecs_split_iter(f.q, PARTS);
         CHECK(!tecs_iter_next(&none));
@@ -672,7 +675,12 @@ TEST(split_parts_for_your_own_threads)
         if (!threaded)
             for (int k = PARTS - 1; k >= 0; k--)       /* any order */
                 split_work(&jobs[k]);
+        tecs_iter_t stale = tecs_split_iter(f.q, 0);
+        tecs_world_t *ctx0 = stale.world;
         CHECK_ERR(tecs_split_end(f.q), TECS_OK);
+        CHECK(!tecs_iter_next(&stale));                 /* its run has ended */
+        CHECK_ERR(tecs_add(ctx0, hub, f.tag), TECS_EBUSY);
+        CHECK(tecs_split_iter(f.q, 0).world == NULL);
         long total = 0;
         for (int k = 0; k < PARTS; k++) {
             CHECK_EQ(jobs[k].rows, 5000 / PARTS);
@@ -722,5 +730,45 @@ TEST(parallel_writes_reach_field_indexes)
         CHECK(tecs_index_lookup(ix, tecs_key_int(i + 1000)) == e[i]);
         CHECK(tecs_index_lookup(ix, tecs_key_int(i)) == 0);
     }
+    fx_close(&f);
+}
+
+/* A drive system that takes one step of its part: only the rows handed
+** out are reported written. */
+static tecs_err_t one_step(tecs_iter_t *it)
+{
+    if (tecs_iter_next(it)) {
+        Hp *h = tecs_field(it, 0);
+        for (int32_t i = 0; i < it->count; i++)
+            h[i].v = -1;
+    }
+    return TECS_OK;
+}
+
+static void count_set(const tecs_event_t *ev)
+{
+    long *n = ev->ctx;
+    CHECK(((const Hp *)ev->value)->v == -1);
+    ++*n;
+}
+
+TEST(parallel_reports_only_the_rows_handed_out)
+{
+    fx f;
+    fx_open(&f, 0, 2);
+    for (int i = 0; i < 5000; i++)
+        tecs_set(f.w, tecs_new(f.w), f.hp, &(Hp){ i });
+    long sets = 0;
+    CHECK(tecs_observer_new(f.w, &(tecs_observer_desc_t){
+        .event = TECS_ON_SET, .comp = f.hp, .callback = count_set, .ctx = &sets }));
+    tecs_query_t *q = tecs_query_all(f.w, 1, &f.hp);
+    tecs_system_t s = tecs_system_new(f.w, &(tecs_system_desc_t){
+        .name = "one", .query = q, .drive = one_step, .parallel = true, .parallel_min = 1 });
+    CHECK_ERR(tecs_progress(f.w, 0), TECS_OK);
+    tecs_system_stats_t st;
+    CHECK_ERR(tecs_system_stats(f.w, s, &st), TECS_OK);
+    int32_t rows = tecs_world_rows_per_chunk(f.w);
+    CHECK_EQ(st.entities_last, rows + (rows - 2500 % rows));   /* a chunk each */
+    CHECK_EQ(sets, st.entities_last);
     fx_close(&f);
 }
