@@ -460,17 +460,14 @@ static int32_t flush_one(interp *I, int *err)
 ** *last_drops gets the drops of the last wave's merge (what
 ** tecs_dropped_changes says after the run), *last_err the error of the
 ** last flush that dropped something (what the last error says), or TECS_OK;
-** *early is true when a later wave ran after that flush (even one
-** that called nothing); *merge_err the first drop's error of the last
-** wave's merge.
+** *merge_err the first drop's error of the last wave's merge.
 */
 static void replay(interp *I, pwave *w, int32_t nw, const mcmd *d, int32_t nd, const char *who,
-                   int32_t *last_drops, int *last_err, bool *early, int *merge_err)
+                   int32_t *last_drops, int *last_err, int *merge_err)
 {
     int32_t at = 0;
     *last_drops = 0;
     *last_err = TECS_OK;
-    int32_t drop_wave = nw;
     *merge_err = TECS_OK;
     for (int32_t k = 0; k < nw; k++) {
         *last_drops = 0;
@@ -519,20 +516,17 @@ static void replay(interp *I, pwave *w, int32_t nw, const mcmd *d, int32_t nd, c
                    "the merge's", who);
         for (; at < post; at++)
             mi_push_dq(I, &d[at]);
-        if (I->ndq > 0 && flush_one(I, last_err))
-            drop_wave = k;
+        if (I->ndq > 0)
+            flush_one(I, last_err);
         for (int32_t i = 0; i < nq; i++)
             mi_push_dq(I, &queued[i]);
         for (; at < end; at++)
             mi_push_dq(I, &d[at]);
         free(queued);
         *merge_err = TECS_OK;
-        if ((*last_drops = flush_one(I, merge_err)) > 0) {
-            drop_wave = k;
+        if ((*last_drops = flush_one(I, merge_err)) > 0)
             *last_err = *merge_err;
-        }
     }
-    *early = drop_wave < nw - 1;
     for (; at < nd; at++)
         mi_push_dq(I, &d[at]);
     m_flush(I);
@@ -622,19 +616,15 @@ static bool run_result(interp *I, int got, int want, const char *what)
 
 /* After a run that succeeded: tecs_dropped_changes counts its last merge's
 ** drops, and the last error names the last flush that dropped changes
-** (the report's or a merge's; each merge starts its own count), or, when
-** a later wave ran after it (early), may be TECS_OK: the library's report
-** of a wave's writes (an iteration) clears it. The step's own check of
-** drops has nothing left to do. */
-static void check_drops(interp *I, int err, int32_t drops, int last_err, bool early,
-                        const char *what)
+** (the report's or a merge's; each merge starts its own count). The
+** step's own check of drops has nothing left to do. */
+static void check_drops(interp *I, int err, int32_t drops, int last_err, const char *what)
 {
     if (err == TECS_OK && !mi_injected(I)) {
         EXPECT(I, tecs_dropped_changes(I->w) == drops, "%s: the library dropped %d queued "
                "change(s) in its last merge, the model %d", what,
                (int)tecs_dropped_changes(I->w), (int)drops);
-        EXPECT(I, tecs_last_error(I->w) == (tecs_err_t)last_err || !on(I, MF_LASTERR) ||
-               (early && tecs_last_error(I->w) == TECS_OK),
+        EXPECT(I, tecs_last_error(I->w) == (tecs_err_t)last_err || !on(I, MF_LASTERR),
                "%s: last error %s (%s), the model says %s", what,
                tecs_err_name(tecs_last_error(I->w)), tecs_last_error_msg(I->w),
                tecs_err_name((tecs_err_t)last_err));
@@ -727,12 +717,11 @@ void op_par_run(interp *I, const m_op *op)
             wv.ps[k] = ps, wv.logs[k] = &ps->log[k];
         int32_t nd, drops;
         int derr;
-        bool early;
         int merr;
         mcmd *d = take_dq(I, &nd);
-        replay(I, &wv, 1, d, nd, "par_run", &drops, &derr, &early, &merr);
+        replay(I, &wv, 1, d, nd, "par_run", &drops, &derr, &merr);
         free(d);
-        check_drops(I, err, drops, derr, early, what);
+        check_drops(I, err, drops, derr, what);
         mi_settle(I);
         m_flush(I);
     }
@@ -813,12 +802,11 @@ void op_conc_run(interp *I, const m_op *op)
             }
             int32_t nd, drops;
             int derr;
-            bool early;
             int merr;
             mcmd *d = take_dq(I, &nd);
-            replay(I, wv, nw, d, nd, "conc_run", &drops, &derr, &early, &merr);
+            replay(I, wv, nw, d, nd, "conc_run", &drops, &derr, &merr);
             free(d);
-            check_drops(I, err, drops, derr, early, "tecs_progress (concurrent)");
+            check_drops(I, err, drops, derr, "tecs_progress (concurrent)");
             mi_settle(I);
             m_flush(I);
         }
@@ -890,17 +878,16 @@ void op_split_run(interp *I, const m_op *op)
         wv.ps[k] = ps, wv.logs[k] = &ps->log[k];
     int32_t nd, drops;
     int derr;
-    bool early;
     int merr;
     mcmd *d = take_dq(I, &nd);
-    replay(I, &wv, 1, d, nd, "split_run", &drops, &derr, &early, &merr);
+    replay(I, &wv, 1, d, nd, "split_run", &drops, &derr, &merr);
     free(d);
     if (!(err == TECS_ENOMEM && mi_injected(I)))
         EXPECT(I, err == merr, "tecs_split_end: %s, the model says %s (%d dropped)",
                tecs_err_name((tecs_err_t)err), tecs_err_name((tecs_err_t)merr), (int)drops);
     else
         I->res->enomem++;
-    check_drops(I, err == merr ? TECS_OK : err, drops, derr, early, "tecs_split_end");
+    check_drops(I, err == merr ? TECS_OK : err, drops, derr, "tecs_split_end");
     mi_settle(I);
     m_flush(I);
     free(order);
