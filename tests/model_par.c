@@ -502,7 +502,8 @@ static void replay(interp *I, pwave *w, int32_t nw, const mcmd *d, int32_t nd, c
         mcmd *queued = malloc(((size_t)nq + 1) * sizeof *queued);
         if (queued == NULL)
             abort();
-        memcpy(queued, I->dq + q0, (size_t)nq * sizeof *queued);
+        if (nq > 0)
+            memcpy(queued, I->dq + q0, (size_t)nq * sizeof *queued);
         I->ndq = q0;
         /* 2: writes in place */
         for (int32_t i = 0; i < w[k].n; i++)
@@ -539,7 +540,8 @@ static mcmd *take_dq(interp *I, int32_t *n)
     mcmd *d = malloc(((size_t)I->ndq + 1) * sizeof *d);
     if (d == NULL)
         abort();
-    memcpy(d, I->dq, (size_t)I->ndq * sizeof *d);
+    if (I->ndq > 0)             /* (an empty queue may have no array) */
+        memcpy(d, I->dq, (size_t)I->ndq * sizeof *d);
     I->ndq = 0;
     return d;
 }
