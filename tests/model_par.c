@@ -665,7 +665,7 @@ static bool merge_failed(interp *I, long calls0, psys *const *ps, int32_t n)
 }
 
 static const char merge_cut[] = "an allocation failed in the workers' merge: what it did "
-                                "not apply stays in the workers' queues";
+                                "not apply waits for a later flush or merge";
 
 /* ---- the ops -------------------------------------------------------------------------- */
 
