@@ -1302,6 +1302,16 @@ tecs_err_t tecs__cmd_merge(tecs_world_t *w, tecs__cmdbuf *const *queues, int32_t
     w->cmd.flushing = false;
     tecs_err_t ferr = tecs__flush(w);
     w->cmd.applying = false;
+    /* What ran out of memory waits in the world's queue, as a flush's rest
+    ** does, for the next call that flushes; if that queue holds changes
+    ** already, in its own queue for the next merge. */
+    for (int32_t k = 0; k < n; k++) {
+        if (queues[k]->count > 0 && w->cmd.deferred.count == 0) {
+            tecs__cmdbuf mine = w->cmd.deferred;
+            w->cmd.deferred = *queues[k];
+            *queues[k] = mine;
+        }
+    }
     err = err ? err : ferr;
     if (w->cmd.dropped > 0 && err == TECS_OK)
         err = report_drops(w, "the run");

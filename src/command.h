@@ -117,9 +117,10 @@ void tecs__cmd_buf_fini(tecs_world_t *w, tecs__cmdbuf *b);
 ** queue meanwhile wait in the world's deferred queue, flushed after the
 ** last (so the result is the same however the changes were split among
 ** the queues). The world must be open and not deferred. What runs out of
-** memory stays in its queue, with what follows it there, for a later
-** merge. @return TECS_OK, TECS_ENOMEM, or the error naming the changes
-** dropped (as a flush). */
+** memory, with what follows it, moves to the world's deferred queue when
+** that is empty (the next flush applies it), else stays in its queue for
+** the next merge. @return TECS_OK, TECS_ENOMEM, or the error naming the
+** changes dropped (as a flush). */
 tecs_err_t tecs__cmd_merge(tecs_world_t *w, tecs__cmdbuf *const *queues, int32_t n);
 /* Drop every queued and delayed change, unapplied (tecs_world_reset): the
 ** queued values are destroyed, every pending id dies, the queues give

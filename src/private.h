@@ -159,9 +159,9 @@ tecs_world_t *tecs__worker_ready(tecs_world_t *w, int32_t k, const uint64_t *rea
 ** all have returned. w refuses every call meanwhile (TECS__PARALLEL). */
 void tecs__workers_run(tecs_world_t *w, int32_t n, void (*task)(void *arg, int32_t i),
                        void *arg);
-/* Apply the changes contexts 0..n-1 queued, in that order, on this thread
-** (w open and not deferred). @return the first flush's error, or TECS_OK. */
-tecs_err_t tecs__workers_merge(tecs_world_t *w, int32_t n);
+/* Apply the changes the contexts queued, in context order, on this thread,
+** and retire them (w open and not deferred). @return as tecs__cmd_merge. */
+tecs_err_t tecs__workers_merge(tecs_world_t *w);
 
 /* ==================================================================== */
 /* The world: one state per layer, in layer order                       */

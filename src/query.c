@@ -825,8 +825,24 @@ void tecs__query_report_writes(tecs_query_t *q, int64_t first, int64_t count)
     q->iters--;
 }
 
-void tecs__query_reports_end(tecs_world_t *w)
+tecs_err_t tecs__query_reports_reserve(tecs_world_t *w)
 {
+    if (tecs__grow(w, (void **)&w->query.iters, &w->query.cap_iters, w->query.niters + 1,
+                   sizeof *w->query.iters))
+        return tecs__err(w, TECS_ENOMEM, "out of memory opening an iteration");
+    return TECS_OK;
+}
+
+uint32_t tecs__query_reports_begin(tecs_world_t *w)
+{
+    uint32_t serial = iter_open(w);     /* room reserved: it cannot fail */
+    tecs__defer_begin(w);
+    return serial;
+}
+
+void tecs__query_reports_end(tecs_world_t *w, uint32_t serial)
+{
+    iter_close(w, serial);
     if (w->query.niters == 0)
         iters_done(w);
     tecs__defer_end(w);

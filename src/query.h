@@ -41,15 +41,20 @@ void tecs__iter_part(tecs_iter_t *it, tecs_query_t *q, tecs_world_t *view, int64
 /* Does someone watch the writes through q's write terms (SET events)? */
 bool tecs__query_writes_watched(const tecs_query_t *q);
 /* After a run on workers, as if one iteration had handed out the rows
-** they wrote: tecs__defer_begin, then tecs__query_report_writes for each
-** run of rows in row order (the writes through q's write terms to rows
-** [first, first + count) of q, as an iteration reports them when it
-** leaves a chunk), then tecs__query_reports_end: the ordered caches
-** re-sort if no iteration is open, and what the reports' callbacks
-** queued applies (unless the world is deferred). Rows do not move before
-** the end, so every run is reported where it was written. */
+** they wrote: tecs__query_reports_begin opens an iteration (room for it
+** reserved before the run: tecs__query_reports_reserve, TECS_ENOMEM), so
+** that ordered caches wait for the last report before they re-sort, and
+** defers the world; then tecs__query_report_writes for each run of rows
+** in row order (the writes through q's write terms to rows [first, first
+** + count) of q, as an iteration reports them when it leaves a chunk);
+** then tecs__query_reports_end closes it: the caches re-sort if no other
+** iteration is open, and what the reports' callbacks queued applies
+** (unless the world is deferred). Rows do not move before the end, so
+** every run is reported where it was written. */
+tecs_err_t tecs__query_reports_reserve(tecs_world_t *w);
+uint32_t tecs__query_reports_begin(tecs_world_t *w);
 void tecs__query_report_writes(tecs_query_t *q, int64_t first, int64_t count);
-void tecs__query_reports_end(tecs_world_t *w);
+void tecs__query_reports_end(tecs_world_t *w, uint32_t serial);
 /* Or into read / write (TECS_MAX_COMPONENTS bits each) the components q's
 ** terms read and write: a term that hands out no value touches none. */
 void tecs__query_access(const tecs_query_t *q, uint64_t *read, uint64_t *write);

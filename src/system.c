@@ -705,14 +705,14 @@ static void count_run(sys_entry *e, double t, int64_t visited)
 ** drive callback returned, *stop receiving its system. */
 static tecs_err_t finish(tecs_world_t *w, slot *t, int32_t n, double wall, int32_t *stop)
 {
-    tecs__defer_begin(w);
+    uint32_t serial = tecs__query_reports_begin(w);
     for (int32_t k = 0; k < n; k++) {
         tecs_query_t *q = w->sys->list[t[k].sys].query;
         if (q && tecs__query_writes_watched(q))
             tecs__query_report_writes(q, t[k].first, t[k].it.priv_.stepped);
     }
-    tecs__query_reports_end(w);
-    tecs__workers_merge(w, n);
+    tecs__query_reports_end(w, serial);
+    tecs__workers_merge(w);
     tecs_err_t rc = TECS_OK;
     for (int32_t k = 0; k < n;) {
         int32_t i = t[k].sys;
@@ -743,7 +743,7 @@ static tecs_err_t call_parallel(tecs_world_t *w, int32_t i, double dt, int32_t *
     int32_t parts = tecs_world_threads(w);
     if (rows < (e->parallel_min ? e->parallel_min : TECS_PARALLEL_MIN) || rows < parts)
         parts = 1;
-    if (tecs__workers_reserve(w, parts) != TECS_OK) {   /* made parallel mid-frame */
+    if (tecs__workers_reserve(w, parts) || tecs__query_reports_reserve(w)) {
         *stop = i;
         return w->base.err;
     }
@@ -762,7 +762,7 @@ static tecs_err_t call_wave(tecs_world_t *w, const int32_t *wave, const double *
                             int32_t *stop)
 {
     slot t[WAVE_MAX];
-    if (tecs__workers_reserve(w, n) != TECS_OK) {       /* made concurrent mid-frame */
+    if (tecs__workers_reserve(w, n) || tecs__query_reports_reserve(w)) {
         *stop = wave[0];
         return w->base.err;
     }

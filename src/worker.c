@@ -251,10 +251,12 @@ void tecs__workers_run(tecs_world_t *w, int32_t n, void (*task)(void *arg, int32
     w->base.closed = closed;
 }
 
-tecs_err_t tecs__workers_merge(tecs_world_t *w, int32_t n)
+tecs_err_t tecs__workers_merge(tecs_world_t *w)
 {
     worker_state *s = w->workers;
     tecs__cmdbuf *queues[TECS__CONTEXTS_MAX];
+    /* Every context: one may hold what an earlier merge could not apply. */
+    int32_t n = s->nctxs;
     assert(n <= TECS__CONTEXTS_MAX);
     for (int32_t k = 0; k < n; k++) {
         tecs_world_t *v = s->ctxs[k];
@@ -279,7 +281,7 @@ tecs_err_t tecs_split_begin(tecs_query_t *q, int32_t parts)
     if (parts < 1 || parts > TECS_MAX_THREADS)
         return tecs__err(w, TECS_EINVAL, "tecs_split_begin: %d parts (1..%d)", (int)parts,
                          TECS_MAX_THREADS);
-    if ((err = tecs__workers_reserve(w, parts)) != TECS_OK)
+    if ((err = tecs__workers_reserve(w, parts)) || (err = tecs__query_reports_reserve(w)))
         return err;
     worker_state *s = w->workers;
     s->split = q;
@@ -321,9 +323,9 @@ tecs_err_t tecs_split_end(tecs_query_t *q)
     s->split = NULL;
     w->base.closed = TECS__OPEN;
     w->base.err = TECS_OK;
-    tecs__defer_begin(w);
+    uint32_t serial = tecs__query_reports_begin(w);
     if (tecs__query_writes_watched(q))
         tecs__query_report_writes(q, 0, s->split_rows);
-    tecs__query_reports_end(w);
-    return tecs__workers_merge(w, s->split_parts);
+    tecs__query_reports_end(w, serial);
+    return tecs__workers_merge(w);
 }

@@ -7,28 +7,34 @@ void test_fail(const char *file, int line, const char *expr)
     exit(1);
 }
 
+/* Safe on several threads at once: each counter moves by one atomic step,
+** and the number of a call is the one its own increment gave. */
 void *tw_alloc_fn(void *ud, void *ptr, size_t osize, size_t nsize)
 {
     tw_alloc *a = ud;
     if (nsize == 0) {
         if (ptr) {
-            a->blocks--;
-            a->bytes -= osize;
+            atomic_fetch_sub(&a->blocks, 1);
+            atomic_fetch_sub(&a->bytes, osize);
             free(ptr);
         }
         return NULL;
     }
-    a->calls++;
-    if (a->fail_at > 0 && (a->calls == a->fail_at || (a->fail_after && a->calls > a->fail_at))) {
-        a->failures++;
+    long n = atomic_fetch_add(&a->calls, 1) + 1;
+    long at = atomic_load(&a->fail_at);
+    if (at > 0 && (n == at || (atomic_load(&a->fail_after) && n > at))) {
+        atomic_fetch_add(&a->failures, 1);
         return NULL;
     }
     void *p = realloc(ptr, nsize);
     if (p == NULL)
         return NULL;
     if (ptr == NULL)
-        a->blocks++;
-    a->bytes += nsize - (ptr ? osize : 0);
+        atomic_fetch_add(&a->blocks, 1);
+    if (ptr == NULL || nsize >= osize)
+        atomic_fetch_add(&a->bytes, nsize - (ptr ? osize : 0));
+    else
+        atomic_fetch_sub(&a->bytes, osize - nsize);
     return p;
 }
 
@@ -79,7 +85,7 @@ void tw_free(tecs_world_t *w)
         tecs_world_free(w);
         worlds[i].w = NULL;
         if (a->blocks != 0 || a->bytes != 0) {
-            fprintf(stderr, "  leak: %ld blocks, %zu bytes\n", a->blocks, a->bytes);
+            fprintf(stderr, "  leak: %ld blocks, %zu bytes\n", (long)a->blocks, (size_t)a->bytes);
             test_fail(__FILE__, __LINE__, "no leak");
         }
         if (worlds[i].owned)

@@ -65,6 +65,13 @@ void mi_failf(interp *I, const char *fmt, ...)
     longjmp(I->fail, 1);
 }
 
+void mi_cut(interp *I, const char *why)
+{
+    snprintf(I->res->msg, sizeof I->res->msg, "step %d: cut: %s", I->step, why);
+    I->res->cut = true;
+    I->res->at = I->step;
+    longjmp(I->fail, 1);
+}
 
 uint64_t mi_mix(uint64_t x)
 {
@@ -214,7 +221,9 @@ void mi_push_cmd(mcmd **q, int32_t *n, int32_t *cap, const mcmd *c)
 
 void mi_push_dq(interp *I, const mcmd *c)
 {
-    mi_push_cmd(&I->dq, &I->ndq, &I->cap_dq, c);
+    mcmd t = *c;
+    t.applying = I->w && I->w->cmd.applying;
+    mi_push_cmd(&I->dq, &I->ndq, &I->cap_dq, &t);
 }
 
 /* An initializer ran once, on its entity, which nobody saw alive, and its
@@ -290,7 +299,8 @@ bool mi_drop_report(interp *I)
 {
     const char *msg = tecs_last_error_msg(I->w);
     if (tecs_dropped_changes(I->w) <= 0 || (strncmp(msg, "the flush dropped ", 18) != 0 &&
-                                           strncmp(msg, "the apply dropped ", 18) != 0))
+                                           strncmp(msg, "the apply dropped ", 18) != 0 &&
+                                           strncmp(msg, "the run dropped ", 16) != 0))
         return false;
     I->ldrops = tecs_dropped_changes(I->w);
     I->ldrop_err = (int)tecs_last_error(I->w);
@@ -976,6 +986,10 @@ bool mi_query_free(interp *I, int32_t qi, bool refuse_all)
     int used = cache_uses(I, I->qs[qi].q), iterated = mi_iterated(I, qi);
     if (I->sys_q == I->qs[qi].q)
         used = 1;
+    for (int32_t k = 0; k < I->npar_q; k++)
+        used = I->par_q[k] == I->qs[qi].q ? 1 : used;
+    if (I->split_q == I->qs[qi].q && !I->w->cmd.applying && used == 0)
+        used = 2;
     int busy = used == 1 || iterated == 1 ? 1 : used > iterated ? used : iterated;
     if (busy && (I->off & MF_BUSY) && !refuse_all)
         return false;
@@ -2294,6 +2308,9 @@ static const struct {
     { "query_all_zero_terms", 1, op_query_all_zero_terms },
     { "world_reset", 1, op_world_reset },
     { "sys_drive_run", 2, op_sys_drive_run },
+    { "par_run", 3, op_par_run },
+    { "conc_run", 2, op_conc_run },
+    { "split_run", 2, op_split_run },
 };
 enum { NOPS = sizeof ops / sizeof ops[0] };
 
@@ -2607,6 +2624,7 @@ void m_parse_input(const uint8_t *data, size_t size, int32_t max_ops, m_prog *p,
     *o = (m_opts){ .check_every = 1 };
     if (size >= 4 && data[0] == 'O' && data[1] == 'M') {
         o->fail_at = 1 + (data[2] | data[3] << 8);
+        o->oom = true;
         data += 4, size -= 4;
     }
     m_prog_from_bytes(p, data, size, max_ops);

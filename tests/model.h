@@ -42,6 +42,10 @@ typedef struct m_opts {
     long fail_at;               /* fail this allocation (1-based); 0 never  */
     int32_t check_every;        /* full comparison period; 0 means 1        */
     uint32_t off;               /* features switched off (m_feature_bits)   */
+    bool oom;                   /* a run of a series that makes allocations
+                                   fail: workers run as an executor on the
+                                   calling thread, so the allocations come
+                                   in the same order in every run            */
 } m_opts;
 
 typedef struct m_result {
@@ -52,6 +56,9 @@ typedef struct m_result {
     long injected;              /* allocations made to fail                 */
     long ops_run;
     long enomem;                /* calls that reported out of memory        */
+    bool cut;                   /* stopped early, not failed: the program met
+                                   a known limit of the library (msg says
+                                   which); the rest of it is not checked    */
 } m_result;
 
 /* Features of the interpreter that can be switched off, one bit each, by

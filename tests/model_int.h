@@ -45,6 +45,8 @@ typedef struct mcmd {
     uint32_t vmask;             /* births: components given values          */
     int64_t val[NC];
     struct init_rec *init;
+    bool applying;              /* pushed while the library applied queues
+                                   (tecs_delayed_apply*, a workers' merge)  */
 } mcmd;
 
 typedef struct mquery {
@@ -190,6 +192,16 @@ struct interp {
     void *life_ptr;             /* the values H's running lifecycle hook has */
     int32_t nsect;              /* deferred sections the program has open   */
     tecs_query_t *sys_q;        /* the query a system uses (sys_drive_run)  */
+    tecs_query_t *par_q[4];     /* queries of parallel / concurrent systems
+                                   (model_par.c): busy while they live      */
+    int32_t npar_q;
+    tecs_query_t *split_q;      /* the query a split ends (model_par.c): its
+                                   report iterates it, the merge does not   */
+    struct {                    /* OOM runs: jobs run at wait, last first   */
+        tecs_job_fn job[TECS_MAX_THREADS];
+        void *arg[TECS_MAX_THREADS];
+        int32_t n;
+    } lazy;
 };
 
 /* A condition of the model's filter. */
@@ -219,6 +231,9 @@ void mi_check_chunk(interp *I, const tecs_iter_t *it, const mquery *q);
 bool mi_deferred(const interp *I);
 bool mi_delay_new(interp *I, tecs_archetype_t *a, uint32_t mask, uint32_t y, uint32_t z);
 void mi_failf(interp *I, const char *fmt, ...) TECS__PRINTF(2, 3);
+/* Stop the program without failing it (m_result.cut): what follows a known
+** limit of the library cannot be predicted. */
+void mi_cut(interp *I, const char *why);
 void mi_fill_val(int c, void *dst, int64_t v);
 ment *mi_find(interp *I, tecs_entity_t id);
 tecs_archetype_t *mi_get_arch(interp *I, uint32_t mask, uint32_t seed);
@@ -297,5 +312,10 @@ tecs_comp_t mi_pick_comp(interp *I, uint8_t x, int *ci);
 int64_t mi_mkval(uint32_t a, uint32_t b);
 bool mi_same_val(int c, const void *p, int64_t v);
 void op_sys_drive_run(interp *I, const m_op *op);
+
+/* model_par.c: parallel and concurrent systems, splits */
+void op_par_run(interp *I, const m_op *op);
+void op_conc_run(interp *I, const m_op *op);
+void op_split_run(interp *I, const m_op *op);
 
 #endif

@@ -47,6 +47,8 @@ static int replay_file(const char *path, uint32_t off, int32_t every)
     m_result r = m_run(&p, &o);
     if (r.failed)
         m_explain(stderr, &p, &o, &r);
+    else if (r.cut)
+        printf("%s: %d ops, no mismatch; %s\n", path, (int)p.n, r.msg);
     else
         printf("%s: %d ops, no mismatch\n", path, (int)p.n);
     m_prog_free(&p);
@@ -101,19 +103,21 @@ int main(int argc, char **argv)
     if (seconds < 0)
         seconds = one ? 0 : 10;
     double start = tecs_time_now();
-    long total = 0, runs = 0;
+    long total = 0, runs = 0, cuts = 0;
     do {
         m_prog p;
         m_prog_random(&p, seed, nops);
-        m_opts o = { .check_every = every, .off = off };
+        m_opts o = { .check_every = every, .off = off, .oom = oom };
         m_result r = m_run(&p, &o);
         total += r.ops_run;
         runs++;
+        cuts += r.cut;
         for (long k = 1; oom && !r.failed && k <= r.allocs; k++) {
             o.fail_at = k;              /* every allocation of this program fails once */
             m_result f = m_run(&p, &o);
             total += f.ops_run;
             runs++;
+            cuts += f.cut;
             if (f.failed)
                 r = f;
         }
@@ -130,5 +134,8 @@ int main(int argc, char **argv)
     } while (tecs_time_now() - start < seconds);
     printf("%ld programs, %ld operations, %.1f s, no mismatch (last seed %llu)\n", runs, total,
            tecs_time_now() - start, (unsigned long long)seed - 1);
+    if (cuts)
+        printf("%ld program(s) cut short at a known limit of the library (m_result.cut)\n",
+               cuts);
     return 0;
 }

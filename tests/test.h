@@ -12,6 +12,7 @@
 
 #include "tinyecs.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,14 +38,16 @@ void test_fail(const char *file, int line, const char *expr);
 
 #define CHECK_ERR(call, code) CHECK_EQ((call), (code))
 
-/* The counting allocator. */
+/* The counting allocator. A world's workers call it from several threads
+** at once, so its fields are atomic: tests read and set them as plain
+** fields (each access is one atomic load or store), while no worker runs. */
 typedef struct tw_alloc {
-    long blocks;                /* live blocks                              */
-    size_t bytes;               /* live bytes                               */
-    long calls;                 /* allocations and reallocations so far     */
-    long fail_at;               /* fail the call with this number (1-based) */
-    long failures;              /* how many were failed                     */
-    bool fail_after;            /* fail every call from fail_at on          */
+    _Atomic long blocks;        /* live blocks                              */
+    _Atomic size_t bytes;       /* live bytes                               */
+    _Atomic long calls;         /* allocations and reallocations so far     */
+    _Atomic long fail_at;       /* fail the call with this number (1-based) */
+    _Atomic long failures;      /* how many were failed                     */
+    _Atomic bool fail_after;    /* fail every call from fail_at on          */
 } tw_alloc;
 
 void *tw_alloc_fn(void *ud, void *ptr, size_t osize, size_t nsize);
