@@ -51,6 +51,7 @@
 #include "private.h"
 
 #include <stddef.h>
+#include <stdatomic.h>
 #include <time.h>
 
 #if defined(_WIN32)
@@ -197,6 +198,7 @@ struct tecs__pool {
     } ring[TECS__POOL_JOBS];    /* queued jobs, from head on                */
     int32_t head;               /* the next job to run                      */
     int32_t queued;             /* jobs in the ring                         */
+    atomic_int ready;           /* queued, for a worker to watch unlocked   */
     int32_t pending;            /* jobs queued or running                   */
     bool stop;                  /* the workers leave once nothing is queued */
     int32_t threads;            /* room in thread[], the threads asked for  */
@@ -218,6 +220,7 @@ static void pool_run_one(tecs__pool *p)
     void *arg = p->ring[p->head].arg;
     p->head = (p->head + 1) % TECS__POOL_JOBS;
     p->queued--;
+    atomic_fetch_sub_explicit(&p->ready, 1, memory_order_relaxed);
     unlock(&p->lock);
     fn(arg);
     lock(&p->lock);
@@ -225,12 +228,36 @@ static void pool_run_one(tecs__pool *p)
 }
 
 #if defined(_WIN32) || defined(TECS__PTHREADS)
-/* A worker: run queued jobs, sleep while there are none, leave on stop. */
+/* Watch for a job, unlocked, for SPIN_SECONDS: a frame's systems come in
+** quick succession, and waking a sleeping thread takes longer than a
+** light system's part (tens of microseconds), which the submitting
+** thread would then run itself. */
+#define SPIN_SECONDS 100e-6
+
+static void spin_for_work(tecs__pool *p)
+{
+    double until = tecs_time_now() + SPIN_SECONDS;
+    for (int i = 0; atomic_load_explicit(&p->ready, memory_order_relaxed) == 0; i++) {
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+        __builtin_ia32_pause();
+#endif
+        if ((i & 63) == 63 && tecs_time_now() > until)
+            return;
+    }
+}
+
+/* A worker: run queued jobs, watch a while when there are none, then
+** sleep; leave on stop. */
 static void pool_run(void *pool)
 {
     tecs__pool *p = pool;
     lock(&p->lock);
     for (;;) {
+        if (p->queued == 0 && !p->stop) {
+            unlock(&p->lock);
+            spin_for_work(p);
+            lock(&p->lock);
+        }
         while (p->queued == 0 && !p->stop)
             cond_wait(&p->work, &p->lock);
         if (p->queued == 0)
@@ -273,6 +300,7 @@ tecs_err_t tecs__pool_start(tecs_world_t *w, int32_t n, tecs__pool **out)
     if (p == NULL)
         return tecs__err(w, TECS_ENOMEM, "out of memory starting %d threads", n);
     memset(p, 0, pool_size(n));
+    atomic_init(&p->ready, 0);
     p->threads = n;
     long code = lock_init(&p->lock);
     if (code == 0 && ++p->made == 1)
@@ -322,6 +350,7 @@ void tecs__pool_submit(void *pool, tecs_job_fn job, void *arg)
     p->ring[tail].arg = arg;
     p->queued++;
     p->pending++;
+    atomic_fetch_add_explicit(&p->ready, 1, memory_order_relaxed);
     cond_signal(&p->work);
     unlock(&p->lock);
 }
