@@ -4,6 +4,8 @@
 #   make demo           build and run the boids demo (DEMO_ARGS='--compare')
 #   make test           build and run every test (CTest)
 #   make test-sanitize  the tests under AddressSanitizer + UBSan
+#   make test-tsan      the threaded tests (CTest label `threads`) under
+#                       ThreadSanitizer; any report fails
 #   make test-valgrind  the tests under valgrind memcheck (any error fails)
 #   make test-cross     the tests built for Windows (wine), 32-bit x86 and
 #                       big-endian s390x (qemu-user); CROSS_TARGETS='i686' for one
@@ -32,7 +34,7 @@ FUZZ_TARGETS  ?= fuzz_model
 SANITIZE_MODEL_OPS ?= 250000
 VALGRIND_MODEL_OPS ?= 20000
 
-.PHONY: all build lib test demo test-sanitize test-valgrind test-cross fuzz model-run bench bench-cold \
+.PHONY: all build lib test demo test-sanitize test-tsan test-valgrind test-cross fuzz model-run bench bench-cold \
 	bench-build bench-table docs clean
 
 # Benchmarks: their own release build, plain -O3 (no -march=native).
@@ -71,6 +73,18 @@ test-sanitize:
 	cd build-sanitize && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 TECS_MODEL_OPS=$(SANITIZE_MODEL_OPS) \
 		$(CTEST) --output-on-failure -j$(JOBS)
+
+# ThreadSanitizer (gcc's libtsan, or clang's with CC=clang) on the tests
+# labelled `threads`: the first report stops the test with a non-zero code.
+TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
+test-tsan:
+	@$(CMAKE) -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DCMAKE_C_FLAGS="$(TSAN_FLAGS)" -DCMAKE_EXE_LINKER_FLAGS="$(TSAN_FLAGS)" \
+		-DCMAKE_SHARED_LINKER_FLAGS="$(TSAN_FLAGS)" -DTECS_BUILD_BENCH=OFF \
+		-DTECS_BUILD_EXAMPLES=OFF -DTECS_BUILD_DEMO=OFF >/dev/null
+	@$(CMAKE) --build build-tsan -j$(JOBS)
+	cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+		$(CTEST) --output-on-failure -j$(JOBS) -L threads
 
 # Every test case in its own valgrind process, JOBS at a time; a memcheck
 # error or a leak makes the case (and the target) fail.

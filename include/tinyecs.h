@@ -1467,7 +1467,8 @@ const void *tecs_resource_get(const tecs_world_t *world, tecs_comp_t comp);
 /**
  * Like tecs_resource_get, for writing. A write through the pointer is not
  * reported: call tecs_resource_modified for on_set hooks and SET observers
- * to see it (as with tecs_get_mut and tecs_modified).
+ * to see it (as with tecs_get_mut and tecs_modified). NULL in a worker
+ * (W4 in "Threads": the workers share the resources).
  */
 void *tecs_resource_get_mut(tecs_world_t *world, tecs_comp_t comp);
 

@@ -166,6 +166,9 @@ tecs_err_t tecs__refuse_closed(tecs_world_t *w)
     case TECS__WORKER:
         return tecs__err(w, TECS_EBUSY, "not allowed from a worker: a worker reads, writes "
                          "its own rows and queues add / remove / set / destroy / modified");
+    case TECS__RETIRED:
+        return tecs__err(w, TECS_EBUSY, "a worker context is used after its run (it->world "
+                         "of a worker is valid in its callback only)");
     case TECS__FREEING:
         return tecs__err(w, TECS_EBUSY, "the world is being freed");
     case TECS__RESETTING:
@@ -178,7 +181,7 @@ tecs_err_t tecs__refuse_closed(tecs_world_t *w)
 bool tecs__refuse_read(tecs_world_t *w)
 {
     uint8_t closed = w->base.closed;
-    if (closed == TECS__IN_ALLOC || closed == TECS__PARALLEL) {
+    if (closed == TECS__IN_ALLOC || closed == TECS__PARALLEL || closed == TECS__RETIRED) {
         tecs__refuse_closed(w);
         return true;
     }

@@ -38,8 +38,10 @@ enum {
     TECS__IN_ALLOC,             /* its allocator is running                 */
     TECS__WORKER,               /* a worker context (worker.c): reads and
                                    queued changes are taken, nothing else   */
-    TECS__PARALLEL              /* workers run: calls through the world
+    TECS__PARALLEL,             /* workers run: calls through the world
                                    itself are refused, recording nothing    */
+    TECS__RETIRED               /* a worker context after its run: every
+                                   call is refused                          */
 };
 /* Set the last error back to err after calls made on the caller's behalf
 ** replaced it (the message of a code other than TECS_OK is then its
@@ -88,6 +90,8 @@ typedef struct tecs__base {
                                    read (tecs_get) / write (tecs_get_mut);  */
     const uint64_t *may_write;  /* NULL: anything                           */
     int32_t may_n;              /* the component ids the bits cover         */
+    uint32_t run;               /* its runs so far: a part iterator steps
+                                   only in the run that made it             */
 } tecs__base;
 
 /* The base state of w. It is the world's first member (private.h asserts

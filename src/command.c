@@ -1290,14 +1290,24 @@ void tecs__cmd_buf_fini(tecs_world_t *w, tecs__cmdbuf *b)
     buf_fini(w, b);
 }
 
-bool tecs__cmd_adopt(tecs_world_t *w, tecs__cmdbuf *from)
+tecs_err_t tecs__cmd_merge(tecs_world_t *w, tecs__cmdbuf *const *queues, int32_t n)
 {
-    if (w->cmd.deferred.count > 0)
-        return from->count == 0;
-    tecs__cmdbuf mine = w->cmd.deferred;
-    w->cmd.deferred = *from;
-    *from = mine;
-    return true;
+    tecs_err_t outer = w->base.err, err = TECS_OK;
+    w->cmd.dropped = 0;
+    w->cmd.applying = true;
+    w->cmd.flushing = true;         /* what callbacks change waits its turn */
+    for (int32_t k = 0; k < n && err == TECS_OK; k++)
+        if (queues[k]->count > 0)
+            err = run_queue(w, queues[k], pick_all);
+    w->cmd.flushing = false;
+    tecs_err_t ferr = tecs__flush(w);
+    w->cmd.applying = false;
+    err = err ? err : ferr;
+    if (w->cmd.dropped > 0 && err == TECS_OK)
+        err = report_drops(w, "the run");
+    else if (err == TECS_OK)
+        tecs__err_restore(w, outer);
+    return err;
 }
 
 void tecs__cmd_fini(tecs_world_t *w)

@@ -113,12 +113,14 @@ void tecs__cmd_fini(tecs_world_t *w);
 /* Free a queue that is not the world's own (a worker's): its values are
 ** destroyed, unapplied. */
 void tecs__cmd_buf_fini(tecs_world_t *w, tecs__cmdbuf *b);
-/* Make a worker's queue the world's deferred queue, to be flushed: the
-** two trade places (no copy, so this cannot fail). False, leaving both as
-** they are, while the world's own queue holds changes (left by a flush
-** that ran out of memory): the worker's wait in its queue for a later
-** adopt, still in their order. */
-bool tecs__cmd_adopt(tecs_world_t *w, tecs__cmdbuf *from);
+/* Apply the workers' queues in order, as one queue: the changes callbacks
+** queue meanwhile wait in the world's deferred queue, flushed after the
+** last (so the result is the same however the changes were split among
+** the queues). The world must be open and not deferred. What runs out of
+** memory stays in its queue, with what follows it there, for a later
+** merge. @return TECS_OK, TECS_ENOMEM, or the error naming the changes
+** dropped (as a flush). */
+tecs_err_t tecs__cmd_merge(tecs_world_t *w, tecs__cmdbuf *const *queues, int32_t n);
 /* Drop every queued and delayed change, unapplied (tecs_world_reset): the
 ** queued values are destroyed, every pending id dies, the queues give
 ** their memory back. */

@@ -7,7 +7,9 @@
 
 /* A pool of threads that run jobs: the world's own executor. Its threads
 ** sleep while no job is queued. One thread (the world's) submits and
-** waits; the jobs run on the pool's threads and on the waiting one. */
+** waits; the jobs run on the pool's threads and on the waiting one. One
+** block from the world's allocator holds it (os.c draws it); it keeps no
+** pointer to the world, so the world passes itself to start and stop. */
 typedef struct tecs__pool tecs__pool;
 
 /* The most jobs queued between two waits. */
@@ -23,7 +25,8 @@ void tecs__pool_stop(tecs_world_t *w, tecs__pool *p);
 /* Its threads. */
 int32_t tecs__pool_threads(const tecs__pool *p);
 /* The executor's submit and wait (tecs_executor_t), ctx being the pool:
-** submit queues job(arg) (at most TECS__POOL_JOBS between two waits);
+** submit queues job(arg) (at most TECS__POOL_JOBS between two waits; one
+** past that finds the ring full and runs at once on the calling thread);
 ** wait runs queued jobs on the calling thread too, and returns when every
 ** job submitted has returned. Memory written before submit is visible to
 ** the job, and what a job wrote is visible after wait. */

@@ -19,8 +19,8 @@
 **
 ** Layers, bottom to top (each .c calls only files above it in this list):
 **
-**     os.c             the platform: a monotonic clock
 **     alloc.c          allocator, error state, callback depths
+**     os.c             the platform: a monotonic clock, the thread pool
 **     entity_index.c   id slots, generations, FIFO free list
 **     component.c      the component registry
 **     event.c          the listener bus: listen, emit, veto
@@ -32,6 +32,7 @@
 **     index/           field indexes, filters, caches
 **     observer.c       hooks and observers
 **     resource.c       world resources: per-component singleton values
+**     worker.c         workers: contexts, batches, splits
 **     system.c         systems, phases, tecs_progress
 **     check.c          tecs_world_check: verifies every layer
 **     world.c          world lifetime: sets up and tears down every layer
@@ -137,6 +138,10 @@ tecs_err_t tecs__resources_verify(tecs_world_t *w);
 /* ==================================================================== */
 
 struct tecs__worker_state;      /* the world's threads, executor, contexts  */
+
+/* The most worker contexts one run uses: a parallel system's parts (one
+** per thread), a wave's concurrent systems. */
+#define TECS__CONTEXTS_MAX TECS_MAX_THREADS
 
 /* Make sure n worker contexts exist: TECS_OK, or TECS_ENOMEM recorded. */
 tecs_err_t tecs__workers_reserve(tecs_world_t *w, int32_t n);

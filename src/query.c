@@ -724,7 +724,9 @@ tecs_iter_t tecs_archetype_iter(tecs_world_t *w, tecs_archetype_t *a, int32_t fl
 ** while nothing changes it, and whose changes queue in their own contexts.
 ** So a step reads the query and the archetypes and writes only the
 ** iterator. Writes through write terms are reported by the caller once
-** every part is done (tecs__query_report_writes).
+** every part is done (tecs__query_report_writes). A part steps only while
+** its run goes on: its context a worker's, of the run that made the part
+** (serial holds the context's run count).
 */
 
 int64_t tecs__query_rows(const tecs_query_t *q)
@@ -733,6 +735,43 @@ int64_t tecs__query_rows(const tecs_query_t *q)
     for (int32_t m = 0; m < q->nmatch; m++)
         n += q->march[m]->count;
     return n;
+}
+
+/* Load into it the next run of rows of q from row *pos of match *m, at
+** most a chunk and at most *left rows, and move past it; false at the
+** end. */
+static bool rows_step(tecs_iter_t *it, const tecs_query_t *q, int32_t *m, int32_t *pos,
+                      int64_t *left)
+{
+    const tecs_world_t *w = q->world;
+    while (*left > 0 && *m < q->nmatch) {
+        tecs_archetype_t *a = q->march[*m];
+        int32_t row = *pos;
+        if (row >= a->count) {
+            ++*m;
+            *pos = 0;
+            continue;
+        }
+        int64_t n = (int64_t)w->arch.rows - (row & (int32_t)w->arch.mask);
+        if (n > a->count - row)
+            n = a->count - row;
+        if (n > *left)
+            n = *left;
+        tecs__iter_load_rows(it, *m, a, (uint32_t)row, (int32_t)n);
+        *pos = row + (int32_t)n;
+        *left -= n;
+        return true;
+    }
+    return false;
+}
+
+/* Where row `first` of q's rows is: its match and its row there. */
+static void rows_seek(const tecs_query_t *q, int64_t first, int32_t *m, int32_t *pos)
+{
+    *m = 0;
+    while (*m < q->nmatch && first >= q->march[*m]->count)
+        first -= q->march[(*m)++]->count;
+    *pos = (int32_t)first;
 }
 
 void tecs__iter_part(tecs_iter_t *it, tecs_query_t *q, tecs_world_t *view, int64_t first,
@@ -744,36 +783,18 @@ void tecs__iter_part(tecs_iter_t *it, tecs_query_t *q, tecs_world_t *view, int64
     it->priv_.flags = ITER_PART;
     it->priv_.state = ITER_RUNNING;
     it->priv_.left = count;
-    int32_t m = 0;
-    while (m < q->nmatch && first >= q->march[m]->count)
-        first -= q->march[m++]->count;
-    it->priv_.match = m;
-    it->priv_.pos = (int32_t)first;
+    it->priv_.serial = view->base.run;
+    rows_seek(q, first, &it->priv_.match, &it->priv_.pos);
 }
 
 static bool part_next(tecs_iter_t *it)
 {
-    if (it->priv_.state != ITER_RUNNING)
-        return false;
-    tecs_query_t *q = it->priv_.query;
-    const tecs_world_t *w = q->world;
-    while (it->priv_.left > 0 && it->priv_.match < q->nmatch) {
-        tecs_archetype_t *a = q->march[it->priv_.match];
-        int32_t row = it->priv_.pos;
-        if (row >= a->count) {
-            it->priv_.match++;
-            it->priv_.pos = 0;
-            continue;
-        }
-        int64_t n = (int64_t)w->arch.rows - (row & (int32_t)w->arch.mask);
-        if (n > a->count - row)
-            n = a->count - row;
-        if (n > it->priv_.left)
-            n = it->priv_.left;
-        tecs__iter_load_rows(it, it->priv_.match, a, (uint32_t)row, (int32_t)n);
-        it->priv_.pos = row + (int32_t)n;
-        it->priv_.left -= n;
-        it->priv_.stepped += n;
+    /* Its run must be going (the context a worker's, of the same run). */
+    const tecs__base *b = &it->world->base;
+    if (it->priv_.state == ITER_RUNNING && b->closed == TECS__WORKER &&
+        b->run == it->priv_.serial &&
+        rows_step(it, it->priv_.query, &it->priv_.match, &it->priv_.pos, &it->priv_.left)) {
+        it->priv_.stepped += it->count;
         return true;
     }
     it->priv_.state = ITER_DONE;
@@ -790,11 +811,23 @@ bool tecs__query_writes_watched(const tecs_query_t *q)
     return false;
 }
 
-void tecs__query_report_writes(tecs_query_t *q)
+void tecs__query_report_writes(tecs_query_t *q, int64_t first, int64_t count)
 {
-    tecs_iter_t it = tecs_query_iter(q);
-    while (tecs_iter_next(&it))
-        ;                       /* each step reports the one before */
+    tecs_world_t *w = q->world;
+    tecs_iter_t it;
+    memset(&it, 0, sizeof it);
+    it.world = w;
+    it.priv_.query = q;
+    int32_t m, pos;
+    rows_seek(q, first, &m, &pos);
+    q->iters++;                 /* a callback of the reports cannot free q */
+    tecs__defer_begin(w);
+    while (rows_step(&it, q, &m, &pos, &count))
+        report_writes(&it);
+    q->iters--;
+    if (w->query.niters == 0)
+        iters_done(w);
+    tecs__defer_end(w);
 }
 
 void tecs__query_access(const tecs_query_t *q, uint64_t *read, uint64_t *write)

@@ -40,10 +40,11 @@ void tecs__iter_part(tecs_iter_t *it, tecs_query_t *q, tecs_world_t *view, int64
                      int64_t count);
 /* Does someone watch the writes through q's write terms (SET events)? */
 bool tecs__query_writes_watched(const tecs_query_t *q);
-/* Report the writes through q's write terms of every row, in row order,
-** as an iteration of q does (the world must be open and not deferred
-** for the reports' changes to apply at its end). */
-void tecs__query_report_writes(tecs_query_t *q);
+/* Report the writes through q's write terms to rows [first, first +
+** count) of q, in row order, as an iteration of q does when it leaves a
+** chunk; what the reports' callbacks queue applies at the end (unless
+** the world is deferred). */
+void tecs__query_report_writes(tecs_query_t *q, int64_t first, int64_t count);
 /* Or into read / write (TECS_MAX_COMPONENTS bits each) the components q's
 ** terms read and write: a term that hands out no value touches none. */
 void tecs__query_access(const tecs_query_t *q, uint64_t *read, uint64_t *write);

@@ -199,7 +199,8 @@ const void *tecs_resource_get(const tecs_world_t *w, tecs_comp_t c)
 
 void *tecs_resource_get_mut(tecs_world_t *w, tecs_comp_t c)
 {
-    return value_of(w, c);
+    /* Workers share the resources: none of them may write one. */
+    return w && tecs__in_worker(w) ? NULL : value_of(w, c);
 }
 
 bool tecs_resource_has(const tecs_world_t *w, tecs_comp_t c)

@@ -73,7 +73,7 @@
 /* Words of one access bit set: a bit per component id. */
 #define ACCESS_WORDS (TECS_MAX_COMPONENTS / 64)
 /* The most systems in one wave. */
-#define WAVE_MAX 64
+#define WAVE_MAX TECS__CONTEXTS_MAX
 
 typedef struct sys_entry {
     tecs_system_t id;
@@ -636,6 +636,7 @@ typedef struct slot {
     tecs_system_each_fn each;
     tecs_system_drive_fn drive;
     int32_t sys;                /* its index in the list                    */
+    int64_t first;              /* its rows' first in the query's           */
     tecs_err_t rc;              /* what the drive callback returned         */
     double time;                /* seconds the callback ran                 */
 } slot;
@@ -684,6 +685,7 @@ static void slot_ready(tecs_world_t *w, slot *t, int32_t i, int32_t k, int64_t f
     t->each = e->each;
     t->drive = e->drive;
     t->sys = i;
+    t->first = first;
     t->rc = TECS_OK;
 }
 
@@ -697,16 +699,16 @@ static void count_run(sys_entry *e, double t, int64_t visited)
     e->stats.entities_total += visited;
 }
 
-/* After n slots ran: report their write terms' writes (in slot order),
-** apply their contexts' changes, count each system's run (a system's
-** parts add up) and return the first code a drive callback returned,
-** *stop receiving its system. */
+/* After n slots ran: report their write terms' writes to the rows they
+** handed out (in slot order), apply their contexts' changes, count each
+** system's run (a system's parts add up) and return the first code a
+** drive callback returned, *stop receiving its system. */
 static tecs_err_t finish(tecs_world_t *w, slot *t, int32_t n, double wall, int32_t *stop)
 {
     for (int32_t k = 0; k < n; k++) {
         tecs_query_t *q = w->sys->list[t[k].sys].query;
-        if (q && (k == 0 || t[k].sys != t[k - 1].sys) && tecs__query_writes_watched(q))
-            tecs__query_report_writes(q);
+        if (q && tecs__query_writes_watched(q))
+            tecs__query_report_writes(q, t[k].first, t[k].it.priv_.stepped);
     }
     tecs__workers_merge(w, n);
     tecs_err_t rc = TECS_OK;

@@ -20,11 +20,12 @@
 ** queue is its own too, kept from run to run; the queue's memory is
 ** counted in the context and folded into the world's count after each run.
 **
-** After a run, the contexts' queues are applied in context order
-** (tecs__workers_merge): each in turn becomes the world's deferred queue
-** and is flushed on the calling thread. That order (parts in row order,
-** concurrent systems in the order added) is fixed by the work, never by
-** the threads, so the world after a run is the same for any thread count.
+** After a run, the contexts' queues are applied in context order, on the
+** calling thread, as if they were one queue (tecs__cmd_merge: what the
+** callbacks of those changes queue comes after the last). That order
+** (parts in row order, concurrent systems in the order added) is fixed by
+** the work, never by the threads, so the world after a run is the same
+** for any thread count.
 **
 ** A batch of n tasks runs as min(n, workers) jobs, each taking the next
 ** task until none is left (an atomic counter); with one worker the calling
@@ -191,6 +192,7 @@ tecs_world_t *tecs__worker_ready(tecs_world_t *w, int32_t k, const uint64_t *rea
 {
     tecs_world_t *v = w->workers->ctxs[k];
     tecs__cmdbuf q = v->cmd.deferred;
+    uint32_t run = v->base.run;
     memcpy(v, w, sizeof *v);
     memset(&v->cmd, 0, sizeof v->cmd);
     v->cmd.deferred = q;
@@ -205,6 +207,7 @@ tecs_world_t *tecs__worker_ready(tecs_world_t *w, int32_t k, const uint64_t *rea
     v->base.may_read = read;
     v->base.may_write = write;
     v->base.may_n = TECS_MAX_COMPONENTS;
+    v->base.run = run + 1;
     return v;
 }
 
@@ -246,30 +249,16 @@ void tecs__workers_run(tecs_world_t *w, int32_t n, void (*task)(void *arg, int32
 tecs_err_t tecs__workers_merge(tecs_world_t *w, int32_t n)
 {
     worker_state *s = w->workers;
-    tecs_err_t first = TECS_OK;
+    tecs__cmdbuf *queues[TECS__CONTEXTS_MAX];
+    assert(n <= TECS__CONTEXTS_MAX);
     for (int32_t k = 0; k < n; k++) {
         tecs_world_t *v = s->ctxs[k];
         w->base.mem += v->base.mem;     /* (wraps back when it freed more) */
         v->base.mem = 0;
+        v->base.closed = TECS__RETIRED;
+        queues[k] = &v->cmd.deferred;
     }
-    for (int32_t k = 0; k < n; k++) {
-        tecs__cmdbuf *q = &s->ctxs[k]->cmd.deferred;
-        if (q->count == 0)
-            continue;
-        if (!tecs__cmd_adopt(w, q)) {
-            /* The world's queue still holds what an earlier flush could not
-            ** apply for lack of memory: these would go out of order. */
-            int32_t lost = q->count;
-            tecs__cmd_buf_fini(w, q);
-            tecs_err_t err = tecs__err(w, TECS_ENOMEM, "out of memory: %d change%s of worker "
-                                       "%d dropped", (int)lost, lost == 1 ? "" : "s", (int)k);
-            first = first ? first : err;
-            continue;
-        }
-        tecs_err_t err = tecs__flush(w);
-        first = first ? first : err;
-    }
-    return first;
+    return tecs__cmd_merge(w, queues, n);
 }
 
 /* ---- splits ---------------------------------------------------------- */
@@ -327,6 +316,6 @@ tecs_err_t tecs_split_end(tecs_query_t *q)
     w->base.closed = TECS__OPEN;
     w->base.err = TECS_OK;
     if (tecs__query_writes_watched(q))
-        tecs__query_report_writes(q);
+        tecs__query_report_writes(q, 0, s->split_rows);
     return tecs__workers_merge(w, s->split_parts);
 }
