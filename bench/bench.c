@@ -578,7 +578,9 @@ static double sc_memory(int64_t n)
 enum {
     F_RATIO = 1,                /* iterate family: report ratio to raw      */
     F_ONCE = 2,                 /* deterministic: one repetition is enough  */
-    F_SCALING = 4               /* part of --scaling                        */
+    F_SCALING = 4,              /* part of --scaling                        */
+    F_PAIR = 8                  /* NAME_1t: the next row is NAME_nt; both
+                                   run in turn, and their speed-up is shown */
 };
 
 typedef struct scenario {
@@ -611,6 +613,14 @@ static const scenario scenarios[] = {
     { "set",          sc_set,          M,      "ns/set",    0 },
     { "set_indexed",  sc_set_indexed,  M,      "ns/set",    0 },
     { "set_hashed",   sc_set_indexed_hash, M,  "ns/set",    0 },
+    { "heavy_1t",     sc_heavy_1t,     M,      "ns/entity", F_PAIR },
+    { "heavy_nt",     sc_heavy_nt,     M,      "ns/entity", 0 },
+    { "light_1t",     sc_light_1t,     M,      "ns/entity", F_PAIR },
+    { "light_nt",     sc_light_nt,     M,      "ns/entity", 0 },
+    { "tiny_1t",      sc_tiny_1t,      50000,  "ns/frame",  F_PAIR },
+    { "tiny_nt",      sc_tiny_nt,      50000,  "ns/frame",  0 },
+    { "disjoint_1t",  sc_disjoint_1t,  M,      "ns/entity", F_PAIR },
+    { "disjoint_nt",  sc_disjoint_nt,  M,      "ns/entity", 0 },
 };
 #define NSCEN ((int)(sizeof scenarios / sizeof scenarios[0]))
 
@@ -665,11 +675,60 @@ static void report(const scenario *s, int64_t n, result res)
     double value = res.value;
     if (s->flags & F_RATIO)
         snprintf(ratio, sizeof ratio, "%.3f", res.ratio);
-    printf("%-14s %10lld %10.3f  %-10s %8s\n", s->name, (long long)n, value, s->unit,
+    printf("%-16s %10lld %10.3f  %-10s %8s\n", s->name, (long long)n, value, s->unit,
            ratio[0] ? ratio : "");
     fflush(stdout);
     if (g_csv)
         fprintf(g_csv, "%s,%lld,%.4f,%s,%s\n", s->name, (long long)n, value, s->unit, ratio);
+}
+
+/* The speed-up (1t / nt) each pair is to reach with 2 cores or more (issue
+** 22's targets); tiny's threads may cost at most a fifth more. */
+static const struct { const char *pair; double min; } targets[] = {
+    { "heavy", 1.85 }, { "light", 1.6 }, { "tiny", 1 / 1.2 }, { "disjoint", 1.7 },
+};
+
+/* The speed-up row of pair s (its NAME_1t row): NAME_speedup, 1t / nt. */
+static void report_speedup(const scenario *s, int64_t n, double x)
+{
+    int len = (int)(strlen(s->name) - strlen("_1t"));
+    double min = 0;
+    for (size_t k = 0; k < sizeof targets / sizeof targets[0]; k++)
+        if ((int)strlen(targets[k].pair) == len && strncmp(targets[k].pair, s->name, len) == 0)
+            min = targets[k].min;
+    char name[32];
+    snprintf(name, sizeof name, "%.*s_speedup", len, s->name);
+    printf("%-16s %10lld %10.3f  %-10s %8s  %d threads; target >= %.2f%s\n", name,
+           (long long)n, x, "1t/nt", "", (int)tecs_cpu_count(), min,
+           tecs_cpu_count() < 2 ? " (one core: no target)" : x >= min ? "" : ": MISSED");
+    fflush(stdout);
+    if (g_csv)
+        fprintf(g_csv, "%s,%lld,%.4f,%s,\n", name, (long long)n, x, "1t/nt");
+}
+
+/* A pair: NAME_1t (s) and NAME_nt (s + 1), in turn in each repetition (the
+** one to go first alternates), so both see the same machine; the speed-up
+** is the median of the per-repetition ratios, as ratios to raw are. */
+static void run_pair(const options *o, const scenario *s, int64_t n)
+{
+    const scenario *p[2] = { s, s + 1 };
+    double v[2][128], q[128];
+    int reps = reps_for(o, s, n);
+    for (int k = 0; k < 2; k++) {
+        g_current = p[k]->name;
+        p[k]->fn(n);    /* warm-up */
+    }
+    for (int r = 0; r < reps; r++) {
+        for (int j = 0; j < 2; j++) {
+            int k = (r + j) % 2;
+            g_current = p[k]->name;
+            v[k][r] = p[k]->fn(n);
+        }
+        q[r] = v[0][r] / v[1][r];
+    }
+    for (int k = 0; k < 2; k++)
+        report(p[k], n, (result){ median(v[k], reps), 0 });
+    report_speedup(s, n, median(q, reps));
 }
 
 static const scenario *find(const char *name, size_t len)
@@ -698,7 +757,9 @@ static void run_table(const options *o)
     for (int i = 0; i < NSCEN; i++) {
         const scenario *s = &scenarios[i];
         int64_t n = o->n ? o->n : s->n;
-        if (selected(o, s))
+        if ((s->flags & F_PAIR) && selected(o, s) && selected(o, s + 1))
+            run_pair(o, s, n), i++;
+        else if (selected(o, s))
             report(s, n, run(o, s, n));
     }
 }
@@ -793,8 +854,9 @@ static void header(const options *o)
     if (g_rows)
         printf(", %d rows per chunk", (int)g_rows);
     printf(", %s", g_cpu_clock ? "thread CPU clock" : "wall clock");
+    printf(", NAME_nt rows: %d threads", (int)tecs_cpu_count());
     printf("\n");
-    printf("%-14s %10s %10s  %-10s %8s\n", "scenario", "n", "value", "unit", "x raw");
+    printf("%-16s %10s %10s  %-10s %8s\n", "scenario", "n", "value", "unit", "x raw");
 }
 
 int main(int argc, char **argv)

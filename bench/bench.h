@@ -78,4 +78,15 @@ double sc_set(int64_t n);
 double sc_set_indexed(int64_t n);
 double sc_set_indexed_hash(int64_t n);
 
+/* The thread rows (bench_threads.c): pairs, NAME_1t without threads and
+** NAME_nt with tecs_cpu_count() workers. */
+double sc_heavy_1t(int64_t n);
+double sc_heavy_nt(int64_t n);
+double sc_light_1t(int64_t n);
+double sc_light_nt(int64_t n);
+double sc_tiny_1t(int64_t n);
+double sc_tiny_nt(int64_t n);
+double sc_disjoint_1t(int64_t n);
+double sc_disjoint_nt(int64_t n);
+
 #endif

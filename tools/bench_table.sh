@@ -6,6 +6,8 @@
 #   bench_table.sh --check README CSV MACHINE     fail if README's differs
 #
 # CSV has the columns scenario,n,value,unit,ratio_to_raw (bench.c --csv);
+# its thread rows (NAME_1t, NAME_nt and NAME_speedup, the ratio 1t / nt)
+# make a second table, "threads", one line a pair with its speed-up;
 # MACHINE has "key: value" lines (tools/bench_machine.sh). The block sits in
 # README between the lines "<!-- bench-table begin -->" and
 # "<!-- bench-table end -->"; nothing in it is written by hand.
@@ -23,7 +25,8 @@ end='<!-- bench-table end -->'
 
 render() {
     echo "$begin"
-    awk -F, '
+    cores=$(awk -F': ' '$1 == "cores" { print $2 }' "$machine")
+    awk -F, -v cores="${cores:-N}" '
     function num(v) {          # three significant figures or so
         if (v >= 100) return sprintf("%.0f", v)
         if (v >= 10)  return sprintf("%.1f", v)
@@ -43,16 +46,43 @@ render() {
             print "bench_table: " FILENAME ": not a bench CSV (header: " $0 ")" > "/dev/stderr"
             exit 2
         }
-        print "| scenario | N | median | unit | ratio to raw |"
-        print "| --- | ---: | ---: | --- | ---: |"
+        next
+    }
+    # The thread rows, NAME_1t, NAME_nt and NAME_speedup (1t / nt), go to
+    # a table of their own, one line a pair, in the order the pairs come.
+    NF == 5 && $1 ~ /_(1t|nt|speedup)$/ {
+        pair = $1
+        sub(/_(1t|nt|speedup)$/, "", pair)
+        kind = substr($1, length(pair) + 2)
+        if (!(pair in seen)) { seen[pair] = 1; order[++npairs] = pair; pn[pair] = $2 }
+        if (kind == "speedup") x[pair] = sprintf("%.2fx", $3 + 0)
+        else { val[pair, kind] = num($3 + 0); unit[pair] = $4 }
+        rows++
         next
     }
     NF == 5 {
-        printf "| %s | %s | %s | %s | %s |\n", $1, thousands($2), num($3 + 0), $4,
-               $5 == "" ? "" : sprintf("%.2fx", $5 + 0)
+        main[++nmain] = sprintf("| %s | %s | %s | %s | %s |", $1, thousands($2), num($3 + 0),
+                                $4, $5 == "" ? "" : sprintf("%.2fx", $5 + 0))
         rows++
     }
-    END { if (NR > 0 && rows == 0) { print "bench_table: no rows in " FILENAME > "/dev/stderr"; exit 2 } }
+    END {
+        if (NR > 0 && rows == 0) { print "bench_table: no rows in " FILENAME > "/dev/stderr"; exit 2 }
+        if (nmain) {
+            print "| scenario | N | median | unit | ratio to raw |"
+            print "| --- | ---: | ---: | --- | ---: |"
+            for (i = 1; i <= nmain; i++) print main[i]
+        }
+        if (nmain && npairs) print ""
+        if (npairs) {
+            printf "| threads | N | 1 thread | %s threads | unit | speed-up |\n", cores
+            print "| --- | ---: | ---: | ---: | --- | ---: |"
+            for (i = 1; i <= npairs; i++) {
+                p = order[i]
+                printf "| %s | %s | %s | %s | %s | %s |\n", p, thousands(pn[p]),
+                       val[p, "1t"], val[p, "nt"], unit[p], x[p]
+            }
+        }
+    }
     ' "$csv"
     echo
     awk -F': ' '
