@@ -150,7 +150,7 @@ static int64_t count_mismatches(tecs_query_t *q, const reference *r, int64_t *ro
 
 /* One worker's tally, alone on its cache line. */
 typedef struct tally {
-    int64_t rows;               /* rows this worker ran, every frame        */
+    _Alignas(64) int64_t rows;  /* rows this worker ran, every frame        */
     int32_t workers;            /* it->workers it was last told             */
     char pad[64 - sizeof(int64_t) - sizeof(int32_t)];
 } tally;
@@ -203,6 +203,7 @@ typedef struct tworld {
     tecs_query_t *q[TINY_SYSTEMS];
     tecs_query_t *all[2];       /* every row of {P, V} (and {Pos2, Vel2})    */
     sysctx *ctx;                /* nsys of them                              */
+    void *ctx_raw;              /* the block they are in                     */
     int64_t rows;               /* rows of {P, V}                            */
 } tworld;
 
@@ -256,7 +257,12 @@ static tworld build(workload wl, int64_t n)
 {
     tworld t = { .w = tecs_world_new(), .nsys = wl == TINY ? TINY_SYSTEMS : wl == DISJOINT ? 2 : 1 };
     CHECK(t.w != NULL, "world");
-    t.ctx = calloc((size_t)t.nsys, sizeof *t.ctx);
+    /* Aligned by hand (C11's aligned_alloc is not everywhere), so that
+    ** each tally is alone on its line: workers bump theirs once a chunk. */
+    t.ctx_raw = calloc(1, (size_t)t.nsys * sizeof *t.ctx + _Alignof(sysctx));
+    t.ctx = t.ctx_raw ? (sysctx *)(((uintptr_t)t.ctx_raw + _Alignof(sysctx) - 1) &
+                                   ~(uintptr_t)(_Alignof(sysctx) - 1))
+                      : NULL;
     if (t.w == NULL || t.ctx == NULL)
         exit(2);
     tecs_comp_t c[4] = { TECS_COMPONENT(t.w, Position), TECS_COMPONENT(t.w, Velocity),
@@ -357,7 +363,7 @@ static double run_workload(workload wl, bool threads, int64_t n)
     CHECK(err == TECS_OK, "tecs_progress: %s", tecs_strerror(err));
     check_world(&t, wl, tecs_world_threads(t.w), frames + 1);
     tecs_world_free(t.w);
-    free(t.ctx);
+    free(t.ctx_raw);
     qsort(ns, (size_t)frames, sizeof *ns, cmp_double);
     double frame = frames % 2 ? ns[frames / 2] : (ns[frames / 2 - 1] + ns[frames / 2]) / 2;
     return wl == TINY ? frame : frame / (double)t.rows;

@@ -199,6 +199,7 @@ struct tecs__pool {
     int32_t head;               /* the next job to run                      */
     int32_t queued;             /* jobs in the ring                         */
     atomic_int ready;           /* queued, for a worker to watch unlocked   */
+    atomic_int unfinished;      /* pending, for the waiter to watch         */
     int32_t pending;            /* jobs queued or running                   */
     bool stop;                  /* the workers leave once nothing is queued */
     int32_t threads;            /* room in thread[], the threads asked for  */
@@ -225,19 +226,21 @@ static void pool_run_one(tecs__pool *p)
     fn(arg);
     lock(&p->lock);
     p->pending--;
+    atomic_fetch_sub_explicit(&p->unfinished, 1, memory_order_relaxed);
 }
 
-#if defined(_WIN32) || defined(TECS__PTHREADS)
-/* Watch for a job, unlocked, for SPIN_SECONDS: a frame's systems come in
-** quick succession, and waking a sleeping thread takes longer than a
+/* Before sleeping, a worker watches for a job and the waiting thread for
+** the last jobs' end, unlocked, for SPIN_SECONDS: a frame's systems come
+** in quick succession, and waking a sleeping thread takes longer than a
 ** light system's part (tens of microseconds), which the submitting
 ** thread would then run itself. */
 #define SPIN_SECONDS 100e-6
 
-static void spin_for_work(tecs__pool *p)
+/* Spin while *count is `while_is`, at most SPIN_SECONDS. */
+static void spin_while(atomic_int *count, int while_is)
 {
     double until = tecs_time_now() + SPIN_SECONDS;
-    for (int i = 0; atomic_load_explicit(&p->ready, memory_order_relaxed) == 0; i++) {
+    for (int i = 0; atomic_load_explicit(count, memory_order_relaxed) == while_is; i++) {
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
         __builtin_ia32_pause();
 #endif
@@ -246,6 +249,7 @@ static void spin_for_work(tecs__pool *p)
     }
 }
 
+#if defined(_WIN32) || defined(TECS__PTHREADS)
 /* A worker: run queued jobs, watch a while when there are none, then
 ** sleep; leave on stop. */
 static void pool_run(void *pool)
@@ -255,7 +259,7 @@ static void pool_run(void *pool)
     for (;;) {
         if (p->queued == 0 && !p->stop) {
             unlock(&p->lock);
-            spin_for_work(p);
+            spin_while(&p->ready, 0);
             lock(&p->lock);
         }
         while (p->queued == 0 && !p->stop)
@@ -301,6 +305,7 @@ tecs_err_t tecs__pool_start(tecs_world_t *w, int32_t n, tecs__pool **out)
         return tecs__err(w, TECS_ENOMEM, "out of memory starting %d threads", n);
     memset(p, 0, pool_size(n));
     atomic_init(&p->ready, 0);
+    atomic_init(&p->unfinished, 0);
     p->threads = n;
     long code = lock_init(&p->lock);
     if (code == 0 && ++p->made == 1)
@@ -351,6 +356,7 @@ void tecs__pool_submit(void *pool, tecs_job_fn job, void *arg)
     p->queued++;
     p->pending++;
     atomic_fetch_add_explicit(&p->ready, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&p->unfinished, 1, memory_order_relaxed);
     cond_signal(&p->work);
     unlock(&p->lock);
 }
@@ -360,9 +366,17 @@ void tecs__pool_wait(void *pool)
     tecs__pool *p = pool;
     lock(&p->lock);
     while (p->pending > 0) {
-        if (p->queued > 0)
+        if (p->queued > 0) {
             pool_run_one(p);
-        else
+            continue;
+        }
+        /* The last jobs run on the workers: watch them end a while before
+        ** sleeping, as the workers watch for jobs. */
+        int32_t left = p->pending;
+        unlock(&p->lock);
+        spin_while(&p->unfinished, left);
+        lock(&p->lock);
+        if (p->pending == left)
             cond_wait(&p->done, &p->lock);
     }
     unlock(&p->lock);
