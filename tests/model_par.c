@@ -546,6 +546,20 @@ static mcmd *take_dq(interp *I, int32_t *n)
     return d;
 }
 
+/* Replay the parts of one system's run (its logs, in part order) and the
+** deferred queue the model holds, as replay does for a wave. */
+static void replay_parts(interp *I, psys *ps, int32_t parts, const char *who,
+                         int32_t *last_drops, int *last_err, int *merge_err)
+{
+    pwave wv = { .n = parts };
+    for (int32_t k = 0; k < parts; k++)
+        wv.ps[k] = ps, wv.logs[k] = &ps->log[k];
+    int32_t nd;
+    mcmd *d = take_dq(I, &nd);
+    replay(I, &wv, 1, d, nd, who, last_drops, last_err, merge_err);
+    free(d);
+}
+
 static int32_t model_rows(interp *I, const mquery *q)
 {
     int32_t n = 0;
@@ -714,15 +728,9 @@ void op_par_run(interp *I, const m_op *op)
         EXPECT(I, calls == 0, "a refused run ran its callback");
     } else {
         check_parts(I, ps, order, rows, parts, "par_run");
-        pwave wv = { .n = parts };
-        for (int32_t k = 0; k < parts; k++)
-            wv.ps[k] = ps, wv.logs[k] = &ps->log[k];
-        int32_t nd, drops;
-        int derr;
-        int merr;
-        mcmd *d = take_dq(I, &nd);
-        replay(I, &wv, 1, d, nd, "par_run", &drops, &derr, &merr);
-        free(d);
+        int32_t drops;
+        int derr, merr;
+        replay_parts(I, ps, parts, "par_run", &drops, &derr, &merr);
         check_drops(I, err, drops, derr, what);
         mi_settle(I);
         m_flush(I);
@@ -875,15 +883,9 @@ void op_split_run(interp *I, const m_op *op)
     }
     EXPECT(I, empty, "tecs_split_iter of part %d of %d is not empty", (int)parts, (int)parts);
     check_parts(I, ps, order, rows, parts, "split_run");
-    pwave wv = { .n = parts };
-    for (int32_t k = 0; k < parts; k++)
-        wv.ps[k] = ps, wv.logs[k] = &ps->log[k];
-    int32_t nd, drops;
-    int derr;
-    int merr;
-    mcmd *d = take_dq(I, &nd);
-    replay(I, &wv, 1, d, nd, "split_run", &drops, &derr, &merr);
-    free(d);
+    int32_t drops;
+    int derr, merr;
+    replay_parts(I, ps, parts, "split_run", &drops, &derr, &merr);
     if (!(err == TECS_ENOMEM && mi_injected(I)))
         EXPECT(I, err == merr, "tecs_split_end: %s, the model says %s (%d dropped)",
                tecs_err_name((tecs_err_t)err), tecs_err_name((tecs_err_t)merr), (int)drops);
