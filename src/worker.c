@@ -25,7 +25,9 @@
 ** callbacks of those changes queue comes after the last). That order
 ** (parts in row order, concurrent systems in the order added) is fixed by
 ** the work, never by the threads, so the world after a run is the same
-** for any thread count.
+** for any thread count. The merge then retires every context
+** (TECS__RETIRED: a call through one kept past its run is refused), and a
+** part iterator steps only in the run that made it (base.run).
 **
 ** A batch of n tasks runs as min(n, workers) jobs, each taking the next
 ** task until none is left (an atomic counter); with one worker the calling
