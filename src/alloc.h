@@ -139,6 +139,12 @@ static inline bool tecs__in_worker(const tecs_world_t *w)
     return tecs__base_of((tecs_world_t *)(uintptr_t)w)->closed == TECS__WORKER;
 }
 
+/* Component c's bit in a set of bits by component id (a worker's access). */
+static inline void tecs__bit_set(uint64_t *bits, tecs_comp_t c)
+{
+    bits[c >> 6] |= UINT64_C(1) << (c & 63);
+}
+
 /* May a worker context touch component c (bits: its may_read or may_write)? */
 static inline bool tecs__worker_may(const tecs_world_t *w, const uint64_t *bits, tecs_comp_t c)
 {

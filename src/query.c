@@ -336,12 +336,7 @@ int32_t tecs_query_terms(const tecs_query_t *q, const tecs_term_t **out)
 
 int32_t tecs_query_count(const tecs_query_t *q)
 {
-    if (q == NULL)
-        return 0;
-    int64_t n = 0;
-    for (int32_t m = 0; m < q->nmatch; m++)
-        n += q->march[m]->count;
-    return (int32_t)n;
+    return q ? (int32_t)tecs__query_rows(q) : 0;
 }
 
 int32_t tecs_query_archetype_count(const tecs_query_t *q)
@@ -854,9 +849,9 @@ void tecs__query_access(const tecs_query_t *q, uint64_t *read, uint64_t *write)
         tecs_comp_t c = q->terms[t].comp;
         if (q->terms[t].oper == TECS_NONE || q->terms[t].access == TECS_FILTER)
             continue;           /* membership only: no value is touched */
-        read[c >> 6] |= UINT64_C(1) << (c & 63);
+        tecs__bit_set(read, c);
         if (q->terms[t].access == TECS_WRITE)
-            write[c >> 6] |= UINT64_C(1) << (c & 63);
+            tecs__bit_set(write, c);
     }
 }
 

@@ -148,11 +148,6 @@ static int32_t list_len(const tecs_world_t *w, const tecs_comp_t *list)
     return n;
 }
 
-static void set_bit(uint64_t *bits, tecs_comp_t c)
-{
-    bits[c >> 6] |= UINT64_C(1) << (c & 63);
-}
-
 /* Build the access of a system of description d (parallel or concurrent;
 ** d validated): TECS_OK, or TECS_ENOMEM with nothing held. */
 static tecs_err_t make_access(tecs_world_t *w, const tecs_system_desc_t *d, sys_access *out)
@@ -170,11 +165,11 @@ static tecs_err_t make_access(tecs_world_t *w, const tecs_system_desc_t *d, sys_
     if (d->query)
         tecs__query_access(d->query, rd, wr);
     for (int32_t i = 0; i < nr; i++)
-        set_bit(rd, a.extra[i] = d->reads[i]);
+        tecs__bit_set(rd, a.extra[i] = d->reads[i]);
     a.extra[nr] = 0;
     for (int32_t i = 0; i < nw; i++) {
-        set_bit(rd, d->writes[i]);
-        set_bit(wr, a.extra[nr + 1 + i] = d->writes[i]);
+        tecs__bit_set(rd, d->writes[i]);
+        tecs__bit_set(wr, a.extra[nr + 1 + i] = d->writes[i]);
     }
     a.extra[nr + 1 + nw] = 0;
     *out = a;
