@@ -298,6 +298,32 @@ typedef void (*tecs_copy_fn)(void *dst, const void *src, int32_t count, void *ct
  *  memory (its destructor is not run afterwards). */
 typedef void (*tecs_move_fn)(void *dst, void *src, int32_t count, void *ctx);
 
+/**
+ * Where a component's values live (tecs_component_desc_t.storage).
+ *
+ * TECS_STORAGE_TABLE keeps them in the columns of the entity's archetype:
+ * iteration reads plain arrays, but adding or removing the component moves
+ * the entity's row to another archetype.
+ *
+ * TECS_STORAGE_SPARSE keeps them in a paged sparse set keyed by the
+ * entity's slot (TECS_ENTITY_INDEX), outside every archetype: adding or
+ * removing one is a page lookup and an append to (or a swap-remove from)
+ * the set's member list, and never moves the entity; tecs_get, tecs_has
+ * and tecs_set are one or two array lookups past the entity's record. A
+ * value's address stays fixed from its add to its remove (the entity's
+ * archetype moves and other entities' removes leave it where it is), so a
+ * sparse component needs no move hook. Its events, hooks, observers,
+ * vetoes and field indexes are those of a table component, and changes
+ * made while the world is deferred queue the same way. A sparse component
+ * is never part of an archetype: tecs_archetype_get with its id, and a
+ * value for it in tecs_new_bulk's list, are TECS_EINVAL; give an entity
+ * one with tecs_add or tecs_set after its birth.
+ */
+typedef enum tecs_storage_t {
+    TECS_STORAGE_TABLE = 0,     /* in the archetype's chunks (the default)    */
+    TECS_STORAGE_SPARSE         /* in a sparse set by entity slot             */
+} tecs_storage_t;
+
 /** A component description. Without hooks a component is plain data:
  *  zero-filled on creation, memcpy on copy and move. Size 0 makes a tag. */
 typedef struct tecs_component_desc_t {
@@ -311,13 +337,15 @@ typedef struct tecs_component_desc_t {
     tecs_copy_fn copy;
     tecs_move_fn move;
     void *hook_ctx;             /* passed to every hook                       */
+    tecs_storage_t storage;     /* where its values live; 0: in the table     */
 } tecs_component_desc_t;
 
 /**
  * Register a component.
  * @return its id, or 0 on error: TECS_EINVAL (NULL, empty name, size above
  * TECS_MAX_COMPONENT_SIZE, alignment not a power of two up to TECS_MAX_ALIGN,
- * size not a multiple of the alignment, id out of range), TECS_EEXIST (name
+ * size not a multiple of the alignment, id out of range, a storage that is
+ * not a tecs_storage_t), TECS_EEXIST (name
  * or id taken), TECS_ELIMIT, TECS_ENOMEM. The size must be a multiple of the
  * alignment because values sit side by side in a column handed out as a C
  * array; C's sizeof(T) always is a multiple of _Alignof(T). One C type may be
@@ -333,6 +361,10 @@ const char *tecs_component_name(const tecs_world_t *world, tecs_comp_t comp);
 
 /** The size of a component (0 for a tag and for an unknown id). */
 size_t tecs_component_size(const tecs_world_t *world, tecs_comp_t comp);
+
+/** Where the values of a component live; TECS_STORAGE_TABLE for an unknown
+ *  id. Calls nothing, so it may be called from any callback. */
+tecs_storage_t tecs_component_storage(const tecs_world_t *world, tecs_comp_t comp);
 
 /** Register the C type T under its own name. */
 #define TECS_COMPONENT(world, T)                                            \
@@ -360,8 +392,8 @@ typedef struct tecs_archetype_t tecs_archetype_t;
  * @return the archetype, owned by the world and valid until the world is
  * freed (an archetype is never freed before; a handle of a freed world is
  * a dangling pointer no call can detect); NULL on error: TECS_EINVAL
- * (NULL ids with n > 0, a repeated id), TECS_ENOCOMP, TECS_ELIMIT (more than
- * TECS_MAX_ARCH_COMPONENTS, max_archetypes reached, or a chunk of its rows
+ * (NULL ids with n > 0, a repeated id, a sparse component's id),
+ * TECS_ENOCOMP, TECS_ELIMIT (more than TECS_MAX_ARCH_COMPONENTS, max_archetypes reached, or a chunk of its rows
  * would pass TECS_MAX_CHUNK_BYTES), TECS_ENOMEM.
  */
 tecs_archetype_t *tecs_archetype_get(tecs_world_t *world, int32_t n, const tecs_comp_t *ids);
@@ -478,8 +510,9 @@ tecs_entity_t tecs_init_entity(const tecs_init_t *init);
  * out (may be NULL) receives the n ids. vals (may be NULL, nvals 0) gives
  * initial values: vals[i].ptr points to an array of n values of vals[i].comp,
  * copied in; components not listed are default-constructed.
- * @return TECS_OK or an error (TECS_EINVAL, TECS_EWORLD, TECS_ENOCOMP for a
- * component not in the archetype, TECS_ENOMEM, TECS_ELIMIT); on error no
+ * @return TECS_OK or an error (TECS_EINVAL, also for a value of a sparse
+ * component, TECS_EWORLD, TECS_ENOCOMP for a component not in the archetype,
+ * TECS_ENOMEM, TECS_ELIMIT); on error no
  * entity is created.
  */
 tecs_err_t tecs_new_bulk(tecs_world_t *world, tecs_archetype_t *arch, int32_t n,
@@ -494,7 +527,7 @@ tecs_err_t tecs_destroy(tecs_world_t *world, tecs_entity_t entity);
 
 /**
  * Add a component (default-constructed); the entity moves to the archetype
- * with it. @return TECS_OK, TECS_EDEAD, TECS_ENOCOMP, TECS_EEXIST (already
+ * with it (a sparse component: it stays where it is). @return TECS_OK, TECS_EDEAD, TECS_ENOCOMP, TECS_EEXIST (already
  * has it), TECS_ELIMIT, TECS_ENOMEM.
  */
 tecs_err_t tecs_add(tecs_world_t *world, tecs_entity_t entity, tecs_comp_t comp);
@@ -517,7 +550,8 @@ tecs_err_t tecs_set(tecs_world_t *world, tecs_entity_t entity, tecs_comp_t comp,
 
 /**
  * Read a component. @return a pointer to the value, valid until an entity
- * leaves the archetype (see the conventions at the top); NULL if the
+ * leaves the archetype (see the conventions at the top; a sparse
+ * component's value stays put until the entity loses it); NULL if the
  * entity is dead (TECS_EDEAD), the component unknown (TECS_ENOCOMP),
  * absent (TECS_ENOENT) or a tag (TECS_EINVAL).
  */

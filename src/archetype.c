@@ -315,6 +315,11 @@ tecs_archetype_t *tecs_archetype_get(tecs_world_t *w, int32_t n, const tecs_comp
             tecs__err(w, TECS_ENOCOMP, "component %u is unknown", ids[i]);
             return NULL;
         }
+        if (w->comp.comps[ids[i]].sparse) {
+            tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is sparse: it is in no archetype",
+                      TECS__COMP(w, ids[i]));
+            return NULL;
+        }
         sorted[i] = ids[i];
     }
     sort_ids(sorted, n);
@@ -699,6 +704,9 @@ tecs_err_t tecs__arch_validate_vals(tecs_world_t *w, tecs_archetype_t *a, int32_
         tecs_comp_t c = vals[i].comp;
         if (tecs__comp_get(w, c) == NULL)
             return tecs__err_nocomp(w, c);
+        if (w->comp.comps[c].sparse)
+            return tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is sparse: its value is in no "
+                             "archetype; tecs_set it after the birth", TECS__COMP(w, c));
         int32_t col = tecs__arch_col(a, c);
         if (col == TECS__COL_ABSENT)
             return tecs__err(w, TECS_ENOCOMP, TECS__COMP_FMT " is not in the archetype",

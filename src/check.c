@@ -9,6 +9,8 @@
 **   archetypes each is found in the hash table under its ids; cmap agrees
 **             with the sorted component list; enough chunks for the rows;
 **   edges     edge_add[c] / edge_rem[c] lead to the set with / without c;
+**   sparse    each sparse set's pages and member list agree, members live
+**             (tecs__sparse_verify, sparse.c);
 **   queries   each query's matches equal a fresh match, in creation order;
 **   iterations none is open (TECS_EBUSY: a check where none should be finds
 **             one left open), none was ended twice since the last check
@@ -156,6 +158,8 @@ tecs_err_t tecs_world_check(tecs_world_t *w)
         if ((err = verify_rows(w, a)) || (err = verify_maps(w, a)) || (err = verify_edges(w, a)))
             return err;
     }
+    if (!err)
+        err = tecs__sparse_verify(w);
     if (!err)
         err = tecs__queries_verify(w);
     if (err == TECS_OK)

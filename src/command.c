@@ -67,8 +67,9 @@
 **
 ** Commands apply through the engine (store.c), as the public calls perform
 ** them when the world is not deferred; the public front end (entity.c)
-** queues here. Calls: alloc.c, entity_index.c, component.c, archetype.c,
-** store.c.
+** queues here. A sparse component's change is never folded into a
+** birth (its value is in no archetype). Calls: alloc.c, entity_index.c,
+** component.c, archetype.c, sparse.c, store.c.
 */
 #include "private.h"
 
@@ -567,7 +568,7 @@ static TECS__INLINE tecs_err_t put_value(tecs_world_t *w, tecs__cmdbuf *b, tecs_
 static inline bool foldable(const tecs_world_t *w, const tecs__cmd *last, tecs__op op,
                             tecs_comp_t c, const void *value)
 {
-    if (last->op != TECS__OP_NEW || last->flags || last->x)
+    if (last->op != TECS__OP_NEW || last->flags || last->x || tecs__comp_is_sparse(w, c))
         return false;
     if (value && (w->comp.comps[c].ctor || w->comp.comps[c].copy))
         return false;
@@ -707,7 +708,7 @@ static tecs_archetype_t *fold_target(tecs_world_t *w, tecs_archetype_t *a, tecs_
 static bool fold_step(tecs_world_t *w, tecs_archetype_t **a, tecs_value_t *vals, int32_t *nvals,
                       uint8_t op, tecs_comp_t c, const void *value)
 {
-    if (op != TECS__OP_ADD && op != TECS__OP_SET)
+    if ((op != TECS__OP_ADD && op != TECS__OP_SET) || tecs__comp_is_sparse(w, c))
         return false;
     int32_t at = *nvals;
     for (int32_t i = 0; i < *nvals; i++)
@@ -784,11 +785,28 @@ static tecs_err_t remove_queued(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
     return err;
 }
 
-/* The column of c in the archetype of the live entity e, or COL_ABSENT. */
+/* The column of c in the archetype of the live entity e, or COL_ABSENT; for
+** a sparse c that e has, 0, or COL_TAG for a tag. */
 static int32_t col_of(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
     const tecs__record *r = tecs__ei_alive(w, e);
-    return r ? tecs__arch_col(tecs__rec_arch(w, r), c) : TECS__COL_ABSENT;
+    if (r == NULL)
+        return TECS__COL_ABSENT;
+    if (TECS__UNLIKELY(tecs__comp_is_sparse(w, c)))
+        return tecs__sparse_get(w, c, TECS_ENTITY_INDEX(e)) == NULL ? TECS__COL_ABSENT
+               : w->comp.comps[c].size ? 0 : TECS__COL_TAG;
+    return tecs__arch_col(tecs__rec_arch(w, r), c);
+}
+
+/* The value of c of the live entity e, which has it (a table or a sparse
+** component, not a tag). */
+static void *value_of(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
+{
+    if (TECS__UNLIKELY(tecs__comp_is_sparse(w, c)))
+        return tecs__sparse_get(w, c, TECS_ENTITY_INDEX(e));
+    const tecs__record *r = tecs__ei_alive(w, e);
+    tecs_archetype_t *a = tecs__rec_arch(w, r);
+    return tecs__col_ptr(a, w, tecs__arch_col(a, c), r->row);
 }
 
 /* A queued tecs_modified (or the write of a queued set) of c of e, which
@@ -798,15 +816,12 @@ static tecs_err_t apply_modified(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c
     tecs_err_t err = tecs__enter(w);
     if (err)
         return err;
-    const tecs__record *r = tecs__ei_alive(w, e);
-    tecs_archetype_t *a = tecs__rec_arch(w, r);
-    int32_t col = tecs__arch_col(a, c);
-    if (col < 0)
+    if (col_of(w, e, c) < 0)
         return tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is a tag and has no value",
                          TECS__COMP(w, c));
     if (TECS__UNLIKELY(w->base.hook_depth > 0))      /* rows in motion: reported later */
         return tecs__defer_op(w, TECS__OP_MODIFIED, e, c, NULL);
-    err = tecs__written(w, e, c, tecs__col_ptr(a, w, col, r->row));
+    err = tecs__written(w, e, c, value_of(w, e, c));
     if (tecs__wants_set(&w->comp.comps[c]))
         tecs__settle(w);
     return err;
@@ -820,11 +835,8 @@ static tecs_err_t apply_set(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, con
     if (col != TECS__COL_ABSENT) {
         if (w->comp.comps[c].size == 0)
             return TECS_OK;
-        if (value) {
-            const tecs__record *r = tecs__ei_alive(w, e);
-            void *p = tecs__col_ptr(tecs__rec_arch(w, r), w, col, r->row);
-            tecs__comp_copy(w, &w->comp.comps[c], p, value, 1);
-        }
+        if (value)
+            tecs__comp_copy(w, &w->comp.comps[c], value_of(w, e, c), value, 1);
         return apply_modified(w, e, c);     /* refused: the write is undone */
     }
     return tecs__add_now(w, e, c, value);

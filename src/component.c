@@ -6,7 +6,7 @@
 ** (ids are small: 1..TECS_MAX_COMPONENTS-1), so a lookup by id is one load:
 **
 **     comps[id] = { name, size, align, ctor, dtor, copy, move, ctx,
-**                   watch, watch_noset, veto }
+**                   watch, watch_noset, veto, sparse, set }
 **
 ** An entry whose name is NULL is a free id. A size of 0 makes a tag: it is
 ** part of an archetype's component set but has no column.
@@ -21,6 +21,8 @@
 ** events, how many of those want no SET events, how many may veto its
 ** changes. They live here, beside the size and hooks, because the engine's
 ** hot paths read them together with those, one cache line per component.
+** So does a sparse component's set (`set`), which sparse.c makes when the
+** component is first used and owns: a lookup reaches it in the same load.
 **
 ** Calls: alloc.c.
 */
@@ -64,6 +66,9 @@ static tecs_err_t validate_desc(tecs_world_t *w, const tecs_component_desc_t *d)
     if (d->size == 0 && (d->ctor || d->dtor || d->copy || d->move))
         return tecs__err(w, TECS_EINVAL, "tag '%s' (size 0) cannot have lifecycle hooks",
                          d->name);
+    if (d->storage != TECS_STORAGE_TABLE && d->storage != TECS_STORAGE_SPARSE)
+        return tecs__err(w, TECS_EINVAL, "component '%s': storage %d is not a tecs_storage_t",
+                         d->name, (int)d->storage);
     if (d->id >= TECS_MAX_COMPONENTS)
         return tecs__err(w, TECS_EINVAL, "component '%s': id %u is out of range (1..%d)",
                          d->name, d->id, TECS_MAX_COMPONENTS - 1);
@@ -117,9 +122,10 @@ tecs_comp_t tecs_component_new(tecs_world_t *w, const tecs_component_desc_t *d)
         .name = name, .name_len = len, .size = (uint32_t)d->size,
         .align = d->align ? (uint32_t)d->align : 1,
         .ctor = d->ctor, .dtor = d->dtor, .copy = d->copy, .move = d->move,
-        .ctx = d->hook_ctx,
+        .ctx = d->hook_ctx, .sparse = d->storage == TECS_STORAGE_SPARSE,
     };
     w->comp.ncomps++;
+    w->comp.nsparse += d->storage == TECS_STORAGE_SPARSE;
     return id;
 }
 
@@ -147,6 +153,12 @@ size_t tecs_component_size(const tecs_world_t *w, tecs_comp_t c)
 {
     const tecs__comp *ci = w ? tecs__comp_get(w, c) : NULL;
     return ci ? ci->size : 0;
+}
+
+tecs_storage_t tecs_component_storage(const tecs_world_t *w, tecs_comp_t c)
+{
+    const tecs__comp *ci = w ? tecs__comp_get(w, c) : NULL;
+    return ci && ci->sparse ? TECS_STORAGE_SPARSE : TECS_STORAGE_TABLE;
 }
 
 void tecs__comp_fini(tecs_world_t *w)

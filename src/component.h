@@ -20,6 +20,9 @@ typedef struct tecs__comp {
     uint32_t watch;             /* listeners that want this one's events    */
     uint32_t watch_noset;       /* of those, ones that want no SET events   */
     uint32_t veto;              /* listeners that must approve its changes  */
+    bool sparse;                /* storage TECS_STORAGE_SPARSE              */
+    struct tecs__sparse *set;   /* sparse.c's set of its values; NULL until
+                                   first used                               */
 } tecs__comp;
 
 /* Record TECS_ENOCOMP: c is not a registered component. */
@@ -54,6 +57,7 @@ typedef struct tecs__comp_state {
     tecs__comp *comps;          /* indexed by id                            */
     int32_t cap_comps;
     int32_t ncomps;             /* registered                               */
+    int32_t nsparse;            /* of those, sparse ones                    */
     tecs_comp_t next_comp;      /* next automatic id                        */
 } tecs__comp_state;
 
@@ -65,6 +69,13 @@ static inline const tecs__comp *tecs__comp_get_in(const tecs__comp_state *s, tec
     if (c == 0 || c >= (tecs_comp_t)s->cap_comps || s->comps[c].name == NULL)
         return NULL;
     return &s->comps[c];
+}
+
+/* Is c a registered sparse component? */
+#define tecs__comp_is_sparse(w, c) tecs__comp_is_sparse_in(&(w)->comp, (c))
+static inline bool tecs__comp_is_sparse_in(const tecs__comp_state *s, tecs_comp_t c)
+{
+    return c < (tecs_comp_t)s->cap_comps && s->comps[c].sparse;
 }
 
 /* The name of c, or "?" (for TECS__COMP). */

@@ -12,7 +12,7 @@
 ** the engine's destroy hop. Anything else goes to the engine.
 **
 ** Calls: alloc.c, entity_index.c, component.c, event.c, archetype.c,
-** store.c, command.c.
+** sparse.c, store.c, command.c.
 */
 #include "private.h"
 
@@ -167,11 +167,12 @@ tecs_err_t tecs_destroy(tecs_world_t *w, tecs_entity_t e)
     if (tecs__enter_change(w))
         return w->base.err;
     /* The common case: a live entity of a plain archetype, nobody to tell,
-    ** not deferred. Its row is dropped and its slot freed. */
+    ** not deferred, no sparse set with members. Its row is dropped and its
+    ** slot freed. */
     tecs__record *r;
     if (TECS__LIKELY(w != NULL && (r = tecs__ei_alive(w, e)) != NULL &&
                      w->base.defer_depth == 0 && w->base.closed == TECS__OPEN &&
-                     !w->bus.watch_comps && !w->bus.watch_moves)) {
+                     !w->bus.watch_comps && !w->bus.watch_moves && w->sparse.nfilled == 0)) {
         w->base.err = TECS_OK;
         tecs_archetype_t *a = w->store.kill.from;
         if (TECS__UNLIKELY(!tecs__hop_at(&w->store.kill, r))) {
@@ -305,6 +306,10 @@ tecs_err_t tecs_set(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void 
             return overwrite(w, e, c, tecs__col_ptr(a, w, col, r->row), value);
         if (col == TECS__COL_TAG)
             return TECS_OK;
+        void *p;
+        if (TECS__UNLIKELY(tecs__comp_is_sparse(w, c)) &&
+            (p = tecs__sparse_get(w, c, TECS_ENTITY_INDEX(e))) != NULL)
+            return w->comp.comps[c].size ? overwrite(w, e, c, p, value) : TECS_OK;
         /* A registered c is added with its value now. */
         if (TECS__LIKELY(w->base.defer_depth == 0 && value != NULL &&
                          tecs__comp_get(w, c) != NULL)) {
@@ -336,7 +341,8 @@ static TECS__NOINLINE void *get_failed(tecs_world_t *w, tecs_entity_t e, tecs_co
         tecs__err_dead(w, e);
     else if (tecs__comp_get(w, c) == NULL)
         tecs__err_nocomp(w, c);
-    else if (tecs__arch_col(tecs__rec_arch(w, r), c) == TECS__COL_TAG)
+    else if (tecs__arch_col(tecs__rec_arch(w, r), c) == TECS__COL_TAG ||
+             (tecs__comp_is_sparse(w, c) && tecs__sparse_get(w, c, TECS_ENTITY_INDEX(e))))
         tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is a tag and has no value",
                   TECS__COMP(w, c));
     else
@@ -368,6 +374,10 @@ static TECS__INLINE void *get_ptr(tecs_world_t *w, tecs_entity_t e, tecs_comp_t 
         int32_t col = tecs__arch_col(a, c);
         if (TECS__LIKELY(col >= 0))
             return tecs__col_ptr(a, w, col, r->row);
+        void *p;
+        if (tecs__comp_is_sparse(w, c) && w->comp.comps[c].size &&
+            (p = tecs__sparse_get(w, c, TECS_ENTITY_INDEX(e))) != NULL)
+            return p;
     }
     return get_failed(w, e, c);
 }
@@ -387,7 +397,11 @@ bool tecs_has(const tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
     if (w == NULL)
         return false;
     const tecs__record *r = tecs__ei_alive(w, e);
-    return r && tecs__arch_col(tecs__rec_arch(w, r), c) != TECS__COL_ABSENT;
+    if (r == NULL)
+        return false;
+    if (tecs__arch_col(tecs__rec_arch(w, r), c) != TECS__COL_ABSENT)
+        return true;
+    return tecs__comp_is_sparse(w, c) && tecs__sparse_get(w, c, TECS_ENTITY_INDEX(e));
 }
 
 tecs_err_t tecs_modified(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)

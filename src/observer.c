@@ -203,7 +203,8 @@ static void on_move(tecs_world_t *w, void *ctx, tecs_entity_t e, tecs_archetype_
 
 /* ---- teardown -------------------------------------------------------- */
 
-/* Announce entity e at row of a as destroyed: REMOVE events, then LEAVE. */
+/* Announce entity e at row of a as destroyed: REMOVE events (its table
+** components, then its sparse ones), then LEAVE. */
 static void announce_death(tecs_world_t *w, obs_state *s, tecs_archetype_t *a, uint32_t row)
 {
     tecs_entity_t e = *tecs__ent_ptr(a, w, row);
@@ -213,6 +214,14 @@ static void announce_death(tecs_world_t *w, obs_state *s, tecs_archetype_t *a, u
             continue;
         int32_t col = tecs__arch_col(a, c);
         on_comp(w, s, TECS__EV_REMOVE, e, c, col >= 0 ? tecs__col_ptr(a, w, col, row) : NULL);
+    }
+    for (int32_t i = 0; i < w->sparse.nsets; i++) {
+        const tecs__sparse *set = w->sparse.sets[i];
+        if (set->count == 0 || w->comp.comps[set->comp].watch == 0)
+            continue;
+        void *p = tecs__sparse_get(w, set->comp, TECS_ENTITY_INDEX(e));
+        if (p)
+            on_comp(w, s, TECS__EV_REMOVE, e, set->comp, set->size ? p : NULL);
     }
     on_move(w, s, e, a, NULL);
 }

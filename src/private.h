@@ -25,6 +25,7 @@
 **     component.c      the component registry
 **     event.c          the listener bus: listen, emit, veto
 **     archetype.c      archetypes, chunks, edges, rows
+**     sparse.c         sparse components' sets, by entity slot
 **     store.c          the engine: a structural change performed now
 **     command.c        queued and delayed changes, applied via the engine
 **     entity.c         the public entity functions: now or queued
@@ -92,6 +93,7 @@ static inline int tecs__ctz(uint32_t x)
 #include "component.h"
 #include "event.h"
 #include "archetype.h"
+#include "sparse.h"
 #include "store.h"
 #include "command.h"
 #include "query.h"
@@ -173,6 +175,7 @@ struct tecs_world_t {
     tecs__comp_state comp;      /* component.c                              */
     tecs__bus bus;              /* event.c                                  */
     tecs__arch_state arch;      /* archetype.c                              */
+    tecs__sparse_state sparse;  /* sparse.c                                 */
     tecs__store_state store;    /* store.c                                  */
     tecs__cmd_state cmd;        /* command.c                                */
     tecs__query_state query;    /* query.c                                  */
@@ -194,6 +197,7 @@ _Static_assert(offsetof(tecs_world_t, base) == 0, "tecs__base_of: the base state
 #include "component.h"
 #include "event.h"
 #include "archetype.h"
+#include "sparse.h"
 #include "store.h"
 #include "command.h"
 #include "query.h"

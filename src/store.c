@@ -41,8 +41,10 @@
 ** The engine owns the hops and `leaving` (store state in store.h). It never
 ** queues: the front end decides between now and later.
 **
-** Calls: alloc.c, entity_index.c, component.c, event.c, archetype.c.
-*/#include "private.h"
+** Calls: alloc.c, entity_index.c, component.c, event.c, archetype.c,
+** sparse.c.
+*/
+#include "private.h"
 
 /* Ask about n births into a, values from vals (NULL: default). */
 static tecs_err_t veto_births(tecs_world_t *w, tecs_archetype_t *a, int32_t n,
@@ -93,6 +95,20 @@ static void emit_all(tecs_world_t *w, int ev, tecs_archetype_t *a, uint32_t row,
     }
 }
 
+/* REMOVE events for every sparse component e has (a destroy), while the
+** values exist. */
+static void emit_sparse_removes(tecs_world_t *w, tecs_entity_t e)
+{
+    for (int32_t i = 0; i < w->sparse.nsets; i++) {
+        const tecs__sparse *s = w->sparse.sets[i];
+        if (s->count == 0 || !watched(w, s->comp))
+            continue;
+        void *p = tecs__sparse_get(w, s->comp, TECS_ENTITY_INDEX(e));
+        if (p)
+            tecs__emit_comp(w, TECS__EV_REMOVE, e, s->comp, s->size ? p : NULL);
+    }
+}
+
 /* REMOVE events for e losing c (0: every component, a destroy), while its
 ** row still holds the values: w->store.leaving names it meanwhile, so that an
 ** index made or rebuilt by a callback of these events does not take what
@@ -104,10 +120,13 @@ static TECS__NOINLINE void emit_leaving(tecs_world_t *w, tecs_entity_t e, tecs_c
     tecs_comp_t was_comp = w->store.leaving_comp;
     w->store.leaving = e;
     w->store.leaving_comp = c;
-    if (c)
+    if (c) {
         tecs__emit_comp(w, TECS__EV_REMOVE, e, c, p);
-    else
+    } else {
         emit_all(w, TECS__EV_REMOVE, a, row, e);
+        if (w->sparse.nfilled)
+            emit_sparse_removes(w, e);
+    }
     w->store.leaving = was;
     w->store.leaving_comp = was_comp;
 }
@@ -594,6 +613,8 @@ static TECS__INLINE tecs_err_t add_to(tecs_world_t *w, tecs_entity_t e, tecs__re
 {
     if (TECS__LIKELY(tecs__add_quick(w, r, c, value)))
         return TECS_OK;
+    if (TECS__UNLIKELY(tecs__comp_is_sparse(w, c)))
+        return tecs__add_sparse(w, e, c, value);
     int32_t narchs = w->arch.narchs;
     tecs_archetype_t *b = tecs__edge_add(w, a, c);
     if (TECS__LIKELY(b != NULL && tecs__quiet_add(w, b, c))) {
@@ -638,6 +659,8 @@ tecs_err_t tecs__remove_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
         return tecs__err_dead(w, e);
     if (TECS__LIKELY(tecs__remove_quick(w, r, c)))
         return TECS_OK;
+    if (TECS__UNLIKELY(tecs__comp_is_sparse(w, c)))
+        return tecs__remove_sparse(w, e, c);
     tecs_archetype_t *a = tecs__rec_arch(w, r);
     int32_t k = tecs__arch_col(a, c);
     if (TECS__UNLIKELY(k == TECS__COL_ABSENT))
@@ -668,6 +691,75 @@ tecs_err_t tecs__remove_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
     return TECS_OK;
 }
 
+/* ---- sparse components ------------------------------------------------
+**
+** A sparse component's value lives in its set (sparse.c), not in a row:
+** adding or removing one moves nothing. The steps are the same as a
+** move's: ask the vetoing listeners, reserve the set's room (a failure
+** has changed nothing), then insert and construct, then ADD and SET; a
+** remove announces REMOVE while the value exists, destroys it, erases.
+** A sparse component never takes a hop, so the quiet hops of the table
+** path fail at once for it and lead here.
+*/
+
+tecs_err_t tecs__add_sparse(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *value)
+{
+    uint32_t slot = TECS_ENTITY_INDEX(e);
+    if (TECS__UNLIKELY(tecs__sparse_get(w, c, slot) != NULL))
+        return tecs__err(w, TECS_EEXIST, TECS__ENT_FMT " already has " TECS__COMP_FMT,
+                         TECS__ENT(e), TECS__COMP(w, c));
+    const tecs__comp *ci = &w->comp.comps[c];
+    tecs_err_t err;
+    if (TECS__UNLIKELY(ci->veto) && (err = tecs__veto(w, TECS__EV_ADD, e, c, value, 1)))
+        return err;
+    if (TECS__UNLIKELY(err = tecs__sparse_reserve(w, c, slot)))
+        return err;
+    ci = &w->comp.comps[c];     /* a vetoing listener may have grown the registry */
+    void *p = tecs__sparse_insert(w, c, e);
+    if (ci->size == 0)
+        p = NULL;
+    else if (TECS__LIKELY(value == NULL && ci->ctor == NULL))
+        tecs__zero_value(p, ci->size);
+    else
+        tecs__construct_one(w, ci, p, value);
+    if (TECS__UNLIKELY(w->comp.comps[c].watch)) {
+        tecs__emit_comp(w, TECS__EV_ADD, e, c, p);
+        if (value && p && watched(w, c))
+            tecs__emit_comp(w, TECS__EV_SET, e, c, p);
+    }
+    return TECS_OK;
+}
+
+tecs_err_t tecs__remove_sparse(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
+{
+    uint32_t slot = TECS_ENTITY_INDEX(e);
+    void *p = tecs__sparse_get(w, c, slot);
+    if (TECS__UNLIKELY(p == NULL))
+        return tecs__err(w, TECS_ENOENT, TECS__ENT_FMT " does not have " TECS__COMP_FMT,
+                         TECS__ENT(e), TECS__COMP(w, c));
+    if (TECS__UNLIKELY(w->comp.comps[c].watch))
+        emit_leaving(w, e, c, NULL, 0, w->comp.comps[c].size ? p : NULL);
+    if (TECS__UNLIKELY(w->comp.comps[c].dtor != NULL))
+        tecs__comp_dtor(w, &w->comp.comps[c], p, 1);
+    tecs__sparse_erase(w, c, slot);
+    return TECS_OK;
+}
+
+/* Destroy e's sparse values and take it out of every set (a destroy; its
+** REMOVE events have been raised). */
+static TECS__NOINLINE void drop_sparse(tecs_world_t *w, tecs_entity_t e)
+{
+    uint32_t slot = TECS_ENTITY_INDEX(e);
+    for (int32_t i = 0; i < w->sparse.nsets; i++) {
+        const tecs__sparse *s = w->sparse.sets[i];
+        void *p = s->count ? tecs__sparse_get(w, s->comp, slot) : NULL;
+        if (p == NULL)
+            continue;
+        if (w->comp.comps[s->comp].dtor)
+            tecs__comp_dtor(w, &w->comp.comps[s->comp], p, 1);
+        tecs__sparse_erase(w, s->comp, slot);
+    }
+}
 
 tecs_err_t tecs__destroy_now(tecs_world_t *w, tecs_entity_t e)
 {
@@ -687,6 +779,8 @@ tecs_err_t tecs__destroy_now(tecs_world_t *w, tecs_entity_t e)
     if (!a->plain)
         for (int32_t c = 0; c < a->ncols; c++)
             tecs__comp_dtor(w, tecs__col_info(w, a, c), tecs__col_ptr(a, w, c, row), 1);
+    if (w->sparse.nfilled)
+        drop_sparse(w, e);
     tecs__arch_remove_row(w, a, row);
     tecs__ei_release(w, index);
     w->ei.nalive--;

@@ -45,6 +45,10 @@ tecs_err_t tecs__birth_bulk(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tec
 /* The value p of c of e was written in place: ask vetoing listeners after
 ** the fact (TECS__EV_WRITTEN), then raise SET. */
 tecs_err_t tecs__written(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *p);
+/* Add (value, or constructed) or remove the sparse component c of the live
+** entity e now: no move; hooks, vetoes and events as for a table one. */
+tecs_err_t tecs__add_sparse(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *value);
+tecs_err_t tecs__remove_sparse(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c);
 /* Immediate forms, used by the front end and by the command buffer. */
 tecs_err_t tecs__destroy_now(tecs_world_t *w, tecs_entity_t e);
 tecs_err_t tecs__add_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *value);

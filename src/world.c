@@ -76,11 +76,13 @@ tecs_err_t tecs_world_free(tecs_world_t *w)
     tecs__resources_fini(w);
     tecs__cmd_fini(w);
     tecs__arch_destroy_values(w);
+    tecs__sparse_destroy_values(w);
     for (int32_t i = 0; i < w->bus.nlisteners; i++)
         if (w->bus.listeners[i].on_fini)
             w->bus.listeners[i].on_fini(w, w->bus.listeners[i].ctx);
     tecs__free(w, w->bus.listeners, (size_t)w->bus.cap_listeners * sizeof *w->bus.listeners);
     tecs__store_fini(w);
+    tecs__sparse_fini(w);
     tecs__arch_fini(w);
     tecs__ei_fini(w);
     tecs__comp_fini(w);
@@ -127,6 +129,7 @@ tecs_err_t tecs_world_reset(tecs_world_t *w)
     tecs__cmd_drop_all(w);
     for (int32_t i = 0; i < w->arch.narchs; i++)
         reset_archetype(w, w->arch.archs[i]);
+    tecs__sparse_clear(w);
     tecs__ei_relink(w);
     w->base.closed = TECS__OPEN;
     assert(w->ei.nalive == 0 && w->ei.npending == 0 && w->cmd.deferred.count == 0);

@@ -375,12 +375,51 @@ static bool leaving(const tecs_index_t *x, tecs_entity_t e)
            (w->store.leaving_comp == 0 || w->store.leaving_comp == x->d.comp);
 }
 
+/* Add the entry of e, whose value is v, unless it is leaving x's
+** component; into the tree too when tree. */
+static tecs_err_t fill_one(tecs_index_t *x, bool tree, tecs_entity_t e, const void *v)
+{
+    tecs_world_t *w = x->world;
+    probe p;
+    read_probe(x, v, &p);
+    if (TECS__UNLIKELY(w->store.leaving != 0) && leaving(x, e))
+        return TECS_OK;
+    if (tree && x->d.unique && !nan_key(x, p.k) && find_other(x, p.k, e))
+        return tecs__err(w, TECS_EEXIST, "unique index on " TECS__COMP_FMT ": "
+                         TECS__ENT_FMT " and " TECS__ENT_FMT " share a key",
+                         TECS__COMP(w, x->d.comp), TECS__ENT(find_other(x, p.k, e)),
+                         TECS__ENT(e));
+    return ent_insert(x, e, &p, tree) ? TECS_OK : TECS_ENOMEM;
+}
+
+/* fill_entries for a sparse component: its set's members. */
+static tecs_err_t fill_sparse(tecs_index_t *x, bool tree)
+{
+    tecs_world_t *w = x->world;
+    tecs_comp_t c = x->d.comp;
+    int32_t n = tecs__sparse_count(w, c);
+    if (n == 0)
+        return TECS_OK;
+    if (reserve(x, n))
+        return TECS_ENOMEM;
+    const tecs_entity_t *ents = tecs__sparse_members(w, c);
+    for (int32_t i = 0; i < n; i++) {
+        tecs_err_t err = fill_one(x, tree, ents[i],
+                                  tecs__sparse_get(w, c, TECS_ENTITY_INDEX(ents[i])));
+        if (err)
+            return err;
+    }
+    return TECS_OK;
+}
+
 /* Add an entry for every entity with x's component, but one that is
 ** leaving it; into the tree too when tree, else (ordered) the tree is built
 ** after. */
 static tecs_err_t fill_entries(tecs_index_t *x, bool tree)
 {
     tecs_world_t *w = x->world;
+    if (tecs__comp_is_sparse(w, x->d.comp))
+        return fill_sparse(x, tree);
     for (int32_t ai = 0; ai < w->arch.narchs; ai++) {
         tecs_archetype_t *a = w->arch.archs[ai];
         int32_t col = tecs__arch_col(a, x->d.comp);
@@ -961,6 +1000,20 @@ void tecs__indexes_refresh(tecs_world_t *w)
 
 /* ---- verification ----------------------------------------------------- */
 
+/* The value of x's component of e, or NULL if e is dead or lacks it. */
+static const void *value_of(const tecs_index_t *x, tecs_entity_t e)
+{
+    tecs_world_t *w = x->world;
+    const tecs__record *r = tecs__ei_alive(w, e);
+    if (r == NULL)
+        return NULL;
+    if (tecs__comp_is_sparse(w, x->d.comp))
+        return tecs__sparse_get(w, x->d.comp, TECS_ENTITY_INDEX(e));
+    tecs_archetype_t *a = tecs__rec_arch(w, r);
+    int32_t col = tecs__arch_col(a, x->d.comp);
+    return col >= 0 ? tecs__col_ptr(a, w, col, r->row) : NULL;
+}
+
 /* Every entry names a live entity holding the component with that key. */
 static tecs_err_t verify_entries(tecs_index_t *x)
 {
@@ -969,14 +1022,13 @@ static tecs_err_t verify_entries(tecs_index_t *x)
         const ient *t = &x->ents[i];
         if (ent_find(x, t->e) != i)
             return corrupt(w, "entity map disagrees", x->id);
-        const tecs__record *r = tecs__ei_alive(w, t->e);
-        int32_t col = r ? tecs__arch_col(tecs__rec_arch(w, r), x->d.comp) : -1;
-        if (col < 0)
+        const void *v = value_of(x, t->e);
+        if (v == NULL)
             return corrupt(w, "entry for an entity without the component", x->id);
         /* Inside an iteration, rows written through a write term are
         ** re-keyed when the iterator leaves them: not stale yet. */
         probe p;
-        read_probe(x, tecs__col_ptr(tecs__rec_arch(w, r), w, col, r->row), &p);
+        read_probe(x, v, &p);
         if (w->base.defer_depth == 0 && kcmp(x, t->key, p.k) != 0)
             return corrupt(w, "stale key", x->id);
         bool tabled = !(is_table(x) && nan_key(x, t->key));
@@ -990,7 +1042,7 @@ static tecs_err_t verify_entries(tecs_index_t *x)
 static int32_t holders(const tecs_index_t *x)
 {
     const tecs_world_t *w = x->world;
-    int32_t n = 0;
+    int32_t n = tecs__comp_is_sparse(w, x->d.comp) ? tecs__sparse_count(w, x->d.comp) : 0;
     for (int32_t ai = 0; ai < w->arch.narchs; ai++)
         if (tecs__arch_col(w->arch.archs[ai], x->d.comp) >= 0)
             n += w->arch.archs[ai]->count;

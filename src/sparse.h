@@ -1,0 +1,126 @@
+/*
+** sparse.h — the sparse sets of sparse components (sparse.c). Its types,
+** its state and its interface; then, in private.h's second pass
+** (TECS__WORLD_DONE, once tecs_world_t is complete), its inline functions:
+** the lookups the engine, the front end and the query code call. Included
+** by private.h only.
+*/
+#ifndef TECS_SPARSE_H
+#define TECS_SPARSE_H
+
+#define TECS__SPARSE_ABSENT 0xffffffffu    /* a page's pos of a slot not in the set */
+
+/* One page of a set: 1 << shift consecutive entity slots. */
+typedef struct tecs__spage {
+    void *raw;                  /* the block to free                        */
+    char *vals;                 /* slot offset i's value at vals + i * size
+                                   (NULL for a tag)                         */
+    int32_t count;              /* members in this page                     */
+    uint32_t pos[];             /* per slot offset: its place in dense, or
+                                   TECS__SPARSE_ABSENT                      */
+} tecs__spage;
+
+/* The set of one sparse component. */
+typedef struct tecs__sparse {
+    tecs__spage **pages;        /* by slot >> shift; NULL: no page there    */
+    tecs_entity_t *dense;       /* the members' ids, in no order            */
+    int32_t count;              /* members                                  */
+    int32_t cap;                /* room in dense                            */
+    int32_t npages;             /* length of pages                          */
+    uint32_t size;              /* value bytes; 0: a tag                    */
+    uint32_t shift;             /* a page holds 1 << shift slots            */
+    uint32_t mask;              /* (1 << shift) - 1                         */
+    tecs__spage *spare;         /* an emptied page kept for the next one    */
+    tecs_comp_t comp;
+} tecs__sparse;
+
+typedef struct tecs__sparse_state {
+    tecs__sparse **sets;        /* every set made, in the order made        */
+    int32_t nsets;
+    int32_t cap_sets;
+    int32_t nfilled;            /* sets with at least one member            */
+} tecs__sparse_state;
+
+/* Make sure that slot can join c's set (c sparse): the set, its page and
+** room in its member list. TECS_OK, or TECS_ENOMEM recorded; either way
+** no member and no value changed. */
+static inline tecs_err_t tecs__sparse_reserve(tecs_world_t *w, tecs_comp_t c, uint32_t slot);
+tecs_err_t tecs__sparse_reserve_slow(tecs_world_t *w, tecs_comp_t c, uint32_t slot);
+/* Make e a member of c's set (reserved, not a member): @return where its
+** value goes, raw memory for the caller to construct (a tag: a marker). */
+static inline void *tecs__sparse_insert(tecs_world_t *w, tecs_comp_t c, tecs_entity_t e);
+/* Drop the member at slot from c's set; its value is destroyed already. */
+void tecs__sparse_erase(tecs_world_t *w, tecs_comp_t c, uint32_t slot);
+/* Run the destructor of every sparse value (world free, before any layer
+** tears down); tecs__sparse_fini then frees the memory. */
+void tecs__sparse_destroy_values(tecs_world_t *w);
+/* Destroy every sparse value and empty every set (tecs_world_reset); the
+** entities are the caller's. */
+void tecs__sparse_clear(tecs_world_t *w);
+void tecs__sparse_fini(tecs_world_t *w);
+/* Verify every set: members alive, pages and member list agreeing, the
+** counts (tecs_world_check). */
+tecs_err_t tecs__sparse_verify(tecs_world_t *w);
+
+#endif /* TECS_SPARSE_H */
+
+#if defined(TECS__WORLD_DONE) && !defined(TECS_SPARSE_INLINES)
+#define TECS_SPARSE_INLINES
+
+/* The value of the sparse component c at entity slot, or NULL if that slot
+** is not a member (for a tag, a marker pointer, never to be read). The slot
+** is the caller's to have checked alive. */
+static inline void *tecs__sparse_get(const tecs_world_t *w, tecs_comp_t c, uint32_t slot)
+{
+    const tecs__sparse *s = w->comp.comps[c].set;
+    if (TECS__UNLIKELY(s == NULL))
+        return NULL;
+    uint32_t p = slot >> s->shift;
+    tecs__spage *pg = p < (uint32_t)s->npages ? s->pages[p] : NULL;
+    if (pg == NULL)
+        return NULL;
+    uint32_t i = slot & s->mask;
+    if (pg->pos[i] == TECS__SPARSE_ABSENT)
+        return NULL;
+    return s->size ? pg->vals + (size_t)i * s->size : (void *)pg;
+}
+
+/* The members of sparse component c. */
+static inline int32_t tecs__sparse_count(const tecs_world_t *w, tecs_comp_t c)
+{
+    const tecs__sparse *s = w->comp.comps[c].set;
+    return s ? s->count : 0;
+}
+
+/* The members' ids (tecs__sparse_count of them), in no order; valid until
+** the set next changes. */
+static inline const tecs_entity_t *tecs__sparse_members(const tecs_world_t *w, tecs_comp_t c)
+{
+    const tecs__sparse *s = w->comp.comps[c].set;
+    return s ? s->dense : NULL;
+}
+
+static inline tecs_err_t tecs__sparse_reserve(tecs_world_t *w, tecs_comp_t c, uint32_t slot)
+{
+    const tecs__sparse *s = w->comp.comps[c].set;
+    uint32_t p;
+    if (TECS__LIKELY(s != NULL && s->count < s->cap &&
+                     (p = slot >> s->shift) < (uint32_t)s->npages && s->pages[p] != NULL))
+        return TECS_OK;
+    return tecs__sparse_reserve_slow(w, c, slot);
+}
+
+static inline void *tecs__sparse_insert(tecs_world_t *w, tecs_comp_t c, tecs_entity_t e)
+{
+    tecs__sparse *s = w->comp.comps[c].set;
+    uint32_t slot = TECS_ENTITY_INDEX(e), i = slot & s->mask;
+    tecs__spage *pg = s->pages[slot >> s->shift];
+    pg->pos[i] = (uint32_t)s->count;
+    pg->count++;
+    s->dense[s->count++] = e;
+    if (TECS__UNLIKELY(s->count == 1))
+        w->sparse.nfilled++;
+    return s->size ? pg->vals + (size_t)i * s->size : (void *)pg;
+}
+
+#endif /* TECS_SPARSE_INLINES */
