@@ -38,6 +38,8 @@
 #include <stdarg.h>
 
 const uint32_t csize[NC] = { 4, 8, 0, 0, 12, sizeof(Obj), 1, 64 };
+const uint32_t ssize[NS] = { 8, 0 };
+const char *const sname[NS] = { "SV", "ST" };
 const uint32_t calign[NC] = { 4, 8, 0, 0, 4, _Alignof(Obj), 1, 64 };
 const char *const cname[NC] = { "A", "B", "T1", "T2", "V", "H", "C", "G" };
 static const char *const mf_name[MF_COUNT] = { "life", "hooks", "obs", "res", "refuse",
@@ -235,6 +237,32 @@ static void check_init(interp *I, const init_rec *r, tecs_entity_t id)
            "tecs_add inside an initializer: %s", tecs_err_name((tecs_err_t)r->add_err));
 }
 
+/* m_apply for a sparse component (comp NC + k, value in val[0]). */
+static int m_apply_sparse(ment *m, bool alive, const mcmd *c)
+{
+    int k = c->comp - NC;
+    bool has = alive && (m->smask >> k & 1);
+    if (!alive)
+        return TECS_OK;
+    switch (c->op) {
+    case Q_ADD:
+        if (has)
+            return TECS_EEXIST;
+        m->smask |= (uint8_t)(1u << k);
+        m->sval[k] = 0;
+        return TECS_OK;
+    case Q_REMOVE:
+        if (!has)
+            return TECS_ENOENT;
+        m->smask &= (uint8_t)~(1u << k);
+        return TECS_OK;
+    default:
+        m->smask |= (uint8_t)(1u << k);
+        m->sval[k] = ssize[k] ? c->val[0] : 0;
+        return TECS_OK;
+    }
+}
+
 /* Apply one deferred command to the model, as the flush does. A command
 ** whose entity is gone is skipped; one that cannot apply otherwise (an add
 ** of a component the entity has by then, a remove of one it lacks) is
@@ -258,6 +286,14 @@ static int m_apply(interp *I, const mcmd *c)
         if (m)
             m_kill(I, m);
         return TECS_OK;
+    case Q_ADD:
+    case Q_REMOVE:
+    case Q_SET:
+        if (c->comp >= NC)
+            return m_apply_sparse(m, alive, c);
+        break;
+    }
+    switch (c->op) {
     case Q_ADD:
         if (alive && (m->mask >> c->comp & 1))
             return TECS_EEXIST;
@@ -535,6 +571,15 @@ static void check_entity(interp *I, const ment *m)
         const void *p = tecs_get(I->w, m->id, I->cid[c]);
         EXPECT(I, p != NULL, "get(%s) fails", cname[c]);
         EXPECT(I, same_val(c, p, m->val[c]), "value of %s differs", cname[c]);
+    }
+    for (int k = 0; k < NS; k++) {
+        bool has = alive && (m->smask >> k & 1);
+        EXPECT(I, tecs_has(I->w, m->id, I->sid[k]) == has, "has(%s) should be %d", sname[k],
+               has);
+        if (!ssize[k] || !has)
+            continue;
+        const int64_t *p = tecs_get(I->w, m->id, I->sid[k]);
+        EXPECT(I, p != NULL && *p == m->sval[k], "value of %s differs", sname[k]);
     }
 }
 
@@ -2250,6 +2295,130 @@ static void op_world_reset(interp *I, const m_op *op)
            "entities or births left after a reset");
 }
 
+/* ---- sparse components --------------------------------------------------------------- */
+
+/* The sparse component x picks (k), or an unknown id (k -1). */
+static tecs_comp_t pick_sparse(interp *I, uint8_t x, int *k)
+{
+    *k = x % NS;
+    if (x % 32 == 31) {
+        *k = -1;
+        return UNKNOWN_COMP;
+    }
+    return I->sid[*k];
+}
+
+static void op_sparse_add(interp *I, const m_op *op)
+{
+    int k;
+    tecs_comp_t c = pick_sparse(I, op->x, &k);
+    tecs_entity_t id = mi_pick_id(I, op->z);
+    ment *m = mi_find(I, id);
+    int want;
+    if (mi_deferred(I))
+        want = defer_want(k, m);
+    else if (!m || m->st != ST_ALIVE)
+        want = TECS_EDEAD;
+    else
+        want = k < 0 ? TECS_ENOCOMP : (m->smask >> k & 1) ? TECS_EEXIST : TECS_OK;
+    if (mi_result_is(I, tecs_add(I->w, id, c), want, "tecs_add (sparse)") || want != TECS_OK)
+        return;
+    if (mi_deferred(I)) {
+        mi_push_dq(I, &(mcmd){ .op = Q_ADD, .id = id, .comp = NC + k });
+    } else {
+        m->smask |= (uint8_t)(1u << k);
+        m->sval[k] = 0;
+    }
+}
+
+static void op_sparse_remove(interp *I, const m_op *op)
+{
+    int k;
+    tecs_comp_t c = pick_sparse(I, op->x, &k);
+    tecs_entity_t id = mi_pick_id(I, op->z);
+    ment *m = mi_find(I, id);
+    int want;
+    if (mi_deferred(I))
+        want = defer_want(k, m);
+    else if (!m || m->st != ST_ALIVE)
+        want = TECS_EDEAD;
+    else
+        want = k < 0 ? TECS_ENOCOMP : (m->smask >> k & 1) ? TECS_OK : TECS_ENOENT;
+    if (mi_result_is(I, tecs_remove(I->w, id, c), want, "tecs_remove (sparse)") ||
+        want != TECS_OK)
+        return;
+    if (mi_deferred(I)) {
+        mi_push_dq(I, &(mcmd){ .op = Q_REMOVE, .id = id, .comp = NC + k });
+        m->rmq = m->st == ST_ALIVE;
+    } else {
+        m->smask &= (uint8_t)~(1u << k);
+    }
+}
+
+static void op_sparse_set(interp *I, const m_op *op)
+{
+    if (writes_pending(I))
+        return;
+    int k;
+    tecs_comp_t c = pick_sparse(I, op->x, &k);
+    tecs_entity_t id = mi_pick_id(I, op->z);
+    ment *m = mi_find(I, id);
+    int64_t v = mkval(op->z, op->y);
+    bool null = op->y % 32 == 0;
+    bool has = k >= 0 && m && m->st == ST_ALIVE && (m->smask >> k & 1) &&
+               !(m->rmq && mi_deferred(I));
+    int want;
+    if (has)
+        want = ssize[k] && null ? TECS_EINVAL : TECS_OK;
+    else if (k < 0)
+        want = TECS_ENOCOMP;
+    else if (null && ssize[k])
+        want = TECS_EINVAL;
+    else if (mi_deferred(I))
+        want = m && m->st != ST_DELAY ? TECS_OK : TECS_EDEAD;
+    else
+        want = m && m->st == ST_ALIVE ? TECS_OK : TECS_EDEAD;
+    if (mi_result_is(I, tecs_set(I->w, id, c, null ? NULL : &v), want, "tecs_set (sparse)") ||
+        want != TECS_OK)
+        return;
+    if (mi_deferred(I) && !has) {
+        mcmd q = { .op = Q_SET, .id = id, .comp = NC + k };
+        q.val[0] = v;
+        mi_push_dq(I, &q);
+    } else {
+        m->smask |= (uint8_t)(1u << k);
+        m->sval[k] = ssize[k] ? v : 0;
+    }
+}
+
+/* tecs_get, tecs_has of a sparse component; a write through the pointer,
+** reported with tecs_modified. Its address must not change while the
+** entity keeps it (checked against the last address seen). */
+static void op_sparse_get(interp *I, const m_op *op)
+{
+    int k;
+    tecs_comp_t c = pick_sparse(I, op->x, &k);
+    tecs_entity_t id = mi_pick_id(I, op->z);
+    ment *m = mi_find(I, id);
+    bool alive = m && m->st == ST_ALIVE;
+    bool has = alive && k >= 0 && (m->smask >> k & 1);
+    int want = !alive ? TECS_EDEAD : k < 0 ? TECS_ENOCOMP
+             : !has ? TECS_ENOENT : ssize[k] ? TECS_OK : TECS_EINVAL;
+    int64_t *p = tecs_get_mut(I->w, id, c);
+    EXPECT(I, mi_got_err(I, p != NULL) == want, "tecs_get (sparse): got %s, model says %s",
+           tecs_err_name((tecs_err_t)mi_got_err(I, p != NULL)), tecs_err_name((tecs_err_t)want));
+    EXPECT(I, tecs_has(I->w, id, c) == has, "tecs_has (sparse)");
+    if (p == NULL)
+        return;
+    EXPECT(I, *p == m->sval[k], "tecs_get: value of %s differs", sname[k]);
+    if ((op->y & 1) && !writes_pending(I)) {
+        int64_t v = mkval(op->z, op->y);
+        *p = v;
+        m->sval[k] = v;
+        mi_result_is(I, tecs_modified(I->w, id, c), TECS_OK, "tecs_modified (sparse)");
+    }
+}
+
 /* The op table: name, weight in random programs, function. */
 static const struct {
     const char *name;
@@ -2311,6 +2480,10 @@ static const struct {
     { "par_run", 3, op_par_run },
     { "conc_run", 2, op_conc_run },
     { "split_run", 2, op_split_run },
+    { "sparse_add", 6, op_sparse_add },
+    { "sparse_remove", 5, op_sparse_remove },
+    { "sparse_set", 6, op_sparse_set },
+    { "sparse_get", 4, op_sparse_get },
 };
 enum { NOPS = sizeof ops / sizeof ops[0] };
 
@@ -2356,6 +2529,13 @@ static void setup(interp *I)
         while ((I->cid[c] = tecs_component_new(I->w, &d)) == 0)
             EXPECT(I, tecs_last_error(I->w) == TECS_ENOMEM && I->alloc.failures > 0,
                    "registering %s: %s", cname[c], tecs_last_error_msg(I->w));
+    }
+    for (int k = 0; k < NS; k++) {
+        tecs_component_desc_t d = { .name = sname[k], .size = ssize[k], .align = ssize[k],
+                                    .storage = TECS_STORAGE_SPARSE };
+        while ((I->sid[k] = tecs_component_new(I->w, &d)) == 0)
+            EXPECT(I, tecs_last_error(I->w) == TECS_ENOMEM && I->alloc.failures > 0,
+                   "registering %s: %s", sname[k], tecs_last_error_msg(I->w));
     }
     for (int m = 0; m < 4; m++)
         I->kctx[m] = (kill_ctx){ I, m };

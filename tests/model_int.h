@@ -20,6 +20,13 @@ extern const uint32_t csize[NC];         /* bytes of each component       */
 extern const uint32_t calign[NC];
 extern const char *const cname[NC];
 #define DATA_MASK 0xf3u          /* components with a value (not T1, T2)  */
+/* Sparse components (storage TECS_STORAGE_SPARSE): kept apart from the 8,
+** in ment.smask / sval; a queued command names one as comp NC + k, its
+** value in val[0]. */
+enum { NS = 2 };
+enum { S_V, S_T };                       /* an 8-byte value, a tag        */
+extern const uint32_t ssize[NS];
+extern const char *const sname[NS];
 #define UNKNOWN_COMP 999u
 
 enum { ST_ALIVE, ST_PEND, ST_DELAY };    /* alive, birth queued, delayed birth */
@@ -32,6 +39,8 @@ typedef struct ment {
     bool rmq;                   /* a remove is queued (iteration open)      */
     uint32_t mask;
     int64_t val[NC];
+    uint8_t smask;              /* sparse components it has                 */
+    int64_t sval[NS];
 } ment;
 
 struct init_rec;
@@ -120,6 +129,7 @@ struct interp {
     tecs_world_t *w;
     hook_counts hc;
     tecs_comp_t cid[NC];
+    tecs_comp_t sid[NS];        /* the sparse components                    */
     ment *e;
     int32_t ne, cap_e;
     mcmd *dq, *lq;              /* deferred, delayed                        */
