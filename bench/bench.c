@@ -420,6 +420,40 @@ static double sc_add_remove(int64_t n)
     return t;
 }
 
+/* A sparse component: values in a sparse set by entity slot. */
+static tecs_comp_t sparse_health(tecs_world_t *w)
+{
+    tecs_comp_t c = tecs_component_new(w, &(tecs_component_desc_t){
+        .name = "SparseHealth", .size = sizeof(Health), .align = _Alignof(Health),
+        .storage = TECS_STORAGE_SPARSE });
+    CHECK(c != 0, "registration");
+    return c;
+}
+
+/* add_remove with a sparse component: no row moves. */
+static double sc_add_remove_sparse(int64_t n)
+{
+    fixture f = fx_world(n);
+    tecs_comp_t sp = sparse_health(f.w);
+    int64_t errs = 0, with = 0;
+    double t0 = now_ns();
+    for (int64_t i = 0; i < n; i++)
+        errs += tecs_add(f.w, f.ids[i], sp) != TECS_OK;
+    double t1 = now_ns();
+    for (int64_t i = 0; i < n; i++)
+        with += tecs_has(f.w, f.ids[i], sp);
+    double t2 = now_ns();
+    for (int64_t i = 0; i < n; i++)
+        errs += tecs_remove(f.w, f.ids[i], sp) != TECS_OK;
+    double t = (now_ns() - t2 + t1 - t0) / (double)n;
+    CHECK(errs == 0, "%lld failed calls", (long long)errs);
+    CHECK(with == n, "%lld had SparseHealth after the adds", (long long)with);
+    CHECK(!tecs_has(f.w, f.ids[n / 2], sp), "SparseHealth left");
+    check_created(&f, f.ids, n);
+    fx_close(&f);
+    return t;
+}
+
 static double sc_destroy(int64_t n)
 {
     fixture f = fx_world(n);
@@ -452,6 +486,31 @@ static double sc_random_get(int64_t n)
     double t = (now_ns() - t0) / (double)n;
     CHECK(miss == 0, "%lld lookups failed", (long long)miss);
     CHECK(s == (double)n * (double)(n - 1) / 2, "sum of x %.0f", s);
+    fx_close(&f);
+    return t;
+}
+
+/* random_get of a sparse component every entity has (hp = its index). */
+static double sc_random_get_sparse(int64_t n)
+{
+    fixture f = fx_world(n);
+    tecs_comp_t sp = sparse_health(f.w);
+    for (int64_t i = 0; i < n; i++)
+        tecs_set(f.w, f.ids[i], sp, &(Health){ (int)i });
+    shuffle(f.ids, n, 0x9E3779B97F4A7C15ULL);
+    double s = 0;
+    int64_t miss = 0;
+    double t0 = now_ns();
+    for (int64_t i = 0; i < n; i++) {
+        const Health *h = TECS_GET(f.w, f.ids[i], sp, Health);
+        if (h)
+            s += h->hp;
+        else
+            miss++;
+    }
+    double t = (now_ns() - t0) / (double)n;
+    CHECK(miss == 0, "%lld lookups failed", (long long)miss);
+    CHECK(s == (double)n * (double)(n - 1) / 2, "sum of hp %.0f", s);
     fx_close(&f);
     return t;
 }
@@ -600,8 +659,10 @@ static const scenario scenarios[] = {
     { "system",       sc_system,       M,      "ns/entity", F_RATIO },
     { "fragmented",   sc_fragmented,   M,      "ns/entity", F_RATIO },
     { "add_remove",   sc_add_remove,   100000, "ns/pair",   0 },
+    { "add_remove_sparse", sc_add_remove_sparse, M, "ns/pair", 0 },
     { "destroy",      sc_destroy,      M,      "ns/entity", 0 },
     { "random_get",   sc_random_get,   M,      "ns/lookup", F_SCALING },
+    { "random_get_sparse", sc_random_get_sparse, M, "ns/lookup", 0 },
     { "random_raw",   sc_random_raw,   M,      "ns/lookup", 0 },
     { "deferred",     sc_deferred,     100000, "ns/entity", 0 },
     { "raw",          sc_raw,          M,      "ns/entity", F_RATIO | F_SCALING },
