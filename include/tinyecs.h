@@ -308,8 +308,9 @@ typedef void (*tecs_move_fn)(void *dst, void *src, int32_t count, void *ctx);
  * TECS_STORAGE_SPARSE keeps them in a paged sparse set keyed by the
  * entity's slot (TECS_ENTITY_INDEX), outside every archetype: adding or
  * removing one is a page lookup and an append to (or a swap-remove from)
- * the set's member list, and never moves the entity; tecs_get, tecs_has
- * and tecs_set are one or two array lookups past the entity's record. A
+ * the set's member list, and never moves the entity; tecs_get and tecs_has
+ * read one entry of a page (the member's generation beside its value),
+ * tecs_set the entity's record and that entry. A
  * value's address stays fixed from its add to its remove (the entity's
  * archetype moves and other entities' removes leave it where it is), so a
  * sparse component needs no move hook. Its events, hooks, observers,

@@ -218,20 +218,26 @@ static tecs_err_t defer_change(tecs_world_t *w, tecs__op op, tecs_entity_t e, te
     return defer_known(w, op, e, c, value);
 }
 
-/* tecs__add_now, with its quiet hop inline. */
+/* tecs__add_now, with its quiet hop (a sparse component: its quiet add)
+** inline. */
 static TECS__INLINE tecs_err_t add_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
     tecs__record *r = tecs__ei_alive(w, e);
     if (TECS__LIKELY(r != NULL) && TECS__LIKELY(tecs__add_quick(w, r, c, NULL)))
         return TECS_OK;
+    if (r != NULL && tecs__comp_is_sparse(w, c) && tecs__sparse_add_quick(w, e, c))
+        return TECS_OK;
     return tecs__add_now(w, e, c, NULL);
 }
 
-/* tecs__remove_now, with its quiet hop inline. */
+/* tecs__remove_now, with its quiet hop (a sparse component: its quiet
+** remove) inline. */
 static TECS__INLINE tecs_err_t remove_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
     tecs__record *r = tecs__ei_alive(w, e);
     if (TECS__LIKELY(r != NULL) && TECS__LIKELY(tecs__remove_quick(w, r, c)))
+        return TECS_OK;
+    if (r != NULL && tecs__comp_is_sparse(w, c) && tecs__sparse_remove_quick(w, e, c))
         return TECS_OK;
     return tecs__remove_now(w, e, c);
 }
@@ -368,16 +374,17 @@ static TECS__INLINE void *get_ptr(tecs_world_t *w, tecs_entity_t e, tecs_comp_t 
     if (TECS__UNLIKELY(tecs__in_worker(w)) &&
         !tecs__worker_may(w, write ? w->base.may_write : w->base.may_read, c))
         return get_refused(w, c, write);
+    /* A sparse value: one entry of its set, which holds the id as well. */
+    if (TECS__UNLIKELY(tecs__comp_is_sparse(w, c))) {
+        void *p = tecs__sparse_get_id(w, c, e);
+        return p && w->comp.comps[c].size ? p : get_failed(w, e, c);
+    }
     const tecs__record *r = tecs__ei_alive(w, e);
     if (TECS__LIKELY(r != NULL)) {
         const tecs_archetype_t *a = tecs__rec_arch(w, r);
         int32_t col = tecs__arch_col(a, c);
         if (TECS__LIKELY(col >= 0))
             return tecs__col_ptr(a, w, col, r->row);
-        void *p;
-        if (tecs__comp_is_sparse(w, c) && w->comp.comps[c].size &&
-            (p = tecs__sparse_get(w, c, TECS_ENTITY_INDEX(e))) != NULL)
-            return p;
     }
     return get_failed(w, e, c);
 }
@@ -396,12 +403,10 @@ bool tecs_has(const tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
     if (w == NULL)
         return false;
+    if (TECS__UNLIKELY(tecs__comp_is_sparse(w, c)))
+        return tecs__sparse_get_id(w, c, e) != NULL;
     const tecs__record *r = tecs__ei_alive(w, e);
-    if (r == NULL)
-        return false;
-    if (tecs__arch_col(tecs__rec_arch(w, r), c) != TECS__COL_ABSENT)
-        return true;
-    return tecs__comp_is_sparse(w, c) && tecs__sparse_get(w, c, TECS_ENTITY_INDEX(e));
+    return r && tecs__arch_col(tecs__rec_arch(w, r), c) != TECS__COL_ABSENT;
 }
 
 tecs_err_t tecs_modified(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)

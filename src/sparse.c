@@ -14,8 +14,14 @@
 **               |            |
 **               v            v
 **     page:   pos[]  = { 1, ABSENT, 0, ... }   per slot: its place in dense
-**             vals[] = { v0, -, v2, ... }      per slot: its value, fixed
+**             ents[] = { g0 v0 | 0 - | g2 v2 | ... }
+**                      per slot: the member's generation (0: none), its value
 **     dense:  [ e2, e0 ]                       the members' ids
+**
+** A lookup by entity id reads one entry: the generation there says whether
+** the entity is a member (no id has generation 0, and a member is alive: a
+** destroy takes it out of every set), and the value sits beside it, in the
+** same cache line.
 **
 ** A member's value stays at its slot's place in its page from its add to
 ** its remove: nothing moves it, so an address handed out stays valid and
@@ -36,7 +42,7 @@
 */
 #include "private.h"
 
-/* Bytes of a page's header and pos array, rounded to the values' alignment. */
+/* Bytes of a page's header and pos array, rounded to the entries' alignment. */
 static size_t page_head(const tecs__sparse *s)
 {
     size_t head = offsetof(tecs__spage, pos) + ((size_t)s->mask + 1) * sizeof(uint32_t);
@@ -45,9 +51,10 @@ static size_t page_head(const tecs__sparse *s)
 
 static size_t page_bytes(const tecs__sparse *s)
 {
-    return page_head(s) + ((size_t)s->mask + 1) * s->size;
+    return page_head(s) + ((size_t)s->mask + 1) * s->stride;
 }
 
+/* A new page: no member, every entry's id 0. */
 static tecs__spage *page_new(tecs_world_t *w, const tecs__sparse *s)
 {
     void *raw;
@@ -55,9 +62,11 @@ static tecs__spage *page_new(tecs_world_t *w, const tecs__sparse *s)
     if (pg == NULL)
         return NULL;
     pg->raw = raw;
-    pg->vals = s->size ? (char *)pg + page_head(s) : NULL;
+    pg->ents = (char *)pg + page_head(s);
     pg->count = 0;
     memset(pg->pos, 0xff, ((size_t)s->mask + 1) * sizeof(uint32_t));
+    for (uint32_t i = 0; i <= s->mask; i++)
+        memset(pg->ents + (size_t)i * s->stride, 0, sizeof(uint32_t));
     return pg;
 }
 
@@ -79,10 +88,16 @@ static tecs__sparse *set_new(tecs_world_t *w, tecs_comp_t c)
                   TECS__COMP(w, c));
         return NULL;
     }
-    uint32_t size = w->comp.comps[c].size, shift = 12;
-    while (shift > 0 && ((size_t)size << shift) > 64 * 1024)
+    /* An entry: the generation, then the value at its alignment, the
+    ** whole a multiple of both alignments. */
+    uint32_t size = w->comp.comps[c].size, align = w->comp.comps[c].align, shift = 12;
+    uint32_t a = align > sizeof(uint32_t) ? align : (uint32_t)sizeof(uint32_t);
+    uint32_t voff = ((uint32_t)sizeof(uint32_t) + align - 1) & ~(align - 1);
+    uint32_t stride = (voff + size + a - 1) & ~(a - 1);
+    while (shift > 0 && ((size_t)stride << shift) > 64 * 1024)
         shift--;
-    *s = (tecs__sparse){ .size = size, .shift = shift, .mask = (1u << shift) - 1, .comp = c };
+    *s = (tecs__sparse){ .size = size, .stride = stride, .voff = voff, .shift = shift,
+                         .mask = (1u << shift) - 1, .comp = c };
     st->sets[st->nsets++] = s;
     w->comp.comps[c].set = s;
     return s;
@@ -120,20 +135,10 @@ tecs_err_t tecs__sparse_reserve_slow(tecs_world_t *w, tecs_comp_t c, uint32_t sl
     return TECS_OK;
 }
 
-void tecs__sparse_erase(tecs_world_t *w, tecs_comp_t c, uint32_t slot)
+void tecs__sparse_emptied(tecs_world_t *w, tecs__sparse *s, uint32_t slot)
 {
-    tecs__sparse *s = w->comp.comps[c].set;
     tecs__spage *pg = s->pages[slot >> s->shift];
-    uint32_t i = slot & s->mask, at = pg->pos[i];
-    assert(at != TECS__SPARSE_ABSENT);
-    tecs_entity_t last = s->dense[--s->count];
-    if (at != (uint32_t)s->count) {         /* the last member fills the hole */
-        uint32_t ls = TECS_ENTITY_INDEX(last);
-        s->dense[at] = last;
-        s->pages[ls >> s->shift]->pos[ls & s->mask] = at;
-    }
-    pg->pos[i] = TECS__SPARSE_ABSENT;
-    if (--pg->count == 0) {
+    if (pg->count == 0) {
         s->pages[slot >> s->shift] = NULL;
         if (s->spare == NULL)
             s->spare = pg;
@@ -151,9 +156,8 @@ static void destroy_values(tecs_world_t *w, const tecs__sparse *s)
     if (ci->dtor == NULL)
         return;
     for (int32_t k = 0; k < s->count; k++) {
-        uint32_t slot = TECS_ENTITY_INDEX(s->dense[k]);
-        tecs__spage *pg = s->pages[slot >> s->shift];
-        tecs__comp_dtor(w, ci, pg->vals + (size_t)(slot & s->mask) * s->size, 1);
+        char *at = tecs__sparse_entry(s, TECS_ENTITY_INDEX(s->dense[k]));
+        tecs__comp_dtor(w, ci, at + s->voff, 1);
     }
 }
 
@@ -219,6 +223,8 @@ static tecs_err_t verify_set(tecs_world_t *w, const tecs__sparse *s)
         if (p >= (uint32_t)s->npages || s->pages[p] == NULL ||
             s->pages[p]->pos[slot & s->mask] != (uint32_t)k)
             return bad(w, "a member's page does not name its place", s);
+        if (tecs__sparse_get_id(w, s->comp, e) == NULL)
+            return bad(w, "a member's entry does not hold its generation", s);
     }
     int32_t present = 0;
     for (int32_t p = 0; p < s->npages; p++) {
@@ -227,6 +233,10 @@ static tecs_err_t verify_set(tecs_world_t *w, const tecs__sparse *s)
             continue;
         int32_t n = 0;
         for (uint32_t i = 0; i <= s->mask; i++) {
+            uint32_t gen;
+            memcpy(&gen, pg->ents + (size_t)i * s->stride, sizeof gen);
+            if ((pg->pos[i] == TECS__SPARSE_ABSENT) != (gen == 0))
+                return bad(w, "an entry's generation and its place disagree", s);
             if (pg->pos[i] == TECS__SPARSE_ABSENT)
                 continue;
             if (pg->pos[i] >= (uint32_t)s->count ||

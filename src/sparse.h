@@ -10,11 +10,13 @@
 
 #define TECS__SPARSE_ABSENT 0xffffffffu    /* a page's pos of a slot not in the set */
 
-/* One page of a set: 1 << shift consecutive entity slots. */
+/* One page of a set: 1 << shift consecutive entity slots. Slot offset i
+** has an entry at ents + i * stride: the member's generation (a uint32_t;
+** 0, which no id has, when the slot is not a member), then its value at
+** voff, so that a lookup by id reads one cache line. */
 typedef struct tecs__spage {
     void *raw;                  /* the block to free                        */
-    char *vals;                 /* slot offset i's value at vals + i * size
-                                   (NULL for a tag)                         */
+    char *ents;                 /* the entries                              */
     int32_t count;              /* members in this page                     */
     uint32_t pos[];             /* per slot offset: its place in dense, or
                                    TECS__SPARSE_ABSENT                      */
@@ -28,6 +30,8 @@ typedef struct tecs__sparse {
     int32_t cap;                /* room in dense                            */
     int32_t npages;             /* length of pages                          */
     uint32_t size;              /* value bytes; 0: a tag                    */
+    uint32_t stride;            /* bytes of an entry                        */
+    uint32_t voff;              /* offset of the value in an entry          */
     uint32_t shift;             /* a page holds 1 << shift slots            */
     uint32_t mask;              /* (1 << shift) - 1                         */
     tecs__spage *spare;         /* an emptied page kept for the next one    */
@@ -50,7 +54,10 @@ tecs_err_t tecs__sparse_reserve_slow(tecs_world_t *w, tecs_comp_t c, uint32_t sl
 ** value goes, raw memory for the caller to construct (a tag: a marker). */
 static inline void *tecs__sparse_insert(tecs_world_t *w, tecs_comp_t c, tecs_entity_t e);
 /* Drop the member at slot from c's set; its value is destroyed already. */
-void tecs__sparse_erase(tecs_world_t *w, tecs_comp_t c, uint32_t slot);
+static inline void tecs__sparse_erase(tecs_world_t *w, tecs_comp_t c, uint32_t slot);
+/* tecs__sparse_erase emptied slot's page, or the set: free the page (or
+** keep it as the spare), count the set out of nfilled. */
+void tecs__sparse_emptied(tecs_world_t *w, tecs__sparse *s, uint32_t slot);
 /* Run the destructor of every sparse value (world free, before any layer
 ** tears down); tecs__sparse_fini then frees the memory. */
 void tecs__sparse_destroy_values(tecs_world_t *w);
@@ -67,22 +74,39 @@ tecs_err_t tecs__sparse_verify(tecs_world_t *w);
 #if defined(TECS__WORLD_DONE) && !defined(TECS_SPARSE_INLINES)
 #define TECS_SPARSE_INLINES
 
+/* The entry of slot in s, or NULL if its page is not there. */
+static inline char *tecs__sparse_entry(const tecs__sparse *s, uint32_t slot)
+{
+    uint32_t p = slot >> s->shift;
+    tecs__spage *pg = p < (uint32_t)s->npages ? s->pages[p] : NULL;
+    return pg ? pg->ents + (size_t)(slot & s->mask) * s->stride : NULL;
+}
+
 /* The value of the sparse component c at entity slot, or NULL if that slot
 ** is not a member (for a tag, a marker pointer, never to be read). The slot
 ** is the caller's to have checked alive. */
 static inline void *tecs__sparse_get(const tecs_world_t *w, tecs_comp_t c, uint32_t slot)
 {
     const tecs__sparse *s = w->comp.comps[c].set;
-    if (TECS__UNLIKELY(s == NULL))
+    char *at = s ? tecs__sparse_entry(s, slot) : NULL;
+    uint32_t gen;
+    if (at == NULL || (memcpy(&gen, at, sizeof gen), gen == 0))
         return NULL;
-    uint32_t p = slot >> s->shift;
-    tecs__spage *pg = p < (uint32_t)s->npages ? s->pages[p] : NULL;
-    if (pg == NULL)
-        return NULL;
-    uint32_t i = slot & s->mask;
-    if (pg->pos[i] == TECS__SPARSE_ABSENT)
-        return NULL;
-    return s->size ? pg->vals + (size_t)i * s->size : (void *)pg;
+    return at + s->voff;
+}
+
+/* The value of the sparse component c of entity e, or NULL if e is not a
+** member (dead, or alive without c); a tag's as tecs__sparse_get. A member
+** is alive, so this needs no record. */
+static inline void *tecs__sparse_get_id(const tecs_world_t *w, tecs_comp_t c, tecs_entity_t e)
+{
+    const tecs__sparse *s = w->comp.comps[c].set;
+    char *at = s ? tecs__sparse_entry(s, TECS_ENTITY_INDEX(e)) : NULL;
+    uint32_t gen;
+    if (at == NULL || (memcpy(&gen, at, sizeof gen), gen != TECS_ENTITY_GENERATION(e)) ||
+        gen == 0)
+        return NULL;            /* (an id of generation 0 is nobody's) */
+    return at + s->voff;
 }
 
 /* The members of sparse component c. */
@@ -110,17 +134,47 @@ static inline tecs_err_t tecs__sparse_reserve(tecs_world_t *w, tecs_comp_t c, ui
     return tecs__sparse_reserve_slow(w, c, slot);
 }
 
+/* Make e a member of s at entry `at` of slot offset i of page pg (found,
+** reserved, free). @return where its value goes. */
+static TECS__INLINE void *tecs__sparse_put(tecs_world_t *w, tecs__sparse *s, tecs__spage *pg,
+                                           uint32_t i, char *at, tecs_entity_t e)
+{
+    uint32_t gen = TECS_ENTITY_GENERATION(e);
+    int32_t n = s->count;
+    memcpy(at, &gen, sizeof gen);
+    pg->pos[i] = (uint32_t)n;
+    pg->count++;
+    s->dense[n] = e;
+    s->count = n + 1;
+    if (TECS__UNLIKELY(n == 0))
+        w->sparse.nfilled++;
+    return at + s->voff;
+}
+
 static inline void *tecs__sparse_insert(tecs_world_t *w, tecs_comp_t c, tecs_entity_t e)
 {
     tecs__sparse *s = w->comp.comps[c].set;
     uint32_t slot = TECS_ENTITY_INDEX(e), i = slot & s->mask;
     tecs__spage *pg = s->pages[slot >> s->shift];
-    pg->pos[i] = (uint32_t)s->count;
-    pg->count++;
-    s->dense[s->count++] = e;
-    if (TECS__UNLIKELY(s->count == 1))
-        w->sparse.nfilled++;
-    return s->size ? pg->vals + (size_t)i * s->size : (void *)pg;
+    return tecs__sparse_put(w, s, pg, i, pg->ents + (size_t)i * s->stride, e);
+}
+
+static inline void tecs__sparse_erase(tecs_world_t *w, tecs_comp_t c, uint32_t slot)
+{
+    tecs__sparse *s = w->comp.comps[c].set;
+    tecs__spage *pg = s->pages[slot >> s->shift];
+    uint32_t i = slot & s->mask, at = pg->pos[i];
+    tecs_entity_t last = s->dense[--s->count];
+    uint32_t none = 0;
+    if (at != (uint32_t)s->count) {         /* the last member fills the hole */
+        uint32_t ls = TECS_ENTITY_INDEX(last);
+        s->dense[at] = last;
+        s->pages[ls >> s->shift]->pos[ls & s->mask] = at;
+    }
+    pg->pos[i] = TECS__SPARSE_ABSENT;
+    memcpy(pg->ents + (size_t)i * s->stride, &none, sizeof none);
+    if (TECS__UNLIKELY(--pg->count == 0) || TECS__UNLIKELY(s->count == 0))
+        tecs__sparse_emptied(w, s, slot);
 }
 
 #endif /* TECS_SPARSE_INLINES */

@@ -42,6 +42,9 @@ TEST(sparse_register_and_storage)
     Position v[2] = { { 1, 2 }, { 3, 4 } };
     CHECK_ERR(tecs_new_bulk(w, ap, 2, NULL, 1, (tecs_value_t[]){ { sp, v } }), TECS_EINVAL);
     CHECK(strstr(tecs_last_error_msg(w), "Sp") != NULL);
+    CHECK(tecs_delayed_new(w, ap, 1, (tecs_value_t[]){ { sp, v } }) == 0);
+    CHECK_ERR(tecs_last_error(w), TECS_EINVAL);
+    CHECK_EQ(tecs_delayed_new_count(w), 0);
     CHECK_EQ(tecs_world_entity_count(w), 0);
     TW_CHECK(w);
     tw_free(w);
@@ -125,6 +128,17 @@ TEST(sparse_bad_input)
     CHECK_ERR(tecs_add(w, dead, sp), TECS_EDEAD);
     CHECK(!tecs_has(w, again, sp));
     CHECK(tecs_get(w, again, 777) == NULL && tecs_last_error(w) == TECS_ENOCOMP);
+    /* made-up ids: generation 0 of a slot that is no member, a slot past
+    ** every page */
+    tecs_entity_t other = tecs_new(w);
+    tecs_entity_t gen0 = (tecs_entity_t)TECS_ENTITY_INDEX(other);
+    CHECK(!tecs_has(w, gen0, sp));
+    CHECK(tecs_get(w, gen0, sp) == NULL && tecs_last_error(w) == TECS_EDEAD);
+    CHECK_ERR(tecs_add(w, gen0, sp), TECS_EDEAD);
+    tecs_entity_t far = ((tecs_entity_t)1 << 32) | 0x7fffffffu;
+    CHECK(!tecs_has(w, far, sp));
+    CHECK(tecs_get(w, far, sp) == NULL && tecs_last_error(w) == TECS_EDEAD);
+    CHECK_ERR(tecs_remove(w, far, sp), TECS_EDEAD);
     TW_CHECK(w);
     tw_free(w);
 }
