@@ -4,8 +4,8 @@
 **
 ** One set per sparse component, made when the component is first used
 ** (the registry's entry points at it). Slots are grouped in pages of
-** 1 << shift slots (fewer for large values, so that a page's values stay
-** around 64 KiB); a page is allocated when a slot of it first joins and
+** 1 << shift slots (fewer for large values, so that a page's entries stay
+** within 64 KiB); a page is allocated when a slot of it first joins and
 ** freed when its last member leaves (one emptied page per set is kept as a
 ** spare, so that an add and remove of the only member of a page do not
 ** allocate each time):
@@ -54,7 +54,7 @@ static size_t page_bytes(const tecs__sparse *s)
     return page_head(s) + ((size_t)s->mask + 1) * s->stride;
 }
 
-/* A new page: no member, every entry's id 0. */
+/* A new page: no member, every entry's generation 0. */
 static tecs__spage *page_new(tecs_world_t *w, const tecs__sparse *s)
 {
     void *raw;
