@@ -311,6 +311,8 @@ typedef struct tecs_component_desc_t {
     tecs_copy_fn copy;
     tecs_move_fn move;
     void *hook_ctx;             /* passed to every hook                       */
+    bool enableable;            /* each entity's value can be disabled and
+                                   enabled without a move (tecs_enable)       */
 } tecs_component_desc_t;
 
 /**
@@ -333,6 +335,10 @@ const char *tecs_component_name(const tecs_world_t *world, tecs_comp_t comp);
 
 /** The size of a component (0 for a tag and for an unknown id). */
 size_t tecs_component_size(const tecs_world_t *world, tecs_comp_t comp);
+
+/** True if the component was registered enableable (false for an unknown
+ *  id). */
+bool tecs_component_enableable(const tecs_world_t *world, tecs_comp_t comp);
 
 /** Register the C type T under its own name. */
 #define TECS_COMPONENT(world, T)                                            \
@@ -540,6 +546,42 @@ bool tecs_has(const tecs_world_t *world, tecs_entity_t entity, tecs_comp_t comp)
  */
 tecs_err_t tecs_modified(tecs_world_t *world, tecs_entity_t entity, tecs_comp_t comp);
 
+/*
+** Enableable components. A component registered with .enableable = true
+** can be disabled and enabled again on one entity without any move: a bit
+** per row beside the entity's archetype row, so the value, the row and the
+** entity's archetype stay as they are. A disabled component is still the
+** entity's (tecs_has, tecs_get, tecs_set, indexes and tecs_remove see it)
+** but queries skip it: a term of it matches only the rows where it is
+** enabled (tecs_term_t.toggle says otherwise). A component is enabled when
+** it is added; removing it forgets the bit.
+*/
+
+/**
+ * Enable (enable true) or disable (false) comp on entity. No row moves, so
+ * it applies at once, also inside an iteration or a callback: an iteration
+ * under way sees the new state in the rows it has not handed out yet. It
+ * queues (and applies with the other queued changes, or is dropped if the
+ * entity lacks comp then) where a value write queues (in lifecycle hooks and
+ * order functions, in a worker), and while deferred when the entity does not
+ * have comp yet (a queued add or birth) or has a queued remove of it.
+ * Changing the state fires TECS_ON_ENABLE / TECS_ON_DISABLE observers of comp
+ * and the membership events of the queries it changes (ENTER / LEAVE,
+ * caches); enabling an enabled component does nothing.
+ * Callbacks: allowed from every callback that may write values (see the table
+ * at the top); the events it fires run inside the call.
+ * @return TECS_OK; TECS_EINVAL (NULL world, comp not enableable), TECS_EDEAD,
+ * TECS_ENOCOMP, TECS_ENOENT (the entity does not have comp), TECS_EBUSY
+ * (closed world), TECS_ENOMEM (when queued).
+ */
+tecs_err_t tecs_enable(tecs_world_t *world, tecs_entity_t entity, tecs_comp_t comp,
+                       bool enable);
+
+/** True if entity has comp and comp is enabled on it: false for a disabled,
+ *  a missing or an unknown component and for a dead entity. A component
+ *  that is not enableable is always enabled. */
+bool tecs_is_enabled(const tecs_world_t *world, tecs_entity_t entity, tecs_comp_t comp);
+
 /** tecs_set with a compound literal: TECS_SET(w, e, pos, Position, {1, 2}). */
 #define TECS_SET(world, entity, comp, T, ...)                               \
     tecs_set((world), (entity), (comp), &(T)__VA_ARGS__)
@@ -668,10 +710,21 @@ typedef enum tecs_access_t {
     TECS_FILTER                 /* no data handed out (e.g. tags)             */
 } tecs_access_t;
 
+/** Which rows of an enableable component a term sees (for other components
+ *  only the default is accepted). The operator then applies to "has comp"
+ *  read this way: TECS_NONE with the default matches the rows that lack
+ *  comp or have it disabled. */
+typedef enum tecs_toggle_t {
+    TECS_TOGGLE_ENABLED = 0,    /* has it, enabled (the default)              */
+    TECS_TOGGLE_ANY,            /* has it, enabled or not                     */
+    TECS_TOGGLE_DISABLED        /* has it, disabled                           */
+} tecs_toggle_t;
+
 typedef struct tecs_term_t {
     tecs_comp_t comp;
     tecs_oper_t oper;
     tecs_access_t access;
+    tecs_toggle_t toggle;
 } tecs_term_t;
 
 typedef struct tecs_query_desc_t {
@@ -791,6 +844,8 @@ typedef struct tecs_iter_t {
         int32_t pos;                      /* filtered: position in the source */
         int64_t stepped;                  /* rows handed out so far         */
         int64_t left;                     /* a part: rows still to hand out */
+        uint32_t absent;                  /* terms this step has no field of
+                                             though its archetype has them */
     } priv_;
 } tecs_iter_t;
 
@@ -1338,7 +1393,9 @@ typedef enum tecs_event_kind_t {
     TECS_ON_SET,                /* after its value was written                */
     TECS_ON_REMOVE,             /* before it is destroyed                     */
     TECS_ON_ENTER,              /* the entity now matches the terms           */
-    TECS_ON_LEAVE               /* the entity no longer matches them          */
+    TECS_ON_LEAVE,              /* the entity no longer matches them          */
+    TECS_ON_ENABLE,             /* an enableable component was enabled        */
+    TECS_ON_DISABLE             /* an enableable component was disabled       */
 } tecs_event_kind_t;
 
 /** What a hook or an observer is handed. */

@@ -6,10 +6,12 @@
 ** (ids are small: 1..TECS_MAX_COMPONENTS-1), so a lookup by id is one load:
 **
 **     comps[id] = { name, size, align, ctor, dtor, copy, move, ctx,
-**                   watch, watch_noset, veto }
+**                   enableable, watch, watch_noset, veto }
 **
 ** An entry whose name is NULL is a free id. A size of 0 makes a tag: it is
-** part of an archetype's component set but has no column.
+** part of an archetype's component set but has no column. An enableable
+** component (a tag too) has a bit column in each archetype that holds it
+** (archetype.c).
 **
 ** Without hooks a component is plain data: constructed by zero-filling,
 ** copied and moved with memcpy, destroyed by doing nothing. The helpers below
@@ -117,7 +119,7 @@ tecs_comp_t tecs_component_new(tecs_world_t *w, const tecs_component_desc_t *d)
         .name = name, .name_len = len, .size = (uint32_t)d->size,
         .align = d->align ? (uint32_t)d->align : 1,
         .ctor = d->ctor, .dtor = d->dtor, .copy = d->copy, .move = d->move,
-        .ctx = d->hook_ctx,
+        .ctx = d->hook_ctx, .enableable = d->enableable,
     };
     w->comp.ncomps++;
     return id;
@@ -147,6 +149,12 @@ size_t tecs_component_size(const tecs_world_t *w, tecs_comp_t c)
 {
     const tecs__comp *ci = w ? tecs__comp_get(w, c) : NULL;
     return ci ? ci->size : 0;
+}
+
+bool tecs_component_enableable(const tecs_world_t *w, tecs_comp_t c)
+{
+    const tecs__comp *ci = w ? tecs__comp_get(w, c) : NULL;
+    return ci && ci->enableable;
 }
 
 void tecs__comp_fini(tecs_world_t *w)

@@ -408,6 +408,48 @@ tecs_err_t tecs_modified(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
     return err;
 }
 
+/* ---- enabling -------------------------------------------------------- */
+
+tecs_err_t tecs_enable(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, bool enable)
+{
+    if (w == NULL)
+        return TECS_EINVAL;
+    tecs_err_t err = tecs__enter_change(w);
+    if (err)
+        return err;
+    if (w->base.defer_depth == 0) {
+        err = tecs__enable_now(w, e, c, enable);
+        tecs__settle(w);
+        return err;
+    }
+    /* Deferred: no row moves, so it applies at once, unless rows are in
+    ** motion (a lifecycle hook; a worker, whose hook depth is 1) or the
+    ** entity gets c, or loses it, only when the queue applies. */
+    const tecs__record *r = tecs__ei_alive(w, e);
+    if (r != NULL && w->base.hook_depth == 0 && !(r->arch & TECS__REMOVE_QUEUED) &&
+        tecs__arch_tog(tecs__rec_arch(w, r), c) >= 0)
+        return tecs__enable_now(w, e, c, enable);
+    const tecs__comp *ci = tecs__comp_get(w, c);
+    if (ci == NULL)
+        return tecs__err_nocomp(w, c);
+    if (!ci->enableable)
+        return tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is not enableable (register it "
+                         "with .enableable = true)", TECS__COMP(w, c));
+    return defer_known(w, enable ? TECS__OP_ENABLE : TECS__OP_DISABLE, e, c, NULL);
+}
+
+bool tecs_is_enabled(const tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
+{
+    const tecs__record *r = w ? tecs__ei_alive(w, e) : NULL;
+    if (r == NULL)
+        return false;
+    const tecs_archetype_t *a = tecs__rec_arch(w, r);
+    int32_t j = tecs__arch_tog(a, c);
+    if (j >= 0)
+        return !tecs__arch_bit(a, w, j, r->row);
+    return tecs__arch_col(a, c) != TECS__COL_ABSENT;
+}
+
 tecs_entity_state_t tecs_entity_state(const tecs_world_t *w, tecs_entity_t e)
 {
     const tecs__record *r = w ? tecs__ei_known(w, e) : NULL;

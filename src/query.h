@@ -32,7 +32,17 @@ void tecs__iter_end(tecs_iter_t *it);
 ** refused, and the world's last error is left as it is. */
 void tecs__query_drop(tecs_query_t *q);
 
-/* Rows q matches now. */
+/* Does row of q's match m pass q's toggle terms (enableable components)? */
+bool tecs__query_row_ok(const tecs_query_t *q, int32_t m, uint32_t row);
+/* Does e match q, its components read from archetype a (NULL: false) and
+** its enabled bits from its row (a component its archetype no longer has:
+** the one the store is removing, w->store.gone), with flip's bit read
+** inverted (0: none)? For membership events: before and after a change. */
+bool tecs__query_entity_ok(const tecs_query_t *q, const tecs_archetype_t *a, tecs_entity_t e,
+                           tecs_comp_t flip);
+/* Is c the component of one of q's toggle terms? */
+bool tecs__query_toggles(const tecs_query_t *q, tecs_comp_t c);
+/* Rows q matches now, whatever its toggle terms say. */
 int64_t tecs__query_rows(const tecs_query_t *q);
 /* Point it at count rows of q from row first (in iteration order) for a
 ** worker whose context is view: a part, registered nowhere (query.c). */

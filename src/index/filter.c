@@ -483,7 +483,8 @@ static inline void take(walk *wk, tecs_entity_t e)
 {
     tecs_world_t *w = wk->f->world;
     const tecs__record *r = tecs__ei_alive(w, e);
-    if (r != NULL && snap_match(wk->s, wk->q, tecs__rec_arch(w, r)) >= 0)
+    int32_t m = r != NULL ? snap_match(wk->s, wk->q, tecs__rec_arch(w, r)) : -1;
+    if (m >= 0 && tecs__query_row_ok(wk->q, m, r->row))
         snap_push(wk, place_of(r), e);
 }
 
@@ -729,11 +730,13 @@ static void scan(walk *wk)
     tecs_world_t *w = wk->f->world;
     for (int32_t ai = 0; ai < w->arch.narchs && !wk->err; ai++) {
         tecs_archetype_t *a = w->arch.archs[ai];
-        if (a->count == 0 || tecs__query_find(wk->q, a) < 0)
+        int32_t m = a->count > 0 ? tecs__query_find(wk->q, a) : -1;
+        if (m < 0)
             continue;
         for (uint32_t row = 0; row < (uint32_t)a->count && !wk->err; row++) {
             tecs_entity_t e = *tecs__ent_ptr(a, w, row);
-            if (wk->f->root < 0 || tecs__filter_holds(wk->f, wk->f->root, e))
+            if (tecs__query_row_ok(wk->q, m, row) &&
+                (wk->f->root < 0 || tecs__filter_holds(wk->f, wk->f->root, e)))
                 snap_push(wk, (uint64_t)a->id << 32 | row, e);
         }
     }
