@@ -296,6 +296,25 @@ static bool tog_run(const tecs_query_t *q, int32_t m, const tecs_archetype_t *a,
     return true;
 }
 
+/* The rows of match m that pass its toggle terms. */
+static int64_t tog_count(const tecs_query_t *q, int32_t m)
+{
+    const tecs_world_t *w = q->world;
+    const tecs_archetype_t *a = q->march[m];
+    uint32_t absent;
+    int mode = tog_mode(q, m, a, &absent);
+    if (mode != TOG_ROWS)
+        return mode == TOG_ALL ? a->count : 0;
+    int64_t n = 0;
+    uint64_t h[TECS_MAX_TERMS];
+    for (int32_t k = 0; (int64_t)k * w->arch.rows < a->count; k++) {
+        uint32_t rows = chunk_rows(w, a, k);
+        for (uint32_t wi = 0; wi << 6 < rows; wi++)
+            n += TECS__POP64(tog_word(q, m, a, k, wi, h) & word_span(wi, 0, rows));
+    }
+    return n;
+}
+
 /* Make room for one more match. */
 static tecs_err_t reserve_match(tecs_query_t *q)
 {
@@ -546,35 +565,9 @@ int32_t tecs_query_terms(const tecs_query_t *q, const tecs_term_t **out)
     return q->nterms;
 }
 
-/* The rows of match m that pass its toggle terms. */
-static int64_t tog_count(const tecs_query_t *q, int32_t m)
-{
-    const tecs_world_t *w = q->world;
-    const tecs_archetype_t *a = q->march[m];
-    uint32_t absent;
-    int mode = tog_mode(q, m, a, &absent);
-    if (mode != TOG_ROWS)
-        return mode == TOG_ALL ? a->count : 0;
-    int64_t n = 0;
-    uint64_t h[TECS_MAX_TERMS];
-    for (int32_t k = 0; (int64_t)k * w->arch.rows < a->count; k++) {
-        uint32_t rows = chunk_rows(w, a, k);
-        for (uint32_t wi = 0; wi << 6 < rows; wi++)
-            n += TECS__POP64(tog_word(q, m, a, k, wi, h) & word_span(wi, 0, rows));
-    }
-    return n;
-}
-
 int32_t tecs_query_count(const tecs_query_t *q)
 {
-    if (q == NULL)
-        return 0;
-    if (q->ntt == 0)
-        return (int32_t)tecs__query_rows(q);
-    int64_t n = 0;
-    for (int32_t m = 0; m < q->nmatch; m++)
-        n += tog_count(q, m);
-    return (int32_t)n;
+    return q ? (int32_t)tecs__query_rows(q) : 0;
 }
 
 bool tecs__query_row_ok(const tecs_query_t *q, int32_t m, uint32_t row)
@@ -620,6 +613,39 @@ bool tecs__query_entity_ok(const tecs_query_t *q, const tecs_archetype_t *a, tec
         tog_apply(term, tog_has(term, js[i], off) & 1u, &pass, &any);
     }
     return pass & any & 1u;
+}
+
+bool tecs__query_varies(const tecs_query_t *q)
+{
+    return q->ntt > 0;
+}
+
+int32_t tecs__query_clip(const tecs_query_t *q, int32_t m, uint32_t row, int32_t n, bool from_end,
+                         int32_t *skip, uint32_t *absent)
+{
+    const tecs_world_t *w = q->world;
+    const tecs_archetype_t *a = q->march[m];
+    const int8_t *js = q->mtog + (size_t)m * (q->ntt + 1);
+    int32_t k = (int32_t)(row >> w->arch.shift);
+    uint32_t lo = row & w->arch.mask;
+    uint64_t h[TECS_MAX_TERMS];
+    int32_t len = 0;
+    *skip = 0;
+    *absent = 0;
+    for (int32_t i = 0; i < n; i++) {
+        uint32_t x = from_end ? lo + (uint32_t)(n - 1 - i) : lo + (uint32_t)i;
+        bool pass = (tog_word(q, m, a, k, x >> 6, h) >> (x & 63)) & 1u;
+        uint32_t ab = pass ? tog_absent(q, js, h, x & 63) : 0;
+        if (len == 0 && !pass) {
+            ++*skip;
+            continue;
+        }
+        if (!pass || (len > 0 && ab != *absent))
+            break;
+        *absent = ab;
+        len++;
+    }
+    return len;
 }
 
 bool tecs__query_toggles(const tecs_query_t *q, tecs_comp_t c)
@@ -827,6 +853,11 @@ static void drop_fields(tecs_iter_t *it, uint32_t absent)
     it->priv_.absent = absent;
     for (; absent; absent &= absent - 1)
         it->fields[TECS__CTZ(absent)] = NULL;
+}
+
+void tecs__iter_drop_fields(tecs_iter_t *it, uint32_t absent)
+{
+    drop_fields(it, absent);
 }
 
 /* Point the public fields at the current chunk. */
@@ -1092,13 +1123,14 @@ int64_t tecs__query_rows(const tecs_query_t *q)
 {
     int64_t n = 0;
     for (int32_t m = 0; m < q->nmatch; m++)
-        n += q->march[m]->count;
+        n += q->ntt ? tog_count(q, m) : q->march[m]->count;
     return n;
 }
 
 /* Load into it the next run of rows of q from row *pos of match *m, at
 ** most a chunk and at most *left rows, and move past it; false at the
-** end. */
+** end. Rows are those that pass q's toggle terms: a part's count and its
+** first row (rows_seek) are in them. */
 static bool rows_step(tecs_iter_t *it, const tecs_query_t *q, int32_t *m, int32_t *pos,
                       int64_t *left)
 {
@@ -1106,7 +1138,9 @@ static bool rows_step(tecs_iter_t *it, const tecs_query_t *q, int32_t *m, int32_
     while (*left > 0 && *m < q->nmatch) {
         tecs_archetype_t *a = q->march[*m];
         int32_t row = *pos;
-        if (row >= a->count) {
+        uint32_t absent = 0;
+        int mode = row < a->count ? tog_mode(q, *m, a, &absent) : TOG_NONE;
+        if (mode == TOG_NONE) {
             ++*m;
             *pos = 0;
             continue;
@@ -1114,43 +1148,59 @@ static bool rows_step(tecs_iter_t *it, const tecs_query_t *q, int32_t *m, int32_
         int64_t n = (int64_t)w->arch.rows - (row & (int32_t)w->arch.mask);
         if (n > a->count - row)
             n = a->count - row;
-        if (n > *left)
-            n = *left;
-        uint32_t absent = 0;
-        int mode = tog_mode(q, *m, a, &absent);
-        if (mode == TOG_NONE) {
-            n = a->count - row < *left ? a->count - row : *left;
-        } else if (mode == TOG_ROWS) {
-            uint32_t lo = (uint32_t)row & w->arch.mask, at, len;
-            if (tog_run(q, *m, a, row >> w->arch.shift, lo, lo + (uint32_t)n, false, &at, &len,
-                        &absent)) {
-                tecs__iter_load_rows(it, *m, a, (uint32_t)row - lo + at, (int32_t)len);
-                drop_fields(it, absent);
-                n = at + len - lo;          /* the rows looked at */
-                *pos = row + (int32_t)n;
-                *left -= n;
-                return true;
-            }
-        } else {
-            tecs__iter_load_rows(it, *m, a, (uint32_t)row, (int32_t)n);
-            drop_fields(it, absent);
-            *pos = row + (int32_t)n;
-            *left -= n;
-            return true;
+        uint32_t lo = (uint32_t)row & w->arch.mask, at = lo, len = (uint32_t)n;
+        if (mode == TOG_ROWS &&
+            !tog_run(q, *m, a, row >> w->arch.shift, lo, lo + (uint32_t)n, false, &at, &len,
+                     &absent)) {
+            *pos = row + (int32_t)n;    /* no row of the chunk passes: on */
+            continue;
         }
-        *pos = row + (int32_t)n;        /* no row passes: on */
-        *left -= n;
+        if (len > *left)
+            len = (uint32_t)*left;
+        tecs__iter_load_rows(it, *m, a, (uint32_t)row - lo + at, (int32_t)len);
+        drop_fields(it, absent);
+        *pos = row + (int32_t)(at + len - lo);
+        *left -= len;
+        return true;
     }
     return false;
 }
 
-/* Where row `first` of q's rows is: its match and its row there. */
+/* The row of match m where its nth row passing the toggle terms is. */
+static int32_t tog_nth(const tecs_query_t *q, int32_t m, int64_t nth)
+{
+    const tecs_world_t *w = q->world;
+    const tecs_archetype_t *a = q->march[m];
+    uint32_t absent;
+    if (tog_mode(q, m, a, &absent) == TOG_ALL)
+        return (int32_t)nth;
+    uint64_t h[TECS_MAX_TERMS];
+    for (int32_t k = 0;; k++) {
+        uint32_t rows = chunk_rows(w, a, k);
+        for (uint32_t wi = 0; wi << 6 < rows; wi++) {
+            uint64_t pass = tog_word(q, m, a, k, wi, h) & word_span(wi, 0, rows);
+            int c = TECS__POP64(pass);
+            if (nth < c) {
+                for (; nth > 0; nth--)
+                    pass &= pass - 1;
+                return (k << w->arch.shift) + (int32_t)(wi << 6) + TECS__CTZ64(pass);
+            }
+            nth -= c;
+        }
+    }
+}
+
+/* Where row `first` of q's rows (those passing its toggle terms) is: its
+** match and its row there. */
 static void rows_seek(const tecs_query_t *q, int64_t first, int32_t *m, int32_t *pos)
 {
-    *m = 0;
-    while (*m < q->nmatch && first >= q->march[*m]->count)
-        first -= q->march[(*m)++]->count;
-    *pos = (int32_t)first;
+    for (*m = 0; *m < q->nmatch; ++*m) {
+        int64_t n = q->ntt ? tog_count(q, *m) : q->march[*m]->count;
+        if (first < n)
+            break;
+        first -= n;
+    }
+    *pos = *m < q->nmatch && q->ntt ? tog_nth(q, *m, first) : (int32_t)first;
 }
 
 void tecs__iter_part(tecs_iter_t *it, tecs_query_t *q, tecs_world_t *view, int64_t first,

@@ -40,6 +40,17 @@ bool tecs__query_row_ok(const tecs_query_t *q, int32_t m, uint32_t row);
 ** inverted (0: none)? For membership events: before and after a change. */
 bool tecs__query_entity_ok(const tecs_query_t *q, const tecs_archetype_t *a, tecs_entity_t e,
                            tecs_comp_t flip);
+/* Has q toggle terms (tecs__query_clip then cuts the runs of a snapshot)? */
+bool tecs__query_varies(const tecs_query_t *q);
+/* Of the n rows of q's match m from row (one chunk), read from the first
+** (from_end: from the last): *skip rows that no longer pass q's toggle
+** terms, then the rows that pass with the same optional and any toggle
+** terms present: their number (0: none passes), and the terms absent
+** there. */
+int32_t tecs__query_clip(const tecs_query_t *q, int32_t m, uint32_t row, int32_t n, bool from_end,
+                         int32_t *skip, uint32_t *absent);
+/* Leave the terms of absent without a field in it's step. */
+void tecs__iter_drop_fields(tecs_iter_t *it, uint32_t absent);
 /* Is c the component of one of q's toggle terms? */
 bool tecs__query_toggles(const tecs_query_t *q, tecs_comp_t c);
 /* Rows q matches now, whatever its toggle terms say. */

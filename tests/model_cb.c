@@ -365,7 +365,7 @@ static int32_t cache_model(interp *I, const mcache *mc, tecs_entity_t *out)
     int32_t n = 0;
     for (int32_t i = 0; i < I->ne; i++) {
         const ment *m = &I->e[i];
-        if (m->st != ST_ALIVE || !m_match(q, m->mask))
+        if (m->st != ST_ALIVE || !m_match(q, m))
             continue;
         memset(v[n].k, 0, sizeof v[n].k);
         if (mc->key >= 0)
@@ -1097,7 +1097,7 @@ static int64_t mdrive_rows(interp *I, int32_t qi)
 {
     int64_t n = 0;
     for (int32_t i = 0; i < I->ne; i++)
-        n += I->e[i].st == ST_ALIVE && m_match(&I->qs[qi], I->e[i].mask);
+        n += I->e[i].st == ST_ALIVE && m_match(&I->qs[qi], &I->e[i]);
     return n;
 }
 
