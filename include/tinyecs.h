@@ -846,6 +846,8 @@ typedef struct tecs_iter_t {
         int64_t left;                     /* a part: rows still to hand out */
         uint32_t absent;                  /* terms this step has no field of
                                              though its archetype has them */
+        int32_t word;                     /* run by run: the word of rows ... */
+        uint64_t bits;                    /* ... and its rows not handed out */
     } priv_;
 } tecs_iter_t;
 

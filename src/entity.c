@@ -410,7 +410,36 @@ tecs_err_t tecs_modified(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 
 /* ---- enabling -------------------------------------------------------- */
 
+static TECS__NOINLINE tecs_err_t enable_slow(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c,
+                                             bool enable);
+
 tecs_err_t tecs_enable(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, bool enable)
+{
+    /* The common case calls nothing: a live entity that has c, nobody
+    ** watching c, rows not in motion (no hook, no worker). */
+    tecs__record *r;
+    if (TECS__LIKELY(w != NULL && w->base.closed == TECS__OPEN && w->base.hook_depth == 0 &&
+                     (r = tecs__ei_alive(w, e)) != NULL &&
+                     !(w->base.defer_depth > 0 && (r->arch & TECS__REMOVE_QUEUED)))) {
+        tecs_archetype_t *a = tecs__rec_arch(w, r);
+        int32_t j = tecs__arch_tog(a, c);
+        if (TECS__LIKELY(j >= 0 && w->comp.comps[c].watch == 0)) {
+            uint32_t i = r->row & w->arch.mask;
+            uint64_t *word = &tecs__chunk_bits(a, tecs__chunk_of(a, w, r->row), j)[i >> 6];
+            uint64_t bit = (uint64_t)1 << (i & 63), off = enable ? 0 : bit;
+            w->base.err = TECS_OK;
+            if ((*word & bit) != off) {
+                *word ^= bit;
+                a->ndisabled[j] += enable ? -1 : 1;
+            }
+            return TECS_OK;
+        }
+    }
+    return enable_slow(w, e, c, enable);
+}
+
+static TECS__NOINLINE tecs_err_t enable_slow(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c,
+                                             bool enable)
 {
     if (w == NULL)
         return TECS_EINVAL;

@@ -68,6 +68,8 @@ struct tecs_query_t {
                                    TECS_TOGGLE_ENABLED or _DISABLED         */
     int32_t ntt;                /* their number ...                         */
     uint8_t tt[TECS_MAX_TERMS]; /* ... and their terms, in term order       */
+    bool tt_fields;             /* some toggle term is optional or any: its
+                                   field may come and go from row to row    */
     int8_t *mtog;               /* nmatch rows of ntt + 1: each toggle
                                    term's bit column in the match, or -1
                                    (absent); then 1 if the any-terms hold
@@ -477,6 +479,8 @@ tecs_query_t *tecs_query_new(tecs_world_t *w, const tecs_query_desc_t *d)
             q->terms[t].toggle != TECS_TOGGLE_ANY) {
             q->tog_mask |= 1u << t;
             q->tt[q->ntt++] = (uint8_t)t;
+            q->tt_fields = q->tt_fields || q->terms[t].oper == TECS_ANY ||
+                           q->terms[t].oper == TECS_OPTIONAL;
         }
     }
     for (int32_t i = 0; i < w->arch.narchs; i++) {
@@ -847,6 +851,11 @@ static bool advance(tecs_iter_t *it)
     }
 }
 
+static inline bool q_varies(const tecs_query_t *q)
+{
+    return q->tt_fields;
+}
+
 /* Leave the terms of absent without a field in this step. */
 static void drop_fields(tecs_iter_t *it, uint32_t absent)
 {
@@ -877,9 +886,115 @@ static void load_chunk(tecs_iter_t *it)
     it->priv_.absent = 0;
 }
 
+/* The rows of word wi of chunk k of match m that pass the toggle terms. */
+static inline uint64_t pass_word(const tecs_query_t *q, int32_t m, const tecs_archetype_t *a,
+                                 int32_t k, uint32_t wi, uint32_t rows)
+{
+    uint64_t h[TECS_MAX_TERMS];
+    return tog_word(q, m, a, k, wi, h) & word_span(wi, 0, rows);
+}
+
+/* next_run for a query whose toggle terms are all with- and none-terms: a
+** run is a run of set bits of the words of passing rows. priv_.bits keeps
+** the bits of word priv_.word not handed out yet. */
+static bool next_run_plain(tecs_iter_t *it)
+{
+    tecs_query_t *q = it->priv_.query;
+    const tecs_world_t *w = q->world;
+    tecs_archetype_t *a = it->priv_.arch;
+    int32_t m = it->priv_.match, k = it->priv_.chunk;
+    uint32_t rows = chunk_rows(w, a, k), wi = (uint32_t)it->priv_.word, at, n;
+    uint64_t bits = it->priv_.bits, y;
+    if (!(it->priv_.flags & TECS_ITER_REVERSE)) {
+        while (bits == 0) {
+            if ((++wi) << 6 >= rows)
+                return false;
+            bits = pass_word(q, m, a, k, wi, rows);
+        }
+        uint32_t s = (uint32_t)TECS__CTZ64(bits);
+        y = ~(bits >> s);
+        uint32_t len = y ? (uint32_t)TECS__CTZ64(y) : 64;
+        at = (wi << 6) + s;
+        uint32_t end = at + len;                        /* the run's end so far */
+        bits = s + len >= 64 ? 0 : bits & ~low_bits(s + len);
+        while ((end & 63) == 0 && end < rows) {         /* on into the next word */
+            uint64_t next = pass_word(q, m, a, k, ++wi, rows);
+            y = ~next;
+            len = y ? (uint32_t)TECS__CTZ64(y) : 64;
+            bits = len >= 64 ? 0 : next & ~low_bits(len);
+            end += len;
+            if (len < 64)
+                break;
+        }
+        n = end - at;
+    } else {
+        while (bits == 0) {
+            if (wi == 0)
+                return false;
+            bits = pass_word(q, m, a, k, --wi, rows);
+        }
+        uint32_t e = 63 - (uint32_t)TECS__CLZ64(bits);  /* the run's last row */
+        y = ~(bits << (63 - e));
+        uint32_t len = y ? (uint32_t)TECS__CLZ64(y) : 64;
+        uint32_t end = (wi << 6) + e + 1;
+        at = end - len;                                 /* the run's first row so far */
+        bits &= low_bits(at & 63);
+        while ((at & 63) == 0 && wi > 0 && len > 0) {   /* on into the word below */
+            uint64_t prev = pass_word(q, m, a, k, --wi, rows);
+            y = ~prev;
+            len = y ? (uint32_t)TECS__CLZ64(y) : 64;
+            at -= len;
+            bits = prev & low_bits(64 - len);
+            if (len < 64)
+                break;
+        }
+        n = end - at;
+    }
+    it->priv_.word = (int32_t)wi;
+    it->priv_.bits = bits;
+    it->priv_.pos = (int32_t)at;
+    tecs__iter_load_rows(it, m, a, ((uint32_t)k << w->arch.shift) + at, (int32_t)n);
+    return true;
+}
+
+/* How far ahead of a run its columns are fetched, in bytes. */
+#define RUN_AHEAD 1024
+
+/* The next run of a chunk handed out run by run (next_run_plain), when it
+** ends inside the word being read, forward: no call and no chunk lookup,
+** the fields move on by the rows skipped. False: next_run_plain's turn. */
+static TECS__INLINE bool run_in_word(tecs_iter_t *it)
+{
+    uint64_t bits = it->priv_.bits;
+    if (bits == 0 || (it->priv_.flags & TECS_ITER_REVERSE))
+        return false;
+    uint32_t s = (uint32_t)TECS__CTZ64(bits);
+    uint64_t y = ~(bits >> s);
+    uint32_t len = (uint32_t)TECS__CTZ64(y);    /* y has its top s bits set */
+    if (s + len >= 64)
+        return false;           /* it may go on into the next word */
+    const tecs_query_t *q = it->priv_.query;
+    const tecs_archetype_t *a = it->priv_.arch;
+    int32_t at = (it->priv_.word << 6) + (int32_t)s, d = at - it->priv_.pos;
+    const int16_t *cols = q->mcols + (size_t)it->priv_.match * q->nterms;
+    for (int32_t t = 0; t < q->nterms; t++)
+        if (cols[t] >= 0) {
+            char *f = (char *)it->fields[t] + (ptrdiff_t)d * a->col_size[cols[t]];
+            it->fields[t] = f;
+            TECS__PREFETCH(f + RUN_AHEAD);  /* short runs: keep the loads coming */
+        }
+    it->entities += d;
+    it->count = (int32_t)len;
+    it->priv_.pos = at;
+    it->priv_.bits = bits & ~low_bits(s + len);
+    return true;
+}
+
 /* The next run of the chunk being walked run by run; false at its end. */
 static bool next_run(tecs_iter_t *it)
 {
+    if (!q_varies(it->priv_.query))
+        return next_run_plain(it);
     tecs_query_t *q = it->priv_.query;
     const tecs_world_t *w = q->world;
     tecs_archetype_t *a = it->priv_.arch;
@@ -923,16 +1038,45 @@ static bool step(tecs_iter_t *it)
             it->priv_.chunk = it->priv_.flags & TECS_ITER_REVERSE ? 0
                               : used_chunks(q->world, a) - 1;
             break;
-        default:
+        default: {
+            uint32_t rows = chunk_rows(q->world, a, it->priv_.chunk);
+            bool rev = it->priv_.flags & TECS_ITER_REVERSE;
             it->priv_.flags |= ITER_ROWS;
-            it->priv_.pos = it->priv_.flags & TECS_ITER_REVERSE
-                            ? (int32_t)chunk_rows(q->world, a, it->priv_.chunk) : 0;
+            it->priv_.pos = rev ? (int32_t)rows : 0;
+            it->priv_.word = rev ? (int32_t)((rows + 63) >> 6) : -1;
+            it->priv_.bits = 0;
             break;
+        }
         }
     }
 }
 
+static TECS__NOINLINE bool iter_next_slow(tecs_iter_t *it);
+
+/* The next step. Its common case, the next run of a word of rows that a
+** chunk walked run by run hands out, calls nothing (and so saves no
+** registers): a run of 8 rows costs few more instructions than the loop
+** over them. */
 bool tecs_iter_next(tecs_iter_t *it)
+{
+    if (TECS__LIKELY(it != NULL) && (it->priv_.flags & (ITER_ROWS | ITER_PART)) == ITER_ROWS &&
+        TECS__LIKELY(it->priv_.state == ITER_RUNNING)) {
+        tecs_world_t *w = it->world;
+        const tecs_query_t *q = it->priv_.query;
+        int32_t n = w->query.niters;
+        if (TECS__LIKELY(w->base.closed == TECS__OPEN && n > 0 &&
+                         w->query.iters[n - 1] == it->priv_.serial && !q->tt_fields &&
+                         !(q->write_mask && w->bus.watch_comps)) &&
+            run_in_word(it)) {
+            w->base.err = TECS_OK;
+            it->priv_.stepped += it->count;
+            return true;
+        }
+    }
+    return iter_next_slow(it);
+}
+
+static TECS__NOINLINE bool iter_next_slow(tecs_iter_t *it)
 {
     if (it != NULL && TECS__UNLIKELY(it->priv_.flags & ITER_PART))
         return part_next(it);
@@ -943,8 +1087,8 @@ bool tecs_iter_next(tecs_iter_t *it)
         it->count = 0;
         return false;
     }
-    if (it->count > 0 && it->priv_.query->write_mask)
-        report_writes(it);
+    if (it->count > 0 && it->priv_.query->write_mask && it->world->bus.watch_comps)
+        report_writes(it);      /* (only a component listener wants SET events) */
     if (it->priv_.step) {
         if (it->priv_.step(it, false)) {
             it->priv_.stepped += it->count;
@@ -992,7 +1136,7 @@ void tecs_iter_fini(tecs_iter_t *it)
         w->query.iters_twice++;
         return;
     }
-    if (it->count > 0 && it->priv_.query->write_mask)
+    if (it->count > 0 && it->priv_.query->write_mask && w->bus.watch_comps)
         report_writes(it);
     it->count = 0;
     if (!iter_close(w, it->priv_.serial))

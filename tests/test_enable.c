@@ -202,11 +202,10 @@ static int32_t walk_check(tecs_world_t *w, tecs_query_t *q, const tecs_term_t *t
                         CHECK(it.fields[t] == NULL);
                 }
             }
-            for (int i = 0; i < nall; i++)
-                if (all[i] == e) {
-                    CHECK(!mark[i]);
-                    mark[i] = 1;
-                }
+            uint32_t slot = TECS_ENTITY_INDEX(e);   /* the slots are 0..nall-1 */
+            CHECK(slot < (uint32_t)nall && all[slot] == e && !mark[slot]);
+            if (slot < (uint32_t)nall)
+                mark[slot] = 1;
             seen++;
         }
     }
@@ -214,23 +213,31 @@ static int32_t walk_check(tecs_world_t *w, tecs_query_t *q, const tecs_term_t *t
     for (int i = 0; i < nall; i++)
         if (tecs_is_alive(w, all[i]) && oracle_matches(w, all[i], terms, n)) {
             want++;
-            CHECK(mark[i]);
+            CHECK(mark[TECS_ENTITY_INDEX(all[i])]);
         }
     CHECK_EQ(seen, want);
     free(mark);
     return seen;
 }
 
+static void queries_skip_disabled_rows(int32_t rows_per_chunk, int n);
+
 TEST(enable_queries_skip_disabled_rows)
 {
+    queries_skip_disabled_rows(64, 1500);
+    queries_skip_disabled_rows(1024, 5000);    /* runs across 64-row words */
+}
+
+static void queries_skip_disabled_rows(int32_t rows_per_chunk, int n)
+{
     tw_alloc al = { 0 };
-    tecs_world_t *w = tw_new_ex(&al, 64);
+    tecs_world_t *w = tw_new_ex(&al, rows_per_chunk);
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
     tecs_comp_t hp = enableable(w, "Health", sizeof(Health));
     tecs_comp_t stun = enableable(w, "Stunned", 0);
     tecs_comp_t vel = enableable(w, "Velocity", sizeof(Velocity));
-    enum { N = 1500 };
-    tecs_entity_t *e = malloc(N * sizeof *e);
+    const int N = n;
+    tecs_entity_t *e = malloc((size_t)N * sizeof *e);
     uint64_t rng = 7;
     for (int i = 0; i < N; i++) {
         e[i] = tecs_new(w);
@@ -260,10 +267,12 @@ TEST(enable_queries_skip_disabled_rows)
         q[k] = tecs_query_new(w, &(tecs_query_desc_t){ sets[k], nterms[k] });
         CHECK(q[k] != NULL);
     }
-    /* Patterns: nothing disabled, random bits, runs of 8, all disabled. */
-    for (int pattern = 0; pattern < 4; pattern++) {
+    /* Patterns: nothing disabled, random bits, runs of 8, all disabled,
+    ** runs of 100 (across the 64-row words of the bits). */
+    for (int pattern = 0; pattern < 5; pattern++) {
         for (int i = 0; i < N; i++) {
-            bool off = pattern == 1 ? tw_rand(&rng) & 1 : pattern == 2 ? (i / 8) & 1 : pattern == 3;
+            bool off = pattern == 1 ? tw_rand(&rng) & 1 : pattern == 2 ? (i / 8) & 1
+                     : pattern == 4 ? (i / 100) & 1 : pattern == 3;
             tecs_enable(w, e[i], hp, !off);
             tecs_enable(w, e[i], stun, pattern == 1 ? tw_rand(&rng) & 1 : !off);
             tecs_enable(w, e[i], vel, pattern == 1 ? tw_rand(&rng) & 1 : off);
