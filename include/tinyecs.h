@@ -41,7 +41,8 @@
 **     EBUSY: refused with TECS_EBUSY, nothing changed.
 **     Structural changes: tecs_new*, tecs_destroy, tecs_add, tecs_remove, a
 **     tecs_set that adds, tecs_delayed_new / _new_with / _destroy. Value
-**     writes: tecs_set of a component the entity has, tecs_modified.
+**     writes: tecs_set of a component the entity has, tecs_modified,
+**     tecs_enable.
 **     Resource writes (tecs_resource_set / _remove / _modified) touch no
 **     row: they apply at once in every row but the last two (EBUSY),
 **     lifecycle hooks included (see Resources).
@@ -773,7 +774,9 @@ tecs_world_t *tecs_query_world(const tecs_query_t *query);
 /** The query's terms, owned by the query. @return their number. */
 int32_t tecs_query_terms(const tecs_query_t *query, const tecs_term_t **out);
 
-/** Entities that match, counted without iterating (O(matched archetypes)). */
+/** Entities that match, counted without iterating: O(matched archetypes);
+ *  with toggle terms, their bits are counted (64 rows a word) in the
+ *  archetypes where some rows are disabled and others not. */
 int32_t tecs_query_count(const tecs_query_t *query);
 
 /** Archetypes the query has matched (empty ones included). */
@@ -865,9 +868,11 @@ tecs_iter_t tecs_query_iter(tecs_query_t *query);
 tecs_iter_t tecs_query_iter_ex(tecs_query_t *query, int32_t flags);
 
 /**
- * Step to the next non-empty chunk. @return false at the end; the iteration
- * is then ended (as by tecs_iter_fini). Also false, doing nothing, on an
- * iteration that another copy of the iterator has ended.
+ * Step to the next non-empty chunk; with toggle terms (enableable
+ * components), a chunk whose rows differ is handed out as runs of
+ * consecutive rows that pass, one run a step. @return false at the end;
+ * the iteration is then ended (as by tecs_iter_fini). Also false, doing
+ * nothing, on an iteration that another copy of the iterator has ended.
  */
 bool tecs_iter_next(tecs_iter_t *it);
 
@@ -879,7 +884,9 @@ void tecs_iter_fini(tecs_iter_t *it);
 
 /**
  * The column of term i in this step: count values. NULL for a tag, a filter
- * term, a none term, or an optional / any component absent in this chunk.
+ * term, a none term, or an optional / any component absent in this step
+ * (absent from the chunk, or an optional / any toggle term whose component
+ * is not enabled in the step's rows, as its toggle reads them).
  */
 void *tecs_field(const tecs_iter_t *it, int32_t term);
 
@@ -917,7 +924,8 @@ int32_t tecs_query_collect_ex(tecs_query_t *query, int32_t flags,
                               tecs_entity_t *out, int32_t cap);
 
 /**
- * Iterate exactly one archetype: its entities, not those of archetypes with
+ * Iterate exactly one archetype: its entities (every one, whatever its
+ * enableable components' state), not those of archetypes with
  * more components. A chunk iterator like a query's (tecs_iter_next,
  * tecs_iter_fini, copies), whose term i is the archetype's i-th component in
  * tecs_archetype_components order: tecs_field(it, i) is its column (NULL for
@@ -1006,7 +1014,10 @@ tecs_err_t tecs_defer_end(tecs_world_t *world);
 ** tecs_destroy / tecs_modified, births, and by writes through a write term
 ** of a query iteration (re-keyed when the iterator leaves the rows). A
 ** write through a raw pointer (tecs_get_mut, a pointer kept past its
-** iteration) must be followed by tecs_modified.
+** iteration) must be followed by tecs_modified. An index keeps the values
+** of disabled components (enableable ones): a where iteration skips them
+** through its query's toggle terms, as every iteration does, and the
+** lookups and counts of the index see them.
 **
 ** Float keys (float and double fields) are compared as doubles; -0 equals
 ** +0. A NaN key is stored and is matched only by `!=` and by `not`: NaN is
@@ -1461,8 +1472,11 @@ typedef struct tecs_observer_desc_t {
 /**
  * Create an observer. For ADD / SET / REMOVE of comp, it fires when the
  * entity, at that moment, matches the terms (for REMOVE: while it still has
- * the component). For ENTER / LEAVE it fires when an entity starts / stops
- * matching the terms: by birth, destruction, add or remove. Observers fire in
+ * the component). ENABLE / DISABLE of an enableable comp fire when
+ * tecs_enable changes its state (the terms narrow as for ADD). For ENTER /
+ * LEAVE it fires when an entity starts / stops matching the terms: by birth,
+ * destruction, add or remove, and by tecs_enable of a toggle term's
+ * component (ENTER before ENABLE, DISABLE before LEAVE). Observers fire in
  * creation order; every event fires when its change is applied (at once, or
  * at the flush for queued changes, in the order the changes were made).
  * Move-related order: ENTER / LEAVE fire when the entity changes archetype,
@@ -1475,6 +1489,7 @@ typedef struct tecs_observer_desc_t {
  * when tecs_resource_set / _remove / _modified change it, and never for
  * entities; an observer without it never fires for the resource.
  * @return its id, or 0 on error: TECS_EINVAL (bad event, missing callback,
+ * ENABLE / DISABLE of a component that is not enableable or with .resource,
  * comp given for ENTER / LEAVE or missing for the others, no terms for ENTER /
  * LEAVE, terms and query both given, SET of a tag, bad terms as tecs_query_new,
  * .resource with ENTER / LEAVE or with terms),

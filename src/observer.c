@@ -10,6 +10,13 @@
 **     per[c]          = { hooks { on_add, on_set, on_remove, ctx }, nobs, nres }
 **     observers[]     = { id, kind, comp, query, fn, ctx, resource }   creation order
 **
+** ENABLE / DISABLE of an enableable component (tecs_enable) come as
+** component events too: its ENABLE / DISABLE observers fire, and the
+** membership observers whose toggle terms name it compare the entity's
+** match with the bit as it was (tecs__query_entity_ok's flip) and as it is.
+** Every match of an entity reads its enabled bits, so a move event's
+** "was" and "is" do too.
+**
 ** per[c].nobs counts the live observers of c, so an event of a component
 ** that only has hooks (or that only a field index watches) skips the scan.
 **

@@ -33,6 +33,11 @@
 ** (one compare with the newest, the common case), so a copy outliving the
 ** iteration touches nothing that may since have been freed.
 **
+** Toggle terms (an enableable component's term that reads its enabled
+** bit) are decided row by row, from the archetype's bit columns: see
+** "toggle terms" below. A chunk where they are decided alike for every row
+** is one step; another is handed out as runs of consecutive passing rows.
+**
 ** Writes through a write term are reported (a SET event per row) when the
 ** iterator leaves a chunk, if a listener (a field index) watches that
 ** component; nobody pays for it otherwise.
