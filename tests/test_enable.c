@@ -494,3 +494,131 @@ TEST(enable_caches_and_where_follow_the_bits)
     TW_CHECK(w);
     tw_free(w);
 }
+
+/* ---- workers, hooks, out of memory ---------------------------------------- */
+
+typedef struct par_ctx {
+    tecs_comp_t hp;
+    int32_t rows[TECS_MAX_THREADS];
+    tecs_err_t err[TECS_MAX_THREADS];
+    bool saw_disabled;
+} par_ctx;
+
+static void disable_own(tecs_iter_t *it)
+{
+    par_ctx *c = it->ctx;
+    for (int32_t r = 0; r < it->count; r++) {
+        c->saw_disabled |= !tecs_is_enabled(it->world, it->entities[r], c->hp);
+        tecs_err_t err = tecs_enable(it->world, it->entities[r], c->hp, false);   /* queued */
+        if (err)
+            c->err[it->worker] = err;
+        c->saw_disabled |= !tecs_is_enabled(it->world, it->entities[r], c->hp);
+    }
+    c->rows[it->worker] += it->count;
+}
+
+/* A parallel system's parts split the rows that pass; a worker's
+** tecs_enable queues and applies when the run is merged. */
+TEST(parallel_enable_from_workers)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t hp = enableable(w, "Health", sizeof(Health));
+    CHECK_ERR(tecs_world_set_threads(w, 2), TECS_OK);
+    tecs_entity_t e[3000];
+    for (int i = 0; i < 3000; i++) {
+        e[i] = tecs_new(w);
+        TECS_SET(w, e[i], hp, Health, { i });
+        if (i % 3 == 0)
+            tecs_enable(w, e[i], hp, false);
+    }
+    tecs_query_t *q = tecs_query_all(w, 1, &hp);
+    par_ctx c = { .hp = hp };
+    CHECK(tecs_system_new(w, &(tecs_system_desc_t){ .name = "off", .query = q,
+          .run = disable_own, .ctx = &c, .parallel = true, .parallel_min = 1 }) != 0);
+    CHECK_ERR(tecs_progress(w, 0), TECS_OK);
+    CHECK(!c.saw_disabled);                     /* disabled rows are not handed out, */
+    CHECK_EQ(c.rows[0] + c.rows[1], 2000);      /* and queued ones not seen yet      */
+    CHECK(c.rows[0] > 0 && c.rows[1] > 0);
+    CHECK_EQ(c.err[0], TECS_OK);
+    CHECK_EQ(c.err[1], TECS_OK);
+    CHECK_EQ(tecs_query_count(q), 0);           /* applied after the run */
+    for (int i = 0; i < 3000; i += 97)
+        CHECK(!tecs_is_enabled(w, e[i], hp));
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+typedef struct hook_ctx {
+    tecs_world_t *w;
+    tecs_entity_t other;
+    tecs_comp_t hp;
+    tecs_err_t err;
+    bool applied_inside;
+} hook_ctx;
+
+static hook_ctx *g_hook;
+
+static void ctor_disables(void *dst, int32_t n, void *ctx)
+{
+    (void)ctx;
+    memset(dst, 0, (size_t)n * sizeof(Position));
+    if (g_hook && g_hook->other) {
+        g_hook->err = tecs_enable(g_hook->w, g_hook->other, g_hook->hp, false);
+        g_hook->applied_inside = !tecs_is_enabled(g_hook->w, g_hook->other, g_hook->hp);
+    }
+}
+
+/* Rows are in motion in a lifecycle hook: its tecs_enable queues. */
+TEST(enable_in_a_lifecycle_hook_queues)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t hp = enableable(w, "Health", sizeof(Health));
+    tecs_comp_t pos = tecs_component_new(w, &(tecs_component_desc_t){ .name = "Position",
+        .size = sizeof(Position), .align = _Alignof(Position), .ctor = ctor_disables });
+    tecs_entity_t other = tecs_new(w);
+    TECS_SET(w, other, hp, Health, { 1 });
+    hook_ctx h = { w, other, hp, TECS_EINVAL, true };
+    g_hook = &h;
+    tecs_entity_t e = tecs_new(w);
+    CHECK_ERR(tecs_add(w, e, pos), TECS_OK);
+    g_hook = NULL;
+    CHECK_EQ(h.err, TECS_OK);
+    CHECK(!h.applied_inside);
+    CHECK(!tecs_is_enabled(w, other, hp));      /* applied after the add */
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+/* Out of memory queueing it: TECS_ENOMEM, nothing changed, nothing leaked.
+** The queue is full (its first growth holds 64 changes), so queueing one
+** more must grow it. */
+TEST(enable_queued_out_of_memory)
+{
+    int enomem = 0;
+    for (long k = 1; k < 40; k++) {
+        tw_alloc al = { 0 };
+        tecs_world_t *w = tw_new_ex(&al, 0);
+        tecs_comp_t hp = enableable(w, "Health", sizeof(Health));
+        tecs_comp_t tag = TECS_TAG(w, Marked);
+        tecs_entity_t e = tecs_new(w), more[63];
+        for (int i = 0; i < 63; i++)
+            more[i] = tecs_new(w);
+        CHECK_ERR(tecs_defer_begin(w), TECS_OK);
+        CHECK_ERR(tecs_add(w, e, hp), TECS_OK);
+        for (int i = 0; i < 63; i++)          /* 64 queued: the queue is full */
+            CHECK_ERR(tecs_add(w, more[i], tag), TECS_OK);
+        al.fail_at = al.calls + k;
+        tecs_err_t err = tecs_enable(w, e, hp, false);
+        al.fail_at = 0;
+        CHECK(err == TECS_OK || err == TECS_ENOMEM);
+        enomem += err == TECS_ENOMEM;
+        tecs_defer_end(w);
+        CHECK(tecs_has(w, e, hp));
+        CHECK_EQ(tecs_is_enabled(w, e, hp), err != TECS_OK);
+        TW_CHECK(w);
+        tw_free(w);
+        if (err == TECS_OK)
+            break;
+    }
+    CHECK(enomem > 0);
+}
