@@ -41,7 +41,8 @@
 **     EBUSY: refused with TECS_EBUSY, nothing changed.
 **     Structural changes: tecs_new*, tecs_destroy, tecs_add, tecs_remove, a
 **     tecs_set that adds, tecs_delayed_new / _new_with / _destroy. Value
-**     writes: tecs_set of a component the entity has, tecs_modified.
+**     writes: tecs_set of a component the entity has, tecs_modified,
+**     tecs_enable.
 **     Resource writes (tecs_resource_set / _remove / _modified) touch no
 **     row: they apply at once in every row but the last two (EBUSY),
 **     lifecycle hooks included (see Resources).
@@ -339,6 +340,8 @@ typedef struct tecs_component_desc_t {
     tecs_move_fn move;
     void *hook_ctx;             /* passed to every hook                       */
     tecs_storage_t storage;     /* where its values live; 0: in the table     */
+    bool enableable;            /* each entity's value can be disabled and
+                                   enabled without a move (tecs_enable)       */
 } tecs_component_desc_t;
 
 /**
@@ -366,6 +369,9 @@ size_t tecs_component_size(const tecs_world_t *world, tecs_comp_t comp);
 /** Where the values of a component live; TECS_STORAGE_TABLE for an unknown
  *  id. Calls nothing, so it may be called from any callback. */
 tecs_storage_t tecs_component_storage(const tecs_world_t *world, tecs_comp_t comp);
+/** True if the component was registered enableable (false for an unknown
+ *  id). */
+bool tecs_component_enableable(const tecs_world_t *world, tecs_comp_t comp);
 
 /** Register the C type T under its own name. */
 #define TECS_COMPONENT(world, T)                                            \
@@ -575,6 +581,42 @@ bool tecs_has(const tecs_world_t *world, tecs_entity_t entity, tecs_comp_t comp)
  */
 tecs_err_t tecs_modified(tecs_world_t *world, tecs_entity_t entity, tecs_comp_t comp);
 
+/*
+** Enableable components. A component registered with .enableable = true
+** can be disabled and enabled again on one entity without any move: a bit
+** per row beside the entity's archetype row, so the value, the row and the
+** entity's archetype stay as they are. A disabled component is still the
+** entity's (tecs_has, tecs_get, tecs_set, indexes and tecs_remove see it)
+** but queries skip it: a term of it matches only the rows where it is
+** enabled (tecs_term_t.toggle says otherwise). A component is enabled when
+** it is added; removing it forgets the bit.
+*/
+
+/**
+ * Enable (enable true) or disable (false) comp on entity. No row moves, so
+ * it applies at once, also inside an iteration or a callback: an iteration
+ * under way sees the new state in the rows it has not handed out yet. It
+ * queues (and applies with the other queued changes, or is dropped if the
+ * entity lacks comp then) where a value write queues (in lifecycle hooks and
+ * order functions, in a worker), and while deferred when the entity does not
+ * have comp yet (a queued add or birth) or has a queued remove of it.
+ * Changing the state fires TECS_ON_ENABLE / TECS_ON_DISABLE observers of comp
+ * and the membership events of the queries it changes (ENTER / LEAVE,
+ * caches); enabling an enabled component does nothing.
+ * Callbacks: allowed from every callback that may write values (see the table
+ * at the top); the events it fires run inside the call.
+ * @return TECS_OK; TECS_EINVAL (NULL world, comp not enableable), TECS_EDEAD,
+ * TECS_ENOCOMP, TECS_ENOENT (the entity does not have comp), TECS_EBUSY
+ * (closed world), TECS_ENOMEM (when queued).
+ */
+tecs_err_t tecs_enable(tecs_world_t *world, tecs_entity_t entity, tecs_comp_t comp,
+                       bool enable);
+
+/** True if entity has comp and comp is enabled on it: false for a disabled,
+ *  a missing or an unknown component and for a dead entity. A component
+ *  that is not enableable is always enabled. */
+bool tecs_is_enabled(const tecs_world_t *world, tecs_entity_t entity, tecs_comp_t comp);
+
 /** tecs_set with a compound literal: TECS_SET(w, e, pos, Position, {1, 2}). */
 #define TECS_SET(world, entity, comp, T, ...)                               \
     tecs_set((world), (entity), (comp), &(T)__VA_ARGS__)
@@ -703,10 +745,21 @@ typedef enum tecs_access_t {
     TECS_FILTER                 /* no data handed out (e.g. tags)             */
 } tecs_access_t;
 
+/** Which rows of an enableable component a term sees (for other components
+ *  only the default is accepted). The operator then applies to "has comp"
+ *  read this way: TECS_NONE with the default matches the rows that lack
+ *  comp or have it disabled. */
+typedef enum tecs_toggle_t {
+    TECS_TOGGLE_ENABLED = 0,    /* has it, enabled (the default)              */
+    TECS_TOGGLE_ANY,            /* has it, enabled or not                     */
+    TECS_TOGGLE_DISABLED        /* has it, disabled                           */
+} tecs_toggle_t;
+
 typedef struct tecs_term_t {
     tecs_comp_t comp;
     tecs_oper_t oper;
     tecs_access_t access;
+    tecs_toggle_t toggle;
 } tecs_term_t;
 
 typedef struct tecs_query_desc_t {
@@ -755,7 +808,9 @@ tecs_world_t *tecs_query_world(const tecs_query_t *query);
 /** The query's terms, owned by the query. @return their number. */
 int32_t tecs_query_terms(const tecs_query_t *query, const tecs_term_t **out);
 
-/** Entities that match, counted without iterating (O(matched archetypes)). */
+/** Entities that match, counted without iterating: O(matched archetypes);
+ *  with toggle terms, their bits are counted (64 rows a word) in the
+ *  archetypes where some rows are disabled and others not. */
 int32_t tecs_query_count(const tecs_query_t *query);
 
 /** Archetypes the query has matched (empty ones included). */
@@ -826,6 +881,10 @@ typedef struct tecs_iter_t {
         int32_t pos;                      /* filtered: position in the source */
         int64_t stepped;                  /* rows handed out so far         */
         int64_t left;                     /* a part: rows still to hand out */
+        uint32_t absent;                  /* terms this step has no field of
+                                             though its archetype has them */
+        int32_t word;                     /* run by run: the word of rows ... */
+        uint64_t bits;                    /* ... and its rows not handed out */
     } priv_;
 } tecs_iter_t;
 
@@ -843,9 +902,11 @@ tecs_iter_t tecs_query_iter(tecs_query_t *query);
 tecs_iter_t tecs_query_iter_ex(tecs_query_t *query, int32_t flags);
 
 /**
- * Step to the next non-empty chunk. @return false at the end; the iteration
- * is then ended (as by tecs_iter_fini). Also false, doing nothing, on an
- * iteration that another copy of the iterator has ended.
+ * Step to the next non-empty chunk; with toggle terms (enableable
+ * components), a chunk whose rows differ is handed out as runs of
+ * consecutive rows that pass, one run a step. @return false at the end;
+ * the iteration is then ended (as by tecs_iter_fini). Also false, doing
+ * nothing, on an iteration that another copy of the iterator has ended.
  */
 bool tecs_iter_next(tecs_iter_t *it);
 
@@ -857,7 +918,9 @@ void tecs_iter_fini(tecs_iter_t *it);
 
 /**
  * The column of term i in this step: count values. NULL for a tag, a filter
- * term, a none term, or an optional / any component absent in this chunk.
+ * term, a none term, or an optional / any component absent in this step
+ * (absent from the chunk, or an optional / any toggle term whose component
+ * is not enabled in the step's rows, as its toggle reads them).
  */
 void *tecs_field(const tecs_iter_t *it, int32_t term);
 
@@ -895,7 +958,8 @@ int32_t tecs_query_collect_ex(tecs_query_t *query, int32_t flags,
                               tecs_entity_t *out, int32_t cap);
 
 /**
- * Iterate exactly one archetype: its entities, not those of archetypes with
+ * Iterate exactly one archetype: its entities (every one, whatever its
+ * enableable components' state), not those of archetypes with
  * more components. A chunk iterator like a query's (tecs_iter_next,
  * tecs_iter_fini, copies), whose term i is the archetype's i-th component in
  * tecs_archetype_components order: tecs_field(it, i) is its column (NULL for
@@ -984,7 +1048,10 @@ tecs_err_t tecs_defer_end(tecs_world_t *world);
 ** tecs_destroy / tecs_modified, births, and by writes through a write term
 ** of a query iteration (re-keyed when the iterator leaves the rows). A
 ** write through a raw pointer (tecs_get_mut, a pointer kept past its
-** iteration) must be followed by tecs_modified.
+** iteration) must be followed by tecs_modified. An index keeps the values
+** of disabled components (enableable ones): a where iteration skips them
+** through its query's toggle terms, as every iteration does, and the
+** lookups and counts of the index see them.
 **
 ** Float keys (float and double fields) are compared as doubles; -0 equals
 ** +0. A NaN key is stored and is matched only by `!=` and by `not`: NaN is
@@ -1373,7 +1440,9 @@ typedef enum tecs_event_kind_t {
     TECS_ON_SET,                /* after its value was written                */
     TECS_ON_REMOVE,             /* before it is destroyed                     */
     TECS_ON_ENTER,              /* the entity now matches the terms           */
-    TECS_ON_LEAVE               /* the entity no longer matches them          */
+    TECS_ON_LEAVE,              /* the entity no longer matches them          */
+    TECS_ON_ENABLE,             /* an enableable component was enabled        */
+    TECS_ON_DISABLE             /* an enableable component was disabled       */
 } tecs_event_kind_t;
 
 /** What a hook or an observer is handed. */
@@ -1437,8 +1506,11 @@ typedef struct tecs_observer_desc_t {
 /**
  * Create an observer. For ADD / SET / REMOVE of comp, it fires when the
  * entity, at that moment, matches the terms (for REMOVE: while it still has
- * the component). For ENTER / LEAVE it fires when an entity starts / stops
- * matching the terms: by birth, destruction, add or remove. Observers fire in
+ * the component). ENABLE / DISABLE of an enableable comp fire when
+ * tecs_enable changes its state (the terms narrow as for ADD). For ENTER /
+ * LEAVE it fires when an entity starts / stops matching the terms: by birth,
+ * destruction, add or remove, and by tecs_enable of a toggle term's
+ * component (ENTER before ENABLE, DISABLE before LEAVE). Observers fire in
  * creation order; every event fires when its change is applied (at once, or
  * at the flush for queued changes, in the order the changes were made).
  * Move-related order: ENTER / LEAVE fire when the entity changes archetype,
@@ -1451,6 +1523,7 @@ typedef struct tecs_observer_desc_t {
  * when tecs_resource_set / _remove / _modified change it, and never for
  * entities; an observer without it never fires for the resource.
  * @return its id, or 0 on error: TECS_EINVAL (bad event, missing callback,
+ * ENABLE / DISABLE of a component that is not enableable or with .resource,
  * comp given for ENTER / LEAVE or missing for the others, no terms for ENTER /
  * LEAVE, terms and query both given, SET of a tag, bad terms as tecs_query_new,
  * .resource with ENTER / LEAVE or with terms),

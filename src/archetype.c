@@ -26,7 +26,8 @@
 ** archetype lives in chunk r >> shift at index r & mask, and its value of
 ** column c is at base + g * col_off[c] + (first + (r & mask)) * col_size[c].
 ** That start of each column of each chunk is kept ready in a table of column
-** pointers, stride = ncols + 1 a chunk, in the block after the chunk entries:
+** pointers, stride = 1 + ncols + ntog a chunk, in the block after the chunk
+** entries:
 **
 **     chunks: [chunk 0][chunk 1] ... [chunk cap-1]
 **     cols:   [ids0 A0 B0][ids1 A1 B1] ... (cap * stride pointers)
@@ -34,6 +35,13 @@
 ** so a value is cols[k * stride + 1 + c] + (r & mask) * col_size[c]: the
 ** moves between archetypes, which touch every column of two rows, do one
 ** load and one multiply a column.
+** An enableable component (component.c) also has a bit column: a bit a row,
+** set while the component is disabled on that row's entity, laid out after
+** the value columns (tog_off, tog_bytes a chunk) and reached through the same
+** table, at cols[k * stride + 1 + ncols + j]. The bits travel with their
+** row (a move, a hole fill); rows not in use have every bit clear; and
+** ndisabled[j] counts the set bits of column j, so that iteration skips the
+** bit test where nothing is disabled.
 ** A group counts as g chunks allocated one by one (g * (chunk_bytes + 63)
 ** bytes), so memory accounting does not depend on how chunks were grouped.
 **
@@ -134,17 +142,18 @@ static size_t round8(size_t x)
 }
 
 /* Bytes of the block holding the archetype and its fixed arrays. */
-static size_t arch_block_size(int32_t n, int32_t cmap_len, int32_t ncols)
+static size_t arch_block_size(int32_t n, int32_t cmap_len, int32_t ncols, int32_t ntog)
 {
     return round8(sizeof(tecs_archetype_t)) + round8((size_t)n * sizeof(tecs_comp_t)) +
            round8((size_t)cmap_len * sizeof(int16_t)) +
            round8((size_t)ncols * sizeof(tecs_comp_t)) +
-           2 * round8((size_t)ncols * sizeof(uint32_t));
+           2 * round8((size_t)ncols * sizeof(uint32_t)) +
+           round8((size_t)ntog * sizeof(tecs_comp_t)) + round8((size_t)ntog * sizeof(int32_t));
 }
 
 static size_t arch_size(const tecs_archetype_t *a)
 {
-    return arch_block_size(a->ncomps, a->cmap_len, a->ncols);
+    return arch_block_size(a->ncomps, a->cmap_len, a->ncols, a->ntog);
 }
 
 /* Carve the fixed arrays out of the block after the struct. */
@@ -160,6 +169,10 @@ static void arch_carve(tecs_archetype_t *a)
     a->col_size = (uint32_t *)(void *)p;
     p += round8((size_t)a->ncols * sizeof(uint32_t));
     a->col_off = (uint32_t *)(void *)p;
+    p += round8((size_t)a->ncols * sizeof(uint32_t));
+    a->tog_comp = (tecs_comp_t *)(void *)p;
+    p += round8((size_t)a->ntog * sizeof(tecs_comp_t));
+    a->ndisabled = (int32_t *)(void *)p;
 }
 
 /* Refuse an archetype whose chunk would pass the byte budget, naming its
@@ -187,10 +200,12 @@ static void refuse_fat(tecs_world_t *w, const tecs_archetype_t *a)
 static bool arch_layout(tecs_world_t *w, tecs_archetype_t *a)
 {
     uint64_t off = (uint64_t)w->arch.rows * sizeof(tecs_entity_t);
-    int32_t col = 0;
+    int32_t col = 0, tog = 0;
     bool plain = true;
     for (int32_t i = 0; i < a->ncomps; i++) {
         const tecs__comp *ci = tecs__comp_get(w, a->comps[i]);
+        if (ci->enableable)
+            a->tog_comp[tog++] = a->comps[i];
         if (ci->size == 0) {
             a->cmap[a->comps[i]] = TECS__COL_TAG;
             continue;
@@ -206,6 +221,11 @@ static bool arch_layout(tecs_world_t *w, tecs_archetype_t *a)
             return false;
         col++;
     }
+    off = (off + TECS_MAX_ALIGN - 1) & ~(uint64_t)(TECS_MAX_ALIGN - 1);
+    /* The bit columns: a bit a row, whole 64-bit words. */
+    a->tog_off = (uint32_t)off;
+    a->tog_bytes = ((w->arch.rows + 63) / 64) * 8;
+    off += (uint64_t)a->ntog * a->tog_bytes;
     off = (off + TECS_MAX_ALIGN - 1) & ~(uint64_t)(TECS_MAX_ALIGN - 1);
     if (off > TECS_MAX_CHUNK_BYTES)
         return false;
@@ -238,15 +258,17 @@ static tecs_archetype_t *arch_create(tecs_world_t *w, uint32_t h, int32_t n,
         tecs__err(w, TECS_ELIMIT, "archetype limit (%d) reached", w->arch.max_archetypes);
         return NULL;
     }
-    int32_t ncols = 0;
-    for (int32_t i = 0; i < n; i++)
+    int32_t ncols = 0, ntog = 0;
+    for (int32_t i = 0; i < n; i++) {
         ncols += tecs__comp_get(w, ids[i])->size > 0;
+        ntog += tecs__comp_get(w, ids[i])->enableable;
+    }
     int32_t cmap_len = n ? (int32_t)ids[n - 1] + 1 : 0;
     if (tecs__grow(w, (void **)&w->arch.archs, &w->arch.cap_archs, w->arch.narchs + 1,
                    sizeof *w->arch.archs) ||
         table_grow(w))
         return NULL;
-    size_t bytes = arch_block_size(n, cmap_len, ncols);
+    size_t bytes = arch_block_size(n, cmap_len, ncols, ntog);
     tecs_archetype_t *a = tecs__alloc(w, bytes);
     if (a == NULL) {
         tecs__err(w, TECS_ENOMEM, "out of memory creating an archetype");
@@ -255,7 +277,7 @@ static tecs_archetype_t *arch_create(tecs_world_t *w, uint32_t h, int32_t n,
     memset(a, 0, bytes);
     *a = (tecs_archetype_t){ .world = w, .id = (uint32_t)w->arch.narchs, .hash = h,
                              .ncomps = n, .cmap_len = cmap_len, .ncols = ncols,
-                             .stride = ncols + 1 };
+                             .ntog = ntog, .stride = 1 + ncols + ntog };
     arch_carve(a);
     if (n)
         memcpy(a->comps, ids, (size_t)n * sizeof *ids);
@@ -457,6 +479,9 @@ static void group_set(tecs_world_t *w, tecs_archetype_t *a, int32_t s, uint32_t 
         cp[0] = base + (size_t)first * sizeof(tecs_entity_t);
         for (int32_t c = 0; c < a->ncols; c++)
             cp[1 + c] = base + (size_t)g * a->col_off[c] + (size_t)first * a->col_size[c];
+        for (int32_t t = 0; t < a->ntog; t++)
+            cp[1 + a->ncols + t] = base + (size_t)g * (a->tog_off + (size_t)t * a->tog_bytes) +
+                                   (size_t)j * a->tog_bytes;
     }
 }
 
@@ -517,6 +542,8 @@ static tecs_err_t chunks_alloc(tecs_world_t *w, tecs_archetype_t *a, int32_t wan
         tecs__free_aligned(w, raw, group_size(a, g));
         return TECS_ENOMEM;
     }
+    /* Rows past the last in use have every bit clear. */
+    memset(base + (size_t)g * a->tog_off, 0, (size_t)g * (uint32_t)a->ntog * a->tog_bytes);
     group_set(w, a, a->nchunks, g, base, raw);
     a->nchunks = want;
     return TECS_OK;
@@ -560,6 +587,46 @@ void tecs__arch_fill_hole(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
     w->ei.recs[TECS_ENTITY_INDEX(moved)].row = row;
 }
 
+/* ---- bit columns ------------------------------------------------------ */
+
+bool tecs__arch_bit_put(tecs_world_t *w, tecs_archetype_t *a, int32_t j, uint32_t row, bool on)
+{
+    uint32_t i = row & w->arch.mask;
+    uint64_t *word = &tecs__chunk_bits(a, tecs__chunk_of(a, w, row), j)[i >> 6];
+    uint64_t bit = (uint64_t)1 << (i & 63);
+    if (((*word & bit) != 0) == on)
+        return false;
+    *word ^= bit;
+    a->ndisabled[j] += on ? 1 : -1;
+    return true;
+}
+
+void tecs__arch_bits_move(tecs_world_t *w, const tecs_archetype_t *a, uint32_t src,
+                          tecs_archetype_t *b, uint32_t dst)
+{
+    for (int32_t j = 0, i = 0; j < b->ntog; j++) {
+        while (i < a->ntog && a->tog_comp[i] < b->tog_comp[j])
+            i++;
+        if (i < a->ntog && a->tog_comp[i] == b->tog_comp[j] && a->ndisabled[i] > 0 &&
+            tecs__arch_bit(a, w, i, src))
+            tecs__arch_bit_put(w, b, j, dst, true);
+    }
+}
+
+void tecs__arch_bits_remove(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
+{
+    uint32_t last = (uint32_t)a->count - 1;
+    for (int32_t j = 0; j < a->ntog; j++) {
+        if (a->ndisabled[j] == 0)
+            continue;
+        tecs__arch_bit_put(w, a, j, row, false);
+        if (row != last && tecs__arch_bit(a, w, j, last)) {
+            tecs__arch_bit_put(w, a, j, last, false);
+            tecs__arch_bit_put(w, a, j, row, true);
+        }
+    }
+}
+
 /* Replace the last group, which starts at chunk s, by a group of its first
 ** k chunks, moving the live rows over; false if out of memory. */
 static bool group_shrink(tecs_world_t *w, tecs_archetype_t *a, int32_t s, uint32_t k)
@@ -576,6 +643,10 @@ static bool group_shrink(tecs_world_t *w, tecs_archetype_t *a, int32_t s, uint32
         char *from = old.base + (size_t)old.g * a->col_off[c];
         tecs__comp_move(w, tecs__col_info(w, a, c), to, from, live);
     }
+    for (int32_t t = 0; t < a->ntog; t++)
+        memcpy(base + (size_t)k * (a->tog_off + (size_t)t * a->tog_bytes),
+               old.base + (size_t)old.g * (a->tog_off + (size_t)t * a->tog_bytes),
+               (size_t)k * a->tog_bytes);
     tecs__free_aligned(w, old.raw, group_size(a, old.g));
     memset(&a->chunks[s], 0, old.g * sizeof *a->chunks);
     group_set(w, a, s, k, base, raw);
@@ -663,6 +734,8 @@ void tecs__arch_clear(tecs_world_t *w, tecs_archetype_t *a)
 {
     arch_destroy_values(w, a);
     a->count = 0;
+    for (int32_t t = 0; t < a->ntog; t++)
+        a->ndisabled[t] = 0;
     arch_free_chunks(w, a);
 }
 

@@ -27,10 +27,17 @@ struct tecs_archetype_t {
     int32_t nchunks;            /* chunks allocated                         */
     int32_t cap_chunks;
     struct tecs__chunk *chunks; /* allocated chunks, in row order           */
-    int32_t stride;             /* column pointers per chunk: ncols + 1     */
+    int32_t stride;             /* column pointers per chunk: 1 + ncols + ntog */
     char **cols;                /* chunk k's at k * stride: [0] its entity
-                                   ids, [1 + c] its column c (after chunks,
-                                   in the same block)                       */
+                                   ids, [1 + c] its column c, [1 + ncols + j]
+                                   its bit column j (after chunks, in the
+                                   same block)                              */
+    int32_t ntog;               /* enableable components: bit columns       */
+    tecs_comp_t *tog_comp;      /* per bit column: its component (id order) */
+    int32_t *ndisabled;         /* per bit column: rows whose bit is set    */
+    uint32_t tog_off;           /* byte offset of bit column 0 in a chunk   */
+    uint32_t tog_bytes;         /* bytes of one chunk's bit column: a bit a
+                                   row (set: disabled), in 64-bit words     */
     int32_t nedges;             /* edge arrays' length (component ids)      */
     uint32_t *edge_add;         /* comp -> archetype with it, or NO_EDGE    */
     uint32_t *edge_rem;         /* comp -> archetype without it, or NO_EDGE */
@@ -74,6 +81,24 @@ void tecs__arch_fini(tecs_world_t *w);
 ** chunks and its chunk table; the records of its entities are the
 ** caller's. The archetype itself, its edges and its handle stay. */
 void tecs__arch_clear(tecs_world_t *w, tecs_archetype_t *a);
+/* The bit column of enableable component c in a, or -1. */
+static inline int32_t tecs__arch_tog(const tecs_archetype_t *a, tecs_comp_t c)
+{
+    for (int32_t j = 0; j < a->ntog; j++)
+        if (a->tog_comp[j] == c)
+            return j;
+    return -1;
+}
+
+/* Keep the bit columns when a row moves from a (row src) to b (row dst):
+** a bit of a component both have goes along; b's other bits stay clear. */
+void tecs__arch_bits_move(tecs_world_t *w, const tecs_archetype_t *a, uint32_t src,
+                          tecs_archetype_t *b, uint32_t dst);
+/* Before row leaves a (its hole filled by the last row): forget its bits,
+** move the last row's bits into it, clear the last row's. */
+void tecs__arch_bits_remove(tecs_world_t *w, tecs_archetype_t *a, uint32_t row);
+/* Set or clear the bit of column j at row; false if it was so already. */
+bool tecs__arch_bit_put(tecs_world_t *w, tecs_archetype_t *a, int32_t j, uint32_t row, bool on);
 /* Column of c in a, or COL_ABSENT / COL_TAG. */
 static inline int32_t tecs__arch_col(const tecs_archetype_t *a, tecs_comp_t c)
 {
@@ -121,6 +146,21 @@ static inline char *const *tecs__chunk_of_in(const tecs_archetype_t *a,
 static inline char *tecs__chunk_col(char *const *cp, int32_t col)
 {
     return cp[1 + col];
+}
+
+/* Bit column j of a chunk (its column pointers cp), as 64-bit words. */
+static inline uint64_t *tecs__chunk_bits(const tecs_archetype_t *a, char *const *cp, int32_t j)
+{
+    return (uint64_t *)(void *)cp[1 + a->ncols + j];
+}
+
+/* Is bit column j's bit set (the component disabled) at row? */
+#define tecs__arch_bit(a, w, j, row) tecs__arch_bit_in((a), &(w)->arch, (j), (row))
+static inline bool tecs__arch_bit_in(const tecs_archetype_t *a, const tecs__arch_state *s,
+                                     int32_t j, uint32_t row)
+{
+    uint32_t i = row & s->mask;
+    return (tecs__chunk_bits(a, tecs__chunk_of_in(a, s, row), j)[i >> 6] >> (i & 63)) & 1u;
 }
 
 /* The entity column of a chunk (its column pointers cp). */
@@ -217,6 +257,8 @@ static inline void tecs__fill_hole_plain(tecs_world_t *w, tecs_archetype_t *a, u
 
 static inline void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
 {
+    if (TECS__UNLIKELY(a->ntog))
+        tecs__arch_bits_remove(w, a, row);
     if (row != (uint32_t)a->count - 1) {
         if (a->plain)
             tecs__fill_hole_plain(w, a, row);

@@ -8,6 +8,7 @@
 **             list is FIFO-linked through dead slots only;
 **   archetypes each is found in the hash table under its ids; cmap agrees
 **             with the sorted component list; enough chunks for the rows;
+**             each bit column's count of set bits, none past the rows;
 **   edges     edge_add[c] / edge_rem[c] lead to the set with / without c;
 **   sparse    each sparse set's pages and member list agree, members live
 **             (tecs__sparse_verify, sparse.c);
@@ -77,6 +78,25 @@ static tecs_err_t verify_rows(tecs_world_t *w, const tecs_archetype_t *a)
         const tecs__record *rec = tecs__ei_alive(w, e);
         if (rec == NULL || (rec->arch & TECS__ARCH_MASK) != a->id || rec->row != (uint32_t)r)
             return bad(w, "row holds a stale entity", a->id);
+    }
+    /* Bit columns: ndisabled counts the set bits; rows not in use have none. */
+    for (int32_t j = 0; j < a->ntog; j++) {
+        int64_t set = 0;
+        for (int32_t k = 0; k < a->nchunks; k++) {
+            const uint64_t *bits = tecs__chunk_bits(a, tecs__kcols(a, (uint32_t)k), j);
+            for (uint32_t i = 0; i < a->tog_bytes / 8; i++) {
+                int64_t row = ((int64_t)k << w->arch.shift) + (int64_t)i * 64;
+                int64_t n = a->count - row;         /* rows of this word in use */
+                if (n > (int64_t)w->arch.rows - (int64_t)i * 64)
+                    n = (int64_t)w->arch.rows - (int64_t)i * 64;
+                uint64_t live = n <= 0 ? 0 : n >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1;
+                if (bits[i] & ~live)
+                    return bad(w, "a bit set past the rows in use", a->id);
+                set += TECS__POP64(bits[i]);
+            }
+        }
+        if (set != a->ndisabled[j])
+            return bad(w, "disabled count and bits disagree", a->id);
     }
     return TECS_OK;
 }

@@ -918,6 +918,9 @@ static tecs_err_t apply(tecs_world_t *w, tecs__cmd *c)
         if (col_of(w, c->entity, c->comp) != TECS__COL_ABSENT)
             apply_modified(w, c->entity, c->comp);
         return TECS_OK;
+    case TECS__OP_ENABLE:
+    case TECS__OP_DISABLE:
+        return tecs__enable_now(w, c->entity, c->comp, c->op == TECS__OP_ENABLE);
     }
     return TECS_OK;
 }

@@ -17,7 +17,9 @@ typedef enum tecs__op {
     TECS__OP_KILL,              /* delayed destroy, with its callback       */
     TECS__OP_NEW_SET,           /* a NEW, then the ADD or SET (`then`) of
                                    comp that was queued right after it      */
-    TECS__OP_MODIFIED           /* tecs_modified from a lifecycle hook      */
+    TECS__OP_MODIFIED,          /* tecs_modified from a lifecycle hook      */
+    TECS__OP_ENABLE,            /* tecs_enable where it queues              */
+    TECS__OP_DISABLE
 } tecs__op;
 
 /* What a command carries besides its head, when that is more than one

@@ -6,10 +6,12 @@
 ** (ids are small: 1..TECS_MAX_COMPONENTS-1), so a lookup by id is one load:
 **
 **     comps[id] = { name, size, align, ctor, dtor, copy, move, ctx,
-**                   watch, watch_noset, veto, sparse, set }
+**                   enableable, watch, watch_noset, veto, sparse, set }
 **
 ** An entry whose name is NULL is a free id. A size of 0 makes a tag: it is
-** part of an archetype's component set but has no column.
+** part of an archetype's component set but has no column. An enableable
+** component (a tag too) has a bit column in each archetype that holds it
+** (archetype.c).
 **
 ** Without hooks a component is plain data: constructed by zero-filling,
 ** copied and moved with memcpy, destroyed by doing nothing. The helpers below
@@ -69,6 +71,9 @@ static tecs_err_t validate_desc(tecs_world_t *w, const tecs_component_desc_t *d)
     if (d->storage != TECS_STORAGE_TABLE && d->storage != TECS_STORAGE_SPARSE)
         return tecs__err(w, TECS_EINVAL, "component '%s': storage %d is not a tecs_storage_t",
                          d->name, (int)d->storage);
+    if (d->enableable && d->storage == TECS_STORAGE_SPARSE)
+        return tecs__err(w, TECS_EINVAL, "component '%s': a sparse component is added and "
+                         "removed without a move, so it is not enableable", d->name);
     if (d->id >= TECS_MAX_COMPONENTS)
         return tecs__err(w, TECS_EINVAL, "component '%s': id %u is out of range (1..%d)",
                          d->name, d->id, TECS_MAX_COMPONENTS - 1);
@@ -122,7 +127,8 @@ tecs_comp_t tecs_component_new(tecs_world_t *w, const tecs_component_desc_t *d)
         .name = name, .name_len = len, .size = (uint32_t)d->size,
         .align = d->align ? (uint32_t)d->align : 1,
         .ctor = d->ctor, .dtor = d->dtor, .copy = d->copy, .move = d->move,
-        .ctx = d->hook_ctx, .sparse = d->storage == TECS_STORAGE_SPARSE,
+        .ctx = d->hook_ctx, .enableable = d->enableable,
+        .sparse = d->storage == TECS_STORAGE_SPARSE,
     };
     w->comp.ncomps++;
     w->comp.nsparse += d->storage == TECS_STORAGE_SPARSE;
@@ -159,6 +165,12 @@ tecs_storage_t tecs_component_storage(const tecs_world_t *w, tecs_comp_t c)
 {
     const tecs__comp *ci = w ? tecs__comp_get(w, c) : NULL;
     return ci && ci->sparse ? TECS_STORAGE_SPARSE : TECS_STORAGE_TABLE;
+}
+
+bool tecs_component_enableable(const tecs_world_t *w, tecs_comp_t c)
+{
+    const tecs__comp *ci = w ? tecs__comp_get(w, c) : NULL;
+    return ci && ci->enableable;
 }
 
 void tecs__comp_fini(tecs_world_t *w)

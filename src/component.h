@@ -17,6 +17,7 @@ typedef struct tecs__comp {
     tecs_copy_fn copy;
     tecs_move_fn move;
     void *ctx;
+    bool enableable;            /* a bit per row says enabled (tecs_enable) */
     uint32_t watch;             /* listeners that want this one's events    */
     uint32_t watch_noset;       /* of those, ones that want no SET events   */
     uint32_t veto;              /* listeners that must approve its changes  */

@@ -427,6 +427,77 @@ tecs_err_t tecs_modified(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
     return err;
 }
 
+/* ---- enabling -------------------------------------------------------- */
+
+static TECS__NOINLINE tecs_err_t enable_slow(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c,
+                                             bool enable);
+
+tecs_err_t tecs_enable(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, bool enable)
+{
+    /* The common case calls nothing: a live entity that has c, nobody
+    ** watching c, rows not in motion (no hook, no worker). */
+    tecs__record *r;
+    if (TECS__LIKELY(w != NULL && w->base.closed == TECS__OPEN && w->base.hook_depth == 0 &&
+                     (r = tecs__ei_alive(w, e)) != NULL &&
+                     !(w->base.defer_depth > 0 && (r->arch & TECS__REMOVE_QUEUED)))) {
+        tecs_archetype_t *a = tecs__rec_arch(w, r);
+        int32_t j = tecs__arch_tog(a, c);
+        if (TECS__LIKELY(j >= 0 && w->comp.comps[c].watch == 0)) {
+            uint32_t i = r->row & w->arch.mask;
+            uint64_t *word = &tecs__chunk_bits(a, tecs__chunk_of(a, w, r->row), j)[i >> 6];
+            uint64_t bit = (uint64_t)1 << (i & 63), off = enable ? 0 : bit;
+            w->base.err = TECS_OK;
+            if ((*word & bit) != off) {
+                *word ^= bit;
+                a->ndisabled[j] += enable ? -1 : 1;
+            }
+            return TECS_OK;
+        }
+    }
+    return enable_slow(w, e, c, enable);
+}
+
+static TECS__NOINLINE tecs_err_t enable_slow(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c,
+                                             bool enable)
+{
+    if (w == NULL)
+        return TECS_EINVAL;
+    tecs_err_t err = tecs__enter_change(w);
+    if (err)
+        return err;
+    if (w->base.defer_depth == 0) {
+        err = tecs__enable_now(w, e, c, enable);
+        tecs__settle(w);
+        return err;
+    }
+    /* Deferred: no row moves, so it applies at once, unless rows are in
+    ** motion (a lifecycle hook; a worker, whose hook depth is 1) or the
+    ** entity gets c, or loses it, only when the queue applies. */
+    const tecs__record *r = tecs__ei_alive(w, e);
+    if (r != NULL && w->base.hook_depth == 0 && !(r->arch & TECS__REMOVE_QUEUED) &&
+        tecs__arch_tog(tecs__rec_arch(w, r), c) >= 0)
+        return tecs__enable_now(w, e, c, enable);
+    const tecs__comp *ci = tecs__comp_get(w, c);
+    if (ci == NULL)
+        return tecs__err_nocomp(w, c);
+    if (!ci->enableable)
+        return tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is not enableable (register it "
+                         "with .enableable = true)", TECS__COMP(w, c));
+    return defer_known(w, enable ? TECS__OP_ENABLE : TECS__OP_DISABLE, e, c, NULL);
+}
+
+bool tecs_is_enabled(const tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
+{
+    const tecs__record *r = w ? tecs__ei_alive(w, e) : NULL;
+    if (r == NULL)
+        return false;
+    const tecs_archetype_t *a = tecs__rec_arch(w, r);
+    int32_t j = tecs__arch_tog(a, c);
+    if (j >= 0)
+        return !tecs__arch_bit(a, w, j, r->row);
+    return tecs__arch_col(a, c) != TECS__COL_ABSENT;
+}
+
 tecs_entity_state_t tecs_entity_state(const tecs_world_t *w, tecs_entity_t e)
 {
     const tecs__record *r = w ? tecs__ei_known(w, e) : NULL;

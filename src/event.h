@@ -16,8 +16,10 @@ enum {
     TECS__EV_SET = 2,           /* after its value was written              */
     TECS__EV_REMOVE = 4,        /* before it is destroyed                   */
     TECS__EV_WRITTEN = 8,       /* with SET in a veto: already written      */
-    TECS__EV_RESERVE = 16       /* with ADD in a veto: the values are not
+    TECS__EV_RESERVE = 16,      /* with ADD in a veto: the values are not
                                    known yet; reserve, refuse no key        */
+    TECS__EV_ENABLE = 32,       /* an enableable component was enabled ...  */
+    TECS__EV_DISABLE = 64       /* ... or disabled (ptr: its value)         */
 };
 
 /* A component event: ptr is the value (NULL for a tag). */

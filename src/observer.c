@@ -10,6 +10,13 @@
 **     per[c]          = { hooks { on_add, on_set, on_remove, ctx }, nobs, nres }
 **     observers[]     = { id, kind, comp, query, fn, ctx, resource }   creation order
 **
+** ENABLE / DISABLE of an enableable component (tecs_enable) come as
+** component events too: its ENABLE / DISABLE observers fire, and the
+** membership observers whose toggle terms name it compare the entity's
+** match with the bit as it was (tecs__query_entity_ok's flip) and as it is.
+** Every match of an entity reads its enabled bits, so a move event's
+** "was" and "is" do too.
+**
 ** per[c].nobs counts the live observers of c, so an event of a component
 ** that only has hooks (or that only a field index watches) skips the scan.
 **
@@ -87,6 +94,16 @@ struct tecs__obs_state {
 
 typedef struct tecs__obs_state obs_state;
 
+static bool is_member_kind(tecs_event_kind_t k)
+{
+    return k == TECS_ON_ENTER || k == TECS_ON_LEAVE;
+}
+
+static bool is_toggle_kind(tecs_event_kind_t k)
+{
+    return k == TECS_ON_ENABLE || k == TECS_ON_DISABLE;
+}
+
 /* ---- delivery -------------------------------------------------------- */
 
 static void call(tecs_observer_fn fn, tecs_world_t *w, tecs_event_kind_t kind,
@@ -137,7 +154,7 @@ static void fire_observers(tecs_world_t *w, obs_state *s, tecs_event_kind_t kind
         if (o.query) {
             if (!looked)
                 a = arch_of(w, e), looked = true;
-            if (!tecs__query_matches(o.query, a))
+            if (!tecs__query_entity_ok(o.query, a, e, 0))
                 continue;
         }
         call(o.fn, w, kind, e, c, ptr, o.ctx);
@@ -163,7 +180,39 @@ static void fire_hook(tecs_world_t *w, obs_state *s, tecs_event_kind_t kind, tec
 
 static tecs_event_kind_t kind_of(int ev)
 {
-    return ev == TECS__EV_ADD ? TECS_ON_ADD : ev == TECS__EV_SET ? TECS_ON_SET : TECS_ON_REMOVE;
+    return ev == TECS__EV_ADD ? TECS_ON_ADD : ev == TECS__EV_SET ? TECS_ON_SET
+           : ev == TECS__EV_ENABLE ? TECS_ON_ENABLE : ev == TECS__EV_DISABLE ? TECS_ON_DISABLE
+           : TECS_ON_REMOVE;
+}
+
+/* Membership after c of e was enabled or disabled: ENTER / LEAVE of the
+** observers whose toggle terms name c, the state before read with c's
+** bit turned back. */
+static void toggle_members(tecs_world_t *w, obs_state *s, tecs_entity_t e, tecs_comp_t c)
+{
+    int32_t n = s->n;
+    for (int32_t i = 0; i < n; i++) {
+        obs_entry o = s->list[i];
+        if (o.dead || !is_member_kind(o.kind) || !tecs__query_toggles(o.query, c))
+            continue;
+        tecs_archetype_t *a = arch_of(w, e);
+        bool was = tecs__query_entity_ok(o.query, a, e, c);
+        bool is = tecs__query_entity_ok(o.query, a, e, 0);
+        if (was != is && is == (o.kind == TECS_ON_ENTER))
+            call(o.fn, w, o.kind, e, 0, NULL, o.ctx);
+    }
+}
+
+/* Enabling: ENTER / LEAVE first, then ENABLE observers (as an add);
+** disabling: DISABLE observers first (as a remove). */
+static void on_toggle(tecs_world_t *w, obs_state *s, tecs_event_kind_t kind, tecs_entity_t e,
+                      tecs_comp_t c, const void *ptr)
+{
+    if (kind == TECS_ON_ENABLE && s->nmember > 0)
+        toggle_members(w, s, e, c);
+    fire_observers(w, s, kind, e, c, ptr);
+    if (kind == TECS_ON_DISABLE && s->nmember > 0)
+        toggle_members(w, s, e, c);
 }
 
 static void on_comp(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_comp_t c,
@@ -172,6 +221,12 @@ static void on_comp(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_co
     obs_state *s = ctx;
     tecs_event_kind_t kind = kind_of(ev);
     s->delivering++;
+    if (kind == TECS_ON_ENABLE || kind == TECS_ON_DISABLE) {
+        on_toggle(w, s, kind, e, c, ptr);
+        s->delivering--;
+        sweep(w, s);
+        return;
+    }
     if (kind != TECS_ON_REMOVE)
         fire_hook(w, s, kind, e, c, ptr);
     fire_observers(w, s, kind, e, c, ptr);
@@ -193,7 +248,8 @@ static void on_move(tecs_world_t *w, void *ctx, tecs_entity_t e, tecs_archetype_
         obs_entry o = s->list[i];
         if (o.dead || (o.kind != TECS_ON_ENTER && o.kind != TECS_ON_LEAVE))
             continue;
-        bool was = tecs__query_matches(o.query, from), is = tecs__query_matches(o.query, to);
+        bool was = tecs__query_entity_ok(o.query, from, e, 0);
+        bool is = tecs__query_entity_ok(o.query, to, e, 0);
         if (was != is && is == (o.kind == TECS_ON_ENTER))
             call(o.fn, w, o.kind, e, 0, NULL, o.ctx);
     }
@@ -365,24 +421,20 @@ void tecs__obs_fire_resource(tecs_world_t *w, tecs_event_kind_t kind, tecs_comp_
 
 /* ---- observers ------------------------------------------------------- */
 
-static bool is_member_kind(tecs_event_kind_t k)
-{
-    return k == TECS_ON_ENTER || k == TECS_ON_LEAVE;
-}
-
 static tecs_err_t validate_desc(tecs_world_t *w, const tecs_observer_desc_t *d)
 {
     if (d == NULL)
         return tecs__err(w, TECS_EINVAL, "tecs_observer_new: NULL description");
     if (d->callback == NULL)
         return tecs__err(w, TECS_EINVAL, "an observer needs a callback");
-    if (d->event < TECS_ON_ADD || d->event > TECS_ON_LEAVE)
+    if (d->event < TECS_ON_ADD || d->event > TECS_ON_DISABLE)
         return tecs__err(w, TECS_EINVAL, "unknown event %d", (int)d->event);
     if (d->query && (d->terms || d->term_count))
         return tecs__err(w, TECS_EINVAL, "an observer takes terms or a query, not both");
     if (d->query && tecs_query_world(d->query) != w)
         return tecs__err(w, TECS_EWORLD, "tecs_observer_new: query of another world");
-    if (d->resource && (is_member_kind(d->event) || d->query || d->terms || d->term_count))
+    if (d->resource && (is_member_kind(d->event) || is_toggle_kind(d->event) || d->query ||
+                        d->terms || d->term_count))
         return tecs__err(w, TECS_EINVAL, "a resource observer watches ADD / SET / REMOVE "
                                          "of a component, with no terms");
     if (is_member_kind(d->event)) {
@@ -400,7 +452,24 @@ static tecs_err_t validate_desc(tecs_world_t *w, const tecs_observer_desc_t *d)
     if (d->event == TECS_ON_SET && ci->size == 0)
         return tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is a tag: it has no SET events",
                          TECS__COMP(w, d->comp));
+    if (is_toggle_kind(d->event) && !ci->enableable)
+        return tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is not enableable: it has no "
+                         "ENABLE / DISABLE events", TECS__COMP(w, d->comp));
     return TECS_OK;
+}
+
+/* A membership observer watches (d 1, or stops watching: -1) the
+** components of its query's toggle terms, for their ENABLE / DISABLE
+** events only (no SET events). */
+static void watch_toggles(tecs_world_t *w, const tecs_query_t *q, int32_t d)
+{
+    const tecs_term_t *terms;
+    int32_t n = tecs_query_terms(q, &terms);
+    for (int32_t t = 0; t < n; t++)
+        if (tecs__query_toggles(q, terms[t].comp)) {
+            w->comp.comps[terms[t].comp].watch += (uint32_t)d;
+            w->comp.comps[terms[t].comp].watch_noset += (uint32_t)d;
+        }
 }
 
 /* The observer's own query, from its terms or a copy of the user's query. */
@@ -444,6 +513,7 @@ tecs_observer_t tecs_observer_new(tecs_world_t *w, const tecs_observer_desc_t *d
     s->nlive++;
     if (is_member_kind(d->event)) {
         s->nmember++;
+        watch_toggles(w, q, 1);
         update_watch_moves(w);
     } else if (d->resource) {
         s->per[d->comp].nres++;
@@ -480,6 +550,7 @@ tecs_err_t tecs_observer_free(tecs_world_t *w, tecs_observer_t id)
     s->nlive--;
     if (is_member_kind(o->kind)) {
         s->nmember--;
+        watch_toggles(w, o->query, -1);
         update_watch_moves(w);
     } else if (o->resource) {
         s->per[o->comp].nres--;

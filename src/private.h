@@ -64,8 +64,14 @@
 #endif
 #define TECS__PREFETCH(p) __builtin_prefetch(p)
 #define TECS__CTZ(x)      __builtin_ctz(x)
+#define TECS__CTZ64(x)    __builtin_ctzll(x)
+#define TECS__CLZ64(x)    __builtin_clzll(x)
+#define TECS__POP64(x)    __builtin_popcountll(x)
 #else
 #define TECS__CTZ(x)      tecs__ctz(x)
+#define TECS__CTZ64(x)    tecs__ctz64(x)
+#define TECS__CLZ64(x)    tecs__clz64(x)
+#define TECS__POP64(x)    tecs__pop64(x)
 #define TECS__PREFETCH(p) ((void)(p))
 #define TECS__LIKELY(x)   (x)
 #define TECS__UNLIKELY(x) (x)
@@ -83,6 +89,36 @@ static inline int tecs__ctz(uint32_t x)
         x >>= 1;
         n++;
     }
+    return n;
+}
+
+/* The same for 64 bits (x not 0 for the first two): trailing zeros,
+** leading zeros, bits set. */
+static inline int tecs__ctz64(uint64_t x)
+{
+    int n = 0;
+    while (!(x & 1u)) {
+        x >>= 1;
+        n++;
+    }
+    return n;
+}
+
+static inline int tecs__clz64(uint64_t x)
+{
+    int n = 0;
+    while (!(x >> 63)) {
+        x <<= 1;
+        n++;
+    }
+    return n;
+}
+
+static inline int tecs__pop64(uint64_t x)
+{
+    int n = 0;
+    for (; x; x &= x - 1)
+        n++;
     return n;
 }
 

@@ -33,6 +33,11 @@
 ** (one compare with the newest, the common case), so a copy outliving the
 ** iteration touches nothing that may since have been freed.
 **
+** Toggle terms (an enableable component's term that reads its enabled
+** bit) are decided row by row, from the archetype's bit columns: see
+** "toggle terms" below. A chunk where they are decided alike for every row
+** is one step; another is handed out as runs of consecutive passing rows.
+**
 ** Writes through a write term are reported (a SET event per row) when the
 ** iterator leaves a chunk, if a listener (a field index) watches that
 ** component; nobody pays for it otherwise.
@@ -64,6 +69,17 @@ struct tecs_query_t {
     int32_t cap_cols;
     int32_t users;              /* systems and caches that use it           */
     int32_t iters;              /* its open iterations                      */
+    uint32_t tog_mask;          /* toggle terms: of an enableable component,
+                                   TECS_TOGGLE_ENABLED or _DISABLED         */
+    int32_t ntt;                /* their number ...                         */
+    uint8_t tt[TECS_MAX_TERMS]; /* ... and their terms, in term order       */
+    bool tt_fields;             /* some toggle term is optional or any: its
+                                   field may come and go from row to row    */
+    int8_t *mtog;               /* nmatch rows of ntt + 1: each toggle
+                                   term's bit column in the match, or -1
+                                   (absent); then 1 if the any-terms hold
+                                   without the toggle terms                 */
+    int32_t cap_tog;
 };
 
 /* ---- matching -------------------------------------------------------- */
@@ -73,6 +89,7 @@ static bool match(const tecs_query_t *q, const tecs_archetype_t *a, int16_t *col
 {
     bool any = false;
     for (int32_t t = 0; t < q->nterms; t++) {
+        bool tog = (q->tog_mask >> t) & 1u;
         const tecs_term_t *term = &q->terms[t];
         int32_t col = tecs__arch_col(a, term->comp);
         bool present = col != TECS__COL_ABSENT;
@@ -85,7 +102,7 @@ static bool match(const tecs_query_t *q, const tecs_archetype_t *a, int16_t *col
             any = any || present;
             break;
         case TECS_NONE:
-            if (present)
+            if (present && !tog)    /* a toggle term's rows decide */
                 return false;
             break;
         case TECS_OPTIONAL:
@@ -100,11 +117,219 @@ static bool match(const tecs_query_t *q, const tecs_archetype_t *a, int16_t *col
     return !q->has_any || any;
 }
 
+/* ---- toggle terms ----------------------------------------------------
+**
+** A toggle term (an enableable component, TECS_TOGGLE_ENABLED or
+** _DISABLED) is decided row by row, from the bit columns (archetype.c),
+** 64 rows a word: "has" is the bit clear (ENABLED) or set (DISABLED), and
+** the operator applies to it. A chunk where every toggle term's column is
+** all clear or all set (ndisabled 0 or count) is decided once for all its
+** rows; otherwise it is handed out as runs of rows that pass and in which
+** every optional or any toggle term is present or absent throughout (a
+** field is one array: absent, it is NULL for the run).
+*/
+
+/* Rows in use in chunk k of a. */
+static uint32_t chunk_rows(const tecs_world_t *w, const tecs_archetype_t *a, int32_t k)
+{
+    int32_t left = a->count - k * (int32_t)w->arch.rows;
+    return (uint32_t)(left < (int32_t)w->arch.rows ? left : (int32_t)w->arch.rows);
+}
+
+/* Fill a match's toggle row (see mtog) for archetype a. */
+static void tog_row(const tecs_query_t *q, const tecs_archetype_t *a, int8_t *row)
+{
+    bool any = !q->has_any;
+    for (int32_t t = 0; t < q->nterms; t++)
+        any = any || (q->terms[t].oper == TECS_ANY && !((q->tog_mask >> t) & 1u) &&
+                      tecs__arch_col(a, q->terms[t].comp) != TECS__COL_ABSENT);
+    for (int32_t i = 0; i < q->ntt; i++)
+        row[i] = (int8_t)tecs__arch_tog(a, q->terms[q->tt[i]].comp);
+    row[q->ntt] = any;
+}
+
+/* Toggle term `term`'s "has" bits, from its word of disabled bits d (j:
+** its bit column, -1 if the archetype lacks it). */
+static inline uint64_t tog_has(const tecs_term_t *term, int32_t j, uint64_t d)
+{
+    return j < 0 ? 0 : term->toggle == TECS_TOGGLE_DISABLED ? d : ~d;
+}
+
+/* Apply a toggle term's "has" bits to the rows passing (*pass) and to the
+** rows where an any-term holds (*any). */
+static inline void tog_apply(const tecs_term_t *term, uint64_t has, uint64_t *pass,
+                             uint64_t *any)
+{
+    if (term->oper == TECS_WITH)
+        *pass &= has;
+    else if (term->oper == TECS_NONE)
+        *pass &= ~has;
+    else if (term->oper == TECS_ANY)
+        *any |= has;
+}
+
+/* The rows of word wi of chunk k of match m (archetype a) that pass the
+** toggle terms; h[i] receives toggle term i's "has" bits. With k < 0, of
+** any row of a while every bit column is uniform (ndisabled 0 or count). */
+static uint64_t tog_word(const tecs_query_t *q, int32_t m, const tecs_archetype_t *a, int32_t k,
+                         uint32_t wi, uint64_t *h)
+{
+    const int8_t *js = q->mtog + (size_t)m * (q->ntt + 1);
+    char *const *cp = k >= 0 ? tecs__kcols(a, (uint32_t)k) : NULL;
+    uint64_t pass = ~(uint64_t)0, any = js[q->ntt] ? ~(uint64_t)0 : 0;
+    for (int32_t i = 0; i < q->ntt; i++) {
+        const tecs_term_t *term = &q->terms[q->tt[i]];
+        uint64_t d = js[i] < 0 ? 0 : cp ? tecs__chunk_bits(a, cp, js[i])[wi]
+                                        : a->ndisabled[js[i]] ? ~(uint64_t)0 : 0;
+        h[i] = tog_has(term, js[i], d);
+        tog_apply(term, h[i], &pass, &any);
+    }
+    return pass & any;
+}
+
+/* The terms a run leaves without a field: its optional and any toggle
+** terms whose "has" bit (h[i] at bit b) is clear. */
+static uint32_t tog_absent(const tecs_query_t *q, const int8_t *js, const uint64_t *h, uint32_t b)
+{
+    uint32_t absent = 0;
+    for (int32_t i = 0; i < q->ntt; i++) {
+        tecs_oper_t op = q->terms[q->tt[i]].oper;
+        if (js[i] >= 0 && (op == TECS_ANY || op == TECS_OPTIONAL) && !((h[i] >> b) & 1u))
+            absent |= 1u << q->tt[i];
+    }
+    return absent;
+}
+
+/* The rows of word wi that pass and give the fields a run with absent
+** terms `absent` has. */
+static uint64_t tog_same(const tecs_query_t *q, int32_t m, const tecs_archetype_t *a, int32_t k,
+                         uint32_t wi, uint32_t absent)
+{
+    const int8_t *js = q->mtog + (size_t)m * (q->ntt + 1);
+    uint64_t h[TECS_MAX_TERMS];
+    uint64_t ok = tog_word(q, m, a, k, wi, h);
+    for (int32_t i = 0; i < q->ntt; i++) {
+        tecs_oper_t op = q->terms[q->tt[i]].oper;
+        if (js[i] >= 0 && (op == TECS_ANY || op == TECS_OPTIONAL))
+            ok &= (absent >> q->tt[i]) & 1u ? ~h[i] : h[i];
+    }
+    return ok;
+}
+
+enum { TOG_ALL, TOG_NONE, TOG_ROWS };
+
+/* How the toggle terms take the rows of match m (archetype a) now: all
+** alike, passing (TOG_ALL, the terms without a field in *absent) or not
+** (TOG_NONE), or row by row (TOG_ROWS). */
+static int tog_mode(const tecs_query_t *q, int32_t m, const tecs_archetype_t *a, uint32_t *absent)
+{
+    *absent = 0;
+    if (q->ntt == 0)
+        return TOG_ALL;
+    const int8_t *js = q->mtog + (size_t)m * (q->ntt + 1);
+    for (int32_t i = 0; i < q->ntt; i++)
+        if (js[i] >= 0 && a->ndisabled[js[i]] != 0 && a->ndisabled[js[i]] != a->count)
+            return TOG_ROWS;
+    uint64_t h[TECS_MAX_TERMS];
+    if (!(tog_word(q, m, a, -1, 0, h) & 1u))
+        return TOG_NONE;
+    *absent = tog_absent(q, js, h, 0);
+    return TOG_ALL;
+}
+
+/* Bits [0, n) of a word set (n <= 64). */
+static inline uint64_t low_bits(uint32_t n)
+{
+    return n >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1;
+}
+
+/* The rows [lo, hi) of word wi of a chunk, as bits of the word. */
+static inline uint64_t word_span(uint32_t wi, uint32_t lo, uint32_t hi)
+{
+    uint32_t base = wi << 6;
+    uint64_t below = hi <= base ? 0 : low_bits(hi - base);
+    uint64_t under = lo <= base ? 0 : low_bits(lo - base);
+    return below & ~under;
+}
+
+/* The first run (rev: the last) of rows of chunk k of match m within the
+** chunk's rows [lo, hi) that pass, with the same fields throughout: its
+** first row *at, its length *n and its terms without a field; false if
+** none. */
+static bool tog_run(const tecs_query_t *q, int32_t m, const tecs_archetype_t *a, int32_t k,
+                    uint32_t lo, uint32_t hi, bool rev, uint32_t *at, uint32_t *n,
+                    uint32_t *absent)
+{
+    const int8_t *js = q->mtog + (size_t)m * (q->ntt + 1);
+    uint64_t h[TECS_MAX_TERMS];
+    uint32_t r;                 /* the run's first row found (rev: its last) */
+    for (uint32_t i = rev ? hi : lo;;) {
+        if (rev ? i <= lo : i >= hi)
+            return false;
+        uint32_t wi = (rev ? i - 1 : i) >> 6;
+        uint64_t pass = tog_word(q, m, a, k, wi, h) & word_span(wi, lo, hi) &
+                        (rev ? low_bits(i - (wi << 6)) : ~low_bits(i - (wi << 6)));
+        if (pass) {
+            r = (wi << 6) + (uint32_t)(rev ? 63 - TECS__CLZ64(pass) : TECS__CTZ64(pass));
+            *absent = tog_absent(q, js, h, r & 63);
+            break;
+        }
+        i = rev ? wi << 6 : (wi + 1) << 6;
+    }
+    /* Extend the run word by word while the rows pass with its fields. */
+    uint32_t end = r;           /* rev: the run's first row so far; else its end */
+    if (!rev)
+        for (;;) {
+            uint32_t wi = end >> 6, b = end & 63;
+            uint64_t ok = tog_same(q, m, a, k, wi, *absent) & word_span(wi, lo, hi);
+            uint64_t y = ~(ok >> b);
+            uint32_t len = y ? (uint32_t)TECS__CTZ64(y) : 64;
+            end += len;
+            if (b + len < 64 || end >= hi)
+                break;
+        }
+    else
+        for (end = r + 1;;) {
+            uint32_t wi = (end - 1) >> 6, b = (end - 1) & 63;
+            uint64_t ok = tog_same(q, m, a, k, wi, *absent) & word_span(wi, lo, hi);
+            uint64_t y = ~(ok << (63 - b));
+            uint32_t len = y ? (uint32_t)TECS__CLZ64(y) : 64;
+            end -= len;
+            if (len < b + 1 || end <= lo)
+                break;
+        }
+    *at = rev ? end : r;
+    *n = rev ? r + 1 - end : end - r;
+    return true;
+}
+
+/* The rows of match m that pass its toggle terms. */
+static int64_t tog_count(const tecs_query_t *q, int32_t m)
+{
+    const tecs_world_t *w = q->world;
+    const tecs_archetype_t *a = q->march[m];
+    uint32_t absent;
+    int mode = tog_mode(q, m, a, &absent);
+    if (mode != TOG_ROWS)
+        return mode == TOG_ALL ? a->count : 0;
+    int64_t n = 0;
+    uint64_t h[TECS_MAX_TERMS];
+    for (int32_t k = 0; (int64_t)k * w->arch.rows < a->count; k++) {
+        uint32_t rows = chunk_rows(w, a, k);
+        for (uint32_t wi = 0; wi << 6 < rows; wi++)
+            n += TECS__POP64(tog_word(q, m, a, k, wi, h) & word_span(wi, 0, rows));
+    }
+    return n;
+}
+
 /* Make room for one more match. */
 static tecs_err_t reserve_match(tecs_query_t *q)
 {
     tecs_world_t *w = q->world;
     if (tecs__grow(w, (void **)&q->march, &q->cap_match, q->nmatch + 1, sizeof *q->march))
+        return TECS_ENOMEM;
+    if (q->ntt > 0 && tecs__grow(w, (void **)&q->mtog, &q->cap_tog,
+                                 (q->nmatch + 1) * (q->ntt + 1), sizeof *q->mtog))
         return TECS_ENOMEM;
     /* (A query of no terms keeps a one-entry table all the same, so that
     ** its rows of columns are never at a NULL base.) */
@@ -121,6 +346,8 @@ static void add_match(tecs_query_t *q, tecs_archetype_t *a)
     if (!match(q, a, cols))
         return;
     memcpy(q->mcols + (size_t)q->nmatch * q->nterms, cols, (size_t)q->nterms * sizeof *cols);
+    if (q->ntt > 0)
+        tog_row(q, a, q->mtog + (size_t)q->nmatch * (q->ntt + 1));
     q->march[q->nmatch++] = a;
 }
 
@@ -159,6 +386,7 @@ static void query_release(tecs_query_t *q)
     tecs_world_t *w = q->world;
     tecs__free(w, q->march, (size_t)q->cap_match * sizeof *q->march);
     tecs__free(w, q->mcols, (size_t)q->cap_cols * sizeof *q->mcols);
+    tecs__free(w, q->mtog, (size_t)q->cap_tog * sizeof *q->mtog);
     tecs__free(w, q, sizeof *q);
 }
 
@@ -218,6 +446,11 @@ static tecs_err_t validate_terms(tecs_world_t *w, const tecs_query_desc_t *d)
             return tecs__err(w, TECS_EINVAL, "term %d: unknown operator %d", t, (int)term->oper);
         if ((unsigned)term->access > TECS_FILTER)
             return tecs__err(w, TECS_EINVAL, "term %d: unknown access %d", t, (int)term->access);
+        if ((unsigned)term->toggle > TECS_TOGGLE_DISABLED)
+            return tecs__err(w, TECS_EINVAL, "term %d: unknown toggle %d", t, (int)term->toggle);
+        if (term->toggle == TECS_TOGGLE_DISABLED && !tecs_component_enableable(w, term->comp))
+            return tecs__err(w, TECS_EINVAL, "term %d: TECS_TOGGLE_DISABLED of " TECS__COMP_FMT
+                             ", which is not enableable", t, TECS__COMP(w, term->comp));
         for (int32_t u = 0; u < t; u++)
             if (d->terms[u].comp == term->comp)
                 return tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is in terms %d and %d: a "
@@ -247,6 +480,13 @@ tecs_query_t *tecs_query_new(tecs_world_t *w, const tecs_query_desc_t *d)
         if (q->terms[t].access == TECS_WRITE && q->terms[t].oper != TECS_NONE &&
             tecs_component_size(w, q->terms[t].comp) > 0)
             q->write_mask |= 1u << t;
+        if (tecs_component_enableable(w, q->terms[t].comp) &&
+            q->terms[t].toggle != TECS_TOGGLE_ANY) {
+            q->tog_mask |= 1u << t;
+            q->tt[q->ntt++] = (uint8_t)t;
+            q->tt_fields = q->tt_fields || q->terms[t].oper == TECS_ANY ||
+                           q->terms[t].oper == TECS_OPTIONAL;
+        }
     }
     for (int32_t i = 0; i < w->arch.narchs; i++) {
         if (!would_match(q, w->arch.archs[i]))
@@ -339,6 +579,92 @@ int32_t tecs_query_count(const tecs_query_t *q)
     return q ? (int32_t)tecs__query_rows(q) : 0;
 }
 
+bool tecs__query_row_ok(const tecs_query_t *q, int32_t m, uint32_t row)
+{
+    if (q->ntt == 0)
+        return true;
+    const tecs_world_t *w = q->world;
+    uint64_t h[TECS_MAX_TERMS];
+    uint32_t i = row & w->arch.mask;
+    return (tog_word(q, m, q->march[m], (int32_t)(row >> w->arch.shift), i >> 6, h) >>
+            (i & 63)) & 1u;
+}
+
+/* Is enableable c disabled on e, as the entity test reads it (see
+** tecs__query_entity_ok)? */
+static bool entity_disabled(const tecs_world_t *w, tecs_entity_t e, tecs_comp_t c,
+                            tecs_comp_t flip)
+{
+    bool off = false;
+    const tecs__record *r = tecs__ei_alive(w, e);
+    const tecs_archetype_t *cur = r ? tecs__rec_arch(w, r) : NULL;
+    int32_t j = cur ? tecs__arch_tog(cur, c) : -1;
+    if (j >= 0)
+        off = tecs__arch_bit(cur, w, j, r->row);
+    else if (e == w->store.gone && c == w->store.gone_comp)
+        off = w->store.gone_disabled;
+    return off != (c == flip);
+}
+
+bool tecs__query_entity_ok(const tecs_query_t *q, const tecs_archetype_t *a, tecs_entity_t e,
+                           tecs_comp_t flip)
+{
+    if (a == NULL || !would_match(q, a))
+        return false;
+    if (q->ntt == 0)
+        return true;
+    int8_t js[TECS_MAX_TERMS + 1];
+    tog_row(q, a, js);
+    uint64_t pass = 1, any = js[q->ntt];
+    for (int32_t i = 0; i < q->ntt; i++) {
+        const tecs_term_t *term = &q->terms[q->tt[i]];
+        bool off = js[i] >= 0 && entity_disabled(q->world, e, term->comp, flip);
+        tog_apply(term, tog_has(term, js[i], off) & 1u, &pass, &any);
+    }
+    return pass & any & 1u;
+}
+
+bool tecs__query_varies(const tecs_query_t *q)
+{
+    return q->ntt > 0;
+}
+
+int32_t tecs__query_clip(const tecs_query_t *q, int32_t m, uint32_t row, int32_t n, bool from_end,
+                         int32_t *skip, uint32_t *absent)
+{
+    const tecs_world_t *w = q->world;
+    const tecs_archetype_t *a = q->march[m];
+    const int8_t *js = q->mtog + (size_t)m * (q->ntt + 1);
+    int32_t k = (int32_t)(row >> w->arch.shift);
+    uint32_t lo = row & w->arch.mask;
+    uint64_t h[TECS_MAX_TERMS];
+    int32_t len = 0;
+    *skip = 0;
+    *absent = 0;
+    for (int32_t i = 0; i < n; i++) {
+        uint32_t x = from_end ? lo + (uint32_t)(n - 1 - i) : lo + (uint32_t)i;
+        bool pass = (tog_word(q, m, a, k, x >> 6, h) >> (x & 63)) & 1u;
+        uint32_t ab = pass ? tog_absent(q, js, h, x & 63) : 0;
+        if (len == 0 && !pass) {
+            ++*skip;
+            continue;
+        }
+        if (!pass || (len > 0 && ab != *absent))
+            break;
+        *absent = ab;
+        len++;
+    }
+    return len;
+}
+
+bool tecs__query_toggles(const tecs_query_t *q, tecs_comp_t c)
+{
+    for (int32_t i = 0; i < q->ntt; i++)
+        if (q->terms[q->tt[i]].comp == c)
+            return true;
+    return false;
+}
+
 int32_t tecs_query_archetype_count(const tecs_query_t *q)
 {
     return q ? q->nmatch : 0;
@@ -352,8 +678,13 @@ tecs_err_t tecs__queries_verify(tecs_world_t *w)
             int16_t cols[TECS_MAX_TERMS];
             if (!match(q, w->arch.archs[i], cols))
                 continue;
+            int8_t js[TECS_MAX_TERMS + 1];
+            if (q->ntt > 0)
+                tog_row(q, w->arch.archs[i], js);
             if (m >= q->nmatch || q->march[m] != w->arch.archs[i] ||
-                memcmp(cols, q->mcols + (size_t)m * q->nterms, (size_t)q->nterms * 2) != 0)
+                memcmp(cols, q->mcols + (size_t)m * q->nterms, (size_t)q->nterms * 2) != 0 ||
+                (q->ntt > 0 && memcmp(js, q->mtog + (size_t)m * (q->ntt + 1),
+                                      (size_t)q->ntt + 1) != 0))
                 return tecs__err(w, TECS_ECORRUPT, "query misses archetype %d", i);
             m++;
         }
@@ -369,6 +700,10 @@ enum { ITER_FRESH, ITER_RUNNING, ITER_DONE };
 
 /* priv_.flags of a part (tecs__iter_part): an iteration no table knows. */
 #define ITER_PART (1 << 30)
+/* priv_.flags while the chunk being walked is handed out run by run (its
+** toggle terms differ from row to row); priv_.pos is then the next row of
+** the chunk to look at (reverse: the row after the last one). */
+#define ITER_ROWS (1 << 29)
 
 static bool part_next(tecs_iter_t *it);
 
@@ -521,6 +856,24 @@ static bool advance(tecs_iter_t *it)
     }
 }
 
+static inline bool q_varies(const tecs_query_t *q)
+{
+    return q->tt_fields;
+}
+
+/* Leave the terms of absent without a field in this step. */
+static void drop_fields(tecs_iter_t *it, uint32_t absent)
+{
+    it->priv_.absent = absent;
+    for (; absent; absent &= absent - 1)
+        it->fields[TECS__CTZ(absent)] = NULL;
+}
+
+void tecs__iter_drop_fields(tecs_iter_t *it, uint32_t absent)
+{
+    drop_fields(it, absent);
+}
+
 /* Point the public fields at the current chunk. */
 static void load_chunk(tecs_iter_t *it)
 {
@@ -535,9 +888,200 @@ static void load_chunk(tecs_iter_t *it)
     const int16_t *cols = q->mcols + (size_t)it->priv_.match * q->nterms;
     for (int32_t t = 0; t < q->nterms; t++)
         it->fields[t] = cols[t] >= 0 ? tecs__chunk_col(ch, cols[t]) : NULL;
+    it->priv_.absent = 0;
 }
 
+/* The rows of word wi of chunk k of match m that pass the toggle terms. */
+static inline uint64_t pass_word(const tecs_query_t *q, int32_t m, const tecs_archetype_t *a,
+                                 int32_t k, uint32_t wi, uint32_t rows)
+{
+    uint64_t h[TECS_MAX_TERMS];
+    return tog_word(q, m, a, k, wi, h) & word_span(wi, 0, rows);
+}
+
+/* next_run for a query whose toggle terms are all with- and none-terms: a
+** run is a run of set bits of the words of passing rows. priv_.bits keeps
+** the bits of word priv_.word not handed out yet. */
+static bool next_run_plain(tecs_iter_t *it)
+{
+    tecs_query_t *q = it->priv_.query;
+    const tecs_world_t *w = q->world;
+    tecs_archetype_t *a = it->priv_.arch;
+    int32_t m = it->priv_.match, k = it->priv_.chunk;
+    uint32_t rows = chunk_rows(w, a, k), wi = (uint32_t)it->priv_.word, at, n;
+    uint64_t bits = it->priv_.bits, y;
+    if (!(it->priv_.flags & TECS_ITER_REVERSE)) {
+        while (bits == 0) {
+            if ((++wi) << 6 >= rows)
+                return false;
+            bits = pass_word(q, m, a, k, wi, rows);
+        }
+        uint32_t s = (uint32_t)TECS__CTZ64(bits);
+        y = ~(bits >> s);
+        uint32_t len = y ? (uint32_t)TECS__CTZ64(y) : 64;
+        at = (wi << 6) + s;
+        uint32_t end = at + len;                        /* the run's end so far */
+        bits = s + len >= 64 ? 0 : bits & ~low_bits(s + len);
+        while ((end & 63) == 0 && end < rows) {         /* on into the next word */
+            uint64_t next = pass_word(q, m, a, k, ++wi, rows);
+            y = ~next;
+            len = y ? (uint32_t)TECS__CTZ64(y) : 64;
+            bits = len >= 64 ? 0 : next & ~low_bits(len);
+            end += len;
+            if (len < 64)
+                break;
+        }
+        n = end - at;
+    } else {
+        while (bits == 0) {
+            if (wi == 0)
+                return false;
+            bits = pass_word(q, m, a, k, --wi, rows);
+        }
+        uint32_t e = 63 - (uint32_t)TECS__CLZ64(bits);  /* the run's last row */
+        y = ~(bits << (63 - e));
+        uint32_t len = y ? (uint32_t)TECS__CLZ64(y) : 64;
+        uint32_t end = (wi << 6) + e + 1;
+        at = end - len;                                 /* the run's first row so far */
+        bits &= low_bits(at & 63);
+        while ((at & 63) == 0 && wi > 0 && len > 0) {   /* on into the word below */
+            uint64_t prev = pass_word(q, m, a, k, --wi, rows);
+            y = ~prev;
+            len = y ? (uint32_t)TECS__CLZ64(y) : 64;
+            at -= len;
+            bits = prev & low_bits(64 - len);
+            if (len < 64)
+                break;
+        }
+        n = end - at;
+    }
+    it->priv_.word = (int32_t)wi;
+    it->priv_.bits = bits;
+    it->priv_.pos = (int32_t)at;
+    tecs__iter_load_rows(it, m, a, ((uint32_t)k << w->arch.shift) + at, (int32_t)n);
+    return true;
+}
+
+/* How far ahead of a run its columns are fetched, in bytes. */
+#define RUN_AHEAD 1024
+
+/* The next run of a chunk handed out run by run (next_run_plain), when it
+** ends inside the word being read, forward: no call and no chunk lookup,
+** the fields move on by the rows skipped. False: next_run_plain's turn. */
+static TECS__INLINE bool run_in_word(tecs_iter_t *it)
+{
+    uint64_t bits = it->priv_.bits;
+    if (bits == 0 || (it->priv_.flags & TECS_ITER_REVERSE))
+        return false;
+    uint32_t s = (uint32_t)TECS__CTZ64(bits);
+    uint64_t y = ~(bits >> s);
+    uint32_t len = (uint32_t)TECS__CTZ64(y);    /* y has its top s bits set */
+    if (s + len >= 64)
+        return false;           /* it may go on into the next word */
+    const tecs_query_t *q = it->priv_.query;
+    const tecs_archetype_t *a = it->priv_.arch;
+    int32_t at = (it->priv_.word << 6) + (int32_t)s, d = at - it->priv_.pos;
+    const int16_t *cols = q->mcols + (size_t)it->priv_.match * q->nterms;
+    for (int32_t t = 0; t < q->nterms; t++)
+        if (cols[t] >= 0) {
+            char *f = (char *)it->fields[t] + (ptrdiff_t)d * a->col_size[cols[t]];
+            it->fields[t] = f;
+            TECS__PREFETCH(f + RUN_AHEAD);  /* short runs: keep the loads coming */
+        }
+    it->entities += d;
+    it->count = (int32_t)len;
+    it->priv_.pos = at;
+    it->priv_.bits = bits & ~low_bits(s + len);
+    return true;
+}
+
+/* The next run of the chunk being walked run by run; false at its end. */
+static bool next_run(tecs_iter_t *it)
+{
+    if (!q_varies(it->priv_.query))
+        return next_run_plain(it);
+    tecs_query_t *q = it->priv_.query;
+    const tecs_world_t *w = q->world;
+    tecs_archetype_t *a = it->priv_.arch;
+    int32_t k = it->priv_.chunk;
+    bool rev = it->priv_.flags & TECS_ITER_REVERSE;
+    uint32_t pos = (uint32_t)it->priv_.pos, at, n, absent;
+    if (!tog_run(q, it->priv_.match, a, k, rev ? 0 : pos, rev ? pos : chunk_rows(w, a, k), rev,
+                 &at, &n, &absent))
+        return false;
+    it->priv_.pos = (int32_t)(rev ? at : at + n);
+    tecs__iter_load_rows(it, it->priv_.match, a, ((uint32_t)k << w->arch.shift) + at, (int32_t)n);
+    drop_fields(it, absent);
+    return true;
+}
+
+/* The next step of a query iteration: the next chunk, or with toggle terms
+** decided row by row, the next run of rows; false at the end. */
+static bool step(tecs_iter_t *it)
+{
+    tecs_query_t *q = it->priv_.query;
+    for (;;) {
+        if (TECS__UNLIKELY(it->priv_.flags & ITER_ROWS)) {
+            if (next_run(it))
+                return true;
+            it->priv_.flags &= ~ITER_ROWS;
+        }
+        if (!advance(it))
+            return false;
+        if (TECS__LIKELY(q->ntt == 0)) {
+            load_chunk(it);
+            return true;
+        }
+        uint32_t absent;
+        tecs_archetype_t *a = it->priv_.arch;
+        switch (tog_mode(q, it->priv_.match, a, &absent)) {
+        case TOG_ALL:
+            load_chunk(it);
+            drop_fields(it, absent);
+            return true;
+        case TOG_NONE:          /* no row of a passes: on to the next match */
+            it->priv_.chunk = it->priv_.flags & TECS_ITER_REVERSE ? 0
+                              : used_chunks(q->world, a) - 1;
+            break;
+        default: {
+            uint32_t rows = chunk_rows(q->world, a, it->priv_.chunk);
+            bool rev = it->priv_.flags & TECS_ITER_REVERSE;
+            it->priv_.flags |= ITER_ROWS;
+            it->priv_.pos = rev ? (int32_t)rows : 0;
+            it->priv_.word = rev ? (int32_t)((rows + 63) >> 6) : -1;
+            it->priv_.bits = 0;
+            break;
+        }
+        }
+    }
+}
+
+static TECS__NOINLINE bool iter_next_slow(tecs_iter_t *it);
+
+/* The next step. Its common case, the next run of a word of rows that a
+** chunk walked run by run hands out, calls nothing (and so saves no
+** registers): a run of 8 rows costs few more instructions than the loop
+** over them. */
 bool tecs_iter_next(tecs_iter_t *it)
+{
+    if (TECS__LIKELY(it != NULL) && (it->priv_.flags & (ITER_ROWS | ITER_PART)) == ITER_ROWS &&
+        TECS__LIKELY(it->priv_.state == ITER_RUNNING)) {
+        tecs_world_t *w = it->world;
+        const tecs_query_t *q = it->priv_.query;
+        int32_t n = w->query.niters;
+        if (TECS__LIKELY(w->base.closed == TECS__OPEN && n > 0 &&
+                         w->query.iters[n - 1] == it->priv_.serial && !q->tt_fields &&
+                         !(q->write_mask && w->bus.watch_comps)) &&
+            run_in_word(it)) {
+            w->base.err = TECS_OK;
+            it->priv_.stepped += it->count;
+            return true;
+        }
+    }
+    return iter_next_slow(it);
+}
+
+static TECS__NOINLINE bool iter_next_slow(tecs_iter_t *it)
 {
     if (it != NULL && TECS__UNLIKELY(it->priv_.flags & ITER_PART))
         return part_next(it);
@@ -548,8 +1092,8 @@ bool tecs_iter_next(tecs_iter_t *it)
         it->count = 0;
         return false;
     }
-    if (it->count > 0 && it->priv_.query->write_mask)
-        report_writes(it);
+    if (it->count > 0 && it->priv_.query->write_mask && it->world->bus.watch_comps)
+        report_writes(it);      /* (only a component listener wants SET events) */
     if (it->priv_.step) {
         if (it->priv_.step(it, false)) {
             it->priv_.stepped += it->count;
@@ -559,12 +1103,11 @@ bool tecs_iter_next(tecs_iter_t *it)
         tecs_iter_fini(it);
         return false;
     }
-    if (!advance(it)) {
+    if (!step(it)) {
         it->count = 0;
         tecs_iter_fini(it);
         return false;
     }
-    load_chunk(it);
     it->priv_.stepped += it->count;
     return true;
 }
@@ -598,7 +1141,7 @@ void tecs_iter_fini(tecs_iter_t *it)
         w->query.iters_twice++;
         return;
     }
-    if (it->count > 0 && it->priv_.query->write_mask)
+    if (it->count > 0 && it->priv_.query->write_mask && w->bus.watch_comps)
         report_writes(it);
     it->count = 0;
     if (!iter_close(w, it->priv_.serial))
@@ -626,7 +1169,8 @@ bool tecs_field_is_set(const tecs_iter_t *it, int32_t term)
         it->priv_.arch == NULL || term < 0 || term >= it->priv_.query->nterms)
         return false;
     const tecs_query_t *q = it->priv_.query;
-    return q->mcols[(size_t)it->priv_.match * q->nterms + term] != TECS__COL_ABSENT;
+    return q->mcols[(size_t)it->priv_.match * q->nterms + term] != TECS__COL_ABSENT &&
+           !((it->priv_.absent >> term) & 1u);
 }
 
 /* ---- one archetype ---------------------------------------------------- */
@@ -648,7 +1192,7 @@ static void arch_query_aim(tecs_query_t *q, tecs_archetype_t *a)
     q->nterms = a->ncomps < TECS_MAX_TERMS ? a->ncomps : TECS_MAX_TERMS;
     q->write_mask = 0;
     for (int32_t t = 0; t < q->nterms; t++) {
-        q->terms[t] = (tecs_term_t){ .comp = a->comps[t] };
+        q->terms[t] = (tecs_term_t){ .comp = a->comps[t], .toggle = TECS_TOGGLE_ANY };
         q->mcols[t] = (int16_t)tecs__arch_col(a, a->comps[t]);
         if (q->mcols[t] >= 0 && tecs__comp_get(w, a->comps[t])->size > 0)
             q->write_mask |= 1u << t;
@@ -728,13 +1272,14 @@ int64_t tecs__query_rows(const tecs_query_t *q)
 {
     int64_t n = 0;
     for (int32_t m = 0; m < q->nmatch; m++)
-        n += q->march[m]->count;
+        n += q->ntt ? tog_count(q, m) : q->march[m]->count;
     return n;
 }
 
 /* Load into it the next run of rows of q from row *pos of match *m, at
 ** most a chunk and at most *left rows, and move past it; false at the
-** end. */
+** end. Rows are those that pass q's toggle terms: a part's count and its
+** first row (rows_seek) are in them. */
 static bool rows_step(tecs_iter_t *it, const tecs_query_t *q, int32_t *m, int32_t *pos,
                       int64_t *left)
 {
@@ -742,7 +1287,9 @@ static bool rows_step(tecs_iter_t *it, const tecs_query_t *q, int32_t *m, int32_
     while (*left > 0 && *m < q->nmatch) {
         tecs_archetype_t *a = q->march[*m];
         int32_t row = *pos;
-        if (row >= a->count) {
+        uint32_t absent = 0;
+        int mode = row < a->count ? tog_mode(q, *m, a, &absent) : TOG_NONE;
+        if (mode == TOG_NONE) {
             ++*m;
             *pos = 0;
             continue;
@@ -750,23 +1297,59 @@ static bool rows_step(tecs_iter_t *it, const tecs_query_t *q, int32_t *m, int32_
         int64_t n = (int64_t)w->arch.rows - (row & (int32_t)w->arch.mask);
         if (n > a->count - row)
             n = a->count - row;
-        if (n > *left)
-            n = *left;
-        tecs__iter_load_rows(it, *m, a, (uint32_t)row, (int32_t)n);
-        *pos = row + (int32_t)n;
-        *left -= n;
+        uint32_t lo = (uint32_t)row & w->arch.mask, at = lo, len = (uint32_t)n;
+        if (mode == TOG_ROWS &&
+            !tog_run(q, *m, a, row >> w->arch.shift, lo, lo + (uint32_t)n, false, &at, &len,
+                     &absent)) {
+            *pos = row + (int32_t)n;    /* no row of the chunk passes: on */
+            continue;
+        }
+        if (len > *left)
+            len = (uint32_t)*left;
+        tecs__iter_load_rows(it, *m, a, (uint32_t)row - lo + at, (int32_t)len);
+        drop_fields(it, absent);
+        *pos = row + (int32_t)(at + len - lo);
+        *left -= len;
         return true;
     }
     return false;
 }
 
-/* Where row `first` of q's rows is: its match and its row there. */
+/* The row of match m where its nth row passing the toggle terms is. */
+static int32_t tog_nth(const tecs_query_t *q, int32_t m, int64_t nth)
+{
+    const tecs_world_t *w = q->world;
+    const tecs_archetype_t *a = q->march[m];
+    uint32_t absent;
+    if (tog_mode(q, m, a, &absent) == TOG_ALL)
+        return (int32_t)nth;
+    uint64_t h[TECS_MAX_TERMS];
+    for (int32_t k = 0;; k++) {
+        uint32_t rows = chunk_rows(w, a, k);
+        for (uint32_t wi = 0; wi << 6 < rows; wi++) {
+            uint64_t pass = tog_word(q, m, a, k, wi, h) & word_span(wi, 0, rows);
+            int c = TECS__POP64(pass);
+            if (nth < c) {
+                for (; nth > 0; nth--)
+                    pass &= pass - 1;
+                return (k << w->arch.shift) + (int32_t)(wi << 6) + TECS__CTZ64(pass);
+            }
+            nth -= c;
+        }
+    }
+}
+
+/* Where row `first` of q's rows (those passing its toggle terms) is: its
+** match and its row there. */
 static void rows_seek(const tecs_query_t *q, int64_t first, int32_t *m, int32_t *pos)
 {
-    *m = 0;
-    while (*m < q->nmatch && first >= q->march[*m]->count)
-        first -= q->march[(*m)++]->count;
-    *pos = (int32_t)first;
+    for (*m = 0; *m < q->nmatch; ++*m) {
+        int64_t n = q->ntt ? tog_count(q, *m) : q->march[*m]->count;
+        if (first < n)
+            break;
+        first -= n;
+    }
+    *pos = *m < q->nmatch && q->ntt ? tog_nth(q, *m, first) : (int32_t)first;
 }
 
 void tecs__iter_part(tecs_iter_t *it, tecs_query_t *q, tecs_world_t *view, int64_t first,
@@ -874,6 +1457,7 @@ void tecs__iter_load_rows(tecs_iter_t *it, int32_t m, tecs_archetype_t *a, uint3
     uint32_t i = row & w->arch.mask;
     it->priv_.arch = a;
     it->priv_.match = m;
+    it->priv_.absent = 0;
     it->count = count;
     it->entities = tecs__chunk_ents(ch) + i;
     const int16_t *cols = q->mcols + (size_t)m * q->nterms;

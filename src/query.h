@@ -32,7 +32,28 @@ void tecs__iter_end(tecs_iter_t *it);
 ** refused, and the world's last error is left as it is. */
 void tecs__query_drop(tecs_query_t *q);
 
-/* Rows q matches now. */
+/* Does row of q's match m pass q's toggle terms (enableable components)? */
+bool tecs__query_row_ok(const tecs_query_t *q, int32_t m, uint32_t row);
+/* Does e match q, its components read from archetype a (NULL: false) and
+** its enabled bits from its row (a component its archetype no longer has:
+** the one the store is removing, w->store.gone), with flip's bit read
+** inverted (0: none)? For membership events: before and after a change. */
+bool tecs__query_entity_ok(const tecs_query_t *q, const tecs_archetype_t *a, tecs_entity_t e,
+                           tecs_comp_t flip);
+/* Has q toggle terms (tecs__query_clip then cuts the runs of a snapshot)? */
+bool tecs__query_varies(const tecs_query_t *q);
+/* Of the n rows of q's match m from row (one chunk), read from the first
+** (from_end: from the last): *skip rows that no longer pass q's toggle
+** terms, then the rows that pass with the same optional and any toggle
+** terms present: their number (0: none passes), and the terms absent
+** there. */
+int32_t tecs__query_clip(const tecs_query_t *q, int32_t m, uint32_t row, int32_t n, bool from_end,
+                         int32_t *skip, uint32_t *absent);
+/* Leave the terms of absent without a field in it's step. */
+void tecs__iter_drop_fields(tecs_iter_t *it, uint32_t absent);
+/* Is c the component of one of q's toggle terms? */
+bool tecs__query_toggles(const tecs_query_t *q, tecs_comp_t c);
+/* Rows q matches now, whatever its toggle terms say. */
 int64_t tecs__query_rows(const tecs_query_t *q);
 /* Point it at count rows of q from row first (in iteration order) for a
 ** worker whose context is view: a part, registered nowhere (query.c). */

@@ -685,9 +685,22 @@ tecs_err_t tecs__remove_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
             tecs__comp_dtor(w, tecs__col_info(w, a, k), p, 1);
         r = &w->ei.recs[TECS_ENTITY_INDEX(e)];  /* callbacks may have moved them */
     }
+    int32_t j = TECS__UNLIKELY(a->ntog) ? tecs__arch_tog(a, c) : -1;
+    bool off = j >= 0 && tecs__arch_bit(a, w, j, r->row);
     move_row(w, r, a, b, k, false, NULL);
-    if (TECS__UNLIKELY(w->bus.watch_moves))
+    if (TECS__UNLIKELY(w->bus.watch_moves)) {
+        /* Membership before the move reads c's bit, gone with the row. */
+        tecs_entity_t was = w->store.gone;
+        tecs_comp_t was_comp = w->store.gone_comp;
+        bool was_off = w->store.gone_disabled;
+        w->store.gone = e;
+        w->store.gone_comp = j >= 0 ? c : 0;
+        w->store.gone_disabled = off;
         tecs__emit_move(w, e, a, b);
+        w->store.gone = was;
+        w->store.gone_comp = was_comp;
+        w->store.gone_disabled = was_off;
+    }
     return TECS_OK;
 }
 
@@ -784,6 +797,40 @@ tecs_err_t tecs__destroy_now(tecs_world_t *w, tecs_entity_t e)
     tecs__arch_remove_row(w, a, row);
     tecs__ei_release(w, index);
     w->ei.nalive--;
+    return TECS_OK;
+}
+
+/* ---- enabling -------------------------------------------------------- */
+
+/* Why c of the live entity e cannot be enabled or disabled. */
+static TECS__NOINLINE tecs_err_t enable_refused(tecs_world_t *w, tecs_entity_t e,
+                                                tecs_comp_t c)
+{
+    const tecs__comp *ci = tecs__comp_get(w, c);
+    if (ci == NULL)
+        return tecs__err_nocomp(w, c);
+    if (!ci->enableable)
+        return tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is not enableable (register it "
+                         "with .enableable = true)", TECS__COMP(w, c));
+    return tecs__err(w, TECS_ENOENT, TECS__ENT_FMT " does not have " TECS__COMP_FMT,
+                     TECS__ENT(e), TECS__COMP(w, c));
+}
+
+tecs_err_t tecs__enable_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, bool on)
+{
+    tecs__record *r = tecs__ei_alive(w, e);
+    if (TECS__UNLIKELY(r == NULL))
+        return tecs__err_dead(w, e);
+    tecs_archetype_t *a = tecs__rec_arch(w, r);
+    int32_t j = tecs__arch_tog(a, c);
+    if (TECS__UNLIKELY(j < 0))
+        return enable_refused(w, e, c);
+    uint32_t row = r->row;
+    if (!tecs__arch_bit_put(w, a, j, row, !on) || TECS__LIKELY(w->comp.comps[c].watch == 0))
+        return TECS_OK;
+    int32_t col = tecs__arch_col(a, c);
+    tecs__emit_comp(w, on ? TECS__EV_ENABLE : TECS__EV_DISABLE, e, c,
+                    col >= 0 ? tecs__col_ptr(a, w, col, row) : NULL);
     return TECS_OK;
 }
 

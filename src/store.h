@@ -49,6 +49,9 @@ tecs_err_t tecs__written(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const 
 ** entity e now: no move; hooks, vetoes and events as for a table one. */
 tecs_err_t tecs__add_sparse(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *value);
 tecs_err_t tecs__remove_sparse(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c);
+/* Enable (on) or disable enableable c of the live entity e now: its bit,
+** then TECS__EV_ENABLE / _DISABLE if c is watched and the state changed. */
+tecs_err_t tecs__enable_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, bool on);
 /* Immediate forms, used by the front end and by the command buffer. */
 tecs_err_t tecs__destroy_now(tecs_world_t *w, tecs_entity_t e);
 tecs_err_t tecs__add_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *value);
@@ -73,6 +76,11 @@ typedef struct tecs__store_state {
                                    raised, still in its row (0: none); an
                                    index filled meanwhile skips it          */
     tecs_comp_t leaving_comp;   /* the component it loses; 0: all (destroy) */
+    tecs_entity_t gone;         /* the entity whose move event follows the
+                                   removal of gone_comp, disabled or not
+                                   (gone_disabled), while it is raised      */
+    tecs_comp_t gone_comp;
+    bool gone_disabled;
     tecs__hops *hops;           /* by component id, below nhops             */
     int32_t nhops;
 } tecs__store_state;
@@ -141,6 +149,8 @@ static TECS__INLINE void tecs__move_row_with(tecs_world_t *w, tecs__record *r, t
     }
 #undef TO
 #undef FROM
+    if (TECS__UNLIKELY(b->ntog))
+        tecs__arch_bits_move(w, a, src, b, dst);
     if (!plain)                 /* a hook's queued birth may move the records */
         r = &w->ei.recs[TECS_ENTITY_INDEX(tecs__chunk_ents(dc)[di])];
     r->arch = b->id | (r->arch & ~TECS__ARCH_MASK);

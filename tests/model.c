@@ -201,6 +201,7 @@ static void m_birth(ment *m, uint32_t mask, uint32_t vmask, const int64_t *val)
 {
     m->st = ST_ALIVE;
     m->mask = mask;
+    m->off = 0;
     for (int c = 0; c < NC; c++)
         m->val[c] = (vmask >> c & 1) ? val[c] : default_val(c);
 }
@@ -209,6 +210,7 @@ static void m_setval(ment *m, int c, int64_t v)
 {
     if (!(m->mask >> c & 1)) {
         m->mask |= 1u << c;
+        m->off &= ~(1u << c);           /* added enabled */
         m->val[c] = default_val(c);
     }
     if (csize[c])
@@ -309,6 +311,14 @@ static int m_apply(interp *I, const mcmd *c)
     case Q_SET:
         if (alive)
             m_setval(m, c->comp, c->val[c->comp]);
+        return TECS_OK;
+    case Q_ENABLE:
+    case Q_DISABLE:
+        if (!alive)
+            return TECS_OK;
+        if (!(m->mask >> c->comp & 1))
+            return TECS_ENOENT;
+        m->off = c->op == Q_DISABLE ? m->off | 1u << c->comp : m->off & ~(1u << c->comp);
         return TECS_OK;
     }
     return TECS_OK;
@@ -466,11 +476,21 @@ tecs_archetype_t *mi_get_arch(interp *I, uint32_t mask, uint32_t seed)
 
 /* ---- checks ----------------------------------------------------------------- */
 
-bool m_match(const mquery *q, uint32_t mask)
+bool m_term_has(const mquery *q, int32_t t, const ment *m)
+{
+    int c = q->ci[t];
+    if (!(m->mask >> c & 1))
+        return false;
+    if (!(TOG_MASK >> c & 1) || q->t[t].toggle == TECS_TOGGLE_ANY)
+        return true;
+    return (m->off >> c & 1) == (q->t[t].toggle == TECS_TOGGLE_DISABLED);
+}
+
+bool m_match(const mquery *q, const ment *m)
 {
     bool any = false, has_any = false;
     for (int32_t t = 0; t < q->nt; t++) {
-        bool present = mask >> q->ci[t] & 1;
+        bool present = m_term_has(q, t, m);
         switch (q->t[t].oper) {
         case TECS_WITH:
             if (!present)
@@ -497,12 +517,12 @@ void mi_check_chunk(interp *I, const tecs_iter_t *it, const mquery *q)
 {
     for (int32_t r = 0; r < it->count; r++) {
         ment *m = mi_find(I, it->entities[r]);
-        EXPECT(I, m && m->st == ST_ALIVE && m_match(q, m->mask),
+        EXPECT(I, m && m->st == ST_ALIVE && m_match(q, m),
                "iteration hands out entity %llx that does not match",
                (unsigned long long)it->entities[r]);
         for (int32_t t = 0; t < q->nt; t++) {
             int c = q->ci[t];
-            bool present = q->t[t].oper != TECS_NONE && (m->mask >> c & 1);
+            bool present = q->t[t].oper != TECS_NONE && m_term_has(q, t, m);
             bool data = present && csize[c] && q->t[t].access != TECS_FILTER;
             void *f = tecs_field(it, t);
             EXPECT(I, tecs_field_is_set(it, t) == present, "field_is_set of term %d", t);
@@ -524,7 +544,7 @@ static void check_query(interp *I, const mquery *q, bool walk, int32_t flags)
         abort();
     int32_t nw = 0;
     for (int32_t i = 0; i < I->ne; i++) {
-        if (I->e[i].st == ST_ALIVE && m_match(q, I->e[i].mask)) {
+        if (I->e[i].st == ST_ALIVE && m_match(q, &I->e[i])) {
             I->mark[TECS_ENTITY_INDEX(I->e[i].id)] = I->e[i].id;
             nw++;
         }
@@ -566,6 +586,8 @@ static void check_entity(interp *I, const ment *m)
         bool has = alive && (m->mask >> c & 1);
         EXPECT(I, tecs_has(I->w, m->id, I->cid[c]) == has, "has(%s) should be %d", cname[c],
                has);
+        EXPECT(I, tecs_is_enabled(I->w, m->id, I->cid[c]) == (has && !(m->off >> c & 1)),
+               "is_enabled(%s) should be %d", cname[c], has && !(m->off >> c & 1));
         if (!csize[c] || !has)
             continue;                   /* failing gets are op_get's part */
         const void *p = tecs_get(I->w, m->id, I->cid[c]);
@@ -876,6 +898,31 @@ static void op_remove(interp *I, const m_op *op)
         m->mask &= ~(1u << ci);
 }
 
+/* tecs_enable: at once if the entity has the component and no remove of
+** it waits; while deferred otherwise, queued behind the queued changes. */
+static void op_enable(interp *I, const m_op *op)
+{
+    int ci;
+    tecs_comp_t c = pick_comp(I, op->x, &ci);
+    tecs_entity_t id = mi_pick_id(I, op->z);
+    ment *m = mi_find(I, id);
+    bool on = op->y & 1, alive = m && m->st == ST_ALIVE;
+    bool tog = ci >= 0 && (TOG_MASK >> ci & 1);
+    bool now = !mi_deferred(I) || (alive && !m->rmq && tog && (m->mask >> ci & 1));
+    int want;
+    if (now)
+        want = !alive ? TECS_EDEAD : ci < 0 ? TECS_ENOCOMP : !tog ? TECS_EINVAL
+             : !(m->mask >> ci & 1) ? TECS_ENOENT : TECS_OK;
+    else
+        want = ci < 0 ? TECS_ENOCOMP : !tog ? TECS_EINVAL : defer_want(ci, m);
+    if (mi_result_is(I, tecs_enable(I->w, id, c, on), want, "tecs_enable") || want != TECS_OK)
+        return;
+    if (now)
+        m->off = on ? m->off & ~(1u << ci) : m->off | 1u << ci;
+    else
+        mi_push_dq(I, &(mcmd){ .op = on ? Q_ENABLE : Q_DISABLE, .id = id, .comp = ci });
+}
+
 static bool writes_pending(const interp *I);
 
 static void op_set(interp *I, const m_op *op)
@@ -958,6 +1005,14 @@ void mi_query_new(interp *I, int32_t nt, uint32_t z, bool refuse_all)
         q.ci[t] = (int)(z % NC);
         q.t[t] = (tecs_term_t){ .comp = I->cid[q.ci[t]], .oper = (tecs_oper_t)(z >> 4 & 3),
                                 .access = (tecs_access_t)((z >> 6) % 3) };
+        /* Toggle terms of the enableable components: mostly the default;
+        ** rarely DISABLED of another one, refused. */
+        uint32_t tg = z >> 9 & 7;
+        if (TOG_MASK >> q.ci[t] & 1)
+            q.t[t].toggle = tg < 5 ? TECS_TOGGLE_ENABLED : tg == 5 ? TECS_TOGGLE_ANY
+                                                                  : TECS_TOGGLE_DISABLED;
+        else if ((z >> 12 & 63) == 0)
+            q.t[t].toggle = TECS_TOGGLE_DISABLED, want = TECS_EINVAL;
         for (int32_t u = 0; u < t && want == TECS_OK; u++)
             if (q.ci[u] == q.ci[t])
                 want = TECS_EINVAL;
@@ -1123,10 +1178,20 @@ static void write_chunk(interp *I, int32_t k, uint32_t seed)
     }
 }
 
-/* A cache iteration hands out its members in the cache's order at start. */
+/* A cache iteration hands out its members in the cache's order at start,
+** but for those a toggle term no longer takes (enabling and disabling
+** apply at once). */
 static void check_cache_rows(interp *I, int32_t k)
 {
+    const mquery *q = &I->qs[I->its[k].qi];
     for (int32_t r = 0; r < I->its[k].it.count; r++) {
+        while (I->its[k].pos < I->its[k].norder) {
+            const ment *m = mi_find(I, I->its[k].order[I->its[k].pos]);
+            if (m && m->st == ST_ALIVE && !m_match(q, m))
+                I->its[k].pos++;
+            else
+                break;
+        }
         int32_t p = I->its[k].pos++;
         EXPECT(I, p < I->its[k].norder && I->its[k].order[p] == I->its[k].it.entities[r],
                "cache iteration hands out %llx at %d, not the cache's order",
@@ -1216,7 +1281,7 @@ static void arch_terms(interp *I, tecs_archetype_t *a, mquery *q)
     const tecs_comp_t *comps;
     q->nt = tecs_archetype_components(a, &comps);
     for (int32_t t = 0; t < q->nt; t++) {
-        q->t[t] = (tecs_term_t){ .comp = comps[t] };
+        q->t[t] = (tecs_term_t){ .comp = comps[t], .toggle = TECS_TOGGLE_ANY };
         for (int c = 0; c < NC; c++)
             if (I->cid[c] == comps[t])
                 q->ci[t] = c;
@@ -1878,7 +1943,7 @@ static void op_where(interp *I, const m_op *op)
         int32_t nw = 0;
         for (int32_t i = 0; i < I->ne; i++) {
             const ment *m = &I->e[i];
-            if (m->st == ST_ALIVE && m_match(q, m->mask) && m_cond(I, cs, n - 1, m)) {
+            if (m->st == ST_ALIVE && m_match(q, m) && m_cond(I, cs, n - 1, m)) {
                 I->mark[TECS_ENTITY_INDEX(m->id)] = m->id;
                 nw++;
             }
@@ -1980,7 +2045,7 @@ static void op_where_rev(interp *I, const m_op *op)
     if (n > 0 && (nf >= 0 || !rev_failed(I, "tecs_query_where_collect"))) {
         int32_t nw = 0;
         for (int32_t i = 0; i < I->ne; i++)
-            nw += I->e[i].st == ST_ALIVE && m_match(q, I->e[i].mask) &&
+            nw += I->e[i].st == ST_ALIVE && m_match(q, &I->e[i]) &&
                   m_cond(I, cs, n - 1, &I->e[i]);
         EXPECT(I, nf == nw, "where gives %d entities, model %d", (int)nf, (int)nw);
         int32_t nr = tecs_query_where_collect_ex(q->q, fl, rv, rev, cap);
@@ -2068,7 +2133,7 @@ static bool obs_wants(const mobs *o, const ment *m)
 {
     if (m->st != ST_ALIVE)
         return false;
-    return o->comp_kind ? (m->mask >> o->comp & 1) : m_match(&o->q, m->mask);
+    return o->comp_kind ? (m->mask >> o->comp & 1) : m_match(&o->q, m);
 }
 
 static void op_observer_new(interp *I, const m_op *op)
@@ -2090,6 +2155,10 @@ static void op_observer_new(interp *I, const m_op *op)
                 o->q.ci[t] = (o->q.ci[t] + 1) % NC, u = -1;
         o->q.t[t] = (tecs_term_t){ .comp = I->cid[o->q.ci[t]], .oper = (tecs_oper_t)(z >> 4 & 3),
                                    .access = TECS_READ };
+        uint32_t tg = z >> 9 & 7;
+        if (TOG_MASK >> o->q.ci[t] & 1)
+            o->q.t[t].toggle = tg < 5 ? TECS_TOGGLE_ENABLED : tg == 5 ? TECS_TOGGLE_ANY
+                                                                    : TECS_TOGGLE_DISABLED;
     }
     tecs_observer_desc_t d = { .callback = obs_fn, .ctx = o };
     if (o->comp_kind)
@@ -2484,6 +2553,7 @@ static const struct {
     { "sparse_remove", 5, op_sparse_remove },
     { "sparse_set", 6, op_sparse_set },
     { "sparse_get", 4, op_sparse_get },
+    { "enable", 8, op_enable },
 };
 enum { NOPS = sizeof ops / sizeof ops[0] };
 
@@ -2519,7 +2589,8 @@ static void setup(interp *I)
     }
     for (int k = 0; k < NC; k++) {
         int c = I->p->cfg & 4 ? NC - 1 - k : k;
-        tecs_component_desc_t d = { .name = cname[c], .size = csize[c], .align = calign[c] };
+        tecs_component_desc_t d = { .name = cname[c], .size = csize[c], .align = calign[c],
+                                    .enableable = TOG_MASK >> c & 1 };
         if (c == C_G)
             d.id = 100;
         if (c == C_H) {

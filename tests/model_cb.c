@@ -71,8 +71,34 @@ static void body_destroy(interp *I, int kind, uint32_t z)
 }
 
 /* tecs_add or tecs_remove of a component of some entity. */
+/* tecs_enable from a lifecycle hook, where it always queues (rows are in
+** motion), on an entity alive with no change queued, and not while a queue
+** applies. Elsewhere a callback's tecs_enable applies at once to the
+** entity as the library has it then, which the model learns only after the
+** call that ran the callback: op_enable checks the calls made outside. */
+static void body_enable(interp *I, int kind, uint32_t z)
+{
+    int c = z >> 12 & 7 ? (z >> 11 & 1 ? C_T2 : C_V) : (int)((z >> 8) % NC);
+    tecs_entity_t id = mi_pick_id(I, z);
+    ment *m = mi_find(I, id);
+    if (kind != CB_LIFE || I->w->cmd.flushing || m == NULL || m->st != ST_ALIVE)
+        return;
+    for (int32_t i = 0; i < I->ndq; i++)
+        if (I->dq[i].id == id)
+            return;
+    bool on = z >> 16 & 1, tog = TOG_MASK >> c & 1;
+    if (!cb_result(I, tecs_enable(I->w, id, I->cid[c], on), tog ? TECS_OK : TECS_EINVAL, false,
+                   "tecs_enable", kind) || !tog)
+        return;
+    mi_push_dq(I, &(mcmd){ .op = on ? Q_ENABLE : Q_DISABLE, .id = id, .comp = c });
+}
+
 static void body_change(interp *I, int kind, uint32_t z, bool rm)
 {
+    if (!rm && kind == CB_LIFE && (z >> 20 & 3) == 0) {
+        body_enable(I, kind, z);
+        return;
+    }
     int c = (int)((z >> 8) % NC);
     tecs_entity_t id = mi_pick_id(I, z);
     bool has = tecs_has(I->w, id, I->cid[c]);
@@ -365,7 +391,7 @@ static int32_t cache_model(interp *I, const mcache *mc, tecs_entity_t *out)
     int32_t n = 0;
     for (int32_t i = 0; i < I->ne; i++) {
         const ment *m = &I->e[i];
-        if (m->st != ST_ALIVE || !m_match(q, m->mask))
+        if (m->st != ST_ALIVE || !m_match(q, m))
             continue;
         memset(v[n].k, 0, sizeof v[n].k);
         if (mc->key >= 0)
@@ -1120,7 +1146,7 @@ static int64_t mdrive_rows(interp *I, int32_t qi)
 {
     int64_t n = 0;
     for (int32_t i = 0; i < I->ne; i++)
-        n += I->e[i].st == ST_ALIVE && m_match(&I->qs[qi], I->e[i].mask);
+        n += I->e[i].st == ST_ALIVE && m_match(&I->qs[qi], &I->e[i]);
     return n;
 }
 

@@ -27,10 +27,11 @@ enum { NS = 2 };
 enum { S_V, S_T };                       /* an 8-byte value, a tag        */
 extern const uint32_t ssize[NS];
 extern const char *const sname[NS];
+#define TOG_MASK 0x18u           /* enableable components: T2, V          */
 #define UNKNOWN_COMP 999u
 
 enum { ST_ALIVE, ST_PEND, ST_DELAY };    /* alive, birth queued, delayed birth */
-enum { Q_NEW, Q_DESTROY, Q_ADD, Q_REMOVE, Q_SET, Q_KILL };
+enum { Q_NEW, Q_DESTROY, Q_ADD, Q_REMOVE, Q_SET, Q_KILL, Q_ENABLE, Q_DISABLE };
 
 typedef struct ment {
     tecs_entity_t id;
@@ -38,6 +39,7 @@ typedef struct ment {
     bool kill;                  /* a delayed kill is queued                 */
     bool rmq;                   /* a remove is queued (iteration open)      */
     uint32_t mask;
+    uint32_t off;               /* enableable components disabled (in mask) */
     int64_t val[NC];
     uint8_t smask;              /* sparse components it has                 */
     int64_t sval[NS];
@@ -275,7 +277,11 @@ void mi_sync(interp *I);
 ment *m_add_ent(interp *I, tecs_entity_t id, uint8_t st, uint32_t mask);
 void m_flush(interp *I);
 void m_kill(interp *I, ment *m);
-bool m_match(const mquery *q, uint32_t mask);
+/* Does m match q: its components, and its enabled bits as the toggle
+** terms read them? */
+bool m_match(const mquery *q, const ment *m);
+/* Has m the component of q's term t, as the term's toggle reads it? */
+bool m_term_has(const mquery *q, int32_t t, const ment *m);
 void op_apply_delayed(interp *I, const m_op *op);
 void op_apply_kills(interp *I, const m_op *op);
 void op_apply_news(interp *I, const m_op *op);

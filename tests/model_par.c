@@ -182,6 +182,11 @@ static void row(psys *ps, plog *L, tecs_iter_t *it, int32_t r)
         } else if (act == 3) {
             x.sub = Q_ADD;
             x.got = (int32_t)tecs_add(v, e, I->cid[c]);
+        } else if (act == 4 && (h >> 40 & 3) == 0) {  /* queued: applies at the merge */
+            c = h >> 42 & 1 ? C_T2 : C_V;
+            x.comp = (int8_t)c;
+            x.sub = h >> 43 & 1 ? Q_ENABLE : Q_DISABLE;
+            x.got = (int32_t)tecs_enable(v, e, I->cid[c], x.sub == Q_ENABLE);
         } else if (act == 4) {
             x.sub = Q_REMOVE;
             x.got = (int32_t)tecs_remove(v, e, I->cid[c]);
@@ -347,14 +352,14 @@ static void check_rows(interp *I, const psys *ps, plog *const *logs, int32_t n, 
 {
     int32_t want = 0, got = 0;
     for (int32_t i = 0; i < I->ne; i++)
-        want += I->e[i].st == ST_ALIVE && m_match(&ps->q, I->e[i].mask);
+        want += I->e[i].st == ST_ALIVE && m_match(&ps->q, &I->e[i]);
     for (int32_t k = 0; k < n; k++)
         for (int32_t i = 0; i < logs[k]->n; i++) {
             const lent *x = &logs[k]->e[i];
             if (x->kind != L_ROW)
                 continue;
             ment *m = mi_find(I, x->id);
-            EXPECT(I, m && m->st == ST_ALIVE && m_match(&ps->q, m->mask),
+            EXPECT(I, m && m->st == ST_ALIVE && m_match(&ps->q, m),
                    "%s: a worker was handed %llx, which the query does not match", who,
                    (unsigned long long)x->id);
             uint32_t index = TECS_ENTITY_INDEX(x->id);
@@ -387,7 +392,8 @@ static void check_log(interp *I, const psys *ps, const plog *L, const char *who)
             }
             EXPECT(I, x->got == TECS_OK, "%s: a worker's %s: %s, the model says TECS_OK", who,
                    x->sub == Q_SET ? "tecs_set" : x->sub == Q_ADD ? "tecs_add"
-                   : x->sub == Q_REMOVE ? "tecs_remove" : "tecs_destroy",
+                   : x->sub == Q_REMOVE ? "tecs_remove" : x->sub == Q_DESTROY ? "tecs_destroy"
+                   : "tecs_enable",
                    tecs_err_name((tecs_err_t)x->got));
             mcmd c = { .op = x->sub, .id = x->id, .comp = x->comp };
             c.val[x->comp] = x->v;
@@ -564,7 +570,7 @@ static int32_t model_rows(interp *I, const mquery *q)
 {
     int32_t n = 0;
     for (int32_t i = 0; i < I->ne; i++)
-        n += I->e[i].st == ST_ALIVE && m_match(q, I->e[i].mask);
+        n += I->e[i].st == ST_ALIVE && m_match(q, &I->e[i]);
     return n;
 }
 

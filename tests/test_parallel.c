@@ -80,8 +80,8 @@ static void fx_open(fx *f, int32_t n, int32_t threads)
         tecs_set(f->w, e, f->vel, &(Vel){ 1, 2 });
     }
     f->q = tecs_query_new(f->w, &(tecs_query_desc_t){
-        .terms = (tecs_term_t[]){ { f->pos, TECS_WITH, TECS_WRITE },
-                                  { f->vel, TECS_WITH, TECS_READ } },
+        .terms = (tecs_term_t[]){ { .comp = f->pos },
+                                  { .comp = f->vel, .access = TECS_READ } },
         .term_count = 2 });
     CHECK(f->q != NULL);
     CHECK_ERR(tecs_world_set_threads(f->w, threads), TECS_OK);
@@ -358,7 +358,7 @@ TEST(concurrent_systems_run_side_by_side_when_access_allows)
     tecs_query_t *qp = tecs_query_all(f.w, 1, &f.pos);       /* writes Pos */
     tecs_query_t *qv = tecs_query_all(f.w, 1, &f.vel);       /* writes Vel */
     tecs_query_t *qr = tecs_query_new(f.w, &(tecs_query_desc_t){
-        .terms = (tecs_term_t[]){ { f.pos, TECS_WITH, TECS_READ } }, .term_count = 1 });
+        .terms = (tecs_term_t[]){ { .comp = f.pos, .access = TECS_READ } }, .term_count = 1 });
     wave_ctx a = { .f = &f, .e = tecs_new(f.w) }, b = a, r = a;
     CHECK(tecs_system_new(f.w, &(tecs_system_desc_t){
         .name = "a", .query = qp, .run = tag_it, .ctx = &a, .concurrent = true }));

@@ -163,7 +163,7 @@ TEST(query_all_convenience)
     rworld_init(&r, 1024);
     rworld_fill(&r, 5);
     tecs_query_t *q = tecs_query_all(r.w, 2, (tecs_comp_t[]){ r.c[0], r.c[2] });
-    tecs_term_t t[2] = { { r.c[0], TECS_WITH, TECS_WRITE }, { r.c[2], TECS_WITH, TECS_WRITE } };
+    tecs_term_t t[2] = { { .comp = r.c[0] }, { .comp = r.c[2] } };
     check_against_oracle(&r, q, t, 2);
     const tecs_term_t *got;
     CHECK_EQ(tecs_query_terms(q, &got), 2);

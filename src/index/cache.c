@@ -63,8 +63,10 @@ struct tecs_cache_t {
     int32_t npos;
     bool stale;                 /* an allocation failed: rebuild on use     */
     snap scr;
-    tecs_comp_t watched[TECS_MAX_TERMS]; /* components watched for order    */
+    tecs_comp_t watched[TECS_MAX_TERMS]; /* components watched for order
+                                   (and for toggles: their enabled bits)    */
     int32_t nwatched;
+    uint32_t noset;             /* watched only for toggles, without SET    */
 };
 
 /* Does some cache's filter name index id? */
@@ -89,7 +91,8 @@ static bool wants(const tecs_cache_t *c, tecs_entity_t e)
 {
     tecs_world_t *w = c->world;
     const tecs__record *r = tecs__ei_alive(w, e);
-    if (r == NULL || tecs__query_find(c->q, tecs__rec_arch(w, r)) < 0)
+    int32_t m = r != NULL ? tecs__query_find(c->q, tecs__rec_arch(w, r)) : -1;
+    if (m < 0 || !tecs__query_row_ok(c->q, m, r->row))
         return false;
     return c->f == NULL || c->f->root < 0 || tecs__filter_holds(c->f, c->f->root, e);
 }
@@ -311,10 +314,10 @@ static bool cache_cares(const tecs_cache_t *c, tecs_comp_t comp, bool *moved)
 {
     *moved = false;
     for (int32_t i = 0; i < c->nwatched; i++)
-        if (c->watched[i] == comp)
-            *moved = true;
-    if (*moved)
-        return true;
+        if (c->watched[i] == comp) {
+            *moved = !((c->noset >> i) & 1u);   /* a key of its order */
+            return true;
+        }
     const tecs_filter_t *f = c->f;
     for (int32_t i = 0; f && i < f->n; i++)
         if (f->nodes[i].op < F_AND &&
@@ -333,8 +336,10 @@ static void cache_release(tecs_cache_t *c)
         r->caches = c->next;
     if (c->next)
         c->next->prev = c->prev;
-    for (int32_t i = 0; i < c->nwatched; i++)
+    for (int32_t i = 0; i < c->nwatched; i++) {
         w->comp.comps[c->watched[i]].watch--;
+        w->comp.comps[c->watched[i]].watch_noset -= (c->noset >> i) & 1u;
+    }
     if (c->f)
         tecs__filter_release(c->f);
     tecs__free(w, c->ents, (size_t)c->cap * sizeof *c->ents);
@@ -403,14 +408,22 @@ static void cache_on_iters_done(tecs_world_t *w, void *ctx)
     delivery_end(r);
 }
 
-/* Watch the with-terms' components, so value changes reorder the cache. */
+/* Watch the with-terms' components of an ordered cache, so value changes
+** reorder it, and the toggle terms' components, so enabling and disabling
+** one changes the members. */
 static void watch_terms(tecs_cache_t *c)
 {
     const tecs_term_t *terms;
     int32_t n = tecs_query_terms(c->q, &terms);
     for (int32_t t = 0; t < n; t++) {
-        if (terms[t].oper == TECS_NONE || tecs_component_size(c->world, terms[t].comp) == 0)
+        bool toggles = tecs__query_toggles(c->q, terms[t].comp);
+        bool order = c->order && terms[t].oper != TECS_NONE &&
+                     tecs_component_size(c->world, terms[t].comp) > 0;
+        if (!order && !toggles)
             continue;
+        /* A toggle term's component only for its ENABLE / DISABLE events. */
+        c->noset |= (uint32_t)!order << c->nwatched;
+        c->world->comp.comps[terms[t].comp].watch_noset += !order;
         c->watched[c->nwatched++] = terms[t].comp;
         c->world->comp.comps[terms[t].comp].watch++;
     }
@@ -516,8 +529,7 @@ tecs_cache_t *tecs_cache_new(tecs_world_t *w, const tecs_cache_desc_t *d)
         cache_release(c);
         return NULL;
     }
-    if (c->order)
-        watch_terms(c);
+    watch_terms(c);
     tecs__query_use(c->q, +1);
     tecs__settle(w);            /* what the order function queued */
     return c;

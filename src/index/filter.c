@@ -483,7 +483,8 @@ static inline void take(walk *wk, tecs_entity_t e)
 {
     tecs_world_t *w = wk->f->world;
     const tecs__record *r = tecs__ei_alive(w, e);
-    if (r != NULL && snap_match(wk->s, wk->q, tecs__rec_arch(w, r)) >= 0)
+    int32_t m = r != NULL ? snap_match(wk->s, wk->q, tecs__rec_arch(w, r)) : -1;
+    if (m >= 0 && tecs__query_row_ok(wk->q, m, r->row))
         snap_push(wk, place_of(r), e);
 }
 
@@ -729,11 +730,13 @@ static void scan(walk *wk)
     tecs_world_t *w = wk->f->world;
     for (int32_t ai = 0; ai < w->arch.narchs && !wk->err; ai++) {
         tecs_archetype_t *a = w->arch.archs[ai];
-        if (a->count == 0 || tecs__query_find(wk->q, a) < 0)
+        int32_t m = a->count > 0 ? tecs__query_find(wk->q, a) : -1;
+        if (m < 0)
             continue;
         for (uint32_t row = 0; row < (uint32_t)a->count && !wk->err; row++) {
             tecs_entity_t e = *tecs__ent_ptr(a, w, row);
-            if (wk->f->root < 0 || tecs__filter_holds(wk->f, wk->f->root, e))
+            if (tecs__query_row_ok(wk->q, m, row) &&
+                (wk->f->root < 0 || tecs__filter_holds(wk->f, wk->f->root, e)))
                 snap_push(wk, (uint64_t)a->id << 32 | row, e);
         }
     }
@@ -941,6 +944,36 @@ static TECS__NOINLINE void far_step(tecs_iter_t *it, snap *s, uint64_t k, uint64
         tecs__iter_prefetch(it, m, a, (uint32_t)kf);
 }
 
+/* snap_step for a query with toggle terms: enabling and disabling apply at
+** once, also while the iteration runs, so a run of the snapshot is read
+** again when its turn comes: rows that no longer pass are skipped, and the
+** run is cut where a row fails or where its optional or any toggle terms
+** are present unlike the run's first (a step's fields are arrays or NULL).
+** Its fields are loaded afresh, without the cursor. */
+static TECS__NOINLINE bool snap_step_varied(tecs_iter_t *it, snap *s)
+{
+    bool rev = it->priv_.flags & TECS_ITER_REVERSE;
+    uint32_t mask = it->world->arch.mask;
+    for (;;) {
+        int32_t p = it->priv_.pos;
+        if (rev ? p <= 0 : p >= s->n)
+            return false;
+        int32_t n = rev ? run_back(s, p - 1, mask) : run_at(s, p, mask);
+        uint64_t k = s->v[rev ? p - n : p].k;
+        tecs_archetype_t *a = it->world->arch.archs[k >> 32];
+        int32_t m = snap_match(s, it->priv_.query, a), skip;
+        uint32_t absent;
+        int32_t len = tecs__query_clip(it->priv_.query, m, (uint32_t)k, n, rev, &skip, &absent);
+        it->priv_.pos = rev ? p - skip - len : p + skip + len;
+        if (len == 0)
+            continue;
+        tecs__iter_load_rows(it, m, a, (uint32_t)k + (uint32_t)(rev ? n - skip - len : skip),
+                             len);
+        tecs__iter_drop_fields(it, absent);
+        return true;
+    }
+}
+
 /* The next run of consecutive rows (one chunk) of the snapshot, the row
 ** PREFETCH_AHEAD steps on being fetched. Rows do not move while it runs:
 ** the world is deferred. */
@@ -955,6 +988,8 @@ static bool snap_step(tecs_iter_t *it, bool fini)
     }
     int32_t p = it->priv_.pos, n;
     uint64_t k, kf;
+    if (TECS__UNLIKELY(tecs__query_varies(it->priv_.query)))
+        return snap_step_varied(it, s);
     if (TECS__UNLIKELY(it->priv_.flags & TECS_ITER_REVERSE)) {
         if (p <= 0)             /* pos: the rows not yet handed out */
             return false;

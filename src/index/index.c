@@ -685,6 +685,8 @@ static void on_comp(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_co
 {
     tecs__indexes *r = ctx;
     tecs_err_t outer = w->base.err;
+    if (ev & (TECS__EV_ENABLE | TECS__EV_DISABLE))
+        return;                 /* an index keeps disabled values too */
     for (int32_t id = 0; id < r->nids; id++) {
         tecs_index_t *x = r->by_id[id];
         if (x == NULL || x->d.comp != c || x->dirty)
