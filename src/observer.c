@@ -185,10 +185,12 @@ static tecs_event_kind_t kind_of(int ev)
            : TECS_ON_REMOVE;
 }
 
-/* Membership after c of e was enabled or disabled: ENTER / LEAVE of the
-** observers whose toggle terms name c, the state before read with c's
-** bit turned back. */
-static void toggle_members(tecs_world_t *w, obs_state *s, tecs_entity_t e, tecs_comp_t c)
+/* Membership after c of e was enabled or disabled, or after sparse c was
+** added (before: true when it is being removed): ENTER / LEAVE of the
+** observers whose toggle terms name c, the state on the other side read
+** with c turned back (enabled bit or membership). */
+static void toggle_members(tecs_world_t *w, obs_state *s, tecs_entity_t e, tecs_comp_t c,
+                           bool before)
 {
     int32_t n = s->n;
     for (int32_t i = 0; i < n; i++) {
@@ -196,8 +198,8 @@ static void toggle_members(tecs_world_t *w, obs_state *s, tecs_entity_t e, tecs_
         if (o.dead || !is_member_kind(o.kind) || !tecs__query_toggles(o.query, c))
             continue;
         tecs_archetype_t *a = arch_of(w, e);
-        bool was = tecs__query_entity_ok(o.query, a, e, c);
-        bool is = tecs__query_entity_ok(o.query, a, e, 0);
+        bool was = tecs__query_entity_ok(o.query, a, e, before ? 0 : c);
+        bool is = tecs__query_entity_ok(o.query, a, e, before ? c : 0);
         if (was != is && is == (o.kind == TECS_ON_ENTER))
             call(o.fn, w, o.kind, e, 0, NULL, o.ctx);
     }
@@ -209,10 +211,10 @@ static void on_toggle(tecs_world_t *w, obs_state *s, tecs_event_kind_t kind, tec
                       tecs_comp_t c, const void *ptr)
 {
     if (kind == TECS_ON_ENABLE && s->nmember > 0)
-        toggle_members(w, s, e, c);
+        toggle_members(w, s, e, c, false);
     fire_observers(w, s, kind, e, c, ptr);
     if (kind == TECS_ON_DISABLE && s->nmember > 0)
-        toggle_members(w, s, e, c);
+        toggle_members(w, s, e, c, false);
 }
 
 static void on_comp(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_comp_t c,
@@ -227,11 +229,20 @@ static void on_comp(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_co
         sweep(w, s);
         return;
     }
+    /* A sparse component moves no row: its membership events come from
+    ** its ADD (ENTER first, as a move's) and REMOVE (LEAVE last); a
+    ** destroy's (leaving_comp 0) come from the move out. */
+    bool members = s->nmember > 0 && ev != TECS__EV_SET && tecs__comp_is_sparse(w, c) &&
+                   !(e == w->store.leaving && w->store.leaving_comp == 0);
+    if (members && kind == TECS_ON_ADD)
+        toggle_members(w, s, e, c, false);
     if (kind != TECS_ON_REMOVE)
         fire_hook(w, s, kind, e, c, ptr);
     fire_observers(w, s, kind, e, c, ptr);
     if (kind == TECS_ON_REMOVE)
         fire_hook(w, s, kind, e, c, ptr);
+    if (members && kind == TECS_ON_REMOVE)
+        toggle_members(w, s, e, c, true);
     s->delivering--;
     sweep(w, s);
 }

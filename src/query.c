@@ -73,8 +73,17 @@ struct tecs_query_t {
                                    TECS_TOGGLE_ENABLED or _DISABLED         */
     int32_t ntt;                /* their number ...                         */
     uint8_t tt[TECS_MAX_TERMS]; /* ... and their terms, in term order       */
-    bool tt_fields;             /* some toggle term is optional or any: its
-                                   field may come and go from row to row    */
+    bool tt_fields;             /* some toggle term is optional or any (its
+                                   field may come and go from row to row) or
+                                   of a sparse component                    */
+    uint32_t sparse_mask;       /* terms of sparse components (toggle terms
+                                   too: decided row by row, by membership)  */
+    uint32_t sparse_data;       /* of those, the ones that hand out values:
+                                   a step with one present is one row       */
+    uint32_t sparse_with;       /* of those, the with-terms                 */
+    int32_t *mindex;            /* with sparse with-terms: archetype id ->
+                                   its match + 1, or 0 (member lookups)     */
+    int32_t cap_mindex;
     int8_t *mtog;               /* nmatch rows of ntt + 1: each toggle
                                    term's bit column in the match, or -1
                                    (absent); then 1 if the any-terms hold
@@ -91,6 +100,11 @@ static bool match(const tecs_query_t *q, const tecs_archetype_t *a, int16_t *col
     for (int32_t t = 0; t < q->nterms; t++) {
         bool tog = (q->tog_mask >> t) & 1u;
         const tecs_term_t *term = &q->terms[t];
+        if ((q->sparse_mask >> t) & 1u) {       /* no archetype holds it: rows decide */
+            any = any || term->oper == TECS_ANY;
+            cols[t] = (int16_t)TECS__COL_ABSENT;
+            continue;
+        }
         int32_t col = tecs__arch_col(a, term->comp);
         bool present = col != TECS__COL_ABSENT;
         switch (term->oper) {
@@ -136,6 +150,9 @@ static uint32_t chunk_rows(const tecs_world_t *w, const tecs_archetype_t *a, int
     return (uint32_t)(left < (int32_t)w->arch.rows ? left : (int32_t)w->arch.rows);
 }
 
+/* A match's toggle row entry of a sparse component's term. */
+#define JS_SPARSE (-2)
+
 /* Fill a match's toggle row (see mtog) for archetype a. */
 static void tog_row(const tecs_query_t *q, const tecs_archetype_t *a, int8_t *row)
 {
@@ -144,15 +161,37 @@ static void tog_row(const tecs_query_t *q, const tecs_archetype_t *a, int8_t *ro
         any = any || (q->terms[t].oper == TECS_ANY && !((q->tog_mask >> t) & 1u) &&
                       tecs__arch_col(a, q->terms[t].comp) != TECS__COL_ABSENT);
     for (int32_t i = 0; i < q->ntt; i++)
-        row[i] = (int8_t)tecs__arch_tog(a, q->terms[q->tt[i]].comp);
+        row[i] = (q->sparse_mask >> q->tt[i]) & 1u
+                 ? JS_SPARSE : (int8_t)tecs__arch_tog(a, q->terms[q->tt[i]].comp);
     row[q->ntt] = any;
 }
 
-/* Toggle term `term`'s "has" bits, from its word of disabled bits d (j:
-** its bit column, -1 if the archetype lacks it). */
+/* Toggle term `term`'s "has" bits, from its word d: of disabled bits (j:
+** its bit column, -1 if the archetype lacks it), or of members (j
+** JS_SPARSE). */
 static inline uint64_t tog_has(const tecs_term_t *term, int32_t j, uint64_t d)
 {
-    return j < 0 ? 0 : term->toggle == TECS_TOGGLE_DISABLED ? d : ~d;
+    return j == JS_SPARSE ? d : j < 0 ? 0 : term->toggle == TECS_TOGGLE_DISABLED ? d : ~d;
+}
+
+/* Is e a member of sparse c, as a query reads it: not while the REMOVE
+** events of c's removal from it are raised (store.c's `leaving`). */
+static inline bool sparse_has(const tecs_world_t *w, tecs_comp_t c, tecs_entity_t e)
+{
+    return tecs__sparse_get_id(w, c, e) != NULL &&
+           !(e == w->store.leaving && c == w->store.leaving_comp);
+}
+
+/* The members of sparse c among rows [wi * 64, wi * 64 + 64) of a chunk of
+** `rows` rows whose entity column is ents, as bits. */
+static uint64_t sparse_word(const tecs_world_t *w, tecs_comp_t c, const tecs_entity_t *ents,
+                            uint32_t wi, uint32_t rows)
+{
+    uint64_t bits = 0;
+    uint32_t lo = wi << 6, hi = rows < lo + 64 ? rows : lo + 64;
+    for (uint32_t r = lo; r < hi; r++)
+        bits |= (uint64_t)sparse_has(w, c, ents[r]) << (r - lo);
+    return bits;
 }
 
 /* Apply a toggle term's "has" bits to the rows passing (*pass) and to the
@@ -179,8 +218,13 @@ static uint64_t tog_word(const tecs_query_t *q, int32_t m, const tecs_archetype_
     uint64_t pass = ~(uint64_t)0, any = js[q->ntt] ? ~(uint64_t)0 : 0;
     for (int32_t i = 0; i < q->ntt; i++) {
         const tecs_term_t *term = &q->terms[q->tt[i]];
-        uint64_t d = js[i] < 0 ? 0 : cp ? tecs__chunk_bits(a, cp, js[i])[wi]
-                                        : a->ndisabled[js[i]] ? ~(uint64_t)0 : 0;
+        uint64_t d;
+        if (js[i] == JS_SPARSE)     /* (uniform only while the set is empty) */
+            d = cp ? sparse_word(q->world, term->comp, tecs__chunk_ents(cp), wi,
+                                 chunk_rows(q->world, a, k)) : 0;
+        else
+            d = js[i] < 0 ? 0 : cp ? tecs__chunk_bits(a, cp, js[i])[wi]
+                                   : a->ndisabled[js[i]] ? ~(uint64_t)0 : 0;
         h[i] = tog_has(term, js[i], d);
         tog_apply(term, h[i], &pass, &any);
     }
@@ -194,7 +238,7 @@ static uint32_t tog_absent(const tecs_query_t *q, const int8_t *js, const uint64
     uint32_t absent = 0;
     for (int32_t i = 0; i < q->ntt; i++) {
         tecs_oper_t op = q->terms[q->tt[i]].oper;
-        if (js[i] >= 0 && (op == TECS_ANY || op == TECS_OPTIONAL) && !((h[i] >> b) & 1u))
+        if (js[i] != -1 && (op == TECS_ANY || op == TECS_OPTIONAL) && !((h[i] >> b) & 1u))
             absent |= 1u << q->tt[i];
     }
     return absent;
@@ -210,7 +254,7 @@ static uint64_t tog_same(const tecs_query_t *q, int32_t m, const tecs_archetype_
     uint64_t ok = tog_word(q, m, a, k, wi, h);
     for (int32_t i = 0; i < q->ntt; i++) {
         tecs_oper_t op = q->terms[q->tt[i]].oper;
-        if (js[i] >= 0 && (op == TECS_ANY || op == TECS_OPTIONAL))
+        if (js[i] != -1 && (op == TECS_ANY || op == TECS_OPTIONAL))
             ok &= (absent >> q->tt[i]) & 1u ? ~h[i] : h[i];
     }
     return ok;
@@ -228,7 +272,9 @@ static int tog_mode(const tecs_query_t *q, int32_t m, const tecs_archetype_t *a,
         return TOG_ALL;
     const int8_t *js = q->mtog + (size_t)m * (q->ntt + 1);
     for (int32_t i = 0; i < q->ntt; i++)
-        if (js[i] >= 0 && a->ndisabled[js[i]] != 0 && a->ndisabled[js[i]] != a->count)
+        if (js[i] == JS_SPARSE ? tecs__sparse_count(q->world, q->terms[q->tt[i]].comp) > 0
+                               : js[i] >= 0 && a->ndisabled[js[i]] != 0 &&
+                                 a->ndisabled[js[i]] != a->count)
             return TOG_ROWS;
     uint64_t h[TECS_MAX_TERMS];
     if (!(tog_word(q, m, a, -1, 0, h) & 1u))
@@ -275,6 +321,11 @@ static bool tog_run(const tecs_query_t *q, int32_t m, const tecs_archetype_t *a,
             break;
         }
         i = rev ? wi << 6 : (wi + 1) << 6;
+    }
+    if (q->sparse_data & ~*absent) {    /* a sparse value: a row a step */
+        *at = r;
+        *n = 1;
+        return true;
     }
     /* Extend the run word by word while the rows pass with its fields. */
     uint32_t end = r;           /* rev: the run's first row so far; else its end */
@@ -331,6 +382,13 @@ static tecs_err_t reserve_match(tecs_query_t *q)
     if (q->ntt > 0 && tecs__grow(w, (void **)&q->mtog, &q->cap_tog,
                                  (q->nmatch + 1) * (q->ntt + 1), sizeof *q->mtog))
         return TECS_ENOMEM;
+    if (q->sparse_with && q->cap_mindex <= w->arch.narchs) {
+        int32_t old = q->cap_mindex;
+        if (tecs__grow(w, (void **)&q->mindex, &q->cap_mindex, w->arch.narchs + 1,
+                       sizeof *q->mindex))
+            return TECS_ENOMEM;
+        memset(q->mindex + old, 0, (size_t)(q->cap_mindex - old) * sizeof *q->mindex);
+    }
     /* (A query of no terms keeps a one-entry table all the same, so that
     ** its rows of columns are never at a NULL base.) */
     int32_t nterms = q->nterms > 0 ? q->nterms : 1;
@@ -348,6 +406,8 @@ static void add_match(tecs_query_t *q, tecs_archetype_t *a)
     memcpy(q->mcols + (size_t)q->nmatch * q->nterms, cols, (size_t)q->nterms * sizeof *cols);
     if (q->ntt > 0)
         tog_row(q, a, q->mtog + (size_t)q->nmatch * (q->ntt + 1));
+    if (q->sparse_with)
+        q->mindex[a->id] = q->nmatch + 1;
     q->march[q->nmatch++] = a;
 }
 
@@ -377,8 +437,11 @@ static void on_archetype_undo(tecs_world_t *w, void *ctx, tecs_archetype_t *a)
 {
     (void)ctx;
     for (tecs_query_t *q = w->query.queries; q; q = q->next)
-        if (q->nmatch > 0 && q->march[q->nmatch - 1] == a)
+        if (q->nmatch > 0 && q->march[q->nmatch - 1] == a) {
             q->nmatch--;
+            if (q->sparse_with)
+                q->mindex[a->id] = 0;
+        }
 }
 
 static void query_release(tecs_query_t *q)
@@ -387,6 +450,7 @@ static void query_release(tecs_query_t *q)
     tecs__free(w, q->march, (size_t)q->cap_match * sizeof *q->march);
     tecs__free(w, q->mcols, (size_t)q->cap_cols * sizeof *q->mcols);
     tecs__free(w, q->mtog, (size_t)q->cap_tog * sizeof *q->mtog);
+    tecs__free(w, q->mindex, (size_t)q->cap_mindex * sizeof *q->mindex);
     tecs__free(w, q, sizeof *q);
 }
 
@@ -480,12 +544,20 @@ tecs_query_t *tecs_query_new(tecs_world_t *w, const tecs_query_desc_t *d)
         if (q->terms[t].access == TECS_WRITE && q->terms[t].oper != TECS_NONE &&
             tecs_component_size(w, q->terms[t].comp) > 0)
             q->write_mask |= 1u << t;
-        if (tecs_component_enableable(w, q->terms[t].comp) &&
-            q->terms[t].toggle != TECS_TOGGLE_ANY) {
+        bool sparse = tecs__comp_is_sparse(w, q->terms[t].comp);
+        if (sparse || (tecs_component_enableable(w, q->terms[t].comp) &&
+                       q->terms[t].toggle != TECS_TOGGLE_ANY)) {
             q->tog_mask |= 1u << t;
             q->tt[q->ntt++] = (uint8_t)t;
-            q->tt_fields = q->tt_fields || q->terms[t].oper == TECS_ANY ||
+            q->tt_fields = q->tt_fields || sparse || q->terms[t].oper == TECS_ANY ||
                            q->terms[t].oper == TECS_OPTIONAL;
+        }
+        if (sparse) {
+            q->sparse_mask |= 1u << t;
+            q->sparse_with |= (uint32_t)(q->terms[t].oper == TECS_WITH) << t;
+            if (q->terms[t].oper != TECS_NONE && q->terms[t].access != TECS_FILTER &&
+                tecs_component_size(w, q->terms[t].comp) > 0)
+                q->sparse_data |= 1u << t;
         }
     }
     for (int32_t i = 0; i < w->arch.narchs; i++) {
@@ -579,15 +651,83 @@ int32_t tecs_query_count(const tecs_query_t *q)
     return q ? (int32_t)tecs__query_rows(q) : 0;
 }
 
+/* Does row of q's match m pass its toggle terms? If so, *absent gets the
+** terms it has no field of. One row: one lookup per sparse term. */
+static bool row_eval(const tecs_query_t *q, int32_t m, uint32_t row, uint32_t *absent)
+{
+    const tecs_world_t *w = q->world;
+    const tecs_archetype_t *a = q->march[m];
+    const int8_t *js = q->mtog + (size_t)m * (q->ntt + 1);
+    uint64_t pass = 1, any = js[q->ntt], h[TECS_MAX_TERMS];
+    for (int32_t i = 0; i < q->ntt; i++) {
+        const tecs_term_t *term = &q->terms[q->tt[i]];
+        bool bit = js[i] == JS_SPARSE ? sparse_has(w, term->comp, *tecs__ent_ptr(a, w, row))
+                   : js[i] >= 0 && tecs__arch_bit(a, w, js[i], row);
+        h[i] = tog_has(term, js[i], bit) & 1u;
+        tog_apply(term, h[i], &pass, &any);
+    }
+    *absent = tog_absent(q, js, h, 0);
+    return pass & any & 1u;
+}
+
+/* ---- walking a sparse term's members ---------------------------------
+**
+** A query with a sparse with-term whose members are few next to the rows
+** of its archetypes walks those members instead of the rows: each member's
+** record gives its archetype and row, mindex its match, row_eval the rest
+** of the toggle terms. A step is one row then, in the order of the set's
+** member list.
+*/
+
+/* Walk the members when they are fewer than 1 / DENSE_SHARE of the rows. */
+#define DENSE_SHARE 4
+
+/* The sparse with-term of q with the fewest members, when walking them
+** beats walking q's rows: its index, or -1. */
+static int32_t dense_term(const tecs_query_t *q)
+{
+    int32_t best = -1, fewest = INT32_MAX;
+    for (uint32_t t = q->sparse_with; t; t &= t - 1) {
+        int32_t i = TECS__CTZ(t), n = tecs__sparse_count(q->world, q->terms[i].comp);
+        if (n < fewest)
+            best = i, fewest = n;
+    }
+    if (best < 0)
+        return -1;
+    int64_t rows = 0;
+    for (int32_t m = 0; m < q->nmatch; m++)
+        rows += q->march[m]->count;
+    return (int64_t)fewest * DENSE_SHARE < rows ? best : -1;
+}
+
+/* The match and row of member k of sparse term t, if it passes q: true,
+** with its match, its row and the terms it has no field of. */
+static bool dense_member(const tecs_query_t *q, int32_t t, int32_t k, int32_t *m, uint32_t *row,
+                         uint32_t *absent)
+{
+    const tecs_world_t *w = q->world;
+    tecs_entity_t e = tecs__sparse_members(w, q->terms[t].comp)[k];
+    const tecs__record *r = tecs__ei_alive(w, e);
+    const tecs_archetype_t *a = r ? tecs__rec_arch(w, r) : NULL;
+    *m = a && (int32_t)a->id < q->cap_mindex ? q->mindex[a->id] - 1 : -1;
+    *row = r ? r->row : 0;
+    return *m >= 0 && row_eval(q, *m, *row, absent);
+}
+
+static int64_t dense_count(const tecs_query_t *q, int32_t t)
+{
+    int64_t n = 0;
+    int32_t m;
+    uint32_t row, absent;
+    for (int32_t k = 0, count = tecs__sparse_count(q->world, q->terms[t].comp); k < count; k++)
+        n += dense_member(q, t, k, &m, &row, &absent);
+    return n;
+}
+
 bool tecs__query_row_ok(const tecs_query_t *q, int32_t m, uint32_t row)
 {
-    if (q->ntt == 0)
-        return true;
-    const tecs_world_t *w = q->world;
-    uint64_t h[TECS_MAX_TERMS];
-    uint32_t i = row & w->arch.mask;
-    return (tog_word(q, m, q->march[m], (int32_t)(row >> w->arch.shift), i >> 6, h) >>
-            (i & 63)) & 1u;
+    uint32_t absent;
+    return q->ntt == 0 || row_eval(q, m, row, &absent);
 }
 
 /* Is enableable c disabled on e, as the entity test reads it (see
@@ -618,8 +758,10 @@ bool tecs__query_entity_ok(const tecs_query_t *q, const tecs_archetype_t *a, tec
     uint64_t pass = 1, any = js[q->ntt];
     for (int32_t i = 0; i < q->ntt; i++) {
         const tecs_term_t *term = &q->terms[q->tt[i]];
-        bool off = js[i] >= 0 && entity_disabled(q->world, e, term->comp, flip);
-        tog_apply(term, tog_has(term, js[i], off) & 1u, &pass, &any);
+        bool bit = js[i] == JS_SPARSE      /* (a member still, while its REMOVE runs) */
+                   ? (tecs__sparse_get_id(q->world, term->comp, e) != NULL) != (term->comp == flip)
+                   : js[i] >= 0 && entity_disabled(q->world, e, term->comp, flip);
+        tog_apply(term, tog_has(term, js[i], bit) & 1u, &pass, &any);
     }
     return pass & any & 1u;
 }
@@ -704,6 +846,9 @@ enum { ITER_FRESH, ITER_RUNNING, ITER_DONE };
 ** toggle terms differ from row to row); priv_.pos is then the next row of
 ** the chunk to look at (reverse: the row after the last one). */
 #define ITER_ROWS (1 << 29)
+/* priv_.flags while the iteration walks the members of sparse term
+** priv_.word (priv_.pos: the next one; reverse: the one after it). */
+#define ITER_DENSE (1 << 28)
 
 static bool part_next(tecs_iter_t *it);
 
@@ -770,6 +915,13 @@ static void iter_start(tecs_iter_t *it, tecs_query_t *q, int32_t flags)
     it->priv_.state = ITER_RUNNING;
     it->priv_.match = (flags & TECS_ITER_REVERSE) ? q->nmatch : -1;
     it->priv_.chunk = -1;
+    int32_t t = q->sparse_with ? dense_term(q) : -1;
+    if (t >= 0) {
+        it->priv_.flags |= ITER_DENSE;
+        it->priv_.word = t;
+        it->priv_.pos = flags & TECS_ITER_REVERSE
+                        ? tecs__sparse_count(w, q->terms[t].comp) : 0;
+    }
     q->iters++;
     tecs__defer_begin(w);
 }
@@ -864,9 +1016,16 @@ static inline bool q_varies(const tecs_query_t *q)
 /* Leave the terms of absent without a field in this step. */
 static void drop_fields(tecs_iter_t *it, uint32_t absent)
 {
+    const tecs_query_t *q = it->priv_.query;
     it->priv_.absent = absent;
-    for (; absent; absent &= absent - 1)
-        it->fields[TECS__CTZ(absent)] = NULL;
+    for (uint32_t t = absent; t; t &= t - 1)
+        it->fields[TECS__CTZ(t)] = NULL;
+    /* A sparse value a step holds is its one row's, in the set. */
+    for (uint32_t t = q->sparse_data & ~absent; t && it->count > 0; t &= t - 1) {
+        int32_t i = TECS__CTZ(t);
+        it->fields[i] = tecs__sparse_get(q->world, q->terms[i].comp,
+                                         TECS_ENTITY_INDEX(it->entities[0]));
+    }
 }
 
 void tecs__iter_drop_fields(tecs_iter_t *it, uint32_t absent)
@@ -1015,11 +1174,33 @@ static bool next_run(tecs_iter_t *it)
     return true;
 }
 
+/* The next member of a walk of a sparse term's members that passes (a
+** step of one row); false at the end. */
+static bool dense_next(tecs_iter_t *it)
+{
+    const tecs_query_t *q = it->priv_.query;
+    int32_t t = it->priv_.word, n = tecs__sparse_count(q->world, q->terms[t].comp), m;
+    bool rev = it->priv_.flags & TECS_ITER_REVERSE;
+    uint32_t row, absent;
+    while (rev ? it->priv_.pos > 0 : it->priv_.pos < n) {
+        int32_t k = rev ? --it->priv_.pos : it->priv_.pos++;
+        if (!dense_member(q, t, k, &m, &row, &absent))
+            continue;
+        tecs__iter_load_rows(it, m, q->march[m], row, 1);
+        drop_fields(it, absent);
+        return true;
+    }
+    return false;
+}
+
 /* The next step of a query iteration: the next chunk, or with toggle terms
-** decided row by row, the next run of rows; false at the end. */
+** decided row by row, the next run of rows, or the next member of a sparse
+** term walked; false at the end. */
 static bool step(tecs_iter_t *it)
 {
     tecs_query_t *q = it->priv_.query;
+    if (TECS__UNLIKELY(it->priv_.flags & ITER_DENSE))
+        return dense_next(it);
     for (;;) {
         if (TECS__UNLIKELY(it->priv_.flags & ITER_ROWS)) {
             if (next_run(it))
@@ -1169,6 +1350,8 @@ bool tecs_field_is_set(const tecs_iter_t *it, int32_t term)
         it->priv_.arch == NULL || term < 0 || term >= it->priv_.query->nterms)
         return false;
     const tecs_query_t *q = it->priv_.query;
+    if ((q->sparse_mask >> term) & 1u)      /* a member in every row of the step */
+        return q->terms[term].oper != TECS_NONE && !((it->priv_.absent >> term) & 1u);
     return q->mcols[(size_t)it->priv_.match * q->nterms + term] != TECS__COL_ABSENT &&
            !((it->priv_.absent >> term) & 1u);
 }
@@ -1270,6 +1453,9 @@ tecs_iter_t tecs_archetype_iter(tecs_world_t *w, tecs_archetype_t *a, int32_t fl
 
 int64_t tecs__query_rows(const tecs_query_t *q)
 {
+    int32_t t = dense_term(q);
+    if (t >= 0)
+        return dense_count(q, t);
     int64_t n = 0;
     for (int32_t m = 0; m < q->nmatch; m++)
         n += q->ntt ? tog_count(q, m) : q->march[m]->count;

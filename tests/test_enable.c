@@ -1,5 +1,6 @@
 /* Enableable components: tecs_enable, toggle terms, their events. */
 #include "test.h"
+#include "query_oracle.h"
 
 static tecs_comp_t enableable(tecs_world_t *w, const char *name, size_t size)
 {
@@ -148,78 +149,6 @@ TEST(enable_bits_follow_their_rows)
 
 /* ---- iteration ------------------------------------------------------------ */
 
-/* What the oracle says of e for a term: has comp as the toggle reads it. */
-static bool term_has(tecs_world_t *w, tecs_entity_t e, const tecs_term_t *t)
-{
-    if (!tecs_has(w, e, t->comp))
-        return false;
-    if (!tecs_component_enableable(w, t->comp) || t->toggle == TECS_TOGGLE_ANY)
-        return true;
-    return tecs_is_enabled(w, e, t->comp) == (t->toggle == TECS_TOGGLE_ENABLED);
-}
-
-static bool oracle_matches(tecs_world_t *w, tecs_entity_t e, const tecs_term_t *terms, int n)
-{
-    bool any = false, has_any = false;
-    for (int t = 0; t < n; t++) {
-        bool h = term_has(w, e, &terms[t]);
-        if (terms[t].oper == TECS_WITH && !h)
-            return false;
-        if (terms[t].oper == TECS_NONE && h)
-            return false;
-        if (terms[t].oper == TECS_ANY) {
-            has_any = true;
-            any = any || h;
-        }
-    }
-    return !has_any || any;
-}
-
-/* Walk q (forward or reverse) and check every step against the oracle:
-** each row matches, its fields are its values or NULL as the term reads,
-** every matching entity comes once. @return the rows seen. */
-static int32_t walk_check(tecs_world_t *w, tecs_query_t *q, const tecs_term_t *terms, int n,
-                          const tecs_entity_t *all, int nall, int32_t flags)
-{
-    int32_t seen = 0;
-    char *mark = calloc((size_t)nall, 1);
-    tecs_iter_t it = tecs_query_iter_ex(q, flags);
-    while (tecs_iter_next(&it)) {
-        CHECK(it.count > 0);
-        for (int32_t r = 0; r < it.count; r++) {
-            tecs_entity_t e = it.entities[r];
-            CHECK(oracle_matches(w, e, terms, n));
-            for (int t = 0; t < n; t++) {
-                bool h = term_has(w, e, &terms[t]);
-                bool data = tecs_component_size(w, terms[t].comp) > 0 &&
-                            terms[t].oper != TECS_NONE && terms[t].access != TECS_FILTER;
-                if (data && h)
-                    CHECK((char *)it.fields[t] + (size_t)r * tecs_component_size(w, terms[t].comp)
-                          == (const char *)tecs_get(w, e, terms[t].comp));
-                if (terms[t].oper == TECS_OPTIONAL || terms[t].oper == TECS_ANY) {
-                    CHECK_EQ(tecs_field_is_set(&it, t), h);
-                    if (data && !h)
-                        CHECK(it.fields[t] == NULL);
-                }
-            }
-            uint32_t slot = TECS_ENTITY_INDEX(e);   /* the slots are 0..nall-1 */
-            CHECK(slot < (uint32_t)nall && all[slot] == e && !mark[slot]);
-            if (slot < (uint32_t)nall)
-                mark[slot] = 1;
-            seen++;
-        }
-    }
-    int32_t want = 0;
-    for (int i = 0; i < nall; i++)
-        if (tecs_is_alive(w, all[i]) && oracle_matches(w, all[i], terms, n)) {
-            want++;
-            CHECK(mark[TECS_ENTITY_INDEX(all[i])]);
-        }
-    CHECK_EQ(seen, want);
-    free(mark);
-    return seen;
-}
-
 static void queries_skip_disabled_rows(int32_t rows_per_chunk, int n);
 
 TEST(enable_queries_skip_disabled_rows)
@@ -278,8 +207,8 @@ static void queries_skip_disabled_rows(int32_t rows_per_chunk, int n)
             tecs_enable(w, e[i], vel, pattern == 1 ? tw_rand(&rng) & 1 : off);
         }
         for (int k = 0; k < NQ; k++) {
-            int32_t fwd = walk_check(w, q[k], sets[k], nterms[k], e, N, 0);
-            int32_t rev = walk_check(w, q[k], sets[k], nterms[k], e, N, TECS_ITER_REVERSE);
+            int32_t fwd = oracle_walk(w, q[k], sets[k], nterms[k], e, N, 0);
+            int32_t rev = oracle_walk(w, q[k], sets[k], nterms[k], e, N, TECS_ITER_REVERSE);
             CHECK_EQ(fwd, rev);
             CHECK_EQ(tecs_query_count(q[k]), fwd);
             CHECK_EQ(tecs_query_collect(q[k], NULL, 0), fwd);
