@@ -159,22 +159,32 @@ static inline void *tecs__sparse_insert(tecs_world_t *w, tecs_comp_t c, tecs_ent
     return tecs__sparse_put(w, s, pg, i, pg->ents + (size_t)i * s->stride, e);
 }
 
+/* Drop the member at entry `at` (slot offset i of page pg, slot slot) from
+** s; its value is destroyed already. */
+static TECS__INLINE void tecs__sparse_cut(tecs_world_t *w, tecs__sparse *s, tecs__spage *pg,
+                                          uint32_t i, char *at, uint32_t slot)
+{
+    uint32_t place = pg->pos[i], none = 0;
+    int32_t n = s->count - 1;
+    tecs_entity_t last = s->dense[n];
+    s->count = n;
+    if (place != (uint32_t)n) {             /* the last member fills the hole */
+        uint32_t ls = TECS_ENTITY_INDEX(last);
+        s->dense[place] = last;
+        s->pages[ls >> s->shift]->pos[ls & s->mask] = place;
+    }
+    pg->pos[i] = TECS__SPARSE_ABSENT;
+    memcpy(at, &none, sizeof none);
+    if (TECS__UNLIKELY(--pg->count == 0) || TECS__UNLIKELY(n == 0))
+        tecs__sparse_emptied(w, s, slot);
+}
+
 static inline void tecs__sparse_erase(tecs_world_t *w, tecs_comp_t c, uint32_t slot)
 {
     tecs__sparse *s = w->comp.comps[c].set;
     tecs__spage *pg = s->pages[slot >> s->shift];
-    uint32_t i = slot & s->mask, at = pg->pos[i];
-    tecs_entity_t last = s->dense[--s->count];
-    uint32_t none = 0;
-    if (at != (uint32_t)s->count) {         /* the last member fills the hole */
-        uint32_t ls = TECS_ENTITY_INDEX(last);
-        s->dense[at] = last;
-        s->pages[ls >> s->shift]->pos[ls & s->mask] = at;
-    }
-    pg->pos[i] = TECS__SPARSE_ABSENT;
-    memcpy(pg->ents + (size_t)i * s->stride, &none, sizeof none);
-    if (TECS__UNLIKELY(--pg->count == 0) || TECS__UNLIKELY(s->count == 0))
-        tecs__sparse_emptied(w, s, slot);
+    uint32_t i = slot & s->mask;
+    tecs__sparse_cut(w, s, pg, i, pg->ents + (size_t)i * s->stride, slot);
 }
 
 #endif /* TECS_SPARSE_INLINES */

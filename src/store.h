@@ -233,9 +233,17 @@ static TECS__INLINE bool tecs__sparse_remove_quick(tecs_world_t *w, tecs_entity_
                                                    tecs_comp_t c)
 {
     const tecs__comp *ci = &w->comp.comps[c];
-    if (ci->watch != 0 || ci->dtor != NULL || tecs__sparse_get_id(w, c, e) == NULL)
+    tecs__sparse *s = ci->set;
+    if (ci->watch != 0 || ci->dtor != NULL || s == NULL)
         return false;
-    tecs__sparse_erase(w, c, TECS_ENTITY_INDEX(e));
+    uint32_t slot = TECS_ENTITY_INDEX(e), p = slot >> s->shift, i = slot & s->mask, gen;
+    tecs__spage *pg;
+    if (p >= (uint32_t)s->npages || (pg = s->pages[p]) == NULL)
+        return false;
+    char *at = pg->ents + (size_t)i * s->stride;
+    if ((memcpy(&gen, at, sizeof gen), gen != TECS_ENTITY_GENERATION(e)) || gen == 0)
+        return false;           /* not a member */
+    tecs__sparse_cut(w, s, pg, i, at, slot);
     return true;
 }
 
