@@ -231,9 +231,10 @@ static void on_comp(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_co
     }
     /* A sparse component moves no row: its membership events come from
     ** its ADD (ENTER first, as a move's) and REMOVE (LEAVE last); a
-    ** destroy's (leaving_comp 0) come from the move out. */
+    ** destroy's (leaving_comp 0) and the world free's come from the move
+    ** out. */
     bool members = s->nmember > 0 && ev != TECS__EV_SET && tecs__comp_is_sparse(w, c) &&
-                   !(e == w->store.leaving && w->store.leaving_comp == 0);
+                   !(e == w->store.leaving && w->store.leaving_comp == 0) && !s->tearing_down;
     if (members && kind == TECS_ON_ADD)
         toggle_members(w, s, e, c, false);
     if (kind != TECS_ON_REMOVE)

@@ -795,6 +795,8 @@ int32_t tecs__query_clip(const tecs_query_t *q, int32_t m, uint32_t row, int32_t
             break;
         *absent = ab;
         len++;
+        if (q->sparse_data & ~ab)
+            break;              /* a sparse value: a row a step */
     }
     return len;
 }

@@ -479,6 +479,8 @@ tecs_archetype_t *mi_get_arch(interp *I, uint32_t mask, uint32_t seed)
 bool m_term_has(const mquery *q, int32_t t, const ment *m)
 {
     int c = q->ci[t];
+    if (c >= NC)
+        return m->smask >> (c - NC) & 1;
     if (!(m->mask >> c & 1))
         return false;
     if (!(TOG_MASK >> c & 1) || q->t[t].toggle == TECS_TOGGLE_ANY)
@@ -523,13 +525,20 @@ void mi_check_chunk(interp *I, const tecs_iter_t *it, const mquery *q)
         for (int32_t t = 0; t < q->nt; t++) {
             int c = q->ci[t];
             bool present = q->t[t].oper != TECS_NONE && m_term_has(q, t, m);
-            bool data = present && csize[c] && q->t[t].access != TECS_FILTER;
+            uint32_t size = c >= NC ? ssize[c - NC] : csize[c];
+            bool data = present && size && q->t[t].access != TECS_FILTER;
             void *f = tecs_field(it, t);
             EXPECT(I, tecs_field_is_set(it, t) == present, "field_is_set of term %d", t);
             EXPECT(I, (f != NULL) == data, "field of term %d is %s", t, f ? "set" : "NULL");
-            if (data)
+            if (data && c >= NC) {
+                int64_t v;
+                memcpy(&v, f, sizeof v);
+                EXPECT(I, it->count == 1 && v == m->sval[c - NC],
+                       "term %d (%s) value differs in iteration", t, sname[c - NC]);
+            } else if (data) {
                 EXPECT(I, same_val(c, (char *)f + (size_t)r * csize[c], m->val[c]),
                        "term %d (%s) value differs in iteration", t, cname[c]);
+            }
         }
     }
 }
@@ -1008,11 +1017,16 @@ void mi_query_new(interp *I, int32_t nt, uint32_t z, bool refuse_all)
         /* Toggle terms of the enableable components: mostly the default;
         ** rarely DISABLED of another one, refused. */
         uint32_t tg = z >> 9 & 7;
-        if (TOG_MASK >> q.ci[t] & 1)
+        if ((z >> 18 & 7) == 0) {               /* a sparse component's term */
+            q.ci[t] = NC + (int)(z >> 21 & 1);
+            q.t[t].comp = I->sid[q.ci[t] - NC];
+        } else if (TOG_MASK >> q.ci[t] & 1) {
             q.t[t].toggle = tg < 5 ? TECS_TOGGLE_ENABLED : tg == 5 ? TECS_TOGGLE_ANY
                                                                   : TECS_TOGGLE_DISABLED;
-        else if ((z >> 12 & 63) == 0)
-            q.t[t].toggle = TECS_TOGGLE_DISABLED, want = TECS_EINVAL;
+        } else if ((z >> 12 & 63) == 0) {
+            q.t[t].toggle = TECS_TOGGLE_DISABLED;
+            want = TECS_EINVAL;
+        }
         for (int32_t u = 0; u < t && want == TECS_OK; u++)
             if (q.ci[u] == q.ci[t])
                 want = TECS_EINVAL;
@@ -1164,7 +1178,8 @@ static void write_chunk(interp *I, int32_t k, uint32_t seed)
         for (int32_t t = 0; t < q->nt; t++) {
             int c = q->ci[t];
             char *f = tecs_field(it, t);
-            if (f == NULL || q->t[t].access != TECS_WRITE || c == C_H || (!pass && c != prefer))
+            if (f == NULL || q->t[t].access != TECS_WRITE || c == C_H || c >= NC ||
+                (!pass && c != prefer))
                 continue;
             for (int32_t r = 0; r < it->count; r++) {
                 ment *m = mi_find(I, it->entities[r]);
@@ -2159,6 +2174,14 @@ static void op_observer_new(interp *I, const m_op *op)
         if (TOG_MASK >> o->q.ci[t] & 1)
             o->q.t[t].toggle = tg < 5 ? TECS_TOGGLE_ENABLED : tg == 5 ? TECS_TOGGLE_ANY
                                                                     : TECS_TOGGLE_DISABLED;
+        bool taken = false;                     /* or a sparse component's term */
+        for (int32_t u = 0; u < t; u++)
+            taken = taken || o->q.ci[u] == NC + (int)(z >> 21 & 1);
+        if ((z >> 18 & 3) == 0 && !taken) {
+            o->q.ci[t] = NC + (int)(z >> 21 & 1);
+            o->q.t[t].comp = I->sid[o->q.ci[t] - NC];
+            o->q.t[t].toggle = TECS_TOGGLE_ENABLED;
+        }
     }
     tecs_observer_desc_t d = { .callback = obs_fn, .ctx = o };
     if (o->comp_kind)

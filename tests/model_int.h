@@ -282,6 +282,14 @@ void m_kill(interp *I, ment *m);
 bool m_match(const mquery *q, const ment *m);
 /* Has m the component of q's term t, as the term's toggle reads it? */
 bool m_term_has(const mquery *q, int32_t t, const ment *m);
+/* Has q a term of a sparse component (model component NC + k)? */
+static inline bool mq_sparse(const mquery *q)
+{
+    for (int32_t t = 0; t < q->nt; t++)
+        if (q->ci[t] >= NC)
+            return true;
+    return false;
+}
 void op_apply_delayed(interp *I, const m_op *op);
 void op_apply_kills(interp *I, const m_op *op);
 void op_apply_news(interp *I, const m_op *op);

@@ -697,9 +697,13 @@ static const char merge_cut[] = "an allocation failed in the workers' merge: wha
 ** declared component of another entity, make refused calls (row()). Inside
 ** an iteration or a deferred section the run is refused and nothing runs.
 */
+/* Parts follow the archetypes' rows, while an iteration of a query with a
+** sparse with-term may walk its members instead: the checks here compare
+** parts with the iteration's order, so queries with sparse terms sit out
+** (test_sparse_query.c runs parallel parts over a sparse term). */
 void op_par_run(interp *I, const m_op *op)
 {
-    if (I->nq == 0 || I->npar_q > 0)
+    if (I->nq == 0 || I->npar_q > 0 || mq_sparse(&I->qs[op->z % (uint32_t)I->nq]))
         return;
     int32_t n = 1 + op->x % 4;
     if (!set_workers(I, n))
@@ -760,6 +764,9 @@ void op_conc_run(interp *I, const m_op *op)
     if (I->nq == 0 || I->npar_q > 0)
         return;
     int32_t nsys = 2 + (op->x & 1);
+    for (int32_t i = 0; i < nsys; i++)        /* (see op_par_run) */
+        if (mq_sparse(&I->qs[(uint32_t)mi_mix(op->z + (uint32_t)i) % (uint32_t)I->nq]))
+            return;
     if (!set_workers(I, 1 + (op->x >> 1) % 4))
         return;
     static const char *const names[3] = { "model_conc0", "model_conc1", "model_conc2" };
@@ -844,7 +851,7 @@ void op_conc_run(interp *I, const m_op *op)
 */
 void op_split_run(interp *I, const m_op *op)
 {
-    if (I->nq == 0 || I->npar_q > 0)
+    if (I->nq == 0 || I->npar_q > 0 || mq_sparse(&I->qs[op->z % (uint32_t)I->nq]))
         return;
     int32_t parts = 1 + op->x % 4;
     const mquery *q = &I->qs[op->z % (uint32_t)I->nq];
