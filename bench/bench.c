@@ -664,6 +664,8 @@ static const scenario scenarios[] = {
     { "toggle",       sc_toggle,       M,      "ns/pair",   0 },
     { "iterate_toggled", sc_iterate_toggled, M, "ns/row",   F_RATIO },
     { "raw_toggled",  sc_raw_toggled,  M,      "ns/row",    0 },
+    { "iterate_sparse_term", sc_iterate_sparse_term, M, "ns/row", F_RATIO },
+    { "raw_sparse_term", sc_raw_sparse_term, M, "ns/row",   0 },
     { "random_get",   sc_random_get,   M,      "ns/lookup", F_SCALING },
     { "random_get_sparse", sc_random_get_sparse, M, "ns/lookup", 0 },
     { "random_raw",   sc_random_raw,   M,      "ns/lookup", 0 },
@@ -724,6 +726,7 @@ static scenario_fn raw_of(const scenario *s)
 {
     static const struct { scenario_fn row, raw; } own[] = {
         { sc_iterate_toggled, sc_raw_toggled },
+        { sc_iterate_sparse_term, sc_raw_sparse_term },
     };
     for (size_t k = 0; k < sizeof own / sizeof own[0]; k++)
         if (own[k].row == s->fn)

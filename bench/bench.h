@@ -69,10 +69,12 @@ static inline uint64_t rng_next(uint64_t *s)
     return *s * 0x2545F4914F6CDD1DULL;
 }
 
-/* The rows of enableable components (bench_store.c). */
+/* The rows of enableable components and sparse terms (bench_store.c). */
 double sc_toggle(int64_t n);
 double sc_iterate_toggled(int64_t n);
 double sc_raw_toggled(int64_t n);
+double sc_iterate_sparse_term(int64_t n);
+double sc_raw_sparse_term(int64_t n);
 
 /* The index rows (bench_index.c). */
 double sc_where_eq(int64_t n);

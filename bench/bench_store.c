@@ -1,7 +1,8 @@
 /*
 ** bench_store.c — the rows of the stores that change without a move:
-** enableable components (toggle, iterate_toggled) beside the loop a user
-** would write by hand over the same rows (raw_toggled).
+** enableable components (toggle, iterate_toggled) and a sparse term
+** (iterate_sparse_term), each iteration beside the loop a user would write
+** by hand over the same rows (raw_toggled, raw_sparse_term).
 */
 #include "bench.h"
 
@@ -167,5 +168,103 @@ double sc_raw_toggled(int64_t n)
     CHECK(bad == 0, "%lld rows with a wrong x", (long long)bad);
     free(p);
     free(v);
+    return median_of(t, PASSES);
+}
+
+/* Every tenth entity holds the sparse tag of iterate_sparse_term, spread
+** the same way in its raw loop. */
+static bool tagged(int64_t i)
+{
+    return (i * 7) % 10 == 3;
+}
+
+/* iterate_sparse_term: p += v over a query of Position, Velocity and a
+** sparse tag held by 10% of the entities: ns per row handed out. */
+double sc_iterate_sparse_term(int64_t n)
+{
+    tecs_world_t *w = tecs_world_new();
+    CHECK(w != NULL, "world");
+    if (w == NULL)
+        exit(2);
+    tecs_comp_t pos = TECS_COMPONENT(w, Position), vel = TECS_COMPONENT(w, Velocity);
+    tecs_comp_t tag = tecs_component_new(w, &(tecs_component_desc_t){ .name = "Marked",
+                                         .storage = TECS_STORAGE_SPARSE });
+    tecs_archetype_t *a = tecs_archetype_get(w, 2, (tecs_comp_t[]){ pos, vel });
+    Position *p = xalloc((size_t)n * sizeof *p);
+    Velocity *v = xalloc((size_t)n * sizeof *v);
+    for (int64_t i = 0; i < n; i++) {
+        p[i] = (Position){ (float)i, (float)i };
+        v[i] = (Velocity){ 1, 1 };
+    }
+    tecs_entity_t *ids = xalloc((size_t)n * sizeof *ids);
+    tecs_err_t err = tecs_new_bulk(w, a, (int32_t)n, ids, 2,
+                                   (tecs_value_t[]){ { pos, p }, { vel, v } });
+    CHECK(err == TECS_OK, "tecs_new_bulk: %s", tecs_strerror(err));
+    int64_t on = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (tagged(i))
+            on += tecs_add(w, ids[i], tag) == TECS_OK;
+    tecs_query_t *q = TECS_QUERY(w, { .comp = pos }, { .comp = vel, .access = TECS_READ },
+                                 { .comp = tag, .access = TECS_FILTER });
+    CHECK(tecs_query_count(q) == on, "%d rows match, %lld tagged", tecs_query_count(q),
+          (long long)on);
+    double t[PASSES];
+    pass_toggled(q);
+    for (int k = 0; k < PASSES; k++) {
+        double t0 = now_ns();
+        pass_toggled(q);
+        t[k] = (now_ns() - t0) / (double)on;
+    }
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const Position *x = TECS_GET(w, ids[i], pos, Position);
+        bad += x == NULL || x->x != (float)i + (tagged(i) ? PASSES + 1 : 0);
+    }
+    CHECK(bad == 0, "%lld rows with a wrong x", (long long)bad);
+    free(p);
+    free(v);
+    free(ids);
+    tecs_world_free(w);
+    return median_of(t, PASSES);
+}
+
+/* The same rows by hand: two plain arrays and the list of the rows that
+** hold the tag. */
+static BENCH_NOINLINE void pass_listed(Position *restrict p, const Velocity *restrict v,
+                                       const int32_t *rows, int64_t n)
+{
+    for (int64_t k = 0; k < n; k++) {
+        p[rows[k]].x += v[rows[k]].x;
+        p[rows[k]].y += v[rows[k]].y;
+    }
+}
+
+/* raw_sparse_term: ns per row of iterate_sparse_term's rows by hand. */
+double sc_raw_sparse_term(int64_t n)
+{
+    Position *p = xalloc((size_t)n * sizeof *p);
+    Velocity *v = xalloc((size_t)n * sizeof *v);
+    int32_t *rows = xalloc((size_t)n * sizeof *rows);
+    int64_t on = 0;
+    for (int64_t i = 0; i < n; i++) {
+        p[i] = (Position){ (float)i, (float)i };
+        v[i] = (Velocity){ 1, 1 };
+        if (tagged(i))
+            rows[on++] = (int32_t)i;
+    }
+    double t[PASSES];
+    pass_listed(p, v, rows, on);
+    for (int k = 0; k < PASSES; k++) {
+        double t0 = now_ns();
+        pass_listed(p, v, rows, on);
+        t[k] = (now_ns() - t0) / (double)on;
+    }
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; i++)
+        bad += p[i].x != (float)i + (tagged(i) ? PASSES + 1 : 0);
+    CHECK(bad == 0, "%lld rows with a wrong x", (long long)bad);
+    free(p);
+    free(v);
+    free(rows);
     return median_of(t, PASSES);
 }

@@ -770,6 +770,12 @@ typedef struct tecs_query_desc_t {
 /**
  * Create a query. It matches every archetype that exists now, and every
  * archetype created later when it appears; iteration never matches.
+ * A term of a sparse component (any kind) is decided row by row, each
+ * row's entity looked up in the set; one that hands out its value makes
+ * each step one row, and a with-term whose members are fewer than a
+ * quarter of the rows of the query's archetypes makes the iteration walk
+ * its members (one row a step, in the set's order). See the README's
+ * "Sparse components" for the costs.
  * A query of no terms (term_count 0, terms may be NULL) matches every
  * archetype, the empty one included: it is the query of every live entity,
  * entities with no component too, and its iterations hand out no field

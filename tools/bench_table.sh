@@ -7,7 +7,8 @@
 #
 # CSV has the columns scenario,n,value,unit,ratio_to_raw (bench.c --csv);
 # its thread rows (NAME_1t, NAME_nt and NAME_speedup, the ratio 1t / nt)
-# make a second table, "threads", one line a pair with its speed-up;
+# make another table, "threads", one line a pair with its speed-up, and
+# the rows of the three stores a table of their own, "stores";
 # MACHINE has "key: value" lines (tools/bench_machine.sh). The block sits in
 # README between the lines "<!-- bench-table begin -->" and
 # "<!-- bench-table end -->"; nothing in it is written by hand.
@@ -63,6 +64,7 @@ render() {
     NF == 5 {
         main[++nmain] = sprintf("| %s | %s | %s | %s | %s |", $1, thousands($2), num($3 + 0),
                                 $4, $5 == "" ? "" : sprintf("%.2fx", $5 + 0))
+        fig[$1] = num($3 + 0) " " $4 ($5 == "" ? "" : sprintf(" (%.2fx raw)", $5 + 0))
         rows++
     }
     END {
@@ -71,6 +73,19 @@ render() {
             print "| scenario | N | median | unit | ratio to raw |"
             print "| --- | ---: | ---: | --- | ---: |"
             for (i = 1; i <= nmain; i++) print main[i]
+        }
+        # The stores side by side: the table store, an enableable
+        # component, a sparse one (rows missing from the CSV: no table).
+        if (("toggle" in fig) && ("add_remove_sparse" in fig)) {
+            print ""
+            print "| stores | table | enableable | sparse |"
+            print "| --- | --- | --- | --- |"
+            printf "| change (a pair) | add_remove %s | toggle %s | add_remove_sparse %s |\n",
+                   fig["add_remove"], fig["toggle"], fig["add_remove_sparse"]
+            printf "| random lookup | random_get %s | (as table) | random_get_sparse %s |\n",
+                   fig["random_get"], fig["random_get_sparse"]
+            printf "| p += v, per row handed out | iterate %s | iterate_toggled %s | iterate_sparse_term %s |\n",
+                   fig["iterate"], fig["iterate_toggled"], fig["iterate_sparse_term"]
         }
         if (nmain && npairs) print ""
         if (npairs) {
