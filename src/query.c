@@ -34,9 +34,10 @@
 ** iteration touches nothing that may since have been freed.
 **
 ** Toggle terms (an enableable component's term that reads its enabled
-** bit) are decided row by row, from the archetype's bit columns: see
-** "toggle terms" below. A chunk where they are decided alike for every row
-** is one step; another is handed out as runs of consecutive passing rows.
+** bit, a sparse component's term) are decided row by row: see "toggle
+** terms" below. A chunk where they are decided alike for every row is one
+** step; another is handed out as runs of consecutive passing rows; a query
+** with a sparse with-term of few members may walk those members instead.
 **
 ** Writes through a write term are reported (a SET event per row) when the
 ** iterator leaves a chunk, if a listener (a field index) watches that
@@ -49,8 +50,8 @@
 **
 ** Calls: alloc.c, component.c, event.c (it listens for new archetypes, and
 ** reports writes as SET events, after a veto), archetype.c (it checks the
-** archetype handles users pass), command.c (an iteration defers the
-** world).
+** archetype handles users pass), sparse.c (its inline lookups: sparse
+** terms), command.c (an iteration defers the world).
 */
 #include "private.h"
 
@@ -133,14 +134,17 @@ static bool match(const tecs_query_t *q, const tecs_archetype_t *a, int16_t *col
 
 /* ---- toggle terms ----------------------------------------------------
 **
-** A toggle term (an enableable component, TECS_TOGGLE_ENABLED or
-** _DISABLED) is decided row by row, from the bit columns (archetype.c),
-** 64 rows a word: "has" is the bit clear (ENABLED) or set (DISABLED), and
-** the operator applies to it. A chunk where every toggle term's column is
-** all clear or all set (ndisabled 0 or count) is decided once for all its
-** rows; otherwise it is handed out as runs of rows that pass and in which
-** every optional or any toggle term is present or absent throughout (a
-** field is one array: absent, it is NULL for the run).
+** A toggle term is decided row by row, 64 rows a word: the term of an
+** enableable component (TECS_TOGGLE_ENABLED or _DISABLED) from the bit
+** columns (archetype.c), "has" being the bit clear (ENABLED) or set
+** (DISABLED); the term of a sparse component (any toggle) from its set,
+** "has" being the row's entity a member. The operator applies to "has". A
+** chunk where every toggle term is alike in all rows (bit columns all
+** clear or all set, sparse sets empty) is decided once for all its rows;
+** otherwise it is handed out as runs of rows that pass and in which every
+** optional or any toggle term is present or absent throughout (a field is
+** one array: absent, it is NULL for the run), one row a run where a sparse
+** value is handed out.
 */
 
 /* Rows in use in chunk k of a. */
