@@ -477,12 +477,8 @@ static TECS__NOINLINE tecs_err_t enable_slow(tecs_world_t *w, tecs_entity_t e, t
     if (r != NULL && w->base.hook_depth == 0 && !(r->arch & TECS__REMOVE_QUEUED) &&
         tecs__arch_tog(tecs__rec_arch(w, r), c) >= 0)
         return tecs__enable_now(w, e, c, enable);
-    const tecs__comp *ci = tecs__comp_get(w, c);
-    if (ci == NULL)
-        return tecs__err_nocomp(w, c);
-    if (!ci->enableable)
-        return tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is not enableable (register it "
-                         "with .enableable = true)", TECS__COMP(w, c));
+    if ((err = tecs__enableable(w, c)) != TECS_OK)
+        return err;
     return defer_known(w, enable ? TECS__OP_ENABLE : TECS__OP_DISABLE, e, c, NULL);
 }
 

@@ -802,9 +802,7 @@ tecs_err_t tecs__destroy_now(tecs_world_t *w, tecs_entity_t e)
 
 /* ---- enabling -------------------------------------------------------- */
 
-/* Why c of the live entity e cannot be enabled or disabled. */
-static TECS__NOINLINE tecs_err_t enable_refused(tecs_world_t *w, tecs_entity_t e,
-                                                tecs_comp_t c)
+tecs_err_t tecs__enableable(tecs_world_t *w, tecs_comp_t c)
 {
     const tecs__comp *ci = tecs__comp_get(w, c);
     if (ci == NULL)
@@ -812,8 +810,16 @@ static TECS__NOINLINE tecs_err_t enable_refused(tecs_world_t *w, tecs_entity_t e
     if (!ci->enableable)
         return tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is not enableable (register it "
                          "with .enableable = true)", TECS__COMP(w, c));
-    return tecs__err(w, TECS_ENOENT, TECS__ENT_FMT " does not have " TECS__COMP_FMT,
-                     TECS__ENT(e), TECS__COMP(w, c));
+    return TECS_OK;
+}
+
+/* Why c of the live entity e cannot be enabled or disabled. */
+static TECS__NOINLINE tecs_err_t enable_refused(tecs_world_t *w, tecs_entity_t e,
+                                                tecs_comp_t c)
+{
+    tecs_err_t err = tecs__enableable(w, c);
+    return err ? err : tecs__err(w, TECS_ENOENT, TECS__ENT_FMT " does not have "
+                                 TECS__COMP_FMT, TECS__ENT(e), TECS__COMP(w, c));
 }
 
 tecs_err_t tecs__enable_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, bool on)

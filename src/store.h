@@ -49,6 +49,9 @@ tecs_err_t tecs__written(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const 
 ** entity e now: no move; hooks, vetoes and events as for a table one. */
 tecs_err_t tecs__add_sparse(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *value);
 tecs_err_t tecs__remove_sparse(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c);
+/* TECS_OK if c is a registered enableable component, else the error
+** (TECS_ENOCOMP, TECS_EINVAL) recorded. */
+tecs_err_t tecs__enableable(tecs_world_t *w, tecs_comp_t c);
 /* Enable (on) or disable enableable c of the live entity e now: its bit,
 ** then TECS__EV_ENABLE / _DISABLE if c is watched and the state changed. */
 tecs_err_t tecs__enable_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, bool on);

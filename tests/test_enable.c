@@ -430,18 +430,19 @@ typedef struct par_ctx {
     tecs_comp_t hp;
     int32_t rows[TECS_MAX_THREADS];
     tecs_err_t err[TECS_MAX_THREADS];
-    bool saw_disabled;
+    bool saw_disabled[TECS_MAX_THREADS];     /* per worker: no shared write */
 } par_ctx;
 
 static void disable_own(tecs_iter_t *it)
 {
     par_ctx *c = it->ctx;
     for (int32_t r = 0; r < it->count; r++) {
-        c->saw_disabled |= !tecs_is_enabled(it->world, it->entities[r], c->hp);
+        bool *saw = &c->saw_disabled[it->worker];
+        *saw |= !tecs_is_enabled(it->world, it->entities[r], c->hp);
         tecs_err_t err = tecs_enable(it->world, it->entities[r], c->hp, false);   /* queued */
         if (err)
             c->err[it->worker] = err;
-        c->saw_disabled |= !tecs_is_enabled(it->world, it->entities[r], c->hp);
+        *saw |= !tecs_is_enabled(it->world, it->entities[r], c->hp);
     }
     c->rows[it->worker] += it->count;
 }
@@ -465,7 +466,7 @@ TEST(parallel_enable_from_workers)
     CHECK(tecs_system_new(w, &(tecs_system_desc_t){ .name = "off", .query = q,
           .run = disable_own, .ctx = &c, .parallel = true, .parallel_min = 1 }) != 0);
     CHECK_ERR(tecs_progress(w, 0), TECS_OK);
-    CHECK(!c.saw_disabled);                     /* disabled rows are not handed out, */
+    CHECK(!c.saw_disabled[0] && !c.saw_disabled[1]);  /* disabled rows are not handed out, */
     CHECK_EQ(c.rows[0] + c.rows[1], 2000);      /* and queued ones not seen yet      */
     CHECK(c.rows[0] > 0 && c.rows[1] > 0);
     CHECK_EQ(c.err[0], TECS_OK);
