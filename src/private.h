@@ -66,7 +66,7 @@
 #define TECS__CTZ(x)      __builtin_ctz(x)
 #define TECS__CTZ64(x)    __builtin_ctzll(x)
 #define TECS__CLZ64(x)    __builtin_clzll(x)
-#define TECS__POP64(x)    __builtin_popcountll(x)
+#define TECS__POP64(x)    tecs__pop64(x)  /* the builtin may be a libgcc call */
 #else
 #define TECS__CTZ(x)      tecs__ctz(x)
 #define TECS__CTZ64(x)    tecs__ctz64(x)
@@ -93,7 +93,9 @@ static inline int tecs__ctz(uint32_t x)
 }
 
 /* The same for 64 bits (x not 0 for the first two): trailing zeros,
-** leading zeros, bits set. */
+** leading zeros, bits set (the last always by hand: without a popcount
+** instruction the compiler's builtin calls libgcc, which a Windows DLL
+** would then need beside it). */
 static inline int tecs__ctz64(uint64_t x)
 {
     int n = 0;
@@ -116,10 +118,10 @@ static inline int tecs__clz64(uint64_t x)
 
 static inline int tecs__pop64(uint64_t x)
 {
-    int n = 0;
-    for (; x; x &= x - 1)
-        n++;
-    return n;
+    x -= (x >> 1) & 0x5555555555555555u;
+    x = (x & 0x3333333333333333u) + ((x >> 2) & 0x3333333333333333u);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fu;
+    return (int)((x * 0x0101010101010101u) >> 56);
 }
 
 /* The layers, bottom to top: types, state, interface. */
