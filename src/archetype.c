@@ -589,18 +589,6 @@ void tecs__arch_fill_hole(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
 
 /* ---- bit columns ------------------------------------------------------ */
 
-bool tecs__arch_bit_put(tecs_world_t *w, tecs_archetype_t *a, int32_t j, uint32_t row, bool on)
-{
-    uint32_t i = row & w->arch.mask;
-    uint64_t *word = &tecs__chunk_bits(a, tecs__chunk_of(a, w, row), j)[i >> 6];
-    uint64_t bit = (uint64_t)1 << (i & 63);
-    if (((*word & bit) != 0) == on)
-        return false;
-    *word ^= bit;
-    a->ndisabled[j] += on ? 1 : -1;
-    return true;
-}
-
 void tecs__arch_bits_move(tecs_world_t *w, const tecs_archetype_t *a, uint32_t src,
                           tecs_archetype_t *b, uint32_t dst)
 {

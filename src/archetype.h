@@ -97,8 +97,6 @@ void tecs__arch_bits_move(tecs_world_t *w, const tecs_archetype_t *a, uint32_t s
 /* Before row leaves a (its hole filled by the last row): forget its bits,
 ** move the last row's bits into it, clear the last row's. */
 void tecs__arch_bits_remove(tecs_world_t *w, tecs_archetype_t *a, uint32_t row);
-/* Set or clear the bit of column j at row; false if it was so already. */
-bool tecs__arch_bit_put(tecs_world_t *w, tecs_archetype_t *a, int32_t j, uint32_t row, bool on);
 /* Column of c in a, or COL_ABSENT / COL_TAG. */
 static inline int32_t tecs__arch_col(const tecs_archetype_t *a, tecs_comp_t c)
 {
@@ -161,6 +159,23 @@ static inline bool tecs__arch_bit_in(const tecs_archetype_t *a, const tecs__arch
 {
     uint32_t i = row & s->mask;
     return (tecs__chunk_bits(a, tecs__chunk_of_in(a, s, row), j)[i >> 6] >> (i & 63)) & 1u;
+}
+
+/* Set (on) or clear the bit of column j at row, counting it in
+** ndisabled; false if it was so already. */
+#define tecs__arch_bit_put(w, a, j, row, on) \
+    tecs__arch_bit_put_in(&(w)->arch, (a), (j), (row), (on))
+static inline bool tecs__arch_bit_put_in(const tecs__arch_state *s, tecs_archetype_t *a,
+                                         int32_t j, uint32_t row, bool on)
+{
+    uint32_t i = row & s->mask;
+    uint64_t *word = &tecs__chunk_bits(a, tecs__chunk_of_in(a, s, row), j)[i >> 6];
+    uint64_t bit = (uint64_t)1 << (i & 63);
+    if (((*word & bit) != 0) == on)
+        return false;
+    *word ^= bit;
+    a->ndisabled[j] += on ? 1 : -1;
+    return true;
 }
 
 /* The entity column of a chunk (its column pointers cp). */

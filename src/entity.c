@@ -443,14 +443,8 @@ tecs_err_t tecs_enable(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, bool ena
         tecs_archetype_t *a = tecs__rec_arch(w, r);
         int32_t j = tecs__arch_tog(a, c);
         if (TECS__LIKELY(j >= 0 && w->comp.comps[c].watch == 0)) {
-            uint32_t i = r->row & w->arch.mask;
-            uint64_t *word = &tecs__chunk_bits(a, tecs__chunk_of(a, w, r->row), j)[i >> 6];
-            uint64_t bit = (uint64_t)1 << (i & 63), off = enable ? 0 : bit;
             w->base.err = TECS_OK;
-            if ((*word & bit) != off) {
-                *word ^= bit;
-                a->ndisabled[j] += enable ? -1 : 1;
-            }
+            tecs__arch_bit_put(w, a, j, r->row, !enable);
             return TECS_OK;
         }
     }

@@ -770,7 +770,7 @@ bool tecs__query_entity_ok(const tecs_query_t *q, const tecs_archetype_t *a, tec
     return pass & any & 1u;
 }
 
-bool tecs__query_varies(const tecs_query_t *q)
+bool tecs__query_has_toggles(const tecs_query_t *q)
 {
     return q->ntt > 0;
 }
@@ -1014,11 +1014,6 @@ static bool advance(tecs_iter_t *it)
     }
 }
 
-static inline bool q_varies(const tecs_query_t *q)
-{
-    return q->tt_fields;
-}
-
 /* Leave the terms of absent without a field in this step. */
 static void drop_fields(tecs_iter_t *it, uint32_t absent)
 {
@@ -1163,7 +1158,7 @@ static TECS__INLINE bool run_in_word(tecs_iter_t *it)
 /* The next run of the chunk being walked run by run; false at its end. */
 static bool next_run(tecs_iter_t *it)
 {
-    if (!q_varies(it->priv_.query))
+    if (!it->priv_.query->tt_fields)
         return next_run_plain(it);
     tecs_query_t *q = it->priv_.query;
     const tecs_world_t *w = q->world;

@@ -41,7 +41,7 @@ bool tecs__query_row_ok(const tecs_query_t *q, int32_t m, uint32_t row);
 bool tecs__query_entity_ok(const tecs_query_t *q, const tecs_archetype_t *a, tecs_entity_t e,
                            tecs_comp_t flip);
 /* Has q toggle terms (tecs__query_clip then cuts the runs of a snapshot)? */
-bool tecs__query_varies(const tecs_query_t *q);
+bool tecs__query_has_toggles(const tecs_query_t *q);
 /* Of the n rows of q's match m from row (one chunk), read from the first
 ** (from_end: from the last): *skip rows that no longer pass q's toggle
 ** terms, then the rows that pass with the same optional and any toggle
