@@ -66,13 +66,13 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static double median(double *v, int n)
+double median(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-static void *xmalloc(size_t size)
+void *xmalloc(size_t size)
 {
     void *p = malloc(size ? size : 1);
     if (p == NULL) {
@@ -129,7 +129,7 @@ static void fx_close(fixture *f)
 }
 
 /* Source arrays: Position (i, i) and Velocity (1, 1). */
-static void fill_values(Position *p, Velocity *v, int64_t n)
+void fill_values(Position *p, Velocity *v, int64_t n)
 {
     for (int64_t i = 0; i < n; i++) {
         p[i] = (Position){ (float)i, (float)i };

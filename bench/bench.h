@@ -69,6 +69,12 @@ static inline uint64_t rng_next(uint64_t *s)
     return *s * 0x2545F4914F6CDD1DULL;
 }
 
+/* The harness's helpers (bench.c): the median of v (sorted in place);
+** malloc that exits on failure; Position (i, i) and Velocity (1, 1). */
+double median(double *v, int n);
+void *xmalloc(size_t size);
+void fill_values(Position *p, Velocity *v, int64_t n);
+
 /* The rows of enableable components and sparse terms (bench_store.c). */
 double sc_toggle(int64_t n);
 double sc_iterate_toggled(int64_t n);

@@ -12,34 +12,12 @@
 /* Rows of a run: iterate_toggled disables every other run of RUN rows. */
 #define RUN 8
 
-static void *xalloc(size_t size)
-{
-    void *p = malloc(size ? size : 1);
-    if (p == NULL) {
-        fprintf(stderr, "bench: out of memory (%zu bytes)\n", size);
-        exit(2);
-    }
-    return p;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median_of(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 enum { PASSES = 20 };
 
-/* A world of n entities with Position (i, i) and an enableable Velocity
-** (1, 1); ids into *ids (the caller frees them). */
-static tecs_world_t *toggle_world(int64_t n, tecs_comp_t *pos, tecs_comp_t *vel,
-                                  tecs_entity_t **ids)
+/* A world of n entities with Position (i, i) and Velocity (1, 1), Velocity
+** enableable if asked; ids into *ids (the caller frees them). */
+static tecs_world_t *pv_world(int64_t n, bool enableable, tecs_comp_t *pos, tecs_comp_t *vel,
+                              tecs_entity_t **ids)
 {
     tecs_world_t *w = tecs_world_new();
     CHECK(w != NULL, "world");
@@ -47,15 +25,12 @@ static tecs_world_t *toggle_world(int64_t n, tecs_comp_t *pos, tecs_comp_t *vel,
         exit(2);
     *pos = TECS_COMPONENT(w, Position);
     *vel = tecs_component_new(w, &(tecs_component_desc_t){ .name = "Velocity",
-        .size = sizeof(Velocity), .align = _Alignof(Velocity), .enableable = true });
+        .size = sizeof(Velocity), .align = _Alignof(Velocity), .enableable = enableable });
     tecs_archetype_t *a = tecs_archetype_get(w, 2, (tecs_comp_t[]){ *pos, *vel });
-    Position *p = xalloc((size_t)n * sizeof *p);
-    Velocity *v = xalloc((size_t)n * sizeof *v);
-    for (int64_t i = 0; i < n; i++) {
-        p[i] = (Position){ (float)i, (float)i };
-        v[i] = (Velocity){ 1, 1 };
-    }
-    *ids = xalloc((size_t)n * sizeof **ids);
+    Position *p = xmalloc((size_t)n * sizeof *p);
+    Velocity *v = xmalloc((size_t)n * sizeof *v);
+    fill_values(p, v, n);
+    *ids = xmalloc((size_t)n * sizeof **ids);
     tecs_err_t err = tecs_new_bulk(w, a, (int32_t)n, *ids, 2,
                                    (tecs_value_t[]){ { *pos, p }, { *vel, v } });
     CHECK(err == TECS_OK, "tecs_new_bulk: %s", tecs_strerror(err));
@@ -70,7 +45,7 @@ double sc_toggle(int64_t n)
 {
     tecs_comp_t pos, vel;
     tecs_entity_t *ids;
-    tecs_world_t *w = toggle_world(n, &pos, &vel, &ids);
+    tecs_world_t *w = pv_world(n, true, &pos, &vel, &ids);
     tecs_query_t *q = tecs_query_all(w, 1, &vel);
     int64_t errs = 0;
     double t0 = now_ns();
@@ -96,11 +71,49 @@ static inline void integrate(Position *restrict p, const Velocity *restrict v, i
     }
 }
 
-static BENCH_NOINLINE void pass_toggled(tecs_query_t *q)
+static BENCH_NOINLINE void pass_query(tecs_query_t *q)
 {
     tecs_iter_t it = tecs_query_iter(q);
     while (tecs_iter_next(&it))
         integrate(it.fields[0], it.fields[1], it.count);
+}
+
+/* The median over PASSES passes of p += v through q (after one untimed
+** pass), per row of the `rows` it hands out. */
+static double time_query(tecs_query_t *q, int64_t rows)
+{
+    double t[PASSES];
+    pass_query(q);
+    for (int k = 0; k < PASSES; k++) {
+        double t0 = now_ns();
+        pass_query(q);
+        t[k] = (now_ns() - t0) / (double)rows;
+    }
+    return median(t, PASSES);
+}
+
+/* Row i's x after the passes: moved PASSES + 1 times if the passes took
+** it, else where it began. */
+static void check_x(tecs_world_t *w, tecs_comp_t pos, const tecs_entity_t *ids, int64_t n,
+                    bool (*taken)(int64_t i))
+{
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const Position *p = TECS_GET(w, ids[i], pos, Position);
+        bad += p == NULL || p->x != (float)i + (taken(i) ? PASSES + 1 : 0);
+    }
+    CHECK(bad == 0, "%lld rows with a wrong x", (long long)bad);
+}
+
+/* iterate_toggled's rows: the first of every two runs of RUN. */
+static bool enabled_row(int64_t i)
+{
+    return !((i / RUN) & 1);
+}
+
+static int64_t enabled_rows(int64_t n)
+{
+    return (n / (2 * RUN)) * RUN + (n % (2 * RUN) < RUN ? n % (2 * RUN) : RUN);
 }
 
 /* iterate_toggled: p += v over a query whose Velocity is disabled in every
@@ -109,66 +122,18 @@ double sc_iterate_toggled(int64_t n)
 {
     tecs_comp_t pos, vel;
     tecs_entity_t *ids;
-    tecs_world_t *w = toggle_world(n, &pos, &vel, &ids);
+    tecs_world_t *w = pv_world(n, true, &pos, &vel, &ids);
     for (int64_t i = 0; i < n; i++)
-        if ((i / RUN) & 1)
+        if (!enabled_row(i))
             tecs_enable(w, ids[i], vel, false);
     tecs_query_t *q = tecs_query_all(w, 2, (tecs_comp_t[]){ pos, vel });
     int64_t on = tecs_query_count(q);
-    CHECK(on == (n / (2 * RUN)) * RUN + (n % (2 * RUN) < RUN ? n % (2 * RUN) : RUN),
-          "%lld rows enabled", (long long)on);
-    double t[PASSES];
-    pass_toggled(q);
-    for (int k = 0; k < PASSES; k++) {
-        double t0 = now_ns();
-        pass_toggled(q);
-        t[k] = (now_ns() - t0) / (double)on;
-    }
-    int64_t bad = 0;
-    for (int64_t i = 0; i < n; i++) {
-        const Position *p = TECS_GET(w, ids[i], pos, Position);
-        float want = (float)i + (((i / RUN) & 1) ? 0 : PASSES + 1);
-        bad += p == NULL || p->x != want;
-    }
-    CHECK(bad == 0, "%lld rows with a wrong x", (long long)bad);
+    CHECK(on == enabled_rows(n), "%lld rows enabled", (long long)on);
+    double t = time_query(q, on);
+    check_x(w, pos, ids, n, enabled_row);
     free(ids);
     tecs_world_free(w);
-    return median_of(t, PASSES);
-}
-
-/* The same rows by hand: two plain arrays, every other run of RUN rows
-** skipped. */
-static BENCH_NOINLINE void pass_runs(Position *restrict p, const Velocity *restrict v,
-                                     int64_t n)
-{
-    for (int64_t i = 0; i < n; i += 2 * RUN)
-        integrate(p + i, v + i, (int32_t)(n - i < RUN ? n - i : RUN));
-}
-
-/* raw_toggled: ns per row handed out of iterate_toggled's rows by hand. */
-double sc_raw_toggled(int64_t n)
-{
-    Position *p = xalloc((size_t)n * sizeof *p);
-    Velocity *v = xalloc((size_t)n * sizeof *v);
-    for (int64_t i = 0; i < n; i++) {
-        p[i] = (Position){ (float)i, (float)i };
-        v[i] = (Velocity){ 1, 1 };
-    }
-    int64_t on = (n / (2 * RUN)) * RUN + (n % (2 * RUN) < RUN ? n % (2 * RUN) : RUN);
-    double t[PASSES];
-    pass_runs(p, v, n);
-    for (int k = 0; k < PASSES; k++) {
-        double t0 = now_ns();
-        pass_runs(p, v, n);
-        t[k] = (now_ns() - t0) / (double)on;
-    }
-    int64_t bad = 0;
-    for (int64_t i = 0; i < n; i++)
-        bad += p[i].x != (float)i + (((i / RUN) & 1) ? 0 : PASSES + 1);
-    CHECK(bad == 0, "%lld rows with a wrong x", (long long)bad);
-    free(p);
-    free(v);
-    return median_of(t, PASSES);
+    return t;
 }
 
 /* Every tenth entity holds the sparse tag of iterate_sparse_term, spread
@@ -182,24 +147,11 @@ static bool tagged(int64_t i)
 ** sparse tag held by 10% of the entities: ns per row handed out. */
 double sc_iterate_sparse_term(int64_t n)
 {
-    tecs_world_t *w = tecs_world_new();
-    CHECK(w != NULL, "world");
-    if (w == NULL)
-        exit(2);
-    tecs_comp_t pos = TECS_COMPONENT(w, Position), vel = TECS_COMPONENT(w, Velocity);
+    tecs_comp_t pos, vel;
+    tecs_entity_t *ids;
+    tecs_world_t *w = pv_world(n, false, &pos, &vel, &ids);
     tecs_comp_t tag = tecs_component_new(w, &(tecs_component_desc_t){ .name = "Marked",
                                          .storage = TECS_STORAGE_SPARSE });
-    tecs_archetype_t *a = tecs_archetype_get(w, 2, (tecs_comp_t[]){ pos, vel });
-    Position *p = xalloc((size_t)n * sizeof *p);
-    Velocity *v = xalloc((size_t)n * sizeof *v);
-    for (int64_t i = 0; i < n; i++) {
-        p[i] = (Position){ (float)i, (float)i };
-        v[i] = (Velocity){ 1, 1 };
-    }
-    tecs_entity_t *ids = xalloc((size_t)n * sizeof *ids);
-    tecs_err_t err = tecs_new_bulk(w, a, (int32_t)n, ids, 2,
-                                   (tecs_value_t[]){ { pos, p }, { vel, v } });
-    CHECK(err == TECS_OK, "tecs_new_bulk: %s", tecs_strerror(err));
     int64_t on = 0;
     for (int64_t i = 0; i < n; i++)
         if (tagged(i))
@@ -208,28 +160,22 @@ double sc_iterate_sparse_term(int64_t n)
                                  { .comp = tag, .access = TECS_FILTER });
     CHECK(tecs_query_count(q) == on, "%d rows match, %lld tagged", tecs_query_count(q),
           (long long)on);
-    double t[PASSES];
-    pass_toggled(q);
-    for (int k = 0; k < PASSES; k++) {
-        double t0 = now_ns();
-        pass_toggled(q);
-        t[k] = (now_ns() - t0) / (double)on;
-    }
-    int64_t bad = 0;
-    for (int64_t i = 0; i < n; i++) {
-        const Position *x = TECS_GET(w, ids[i], pos, Position);
-        bad += x == NULL || x->x != (float)i + (tagged(i) ? PASSES + 1 : 0);
-    }
-    CHECK(bad == 0, "%lld rows with a wrong x", (long long)bad);
-    free(p);
-    free(v);
+    double t = time_query(q, on);
+    check_x(w, pos, ids, n, tagged);
     free(ids);
     tecs_world_free(w);
-    return median_of(t, PASSES);
+    return t;
 }
 
-/* The same rows by hand: two plain arrays and the list of the rows that
-** hold the tag. */
+/* The raw loops: the same rows by hand, over two plain arrays. */
+
+static BENCH_NOINLINE void pass_runs(Position *restrict p, const Velocity *restrict v,
+                                     int64_t n)
+{
+    for (int64_t i = 0; i < n; i += 2 * RUN)
+        integrate(p + i, v + i, (int32_t)(n - i < RUN ? n - i : RUN));
+}
+
 static BENCH_NOINLINE void pass_listed(Position *restrict p, const Velocity *restrict v,
                                        const int32_t *rows, int64_t n)
 {
@@ -239,32 +185,48 @@ static BENCH_NOINLINE void pass_listed(Position *restrict p, const Velocity *res
     }
 }
 
-/* raw_sparse_term: ns per row of iterate_sparse_term's rows by hand. */
-double sc_raw_sparse_term(int64_t n)
+/* A raw loop's figure: PASSES passes after an untimed one, ns per row of
+** the `on` the rows list holds (NULL: iterate_toggled's runs), x checked. */
+static double time_raw(int64_t n, const int32_t *rows, int64_t on, bool (*taken)(int64_t i))
 {
-    Position *p = xalloc((size_t)n * sizeof *p);
-    Velocity *v = xalloc((size_t)n * sizeof *v);
-    int32_t *rows = xalloc((size_t)n * sizeof *rows);
-    int64_t on = 0;
-    for (int64_t i = 0; i < n; i++) {
-        p[i] = (Position){ (float)i, (float)i };
-        v[i] = (Velocity){ 1, 1 };
-        if (tagged(i))
-            rows[on++] = (int32_t)i;
-    }
+    Position *p = xmalloc((size_t)n * sizeof *p);
+    Velocity *v = xmalloc((size_t)n * sizeof *v);
+    fill_values(p, v, n);
     double t[PASSES];
-    pass_listed(p, v, rows, on);
-    for (int k = 0; k < PASSES; k++) {
+    for (int k = -1; k < PASSES; k++) {
         double t0 = now_ns();
-        pass_listed(p, v, rows, on);
-        t[k] = (now_ns() - t0) / (double)on;
+        if (rows)
+            pass_listed(p, v, rows, on);
+        else
+            pass_runs(p, v, n);
+        if (k >= 0)
+            t[k] = (now_ns() - t0) / (double)on;
     }
     int64_t bad = 0;
     for (int64_t i = 0; i < n; i++)
-        bad += p[i].x != (float)i + (tagged(i) ? PASSES + 1 : 0);
+        bad += p[i].x != (float)i + (taken(i) ? PASSES + 1 : 0);
     CHECK(bad == 0, "%lld rows with a wrong x", (long long)bad);
     free(p);
     free(v);
+    return median(t, PASSES);
+}
+
+/* raw_toggled: ns per row of iterate_toggled's rows by hand. */
+double sc_raw_toggled(int64_t n)
+{
+    return time_raw(n, NULL, enabled_rows(n), enabled_row);
+}
+
+/* raw_sparse_term: ns per row of iterate_sparse_term's rows by hand,
+** through the list of the rows that hold the tag. */
+double sc_raw_sparse_term(int64_t n)
+{
+    int32_t *rows = xmalloc((size_t)n * sizeof *rows);
+    int64_t on = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (tagged(i))
+            rows[on++] = (int32_t)i;
+    double t = time_raw(n, rows, on, tagged);
     free(rows);
-    return median_of(t, PASSES);
+    return t;
 }
