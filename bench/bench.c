@@ -190,17 +190,8 @@ static void check_passes(tecs_query_t *q, int64_t n, int k)
 
 /* ---- the iterate family ----------------------------------------------- */
 
-/* The loop every iterate scenario runs, on one column pair. */
-static inline void integrate(Position *restrict p, const Velocity *restrict v, int32_t n)
-{
-    for (int32_t i = 0; i < n; i++) {
-        p[i].x += v[i].x;
-        p[i].y += v[i].y;
-    }
-}
-
 /* One pass over a query's chunks. */
-static BENCH_NOINLINE void pass_chunks(tecs_query_t *q)
+BENCH_NOINLINE void pass_chunks(tecs_query_t *q)
 {
     tecs_iter_t it = tecs_query_iter(q);
     while (tecs_iter_next(&it))

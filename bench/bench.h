@@ -70,10 +70,21 @@ static inline uint64_t rng_next(uint64_t *s)
 }
 
 /* The harness's helpers (bench.c): the median of v (sorted in place);
-** malloc that exits on failure; Position (i, i) and Velocity (1, 1). */
+** malloc that exits on failure; Position (i, i) and Velocity (1, 1); one
+** pass of integrate over a query's steps (fields 0 and 1). */
 double median(double *v, int n);
 void *xmalloc(size_t size);
 void fill_values(Position *p, Velocity *v, int64_t n);
+void pass_chunks(tecs_query_t *q);
+
+/* The loop every iterate scenario runs, on one column pair. */
+static inline void integrate(Position *restrict p, const Velocity *restrict v, int32_t n)
+{
+    for (int32_t i = 0; i < n; i++) {
+        p[i].x += v[i].x;
+        p[i].y += v[i].y;
+    }
+}
 
 /* The rows of enableable components and sparse terms (bench_store.c). */
 double sc_toggle(int64_t n);

@@ -63,30 +63,15 @@ double sc_toggle(int64_t n)
     return t;
 }
 
-static inline void integrate(Position *restrict p, const Velocity *restrict v, int32_t n)
-{
-    for (int32_t i = 0; i < n; i++) {
-        p[i].x += v[i].x;
-        p[i].y += v[i].y;
-    }
-}
-
-static BENCH_NOINLINE void pass_query(tecs_query_t *q)
-{
-    tecs_iter_t it = tecs_query_iter(q);
-    while (tecs_iter_next(&it))
-        integrate(it.fields[0], it.fields[1], it.count);
-}
-
 /* The median over PASSES passes of p += v through q (after one untimed
 ** pass), per row of the `rows` it hands out. */
 static double time_query(tecs_query_t *q, int64_t rows)
 {
     double t[PASSES];
-    pass_query(q);
+    pass_chunks(q);
     for (int k = 0; k < PASSES; k++) {
         double t0 = now_ns();
-        pass_query(q);
+        pass_chunks(q);
         t[k] = (now_ns() - t0) / (double)rows;
     }
     return median(t, PASSES);
