@@ -193,11 +193,11 @@ static void toggle_members(tecs_world_t *w, obs_state *s, tecs_entity_t e, tecs_
                            bool before)
 {
     int32_t n = s->n;
+    tecs_archetype_t *a = arch_of(w, e);    /* callbacks' moves are queued */
     for (int32_t i = 0; i < n; i++) {
         obs_entry o = s->list[i];
         if (o.dead || !is_member_kind(o.kind) || !tecs__query_toggles(o.query, c))
             continue;
-        tecs_archetype_t *a = arch_of(w, e);
         bool was = tecs__query_entity_ok(o.query, a, e, before ? 0 : c);
         bool is = tecs__query_entity_ok(o.query, a, e, before ? c : 0);
         if (was != is && is == (o.kind == TECS_ON_ENTER))
