@@ -755,11 +755,27 @@ typedef enum tecs_toggle_t {
     TECS_TOGGLE_DISABLED        /* has it, disabled                           */
 } tecs_toggle_t;
 
+/** What a with-term asks of its component's ticks (change detection: see
+ *  tecs_world_tick). Rows come out by chunk: every row of a chunk in which
+ *  one row's value was written (or one row entered, for ADDED) since the
+ *  query's previous run began; a row that enters a chunk (a birth, an add,
+ *  a remove, a destroy's hole fill) counts as a write to all its values.
+ *  A sparse component's changes are its set's as a whole. */
+typedef enum tecs_change_t {
+    TECS_CHANGE_ANY = 0,        /* every row (the default)                    */
+    TECS_CHANGE_CHANGED,        /* rows whose value may have been written     */
+    TECS_CHANGE_ADDED           /* rows that may have got it                  */
+} tecs_change_t;
+
 typedef struct tecs_term_t {
     tecs_comp_t comp;
     tecs_oper_t oper;
     tecs_access_t access;
     tecs_toggle_t toggle;
+    tecs_change_t change;       /* a with-term's; TECS_CHANGE_CHANGED of a
+                                   tag is refused (TECS_EINVAL), as is a
+                                   change term in a cache's or an
+                                   observer's query                           */
 } tecs_term_t;
 
 typedef struct tecs_query_desc_t {
@@ -1849,6 +1865,57 @@ tecs_err_t tecs_system_run(tecs_world_t *world, tecs_system_t system, double del
 
 /** Frames run so far (the frame number the next tecs_progress gets). */
 int64_t tecs_world_frame_count(const tecs_world_t *world);
+
+/* ==================================================================== */
+/* Change detection                                                     */
+/* ==================================================================== */
+
+/*
+** The world counts ticks, from 1. Each write records the tick it was made
+** at, per chunk and component: a tecs_set, a tecs_get_mut (the pointer
+** counts as written through), a tecs_modified, a query's write term handed
+** out by an iteration, a birth or a row that enters a chunk (then for all
+** of its components), an add. A worker's writes count when its run begins
+** (its query's write terms) or ends (its system's desc.writes, in every
+** chunk that holds them). A term with .change (TECS_CHANGE_CHANGED or
+** _ADDED) passes the chunks whose tick is newer than the start of the
+** query's previous run; the first run of a query passes every row. Each
+** run of a query with change terms (an iteration, a system's run, a split)
+** starts at the current tick and moves the tick on, so that a write made
+** after the run began is seen by the next run, and one made before it is
+** not seen twice. A query sees its own write terms' writes in its next
+** run. Enabling and disabling (tecs_enable) is no write.
+*/
+
+/** The world's tick now (0 for NULL). */
+uint64_t tecs_world_tick(const tecs_world_t *world);
+
+/** Move the world's tick on by one (tecs_progress does, at each frame's
+ *  start): writes made from now on are newer than any made before.
+ *  @return the new tick, or 0 (NULL; TECS_EBUSY from a worker or while
+ *  the world is being freed). */
+uint64_t tecs_world_tick_advance(tecs_world_t *world);
+
+/** The tick of the last write to the value of comp of entity as the world
+ *  keeps it: that of the entity's chunk (or sparse set); 0 if the entity
+ *  is not alive or has no comp. Calls nothing: may be called from any
+ *  callback. */
+uint64_t tecs_changed_tick(const tecs_world_t *world, tecs_entity_t entity, tecs_comp_t comp);
+
+/** The tick at which comp may have been added to entity, as kept: the last
+ *  row entering the entity's chunk (or member joining the sparse set); 0
+ *  as tecs_changed_tick. */
+uint64_t tecs_added_tick(const tecs_world_t *world, tecs_entity_t entity, tecs_comp_t comp);
+
+/** The tick at which the latest run of query began (0: it never ran with
+ *  change terms; a query without change terms keeps 0). */
+uint64_t tecs_query_last_run(const tecs_query_t *query);
+
+/** Set the tick the next run of query compares with (its change terms pass
+ *  what is newer): 0 makes the next run pass every row. @return TECS_OK,
+ *  TECS_EINVAL (NULL, a tick above tecs_world_tick), TECS_EBUSY (an
+ *  iteration of the query is open). */
+tecs_err_t tecs_query_set_last_run(tecs_query_t *query, uint64_t tick);
 
 /* ==================================================================== */
 /* Threads                                                              */

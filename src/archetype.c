@@ -485,14 +485,18 @@ static void group_set(tecs_world_t *w, tecs_archetype_t *a, int32_t s, uint32_t 
     }
 }
 
-/* Bytes of the block holding cap chunk entries and their column pointers. */
+/* Bytes of the block holding cap chunk entries, their column pointers and
+** their ticks. (The ticks start 8-byte aligned: cap is a power of two of
+** at least 4, and an entry is a multiple of 4 bytes.) */
 static size_t chunk_table_size(const tecs_archetype_t *a, int32_t cap)
 {
-    return tecs__bytes((uint64_t)cap, sizeof(struct tecs__chunk) + (size_t)a->stride * sizeof(char *));
+    return tecs__bytes((uint64_t)cap, sizeof(struct tecs__chunk) +
+                                      (size_t)a->stride * sizeof(char *) +
+                                      (size_t)(a->ncols + 1) * sizeof(uint64_t));
 }
 
 /* Make the chunk table hold want chunks: the entries first, then the
-** column pointers, in one block. */
+** column pointers, then the ticks, in one block. */
 static tecs_err_t chunk_table_grow(tecs_world_t *w, tecs_archetype_t *a, int32_t want)
 {
     if (want <= a->cap_chunks)
@@ -506,11 +510,17 @@ static tecs_err_t chunk_table_grow(tecs_world_t *w, tecs_archetype_t *a, int32_t
                                           chunk_table_size(a, (int32_t)cap));
     if (t == NULL)
         return tecs__err(w, TECS_ENOMEM, "out of memory growing the chunk table to %d", want);
-    /* The column pointers kept their bytes, now after the old entries. */
-    memmove(t + cap, t + a->cap_chunks,
-            (size_t)a->cap_chunks * (uint32_t)a->stride * sizeof(char *));
+    /* The column pointers and the ticks kept their bytes, now after the
+    ** old entries: the ticks move first, as they move the farthest. */
+    size_t ncols_old = (size_t)a->cap_chunks * (uint32_t)a->stride;
+    char **cols = (char **)(void *)(t + cap);
+    uint64_t *ticks = (uint64_t *)(void *)(cols + (size_t)cap * (uint32_t)a->stride);
+    memmove(ticks, (char **)(void *)(t + a->cap_chunks) + ncols_old,
+            (size_t)a->cap_chunks * (uint32_t)(a->ncols + 1) * sizeof *ticks);
+    memmove(cols, t + a->cap_chunks, ncols_old * sizeof(char *));
     a->chunks = t;
-    a->cols = (char **)(void *)(t + cap);
+    a->cols = cols;
+    a->ticks = ticks;
     a->cap_chunks = (int32_t)cap;
     return TECS_OK;
 }
@@ -542,8 +552,11 @@ static tecs_err_t chunks_alloc(tecs_world_t *w, tecs_archetype_t *a, int32_t wan
         tecs__free_aligned(w, raw, group_size(a, g));
         return TECS_ENOMEM;
     }
-    /* Rows past the last in use have every bit clear. */
+    /* Rows past the last in use have every bit clear; a new chunk has no
+    ** write yet. */
     memset(base + (size_t)g * a->tog_off, 0, (size_t)g * (uint32_t)a->ntog * a->tog_bytes);
+    memset(tecs__chunk_ticks(a, (uint32_t)a->nchunks), 0,
+           (size_t)g * (uint32_t)(a->ncols + 1) * sizeof *a->ticks);
     group_set(w, a, a->nchunks, g, base, raw);
     a->nchunks = want;
     return TECS_OK;
@@ -708,6 +721,7 @@ static void arch_free_chunks(tecs_world_t *w, tecs_archetype_t *a)
     tecs__free(w, a->chunks, chunk_table_size(a, a->cap_chunks));
     a->chunks = NULL;
     a->cols = NULL;
+    a->ticks = NULL;
     a->cap_chunks = 0;
 }
 

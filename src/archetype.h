@@ -32,6 +32,10 @@ struct tecs_archetype_t {
                                    ids, [1 + c] its column c, [1 + ncols + j]
                                    its bit column j (after chunks, in the
                                    same block)                              */
+    uint64_t *ticks;            /* chunk k's at k * (ncols + 1): [c] the tick
+                                   of the last write to column c, [ncols]
+                                   of the last row that entered (born or
+                                   moved in); after cols, in the same block */
     int32_t ntog;               /* enableable components: bit columns       */
     tecs_comp_t *tog_comp;      /* per bit column: its component (id order) */
     int32_t *ndisabled;         /* per bit column: rows whose bit is set    */
@@ -120,6 +124,7 @@ typedef struct tecs__arch_state {
     uint32_t shift;             /* log2(rows)                               */
     uint32_t mask;              /* rows - 1                                 */
     int32_t max_archetypes;
+    uint64_t tick;              /* the world's tick: what a write records   */
 } tecs__arch_state;
 
 /* The layer's accessors take the objects and the layer's state, not the
@@ -138,6 +143,39 @@ static inline char *const *tecs__chunk_of_in(const tecs_archetype_t *a,
                                              const tecs__arch_state *s, uint32_t row)
 {
     return tecs__kcols(a, row >> s->shift);
+}
+
+/* The ticks of chunk k (see tecs_archetype_t.ticks). */
+static inline uint64_t *tecs__chunk_ticks(const tecs_archetype_t *a, uint32_t k)
+{
+    return a->ticks + (size_t)k * (uint32_t)(a->ncols + 1);
+}
+
+/* Record a write to column col of the chunk holding row. */
+#define tecs__arch_touch(w, a, col, row) \
+    (tecs__chunk_ticks((a), (row) >> (w)->arch.shift)[(col)] = (w)->arch.tick)
+
+/* Record a row entering the chunk holding row. */
+#define tecs__arch_entered(w, a, row) \
+    (tecs__chunk_ticks((a), (row) >> (w)->arch.shift)[(a)->ncols] = (w)->arch.tick)
+
+/* Record rows [row, row + n) entering (n > 0). */
+static inline void tecs__arch_entered_n(const tecs__arch_state *s, tecs_archetype_t *a,
+                                        uint32_t row, uint32_t n)
+{
+    for (uint32_t k = row >> s->shift; k <= (row + n - 1) >> s->shift; k++)
+        tecs__chunk_ticks(a, k)[a->ncols] = s->tick;
+}
+
+/* The tick of the last write to column col (or, col -1, the last row
+** entering) of the chunk holding row: a row that enters counts as written
+** in every column. */
+#define tecs__arch_changed_at(w, a, col, row) \
+    tecs__chunk_changed_at((a), (row) >> (w)->arch.shift, (col))
+static inline uint64_t tecs__chunk_changed_at(const tecs_archetype_t *a, uint32_t k, int32_t col)
+{
+    const uint64_t *t = tecs__chunk_ticks(a, k);
+    return col >= 0 && t[col] > t[a->ncols] ? t[col] : t[a->ncols];
 }
 
 /* Column col of a chunk (its column pointers cp): its first value. */
@@ -275,6 +313,8 @@ static inline void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, u
     if (TECS__UNLIKELY(a->ntog))
         tecs__arch_bits_remove(w, a, row);
     if (row != (uint32_t)a->count - 1) {
+        if (TECS__UNLIKELY((row ^ ((uint32_t)a->count - 1)) >> w->arch.shift))
+            tecs__arch_entered(w, a, row);  /* the last row comes from another chunk */
         if (a->plain)
             tecs__fill_hole_plain(w, a, row);
         else

@@ -40,6 +40,7 @@ static tecs_entity_t new_now(tecs_world_t *w, tecs_archetype_t *a, int32_t nvals
 static TECS__INLINE void root_append(tecs_world_t *w, tecs_archetype_t *root, tecs_entity_t e)
 {
     uint32_t row = (uint32_t)root->count++;
+    tecs__arch_entered(w, root, row);
     *tecs__ent_ptr(root, w, row) = e;
     tecs__record *r = &w->ei.recs[TECS_ENTITY_INDEX(e)];
     r->arch = root->id;
@@ -283,6 +284,7 @@ static tecs_err_t overwrite(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, voi
         if (err)
             return err;
     }
+    tecs__touch(w, e, c);
     if (ci->copy)
         tecs__comp_copy(w, ci, p, value, 1);
     else
@@ -375,16 +377,23 @@ static TECS__INLINE void *get_ptr(tecs_world_t *w, tecs_entity_t e, tecs_comp_t 
         !tecs__worker_may(w, write ? w->base.may_write : w->base.may_read, c))
         return get_refused(w, c, write);
     /* A sparse value: one entry of its set, which holds the id as well. */
+    /* (A write through the pointer counts as made now; a worker's is
+    ** counted when its system ends: see tecs__system_touch.) */
     if (TECS__UNLIKELY(tecs__comp_is_sparse(w, c))) {
         void *p = tecs__sparse_get_id(w, c, e);
+        if (p && write && !tecs__in_worker(w))
+            w->comp.comps[c].set->changed = w->arch.tick;
         return p && w->comp.comps[c].size ? p : get_failed(w, e, c);
     }
     const tecs__record *r = tecs__ei_alive(w, e);
     if (TECS__LIKELY(r != NULL)) {
-        const tecs_archetype_t *a = tecs__rec_arch(w, r);
+        tecs_archetype_t *a = tecs__rec_arch(w, r);
         int32_t col = tecs__arch_col(a, c);
-        if (TECS__LIKELY(col >= 0))
+        if (TECS__LIKELY(col >= 0)) {
+            if (write && TECS__LIKELY(!tecs__in_worker(w)))
+                tecs__arch_touch(w, a, col, r->row);
             return tecs__col_ptr(a, w, col, r->row);
+        }
     }
     return get_failed(w, e, c);
 }
@@ -486,6 +495,55 @@ bool tecs_is_enabled(const tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
     if (j >= 0)
         return !tecs__arch_bit(a, w, j, r->row);
     return tecs__arch_col(a, c) != TECS__COL_ABSENT;
+}
+
+/* ---- ticks ------------------------------------------------------------ */
+
+/* The tick kept for e's c: of the last write (added: of the last row or
+** member that came), or 0. */
+static uint64_t tick_of(const tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, bool added)
+{
+    const tecs__record *r = w ? tecs__ei_alive(w, e) : NULL;
+    if (r == NULL)
+        return 0;
+    if (tecs__comp_is_sparse(w, c)) {
+        const tecs__sparse *s = w->comp.comps[c].set;
+        if (tecs__sparse_get_id(w, c, e) == NULL)
+            return 0;
+        return added || s->added > s->changed ? s->added : s->changed;
+    }
+    const tecs_archetype_t *a = tecs__rec_arch(w, r);
+    int32_t col = tecs__arch_col(a, c);
+    if (col == TECS__COL_ABSENT)
+        return 0;
+    return tecs__arch_changed_at(w, a, added ? -1 : col, r->row);
+}
+
+uint64_t tecs_changed_tick(const tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
+{
+    return tick_of(w, e, c, false);
+}
+
+uint64_t tecs_added_tick(const tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
+{
+    return tick_of(w, e, c, true);
+}
+
+uint64_t tecs_world_tick(const tecs_world_t *w)
+{
+    return w ? w->arch.tick : 0;
+}
+
+uint64_t tecs_world_tick_advance(tecs_world_t *w)
+{
+    if (w == NULL)
+        return 0;
+    if (tecs__in_worker(w) || w->base.closed == TECS__FREEING) {
+        tecs__err(w, TECS_EBUSY, "tecs_world_tick_advance: not from a worker or while the "
+                  "world is freed");
+        return 0;
+    }
+    return ++w->arch.tick;
 }
 
 tecs_entity_state_t tecs_entity_state(const tecs_world_t *w, tecs_entity_t e)

@@ -494,6 +494,12 @@ static tecs_err_t make_query(tecs_world_t *w, const tecs_observer_desc_t *d, tec
     else if (d->term_count == 0 && d->terms == NULL)
         return TECS_OK;
     *out = tecs_query_new(w, &qd);
+    if (*out && tecs__query_has_changes(*out)) {
+        tecs__query_drop(*out);
+        *out = NULL;
+        return tecs__err(w, TECS_EINVAL, "an observer's terms take no change (events say "
+                         "what changes)");
+    }
     return *out ? TECS_OK : w->base.err;
 }
 

@@ -90,6 +90,13 @@ struct tecs_query_t {
                                    (absent); then 1 if the any-terms hold
                                    without the toggle terms                 */
     int32_t cap_tog;
+    uint32_t chg_mask;          /* change terms (TECS_CHANGED, TECS_ADDED)  */
+    bool rowwise;               /* toggle or change terms: rows (chunks)
+                                   decided one by one                       */
+    uint64_t since;             /* change terms pass what is newer than this
+                                   tick (the last run's start before the
+                                   latest run)                              */
+    uint64_t last_run;          /* the tick the latest run started at       */
 };
 
 /* ---- matching -------------------------------------------------------- */
@@ -211,9 +218,34 @@ static inline void tog_apply(const tecs_term_t *term, uint64_t has, uint64_t *pa
         *any |= has;
 }
 
+/* Does chunk k of a pass q's change terms: the tick of the last write to
+** the term's column (TECS_CHANGE_CHANGED) or of the last row that entered
+** the chunk (TECS_CHANGE_ADDED) newer than q->since? A sparse component's
+** ticks are its set's. A row that enters a chunk counts as a write to
+** every column of the chunk. */
+static bool chunk_fresh(const tecs_query_t *q, const tecs_archetype_t *a, uint32_t k)
+{
+    for (uint32_t t = q->chg_mask; t; t &= t - 1) {
+        const tecs_term_t *term = &q->terms[TECS__CTZ(t)];
+        uint64_t at;
+        if ((q->sparse_mask >> TECS__CTZ(t)) & 1u) {
+            const tecs__sparse *set = q->world->comp.comps[term->comp].set;
+            at = set == NULL ? 0 : term->change == TECS_CHANGE_ADDED || set->added > set->changed
+                 ? set->added : set->changed;
+        } else {
+            int32_t col = tecs__arch_col(a, term->comp);
+            at = tecs__chunk_changed_at(a, k, term->change == TECS_CHANGE_ADDED ? -1 : col);
+        }
+        if (at <= q->since)
+            return false;
+    }
+    return true;
+}
+
 /* The rows of word wi of chunk k of match m (archetype a) that pass the
-** toggle terms; h[i] receives toggle term i's "has" bits. With k < 0, of
-** any row of a while every bit column is uniform (ndisabled 0 or count). */
+** toggle and change terms; h[i] receives toggle term i's "has" bits. With
+** k < 0, of any row of a while every bit column is uniform (ndisabled 0
+** or count) and there is no change term. */
 static uint64_t tog_word(const tecs_query_t *q, int32_t m, const tecs_archetype_t *a, int32_t k,
                          uint32_t wi, uint64_t *h)
 {
@@ -232,6 +264,8 @@ static uint64_t tog_word(const tecs_query_t *q, int32_t m, const tecs_archetype_
         h[i] = tog_has(term, js[i], d);
         tog_apply(term, h[i], &pass, &any);
     }
+    if (q->chg_mask && (k < 0 || !chunk_fresh(q, a, (uint32_t)k)))
+        return 0;
     return pass & any;
 }
 
@@ -272,8 +306,10 @@ enum { TOG_ALL, TOG_NONE, TOG_ROWS };
 static int tog_mode(const tecs_query_t *q, int32_t m, const tecs_archetype_t *a, uint32_t *absent)
 {
     *absent = 0;
-    if (q->ntt == 0)
+    if (!q->rowwise)
         return TOG_ALL;
+    if (q->chg_mask)
+        return TOG_ROWS;        /* decided chunk by chunk */
     const int8_t *js = q->mtog + (size_t)m * (q->ntt + 1);
     for (int32_t i = 0; i < q->ntt; i++)
         if (js[i] == JS_SPARSE ? tecs__sparse_count(q->world, q->terms[q->tt[i]].comp) > 0
@@ -383,7 +419,7 @@ static tecs_err_t reserve_match(tecs_query_t *q)
     tecs_world_t *w = q->world;
     if (tecs__grow(w, (void **)&q->march, &q->cap_match, q->nmatch + 1, sizeof *q->march))
         return TECS_ENOMEM;
-    if (q->ntt > 0 && tecs__grow(w, (void **)&q->mtog, &q->cap_tog,
+    if (q->rowwise && tecs__grow(w, (void **)&q->mtog, &q->cap_tog,
                                  (q->nmatch + 1) * (q->ntt + 1), sizeof *q->mtog))
         return TECS_ENOMEM;
     if (q->sparse_with && q->cap_mindex <= w->arch.narchs) {
@@ -408,7 +444,7 @@ static void add_match(tecs_query_t *q, tecs_archetype_t *a)
     if (!match(q, a, cols))
         return;
     memcpy(q->mcols + (size_t)q->nmatch * q->nterms, cols, (size_t)q->nterms * sizeof *cols);
-    if (q->ntt > 0)
+    if (q->rowwise)
         tog_row(q, a, q->mtog + (size_t)q->nmatch * (q->ntt + 1));
     if (q->sparse_with)
         q->mindex[a->id] = q->nmatch + 1;
@@ -516,6 +552,14 @@ static tecs_err_t validate_terms(tecs_world_t *w, const tecs_query_desc_t *d)
             return tecs__err(w, TECS_EINVAL, "term %d: unknown access %d", t, (int)term->access);
         if ((unsigned)term->toggle > TECS_TOGGLE_DISABLED)
             return tecs__err(w, TECS_EINVAL, "term %d: unknown toggle %d", t, (int)term->toggle);
+        if ((unsigned)term->change > TECS_CHANGE_ADDED)
+            return tecs__err(w, TECS_EINVAL, "term %d: unknown change %d", t, (int)term->change);
+        if (term->change != TECS_CHANGE_ANY && term->oper != TECS_WITH)
+            return tecs__err(w, TECS_EINVAL, "term %d: a change term must be a with-term", t);
+        if (term->change == TECS_CHANGE_CHANGED && tecs_component_size(w, term->comp) == 0)
+            return tecs__err(w, TECS_EINVAL, "term %d: " TECS__COMP_FMT " is a tag: it has no "
+                             "value to change (TECS_CHANGE_ADDED asks for new ones)", t,
+                             TECS__COMP(w, term->comp));
         if (term->toggle == TECS_TOGGLE_DISABLED && !tecs_component_enableable(w, term->comp))
             return tecs__err(w, TECS_EINVAL, "term %d: TECS_TOGGLE_DISABLED of " TECS__COMP_FMT
                              ", which is not enableable", t, TECS__COMP(w, term->comp));
@@ -556,6 +600,8 @@ tecs_query_t *tecs_query_new(tecs_world_t *w, const tecs_query_desc_t *d)
             q->tt_fields = q->tt_fields || sparse || q->terms[t].oper == TECS_ANY ||
                            q->terms[t].oper == TECS_OPTIONAL;
         }
+        if (q->terms[t].change != TECS_CHANGE_ANY)
+            q->chg_mask |= 1u << t;
         if (sparse) {
             q->sparse_mask |= 1u << t;
             q->sparse_with |= (uint32_t)(q->terms[t].oper == TECS_WITH) << t;
@@ -564,6 +610,7 @@ tecs_query_t *tecs_query_new(tecs_world_t *w, const tecs_query_desc_t *d)
                 q->sparse_data |= 1u << t;
         }
     }
+    q->rowwise = q->ntt > 0 || q->chg_mask != 0;
     for (int32_t i = 0; i < w->arch.narchs; i++) {
         if (!would_match(q, w->arch.archs[i]))
             continue;
@@ -671,6 +718,8 @@ static bool row_eval(const tecs_query_t *q, int32_t m, uint32_t row, uint32_t *a
         tog_apply(term, h[i], &pass, &any);
     }
     *absent = tog_absent(q, js, h, 0);
+    if (q->chg_mask && !chunk_fresh(q, a, row >> w->arch.shift))
+        return false;
     return pass & any & 1u;
 }
 
@@ -731,7 +780,7 @@ static int64_t dense_count(const tecs_query_t *q, int32_t t)
 bool tecs__query_row_ok(const tecs_query_t *q, int32_t m, uint32_t row)
 {
     uint32_t absent;
-    return q->ntt == 0 || row_eval(q, m, row, &absent);
+    return !q->rowwise || row_eval(q, m, row, &absent);
 }
 
 /* Is enableable c disabled on e, as the entity test reads it (see
@@ -772,7 +821,7 @@ bool tecs__query_entity_ok(const tecs_query_t *q, const tecs_archetype_t *a, tec
 
 bool tecs__query_has_toggles(const tecs_query_t *q)
 {
-    return q->ntt > 0;
+    return q->rowwise;
 }
 
 int32_t tecs__query_clip(const tecs_query_t *q, int32_t m, uint32_t row, int32_t n, bool from_end,
@@ -805,6 +854,35 @@ int32_t tecs__query_clip(const tecs_query_t *q, int32_t m, uint32_t row, int32_t
     return len;
 }
 
+uint64_t tecs_query_last_run(const tecs_query_t *q)
+{
+    return q ? q->last_run : 0;
+}
+
+tecs_err_t tecs_query_set_last_run(tecs_query_t *q, uint64_t tick)
+{
+    if (q == NULL)
+        return TECS_EINVAL;
+    tecs_world_t *w = q->world;
+    tecs_err_t err = tecs__enter_object(w);
+    if (err)
+        return err;
+    if (tick > w->arch.tick)
+        return tecs__err(w, TECS_EINVAL, "tecs_query_set_last_run: tick %llu is ahead of the "
+                         "world's (%llu)", (unsigned long long)tick,
+                         (unsigned long long)w->arch.tick);
+    if (q->iters > 0)
+        return tecs__err(w, TECS_EBUSY, "tecs_query_set_last_run: an iteration of the query "
+                         "is open");
+    q->last_run = tick;
+    return TECS_OK;
+}
+
+bool tecs__query_has_changes(const tecs_query_t *q)
+{
+    return q->chg_mask != 0;
+}
+
 bool tecs__query_toggles(const tecs_query_t *q, tecs_comp_t c)
 {
     for (int32_t i = 0; i < q->ntt; i++)
@@ -827,11 +905,11 @@ tecs_err_t tecs__queries_verify(tecs_world_t *w)
             if (!match(q, w->arch.archs[i], cols))
                 continue;
             int8_t js[TECS_MAX_TERMS + 1];
-            if (q->ntt > 0)
+            if (q->rowwise)
                 tog_row(q, w->arch.archs[i], js);
             if (m >= q->nmatch || q->march[m] != w->arch.archs[i] ||
                 memcmp(cols, q->mcols + (size_t)m * q->nterms, (size_t)q->nterms * 2) != 0 ||
-                (q->ntt > 0 && memcmp(js, q->mtog + (size_t)m * (q->ntt + 1),
+                (q->rowwise && memcmp(js, q->mtog + (size_t)m * (q->ntt + 1),
                                       (size_t)q->ntt + 1) != 0))
                 return tecs__err(w, TECS_ECORRUPT, "query misses archetype %d", i);
             m++;
@@ -910,6 +988,36 @@ static void iters_done(tecs_world_t *w)
             w->bus.listeners[i].on_iters_done(w, w->bus.listeners[i].ctx);
 }
 
+/* Chunks of a holding rows. */
+static int32_t used_chunks(const tecs_world_t *w, const tecs_archetype_t *a)
+{
+    return (int32_t)(((uint32_t)a->count + w->arch.mask) >> w->arch.shift);
+}
+
+/* Record the writes the write terms of q may make to chunk k of its match
+** m (archetype a): a field handed out counts as written. */
+static void touch_chunk(const tecs_query_t *q, int32_t m, tecs_archetype_t *a, uint32_t k)
+{
+    const int16_t *cols = q->mcols + (size_t)m * q->nterms;
+    uint64_t *ticks = tecs__chunk_ticks(a, k);
+    for (uint32_t t = q->write_mask; t; t &= t - 1)
+        if (cols[TECS__CTZ(t)] >= 0)
+            ticks[cols[TECS__CTZ(t)]] = q->world->arch.tick;
+}
+
+void tecs__query_run(tecs_query_t *q, bool parts)
+{
+    tecs_world_t *w = q->world;
+    if (q->chg_mask) {
+        q->since = q->last_run;
+        q->last_run = w->arch.tick++;
+    }
+    if (parts && q->write_mask)
+        for (int32_t m = 0; m < q->nmatch; m++)
+            for (int32_t k = 0; k < used_chunks(w, q->march[m]); k++)
+                touch_chunk(q, m, q->march[m], (uint32_t)k);
+}
+
 /* Open an iteration of q on it (ended, empty, if out of memory). */
 static void iter_start(tecs_iter_t *it, tecs_query_t *q, int32_t flags)
 {
@@ -930,6 +1038,7 @@ static void iter_start(tecs_iter_t *it, tecs_query_t *q, int32_t flags)
     }
     q->iters++;
     tecs__defer_begin(w);
+    tecs__query_run(q, false);
 }
 
 tecs_err_t tecs__iter_flags_check(tecs_world_t *w, int32_t flags, const char *fn)
@@ -981,10 +1090,6 @@ static void report_writes(tecs_iter_t *it)
 }
 
 
-static int32_t used_chunks(const tecs_world_t *w, const tecs_archetype_t *a)
-{
-    return (int32_t)(((uint32_t)a->count + w->arch.mask) >> w->arch.shift);
-}
 
 /* Move to the next chunk (in the iteration's direction); false at the end. */
 static bool advance(tecs_iter_t *it)
@@ -1049,6 +1154,8 @@ static void load_chunk(tecs_iter_t *it)
     for (int32_t t = 0; t < q->nterms; t++)
         it->fields[t] = cols[t] >= 0 ? tecs__chunk_col(ch, cols[t]) : NULL;
     it->priv_.absent = 0;
+    if (q->write_mask)          /* (an iteration's, never a worker's) */
+        touch_chunk(q, it->priv_.match, a, (uint32_t)k);
 }
 
 /* The rows of word wi of chunk k of match m that pass the toggle terms. */
@@ -1210,7 +1317,7 @@ static bool step(tecs_iter_t *it)
         }
         if (!advance(it))
             return false;
-        if (TECS__LIKELY(q->ntt == 0)) {
+        if (TECS__LIKELY(!q->rowwise)) {
             load_chunk(it);
             return true;
         }
@@ -1459,7 +1566,7 @@ int64_t tecs__query_rows(const tecs_query_t *q)
         return dense_count(q, t);
     int64_t n = 0;
     for (int32_t m = 0; m < q->nmatch; m++)
-        n += q->ntt ? tog_count(q, m) : q->march[m]->count;
+        n += q->rowwise ? tog_count(q, m) : q->march[m]->count;
     return n;
 }
 
@@ -1531,12 +1638,12 @@ static int32_t tog_nth(const tecs_query_t *q, int32_t m, int64_t nth)
 static void rows_seek(const tecs_query_t *q, int64_t first, int32_t *m, int32_t *pos)
 {
     for (*m = 0; *m < q->nmatch; ++*m) {
-        int64_t n = q->ntt ? tog_count(q, *m) : q->march[*m]->count;
+        int64_t n = q->rowwise ? tog_count(q, *m) : q->march[*m]->count;
         if (first < n)
             break;
         first -= n;
     }
-    *pos = *m < q->nmatch && q->ntt ? tog_nth(q, *m, first) : (int32_t)first;
+    *pos = *m < q->nmatch && q->rowwise ? tog_nth(q, *m, first) : (int32_t)first;
 }
 
 void tecs__iter_part(tecs_iter_t *it, tecs_query_t *q, tecs_world_t *view, int64_t first,
@@ -1651,6 +1758,9 @@ void tecs__iter_load_rows(tecs_iter_t *it, int32_t m, tecs_archetype_t *a, uint3
     for (int32_t t = 0; t < q->nterms; t++)
         it->fields[t] = cols[t] >= 0 ? tecs__chunk_col(ch, cols[t]) + i * a->col_size[cols[t]]
                                      : NULL;
+    /* A worker's part was touched when its run began (tecs__query_run). */
+    if (q->write_mask && !tecs__in_worker(it->world))
+        touch_chunk(q, m, a, row >> w->arch.shift);
 }
 
 void tecs__iter_prefetch(const tecs_iter_t *it, int32_t m, const tecs_archetype_t *a,

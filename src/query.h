@@ -51,6 +51,16 @@ int32_t tecs__query_clip(const tecs_query_t *q, int32_t m, uint32_t row, int32_t
                          int32_t *skip, uint32_t *absent);
 /* Leave the terms of absent without a field in it's step. */
 void tecs__iter_drop_fields(tecs_iter_t *it, uint32_t absent);
+/* A run of q begins (an iteration, a system's run, a split): its change
+** terms now pass what was written since its previous run began, and the
+** world's tick moves on past this run's start. With parts (the run's rows
+** go to workers), every chunk its write terms reach counts as written now,
+** on this thread. */
+void tecs__query_run(tecs_query_t *q, bool parts);
+/* Has q change terms (TECS_CHANGE_CHANGED, _ADDED)? Caches and membership
+** observers refuse such a query: what it matches moves with the ticks, no
+** event tells when. */
+bool tecs__query_has_changes(const tecs_query_t *q);
 /* Is c the component of one of q's toggle terms? */
 bool tecs__query_toggles(const tecs_query_t *q, tecs_comp_t c);
 /* Rows q matches now, whatever its toggle terms say. */

@@ -35,6 +35,8 @@ typedef struct tecs__sparse {
     uint32_t shift;             /* a page holds 1 << shift slots            */
     uint32_t mask;              /* (1 << shift) - 1                         */
     tecs__spage *spare;         /* an emptied page kept for the next one    */
+    uint64_t changed;           /* tick of the last write to a value        */
+    uint64_t added;             /* tick of the last member that joined      */
     tecs_comp_t comp;
 } tecs__sparse;
 
@@ -146,6 +148,7 @@ static TECS__INLINE void *tecs__sparse_put(tecs_world_t *w, tecs__sparse *s, tec
     pg->count++;
     s->dense[n] = e;
     s->count = n + 1;
+    s->added = w->arch.tick;
     if (TECS__UNLIKELY(n == 0))
         w->sparse.nfilled++;
     return at + s->voff;

@@ -276,6 +276,8 @@ static void commit_bulk(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_en
     vals_by_col(a, nvals, vals, src);
     for (int32_t c = 0; c < a->ncols; c++)
         construct_run(w, a, c, row0, n, src[c]);
+    if (n > 0)
+        tecs__arch_entered_n(&w->arch, a, row0, (uint32_t)n);
     a->count += n;
     w->ei.nalive += n;
     emit_births(w, a, row0, n, nvals, vals);
@@ -286,6 +288,7 @@ static void commit_birth(tecs_world_t *w, tecs_archetype_t *a, tecs_entity_t e, 
                          const tecs_value_t *vals)
 {
     uint32_t row = (uint32_t)a->count++;
+    tecs__arch_entered(w, a, row);
     char *const *chunk = tecs__chunk_of(a, w, row);
     size_t i = row & w->arch.mask;
     tecs__chunk_ents(chunk)[i] = e;
@@ -366,6 +369,7 @@ static tecs_err_t commit_birth_with(tecs_world_t *w, tecs_archetype_t *a, tecs_e
     tecs_err_t outer_err = tecs__cb_begin(w);
     fn(&init, ctx);
     tecs__cb_end(w, outer_err);
+    tecs__arch_entered(w, a, (uint32_t)a->count);
     a->count++;
     for (int32_t c = 0; c < a->ncols; c++)
         if (!(init.done >> c & 1) && tecs__col_info(w, a, c)->ctor)
@@ -475,6 +479,8 @@ void tecs__birth_run(tecs_world_t *w, tecs_archetype_t *a, int32_t n, const char
         n -= used;
     }
     int32_t placed = (int32_t)row - a->count;
+    if (placed > 0)
+        tecs__arch_entered_n(&w->arch, a, (uint32_t)a->count, (uint32_t)placed);
     a->count += placed;
     w->ei.npending -= placed;
     w->ei.nalive += placed;
@@ -854,9 +860,26 @@ tecs_err_t tecs__birth_bulk(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tec
     return TECS_OK;
 }
 
+void tecs__touch_all(tecs_world_t *w, tecs_comp_t c)
+{
+    if (tecs__comp_is_sparse(w, c)) {
+        if (w->comp.comps[c].set)
+            w->comp.comps[c].set->changed = w->arch.tick;
+        return;
+    }
+    for (int32_t i = 0; i < w->arch.narchs; i++) {
+        tecs_archetype_t *a = w->arch.archs[i];
+        int32_t col = tecs__arch_col(a, c);
+        for (int32_t k = 0; col >= 0 && (int64_t)k << w->arch.shift < a->count; k++)
+            tecs__chunk_ticks(a, (uint32_t)k)[col] = w->arch.tick;
+    }
+}
+
 tecs_err_t tecs__written(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *p)
 {
     tecs_err_t err = TECS_OK;
+    if (!tecs__in_worker(w))
+        tecs__touch(w, e, c);
     if (w->comp.comps[c].veto)
         err = tecs__veto(w, TECS__EV_SET | TECS__EV_WRITTEN, e, c, p, 1);
     if (tecs__wants_set(&w->comp.comps[c]))

@@ -58,6 +58,8 @@ tecs_err_t tecs__enable_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, boo
 /* Immediate forms, used by the front end and by the command buffer. */
 tecs_err_t tecs__destroy_now(tecs_world_t *w, tecs_entity_t e);
 tecs_err_t tecs__add_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *value);
+/* Record a write to c in every chunk holding it (or in its sparse set). */
+void tecs__touch_all(tecs_world_t *w, tecs_comp_t c);
 tecs_err_t tecs__remove_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c);
 /* Place a pending entity into arch, values from vals (one per comp). */
 tecs_err_t tecs__birth(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *a,
@@ -122,6 +124,7 @@ static TECS__INLINE void tecs__move_row_with(tecs_world_t *w, tecs__record *r, t
                                              const void *value, bool plain)
 {
     uint32_t src = r->row, dst = (uint32_t)b->count++;
+    tecs__arch_entered(w, b, dst);
     /* The two chunks' column pointers ([0] the ids, [1 + j] column j). */
     char *const *sc = tecs__chunk_of(a, w, src), *const *dc = tecs__chunk_of(b, w, dst);
     const size_t si = src & w->arch.mask, di = dst & w->arch.mask;
@@ -206,6 +209,25 @@ static TECS__INLINE bool tecs__remove_quick(tecs_world_t *w, tecs__record *r, te
         return true;
     }
     return false;
+}
+
+/* Record a write to the value of c of e (alive, with c) at the world's
+** tick: in its chunk's ticks, or its sparse set's. */
+static inline void tecs__touch(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
+{
+    if (TECS__UNLIKELY(tecs__comp_is_sparse(w, c))) {
+        tecs__sparse *s = w->comp.comps[c].set;
+        if (s)
+            s->changed = w->arch.tick;
+        return;
+    }
+    const tecs__record *r = tecs__ei_alive(w, e);
+    if (r == NULL)
+        return;
+    tecs_archetype_t *a = tecs__rec_arch(w, r);
+    int32_t col = tecs__arch_col(a, c);
+    if (col >= 0)
+        tecs__arch_touch(w, a, col, r->row);
 }
 
 /* The quiet add of the sparse component c to the live entity e: nobody to

@@ -707,6 +707,18 @@ static tecs_err_t finish(tecs_world_t *w, slot *t, int32_t n, double wall, int32
             tecs__query_report_writes(q, t[k].first, t[k].it.priv_.stepped);
     }
     tecs__query_reports_end(w, serial);
+    /* What the workers wrote through tecs_get_mut to components declared
+    ** in desc.writes counts as written now, in every chunk holding them. */
+    for (int32_t k = 0; k < n; k++) {
+        const sys_entry *e = &w->sys->list[t[k].sys];
+        if (e->extra && (k == 0 || t[k - 1].sys != t[k].sys)) {
+            const tecs_comp_t *wr = e->extra;
+            while (*wr)
+                wr++;
+            for (wr++; *wr; wr++)
+                tecs__touch_all(w, *wr);
+        }
+    }
     tecs__workers_merge(w);
     tecs_err_t rc = TECS_OK;
     for (int32_t k = 0; k < n;) {
@@ -734,6 +746,8 @@ static tecs_err_t call_parallel(tecs_world_t *w, int32_t i, double dt, int32_t *
 {
     slot t[TECS_MAX_THREADS];
     const sys_entry *e = &w->sys->list[i];
+    if (e->query)
+        tecs__query_run(e->query, true);
     int64_t rows = e->query ? tecs__query_rows(e->query) : 0;
     int32_t parts = tecs_world_threads(w);
     if (rows < (e->parallel_min ? e->parallel_min : TECS_PARALLEL_MIN) || rows < parts)
@@ -764,6 +778,8 @@ static tecs_err_t call_wave(tecs_world_t *w, const int32_t *wave, const double *
     double t0 = tecs_time_now();
     for (int32_t k = 0; k < n; k++) {
         tecs_query_t *q = w->sys->list[wave[k]].query;
+        if (q)
+            tecs__query_run(q, true);
         slot_ready(w, &t[k], wave[k], k, 0, q ? tecs__query_rows(q) : 0, dts[k], 0, 1);
     }
     tecs__workers_run(w, n, run_slot, t);
@@ -819,6 +835,7 @@ tecs_err_t tecs_progress_groups(tecs_world_t *w, double dt, uint32_t mask)
     if (need > 0 && (err = tecs__workers_reserve(w, need)) != TECS_OK)
         return err;
     s->running = true;
+    w->arch.tick++;             /* each frame starts a tick */
     s->frame_n = s->n;
     for (int32_t i = 0; i < s->frame_n; i++) {
         s->list[i].stats.time_last = 0;

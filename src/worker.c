@@ -288,6 +288,7 @@ tecs_err_t tecs_split_begin(tecs_query_t *q, int32_t parts)
     worker_state *s = w->workers;
     s->split = q;
     s->split_parts = parts;
+    tecs__query_run(q, true);
     s->split_rows = tecs__query_rows(q);
     for (int32_t k = 0; k < parts; k++)
         tecs__worker_ready(w, k, NULL, NULL);

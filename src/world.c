@@ -43,6 +43,7 @@ tecs_world_t *tecs_world_new_ex(const tecs_world_desc_t *desc)
     while ((1u << w->arch.shift) < w->arch.rows)
         w->arch.shift++;
     w->arch.mask = w->arch.rows - 1;
+    w->arch.tick = 1;
     w->ei.max_entities = d.max_entities ? d.max_entities : TECS_MAX_ENTITIES;
     w->arch.max_archetypes = d.max_archetypes ? d.max_archetypes : TECS_MAX_ARCHETYPES;
     w->ei.free_head = w->ei.free_tail = TECS__NO_SLOT;

@@ -497,6 +497,9 @@ static tecs_err_t validate_cache_desc(tecs_world_t *w, const tecs_cache_desc_t *
         return tecs__err(w, TECS_EINVAL, "a cache needs a query");
     if (tecs_query_world(d->query) != w)
         return tecs__err(w, TECS_EWORLD, "tecs_cache_new: query of another world");
+    if (tecs__query_has_changes(d->query))
+        return tecs__err(w, TECS_EINVAL, "a cache's query takes no change terms (its members "
+                         "would come and go with the ticks, unannounced)");
     if (d->filter && d->filter->world != w)
         return tecs__err(w, TECS_EWORLD, "tecs_cache_new: filter of another world");
     if (d->filter && d->filter->err)
