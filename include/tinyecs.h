@@ -1884,7 +1884,8 @@ int64_t tecs_world_frame_count(const tecs_world_t *world);
 ** starts at the current tick and moves the tick on, so that a write made
 ** after the run began is seen by the next run, and one made before it is
 ** not seen twice. A query sees its own write terms' writes in its next
-** run. Enabling and disabling (tecs_enable) is no write.
+** run. Enabling or disabling a component (tecs_enable) counts as the row
+** entering its chunk: a query that skips disabled rows sees it come or go.
 */
 
 /** The world's tick now (0 for NULL). */

@@ -200,7 +200,8 @@ static inline bool tecs__arch_bit_in(const tecs_archetype_t *a, const tecs__arch
 }
 
 /* Set (on) or clear the bit of column j at row, counting it in
-** ndisabled; false if it was so already. */
+** ndisabled, and record the row as entered now (a query that skips
+** disabled rows sees it come or go); false if it was so already. */
 #define tecs__arch_bit_put(w, a, j, row, on) \
     tecs__arch_bit_put_in(&(w)->arch, (a), (j), (row), (on))
 static inline bool tecs__arch_bit_put_in(const tecs__arch_state *s, tecs_archetype_t *a,
@@ -213,6 +214,7 @@ static inline bool tecs__arch_bit_put_in(const tecs__arch_state *s, tecs_archety
         return false;
     *word ^= bit;
     a->ndisabled[j] += on ? 1 : -1;
+    tecs__chunk_ticks(a, row >> s->shift)[a->ncols] = s->tick;  /* as if it entered */
     return true;
 }
 

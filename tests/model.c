@@ -2511,6 +2511,94 @@ static void op_sparse_get(interp *I, const m_op *op)
     }
 }
 
+/* A change watcher: a query of one term of component c (model index; a
+** sparse one from NC) asking TECS_CHANGE_CHANGED or _ADDED. Each run must
+** hand out, among the rows it matches, every one whose value differs from
+** the last run's, or that did not match then (it entered, or got c): the
+** chunks the library hands out may hold more, never fewer. */
+static void watch_new(interp *I, uint32_t z, bool added)
+{
+    int c = (int)(z % (NC + NS));
+    bool tag = c < NC ? csize[c] == 0 : ssize[c - NC] == 0;
+    mquery q = { .nt = 1 };
+    q.ci[0] = c;
+    q.t[0] = (tecs_term_t){ .comp = c < NC ? I->cid[c] : I->sid[c - NC],
+                            .access = TECS_READ,
+                            .change = added || tag ? TECS_CHANGE_ADDED : TECS_CHANGE_CHANGED };
+    q.q = tecs_query_new(I->w, &(tecs_query_desc_t){ .terms = q.t, .term_count = 1 });
+    if (mi_result_is(I, mi_got_err(I, q.q != NULL), TECS_OK, "tecs_query_new (change)") ||
+        q.q == NULL)
+        return;
+    I->cw[I->ncw].q = q;
+    I->cw[I->ncw].id = NULL;            /* never ran: every row passes */
+    I->ncw++;
+}
+
+/* The model's value of the watched component of m. */
+static int64_t watch_val(const mquery *q, const ment *m)
+{
+    return q->ci[0] < NC ? m->val[q->ci[0]] : m->sval[q->ci[0] - NC];
+}
+
+static void watch_run(interp *I, int32_t k)
+{
+    const mquery *q = &I->cw[k].q;
+    bool added = q->t[0].change == TECS_CHANGE_ADDED;
+    I->checking++;
+    for (int32_t i = 0; i < I->ne; i++)
+        I->mark[TECS_ENTITY_INDEX(I->e[i].id)] = 0;
+    tecs_iter_t it = tecs_query_iter(q->q);
+    while (tecs_iter_next(&it)) {
+        mi_check_chunk(I, &it, q);
+        for (int32_t r = 0; r < it.count; r++) {
+            uint32_t index = TECS_ENTITY_INDEX(it.entities[r]);
+            EXPECT(I, (int32_t)index < I->cap_gen && I->mark[index] != it.entities[r],
+                   "a change run hands out an entity twice");
+            I->mark[index] = it.entities[r];
+        }
+    }
+    I->checking--;
+    /* What the run owed, then what the next one compares with. */
+    bool first = I->cw[k].id == NULL;
+    if (I->cw[k].cap < I->cap_gen) {
+        tecs_entity_t *id = realloc(I->cw[k].id, (size_t)I->cap_gen * sizeof *id);
+        int64_t *val = realloc(I->cw[k].val, (size_t)I->cap_gen * sizeof *val);
+        if (id == NULL || val == NULL)
+            abort();
+        memset(id + I->cw[k].cap, 0, (size_t)(I->cap_gen - I->cw[k].cap) * sizeof *id);
+        I->cw[k].id = id;
+        I->cw[k].val = val;
+        I->cw[k].cap = I->cap_gen;
+    }
+    for (int32_t i = 0; i < I->ne; i++) {
+        const ment *m = &I->e[i];
+        uint32_t index = TECS_ENTITY_INDEX(m->id);
+        bool in = m->st == ST_ALIVE && m_match(q, m);
+        bool owed = in && (first || I->cw[k].id[index] != m->id ||
+                           (!added && I->cw[k].val[index] != watch_val(q, m)));
+        EXPECT(I, !owed || I->mark[index] == m->id,
+               "a change run of %s (%s) misses entity %llx", q->ci[0] < NC ? cname[q->ci[0]]
+               : sname[q->ci[0] - NC], added ? "added" : "changed", (unsigned long long)m->id);
+        I->mark[index] = 0;
+    }
+    memset(I->cw[k].id, 0, (size_t)I->cw[k].cap * sizeof *I->cw[k].id);
+    for (int32_t i = 0; i < I->ne; i++) {
+        const ment *m = &I->e[i];
+        if (m->st == ST_ALIVE && m_match(q, m)) {
+            I->cw[k].id[TECS_ENTITY_INDEX(m->id)] = m->id;
+            I->cw[k].val[TECS_ENTITY_INDEX(m->id)] = watch_val(q, m);
+        }
+    }
+}
+
+static void op_change_watch(interp *I, const m_op *op)
+{
+    if (I->ncw < 2 && (I->ncw == 0 || op->x % 4 == 0))
+        watch_new(I, op->z, op->y & 1);
+    else if (I->ncw > 0)
+        watch_run(I, (int32_t)(op->z % (uint32_t)I->ncw));
+}
+
 /* The op table: name, weight in random programs, function. */
 static const struct {
     const char *name;
@@ -2577,6 +2665,7 @@ static const struct {
     { "sparse_set", 6, op_sparse_set },
     { "sparse_get", 4, op_sparse_get },
     { "enable", 8, op_enable },
+    { "change_watch", 4, op_change_watch },
 };
 enum { NOPS = sizeof ops / sizeof ops[0] };
 
@@ -2716,6 +2805,10 @@ static void release(interp *I)
     free(I->lq);
     free(I->maxgen);
     free(I->mark);
+    for (int32_t k = 0; k < I->ncw; k++) {
+        free(I->cw[k].id);
+        free(I->cw[k].val);
+    }
 }
 
 m_result m_run(const m_prog *p, const m_opts *o)

@@ -203,6 +203,13 @@ struct interp {
                                    resource (op resource_body)              */
     void *life_ptr;             /* the values H's running lifecycle hook has */
     int32_t nsect;              /* deferred sections the program has open   */
+    struct {                    /* change watchers (op change_watch): a    */
+        mquery q;               /* query of one change term, ...           */
+        tecs_entity_t *id;      /* per slot: the member at its last run    */
+        int64_t *val;           /* ... and its value then                  */
+        int32_t cap;
+    } cw[2];
+    int32_t ncw;
     tecs_query_t *sys_q;        /* the query a system uses (sys_drive_run)  */
     tecs_query_t *par_q[4];     /* queries of parallel / concurrent systems
                                    (model_par.c): busy while they live      */
