@@ -342,6 +342,10 @@ typedef struct tecs_component_desc_t {
     tecs_storage_t storage;     /* where its values live; 0: in the table     */
     bool enableable;            /* each entity's value can be disabled and
                                    enabled without a move (tecs_enable)       */
+    bool row_ticks;             /* change detection by row, not by chunk:
+                                   16 bytes a row, and a write term handed
+                                   out stores a tick per row (table store
+                                   only; see "Change detection")              */
 } tecs_component_desc_t;
 
 /**

@@ -142,18 +142,20 @@ static size_t round8(size_t x)
 }
 
 /* Bytes of the block holding the archetype and its fixed arrays. */
-static size_t arch_block_size(int32_t n, int32_t cmap_len, int32_t ncols, int32_t ntog)
+static size_t arch_block_size(int32_t n, int32_t cmap_len, int32_t ncols, int32_t ntog,
+                              int32_t nrt)
 {
     return round8(sizeof(tecs_archetype_t)) + round8((size_t)n * sizeof(tecs_comp_t)) +
            round8((size_t)cmap_len * sizeof(int16_t)) +
            round8((size_t)ncols * sizeof(tecs_comp_t)) +
            2 * round8((size_t)ncols * sizeof(uint32_t)) +
-           round8((size_t)ntog * sizeof(tecs_comp_t)) + round8((size_t)ntog * sizeof(int32_t));
+           round8((size_t)ntog * sizeof(tecs_comp_t)) + round8((size_t)ntog * sizeof(int32_t)) +
+           round8((size_t)nrt * sizeof(tecs_comp_t));
 }
 
 static size_t arch_size(const tecs_archetype_t *a)
 {
-    return arch_block_size(a->ncomps, a->cmap_len, a->ncols, a->ntog);
+    return arch_block_size(a->ncomps, a->cmap_len, a->ncols, a->ntog, a->nrt);
 }
 
 /* Carve the fixed arrays out of the block after the struct. */
@@ -173,6 +175,8 @@ static void arch_carve(tecs_archetype_t *a)
     a->tog_comp = (tecs_comp_t *)(void *)p;
     p += round8((size_t)a->ntog * sizeof(tecs_comp_t));
     a->ndisabled = (int32_t *)(void *)p;
+    p += round8((size_t)a->ntog * sizeof(int32_t));
+    a->rt_comp = (tecs_comp_t *)(void *)p;
 }
 
 /* Refuse an archetype whose chunk would pass the byte budget, naming its
@@ -200,12 +204,14 @@ static void refuse_fat(tecs_world_t *w, const tecs_archetype_t *a)
 static bool arch_layout(tecs_world_t *w, tecs_archetype_t *a)
 {
     uint64_t off = (uint64_t)w->arch.rows * sizeof(tecs_entity_t);
-    int32_t col = 0, tog = 0;
+    int32_t col = 0, tog = 0, rt = 0;
     bool plain = true;
     for (int32_t i = 0; i < a->ncomps; i++) {
         const tecs__comp *ci = tecs__comp_get(w, a->comps[i]);
         if (ci->enableable)
             a->tog_comp[tog++] = a->comps[i];
+        if (ci->row_ticks)
+            a->rt_comp[rt++] = a->comps[i];
         if (ci->size == 0) {
             a->cmap[a->comps[i]] = TECS__COL_TAG;
             continue;
@@ -227,6 +233,9 @@ static bool arch_layout(tecs_world_t *w, tecs_archetype_t *a)
     a->tog_bytes = ((w->arch.rows + 63) / 64) * 8;
     off += (uint64_t)a->ntog * a->tog_bytes;
     off = (off + TECS_MAX_ALIGN - 1) & ~(uint64_t)(TECS_MAX_ALIGN - 1);
+    /* The tick columns: two ticks a row. */
+    a->rt_off = (uint32_t)off;
+    off += (uint64_t)a->nrt * 2 * w->arch.rows * sizeof(uint64_t);
     if (off > TECS_MAX_CHUNK_BYTES)
         return false;
     a->chunk_bytes = (uint32_t)off;
@@ -258,17 +267,18 @@ static tecs_archetype_t *arch_create(tecs_world_t *w, uint32_t h, int32_t n,
         tecs__err(w, TECS_ELIMIT, "archetype limit (%d) reached", w->arch.max_archetypes);
         return NULL;
     }
-    int32_t ncols = 0, ntog = 0;
+    int32_t ncols = 0, ntog = 0, nrt = 0;
     for (int32_t i = 0; i < n; i++) {
         ncols += tecs__comp_get(w, ids[i])->size > 0;
         ntog += tecs__comp_get(w, ids[i])->enableable;
+        nrt += tecs__comp_get(w, ids[i])->row_ticks;
     }
     int32_t cmap_len = n ? (int32_t)ids[n - 1] + 1 : 0;
     if (tecs__grow(w, (void **)&w->arch.archs, &w->arch.cap_archs, w->arch.narchs + 1,
                    sizeof *w->arch.archs) ||
         table_grow(w))
         return NULL;
-    size_t bytes = arch_block_size(n, cmap_len, ncols, ntog);
+    size_t bytes = arch_block_size(n, cmap_len, ncols, ntog, nrt);
     tecs_archetype_t *a = tecs__alloc(w, bytes);
     if (a == NULL) {
         tecs__err(w, TECS_ENOMEM, "out of memory creating an archetype");
@@ -277,7 +287,7 @@ static tecs_archetype_t *arch_create(tecs_world_t *w, uint32_t h, int32_t n,
     memset(a, 0, bytes);
     *a = (tecs_archetype_t){ .world = w, .id = (uint32_t)w->arch.narchs, .hash = h,
                              .ncomps = n, .cmap_len = cmap_len, .ncols = ncols,
-                             .ntog = ntog, .stride = 1 + ncols + ntog };
+                             .ntog = ntog, .nrt = nrt, .stride = 1 + ncols + ntog + nrt };
     arch_carve(a);
     if (n)
         memcpy(a->comps, ids, (size_t)n * sizeof *ids);
@@ -467,6 +477,14 @@ static size_t group_size(const tecs_archetype_t *a, uint32_t g)
     return b == SIZE_MAX ? b : b - (TECS_MAX_ALIGN - 1);
 }
 
+/* Where tick column t of chunk j of a group of g chunks starts in it. */
+static size_t rt_at(const tecs_world_t *w, const tecs_archetype_t *a, uint32_t g, int32_t t,
+                    uint32_t j)
+{
+    size_t bytes = (size_t)2 * w->arch.rows * sizeof(uint64_t);
+    return (size_t)g * (a->rt_off + (size_t)t * bytes) + (size_t)j * bytes;
+}
+
 /* Point chunks [s, s + g) at the group at base, and their column pointers
 ** at their columns in it. */
 static void group_set(tecs_world_t *w, tecs_archetype_t *a, int32_t s, uint32_t g, char *base,
@@ -482,6 +500,8 @@ static void group_set(tecs_world_t *w, tecs_archetype_t *a, int32_t s, uint32_t 
         for (int32_t t = 0; t < a->ntog; t++)
             cp[1 + a->ncols + t] = base + (size_t)g * (a->tog_off + (size_t)t * a->tog_bytes) +
                                    (size_t)j * a->tog_bytes;
+        for (int32_t t = 0; t < a->nrt; t++)
+            cp[1 + a->ncols + a->ntog + t] = base + rt_at(w, a, g, t, j);
     }
 }
 
@@ -628,6 +648,72 @@ void tecs__arch_bits_remove(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
     }
 }
 
+/* ---- tick columns ----------------------------------------------------- */
+
+void tecs__arch_rt_enter(const tecs__arch_state *s, tecs_archetype_t *a, int32_t j,
+                         uint32_t row, uint32_t n)
+{
+    char *const *cp = tecs__kcols(a, row >> s->shift);
+    uint32_t i = row & s->mask;
+    for (int32_t t = j < 0 ? 0 : j; t < (j < 0 ? a->nrt : j + 1); t++) {
+        uint64_t *ch = tecs__chunk_rt(a, cp, t);
+        for (uint32_t r = i; r < i + n; r++)
+            ch[r] = ch[s->rows + r] = s->tick;
+    }
+}
+
+void tecs__arch_touch_rows(const tecs__arch_state *s, tecs_archetype_t *a, int32_t col,
+                           uint32_t row, uint32_t n)
+{
+    tecs__chunk_ticks(a, row >> s->shift)[col] = s->tick;
+    int32_t j = a->nrt ? tecs__arch_rt(a, a->col_comp[col]) : -1;
+    if (j >= 0) {
+        uint64_t *ch = tecs__chunk_rt(a, tecs__kcols(a, row >> s->shift), j);
+        for (uint32_t r = row & s->mask; r < (row & s->mask) + n; r++)
+            ch[r] = s->tick;
+    }
+}
+
+void tecs__arch_rt_move(tecs_world_t *w, const tecs_archetype_t *a, uint32_t src,
+                        tecs_archetype_t *b, uint32_t dst)
+{
+    const uint32_t rows = w->arch.rows, si = src & w->arch.mask, di = dst & w->arch.mask;
+    for (int32_t j = 0, i = 0; j < b->nrt; j++) {
+        while (i < a->nrt && a->rt_comp[i] < b->rt_comp[j])
+            i++;
+        if (i < a->nrt && a->rt_comp[i] == b->rt_comp[j]) {
+            const uint64_t *from = tecs__chunk_rt(a, tecs__chunk_of(a, w, src), i);
+            uint64_t *to = tecs__chunk_rt(b, tecs__chunk_of(b, w, dst), j);
+            to[di] = from[si];
+            to[rows + di] = from[rows + si];
+        }
+    }
+}
+
+void tecs__arch_rt_remove(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
+{
+    uint32_t last = (uint32_t)a->count - 1;
+    if (row == last)
+        return;
+    const uint32_t rows = w->arch.rows, hi = row & w->arch.mask, li = last & w->arch.mask;
+    for (int32_t j = 0; j < a->nrt; j++) {
+        uint64_t *to = tecs__chunk_rt(a, tecs__chunk_of(a, w, row), j);
+        const uint64_t *from = tecs__chunk_rt(a, tecs__chunk_of(a, w, last), j);
+        to[hi] = from[li];
+        to[rows + hi] = from[rows + li];
+    }
+}
+
+uint64_t tecs__arch_row_tick(const tecs_world_t *w, const tecs_archetype_t *a, tecs_comp_t c,
+                             uint32_t row, bool added)
+{
+    int32_t j = tecs__arch_rt(a, c);
+    if (j >= 0)
+        return tecs__chunk_rt(a, tecs__chunk_of(a, w, row), j)[(added ? w->arch.rows : 0) +
+                                                             (row & w->arch.mask)];
+    return tecs__arch_changed_at(w, a, added ? -1 : tecs__arch_col(a, c), row);
+}
+
 /* Replace the last group, which starts at chunk s, by a group of its first
 ** k chunks, moving the live rows over; false if out of memory. */
 static bool group_shrink(tecs_world_t *w, tecs_archetype_t *a, int32_t s, uint32_t k)
@@ -648,6 +734,9 @@ static bool group_shrink(tecs_world_t *w, tecs_archetype_t *a, int32_t s, uint32
         memcpy(base + (size_t)k * (a->tog_off + (size_t)t * a->tog_bytes),
                old.base + (size_t)old.g * (a->tog_off + (size_t)t * a->tog_bytes),
                (size_t)k * a->tog_bytes);
+    for (int32_t t = 0; t < a->nrt; t++)
+        memcpy(base + rt_at(w, a, k, t, 0), old.base + rt_at(w, a, old.g, t, 0),
+               (size_t)k * 2 * w->arch.rows * sizeof(uint64_t));
     tecs__free_aligned(w, old.raw, group_size(a, old.g));
     memset(&a->chunks[s], 0, old.g * sizeof *a->chunks);
     group_set(w, a, s, k, base, raw);

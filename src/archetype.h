@@ -27,7 +27,8 @@ struct tecs_archetype_t {
     int32_t nchunks;            /* chunks allocated                         */
     int32_t cap_chunks;
     struct tecs__chunk *chunks; /* allocated chunks, in row order           */
-    int32_t stride;             /* column pointers per chunk: 1 + ncols + ntog */
+    int32_t stride;             /* column pointers per chunk: 1 + ncols +
+                                   ntog + nrt                               */
     char **cols;                /* chunk k's at k * stride: [0] its entity
                                    ids, [1 + c] its column c, [1 + ncols + j]
                                    its bit column j (after chunks, in the
@@ -36,6 +37,12 @@ struct tecs_archetype_t {
                                    of the last write to column c, [ncols]
                                    of the last row that entered (born or
                                    moved in); after cols, in the same block */
+    int32_t nrt;                /* components with ticks per row (row_ticks) */
+    tecs_comp_t *rt_comp;       /* per tick column: its component (id order) */
+    uint32_t rt_off;            /* byte offset of tick column 0 in a chunk: a
+                                   column is rows changed ticks, then rows
+                                   added ticks, reached through cols at
+                                   [1 + ncols + ntog + j]                   */
     int32_t ntog;               /* enableable components: bit columns       */
     tecs_comp_t *tog_comp;      /* per bit column: its component (id order) */
     int32_t *ndisabled;         /* per bit column: rows whose bit is set    */
@@ -101,6 +108,15 @@ void tecs__arch_bits_move(tecs_world_t *w, const tecs_archetype_t *a, uint32_t s
 /* Before row leaves a (its hole filled by the last row): forget its bits,
 ** move the last row's bits into it, clear the last row's. */
 void tecs__arch_bits_remove(tecs_world_t *w, tecs_archetype_t *a, uint32_t row);
+/* The tick columns, as the bit columns: a row's ticks of a component both
+** a and b have go along (b's others were set as entered). */
+void tecs__arch_rt_move(tecs_world_t *w, const tecs_archetype_t *a, uint32_t src,
+                        tecs_archetype_t *b, uint32_t dst);
+/* Before row leaves a: the last row's ticks move into it. */
+void tecs__arch_rt_remove(tecs_world_t *w, tecs_archetype_t *a, uint32_t row);
+/* The tick of component c of the row (kept by row, or its chunk's). */
+uint64_t tecs__arch_row_tick(const tecs_world_t *w, const tecs_archetype_t *a, tecs_comp_t c,
+                             uint32_t row, bool added);
 /* Column of c in a, or COL_ABSENT / COL_TAG. */
 static inline int32_t tecs__arch_col(const tecs_archetype_t *a, tecs_comp_t c)
 {
@@ -151,13 +167,46 @@ static inline uint64_t *tecs__chunk_ticks(const tecs_archetype_t *a, uint32_t k)
     return a->ticks + (size_t)k * (uint32_t)(a->ncols + 1);
 }
 
-/* Record a write to column col of the chunk holding row. */
-#define tecs__arch_touch(w, a, col, row) \
-    (tecs__chunk_ticks((a), (row) >> (w)->arch.shift)[(col)] = (w)->arch.tick)
+/* Tick column j of a chunk (its column pointers cp): rows changed ticks,
+** then rows added ticks. */
+static inline uint64_t *tecs__chunk_rt(const tecs_archetype_t *a, char *const *cp, int32_t j)
+{
+    return (uint64_t *)(void *)cp[1 + a->ncols + a->ntog + j];
+}
+
+/* The tick column of component c in a, or -1. */
+static inline int32_t tecs__arch_rt(const tecs_archetype_t *a, tecs_comp_t c)
+{
+    for (int32_t j = 0; j < a->nrt; j++)
+        if (a->rt_comp[j] == c)
+            return j;
+    return -1;
+}
+
+/* Record a write to column col (component c) at row. */
+#define tecs__arch_touch(w, a, col, row) tecs__arch_touch_in(&(w)->arch, (a), (col), (row))
+static inline void tecs__arch_touch_in(const tecs__arch_state *s, tecs_archetype_t *a,
+                                       int32_t col, uint32_t row)
+{
+    tecs__chunk_ticks(a, row >> s->shift)[col] = s->tick;
+    if (TECS__UNLIKELY(a->nrt)) {
+        int32_t j = tecs__arch_rt(a, a->col_comp[col]);
+        if (j >= 0)
+            tecs__chunk_rt(a, tecs__kcols(a, row >> s->shift), j)[row & s->mask] = s->tick;
+    }
+}
+
+/* Record writes to column col at rows [row, row + n) of one chunk. */
+void tecs__arch_touch_rows(const tecs__arch_state *s, tecs_archetype_t *a, int32_t col,
+                           uint32_t row, uint32_t n);
+
+/* The rows [row, row + n) of one chunk got their tick columns' components
+** now (each only: j, or all: -1): changed and added ticks. */
+void tecs__arch_rt_enter(const tecs__arch_state *s, tecs_archetype_t *a, int32_t j,
+                         uint32_t row, uint32_t n);
 
 /* Record a row entering the chunk holding row. */
-#define tecs__arch_entered(w, a, row) \
-    (tecs__chunk_ticks((a), (row) >> (w)->arch.shift)[(a)->ncols] = (w)->arch.tick)
+#define tecs__arch_entered(w, a, row) tecs__arch_entered_n(&(w)->arch, (a), (row), 1)
 
 /* Record rows [row, row + n) entering (n > 0). */
 static inline void tecs__arch_entered_n(const tecs__arch_state *s, tecs_archetype_t *a,
@@ -165,11 +214,18 @@ static inline void tecs__arch_entered_n(const tecs__arch_state *s, tecs_archetyp
 {
     for (uint32_t k = row >> s->shift; k <= (row + n - 1) >> s->shift; k++)
         tecs__chunk_ticks(a, k)[a->ncols] = s->tick;
+    if (TECS__UNLIKELY(a->nrt))
+        for (uint32_t r = row; r < row + n;) {
+            uint32_t m = s->rows - (r & s->mask);
+            m = m < row + n - r ? m : row + n - r;
+            tecs__arch_rt_enter(s, a, -1, r, m);
+            r += m;
+        }
 }
 
 /* The tick of the last write to column col (or, col -1, the last row
 ** entering) of the chunk holding row: a row that enters counts as written
-** in every column. */
+** in every column. (A component with ticks per row: tecs__arch_row_tick.) */
 #define tecs__arch_changed_at(w, a, col, row) \
     tecs__chunk_changed_at((a), (row) >> (w)->arch.shift, (col))
 static inline uint64_t tecs__chunk_changed_at(const tecs_archetype_t *a, uint32_t k, int32_t col)
@@ -215,6 +271,11 @@ static inline bool tecs__arch_bit_put_in(const tecs__arch_state *s, tecs_archety
     *word ^= bit;
     a->ndisabled[j] += on ? 1 : -1;
     tecs__chunk_ticks(a, row >> s->shift)[a->ncols] = s->tick;  /* as if it entered */
+    if (TECS__UNLIKELY(a->nrt)) {
+        int32_t t = tecs__arch_rt(a, a->tog_comp[j]);
+        if (t >= 0)
+            tecs__arch_rt_enter(s, a, t, row, 1);
+    }
     return true;
 }
 
@@ -314,9 +375,13 @@ static inline void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, u
 {
     if (TECS__UNLIKELY(a->ntog))
         tecs__arch_bits_remove(w, a, row);
+    if (TECS__UNLIKELY(a->nrt))
+        tecs__arch_rt_remove(w, a, row);
     if (row != (uint32_t)a->count - 1) {
+        /* The last row comes from another chunk: it enters this one (its
+        ** ticks by row, if any, go with it). */
         if (TECS__UNLIKELY((row ^ ((uint32_t)a->count - 1)) >> w->arch.shift))
-            tecs__arch_entered(w, a, row);  /* the last row comes from another chunk */
+            tecs__chunk_ticks(a, row >> w->arch.shift)[a->ncols] = w->arch.tick;
         if (a->plain)
             tecs__fill_hole_plain(w, a, row);
         else

@@ -71,6 +71,9 @@ static tecs_err_t validate_desc(tecs_world_t *w, const tecs_component_desc_t *d)
     if (d->storage != TECS_STORAGE_TABLE && d->storage != TECS_STORAGE_SPARSE)
         return tecs__err(w, TECS_EINVAL, "component '%s': storage %d is not a tecs_storage_t",
                          d->name, (int)d->storage);
+    if (d->row_ticks && d->storage == TECS_STORAGE_SPARSE)
+        return tecs__err(w, TECS_EINVAL, "component '%s': a sparse component's ticks are its "
+                         "set's; row_ticks is for the table store", d->name);
     if (d->enableable && d->storage == TECS_STORAGE_SPARSE)
         return tecs__err(w, TECS_EINVAL, "component '%s': a sparse component is added and "
                          "removed without a move, so it is not enableable", d->name);
@@ -128,6 +131,7 @@ tecs_comp_t tecs_component_new(tecs_world_t *w, const tecs_component_desc_t *d)
         .align = d->align ? (uint32_t)d->align : 1,
         .ctor = d->ctor, .dtor = d->dtor, .copy = d->copy, .move = d->move,
         .ctx = d->hook_ctx, .enableable = d->enableable,
+        .row_ticks = d->row_ticks,
         .sparse = d->storage == TECS_STORAGE_SPARSE,
     };
     w->comp.ncomps++;

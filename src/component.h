@@ -18,6 +18,7 @@ typedef struct tecs__comp {
     tecs_move_fn move;
     void *ctx;
     bool enableable;            /* a bit per row says enabled (tecs_enable) */
+    bool row_ticks;             /* ticks per row, not per chunk             */
     uint32_t watch;             /* listeners that want this one's events    */
     uint32_t watch_noset;       /* of those, ones that want no SET events   */
     uint32_t veto;              /* listeners that must approve its changes  */

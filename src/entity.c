@@ -513,10 +513,9 @@ static uint64_t tick_of(const tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, b
         return added || s->added > s->changed ? s->added : s->changed;
     }
     const tecs_archetype_t *a = tecs__rec_arch(w, r);
-    int32_t col = tecs__arch_col(a, c);
-    if (col == TECS__COL_ABSENT)
+    if (tecs__arch_col(a, c) == TECS__COL_ABSENT)
         return 0;
-    return tecs__arch_changed_at(w, a, added ? -1 : col, r->row);
+    return tecs__arch_row_tick(w, a, c, r->row, added);
 }
 
 uint64_t tecs_changed_tick(const tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)

@@ -97,6 +97,8 @@ struct tecs_query_t {
                                    tick (the last run's start before the
                                    latest run)                              */
     uint64_t last_run;          /* the tick the latest run started at       */
+    bool rt_write;              /* a write term's component keeps ticks per
+                                   row: each run handed out stores them     */
 };
 
 /* ---- matching -------------------------------------------------------- */
@@ -218,28 +220,50 @@ static inline void tog_apply(const tecs_term_t *term, uint64_t has, uint64_t *pa
         *any |= has;
 }
 
-/* Does chunk k of a pass q's change terms: the tick of the last write to
-** the term's column (TECS_CHANGE_CHANGED) or of the last row that entered
-** the chunk (TECS_CHANGE_ADDED) newer than q->since? A sparse component's
-** ticks are its set's. A row that enters a chunk counts as a write to
-** every column of the chunk. */
-static bool chunk_fresh(const tecs_query_t *q, const tecs_archetype_t *a, uint32_t k)
+/* The rows of word wi of chunk k of a that pass q's change terms: the
+** tick of the last write to the term's column (TECS_CHANGE_CHANGED) or of
+** the last row that entered the chunk (TECS_CHANGE_ADDED) newer than
+** q->since, the chunk's tick, or each row's for a component with ticks per
+** row. A sparse component's ticks are its set's. A row that enters a chunk
+** counts as a write to every column of the chunk. */
+static uint64_t change_word(const tecs_query_t *q, const tecs_archetype_t *a, uint32_t k,
+                            uint32_t wi)
 {
-    for (uint32_t t = q->chg_mask; t; t &= t - 1) {
+    uint64_t pass = ~(uint64_t)0;
+    for (uint32_t t = q->chg_mask; t && pass; t &= t - 1) {
         const tecs_term_t *term = &q->terms[TECS__CTZ(t)];
+        bool added = term->change == TECS_CHANGE_ADDED;
         uint64_t at;
         if ((q->sparse_mask >> TECS__CTZ(t)) & 1u) {
             const tecs__sparse *set = q->world->comp.comps[term->comp].set;
-            at = set == NULL ? 0 : term->change == TECS_CHANGE_ADDED || set->added > set->changed
-                 ? set->added : set->changed;
+            at = set == NULL ? 0 : added || set->added > set->changed ? set->added : set->changed;
         } else {
-            int32_t col = tecs__arch_col(a, term->comp);
-            at = tecs__chunk_changed_at(a, k, term->change == TECS_CHANGE_ADDED ? -1 : col);
+            at = tecs__chunk_changed_at(a, k, added ? -1 : tecs__arch_col(a, term->comp));
         }
-        if (at <= q->since)
-            return false;
+        if (at <= q->since) {
+            pass = 0;
+            break;
+        }
+        int32_t j = a->nrt ? tecs__arch_rt(a, term->comp) : -1;
+        if (j >= 0) {           /* the chunk has news: which rows? */
+            const uint64_t *tk = tecs__chunk_rt(a, tecs__kcols(a, k), j) +
+                                 (added ? q->world->arch.rows : 0) + (wi << 6);
+            uint32_t n = q->world->arch.rows - (wi << 6);
+            uint64_t bits = 0;
+            for (uint32_t r = 0; r < (n < 64 ? n : 64); r++)
+                bits |= (uint64_t)(tk[r] > q->since) << r;
+            pass &= bits;
+        }
     }
-    return true;
+    return pass;
+}
+
+/* Does row of a pass q's change terms? */
+static bool row_fresh(const tecs_query_t *q, const tecs_archetype_t *a, uint32_t row)
+{
+    uint32_t mask = q->world->arch.mask;
+    return (change_word(q, a, row >> q->world->arch.shift, (row & mask) >> 6) >>
+            (row & 63)) & 1u;
 }
 
 /* The rows of word wi of chunk k of match m (archetype a) that pass the
@@ -264,8 +288,8 @@ static uint64_t tog_word(const tecs_query_t *q, int32_t m, const tecs_archetype_
         h[i] = tog_has(term, js[i], d);
         tog_apply(term, h[i], &pass, &any);
     }
-    if (q->chg_mask && (k < 0 || !chunk_fresh(q, a, (uint32_t)k)))
-        return 0;
+    if (q->chg_mask)
+        pass &= k < 0 ? 0 : change_word(q, a, (uint32_t)k, wi);
     return pass & any;
 }
 
@@ -602,6 +626,8 @@ tecs_query_t *tecs_query_new(tecs_world_t *w, const tecs_query_desc_t *d)
         }
         if (q->terms[t].change != TECS_CHANGE_ANY)
             q->chg_mask |= 1u << t;
+        q->rt_write = q->rt_write || (((q->write_mask >> t) & 1u) &&
+                                      w->comp.comps[q->terms[t].comp].row_ticks);
         if (sparse) {
             q->sparse_mask |= 1u << t;
             q->sparse_with |= (uint32_t)(q->terms[t].oper == TECS_WITH) << t;
@@ -718,7 +744,7 @@ static bool row_eval(const tecs_query_t *q, int32_t m, uint32_t row, uint32_t *a
         tog_apply(term, h[i], &pass, &any);
     }
     *absent = tog_absent(q, js, h, 0);
-    if (q->chg_mask && !chunk_fresh(q, a, row >> w->arch.shift))
+    if (q->chg_mask && !row_fresh(q, a, row))
         return false;
     return pass & any & 1u;
 }
@@ -994,15 +1020,16 @@ static int32_t used_chunks(const tecs_world_t *w, const tecs_archetype_t *a)
     return (int32_t)(((uint32_t)a->count + w->arch.mask) >> w->arch.shift);
 }
 
-/* Record the writes the write terms of q may make to chunk k of its match
-** m (archetype a): a field handed out counts as written. */
-static void touch_chunk(const tecs_query_t *q, int32_t m, tecs_archetype_t *a, uint32_t k)
+/* Record the writes the write terms of q may make to rows [row, row + n)
+** of one chunk of its match m (archetype a): a field handed out counts as
+** written. */
+static void touch_rows(const tecs_query_t *q, int32_t m, tecs_archetype_t *a, uint32_t row,
+                       uint32_t n)
 {
     const int16_t *cols = q->mcols + (size_t)m * q->nterms;
-    uint64_t *ticks = tecs__chunk_ticks(a, k);
     for (uint32_t t = q->write_mask; t; t &= t - 1)
         if (cols[TECS__CTZ(t)] >= 0)
-            ticks[cols[TECS__CTZ(t)]] = q->world->arch.tick;
+            tecs__arch_touch_rows(&q->world->arch, a, cols[TECS__CTZ(t)], row, n);
 }
 
 void tecs__query_run(tecs_query_t *q, bool parts)
@@ -1015,7 +1042,8 @@ void tecs__query_run(tecs_query_t *q, bool parts)
     if (parts && q->write_mask)
         for (int32_t m = 0; m < q->nmatch; m++)
             for (int32_t k = 0; k < used_chunks(w, q->march[m]); k++)
-                touch_chunk(q, m, q->march[m], (uint32_t)k);
+                touch_rows(q, m, q->march[m], (uint32_t)k << w->arch.shift,
+                           chunk_rows(w, q->march[m], k));
 }
 
 /* Open an iteration of q on it (ended, empty, if out of memory). */
@@ -1155,7 +1183,7 @@ static void load_chunk(tecs_iter_t *it)
         it->fields[t] = cols[t] >= 0 ? tecs__chunk_col(ch, cols[t]) : NULL;
     it->priv_.absent = 0;
     if (q->write_mask)          /* (an iteration's, never a worker's) */
-        touch_chunk(q, it->priv_.match, a, (uint32_t)k);
+        touch_rows(q, it->priv_.match, a, (uint32_t)k << w->arch.shift, (uint32_t)it->count);
 }
 
 /* The rows of word wi of chunk k of match m that pass the toggle terms. */
@@ -1246,7 +1274,7 @@ static TECS__INLINE bool run_in_word(tecs_iter_t *it)
     if (s + len >= 64)
         return false;           /* it may go on into the next word */
     const tecs_query_t *q = it->priv_.query;
-    const tecs_archetype_t *a = it->priv_.arch;
+    tecs_archetype_t *a = it->priv_.arch;
     int32_t at = (it->priv_.word << 6) + (int32_t)s, d = at - it->priv_.pos;
     const int16_t *cols = q->mcols + (size_t)it->priv_.match * q->nterms;
     for (int32_t t = 0; t < q->nterms; t++)
@@ -1259,6 +1287,9 @@ static TECS__INLINE bool run_in_word(tecs_iter_t *it)
     it->count = (int32_t)len;
     it->priv_.pos = at;
     it->priv_.bits = bits & ~low_bits(s + len);
+    if (TECS__UNLIKELY(q->rt_write))
+        touch_rows(q, it->priv_.match, a,
+                   ((uint32_t)it->priv_.chunk << q->world->arch.shift) + (uint32_t)at, len);
     return true;
 }
 
@@ -1760,7 +1791,7 @@ void tecs__iter_load_rows(tecs_iter_t *it, int32_t m, tecs_archetype_t *a, uint3
                                      : NULL;
     /* A worker's part was touched when its run began (tecs__query_run). */
     if (q->write_mask && !tecs__in_worker(it->world))
-        touch_chunk(q, m, a, row >> w->arch.shift);
+        touch_rows(q, m, a, row, (uint32_t)count);
 }
 
 void tecs__iter_prefetch(const tecs_iter_t *it, int32_t m, const tecs_archetype_t *a,

@@ -870,8 +870,10 @@ void tecs__touch_all(tecs_world_t *w, tecs_comp_t c)
     for (int32_t i = 0; i < w->arch.narchs; i++) {
         tecs_archetype_t *a = w->arch.archs[i];
         int32_t col = tecs__arch_col(a, c);
-        for (int32_t k = 0; col >= 0 && (int64_t)k << w->arch.shift < a->count; k++)
-            tecs__chunk_ticks(a, (uint32_t)k)[col] = w->arch.tick;
+        for (uint32_t row = 0; col >= 0 && row < (uint32_t)a->count; row += w->arch.rows) {
+            uint32_t n = (uint32_t)a->count - row;
+            tecs__arch_touch_rows(&w->arch, a, col, row, n < w->arch.rows ? n : w->arch.rows);
+        }
     }
 }
 

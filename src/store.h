@@ -157,6 +157,8 @@ static TECS__INLINE void tecs__move_row_with(tecs_world_t *w, tecs__record *r, t
 #undef FROM
     if (TECS__UNLIKELY(b->ntog))
         tecs__arch_bits_move(w, a, src, b, dst);
+    if (TECS__UNLIKELY(b->nrt))
+        tecs__arch_rt_move(w, a, src, b, dst);
     if (!plain)                 /* a hook's queued birth may move the records */
         r = &w->ei.recs[TECS_ENTITY_INDEX(tecs__chunk_ents(dc)[di])];
     r->arch = b->id | (r->arch & ~TECS__ARCH_MASK);

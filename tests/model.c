@@ -2702,7 +2702,8 @@ static void setup(interp *I)
     for (int k = 0; k < NC; k++) {
         int c = I->p->cfg & 4 ? NC - 1 - k : k;
         tecs_component_desc_t d = { .name = cname[c], .size = csize[c], .align = calign[c],
-                                    .enableable = TOG_MASK >> c & 1 };
+                                    .enableable = TOG_MASK >> c & 1,
+                                    .row_ticks = ROWTICK_MASK >> c & 1 };
         if (c == C_G)
             d.id = 100;
         if (c == C_H) {

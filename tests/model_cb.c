@@ -757,7 +757,9 @@ static size_t direct_memory(interp *I)
     for (int k = 0; k < NC; k++) {
         int c = I->p->cfg & 4 ? NC - 1 - k : k;
         tecs_component_desc_t cd = { .name = cname[c], .size = csize[c], .align = calign[c],
-                                     .id = c == C_G ? 100 : 0 };
+                                     .id = c == C_G ? 100 : 0,
+                                     .enableable = TOG_MASK >> c & 1,
+                                     .row_ticks = ROWTICK_MASK >> c & 1 };
         if (c == C_H)
             cd.ctor = obj_ctor, cd.dtor = obj_dtor, cd.copy = obj_copy, cd.move = obj_move,
             cd.hook_ctx = &hc;

@@ -28,6 +28,7 @@ enum { S_V, S_T };                       /* an 8-byte value, a tag        */
 extern const uint32_t ssize[NS];
 extern const char *const sname[NS];
 #define TOG_MASK 0x18u           /* enableable components: T2, V          */
+#define ROWTICK_MASK 0x12u       /* ticks per row (change detection): B, V */
 #define UNKNOWN_COMP 999u
 
 enum { ST_ALIVE, ST_PEND, ST_DELAY };    /* alive, birth queued, delayed birth */

@@ -386,3 +386,117 @@ TEST(parallel_change_terms_see_the_workers_writes)
         cfx_close(&f);
     }
 }
+
+/* ---- ticks per row -------------------------------------------------------- */
+
+/* The fixture, Position kept with ticks per row. */
+static void cfx_open_rows(cfx *f)
+{
+    memset(f, 0, sizeof *f);
+    f->w = tw_new_ex(&f->al, ROWS);
+    f->pos = tecs_component_new(f->w, &(tecs_component_desc_t){ .name = "Position",
+        .size = sizeof(Position), .align = 4, .row_ticks = true });
+    f->vel = TECS_COMPONENT(f->w, Velocity);
+    f->tag = TECS_TAG(f->w, Marked);
+    for (int i = 0; i < N; i++) {
+        f->ids[i] = tecs_new(f->w);
+        TECS_SET(f->w, f->ids[i], f->pos, Position, { (float)i, 0 });
+        TECS_SET(f->w, f->ids[i], f->vel, Velocity, { 1, 1 });
+    }
+}
+
+TEST(change_row_ticks_pass_the_rows_written)
+{
+    cfx f;
+    cfx_open_rows(&f);
+    bool seen[N];
+    tecs_query_t *q = change_query(&f, TECS_CHANGE_CHANGED);
+    CHECK_EQ(run_rows(q, seen), N);
+    CHECK_EQ(run_rows(q, seen), 0);
+    uint64_t t = tecs_world_tick(f.w);
+    TECS_SET(f.w, f.ids[ROWS + 2], f.pos, Position, { ROWS + 2, 5 });
+    tecs_get_mut(f.w, f.ids[3 * ROWS + 15], f.pos);
+    CHECK(tecs_changed_tick(f.w, f.ids[ROWS + 2], f.pos) == t);
+    CHECK(tecs_changed_tick(f.w, f.ids[ROWS + 3], f.pos) < t);    /* its own tick */
+    CHECK_EQ(run_rows(q, seen), 2);
+    CHECK(seen[ROWS + 2] && seen[3 * ROWS + 15]);
+    /* A move is no write: the row keeps its ticks; nor is the hole fill. */
+    CHECK_ERR(tecs_add(f.w, f.ids[5], f.tag), TECS_OK);
+    CHECK_EQ(run_rows(q, seen), 0);
+    tecs_query_t *added = change_query(&f, TECS_CHANGE_ADDED);
+    CHECK_EQ(run_rows(added, seen), N);
+    CHECK_ERR(tecs_remove(f.w, f.ids[5], f.tag), TECS_OK);
+    CHECK_ERR(tecs_remove(f.w, f.ids[6], f.pos), TECS_OK);
+    CHECK_EQ(run_rows(added, seen), 0);
+    CHECK_ERR(tecs_add(f.w, f.ids[6], f.pos), TECS_OK);          /* got it again */
+    CHECK_EQ(run_rows(added, seen), 1);
+    CHECK(seen[0]);             /* (its x is 0 now: the add zeroes the value) */
+    CHECK_EQ(run_rows(q, seen), 1);                             /* and a value */
+    tecs_query_free(q);
+    tecs_query_free(added);
+    cfx_close(&f);
+}
+
+TEST(change_row_ticks_of_write_terms_are_the_rows_handed_out)
+{
+    cfx f;
+    cfx_open_rows(&f);
+    bool seen[N];
+    tecs_comp_t on = tecs_component_new(f.w, &(tecs_component_desc_t){ .name = "On",
+        .enableable = true });
+    for (int i = 0; i < N; i++) {
+        tecs_add(f.w, f.ids[i], on);
+        if ((i / 3) & 1)
+            tecs_enable(f.w, f.ids[i], on, false);
+    }
+    tecs_query_t *probe = change_query(&f, TECS_CHANGE_CHANGED);
+    CHECK_EQ(run_rows(probe, seen), N);
+    tecs_query_t *writer = TECS_QUERY(f.w, { .comp = f.pos }, { .comp = on });
+    int handed = 0;
+    tecs_iter_t it = tecs_query_iter(writer);
+    while (tecs_iter_next(&it))
+        handed += it.count;
+    CHECK(handed > 0 && handed < N);
+    CHECK_EQ(run_rows(probe, seen), handed);
+    for (int i = 0; i < N; i++)
+        CHECK(seen[i] == !((i / 3) & 1));
+    /* Enabling a row's component: that row comes (for a component kept by
+    ** row, only its own). */
+    CHECK_EQ(run_rows(probe, seen), 0);
+    tecs_query_free(probe);
+    tecs_query_free(writer);
+    cfx_close(&f);
+}
+
+TEST(change_row_ticks_refused_for_sparse_components)
+{
+    tecs_world_t *w = tw_new();
+    CHECK(tecs_component_new(w, &(tecs_component_desc_t){ .name = "S", .size = 4, .align = 4,
+        .storage = TECS_STORAGE_SPARSE, .row_ticks = true }) == 0);
+    CHECK_ERR(tecs_last_error(w), TECS_EINVAL);
+    tw_free(w);
+}
+
+TEST(change_row_ticks_follow_enabling)
+{
+    tecs_world_t *w = tw_new_ex(NULL, ROWS);
+    tecs_comp_t hp = tecs_component_new(w, &(tecs_component_desc_t){ .name = "Health",
+        .size = sizeof(Health), .align = 4, .enableable = true, .row_ticks = true });
+    tecs_entity_t e[8];
+    for (int i = 0; i < 8; i++) {
+        e[i] = tecs_new(w);
+        TECS_SET(w, e[i], hp, Health, { i });
+    }
+    tecs_query_t *q = TECS_QUERY(w, { .comp = hp, .access = TECS_READ,
+                                      .change = TECS_CHANGE_ADDED });
+    tecs_entity_t out[8];
+    CHECK_EQ(tecs_query_collect(q, out, 8), 8);
+    CHECK_ERR(tecs_enable(w, e[2], hp, false), TECS_OK);
+    CHECK_EQ(tecs_query_collect(q, out, 8), 0);     /* gone: nothing came */
+    CHECK_ERR(tecs_enable(w, e[2], hp, true), TECS_OK);
+    CHECK_EQ(tecs_query_collect(q, out, 8), 1);
+    CHECK(out[0] == e[2]);
+    tecs_query_free(q);
+    TW_CHECK(w);
+    tw_free(w);
+}
