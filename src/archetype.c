@@ -492,7 +492,8 @@ static void group_set(tecs_world_t *w, tecs_archetype_t *a, int32_t s, uint32_t 
 {
     for (uint32_t j = 0; j < g; j++) {
         uint32_t first = j << w->arch.shift;
-        a->chunks[s + (int32_t)j] = (struct tecs__chunk){ base, raw, g, first };
+        struct tecs__chunk *ck = &a->chunks[s + (int32_t)j];
+        *ck = (struct tecs__chunk){ base, raw, g, first, ck->entered };
         char **cp = a->cols + (size_t)(s + (int32_t)j) * (uint32_t)a->stride;
         cp[0] = base + (size_t)first * sizeof(tecs_entity_t);
         for (int32_t c = 0; c < a->ncols; c++)
@@ -512,7 +513,7 @@ static size_t chunk_table_size(const tecs_archetype_t *a, int32_t cap)
 {
     return tecs__bytes((uint64_t)cap, sizeof(struct tecs__chunk) +
                                       (size_t)a->stride * sizeof(char *) +
-                                      (size_t)(a->ncols + 1) * sizeof(uint64_t));
+                                      (size_t)a->ncols * sizeof(uint64_t));
 }
 
 /* Make the chunk table hold want chunks: the entries first, then the
@@ -536,7 +537,7 @@ static tecs_err_t chunk_table_grow(tecs_world_t *w, tecs_archetype_t *a, int32_t
     char **cols = (char **)(void *)(t + cap);
     uint64_t *ticks = (uint64_t *)(void *)(cols + (size_t)cap * (uint32_t)a->stride);
     memmove(ticks, (char **)(void *)(t + a->cap_chunks) + ncols_old,
-            (size_t)a->cap_chunks * (uint32_t)(a->ncols + 1) * sizeof *ticks);
+            (size_t)a->cap_chunks * (uint32_t)a->ncols * sizeof *ticks);
     memmove(cols, t + a->cap_chunks, ncols_old * sizeof(char *));
     a->chunks = t;
     a->cols = cols;
@@ -576,7 +577,9 @@ static tecs_err_t chunks_alloc(tecs_world_t *w, tecs_archetype_t *a, int32_t wan
     ** write yet. */
     memset(base + (size_t)g * a->tog_off, 0, (size_t)g * (uint32_t)a->ntog * a->tog_bytes);
     memset(tecs__chunk_ticks(a, (uint32_t)a->nchunks), 0,
-           (size_t)g * (uint32_t)(a->ncols + 1) * sizeof *a->ticks);
+           (size_t)g * (uint32_t)a->ncols * sizeof *a->ticks);
+    for (uint32_t j = 0; j < g; j++)
+        a->chunks[a->nchunks + (int32_t)j].entered = 0;
     group_set(w, a, a->nchunks, g, base, raw);
     a->nchunks = want;
     return TECS_OK;
@@ -738,8 +741,8 @@ static bool group_shrink(tecs_world_t *w, tecs_archetype_t *a, int32_t s, uint32
         memcpy(base + rt_at(w, a, k, t, 0), old.base + rt_at(w, a, old.g, t, 0),
                (size_t)k * 2 * w->arch.rows * sizeof(uint64_t));
     tecs__free_aligned(w, old.raw, group_size(a, old.g));
-    memset(&a->chunks[s], 0, old.g * sizeof *a->chunks);
-    group_set(w, a, s, k, base, raw);
+    memset(&a->chunks[s + (int32_t)k], 0, (old.g - k) * sizeof *a->chunks);
+    group_set(w, a, s, k, base, raw);       /* (the kept chunks keep their ticks) */
     a->nchunks = s + (int32_t)k;
     return true;
 }

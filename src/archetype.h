@@ -33,10 +33,10 @@ struct tecs_archetype_t {
                                    ids, [1 + c] its column c, [1 + ncols + j]
                                    its bit column j (after chunks, in the
                                    same block)                              */
-    uint64_t *ticks;            /* chunk k's at k * (ncols + 1): [c] the tick
-                                   of the last write to column c, [ncols]
-                                   of the last row that entered (born or
-                                   moved in); after cols, in the same block */
+    uint64_t *ticks;            /* chunk k's at k * ncols: [c] the tick of
+                                   the last write to column c (the last row
+                                   that entered: chunks[k].entered); after
+                                   cols, in the same block                  */
     int32_t nrt;                /* components with ticks per row (row_ticks) */
     tecs_comp_t *rt_comp;       /* per tick column: its component (id order) */
     uint32_t rt_off;            /* byte offset of tick column 0 in a chunk: a
@@ -65,6 +65,7 @@ struct tecs__chunk {
     void *raw;                  /* the group's block, to free               */
     uint32_t g;                 /* chunks in the group                      */
     uint32_t first;             /* this chunk's first row in the group      */
+    uint64_t entered;           /* tick of the last row that entered it     */
 };
 
 
@@ -164,7 +165,7 @@ static inline char *const *tecs__chunk_of_in(const tecs_archetype_t *a,
 /* The ticks of chunk k (see tecs_archetype_t.ticks). */
 static inline uint64_t *tecs__chunk_ticks(const tecs_archetype_t *a, uint32_t k)
 {
-    return a->ticks + (size_t)k * (uint32_t)(a->ncols + 1);
+    return a->ticks + (size_t)k * (uint32_t)a->ncols;
 }
 
 /* Tick column j of a chunk (its column pointers cp): rows changed ticks,
@@ -206,14 +207,21 @@ void tecs__arch_rt_enter(const tecs__arch_state *s, tecs_archetype_t *a, int32_t
                          uint32_t row, uint32_t n);
 
 /* Record a row entering the chunk holding row. */
-#define tecs__arch_entered(w, a, row) tecs__arch_entered_n(&(w)->arch, (a), (row), 1)
+#define tecs__arch_entered(w, a, row) tecs__arch_entered_in(&(w)->arch, (a), (row))
+static inline void tecs__arch_entered_in(const tecs__arch_state *s, tecs_archetype_t *a,
+                                         uint32_t row)
+{
+    a->chunks[row >> s->shift].entered = s->tick;
+    if (TECS__UNLIKELY(a->nrt))
+        tecs__arch_rt_enter(s, a, -1, row, 1);
+}
 
 /* Record rows [row, row + n) entering (n > 0). */
 static inline void tecs__arch_entered_n(const tecs__arch_state *s, tecs_archetype_t *a,
                                         uint32_t row, uint32_t n)
 {
     for (uint32_t k = row >> s->shift; k <= (row + n - 1) >> s->shift; k++)
-        tecs__chunk_ticks(a, k)[a->ncols] = s->tick;
+        a->chunks[k].entered = s->tick;
     if (TECS__UNLIKELY(a->nrt))
         for (uint32_t r = row; r < row + n;) {
             uint32_t m = s->rows - (r & s->mask);
@@ -231,7 +239,8 @@ static inline void tecs__arch_entered_n(const tecs__arch_state *s, tecs_archetyp
 static inline uint64_t tecs__chunk_changed_at(const tecs_archetype_t *a, uint32_t k, int32_t col)
 {
     const uint64_t *t = tecs__chunk_ticks(a, k);
-    return col >= 0 && t[col] > t[a->ncols] ? t[col] : t[a->ncols];
+    uint64_t in = a->chunks[k].entered;
+    return col >= 0 && t[col] > in ? t[col] : in;
 }
 
 /* Column col of a chunk (its column pointers cp): its first value. */
@@ -270,7 +279,7 @@ static inline bool tecs__arch_bit_put_in(const tecs__arch_state *s, tecs_archety
         return false;
     *word ^= bit;
     a->ndisabled[j] += on ? 1 : -1;
-    tecs__chunk_ticks(a, row >> s->shift)[a->ncols] = s->tick;  /* as if it entered */
+    a->chunks[row >> s->shift].entered = s->tick;   /* as if it entered */
     if (TECS__UNLIKELY(a->nrt)) {
         int32_t t = tecs__arch_rt(a, a->tog_comp[j]);
         if (t >= 0)
@@ -373,15 +382,16 @@ static inline void tecs__fill_hole_plain(tecs_world_t *w, tecs_archetype_t *a, u
 
 static inline void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
 {
-    if (TECS__UNLIKELY(a->ntog))
-        tecs__arch_bits_remove(w, a, row);
-    if (TECS__UNLIKELY(a->nrt))
-        tecs__arch_rt_remove(w, a, row);
+    if (TECS__UNLIKELY(a->ntog | a->nrt)) {
+        if (a->ntog)
+            tecs__arch_bits_remove(w, a, row);
+        if (a->nrt)
+            tecs__arch_rt_remove(w, a, row);
+    }
     if (row != (uint32_t)a->count - 1) {
-        /* The last row comes from another chunk: it enters this one (its
-        ** ticks by row, if any, go with it). */
-        if (TECS__UNLIKELY((row ^ ((uint32_t)a->count - 1)) >> w->arch.shift))
-            tecs__chunk_ticks(a, row >> w->arch.shift)[a->ncols] = w->arch.tick;
+        /* The last row enters the hole's place (its ticks by row, if any,
+        ** go with it): the chunk's rows changed. */
+        a->chunks[row >> w->arch.shift].entered = w->arch.tick;
         if (a->plain)
             tecs__fill_hole_plain(w, a, row);
         else

@@ -124,7 +124,7 @@ static TECS__INLINE void tecs__move_row_with(tecs_world_t *w, tecs__record *r, t
                                              const void *value, bool plain)
 {
     uint32_t src = r->row, dst = (uint32_t)b->count++;
-    tecs__arch_entered(w, b, dst);
+    b->chunks[dst >> w->arch.shift].entered = w->arch.tick;    /* (by row: below) */
     /* The two chunks' column pointers ([0] the ids, [1 + j] column j). */
     char *const *sc = tecs__chunk_of(a, w, src), *const *dc = tecs__chunk_of(b, w, dst);
     const size_t si = src & w->arch.mask, di = dst & w->arch.mask;
@@ -155,10 +155,14 @@ static TECS__INLINE void tecs__move_row_with(tecs_world_t *w, tecs__record *r, t
     }
 #undef TO
 #undef FROM
-    if (TECS__UNLIKELY(b->ntog))
-        tecs__arch_bits_move(w, a, src, b, dst);
-    if (TECS__UNLIKELY(b->nrt))
-        tecs__arch_rt_move(w, a, src, b, dst);
+    if (TECS__UNLIKELY(b->ntog | b->nrt)) {
+        if (b->ntog)
+            tecs__arch_bits_move(w, a, src, b, dst);
+        if (b->nrt) {
+            tecs__arch_rt_enter(&w->arch, b, -1, dst, 1);
+            tecs__arch_rt_move(w, a, src, b, dst);
+        }
+    }
     if (!plain)                 /* a hook's queued birth may move the records */
         r = &w->ei.recs[TECS_ENTITY_INDEX(tecs__chunk_ents(dc)[di])];
     r->arch = b->id | (r->arch & ~TECS__ARCH_MASK);
