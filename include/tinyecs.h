@@ -419,10 +419,12 @@ typedef struct tecs_component_desc_t {
  * message naming the field, when: fields is NULL with nfields > 0, nfields
  * is out of range, the component is a tag, a name is NULL, empty or given
  * twice, a type is not a tecs_type_t, a count is negative, a field (all
- * its elements) does not fit inside the component, two fields overlap, a
- * nested component is unknown, not described or not its field's size, or a
- * string field (here or nested) is in a component without copy and dtor
- * hooks. Names and fields are copied.
+ * its elements, a nested component's size each) does not fit inside the
+ * component, two fields overlap, a nested component is unknown or not
+ * described, or a string field (here or nested) is in a component without
+ * copy and dtor hooks. Names and fields are copied. The description is
+ * checked before anything is registered, so a refused one leaves the
+ * world as it was.
  */
 tecs_comp_t tecs_component_new(tecs_world_t *world, const tecs_component_desc_t *desc);
 

@@ -49,6 +49,23 @@ static tecs_err_t fail(tecs_json_error_t *err, tecs_err_t code, const char *fmt,
     return code;
 }
 
+/* One element's value, of any type but a struct. */
+typedef union scalar {
+    bool b;
+    int8_t i8;
+    int16_t i16;
+    int32_t i32;
+    int64_t i64;
+    uint8_t u8;
+    uint16_t u16;
+    uint32_t u32;
+    uint64_t u64;
+    float f;
+    double d;
+    tecs_entity_t e;
+    const char *s;
+} scalar;
+
 /* ==================================================================== */
 /* Writing                                                              */
 /* ==================================================================== */
@@ -152,9 +169,7 @@ static tecs_err_t put_fields(writer *x, tecs_comp_t c, const char *v);
 static tecs_err_t put_elem(writer *x, const tecs_field_t *f, const char *p)
 {
     text_buf *o = &x->o;
-    union { bool b; int8_t i8; int16_t i16; int32_t i32; int64_t i64; uint8_t u8;
-            uint16_t u16; uint32_t u32; uint64_t u64; float f; double d; tecs_entity_t e;
-            const char *s; } u;
+    scalar u;
     memcpy(&u, p, tecs_type_size(f->type));     /* 0 bytes for a struct */
     switch (f->type) {
     case TECS_TYPE_BOOL: puts_(o, *(const unsigned char *)p ? "true" : "false"); break;
@@ -459,13 +474,52 @@ static bool parse_real(json_t *j, double *out)
 
 static tecs_err_t get_fields(reader *r, tecs_comp_t c, json_t *o, char *dst);
 
+
+/* An integer of f's type from j, range-checked (a u64 may be digits in a
+** string). */
+static tecs_err_t get_int(reader *r, const tecs_field_t *f, json_t *j, scalar *u)
+{
+    if (f->type == TECS_TYPE_U64 && json_is_string(j)) {
+        if (!parse_u64(json_string_value(j), &u->u64))
+            return BAD(r, "%s", "expected a u64 (a number, or digits in a string)");
+        return TECS_OK;
+    }
+    if (!json_is_integer(j))
+        return BAD(r, "expected an integer (%s)", tecs_type_name(f->type));
+    json_int_t v = json_integer_value(j);
+    if (!int_fits(f->type, v))
+        return BAD(r, "%lld is out of range for %s", (long long)v, tecs_type_name(f->type));
+    switch (f->type) {
+    case TECS_TYPE_I8: u->i8 = (int8_t)v; break;
+    case TECS_TYPE_I16: u->i16 = (int16_t)v; break;
+    case TECS_TYPE_I32: u->i32 = (int32_t)v; break;
+    case TECS_TYPE_I64: u->i64 = (int64_t)v; break;
+    case TECS_TYPE_U8: u->u8 = (uint8_t)v; break;
+    case TECS_TYPE_U16: u->u16 = (uint16_t)v; break;
+    case TECS_TYPE_U32: u->u32 = (uint32_t)v; break;
+    default: u->u64 = (uint64_t)v; break;
+    }
+    return TECS_OK;
+}
+
+/* An f32 from j. Up to half a step above FLT_MAX rounds to FLT_MAX (its
+** 9-digit text is above it); beyond that is out of range. */
+static tecs_err_t get_f32(reader *r, json_t *j, scalar *u)
+{
+    double d;
+    if (!parse_real(j, &d))
+        return BAD(r, "%s", "expected a number, \"NaN\", \"Infinity\" or \"-Infinity\"");
+    if (isfinite(d) && fabs(d) >= 0x1.ffffffp127)
+        return BAD(r, "%g is out of range for f32", d);
+    u->f = isfinite(d) && fabs(d) > FLT_MAX ? (d > 0 ? FLT_MAX : -FLT_MAX) : (float)d;
+    return TECS_OK;
+}
+
 /* Check one element of field f in j; write it at dst unless dst is NULL. */
 static tecs_err_t get_elem(reader *r, const tecs_field_t *f, json_t *j, char *dst)
 {
-    union { bool b; int8_t i8; int16_t i16; int32_t i32; int64_t i64; uint8_t u8;
-            uint16_t u16; uint32_t u32; uint64_t u64; float f; double d; tecs_entity_t e;
-            const char *s; } u;
-    double d;
+    scalar u;
+    tecs_err_t e;
     switch (f->type) {
     case TECS_TYPE_BOOL:
         if (!json_is_boolean(j))
@@ -473,37 +527,13 @@ static tecs_err_t get_elem(reader *r, const tecs_field_t *f, json_t *j, char *ds
         u.b = json_is_true(j);
         break;
     case TECS_TYPE_I8: case TECS_TYPE_I16: case TECS_TYPE_I32: case TECS_TYPE_I64:
-    case TECS_TYPE_U8: case TECS_TYPE_U16: case TECS_TYPE_U32: case TECS_TYPE_U64: {
-        json_int_t v = json_integer_value(j);
-        if (f->type == TECS_TYPE_U64 && json_is_string(j)) {
-            if (!parse_u64(json_string_value(j), &u.u64))
-                return BAD(r, "%s", "expected a u64 (a number, or digits in a string)");
-            break;
-        }
-        if (!json_is_integer(j))
-            return BAD(r, "expected an integer (%s)", tecs_type_name(f->type));
-        if (!int_fits(f->type, v))
-            return BAD(r, "%lld is out of range for %s", (long long)v, tecs_type_name(f->type));
-        switch (f->type) {
-        case TECS_TYPE_I8: u.i8 = (int8_t)v; break;
-        case TECS_TYPE_I16: u.i16 = (int16_t)v; break;
-        case TECS_TYPE_I32: u.i32 = (int32_t)v; break;
-        case TECS_TYPE_I64: u.i64 = (int64_t)v; break;
-        case TECS_TYPE_U8: u.u8 = (uint8_t)v; break;
-        case TECS_TYPE_U16: u.u16 = (uint16_t)v; break;
-        case TECS_TYPE_U32: u.u32 = (uint32_t)v; break;
-        default: u.u64 = (uint64_t)v; break;
-        }
+    case TECS_TYPE_U8: case TECS_TYPE_U16: case TECS_TYPE_U32: case TECS_TYPE_U64:
+        if ((e = get_int(r, f, j, &u)) != TECS_OK)
+            return e;
         break;
-    }
     case TECS_TYPE_F32:
-        if (!parse_real(j, &d))
-            return BAD(r, "%s", "expected a number, \"NaN\", \"Infinity\" or \"-Infinity\"");
-        /* Up to half a step above FLT_MAX rounds to FLT_MAX (its 9-digit
-        ** text is above it); beyond that is out of range. */
-        if (isfinite(d) && fabs(d) >= 0x1.ffffffp127)
-            return BAD(r, "%g is out of range for f32", d);
-        u.f = fabs(d) > FLT_MAX && isfinite(d) ? (d > 0 ? FLT_MAX : -FLT_MAX) : (float)d;
+        if ((e = get_f32(r, j, &u)) != TECS_OK)
+            return e;
         break;
     case TECS_TYPE_F64:
         if (!parse_real(j, &u.d))

@@ -44,6 +44,10 @@ static void populate(tecs_world_t *w, const comps *c, bool holes)
         if (i > 5)
             CHECK_ERR(tecs_set(w, e[i], c->sparse, &(double){ -1.0 / i }), TECS_OK);
     }
+    tecs_entity_t bare = tecs_new(w);                 /* no components */
+    tecs_entity_t only_sparse = tecs_new(w);
+    CHECK_ERR(tecs_set(w, only_sparse, c->sparse, &(double){ 2 }), TECS_OK);
+    CHECK(bare && only_sparse);
 }
 
 /* The live entities of w in slot order; returns how many. */
@@ -78,6 +82,7 @@ static void check_same(tecs_world_t *a, const comps *ca, tecs_world_t *b, const 
 {
     tecs_entity_t ea[64], eb[64];
     int32_t n = entities(a, ea, 64);
+    CHECK_EQ(n, tecs_world_entity_count(a));       /* every entity, bare ones too */
     CHECK_EQ(entities(b, eb, 64), n);
     for (int32_t i = 0; i < n; i++) {
         const tecs_comp_t *x = &ca->vec2, *y = &cb->vec2;
