@@ -411,6 +411,37 @@ TEST(json_entity_round_trip)
     CHECK_EQ(live_strings, 0);
 }
 
+/* A refusal after the world changed (a unique index vetoes a repeated
+** key): the import destroys what it made. */
+TEST(json_import_undone_when_a_set_is_refused)
+{
+    live_strings = 0;
+    tecs_world_t *w = tw_new();
+    comps c = setup(w);
+    tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){ .comp = c.named, .field = "name",
+                                                            .unique = true });
+    CHECK(x != NULL);
+    const char *text = WORLD("{\"id\": [0, 1], \"components\": {\"Named\": {\"name\": \"a\"}}},"
+                             "{\"id\": [1, 1], \"components\": {\"Named\": {\"name\": \"a\"}}}");
+    tecs_json_error_t err;
+    CHECK_ERR(tecs_json_import(w, text, strlen(text), &err), TECS_EEXIST);
+    CHECK(strstr(err.text, "entity [1, 1], Named:") != NULL);
+    CHECK_EQ(tecs_world_entity_count(w), 0);
+    CHECK_EQ(tecs_index_count(x), 0);
+    CHECK_EQ(live_strings, 0);
+    TW_CHECK(w);
+    /* One entity into a world that has the key: the world as it was. */
+    tecs_entity_t e = tecs_new(w);
+    CHECK_ERR(tecs_set(w, e, c.named, &(Named){ "a", 0 }), TECS_OK);
+    const char *one = "{\"id\": [5, 1], \"components\": {\"Named\": {\"name\": \"a\"}}}";
+    CHECK_EQ(tecs_json_import_entity(w, one, strlen(one), &err), 0);
+    CHECK_EQ(err.code, TECS_EEXIST);
+    CHECK_EQ(tecs_world_entity_count(w), 1);
+    CHECK_EQ(tecs_index_lookup(x, tecs_key_str("a")), e);
+    tw_free(w);
+    CHECK_EQ(live_strings, 0);
+}
+
 /* Import text with the k-th allocation of the world failing (0: none);
 ** whether a failure happened. */
 static bool oom_import(const char *text, long k, bool whole)

@@ -516,3 +516,61 @@ TEST(meta_oom_every_allocation)
         k++;
     CHECK(k > 5);
 }
+
+/* A lifecycle hook of a described component: descriptions read, objects
+** (a described component, an index by name) refused there. */
+static tecs_world_t *hook_world;
+static int hook_runs;
+
+static void probe_ctor(void *dst, int32_t n, void *ctx)
+{
+    tecs_world_t *w = hook_world;
+    tecs_comp_t self = *(tecs_comp_t *)ctx;
+    memset(dst, 0, (size_t)n * sizeof(Vec2));
+    int32_t k = 0;
+    CHECK(tecs_component_fields(w, self, &k) != NULL && k == 2);
+    CHECK(tecs_component_field(w, self, "x", NULL) != NULL);
+    CHECK_EQ(register_vec2(w), 0);
+    CHECK_EQ(tecs_last_error(w), TECS_EBUSY);
+    CHECK(tecs_index_new(w, &(tecs_index_desc_t){ .comp = self, .field = "x" }) == NULL);
+    CHECK_EQ(tecs_last_error(w), TECS_EBUSY);
+    hook_runs++;
+}
+
+/* An observer: a described component and an index by name are made. */
+static void probe_observer(const tecs_event_t *ev)
+{
+    tecs_comp_t *made = ev->ctx;
+    if (made[0] == 0) {
+        made[0] = tecs_component_new(ev->world, &(tecs_component_desc_t){ .name = "Late",
+            .size = 4, .align = 4,
+            .fields = (const tecs_field_t[]){ { "v", TECS_TYPE_F32, 0, 1, 0 } }, .nfields = 1 });
+        CHECK(made[0] != 0);
+        CHECK(tecs_index_new(ev->world, &(tecs_index_desc_t){ .comp = made[0], .field = "v",
+                             .kind = TECS_INDEX_ORDERED }) != NULL);
+    }
+}
+
+TEST(meta_calls_from_hooks_and_observers)
+{
+    tecs_world_t *w = tw_new();
+    hook_world = w;
+    hook_runs = 0;
+    static tecs_comp_t self;
+    self = tecs_component_new(w, &(tecs_component_desc_t){ .name = "Probe",
+        .size = sizeof(Vec2), .align = _Alignof(Vec2), .ctor = probe_ctor, .hook_ctx = &self,
+        .fields = (const tecs_field_t[]){ TECS_MEMBER(Vec2, x, TECS_TYPE_F32),
+                                          TECS_MEMBER(Vec2, y, TECS_TYPE_F32) },
+        .nfields = 2 });
+    CHECK(self != 0);
+    tecs_comp_t made[1] = { 0 };
+    CHECK(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_ADD, .comp = self,
+                            .callback = probe_observer, .ctx = made }) != 0);
+    tecs_entity_t e = tecs_new(w);
+    CHECK_ERR(tecs_add(w, e, self), TECS_OK);
+    CHECK_EQ(hook_runs, 1);
+    CHECK(made[0] != 0 && tecs_component_fields(w, made[0], NULL) != NULL);
+    CHECK_EQ(tecs_world_component_count(w), 2);
+    TW_CHECK(w);
+    tw_free(w);
+}
