@@ -29,7 +29,7 @@ DOXYGEN  ?= doxygen
 
 FUZZ_SECONDS  ?= 60
 MODEL_SECONDS ?= 60
-FUZZ_TARGETS  ?= fuzz_model
+FUZZ_TARGETS  ?= fuzz_model fuzz_json
 # The long model test runs 1,000,000 operations; fewer under the slow tools.
 SANITIZE_MODEL_OPS ?= 250000
 VALGRIND_MODEL_OPS ?= 20000
@@ -115,11 +115,16 @@ fuzz:
 		-DTECS_BUILD_TESTS=OFF -DTECS_BUILD_EXAMPLES=OFF -DTECS_BUILD_BENCH=OFF >/dev/null
 	@$(CMAKE) --build build-fuzz -j$(JOBS)
 	@for t in $(FUZZ_TARGETS); do \
+		if [ ! -x build-fuzz/fuzz/$$t ]; then \
+			echo "== $$t: not built (fuzz_json needs jansson: apt-get install libjansson-dev)"; \
+			continue; \
+		fi; \
 		mkdir -p build-fuzz/corpus-$$t build-fuzz/crashes; \
 		echo "== $$t for $(FUZZ_SECONDS) s"; \
 		ASAN_OPTIONS=detect_leaks=1 build-fuzz/fuzz/$$t -max_total_time=$(FUZZ_SECONDS) \
-			-max_len=2052 -timeout=20 -print_final_stats=1 \
-			-artifact_prefix=build-fuzz/crashes/ build-fuzz/corpus-$$t fuzz/corpus/model \
+			-max_len=$$([ $$t = fuzz_json ] && echo 8192 || echo 2052) -timeout=20 \
+			-print_final_stats=1 -artifact_prefix=build-fuzz/crashes/ \
+			build-fuzz/corpus-$$t fuzz/corpus/$${t#fuzz_} \
 			|| exit 1; \
 	done
 

@@ -326,6 +326,65 @@ typedef enum tecs_storage_t {
     TECS_STORAGE_SPARSE         /* in a sparse set by entity slot             */
 } tecs_storage_t;
 
+/**
+ * Component descriptions (reflection). A component may describe its fields:
+ * name, type and offset, so that JSON, field indexes (a field by name) and
+ * tools read its values by name. A description is given at registration
+ * (tecs_component_desc_t.fields) and is fixed from then on: no value, index
+ * or saved file ever sees a component's layout change under it.
+ *
+ * TECS_TYPE_STRING is a `char *` field (a NUL-terminated string, or NULL)
+ * that the value owns. The world does not allocate it: a component with a
+ * string field (its own or a nested component's) needs copy and dtor hooks
+ * (tecs_component_desc_t), which own the strings, so that every copy path
+ * (tecs_set, clones, queued values) keeps the library's no-leak rule
+ * through code that already exists. The description only says where the
+ * pointer is; a loader writes a string by handing the world a value whose
+ * field points at its own text, which the copy hook duplicates.
+ */
+typedef enum tecs_type_t {
+    TECS_TYPE_BOOL = 1,         /* bool                                       */
+    TECS_TYPE_I8, TECS_TYPE_I16, TECS_TYPE_I32, TECS_TYPE_I64,
+    TECS_TYPE_U8, TECS_TYPE_U16, TECS_TYPE_U32, TECS_TYPE_U64,
+    TECS_TYPE_F32,              /* float                                      */
+    TECS_TYPE_F64,              /* double                                     */
+    TECS_TYPE_ENTITY,           /* tecs_entity_t                              */
+    TECS_TYPE_STRING,           /* char *, owned by the value (see above)     */
+    TECS_TYPE_STRUCT            /* a nested described component (.comp)      */
+} tecs_type_t;
+
+/** One field of a component description. */
+typedef struct tecs_field_t {
+    const char *name;           /* unique in the component, not empty; copied */
+    tecs_type_t type;
+    size_t offset;              /* bytes from the start of the value          */
+    int32_t count;              /* a fixed-size array of count elements;
+                                   0 means 1                                  */
+    tecs_comp_t comp;           /* TECS_TYPE_STRUCT: the nested component,
+                                   registered and described                   */
+} tecs_field_t;
+
+/** The most fields one description may hold. */
+#define TECS_MAX_FIELDS 256
+
+/** A field for the member of struct T: TECS_MEMBER(Position, x, TECS_TYPE_F32). */
+#define TECS_MEMBER(T, member, type_)                                       \
+    { #member, (type_), offsetof(T, member), 1, 0 }
+
+/** An array member of T, its count from sizeof: float v[4] gives 4. */
+#define TECS_MEMBER_ARRAY(T, member, type_)                                 \
+    { #member, (type_), offsetof(T, member),                                \
+      (int32_t)(sizeof(((T *)0)->member) / sizeof(((T *)0)->member[0])), 0 }
+
+/** A member of T that is a nested described component comp_. */
+#define TECS_MEMBER_STRUCT(T, member, comp_)                                \
+    { #member, TECS_TYPE_STRUCT, offsetof(T, member), 1, (comp_) }
+
+/** An array member of T whose elements are the described component comp_. */
+#define TECS_MEMBER_STRUCT_ARRAY(T, member, comp_)                          \
+    { #member, TECS_TYPE_STRUCT, offsetof(T, member),                       \
+      (int32_t)(sizeof(((T *)0)->member) / sizeof(((T *)0)->member[0])), (comp_) }
+
 /** A component description. Without hooks a component is plain data:
  *  zero-filled on creation, memcpy on copy and move. Size 0 makes a tag. */
 typedef struct tecs_component_desc_t {
@@ -346,6 +405,8 @@ typedef struct tecs_component_desc_t {
                                    16 bytes a row, and a write term handed
                                    out stores a tick per row (table store
                                    only; see "Change detection")              */
+    const tecs_field_t *fields; /* its description (optional); copied         */
+    int32_t nfields;            /* 0..TECS_MAX_FIELDS                         */
 } tecs_component_desc_t;
 
 /**
@@ -358,6 +419,16 @@ typedef struct tecs_component_desc_t {
  * alignment because values sit side by side in a column handed out as a C
  * array; C's sizeof(T) always is a multiple of _Alignof(T). One C type may be
  * registered under several names.
+ * A description (fields) is checked, and refused with TECS_EINVAL and a
+ * message naming the field, when: fields is NULL with nfields > 0, nfields
+ * is out of range, the component is a tag, a name is NULL, empty or given
+ * twice, a type is not a tecs_type_t, a count is negative, a field (all
+ * its elements, a nested component's size each) does not fit inside the
+ * component, two fields overlap, a nested component is unknown or not
+ * described, or a string field (here or nested) is in a component without
+ * copy and dtor hooks. Names and fields are copied. The description is
+ * checked before anything is registered, so a refused one leaves the
+ * world as it was.
  */
 tecs_comp_t tecs_component_new(tecs_world_t *world, const tecs_component_desc_t *desc);
 
@@ -390,6 +461,45 @@ bool tecs_component_enableable(const tecs_world_t *world, tecs_comp_t comp);
 /** Register a tag (a component of size 0) named after the identifier. */
 #define TECS_TAG(world, Name)                                               \
     tecs_component_new((world), &(tecs_component_desc_t){ .name = #Name })
+
+/** Register the C type T under its own name with the fields that follow:
+ *  TECS_COMPONENT_FIELDS(w, Position, TECS_MEMBER(Position, x, TECS_TYPE_F32),
+ *  TECS_MEMBER(Position, y, TECS_TYPE_F32)). */
+#define TECS_COMPONENT_FIELDS(world, T, ...)                                \
+    tecs_component_new((world), &(tecs_component_desc_t){                   \
+        .name = #T, .size = sizeof(T), .align = _Alignof(T),                \
+        .fields = (const tecs_field_t[]){ __VA_ARGS__ },                    \
+        .nfields = (int32_t)(sizeof((const tecs_field_t[]){ __VA_ARGS__ })  \
+                             / sizeof(tecs_field_t)) })
+
+/**
+ * The description of a component: its fields in the order registered,
+ * owned by the world (valid until the world is freed; names included).
+ * @return the fields and *count (count may be NULL), or NULL with *count 0
+ * if the component is unknown or has no description. Records no error and
+ * calls nothing, so it may be called from any callback.
+ */
+const tecs_field_t *tecs_component_fields(const tecs_world_t *world, tecs_comp_t comp,
+                                          int32_t *count);
+
+/**
+ * A field of a component's description by name; a dotted path ("pos.x")
+ * goes into nested components, and *offset (may be NULL) receives the
+ * field's offset from the start of the outer value.
+ * @return the field, owned by the world; NULL if the component is unknown
+ * or undescribed, or no field has the name. Records no error and calls
+ * nothing, so it may be called from any callback.
+ */
+const tecs_field_t *tecs_component_field(const tecs_world_t *world, tecs_comp_t comp,
+                                         const char *path, size_t *offset);
+
+/** The name of a field type as text ("f32", "entity", "struct", ...), or
+ *  "?" for a value that is not a tecs_type_t. */
+const char *tecs_type_name(tecs_type_t type);
+
+/** The size of one element of a field type; 0 for TECS_TYPE_STRUCT (its
+ *  size is the nested component's) and for a value that is not a type. */
+size_t tecs_type_size(tecs_type_t type);
 
 /* ==================================================================== */
 /* Archetypes                                                           */
@@ -1120,6 +1230,10 @@ typedef struct tecs_index_desc_t {
     size_t size;                /* TECS_KEY_CHARS: N                          */
     float cell_size;            /* spatial: grid cell side, > 0               */
     bool unique;                /* at most one entity per key (not spatial)   */
+    const char *field;          /* instead of type and offset: the field by
+                                   name (a dotted path for nested ones) in
+                                   the component's description               */
+    const char *field_y;        /* spatial, with field: the y field by name   */
 } tecs_index_desc_t;
 
 /** A key for lookups and filters; make one with tecs_key_int / _uint /
@@ -1185,6 +1299,13 @@ static inline tecs_key_t tecs_key_str(const char *s)
  * a field that does not fit inside the component, a tag, cell_size <= 0,
  * unique spatial), TECS_ENOCOMP, TECS_EEXIST (unique, and two entities
  * already share a key), TECS_ENOMEM.
+ * A field given by name (desc.field, and desc.field_y for a spatial index)
+ * takes its offset and key type from the description: i8..u64 give the
+ * integer key of their type, bool u8, entity u64, f32 float, f64 double,
+ * string TECS_KEY_STR. TECS_EINVAL when the component has no description,
+ * no field has the name, the field is an array or a nested component, or
+ * type, offset, offset_y or size are given beside the name. The index does
+ * not keep the name pointers.
  */
 tecs_index_t *tecs_index_new(tecs_world_t *world, const tecs_index_desc_t *desc);
 

@@ -6,7 +6,7 @@
 ** (ids are small: 1..TECS_MAX_COMPONENTS-1), so a lookup by id is one load:
 **
 **     comps[id] = { name, size, align, ctor, dtor, copy, move, ctx,
-**                   enableable, watch, watch_noset, veto, sparse, set }
+**                   enableable, watch, watch_noset, veto, sparse, set, meta }
 **
 ** An entry whose name is NULL is a free id. A size of 0 makes a tag: it is
 ** part of an archetype's component set but has no column. An enableable
@@ -26,7 +26,11 @@
 ** So does a sparse component's set (`set`), which sparse.c makes when the
 ** component is first used and owns: a lookup reaches it in the same load.
 **
-** Calls: alloc.c.
+** A component registered with a description (its fields) keeps meta.c's
+** checked copy in `meta`, made before anything else is, so a refused
+** description leaves the registry as it was.
+**
+** Calls: alloc.c, meta.c.
 */
 #include "private.h"
 
@@ -103,24 +107,28 @@ tecs_comp_t tecs_component_new(tecs_world_t *w, const tecs_component_desc_t *d)
 {
     if (w == NULL || tecs__enter_object(w))
         return 0;
-    if (validate_desc(w, d) != TECS_OK)
+    tecs__meta *meta;
+    if (validate_desc(w, d) != TECS_OK || tecs__meta_new(w, d, &meta) != TECS_OK)
         return 0;
     tecs_comp_t id = pick_id(w, d);
     if (id == 0) {
         tecs__err(w, TECS_ELIMIT, "component '%s': the world has %d components, the "
                   "limit", d->name, TECS_MAX_COMPONENTS - 1);
+        tecs__meta_free(w, meta);
         return 0;
     }
     size_t len = strlen(d->name);
     char *name = tecs__alloc(w, len + 1);
     if (name == NULL) {
         tecs__err(w, TECS_ENOMEM, "out of memory registering component '%s'", d->name);
+        tecs__meta_free(w, meta);
         return 0;
     }
     int32_t old_cap = w->comp.cap_comps;
     if (tecs__grow(w, (void **)&w->comp.comps, &w->comp.cap_comps, (int32_t)id + 1,
                    sizeof *w->comp.comps)) {
         tecs__free(w, name, len + 1);
+        tecs__meta_free(w, meta);
         return 0;
     }
     memset(w->comp.comps + old_cap, 0,
@@ -132,7 +140,7 @@ tecs_comp_t tecs_component_new(tecs_world_t *w, const tecs_component_desc_t *d)
         .ctor = d->ctor, .dtor = d->dtor, .copy = d->copy, .move = d->move,
         .ctx = d->hook_ctx, .enableable = d->enableable,
         .row_ticks = d->row_ticks,
-        .sparse = d->storage == TECS_STORAGE_SPARSE,
+        .sparse = d->storage == TECS_STORAGE_SPARSE, .meta = meta,
     };
     w->comp.ncomps++;
     w->comp.nsparse += d->storage == TECS_STORAGE_SPARSE;
@@ -180,8 +188,10 @@ bool tecs_component_enableable(const tecs_world_t *w, tecs_comp_t c)
 void tecs__comp_fini(tecs_world_t *w)
 {
     for (int32_t i = 0; i < w->comp.cap_comps; i++)
-        if (w->comp.comps[i].name)
+        if (w->comp.comps[i].name) {
             tecs__free(w, w->comp.comps[i].name, w->comp.comps[i].name_len + 1);
+            tecs__meta_free(w, w->comp.comps[i].meta);
+        }
     tecs__free(w, w->comp.comps, (size_t)w->comp.cap_comps * sizeof *w->comp.comps);
     w->comp.comps = NULL;
     w->comp.cap_comps = 0;

@@ -25,6 +25,7 @@ typedef struct tecs__comp {
     bool sparse;                /* storage TECS_STORAGE_SPARSE              */
     struct tecs__sparse *set;   /* sparse.c's set of its values; NULL until
                                    first used                               */
+    tecs__meta *meta;           /* its description (meta.c); NULL: none     */
 } tecs__comp;
 
 /* Record TECS_ENOCOMP: c is not a registered component. */
@@ -71,6 +72,14 @@ static inline const tecs__comp *tecs__comp_get_in(const tecs__comp_state *s, tec
     if (c == 0 || c >= (tecs_comp_t)s->cap_comps || s->comps[c].name == NULL)
         return NULL;
     return &s->comps[c];
+}
+
+/* The description of c, or NULL (unknown, or registered without one). */
+#define tecs__comp_meta(w, c) tecs__comp_meta_in(&(w)->comp, (c))
+static inline const tecs__meta *tecs__comp_meta_in(const tecs__comp_state *s, tecs_comp_t c)
+{
+    const tecs__comp *ci = tecs__comp_get_in(s, c);
+    return ci ? ci->meta : NULL;
 }
 
 /* Is c a registered sparse component? */

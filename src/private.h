@@ -22,6 +22,7 @@
 **     alloc.c          allocator, error state, callback depths
 **     os.c             the platform: a monotonic clock, the thread pool
 **     entity_index.c   id slots, generations, FIFO free list
+**     meta.c           component descriptions: checked fields, layout hash
 **     component.c      the component registry
 **     event.c          the listener bus: listen, emit, veto
 **     archetype.c      archetypes, chunks, edges, rows
@@ -128,6 +129,7 @@ static inline int tecs__pop64(uint64_t x)
 #include "alloc.h"
 #include "os.h"
 #include "entity_index.h"
+#include "meta.h"
 #include "component.h"
 #include "event.h"
 #include "archetype.h"
@@ -232,6 +234,7 @@ _Static_assert(offsetof(tecs_world_t, base) == 0, "tecs__base_of: the base state
 #include "alloc.h"
 #include "os.h"
 #include "entity_index.h"
+#include "meta.h"
 #include "component.h"
 #include "event.h"
 #include "archetype.h"

@@ -42,6 +42,17 @@ const uint32_t ssize[NS] = { 8, 0 };
 const char *const sname[NS] = { "SV", "ST" };
 const uint32_t calign[NC] = { 4, 8, 0, 0, 4, _Alignof(Obj), 1, 64 };
 const char *const cname[NC] = { "A", "B", "T1", "T2", "V", "H", "C", "G" };
+static const tecs_field_t fields_a[] = { { "k", TECS_TYPE_I32, 0, 1, 0 } };
+static const tecs_field_t fields_b[] = { { "k", TECS_TYPE_U64, 0, 1, 0 } };
+static const tecs_field_t fields_v[] = { { "a", TECS_TYPE_U32, 0, 1, 0 },
+                                         { "k", TECS_TYPE_U32, 4, 1, 0 },
+                                         { "c", TECS_TYPE_F32, 8, 1, 0 } };
+static const tecs_field_t fields_h[] = { { "magic", TECS_TYPE_U32, 0, 1, 0 },
+                                         { "value", TECS_TYPE_I32, 4, 1, 0 } };
+static const tecs_field_t fields_g[] = { { "bytes", TECS_TYPE_U8, 0, 64, 0 } };
+const tecs_field_t *const cfields[NC] = { fields_a, fields_b, NULL, NULL, fields_v, fields_h,
+                                          NULL, fields_g };
+const int32_t cnfields[NC] = { 1, 1, 0, 0, 3, 2, 0, 1 };
 static const char *const mf_name[MF_COUNT] = { "life", "hooks", "obs", "res", "refuse",
     "wfree", "freeing", "cache", "cachecb", "itcopy", "busy", "mem", "lasterr", "ffree",
     "defchk", "struct", "citer", "cberr" };
@@ -1782,11 +1793,14 @@ static int cmp_field(int f, int64_t a, int64_t b)
 
 /* Create an index on field f; want is TECS_OK, or TECS_EBUSY where
 ** creating is refused. @return it, or NULL. */
-tecs_index_t *mi_index_new(interp *I, int f, bool ordered, int want)
+static tecs_index_t *index_new(interp *I, int f, bool ordered, bool by_name, int want)
 {
-    tecs_index_t *ix = tecs_index_new(I->w, &(tecs_index_desc_t){
+    tecs_index_desc_t d = {
         .comp = I->cid[ifield[f].comp], .kind = ordered ? TECS_INDEX_ORDERED : TECS_INDEX_HASH,
-        .type = ifield[f].type, .offset = ifield[f].offset });
+        .type = ifield[f].type, .offset = ifield[f].offset };
+    if (by_name)                /* the description maps "k" to the same type and offset */
+        d = (tecs_index_desc_t){ .comp = d.comp, .kind = d.kind, .field = "k" };
+    tecs_index_t *ix = tecs_index_new(I->w, &d);
     if (mi_result_is(I, mi_got_err(I, ix != NULL), want, "tecs_index_new") || ix == NULL)
         return NULL;
     I->ixs[I->nix].ix = ix;
@@ -1796,12 +1810,22 @@ tecs_index_t *mi_index_new(interp *I, int f, bool ordered, int want)
     return ix;
 }
 
-static void op_index_new(interp *I, const m_op *op)
+tecs_index_t *mi_index_new(interp *I, int f, bool ordered, int want)
+{
+    return index_new(I, f, ordered, false, want);
+}
+
+tecs_index_t *mi_index_new_by_name(interp *I, int f, bool ordered, int want)
+{
+    return index_new(I, f, ordered, true, want);
+}
+
+static void index_new_op(interp *I, const m_op *op, bool by_name)
 {
     if (I->nix == MAXIX || mi_deferred(I))
         return;
     int f = op->x % 3;
-    tecs_index_t *ix = mi_index_new(I, f, op->x >> 2 & 1, TECS_OK);
+    tecs_index_t *ix = index_new(I, f, op->x >> 2 & 1, by_name, TECS_OK);
     if (ix == NULL)
         return;
     int32_t n = 0;
@@ -1809,6 +1833,18 @@ static void op_index_new(interp *I, const m_op *op)
         n += I->e[i].st == ST_ALIVE && (I->e[i].mask >> ifield[f].comp & 1);
     EXPECT(I, tecs_index_count(ix) == n, "index count %d, model %d", (int)tecs_index_count(ix),
            (int)n);
+}
+
+static void op_index_new(interp *I, const m_op *op)
+{
+    index_new_op(I, op, false);
+}
+
+/* An index made with its field named through the component's description:
+** the same index as by type and offset. */
+static void op_index_new_by_name(interp *I, const m_op *op)
+{
+    index_new_op(I, op, true);
 }
 
 /* An open iteration over a filter names index k: 0 no, 1 yes, 2 maybe. */
@@ -2666,6 +2702,7 @@ static const struct {
     { "sparse_get", 4, op_sparse_get },
     { "enable", 8, op_enable },
     { "change_watch", 4, op_change_watch },
+    { "index_new_by_name", 1, op_index_new_by_name },
 };
 enum { NOPS = sizeof ops / sizeof ops[0] };
 
@@ -2703,7 +2740,8 @@ static void setup(interp *I)
         int c = I->p->cfg & 4 ? NC - 1 - k : k;
         tecs_component_desc_t d = { .name = cname[c], .size = csize[c], .align = calign[c],
                                     .enableable = TOG_MASK >> c & 1,
-                                    .row_ticks = ROWTICK_MASK >> c & 1 };
+                                    .row_ticks = ROWTICK_MASK >> c & 1, .fields = cfields[c],
+                                    .nfields = cnfields[c] };
         if (c == C_G)
             d.id = 100;
         if (c == C_H) {

@@ -123,7 +123,9 @@ static void body_resource(interp *I, int kind, uint32_t z)
     switch (z % 8) {
     case 0:
     case 7:
-        if (I->nix < MAXIX && mi_index_new(I, (int)(r % 3), r >> 2 & 1, life ? TECS_EBUSY : TECS_OK) &&
+        if (I->nix < MAXIX &&
+            (r >> 3 & 1 ? mi_index_new_by_name : mi_index_new)(I, (int)(r % 3), r >> 2 & 1,
+                                                               life ? TECS_EBUSY : TECS_OK) &&
             z % 8 == 7)
             mi_index_free(I, I->nix - 1, false);
         break;
@@ -759,7 +761,8 @@ static size_t direct_memory(interp *I)
         tecs_component_desc_t cd = { .name = cname[c], .size = csize[c], .align = calign[c],
                                      .id = c == C_G ? 100 : 0,
                                      .enableable = TOG_MASK >> c & 1,
-                                     .row_ticks = ROWTICK_MASK >> c & 1 };
+                                     .row_ticks = ROWTICK_MASK >> c & 1, .fields = cfields[c],
+                                     .nfields = cnfields[c] };
         if (c == C_H)
             cd.ctor = obj_ctor, cd.dtor = obj_dtor, cd.copy = obj_copy, cd.move = obj_move,
             cd.hook_ctx = &hc;

@@ -19,6 +19,9 @@ enum { C_A, C_B, C_T1, C_T2, C_V, C_H, C_C, C_G };
 extern const uint32_t csize[NC];         /* bytes of each component       */
 extern const uint32_t calign[NC];
 extern const char *const cname[NC];
+/* The descriptions the components are registered with (NULL, 0: none). */
+extern const tecs_field_t *const cfields[NC];
+extern const int32_t cnfields[NC];
 #define DATA_MASK 0xf3u          /* components with a value (not T1, T2)  */
 /* Sparse components (storage TECS_STORAGE_SPARSE): kept apart from the 8,
 ** in ment.smask / sval; a queued command names one as comp NC + k, its
@@ -260,6 +263,8 @@ tecs_archetype_t *mi_get_arch(interp *I, uint32_t mask, uint32_t seed);
 int mi_got_err(interp *I, bool ok);
 void mi_index_free(interp *I, int32_t k, bool refuse_all);
 tecs_index_t *mi_index_new(interp *I, int f, bool ordered, int want);
+/* The same with the field given by name, through the description. */
+tecs_index_t *mi_index_new_by_name(interp *I, int f, bool ordered, int want);
 bool mi_injected(const interp *I);
 void mi_iter_closed(interp *I);
 void mi_iter_step(interp *I, uint32_t write);

@@ -797,6 +797,72 @@ static tecs_err_t validate_desc(tecs_world_t *w, const tecs_index_desc_t *d)
     return TECS_OK;
 }
 
+/* The key type of a field of type t (0: none can be a key). */
+static const tecs_key_type_t key_of_type[] = {
+    [TECS_TYPE_BOOL] = TECS_KEY_U8, [TECS_TYPE_I8] = TECS_KEY_I8,
+    [TECS_TYPE_I16] = TECS_KEY_I16, [TECS_TYPE_I32] = TECS_KEY_I32,
+    [TECS_TYPE_I64] = TECS_KEY_I64, [TECS_TYPE_U8] = TECS_KEY_U8,
+    [TECS_TYPE_U16] = TECS_KEY_U16, [TECS_TYPE_U32] = TECS_KEY_U32,
+    [TECS_TYPE_U64] = TECS_KEY_U64, [TECS_TYPE_F32] = TECS_KEY_FLOAT,
+    [TECS_TYPE_F64] = TECS_KEY_DOUBLE, [TECS_TYPE_ENTITY] = TECS_KEY_U64,
+    [TECS_TYPE_STRING] = TECS_KEY_STR, [TECS_TYPE_STRUCT] = 0,
+};
+
+/* The key type and offset of the field at path of d's component. */
+static tecs_err_t key_of_field(tecs_world_t *w, const tecs_index_desc_t *d, const char *path,
+                               tecs_key_type_t *type, size_t *offset)
+{
+    const tecs_field_t *f = tecs_component_field(w, d->comp, path, offset);
+    if (f == NULL)
+        return tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " has no field '%s' in its "
+                         "description", TECS__COMP(w, d->comp), path);
+    if (f->count != 1 || key_of_type[f->type] == 0)
+        return tecs__err(w, TECS_EINVAL, "field '%s' of " TECS__COMP_FMT " is %s%s: it cannot "
+                         "be a key", path, TECS__COMP(w, d->comp), f->count != 1 ? "an array of " : "",
+                         tecs_type_name(f->type));
+    *type = key_of_type[f->type];
+    return TECS_OK;
+}
+
+/* *r: d with the fields it names (field, field_y) resolved through the
+** component's description into type and offsets; the names are not kept. */
+static tecs_err_t resolve_fields(tecs_world_t *w, const tecs_index_desc_t *d,
+                                 tecs_index_desc_t *r)
+{
+    if (d == NULL)
+        return tecs__err(w, TECS_EINVAL, "NULL index description");
+    *r = *d;
+    r->field = r->field_y = NULL;
+    if (d->field == NULL && d->field_y == NULL)
+        return TECS_OK;
+    if (d->field == NULL)
+        return tecs__err(w, TECS_EINVAL, "field_y '%s' without field", d->field_y);
+    if (d->type || d->offset || d->offset_y || d->size)
+        return tecs__err(w, TECS_EINVAL, "field '%s': give a field by name, or type and "
+                         "offset, not both", d->field);
+    if (tecs__comp_get(w, d->comp) == NULL)
+        return tecs__err(w, TECS_ENOCOMP, "component %u is unknown", d->comp);
+    if (tecs__comp_meta(w, d->comp) == NULL)
+        return tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " has no description: field '%s' "
+                         "cannot be found by name", TECS__COMP(w, d->comp), d->field);
+    if (key_of_field(w, d, d->field, &r->type, &r->offset))
+        return w->base.err;
+    if (d->kind != TECS_INDEX_SPATIAL) {
+        if (d->field_y)
+            return tecs__err(w, TECS_EINVAL, "field_y '%s' is for a spatial index", d->field_y);
+        return TECS_OK;
+    }
+    tecs_key_type_t ty;
+    if (d->field_y == NULL)
+        return tecs__err(w, TECS_EINVAL, "a spatial index by name needs field_y too");
+    if (key_of_field(w, d, d->field_y, &ty, &r->offset_y))
+        return w->base.err;
+    if (ty != TECS_KEY_FLOAT)
+        return tecs__err(w, TECS_EINVAL, "a spatial index takes float fields: field_y '%s' "
+                         "is not one", d->field_y);
+    return TECS_OK;
+}
+
 /* Give x an id in the registry. */
 static tecs_err_t enroll(tecs_world_t *w, tecs_index_t *x)
 {
@@ -808,9 +874,12 @@ static tecs_err_t enroll(tecs_world_t *w, tecs_index_t *x)
     return TECS_OK;
 }
 
-tecs_index_t *tecs_index_new(tecs_world_t *w, const tecs_index_desc_t *d)
+tecs_index_t *tecs_index_new(tecs_world_t *w, const tecs_index_desc_t *desc)
 {
-    if (w == NULL || tecs__enter_object(w) || validate_desc(w, d))
+    tecs_index_desc_t rd;
+    const tecs_index_desc_t *d = &rd;
+    if (w == NULL || tecs__enter_object(w) || resolve_fields(w, desc, &rd) ||
+        validate_desc(w, d))
         return NULL;
     tecs_index_t *x = tecs__index_registry(w) ? tecs__alloc(w, sizeof *x) : NULL;
     if (x == NULL) {

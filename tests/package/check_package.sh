@@ -10,6 +10,8 @@
 #   3. add_subdirectory of the source tree from subdirectory/;
 #   4. cc app.c $(pkg-config --cflags --libs tinyecs) against the prefix,
 #      skipped with a message when pkg-config is not installed.
+#   5. cc app_json.c $(pkg-config --cflags --libs tinyecs_json) when the JSON
+#      module was built (jansson installed), skipped with a message if not.
 # Each program must run and print the expected line. Output of the builds
 # goes to WORK_DIR/log; it is shown when a step fails.
 # A cross build passes, in the environment, TECS_TOOLCHAIN (its CMake
@@ -100,3 +102,17 @@ flags=$(PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig" pkg-config --cflags --libs 
 LD_LIBRARY_PATH="$work/prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export LD_LIBRARY_PATH
 run "pkg-config: $flags" "$work/app_pc"
+
+# The JSON module, when the library was built with it (jansson installed).
+if [ ! -f "$work/prefix/lib/pkgconfig/tinyecs_json.pc" ]; then
+    echo "skipped: tinyecs_json was not built (no jansson), its .pc was not tried"
+    exit 0
+fi
+step "pkg-config tinyecs_json"
+flags=$(PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig" pkg-config --cflags --libs tinyecs_json) \
+    || fail "pkg-config does not find tinyecs_json"
+# shellcheck disable=SC2086  # the flags are meant to split
+"$cc" -std=c11 -Wall -Wextra -Werror -pedantic "$here/app_json.c" $flags -o "$work/app_json" \
+    >>"$log" 2>&1 || fail "pkg-config: cc app_json.c $flags"
+expect="tinyecs_json: 3 entities, pb 1"
+run "pkg-config tinyecs_json: $flags" "$work/app_json"
