@@ -273,3 +273,37 @@ const tecs_field_t *tecs_component_field(const tecs_world_t *w, tecs_comp_t c, c
         path = dot + 1;
     }
 }
+
+/* ---- byte order ------------------------------------------------------- */
+
+/* Reverse the n bytes at p. */
+static void swap_bytes(unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n / 2; i++) {
+        unsigned char t = p[i];
+        p[i] = p[n - 1 - i];
+        p[n - 1 - i] = t;
+    }
+}
+
+bool tecs__meta_swap(const tecs_world_t *w, tecs_comp_t c, void *value)
+{
+    const tecs__comp *ci = tecs__comp_get(w, c);
+    const tecs__meta *m = ci ? ci->meta : NULL;
+    if (m == NULL || m->strings)
+        return false;
+    for (int32_t i = 0; i < m->nfields; i++) {
+        const tecs_field_t *f = &m->fields[i];
+        size_t size = tecs__meta_elem_size(w, f);
+        unsigned char *at = (unsigned char *)value + f->offset;
+        for (int32_t k = 0; k < f->count; k++, at += size) {
+            if (f->type == TECS_TYPE_STRUCT) {
+                if (!tecs__meta_swap(w, f->comp, at))
+                    return false;
+            } else {
+                swap_bytes(at, size);
+            }
+        }
+    }
+    return true;
+}

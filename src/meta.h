@@ -49,4 +49,10 @@ static inline void tecs__meta_str_write(void *staging, size_t offset, const char
     memcpy((char *)staging + offset, &s, sizeof s);
 }
 
+/* Turn a value of c, described, from the other byte order into this
+** host's, field by field (bytes no field covers stay as they are). False,
+** the value untouched, if c has no description or a string field, here
+** or nested (nested components are always described). */
+bool tecs__meta_swap(const tecs_world_t *w, tecs_comp_t c, void *value);
+
 #endif /* TECS_META_H */

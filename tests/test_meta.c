@@ -574,3 +574,45 @@ TEST(meta_calls_from_hooks_and_observers)
     TW_CHECK(w);
     tw_free(w);
 }
+
+/* The other byte order, field by field: each scalar reversed in place, an
+** array element by element, a nested component through its description;
+** twice is the value again. Strings cannot be turned (a pointer). */
+TEST(meta_swap_turns_each_field)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t vec2 = register_vec2(w);
+    tecs_comp_t every = register_every(w, vec2);
+    Every v, orig;
+    memset(&v, 0, sizeof v);
+    v.b = true, v.i8 = -3, v.i16 = 0x1234, v.i32 = 0x01020304, v.i64 = 0x0102030405060708;
+    v.u8 = 200, v.u16 = 0xabcd, v.u32 = 0xdeadbeef, v.u64 = 0x1122334455667788u;
+    v.f32 = 1.5f, v.f64 = -2.25, v.ent = 0x0000000700000009u;
+    v.arr[0] = 1, v.arr[1] = 2, v.arr[2] = 0x7f000000;
+    v.at = (Vec2){ 3.0f, 4.0f }, v.path[0] = (Vec2){ 5, 6 }, v.path[1] = (Vec2){ 7, 8 };
+    orig = v;
+    CHECK(tecs__meta_swap(w, every, &v));
+    CHECK(v.b == orig.b && v.i8 == orig.i8 && v.u8 == orig.u8);     /* one byte */
+    CHECK_EQ((uint16_t)v.i16, 0x3412);
+    CHECK_EQ((uint32_t)v.i32, 0x04030201);
+    CHECK_EQ((uint64_t)v.i64, 0x0807060504030201);
+    CHECK_EQ(v.u32, 0xefbeadde);
+    CHECK_EQ(v.u64, 0x8877665544332211u);
+    CHECK_EQ(v.ent, 0x0900000007000000u);
+    CHECK_EQ((uint32_t)v.arr[2], 0x0000007f);
+    uint32_t bits, want;
+    memcpy(&bits, &v.at.y, 4);
+    memcpy(&want, &orig.at.y, 4);
+    CHECK_EQ(bits, __builtin_bswap32(want));
+    memcpy(&bits, &v.path[1].x, 4);
+    memcpy(&want, &orig.path[1].x, 4);
+    CHECK_EQ(bits, __builtin_bswap32(want));
+    CHECK(tecs__meta_swap(w, every, &v));
+    CHECK(memcmp(&v, &orig, sizeof v) == 0);
+    tecs_comp_t named = register_named(w);
+    Named n = { NULL, 1, { NULL, NULL } };
+    CHECK(!tecs__meta_swap(w, named, &n));
+    CHECK_EQ(n.score, 1);                       /* untouched */
+    CHECK(!tecs__meta_swap(w, TECS_COMPONENT(w, Position), &orig));
+    tw_free(w);
+}
