@@ -92,16 +92,17 @@ static uint64_t get64(const unsigned char *p)
 
 /* ---- the checksum ----------------------------------------------------- */
 
-/* sum64: four FNV-1a style lanes over the input's 64-bit little-endian
-** words (32 bytes a step, so it keeps up with memcpy), the tail bytes into
-** lane 0, then the lanes and the length folded and mixed. Each step is a
-** bijection of a lane for a fixed word, so any change of one word changes
-** the sum. Streaming: pieces of any size give the sum of the whole. */
+/* sum64: a Fletcher-style sum over the input's 64-bit little-endian
+** words, in four lanes (32 bytes a step): each lane adds the word to a,
+** and a to b, modulo 2^64, so a changed word changes a, and two swapped
+** words change b. The tail bytes go into lane 0 one by one; the lanes and
+** the length are folded and mixed at the end. Adds only, so it keeps up
+** with memcpy. Streaming: pieces of any size give the sum of the whole. */
 #define SUM_PRIME 0x100000001b3ull
 #define SUM_BASIS 0xcbf29ce484222325ull
 
 typedef struct sum64 {
-    uint64_t h[4];
+    uint64_t a[4], b[4];
     uint64_t total;             /* bytes so far                             */
     unsigned char buf[32];      /* a partial step                           */
     uint32_t nbuf;
@@ -110,7 +111,7 @@ typedef struct sum64 {
 static void sum_init(sum64 *s)
 {
     for (int i = 0; i < 4; i++)
-        s->h[i] = SUM_BASIS + (uint64_t)i;
+        s->a[i] = s->b[i] = (uint64_t)i + 1;
     s->total = 0;
     s->nbuf = 0;
 }
@@ -129,15 +130,17 @@ static inline uint64_t word_le(const unsigned char *p, bool big)
 
 static void sum_blocks(sum64 *s, const unsigned char *p, size_t n)
 {
-    uint64_t a = s->h[0], b = s->h[1], c = s->h[2], d = s->h[3];
+    uint64_t a[4], b[4];
     const bool big = host_big();
-    for (size_t i = 0; i + 32 <= n; i += 32) {
-        a = (a ^ word_le(p + i, big)) * SUM_PRIME;
-        b = (b ^ word_le(p + i + 8, big)) * SUM_PRIME;
-        c = (c ^ word_le(p + i + 16, big)) * SUM_PRIME;
-        d = (d ^ word_le(p + i + 24, big)) * SUM_PRIME;
-    }
-    s->h[0] = a, s->h[1] = b, s->h[2] = c, s->h[3] = d;
+    memcpy(a, s->a, sizeof a);
+    memcpy(b, s->b, sizeof b);
+    for (size_t i = 0; i + 32 <= n; i += 32)
+        for (int k = 0; k < 4; k++) {
+            a[k] += word_le(p + i + 8 * k, big);
+            b[k] += a[k];
+        }
+    memcpy(s->a, a, sizeof a);
+    memcpy(s->b, b, sizeof b);
 }
 
 static void sum_add(sum64 *s, const void *data, size_t n)
@@ -161,12 +164,17 @@ static void sum_add(sum64 *s, const void *data, size_t n)
 
 static uint64_t sum_end(const sum64 *s)
 {
-    uint64_t h = s->h[0];
-    for (uint32_t i = 0; i < s->nbuf; i++)
-        h = (h ^ s->buf[i]) * SUM_PRIME;
-    h ^= s->total;
-    for (int i = 1; i < 4; i++)
-        h = (h ^ s->h[i]) * SUM_PRIME;
+    uint64_t a0 = s->a[0], b0 = s->b[0];
+    for (uint32_t i = 0; i < s->nbuf; i++) {
+        a0 += s->buf[i] + 1u;
+        b0 += a0;
+    }
+    uint64_t h = SUM_BASIS ^ s->total;
+    uint64_t v[8] = { a0, b0, s->a[1], s->b[1], s->a[2], s->b[2], s->a[3], s->b[3] };
+    for (int i = 0; i < 8; i++) {
+        h = (h ^ v[i]) * SUM_PRIME;
+        h ^= h >> 29;
+    }
     h ^= h >> 33;
     h *= 0xff51afd7ed558ccdull;
     h ^= h >> 33;
@@ -610,6 +618,11 @@ tecs_err_t tecs_snapshot_save(tecs_world_t *w, tecs_write_fn write, void *ctx)
 /* Loading                                                              */
 /* ==================================================================== */
 
+/* The bytes of input left, when the reader knows them (the memory
+** helper): a count that these bytes can back is reserved at once, not as
+** its input arrives. */
+typedef size_t (*left_fn)(void *ctx);
+
 /* A component of the snapshot, matched with the world's. */
 typedef struct lcomp {
     tecs_comp_t id;             /* in the world                             */
@@ -622,6 +635,7 @@ typedef struct reader {
     tecs_world_t *w;
     tecs_read_fn fn;
     void *ctx;
+    left_fn left;               /* NULL: unknown                            */
     sum64 sum;
     bool foreign;               /* saved on a host of the other byte order */
     uint32_t ncomps;
@@ -849,6 +863,9 @@ static tecs_err_t load_ents(reader *in)
     s->nrecs = 0;
     s->free_head = s->free_tail = TECS__NO_SLOT;
     s->nfree = 0;
+    if (in->left && (uint64_t)n * 4 <= in->left(in->ctx) && (int32_t)n > s->cap_recs &&
+        tecs__grow(w, (void **)&s->recs, &s->cap_recs, (int32_t)n, sizeof *s->recs))
+        return tecs__err(w, TECS_ENOMEM, "out of memory loading a snapshot");
     for (uint32_t i = 0; i < n; i += SNAP_BATCH) {
         uint32_t k = n - i < SNAP_BATCH ? n - i : SNAP_BATCH;
         if ((err = r_bytes(in, b, (size_t)k * 4)))
@@ -988,6 +1005,9 @@ static tecs_err_t load_rows(reader *in, tecs_archetype_t *a, uint32_t count)
                          "the snapshot's entities", s->max_entities);
     if (count > (uint32_t)(s->nrecs - s->nalive))
         return bad(in, "snapshot: %s", "more rows than slots");
+    if (in->left && (uint64_t)count * 4 <= in->left(in->ctx) &&
+        (err = tecs__arch_reserve_rows(w, a, (int32_t)count)))
+        return err;
     for (uint32_t r = 0; r < count; r += SNAP_BATCH) {
         uint32_t k = count - r < SNAP_BATCH ? count - r : SNAP_BATCH;
         if ((err = r_bytes(in, b, (size_t)k * 4)))
@@ -1225,9 +1245,6 @@ static tecs_err_t may_load(tecs_world_t *w)
     return TECS_OK;
 }
 
-/* Bytes of the input left after the end (the memory helper's), or 0. */
-typedef size_t (*left_fn)(void *ctx);
-
 static tecs_err_t load_with(tecs_world_t *w, tecs_read_fn read, void *ctx, left_fn left)
 {
     if (w == NULL)
@@ -1239,7 +1256,7 @@ static tecs_err_t load_with(tecs_world_t *w, tecs_read_fn read, void *ctx, left_
         return tecs__err(w, TECS_EINVAL, "NULL reader");
     if ((err = may_load(w)))
         return err;
-    reader in = { .w = w, .fn = read, .ctx = ctx };
+    reader in = { .w = w, .fn = read, .ctx = ctx, .left = left };
     err = load_all(&in);
     if (err == TECS_OK && left && left(ctx) > 0)
         err = tecs__err(w, TECS_EFORMAT, "snapshot: %zu bytes follow its end", left(ctx));
