@@ -673,3 +673,28 @@ TEST(snapshot_committed_plain_byte_order)
     free(file);
     tw_free(w);
 }
+
+/* A snapshot for the tecs-dump test (CTest runs it first): 12 slots, 3
+** free, 9 alive in 3 archetypes, a resource. */
+TEST(snapshot_dump_file)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t p = TECS_COMPONENT(w, Position), v = TECS_COMPONENT(w, Velocity);
+    tecs_comp_t clock = TECS_COMPONENT_NAMED(w, "Clock", Health);
+    tecs_entity_t ids[12];
+    for (int i = 0; i < 12; i++) {
+        ids[i] = tecs_new(w);
+        if (i < 8)
+            TECS_SET(w, ids[i], p, Position, {(float)i, 0});
+        if (i < 4)
+            TECS_SET(w, ids[i], v, Velocity, {1, 1});
+    }
+    for (int i = 5; i < 8; i++)
+        tecs_destroy(w, ids[i]);
+    TECS_RESOURCE_SET(w, clock, Health, {3});
+    FILE *f = fopen("dump_sample.tecs", "wb");
+    CHECK(f != NULL);
+    CHECK_ERR(tecs_snapshot_save_file(w, f), TECS_OK);
+    fclose(f);
+    tw_free(w);
+}
