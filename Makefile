@@ -9,7 +9,8 @@
 #   make test-valgrind  the tests under valgrind memcheck (any error fails)
 #   make test-cross     the tests built for Windows (wine), 32-bit x86 and
 #                       big-endian s390x (qemu-user); CROSS_TARGETS='i686' for one
-#   make fuzz           each libFuzzer target for FUZZ_SECONDS (default 60)
+#   make fuzz           each libFuzzer target for FUZZ_SECONDS (default 60): the model,
+#                       the snapshot loader
 #   make model-run      the model test for MODEL_SECONDS (default 60)
 #   make bench          benchmarks, release build, warm heap (BENCH_ARGS='--quick');
 #                       the figures also go to build-release/bench.csv
@@ -29,7 +30,7 @@ DOXYGEN  ?= doxygen
 
 FUZZ_SECONDS  ?= 60
 MODEL_SECONDS ?= 60
-FUZZ_TARGETS  ?= fuzz_model
+FUZZ_TARGETS  ?= fuzz_model fuzz_snapshot
 # The long model test runs 1,000,000 operations; fewer under the slow tools.
 SANITIZE_MODEL_OPS ?= 250000
 VALGRIND_MODEL_OPS ?= 20000
@@ -119,7 +120,7 @@ fuzz:
 		echo "== $$t for $(FUZZ_SECONDS) s"; \
 		ASAN_OPTIONS=detect_leaks=1 build-fuzz/fuzz/$$t -max_total_time=$(FUZZ_SECONDS) \
 			-max_len=2052 -timeout=20 -print_final_stats=1 \
-			-artifact_prefix=build-fuzz/crashes/ build-fuzz/corpus-$$t fuzz/corpus/model \
+			-artifact_prefix=build-fuzz/crashes/ build-fuzz/corpus-$$t fuzz/corpus/$${t#fuzz_} \
 			|| exit 1; \
 	done
 
