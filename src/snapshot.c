@@ -707,7 +707,11 @@ static tecs_err_t r_end(reader *in, uint32_t tag)
     tecs_err_t err = r_raw(in, b, 16);
     if (err)
         return err;
-    if (get64(b) != in->sum.total || get64(b + 8) != sum_end(&in->sum))
+    bool sum_ok = get64(b + 8) == sum_end(&in->sum);
+#ifdef TECS_FUZZING_SKIP_SUMS
+    sum_ok = true;              /* fuzz builds only: see CMakeLists.txt */
+#endif
+    if (get64(b) != in->sum.total || !sum_ok)
         return bad(in, "snapshot: section %s is corrupt (its checksum or length differs)",
                    tag_name(tag));
     return TECS_OK;
@@ -736,7 +740,11 @@ static tecs_err_t load_header(reader *in)
         return bad(in, "snapshot: %s", "bad magic (not a tinyecs snapshot)");
     sum_init(&in->sum);
     sum_add(&in->sum, b, 16);
-    if (get64(b + 16) != sum_end(&in->sum))
+    bool sum_ok = get64(b + 16) == sum_end(&in->sum);
+#ifdef TECS_FUZZING_SKIP_SUMS
+    sum_ok = true;
+#endif
+    if (!sum_ok)
         return bad(in, "snapshot: %s", "the header is corrupt");
     if (get32(b + 8) != SNAP_VERSION)
         return tecs__err(in->w, TECS_EFORMAT, "snapshot: version %u, this library reads "
@@ -987,7 +995,7 @@ static tecs_err_t load_arch_comps(reader *in, tecs_archetype_t **out, uint32_t *
     *out = tecs__arch_get(w, (int32_t)n, ids);
     if (*out == NULL)
         return w->base.err ? w->base.err : TECS_ENOMEM;
-    if ((*out)->count > 0 || (*out)->nchunks > 0)
+    if ((*out)->count > 0)                       /* rows are counted once loaded */
         return bad(in, "snapshot: %s", "an archetype is listed twice");
     return TECS_OK;
 }

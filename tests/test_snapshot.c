@@ -531,6 +531,23 @@ TEST(snapshot_layout_mismatch)
     tecs_snapshot_buf_free(&buf);
 }
 
+/* A world emptied of its entities (spare chunks, dead slots) loads too. */
+TEST(snapshot_into_emptied_world)
+{
+    tecs_snapshot_buf_t buf = { 0 };
+    small_snapshot(&buf, 50);
+    sw b = { .w = tw_new() };
+    sw_components(&b, false);
+    sw_fill(&b, 80, false);
+    tecs_resource_remove(b.w, b.clock);
+    CHECK_ERR(tecs_world_reset(b.w), TECS_OK);
+    CHECK_ERR(tecs_snapshot_load_mem(b.w, buf.data, buf.size), TECS_OK);
+    CHECK_EQ(tecs_world_entity_count(b.w), 50 - 6 + 1);
+    TW_CHECK(b.w);
+    tecs_snapshot_buf_free(&buf);
+    tw_free(b.w);
+}
+
 TEST(snapshot_empty_world)
 {
     tecs_world_t *a = tw_new(), *b = tw_new();
@@ -697,4 +714,85 @@ TEST(snapshot_dump_file)
     CHECK_ERR(tecs_snapshot_save_file(w, f), TECS_OK);
     fclose(f);
     tw_free(w);
+}
+
+/* ---- from callbacks --------------------------------------------------- */
+
+static int cb_calls;
+
+static void snapshot_refused_here(tecs_world_t *w)
+{
+    tecs_snapshot_buf_t b = { 0 };
+    CHECK_ERR(tecs_snapshot_save_mem(w, &b), TECS_EBUSY);
+    CHECK_ERR(tecs_snapshot_load_mem(w, "TECSSNAP", 8), TECS_EBUSY);
+    CHECK_ERR(tecs_component_serializer(w, 1, NULL), TECS_EBUSY);
+    CHECK_EQ(b.size, 0);
+    tecs_snapshot_buf_free(&b);
+    cb_calls++;
+}
+
+static void observer_snapshots(const tecs_event_t *ev)
+{
+    snapshot_refused_here(ev->world);
+}
+
+static void system_snapshots(tecs_iter_t *it)
+{
+    snapshot_refused_here(it->world);
+}
+
+static tecs_err_t deserialize_calls_world(void *dst, const void *data, size_t n, void *ctx)
+{
+    tecs_world_t *w = ctx;
+    (void)n;
+    CHECK_EQ(tecs_new(w), 0);
+    CHECK_ERR(tecs_last_error(w), TECS_EBUSY);
+    CHECK_ERR(tecs_snapshot_load_mem(w, data, 4), TECS_EBUSY);
+    memset(dst, 0, sizeof(Obj));
+    ((Obj *)dst)->magic = OBJ_LIVE;
+    cb_calls++;
+    return TECS_OK;
+}
+
+TEST(snapshot_from_callbacks)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t p = TECS_COMPONENT(w, Position);
+    CHECK(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_ADD, .comp = p,
+                                                        .callback = observer_snapshots }));
+    tecs_query_t *q = tecs_query_all(w, 1, &p);
+    CHECK(tecs_system_new(w, &(tecs_system_desc_t){ .name = "snap", .query = q,
+                                                    .run = system_snapshots }));
+    tecs_entity_t e = tecs_new(w);
+    TECS_SET(w, e, p, Position, {1, 2});
+    CHECK_ERR(tecs_progress(w, 0.016), TECS_OK);
+    CHECK_EQ(cb_calls, 2);
+    /* A deserializer's calls are refused; the load goes on. */
+    hook_counts h = { 0 };
+    tecs_comp_t o = obj_component(w, "Obj", &h);
+    CHECK_ERR(tecs_component_serializer(w, o, &(tecs_serializer_t){
+        .serialize = obj_save, .deserialize = obj_load, .ctx = &h }), TECS_OK);
+    TECS_SET(w, e, o, Obj, {OBJ_LIVE, 5});
+    tecs_snapshot_buf_t buf = { 0 };
+    CHECK_ERR(tecs_snapshot_save_mem(w, &buf), TECS_OK);
+    tecs_world_t *x = tw_new();
+    hook_counts hx = { 0 };
+    tecs_comp_t xo = obj_component(x, "Obj", &hx);
+    CHECK_ERR(tecs_component_serializer(x, xo, &(tecs_serializer_t){
+        .serialize = obj_save, .deserialize = deserialize_calls_world, .ctx = x }), TECS_OK);
+    int before = cb_calls;
+    /* An observer on x: a load fires no event. */
+    tecs_comp_t xp = TECS_COMPONENT(x, Position);
+    CHECK(tecs_observer_new(x, &(tecs_observer_desc_t){ .event = TECS_ON_ADD, .comp = xp,
+                                                        .callback = observer_snapshots }));
+    CHECK_ERR(tecs_snapshot_load_mem(x, buf.data, buf.size), TECS_OK);
+    CHECK_EQ(cb_calls, before + 1);             /* the deserializer, no observer */
+    CHECK(tecs_is_alive(x, e));
+    CHECK(tecs_has(x, e, xo));
+    tecs_remove(x, e, xo);                      /* built outside hx's count */
+    hx.dtor--;
+    tecs_snapshot_buf_free(&buf);
+    tw_free(x);
+    tw_free(w);
+    CHECK_EQ(hooks_live(&h), 0);
 }
