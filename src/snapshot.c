@@ -1034,25 +1034,29 @@ static tecs_err_t load_rows(reader *in, tecs_archetype_t *a, uint32_t count)
     return TECS_OK;
 }
 
-/* The enableable bits of a's count rows. */
-static tecs_err_t load_bits(reader *in, tecs_archetype_t *a, uint32_t count)
+/* The enableable bits of a's count rows: a bit column per enableable
+** component, in the saved list's order (places). */
+static tecs_err_t load_bits(reader *in, tecs_archetype_t *a, const uint32_t *places,
+                            uint32_t count)
 {
     tecs_world_t *w = in->w;
     unsigned char b[256];
     tecs_err_t err;
-    for (int32_t j = 0; j < a->ntog; j++)
-        for (uint32_t r = 0; r < count; r += 8 * sizeof b) {
+    for (int32_t i = 0; i < a->ncomps; i++) {
+        int32_t j = tecs__arch_tog(a, in->comps[places[i]].id);
+        for (uint32_t r = 0; j >= 0 && r < count; r += 8 * sizeof b) {
             uint32_t nb = (count - r + 7) / 8 < sizeof b ? (count - r + 7) / 8 : sizeof b;
             if ((err = r_bytes(in, b, nb)))
                 return err;
-            for (uint32_t i = 0; i < nb * 8; i++) {
-                bool on = (b[i / 8] >> (i & 7)) & 1;
-                if (on && r + i >= count)
+            for (uint32_t k = 0; k < nb * 8; k++) {
+                bool on = (b[k / 8] >> (k & 7)) & 1;
+                if (on && r + k >= count)
                     return bad(in, "snapshot: %s", "a bit is set past an archetype's rows");
                 if (on)
-                    tecs__arch_bit_put(w, a, j, r + i, true);
+                    tecs__arch_bit_put(w, a, j, r + k, true);
             }
         }
+    }
     return TECS_OK;
 }
 
@@ -1084,7 +1088,7 @@ static tecs_err_t load_arch(reader *in)
         done |= (uint64_t)1 << col;
     }
     col = -1;
-    if ((err = load_bits(in, a, count)) || (err = r_end(in, TAG_ARCH)))
+    if ((err = load_bits(in, a, places, count)) || (err = r_end(in, TAG_ARCH)))
         goto fail;
     a->count = (int32_t)count;
     w->ei.nalive += (int32_t)count;

@@ -796,3 +796,42 @@ TEST(snapshot_from_callbacks)
     tw_free(w);
     CHECK_EQ(hooks_live(&h), 0);
 }
+
+/* Components matched by name under other ids: columns and bit columns
+** follow the names, not the saved order. */
+TEST(snapshot_ids_reordered)
+{
+    tecs_world_t *a = tw_new(), *b = tw_new();
+    tecs_comp_t e1 = tecs_component_new(a, &(tecs_component_desc_t){
+        .name = "E1", .size = 4, .align = 4, .enableable = true });
+    tecs_comp_t e2 = tecs_component_new(a, &(tecs_component_desc_t){
+        .name = "E2", .size = 8, .align = 8, .enableable = true });
+    for (int i = 0; i < 10; i++) {
+        tecs_entity_t e = tecs_new(a);
+        int32_t v1 = i;
+        int64_t v2 = 100 + i;
+        tecs_set(a, e, e1, &v1);
+        tecs_set(a, e, e2, &v2);
+        tecs_enable(a, e, i % 2 ? e1 : e2, false);
+    }
+    tecs_comp_t f2 = tecs_component_new(b, &(tecs_component_desc_t){
+        .name = "E2", .size = 8, .align = 8, .enableable = true });
+    tecs_comp_t f1 = tecs_component_new(b, &(tecs_component_desc_t){
+        .name = "E1", .size = 4, .align = 4, .enableable = true });
+    tecs_snapshot_buf_t buf = { 0 };
+    CHECK_ERR(tecs_snapshot_save_mem(a, &buf), TECS_OK);
+    CHECK_ERR(tecs_snapshot_load_mem(b, buf.data, buf.size), TECS_OK);
+    tecs_entity_t ids[10];
+    CHECK_EQ(collect_all(a, ids, 10), 10);
+    for (int i = 0; i < 10; i++) {
+        tecs_entity_t e = ids[i];
+        CHECK_EQ(*(const int32_t *)tecs_get(b, e, f1), *(const int32_t *)tecs_get(a, e, e1));
+        CHECK_EQ(*(const int64_t *)tecs_get(b, e, f2), *(const int64_t *)tecs_get(a, e, e2));
+        CHECK_EQ(tecs_is_enabled(b, e, f1), tecs_is_enabled(a, e, e1));
+        CHECK_EQ(tecs_is_enabled(b, e, f2), tecs_is_enabled(a, e, e2));
+    }
+    TW_CHECK(b);
+    tecs_snapshot_buf_free(&buf);
+    tw_free(a);
+    tw_free(b);
+}
