@@ -899,6 +899,11 @@ int32_t boids_threads(const boids_sim *s)
     return s->nscr;
 }
 
+uint64_t boids_seed(const boids_sim *s)
+{
+    return s->cfg.seed;
+}
+
 float boids_size(const boids_sim *s)
 {
     return s->cfg.size;

@@ -89,6 +89,8 @@ tecs_err_t boids_step(boids_sim *sim, float dt);
 /** The workers the world got (1 when its threads could not start). */
 int32_t boids_threads(const boids_sim *sim);
 
+/** The seed of the run (a loaded run's is the saved one). */
+uint64_t boids_seed(const boids_sim *sim);
 /** The world's side length. */
 float boids_size(const boids_sim *sim);
 

@@ -305,7 +305,7 @@ static bool simulate(const options *o, bool naive, int32_t frames, int32_t head,
     boids_counts k = boids_count(sim);
     printf("tinyecs boids: %d boids, %d predators, %d obstacles, world %.0f x %.0f, "
            "seed %" PRIu64 ", %s neighbour search, %d thread%s\n", (int)k.boids,
-           (int)k.predators, (int)k.obstacles, boids_size(sim), boids_size(sim), o->seed,
+           (int)k.predators, (int)k.obstacles, boids_size(sim), boids_size(sim), boids_seed(sim),
            naive ? "all-pairs" : "spatial-index", (int)boids_threads(sim),
            boids_threads(sim) == 1 ? "" : "s");
     fflush(stdout);
