@@ -45,7 +45,7 @@
 #define SNAP_FLAG_BE    1u           /* the writer's host is big-endian    */
 #define SNAP_MAX_NAME   255u
 #define SNAP_MAX_BLOB   (1u << 24)   /* bytes of one serialized value       */
-#define SNAP_BATCH      1024u        /* slots read or written at a time    */
+#define SNAP_BATCH      4096u        /* slots read or written at a time    */
 
 enum {                               /* section tags: four ASCII letters   */
     TAG_COMP = 0x504d4f43u,          /* "COMP" */
@@ -494,11 +494,15 @@ static void save_arch(writer *o, tecs_archetype_t *a)
     for (int32_t i = 0; i < a->ncomps; i++)
         w_u32(o, o->index[a->comps[i]]);
     w_u32(o, (uint32_t)a->count);
-    for (uint32_t r = 0; r < (uint32_t)a->count; r += SNAP_BATCH) {
-        uint32_t k = (uint32_t)a->count - r < SNAP_BATCH ? (uint32_t)a->count - r : SNAP_BATCH;
-        for (uint32_t j = 0; j < k; j++)
-            put32((unsigned char *)&b[j], TECS_ENTITY_INDEX(*tecs__ent_ptr(a, w, r + j)));
-        w_bytes(o, b, (size_t)k * 4);
+    for (uint32_t r = 0; r < (uint32_t)a->count; r += w->arch.rows) {   /* a chunk a step */
+        uint32_t n = (uint32_t)a->count - r < w->arch.rows ? (uint32_t)a->count - r : w->arch.rows;
+        const tecs_entity_t *ents = tecs__ent_ptr(a, w, r);
+        for (uint32_t j = 0; j < n; j += SNAP_BATCH) {
+            uint32_t k = n - j < SNAP_BATCH ? n - j : SNAP_BATCH;
+            for (uint32_t i = 0; i < k; i++)
+                put32((unsigned char *)&b[i], TECS_ENTITY_INDEX(ents[j + i]));
+            w_bytes(o, b, (size_t)k * 4);
+        }
     }
     for (int32_t i = 0; i < a->ncomps; i++) {
         int32_t col = tecs__arch_col(a, a->comps[i]);

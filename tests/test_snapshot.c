@@ -439,6 +439,9 @@ TEST(snapshot_refusals)
     CHECK_ERR(tecs_snapshot_save_mem(w, NULL), TECS_EINVAL);
     CHECK_ERR(tecs_snapshot_load(w, NULL, NULL), TECS_EINVAL);
     CHECK_ERR(tecs_snapshot_load_mem(NULL, "x", 1), TECS_EINVAL);
+    CHECK_ERR(tecs_snapshot_load_mem(w, NULL, 1), TECS_EINVAL);
+    CHECK_ERR(tecs_snapshot_put(NULL, "x", 1), TECS_EINVAL);
+    CHECK_ERR(tecs_component_serializer(NULL, p, NULL), TECS_EINVAL);
     CHECK_ERR(tecs_snapshot_save(w, write_calls_world, w), TECS_OK);
     CHECK_ERR(tecs_snapshot_save(w, write_fails, NULL), TECS_ENOMEM);
     CHECK(strstr(tecs_last_error_msg(w), "writer") != NULL);
