@@ -846,9 +846,11 @@ boids_sim *boids_load(const boids_config *cfg, const char *path, tecs_err_t *err
     FILE *f = s ? fopen(path, "rb") : NULL;
     *err = s == NULL ? TECS_ENOMEM : f == NULL ? TECS_EINVAL : TECS_OK;
     *msg = s == NULL ? "out of memory" : f == NULL ? "cannot open the file" : "";
+    static char why[160];                       /* outlives the world freed below */
     if (f != NULL) {
         *err = tecs_snapshot_load_file(s->w, f);
-        *msg = tecs_last_error_msg(s->w);
+        snprintf(why, sizeof why, "%s", tecs_last_error_msg(s->w));
+        *msg = why;
         fclose(f);
     }
     const BoidsState *st = *err ? NULL : TECS_RESOURCE_GET(s->w, s->state, BoidsState);
