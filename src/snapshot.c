@@ -1011,6 +1011,7 @@ static tecs_err_t load_rows(reader *in, tecs_archetype_t *a, uint32_t count)
     tecs_world_t *w = in->w;
     tecs__ei_state *s = &w->ei;
     unsigned char b[SNAP_BATCH * 4];
+    tecs_entity_t *ents = NULL;
     tecs_err_t err;
     if ((int64_t)count > (int64_t)s->max_entities - s->nalive)
         return tecs__err(w, TECS_ELIMIT, "snapshot: the world's entity limit (%d) is below "
@@ -1027,12 +1028,15 @@ static tecs_err_t load_rows(reader *in, tecs_archetype_t *a, uint32_t count)
         if ((err = tecs__arch_reserve_rows(w, a, (int32_t)(r + k))))
             return err;
         for (uint32_t j = 0; j < k; j++) {
-            uint32_t slot = get32(b + 4 * j);
-            if (slot >= (uint32_t)s->nrecs || s->recs[slot].arch != TECS__ARCH_RETIRED)
+            uint32_t slot = get32(b + 4 * j), row = r + j;
+            tecs__record *rec = &s->recs[slot < (uint32_t)s->nrecs ? slot : 0];
+            if (slot >= (uint32_t)s->nrecs || rec->arch != TECS__ARCH_RETIRED)
                 return bad(in, "snapshot: %s", "a row names a bad, free or repeated slot");
-            s->recs[slot].arch = a->id;
-            s->recs[slot].row = r + j;
-            *tecs__ent_ptr(a, w, r + j) = tecs__make_id(slot, s->recs[slot].gen);
+            rec->arch = a->id;
+            rec->row = row;
+            if (j == 0 || (row & w->arch.mask) == 0)     /* a chunk's entity column */
+                ents = tecs__ent_ptr(a, w, row) - (row & w->arch.mask);
+            ents[row & w->arch.mask] = tecs__make_id(slot, rec->gen);
         }
     }
     return TECS_OK;
@@ -1232,7 +1236,7 @@ static tecs_err_t load_all(reader *in)
     }
     if (tag != TAG_RSRC)
         return bad(in, "snapshot: %s", "a section is missing or unknown");
-    for (int32_t i = 0; i < w->ei.nrecs; i++)
+    for (int32_t i = 0; w->ei.nalive + w->ei.nfree < w->ei.nrecs && i < w->ei.nrecs; i++)
         if (w->ei.recs[i].arch == TECS__ARCH_RETIRED && w->ei.recs[i].gen != UINT32_MAX)
             return bad(in, "snapshot: %s", "a slot is neither alive, free nor retired");
     if ((err = load_resources(in)) || (err = r_end(in, TAG_RSRC)) || (err = r_tag(in, &tag)))
