@@ -9,7 +9,8 @@
 #   make test-valgrind  the tests under valgrind memcheck (any error fails)
 #   make test-cross     the tests built for Windows (wine), 32-bit x86 and
 #                       big-endian s390x (qemu-user); CROSS_TARGETS='i686' for one
-#   make fuzz           each libFuzzer target for FUZZ_SECONDS (default 60)
+#   make fuzz           each libFuzzer target for FUZZ_SECONDS (default 60): the model,
+#                       the snapshot loader
 #   make model-run      the model test for MODEL_SECONDS (default 60)
 #   make bench          benchmarks, release build, warm heap (BENCH_ARGS='--quick');
 #                       the figures also go to build-release/bench.csv
@@ -29,7 +30,7 @@ DOXYGEN  ?= doxygen
 
 FUZZ_SECONDS  ?= 60
 MODEL_SECONDS ?= 60
-FUZZ_TARGETS  ?= fuzz_model fuzz_json
+FUZZ_TARGETS  ?= fuzz_model fuzz_json fuzz_snapshot
 # The long model test runs 1,000,000 operations; fewer under the slow tools.
 SANITIZE_MODEL_OPS ?= 250000
 VALGRIND_MODEL_OPS ?= 20000

@@ -93,6 +93,11 @@ double sc_raw_toggled(int64_t n);
 double sc_iterate_sparse_term(int64_t n);
 double sc_raw_sparse_term(int64_t n);
 
+/* The snapshot rows (bench_snap.c). */
+double sc_save(int64_t n);
+double sc_load(int64_t n);
+double sc_snap_memcpy(int64_t n);
+
 /* The index rows (bench_index.c). */
 double sc_where_eq(int64_t n);
 double sc_where_range(int64_t n);

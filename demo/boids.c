@@ -60,6 +60,14 @@ typedef struct Flock {          /* what the neighbour search found          */
 } Flock;
 typedef struct Life { float age, span; } Life;
 typedef struct Hazard { float x, y, r; int32_t predator; } Hazard;
+/* The sim's own state, saved in a snapshot as a world resource: what a
+** loaded run needs to go on as the saved one would have. */
+typedef struct BoidsState {
+    uint64_t rng, seed;
+    int64_t births, deaths;
+    int32_t boids, predators, obstacles;
+    float size;
+} BoidsState;
 
 #define VIEW_R      16.0f       /* a boid sees flockmates this far          */
 #define SEP_R       6.0f        /* and keeps this much room                 */
@@ -109,7 +117,7 @@ struct boids_sim {
     scratch *scr;               /* one per worker (tecs_world_threads)      */
     int32_t nscr;
     boids_config cfg;
-    tecs_comp_t pos, vel, flock, life, hazard, boid, predator, obstacle;
+    tecs_comp_t pos, vel, flock, life, hazard, boid, predator, obstacle, state;
     tecs_archetype_t *boid_arch;
     tecs_index_t *by_pos, *by_hazard;
     tecs_query_t *q_mates;      /* Position, Velocity of boids (read)       */
@@ -625,8 +633,9 @@ static bool register_components(boids_sim *s)
     s->boid = TECS_TAG(w, Boid);
     s->predator = TECS_TAG(w, Predator);
     s->obstacle = TECS_TAG(w, Obstacle);
+    s->state = TECS_COMPONENT(w, BoidsState);
     return s->pos && s->vel && s->flock && s->life && s->hazard && s->boid &&
-           s->predator && s->obstacle;
+           s->predator && s->obstacle && s->state;
 }
 
 /* The two spatial indexes and the queries the searches walk. */
@@ -772,7 +781,8 @@ static bool make_hazards(boids_sim *s)
     return true;
 }
 
-boids_sim *boids_new(const boids_config *cfg)
+/* A sim of cfg with an empty world and its components, or NULL. */
+static boids_sim *sim_alloc(const boids_config *cfg)
 {
     if (cfg->boids < 1 || cfg->boids > BOIDS_MAX_BOIDS || cfg->predators < 0 ||
         cfg->predators > BOIDS_MAX_HAZARDS || cfg->obstacles < 0 ||
@@ -786,13 +796,75 @@ boids_sim *boids_new(const boids_config *cfg)
     s->rng = cfg->seed;
     s->stats_frame = -1;
     s->w = tecs_world_new();
-    bool ok = s->w && register_components(s) && make_indexes(s);
+    if (s->w == NULL || !register_components(s)) {
+        boids_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* The indexes, workers and systems of a world that holds its entities or
+** is about to (made after a load: a load wants a world without indexes). */
+static bool sim_ready(boids_sim *s)
+{
+    bool ok = make_indexes(s);
     if (ok)
         s->boid_arch = tecs_archetype_get(s->w, 5, (tecs_comp_t[]){
             s->pos, s->vel, s->flock, s->life, s->boid });
-    ok = ok && s->boid_arch && make_workers(s) && make_systems(s) && make_hazards(s) &&
-         make_boids(s);
-    if (!ok) {
+    return ok && s->boid_arch && make_workers(s) && make_systems(s);
+}
+
+boids_sim *boids_new(const boids_config *cfg)
+{
+    boids_sim *s = sim_alloc(cfg);
+    if (s != NULL && !(sim_ready(s) && make_hazards(s) && make_boids(s))) {
+        boids_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+tecs_err_t boids_save(boids_sim *s, const char *path)
+{
+    BoidsState st = { s->rng, s->cfg.seed, s->births, s->deaths, s->cfg.boids,
+                      s->cfg.predators, s->cfg.obstacles, s->cfg.size };
+    tecs_err_t err = tecs_resource_set(s->w, s->state, &st);
+    FILE *f = err ? NULL : fopen(path, "wb");
+    if (err == TECS_OK && f == NULL)
+        return TECS_EINVAL;
+    if (err == TECS_OK)
+        err = tecs_snapshot_save_file(s->w, f);
+    if (f != NULL && fclose(f) != 0 && err == TECS_OK)
+        err = TECS_EINVAL;
+    return err;
+}
+
+boids_sim *boids_load(const boids_config *cfg, const char *path, tecs_err_t *err,
+                      const char **msg)
+{
+    boids_sim *s = sim_alloc(cfg);
+    FILE *f = s ? fopen(path, "rb") : NULL;
+    *err = s == NULL ? TECS_ENOMEM : f == NULL ? TECS_EINVAL : TECS_OK;
+    *msg = s == NULL ? "out of memory" : f == NULL ? "cannot open the file" : "";
+    static char why[160];                       /* outlives the world freed below */
+    if (f != NULL) {
+        *err = tecs_snapshot_load_file(s->w, f);
+        snprintf(why, sizeof why, "%s", tecs_last_error_msg(s->w));
+        *msg = why;
+        fclose(f);
+    }
+    const BoidsState *st = *err ? NULL : TECS_RESOURCE_GET(s->w, s->state, BoidsState);
+    if (*err == TECS_OK && st == NULL)
+        *err = TECS_EINVAL, *msg = "the snapshot holds no BoidsState: not a boids run";
+    if (*err) {
+        boids_free(s);
+        return NULL;
+    }
+    s->rng = st->rng, s->births = st->births, s->deaths = st->deaths;
+    s->cfg.seed = st->seed, s->cfg.boids = st->boids, s->cfg.predators = st->predators;
+    s->cfg.obstacles = st->obstacles, s->cfg.size = st->size;
+    if (!sim_ready(s)) {
+        *err = TECS_ENOMEM, *msg = "out of memory";
         boids_free(s);
         return NULL;
     }
@@ -827,6 +899,11 @@ tecs_err_t boids_step(boids_sim *s, float dt)
 int32_t boids_threads(const boids_sim *s)
 {
     return s->nscr;
+}
+
+uint64_t boids_seed(const boids_sim *s)
+{
+    return s->cfg.seed;
 }
 
 float boids_size(const boids_sim *s)
@@ -924,7 +1001,7 @@ static uint64_t fnv(uint64_t h, const void *data, size_t n)
 
 uint64_t boids_checksum(boids_sim *s)
 {
-    uint64_t h = 0xcbf29ce484222325u;
+    uint64_t h = fnv(0xcbf29ce484222325u, &s->rng, sizeof s->rng);
     tecs_query_t *movers[2] = { s->q_mates, s->q_preds };
     for (int k = 0; k < 2; k++) {
         tecs_iter_t it = tecs_query_iter(movers[k]);
@@ -932,6 +1009,8 @@ uint64_t boids_checksum(boids_sim *s)
             h = fnv(h, it.entities, (size_t)it.count * sizeof *it.entities);
             h = fnv(h, tecs_field(&it, 0), (size_t)it.count * sizeof(Position));
             h = fnv(h, tecs_field(&it, 1), (size_t)it.count * sizeof(Velocity));
+            for (int32_t i = 0; k == 0 && i < it.count; i++)
+                h = fnv(h, TECS_GET(s->w, it.entities[i], s->life, Life), sizeof(Life));
         }
     }
     return h;

@@ -68,6 +68,17 @@ typedef struct boids_timing {
  *  range or memory runs out. */
 boids_sim *boids_new(const boids_config *config);
 
+/** Save the run (its world, and its random state, counts and config as
+ *  the world's BoidsState resource) to a snapshot file.
+ *  @return TECS_OK, TECS_EINVAL (the file cannot be written) or the
+ *  library's error. */
+tecs_err_t boids_save(boids_sim *sim, const char *path);
+/** Go on with a run boids_save saved: its config (but naive and threads,
+ *  from config) and flock come from the file. @return NULL with *err and
+ *  *msg (valid until the next call) when the file cannot be read or is not
+ *  a boids run. */
+boids_sim *boids_load(const boids_config *config, const char *path, tecs_err_t *err,
+                      const char **msg);
 /** Free the world and everything of the sim; NULL does nothing. */
 void boids_free(boids_sim *sim);
 
@@ -78,6 +89,8 @@ tecs_err_t boids_step(boids_sim *sim, float dt);
 /** The workers the world got (1 when its threads could not start). */
 int32_t boids_threads(const boids_sim *sim);
 
+/** The seed of the run (a loaded run's is the saved one). */
+uint64_t boids_seed(const boids_sim *sim);
 /** The world's side length. */
 float boids_size(const boids_sim *sim);
 
@@ -100,7 +113,8 @@ int32_t boids_neighbours(boids_sim *sim, tecs_entity_t e, bool naive,
 /** Ids of live boids in query order. @return their number (may exceed cap). */
 int32_t boids_ids(boids_sim *sim, tecs_entity_t *out, int32_t cap);
 
-/** A hash of every boid's and predator's id, position and velocity bits. */
+/** A hash of the random state, every boid's and predator's id, position
+ *  and velocity bits, and every boid's age and life span. */
 uint64_t boids_checksum(boids_sim *sim);
 
 /** The world, for inspection. */

@@ -44,6 +44,7 @@ typedef struct options {
     int32_t boids, frames, every, predators, obstacles, threads;
     uint64_t seed;
     const char *png, *frames_dir;
+    const char *save, *load;    /* --save / --load: snapshot files        */
     bool naive, compare, live, quiet;
 } options;
 
@@ -71,6 +72,8 @@ static void usage(FILE *f)
         "                  current directory)\n"
         "  --frames-dir D  also draw a numbered PNG into D every K frames\n"
         "  --every K       the K of --frames-dir (default 10)\n"
+        "  --save FILE     save the run to a snapshot FILE after the last frame\n"
+        "  --load FILE     go on with the run FILE holds (its flock, seed and counts)\n"
         "  --live          animate in the terminal (ncurses); q quits\n"
         "  --quiet         no progress bar\n"
         "  --help          this text\n",
@@ -156,7 +159,8 @@ static int parse_args(int argc, char **argv, options *o)
         count_flag cf = { NULL, NULL, 0, 0 };
         bool count = find_count_flag(o, a, &cf);
         bool takes_value = count || !strcmp(a, "--seed") || !strcmp(a, "--png") ||
-                           !strcmp(a, "--frames-dir");
+                           !strcmp(a, "--frames-dir") || !strcmp(a, "--save") ||
+                           !strcmp(a, "--load");
         if (!strcmp(a, "--help") || !strcmp(a, "-h"))
             return 1;
         if (takes_value && val == NULL) {
@@ -170,6 +174,10 @@ static int parse_args(int argc, char **argv, options *o)
             o->png = val;
         else if (!strcmp(a, "--frames-dir"))
             o->frames_dir = val;
+        else if (!strcmp(a, "--save"))
+            o->save = val;
+        else if (!strcmp(a, "--load"))
+            o->load = val;
         else if (!strcmp(a, "--naive"))
             o->naive = true;
         else if (!strcmp(a, "--compare"))
@@ -280,21 +288,39 @@ static bool simulate(const options *o, bool naive, int32_t frames, int32_t head,
     boids_config cfg = { .boids = o->boids, .predators = o->predators,
                          .obstacles = o->obstacles, .seed = o->seed, .naive = naive,
                          .threads = o->threads };
-    boids_sim *sim = boids_new(&cfg);
-    if (sim == NULL) {
+    boids_sim *sim;
+    if (o->load && draw) {
+        tecs_err_t err;
+        const char *msg;
+        sim = boids_load(&cfg, o->load, &err, &msg);
+        if (sim == NULL) {
+            fprintf(stderr, "boids: cannot load %s: %s (%s)\n", o->load, msg,
+                    tecs_err_name(err));
+            return false;
+        }
+    } else if ((sim = boids_new(&cfg)) == NULL) {
         fprintf(stderr, "boids: out of memory building the world\n");
         return false;
     }
     boids_counts k = boids_count(sim);
     printf("tinyecs boids: %d boids, %d predators, %d obstacles, world %.0f x %.0f, "
            "seed %" PRIu64 ", %s neighbour search, %d thread%s\n", (int)k.boids,
-           (int)k.predators, (int)k.obstacles, boids_size(sim), boids_size(sim), o->seed,
+           (int)k.predators, (int)k.obstacles, boids_size(sim), boids_size(sim), boids_seed(sim),
            naive ? "all-pairs" : "spatial-index", (int)boids_threads(sim),
            boids_threads(sim) == 1 ? "" : "s");
     fflush(stdout);
     run_result r = run(sim, o, frames, head, c);
     if (r.ok)
         report(sim, &r);
+    if (r.ok && o->save && draw) {
+        tecs_err_t err = boids_save(sim, o->save);
+        if (err != TECS_OK)
+            fprintf(stderr, "boids: cannot save %s: %s\n", o->save,
+                    err == TECS_EINVAL ? "cannot write the file" : tecs_strerror(err));
+        else
+            printf("saved: %s\n", o->save);
+        r.ok = err == TECS_OK;
+    }
     ms[0] = r.frames > 0 ? 1e3 * r.seconds / r.frames : 0.0;
     ms[1] = r.frames >= head ? 1e3 * r.seconds_head / head : ms[0];
     if (r.ok && draw && render_png_available()) {

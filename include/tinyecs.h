@@ -95,6 +95,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -142,7 +143,8 @@ extern "C" {
     X(EBUSY,   "busy: not allowed while the world or object is in use")    \
     X(ECORRUPT, "internal structure check failed")                          \
     X(EACCESS, "not in the access the running system declared")             \
-    X(ETHREAD, "a thread could not be started")
+    X(ETHREAD, "a thread could not be started")                             \
+    X(EFORMAT, "malformed or incompatible input (a snapshot)")
 
 /** An error code. TECS_OK (0) is success, every other value a failure. */
 typedef enum tecs_err_t {
@@ -1722,7 +1724,7 @@ int32_t tecs_observer_count(const tecs_world_t *world);
 ** world. When the world is freed, every entity is announced destroyed
 ** first, then each resource (in component id order: REMOVE, then its
 ** destructor), so entities' on_remove hooks can still read resources.
-** Resources are to be saved with the world once snapshots exist.
+** Snapshots save and load resources with the world's entities.
 */
 
 /**
@@ -2042,6 +2044,147 @@ uint64_t tecs_query_last_run(const tecs_query_t *query);
  *  TECS_EINVAL (NULL, a tick above tecs_world_tick), TECS_EBUSY (an
  *  iteration of the query is open). */
 tecs_err_t tecs_query_set_last_run(tecs_query_t *query, uint64_t tick);
+/* Snapshots                                                            */
+/* ==================================================================== */
+
+/*
+** A snapshot is a whole world in bytes: its components (by name, with
+** size, alignment, storage, enableable and a hash of the layout), its
+** entity slots with their generations and the free list in order, its
+** archetypes with their rows, the values column by column, the enableable
+** bits, the sparse components' members and values, and the resources.
+** docs/SNAPSHOT.md describes the format. A loaded world holds the same
+** entity ids (so ids stored in components stay valid), the same rows in
+** the same order, and the next tecs_new gives the id the source world's
+** would have given.
+**
+** Values of a component without hooks are copied as bytes, in the byte
+** order of the host that saved them: such a snapshot loads on a host of the
+** same byte order only (the loader refuses the other with TECS_EFORMAT
+** naming the component). A component with hooks owns memory, so its
+** values are saved through its serializer (tecs_component_serializer):
+** the save refuses (TECS_EINVAL naming it) a component that has hooks,
+** no serializer and a value to save. A serializer writes what it wants
+** (little-endian, say), so serialized values are portable.
+**
+** From callbacks: the writer, reader, serialize, deserialize and convert
+** callbacks must not call the world: every call they make is refused
+** (TECS_EBUSY, "a snapshot is being saved or loaded"). A save or a load
+** is refused (TECS_EBUSY) inside any callback, an iteration, a deferred
+** section or a frame, and while a worker runs.
+*/
+
+/** Write n bytes somewhere. @return TECS_OK, or an error, which the save
+ *  returns (the world's last error says which call failed). */
+typedef tecs_err_t (*tecs_write_fn)(void *ctx, const void *data, size_t n);
+
+/** Read exactly n bytes into data. @return TECS_OK, or an error (at the end
+ *  of the input: TECS_EFORMAT), which the load returns. */
+typedef tecs_err_t (*tecs_read_fn)(void *ctx, void *data, size_t n);
+
+/** Where a serializer writes one value (tecs_snapshot_put). */
+typedef struct tecs_snapshot_out_t tecs_snapshot_out_t;
+
+/** Write *value's bytes with tecs_snapshot_put. @return TECS_OK, or an
+ *  error, which stops the save. */
+typedef tecs_err_t (*tecs_serialize_fn)(const void *value, tecs_snapshot_out_t *out,
+                                        void *ctx);
+/** Build a value at dst (raw memory) from the n bytes serialize wrote.
+ *  @return TECS_OK (dst built), or an error (dst left unbuilt), which stops
+ *  the load. */
+typedef tecs_err_t (*tecs_deserialize_fn)(void *dst, const void *data, size_t n, void *ctx);
+/** Build a value at dst (raw memory) from a value old of the component as
+ *  the snapshot has it (old_size bytes, its layout differing from the
+ *  registered one). @return TECS_OK, or an error, which stops the load. */
+typedef tecs_err_t (*tecs_convert_fn)(void *dst, const void *old, size_t old_size, void *ctx);
+
+/** A component's snapshot hooks (tecs_component_serializer). */
+typedef struct tecs_serializer_t {
+    tecs_serialize_fn serialize;     /* both or neither of these two          */
+    tecs_deserialize_fn deserialize;
+    tecs_convert_fn convert;    /* optional: loads values of another size,
+                                   alignment or layout                        */
+    void *ctx;                  /* passed to each                             */
+} tecs_serializer_t;
+
+/**
+ * Give comp snapshot hooks (replacing earlier ones; NULL removes them).
+ * With serialize / deserialize, each value is saved as the bytes serialize
+ * writes (portable between byte orders); convert lets a load accept a
+ * snapshot whose component of this name has another size, alignment or
+ * layout. Not allowed from callbacks (TECS_EBUSY).
+ * @return TECS_OK, TECS_EINVAL (NULL world, only one of serialize and
+ * deserialize), TECS_ENOCOMP, TECS_EBUSY.
+ */
+tecs_err_t tecs_component_serializer(tecs_world_t *world, tecs_comp_t comp,
+                                     const tecs_serializer_t *serializer);
+
+/** From a serialize callback: append n bytes to the value being saved.
+ *  @return TECS_OK, TECS_EINVAL (NULL out, or data NULL with n > 0),
+ *  TECS_ENOMEM. */
+tecs_err_t tecs_snapshot_put(tecs_snapshot_out_t *out, const void *data, size_t n);
+
+/**
+ * Save the world to write, in pieces.
+ * @return TECS_OK; TECS_EINVAL (NULL world or write; a component with hooks
+ * and values but no serializer, named in the message); TECS_EBUSY (inside a
+ * callback, an iteration, a deferred section or a frame, or while changes
+ * wait in the delayed queues: apply them first); TECS_ENOMEM; or the error
+ * write or serialize returned. The world is unchanged either way; what was
+ * written before a failure is not a snapshot.
+ */
+tecs_err_t tecs_snapshot_save(tecs_world_t *world, tecs_write_fn write, void *ctx);
+
+/**
+ * Load a snapshot from read into an empty world: no entity, no queued or
+ * delayed change, no resource, no index and no cache (make those after the
+ * load: they are built from the loaded entities). Components the world has
+ * are matched by name; the others are registered (with their saved id if it
+ * is free), as plain data: a component with hooks must be registered,
+ * with its hooks and serializer, before the load. Queries match the loaded
+ * archetypes. Observers and hooks do not fire for the loaded entities (an
+ * ADD and a SET for every value of the world would rarely be wanted);
+ * resources are set with tecs_resource_set, so theirs do. Slots and ids are
+ * the snapshot's: a stale id of the world from before the load may name a
+ * loaded entity.
+ * @return TECS_OK; TECS_EINVAL (NULL, a world that is not empty);
+ * TECS_EBUSY (as for tecs_snapshot_save; an index or cache exists);
+ * TECS_EFORMAT (bad magic, version, checksum, truncated input, counts out
+ * of range or inconsistent, values in another byte order without a
+ * serializer; a component whose size, alignment, layout, storage or
+ * enableable differs from the registered one and has no convert hook:
+ * the message names it); TECS_ELIMIT (the world's entity limit);
+ * TECS_ENOMEM; or the error a callback returned. On failure the world is
+ * empty again (no entity, no resource) and nothing leaks; components and
+ * archetypes the load made stay.
+ */
+tecs_err_t tecs_snapshot_load(tecs_world_t *world, tecs_read_fn read, void *ctx);
+
+/** tecs_snapshot_save to a stdio stream (TECS_EINVAL: NULL file; a write
+ *  error is TECS_EINVAL with errno's text). */
+tecs_err_t tecs_snapshot_save_file(tecs_world_t *world, FILE *file);
+
+/** tecs_snapshot_load from a stdio stream, from its current position. */
+tecs_err_t tecs_snapshot_load_file(tecs_world_t *world, FILE *file);
+
+/** A growable buffer the caller owns: zero it before the first use, free
+ *  it with tecs_snapshot_buf_free. Its memory comes from malloc. */
+typedef struct tecs_snapshot_buf_t {
+    unsigned char *data;
+    size_t size;                /* bytes in data                              */
+    size_t cap;
+} tecs_snapshot_buf_t;
+
+/** tecs_snapshot_save into buf, replacing what it held (on failure buf is
+ *  empty). @return as tecs_snapshot_save, TECS_EINVAL for NULL buf. */
+tecs_err_t tecs_snapshot_save_mem(tecs_world_t *world, tecs_snapshot_buf_t *buf);
+
+/** Free buf's memory and empty it; NULL does nothing. */
+void tecs_snapshot_buf_free(tecs_snapshot_buf_t *buf);
+
+/** tecs_snapshot_load from size bytes at data; bytes after the snapshot
+ *  are TECS_EFORMAT. */
+tecs_err_t tecs_snapshot_load_mem(tecs_world_t *world, const void *data, size_t size);
 
 /* ==================================================================== */
 /* Threads                                                              */

@@ -173,6 +173,9 @@ tecs_err_t tecs__refuse_closed(tecs_world_t *w)
         return tecs__err(w, TECS_EBUSY, "the world is being freed");
     case TECS__RESETTING:
         return tecs__err(w, TECS_EBUSY, "the world is being reset");
+    case TECS__SNAPSHOT:
+        return tecs__err(w, TECS_EBUSY, "a snapshot is being saved or loaded: its callbacks "
+                         "may not call the world");
     default:
         return tecs__err(w, TECS_EBUSY, "the world's allocator is running");
     }
@@ -181,7 +184,8 @@ tecs_err_t tecs__refuse_closed(tecs_world_t *w)
 bool tecs__refuse_read(tecs_world_t *w)
 {
     uint8_t closed = w->base.closed;
-    if (closed == TECS__IN_ALLOC || closed == TECS__PARALLEL || closed == TECS__RETIRED) {
+    if (closed == TECS__IN_ALLOC || closed == TECS__PARALLEL || closed == TECS__RETIRED ||
+        closed == TECS__SNAPSHOT) {
         tecs__refuse_closed(w);
         return true;
     }

@@ -40,8 +40,10 @@ enum {
                                    queued changes are taken, nothing else   */
     TECS__PARALLEL,             /* workers run: calls through the world
                                    itself are refused, recording nothing    */
-    TECS__RETIRED               /* a worker context after its run: every
+    TECS__RETIRED,              /* a worker context after its run: every
                                    call is refused                          */
+    TECS__SNAPSHOT              /* a snapshot's callback runs (snapshot.c):
+                                   every call is refused                    */
 };
 /* Set the last error back to err after calls made on the caller's behalf
 ** replaced it (the message of a code other than TECS_OK is then its

@@ -26,6 +26,10 @@ typedef struct tecs__comp {
     struct tecs__sparse *set;   /* sparse.c's set of its values; NULL until
                                    first used                               */
     tecs__meta *meta;           /* its description (meta.c); NULL: none     */
+    tecs_serialize_fn serialize;     /* snapshot.c's hooks (all optional)   */
+    tecs_deserialize_fn deserialize;
+    tecs_convert_fn convert;
+    void *serial_ctx;
 } tecs__comp;
 
 /* Record TECS_ENOCOMP: c is not a registered component. */

@@ -36,6 +36,7 @@
 **     resource.c       world resources: per-component singleton values
 **     worker.c         workers: contexts, batches, splits
 **     system.c         systems, phases, tecs_progress
+**     snapshot.c       snapshots: save to bytes, load into an empty world
 **     check.c          tecs_world_check: verifies every layer
 **     world.c          world lifetime: sets up and tears down every layer
 */

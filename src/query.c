@@ -230,6 +230,8 @@ static uint64_t change_word(const tecs_query_t *q, const tecs_archetype_t *a, ui
                             uint32_t wi)
 {
     uint64_t pass = ~(uint64_t)0;
+    if (q->since == 0)
+        return pass;            /* the first run: every row */
     for (uint32_t t = q->chg_mask; t && pass; t &= t - 1) {
         const tecs_term_t *term = &q->terms[TECS__CTZ(t)];
         bool added = term->change == TECS_CHANGE_ADDED;

@@ -2636,6 +2636,105 @@ static void op_change_watch(interp *I, const m_op *op)
 }
 
 /* The op table: name, weight in random programs, function. */
+/* ---- snapshots -------------------------------------------------------------------- */
+
+/* H (an Obj) through a serializer: its 8 bytes as they are (the loaded
+** world is on the same host). The load counts a construction. */
+static tecs_err_t m_obj_save(const void *value, tecs_snapshot_out_t *out, void *ctx)
+{
+    (void)ctx;
+    return tecs_snapshot_put(out, value, sizeof(Obj));
+}
+
+static tecs_err_t m_obj_load(void *dst, const void *data, size_t n, void *ctx)
+{
+    if (n != sizeof(Obj))
+        return TECS_EINVAL;
+    memcpy(dst, data, sizeof(Obj));
+    ((hook_counts *)ctx)->ctor++;
+    return TECS_OK;
+}
+
+/* Save the world to memory and load it into a fresh world: refused while
+** anything is deferred or queued; else the loaded world passes the check,
+** holds every model entity with its components, values and bits, and
+** saves to the same bytes (so the slots, generations, free list, sparse
+** sets and resources are the same). The copy is then discarded. */
+static void op_snapshot(interp *I, const m_op *op)
+{
+    (void)op;
+    tecs_snapshot_buf_t buf = { 0 }, again = { 0 };
+    bool busy = mi_deferred(I) || I->ndq > 0 || I->nlq > 0;
+    long inj = I->alloc.failures;
+    int err = (int)tecs_snapshot_save_mem(I->w, &buf);
+    if (I->alloc.failures > inj && err == TECS_ENOMEM) {
+        tecs_snapshot_buf_free(&buf);
+        return;
+    }
+    mi_result_is(I, err, busy ? TECS_EBUSY : TECS_OK, "tecs_snapshot_save_mem");
+    if (err != TECS_OK) {
+        tecs_snapshot_buf_free(&buf);
+        return;
+    }
+    tw_alloc al = { 0 };
+    hook_counts hc = { 0 };
+    tecs_world_t *w = tecs_world_new_ex(&(tecs_world_desc_t){ .alloc = tw_alloc_fn,
+        .alloc_ud = &al, .rows_per_chunk = tecs_world_rows_per_chunk(I->w) == 1024 ? 64 : 1024 });
+    if (w == NULL) {
+        mi_failf(I, "tecs_world_new_ex failed");
+        tecs_snapshot_buf_free(&buf);
+        return;
+    }
+    tecs_component_new(w, &(tecs_component_desc_t){
+        .name = cname[C_H], .size = sizeof(Obj), .align = _Alignof(Obj), .id = I->cid[C_H],
+        .ctor = obj_ctor, .dtor = obj_dtor, .copy = obj_copy, .move = obj_move,
+        .hook_ctx = &hc });
+    tecs_component_serializer(w, I->cid[C_H], &(tecs_serializer_t){
+        .serialize = m_obj_save, .deserialize = m_obj_load, .ctx = &hc });
+    err = (int)tecs_snapshot_load_mem(w, buf.data, buf.size);
+    EXPECT(I, err == TECS_OK, "tecs_snapshot_load_mem: %s", tecs_last_error_msg(w));
+    if (err == TECS_OK) {
+        EXPECT(I, tecs_world_check(w) == TECS_OK, "the loaded world: %s",
+               tecs_last_error_msg(w));
+        EXPECT(I, tecs_world_entity_count(w) == tecs_world_entity_count(I->w),
+               "the loaded world has %d entities, the saved %d", tecs_world_entity_count(w),
+               tecs_world_entity_count(I->w));
+        for (int32_t i = 0; i < I->ne; i++) {
+            const ment *m = &I->e[i];
+            if (m->st != ST_ALIVE)
+                continue;
+            EXPECT(I, tecs_is_alive(w, m->id), "entity %u:%u is not loaded",
+                   TECS_ENTITY_INDEX(m->id), TECS_ENTITY_GENERATION(m->id));
+            for (int c = 0; c < NC; c++) {
+                bool has = m->mask >> c & 1;
+                EXPECT(I, tecs_has(w, m->id, I->cid[c]) == has, "loaded: has(%s) should be %d",
+                       cname[c], has);
+                if (has && (TOG_MASK >> c & 1))
+                    EXPECT(I, tecs_is_enabled(w, m->id, I->cid[c]) == !(m->off >> c & 1),
+                           "loaded: is_enabled(%s) differs", cname[c]);
+                if (has && csize[c]) {
+                    const void *p = tecs_get(w, m->id, I->cid[c]);
+                    EXPECT(I, p && same_val(c, p, m->val[c]), "loaded: value of %s differs",
+                           cname[c]);
+                }
+            }
+            for (int k = 0; k < NS; k++)
+                EXPECT(I, tecs_has(w, m->id, I->sid[k]) == (bool)(m->smask >> k & 1),
+                       "loaded: has(%s) differs", sname[k]);
+        }
+        err = (int)tecs_snapshot_save_mem(w, &again);
+        EXPECT(I, err == TECS_OK && again.size == buf.size &&
+                  memcmp(again.data, buf.data, buf.size) == 0,
+               "the loaded world saves to other bytes (%zu, %zu)", again.size, buf.size);
+    }
+    tecs_world_free(w);
+    EXPECT(I, al.blocks == 0 && hooks_live(&hc) == 0 && hc.bad == 0,
+           "the loaded world leaks %ld blocks, %ld H values, %ld bad hooks", (long)al.blocks,
+           hooks_live(&hc), hc.bad);
+    tecs_snapshot_buf_free(&again);
+    tecs_snapshot_buf_free(&buf);
+}
+
 static const struct {
     const char *name;
     int weight;
@@ -2703,6 +2802,7 @@ static const struct {
     { "enable", 8, op_enable },
     { "change_watch", 4, op_change_watch },
     { "index_new_by_name", 1, op_index_new_by_name },
+    { "snapshot", 1, op_snapshot },
 };
 enum { NOPS = sizeof ops / sizeof ops[0] };
 
@@ -2752,6 +2852,8 @@ static void setup(interp *I)
             EXPECT(I, tecs_last_error(I->w) == TECS_ENOMEM && I->alloc.failures > 0,
                    "registering %s: %s", cname[c], tecs_last_error_msg(I->w));
     }
+    tecs_component_serializer(I->w, I->cid[C_H], &(tecs_serializer_t){
+        .serialize = m_obj_save, .deserialize = m_obj_load });
     for (int k = 0; k < NS; k++) {
         tecs_component_desc_t d = { .name = sname[k], .size = ssize[k], .align = ssize[k],
                                     .storage = TECS_STORAGE_SPARSE };

@@ -1,0 +1,86 @@
+/*
+** bench_snap.c — snapshots: save and load of 1,000,000 entities with
+** Position and Velocity to and from memory, beside memcpy of the same
+** bytes (snap_memcpy), the limit they are measured against (each within
+** 2x of it).
+*/
+#include "bench.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A world of n entities with Position (i, i) and Velocity (1, 1). */
+static tecs_world_t *snap_world(int64_t n)
+{
+    tecs_world_t *w = tecs_world_new();
+    CHECK(w != NULL, "world");
+    if (w == NULL)
+        exit(2);
+    tecs_comp_t pos = TECS_COMPONENT(w, Position), vel = TECS_COMPONENT(w, Velocity);
+    tecs_archetype_t *a = tecs_archetype_get(w, 2, (tecs_comp_t[]){ pos, vel });
+    Position *p = xmalloc((size_t)n * sizeof *p);
+    Velocity *v = xmalloc((size_t)n * sizeof *v);
+    fill_values(p, v, n);
+    tecs_err_t err = tecs_new_bulk(w, a, (int32_t)n, NULL, 2,
+                                   (tecs_value_t[]){ { pos, p }, { vel, v } });
+    CHECK(err == TECS_OK, "tecs_new_bulk: %s", tecs_strerror(err));
+    free(p);
+    free(v);
+    return w;
+}
+
+/* save: tecs_snapshot_save_mem into a buffer already grown by an untimed
+** save; ns per entity. */
+double sc_save(int64_t n)
+{
+    tecs_world_t *w = snap_world(n);
+    tecs_snapshot_buf_t buf = { 0 };
+    tecs_err_t err = tecs_snapshot_save_mem(w, &buf);
+    double t0 = now_ns();
+    err |= tecs_snapshot_save_mem(w, &buf);
+    double t = (now_ns() - t0) / (double)n;
+    CHECK(err == TECS_OK, "save: %s", tecs_last_error_msg(w));
+    CHECK(buf.size > (size_t)n * 20, "%zu bytes", buf.size);
+    tecs_snapshot_buf_free(&buf);
+    tecs_world_free(w);
+    return t;
+}
+
+/* load: tecs_snapshot_load_mem into a fresh world; ns per entity. */
+double sc_load(int64_t n)
+{
+    tecs_world_t *w = snap_world(n);
+    tecs_snapshot_buf_t buf = { 0 };
+    tecs_err_t err = tecs_snapshot_save_mem(w, &buf);
+    CHECK(err == TECS_OK, "save: %s", tecs_last_error_msg(w));
+    tecs_world_free(w);
+    w = tecs_world_new();
+    double t0 = now_ns();
+    err = tecs_snapshot_load_mem(w, buf.data, buf.size);
+    double t = (now_ns() - t0) / (double)n;
+    CHECK(err == TECS_OK, "load: %s", tecs_last_error_msg(w));
+    CHECK(tecs_world_entity_count(w) == n, "%d loaded", tecs_world_entity_count(w));
+    tecs_snapshot_buf_free(&buf);
+    tecs_world_free(w);
+    return t;
+}
+
+/* snap_memcpy: memcpy of a snapshot's bytes (n entities) into a buffer
+** touched once before; ns per entity. */
+double sc_snap_memcpy(int64_t n)
+{
+    tecs_world_t *w = snap_world(n);
+    tecs_snapshot_buf_t buf = { 0 };
+    tecs_err_t err = tecs_snapshot_save_mem(w, &buf);
+    CHECK(err == TECS_OK, "save: %s", tecs_last_error_msg(w));
+    tecs_world_free(w);
+    unsigned char *dst = xmalloc(buf.size);
+    memset(dst, 1, buf.size);
+    double t0 = now_ns();
+    memcpy(dst, buf.data, buf.size);
+    double t = (now_ns() - t0) / (double)n;
+    CHECK(memcmp(dst, buf.data, 64) == 0 && dst[buf.size - 1] == buf.data[buf.size - 1], "copy");
+    free(dst);
+    tecs_snapshot_buf_free(&buf);
+    return t;
+}

@@ -1,0 +1,1429 @@
+/*
+** snapshot.c — a world saved to bytes and loaded back (docs/SNAPSHOT.md
+** is the format; this essay is how the code keeps it).
+**
+** A snapshot is a header and sections, every number little-endian:
+**
+**     header   "TECSSNAP" version flags                  (16 bytes + sum)
+**     COMP     the component table, by name
+**     ENTS     slots: generations, the free list in order
+**     ARCH     one per archetype with rows: its components, its rows'
+**              slots, its values column by column, its enableable bits
+**     SPRS     one per sparse component with members: slots, values
+**     RSRC     the resources
+**     END.
+**
+** Each section is its tag, its payload, then a trailer: the payload's
+** length and its checksum (sum64 below), so a writer streams a section
+** without knowing its length first, and a reader parses the payload by
+** its structure and checks the trailer at its end.
+**
+** Saving reads the world and changes nothing. Loading is one pass over
+** the input: every count is checked against the limits and the counts
+** before it, and memory grows only as the input that justifies it
+** arrives (the slots a chunk at a time), so a hostile count costs the
+** bytes that back it, never an allocation of its own size. Rows are
+** written straight into fresh chunks; records, a->count and the entity
+** count are set as each archetype completes. Any failure undoes the lot
+** (undo_load): values destroyed, chunks and sparse pages freed, every
+** slot dead, resources removed: the world is empty again. No event is
+** raised for a loaded entity (observers and hooks do not fire); a world
+** with an index or a cache is refused, since those follow events.
+**
+** The user's callbacks (writer, reader, serializer) run with the world
+** closed as TECS__SNAPSHOT: whatever they call is refused.
+**
+** Calls: alloc, entity_index, component, archetype, sparse, resource.
+*/
+#include "private.h"
+#include "index/internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#define SNAP_VERSION    1u
+#define SNAP_FLAG_BE    1u           /* the writer's host is big-endian    */
+#define SNAP_MAX_NAME   255u
+#define SNAP_MAX_BLOB   (1u << 24)   /* bytes of one serialized value       */
+#define SNAP_BATCH      4096u        /* slots read or written at a time    */
+
+enum {                               /* section tags: four ASCII letters   */
+    TAG_COMP = 0x504d4f43u,          /* "COMP" */
+    TAG_ENTS = 0x53544e45u,          /* "ENTS" */
+    TAG_ARCH = 0x48435241u,          /* "ARCH" */
+    TAG_SPRS = 0x53525053u,          /* "SPRS" */
+    TAG_RSRC = 0x43525352u,          /* "RSRC" */
+    TAG_END  = 0x2e444e45u           /* "END." */
+};
+
+static const unsigned char magic[8] = { 'T', 'E', 'C', 'S', 'S', 'N', 'A', 'P' };
+
+/* ---- bytes ------------------------------------------------------------ */
+
+static bool host_big(void)
+{
+    const uint16_t one = 1;
+    unsigned char b;
+    memcpy(&b, &one, 1);
+    return b == 0;
+}
+
+static void put32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void put64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint32_t get32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t get64(const unsigned char *p)
+{
+    return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
+}
+
+/* ---- the checksum ----------------------------------------------------- */
+
+/* sum64: a Fletcher-style sum over the input's 64-bit little-endian
+** words, in four lanes (32 bytes a step): each lane adds the word to a,
+** and a to b, modulo 2^64, so a changed word changes a, and two swapped
+** words change b. The tail bytes go into lane 0 one by one; the lanes and
+** the length are folded and mixed at the end. Adds only, so it keeps up
+** with memcpy. Streaming: pieces of any size give the sum of the whole. */
+#define SUM_PRIME 0x100000001b3ull
+#define SUM_BASIS 0xcbf29ce484222325ull
+
+typedef struct sum64 {
+    uint64_t a[4], b[4];
+    uint64_t total;             /* bytes so far                             */
+    unsigned char buf[32];      /* a partial step                           */
+    uint32_t nbuf;
+} sum64;
+
+static void sum_init(sum64 *s)
+{
+    for (int i = 0; i < 4; i++)
+        s->a[i] = s->b[i] = (uint64_t)i + 1;
+    s->total = 0;
+    s->nbuf = 0;
+}
+
+static inline uint64_t word_le(const unsigned char *p, bool big)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    if (big) {
+        v = (v >> 32) | (v << 32);
+        v = ((v & 0xffff0000ffff0000ull) >> 16) | ((v & 0x0000ffff0000ffffull) << 16);
+        v = ((v & 0xff00ff00ff00ff00ull) >> 8) | ((v & 0x00ff00ff00ff00ffull) << 8);
+    }
+    return v;
+}
+
+static void sum_blocks(sum64 *s, const unsigned char *p, size_t n)
+{
+    uint64_t a[4], b[4];
+    const bool big = host_big();
+    memcpy(a, s->a, sizeof a);
+    memcpy(b, s->b, sizeof b);
+    for (size_t i = 0; i + 32 <= n; i += 32)
+        for (int k = 0; k < 4; k++) {
+            a[k] += word_le(p + i + 8 * k, big);
+            b[k] += a[k];
+        }
+    memcpy(s->a, a, sizeof a);
+    memcpy(s->b, b, sizeof b);
+}
+
+static void sum_add(sum64 *s, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    s->total += n;
+    if (s->nbuf > 0) {
+        size_t k = 32 - s->nbuf < n ? 32 - s->nbuf : n;
+        memcpy(s->buf + s->nbuf, p, k);
+        s->nbuf += (uint32_t)k, p += k, n -= k;
+        if (s->nbuf < 32)
+            return;
+        sum_blocks(s, s->buf, 32);
+        s->nbuf = 0;
+    }
+    size_t whole = n & ~(size_t)31;
+    sum_blocks(s, p, whole);
+    memcpy(s->buf, p + whole, n - whole);
+    s->nbuf = (uint32_t)(n - whole);
+}
+
+static uint64_t sum_end(const sum64 *s)
+{
+    uint64_t a0 = s->a[0], b0 = s->b[0];
+    for (uint32_t i = 0; i < s->nbuf; i++) {
+        a0 += s->buf[i] + 1u;
+        b0 += a0;
+    }
+    uint64_t h = SUM_BASIS ^ s->total;
+    uint64_t v[8] = { a0, b0, s->a[1], s->b[1], s->a[2], s->b[2], s->a[3], s->b[3] };
+    for (int i = 0; i < 8; i++) {
+        h = (h ^ v[i]) * SUM_PRIME;
+        h ^= h >> 29;
+    }
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    return h;
+}
+
+/* The hash of a component's layout: what the loader compares. It covers
+** what a component has today; field descriptions are to join it. */
+static uint64_t layout_hash(const tecs__comp *ci)
+{
+    unsigned char b[10];
+    put32(b, ci->size);
+    put32(b + 4, ci->align);
+    b[8] = ci->sparse;
+    b[9] = ci->enableable;
+    uint64_t h = SUM_BASIS;
+    for (size_t i = 0; i < sizeof b; i++)
+        h = (h ^ b[i]) * SUM_PRIME;
+    return h;
+}
+
+/* ---- around the user's callbacks ---------------------------------------- */
+
+/* Close the world for the length of a callback: its calls are refused. */
+static uint8_t cb_close(tecs_world_t *w)
+{
+    uint8_t was = w->base.closed;
+    w->base.closed = TECS__SNAPSHOT;
+    return was;
+}
+
+static void cb_open(tecs_world_t *w, uint8_t was)
+{
+    w->base.closed = was;
+}
+
+/* Why a save or a load cannot run now, or TECS_OK. */
+static tecs_err_t refuse_now(tecs_world_t *w, const char *what)
+{
+    if (w->base.cb_depth > 0 || tecs__cmd_nested(w))
+        return tecs__err(w, TECS_EBUSY, "%s cannot run inside a callback, an iteration, a "
+                         "deferred section or a frame", what);
+    if (w->ei.npending > 0 || w->cmd.delayed.count > 0 || w->cmd.deferred.count > 0)
+        return tecs__err(w, TECS_EBUSY, "%s: changes wait in the delayed queues (apply them "
+                         "first)", what);
+    return TECS_OK;
+}
+
+/* Values of ci go through its serializer. */
+static bool serialized(const tecs__comp *ci)
+{
+    return ci->serialize != NULL && ci->size > 0;
+}
+
+static bool has_hooks(const tecs__comp *ci)
+{
+    return ci->ctor || ci->dtor || ci->copy || ci->move;
+}
+
+/* ==================================================================== */
+/* Saving                                                               */
+/* ==================================================================== */
+
+struct tecs_snapshot_out_t {
+    tecs_world_t *w;
+    unsigned char *data;        /* one serialized value                     */
+    size_t size, cap;
+    tecs_err_t err;
+};
+
+typedef struct writer {
+    tecs_world_t *w;
+    tecs_write_fn fn;
+    void *ctx;
+    tecs_err_t err;             /* the first failure; later writes skip    */
+    sum64 sum;                  /* of the open section's payload            */
+    size_t n;                   /* bytes in buf                             */
+    unsigned char buf[8192];
+    tecs_snapshot_out_t out;
+    uint32_t *index;            /* component id -> its place in COMP        */
+} writer;
+
+static void w_flush(writer *o)
+{
+    if (o->n == 0 || o->err)
+        return;
+    uint8_t was = cb_close(o->w);
+    tecs_err_t err = o->fn(o->ctx, o->buf, o->n);
+    cb_open(o->w, was);
+    o->n = 0;
+    if (err)
+        o->err = tecs__err(o->w, err, "the snapshot's writer failed (%s)", tecs_err_name(err));
+}
+
+/* Bytes not summed: the header and the trailers. */
+static void w_raw(writer *o, const void *data, size_t n)
+{
+    if (o->err)
+        return;
+    if (n > sizeof o->buf - o->n) {
+        w_flush(o);
+        if (n >= sizeof o->buf / 2) {
+            if (o->err)
+                return;
+            uint8_t was = cb_close(o->w);
+            tecs_err_t err = o->fn(o->ctx, data, n);
+            cb_open(o->w, was);
+            if (err)
+                o->err = tecs__err(o->w, err, "the snapshot's writer failed (%s)",
+                                   tecs_err_name(err));
+            return;
+        }
+    }
+    memcpy(o->buf + o->n, data, n);
+    o->n += n;
+}
+
+static void w_bytes(writer *o, const void *data, size_t n)
+{
+    sum_add(&o->sum, data, n);
+    w_raw(o, data, n);
+}
+
+static void w_u32(writer *o, uint32_t v)
+{
+    unsigned char b[4];
+    put32(b, v);
+    w_bytes(o, b, 4);
+}
+
+static void w_begin(writer *o, uint32_t tag)
+{
+    unsigned char b[4];
+    put32(b, tag);
+    w_raw(o, b, 4);
+    sum_init(&o->sum);
+}
+
+static void w_end(writer *o)
+{
+    unsigned char b[16];
+    put64(b, o->sum.total);
+    put64(b + 8, sum_end(&o->sum));
+    w_raw(o, b, 16);
+}
+
+tecs_err_t tecs_snapshot_put(tecs_snapshot_out_t *out, const void *data, size_t n)
+{
+    if (out == NULL || (data == NULL && n > 0))
+        return TECS_EINVAL;
+    if (n > SNAP_MAX_BLOB - out->size)
+        return TECS_ENOMEM;
+    if (out->size + n > out->cap) {
+        size_t cap = out->cap ? out->cap : 256;
+        while (cap < out->size + n)
+            cap *= 2;
+        uint8_t was = out->w->base.closed;
+        out->w->base.closed = TECS__OPEN;        /* the allocator closes it again */
+        void *p = tecs__realloc(out->w, out->data, out->cap, cap);
+        out->w->base.closed = was;
+        if (p == NULL)
+            return TECS_ENOMEM;
+        out->data = p;
+        out->cap = cap;
+    }
+    if (n > 0)
+        memcpy(out->data + out->size, data, n);
+    out->size += n;
+    return TECS_OK;
+}
+
+/* One value through ci's serializer: its length, then its bytes. */
+static void w_serial(writer *o, const tecs__comp *ci, tecs_comp_t c, const void *value)
+{
+    if (o->err)
+        return;
+    o->out.size = 0;
+    uint8_t was = cb_close(o->w);
+    tecs_err_t err = ci->serialize(value, &o->out, ci->serial_ctx);
+    cb_open(o->w, was);
+    if (err) {
+        o->err = tecs__err(o->w, err, "the serializer of " TECS__COMP_FMT " failed (%s)",
+                           TECS__COMP(o->w, c), tecs_err_name(err));
+        return;
+    }
+    w_u32(o, (uint32_t)o->out.size);
+    w_bytes(o, o->out.data, o->out.size);
+}
+
+static void save_header(writer *o)
+{
+    unsigned char b[24];
+    memcpy(b, magic, 8);
+    put32(b + 8, SNAP_VERSION);
+    put32(b + 12, host_big() ? SNAP_FLAG_BE : 0);
+    sum_init(&o->sum);
+    sum_add(&o->sum, b, 16);
+    put64(b + 16, sum_end(&o->sum));
+    w_raw(o, b, 24);
+}
+
+/* Is c a component whose values the save writes: does some archetype
+** with rows, its sparse set, or a resource hold one? */
+static bool has_values(tecs_world_t *w, tecs_comp_t c)
+{
+    const tecs__comp *ci = &w->comp.comps[c];
+    if (ci->size == 0)
+        return false;
+    if (ci->sparse)
+        return tecs__sparse_count(w, c) > 0 || tecs_resource_has(w, c);
+    for (int32_t i = 0; i < w->arch.narchs; i++) {
+        const tecs_archetype_t *a = w->arch.archs[i];
+        if (a->count > 0 && tecs__arch_col(a, c) >= 0)
+            return true;
+    }
+    return tecs_resource_has(w, c);
+}
+
+/* COMP: count, then per component: id, name, size, align, storage,
+** enableable, serialized, a zero byte, layout hash. */
+static tecs_err_t save_comps(writer *o)
+{
+    tecs_world_t *w = o->w;
+    uint32_t n = 0;
+    for (tecs_comp_t c = 1; c < (tecs_comp_t)w->comp.cap_comps; c++) {
+        const tecs__comp *ci = tecs__comp_get(w, c);
+        if (ci == NULL)
+            continue;
+        if (has_hooks(ci) && !serialized(ci) && has_values(w, c))
+            return o->err = tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " has hooks but no serializer "
+                             "(tecs_component_serializer): its values cannot be saved",
+                             TECS__COMP(w, c));
+        o->index[c] = n++;
+    }
+    w_begin(o, TAG_COMP);
+    w_u32(o, n);
+    for (tecs_comp_t c = 1; c < (tecs_comp_t)w->comp.cap_comps; c++) {
+        const tecs__comp *ci = tecs__comp_get(w, c);
+        if (ci == NULL)
+            continue;
+        unsigned char b[12];
+        uint32_t len = (uint32_t)(ci->name_len > SNAP_MAX_NAME ? SNAP_MAX_NAME : ci->name_len);
+        if (ci->name_len > SNAP_MAX_NAME)
+            return o->err = tecs__err(w, TECS_EINVAL, TECS__COMP_FMT ": a name above %u bytes cannot "
+                             "be saved", TECS__COMP(w, c), SNAP_MAX_NAME);
+        w_u32(o, c);
+        w_u32(o, len);
+        w_bytes(o, ci->name, len);
+        put32(b, ci->size);
+        put32(b + 4, ci->align);
+        b[8] = ci->sparse;
+        b[9] = ci->enableable;
+        b[10] = serialized(ci);
+        b[11] = 0;
+        w_bytes(o, b, 12);
+        unsigned char h[8];
+        put64(h, layout_hash(ci));
+        w_bytes(o, h, 8);
+    }
+    w_end(o);
+    return o->err;
+}
+
+/* ENTS: slot count, generations, free count, the free list oldest first. */
+static void save_ents(writer *o)
+{
+    tecs_world_t *w = o->w;
+    const tecs__ei_state *s = &w->ei;
+    uint32_t b[SNAP_BATCH];
+    w_begin(o, TAG_ENTS);
+    w_u32(o, (uint32_t)s->nrecs);
+    for (int32_t i = 0; i < s->nrecs; i += SNAP_BATCH) {
+        int32_t k = s->nrecs - i < (int32_t)SNAP_BATCH ? s->nrecs - i : (int32_t)SNAP_BATCH;
+        for (int32_t j = 0; j < k; j++)
+            put32((unsigned char *)&b[j], s->recs[i + j].gen);
+        w_bytes(o, b, (size_t)k * 4);
+    }
+    w_u32(o, (uint32_t)s->nfree);
+    int32_t k = 0;
+    for (uint32_t i = s->free_head; i != TECS__NO_SLOT; i = s->recs[i].row) {
+        put32((unsigned char *)&b[k++], i);
+        if (k == (int32_t)SNAP_BATCH) {
+            w_bytes(o, b, (size_t)k * 4);
+            k = 0;
+        }
+    }
+    w_bytes(o, b, (size_t)k * 4);
+    w_end(o);
+}
+
+/* The values of column col of a, all rows, as runs of whole chunks. */
+static void save_column(writer *o, tecs_archetype_t *a, int32_t col)
+{
+    tecs_world_t *w = o->w;
+    const tecs__comp *ci = tecs__col_info(w, a, col);
+    uint32_t size = a->col_size[col];
+    if (serialized(ci)) {
+        for (uint32_t r = 0; r < (uint32_t)a->count && !o->err; r++)
+            w_serial(o, ci, a->col_comp[col], tecs__col_ptr(a, w, col, r));
+        return;
+    }
+    for (uint32_t r = 0; r < (uint32_t)a->count; r += w->arch.rows) {
+        uint32_t k = (uint32_t)a->count - r < w->arch.rows ? (uint32_t)a->count - r : w->arch.rows;
+        w_bytes(o, tecs__col_ptr(a, w, col, r), (size_t)k * size);
+    }
+}
+
+/* ARCH: component count, component places, row count, the rows' slots,
+** each column's values, each enableable component's bits (a bit a row,
+** the lowest first; set: disabled). */
+static void save_arch(writer *o, tecs_archetype_t *a)
+{
+    tecs_world_t *w = o->w;
+    uint32_t b[SNAP_BATCH];
+    w_begin(o, TAG_ARCH);
+    w_u32(o, (uint32_t)a->ncomps);
+    for (int32_t i = 0; i < a->ncomps; i++)
+        w_u32(o, o->index[a->comps[i]]);
+    w_u32(o, (uint32_t)a->count);
+    for (uint32_t r = 0; r < (uint32_t)a->count; r += w->arch.rows) {   /* a chunk a step */
+        uint32_t n = (uint32_t)a->count - r < w->arch.rows ? (uint32_t)a->count - r : w->arch.rows;
+        const tecs_entity_t *ents = tecs__ent_ptr(a, w, r);
+        for (uint32_t j = 0; j < n; j += SNAP_BATCH) {
+            uint32_t k = n - j < SNAP_BATCH ? n - j : SNAP_BATCH;
+            for (uint32_t i = 0; i < k; i++)
+                put32((unsigned char *)&b[i], TECS_ENTITY_INDEX(ents[j + i]));
+            w_bytes(o, b, (size_t)k * 4);
+        }
+    }
+    for (int32_t i = 0; i < a->ncomps; i++) {
+        int32_t col = tecs__arch_col(a, a->comps[i]);
+        if (col >= 0)
+            save_column(o, a, col);
+    }
+    for (int32_t j = 0; j < a->ntog; j++) {
+        unsigned char byte = 0;
+        for (uint32_t r = 0; r < (uint32_t)a->count; r++) {
+            byte |= (unsigned char)(tecs__arch_bit(a, w, j, r) << (r & 7));
+            if ((r & 7) == 7 || r + 1 == (uint32_t)a->count) {
+                w_bytes(o, &byte, 1);
+                byte = 0;
+            }
+        }
+    }
+    w_end(o);
+}
+
+/* SPRS: component place, member count, members' slots (the set's order),
+** their values. */
+static void save_sparse(writer *o, tecs_comp_t c)
+{
+    tecs_world_t *w = o->w;
+    const tecs__comp *ci = &w->comp.comps[c];
+    int32_t n = tecs__sparse_count(w, c);
+    const tecs_entity_t *m = tecs__sparse_members(w, c);
+    w_begin(o, TAG_SPRS);
+    w_u32(o, o->index[c]);
+    w_u32(o, (uint32_t)n);
+    for (int32_t i = 0; i < n; i++)
+        w_u32(o, TECS_ENTITY_INDEX(m[i]));
+    for (int32_t i = 0; i < n && ci->size > 0; i++) {
+        const void *v = tecs__sparse_get(w, c, TECS_ENTITY_INDEX(m[i]));
+        if (serialized(ci))
+            w_serial(o, ci, c, v);
+        else
+            w_bytes(o, v, ci->size);
+    }
+    w_end(o);
+}
+
+/* RSRC: count, then per resource its component's place and its value. */
+static void save_resources(writer *o)
+{
+    tecs_world_t *w = o->w;
+    w_begin(o, TAG_RSRC);
+    w_u32(o, (uint32_t)tecs_resource_count(w));
+    for (tecs_comp_t c = 1; c < (tecs_comp_t)w->comp.cap_comps; c++) {
+        const tecs__comp *ci = tecs__comp_get(w, c);
+        if (ci == NULL || !tecs_resource_has(w, c))
+            continue;
+        w_u32(o, o->index[c]);
+        if (ci->size == 0)
+            continue;
+        const void *v = tecs_resource_get(w, c);
+        if (serialized(ci))
+            w_serial(o, ci, c, v);
+        else
+            w_bytes(o, v, ci->size);
+    }
+    w_end(o);
+}
+
+static void save_all(writer *o)
+{
+    tecs_world_t *w = o->w;
+    save_header(o);
+    if (save_comps(o))
+        return;
+    save_ents(o);
+    for (int32_t i = 0; i < w->arch.narchs && !o->err; i++)
+        if (w->arch.archs[i]->count > 0)
+            save_arch(o, w->arch.archs[i]);
+    for (tecs_comp_t c = 1; c < (tecs_comp_t)w->comp.cap_comps && !o->err; c++)
+        if (tecs__comp_is_sparse(w, c) && tecs__comp_get(w, c) && tecs__sparse_count(w, c) > 0)
+            save_sparse(o, c);
+    save_resources(o);
+    w_begin(o, TAG_END);
+    w_end(o);
+    w_flush(o);
+}
+
+tecs_err_t tecs_snapshot_save(tecs_world_t *w, tecs_write_fn write, void *ctx)
+{
+    if (w == NULL)
+        return TECS_EINVAL;
+    tecs_err_t err = tecs__enter(w);
+    if (err)
+        return err;
+    if (write == NULL)
+        return tecs__err(w, TECS_EINVAL, "NULL writer");
+    if ((err = refuse_now(w, "tecs_snapshot_save")))
+        return err;
+    writer *o = tecs__alloc(w, sizeof *o);
+    size_t index_bytes = tecs__bytes((uint64_t)w->comp.cap_comps + 1, sizeof(uint32_t));
+    uint32_t *index = tecs__alloc(w, index_bytes);
+    if (o == NULL || index == NULL) {
+        tecs__free(w, index, index_bytes);
+        tecs__free(w, o, o ? sizeof *o : 0);
+        return tecs__err(w, TECS_ENOMEM, "out of memory saving a snapshot");
+    }
+    memset(o, 0, sizeof *o);
+    o->w = w, o->fn = write, o->ctx = ctx, o->index = index;
+    o->out.w = w;
+    save_all(o);
+    err = o->err;
+    tecs__free(w, o->out.data, o->out.cap);
+    tecs__free(w, index, index_bytes);
+    tecs__free(w, o, sizeof *o);
+    if (err == TECS_OK)
+        w->base.err = TECS_OK;
+    return err;
+}
+
+/* ==================================================================== */
+/* Loading                                                              */
+/* ==================================================================== */
+
+/* The bytes of input left, when the reader knows them (the memory
+** helper): a count that these bytes can back is reserved at once, not as
+** its input arrives. */
+typedef size_t (*left_fn)(void *ctx);
+
+/* A component of the snapshot, matched with the world's. */
+typedef struct lcomp {
+    tecs_comp_t id;             /* in the world                             */
+    uint32_t size, align;       /* as saved                                 */
+    bool sparse, enableable, serialized;
+    bool convert;               /* saved layout differs: its convert hook   */
+} lcomp;
+
+typedef struct reader {
+    tecs_world_t *w;
+    tecs_read_fn fn;
+    void *ctx;
+    left_fn left;               /* NULL: unknown                            */
+    sum64 sum;
+    bool foreign;               /* saved on a host of the other byte order */
+    uint32_t ncomps;
+    lcomp *comps;
+    unsigned char *blob;        /* one serialized or converted value        */
+    size_t blob_cap;
+} reader;
+
+static tecs_err_t bad(reader *in, const char *fmt, const char *what)
+{
+    return tecs__err(in->w, TECS_EFORMAT, fmt, what);
+}
+
+static tecs_err_t r_raw(reader *in, void *data, size_t n)
+{
+    if (n == 0)
+        return TECS_OK;
+    uint8_t was = cb_close(in->w);
+    tecs_err_t err = in->fn(in->ctx, data, n);
+    cb_open(in->w, was);
+    if (err == TECS_EFORMAT)
+        return tecs__err(in->w, err, "snapshot: the input ends early");
+    if (err)
+        return tecs__err(in->w, err, "the snapshot's reader failed (%s)", tecs_err_name(err));
+    return TECS_OK;
+}
+
+static tecs_err_t r_bytes(reader *in, void *data, size_t n)
+{
+    tecs_err_t err = r_raw(in, data, n);
+    if (err == TECS_OK)
+        sum_add(&in->sum, data, n);
+    return err;
+}
+
+static tecs_err_t r_u32(reader *in, uint32_t *v)
+{
+    unsigned char b[4] = { 0 };
+    tecs_err_t err = r_bytes(in, b, 4);
+    *v = get32(b);
+    return err;
+}
+
+static const char *tag_name(uint32_t tag)
+{
+    switch (tag) {
+    case TAG_COMP: return "COMP";
+    case TAG_ENTS: return "ENTS";
+    case TAG_ARCH: return "ARCH";
+    case TAG_SPRS: return "SPRS";
+    case TAG_RSRC: return "RSRC";
+    default: return "END.";
+    }
+}
+
+/* The next section's tag (not summed), and a fresh sum. */
+static tecs_err_t r_tag(reader *in, uint32_t *tag)
+{
+    unsigned char b[4] = { 0 };
+    tecs_err_t err = r_raw(in, b, 4);
+    *tag = get32(b);
+    sum_init(&in->sum);
+    return err;
+}
+
+static tecs_err_t r_end(reader *in, uint32_t tag)
+{
+    unsigned char b[16];
+    tecs_err_t err = r_raw(in, b, 16);
+    if (err)
+        return err;
+    bool sum_ok = get64(b + 8) == sum_end(&in->sum);
+#ifdef TECS_FUZZING_SKIP_SUMS
+    sum_ok = true;              /* fuzz builds only: see CMakeLists.txt */
+#endif
+    if (get64(b) != in->sum.total || !sum_ok)
+        return bad(in, "snapshot: section %s is corrupt (its checksum or length differs)",
+                   tag_name(tag));
+    return TECS_OK;
+}
+
+/* Room for n bytes in the blob. */
+static tecs_err_t blob_room(reader *in, size_t n)
+{
+    if (n <= in->blob_cap)
+        return TECS_OK;
+    void *p = tecs__realloc(in->w, in->blob, in->blob_cap, n);
+    if (p == NULL)
+        return tecs__err(in->w, TECS_ENOMEM, "out of memory loading a snapshot");
+    in->blob = p;
+    in->blob_cap = n;
+    return TECS_OK;
+}
+
+static tecs_err_t load_header(reader *in)
+{
+    unsigned char b[24];
+    tecs_err_t err = r_raw(in, b, 24);
+    if (err)
+        return err;
+    if (memcmp(b, magic, 8) != 0)
+        return bad(in, "snapshot: %s", "bad magic (not a tinyecs snapshot)");
+    sum_init(&in->sum);
+    sum_add(&in->sum, b, 16);
+    bool sum_ok = get64(b + 16) == sum_end(&in->sum);
+#ifdef TECS_FUZZING_SKIP_SUMS
+    sum_ok = true;
+#endif
+    if (!sum_ok)
+        return bad(in, "snapshot: %s", "the header is corrupt");
+    if (get32(b + 8) != SNAP_VERSION)
+        return tecs__err(in->w, TECS_EFORMAT, "snapshot: version %u, this library reads "
+                         "version %u", get32(b + 8), SNAP_VERSION);
+    uint32_t flags = get32(b + 12);
+    if (flags & ~SNAP_FLAG_BE)
+        return bad(in, "snapshot: %s", "unknown flags");
+    in->foreign = ((flags & SNAP_FLAG_BE) != 0) != host_big();
+    return TECS_OK;
+}
+
+/* Match the saved component (name, saved) with the world's, registering
+** it when the world has none of that name. */
+static tecs_err_t match_comp(reader *in, const char *name, tecs_comp_t saved_id,
+                             const tecs__comp *saved, uint64_t hash, lcomp *lc)
+{
+    tecs_world_t *w = in->w;
+    tecs_comp_t c = tecs_component_lookup(w, name);
+    if (c == 0) {
+        tecs_comp_t want = saved_id < TECS_MAX_COMPONENTS && tecs__comp_get(w, saved_id) == NULL
+                               ? saved_id : 0;
+        c = tecs_component_new(w, &(tecs_component_desc_t){
+            .name = name, .size = saved->size, .align = saved->align, .id = want,
+            .storage = saved->sparse ? TECS_STORAGE_SPARSE : TECS_STORAGE_TABLE,
+            .enableable = saved->enableable });
+        if (c == 0)
+            return w->base.err == TECS_ENOMEM || w->base.err == TECS_ELIMIT
+                       ? w->base.err
+                       : tecs__err(w, TECS_EFORMAT, "snapshot: component '%s' cannot be "
+                                   "registered: %s", name, w->base.errmsg);
+        if (saved->size > 0 && lc->serialized)
+            return tecs__err(w, TECS_EFORMAT, "snapshot: component '%s' was saved through a "
+                             "serializer: register it with its hooks and serializer before "
+                             "the load", name);
+    }
+    const tecs__comp *ci = tecs__comp_get(w, c);
+    lc->id = c;
+    if (ci->sparse != saved->sparse || ci->enableable != saved->enableable)
+        return tecs__err(w, TECS_EFORMAT, "snapshot: " TECS__COMP_FMT " differs in %s from "
+                         "the saved one", TECS__COMP(w, c),
+                         ci->sparse != saved->sparse ? "storage" : "enableable");
+    if (lc->serialized != serialized(ci) && saved->size > 0)
+        return tecs__err(w, TECS_EFORMAT, "snapshot: " TECS__COMP_FMT " was saved %s a "
+                         "serializer, and has %s now", TECS__COMP(w, c),
+                         lc->serialized ? "through" : "without", lc->serialized ? "none" : "one");
+    if (!lc->serialized && layout_hash(ci) != hash) {
+        if (ci->convert == NULL || ci->size == 0)
+            return tecs__err(w, TECS_EFORMAT, "snapshot: " TECS__COMP_FMT " has size %u, "
+                             "alignment %u here, %u and %u in the snapshot (or another "
+                             "layout), and no convert hook", TECS__COMP(w, c), ci->size,
+                             ci->align, saved->size, saved->align);
+        lc->convert = true;
+    }
+    if (in->foreign && !lc->serialized && saved->size > 0)
+        return tecs__err(w, TECS_EFORMAT, "snapshot: " TECS__COMP_FMT " was saved on a host "
+                         "of the other byte order, and has no serializer or description: its "
+                         "bytes cannot be read here", TECS__COMP(w, c));
+    return TECS_OK;
+}
+
+static tecs_err_t load_comps(reader *in)
+{
+    tecs_world_t *w = in->w;
+    uint32_t tag, n;
+    tecs_err_t err;
+    if ((err = r_tag(in, &tag)) || (err = r_u32(in, &n)))
+        return err;
+    if (tag != TAG_COMP)
+        return bad(in, "snapshot: %s", "the component table is missing");
+    if (n >= TECS_MAX_COMPONENTS)
+        return bad(in, "snapshot: %s", "too many components");
+    in->comps = tecs__alloc(w, (size_t)n * sizeof *in->comps + 1);
+    if (in->comps == NULL)
+        return tecs__err(w, TECS_ENOMEM, "out of memory loading a snapshot");
+    in->ncomps = n;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t id, len;
+        char name[SNAP_MAX_NAME + 1];
+        unsigned char b[20];
+        if ((err = r_u32(in, &id)) || (err = r_u32(in, &len)))
+            return err;
+        if (len == 0 || len > SNAP_MAX_NAME)
+            return bad(in, "snapshot: %s", "a component name is empty or too long");
+        if ((err = r_bytes(in, name, len)) || (err = r_bytes(in, b, 20)))
+            return err;
+        name[len] = 0;
+        if (strlen(name) != len)
+            return bad(in, "snapshot: %s", "a component name holds a zero byte");
+        tecs__comp saved = { .size = get32(b), .align = get32(b + 4), .sparse = b[8] != 0,
+                             .enableable = b[9] != 0 };
+        if (b[8] > 1 || b[9] > 1 || b[10] > 1 || b[11] != 0 ||
+            saved.size > TECS_MAX_COMPONENT_SIZE || saved.align == 0 ||
+            saved.align > TECS_MAX_ALIGN || (saved.align & (saved.align - 1)) ||
+            saved.size % saved.align)
+            return bad(in, "snapshot: component '%s' has a bad size, alignment or flag", name);
+        lcomp *lc = &in->comps[i];
+        *lc = (lcomp){ .size = saved.size, .align = saved.align, .sparse = saved.sparse,
+                       .enableable = saved.enableable, .serialized = b[10] != 0 };
+        for (uint32_t j = 0; j < i; j++)
+            if (strcmp(tecs__comp_name(w, in->comps[j].id), name) == 0)
+                return bad(in, "snapshot: component '%s' is listed twice", name);
+        if ((err = match_comp(in, name, id, &saved, get64(b + 12), lc)))
+            return err;
+    }
+    return r_end(in, TAG_COMP);
+}
+
+/* Slots in loading: arch is TECS__ARCH_RETIRED until the slot is found
+** free (DEAD) or alive; what is neither at the end must be truly retired
+** (generation at its maximum). */
+static tecs_err_t load_ents(reader *in)
+{
+    tecs_world_t *w = in->w;
+    tecs__ei_state *s = &w->ei;
+    uint32_t tag, n, nfree;
+    unsigned char b[SNAP_BATCH * 4];
+    tecs_err_t err;
+    if ((err = r_tag(in, &tag)) || (err = r_u32(in, &n)))
+        return err;
+    if (tag != TAG_ENTS)
+        return bad(in, "snapshot: %s", "the entity slots are missing");
+    if (n >= UINT32_MAX - 1 || n > (uint32_t)INT32_MAX)
+        return bad(in, "snapshot: %s", "too many entity slots");
+    s->nrecs = 0;
+    s->free_head = s->free_tail = TECS__NO_SLOT;
+    s->nfree = 0;
+    if (in->left && (uint64_t)n * 4 <= in->left(in->ctx) && (int32_t)n > s->cap_recs &&
+        tecs__grow(w, (void **)&s->recs, &s->cap_recs, (int32_t)n, sizeof *s->recs))
+        return tecs__err(w, TECS_ENOMEM, "out of memory loading a snapshot");
+    for (uint32_t i = 0; i < n; i += SNAP_BATCH) {
+        uint32_t k = n - i < SNAP_BATCH ? n - i : SNAP_BATCH;
+        if ((err = r_bytes(in, b, (size_t)k * 4)))
+            return err;
+        if ((int32_t)(i + k) > s->cap_recs &&
+            tecs__grow(w, (void **)&s->recs, &s->cap_recs, (int32_t)(i + k), sizeof *s->recs))
+            return tecs__err(w, TECS_ENOMEM, "out of memory loading a snapshot");
+        for (uint32_t j = 0; j < k; j++) {
+            uint32_t gen = get32(b + 4 * j);
+            if (gen == 0)
+                return bad(in, "snapshot: %s", "a slot has generation 0");
+            s->recs[i + j] = (tecs__record){ .gen = gen, .arch = TECS__ARCH_RETIRED };
+        }
+        s->nrecs = (int32_t)(i + k);
+    }
+    if ((err = r_u32(in, &nfree)))
+        return err;
+    if (nfree > n)
+        return bad(in, "snapshot: %s", "more free slots than slots");
+    for (uint32_t i = 0; i < nfree; i++) {
+        uint32_t slot;
+        if ((err = r_u32(in, &slot)))
+            return err;
+        if (slot >= n || s->recs[slot].arch != TECS__ARCH_RETIRED ||
+            s->recs[slot].gen == UINT32_MAX)
+            return bad(in, "snapshot: %s", "the free list names a bad or repeated slot");
+        tecs__ei_release(w, slot);          /* moves the generation on: undo */
+        s->recs[slot].gen--;
+    }
+    return r_end(in, TAG_ENTS);
+}
+
+/* Destroy the values of a's hooked columns that the load built: the
+** columns in done whole, column col (if not -1) up to row. */
+static void undo_columns(tecs_world_t *w, tecs_archetype_t *a, uint32_t count, uint64_t done,
+                         int32_t col, uint32_t row)
+{
+    for (int32_t c = 0; c < a->ncols; c++) {
+        const tecs__comp *ci = tecs__col_info(w, a, c);
+        uint32_t n = (done >> c) & 1 ? count : c == col ? row : 0;
+        for (uint32_t r = 0; r < n && ci->dtor != NULL; r++)
+            tecs__comp_dtor(w, ci, tecs__col_ptr(a, w, c, r), 1);
+    }
+}
+
+/* Build one value at dst of the saved component lc (world's ci). */
+static tecs_err_t load_value(reader *in, const lcomp *lc, void *dst)
+{
+    tecs_world_t *w = in->w;
+    const tecs__comp *ci = tecs__comp_get(w, lc->id);
+    tecs_err_t err;
+    if (!lc->serialized && !lc->convert)
+        return r_bytes(in, dst, ci->size);
+    uint32_t len = lc->size;
+    if (lc->serialized) {
+        if ((err = r_u32(in, &len)))
+            return err;
+        if (len > SNAP_MAX_BLOB)
+            return bad(in, "snapshot: a value of component '%s' is too long", ci->name);
+    }
+    if ((err = blob_room(in, len ? len : 1)) || (err = r_bytes(in, in->blob, len)))
+        return err;
+    uint8_t was = cb_close(w);
+    err = lc->serialized ? ci->deserialize(dst, in->blob, len, ci->serial_ctx)
+                         : ci->convert(dst, in->blob, len, ci->serial_ctx);
+    cb_open(w, was);
+    if (err)
+        return tecs__err(w, err, "the %s hook of " TECS__COMP_FMT " failed (%s)",
+                         lc->serialized ? "deserialize" : "convert", TECS__COMP(w, lc->id),
+                         tecs_err_name(err));
+    return TECS_OK;
+}
+
+/* The values of column col (component lc) for count rows of a. */
+static tecs_err_t load_column(reader *in, tecs_archetype_t *a, int32_t col, const lcomp *lc,
+                              uint32_t count, uint32_t *row)
+{
+    tecs_world_t *w = in->w;
+    tecs_err_t err;
+    if (!lc->serialized && !lc->convert) {
+        for (*row = 0; *row < count; *row += w->arch.rows) {
+            uint32_t k = count - *row < w->arch.rows ? count - *row : w->arch.rows;
+            if ((err = r_bytes(in, tecs__col_ptr(a, w, col, *row), (size_t)k * a->col_size[col])))
+                return err;
+        }
+        return TECS_OK;
+    }
+    for (*row = 0; *row < count; ++*row)
+        if ((err = load_value(in, lc, tecs__col_ptr(a, w, col, *row))))
+            return err;
+    return TECS_OK;
+}
+
+/* The archetype of an ARCH section's component list. */
+static tecs_err_t load_arch_comps(reader *in, tecs_archetype_t **out, uint32_t *places)
+{
+    tecs_world_t *w = in->w;
+    uint32_t n;
+    tecs_err_t err;
+    tecs_comp_t ids[TECS_MAX_ARCH_COMPONENTS];
+    if ((err = r_u32(in, &n)))
+        return err;
+    if (n > TECS_MAX_ARCH_COMPONENTS)
+        return bad(in, "snapshot: %s", "an archetype has too many components");
+    for (uint32_t i = 0; i < n; i++) {
+        if ((err = r_u32(in, &places[i])))
+            return err;
+        if (places[i] >= in->ncomps || in->comps[places[i]].sparse)
+            return bad(in, "snapshot: %s", "an archetype names a bad component");
+        ids[i] = in->comps[places[i]].id;
+    }
+    for (uint32_t i = 1; i < n; i++)              /* insertion sort by id */
+        for (uint32_t j = i; j > 0 && ids[j - 1] >= ids[j]; j--) {
+            if (ids[j - 1] == ids[j])
+                return bad(in, "snapshot: %s", "an archetype names a component twice");
+            tecs_comp_t t = ids[j];
+            ids[j] = ids[j - 1], ids[j - 1] = t;
+        }
+    *out = tecs__arch_get(w, (int32_t)n, ids);
+    if (*out == NULL)
+        return w->base.err ? w->base.err : TECS_ENOMEM;
+    if ((*out)->count > 0)                       /* rows are counted once loaded */
+        return bad(in, "snapshot: %s", "an archetype is listed twice");
+    return TECS_OK;
+}
+
+/* The rows' slots: chunks grow as the slots arrive; records point at
+** the rows (the archetype's count is set once its values are in). */
+static tecs_err_t load_rows(reader *in, tecs_archetype_t *a, uint32_t count)
+{
+    tecs_world_t *w = in->w;
+    tecs__ei_state *s = &w->ei;
+    unsigned char b[SNAP_BATCH * 4];
+    tecs_entity_t *ents = NULL;
+    tecs_err_t err;
+    if ((int64_t)count > (int64_t)s->max_entities - s->nalive)
+        return tecs__err(w, TECS_ELIMIT, "snapshot: the world's entity limit (%d) is below "
+                         "the snapshot's entities", s->max_entities);
+    if (count > (uint32_t)(s->nrecs - s->nalive))
+        return bad(in, "snapshot: %s", "more rows than slots");
+    if (in->left && (uint64_t)count * 4 <= in->left(in->ctx) &&
+        (err = tecs__arch_reserve_rows(w, a, (int32_t)count)))
+        return err;
+    for (uint32_t r = 0; r < count; r += SNAP_BATCH) {
+        uint32_t k = count - r < SNAP_BATCH ? count - r : SNAP_BATCH;
+        if ((err = r_bytes(in, b, (size_t)k * 4)))
+            return err;
+        if ((err = tecs__arch_reserve_rows(w, a, (int32_t)(r + k))))
+            return err;
+        for (uint32_t j = 0; j < k; j++) {
+            uint32_t slot = get32(b + 4 * j), row = r + j;
+            tecs__record *rec = &s->recs[slot < (uint32_t)s->nrecs ? slot : 0];
+            if (slot >= (uint32_t)s->nrecs || rec->arch != TECS__ARCH_RETIRED)
+                return bad(in, "snapshot: %s", "a row names a bad, free or repeated slot");
+            rec->arch = a->id;
+            rec->row = row;
+            if (j == 0 || (row & w->arch.mask) == 0)     /* a chunk's entity column */
+                ents = tecs__ent_ptr(a, w, row) - (row & w->arch.mask);
+            ents[row & w->arch.mask] = tecs__make_id(slot, rec->gen);
+        }
+    }
+    return TECS_OK;
+}
+
+/* The enableable bits of a's count rows: a bit column per enableable
+** component, in the saved list's order (places). */
+static tecs_err_t load_bits(reader *in, tecs_archetype_t *a, const uint32_t *places,
+                            uint32_t count)
+{
+    tecs_world_t *w = in->w;
+    unsigned char b[256];
+    tecs_err_t err;
+    for (int32_t i = 0; i < a->ncomps; i++) {
+        int32_t j = tecs__arch_tog(a, in->comps[places[i]].id);
+        for (uint32_t r = 0; j >= 0 && r < count; r += 8 * sizeof b) {
+            uint32_t nb = (count - r + 7) / 8 < sizeof b ? (count - r + 7) / 8 : sizeof b;
+            if ((err = r_bytes(in, b, nb)))
+                return err;
+            for (uint32_t k = 0; k < nb * 8; k++) {
+                bool on = (b[k / 8] >> (k & 7)) & 1;
+                if (on && r + k >= count)
+                    return bad(in, "snapshot: %s", "a bit is set past an archetype's rows");
+                if (on)
+                    tecs__arch_bit_put(w, a, j, r + k, true);
+            }
+        }
+    }
+    return TECS_OK;
+}
+
+/* ARCH: the rows' slots, then the columns in the saved order (the saved
+** component list's, which the world's ids may sort otherwise), then the
+** bits. On failure the values built so far are destroyed and the chunks
+** freed; undo_load puts the records back. */
+static tecs_err_t load_arch(reader *in)
+{
+    tecs_world_t *w = in->w;
+    uint32_t places[TECS_MAX_ARCH_COMPONENTS], count = 0, row = 0;
+    tecs_archetype_t *a = NULL;
+    int32_t col = -1;
+    uint64_t done = 0;
+    tecs_err_t err = load_arch_comps(in, &a, places);
+    if (err || (err = r_u32(in, &count)))
+        return err;
+    if (count == 0)
+        return bad(in, "snapshot: %s", "an archetype has no rows");
+    if ((err = load_rows(in, a, count)))
+        goto fail;
+    for (int32_t i = 0; i < a->ncomps; i++) {
+        const lcomp *lc = &in->comps[places[i]];
+        col = tecs__arch_col(a, lc->id);
+        if (col < 0)
+            continue;
+        if ((err = load_column(in, a, col, lc, count, &row)))
+            goto fail;
+        done |= (uint64_t)1 << col;
+    }
+    col = -1;
+    if ((err = load_bits(in, a, places, count)) || (err = r_end(in, TAG_ARCH)))
+        goto fail;
+    tecs__arch_entered_n(&w->arch, a, 0, count);    /* born now, for change terms */
+    a->count = (int32_t)count;
+    w->ei.nalive += (int32_t)count;
+    return TECS_OK;
+fail:
+    undo_columns(w, a, count, done, col, row);
+    tecs__arch_clear(w, a);
+    return err;
+}
+
+/* Take out, unbuilt, the members of c from place i on (the last first). */
+static void unbuilt(tecs_world_t *w, tecs_comp_t c, int32_t i)
+{
+    for (int32_t j = tecs__sparse_count(w, c); j-- > i;)
+        tecs__sparse_erase(w, c, TECS_ENTITY_INDEX(tecs__sparse_members(w, c)[j]));
+}
+
+/* SPRS: the members join the set in the saved order, then get their
+** values. A member's value is unbuilt until then: a failure takes the
+** unbuilt ones out before undo_load destroys the rest. */
+static tecs_err_t load_sparse(reader *in)
+{
+    tecs_world_t *w = in->w;
+    uint32_t place, n;
+    tecs_err_t err;
+    if ((err = r_u32(in, &place)) || (err = r_u32(in, &n)))
+        return err;
+    if (place >= in->ncomps || !in->comps[place].sparse)
+        return bad(in, "snapshot: %s", "a sparse section names a bad component");
+    const lcomp *lc = &in->comps[place];
+    tecs_comp_t c = lc->id;
+    if (tecs__sparse_count(w, c) > 0)
+        return bad(in, "snapshot: %s", "a sparse component is listed twice");
+    if (n == 0 || n > (uint32_t)w->ei.nalive)
+        return bad(in, "snapshot: %s", "a sparse component has a bad member count");
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t slot;
+        if ((err = r_u32(in, &slot)))
+            break;
+        if (slot >= (uint32_t)w->ei.nrecs || w->ei.recs[slot].arch >= TECS__ARCH_RETIRED ||
+            tecs__sparse_get(w, c, slot) != NULL) {
+            err = bad(in, "snapshot: %s", "a sparse member is not alive or repeated");
+            break;
+        }
+        if ((err = tecs__sparse_reserve(w, c, slot)))
+            break;
+        tecs__sparse_insert(w, c, tecs__make_id(slot, w->ei.recs[slot].gen));
+    }
+    uint32_t built = 0;
+    for (; err == TECS_OK && built < n && tecs__comp_get(w, c)->size > 0; built++) {
+        uint32_t slot = TECS_ENTITY_INDEX(tecs__sparse_members(w, c)[built]);
+        if ((err = load_value(in, lc, tecs__sparse_get(w, c, slot))))
+            break;
+    }
+    if (err) {
+        unbuilt(w, c, (int32_t)built);
+        return err;
+    }
+    return r_end(in, TAG_SPRS);
+}
+
+/* RSRC: each value built aside, set, then destroyed here. */
+static tecs_err_t load_resources(reader *in)
+{
+    tecs_world_t *w = in->w;
+    uint32_t n;
+    tecs_err_t err;
+    if ((err = r_u32(in, &n)))
+        return err;
+    if (n > in->ncomps)
+        return bad(in, "snapshot: %s", "too many resources");
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t place;
+        if ((err = r_u32(in, &place)))
+            return err;
+        if (place >= in->ncomps || tecs_resource_has(w, in->comps[place].id))
+            return bad(in, "snapshot: %s", "a resource names a bad or repeated component");
+        const lcomp *lc = &in->comps[place];
+        const tecs__comp *ci = tecs__comp_get(w, lc->id);
+        void *value = NULL;
+        void *raw = NULL;
+        if (ci->size > 0) {
+            if ((value = tecs__alloc_aligned(w, ci->size, &raw)) == NULL)
+                return tecs__err(w, TECS_ENOMEM, "out of memory loading a snapshot");
+            if ((err = load_value(in, lc, value))) {
+                tecs__free_aligned(w, raw, ci->size);
+                return err;
+            }
+        }
+        err = tecs_resource_set(w, lc->id, value);
+        if (value && (lc->serialized || lc->convert))
+            tecs__comp_dtor(w, ci, value, 1);
+        if (raw)
+            tecs__free_aligned(w, raw, ci->size);
+        if (err)
+            return err;
+    }
+    return TECS_OK;
+}
+
+/* The world empty again after a failed load. */
+static void undo_load(tecs_world_t *w)
+{
+    for (int32_t i = 0; i < w->arch.narchs; i++)
+        if (w->arch.archs[i]->count > 0)
+            tecs__arch_clear(w, w->arch.archs[i]);
+    tecs__sparse_clear(w);
+    for (tecs_comp_t c = 1; c < (tecs_comp_t)w->comp.cap_comps; c++)
+        if (tecs__comp_get(w, c) && tecs_resource_has(w, c))
+            tecs_resource_remove(w, c);
+    for (int32_t i = 0; i < w->ei.nrecs; i++) {
+        tecs__record *r = &w->ei.recs[i];
+        r->arch = r->gen == UINT32_MAX ? TECS__ARCH_RETIRED : TECS__ARCH_DEAD;
+    }
+    w->ei.nalive = 0;
+    tecs__ei_relink(w);
+}
+
+static tecs_err_t load_all(reader *in)
+{
+    tecs_world_t *w = in->w;
+    uint32_t tag;
+    tecs_err_t err;
+    if ((err = load_header(in)) || (err = load_comps(in)) || (err = load_ents(in)))
+        return err;
+    for (;;) {
+        if ((err = r_tag(in, &tag)))
+            return err;
+        if (tag == TAG_ARCH)
+            err = load_arch(in);
+        else if (tag == TAG_SPRS)
+            err = load_sparse(in);
+        else
+            break;
+        if (err)
+            return err;
+    }
+    if (tag != TAG_RSRC)
+        return bad(in, "snapshot: %s", "a section is missing or unknown");
+    for (int32_t i = 0; w->ei.nalive + w->ei.nfree < w->ei.nrecs && i < w->ei.nrecs; i++)
+        if (w->ei.recs[i].arch == TECS__ARCH_RETIRED && w->ei.recs[i].gen != UINT32_MAX)
+            return bad(in, "snapshot: %s", "a slot is neither alive, free nor retired");
+    if ((err = load_resources(in)) || (err = r_end(in, TAG_RSRC)) || (err = r_tag(in, &tag)))
+        return err;
+    if (tag != TAG_END)
+        return bad(in, "snapshot: %s", "the end is missing");
+    return r_end(in, TAG_END);
+}
+
+/* The world may take a load: open, outside every callback, empty. */
+static tecs_err_t may_load(tecs_world_t *w)
+{
+    tecs_err_t err = refuse_now(w, "tecs_snapshot_load");
+    if (err)
+        return err;
+    if (w->ei.nalive > 0 || tecs_resource_count(w) > 0)
+        return tecs__err(w, TECS_EINVAL, "tecs_snapshot_load needs an empty world (%d "
+                         "entities, %d resources)", w->ei.nalive, tecs_resource_count(w));
+    const tecs__indexes *r = w->indexes;
+    bool any = r != NULL && r->caches != NULL;
+    for (int32_t i = 0; r && i < r->nids; i++)
+        any |= r->by_id[i] != NULL;
+    if (any)
+        return tecs__err(w, TECS_EBUSY, "tecs_snapshot_load: the world has an index or a "
+                         "cache; make them after the load");
+    return TECS_OK;
+}
+
+static tecs_err_t load_with(tecs_world_t *w, tecs_read_fn read, void *ctx, left_fn left)
+{
+    if (w == NULL)
+        return TECS_EINVAL;
+    tecs_err_t err = tecs__enter(w);
+    if (err)
+        return err;
+    if (read == NULL)
+        return tecs__err(w, TECS_EINVAL, "NULL reader");
+    if ((err = may_load(w)))
+        return err;
+    reader in = { .w = w, .fn = read, .ctx = ctx, .left = left };
+    err = load_all(&in);
+    if (err == TECS_OK && left && left(ctx) > 0)
+        err = tecs__err(w, TECS_EFORMAT, "snapshot: %zu bytes follow its end", left(ctx));
+    tecs__free(w, in.comps, (size_t)in.ncomps * sizeof *in.comps + 1);
+    tecs__free(w, in.blob, in.blob_cap);
+    if (err) {
+        char msg[sizeof w->base.errmsg];
+        memcpy(msg, w->base.errmsg, sizeof msg);
+        undo_load(w);
+        w->base.err = err;                      /* the failure's own message */
+        memcpy(w->base.errmsg, msg, sizeof msg);
+        return err;
+    }
+    w->base.err = TECS_OK;
+    return TECS_OK;
+}
+
+tecs_err_t tecs_snapshot_load(tecs_world_t *w, tecs_read_fn read, void *ctx)
+{
+    return load_with(w, read, ctx, NULL);
+}
+
+/* ==================================================================== */
+/* Serializers, and the helpers for stdio and memory                    */
+/* ==================================================================== */
+
+tecs_err_t tecs_component_serializer(tecs_world_t *w, tecs_comp_t c, const tecs_serializer_t *s)
+{
+    if (w == NULL)
+        return TECS_EINVAL;
+    tecs_err_t err = tecs__enter(w);
+    if (err)
+        return err;
+    if (w->base.cb_depth > 0)
+        return tecs__err(w, TECS_EBUSY, "tecs_component_serializer cannot run inside a callback");
+    if (tecs__comp_get(w, c) == NULL)
+        return tecs__err_nocomp(w, c);
+    if (s && (s->serialize == NULL) != (s->deserialize == NULL))
+        return tecs__err(w, TECS_EINVAL, TECS__COMP_FMT ": a serializer needs both serialize "
+                         "and deserialize, or neither", TECS__COMP(w, c));
+    tecs__comp *ci = &w->comp.comps[c];
+    ci->serialize = s ? s->serialize : NULL;
+    ci->deserialize = s ? s->deserialize : NULL;
+    ci->convert = s ? s->convert : NULL;
+    ci->serial_ctx = s ? s->ctx : NULL;
+    return TECS_OK;
+}
+
+static tecs_err_t file_write(void *ctx, const void *data, size_t n)
+{
+    return fwrite(data, 1, n, ctx) == n ? TECS_OK : TECS_EINVAL;
+}
+
+static tecs_err_t file_read(void *ctx, void *data, size_t n)
+{
+    if (fread(data, 1, n, ctx) == n)
+        return TECS_OK;
+    return ferror((FILE *)ctx) ? TECS_EINVAL : TECS_EFORMAT;
+}
+
+tecs_err_t tecs_snapshot_save_file(tecs_world_t *w, FILE *f)
+{
+    if (w != NULL && f == NULL)
+        return tecs__err(w, TECS_EINVAL, "NULL file");
+    errno = 0;
+    tecs_err_t err = tecs_snapshot_save(w, file_write, f);
+    if (err == TECS_OK && fflush(f) != 0)
+        err = TECS_EINVAL;
+    if (w != NULL && err == TECS_EINVAL && errno != 0)
+        tecs__err(w, err, "writing the snapshot: %s", strerror(errno));
+    return err;
+}
+
+tecs_err_t tecs_snapshot_load_file(tecs_world_t *w, FILE *f)
+{
+    if (w != NULL && f == NULL)
+        return tecs__err(w, TECS_EINVAL, "NULL file");
+    return tecs_snapshot_load(w, file_read, f);
+}
+
+static tecs_err_t mem_write(void *ctx, const void *data, size_t n)
+{
+    tecs_snapshot_buf_t *b = ctx;
+    if (n > b->cap - b->size) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap - b->size < n) {
+            if (cap > SIZE_MAX / 2)
+                return TECS_ENOMEM;
+            cap *= 2;
+        }
+        unsigned char *p = realloc(b->data, cap);
+        if (p == NULL)
+            return TECS_ENOMEM;
+        b->data = p;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->size, data, n);
+    b->size += n;
+    return TECS_OK;
+}
+
+tecs_err_t tecs_snapshot_save_mem(tecs_world_t *w, tecs_snapshot_buf_t *buf)
+{
+    if (w != NULL && buf == NULL)
+        return tecs__err(w, TECS_EINVAL, "NULL buffer");
+    if (buf)
+        buf->size = 0;
+    tecs_err_t err = tecs_snapshot_save(w, mem_write, buf);
+    if (err && buf)
+        buf->size = 0;
+    return err;
+}
+
+void tecs_snapshot_buf_free(tecs_snapshot_buf_t *buf)
+{
+    if (buf == NULL)
+        return;
+    free(buf->data);
+    *buf = (tecs_snapshot_buf_t){ 0 };
+}
+
+typedef struct mem_in {
+    const unsigned char *p;
+    size_t left;
+} mem_in;
+
+static tecs_err_t mem_read(void *ctx, void *data, size_t n)
+{
+    mem_in *m = ctx;
+    if (n > m->left)
+        return TECS_EFORMAT;
+    memcpy(data, m->p, n);
+    m->p += n;
+    m->left -= n;
+    return TECS_OK;
+}
+
+static size_t mem_left(void *ctx)
+{
+    return ((mem_in *)ctx)->left;
+}
+
+tecs_err_t tecs_snapshot_load_mem(tecs_world_t *w, const void *data, size_t size)
+{
+    if (w != NULL && data == NULL && size > 0)
+        return tecs__err(w, TECS_EINVAL, "NULL data");
+    mem_in m = { data, size };
+    return load_with(w, mem_read, &m, mem_left);
+}

@@ -1,0 +1,305 @@
+/*
+** tecs_dump.c — `tecs-dump FILE`: what a snapshot holds, without loading
+** it into a world (so components with serializers need no code here).
+**
+** It reads the format of docs/SNAPSHOT.md into a `dump` (the components,
+** archetypes with their row counts, slots, free slots, sparse members,
+** resources), then prints it through one output function: the summary
+** today; another mode (JSON) is another function over the same `dump`.
+** It checks the structure and every bound as it reads; the sections'
+** checksums are tecs_snapshot_load's to verify.
+**
+** Exit codes: 0 printed, 1 the file cannot be read or is not a snapshot,
+** 2 bad usage.
+*/
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_COMPS 4096
+#define MAX_ARCHS 4096
+
+typedef struct dcomp {
+    char name[256];
+    uint32_t id, size, align;
+    int sparse, enableable, serialized;
+    uint32_t members;           /* sparse: members                          */
+    int resource;               /* the snapshot holds its resource          */
+} dcomp;
+
+typedef struct darch {
+    uint32_t ncomps;
+    uint32_t comps[64];         /* places in the component table            */
+    uint32_t rows;
+} darch;
+
+typedef struct dump {
+    uint32_t version, flags;
+    uint32_t ncomps;
+    dcomp *comps;
+    uint32_t slots, nfree, alive;
+    uint32_t narchs;
+    darch *archs;
+    uint32_t nresources;
+} dump;
+
+/* A cursor over the file's bytes; a read past the end sets bad. */
+typedef struct cur {
+    const unsigned char *p;
+    size_t left;
+    int bad;
+} cur;
+
+static const unsigned char *take(cur *c, size_t n)
+{
+    if (c->bad || n > c->left) {
+        c->bad = 1;
+        return NULL;
+    }
+    const unsigned char *p = c->p;
+    c->p += n;
+    c->left -= n;
+    return p;
+}
+
+static uint32_t u32(cur *c)
+{
+    const unsigned char *p = take(c, 4);
+    return p ? (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                   (uint32_t)p[3] << 24
+             : 0;
+}
+
+static uint32_t tag(cur *c, const char *want)
+{
+    const unsigned char *p = take(c, 4);
+    if (p && memcmp(p, want, 4) != 0)
+        return 0;
+    return p != NULL;
+}
+
+/* Skip the values of component k for n entities. */
+static void skip_values(cur *c, const dcomp *k, uint32_t n)
+{
+    for (uint32_t i = 0; i < n && !c->bad && k->size > 0; i++) {
+        if (k->serialized)
+            take(c, u32(c));
+        else
+            take(c, k->size);
+    }
+}
+
+static const char *fail(cur *c, const char *why)
+{
+    c->bad = 1;
+    return why;
+}
+
+static const char *read_comps(cur *c, dump *d)
+{
+    if (!tag(c, "COMP"))
+        return fail(c, "no component table");
+    d->ncomps = u32(c);
+    if (d->ncomps >= MAX_COMPS)
+        return fail(c, "too many components");
+    d->comps = calloc(d->ncomps + 1, sizeof *d->comps);
+    for (uint32_t i = 0; i < d->ncomps && !c->bad; i++) {
+        dcomp *k = &d->comps[i];
+        k->id = u32(c);
+        uint32_t len = u32(c);
+        const unsigned char *name = take(c, len < sizeof k->name ? len : (size_t)-1);
+        if (name)
+            memcpy(k->name, name, len);
+        k->size = u32(c);
+        k->align = u32(c);
+        const unsigned char *f = take(c, 4 + 8);
+        if (f)
+            k->sparse = f[0], k->enableable = f[1], k->serialized = f[2];
+    }
+    take(c, 16);
+    return c->bad ? "the component table is cut short" : NULL;
+}
+
+static const char *read_ents(cur *c, dump *d)
+{
+    if (!tag(c, "ENTS"))
+        return fail(c, "no entity slots");
+    d->slots = u32(c);
+    take(c, (size_t)d->slots * 4);
+    d->nfree = u32(c);
+    if (d->nfree > d->slots)
+        return fail(c, "more free slots than slots");
+    take(c, (size_t)d->nfree * 4);
+    take(c, 16);
+    return c->bad ? "the entity slots are cut short" : NULL;
+}
+
+static const char *read_arch(cur *c, dump *d)
+{
+    if (d->narchs == MAX_ARCHS)
+        return fail(c, "too many archetypes for this tool");
+    darch *a = &d->archs[d->narchs++];
+    a->ncomps = u32(c);
+    if (a->ncomps > 64)
+        return fail(c, "an archetype has too many components");
+    for (uint32_t i = 0; i < a->ncomps; i++)
+        if ((a->comps[i] = u32(c)) >= d->ncomps)
+            return fail(c, "an archetype names a bad component");
+    a->rows = u32(c);
+    if (a->rows > d->slots - d->alive)
+        return fail(c, "more rows than slots");
+    d->alive += a->rows;
+    take(c, (size_t)a->rows * 4);
+    for (uint32_t i = 0; i < a->ncomps && !c->bad; i++)
+        if (!d->comps[a->comps[i]].sparse)
+            skip_values(c, &d->comps[a->comps[i]], a->rows);
+    for (uint32_t i = 0; i < a->ncomps && !c->bad; i++)
+        if (d->comps[a->comps[i]].enableable)
+            take(c, (a->rows + 7) / 8);
+    take(c, 16);
+    return c->bad ? "an archetype is cut short" : NULL;
+}
+
+static const char *read_sparse(cur *c, dump *d)
+{
+    uint32_t k = u32(c), n = u32(c);
+    if (k >= d->ncomps || n > d->alive)
+        return fail(c, "a sparse section is bad");
+    d->comps[k].members = n;
+    take(c, (size_t)n * 4);
+    skip_values(c, &d->comps[k], n);
+    take(c, 16);
+    return c->bad ? "a sparse section is cut short" : NULL;
+}
+
+static const char *read_resources(cur *c, dump *d)
+{
+    d->nresources = u32(c);
+    if (d->nresources > d->ncomps)
+        return fail(c, "too many resources");
+    for (uint32_t i = 0; i < d->nresources && !c->bad; i++) {
+        uint32_t k = u32(c);
+        if (k >= d->ncomps)
+            return fail(c, "a resource names a bad component");
+        d->comps[k].resource = 1;
+        skip_values(c, &d->comps[k], 1);
+    }
+    take(c, 16);
+    return c->bad ? "the resources are cut short" : NULL;
+}
+
+/* The whole file into d; NULL, or why it is not a snapshot. */
+static const char *read_dump(const unsigned char *data, size_t size, dump *d)
+{
+    cur c = { data, size, 0 };
+    const unsigned char *h = take(&c, 24);
+    if (h == NULL || memcmp(h, "TECSSNAP", 8) != 0)
+        return "not a tinyecs snapshot (bad magic)";
+    d->version = (uint32_t)h[8] | (uint32_t)h[9] << 8;
+    d->flags = h[12];
+    if (d->version != 1)
+        return "an unknown snapshot version";
+    const char *why;
+    if ((why = read_comps(&c, d)) || (why = read_ents(&c, d)))
+        return why;
+    d->archs = calloc(MAX_ARCHS, sizeof *d->archs);
+    for (;;) {
+        const unsigned char *t = take(&c, 4);
+        if (t == NULL)
+            return "cut short";
+        if (memcmp(t, "ARCH", 4) == 0)
+            why = read_arch(&c, d);
+        else if (memcmp(t, "SPRS", 4) == 0)
+            why = read_sparse(&c, d);
+        else if (memcmp(t, "RSRC", 4) == 0)
+            break;
+        else
+            return "an unknown section";
+        if (why)
+            return why;
+    }
+    if ((why = read_resources(&c, d)))
+        return why;
+    if (!tag(&c, "END.") || take(&c, 16) == NULL)
+        return "no end";
+    return NULL;
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+static void print_summary(const dump *d, const char *path)
+{
+    printf("snapshot %s: version %u, saved on a %s-endian host\n", path, d->version,
+           d->flags & 1 ? "big" : "little");
+    printf("entities: %u alive, %u slots, %u free\n", d->alive, d->slots, d->nfree);
+    printf("components: %u\n", d->ncomps);
+    printf("  %-4s %-24s %8s %5s %-6s %s\n", "id", "name", "size", "align", "store", "flags");
+    for (uint32_t i = 0; i < d->ncomps; i++) {
+        const dcomp *k = &d->comps[i];
+        printf("  %-4u %-24s %8u %5u %-6s%s%s%s", k->id, k->name, k->size, k->align,
+               k->sparse ? "sparse" : "table", k->enableable ? " enableable" : "",
+               k->serialized ? " serialized" : "", k->resource ? " resource" : "");
+        if (k->sparse)
+            printf(" (%u members)", k->members);
+        printf("\n");
+    }
+    printf("archetypes: %u\n", d->narchs);
+    for (uint32_t i = 0; i < d->narchs; i++) {
+        const darch *a = &d->archs[i];
+        printf("  %8u entities:", a->rows);
+        if (a->ncomps == 0)
+            printf(" (no components)");
+        for (uint32_t j = 0; j < a->ncomps; j++)
+            printf(" %s", d->comps[a->comps[j]].name);
+        printf("\n");
+    }
+    printf("resources: %u\n", d->nresources);
+}
+
+static unsigned char *read_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    size_t cap = 1 << 16, n = 0;
+    unsigned char *p = malloc(cap);
+    for (size_t got; p && (got = fread(p + n, 1, cap - n, f)) > 0;) {
+        n += got;
+        if (n == cap) {
+            unsigned char *q = realloc(p, cap *= 2);
+            if (q == NULL)
+                free(p);
+            p = q;
+        }
+    }
+    fclose(f);
+    *size = n;
+    return p;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2 || argv[1][0] == '-') {
+        fprintf(stderr, "usage: tecs-dump FILE\n"
+                        "  prints a tinyecs snapshot's summary: its components, archetypes,\n"
+                        "  entity counts and free slots\n");
+        return 2;
+    }
+    size_t size = 0;
+    unsigned char *data = read_file(argv[1], &size);
+    if (data == NULL) {
+        fprintf(stderr, "tecs-dump: cannot read %s\n", argv[1]);
+        return 1;
+    }
+    dump d = { 0 };
+    const char *why = read_dump(data, size, &d);
+    if (why == NULL)
+        print_summary(&d, argv[1]);
+    else
+        fprintf(stderr, "tecs-dump: %s: %s\n", argv[1], why);
+    free(d.comps);
+    free(d.archs);
+    free(data);
+    return why ? 1 : 0;
+}
