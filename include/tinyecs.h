@@ -2059,9 +2059,11 @@ tecs_err_t tecs_query_set_last_run(tecs_query_t *query, uint64_t tick);
 ** would have given.
 **
 ** Values of a component without hooks are copied as bytes, in the byte
-** order of the host that saved them: such a snapshot loads on a host of the
-** same byte order only (the loader refuses the other with TECS_EFORMAT
-** naming the component). A component with hooks owns memory, so its
+** order of the host that saved them. A host of the other byte order turns
+** them field by field when the component is registered there with a
+** description (its fields: see tecs_field_t) of the saved layout and no
+** string field; otherwise it refuses them (TECS_EFORMAT naming the
+** component). The layout hash a load compares covers the description. A component with hooks owns memory, so its
 ** values are saved through its serializer (tecs_component_serializer):
 ** the save refuses (TECS_EINVAL naming it) a component that has hooks,
 ** no serializer and a value to save. A serializer writes what it wants
@@ -2151,7 +2153,7 @@ tecs_err_t tecs_snapshot_save(tecs_world_t *world, tecs_write_fn write, void *ct
  * TECS_EBUSY (as for tecs_snapshot_save; an index or cache exists);
  * TECS_EFORMAT (bad magic, version, checksum, truncated input, counts out
  * of range or inconsistent, values in another byte order without a
- * serializer; a component whose size, alignment, layout, storage or
+ * serializer or description; a component whose size, alignment, layout, storage or
  * enableable differs from the registered one and has no convert hook:
  * the message names it); TECS_ELIMIT (the world's entity limit);
  * TECS_ENOMEM; or the error a callback returned. On failure the world is

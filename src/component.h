@@ -26,6 +26,8 @@ typedef struct tecs__comp {
     struct tecs__sparse *set;   /* sparse.c's set of its values; NULL until
                                    first used                               */
     tecs__meta *meta;           /* its description (meta.c); NULL: none     */
+    uint64_t saved_hash;        /* registered by a snapshot load: the layout
+                                   hash it was saved with (snapshot.c)      */
     tecs_serialize_fn serialize;     /* snapshot.c's hooks (all optional)   */
     tecs_deserialize_fn deserialize;
     tecs_convert_fn convert;

@@ -181,17 +181,23 @@ static uint64_t sum_end(const sum64 *s)
     return h;
 }
 
-/* The hash of a component's layout: what the loader compares. It covers
-** what a component has today; field descriptions are to join it. */
+/* The hash of a component's layout: what the loader compares. Its size,
+** alignment, storage and enableable flag, and its description's layout
+** hash (meta.c: names, types, offsets, counts) when it has one. A
+** component a load registered keeps the hash it was saved with, so that
+** saving it again gives the same snapshot. */
 static uint64_t layout_hash(const tecs__comp *ci)
 {
-    unsigned char b[10];
+    if (ci->meta == NULL && ci->saved_hash != 0)
+        return ci->saved_hash;
+    unsigned char b[18];
     put32(b, ci->size);
     put32(b + 4, ci->align);
     b[8] = ci->sparse;
     b[9] = ci->enableable;
+    put64(b + 10, ci->meta ? ci->meta->hash : 0);
     uint64_t h = SUM_BASIS;
-    for (size_t i = 0; i < sizeof b; i++)
+    for (size_t i = 0; i < (ci->meta ? sizeof b : 10); i++)
         h = (h ^ b[i]) * SUM_PRIME;
     return h;
 }
@@ -633,6 +639,9 @@ typedef struct lcomp {
     uint32_t size, align;       /* as saved                                 */
     bool sparse, enableable, serialized;
     bool convert;               /* saved layout differs: its convert hook   */
+    bool swap;                  /* saved in the other byte order: turned
+                                   field by field (its description)         */
+    bool made;                  /* registered by this load, as plain data   */
 } lcomp;
 
 typedef struct reader {
@@ -783,6 +792,8 @@ static tecs_err_t match_comp(reader *in, const char *name, tecs_comp_t saved_id,
             return tecs__err(w, TECS_EFORMAT, "snapshot: component '%s' was saved through a "
                              "serializer: register it with its hooks and serializer before "
                              "the load", name);
+        lc->made = true;
+        w->comp.comps[c].saved_hash = hash;
     }
     const tecs__comp *ci = tecs__comp_get(w, c);
     lc->id = c;
@@ -794,7 +805,7 @@ static tecs_err_t match_comp(reader *in, const char *name, tecs_comp_t saved_id,
         return tecs__err(w, TECS_EFORMAT, "snapshot: " TECS__COMP_FMT " was saved %s a "
                          "serializer, and has %s now", TECS__COMP(w, c),
                          lc->serialized ? "through" : "without", lc->serialized ? "none" : "one");
-    if (!lc->serialized && layout_hash(ci) != hash) {
+    if (!lc->serialized && !lc->made && layout_hash(ci) != hash) {
         if (ci->convert == NULL || ci->size == 0)
             return tecs__err(w, TECS_EFORMAT, "snapshot: " TECS__COMP_FMT " has size %u, "
                              "alignment %u here, %u and %u in the snapshot (or another "
@@ -802,10 +813,16 @@ static tecs_err_t match_comp(reader *in, const char *name, tecs_comp_t saved_id,
                              ci->align, saved->size, saved->align);
         lc->convert = true;
     }
-    if (in->foreign && !lc->serialized && saved->size > 0)
-        return tecs__err(w, TECS_EFORMAT, "snapshot: " TECS__COMP_FMT " was saved on a host "
-                         "of the other byte order, and has no serializer or description: its "
-                         "bytes cannot be read here", TECS__COMP(w, c));
+    /* The other byte order: a description without strings turns the values
+    ** field by field; nothing else can read them. */
+    if (in->foreign && !lc->serialized && saved->size > 0) {
+        if (lc->convert || ci->meta == NULL || ci->meta->strings)
+            return tecs__err(w, TECS_EFORMAT, "snapshot: " TECS__COMP_FMT " was saved on a "
+                             "host of the other byte order, and has no serializer or "
+                             "description (of its saved layout, without strings): its bytes "
+                             "cannot be read here", TECS__COMP(w, c));
+        lc->swap = true;
+    }
     return TECS_OK;
 }
 
@@ -929,8 +946,11 @@ static tecs_err_t load_value(reader *in, const lcomp *lc, void *dst)
     tecs_world_t *w = in->w;
     const tecs__comp *ci = tecs__comp_get(w, lc->id);
     tecs_err_t err;
-    if (!lc->serialized && !lc->convert)
-        return r_bytes(in, dst, ci->size);
+    if (!lc->serialized && !lc->convert) {
+        if ((err = r_bytes(in, dst, ci->size)) == TECS_OK && lc->swap)
+            tecs__meta_swap(w, lc->id, dst);
+        return err;
+    }
     uint32_t len = lc->size;
     if (lc->serialized) {
         if ((err = r_u32(in, &len)))
@@ -960,8 +980,11 @@ static tecs_err_t load_column(reader *in, tecs_archetype_t *a, int32_t col, cons
     if (!lc->serialized && !lc->convert) {
         for (*row = 0; *row < count; *row += w->arch.rows) {
             uint32_t k = count - *row < w->arch.rows ? count - *row : w->arch.rows;
-            if ((err = r_bytes(in, tecs__col_ptr(a, w, col, *row), (size_t)k * a->col_size[col])))
+            char *at = tecs__col_ptr(a, w, col, *row);
+            if ((err = r_bytes(in, at, (size_t)k * a->col_size[col])))
                 return err;
+            for (uint32_t i = 0; lc->swap && i < k; i++)
+                tecs__meta_swap(w, lc->id, at + (size_t)i * a->col_size[col]);
         }
         return TECS_OK;
     }

@@ -2688,7 +2688,7 @@ static void op_snapshot(interp *I, const m_op *op)
     tecs_component_new(w, &(tecs_component_desc_t){
         .name = cname[C_H], .size = sizeof(Obj), .align = _Alignof(Obj), .id = I->cid[C_H],
         .ctor = obj_ctor, .dtor = obj_dtor, .copy = obj_copy, .move = obj_move,
-        .hook_ctx = &hc });
+        .hook_ctx = &hc, .fields = cfields[C_H], .nfields = cnfields[C_H] });
     tecs_component_serializer(w, I->cid[C_H], &(tecs_serializer_t){
         .serialize = m_obj_save, .deserialize = m_obj_load, .ctx = &hc });
     err = (int)tecs_snapshot_load_mem(w, buf.data, buf.size);
