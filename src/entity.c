@@ -273,7 +273,7 @@ tecs_err_t tecs_remove(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 
 /* Write value over the existing value at p. */
 static tecs_err_t overwrite(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, void *p,
-                            const void *value)
+                            const void *value, tecs_archetype_t *a, int32_t col, uint32_t row)
 {
     const tecs__comp *ci = &w->comp.comps[c];
     if (TECS__UNLIKELY(value == NULL))
@@ -284,7 +284,10 @@ static tecs_err_t overwrite(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, voi
         if (err)
             return err;
     }
-    tecs__touch(w, e, c);
+    if (a)                      /* the write's tick: its chunk's (row's), or its set's */
+        tecs__arch_touch(w, a, col, row);
+    else
+        ci->set->changed = w->arch.tick;
     if (ci->copy)
         tecs__comp_copy(w, ci, p, value, 1);
     else
@@ -311,13 +314,13 @@ tecs_err_t tecs_set(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void 
         tecs_archetype_t *a = tecs__rec_arch(w, r);
         int32_t col = tecs__arch_col(a, c);
         if (col >= 0)
-            return overwrite(w, e, c, tecs__col_ptr(a, w, col, r->row), value);
+            return overwrite(w, e, c, tecs__col_ptr(a, w, col, r->row), value, a, col, r->row);
         if (col == TECS__COL_TAG)
             return TECS_OK;
         void *p;
         if (TECS__UNLIKELY(tecs__comp_is_sparse(w, c)) &&
             (p = tecs__sparse_get(w, c, TECS_ENTITY_INDEX(e))) != NULL)
-            return w->comp.comps[c].size ? overwrite(w, e, c, p, value) : TECS_OK;
+            return w->comp.comps[c].size ? overwrite(w, e, c, p, value, NULL, 0, 0) : TECS_OK;
         /* A registered c is added with its value now. */
         if (TECS__LIKELY(w->base.defer_depth == 0 && value != NULL &&
                          tecs__comp_get(w, c) != NULL)) {
