@@ -2049,7 +2049,8 @@ tecs_err_t tecs_query_set_last_run(tecs_query_t *query, uint64_t tick);
 
 /*
 ** A snapshot is a whole world in bytes: its components (by name, with
-** size, alignment, storage, enableable and a hash of the layout), its
+** size, alignment, storage, enableable, a hash of the layout and the
+** description), its
 ** entity slots with their generations and the free list in order, its
 ** archetypes with their rows, the values column by column, the enableable
 ** bits, the sparse components' members and values, and the resources.
@@ -2142,7 +2143,8 @@ tecs_err_t tecs_snapshot_save(tecs_world_t *world, tecs_write_fn write, void *ct
  * delayed change, no resource, no index and no cache (make those after the
  * load: they are built from the loaded entities). Components the world has
  * are matched by name; the others are registered (with their saved id if it
- * is free), as plain data: a component with hooks must be registered,
+ * is free, and their saved description unless it has a string field), as
+ * plain data: a component with hooks must be registered,
  * with its hooks and serializer, before the load. Queries match the loaded
  * archetypes. Observers and hooks do not fire for the loaded entities (an
  * ADD and a SET for every value of the world would rarely be wanted);

@@ -401,6 +401,28 @@ static bool has_values(tecs_world_t *w, tecs_comp_t c)
 
 /* COMP: count, then per component: id, name, size, align, storage,
 ** enableable, serialized, a zero byte, layout hash. */
+/* A component's description in the table: u32 n, then per field its
+** name (u32 length, bytes), u8 type, 3 bytes 0, u32 offset, u32 count, and
+** u32 the nested component's place in the table (NO_PLACE: none). */
+#define NO_PLACE 0xffffffffu
+
+static void save_fields(writer *o, const tecs__comp *ci)
+{
+    const tecs__meta *m = ci->meta;
+    w_u32(o, m ? (uint32_t)m->nfields : 0);
+    for (int32_t i = 0; m && i < m->nfields; i++) {
+        const tecs_field_t *f = &m->fields[i];
+        unsigned char b[16] = { (unsigned char)f->type, 0, 0, 0 };
+        uint32_t len = (uint32_t)strlen(f->name);
+        w_u32(o, len);
+        w_bytes(o, f->name, len);
+        put32(b + 4, (uint32_t)f->offset);
+        put32(b + 8, (uint32_t)f->count);
+        put32(b + 12, f->type == TECS_TYPE_STRUCT ? o->index[f->comp] : NO_PLACE);
+        w_bytes(o, b, 16);
+    }
+}
+
 static tecs_err_t save_comps(writer *o)
 {
     tecs_world_t *w = o->w;
@@ -439,6 +461,7 @@ static tecs_err_t save_comps(writer *o)
         unsigned char h[8];
         put64(h, layout_hash(ci));
         w_bytes(o, h, 8);
+        save_fields(o, ci);
     }
     w_end(o);
     return o->err;
@@ -646,6 +669,9 @@ typedef struct lcomp {
 
 typedef struct reader {
     tecs_world_t *w;
+    tecs_field_t fields[TECS_MAX_FIELDS]; /* the description being read (its
+                                   names in blob, each ended by a zero)     */
+    int32_t nfields;
     tecs_read_fn fn;
     void *ctx;
     left_fn left;               /* NULL: unknown                            */
@@ -779,10 +805,16 @@ static tecs_err_t match_comp(reader *in, const char *name, tecs_comp_t saved_id,
     if (c == 0) {
         tecs_comp_t want = saved_id < TECS_MAX_COMPONENTS && tecs__comp_get(w, saved_id) == NULL
                                ? saved_id : 0;
+        /* With its saved description, unless it has strings: their
+        ** values need the hooks that own them, which are code. */
+        bool strings = false;
+        for (int32_t k = 0; k < in->nfields; k++)
+            strings = strings || in->fields[k].type == TECS_TYPE_STRING;
         c = tecs_component_new(w, &(tecs_component_desc_t){
             .name = name, .size = saved->size, .align = saved->align, .id = want,
             .storage = saved->sparse ? TECS_STORAGE_SPARSE : TECS_STORAGE_TABLE,
-            .enableable = saved->enableable });
+            .enableable = saved->enableable, .fields = strings ? NULL : in->fields,
+            .nfields = strings ? 0 : in->nfields });
         if (c == 0)
             return w->base.err == TECS_ENOMEM || w->base.err == TECS_ELIMIT
                        ? w->base.err
@@ -823,6 +855,47 @@ static tecs_err_t match_comp(reader *in, const char *name, tecs_comp_t saved_id,
                              "cannot be read here", TECS__COMP(w, c));
         lc->swap = true;
     }
+    return TECS_OK;
+}
+
+/* Read component i's description into in->fields (in->nfields), its
+** names into in->blob; a nested component must come earlier in the table
+** (it was registered, described, before the one that holds it). */
+static tecs_err_t load_fields(reader *in, uint32_t i, const char *name)
+{
+    uint32_t n, at[TECS_MAX_FIELDS];
+    size_t used = 0;
+    tecs_err_t err = r_u32(in, &n);
+    if (err)
+        return err;
+    if (n > TECS_MAX_FIELDS)
+        return bad(in, "snapshot: component '%s' has too many fields", name);
+    in->nfields = (int32_t)n;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t len;
+        unsigned char b[16];
+        if ((err = r_u32(in, &len)))
+            return err;
+        if (len == 0 || len > SNAP_MAX_NAME)
+            return bad(in, "snapshot: a field name of component '%s' is empty or too long",
+                       name);
+        if ((err = blob_room(in, used + len + 1)) ||
+            (err = r_bytes(in, in->blob + used, len)) || (err = r_bytes(in, b, 16)))
+            return err;
+        in->blob[used + len] = 0;
+        uint32_t place = get32(b + 12);
+        if (strlen((const char *)in->blob + used) != len || b[1] || b[2] || b[3] ||
+            get32(b + 8) > INT32_MAX || (b[0] == TECS_TYPE_STRUCT) != (place != NO_PLACE) ||
+            (place != NO_PLACE && place >= i))
+            return bad(in, "snapshot: a field of component '%s' is malformed", name);
+        in->fields[k] = (tecs_field_t){ .type = (tecs_type_t)b[0], .offset = get32(b + 4),
+                                        .count = (int32_t)get32(b + 8),
+                                        .comp = place != NO_PLACE ? in->comps[place].id : 0 };
+        at[k] = (uint32_t)used;
+        used += len + 1;
+    }
+    for (uint32_t k = 0; k < n; k++)        /* (the blob is where it will stay) */
+        in->fields[k].name = (const char *)in->blob + at[k];
     return TECS_OK;
 }
 
@@ -867,7 +940,8 @@ static tecs_err_t load_comps(reader *in)
         for (uint32_t j = 0; j < i; j++)
             if (strcmp(tecs__comp_name(w, in->comps[j].id), name) == 0)
                 return bad(in, "snapshot: component '%s' is listed twice", name);
-        if ((err = match_comp(in, name, id, &saved, get64(b + 12), lc)))
+        if ((err = load_fields(in, i, name)) ||
+            (err = match_comp(in, name, id, &saved, get64(b + 12), lc)))
             return err;
     }
     return r_end(in, TAG_COMP);

@@ -23,7 +23,7 @@
 typedef struct dcomp {
     char name[256];
     uint32_t id, size, align;
-    int sparse, enableable, serialized;
+    int sparse, enableable, serialized, described;
     uint32_t members;           /* sparse: members                          */
     int resource;               /* the snapshot holds its resource          */
 } dcomp;
@@ -116,6 +116,12 @@ static const char *read_comps(cur *c, dump *d)
         const unsigned char *f = take(c, 4 + 8);
         if (f)
             k->sparse = f[0], k->enableable = f[1], k->serialized = f[2];
+        uint32_t nfields = u32(c);          /* its description: skipped here */
+        if (nfields > 256)
+            return fail(c, "a component has too many fields");
+        for (uint32_t j = 0; j < nfields && !c->bad; j++)
+            take(c, (size_t)u32(c) + 16);
+        k->described = nfields > 0;
     }
     take(c, 16);
     return c->bad ? "the component table is cut short" : NULL;
