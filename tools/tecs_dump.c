@@ -4,16 +4,27 @@
 **
 ** It reads the format of docs/SNAPSHOT.md into a `dump` (the components,
 ** archetypes with their row counts, slots, free slots, sparse members,
-** resources), then prints it through one output function: the summary
-** today; another mode (JSON) is another function over the same `dump`.
-** It checks the structure and every bound as it reads; the sections'
-** checksums are tecs_snapshot_load's to verify.
+** resources), then prints its summary. It checks the structure and every
+** bound as it reads; the sections' checksums are tecs_snapshot_load's to
+** verify.
 **
-** Exit codes: 0 printed, 1 the file cannot be read or is not a snapshot,
-** 2 bad usage.
+** With --json it prints the contents instead: the snapshot is loaded into
+** a fresh world (which registers every component from the file, with its
+** description) and written by the JSON module (include/tinyecs_json.h):
+** each entity with its values by field name. That needs the module, which
+** is built where jansson is installed (TECS_DUMP_JSON), and components
+** without serializers (one with a serializer is code the file lacks).
+**
+** Exit codes: 0 printed, 1 the file cannot be read or is not a snapshot
+** (or cannot be loaded, for --json), 2 bad usage or no JSON module.
 */
 #include <stdint.h>
 #include <stdio.h>
+#ifdef TECS_DUMP_JSON
+#include "tinyecs.h"
+#include "tinyecs_json.h"
+#endif
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -243,9 +254,10 @@ static void print_summary(const dump *d, const char *path)
     printf("  %-4s %-24s %8s %5s %-6s %s\n", "id", "name", "size", "align", "store", "flags");
     for (uint32_t i = 0; i < d->ncomps; i++) {
         const dcomp *k = &d->comps[i];
-        printf("  %-4u %-24s %8u %5u %-6s%s%s%s", k->id, k->name, k->size, k->align,
+        printf("  %-4u %-24s %8u %5u %-6s%s%s%s%s", k->id, k->name, k->size, k->align,
                k->sparse ? "sparse" : "table", k->enableable ? " enableable" : "",
-               k->serialized ? " serialized" : "", k->resource ? " resource" : "");
+               k->serialized ? " serialized" : "", k->described ? " described" : "",
+               k->resource ? " resource" : "");
         if (k->sparse)
             printf(" (%u members)", k->members);
         printf("\n");
@@ -284,19 +296,54 @@ static unsigned char *read_file(const char *path, size_t *size)
     return p;
 }
 
+/* --json: the snapshot loaded into a fresh world, written as JSON. */
+static int print_json(const unsigned char *data, size_t size, const char *path)
+{
+#ifdef TECS_DUMP_JSON
+    tecs_world_t *w = tecs_world_new();
+    if (w == NULL) {
+        fprintf(stderr, "tecs-dump: out of memory\n");
+        return 1;
+    }
+    tecs_json_error_t e;
+    char *text = NULL;
+    if (tecs_snapshot_load_mem(w, data, size) != TECS_OK)
+        fprintf(stderr, "tecs-dump: %s: %s\n", path, tecs_last_error_msg(w));
+    else if ((text = tecs_json_export(w, &e)) == NULL)
+        fprintf(stderr, "tecs-dump: %s: %s\n", path, e.text);
+    else
+        printf("%s\n", text);
+    tecs_json_free(text);
+    tecs_world_free(w);
+    return text ? 0 : 1;
+#else
+    (void)data, (void)size, (void)path;
+    fprintf(stderr, "tecs-dump: built without the JSON module: install jansson "
+                    "(apt-get install libjansson-dev), then rerun make\n");
+    return 2;
+#endif
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 2 || argv[1][0] == '-') {
-        fprintf(stderr, "usage: tecs-dump FILE\n"
+    bool json = argc == 3 && strcmp(argv[1], "--json") == 0;
+    if ((argc != 2 && !json) || argv[argc - 1][0] == '-') {
+        fprintf(stderr, "usage: tecs-dump [--json] FILE\n"
                         "  prints a tinyecs snapshot's summary: its components, archetypes,\n"
-                        "  entity counts and free slots\n");
+                        "  entity counts and free slots; with --json, its contents as JSON\n"
+                        "  (each entity with its values, by field name where described)\n");
         return 2;
     }
     size_t size = 0;
-    unsigned char *data = read_file(argv[1], &size);
+    unsigned char *data = read_file(argv[argc - 1], &size);
     if (data == NULL) {
-        fprintf(stderr, "tecs-dump: cannot read %s\n", argv[1]);
+        fprintf(stderr, "tecs-dump: cannot read %s\n", argv[argc - 1]);
         return 1;
+    }
+    if (json) {
+        int rc = print_json(data, size, argv[2]);
+        free(data);
+        return rc;
     }
     dump d = { 0 };
     const char *why = read_dump(data, size, &d);
