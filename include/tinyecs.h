@@ -2065,9 +2065,11 @@ tecs_err_t tecs_query_set_last_run(tecs_query_t *query, uint64_t tick);
 ** description (its fields: see tecs_field_t) of the saved layout and no
 ** string field; otherwise it refuses them (TECS_EFORMAT naming the
 ** component). The layout hash a load compares covers the description. A component with hooks owns memory, so its
-** values are saved through its serializer (tecs_component_serializer):
-** the save refuses (TECS_EINVAL naming it) a component that has hooks,
-** no serializer and a value to save. A serializer writes what it wants
+** values are saved through its serializer (tecs_component_serializer),
+** or, with a description and no serializer, field by field (strings as
+** their text; a load builds each value through the hooks, whose copy
+** duplicates the strings): the save refuses (TECS_EINVAL naming it) a
+** component that has hooks, neither and a value to save. A serializer writes what it wants
 ** (little-endian, say), so serialized values are portable.
 **
 ** From callbacks: the writer, reader, serialize, deserialize and convert

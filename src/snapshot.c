@@ -229,15 +229,109 @@ static tecs_err_t refuse_now(tecs_world_t *w, const char *what)
     return TECS_OK;
 }
 
-/* Values of ci go through its serializer. */
-static bool serialized(const tecs__comp *ci)
-{
-    return ci->serialize != NULL && ci->size > 0;
-}
-
 static bool has_hooks(const tecs__comp *ci)
 {
     return ci->ctor || ci->dtor || ci->copy || ci->move;
+}
+
+/* How the values of ci are written: as bytes, through its serializer
+** (ENC_USER), or, a component with hooks and a description but no
+** serializer, field by field from the description (ENC_FIELDS). */
+enum { ENC_BYTES, ENC_USER, ENC_FIELDS };
+
+static int encoding(const tecs__comp *ci)
+{
+    if (ci->size == 0)
+        return ENC_BYTES;
+    if (ci->serialize != NULL)
+        return ENC_USER;
+    return has_hooks(ci) && ci->meta ? ENC_FIELDS : ENC_BYTES;
+}
+
+/* Values of ci go through a serializer (its own or its description). */
+static bool serialized(const tecs__comp *ci)
+{
+    return encoding(ci) != ENC_BYTES;
+}
+
+/* ---- values field by field (ENC_FIELDS) --------------------------------
+
+** Each element of each field in order: a scalar as its bytes, little-
+** endian; a string as u32 length (0xffffffff for NULL) and its bytes; a
+** nested component the same way, field by field. */
+
+#define NULL_STR 0xffffffffu
+
+static tecs_err_t fields_put(const tecs_world_t *w, tecs_comp_t c, const unsigned char *v,
+                             tecs_snapshot_out_t *out)
+{
+    const tecs__meta *m = tecs__comp_meta(w, c);
+    tecs_err_t err = TECS_OK;
+    for (int32_t i = 0; m && i < m->nfields && !err; i++) {
+        const tecs_field_t *f = &m->fields[i];
+        size_t size = tecs__meta_elem_size(w, f);
+        for (int32_t k = 0; k < f->count && !err; k++) {
+            const unsigned char *at = v + f->offset + (size_t)k * size;
+            unsigned char b[8];
+            if (f->type == TECS_TYPE_STRUCT) {
+                err = fields_put(w, f->comp, at, out);
+            } else if (f->type == TECS_TYPE_STRING) {
+                const char *str = tecs__meta_str_read(at, 0);
+                size_t len = str ? strlen(str) : 0;
+                if (len >= NULL_STR)
+                    return TECS_ENOMEM;
+                put32(b, str ? (uint32_t)len : NULL_STR);
+                if ((err = tecs_snapshot_put(out, b, 4)) == TECS_OK && str)
+                    err = tecs_snapshot_put(out, str, len);
+            } else {
+                for (size_t j = 0; j < size; j++)   /* the host's order to little-endian */
+                    b[j] = at[host_big() ? size - 1 - j : j];
+                err = tecs_snapshot_put(out, b, size);
+            }
+        }
+    }
+    return err;
+}
+
+/* Read a value of c written by fields_put from in[*pos, n) into v (zeroed,
+** the staging value): strings are copied, ended by a zero, to *text, which
+** has room for n more bytes. */
+static bool fields_get(const tecs_world_t *w, tecs_comp_t c, unsigned char *v,
+                       const unsigned char *in, size_t n, size_t *pos, char **text)
+{
+    const tecs__meta *m = tecs__comp_meta(w, c);
+    for (int32_t i = 0; m && i < m->nfields; i++) {
+        const tecs_field_t *f = &m->fields[i];
+        size_t size = tecs__meta_elem_size(w, f);
+        for (int32_t k = 0; k < f->count; k++) {
+            unsigned char *at = v + f->offset + (size_t)k * size;
+            if (f->type == TECS_TYPE_STRUCT) {
+                if (!fields_get(w, f->comp, at, in, n, pos, text))
+                    return false;
+            } else if (f->type == TECS_TYPE_STRING) {
+                if (n - *pos < 4)
+                    return false;
+                uint32_t len = get32(in + *pos);
+                *pos += 4;
+                if (len == NULL_STR)
+                    continue;           /* (the staging value is zeroed: NULL) */
+                if (len > n - *pos)
+                    return false;
+                memcpy(*text, in + *pos, len);
+                (*text)[len] = 0;
+                tecs__meta_str_write(at, 0, *text);
+                *text += len + 1;
+                *pos += len;
+            } else {
+                if (n - *pos < size)
+                    return false;
+                for (size_t j = 0; j < size; j++)
+                    at[host_big() ? size - 1 - j : j] = in[*pos + j];
+                *pos += size;
+            }
+        }
+    }
+    return true;
 }
 
 /* ==================================================================== */
@@ -359,7 +453,9 @@ static void w_serial(writer *o, const tecs__comp *ci, tecs_comp_t c, const void 
         return;
     o->out.size = 0;
     uint8_t was = cb_close(o->w);
-    tecs_err_t err = ci->serialize(value, &o->out, ci->serial_ctx);
+    tecs_err_t err = encoding(ci) == ENC_FIELDS
+                     ? fields_put(o->w, c, value, &o->out)
+                     : ci->serialize(value, &o->out, ci->serial_ctx);
     cb_open(o->w, was);
     if (err) {
         o->err = tecs__err(o->w, err, "the serializer of " TECS__COMP_FMT " failed (%s)",
@@ -433,8 +529,8 @@ static tecs_err_t save_comps(writer *o)
             continue;
         if (has_hooks(ci) && !serialized(ci) && has_values(w, c))
             return o->err = tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " has hooks but no serializer "
-                             "(tecs_component_serializer): its values cannot be saved",
-                             TECS__COMP(w, c));
+                             "(tecs_component_serializer) or description (its fields): its "
+                             "values cannot be saved", TECS__COMP(w, c));
         o->index[c] = n++;
     }
     w_begin(o, TAG_COMP);
@@ -455,7 +551,7 @@ static tecs_err_t save_comps(writer *o)
         put32(b + 4, ci->align);
         b[8] = ci->sparse;
         b[9] = ci->enableable;
-        b[10] = serialized(ci);
+        b[10] = (unsigned char)encoding(ci);
         b[11] = 0;
         w_bytes(o, b, 12);
         unsigned char h[8];
@@ -662,6 +758,7 @@ typedef struct lcomp {
     uint32_t size, align;       /* as saved                                 */
     bool sparse, enableable, serialized;
     bool convert;               /* saved layout differs: its convert hook   */
+    bool fields;                /* saved field by field (ENC_FIELDS)        */
     bool swap;                  /* saved in the other byte order: turned
                                    field by field (its description)         */
     bool made;                  /* registered by this load, as plain data   */
@@ -681,6 +778,8 @@ typedef struct reader {
     lcomp *comps;
     unsigned char *blob;        /* one serialized or converted value        */
     size_t blob_cap;
+    unsigned char *stage;       /* ENC_FIELDS: the staging value, its text  */
+    size_t stage_cap;
 } reader;
 
 static tecs_err_t bad(reader *in, const char *fmt, const char *what)
@@ -833,6 +932,15 @@ static tecs_err_t match_comp(reader *in, const char *name, tecs_comp_t saved_id,
         return tecs__err(w, TECS_EFORMAT, "snapshot: " TECS__COMP_FMT " differs in %s from "
                          "the saved one", TECS__COMP(w, c),
                          ci->sparse != saved->sparse ? "storage" : "enableable");
+    if (saved->size > 0 && lc->serialized && (lc->fields != (encoding(ci) == ENC_FIELDS) ||
+                                              (lc->fields && layout_hash(ci) != hash)))
+        return tecs__err(w, TECS_EFORMAT, "snapshot: " TECS__COMP_FMT " was saved %s, and "
+                         "is %s here", TECS__COMP(w, c),
+                         lc->fields ? "field by field from its description"
+                                    : "through its serializer",
+                         encoding(ci) == ENC_USER ? "given a serializer"
+                         : encoding(ci) == ENC_FIELDS ? "described otherwise, with no serializer"
+                                                      : "plain data");
     if (lc->serialized != serialized(ci) && saved->size > 0)
         return tecs__err(w, TECS_EFORMAT, "snapshot: " TECS__COMP_FMT " was saved %s a "
                          "serializer, and has %s now", TECS__COMP(w, c),
@@ -929,14 +1037,15 @@ static tecs_err_t load_comps(reader *in)
             return bad(in, "snapshot: %s", "a component name holds a zero byte");
         tecs__comp saved = { .size = get32(b), .align = get32(b + 4), .sparse = b[8] != 0,
                              .enableable = b[9] != 0 };
-        if (b[8] > 1 || b[9] > 1 || b[10] > 1 || b[11] != 0 ||
+        if (b[8] > 1 || b[9] > 1 || b[10] > ENC_FIELDS || b[11] != 0 ||
             saved.size > TECS_MAX_COMPONENT_SIZE || saved.align == 0 ||
             saved.align > TECS_MAX_ALIGN || (saved.align & (saved.align - 1)) ||
             saved.size % saved.align)
             return bad(in, "snapshot: component '%s' has a bad size, alignment or flag", name);
         lcomp *lc = &in->comps[i];
         *lc = (lcomp){ .size = saved.size, .align = saved.align, .sparse = saved.sparse,
-                       .enableable = saved.enableable, .serialized = b[10] != 0 };
+                       .enableable = saved.enableable, .serialized = b[10] != 0,
+                       .fields = b[10] == ENC_FIELDS };
         for (uint32_t j = 0; j < i; j++)
             if (strcmp(tecs__comp_name(w, in->comps[j].id), name) == 0)
                 return bad(in, "snapshot: component '%s' is listed twice", name);
@@ -1015,6 +1124,33 @@ static void undo_columns(tecs_world_t *w, tecs_archetype_t *a, uint32_t count, u
 }
 
 /* Build one value at dst of the saved component lc (world's ci). */
+/* Build a value of c at dst from the n bytes fields_put wrote (in the
+** blob): a staging value read field by field, then constructed at dst
+** through the component's hooks, whose copy duplicates the strings. */
+static tecs_err_t fields_build(reader *in, tecs_comp_t c, void *dst, size_t n)
+{
+    tecs_world_t *w = in->w;
+    const tecs__comp *ci = tecs__comp_get(w, c);
+    size_t need = (size_t)ci->size + n + 1;     /* staging, then its text (<= n) */
+    if (need > in->stage_cap) {
+        uint8_t was = w->base.closed;
+        w->base.closed = TECS__OPEN;
+        void *p = tecs__realloc(w, in->stage, in->stage_cap, need);
+        w->base.closed = was;
+        if (p == NULL)
+            return TECS_ENOMEM;
+        in->stage = p;
+        in->stage_cap = need;
+    }
+    memset(in->stage, 0, ci->size);
+    char *text = (char *)in->stage + ci->size;
+    size_t pos = 0;
+    if (!fields_get(w, c, in->stage, in->blob, n, &pos, &text) || pos != n)
+        return TECS_EFORMAT;
+    tecs__construct_one(w, ci, dst, in->stage);
+    return TECS_OK;
+}
+
 static tecs_err_t load_value(reader *in, const lcomp *lc, void *dst)
 {
     tecs_world_t *w = in->w;
@@ -1035,9 +1171,16 @@ static tecs_err_t load_value(reader *in, const lcomp *lc, void *dst)
     if ((err = blob_room(in, len ? len : 1)) || (err = r_bytes(in, in->blob, len)))
         return err;
     uint8_t was = cb_close(w);
-    err = lc->serialized ? ci->deserialize(dst, in->blob, len, ci->serial_ctx)
-                         : ci->convert(dst, in->blob, len, ci->serial_ctx);
+    if (lc->fields)
+        err = fields_build(in, lc->id, dst, len);
+    else
+        err = lc->serialized ? ci->deserialize(dst, in->blob, len, ci->serial_ctx)
+                             : ci->convert(dst, in->blob, len, ci->serial_ctx);
     cb_open(w, was);
+    if (err && lc->fields)
+        return err == TECS_ENOMEM ? tecs__err(w, err, "out of memory loading a snapshot")
+               : bad(in, "snapshot: a value of component '%s' does not fit its description",
+                     ci->name);
     if (err)
         return tecs__err(w, err, "the %s hook of " TECS__COMP_FMT " failed (%s)",
                          lc->serialized ? "deserialize" : "convert", TECS__COMP(w, lc->id),
@@ -1380,6 +1523,7 @@ static tecs_err_t load_with(tecs_world_t *w, tecs_read_fn read, void *ctx, left_
         err = tecs__err(w, TECS_EFORMAT, "snapshot: %zu bytes follow its end", left(ctx));
     tecs__free(w, in.comps, (size_t)in.ncomps * sizeof *in.comps + 1);
     tecs__free(w, in.blob, in.blob_cap);
+    tecs__free(w, in.stage, in.stage_cap);
     if (err) {
         char msg[sizeof w->base.errmsg];
         memcpy(msg, w->base.errmsg, sizeof msg);
