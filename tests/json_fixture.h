@@ -18,13 +18,7 @@ static long live_strings;                      /* allocated by Named's hooks */
 
 static char *str_dup(const char *s)
 {
-    if (s == NULL)
-        return NULL;
-    char *d = malloc(strlen(s) + 1);
-    CHECK(d != NULL);
-    strcpy(d, s);
-    live_strings++;
-    return d;
+    return tw_str_dup(s, &live_strings);
 }
 
 static void named_dtor(void *p, int32_t n, void *ctx)
@@ -32,10 +26,7 @@ static void named_dtor(void *p, int32_t n, void *ctx)
     (void)ctx;
     Named *v = p;
     for (int32_t i = 0; i < n; i++)
-        if (v[i].name) {
-            free(v[i].name);
-            live_strings--;
-        }
+        tw_str_free(v[i].name, &live_strings);
 }
 
 static void named_copy(void *dst, const void *src, int32_t n, void *ctx)

@@ -66,6 +66,26 @@ void tw_free(tecs_world_t *w);
         }                                                                   \
     } while (0)
 
+/* A copy of s (NULL for NULL) counted in *live; tw_str_free gives it
+** back. For the hooks of test components that own strings. */
+static inline char *tw_str_dup(const char *s, long *live)
+{
+    if (s == NULL)
+        return NULL;
+    char *d = malloc(strlen(s) + 1);
+    if (d == NULL)
+        abort();
+    strcpy(d, s);
+    ++*live;
+    return d;
+}
+
+static inline void tw_str_free(char *s, long *live)
+{
+    *live -= s != NULL;
+    free(s);
+}
+
 /* A small deterministic random generator for tests. */
 static inline uint64_t tw_rand(uint64_t *s)
 {

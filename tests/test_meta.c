@@ -14,21 +14,12 @@ static long live_strings;                       /* allocated by the hooks */
 
 static char *str_dup(const char *s)
 {
-    if (s == NULL)
-        return NULL;
-    char *d = malloc(strlen(s) + 1);
-    CHECK(d != NULL);
-    strcpy(d, s);
-    live_strings++;
-    return d;
+    return tw_str_dup(s, &live_strings);
 }
 
 static void str_free(char *s)
 {
-    if (s) {
-        free(s);
-        live_strings--;
-    }
+    tw_str_free(s, &live_strings);
 }
 
 static void named_ctor(void *dst, int32_t n, void *ctx)

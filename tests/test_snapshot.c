@@ -950,19 +950,12 @@ static long live_labels;        /* strings the hooks below hold */
 
 static char *label_dup(const char *s)
 {
-    if (s == NULL)
-        return NULL;
-    char *d = malloc(strlen(s) + 1);
-    CHECK(d != NULL);
-    strcpy(d, s);
-    live_labels++;
-    return d;
+    return tw_str_dup(s, &live_labels);
 }
 
 static void label_drop(char *s)
 {
-    live_labels -= s != NULL;
-    free(s);
+    tw_str_free(s, &live_labels);
 }
 
 static void label_dtor(void *p, int32_t n, void *ctx)
