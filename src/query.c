@@ -90,7 +90,7 @@ struct tecs_query_t {
                                    (absent); then 1 if the any-terms hold
                                    without the toggle terms                 */
     int32_t cap_tog;
-    uint32_t chg_mask;          /* change terms (TECS_CHANGED, TECS_ADDED)  */
+    uint32_t chg_mask;          /* change terms (TECS_CHANGE_CHANGED, _ADDED) */
     bool rowwise;               /* toggle or change terms: rows (chunks)
                                    decided one by one                       */
     uint64_t since;             /* change terms pass what is newer than this
@@ -847,7 +847,7 @@ bool tecs__query_entity_ok(const tecs_query_t *q, const tecs_archetype_t *a, tec
     return pass & any & 1u;
 }
 
-bool tecs__query_has_toggles(const tecs_query_t *q)
+bool tecs__query_rowwise(const tecs_query_t *q)
 {
     return q->rowwise;
 }

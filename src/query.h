@@ -40,8 +40,9 @@ bool tecs__query_row_ok(const tecs_query_t *q, int32_t m, uint32_t row);
 ** inverted (0: none)? For membership events: before and after a change. */
 bool tecs__query_entity_ok(const tecs_query_t *q, const tecs_archetype_t *a, tecs_entity_t e,
                            tecs_comp_t flip);
-/* Has q toggle terms (tecs__query_clip then cuts the runs of a snapshot)? */
-bool tecs__query_has_toggles(const tecs_query_t *q);
+/* Are q's rows decided one by one, by toggle or change terms
+** (tecs__query_clip then cuts the runs of a snapshot)? */
+bool tecs__query_rowwise(const tecs_query_t *q);
 /* Of the n rows of q's match m from row (one chunk), read from the first
 ** (from_end: from the last): *skip rows that no longer pass q's toggle
 ** terms, then the rows that pass with the same optional and any toggle

@@ -988,7 +988,7 @@ static bool snap_step(tecs_iter_t *it, bool fini)
     }
     int32_t p = it->priv_.pos, n;
     uint64_t k, kf;
-    if (TECS__UNLIKELY(tecs__query_has_toggles(it->priv_.query)))
+    if (TECS__UNLIKELY(tecs__query_rowwise(it->priv_.query)))
         return snap_step_varied(it, s);
     if (TECS__UNLIKELY(it->priv_.flags & TECS_ITER_REVERSE)) {
         if (p <= 0)             /* pos: the rows not yet handed out */
