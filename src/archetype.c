@@ -42,6 +42,14 @@
 ** row (a move, a hole fill); rows not in use have every bit clear; and
 ** ndisabled[j] counts the set bits of column j, so that iteration skips the
 ** bit test where nothing is disabled.
+** Change detection keeps ticks (the world's tick, arch.tick, when it
+** happened): in the chunk table, after the column pointers, one per column
+** and chunk for the last write to it; in each chunk entry, the last row
+** that entered the chunk (a birth, a move in, a hole fill, an enable or a
+** disable). A component with row_ticks also has a tick column in the chunk
+** layout, after the bit columns (rt_off): a changed and an added tick per
+** row, reached at cols[k * stride + 1 + ncols + ntog + j], travelling with
+** its row like the bits.
 ** A group counts as g chunks allocated one by one (g * (chunk_bytes + 63)
 ** bytes), so memory accounting does not depend on how chunks were grouped.
 **

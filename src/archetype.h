@@ -184,7 +184,8 @@ static inline int32_t tecs__arch_rt(const tecs_archetype_t *a, tecs_comp_t c)
     return -1;
 }
 
-/* Record a write to column col (component c) at row. */
+/* Record a write to column col at row (and the row's tick, if its
+** component keeps ticks per row). */
 #define tecs__arch_touch(w, a, col, row) tecs__arch_touch_in(&(w)->arch, (a), (col), (row))
 static inline void tecs__arch_touch_in(const tecs__arch_state *s, tecs_archetype_t *a,
                                        int32_t col, uint32_t row)

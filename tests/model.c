@@ -2596,15 +2596,16 @@ static void watch_run(interp *I, int32_t k)
     I->checking--;
     /* What the run owed, then what the next one compares with. */
     bool first = I->cw[k].id == NULL;
-    if (I->cw[k].cap < I->cap_gen) {
-        tecs_entity_t *id = realloc(I->cw[k].id, (size_t)I->cap_gen * sizeof *id);
-        int64_t *val = realloc(I->cw[k].val, (size_t)I->cap_gen * sizeof *val);
+    int32_t cap = I->cap_gen > 0 ? I->cap_gen : 1;  /* (a first run holds 1 slot) */
+    if (first || I->cw[k].cap < cap) {
+        tecs_entity_t *id = realloc(I->cw[k].id, (size_t)cap * sizeof *id);
+        int64_t *val = realloc(I->cw[k].val, (size_t)cap * sizeof *val);
         if (id == NULL || val == NULL)
             abort();
-        memset(id + I->cw[k].cap, 0, (size_t)(I->cap_gen - I->cw[k].cap) * sizeof *id);
+        memset(id + I->cw[k].cap, 0, (size_t)(cap - I->cw[k].cap) * sizeof *id);
         I->cw[k].id = id;
         I->cw[k].val = val;
-        I->cw[k].cap = I->cap_gen;
+        I->cw[k].cap = cap;
     }
     for (int32_t i = 0; i < I->ne; i++) {
         const ment *m = &I->e[i];
