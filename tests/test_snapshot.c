@@ -842,13 +842,16 @@ TEST(snapshot_ids_reordered)
 /* ---- described components across byte orders ---------------------------- */
 
 typedef struct SVec2 { float x, y; } SVec2;
+/* The 8-byte fields aligned to 8 on every ABI (i686 aligns them to 4 in
+** a struct), so the layout, and the committed file, are the same
+** everywhere. */
 typedef struct Mixed {
     int16_t a;
     uint32_t b;
-    double c;
-    int64_t d[2];
+    _Alignas(8) double c;
+    _Alignas(8) int64_t d[2];
     SVec2 at;
-    tecs_entity_t ref;
+    _Alignas(8) tecs_entity_t ref;
     bool flag;
 } Mixed;
 

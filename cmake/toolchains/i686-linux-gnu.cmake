@@ -10,4 +10,9 @@ set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
 # Config packages (an installed tinyecs) may live outside the target root.
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE BOTH)
-set(CMAKE_CROSSCOMPILING_EMULATOR qemu-i386 -L /usr/i686-linux-gnu)
+# The libraries of the target's root first: ld.so would otherwise take
+# the host's /etc/ld.so.cache, which names the host's own i686 libraries
+# when those are installed too (a libc of another version, under which a
+# program that ran threads hangs at exit).
+set(CMAKE_CROSSCOMPILING_EMULATOR qemu-i386 -L /usr/i686-linux-gnu
+    -E LD_LIBRARY_PATH=/usr/i686-linux-gnu/lib)
