@@ -98,9 +98,13 @@ flags=$(PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig" pkg-config --cflags --libs 
 # shellcheck disable=SC2086  # the flags are meant to split
 "$cc" -std=c11 -Wall -Wextra -Werror -pedantic "$here/app.c" $flags -o "$work/app_pc" \
     >>"$log" 2>&1 || fail "pkg-config: cc app.c $flags"
-# -ltinyecs picks the shared library; it is not in the loader's path.
+# -ltinyecs picks the shared library; it is not in the loader's path. An
+# emulator that sets the guest's LD_LIBRARY_PATH itself (qemu-user's -E,
+# see cmake/toolchains) is given one that has the library's directory too.
 LD_LIBRARY_PATH="$work/prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export LD_LIBRARY_PATH
+emu_libs=$(printf '%s' "$emu" | sed -n 's/.*-E LD_LIBRARY_PATH=\([^ ]*\).*/\1/p')
+[ -z "$emu_libs" ] || emu="$emu -E LD_LIBRARY_PATH=$work/prefix/lib:$emu_libs"
 run "pkg-config: $flags" "$work/app_pc"
 
 # The JSON module, when the library was built with it (jansson installed).
