@@ -421,6 +421,17 @@ static void w_end(writer *o)
     w_raw(o, b, 16);
 }
 
+/* tecs__realloc from inside a user callback of a save or a load, while
+** the world is closed to the callback: the allocator would refuse. */
+static void *realloc_closed(tecs_world_t *w, void *p, size_t old, size_t n)
+{
+    uint8_t was = w->base.closed;
+    w->base.closed = TECS__OPEN;
+    void *q = tecs__realloc(w, p, old, n);
+    w->base.closed = was;
+    return q;
+}
+
 tecs_err_t tecs_snapshot_put(tecs_snapshot_out_t *out, const void *data, size_t n)
 {
     if (out == NULL || (data == NULL && n > 0))
@@ -431,10 +442,7 @@ tecs_err_t tecs_snapshot_put(tecs_snapshot_out_t *out, const void *data, size_t 
         size_t cap = out->cap ? out->cap : 256;
         while (cap < out->size + n)
             cap *= 2;
-        uint8_t was = out->w->base.closed;
-        out->w->base.closed = TECS__OPEN;        /* the allocator closes it again */
-        void *p = tecs__realloc(out->w, out->data, out->cap, cap);
-        out->w->base.closed = was;
+        void *p = realloc_closed(out->w, out->data, out->cap, cap);
         if (p == NULL)
             return TECS_ENOMEM;
         out->data = p;
@@ -1133,10 +1141,7 @@ static tecs_err_t fields_build(reader *in, tecs_comp_t c, void *dst, size_t n)
     const tecs__comp *ci = tecs__comp_get(w, c);
     size_t need = (size_t)ci->size + n + 1;     /* staging, then its text (<= n) */
     if (need > in->stage_cap) {
-        uint8_t was = w->base.closed;
-        w->base.closed = TECS__OPEN;
-        void *p = tecs__realloc(w, in->stage, in->stage_cap, need);
-        w->base.closed = was;
+        void *p = realloc_closed(w, in->stage, in->stage_cap, need);
         if (p == NULL)
             return TECS_ENOMEM;
         in->stage = p;
