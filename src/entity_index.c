@@ -58,6 +58,7 @@ void tecs__ei_fini(tecs_world_t *w)
 void tecs__ei_relink(tecs_world_t *w)
 {
     tecs__ei_state *s = &w->ei;
+    s->pops += (uint64_t)s->nfree;
     s->free_head = s->free_tail = TECS__NO_SLOT;
     s->nfree = 0;
     for (int32_t i = 0; i < s->nrecs; i++) {
@@ -72,6 +73,7 @@ void tecs__ei_relink(tecs_world_t *w)
         s->free_tail = (uint32_t)i;
         s->nfree++;
     }
+    s->pushes += (uint64_t)s->nfree;
 }
 
 /* Record TECS_EDEAD for e. */

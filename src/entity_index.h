@@ -40,6 +40,11 @@ typedef struct tecs__ei_state {
     int32_t nalive;             /* live entities                            */
     int32_t npending;           /* ids handed out, birth queued             */
     int32_t max_entities;
+    int32_t nretired;           /* slots retired                            */
+    uint64_t pushes;            /* slots ever appended to the free list     */
+    uint64_t pops;              /* slots ever taken from its head: a delta
+                                   since a mark names the list's change by
+                                   these two counts (snapshot.c)            */
 } tecs__ei_state;
 
 /* The layer's inline functions take its state, not the world: the macros
@@ -98,6 +103,7 @@ static inline tecs_entity_t tecs__ei_take_in(tecs__ei_state *s)
         if (s->free_head == TECS__NO_SLOT)
             s->free_tail = TECS__NO_SLOT;
         s->nfree--;
+        s->pops++;
     } else {
         assert(s->nrecs < s->cap_recs);
         index = (uint32_t)s->nrecs++;
@@ -116,6 +122,7 @@ static inline void tecs__ei_release_in(tecs__ei_state *s, uint32_t index)
     tecs__record *r = &s->recs[index];
     if (r->gen == UINT32_MAX) {
         r->arch = TECS__ARCH_RETIRED;
+        s->nretired++;
         return;
     }
     r->gen++;
@@ -127,12 +134,14 @@ static inline void tecs__ei_release_in(tecs__ei_state *s, uint32_t index)
         s->recs[s->free_tail].row = index;
     s->free_tail = index;
     s->nfree++;
+    s->pushes++;
 }
 
 void tecs__ei_fini(tecs_world_t *w);
 /* Thread the free list through every dead slot in slot order, the lowest
 ** first (tecs_world_reset: the order new ids take then does not depend on
-** the order the entities died in). */
+** the order the entities died in). It counts as taking every free slot and
+** appending them again. */
 void tecs__ei_relink(tecs_world_t *w);
 /* Record TECS_EDEAD: e is not alive. */
 tecs_err_t tecs__err_dead(tecs_world_t *w, tecs_entity_t e);

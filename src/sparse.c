@@ -184,8 +184,11 @@ static void set_empty(tecs_world_t *w, tecs__sparse *s)
 void tecs__sparse_clear(tecs_world_t *w)
 {
     tecs__sparse_destroy_values(w);
-    for (int32_t i = 0; i < w->sparse.nsets; i++)
+    for (int32_t i = 0; i < w->sparse.nsets; i++) {
+        if (w->sparse.sets[i]->count > 0)
+            w->sparse.sets[i]->removed = w->arch.tick;
         set_empty(w, w->sparse.sets[i]);
+    }
     w->sparse.nfilled = 0;
 }
 

@@ -37,6 +37,7 @@ typedef struct tecs__sparse {
     tecs__spage *spare;         /* an emptied page kept for the next one    */
     uint64_t changed;           /* tick of the last write to a value        */
     uint64_t added;             /* tick of the last member that joined      */
+    uint64_t removed;           /* tick of the last member that left        */
     tecs_comp_t comp;
 } tecs__sparse;
 
@@ -171,6 +172,7 @@ static TECS__INLINE void tecs__sparse_cut(tecs_world_t *w, tecs__sparse *s, tecs
     int32_t n = s->count - 1;
     tecs_entity_t last = s->dense[n];
     s->count = n;
+    s->removed = w->arch.tick;
     if (place != (uint32_t)n) {             /* the last member fills the hole */
         uint32_t ls = TECS_ENTITY_INDEX(last);
         s->dense[place] = last;
