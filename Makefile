@@ -30,7 +30,7 @@ DOXYGEN  ?= doxygen
 
 FUZZ_SECONDS  ?= 60
 MODEL_SECONDS ?= 60
-FUZZ_TARGETS  ?= fuzz_model fuzz_json fuzz_snapshot
+FUZZ_TARGETS  ?= fuzz_model fuzz_json fuzz_snapshot fuzz_delta
 # The long model test runs 1,000,000 operations; fewer under the slow tools.
 SANITIZE_MODEL_OPS ?= 250000
 VALGRIND_MODEL_OPS ?= 20000
@@ -123,7 +123,7 @@ fuzz:
 		mkdir -p build-fuzz/corpus-$$t build-fuzz/crashes; \
 		echo "== $$t for $(FUZZ_SECONDS) s"; \
 		ASAN_OPTIONS=detect_leaks=1 build-fuzz/fuzz/$$t -max_total_time=$(FUZZ_SECONDS) \
-			-max_len=$$([ $$t = fuzz_json ] && echo 8192 || echo 2052) -timeout=20 \
+			-max_len=$$(case $$t in (fuzz_json|fuzz_delta) echo 8192;; (*) echo 2052;; esac) -timeout=20 \
 			-print_final_stats=1 -artifact_prefix=build-fuzz/crashes/ \
 			build-fuzz/corpus-$$t fuzz/corpus/$${t#fuzz_} \
 			|| exit 1; \

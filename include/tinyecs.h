@@ -2192,6 +2192,71 @@ void tecs_snapshot_buf_free(tecs_snapshot_buf_t *buf);
  *  are TECS_EFORMAT. */
 tecs_err_t tecs_snapshot_load_mem(tecs_world_t *world, const void *data, size_t size);
 
+/*
+** Deltas: what changed since a mark, for a world that mirrors another
+** (a server's clients, a replay). The source takes a mark
+** (tecs_world_mark) when it saves the base snapshot; each
+** tecs_delta_save then writes what changed since its mark and moves the
+** mark to now. Applied in the same order to a world loaded from the base,
+** the deltas give the source's world: the same slots, generations and free
+** list, the same archetypes in the same order, the same rows in the same
+** order, values, bits, sparse sets and resources. A delta holds the chunks
+** that rows entered (births, moves, swap-removes, enables), the columns
+** written in the others (chunk ticks: see Change detection), the sparse
+** sets that changed, the free list's change, and every resource; its size
+** follows what changed, not the world.
+**
+** The mirror takes no other changes: a delta checks that the world is
+** where its mark was (its slot and entity counts) and refuses a world
+** that is not (TECS_EINVAL, unchanged). From callbacks: as snapshots (the
+** writer, reader and serializer callbacks are refused every call; a mark,
+** a save or an apply is refused inside any callback, iteration, deferred
+** section or frame).
+*/
+
+/** A point in a world's history (tecs_world_mark). Its fields are private. */
+typedef struct tecs_mark_t {
+    uint64_t tick, pushes, pops;
+    int32_t nslots, nalive, nfree, nretired;
+} tecs_mark_t;
+
+/** Mark the world's state now: the next tecs_delta_save with the mark
+ *  holds what changes after this call. Moves the world's tick on.
+ *  @return TECS_OK, TECS_EINVAL (NULL), TECS_EBUSY (as tecs_snapshot_save). */
+tecs_err_t tecs_world_mark(tecs_world_t *world, tecs_mark_t *mark);
+
+/**
+ * Write what changed since mark (of this world) to write, then move mark to
+ * now. @return as tecs_snapshot_save; TECS_EINVAL also for a NULL mark or a
+ * mark that is not of this world's past. On failure the mark stays.
+ */
+tecs_err_t tecs_delta_save(tecs_world_t *world, tecs_mark_t *mark, tecs_write_fn write,
+                           void *ctx);
+
+/**
+ * Apply a delta from read to a world that is where the delta's mark was
+ * (loaded from the base snapshot, then given the deltas before this one).
+ * Components are matched (and registered) as by tecs_snapshot_load.
+ * Observers and hooks of entities do not fire; the values replaced are
+ * destroyed and the new ones built through the serializers, as a load
+ * does; resources are removed and set again. Rows the delta brings count
+ * as entered, and columns it writes as written, for change terms.
+ * @return TECS_OK; TECS_EINVAL (NULL; the world is not where the delta
+ * starts: unchanged); TECS_EBUSY (as tecs_snapshot_load); TECS_EFORMAT
+ * (as tecs_snapshot_load, and a delta that does not fit the world);
+ * TECS_ENOMEM; or a callback's error. On any failure after the check of
+ * where the world is, the world is left empty, as a failed load leaves
+ * it: load the base again.
+ */
+tecs_err_t tecs_delta_apply(tecs_world_t *world, tecs_read_fn read, void *ctx);
+
+/** tecs_delta_save into buf, replacing what it held. */
+tecs_err_t tecs_delta_save_mem(tecs_world_t *world, tecs_mark_t *mark,
+                               tecs_snapshot_buf_t *buf);
+
+/** tecs_delta_apply from size bytes at data. */
+tecs_err_t tecs_delta_apply_mem(tecs_world_t *world, const void *data, size_t size);
+
 /* ==================================================================== */
 /* Threads                                                              */
 /* ==================================================================== */

@@ -2656,6 +2656,25 @@ static tecs_err_t m_obj_load(void *dst, const void *data, size_t n, void *ctx)
     return TECS_OK;
 }
 
+/* A world to load the model's snapshots into: another chunk size, and H
+** registered (hooks, serializer) as in the model's world. */
+static tecs_world_t *load_world(interp *I, tw_alloc *al, hook_counts *hc)
+{
+    tecs_world_t *w = tecs_world_new_ex(&(tecs_world_desc_t){ .alloc = tw_alloc_fn,
+        .alloc_ud = al, .rows_per_chunk = tecs_world_rows_per_chunk(I->w) == 1024 ? 64 : 1024 });
+    if (w == NULL) {
+        mi_failf(I, "tecs_world_new_ex failed");
+        return NULL;
+    }
+    tecs_component_new(w, &(tecs_component_desc_t){
+        .name = cname[C_H], .size = sizeof(Obj), .align = _Alignof(Obj), .id = I->cid[C_H],
+        .ctor = obj_ctor, .dtor = obj_dtor, .copy = obj_copy, .move = obj_move,
+        .hook_ctx = hc, .fields = cfields[C_H], .nfields = cnfields[C_H] });
+    tecs_component_serializer(w, I->cid[C_H], &(tecs_serializer_t){
+        .serialize = m_obj_save, .deserialize = m_obj_load, .ctx = hc });
+    return w;
+}
+
 /* Save the world to memory and load it into a fresh world: refused while
 ** anything is deferred or queued; else the loaded world passes the check,
 ** holds every model entity with its components, values and bits, and
@@ -2679,19 +2698,11 @@ static void op_snapshot(interp *I, const m_op *op)
     }
     tw_alloc al = { 0 };
     hook_counts hc = { 0 };
-    tecs_world_t *w = tecs_world_new_ex(&(tecs_world_desc_t){ .alloc = tw_alloc_fn,
-        .alloc_ud = &al, .rows_per_chunk = tecs_world_rows_per_chunk(I->w) == 1024 ? 64 : 1024 });
+    tecs_world_t *w = load_world(I, &al, &hc);
     if (w == NULL) {
-        mi_failf(I, "tecs_world_new_ex failed");
         tecs_snapshot_buf_free(&buf);
         return;
     }
-    tecs_component_new(w, &(tecs_component_desc_t){
-        .name = cname[C_H], .size = sizeof(Obj), .align = _Alignof(Obj), .id = I->cid[C_H],
-        .ctor = obj_ctor, .dtor = obj_dtor, .copy = obj_copy, .move = obj_move,
-        .hook_ctx = &hc, .fields = cfields[C_H], .nfields = cnfields[C_H] });
-    tecs_component_serializer(w, I->cid[C_H], &(tecs_serializer_t){
-        .serialize = m_obj_save, .deserialize = m_obj_load, .ctx = &hc });
     err = (int)tecs_snapshot_load_mem(w, buf.data, buf.size);
     EXPECT(I, err == TECS_OK, "tecs_snapshot_load_mem: %s", tecs_last_error_msg(w));
     if (err == TECS_OK) {
@@ -2734,6 +2745,89 @@ static void op_snapshot(interp *I, const m_op *op)
            hooks_live(&hc), hc.bad);
     tecs_snapshot_buf_free(&again);
     tecs_snapshot_buf_free(&buf);
+}
+
+/* Free the mirror: nothing of it may leak. */
+static void mirror_drop(interp *I)
+{
+    if (I->mirror.w == NULL)
+        return;
+    tecs_world_free(I->mirror.w);
+    I->mirror.w = NULL;
+    EXPECT(I, I->mirror.al.blocks == 0 && hooks_live(&I->mirror.hc) == 0 &&
+              I->mirror.hc.bad == 0, "the mirror leaks %ld blocks, %ld H values, %ld bad hooks",
+           (long)I->mirror.al.blocks, hooks_live(&I->mirror.hc), I->mirror.hc.bad);
+}
+
+/* The mirror is the world: it passes the check and saves to the world's
+** bytes (slots, generations, free list, archetypes in order, rows in
+** order, values, bits, sparse sets, resources). */
+static void mirror_compare(interp *I)
+{
+    tecs_snapshot_buf_t a = { 0 }, b = { 0 };
+    long inj = I->alloc.failures;
+    int err = (int)tecs_snapshot_save_mem(I->w, &a);
+    if (!(I->alloc.failures > inj && err == TECS_ENOMEM)) {
+        EXPECT(I, err == TECS_OK, "tecs_snapshot_save_mem: %s", tecs_last_error_msg(I->w));
+        EXPECT(I, tecs_world_check(I->mirror.w) == TECS_OK, "the mirror: %s",
+               tecs_last_error_msg(I->mirror.w));
+        err = (int)tecs_snapshot_save_mem(I->mirror.w, &b);
+        EXPECT(I, err == TECS_OK && a.size == b.size && memcmp(a.data, b.data, a.size) == 0,
+               "the mirror saves to other bytes than the world (%zu, %zu)", b.size, a.size);
+    }
+    tecs_snapshot_buf_free(&a);
+    tecs_snapshot_buf_free(&b);
+}
+
+/* A mirror of the world (op delta): now and then a new one, loaded from a
+** base snapshot taken with a mark; else the delta since the mark, applied
+** to the mirror, which must then be the world. Refused while anything is
+** deferred or queued; a failed allocation of the save leaves the mark
+** (the next delta holds its changes too). */
+static void op_delta(interp *I, const m_op *op)
+{
+    bool busy = mi_deferred(I) || I->ndq > 0 || I->nlq > 0;
+    tecs_snapshot_buf_t buf = { 0 };
+    long inj = I->alloc.failures;
+    int err;
+    if (I->mirror.w == NULL || op->x % 16 == 0) {
+        mirror_drop(I);
+        tecs_mark_t mark;
+        err = (int)tecs_world_mark(I->w, &mark);
+        mi_result_is(I, err, busy ? TECS_EBUSY : TECS_OK, "tecs_world_mark");
+        if (err != TECS_OK)
+            return;
+        err = (int)tecs_snapshot_save_mem(I->w, &buf);
+        if (err == TECS_OK) {
+            memset(&I->mirror, 0, sizeof I->mirror);
+            I->mirror.mark = mark;
+            I->mirror.w = load_world(I, &I->mirror.al, &I->mirror.hc);
+            err = I->mirror.w ? (int)tecs_snapshot_load_mem(I->mirror.w, buf.data, buf.size)
+                              : TECS_OK;
+            EXPECT(I, err == TECS_OK, "loading the mirror's base: %s", tecs_err_name(err));
+        } else {
+            EXPECT(I, I->alloc.failures > inj && err == TECS_ENOMEM,
+                   "tecs_snapshot_save_mem: %s", tecs_err_name(err));
+        }
+    } else {
+        tecs_mark_t was = I->mirror.mark;
+        err = (int)tecs_delta_save_mem(I->w, &I->mirror.mark, &buf);
+        if (I->alloc.failures > inj && err == TECS_ENOMEM) {
+            EXPECT(I, memcmp(&was, &I->mirror.mark, sizeof was) == 0,
+                   "a failed tecs_delta_save moved its mark");
+            tecs_snapshot_buf_free(&buf);
+            return;
+        }
+        mi_result_is(I, err, busy ? TECS_EBUSY : TECS_OK, "tecs_delta_save_mem");
+        if (err == TECS_OK) {
+            err = (int)tecs_delta_apply_mem(I->mirror.w, buf.data, buf.size);
+            EXPECT(I, err == TECS_OK, "tecs_delta_apply_mem: %s",
+                   tecs_last_error_msg(I->mirror.w));
+        }
+    }
+    tecs_snapshot_buf_free(&buf);
+    if (I->mirror.w && err == TECS_OK)
+        mirror_compare(I);
 }
 
 static const struct {
@@ -2804,6 +2898,7 @@ static const struct {
     { "change_watch", 4, op_change_watch },
     { "index_new_by_name", 1, op_index_new_by_name },
     { "snapshot", 1, op_snapshot },
+    { "delta", 2, op_delta },
 };
 enum { NOPS = sizeof ops / sizeof ops[0] };
 
@@ -2898,6 +2993,7 @@ static void teardown(interp *I, bool check)
             mi_check_memory(I);
     }
     reset_budgets(I);
+    mirror_drop(I);
     I->freeing = true;
     tecs_err_t freed = tecs_world_free(I->w);
     I->w = NULL;

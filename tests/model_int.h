@@ -214,6 +214,13 @@ struct interp {
         int32_t cap;
     } cw[2];
     int32_t ncw;
+    struct {                    /* op delta: a mirror of the world, loaded
+                                   from a base, then given each delta      */
+        tecs_world_t *w;
+        tw_alloc al;
+        hook_counts hc;
+        tecs_mark_t mark;
+    } mirror;
     tecs_query_t *sys_q;        /* the query a system uses (sys_drive_run)  */
     tecs_query_t *par_q[4];     /* queries of parallel / concurrent systems
                                    (model_par.c): busy while they live      */
