@@ -465,3 +465,94 @@ TEST(snapshot_index_rebuild_replaced_rows)
     tecs_snapshot_buf_free(&buf);
     tw_free(w);
 }
+
+/* What a cache's order function calls while the load refills the cache:
+** reads answer, a structural change is queued and applied before the load
+** returns, making objects and loading again are refused. */
+typedef struct probe_ctx {
+    iw *s;
+    tecs_comp_t seen;
+    int calls, refused;
+} probe_ctx;
+
+static int probing_order(tecs_world_t *w, tecs_entity_t a, tecs_entity_t b, void *ctx)
+{
+    probe_ctx *p = ctx;
+    p->calls++;
+    CHECK(tecs_get(w, a, p->s->hp) != NULL);
+    tecs_add(w, a, p->seen);
+    p->refused += tecs_snapshot_load_mem(w, "x", 1) == TECS_EBUSY;
+    p->refused += tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = p->s->hp, .kind = TECS_INDEX_HASH, .type = TECS_KEY_I32 }) == NULL;
+    p->refused += tecs_cache_new(w, &(tecs_cache_desc_t){ .query = p->s->q_h }) == NULL;
+    return by_hp(w, a, b, p->s);
+}
+
+TEST(snapshot_index_order_fn_calls)
+{
+    tecs_snapshot_buf_t buf = { 0 };
+    iw a = { 0 }, b = { .w = tw_new() };
+    source(&a, &buf, 60, false);
+    iw_components(&b);
+    probe_ctx p = { .s = &b, .seen = TECS_TAG(b.w, Seen) };
+    b.q_h = tecs_query_all(b.w, 1, &b.hp);
+    tecs_cache_t *c = tecs_cache_new(b.w, &(tecs_cache_desc_t){
+        .query = b.q_h, .order = probing_order, .ctx = &p });
+    CHECK(c != NULL);
+    CHECK_EQ(p.calls, 0);
+    CHECK_ERR(tecs_snapshot_load_mem(b.w, buf.data, buf.size), TECS_OK);
+    CHECK(p.calls > 0);
+    CHECK_EQ(p.refused, 3 * p.calls);
+    CHECK_EQ(tecs_last_error(b.w), TECS_OK);
+    tecs_entity_t ids[NMAX];
+    int32_t n = tecs_cache_collect(c, ids, NMAX);
+    CHECK_EQ(n, tecs_query_collect(a.q_h, NULL, 0));
+    int seen = 0;
+    for (int32_t i = 0; i < n; i++) {
+        seen += tecs_has(b.w, ids[i], p.seen);
+        if (i > 0)
+            CHECK(by_hp(b.w, ids[i - 1], ids[i], &b) < 0);
+    }
+    CHECK(seen > 0);
+    TW_CHECK(b.w);
+    tecs_snapshot_buf_free(&buf);
+    tw_free(a.w);
+    tw_free(b.w);
+}
+
+/* An index asleep after a burst (its component's calls skip it), in a world
+** emptied again: the load wakes it, rebuilt, and it follows events again. */
+TEST(snapshot_index_asleep_before_load)
+{
+    tecs_snapshot_buf_t buf = { 0 };
+    iw a = { 0 }, b = { .w = tw_new() };
+    source(&a, &buf, 200, false);
+    iw_components(&b);
+    tecs_index_t *x = tecs_index_new(b.w, &(tecs_index_desc_t){
+        .comp = b.hp, .kind = TECS_INDEX_HASH, .type = TECS_KEY_I32 });
+    tecs_entity_t ids[300];
+    for (int i = 0; i < 300; i++)
+        TECS_SET(b.w, ids[i] = tecs_new(b.w), b.hp, Health, {i});
+    CHECK_EQ(tecs_index_count(x), 300);
+    for (int i = 0; i < 300; i++)       /* a burst: the index sleeps */
+        TECS_SET(b.w, ids[i], b.hp, Health, {i + 1});
+    for (int i = 0; i < 300; i++)
+        tecs_destroy(b.w, ids[i]);
+    TW_CHECK(b.w);
+    CHECK(x->asleep && x->dirty);
+    CHECK_ERR(tecs_snapshot_load_mem(b.w, buf.data, buf.size), TECS_OK);
+    CHECK(!x->asleep && !x->dirty);
+    TW_CHECK(b.w);
+    CHECK_EQ(tecs_index_count(x), tecs_index_count(a.hp_hash));
+    tecs_filter_t *f = tecs_filter_new(b.w);
+    tecs_filter_cmp(f, x, TECS_EQ, tecs_key_int(1234));
+    CHECK_EQ(tecs_query_where_collect(tecs_query_all(b.w, 1, &b.hp), f, NULL, 0), 0);
+    tecs_entity_t e = tecs_new(b.w);
+    TECS_SET(b.w, e, b.hp, Health, {1234});
+    CHECK_EQ(tecs_filter_test(f, e), true);
+    tecs_filter_free(f);
+    TW_CHECK(b.w);
+    tecs_snapshot_buf_free(&buf);
+    tw_free(a.w);
+    tw_free(b.w);
+}
