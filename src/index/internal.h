@@ -536,7 +536,8 @@ tecs_err_t tecs__index_refresh(tecs_index_t *x);
 ** both; TECS_ENOMEM) the indexes and caches not rebuilt are left empty and
 ** marked to be rebuilt before their next use, so none is ever stale; a
 ** caller that then empties the world calls it again. With no rows in the
-** world it allocates nothing and calls nothing, and cannot fail. */
+** world it allocates nothing and calls nothing, and cannot fail. Call it
+** with nothing deferred and no iteration open, as a load is. */
 tecs_err_t tecs__indexes_rebuild(tecs_world_t *w);
 /* Encode a caller's key for x; false (TECS_EINVAL) if it does not fit. */
 bool tecs__index_encode(tecs_index_t *x, tecs_key_t key, uint64_t *out);
