@@ -2142,8 +2142,12 @@ tecs_err_t tecs_snapshot_save(tecs_world_t *world, tecs_write_fn write, void *ct
 
 /**
  * Load a snapshot from read into an empty world: no entity, no queued or
- * delayed change, no resource, no index and no cache (make those after the
- * load: they are built from the loaded entities). Components the world has
+ * delayed change, no resource. Indexes and caches the world has are built
+ * from the loaded entities at the end of the load, as if made after it
+ * (each index filled once, each cache filled once; no on_enter / on_leave
+ * runs); a cache's order function runs then, as in tecs_cache_new (with
+ * the world open for reads only; what it queues is applied before the
+ * load returns). Components the world has
  * are matched by name; the others are registered (with their saved id if it
  * is free, and their saved description unless it has a string field), as
  * plain data: a component with hooks must be registered,
@@ -2154,15 +2158,17 @@ tecs_err_t tecs_snapshot_save(tecs_world_t *world, tecs_write_fn write, void *ct
  * the snapshot's: a stale id of the world from before the load may name a
  * loaded entity.
  * @return TECS_OK; TECS_EINVAL (NULL, a world that is not empty);
- * TECS_EBUSY (as for tecs_snapshot_save; an index or cache exists);
+ * TECS_EBUSY (as for tecs_snapshot_save); TECS_EEXIST (a unique index of
+ * the world finds a key twice among the loaded entities: the message
+ * names the component and both entities);
  * TECS_EFORMAT (bad magic, version, checksum, truncated input, counts out
  * of range or inconsistent, values in another byte order without a
  * serializer or description; a component whose size, alignment, layout, storage or
  * enableable differs from the registered one and has no convert hook:
  * the message names it); TECS_ELIMIT (the world's entity limit);
  * TECS_ENOMEM; or the error a callback returned. On failure the world is
- * empty again (no entity, no resource) and nothing leaks; components and
- * archetypes the load made stay.
+ * empty again (no entity, no resource), so are its indexes and caches, and
+ * nothing leaks; components and archetypes the load made stay.
  */
 tecs_err_t tecs_snapshot_load(tecs_world_t *world, tecs_read_fn read, void *ctx);
 
@@ -2239,14 +2245,15 @@ tecs_err_t tecs_delta_save(tecs_world_t *world, tecs_mark_t *mark, tecs_write_fn
  * Components are matched (and registered) as by tecs_snapshot_load.
  * Observers and hooks of entities do not fire; the values replaced are
  * destroyed and the new ones built through the serializers, as a load
- * does; resources are removed and set again. Rows the delta brings count
- * as entered, and columns it writes as written, for change terms.
+ * does; resources are removed and set again; the world's indexes and
+ * caches are rebuilt from its rows, as after a load. Rows the delta brings
+ * count as entered, and columns it writes as written, for change terms.
  * @return TECS_OK; TECS_EINVAL (NULL; the world is not where the delta
- * starts: unchanged); TECS_EBUSY (as tecs_snapshot_load); TECS_EFORMAT
- * (as tecs_snapshot_load, and a delta that does not fit the world);
- * TECS_ENOMEM; or a callback's error. On any failure after the check of
- * where the world is, the world is left empty, as a failed load leaves
- * it: load the base again.
+ * starts: unchanged); TECS_EBUSY (as tecs_snapshot_load); TECS_EEXIST (as
+ * tecs_snapshot_load); TECS_EFORMAT (as tecs_snapshot_load, and a delta
+ * that does not fit the world); TECS_ENOMEM; or a callback's error. On any
+ * failure after the check of where the world is, the world is left empty,
+ * as a failed load leaves it: load the base again.
  */
 tecs_err_t tecs_delta_apply(tecs_world_t *world, tecs_read_fn read, void *ctx);
 

@@ -27,13 +27,16 @@
 ** count are set as each archetype completes. Any failure undoes the lot
 ** (undo_load): values destroyed, chunks and sparse pages freed, every
 ** slot dead, resources removed: the world is empty again. No event is
-** raised for a loaded entity (observers and hooks do not fire); a world
-** with an index or a cache is refused, since those follow events.
+** raised for a loaded entity (observers and hooks do not fire); the
+** world's indexes and caches, which follow events, are rebuilt from the
+** loaded rows at the end (tecs__indexes_rebuild), and a unique index whose
+** keys repeat fails the load.
 **
 ** The user's callbacks (writer, reader, serializer) run with the world
 ** closed as TECS__SNAPSHOT: whatever they call is refused.
 **
-** Calls: alloc, entity_index, component, archetype, sparse, resource.
+** Calls: alloc, entity_index, component, archetype, sparse, resource,
+** index (the rebuild).
 */
 #include "private.h"
 #include "index/internal.h"
@@ -1539,14 +1542,20 @@ static tecs_err_t may_load(tecs_world_t *w)
     if (w->ei.nalive > 0 || tecs_resource_count(w) > 0)
         return tecs__err(w, TECS_EINVAL, "tecs_snapshot_load needs an empty world (%d "
                          "entities, %d resources)", w->ei.nalive, tecs_resource_count(w));
-    const tecs__indexes *r = w->indexes;
-    bool any = r != NULL && r->caches != NULL;
-    for (int32_t i = 0; r && i < r->nids; i++)
-        any |= r->by_id[i] != NULL;
-    if (any)
-        return tecs__err(w, TECS_EBUSY, "tecs_snapshot_load: the world has an index or a "
-                         "cache; make them after the load");
     return TECS_OK;
+}
+
+/* The loaded rows came without events: the world's indexes and caches are
+** built from them; a unique index whose loaded keys repeat fails the load. */
+static tecs_err_t load_indexes(tecs_world_t *w)
+{
+    tecs_err_t err = tecs__indexes_rebuild(w);
+    if (err == TECS_EEXIST) {
+        char msg[sizeof w->base.errmsg];
+        memcpy(msg, w->base.errmsg, sizeof msg);
+        tecs__err(w, err, "snapshot: the loaded entities break an index: %s", msg);
+    }
+    return err;
 }
 
 static tecs_err_t load_with(tecs_world_t *w, tecs_read_fn read, void *ctx, left_fn left)
@@ -1567,10 +1576,15 @@ static tecs_err_t load_with(tecs_world_t *w, tecs_read_fn read, void *ctx, left_
     tecs__free(w, in.comps, (size_t)in.ncomps * sizeof *in.comps + 1);
     tecs__free(w, in.blob, in.blob_cap);
     tecs__free(w, in.stage, in.stage_cap);
+    bool built = err == TECS_OK;
+    if (built)
+        err = load_indexes(w);
     if (err) {
         char msg[sizeof w->base.errmsg];
         memcpy(msg, w->base.errmsg, sizeof msg);
         undo_load(w);
+        if (built)                              /* emptied: with no row, it cannot fail */
+            tecs__indexes_rebuild(w);
         w->base.err = err;                      /* the failure's own message */
         memcpy(w->base.errmsg, msg, sizeof msg);
         return err;
@@ -2554,18 +2568,6 @@ static void delta_free(tecs_world_t *w, delta *d)
     tecs__free(w, d->seen, (size_t)d->cap_seen);
 }
 
-/* A world with an index or a cache is refused: those follow events. */
-static tecs_err_t refuse_indexed(tecs_world_t *w, const char *what)
-{
-    const tecs__indexes *r = w->indexes;
-    bool any = r != NULL && r->caches != NULL;
-    for (int32_t i = 0; r && i < r->nids; i++)
-        any |= r->by_id[i] != NULL;
-    if (any)
-        return tecs__err(w, TECS_EBUSY, "%s: the world has an index or a cache", what);
-    return TECS_OK;
-}
-
 static tecs_err_t apply_with(tecs_world_t *w, tecs_read_fn read, void *ctx, left_fn left)
 {
     if (w == NULL)
@@ -2575,7 +2577,7 @@ static tecs_err_t apply_with(tecs_world_t *w, tecs_read_fn read, void *ctx, left
         return err;
     if (read == NULL)
         return tecs__err(w, TECS_EINVAL, "NULL reader");
-    if ((err = refuse_now(w, "tecs_delta_apply")) || (err = refuse_indexed(w, "tecs_delta_apply")))
+    if ((err = refuse_now(w, "tecs_delta_apply")))
         return err;
     reader in = { .w = w, .fn = read, .ctx = ctx, .left = left };
     delta d = { 0 };
@@ -2586,10 +2588,13 @@ static tecs_err_t apply_with(tecs_world_t *w, tecs_read_fn read, void *ctx, left
     tecs__free(w, in.blob, in.blob_cap);
     tecs__free(w, in.stage, in.stage_cap);
     delta_free(w, &d);
+    if (err == TECS_OK)
+        err = load_indexes(w);          /* rows replaced without events */
     if (err && d.changed) {
         char msg[sizeof w->base.errmsg];
         memcpy(msg, w->base.errmsg, sizeof msg);
         undo_load(w);
+        tecs__indexes_rebuild(w);       /* emptied: with no row, it cannot fail */
         w->base.err = err;                      /* the failure's own message */
         memcpy(w->base.errmsg, msg, sizeof msg);
     }

@@ -1973,6 +1973,31 @@ static tecs_filter_t *where_setup(interp *I, const m_op *op, const mquery **q, m
     return fl;
 }
 
+/* Are got[0..ng) the entities the model says match q and condition n - 1
+** of cs, in any order? *nw: how many it says. */
+static bool where_is_model(interp *I, const mquery *q, const mcond *cs, int32_t n,
+                           const tecs_entity_t *got, int32_t ng, int32_t *nw)
+{
+    *nw = 0;
+    for (int32_t i = 0; i < I->ne; i++) {
+        const ment *m = &I->e[i];
+        if (m->st == ST_ALIVE && m_match(q, m) && (n <= 0 || m_cond(I, cs, n - 1, m))) {
+            I->mark[TECS_ENTITY_INDEX(m->id)] = m->id;
+            ++*nw;
+        }
+    }
+    bool same = ng == *nw;
+    for (int32_t i = 0; i < ng && same; i++) {
+        uint32_t index = TECS_ENTITY_INDEX(got[i]);
+        same = (int32_t)index < I->cap_gen && I->mark[index] == got[i];
+        if (same)
+            I->mark[index] = 0;
+    }
+    for (int32_t i = 0; i < I->ne; i++)
+        I->mark[TECS_ENTITY_INDEX(I->e[i].id)] = 0;
+    return same;
+}
+
 static void op_where(interp *I, const m_op *op)
 {
     const mquery *q;
@@ -1991,23 +2016,8 @@ static void op_where(interp *I, const m_op *op)
             tecs_filter_free(fl);
             return;
         }
-        int32_t nw = 0;
-        for (int32_t i = 0; i < I->ne; i++) {
-            const ment *m = &I->e[i];
-            if (m->st == ST_ALIVE && m_match(q, m) && m_cond(I, cs, n - 1, m)) {
-                I->mark[TECS_ENTITY_INDEX(m->id)] = m->id;
-                nw++;
-            }
-        }
-        bool same = ng == nw;
-        for (int32_t i = 0; i < ng && same; i++) {
-            uint32_t index = TECS_ENTITY_INDEX(got[i]);
-            same = (int32_t)index < I->cap_gen && I->mark[index] == got[i];
-            if (same)
-                I->mark[index] = 0;
-        }
-        for (int32_t i = 0; i < I->ne; i++)
-            I->mark[TECS_ENTITY_INDEX(I->e[i].id)] = 0;
+        int32_t nw;
+        bool same = where_is_model(I, q, cs, n, got, ng, &nw);
         free(got);
         const ment *m = I->ne ? &I->e[op->y % (uint32_t)I->ne] : NULL;
         bool t = m && tecs_filter_test(fl, m->id);
@@ -2675,14 +2685,147 @@ static tecs_world_t *load_world(interp *I, tw_alloc *al, hook_counts *hc)
     return w;
 }
 
+/* The model's indexes and caches, made again in a fresh world before a
+** load into it, and a filtered cache there too: what they hold after the
+** load is compared with the model. */
+typedef struct copies {
+    tecs_index_t *ix[MAXIX];
+    tecs_cache_t *cs[MAXC];
+    tecs_query_t *qs[MAXC];     /* their queries                            */
+    mquery q;                   /* a model query, made in the fresh world   */
+    tecs_filter_t *fl;          /* its filter on the copied indexes          */
+    tecs_cache_t *fc;           /* a cache of both                          */
+    mcond cond[MAXCOND];
+    int32_t ncond;
+} copies;
+
+/* An ordered cache's order (model_cb.c's): key bytes, then id. */
+static int copies_order(tecs_world_t *w, tecs_entity_t a, tecs_entity_t b, void *ctx)
+{
+    const mcache *mc = ctx;
+    const void *pa = tecs_get(w, a, mc->I->cid[mc->key]);
+    const void *pb = tecs_get(w, b, mc->I->cid[mc->key]);
+    int r = pa && pb ? memcmp(pa, pb, csize[mc->key]) : (pa != NULL) - (pb != NULL);
+    return r ? r : (a > b) - (a < b);
+}
+
+static tecs_query_t *copies_query(interp *I, tecs_world_t *w, const tecs_query_t *q)
+{
+    for (int32_t k = 0; k < I->nq; k++)
+        if (I->qs[k].q == q)
+            return tecs_query_new(w, &(tecs_query_desc_t){ .terms = I->qs[k].t,
+                                                           .term_count = I->qs[k].nt });
+    return NULL;
+}
+
+/* Register the model's components in w with their ids (H is there), then
+** make its indexes, caches, and a filtered cache over query y. */
+static void copies_make(interp *I, tecs_world_t *w, copies *mr, uint32_t y, uint32_t z)
+{
+    for (int c = 0; c < NC; c++)
+        if (c != C_H)
+            tecs_component_new(w, &(tecs_component_desc_t){
+                .name = cname[c], .size = csize[c], .align = calign[c], .id = I->cid[c],
+                .enableable = TOG_MASK >> c & 1, .row_ticks = ROWTICK_MASK >> c & 1,
+                .fields = cfields[c], .nfields = cnfields[c] });
+    for (int k = 0; k < NS; k++)
+        tecs_component_new(w, &(tecs_component_desc_t){
+            .name = sname[k], .size = ssize[k], .align = ssize[k], .id = I->sid[k],
+            .storage = TECS_STORAGE_SPARSE });
+    for (int32_t k = 0; k < I->nix; k++) {
+        int f = I->ixs[k].field;
+        mr->ix[k] = tecs_index_new(w, &(tecs_index_desc_t){
+            .comp = I->cid[ifield[f].comp], .type = ifield[f].type, .offset = ifield[f].offset,
+            .kind = I->ixs[k].ordered ? TECS_INDEX_ORDERED : TECS_INDEX_HASH });
+        EXPECT(I, mr->ix[k] != NULL, "a copied index: %s", tecs_last_error_msg(w));
+    }
+    for (int32_t k = 0; k < I->ncs; k++) {
+        const mcache *mc = I->cs[k];
+        tecs_cache_desc_t d = { .query = mr->qs[k] = copies_query(I, w, mc->q),
+                                .ctx = (void *)mc };
+        d.order = mc->key >= 0 ? copies_order : NULL;
+        mr->cs[k] = d.query ? tecs_cache_new(w, &d) : NULL;
+        EXPECT(I, mr->cs[k] != NULL, "a copied cache: %s", tecs_last_error_msg(w));
+    }
+    if (I->nq == 0)
+        return;
+    mr->q = I->qs[y % (uint32_t)I->nq];
+    mr->q.q = copies_query(I, w, I->qs[y % (uint32_t)I->nq].q);
+    EXPECT(I, mr->q.q != NULL, "a copied query: %s", tecs_last_error_msg(w));
+    mr->fl = tecs_filter_new(w);
+    mr->ncond = 0;              /* no condition: every row of the query */
+    if (I->nix > 0) {           /* built on the copies: the model's keys */
+        tecs_index_t *own[MAXIX];
+        for (int32_t k = 0; k < I->nix; k++)
+            own[k] = I->ixs[k].ix, I->ixs[k].ix = mr->ix[k];
+        mr->ncond = mi_build_filter(I, mr->fl, mr->cond, z, 1 + (int32_t)(z >> 24) % 4);
+        for (int32_t k = 0; k < I->nix; k++)
+            I->ixs[k].ix = own[k];
+    }
+    mr->fc = tecs_cache_new(w, &(tecs_cache_desc_t){ .query = mr->q.q, .filter = mr->fl });
+    EXPECT(I, mr->fc != NULL, "a copied filtered cache: %s", tecs_last_error_msg(w));
+}
+
+/* After the load: the copies hold what the model says. */
+static void copies_compare(interp *I, copies *mr)
+{
+    tecs_entity_t *got = malloc(((size_t)I->ne + 1) * sizeof *got);
+    tecs_entity_t *want = malloc(((size_t)I->ne + 1) * sizeof *want);
+    if (got == NULL || want == NULL)
+        abort();
+    for (int32_t k = 0; k < I->nix; k++) {
+        int32_t n = 0;
+        for (int32_t i = 0; i < I->ne; i++)
+            n += I->e[i].st == ST_ALIVE && (I->e[i].mask >> ifield[I->ixs[k].field].comp & 1);
+        EXPECT(I, tecs_index_count(mr->ix[k]) == n, "loaded: index %d counts %d, model %d",
+               (int)k, (int)tecs_index_count(mr->ix[k]), (int)n);
+    }
+    for (int32_t k = 0; k < I->ncs; k++) {
+        int32_t ng = tecs_cache_collect(mr->cs[k], got, I->ne + 1);
+        int32_t nw = mi_cache_model(I, I->cs[k], want);
+        bool same = ng == nw;
+        for (int32_t i = 0; i < nw && same; i++)
+            same = I->cs[k]->key < 0 || got[i] == want[i];
+        if (same && I->cs[k]->key < 0)
+            same = where_is_model(I, mi_cache_query(I, I->cs[k]), NULL, 0, got, ng, &nw);
+        EXPECT(I, same, "loaded: cache %d holds %d entities, model %d", (int)k, (int)ng,
+               (int)nw);
+    }
+    if (mr->q.q != NULL && mr->ncond >= 0) {
+        int32_t nw, ng = tecs_query_where_collect(mr->q.q, mr->fl, got, I->ne + 1);
+        EXPECT(I, where_is_model(I, &mr->q, mr->cond, mr->ncond, got, ng, &nw),
+               "loaded: where gives %d entities, model %d", (int)ng, (int)nw);
+        ng = tecs_cache_collect(mr->fc, got, I->ne + 1);
+        EXPECT(I, where_is_model(I, &mr->q, mr->cond, mr->ncond, got, ng, &nw),
+               "loaded: a filtered cache holds %d entities, model %d", (int)ng, (int)nw);
+    }
+    tecs_filter_free(mr->fl);
+    free(got);
+    free(want);
+}
+
+/* Free what copies_make made (its filter is copies_compare's). */
+static void copies_free(copies *mr)
+{
+    tecs_cache_free(mr->fc);
+    for (int32_t k = 0; k < MAXC; k++)
+        tecs_cache_free(mr->cs[k]);
+    for (int32_t k = 0; k < MAXIX; k++)
+        tecs_index_free(mr->ix[k]);
+    for (int32_t k = 0; k < MAXC; k++)
+        tecs_query_free(mr->qs[k]);
+    tecs_query_free(mr->q.q);
+}
+
 /* Save the world to memory and load it into a fresh world: refused while
 ** anything is deferred or queued; else the loaded world passes the check,
 ** holds every model entity with its components, values and bits, and
 ** saves to the same bytes (so the slots, generations, free list, sparse
-** sets and resources are the same). The copy is then discarded. */
+** sets and resources are the same). The copy is then discarded. With
+** x % 4 != 0 the copy has the model's indexes and caches, and a filtered cache,
+** made before the load: they are compared with the model after it. */
 static void op_snapshot(interp *I, const m_op *op)
 {
-    (void)op;
     tecs_snapshot_buf_t buf = { 0 }, again = { 0 };
     bool busy = mi_deferred(I) || I->ndq > 0 || I->nlq > 0;
     long inj = I->alloc.failures;
@@ -2703,8 +2846,13 @@ static void op_snapshot(interp *I, const m_op *op)
         tecs_snapshot_buf_free(&buf);
         return;
     }
+    copies mr = { .ncond = -1 };
+    if (op->x % 4 != 0)         /* indexes and caches made before the load */
+        copies_make(I, w, &mr, op->y, op->z);
     err = (int)tecs_snapshot_load_mem(w, buf.data, buf.size);
     EXPECT(I, err == TECS_OK, "tecs_snapshot_load_mem: %s", tecs_last_error_msg(w));
+    if (err == TECS_OK && op->x % 4 != 0)
+        copies_compare(I, &mr);
     if (err == TECS_OK) {
         EXPECT(I, tecs_world_check(w) == TECS_OK, "the loaded world: %s",
                tecs_last_error_msg(w));
@@ -2811,19 +2959,27 @@ static void op_delta(interp *I, const m_op *op)
         }
     } else {
         tecs_mark_t was = I->mirror.mark;
+        copies mr = { .ncond = -1 };
+        bool with = op->y % 3 == 0;     /* indexes and caches in the mirror */
+        if (with)
+            copies_make(I, I->mirror.w, &mr, op->y, op->z);
         err = (int)tecs_delta_save_mem(I->w, &I->mirror.mark, &buf);
         if (I->alloc.failures > inj && err == TECS_ENOMEM) {
             EXPECT(I, memcmp(&was, &I->mirror.mark, sizeof was) == 0,
                    "a failed tecs_delta_save moved its mark");
-            tecs_snapshot_buf_free(&buf);
-            return;
+        } else {
+            mi_result_is(I, err, busy ? TECS_EBUSY : TECS_OK, "tecs_delta_save_mem");
         }
-        mi_result_is(I, err, busy ? TECS_EBUSY : TECS_OK, "tecs_delta_save_mem");
         if (err == TECS_OK) {
             err = (int)tecs_delta_apply_mem(I->mirror.w, buf.data, buf.size);
             EXPECT(I, err == TECS_OK, "tecs_delta_apply_mem: %s",
                    tecs_last_error_msg(I->mirror.w));
         }
+        if (with && err == TECS_OK)
+            copies_compare(I, &mr);
+        else if (with)
+            tecs_filter_free(mr.fl);
+        copies_free(&mr);
     }
     tecs_snapshot_buf_free(&buf);
     if (I->mirror.w && err == TECS_OK)

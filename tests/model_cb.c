@@ -408,6 +408,16 @@ static int32_t cache_model(interp *I, const mcache *mc, tecs_entity_t *out)
     return n;
 }
 
+int32_t mi_cache_model(interp *I, const mcache *mc, tecs_entity_t *out)
+{
+    return cache_model(I, mc, out);
+}
+
+const mquery *mi_cache_query(interp *I, const mcache *mc)
+{
+    return query_of(I, mc->q);
+}
+
 /* Every cache holds what the model says, in its order. @return false if
 ** not checked now (rows written in an open iteration are not reported). */
 bool mi_check_caches(interp *I)

@@ -318,6 +318,10 @@ void op_apply_news(interp *I, const m_op *op);
 void mi_cache_free(interp *I, int32_t k, bool refuse_all);
 mcache *mi_cache_new(interp *I, int32_t qi, uint32_t y, bool refuse_all);
 bool mi_check_caches(interp *I);
+/* The model's members of mc into out (in its order if it has one), and its
+** query: for a copy of mc in another world. */
+int32_t mi_cache_model(interp *I, const mcache *mc, tecs_entity_t *out);
+const mquery *mi_cache_query(interp *I, const mcache *mc);
 void mi_check_memory(interp *I);
 void mi_run_body(interp *I, int kind, mcache *own);
 void h_copy(void *dst, const void *src, int32_t n, void *ctx);

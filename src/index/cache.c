@@ -38,7 +38,9 @@
 ** filter names is not freed and follows every set (never sleeps through
 ** a burst, since the cache re-decides membership on each), the caches are
 ** released when the world is freed (before the filters and the indexes),
-** and they are verified after the indexes.
+** they are verified after the indexes, and when rows are put in place
+** without events (a snapshot load) they are emptied, then refilled once
+** the indexes are rebuilt, with no enter / leave callback.
 */
 #include "internal.h"
 
@@ -469,9 +471,52 @@ static void caches_on_fini(tecs__indexes *r)
         cache_release(r->caches);
 }
 
+/* The rows are being replaced: every cache empty, refilled before use. */
+static void caches_drop(tecs__indexes *r)
+{
+    for (tecs_cache_t *c = r->caches; c; c = c->next) {
+        c->n = 0;
+        c->unsorted = false;
+        if (c->npos)
+            memset(c->pos, 0, (size_t)c->npos * sizeof *c->pos);
+        c->stale = true;
+    }
+}
+
+/* Rows of the archetypes c's query matches (its members and more). */
+static int32_t cache_rows(const tecs_cache_t *c)
+{
+    const tecs_world_t *w = c->world;
+    int32_t n = 0;
+    for (int32_t ai = 0; ai < w->arch.narchs; ai++)
+        if (w->arch.archs[ai]->count > 0 && tecs__query_find(c->q, w->arch.archs[ai]) >= 0)
+            n += w->arch.archs[ai]->count;
+    return n;
+}
+
+/* Refill every cache from the rows, the indexes rebuilt: room for all of
+** them first, so that no order function runs unless every cache fills. */
+static tecs_err_t caches_refill(tecs__indexes *r, tecs_world_t *w)
+{
+    for (tecs_cache_t *c = r->caches; c; c = c->next) {
+        if (c->f && tecs__filter_ready(c->f))
+            return w->base.err;
+        int32_t n = cache_rows(c);
+        if (n > 0 && cache_reserve(c, n))
+            return tecs__err(w, TECS_ENOMEM, "out of memory refilling a cache");
+    }
+    for (tecs_cache_t *c = r->caches; c; c = c->next) {
+        if (cache_fill(c))          /* room was made: it cannot fail */
+            return tecs__err(w, TECS_ENOMEM, "out of memory refilling a cache");
+        c->stale = false;
+    }
+    tecs__settle(w);                /* what the order functions queued */
+    return TECS_OK;
+}
+
 static const tecs__index_listener caches_listener = {
     .on_free = caches_on_free, .follows = caches_use, .on_fini = caches_on_fini,
-    .verify = caches_verify
+    .verify = caches_verify, .drop = caches_drop, .refill = caches_refill
 };
 
 static tecs_err_t cache_listen(tecs_world_t *w, tecs__indexes *r)

@@ -44,6 +44,11 @@
 ** it) and before an index sleeps through a burst, told when the world is
 ** freed (the layers above release first, the top one first), and asked to
 ** verify its own structures after the indexes are verified.
+**
+** Rows put in place without events (a snapshot load, a delta applied) are
+** followed by tecs__indexes_rebuild: the layers above drop what they hold,
+** every index is cleared and filled from the rows, then the layers above
+** refill, the bottom one first, each reading the indexes below it.
 */
 #include "internal.h"
 
@@ -1067,6 +1072,35 @@ void tecs__indexes_refresh(tecs_world_t *w)
         if (r->by_id[id] && r->by_id[id]->dirty)
             tecs__index_refresh(r->by_id[id]);
     tecs__err_restore(w, outer);
+}
+
+/* Rebuild every index from the rows, then refill the layers above (see
+** internal.h). Everything is dropped first, so that an error part way
+** leaves nothing stale: what was not rebuilt is empty and dirty (stale). */
+tecs_err_t tecs__indexes_rebuild(tecs_world_t *w)
+{
+    tecs__indexes *r = registry(w);
+    if (r == NULL)
+        return TECS_OK;
+    for (int32_t i = 0; i < r->nlisteners; i++)
+        if (r->listeners[i]->drop)
+            r->listeners[i]->drop(r);
+    for (int32_t id = 0; id < r->nids; id++)
+        if (r->by_id[id]) {
+            clear(r->by_id[id]);
+            r->by_id[id]->dirty = true;
+        }
+    for (int32_t id = 0; id < r->nids; id++) {
+        tecs_err_t err = r->by_id[id] ? tecs__index_refresh(r->by_id[id]) : TECS_OK;
+        if (err)
+            return err;
+    }
+    for (int32_t i = 0; i < r->nlisteners; i++) {
+        tecs_err_t err = r->listeners[i]->refill ? r->listeners[i]->refill(r, w) : TECS_OK;
+        if (err)
+            return err;
+    }
+    return TECS_OK;
 }
 
 /* ---- verification ----------------------------------------------------- */

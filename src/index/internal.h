@@ -477,6 +477,14 @@ typedef struct tecs__index_listener {
     /* tecs_world_check, after the indexes are verified: verify this
     ** layer's structures. */
     tecs_err_t (*verify)(tecs__indexes *r, tecs_world_t *w);
+    /* tecs__indexes_rebuild, first: the rows are being replaced without
+    ** events; empty this layer's structures and mark them to be refilled
+    ** before their next use. Cannot fail. */
+    void (*drop)(tecs__indexes *r);
+    /* tecs__indexes_rebuild, then, bottom layer first, every index rebuilt:
+    ** refill this layer's structures from the rows; on an error (set on
+    ** the world) the structures not refilled stay dropped. */
+    tecs_err_t (*refill)(tecs__indexes *r, tecs_world_t *w);
 } tecs__index_listener;
 
 #define TECS__INDEX_LISTENERS 4 /* room for the layers above                */
@@ -515,6 +523,22 @@ tecs__indexes *tecs__index_registry(tecs_world_t *w);
 void tecs__index_listen(tecs__indexes *r, const tecs__index_listener *l);
 /* Rebuild a dirty index. */
 tecs_err_t tecs__index_refresh(tecs_index_t *x);
+/* Rebuild every index of w from its rows, then have the layers above refill
+** theirs (every cache), for a caller that put rows in place without events:
+** a snapshot load, a delta applied. It does not assume the indexes empty:
+** every index is cleared and filled again, every cache emptied and filled
+** again, without enter / leave callbacks (the rows came without events);
+** a cache's order function runs, and what it queues is applied before the
+** return. It costs one index build per index (a fill, plus the tree's bulk
+** build for an ordered one) and a fill per cache (O(n log n) calls of its
+** order function for an ordered one), as if each were made anew. On an
+** error (TECS_EEXIST: a unique index's rows share a key, the message naming
+** both; TECS_ENOMEM) the indexes and caches not rebuilt are left empty and
+** marked to be rebuilt before their next use, so none is ever stale; a
+** caller that then empties the world calls it again. With no rows in the
+** world it allocates nothing and calls nothing, and cannot fail. Call it
+** with nothing deferred and no iteration open, as a load is. */
+tecs_err_t tecs__indexes_rebuild(tecs_world_t *w);
 /* Encode a caller's key for x; false (TECS_EINVAL) if it does not fit. */
 bool tecs__index_encode(tecs_index_t *x, tecs_key_t key, uint64_t *out);
 /* The index for a message: "the ordered index on component 'Hp' (3)". */
