@@ -32,6 +32,10 @@
 ** loaded rows at the end (tecs__indexes_rebuild), and a unique index whose
 ** keys repeat fails the load.
 **
+** A delta (the last part of this file) is what changed since a mark, in
+** the same sections' style; its applier replaces rows in place, under the
+** same rules.
+**
 ** The user's callbacks (writer, reader, serializer) run with the world
 ** closed as TECS__SNAPSHOT: whatever they call is refused.
 **
