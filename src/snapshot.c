@@ -1427,17 +1427,28 @@ static tecs_err_t load_members(reader *in, const lcomp *lc, uint32_t n)
     return err;
 }
 
+/* A sparse section's component (*lc) and member count (*n). */
+static tecs_err_t sparse_head(reader *in, const lcomp **lc, uint32_t *n)
+{
+    uint32_t place;
+    tecs_err_t err;
+    if ((err = r_u32(in, &place)) || (err = r_u32(in, n)))
+        return err;
+    if (place >= in->ncomps || !in->comps[place].sparse)
+        return bad(in, "snapshot: %s", "a sparse section names a bad component");
+    *lc = &in->comps[place];
+    return TECS_OK;
+}
+
 /* SPRS: a sparse component's place and its members. */
 static tecs_err_t load_sparse(reader *in)
 {
     tecs_world_t *w = in->w;
-    uint32_t place, n;
-    tecs_err_t err;
-    if ((err = r_u32(in, &place)) || (err = r_u32(in, &n)))
+    const lcomp *lc;
+    uint32_t n;
+    tecs_err_t err = sparse_head(in, &lc, &n);
+    if (err)
         return err;
-    if (place >= in->ncomps || !in->comps[place].sparse)
-        return bad(in, "snapshot: %s", "a sparse section names a bad component");
-    const lcomp *lc = &in->comps[place];
     if (tecs__sparse_count(w, lc->id) > 0)
         return bad(in, "snapshot: %s", "a sparse component is listed twice");
     if (n == 0)
@@ -2487,13 +2498,11 @@ static tecs_err_t apply_values(reader *in, const delta *d, const darch *x)
 static tecs_err_t apply_sparse(reader *in)
 {
     tecs_world_t *w = in->w;
-    uint32_t place, n;
-    tecs_err_t err;
-    if ((err = r_u32(in, &place)) || (err = r_u32(in, &n)))
+    const lcomp *lc;
+    uint32_t n;
+    tecs_err_t err = sparse_head(in, &lc, &n);
+    if (err)
         return err;
-    if (place >= in->ncomps || !in->comps[place].sparse)
-        return bad(in, "delta: %s", "a sparse section names a bad component");
-    const lcomp *lc = &in->comps[place];
     const tecs__comp *ci = tecs__comp_get(w, lc->id);
     for (int32_t i = tecs__sparse_count(w, lc->id); i-- > 0;) {
         uint32_t slot = TECS_ENTITY_INDEX(tecs__sparse_members(w, lc->id)[i]);
