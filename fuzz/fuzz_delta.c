@@ -11,66 +11,13 @@
 **     cc -DFUZZ_DELTA_SEEDS -Iinclude fuzz/fuzz_delta.c build/libtinyecs.a \
 **        -lpthread -lm -o /tmp/seeds && /tmp/seeds fuzz/corpus/delta
 */
-#include "tinyecs.h"
+#include "fuzz_hooks.h"
 
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-typedef struct Obj { uint32_t magic; int32_t value; } Obj;
 typedef struct Vec { float x, y; } Vec;
-
-static long blocks, live_objs;
-
-static void *count_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
-{
-    (void)ud, (void)osize;
-    if (nsize == 0) {
-        blocks -= ptr != NULL;
-        free(ptr);
-        return NULL;
-    }
-    void *p = realloc(ptr, nsize);
-    blocks += p != NULL && ptr == NULL;
-    return p;
-}
-
-static void obj_ctor(void *dst, int32_t n, void *ctx)
-{
-    (void)ctx;
-    for (int32_t i = 0; i < n; i++)
-        ((Obj *)dst)[i] = (Obj){ 0x11fe, 0 };
-    live_objs += n;
-}
-
-static void obj_dtor(void *p, int32_t n, void *ctx)
-{
-    (void)ctx;
-    for (int32_t i = 0; i < n; i++)
-        if (((Obj *)p)[i].magic != 0x11fe)
-            abort();
-    live_objs -= n;
-}
-
-static tecs_err_t obj_save(const void *value, tecs_snapshot_out_t *out, void *ctx)
-{
-    (void)ctx;
-    return tecs_snapshot_put(out, &((const Obj *)value)->value, 4);
-}
-
-static tecs_err_t obj_load(void *dst, const void *data, size_t n, void *ctx)
-{
-    (void)ctx;
-    if (n != 4)
-        return TECS_EINVAL;
-    Obj o = { 0x11fe, 0 };
-    memcpy(&o.value, data, 4);
-    memcpy(dst, &o, sizeof o);
-    live_objs++;
-    return TECS_OK;
-}
 
 typedef struct comps { tecs_comp_t pos, vel, tag, vis, stun, obj, clock; } comps;
 
