@@ -1444,7 +1444,7 @@ static tecs_err_t sparse_head(reader *in, const lcomp **lc, uint32_t *n)
 static tecs_err_t load_sparse(reader *in)
 {
     tecs_world_t *w = in->w;
-    const lcomp *lc;
+    const lcomp *lc = NULL;
     uint32_t n;
     tecs_err_t err = sparse_head(in, &lc, &n);
     if (err)
@@ -2498,7 +2498,7 @@ static tecs_err_t apply_values(reader *in, const delta *d, const darch *x)
 static tecs_err_t apply_sparse(reader *in)
 {
     tecs_world_t *w = in->w;
-    const lcomp *lc;
+    const lcomp *lc = NULL;
     uint32_t n;
     tecs_err_t err = sparse_head(in, &lc, &n);
     if (err)
