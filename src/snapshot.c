@@ -68,20 +68,32 @@ static bool host_big(void)
     return b == 0;
 }
 
-static void put32(unsigned char *p, uint32_t v)
+/* Numbers little-endian, whatever the host: on a little-endian one a
+** plain copy, which the hot loops need (built byte by byte, the compiler
+** shuffles bytes through vector registers). */
+static inline void put32(unsigned char *p, uint32_t v)
 {
+    if (!host_big()) {
+        memcpy(p, &v, 4);
+        return;
+    }
     for (int i = 0; i < 4; i++)
         p[i] = (unsigned char)(v >> (8 * i));
 }
 
 static void put64(unsigned char *p, uint64_t v)
 {
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
+    put32(p, (uint32_t)v);
+    put32(p + 4, (uint32_t)(v >> 32));
 }
 
-static uint32_t get32(const unsigned char *p)
+static inline uint32_t get32(const unsigned char *p)
 {
+    uint32_t v;
+    if (!host_big()) {
+        memcpy(&v, p, 4);
+        return v;
+    }
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
@@ -392,10 +404,29 @@ static void w_raw(writer *o, const void *data, size_t n)
     o->n += n;
 }
 
+/* Bytes summed. The sum follows the copy: the copy reads the bytes from
+** memory beside its writes, the sum then finds them in the cache. */
 static void w_bytes(writer *o, const void *data, size_t n)
 {
-    sum_add(&o->sum, data, n);
     w_raw(o, data, n);
+    sum_add(&o->sum, data, n);
+}
+
+/* Room for n bytes (at most the buffer's size) at the buffer's end, to
+** be filled in place and kept by w_commit: numbers built there, not in a
+** buffer of their own that w_bytes copies again. NULL after a failure. */
+static unsigned char *w_room(writer *o, size_t n)
+{
+    if (n > sizeof o->buf - o->n)
+        w_flush(o);
+    return o->err ? NULL : o->buf + o->n;
+}
+
+/* Keep, and sum, the n bytes filled at w_room's pointer. */
+static void w_commit(writer *o, size_t n)
+{
+    sum_add(&o->sum, o->buf + o->n, n);
+    o->n += n;
 }
 
 static void w_u32(writer *o, uint32_t v)
@@ -571,30 +602,36 @@ static tecs_err_t save_comps(writer *o)
     return o->err;
 }
 
-/* ENTS: slot count, generations, free count, the free list oldest first. */
+/* ENTS: slot count, generations, free count, the free list oldest first.
+** The numbers go straight into the writer's buffer, a buffer's worth at a
+** time. */
+#define W_FIT ((uint32_t)(sizeof ((writer *)0)->buf / 4))   /* u32 in the buffer */
+
 static void save_ents(writer *o)
 {
-    tecs_world_t *w = o->w;
-    const tecs__ei_state *s = &w->ei;
-    uint32_t b[SNAP_BATCH];
+    const tecs__ei_state *s = &o->w->ei;
     w_begin(o, TAG_ENTS);
     w_u32(o, (uint32_t)s->nrecs);
-    for (int32_t i = 0; i < s->nrecs; i += SNAP_BATCH) {
-        int32_t k = s->nrecs - i < (int32_t)SNAP_BATCH ? s->nrecs - i : (int32_t)SNAP_BATCH;
-        for (int32_t j = 0; j < k; j++)
-            put32((unsigned char *)&b[j], s->recs[i + j].gen);
-        w_bytes(o, b, (size_t)k * 4);
+    for (uint32_t i = 0; i < (uint32_t)s->nrecs;) {
+        uint32_t k = (uint32_t)s->nrecs - i < W_FIT ? (uint32_t)s->nrecs - i : W_FIT;
+        unsigned char *p = w_room(o, (size_t)k * 4);
+        if (p == NULL)
+            return;
+        const tecs__record *r = s->recs + i;
+        for (uint32_t j = 0; j < k; j++)
+            put32(p + 4 * j, r[j].gen);
+        w_commit(o, (size_t)k * 4);
+        i += k;
     }
     w_u32(o, (uint32_t)s->nfree);
-    int32_t k = 0;
-    for (uint32_t i = s->free_head; i != TECS__NO_SLOT; i = s->recs[i].row) {
-        put32((unsigned char *)&b[k++], i);
-        if (k == (int32_t)SNAP_BATCH) {
-            w_bytes(o, b, (size_t)k * 4);
-            k = 0;
-        }
+    for (uint32_t i = s->free_head; i != TECS__NO_SLOT && !o->err;) {
+        unsigned char *p = w_room(o, (size_t)W_FIT * 4);
+        uint32_t k = 0;
+        for (; p && k < W_FIT && i != TECS__NO_SLOT; i = s->recs[i].row)
+            put32(p + 4 * k++, i);
+        if (p)
+            w_commit(o, (size_t)k * 4);
     }
-    w_bytes(o, b, (size_t)k * 4);
     w_end(o);
 }
 
@@ -621,21 +658,23 @@ static void save_column(writer *o, tecs_archetype_t *a, int32_t col)
 static void save_arch(writer *o, tecs_archetype_t *a)
 {
     tecs_world_t *w = o->w;
-    uint32_t b[SNAP_BATCH];
     w_begin(o, TAG_ARCH);
     w_u32(o, (uint32_t)a->ncomps);
     for (int32_t i = 0; i < a->ncomps; i++)
         w_u32(o, o->index[a->comps[i]]);
     w_u32(o, (uint32_t)a->count);
-    for (uint32_t r = 0; r < (uint32_t)a->count; r += w->arch.rows) {   /* a chunk a step */
-        uint32_t n = (uint32_t)a->count - r < w->arch.rows ? (uint32_t)a->count - r : w->arch.rows;
+    for (uint32_t r = 0; r < (uint32_t)a->count;) {   /* within a chunk a step */
+        uint32_t k = (uint32_t)a->count - r, in_chunk = w->arch.rows - (r & w->arch.mask);
+        k = k < in_chunk ? k : in_chunk;
+        k = k < W_FIT ? k : W_FIT;
+        unsigned char *p = w_room(o, (size_t)k * 4);
+        if (p == NULL)
+            return;
         const tecs_entity_t *ents = tecs__ent_ptr(a, w, r);
-        for (uint32_t j = 0; j < n; j += SNAP_BATCH) {
-            uint32_t k = n - j < SNAP_BATCH ? n - j : SNAP_BATCH;
-            for (uint32_t i = 0; i < k; i++)
-                put32((unsigned char *)&b[i], TECS_ENTITY_INDEX(ents[j + i]));
-            w_bytes(o, b, (size_t)k * 4);
-        }
+        for (uint32_t i = 0; i < k; i++)
+            put32(p + 4 * i, TECS_ENTITY_INDEX(ents[i]));
+        w_commit(o, (size_t)k * 4);
+        r += k;
     }
     for (int32_t i = 0; i < a->ncomps; i++) {
         int32_t col = tecs__arch_col(a, a->comps[i]);
