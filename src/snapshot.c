@@ -1132,12 +1132,15 @@ static tecs_err_t load_ents(reader *in)
         if ((int32_t)(i + k) > s->cap_recs &&
             tecs__grow(w, (void **)&s->recs, &s->cap_recs, (int32_t)(i + k), sizeof *s->recs))
             return tecs__err(w, TECS_ENOMEM, "out of memory loading a snapshot");
+        tecs__record *r = s->recs + i;
+        bool zero = false;                  /* tested once a batch: no branch a slot */
         for (uint32_t j = 0; j < k; j++) {
             uint32_t gen = get32(b + 4 * j);
-            if (gen == 0)
-                return bad(in, "snapshot: %s", "a slot has generation 0");
-            s->recs[i + j] = (tecs__record){ .gen = gen, .arch = TECS__ARCH_RETIRED };
+            zero |= gen == 0;
+            r[j] = (tecs__record){ .gen = gen, .arch = TECS__ARCH_RETIRED };
         }
+        if (zero)
+            return bad(in, "snapshot: %s", "a slot has generation 0");
         s->nrecs = (int32_t)(i + k);
     }
     if ((err = r_u32(in, &nfree)))
@@ -1289,13 +1292,13 @@ static tecs_err_t load_arch_comps(reader *in, tecs_archetype_t **out, uint32_t *
 }
 
 /* The rows' slots: chunks grow as the slots arrive; records point at
-** the rows (the archetype's count is set once its values are in). */
+** the rows (the archetype's count is set once its values are in). A step
+** stays within one chunk, so its rows' ids go to one array. */
 static tecs_err_t load_rows(reader *in, tecs_archetype_t *a, uint32_t count)
 {
     tecs_world_t *w = in->w;
     tecs__ei_state *s = &w->ei;
     unsigned char b[SNAP_BATCH * 4];
-    tecs_entity_t *ents = NULL;
     tecs_err_t err;
     if ((int64_t)count > (int64_t)s->max_entities - s->nalive)
         return tecs__err(w, TECS_ELIMIT, "snapshot: the world's entity limit (%d) is below "
@@ -1305,23 +1308,26 @@ static tecs_err_t load_rows(reader *in, tecs_archetype_t *a, uint32_t count)
     if (in->left && (uint64_t)count * 4 <= in->left(in->ctx) &&
         (err = tecs__arch_reserve_rows(w, a, (int32_t)count)))
         return err;
-    for (uint32_t r = 0; r < count; r += SNAP_BATCH) {
-        uint32_t k = count - r < SNAP_BATCH ? count - r : SNAP_BATCH;
-        if ((err = r_bytes(in, b, (size_t)k * 4)))
+    const uint32_t nrecs = (uint32_t)s->nrecs, id = a->id;
+    for (uint32_t r = 0; r < count;) {
+        uint32_t k = count - r, in_chunk = w->arch.rows - (r & w->arch.mask);
+        k = k < in_chunk ? k : in_chunk;
+        k = k < SNAP_BATCH ? k : SNAP_BATCH;
+        if ((err = r_bytes(in, b, (size_t)k * 4)) ||
+            (err = tecs__arch_reserve_rows(w, a, (int32_t)(r + k))))
             return err;
-        if ((err = tecs__arch_reserve_rows(w, a, (int32_t)(r + k))))
-            return err;
+        tecs_entity_t *ents = tecs__ent_ptr(a, w, r);
+        tecs__record *recs = s->recs;
         for (uint32_t j = 0; j < k; j++) {
-            uint32_t slot = get32(b + 4 * j), row = r + j;
-            tecs__record *rec = &s->recs[slot < (uint32_t)s->nrecs ? slot : 0];
-            if (slot >= (uint32_t)s->nrecs || rec->arch != TECS__ARCH_RETIRED)
+            uint32_t slot = get32(b + 4 * j);
+            tecs__record *rec = &recs[slot < nrecs ? slot : 0];
+            if (slot >= nrecs || rec->arch != TECS__ARCH_RETIRED)
                 return bad(in, "snapshot: %s", "a row names a bad, free or repeated slot");
-            rec->arch = a->id;
-            rec->row = row;
-            if (j == 0 || (row & w->arch.mask) == 0)     /* a chunk's entity column */
-                ents = tecs__ent_ptr(a, w, row) - (row & w->arch.mask);
-            ents[row & w->arch.mask] = tecs__make_id(slot, rec->gen);
+            rec->arch = id;
+            rec->row = r + j;
+            ents[j] = tecs__make_id(slot, rec->gen);
         }
+        r += k;
     }
     return TECS_OK;
 }
