@@ -361,6 +361,8 @@ typedef struct writer {
     tecs_world_t *w;
     tecs_write_fn fn;
     void *ctx;
+    tecs_snapshot_buf_t *mem;   /* the memory helper's buffer, written in
+                                   place (buf and fn unused); or NULL      */
     tecs_err_t err;             /* the first failure; later writes skip    */
     sum64 sum;                  /* of the open section's payload            */
     size_t n;                   /* bytes in buf                             */
@@ -368,6 +370,39 @@ typedef struct writer {
     tecs_snapshot_out_t out;
     uint32_t *index;            /* component id -> its place in COMP        */
 } writer;
+
+static tecs_err_t mem_write(void *ctx, const void *data, size_t n);
+
+/* Room for n more bytes in the memory helper's buffer (malloc'd: the
+** caller frees it with tecs_snapshot_buf_free). */
+static tecs_err_t buf_reserve(tecs_snapshot_buf_t *b, size_t n)
+{
+    if (n <= b->cap - b->size)
+        return TECS_OK;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap - b->size < n) {
+        if (cap > SIZE_MAX / 2)
+            return TECS_ENOMEM;
+        cap *= 2;
+    }
+    unsigned char *p = realloc(b->data, cap);
+    if (p == NULL)
+        return TECS_ENOMEM;
+    b->data = p;
+    b->cap = cap;
+    return TECS_OK;
+}
+
+/* The end of the memory helper's buffer, with room for n bytes. */
+static unsigned char *w_mem_room(writer *o, size_t n)
+{
+    tecs_err_t err = buf_reserve(o->mem, n);
+    if (err) {
+        o->err = tecs__err(o->w, err, "the snapshot's writer failed (%s)", tecs_err_name(err));
+        return NULL;
+    }
+    return o->mem->data + o->mem->size;
+}
 
 static void w_flush(writer *o)
 {
@@ -386,6 +421,14 @@ static void w_raw(writer *o, const void *data, size_t n)
 {
     if (o->err)
         return;
+    if (o->mem) {
+        unsigned char *p = w_mem_room(o, n);
+        if (p && n > 0) {
+            memcpy(p, data, n);
+            o->mem->size += n;
+        }
+        return;
+    }
     if (n > sizeof o->buf - o->n) {
         w_flush(o);
         if (n >= sizeof o->buf / 2) {
@@ -417,6 +460,10 @@ static void w_bytes(writer *o, const void *data, size_t n)
 ** buffer of their own that w_bytes copies again. NULL after a failure. */
 static unsigned char *w_room(writer *o, size_t n)
 {
+    if (o->err)
+        return NULL;
+    if (o->mem)
+        return w_mem_room(o, n);
     if (n > sizeof o->buf - o->n)
         w_flush(o);
     return o->err ? NULL : o->buf + o->n;
@@ -425,6 +472,11 @@ static unsigned char *w_room(writer *o, size_t n)
 /* Keep, and sum, the n bytes filled at w_room's pointer. */
 static void w_commit(writer *o, size_t n)
 {
+    if (o->mem) {
+        sum_add(&o->sum, o->mem->data + o->mem->size, n);
+        o->mem->size += n;
+        return;
+    }
     sum_add(&o->sum, o->buf + o->n, n);
     o->n += n;
 }
@@ -779,6 +831,7 @@ tecs_err_t tecs_snapshot_save(tecs_world_t *w, tecs_write_fn write, void *ctx)
     }
     memset(o, 0, sizeof *o);
     o->w = w, o->fn = write, o->ctx = ctx, o->index = index;
+    o->mem = write == mem_write ? ctx : NULL;   /* (no copy through buf) */
     o->out.w = w;
     save_all(o);
     err = o->err;
@@ -1652,19 +1705,9 @@ tecs_err_t tecs_snapshot_load_file(tecs_world_t *w, FILE *f)
 static tecs_err_t mem_write(void *ctx, const void *data, size_t n)
 {
     tecs_snapshot_buf_t *b = ctx;
-    if (n > b->cap - b->size) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap - b->size < n) {
-            if (cap > SIZE_MAX / 2)
-                return TECS_ENOMEM;
-            cap *= 2;
-        }
-        unsigned char *p = realloc(b->data, cap);
-        if (p == NULL)
-            return TECS_ENOMEM;
-        b->data = p;
-        b->cap = cap;
-    }
+    tecs_err_t err = buf_reserve(b, n);
+    if (err)
+        return err;
     memcpy(b->data + b->size, data, n);
     b->size += n;
     return TECS_OK;
