@@ -733,16 +733,20 @@ static void save_arch(writer *o, tecs_archetype_t *a)
         if (col >= 0)
             save_column(o, a, col);
     }
-    for (int32_t j = 0; j < a->ntog; j++) {
-        unsigned char byte = 0;
-        for (uint32_t r = 0; r < (uint32_t)a->count; r++) {
-            byte |= (unsigned char)(tecs__arch_bit(a, w, j, r) << (r & 7));
-            if ((r & 7) == 7 || r + 1 == (uint32_t)a->count) {
-                w_bytes(o, &byte, 1);
-                byte = 0;
-            }
+    for (int32_t j = 0; j < a->ntog; j++)       /* the bits, a buffer's worth a step */
+        for (uint32_t r = 0; r < (uint32_t)a->count;) {
+            uint32_t nb = ((uint32_t)a->count - r + 7) / 8;
+            nb = nb < sizeof o->buf ? nb : (uint32_t)sizeof o->buf;
+            uint32_t end = (uint32_t)a->count - r < 8 * nb ? (uint32_t)a->count : r + 8 * nb;
+            unsigned char *p = w_room(o, nb);
+            if (p == NULL)
+                return;
+            memset(p, 0, nb);
+            for (uint32_t q = r; q < end; q++)
+                p[(q - r) / 8] |= (unsigned char)(tecs__arch_bit(a, w, j, q) << (q & 7));
+            w_commit(o, nb);
+            r = end;
         }
-    }
     w_end(o);
 }
 
