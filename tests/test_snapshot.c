@@ -1156,7 +1156,11 @@ TEST(snapshot_bad_slots_valid_sums)
     CHECK_EQ(le32_at(ents + 4), (uint32_t)N);
     CHECK_EQ(le32_at(ents + 8 + 4 * N), 1u);        /* one free slot: 0 */
     size_t ents_len = section_len(ents, 4 + 4 * (size_t)N + 4 + 4);
+    /* The ARCH section of Position's archetype: the world's others have
+    ** no component and (an empty one's section, if saved) no row. */
     unsigned char *arch = ents + 4 + ents_len + 16;
+    while (memcmp(arch, "ARCH", 4) == 0 && le32_at(arch + 4) == 0)
+        arch += 4 + section_len(arch, 8 + 4 * (size_t)le32_at(arch + 8)) + 16;
     CHECK(memcmp(arch, "ARCH", 4) == 0);
     CHECK_EQ(le32_at(arch + 4), 1u);
     uint32_t rows = le32_at(arch + 12);
