@@ -81,20 +81,32 @@ static bool host_big(void)
     return b == 0;
 }
 
-static void put32(unsigned char *p, uint32_t v)
+/* Numbers little-endian, whatever the host: on a little-endian one a
+** plain copy, which the hot loops need (built byte by byte, the compiler
+** shuffles bytes through vector registers). */
+static inline void put32(unsigned char *p, uint32_t v)
 {
+    if (!host_big()) {
+        memcpy(p, &v, 4);
+        return;
+    }
     for (int i = 0; i < 4; i++)
         p[i] = (unsigned char)(v >> (8 * i));
 }
 
 static void put64(unsigned char *p, uint64_t v)
 {
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
+    put32(p, (uint32_t)v);
+    put32(p + 4, (uint32_t)(v >> 32));
 }
 
-static uint32_t get32(const unsigned char *p)
+static inline uint32_t get32(const unsigned char *p)
 {
+    uint32_t v;
+    if (!host_big()) {
+        memcpy(&v, p, 4);
+        return v;
+    }
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
@@ -362,6 +374,8 @@ typedef struct writer {
     tecs_world_t *w;
     tecs_write_fn fn;
     void *ctx;
+    tecs_snapshot_buf_t *mem;   /* the memory helper's buffer, written in
+                                   place (buf and fn unused); or NULL      */
     tecs_err_t err;             /* the first failure; later writes skip    */
     sum64 sum;                  /* of the open section's payload            */
     size_t n;                   /* bytes in buf                             */
@@ -369,6 +383,39 @@ typedef struct writer {
     tecs_snapshot_out_t out;
     uint32_t *index;            /* component id -> its place in COMP        */
 } writer;
+
+static tecs_err_t mem_write(void *ctx, const void *data, size_t n);
+
+/* Room for n more bytes in the memory helper's buffer (malloc'd: the
+** caller frees it with tecs_snapshot_buf_free). */
+static tecs_err_t buf_reserve(tecs_snapshot_buf_t *b, size_t n)
+{
+    if (n <= b->cap - b->size)
+        return TECS_OK;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap - b->size < n) {
+        if (cap > SIZE_MAX / 2)
+            return TECS_ENOMEM;
+        cap *= 2;
+    }
+    unsigned char *p = realloc(b->data, cap);
+    if (p == NULL)
+        return TECS_ENOMEM;
+    b->data = p;
+    b->cap = cap;
+    return TECS_OK;
+}
+
+/* The end of the memory helper's buffer, with room for n bytes. */
+static unsigned char *w_mem_room(writer *o, size_t n)
+{
+    tecs_err_t err = buf_reserve(o->mem, n);
+    if (err) {
+        o->err = tecs__err(o->w, err, "the snapshot's writer failed (%s)", tecs_err_name(err));
+        return NULL;
+    }
+    return o->mem->data + o->mem->size;
+}
 
 static void w_flush(writer *o)
 {
@@ -387,6 +434,14 @@ static void w_raw(writer *o, const void *data, size_t n)
 {
     if (o->err)
         return;
+    if (o->mem) {
+        unsigned char *p = w_mem_room(o, n);
+        if (p && n > 0) {
+            memcpy(p, data, n);
+            o->mem->size += n;
+        }
+        return;
+    }
     if (n > sizeof o->buf - o->n) {
         w_flush(o);
         if (n >= sizeof o->buf / 2) {
@@ -405,10 +460,38 @@ static void w_raw(writer *o, const void *data, size_t n)
     o->n += n;
 }
 
+/* Bytes summed. The sum follows the copy: the copy reads the bytes from
+** memory beside its writes, the sum then finds them in the cache. */
 static void w_bytes(writer *o, const void *data, size_t n)
 {
-    sum_add(&o->sum, data, n);
     w_raw(o, data, n);
+    sum_add(&o->sum, data, n);
+}
+
+/* Room for n bytes (at most the buffer's size) at the buffer's end, to
+** be filled in place and kept by w_commit: numbers built there, not in a
+** buffer of their own that w_bytes copies again. NULL after a failure. */
+static unsigned char *w_room(writer *o, size_t n)
+{
+    if (o->err)
+        return NULL;
+    if (o->mem)
+        return w_mem_room(o, n);
+    if (n > sizeof o->buf - o->n)
+        w_flush(o);
+    return o->err ? NULL : o->buf + o->n;
+}
+
+/* Keep, and sum, the n bytes filled at w_room's pointer. */
+static void w_commit(writer *o, size_t n)
+{
+    if (o->mem) {
+        sum_add(&o->sum, o->mem->data + o->mem->size, n);
+        o->mem->size += n;
+        return;
+    }
+    sum_add(&o->sum, o->buf + o->n, n);
+    o->n += n;
 }
 
 static void w_u32(writer *o, uint32_t v)
@@ -584,30 +667,36 @@ static tecs_err_t save_comps(writer *o)
     return o->err;
 }
 
-/* ENTS: slot count, generations, free count, the free list oldest first. */
+/* ENTS: slot count, generations, free count, the free list oldest first.
+** The numbers go straight into the writer's buffer, a buffer's worth at a
+** time. */
+#define W_FIT ((uint32_t)(sizeof ((writer *)0)->buf / 4))   /* u32 in the buffer */
+
 static void save_ents(writer *o)
 {
-    tecs_world_t *w = o->w;
-    const tecs__ei_state *s = &w->ei;
-    uint32_t b[SNAP_BATCH];
+    const tecs__ei_state *s = &o->w->ei;
     w_begin(o, TAG_ENTS);
     w_u32(o, (uint32_t)s->nrecs);
-    for (int32_t i = 0; i < s->nrecs; i += SNAP_BATCH) {
-        int32_t k = s->nrecs - i < (int32_t)SNAP_BATCH ? s->nrecs - i : (int32_t)SNAP_BATCH;
-        for (int32_t j = 0; j < k; j++)
-            put32((unsigned char *)&b[j], s->recs[i + j].gen);
-        w_bytes(o, b, (size_t)k * 4);
+    for (uint32_t i = 0; i < (uint32_t)s->nrecs;) {
+        uint32_t k = (uint32_t)s->nrecs - i < W_FIT ? (uint32_t)s->nrecs - i : W_FIT;
+        unsigned char *p = w_room(o, (size_t)k * 4);
+        if (p == NULL)
+            return;
+        const tecs__record *r = s->recs + i;
+        for (uint32_t j = 0; j < k; j++)
+            put32(p + 4 * j, r[j].gen);
+        w_commit(o, (size_t)k * 4);
+        i += k;
     }
     w_u32(o, (uint32_t)s->nfree);
-    int32_t k = 0;
-    for (uint32_t i = s->free_head; i != TECS__NO_SLOT; i = s->recs[i].row) {
-        put32((unsigned char *)&b[k++], i);
-        if (k == (int32_t)SNAP_BATCH) {
-            w_bytes(o, b, (size_t)k * 4);
-            k = 0;
-        }
+    for (uint32_t i = s->free_head; i != TECS__NO_SLOT && !o->err;) {
+        unsigned char *p = w_room(o, (size_t)W_FIT * 4);
+        uint32_t k = 0;
+        for (; p && k < W_FIT && i != TECS__NO_SLOT; i = s->recs[i].row)
+            put32(p + 4 * k++, i);
+        if (p)
+            w_commit(o, (size_t)k * 4);
     }
-    w_bytes(o, b, (size_t)k * 4);
     w_end(o);
 }
 
@@ -634,37 +723,43 @@ static void save_column(writer *o, tecs_archetype_t *a, int32_t col)
 static void save_arch(writer *o, tecs_archetype_t *a)
 {
     tecs_world_t *w = o->w;
-    uint32_t b[SNAP_BATCH];
     w_begin(o, TAG_ARCH);
     w_u32(o, (uint32_t)a->ncomps);
     for (int32_t i = 0; i < a->ncomps; i++)
         w_u32(o, o->index[a->comps[i]]);
     w_u32(o, (uint32_t)a->count);
-    for (uint32_t r = 0; r < (uint32_t)a->count; r += w->arch.rows) {   /* a chunk a step */
-        uint32_t n = (uint32_t)a->count - r < w->arch.rows ? (uint32_t)a->count - r : w->arch.rows;
+    for (uint32_t r = 0; r < (uint32_t)a->count;) {   /* within a chunk a step */
+        uint32_t k = (uint32_t)a->count - r, in_chunk = w->arch.rows - (r & w->arch.mask);
+        k = k < in_chunk ? k : in_chunk;
+        k = k < W_FIT ? k : W_FIT;
+        unsigned char *p = w_room(o, (size_t)k * 4);
+        if (p == NULL)
+            return;
         const tecs_entity_t *ents = tecs__ent_ptr(a, w, r);
-        for (uint32_t j = 0; j < n; j += SNAP_BATCH) {
-            uint32_t k = n - j < SNAP_BATCH ? n - j : SNAP_BATCH;
-            for (uint32_t i = 0; i < k; i++)
-                put32((unsigned char *)&b[i], TECS_ENTITY_INDEX(ents[j + i]));
-            w_bytes(o, b, (size_t)k * 4);
-        }
+        for (uint32_t i = 0; i < k; i++)
+            put32(p + 4 * i, TECS_ENTITY_INDEX(ents[i]));
+        w_commit(o, (size_t)k * 4);
+        r += k;
     }
     for (int32_t i = 0; i < a->ncomps; i++) {
         int32_t col = tecs__arch_col(a, a->comps[i]);
         if (col >= 0)
             save_column(o, a, col);
     }
-    for (int32_t j = 0; j < a->ntog; j++) {
-        unsigned char byte = 0;
-        for (uint32_t r = 0; r < (uint32_t)a->count; r++) {
-            byte |= (unsigned char)(tecs__arch_bit(a, w, j, r) << (r & 7));
-            if ((r & 7) == 7 || r + 1 == (uint32_t)a->count) {
-                w_bytes(o, &byte, 1);
-                byte = 0;
-            }
+    for (int32_t j = 0; j < a->ntog; j++)       /* the bits, a buffer's worth a step */
+        for (uint32_t r = 0; r < (uint32_t)a->count;) {
+            uint32_t nb = ((uint32_t)a->count - r + 7) / 8;
+            nb = nb < sizeof o->buf ? nb : (uint32_t)sizeof o->buf;
+            uint32_t end = (uint32_t)a->count - r < 8 * nb ? (uint32_t)a->count : r + 8 * nb;
+            unsigned char *p = w_room(o, nb);
+            if (p == NULL)
+                return;
+            memset(p, 0, nb);
+            for (uint32_t q = r; q < end; q++)
+                p[(q - r) / 8] |= (unsigned char)(tecs__arch_bit(a, w, j, q) << (q & 7));
+            w_commit(o, nb);
+            r = end;
         }
-    }
     w_end(o);
 }
 
@@ -758,6 +853,7 @@ static tecs_err_t save_with(tecs_world_t *w, tecs_write_fn write, void *ctx, tec
     }
     memset(o, 0, sizeof *o);
     o->w = w, o->fn = write, o->ctx = ctx, o->index = index;
+    o->mem = write == mem_write ? ctx : NULL;   /* (no copy through buf) */
     o->out.w = w;
     if (mark)
         save_delta(o, mark);
@@ -1127,12 +1223,15 @@ static tecs_err_t load_ents(reader *in)
         if ((int32_t)(i + k) > s->cap_recs &&
             tecs__grow(w, (void **)&s->recs, &s->cap_recs, (int32_t)(i + k), sizeof *s->recs))
             return tecs__err(w, TECS_ENOMEM, "out of memory loading a snapshot");
+        tecs__record *r = s->recs + i;
+        bool zero = false;                  /* tested once a batch: no branch a slot */
         for (uint32_t j = 0; j < k; j++) {
             uint32_t gen = get32(b + 4 * j);
-            if (gen == 0)
-                return bad(in, "snapshot: %s", "a slot has generation 0");
-            s->recs[i + j] = (tecs__record){ .gen = gen, .arch = TECS__ARCH_RETIRED };
+            zero |= gen == 0;
+            r[j] = (tecs__record){ .gen = gen, .arch = TECS__ARCH_RETIRED };
         }
+        if (zero)
+            return bad(in, "snapshot: %s", "a slot has generation 0");
         s->nrecs = (int32_t)(i + k);
     }
     if ((err = r_u32(in, &nfree)))
@@ -1282,13 +1381,13 @@ static tecs_err_t load_arch_comps(reader *in, tecs_archetype_t **out, uint32_t *
 }
 
 /* The rows' slots: chunks grow as the slots arrive; records point at
-** the rows (the archetype's count is set once its values are in). */
+** the rows (the archetype's count is set once its values are in). A step
+** stays within one chunk, so its rows' ids go to one array. */
 static tecs_err_t load_rows(reader *in, tecs_archetype_t *a, uint32_t count)
 {
     tecs_world_t *w = in->w;
     tecs__ei_state *s = &w->ei;
     unsigned char b[SNAP_BATCH * 4];
-    tecs_entity_t *ents = NULL;
     tecs_err_t err;
     if ((int64_t)count > (int64_t)s->max_entities - s->nalive)
         return tecs__err(w, TECS_ELIMIT, "snapshot: the world's entity limit (%d) is below "
@@ -1298,23 +1397,26 @@ static tecs_err_t load_rows(reader *in, tecs_archetype_t *a, uint32_t count)
     if (in->left && (uint64_t)count * 4 <= in->left(in->ctx) &&
         (err = tecs__arch_reserve_rows(w, a, (int32_t)count)))
         return err;
-    for (uint32_t r = 0; r < count; r += SNAP_BATCH) {
-        uint32_t k = count - r < SNAP_BATCH ? count - r : SNAP_BATCH;
-        if ((err = r_bytes(in, b, (size_t)k * 4)))
+    const uint32_t nrecs = (uint32_t)s->nrecs, id = a->id;
+    for (uint32_t r = 0; r < count;) {
+        uint32_t k = count - r, in_chunk = w->arch.rows - (r & w->arch.mask);
+        k = k < in_chunk ? k : in_chunk;
+        k = k < SNAP_BATCH ? k : SNAP_BATCH;
+        if ((err = r_bytes(in, b, (size_t)k * 4)) ||
+            (err = tecs__arch_reserve_rows(w, a, (int32_t)(r + k))))
             return err;
-        if ((err = tecs__arch_reserve_rows(w, a, (int32_t)(r + k))))
-            return err;
+        tecs_entity_t *ents = tecs__ent_ptr(a, w, r);
+        tecs__record *recs = s->recs;
         for (uint32_t j = 0; j < k; j++) {
-            uint32_t slot = get32(b + 4 * j), row = r + j;
-            tecs__record *rec = &s->recs[slot < (uint32_t)s->nrecs ? slot : 0];
-            if (slot >= (uint32_t)s->nrecs || rec->arch != TECS__ARCH_RETIRED)
+            uint32_t slot = get32(b + 4 * j);
+            tecs__record *rec = &recs[slot < nrecs ? slot : 0];
+            if (slot >= nrecs || rec->arch != TECS__ARCH_RETIRED)
                 return bad(in, "snapshot: %s", "a row names a bad, free or repeated slot");
-            rec->arch = a->id;
-            rec->row = row;
-            if (j == 0 || (row & w->arch.mask) == 0)     /* a chunk's entity column */
-                ents = tecs__ent_ptr(a, w, row) - (row & w->arch.mask);
-            ents[row & w->arch.mask] = tecs__make_id(slot, rec->gen);
+            rec->arch = id;
+            rec->row = r + j;
+            ents[j] = tecs__make_id(slot, rec->gen);
         }
+        r += k;
     }
     return TECS_OK;
 }
@@ -1675,19 +1777,9 @@ tecs_err_t tecs_snapshot_load_file(tecs_world_t *w, FILE *f)
 static tecs_err_t mem_write(void *ctx, const void *data, size_t n)
 {
     tecs_snapshot_buf_t *b = ctx;
-    if (n > b->cap - b->size) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap - b->size < n) {
-            if (cap > SIZE_MAX / 2)
-                return TECS_ENOMEM;
-            cap *= 2;
-        }
-        unsigned char *p = realloc(b->data, cap);
-        if (p == NULL)
-            return TECS_ENOMEM;
-        b->data = p;
-        b->cap = cap;
-    }
+    tecs_err_t err = buf_reserve(b, n);
+    if (err)
+        return err;
     memcpy(b->data + b->size, data, n);
     b->size += n;
     return TECS_OK;
