@@ -673,6 +673,8 @@ static const scenario scenarios[] = {
     { "save",         sc_save,         M,      "ns/entity", 0 },
     { "load",         sc_load,         M,      "ns/entity", 0 },
     { "snap_memcpy",  sc_snap_memcpy,  M,      "ns/entity", 0 },
+    { "delta_save",   sc_delta_save,   M,      "ns/changed", 0 },
+    { "delta_apply",  sc_delta_apply,  M,      "ns/changed", 0 },
     { "heavy_1t",     sc_heavy_1t,     M,      "ns/entity", F_PAIR },
     { "heavy_nt",     sc_heavy_nt,     M,      "ns/entity", 0 },
     { "light_1t",     sc_light_1t,     M,      "ns/entity", F_PAIR },

@@ -97,6 +97,8 @@ double sc_raw_sparse_term(int64_t n);
 double sc_save(int64_t n);
 double sc_load(int64_t n);
 double sc_snap_memcpy(int64_t n);
+double sc_delta_save(int64_t n);
+double sc_delta_apply(int64_t n);
 
 /* The index rows (bench_index.c). */
 double sc_where_eq(int64_t n);
