@@ -248,6 +248,7 @@ static bool arch_layout(tecs_world_t *w, tecs_archetype_t *a)
         return false;
     a->chunk_bytes = (uint32_t)off;
     a->plain = plain;
+    a->bare = plain && a->ntog == 0 && a->nrt == 0;
     return true;
 }
 

@@ -53,6 +53,8 @@ struct tecs_archetype_t {
     uint32_t *edge_add;         /* comp -> archetype with it, or NO_EDGE    */
     uint32_t *edge_rem;         /* comp -> archetype without it, or NO_EDGE */
     bool plain;                 /* no column has hooks                      */
+    bool bare;                  /* plain, with no bit or tick columns: a row
+                                   is its id and its values, nothing more   */
 };
 
 #define TECS__NO_EDGE 0xffffffffu
@@ -348,9 +350,11 @@ static inline void tecs__copy_value(void *dst, const void *src, uint32_t size)
         memcpy(dst, src, 8);
         return;
     }
+    if (size == 4) {                     /* a float, an int */
+        memcpy(dst, src, 4);
+        return;
+    }
     switch (size) {
-    case 4: memcpy(dst, src, 4); break;
-    case 8: memcpy(dst, src, 8); break;
     case 12: memcpy(dst, src, 12); break;
     case 16: memcpy(dst, src, 16); break;
     default: memcpy(dst, src, size); break;
@@ -381,9 +385,12 @@ static inline void tecs__fill_hole_plain(tecs_world_t *w, tecs_archetype_t *a, u
     w->ei.recs[TECS_ENTITY_INDEX(moved)].row = row;
 }
 
-static inline void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
+/* tecs__arch_remove_row, for a caller that has read a->bare already (bare
+** true: no bit or tick column to mind, no hook to run). */
+static TECS__INLINE void tecs__arch_remove_row_as(tecs_world_t *w, tecs_archetype_t *a,
+                                                  uint32_t row, bool bare)
 {
-    if (TECS__UNLIKELY(a->ntog | a->nrt)) {
+    if (TECS__UNLIKELY(!bare) && (a->ntog | a->nrt)) {
         if (a->ntog)
             tecs__arch_bits_remove(w, a, row);
         if (a->nrt)
@@ -393,13 +400,18 @@ static inline void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, u
         /* The last row enters the hole's place (its ticks by row, if any,
         ** go with it): the chunk's rows changed. */
         a->chunks[row >> w->arch.shift].entered = w->arch.tick;
-        if (a->plain)
+        if (bare || a->plain)
             tecs__fill_hole_plain(w, a, row);
         else
             tecs__arch_fill_hole(w, a, row);
     }
     if ((--a->count & (int32_t)w->arch.mask) == 0 && a->nchunks > (a->count >> w->arch.shift) + 1)
         tecs__arch_trim(w, a);
+}
+
+static inline void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
+{
+    tecs__arch_remove_row_as(w, a, row, a->bare);
 }
 
 static inline tecs_archetype_t *tecs__rec_arch(const tecs_world_t *w, const tecs__record *r)

@@ -163,17 +163,14 @@ static TECS__NOINLINE tecs_err_t destroy_slow(tecs_world_t *w, tecs_entity_t e)
 
 tecs_err_t tecs_destroy(tecs_world_t *w, tecs_entity_t e)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    if (tecs__enter_change(w))
-        return w->base.err;
     /* The common case: a live entity of a plain archetype, nobody to tell,
-    ** not deferred, no sparse set with members. Its row is dropped and its
-    ** slot freed. */
+    ** not deferred, no sparse set with members, the world open (not a
+    ** worker: destroy_slow queues for it). Its row is dropped and its slot
+    ** freed. */
     tecs__record *r;
-    if (TECS__LIKELY(w != NULL && (r = tecs__ei_alive(w, e)) != NULL &&
-                     w->base.defer_depth == 0 && w->base.closed == TECS__OPEN &&
-                     !w->bus.watch_comps && !w->bus.watch_moves && w->sparse.nfilled == 0)) {
+    if (TECS__LIKELY(w != NULL && w->base.closed == TECS__OPEN && w->base.defer_depth == 0 &&
+                     (r = tecs__ei_alive(w, e)) != NULL && !w->bus.watch_comps &&
+                     !w->bus.watch_moves && w->sparse.nfilled == 0)) {
         w->base.err = TECS_OK;
         tecs_archetype_t *a = w->store.kill.from;
         if (TECS__UNLIKELY(!tecs__hop_at(&w->store.kill, r))) {
@@ -219,28 +216,48 @@ static tecs_err_t defer_change(tecs_world_t *w, tecs__op op, tecs_entity_t e, te
     return defer_known(w, op, e, c, value);
 }
 
-/* tecs__add_now, with its quiet hop (a sparse component: its quiet add)
-** inline. */
-static TECS__INLINE tecs_err_t add_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
+/* tecs_add and tecs_remove, not deferred, of a table component: the quiet
+** hop inline, else the engine; of a sparse one: the quiet insert or erase,
+** else the engine. Apart, so that the public entries are a few tests and a
+** jump, and neither path pays for the other's registers. */
+static TECS__NOINLINE tecs_err_t add_table_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
     tecs__record *r = tecs__ei_alive(w, e);
-    if (TECS__LIKELY(r != NULL) && TECS__LIKELY(tecs__add_quick(w, r, c, NULL)))
-        return TECS_OK;
-    if (r != NULL && tecs__comp_is_sparse(w, c) && tecs__sparse_add_quick(w, e, c))
-        return TECS_OK;
-    return tecs__add_now(w, e, c, NULL);
+    tecs_err_t err = TECS_OK;
+    if (TECS__UNLIKELY(r == NULL) || TECS__UNLIKELY(!tecs__add_quick(w, r, c, NULL)))
+        err = tecs__add_now(w, e, c, NULL);
+    tecs__settle(w);
+    return err;
 }
 
-/* tecs__remove_now, with its quiet hop (a sparse component: its quiet
-** remove) inline. */
-static TECS__INLINE tecs_err_t remove_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
+static TECS__NOINLINE tecs_err_t remove_table_now(tecs_world_t *w, tecs_entity_t e,
+                                                  tecs_comp_t c)
 {
     tecs__record *r = tecs__ei_alive(w, e);
-    if (TECS__LIKELY(r != NULL) && TECS__LIKELY(tecs__remove_quick(w, r, c)))
+    tecs_err_t err = TECS_OK;
+    if (TECS__UNLIKELY(r == NULL) || TECS__UNLIKELY(!tecs__remove_quick(w, r, c)))
+        err = tecs__remove_now(w, e, c);
+    tecs__settle(w);
+    return err;
+}
+
+static TECS__NOINLINE tecs_err_t add_sparse_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
+{
+    if (TECS__LIKELY(tecs__ei_alive(w, e) != NULL) && TECS__LIKELY(tecs__sparse_add_quick(w, e, c)))
         return TECS_OK;
-    if (r != NULL && tecs__comp_is_sparse(w, c) && tecs__sparse_remove_quick(w, e, c))
-        return TECS_OK;
-    return tecs__remove_now(w, e, c);
+    tecs_err_t err = tecs__add_now(w, e, c, NULL);
+    tecs__settle(w);
+    return err;
+}
+
+static TECS__NOINLINE tecs_err_t remove_sparse_now(tecs_world_t *w, tecs_entity_t e,
+                                                   tecs_comp_t c)
+{
+    if (TECS__LIKELY(tecs__sparse_remove_quick(w, e, c)))
+        return TECS_OK;             /* (a member is alive: no record needed) */
+    tecs_err_t err = tecs__remove_now(w, e, c);
+    tecs__settle(w);
+    return err;
 }
 
 tecs_err_t tecs_add(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
@@ -252,9 +269,9 @@ tecs_err_t tecs_add(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
         return err;
     if (w->base.defer_depth > 0)
         return defer_change(w, TECS__OP_ADD, e, c, NULL);
-    err = add_now(w, e, c);
-    tecs__settle(w);
-    return err;
+    if (TECS__UNLIKELY(tecs__comp_is_sparse(w, c)))
+        return add_sparse_now(w, e, c);
+    return add_table_now(w, e, c);
 }
 
 tecs_err_t tecs_remove(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
@@ -266,9 +283,9 @@ tecs_err_t tecs_remove(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
         return err;
     if (w->base.defer_depth > 0)
         return defer_change(w, TECS__OP_REMOVE, e, c, NULL);
-    err = remove_now(w, e, c);
-    tecs__settle(w);
-    return err;
+    if (TECS__UNLIKELY(tecs__comp_is_sparse(w, c)))
+        return remove_sparse_now(w, e, c);
+    return remove_table_now(w, e, c);
 }
 
 /* Write value over the existing value at p. */

@@ -123,6 +123,9 @@ static TECS__INLINE void tecs__move_row_with(tecs_world_t *w, tecs__record *r, t
                                              tecs_archetype_t *b, int32_t k, bool adding,
                                              const void *value, bool plain)
 {
+    /* The larger archetype bare: both are (the smaller has a subset of its
+    ** columns), so neither has bit or tick columns to carry. */
+    const bool bare = plain && (adding ? b : a)->bare;
     uint32_t src = r->row, dst = (uint32_t)b->count++;
     b->chunks[dst >> w->arch.shift].entered = w->arch.tick;    /* (by row: below) */
     /* The two chunks' column pointers ([0] the ids, [1 + j] column j). */
@@ -155,7 +158,7 @@ static TECS__INLINE void tecs__move_row_with(tecs_world_t *w, tecs__record *r, t
     }
 #undef TO
 #undef FROM
-    if (TECS__UNLIKELY(b->ntog | b->nrt)) {
+    if (TECS__UNLIKELY(!bare) && (b->ntog | b->nrt)) {
         if (b->ntog)
             tecs__arch_bits_move(w, a, src, b, dst);
         if (b->nrt) {
@@ -168,7 +171,7 @@ static TECS__INLINE void tecs__move_row_with(tecs_world_t *w, tecs__record *r, t
     r->arch = b->id | (r->arch & ~TECS__ARCH_MASK);
     r->row = dst;
     /* Last: the hole fill may run move hooks of a, and r is done with. */
-    tecs__arch_remove_row(w, a, src);
+    tecs__arch_remove_row_as(w, a, src, bare);
 }
 
 /* Adding c with b as the target is a plain row move that cannot fail:

@@ -143,6 +143,39 @@ TEST(sparse_bad_input)
     tw_free(w);
 }
 
+/* A stale id whose slot's new entity is a member: tecs_remove refuses it
+** (the member's generation is not the id's) and the member keeps its
+** value; the same through a table component's quick move. */
+TEST(sparse_remove_stale_id_leaves_new_member)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t sp = sparse_comp(w, "Sp", sizeof(Position), _Alignof(Position));
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_entity_t dead = tecs_new(w);
+    CHECK_ERR(tecs_set(w, dead, sp, &(Position){ 1, 2 }), TECS_OK);
+    CHECK_ERR(tecs_add(w, dead, pos), TECS_OK);
+    CHECK_ERR(tecs_remove(w, dead, pos), TECS_OK);      /* the remove hop is made */
+    CHECK_ERR(tecs_destroy(w, dead), TECS_OK);
+    tecs_entity_t again = tecs_new(w);
+    for (int i = 0; i < 2000 && TECS_ENTITY_INDEX(again) != TECS_ENTITY_INDEX(dead); i++)
+        again = tecs_new(w);
+    CHECK_EQ(TECS_ENTITY_INDEX(again), TECS_ENTITY_INDEX(dead));
+    CHECK_ERR(tecs_set(w, again, sp, &(Position){ 3, 4 }), TECS_OK);
+    CHECK_ERR(tecs_add(w, again, pos), TECS_OK);
+    CHECK_ERR(tecs_remove(w, dead, sp), TECS_EDEAD);
+    CHECK_ERR(tecs_remove(w, dead, pos), TECS_EDEAD);
+    CHECK_ERR(tecs_add(w, dead, sp), TECS_EDEAD);
+    CHECK(tecs_has(w, again, sp) && tecs_has(w, again, pos));
+    const Position *p = TECS_GET(w, again, sp, Position);
+    CHECK(p != NULL && p->x == 3 && p->y == 4);
+    CHECK_ERR(tecs_remove(w, again, sp), TECS_OK);
+    CHECK_ERR(tecs_remove(w, again, sp), TECS_ENOENT);
+    CHECK_ERR(tecs_remove(w, again, pos), TECS_OK);
+    CHECK_ERR(tecs_remove(w, again, pos), TECS_ENOENT);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
 /* Addresses stay put while the entity moves between archetypes and other
 ** members leave (the last member fills a hole in the list, not in the
 ** values). */
