@@ -1195,10 +1195,10 @@ tecs_iter_t tecs__snap_iter(tecs_query_t *q, snap *s, int32_t flags)
     return it;
 }
 
-static tecs_err_t where_start(tecs_query_t *q, tecs_filter_t *f, int32_t flags,
-                              tecs_iter_t *it, const char *fn)
+/* Check a where's arguments and collect its matches into f's snapshot. */
+static tecs_err_t where_gather(tecs_query_t *q, tecs_filter_t *f, int32_t flags,
+                               const char *fn)
 {
-    *it = tecs_query_iter(NULL);
     if (q == NULL)
         return TECS_EINVAL;
     tecs_world_t *w = tecs_query_world(q);
@@ -1213,10 +1213,16 @@ static tecs_err_t where_start(tecs_query_t *q, tecs_filter_t *f, int32_t flags,
     if (f->scr.busy)
         return tecs__err(w, TECS_EBUSY, "the filter is being iterated");
     tecs_err_t err = tecs__filter_ready(f);
-    if (err || (err = gather(f, q)) != TECS_OK)
-        return err;
-    *it = tecs__snap_iter(q, &f->scr, flags);
-    return TECS_OK;
+    return err ? err : gather(f, q);
+}
+
+/* Start a where: its iteration into *it, empty on error. */
+static tecs_err_t where_start(tecs_query_t *q, tecs_filter_t *f, int32_t flags,
+                              tecs_iter_t *it, const char *fn)
+{
+    tecs_err_t err = where_gather(q, f, flags, fn);
+    *it = err ? tecs_query_iter(NULL) : tecs__snap_iter(q, &f->scr, flags);
+    return err;
 }
 
 tecs_iter_t tecs_query_where_ex(tecs_query_t *q, tecs_filter_t *f, int32_t flags)
