@@ -667,6 +667,10 @@ static const scenario scenarios[] = {
     { "where_range",  sc_where_range,  M,      "ns/result", 0 },
     { "where_scan",   sc_where_scan,   M,      "ns/result", 0 },
     { "where_radius", sc_where_radius, M,      "ns/result", 0 },
+    { "where_small",  sc_where_small,  100000, "ns/query",  0 },
+    { "neighbours",   sc_neighbours,   10000,  "ns/point",  F_RATIO },
+    { "neighbours_where", sc_neighbours_where, 10000, "ns/point", F_RATIO },
+    { "neighbours_raw", sc_neighbours_raw, 10000, "ns/point", 0 },
     { "set",          sc_set,          M,      "ns/set",    0 },
     { "set_indexed",  sc_set_indexed,  M,      "ns/set",    0 },
     { "set_hashed",   sc_set_indexed_hash, M,  "ns/set",    0 },
@@ -723,6 +727,8 @@ static scenario_fn raw_of(const scenario *s)
     static const struct { scenario_fn row, raw; } own[] = {
         { sc_iterate_toggled, sc_raw_toggled },
         { sc_iterate_sparse_term, sc_raw_sparse_term },
+        { sc_neighbours, sc_neighbours_raw },
+        { sc_neighbours_where, sc_neighbours_raw },
     };
     for (size_t k = 0; k < sizeof own / sizeof own[0]; k++)
         if (own[k].row == s->fn)

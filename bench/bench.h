@@ -109,6 +109,13 @@ double sc_set(int64_t n);
 double sc_set_indexed(int64_t n);
 double sc_set_indexed_hash(int64_t n);
 
+/* The neighbour rows (bench_neigh.c): neighbours and neighbours_where are
+** reported as ratios to neighbours_raw, a hand-written grid. */
+double sc_where_small(int64_t n);
+double sc_neighbours(int64_t n);
+double sc_neighbours_where(int64_t n);
+double sc_neighbours_raw(int64_t n);
+
 /* The thread rows (bench_threads.c): pairs, NAME_1t without threads and
 ** NAME_nt with tecs_cpu_count() workers. */
 double sc_heavy_1t(int64_t n);

@@ -29,10 +29,13 @@
 **
 ** The neighbour search and steering are parallel systems: their rows are
 ** split across the world's workers (--threads). A worker may not open an
-** iteration or make a filter, so the search asks the index directly
-** (tecs_index_near, one call per image of the circle on the torus) into
-** the worker's own scratch (it->worker picks it), and reads the positions,
-** velocities and hazards it found with tecs_get through it->world.
+** iteration or make a filter, so the search asks the index directly, one
+** call per image of the circle on the torus, into the worker's own scratch
+** (it->worker picks it): tecs_index_near_xy for flockmates, which hands
+** out their positions with their ids, and tecs_index_near for hazards; it
+** reads the velocities and hazards it found with tecs_get through
+** it->world. A predator's hunt runs on the calling thread and iterates a
+** where over one filter, reset for each search.
 **
 ** Naive and spatial searches keep the flockmates (and hazards) that pass
 ** the same exact distance test (the index is asked a slightly larger
@@ -103,10 +106,14 @@ typedef struct seen {
 typedef struct scratch {
     tecs_entity_t *ids;         /* what the index handed out                */
     int32_t cap_ids;
+    float *xy;                  /* ... and their points (2 * cap_ids)       */
+    int32_t cap_xy;
     tecs_entity_t *tmp;         /* room to sort ids                         */
     int32_t cap_tmp;
     seen *seen;                 /* what passed the exact test               */
     int32_t cap_seen;
+    seen *seen_tmp;             /* room to sort seen                        */
+    int32_t cap_seen_tmp;
     bool failed;                /* out of memory, or the index refused      */
 } scratch;
 
@@ -120,6 +127,7 @@ struct boids_sim {
     tecs_comp_t pos, vel, flock, life, hazard, boid, predator, obstacle, state;
     tecs_archetype_t *boid_arch;
     tecs_index_t *by_pos, *by_hazard;
+    tecs_filter_t *hunt;        /* the hunt's filter, reset for each search */
     tecs_query_t *q_mates;      /* Position, Velocity of boids (read)       */
     tecs_query_t *q_hazards;    /* Hazard (read)                            */
     tecs_query_t *q_preds;      /* Position, Velocity of predators (read)   */
@@ -189,19 +197,17 @@ static tecs_cond_t wrapped_radius(tecs_filter_t *f, tecs_index_t *x, float size,
     return c;
 }
 
-/* Start iterating the rows of q near (px, py): through the index, or every
- * row when naive. *f receives the filter to free after the iteration (a
- * filter has no way to be emptied and refilled: conditions only add up). */
+/* Start iterating the rows of q near (px, py): through the index, over the
+ * sim's one filter, reset for this search (so a search allocates nothing),
+ * or every row when naive. */
 static tecs_iter_t near_iter(boids_sim *s, tecs_query_t *q, tecs_index_t *x, float px,
-                             float py, float r, bool naive, tecs_filter_t **f)
+                             float py, float r, bool naive)
 {
-    *f = NULL;
     if (naive)
         return tecs_query_iter(q);
-    *f = tecs_filter_new(s->w);
-    if (*f != NULL)     /* a little wider than the exact test callers apply */
-        wrapped_radius(*f, x, s->cfg.size, px, py, r * 1.001f + 0.01f);
-    return tecs_query_where(q, *f);
+    tecs_filter_reset(s->hunt);   /* a little wider than the exact test callers apply */
+    wrapped_radius(s->hunt, x, s->cfg.size, px, py, r * 1.001f + 0.01f);
+    return tecs_query_where(q, s->hunt);
 }
 
 /* Room for need items in *p (of size bytes each, *cap now). */
@@ -257,9 +263,10 @@ static void sort_ids(tecs_entity_t *v, tecs_entity_t *tmp, int32_t n)
 }
 
 /* The ids the index holds within r of (px, py) or of one of its images on
- * the torus, into sc->ids, sorted by slot. @return how many, or -1. */
+ * the torus, into sc->ids, and with points their points into sc->xy (in
+ * grid order); without, sorted by slot. @return how many, or -1. */
 static int32_t near_ids(boids_sim *s, scratch *sc, tecs_index_t *x, float px, float py,
-                        float r)
+                        float r, bool points)
 {
     const float size = s->cfg.size;
     float ox = px < r ? size : px > size - r ? -size : 0.0f;
@@ -270,16 +277,21 @@ static int32_t near_ids(boids_sim *s, scratch *sc, tecs_index_t *x, float px, fl
     for (int i = 0; i < 4; i++) {
         if (!on[i])
             continue;
-        int32_t k = tecs_index_near(x, cx[i], cy[i], r, sc->ids + n, sc->cap_ids - n);
+        float *xy = points ? sc->xy + 2 * n : NULL;
+        int32_t k = tecs_index_near_xy(x, cx[i], cy[i], r, sc->ids + n, xy, sc->cap_ids - n);
         if (k > sc->cap_ids - n) {      /* more than fits: grow and ask again */
-            if (!grow((void **)&sc->ids, &sc->cap_ids, n + k, sizeof *sc->ids))
+            if (!grow((void **)&sc->ids, &sc->cap_ids, n + k, sizeof *sc->ids) ||
+                !grow((void **)&sc->xy, &sc->cap_xy, 2 * sc->cap_ids, sizeof *sc->xy))
                 return -1;
-            k = tecs_index_near(x, cx[i], cy[i], r, sc->ids + n, sc->cap_ids - n);
+            xy = points ? sc->xy + 2 * n : NULL;
+            k = tecs_index_near_xy(x, cx[i], cy[i], r, sc->ids + n, xy, sc->cap_ids - n);
         }
         if (k < 0)
             return -1;
         n += k;
     }
+    if (points)
+        return n;
     if (!grow((void **)&sc->tmp, &sc->cap_tmp, n, sizeof *sc->tmp))
         return -1;
     sort_ids(sc->ids, sc->tmp, n);
@@ -295,18 +307,41 @@ static int32_t keep(scratch *sc, int32_t n, seen v)
     return n + 1;
 }
 
-/* Sort v[0..n) by slot: in order already when found through sorted ids
- * (one pass), few items for hazards; the all-pairs scan, slow anyway,
- * pays an insertion sort. */
-static void sort_seen(seen *v, int32_t n)
+/* Sort v[0..n) by slot, with room for n in tmp: as sort_ids. Hazards come
+ * sorted already (one pass), flockmates in grid order. */
+static void sort_seen(seen *v, seen *tmp, int32_t n)
 {
-    for (int32_t i = 1; i < n; i++) {
-        seen t = v[i];
-        int32_t j = i;
-        for (; j > 0 && slot_of(v[j - 1].e) > slot_of(t.e); j--)
-            v[j] = v[j - 1];
-        v[j] = t;
+    for (int32_t lo = 0; lo < n; lo += 8)
+        for (int32_t i = lo + 1; i < n && i < lo + 8; i++) {
+            seen t = v[i];
+            int32_t j = i;
+            for (; j > lo && slot_of(v[j - 1].e) > slot_of(t.e); j--)
+                v[j] = v[j - 1];
+            v[j] = t;
+        }
+    for (int32_t width = 8; width < n; width *= 2) {
+        for (int32_t lo = 0; lo < n; lo += 2 * width) {
+            int32_t mid = lo + width < n ? lo + width : n;
+            int32_t hi = mid + width < n ? mid + width : n;
+            int32_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi)
+                tmp[k++] = slot_of(v[j].e) < slot_of(v[i].e) ? v[j++] : v[i++];
+            while (i < mid)
+                tmp[k++] = v[i++];
+            while (j < hi)
+                tmp[k++] = v[j++];
+        }
+        memcpy(v, tmp, (size_t)n * sizeof *v);
     }
+}
+
+/* Sort the n things sc->seen holds by slot. @return false out of memory. */
+static bool sort_scratch(scratch *sc, int32_t n)
+{
+    if (!grow((void **)&sc->seen_tmp, &sc->cap_seen_tmp, n, sizeof *sc->seen_tmp))
+        return false;
+    sort_seen(sc->seen, sc->seen_tmp, n);
+    return true;
 }
 
 /* The flockmates of boid self at p (not self, within VIEW_R the short way
@@ -315,13 +350,13 @@ static int32_t find_mates(boids_sim *s, tecs_world_t *w, scratch *sc, tecs_entit
                           Position p)
 {
     const float size = s->cfg.size;
-    int32_t n = near_ids(s, sc, s->by_pos, p.x, p.y, VIEW_R * 1.001f + 0.01f), k = 0;
+    int32_t n = near_ids(s, sc, s->by_pos, p.x, p.y, VIEW_R * 1.001f + 0.01f, true), k = 0;
     for (int32_t i = 0; i < n && k >= 0; i++) {
         tecs_entity_t e = sc->ids[i];
-        const Position *mp = e != self ? TECS_GET(w, e, s->pos, Position) : NULL;
-        if (mp == NULL)
+        if (e == self)
             continue;
-        float dx = wrap_delta(mp->x - p.x, size), dy = wrap_delta(mp->y - p.y, size);
+        float dx = wrap_delta(sc->xy[2 * i] - p.x, size);
+        float dy = wrap_delta(sc->xy[2 * i + 1] - p.y, size);
         if (dx * dx + dy * dy > VIEW_R * VIEW_R || !tecs_has(w, e, s->boid))
             continue;
         const Velocity *mv = TECS_GET(w, e, s->vel, Velocity);
@@ -358,11 +393,10 @@ static int32_t gather_mates(boids_sim *s, tecs_world_t *w, scratch *sc, tecs_ent
                             Position p, bool naive, Flock *fl, tecs_entity_t *ids, int32_t cap)
 {
     int32_t n = naive ? scan_mates(s, sc, self, p) : find_mates(s, w, sc, self, p);
-    if (n < 0) {
+    if (n < 0 || !sort_scratch(sc, n)) {
         sc->failed = true;
         return -1;
     }
-    sort_seen(sc->seen, n);
     for (int32_t i = 0; i < n; i++) {
         const seen *m = &sc->seen[i];
         float d2 = m->dx * m->dx + m->dy * m->dy;
@@ -404,7 +438,8 @@ static void gather_hazards(boids_sim *s, tecs_world_t *w, scratch *sc, Position 
                                 wrap_delta(h[j].y - p.y, size));
         }
     } else {
-        int32_t n = near_ids(s, sc, s->by_hazard, p.x, p.y, HAZARD_R * 1.001f + 0.01f);
+        int32_t n = near_ids(s, sc, s->by_hazard, p.x, p.y, HAZARD_R * 1.001f + 0.01f,
+                             false);
         k = n < 0 ? -1 : 0;
         for (int32_t i = 0; i < n && k >= 0; i++) {
             const Hazard *h = TECS_GET(w, sc->ids[i], s->hazard, Hazard);
@@ -413,11 +448,10 @@ static void gather_hazards(boids_sim *s, tecs_world_t *w, scratch *sc, Position 
                                 wrap_delta(h->y - p.y, size));
         }
     }
-    if (k < 0) {
+    if (k < 0 || !sort_scratch(sc, k)) {
         sc->failed = true;
         return;
     }
-    sort_seen(sc->seen, k);
     for (int32_t i = 0; i < k; i++) {
         const seen *h = &sc->seen[i];
         float d = sqrtf(h->dx * h->dx + h->dy * h->dy) + 1e-3f;
@@ -488,8 +522,7 @@ static bool nearest_boid(boids_sim *s, Position p, float *dx, float *dy)
     const float size = s->cfg.size;
     float best = HUNT_R * HUNT_R;
     bool found = false;
-    tecs_filter_t *f;
-    tecs_iter_t it = near_iter(s, s->q_mates, s->by_pos, p.x, p.y, HUNT_R, s->cfg.naive, &f);
+    tecs_iter_t it = near_iter(s, s->q_mates, s->by_pos, p.x, p.y, HUNT_R, s->cfg.naive);
     while (tecs_iter_next(&it)) {
         const Position *bp = TECS_FIELD(&it, Position, 0);
         for (int32_t j = 0; j < it.count; j++) {
@@ -501,7 +534,6 @@ static bool nearest_boid(boids_sim *s, Position p, float *dx, float *dy)
             }
         }
     }
-    tecs_filter_free(f);
     return found;
 }
 
@@ -656,7 +688,8 @@ static bool make_indexes(boids_sim *s)
     s->q_preds = TECS_QUERY(s->w, { .comp = s->pos, .access = TECS_READ },
                             { .comp = s->vel, .access = TECS_READ },
                             { .comp = s->predator, .access = TECS_FILTER });
-    return s->by_pos && s->by_hazard && s->q_mates && s->q_hazards && s->q_preds;
+    s->hunt = tecs_filter_new(s->w);
+    return s->by_pos && s->by_hazard && s->q_mates && s->q_hazards && s->q_preds && s->hunt;
 }
 
 /* How a system runs on the workers (zero: on the calling thread). */
@@ -732,6 +765,8 @@ static bool make_workers(boids_sim *s)
     for (int32_t k = 0; s->scr && k < s->nscr; k++)
         if (!grow((void **)&s->scr[k].ids, &s->scr[k].cap_ids, SCRATCH_START,
                   sizeof *s->scr[k].ids) ||
+            !grow((void **)&s->scr[k].xy, &s->scr[k].cap_xy, 2 * SCRATCH_START,
+                  sizeof *s->scr[k].xy) ||
             !grow((void **)&s->scr[k].seen, &s->scr[k].cap_seen, SCRATCH_START,
                   sizeof *s->scr[k].seen))
             return false;
@@ -878,8 +913,10 @@ void boids_free(boids_sim *s)
     tecs_world_free(s->w);      /* frees the indexes, queries and systems */
     for (int32_t k = 0; s->scr && k < s->nscr; k++) {
         free(s->scr[k].ids);
+        free(s->scr[k].xy);
         free(s->scr[k].tmp);
         free(s->scr[k].seen);
+        free(s->scr[k].seen_tmp);
     }
     free(s->scr);
     free(s);
@@ -1014,4 +1051,82 @@ uint64_t boids_checksum(boids_sim *s)
         }
     }
     return h;
+}
+
+/* ---- the baseline: a hand-written grid --------------------------------- */
+
+/* The flockmates of boid i among the n boids at p (velocities v), by a
+** uniform grid of g x g cells (cell = size / g >= VIEW_R) whose cell c
+** holds the boids start[c] .. start[c + 1] - 1 of order: their sums,
+** into *fl. */
+static void grid_mates(const Position *p, const Velocity *v, const int32_t *start,
+                       const int32_t *order, int32_t g, float size, int32_t i, Flock *fl)
+{
+    float cell = size / (float)g;
+    int32_t cx = (int32_t)(p[i].x / cell), cy = (int32_t)(p[i].y / cell);
+    cx = cx < g ? cx : g - 1, cy = cy < g ? cy : g - 1;
+    for (int32_t dy = -1; dy <= 1; dy++)
+        for (int32_t dx = -1; dx <= 1; dx++) {
+            int32_t c = (cy + dy + g) % g * g + (cx + dx + g) % g;
+            for (int32_t k = start[c]; k < start[c + 1]; k++) {
+                int32_t j = order[k];
+                float ox = wrap_delta(p[j].x - p[i].x, size);
+                float oy = wrap_delta(p[j].y - p[i].y, size), d2 = ox * ox + oy * oy;
+                if (j == i || d2 > VIEW_R * VIEW_R)
+                    continue;
+                fl->n++;
+                fl->cx += ox, fl->cy += oy;
+                fl->ax += v[j].x, fl->ay += v[j].y;
+                if (d2 < SEP_R * SEP_R) {
+                    float w = 1.0f / (d2 + 0.05f);
+                    fl->sx -= ox * w, fl->sy -= oy * w;
+                }
+            }
+        }
+}
+
+double boids_grid_ms(boids_sim *s, int32_t reps)
+{
+    int32_t n = tecs_query_count(s->q_mates), g = (int32_t)(s->cfg.size / VIEW_R);
+    g = g < 3 ? 3 : g;          /* (3 cells a side: a 3 x 3 walk sees each once) */
+    Position *p = malloc((size_t)(n > 0 ? n : 1) * sizeof *p);
+    Velocity *v = malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
+    int32_t *cellof = malloc((size_t)(n > 0 ? n : 1) * sizeof *cellof);
+    int32_t *order = malloc((size_t)(n > 0 ? n : 1) * sizeof *order);
+    int32_t *start = malloc(((size_t)g * g + 1) * sizeof *start);
+    double ms = -1.0, sum = 0.0;
+    if (p && v && cellof && order && start && reps > 0) {
+        double t0 = tecs_time_now();
+        for (int32_t r = 0; r < reps; r++) {
+            int32_t i = 0;      /* the flock into plain arrays, then the grid */
+            tecs_iter_t it = tecs_query_iter(s->q_mates);
+            while (tecs_iter_next(&it)) {
+                memcpy(p + i, it.fields[0], (size_t)it.count * sizeof *p);
+                memcpy(v + i, it.fields[1], (size_t)it.count * sizeof *v);
+                i += it.count;
+            }
+            memset(start, 0, ((size_t)g * g + 1) * sizeof *start);
+            float cell = s->cfg.size / (float)g;
+            for (i = 0; i < n; i++) {
+                int32_t cx = (int32_t)(p[i].x / cell), cy = (int32_t)(p[i].y / cell);
+                cellof[i] = (cy < g ? cy : g - 1) * g + (cx < g ? cx : g - 1);
+                start[cellof[i] + 1]++;
+            }
+            for (int32_t c = 0; c < g * g; c++)
+                start[c + 1] += start[c];
+            for (i = 0; i < n; i++)
+                order[start[cellof[i]]++] = i;
+            for (int32_t c = g * g; c > 0; c--)     /* back to each cell's start */
+                start[c] = start[c - 1];
+            start[0] = 0;
+            for (i = 0; i < n; i++) {
+                Flock fl = { 0 };
+                grid_mates(p, v, start, order, g, s->cfg.size, i, &fl);
+                sum += fl.cx + fl.ay + fl.sx + fl.n;
+            }
+        }
+        ms = 1e3 * (tecs_time_now() - t0) / reps;
+    }
+    free(p), free(v), free(cellof), free(order), free(start);
+    return sum == sum ? ms : -1.0;      /* (the sums are used: not optimised away) */
 }

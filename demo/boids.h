@@ -110,6 +110,13 @@ int32_t boids_timings(boids_sim *sim, boids_timing *out, int32_t cap);
 int32_t boids_neighbours(boids_sim *sim, tecs_entity_t e, bool naive,
                          tecs_entity_t *out, int32_t cap);
 
+/** The baseline the spatial index is measured against: the flockmate sums
+ *  of every boid (the neighbours system's, hazards aside) by a uniform grid
+ *  over plain arrays (cell = the view radius), written by hand and rebuilt
+ *  each time from the flock's positions, on the calling thread.
+ *  @return its ms per run, the mean of reps runs; -1 out of memory. */
+double boids_grid_ms(boids_sim *sim, int32_t reps);
+
 /** Ids of live boids in query order. @return their number (may exceed cap). */
 int32_t boids_ids(boids_sim *sim, tecs_entity_t *out, int32_t cap);
 

@@ -3,7 +3,8 @@
 ** number of frames (a progress bar on a terminal), report per-system times,
 ** frames per second and entity counts, and draw the flock to a PNG. With
 ** --compare it runs the spatial-index search and the all-pairs one from the
-** same seed and prints both frame times. --threads sets the world's workers
+** same seed and prints both frame times, then the neighbour search's time
+** per frame against a hand-written uniform grid over plain arrays. --threads sets the world's workers
 ** (default: one per processor); the checksum is the same for any count.
 **
 ** Exit status: 0 done, 1 a run failed (out of memory, a file not written),
@@ -67,7 +68,8 @@ static void usage(FILE *f)
         "  --threads N     worker threads, 1 to %d (default: the processors, here %d)\n"
         "  --naive         all-pairs neighbour search, O(n^2), instead of the spatial index\n"
         "  --compare       run both searches and print their frame times and the speed-up\n"
-        "                  (the all-pairs run does at most %d frames)\n"
+        "                  (the all-pairs run does at most %d frames), and the neighbour\n"
+        "                  search's time against a hand-written grid's\n"
         "  --png PATH      where to draw the last frame (default %s, in the\n"
         "                  current directory)\n"
         "  --frames-dir D  also draw a numbered PNG into D every K frames\n"
@@ -280,10 +282,24 @@ static void report(boids_sim *sim, const run_result *r)
     printf("checksum %016" PRIx64 "\n", boids_checksum(sim));
 }
 
+#define GRID_REPS 5             /* --compare: runs of the grid baseline   */
+
+/* The neighbours system's ms per frame in sim's timings (0: none). */
+static double neighbours_ms(boids_sim *sim)
+{
+    boids_timing t[BOIDS_MAX_SYSTEMS];
+    int32_t n = boids_timings(sim, t, BOIDS_MAX_SYSTEMS);
+    for (int32_t i = 0; i < n; i++)
+        if (strcmp(t[i].name, "neighbours") == 0)
+            return t[i].ms_per_run;
+    return 0.0;
+}
+
 /* One full run of one search; ms[0] gets its ms per frame, ms[1] that of
- * its first `head` frames. */
+ * its first `head` frames; with grid, grid[0] gets the neighbours system's
+ * ms per frame and grid[1] the hand-written grid's, on the last frame. */
 static bool simulate(const options *o, bool naive, int32_t frames, int32_t head, double *ms,
-                     canvas *c, bool draw)
+                     double *grid, canvas *c, bool draw)
 {
     boids_config cfg = { .boids = o->boids, .predators = o->predators,
                          .obstacles = o->obstacles, .seed = o->seed, .naive = naive,
@@ -320,6 +336,11 @@ static bool simulate(const options *o, bool naive, int32_t frames, int32_t head,
         else
             printf("saved: %s\n", o->save);
         r.ok = err == TECS_OK;
+    }
+    if (r.ok && grid != NULL) {
+        grid[0] = neighbours_ms(sim);
+        grid[1] = boids_grid_ms(sim, GRID_REPS);
+        r.ok = grid[1] >= 0.0;
     }
     ms[0] = r.frames > 0 ? 1e3 * r.seconds / r.frames : 0.0;
     ms[1] = r.frames >= head ? 1e3 * r.seconds_head / head : ms[0];
@@ -364,16 +385,23 @@ int main(int argc, char **argv)
     }
     int32_t head = o.frames < NAIVE_FRAMES ? o.frames : NAIVE_FRAMES;
     double ms[2] = { 0.0, 0.0 }, ms_naive[2] = { 0.0, 0.0 };
-    bool ok = prepare(&o) && simulate(&o, o.naive && !o.compare, o.frames, head, ms, &c, true);
+    double grid[2] = { 0.0, 0.0 };
+    bool ok = prepare(&o) && simulate(&o, o.naive && !o.compare, o.frames, head, ms,
+                                      o.compare ? grid : NULL, &c, true);
     if (ok && o.compare) {
         o.frames_dir = NULL;
         o.live = false;
-        ok = simulate(&o, true, head, head, ms_naive, &c, false);
-        if (ok)
+        ok = simulate(&o, true, head, head, ms_naive, NULL, &c, false);
+        if (ok) {
             printf("compare, %d boids: spatial index %.3f ms/frame (%.3f over all %d frames),"
                    " all-pairs %.3f ms/frame, both over the first %d frames: speed-up %.1fx\n",
                    (int)o.boids, ms[1], ms[0], (int)o.frames, ms_naive[0], (int)head,
                    ms[1] > 0.0 ? ms_naive[0] / ms[1] : 0.0);
+            printf("compare, neighbour search: spatial index %.3f ms/frame (the neighbours "
+                   "system: flockmates and hazards, %d thread%s), hand-written grid %.3f "
+                   "ms/frame (flockmates, one thread, plain arrays, rebuilt each frame)\n",
+                   grid[0], (int)o.threads, o.threads == 1 ? "" : "s", grid[1]);
+        }
     }
     canvas_fini(&c);
     return ok ? 0 : 1;

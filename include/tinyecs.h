@@ -1358,6 +1358,21 @@ tecs_filter_t *tecs_filter_new(tecs_world_t *world);
  *  not be used again either way). */
 void tecs_filter_free(tecs_filter_t *filter);
 
+/**
+ * Empty a filter for another query: its conditions, keys, order and
+ * building error go, as if it were new; its memory stays. A filter reset
+ * and built again for every search (one query per entity) allocates
+ * nothing once it has held the largest of them. Handles of the conditions
+ * made before are void (the next condition is 0 again).
+ * @return TECS_OK; TECS_EINVAL (NULL); TECS_EBUSY while an iteration over
+ * the filter is open (nothing changed), or where building a filter is
+ * refused (the world closed: freed, reset, in its allocator, a worker).
+ * Callbacks: allowed wherever its conditions may be built, every callback
+ * included (an each-function of an iteration over this very filter gets
+ * TECS_EBUSY).
+ */
+tecs_err_t tecs_filter_reset(tecs_filter_t *filter);
+
 /** The first error met while building the filter (TECS_OK if none). */
 tecs_err_t tecs_filter_error(const tecs_filter_t *filter);
 
@@ -1419,6 +1434,19 @@ tecs_cond_t tecs_filter_box(tecs_filter_t *filter, tecs_index_t *index, float x0
  */
 int32_t tecs_index_near(tecs_index_t *index, float x, float y, float r, tecs_entity_t *out,
                         int32_t cap);
+
+/**
+ * tecs_index_near that also hands out each entity's point: xy[2 * i] and
+ * xy[2 * i + 1] are the x and y the index holds for out[i] (the fields'
+ * values when the index last followed a change, so the component's own
+ * values while every write goes through a tracked path), so a search that
+ * needs only the neighbours' positions reads nothing else. xy may be NULL
+ * (then it is tecs_index_near); otherwise it has room for 2 * cap floats.
+ * Cost: O(cells + points in them), no allocation, no lookup of a row.
+ * @return as tecs_index_near, whose errors and callback rules it shares.
+ */
+int32_t tecs_index_near_xy(tecs_index_t *index, float x, float y, float r,
+                           tecs_entity_t *out, float *xy, int32_t cap);
 
 /** Both conditions. @return the new condition, or -1 (TECS_EINVAL for a
  *  bad handle). */

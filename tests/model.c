@@ -2040,6 +2040,61 @@ static void op_where(interp *I, const m_op *op)
     tecs_filter_free(fl);
 }
 
+/* One filter for three searches, reset and built again before each, its
+** results checked against the model's (condition handles count from 0
+** again after a reset); a reset while an iteration over it is open is
+** refused and leaves it as it was. */
+static void op_filter_reuse(interp *I, const m_op *op)
+{
+    if (I->nix == 0 || I->nq == 0)
+        return;
+    for (int32_t k = 0; k < I->nits; k++)
+        if (I->its[k].wrote)
+            return;
+    const mquery *q = &I->qs[op->y % (uint32_t)I->nq];
+    tecs_filter_t *fl = tecs_filter_new(I->w);
+    if (mi_result_is(I, mi_got_err(I, fl != NULL), TECS_OK, "tecs_filter_new") || fl == NULL)
+        return;
+    tecs_entity_t *got = malloc(((size_t)I->ne + 1) * sizeof *got);
+    if (got == NULL)
+        abort();
+    uint32_t z = op->z;
+    for (int round = 0; round < 3; round++, z = (uint32_t)mi_mix(z)) {
+        if (round > 0 && mi_result_is(I, tecs_filter_reset(fl), TECS_OK, "tecs_filter_reset"))
+            break;
+        mcond cs[MAXCOND];
+        int32_t n = mi_build_filter(I, fl, cs, z, 1 + (int32_t)((op->x + (uint32_t)round) % 4));
+        if (n <= 0)
+            continue;           /* (a condition ran out of memory: reset next round) */
+        I->checking++;
+        int32_t ng = tecs_query_where_collect(q->q, fl, got, I->ne + 1);
+        I->checking--;
+        if (ng < 0) {
+            if (mi_result_is(I, mi_got_err(I, false), TECS_OK, "tecs_query_where_collect"))
+                continue;
+            break;
+        }
+        int32_t nw;
+        bool same = where_is_model(I, q, cs, n, got, ng, &nw);
+        EXPECT(I, same, "a reset filter's where gives %d entities, model %d (round %d)",
+               (int)ng, (int)nw, round);
+        if (round == 2) {       /* refused while its iteration is open */
+            tecs_iter_t it = tecs_query_where(q->q, fl);
+            if (tecs_last_error(I->w) == TECS_OK) {
+                mi_result_is(I, tecs_filter_reset(fl), TECS_EBUSY, "tecs_filter_reset (busy)");
+                tecs_iter_fini(&it);
+                I->checking++;
+                EXPECT(I, tecs_query_where_collect(q->q, fl, NULL, 0) == ng,
+                       "a refused reset changed the filter");
+                I->checking--;
+            }
+            mi_sync(I);
+        }
+    }
+    free(got);
+    tecs_filter_free(fl);
+}
+
 /* ---- reverse where and caches ---------------------------------------------------- */
 
 bool mi_rev_record(tecs_world_t *w, tecs_entity_t e, void *const *fields, void *ctx)
@@ -3055,6 +3110,7 @@ static const struct {
     { "index_new_by_name", 1, op_index_new_by_name },
     { "snapshot", 1, op_snapshot },
     { "delta", 2, op_delta },
+    { "filter_reuse", 2, op_filter_reuse },
 };
 enum { NOPS = sizeof ops / sizeof ops[0] };
 

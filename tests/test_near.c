@@ -424,3 +424,187 @@ TEST(split_parts_index_near)
     CHECK_EQ(parts[0].bad + parts[1].bad + parts[2].bad, 0);
     tw_free(g.w);
 }
+
+/* ---- points with the ids, and where filters reused ---------------------- */
+
+/* tecs_index_near_xy gives tecs_index_near's ids, in its order, each with
+** its component's point; NULL xy is tecs_index_near; bad input as near's. */
+TEST(near_xy_points_are_the_components)
+{
+    grid g;
+    grid_init(&g, 600, 100.0f, 5.0f);
+    static tecs_entity_t ids[600], ids2[600];
+    static float xy[1200];
+    for (int k = 0; k < 40; k++) {
+        float cx = frand(&g.rng, -10, 110), cy = frand(&g.rng, -10, 110);
+        float r = k % 8 == 0 ? frand(&g.rng, 0, 200) : frand(&g.rng, 0, 15);
+        int32_t n = tecs_index_near_xy(g.x, cx, cy, r, ids, xy, 600);
+        CHECK(n >= 0);
+        CHECK_EQ(tecs_index_near(g.x, cx, cy, r, ids2, 600), n);
+        CHECK(n <= 0 || memcmp(ids, ids2, (size_t)n * sizeof ids[0]) == 0);
+        for (int32_t i = 0; i < n; i++) {
+            const Position *p = TECS_GET(g.w, ids[i], g.pos, Position);
+            CHECK(p != NULL && p->x == xy[2 * i] && p->y == xy[2 * i + 1]);
+        }
+        CHECK_EQ(tecs_index_near_xy(g.x, cx, cy, r, ids2, NULL, 600), n);
+        for (int i = 0; i < 200; i++) {      /* moves: a burst every other round */
+            tecs_entity_t e = g.e[tw_rand(&g.rng) % (uint64_t)g.n];
+            Position p = { frand(&g.rng, 0, 100), frand(&g.rng, 0, 100) };
+            if (k % 2 || i < 20)
+                CHECK_ERR(tecs_set(g.w, e, g.pos, &p), TECS_OK);
+        }
+    }
+    /* A cap below the count: nothing written past it, in ids or in xy. */
+    float part[8] = { -1, -1, -1, -1, -1, -1, -1, -1 };
+    int32_t n = tecs_index_near_xy(g.x, 50, 50, 30, ids, part, 3);
+    CHECK(n > 3);
+    CHECK(part[5] != -1 && part[6] == -1 && part[7] == -1);
+    CHECK_EQ(tecs_index_near_xy(g.x, 50, 50, 30, NULL, NULL, 0), n);
+    CHECK_EQ(tecs_index_near_xy(g.x, 50, 50, -1, ids, xy, 600), -1);
+    CHECK_EQ(tecs_last_error(g.w), TECS_EINVAL);
+    CHECK_EQ(tecs_index_near_xy(g.x, 50, 50, 1, NULL, xy, 1), -1);
+    CHECK_EQ(tecs_last_error(g.w), TECS_EINVAL);
+    CHECK_EQ(tecs_index_near_xy(NULL, 0, 0, 1, ids, xy, 600), -1);
+    TW_CHECK(g.w);
+    tw_free(g.w);
+}
+
+/* The ids where(q, f) gives, sorted; -1 on error. */
+static int32_t where_sorted(tecs_query_t *q, tecs_filter_t *f, tecs_entity_t *out, int32_t cap)
+{
+    int32_t n = tecs_query_where_collect(q, f, out, cap);
+    if (n > 0)
+        qsort(out, (size_t)n, sizeof out[0], cmp_ent);
+    return n;
+}
+
+/* One filter reset and built again for each of many searches gives what a
+** new filter gives, and allocates nothing once it has held the largest:
+** circles, boxes, an `or` of overlapping shapes (nothing twice), an `and`
+** with a hash condition, key order; a building error does not outlive a
+** reset. */
+TEST(filter_reset_reuses_one_filter_for_every_search)
+{
+    grid g;
+    grid_init(&g, 800, 100.0f, 6.0f);
+    tecs_comp_t hp = TECS_COMPONENT(g.w, Health);
+    for (int i = 0; i < g.n; i += 2)
+        TECS_SET(g.w, g.e[i], hp, Health, {i % 7});
+    tecs_index_t *h = tecs_index_new(g.w, &(tecs_index_desc_t){ .comp = hp,
+                                                                 .type = TECS_KEY_I32 });
+    tecs_index_t *o = tecs_index_new(g.w, &(tecs_index_desc_t){
+        .comp = hp, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32 });
+    tecs_query_t *q = TECS_QUERY(g.w, { .comp = g.pos, .access = TECS_READ });
+    tecs_filter_t *f = tecs_filter_new(g.w);
+    static tecs_entity_t got[800], want[800];
+    /* The largest search first: every point, the most conditions. */
+    tecs_filter_and(f, tecs_filter_or(f, tecs_filter_radius(f, g.x, 50, 50, 1000),
+                                      tecs_filter_box(f, g.x, 0, 0, 1, 1)),
+                    tecs_filter_cmp(f, h, TECS_NE, tecs_key_int(-1)));
+    CHECK_EQ(tecs_query_where_collect(q, f, NULL, 0), g.n / 2);
+    CHECK_ERR(tecs_filter_order(f, o, true), TECS_OK);
+    CHECK_EQ(tecs_query_where_collect(q, f, NULL, 0), g.n / 2);
+    CHECK_ERR(tecs_filter_reset(f), TECS_OK);
+    tecs_filter_radius(f, g.x, 50, 50, 1000);
+    CHECK_EQ(tecs_query_where_collect(q, f, NULL, 0), g.n);
+    size_t mem = tecs_world_memory(g.w);
+    for (int k = 0; k < 120; k++) {
+        float cx = frand(&g.rng, -10, 110), cy = frand(&g.rng, -10, 110);
+        float r = frand(&g.rng, 0, 20);
+        tecs_filter_t *fresh = tecs_filter_new(g.w);
+        for (int pass = 0; pass < 2; pass++) {
+            tecs_filter_t *b = pass ? fresh : f;
+            if (pass == 0)
+                CHECK_ERR(tecs_filter_reset(f), TECS_OK);
+            tecs_cond_t c = tecs_filter_radius(b, g.x, cx, cy, r);
+            if (k % 3 == 1)     /* overlapping shapes: an `or` */
+                c = tecs_filter_or(b, c, tecs_filter_box(b, g.x, cx, cy, cx + r, cy + 2 * r));
+            if (k % 3 == 2)
+                c = tecs_filter_or(b, tecs_filter_radius(b, g.x, cx + r, cy, r), c);
+            if (k % 5 == 4)
+                tecs_filter_and(b, c, tecs_filter_cmp(b, h, TECS_NE, tecs_key_int(3)));
+            if (k % 7 == 6)
+                CHECK_ERR(tecs_filter_order(b, o, k % 2), TECS_OK);
+        }
+        int32_t n = where_sorted(q, f, got, 800), nw = where_sorted(q, fresh, want, 800);
+        CHECK(n >= 0 && n == nw);
+        CHECK(n <= 0 || memcmp(got, want, (size_t)n * sizeof got[0]) == 0);
+        for (int32_t i = 1; i < n; i++)
+            CHECK(got[i] != got[i - 1]);
+        tecs_filter_free(fresh);
+        CHECK_EQ(tecs_world_memory(g.w), mem);
+    }
+    /* A building error is the filter's until a reset. */
+    CHECK_ERR(tecs_filter_reset(f), TECS_OK);
+    CHECK_EQ(tecs_filter_radius(f, h, 0, 0, 1), -1);
+    CHECK_EQ(tecs_filter_error(f), TECS_EINVAL);
+    CHECK_EQ(tecs_query_where_collect(q, f, NULL, 0), -1);
+    CHECK_ERR(tecs_filter_reset(f), TECS_OK);
+    CHECK_EQ(tecs_filter_error(f), TECS_OK);
+    CHECK_EQ(tecs_query_where_collect(q, f, NULL, 0), g.n);   /* empty: all match */
+    CHECK_EQ(tecs_filter_radius(f, g.x, 50, 50, 1000), 0);    /* handles from 0 */
+    CHECK_EQ(tecs_query_where_collect(q, f, NULL, 0), g.n);
+    CHECK_ERR(tecs_filter_reset(NULL), TECS_EINVAL);
+    tecs_filter_free(f);
+    TW_CHECK(g.w);
+    tw_free(g.w);
+}
+
+/* A reset while the filter's iteration is open, from inside it, and from
+** an each-function of another filter's iteration; a filter naming an
+** index that was freed works again once reset and built on another. */
+typedef struct reset_probe {
+    tecs_filter_t *own, *other;
+    tecs_index_t *x;
+    int32_t calls, bad;
+} reset_probe;
+
+static bool each_reset(tecs_world_t *w, tecs_entity_t e, void *const *vals, void *ctx)
+{
+    reset_probe *p = ctx;
+    const Position *pos = vals[0];
+    (void)e;
+    p->calls++;
+    if (tecs_filter_reset(p->own) != TECS_EBUSY || tecs_last_error(w) != TECS_EBUSY)
+        p->bad++;
+    if (tecs_filter_reset(p->other) != TECS_OK ||
+        tecs_filter_radius(p->other, p->x, pos->x, pos->y, 3) != 0)
+        p->bad++;
+    return false;
+}
+
+TEST(filter_reset_busy_in_callbacks_and_after_index_free)
+{
+    grid g;
+    grid_init(&g, 200, 40.0f, 4.0f);
+    tecs_query_t *q = TECS_QUERY(g.w, { .comp = g.pos, .access = TECS_READ });
+    tecs_filter_t *f = tecs_filter_new(g.w), *o = tecs_filter_new(g.w);
+    tecs_filter_radius(f, g.x, 20, 20, 8);
+    int32_t n = tecs_query_where_collect(q, f, NULL, 0);
+    CHECK(n > 0);
+    tecs_iter_t it = tecs_query_where(q, f);
+    CHECK(tecs_iter_next(&it));
+    CHECK_ERR(tecs_filter_reset(f), TECS_EBUSY);
+    CHECK_EQ(tecs_filter_error(f), TECS_OK);            /* nothing changed */
+    tecs_iter_fini(&it);
+    CHECK_EQ(tecs_query_where_collect(q, f, NULL, 0), n);
+    reset_probe p = { f, o, g.x, 0, 0 };
+    CHECK_ERR(tecs_query_where_each(q, f, each_reset, &p), TECS_OK);
+    CHECK_EQ(p.calls, n);
+    CHECK_EQ(p.bad, 0);
+    CHECK(tecs_query_where_collect(q, o, NULL, 0) > 0);
+    /* The index goes: the filter fails, until reset onto another one. */
+    tecs_index_t *y = tecs_index_new(g.w, &(tecs_index_desc_t){
+        .comp = g.pos, .kind = TECS_INDEX_SPATIAL, .type = TECS_KEY_FLOAT,
+        .offset_y = offsetof(Position, y), .cell_size = 10 });
+    CHECK_ERR(tecs_index_free(g.x), TECS_OK);
+    CHECK_EQ(tecs_query_where_collect(q, f, NULL, 0), -1);
+    CHECK_EQ(tecs_last_error(g.w), TECS_ENOENT);
+    CHECK_ERR(tecs_filter_reset(f), TECS_OK);
+    tecs_filter_radius(f, y, 20, 20, 8);
+    CHECK_EQ(tecs_query_where_collect(q, f, NULL, 0), n);
+    tecs_filter_free(f);
+    tecs_filter_free(o);
+    TW_CHECK(g.w);
+    tw_free(g.w);
+}

@@ -92,6 +92,23 @@ void tecs_filter_free(tecs_filter_t *f)
         tecs__filter_release(f);
 }
 
+tecs_err_t tecs_filter_reset(tecs_filter_t *f)
+{
+    if (f == NULL)
+        return TECS_EINVAL;
+    if (tecs__enter(f->world))
+        return f->world->base.err;
+    if (f->scr.busy)
+        return tecs__err(f->world, TECS_EBUSY, "tecs_filter_reset: an iteration over the "
+                         "filter is open: end it first");
+    f->n = f->nkeys = f->nstr = 0;
+    f->root = f->order = -1;
+    f->desc = false;
+    f->err = TECS_OK;
+    f->why[0] = '\0';
+    return TECS_OK;
+}
+
 bool tecs__filter_names(const tecs_filter_t *f, int32_t id)
 {
     for (int32_t i = 0; i < f->n; i++)
@@ -713,6 +730,115 @@ static void drive(walk *wk, const guard *g, int32_t c)
     }
 }
 
+/* ---- filters: the shape path ------------------------------------------ */
+
+/* A filter whose root is a radius or a box, or an `or` of them on one
+** spatial index (a circle and its images across the edges of a world that
+** wraps), is collected without guards or trees: each shape's cells are
+** walked and each point is tested on the index entry's own copy of it; a
+** point that an earlier shape took is skipped, so nothing comes twice.
+** Candidates are kept first, their records fetched meanwhile, and then
+** turned into places in a second pass, so the records' misses overlap. */
+
+#define MAX_SHAPES 8            /* leaves of a shape filter                  */
+
+typedef struct shapes {
+    const tecs_index_t *x;
+    int32_t n;
+    const fnode *nd[MAX_SHAPES];
+} shapes;
+
+/* Gather the leaves of the `or` tree at c into sh; false if c is not such
+** a tree (another operator, another index, too many leaves). */
+static bool shape_tree(const tecs_filter_t *f, int32_t c, shapes *sh)
+{
+    const fnode *nd = &f->nodes[c];
+    if (nd->op == F_OR)
+        return shape_tree(f, nd->a, sh) && shape_tree(f, nd->b, sh);
+    if ((nd->op != F_RADIUS && nd->op != F_BOX) || sh->n == MAX_SHAPES)
+        return false;
+    const tecs_index_t *x = registry(f->world)->by_id[nd->index];
+    if (sh->x != NULL && sh->x != x)
+        return false;
+    sh->x = x;
+    sh->nd[sh->n++] = nd;
+    return true;
+}
+
+/* Does the point aux holds satisfy shape nd? */
+static inline bool shape_holds(const fnode *nd, uint64_t aux)
+{
+    return nd->op == F_RADIUS ? in_circle(aux, nd->g[0], nd->g[1], nd->g[2]) : in_box(nd, aux);
+}
+
+/* Is entry t in shape l of sh and in none before it? */
+static inline bool shape_takes(const shapes *sh, int32_t l, const ient *t)
+{
+    if (t->key == NOWHERE_CELL || !shape_holds(sh->nd[l], t->aux))
+        return false;
+    for (int32_t j = 0; j < l; j++)
+        if (shape_holds(sh->nd[j], t->aux))
+            return false;
+    return true;
+}
+
+/* Keep candidate e of a shape, its record fetched. */
+static inline void shape_keep(walk *wk, tecs_entity_t e)
+{
+    const tecs_world_t *w = wk->f->world;
+    uint32_t slot = TECS_ENTITY_INDEX(e);
+    if (slot < (uint32_t)w->ei.nrecs)
+        TECS__PREFETCH(&w->ei.recs[slot]);
+    snap_push(wk, 0, e);
+}
+
+/* The candidates of shape l: the entries in its cells, or every entry
+** when it covers more cells than the index has entries. */
+static void shape_walk(walk *wk, const shapes *sh, int32_t l)
+{
+    const tecs_index_t *x = sh->x;
+    int32_t c[4];
+    if (x->n == 0 || !leaf_cells(x, sh->nd[l], c))
+        return;
+    int64_t cells = ((int64_t)c[2] - c[0] + 1) * ((int64_t)c[3] - c[1] + 1);
+    if (cells > (int64_t)x->n) {
+        for (int32_t i = 0; i < x->n && !wk->err; i++)
+            if (shape_takes(sh, l, &x->ents[i]))
+                shape_keep(wk, x->ents[i].e);
+        return;
+    }
+    uint32_t mask = (uint32_t)x->nbucket - 1;
+    for (int32_t cx = c[0]; cx <= c[2]; cx++)
+        for (int32_t cy = c[1]; cy <= c[3]; cy++) {
+            uint64_t k = cell_key(cx, cy);
+            for (int32_t i = x->bucket[cell_hash(k) & mask]; i >= 0; i = x->ents[i].next)
+                if (x->ents[i].key == k && shape_takes(sh, l, &x->ents[i]))
+                    shape_keep(wk, x->ents[i].e);
+        }
+}
+
+/* Collect the matches of a shape filter: candidates, then their places
+** (those the query has, in the snapshot's place, in candidate order). */
+static void drive_shapes(walk *wk, const shapes *sh)
+{
+    for (int32_t l = 0; l < sh->n && !wk->err; l++)
+        shape_walk(wk, sh, l);
+    if (wk->err)
+        return;
+    tecs_world_t *w = wk->f->world;
+    snap *s = wk->s;
+    bool rowwise = tecs__query_rowwise(wk->q);
+    int32_t m = 0;
+    for (int32_t i = 0; i < s->n; i++) {
+        tecs_entity_t e = s->v[i].e;
+        const tecs__record *r = tecs__ei_alive(w, e);
+        int32_t qm = r != NULL ? snap_match(s, wk->q, tecs__rec_arch(w, r)) : -1;
+        if (qm >= 0 && (!rowwise || tecs__query_row_ok(wk->q, qm, r->row)))
+            s->v[m++] = (okey){ place_of(r), e };
+    }
+    s->n = m;
+}
+
 /* The driving leaf when the walk keeps one index's key order, else -1. */
 static int32_t single_driver(const tecs_filter_t *f, int32_t c)
 {
@@ -760,13 +886,48 @@ static void insertion_sort(okey *v, int32_t n)
     }
 }
 
+/* Up to this many matches a merge sort beats the radix sort's tables. */
+#define MID_SORT 512
+
+/* Merge sort of v[0..n) by k through tmp (n items): runs of SMALL_SORT / 2
+** by insertion, then merged pairwise, the result back in v. */
+static void merge_places(okey *v, okey *tmp, int32_t n)
+{
+    enum { RUN = SMALL_SORT / 2 };
+    for (int32_t lo = 0; lo < n; lo += RUN)
+        insertion_sort(v + lo, n - lo < RUN ? n - lo : RUN);
+    okey *a = v, *b = tmp;
+    for (int32_t width = RUN; width < n; width *= 2) {
+        for (int32_t lo = 0; lo < n; lo += 2 * width) {
+            int32_t mid = lo + width < n ? lo + width : n;
+            int32_t hi = mid + width < n ? mid + width : n;
+            int32_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi)
+                b[k++] = a[j].k < a[i].k ? a[j++] : a[i++];
+            while (i < mid)
+                b[k++] = a[i++];
+            while (j < hi)
+                b[k++] = a[j++];
+        }
+        okey *t = a;
+        a = b, b = t;
+    }
+    if (a != v)
+        memcpy(v, a, (size_t)n * sizeof *v);
+}
+
 /* Sort v[0..n) by place, through tmp (n items): small arrays by
-** insertion, sorted ones left as they are, others by radix, whose passes
-** cover only the bits between the smallest and the largest place. */
+** insertion, middling ones by merging, sorted ones left as they are,
+** others by radix, whose passes cover only the bits between the smallest
+** and the largest place. */
 static void sort_places(okey *v, okey *tmp, int32_t n)
 {
     if (n <= SMALL_SORT) {
         insertion_sort(v, n);
+        return;
+    }
+    if (n <= MID_SORT) {
+        merge_places(v, tmp, n);
         return;
     }
     uint64_t min = v[0].k, max = v[0].k;
@@ -808,8 +969,12 @@ static tecs_err_t gather(tecs_filter_t *f, tecs_query_t *q)
     walk wk = { f, q, &f->scr, false, -1, TECS_OK };
     f->scr.n = 0;
     f->scr.la = NULL;
-    bool scanned = f->root < 0 || estimate(f, f->root) == NO_DRIVE;
-    if (scanned) {
+    shapes sh = { NULL, 0, { NULL } };
+    bool shaped = f->root >= 0 && f->order < 0 && shape_tree(f, f->root, &sh);
+    bool scanned = !shaped && (f->root < 0 || estimate(f, f->root) == NO_DRIVE);
+    if (shaped) {
+        drive_shapes(&wk, &sh);
+    } else if (scanned) {
         scan(&wk);
     } else {
         wk.exact = f->nodes[f->root].op < F_AND;
@@ -988,7 +1153,7 @@ static bool snap_step(tecs_iter_t *it, bool fini)
     }
     int32_t p = it->priv_.pos, n;
     uint64_t k, kf;
-    if (TECS__UNLIKELY(tecs__query_rowwise(it->priv_.query)))
+    if (TECS__UNLIKELY(s->rowwise))
         return snap_step_varied(it, s);
     if (TECS__UNLIKELY(it->priv_.flags & TECS_ITER_REVERSE)) {
         if (p <= 0)             /* pos: the rows not yet handed out */
@@ -1021,6 +1186,7 @@ tecs_iter_t tecs__snap_iter(tecs_query_t *q, snap *s, int32_t flags)
     if (it.priv_.query == NULL) /* not started (out of memory, world closed) */
         return it;
     s->busy = true;
+    s->rowwise = tecs__query_rowwise(q);
     s->la = NULL;
     cursor_init(q, s);
     it.priv_.src = s;
@@ -1029,10 +1195,10 @@ tecs_iter_t tecs__snap_iter(tecs_query_t *q, snap *s, int32_t flags)
     return it;
 }
 
-static tecs_err_t where_start(tecs_query_t *q, tecs_filter_t *f, int32_t flags,
-                              tecs_iter_t *it, const char *fn)
+/* Check a where's arguments and collect its matches into f's snapshot. */
+static tecs_err_t where_gather(tecs_query_t *q, tecs_filter_t *f, int32_t flags,
+                               const char *fn)
 {
-    *it = tecs_query_iter(NULL);
     if (q == NULL)
         return TECS_EINVAL;
     tecs_world_t *w = tecs_query_world(q);
@@ -1047,10 +1213,16 @@ static tecs_err_t where_start(tecs_query_t *q, tecs_filter_t *f, int32_t flags,
     if (f->scr.busy)
         return tecs__err(w, TECS_EBUSY, "the filter is being iterated");
     tecs_err_t err = tecs__filter_ready(f);
-    if (err || (err = gather(f, q)) != TECS_OK)
-        return err;
-    *it = tecs__snap_iter(q, &f->scr, flags);
-    return TECS_OK;
+    return err ? err : gather(f, q);
+}
+
+/* Start a where: its iteration into *it, empty on error. */
+static tecs_err_t where_start(tecs_query_t *q, tecs_filter_t *f, int32_t flags,
+                              tecs_iter_t *it, const char *fn)
+{
+    tecs_err_t err = where_gather(q, f, flags, fn);
+    *it = err ? tecs_query_iter(NULL) : tecs__snap_iter(q, &f->scr, flags);
+    return err;
 }
 
 tecs_iter_t tecs_query_where_ex(tecs_query_t *q, tecs_filter_t *f, int32_t flags)

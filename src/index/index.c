@@ -1000,22 +1000,26 @@ static const char *near_refusal(const tecs_index_t *x, float px, float py, float
     return NULL;
 }
 
-/* Entry t into out if it is in the circle g (x, y, r); n counts them all. */
+/* Entry t into out (its point into xy, when not NULL) if it is in the
+** circle g (x, y, r); n counts them all. */
 static inline int32_t near_take(const ient *t, const float g[3], tecs_entity_t *out,
-                                int32_t cap, int32_t n)
+                                float *xy, int32_t cap, int32_t n)
 {
     if (t->key == NOWHERE_CELL || !in_circle(t->aux, g[0], g[1], g[2]))
         return n;
-    if (n < cap)
+    if (n < cap) {
         out[n] = t->e;
+        if (xy)
+            memcpy(xy + 2 * (size_t)n, &t->aux, 2 * sizeof *xy);
+    }
     return n + 1;
 }
 
 /* The points of x in the circle g, in grid order: cells by x, then y, each
 ** cell's chain in chain order; or, when the circle covers more cells than
-** x has points, in entry order. It writes nothing but out. */
+** x has points, in entry order. It writes nothing but out and xy. */
 static int32_t near_collect(const tecs_index_t *x, const float g[3], tecs_entity_t *out,
-                            int32_t cap)
+                            float *xy, int32_t cap)
 {
     float cs = x->d.cell_size;
     int32_t x0 = cell_of(g[0] - g[2], cs), x1 = cell_of(g[0] + g[2], cs);
@@ -1026,22 +1030,22 @@ static int32_t near_collect(const tecs_index_t *x, const float g[3], tecs_entity
         return 0;
     if (cells > (int64_t)x->n) {
         for (int32_t i = 0; i < x->n; i++)
-            n = near_take(&x->ents[i], g, out, cap, n);
+            n = near_take(&x->ents[i], g, out, xy, cap, n);
         return n;
     }
     uint32_t mask = (uint32_t)x->nbucket - 1;
     for (int32_t cx = x0; cx <= x1; cx++)
         for (int32_t cy = y0; cy <= y1; cy++) {
             uint64_t k = cell_key(cx, cy);
-            for (int32_t i = x->bucket[khash(x, k) & mask]; i >= 0; i = x->ents[i].next)
+            for (int32_t i = x->bucket[cell_hash(k) & mask]; i >= 0; i = x->ents[i].next)
                 if (x->ents[i].key == k)
-                    n = near_take(&x->ents[i], g, out, cap, n);
+                    n = near_take(&x->ents[i], g, out, xy, cap, n);
         }
     return n;
 }
 
-int32_t tecs_index_near(tecs_index_t *x, float px, float py, float r, tecs_entity_t *out,
-                        int32_t cap)
+int32_t tecs_index_near_xy(tecs_index_t *x, float px, float py, float r, tecs_entity_t *out,
+                           float *xy, int32_t cap)
 {
     if (x == NULL)
         return -1;
@@ -1059,7 +1063,13 @@ int32_t tecs_index_near(tecs_index_t *x, float px, float py, float r, tecs_entit
     }
     if (worker ? x->dirty : tecs__index_refresh(x) != TECS_OK)
         return -1;
-    return near_collect(x, (const float[3]){ px, py, r }, out, cap);
+    return near_collect(x, (const float[3]){ px, py, r }, out, xy, cap);
+}
+
+int32_t tecs_index_near(tecs_index_t *x, float px, float py, float r, tecs_entity_t *out,
+                        int32_t cap)
+{
+    return tecs_index_near_xy(x, px, py, r, out, NULL, cap);
 }
 
 /* Rebuild every index a burst (or a failed update) left stale: run before

@@ -95,8 +95,20 @@ static inline uint32_t mix(uint64_t k)
     return (uint32_t)(k ^ (k >> 33));
 }
 
+/* The hash of grid cell key k (cx, cy) of a spatial index: cells next to
+** each other along y get buckets next to each other, so that a walk of a
+** column of cells reads neighbouring heads, and, once the entries are laid
+** out chain by chain, neighbouring entries; columns are spread by an odd
+** multiplier. */
+static inline uint32_t cell_hash(uint64_t k)
+{
+    return (uint32_t)k + (uint32_t)(k >> 32) * 0x9e3779b1u;
+}
+
 static inline uint32_t khash(const tecs_index_t *x, uint64_t k)
 {
+    if (x->d.kind == TECS_INDEX_SPATIAL)
+        return cell_hash(k);
     if (x->cls != TECS_KEYC_STR)
         return mix(k);
     const unsigned char *s = (const unsigned char *)(uintptr_t)k;
@@ -589,6 +601,8 @@ typedef struct snap {
     bool cursor_on;             /* steps use cur (a where's; a cache's not) */
     cursor cur;
     bool busy;                  /* an iteration reads it                    */
+    bool rowwise;               /* ... of a query with toggle or change
+                                   terms (its runs are read again)          */
     struct tecs_filter_t *doomed; /* the filter owning it, freed while the
                                    iteration was open: freed when it ends   */
     tecs_archetype_t *la;       /* the last archetype looked up ...         */
