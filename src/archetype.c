@@ -72,6 +72,13 @@
 ** edge_add[c] / edge_rem[c], indexed by component id and grown on demand. The
 ** first move of a kind hashes; every later one is an array load.
 **
+** Lookup tables (tecs__lut) serve tecs_lookup, which reads them inline in
+** the user's code: per looked-up component, by archetype id, the address of
+** the component's column pointer of chunk 0 in the chunk table, its stride
+** and value size. The table holds pointers into chunk tables, so every
+** place that moves or frees a chunk table calls lut_sync, and the table
+** never points at freed memory.
+**
 ** A new archetype is announced on the bus (on_archetype): queries, caches
 ** and indexes take it in whole or refuse it, and a refusal undoes it. This
 ** layer also validates what a user passes for an archetype: the handle
@@ -82,6 +89,9 @@
 ** event.c (the listener list).
 */
 #include "private.h"
+
+static void lut_sync(tecs_world_t *w, const tecs_archetype_t *a);
+static void luts_forget(tecs_world_t *w, uint32_t id);
 
 static uint32_t hash_ids(int32_t n, const tecs_comp_t *ids)
 {
@@ -395,6 +405,7 @@ void tecs__arch_drop_last(tecs_world_t *w)
             w->bus.listeners[i].on_archetype_undo(w, w->bus.listeners[i].ctx, a);
     w->arch.narchs--;
     edges_forget(w, a->id);
+    luts_forget(w, a->id);
     memset(w->arch.arch_table, 0, w->arch.arch_table_cap * sizeof *w->arch.arch_table);
     for (int32_t i = 0; i < w->arch.narchs; i++)
         table_put(w, w->arch.archs[i]);
@@ -524,6 +535,7 @@ static size_t chunk_table_size(const tecs_archetype_t *a, int32_t cap)
                                       (size_t)a->ncols * sizeof(uint64_t));
 }
 
+
 /* Make the chunk table hold want chunks: the entries first, then the
 ** column pointers, then the ticks, in one block. */
 static tecs_err_t chunk_table_grow(tecs_world_t *w, tecs_archetype_t *a, int32_t want)
@@ -551,6 +563,7 @@ static tecs_err_t chunk_table_grow(tecs_world_t *w, tecs_archetype_t *a, int32_t
     a->cols = cols;
     a->ticks = ticks;
     a->cap_chunks = (int32_t)cap;
+    lut_sync(w, a);
     return TECS_OK;
 }
 
@@ -794,6 +807,89 @@ int32_t tecs_archetype_components(const tecs_archetype_t *a, const tecs_comp_t *
     return a->ncomps;
 }
 
+/* ---- lookup tables ---------------------------------------------------- */
+
+/* The entry of a in the lookup table of c. */
+static tecs_lookup_slot_t lut_slot(const tecs_archetype_t *a, tecs_comp_t c)
+{
+    int32_t col = tecs__arch_col(a, c);
+    if (col < 0 || a->cols == NULL)
+        return (tecs_lookup_slot_t){ NULL, 0, 0 };
+    return (tecs_lookup_slot_t){ a->cols + 1 + col, (uint32_t)a->stride, a->col_size[col] };
+}
+
+/* a's chunk table moved or went: the tables of its columns follow. */
+static void lut_sync(tecs_world_t *w, const tecs_archetype_t *a)
+{
+    if (w->arch.cap_luts == 0)
+        return;
+    for (int32_t c = 0; c < a->ncols; c++) {
+        tecs__lut *t = tecs__lut_find(&w->arch, a->col_comp[c]);
+        if (t && (uint32_t)t->len > a->id)
+            t->slots[a->id] = lut_slot(a, t->comp);
+    }
+}
+
+bool tecs__lut_extend(tecs_world_t *w, tecs__lut *t)
+{
+    tecs_err_t outer = w->base.err;
+    if (tecs__grow(w, (void **)&t->slots, &t->cap, w->arch.narchs, sizeof *t->slots)) {
+        tecs__err_restore(w, outer);
+        return false;
+    }
+    for (; t->len < w->arch.narchs; t->len++)
+        t->slots[t->len] = lut_slot(w->arch.archs[t->len], t->comp);
+    return true;
+}
+
+tecs__lut *tecs__lut_make(tecs_world_t *w, tecs_comp_t c)
+{
+    tecs__lut *t = tecs__lut_find(&w->arch, c);
+    if (t)
+        return t;
+    int32_t old = w->arch.cap_luts;
+    if (tecs__grow(w, (void **)&w->arch.luts, &w->arch.cap_luts, (int32_t)c + 1,
+                   sizeof *w->arch.luts))
+        return NULL;
+    for (int32_t k = old; k < w->arch.cap_luts; k++)
+        w->arch.luts[k] = NULL;
+    t = tecs__alloc(w, sizeof *t);
+    if (t == NULL) {
+        tecs__err(w, TECS_ENOMEM, "out of memory making a lookup table");
+        return NULL;
+    }
+    *t = (tecs__lut){ .comp = c };
+    if (!tecs__lut_extend(w, t)) {
+        tecs__free(w, t, sizeof *t);
+        tecs__err(w, TECS_ENOMEM, "out of memory making a lookup table");
+        return NULL;
+    }
+    w->arch.luts[c] = t;
+    return t;
+}
+
+/* The archetype of id is gone: no table covers it any more. */
+static void luts_forget(tecs_world_t *w, uint32_t id)
+{
+    for (int32_t c = 0; c < w->arch.cap_luts; c++)
+        if (w->arch.luts[c] && (uint32_t)w->arch.luts[c]->len > id)
+            w->arch.luts[c]->len = (int32_t)id;
+}
+
+static void luts_free(tecs_world_t *w)
+{
+    for (int32_t c = 0; c < w->arch.cap_luts; c++) {
+        tecs__lut *t = w->arch.luts[c];
+        if (t) {
+            tecs__free(w, t->slots, (size_t)t->cap * sizeof *t->slots);
+            tecs__free(w, t, sizeof *t);
+        }
+    }
+    tecs__free(w, w->arch.luts, (size_t)w->arch.cap_luts * sizeof *w->arch.luts);
+    w->arch.luts = NULL;
+    w->arch.cap_luts = 0;
+}
+
 /* ---- teardown -------------------------------------------------------- */
 
 /* Destroy every live value of the archetype, chunk column by column. */
@@ -823,6 +919,7 @@ static void arch_free_chunks(tecs_world_t *w, tecs_archetype_t *a)
     a->cols = NULL;
     a->ticks = NULL;
     a->cap_chunks = 0;
+    lut_sync(w, a);
 }
 
 static void arch_destroy(tecs_world_t *w, tecs_archetype_t *a)
@@ -851,6 +948,7 @@ void tecs__arch_fini(tecs_world_t *w)
 {
     for (int32_t i = 0; i < w->arch.narchs; i++)
         arch_destroy(w, w->arch.archs[i]);
+    luts_free(w);
     tecs__free(w, w->arch.archs, (size_t)w->arch.cap_archs * sizeof *w->arch.archs);
     tecs__free(w, w->arch.arch_table, w->arch.arch_table_cap * sizeof *w->arch.arch_table);
     w->arch.archs = NULL;
