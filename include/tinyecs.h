@@ -754,13 +754,16 @@ bool tecs_is_enabled(const tecs_world_t *world, tecs_entity_t entity, tecs_comp_
 ** the component's column in the chunk table) directly. The world keeps
 ** those tables up to date itself (new archetypes, chunks added or freed, a
 ** reset), so a handle never goes stale while its world lives: make it
-** once, use it until the world is freed. tecs_get stays the checked entry.
+** once, use it until the world is freed. The loop calls nothing, so the
+** compiler keeps the handle's fields in registers across it. tecs_get
+** stays the checked entry.
 */
 
 /** Private: one archetype's entry in a lookup table (see tecs_lookup_t). */
 typedef struct tecs_lookup_slot_t {
     char *const *cols_;         /* chunk 0's pointer to the column in the
-                                   archetype's chunk table; NULL: no value */
+                                   archetype's chunk table; without a value,
+                                   a table of one NULL (stride and size 0) */
     uint32_t stride_;           /* pointers per chunk in that table         */
     uint32_t size_;             /* value size                               */
 } tecs_lookup_slot_t;
@@ -773,7 +776,6 @@ typedef struct tecs_lookup_t {
     const tecs_lookup_slot_t *const *slots_; /* by archetype index          */
     const int32_t *nslots_;     /* archetypes the table covers              */
     uint32_t shift_, mask_;     /* rows per chunk: log2, and less one       */
-    tecs_world_t *world_;
     tecs_comp_t comp_;
 } tecs_lookup_t;
 
@@ -784,21 +786,18 @@ typedef struct tecs_lookup_t {
  * tecs_world_reset), the world keeps the tables it reads. Through a worker
  * context the handle is the world's, and comp must be readable by the
  * worker's system (as for tecs_get).
- * The first handle of comp makes the world's table of it; made through a
- * worker context or a closed world (being freed or reset) before that, a
- * handle reads every entity through a call (still correct): make handles
- * before a parallel run.
+ * The first handle of comp makes the world's table of it (kept from then
+ * on, with a slot per archetype: 16 bytes on 64-bit targets), which a
+ * worker context or a closed world (being freed or reset) cannot: make the
+ * first handle before a parallel run.
  * Callbacks: allowed wherever tecs_get is (every row of the table at the
  * top but the allocator's).
  * @return TECS_OK; TECS_EINVAL (NULL world or out, comp a tag or sparse:
  * use tecs_get), TECS_ENOCOMP, TECS_EACCESS (a worker's system does not
- * read comp), TECS_EBUSY (closed world), TECS_ENOMEM.
+ * read comp), TECS_EBUSY (closed world; the first handle of comp in a
+ * worker, or while the world is freed or reset), TECS_ENOMEM.
  */
 tecs_err_t tecs_lookup_init(tecs_world_t *world, tecs_comp_t comp, tecs_lookup_t *out);
-
-/** Private: tecs_lookup's path for an entity in an archetype newer than
- *  the handle's table (the table is extended, then read) or not alive. */
-const void *tecs__lookup_slow(const tecs_lookup_t *h, tecs_entity_t entity);
 
 /**
  * The value of the handle's component on entity, read inline: the id's slot
@@ -821,12 +820,13 @@ static inline const void *tecs_lookup(const tecs_lookup_t *h, tecs_entity_t enti
         return NULL;
     uint32_t a = r[1] & 0x00ffffffu;    /* flag bits off; a dead slot is out of range */
     if (a >= (uint32_t)*h->nslots_)
-        return tecs__lookup_slow(h, entity);
-    const tecs_lookup_slot_t *s = *h->slots_ + a;
-    if (s->cols_ == NULL)
         return NULL;
+    const tecs_lookup_slot_t *s = *h->slots_ + a;
     uint32_t row = r[2];
-    return s->cols_[(size_t)(row >> h->shift_) * s->stride_] + (size_t)(row & h->mask_) * s->size_;
+    /* (An archetype without the value reads NULL + 0: in integers, as C
+    ** allows no arithmetic on a null pointer.) */
+    return (const void *)((uintptr_t)s->cols_[(size_t)(row >> h->shift_) * s->stride_] +
+                          (size_t)(row & h->mask_) * s->size_);
 }
 
 /** Typed tecs_lookup: TECS_LOOKUP(&h, e, Position). */

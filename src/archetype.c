@@ -75,9 +75,11 @@
 ** Lookup tables (tecs__lut) serve tecs_lookup, which reads them inline in
 ** the user's code: per looked-up component, by archetype id, the address of
 ** the component's column pointer of chunk 0 in the chunk table, its stride
-** and value size. The table holds pointers into chunk tables, so every
-** place that moves or frees a chunk table calls lut_sync, and the table
-** never points at freed memory.
+** and value size. A table always covers every archetype (room is reserved
+** with the archetype's, luts_put fills its entry once it is made,
+** luts_forget drops it with it), and holds pointers into chunk tables, so
+** every place that moves or frees a chunk table calls lut_sync: a table
+** never points at freed memory and a handle never goes stale.
 **
 ** A new archetype is announced on the bus (on_archetype): queries, caches
 ** and indexes take it in whole or refuse it, and a refusal undoes it. This
@@ -91,6 +93,8 @@
 #include "private.h"
 
 static void lut_sync(tecs_world_t *w, const tecs_archetype_t *a);
+static tecs_err_t luts_reserve(tecs_world_t *w, int32_t n);
+static void luts_put(tecs_world_t *w, const tecs_archetype_t *a);
 static void luts_forget(tecs_world_t *w, uint32_t id);
 
 static uint32_t hash_ids(int32_t n, const tecs_comp_t *ids)
@@ -294,7 +298,7 @@ static tecs_archetype_t *arch_create(tecs_world_t *w, uint32_t h, int32_t n,
     int32_t cmap_len = n ? (int32_t)ids[n - 1] + 1 : 0;
     if (tecs__grow(w, (void **)&w->arch.archs, &w->arch.cap_archs, w->arch.narchs + 1,
                    sizeof *w->arch.archs) ||
-        table_grow(w))
+        table_grow(w) || luts_reserve(w, w->arch.narchs + 1))
         return NULL;
     size_t bytes = arch_block_size(n, cmap_len, ncols, ntog, nrt);
     tecs_archetype_t *a = tecs__alloc(w, bytes);
@@ -323,6 +327,7 @@ static tecs_archetype_t *arch_create(tecs_world_t *w, uint32_t h, int32_t n,
         return NULL;
     }
     table_put(w, a);
+    luts_put(w, a);
     return a;
 }
 
@@ -809,12 +814,16 @@ int32_t tecs_archetype_components(const tecs_archetype_t *a, const tecs_comp_t *
 
 /* ---- lookup tables ---------------------------------------------------- */
 
+/* The chunk table of an archetype without the value, as tecs_lookup reads
+** it: every row's value at NULL (read-only, shared by every world). */
+static char *const no_column[1] = { NULL };
+
 /* The entry of a in the lookup table of c. */
 static tecs_lookup_slot_t lut_slot(const tecs_archetype_t *a, tecs_comp_t c)
 {
     int32_t col = tecs__arch_col(a, c);
     if (col < 0 || a->cols == NULL)
-        return (tecs_lookup_slot_t){ NULL, 0, 0 };
+        return (tecs_lookup_slot_t){ no_column, 0, 0 };
     return (tecs_lookup_slot_t){ a->cols + 1 + col, (uint32_t)a->stride, a->col_size[col] };
 }
 
@@ -830,16 +839,28 @@ static void lut_sync(tecs_world_t *w, const tecs_archetype_t *a)
     }
 }
 
-bool tecs__lut_extend(tecs_world_t *w, tecs__lut *t)
+/* Room in every table for n archetypes, before one is made (so that
+** luts_put cannot fail): TECS_OK, or TECS_ENOMEM recorded. */
+static tecs_err_t luts_reserve(tecs_world_t *w, int32_t n)
 {
-    tecs_err_t outer = w->base.err;
-    if (tecs__grow(w, (void **)&t->slots, &t->cap, w->arch.narchs, sizeof *t->slots)) {
-        tecs__err_restore(w, outer);
-        return false;
+    for (int32_t c = 0; c < w->arch.cap_luts; c++) {
+        tecs__lut *t = w->arch.luts[c];
+        if (t && tecs__grow(w, (void **)&t->slots, &t->cap, n, sizeof *t->slots))
+            return TECS_ENOMEM;
     }
-    for (; t->len < w->arch.narchs; t->len++)
-        t->slots[t->len] = lut_slot(w->arch.archs[t->len], t->comp);
-    return true;
+    return TECS_OK;
+}
+
+/* a is made (the newest, room reserved): every table covers it. */
+static void luts_put(tecs_world_t *w, const tecs_archetype_t *a)
+{
+    for (int32_t c = 0; c < w->arch.cap_luts; c++) {
+        tecs__lut *t = w->arch.luts[c];
+        if (t) {
+            assert((uint32_t)t->len == a->id && t->cap > t->len);
+            t->slots[t->len++] = lut_slot(a, t->comp);
+        }
+    }
 }
 
 tecs__lut *tecs__lut_make(tecs_world_t *w, tecs_comp_t c)
@@ -859,11 +880,12 @@ tecs__lut *tecs__lut_make(tecs_world_t *w, tecs_comp_t c)
         return NULL;
     }
     *t = (tecs__lut){ .comp = c };
-    if (!tecs__lut_extend(w, t)) {
+    if (tecs__grow(w, (void **)&t->slots, &t->cap, w->arch.narchs, sizeof *t->slots)) {
         tecs__free(w, t, sizeof *t);
-        tecs__err(w, TECS_ENOMEM, "out of memory making a lookup table");
         return NULL;
     }
+    for (; t->len < w->arch.narchs; t->len++)
+        t->slots[t->len] = lut_slot(w->arch.archs[t->len], c);
     w->arch.luts[c] = t;
     return t;
 }

@@ -131,12 +131,11 @@ tecs_err_t tecs__arch_validate_vals(tecs_world_t *w, tecs_archetype_t *a, int32_
                                     const tecs_value_t *vals);
 
 
-/* A lookup table (tecs_lookup_t reads it inline): per archetype id below
-** len, comp's column in the archetype's chunk table, or NULL where comp has
-** no value there or the archetype no chunk table. Made by the first
-** tecs_lookup_init of comp, extended to new archetypes when a lookup meets
-** one, and kept as chunk tables move (lut_sync), so a handle never holds a
-** stale pointer; a dropped archetype (tecs__arch_drop_last) shortens it. */
+/* A lookup table (tecs_lookup_t reads it inline): per archetype id,
+** comp's column in the archetype's chunk table, or NULL where comp has no
+** value there or the archetype no chunk table. Made by the first
+** tecs_lookup_init of comp; from then on it covers every archetype (len is
+** narchs) and follows the chunk tables as they move (archetype.c). */
 typedef struct tecs__lut {
     tecs_lookup_slot_t *slots;  /* by archetype id                          */
     int32_t len;                /* archetypes covered: ids 0 .. len - 1     */
@@ -164,12 +163,9 @@ static inline tecs__lut *tecs__lut_find(const tecs__arch_state *s, tecs_comp_t c
 {
     return (int32_t)c < s->cap_luts ? s->luts[c] : NULL;
 }
-/* The lookup table of c, made if there is none, covering every archetype;
-** NULL with TECS_ENOMEM recorded. */
+/* The lookup table of c, made if there is none; NULL with TECS_ENOMEM
+** recorded. */
 tecs__lut *tecs__lut_make(tecs_world_t *w, tecs_comp_t c);
-/* Extend t to the archetypes made since; false if out of memory (t stays
-** as it was, the last error too). */
-bool tecs__lut_extend(tecs_world_t *w, tecs__lut *t);
 
 /* The layer's accessors take the objects and the layer's state, not the
 ** world: the macros of the same name pass &w->arch (&w->comp for

@@ -14,8 +14,8 @@
 ** Reads: tecs_get checks everything and records why it failed. A lookup
 ** handle (tecs_lookup_init) points at the id slots and at archetype.c's
 ** lookup table of its component, which tecs_lookup reads inline in the
-** user's code; its call (tecs__lookup_slow) serves what the table does not
-** cover yet. tecs_get_many resolves a batch with the slots fetched ahead.
+** user's code with no call. tecs_get_many resolves a batch with the slots
+** fetched ahead.
 **
 ** Calls: alloc.c, entity_index.c, component.c, event.c, archetype.c,
 ** sparse.c, store.c, command.c.
@@ -447,11 +447,6 @@ tecs_err_t tecs_modified(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 
 /* ---- lookups in the caller's loop ------------------------------------- */
 
-/* The table of a handle made where none could be made (a worker context, a
-** closed world): it covers no archetype, so every lookup takes the call. */
-static const tecs_lookup_slot_t *const no_slots = NULL;
-static const int32_t no_slots_len = 0;
-
 /* Why comp has no lookup (a tag, sparse), or TECS_OK. */
 static tecs_err_t lookup_refused(tecs_world_t *w, const char *fn, tecs_comp_t c, bool sparse_ok)
 {
@@ -492,44 +487,26 @@ tecs_err_t tecs_lookup_init(tecs_world_t *w, tecs_comp_t c, tecs_lookup_t *out)
         return tecs__err(w, TECS_EINVAL, "tecs_lookup_init: NULL handle");
     if ((err = lookup_refused(w, "tecs_lookup_init", c, false)))
         return err;
-    /* A worker context's handle reads its world, never the context's copy. */
+    /* A worker context's handle reads its world, never the context's copy;
+    ** the table is made on an open world only (workers only read). */
     tecs_world_t *o = tecs__in_worker(w) ? w->base.owner : w;
     tecs__lut *t = tecs__lut_find(&o->arch, c);
-    if (o->base.closed == TECS__OPEN) {
-        if (t == NULL && (t = tecs__lut_make(o, c)) == NULL)
-            return TECS_ENOMEM;
-        tecs__lut_extend(o, t);         /* if out of memory, the call fills in */
-    }
+    if (t == NULL && o->base.closed != TECS__OPEN)
+        return tecs__err(w, TECS_EBUSY, "tecs_lookup_init: the first handle of "
+                         TECS__COMP_FMT " is made outside workers, on an open world",
+                         TECS__COMP(w, c));
+    if (t == NULL && (t = tecs__lut_make(o, c)) == NULL)
+        return TECS_ENOMEM;
     *out = (tecs_lookup_t){
         .recs_ = (const void *const *)(const void *)&o->ei.recs,
         .nrecs_ = &o->ei.nrecs,
-        .slots_ = t ? (const tecs_lookup_slot_t *const *)&t->slots : &no_slots,
-        .nslots_ = t ? &t->len : &no_slots_len,
+        .slots_ = (const tecs_lookup_slot_t *const *)&t->slots,
+        .nslots_ = &t->len,
         .shift_ = o->arch.shift,
         .mask_ = o->arch.mask,
-        .world_ = o,
         .comp_ = c,
     };
     return TECS_OK;
-}
-
-/* Writes nothing but the table, and that only on an open world (never from
-** a worker: the world is closed while they run). */
-const void *tecs__lookup_slow(const tecs_lookup_t *h, tecs_entity_t e)
-{
-    tecs_world_t *w = h->world_;
-    uint8_t closed = w->base.closed;
-    if (closed == TECS__IN_ALLOC || closed == TECS__SNAPSHOT)
-        return NULL;                    /* the tables may be half made */
-    const tecs__record *r = tecs__ei_alive(w, e);
-    if (r == NULL)
-        return NULL;
-    tecs__lut *t = tecs__lut_find(&w->arch, h->comp_);
-    if (closed == TECS__OPEN && t)
-        tecs__lut_extend(w, t);
-    tecs_archetype_t *a = tecs__rec_arch(w, r);
-    int32_t col = tecs__arch_col(a, h->comp_);
-    return col >= 0 ? tecs__col_ptr(a, w, col, r->row) : NULL;
 }
 
 /* How far ahead of its use a slot is fetched: enough misses in flight to
