@@ -460,25 +460,16 @@ static double sc_destroy(int64_t n)
     return t;
 }
 
-static double sc_random_get(int64_t n)
+/* The world of the random_get rows (bench_lookup.c): n entities of
+** {Position, Velocity}, Position (i, i), made in bulk; their ids in a fixed
+** random order. The caller frees the world and the ids. */
+tecs_world_t *random_get_world(int64_t n, tecs_comp_t *pos, tecs_entity_t **ids)
 {
     fixture f = fx_world(n);
     shuffle(f.ids, n, 0x9E3779B97F4A7C15ULL);
-    double s = 0;
-    int64_t miss = 0;
-    double t0 = now_ns();
-    for (int64_t i = 0; i < n; i++) {
-        const Position *p = TECS_GET(f.w, f.ids[i], f.pos, Position);
-        if (p)
-            s += p->x;
-        else
-            miss++;
-    }
-    double t = (now_ns() - t0) / (double)n;
-    CHECK(miss == 0, "%lld lookups failed", (long long)miss);
-    CHECK(s == (double)n * (double)(n - 1) / 2, "sum of x %.0f", s);
-    fx_close(&f);
-    return t;
+    *pos = f.pos;
+    *ids = f.ids;
+    return f.w;
 }
 
 /* random_get of a sparse component every entity has (hp = its index). */
@@ -658,6 +649,8 @@ static const scenario scenarios[] = {
     { "iterate_sparse_term", sc_iterate_sparse_term, M, "ns/row", F_RATIO },
     { "raw_sparse_term", sc_raw_sparse_term, M, "ns/row",   0 },
     { "random_get",   sc_random_get,   M,      "ns/lookup", F_SCALING },
+    { "random_get_many", sc_random_get_many, M, "ns/lookup", 0 },
+    { "random_get_call", sc_random_get_call, M, "ns/lookup", 0 },
     { "random_get_sparse", sc_random_get_sparse, M, "ns/lookup", 0 },
     { "random_raw",   sc_random_raw,   M,      "ns/lookup", 0 },
     { "deferred",     sc_deferred,     100000, "ns/entity", 0 },

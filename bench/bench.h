@@ -93,6 +93,12 @@ double sc_raw_toggled(int64_t n);
 double sc_iterate_sparse_term(int64_t n);
 double sc_raw_sparse_term(int64_t n);
 
+/* The lookup rows (bench_lookup.c), on random_get_world (bench.c). */
+tecs_world_t *random_get_world(int64_t n, tecs_comp_t *pos, tecs_entity_t **ids);
+double sc_random_get(int64_t n);
+double sc_random_get_many(int64_t n);
+double sc_random_get_call(int64_t n);
+
 /* The snapshot rows (bench_snap.c). */
 double sc_save(int64_t n);
 double sc_load(int64_t n);

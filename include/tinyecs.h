@@ -744,6 +744,109 @@ bool tecs_is_enabled(const tecs_world_t *world, tecs_entity_t entity, tecs_comp_
     ((T *)tecs_get_mut((world), (entity), (comp)))
 
 /* ==================================================================== */
+/* Lookups in your loop                                                 */
+/* ==================================================================== */
+
+/*
+** A lookup handle reads one component of entities by id with no library
+** call: tecs_lookup is inline and reads the world's tables (the id slots,
+** then a table the world keeps per looked-up component, by archetype, of
+** the component's column in the chunk table) directly. The world keeps
+** those tables up to date itself (new archetypes, chunks added or freed, a
+** reset), so a handle never goes stale while its world lives: make it
+** once, use it until the world is freed. The loop calls nothing, so the
+** compiler keeps the handle's fields in registers across it. tecs_get
+** stays the checked entry.
+*/
+
+/** Private: one archetype's entry in a lookup table (see tecs_lookup_t). */
+typedef struct tecs_lookup_slot_t {
+    char *const *cols_;         /* chunk 0's pointer to the column in the
+                                   archetype's chunk table; without a value,
+                                   a table of one NULL (stride and size 0) */
+    uint32_t stride_;           /* pointers per chunk in that table         */
+    uint32_t size_;             /* value size                               */
+} tecs_lookup_slot_t;
+
+/** A lookup handle of one component (tecs_lookup_init). Its fields are
+ *  private: they point at the world's own tables, which the world keeps. */
+typedef struct tecs_lookup_t {
+    const void *const *recs_;   /* the world's id slots (gen, arch, row)    */
+    const int32_t *nrecs_;      /* slots in use                             */
+    const tecs_lookup_slot_t *const *slots_; /* by archetype index          */
+    const int32_t *nslots_;     /* archetypes the table covers              */
+    uint32_t shift_, mask_;     /* rows per chunk: log2, and less one       */
+    tecs_comp_t comp_;
+} tecs_lookup_t;
+
+/**
+ * Make a lookup handle of comp in *out (caller's memory; nothing to free).
+ * It stays valid until the world is freed: whatever else changes (entities
+ * born, moved, destroyed, recycled; new archetypes; chunks added or freed;
+ * tecs_world_reset), the world keeps the tables it reads. Through a worker
+ * context the handle is the world's, and comp must be readable by the
+ * worker's system (as for tecs_get).
+ * The first handle of comp makes the world's table of it (kept from then
+ * on, with a slot per archetype: 16 bytes on 64-bit targets), which a
+ * worker context or a closed world (being freed or reset) cannot: make the
+ * first handle before a parallel run.
+ * Callbacks: allowed wherever tecs_get is (every row of the table at the
+ * top but the allocator's).
+ * @return TECS_OK; TECS_EINVAL (NULL world or out, comp a tag or sparse:
+ * use tecs_get), TECS_ENOCOMP, TECS_EACCESS (a worker's system does not
+ * read comp), TECS_EBUSY (closed world; the first handle of comp in a
+ * worker, or while the world is freed or reset), TECS_ENOMEM.
+ */
+tecs_err_t tecs_lookup_init(tecs_world_t *world, tecs_comp_t comp, tecs_lookup_t *out);
+
+/**
+ * The value of the handle's component on entity, read inline: the id's slot
+ * checked (index, generation), its archetype's entry, the chunk and row.
+ * @return a pointer valid as tecs_get's (until an entity leaves the
+ * archetype), for reading (write with tecs_get_mut, which change detection
+ * and indexes see); NULL if the entity is dead, pending, recycled (a stale
+ * generation) or lacks the component. Never fails otherwise and sets no
+ * error. Callbacks and threads: a read, allowed where tecs_get is, workers
+ * included (unchecked: keep to the components the system reads); not from
+ * inside the world's allocator or through a world whose workers run.
+ */
+static inline const void *tecs_lookup(const tecs_lookup_t *h, tecs_entity_t entity)
+{
+    uint32_t i = (uint32_t)(entity & 0xffffffffu);
+    if (i >= (uint32_t)*h->nrecs_)
+        return NULL;
+    const uint32_t *r = (const uint32_t *)*h->recs_ + (size_t)i * 3;
+    if (r[0] != (uint32_t)(entity >> 32))
+        return NULL;
+    uint32_t a = r[1] & 0x00ffffffu;    /* flag bits off; a dead slot is out of range */
+    if (a >= (uint32_t)*h->nslots_)
+        return NULL;
+    const tecs_lookup_slot_t *s = *h->slots_ + a;
+    uint32_t row = r[2];
+    /* (An archetype without the value reads NULL + 0: in integers, as C
+    ** allows no arithmetic on a null pointer.) */
+    return (const void *)((uintptr_t)s->cols_[(size_t)(row >> h->shift_) * s->stride_] +
+                          (size_t)(row & h->mask_) * s->size_);
+}
+
+/** Typed tecs_lookup: TECS_LOOKUP(&h, e, Position). */
+#define TECS_LOOKUP(h, entity, T) ((const T *)tecs_lookup((h), (entity)))
+
+/**
+ * The batched lookup: out[i] = the value of comp on ids[i] for i < n, or
+ * NULL where the entity is dead, pending or lacks comp. The slots of many
+ * ids and then their values are fetched ahead of use, so the cache misses
+ * of a batch overlap: call it on batches of a few hundred ids and read the
+ * values right after. Pointers are valid as tecs_get's. Sparse components
+ * are read too. Callbacks and threads: a read, allowed where tecs_get is.
+ * @return TECS_OK (NULL entries are no error); TECS_EINVAL (NULL world, n
+ * < 0, ids or out NULL with n > 0, comp a tag), TECS_ENOCOMP, TECS_EACCESS
+ * (a worker's system does not read comp), TECS_EBUSY (closed world).
+ */
+tecs_err_t tecs_get_many(tecs_world_t *world, tecs_comp_t comp, const tecs_entity_t *ids,
+                         int32_t n, const void **out);
+
+/* ==================================================================== */
 /* Delayed changes                                                      */
 /* ==================================================================== */
 

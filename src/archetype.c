@@ -72,6 +72,15 @@
 ** edge_add[c] / edge_rem[c], indexed by component id and grown on demand. The
 ** first move of a kind hashes; every later one is an array load.
 **
+** Lookup tables (tecs__lut) serve tecs_lookup, which reads them inline in
+** the user's code: per looked-up component, by archetype id, the address of
+** the component's column pointer of chunk 0 in the chunk table, its stride
+** and value size. A table always covers every archetype (room is reserved
+** with the archetype's, luts_put fills its entry once it is made,
+** luts_forget drops it with it), and holds pointers into chunk tables, so
+** every place that moves or frees a chunk table calls lut_sync: a table
+** never points at freed memory and a handle never goes stale.
+**
 ** A new archetype is announced on the bus (on_archetype): queries, caches
 ** and indexes take it in whole or refuse it, and a refusal undoes it. This
 ** layer also validates what a user passes for an archetype: the handle
@@ -82,6 +91,11 @@
 ** event.c (the listener list).
 */
 #include "private.h"
+
+static void lut_sync(tecs_world_t *w, const tecs_archetype_t *a);
+static tecs_err_t luts_reserve(tecs_world_t *w, int32_t n);
+static void luts_put(tecs_world_t *w, const tecs_archetype_t *a);
+static void luts_forget(tecs_world_t *w, uint32_t id);
 
 static uint32_t hash_ids(int32_t n, const tecs_comp_t *ids)
 {
@@ -285,7 +299,7 @@ static tecs_archetype_t *arch_create(tecs_world_t *w, uint32_t h, int32_t n,
     int32_t cmap_len = n ? (int32_t)ids[n - 1] + 1 : 0;
     if (tecs__grow(w, (void **)&w->arch.archs, &w->arch.cap_archs, w->arch.narchs + 1,
                    sizeof *w->arch.archs) ||
-        table_grow(w))
+        table_grow(w) || luts_reserve(w, w->arch.narchs + 1))
         return NULL;
     size_t bytes = arch_block_size(n, cmap_len, ncols, ntog, nrt);
     tecs_archetype_t *a = tecs__alloc(w, bytes);
@@ -314,6 +328,7 @@ static tecs_archetype_t *arch_create(tecs_world_t *w, uint32_t h, int32_t n,
         return NULL;
     }
     table_put(w, a);
+    luts_put(w, a);
     return a;
 }
 
@@ -396,6 +411,7 @@ void tecs__arch_drop_last(tecs_world_t *w)
             w->bus.listeners[i].on_archetype_undo(w, w->bus.listeners[i].ctx, a);
     w->arch.narchs--;
     edges_forget(w, a->id);
+    luts_forget(w, a->id);
     memset(w->arch.arch_table, 0, w->arch.arch_table_cap * sizeof *w->arch.arch_table);
     for (int32_t i = 0; i < w->arch.narchs; i++)
         table_put(w, w->arch.archs[i]);
@@ -525,6 +541,7 @@ static size_t chunk_table_size(const tecs_archetype_t *a, int32_t cap)
                                       (size_t)a->ncols * sizeof(uint64_t));
 }
 
+
 /* Make the chunk table hold want chunks: the entries first, then the
 ** column pointers, then the ticks, in one block. */
 static tecs_err_t chunk_table_grow(tecs_world_t *w, tecs_archetype_t *a, int32_t want)
@@ -552,6 +569,7 @@ static tecs_err_t chunk_table_grow(tecs_world_t *w, tecs_archetype_t *a, int32_t
     a->cols = cols;
     a->ticks = ticks;
     a->cap_chunks = (int32_t)cap;
+    lut_sync(w, a);
     return TECS_OK;
 }
 
@@ -795,6 +813,106 @@ int32_t tecs_archetype_components(const tecs_archetype_t *a, const tecs_comp_t *
     return a->ncomps;
 }
 
+/* ---- lookup tables ---------------------------------------------------- */
+
+/* The chunk table of an archetype without the value, as tecs_lookup reads
+** it: every row's value at NULL (read-only, shared by every world). */
+static char *const no_column[1] = { NULL };
+
+/* The entry of a in the lookup table of c. */
+static tecs_lookup_slot_t lut_slot(const tecs_archetype_t *a, tecs_comp_t c)
+{
+    int32_t col = tecs__arch_col(a, c);
+    if (col < 0 || a->cols == NULL)
+        return (tecs_lookup_slot_t){ no_column, 0, 0 };
+    return (tecs_lookup_slot_t){ a->cols + 1 + col, (uint32_t)a->stride, a->col_size[col] };
+}
+
+/* a's chunk table moved or went: the tables of its columns follow. */
+static void lut_sync(tecs_world_t *w, const tecs_archetype_t *a)
+{
+    if (w->arch.cap_luts == 0)
+        return;
+    for (int32_t c = 0; c < a->ncols; c++) {
+        tecs__lut *t = tecs__lut_find(&w->arch, a->col_comp[c]);
+        if (t && (uint32_t)t->len > a->id)
+            t->slots[a->id] = lut_slot(a, t->comp);
+    }
+}
+
+/* Room in every table for n archetypes, before one is made (so that
+** luts_put cannot fail): TECS_OK, or TECS_ENOMEM recorded. */
+static tecs_err_t luts_reserve(tecs_world_t *w, int32_t n)
+{
+    for (int32_t c = 0; c < w->arch.cap_luts; c++) {
+        tecs__lut *t = w->arch.luts[c];
+        if (t && tecs__grow(w, (void **)&t->slots, &t->cap, n, sizeof *t->slots))
+            return TECS_ENOMEM;
+    }
+    return TECS_OK;
+}
+
+/* a is made (the newest, room reserved): every table covers it. */
+static void luts_put(tecs_world_t *w, const tecs_archetype_t *a)
+{
+    for (int32_t c = 0; c < w->arch.cap_luts; c++) {
+        tecs__lut *t = w->arch.luts[c];
+        if (t) {
+            assert((uint32_t)t->len == a->id && t->cap > t->len);
+            t->slots[t->len++] = lut_slot(a, t->comp);
+        }
+    }
+}
+
+tecs__lut *tecs__lut_make(tecs_world_t *w, tecs_comp_t c)
+{
+    tecs__lut *t = tecs__lut_find(&w->arch, c);
+    if (t)
+        return t;
+    int32_t old = w->arch.cap_luts;
+    if (tecs__grow(w, (void **)&w->arch.luts, &w->arch.cap_luts, (int32_t)c + 1,
+                   sizeof *w->arch.luts))
+        return NULL;
+    for (int32_t k = old; k < w->arch.cap_luts; k++)
+        w->arch.luts[k] = NULL;
+    t = tecs__alloc(w, sizeof *t);
+    if (t == NULL) {
+        tecs__err(w, TECS_ENOMEM, "out of memory making a lookup table");
+        return NULL;
+    }
+    *t = (tecs__lut){ .comp = c };
+    if (tecs__grow(w, (void **)&t->slots, &t->cap, w->arch.narchs, sizeof *t->slots)) {
+        tecs__free(w, t, sizeof *t);
+        return NULL;
+    }
+    for (; t->len < w->arch.narchs; t->len++)
+        t->slots[t->len] = lut_slot(w->arch.archs[t->len], c);
+    w->arch.luts[c] = t;
+    return t;
+}
+
+/* The archetype of id is gone: no table covers it any more. */
+static void luts_forget(tecs_world_t *w, uint32_t id)
+{
+    for (int32_t c = 0; c < w->arch.cap_luts; c++)
+        if (w->arch.luts[c] && (uint32_t)w->arch.luts[c]->len > id)
+            w->arch.luts[c]->len = (int32_t)id;
+}
+
+static void luts_free(tecs_world_t *w)
+{
+    for (int32_t c = 0; c < w->arch.cap_luts; c++) {
+        tecs__lut *t = w->arch.luts[c];
+        if (t) {
+            tecs__free(w, t->slots, (size_t)t->cap * sizeof *t->slots);
+            tecs__free(w, t, sizeof *t);
+        }
+    }
+    tecs__free(w, w->arch.luts, (size_t)w->arch.cap_luts * sizeof *w->arch.luts);
+    w->arch.luts = NULL;
+    w->arch.cap_luts = 0;
+}
+
 /* ---- teardown -------------------------------------------------------- */
 
 /* Destroy every live value of the archetype, chunk column by column. */
@@ -824,6 +942,7 @@ static void arch_free_chunks(tecs_world_t *w, tecs_archetype_t *a)
     a->cols = NULL;
     a->ticks = NULL;
     a->cap_chunks = 0;
+    lut_sync(w, a);
 }
 
 static void arch_destroy(tecs_world_t *w, tecs_archetype_t *a)
@@ -852,6 +971,7 @@ void tecs__arch_fini(tecs_world_t *w)
 {
     for (int32_t i = 0; i < w->arch.narchs; i++)
         arch_destroy(w, w->arch.archs[i]);
+    luts_free(w);
     tecs__free(w, w->arch.archs, (size_t)w->arch.cap_archs * sizeof *w->arch.archs);
     tecs__free(w, w->arch.arch_table, w->arch.arch_table_cap * sizeof *w->arch.arch_table);
     w->arch.archs = NULL;

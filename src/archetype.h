@@ -133,6 +133,18 @@ tecs_err_t tecs__arch_validate_vals(tecs_world_t *w, tecs_archetype_t *a, int32_
                                     const tecs_value_t *vals);
 
 
+/* A lookup table (tecs_lookup_t reads it inline): per archetype id,
+** comp's column in the archetype's chunk table, or NULL where comp has no
+** value there or the archetype no chunk table. Made by the first
+** tecs_lookup_init of comp; from then on it covers every archetype (len is
+** narchs) and follows the chunk tables as they move (archetype.c). */
+typedef struct tecs__lut {
+    tecs_lookup_slot_t *slots;  /* by archetype id                          */
+    int32_t len;                /* archetypes covered: ids 0 .. len - 1     */
+    int32_t cap;
+    tecs_comp_t comp;
+} tecs__lut;
+
 typedef struct tecs__arch_state {
     tecs_archetype_t **archs;   /* by id, creation order                    */
     int32_t narchs;
@@ -144,7 +156,18 @@ typedef struct tecs__arch_state {
     uint32_t mask;              /* rows - 1                                 */
     int32_t max_archetypes;
     uint64_t tick;              /* the world's tick: what a write records   */
+    tecs__lut **luts;           /* by component id: its lookup table, or NULL */
+    int32_t cap_luts;
 } tecs__arch_state;
+
+/* The lookup table of c, or NULL if none is made. */
+static inline tecs__lut *tecs__lut_find(const tecs__arch_state *s, tecs_comp_t c)
+{
+    return (int32_t)c < s->cap_luts ? s->luts[c] : NULL;
+}
+/* The lookup table of c, made if there is none; NULL with TECS_ENOMEM
+** recorded. */
+tecs__lut *tecs__lut_make(tecs_world_t *w, tecs_comp_t c);
 
 /* The layer's accessors take the objects and the layer's state, not the
 ** world: the macros of the same name pass &w->arch (&w->comp for

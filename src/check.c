@@ -10,6 +10,8 @@
 **             with the sorted component list; enough chunks for the rows;
 **             each bit column's count of set bits, none past the rows;
 **   edges     edge_add[c] / edge_rem[c] lead to the set with / without c;
+**   lookups   each lookup table covers every archetype, each entry where
+**             its component's column is in the chunk table now;
 **   sparse    each sparse set's pages and member list agree, members live
 **             (tecs__sparse_verify, sparse.c);
 **   queries   each query's matches equal a fresh match, in creation order;
@@ -150,6 +152,30 @@ static tecs_err_t verify_edges(tecs_world_t *w, const tecs_archetype_t *a)
     return TECS_OK;
 }
 
+/* Lookup tables (tecs_lookup reads them inline): one entry per archetype,
+** each as lut_slot would make it now. */
+static tecs_err_t verify_luts(tecs_world_t *w)
+{
+    for (int32_t c = 0; c < w->arch.cap_luts; c++) {
+        const tecs__lut *t = w->arch.luts[c];
+        if (t == NULL)
+            continue;
+        if (t->comp != (tecs_comp_t)c || t->len != w->arch.narchs || t->cap < t->len)
+            return bad(w, "lookup table length", (uint32_t)c);
+        for (int32_t i = 0; i < t->len; i++) {
+            const tecs_archetype_t *a = w->arch.archs[i];
+            const tecs_lookup_slot_t *s = &t->slots[i];
+            int32_t col = tecs__arch_col(a, t->comp);
+            if (col >= 0 && a->cols != NULL
+                    ? s->cols_ != a->cols + 1 + col || s->stride_ != (uint32_t)a->stride ||
+                      s->size_ != a->col_size[col]
+                    : s->cols_[0] != NULL || s->stride_ != 0 || s->size_ != 0)
+                return bad(w, "lookup table entry", (uint32_t)i);
+        }
+    }
+    return TECS_OK;
+}
+
 /* Iterations: none left open, none ended twice (reported once). */
 static tecs_err_t verify_iters(tecs_world_t *w)
 {
@@ -178,6 +204,8 @@ tecs_err_t tecs_world_check(tecs_world_t *w)
         if ((err = verify_rows(w, a)) || (err = verify_maps(w, a)) || (err = verify_edges(w, a)))
             return err;
     }
+    if (!err)
+        err = verify_luts(w);
     if (!err)
         err = tecs__sparse_verify(w);
     if (!err)

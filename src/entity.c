@@ -11,6 +11,12 @@
 ** of an entity of a plain archetype nobody listens to drops its row through
 ** the engine's destroy hop. Anything else goes to the engine.
 **
+** Reads: tecs_get checks everything and records why it failed. A lookup
+** handle (tecs_lookup_init) points at the id slots and at archetype.c's
+** lookup table of its component, which tecs_lookup reads inline in the
+** user's code with no call. tecs_get_many resolves a batch with the slots
+** fetched ahead.
+**
 ** Calls: alloc.c, entity_index.c, component.c, event.c, archetype.c,
 ** sparse.c, store.c, command.c.
 */
@@ -454,6 +460,135 @@ tecs_err_t tecs_modified(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
     if (tecs__wants_set(&w->comp.comps[c]))
         tecs__settle(w);
     return err;
+}
+
+/* ---- lookups in the caller's loop ------------------------------------- */
+
+/* Why comp has no lookup (a tag, sparse), or TECS_OK. */
+static tecs_err_t lookup_refused(tecs_world_t *w, const char *fn, tecs_comp_t c, bool sparse_ok)
+{
+    const tecs__comp *ci = &w->comp.comps[c];
+    if (ci->size == 0)
+        return tecs__err(w, TECS_EINVAL, "%s: " TECS__COMP_FMT " is a tag and has no value", fn,
+                         TECS__COMP(w, c));
+    if (ci->sparse && !sparse_ok)
+        return tecs__err(w, TECS_EINVAL, "%s: " TECS__COMP_FMT " is sparse: its values are in "
+                         "its set, in no archetype (tecs_get, tecs_get_many read it)", fn,
+                         TECS__COMP(w, c));
+    return TECS_OK;
+}
+
+/* The checks tecs_lookup_init and tecs_get_many share: an open world (or a
+** worker context), a known component this worker may read. */
+static tecs_err_t lookup_enter(tecs_world_t *w, const char *fn, tecs_comp_t c)
+{
+    if (tecs__enter_read(w))
+        return TECS_EBUSY;
+    if (tecs__comp_get(w, c) == NULL)
+        return tecs__err_nocomp(w, c);
+    if (TECS__UNLIKELY(tecs__in_worker(w)) && !tecs__worker_may(w, w->base.may_read, c))
+        return tecs__err(w, TECS_EACCESS, "%s: this worker's system did not declare reading "
+                         TECS__COMP_FMT " (its query's terms, desc.reads, desc.writes)", fn,
+                         TECS__COMP(w, c));
+    return TECS_OK;
+}
+
+tecs_err_t tecs_lookup_init(tecs_world_t *w, tecs_comp_t c, tecs_lookup_t *out)
+{
+    if (w == NULL)
+        return TECS_EINVAL;
+    tecs_err_t err = lookup_enter(w, "tecs_lookup_init", c);
+    if (err)
+        return err;
+    if (out == NULL)
+        return tecs__err(w, TECS_EINVAL, "tecs_lookup_init: NULL handle");
+    if ((err = lookup_refused(w, "tecs_lookup_init", c, false)))
+        return err;
+    /* A worker context's handle reads its world, never the context's copy;
+    ** the table is made on an open world only (workers only read). */
+    tecs_world_t *o = tecs__in_worker(w) ? w->base.owner : w;
+    tecs__lut *t = tecs__lut_find(&o->arch, c);
+    if (t == NULL && o->base.closed != TECS__OPEN)
+        return tecs__err(w, TECS_EBUSY, "tecs_lookup_init: the first handle of "
+                         TECS__COMP_FMT " is made outside workers, on an open world",
+                         TECS__COMP(w, c));
+    if (t == NULL && (t = tecs__lut_make(o, c)) == NULL)
+        return TECS_ENOMEM;
+    *out = (tecs_lookup_t){
+        .recs_ = (const void *const *)(const void *)&o->ei.recs,
+        .nrecs_ = &o->ei.nrecs,
+        .slots_ = (const tecs_lookup_slot_t *const *)&t->slots,
+        .nslots_ = &t->len,
+        .shift_ = o->arch.shift,
+        .mask_ = o->arch.mask,
+        .comp_ = c,
+    };
+    return TECS_OK;
+}
+
+/* How far ahead of its use a slot is fetched: enough misses in flight to
+** cover a trip to memory, not so many that they wait for each other. */
+#define LOOKUP_AHEAD 16
+
+/* tecs_get_many of a table component, checked. Slots are fetched
+** LOOKUP_AHEAD ids ahead; a value is fetched as soon as its slot is read,
+** so it is on its way while the rest of the batch is resolved. */
+static void get_many_table(const tecs_world_t *w, tecs_comp_t c, const tecs_entity_t *ids,
+                           int32_t n, const void **out)
+{
+    const tecs__record *recs = w->ei.recs;
+    const uint32_t nrecs = (uint32_t)w->ei.nrecs, shift = w->arch.shift, mask = w->arch.mask;
+    uint32_t last = TECS__NO_SLOT, stride = 0, size = 0;
+    char *const *cols = NULL;
+    for (int32_t i = 0; i < n && i < LOOKUP_AHEAD; i++)
+        if (TECS_ENTITY_INDEX(ids[i]) < nrecs)
+            TECS__PREFETCH(&recs[TECS_ENTITY_INDEX(ids[i])]);
+    for (int32_t i = 0; i < n; i++) {
+        if (i + LOOKUP_AHEAD < n && TECS_ENTITY_INDEX(ids[i + LOOKUP_AHEAD]) < nrecs)
+            TECS__PREFETCH(&recs[TECS_ENTITY_INDEX(ids[i + LOOKUP_AHEAD])]);
+        tecs_entity_t e = ids[i];
+        const void *p = NULL;
+        const tecs__record *r = tecs__ei_alive(w, e);
+        if (r) {
+            uint32_t ai = r->arch & TECS__ARCH_MASK;
+            if (ai != last) {
+                const tecs_archetype_t *a = w->arch.archs[ai];
+                int32_t col = tecs__arch_col(a, c);
+                last = ai;
+                cols = col >= 0 ? a->cols + 1 + col : NULL;
+                stride = (uint32_t)a->stride;
+                size = col >= 0 ? a->col_size[col] : 0;
+            }
+            if (cols) {
+                uint32_t row = r->row;
+                p = cols[(size_t)(row >> shift) * stride] + (size_t)(row & mask) * size;
+                TECS__PREFETCH(p);
+            }
+        }
+        out[i] = p;
+    }
+}
+
+tecs_err_t tecs_get_many(tecs_world_t *w, tecs_comp_t c, const tecs_entity_t *ids, int32_t n,
+                         const void **out)
+{
+    if (w == NULL)
+        return TECS_EINVAL;
+    tecs_err_t err = lookup_enter(w, "tecs_get_many", c);
+    if (err)
+        return err;
+    if (n < 0 || (n > 0 && (ids == NULL || out == NULL)))
+        return tecs__err(w, TECS_EINVAL, "tecs_get_many: %d ids at %p into %p", n,
+                         (const void *)ids, (void *)out);
+    if ((err = lookup_refused(w, "tecs_get_many", c, true)))
+        return err;
+    if (tecs__comp_is_sparse(w, c)) {
+        for (int32_t i = 0; i < n; i++)
+            out[i] = tecs__sparse_get_id(w, c, ids[i]);
+        return TECS_OK;
+    }
+    get_many_table(w, c, ids, n, out);
+    return TECS_OK;
 }
 
 /* ---- enabling -------------------------------------------------------- */

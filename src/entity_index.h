@@ -14,6 +14,11 @@ typedef struct tecs__record {
     uint32_t row;               /* row in the archetype, or next free slot  */
 } tecs__record;
 
+/* tecs_lookup (tinyecs.h) reads a slot as three uint32_t in this order, and
+** the archetype index under TECS__ARCH_MASK. */
+_Static_assert(sizeof(tecs__record) == 12 && offsetof(tecs__record, arch) == 4 &&
+               offsetof(tecs__record, row) == 8, "tecs_lookup reads slots as gen, arch, row");
+
 #define TECS__ARCH_DEAD     0xffffffffu  /* slot is free                    */
 #define TECS__ARCH_PENDING  0xfffffffeu  /* id handed out, birth queued     */
 #define TECS__ARCH_RETIRED  0xfffffffdu  /* generation exhausted; never reused */
@@ -23,6 +28,10 @@ typedef struct tecs__record {
 #define TECS__ROW_DELAYED   1u           /* row of a PENDING slot whose birth
                                             waits in the delayed queue      */
 #define TECS__ARCH_MASK     0x00ffffffu
+/* So every state under the mask is out of an archetype table's range, and
+** tecs_lookup's one compare turns dead, pending and retired slots away. */
+_Static_assert(TECS_MAX_ARCHETYPES <= (TECS__ARCH_RETIRED & TECS__ARCH_MASK),
+               "slot states under TECS__ARCH_MASK are no archetype index");
 #define TECS__NO_SLOT       0xffffffffu
 
 static inline tecs_entity_t tecs__make_id(uint32_t index, uint32_t gen)

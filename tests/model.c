@@ -2701,6 +2701,51 @@ static void op_change_watch(interp *I, const m_op *op)
         watch_run(I, (int32_t)(op->z % (uint32_t)I->ncw));
 }
 
+/* Lookups in the caller's loop: a handle of the component kept from op to
+** op (so every change the world went through since it was made lies
+** between), a fresh one, and tecs_get_many, on 1-8 ids, against the model
+** and tecs_get. */
+static void op_lookup(interp *I, const m_op *op)
+{
+    int ci;
+    tecs_comp_t c = pick_comp(I, op->x, &ci);
+    tecs_err_t want = ci < 0 ? TECS_ENOCOMP : csize[ci] ? TECS_OK : TECS_EINVAL;
+    tecs_lookup_t fresh;
+    tecs_err_t err = tecs_lookup_init(I->w, c, &fresh);
+    EXPECT(I, err == want || (err == TECS_ENOMEM && mi_injected(I)),
+           "tecs_lookup_init: got %s, model says %s", tecs_err_name(err),
+           tecs_err_name(want));
+    if (err == TECS_OK && (!(I->lk_made >> ci & 1) || (op->y & 8))) {
+        I->lk[ci] = fresh;
+        I->lk_made |= 1u << ci;
+    }
+    tecs_entity_t ids[8];
+    const void *out[8];
+    int n = 1 + op->y % 8;
+    uint32_t z = op->z;
+    for (int k = 0; k < n; k++, z = (uint32_t)mi_mix(z))
+        ids[k] = mi_pick_id(I, z);
+    tecs_err_t gm = tecs_get_many(I->w, c, ids, n, out);
+    EXPECT(I, gm == want, "tecs_get_many: got %s, model says %s", tecs_err_name(gm),
+           tecs_err_name(want));
+    for (int k = 0; k < n; k++) {
+        ment *m = mi_find(I, ids[k]);
+        bool has = want == TECS_OK && m && m->st == ST_ALIVE && (m->mask >> ci & 1);
+        const void *g = tecs_get(I->w, ids[k], c);
+        EXPECT(I, (g != NULL) == has, "lookup: tecs_get %s, the model says %s",
+               g ? "found" : "NULL", has ? "it has one" : "none");
+        if (has)
+            EXPECT(I, same_val(ci, g, m->val[ci]), "lookup: value of %s differs", cname[ci]);
+        if (gm == TECS_OK)
+            EXPECT(I, out[k] == g, "tecs_get_many and tecs_get differ");
+        if (err == TECS_OK)
+            EXPECT(I, tecs_lookup(&fresh, ids[k]) == g, "a fresh handle and tecs_get differ");
+        if (ci >= 0 && (I->lk_made >> ci & 1))
+            EXPECT(I, tecs_lookup(&I->lk[ci], ids[k]) == g,
+                   "a kept handle of %s and tecs_get differ", cname[ci]);
+    }
+}
+
 /* The op table: name, weight in random programs, function. */
 /* ---- snapshots -------------------------------------------------------------------- */
 
@@ -3111,6 +3156,7 @@ static const struct {
     { "snapshot", 1, op_snapshot },
     { "delta", 2, op_delta },
     { "filter_reuse", 2, op_filter_reuse },
+    { "lookup", 4, op_lookup },
 };
 enum { NOPS = sizeof ops / sizeof ops[0] };
 

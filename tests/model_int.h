@@ -232,6 +232,8 @@ struct interp {
         void *arg[TECS_MAX_THREADS];
         int32_t n;
     } lazy;
+    tecs_lookup_t lk[NC];       /* op lookup: handles kept from op to op,   */
+    uint32_t lk_made;           /* ... by model component (bits)            */
 };
 
 /* A condition of the model's filter. */

@@ -1,0 +1,472 @@
+/*
+** Lookups in the caller's loop: a handle read inline (tecs_lookup) and the
+** batched lookup (tecs_get_many). Each case compares them with tecs_get
+** after the world changes in one way: new archetypes, chunks added and
+** freed, destroys, recycled slots, a removed component, a reset; then bad
+** input, callbacks, workers and out of memory.
+*/
+#include "test.h"
+
+/* The handle, tecs_get_many and tecs_get agree on e (want: its value or
+** NULL). */
+static void agree(tecs_world_t *w, const tecs_lookup_t *h, tecs_comp_t c, tecs_entity_t e,
+                  const void *want)
+{
+    const void *got[1] = { (const void *)1 };
+    CHECK(tecs_lookup(h, e) == want);
+    CHECK_ERR(tecs_get_many(w, c, &e, 1, got), TECS_OK);
+    CHECK(got[0] == want);
+}
+
+static void agree_get(tecs_world_t *w, const tecs_lookup_t *h, tecs_comp_t c, tecs_entity_t e)
+{
+    agree(w, h, c, e, tecs_get(w, e, c));
+}
+
+TEST(lookup_reads_what_get_reads)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
+    tecs_lookup_t h;
+    CHECK_ERR(tecs_lookup_init(w, pos, &h), TECS_OK);
+    tecs_entity_t e[100];
+    for (int i = 0; i < 100; i++) {
+        e[i] = tecs_new(w);
+        TECS_SET(w, e[i], pos, Position, { (float)i, 0 });
+        if (i % 3 == 0)
+            TECS_SET(w, e[i], vel, Velocity, { 1, 1 });
+    }
+    for (int i = 0; i < 100; i++) {
+        const Position *p = TECS_LOOKUP(&h, e[i], Position);
+        CHECK(p && p->x == (float)i);
+        agree_get(w, &h, pos, e[i]);
+    }
+    /* no Position: NULL, and no error recorded */
+    tecs_entity_t bare = tecs_new(w);
+    TECS_SET(w, bare, vel, Velocity, { 1, 1 });
+    tecs_get(w, e[0], 12345);
+    CHECK_ERR(tecs_last_error(w), TECS_ENOCOMP);
+    CHECK(tecs_lookup(&h, bare) == NULL);
+    CHECK_ERR(tecs_last_error(w), TECS_ENOCOMP);     /* left alone */
+    agree(w, &h, pos, bare, NULL);
+    /* a batch of all of them, in another order, with made-up ids */
+    tecs_entity_t ids[104];
+    const void *out[104];
+    for (int i = 0; i < 100; i++)
+        ids[i] = e[(i * 37) % 100];
+    ids[100] = bare;
+    ids[101] = 0;
+    ids[102] = ((tecs_entity_t)7 << 32) | 5;             /* wrong generation */
+    ids[103] = ((tecs_entity_t)1 << 32) | 0x7fffffff;    /* slot never used */
+    CHECK_ERR(tecs_get_many(w, pos, ids, 104, out), TECS_OK);
+    for (int i = 0; i < 104; i++) {
+        CHECK(out[i] == tecs_get(w, ids[i], pos));
+        CHECK(tecs_lookup(&h, ids[i]) == out[i]);
+    }
+    CHECK_ERR(tecs_get_many(w, pos, NULL, 0, NULL), TECS_OK);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+TEST(lookup_follows_new_archetypes_and_chunks)
+{
+    tw_alloc a = { 0 };
+    tecs_world_t *w = tw_new_ex(&a, 16);               /* small chunks: many of them */
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t tags[6];
+    for (int k = 0; k < 6; k++) {
+        char name[8] = "T0";
+        name[1] = (char)('0' + k);
+        tags[k] = tecs_component_new(w, &(tecs_component_desc_t){ .name = name });
+    }
+    tecs_lookup_t h;
+    CHECK_ERR(tecs_lookup_init(w, pos, &h), TECS_OK);   /* before any of them */
+    tecs_entity_t e[2000];
+    for (int i = 0; i < 2000; i++) {
+        e[i] = tecs_new(w);
+        TECS_SET(w, e[i], pos, Position, { (float)i, 1 });
+        for (int k = 0; k < 6; k++)                     /* 64 archetypes, made as met */
+            if (i >> k & 1)
+                tecs_add(w, e[i], tags[k]);
+        if (i % 97 == 0)                                /* chunks grow meanwhile */
+            for (int j = 0; j <= i; j++)
+                agree_get(w, &h, pos, e[j]);
+    }
+    for (int i = 0; i < 2000; i++) {
+        const Position *p = TECS_LOOKUP(&h, e[i], Position);
+        CHECK(p && p->x == (float)i);
+    }
+    /* a copy of the handle is as good, and so is a second handle */
+    tecs_lookup_t h2 = h, h3;
+    CHECK_ERR(tecs_lookup_init(w, pos, &h3), TECS_OK);
+    for (int i = 0; i < 2000; i += 7) {
+        CHECK(tecs_lookup(&h2, e[i]) == tecs_get(w, e[i], pos));
+        CHECK(tecs_lookup(&h3, e[i]) == tecs_get(w, e[i], pos));
+    }
+    /* chunks freed as the world shrinks: rows move, the handle follows */
+    for (int i = 0; i < 2000; i++)
+        if (i % 5)
+            tecs_destroy(w, e[i]);
+    for (int i = 0; i < 2000; i++) {
+        agree_get(w, &h, pos, e[i]);
+        CHECK((tecs_lookup(&h, e[i]) != NULL) == (i % 5 == 0));
+    }
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+TEST(lookup_dead_recycled_removed_and_reset)
+{
+    tw_alloc a = { 0 };
+    tecs_world_t *w = tw_new_ex(&a, 16);
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
+    tecs_lookup_t h, hv;
+    CHECK_ERR(tecs_lookup_init(w, pos, &h), TECS_OK);
+    CHECK_ERR(tecs_lookup_init(w, vel, &hv), TECS_OK);
+    tecs_entity_t e = tecs_new(w);
+    TECS_SET(w, e, pos, Position, { 1, 2 });
+    TECS_SET(w, e, vel, Velocity, { 3, 4 });
+    CHECK(TECS_LOOKUP(&hv, e, Velocity)->y == 4);
+    /* the component removed: the entity moved, Position still read */
+    CHECK_ERR(tecs_remove(w, e, vel), TECS_OK);
+    agree(w, &hv, vel, e, NULL);
+    CHECK(TECS_LOOKUP(&h, e, Position)->y == 2);
+    agree_get(w, &h, pos, e);
+    /* destroyed, then its slot recycled: the old id reads nothing */
+    CHECK_ERR(tecs_destroy(w, e), TECS_OK);
+    agree(w, &h, pos, e, NULL);
+    tecs_entity_t r = tecs_new(w);
+    CHECK_EQ(TECS_ENTITY_INDEX(r), TECS_ENTITY_INDEX(e));
+    agree(w, &h, pos, e, NULL);
+    agree(w, &h, pos, r, NULL);
+    TECS_SET(w, r, pos, Position, { 5, 6 });
+    agree(w, &h, pos, e, NULL);
+    CHECK(TECS_LOOKUP(&h, r, Position)->x == 5);
+    /* the dead slot's own generation, made up: still nothing */
+    tecs_entity_t d = tecs_new(w);
+    tecs_destroy(w, d);
+    agree(w, &h, pos, ((tecs_entity_t)TECS_ENTITY_GENERATION(d) + 1) << 32 |
+                          TECS_ENTITY_INDEX(d), NULL);
+    /* pending: an id handed out while deferred is not alive yet */
+    tecs_defer_begin(w);
+    tecs_entity_t p = tecs_new(w);
+    agree(w, &h, pos, p, NULL);
+    tecs_defer_end(w);
+    /* reset: every id dead, chunks gone, archetypes kept; the handle lives on */
+    tecs_entity_t many[300];
+    for (int i = 0; i < 300; i++) {
+        many[i] = tecs_new(w);
+        TECS_SET(w, many[i], pos, Position, { (float)i, 0 });
+    }
+    CHECK_ERR(tecs_world_reset(w), TECS_OK);
+    for (int i = 0; i < 300; i++)
+        agree(w, &h, pos, many[i], NULL);
+    agree(w, &h, pos, r, NULL);
+    for (int i = 0; i < 300; i++) {
+        many[i] = tecs_new(w);
+        TECS_SET(w, many[i], pos, Position, { (float)i, 7 });
+    }
+    for (int i = 0; i < 300; i++) {
+        CHECK(TECS_LOOKUP(&h, many[i], Position)->x == (float)i);
+        agree_get(w, &h, pos, many[i]);
+    }
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+TEST(lookup_enableable_disabled_is_still_read)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t t = tecs_component_new(w, &(tecs_component_desc_t){
+        .name = "Tog", .size = sizeof(Health), .align = _Alignof(Health), .enableable = true });
+    tecs_lookup_t h;
+    CHECK_ERR(tecs_lookup_init(w, t, &h), TECS_OK);
+    tecs_entity_t e = tecs_new(w);
+    TECS_SET(w, e, t, Health, { 9 });
+    CHECK_ERR(tecs_enable(w, e, t, false), TECS_OK);
+    CHECK(TECS_LOOKUP(&h, e, Health)->hp == 9);           /* as tecs_get */
+    agree_get(w, &h, t, e);
+    tw_free(w);
+}
+
+TEST(lookup_bad_input)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t tag = tecs_component_new(w, &(tecs_component_desc_t){ .name = "Tag" });
+    tecs_comp_t sp = tecs_component_new(w, &(tecs_component_desc_t){
+        .name = "Sp", .size = sizeof(Health), .align = _Alignof(Health),
+        .storage = TECS_STORAGE_SPARSE });
+    tecs_comp_t stag = tecs_component_new(w, &(tecs_component_desc_t){
+        .name = "STag", .storage = TECS_STORAGE_SPARSE });
+    tecs_lookup_t h;
+    long blocks = 0;
+    CHECK_ERR(tecs_lookup_init(NULL, pos, &h), TECS_EINVAL);
+    CHECK_ERR(tecs_lookup_init(w, pos, NULL), TECS_EINVAL);
+    CHECK_ERR(tecs_lookup_init(w, 0, &h), TECS_ENOCOMP);
+    CHECK_ERR(tecs_lookup_init(w, 4000, &h), TECS_ENOCOMP);
+    CHECK_ERR(tecs_lookup_init(w, tag, &h), TECS_EINVAL);
+    CHECK(strstr(tecs_last_error_msg(w), "Tag") != NULL);
+    CHECK_ERR(tecs_lookup_init(w, sp, &h), TECS_EINVAL);
+    CHECK(strstr(tecs_last_error_msg(w), "sparse") != NULL);
+    (void)blocks;
+    tecs_entity_t e = tecs_new(w);
+    TECS_SET(w, e, pos, Position, { 1, 2 });
+    const void *out[2] = { NULL, NULL };
+    tecs_entity_t ids[2] = { e, 0 };
+    CHECK_ERR(tecs_get_many(NULL, pos, ids, 2, out), TECS_EINVAL);
+    CHECK_ERR(tecs_get_many(w, pos, NULL, 2, out), TECS_EINVAL);
+    CHECK_ERR(tecs_get_many(w, pos, ids, 2, NULL), TECS_EINVAL);
+    CHECK_ERR(tecs_get_many(w, pos, ids, -1, out), TECS_EINVAL);
+    CHECK_ERR(tecs_get_many(w, 999, ids, 2, out), TECS_ENOCOMP);
+    CHECK_ERR(tecs_get_many(w, tag, ids, 2, out), TECS_EINVAL);
+    CHECK_ERR(tecs_get_many(w, stag, ids, 2, out), TECS_EINVAL);
+    CHECK(out[0] == NULL && out[1] == NULL);            /* a refused call wrote nothing */
+    CHECK_ERR(tecs_get_many(w, pos, ids, 2, out), TECS_OK);
+    CHECK(out[0] == tecs_get(w, e, pos) && out[1] == NULL);
+    CHECK_ERR(tecs_last_error(w), TECS_OK);
+    /* sparse components: get_many reads them */
+    TECS_SET(w, e, sp, Health, { 42 });
+    CHECK_ERR(tecs_get_many(w, sp, ids, 2, out), TECS_OK);
+    CHECK(out[0] == tecs_get(w, e, sp) && ((const Health *)out[0])->hp == 42 && out[1] == NULL);
+    tecs_destroy(w, e);
+    CHECK_ERR(tecs_get_many(w, sp, ids, 2, out), TECS_OK);
+    CHECK(out[0] == NULL);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+/* ---- callbacks --------------------------------------------------------- */
+
+typedef struct cb_state {
+    tecs_lookup_t h;
+    tecs_comp_t pos, vel;
+    int calls, ok;
+    tecs_err_t init_err, many_err;
+} cb_state;
+
+/* An observer of Velocity's SET: reads the entity's Position three ways
+** and makes a handle of its own. */
+static void on_vel_set(const tecs_event_t *ev)
+{
+    cb_state *s = ev->ctx;
+    tecs_lookup_t mine;
+    const void *many = NULL;
+    s->calls++;
+    s->init_err = tecs_lookup_init(ev->world, s->pos, &mine);
+    s->many_err = tecs_get_many(ev->world, s->pos, &ev->entity, 1, &many);
+    const void *got = tecs_get(ev->world, ev->entity, s->pos);
+    s->ok += got != NULL && tecs_lookup(&s->h, ev->entity) == got && many == got &&
+             (s->init_err || tecs_lookup(&mine, ev->entity) == got);
+}
+
+/* A ctor hook of Velocity (rows in motion): reads through the handle. */
+static cb_state *g_hook_state;
+static void vel_ctor(void *dst, int32_t n, void *ctx)
+{
+    (void)ctx;
+    memset(dst, 0, (size_t)n * sizeof(Velocity));
+    cb_state *s = g_hook_state;
+    if (s)
+        s->calls++;
+}
+
+TEST(lookup_from_callbacks)
+{
+    tecs_world_t *w = tw_new();
+    cb_state s = { 0 };
+    s.pos = TECS_COMPONENT(w, Position);
+    s.vel = tecs_component_new(w, &(tecs_component_desc_t){
+        .name = "Velocity", .size = sizeof(Velocity), .align = _Alignof(Velocity),
+        .ctor = vel_ctor });
+    CHECK_ERR(tecs_lookup_init(w, s.pos, &s.h), TECS_OK);
+    CHECK(tecs_observer_new(w, &(tecs_observer_desc_t){
+        .event = TECS_ON_SET, .comp = s.vel, .callback = on_vel_set, .ctx = &s }));
+    g_hook_state = &s;
+    for (int i = 0; i < 50; i++) {
+        tecs_entity_t e = tecs_new(w);
+        TECS_SET(w, e, s.pos, Position, { (float)i, 0 });
+        TECS_SET(w, e, s.vel, Velocity, { 1, 1 });      /* moves it to a new archetype */
+    }
+    g_hook_state = NULL;
+    CHECK_EQ(s.calls, 100);
+    CHECK_EQ(s.ok, 50);
+    CHECK_ERR(s.init_err, TECS_OK);
+    CHECK_ERR(s.many_err, TECS_OK);
+    /* inside an iteration (deferred): reads allowed */
+    tecs_query_t *q = tecs_query_new(w, &(tecs_query_desc_t){
+        .terms = (tecs_term_t[]){ { .comp = s.pos } }, .term_count = 1 });
+    tecs_iter_t it = tecs_query_iter(q);
+    int n = 0;
+    while (tecs_iter_next(&it))
+        for (int32_t i = 0; i < it.count; i++, n++) {
+            tecs_lookup_t in;
+            CHECK_ERR(tecs_lookup_init(w, s.pos, &in), TECS_OK);
+            CHECK(tecs_lookup(&in, it.entities[i]) == (const Position *)it.fields[0] + i);
+            CHECK(tecs_lookup(&s.h, it.entities[i]) == (const Position *)it.fields[0] + i);
+        }
+    CHECK_EQ(n, 50);
+    tw_free(w);
+}
+
+/* ---- workers ----------------------------------------------------------- */
+
+typedef struct par_state {
+    tecs_comp_t pos, vel;
+    tecs_lookup_t h;            /* made before the run                      */
+    const tecs_entity_t *others;
+    atomic_long bad;
+    atomic_int refused;
+} par_state;
+
+/* A parallel system over Velocity: reads other entities' Position through
+** the shared handle, a handle of its own, and tecs_get_many. */
+static void par_read(tecs_iter_t *it)
+{
+    par_state *s = it->ctx;
+    tecs_lookup_t mine;
+    tecs_err_t err = tecs_lookup_init(it->world, s->pos, &mine);
+    if (err == TECS_EACCESS)
+        atomic_fetch_add(&s->refused, 1);
+    for (int32_t i = 0; i < it->count; i++) {
+        tecs_entity_t o = s->others[(it->entities[i] >> 1) % 64];
+        const void *many = NULL;
+        const void *via = tecs_lookup(&s->h, o);
+        tecs_err_t me = tecs_get_many(it->world, s->pos, &o, 1, &many);
+        if (err == TECS_OK) {
+            if (via == NULL || many != via || tecs_lookup(&mine, o) != via ||
+                tecs_get(it->world, o, s->pos) != via)
+                atomic_fetch_add(&s->bad, 1);
+        } else if (me != TECS_EACCESS) {
+            atomic_fetch_add(&s->bad, 1);
+        }
+    }
+}
+
+TEST(lookup_from_workers)
+{
+    tecs_world_t *w = tw_new();
+    static par_state s;
+    memset(&s, 0, sizeof s);
+    s.pos = TECS_COMPONENT(w, Position);
+    s.vel = TECS_COMPONENT(w, Velocity);
+    tecs_entity_t others[64];
+    for (int i = 0; i < 64; i++) {
+        others[i] = tecs_new(w);
+        TECS_SET(w, others[i], s.pos, Position, { (float)i, 0 });
+    }
+    s.others = others;
+    for (int i = 0; i < 4000; i++) {
+        tecs_entity_t e = tecs_new(w);
+        TECS_SET(w, e, s.vel, Velocity, { 1, 1 });
+    }
+    CHECK_ERR(tecs_lookup_init(w, s.pos, &s.h), TECS_OK);
+    CHECK_ERR(tecs_world_set_threads(w, 2), TECS_OK);
+    tecs_query_t *q = tecs_query_new(w, &(tecs_query_desc_t){
+        .terms = (tecs_term_t[]){ { .comp = s.vel, .access = TECS_READ } }, .term_count = 1 });
+    /* declared: every read agrees */
+    tecs_system_t sys = tecs_system_new(w, &(tecs_system_desc_t){
+        .name = "reads", .query = q, .run = par_read, .ctx = &s, .parallel = true,
+        .parallel_min = 1, .reads = (tecs_comp_t[]){ s.pos, 0 } });
+    CHECK(sys != 0);
+    CHECK_ERR(tecs_progress(w, 0.1), TECS_OK);
+    CHECK_EQ(atomic_load(&s.bad), 0);
+    CHECK_EQ(atomic_load(&s.refused), 0);
+    CHECK_ERR(tecs_system_free(w, sys), TECS_OK);
+    /* not declared: init and get_many refused (the inline cannot check) */
+    CHECK(tecs_system_new(w, &(tecs_system_desc_t){
+        .name = "undeclared", .query = q, .run = par_read, .ctx = &s, .parallel = true,
+        .parallel_min = 1 }) != 0);
+    CHECK_ERR(tecs_progress(w, 0.1), TECS_OK);
+    CHECK_EQ(atomic_load(&s.bad), 0);
+    CHECK(atomic_load(&s.refused) > 0);
+    tw_free(w);
+}
+
+/* Through a worker context: the first handle of a component is refused
+** (making the world's table is a write), later ones read the world. */
+static void par_first_handle(tecs_iter_t *it)
+{
+    par_state *s = it->ctx;
+    tecs_lookup_t mine;
+    tecs_err_t err = tecs_lookup_init(it->world, s->vel, &mine);
+    if (err == TECS_EBUSY) {
+        atomic_fetch_add(&s->refused, 1);
+        return;
+    }
+    if (err != TECS_OK) {
+        atomic_fetch_add(&s->bad, 1);
+        return;
+    }
+    for (int32_t i = 0; i < it->count; i++)
+        if (tecs_lookup(&mine, it->entities[i]) != (const Velocity *)tecs_field(it, 0) + i)
+            atomic_fetch_add(&s->bad, 1);
+}
+
+TEST(lookup_first_handle_not_in_a_worker)
+{
+    tecs_world_t *w = tw_new();
+    static par_state s;
+    memset(&s, 0, sizeof s);
+    s.vel = TECS_COMPONENT(w, Velocity);
+    for (int i = 0; i < 3000; i++) {
+        tecs_entity_t e = tecs_new(w);
+        TECS_SET(w, e, s.vel, Velocity, { (float)i, 1 });
+    }
+    CHECK_ERR(tecs_world_set_threads(w, 2), TECS_OK);
+    tecs_query_t *q = tecs_query_new(w, &(tecs_query_desc_t){
+        .terms = (tecs_term_t[]){ { .comp = s.vel, .access = TECS_READ } }, .term_count = 1 });
+    CHECK(tecs_system_new(w, &(tecs_system_desc_t){
+        .name = "first", .query = q, .run = par_first_handle, .ctx = &s, .parallel = true,
+        .parallel_min = 1 }) != 0);
+    CHECK_ERR(tecs_progress(w, 0.1), TECS_OK);
+    CHECK(atomic_load(&s.refused) > 0);
+    CHECK_EQ(atomic_load(&s.bad), 0);
+    atomic_store(&s.refused, 0);
+    tecs_lookup_t h;
+    CHECK_ERR(tecs_lookup_init(w, s.vel, &h), TECS_OK);     /* now the table exists */
+    CHECK_ERR(tecs_progress(w, 0.1), TECS_OK);
+    CHECK_EQ(atomic_load(&s.refused), 0);
+    CHECK_EQ(atomic_load(&s.bad), 0);
+    tw_free(w);
+}
+
+/* ---- out of memory ----------------------------------------------------- */
+
+TEST(lookup_out_of_memory)
+{
+    for (long k = 1;; k++) {
+        tw_alloc a = { 0 };
+        tecs_world_t *w = tw_new_ex(&a, 16);
+        CHECK(w != NULL);
+        tecs_comp_t pos = TECS_COMPONENT(w, Position);
+        tecs_comp_t tag = tecs_component_new(w, &(tecs_component_desc_t){ .name = "T" });
+        tecs_entity_t e = tecs_new(w);
+        TECS_SET(w, e, pos, Position, { 3, 4 });
+        a.calls = 0;
+        a.fail_at = k;
+        tecs_lookup_t h;
+        tecs_err_t err = tecs_lookup_init(w, pos, &h);
+        CHECK(err == TECS_OK || err == TECS_ENOMEM);
+        bool failed = a.failures > 0;
+        if (err == TECS_OK) {
+            CHECK(TECS_LOOKUP(&h, e, Position)->y == 4);
+            tecs_entity_t f = tecs_new(w);               /* a new archetype */
+            tecs_add(w, f, tag);
+            if (tecs_set(w, f, pos, &(Position){ 5, 6 }) == TECS_OK)
+                CHECK(TECS_LOOKUP(&h, f, Position)->x == 5);
+            else
+                CHECK(tecs_lookup(&h, f) == tecs_get(w, f, pos));
+            CHECK(tecs_lookup(&h, e) == tecs_get(w, e, pos));
+        } else {
+            CHECK_ERR(tecs_last_error(w), TECS_ENOMEM);
+        }
+        a.fail_at = 0;
+        TW_CHECK(w);
+        tw_free(w);
+        if (!failed)
+            break;
+    }
+}
