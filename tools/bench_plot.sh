@@ -20,6 +20,7 @@ fi
 
 awk -F, -v caption="$caption" '
 function lg(v) { return log(v) / log(10) }
+function fl(v) { v += 1e-9; return v >= 0 || v == int(v) ? int(v) : int(v) - 1 }
 function esc(s) { gsub(/&/, "\\&amp;", s); gsub(/</, "\\&lt;", s); return s }
 function px(n) { return L + (lg(n) - x0) / (x1 - x0) * PW }
 function py(v) { return T + (y1 - lg(v)) / (y1 - y0) * PH }
@@ -50,11 +51,9 @@ END {
         printf "<text x=\"%d\" y=\"%d\">no time rows in the CSV</text>\n</svg>\n", L, T + 20
         exit 0
     }
-    x0 = int(lg(xmin)); if (10 ^ x0 > xmin) x0--
-    x1 = int(lg(xmax)); if (10 ^ x1 < xmax) x1++
+    x0 = fl(lg(xmin)); x1 = fl(lg(xmax)); if (10 ^ x1 < xmax * (1 - 1e-9)) x1++
     if (x1 == x0) x1 = x0 + 1
-    y0 = int(lg(ymin)); if (10 ^ y0 > ymin) y0--
-    y1 = int(lg(ymax)); if (10 ^ y1 < ymax) y1++
+    y0 = fl(lg(ymin)); y1 = fl(lg(ymax)); if (10 ^ y1 < ymax * (1 - 1e-9)) y1++
     if (y1 == y0) y1 = y0 + 1
     printf "<text x=\"%d\" y=\"24\" font-size=\"15\">tinyecs --scaling: time per unit against N</text>\n", L
     # the grid: a line per decade, lighter ones at 2 and 5
