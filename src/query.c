@@ -1393,6 +1393,18 @@ static bool step(tecs_iter_t *it)
 
 static TECS__NOINLINE bool iter_next_slow(tecs_iter_t *it);
 
+/* The world's side of an iteration taken out of the table of open ones:
+** its query no longer busy, the filter's end, the world's deferral. */
+static TECS__INLINE void iter_ended(tecs_world_t *w, tecs_iter_t *it)
+{
+    it->priv_.query->iters--;
+    if (it->priv_.step)
+        it->priv_.step(it, true);
+    if (w->query.niters == 0)
+        iters_done(w);
+    tecs__defer_end(w);
+}
+
 /* The next step. Its two common cases call nothing that is not inlined
 ** (and so save no registers): the next chunk of a plain walk (no term
 ** decided row by row, no sparse term walked, no filter), so a pass over a
@@ -1418,8 +1430,10 @@ bool tecs_iter_next(tecs_iter_t *it)
                     it->priv_.stepped += it->count;
                     return true;
                 }
-                it->count = 0;
-                tecs_iter_fini(it);
+                it->count = 0;          /* the end: tecs_iter_fini's work */
+                it->priv_.state = ITER_DONE;
+                w->query.niters = n - 1;
+                iter_ended(w, it);
                 return false;
             }
             if ((flags & ITER_ROWS) && !q->tt_fields && run_in_word(it)) {
@@ -1497,12 +1511,7 @@ void tecs_iter_fini(tecs_iter_t *it)
     it->count = 0;
     if (!iter_close(w, it->priv_.serial))
         return;                 /* a callback of the report ended it */
-    it->priv_.query->iters--;
-    if (it->priv_.step)
-        it->priv_.step(it, true);
-    if (w->query.niters == 0)
-        iters_done(w);
-    tecs__defer_end(w);
+    iter_ended(w, it);
 }
 
 void *tecs_field(const tecs_iter_t *it, int32_t term)
