@@ -14,7 +14,9 @@
 #   make model-run      the model test for MODEL_SECONDS (default 60)
 #   make bench          benchmarks, release build, warm heap (BENCH_ARGS='--quick');
 #                       the figures also go to build-release/bench.csv
+#                       BENCH_NATIVE=1: built with -march=native (build-release-native)
 #   make bench-cold     the same with glibc's default heap (pages paid on first touch)
+#   make bench-plot     run --scaling and draw it as an SVG chart (build/scaling.svg)
 #   make bench-table    run make bench, keep its CSV in docs/bench/ and put the
 #                       table it gives into the README
 #   make docs           HTML API reference with Doxygen, into build/docs/html
@@ -36,12 +38,23 @@ SANITIZE_MODEL_OPS ?= 250000
 VALGRIND_MODEL_OPS ?= 20000
 
 .PHONY: all build lib test demo test-sanitize test-tsan test-valgrind test-cross fuzz model-run bench bench-cold \
-	bench-build bench-table docs clean
+	bench-build bench-table bench-plot docs clean
 
-# Benchmarks: their own release build, plain -O3 (no -march=native).
+# Benchmarks: their own release build, plain -O3 (no -march=native), so the
+# binary and its figures are portable. BENCH_NATIVE=1 builds them with
+# -march=native instead, as other libraries are often measured, in a
+# directory of its own so the two builds never mix.
+BENCH_NATIVE ?=
+ifeq ($(BENCH_NATIVE),1)
+BENCH_BUILD ?= build-release-native
+BENCH_CFLAGS := -O3 -march=native -DNDEBUG -DBENCH_NATIVE
+else
 BENCH_BUILD ?= build-release
+BENCH_CFLAGS := -O3 -DNDEBUG
+endif
 BENCH_ARGS  ?=
 BENCH_CSV   := $(BENCH_BUILD)/bench.csv
+BENCH_PLOT  := $(BUILD)/scaling.svg
 BENCH_WARM  := GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=18446744073709551615
 
 # `make` alone builds the library; `make build` builds everything (the
@@ -134,15 +147,25 @@ model-run: build
 
 bench-build:
 	@$(CMAKE) -S . -B $(BENCH_BUILD) -DCMAKE_BUILD_TYPE=Release \
-		-DCMAKE_C_FLAGS_RELEASE="-O3 -DNDEBUG" -DTECS_BUILD_TESTS=OFF \
+		-DCMAKE_C_FLAGS_RELEASE="$(BENCH_CFLAGS)" -DTECS_BUILD_TESTS=OFF \
 		-DTECS_BUILD_EXAMPLES=OFF >/dev/null
 	@$(CMAKE) --build $(BENCH_BUILD) -j$(JOBS) --target tinyecs_bench
 
 # The figures go to the screen and to $(BENCH_CSV), the machine beside them.
 bench: bench-build
 	$(BENCH_WARM) $(BENCH_BUILD)/bench/tinyecs_bench --csv $(BENCH_CSV) $(BENCH_ARGS)
-	@sh tools/bench_machine.sh $(BENCH_BUILD) "make bench$(if $(BENCH_ARGS), BENCH_ARGS='$(BENCH_ARGS)')" \
+	@sh tools/bench_machine.sh $(BENCH_BUILD) "make bench$(if $(BENCH_NATIVE), BENCH_NATIVE=$(BENCH_NATIVE))$(if $(BENCH_ARGS), BENCH_ARGS='$(BENCH_ARGS)')" \
 		> $(BENCH_BUILD)/bench-machine.txt
+
+# The --scaling figures as a chart: ns per entity against N (1e3..1e7, log
+# scale), one line per scenario, drawn by tools/bench_plot.sh (awk) into
+# build/scaling.svg. BENCH_CSV_IN=FILE draws an existing CSV instead of running.
+BENCH_CSV_IN ?=
+bench-plot:
+	@if [ -z "$(BENCH_CSV_IN)" ]; then $(MAKE) bench BENCH_ARGS='--scaling $(BENCH_ARGS)'; fi
+	@mkdir -p $(BUILD)
+	sh tools/bench_plot.sh $(if $(BENCH_CSV_IN),$(BENCH_CSV_IN),$(BENCH_CSV)) $(BENCH_BUILD)/bench-machine.txt > $(BENCH_PLOT)
+	@echo "bench-plot: $(BENCH_PLOT)"
 
 # The README's Benchmarks table comes from docs/bench/results.csv (and
 # machine.txt) through tools/bench_table.sh; a test checks they agree.

@@ -27,7 +27,8 @@
 ** unit, flags).
 **
 ** Only the public API is used; the build is plain -O3 without -march=native,
-** so the figures are those of a portable binary.
+** so the figures are those of a portable binary (make bench BENCH_NATIVE=1
+** builds with -march=native, defining BENCH_NATIVE, in its own directory).
 */
 #define _POSIX_C_SOURCE 200809L
 #include "bench.h"
@@ -231,7 +232,35 @@ static bool each_fn(tecs_world_t *w, tecs_entity_t e, void *const *fields, void 
     return false;
 }
 
+/* One pass of TECS_EACH: the per-entity body inlined into the chunk loop. */
+static BENCH_NOINLINE void pass_each(tecs_query_t *q)
+{
+    TECS_EACH(q, it, i) {
+        Position *p = TECS_ROW(it, Position, 0, i);
+        const Velocity *v = TECS_ROW(it, const Velocity, 1, i);
+        p->x += v->x;
+        p->y += v->y;
+    }
+}
+
 static double sc_iterate_each(int64_t n)
+{
+    fixture f = fx_world(n);
+    tecs_query_t *q = tecs_query_all(f.w, 2, (tecs_comp_t[]){ f.pos, f.vel });
+    double t[64];
+    pass_each(q);
+    for (int k = 0; k < g_passes; k++) {
+        double t0 = now_ns();
+        pass_each(q);
+        t[k] = (now_ns() - t0) / (double)n;
+    }
+    check_passes(q, n, g_passes + 1);
+    fx_close(&f);
+    return median(t, g_passes);
+}
+
+/* The same through tecs_query_each: a call per entity. */
+static double sc_iterate_each_fn(int64_t n)
 {
     fixture f = fx_world(n);
     tecs_query_t *q = tecs_query_all(f.w, 2, (tecs_comp_t[]){ f.pos, f.vel });
@@ -637,7 +666,8 @@ static const scenario scenarios[] = {
     { "create",       sc_create,       M,      "ns/entity", F_SCALING },
     { "create_bulk",  sc_create_bulk,  M,      "ns/entity", 0 },
     { "iterate",      sc_iterate,      M,      "ns/entity", F_RATIO | F_SCALING },
-    { "iterate_each", sc_iterate_each, M,      "ns/entity", F_RATIO },
+    { "iterate_each", sc_iterate_each, M,      "ns/entity", F_RATIO | F_SCALING },
+    { "iterate_each_fn", sc_iterate_each_fn, M, "ns/entity", F_RATIO },
     { "system",       sc_system,       M,      "ns/entity", F_RATIO },
     { "fragmented",   sc_fragmented,   M,      "ns/entity", F_RATIO },
     { "add_remove",   sc_add_remove,   100000, "ns/pair",   0 },
@@ -909,7 +939,9 @@ static options parse(int argc, char **argv)
     return o;
 }
 
-#if defined(__OPTIMIZE__) && defined(NDEBUG)
+#if defined(__OPTIMIZE__) && defined(NDEBUG) && defined(BENCH_NATIVE)
+#define BUILD_NOTE "release build (make bench BENCH_NATIVE=1: -O3 -march=native)"
+#elif defined(__OPTIMIZE__) && defined(NDEBUG)
 #define BUILD_NOTE "release build (make bench: -O3, no -march=native)"
 #else
 #define BUILD_NOTE "NOT a release build: figures mean nothing"

@@ -1173,6 +1173,54 @@ bool tecs_field_is_set(const tecs_iter_t *it, int32_t term);
 #define TECS_FIELD(it, T, term) ((T *)tecs_field((it), (term)))
 
 /**
+ * Per-entity iteration the compiler can inline: a loop statement whose body
+ * runs once per matching entity, in the chunk iteration's order, with no
+ * call per entity, so a simple body compiles to the same vector loop as a
+ * hand-written chunk loop.
+ *
+ *     TECS_EACH(q, it, i) {
+ *         Position *p = TECS_ROW(it, Position, 0, i);
+ *         const Velocity *v = TECS_ROW(it, const Velocity, 1, i);
+ *         p->x += v->x;
+ *     }
+ *
+ * `it` names the open chunk iterator (a tecs_iter_t: it.entities[i] is the
+ * entity, it.fields as tecs_field) and `i` (an int32_t) the entity's row in
+ * the current step; both are declared by the macro and live in its loop.
+ * It is sugar over tecs_query_iter, tecs_iter_next and tecs_iter_fini:
+ * errors are theirs (a NULL query, TECS_ENOMEM, a closed world: the body
+ * never runs and the world's last error says why).
+ * The body runs inside an open iteration, not in a callback: structural
+ * changes are queued until the outermost iteration ends, value writes
+ * apply at once, the query cannot be freed (TECS_EBUSY), and what an
+ * iteration refuses is refused (tecs_world_free, tecs_world_reset,
+ * tecs_progress, tecs_delayed_apply*: TECS_EBUSY). `break` ends the whole
+ * iteration cleanly and `continue` goes on to the next entity; do not leave
+ * the body by return or goto (the iteration would stay open) without
+ * calling tecs_iter_fini(&it) first. A tecs_iter_fini(&it) in the body
+ * stops the loop after that entity.
+ */
+#define TECS_EACH(query, it, i) TECS_EACH_ITER(tecs_query_iter(query), it, i)
+
+/**
+ * TECS_EACH over any chunk iterator: start is an expression giving a fresh
+ * tecs_iter_t (tecs_query_iter_ex, tecs_query_where, tecs_cache_iter,
+ * tecs_archetype_iter, ...). Rules and errors are start's and TECS_EACH's.
+ * The rows of one step come in memory order, also under TECS_ITER_REVERSE.
+ */
+#define TECS_EACH_ITER(start, it, i)                                         \
+    for (int32_t i = 0; i >= 0; i = -1)                                      \
+        for (tecs_iter_t it = (start);                                       \
+             i == (it).count ? (tecs_iter_next(&(it)) && (i = 0) == 0)      \
+                             : (tecs_iter_fini(&(it)), 0);)                 \
+            for (; i < (it).count; i++)
+
+/** Inside TECS_EACH: a T * to row i's value of term (NULL where tecs_field
+ *  is NULL). Reads the iterator's public fields, calls nothing. */
+#define TECS_ROW(it, T, term, i)                                             \
+    ((it).fields[(term)] ? (T *)(it).fields[(term)] + (i) : (T *)NULL)
+
+/**
  * Per-entity callback: fields[i] points to the entity's value of term i (or
  * NULL, as tecs_field). Return true to stop the whole iteration.
  */

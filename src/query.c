@@ -967,7 +967,8 @@ static bool part_next(tecs_iter_t *it);
 /* Note a new iteration open: its serial, or 0 (out of memory). */
 static uint32_t iter_open(tecs_world_t *w)
 {
-    if (tecs__grow(w, (void **)&w->query.iters, &w->query.cap_iters, w->query.niters + 1,
+    if (TECS__UNLIKELY(w->query.niters >= w->query.cap_iters) &&
+        tecs__grow(w, (void **)&w->query.iters, &w->query.cap_iters, w->query.niters + 1,
                    sizeof *w->query.iters)) {
         tecs__err(w, TECS_ENOMEM, "out of memory opening an iteration");
         return 0;
@@ -999,6 +1000,11 @@ static inline bool iter_live(const tecs_iter_t *it)
 /* Take the iteration out of the table; false if it was not there. */
 static bool iter_close(tecs_world_t *w, uint32_t serial)
 {
+    int32_t n = w->query.niters;
+    if (TECS__LIKELY(n > 0 && w->query.iters[n - 1] == serial)) {
+        w->query.niters = n - 1;
+        return true;
+    }
     int32_t i = iter_find(w, serial);
     if (i < 0)
         return false;
@@ -1029,9 +1035,16 @@ static void touch_rows(const tecs_query_t *q, int32_t m, tecs_archetype_t *a, ui
                        uint32_t n)
 {
     const int16_t *cols = q->mcols + (size_t)m * q->nterms;
-    for (uint32_t t = q->write_mask; t; t &= t - 1)
-        if (cols[TECS__CTZ(t)] >= 0)
-            tecs__arch_touch_rows(&q->world->arch, a, cols[TECS__CTZ(t)], row, n);
+    const tecs__arch_state *s = &q->world->arch;
+    for (uint32_t t = q->write_mask; t; t &= t - 1) {
+        int32_t col = cols[TECS__CTZ(t)];
+        if (col < 0)
+            continue;
+        if (TECS__LIKELY(!a->nrt))      /* ticks by chunk only */
+            tecs__chunk_ticks(a, row >> s->shift)[col] = s->tick;
+        else
+            tecs__arch_touch_rows(s, a, col, row, n);
+    }
 }
 
 void tecs__query_run(tecs_query_t *q, bool parts)
@@ -1048,27 +1061,32 @@ void tecs__query_run(tecs_query_t *q, bool parts)
                            chunk_rows(w, q->march[m], k));
 }
 
-/* Open an iteration of q on it (ended, empty, if out of memory). */
-static void iter_start(tecs_iter_t *it, tecs_query_t *q, int32_t flags)
+/* An ended, empty iteration of world w. */
+static tecs_iter_t iter_empty(tecs_world_t *w)
+{
+    return (tecs_iter_t){ .world = w, .priv_ = { .state = ITER_DONE } };
+}
+
+/* Open an iteration of q (ended, empty, if out of memory). The iterator
+** is built in the caller's return slot: it is large (its fields), and an
+** iteration of a small world pays its start on every pass. */
+static tecs_iter_t iter_start(tecs_query_t *q, int32_t flags)
 {
     tecs_world_t *w = q->world;
-    if ((it->priv_.serial = iter_open(w)) == 0)
-        return;
-    it->priv_.query = q;
-    it->priv_.flags = flags;
-    it->priv_.state = ITER_RUNNING;
-    it->priv_.match = (flags & TECS_ITER_REVERSE) ? q->nmatch : -1;
-    it->priv_.chunk = -1;
-    int32_t t = q->sparse_with ? dense_term(q) : -1;
-    if (t >= 0) {
-        it->priv_.flags |= ITER_DENSE;
-        it->priv_.word = t;
-        it->priv_.pos = flags & TECS_ITER_REVERSE
-                        ? tecs__sparse_count(w, q->terms[t].comp) : 0;
-    }
+    uint32_t serial = iter_open(w);
+    if (serial == 0)
+        return iter_empty(w);
+    int32_t t = TECS__UNLIKELY(q->sparse_with) ? dense_term(q) : -1;
     q->iters++;
     tecs__defer_begin(w);
-    tecs__query_run(q, false);
+    if (q->chg_mask)
+        tecs__query_run(q, false);
+    int32_t pos = t < 0 || !(flags & TECS_ITER_REVERSE) ? 0
+                  : tecs__sparse_count(w, q->terms[t].comp);
+    return (tecs_iter_t){ .world = w, .priv_ = {
+        .query = q, .flags = t < 0 ? flags : flags | ITER_DENSE, .state = ITER_RUNNING,
+        .match = (flags & TECS_ITER_REVERSE) ? q->nmatch : -1, .chunk = -1,
+        .serial = serial, .word = t < 0 ? 0 : t, .pos = pos } };
 }
 
 tecs_err_t tecs__iter_flags_check(tecs_world_t *w, int32_t flags, const char *fn)
@@ -1081,17 +1099,12 @@ tecs_err_t tecs__iter_flags_check(tecs_world_t *w, int32_t flags, const char *fn
 
 tecs_iter_t tecs_query_iter_ex(tecs_query_t *q, int32_t flags)
 {
-    tecs_iter_t it;
-    memset(&it, 0, sizeof it);
-    it.priv_.state = ITER_DONE;
     if (q == NULL)
-        return it;
+        return iter_empty(NULL);
     tecs_world_t *w = q->world;
-    it.world = w;
     if (tecs__enter(w) || tecs__iter_flags_check(w, flags, "tecs_query_iter"))
-        return it;
-    iter_start(&it, q, flags);
-    return it;
+        return iter_empty(w);
+    return iter_start(q, flags);
 }
 
 tecs_iter_t tecs_query_iter(tecs_query_t *q)
@@ -1122,7 +1135,7 @@ static void report_writes(tecs_iter_t *it)
 
 
 /* Move to the next chunk (in the iteration's direction); false at the end. */
-static bool advance(tecs_iter_t *it)
+static TECS__INLINE bool advance(tecs_iter_t *it)
 {
     tecs_query_t *q = it->priv_.query;
     const tecs_world_t *w = q->world;
@@ -1170,7 +1183,7 @@ void tecs__iter_drop_fields(tecs_iter_t *it, uint32_t absent)
 }
 
 /* Point the public fields at the current chunk. */
-static void load_chunk(tecs_iter_t *it)
+static TECS__INLINE void load_chunk(tecs_iter_t *it)
 {
     tecs_query_t *q = it->priv_.query;
     const tecs_world_t *w = q->world;
@@ -1380,24 +1393,54 @@ static bool step(tecs_iter_t *it)
 
 static TECS__NOINLINE bool iter_next_slow(tecs_iter_t *it);
 
-/* The next step. Its common case, the next run of a word of rows that a
-** chunk walked run by run hands out, calls nothing (and so saves no
-** registers): a run of 8 rows costs few more instructions than the loop
-** over them. */
+/* The world's side of an iteration taken out of the table of open ones:
+** its query no longer busy, the filter's end, the world's deferral. */
+static TECS__INLINE void iter_ended(tecs_world_t *w, tecs_iter_t *it)
+{
+    it->priv_.query->iters--;
+    if (it->priv_.step)
+        it->priv_.step(it, true);
+    if (w->query.niters == 0)
+        iters_done(w);
+    tecs__defer_end(w);
+}
+
+/* The next step. Its two common cases call nothing that is not inlined
+** (and so save no registers): the next chunk of a plain walk (no term
+** decided row by row, no sparse term walked, no filter), so a pass over a
+** small world pays little for its start and its steps; and the next run
+** of a word of rows that a chunk walked run by run hands out, so a run of
+** 8 rows costs few more instructions than the loop over them. Both need
+** the world open, the iteration the newest one, and no SET events to
+** raise for the rows left. */
 bool tecs_iter_next(tecs_iter_t *it)
 {
-    if (TECS__LIKELY(it != NULL) && (it->priv_.flags & (ITER_ROWS | ITER_PART)) == ITER_ROWS &&
+    if (TECS__LIKELY(it != NULL) && !(it->priv_.flags & ITER_PART) &&
         TECS__LIKELY(it->priv_.state == ITER_RUNNING)) {
         tecs_world_t *w = it->world;
-        const tecs_query_t *q = it->priv_.query;
-        int32_t n = w->query.niters;
+        tecs_query_t *q = it->priv_.query;
+        int32_t n = w->query.niters, flags = it->priv_.flags;
         if (TECS__LIKELY(w->base.closed == TECS__OPEN && n > 0 &&
-                         w->query.iters[n - 1] == it->priv_.serial && !q->tt_fields &&
-                         !(q->write_mask && w->bus.watch_comps)) &&
-            run_in_word(it)) {
-            w->base.err = TECS_OK;
-            it->priv_.stepped += it->count;
-            return true;
+                         w->query.iters[n - 1] == it->priv_.serial &&
+                         !(q->write_mask && w->bus.watch_comps))) {
+            if (!(flags & (ITER_ROWS | ITER_DENSE)) && !q->rowwise && !it->priv_.step) {
+                w->base.err = TECS_OK;
+                if (TECS__LIKELY(advance(it))) {
+                    load_chunk(it);
+                    it->priv_.stepped += it->count;
+                    return true;
+                }
+                it->count = 0;          /* the end: tecs_iter_fini's work */
+                it->priv_.state = ITER_DONE;
+                w->query.niters = n - 1;
+                iter_ended(w, it);
+                return false;
+            }
+            if ((flags & ITER_ROWS) && !q->tt_fields && run_in_word(it)) {
+                w->base.err = TECS_OK;
+                it->priv_.stepped += it->count;
+                return true;
+            }
         }
     }
     return iter_next_slow(it);
@@ -1468,12 +1511,7 @@ void tecs_iter_fini(tecs_iter_t *it)
     it->count = 0;
     if (!iter_close(w, it->priv_.serial))
         return;                 /* a callback of the report ended it */
-    it->priv_.query->iters--;
-    if (it->priv_.step)
-        it->priv_.step(it, true);
-    if (w->query.niters == 0)
-        iters_done(w);
-    tecs__defer_end(w);
+    iter_ended(w, it);
 }
 
 void *tecs_field(const tecs_iter_t *it, int32_t term)
@@ -1564,18 +1602,12 @@ static tecs_err_t arch_iter_check(tecs_world_t *w, const tecs_archetype_t *a, in
 
 tecs_iter_t tecs_archetype_iter(tecs_world_t *w, tecs_archetype_t *a, int32_t flags)
 {
-    tecs_iter_t it;
-    memset(&it, 0, sizeof it);
-    it.priv_.state = ITER_DONE;
     if (w == NULL)
-        return it;
-    it.world = w;
+        return iter_empty(NULL);
     if (tecs__enter(w) || arch_iter_check(w, a, flags, "tecs_archetype_iter"))
-        return it;
+        return iter_empty(w);
     tecs_query_t *q = arch_query(w, a);
-    if (q != NULL)
-        iter_start(&it, q, flags);
-    return it;
+    return q != NULL ? iter_start(q, flags) : iter_empty(w);
 }
 
 /* ---- parts (worker.c) -------------------------------------------------- */

@@ -3086,6 +3086,49 @@ static void op_delta(interp *I, const m_op *op)
         mirror_compare(I);
 }
 
+/* TECS_EACH over one of the program's queries: every step's rows match
+** with the model's values, each matching entity comes once; with a break
+** after some rows, no iteration is left open. */
+static void op_each_macro(interp *I, const m_op *op)
+{
+    if (I->nq == 0)
+        return;
+    const mquery *q = &I->qs[op->z % (uint32_t)I->nq];
+    bool was = tecs_is_deferred(I->w), same = true;
+    int32_t stop = op->x & 1 ? (int32_t)(op->y % 64) : -1, nw = 0, ng = 0;
+    for (int32_t i = 0; i < I->ne; i++) {
+        if (I->e[i].st == ST_ALIVE && m_match(q, &I->e[i])) {
+            I->mark[TECS_ENTITY_INDEX(I->e[i].id)] = I->e[i].id;
+            nw++;
+        }
+    }
+    I->checking++;              /* the walk reports writes: hooks run */
+    TECS_EACH(q->q, it, i) {
+        if (ng == stop)
+            break;
+        if (i == 0)
+            mi_check_chunk(I, &it, q);
+        uint32_t index = TECS_ENTITY_INDEX(it.entities[i]);
+        if ((int32_t)index < I->cap_gen && I->mark[index] == it.entities[i])
+            I->mark[index] = 0;               /* a second visit fails */
+        else
+            same = false;
+        ng++;
+    }
+    I->checking--;
+    for (int32_t i = 0; i < I->ne; i++)
+        I->mark[TECS_ENTITY_INDEX(I->e[i].id)] = 0;
+    if (ng == 0 && tecs_last_error(I->w) == TECS_ENOMEM && mi_injected(I)) {
+        I->res->enomem++;
+        return;
+    }
+    EXPECT(I, tecs_is_deferred(I->w) == was, "TECS_EACH left the world %sdeferred",
+           was ? "not " : "");
+    EXPECT(I, same, "TECS_EACH hands out an entity twice or one the model does not match");
+    int32_t want = stop >= 0 && stop < nw ? stop : nw;
+    EXPECT(I, ng == want, "TECS_EACH visits %d entities, model %d", (int)ng, (int)want);
+}
+
 static const struct {
     const char *name;
     int weight;
@@ -3157,6 +3200,7 @@ static const struct {
     { "delta", 2, op_delta },
     { "filter_reuse", 2, op_filter_reuse },
     { "lookup", 4, op_lookup },
+    { "each_macro", 2, op_each_macro },
 };
 enum { NOPS = sizeof ops / sizeof ops[0] };
 
