@@ -700,20 +700,41 @@ static void save_ents(writer *o)
     w_end(o);
 }
 
-/* The values of column col of a, all rows, as runs of whole chunks. */
-static void save_column(writer *o, tecs_archetype_t *a, int32_t col)
+/* Rows [start, start + n) of column col. */
+static void save_rows(writer *o, tecs_archetype_t *a, int32_t col, uint32_t start, uint32_t n)
 {
     tecs_world_t *w = o->w;
     const tecs__comp *ci = tecs__col_info(w, a, col);
-    uint32_t size = a->col_size[col];
     if (serialized(ci)) {
-        for (uint32_t r = 0; r < (uint32_t)a->count && !o->err; r++)
+        for (uint32_t r = start; r < start + n && !o->err; r++)
             w_serial(o, ci, a->col_comp[col], tecs__col_ptr(a, w, col, r));
         return;
     }
-    for (uint32_t r = 0; r < (uint32_t)a->count; r += w->arch.rows) {
-        uint32_t k = (uint32_t)a->count - r < w->arch.rows ? (uint32_t)a->count - r : w->arch.rows;
-        w_bytes(o, tecs__col_ptr(a, w, col, r), (size_t)k * size);
+    for (uint32_t r = start; r < start + n;) {
+        uint32_t k = w->arch.rows - (r & w->arch.mask);
+        k = k < start + n - r ? k : start + n - r;
+        w_bytes(o, tecs__col_ptr(a, w, col, r), (size_t)k * a->col_size[col]);
+        r += k;
+    }
+}
+
+/* Bit column j's bits of rows [start, start + n): a bit a row, the lowest
+** first, a buffer's worth a step. */
+static void save_bits(writer *o, tecs_archetype_t *a, int32_t j, uint32_t start, uint32_t n)
+{
+    tecs_world_t *w = o->w;
+    for (uint32_t r = start; r < start + n;) {
+        uint32_t nb = (start + n - r + 7) / 8;
+        nb = nb < sizeof o->buf ? nb : (uint32_t)sizeof o->buf;
+        uint32_t end = start + n - r < 8 * nb ? start + n : r + 8 * nb;
+        unsigned char *p = w_room(o, nb);
+        if (p == NULL)
+            return;
+        memset(p, 0, nb);
+        for (uint32_t q = r; q < end; q++)
+            p[(q - r) / 8] |= (unsigned char)(tecs__arch_bit(a, w, j, q) << ((q - start) & 7));
+        w_commit(o, nb);
+        r = end;
     }
 }
 
@@ -744,22 +765,10 @@ static void save_arch(writer *o, tecs_archetype_t *a)
     for (int32_t i = 0; i < a->ncomps; i++) {
         int32_t col = tecs__arch_col(a, a->comps[i]);
         if (col >= 0)
-            save_column(o, a, col);
+            save_rows(o, a, col, 0, (uint32_t)a->count);
     }
-    for (int32_t j = 0; j < a->ntog; j++)       /* the bits, a buffer's worth a step */
-        for (uint32_t r = 0; r < (uint32_t)a->count;) {
-            uint32_t nb = ((uint32_t)a->count - r + 7) / 8;
-            nb = nb < sizeof o->buf ? nb : (uint32_t)sizeof o->buf;
-            uint32_t end = (uint32_t)a->count - r < 8 * nb ? (uint32_t)a->count : r + 8 * nb;
-            unsigned char *p = w_room(o, nb);
-            if (p == NULL)
-                return;
-            memset(p, 0, nb);
-            for (uint32_t q = r; q < end; q++)
-                p[(q - r) / 8] |= (unsigned char)(tecs__arch_bit(a, w, j, q) << (q & 7));
-            w_commit(o, nb);
-            r = end;
-        }
+    for (int32_t j = 0; j < a->ntog; j++)
+        save_bits(o, a, j, 0, (uint32_t)a->count);
     w_end(o);
 }
 
@@ -1421,26 +1430,27 @@ static tecs_err_t load_rows(reader *in, tecs_archetype_t *a, uint32_t count)
     return TECS_OK;
 }
 
-/* The enableable bits of a's count rows: a bit column per enableable
-** component, in the saved list's order (places). */
+/* The enableable bits of a's rows [start, start + n): a bit column per
+** enableable component, in the saved list's order (places); set or
+** cleared row by row. */
 static tecs_err_t load_bits(reader *in, tecs_archetype_t *a, const uint32_t *places,
-                            uint32_t count)
+                            uint32_t start, uint32_t n)
 {
     tecs_world_t *w = in->w;
     unsigned char b[256];
     tecs_err_t err;
     for (int32_t i = 0; i < a->ncomps; i++) {
         int32_t j = tecs__arch_tog(a, in->comps[places[i]].id);
-        for (uint32_t r = 0; j >= 0 && r < count; r += 8 * sizeof b) {
-            uint32_t nb = (count - r + 7) / 8 < sizeof b ? (count - r + 7) / 8 : sizeof b;
+        for (uint32_t r = 0; j >= 0 && r < n; r += 8 * sizeof b) {
+            uint32_t nb = (n - r + 7) / 8 < sizeof b ? (n - r + 7) / 8 : sizeof b;
             if ((err = r_bytes(in, b, nb)))
                 return err;
             for (uint32_t k = 0; k < nb * 8; k++) {
                 bool on = (b[k / 8] >> (k & 7)) & 1;
-                if (on && r + k >= count)
-                    return bad(in, "snapshot: %s", "a bit is set past an archetype's rows");
-                if (on)
-                    tecs__arch_bit_put(w, a, j, r + k, true);
+                if (on && r + k >= n)
+                    return bad(in, "snapshot: %s", "a bit is set past the rows");
+                if (r + k < n)
+                    tecs__arch_bit_put(w, a, j, start + r + k, on);
             }
         }
     }
@@ -1475,7 +1485,7 @@ static tecs_err_t load_arch(reader *in)
         done |= (uint64_t)1 << col;
     }
     col = -1;
-    if ((err = load_bits(in, a, places, count)) || (err = r_end(in, TAG_ARCH)))
+    if ((err = load_bits(in, a, places, 0, count)) || (err = r_end(in, TAG_ARCH)))
         goto fail;
     if (count > 0)
         tecs__arch_entered_n(&w->arch, a, 0, count);    /* born now, for change terms */
@@ -1964,24 +1974,6 @@ tecs_err_t tecs_world_mark(tecs_world_t *w, tecs_mark_t *mark)
     return TECS_OK;
 }
 
-/* Rows [start, start + n) of column col. */
-static void save_rows(writer *o, tecs_archetype_t *a, int32_t col, uint32_t start, uint32_t n)
-{
-    tecs_world_t *w = o->w;
-    const tecs__comp *ci = tecs__col_info(w, a, col);
-    if (serialized(ci)) {
-        for (uint32_t r = start; r < start + n && !o->err; r++)
-            w_serial(o, ci, a->col_comp[col], tecs__col_ptr(a, w, col, r));
-        return;
-    }
-    for (uint32_t r = start; r < start + n;) {
-        uint32_t k = w->arch.rows - (r & w->arch.mask);
-        k = k < start + n - r ? k : start + n - r;
-        w_bytes(o, tecs__col_ptr(a, w, col, r), (size_t)k * a->col_size[col]);
-        r += k;
-    }
-}
-
 /* DENT: slots now, taken from the head, the tail appended (slot and
 ** generation), the retired slots. */
 static void save_dent(writer *o, const tecs_mark_t *m)
@@ -2067,16 +2059,8 @@ static void save_dval(writer *o, tecs_archetype_t *a, uint64_t since)
             if (col >= 0)
                 save_rows(o, a, col, run.start, run.n);
         }
-        for (int32_t j = 0; j < a->ntog; j++) {
-            unsigned char byte = 0;
-            for (uint32_t r = 0; r < run.n; r++) {
-                byte |= (unsigned char)(tecs__arch_bit(a, w, j, run.start + r) << (r & 7));
-                if ((r & 7) == 7 || r + 1 == run.n) {
-                    w_bytes(o, &byte, 1);
-                    byte = 0;
-                }
-            }
-        }
+        for (int32_t j = 0; j < a->ntog; j++)
+            save_bits(o, a, j, run.start, run.n);
     }
 }
 
@@ -2516,30 +2500,6 @@ static tecs_err_t put_rows(reader *in, tecs_archetype_t *a, int32_t col, const l
     return TECS_OK;
 }
 
-/* A whole run's bits, as ARCH's for its rows. */
-static tecs_err_t put_bits(reader *in, const darch *x, const drun_in *run, const delta *d)
-{
-    tecs_world_t *w = in->w;
-    unsigned char b[256];
-    tecs_err_t err;
-    for (int32_t i = 0; i < x->ncomps; i++) {
-        int32_t j = tecs__arch_tog(x->a, in->comps[d->u32[x->places + i]].id);
-        for (uint32_t r = 0; j >= 0 && r < run->n; r += 8 * sizeof b) {
-            uint32_t nb = (run->n - r + 7) / 8 < sizeof b ? (run->n - r + 7) / 8 : sizeof b;
-            if ((err = r_bytes(in, b, nb)))
-                return err;
-            for (uint32_t k = 0; k < nb * 8; k++) {
-                bool on = (b[k / 8] >> (k & 7)) & 1;
-                if (on && r + k >= run->n)
-                    return bad(in, "delta: %s", "a bit is set past a run's rows");
-                if (r + k < run->n)
-                    tecs__arch_bit_put(w, x->a, j, run->start + r + k, on);
-            }
-        }
-    }
-    return TECS_OK;
-}
-
 /* x's part of DVAL, then its dropped rows go. */
 static tecs_err_t apply_values(reader *in, const delta *d, const darch *x)
 {
@@ -2569,7 +2529,7 @@ static tecs_err_t apply_values(reader *in, const delta *d, const darch *x)
             if (col >= 0 && (err = put_rows(in, a, col, lc, run->start, run->n)))
                 return err;
         }
-        if ((err = put_bits(in, x, run, d)))
+        if ((err = load_bits(in, a, d->u32 + x->places, run->start, run->n)))
             return err;
         tecs__arch_entered_n(&w->arch, a, run->start, run->n);
     }
