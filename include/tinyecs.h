@@ -1193,12 +1193,14 @@ bool tecs_field_is_set(const tecs_iter_t *it, int32_t term);
  * The body runs inside an open iteration, not in a callback: structural
  * changes are queued until the outermost iteration ends, value writes
  * apply at once, the query cannot be freed (TECS_EBUSY), and what an
- * iteration refuses is refused (tecs_world_free, tecs_world_reset,
- * tecs_progress, tecs_delayed_apply*: TECS_EBUSY). `break` ends the whole
- * iteration cleanly and `continue` goes on to the next entity; do not leave
- * the body by return or goto (the iteration would stay open) without
- * calling tecs_iter_fini(&it) first. A tecs_iter_fini(&it) in the body
- * stops the loop after that entity.
+ * iteration refuses is refused (tecs_world_reset, tecs_progress,
+ * tecs_delayed_apply*: TECS_EBUSY). tecs_world_free is not refused, as
+ * with any iteration left open, and drops what the loop queued: the loop
+ * must not go on after it (free the world after the loop). `break` ends
+ * the whole iteration cleanly and `continue` goes on to the next entity;
+ * do not leave the body by return or goto (the iteration would stay
+ * open) without calling tecs_iter_fini(&it) first. A tecs_iter_fini(&it)
+ * in the body stops the loop after that entity.
  */
 #define TECS_EACH(query, it, i) TECS_EACH_ITER(tecs_query_iter(query), it, i)
 

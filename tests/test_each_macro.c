@@ -295,6 +295,18 @@ TEST(each_macro_bad_input_and_callbacks)
     /* from a callback: the loop runs, its iteration nests in the callback's */
     CHECK_ERR(tecs_query_each(q, each_runs_macro, q), TECS_OK);
     CHECK(!tecs_is_deferred(w));
+    /* a reset, a frame and the applies are refused in the body; the loop
+       goes on */
+    n = 0;
+    TECS_EACH(q, it, i) {
+        CHECK_ERR(tecs_world_reset(w), TECS_EBUSY);
+        CHECK_ERR(tecs_progress(w, 0.016), TECS_EBUSY);
+        CHECK_ERR(tecs_delayed_apply(w), TECS_EBUSY);
+        n++;
+    }
+    CHECK_EQ(n, 12);
+    CHECK_EQ(tecs_world_entity_count(w), 12);
+    CHECK(!tecs_is_deferred(w));
     TW_CHECK(w);
     tw_free(w);
 }
