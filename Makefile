@@ -17,8 +17,9 @@
 #                       BENCH_NATIVE=1: built with -march=native (build-release-native)
 #   make bench-cold     the same with glibc's default heap (pages paid on first touch)
 #   make bench-plot     run --scaling and draw it as an SVG chart (build/scaling.svg)
-#   make bench-table    run make bench, keep its CSV in docs/bench/ and put the
-#                       table it gives into the README
+#   make bench-table    run the benchmark BENCH_RUNS times (default 5), keep the
+#                       median of each row in docs/bench/ and put the table it
+#                       gives into the README
 #   make docs           HTML API reference with Doxygen, into build/docs/html
 BUILD    ?= build
 
@@ -169,10 +170,23 @@ bench-plot:
 
 # The README's Benchmarks table comes from docs/bench/results.csv (and
 # machine.txt) through tools/bench_table.sh; a test checks they agree.
-bench-table: bench
+# Each figure is the median of BENCH_RUNS full runs (tools/bench_median.sh):
+# one run of the iterate rows moves with the machine's load.
+BENCH_RUNS ?= 5
+bench-table: bench-build
 	@mkdir -p docs/bench
-	cp $(BENCH_CSV) docs/bench/results.csv
-	cp $(BENCH_BUILD)/bench-machine.txt docs/bench/machine.txt
+	@rm -f $(BENCH_BUILD)/bench-run-*.csv
+	@k=1; while [ $$k -le $(BENCH_RUNS) ]; do \
+		echo "bench-table: run $$k of $(BENCH_RUNS)"; \
+		$(BENCH_WARM) $(BENCH_BUILD)/bench/tinyecs_bench \
+			--csv $(BENCH_BUILD)/bench-run-$$k.csv $(BENCH_ARGS) || exit 1; \
+		k=$$((k + 1)); \
+	done
+	sh tools/bench_median.sh $$(k=1; while [ $$k -le $(BENCH_RUNS) ]; do \
+		echo $(BENCH_BUILD)/bench-run-$$k.csv; k=$$((k + 1)); done) > $(BENCH_BUILD)/bench-median.csv
+	cp $(BENCH_BUILD)/bench-median.csv docs/bench/results.csv
+	sh tools/bench_machine.sh $(BENCH_BUILD) "make bench-table$(if $(BENCH_NATIVE), BENCH_NATIVE=$(BENCH_NATIVE))$(if $(BENCH_ARGS), BENCH_ARGS='$(BENCH_ARGS)')" \
+		$(BENCH_RUNS) > docs/bench/machine.txt
 	sh tools/bench_table.sh --update README.md docs/bench/results.csv docs/bench/machine.txt
 
 bench-cold: bench-build

@@ -103,8 +103,9 @@ render() {
     awk -F': ' '
     { v[$1] = substr($0, length($1) + 3) }
     END {
-        printf "Measured on %s (%s cores), %s, %s, with `%s`.\n",
-               v["cpu"], v["cores"], v["compiler"], v["system"], v["command"]
+        runs = v["runs"] > 1 ? sprintf(", each figure the median of %d full runs", v["runs"]) : ""
+        printf "Measured on %s (%s cores), %s, %s, with `%s`%s.\n",
+               v["cpu"], v["cores"], v["compiler"], v["system"], v["command"], runs
     }' "$machine"
     echo "$end"
 }
