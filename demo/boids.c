@@ -108,8 +108,6 @@ typedef struct scratch {
     int32_t cap_ids;
     float *xy;                  /* ... and their points (2 * cap_ids)       */
     int32_t cap_xy;
-    tecs_entity_t *tmp;         /* room to sort ids                         */
-    int32_t cap_tmp;
     seen *seen;                 /* what passed the exact test               */
     int32_t cap_seen;
     seen *seen_tmp;             /* room to sort seen                        */
@@ -234,37 +232,9 @@ static inline uint32_t slot_of(tecs_entity_t e)
     return TECS_ENTITY_INDEX(e);
 }
 
-/* Sort v[0..n) by slot, with room for n in tmp: a merge sort, runs of 8
- * sorted by insertion first. */
-static void sort_ids(tecs_entity_t *v, tecs_entity_t *tmp, int32_t n)
-{
-    for (int32_t lo = 0; lo < n; lo += 8)
-        for (int32_t i = lo + 1; i < n && i < lo + 8; i++) {
-            tecs_entity_t t = v[i];
-            int32_t j = i;
-            for (; j > lo && slot_of(v[j - 1]) > slot_of(t); j--)
-                v[j] = v[j - 1];
-            v[j] = t;
-        }
-    for (int32_t width = 8; width < n; width *= 2) {
-        for (int32_t lo = 0; lo < n; lo += 2 * width) {
-            int32_t mid = lo + width < n ? lo + width : n;
-            int32_t hi = mid + width < n ? mid + width : n;
-            int32_t i = lo, j = mid, k = lo;
-            while (i < mid && j < hi)
-                tmp[k++] = slot_of(v[j]) < slot_of(v[i]) ? v[j++] : v[i++];
-            while (i < mid)
-                tmp[k++] = v[i++];
-            while (j < hi)
-                tmp[k++] = v[j++];
-        }
-        memcpy(v, tmp, (size_t)n * sizeof *v);
-    }
-}
-
 /* The ids the index holds within r of (px, py) or of one of its images on
- * the torus, into sc->ids, and with points their points into sc->xy (in
- * grid order); without, sorted by slot. @return how many, or -1. */
+ * the torus, into sc->ids (in grid order), and with points their points
+ * into sc->xy. @return how many, or -1. */
 static int32_t near_ids(boids_sim *s, scratch *sc, tecs_index_t *x, float px, float py,
                         float r, bool points)
 {
@@ -290,11 +260,6 @@ static int32_t near_ids(boids_sim *s, scratch *sc, tecs_index_t *x, float px, fl
             return -1;
         n += k;
     }
-    if (points)
-        return n;
-    if (!grow((void **)&sc->tmp, &sc->cap_tmp, n, sizeof *sc->tmp))
-        return -1;
-    sort_ids(sc->ids, sc->tmp, n);
     return n;
 }
 
@@ -307,8 +272,9 @@ static int32_t keep(scratch *sc, int32_t n, seen v)
     return n + 1;
 }
 
-/* Sort v[0..n) by slot, with room for n in tmp: as sort_ids. Hazards come
- * sorted already (one pass), flockmates in grid order. */
+/* Sort v[0..n) by slot, with room for n in tmp: a merge sort, runs of 8
+ * sorted by insertion first. It is stable, and live entities' slots differ,
+ * so what is found sorts to one order whatever order the search gave. */
 static void sort_seen(seen *v, seen *tmp, int32_t n)
 {
     for (int32_t lo = 0; lo < n; lo += 8)
@@ -914,7 +880,6 @@ void boids_free(boids_sim *s)
     for (int32_t k = 0; s->scr && k < s->nscr; k++) {
         free(s->scr[k].ids);
         free(s->scr[k].xy);
-        free(s->scr[k].tmp);
         free(s->scr[k].seen);
         free(s->scr[k].seen_tmp);
     }
