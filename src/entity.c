@@ -247,13 +247,30 @@ static TECS__NOINLINE tecs_err_t remove_table_now(tecs_world_t *w, tecs_entity_t
     return err;
 }
 
+/* The sparse paths when the quiet insert or erase cannot do it: the
+** engine, then what callbacks queued. Apart, so that the quiet paths save
+** no register to call them. */
+static TECS__NOINLINE tecs_err_t add_sparse_slow(tecs_world_t *w, tecs_entity_t e,
+                                                 tecs_comp_t c)
+{
+    tecs_err_t err = tecs__add_now(w, e, c, NULL);
+    tecs__settle(w);
+    return err;
+}
+
+static TECS__NOINLINE tecs_err_t remove_sparse_slow(tecs_world_t *w, tecs_entity_t e,
+                                                    tecs_comp_t c)
+{
+    tecs_err_t err = tecs__remove_now(w, e, c);
+    tecs__settle(w);
+    return err;
+}
+
 static TECS__NOINLINE tecs_err_t add_sparse_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
     if (TECS__LIKELY(tecs__ei_alive(w, e) != NULL) && TECS__LIKELY(tecs__sparse_add_quick(w, e, c)))
         return TECS_OK;
-    tecs_err_t err = tecs__add_now(w, e, c, NULL);
-    tecs__settle(w);
-    return err;
+    return add_sparse_slow(w, e, c);
 }
 
 static TECS__NOINLINE tecs_err_t remove_sparse_now(tecs_world_t *w, tecs_entity_t e,
@@ -261,9 +278,7 @@ static TECS__NOINLINE tecs_err_t remove_sparse_now(tecs_world_t *w, tecs_entity_
 {
     if (TECS__LIKELY(tecs__sparse_remove_quick(w, e, c)))
         return TECS_OK;             /* (a member is alive: no record needed) */
-    tecs_err_t err = tecs__remove_now(w, e, c);
-    tecs__settle(w);
-    return err;
+    return remove_sparse_slow(w, e, c);
 }
 
 tecs_err_t tecs_add(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
