@@ -247,13 +247,30 @@ static TECS__NOINLINE tecs_err_t remove_table_now(tecs_world_t *w, tecs_entity_t
     return err;
 }
 
+/* The sparse paths when the quiet insert or erase cannot do it: the
+** engine, then what callbacks queued. Apart, so that the quiet paths save
+** no register to call them. */
+static TECS__NOINLINE tecs_err_t add_sparse_slow(tecs_world_t *w, tecs_entity_t e,
+                                                 tecs_comp_t c)
+{
+    tecs_err_t err = tecs__add_now(w, e, c, NULL);
+    tecs__settle(w);
+    return err;
+}
+
+static TECS__NOINLINE tecs_err_t remove_sparse_slow(tecs_world_t *w, tecs_entity_t e,
+                                                    tecs_comp_t c)
+{
+    tecs_err_t err = tecs__remove_now(w, e, c);
+    tecs__settle(w);
+    return err;
+}
+
 static TECS__NOINLINE tecs_err_t add_sparse_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
     if (TECS__LIKELY(tecs__ei_alive(w, e) != NULL) && TECS__LIKELY(tecs__sparse_add_quick(w, e, c)))
         return TECS_OK;
-    tecs_err_t err = tecs__add_now(w, e, c, NULL);
-    tecs__settle(w);
-    return err;
+    return add_sparse_slow(w, e, c);
 }
 
 static TECS__NOINLINE tecs_err_t remove_sparse_now(tecs_world_t *w, tecs_entity_t e,
@@ -261,9 +278,7 @@ static TECS__NOINLINE tecs_err_t remove_sparse_now(tecs_world_t *w, tecs_entity_
 {
     if (TECS__LIKELY(tecs__sparse_remove_quick(w, e, c)))
         return TECS_OK;             /* (a member is alive: no record needed) */
-    tecs_err_t err = tecs__remove_now(w, e, c);
-    tecs__settle(w);
-    return err;
+    return remove_sparse_slow(w, e, c);
 }
 
 tecs_err_t tecs_add(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
@@ -650,6 +665,81 @@ bool tecs_is_enabled(const tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
     if (j >= 0)
         return !tecs__arch_bit(a, w, j, r->row);
     return tecs__arch_col(a, c) != TECS__COL_ABSENT;
+}
+
+/* ---- toggle handles --------------------------------------------------- */
+
+/* What a worker context's handle reads for its table: no archetype, so
+** every toggle through it is the context's tecs_enable. */
+static tecs_toggler_slot_t *const no_slots = NULL;
+static const int32_t no_len = 0;
+
+tecs_err_t tecs_toggler_init(tecs_world_t *w, tecs_comp_t c, tecs_toggler_t *out)
+{
+    if (w == NULL)
+        return TECS_EINVAL;
+    tecs_err_t err = tecs__enter_change(w);
+    if (err)
+        return err;
+    if (out == NULL)
+        return tecs__err(w, TECS_EINVAL, "tecs_toggler_init: NULL handle");
+    if ((err = tecs__enableable(w, c)) != TECS_OK)
+        return err;
+    tecs__togs *t = (int32_t)c < w->store.ntogs ? w->store.togs[c] : NULL;
+    if (t == NULL && !tecs__in_worker(w)) {
+        if (w->base.hook_depth > 0)
+            return tecs__err(w, TECS_EBUSY, "tecs_toggler_init: the first handle of "
+                             TECS__COMP_FMT " cannot be made in a lifecycle hook",
+                             TECS__COMP(w, c));
+        if ((t = tecs__togs_make(w, c)) == NULL)
+            return TECS_ENOMEM;
+    }
+    *out = (tecs_toggler_t){
+        .recs_ = (const void *const *)(const void *)&w->ei.recs, .nrecs_ = &w->ei.nrecs,
+        .slots_ = t && !tecs__in_worker(w) ? &t->slots : &no_slots,
+        .nslots_ = t && !tecs__in_worker(w) ? &t->len : &no_len,
+        .closed_ = &w->base.closed, .hook_depth_ = &w->base.hook_depth,
+        .comps_ = (const char *const *)(const void *)&w->comp.comps,
+        .watch_at_ = (size_t)c * sizeof(tecs__comp) + offsetof(tecs__comp, watch),
+        .tick_ = &w->arch.tick, .world_ = w, .shift_ = w->arch.shift, .mask_ = w->arch.mask,
+        .chunk_size_ = (uint32_t)sizeof(struct tecs__chunk),
+        .entered_at_ = (uint32_t)offsetof(struct tecs__chunk, entered), .comp_ = c };
+    return TECS_OK;
+}
+
+/* Fill the entry of e's archetype in c's toggle table (if c has one) when
+** the inline form can toggle c there: the world open and no hook running,
+** e alive with nothing queued, c with a bit column and no tick column
+** there. Without the memory for it the entry waits for a later call. */
+static TECS__NOINLINE void toggle_learn(tecs_world_t *w, tecs_comp_t c, tecs_entity_t e)
+{
+    tecs__togs *t = (int32_t)c < w->store.ntogs ? w->store.togs[c] : NULL;
+    const tecs__record *r = tecs__ei_alive(w, e);
+    if (t == NULL || w->base.closed != TECS__OPEN || w->base.hook_depth > 0 || r == NULL ||
+        r->arch > TECS__ARCH_MASK)
+        return;
+    tecs_archetype_t *a = tecs__rec_arch(w, r);
+    if ((int32_t)a->id < t->len && t->slots[a->id].cols_ != NULL)
+        return;
+    int32_t j = tecs__arch_tog(a, c);
+    if (j < 0 || tecs__arch_rt(a, c) >= 0)
+        return;
+    if (tecs__togs_cover(w, t, a->id)) {
+        w->base.err = TECS_OK;              /* the enable succeeded */
+        return;
+    }
+    t->slots[a->id] = (tecs_toggler_slot_t){
+        .cols_ = &a->cols, .chunks_ = (void *const *)(void *)&a->chunks,
+        .ndisabled_ = &a->ndisabled[j], .at_ = (uint32_t)(1 + a->ncols + j),
+        .stride_ = (uint32_t)a->stride };
+}
+
+tecs_err_t tecs_toggle_call(tecs_world_t *w, tecs_comp_t c, tecs_entity_t e, bool enable)
+{
+    tecs_err_t err = tecs_enable(w, e, c, enable);
+    if (err == TECS_OK)
+        toggle_learn(w, c, e);
+    return err;
 }
 
 /* ---- ticks ------------------------------------------------------------ */

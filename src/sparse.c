@@ -65,8 +65,7 @@ static tecs__spage *page_new(tecs_world_t *w, const tecs__sparse *s)
     pg->ents = (char *)pg + page_head(s);
     pg->count = 0;
     memset(pg->pos, 0xff, ((size_t)s->mask + 1) * sizeof(uint32_t));
-    for (uint32_t i = 0; i <= s->mask; i++)
-        memset(pg->ents + (size_t)i * s->stride, 0, sizeof(uint32_t));
+    memset(pg->ents, 0, ((size_t)s->mask + 1) * s->stride);    /* every generation 0 */
     return pg;
 }
 

@@ -2705,6 +2705,41 @@ static void op_change_watch(interp *I, const m_op *op)
 ** op (so every change the world went through since it was made lies
 ** between), a fresh one, and tecs_get_many, on 1-8 ids, against the model
 ** and tecs_get. */
+/* tecs_toggle through a handle kept from op to op (or a fresh one): the
+** result and the change of tecs_enable (op_enable); tecs_toggler_init
+** refuses a component that is not enableable. */
+static void op_toggle(interp *I, const m_op *op)
+{
+    int ci;
+    tecs_comp_t c = pick_comp(I, op->x, &ci);
+    bool tog = ci >= 0 && (TOG_MASK >> ci & 1);
+    tecs_toggler_t fresh;
+    tecs_err_t want_init = ci < 0 ? TECS_ENOCOMP : !tog ? TECS_EINVAL : TECS_OK;
+    tecs_err_t err = tecs_toggler_init(I->w, c, &fresh);
+    EXPECT(I, err == want_init || (err == TECS_ENOMEM && mi_injected(I)),
+           "tecs_toggler_init: got %s, model says %s", tecs_err_name(err),
+           tecs_err_name(want_init));
+    if (err != TECS_OK)
+        return;
+    if (!(I->tg_made >> ci & 1) || (op->y & 0x38) == 0x38) {  /* kept long, renewed now and then */
+        I->tg[ci] = fresh;
+        I->tg_made |= 1u << ci;
+    }
+    tecs_toggler_t *h = op->y & 4 ? &fresh : &I->tg[ci];
+    tecs_entity_t id = mi_pick_id(I, op->z);
+    ment *m = mi_find(I, id);
+    bool on = op->y & 1, alive = m && m->st == ST_ALIVE;
+    bool now = !mi_deferred(I) || (alive && !m->rmq && (m->mask >> ci & 1));
+    int want = now ? (!alive ? TECS_EDEAD : !(m->mask >> ci & 1) ? TECS_ENOENT : TECS_OK)
+                   : defer_want(ci, m);
+    if (mi_result_is(I, tecs_toggle(h, id, on), want, "tecs_toggle") || want != TECS_OK)
+        return;
+    if (now)
+        m->off = on ? m->off & ~(1u << ci) : m->off | 1u << ci;
+    else
+        mi_push_dq(I, &(mcmd){ .op = on ? Q_ENABLE : Q_DISABLE, .id = id, .comp = ci });
+}
+
 static void op_lookup(interp *I, const m_op *op)
 {
     int ci;
@@ -3201,6 +3236,7 @@ static const struct {
     { "filter_reuse", 2, op_filter_reuse },
     { "lookup", 4, op_lookup },
     { "each_macro", 2, op_each_macro },
+    { "toggle", 6, op_toggle },
 };
 enum { NOPS = sizeof ops / sizeof ops[0] };
 

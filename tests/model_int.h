@@ -234,6 +234,8 @@ struct interp {
     } lazy;
     tecs_lookup_t lk[NC];       /* op lookup: handles kept from op to op,   */
     uint32_t lk_made;           /* ... by model component (bits)            */
+    tecs_toggler_t tg[NC];      /* op toggle: handles kept from op to op,   */
+    uint32_t tg_made;           /* ... by model component (bits)            */
 };
 
 /* A condition of the model's filter. */
