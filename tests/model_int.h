@@ -234,6 +234,8 @@ struct interp {
     } lazy;
     tecs_lookup_t lk[NC];       /* op lookup: handles kept from op to op,   */
     uint32_t lk_made;           /* ... by model component (bits)            */
+    tecs_lookup_t slk[NS];      /* op lookup_sparse: the same, by sparse    */
+    uint32_t slk_made;          /* ... component (bits)                     */
 };
 
 /* A condition of the model's filter. */
