@@ -501,27 +501,65 @@ tecs_world_t *random_get_world(int64_t n, tecs_comp_t *pos, tecs_entity_t **ids)
     return f.w;
 }
 
-/* random_get of a sparse component every entity has (hp = its index). */
-static double sc_random_get_sparse(int64_t n)
+/* The world of the random_get_sparse rows: random_get_world's, with a
+** sparse component every entity has (hp = its index), set in id order. */
+static fixture sparse_get_world(int64_t n, tecs_comp_t *sp)
 {
     fixture f = fx_world(n);
-    tecs_comp_t sp = sparse_health(f.w);
+    *sp = sparse_health(f.w);
     for (int64_t i = 0; i < n; i++)
-        tecs_set(f.w, f.ids[i], sp, &(Health){ (int)i });
+        tecs_set(f.w, f.ids[i], *sp, &(Health){ (int)i });
     shuffle(f.ids, n, 0x9E3779B97F4A7C15ULL);
+    return f;
+}
+
+static void check_hp(double s, int64_t miss, int64_t n)
+{
+    CHECK(miss == 0, "%lld lookups failed", (long long)miss);
+    CHECK(s == (double)n * (double)(n - 1) / 2, "sum of hp %.0f", s);
+}
+
+/* random_get of the sparse component: a lookup handle, read inline. */
+static double sc_random_get_sparse(int64_t n)
+{
+    tecs_comp_t sp;
+    fixture f = sparse_get_world(n, &sp);
+    tecs_lookup_t h;
+    tecs_err_t err = tecs_lookup_init(f.w, sp, &h);
+    CHECK(err == TECS_OK, "tecs_lookup_init: %s", tecs_strerror(err));
     double s = 0;
     int64_t miss = 0;
     double t0 = now_ns();
     for (int64_t i = 0; i < n; i++) {
-        const Health *h = TECS_GET(f.w, f.ids[i], sp, Health);
-        if (h)
-            s += h->hp;
+        const Health *v = TECS_LOOKUP(&h, f.ids[i], Health);
+        if (v)
+            s += v->hp;
         else
             miss++;
     }
     double t = (now_ns() - t0) / (double)n;
-    CHECK(miss == 0, "%lld lookups failed", (long long)miss);
-    CHECK(s == (double)n * (double)(n - 1) / 2, "sum of hp %.0f", s);
+    check_hp(s, miss, n);
+    fx_close(&f);
+    return t;
+}
+
+/* The same through tecs_get, the checked call. */
+static double sc_random_get_sparse_call(int64_t n)
+{
+    tecs_comp_t sp;
+    fixture f = sparse_get_world(n, &sp);
+    double s = 0;
+    int64_t miss = 0;
+    double t0 = now_ns();
+    for (int64_t i = 0; i < n; i++) {
+        const Health *v = TECS_GET(f.w, f.ids[i], sp, Health);
+        if (v)
+            s += v->hp;
+        else
+            miss++;
+    }
+    double t = (now_ns() - t0) / (double)n;
+    check_hp(s, miss, n);
     fx_close(&f);
     return t;
 }
@@ -683,6 +721,7 @@ static const scenario scenarios[] = {
     { "random_get_many", sc_random_get_many, M, "ns/lookup", 0 },
     { "random_get_call", sc_random_get_call, M, "ns/lookup", 0 },
     { "random_get_sparse", sc_random_get_sparse, M, "ns/lookup", 0 },
+    { "random_get_sparse_call", sc_random_get_sparse_call, M, "ns/lookup", 0 },
     { "random_raw",   sc_random_raw,   M,      "ns/lookup", 0 },
     { "deferred",     sc_deferred,     100000, "ns/entity", 0 },
     { "raw",          sc_raw,          M,      "ns/entity", F_RATIO | F_SCALING },

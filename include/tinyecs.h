@@ -864,14 +864,20 @@ static inline tecs_err_t tecs_toggle(const tecs_toggler_t *h, tecs_entity_t enti
 
 /*
 ** A lookup handle reads one component of entities by id with no library
-** call: tecs_lookup is inline and reads the world's tables (the id slots,
-** then a table the world keeps per looked-up component, by archetype, of
-** the component's column in the chunk table) directly. The world keeps
-** those tables up to date itself (new archetypes, chunks added or freed, a
-** reset), so a handle never goes stale while its world lives: make it
-** once, use it until the world is freed. The loop calls nothing, so the
-** compiler keeps the handle's fields in registers across it. tecs_get
-** stays the checked entry.
+** call: tecs_lookup is inline and reads the world's tables directly. For a
+** table component: the id slots, then a table the world keeps per looked-up
+** component, by archetype, of the component's column in the chunk table,
+** and one archetype of the component kept on a shorter path (the largest
+** the world has seen grow: an id of it whose row lies in the archetype's
+** first block of chunks, one block when the rows were made in bulk or
+** reserved ahead with tecs_archetype_reserve, is its slot and its value,
+** nothing between). For a sparse component: the set's page of the id's
+** slot, then its entry (the generation beside the value). The world keeps
+** those tables up to date itself (new archetypes, chunks added or freed,
+** pages, a reset), so a handle never goes stale while its world lives:
+** make it once, use it until the world is freed. The loop calls nothing,
+** so the compiler keeps the handle's fields in registers across it.
+** tecs_get stays the checked entry.
 */
 
 /** Private: one archetype's entry in a lookup table (see tecs_lookup_t). */
@@ -883,61 +889,109 @@ typedef struct tecs_lookup_slot_t {
     uint32_t size_;             /* value size                               */
 } tecs_lookup_slot_t;
 
+/** Private: the archetype a lookup table keeps on the short path. */
+typedef struct tecs_lookup_hot_t {
+    uint32_t arch_;             /* its archetype index; 0xffffffff: none    */
+    uint32_t run_;              /* rows [0, run_) are one run of values     */
+    uintptr_t base_;            /* row 0's value                            */
+    tecs_lookup_slot_t slot_;   /* its entry in the table                   */
+} tecs_lookup_hot_t;
+
 /** A lookup handle of one component (tecs_lookup_init). Its fields are
  *  private: they point at the world's own tables, which the world keeps. */
 typedef struct tecs_lookup_t {
     const void *const *recs_;   /* the world's id slots (gen, arch, row)    */
-    const int32_t *nrecs_;      /* slots in use                             */
+    const int32_t *nrecs_;      /* slots in use; a sparse handle's reads 0,
+                                   which sends every id to the sparse path */
     const tecs_lookup_slot_t *const *slots_; /* by archetype index          */
     const int32_t *nslots_;     /* archetypes the table covers              */
-    uint32_t shift_, mask_;     /* rows per chunk: log2, and less one       */
+    const tecs_lookup_hot_t *hot_; /* the archetype on the short path       */
+    uint32_t shift_, mask_;     /* rows per chunk (a sparse handle: slots
+                                   per page): log2, and less one            */
+    char *const *const *pages_; /* sparse: the set's pages by slot >> shift_
+                                   (NULL: a table handle)                   */
+    const int32_t *npages_;     /* sparse: the length of that table         */
+    uint32_t head_;             /* sparse: a page's first entry's offset    */
+    uint32_t stride_;           /* sparse: bytes of an entry: its member's
+                                   generation (0: none), then the value     */
+    uint32_t voff_;             /* sparse: the value's offset in an entry   */
     tecs_comp_t comp_;
 } tecs_lookup_t;
 
 /**
  * Make a lookup handle of comp in *out (caller's memory; nothing to free).
- * It stays valid until the world is freed: whatever else changes (entities
- * born, moved, destroyed, recycled; new archetypes; chunks added or freed;
- * tecs_world_reset), the world keeps the tables it reads. Through a worker
- * context the handle is the world's, and comp must be readable by the
- * worker's system (as for tecs_get).
+ * comp is a table or a sparse component with a value (not a tag). The
+ * handle stays valid until the world is freed: whatever else changes
+ * (entities born, moved, destroyed, recycled; new archetypes; chunks or
+ * pages added or freed; tecs_world_reset), the world keeps the tables it
+ * reads. Through a worker context the handle is the world's, and comp must
+ * be readable by the worker's system (as for tecs_get).
  * The first handle of comp makes the world's table of it (kept from then
- * on, with a slot per archetype: 16 bytes on 64-bit targets), which a
- * worker context or a closed world (being freed or reset) cannot: make the
- * first handle before a parallel run.
+ * on: for a table component a slot per archetype, 16 bytes on 64-bit
+ * targets; for a sparse one, its set if it has none yet), which a worker
+ * context or a closed world (being freed or reset) cannot: make the first
+ * handle before a parallel run.
  * Callbacks: allowed wherever tecs_get is (every row of the table at the
  * top but the allocator's).
- * @return TECS_OK; TECS_EINVAL (NULL world or out, comp a tag or sparse:
- * use tecs_get), TECS_ENOCOMP, TECS_EACCESS (a worker's system does not
- * read comp), TECS_EBUSY (closed world; the first handle of comp in a
- * worker, or while the world is freed or reset), TECS_ENOMEM.
+ * @return TECS_OK; TECS_EINVAL (NULL world or out, comp a tag), TECS_ENOCOMP,
+ * TECS_EACCESS (a worker's system does not read comp), TECS_EBUSY (closed
+ * world; the first handle of comp in a worker, or while the world is freed
+ * or reset), TECS_ENOMEM.
  */
 tecs_err_t tecs_lookup_init(tecs_world_t *world, tecs_comp_t comp, tecs_lookup_t *out);
 
+/** Private: tecs_lookup of a sparse handle (its sparse path, inline). */
+static inline const void *tecs__lookup_sparse(const tecs_lookup_t *h, tecs_entity_t entity)
+{
+    uint32_t i = (uint32_t)(entity & 0xffffffffu), gen = (uint32_t)(entity >> 32);
+    if ((i >> h->shift_) >= (uint32_t)*h->npages_)
+        return NULL;
+    const char *pg = (*h->pages_)[i >> h->shift_];
+    if (pg == NULL)
+        return NULL;
+    const char *at = pg + h->head_ + (size_t)(i & h->mask_) * h->stride_;
+    /* (No id has generation 0, the mark of a slot that is no member.) */
+    if (*(const uint32_t *)(const void *)at != gen || gen == 0)
+        return NULL;
+    return at + h->voff_;
+}
+
 /**
  * The value of the handle's component on entity, read inline: the id's slot
- * checked (index, generation), its archetype's entry, the chunk and row.
+ * checked (index, generation), its archetype's entry, the chunk and row; for
+ * a sparse component, its entry in the set's page (generation, value).
  * @return a pointer valid as tecs_get's (until an entity leaves the
- * archetype), for reading (write with tecs_get_mut, which change detection
- * and indexes see); NULL if the entity is dead, pending, recycled (a stale
- * generation) or lacks the component. Never fails otherwise and sets no
- * error. Callbacks and threads: a read, allowed where tecs_get is, workers
- * included (unchecked: keep to the components the system reads); not from
- * inside the world's allocator or through a world whose workers run.
+ * archetype; a sparse value until the entity loses the component), for
+ * reading (write with tecs_get_mut, which change detection and indexes see);
+ * NULL if the entity is dead, pending, recycled (a stale generation) or
+ * lacks the component. Never fails otherwise and sets no error. Callbacks
+ * and threads: a read, allowed where tecs_get is, workers included
+ * (unchecked: keep to the components the system reads); not from inside the
+ * world's allocator or through a world whose workers run.
  */
 static inline const void *tecs_lookup(const tecs_lookup_t *h, tecs_entity_t entity)
 {
     uint32_t i = (uint32_t)(entity & 0xffffffffu);
     if (i >= (uint32_t)*h->nrecs_)
-        return NULL;
+        return h->pages_ ? tecs__lookup_sparse(h, entity) : NULL;
     const uint32_t *r = (const uint32_t *)*h->recs_ + (size_t)i * 3;
     if (r[0] != (uint32_t)(entity >> 32))
         return NULL;
     uint32_t a = r[1] & 0x00ffffffu;    /* flag bits off; a dead slot is out of range */
-    if (a >= (uint32_t)*h->nslots_)
-        return NULL;
-    const tecs_lookup_slot_t *s = *h->slots_ + a;
     uint32_t row = r[2];
+    const tecs_lookup_hot_t *hot = h->hot_;
+    const tecs_lookup_slot_t *s;
+    /* The short path waits on nothing but the slot: the hot entry's fields
+    ** do not depend on it, so they are read while the slot is on its way. */
+    if (a == hot->arch_) {
+        if (row < hot->run_)
+            return (const void *)(hot->base_ + (size_t)row * hot->slot_.size_);
+        s = &hot->slot_;
+    } else {
+        if (a >= (uint32_t)*h->nslots_)
+            return NULL;
+        s = *h->slots_ + a;
+    }
     /* (An archetype without the value reads NULL + 0: in integers, as C
     ** allows no arithmetic on a null pointer.) */
     return (const void *)((uintptr_t)s->cols_[(size_t)(row >> h->shift_) * s->stride_] +
@@ -953,7 +1007,8 @@ static inline const void *tecs_lookup(const tecs_lookup_t *h, tecs_entity_t enti
  * ids and then their values are fetched ahead of use, so the cache misses
  * of a batch overlap: call it on batches of a few hundred ids and read the
  * values right after. Pointers are valid as tecs_get's. Sparse components
- * are read too. Callbacks and threads: a read, allowed where tecs_get is.
+ * are read too (their entries fetched ahead the same way). Callbacks and
+ * threads: a read, allowed where tecs_get is.
  * @return TECS_OK (NULL entries are no error); TECS_EINVAL (NULL world, n
  * < 0, ids or out NULL with n > 0, comp a tag), TECS_ENOCOMP, TECS_EACCESS
  * (a worker's system does not read comp), TECS_EBUSY (closed world).

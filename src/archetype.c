@@ -79,7 +79,12 @@
 ** with the archetype's, luts_put fills its entry once it is made,
 ** luts_forget drops it with it), and holds pointers into chunk tables, so
 ** every place that moves or frees a chunk table calls lut_sync: a table
-** never points at freed memory and a handle never goes stale.
+** never points at freed memory and a handle never goes stale. A table's
+** hot entry copies one archetype's entry and adds the run of its first
+** chunk group (group 0's chunks hold their column as one run of memory), so
+** that a lookup of it needs neither the entry nor the chunk table: lut_sync
+** also runs when group 0 is set, and hands the hot place to an archetype
+** whose chunk table outgrows the hot one's.
 **
 ** A new archetype is announced on the bus (on_archetype): queries, caches
 ** and indexes take it in whole or refuse it, and a refusal undoes it. This
@@ -529,6 +534,8 @@ static void group_set(tecs_world_t *w, tecs_archetype_t *a, int32_t s, uint32_t 
         for (int32_t t = 0; t < a->nrt; t++)
             cp[1 + a->ncols + a->ntog + t] = base + rt_at(w, a, g, t, j);
     }
+    if (s == 0)                 /* the run of the lookup tables' hot entries */
+        lut_sync(w, a);
 }
 
 /* Bytes of the block holding cap chunk entries, their column pointers and
@@ -607,8 +614,9 @@ static tecs_err_t chunks_alloc(tecs_world_t *w, tecs_archetype_t *a, int32_t wan
            (size_t)g * (uint32_t)a->ncols * sizeof *a->ticks);
     for (uint32_t j = 0; j < g; j++)
         a->chunks[a->nchunks + (int32_t)j].entered = 0;
-    group_set(w, a, a->nchunks, g, base, raw);
+    int32_t first = a->nchunks;
     a->nchunks = want;
+    group_set(w, a, first, g, base, raw);
     return TECS_OK;
 }
 
@@ -769,8 +777,8 @@ static bool group_shrink(tecs_world_t *w, tecs_archetype_t *a, int32_t s, uint32
                (size_t)k * 2 * w->arch.rows * sizeof(uint64_t));
     tecs__free_aligned(w, old.raw, group_size(a, old.g));
     memset(&a->chunks[s + (int32_t)k], 0, (old.g - k) * sizeof *a->chunks);
-    group_set(w, a, s, k, base, raw);       /* (the kept chunks keep their ticks) */
     a->nchunks = s + (int32_t)k;
+    group_set(w, a, s, k, base, raw);       /* (the kept chunks keep their ticks) */
     return true;
 }
 
@@ -828,15 +836,35 @@ static tecs_lookup_slot_t lut_slot(const tecs_archetype_t *a, tecs_comp_t c)
     return (tecs_lookup_slot_t){ a->cols + 1 + col, (uint32_t)a->stride, a->col_size[col] };
 }
 
-/* a's chunk table moved or went: the tables of its columns follow. */
+/* Make a (which has t's column) t's hot archetype, or refresh it. */
+static void hot_set(const tecs_world_t *w, tecs__lut *t, const tecs_archetype_t *a)
+{
+    tecs_lookup_slot_t s = lut_slot(a, t->comp);
+    uint32_t run = a->nchunks > 0 ? a->chunks[0].g << w->arch.shift : 0;
+    t->hot = (tecs_lookup_hot_t){ a->id, run, run ? (uintptr_t)s.cols_[0] : 0, s };
+}
+
+/* The hot archetype of t, or NULL. */
+static const tecs_archetype_t *hot_arch(const tecs_world_t *w, const tecs__lut *t)
+{
+    return t->hot.arch_ == TECS__NO_HOT ? NULL : w->arch.archs[t->hot.arch_];
+}
+
+/* a's chunk table moved or went, or its group 0 changed: the tables of its
+** columns follow; a takes the hot place of a table whose hot archetype has
+** a smaller chunk table. */
 static void lut_sync(tecs_world_t *w, const tecs_archetype_t *a)
 {
     if (w->arch.cap_luts == 0)
         return;
     for (int32_t c = 0; c < a->ncols; c++) {
         tecs__lut *t = tecs__lut_find(&w->arch, a->col_comp[c]);
-        if (t && (uint32_t)t->len > a->id)
-            t->slots[a->id] = lut_slot(a, t->comp);
+        if (t == NULL || (uint32_t)t->len <= a->id)
+            continue;
+        t->slots[a->id] = lut_slot(a, t->comp);
+        const tecs_archetype_t *h = hot_arch(w, t);
+        if (h == a || h == NULL || a->cap_chunks > h->cap_chunks)
+            hot_set(w, t, a);
     }
 }
 
@@ -885,8 +913,16 @@ tecs__lut *tecs__lut_make(tecs_world_t *w, tecs_comp_t c)
         tecs__free(w, t, sizeof *t);
         return NULL;
     }
-    for (; t->len < w->arch.narchs; t->len++)
-        t->slots[t->len] = lut_slot(w->arch.archs[t->len], c);
+    t->hot.arch_ = TECS__NO_HOT;
+    const tecs_archetype_t *best = NULL;
+    for (; t->len < w->arch.narchs; t->len++) {
+        const tecs_archetype_t *a = w->arch.archs[t->len];
+        t->slots[t->len] = lut_slot(a, c);
+        if (tecs__arch_col(a, c) >= 0 && (best == NULL || a->count > best->count))
+            best = a;
+    }
+    if (best)
+        hot_set(w, t, best);
     w->arch.luts[c] = t;
     return t;
 }
@@ -894,9 +930,13 @@ tecs__lut *tecs__lut_make(tecs_world_t *w, tecs_comp_t c)
 /* The archetype of id is gone: no table covers it any more. */
 static void luts_forget(tecs_world_t *w, uint32_t id)
 {
-    for (int32_t c = 0; c < w->arch.cap_luts; c++)
-        if (w->arch.luts[c] && (uint32_t)w->arch.luts[c]->len > id)
-            w->arch.luts[c]->len = (int32_t)id;
+    for (int32_t c = 0; c < w->arch.cap_luts; c++) {
+        tecs__lut *t = w->arch.luts[c];
+        if (t && (uint32_t)t->len > id)
+            t->len = (int32_t)id;
+        if (t && t->hot.arch_ == id)
+            t->hot.arch_ = TECS__NO_HOT;
+    }
 }
 
 static void luts_free(tecs_world_t *w)
@@ -969,9 +1009,9 @@ void tecs__arch_destroy_values(tecs_world_t *w)
 
 void tecs__arch_fini(tecs_world_t *w)
 {
+    luts_free(w);               /* first: no table follows the archetypes out */
     for (int32_t i = 0; i < w->arch.narchs; i++)
         arch_destroy(w, w->arch.archs[i]);
-    luts_free(w);
     tecs__free(w, w->arch.archs, (size_t)w->arch.cap_archs * sizeof *w->arch.archs);
     tecs__free(w, w->arch.arch_table, w->arch.arch_table_cap * sizeof *w->arch.arch_table);
     w->arch.archs = NULL;

@@ -137,13 +137,18 @@ tecs_err_t tecs__arch_validate_vals(tecs_world_t *w, tecs_archetype_t *a, int32_
 ** comp's column in the archetype's chunk table, or NULL where comp has no
 ** value there or the archetype no chunk table. Made by the first
 ** tecs_lookup_init of comp; from then on it covers every archetype (len is
-** narchs) and follows the chunk tables as they move (archetype.c). */
+** narchs) and follows the chunk tables as they move (archetype.c). hot is
+** one archetype with the column (the one with the largest chunk table when
+** it last grew), its entry, and the run of its first chunk group. */
 typedef struct tecs__lut {
     tecs_lookup_slot_t *slots;  /* by archetype id                          */
     int32_t len;                /* archetypes covered: ids 0 .. len - 1     */
     int32_t cap;
     tecs_comp_t comp;
+    tecs_lookup_hot_t hot;      /* the short path; arch_ TECS__NO_HOT: none */
 } tecs__lut;
+
+#define TECS__NO_HOT 0xffffffffu
 
 typedef struct tecs__arch_state {
     tecs_archetype_t **archs;   /* by id, creation order                    */

@@ -152,8 +152,27 @@ static tecs_err_t verify_edges(tecs_world_t *w, const tecs_archetype_t *a)
     return TECS_OK;
 }
 
+/* A table's hot entry: an archetype with the column, its entry as in the
+** table, and a run within its first chunk group starting at row 0's value.
+** True if it is wrong. */
+static bool verify_hot(const tecs_world_t *w, const tecs__lut *t)
+{
+    const tecs_lookup_hot_t *h = &t->hot;
+    if (h->arch_ >= (uint32_t)t->len || tecs__arch_col(w->arch.archs[h->arch_], t->comp) < 0)
+        return true;
+    const tecs_archetype_t *a = w->arch.archs[h->arch_];
+    const tecs_lookup_slot_t *s = &t->slots[h->arch_];
+    if (h->slot_.cols_ != s->cols_ || h->slot_.stride_ != s->stride_ ||
+        h->slot_.size_ != s->size_)
+        return true;
+    if (h->run_ == 0)
+        return false;
+    return a->nchunks == 0 || h->run_ != a->chunks[0].g << w->arch.shift ||
+           h->base_ != (uintptr_t)s->cols_[0];
+}
+
 /* Lookup tables (tecs_lookup reads them inline): one entry per archetype,
-** each as lut_slot would make it now. */
+** each as lut_slot would make it now; the hot entry. */
 static tecs_err_t verify_luts(tecs_world_t *w)
 {
     for (int32_t c = 0; c < w->arch.cap_luts; c++) {
@@ -172,6 +191,8 @@ static tecs_err_t verify_luts(tecs_world_t *w)
                     : s->cols_[0] != NULL || s->stride_ != 0 || s->size_ != 0)
                 return bad(w, "lookup table entry", (uint32_t)i);
         }
+        if (t->hot.arch_ != TECS__NO_HOT && verify_hot(w, t))
+            return bad(w, "lookup table hot entry", (uint32_t)c);
     }
     return TECS_OK;
 }

@@ -479,16 +479,12 @@ tecs_err_t tecs_modified(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 
 /* ---- lookups in the caller's loop ------------------------------------- */
 
-/* Why comp has no lookup (a tag, sparse), or TECS_OK. */
-static tecs_err_t lookup_refused(tecs_world_t *w, const char *fn, tecs_comp_t c, bool sparse_ok)
+/* Why comp has no lookup (a tag), or TECS_OK. */
+static tecs_err_t lookup_refused(tecs_world_t *w, const char *fn, tecs_comp_t c)
 {
     const tecs__comp *ci = &w->comp.comps[c];
     if (ci->size == 0)
         return tecs__err(w, TECS_EINVAL, "%s: " TECS__COMP_FMT " is a tag and has no value", fn,
-                         TECS__COMP(w, c));
-    if (ci->sparse && !sparse_ok)
-        return tecs__err(w, TECS_EINVAL, "%s: " TECS__COMP_FMT " is sparse: its values are in "
-                         "its set, in no archetype (tecs_get, tecs_get_many read it)", fn,
                          TECS__COMP(w, c));
     return TECS_OK;
 }
@@ -508,6 +504,13 @@ static tecs_err_t lookup_enter(tecs_world_t *w, const char *fn, tecs_comp_t c)
     return TECS_OK;
 }
 
+/* What a sparse handle reads for the count of id slots: none, so that
+** tecs_lookup's first test sends every id to its sparse path. */
+static const int32_t no_slots = 0;
+
+/* The hot entry of a table with none: an archetype index no slot has. */
+static const tecs_lookup_hot_t no_hot = { TECS__NO_HOT, 0, 0, { NULL, 0, 0 } };
+
 tecs_err_t tecs_lookup_init(tecs_world_t *w, tecs_comp_t c, tecs_lookup_t *out)
 {
     if (w == NULL)
@@ -517,16 +520,25 @@ tecs_err_t tecs_lookup_init(tecs_world_t *w, tecs_comp_t c, tecs_lookup_t *out)
         return err;
     if (out == NULL)
         return tecs__err(w, TECS_EINVAL, "tecs_lookup_init: NULL handle");
-    if ((err = lookup_refused(w, "tecs_lookup_init", c, false)))
+    if ((err = lookup_refused(w, "tecs_lookup_init", c)))
         return err;
     /* A worker context's handle reads its world, never the context's copy;
-    ** the table is made on an open world only (workers only read). */
+    ** the tables are made on an open world only (workers only read). */
     tecs_world_t *o = tecs__in_worker(w) ? w->base.owner : w;
-    tecs__lut *t = tecs__lut_find(&o->arch, c);
-    if (t == NULL && o->base.closed != TECS__OPEN)
+    bool sparse = tecs__comp_is_sparse(o, c);
+    bool made = sparse ? o->comp.comps[c].set != NULL : tecs__lut_find(&o->arch, c) != NULL;
+    if (!made && o->base.closed != TECS__OPEN)
         return tecs__err(w, TECS_EBUSY, "tecs_lookup_init: the first handle of "
                          TECS__COMP_FMT " is made outside workers, on an open world",
                          TECS__COMP(w, c));
+    if (sparse) {
+        tecs_lookup_t h = { .recs_ = NULL, .nrecs_ = &no_slots, .hot_ = &no_hot, .comp_ = c };
+        if (tecs__sparse_handle(o, c, &h))
+            return TECS_ENOMEM;
+        *out = h;
+        return TECS_OK;
+    }
+    tecs__lut *t = tecs__lut_find(&o->arch, c);
     if (t == NULL && (t = tecs__lut_make(o, c)) == NULL)
         return TECS_ENOMEM;
     *out = (tecs_lookup_t){
@@ -534,6 +546,7 @@ tecs_err_t tecs_lookup_init(tecs_world_t *w, tecs_comp_t c, tecs_lookup_t *out)
         .nrecs_ = &o->ei.nrecs,
         .slots_ = (const tecs_lookup_slot_t *const *)&t->slots,
         .nslots_ = &t->len,
+        .hot_ = &t->hot,
         .shift_ = o->arch.shift,
         .mask_ = o->arch.mask,
         .comp_ = c,
@@ -543,7 +556,35 @@ tecs_err_t tecs_lookup_init(tecs_world_t *w, tecs_comp_t c, tecs_lookup_t *out)
 
 /* How far ahead of its use a slot is fetched: enough misses in flight to
 ** cover a trip to memory, not so many that they wait for each other. */
-#define LOOKUP_AHEAD 16
+#ifndef TECS__LOOKUP_AHEAD
+#define TECS__LOOKUP_AHEAD 32
+#endif
+#define LOOKUP_AHEAD TECS__LOOKUP_AHEAD
+
+/* Where tecs_get_many finds a table component in the archetype it met last:
+** its chunk table, and the run of its first chunk group. */
+typedef struct {
+    uint32_t arch;              /* archetype index, or TECS__NO_SLOT        */
+    uint32_t run;               /* rows [0, run) at base + row * size       */
+    const char *base;
+    char *const *cols;          /* column pointers of chunk 0, or NULL      */
+    uint32_t stride, size;
+} many_at;
+
+static TECS__NOINLINE void many_at_set(const tecs_world_t *w, tecs_comp_t c, uint32_t ai,
+                                       many_at *m)
+{
+    const tecs_archetype_t *a = w->arch.archs[ai];
+    int32_t col = tecs__arch_col(a, c);
+    *m = (many_at){ .arch = ai };
+    if (col < 0 || a->cols == NULL)
+        return;
+    m->cols = a->cols + 1 + col;
+    m->stride = (uint32_t)a->stride;
+    m->size = a->col_size[col];
+    m->run = a->nchunks > 0 ? a->chunks[0].g << w->arch.shift : 0;
+    m->base = m->cols[0];
+}
 
 /* tecs_get_many of a table component, checked. Slots are fetched
 ** LOOKUP_AHEAD ids ahead; a value is fetched as soon as its slot is read,
@@ -553,34 +594,53 @@ static void get_many_table(const tecs_world_t *w, tecs_comp_t c, const tecs_enti
 {
     const tecs__record *recs = w->ei.recs;
     const uint32_t nrecs = (uint32_t)w->ei.nrecs, shift = w->arch.shift, mask = w->arch.mask;
-    uint32_t last = TECS__NO_SLOT, stride = 0, size = 0;
-    char *const *cols = NULL;
+    many_at m = { .arch = TECS__NO_SLOT };
     for (int32_t i = 0; i < n && i < LOOKUP_AHEAD; i++)
         if (TECS_ENTITY_INDEX(ids[i]) < nrecs)
             TECS__PREFETCH(&recs[TECS_ENTITY_INDEX(ids[i])]);
     for (int32_t i = 0; i < n; i++) {
         if (i + LOOKUP_AHEAD < n && TECS_ENTITY_INDEX(ids[i + LOOKUP_AHEAD]) < nrecs)
             TECS__PREFETCH(&recs[TECS_ENTITY_INDEX(ids[i + LOOKUP_AHEAD])]);
-        tecs_entity_t e = ids[i];
-        const void *p = NULL;
-        const tecs__record *r = tecs__ei_alive(w, e);
+        const tecs__record *r = tecs__ei_alive(w, ids[i]);
+        const char *p = NULL;
         if (r) {
-            uint32_t ai = r->arch & TECS__ARCH_MASK;
-            if (ai != last) {
-                const tecs_archetype_t *a = w->arch.archs[ai];
-                int32_t col = tecs__arch_col(a, c);
-                last = ai;
-                cols = col >= 0 ? a->cols + 1 + col : NULL;
-                stride = (uint32_t)a->stride;
-                size = col >= 0 ? a->col_size[col] : 0;
-            }
-            if (cols) {
-                uint32_t row = r->row;
-                p = cols[(size_t)(row >> shift) * stride] + (size_t)(row & mask) * size;
+            uint32_t ai = r->arch & TECS__ARCH_MASK, row = r->row;
+            if (TECS__UNLIKELY(ai != m.arch))
+                many_at_set(w, c, ai, &m);
+            if (row < m.run)
+                p = m.base + (size_t)row * m.size;
+            else if (m.cols)
+                p = m.cols[(size_t)(row >> shift) * m.stride] + (size_t)(row & mask) * m.size;
+            if (p)
                 TECS__PREFETCH(p);
-            }
         }
         out[i] = p;
+    }
+}
+
+/* tecs_get_many of a sparse component: entries fetched LOOKUP_AHEAD ids
+** ahead (a member is alive: its entry's generation is the whole check). */
+static void get_many_sparse(const tecs_world_t *w, tecs_comp_t c, const tecs_entity_t *ids,
+                            int32_t n, const void **out)
+{
+    const tecs__sparse *s = w->comp.comps[c].set;
+    if (s == NULL) {
+        for (int32_t i = 0; i < n; i++)
+            out[i] = NULL;
+        return;
+    }
+    for (int32_t i = 0; i < n && i < LOOKUP_AHEAD; i++) {
+        const char *at = tecs__sparse_entry(s, TECS_ENTITY_INDEX(ids[i]));
+        if (at)
+            TECS__PREFETCH(at);
+    }
+    for (int32_t i = 0; i < n; i++) {
+        if (i + LOOKUP_AHEAD < n) {
+            const char *at = tecs__sparse_entry(s, TECS_ENTITY_INDEX(ids[i + LOOKUP_AHEAD]));
+            if (at)
+                TECS__PREFETCH(at);
+        }
+        out[i] = tecs__sparse_get_id(w, c, ids[i]);
     }
 }
 
@@ -595,14 +655,12 @@ tecs_err_t tecs_get_many(tecs_world_t *w, tecs_comp_t c, const tecs_entity_t *id
     if (n < 0 || (n > 0 && (ids == NULL || out == NULL)))
         return tecs__err(w, TECS_EINVAL, "tecs_get_many: %d ids at %p into %p", n,
                          (const void *)ids, (void *)out);
-    if ((err = lookup_refused(w, "tecs_get_many", c, true)))
+    if ((err = lookup_refused(w, "tecs_get_many", c)))
         return err;
-    if (tecs__comp_is_sparse(w, c)) {
-        for (int32_t i = 0; i < n; i++)
-            out[i] = tecs__sparse_get_id(w, c, ids[i]);
-        return TECS_OK;
-    }
-    get_many_table(w, c, ids, n, out);
+    if (tecs__comp_is_sparse(w, c))
+        get_many_sparse(w, c, ids, n, out);
+    else
+        get_many_table(w, c, ids, n, out);
     return TECS_OK;
 }
 

@@ -203,6 +203,25 @@ void tecs__sparse_fini(tecs_world_t *w)
     *st = (tecs__sparse_state){ 0 };
 }
 
+/* ---- lookup handles -------------------------------------------------- */
+
+/* tecs__lookup_sparse (tinyecs.h) reads an entry's generation as its first
+** uint32_t and finds a page's entries page_head bytes after the page. */
+tecs_err_t tecs__sparse_handle(tecs_world_t *w, tecs_comp_t c, tecs_lookup_t *out)
+{
+    tecs__sparse *s = w->comp.comps[c].set;
+    if (s == NULL && (s = set_new(w, c)) == NULL)
+        return TECS_ENOMEM;
+    out->pages_ = (char *const *const *)(void *)&s->pages;
+    out->npages_ = &s->npages;
+    out->head_ = (uint32_t)page_head(s);
+    out->stride_ = s->stride;
+    out->voff_ = s->voff;
+    out->shift_ = s->shift;
+    out->mask_ = s->mask;
+    return TECS_OK;
+}
+
 /* ---- verification ---------------------------------------------------- */
 
 static tecs_err_t bad(tecs_world_t *w, const char *what, const tecs__sparse *s)
@@ -233,6 +252,8 @@ static tecs_err_t verify_set(tecs_world_t *w, const tecs__sparse *s)
         const tecs__spage *pg = s->pages[p];
         if (pg == NULL)
             continue;
+        if (pg->ents != (const char *)pg + page_head(s))     /* as lookup handles read it */
+            return bad(w, "a page's entries are not after its head", s);
         int32_t n = 0;
         for (uint32_t i = 0; i <= s->mask; i++) {
             uint32_t gen;

@@ -68,6 +68,9 @@ void tecs__sparse_destroy_values(tecs_world_t *w);
 ** entities are the caller's. */
 void tecs__sparse_clear(tecs_world_t *w);
 void tecs__sparse_fini(tecs_world_t *w);
+/* Fill the sparse fields of a lookup handle of c (sparse, with a value)
+** from its set, made if c has none: TECS_OK, or TECS_ENOMEM recorded. */
+tecs_err_t tecs__sparse_handle(tecs_world_t *w, tecs_comp_t c, tecs_lookup_t *out);
 /* Verify every set: members alive, pages and member list agreeing, the
 ** counts (tecs_world_check). */
 tecs_err_t tecs__sparse_verify(tecs_world_t *w);

@@ -2781,6 +2781,50 @@ static void op_lookup(interp *I, const m_op *op)
     }
 }
 
+/* Lookups of a sparse component: as op lookup, a handle kept from op to
+** op, a fresh one and tecs_get_many, on 1-8 ids, against the model and
+** tecs_get (a sparse tag has no handle and no batch). */
+static void op_lookup_sparse(interp *I, const m_op *op)
+{
+    int k;
+    tecs_comp_t c = pick_sparse(I, op->x, &k);
+    tecs_err_t want = k < 0 ? TECS_ENOCOMP : ssize[k] ? TECS_OK : TECS_EINVAL;
+    tecs_lookup_t fresh;
+    tecs_err_t err = tecs_lookup_init(I->w, c, &fresh);
+    EXPECT(I, err == want || (err == TECS_ENOMEM && mi_injected(I)),
+           "tecs_lookup_init (sparse): got %s, model says %s", tecs_err_name(err),
+           tecs_err_name(want));
+    if (err == TECS_OK && (!(I->slk_made >> k & 1) || (op->y & 8))) {
+        I->slk[k] = fresh;
+        I->slk_made |= 1u << k;
+    }
+    tecs_entity_t ids[8];
+    const void *out[8];
+    int n = 1 + op->y % 8;
+    uint32_t z = op->z;
+    for (int j = 0; j < n; j++, z = (uint32_t)mi_mix(z))
+        ids[j] = mi_pick_id(I, z);
+    tecs_err_t gm = tecs_get_many(I->w, c, ids, n, out);
+    EXPECT(I, gm == want, "tecs_get_many (sparse): got %s, model says %s", tecs_err_name(gm),
+           tecs_err_name(want));
+    for (int j = 0; j < n; j++) {
+        ment *m = mi_find(I, ids[j]);
+        bool has = want == TECS_OK && m && m->st == ST_ALIVE && (m->smask >> k & 1);
+        const int64_t *g = tecs_get(I->w, ids[j], c);
+        EXPECT(I, (g != NULL) == has, "lookup (sparse): tecs_get %s, the model says %s",
+               g ? "found" : "NULL", has ? "it has one" : "none");
+        if (has)
+            EXPECT(I, *g == m->sval[k], "lookup: value of %s differs", sname[k]);
+        if (gm == TECS_OK)
+            EXPECT(I, out[j] == g, "tecs_get_many and tecs_get differ (sparse)");
+        if (err == TECS_OK)
+            EXPECT(I, tecs_lookup(&fresh, ids[j]) == g, "a fresh sparse handle and tecs_get differ");
+        if (k >= 0 && (I->slk_made >> k & 1))
+            EXPECT(I, tecs_lookup(&I->slk[k], ids[j]) == g,
+                   "a kept handle of %s and tecs_get differ", sname[k]);
+    }
+}
+
 /* The op table: name, weight in random programs, function. */
 /* ---- snapshots -------------------------------------------------------------------- */
 
@@ -3237,6 +3281,7 @@ static const struct {
     { "lookup", 4, op_lookup },
     { "each_macro", 2, op_each_macro },
     { "toggle", 6, op_toggle },
+    { "lookup_sparse", 3, op_lookup_sparse },
 };
 enum { NOPS = sizeof ops / sizeof ops[0] };
 

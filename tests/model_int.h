@@ -236,6 +236,8 @@ struct interp {
     uint32_t lk_made;           /* ... by model component (bits)            */
     tecs_toggler_t tg[NC];      /* op toggle: handles kept from op to op,   */
     uint32_t tg_made;           /* ... by model component (bits)            */
+    tecs_lookup_t slk[NS];      /* op lookup_sparse: the same, by sparse    */
+    uint32_t slk_made;          /* ... component (bits)                     */
 };
 
 /* A condition of the model's filter. */

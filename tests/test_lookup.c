@@ -3,7 +3,8 @@
 ** batched lookup (tecs_get_many). Each case compares them with tecs_get
 ** after the world changes in one way: new archetypes, chunks added and
 ** freed, destroys, recycled slots, a removed component, a reset; then bad
-** input, callbacks, workers and out of memory.
+** input, callbacks, workers and out of memory; then the short path of a
+** table's hot archetype and the handles of sparse components.
 */
 #include "test.h"
 
@@ -209,8 +210,9 @@ TEST(lookup_bad_input)
     CHECK_ERR(tecs_lookup_init(w, 4000, &h), TECS_ENOCOMP);
     CHECK_ERR(tecs_lookup_init(w, tag, &h), TECS_EINVAL);
     CHECK(strstr(tecs_last_error_msg(w), "Tag") != NULL);
-    CHECK_ERR(tecs_lookup_init(w, sp, &h), TECS_EINVAL);
-    CHECK(strstr(tecs_last_error_msg(w), "sparse") != NULL);
+    CHECK_ERR(tecs_lookup_init(w, stag, &h), TECS_EINVAL);   /* a sparse tag */
+    CHECK(strstr(tecs_last_error_msg(w), "STag") != NULL);
+    CHECK_ERR(tecs_lookup_init(w, sp, &h), TECS_OK);         /* a sparse value */
     (void)blocks;
     tecs_entity_t e = tecs_new(w);
     TECS_SET(w, e, pos, Position, { 1, 2 });
@@ -460,6 +462,306 @@ TEST(lookup_out_of_memory)
             else
                 CHECK(tecs_lookup(&h, f) == tecs_get(w, f, pos));
             CHECK(tecs_lookup(&h, e) == tecs_get(w, e, pos));
+        } else {
+            CHECK_ERR(tecs_last_error(w), TECS_ENOMEM);
+        }
+        a.fail_at = 0;
+        TW_CHECK(w);
+        tw_free(w);
+        if (!failed)
+            break;
+    }
+}
+
+/* ---- the hot archetype ------------------------------------------------- */
+
+TEST(lookup_hot_archetype_follows_groups_and_moves)
+{
+    tw_alloc a = { 0 };
+    tecs_world_t *w = tw_new_ex(&a, 16);
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
+    tecs_comp_t tag = tecs_component_new(w, &(tecs_component_desc_t){ .name = "T" });
+    tecs_lookup_t h;
+    CHECK_ERR(tecs_lookup_init(w, pos, &h), TECS_OK);        /* no archetype yet */
+    tecs_comp_t pv[2] = { pos, vel };
+    tecs_archetype_t *arch = tecs_archetype_get(w, 2, pv);
+    /* made in bulk: one group of chunks, read on the short path */
+    enum { N = 1000 };
+    static Position ps[N];
+    static Velocity vs[N];
+    static tecs_entity_t e[N];
+    for (int i = 0; i < N; i++)
+        ps[i] = (Position){ (float)i, 1 };
+    tecs_value_t vals[] = { { pos, ps }, { vel, vs } };
+    CHECK_ERR(tecs_new_bulk(w, arch, N, e, 2, vals), TECS_OK);
+    for (int i = 0; i < N; i++) {
+        CHECK(TECS_LOOKUP(&h, e[i], Position)->x == (float)i);
+        agree_get(w, &h, pos, e[i]);
+    }
+    TW_CHECK(w);
+    /* rows past the group: chunks of their own, through the chunk table */
+    tecs_entity_t more[100];
+    for (int i = 0; i < 100; i++) {
+        more[i] = tecs_new(w);
+        TECS_SET(w, more[i], pos, Position, { (float)(N + i), 2 });
+        TECS_SET(w, more[i], vel, Velocity, { 0, 0 });
+    }
+    for (int i = 0; i < 100; i++)
+        CHECK(TECS_LOOKUP(&h, more[i], Position)->x == (float)(N + i));
+    /* most of them leave: groups freed, the straddling one shrunk (rows
+    ** move); the rest move to a bigger archetype, which takes the hot place */
+    for (int i = 0; i < N; i++)
+        if (i % 10)
+            tecs_destroy(w, e[i]);
+    TW_CHECK(w);
+    for (int i = 0; i < N; i++)
+        agree_get(w, &h, pos, e[i]);
+    for (int i = 0; i < 100; i++)
+        agree_get(w, &h, pos, more[i]);
+    tecs_entity_t big[3000];
+    for (int i = 0; i < 3000; i++) {
+        big[i] = tecs_new(w);
+        tecs_add(w, big[i], tag);
+        TECS_SET(w, big[i], pos, Position, { (float)i, 3 });
+    }
+    TW_CHECK(w);
+    for (int i = 0; i < 3000; i++)
+        CHECK(TECS_LOOKUP(&h, big[i], Position)->x == (float)i);
+    for (int i = 0; i < N; i += 10)
+        CHECK(TECS_LOOKUP(&h, e[i], Position)->x == (float)i);
+    /* a reserve: one group for what follows, then a reset */
+    CHECK_ERR(tecs_archetype_reserve(w, arch, 5000), TECS_OK);
+    TW_CHECK(w);
+    for (int i = 0; i < 100; i++)
+        agree_get(w, &h, pos, more[i]);
+    CHECK_ERR(tecs_world_reset(w), TECS_OK);
+    TW_CHECK(w);
+    for (int i = 0; i < 3000; i += 3)
+        agree(w, &h, pos, big[i], NULL);
+    CHECK_ERR(tecs_new_bulk(w, arch, N, e, 2, vals), TECS_OK);
+    for (int i = 0; i < N; i++)
+        CHECK(TECS_LOOKUP(&h, e[i], Position)->x == (float)i);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+/* ---- sparse components ------------------------------------------------- */
+
+static tecs_comp_t sparse_health(tecs_world_t *w, const char *name)
+{
+    return tecs_component_new(w, &(tecs_component_desc_t){
+        .name = name, .size = sizeof(Health), .align = _Alignof(Health),
+        .storage = TECS_STORAGE_SPARSE });
+}
+
+TEST(lookup_sparse_reads_what_get_reads)
+{
+    tw_alloc a = { 0 };
+    tecs_world_t *w = tw_new_ex(&a, 16);
+    tecs_comp_t sp = sparse_health(w, "Sp");
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_lookup_t h;
+    CHECK_ERR(tecs_lookup_init(w, sp, &h), TECS_OK);         /* before any member */
+    TW_CHECK(w);
+    /* enough slots for several pages; every third entity a member */
+    enum { N = 10000 };
+    static tecs_entity_t e[N];
+    for (int i = 0; i < N; i++) {
+        e[i] = tecs_new(w);
+        if (i % 2)
+            TECS_SET(w, e[i], pos, Position, { 0, 0 });
+        if (i % 3 == 0)
+            TECS_SET(w, e[i], sp, Health, { i });
+    }
+    for (int i = 0; i < N; i++) {
+        const Health *v = TECS_LOOKUP(&h, e[i], Health);
+        CHECK((v != NULL) == (i % 3 == 0));
+        if (v)
+            CHECK_EQ(v->hp, i);
+        agree_get(w, &h, sp, e[i]);
+    }
+    /* a batch, with made-up ids: 0, a wrong generation, generation 0, far */
+    tecs_entity_t ids[8] = { e[3], e[4], 0, e[9] + ((tecs_entity_t)5 << 32),
+                             TECS_ENTITY_INDEX(e[6]), ((tecs_entity_t)1 << 32) | 0x7fffffff,
+                             e[N - 1], e[N - 3] };
+    const void *out[8];
+    CHECK_ERR(tecs_get_many(w, sp, ids, 8, out), TECS_OK);
+    for (int k = 0; k < 8; k++) {
+        CHECK(out[k] == tecs_get(w, ids[k], sp));
+        CHECK(tecs_lookup(&h, ids[k]) == out[k]);
+    }
+    CHECK(out[0] != NULL && out[1] == NULL && out[2] == NULL && out[3] == NULL && out[4] == NULL);
+    /* removed, added back, moved between archetypes: the address holds
+    ** while it is a member */
+    const Health *v3 = TECS_LOOKUP(&h, e[3], Health);
+    TECS_SET(w, e[3], pos, Position, { 1, 1 });
+    CHECK(TECS_LOOKUP(&h, e[3], Health) == v3);
+    CHECK_ERR(tecs_remove(w, e[3], sp), TECS_OK);
+    agree(w, &h, sp, e[3], NULL);
+    TECS_SET(w, e[3], sp, Health, { 33 });
+    CHECK(TECS_LOOKUP(&h, e[3], Health)->hp == 33);
+    /* destroyed and recycled: the old id reads nothing, the new one its own */
+    CHECK_ERR(tecs_destroy(w, e[6]), TECS_OK);
+    agree(w, &h, sp, e[6], NULL);
+    tecs_entity_t r = tecs_new(w);
+    CHECK_EQ(TECS_ENTITY_INDEX(r), TECS_ENTITY_INDEX(e[6]));
+    agree(w, &h, sp, r, NULL);
+    TECS_SET(w, r, sp, Health, { 66 });
+    agree(w, &h, sp, e[6], NULL);
+    CHECK(TECS_LOOKUP(&h, r, Health)->hp == 66);
+    /* a page emptied and freed: its slots read nothing, then a new page */
+    for (int i = 0; i < N; i += 3)
+        if (i != 6)
+            CHECK_ERR(tecs_remove(w, e[i], sp), TECS_OK);
+    CHECK_ERR(tecs_remove(w, r, sp), TECS_OK);
+    TW_CHECK(w);
+    for (int i = 0; i < N; i++)
+        agree(w, &h, sp, e[i], NULL);
+    TECS_SET(w, e[N - 1], sp, Health, { 7 });
+    CHECK(TECS_LOOKUP(&h, e[N - 1], Health)->hp == 7);
+    agree_get(w, &h, sp, e[N - 1]);
+    /* a pending id: not alive, not a member */
+    tecs_defer_begin(w);
+    tecs_entity_t p = tecs_new(w);
+    tecs_set(w, p, sp, &(Health){ 1 });
+    agree(w, &h, sp, p, NULL);
+    tecs_defer_end(w);
+    CHECK(TECS_LOOKUP(&h, p, Health)->hp == 1);
+    /* reset: the pages go, the set and the handle stay */
+    CHECK_ERR(tecs_world_reset(w), TECS_OK);
+    agree(w, &h, sp, e[N - 1], NULL);
+    agree(w, &h, sp, p, NULL);
+    tecs_entity_t f = tecs_new(w);
+    TECS_SET(w, f, sp, Health, { 8 });
+    CHECK(TECS_LOOKUP(&h, f, Health)->hp == 8);
+    /* a second handle and a copy read the same */
+    tecs_lookup_t h2 = h, h3;
+    CHECK_ERR(tecs_lookup_init(w, sp, &h3), TECS_OK);
+    CHECK(tecs_lookup(&h2, f) == tecs_get(w, f, sp));
+    CHECK(tecs_lookup(&h3, f) == tecs_get(w, f, sp));
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+/* An observer of a sparse component's SET: reads it through a handle made
+** before, one made in the callback, and tecs_get_many. */
+typedef struct sp_cb_state {
+    tecs_lookup_t h;
+    tecs_comp_t sp;
+    int calls, ok;
+} sp_cb_state;
+
+static void on_sparse_set(const tecs_event_t *ev)
+{
+    sp_cb_state *s = ev->ctx;
+    tecs_lookup_t mine;
+    const void *many = NULL;
+    s->calls++;
+    const void *got = tecs_get(ev->world, ev->entity, s->sp);
+    if (tecs_lookup_init(ev->world, s->sp, &mine) == TECS_OK &&
+        tecs_get_many(ev->world, s->sp, &ev->entity, 1, &many) == TECS_OK && got != NULL &&
+        tecs_lookup(&mine, ev->entity) == got && tecs_lookup(&s->h, ev->entity) == got &&
+        many == got)
+        s->ok++;
+}
+
+TEST(lookup_sparse_from_callbacks_and_workers)
+{
+    tecs_world_t *w = tw_new();
+    sp_cb_state s = { .sp = sparse_health(w, "Sp") };
+    CHECK_ERR(tecs_lookup_init(w, s.sp, &s.h), TECS_OK);
+    CHECK(tecs_observer_new(w, &(tecs_observer_desc_t){
+        .event = TECS_ON_SET, .comp = s.sp, .callback = on_sparse_set, .ctx = &s }));
+    tecs_entity_t e[20];
+    for (int i = 0; i < 20; i++) {
+        e[i] = tecs_new(w);
+        TECS_SET(w, e[i], s.sp, Health, { i });
+    }
+    CHECK_EQ(s.calls, 20);
+    CHECK_EQ(s.ok, 20);
+    /* deferred (inside a deferred section): reads allowed, values now */
+    tecs_defer_begin(w);
+    for (int i = 0; i < 20; i++)
+        CHECK(TECS_LOOKUP(&s.h, e[i], Health)->hp == i);
+    tecs_defer_end(w);
+    tw_free(w);
+}
+
+/* A parallel system over Velocity reads a sparse component through a
+** handle of its own: refused while the component has no set (a worker
+** makes none), read once it has one. */
+static void par_sparse(tecs_iter_t *it)
+{
+    par_state *s = it->ctx;
+    tecs_lookup_t mine;
+    tecs_err_t err = tecs_lookup_init(it->world, s->pos, &mine);
+    if (err == TECS_EBUSY) {
+        atomic_fetch_add(&s->refused, 1);
+        return;
+    }
+    if (err != TECS_OK) {
+        atomic_fetch_add(&s->bad, 1);
+        return;
+    }
+    for (int32_t i = 0; i < it->count; i++) {
+        const Health *v = tecs_lookup(&mine, it->entities[i]);
+        if (v == NULL || v->hp != (int)((const Velocity *)tecs_field(it, 0))[i].x)
+            atomic_fetch_add(&s->bad, 1);
+    }
+}
+
+TEST(lookup_sparse_first_handle_not_in_a_worker)
+{
+    tecs_world_t *w = tw_new();
+    static par_state s;
+    memset(&s, 0, sizeof s);
+    s.vel = TECS_COMPONENT(w, Velocity);
+    s.pos = sparse_health(w, "Sp");                         /* the sparse one */
+    static tecs_entity_t e[3000];
+    for (int i = 0; i < 3000; i++) {
+        e[i] = tecs_new(w);
+        TECS_SET(w, e[i], s.vel, Velocity, { (float)i, 1 });
+    }
+    CHECK_ERR(tecs_world_set_threads(w, 2), TECS_OK);
+    tecs_query_t *q = tecs_query_new(w, &(tecs_query_desc_t){
+        .terms = (tecs_term_t[]){ { .comp = s.vel, .access = TECS_READ } }, .term_count = 1 });
+    CHECK(tecs_system_new(w, &(tecs_system_desc_t){
+        .name = "sparse", .query = q, .run = par_sparse, .ctx = &s, .parallel = true,
+        .parallel_min = 1, .reads = (tecs_comp_t[]){ s.pos, 0 } }) != 0);
+    CHECK_ERR(tecs_progress(w, 0.1), TECS_OK);
+    CHECK(atomic_load(&s.refused) > 0);
+    CHECK_EQ(atomic_load(&s.bad), 0);
+    atomic_store(&s.refused, 0);
+    tecs_lookup_t h;
+    CHECK_ERR(tecs_lookup_init(w, s.pos, &h), TECS_OK);    /* now the set exists */
+    for (int i = 0; i < 3000; i++)
+        TECS_SET(w, e[i], s.pos, Health, { i });
+    CHECK_ERR(tecs_progress(w, 0.1), TECS_OK);
+    CHECK_EQ(atomic_load(&s.refused), 0);
+    CHECK_EQ(atomic_load(&s.bad), 0);
+    tw_free(w);
+}
+
+TEST(lookup_sparse_first_handle_makes_the_set)
+{
+    for (long k = 1;; k++) {
+        tw_alloc a = { 0 };
+        tecs_world_t *w = tw_new_ex(&a, 16);
+        CHECK(w != NULL);
+        tecs_comp_t sp = sparse_health(w, "Sp");
+        tecs_entity_t e = tecs_new(w);
+        a.calls = 0;
+        a.fail_at = k;
+        tecs_lookup_t h;
+        tecs_err_t err = tecs_lookup_init(w, sp, &h);
+        CHECK(err == TECS_OK || err == TECS_ENOMEM);
+        bool failed = a.failures > 0;
+        if (err == TECS_OK) {
+            CHECK(tecs_lookup(&h, e) == NULL);
+            if (tecs_set(w, e, sp, &(Health){ 5 }) == TECS_OK)
+                CHECK(TECS_LOOKUP(&h, e, Health)->hp == 5);
+            CHECK(tecs_lookup(&h, e) == tecs_get(w, e, sp));
         } else {
             CHECK_ERR(tecs_last_error(w), TECS_ENOMEM);
         }
