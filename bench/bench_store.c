@@ -194,12 +194,27 @@ static BENCH_NOINLINE void pass_listed(Position *restrict p, const Velocity *res
     }
 }
 
+/* n values of size bytes, 64-byte aligned as a chunk's columns are: a run
+** of 8 rows is then one cache line here as there (malloc's 16-byte
+** alignment would spread it over two, and the raw loop would read every
+** line where the iteration reads half of them). */
+static void *xmalloc_lines(int64_t n, size_t size)
+{
+    size_t bytes = ((size_t)n * size + 63) & ~(size_t)63;
+    void *p = aligned_alloc(64, bytes ? bytes : 64);
+    if (p == NULL) {
+        fprintf(stderr, "bench: out of memory (%zu bytes)\n", bytes);
+        exit(2);
+    }
+    return p;
+}
+
 /* A raw loop's figure: PASSES passes after an untimed one, ns per row of
 ** the `on` the rows list holds (NULL: iterate_toggled's runs), x checked. */
 static double time_raw(int64_t n, const int32_t *rows, int64_t on, bool (*taken)(int64_t i))
 {
-    Position *p = xmalloc((size_t)n * sizeof *p);
-    Velocity *v = xmalloc((size_t)n * sizeof *v);
+    Position *p = xmalloc_lines(n, sizeof *p);
+    Velocity *v = xmalloc_lines(n, sizeof *v);
     fill_values(p, v, n);
     double t[PASSES];
     for (int k = -1; k < PASSES; k++) {

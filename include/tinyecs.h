@@ -1287,15 +1287,18 @@ typedef struct tecs_iter_t {
         int32_t state;                    /* 0 fresh, 1 running, 2 done     */
         uint32_t serial;                  /* the iteration's serial in the
                                              world's table of open ones     */
-        void *src;                        /* filtered: what steps are read from */
+        void *src;                        /* filtered: what steps are read
+                                             from; a chunk walked word by
+                                             word: its bit column */
         bool (*step)(struct tecs_iter_t *it, bool fini); /* filtered: next step */
         int32_t pos;                      /* filtered: position in the source */
         int64_t stepped;                  /* rows handed out so far         */
-        int64_t left;                     /* a part: rows still to hand out */
+        int64_t left;                     /* a part: rows still to hand out;
+                                             a word walk: the chunk's rows */
         uint32_t absent;                  /* terms this step has no field of
                                              though its archetype has them */
         int32_t word;                     /* run by run: the word of rows ... */
-        uint64_t bits;                    /* ... and its rows not handed out */
+        uint64_t bits;                    /* ... and its rows not passed yet */
     } priv_;
 } tecs_iter_t;
 

@@ -99,6 +99,12 @@ struct tecs_query_t {
     uint64_t last_run;          /* the tick the latest run started at       */
     bool rt_write;              /* a write term's component keeps ticks per
                                    row: each run handed out stores them     */
+    uint32_t tsize[TECS_MAX_TERMS]; /* each term's value size, 0 for a tag */
+    bool tog_word1;             /* one toggle term, a with- or none-term of
+                                   an enableable component, and nothing else
+                                   decided row by row: a chunk's passing
+                                   rows are the words of one bit column,
+                                   flipped or not (ITER_WORDS)              */
 };
 
 /* ---- matching -------------------------------------------------------- */
@@ -614,6 +620,7 @@ tecs_query_t *tecs_query_new(tecs_world_t *w, const tecs_query_desc_t *d)
     if (d->term_count > 0)
         memcpy(q->terms, d->terms, (size_t)d->term_count * sizeof *d->terms);
     for (int32_t t = 0; t < q->nterms; t++) {
+        q->tsize[t] = (uint32_t)tecs_component_size(w, q->terms[t].comp);
         q->has_any = q->has_any || q->terms[t].oper == TECS_ANY;
         if (q->terms[t].access == TECS_WRITE && q->terms[t].oper != TECS_NONE &&
             tecs_component_size(w, q->terms[t].comp) > 0)
@@ -639,6 +646,9 @@ tecs_query_t *tecs_query_new(tecs_world_t *w, const tecs_query_desc_t *d)
         }
     }
     q->rowwise = q->ntt > 0 || q->chg_mask != 0;
+    q->tog_word1 = q->ntt == 1 && !q->tt_fields && !q->chg_mask && !q->sparse_mask &&
+                   !q->rt_write && (q->terms[q->tt[0]].oper == TECS_WITH ||
+                                    q->terms[q->tt[0]].oper == TECS_NONE);
     for (int32_t i = 0; i < w->arch.narchs; i++) {
         if (!would_match(q, w->arch.archs[i]))
             continue;
@@ -961,6 +971,12 @@ enum { ITER_FRESH, ITER_RUNNING, ITER_DONE };
 /* priv_.flags while the iteration walks the members of sparse term
 ** priv_.word (priv_.pos: the next one; reverse: the one after it). */
 #define ITER_DENSE (1 << 28)
+/* priv_.flags while a chunk of a tog_word1 query is walked run by run,
+** forward: its passing rows are the words of one bit column (priv_.src),
+** ~word if ITER_FLIP, among the chunk's priv_.left rows; priv_.word and
+** priv_.bits as in next_run_plain, priv_.pos the current run's first row. */
+#define ITER_WORDS (1 << 27)
+#define ITER_FLIP (1 << 26)
 
 static bool part_next(tecs_iter_t *it);
 
@@ -1211,7 +1227,10 @@ static inline uint64_t pass_word(const tecs_query_t *q, int32_t m, const tecs_ar
 
 /* next_run for a query whose toggle terms are all with- and none-terms: a
 ** run is a run of set bits of the words of passing rows. priv_.bits keeps
-** the bits of word priv_.word not handed out yet. */
+** the rows of word priv_.word not passed yet (none past the chunk's last
+** row: forward, the word's rows after the run); the word's passing rows are
+** read afresh at each step, so a row enabled or disabled during the walk
+** is seen as it is when the walk reaches it. */
 static bool next_run_plain(tecs_iter_t *it)
 {
     tecs_query_t *q = it->priv_.query;
@@ -1219,7 +1238,8 @@ static bool next_run_plain(tecs_iter_t *it)
     tecs_archetype_t *a = it->priv_.arch;
     int32_t m = it->priv_.match, k = it->priv_.chunk;
     uint32_t rows = chunk_rows(w, a, k), wi = (uint32_t)it->priv_.word, at, n;
-    uint64_t bits = it->priv_.bits, y;
+    uint64_t left = it->priv_.bits, y;
+    uint64_t bits = left ? pass_word(q, m, a, k, wi, rows) & left : 0;
     if (!(it->priv_.flags & TECS_ITER_REVERSE)) {
         while (bits == 0) {
             if ((++wi) << 6 >= rows)
@@ -1231,12 +1251,11 @@ static bool next_run_plain(tecs_iter_t *it)
         uint32_t len = y ? (uint32_t)TECS__CTZ64(y) : 64;
         at = (wi << 6) + s;
         uint32_t end = at + len;                        /* the run's end so far */
-        bits = s + len >= 64 ? 0 : bits & ~low_bits(s + len);
+        left = s + len >= 64 ? 0 : ~low_bits(s + len) & word_span(wi, 0, rows);
         while ((end & 63) == 0 && end < rows) {         /* on into the next word */
-            uint64_t next = pass_word(q, m, a, k, ++wi, rows);
-            y = ~next;
+            y = ~pass_word(q, m, a, k, ++wi, rows);
             len = y ? (uint32_t)TECS__CTZ64(y) : 64;
-            bits = len >= 64 ? 0 : next & ~low_bits(len);
+            left = len >= 64 ? 0 : ~low_bits(len) & word_span(wi, 0, rows);
             end += len;
             if (len < 64)
                 break;
@@ -1253,43 +1272,49 @@ static bool next_run_plain(tecs_iter_t *it)
         uint32_t len = y ? (uint32_t)TECS__CLZ64(y) : 64;
         uint32_t end = (wi << 6) + e + 1;
         at = end - len;                                 /* the run's first row so far */
-        bits &= low_bits(at & 63);
+        left = low_bits(at & 63);
         while ((at & 63) == 0 && wi > 0 && len > 0) {   /* on into the word below */
-            uint64_t prev = pass_word(q, m, a, k, --wi, rows);
-            y = ~prev;
+            y = ~pass_word(q, m, a, k, --wi, rows);
             len = y ? (uint32_t)TECS__CLZ64(y) : 64;
             at -= len;
-            bits = prev & low_bits(64 - len);
+            left = low_bits(64 - len);
             if (len < 64)
                 break;
         }
         n = end - at;
     }
     it->priv_.word = (int32_t)wi;
-    it->priv_.bits = bits;
+    it->priv_.bits = left;
     it->priv_.pos = (int32_t)at;
     tecs__iter_load_rows(it, m, a, ((uint32_t)k << w->arch.shift) + at, (int32_t)n);
     return true;
 }
 
-/* How far ahead of a run its columns are fetched, in bytes. */
-#define RUN_AHEAD 1024
+/* How far ahead of a run its columns are fetched, in bytes: short runs
+** with gaps between them keep few loads in flight, so the fetch runs far
+** enough ahead (dozens of runs) to hide a miss to memory. */
+#define RUN_AHEAD 4096
 
 /* The next run of a chunk handed out run by run (next_run_plain), when it
-** ends inside the word being read, forward: no call and no chunk lookup,
-** the fields move on by the rows skipped. False: next_run_plain's turn. */
+** ends inside the word being read, forward: no chunk lookup, the fields
+** move on by the rows skipped. False: next_run_plain's turn. */
 static TECS__INLINE bool run_in_word(tecs_iter_t *it)
 {
-    uint64_t bits = it->priv_.bits;
-    if (bits == 0 || (it->priv_.flags & TECS_ITER_REVERSE))
+    uint64_t left = it->priv_.bits;
+    if (left == 0 || (it->priv_.flags & TECS_ITER_REVERSE))
+        return false;
+    const tecs_query_t *q = it->priv_.query;
+    tecs_archetype_t *a = it->priv_.arch;
+    int32_t k = it->priv_.chunk;
+    uint64_t bits = pass_word(q, it->priv_.match, a, k, (uint32_t)it->priv_.word,
+                              chunk_rows(q->world, a, k)) & left;
+    if (bits == 0)
         return false;
     uint32_t s = (uint32_t)TECS__CTZ64(bits);
     uint64_t y = ~(bits >> s);
-    uint32_t len = (uint32_t)TECS__CTZ64(y);    /* y has its top s bits set */
-    if (s + len >= 64)
+    uint32_t len = (uint32_t)TECS__CTZ64(y | (uint64_t)1 << 63);
+    if (y == 0 || s + len >= 64)
         return false;           /* it may go on into the next word */
-    const tecs_query_t *q = it->priv_.query;
-    tecs_archetype_t *a = it->priv_.arch;
     int32_t at = (it->priv_.word << 6) + (int32_t)s, d = at - it->priv_.pos;
     const int16_t *cols = q->mcols + (size_t)it->priv_.match * q->nterms;
     for (int32_t t = 0; t < q->nterms; t++)
@@ -1301,10 +1326,10 @@ static TECS__INLINE bool run_in_word(tecs_iter_t *it)
     it->entities += d;
     it->count = (int32_t)len;
     it->priv_.pos = at;
-    it->priv_.bits = bits & ~low_bits(s + len);
+    it->priv_.bits = left & ~low_bits(s + len);
     if (TECS__UNLIKELY(q->rt_write))
-        touch_rows(q, it->priv_.match, a,
-                   ((uint32_t)it->priv_.chunk << q->world->arch.shift) + (uint32_t)at, len);
+        touch_rows(q, it->priv_.match, a, ((uint32_t)k << q->world->arch.shift) + (uint32_t)at,
+                   len);
     return true;
 }
 
@@ -1347,6 +1372,74 @@ static bool dense_next(tecs_iter_t *it)
     return false;
 }
 
+/* Walk the chunk being entered (of `rows` rows) word by word, if its one
+** toggle term passes rows by its bit column alone (ITER_WORDS). */
+static void words_begin(tecs_iter_t *it, uint32_t rows)
+{
+    const tecs_query_t *q = it->priv_.query;
+    const int8_t *js = q->mtog + (size_t)it->priv_.match * (q->ntt + 1);
+    if (js[0] < 0 || !js[1])
+        return;                 /* no bit column, or an any-term fails */
+    const tecs_term_t *term = &q->terms[q->tt[0]];
+    tecs_archetype_t *a = it->priv_.arch;
+    it->priv_.src = tecs__chunk_bits(a, tecs__kcols(a, (uint32_t)it->priv_.chunk), js[0]);
+    it->priv_.left = rows;
+    /* A row passes if its bit (set: disabled) is what the term asks for. */
+    bool want_set = (term->toggle == TECS_TOGGLE_DISABLED) == (term->oper == TECS_WITH);
+    it->priv_.flags |= ITER_WORDS | (want_set ? 0 : ITER_FLIP);
+}
+
+/* The next run of a chunk walked word by word (ITER_WORDS), when it ends
+** inside a word: no call and no chunk lookup, the fields move on by the
+** rows skipped, and a word with no passing row left gives way to the next
+** one with a passing row, read from the bit column. False: next_run_plain's
+** turn (the chunk's end, or a run that may go on into the next word), with
+** the iterator unchanged. */
+static TECS__INLINE bool run_in_words(tecs_iter_t *it)
+{
+    const uint64_t *col = it->priv_.src;
+    uint64_t flip = it->priv_.flags & ITER_FLIP ? ~(uint64_t)0 : 0;
+    int32_t wi = it->priv_.word;
+    uint64_t bits = (col[wi < 0 ? 0 : wi] ^ flip) & it->priv_.bits;   /* (no row past the end) */
+    uint64_t span = it->priv_.bits;
+    while (bits == 0) {
+        int64_t rest = it->priv_.left - ((int64_t)(++wi) << 6);    /* rows from the word's first */
+        if (rest <= 0)
+            return false;
+        span = rest < 64 ? low_bits((uint32_t)rest) : ~(uint64_t)0;
+        bits = (col[wi] ^ flip) & span;
+    }
+    uint32_t s = (uint32_t)TECS__CTZ64(bits | (uint64_t)1 << 63);
+    uint64_t y = ~(bits >> s);
+    uint32_t end = s + (uint32_t)TECS__CTZ64(y | (uint64_t)1 << 63);
+    if (bits == 0 || y == 0 || end >= 64)
+        return false;           /* no row, or it may go on into the next word */
+    const tecs_query_t *q = it->priv_.query;
+    int32_t at = (wi << 6) + (int32_t)s, d = at - it->priv_.pos;
+    for (int32_t t = 0; t < q->nterms; t++)   /* (a field is set where a column is) */
+        if (it->fields[t] != NULL) {
+            char *f = (char *)it->fields[t] + (ptrdiff_t)d * q->tsize[t];
+            it->fields[t] = f;
+            TECS__PREFETCH(f + RUN_AHEAD);  /* short runs: keep the loads coming */
+        }
+    it->entities += d;
+    it->count = (int32_t)(end - s);
+    it->priv_.pos = at;
+    it->priv_.word = wi;
+    it->priv_.bits = span & ~low_bits(end);
+    return true;
+}
+
+/* May a step of it take a fast path: the world open, the iteration the
+** newest open one, and no SET events to raise for the rows left? */
+static TECS__INLINE bool step_fast_ok(const tecs_iter_t *it)
+{
+    const tecs_world_t *w = it->world;
+    int32_t n = w->query.niters;
+    return w->base.closed == TECS__OPEN && n > 0 && w->query.iters[n - 1] == it->priv_.serial &&
+           !w->bus.watch_comps;
+}
+
 /* The next step of a query iteration: the next chunk, or with toggle terms
 ** decided row by row, the next run of rows, or the next member of a sparse
 ** term walked; false at the end. */
@@ -1359,7 +1452,7 @@ static bool step(tecs_iter_t *it)
         if (TECS__UNLIKELY(it->priv_.flags & ITER_ROWS)) {
             if (next_run(it))
                 return true;
-            it->priv_.flags &= ~ITER_ROWS;
+            it->priv_.flags &= ~(ITER_ROWS | ITER_WORDS | ITER_FLIP);
         }
         if (!advance(it))
             return false;
@@ -1385,6 +1478,8 @@ static bool step(tecs_iter_t *it)
             it->priv_.pos = rev ? (int32_t)rows : 0;
             it->priv_.word = rev ? (int32_t)((rows + 63) >> 6) : -1;
             it->priv_.bits = 0;
+            if (q->tog_word1 && !rev)
+                words_begin(it, rows);
             break;
         }
         }
@@ -1405,15 +1500,31 @@ static TECS__INLINE void iter_ended(tecs_world_t *w, tecs_iter_t *it)
     tecs__defer_end(w);
 }
 
-/* The next step. Its two common cases call nothing that is not inlined
-** (and so save no registers): the next chunk of a plain walk (no term
-** decided row by row, no sparse term walked, no filter), so a pass over a
-** small world pays little for its start and its steps; and the next run
-** of a word of rows that a chunk walked run by run hands out, so a run of
-** 8 rows costs few more instructions than the loop over them. Both need
-** the world open, the iteration the newest one, and no SET events to
-** raise for the rows left. */
+static TECS__NOINLINE bool iter_next_chunk(tecs_iter_t *it);
+
+/* The next step. Its three common cases call nothing that is not inlined
+** (and so save few registers): here, the next run of a chunk walked word
+** by word (ITER_WORDS), about 70 instructions (two terms) whatever
+** the run's length; in iter_next_chunk, the next chunk of a
+** plain walk (no term decided row by row, no sparse term walked, no
+** filter), so a pass over a small world pays little for its start and its
+** steps, and the next run of a word of rows of another chunk walked run by
+** run. All need the world open, the iteration the newest one, and no SET
+** events to raise for the rows left. */
 bool tecs_iter_next(tecs_iter_t *it)
+{
+    if (TECS__LIKELY(it != NULL) && (it->priv_.flags & ITER_WORDS) &&
+        TECS__LIKELY(it->priv_.state == ITER_RUNNING) && step_fast_ok(it) && run_in_words(it)) {
+        it->world->base.err = TECS_OK;
+        it->priv_.stepped += it->count;
+        return true;
+    }
+    return iter_next_chunk(it);
+}
+
+/* tecs_iter_next but for the runs of a chunk walked word by word: apart,
+** so that their path saves few registers. */
+static TECS__NOINLINE bool iter_next_chunk(tecs_iter_t *it)
 {
     if (TECS__LIKELY(it != NULL) && !(it->priv_.flags & ITER_PART) &&
         TECS__LIKELY(it->priv_.state == ITER_RUNNING)) {

@@ -224,6 +224,129 @@ static void queries_skip_disabled_rows(int32_t rows_per_chunk, int n)
     tw_free(w);
 }
 
+/* The rows a pattern disables: word edges (rows 0 and 63 of a word, runs
+** that end at a word's last row or go on into the next word), chunk edges
+** (runs across a chunk's end, a partial last chunk), all on, all off, runs
+** of 8, single rows, random bits. */
+static bool edge_off(int pattern, int i, int rows, uint64_t *rng)
+{
+    switch (pattern) {
+    case 0: return false;
+    case 1: return true;
+    case 2: return (i / 8) & 1;
+    case 3: return i % 64 == 0 || i % 64 == 63;
+    case 4: return !(i % 64 >= 56 || i % 64 < 8);           /* runs across words */
+    case 5: return !(i % rows >= rows - 3 || i % rows < 3); /* runs across chunks */
+    case 6: return i % 64 != 63 && i % 64 != 0;             /* single rows at edges */
+    case 7: return (i / 64) & 1;                            /* whole words */
+    default: return tw_rand(rng) & 1;
+    }
+}
+
+static void word_walk_edges(int32_t rows_per_chunk, int n);
+
+/* A query of one toggle term walks a chunk's bit column word by word:
+** every pattern of edges, forward and reverse, as the oracle says. */
+TEST(enable_word_walk_edges)
+{
+    word_walk_edges(64, 64 * 5 + 37);
+    word_walk_edges(128, 128 * 3 + 64);
+    word_walk_edges(1024, 1024 * 2 + 130);
+}
+
+static void word_walk_edges(int32_t rows_per_chunk, int n)
+{
+    tw_alloc al = { 0 };
+    tecs_world_t *w = tw_new_ex(&al, rows_per_chunk);
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t hp = enableable(w, "Health", sizeof(Health));
+    tecs_comp_t stun = enableable(w, "Stunned", 0);
+    tecs_entity_t *e = malloc((size_t)n * sizeof *e);
+    for (int i = 0; i < n; i++) {
+        e[i] = tecs_new(w);
+        TECS_SET(w, e[i], pos, Position, { (float)i, 0 });
+        TECS_SET(w, e[i], hp, Health, { i });
+        tecs_add(w, e[i], stun);
+    }
+    const tecs_term_t sets[][2] = {
+        { { .comp = pos }, { .comp = hp } },
+        { { .comp = pos, .access = TECS_READ }, { .comp = hp, .toggle = TECS_TOGGLE_DISABLED } },
+        { { .comp = pos }, { .comp = stun, .oper = TECS_NONE } },
+        { { .comp = pos }, { .comp = stun, .oper = TECS_NONE, .toggle = TECS_TOGGLE_DISABLED } },
+        { { .comp = hp } },
+    };
+    const int nterms[] = { 2, 2, 2, 2, 1 };
+    enum { NQ = sizeof nterms / sizeof nterms[0] };
+    uint64_t rng = 11;
+    for (int pattern = 0; pattern < 9; pattern++) {
+        for (int i = 0; i < n; i++) {
+            bool off = edge_off(pattern, i, rows_per_chunk, &rng);
+            CHECK_ERR(tecs_enable(w, e[i], hp, !off), TECS_OK);
+            CHECK_ERR(tecs_enable(w, e[i], stun, off), TECS_OK);
+        }
+        for (int k = 0; k < NQ; k++) {
+            tecs_query_t *q = tecs_query_new(w, &(tecs_query_desc_t){ sets[k], nterms[k] });
+            CHECK(q != NULL);
+            int32_t fwd = oracle_walk(w, q, sets[k], nterms[k], e, n, 0);
+            CHECK_EQ(oracle_walk(w, q, sets[k], nterms[k], e, n, TECS_ITER_REVERSE), fwd);
+            CHECK_EQ(tecs_query_count(q), fwd);
+            int32_t each = 0;
+            TECS_EACH(q, it, i) {
+                CHECK(oracle_matches(w, it.entities[i], sets[k], nterms[k]));
+                int32_t x = nterms[k] == 1 ? ((Health *)it.fields[0])[i].hp
+                                           : (int32_t)((Position *)it.fields[0])[i].x;
+                CHECK(x >= 0 && x < n && e[x] == it.entities[i]);
+                each++;
+            }
+            CHECK_EQ(each, fwd);
+            CHECK_ERR(tecs_query_free(q), TECS_OK);
+        }
+    }
+    free(e);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+/* A row of the word being walked, enabled or disabled during the walk, is
+** seen as it is when the walk reaches it, as tecs_enable promises. */
+TEST(enable_in_the_word_being_walked)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t hp = enableable(w, "Health", sizeof(Health));
+    tecs_entity_t e[200];
+    for (int i = 0; i < 200; i++) {
+        e[i] = tecs_new(w);
+        TECS_SET(w, e[i], hp, Health, { i });
+        if ((i / 4) & 1)
+            CHECK_ERR(tecs_enable(w, e[i], hp, false), TECS_OK);   /* runs of 4 */
+    }
+    /* Flip rows ahead in the same word (20, 21: off; 28: on), at the end
+    ** of a word (63: on; 60: off) and in the next word (70: off). */
+    const int flip[] = { 20, 21, 28, 60, 63, 70 };
+    for (int pass = 0; pass < 2; pass++) {
+        tecs_query_t *q = tecs_query_all(w, 1, &hp);
+        bool seen[200] = { false };
+        int32_t rows = 0;
+        TECS_EACH(q, it, i) {
+            int32_t idx = ((Health *)it.fields[0])[i].hp;
+            CHECK(tecs_is_enabled(w, it.entities[i], hp));
+            CHECK(!seen[idx]);
+            seen[idx] = true;
+            rows++;
+            if (idx == 1)
+                for (size_t f = 0; f < sizeof flip / sizeof flip[0]; f++)
+                    CHECK_ERR(tecs_enable(w, e[flip[f]], hp,
+                                          !tecs_is_enabled(w, e[flip[f]], hp)), TECS_OK);
+        }
+        for (int i = 0; i < 200; i++)
+            CHECK_EQ(seen[i], tecs_is_enabled(w, e[i], hp));
+        CHECK_EQ(rows, tecs_query_count(q));
+        CHECK_ERR(tecs_query_free(q), TECS_OK);
+    }
+    TW_CHECK(w);
+    tw_free(w);
+}
+
 static bool count_each(tecs_world_t *w, tecs_entity_t e, void *const *f, void *ctx)
 {
     (void)f;
