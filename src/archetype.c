@@ -60,9 +60,11 @@
 **     a group is freed once it lies wholly past the spare chunk (the one
 **     after the last used one); a group that straddles the spare is replaced
 **     by a smaller one holding its used chunks and the spare once that frees
-**     at least as many chunks as it keeps (its rows move then, during a
-**     removal from the archetype, as the last row already does on every
-**     removal), so a shrinking world gives memory back;
+**     at least three times as many chunks as it keeps, or holds no row in
+**     use (its rows move then, during a removal from the archetype, as the
+**     last row already does on every removal), so a shrinking world gives
+**     memory back, and an archetype holds at most four times the chunks its
+**     rows need (and the spare);
 **   - cmap[c] is the column of component c, COL_TAG for a tag, COL_ABSENT
 **     for any other id below cmap_len;
 **   - each archetype is in the world's hash table under the hash of its
@@ -783,8 +785,11 @@ static bool group_shrink(tecs_world_t *w, tecs_archetype_t *a, int32_t s, uint32
 }
 
 /* Free chunks beyond the one spare: whole groups past it; a group that
-** straddles it is moved into a smaller one when that frees at least as
-** many chunks as it keeps (so the moves cost O(1) per row removed). */
+** straddles it is moved into a smaller one when that frees at least three
+** times as many chunks as it keeps, or when none of its rows is in use
+** (nothing to move): the rows it moves are at most a third of the rows it
+** frees room for, so a long run of removals (a world emptied in creation
+** order) moves at most a third of a row per row removed. */
 void tecs__arch_trim(tecs_world_t *w, tecs_archetype_t *a)
 {
     int32_t keep = (a->count >> w->arch.shift) + 1;
@@ -796,7 +801,7 @@ void tecs__arch_trim(tecs_world_t *w, tecs_archetype_t *a)
             continue;
         }
         uint32_t k = (uint32_t)(keep - s);
-        if (k <= last->g - k)
+        if (k <= last->g / 4 || a->count <= (s << w->arch.shift))
             group_shrink(w, a, s, k);
         return;
     }
