@@ -1393,6 +1393,30 @@ static bool step(tecs_iter_t *it)
 
 static TECS__NOINLINE bool iter_next_slow(tecs_iter_t *it);
 
+/* The next step of a filtered iteration: with the world open, the
+** iteration the newest one and no SET events to raise, the step's own
+** function is called without the slow path's checks; otherwise the slow
+** path. A function of its own, reached by a tail call, so that
+** tecs_iter_next saves no registers for it. */
+static TECS__NOINLINE bool iter_next_filtered(tecs_iter_t *it)
+{
+    tecs_world_t *w = it->world;
+    int32_t n = w->query.niters;
+    if (TECS__UNLIKELY(it->priv_.state != ITER_RUNNING || (it->priv_.flags & ITER_PART) ||
+                       w->base.closed != TECS__OPEN || n == 0 ||
+                       w->query.iters[n - 1] != it->priv_.serial ||
+                       (it->priv_.query->write_mask && w->bus.watch_comps)))
+        return iter_next_slow(it);
+    w->base.err = TECS_OK;
+    if (TECS__LIKELY(it->priv_.step(it, false))) {
+        it->priv_.stepped += it->count;
+        return true;
+    }
+    it->count = 0;
+    tecs_iter_fini(it);
+    return false;
+}
+
 /* The world's side of an iteration taken out of the table of open ones:
 ** its query no longer busy, the filter's end, the world's deferral. */
 static TECS__INLINE void iter_ended(tecs_world_t *w, tecs_iter_t *it)
@@ -1412,9 +1436,12 @@ static TECS__INLINE void iter_ended(tecs_world_t *w, tecs_iter_t *it)
 ** of a word of rows that a chunk walked run by run hands out, so a run of
 ** 8 rows costs few more instructions than the loop over them. Both need
 ** the world open, the iteration the newest one, and no SET events to
-** raise for the rows left. */
+** raise for the rows left. A filtered iteration's step goes first to a
+** function of its own. */
 bool tecs_iter_next(tecs_iter_t *it)
 {
+    if (it != NULL && it->priv_.step)
+        return iter_next_filtered(it);
     if (TECS__LIKELY(it != NULL) && !(it->priv_.flags & ITER_PART) &&
         TECS__LIKELY(it->priv_.state == ITER_RUNNING)) {
         tecs_world_t *w = it->world;
