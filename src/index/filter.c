@@ -479,6 +479,7 @@ typedef struct walk {
     tecs_query_t *q;
     snap *s;
     bool exact;                 /* the driver is the root: no re-test       */
+    bool rowwise;               /* the query tests rows one by one          */
     int32_t sorted_by;          /* index id whose key order the walk kept   */
     tecs_err_t err;
 } walk;
@@ -501,7 +502,7 @@ static inline void take(walk *wk, tecs_entity_t e)
     tecs_world_t *w = wk->f->world;
     const tecs__record *r = tecs__ei_alive(w, e);
     int32_t m = r != NULL ? snap_match(wk->s, wk->q, tecs__rec_arch(w, r)) : -1;
-    if (m >= 0 && tecs__query_row_ok(wk->q, m, r->row))
+    if (m >= 0 && (!wk->rowwise || tecs__query_row_ok(wk->q, m, r->row)))
         snap_push(wk, place_of(r), e);
 }
 
@@ -792,6 +793,32 @@ static inline void shape_keep(walk *wk, tecs_entity_t e)
     snap_push(wk, 0, e);
 }
 
+/* The candidates of a lone circle nd over cells c: shape_walk's cell walk
+** with the circle's centre and squared radius held in locals, so each
+** entry costs its cell's key test and in_circle's arithmetic. A cell key
+** is never NOWHERE_CELL (cells are clamped to +-2^30), and leaf_cells
+** has refused a negative or NaN radius. */
+static void circle_walk(walk *wk, const tecs_index_t *x, const fnode *nd, const int32_t c[4])
+{
+    double cx = nd->g[0], cy = nd->g[1], r2 = (double)nd->g[2] * nd->g[2];
+    const ient *ents = x->ents;
+    const int32_t *bucket = x->bucket;
+    uint32_t mask = (uint32_t)x->nbucket - 1;
+    for (int32_t gx = c[0]; gx <= c[2]; gx++)
+        for (int32_t gy = c[1]; gy <= c[3]; gy++) {
+            uint64_t k = cell_key(gx, gy);
+            for (int32_t i = bucket[cell_hash(k) & mask]; i >= 0; i = ents[i].next) {
+                const ient *t = &ents[i];
+                float px, py;
+                memcpy(&px, &t->aux, 4);
+                memcpy(&py, (const char *)&t->aux + 4, 4);
+                double dx = (double)px - cx, dy = (double)py - cy;
+                if (t->key == k && dx * dx + dy * dy <= r2)
+                    shape_keep(wk, t->e);
+            }
+        }
+}
+
 /* The candidates of shape l: the entries in its cells, or every entry
 ** when it covers more cells than the index has entries. */
 static void shape_walk(walk *wk, const shapes *sh, int32_t l)
@@ -805,6 +832,10 @@ static void shape_walk(walk *wk, const shapes *sh, int32_t l)
         for (int32_t i = 0; i < x->n && !wk->err; i++)
             if (shape_takes(sh, l, &x->ents[i]))
                 shape_keep(wk, x->ents[i].e);
+        return;
+    }
+    if (sh->n == 1 && sh->nd[0]->op == F_RADIUS) {
+        circle_walk(wk, x, sh->nd[0], c);
         return;
     }
     uint32_t mask = (uint32_t)x->nbucket - 1;
@@ -827,7 +858,7 @@ static void drive_shapes(walk *wk, const shapes *sh)
         return;
     tecs_world_t *w = wk->f->world;
     snap *s = wk->s;
-    bool rowwise = tecs__query_rowwise(wk->q);
+    bool rowwise = wk->rowwise;
     int32_t m = 0;
     for (int32_t i = 0; i < s->n; i++) {
         tecs_entity_t e = s->v[i].e;
@@ -966,7 +997,7 @@ static void reverse(snap *s)
 /* Collect the filter's matches among the query's entities, in order. */
 static tecs_err_t gather(tecs_filter_t *f, tecs_query_t *q)
 {
-    walk wk = { f, q, &f->scr, false, -1, TECS_OK };
+    walk wk = { f, q, &f->scr, false, tecs__query_rowwise(q), -1, TECS_OK };
     f->scr.n = 0;
     f->scr.la = NULL;
     shapes sh = { NULL, 0, { NULL } };
