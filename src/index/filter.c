@@ -1258,9 +1258,10 @@ static tecs_err_t where_start(tecs_query_t *q, tecs_filter_t *f, int32_t flags,
 
 tecs_iter_t tecs_query_where_ex(tecs_query_t *q, tecs_filter_t *f, int32_t flags)
 {
-    tecs_iter_t it;
-    where_start(q, f, flags, &it, "tecs_query_where");
-    return it;
+    /* each return hands on the caller's iterator: no copy of one here */
+    if (where_gather(q, f, flags, "tecs_query_where"))
+        return tecs_query_iter(NULL);
+    return tecs__snap_iter(q, &f->scr, flags);
 }
 
 tecs_iter_t tecs_query_where(tecs_query_t *q, tecs_filter_t *f)
