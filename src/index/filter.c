@@ -902,7 +902,7 @@ static void scan(walk *wk)
 /* ---- filters: ordering the matches ------------------------------------ */
 
 /* Below this many matches an insertion sort beats the radix sort, whose
-** every pass clears and sums a table of 2048 counts. */
+** every pass clears and sums a table of counts. */
 #define SMALL_SORT 48
 
 /* Insertion sort of v[0..n) by k (keys are distinct places). */
@@ -917,48 +917,14 @@ static void insertion_sort(okey *v, int32_t n)
     }
 }
 
-/* Up to this many matches a merge sort beats the radix sort's tables. */
-#define MID_SORT 512
-
-/* Merge sort of v[0..n) by k through tmp (n items): runs of SMALL_SORT / 2
-** by insertion, then merged pairwise, the result back in v. */
-static void merge_places(okey *v, okey *tmp, int32_t n)
-{
-    enum { RUN = SMALL_SORT / 2 };
-    for (int32_t lo = 0; lo < n; lo += RUN)
-        insertion_sort(v + lo, n - lo < RUN ? n - lo : RUN);
-    okey *a = v, *b = tmp;
-    for (int32_t width = RUN; width < n; width *= 2) {
-        for (int32_t lo = 0; lo < n; lo += 2 * width) {
-            int32_t mid = lo + width < n ? lo + width : n;
-            int32_t hi = mid + width < n ? mid + width : n;
-            int32_t i = lo, j = mid, k = lo;
-            while (i < mid && j < hi)
-                b[k++] = a[j].k < a[i].k ? a[j++] : a[i++];
-            while (i < mid)
-                b[k++] = a[i++];
-            while (j < hi)
-                b[k++] = a[j++];
-        }
-        okey *t = a;
-        a = b, b = t;
-    }
-    if (a != v)
-        memcpy(v, a, (size_t)n * sizeof *v);
-}
-
 /* Sort v[0..n) by place, through tmp (n items): small arrays by
-** insertion, middling ones by merging, sorted ones left as they are,
-** others by radix, whose passes cover only the bits between the smallest
-** and the largest place. */
+** insertion, sorted ones left as they are, others by radix, whose passes
+** cover only the bits between the smallest and the largest place, in
+** digits as narrow as the count of items makes cheapest. */
 static void sort_places(okey *v, okey *tmp, int32_t n)
 {
     if (n <= SMALL_SORT) {
         insertion_sort(v, n);
-        return;
-    }
-    if (n <= MID_SORT) {
-        merge_places(v, tmp, n);
         return;
     }
     uint64_t min = v[0].k, max = v[0].k;
