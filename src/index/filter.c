@@ -793,30 +793,56 @@ static inline void shape_keep(walk *wk, tecs_entity_t e)
     snap_push(wk, 0, e);
 }
 
+#define CIRCLE_CELLS 16          /* cells whose chain heads are read first   */
+
+/* Walk the chain from entry i for the points of cell k within the circle
+** (cx, cy, r2: squared radius). A cell key is never NOWHERE_CELL (cells
+** are clamped to +-2^30). */
+static inline void circle_chain(walk *wk, const ient *ents, int32_t i, uint64_t k, double cx,
+                                double cy, double r2)
+{
+    for (; i >= 0; i = ents[i].next) {
+        const ient *t = &ents[i];
+        float px, py;
+        memcpy(&px, &t->aux, 4);
+        memcpy(&py, (const char *)&t->aux + 4, 4);
+        double dx = (double)px - cx, dy = (double)py - cy;
+        if (t->key == k && dx * dx + dy * dy <= r2)
+            shape_keep(wk, t->e);
+    }
+}
+
 /* The candidates of a lone circle nd over cells c: shape_walk's cell walk
-** with the circle's centre and squared radius held in locals, so each
-** entry costs its cell's key test and in_circle's arithmetic. A cell key
-** is never NOWHERE_CELL (cells are clamped to +-2^30), and leaf_cells
-** has refused a negative or NaN radius. */
+** with the circle's centre and squared radius in locals, each entry
+** costing its cell's key test and in_circle's arithmetic (leaf_cells has
+** refused a negative or NaN radius). When the circle covers few cells,
+** every chain head is read first, and the first entry of each fetched,
+** so that the cells' misses overlap instead of following one another. */
 static void circle_walk(walk *wk, const tecs_index_t *x, const fnode *nd, const int32_t c[4])
 {
     double cx = nd->g[0], cy = nd->g[1], r2 = (double)nd->g[2] * nd->g[2];
     const ient *ents = x->ents;
     const int32_t *bucket = x->bucket;
     uint32_t mask = (uint32_t)x->nbucket - 1;
-    for (int32_t gx = c[0]; gx <= c[2]; gx++)
-        for (int32_t gy = c[1]; gy <= c[3]; gy++) {
-            uint64_t k = cell_key(gx, gy);
-            for (int32_t i = bucket[cell_hash(k) & mask]; i >= 0; i = ents[i].next) {
-                const ient *t = &ents[i];
-                float px, py;
-                memcpy(&px, &t->aux, 4);
-                memcpy(&py, (const char *)&t->aux + 4, 4);
-                double dx = (double)px - cx, dy = (double)py - cy;
-                if (t->key == k && dx * dx + dy * dy <= r2)
-                    shape_keep(wk, t->e);
+    if (((int64_t)c[2] - c[0] + 1) * ((int64_t)c[3] - c[1] + 1) > CIRCLE_CELLS) {
+        for (int32_t gx = c[0]; gx <= c[2]; gx++)
+            for (int32_t gy = c[1]; gy <= c[3]; gy++) {
+                uint64_t k = cell_key(gx, gy);
+                circle_chain(wk, ents, bucket[cell_hash(k) & mask], k, cx, cy, r2);
             }
-        }
+        return;
+    }
+    int32_t head[CIRCLE_CELLS], m = 0;
+    for (int32_t gx = c[0]; gx <= c[2]; gx++)
+        for (int32_t gy = c[1]; gy <= c[3]; gy++)
+            head[m++] = bucket[cell_hash(cell_key(gx, gy)) & mask];
+    for (int32_t j = 0; j < m; j++)
+        if (head[j] >= 0)
+            TECS__PREFETCH(&ents[head[j]]);
+    m = 0;
+    for (int32_t gx = c[0]; gx <= c[2]; gx++)
+        for (int32_t gy = c[1]; gy <= c[3]; gy++)
+            circle_chain(wk, ents, head[m++], cell_key(gx, gy), cx, cy, r2);
 }
 
 /* The candidates of shape l: the entries in its cells, or every entry
