@@ -1400,10 +1400,12 @@ static TECS__NOINLINE bool iter_next_slow(tecs_iter_t *it);
 ** tecs_iter_next saves no registers for it. */
 static TECS__NOINLINE bool iter_next_filtered(tecs_iter_t *it)
 {
+    /* an ended iteration's world may be freed: the state is read first */
+    if (TECS__UNLIKELY(it->priv_.state != ITER_RUNNING || (it->priv_.flags & ITER_PART)))
+        return iter_next_slow(it);
     tecs_world_t *w = it->world;
     int32_t n = w->query.niters;
-    if (TECS__UNLIKELY(it->priv_.state != ITER_RUNNING || (it->priv_.flags & ITER_PART) ||
-                       w->base.closed != TECS__OPEN || n == 0 ||
+    if (TECS__UNLIKELY(w->base.closed != TECS__OPEN || n == 0 ||
                        w->query.iters[n - 1] != it->priv_.serial ||
                        (it->priv_.query->write_mask && w->bus.watch_comps)))
         return iter_next_slow(it);
