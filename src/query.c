@@ -1488,6 +1488,32 @@ static bool step(tecs_iter_t *it)
 
 static TECS__NOINLINE bool iter_next_slow(tecs_iter_t *it);
 
+/* The next step of a filtered iteration: with the world open, the
+** iteration the newest one and no SET events to raise, the step's own
+** function is called without the slow path's checks; otherwise the slow
+** path. A function of its own, reached by a tail call, so that
+** tecs_iter_next saves no registers for it. */
+static TECS__NOINLINE bool iter_next_filtered(tecs_iter_t *it)
+{
+    /* an ended iteration's world may be freed: the state is read first */
+    if (TECS__UNLIKELY(it->priv_.state != ITER_RUNNING || (it->priv_.flags & ITER_PART)))
+        return iter_next_slow(it);
+    tecs_world_t *w = it->world;
+    int32_t n = w->query.niters;
+    if (TECS__UNLIKELY(w->base.closed != TECS__OPEN || n == 0 ||
+                       w->query.iters[n - 1] != it->priv_.serial ||
+                       (it->priv_.query->write_mask && w->bus.watch_comps)))
+        return iter_next_slow(it);
+    w->base.err = TECS_OK;
+    if (TECS__LIKELY(it->priv_.step(it, false))) {
+        it->priv_.stepped += it->count;
+        return true;
+    }
+    it->count = 0;
+    tecs_iter_fini(it);
+    return false;
+}
+
 /* The world's side of an iteration taken out of the table of open ones:
 ** its query no longer busy, the filter's end, the world's deferral. */
 static TECS__INLINE void iter_ended(tecs_world_t *w, tecs_iter_t *it)
@@ -1502,7 +1528,8 @@ static TECS__INLINE void iter_ended(tecs_world_t *w, tecs_iter_t *it)
 
 static TECS__NOINLINE bool iter_next_chunk(tecs_iter_t *it);
 
-/* The next step. Its three common cases call nothing that is not inlined
+/* The next step. A filtered iteration's step goes first to a function of
+** its own. The three common cases call nothing that is not inlined
 ** (and so save few registers): here, the next run of a chunk walked word
 ** by word (ITER_WORDS), about 70 instructions (two terms) whatever
 ** the run's length; in iter_next_chunk, the next chunk of a
@@ -1513,6 +1540,8 @@ static TECS__NOINLINE bool iter_next_chunk(tecs_iter_t *it);
 ** events to raise for the rows left. */
 bool tecs_iter_next(tecs_iter_t *it)
 {
+    if (it != NULL && it->priv_.step)
+        return iter_next_filtered(it);
     if (TECS__LIKELY(it != NULL) && (it->priv_.flags & ITER_WORDS) &&
         TECS__LIKELY(it->priv_.state == ITER_RUNNING) && step_fast_ok(it) && run_in_words(it)) {
         it->world->base.err = TECS_OK;

@@ -4,7 +4,8 @@
 ** radii, after moves, removes and destroys), its grid order, a cap smaller
 ** than the count, bad input, and calls from an observer, a system, a
 ** parallel system's workers (the index stale from a burst before the run)
-** and a split's parts.
+** and a split's parts; a where of one circle against the scan, in its
+** order, and two where iterations stepped in turn.
 */
 #include "index_fixture.h"
 
@@ -157,6 +158,82 @@ TEST(near_matches_brute_force)
             }
         }
     }
+    TW_CHECK(g.w);
+    tw_free(g.w);
+}
+
+/* A where of one circle hands out the scan's entities in the scan's (the
+** query's) order: centres on cell edges and on points, radius 0, points
+** exactly on the circle, circles wider than the grid. */
+TEST(near_where_circle_matches_scan)
+{
+    static tecs_entity_t got[2000], want[2000];
+    grid g;
+    grid_init(&g, 1200, 100.0f, 4.0f);
+    tecs_query_t *q = TECS_QUERY(g.w, { .comp = g.pos, .access = TECS_READ });
+    tecs_filter_t *f = tecs_filter_new(g.w);
+    for (int k = 0; k < 300; k++) {
+        float cx = frand(&g.rng, -10, 110), cy = frand(&g.rng, -10, 110);
+        float r = k % 7 == 0 ? 0.0f : k % 13 == 0 ? frand(&g.rng, 100, 400)
+                                                  : frand(&g.rng, 0, 12);
+        if (k % 5 == 0) {               /* centre on a point, or on an edge */
+            const Position *p = TECS_GET(g.w, g.e[k % g.n], g.pos, Position);
+            cx = p->x, cy = p->y;
+        } else if (k % 5 == 1) {
+            cx = 4.0f * (float)(k % 20), cy = 4.0f * (float)(k % 9);
+        }
+        if (k % 11 == 0) {              /* a point exactly on the circle */
+            const Position *p = TECS_GET(g.w, g.e[(k * 7) % g.n], g.pos, Position);
+            cx = p->x + r, cy = p->y;
+        }
+        CHECK_ERR(tecs_filter_reset(f), TECS_OK);
+        CHECK(tecs_filter_radius(f, g.x, cx, cy, r) >= 0);
+        int32_t n = tecs_query_where_collect(q, f, got, 2000);
+        int nw = brute(g.w, g.pos, cx, cy, r, want);
+        CHECK_EQ(n, nw);
+        if (n == nw && n > 0)
+            CHECK(memcmp(got, want, (size_t)n * sizeof got[0]) == 0);
+    }
+    tecs_filter_free(f);
+    CHECK_ERR(tecs_query_free(q), TECS_OK);
+    TW_CHECK(g.w);
+    tw_free(g.w);
+}
+
+/* Two where iterations stepped in turn: the older one is not the newest
+** open, so its steps take the slow path; both hand out what each hands
+** out alone, and the world is no longer deferred after both end. */
+TEST(near_where_interleaved_iterations)
+{
+    static tecs_entity_t a1[2000], b1[2000];
+    grid g;
+    grid_init(&g, 800, 60.0f, 4.0f);
+    tecs_query_t *q = TECS_QUERY(g.w, { .comp = g.pos, .access = TECS_READ });
+    tecs_filter_t *fa = tecs_filter_new(g.w), *fb = tecs_filter_new(g.w);
+    tecs_filter_radius(fa, g.x, 20, 20, 9);
+    tecs_filter_radius(fb, g.x, 40, 35, 12);
+    int32_t na = tecs_query_where_collect(q, fa, a1, 2000);
+    int32_t nb = tecs_query_where_collect(q, fb, b1, 2000);
+    CHECK(na > 1 && nb > 1);
+    tecs_iter_t ia = tecs_query_where(q, fa), ib = tecs_query_where(q, fb);
+    int32_t ka = 0, kb = 0;
+    bool more_a = true, more_b = true;
+    while (more_a || more_b) {
+        if (more_a && (more_a = tecs_iter_next(&ia)))
+            for (int32_t i = 0; i < ia.count; i++, ka++)
+                CHECK(ka < na && ia.entities[i] == a1[ka]);
+        if (more_b && (more_b = tecs_iter_next(&ib)))
+            for (int32_t i = 0; i < ib.count; i++, kb++)
+                CHECK(kb < nb && ib.entities[i] == b1[kb]);
+    }
+    CHECK_EQ(ka, na);
+    CHECK_EQ(kb, nb);
+    CHECK(!tecs_is_deferred(g.w));
+    tecs_entity_t e = tecs_new(g.w);    /* applied at once */
+    CHECK(tecs_is_alive(g.w, e));
+    tecs_filter_free(fa);
+    tecs_filter_free(fb);
+    CHECK_ERR(tecs_query_free(q), TECS_OK);
     TW_CHECK(g.w);
     tw_free(g.w);
 }

@@ -479,6 +479,7 @@ typedef struct walk {
     tecs_query_t *q;
     snap *s;
     bool exact;                 /* the driver is the root: no re-test       */
+    bool rowwise;               /* the query tests rows one by one          */
     int32_t sorted_by;          /* index id whose key order the walk kept   */
     tecs_err_t err;
 } walk;
@@ -501,7 +502,7 @@ static inline void take(walk *wk, tecs_entity_t e)
     tecs_world_t *w = wk->f->world;
     const tecs__record *r = tecs__ei_alive(w, e);
     int32_t m = r != NULL ? snap_match(wk->s, wk->q, tecs__rec_arch(w, r)) : -1;
-    if (m >= 0 && tecs__query_row_ok(wk->q, m, r->row))
+    if (m >= 0 && (!wk->rowwise || tecs__query_row_ok(wk->q, m, r->row)))
         snap_push(wk, place_of(r), e);
 }
 
@@ -792,6 +793,58 @@ static inline void shape_keep(walk *wk, tecs_entity_t e)
     snap_push(wk, 0, e);
 }
 
+#define CIRCLE_CELLS 16          /* cells whose chain heads are read first   */
+
+/* Walk the chain from entry i for the points of cell k within the circle
+** (cx, cy, r2: squared radius). A cell key is never NOWHERE_CELL (cells
+** are clamped to +-2^30). */
+static inline void circle_chain(walk *wk, const ient *ents, int32_t i, uint64_t k, double cx,
+                                double cy, double r2)
+{
+    for (; i >= 0; i = ents[i].next) {
+        const ient *t = &ents[i];
+        float px, py;
+        memcpy(&px, &t->aux, 4);
+        memcpy(&py, (const char *)&t->aux + 4, 4);
+        double dx = (double)px - cx, dy = (double)py - cy;
+        if (t->key == k && dx * dx + dy * dy <= r2)
+            shape_keep(wk, t->e);
+    }
+}
+
+/* The candidates of a lone circle nd over cells c: shape_walk's cell walk
+** with the circle's centre and squared radius in locals, each entry
+** costing its cell's key test and in_circle's arithmetic (leaf_cells has
+** refused a negative or NaN radius). When the circle covers few cells,
+** every chain head is read first, and the first entry of each fetched,
+** so that the cells' misses overlap instead of following one another. */
+static void circle_walk(walk *wk, const tecs_index_t *x, const fnode *nd, const int32_t c[4])
+{
+    double cx = nd->g[0], cy = nd->g[1], r2 = (double)nd->g[2] * nd->g[2];
+    const ient *ents = x->ents;
+    const int32_t *bucket = x->bucket;
+    uint32_t mask = (uint32_t)x->nbucket - 1;
+    if (((int64_t)c[2] - c[0] + 1) * ((int64_t)c[3] - c[1] + 1) > CIRCLE_CELLS) {
+        for (int32_t gx = c[0]; gx <= c[2]; gx++)
+            for (int32_t gy = c[1]; gy <= c[3]; gy++) {
+                uint64_t k = cell_key(gx, gy);
+                circle_chain(wk, ents, bucket[cell_hash(k) & mask], k, cx, cy, r2);
+            }
+        return;
+    }
+    int32_t head[CIRCLE_CELLS], m = 0;
+    for (int32_t gx = c[0]; gx <= c[2]; gx++)
+        for (int32_t gy = c[1]; gy <= c[3]; gy++)
+            head[m++] = bucket[cell_hash(cell_key(gx, gy)) & mask];
+    for (int32_t j = 0; j < m; j++)
+        if (head[j] >= 0)
+            TECS__PREFETCH(&ents[head[j]]);
+    m = 0;
+    for (int32_t gx = c[0]; gx <= c[2]; gx++)
+        for (int32_t gy = c[1]; gy <= c[3]; gy++)
+            circle_chain(wk, ents, head[m++], cell_key(gx, gy), cx, cy, r2);
+}
+
 /* The candidates of shape l: the entries in its cells, or every entry
 ** when it covers more cells than the index has entries. */
 static void shape_walk(walk *wk, const shapes *sh, int32_t l)
@@ -805,6 +858,10 @@ static void shape_walk(walk *wk, const shapes *sh, int32_t l)
         for (int32_t i = 0; i < x->n && !wk->err; i++)
             if (shape_takes(sh, l, &x->ents[i]))
                 shape_keep(wk, x->ents[i].e);
+        return;
+    }
+    if (sh->n == 1 && sh->nd[0]->op == F_RADIUS) {
+        circle_walk(wk, x, sh->nd[0], c);
         return;
     }
     uint32_t mask = (uint32_t)x->nbucket - 1;
@@ -827,7 +884,7 @@ static void drive_shapes(walk *wk, const shapes *sh)
         return;
     tecs_world_t *w = wk->f->world;
     snap *s = wk->s;
-    bool rowwise = tecs__query_rowwise(wk->q);
+    bool rowwise = wk->rowwise;
     int32_t m = 0;
     for (int32_t i = 0; i < s->n; i++) {
         tecs_entity_t e = s->v[i].e;
@@ -871,7 +928,7 @@ static void scan(walk *wk)
 /* ---- filters: ordering the matches ------------------------------------ */
 
 /* Below this many matches an insertion sort beats the radix sort, whose
-** every pass clears and sums a table of 2048 counts. */
+** every pass clears and sums a table of counts. */
 #define SMALL_SORT 48
 
 /* Insertion sort of v[0..n) by k (keys are distinct places). */
@@ -886,48 +943,14 @@ static void insertion_sort(okey *v, int32_t n)
     }
 }
 
-/* Up to this many matches a merge sort beats the radix sort's tables. */
-#define MID_SORT 512
-
-/* Merge sort of v[0..n) by k through tmp (n items): runs of SMALL_SORT / 2
-** by insertion, then merged pairwise, the result back in v. */
-static void merge_places(okey *v, okey *tmp, int32_t n)
-{
-    enum { RUN = SMALL_SORT / 2 };
-    for (int32_t lo = 0; lo < n; lo += RUN)
-        insertion_sort(v + lo, n - lo < RUN ? n - lo : RUN);
-    okey *a = v, *b = tmp;
-    for (int32_t width = RUN; width < n; width *= 2) {
-        for (int32_t lo = 0; lo < n; lo += 2 * width) {
-            int32_t mid = lo + width < n ? lo + width : n;
-            int32_t hi = mid + width < n ? mid + width : n;
-            int32_t i = lo, j = mid, k = lo;
-            while (i < mid && j < hi)
-                b[k++] = a[j].k < a[i].k ? a[j++] : a[i++];
-            while (i < mid)
-                b[k++] = a[i++];
-            while (j < hi)
-                b[k++] = a[j++];
-        }
-        okey *t = a;
-        a = b, b = t;
-    }
-    if (a != v)
-        memcpy(v, a, (size_t)n * sizeof *v);
-}
-
 /* Sort v[0..n) by place, through tmp (n items): small arrays by
-** insertion, middling ones by merging, sorted ones left as they are,
-** others by radix, whose passes cover only the bits between the smallest
-** and the largest place. */
+** insertion, sorted ones left as they are, others by radix, whose passes
+** cover only the bits between the smallest and the largest place, in
+** digits as narrow as the count of items makes cheapest. */
 static void sort_places(okey *v, okey *tmp, int32_t n)
 {
     if (n <= SMALL_SORT) {
         insertion_sort(v, n);
-        return;
-    }
-    if (n <= MID_SORT) {
-        merge_places(v, tmp, n);
         return;
     }
     uint64_t min = v[0].k, max = v[0].k;
@@ -966,7 +989,7 @@ static void reverse(snap *s)
 /* Collect the filter's matches among the query's entities, in order. */
 static tecs_err_t gather(tecs_filter_t *f, tecs_query_t *q)
 {
-    walk wk = { f, q, &f->scr, false, -1, TECS_OK };
+    walk wk = { f, q, &f->scr, false, tecs__query_rowwise(q), -1, TECS_OK };
     f->scr.n = 0;
     f->scr.la = NULL;
     shapes sh = { NULL, 0, { NULL } };
@@ -1227,9 +1250,10 @@ static tecs_err_t where_start(tecs_query_t *q, tecs_filter_t *f, int32_t flags,
 
 tecs_iter_t tecs_query_where_ex(tecs_query_t *q, tecs_filter_t *f, int32_t flags)
 {
-    tecs_iter_t it;
-    where_start(q, f, flags, &it, "tecs_query_where");
-    return it;
+    /* each return hands on the caller's iterator: no copy of one here */
+    if (where_gather(q, f, flags, "tecs_query_where"))
+        return tecs_query_iter(NULL);
+    return tecs__snap_iter(q, &f->scr, flags);
 }
 
 tecs_iter_t tecs_query_where(tecs_query_t *q, tecs_filter_t *f)

@@ -972,7 +972,13 @@ tecs_entity_t tecs_index_lookup(tecs_index_t *x, tecs_key_t key)
                   TECS__INDEX_FMT, TECS__INDEX(x));
         return 0;
     }
-    if (!tecs__index_encode(x, key, &k) || tecs__index_refresh(x))
+    /* an integer key and a fresh index, the common case, call nothing */
+    if (key.cls == TECS_KEYC_INT && x->cls == TECS_KEYC_INT)
+        k = enc_int(key.v.i);
+    else if (!tecs__index_encode(x, key, &k))
+        return 0;
+    x->sets = 0;
+    if (x->dirty && tecs__index_refresh(x))
         return 0;
     int32_t c;
     tecs_entity_t e = !is_table(x) ? find_other(x, k, 0)

@@ -462,7 +462,8 @@ void tecs__ordered_release(tecs_index_t *x);
 /* Tree shape, order, leaf map and items against the entries. */
 tecs_err_t tecs__ordered_verify(tecs_index_t *x);
 /* Sort v[0..n) by k, keys within [min, max], stably, with tmp of n items
-** (a radix sort, 11 bits a pass, as many passes as max - min needs). */
+** (a radix sort over the bits of max - min, in digits of 4 to 11 bits:
+** narrower for fewer items). */
 void tecs__okey_radix(okey *v, okey *tmp, int32_t n, uint64_t min, uint64_t max);
 
 /* ==================================================================== */

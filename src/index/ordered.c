@@ -413,17 +413,41 @@ void tecs__ordered_release(tecs_index_t *x)
 /* LSD radix sort of v[0..n) by k, 11 bits a pass, through tmp. Digits
 ** are taken from k minus the smallest k, min, so that places of one
 ** archetype need two passes, not four. */
+/* The digit width of a radix sort of n items over `bits` bits: of the
+** widths up to 11, the one whose passes cost least, a pass costing its
+** table (cleared, summed: about 3 steps a digit value) and two visits of
+** each item. Few items take narrow digits and more passes, so that the
+** tables do not outweigh the items. */
+static int radix_digit(int32_t n, int bits)
+{
+    int best = 11;
+    int64_t best_cost = INT64_MAX;
+    for (int d = 11; d >= 4; d--) {
+        int passes = (bits + d - 1) / d;
+        int64_t cost = (int64_t)passes * (3 * ((int64_t)1 << d) + 16 * (int64_t)n);
+        if (cost < best_cost)
+            best = d, best_cost = cost;
+    }
+    return best;
+}
+
 void tecs__okey_radix(okey *v, okey *tmp, int32_t n, uint64_t min, uint64_t max)
 {
+    int bits = 0;
+    while (bits < 64 && ((max - min) >> bits) != 0)
+        bits++;
+    int d = radix_digit(n, bits);
+    uint32_t mask = (1u << d) - 1;
     okey *src = v, *dst = tmp;
-    for (int shift = 0; shift < 64 && ((max - min) >> shift) != 0; shift += 11) {
-        int32_t count[2049] = { 0 };
+    for (int shift = 0; shift < bits; shift += d) {
+        int32_t count[2049];
+        memset(count, 0, (mask + 2) * sizeof *count);
         for (int32_t i = 0; i < n; i++)
-            count[(((src[i].k - min) >> shift) & 2047) + 1]++;
-        for (int32_t d = 0; d < 2048; d++)
-            count[d + 1] += count[d];
+            count[(((src[i].k - min) >> shift) & mask) + 1]++;
+        for (uint32_t j = 0; j < mask; j++)
+            count[j + 1] += count[j];
         for (int32_t i = 0; i < n; i++)
-            dst[count[((src[i].k - min) >> shift) & 2047]++] = src[i];
+            dst[count[((src[i].k - min) >> shift) & mask]++] = src[i];
         okey *t = src;
         src = dst;
         dst = t;
