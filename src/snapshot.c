@@ -23,8 +23,14 @@
 ** before it, and memory grows only as the input that justifies it
 ** arrives (the slots a chunk at a time), so a hostile count costs the
 ** bytes that back it, never an allocation of its own size. Rows are
-** written straight into fresh chunks; records, a->count and the entity
-** count are set as each archetype completes. Any failure undoes the lot
+** written straight into fresh chunks, and each slot's record once, whole,
+** when its row (or its place in the free list) is read: the generations
+** wait where they lie in the input (the memory helper's, read in place)
+** or in a copy, and a byte a slot marks the records written (in->seen);
+** the slots never named are retired at the end (fill_records). a->count
+** and the entity count are set as each archetype completes. The memory
+** helper's input is summed as it is copied into the chunks, in one pass
+** (sum_copy). Any failure undoes the lot
 ** (undo_load): values destroyed, chunks and sparse pages freed, every
 ** slot dead, resources removed: the world is empty again. No event is
 ** raised for a loaded entity (observers and hooks do not fire); the
@@ -185,6 +191,39 @@ static void sum_add(sum64 *s, const void *data, size_t n)
     sum_blocks(s, p, whole);
     memcpy(s->buf, p + whole, n - whole);
     s->nbuf = (uint32_t)(n - whole);
+}
+
+/* sum_blocks, the bytes copied to dst on the way: one pass over them. */
+static void sum_copy_blocks(sum64 *s, unsigned char *dst, const unsigned char *p, size_t n)
+{
+    uint64_t a[4], b[4];
+    const bool big = host_big();
+    memcpy(a, s->a, sizeof a);
+    memcpy(b, s->b, sizeof b);
+    for (size_t i = 0; i + 32 <= n; i += 32) {
+        memcpy(dst + i, p + i, 32);
+        for (int k = 0; k < 4; k++) {
+            a[k] += word_le(p + i + 8 * k, big);
+            b[k] += a[k];
+        }
+    }
+    memcpy(s->a, a, sizeof a);
+    memcpy(s->b, b, sizeof b);
+}
+
+/* memcpy(dst, data, n) and sum_add(s, data, n) in one pass. */
+static void sum_copy(sum64 *s, void *dst, const void *data, size_t n)
+{
+    unsigned char *d = dst;
+    const unsigned char *p = data;
+    size_t head = s->nbuf == 0 ? 0 : 32 - s->nbuf < n ? 32 - s->nbuf : n;
+    memcpy(d, p, head);
+    sum_add(s, p, head);
+    size_t whole = (n - head) & ~(size_t)31;
+    sum_copy_blocks(s, d + head, p + head, whole);
+    s->total += whole;
+    memcpy(d + head + whole, p + head + whole, n - head - whole);
+    sum_add(s, p + head + whole, n - head - whole);
 }
 
 static uint64_t sum_end(const sum64 *s)
@@ -893,6 +932,11 @@ tecs_err_t tecs_snapshot_save(tecs_world_t *w, tecs_write_fn write, void *ctx)
 ** its input arrives. */
 typedef size_t (*left_fn)(void *ctx);
 
+/* The next n bytes of input in place, or NULL when fewer are left (the
+** memory helper's: its input stays put for the whole load, so the loader
+** reads the slots and generations where they are and copies values once). */
+typedef const unsigned char *(*view_fn)(void *ctx, size_t n);
+
 /* A component of the snapshot, matched with the world's. */
 typedef struct lcomp {
     tecs_comp_t id;             /* in the world                             */
@@ -913,6 +957,7 @@ typedef struct reader {
     tecs_read_fn fn;
     void *ctx;
     left_fn left;               /* NULL: unknown                            */
+    view_fn view;               /* NULL: every byte goes through fn         */
     sum64 sum;
     bool foreign;               /* saved on a host of the other byte order */
     uint32_t ncomps;
@@ -921,11 +966,22 @@ typedef struct reader {
     size_t blob_cap;
     unsigned char *stage;       /* ENC_FIELDS: the staging value, its text  */
     size_t stage_cap;
+    const unsigned char *gens;  /* ENTS: the slots' generations, little-
+                                   endian: in the input (view) or in own   */
+    unsigned char *own;         /* the generations read through fn          */
+    int32_t own_cap;            /* (in generations)                         */
+    unsigned char *seen;        /* a byte a slot: its record is written     */
+    uint32_t nseen;             /* (bytes: the slots and one)               */
 } reader;
 
 static tecs_err_t bad(reader *in, const char *fmt, const char *what)
 {
     return tecs__err(in->w, TECS_EFORMAT, fmt, what);
+}
+
+static tecs_err_t ends_early(reader *in)
+{
+    return tecs__err(in->w, TECS_EFORMAT, "snapshot: the input ends early");
 }
 
 static tecs_err_t r_raw(reader *in, void *data, size_t n)
@@ -936,7 +992,7 @@ static tecs_err_t r_raw(reader *in, void *data, size_t n)
     tecs_err_t err = in->fn(in->ctx, data, n);
     cb_open(in->w, was);
     if (err == TECS_EFORMAT)
-        return tecs__err(in->w, err, "snapshot: the input ends early");
+        return ends_early(in);
     if (err)
         return tecs__err(in->w, err, "the snapshot's reader failed (%s)", tecs_err_name(err));
     return TECS_OK;
@@ -944,10 +1000,31 @@ static tecs_err_t r_raw(reader *in, void *data, size_t n)
 
 static tecs_err_t r_bytes(reader *in, void *data, size_t n)
 {
+    if (in->view) {
+        const unsigned char *p = in->view(in->ctx, n);
+        if (p == NULL)
+            return ends_early(in);
+        sum_copy(&in->sum, data, p, n);
+        return TECS_OK;
+    }
     tecs_err_t err = r_raw(in, data, n);
     if (err == TECS_OK)
         sum_add(&in->sum, data, n);
     return err;
+}
+
+/* The next n bytes, summed, at *p: in place with a view, else read into
+** buf (room for n). */
+static tecs_err_t r_view(reader *in, unsigned char *buf, size_t n, const unsigned char **p)
+{
+    if (in->view == NULL) {
+        *p = buf;
+        return r_bytes(in, buf, n);
+    }
+    if ((*p = in->view(in->ctx, n)) == NULL)
+        return ends_early(in);
+    sum_add(&in->sum, *p, n);
+    return TECS_OK;
 }
 
 static tecs_err_t r_u32(reader *in, uint32_t *v)
@@ -1203,15 +1280,52 @@ static tecs_err_t load_comps(reader *in)
     return r_end(in, TAG_COMP);
 }
 
-/* Slots in loading: arch is TECS__ARCH_RETIRED until the slot is found
-** free (DEAD) or alive; what is neither at the end must be truly retired
-** (generation at its maximum). */
+/* The n generations of ENTS, checked (none is 0) and summed, at
+** in->gens: in place with a view, else copied to in->own as they arrive. */
+static tecs_err_t load_gens(reader *in, uint32_t n)
+{
+    const unsigned char *p = NULL;
+    tecs_err_t err;
+    if (in->view && (p = in->view(in->ctx, (size_t)n * 4)) == NULL && n > 0)
+        return ends_early(in);
+    for (uint32_t i = 0; i < n; i += SNAP_BATCH) {
+        uint32_t k = n - i < SNAP_BATCH ? n - i : SNAP_BATCH;
+        const unsigned char *b;
+        if (p != NULL) {
+            b = p + (size_t)i * 4;
+            sum_add(&in->sum, b, (size_t)k * 4);
+        } else {
+            if (tecs__grow(in->w, (void **)&in->own, &in->own_cap, (int32_t)(i + k), 4))
+                return tecs__err(in->w, TECS_ENOMEM, "out of memory loading a snapshot");
+            b = in->own + (size_t)i * 4;
+            if ((err = r_bytes(in, in->own + (size_t)i * 4, (size_t)k * 4)))
+                return err;
+        }
+        uint32_t zeros = 0;                 /* counted: the loop vectorizes */
+        for (uint32_t j = 0; j < k; j++)
+            zeros += get32(b + 4 * j) == 0;
+        if (zeros > 0)
+            return bad(in, "snapshot: %s", "a slot has generation 0");
+    }
+    in->gens = p ? p : in->own;
+    return TECS_OK;
+}
+
+/* Slot i's saved generation. */
+static inline uint32_t gen_of(const reader *in, uint32_t i)
+{
+    return get32(in->gens + (size_t)i * 4);
+}
+
+/* Slots in loading: a slot's record is written once, when the slot is
+** found free (ENTS) or alive (ARCH), and marked in in->seen; those left
+** unseen at the end are retired (generation at its maximum), written by
+** fill_records. Until then only seen records are read. */
 static tecs_err_t load_ents(reader *in)
 {
     tecs_world_t *w = in->w;
     tecs__ei_state *s = &w->ei;
     uint32_t tag, n, nfree;
-    unsigned char b[SNAP_BATCH * 4];
     tecs_err_t err;
     if ((err = r_tag(in, &tag)) || (err = r_u32(in, &n)))
         return err;
@@ -1222,27 +1336,15 @@ static tecs_err_t load_ents(reader *in)
     s->nrecs = 0;
     s->free_head = s->free_tail = TECS__NO_SLOT;
     s->nfree = 0;
-    if (in->left && (uint64_t)n * 4 <= in->left(in->ctx) && (int32_t)n > s->cap_recs &&
-        tecs__grow(w, (void **)&s->recs, &s->cap_recs, (int32_t)n, sizeof *s->recs))
+    if ((err = load_gens(in, n)))
+        return err;
+    if (((int32_t)n > s->cap_recs &&
+         tecs__grow(w, (void **)&s->recs, &s->cap_recs, (int32_t)n, sizeof *s->recs)) ||
+        (in->seen = tecs__alloc(w, (size_t)n + 1)) == NULL)
         return tecs__err(w, TECS_ENOMEM, "out of memory loading a snapshot");
-    for (uint32_t i = 0; i < n; i += SNAP_BATCH) {
-        uint32_t k = n - i < SNAP_BATCH ? n - i : SNAP_BATCH;
-        if ((err = r_bytes(in, b, (size_t)k * 4)))
-            return err;
-        if ((int32_t)(i + k) > s->cap_recs &&
-            tecs__grow(w, (void **)&s->recs, &s->cap_recs, (int32_t)(i + k), sizeof *s->recs))
-            return tecs__err(w, TECS_ENOMEM, "out of memory loading a snapshot");
-        tecs__record *r = s->recs + i;
-        bool zero = false;                  /* tested once a batch: no branch a slot */
-        for (uint32_t j = 0; j < k; j++) {
-            uint32_t gen = get32(b + 4 * j);
-            zero |= gen == 0;
-            r[j] = (tecs__record){ .gen = gen, .arch = TECS__ARCH_RETIRED };
-        }
-        if (zero)
-            return bad(in, "snapshot: %s", "a slot has generation 0");
-        s->nrecs = (int32_t)(i + k);
-    }
+    in->nseen = n + 1;
+    memset(in->seen, 0, in->nseen);
+    s->nrecs = (int32_t)n;
     if ((err = r_u32(in, &nfree)))
         return err;
     if (nfree > n)
@@ -1251,13 +1353,32 @@ static tecs_err_t load_ents(reader *in)
         uint32_t slot;
         if ((err = r_u32(in, &slot)))
             return err;
-        if (slot >= n || s->recs[slot].arch != TECS__ARCH_RETIRED ||
-            s->recs[slot].gen == UINT32_MAX)
+        if (slot >= n || in->seen[slot] || gen_of(in, slot) == UINT32_MAX)
             return bad(in, "snapshot: %s", "the free list names a bad or repeated slot");
-        tecs__ei_release(w, slot);          /* moves the generation on: undo */
-        s->recs[slot].gen--;
+        in->seen[slot] = 1;
+        s->recs[slot] = (tecs__record){ .gen = gen_of(in, slot) - 1 };
+        tecs__ei_release(w, slot);          /* moves the generation on: to the saved one */
     }
     return r_end(in, TAG_ENTS);
+}
+
+/* Write the records of the slots not seen, retired; false if one of them
+** has not its generation at the maximum (it is neither alive, free nor
+** retired). */
+static bool fill_records(reader *in)
+{
+    tecs__ei_state *s = &in->w->ei;
+    bool ok = true;
+    if (in->seen == NULL || s->nalive + s->nfree == s->nrecs)
+        return true;                        /* (each seen slot is one of these) */
+    for (int32_t i = 0; i < s->nrecs; i++)
+        if (!in->seen[i]) {
+            uint32_t gen = gen_of(in, (uint32_t)i);
+            s->recs[i] = (tecs__record){ .gen = gen, .arch = TECS__ARCH_RETIRED };
+            in->seen[i] = 1;
+            ok = ok && gen == UINT32_MAX;
+        }
+    return ok;
 }
 
 /* Destroy the values of a's hooked columns that the load built: the
@@ -1389,14 +1510,16 @@ static tecs_err_t load_arch_comps(reader *in, tecs_archetype_t **out, uint32_t *
     return TECS_OK;
 }
 
-/* The rows' slots: chunks grow as the slots arrive; records point at
-** the rows (the archetype's count is set once its values are in). A step
-** stays within one chunk, so its rows' ids go to one array. */
+/* The rows' slots: chunks grow as the slots arrive; each slot's record is
+** written whole (the archetype's count is set once its values are in). A
+** step stays within one chunk, so its rows' ids go to one array. A bad
+** slot (out of range, free or repeated) is found once a step, after its
+** records are written: the load fails and undo_load rewrites them all. */
 static tecs_err_t load_rows(reader *in, tecs_archetype_t *a, uint32_t count)
 {
     tecs_world_t *w = in->w;
     tecs__ei_state *s = &w->ei;
-    unsigned char b[SNAP_BATCH * 4];
+    unsigned char buf[SNAP_BATCH * 4];
     tecs_err_t err;
     if ((int64_t)count > (int64_t)s->max_entities - s->nalive)
         return tecs__err(w, TECS_ELIMIT, "snapshot: the world's entity limit (%d) is below "
@@ -1407,24 +1530,31 @@ static tecs_err_t load_rows(reader *in, tecs_archetype_t *a, uint32_t count)
         (err = tecs__arch_reserve_rows(w, a, (int32_t)count)))
         return err;
     const uint32_t nrecs = (uint32_t)s->nrecs, id = a->id;
+    unsigned char *seen = in->seen;
+    const unsigned char *gens = in->gens;
     for (uint32_t r = 0; r < count;) {
         uint32_t k = count - r, in_chunk = w->arch.rows - (r & w->arch.mask);
+        const unsigned char *b;
         k = k < in_chunk ? k : in_chunk;
         k = k < SNAP_BATCH ? k : SNAP_BATCH;
-        if ((err = r_bytes(in, b, (size_t)k * 4)) ||
+        if ((err = r_view(in, buf, (size_t)k * 4, &b)) ||
             (err = tecs__arch_reserve_rows(w, a, (int32_t)(r + k))))
             return err;
         tecs_entity_t *ents = tecs__ent_ptr(a, w, r);
         tecs__record *recs = s->recs;
-        for (uint32_t j = 0; j < k; j++) {
-            uint32_t slot = get32(b + 4 * j);
-            tecs__record *rec = &recs[slot < nrecs ? slot : 0];
-            if (slot >= nrecs || rec->arch != TECS__ARCH_RETIRED)
-                return bad(in, "snapshot: %s", "a row names a bad, free or repeated slot");
-            rec->arch = id;
-            rec->row = r + j;
-            ents[j] = tecs__make_id(slot, rec->gen);
+        uint32_t outside = 0;               /* counted: the loop vectorizes */
+        for (uint32_t j = 0; j < k; j++)
+            outside += get32(b + 4 * j) >= nrecs;
+        unsigned again = outside;
+        for (uint32_t j = 0; j < k && outside == 0; j++) {
+            uint32_t slot = get32(b + 4 * j), gen = get32(gens + (size_t)slot * 4);
+            again |= seen[slot];
+            seen[slot] = 1;
+            recs[slot] = (tecs__record){ .gen = gen, .arch = id, .row = r + j };
+            ents[j] = tecs__make_id(slot, gen);
         }
+        if (again)
+            return bad(in, "snapshot: %s", "a row names a bad, free or repeated slot");
         r += k;
     }
     return TECS_OK;
@@ -1506,8 +1636,10 @@ static void unbuilt(tecs_world_t *w, tecs_comp_t c, int32_t i)
 }
 
 /* The n members of lc's set (empty): they join in the saved order, then
-** get their values. A member's value is unbuilt until then: a failure
-** takes the unbuilt ones out before undo_load destroys the rest. */
+** get their values. A member's record must be written and alive (in->seen
+** is NULL in a delta, whose world's records are all written). A member's
+** value is unbuilt until then: a failure takes the unbuilt ones out
+** before undo_load destroys the rest. */
 static tecs_err_t load_members(reader *in, const lcomp *lc, uint32_t n)
 {
     tecs_world_t *w = in->w;
@@ -1519,8 +1651,8 @@ static tecs_err_t load_members(reader *in, const lcomp *lc, uint32_t n)
         uint32_t slot;
         if ((err = r_u32(in, &slot)))
             break;
-        if (slot >= (uint32_t)w->ei.nrecs || w->ei.recs[slot].arch >= TECS__ARCH_RETIRED ||
-            tecs__sparse_get(w, c, slot) != NULL) {
+        if (slot >= (uint32_t)w->ei.nrecs || (in->seen && !in->seen[slot]) ||
+            w->ei.recs[slot].arch >= TECS__ARCH_RETIRED || tecs__sparse_get(w, c, slot) != NULL) {
             err = bad(in, "snapshot: %s", "a sparse member is not alive or repeated");
             break;
         }
@@ -1631,7 +1763,6 @@ static void undo_load(tecs_world_t *w)
 
 static tecs_err_t load_all(reader *in)
 {
-    tecs_world_t *w = in->w;
     uint32_t tag;
     tecs_err_t err;
     if ((err = load_header(in, magic)) || (err = load_comps(in)) || (err = load_ents(in)))
@@ -1650,9 +1781,8 @@ static tecs_err_t load_all(reader *in)
     }
     if (tag != TAG_RSRC)
         return bad(in, "snapshot: %s", "a section is missing or unknown");
-    for (int32_t i = 0; w->ei.nalive + w->ei.nfree < w->ei.nrecs && i < w->ei.nrecs; i++)
-        if (w->ei.recs[i].arch == TECS__ARCH_RETIRED && w->ei.recs[i].gen != UINT32_MAX)
-            return bad(in, "snapshot: %s", "a slot is neither alive, free nor retired");
+    if (!fill_records(in))
+        return bad(in, "snapshot: %s", "a slot is neither alive, free nor retired");
     if ((err = load_resources(in)) || (err = r_end(in, TAG_RSRC)) || (err = r_tag(in, &tag)))
         return err;
     if (tag != TAG_END)
@@ -1685,7 +1815,8 @@ static tecs_err_t load_indexes(tecs_world_t *w)
     return err;
 }
 
-static tecs_err_t load_with(tecs_world_t *w, tecs_read_fn read, void *ctx, left_fn left)
+static tecs_err_t load_with(tecs_world_t *w, tecs_read_fn read, void *ctx, left_fn left,
+                            view_fn view)
 {
     if (w == NULL)
         return TECS_EINVAL;
@@ -1696,10 +1827,14 @@ static tecs_err_t load_with(tecs_world_t *w, tecs_read_fn read, void *ctx, left_
         return tecs__err(w, TECS_EINVAL, "NULL reader");
     if ((err = may_load(w)))
         return err;
-    reader in = { .w = w, .fn = read, .ctx = ctx, .left = left };
+    reader in = { .w = w, .fn = read, .ctx = ctx, .left = left, .view = view };
     err = load_all(&in);
     if (err == TECS_OK && left && left(ctx) > 0)
         err = tecs__err(w, TECS_EFORMAT, "snapshot: %zu bytes follow its end", left(ctx));
+    fill_records(&in);                          /* (after a failure: for undo_load) */
+    if (in.seen)
+        tecs__free(w, in.seen, in.nseen);
+    tecs__free(w, in.own, (size_t)in.own_cap * 4);
     tecs__free(w, in.comps, (size_t)in.ncomps * sizeof *in.comps + 1);
     tecs__free(w, in.blob, in.blob_cap);
     tecs__free(w, in.stage, in.stage_cap);
@@ -1723,7 +1858,7 @@ static tecs_err_t load_with(tecs_world_t *w, tecs_read_fn read, void *ctx, left_
 
 tecs_err_t tecs_snapshot_load(tecs_world_t *w, tecs_read_fn read, void *ctx)
 {
-    return load_with(w, read, ctx, NULL);
+    return load_with(w, read, ctx, NULL, NULL);
 }
 
 /* ==================================================================== */
@@ -1836,12 +1971,22 @@ static size_t mem_left(void *ctx)
     return ((mem_in *)ctx)->left;
 }
 
+static const unsigned char *mem_view(void *ctx, size_t n)
+{
+    mem_in *m = ctx;
+    if (n > m->left)
+        return NULL;
+    m->p += n;
+    m->left -= n;
+    return m->p - n;
+}
+
 tecs_err_t tecs_snapshot_load_mem(tecs_world_t *w, const void *data, size_t size)
 {
     if (w != NULL && data == NULL && size > 0)
         return tecs__err(w, TECS_EINVAL, "NULL data");
     mem_in m = { data, size };
-    return load_with(w, mem_read, &m, mem_left);
+    return load_with(w, mem_read, &m, mem_left, mem_view);
 }
 
 /* ==================================================================== */

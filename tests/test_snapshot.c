@@ -220,36 +220,72 @@ static void check_empty(tecs_world_t *w)
     TW_CHECK(w);
 }
 
-TEST(snapshot_truncated_and_corrupt)
+/* A reader over memory through the callback API: the loader's path for
+** a reader it cannot look into (tecs_snapshot_load_mem reads in place). */
+typedef struct stream { const unsigned char *p; size_t left; } stream;
+
+static tecs_err_t stream_read(void *ctx, void *data, size_t n)
+{
+    stream *s = ctx;
+    if (n > s->left)
+        return TECS_EFORMAT;
+    memcpy(data, s->p, n);
+    s->p += n;
+    s->left -= n;
+    return TECS_OK;
+}
+
+/* Load data[0, n) in place (stream false) or through stream_read. */
+static tecs_err_t load_via(tecs_world_t *w, const unsigned char *data, size_t n, bool streamed)
+{
+    stream s = { data, n };
+    return streamed ? tecs_snapshot_load(w, stream_read, &s) : tecs_snapshot_load_mem(w, data, n);
+}
+
+/* Every truncation and a flipped bit at every byte fail with
+** TECS_EFORMAT and leave the world empty, on either reading path. */
+static void truncated_and_corrupt(bool streamed)
 {
     tecs_snapshot_buf_t buf = { 0 };
     small_snapshot(&buf, 40);
     tecs_world_t *w = tw_new();
     for (size_t n = 0; n < buf.size; n++) {
-        CHECK_ERR(tecs_snapshot_load_mem(w, buf.data, n), TECS_EFORMAT);
+        CHECK_ERR(load_via(w, buf.data, n, streamed), TECS_EFORMAT);
         check_empty(w);
     }
     for (size_t i = 0; i < buf.size; i++)
         for (int bit = 0; bit < 8; bit += 3) {
             buf.data[i] ^= (unsigned char)(1u << bit);
-            tecs_err_t err = tecs_snapshot_load_mem(w, buf.data, buf.size);
+            tecs_err_t err = load_via(w, buf.data, buf.size, streamed);
             if (err != TECS_EFORMAT)
                 fprintf(stderr, "  byte %zu bit %d: %s\n", i, bit, tecs_err_name(err));
             CHECK_ERR(err, TECS_EFORMAT);
             check_empty(w);
             buf.data[i] ^= (unsigned char)(1u << bit);
         }
-    /* Bytes after the end. */
+    /* Bytes after the end (a reader that cannot tell stops at the end). */
     unsigned char *more = malloc(buf.size + 1);
     memcpy(more, buf.data, buf.size);
     more[buf.size] = 0;
-    CHECK_ERR(tecs_snapshot_load_mem(w, more, buf.size + 1), TECS_EFORMAT);
-    check_empty(w);
+    tecs_world_t *x = tw_new();
+    CHECK_ERR(load_via(x, more, buf.size + 1, streamed), streamed ? TECS_OK : TECS_EFORMAT);
+    tw_free(x);
     free(more);
-    CHECK_ERR(tecs_snapshot_load_mem(w, buf.data, buf.size), TECS_OK);
+    CHECK_ERR(load_via(w, buf.data, buf.size, streamed), TECS_OK);
     CHECK_EQ(tecs_world_entity_count(w), 40 - 5 + 1);
+    TW_CHECK(w);
     tecs_snapshot_buf_free(&buf);
     tw_free(w);
+}
+
+TEST(snapshot_truncated_and_corrupt)
+{
+    truncated_and_corrupt(false);
+}
+
+TEST(snapshot_stream_truncated_and_corrupt)
+{
+    truncated_and_corrupt(true);
 }
 
 TEST(snapshot_bad_header)
@@ -313,7 +349,9 @@ TEST(snapshot_hostile_counts)
     tw_free(w);
 }
 
-TEST(snapshot_oom)
+/* Every allocation of a load failed in turn: TECS_ENOMEM, the world
+** empty, nothing leaked; then the same world loads. */
+static void load_oom(bool streamed)
 {
     tecs_snapshot_buf_t buf = { 0 };
     sw a = { .w = tw_new() };
@@ -328,7 +366,7 @@ TEST(snapshot_oom)
         tecs_component_serializer(b.w, b.obj, &(tecs_serializer_t){
             .serialize = obj_save, .deserialize = obj_load, .ctx = &b.h });
         al.fail_at = al.calls + k;
-        tecs_err_t err = tecs_snapshot_load_mem(b.w, buf.data, buf.size);
+        tecs_err_t err = load_via(b.w, buf.data, buf.size, streamed);
         al.fail_at = 0;
         if (err == TECS_OK) {
             done = true;
@@ -339,7 +377,7 @@ TEST(snapshot_oom)
             check_empty(b.w);
             CHECK_EQ(hooks_live(&b.h), 0);
             /* Memory back, the same world loads. */
-            CHECK_ERR(tecs_snapshot_load_mem(b.w, buf.data, buf.size), TECS_OK);
+            CHECK_ERR(load_via(b.w, buf.data, buf.size, streamed), TECS_OK);
             CHECK_EQ(tecs_world_entity_count(b.w), tecs_world_entity_count(a.w));
         }
         tw_free(b.w);
@@ -347,6 +385,18 @@ TEST(snapshot_oom)
         CHECK_EQ(b.h.bad, 0);
     }
     CHECK(done);
+    tecs_snapshot_buf_free(&buf);
+    tw_free(a.w);
+}
+
+TEST(snapshot_stream_oom)
+{
+    load_oom(true);
+}
+
+TEST(snapshot_oom)
+{
+    load_oom(false);
     /* The save, too. */
     for (long k = 1; k < 50; k++) {
         tecs_snapshot_buf_t out = { 0 };
@@ -362,8 +412,6 @@ TEST(snapshot_oom)
         tecs_snapshot_buf_free(&out);
         tw_free(w);
     }
-    tecs_snapshot_buf_free(&buf);
-    tw_free(a.w);
 }
 
 TEST(snapshot_deserialize_fails)
@@ -1172,21 +1220,83 @@ TEST(snapshot_bad_slots_valid_sums)
         { slots + 4 * 5, 0, arch, arch_len, "repeated" },
     };
     tecs_world_t *w = tw_new();
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        uint32_t was = le32_at(bad[i].at);
-        put_le32_at(bad[i].at, bad[i].value);
-        resum(bad[i].tag, bad[i].len);
-        CHECK_ERR(tecs_snapshot_load_mem(w, buf.data, buf.size), TECS_EFORMAT);
-        CHECK(strstr(tecs_last_error_msg(w), bad[i].msg) != NULL);
-        check_empty(w);
-        put_le32_at(bad[i].at, was);
-        resum(bad[i].tag, bad[i].len);
-    }
+    for (int streamed = 0; streamed < 2; streamed++)
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            uint32_t was = le32_at(bad[i].at);
+            put_le32_at(bad[i].at, bad[i].value);
+            resum(bad[i].tag, bad[i].len);
+            CHECK_ERR(load_via(w, buf.data, buf.size, streamed), TECS_EFORMAT);
+            CHECK(strstr(tecs_last_error_msg(w), bad[i].msg) != NULL);
+            check_empty(w);
+            put_le32_at(bad[i].at, was);
+            resum(bad[i].tag, bad[i].len);
+        }
     CHECK_ERR(tecs_snapshot_load_mem(w, buf.data, buf.size), TECS_OK);
     CHECK_EQ(tecs_world_entity_count(w), N - 1);
     TW_CHECK(w);
     CHECK_EQ(tecs_new(w), tecs_new(a));
     tecs_snapshot_buf_free(&buf);
     tw_free(w);
+    tw_free(a);
+}
+
+/* Slots neither alive nor free: retired when their generation is at its
+** maximum (a load keeps them so: never reused, saved again the same),
+** else the load fails. The snapshot's ENTS section is rewritten with slot
+** 0 out of the free list, at generation gen. */
+static size_t ents_without_free(const tecs_snapshot_buf_t *in, unsigned char *out, uint32_t n,
+                                uint32_t gen)
+{
+    const unsigned char *ents = NULL;
+    for (size_t i = 24; i + 4 <= in->size && ents == NULL; i++)
+        if (memcmp(in->data + i, "ENTS", 4) == 0)
+            ents = in->data + i;
+    CHECK(ents != NULL && le32_at(ents + 4) == n && le32_at(ents + 8 + 4 * n) == 1);
+    size_t head = (size_t)(ents - in->data), len = 4 + 4 * (size_t)n + 4;
+    size_t rest = head + 4 + section_len(ents, len + 4) + 16;
+    memcpy(out, in->data, head + 4 + 4 + 4 * (size_t)n);
+    unsigned char *tag = out + head;
+    put_le32_at(tag + 8, gen);                  /* slot 0 */
+    put_le32_at(tag + 4 + len - 4, 0);          /* no free slot */
+    put_le32_at(tag + 4 + len, (uint32_t)len);
+    put_le32_at(tag + 4 + len + 4, 0);
+    resum(tag, len);
+    memcpy(tag + 4 + len + 16, in->data + rest, in->size - rest);
+    return head + 4 + len + 16 + in->size - rest;
+}
+
+TEST(snapshot_retired_slots)
+{
+    enum { N = 3000 };
+    tecs_world_t *a = tw_new();
+    tecs_comp_t p = TECS_COMPONENT(a, Position);
+    tecs_entity_t first = 0;
+    for (int i = 0; i < N; i++) {
+        tecs_entity_t e = tecs_new(a);
+        TECS_SET(a, e, p, Position, {(float)i, 0});
+        first = i == 0 ? e : first;
+    }
+    CHECK_ERR(tecs_destroy(a, first), TECS_OK);     /* slot 0 free */
+    tecs_snapshot_buf_t buf = { 0 }, again = { 0 };
+    CHECK_ERR(tecs_snapshot_save_mem(a, &buf), TECS_OK);
+    unsigned char *edited = malloc(buf.size);
+    for (int streamed = 0; streamed < 2; streamed++) {
+        size_t n = ents_without_free(&buf, edited, N, 7);
+        tecs_world_t *w = tw_new();
+        CHECK_ERR(load_via(w, edited, n, streamed), TECS_EFORMAT);
+        CHECK(strstr(tecs_last_error_msg(w), "neither alive, free nor retired") != NULL);
+        check_empty(w);
+        n = ents_without_free(&buf, edited, N, UINT32_MAX);
+        CHECK_ERR(load_via(w, edited, n, streamed), TECS_OK);
+        CHECK_EQ(tecs_world_entity_count(w), N - 1);
+        TW_CHECK(w);
+        CHECK_ERR(tecs_snapshot_save_mem(w, &again), TECS_OK);
+        CHECK(again.size == n && memcmp(again.data, edited, n) == 0);
+        CHECK_EQ(TECS_ENTITY_INDEX(tecs_new(w)), (uint32_t)N);     /* slot 0 stays out */
+        tw_free(w);
+    }
+    free(edited);
+    tecs_snapshot_buf_free(&again);
+    tecs_snapshot_buf_free(&buf);
     tw_free(a);
 }
