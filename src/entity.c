@@ -729,7 +729,7 @@ bool tecs_is_enabled(const tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 
 /* What a worker context's handle reads for its table: no archetype, so
 ** every toggle through it is the context's tecs_enable. */
-static tecs_toggler_slot_t *const no_slots = NULL;
+static tecs_toggler_slot_t *const no_tog_slots = NULL;
 static const int32_t no_len = 0;
 
 tecs_err_t tecs_toggler_init(tecs_world_t *w, tecs_comp_t c, tecs_toggler_t *out)
@@ -754,7 +754,7 @@ tecs_err_t tecs_toggler_init(tecs_world_t *w, tecs_comp_t c, tecs_toggler_t *out
     }
     *out = (tecs_toggler_t){
         .recs_ = (const void *const *)(const void *)&w->ei.recs, .nrecs_ = &w->ei.nrecs,
-        .slots_ = t && !tecs__in_worker(w) ? &t->slots : &no_slots,
+        .slots_ = t && !tecs__in_worker(w) ? &t->slots : &no_tog_slots,
         .nslots_ = t && !tecs__in_worker(w) ? &t->len : &no_len,
         .closed_ = &w->base.closed, .hook_depth_ = &w->base.hook_depth,
         .comps_ = (const char *const *)(const void *)&w->comp.comps,

@@ -1206,18 +1206,24 @@ static void write_chunk(interp *I, int32_t k, uint32_t seed)
 
 /* A cache iteration hands out its members in the cache's order at start,
 ** but for those a toggle term no longer takes (enabling and disabling
-** apply at once). */
-static void check_cache_rows(interp *I, int32_t k)
+** apply at once): the members at the iteration's place that it skips. */
+static void skip_untaken(interp *I, int32_t k)
 {
     const mquery *q = &I->qs[I->its[k].qi];
+    while (I->its[k].pos < I->its[k].norder) {
+        const ment *m = mi_find(I, I->its[k].order[I->its[k].pos]);
+        if (m && m->st == ST_ALIVE && !m_match(q, m))
+            I->its[k].pos++;
+        else
+            break;
+    }
+}
+
+/* The rows of the step just taken, against the cache's order. */
+static void check_cache_rows(interp *I, int32_t k)
+{
     for (int32_t r = 0; r < I->its[k].it.count; r++) {
-        while (I->its[k].pos < I->its[k].norder) {
-            const ment *m = mi_find(I, I->its[k].order[I->its[k].pos]);
-            if (m && m->st == ST_ALIVE && !m_match(q, m))
-                I->its[k].pos++;
-            else
-                break;
-        }
+        skip_untaken(I, k);
         int32_t p = I->its[k].pos++;
         EXPECT(I, p < I->its[k].norder && I->its[k].order[p] == I->its[k].it.entities[r],
                "cache iteration hands out %llx at %d, not the cache's order",
@@ -1240,6 +1246,8 @@ void mi_iter_step(interp *I, uint32_t write)
         if (write % 4 == 0)
             write_chunk(I, k, write);
     } else {
+        if (I->its[k].order)
+            skip_untaken(I, k);         /* members disabled after the last step */
         EXPECT(I, I->its[k].order == NULL || I->its[k].pos == I->its[k].norder,
                "cache iteration ends after %d of %d members", (int)I->its[k].pos,
                (int)I->its[k].norder);
