@@ -47,7 +47,10 @@ double sc_save(int64_t n)
     return t;
 }
 
-/* load: tecs_snapshot_load_mem into a fresh world; ns per entity. */
+/* load: tecs_snapshot_load_mem into a fresh world; ns per entity. Under
+** make bench (warm heap) its chunks and records reuse the freed world's
+** pages, as snap_memcpy's buffer is touched before: neither takes a page
+** fault in the timed part. */
 double sc_load(int64_t n)
 {
     tecs_world_t *w = snap_world(n);
