@@ -6,8 +6,10 @@
 */
 #include "bench.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Rows of a run: iterate_toggled disables every other run of RUN rows. */
 #define RUN 8
@@ -197,16 +199,28 @@ static BENCH_NOINLINE void pass_listed(Position *restrict p, const Velocity *res
 /* n values of size bytes, 64-byte aligned as a chunk's columns are: a run
 ** of 8 rows is then one cache line here as there (malloc's 16-byte
 ** alignment would spread it over two, and the raw loop would read every
-** line where the iteration reads half of them). */
+** line where the iteration reads half of them).
+** The block is malloc's, 64 bytes larger; the pointer malloc gave sits
+** just below the one handed out, for free_lines (aligned_alloc is missing
+** from the C runtime of Windows). */
 static void *xmalloc_lines(int64_t n, size_t size)
 {
-    size_t bytes = ((size_t)n * size + 63) & ~(size_t)63;
-    void *p = aligned_alloc(64, bytes ? bytes : 64);
-    if (p == NULL) {
+    size_t bytes = (size_t)n * size + 64 + sizeof(void *);
+    char *raw = malloc(bytes);
+    if (raw == NULL) {
         fprintf(stderr, "bench: out of memory (%zu bytes)\n", bytes);
         exit(2);
     }
-    return p;
+    uintptr_t at = ((uintptr_t)raw + sizeof(void *) + 63) & ~(uintptr_t)63;
+    memcpy((char *)at - sizeof(void *), &raw, sizeof raw);
+    return (void *)at;
+}
+
+static void free_lines(void *p)
+{
+    void *raw;
+    memcpy(&raw, (char *)p - sizeof(void *), sizeof raw);
+    free(raw);
 }
 
 /* A raw loop's figure: PASSES passes after an untimed one, ns per row of
@@ -230,8 +244,8 @@ static double time_raw(int64_t n, const int32_t *rows, int64_t on, bool (*taken)
     for (int64_t i = 0; i < n; i++)
         bad += p[i].x != (float)i + (taken(i) ? PASSES + 1 : 0);
     CHECK(bad == 0, "%lld rows with a wrong x", (long long)bad);
-    free(p);
-    free(v);
+    free_lines(p);
+    free_lines(v);
     return median(t, PASSES);
 }
 
