@@ -200,17 +200,12 @@ static BENCH_NOINLINE void pass_listed(Position *restrict p, const Velocity *res
 ** of 8 rows is then one cache line here as there (malloc's 16-byte
 ** alignment would spread it over two, and the raw loop would read every
 ** line where the iteration reads half of them).
-** The block is malloc's, 64 bytes larger; the pointer malloc gave sits
+** The block is xmalloc's, 64 bytes larger; the pointer xmalloc gave sits
 ** just below the one handed out, for free_lines (aligned_alloc is missing
 ** from the C runtime of Windows). */
 static void *xmalloc_lines(int64_t n, size_t size)
 {
-    size_t bytes = (size_t)n * size + 64 + sizeof(void *);
-    char *raw = malloc(bytes);
-    if (raw == NULL) {
-        fprintf(stderr, "bench: out of memory (%zu bytes)\n", bytes);
-        exit(2);
-    }
+    char *raw = xmalloc((size_t)n * size + 64 + sizeof(void *));
     uintptr_t at = ((uintptr_t)raw + sizeof(void *) + 63) & ~(uintptr_t)63;
     memcpy((char *)at - sizeof(void *), &raw, sizeof raw);
     return (void *)at;
