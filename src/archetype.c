@@ -84,9 +84,11 @@
 ** never points at freed memory and a handle never goes stale. A table's
 ** hot entry copies one archetype's entry and adds the run of its first
 ** chunk group (group 0's chunks hold their column as one run of memory), so
-** that a lookup of it needs neither the entry nor the chunk table: lut_sync
-** also runs when group 0 is set, and hands the hot place to an archetype
-** whose chunk table outgrows the hot one's.
+** that a lookup of it needs neither the entry nor the chunk table, and
+** points at the archetype's row count and its first id, from which a
+** lookup guesses an id's row before its slot arrives: lut_sync also runs
+** when group 0 is set, and hands the hot place to an archetype whose chunk
+** table outgrows the hot one's.
 **
 ** A new archetype is announced on the bus (on_archetype): queries, caches
 ** and indexes take it in whole or refuse it, and a refusal undoes it. This
@@ -846,7 +848,16 @@ static void hot_set(const tecs_world_t *w, tecs__lut *t, const tecs_archetype_t 
 {
     tecs_lookup_slot_t s = lut_slot(a, t->comp);
     uint32_t run = a->nchunks > 0 ? a->chunks[0].g << w->arch.shift : 0;
-    t->hot = (tecs_lookup_hot_t){ a->id, run, run ? (uintptr_t)s.cols_[0] : 0, s };
+    t->hot = (tecs_lookup_hot_t){ a->id, run, run ? (uintptr_t)s.cols_[0] : 0, &a->count,
+                                  run ? (const uint64_t *)(void *)a->cols[0] : NULL, s };
+}
+
+/* No archetype on t's short path: its count reads zero, so tecs_lookup
+** makes no guess. */
+static void hot_clear(tecs__lut *t)
+{
+    static const int32_t no_rows = 0;
+    t->hot = (tecs_lookup_hot_t){ .arch_ = TECS__NO_HOT, .count_ = &no_rows };
 }
 
 /* The hot archetype of t, or NULL. */
@@ -918,7 +929,7 @@ tecs__lut *tecs__lut_make(tecs_world_t *w, tecs_comp_t c)
         tecs__free(w, t, sizeof *t);
         return NULL;
     }
-    t->hot.arch_ = TECS__NO_HOT;
+    hot_clear(t);
     const tecs_archetype_t *best = NULL;
     for (; t->len < w->arch.narchs; t->len++) {
         const tecs_archetype_t *a = w->arch.archs[t->len];
@@ -940,7 +951,7 @@ static void luts_forget(tecs_world_t *w, uint32_t id)
         if (t && (uint32_t)t->len > id)
             t->len = (int32_t)id;
         if (t && t->hot.arch_ == id)
-            t->hot.arch_ = TECS__NO_HOT;
+            hot_clear(t);
     }
 }
 

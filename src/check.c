@@ -165,10 +165,12 @@ static bool verify_hot(const tecs_world_t *w, const tecs__lut *t)
     if (h->slot_.cols_ != s->cols_ || h->slot_.stride_ != s->stride_ ||
         h->slot_.size_ != s->size_)
         return true;
+    if (h->count_ != &a->count)
+        return true;
     if (h->run_ == 0)
         return false;
     return a->nchunks == 0 || h->run_ != a->chunks[0].g << w->arch.shift ||
-           h->base_ != (uintptr_t)s->cols_[0];
+           h->base_ != (uintptr_t)s->cols_[0] || (const void *)h->ids_ != a->cols[0];
 }
 
 /* Lookup tables (tecs_lookup reads them inline): one entry per archetype,

@@ -509,7 +509,7 @@ static tecs_err_t lookup_enter(tecs_world_t *w, const char *fn, tecs_comp_t c)
 static const int32_t no_slots = 0;
 
 /* The hot entry of a table with none: an archetype index no slot has. */
-static const tecs_lookup_hot_t no_hot = { TECS__NO_HOT, 0, 0, { NULL, 0, 0 } };
+static const tecs_lookup_hot_t no_hot = { TECS__NO_HOT, 0, 0, &no_slots, NULL, { NULL, 0, 0 } };
 
 tecs_err_t tecs_lookup_init(tecs_world_t *w, tecs_comp_t c, tecs_lookup_t *out)
 {

@@ -546,6 +546,67 @@ TEST(lookup_hot_archetype_follows_groups_and_moves)
     tw_free(w);
 }
 
+/* The guess by slot (an id's row taken as its slot less row 0's, checked
+** against its slot): ids of the hot archetype made in order, then churn
+** that breaks the guess in every way: row 0 replaced, slots recycled into
+** the archetype at other rows, entities moved out and back, rows swapped
+** into holes, groups shrunk. Every id ever made agrees with tecs_get after
+** each step, stale ones NULL. */
+TEST(lookup_guess_by_slot_never_misleads)
+{
+    tw_alloc a = { 0 };
+    tecs_world_t *w = tw_new_ex(&a, 16);
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
+    tecs_comp_t tag = tecs_component_new(w, &(tecs_component_desc_t){ .name = "T" });
+    tecs_archetype_t *arch = tecs_archetype_get(w, 2, (tecs_comp_t[]){ pos, vel });
+    enum { N = 200, MAX = 2000 };
+    static Position ps[N];
+    static tecs_entity_t ids[MAX];
+    for (int i = 0; i < N; i++)
+        ps[i] = (Position){ (float)i, 0 };
+    CHECK_ERR(tecs_new_bulk(w, arch, N, ids, 1, (tecs_value_t[]){ { pos, ps } }), TECS_OK);
+    tecs_lookup_t h;
+    CHECK_ERR(tecs_lookup_init(w, pos, &h), TECS_OK);
+    int n = N;
+    for (int i = 0; i < N; i++)
+        CHECK(TECS_LOOKUP(&h, ids[i], Position)->x == (float)i);
+    uint64_t rng = 7;
+    for (int step = 0; step < 600; step++) {
+        tecs_entity_t e = ids[tw_rand(&rng) % (uint64_t)n];
+        switch (tw_rand(&rng) % 4) {
+        case 0:             /* a hole, filled by the last row */
+            tecs_destroy(w, e);
+            break;
+        case 1:             /* a slot, maybe recycled, at the archetype's end */
+            if (n < MAX) {
+                ids[n] = tecs_new(w);
+                TECS_SET(w, ids[n], pos, Position, { (float)n, 1 });
+                TECS_SET(w, ids[n], vel, Velocity, { 0, 0 });
+                n++;
+            }
+            break;
+        case 2:             /* out to another archetype, and maybe back */
+            if (tecs_is_alive(w, e) && !tecs_has(w, e, tag))
+                tecs_add(w, e, tag);
+            else if (tecs_is_alive(w, e))
+                tecs_remove(w, e, tag);
+            break;
+        default:            /* row 0 leaves: every guess shifts */
+            if (tecs_archetype_entity_count(arch) > 0) {
+                tecs_entity_t first;
+                CHECK(tecs_archetype_collect(w, arch, 0, &first, 1) >= 1);
+                CHECK_ERR(tecs_add(w, first, tag), TECS_OK);
+            }
+            break;
+        }
+        for (int i = 0; i < n; i++)
+            agree_get(w, &h, pos, ids[i]);
+    }
+    TW_CHECK(w);
+    tw_free(w);
+}
+
 /* ---- sparse components ------------------------------------------------- */
 
 static tecs_comp_t sparse_health(tecs_world_t *w, const char *name)
