@@ -1611,18 +1611,19 @@ static tecs_err_t load_rows(reader *in, tecs_archetype_t *a, uint32_t count)
         tecs_entity_t *ents = tecs__ent_ptr(a, w, r);
         tecs__record *recs = s->recs;
         const uint32_t s0 = get32(b);
-        uint32_t outside = 0, apart = 0;    /* counted: the loop vectorizes */
-        for (uint32_t j = 0; j < k; j++) {
-            uint32_t slot = get32(b + 4 * j);
-            outside += slot >= nrecs;
-            apart += slot != s0 + j;
-        }
+        uint32_t apart = 0, outside = 0;    /* or'd and counted: the loops vectorize */
+        for (uint32_t j = 0; j < k; j++)
+            apart |= get32(b + 4 * j) ^ (s0 + j);
+        if (apart == 0)
+            outside = (uint64_t)s0 + k > nrecs;
+        for (uint32_t j = 0; j < k && apart != 0; j++)
+            outside += get32(b + 4 * j) >= nrecs;
         uint64_t again = outside;
-        if (outside == 0 && apart == 0) {   /* s0 + k <= nrecs */
+        if (outside == 0 && apart == 0) {
             again = seen_run(in, s0, k);
             put_run(recs, ents, gens, s0, k, id, r);
         }
-        for (uint32_t j = 0; j < k && outside == 0 && apart > 0; j++) {
+        for (uint32_t j = 0; j < k && outside == 0 && apart != 0; j++) {
             uint32_t slot = get32(b + 4 * j), gen = get32(gens + (size_t)slot * 4);
             uint64_t bit = (uint64_t)1 << (slot & 63);
             again |= seen[slot >> 6] & bit;
