@@ -27,10 +27,12 @@
 ** when its row (or its place in the free list) is read: the generations
 ** wait where they lie in the input (the memory helper's, read in place)
 ** or in a copy, and a bit a slot marks the records written (in->seen);
-** the slots never named are retired at the end (fill_records). a->count
-** and the entity count are set as each archetype completes. The memory
-** helper's input is summed as it is copied into the chunks, in one pass
-** (sum_copy). Any failure undoes the lot
+** the slots never named are retired at the end (fill_records). Rows whose
+** slots follow each other (a world saved in slot order) are written as
+** runs: generations, records and ids in order, a vector at a time
+** (put_run). a->count and the entity count are set as each archetype
+** completes. The memory helper's input is summed as it is copied into
+** the chunks, in one pass (sum_copy). Any failure undoes the lot
 ** (undo_load): values destroyed, chunks and sparse pages freed, every
 ** slot dead, resources removed: the world is empty again. No event is
 ** raised for a loaded entity (observers and hooks do not fire); the
