@@ -1175,8 +1175,9 @@ static void resum(unsigned char *tag, size_t len)
 
 /* Bad slots behind valid sums: generation 0 in either batch of the slot
 ** loader, a row naming a slot twice (within a chunk and across chunks),
-** past the last slot, or free. Each fails with its message and leaves
-** the world empty; the snapshot itself loads. */
+** past the last slot, or free (alone, or within a run of slots in
+** order). Each fails with its message and leaves the world empty; the
+** snapshot itself loads. */
 TEST(snapshot_bad_slots_valid_sums)
 {
     enum { N = 5000 };
@@ -1231,6 +1232,19 @@ TEST(snapshot_bad_slots_valid_sums)
             put_le32_at(bad[i].at, was);
             resum(bad[i].tag, bad[i].len);
         }
+    /* The rows' slots one run that takes in the free slot 0: 0 .. N - 2,
+    ** each slot once in the rows, so only the free list repeats it. */
+    for (uint32_t i = 0; i < rows; i++)
+        put_le32_at(slots + 4 * i, i);
+    resum(arch, arch_len);
+    for (int streamed = 0; streamed < 2; streamed++) {
+        CHECK_ERR(load_via(w, buf.data, buf.size, streamed), TECS_EFORMAT);
+        CHECK(strstr(tecs_last_error_msg(w), "repeated") != NULL);
+        check_empty(w);
+    }
+    for (uint32_t i = 0; i < rows; i++)
+        put_le32_at(slots + 4 * i, i + 1);
+    resum(arch, arch_len);
     CHECK_ERR(tecs_snapshot_load_mem(w, buf.data, buf.size), TECS_OK);
     CHECK_EQ(tecs_world_entity_count(w), N - 1);
     TW_CHECK(w);
