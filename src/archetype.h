@@ -107,11 +107,11 @@ static inline int32_t tecs__arch_tog(const tecs_archetype_t *a, tecs_comp_t c)
     return -1;
 }
 
-/* Is a's bit column j loose (its count the bits', not ndisabled)? Only
-** the first 64 columns can be. */
+/* Is a's bit column j loose (its count the bits', not ndisabled)? */
+_Static_assert(TECS_MAX_ARCH_COMPONENTS <= 64, "tog_loose has a bit per bit column");
 static inline bool tecs__arch_loose(const tecs_archetype_t *a, int32_t j)
 {
-    return j < 64 && ((a->tog_loose >> j) & 1u);
+    return (a->tog_loose >> j) & 1u;
 }
 /* May some row of a have bit column j set? (ndisabled, or loose.) */
 static inline bool tecs__arch_some_off(const tecs_archetype_t *a, int32_t j)

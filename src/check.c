@@ -82,7 +82,7 @@ static tecs_err_t verify_rows(tecs_world_t *w, const tecs_archetype_t *a)
             return bad(w, "row holds a stale entity", a->id);
     }
     /* Bit columns: ndisabled counts the set bits (a loose column counts
-    ** them itself); rows not in use have none; only the first 64 are loose. */
+    ** them itself); rows not in use have none. */
     if (a->ntog < 64 && (a->tog_loose >> a->ntog) != 0)
         return bad(w, "a loose bit past the bit columns", a->id);
     for (int32_t j = 0; j < a->ntog; j++) {
@@ -202,8 +202,8 @@ static tecs_err_t verify_luts(tecs_world_t *w)
 
 /* The short paths of toggle handles (tecs_toggle writes through them
 ** inline): one per component, of an enableable one; an open one is a
-** chunk in use of an archetype with the component's bit column, among the
-** first 64, loose, and without a tick column of it, at that chunk's bits,
+** chunk of an archetype with the component's bit column, loose, and
+** without a tick column of it, at that chunk's bits,
 ** the chunk entered at the tick (so a toggle there needs no stamp), and
 ** nobody listens to the component's events. */
 static tecs_err_t verify_toghots(tecs_world_t *w)

@@ -674,7 +674,7 @@ tecs_err_t tecs_enable(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, bool ena
     /* The common case calls nothing: a live entity that has c, nobody
     ** watching c, rows not in motion (no hook, no worker). */
     tecs__record *r;
-    if (TECS__LIKELY(w != NULL && w->base.closed == TECS__OPEN && w->base.hook_depth == 0 &&
+    if (TECS__LIKELY(w != NULL && w->base.stop == 0 &&      /* open, no hook */
                      (r = tecs__ei_alive(w, e)) != NULL &&
                      !(w->base.defer_depth > 0 && (r->arch & TECS__REMOVE_QUEUED)))) {
         tecs_archetype_t *a = tecs__rec_arch(w, r);
@@ -762,10 +762,9 @@ tecs_err_t tecs_toggler_init(tecs_world_t *w, tecs_comp_t c, tecs_toggler_t *out
 /* Open c's short path (if c has one) on e's chunk when the inline form
 ** can toggle c there: the world open and no hook running, nobody
 ** listening to c's events (a new listener closes it), e alive with
-** nothing queued, c with a bit column (one of the first 64) and no tick
-** column there, the chunk entered at the tick (the enable stamped it, or
-** something did earlier in this tick), so that an inline toggle needs no
-** stamp. */
+** nothing queued, c with a bit column and no tick column there, the
+** chunk entered at the tick (the enable stamped it, or something did
+** earlier in this tick), so that an inline toggle needs no stamp. */
 static TECS__NOINLINE void toggle_learn(tecs_world_t *w, tecs_comp_t c, tecs_entity_t e)
 {
     tecs_toggler_hot_t *hot = tecs__toghot_find(&w->arch, c);
@@ -775,7 +774,7 @@ static TECS__NOINLINE void toggle_learn(tecs_world_t *w, tecs_comp_t c, tecs_ent
         return;
     tecs_archetype_t *a = tecs__rec_arch(w, r);
     int32_t j = tecs__arch_tog(a, c);
-    if (j < 0 || j >= 64 || tecs__arch_rt(a, c) >= 0 ||
+    if (j < 0 || tecs__arch_rt(a, c) >= 0 ||
         a->chunks[r->row >> w->arch.shift].entered != w->arch.tick)
         return;
     tecs__toghot_open(w, hot, a, j, r->row);
