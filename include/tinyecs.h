@@ -747,8 +747,8 @@ bool tecs_is_enabled(const tecs_world_t *world, tecs_entity_t entity, tecs_comp_
 ** or destroy of the entity, a dead, pending or recycled id, a component
 ** without a bit there) goes to tecs_toggle_call, which is tecs_enable,
 ** with the same result and errors, and then opens the entity's chunk.
-** The world keeps what the handle points at (its id slots, the short
-** path, its registry) for its life.
+** The world keeps what the handle points at (its id slots, its stop
+** word, the short path) for its life.
 */
 
 /** Private: the short path of a toggle handle (see tecs_toggler_t). */

@@ -88,6 +88,18 @@
 ** also runs when group 0 is set, and hands the hot place to an archetype
 ** whose chunk table outgrows the hot one's.
 **
+** Toggle handles' short paths (tecs__toghot) serve tecs_toggle, which
+** writes through them inline: per handled enableable component, one chunk
+** of one archetype and its bit words, opened by tecs_toggle_call
+** (entity.c) on a chunk entered at the world's tick. A toggle through it
+** neither stamps nor counts, so it is closed wherever that would matter or
+** its bits could move: when the tick moves on (tecs__arch_tick_next),
+** when a group of its archetype is set, freed or replaced (toghots_leave),
+** and when something starts to listen to the component (observer.c, the
+** index layer). A bit column it was open on stays loose (tog_loose): its
+** count is the bits' (tecs__arch_ndisabled), not ndisabled, until the
+** archetype is cleared.
+**
 ** A new archetype is announced on the bus (on_archetype): queries, caches
 ** and indexes take it in whole or refuse it, and a refusal undoes it. This
 ** layer also validates what a user passes for an archetype: the handle
