@@ -713,6 +713,7 @@ static const scenario scenarios[] = {
     { "destroy",      sc_destroy,      M,      "ns/entity", 0 },
     { "toggle",       sc_toggle,       M,      "ns/pair",   0 },
     { "toggle_call",  sc_toggle_call,  M,      "ns/pair",   0 },
+    { "toggle_raw",   sc_toggle_raw,   M,      "ns/pair",   0 },
     { "iterate_toggled", sc_iterate_toggled, M, "ns/row",   F_RATIO },
     { "raw_toggled",  sc_raw_toggled,  M,      "ns/row",    0 },
     { "iterate_sparse_term", sc_iterate_sparse_term, M, "ns/row", F_RATIO },

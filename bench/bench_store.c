@@ -1,8 +1,8 @@
 /*
 ** bench_store.c — the rows of the stores that change without a move:
 ** enableable components (toggle, toggle_call, iterate_toggled) and a sparse term
-** (iterate_sparse_term), each iteration beside the loop a user would write
-** by hand over the same rows (raw_toggled, raw_sparse_term).
+** (iterate_sparse_term), each beside the loop a user would write by hand over
+** the same data (toggle_raw, raw_toggled, raw_sparse_term).
 */
 #include "bench.h"
 
@@ -87,6 +87,53 @@ double sc_toggle(int64_t n)
 double sc_toggle_call(int64_t n)
 {
     return toggle_pairs(n, true);
+}
+
+/* toggle_raw: the floor of toggle, the loop a user would write over plain
+** arrays: id -> a record of 12 bytes {generation, archetype, row} as the
+** world keeps them, checked by generation, then the row's bit flipped in a
+** bit array laid out as a chunk group's bit column (a bit a row, 64 rows a
+** word, set while disabled) if it differs, counted in an int. */
+typedef struct raw_rec { uint32_t gen, arch, row; } raw_rec;
+
+static int raw_flip(const raw_rec *recs, uint64_t *bits, const tecs_entity_t *ids, int64_t n,
+                    bool enable)
+{
+    int flipped = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const raw_rec *r = &recs[TECS_ENTITY_INDEX(ids[i])];
+        if (r->gen != TECS_ENTITY_GENERATION(ids[i]))
+            continue;
+        uint64_t *word = bits + (r->row >> 6), bit = (uint64_t)1 << (r->row & 63);
+        if (((*word & bit) != 0) == enable) {
+            *word ^= bit;
+            flipped++;
+        }
+    }
+    return flipped;
+}
+
+double sc_toggle_raw(int64_t n)
+{
+    tecs_comp_t pos, vel;
+    tecs_entity_t *ids;
+    tecs_world_t *w = pv_world(n, true, &pos, &vel, &ids);
+    raw_rec *recs = xmalloc((size_t)n * sizeof *recs);
+    uint64_t *bits = xmalloc(((size_t)n + 63) / 64 * sizeof *bits);
+    memset(bits, 0, ((size_t)n + 63) / 64 * sizeof *bits);
+    for (int64_t i = 0; i < n; i++)
+        recs[TECS_ENTITY_INDEX(ids[i])] = (raw_rec){ TECS_ENTITY_GENERATION(ids[i]), 1,
+                                                     (uint32_t)i };
+    double t0 = now_ns();
+    int off = raw_flip(recs, bits, ids, n, false);
+    int on = raw_flip(recs, bits, ids, n, true);
+    double t = (now_ns() - t0) / (double)n;
+    CHECK(off == n && on == n, "%d disabled, %d enabled of %lld", off, on, (long long)n);
+    free(bits);
+    free(recs);
+    free(ids);
+    tecs_world_free(w);
+    return t;
 }
 
 /* The median over PASSES passes of p += v through q (after one untimed

@@ -736,55 +736,49 @@ bool tecs_is_enabled(const tecs_world_t *world, tecs_entity_t entity, tecs_comp_
 /*
 ** Toggling in your loop. tecs_enable checks everything on every call. A
 ** toggle handle does the common case inline, in the caller's code: the id's
-** slot checked (index, generation), its archetype's entry in a table the
-** world keeps per handled component, the row's bit flipped and counted.
-** Whatever the inline form cannot do alone (an archetype the table has no
-** entry for yet, an observer or a query's membership events to fire, a
-** lifecycle hook or a worker under way, a queued remove or destroy of the
-** entity, a dead, pending or recycled id, a component without a bit
-** there) goes to tecs_toggle_call, which is tecs_enable, with the same
-** result and errors, and fills the table's entry. The world keeps what the
-** handle points at (its id slots, the table, its registry) for its life.
+** slot checked (index, generation), then the row's bit flipped in the one
+** chunk the world keeps open for the handled component (its short path).
+** The short path is the chunk of the last toggle that went through
+** tecs_toggle_call, while that chunk is marked as changed at the world's
+** tick (so a toggle there needs no stamp; moving the tick on closes it)
+** and its bits stay where they are. Whatever the inline form cannot do
+** alone (an entity in another chunk, an observer or a query's membership
+** events to fire, a lifecycle hook or a worker under way, a queued remove
+** or destroy of the entity, a dead, pending or recycled id, a component
+** without a bit there) goes to tecs_toggle_call, which is tecs_enable,
+** with the same result and errors, and then opens the entity's chunk.
+** The world keeps what the handle points at (its id slots, its stop
+** word, the short path) for its life.
 */
 
-/** Private: an archetype's entry in a toggle table (see tecs_toggler_t). */
-typedef struct tecs_toggler_slot_t {
-    char **const *cols_;        /* the archetype's chunk pointers; NULL: no
-                                   entry (tecs_toggle_call fills it)        */
-    void *const *chunks_;       /* its chunk entries (their entered ticks)  */
-    int32_t *ndisabled_;        /* its count of rows with comp disabled     */
-    uint32_t at_;               /* the bit column among a chunk's pointers  */
-    uint32_t stride_;           /* pointers per chunk                       */
-} tecs_toggler_slot_t;
+/** Private: the short path of a toggle handle (see tecs_toggler_t). */
+typedef struct tecs_toggler_hot_t {
+    uint32_t arch_;             /* the archetype index; 0xffffffff: none    */
+    uint32_t lo_;               /* its rows [lo_, lo_ + n_) are one chunk's */
+    uint32_t n_;
+    uint64_t *bits_;            /* the bit word of row lo_                  */
+} tecs_toggler_hot_t;
 
 /** A toggle handle of one enableable component (tecs_toggler_init). Its
  *  fields are private: they point at the world's own state. */
 typedef struct tecs_toggler_t {
     const void *const *recs_;   /* the world's id slots (gen, arch, row)    */
     const int32_t *nrecs_;      /* slots in use                             */
-    tecs_toggler_slot_t *const *slots_; /* the table, by archetype index    */
-    const int32_t *nslots_;     /* archetypes it covers                     */
-    const uint8_t *closed_;     /* why the world refuses calls (0: open)    */
-    const int32_t *hook_depth_; /* lifecycle hooks running                  */
-    const char *const *comps_;  /* the registry's entries                   */
-    size_t watch_at_;           /* comp's listener count in them, in bytes  */
-    const uint64_t *tick_;      /* the world's tick                         */
+    const tecs_toggler_hot_t *hot_; /* the short path                       */
+    const uint32_t *stop_;      /* 0: the world is open, no hook running    */
     tecs_world_t *world_;
-    uint32_t shift_, mask_;     /* rows per chunk: log2, and less one       */
-    uint32_t chunk_size_;       /* bytes of a chunk entry                   */
-    uint32_t entered_at_;       /* its entered tick's offset                */
     tecs_comp_t comp_;
 } tecs_toggler_t;
 
 /**
  * Make a toggle handle of the enableable comp in *out (caller's memory;
- * nothing to free). The first handle of comp makes the world's table of it
- * (an entry of 32 bytes per archetype, on 64-bit targets), kept from then
- * on. A handle stays valid until the world is freed, whatever else changes
- * (entities born, moved, destroyed, recycled; new archetypes; chunks added
- * or freed; observers added or removed; tecs_world_reset). A handle is
- * plain data: copies are handles too; keep one in a local variable in a
- * loop, so that the compiler holds its fields in registers.
+ * nothing to free). The first handle of comp makes the world's short path
+ * of it (32 bytes on 64-bit targets, kept from then on). A handle stays
+ * valid until the world is freed, whatever else changes (entities born,
+ * moved, destroyed, recycled; new archetypes; chunks added or freed;
+ * observers added or removed; the tick moved on; tecs_world_reset). A
+ * handle is plain data: copies are handles too; keep one in a local
+ * variable in a loop, so that the compiler holds its fields in registers.
  * Through a worker context the handle is that context's: every toggle
  * through it is the context's tecs_enable (queued), and it is valid while
  * the context is.
@@ -798,9 +792,9 @@ tecs_err_t tecs_toggler_init(tecs_world_t *world, tecs_comp_t comp, tecs_toggler
 
 /**
  * The out-of-line half of tecs_toggle: tecs_enable(world, entity, comp,
- * enable), then, after a success, the entry of the entity's archetype in
- * comp's toggle table filled (if comp has one and the inline form can
- * toggle it there), so that the next toggles of entities there are inline.
+ * enable), then, after a success, comp's short path opened on the
+ * entity's chunk (if comp has a handle and the inline form can toggle
+ * there), so that the next toggles of entities in that chunk are inline.
  * @return as tecs_enable.
  */
 tecs_err_t tecs_toggle_call(tecs_world_t *world, tecs_comp_t comp, tecs_entity_t entity,
@@ -811,11 +805,12 @@ tecs_err_t tecs_toggle_call(tecs_world_t *world, tecs_comp_t comp, tecs_entity_t
  * the same change, events and errors as tecs_enable. The common case calls
  * nothing: an open world (no hook, no worker under way), nobody listening
  * to comp (no observer, cache or query with membership events on it), a
- * live entity with no queued remove or destroy, in an archetype with an
- * entry in the table. It then flips the row's bit, counts it and stamps
- * the chunk as entered (change queries and deltas see it), and sets no
- * error (the last error stays as it was). Anything else is
- * tecs_toggle_call.
+ * live entity with no queued remove or destroy, in the chunk of the short
+ * path. It then sets or clears the row's bit (the chunk is marked as
+ * changed at this tick already, so change queries and deltas see it), and
+ * sets no error (the last error stays as it was). Anything else is
+ * tecs_toggle_call. Toggling ids in row order (as born in bulk) takes
+ * one call a chunk; ids in random order take the call most of the time.
  * Callbacks: as tecs_enable (the inline form runs only where tecs_enable
  * applies at once); from a worker, use a handle made through its context.
  * @return TECS_OK, or tecs_enable's error.
@@ -824,25 +819,15 @@ static inline tecs_err_t tecs_toggle(const tecs_toggler_t *h, tecs_entity_t enti
                                      bool enable)
 {
     uint32_t i = (uint32_t)(entity & 0xffffffffu);
-    if (*h->closed_ == 0 && *h->hook_depth_ == 0 && i < (uint32_t)*h->nrecs_ &&
-        *(const uint32_t *)(const void *)(*h->comps_ + h->watch_at_) == 0) {
+    if (*h->stop_ == 0 && i < (uint32_t)*h->nrecs_) {
         const uint32_t *r = (const uint32_t *)*h->recs_ + (size_t)i * 3;
-        uint32_t a = r[1];              /* a flag bit set: above any index */
-        if (r[0] == (uint32_t)(entity >> 32) && a < (uint32_t)*h->nslots_) {
-            const tecs_toggler_slot_t *s = *h->slots_ + a;
-            if (s->cols_ != NULL) {
-                uint32_t row = r[2], k = row >> h->shift_, b = row & h->mask_;
-                uint64_t *word = (uint64_t *)(void *)(*s->cols_)[(size_t)k * s->stride_ +
-                                                                 s->at_] + (b >> 6);
-                uint64_t bit = (uint64_t)1 << (b & 63);
-                if (((*word & bit) != 0) == enable) {
-                    *word ^= bit;
-                    *s->ndisabled_ += enable ? -1 : 1;
-                    *(uint64_t *)(void *)((char *)*s->chunks_ + (size_t)k * h->chunk_size_ +
-                                          h->entered_at_) = *h->tick_;
-                }
-                return TECS_OK;
-            }
+        const tecs_toggler_hot_t *hot = h->hot_;
+        uint32_t b = r[2] - hot->lo_;   /* a flag bit in r[1]: no archetype */
+        if (r[0] == (uint32_t)(entity >> 32) && r[1] == hot->arch_ && b < hot->n_) {
+            uint64_t *word = hot->bits_ + (b >> 6);
+            uint64_t bit = (uint64_t)1 << (b & 63);
+            *word = (*word | bit) ^ (enable ? bit : 0);     /* set: disabled */
+            return TECS_OK;
         }
     }
     return tecs_toggle_call(h->world_, h->comp_, entity, enable);

@@ -53,9 +53,9 @@ void *tecs__alloc(tecs_world_t *w, size_t size)
 static void *call_alloc(tecs_world_t *w, void *p, size_t osize, size_t nsize)
 {
     uint8_t closed = w->base.closed;
-    w->base.closed = TECS__IN_ALLOC;
+    tecs__set_closed(w, TECS__IN_ALLOC);
     void *q = w->base.alloc(w->base.alloc_ud, p, osize, nsize);
-    w->base.closed = closed;
+    tecs__set_closed(w, closed);
     return q;
 }
 

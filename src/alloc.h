@@ -80,10 +80,13 @@ typedef struct tecs__base {
     size_t mem;                 /* bytes held through alloc                 */
     tecs_err_t err;
     char errmsg[160];
-    uint8_t closed;             /* TECS__OPEN, or why calls are refused     */
+    uint8_t closed;             /* TECS__OPEN, or why calls are refused:
+                                   set through tecs__set_closed             */
     int32_t cb_depth;           /* user callbacks running (tecs__cb_begin)  */
     int32_t hook_depth;         /* of those, lifecycle hooks and order
                                    functions: rows are in motion            */
+    uint32_t stop;              /* 0 while open with no hook running: the one
+                                   word tecs_toggle's inline form reads     */
     int32_t defer_depth;        /* open iterations, systems, callbacks: while
                                    not 0, structural changes are queued     */
     /* A worker context's (closed is TECS__WORKER; worker.c): */
@@ -182,6 +185,20 @@ static inline void tecs__cb_end(tecs_world_t *w, tecs_err_t outer)
     tecs__err_restore(w, outer);
 }
 
+/* Keep stop as closed and hook_depth say. */
+static inline void tecs__stop_sync(tecs__base *b)
+{
+    b->stop = (uint32_t)(b->closed != TECS__OPEN) | (uint32_t)(b->hook_depth > 0) << 1;
+}
+
+/* Say why w refuses calls (TECS__OPEN: it does not). Every change of
+** closed goes through here, so that stop follows. */
+static inline void tecs__set_closed(tecs_world_t *w, uint8_t why)
+{
+    tecs__base_of(w)->closed = why;
+    tecs__stop_sync(tecs__base_of(w));
+}
+
 /* Around a lifecycle hook (ctor, dtor, copy, move) or an order function:
 ** rows are in motion, so writes queue too and objects cannot be created or
 ** freed. Nothing is applied when it returns: the outermost public call
@@ -189,12 +206,14 @@ static inline void tecs__cb_end(tecs_world_t *w, tecs_err_t outer)
 static inline tecs_err_t tecs__hook_begin(tecs_world_t *w)
 {
     tecs__base_of(w)->hook_depth++;
+    tecs__stop_sync(tecs__base_of(w));
     return tecs__cb_begin(w);
 }
 
 static inline void tecs__hook_end(tecs_world_t *w, tecs_err_t outer)
 {
     tecs__base_of(w)->hook_depth--;
+    tecs__stop_sync(tecs__base_of(w));
     tecs__cb_end(w, outer);
 }
 

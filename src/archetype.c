@@ -90,6 +90,18 @@
 ** when group 0 is set, and hands the hot place to an archetype whose chunk
 ** table outgrows the hot one's.
 **
+** Toggle handles' short paths (tecs__toghot) serve tecs_toggle, which
+** writes through them inline: per handled enableable component, one chunk
+** of one archetype and its bit words, opened by tecs_toggle_call
+** (entity.c) on a chunk entered at the world's tick. A toggle through it
+** neither stamps nor counts, so it is closed wherever that would matter or
+** its bits could move: when the tick moves on (tecs__arch_tick_next),
+** when a group of its archetype is set, freed or replaced (toghots_leave),
+** and when something starts to listen to the component (observer.c, the
+** index layer). A bit column it was open on stays loose (tog_loose): its
+** count is the bits' (tecs__arch_ndisabled), not ndisabled, until the
+** archetype is cleared.
+**
 ** A new archetype is announced on the bus (on_archetype): queries, caches
 ** and indexes take it in whole or refuse it, and a refusal undoes it. This
 ** layer also validates what a user passes for an archetype: the handle
@@ -105,6 +117,7 @@ static void lut_sync(tecs_world_t *w, const tecs_archetype_t *a);
 static tecs_err_t luts_reserve(tecs_world_t *w, int32_t n);
 static void luts_put(tecs_world_t *w, const tecs_archetype_t *a);
 static void luts_forget(tecs_world_t *w, uint32_t id);
+static void toghots_leave(tecs_world_t *w, const tecs_archetype_t *a);
 
 static uint32_t hash_ids(int32_t n, const tecs_comp_t *ids)
 {
@@ -421,6 +434,7 @@ void tecs__arch_drop_last(tecs_world_t *w)
     w->arch.narchs--;
     edges_forget(w, a->id);
     luts_forget(w, a->id);
+    toghots_leave(w, a);
     memset(w->arch.arch_table, 0, w->arch.arch_table_cap * sizeof *w->arch.arch_table);
     for (int32_t i = 0; i < w->arch.narchs; i++)
         table_put(w, w->arch.archs[i]);
@@ -540,6 +554,7 @@ static void group_set(tecs_world_t *w, tecs_archetype_t *a, int32_t s, uint32_t 
     }
     if (s == 0)                 /* the run of the lookup tables' hot entries */
         lut_sync(w, a);
+    toghots_leave(w, a);        /* a group set anew may replace the open chunk */
 }
 
 /* Bytes of the block holding cap chunk entries, their column pointers and
@@ -588,6 +603,7 @@ static tecs_err_t chunk_table_grow(tecs_world_t *w, tecs_archetype_t *a, int32_t
 static void group_free(tecs_world_t *w, tecs_archetype_t *a, int32_t s)
 {
     uint32_t g = a->chunks[s].g;
+    toghots_leave(w, a);
     tecs__free_aligned(w, a->chunks[s].raw, group_size(a, g));
     memset(&a->chunks[s], 0, g * sizeof *a->chunks);
     a->nchunks = s;
@@ -670,7 +686,7 @@ void tecs__arch_bits_move(tecs_world_t *w, const tecs_archetype_t *a, uint32_t s
     for (int32_t j = 0, i = 0; j < b->ntog; j++) {
         while (i < a->ntog && a->tog_comp[i] < b->tog_comp[j])
             i++;
-        if (i < a->ntog && a->tog_comp[i] == b->tog_comp[j] && a->ndisabled[i] > 0 &&
+        if (i < a->ntog && a->tog_comp[i] == b->tog_comp[j] && tecs__arch_some_off(a, i) &&
             tecs__arch_bit(a, w, i, src))
             tecs__arch_bit_put(w, b, j, dst, true);
     }
@@ -680,7 +696,7 @@ void tecs__arch_bits_remove(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
 {
     uint32_t last = (uint32_t)a->count - 1;
     for (int32_t j = 0; j < a->ntog; j++) {
-        if (a->ndisabled[j] == 0)
+        if (!tecs__arch_some_off(a, j))
             continue;
         tecs__arch_bit_put(w, a, j, row, false);
         if (row != last && tecs__arch_bit(a, w, j, last)) {
@@ -688,6 +704,65 @@ void tecs__arch_bits_remove(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
             tecs__arch_bit_put(w, a, j, row, true);
         }
     }
+}
+
+int32_t tecs__arch_ndisabled(const tecs_world_t *w, const tecs_archetype_t *a, int32_t j)
+{
+    if (!tecs__arch_loose(a, j))
+        return a->ndisabled[j];
+    int64_t set = 0;            /* (rows not in use have no bit set) */
+    for (int32_t k = 0; (int64_t)k << w->arch.shift < a->count; k++) {
+        const uint64_t *bits = tecs__chunk_bits(a, tecs__kcols(a, (uint32_t)k), j);
+        for (uint32_t i = 0; i < a->tog_bytes / 8; i++)
+            set += TECS__POP64(bits[i]);
+    }
+    return (int32_t)set;
+}
+
+/* ---- toggle handles' short paths ------------------------------------- */
+
+tecs_toggler_hot_t *tecs__toghot_make(tecs_world_t *w, tecs_comp_t c)
+{
+    tecs_toggler_hot_t *hot = tecs__toghot_find(&w->arch, c);
+    if (hot)
+        return hot;
+    if (tecs__grow(w, (void **)&w->arch.toghots, &w->arch.cap_toghots, w->arch.ntoghots + 1,
+                   sizeof *w->arch.toghots))
+        return NULL;
+    tecs__toghot *t = tecs__alloc(w, sizeof *t);
+    if (t == NULL) {
+        tecs__err(w, TECS_ENOMEM, "out of memory making a toggle handle's short path");
+        return NULL;
+    }
+    *t = (tecs__toghot){ c, { TECS__TOGHOT_NONE, 0, 0, NULL } };
+    w->arch.toghots[w->arch.ntoghots++] = t;
+    return &t->hot;
+}
+
+void tecs__toghot_open(tecs_world_t *w, tecs_toggler_hot_t *hot, tecs_archetype_t *a,
+                       int32_t j, uint32_t row)
+{
+    uint32_t k = row >> w->arch.shift;
+    a->tog_loose |= (uint64_t)1 << j;
+    *hot = (tecs_toggler_hot_t){ a->id, k << w->arch.shift, w->arch.rows,
+                                 tecs__chunk_bits(a, tecs__kcols(a, k), j) };
+}
+
+/* Close the short paths open on a: its chunk groups are changing. */
+static void toghots_leave(tecs_world_t *w, const tecs_archetype_t *a)
+{
+    for (int32_t i = 0; i < w->arch.ntoghots; i++)
+        if (w->arch.toghots[i]->hot.arch_ == a->id)
+            w->arch.toghots[i]->hot = (tecs_toggler_hot_t){ TECS__TOGHOT_NONE, 0, 0, NULL };
+}
+
+static void toghots_free(tecs_world_t *w)
+{
+    for (int32_t i = 0; i < w->arch.ntoghots; i++)
+        tecs__free(w, w->arch.toghots[i], sizeof *w->arch.toghots[i]);
+    tecs__free(w, w->arch.toghots, (size_t)w->arch.cap_toghots * sizeof *w->arch.toghots);
+    w->arch.toghots = NULL;
+    w->arch.ntoghots = w->arch.cap_toghots = 0;
 }
 
 /* ---- tick columns ----------------------------------------------------- */
@@ -1014,6 +1089,7 @@ void tecs__arch_clear(tecs_world_t *w, tecs_archetype_t *a)
     a->count = 0;
     for (int32_t t = 0; t < a->ntog; t++)
         a->ndisabled[t] = 0;
+    a->tog_loose = 0;           /* no bit is set: the counts hold again */
     arch_free_chunks(w, a);
 }
 
@@ -1026,6 +1102,7 @@ void tecs__arch_destroy_values(tecs_world_t *w)
 void tecs__arch_fini(tecs_world_t *w)
 {
     luts_free(w);               /* first: no table follows the archetypes out */
+    toghots_free(w);
     for (int32_t i = 0; i < w->arch.narchs; i++)
         arch_destroy(w, w->arch.archs[i]);
     tecs__free(w, w->arch.archs, (size_t)w->arch.cap_archs * sizeof *w->arch.archs);

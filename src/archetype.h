@@ -45,7 +45,10 @@ struct tecs_archetype_t {
                                    [1 + ncols + ntog + j]                   */
     int32_t ntog;               /* enableable components: bit columns       */
     tecs_comp_t *tog_comp;      /* per bit column: its component (id order) */
-    int32_t *ndisabled;         /* per bit column: rows whose bit is set    */
+    int32_t *ndisabled;         /* per bit column: rows whose bit is set,
+                                   while the column is not loose            */
+    uint64_t tog_loose;         /* bit j: column j is toggled inline, so its
+                                   count is the bits' (tecs__arch_ndisabled) */
     uint32_t tog_off;           /* byte offset of bit column 0 in a chunk   */
     uint32_t tog_bytes;         /* bytes of one chunk's bit column: a bit a
                                    row (set: disabled), in 64-bit words     */
@@ -103,6 +106,21 @@ static inline int32_t tecs__arch_tog(const tecs_archetype_t *a, tecs_comp_t c)
             return j;
     return -1;
 }
+
+/* Is a's bit column j loose (its count the bits', not ndisabled)? */
+_Static_assert(TECS_MAX_ARCH_COMPONENTS <= 64, "tog_loose has a bit per bit column");
+static inline bool tecs__arch_loose(const tecs_archetype_t *a, int32_t j)
+{
+    return (a->tog_loose >> j) & 1u;
+}
+/* May some row of a have bit column j set? (ndisabled, or loose.) */
+static inline bool tecs__arch_some_off(const tecs_archetype_t *a, int32_t j)
+{
+    return a->ndisabled[j] != 0 || tecs__arch_loose(a, j);
+}
+/* Rows of a whose bit of column j is set: ndisabled, or, while the column
+** is loose, its bits counted. */
+int32_t tecs__arch_ndisabled(const tecs_world_t *w, const tecs_archetype_t *a, int32_t j);
 
 /* Keep the bit columns when a row moves from a (row src) to b (row dst):
 ** a bit of a component both have goes along; b's other bits stay clear. */
@@ -163,7 +181,56 @@ typedef struct tecs__arch_state {
     uint64_t tick;              /* the world's tick: what a write records   */
     tecs__lut **luts;           /* by component id: its lookup table, or NULL */
     int32_t cap_luts;
+    struct tecs__toghot **toghots; /* the short paths of toggle handles     */
+    int32_t ntoghots;
+    int32_t cap_toghots;
 } tecs__arch_state;
+
+/* The short path of the toggle handles of one enableable component
+** (tecs_toggler_t reads hot inline): one chunk of one archetype, open while
+** the chunk is marked as entered at the world's tick and its bits stay
+** where they are. Made by the first tecs_toggler_init of comp, at a fixed
+** address from then on; opened by tecs__toghot_open, closed (n_ 0) when
+** the tick moves on (tecs__arch_tick_next) and wherever a chunk group of
+** its archetype is set, freed or replaced. An archetype it was opened on
+** keeps that column loose (tog_loose): inline toggles do not count. */
+typedef struct tecs__toghot {
+    tecs_comp_t comp;
+    tecs_toggler_hot_t hot;
+} tecs__toghot;
+
+#define TECS__TOGHOT_NONE 0xffffffffu
+
+/* The short path of c, or NULL if none is made. */
+static inline tecs_toggler_hot_t *tecs__toghot_find(const tecs__arch_state *s, tecs_comp_t c)
+{
+    for (int32_t i = 0; i < s->ntoghots; i++)
+        if (s->toghots[i]->comp == c)
+            return &s->toghots[i]->hot;
+    return NULL;
+}
+/* The short path of c, made if there is none; NULL with TECS_ENOMEM
+** recorded. */
+tecs_toggler_hot_t *tecs__toghot_make(tecs_world_t *w, tecs_comp_t c);
+/* Open c's short path (made) on the chunk of row of a, whose bit column
+** j is c's: the caller has checked that the chunk is entered at the tick
+** and that the inline form may toggle c there. */
+void tecs__toghot_open(tecs_world_t *w, tecs_toggler_hot_t *hot, tecs_archetype_t *a,
+                       int32_t j, uint32_t row);
+/* Close every short path (the tick moves on, an archetype's chunks move). */
+static inline void tecs__toghots_close(tecs__arch_state *s)
+{
+    for (int32_t i = 0; i < s->ntoghots; i++)
+        s->toghots[i]->hot = (tecs_toggler_hot_t){ TECS__TOGHOT_NONE, 0, 0, NULL };
+}
+/* Move the world's tick on by one: the new tick. Every change of the tick
+** goes through here, as the short paths of toggle handles rely on it. */
+static inline uint64_t tecs__arch_tick_next(tecs__arch_state *s)
+{
+    if (s->ntoghots)
+        tecs__toghots_close(s);
+    return ++s->tick;
+}
 
 /* The lookup table of c, or NULL if none is made. */
 static inline tecs__lut *tecs__lut_find(const tecs__arch_state *s, tecs_comp_t c)
@@ -309,7 +376,8 @@ static inline bool tecs__arch_bit_put_in(const tecs__arch_state *s, tecs_archety
     if (((*word & bit) != 0) == on)
         return false;
     *word ^= bit;
-    a->ndisabled[j] += on ? 1 : -1;
+    if (TECS__LIKELY(!tecs__arch_loose(a, j)))
+        a->ndisabled[j] += on ? 1 : -1;
     a->chunks[row >> s->shift].entered = s->tick;   /* as if it entered */
     if (TECS__UNLIKELY(a->nrt)) {
         int32_t t = tecs__arch_rt(a, a->tog_comp[j]);

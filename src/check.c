@@ -81,7 +81,10 @@ static tecs_err_t verify_rows(tecs_world_t *w, const tecs_archetype_t *a)
         if (rec == NULL || (rec->arch & TECS__ARCH_MASK) != a->id || rec->row != (uint32_t)r)
             return bad(w, "row holds a stale entity", a->id);
     }
-    /* Bit columns: ndisabled counts the set bits; rows not in use have none. */
+    /* Bit columns: ndisabled counts the set bits (a loose column counts
+    ** them itself); rows not in use have none. */
+    if (a->ntog < 64 && (a->tog_loose >> a->ntog) != 0)
+        return bad(w, "a loose bit past the bit columns", a->id);
     for (int32_t j = 0; j < a->ntog; j++) {
         int64_t set = 0;
         for (int32_t k = 0; k < a->nchunks; k++) {
@@ -97,7 +100,7 @@ static tecs_err_t verify_rows(tecs_world_t *w, const tecs_archetype_t *a)
                 set += TECS__POP64(bits[i]);
             }
         }
-        if (set != a->ndisabled[j])
+        if (set != tecs__arch_ndisabled(w, a, j))
             return bad(w, "disabled count and bits disagree", a->id);
     }
     return TECS_OK;
@@ -199,6 +202,43 @@ static tecs_err_t verify_luts(tecs_world_t *w)
     return TECS_OK;
 }
 
+/* The short paths of toggle handles (tecs_toggle writes through them
+** inline): one per component, of an enableable one; an open one is a
+** chunk of an archetype with the component's bit column, loose, and
+** without a tick column of it, at that chunk's bits,
+** the chunk entered at the tick (so a toggle there needs no stamp), and
+** nobody listens to the component's events. */
+static tecs_err_t verify_toghots(tecs_world_t *w)
+{
+    tecs__base b = w->base;
+    tecs__stop_sync(&b);
+    if (b.stop != w->base.stop)
+        return bad(w, "the stop word disagrees with closed and the hook depth", 0);
+    for (int32_t i = 0; i < w->arch.ntoghots; i++) {
+        const tecs__toghot *t = w->arch.toghots[i];
+        const tecs_toggler_hot_t *h = &t->hot;
+        const tecs__comp *ci = tecs__comp_get(w, t->comp);
+        if (ci == NULL || !ci->enableable || tecs__toghot_find(&w->arch, t->comp) != h)
+            return bad(w, "toggle short path of no enableable component", (uint32_t)i);
+        if (h->n_ == 0) {
+            if (h->arch_ != TECS__TOGHOT_NONE || h->bits_ != NULL)
+                return bad(w, "closed toggle short path", (uint32_t)i);
+            continue;
+        }
+        const tecs_archetype_t *a = h->arch_ < (uint32_t)w->arch.narchs
+                                    ? w->arch.archs[h->arch_] : NULL;
+        int32_t j = a ? tecs__arch_tog(a, t->comp) : -1;
+        uint32_t k = h->lo_ >> w->arch.shift;
+        if (j < 0 || !tecs__arch_loose(a, j) || tecs__arch_rt(a, t->comp) >= 0 || ci->watch ||
+            h->n_ != w->arch.rows || h->lo_ != k << w->arch.shift ||
+            k >= (uint32_t)a->nchunks ||
+            h->bits_ != tecs__chunk_bits(a, tecs__kcols(a, k), j) ||
+            a->chunks[k].entered != w->arch.tick)
+            return bad(w, "open toggle short path", (uint32_t)i);
+    }
+    return TECS_OK;
+}
+
 /* Iterations: none left open, none ended twice (reported once). */
 static tecs_err_t verify_iters(tecs_world_t *w)
 {
@@ -229,6 +269,8 @@ tecs_err_t tecs_world_check(tecs_world_t *w)
     }
     if (!err)
         err = verify_luts(w);
+    if (!err)
+        err = verify_toghots(w);
     if (!err)
         err = tecs__sparse_verify(w);
     if (!err)

@@ -694,7 +694,7 @@ tecs_err_t tecs_enable(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, bool ena
     /* The common case calls nothing: a live entity that has c, nobody
     ** watching c, rows not in motion (no hook, no worker). */
     tecs__record *r;
-    if (TECS__LIKELY(w != NULL && w->base.closed == TECS__OPEN && w->base.hook_depth == 0 &&
+    if (TECS__LIKELY(w != NULL && w->base.stop == 0 &&      /* open, no hook */
                      (r = tecs__ei_alive(w, e)) != NULL &&
                      !(w->base.defer_depth > 0 && (r->arch & TECS__REMOVE_QUEUED)))) {
         tecs_archetype_t *a = tecs__rec_arch(w, r);
@@ -747,10 +747,9 @@ bool tecs_is_enabled(const tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 
 /* ---- toggle handles --------------------------------------------------- */
 
-/* What a worker context's handle reads for its table: no archetype, so
-** every toggle through it is the context's tecs_enable. */
-static tecs_toggler_slot_t *const no_tog_slots = NULL;
-static const int32_t no_len = 0;
+/* What a worker context's handle reads for its short path: none, so every
+** toggle through it is the context's tecs_enable. */
+static const tecs_toggler_hot_t no_toghot = { TECS__TOGHOT_NONE, 0, 0, NULL };
 
 tecs_err_t tecs_toggler_init(tecs_world_t *w, tecs_comp_t c, tecs_toggler_t *out)
 {
@@ -763,53 +762,42 @@ tecs_err_t tecs_toggler_init(tecs_world_t *w, tecs_comp_t c, tecs_toggler_t *out
         return tecs__err(w, TECS_EINVAL, "tecs_toggler_init: NULL handle");
     if ((err = tecs__enableable(w, c)) != TECS_OK)
         return err;
-    tecs__togs *t = (int32_t)c < w->store.ntogs ? w->store.togs[c] : NULL;
-    if (t == NULL && !tecs__in_worker(w)) {
-        if (w->base.hook_depth > 0)
+    const tecs_toggler_hot_t *hot = &no_toghot;
+    if (!tecs__in_worker(w)) {
+        tecs_toggler_hot_t *made = tecs__toghot_find(&w->arch, c);
+        if (made == NULL && w->base.hook_depth > 0)
             return tecs__err(w, TECS_EBUSY, "tecs_toggler_init: the first handle of "
                              TECS__COMP_FMT " cannot be made in a lifecycle hook",
                              TECS__COMP(w, c));
-        if ((t = tecs__togs_make(w, c)) == NULL)
+        if (made == NULL && (made = tecs__toghot_make(w, c)) == NULL)
             return TECS_ENOMEM;
+        hot = made;
     }
     *out = (tecs_toggler_t){
         .recs_ = (const void *const *)(const void *)&w->ei.recs, .nrecs_ = &w->ei.nrecs,
-        .slots_ = t && !tecs__in_worker(w) ? &t->slots : &no_tog_slots,
-        .nslots_ = t && !tecs__in_worker(w) ? &t->len : &no_len,
-        .closed_ = &w->base.closed, .hook_depth_ = &w->base.hook_depth,
-        .comps_ = (const char *const *)(const void *)&w->comp.comps,
-        .watch_at_ = (size_t)c * sizeof(tecs__comp) + offsetof(tecs__comp, watch),
-        .tick_ = &w->arch.tick, .world_ = w, .shift_ = w->arch.shift, .mask_ = w->arch.mask,
-        .chunk_size_ = (uint32_t)sizeof(struct tecs__chunk),
-        .entered_at_ = (uint32_t)offsetof(struct tecs__chunk, entered), .comp_ = c };
+        .hot_ = hot, .stop_ = &w->base.stop, .world_ = w, .comp_ = c };
     return TECS_OK;
 }
 
-/* Fill the entry of e's archetype in c's toggle table (if c has one) when
-** the inline form can toggle c there: the world open and no hook running,
-** e alive with nothing queued, c with a bit column and no tick column
-** there. Without the memory for it the entry waits for a later call. */
+/* Open c's short path (if c has one) on e's chunk when the inline form
+** can toggle c there: the world open and no hook running, nobody
+** listening to c's events (a new listener closes it), e alive with
+** nothing queued, c with a bit column and no tick column there, the
+** chunk entered at the tick (the enable stamped it, or something did
+** earlier in this tick), so that an inline toggle needs no stamp. */
 static TECS__NOINLINE void toggle_learn(tecs_world_t *w, tecs_comp_t c, tecs_entity_t e)
 {
-    tecs__togs *t = (int32_t)c < w->store.ntogs ? w->store.togs[c] : NULL;
+    tecs_toggler_hot_t *hot = tecs__toghot_find(&w->arch, c);
     const tecs__record *r = tecs__ei_alive(w, e);
-    if (t == NULL || w->base.closed != TECS__OPEN || w->base.hook_depth > 0 || r == NULL ||
+    if (hot == NULL || w->base.stop != 0 || w->comp.comps[c].watch != 0 || r == NULL ||
         r->arch > TECS__ARCH_MASK)
         return;
     tecs_archetype_t *a = tecs__rec_arch(w, r);
-    if ((int32_t)a->id < t->len && t->slots[a->id].cols_ != NULL)
-        return;
     int32_t j = tecs__arch_tog(a, c);
-    if (j < 0 || tecs__arch_rt(a, c) >= 0)
+    if (j < 0 || tecs__arch_rt(a, c) >= 0 ||
+        a->chunks[r->row >> w->arch.shift].entered != w->arch.tick)
         return;
-    if (tecs__togs_cover(w, t, a->id)) {
-        w->base.err = TECS_OK;              /* the enable succeeded */
-        return;
-    }
-    t->slots[a->id] = (tecs_toggler_slot_t){
-        .cols_ = &a->cols, .chunks_ = (void *const *)(void *)&a->chunks,
-        .ndisabled_ = &a->ndisabled[j], .at_ = (uint32_t)(1 + a->ncols + j),
-        .stride_ = (uint32_t)a->stride };
+    tecs__toghot_open(w, hot, a, j, r->row);
 }
 
 tecs_err_t tecs_toggle_call(tecs_world_t *w, tecs_comp_t c, tecs_entity_t e, bool enable)
@@ -865,7 +853,7 @@ uint64_t tecs_world_tick_advance(tecs_world_t *w)
                   "world is freed");
         return 0;
     }
-    return ++w->arch.tick;
+    return tecs__arch_tick_next(&w->arch);
 }
 
 tecs_entity_state_t tecs_entity_state(const tecs_world_t *w, tecs_entity_t e)

@@ -374,6 +374,7 @@ static void watch_hooks(tecs_world_t *w, tecs_comp_t c, const tecs_hooks_t *h)
 {
     w->comp.comps[c].watch += any_hook(h);
     w->comp.comps[c].watch_noset += any_hook(h) && !h->on_set;
+    tecs__toghots_close(&w->arch);      /* toggles of c have events now */
 }
 
 static void unwatch_hooks(tecs_world_t *w, tecs_comp_t c, const tecs_hooks_t *h)
@@ -482,6 +483,7 @@ static void watch_toggles(tecs_world_t *w, const tecs_query_t *q, int32_t d)
             w->comp.comps[terms[t].comp].watch += (uint32_t)d;
             w->comp.comps[terms[t].comp].watch_noset += (uint32_t)d;
         }
+    tecs__toghots_close(&w->arch);      /* toggles may have events now */
 }
 
 /* The observer's own query, from its terms or a copy of the user's query. */
@@ -538,6 +540,7 @@ tecs_observer_t tecs_observer_new(tecs_world_t *w, const tecs_observer_desc_t *d
     } else {
         w->comp.comps[d->comp].watch++;
         w->comp.comps[d->comp].watch_noset += d->event != TECS_ON_SET;
+        tecs__toghots_close(&w->arch);  /* toggles of it have events now */
         s->per[d->comp].nobs++;
     }
     return o->id;

@@ -292,7 +292,8 @@ static uint64_t tog_word(const tecs_query_t *q, int32_t m, const tecs_archetype_
                                  chunk_rows(q->world, a, k)) : 0;
         else
             d = js[i] < 0 ? 0 : cp ? tecs__chunk_bits(a, cp, js[i])[wi]
-                                   : a->ndisabled[js[i]] ? ~(uint64_t)0 : 0;
+                                   : tecs__arch_ndisabled(q->world, a, js[i]) ? ~(uint64_t)0
+                                                                              : 0;
         h[i] = tog_has(term, js[i], d);
         tog_apply(term, h[i], &pass, &any);
     }
@@ -343,11 +344,12 @@ static int tog_mode(const tecs_query_t *q, int32_t m, const tecs_archetype_t *a,
     if (q->chg_mask)
         return TOG_ROWS;        /* decided chunk by chunk */
     const int8_t *js = q->mtog + (size_t)m * (q->ntt + 1);
-    for (int32_t i = 0; i < q->ntt; i++)
+    for (int32_t i = 0; i < q->ntt; i++) {
+        int32_t off = js[i] >= 0 ? tecs__arch_ndisabled(q->world, a, js[i]) : 0;
         if (js[i] == JS_SPARSE ? tecs__sparse_count(q->world, q->terms[q->tt[i]].comp) > 0
-                               : js[i] >= 0 && a->ndisabled[js[i]] != 0 &&
-                                 a->ndisabled[js[i]] != a->count)
+                               : off != 0 && off != a->count)
             return TOG_ROWS;
+    }
     uint64_t h[TECS_MAX_TERMS];
     if (!(tog_word(q, m, a, -1, 0, h) & 1u))
         return TOG_NONE;
@@ -1068,7 +1070,7 @@ void tecs__query_run(tecs_query_t *q, bool parts)
     tecs_world_t *w = q->world;
     if (q->chg_mask) {
         q->since = q->last_run;
-        q->last_run = w->arch.tick++;
+        q->last_run = tecs__arch_tick_next(&w->arch) - 1;
     }
     if (parts && q->write_mask)
         for (int32_t m = 0; m < q->nmatch; m++)

@@ -277,13 +277,13 @@ static uint64_t layout_hash(const tecs__comp *ci)
 static uint8_t cb_close(tecs_world_t *w)
 {
     uint8_t was = w->base.closed;
-    w->base.closed = TECS__SNAPSHOT;
+    tecs__set_closed(w, TECS__SNAPSHOT);
     return was;
 }
 
 static void cb_open(tecs_world_t *w, uint8_t was)
 {
-    w->base.closed = was;
+    tecs__set_closed(w, was);
 }
 
 /* Why a save or a load cannot run now, or TECS_OK. */
@@ -566,9 +566,9 @@ static void w_end(writer *o)
 static void *realloc_closed(tecs_world_t *w, void *p, size_t old, size_t n)
 {
     uint8_t was = w->base.closed;
-    w->base.closed = TECS__OPEN;
+    tecs__set_closed(w, TECS__OPEN);
     void *q = tecs__realloc(w, p, old, n);
-    w->base.closed = was;
+    tecs__set_closed(w, was);
     return q;
 }
 
@@ -2154,7 +2154,7 @@ static void mark_now(tecs_world_t *w, tecs_mark_t *m)
     *m = (tecs_mark_t){ .tick = w->arch.tick, .pushes = s->pushes, .pops = s->pops,
                         .nslots = s->nrecs, .nalive = s->nalive, .nfree = s->nfree,
                         .nretired = s->nretired };
-    w->arch.tick++;                 /* what changes from now on is newer */
+    tecs__arch_tick_next(&w->arch); /* what changes from now on is newer */
 }
 
 /* Slots taken from the free list's head since m (at most its length

@@ -568,46 +568,6 @@ static inline void hop_remember(tecs_world_t *w, tecs_comp_t c, bool add, tecs_a
 void tecs__store_fini(tecs_world_t *w)
 {
     tecs__free(w, w->store.hops, (size_t)w->store.nhops * sizeof *w->store.hops);
-    for (int32_t c = 0; c < w->store.ntogs; c++) {
-        tecs__togs *t = w->store.togs[c];
-        if (t) {
-            tecs__free(w, t->slots, (size_t)t->cap * sizeof *t->slots);
-            tecs__free(w, t, sizeof *t);
-        }
-    }
-    tecs__free(w, w->store.togs, (size_t)w->store.ntogs * sizeof *w->store.togs);
-}
-
-/* ---- toggle tables ---------------------------------------------------- */
-
-tecs__togs *tecs__togs_make(tecs_world_t *w, tecs_comp_t c)
-{
-    tecs__store_state *s = &w->store;
-    if ((int32_t)c < s->ntogs && s->togs[c])
-        return s->togs[c];
-    int32_t old = s->ntogs;
-    if (tecs__grow(w, (void **)&s->togs, &s->ntogs, (int32_t)c + 1, sizeof *s->togs))
-        return NULL;
-    memset(s->togs + old, 0, (size_t)(s->ntogs - old) * sizeof *s->togs);
-    tecs__togs *t = tecs__alloc(w, sizeof *t);
-    if (t == NULL) {
-        tecs__err(w, TECS_ENOMEM, "out of memory making a toggle table");
-        return NULL;
-    }
-    *t = (tecs__togs){ 0 };
-    s->togs[c] = t;
-    return t;
-}
-
-tecs_err_t tecs__togs_cover(tecs_world_t *w, tecs__togs *t, uint32_t id)
-{
-    if ((int32_t)id < t->len)
-        return TECS_OK;
-    if (tecs__grow(w, (void **)&t->slots, &t->cap, (int32_t)id + 1, sizeof *t->slots))
-        return TECS_ENOMEM;
-    memset(t->slots + t->len, 0, ((size_t)id + 1 - (size_t)t->len) * sizeof *t->slots);
-    t->len = (int32_t)id + 1;
-    return TECS_OK;
 }
 
 /* Events after c was added to e (now in b). */

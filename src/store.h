@@ -65,20 +65,6 @@ tecs_err_t tecs__remove_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c);
 tecs_err_t tecs__birth(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *a,
                        int32_t nvals, const tecs_value_t *vals,
                        tecs_init_fn fn, void *ctx);
-/* The toggle table of an enableable component (tecs_toggler_t reads it
-** inline): by archetype id, where the component's bits are. Made by the
-** first tecs_toggler_init of the component, at a fixed address from then
-** on; an entry is filled by tecs_toggle_call once an entity of that
-** archetype was toggled, and stays good for the world's life (an
-** archetype an entity has been in lives as long as the world, and the
-** entry points at its fields, not into its chunk table). */
-typedef struct tecs__togs {
-    tecs_toggler_slot_t *slots; /* by archetype id, below len; cols_ NULL:
-                                   none yet                                 */
-    int32_t len;
-    int32_t cap;
-} tecs__togs;
-
 /* Place n pending entities into a plain archetype, rows reserved, when no
 ** listener watches or vetoes changes of its components: the k-th id is at
 ** ids + k * stride, its value of column col (if col >= 0) at
@@ -87,12 +73,6 @@ typedef struct tecs__togs {
 void tecs__birth_run(tecs_world_t *w, tecs_archetype_t *a, int32_t n, const char *ids,
                      int32_t col, const char *vals, size_t stride);
 void tecs__store_fini(tecs_world_t *w);
-/* The toggle table of c, made if there is none; NULL with TECS_ENOMEM
-** recorded. */
-tecs__togs *tecs__togs_make(tecs_world_t *w, tecs_comp_t c);
-/* Make c's table (if made) cover archetype id: TECS_OK, or TECS_ENOMEM
-** recorded. */
-tecs_err_t tecs__togs_cover(tecs_world_t *w, tecs__togs *t, uint32_t id);
 
 typedef struct tecs__store_state {
     tecs__hop kill;             /* the plain archetype tecs_destroy last
@@ -108,9 +88,6 @@ typedef struct tecs__store_state {
     bool gone_disabled;
     tecs__hops *hops;           /* by component id, below nhops             */
     int32_t nhops;
-    tecs__togs **togs;          /* by component id, below ntogs: its toggle
-                                   table, or NULL                           */
-    int32_t ntogs;
 } tecs__store_state;
 
 #endif /* TECS_STORE_H */

@@ -835,7 +835,7 @@ tecs_err_t tecs_progress_groups(tecs_world_t *w, double dt, uint32_t mask)
     if (need > 0 && (err = tecs__workers_reserve(w, need)) != TECS_OK)
         return err;
     s->running = true;
-    w->arch.tick++;             /* each frame starts a tick */
+    tecs__arch_tick_next(&w->arch); /* each frame starts a tick */
     s->frame_n = s->n;
     for (int32_t i = 0; i < s->frame_n; i++) {
         s->list[i].stats.time_last = 0;

@@ -205,9 +205,10 @@ tecs_world_t *tecs__worker_ready(tecs_world_t *w, int32_t k, const uint64_t *rea
     v->base.mem = 0;
     v->base.err = TECS_OK;
     v->base.errmsg[0] = '\0';
-    v->base.closed = TECS__WORKER;
+    tecs__set_closed(v, TECS__WORKER);
     v->base.cb_depth = 1;
     v->base.hook_depth = 1;
+    tecs__stop_sync(&v->base);
     v->base.defer_depth = 1;
     v->base.owner = w;
     v->base.may_read = read;
@@ -242,7 +243,7 @@ void tecs__workers_run(tecs_world_t *w, int32_t n, void (*task)(void *arg, int32
     int32_t jobs = s && s->ex.submit ? (n < s->threads ? n : s->threads) : 1;
     uint8_t closed = w->base.closed;
     tecs__indexes_refresh(w);           /* workers read indexes, never rebuild them */
-    w->base.closed = TECS__PARALLEL;
+    tecs__set_closed(w, TECS__PARALLEL);
     if (jobs <= 1) {
         runner(&b);
     } else {
@@ -250,7 +251,7 @@ void tecs__workers_run(tecs_world_t *w, int32_t n, void (*task)(void *arg, int32
             s->ex.submit(s->ex.ctx, runner, &b);
         s->ex.wait(s->ex.ctx);
     }
-    w->base.closed = closed;
+    tecs__set_closed(w, closed);
 }
 
 tecs_err_t tecs__workers_merge(tecs_world_t *w)
@@ -264,7 +265,7 @@ tecs_err_t tecs__workers_merge(tecs_world_t *w)
         tecs_world_t *v = s->ctxs[k];
         w->base.mem += v->base.mem;     /* (wraps back when it freed more) */
         v->base.mem = 0;
-        v->base.closed = TECS__RETIRED;
+        tecs__set_closed(v, TECS__RETIRED);
         queues[k] = &v->cmd.deferred;
     }
     return tecs__cmd_merge(w, queues, n);
@@ -293,7 +294,7 @@ tecs_err_t tecs_split_begin(tecs_query_t *q, int32_t parts)
     for (int32_t k = 0; k < parts; k++)
         tecs__worker_ready(w, k, NULL, NULL);
     tecs__indexes_refresh(w);           /* the parts read indexes, never rebuild them */
-    w->base.closed = TECS__PARALLEL;
+    tecs__set_closed(w, TECS__PARALLEL);
     return TECS_OK;
 }
 
@@ -324,7 +325,7 @@ tecs_err_t tecs_split_end(tecs_query_t *q)
         return tecs__err(w, TECS_EINVAL, "tecs_split_end: the query is not split");
     }
     s->split = NULL;
-    w->base.closed = TECS__OPEN;
+    tecs__set_closed(w, TECS__OPEN);
     w->base.err = TECS_OK;
     uint32_t serial = tecs__query_reports_begin(w);
     if (tecs__query_writes_watched(q))

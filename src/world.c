@@ -69,7 +69,7 @@ tecs_err_t tecs_world_free(tecs_world_t *w)
         return tecs__refuse_closed(w);
     if (w->base.cb_depth > 0)
         return tecs__err(w, TECS_EBUSY, "the world cannot be freed inside a callback");
-    w->base.closed = TECS__FREEING;
+    tecs__set_closed(w, TECS__FREEING);
     w->base.defer_depth = 0;
     for (int32_t i = 0; i < w->bus.nlisteners; i++)
         if (w->bus.listeners[i].before_fini)
@@ -88,7 +88,7 @@ tecs_err_t tecs_world_free(tecs_world_t *w)
     tecs__ei_fini(w);
     tecs__comp_fini(w);
     assert(w->base.mem == sizeof *w);
-    w->base.closed = TECS__IN_ALLOC;
+    tecs__set_closed(w, TECS__IN_ALLOC);
     w->base.alloc(w->base.alloc_ud, w, sizeof *w, 0);
     return TECS_OK;
 }
@@ -126,13 +126,13 @@ tecs_err_t tecs_world_reset(tecs_world_t *w)
     if (tecs__cmd_nested(w))
         return tecs__err(w, TECS_EBUSY, "tecs_world_reset cannot run inside an iteration, a "
                          "callback, a deferred section or a frame");
-    w->base.closed = TECS__RESETTING;
+    tecs__set_closed(w, TECS__RESETTING);
     tecs__cmd_drop_all(w);
     for (int32_t i = 0; i < w->arch.narchs; i++)
         reset_archetype(w, w->arch.archs[i]);
     tecs__sparse_clear(w);
     tecs__ei_relink(w);
-    w->base.closed = TECS__OPEN;
+    tecs__set_closed(w, TECS__OPEN);
     assert(w->ei.nalive == 0 && w->ei.npending == 0 && w->cmd.deferred.count == 0);
     w->cmd.dropped = 0;
     w->base.err = TECS_OK;

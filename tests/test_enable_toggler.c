@@ -211,6 +211,169 @@ TEST(toggler_stamps_the_added_tick)
     tw_free(w);
 }
 
+/* Ids in row order, as the bench toggles them: each chunk's first toggle
+** goes through tecs_toggle_call and opens the chunk, the rest are inline
+** and do not count; the counts queries read, the bits moved by hole fills
+** and moves, and the structure checker agree with tecs_is_enabled. With
+** fewer rows a chunk than a bit word holds too. */
+static void toggle_in_row_order(int32_t rows)
+{
+    tecs_world_t *w = tw_new_ex(NULL, rows);
+    CHECK(w != NULL);
+    tecs_comp_t hp = enableable(w, "Health", false);
+    tecs_comp_t tag = TECS_TAG(w, Marked);
+    tecs_archetype_t *a = tecs_archetype_get(w, 1, &hp);
+    enum { N = 3000 };
+    tecs_entity_t *e = malloc(N * sizeof *e);
+    bool *off = calloc(N, sizeof *off);
+    CHECK(e != NULL && off != NULL);
+    CHECK_ERR(tecs_new_bulk(w, a, N, e, 0, NULL), TECS_OK);
+    tecs_toggler_t h;
+    CHECK_ERR(tecs_toggler_init(w, hp, &h), TECS_OK);
+    const tecs_toggler_t hl = h;
+    tecs_query_t *on = tecs_query_all(w, 1, &hp);
+    tecs_query_t *dis = TECS_QUERY(w, { .comp = hp, .toggle = TECS_TOGGLE_DISABLED });
+    for (int i = 0; i < N; i++)
+        CHECK_ERR(tecs_toggle(&hl, e[i], false), TECS_OK);
+    CHECK_EQ(tecs_query_count(on), 0);
+    CHECK_EQ(tecs_query_count(dis), N);
+    TW_CHECK(w);
+    for (int i = 0; i < N; i += 3) {        /* every third enabled again */
+        CHECK_ERR(tecs_toggle(&hl, e[i], true), TECS_OK);
+        CHECK_ERR(tecs_toggle(&hl, e[i], true), TECS_OK);  /* no change */
+    }
+    for (int i = 0; i < N; i++)
+        off[i] = i % 3 != 0;
+    for (int i = 1; i < N; i += 7) {        /* hole fills move bits */
+        CHECK_ERR(tecs_destroy(w, e[i]), TECS_OK);
+        e[i] = 0;
+    }
+    for (int i = 2; i < N; i += 11)         /* rows move out and back */
+        if (e[i]) {
+            CHECK_ERR(tecs_add(w, e[i], tag), TECS_OK);
+            if (i % 2)
+                CHECK_ERR(tecs_remove(w, e[i], tag), TECS_OK);
+        }
+    TW_CHECK(w);
+    for (int i = N - 1; i >= 0; i -= 2)     /* backwards, through moved rows */
+        if (e[i]) {
+            CHECK_ERR(tecs_toggle(&hl, e[i], i % 4 == 1), TECS_OK);
+            off[i] = i % 4 != 1;
+        }
+    int32_t n_on = 0, n_off = 0;
+    for (int i = 0; i < N; i++)
+        if (e[i]) {
+            CHECK_EQ(tecs_is_enabled(w, e[i], hp), !off[i]);
+            n_on += !off[i];
+            n_off += off[i];
+        }
+    CHECK_EQ(tecs_query_count(on), n_on);
+    CHECK_EQ(tecs_query_count(dis), n_off);
+    TW_CHECK(w);
+    CHECK_ERR(tecs_world_reset(w), TECS_OK);    /* the counts hold again */
+    TW_CHECK(w);
+    tecs_query_free(dis);
+    tecs_query_free(on);
+    free(off);
+    free(e);
+    tw_free(w);
+}
+
+TEST(toggler_in_row_order_matches_tecs_enable)
+{
+    toggle_in_row_order(0);
+    toggle_in_row_order(16);
+    toggle_in_row_order(128);
+}
+
+static int run_rows(tecs_query_t *q)
+{
+    int n = 0;
+    tecs_iter_t it = tecs_query_iter(q);
+    while (tecs_iter_next(&it))
+        n += it.count;
+    return n;
+}
+
+/* Whatever moves the tick on (tecs_world_tick_advance, a run of a query
+** with change terms, a delta mark, tecs_progress) closes the short path,
+** so the next toggle there stamps its chunk at the new tick, as
+** tecs_enable does: change queries and deltas see every toggle. */
+TEST(toggler_stamps_whatever_moves_the_tick)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t hp = enableable(w, "Health", false);
+    tecs_toggler_t h;
+    CHECK_ERR(tecs_toggler_init(w, hp, &h), TECS_OK);
+    tecs_entity_t e[4];
+    for (int i = 0; i < 4; i++) {
+        e[i] = tecs_new(w);
+        TECS_SET(w, e[i], hp, Health, { i });
+    }
+    tecs_query_t *added = TECS_QUERY(w, { .comp = hp, .toggle = TECS_TOGGLE_ANY,
+                                          .change = TECS_CHANGE_ADDED });
+    run_rows(added);                        /* from now on: what enters */
+    CHECK_EQ(run_rows(added), 0);
+    for (int round = 0; round < 8; round++) {
+        CHECK_ERR(tecs_toggle(&h, e[round % 4], round % 2 != 0), TECS_OK);
+        CHECK_ERR(tecs_toggle(&h, e[(round + 1) % 4], round % 2 != 0), TECS_OK);
+        CHECK_EQ(tecs_added_tick(w, e[round % 4], hp), tecs_world_tick(w));
+        CHECK_EQ(tecs_added_tick(w, e[(round + 1) % 4], hp), tecs_world_tick(w));
+        TW_CHECK(w);
+        if (round % 4 == 0) {
+            tecs_world_tick_advance(w);
+        } else if (round % 4 == 1) {
+            CHECK_EQ(run_rows(added), 4);   /* the toggled chunk, and a new tick */
+            CHECK_EQ(run_rows(added), 0);
+        } else if (round % 4 == 2) {
+            tecs_mark_t m;
+            CHECK_ERR(tecs_world_mark(w, &m), TECS_OK);
+        } else {
+            CHECK_ERR(tecs_progress(w, 0.0f), TECS_OK);
+        }
+    }
+    tecs_query_free(added);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+/* A cache and an index made after the short path opened: the next toggle
+** there raises their events, as tecs_enable's would. */
+TEST(toggler_feeds_caches_and_indexes_made_later)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t hp = enableable(w, "Health", false);
+    tecs_toggler_t h;
+    CHECK_ERR(tecs_toggler_init(w, hp, &h), TECS_OK);
+    tecs_entity_t e[10];
+    for (int i = 0; i < 10; i++) {
+        e[i] = tecs_new(w);
+        TECS_SET(w, e[i], hp, Health, { i });
+    }
+    CHECK_ERR(tecs_toggle(&h, e[0], false), TECS_OK);      /* opens the chunk */
+    CHECK_ERR(tecs_toggle(&h, e[0], true), TECS_OK);       /* inline */
+    tecs_query_t *q = tecs_query_all(w, 1, &hp);
+    tecs_cache_t *c = tecs_cache_new(w, &(tecs_cache_desc_t){ .query = q });
+    CHECK(c != NULL);
+    tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){ .comp = hp,
+        .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32 });
+    CHECK(x != NULL);
+    CHECK_EQ(tecs_cache_count(c), 10);
+    CHECK_ERR(tecs_toggle(&h, e[3], false), TECS_OK);
+    CHECK_ERR(tecs_toggle(&h, e[4], false), TECS_OK);
+    CHECK_EQ(tecs_cache_count(c), 8);
+    tecs_filter_t *f = tecs_filter_new(w);
+    CHECK(tecs_filter_cmp(f, x, TECS_LT, tecs_key_int(6)) >= 0);
+    tecs_entity_t out[10];
+    CHECK_EQ(tecs_query_where_collect(q, f, out, 10), 4);   /* 0 1 2 5 */
+    tecs_filter_free(f);
+    tecs_cache_free(c);
+    tecs_index_free(x);
+    tecs_query_free(q);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
 /* Chunks added and freed, new archetypes, a reset: the handle holds. */
 TEST(toggler_survives_growth_and_reset)
 {

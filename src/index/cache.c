@@ -429,6 +429,7 @@ static void watch_terms(tecs_cache_t *c)
         c->watched[c->nwatched++] = terms[t].comp;
         c->world->comp.comps[terms[t].comp].watch++;
     }
+    tecs__toghots_close(&c->world->arch);   /* toggles may have events now */
 }
 
 /* ---- the cache layer's index listener --------------------------------- */

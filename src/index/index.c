@@ -467,6 +467,7 @@ static void subscribe(tecs_index_t *x, int by)
     tecs__comp *ci = &x->world->comp.comps[x->d.comp];
     ci->watch = (uint32_t)((int64_t)ci->watch + by);
     ci->veto = (uint32_t)((int64_t)ci->veto + by);
+    tecs__toghots_close(&x->world->arch);   /* toggles of it have events now */
 }
 
 /* Rebuild a dirty index. */
