@@ -496,6 +496,60 @@ static bool snap_push(walk *wk, uint64_t k, tecs_entity_t e)
     return true;
 }
 
+/* Room in the snapshot for more items beside its n, and as many again
+** for the sort's scratch half (snap_push's rule); false (wk->err set) when
+** out of memory. */
+static bool snap_room(walk *wk, int32_t more)
+{
+    snap *s = wk->s;
+    if ((int64_t)s->n + more <= s->cap / 2)
+        return true;
+    if ((int64_t)s->n + more > INT32_MAX / 2 ||
+        tecs__grow(wk->f->world, (void **)&s->v, &s->cap, 2 * (s->n + more), sizeof *s->v)) {
+        wk->err = TECS_ENOMEM;
+        return false;
+    }
+    return true;
+}
+
+/* Items of a walk whose records are fetched ahead of their use. */
+#define RECS_AHEAD 24
+
+/* Turn the candidates v[from..n) of the snapshot (entities known to
+** satisfy the filter) into places: those the query has, in their order;
+** the record RECS_AHEAD items on is fetched meanwhile, so that the
+** records' misses overlap. */
+static TECS__NOINLINE void places_of(walk *wk, int32_t from)
+{
+    const tecs_world_t *w = wk->f->world;
+    snap *s = wk->s;
+    okey *v = s->v;
+    const tecs__record *recs = w->ei.recs;
+    const bool rowwise = wk->rowwise;
+    int32_t n = s->n, m = from, lm = -1;
+    uint32_t la = UINT32_MAX, nrecs = (uint32_t)w->ei.nrecs;
+    for (int32_t i = from; i < n; i++) {
+        uint32_t ahead = TECS_ENTITY_INDEX(v[i + RECS_AHEAD < n ? i + RECS_AHEAD : i].e);
+        if (ahead < nrecs)
+            TECS__PREFETCH(&recs[ahead]);
+        tecs_entity_t e = v[i].e;
+        uint32_t slot = TECS_ENTITY_INDEX(e);
+        if (slot >= nrecs)
+            continue;
+        tecs__record r = recs[slot];    /* tecs__ei_alive's tests, on a copy */
+        if (r.gen != TECS_ENTITY_GENERATION(e) || r.arch >= TECS__ARCH_RETIRED)
+            continue;
+        uint32_t ai = r.arch & TECS__ARCH_MASK;
+        if (TECS__UNLIKELY(ai != la)) {
+            la = ai;
+            lm = snap_match(s, wk->q, w->arch.archs[ai]);
+        }
+        if (lm >= 0 && (!rowwise || tecs__query_row_ok(wk->q, lm, r.row)))
+            v[m++] = (okey){ (uint64_t)ai << 32 | r.row, e };
+    }
+    s->n = m;
+}
+
 /* Keep a candidate known to satisfy the filter if the query has it. */
 static inline void take(walk *wk, tecs_entity_t e)
 {
@@ -525,9 +579,6 @@ typedef struct range {
     uint64_t lo, hi;
 } range;
 
-/* Items of a walk whose records are fetched ahead of their use. */
-#define RECS_AHEAD 24
-
 /* Start fetching the record of item i of leaf t; an i past t's end counts
 ** on into the next leaf. */
 static void fetch_rec(const tecs_world_t *w, const onode *t, int32_t i)
@@ -554,14 +605,46 @@ static int32_t leaf_end(const tecs_index_t *x, const onode *t, const range *rg)
     return ofind(x, t->u.lf.k, t->u.lf.e, t->n, rg->hi, rg->hi_excl ? 0 : UINT32_MAX);
 }
 
+/* walk_range for the root alone (no guard, no test): the range's
+** entities are copied into the snapshot leaf by leaf, then turned into
+** places in one pass over them (places_of). */
+static void walk_range_plain(walk *wk, const tecs_index_t *x, range rg)
+{
+    snap *s = wk->s;
+    int32_t i = 0, from = s->n;
+    if (wk->err)
+        return;
+    const onode *t = rg.has_lo ? olower(x, rg.lo, rg.lo_excl ? UINT32_MAX : 0, &i)
+                               : ofirst(x);
+    for (; t; t = t->next, i = 0) {
+        if (t->next)
+            ofetch_all(t->next);
+        int32_t end = leaf_end(x, t, &rg);
+        if (end > i) {
+            if (!snap_room(wk, end - i))
+                return;
+            okey *v = s->v + s->n - i;
+            for (int32_t j = i; j < end; j++)
+                v[j].e = t->u.lf.e[j];
+            s->n += end - i;
+        }
+        if (end < t->n)
+            break;
+    }
+    places_of(wk, from);
+}
+
 /* Collect the items of a key range, leaf by leaf, in key order; the next
 ** leaf and the records a few items on are fetched ahead: a fixed distance
 ** keeps a few fetches in flight without evicting what is about to be
 ** read. */
 static void walk_range(walk *wk, const guard *g, const tecs_index_t *x, range rg)
 {
+    if (g == NULL && wk->exact) {
+        walk_range_plain(wk, x, rg);
+        return;
+    }
     const tecs_world_t *w = wk->f->world;
-    bool plain = g == NULL && wk->exact;
     int32_t i = 0;
     const onode *t = rg.has_lo ? olower(x, rg.lo, rg.lo_excl ? UINT32_MAX : 0, &i)
                                : ofirst(x);
@@ -571,10 +654,7 @@ static void walk_range(walk *wk, const guard *g, const tecs_index_t *x, range rg
         int32_t end = leaf_end(x, t, &rg);
         for (; i < end; i++) {
             fetch_rec(w, t, i + RECS_AHEAD);
-            if (plain)
-                take(wk, t->u.lf.e[i]);
-            else
-                collect(wk, g, t->u.lf.e[i]);
+            collect(wk, g, t->u.lf.e[i]);
         }
         if (end < t->n)
             return;
@@ -1162,10 +1242,10 @@ static TECS__NOINLINE bool snap_step_varied(tecs_iter_t *it, snap *s)
     }
 }
 
-/* The next run of consecutive rows (one chunk) of the snapshot, the row
-** PREFETCH_AHEAD steps on being fetched. Rows do not move while it runs:
-** the world is deferred. */
-static bool snap_step(tecs_iter_t *it, bool fini)
+/* snap_step past its common case: the end, a reverse or row-wise
+** iteration, a run of more than one row, a step leaving the cursor's
+** group (or a snapshot without a cursor). */
+static TECS__NOINLINE bool snap_step_any(tecs_iter_t *it, bool fini)
 {
     snap *s = it->priv_.src;
     if (fini) {
@@ -1202,6 +1282,39 @@ static bool snap_step(tecs_iter_t *it, bool fini)
     return true;
 }
 
+/* The next run of consecutive rows (one chunk) of the snapshot, the row
+** PREFETCH_AHEAD steps on being fetched. Rows do not move while it runs:
+** the world is deferred. The common case of a where whose matches are
+** scattered, a forward step of one row in the cursor's group, is handled
+** here in a few dozen instructions, the fields moved by the distance
+** from the row before; every other step goes to snap_step_any. */
+static bool snap_step(tecs_iter_t *it, bool fini)
+{
+    snap *s = it->priv_.src;
+    int32_t p = it->priv_.pos, n = s->n;
+    if (TECS__UNLIKELY(fini || !s->plain || p >= n))
+        return snap_step_any(it, fini);
+    const okey *v = s->v;
+    cursor *c = &s->cur;
+    uint64_t k = v[p].k, kf = v[p + PREFETCH_AHEAD + 1 < n ? p + PREFETCH_AHEAD + 1 : p].k;
+    if (TECS__UNLIKELY((p + 1 < n && v[p + 1].k == k + 1) || c->ents != it->entities ||
+                       k - c->group >= c->span || kf - c->group >= c->span))
+        return snap_step_any(it, fini);
+    ptrdiff_t d = (ptrdiff_t)(k - c->at), df = (ptrdiff_t)(kf - k);
+    for (int32_t i = 0; i < c->nlive; i++) {
+        int32_t t = c->live[i];
+        char *f = (char *)it->fields[t] + d * (ptrdiff_t)c->size[t];
+        it->fields[t] = f;
+        TECS__PREFETCH(f + df * (ptrdiff_t)c->size[t]);
+    }
+    it->entities += d;
+    it->count = 1;
+    it->priv_.pos = p + 1;
+    c->ents = it->entities;
+    c->at = k;
+    return true;
+}
+
 /* Start an iteration of q that hands out the rows of snapshot s. */
 tecs_iter_t tecs__snap_iter(tecs_query_t *q, snap *s, int32_t flags)
 {
@@ -1210,6 +1323,7 @@ tecs_iter_t tecs__snap_iter(tecs_query_t *q, snap *s, int32_t flags)
         return it;
     s->busy = true;
     s->rowwise = tecs__query_rowwise(q);
+    s->plain = s->cursor_on && !s->rowwise && !(flags & TECS_ITER_REVERSE);
     s->la = NULL;
     cursor_init(q, s);
     it.priv_.src = s;

@@ -604,6 +604,8 @@ typedef struct snap {
     bool busy;                  /* an iteration reads it                    */
     bool rowwise;               /* ... of a query with toggle or change
                                    terms (its runs are read again)          */
+    bool plain;                 /* ... forward, with the cursor, not
+                                   row-wise: snap_step's fast case          */
     struct tecs_filter_t *doomed; /* the filter owning it, freed while the
                                    iteration was open: freed when it ends   */
     tecs_archetype_t *la;       /* the last archetype looked up ...         */
