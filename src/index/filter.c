@@ -960,20 +960,8 @@ static void drive_shapes(walk *wk, const shapes *sh)
 {
     for (int32_t l = 0; l < sh->n && !wk->err; l++)
         shape_walk(wk, sh, l);
-    if (wk->err)
-        return;
-    tecs_world_t *w = wk->f->world;
-    snap *s = wk->s;
-    bool rowwise = wk->rowwise;
-    int32_t m = 0;
-    for (int32_t i = 0; i < s->n; i++) {
-        tecs_entity_t e = s->v[i].e;
-        const tecs__record *r = tecs__ei_alive(w, e);
-        int32_t qm = r != NULL ? snap_match(s, wk->q, tecs__rec_arch(w, r)) : -1;
-        if (qm >= 0 && (!rowwise || tecs__query_row_ok(wk->q, qm, r->row)))
-            s->v[m++] = (okey){ place_of(r), e };
-    }
-    s->n = m;
+    if (wk->err == TECS_OK)
+        places_of(wk, 0);
 }
 
 /* The driving leaf when the walk keeps one index's key order, else -1. */
