@@ -895,6 +895,7 @@ tecs_index_t *tecs_index_new(tecs_world_t *w, const tecs_index_desc_t *desc)
     x->world = w;
     x->d = *d;
     x->cls = class_of(d->type);
+    x->int_table = x->cls == TECS_KEYC_INT && is_table(x);
     x->fsize = field_size(d);
     tecs_err_t err = fill(x);
     if (!err)
@@ -994,8 +995,7 @@ tecs_entity_t tecs_index_lookup(tecs_index_t *x, tecs_key_t key)
 {
     if (x == NULL || tecs__enter(x->world))
         return 0;
-    if (TECS__LIKELY(key.cls == TECS_KEYC_INT && x->cls == TECS_KEYC_INT && is_table(x) &&
-                     !x->dirty && x->ntab > 0)) {
+    if (TECS__LIKELY(key.cls == TECS_KEYC_INT && x->int_table && !x->dirty && x->ntab > 0)) {
         uint64_t k = enc_int(key.v.i);
         uint32_t mask = (uint32_t)x->ntab - 1;
         for (uint32_t i = mix(k) & mask; x->tab[i].e != 0; i = (i + 1) & mask)

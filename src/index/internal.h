@@ -47,6 +47,7 @@ struct tecs_index_t {
     int32_t id;                 /* in the world's registry, never reused    */
     tecs_index_desc_t d;
     int32_t cls;                /* TECS_KEYC_* of its keys                  */
+    bool int_table;             /* a unique hash index of integer keys      */
     uint32_t fsize;             /* bytes of the field                       */
     bool dirty;                 /* rebuild before the next use              */
     int32_t sets;               /* SET events since the last use            */
