@@ -482,6 +482,10 @@ typedef struct walk {
     bool rowwise;               /* the query tests rows one by one          */
     int32_t sorted_by;          /* index id whose key order the walk kept   */
     tecs_err_t err;
+    int32_t placed;             /* items places_of made, when one call made
+                                   them all from the first; else -1 ...     */
+    uint64_t min, max;          /* ... their smallest and largest place     */
+    bool rising;                /* ... and whether they come in order       */
 } walk;
 
 static bool snap_push(walk *wk, uint64_t k, tecs_entity_t e)
@@ -528,6 +532,8 @@ static TECS__NOINLINE void places_of(walk *wk, int32_t from)
     const bool rowwise = wk->rowwise;
     int32_t n = s->n, m = from, lm = -1;
     uint32_t la = UINT32_MAX, nrecs = (uint32_t)w->ei.nrecs;
+    uint64_t min = UINT64_MAX, max = 0;
+    bool rising = true;
     for (int32_t i = from; i < n; i++) {
         uint32_t ahead = TECS_ENTITY_INDEX(v[i + RECS_AHEAD < n ? i + RECS_AHEAD : i].e);
         if (ahead < nrecs)
@@ -544,10 +550,17 @@ static TECS__NOINLINE void places_of(walk *wk, int32_t from)
             la = ai;
             lm = snap_match(s, wk->q, w->arch.archs[ai]);
         }
-        if (lm >= 0 && (!rowwise || tecs__query_row_ok(wk->q, lm, r.row)))
-            v[m++] = (okey){ (uint64_t)ai << 32 | r.row, e };
+        if (lm >= 0 && (!rowwise || tecs__query_row_ok(wk->q, lm, r.row))) {
+            uint64_t k = (uint64_t)ai << 32 | r.row;
+            rising &= k > max;  /* places are distinct */
+            min = k < min ? k : min;
+            max = k > max ? k : max;
+            v[m++] = (okey){ k, e };
+        }
     }
     s->n = m;
+    wk->placed = from == 0 ? m : -1;
+    wk->min = min, wk->max = max, wk->rising = rising;
 }
 
 /* Keep a candidate known to satisfy the filter if the query has it. */
@@ -1015,18 +1028,22 @@ static void insertion_sort(okey *v, int32_t n)
 ** insertion, sorted ones left as they are, others by radix, whose passes
 ** cover only the bits between the smallest and the largest place, in
 ** digits as narrow as the count of items makes cheapest. */
-static void sort_places(okey *v, okey *tmp, int32_t n)
+static void sort_places(okey *v, okey *tmp, int32_t n, const walk *wk)
 {
     if (n <= SMALL_SORT) {
         insertion_sort(v, n);
         return;
     }
-    uint64_t min = v[0].k, max = v[0].k;
-    bool sorted = true;
-    for (int32_t i = 1; i < n; i++) {
-        sorted &= v[i - 1].k < v[i].k;
-        min = v[i].k < min ? v[i].k : min;
-        max = v[i].k > max ? v[i].k : max;
+    uint64_t min = wk->min, max = wk->max;
+    bool sorted = wk->rising;
+    if (wk->placed != n) {      /* bounds not known from places_of */
+        min = max = v[0].k;
+        sorted = true;
+        for (int32_t i = 1; i < n; i++) {
+            sorted &= v[i - 1].k < v[i].k;
+            min = v[i].k < min ? v[i].k : min;
+            max = v[i].k > max ? v[i].k : max;
+        }
     }
     if (!sorted)
         tecs__okey_radix(v, tmp, n, min, max);
@@ -1057,7 +1074,7 @@ static void reverse(snap *s)
 /* Collect the filter's matches among the query's entities, in order. */
 static tecs_err_t gather(tecs_filter_t *f, tecs_query_t *q)
 {
-    walk wk = { f, q, &f->scr, false, tecs__query_rowwise(q), -1, TECS_OK };
+    walk wk = { f, q, &f->scr, false, tecs__query_rowwise(q), -1, TECS_OK, -1, 0, 0, false };
     f->scr.n = 0;
     f->scr.la = NULL;
     shapes sh = { NULL, 0, { NULL } };
@@ -1082,7 +1099,7 @@ static tecs_err_t gather(tecs_filter_t *f, tecs_query_t *q)
         if (f->desc)
             reverse(&f->scr);
     } else if (!scanned && f->scr.n > 1) { /* (no array when empty: no NULL + 0) */
-        sort_places(f->scr.v, f->scr.v + f->scr.n, f->scr.n);
+        sort_places(f->scr.v, f->scr.v + f->scr.n, f->scr.n, &wk);
     }
     return TECS_OK;
 }
