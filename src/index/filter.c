@@ -523,7 +523,7 @@ static bool snap_room(walk *wk, int32_t more)
 ** satisfy the filter) into places: those the query has, in their order;
 ** the record RECS_AHEAD items on is fetched meanwhile, so that the
 ** records' misses overlap. */
-static TECS__NOINLINE void places_of(walk *wk, int32_t from)
+static inline void places_of(walk *wk, int32_t from)
 {
     const tecs_world_t *w = wk->f->world;
     snap *s = wk->s;
@@ -535,9 +535,11 @@ static TECS__NOINLINE void places_of(walk *wk, int32_t from)
     uint64_t min = UINT64_MAX, max = 0;
     bool rising = true;
     for (int32_t i = from; i < n; i++) {
-        uint32_t ahead = TECS_ENTITY_INDEX(v[i + RECS_AHEAD < n ? i + RECS_AHEAD : i].e);
-        if (ahead < nrecs)
-            TECS__PREFETCH(&recs[ahead]);
+        if (i + RECS_AHEAD < n) {
+            uint32_t ahead = TECS_ENTITY_INDEX(v[i + RECS_AHEAD].e);
+            if (ahead < nrecs)
+                TECS__PREFETCH(&recs[ahead]);
+        }
         tecs_entity_t e = v[i].e;
         uint32_t slot = TECS_ENTITY_INDEX(e);
         if (slot >= nrecs)
@@ -561,6 +563,13 @@ static TECS__NOINLINE void places_of(walk *wk, int32_t from)
     s->n = m;
     wk->placed = from == 0 ? m : -1;
     wk->min = min, wk->max = max, wk->rising = rising;
+}
+
+/* places_of for a range, apart from the walk of the leaves, whose state
+** would crowd its registers. */
+static TECS__NOINLINE void range_places(walk *wk, int32_t from)
+{
+    places_of(wk, from);
 }
 
 /* Keep a candidate known to satisfy the filter if the query has it. */
@@ -644,7 +653,7 @@ static void walk_range_plain(walk *wk, const tecs_index_t *x, range rg)
         if (end < t->n)
             break;
     }
-    places_of(wk, from);
+    range_places(wk, from);
 }
 
 /* Collect the items of a key range, leaf by leaf, in key order; the next
