@@ -759,3 +759,63 @@ TEST(filter_where_reverse_bad_flags_and_deferral)
     TW_CHECK(w);
     tw_free(w);
 }
+
+/* Ranges of many widths over thousands of rows with shuffled keys (one
+** archetype's long runs of scattered matches, and a second archetype):
+** the where hands out the brute-force matches in the query's order, each
+** step's fields those of its entities. */
+TEST(filter_where_wide_ranges_of_shuffled_keys_in_query_order)
+{
+    enum { N = 6000 };
+    tecs_world_t *w = tw_new();
+    tecs_comp_t hp = TECS_COMPONENT(w, Health), pos = TECS_COMPONENT(w, Position);
+    tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = hp, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32 });
+    static int key[N];
+    uint64_t rng = 3;
+    for (int i = 0; i < N; i++)
+        key[i] = i;
+    for (int i = N - 1; i > 0; i--) {
+        int j = (int)(tw_rand(&rng) % (uint64_t)(i + 1)), t = key[i];
+        key[i] = key[j], key[j] = t;
+    }
+    for (int i = 0; i < N; i++) {
+        tecs_entity_t e = tecs_new(w);
+        TECS_SET(w, e, hp, Health, {key[i]});
+        if (i % 7 != 0)
+            TECS_SET(w, e, pos, Position, {(float)i, (float)key[i]});
+    }
+    tecs_query_t *q = TECS_QUERY(w, {.comp = hp, .access = TECS_READ},
+                                 {.comp = pos, .oper = TECS_OPTIONAL, .access = TECS_READ});
+    static tecs_entity_t all[N];
+    CHECK_EQ(tecs_query_collect(q, all, N), N);
+    const int width[] = { 0, 1, 2, 47, 300, 1000, 2500, 5999, 6000 };
+    for (size_t c = 0; c < sizeof width / sizeof width[0]; c++) {
+        int lo = (int)(tw_rand(&rng) % (uint64_t)(N - width[c] + 1)), hi = lo + width[c] - 1;
+        tecs_filter_t *f = tecs_filter_new(w);
+        tecs_filter_between(f, x, tecs_key_int(lo), tecs_key_int(hi));
+        tecs_iter_t it = tecs_query_where(q, f);
+        int m = 0, n = 0;
+        while (tecs_iter_next(&it)) {
+            const Health *hs = tecs_field(&it, 0);
+            const Position *ps = tecs_field(&it, 1);
+            for (int i = 0; i < it.count; i++, n++) {
+                tecs_entity_t e = it.entities[i];
+                CHECK(hs[i].hp >= lo && hs[i].hp <= hi);
+                CHECK_EQ(hs[i].hp, TECS_GET(w, e, hp, Health)->hp);
+                if (ps)
+                    CHECK_EQ(ps[i].y, (float)hs[i].hp);
+                while (m < N && all[m] != e) {  /* the next match in query order */
+                    CHECK(TECS_GET(w, all[m], hp, Health)->hp < lo ||
+                          TECS_GET(w, all[m], hp, Health)->hp > hi);
+                    m++;
+                }
+                CHECK(m < N);
+                m++;
+            }
+        }
+        CHECK_EQ(n, width[c] > 0 ? width[c] : 0);
+        tecs_filter_free(f);
+    }
+    tw_free(w);
+}

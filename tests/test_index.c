@@ -824,3 +824,53 @@ TEST(index_string_keys_of_hooked_components_are_copied)
     TW_CHECK(w);
     tw_free(w);
 }
+
+/* An integer unique index: lookups of keys at their home cell and past it
+** (thousands of keys, so that some share a home), of absent keys, of keys
+** of the wrong class, on a non-unique index, after sets, removes and
+** destroys move keys around; each answer and error checked. */
+typedef struct Serial { int64_t v; } Serial;
+
+TEST(index_unique_int_lookup_home_past_home_and_absent)
+{
+    enum { N = 3000 };
+    tecs_world_t *w = tw_new();
+    tecs_comp_t sc = TECS_COMPONENT(w, Serial);
+    tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = sc, .kind = TECS_INDEX_HASH, .type = TECS_KEY_I64, .unique = true });
+    tecs_index_t *y = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = sc, .kind = TECS_INDEX_HASH, .type = TECS_KEY_I64 });
+    static tecs_entity_t ids[N];
+    static int64_t key[N];
+    for (int i = 0; i < N; i++) {
+        ids[i] = tecs_new(w);
+        key[i] = (int64_t)i * 7919 - 1000000;
+        CHECK_ERR(TECS_SET(w, ids[i], sc, Serial, {key[i]}), TECS_OK);
+    }
+    uint64_t rng = 5;
+    for (int round = 0; round < 4; round++) {
+        for (int i = 0; i < N; i++) {
+            CHECK_EQ(tecs_index_lookup(x, tecs_key_int(key[i])), ids[i]);
+            CHECK_EQ(tecs_last_error(w), TECS_OK);
+        }
+        CHECK_EQ(tecs_index_lookup(x, tecs_key_int(1)), 0);     /* no multiple of 7919 */
+        CHECK_EQ(tecs_last_error(w), TECS_ENOENT);
+        CHECK_EQ(tecs_index_lookup(x, tecs_key_uint(5)), 0);    /* wrong class */
+        CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
+        CHECK_EQ(tecs_index_lookup(y, tecs_key_int(key[0])), 0); /* not unique */
+        CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
+        for (int j = 0; j < N / 3; j++) {                       /* keys move */
+            int i = (int)(tw_rand(&rng) % N);
+            if (j % 3 == 0) {
+                CHECK_ERR(tecs_destroy(w, ids[i]), TECS_OK);
+                CHECK_EQ(tecs_index_lookup(x, tecs_key_int(key[i])), 0);
+                ids[i] = tecs_new(w);
+            }
+            key[i] = -key[i] - (int64_t)(round + 1) * 100000007;
+            CHECK_ERR(TECS_SET(w, ids[i], sc, Serial, {key[i]}), TECS_OK);
+        }
+        TW_CHECK(w);
+    }
+    CHECK_EQ(tecs_index_lookup(NULL, tecs_key_int(0)), 0);
+    tw_free(w);
+}

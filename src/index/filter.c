@@ -482,6 +482,10 @@ typedef struct walk {
     bool rowwise;               /* the query tests rows one by one          */
     int32_t sorted_by;          /* index id whose key order the walk kept   */
     tecs_err_t err;
+    int32_t placed;             /* items places_of made, when one call made
+                                   them all from the first; else -1 ...     */
+    uint64_t min, max;          /* ... their smallest and largest place     */
+    bool rising;                /* ... and whether they come in order       */
 } walk;
 
 static bool snap_push(walk *wk, uint64_t k, tecs_entity_t e)
@@ -494,6 +498,78 @@ static bool snap_push(walk *wk, uint64_t k, tecs_entity_t e)
     }
     s->v[s->n++] = (okey){ k, e };
     return true;
+}
+
+/* Room in the snapshot for more items beside its n, and as many again
+** for the sort's scratch half (snap_push's rule); false (wk->err set) when
+** out of memory. */
+static bool snap_room(walk *wk, int32_t more)
+{
+    snap *s = wk->s;
+    if ((int64_t)s->n + more <= s->cap / 2)
+        return true;
+    if ((int64_t)s->n + more > INT32_MAX / 2 ||
+        tecs__grow(wk->f->world, (void **)&s->v, &s->cap, 2 * (s->n + more), sizeof *s->v)) {
+        wk->err = TECS_ENOMEM;
+        return false;
+    }
+    return true;
+}
+
+/* Items of a walk whose records are fetched ahead of their use. */
+#define RECS_AHEAD 24
+
+/* Turn the candidates v[from..n) of the snapshot (entities known to
+** satisfy the filter) into places: those the query has, in their order;
+** the record RECS_AHEAD items on is fetched meanwhile, so that the
+** records' misses overlap. */
+static inline void places_of(walk *wk, int32_t from)
+{
+    const tecs_world_t *w = wk->f->world;
+    snap *s = wk->s;
+    okey *v = s->v;
+    const tecs__record *recs = w->ei.recs;
+    const bool rowwise = wk->rowwise;
+    int32_t n = s->n, m = from, lm = -1;
+    uint32_t la = UINT32_MAX, nrecs = (uint32_t)w->ei.nrecs;
+    uint64_t min = UINT64_MAX, max = 0;
+    bool rising = true;
+    for (int32_t i = from; i < n; i++) {
+        if (i + RECS_AHEAD < n) {
+            uint32_t ahead = TECS_ENTITY_INDEX(v[i + RECS_AHEAD].e);
+            if (ahead < nrecs)
+                TECS__PREFETCH(&recs[ahead]);
+        }
+        tecs_entity_t e = v[i].e;
+        uint32_t slot = TECS_ENTITY_INDEX(e);
+        if (slot >= nrecs)
+            continue;
+        tecs__record r = recs[slot];    /* tecs__ei_alive's tests, on a copy */
+        if (r.gen != TECS_ENTITY_GENERATION(e) || r.arch >= TECS__ARCH_RETIRED)
+            continue;
+        uint32_t ai = r.arch & TECS__ARCH_MASK;
+        if (TECS__UNLIKELY(ai != la)) {
+            la = ai;
+            lm = snap_match(s, wk->q, w->arch.archs[ai]);
+        }
+        if (lm >= 0 && (!rowwise || tecs__query_row_ok(wk->q, lm, r.row))) {
+            uint64_t k = (uint64_t)ai << 32 | r.row;
+            rising &= k > max;  /* places are distinct */
+            min = k < min ? k : min;
+            max = k > max ? k : max;
+            v[m++] = (okey){ k, e };
+        }
+    }
+    s->n = m;
+    wk->placed = from == 0 ? m : -1;
+    wk->min = min, wk->max = max, wk->rising = rising;
+}
+
+/* places_of for a range, apart from the walk of the leaves, whose state
+** would crowd its registers. */
+static TECS__NOINLINE void range_places(walk *wk, int32_t from)
+{
+    places_of(wk, from);
 }
 
 /* Keep a candidate known to satisfy the filter if the query has it. */
@@ -525,9 +601,6 @@ typedef struct range {
     uint64_t lo, hi;
 } range;
 
-/* Items of a walk whose records are fetched ahead of their use. */
-#define RECS_AHEAD 24
-
 /* Start fetching the record of item i of leaf t; an i past t's end counts
 ** on into the next leaf. */
 static void fetch_rec(const tecs_world_t *w, const onode *t, int32_t i)
@@ -554,14 +627,46 @@ static int32_t leaf_end(const tecs_index_t *x, const onode *t, const range *rg)
     return ofind(x, t->u.lf.k, t->u.lf.e, t->n, rg->hi, rg->hi_excl ? 0 : UINT32_MAX);
 }
 
+/* walk_range for the root alone (no guard, no test): the range's
+** entities are copied into the snapshot leaf by leaf, then turned into
+** places in one pass over them (places_of). */
+static void walk_range_plain(walk *wk, const tecs_index_t *x, range rg)
+{
+    snap *s = wk->s;
+    int32_t i = 0, from = s->n;
+    if (wk->err)
+        return;
+    const onode *t = rg.has_lo ? olower(x, rg.lo, rg.lo_excl ? UINT32_MAX : 0, &i)
+                               : ofirst(x);
+    for (; t; t = t->next, i = 0) {
+        if (t->next)
+            ofetch_all(t->next);
+        int32_t end = leaf_end(x, t, &rg);
+        if (end > i) {
+            if (!snap_room(wk, end - i))
+                return;
+            okey *v = s->v + s->n - i;
+            for (int32_t j = i; j < end; j++)
+                v[j].e = t->u.lf.e[j];
+            s->n += end - i;
+        }
+        if (end < t->n)
+            break;
+    }
+    range_places(wk, from);
+}
+
 /* Collect the items of a key range, leaf by leaf, in key order; the next
 ** leaf and the records a few items on are fetched ahead: a fixed distance
 ** keeps a few fetches in flight without evicting what is about to be
 ** read. */
 static void walk_range(walk *wk, const guard *g, const tecs_index_t *x, range rg)
 {
+    if (g == NULL && wk->exact) {
+        walk_range_plain(wk, x, rg);
+        return;
+    }
     const tecs_world_t *w = wk->f->world;
-    bool plain = g == NULL && wk->exact;
     int32_t i = 0;
     const onode *t = rg.has_lo ? olower(x, rg.lo, rg.lo_excl ? UINT32_MAX : 0, &i)
                                : ofirst(x);
@@ -571,10 +676,7 @@ static void walk_range(walk *wk, const guard *g, const tecs_index_t *x, range rg
         int32_t end = leaf_end(x, t, &rg);
         for (; i < end; i++) {
             fetch_rec(w, t, i + RECS_AHEAD);
-            if (plain)
-                take(wk, t->u.lf.e[i]);
-            else
-                collect(wk, g, t->u.lf.e[i]);
+            collect(wk, g, t->u.lf.e[i]);
         }
         if (end < t->n)
             return;
@@ -880,20 +982,8 @@ static void drive_shapes(walk *wk, const shapes *sh)
 {
     for (int32_t l = 0; l < sh->n && !wk->err; l++)
         shape_walk(wk, sh, l);
-    if (wk->err)
-        return;
-    tecs_world_t *w = wk->f->world;
-    snap *s = wk->s;
-    bool rowwise = wk->rowwise;
-    int32_t m = 0;
-    for (int32_t i = 0; i < s->n; i++) {
-        tecs_entity_t e = s->v[i].e;
-        const tecs__record *r = tecs__ei_alive(w, e);
-        int32_t qm = r != NULL ? snap_match(s, wk->q, tecs__rec_arch(w, r)) : -1;
-        if (qm >= 0 && (!rowwise || tecs__query_row_ok(wk->q, qm, r->row)))
-            s->v[m++] = (okey){ place_of(r), e };
-    }
-    s->n = m;
+    if (wk->err == TECS_OK)
+        places_of(wk, 0);
 }
 
 /* The driving leaf when the walk keeps one index's key order, else -1. */
@@ -947,18 +1037,22 @@ static void insertion_sort(okey *v, int32_t n)
 ** insertion, sorted ones left as they are, others by radix, whose passes
 ** cover only the bits between the smallest and the largest place, in
 ** digits as narrow as the count of items makes cheapest. */
-static void sort_places(okey *v, okey *tmp, int32_t n)
+static void sort_places(okey *v, okey *tmp, int32_t n, const walk *wk)
 {
     if (n <= SMALL_SORT) {
         insertion_sort(v, n);
         return;
     }
-    uint64_t min = v[0].k, max = v[0].k;
-    bool sorted = true;
-    for (int32_t i = 1; i < n; i++) {
-        sorted &= v[i - 1].k < v[i].k;
-        min = v[i].k < min ? v[i].k : min;
-        max = v[i].k > max ? v[i].k : max;
+    uint64_t min = wk->min, max = wk->max;
+    bool sorted = wk->rising;
+    if (wk->placed != n) {      /* bounds not known from places_of */
+        min = max = v[0].k;
+        sorted = true;
+        for (int32_t i = 1; i < n; i++) {
+            sorted &= v[i - 1].k < v[i].k;
+            min = v[i].k < min ? v[i].k : min;
+            max = v[i].k > max ? v[i].k : max;
+        }
     }
     if (!sorted)
         tecs__okey_radix(v, tmp, n, min, max);
@@ -989,7 +1083,7 @@ static void reverse(snap *s)
 /* Collect the filter's matches among the query's entities, in order. */
 static tecs_err_t gather(tecs_filter_t *f, tecs_query_t *q)
 {
-    walk wk = { f, q, &f->scr, false, tecs__query_rowwise(q), -1, TECS_OK };
+    walk wk = { f, q, &f->scr, false, tecs__query_rowwise(q), -1, TECS_OK, -1, 0, 0, false };
     f->scr.n = 0;
     f->scr.la = NULL;
     shapes sh = { NULL, 0, { NULL } };
@@ -1014,7 +1108,7 @@ static tecs_err_t gather(tecs_filter_t *f, tecs_query_t *q)
         if (f->desc)
             reverse(&f->scr);
     } else if (!scanned && f->scr.n > 1) { /* (no array when empty: no NULL + 0) */
-        sort_places(f->scr.v, f->scr.v + f->scr.n, f->scr.n);
+        sort_places(f->scr.v, f->scr.v + f->scr.n, f->scr.n, &wk);
     }
     return TECS_OK;
 }
@@ -1162,10 +1256,10 @@ static TECS__NOINLINE bool snap_step_varied(tecs_iter_t *it, snap *s)
     }
 }
 
-/* The next run of consecutive rows (one chunk) of the snapshot, the row
-** PREFETCH_AHEAD steps on being fetched. Rows do not move while it runs:
-** the world is deferred. */
-static bool snap_step(tecs_iter_t *it, bool fini)
+/* snap_step past its common case: the end, a reverse or row-wise
+** iteration, a run of more than one row, a step leaving the cursor's
+** group (or a snapshot without a cursor). */
+static TECS__NOINLINE bool snap_step_any(tecs_iter_t *it, bool fini)
 {
     snap *s = it->priv_.src;
     if (fini) {
@@ -1202,6 +1296,39 @@ static bool snap_step(tecs_iter_t *it, bool fini)
     return true;
 }
 
+/* The next run of consecutive rows (one chunk) of the snapshot, the row
+** PREFETCH_AHEAD steps on being fetched. Rows do not move while it runs:
+** the world is deferred. The common case of a where whose matches are
+** scattered, a forward step of one row in the cursor's group, is handled
+** here in a few dozen instructions, the fields moved by the distance
+** from the row before; every other step goes to snap_step_any. */
+static bool snap_step(tecs_iter_t *it, bool fini)
+{
+    snap *s = it->priv_.src;
+    int32_t p = it->priv_.pos, n = s->n;
+    if (TECS__UNLIKELY(fini || !s->plain || p >= n))
+        return snap_step_any(it, fini);
+    const okey *v = s->v;
+    cursor *c = &s->cur;
+    uint64_t k = v[p].k, kf = v[p + PREFETCH_AHEAD + 1 < n ? p + PREFETCH_AHEAD + 1 : p].k;
+    if (TECS__UNLIKELY((p + 1 < n && v[p + 1].k == k + 1) || c->ents != it->entities ||
+                       k - c->group >= c->span || kf - c->group >= c->span))
+        return snap_step_any(it, fini);
+    ptrdiff_t d = (ptrdiff_t)(k - c->at), df = (ptrdiff_t)(kf - k);
+    for (int32_t i = 0; i < c->nlive; i++) {
+        int32_t t = c->live[i];
+        char *f = (char *)it->fields[t] + d * (ptrdiff_t)c->size[t];
+        it->fields[t] = f;
+        TECS__PREFETCH(f + df * (ptrdiff_t)c->size[t]);
+    }
+    it->entities += d;
+    it->count = 1;
+    it->priv_.pos = p + 1;
+    c->ents = it->entities;
+    c->at = k;
+    return true;
+}
+
 /* Start an iteration of q that hands out the rows of snapshot s. */
 tecs_iter_t tecs__snap_iter(tecs_query_t *q, snap *s, int32_t flags)
 {
@@ -1210,6 +1337,7 @@ tecs_iter_t tecs__snap_iter(tecs_query_t *q, snap *s, int32_t flags)
         return it;
     s->busy = true;
     s->rowwise = tecs__query_rowwise(q);
+    s->plain = s->cursor_on && !s->rowwise && !(flags & TECS_ITER_REVERSE);
     s->la = NULL;
     cursor_init(q, s);
     it.priv_.src = s;

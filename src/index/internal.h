@@ -47,6 +47,7 @@ struct tecs_index_t {
     int32_t id;                 /* in the world's registry, never reused    */
     tecs_index_desc_t d;
     int32_t cls;                /* TECS_KEYC_* of its keys                  */
+    bool int_table;             /* a unique hash index of integer keys      */
     uint32_t fsize;             /* bytes of the field                       */
     bool dirty;                 /* rebuild before the next use              */
     int32_t sets;               /* SET events since the last use            */
@@ -604,6 +605,8 @@ typedef struct snap {
     bool busy;                  /* an iteration reads it                    */
     bool rowwise;               /* ... of a query with toggle or change
                                    terms (its runs are read again)          */
+    bool plain;                 /* ... forward, with the cursor, not
+                                   row-wise: snap_step's fast case          */
     struct tecs_filter_t *doomed; /* the filter owning it, freed while the
                                    iteration was open: freed when it ends   */
     tecs_archetype_t *la;       /* the last archetype looked up ...         */

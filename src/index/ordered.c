@@ -431,12 +431,39 @@ static int radix_digit(int32_t n, int bits)
     return best;
 }
 
+/* tecs__okey_radix in two passes of d-bit digits: both digits counted in
+** one read of the items, the second pass writing back into v. */
+static TECS__NOINLINE void radix2(okey *v, okey *tmp, int32_t n, uint64_t min, int d)
+{
+    uint32_t mask = (1u << d) - 1;
+    int32_t lo[2049], hi[2049];
+    memset(lo, 0, (mask + 2) * sizeof *lo);
+    memset(hi, 0, (mask + 2) * sizeof *hi);
+    for (int32_t i = 0; i < n; i++) {
+        uint64_t k = v[i].k - min;
+        lo[(k & mask) + 1]++;
+        hi[((k >> d) & mask) + 1]++;
+    }
+    for (uint32_t j = 0; j < mask; j++) {
+        lo[j + 1] += lo[j];
+        hi[j + 1] += hi[j];
+    }
+    for (int32_t i = 0; i < n; i++)
+        tmp[lo[(v[i].k - min) & mask]++] = v[i];
+    for (int32_t i = 0; i < n; i++)
+        v[hi[((tmp[i].k - min) >> d) & mask]++] = tmp[i];
+}
+
 void tecs__okey_radix(okey *v, okey *tmp, int32_t n, uint64_t min, uint64_t max)
 {
     int bits = 0;
     while (bits < 64 && ((max - min) >> bits) != 0)
         bits++;
     int d = radix_digit(n, bits);
+    if (bits > d && bits <= 2 * d) {
+        radix2(v, tmp, n, min, d);
+        return;
+    }
     uint32_t mask = (1u << d) - 1;
     okey *src = v, *dst = tmp;
     for (int shift = 0; shift < bits; shift += d) {
