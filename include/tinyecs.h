@@ -903,7 +903,8 @@ typedef struct tecs_lookup_t {
     uint32_t head_;             /* sparse: a page's first entry's offset    */
     uint32_t stride_;           /* sparse: bytes of an entry: its member's
                                    generation (0: none), then the value     */
-    uint32_t voff_;             /* sparse: the value's offset in an entry   */
+    uint32_t value_;            /* sparse: the value's offset from a page's
+                                   start: head_ plus its offset in an entry */
     tecs_comp_t comp_;
 } tecs_lookup_t;
 
@@ -938,11 +939,13 @@ static inline const void *tecs__lookup_sparse(const tecs_lookup_t *h, tecs_entit
     const char *pg = (*h->pages_)[i >> h->shift_];
     if (pg == NULL)
         return NULL;
-    const char *at = pg + h->head_ + (size_t)(i & h->mask_) * h->stride_;
-    /* (No id has generation 0, the mark of a slot that is no member.) */
-    if (*(const uint32_t *)(const void *)at != gen || gen == 0)
+    /* The entry's place is one multiply-add; the generation's offset
+    ** (head_) and the value's (value_) fold into the loads that use them.
+    ** (No id has generation 0, the mark of a slot that is no member.) */
+    pg += (size_t)(i & h->mask_) * h->stride_;
+    if (*(const uint32_t *)(const void *)(pg + h->head_) != gen || gen == 0)
         return NULL;
-    return at + h->voff_;
+    return pg + h->value_;
 }
 
 /**

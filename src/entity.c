@@ -249,36 +249,67 @@ static TECS__NOINLINE tecs_err_t remove_table_now(tecs_world_t *w, tecs_entity_t
 
 /* The sparse paths when the quiet insert or erase cannot do it: the
 ** engine, then what callbacks queued. Apart, so that the quiet paths save
-** no register to call them. */
+** no register to call them; they find c from its entry ci, so that the
+** quiet paths keep no register for it either. */
 static TECS__NOINLINE tecs_err_t add_sparse_slow(tecs_world_t *w, tecs_entity_t e,
-                                                 tecs_comp_t c)
+                                                 const tecs__comp *ci)
 {
-    tecs_err_t err = tecs__add_now(w, e, c, NULL);
+    tecs_err_t err = tecs__add_now(w, e, (tecs_comp_t)(ci - w->comp.comps), NULL);
     tecs__settle(w);
     return err;
 }
 
 static TECS__NOINLINE tecs_err_t remove_sparse_slow(tecs_world_t *w, tecs_entity_t e,
-                                                    tecs_comp_t c)
+                                                    const tecs__comp *ci)
 {
-    tecs_err_t err = tecs__remove_now(w, e, c);
+    tecs_err_t err = tecs__remove_now(w, e, (tecs_comp_t)(ci - w->comp.comps));
     tecs__settle(w);
     return err;
 }
 
-static TECS__NOINLINE tecs_err_t add_sparse_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
+/* The short paths of a sparse component (ci its entry): the common case
+** decided by the component's words (nobody to ask or tell, no constructor
+** on an add, no destructor on a remove) and its set's (made, room in the
+** member list, the slot's page there), done here with no call; anything
+** else goes to the engine. */
+static TECS__NOINLINE tecs_err_t add_sparse_now(tecs_world_t *w, tecs_entity_t e,
+                                                const tecs__comp *ci)
 {
-    if (TECS__LIKELY(tecs__ei_alive(w, e) != NULL) && TECS__LIKELY(tecs__sparse_add_quick(w, e, c)))
-        return TECS_OK;
-    return add_sparse_slow(w, e, c);
+    tecs__sparse *s = ci->set;
+    uint32_t slot = TECS_ENTITY_INDEX(e), p;
+    tecs__spage *pg;
+    if (TECS__LIKELY(tecs__ei_alive(w, e) != NULL) &&
+        TECS__LIKELY((ci->veto | ci->watch) == 0) && TECS__LIKELY(ci->ctor == NULL) &&
+        TECS__LIKELY(s != NULL) && TECS__LIKELY(s->count < s->cap) &&
+        TECS__LIKELY((p = slot >> s->shift) < (uint32_t)s->npages) &&
+        TECS__LIKELY((pg = s->pages[p]) != NULL)) {
+        uint32_t i = slot & s->mask, gen;
+        char *at = pg->ents + (size_t)i * s->stride;
+        if (TECS__LIKELY((memcpy(&gen, at, sizeof gen), gen == 0)))
+            return tecs__sparse_join(w, s, pg, i, at, e);
+    }
+    return add_sparse_slow(w, e, ci);
 }
 
 static TECS__NOINLINE tecs_err_t remove_sparse_now(tecs_world_t *w, tecs_entity_t e,
-                                                   tecs_comp_t c)
+                                                   const tecs__comp *ci)
 {
-    if (TECS__LIKELY(tecs__sparse_remove_quick(w, e, c)))
-        return TECS_OK;             /* (a member is alive: no record needed) */
-    return remove_sparse_slow(w, e, c);
+    tecs__sparse *s = ci->set;
+    uint32_t slot = TECS_ENTITY_INDEX(e), p;
+    tecs__spage *pg;
+    /* (A member is alive: its entry's generation is the whole check.) */
+    if (TECS__LIKELY(ci->watch == 0) && TECS__LIKELY(ci->dtor == NULL) &&
+        TECS__LIKELY(s != NULL) && TECS__LIKELY((p = slot >> s->shift) < (uint32_t)s->npages) &&
+        TECS__LIKELY((pg = s->pages[p]) != NULL)) {
+        uint32_t i = slot & s->mask;
+        char *at = pg->ents + (size_t)i * s->stride;
+        if (TECS__LIKELY(tecs__sparse_is(at, e))) {
+            if (TECS__LIKELY(tecs__sparse_leave(w, s, pg, i, at)))
+                return TECS_OK;
+            return tecs__sparse_emptied(w, s, slot);      /* (a tail call) */
+        }
+    }
+    return remove_sparse_slow(w, e, ci);
 }
 
 tecs_err_t tecs_add(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
@@ -291,7 +322,7 @@ tecs_err_t tecs_add(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
     if (w->base.defer_depth > 0)
         return defer_change(w, TECS__OP_ADD, e, c, NULL);
     if (TECS__UNLIKELY(tecs__comp_is_sparse(w, c)))
-        return add_sparse_now(w, e, c);
+        return add_sparse_now(w, e, &w->comp.comps[c]);
     return add_table_now(w, e, c);
 }
 
@@ -305,7 +336,7 @@ tecs_err_t tecs_remove(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
     if (w->base.defer_depth > 0)
         return defer_change(w, TECS__OP_REMOVE, e, c, NULL);
     if (TECS__UNLIKELY(tecs__comp_is_sparse(w, c)))
-        return remove_sparse_now(w, e, c);
+        return remove_sparse_now(w, e, &w->comp.comps[c]);
     return remove_table_now(w, e, c);
 }
 
