@@ -899,7 +899,9 @@ typedef struct tecs_lookup_t {
                                    per page): log2, and less one            */
     char *const *const *pages_; /* sparse: the set's pages by slot >> shift_
                                    (NULL: a table handle)                   */
-    const int32_t *npages_;     /* sparse: the length of that table         */
+    const int32_t *npages_;     /* sparse: the length of that table; a table
+                                   handle's reads 0, which the sparse path
+                                   turns every id away with                 */
     uint32_t head_;             /* sparse: a page's first entry's offset    */
     uint32_t stride_;           /* sparse: bytes of an entry: its member's
                                    generation (0: none), then the value     */
@@ -965,7 +967,7 @@ static inline const void *tecs_lookup(const tecs_lookup_t *h, tecs_entity_t enti
 {
     uint32_t i = (uint32_t)(entity & 0xffffffffu);
     if (i >= (uint32_t)*h->nrecs_)
-        return h->pages_ ? tecs__lookup_sparse(h, entity) : NULL;
+        return tecs__lookup_sparse(h, entity);  /* (a table handle's: NULL) */
     const uint32_t *r = (const uint32_t *)*h->recs_ + (size_t)i * 3;
     const tecs_lookup_hot_t *hot = h->hot_;
     /* The guess: ids made one after another into the hot archetype sit at

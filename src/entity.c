@@ -535,8 +535,10 @@ static tecs_err_t lookup_enter(tecs_world_t *w, const char *fn, tecs_comp_t c)
     return TECS_OK;
 }
 
-/* What a sparse handle reads for the count of id slots: none, so that
-** tecs_lookup's first test sends every id to its sparse path. */
+/* What a sparse handle reads for the count of id slots, and a table
+** handle for the count of pages: none, so that tecs_lookup's first test
+** sends every id of a sparse handle to its sparse path, which turns away
+** every id of a table handle that reaches it. */
 static const int32_t no_slots = 0;
 
 /* The hot entry of a table with none: an archetype index no slot has. */
@@ -575,6 +577,7 @@ tecs_err_t tecs_lookup_init(tecs_world_t *w, tecs_comp_t c, tecs_lookup_t *out)
     *out = (tecs_lookup_t){
         .recs_ = (const void *const *)(const void *)&o->ei.recs,
         .nrecs_ = &o->ei.nrecs,
+        .npages_ = &no_slots,   /* (an id past the slots: the sparse path's NULL) */
         .slots_ = (const tecs_lookup_slot_t *const *)&t->slots,
         .nslots_ = &t->len,
         .hot_ = &t->hot,
