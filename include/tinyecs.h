@@ -899,11 +899,14 @@ typedef struct tecs_lookup_t {
                                    per page): log2, and less one            */
     char *const *const *pages_; /* sparse: the set's pages by slot >> shift_
                                    (NULL: a table handle)                   */
-    const int32_t *npages_;     /* sparse: the length of that table         */
+    const int32_t *npages_;     /* sparse: the length of that table; a table
+                                   handle's reads 0, which the sparse path
+                                   turns every id away with                 */
     uint32_t head_;             /* sparse: a page's first entry's offset    */
     uint32_t stride_;           /* sparse: bytes of an entry: its member's
                                    generation (0: none), then the value     */
-    uint32_t voff_;             /* sparse: the value's offset in an entry   */
+    uint32_t value_;            /* sparse: the value's offset from a page's
+                                   start: head_ plus its offset in an entry */
     tecs_comp_t comp_;
 } tecs_lookup_t;
 
@@ -938,11 +941,13 @@ static inline const void *tecs__lookup_sparse(const tecs_lookup_t *h, tecs_entit
     const char *pg = (*h->pages_)[i >> h->shift_];
     if (pg == NULL)
         return NULL;
-    const char *at = pg + h->head_ + (size_t)(i & h->mask_) * h->stride_;
-    /* (No id has generation 0, the mark of a slot that is no member.) */
-    if (*(const uint32_t *)(const void *)at != gen || gen == 0)
+    /* The entry's place is one multiply-add; the generation's offset
+    ** (head_) and the value's (value_) fold into the loads that use them.
+    ** (No id has generation 0, the mark of a slot that is no member.) */
+    pg += (size_t)(i & h->mask_) * h->stride_;
+    if (*(const uint32_t *)(const void *)(pg + h->head_) != gen || gen == 0)
         return NULL;
-    return at + h->voff_;
+    return pg + h->value_;
 }
 
 /**
@@ -962,7 +967,7 @@ static inline const void *tecs_lookup(const tecs_lookup_t *h, tecs_entity_t enti
 {
     uint32_t i = (uint32_t)(entity & 0xffffffffu);
     if (i >= (uint32_t)*h->nrecs_)
-        return h->pages_ ? tecs__lookup_sparse(h, entity) : NULL;
+        return tecs__lookup_sparse(h, entity);  /* (a table handle's: NULL) */
     const uint32_t *r = (const uint32_t *)*h->recs_ + (size_t)i * 3;
     const tecs_lookup_hot_t *hot = h->hot_;
     /* The guess: ids made one after another into the hot archetype sit at

@@ -249,36 +249,67 @@ static TECS__NOINLINE tecs_err_t remove_table_now(tecs_world_t *w, tecs_entity_t
 
 /* The sparse paths when the quiet insert or erase cannot do it: the
 ** engine, then what callbacks queued. Apart, so that the quiet paths save
-** no register to call them. */
+** no register to call them; they find c from its entry ci, so that the
+** quiet paths keep no register for it either. */
 static TECS__NOINLINE tecs_err_t add_sparse_slow(tecs_world_t *w, tecs_entity_t e,
-                                                 tecs_comp_t c)
+                                                 const tecs__comp *ci)
 {
-    tecs_err_t err = tecs__add_now(w, e, c, NULL);
+    tecs_err_t err = tecs__add_now(w, e, (tecs_comp_t)(ci - w->comp.comps), NULL);
     tecs__settle(w);
     return err;
 }
 
 static TECS__NOINLINE tecs_err_t remove_sparse_slow(tecs_world_t *w, tecs_entity_t e,
-                                                    tecs_comp_t c)
+                                                    const tecs__comp *ci)
 {
-    tecs_err_t err = tecs__remove_now(w, e, c);
+    tecs_err_t err = tecs__remove_now(w, e, (tecs_comp_t)(ci - w->comp.comps));
     tecs__settle(w);
     return err;
 }
 
-static TECS__NOINLINE tecs_err_t add_sparse_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
+/* The short paths of a sparse component (ci its entry): the common case
+** decided by the component's words (nobody to ask or tell, no constructor
+** on an add, no destructor on a remove) and its set's (made, room in the
+** member list, the slot's page there), done here with no call; anything
+** else goes to the engine. */
+static TECS__NOINLINE tecs_err_t add_sparse_now(tecs_world_t *w, tecs_entity_t e,
+                                                const tecs__comp *ci)
 {
-    if (TECS__LIKELY(tecs__ei_alive(w, e) != NULL) && TECS__LIKELY(tecs__sparse_add_quick(w, e, c)))
-        return TECS_OK;
-    return add_sparse_slow(w, e, c);
+    tecs__sparse *s = ci->set;
+    uint32_t slot = TECS_ENTITY_INDEX(e), p;
+    tecs__spage *pg;
+    if (TECS__LIKELY(tecs__ei_alive(w, e) != NULL) &&
+        TECS__LIKELY((ci->veto | ci->watch) == 0) && TECS__LIKELY(ci->ctor == NULL) &&
+        TECS__LIKELY(s != NULL) && TECS__LIKELY(s->count < s->cap) &&
+        TECS__LIKELY((p = slot >> s->shift) < (uint32_t)s->npages) &&
+        TECS__LIKELY((pg = s->pages[p]) != NULL)) {
+        uint32_t i = slot & s->mask, gen;
+        char *at = pg->ents + (size_t)i * s->stride;
+        if (TECS__LIKELY((memcpy(&gen, at, sizeof gen), gen == 0)))
+            return tecs__sparse_join(w, s, pg, i, at, e);
+    }
+    return add_sparse_slow(w, e, ci);
 }
 
 static TECS__NOINLINE tecs_err_t remove_sparse_now(tecs_world_t *w, tecs_entity_t e,
-                                                   tecs_comp_t c)
+                                                   const tecs__comp *ci)
 {
-    if (TECS__LIKELY(tecs__sparse_remove_quick(w, e, c)))
-        return TECS_OK;             /* (a member is alive: no record needed) */
-    return remove_sparse_slow(w, e, c);
+    tecs__sparse *s = ci->set;
+    uint32_t slot = TECS_ENTITY_INDEX(e), p;
+    tecs__spage *pg;
+    /* (A member is alive: its entry's generation is the whole check.) */
+    if (TECS__LIKELY(ci->watch == 0) && TECS__LIKELY(ci->dtor == NULL) &&
+        TECS__LIKELY(s != NULL) && TECS__LIKELY((p = slot >> s->shift) < (uint32_t)s->npages) &&
+        TECS__LIKELY((pg = s->pages[p]) != NULL)) {
+        uint32_t i = slot & s->mask;
+        char *at = pg->ents + (size_t)i * s->stride;
+        if (TECS__LIKELY(tecs__sparse_is(at, e))) {
+            if (TECS__LIKELY(tecs__sparse_leave(w, s, pg, i, at)))
+                return TECS_OK;
+            return tecs__sparse_emptied(w, s, slot);      /* (a tail call) */
+        }
+    }
+    return remove_sparse_slow(w, e, ci);
 }
 
 tecs_err_t tecs_add(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
@@ -291,7 +322,7 @@ tecs_err_t tecs_add(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
     if (w->base.defer_depth > 0)
         return defer_change(w, TECS__OP_ADD, e, c, NULL);
     if (TECS__UNLIKELY(tecs__comp_is_sparse(w, c)))
-        return add_sparse_now(w, e, c);
+        return add_sparse_now(w, e, &w->comp.comps[c]);
     return add_table_now(w, e, c);
 }
 
@@ -305,7 +336,7 @@ tecs_err_t tecs_remove(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
     if (w->base.defer_depth > 0)
         return defer_change(w, TECS__OP_REMOVE, e, c, NULL);
     if (TECS__UNLIKELY(tecs__comp_is_sparse(w, c)))
-        return remove_sparse_now(w, e, c);
+        return remove_sparse_now(w, e, &w->comp.comps[c]);
     return remove_table_now(w, e, c);
 }
 
@@ -504,8 +535,10 @@ static tecs_err_t lookup_enter(tecs_world_t *w, const char *fn, tecs_comp_t c)
     return TECS_OK;
 }
 
-/* What a sparse handle reads for the count of id slots: none, so that
-** tecs_lookup's first test sends every id to its sparse path. */
+/* What a sparse handle reads for the count of id slots, and a table
+** handle for the count of pages: none, so that tecs_lookup's first test
+** sends every id of a sparse handle to its sparse path, which turns away
+** every id of a table handle that reaches it. */
 static const int32_t no_slots = 0;
 
 /* The hot entry of a table with none: an archetype index no slot has. */
@@ -544,6 +577,7 @@ tecs_err_t tecs_lookup_init(tecs_world_t *w, tecs_comp_t c, tecs_lookup_t *out)
     *out = (tecs_lookup_t){
         .recs_ = (const void *const *)(const void *)&o->ei.recs,
         .nrecs_ = &o->ei.nrecs,
+        .npages_ = &no_slots,   /* (an id past the slots: the sparse path's NULL) */
         .slots_ = (const tecs_lookup_slot_t *const *)&t->slots,
         .nslots_ = &t->len,
         .hot_ = &t->hot,

@@ -38,7 +38,8 @@
 ** page's count is its present slots, and a page in `pages` is not empty;
 ** every member is alive; nfilled is the number of sets with members.
 **
-** Calls: alloc.c, entity_index.c, component.c.
+** Calls: alloc.c, entity_index.c, component.c, archetype.h (its value
+** copies).
 */
 #include "private.h"
 
@@ -134,7 +135,7 @@ tecs_err_t tecs__sparse_reserve_slow(tecs_world_t *w, tecs_comp_t c, uint32_t sl
     return TECS_OK;
 }
 
-void tecs__sparse_emptied(tecs_world_t *w, tecs__sparse *s, uint32_t slot)
+tecs_err_t tecs__sparse_emptied(tecs_world_t *w, tecs__sparse *s, uint32_t slot)
 {
     tecs__spage *pg = s->pages[slot >> s->shift];
     if (pg->count == 0) {
@@ -146,6 +147,15 @@ void tecs__sparse_emptied(tecs_world_t *w, tecs__sparse *s, uint32_t slot)
     }
     if (s->count == 0)
         w->sparse.nfilled--;
+    return TECS_OK;
+}
+
+tecs_err_t tecs__sparse_mark(const tecs__sparse *s, char *at, uint32_t gen)
+{
+    memcpy(at, &gen, sizeof gen);
+    if (s->size)
+        tecs__zero_value(at + s->voff, s->size);
+    return TECS_OK;
 }
 
 /* Run the destructor of every value in s. */
@@ -216,7 +226,7 @@ tecs_err_t tecs__sparse_handle(tecs_world_t *w, tecs_comp_t c, tecs_lookup_t *ou
     out->npages_ = &s->npages;
     out->head_ = (uint32_t)page_head(s);
     out->stride_ = s->stride;
-    out->voff_ = s->voff;
+    out->value_ = out->head_ + s->voff;
     out->shift_ = s->shift;
     out->mask_ = s->mask;
     return TECS_OK;

@@ -59,8 +59,12 @@ static inline void *tecs__sparse_insert(tecs_world_t *w, tecs_comp_t c, tecs_ent
 /* Drop the member at slot from c's set; its value is destroyed already. */
 static inline void tecs__sparse_erase(tecs_world_t *w, tecs_comp_t c, uint32_t slot);
 /* tecs__sparse_erase emptied slot's page, or the set: free the page (or
-** keep it as the spare), count the set out of nfilled. */
-void tecs__sparse_emptied(tecs_world_t *w, tecs__sparse *s, uint32_t slot);
+** keep it as the spare), count the set out of nfilled. @return TECS_OK
+** (so that a short path ends in it as a tail call). */
+tecs_err_t tecs__sparse_emptied(tecs_world_t *w, tecs__sparse *s, uint32_t slot);
+/* Write the entry at `at` of a joining member: its generation, its value
+** zeroed (tecs__sparse_join's entries of other than 8 bytes): TECS_OK. */
+tecs_err_t tecs__sparse_mark(const tecs__sparse *s, char *at, uint32_t gen);
 /* Run the destructor of every sparse value (world free, before any layer
 ** tears down); tecs__sparse_fini then frees the memory. */
 void tecs__sparse_destroy_values(tecs_world_t *w);
@@ -166,24 +170,69 @@ static inline void *tecs__sparse_insert(tecs_world_t *w, tecs_comp_t c, tecs_ent
     return tecs__sparse_put(w, s, pg, i, pg->ents + (size_t)i * s->stride, e);
 }
 
+/* Is the entry at `at` e's (e a member)? (No id has generation 0, the
+** mark of an entry with no member.) */
+static TECS__INLINE bool tecs__sparse_is(const char *at, tecs_entity_t e)
+{
+    uint32_t gen;
+    memcpy(&gen, at, sizeof gen);
+    return (gen == TECS_ENTITY_GENERATION(e)) & (gen != 0);
+}
+
+/* Make e a member of s at the free entry `at` (slot offset i of page pg,
+** reserved), its value zeroed. The bookkeeping comes first, so that an
+** entry of 8 bytes (a value of up to 4 bytes) is the last store, whole:
+** the generation, then zeros; other entries are tecs__sparse_mark's (a
+** tail call). @return TECS_OK. */
+static TECS__INLINE tecs_err_t tecs__sparse_join(tecs_world_t *w, tecs__sparse *s,
+                                                 tecs__spage *pg, uint32_t i, char *at,
+                                                 tecs_entity_t e)
+{
+    int32_t n = s->count;
+    pg->pos[i] = (uint32_t)n;
+    pg->count++;
+    s->dense[n] = e;
+    s->count = n + 1;
+    s->added = w->arch.tick;
+    if (TECS__UNLIKELY(n == 0))
+        w->sparse.nfilled++;
+    if (TECS__LIKELY(s->stride == 8)) {
+        uint32_t whole[2] = { TECS_ENTITY_GENERATION(e), 0 };
+        memcpy(at, whole, sizeof whole);
+        return TECS_OK;
+    }
+    return tecs__sparse_mark(s, at, TECS_ENTITY_GENERATION(e));
+}
+
+/* Drop the member at entry `at` (slot offset i of page pg) from s; its
+** value is destroyed already. The last member of dense fills its place
+** (written even when it is the member itself, whose place then is past
+** the list's end and whose pos is then marked absent: no branch). The
+** stores that free registers come first, so that the short path of
+** tecs_remove saves none. @return false if that emptied the page or the set, which
+** tecs__sparse_emptied then settles. */
+static TECS__INLINE bool tecs__sparse_leave(tecs_world_t *w, tecs__sparse *s, tecs__spage *pg,
+                                            uint32_t i, char *at)
+{
+    uint32_t place = pg->pos[i], none = 0;
+    int32_t n = s->count - 1;
+    s->removed = w->arch.tick;
+    s->count = n;
+    memcpy(at, &none, sizeof none);
+    tecs_entity_t last = s->dense[n];
+    uint32_t ls = TECS_ENTITY_INDEX(last);
+    s->dense[place] = last;
+    s->pages[ls >> s->shift]->pos[ls & s->mask] = place;
+    pg->pos[i] = TECS__SPARSE_ABSENT;
+    return (--pg->count != 0) & (n != 0);
+}
+
 /* Drop the member at entry `at` (slot offset i of page pg, slot slot) from
 ** s; its value is destroyed already. */
 static TECS__INLINE void tecs__sparse_cut(tecs_world_t *w, tecs__sparse *s, tecs__spage *pg,
                                           uint32_t i, char *at, uint32_t slot)
 {
-    uint32_t place = pg->pos[i], none = 0;
-    int32_t n = s->count - 1;
-    tecs_entity_t last = s->dense[n];
-    s->count = n;
-    s->removed = w->arch.tick;
-    if (place != (uint32_t)n) {             /* the last member fills the hole */
-        uint32_t ls = TECS_ENTITY_INDEX(last);
-        s->dense[place] = last;
-        s->pages[ls >> s->shift]->pos[ls & s->mask] = place;
-    }
-    pg->pos[i] = TECS__SPARSE_ABSENT;
-    memcpy(at, &none, sizeof none);
-    if (TECS__UNLIKELY(--pg->count == 0) || TECS__UNLIKELY(n == 0))
+    if (TECS__UNLIKELY(!tecs__sparse_leave(w, s, pg, i, at)))
         tecs__sparse_emptied(w, s, slot);
 }
 

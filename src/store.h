@@ -239,46 +239,4 @@ static inline void tecs__touch(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
         tecs__arch_touch(w, a, col, r->row);
 }
 
-/* The quiet add of the sparse component c to the live entity e: nobody to
-** ask or tell, no constructor, room in its set: true if done. */
-static TECS__INLINE bool tecs__sparse_add_quick(tecs_world_t *w, tecs_entity_t e,
-                                                tecs_comp_t c)
-{
-    const tecs__comp *ci = &w->comp.comps[c];
-    tecs__sparse *s = ci->set;
-    if ((ci->veto | ci->watch) != 0 || ci->ctor != NULL || s == NULL || s->count >= s->cap)
-        return false;
-    uint32_t slot = TECS_ENTITY_INDEX(e), p = slot >> s->shift, i = slot & s->mask, gen;
-    tecs__spage *pg;
-    if (p >= (uint32_t)s->npages || (pg = s->pages[p]) == NULL)
-        return false;           /* no page yet */
-    char *at = pg->ents + (size_t)i * s->stride;
-    if ((memcpy(&gen, at, sizeof gen), gen != 0))
-        return false;           /* a member already */
-    void *v = tecs__sparse_put(w, s, pg, i, at, e);
-    if (ci->size)
-        tecs__zero_value(v, ci->size);
-    return true;
-}
-
-/* The quiet remove of the sparse component c from e: nobody to tell, no
-** destructor, e a member: true if done. */
-static TECS__INLINE bool tecs__sparse_remove_quick(tecs_world_t *w, tecs_entity_t e,
-                                                   tecs_comp_t c)
-{
-    const tecs__comp *ci = &w->comp.comps[c];
-    tecs__sparse *s = ci->set;
-    if (ci->watch != 0 || ci->dtor != NULL || s == NULL)
-        return false;
-    uint32_t slot = TECS_ENTITY_INDEX(e), p = slot >> s->shift, i = slot & s->mask, gen;
-    tecs__spage *pg;
-    if (p >= (uint32_t)s->npages || (pg = s->pages[p]) == NULL)
-        return false;
-    char *at = pg->ents + (size_t)i * s->stride;
-    if ((memcpy(&gen, at, sizeof gen), gen != TECS_ENTITY_GENERATION(e)) || gen == 0)
-        return false;           /* not a member */
-    tecs__sparse_cut(w, s, pg, i, at, slot);
-    return true;
-}
-
 #endif /* TECS_STORE_INLINES */
