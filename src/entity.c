@@ -649,9 +649,8 @@ static void get_many_table(const tecs_world_t *w, tecs_comp_t c, const tecs_enti
         tecs_entity_t e = ids[i];
         uint32_t x = TECS_ENTITY_INDEX(e);
         const char *p = NULL;
-        const tecs__record *r;
-        if (x < nrecs && (r = &recs[x])->gen == TECS_ENTITY_GENERATION(e) &&
-            r->arch < TECS__ARCH_RETIRED) {
+        const tecs__record *r = &recs[x < nrecs ? x : 0];
+        if (x < nrecs && r->gen == TECS_ENTITY_GENERATION(e) && r->arch < TECS__ARCH_RETIRED) {
             uint32_t ai = r->arch & TECS__ARCH_MASK, row = r->row;
             if (TECS__UNLIKELY(ai != arch)) {
                 many_at_set(w, c, ai, &m);
