@@ -620,52 +620,33 @@ static TECS__NOINLINE void many_at_set(const tecs_world_t *w, tecs_comp_t c, uin
     m->base = m->cols[0];
 }
 
-/* Fetch ahead the slot of e, if it has one. */
-static inline void many_slot_ahead(const tecs__record *recs, uint32_t nrecs, tecs_entity_t e)
-{
-    if (TECS_ENTITY_INDEX(e) < nrecs)
-        TECS__PREFETCH(&recs[TECS_ENTITY_INDEX(e)]);
-}
-
 /* tecs_get_many of a table component, checked. Slots are fetched
 ** LOOKUP_AHEAD ids ahead; a value is fetched as soon as its slot is read,
-** so it is on its way while the rest of the batch is resolved. The loop
-** keeps the archetype it met last in locals (the stores to out could
-** otherwise alias them and make every id reload them). */
+** so it is on its way while the rest of the batch is resolved. */
 static void get_many_table(const tecs_world_t *w, tecs_comp_t c, const tecs_entity_t *ids,
                            int32_t n, const void **out)
 {
     const tecs__record *recs = w->ei.recs;
     const uint32_t nrecs = (uint32_t)w->ei.nrecs, shift = w->arch.shift, mask = w->arch.mask;
     many_at m = { .arch = TECS__NO_SLOT };
-    uint32_t arch = TECS__NO_SLOT, run = 0, size = 0, stride = 0;
-    const char *base = NULL;
-    char *const *cols = NULL;
     for (int32_t i = 0; i < n && i < LOOKUP_AHEAD; i++)
-        many_slot_ahead(recs, nrecs, ids[i]);
+        if (TECS_ENTITY_INDEX(ids[i]) < nrecs)
+            TECS__PREFETCH(&recs[TECS_ENTITY_INDEX(ids[i])]);
     for (int32_t i = 0; i < n; i++) {
-        if (i + LOOKUP_AHEAD < n)
-            many_slot_ahead(recs, nrecs, ids[i + LOOKUP_AHEAD]);
-        tecs_entity_t e = ids[i];
-        uint32_t x = TECS_ENTITY_INDEX(e);
+        if (i + LOOKUP_AHEAD < n && TECS_ENTITY_INDEX(ids[i + LOOKUP_AHEAD]) < nrecs)
+            TECS__PREFETCH(&recs[TECS_ENTITY_INDEX(ids[i + LOOKUP_AHEAD])]);
+        const tecs__record *r = tecs__ei_alive(w, ids[i]);
         const char *p = NULL;
-        const tecs__record *r = &recs[x < nrecs ? x : 0];
-        if (x < nrecs && r->gen == TECS_ENTITY_GENERATION(e) && r->arch < TECS__ARCH_RETIRED) {
+        if (r) {
             uint32_t ai = r->arch & TECS__ARCH_MASK, row = r->row;
-            if (TECS__UNLIKELY(ai != arch)) {
+            if (TECS__UNLIKELY(ai != m.arch))
                 many_at_set(w, c, ai, &m);
-                arch = ai;
-                run = m.run;
-                size = m.size;
-                stride = m.stride;
-                base = m.base;
-                cols = m.cols;
-            }
-            if (row < run)
-                p = base + (size_t)row * size;
-            else if (cols)
-                p = cols[(size_t)(row >> shift) * stride] + (size_t)(row & mask) * size;
-            TECS__PREFETCH(p);          /* (a prefetch of NULL does nothing) */
+            if (row < m.run)
+                p = m.base + (size_t)row * m.size;
+            else if (m.cols)
+                p = m.cols[(size_t)(row >> shift) * m.stride] + (size_t)(row & mask) * m.size;
+            if (p)
+                TECS__PREFETCH(p);
         }
         out[i] = p;
     }
