@@ -144,14 +144,12 @@ static inline tecs_err_t tecs__sparse_reserve(tecs_world_t *w, tecs_comp_t c, ui
     return tecs__sparse_reserve_slow(w, c, slot);
 }
 
-/* Make e a member of s at entry `at` of slot offset i of page pg (found,
-** reserved, free). @return where its value goes. */
-static TECS__INLINE void *tecs__sparse_put(tecs_world_t *w, tecs__sparse *s, tecs__spage *pg,
-                                           uint32_t i, char *at, tecs_entity_t e)
+/* The member list's side of making e a member of s at slot offset i of
+** page pg (reserved, free): its place, the counts, the added tick. */
+static TECS__INLINE void tecs__sparse_enlist(tecs_world_t *w, tecs__sparse *s, tecs__spage *pg,
+                                             uint32_t i, tecs_entity_t e)
 {
-    uint32_t gen = TECS_ENTITY_GENERATION(e);
     int32_t n = s->count;
-    memcpy(at, &gen, sizeof gen);
     pg->pos[i] = (uint32_t)n;
     pg->count++;
     s->dense[n] = e;
@@ -159,6 +157,16 @@ static TECS__INLINE void *tecs__sparse_put(tecs_world_t *w, tecs__sparse *s, tec
     s->added = w->arch.tick;
     if (TECS__UNLIKELY(n == 0))
         w->sparse.nfilled++;
+}
+
+/* Make e a member of s at entry `at` of slot offset i of page pg (found,
+** reserved, free). @return where its value goes. */
+static TECS__INLINE void *tecs__sparse_put(tecs_world_t *w, tecs__sparse *s, tecs__spage *pg,
+                                           uint32_t i, char *at, tecs_entity_t e)
+{
+    uint32_t gen = TECS_ENTITY_GENERATION(e);
+    memcpy(at, &gen, sizeof gen);
+    tecs__sparse_enlist(w, s, pg, i, e);
     return at + s->voff;
 }
 
@@ -188,14 +196,7 @@ static TECS__INLINE tecs_err_t tecs__sparse_join(tecs_world_t *w, tecs__sparse *
                                                  tecs__spage *pg, uint32_t i, char *at,
                                                  tecs_entity_t e)
 {
-    int32_t n = s->count;
-    pg->pos[i] = (uint32_t)n;
-    pg->count++;
-    s->dense[n] = e;
-    s->count = n + 1;
-    s->added = w->arch.tick;
-    if (TECS__UNLIKELY(n == 0))
-        w->sparse.nfilled++;
+    tecs__sparse_enlist(w, s, pg, i, e);
     if (TECS__LIKELY(s->stride == 8)) {
         uint32_t whole[2] = { TECS_ENTITY_GENERATION(e), 0 };
         memcpy(at, whole, sizeof whole);
