@@ -1170,7 +1170,8 @@ static inline bool in_group(const cursor *c, uint64_t k)
 
 /* Move the step's fields from the cursor's place to k, in its group, and
 ** start fetching the row at place kf, in it too. */
-static void move_rows(tecs_iter_t *it, cursor *c, uint64_t k, uint64_t kf, int32_t count)
+static TECS__INLINE void move_rows(tecs_iter_t *it, cursor *c, uint64_t k, uint64_t kf,
+                                  int32_t count)
 {
     ptrdiff_t d = (ptrdiff_t)(k - c->group) - (ptrdiff_t)(c->at - c->group);
     ptrdiff_t df = (ptrdiff_t)(kf - c->group) - (ptrdiff_t)(k - c->group);
@@ -1314,18 +1315,8 @@ static bool snap_step(tecs_iter_t *it, bool fini)
     if (TECS__UNLIKELY((p + 1 < n && v[p + 1].k == k + 1) || c->ents != it->entities ||
                        k - c->group >= c->span || kf - c->group >= c->span))
         return snap_step_any(it, fini);
-    ptrdiff_t d = (ptrdiff_t)(k - c->at), df = (ptrdiff_t)(kf - k);
-    for (int32_t i = 0; i < c->nlive; i++) {
-        int32_t t = c->live[i];
-        char *f = (char *)it->fields[t] + d * (ptrdiff_t)c->size[t];
-        it->fields[t] = f;
-        TECS__PREFETCH(f + df * (ptrdiff_t)c->size[t]);
-    }
-    it->entities += d;
-    it->count = 1;
+    move_rows(it, c, k, kf, 1);
     it->priv_.pos = p + 1;
-    c->ents = it->entities;
-    c->at = k;
     return true;
 }
 
