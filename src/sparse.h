@@ -105,6 +105,15 @@ static inline void *tecs__sparse_get(const tecs_world_t *w, tecs_comp_t c, uint3
     return at + s->voff;
 }
 
+/* Is the entry at `at` e's (e a member)? (No id has generation 0, the
+** mark of an entry with no member.) */
+static TECS__INLINE bool tecs__sparse_is(const char *at, tecs_entity_t e)
+{
+    uint32_t gen;
+    memcpy(&gen, at, sizeof gen);
+    return (gen == TECS_ENTITY_GENERATION(e)) & (gen != 0);
+}
+
 /* The value of the sparse component c of entity e, or NULL if e is not a
 ** member (dead, or alive without c); a tag's as tecs__sparse_get. A member
 ** is alive, so this needs no record. */
@@ -112,10 +121,8 @@ static inline void *tecs__sparse_get_id(const tecs_world_t *w, tecs_comp_t c, te
 {
     const tecs__sparse *s = w->comp.comps[c].set;
     char *at = s ? tecs__sparse_entry(s, TECS_ENTITY_INDEX(e)) : NULL;
-    uint32_t gen;
-    if (at == NULL || (memcpy(&gen, at, sizeof gen), gen != TECS_ENTITY_GENERATION(e)) ||
-        gen == 0)
-        return NULL;            /* (an id of generation 0 is nobody's) */
+    if (at == NULL || !tecs__sparse_is(at, e))
+        return NULL;
     return at + s->voff;
 }
 
@@ -176,15 +183,6 @@ static inline void *tecs__sparse_insert(tecs_world_t *w, tecs_comp_t c, tecs_ent
     uint32_t slot = TECS_ENTITY_INDEX(e), i = slot & s->mask;
     tecs__spage *pg = s->pages[slot >> s->shift];
     return tecs__sparse_put(w, s, pg, i, pg->ents + (size_t)i * s->stride, e);
-}
-
-/* Is the entry at `at` e's (e a member)? (No id has generation 0, the
-** mark of an entry with no member.) */
-static TECS__INLINE bool tecs__sparse_is(const char *at, tecs_entity_t e)
-{
-    uint32_t gen;
-    memcpy(&gen, at, sizeof gen);
-    return (gen == TECS_ENTITY_GENERATION(e)) & (gen != 0);
 }
 
 /* Make e a member of s at the free entry `at` (slot offset i of page pg,
