@@ -734,7 +734,8 @@ tecs_toggler_hot_t *tecs__toghot_make(tecs_world_t *w, tecs_comp_t c)
         tecs__err(w, TECS_ENOMEM, "out of memory making a toggle handle's short path");
         return NULL;
     }
-    *t = (tecs__toghot){ c, { TECS__TOGHOT_NONE, 0, 0, NULL } };
+    t->comp = c;
+    tecs__toghot_close(&t->hot);
     w->arch.toghots[w->arch.ntoghots++] = t;
     return &t->hot;
 }
@@ -753,7 +754,7 @@ static void toghots_leave(tecs_world_t *w, const tecs_archetype_t *a)
 {
     for (int32_t i = 0; i < w->arch.ntoghots; i++)
         if (w->arch.toghots[i]->hot.arch_ == a->id)
-            w->arch.toghots[i]->hot = (tecs_toggler_hot_t){ TECS__TOGHOT_NONE, 0, 0, NULL };
+            tecs__toghot_close(&w->arch.toghots[i]->hot);
 }
 
 static void toghots_free(tecs_world_t *w)

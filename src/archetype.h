@@ -217,11 +217,17 @@ tecs_toggler_hot_t *tecs__toghot_make(tecs_world_t *w, tecs_comp_t c);
 ** and that the inline form may toggle c there. */
 void tecs__toghot_open(tecs_world_t *w, tecs_toggler_hot_t *hot, tecs_archetype_t *a,
                        int32_t j, uint32_t row);
+/* Close a short path: no archetype, no rows, no bits (as the checker
+** expects a closed one). */
+static inline void tecs__toghot_close(tecs_toggler_hot_t *hot)
+{
+    *hot = (tecs_toggler_hot_t){ TECS__TOGHOT_NONE, 0, 0, NULL };
+}
 /* Close every short path (the tick moves on, an archetype's chunks move). */
 static inline void tecs__toghots_close(tecs__arch_state *s)
 {
     for (int32_t i = 0; i < s->ntoghots; i++)
-        s->toghots[i]->hot = (tecs_toggler_hot_t){ TECS__TOGHOT_NONE, 0, 0, NULL };
+        tecs__toghot_close(&s->toghots[i]->hot);
 }
 /* Move the world's tick on by one: the new tick. Every change of the tick
 ** goes through here, as the short paths of toggle handles rely on it. */
