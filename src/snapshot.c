@@ -1549,6 +1549,9 @@ static void put_run(tecs__record *recs, tecs_entity_t *ents, const unsigned char
 {
     uint32_t j = 0;
 #if defined(__SSE2__) || defined(_M_X64)
+    _Static_assert(sizeof(tecs__record) == 12 && offsetof(tecs__record, gen) == 0 &&
+                       offsetof(tecs__record, arch) == 4 && offsetof(tecs__record, row) == 8,
+                   "put_run writes a record as its three 32-bit words in order");
     const __m128i av = _mm_set1_epi32((int)id), four = _mm_set1_epi32(4);
     const __m128i step = _mm_setr_epi32(0, 1, 2, 3);
     __m128i rv = _mm_add_epi32(_mm_set1_epi32((int)r), step);
