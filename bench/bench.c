@@ -712,6 +712,7 @@ static const scenario scenarios[] = {
     { "add_remove_sparse", sc_add_remove_sparse, M, "ns/pair", 0 },
     { "destroy",      sc_destroy,      M,      "ns/entity", 0 },
     { "toggle",       sc_toggle,       M,      "ns/pair",   0 },
+    { "toggle_inline", sc_toggle_inline, M,    "ns/pair",   0 },
     { "toggle_call",  sc_toggle_call,  M,      "ns/pair",   0 },
     { "toggle_raw",   sc_toggle_raw,   M,      "ns/pair",   0 },
     { "iterate_toggled", sc_iterate_toggled, M, "ns/row",   F_RATIO },

@@ -88,6 +88,7 @@ static inline void integrate(Position *restrict p, const Velocity *restrict v, i
 
 /* The rows of enableable components and sparse terms (bench_store.c). */
 double sc_toggle(int64_t n);
+double sc_toggle_inline(int64_t n);
 double sc_toggle_call(int64_t n);
 double sc_toggle_raw(int64_t n);
 double sc_iterate_toggled(int64_t n);

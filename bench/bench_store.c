@@ -1,8 +1,9 @@
 /*
 ** bench_store.c — the rows of the stores that change without a move:
-** enableable components (toggle, toggle_call, iterate_toggled) and a sparse term
-** (iterate_sparse_term), each beside the loop a user would write by hand over
-** the same data (toggle_raw, raw_toggled, raw_sparse_term).
+** enableable components (toggle, toggle_inline, toggle_call, iterate_toggled)
+** and a sparse term (iterate_sparse_term), each beside the loop a user
+** would write by hand over the same data (toggle_raw, raw_toggled,
+** raw_sparse_term).
 */
 #include "bench.h"
 
@@ -41,9 +42,40 @@ static tecs_world_t *pv_world(int64_t n, bool enableable, tecs_comp_t *pos, tecs
     return w;
 }
 
-/* A disable + enable pair on every entity, ids in order, through the
-** inline handle (call false) or tecs_enable (call true): ns per pair. */
-static double toggle_pairs(int64_t n, bool call)
+/* How toggle_pairs toggles: tecs_toggle_many on batches of TOGGLE_BATCH
+** ids, tecs_toggle per id, or tecs_enable per id. */
+typedef enum toggle_form { TOGGLE_MANY, TOGGLE_INLINE, TOGGLE_CALL } toggle_form;
+
+enum { TOGGLE_BATCH = 256 };
+
+/* Every entity's component enabled or disabled, ids in order, one way:
+** the number of failed calls. */
+static int64_t toggle_all(tecs_world_t *w, tecs_comp_t vel, const tecs_toggler_t *hp,
+                          const tecs_entity_t *ids, int64_t n, toggle_form form, bool on)
+{
+    int64_t errs = 0;
+    const tecs_toggler_t hl = *hp;      /* a local copy: its fields stay in registers */
+    switch (form) {
+    case TOGGLE_MANY:
+        for (int64_t i = 0; i < n; i += TOGGLE_BATCH) {
+            int32_t k = n - i < TOGGLE_BATCH ? (int32_t)(n - i) : TOGGLE_BATCH;
+            errs += tecs_toggle_many(&hl, ids + i, k, on, NULL) != TECS_OK;
+        }
+        break;
+    case TOGGLE_INLINE:
+        for (int64_t i = 0; i < n; i++)
+            errs += tecs_toggle(&hl, ids[i], on) != TECS_OK;
+        break;
+    case TOGGLE_CALL:
+        for (int64_t i = 0; i < n; i++)
+            errs += tecs_enable(w, ids[i], vel, on) != TECS_OK;
+        break;
+    }
+    return errs;
+}
+
+/* A disable + enable pair on every entity, ids in order: ns per pair. */
+static double toggle_pairs(int64_t n, toggle_form form)
 {
     tecs_comp_t pos, vel;
     tecs_entity_t *ids;
@@ -51,23 +83,12 @@ static double toggle_pairs(int64_t n, bool call)
     tecs_query_t *q = tecs_query_all(w, 1, &vel);
     tecs_toggler_t h;
     int64_t errs = tecs_toggler_init(w, vel, &h) != TECS_OK;
-    const tecs_toggler_t hl = h;        /* a local copy: its fields stay in registers */
     double t0 = now_ns();
-    if (call)
-        for (int64_t i = 0; i < n; i++)
-            errs += tecs_enable(w, ids[i], vel, false) != TECS_OK;
-    else
-        for (int64_t i = 0; i < n; i++)
-            errs += tecs_toggle(&hl, ids[i], false) != TECS_OK;
+    errs += toggle_all(w, vel, &h, ids, n, form, false);
     double t1 = now_ns();
     int32_t off = tecs_query_count(q);
     double t2 = now_ns();
-    if (call)
-        for (int64_t i = 0; i < n; i++)
-            errs += tecs_enable(w, ids[i], vel, true) != TECS_OK;
-    else
-        for (int64_t i = 0; i < n; i++)
-            errs += tecs_toggle(&hl, ids[i], true) != TECS_OK;
+    errs += toggle_all(w, vel, &h, ids, n, form, true);
     double t = (now_ns() - t2 + t1 - t0) / (double)n;
     CHECK(errs == 0, "%lld failed calls", (long long)errs);
     CHECK(off == 0, "%d enabled after disabling all", off);
@@ -77,16 +98,22 @@ static double toggle_pairs(int64_t n, bool call)
     return t;
 }
 
-/* toggle: disable, then enable, every entity through a toggle handle. */
+/* toggle: disable, then enable, every entity through tecs_toggle_many. */
 double sc_toggle(int64_t n)
 {
-    return toggle_pairs(n, false);
+    return toggle_pairs(n, TOGGLE_MANY);
+}
+
+/* toggle_inline: the same through tecs_toggle, one id at a time. */
+double sc_toggle_inline(int64_t n)
+{
+    return toggle_pairs(n, TOGGLE_INLINE);
 }
 
 /* toggle_call: the same through tecs_enable. */
 double sc_toggle_call(int64_t n)
 {
-    return toggle_pairs(n, true);
+    return toggle_pairs(n, TOGGLE_CALL);
 }
 
 /* toggle_raw: the floor of toggle, the loop a user would write over plain

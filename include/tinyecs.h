@@ -833,6 +833,23 @@ static inline tecs_err_t tecs_toggle(const tecs_toggler_t *h, tecs_entity_t enti
     return tecs_toggle_call(h->world_, h->comp_, entity, enable);
 }
 
+/**
+ * Enable (enable true) or disable the handle's component on n entities,
+ * ids[0] first: what n calls of tecs_toggle do, in one call, with the
+ * world's tables read once a stretch (ids whose rows lie in the short
+ * path's chunk are flipped in a loop that calls nothing; any other id is
+ * tecs_toggle_call, which opens its chunk for the ids after it). Stops at
+ * the first id tecs_enable refuses: the ids before it are changed (their
+ * events fired), that id and those after it are not. *done (if done is not
+ * NULL) is the number of ids changed or queued: n after a success. The ids
+ * must not change during the call (an observer it fires may not write them).
+ * Callbacks: as tecs_toggle.
+ * @return TECS_OK; TECS_EINVAL (NULL or zeroed handle, n < 0, NULL ids with
+ * n > 0); else the error of the first id refused (TECS_EDEAD, TECS_ENOENT, ...).
+ */
+tecs_err_t tecs_toggle_many(const tecs_toggler_t *h, const tecs_entity_t *ids, int32_t n,
+                            bool enable, int32_t *done);
+
 /** tecs_set with a compound literal: TECS_SET(w, e, pos, Position, {1, 2}). */
 #define TECS_SET(world, entity, comp, T, ...)                               \
     tecs_set((world), (entity), (comp), &(T)__VA_ARGS__)

@@ -822,6 +822,66 @@ tecs_err_t tecs_toggle_call(tecs_world_t *w, tecs_comp_t c, tecs_entity_t e, boo
     return err;
 }
 
+/* The ids from i on that the short path can take, toggled as tecs_toggle
+** toggles them, with the world's tables read once for the stretch (no
+** call in the loop, so nothing it reads changes): the index of the first
+** id it cannot take, or n. The bits of one word are gathered in a register
+** and written when the ids move to another word, so that ids in row order
+** do not wait on the store of the id before them. */
+static int32_t toggle_stretch(const tecs_toggler_t *h, const tecs_entity_t *ids, int32_t i,
+                              int32_t n, bool enable)
+{
+    if (*h->stop_ != 0)
+        return i;
+    const tecs__record *recs = *(const tecs__record *const *)h->recs_;
+    uint32_t nrecs = (uint32_t)*h->nrecs_;
+    const tecs_toggler_hot_t hot = *h->hot_;
+    uint64_t *at = hot.bits_, flip = 0;     /* the word gathered, its bits */
+    for (; i < n; i++) {
+        uint32_t s = (uint32_t)TECS_ENTITY_INDEX(ids[i]);
+        if (s >= nrecs)
+            break;
+        const tecs__record *r = &recs[s];
+        uint32_t b = r->row - hot.lo_;
+        if (r->gen != TECS_ENTITY_GENERATION(ids[i]) || r->arch != hot.arch_ || b >= hot.n_)
+            break;
+        uint64_t *word = hot.bits_ + (b >> 6);
+        if (word != at) {
+            if (flip)
+                *at = enable ? *at & ~flip : *at | flip;    /* set: disabled */
+            at = word;
+            flip = 0;
+        }
+        flip |= (uint64_t)1 << (b & 63);
+    }
+    if (flip)
+        *at = enable ? *at & ~flip : *at | flip;
+    return i;
+}
+
+tecs_err_t tecs_toggle_many(const tecs_toggler_t *h, const tecs_entity_t *ids, int32_t n,
+                            bool enable, int32_t *done)
+{
+    if (done)
+        *done = 0;
+    if (h == NULL || h->world_ == NULL)
+        return TECS_EINVAL;
+    if (n < 0 || (n > 0 && ids == NULL))
+        return tecs__err(h->world_, TECS_EINVAL, "tecs_toggle_many: %d ids at %p", n,
+                         (const void *)ids);
+    for (int32_t i = 0; (i = toggle_stretch(h, ids, i, n, enable)) < n; i++) {
+        tecs_err_t err = tecs_toggle_call(h->world_, h->comp_, ids[i], enable);
+        if (err != TECS_OK) {
+            if (done)
+                *done = i;
+            return err;
+        }
+    }
+    if (done)
+        *done = n;
+    return TECS_OK;
+}
+
 /* ---- ticks ------------------------------------------------------------ */
 
 /* The tick kept for e's c: of the last write (added: of the last row or

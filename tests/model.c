@@ -2748,6 +2748,52 @@ static void op_toggle(interp *I, const m_op *op)
         mi_push_dq(I, &(mcmd){ .op = on ? Q_ENABLE : Q_DISABLE, .id = id, .comp = ci });
 }
 
+/* tecs_toggle_many on 1-6 ids through a kept handle: each id's result as
+** op_toggle predicts it, in order, the batch stopping at the first id
+** refused (the ids before it changed or queued, *done their number). */
+static void op_toggle_many(interp *I, const m_op *op)
+{
+    int ci;
+    tecs_comp_t c = pick_comp(I, op->x, &ci);
+    if (ci < 0 || !(TOG_MASK >> ci & 1))
+        return;
+    if (!(I->tg_made >> ci & 1)) {
+        tecs_toggler_t fresh;
+        tecs_err_t err = tecs_toggler_init(I->w, c, &fresh);
+        EXPECT(I, err == TECS_OK || (err == TECS_ENOMEM && mi_injected(I)),
+               "tecs_toggler_init: got %s", tecs_err_name(err));
+        if (err != TECS_OK)
+            return;
+        I->tg[ci] = fresh;
+        I->tg_made |= 1u << ci;
+    }
+    tecs_entity_t ids[6];
+    int32_t n = 1 + (int32_t)(op->y >> 1) % 6;
+    for (int32_t j = 0; j < n; j++)
+        ids[j] = mi_pick_id(I, op->z ^ (uint32_t)j * 0x9e3779b9u);
+    bool on = op->y & 1;
+    int32_t done = -1;
+    tecs_err_t got = tecs_toggle_many(&I->tg[ci], ids, n, on, &done);
+    for (int32_t j = 0; j < n; j++) {
+        ment *m = mi_find(I, ids[j]);
+        bool alive = m && m->st == ST_ALIVE;
+        bool now = !mi_deferred(I) || (alive && !m->rmq && (m->mask >> ci & 1));
+        int want = now ? (!alive ? TECS_EDEAD : !(m->mask >> ci & 1) ? TECS_ENOENT : TECS_OK)
+                       : defer_want(ci, m);
+        if (want != TECS_OK || (got == TECS_ENOMEM && mi_injected(I) && j == done)) {
+            if (!mi_result_is(I, got, want, "tecs_toggle_many"))
+                EXPECT(I, done == j, "tecs_toggle_many: done %d, model says %d", done, j);
+            return;
+        }
+        if (now)
+            m->off = on ? m->off & ~(1u << ci) : m->off | 1u << ci;
+        else
+            mi_push_dq(I, &(mcmd){ .op = on ? Q_ENABLE : Q_DISABLE, .id = ids[j], .comp = ci });
+    }
+    if (!mi_result_is(I, got, TECS_OK, "tecs_toggle_many"))
+        EXPECT(I, done == n, "tecs_toggle_many: done %d of %d", done, n);
+}
+
 static void op_lookup(interp *I, const m_op *op)
 {
     int ci;
@@ -3290,6 +3336,7 @@ static const struct {
     { "each_macro", 2, op_each_macro },
     { "toggle", 6, op_toggle },
     { "lookup_sparse", 3, op_lookup_sparse },
+    { "toggle_many", 4, op_toggle_many },
 };
 enum { NOPS = sizeof ops / sizeof ops[0] };
 
