@@ -87,6 +87,10 @@ typedef struct tecs__base {
                                    functions: rows are in motion            */
     uint32_t stop;              /* 0 while open with no hook running: the one
                                    word tecs_toggle's inline form reads     */
+    uint32_t gate;              /* TECS__GATE_* bits: what the short paths
+                                   of tecs_add, tecs_remove and tecs_destroy
+                                   must mind; read with defer_depth, its
+                                   neighbour, as one word (tecs__gate_open) */
     int32_t defer_depth;        /* open iterations, systems, callbacks: while
                                    not 0, structural changes are queued     */
     /* A worker context's (closed is TECS__WORKER; worker.c): */
@@ -98,6 +102,17 @@ typedef struct tecs__base {
     uint32_t run;               /* its runs so far: a part iterator steps
                                    only in the run that made it             */
 } tecs__base;
+
+/* The gate word's bits: each is set while its state is on, by whoever
+** changes that state (the structure checker compares them). */
+#define TECS__GATE_STOP   1u    /* stop is not 0: closed, or a hook runs    */
+#define TECS__GATE_MOVES  2u    /* some listener wants move events          */
+#define TECS__GATE_COMPS  4u    /* some listener wants component events     */
+#define TECS__GATE_SPARSE 8u    /* some sparse set has members              */
+#define TECS__GATE_ALL    15u
+
+_Static_assert(offsetof(tecs__base, defer_depth) == offsetof(tecs__base, gate) + 4,
+               "tecs__gate_open reads the gate word and defer_depth as one");
 
 /* The base state of w. It is the world's first member (private.h asserts
 ** it), so this layer's inline functions reach it without seeing the rest
@@ -185,10 +200,28 @@ static inline void tecs__cb_end(tecs_world_t *w, tecs_err_t outer)
     tecs__err_restore(w, outer);
 }
 
-/* Keep stop as closed and hook_depth say. */
+/* Set (on) or clear the gate bits `bit`. */
+static inline void tecs__gate_put(tecs__base *b, uint32_t bit, bool on)
+{
+    b->gate = on ? b->gate | bit : b->gate & ~bit;
+}
+
+/* Are the gate bits `bits` clear and the world not deferred? One load of
+** the two neighbours, one test: the short structural paths' entry. */
+static inline bool tecs__gate_open(const tecs_world_t *w, uint32_t bits)
+{
+    const struct { uint32_t gate; int32_t defer; } m = { bits, -1 };
+    uint64_t v, mask;
+    memcpy(&v, (const char *)w + offsetof(tecs__base, gate), sizeof v);
+    memcpy(&mask, &m, sizeof mask);
+    return (v & mask) == 0;
+}
+
+/* Keep stop, and the gate's STOP bit, as closed and hook_depth say. */
 static inline void tecs__stop_sync(tecs__base *b)
 {
     b->stop = (uint32_t)(b->closed != TECS__OPEN) | (uint32_t)(b->hook_depth > 0) << 1;
+    tecs__gate_put(b, TECS__GATE_STOP, b->stop != 0);
 }
 
 /* Say why w refuses calls (TECS__OPEN: it does not). Every change of

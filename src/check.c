@@ -202,6 +202,20 @@ static tecs_err_t verify_luts(tecs_world_t *w)
     return TECS_OK;
 }
 
+/* The gate word (the short structural paths read it): each bit as the
+** state it mirrors says. */
+static tecs_err_t verify_gate(tecs_world_t *w)
+{
+    tecs__base b = w->base;
+    tecs__stop_sync(&b);
+    tecs__gate_put(&b, TECS__GATE_MOVES, w->bus.watch_moves);
+    tecs__gate_put(&b, TECS__GATE_COMPS, w->bus.watch_comps);
+    tecs__gate_put(&b, TECS__GATE_SPARSE, w->sparse.nfilled > 0);
+    if (b.gate != w->base.gate)
+        return bad(w, "the gate word disagrees with the states it mirrors", w->base.gate);
+    return TECS_OK;
+}
+
 /* The short paths of toggle handles (tecs_toggle writes through them
 ** inline): one per component, of an enableable one; an open one is a
 ** chunk of an archetype with the component's bit column, loose, and
@@ -269,6 +283,8 @@ tecs_err_t tecs_world_check(tecs_world_t *w)
     }
     if (!err)
         err = verify_luts(w);
+    if (!err)
+        err = verify_gate(w);
     if (!err)
         err = verify_toghots(w);
     if (!err)

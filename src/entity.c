@@ -171,12 +171,11 @@ tecs_err_t tecs_destroy(tecs_world_t *w, tecs_entity_t e)
 {
     /* The common case: a live entity of a plain archetype, nobody to tell,
     ** not deferred, no sparse set with members, the world open (not a
-    ** worker: destroy_slow queues for it). Its row is dropped and its slot
-    ** freed. */
+    ** worker: destroy_slow queues for it), all of which the gate word says
+    ** at once. Its row is dropped and its slot freed. */
     tecs__record *r;
-    if (TECS__LIKELY(w != NULL && w->base.closed == TECS__OPEN && w->base.defer_depth == 0 &&
-                     (r = tecs__ei_alive(w, e)) != NULL && !w->bus.watch_comps &&
-                     !w->bus.watch_moves && w->sparse.nfilled == 0)) {
+    if (TECS__LIKELY(w != NULL && tecs__gate_open(w, TECS__GATE_ALL) &&
+                     (r = tecs__ei_alive(w, e)) != NULL)) {
         w->base.err = TECS_OK;
         tecs_archetype_t *a = w->store.kill.from;
         if (TECS__UNLIKELY(!tecs__hop_at(&w->store.kill, r))) {

@@ -31,6 +31,8 @@ tecs_err_t tecs__listen(tecs_world_t *w, const tecs__listener *l)
         w->bus.watch_comps = true;
     if (l->on_veto)
         w->bus.watch_vetoes = true;
+    tecs__gate_put(&w->base, TECS__GATE_MOVES, w->bus.watch_moves);
+    tecs__gate_put(&w->base, TECS__GATE_COMPS, w->bus.watch_comps);
     return TECS_OK;
 }
 

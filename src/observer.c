@@ -327,6 +327,7 @@ static void update_watch_moves(tecs_world_t *w)
     for (int32_t i = 0; i < w->bus.nlisteners && !want; i++)
         want = w->bus.listeners[i].on_move && w->bus.listeners[i].on_move != on_move;
     w->bus.watch_moves = want;
+    tecs__gate_put(&w->base, TECS__GATE_MOVES, want);
 }
 
 static obs_state *state(tecs_world_t *w)

@@ -145,8 +145,8 @@ tecs_err_t tecs__sparse_emptied(tecs_world_t *w, tecs__sparse *s, uint32_t slot)
         else
             page_free(w, s, pg);
     }
-    if (s->count == 0)
-        w->sparse.nfilled--;
+    if (s->count == 0 && --w->sparse.nfilled == 0)
+        tecs__gate_put(&w->base, TECS__GATE_SPARSE, false);
     return TECS_OK;
 }
 
@@ -199,6 +199,7 @@ void tecs__sparse_clear(tecs_world_t *w)
         set_empty(w, w->sparse.sets[i]);
     }
     w->sparse.nfilled = 0;
+    tecs__gate_put(&w->base, TECS__GATE_SPARSE, false);
 }
 
 void tecs__sparse_fini(tecs_world_t *w)

@@ -162,8 +162,10 @@ static TECS__INLINE void tecs__sparse_enlist(tecs_world_t *w, tecs__sparse *s, t
     s->dense[n] = e;
     s->count = n + 1;
     s->added = w->arch.tick;
-    if (TECS__UNLIKELY(n == 0))
+    if (TECS__UNLIKELY(n == 0)) {
         w->sparse.nfilled++;
+        tecs__gate_put(&w->base, TECS__GATE_SPARSE, true);
+    }
 }
 
 /* Make e a member of s at entry `at` of slot offset i of page pg (found,
