@@ -438,6 +438,14 @@ static inline const tecs__comp *tecs__col_info_in(const tecs__comp_state *s,
 #if defined(TECS__WORLD_DONE) && !defined(TECS_ARCHETYPE_INLINES)
 #define TECS_ARCHETYPE_INLINES
 
+/* After a row left a, its count a multiple of the chunk rows: free the
+** chunks beyond the one spare the last row left. */
+static inline void tecs__arch_remove_trim(tecs_world_t *w, tecs_archetype_t *a)
+{
+    if (a->nchunks > (a->count >> w->arch.shift) + 1)
+        tecs__arch_trim(w, a);
+}
+
 static inline tecs_err_t tecs__arch_reserve_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n)
 {
     if (TECS__LIKELY(tecs__arch_has_rows(w, a, n)))
@@ -507,8 +515,9 @@ static TECS__INLINE void tecs__arch_remove_row_as(tecs_world_t *w, tecs_archetyp
         else
             tecs__arch_fill_hole(w, a, row);
     }
-    if ((--a->count & (int32_t)w->arch.mask) == 0 && a->nchunks > (a->count >> w->arch.shift) + 1)
-        tecs__arch_trim(w, a);
+    --a->count;
+    if ((a->count & (int32_t)w->arch.mask) == 0)
+        tecs__arch_remove_trim(w, a);
 }
 
 static inline void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)

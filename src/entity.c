@@ -167,6 +167,14 @@ static TECS__NOINLINE tecs_err_t destroy_slow(tecs_world_t *w, tecs_entity_t e)
     return err;
 }
 
+/* tecs_destroy's short path when a row fills the hole: apart, so that the
+** short path keeps no register for the copies. */
+static TECS__NOINLINE tecs_err_t destroy_row(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
+{
+    tecs__arch_remove_row(w, a, row);
+    return TECS_OK;
+}
+
 tecs_err_t tecs_destroy(tecs_world_t *w, tecs_entity_t e)
 {
     /* The common case: a live entity of a plain archetype, nobody to tell,
@@ -187,8 +195,13 @@ tecs_err_t tecs_destroy(tecs_world_t *w, tecs_entity_t e)
         uint32_t row = r->row;
         tecs__ei_release(w, TECS_ENTITY_INDEX(e));
         w->ei.nalive--;
-        tecs__arch_remove_row(w, a, row);
-        return TECS_OK;
+        if (TECS__LIKELY(a->bare) && row == (uint32_t)a->count - 1) {
+            a->count = (int32_t)row;            /* the last row: no hole to fill */
+            if (TECS__UNLIKELY((row & w->arch.mask) == 0))
+                tecs__arch_remove_trim(w, a);
+            return TECS_OK;
+        }
+        return destroy_row(w, a, row);
     }
     return destroy_slow(w, e);
 }
