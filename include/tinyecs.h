@@ -1829,7 +1829,18 @@ bool tecs_filter_test(tecs_filter_t *filter, tecs_entity_t entity);
  * tecs_iter_next step hands out a run of rows of one chunk (often a single
  * row), with the query's fields, exactly like tecs_query_iter. The result
  * set is taken when the iteration starts; writes through write terms are
- * reported (and re-key indexes) step by step. Costs: hash equality
+ * reported (and re-key indexes) step by step.
+ * Read-only queries: when no term of the query is TECS_WRITE (every term
+ * TECS_READ or without a value), it has no toggle or change terms and the
+ * iteration runs forward, a step instead hands out up to 64 results of
+ * one archetype (fewer for large components) as gathered copies:
+ * it.entities and each field point to copies in the filter's own memory,
+ * made at the step, in the same order as otherwise. They are valid until
+ * the next step or the end of the iteration, show the values as they were
+ * at the step (a later tecs_set of a result is not seen in them), and must
+ * not be written through (nor kept: they are not the entity's storage;
+ * tecs_get gives that). tecs_field_is_set answers as for the archetype.
+ * Costs: hash equality
  * O(1 + k), an ordered range O(log n + k), spatial O(cells + k), plus
  * O(k log k) to put results in archetype order (none in key order from the
  * index that drives it); a filter no index can drive (a lone `not`) scans

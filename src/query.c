@@ -1970,6 +1970,16 @@ void tecs__iter_load_rows(tecs_iter_t *it, int32_t m, tecs_archetype_t *a, uint3
         touch_rows(q, m, a, row, (uint32_t)count);
 }
 
+const int16_t *tecs__query_cols(const tecs_query_t *q, int32_t m)
+{
+    return q->mcols + (size_t)m * q->nterms;
+}
+
+bool tecs__query_reads_only(const tecs_query_t *q)
+{
+    return q->write_mask == 0;
+}
+
 void tecs__iter_prefetch(const tecs_iter_t *it, int32_t m, const tecs_archetype_t *a,
                          uint32_t row)
 {

@@ -15,6 +15,13 @@ int32_t tecs__query_find(const tecs_query_t *q, const tecs_archetype_t *a);
 ** q's match m: what a filtered iteration hands out per step. */
 void tecs__iter_load_rows(tecs_iter_t *it, int32_t m, tecs_archetype_t *a, uint32_t row,
                           int32_t count);
+/* The columns of q's match m in its archetype, one per term (< 0: the
+** step has no field for it): what a filtered step reads a row's values
+** from. */
+const int16_t *tecs__query_cols(const tecs_query_t *q, int32_t m);
+/* Does q write through none of its terms (no TECS_WRITE term with a
+** value)? A filtered iteration may then hand out copies of the values. */
+bool tecs__query_reads_only(const tecs_query_t *q);
 /* Ask the cache for the fields of row of a (q's match m), soon needed. */
 void tecs__iter_prefetch(const tecs_iter_t *it, int32_t m, const tecs_archetype_t *a,
                          uint32_t row);

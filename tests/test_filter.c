@@ -819,3 +819,131 @@ TEST(filter_where_wide_ranges_of_shuffled_keys_in_query_order)
     }
     tw_free(w);
 }
+
+/* ---- gathered steps of a read-only where ------------------------------ */
+
+/* A where whose query writes through no term: steps of up to 64 results of
+** one archetype, handed out as copies in the same order as a write query's
+** steps, values as at the step; optional terms answer per archetype. */
+TEST(filter_where_read_only_steps_are_gathered_copies)
+{
+    enum { N = 400 };
+    tecs_world_t *w = tw_new();
+    tecs_comp_t hp = TECS_COMPONENT(w, Health), pos = TECS_COMPONENT(w, Position),
+                vel = TECS_COMPONENT(w, Velocity);
+    tecs_entity_t e[N];
+    uint64_t rng = 77;
+    for (int i = 0; i < N; i++) {
+        e[i] = tecs_new(w);
+        TECS_SET(w, e[i], hp, Health, { (int)(tw_rand(&rng) % 1000) });
+        TECS_SET(w, e[i], pos, Position, { (float)i, (float)-i });
+        if (i % 3 == 0)
+            TECS_SET(w, e[i], vel, Velocity, { (float)i, 1 });
+    }
+    tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = hp, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32 });
+    tecs_query_t *rq = TECS_QUERY(w, {.comp = pos, .access = TECS_READ},
+                                  {.comp = hp, .access = TECS_READ},
+                                  {.comp = vel, .access = TECS_READ, .oper = TECS_OPTIONAL});
+    tecs_query_t *wq = TECS_QUERY(w, {.comp = pos}, {.comp = hp, .access = TECS_READ},
+                                  {.comp = vel, .access = TECS_READ, .oper = TECS_OPTIONAL});
+    tecs_filter_t *f = tecs_filter_new(w);
+    tecs_filter_between(f, x, tecs_key_int(100), tecs_key_int(899));
+    tecs_entity_t want[N];
+    int32_t nw = tecs_query_where_collect(wq, f, want, N);
+    CHECK(nw > 200 && nw < N);
+    for (int order = 0; order < 2; order++) {
+        if (order == 1)         /* key order: steps of one archetype still */
+            CHECK_ERR(tecs_filter_order(f, x, true), TECS_OK);
+        if (order == 1)
+            CHECK_EQ(tecs_query_where_collect(wq, f, want, N), nw);
+        tecs_iter_t it = tecs_query_where(rq, f);
+        CHECK_ERR(tecs_last_error(w), TECS_OK);
+        int32_t got = 0, nstep = 0;
+        tecs_entity_t later = 0;
+        while (tecs_iter_next(&it)) {
+            CHECK(it.count >= 1 && it.count <= 64);
+            const Position *ps = TECS_FIELD(&it, Position, 0);
+            const Health *hs = TECS_FIELD(&it, Health, 1);
+            const Velocity *vs = TECS_FIELD(&it, Velocity, 2);
+            bool moving = tecs_field_is_set(&it, 2);
+            CHECK_EQ(moving, vs != NULL);
+            for (int32_t i = 0; i < it.count; i++, got++) {
+                tecs_entity_t id = it.entities[i];
+                CHECK_EQ(id, want[got]);
+                const Position *p = tecs_get(w, id, pos);
+                CHECK(p != NULL && p != &ps[i]);        /* a copy */
+                CHECK(ps[i].x == p->x && ps[i].y == p->y);
+                CHECK_EQ(hs[i].hp, ((const Health *)tecs_get(w, id, hp))->hp);
+                CHECK_EQ(moving, tecs_has(w, id, vel));
+                if (moving)
+                    CHECK(vs[i].x == ((const Velocity *)tecs_get(w, id, vel))->x);
+                if (id == later)    /* set after the step before: seen */
+                    CHECK(ps[i].y == 12345.0f);
+            }
+            if (nstep == 0) {
+                /* a value set now: not in this step's copies, but in the
+                ** step that hands out its entity later */
+                Position old = ps[0];
+                TECS_SET(w, it.entities[0], pos, Position, { old.x, 777.0f });
+                CHECK(ps[0].y == old.y);
+                if (got < nw && want[nw - 1] != it.entities[0]) {
+                    later = want[nw - 1];
+                    TECS_SET(w, later, pos, Position, { 0, 12345.0f });
+                }
+            }
+            nstep++;
+        }
+        CHECK_EQ(got, nw);
+        CHECK(later != 0);
+        CHECK(nstep >= (nw + 63) / 64);
+    }
+    /* A reverse where and a write query keep steps in place. */
+    tecs_iter_t it = tecs_query_where_ex(rq, f, TECS_ITER_REVERSE);
+    while (tecs_iter_next(&it))
+        for (int32_t i = 0; i < it.count; i++)
+            CHECK(tecs_field(&it, 0) == tecs_get(w, it.entities[0], pos));
+    it = tecs_query_where(wq, f);
+    while (tecs_iter_next(&it))
+        CHECK(tecs_field(&it, 0) == tecs_get(w, it.entities[0], pos));
+    tecs_filter_free(f);
+    tw_free(w);
+}
+
+/* Large components take fewer rows a step; a where_each and a collect over
+** gathered steps give every result once. */
+TEST(filter_where_read_only_steps_of_large_values)
+{
+    typedef struct Big { char b[1000]; int v; } Big;
+    tecs_world_t *w = tw_new();
+    tecs_comp_t big = TECS_COMPONENT(w, Big), hp = TECS_COMPONENT(w, Health);
+    for (int i = 0; i < 100; i++) {
+        tecs_entity_t e = tecs_new(w);
+        Big b;
+        memset(&b, 0, sizeof b);
+        b.v = i;
+        tecs_set(w, e, big, &b);
+        TECS_SET(w, e, hp, Health, { (i * 37) % 100 });
+    }
+    tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = hp, .kind = TECS_INDEX_HASH, .type = TECS_KEY_I32 });
+    tecs_query_t *q = TECS_QUERY(w, {.comp = big, .access = TECS_READ},
+                                 {.comp = hp, .access = TECS_READ});
+    tecs_filter_t *f = tecs_filter_new(w);
+    tecs_filter_cmp(f, x, TECS_NE, tecs_key_int(5));
+    tecs_iter_t it = tecs_query_where(q, f);
+    int n = 0, sum = 0;
+    while (tecs_iter_next(&it)) {
+        CHECK(it.count <= 16);
+        const Big *b = tecs_field(&it, 0);
+        for (int32_t i = 0; i < it.count; i++, n++) {
+            CHECK_EQ(b[i].v, ((const Big *)tecs_get(w, it.entities[i], big))->v);
+            sum += b[i].v;
+        }
+    }
+    CHECK_EQ(n, 99);
+    CHECK_EQ(sum, 99 * 100 / 2 - 65);  /* 65 * 37 % 100 == 5 */
+    CHECK_EQ(tecs_query_where_collect(q, f, NULL, 0), 99);
+    tecs_filter_free(f);
+    tw_free(w);
+}

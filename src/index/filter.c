@@ -35,6 +35,11 @@ void tecs__snap_free(tecs_world_t *w, snap *s)
     tecs__free(w, s->v, (size_t)s->cap * sizeof *s->v);
     s->v = NULL;
     s->cap = s->n = 0;
+    if (s->copy_raw)
+        tecs__free_aligned(w, s->copy_raw, s->copy_bytes);
+    s->copy = NULL;
+    s->copy_raw = NULL;
+    s->copy_bytes = 0;
 }
 
 void tecs__filter_release(tecs_filter_t *f)
@@ -1320,6 +1325,118 @@ static bool snap_step(tecs_iter_t *it, bool fini)
     return true;
 }
 
+#define COPY_ROWS 64            /* rows of a gathered step, at most ...     */
+#define COPY_BYTES 16384        /* ... and bytes of their values             */
+
+/* The value of column col at place k's row of a (w's layout: chunk k >>
+** shift, row k & mask). */
+static TECS__INLINE const char *copy_src(char *const *kcols, uint32_t stride, uint32_t shift,
+                                         uint32_t mask, int32_t col, size_t size, uint64_t k)
+{
+    uint32_t row = (uint32_t)k;
+    return kcols[(size_t)(row >> shift) * stride + 1 + (uint32_t)col] + (size_t)(row & mask) * size;
+}
+
+/* Copy the values of column col of a at the places of v[0..n) into dst,
+** one after another, size bytes each; the common sizes without a call. */
+#define COPY_LOOP(SIZE)                                                                  \
+    for (int32_t i = 0; i < n; i++)                                                      \
+        memcpy(dst + (size_t)i * (SIZE),                                                 \
+               copy_src(kcols, stride, shift, mask, col, csize, v[i].k), (SIZE))
+static void copy_column(char *dst, const okey *v, int32_t n, const tecs_world_t *w,
+                        const tecs_archetype_t *a, int32_t col, uint32_t size)
+{
+    char *const *kcols = a->cols;
+    uint32_t stride = (uint32_t)a->stride, shift = w->arch.shift, mask = w->arch.mask;
+    size_t csize = a->col_size[col];
+    switch (size) {
+    case 4: COPY_LOOP(4); break;
+    case 8: COPY_LOOP(8); break;
+    case 12: COPY_LOOP(12); break;
+    case 16: COPY_LOOP(16); break;
+    default: COPY_LOOP(size); break;
+    }
+}
+#undef COPY_LOOP
+
+/* A gathered step: up to s->batch results of one archetype, in the
+** snapshot's order, their ids and values copied into s->copy, the rows of
+** the step fetched first, then copied term by term. The query writes
+** through no term and the world is deferred, so a copy reads what the row
+** holds at the step and nothing is to be reported when the step is left. */
+static bool snap_step_copy(tecs_iter_t *it, bool fini)
+{
+    snap *s = it->priv_.src;
+    int32_t p = it->priv_.pos, n = s->n;
+    if (TECS__UNLIKELY(fini || p >= n))
+        return snap_step_any(it, fini);
+    const tecs_world_t *w = it->world;
+    tecs_query_t *q = it->priv_.query;
+    const okey *v = s->v + p;
+    uint64_t ai = v[0].k >> 32;
+    tecs_archetype_t *a = w->arch.archs[ai];
+    int32_t m = snap_match(s, q, a), nt = tecs_query_terms(q, NULL);
+    const int16_t *cols = tecs__query_cols(q, m);
+    int32_t cnt = 1, most = n - p > s->batch ? s->batch : n - p;
+    while (cnt < most && v[cnt].k >> 32 == ai)
+        cnt++;
+    char *const *kcols = a->cols;
+    uint32_t stride = (uint32_t)a->stride, shift = w->arch.shift, mask = w->arch.mask;
+    for (int32_t t = 0; t < nt; t++)
+        if (cols[t] >= 0)
+            for (int32_t i = 0; i < cnt; i++)
+                TECS__PREFETCH(copy_src(kcols, stride, shift, mask, cols[t],
+                                        a->col_size[cols[t]], v[i].k));
+    tecs_entity_t *ids = (tecs_entity_t *)(void *)s->copy;
+    for (int32_t i = 0; i < cnt; i++)
+        ids[i] = v[i].e;
+    for (int32_t t = 0; t < nt; t++) {
+        it->fields[t] = cols[t] >= 0 ? s->copy + s->off[t] : NULL;
+        if (cols[t] >= 0)
+            copy_column(s->copy + s->off[t], v, cnt, w, a, cols[t], s->cur.size[t]);
+    }
+    it->priv_.pos = p + cnt;
+    it->priv_.arch = a;
+    it->priv_.match = m;
+    it->priv_.absent = 0;
+    it->count = cnt;
+    it->entities = ids;
+    return true;
+}
+
+/* Make s's steps gathered ones (snap_step_copy) if its values fit the
+** budget and their room can be had; else s->batch stays 0 and the steps
+** are runs of rows in place (no error: only the form of a step differs). */
+static void copy_init(tecs_query_t *q, snap *s)
+{
+    cursor *c = &s->cur;
+    int32_t nterms = tecs_query_terms(q, NULL), rows = COPY_ROWS;
+    uint64_t per_row = sizeof(tecs_entity_t);
+    for (int32_t t = 0; t < nterms; t++)
+        per_row += c->size[t];
+    while (rows > 8 && per_row * (uint64_t)rows > COPY_BYTES)
+        rows /= 2;
+    if (per_row * (uint64_t)rows > COPY_BYTES)
+        return;
+    size_t off = (size_t)rows * sizeof(tecs_entity_t);
+    for (int32_t t = 0; t < nterms; t++) {
+        off = (off + TECS_MAX_ALIGN - 1) & ~(size_t)(TECS_MAX_ALIGN - 1);
+        s->off[t] = (uint32_t)off;
+        off += (size_t)rows * c->size[t];
+    }
+    if (off > s->copy_bytes) {
+        tecs_world_t *w = tecs_query_world(q);
+        if (s->copy_raw)
+            tecs__free_aligned(w, s->copy_raw, s->copy_bytes);
+        s->copy_bytes = 0;
+        s->copy = tecs__alloc_aligned(w, off, &s->copy_raw);
+        if (s->copy == NULL)
+            return;
+        s->copy_bytes = off;
+    }
+    s->batch = rows;
+}
+
 /* Start an iteration of q that hands out the rows of snapshot s. */
 tecs_iter_t tecs__snap_iter(tecs_query_t *q, snap *s, int32_t flags)
 {
@@ -1331,8 +1448,11 @@ tecs_iter_t tecs__snap_iter(tecs_query_t *q, snap *s, int32_t flags)
     s->plain = s->cursor_on && !s->rowwise && !(flags & TECS_ITER_REVERSE);
     s->la = NULL;
     cursor_init(q, s);
+    s->batch = 0;
+    if (s->plain && tecs__query_reads_only(q))
+        copy_init(q, s);
     it.priv_.src = s;
-    it.priv_.step = snap_step;
+    it.priv_.step = s->batch ? snap_step_copy : snap_step;
     it.priv_.pos = (flags & TECS_ITER_REVERSE) ? s->n : 0;
     return it;
 }

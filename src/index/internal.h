@@ -611,6 +611,13 @@ typedef struct snap {
                                    iteration was open: freed when it ends   */
     tecs_archetype_t *la;       /* the last archetype looked up ...         */
     int32_t lm;                 /* ... and its match in the query           */
+    int32_t batch;              /* rows of a gathered step; 0: steps are
+                                   runs of rows in place (snap_step_copy)   */
+    char *copy;                 /* a gathered step: its ids, then a column
+                                   of values per term, at off[t]            */
+    void *copy_raw;             /* ... as allocated, copy_bytes long        */
+    size_t copy_bytes;
+    uint32_t off[TECS_MAX_TERMS];
 } snap;
 
 struct tecs_filter_t {
