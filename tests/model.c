@@ -2048,6 +2048,56 @@ static void op_where(interp *I, const m_op *op)
     tecs_filter_free(fl);
 }
 
+/* A where walked step by step: its ids are the model's matches, and each
+** field holds the value tecs_get reads for that entity, whether the step's
+** values are copies (a read-only query's gathered steps) or rows in place. */
+static void op_where_values(interp *I, const m_op *op)
+{
+    const mquery *q;
+    mcond cs[MAXCOND];
+    int32_t n;
+    tecs_filter_t *fl = where_setup(I, op, &q, cs, &n);
+    if (fl == NULL)
+        return;
+    if (n <= 0) {
+        tecs_filter_free(fl);
+        return;
+    }
+    tecs_entity_t *got = malloc(((size_t)I->ne + 1) * sizeof *got);
+    if (got == NULL)
+        abort();
+    int32_t ng = 0, bad = 0;
+    I->checking++;
+    tecs_iter_t it = tecs_query_where(q->q, fl);
+    tecs_err_t err = tecs_last_error(I->w);
+    while (tecs_iter_next(&it))
+        for (int32_t i = 0; i < it.count; i++, ng++) {
+            tecs_entity_t e = it.entities[i];
+            if (ng <= I->ne)
+                got[ng] = e;
+            for (int32_t t = 0; t < q->nt; t++) {
+                size_t size = tecs_component_size(I->w, q->t[t].comp);
+                if (it.fields[t] == NULL || size == 0)
+                    continue;
+                const void *v = tecs_get(I->w, e, q->t[t].comp);
+                bad += v == NULL || memcmp((const char *)it.fields[t] + (size_t)i * size, v,
+                                           size) != 0;
+            }
+        }
+    I->checking--;
+    if (err != TECS_OK) {
+        mi_result_is(I, err, TECS_OK, "tecs_query_where");
+    } else {
+        int32_t nw;
+        bool same = ng <= I->ne && where_is_model(I, q, cs, n, got, ng, &nw);
+        EXPECT(I, same, "a where walked by steps gives %d entities (%d conditions)", (int)ng,
+               (int)n);
+        EXPECT(I, bad == 0, "a where's fields differ from tecs_get in %d values", (int)bad);
+    }
+    free(got);
+    tecs_filter_free(fl);
+}
+
 /* One filter for three searches, reset and built again before each, its
 ** results checked against the model's (condition handles count from 0
 ** again after a reset); a reset while an iteration over it is open is
@@ -3337,6 +3387,7 @@ static const struct {
     { "toggle", 6, op_toggle },
     { "lookup_sparse", 3, op_lookup_sparse },
     { "toggle_many", 4, op_toggle_many },
+    { "where_values", 3, op_where_values },
 };
 enum { NOPS = sizeof ops / sizeof ops[0] };
 
