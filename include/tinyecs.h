@@ -850,6 +850,196 @@ static inline tecs_err_t tecs_toggle(const tecs_toggler_t *h, tecs_entity_t enti
 tecs_err_t tecs_toggle_many(const tecs_toggler_t *h, const tecs_entity_t *ids, int32_t n,
                             bool enable, int32_t *done);
 
+/*
+** Adding and removing a sparse component in your loop. tecs_add and
+** tecs_remove check everything on every call. A sparse handle does the
+** common case inline, in the caller's code: the world's stop word and
+** defer depth, the component's listener counts, the id's slot (index,
+** generation), then the entry in the set's page and an append to (or a
+** swap-remove from) the member list. Whatever the inline form cannot do
+** alone (a closed world, a lifecycle hook, a worker or a deferred section
+** under way; an observer, a cache, an index or a query's membership events
+** on the component; a constructor on an add, a destructor on a remove; a
+** dead, pending or recycled id; an id that is already (not) a member; a
+** page not made yet, a full member list, the first member joining or the
+** last of a page leaving) goes to tecs_add or tecs_remove, with the same
+** result and errors. The handle points at the world's own tables (its id
+** slots, its gate words, its registry, the component's set), which the
+** world keeps for its life.
+*/
+
+/** Private: the first fields of a sparse set, which a sparse handle reads
+ *  and writes (see tecs_sparser_t). */
+typedef struct tecs_sparser_set_t {
+    char *const *pages_;        /* by slot >> shift_; NULL: no page there.
+                                   A page: two pointers, its member count
+                                   (int32_t), then per slot its place in
+                                   dense_ (uint32_t; 0xffffffff: none), and
+                                   from head_ on its entries               */
+    tecs_entity_t *dense_;      /* the members' ids, in no order            */
+    int32_t count_;             /* members                                  */
+    int32_t cap_;               /* room in dense_                           */
+    int32_t npages_;            /* length of pages_                         */
+    uint32_t shift_, mask_;     /* slots per page: log2, and less one       */
+    uint32_t stride_;           /* bytes of an entry: the member's
+                                   generation (0: none), then the value     */
+    uint32_t head_;             /* a page's first entry's offset            */
+    uint64_t added_;            /* the tick of the last member that joined  */
+    uint64_t removed_;          /* the tick of the last member that left    */
+} tecs_sparser_set_t;
+
+/** A sparse handle of one sparse component (tecs_sparser_init). Its
+ *  fields are private: they point at the world's own state. */
+typedef struct tecs_sparser_t {
+    const void *const *recs_;   /* the world's id slots (gen, arch, row)    */
+    const int32_t *nrecs_;      /* slots in use                             */
+    const uint32_t *gate_;      /* the world's gate words: [0] its defer
+                                   depth (0: changes apply at once), [1] 0
+                                   while it is open with no hook running    */
+    const char *const *comps_;  /* the world's registry                     */
+    size_t listen_;             /* the byte offset there of the component's
+                                   listener counts ([0] those that want its
+                                   events, [2] those that may veto them)    */
+    const uint64_t *tick_;      /* the world's tick                         */
+    tecs_sparser_set_t *set_;   /* the component's set                      */
+    uint32_t hooks_;            /* 1: a constructor, 2: a destructor        */
+    tecs_comp_t comp_;
+    tecs_world_t *world_;
+} tecs_sparser_t;
+
+/**
+ * Make a sparse handle of the sparse component comp in *out (caller's
+ * memory; nothing to free); makes comp's set if it has none yet. A handle
+ * stays valid until the world is freed, whatever else changes (entities
+ * born, destroyed, recycled; pages made or freed; the member list grown;
+ * components registered; observers, caches or indexes added or removed;
+ * the tick moved on; tecs_world_reset). A handle is plain data: copies are
+ * handles too; keep one in a local variable in a loop, so that the
+ * compiler holds its fields in registers. Through a worker context the
+ * handle is that context's: every add or remove through it is the
+ * context's tecs_add / tecs_remove (queued), and it is valid while the
+ * context is.
+ * Callbacks: allowed wherever tecs_add is, but a handle that makes comp's
+ * set (it allocates) not in a lifecycle hook or an order function.
+ * @return TECS_OK; TECS_EINVAL (NULL world or out, comp not sparse),
+ * TECS_ENOCOMP, TECS_EBUSY (closed world; the set to make in a hook),
+ * TECS_ENOMEM.
+ */
+tecs_err_t tecs_sparser_init(tecs_world_t *world, tecs_comp_t comp, tecs_sparser_t *out);
+
+/** Private: may the inline form of a sparse handle change the set now (an
+ *  open world, no hook, not deferred, nobody listening to the component)?
+ *  The four words are read in one test: the registry is there wherever a
+ *  call may read the world (not inside the world's allocator). */
+static inline bool tecs__sparser_quiet(const tecs_sparser_t *h)
+{
+    const uint32_t *l = (const uint32_t *)(const void *)(*h->comps_ + h->listen_);
+    return (h->gate_[0] | h->gate_[1] | l[0] | l[2]) == 0;
+}
+
+/** Private: a page's member count; the places of its slots in the member
+ *  list follow it. */
+static inline int32_t *tecs__sparser_pcount(char *pg)
+{
+    return (int32_t *)(void *)(pg + 2 * sizeof(void *));
+}
+
+/**
+ * Add the handle's component to entity, inline: the same change, events and
+ * errors as tecs_add (its value zeroed, or made by its constructor). The
+ * common case calls nothing: an open world, not deferred, nobody listening
+ * to comp and no constructor, a live entity that is not a member yet, its
+ * slot's page made, the member list not empty and with room. It then
+ * writes the entry and appends the id, stamps the set as tecs_add does, and
+ * sets no error (the last error stays as it was). Anything else is
+ * tecs_add. Adding ids in slot order (as born in bulk) takes a call a page
+ * (4096 slots, fewer for values above 12 bytes) and one each time the
+ * member list grows.
+ * Callbacks: as tecs_add (the inline form runs only where tecs_add applies
+ * at once); from a worker, use a handle made through its context.
+ * @return TECS_OK, or tecs_add's error.
+ */
+static inline tecs_err_t tecs_sparse_add(const tecs_sparser_t *h, tecs_entity_t entity)
+{
+    uint32_t i = (uint32_t)(entity & 0xffffffffu), gen = (uint32_t)(entity >> 32);
+    tecs_sparser_set_t *s = h->set_;
+    if (tecs__sparser_quiet(h) && !(h->hooks_ & 1) && i < (uint32_t)*h->nrecs_ &&
+        (i >> s->shift_) < (uint32_t)s->npages_) {
+        const uint32_t *r = (const uint32_t *)*h->recs_ + (size_t)i * 3;
+        char *pg = s->pages_[i >> s->shift_];
+        int32_t n = s->count_;
+        /* Alive: the slot's generation, an archetype (not dead, pending
+        ** or retired: the top three values). */
+        if (r[0] == gen && r[1] < 0xfffffffdu && pg != NULL && n > 0 && n < s->cap_) {
+            uint32_t k = i & s->mask_, words = s->stride_ / 4;
+            uint32_t *at = (uint32_t *)(void *)(pg + s->head_ + (size_t)k * s->stride_);
+            int32_t *pn = tecs__sparser_pcount(pg);
+            tecs_entity_t *dense = s->dense_;
+            uint64_t tick = *h->tick_;
+            if (*at == 0) {
+                ((uint32_t *)(pn + 1))[k] = (uint32_t)n;
+                ++*pn;
+                dense[n] = entity;
+                s->count_ = n + 1;
+                s->added_ = tick;
+                at[0] = gen;
+                if (words == 2)                 /* the value zeroed */
+                    at[1] = 0;
+                else
+                    for (uint32_t z = 1; z < words; z++)
+                        at[z] = 0;
+                return TECS_OK;
+            }
+        }
+    }
+    return tecs_add(h->world_, entity, h->comp_);
+}
+
+/**
+ * Remove the handle's component from entity, inline: the same change,
+ * events and errors as tecs_remove. The common case calls nothing: an open
+ * world, not deferred, nobody listening to comp and no destructor, an
+ * entity that is a member (so alive) with other members in its page. It
+ * then clears the entry, moves the last member into the id's place in the
+ * member list, stamps the set as tecs_remove does, and sets no error.
+ * Anything else is tecs_remove.
+ * Callbacks: as tecs_remove; from a worker, use a handle made through its
+ * context.
+ * @return TECS_OK, or tecs_remove's error.
+ */
+static inline tecs_err_t tecs_sparse_remove(const tecs_sparser_t *h, tecs_entity_t entity)
+{
+    uint32_t i = (uint32_t)(entity & 0xffffffffu), gen = (uint32_t)(entity >> 32);
+    tecs_sparser_set_t *s = h->set_;
+    if (tecs__sparser_quiet(h) && !(h->hooks_ & 2) && (i >> s->shift_) < (uint32_t)s->npages_) {
+        char *const *pages = s->pages_;
+        char *pg = pages[i >> s->shift_];
+        if (pg != NULL) {
+            uint32_t k = i & s->mask_, shift = s->shift_, mask = s->mask_;
+            uint32_t *at = (uint32_t *)(void *)(pg + s->head_ + (size_t)k * s->stride_);
+            int32_t *pn = tecs__sparser_pcount(pg);
+            /* A member (no id has generation 0), not the last of its page. */
+            if (*at == gen && gen != 0 && *pn > 1) {
+                uint32_t *pos = (uint32_t *)(pn + 1), place = pos[k];
+                int32_t n = s->count_ - 1;
+                tecs_entity_t *dense = s->dense_, last = dense[n];
+                uint32_t ls = (uint32_t)(last & 0xffffffffu);
+                uint32_t *lpos = (uint32_t *)(tecs__sparser_pcount(pages[ls >> shift]) + 1);
+                uint64_t tick = *h->tick_;
+                *at = 0;
+                --*pn;
+                s->count_ = n;
+                s->removed_ = tick;
+                dense[place] = last;
+                lpos[ls & mask] = place;
+                pos[k] = 0xffffffffu;   /* (last: the last member may be this one) */
+                return TECS_OK;
+            }
+        }
+    }
+    return tecs_remove(h->world_, entity, h->comp_);
+}
+
 /** tecs_set with a compound literal: TECS_SET(w, e, pos, Position, {1, 2}). */
 #define TECS_SET(world, entity, comp, T, ...)                               \
     tecs_set((world), (entity), (comp), &(T)__VA_ARGS__)

@@ -85,14 +85,16 @@ typedef struct tecs__base {
     int32_t cb_depth;           /* user callbacks running (tecs__cb_begin)  */
     int32_t hook_depth;         /* of those, lifecycle hooks and order
                                    functions: rows are in motion            */
-    uint32_t stop;              /* 0 while open with no hook running: the one
-                                   word tecs_toggle's inline form reads     */
     uint32_t gate;              /* TECS__GATE_* bits: what the short paths
                                    of tecs_add, tecs_remove and tecs_destroy
                                    must mind; read with defer_depth, its
                                    neighbour, as one word (tecs__gate_open) */
     int32_t defer_depth;        /* open iterations, systems, callbacks: while
                                    not 0, structural changes are queued     */
+    uint32_t stop;              /* 0 while open with no hook running: the
+                                   word tecs_toggle's inline form reads, and
+                                   with defer_depth, its neighbour, a sparse
+                                   handle's                                  */
     /* A worker context's (closed is TECS__WORKER; worker.c): */
     tecs_world_t *owner;        /* the world it works for; NULL in a world  */
     const uint64_t *may_read;   /* bits by component id: what its system may

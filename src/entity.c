@@ -908,6 +908,55 @@ tecs_err_t tecs_toggle_many(const tecs_toggler_t *h, const tecs_entity_t *ids, i
     return TECS_OK;
 }
 
+/* ---- sparse handles --------------------------------------------------- */
+
+/* A sparse handle reads the world's defer depth and stop word as its gate
+** words, and the component's watch and veto counts as its listener counts. */
+_Static_assert(offsetof(tecs__base, stop) == offsetof(tecs__base, defer_depth) + sizeof(int32_t),
+               "a sparse handle's gate words");
+_Static_assert(offsetof(tecs__comp, veto) == offsetof(tecs__comp, watch) + 2 * sizeof(uint32_t),
+               "a sparse handle's listener counts");
+
+/* What a worker context's sparse handle reads besides the context's gate
+** words (never 0 there): a registry of zeros and a set with no pages. */
+static const uint32_t no_listeners[3] = { 0, 0, 0 };
+static const char *const no_comps = (const char *)no_listeners;
+static tecs_sparser_set_t no_set = { NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+
+tecs_err_t tecs_sparser_init(tecs_world_t *w, tecs_comp_t c, tecs_sparser_t *out)
+{
+    if (w == NULL)
+        return TECS_EINVAL;
+    tecs_err_t err = tecs__enter_change(w);
+    if (err)
+        return err;
+    if (out == NULL)
+        return tecs__err(w, TECS_EINVAL, "tecs_sparser_init: NULL handle");
+    const tecs__comp *ci = tecs__comp_get(w, c);
+    if (ci == NULL)
+        return tecs__err_nocomp(w, c);
+    if (!ci->sparse)
+        return tecs__err(w, TECS_EINVAL, "tecs_sparser_init: " TECS__COMP_FMT
+                         " is not a sparse component", TECS__COMP(w, c));
+    tecs_sparser_t h = {
+        .recs_ = (const void *const *)(const void *)&w->ei.recs, .nrecs_ = &w->ei.nrecs,
+        .gate_ = (const uint32_t *)&w->base.defer_depth, .tick_ = &w->arch.tick,
+        .comps_ = &no_comps, .set_ = &no_set,
+        .hooks_ = (ci->ctor != NULL) | (uint32_t)(ci->dtor != NULL) << 1,
+        .comp_ = c, .world_ = w };
+    if (!tecs__in_worker(w)) {
+        if (ci->set == NULL && w->base.hook_depth > 0)
+            return tecs__err(w, TECS_EBUSY, "tecs_sparser_init: the set of " TECS__COMP_FMT
+                             " cannot be made in a lifecycle hook", TECS__COMP(w, c));
+        if ((h.set_ = tecs__sparse_sparser(w, c)) == NULL)
+            return TECS_ENOMEM;
+        h.comps_ = (const char *const *)(const void *)&w->comp.comps;
+        h.listen_ = (size_t)c * sizeof(tecs__comp) + offsetof(tecs__comp, watch);
+    }
+    *out = h;
+    return TECS_OK;
+}
+
 /* ---- ticks ------------------------------------------------------------ */
 
 /* The tick kept for e's c: of the last write (added: of the last row or

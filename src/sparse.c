@@ -98,6 +98,7 @@ static tecs__sparse *set_new(tecs_world_t *w, tecs_comp_t c)
         shift--;
     *s = (tecs__sparse){ .size = size, .stride = stride, .voff = voff, .shift = shift,
                          .mask = (1u << shift) - 1, .comp = c };
+    s->head = (uint32_t)page_head(s);
     st->sets[st->nsets++] = s;
     w->comp.comps[c].set = s;
     return s;
@@ -233,6 +234,28 @@ tecs_err_t tecs__sparse_handle(tecs_world_t *w, tecs_comp_t c, tecs_lookup_t *ou
     return TECS_OK;
 }
 
+/* tecs_sparse_add and tecs_sparse_remove (tinyecs.h) read a set's first
+** fields as tecs_sparser_set_t, a page's member count two pointers into
+** the page and its slots' places right after that count. */
+#define SAME_AT(a, b) (offsetof(tecs__sparse, a) == offsetof(tecs_sparser_set_t, b))
+_Static_assert(SAME_AT(pages, pages_) && SAME_AT(dense, dense_) && SAME_AT(count, count_) &&
+               SAME_AT(cap, cap_) && SAME_AT(npages, npages_) && SAME_AT(shift, shift_) &&
+               SAME_AT(mask, mask_) && SAME_AT(stride, stride_) && SAME_AT(head, head_) &&
+               SAME_AT(added, added_) && SAME_AT(removed, removed_),
+               "a sparse handle's view of a set");
+#undef SAME_AT
+_Static_assert(offsetof(tecs__spage, count) == 2 * sizeof(void *) &&
+               offsetof(tecs__spage, pos) == offsetof(tecs__spage, count) + sizeof(int32_t),
+               "a sparse handle's view of a page");
+
+tecs_sparser_set_t *tecs__sparse_sparser(tecs_world_t *w, tecs_comp_t c)
+{
+    tecs__sparse *s = w->comp.comps[c].set;
+    if (s == NULL && (s = set_new(w, c)) == NULL)
+        return NULL;
+    return (tecs_sparser_set_t *)(void *)s;
+}
+
 /* ---- verification ---------------------------------------------------- */
 
 static tecs_err_t bad(tecs_world_t *w, const char *what, const tecs__sparse *s)
@@ -263,7 +286,8 @@ static tecs_err_t verify_set(tecs_world_t *w, const tecs__sparse *s)
         const tecs__spage *pg = s->pages[p];
         if (pg == NULL)
             continue;
-        if (pg->ents != (const char *)pg + page_head(s))     /* as lookup handles read it */
+        /* (as lookup and sparse handles read it) */
+        if (pg->ents != (const char *)pg + page_head(s) || s->head != page_head(s))
             return bad(w, "a page's entries are not after its head", s);
         int32_t n = 0;
         for (uint32_t i = 0; i <= s->mask; i++) {

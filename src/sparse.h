@@ -22,22 +22,25 @@ typedef struct tecs__spage {
                                    TECS__SPARSE_ABSENT                      */
 } tecs__spage;
 
-/* The set of one sparse component. */
+/* The set of one sparse component. Its first fields are the ones a sparse
+** handle reads and writes inline, as tecs_sparser_set_t (tinyecs.h) lays
+** them out (sparse.c asserts it). */
 typedef struct tecs__sparse {
     tecs__spage **pages;        /* by slot >> shift; NULL: no page there    */
     tecs_entity_t *dense;       /* the members' ids, in no order            */
     int32_t count;              /* members                                  */
     int32_t cap;                /* room in dense                            */
     int32_t npages;             /* length of pages                          */
-    uint32_t size;              /* value bytes; 0: a tag                    */
-    uint32_t stride;            /* bytes of an entry                        */
-    uint32_t voff;              /* offset of the value in an entry          */
     uint32_t shift;             /* a page holds 1 << shift slots            */
     uint32_t mask;              /* (1 << shift) - 1                         */
-    tecs__spage *spare;         /* an emptied page kept for the next one    */
-    uint64_t changed;           /* tick of the last write to a value        */
+    uint32_t stride;            /* bytes of an entry                        */
+    uint32_t head;              /* a page's first entry's offset in it      */
     uint64_t added;             /* tick of the last member that joined      */
     uint64_t removed;           /* tick of the last member that left        */
+    uint32_t size;              /* value bytes; 0: a tag                    */
+    uint32_t voff;              /* offset of the value in an entry          */
+    tecs__spage *spare;         /* an emptied page kept for the next one    */
+    uint64_t changed;           /* tick of the last write to a value        */
     tecs_comp_t comp;
 } tecs__sparse;
 
@@ -75,6 +78,9 @@ void tecs__sparse_fini(tecs_world_t *w);
 /* Fill the sparse fields of a lookup handle of c (sparse, with a value)
 ** from its set, made if c has none: TECS_OK, or TECS_ENOMEM recorded. */
 tecs_err_t tecs__sparse_handle(tecs_world_t *w, tecs_comp_t c, tecs_lookup_t *out);
+/* The set of c (sparse) as a sparse handle reads it, the set made if c
+** has none; NULL with TECS_ENOMEM recorded. */
+tecs_sparser_set_t *tecs__sparse_sparser(tecs_world_t *w, tecs_comp_t c);
 /* Verify every set: members alive, pages and member list agreeing, the
 ** counts (tecs_world_check). */
 tecs_err_t tecs__sparse_verify(tecs_world_t *w);
