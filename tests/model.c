@@ -2938,6 +2938,53 @@ static void op_lookup_sparse(interp *I, const m_op *op)
     }
 }
 
+/* tecs_sparse_add / tecs_sparse_remove (op->y & 1) through a handle kept
+** from op to op (or a fresh one): the result and the change of tecs_add /
+** tecs_remove (op_sparse_add, op_sparse_remove). */
+static void op_sparse_handle(interp *I, const m_op *op)
+{
+    int k;
+    tecs_comp_t c = pick_sparse(I, op->x, &k);
+    tecs_sparser_t fresh;
+    tecs_err_t want_init = k < 0 ? TECS_ENOCOMP : TECS_OK;
+    tecs_err_t err = tecs_sparser_init(I->w, c, &fresh);
+    EXPECT(I, err == want_init || (err == TECS_ENOMEM && mi_injected(I)),
+           "tecs_sparser_init: got %s, model says %s", tecs_err_name(err),
+           tecs_err_name(want_init));
+    if (err != TECS_OK)
+        return;
+    if (!(I->sh_made >> k & 1) || (op->y & 0x38) == 0x38) {  /* kept long, renewed now and then */
+        I->sh[k] = fresh;
+        I->sh_made |= 1u << k;
+    }
+    const tecs_sparser_t *h = op->y & 4 ? &fresh : &I->sh[k];
+    bool add = op->y & 1;
+    tecs_entity_t id = mi_pick_id(I, op->z);
+    ment *m = mi_find(I, id);
+    bool has = m && m->st == ST_ALIVE && (m->smask >> k & 1);
+    int want;
+    if (mi_deferred(I))
+        want = defer_want(k, m);
+    else if (!m || m->st != ST_ALIVE)
+        want = TECS_EDEAD;
+    else
+        want = add ? (has ? TECS_EEXIST : TECS_OK) : (has ? TECS_OK : TECS_ENOENT);
+    err = add ? tecs_sparse_add(h, id) : tecs_sparse_remove(h, id);
+    if (!mi_result_is(I, err, want, add ? "tecs_sparse_add" : "tecs_sparse_remove") &&
+        want == TECS_OK) {
+        if (mi_deferred(I)) {
+            mi_push_dq(I, &(mcmd){ .op = add ? Q_ADD : Q_REMOVE, .id = id, .comp = NC + k });
+            if (!add)
+                m->rmq = m->st == ST_ALIVE;
+        } else if (add) {
+            m->smask |= (uint8_t)(1u << k);
+            m->sval[k] = 0;
+        } else {
+            m->smask &= (uint8_t)~(1u << k);
+        }
+    }
+}
+
 /* The op table: name, weight in random programs, function. */
 /* ---- snapshots -------------------------------------------------------------------- */
 
@@ -3397,6 +3444,7 @@ static const struct {
     { "lookup_sparse", 3, op_lookup_sparse },
     { "toggle_many", 4, op_toggle_many },
     { "where_values", 3, op_where_values },
+    { "sparse_handle", 6, op_sparse_handle },
 };
 enum { NOPS = sizeof ops / sizeof ops[0] };
 

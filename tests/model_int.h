@@ -238,6 +238,8 @@ struct interp {
     uint32_t tg_made;           /* ... by model component (bits)            */
     tecs_lookup_t slk[NS];      /* op lookup_sparse: the same, by sparse    */
     uint32_t slk_made;          /* ... component (bits)                     */
+    tecs_sparser_t sh[NS];      /* op sparse_handle: handles kept from op   */
+    uint32_t sh_made;           /* ... to op, by sparse component (bits)    */
 };
 
 /* A condition of the model's filter. */
