@@ -39,10 +39,11 @@
 **       the world's allocator   EBUSY       EBUSY     EBUSY        EBUSY        no (2)
 **
 **     EBUSY: refused with TECS_EBUSY, nothing changed.
-**     Structural changes: tecs_new*, tecs_destroy, tecs_add, tecs_remove, a
-**     tecs_set that adds, tecs_delayed_new / _new_with / _destroy. Value
-**     writes: tecs_set of a component the entity has, tecs_modified,
-**     tecs_enable.
+**     Structural changes: tecs_new*, tecs_destroy, tecs_add, tecs_remove
+**     (and tecs_sparse_add / _remove), a tecs_set that adds,
+**     tecs_delayed_new / _new_with / _destroy. Value writes: tecs_set of a
+**     component the entity has, tecs_modified, tecs_enable (and
+**     tecs_toggle, tecs_toggle_many).
 **     Resource writes (tecs_resource_set / _remove / _modified) touch no
 **     row: they apply at once in every row but the last two (EBUSY),
 **     lifecycle hooks included (see Resources).
