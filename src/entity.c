@@ -921,7 +921,7 @@ _Static_assert(offsetof(tecs__comp, veto) == offsetof(tecs__comp, watch) + 2 * s
 ** words (never 0 there): a registry of zeros and a set with no pages. */
 static const uint32_t no_listeners[3] = { 0, 0, 0 };
 static const char *const no_comps = (const char *)no_listeners;
-static tecs_sparser_set_t no_set = { NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+static const tecs_sparser_set_t no_set = { NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
 
 tecs_err_t tecs_sparser_init(tecs_world_t *w, tecs_comp_t c, tecs_sparser_t *out)
 {
@@ -941,7 +941,7 @@ tecs_err_t tecs_sparser_init(tecs_world_t *w, tecs_comp_t c, tecs_sparser_t *out
     tecs_sparser_t h = {
         .recs_ = (const void *const *)(const void *)&w->ei.recs, .nrecs_ = &w->ei.nrecs,
         .gate_ = (const uint32_t *)&w->base.defer_depth, .tick_ = &w->arch.tick,
-        .comps_ = &no_comps, .set_ = &no_set,
+        .comps_ = &no_comps, .set_ = (tecs_sparser_set_t *)&no_set,  /* never written */
         .hooks_ = (ci->ctor != NULL) | (uint32_t)(ci->dtor != NULL) << 1,
         .comp_ = c, .world_ = w };
     if (!tecs__in_worker(w)) {
