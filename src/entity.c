@@ -791,7 +791,9 @@ bool tecs_is_enabled(const tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 ** toggle through it is the context's tecs_enable. */
 static const tecs_toggler_hot_t no_toghot = { TECS__TOGHOT_NONE, 0, 0, NULL };
 
-tecs_err_t tecs_toggler_init(tecs_world_t *w, tecs_comp_t c, tecs_toggler_t *out)
+/* The entry of a handle's init (fn names it): a world that takes changes,
+** somewhere to put the handle. */
+static tecs_err_t handle_enter(tecs_world_t *w, const void *out, const char *fn)
 {
     if (w == NULL)
         return TECS_EINVAL;
@@ -799,7 +801,15 @@ tecs_err_t tecs_toggler_init(tecs_world_t *w, tecs_comp_t c, tecs_toggler_t *out
     if (err)
         return err;
     if (out == NULL)
-        return tecs__err(w, TECS_EINVAL, "tecs_toggler_init: NULL handle");
+        return tecs__err(w, TECS_EINVAL, "%s: NULL handle", fn);
+    return TECS_OK;
+}
+
+tecs_err_t tecs_toggler_init(tecs_world_t *w, tecs_comp_t c, tecs_toggler_t *out)
+{
+    tecs_err_t err = handle_enter(w, out, "tecs_toggler_init");
+    if (err)
+        return err;
     if ((err = tecs__enableable(w, c)) != TECS_OK)
         return err;
     const tecs_toggler_hot_t *hot = &no_toghot;
@@ -925,13 +935,9 @@ static const tecs_sparser_set_t no_set = { NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0
 
 tecs_err_t tecs_sparser_init(tecs_world_t *w, tecs_comp_t c, tecs_sparser_t *out)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter_change(w);
+    tecs_err_t err = handle_enter(w, out, "tecs_sparser_init");
     if (err)
         return err;
-    if (out == NULL)
-        return tecs__err(w, TECS_EINVAL, "tecs_sparser_init: NULL handle");
     const tecs__comp *ci = tecs__comp_get(w, c);
     if (ci == NULL)
         return tecs__err_nocomp(w, c);
