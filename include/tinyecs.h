@@ -1041,6 +1041,36 @@ static inline tecs_err_t tecs_sparse_remove(const tecs_sparser_t *h, tecs_entity
     return tecs_remove(h->world_, entity, h->comp_);
 }
 
+/**
+ * Add the handle's component to n entities, ids[0] first: what n calls of
+ * tecs_sparse_add do, in one call, with the set's fields and the world's
+ * id slots read once a stretch (the ids the inline form takes are added
+ * in a loop that calls nothing and the set is stamped once at its end; any
+ * other id is tecs_add, and the stretch after it reads the tables again).
+ * Stops at the first id tecs_add refuses: the ids before it are added
+ * (their events fired), that id and those after it are not. *done (if done
+ * is not NULL) is the number of ids added or queued: n after a success.
+ * The ids must not change during the call (an observer it fires may not
+ * write them).
+ * Callbacks: as tecs_add.
+ * @return TECS_OK; TECS_EINVAL (NULL or zeroed handle, n < 0, NULL ids
+ * with n > 0); else the error of the first id refused (TECS_EDEAD,
+ * TECS_EEXIST for a member already, ...).
+ */
+tecs_err_t tecs_sparse_add_many(const tecs_sparser_t *h, const tecs_entity_t *ids, int32_t n,
+                                int32_t *done);
+
+/**
+ * Remove the handle's component from n entities, ids[0] first: what n
+ * calls of tecs_sparse_remove do, in one call, as tecs_sparse_add_many
+ * adds (stretches of the inline form, any other id through tecs_remove).
+ * Stops at the first id tecs_remove refuses; *done as there.
+ * Callbacks: as tecs_remove.
+ * @return as tecs_sparse_add_many (TECS_ENOENT for an id not a member).
+ */
+tecs_err_t tecs_sparse_remove_many(const tecs_sparser_t *h, const tecs_entity_t *ids,
+                                   int32_t n, int32_t *done);
+
 /** tecs_set with a compound literal: TECS_SET(w, e, pos, Position, {1, 2}). */
 #define TECS_SET(world, entity, comp, T, ...)                               \
     tecs_set((world), (entity), (comp), &(T)__VA_ARGS__)
