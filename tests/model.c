@@ -2985,6 +2985,70 @@ static void op_sparse_handle(interp *I, const m_op *op)
     }
 }
 
+/* tecs_sparse_add_many / _remove_many (op->y & 1) on 1-6 ids through the
+** kept handle: each id's result as op_sparse_handle predicts it, in order,
+** the batch stopping at the first id refused (the ids before it changed
+** or queued, *done their number). As in op_toggle_many, no callback body
+** runs in this op (its changes would land between the ids of the batch). */
+static void op_sparse_many(interp *I, const m_op *op)
+{
+    int k;
+    tecs_comp_t c = pick_sparse(I, op->x, &k);
+    if (k < 0)
+        return;
+    if (!(I->sh_made >> k & 1)) {
+        tecs_sparser_t fresh;
+        tecs_err_t err = tecs_sparser_init(I->w, c, &fresh);
+        EXPECT(I, err == TECS_OK || (err == TECS_ENOMEM && mi_injected(I)),
+               "tecs_sparser_init: got %s", tecs_err_name(err));
+        if (err != TECS_OK)
+            return;
+        I->sh[k] = fresh;
+        I->sh_made |= 1u << k;
+    }
+    tecs_entity_t ids[6];
+    int32_t n = 1 + (int32_t)(op->y >> 1) % 6;
+    for (int32_t j = 0; j < n; j++)
+        ids[j] = mi_pick_id(I, op->z ^ (uint32_t)j * 0x9e3779b9u);
+    bool add = op->y & 1;
+    const char *what = add ? "tecs_sparse_add_many" : "tecs_sparse_remove_many";
+    int32_t done = -1;
+    int32_t budget[NCB];
+    memcpy(budget, I->budget, sizeof budget);
+    memset(I->budget, 0, sizeof I->budget);
+    tecs_err_t got = add ? tecs_sparse_add_many(&I->sh[k], ids, n, &done)
+                         : tecs_sparse_remove_many(&I->sh[k], ids, n, &done);
+    memcpy(I->budget, budget, sizeof budget);
+    for (int32_t j = 0; j < n; j++) {
+        ment *m = mi_find(I, ids[j]);
+        bool has = m && m->st == ST_ALIVE && (m->smask >> k & 1);
+        int want;
+        if (mi_deferred(I))
+            want = defer_want(k, m);
+        else if (!m || m->st != ST_ALIVE)
+            want = TECS_EDEAD;
+        else
+            want = add ? (has ? TECS_EEXIST : TECS_OK) : (has ? TECS_OK : TECS_ENOENT);
+        if (want != TECS_OK || (got == TECS_ENOMEM && mi_injected(I) && j == done)) {
+            if (!mi_result_is(I, got, want, what))
+                EXPECT(I, done == j, "%s: done %d, model says %d", what, done, j);
+            return;
+        }
+        if (mi_deferred(I)) {
+            mi_push_dq(I, &(mcmd){ .op = add ? Q_ADD : Q_REMOVE, .id = ids[j], .comp = NC + k });
+            if (!add)
+                m->rmq = m->st == ST_ALIVE;
+        } else if (add) {
+            m->smask |= (uint8_t)(1u << k);
+            m->sval[k] = 0;
+        } else {
+            m->smask &= (uint8_t)~(1u << k);
+        }
+    }
+    if (!mi_result_is(I, got, TECS_OK, what))
+        EXPECT(I, done == n, "%s: done %d of %d", what, done, n);
+}
+
 /* The op table: name, weight in random programs, function. */
 /* ---- snapshots -------------------------------------------------------------------- */
 
@@ -3445,6 +3509,7 @@ static const struct {
     { "toggle_many", 4, op_toggle_many },
     { "where_values", 3, op_where_values },
     { "sparse_handle", 6, op_sparse_handle },
+    { "sparse_many", 4, op_sparse_many },
 };
 enum { NOPS = sizeof ops / sizeof ops[0] };
 
