@@ -450,33 +450,57 @@ static tecs_comp_t sparse_health(tecs_world_t *w)
     return c;
 }
 
+/* How add_remove_sparse adds and removes: tecs_sparse_add_many /
+** _remove_many on batches of SPARSE_BATCH ids, the inline tecs_sparse_add /
+** _remove per id, or tecs_add / tecs_remove per id. */
+typedef enum sparse_form { SPARSE_MANY, SPARSE_INLINE, SPARSE_CALL } sparse_form;
+
+enum { SPARSE_BATCH = 256 };
+
+/* Every entity's sparse component added (add true) or removed, ids in
+** order, one way: the number of failed calls. */
+static int64_t sparse_all(tecs_world_t *w, tecs_comp_t sp, const tecs_sparser_t *hp,
+                          const tecs_entity_t *ids, int64_t n, sparse_form form, bool add)
+{
+    int64_t errs = 0;
+    const tecs_sparser_t hl = *hp;      /* a local copy: its fields stay in registers */
+    switch (form) {
+    case SPARSE_MANY:
+        for (int64_t i = 0; i < n; i += SPARSE_BATCH) {
+            int32_t k = n - i < SPARSE_BATCH ? (int32_t)(n - i) : SPARSE_BATCH;
+            errs += (add ? tecs_sparse_add_many(&hl, ids + i, k, NULL)
+                         : tecs_sparse_remove_many(&hl, ids + i, k, NULL)) != TECS_OK;
+        }
+        break;
+    case SPARSE_INLINE:
+        for (int64_t i = 0; i < n; i++)
+            errs += (add ? tecs_sparse_add(&hl, ids[i]) : tecs_sparse_remove(&hl, ids[i])) !=
+                    TECS_OK;
+        break;
+    case SPARSE_CALL:
+        for (int64_t i = 0; i < n; i++)
+            errs += (add ? tecs_add(w, ids[i], sp) : tecs_remove(w, ids[i], sp)) != TECS_OK;
+        break;
+    }
+    return errs;
+}
+
 /* add_remove with a sparse component: no row moves. An add of every
-** entity, then a remove of every entity, ids in order, through a sparse
-** handle (call false) or tecs_add / tecs_remove (call true): ns per pair. */
-static double add_remove_sparse(int64_t n, bool call)
+** entity, then a remove of every entity, ids in order, one way: ns per
+** pair. */
+static double add_remove_sparse(int64_t n, sparse_form form)
 {
     fixture f = fx_world(n);
     tecs_comp_t sp = sparse_health(f.w);
     tecs_sparser_t h;
     int64_t errs = tecs_sparser_init(f.w, sp, &h) != TECS_OK, with = 0;
-    const tecs_sparser_t hl = h;        /* a local copy: its fields stay in registers */
     double t0 = now_ns();
-    if (call)
-        for (int64_t i = 0; i < n; i++)
-            errs += tecs_add(f.w, f.ids[i], sp) != TECS_OK;
-    else
-        for (int64_t i = 0; i < n; i++)
-            errs += tecs_sparse_add(&hl, f.ids[i]) != TECS_OK;
+    errs += sparse_all(f.w, sp, &h, f.ids, n, form, true);
     double t1 = now_ns();
     for (int64_t i = 0; i < n; i++)
         with += tecs_has(f.w, f.ids[i], sp);
     double t2 = now_ns();
-    if (call)
-        for (int64_t i = 0; i < n; i++)
-            errs += tecs_remove(f.w, f.ids[i], sp) != TECS_OK;
-    else
-        for (int64_t i = 0; i < n; i++)
-            errs += tecs_sparse_remove(&hl, f.ids[i]) != TECS_OK;
+    errs += sparse_all(f.w, sp, &h, f.ids, n, form, false);
     double t = (now_ns() - t2 + t1 - t0) / (double)n;
     CHECK(errs == 0, "%lld failed calls", (long long)errs);
     CHECK(with == n, "%lld had SparseHealth after the adds", (long long)with);
@@ -487,14 +511,22 @@ static double add_remove_sparse(int64_t n, bool call)
     return t;
 }
 
+/* add_remove_sparse: through tecs_sparse_add_many / _remove_many. */
 static double sc_add_remove_sparse(int64_t n)
 {
-    return add_remove_sparse(n, false);
+    return add_remove_sparse(n, SPARSE_MANY);
 }
 
+/* add_remove_sparse_inline: the same through the inline form, id by id. */
+static double sc_add_remove_sparse_inline(int64_t n)
+{
+    return add_remove_sparse(n, SPARSE_INLINE);
+}
+
+/* add_remove_sparse_call: the same through tecs_add / tecs_remove. */
 static double sc_add_remove_sparse_call(int64_t n)
 {
-    return add_remove_sparse(n, true);
+    return add_remove_sparse(n, SPARSE_CALL);
 }
 
 static double sc_destroy(int64_t n)
@@ -733,6 +765,7 @@ static const scenario scenarios[] = {
     { "fragmented",   sc_fragmented,   M,      "ns/entity", F_RATIO },
     { "add_remove",   sc_add_remove,   100000, "ns/pair",   0 },
     { "add_remove_sparse", sc_add_remove_sparse, M, "ns/pair", 0 },
+    { "add_remove_sparse_inline", sc_add_remove_sparse_inline, M, "ns/pair", 0 },
     { "add_remove_sparse_call", sc_add_remove_sparse_call, M, "ns/pair", 0 },
     { "destroy",      sc_destroy,      M,      "ns/entity", 0 },
     { "toggle",       sc_toggle,       M,      "ns/pair",   0 },
