@@ -845,8 +845,9 @@ static void drive(walk *wk, const guard *g, int32_t c)
 ** wraps), is collected without guards or trees: each shape's cells are
 ** walked and each point is tested on the index entry's own copy of it; a
 ** point that an earlier shape took is skipped, so nothing comes twice.
-** Candidates are kept first, their records fetched meanwhile, and then
-** turned into places in a second pass, so the records' misses overlap. */
+** Candidates are kept first (a lone circle's without a branch per point)
+** and then turned into places in a second pass, which fetches records
+** ahead, so that the records' misses overlap. */
 
 #define MAX_SHAPES 8            /* leaves of a shape filter                  */
 
@@ -904,19 +905,33 @@ static inline void shape_keep(walk *wk, tecs_entity_t e)
 
 /* Walk the chain from entry i for the points of cell k within the circle
 ** (cx, cy, r2: squared radius). A cell key is never NOWHERE_CELL (cells
-** are clamped to +-2^30). */
+** are clamped to +-2^30). Each entry is written at the snapshot's end and
+** kept by counting it or not, without a branch: whether a point of a cell
+** is in the circle is as good as random, so a branch on it would often be
+** mispredicted. The snapshot's end and room (snap_room's rule) stay in
+** locals; it grows when the room runs out. */
 static inline void circle_chain(walk *wk, const ient *ents, int32_t i, uint64_t k, double cx,
                                 double cy, double r2)
 {
+    snap *s = wk->s;
+    okey *v = s->v;
+    int32_t n = s->n, room = s->cap / 2;
     for (; i >= 0; i = ents[i].next) {
+        if (TECS__UNLIKELY(n == room)) {
+            s->n = n;
+            if (!snap_room(wk, 1))
+                return;
+            v = s->v, room = s->cap / 2;
+        }
         const ient *t = &ents[i];
         float px, py;
         memcpy(&px, &t->aux, 4);
         memcpy(&py, (const char *)&t->aux + 4, 4);
         double dx = (double)px - cx, dy = (double)py - cy;
-        if (t->key == k && dx * dx + dy * dy <= r2)
-            shape_keep(wk, t->e);
+        v[n] = (okey){ 0, t->e };
+        n += (t->key == k) & (dx * dx + dy * dy <= r2);
     }
+    s->n = n;
 }
 
 /* The candidates of a lone circle nd over cells c: shape_walk's cell walk
