@@ -1343,27 +1343,24 @@ static bool snap_step(tecs_iter_t *it, bool fini)
 #define COPY_ROWS 64            /* rows of a gathered step, at most ...     */
 #define COPY_BYTES 16384        /* ... and bytes of their values             */
 
-/* The value of column col at place k's row of a (w's layout: chunk k >>
-** shift, row k & mask). */
-static TECS__INLINE const char *copy_src(char *const *kcols, uint32_t stride, uint32_t shift,
-                                         uint32_t mask, int32_t col, size_t size, uint64_t k)
-{
-    uint32_t row = (uint32_t)k;
-    return kcols[(size_t)(row >> shift) * stride + 1 + (uint32_t)col] + (size_t)(row & mask) * size;
-}
+/* Where the items of a gathered step are: item i's chunk column pointers
+** (rows[i][1 + col] is its chunk's column col) and its row in the chunk,
+** found once for all the step's terms. */
+typedef struct step_rows {
+    char *const *rows[COPY_ROWS];
+    uint32_t at[COPY_ROWS];
+} step_rows;
 
-/* Copy the values of column col of a at the places of v[0..n) into dst,
-** one after another, size bytes each; the common sizes without a call. */
+/* Copy the values of column col (csize bytes a row) at the step's items
+** 0..n into dst, one after another, size bytes each; the common sizes
+** without a call. */
 #define COPY_LOOP(SIZE)                                                                  \
     for (int32_t i = 0; i < n; i++)                                                      \
-        memcpy(dst + (size_t)i * (SIZE),                                                 \
-               copy_src(kcols, stride, shift, mask, col, csize, v[i].k), (SIZE))
-static void copy_column(char *dst, const okey *v, int32_t n, const tecs_world_t *w,
-                        const tecs_archetype_t *a, int32_t col, uint32_t size)
+        memcpy(dst + (size_t)i * (SIZE), sr->rows[i][1 + col] + (size_t)sr->at[i] * csize, \
+               (SIZE))
+static void copy_column(char *dst, const step_rows *sr, int32_t n, uint32_t col, size_t csize,
+                        uint32_t size)
 {
-    char *const *kcols = a->cols;
-    uint32_t stride = (uint32_t)a->stride, shift = w->arch.shift, mask = w->arch.mask;
-    size_t csize = a->col_size[col];
     switch (size) {
     case 4: COPY_LOOP(4); break;
     case 8: COPY_LOOP(8); break;
@@ -1376,9 +1373,10 @@ static void copy_column(char *dst, const okey *v, int32_t n, const tecs_world_t 
 
 /* A gathered step: up to s->batch results of one archetype, in the
 ** snapshot's order, their ids and values copied into s->copy, the rows of
-** the step fetched first, then copied term by term. The query writes
-** through no term and the world is deferred, so a copy reads what the row
-** holds at the step and nothing is to be reported when the step is left. */
+** the step found and fetched first, then copied term by term. The query
+** writes through no term and the world is deferred, so a copy reads what
+** the row holds at the step and nothing is to be reported when the step
+** is left. */
 static bool snap_step_copy(tecs_iter_t *it, bool fini)
 {
     snap *s = it->priv_.src;
@@ -1397,18 +1395,27 @@ static bool snap_step_copy(tecs_iter_t *it, bool fini)
         cnt++;
     char *const *kcols = a->cols;
     uint32_t stride = (uint32_t)a->stride, shift = w->arch.shift, mask = w->arch.mask;
-    for (int32_t t = 0; t < nt; t++)
-        if (cols[t] >= 0)
-            for (int32_t i = 0; i < cnt; i++)
-                TECS__PREFETCH(copy_src(kcols, stride, shift, mask, cols[t],
-                                        a->col_size[cols[t]], v[i].k));
     tecs_entity_t *ids = (tecs_entity_t *)(void *)s->copy;
-    for (int32_t i = 0; i < cnt; i++)
+    step_rows sr;
+    assert(cnt <= COPY_ROWS);
+    for (int32_t i = 0; i < cnt; i++) {
+        uint32_t row = (uint32_t)v[i].k;
+        sr.rows[i] = kcols + (size_t)(row >> shift) * stride;
+        sr.at[i] = row & mask;
         ids[i] = v[i].e;
+    }
+    for (int32_t t = 0; t < nt; t++)
+        if (cols[t] >= 0) {
+            uint32_t col = 1 + (uint32_t)cols[t];
+            size_t csize = a->col_size[cols[t]];
+            for (int32_t i = 0; i < cnt; i++)
+                TECS__PREFETCH(sr.rows[i][col] + (size_t)sr.at[i] * csize);
+        }
     for (int32_t t = 0; t < nt; t++) {
         it->fields[t] = cols[t] >= 0 ? s->copy + s->off[t] : NULL;
         if (cols[t] >= 0)
-            copy_column(s->copy + s->off[t], v, cnt, w, a, cols[t], s->cur.size[t]);
+            copy_column(s->copy + s->off[t], &sr, cnt, (uint32_t)cols[t],
+                        a->col_size[cols[t]], s->cur.size[t]);
     }
     it->priv_.pos = p + cnt;
     it->priv_.arch = a;
