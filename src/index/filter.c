@@ -939,7 +939,8 @@ static inline void circle_chain(walk *wk, const ient *ents, int32_t i, uint64_t 
 ** costing its cell's key test and in_circle's arithmetic (leaf_cells has
 ** refused a negative or NaN radius). When the circle covers few cells,
 ** every chain head is read first, and the first entry of each fetched,
-** so that the cells' misses overlap instead of following one another. */
+** so that the cells' misses overlap instead of following one another;
+** the cells whose chain is empty are left out then. */
 static void circle_walk(walk *wk, const tecs_index_t *x, const fnode *nd, const int32_t c[4])
 {
     double cx = nd->g[0], cy = nd->g[1], r2 = (double)nd->g[2] * nd->g[2];
@@ -955,16 +956,18 @@ static void circle_walk(walk *wk, const tecs_index_t *x, const fnode *nd, const 
         return;
     }
     int32_t head[CIRCLE_CELLS], m = 0;
+    uint64_t key[CIRCLE_CELLS];
     for (int32_t gx = c[0]; gx <= c[2]; gx++)
-        for (int32_t gy = c[1]; gy <= c[3]; gy++)
-            head[m++] = bucket[cell_hash(cell_key(gx, gy)) & mask];
+        for (int32_t gy = c[1]; gy <= c[3]; gy++) {
+            uint64_t k = cell_key(gx, gy);
+            int32_t i = bucket[cell_hash(k) & mask];
+            if (i >= 0) {
+                TECS__PREFETCH(&ents[i]);
+                head[m] = i, key[m++] = k;
+            }
+        }
     for (int32_t j = 0; j < m; j++)
-        if (head[j] >= 0)
-            TECS__PREFETCH(&ents[head[j]]);
-    m = 0;
-    for (int32_t gx = c[0]; gx <= c[2]; gx++)
-        for (int32_t gy = c[1]; gy <= c[3]; gy++)
-            circle_chain(wk, ents, head[m++], cell_key(gx, gy), cx, cy, r2);
+        circle_chain(wk, ents, head[j], key[j], cx, cy, r2);
 }
 
 /* The candidates of shape l: the entries in its cells, or every entry
