@@ -1043,10 +1043,10 @@ static inline tecs_err_t tecs_sparse_remove(const tecs_sparser_t *h, tecs_entity
 
 /**
  * Add the handle's component to n entities, ids[0] first: what n calls of
- * tecs_sparse_add do, in one call, with the set's fields and the world's
- * id slots read once a stretch (the ids the inline form takes are added
- * in a loop that calls nothing and the set is stamped once at its end; any
- * other id is tecs_add, and the stretch after it reads the tables again).
+ * tecs_sparse_add do, in one call, with the world's gate words and the
+ * component's listener counts read once a stretch (the ids the inline form
+ * takes join the set in a loop that calls nothing; any other id is
+ * tecs_add, and the stretch after it reads them again).
  * Stops at the first id tecs_add refuses: the ids before it are added
  * (their events fired), that id and those after it are not. *done (if done
  * is not NULL) is the number of ids added or queued: n after a success.

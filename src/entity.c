@@ -964,92 +964,52 @@ tecs_err_t tecs_sparser_init(tecs_world_t *w, tecs_comp_t c, tecs_sparser_t *out
     return TECS_OK;
 }
 
-/* The ids from i on that a sparse handle's inline add takes, added as it
-** adds them with the set's fields and the id slots read once for the
-** stretch (no call in the loop, so nothing they hold changes but what the
-** loop writes, which it keeps in locals) and the set stamped once at the
-** end: the index of the first id the inline form leaves to tecs_add, or n. */
+/* The ids from i on that a sparse handle's inline add takes (a live id,
+** not a member, its page made, the member list neither empty nor full),
+** joined with no call in the loop, so nothing changes under it but what
+** tecs__sparse_join writes: the index of the first id left to tecs_add,
+** or n. The gate is read once for the stretch. */
 static int32_t sparse_add_stretch(const tecs_sparser_t *h, const tecs_entity_t *ids,
                                   int32_t i, int32_t n)
 {
     if (!tecs__sparser_quiet(h) || (h->hooks_ & 1))
         return i;
-    tecs_sparser_set_t *s = h->set_;
-    const tecs__record *recs = *(const tecs__record *const *)h->recs_;
-    uint32_t nrecs = (uint32_t)*h->nrecs_, npages = (uint32_t)s->npages_;
-    uint32_t shift = s->shift_, mask = s->mask_, stride = s->stride_, head = s->head_;
-    char *const *pages = s->pages_;
-    tecs_entity_t *dense = s->dense_;
-    int32_t count = s->count_, cap = s->cap_, start = count;
-    for (; i < n && count > 0 && count < cap; i++) {
-        tecs_entity_t e = ids[i];
-        uint32_t slot = TECS_ENTITY_INDEX(e), gen = TECS_ENTITY_GENERATION(e);
-        if (slot >= nrecs || (slot >> shift) >= npages)
+    tecs_world_t *w = h->world_;
+    tecs__sparse *s = (tecs__sparse *)(void *)h->set_;
+    for (; i < n && s->count > 0 && s->count < s->cap; i++) {
+        uint32_t slot = TECS_ENTITY_INDEX(ids[i]), p = slot >> s->shift, k = slot & s->mask;
+        tecs__spage *pg;
+        if (tecs__ei_alive(w, ids[i]) == NULL || p >= (uint32_t)s->npages ||
+            (pg = s->pages[p]) == NULL)
             break;
-        const tecs__record *r = &recs[slot];
-        char *pg = pages[slot >> shift];
-        if (r->gen != gen || r->arch >= TECS__ARCH_RETIRED || pg == NULL)
+        char *at = pg->ents + (size_t)k * s->stride;
+        uint32_t gen;
+        if ((memcpy(&gen, at, sizeof gen), gen != 0))          /* a member already */
             break;
-        uint32_t k = slot & mask;
-        uint32_t *at = (uint32_t *)(void *)(pg + head + (size_t)k * stride);
-        if (*at != 0)
-            break;
-        int32_t *pn = tecs__sparser_pcount(pg);
-        ((uint32_t *)(pn + 1))[k] = (uint32_t)count;
-        ++*pn;
-        dense[count++] = e;
-        at[0] = gen;
-        if (stride == 8)                                /* the value zeroed */
-            at[1] = 0;
-        else
-            memset(at + 1, 0, stride - 4);
-    }
-    if (count != start) {
-        s->count_ = count;
-        s->added_ = *h->tick_;
+        tecs__sparse_join(w, s, pg, k, at, ids[i]);
     }
     return i;
 }
 
-/* The ids from i on that a sparse handle's inline remove takes, removed as
-** it removes them, as sparse_add_stretch adds: the index of the first id
-** left to tecs_remove, or n. */
+/* The ids from i on that a sparse handle's inline remove takes (a member
+** not the last of its page), left as sparse_add_stretch joins them: the
+** index of the first id left to tecs_remove, or n. */
 static int32_t sparse_remove_stretch(const tecs_sparser_t *h, const tecs_entity_t *ids,
                                      int32_t i, int32_t n)
 {
     if (!tecs__sparser_quiet(h) || (h->hooks_ & 2))
         return i;
-    tecs_sparser_set_t *s = h->set_;
-    uint32_t npages = (uint32_t)s->npages_;
-    uint32_t shift = s->shift_, mask = s->mask_, stride = s->stride_, head = s->head_;
-    char *const *pages = s->pages_;
-    tecs_entity_t *dense = s->dense_;
-    int32_t count = s->count_, start = count;
+    tecs_world_t *w = h->world_;
+    tecs__sparse *s = (tecs__sparse *)(void *)h->set_;
     for (; i < n; i++) {
-        tecs_entity_t e = ids[i];
-        uint32_t slot = TECS_ENTITY_INDEX(e), gen = TECS_ENTITY_GENERATION(e);
-        if ((slot >> shift) >= npages || pages[slot >> shift] == NULL)
+        uint32_t slot = TECS_ENTITY_INDEX(ids[i]), p = slot >> s->shift, k = slot & s->mask;
+        tecs__spage *pg;
+        if (p >= (uint32_t)s->npages || (pg = s->pages[p]) == NULL || pg->count <= 1)
             break;
-        char *pg = pages[slot >> shift];
-        uint32_t k = slot & mask;
-        uint32_t *at = (uint32_t *)(void *)(pg + head + (size_t)k * stride);
-        int32_t *pn = tecs__sparser_pcount(pg);
-        /* A member (no id has generation 0), not the last of its page. */
-        if (*at != gen || gen == 0 || *pn <= 1)
+        char *at = pg->ents + (size_t)k * s->stride;
+        if (!tecs__sparse_is(at, ids[i]))
             break;
-        uint32_t *pos = (uint32_t *)(pn + 1), place = pos[k];
-        tecs_entity_t last = dense[--count];
-        uint32_t ls = TECS_ENTITY_INDEX(last);
-        uint32_t *lpos = (uint32_t *)(tecs__sparser_pcount(pages[ls >> shift]) + 1);
-        *at = 0;
-        --*pn;
-        dense[place] = last;
-        lpos[ls & mask] = place;
-        pos[k] = 0xffffffffu;   /* (last: the last member may be this one) */
-    }
-    if (count != start) {
-        s->count_ = count;
-        s->removed_ = *h->tick_;
+        tecs__sparse_leave(w, s, pg, k, at);
     }
     return i;
 }
