@@ -2938,6 +2938,34 @@ static void op_lookup_sparse(interp *I, const m_op *op)
     }
 }
 
+/* What tecs_add (add) or tecs_remove of sparse component k on the entity
+** m of the model gives now. */
+static int sparse_want(const interp *I, int k, const ment *m, bool add)
+{
+    if (mi_deferred(I))
+        return defer_want(k, m);
+    if (!m || m->st != ST_ALIVE)
+        return TECS_EDEAD;
+    bool has = m->smask >> k & 1;
+    return add ? (has ? TECS_EEXIST : TECS_OK) : (has ? TECS_OK : TECS_ENOENT);
+}
+
+/* The model's side of a tecs_add (add) or tecs_remove of sparse
+** component k on id (m) that succeeded: applied, or queued. */
+static void sparse_apply(interp *I, int k, tecs_entity_t id, ment *m, bool add)
+{
+    if (mi_deferred(I)) {
+        mi_push_dq(I, &(mcmd){ .op = add ? Q_ADD : Q_REMOVE, .id = id, .comp = NC + k });
+        if (!add)
+            m->rmq = m->st == ST_ALIVE;
+    } else if (add) {
+        m->smask |= (uint8_t)(1u << k);
+        m->sval[k] = 0;
+    } else {
+        m->smask &= (uint8_t)~(1u << k);
+    }
+}
+
 /* tecs_sparse_add / tecs_sparse_remove (op->y & 1) through a handle kept
 ** from op to op (or a fresh one): the result and the change of tecs_add /
 ** tecs_remove (op_sparse_add, op_sparse_remove). */
@@ -2961,28 +2989,11 @@ static void op_sparse_handle(interp *I, const m_op *op)
     bool add = op->y & 1;
     tecs_entity_t id = mi_pick_id(I, op->z);
     ment *m = mi_find(I, id);
-    bool has = m && m->st == ST_ALIVE && (m->smask >> k & 1);
-    int want;
-    if (mi_deferred(I))
-        want = defer_want(k, m);
-    else if (!m || m->st != ST_ALIVE)
-        want = TECS_EDEAD;
-    else
-        want = add ? (has ? TECS_EEXIST : TECS_OK) : (has ? TECS_OK : TECS_ENOENT);
+    int want = sparse_want(I, k, m, add);
     err = add ? tecs_sparse_add(h, id) : tecs_sparse_remove(h, id);
     if (!mi_result_is(I, err, want, add ? "tecs_sparse_add" : "tecs_sparse_remove") &&
-        want == TECS_OK) {
-        if (mi_deferred(I)) {
-            mi_push_dq(I, &(mcmd){ .op = add ? Q_ADD : Q_REMOVE, .id = id, .comp = NC + k });
-            if (!add)
-                m->rmq = m->st == ST_ALIVE;
-        } else if (add) {
-            m->smask |= (uint8_t)(1u << k);
-            m->sval[k] = 0;
-        } else {
-            m->smask &= (uint8_t)~(1u << k);
-        }
-    }
+        want == TECS_OK)
+        sparse_apply(I, k, id, m, add);
 }
 
 /* tecs_sparse_add_many / _remove_many (op->y & 1) on 1-6 ids through the
@@ -3021,29 +3032,13 @@ static void op_sparse_many(interp *I, const m_op *op)
     memcpy(I->budget, budget, sizeof budget);
     for (int32_t j = 0; j < n; j++) {
         ment *m = mi_find(I, ids[j]);
-        bool has = m && m->st == ST_ALIVE && (m->smask >> k & 1);
-        int want;
-        if (mi_deferred(I))
-            want = defer_want(k, m);
-        else if (!m || m->st != ST_ALIVE)
-            want = TECS_EDEAD;
-        else
-            want = add ? (has ? TECS_EEXIST : TECS_OK) : (has ? TECS_OK : TECS_ENOENT);
+        int want = sparse_want(I, k, m, add);
         if (want != TECS_OK || (got == TECS_ENOMEM && mi_injected(I) && j == done)) {
             if (!mi_result_is(I, got, want, what))
                 EXPECT(I, done == j, "%s: done %d, model says %d", what, done, j);
             return;
         }
-        if (mi_deferred(I)) {
-            mi_push_dq(I, &(mcmd){ .op = add ? Q_ADD : Q_REMOVE, .id = ids[j], .comp = NC + k });
-            if (!add)
-                m->rmq = m->st == ST_ALIVE;
-        } else if (add) {
-            m->smask |= (uint8_t)(1u << k);
-            m->sval[k] = 0;
-        } else {
-            m->smask &= (uint8_t)~(1u << k);
-        }
+        sparse_apply(I, k, ids[j], m, add);
     }
     if (!mi_result_is(I, got, TECS_OK, what))
         EXPECT(I, done == n, "%s: done %d of %d", what, done, n);
