@@ -1096,18 +1096,6 @@ tecs_err_t tecs__flush(tecs_world_t *w)
     return err;
 }
 
-void tecs__defer_begin(tecs_world_t *w)
-{
-    w->base.defer_depth++;
-}
-
-void tecs__defer_end(tecs_world_t *w)
-{
-    assert(w->base.defer_depth > 0);
-    if (--w->base.defer_depth == 0 && w->cmd.deferred.count > 0)
-        tecs__flush(w);
-}
-
 /* ---- deferred sections ----------------------------------------------- */
 
 /*

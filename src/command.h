@@ -103,9 +103,10 @@ tecs_err_t tecs__defer_new(tecs_world_t *w, const tecs__births *req);
 tecs_entity_t tecs__defer_new1(tecs_world_t *w, tecs_archetype_t *a);
 tecs_err_t tecs__defer_op(tecs_world_t *w, tecs__op op, tecs_entity_t e, tecs_comp_t c,
                           const void *value);
-/* Enter / leave deferred mode; leaving the outermost level flushes. */
-void tecs__defer_begin(tecs_world_t *w);
-void tecs__defer_end(tecs_world_t *w);
+/* Enter / leave deferred mode; leaving the outermost level flushes.
+** Inline: every iteration begins and ends with them. */
+static inline void tecs__defer_begin(tecs_world_t *w);
+static inline void tecs__defer_end(tecs_world_t *w);
 /* Apply every queued change (the world must not be deferred). */
 tecs_err_t tecs__flush(tecs_world_t *w);
 /* The end of a public call that may have run callbacks: apply what they
@@ -156,6 +157,18 @@ typedef struct tecs__cmd_state {
 static inline bool tecs__cmd_nested(const tecs_world_t *w)
 {
     return w->base.defer_depth > 0 || w->cmd.flushing;
+}
+
+static inline void tecs__defer_begin(tecs_world_t *w)
+{
+    w->base.defer_depth++;
+}
+
+static inline void tecs__defer_end(tecs_world_t *w)
+{
+    assert(w->base.defer_depth > 0);
+    if (--w->base.defer_depth == 0 && TECS__UNLIKELY(w->cmd.deferred.count > 0))
+        tecs__flush(w);
 }
 
 static inline void tecs__settle(tecs_world_t *w)

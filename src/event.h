@@ -75,6 +75,8 @@ typedef struct tecs__bus {
     bool watch_moves;           /* some listener wants move events          */
     bool watch_comps;           /* some listener wants component events     */
     bool watch_vetoes;          /* some listener may veto changes           */
+    bool watch_iters;           /* some listener wants the end of the last
+                                   open iteration                           */
 } tecs__bus;
 
 #endif /* TECS_EVENT_H */

@@ -69,7 +69,17 @@
 #define TECS__CTZ64(x)    __builtin_ctzll(x)
 #define TECS__CLZ64(x)    __builtin_clzll(x)
 #define TECS__POP64(x)    tecs__pop64(x)  /* the builtin may be a libgcc call */
+#if defined(__clang__) || __GNUC__ >= 8
+/* The next loop fully unrolled: n stores become wide stores, where GCC
+** would make the loop a block clear (rep stos), slow for a few hundred
+** bytes. */
+#define TECS__UNROLL(n)   TECS__PRAGMA(GCC unroll n)
+#define TECS__PRAGMA(x)   _Pragma(#x)
 #else
+#define TECS__UNROLL(n)
+#endif
+#else
+#define TECS__UNROLL(n)
 #define TECS__CTZ(x)      tecs__ctz(x)
 #define TECS__CTZ64(x)    tecs__ctz64(x)
 #define TECS__CLZ64(x)    tecs__clz64(x)

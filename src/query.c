@@ -979,6 +979,13 @@ enum { ITER_FRESH, ITER_RUNNING, ITER_DONE };
 ** priv_.bits as in next_run_plain, priv_.pos the current run's first row. */
 #define ITER_WORDS (1 << 27)
 #define ITER_FLIP (1 << 26)
+/* priv_.flags of an iteration whose query decides rows one by one (toggle
+** or change terms) or that walks a sparse term's members: set at its
+** start, so that the plain walk's test of a step is one test of flags. */
+#define ITER_SHAPED (1 << 25)
+/* A step of an iteration with none of these flags and no filter
+** (priv_.step) is a plain walk: chunk after chunk, each one step. */
+#define ITER_NOT_PLAIN (ITER_PART | ITER_ROWS | ITER_DENSE | ITER_WORDS | ITER_SHAPED)
 
 static bool part_next(tecs_iter_t *it);
 
@@ -1035,6 +1042,8 @@ static bool iter_close(tecs_world_t *w, uint32_t serial)
 /* The last open iteration ended: tell the listeners (caches re-sort). */
 static void iters_done(tecs_world_t *w)
 {
+    if (!w->bus.watch_iters)
+        return;
     for (int32_t i = 0; i < w->bus.nlisteners; i++)
         if (w->bus.listeners[i].on_iters_done)
             w->bus.listeners[i].on_iters_done(w, w->bus.listeners[i].ctx);
@@ -1046,22 +1055,35 @@ static int32_t used_chunks(const tecs_world_t *w, const tecs_archetype_t *a)
     return (int32_t)(((uint32_t)a->count + w->arch.mask) >> w->arch.shift);
 }
 
-/* Record the writes the write terms of q may make to rows [row, row + n)
-** of one chunk of its match m (archetype a): a field handed out counts as
-** written. */
-static void touch_rows(const tecs_query_t *q, int32_t m, tecs_archetype_t *a, uint32_t row,
-                       uint32_t n)
+/* touch_rows for an archetype with tick columns (ticks per row). */
+static TECS__NOINLINE void touch_rows_rt(const tecs_query_t *q, int32_t m, tecs_archetype_t *a,
+                                         uint32_t row, uint32_t n)
 {
     const int16_t *cols = q->mcols + (size_t)m * q->nterms;
-    const tecs__arch_state *s = &q->world->arch;
     for (uint32_t t = q->write_mask; t; t &= t - 1) {
         int32_t col = cols[TECS__CTZ(t)];
-        if (col < 0)
-            continue;
-        if (TECS__LIKELY(!a->nrt))      /* ticks by chunk only */
-            tecs__chunk_ticks(a, row >> s->shift)[col] = s->tick;
-        else
-            tecs__arch_touch_rows(s, a, col, row, n);
+        if (col >= 0)
+            tecs__arch_touch_rows(&q->world->arch, a, col, row, n);
+    }
+}
+
+/* Record the writes the write terms of q may make to rows [row, row + n)
+** of one chunk of its match m (archetype a): a field handed out counts as
+** written. Inline: every step of a query with write terms does it. */
+static TECS__INLINE void touch_rows(const tecs_query_t *q, int32_t m, tecs_archetype_t *a,
+                                    uint32_t row, uint32_t n)
+{
+    if (TECS__UNLIKELY(a->nrt)) {
+        touch_rows_rt(q, m, a, row, n);
+        return;
+    }
+    const tecs__arch_state *s = &q->world->arch;    /* ticks by chunk only */
+    const int16_t *cols = q->mcols + (size_t)m * q->nterms;
+    uint64_t *ticks = tecs__chunk_ticks(a, row >> s->shift), tick = s->tick;
+    for (uint32_t t = q->write_mask; t; t &= t - 1) {
+        int32_t col = cols[TECS__CTZ(t)];
+        if (col >= 0)
+            ticks[col] = tick;
     }
 }
 
@@ -1085,26 +1107,77 @@ static tecs_iter_t iter_empty(tecs_world_t *w)
     return (tecs_iter_t){ .world = w, .priv_ = { .state = ITER_DONE } };
 }
 
-/* Open an iteration of q (ended, empty, if out of memory). The iterator
-** is built in the caller's return slot: it is large (its fields), and an
-** iteration of a small world pays its start on every pass. */
-static tecs_iter_t iter_start(tecs_query_t *q, int32_t flags)
+/* Open an iteration of q: note it open, defer the world, begin a run of
+** its change terms. @return its serial, or 0 (out of memory: nothing
+** done); *flags gets the iteration's own bits, *word and *pos the sparse
+** term it walks. */
+static TECS__INLINE uint32_t iter_begin(tecs_query_t *q, int32_t *flags, int32_t *word,
+                                        int32_t *pos)
 {
     tecs_world_t *w = q->world;
     uint32_t serial = iter_open(w);
-    if (serial == 0)
-        return iter_empty(w);
-    int32_t t = TECS__UNLIKELY(q->sparse_with) ? dense_term(q) : -1;
+    if (TECS__UNLIKELY(serial == 0))
+        return 0;
     q->iters++;
     tecs__defer_begin(w);
-    if (q->chg_mask)
+    if (TECS__UNLIKELY(q->chg_mask))
         tecs__query_run(q, false);
-    int32_t pos = t < 0 || !(flags & TECS_ITER_REVERSE) ? 0
-                  : tecs__sparse_count(w, q->terms[t].comp);
-    return (tecs_iter_t){ .world = w, .priv_ = {
-        .query = q, .flags = t < 0 ? flags : flags | ITER_DENSE, .state = ITER_RUNNING,
-        .match = (flags & TECS_ITER_REVERSE) ? q->nmatch : -1, .chunk = -1,
-        .serial = serial, .word = t < 0 ? 0 : t, .pos = pos } };
+    if (q->rowwise)
+        *flags |= ITER_SHAPED;
+    int32_t t = TECS__UNLIKELY(q->sparse_with) ? dense_term(q) : -1;
+    if (TECS__UNLIKELY(t >= 0)) {
+        *flags |= ITER_DENSE | ITER_SHAPED;
+        *word = t;
+        if (*flags & TECS_ITER_REVERSE)
+            *pos = tecs__sparse_count(w, q->terms[t].comp);
+    }
+    return serial;
+}
+
+/* The iterator of an iteration of q that iter_begin opened, before its
+** first step; with serial 0, an ended, empty iteration of world w. An
+** iteration of a small world pays its start on every pass, and the
+** iterator is large (its fields): it is stored member by member, no block
+** clear, and in the caller's return slot (a caller returns this value,
+** whose address is never taken, and no other). */
+static TECS__INLINE tecs_iter_t iter_value(tecs_world_t *w, tecs_query_t *q, uint32_t serial,
+                                           int32_t flags, int32_t word, int32_t pos)
+{
+    tecs_iter_t it;
+    bool open = serial != 0;
+    it.world = w;
+    it.count = 0;
+    it.entities = NULL;
+    TECS__UNROLL(32)
+    for (int32_t t = 0; t < TECS_MAX_TERMS; t++)
+        it.fields[t] = NULL;
+    it.delta_time = 0;
+    it.frame = 0;
+    it.ctx = NULL;
+    it.worker = it.workers = 0;
+    it.priv_.query = open ? q : NULL;
+    it.priv_.arch = NULL;
+    it.priv_.match = !open ? 0 : (flags & TECS_ITER_REVERSE) ? q->nmatch : -1;
+    it.priv_.chunk = open ? -1 : 0;
+    it.priv_.flags = open ? flags : 0;
+    it.priv_.state = open ? ITER_RUNNING : ITER_DONE;
+    it.priv_.serial = serial;
+    it.priv_.src = NULL;
+    it.priv_.step = NULL;
+    it.priv_.pos = open ? pos : 0;
+    it.priv_.stepped = it.priv_.left = 0;
+    it.priv_.absent = 0;
+    it.priv_.word = open ? word : 0;
+    it.priv_.bits = 0;
+    return it;
+}
+
+/* Open an iteration of q, flags checked (ended, empty, if out of memory). */
+static TECS__INLINE tecs_iter_t iter_start(tecs_query_t *q, int32_t flags)
+{
+    int32_t word = 0, pos = 0;
+    uint32_t serial = iter_begin(q, &flags, &word, &pos);
+    return iter_value(q->world, q, serial, flags, word, pos);
 }
 
 tecs_err_t tecs__iter_flags_check(tecs_world_t *w, int32_t flags, const char *fn)
@@ -1115,19 +1188,27 @@ tecs_err_t tecs__iter_flags_check(tecs_world_t *w, int32_t flags, const char *fn
     return TECS_OK;
 }
 
+/* tecs_query_iter_ex, inlined into both public entries. */
+static TECS__INLINE tecs_iter_t query_iter(tecs_query_t *q, int32_t flags)
+{
+    tecs_world_t *w = q != NULL ? q->world : NULL;
+    uint32_t serial = 0;
+    int32_t word = 0, pos = 0;
+    if (q != NULL && !tecs__enter(w) &&
+        !(TECS__UNLIKELY(flags & ~(int32_t)TECS_ITER_REVERSE) &&
+          tecs__iter_flags_check(w, flags, "tecs_query_iter")))
+        serial = iter_begin(q, &flags, &word, &pos);
+    return iter_value(w, q, serial, flags, word, pos);
+}
+
 tecs_iter_t tecs_query_iter_ex(tecs_query_t *q, int32_t flags)
 {
-    if (q == NULL)
-        return iter_empty(NULL);
-    tecs_world_t *w = q->world;
-    if (tecs__enter(w) || tecs__iter_flags_check(w, flags, "tecs_query_iter"))
-        return iter_empty(w);
-    return iter_start(q, flags);
+    return query_iter(q, flags);
 }
 
 tecs_iter_t tecs_query_iter(tecs_query_t *q)
 {
-    return tecs_query_iter_ex(q, 0);
+    return query_iter(q, 0);
 }
 
 /* Report writes through write terms in the chunk being left. */
@@ -1530,22 +1611,57 @@ static TECS__INLINE void iter_ended(tecs_world_t *w, tecs_iter_t *it)
 
 static TECS__NOINLINE bool iter_next_chunk(tecs_iter_t *it);
 
-/* The next step. A filtered iteration's step goes first to a function of
-** its own. The three common cases call nothing that is not inlined
-** (and so save few registers): here, the next run of a chunk walked word
-** by word (ITER_WORDS), about 70 instructions (two terms) whatever
-** the run's length; in iter_next_chunk, the next chunk of a
-** plain walk (no term decided row by row, no sparse term walked, no
-** filter), so a pass over a small world pays little for its start and its
-** steps, and the next run of a word of rows of another chunk walked run by
-** run. All need the world open, the iteration the newest one, and no SET
-** events to raise for the rows left. */
-bool tecs_iter_next(tecs_iter_t *it)
+/* The end of a plain walk in its step: tecs_iter_fini's work, with no
+** writes to report. Apart, so that a step saves no registers for it. */
+static TECS__NOINLINE bool plain_end(tecs_iter_t *it, tecs_world_t *w, int32_t n)
 {
-    if (it != NULL && it->priv_.step)
+    it->count = 0;
+    it->priv_.state = ITER_DONE;
+    w->query.niters = n - 1;
+    it->priv_.query->iters--;
+    if (n == 1)
+        iters_done(w);
+    tecs__defer_end(w);
+    return false;
+}
+
+/* The next step of a plain walk (no term decided row by row, no sparse
+** term walked, no filter, not a part): the next chunk, or the end. With
+** the world closed or a hook running, the iteration not the newest open
+** one, or SET events to raise for the rows left, the slow path does it. */
+static TECS__INLINE bool iter_next_plain(tecs_iter_t *it)
+{
+    /* an ended iteration's world may be freed: the state is read first */
+    if (TECS__UNLIKELY(it->priv_.state != ITER_RUNNING))
+        return false;
+    tecs_world_t *w = it->world;
+    const tecs_query_t *q = it->priv_.query;
+    int32_t n = w->query.niters;
+    uint32_t gate = TECS__GATE_STOP | (q->write_mask ? TECS__GATE_COMPS : 0);
+    if (TECS__UNLIKELY((w->base.gate & gate) || n <= 0 ||
+                       w->query.iters[n - 1] != it->priv_.serial))
+        return iter_next_slow(it);
+    w->base.err = TECS_OK;
+    if (TECS__UNLIKELY(!advance(it)))
+        return plain_end(it, w, n);
+    load_chunk(it);
+    it->priv_.stepped += it->count;
+    return true;
+}
+
+/* tecs_iter_next but for a plain walk: a filtered iteration's step goes to
+** a function of its own; here, the next run of a chunk walked word by word
+** (ITER_WORDS), about 70 instructions (two terms) whatever the run's
+** length, calls nothing that is not inlined; in iter_next_chunk, the next
+** run of a word of rows of another chunk walked run by run. Both need the
+** world open, the iteration the newest one, and no SET events to raise for
+** the rows left. */
+static TECS__NOINLINE bool iter_next_shaped(tecs_iter_t *it)
+{
+    if (it->priv_.step)
         return iter_next_filtered(it);
-    if (TECS__LIKELY(it != NULL) && (it->priv_.flags & ITER_WORDS) &&
-        TECS__LIKELY(it->priv_.state == ITER_RUNNING) && step_fast_ok(it) && run_in_words(it)) {
+    if ((it->priv_.flags & ITER_WORDS) && TECS__LIKELY(it->priv_.state == ITER_RUNNING) &&
+        step_fast_ok(it) && run_in_words(it)) {
         it->world->base.err = TECS_OK;
         it->priv_.stepped += it->count;
         return true;
@@ -1553,36 +1669,34 @@ bool tecs_iter_next(tecs_iter_t *it)
     return iter_next_chunk(it);
 }
 
-/* tecs_iter_next but for the runs of a chunk walked word by word: apart,
-** so that their path saves few registers. */
+/* The next step. A plain walk's (the common case) is inlined here and
+** saves no registers, so that a pass over a small world pays little for
+** its steps; the end and every other kind of step are functions apart,
+** reached by a tail call. */
+bool tecs_iter_next(tecs_iter_t *it)
+{
+    if (TECS__UNLIKELY(it == NULL))
+        return false;
+    if (TECS__LIKELY(!(it->priv_.flags & ITER_NOT_PLAIN) && it->priv_.step == NULL))
+        return iter_next_plain(it);
+    return iter_next_shaped(it);
+}
+
+/* tecs_iter_next's next run of a word of rows: apart, so that its path
+** saves few registers. */
 static TECS__NOINLINE bool iter_next_chunk(tecs_iter_t *it)
 {
-    if (TECS__LIKELY(it != NULL) && !(it->priv_.flags & ITER_PART) &&
-        TECS__LIKELY(it->priv_.state == ITER_RUNNING)) {
+    if (!(it->priv_.flags & ITER_PART) && TECS__LIKELY(it->priv_.state == ITER_RUNNING)) {
         tecs_world_t *w = it->world;
         tecs_query_t *q = it->priv_.query;
-        int32_t n = w->query.niters, flags = it->priv_.flags;
+        int32_t n = w->query.niters;
         if (TECS__LIKELY(w->base.closed == TECS__OPEN && n > 0 &&
                          w->query.iters[n - 1] == it->priv_.serial &&
-                         !(q->write_mask && w->bus.watch_comps))) {
-            if (!(flags & (ITER_ROWS | ITER_DENSE)) && !q->rowwise && !it->priv_.step) {
-                w->base.err = TECS_OK;
-                if (TECS__LIKELY(advance(it))) {
-                    load_chunk(it);
-                    it->priv_.stepped += it->count;
-                    return true;
-                }
-                it->count = 0;          /* the end: tecs_iter_fini's work */
-                it->priv_.state = ITER_DONE;
-                w->query.niters = n - 1;
-                iter_ended(w, it);
-                return false;
-            }
-            if ((flags & ITER_ROWS) && !q->tt_fields && run_in_word(it)) {
-                w->base.err = TECS_OK;
-                it->priv_.stepped += it->count;
-                return true;
-            }
+                         !(q->write_mask && w->bus.watch_comps)) &&
+            (it->priv_.flags & ITER_ROWS) && !q->tt_fields && run_in_word(it)) {
+            w->base.err = TECS_OK;
+            it->priv_.stepped += it->count;
+            return true;
         }
     }
     return iter_next_slow(it);
