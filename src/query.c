@@ -980,11 +980,13 @@ enum { ITER_FRESH, ITER_RUNNING, ITER_DONE };
 #define ITER_WORDS (1 << 27)
 #define ITER_FLIP (1 << 26)
 /* priv_.flags of an iteration whose query decides rows one by one (toggle
-** or change terms) or that walks a sparse term's members: set at its
-** start, so that the plain walk's test of a step is one test of flags. */
+** or change terms), that walks a sparse term's members, or that runs in
+** reverse: set at its start, so that the plain walk's test of a step is
+** one test of flags. */
 #define ITER_SHAPED (1 << 25)
 /* A step of an iteration with none of these flags and no filter
-** (priv_.step) is a plain walk: chunk after chunk, each one step. */
+** (priv_.step) is a plain walk: chunk after chunk, forward, each one
+** step. */
 #define ITER_NOT_PLAIN (ITER_PART | ITER_ROWS | ITER_DENSE | ITER_WORDS | ITER_SHAPED)
 
 static bool part_next(tecs_iter_t *it);
@@ -1122,7 +1124,7 @@ static TECS__INLINE uint32_t iter_begin(tecs_query_t *q, int32_t *flags, int32_t
     tecs__defer_begin(w);
     if (TECS__UNLIKELY(q->chg_mask))
         tecs__query_run(q, false);
-    if (q->rowwise)
+    if (q->rowwise || (*flags & TECS_ITER_REVERSE))
         *flags |= ITER_SHAPED;
     int32_t t = TECS__UNLIKELY(q->sparse_with) ? dense_term(q) : -1;
     if (TECS__UNLIKELY(t >= 0)) {
@@ -1625,6 +1627,57 @@ static TECS__NOINLINE bool plain_end(tecs_iter_t *it, tecs_world_t *w, int32_t n
     return false;
 }
 
+/* plain_step's end for an archetype with tick columns: the writes of the
+** chunk's rows, row by row. @return true (the step goes on). */
+static TECS__NOINLINE bool plain_touch_rt(const tecs_iter_t *it)
+{
+    const tecs_world_t *w = it->world;
+    touch_rows_rt(it->priv_.query, it->priv_.match, it->priv_.arch,
+                  (uint32_t)it->priv_.chunk << w->arch.shift, (uint32_t)it->count);
+    return true;
+}
+
+/* Point a plain walk at its next chunk and its public fields there, and
+** count the chunk written through the write terms; false at the end. */
+static TECS__INLINE bool plain_step(tecs_iter_t *it, const tecs_world_t *w, const tecs_query_t *q)
+{
+    tecs_archetype_t *a = it->priv_.arch;
+    int32_t k = it->priv_.chunk, m = it->priv_.match;
+    if (a == NULL || ++k >= used_chunks(w, a)) {
+        do {
+            if (++m >= q->nmatch)
+                return false;
+            a = q->march[m];
+        } while (a->count == 0);
+        it->priv_.match = m;
+        it->priv_.arch = a;
+        k = 0;
+    }
+    it->priv_.chunk = k;
+    char *const *ch = tecs__kcols(a, (uint32_t)k);
+    int32_t rows = (int32_t)w->arch.rows, left = a->count - k * rows;
+    int32_t count = left < rows ? left : rows;
+    it->count = count;
+    it->entities = tecs__chunk_ents(ch);
+    it->priv_.stepped += count;
+    const int16_t *cols = q->mcols + (size_t)m * q->nterms;
+    uint32_t writes = q->write_mask;
+    bool rt = TECS__UNLIKELY(a->nrt) && writes;
+    if (rt)
+        writes = 0;
+    /* the fields, and the chunk's tick of each write term's column */
+    uint64_t *ticks = tecs__chunk_ticks(a, (uint32_t)k), tick = w->arch.tick;
+    for (int32_t t = 0; t < q->nterms; t++) {
+        int32_t col = cols[t];
+        it->fields[t] = col >= 0 ? tecs__chunk_col(ch, col) : NULL;
+        if (((writes >> t) & 1u) && col >= 0)
+            ticks[col] = tick;
+    }
+    if (TECS__UNLIKELY(rt))
+        return plain_touch_rt(it);
+    return true;
+}
+
 /* The next step of a plain walk (no term decided row by row, no sparse
 ** term walked, no filter, not a part): the next chunk, or the end. With
 ** the world closed or a hook running, the iteration not the newest open
@@ -1637,16 +1690,15 @@ static TECS__INLINE bool iter_next_plain(tecs_iter_t *it)
     tecs_world_t *w = it->world;
     const tecs_query_t *q = it->priv_.query;
     int32_t n = w->query.niters;
-    uint32_t gate = TECS__GATE_STOP | (q->write_mask ? TECS__GATE_COMPS : 0);
-    if (TECS__UNLIKELY((w->base.gate & gate) || n <= 0 ||
-                       w->query.iters[n - 1] != it->priv_.serial))
+    uint32_t gate = w->base.gate & (TECS__GATE_STOP | TECS__GATE_COMPS);
+    if (TECS__UNLIKELY(gate != 0) && (gate != TECS__GATE_COMPS || q->write_mask))
+        return iter_next_slow(it);
+    if (TECS__UNLIKELY(n <= 0 || w->query.iters[n - 1] != it->priv_.serial))
         return iter_next_slow(it);
     w->base.err = TECS_OK;
-    if (TECS__UNLIKELY(!advance(it)))
-        return plain_end(it, w, n);
-    load_chunk(it);
-    it->priv_.stepped += it->count;
-    return true;
+    if (TECS__LIKELY(plain_step(it, w, q)))
+        return true;
+    return plain_end(it, w, n);
 }
 
 /* tecs_iter_next but for a plain walk: a filtered iteration's step goes to
@@ -1682,21 +1734,32 @@ bool tecs_iter_next(tecs_iter_t *it)
     return iter_next_shaped(it);
 }
 
-/* tecs_iter_next's next run of a word of rows: apart, so that its path
-** saves few registers. */
+/* tecs_iter_next's next run of a word of rows, or next chunk of a plain
+** walk in reverse: apart, so that its path saves few registers. */
 static TECS__NOINLINE bool iter_next_chunk(tecs_iter_t *it)
 {
     if (!(it->priv_.flags & ITER_PART) && TECS__LIKELY(it->priv_.state == ITER_RUNNING)) {
         tecs_world_t *w = it->world;
         tecs_query_t *q = it->priv_.query;
         int32_t n = w->query.niters;
+        int32_t flags = it->priv_.flags;
         if (TECS__LIKELY(w->base.closed == TECS__OPEN && n > 0 &&
                          w->query.iters[n - 1] == it->priv_.serial &&
-                         !(q->write_mask && w->bus.watch_comps)) &&
-            (it->priv_.flags & ITER_ROWS) && !q->tt_fields && run_in_word(it)) {
-            w->base.err = TECS_OK;
-            it->priv_.stepped += it->count;
-            return true;
+                         !(q->write_mask && w->bus.watch_comps))) {
+            if (!(flags & (ITER_ROWS | ITER_DENSE)) && !q->rowwise && !it->priv_.step) {
+                w->base.err = TECS_OK;          /* a plain walk in reverse */
+                if (TECS__LIKELY(advance(it))) {
+                    load_chunk(it);
+                    it->priv_.stepped += it->count;
+                    return true;
+                }
+                return plain_end(it, w, n);
+            }
+            if ((flags & ITER_ROWS) && !q->tt_fields && run_in_word(it)) {
+                w->base.err = TECS_OK;
+                it->priv_.stepped += it->count;
+                return true;
+            }
         }
     }
     return iter_next_slow(it);
