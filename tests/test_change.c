@@ -468,6 +468,42 @@ TEST(change_row_ticks_of_write_terms_are_the_rows_handed_out)
     cfx_close(&f);
 }
 
+/* A walk's write terms count the chunks it handed out as written, and
+** only those: by chunk, and by row for a component kept with ticks per
+** row; forward and in reverse; also when the walk is ended early. */
+TEST(change_plain_walk_writes_the_chunks_handed_out)
+{
+    for (int rowwise = 0; rowwise < 2; rowwise++) {
+        cfx f;
+        if (rowwise)
+            cfx_open_rows(&f);
+        else
+            cfx_open(&f);
+        bool seen[N];
+        tecs_query_t *probe = change_query(&f, TECS_CHANGE_CHANGED);
+        CHECK_EQ(run_rows(probe, seen), N);
+        CHECK_EQ(run_rows(probe, seen), 0);
+        tecs_query_t *writer = TECS_QUERY(f.w, { .comp = f.pos });
+        tecs_iter_t it = tecs_query_iter(writer);
+        CHECK(tecs_iter_next(&it) && tecs_iter_next(&it));     /* chunks 0 and 1 */
+        tecs_iter_fini(&it);
+        CHECK_EQ(run_rows(probe, seen), 2 * ROWS);
+        CHECK(chunks_seen(seen, 3u));
+        it = tecs_query_iter_ex(writer, TECS_ITER_REVERSE);
+        CHECK(tecs_iter_next(&it));                            /* chunk 3 */
+        tecs_iter_fini(&it);
+        CHECK_EQ(run_rows(probe, seen), ROWS);
+        CHECK(chunks_seen(seen, 8u));
+        tecs_query_t *reader = TECS_QUERY(f.w, { .comp = f.pos, .access = TECS_READ });
+        CHECK_EQ(run_rows(reader, seen), N);
+        CHECK_EQ(run_rows(probe, seen), 0);
+        tecs_query_free(probe);
+        tecs_query_free(writer);
+        tecs_query_free(reader);
+        cfx_close(&f);
+    }
+}
+
 TEST(change_row_ticks_refused_for_sparse_components)
 {
     tecs_world_t *w = tw_new();

@@ -569,3 +569,150 @@ TEST(query_unknown_iteration_flags_are_refused)
     TW_CHECK(w);
     tw_free(w);
 }
+
+/* ---- the plain walk: start, steps and end -------------------------------- */
+
+/* A query of one archetype whose only chunk is emptied from inside the
+** walk: the destroys and removes queue, the walk hands out the chunk once
+** and ends, and the changes apply at its end. */
+TEST(query_walk_empties_its_only_chunk)
+{
+    tecs_world_t *w = tw_new_ex(NULL, 16);
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
+    tecs_archetype_t *a = tecs_archetype_get(w, 2, (tecs_comp_t[]){ pos, vel });
+    tecs_entity_t ids[10];
+    CHECK_ERR(tecs_new_bulk(w, a, 10, ids, 0, NULL), TECS_OK);
+    tecs_query_t *q = tecs_query_all(w, 2, (tecs_comp_t[]){ pos, vel });
+    int steps = 0, rows = 0;
+    tecs_iter_t it = tecs_query_iter(q);
+    while (tecs_iter_next(&it)) {
+        CHECK(it.fields[0] != NULL && it.fields[1] != NULL);
+        for (int32_t i = 0; i < it.count; i++) {
+            if (i & 1)
+                CHECK_ERR(tecs_destroy(w, it.entities[i]), TECS_OK);
+            else
+                CHECK_ERR(tecs_remove(w, it.entities[i], vel), TECS_OK);
+            CHECK(tecs_is_alive(w, it.entities[i]));    /* queued */
+        }
+        rows += it.count;
+        steps++;
+    }
+    CHECK_EQ(steps, 1);
+    CHECK_EQ(rows, 10);
+    CHECK(!tecs_is_deferred(w));
+    CHECK_EQ(tecs_archetype_entity_count(a), 0);
+    CHECK_EQ(tecs_world_entity_count(w), 5);
+    CHECK(!tecs_iter_next(&it));                        /* ended stays ended */
+    it = tecs_query_iter(q);                            /* nothing to hand out */
+    CHECK(!tecs_iter_next(&it));
+    CHECK(!tecs_is_deferred(w));
+    CHECK_ERR(tecs_query_free(q), TECS_OK);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+/* An iteration ended before its first step: an iterator of no rows and
+** no fields, the world deferred until the end, the query busy. */
+TEST(query_walk_ended_before_its_first_step)
+{
+    tecs_world_t *w = tw_new_ex(NULL, 16);
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    CHECK_ERR(tecs_new_bulk(w, tecs_archetype_get(w, 1, &pos), 40, NULL, 0, NULL), TECS_OK);
+    tecs_query_t *q = tecs_query_all(w, 1, &pos);
+    tecs_iter_t it = tecs_query_iter(q);
+    CHECK_ERR(tecs_last_error(w), TECS_OK);
+    CHECK(it.world == w && it.count == 0 && it.entities == NULL);
+    for (int32_t t = 0; t < TECS_MAX_TERMS; t++)
+        CHECK(it.fields[t] == NULL && tecs_field(&it, t) == NULL);
+    CHECK(it.delta_time == 0 && it.frame == 0 && it.ctx == NULL && it.worker == 0);
+    CHECK(tecs_is_deferred(w));
+    CHECK_ERR(tecs_query_free(q), TECS_EBUSY);
+    tecs_entity_t e = tecs_new(w);                      /* queued */
+    tecs_iter_t copy = it;
+    tecs_iter_fini(&it);
+    CHECK(!tecs_is_deferred(w));
+    CHECK(tecs_is_alive(w, e));
+    CHECK(!tecs_iter_next(&it));
+    TW_CHECK(w);
+    tecs_iter_fini(&copy);                              /* an end twice: reported */
+    CHECK_ERR(tecs_world_check(w), TECS_EINVAL);
+    TW_CHECK(w);                                        /* once */
+    CHECK(!tecs_iter_next(&copy));
+    copy = tecs_query_iter(q);
+    it = copy;
+    CHECK(tecs_iter_next(&it));
+    tecs_iter_fini(&it);
+    CHECK(!tecs_iter_next(&copy));                      /* ended by the other copy */
+    TW_CHECK(w);
+    /* Ended in the middle, with another iteration opened after it. */
+    it = tecs_query_iter(q);
+    CHECK(tecs_iter_next(&it));
+    tecs_iter_t inner = tecs_query_iter(q);
+    tecs_iter_fini(&it);
+    CHECK(tecs_is_deferred(w));
+    int rows = 0;
+    while (tecs_iter_next(&inner))
+        rows += inner.count;
+    CHECK_EQ(rows, 40);
+    CHECK(!tecs_is_deferred(w));
+    CHECK_ERR(tecs_query_free(q), TECS_OK);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+/* Archetypes with no chunk (never held a row, or emptied) before, between
+** and after those with rows: the walk hands out the rows of the others,
+** chunk by chunk, in order, with their fields, and ends. */
+TEST(query_walk_skips_archetypes_without_chunks)
+{
+    tecs_world_t *w = tw_new_ex(NULL, 16);
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
+    tecs_comp_t tags[4];
+    tecs_archetype_t *arch[4];
+    for (int i = 0; i < 4; i++) {
+        char name[8] = { 't', (char)('0' + i), 0 };
+        tags[i] = tecs_component_new(w, &(tecs_component_desc_t){ .name = name });
+        arch[i] = tecs_archetype_get(w, 3, (tecs_comp_t[]){ pos, vel, tags[i] });
+    }
+    tecs_entity_t ids[60];
+    CHECK_ERR(tecs_new_bulk(w, arch[1], 40, ids, 0, NULL), TECS_OK);      /* 3 chunks */
+    CHECK_ERR(tecs_new_bulk(w, arch[3], 20, ids + 40, 0, NULL), TECS_OK);
+    tecs_entity_t gone[5];
+    CHECK_ERR(tecs_new_bulk(w, arch[2], 5, gone, 0, NULL), TECS_OK);
+    for (int i = 0; i < 5; i++)
+        CHECK_ERR(tecs_destroy(w, gone[i]), TECS_OK);
+    for (int i = 0; i < 60; i++)
+        TECS_SET(w, ids[i], pos, Position, { (float)i, 0 });
+    tecs_query_t *q = TECS_QUERY(w, { .comp = pos }, { .comp = vel, .access = TECS_READ },
+                                 { .comp = tags[0], .oper = TECS_OPTIONAL });
+    CHECK_EQ(tecs_query_archetype_count(q), 4);
+    for (int pass = 0; pass < 3; pass++) {
+        int steps = 0, rows = 0;
+        tecs_iter_t it = tecs_query_iter(q);
+        while (tecs_iter_next(&it)) {
+            const Position *p = it.fields[0];
+            CHECK(it.count > 0 && it.count <= 16);
+            CHECK(p != NULL && it.fields[1] != NULL && it.fields[2] == NULL);
+            CHECK(tecs_field_is_set(&it, 1) && !tecs_field_is_set(&it, 2));
+            for (int32_t i = 0; i < it.count; i++, rows++) {
+                CHECK_EQ(it.entities[i], ids[rows]);
+                CHECK_EQ((int)p[i].x, rows);
+            }
+            steps++;
+        }
+        CHECK_EQ(steps, 5);                             /* 16 + 16 + 8, then 16 + 4 */
+        CHECK_EQ(rows, 60);
+        CHECK(!tecs_field_is_set(&it, 0));
+        CHECK(!tecs_is_deferred(w));
+    }
+    /* None of the archetypes with rows left: no step. */
+    for (int i = 0; i < 60; i++)
+        CHECK_ERR(tecs_destroy(w, ids[i]), TECS_OK);
+    tecs_iter_t it = tecs_query_iter(q);
+    CHECK(!tecs_iter_next(&it));
+    CHECK(!tecs_is_deferred(w));
+    TW_CHECK(w);
+    tw_free(w);
+}
