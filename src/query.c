@@ -1682,7 +1682,7 @@ static TECS__INLINE bool plain_step(tecs_iter_t *it, const tecs_world_t *w, cons
 ** term walked, no filter, not a part): the next chunk, or the end. With
 ** the world closed or a hook running, the iteration not the newest open
 ** one, or SET events to raise for the rows left, the slow path does it. */
-static TECS__INLINE bool iter_next_plain(tecs_iter_t *it)
+static TECS__NOINLINE bool iter_next_plain(tecs_iter_t *it)
 {
     /* an ended iteration's world may be freed: the state is read first */
     if (TECS__UNLIKELY(it->priv_.state != ITER_RUNNING))
@@ -1701,17 +1701,23 @@ static TECS__INLINE bool iter_next_plain(tecs_iter_t *it)
     return plain_end(it, w, n);
 }
 
-/* tecs_iter_next but for a plain walk: a filtered iteration's step goes to
-** a function of its own; here, the next run of a chunk walked word by word
-** (ITER_WORDS), about 70 instructions (two terms) whatever the run's
-** length, calls nothing that is not inlined; in iter_next_chunk, the next
-** run of a word of rows of another chunk walked run by run. Both need the
-** world open, the iteration the newest one, and no SET events to raise for
-** the rows left. */
-static TECS__NOINLINE bool iter_next_shaped(tecs_iter_t *it)
+/* The next step. A filtered iteration's step and a plain walk's (the
+** common case: every pass over a small world pays it) go to functions of
+** their own by a tail call, before any register save. Here, the next run
+** of a chunk walked word by word (ITER_WORDS), about 70 instructions (two
+** terms) whatever the run's length, calls nothing that is not inlined;
+** iter_next_chunk takes the next run of a word of rows of another chunk
+** walked run by run, and the next chunk of a plain walk in reverse. All
+** need the world open, the iteration the newest one, and no SET events to
+** raise for the rows left. */
+bool tecs_iter_next(tecs_iter_t *it)
 {
-    if (it->priv_.step)
+    if (TECS__UNLIKELY(it == NULL))
+        return false;
+    if (it->priv_.step != NULL)
         return iter_next_filtered(it);
+    if (TECS__LIKELY(!(it->priv_.flags & ITER_NOT_PLAIN)))
+        return iter_next_plain(it);
     if ((it->priv_.flags & ITER_WORDS) && TECS__LIKELY(it->priv_.state == ITER_RUNNING) &&
         step_fast_ok(it) && run_in_words(it)) {
         it->world->base.err = TECS_OK;
@@ -1719,19 +1725,6 @@ static TECS__NOINLINE bool iter_next_shaped(tecs_iter_t *it)
         return true;
     }
     return iter_next_chunk(it);
-}
-
-/* The next step. A plain walk's (the common case) is inlined here and
-** saves no registers, so that a pass over a small world pays little for
-** its steps; the end and every other kind of step are functions apart,
-** reached by a tail call. */
-bool tecs_iter_next(tecs_iter_t *it)
-{
-    if (TECS__UNLIKELY(it == NULL))
-        return false;
-    if (TECS__LIKELY(!(it->priv_.flags & ITER_NOT_PLAIN) && it->priv_.step == NULL))
-        return iter_next_plain(it);
-    return iter_next_shaped(it);
 }
 
 /* tecs_iter_next's next run of a word of rows, or next chunk of a plain
