@@ -1103,12 +1103,6 @@ void tecs__query_run(tecs_query_t *q, bool parts)
                            chunk_rows(w, q->march[m], k));
 }
 
-/* An ended, empty iteration of world w. */
-static tecs_iter_t iter_empty(tecs_world_t *w)
-{
-    return (tecs_iter_t){ .world = w, .priv_ = { .state = ITER_DONE } };
-}
-
 /* Open an iteration of q: note it open, defer the world, begin a run of
 ** its change terms. @return its serial, or 0 (out of memory: nothing
 ** done); *flags gets the iteration's own bits, *word and *pos the sparse
@@ -1137,7 +1131,8 @@ static TECS__INLINE uint32_t iter_begin(tecs_query_t *q, int32_t *flags, int32_t
 }
 
 /* The iterator of an iteration of q that iter_begin opened, before its
-** first step; with serial 0, an ended, empty iteration of world w. An
+** first step; with serial 0, an ended, empty iteration of world w (q is
+** then not read). An
 ** iteration of a small world pays its start on every pass, and the
 ** iterator is large (its fields): it is stored member by member, no block
 ** clear, and in the caller's return slot (a caller returns this value,
@@ -1146,7 +1141,7 @@ static TECS__INLINE tecs_iter_t iter_value(tecs_world_t *w, tecs_query_t *q, uin
                                            int32_t flags, int32_t word, int32_t pos)
 {
     tecs_iter_t it;
-    bool open = serial != 0;
+    bool opened = serial != 0;
     it.world = w;
     it.count = 0;
     it.entities = NULL;
@@ -1157,29 +1152,21 @@ static TECS__INLINE tecs_iter_t iter_value(tecs_world_t *w, tecs_query_t *q, uin
     it.frame = 0;
     it.ctx = NULL;
     it.worker = it.workers = 0;
-    it.priv_.query = open ? q : NULL;
+    it.priv_.query = opened ? q : NULL;
     it.priv_.arch = NULL;
-    it.priv_.match = !open ? 0 : (flags & TECS_ITER_REVERSE) ? q->nmatch : -1;
-    it.priv_.chunk = open ? -1 : 0;
-    it.priv_.flags = open ? flags : 0;
-    it.priv_.state = open ? ITER_RUNNING : ITER_DONE;
+    it.priv_.match = !opened ? 0 : (flags & TECS_ITER_REVERSE) ? q->nmatch : -1;
+    it.priv_.chunk = opened ? -1 : 0;
+    it.priv_.flags = opened ? flags : 0;
+    it.priv_.state = opened ? ITER_RUNNING : ITER_DONE;
     it.priv_.serial = serial;
     it.priv_.src = NULL;
     it.priv_.step = NULL;
-    it.priv_.pos = open ? pos : 0;
+    it.priv_.pos = opened ? pos : 0;
     it.priv_.stepped = it.priv_.left = 0;
     it.priv_.absent = 0;
-    it.priv_.word = open ? word : 0;
+    it.priv_.word = opened ? word : 0;
     it.priv_.bits = 0;
     return it;
-}
-
-/* Open an iteration of q, flags checked (ended, empty, if out of memory). */
-static TECS__INLINE tecs_iter_t iter_start(tecs_query_t *q, int32_t flags)
-{
-    int32_t word = 0, pos = 0;
-    uint32_t serial = iter_begin(q, &flags, &word, &pos);
-    return iter_value(q->world, q, serial, flags, word, pos);
 }
 
 tecs_err_t tecs__iter_flags_check(tecs_world_t *w, int32_t flags, const char *fn)
@@ -1615,8 +1602,9 @@ static TECS__NOINLINE bool iter_next_chunk(tecs_iter_t *it);
 
 /* The end of a plain walk in its step: tecs_iter_fini's work, with no
 ** writes to report. Apart, so that a step saves no registers for it. */
-static TECS__NOINLINE bool plain_end(tecs_iter_t *it, tecs_world_t *w, int32_t n)
+static TECS__NOINLINE bool plain_end(tecs_iter_t *it, tecs_world_t *w)
 {
+    int32_t n = w->query.niters;
     it->count = 0;
     it->priv_.state = ITER_DONE;
     w->query.niters = n - 1;
@@ -1661,20 +1649,21 @@ static TECS__INLINE bool plain_step(tecs_iter_t *it, const tecs_world_t *w, cons
     it->entities = tecs__chunk_ents(ch);
     it->priv_.stepped += count;
     const int16_t *cols = q->mcols + (size_t)m * q->nterms;
-    uint32_t writes = q->write_mask;
-    bool rt = TECS__UNLIKELY(a->nrt) && writes;
-    if (rt)
-        writes = 0;
-    /* the fields, and the chunk's tick of each write term's column */
-    uint64_t *ticks = tecs__chunk_ticks(a, (uint32_t)k), tick = w->arch.tick;
     for (int32_t t = 0; t < q->nterms; t++) {
         int32_t col = cols[t];
         it->fields[t] = col >= 0 ? tecs__chunk_col(ch, col) : NULL;
-        if (((writes >> t) & 1u) && col >= 0)
+    }
+    uint32_t writes = q->write_mask;
+    if (writes == 0)
+        return true;
+    if (TECS__UNLIKELY(a->nrt))
+        return plain_touch_rt(it);
+    uint64_t *ticks = tecs__chunk_ticks(a, (uint32_t)k), tick = w->arch.tick;
+    for (; writes; writes &= writes - 1) {
+        int32_t col = cols[TECS__CTZ(writes)];
+        if (col >= 0)
             ticks[col] = tick;
     }
-    if (TECS__UNLIKELY(rt))
-        return plain_touch_rt(it);
     return true;
 }
 
@@ -1698,7 +1687,7 @@ static TECS__NOINLINE bool iter_next_plain(tecs_iter_t *it)
     w->base.err = TECS_OK;
     if (TECS__LIKELY(plain_step(it, w, q)))
         return true;
-    return plain_end(it, w, n);
+    return plain_end(it, w);
 }
 
 /* The next step. A filtered iteration's step and a plain walk's (the
@@ -1746,7 +1735,7 @@ static TECS__NOINLINE bool iter_next_chunk(tecs_iter_t *it)
                     it->priv_.stepped += it->count;
                     return true;
                 }
-                return plain_end(it, w, n);
+                return plain_end(it, w);
             }
             if ((flags & ITER_ROWS) && !q->tt_fields && run_in_word(it)) {
                 w->base.err = TECS_OK;
@@ -1914,12 +1903,13 @@ static tecs_err_t arch_iter_check(tecs_world_t *w, const tecs_archetype_t *a, in
 
 tecs_iter_t tecs_archetype_iter(tecs_world_t *w, tecs_archetype_t *a, int32_t flags)
 {
-    if (w == NULL)
-        return iter_empty(NULL);
-    if (tecs__enter(w) || arch_iter_check(w, a, flags, "tecs_archetype_iter"))
-        return iter_empty(w);
-    tecs_query_t *q = arch_query(w, a);
-    return q != NULL ? iter_start(q, flags) : iter_empty(w);
+    tecs_query_t *q = NULL;
+    uint32_t serial = 0;
+    int32_t word = 0, pos = 0;
+    if (w != NULL && !tecs__enter(w) && !arch_iter_check(w, a, flags, "tecs_archetype_iter") &&
+        (q = arch_query(w, a)) != NULL)
+        serial = iter_begin(q, &flags, &word, &pos);
+    return iter_value(w, q, serial, flags, word, pos);
 }
 
 /* ---- parts (worker.c) -------------------------------------------------- */
