@@ -1041,8 +1041,9 @@ static bool iter_close(tecs_world_t *w, uint32_t serial)
     return true;
 }
 
-/* The last open iteration ended: tell the listeners (caches re-sort). */
-static void iters_done(tecs_world_t *w)
+/* The last open iteration ended: tell the listeners (caches re-sort).
+** Apart, so that an iteration's end saves no registers for the loop. */
+static TECS__NOINLINE void iters_done(tecs_world_t *w)
 {
     if (!w->bus.watch_iters)
         return;
@@ -1609,7 +1610,7 @@ static TECS__NOINLINE bool plain_end(tecs_iter_t *it, tecs_world_t *w)
     it->priv_.state = ITER_DONE;
     w->query.niters = n - 1;
     it->priv_.query->iters--;
-    if (n == 1)
+    if (n == 1 && w->bus.watch_iters)
         iters_done(w);
     tecs__defer_end(w);
     return false;
