@@ -1152,7 +1152,8 @@ static TECS__INLINE tecs_iter_t iter_value(tecs_world_t *w, tecs_query_t *q, uin
     it.delta_time = 0;
     it.frame = 0;
     it.ctx = NULL;
-    it.worker = it.workers = 0;
+    it.worker = 0;
+    it.workers = 1;             /* one part: the whole query */
     it.priv_.query = opened ? q : NULL;
     it.priv_.arch = NULL;
     it.priv_.match = !opened ? 0 : (flags & TECS_ITER_REVERSE) ? q->nmatch : -1;

@@ -625,7 +625,8 @@ TEST(query_walk_ended_before_its_first_step)
     CHECK(it.world == w && it.count == 0 && it.entities == NULL);
     for (int32_t t = 0; t < TECS_MAX_TERMS; t++)
         CHECK(it.fields[t] == NULL && tecs_field(&it, t) == NULL);
-    CHECK(it.delta_time == 0 && it.frame == 0 && it.ctx == NULL && it.worker == 0);
+    CHECK(it.delta_time == 0 && it.frame == 0 && it.ctx == NULL && it.worker == 0 &&
+          it.workers == 1);
     CHECK(tecs_is_deferred(w));
     CHECK_ERR(tecs_query_free(q), TECS_EBUSY);
     tecs_entity_t e = tecs_new(w);                      /* queued */
