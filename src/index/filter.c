@@ -765,6 +765,15 @@ static bool leaf_cells(const tecs_index_t *x, const fnode *nd, int32_t c[4])
     return true;
 }
 
+/* The aux of an entry whose point is p: its x and y. */
+static inline uint64_t point_aux(const gpoint *p)
+{
+    uint64_t aux;
+    memcpy(&aux, &p->x, 4);
+    memcpy((char *)&aux + 4, &p->y, 4);
+    return aux;
+}
+
 static void drive_spatial(walk *wk, const guard *g, const tecs_index_t *x, const fnode *nd)
 {
     int32_t c[4];
@@ -776,8 +785,17 @@ static void drive_spatial(walk *wk, const guard *g, const tecs_index_t *x, const
         return;
     }
     for (int32_t cx = c[0]; cx <= c[2]; cx++)
-        for (int32_t cy = c[1]; cy <= c[3]; cy++)
-            walk_chain(wk, g, x, nd, cell_key(cx, cy));
+        for (int32_t cy = c[1]; cy <= c[3]; cy++) {
+            uint64_t k = cell_key(cx, cy);
+            const gcell *cl = grid_cell(x, k);
+            if (cl == NULL)
+                continue;
+            for (int32_t left = cl->count, b = cl->head, m = head_points(left); left > 0;
+                 left -= m, b = x->bnext[b], m = GB)
+                for (const gpoint *p = &x->pts[(size_t)b * GB], *end = p + m; p < end; p++)
+                    if (leaf_holds(wk->f, x, nd, k, point_aux(p)))
+                        collect(wk, g, p->e);
+        }
 }
 
 static void drive_leaf(walk *wk, const guard *g, const fnode *nd)
@@ -880,13 +898,14 @@ static inline bool shape_holds(const fnode *nd, uint64_t aux)
     return nd->op == F_RADIUS ? in_circle(aux, nd->g[0], nd->g[1], nd->g[2]) : in_box(nd, aux);
 }
 
-/* Is entry t in shape l of sh and in none before it? */
-static inline bool shape_takes(const shapes *sh, int32_t l, const ient *t)
+/* Is the point aux holds (of an entry with key k) in shape l of sh and
+** in none before it? */
+static inline bool shape_takes(const shapes *sh, int32_t l, uint64_t k, uint64_t aux)
 {
-    if (t->key == NOWHERE_CELL || !shape_holds(sh->nd[l], t->aux))
+    if (k == NOWHERE_CELL || !shape_holds(sh->nd[l], aux))
         return false;
     for (int32_t j = 0; j < l; j++)
-        if (shape_holds(sh->nd[j], t->aux))
+        if (shape_holds(sh->nd[j], aux))
             return false;
     return true;
 }
@@ -901,76 +920,67 @@ static inline void shape_keep(walk *wk, tecs_entity_t e)
     snap_push(wk, 0, e);
 }
 
-#define CIRCLE_CELLS 16          /* cells whose chain heads are read first   */
+#define CIRCLE_CELLS 16          /* cells whose slots are read first         */
 
-/* Walk the chain from entry i for the points of cell k within the circle
-** (cx, cy, r2: squared radius). A cell key is never NOWHERE_CELL (cells
-** are clamped to +-2^30). Each entry is written at the snapshot's end and
-** kept by counting it or not, without a branch: whether a point of a cell
-** is in the circle is as good as random, so a branch on it would often be
-** mispredicted. The snapshot's end and room (snap_room's rule) stay in
-** locals; it grows when the room runs out. */
-static inline void circle_chain(walk *wk, const ient *ents, int32_t i, uint64_t k, double cx,
-                                double cy, double r2)
+/* The points of cell c within the circle (cx, cy, r2: squared radius),
+** written at the snapshot's end. Each point is written and kept by
+** counting it or not, without a branch: whether a point of a cell is in
+** the circle is as good as random, so a branch on it would often be
+** mispredicted. Room for the whole cell is made first. */
+static inline void circle_cell(walk *wk, const tecs_index_t *x, const gcell *c, double cx,
+                               double cy, double r2)
 {
     snap *s = wk->s;
+    if (!snap_room(wk, c->count))
+        return;
     okey *v = s->v;
-    int32_t n = s->n, room = s->cap / 2;
-    for (; i >= 0; i = ents[i].next) {
-        if (TECS__UNLIKELY(n == room)) {
-            s->n = n;
-            if (!snap_room(wk, 1))
-                return;
-            v = s->v, room = s->cap / 2;
+    int32_t n = s->n;
+    for (int32_t left = c->count, b = c->head, m = head_points(left); left > 0;
+         left -= m, b = x->bnext[b], m = GB)
+        for (const gpoint *p = &x->pts[(size_t)b * GB], *end = p + m; p < end; p++) {
+            double dx = (double)p->x - cx, dy = (double)p->y - cy;
+            v[n] = (okey){ 0, p->e };
+            n += dx * dx + dy * dy <= r2;
         }
-        const ient *t = &ents[i];
-        float px, py;
-        memcpy(&px, &t->aux, 4);
-        memcpy(&py, (const char *)&t->aux + 4, 4);
-        double dx = (double)px - cx, dy = (double)py - cy;
-        v[n] = (okey){ 0, t->e };
-        n += (t->key == k) & (dx * dx + dy * dy <= r2);
-    }
     s->n = n;
 }
 
 /* The candidates of a lone circle nd over cells c: shape_walk's cell walk
-** with the circle's centre and squared radius in locals, each entry
-** costing its cell's key test and in_circle's arithmetic (leaf_cells has
+** with the circle's centre and squared radius in locals (leaf_cells has
 ** refused a negative or NaN radius). When the circle covers few cells,
-** every chain head is read first, and the first entry of each fetched,
-** so that the cells' misses overlap instead of following one another;
-** the cells whose chain is empty are left out then. */
+** their slots of the cell table are fetched first, then the first block
+** of each cell that has points, so that the cells' misses overlap instead
+** of following one another. */
 static void circle_walk(walk *wk, const tecs_index_t *x, const fnode *nd, const int32_t c[4])
 {
     double cx = nd->g[0], cy = nd->g[1], r2 = (double)nd->g[2] * nd->g[2];
-    const ient *ents = x->ents;
-    const int32_t *bucket = x->bucket;
-    uint32_t mask = (uint32_t)x->nbucket - 1;
     if (((int64_t)c[2] - c[0] + 1) * ((int64_t)c[3] - c[1] + 1) > CIRCLE_CELLS) {
         for (int32_t gx = c[0]; gx <= c[2]; gx++)
             for (int32_t gy = c[1]; gy <= c[3]; gy++) {
-                uint64_t k = cell_key(gx, gy);
-                circle_chain(wk, ents, bucket[cell_hash(k) & mask], k, cx, cy, r2);
+                const gcell *cl = grid_cell(x, cell_key(gx, gy));
+                if (cl != NULL)
+                    circle_cell(wk, x, cl, cx, cy, r2);
             }
         return;
     }
-    int32_t head[CIRCLE_CELLS], m = 0;
-    uint64_t key[CIRCLE_CELLS];
+    for (int32_t gx = c[0]; gx <= c[2]; gx++)
+        for (int32_t gy = c[1]; gy <= c[3]; gy++)
+            grid_fetch(x, cell_key(gx, gy));
+    const gcell *cell[CIRCLE_CELLS];
+    int32_t m = 0;
     for (int32_t gx = c[0]; gx <= c[2]; gx++)
         for (int32_t gy = c[1]; gy <= c[3]; gy++) {
-            uint64_t k = cell_key(gx, gy);
-            int32_t i = bucket[cell_hash(k) & mask];
-            if (i >= 0) {
-                TECS__PREFETCH(&ents[i]);
-                head[m] = i, key[m++] = k;
+            const gcell *cl = grid_cell(x, cell_key(gx, gy));
+            if (cl != NULL && cl->count > 0) {
+                TECS__PREFETCH(&x->pts[(size_t)cl->head * GB]);
+                cell[m++] = cl;
             }
         }
     for (int32_t j = 0; j < m; j++)
-        circle_chain(wk, ents, head[j], key[j], cx, cy, r2);
+        circle_cell(wk, x, cell[j], cx, cy, r2);
 }
 
-/* The candidates of shape l: the entries in its cells, or every entry
+/* The candidates of shape l: the points in its cells, or every entry
 ** when it covers more cells than the index has entries. */
 static void shape_walk(walk *wk, const shapes *sh, int32_t l)
 {
@@ -981,7 +991,7 @@ static void shape_walk(walk *wk, const shapes *sh, int32_t l)
     int64_t cells = ((int64_t)c[2] - c[0] + 1) * ((int64_t)c[3] - c[1] + 1);
     if (cells > (int64_t)x->n) {
         for (int32_t i = 0; i < x->n && !wk->err; i++)
-            if (shape_takes(sh, l, &x->ents[i]))
+            if (shape_takes(sh, l, x->ents[i].key, x->ents[i].aux))
                 shape_keep(wk, x->ents[i].e);
         return;
     }
@@ -989,13 +999,17 @@ static void shape_walk(walk *wk, const shapes *sh, int32_t l)
         circle_walk(wk, x, sh->nd[0], c);
         return;
     }
-    uint32_t mask = (uint32_t)x->nbucket - 1;
     for (int32_t cx = c[0]; cx <= c[2]; cx++)
         for (int32_t cy = c[1]; cy <= c[3]; cy++) {
             uint64_t k = cell_key(cx, cy);
-            for (int32_t i = x->bucket[cell_hash(k) & mask]; i >= 0; i = x->ents[i].next)
-                if (x->ents[i].key == k && shape_takes(sh, l, &x->ents[i]))
-                    shape_keep(wk, x->ents[i].e);
+            const gcell *cl = grid_cell(x, k);
+            if (cl == NULL)
+                continue;
+            for (int32_t left = cl->count, b = cl->head, m = head_points(left); left > 0;
+                 left -= m, b = x->bnext[b], m = GB)
+                for (const gpoint *p = &x->pts[(size_t)b * GB], *end = p + m; p < end; p++)
+                    if (shape_takes(sh, l, k, point_aux(p)))
+                        shape_keep(wk, p->e);
         }
 }
 

@@ -237,15 +237,15 @@ static inline bool has_room(const tecs_index_t *x, int32_t n)
     return need <= x->cap && w->ei.nrecs + n <= x->npos &&
            (is_table(x)    ? (int64_t)need * 4 <= (int64_t)x->ntab * 3
             : is_hashed(x) ? (int64_t)need * 4 <= (int64_t)x->nbucket * 3
+            : is_grid(x)   ? grid_has_room(x, n)
                            : x->npool >= pool_need(x) && w->ei.nrecs + n <= x->nlof);
 }
 
-/* Make room for n more entries (has_room was false). */
-static TECS__NOINLINE tecs_err_t grow_room(tecs_index_t *x, int32_t n)
+/* Room for n more entries in the table and the entity map. */
+static tecs_err_t ents_room(tecs_index_t *x, int32_t n)
 {
     tecs_world_t *w = x->world;
-    int32_t need = x->n + n;
-    if (tecs__grow(w, (void **)&x->ents, &x->cap, need, sizeof *x->ents))
+    if (tecs__grow(w, (void **)&x->ents, &x->cap, x->n + n, sizeof *x->ents))
         return TECS_ENOMEM;
     int32_t slots = w->ei.nrecs + n, old = x->npos;
     if (slots > x->npos) {
@@ -253,7 +253,18 @@ static TECS__NOINLINE tecs_err_t grow_room(tecs_index_t *x, int32_t n)
             return TECS_ENOMEM;
         memset(x->pos + old, 0, (size_t)(x->npos - old) * sizeof *x->pos);
     }
-    return is_hashed(x) ? tecs__hash_grow(x, need) : tecs__ordered_grow(x, slots);
+    return TECS_OK;
+}
+
+/* Make room for n more entries (has_room was false). */
+static TECS__NOINLINE tecs_err_t grow_room(tecs_index_t *x, int32_t n)
+{
+    if (ents_room(x, n))
+        return TECS_ENOMEM;
+    if (is_grid(x))
+        return tecs__grid_grow(x, n);
+    return is_hashed(x) ? tecs__hash_grow(x, x->n + n)
+                        : tecs__ordered_grow(x, x->world->ei.nrecs + n);
 }
 
 /* Room for n more entries (and entities up to the world's slots + n), so
@@ -265,14 +276,14 @@ static inline tecs_err_t reserve(tecs_index_t *x, int32_t n)
 
 /* ---- insert, erase, re-key -------------------------------------------- */
 
-/* Add e with the key in p (room reserved), into the tree unless !tree
-** (fill builds it after); false when out of memory. */
+/* Add e with the key in p (room reserved), into the tree or the grid
+** unless !tree (fill builds them after); false when out of memory. */
 static bool ent_insert(tecs_index_t *x, tecs_entity_t e, const probe *p, bool tree)
 {
     uint64_t k;
     if (!own_key(x, p->k, &k))
         return false;
-    if (!is_hashed(x) && tree && !tecs__ordered_insert(x, k, e)) {
+    if (is_ordered(x) && tree && !tecs__ordered_insert(x, k, e)) {
         free_key(x, k);
         return false;
     }
@@ -282,6 +293,8 @@ static bool ent_insert(tecs_index_t *x, tecs_entity_t e, const probe *p, bool tr
     if (is_hashed(x)) {
         x->ents[i].h = khash(x, k);
         chain_link(x, i);
+    } else if (is_grid(x) && tree) {
+        tecs__grid_put(x, i);
     }
     return true;
 }
@@ -291,6 +304,8 @@ static void ent_erase(tecs_index_t *x, int32_t i)
     ient *t = &x->ents[i];
     if (is_hashed(x))
         chain_unlink(x, i);
+    else if (is_grid(x))
+        tecs__grid_del(x, i);
     else
         tecs__ordered_erase(x, t);
     free_key(x, t->key);
@@ -315,10 +330,14 @@ static bool ent_rekey(tecs_index_t *x, int32_t i, const probe *p)
 {
     ient *t = &x->ents[i];
     uint64_t k;
+    if (is_grid(x) && !grid_has_room(x, 1) && tecs__grid_grow(x, 1))
+        return false;
     if (!own_key(x, p->k, &k))
         return false;
     if (is_hashed(x)) {
         chain_unlink(x, i);
+    } else if (is_grid(x)) {
+        tecs__grid_del(x, i);
     } else if (!tecs__ordered_rekey(x, t, k)) {
         free_key(x, k);
         return false;
@@ -329,6 +348,8 @@ static bool ent_rekey(tecs_index_t *x, int32_t i, const probe *p)
     if (is_hashed(x)) {
         t->h = khash(x, k);
         chain_link(x, i);
+    } else if (is_grid(x)) {
+        tecs__grid_put(x, i);
     }
     return true;
 }
@@ -341,6 +362,11 @@ static bool ent_update(tecs_index_t *x, tecs_entity_t e, const void *val)
     int32_t i = ent_find(x, e);
     if (i >= 0 && same_key(x, &x->ents[i], &p)) {
         x->ents[i].aux = p.aux;
+        if (is_grid(x) && x->ents[i].next >= 0) {     /* moved within its cell */
+            gpoint *g = &x->pts[x->ents[i].next];
+            memcpy(&g->x, &p.aux, sizeof g->x);
+            memcpy(&g->y, (const char *)&p.aux + 4, sizeof g->y);
+        }
         return true;
     }
     if (i >= 0)
@@ -368,6 +394,7 @@ static void clear(tecs_index_t *x)
     if (x->npos)
         memset(x->pos, 0, (size_t)x->npos * sizeof *x->pos);
     tecs__hash_clear(x);
+    tecs__grid_clear(x);
     x->n = 0;
 }
 
@@ -397,6 +424,13 @@ static tecs_err_t fill_one(tecs_index_t *x, bool tree, tecs_entity_t e, const vo
     return ent_insert(x, e, &p, tree) ? TECS_OK : TECS_ENOMEM;
 }
 
+/* Room for n more entries of a fill; only in the table when the grid is
+** laid out after (!tree). */
+static tecs_err_t fill_room(tecs_index_t *x, int32_t n, bool tree)
+{
+    return is_grid(x) && !tree ? ents_room(x, n) : reserve(x, n);
+}
+
 /* fill_entries for a sparse component: its set's members. */
 static tecs_err_t fill_sparse(tecs_index_t *x, bool tree)
 {
@@ -405,7 +439,7 @@ static tecs_err_t fill_sparse(tecs_index_t *x, bool tree)
     int32_t n = tecs__sparse_count(w, c);
     if (n == 0)
         return TECS_OK;
-    if (reserve(x, n))
+    if (fill_room(x, n, tree))
         return TECS_ENOMEM;
     const tecs_entity_t *ents = tecs__sparse_members(w, c);
     for (int32_t i = 0; i < n; i++) {
@@ -430,7 +464,7 @@ static tecs_err_t fill_entries(tecs_index_t *x, bool tree)
         int32_t col = tecs__arch_col(a, x->d.comp);
         if (col < 0 || a->count == 0)
             continue;
-        if (reserve(x, a->count))
+        if (fill_room(x, a->count, tree))
             return TECS_ENOMEM;
         for (uint32_t row = 0; row < (uint32_t)a->count; row++) {
             probe p;
@@ -457,7 +491,9 @@ static tecs_err_t fill(tecs_index_t *x)
     if (is_hashed(x))
         return fill_entries(x, true);
     tecs_err_t err = fill_entries(x, false);
-    return err ? err : tecs__ordered_build(x);
+    if (err)
+        return err;
+    return is_grid(x) ? tecs__grid_build(x) : tecs__ordered_build(x);
 }
 
 /* Count x in (by 1) or out of (by -1) the listeners of its component's
@@ -498,6 +534,7 @@ static void index_release(tecs_index_t *x)
     clear(x);
     tecs__ordered_release(x);
     tecs__hash_release(x);
+    tecs__grid_release(x);
     tecs__free(w, x->ents, (size_t)x->cap * sizeof *x->ents);
     tecs__free(w, x->pos, (size_t)x->npos * sizeof *x->pos);
     tecs__free(w, x, sizeof *x);
@@ -612,8 +649,10 @@ static void warm(tecs_index_t *x, tecs_entity_t e, const void *vals)
         const ient *t = &x->ents[x->pos[slot] - 1];
         TECS__PREFETCH(t);      /* both ends: an entry may cross two lines */
         TECS__PREFETCH((const char *)(t + 1) - 1);
-        if (!is_hashed(x))      /* the leaf the old key leaves */
+        if (is_ordered(x))      /* the leaf the old key leaves */
             ofetch_all(x->lof[slot]);
+        else if (is_grid(x) && t->next >= 0)    /* the point it holds */
+            TECS__PREFETCH(&x->pts[t->next]);
     }
     if (vals == NULL || x->cls == TECS_KEYC_STR)
         return;
@@ -623,7 +662,9 @@ static void warm(tecs_index_t *x, tecs_entity_t e, const void *vals)
         TECS__PREFETCH(&x->tab[khash(x, p.k) & (uint32_t)(x->ntab - 1)]);
     } else if (is_hashed(x) && x->nbucket > 0) {
         TECS__PREFETCH(&x->bucket[khash(x, p.k) & (uint32_t)(x->nbucket - 1)]);
-    } else if (!is_hashed(x)) {     /* the leaf the new key goes to */
+    } else if (is_grid(x)) {        /* the cell the point goes to */
+        grid_fetch(x, p.k);
+    } else if (is_ordered(x)) {     /* the leaf the new key goes to */
         x->hint = oleaf(x, p.k, slot);    /* its keys fetched by the descent */
         x->hint_k = p.k;
         x->hint_slot = slot;
@@ -673,7 +714,7 @@ static tecs_err_t on_veto(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, t
 ** than for a chained one (n/4). */
 static inline int32_t burst_limit(const tecs_index_t *x)
 {
-    int32_t limit = is_hashed(x) ? x->n / 4 : x->n / 16;
+    int32_t limit = is_ordered(x) ? x->n / 16 : x->n / 4;
     return limit > 64 ? limit : 64;
 }
 
@@ -893,6 +934,7 @@ tecs_index_t *tecs_index_new(tecs_world_t *w, const tecs_index_desc_t *desc)
         return NULL;
     }
     memset(x, 0, sizeof *x);
+    x->bfree = -1;
     x->world = w;
     x->d = *d;
     x->cls = class_of(d->type);
@@ -1025,24 +1067,27 @@ static const char *near_refusal(const tecs_index_t *x, float px, float py, float
     return NULL;
 }
 
-/* Entry t into out (its point into xy, when not NULL) if it is in the
-** circle g (x, y, r); n counts them all. */
-static inline int32_t near_take(const ient *t, const float g[3], tecs_entity_t *out,
-                                float *xy, int32_t cap, int32_t n)
+/* Entity e at (px, py) into out (its point into xy, when not NULL) if it
+** is in the circle g (x, y, r); n counts them all. */
+static inline int32_t near_take(tecs_entity_t e, float px, float py, const float g[3],
+                                tecs_entity_t *out, float *xy, int32_t cap, int32_t n)
 {
-    if (t->key == NOWHERE_CELL || !in_circle(t->aux, g[0], g[1], g[2]))
+    if (!in_circle_xy(px, py, g[0], g[1], g[2]))
         return n;
     if (n < cap) {
-        out[n] = t->e;
-        if (xy)
-            memcpy(xy + 2 * (size_t)n, &t->aux, 2 * sizeof *xy);
+        out[n] = e;
+        if (xy) {
+            xy[2 * (size_t)n] = px;
+            xy[2 * (size_t)n + 1] = py;
+        }
     }
     return n + 1;
 }
 
 /* The points of x in the circle g, in grid order: cells by x, then y, each
-** cell's chain in chain order; or, when the circle covers more cells than
-** x has points, in entry order. It writes nothing but out and xy. */
+** cell's points in the order of its run; or, when the circle covers more
+** cells than x has points, in entry order. It writes nothing but out and
+** xy. */
 static int32_t near_collect(const tecs_index_t *x, const float g[3], tecs_entity_t *out,
                             float *xy, int32_t cap)
 {
@@ -1054,17 +1099,25 @@ static int32_t near_collect(const tecs_index_t *x, const float g[3], tecs_entity
     if (x->n == 0)
         return 0;
     if (cells > (int64_t)x->n) {
-        for (int32_t i = 0; i < x->n; i++)
-            n = near_take(&x->ents[i], g, out, xy, cap, n);
+        for (int32_t i = 0; i < x->n; i++) {
+            const ient *t = &x->ents[i];
+            float px, py;
+            memcpy(&px, &t->aux, 4);
+            memcpy(&py, (const char *)&t->aux + 4, 4);
+            if (t->key != NOWHERE_CELL)
+                n = near_take(t->e, px, py, g, out, xy, cap, n);
+        }
         return n;
     }
-    uint32_t mask = (uint32_t)x->nbucket - 1;
     for (int32_t cx = x0; cx <= x1; cx++)
         for (int32_t cy = y0; cy <= y1; cy++) {
-            uint64_t k = cell_key(cx, cy);
-            for (int32_t i = x->bucket[cell_hash(k) & mask]; i >= 0; i = x->ents[i].next)
-                if (x->ents[i].key == k)
-                    n = near_take(&x->ents[i], g, out, xy, cap, n);
+            const gcell *c = grid_cell(x, cell_key(cx, cy));
+            if (c == NULL)
+                continue;
+            for (int32_t left = c->count, b = c->head, m = head_points(left); left > 0;
+                 left -= m, b = x->bnext[b], m = GB)
+                for (const gpoint *p = &x->pts[(size_t)b * GB], *end = p + m; p < end; p++)
+                    n = near_take(p->e, p->x, p->y, g, out, xy, cap, n);
         }
     return n;
 }
@@ -1221,7 +1274,8 @@ tecs_err_t tecs__indexes_verify(tecs_world_t *w)
             continue;
         tecs_err_t err = verify_entries(x);
         if (!err)
-            err = is_hashed(x) ? tecs__hash_verify(x) : tecs__ordered_verify(x);
+            err = is_grid(x)     ? tecs__grid_verify(x)
+                  : is_hashed(x) ? tecs__hash_verify(x) : tecs__ordered_verify(x);
         if (err)
             return err;
         if (holders(x) != x->n)

@@ -4,8 +4,9 @@
 ** each file calls only the files listed before it, and the core.
 **
 **     (shared)   the index's entries and keys, which every file reads;
-**     hash.c     bucket chains, the unique open table, the spatial grid;
+**     hash.c     bucket chains, the unique open table;
 **     ordered.c  the B+-tree, its node pool, its builders, the radix sort;
+**     grid.c     the spatial index's points, laid out by cell;
 **     index.c    the index itself: entry table, key encoding, upkeep from
 **                component events, the unique veto, new / free / count /
 **                lookup / near, verification, and the listeners of the
@@ -32,8 +33,10 @@ typedef struct ient {
     uint64_t key;               /* encoded key, string copy, or cell        */
     uint64_t aux;               /* raw field bytes, user pointer, or x / y  */
     tecs_entity_t e;
-    int32_t next, prev;         /* bucket chain (hash, spatial), -1 ends    */
-    uint32_t h;                 /* hash of key (hash, spatial)              */
+    int32_t next, prev;         /* bucket chain (hash), -1 ends; spatial:
+                                   next is its point (block * GB + place),
+                                   -1 when it has none (NaN)                */
+    uint32_t h;                 /* hash of key (hash)                       */
 } ient;
 
 /* A (key, entity) pair: a tree item, a table cell, an item being sorted. */
@@ -70,6 +73,13 @@ struct tecs_index_t {
     const struct onode *hint;   /* ordered: the leaf (hint_k, hint_slot) goes */
     uint64_t hint_k;            /* to, found by the veto before a re-key;   */
     uint32_t hint_slot;         /* NULL once the tree changes               */
+    struct gcell *ctab;         /* spatial: the cell table, open, power of  */
+    int32_t nctab, ncells;      /* two, at most half full; cells in use     */
+    struct gpoint *pts;         /* spatial: blocks of GB points             */
+    int32_t *bnext;             /* ... each block's next in its cell's run, */
+    int32_t cappts, capnext;    /* or in the free list; -1 ends (in blocks) */
+    int32_t nblk;               /* blocks ever handed out (above: untouched) */
+    int32_t bfree, nfree;       /* the free list of blocks, its length      */
 };
 
 static inline int scmp(const char *a, const char *b)
@@ -138,9 +148,16 @@ static inline int32_t ent_find(const tecs_index_t *x, tecs_entity_t e)
     return x->ents[i].e == e ? i : -1;
 }
 
+/* A hash index keeps bucket chains or the unique table (hash.c); a
+** spatial one the grid (grid.c), an ordered one the tree (ordered.c). */
 static inline bool is_hashed(const tecs_index_t *x)
 {
-    return x->d.kind != TECS_INDEX_ORDERED;
+    return x->d.kind == TECS_INDEX_HASH;
+}
+
+static inline bool is_ordered(const tecs_index_t *x)
+{
+    return x->d.kind == TECS_INDEX_ORDERED;
 }
 
 /* A unique hash index keeps (key, entity) in one open table, no chains:
@@ -179,7 +196,7 @@ static inline tecs_err_t corrupt(tecs_world_t *w, const char *what, int32_t id)
 }
 
 /* ==================================================================== */
-/* hash.c: bucket chains, the unique open table, the spatial grid       */
+/* hash.c: bucket chains, the unique open table; grid cells            */
 /* ==================================================================== */
 
 /* The grid cells of a spatial index: index.c reads a point's cell from
@@ -204,13 +221,18 @@ static inline int32_t cell_of(float v, float cell)
 ** inclusive? In doubles, where the squares of floats are exact enough that
 ** every caller (filters, tecs_index_near) draws the same line; a NaN or
 ** negative r holds nothing. */
+static inline bool in_circle_xy(float px, float py, float cx, float cy, float r)
+{
+    double dx = (double)px - cx, dy = (double)py - cy;
+    return dx * dx + dy * dy <= (double)r * r && r >= 0;
+}
+
 static inline bool in_circle(uint64_t aux, float cx, float cy, float r)
 {
     float px, py;
     memcpy(&px, &aux, 4);
     memcpy(&py, (const char *)&aux + 4, 4);
-    double dx = (double)px - cx, dy = (double)py - cy;
-    return dx * dx + dy * dy <= (double)r * r && r >= 0;
+    return in_circle_xy(px, py, cx, cy, r);
 }
 
 /* The key of grid cell (cx, cy) in a spatial index. */
@@ -466,6 +488,87 @@ tecs_err_t tecs__ordered_verify(tecs_index_t *x);
 ** (a radix sort over the bits of max - min, in digits of 4 to 11 bits:
 ** narrower for fewer items). */
 void tecs__okey_radix(okey *v, okey *tmp, int32_t n, uint64_t min, uint64_t max);
+
+/* ==================================================================== */
+/* grid.c: the spatial index's points, laid out by cell                 */
+/* ==================================================================== */
+
+#define GB 4                    /* points in a block (a 64-byte line)      */
+
+/* A point of a spatial index: its coordinates and its entity, a copy of
+** its entry's aux and e, so that a walk of a cell reads nothing else. */
+typedef struct gpoint {
+    float x, y;
+    tecs_entity_t e;
+} gpoint;
+
+/* A cell of the grid: its points are count points in a run of blocks
+** from head (which holds the remainder, 1 to GB points), the others full.
+** An empty slot of the table has key NOWHERE_CELL, an emptied cell
+** count 0 and head -1. */
+typedef struct gcell {
+    uint64_t key;
+    int32_t head;
+    int32_t count;
+} gcell;
+
+static inline bool is_grid(const tecs_index_t *x)
+{
+    return x->d.kind == TECS_INDEX_SPATIAL;
+}
+
+/* The cell of key k, or NULL (also when the grid has no table yet). */
+static inline const gcell *grid_cell(const tecs_index_t *x, uint64_t k)
+{
+    if (x->nctab == 0)
+        return NULL;
+    uint32_t mask = (uint32_t)x->nctab - 1;
+    for (uint32_t i = cell_hash(k) & mask;; i = (i + 1) & mask) {
+        const gcell *c = &x->ctab[i];
+        if (c->key == k)
+            return c;
+        if (c->key == NOWHERE_CELL)
+            return NULL;
+    }
+}
+
+/* Start fetching the table slot of cell k. */
+static inline void grid_fetch(const tecs_index_t *x, uint64_t k)
+{
+    if (x->nctab > 0)
+        TECS__PREFETCH(&x->ctab[cell_hash(k) & (uint32_t)(x->nctab - 1)]);
+}
+
+/* Points in the head block of a cell of count points (count > 0). */
+static inline int32_t head_points(int32_t count)
+{
+    return ((count - 1) & (GB - 1)) + 1;
+}
+
+/* Is there room for n more points (and cells), so that n puts allocate
+** nothing? */
+static inline bool grid_has_room(const tecs_index_t *x, int32_t n)
+{
+    int32_t blocks = (x->cappts < x->capnext ? x->cappts : x->capnext) - x->nblk + x->nfree;
+    return (int64_t)(x->ncells + n) * 2 <= (int64_t)x->nctab && blocks >= n;
+}
+
+/* Make room for n more points (grid_has_room was false). */
+tecs_err_t tecs__grid_grow(tecs_index_t *x, int32_t n);
+/* Entry i's point into its cell (room reserved); a point with NaN
+** coordinates is in no cell. */
+void tecs__grid_put(tecs_index_t *x, int32_t i);
+/* Entry i's point out of its cell. */
+void tecs__grid_del(tecs_index_t *x, int32_t i);
+/* Lay the grid out from the entries at once (the grid is empty), each
+** cell's points in a run of consecutive blocks, cells in key order; on
+** TECS_ENOMEM nothing is built. */
+tecs_err_t tecs__grid_build(tecs_index_t *x);
+/* Empty the grid (the entries are being cleared); the memory stays. */
+void tecs__grid_clear(tecs_index_t *x);
+void tecs__grid_release(tecs_index_t *x);
+/* Cells, blocks and points against the entries. */
+tecs_err_t tecs__grid_verify(tecs_index_t *x);
 
 /* ==================================================================== */
 /* index.c: the registry, and how the layers above learn of indexes     */
