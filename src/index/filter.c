@@ -539,6 +539,11 @@ static inline void places_of(walk *wk, int32_t from)
     uint32_t la = UINT32_MAX, nrecs = (uint32_t)w->ei.nrecs;
     uint64_t min = UINT64_MAX, max = 0;
     bool rising = true;
+    for (int32_t i = from; i < n && i < from + RECS_AHEAD; i++) {
+        uint32_t slot = TECS_ENTITY_INDEX(v[i].e);
+        if (slot < nrecs)
+            TECS__PREFETCH(&recs[slot]);
+    }
     for (int32_t i = from; i < n; i++) {
         if (i + RECS_AHEAD < n) {
             uint32_t ahead = TECS_ENTITY_INDEX(v[i + RECS_AHEAD].e);
@@ -970,6 +975,8 @@ static void circle_walk(walk *wk, const tecs_index_t *x, const fnode *nd, const 
     int32_t m = 0;
     for (int32_t gx = c[0]; gx <= c[2]; gx++)
         for (int32_t gy = c[1]; gy <= c[3]; gy++) {
+            if (!cell_meets(x, gx, gy, cx, cy, r2))
+                continue;
             const gcell *cl = grid_cell(x, cell_key(gx, gy));
             if (cl != NULL && cl->count > 0) {
                 TECS__PREFETCH(&x->pts[(size_t)cl->head * GB]);

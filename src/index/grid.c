@@ -38,8 +38,6 @@
 
 /* ---- the cell table --------------------------------------------------- */
 
-#define SORT_FLIP 0x8000000080000000ull /* cell key -> key in (x, y) order  */
-
 /* An empty table of n slots. */
 static void ctab_empty(gcell *t, int32_t n)
 {
@@ -203,23 +201,35 @@ static void lay_cell(tecs_index_t *x, const okey *v, int32_t n)
     }
 }
 
-/* Sort the entries that have a cell by cell into v (2 * m items); the
-** count m. */
-static int32_t sort_by_cell(const tecs_index_t *x, okey *v, int32_t m)
+/* Sort the m entries that have a cell by cell, x then y, into v (2 * m
+** items, e: the entry). The sort key is the cell's place in the
+** rectangle of cells in use, so the radix sort covers its bits only. */
+static void sort_by_cell(const tecs_index_t *x, okey *v, int32_t m)
 {
-    uint64_t min = UINT64_MAX, max = 0;
+    int64_t x0 = INT64_MAX, y0 = INT64_MAX, y1 = INT64_MIN;
+    for (int32_t i = 0; i < x->n; i++) {
+        uint64_t k = x->ents[i].key;
+        int64_t cx = (int32_t)(uint32_t)(k >> 32), cy = (int32_t)(uint32_t)k;
+        if (k == NOWHERE_CELL)
+            continue;
+        x0 = cx < x0 ? cx : x0;
+        y0 = cy < y0 ? cy : y0;
+        y1 = cy > y1 ? cy : y1;
+    }
+    uint64_t rows = (uint64_t)(y1 - y0 + 1), max = 0;
     int32_t j = 0;
     for (int32_t i = 0; i < x->n; i++) {
-        if (x->ents[i].key == NOWHERE_CELL)
+        uint64_t k = x->ents[i].key;
+        if (k == NOWHERE_CELL)
             continue;
-        uint64_t k = x->ents[i].key ^ SORT_FLIP;
-        min = k < min ? k : min;
-        max = k > max ? k : max;
-        v[j++] = (okey){ k, (tecs_entity_t)i };
+        uint64_t cx = (uint64_t)((int32_t)(uint32_t)(k >> 32) - x0);
+        uint64_t cy = (uint64_t)((int32_t)(uint32_t)k - y0);
+        uint64_t at = cx * rows + cy;  /* < 2^62: cells are clamped to +-2^30 */
+        max = at > max ? at : max;
+        v[j++] = (okey){ at, (tecs_entity_t)i };
     }
     assert(j == m);
-    tecs__okey_radix(v, v + m, m, min, max);
-    return m;
+    tecs__okey_radix(v, v + m, m, 0, max);
 }
 
 tecs_err_t tecs__grid_build(tecs_index_t *x)

@@ -1084,6 +1084,28 @@ static inline int32_t near_take(tecs_entity_t e, float px, float py, const float
     return n + 1;
 }
 
+/* The points of cell c within the circle (cx, cy, r2: the squared
+** radius) into out and xy (when not NULL), which have room for them all:
+** each is written and kept by counting it or not, without a branch (its
+** being in the circle is as good as random); their count. */
+static inline int32_t near_cell(const tecs_index_t *x, const gcell *c, double cx, double cy,
+                                double r2, tecs_entity_t *out, float *xy)
+{
+    int32_t n = 0;
+    for (int32_t left = c->count, b = c->head, m = head_points(left); left > 0;
+         left -= m, b = x->bnext[b], m = GB)
+        for (const gpoint *p = &x->pts[(size_t)b * GB], *end = p + m; p < end; p++) {
+            double dx = (double)p->x - cx, dy = (double)p->y - cy;
+            out[n] = p->e;
+            if (xy) {
+                xy[2 * n] = p->x;
+                xy[2 * n + 1] = p->y;
+            }
+            n += dx * dx + dy * dy <= r2;
+        }
+    return n;
+}
+
 /* The points of x in the circle g, in grid order: cells by x, then y, each
 ** cell's points in the order of its run; or, when the circle covers more
 ** cells than x has points, in entry order. It writes nothing but out and
@@ -1109,11 +1131,17 @@ static int32_t near_collect(const tecs_index_t *x, const float g[3], tecs_entity
         }
         return n;
     }
+    double r2 = (double)g[2] * g[2];
     for (int32_t cx = x0; cx <= x1; cx++)
         for (int32_t cy = y0; cy <= y1; cy++) {
-            const gcell *c = grid_cell(x, cell_key(cx, cy));
+            const gcell *c = cell_meets(x, cx, cy, g[0], g[1], r2)
+                           ? grid_cell(x, cell_key(cx, cy)) : NULL;
             if (c == NULL)
                 continue;
+            if (c->count <= cap - n) {
+                n = near_cell(x, c, g[0], g[1], r2, out + n, xy ? xy + 2 * (size_t)n : NULL) + n;
+                continue;
+            }
             for (int32_t left = c->count, b = c->head, m = head_points(left); left > 0;
                  left -= m, b = x->bnext[b], m = GB)
                 for (const gpoint *p = &x->pts[(size_t)b * GB], *end = p + m; p < end; p++)
