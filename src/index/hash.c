@@ -1,6 +1,5 @@
 /*
-** index/hash.c — the hash index: bucket chains, the unique open table,
-** and the spatial grid, which is the same chains keyed by grid cell.
+** index/hash.c — the hash index: bucket chains and the unique open table.
 **
 ** Entries live in the index's dense table (index.c); a hash index links
 ** them into chains, one per bucket, through their next / prev fields
@@ -22,11 +21,9 @@
 ** A NaN key equals nothing: the table does not hold it (only lookups probe
 ** the table, and they refuse NaN), so any number of NaN keys cost no run.
 **
-** A spatial index is a hash index whose key is the grid cell (cx, cy) of
-** its point (cell_key, in internal.h): the grid is these chains, and what
-** is spatial about it is only the key (index.c reads it from two fields)
-** and the walk of the cells a circle or a box covers (filter.c). It lives
-** here, with the chains it is made of.
+** A spatial index's key is the grid cell (cx, cy) of its point (cell_key,
+** in internal.h, with the cell arithmetic that index.c, grid.c and
+** filter.c share); its points are kept by cell in grid.c, not here.
 **
 ** Invariants: every entry of a chained index is in the chain of bucket
 ** h & mask, once; every entry of a unique index whose key is not NaN is

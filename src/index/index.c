@@ -15,10 +15,11 @@
 ** +0, every NaN made one value above +inf); strings are the index's own
 ** copy, key holding its pointer. aux keeps the raw field (a unique index
 ** puts it back when a raw write would duplicate a key), or x and y. On top
-** of the table, a hash or spatial index chains the entries by key hash or
-** grid cell, a unique hash index keeps an open table (hash.c), an ordered
-** index keeps a B+-tree (ordered.c). This file calls those two; they call
-** nothing here.
+** of the table, a hash index chains the entries by key hash, a unique hash
+** index keeps an open table (hash.c), an ordered index keeps a B+-tree
+** (ordered.c), a spatial index keeps a copy of each point in its grid cell
+** (grid.c; an entry's next names its point). This file calls those three;
+** they call nothing here.
 **
 ** Entities are stored by id, never by row, so archetype moves need nothing.
 ** The index listens to component events (entity.c): ADD inserts, SET

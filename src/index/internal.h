@@ -107,10 +107,9 @@ static inline uint32_t mix(uint64_t k)
 }
 
 /* The hash of grid cell key k (cx, cy) of a spatial index: cells next to
-** each other along y get buckets next to each other, so that a walk of a
-** column of cells reads neighbouring heads, and, once the entries are laid
-** out chain by chain, neighbouring entries; columns are spread by an odd
-** multiplier. */
+** each other along y get slots of the cell table next to each other, so
+** that a walk of a column of cells reads neighbouring slots; columns are
+** spread by an odd multiplier. */
 static inline uint32_t cell_hash(uint64_t k)
 {
     return (uint32_t)k + (uint32_t)(k >> 32) * 0x9e3779b1u;
