@@ -524,11 +524,36 @@ static bool snap_room(walk *wk, int32_t more)
 /* Items of a walk whose records are fetched ahead of their use. */
 #define RECS_AHEAD 24
 
+/* Where the value of a row's first field is in an archetype's chunks:
+** cols[(row >> shift) * stride + col] + (row & mask) * size; cols is NULL
+** when the query has no field there. */
+typedef struct fetcher {
+    char *const *cols;
+    uint32_t stride, shift, mask, col;
+    size_t size;
+} fetcher;
+
+/* The fetcher of archetype a, match m of q. */
+static fetcher row_fetcher(const tecs_world_t *w, tecs_query_t *q, const tecs_archetype_t *a,
+                           int32_t m)
+{
+    const int16_t *cols = tecs__query_cols(q, m);
+    int32_t nt = tecs_query_terms(q, NULL);
+    for (int32_t t = 0; t < nt; t++)
+        if (cols[t] >= 0 && a->col_size[cols[t]] > 0)
+            return (fetcher){ a->cols, (uint32_t)a->stride, w->arch.shift, w->arch.mask,
+                              1 + (uint32_t)cols[t], a->col_size[cols[t]] };
+    return (fetcher){ NULL, 0, 0, 0, 0, 0 };
+}
+
 /* Turn the candidates v[from..n) of the snapshot (entities known to
 ** satisfy the filter) into places: those the query has, in their order;
 ** the record RECS_AHEAD items on is fetched meanwhile, so that the
-** records' misses overlap. */
-static inline void places_of(walk *wk, int32_t from)
+** records' misses overlap; with fetch_rows (candidates scattered over
+** rows, as a shape's are), the row's first field too as soon as its
+** record is read, so that the rows' misses overlap with those of the
+** records and are over when the iteration reads the rows. */
+static inline void places_of(walk *wk, int32_t from, bool fetch_rows)
 {
     const tecs_world_t *w = wk->f->world;
     snap *s = wk->s;
@@ -539,6 +564,7 @@ static inline void places_of(walk *wk, int32_t from)
     uint32_t la = UINT32_MAX, nrecs = (uint32_t)w->ei.nrecs;
     uint64_t min = UINT64_MAX, max = 0;
     bool rising = true;
+    fetcher fv = { NULL, 0, 0, 0, 0, 0 };
     for (int32_t i = from; i < n && i < from + RECS_AHEAD; i++) {
         uint32_t slot = TECS_ENTITY_INDEX(v[i].e);
         if (slot < nrecs)
@@ -561,9 +587,14 @@ static inline void places_of(walk *wk, int32_t from)
         if (TECS__UNLIKELY(ai != la)) {
             la = ai;
             lm = snap_match(s, wk->q, w->arch.archs[ai]);
+            if (lm >= 0 && fetch_rows)
+                fv = row_fetcher(w, wk->q, w->arch.archs[ai], lm);
         }
         if (lm >= 0 && (!rowwise || tecs__query_row_ok(wk->q, lm, r.row))) {
             uint64_t k = (uint64_t)ai << 32 | r.row;
+            if (fv.cols)
+                TECS__PREFETCH(fv.cols[(size_t)(r.row >> fv.shift) * fv.stride + fv.col] +
+                               (size_t)(r.row & fv.mask) * fv.size);
             rising &= k > max;  /* places are distinct */
             min = k < min ? k : min;
             max = k > max ? k : max;
@@ -579,7 +610,7 @@ static inline void places_of(walk *wk, int32_t from)
 ** would crowd its registers. */
 static TECS__NOINLINE void range_places(walk *wk, int32_t from)
 {
-    places_of(wk, from);
+    places_of(wk, from, false);
 }
 
 /* Keep a candidate known to satisfy the filter if the query has it. */
@@ -953,9 +984,10 @@ static inline void circle_cell(walk *wk, const tecs_index_t *x, const gcell *c, 
 /* The candidates of a lone circle nd over cells c: shape_walk's cell walk
 ** with the circle's centre and squared radius in locals (leaf_cells has
 ** refused a negative or NaN radius). When the circle covers few cells,
-** their slots of the cell table are fetched first, then the first block
-** of each cell that has points, so that the cells' misses overlap instead
-** of following one another. */
+** the cells it cannot reach are left out (cell_gap: a column's and a
+** row's distance found once), the slots of the others in the cell table
+** are fetched first, then the first block of each cell that has points,
+** so that the cells' misses overlap instead of following one another. */
 static void circle_walk(walk *wk, const tecs_index_t *x, const fnode *nd, const int32_t c[4])
 {
     double cx = nd->g[0], cy = nd->g[1], r2 = (double)nd->g[2] * nd->g[2];
@@ -968,22 +1000,31 @@ static void circle_walk(walk *wk, const tecs_index_t *x, const fnode *nd, const 
             }
         return;
     }
-    for (int32_t gx = c[0]; gx <= c[2]; gx++)
-        for (int32_t gy = c[1]; gy <= c[3]; gy++)
-            grid_fetch(x, cell_key(gx, gy));
-    const gcell *cell[CIRCLE_CELLS];
+    double cs = x->d.cell_size, dy2[CIRCLE_CELLS];
+    for (int32_t gy = c[1]; gy <= c[3]; gy++) {
+        double d = cell_gap(gy, cs, cy);
+        dy2[gy - c[1]] = d * d;
+    }
+    uint64_t key[CIRCLE_CELLS];
     int32_t m = 0;
-    for (int32_t gx = c[0]; gx <= c[2]; gx++)
-        for (int32_t gy = c[1]; gy <= c[3]; gy++) {
-            if (!cell_meets(x, gx, gy, cx, cy, r2))
-                continue;
-            const gcell *cl = grid_cell(x, cell_key(gx, gy));
-            if (cl != NULL && cl->count > 0) {
-                TECS__PREFETCH(&x->pts[(size_t)cl->head * GB]);
-                cell[m++] = cl;
+    for (int32_t gx = c[0]; gx <= c[2]; gx++) {
+        double d = cell_gap(gx, cs, cx), dx2 = d * d;
+        for (int32_t gy = c[1]; gy <= c[3]; gy++)
+            if (dx2 + dy2[gy - c[1]] <= r2) {
+                key[m] = cell_key(gx, gy);
+                grid_fetch(x, key[m++]);
             }
+    }
+    const gcell *cell[CIRCLE_CELLS];
+    int32_t k = 0;
+    for (int32_t j = 0; j < m; j++) {
+        const gcell *cl = grid_cell(x, key[j]);
+        if (cl != NULL && cl->count > 0) {
+            TECS__PREFETCH(&x->pts[(size_t)cl->head * GB]);
+            cell[k++] = cl;
         }
-    for (int32_t j = 0; j < m; j++)
+    }
+    for (int32_t j = 0; j < k; j++)
         circle_cell(wk, x, cell[j], cx, cy, r2);
 }
 
@@ -1027,7 +1068,7 @@ static void drive_shapes(walk *wk, const shapes *sh)
     for (int32_t l = 0; l < sh->n && !wk->err; l++)
         shape_walk(wk, sh, l);
     if (wk->err == TECS_OK)
-        places_of(wk, 0);
+        places_of(wk, 0, true);
 }
 
 /* The driving leaf when the walk keeps one index's key order, else -1. */

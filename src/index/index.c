@@ -1133,10 +1133,11 @@ static int32_t near_collect(const tecs_index_t *x, const float g[3], tecs_entity
         return n;
     }
     double r2 = (double)g[2] * g[2];
-    for (int32_t cx = x0; cx <= x1; cx++)
+    for (int32_t cx = x0; cx <= x1; cx++) {
+        double dx = cell_gap(cx, cs, g[0]), dx2 = dx * dx;
         for (int32_t cy = y0; cy <= y1; cy++) {
-            const gcell *c = cell_meets(x, cx, cy, g[0], g[1], r2)
-                           ? grid_cell(x, cell_key(cx, cy)) : NULL;
+            double dy = cell_gap(cy, cs, g[1]);
+            const gcell *c = dx2 + dy * dy <= r2 ? grid_cell(x, cell_key(cx, cy)) : NULL;
             if (c == NULL)
                 continue;
             if (c->count <= cap - n) {
@@ -1148,6 +1149,7 @@ static int32_t near_collect(const tecs_index_t *x, const float g[3], tecs_entity
                 for (const gpoint *p = &x->pts[(size_t)b * GB], *end = p + m; p < end; p++)
                     n = near_take(p->e, p->x, p->y, g, out, xy, cap, n);
         }
+    }
     return n;
 }
 

@@ -552,22 +552,16 @@ static inline bool grid_has_room(const tecs_index_t *x, int32_t n)
     return (int64_t)(x->ncells + n) * 2 <= (int64_t)x->nctab && blocks >= n;
 }
 
-/* The distance from c to the cell g's span along one axis, in doubles,
-** less a cell size in a million so that rounding never drops a cell a
-** point of the circle is in; the clamped outer cells reach to infinity. */
+/* The distance from c to the span of cells g along one axis (cell size
+** cs), in doubles, less a cell size in a million so that rounding never
+** drops a cell a point of the circle is in; the clamped outer cells reach
+** to infinity. A cell can hold a point within r of the centre when the
+** sum of the squares of its two distances is at most r * r. */
 static inline double cell_gap(int32_t g, double cs, double c)
 {
     double lo = g * cs, hi = lo + cs;
     double d = c < lo && g > -CELL_LIMIT ? lo - c : c > hi && g < CELL_LIMIT ? c - hi : 0;
     return d > cs * 1e-6 ? d - cs * 1e-6 : 0;
-}
-
-/* Can cell (gx, gy) hold a point within the circle (cx, cy, r2)? */
-static inline bool cell_meets(const tecs_index_t *x, int32_t gx, int32_t gy, double cx,
-                              double cy, double r2)
-{
-    double cs = x->d.cell_size, dx = cell_gap(gx, cs, cx), dy = cell_gap(gy, cs, cy);
-    return dx * dx + dy * dy <= r2;
 }
 
 /* Make room for n more points (grid_has_room was false). */
