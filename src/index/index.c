@@ -655,16 +655,14 @@ static void warm(tecs_index_t *x, tecs_entity_t e, const void *vals)
         else if (is_grid(x) && t->next >= 0)    /* the point it holds */
             TECS__PREFETCH(&x->pts[t->next]);
     }
-    if (vals == NULL || x->cls == TECS_KEYC_STR)
-        return;
+    if (vals == NULL || x->cls == TECS_KEYC_STR || is_grid(x))
+        return;                 /* a point mostly stays in its cell */
     probe p;
     read_probe(x, vals, &p);
     if (is_table(x) && x->ntab > 0) {
         TECS__PREFETCH(&x->tab[khash(x, p.k) & (uint32_t)(x->ntab - 1)]);
     } else if (is_hashed(x) && x->nbucket > 0) {
         TECS__PREFETCH(&x->bucket[khash(x, p.k) & (uint32_t)(x->nbucket - 1)]);
-    } else if (is_grid(x)) {        /* the cell the point goes to */
-        grid_fetch(x, p.k);
     } else if (is_ordered(x)) {     /* the leaf the new key goes to */
         x->hint = oleaf(x, p.k, slot);    /* its keys fetched by the descent */
         x->hint_k = p.k;
@@ -1107,6 +1105,8 @@ static inline int32_t near_cell(const tecs_index_t *x, const gcell *c, double cx
     return n;
 }
 
+#define NEAR_ROWS 8              /* rows of cells whose distances are kept  */
+
 /* The points of x in the circle g, in grid order: cells by x, then y, each
 ** cell's points in the order of its run; or, when the circle covers more
 ** cells than x has points, in entry order. It writes nothing but out and
@@ -1132,12 +1132,18 @@ static int32_t near_collect(const tecs_index_t *x, const float g[3], tecs_entity
         }
         return n;
     }
-    double r2 = (double)g[2] * g[2];
+    double r2 = (double)g[2] * g[2], dy2[NEAR_ROWS];
+    bool rows = (int64_t)y1 - y0 < NEAR_ROWS;      /* their distances found once */
+    for (int32_t cy = y0; rows && cy <= y1; cy++) {
+        double dy = cell_gap(cy, cs, g[1]);
+        dy2[cy - y0] = dy * dy;
+    }
     for (int32_t cx = x0; cx <= x1; cx++) {
         double dx = cell_gap(cx, cs, g[0]), dx2 = dx * dx;
         for (int32_t cy = y0; cy <= y1; cy++) {
-            double dy = cell_gap(cy, cs, g[1]);
-            const gcell *c = dx2 + dy * dy <= r2 ? grid_cell(x, cell_key(cx, cy)) : NULL;
+            double dy = rows ? 0 : cell_gap(cy, cs, g[1]);
+            double d2 = dx2 + (rows ? dy2[cy - y0] : dy * dy);
+            const gcell *c = d2 <= r2 ? grid_cell(x, cell_key(cx, cy)) : NULL;
             if (c == NULL)
                 continue;
             if (c->count <= cap - n) {
