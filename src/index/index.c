@@ -1084,11 +1084,13 @@ static inline int32_t near_take(tecs_entity_t e, float px, float py, const float
 }
 
 /* The points of cell c within the circle (cx, cy, r2: the squared
-** radius) into out and xy (when not NULL), which have room for them all:
-** each is written and kept by counting it or not, without a branch (its
-** being in the circle is as good as random); their count. */
-static inline int32_t near_cell(const tecs_index_t *x, const gcell *c, double cx, double cy,
-                                double r2, tecs_entity_t *out, float *xy)
+** radius) into out and, with_xy, xy, which have room for them all: each
+** is written and kept by counting it or not, without a branch (its being
+** in the circle is as good as random); their count. Inlined twice, with
+** and without xy, so that neither loop tests xy. */
+static TECS__INLINE int32_t near_cell(const tecs_index_t *x, const gcell *c, double cx,
+                                      double cy, double r2, tecs_entity_t *out, float *xy,
+                                      bool with_xy)
 {
     int32_t n = 0;
     for (int32_t left = c->count, b = c->head, m = head_points(left); left > 0;
@@ -1096,7 +1098,7 @@ static inline int32_t near_cell(const tecs_index_t *x, const gcell *c, double cx
         for (const gpoint *p = &x->pts[(size_t)b * GB], *end = p + m; p < end; p++) {
             double dx = (double)p->x - cx, dy = (double)p->y - cy;
             out[n] = p->e;
-            if (xy) {
+            if (with_xy) {
                 xy[2 * n] = p->x;
                 xy[2 * n + 1] = p->y;
             }
@@ -1147,7 +1149,8 @@ static int32_t near_collect(const tecs_index_t *x, const float g[3], tecs_entity
             if (c == NULL)
                 continue;
             if (c->count <= cap - n) {
-                n = near_cell(x, c, g[0], g[1], r2, out + n, xy ? xy + 2 * (size_t)n : NULL) + n;
+                n += xy ? near_cell(x, c, g[0], g[1], r2, out + n, xy + 2 * (size_t)n, true)
+                        : near_cell(x, c, g[0], g[1], r2, out + n, NULL, false);
                 continue;
             }
             for (int32_t left = c->count, b = c->head, m = head_points(left); left > 0;
