@@ -202,6 +202,26 @@ TEST(grid_cells_emptied_and_refilled)
     tw_free(g.w);
 }
 
+/* A point that wanders over ever new cells leaves no cell behind: the
+** grid's memory stays what a few cells take. */
+TEST(grid_wandering_point_leaves_no_cells)
+{
+    gw g;
+    gw_init(&g, tw_new(), 20, 10.0f, 1.0f);
+    for (int i = 0; i < 200; i++)               /* the grid at its working size */
+        move_to(&g, g.e[0], 20.0f + (float)(i % 50), 3.0f);
+    CHECK_EQ(tecs_index_count(g.x), g.n);
+    size_t mem = tecs_world_memory(g.w);
+    for (int i = 0; i < 20000; i++) {
+        move_to(&g, g.e[i % 2], 100.0f + (float)i * 1.5f, -50.0f - (float)i);
+        if (i % 50 == 0)
+            CHECK_EQ(tecs_index_count(g.x), g.n);
+    }
+    CHECK(tecs_world_memory(g.w) <= mem + 1024);
+    check_circles(&g, 10.0f, 10);
+    tw_free(g.w);
+}
+
 TEST(grid_burst_of_moves_then_single_moves)
 {
     gw g;

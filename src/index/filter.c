@@ -1019,7 +1019,7 @@ static void circle_walk(walk *wk, const tecs_index_t *x, const fnode *nd, const 
     int32_t k = 0;
     for (int32_t j = 0; j < m; j++) {
         const gcell *cl = grid_cell(x, key[j]);
-        if (cl != NULL && cl->count > 0) {
+        if (cl != NULL) {
             TECS__PREFETCH(&x->pts[(size_t)cl->head * GB]);
             cell[k++] = cl;
         }

@@ -14,9 +14,10 @@
 ** after it are full: a point joins at the head's first free place (a new
 ** head block when the head is full) and leaves by taking the cell's last
 ** point, at the end of the head block, into its place (the head block is
-** freed when it empties). Each entry names its point (its next field), so
-** both are O(1), and cell_hash puts cells next to each other along y in
-** neighbouring slots of the table. Blocks come from the free list, else
+** freed when it empties, the cell when its last point leaves, so the table
+** holds only cells with points however far points wander). Each entry
+** names its point (its next field), so both are O(1), and cell_hash puts
+** cells next to each other along y in neighbouring slots of the table. Blocks come from the free list, else
 ** from above nblk; room for n puts (a cell and a block each) is reserved
 ** before anything changes, so a put cannot fail.
 **
@@ -26,8 +27,9 @@
 ** that move one by one then take blocks wherever the free list has them;
 ** the next rebuild (after a burst, index.c) lays the grid out again.
 **
-** Invariants: every cell of the table is found by a probe from its hash,
-** and ncells counts them, at most half the table; a cell's run has
+** Invariants: every cell of the table has points and is found by a probe
+** from its hash, and ncells counts them, at most half the table; a cell's
+** run has
 ** ceil(count / GB) blocks, its head holding head_points(count) points;
 ** every entry with a cell key has exactly one point, in its cell, which
 ** names it, holds its aux and is named by its next field; an entry with
@@ -64,6 +66,23 @@ static gcell *cell_get(tecs_index_t *x, uint64_t k)
         x->ncells++;
     }
     return c;
+}
+
+/* Empty slot c of the table (its cell has no points left), shifting back
+** the cells after it that would not be found past the hole (linear
+** probing without tombstones): the table holds only cells with points. */
+static void cell_drop(tecs_index_t *x, gcell *c)
+{
+    uint32_t mask = (uint32_t)x->nctab - 1, i = (uint32_t)(c - x->ctab);
+    for (uint32_t j = (i + 1) & mask; x->ctab[j].key != NOWHERE_CELL; j = (j + 1) & mask) {
+        uint32_t home = cell_hash(x->ctab[j].key) & mask;
+        if (((j - home) & mask) >= ((j - i) & mask)) {  /* home at or before i */
+            x->ctab[i] = x->ctab[j];
+            i = j;
+        }
+    }
+    x->ctab[i] = (gcell){ NOWHERE_CELL, -1, 0 };
+    x->ncells--;
 }
 
 /* A table of room for cells cells (at most half full), the cells moved
@@ -174,6 +193,8 @@ void tecs__grid_del(tecs_index_t *x, int32_t i)
         c->head = x->bnext[b];
         block_free(x, b);
     }
+    if (c->count == 0)
+        cell_drop(x, c);
     t->next = -1;
 }
 
@@ -289,8 +310,8 @@ void tecs__grid_release(tecs_index_t *x)
 static tecs_err_t verify_cell(tecs_index_t *x, const gcell *c, int64_t *used)
 {
     int32_t left = c->count, b = c->head, m = left > 0 ? head_points(left) : 0;
-    if (grid_cell(x, c->key) != c || left < 0 || (left == 0) != (b < 0))
-        return corrupt(x->world, "grid cell misplaced or malformed", x->id);
+    if (grid_cell(x, c->key) != c || left <= 0)
+        return corrupt(x->world, "grid cell misplaced, or empty", x->id);
     for (; left > 0; left -= m, m = GB, b = x->bnext[b]) {
         if (b < 0 || b >= x->nblk)
             return corrupt(x->world, "grid cell's run too short", x->id);

@@ -501,10 +501,9 @@ typedef struct gpoint {
     tecs_entity_t e;
 } gpoint;
 
-/* A cell of the grid: its points are count points in a run of blocks
-** from head (which holds the remainder, 1 to GB points), the others full.
-** An empty slot of the table has key NOWHERE_CELL, an emptied cell
-** count 0 and head -1. */
+/* A cell of the grid: its points are count points (at least one) in a
+** run of blocks from head (which holds the remainder, 1 to GB points), the
+** others full. An empty slot of the table has key NOWHERE_CELL. */
 typedef struct gcell {
     uint64_t key;
     int32_t head;
@@ -549,7 +548,7 @@ static inline int32_t head_points(int32_t count)
 static inline bool grid_has_room(const tecs_index_t *x, int32_t n)
 {
     int32_t blocks = (x->cappts < x->capnext ? x->cappts : x->capnext) - x->nblk + x->nfree;
-    return (int64_t)(x->ncells + n) * 2 <= (int64_t)x->nctab && blocks >= n;
+    return ((int64_t)x->ncells + n) * 2 <= (int64_t)x->nctab && blocks >= n;
 }
 
 /* The distance from c to the span of cells g along one axis (cell size
