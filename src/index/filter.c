@@ -962,13 +962,11 @@ static inline void shape_keep(walk *wk, tecs_entity_t e)
 ** written at the snapshot's end. Each point is written and kept by
 ** counting it or not, without a branch: whether a point of a cell is in
 ** the circle is as good as random, so a branch on it would often be
-** mispredicted. Room for the whole cell is made first. */
+** mispredicted. The snapshot has room for the whole cell. */
 static inline void circle_cell(walk *wk, const tecs_index_t *x, const gcell *c, double cx,
                                double cy, double r2)
 {
     snap *s = wk->s;
-    if (!snap_room(wk, c->count))
-        return;
     okey *v = s->v;
     int32_t n = s->n;
     for (int32_t left = c->count, b = c->head, m = head_points(left); left > 0;
@@ -995,7 +993,7 @@ static void circle_walk(walk *wk, const tecs_index_t *x, const fnode *nd, const 
         for (int32_t gx = c[0]; gx <= c[2]; gx++)
             for (int32_t gy = c[1]; gy <= c[3]; gy++) {
                 const gcell *cl = grid_cell(x, cell_key(gx, gy));
-                if (cl != NULL)
+                if (cl != NULL && snap_room(wk, cl->count))
                     circle_cell(wk, x, cl, cx, cy, r2);
             }
         return;
@@ -1017,13 +1015,17 @@ static void circle_walk(walk *wk, const tecs_index_t *x, const fnode *nd, const 
     }
     const gcell *cell[CIRCLE_CELLS];
     int32_t k = 0;
+    int64_t points = 0;
     for (int32_t j = 0; j < m; j++) {
         const gcell *cl = grid_cell(x, key[j]);
         if (cl != NULL) {
             TECS__PREFETCH(&x->pts[(size_t)cl->head * GB]);
             cell[k++] = cl;
+            points += cl->count;
         }
     }
+    if (!snap_room(wk, points < INT32_MAX ? (int32_t)points : INT32_MAX))
+        return;
     for (int32_t j = 0; j < k; j++)
         circle_cell(wk, x, cell[j], cx, cy, r2);
 }
