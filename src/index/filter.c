@@ -1063,14 +1063,19 @@ static void shape_walk(walk *wk, const shapes *sh, int32_t l)
         }
 }
 
+/* Records from which a world's rows are likely to miss the cache: below
+** it, fetching a shape's rows ahead costs more than it saves. */
+#define FAR_RECS 65536
+
 /* Collect the matches of a shape filter: candidates, then their places
-** (those the query has, in the snapshot's place, in candidate order). */
+** (those the query has, in the snapshot's place, in candidate order),
+** their rows fetched ahead in a large world. */
 static void drive_shapes(walk *wk, const shapes *sh)
 {
     for (int32_t l = 0; l < sh->n && !wk->err; l++)
         shape_walk(wk, sh, l);
     if (wk->err == TECS_OK)
-        places_of(wk, 0, true);
+        places_of(wk, 0, wk->f->world->ei.nrecs >= FAR_RECS);
 }
 
 /* The driving leaf when the walk keeps one index's key order, else -1. */
