@@ -707,10 +707,11 @@ static tecs_err_t on_veto(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, t
 /* SET events after which a burst of re-keys is left to a rebuild: about
 ** where a rebuild of the n entries costs what the re-keys had cost, so a
 ** burst never costs more than about twice the better of the two. A re-key
-** costs a few cache misses (an erase and an insert down the tree, or a
-** chain unlink and link); a rebuild costs a fraction of that per entry,
-** a smaller one for the ordered index, whose re-key walks a tree (n/16),
-** than for a chained one (n/4). */
+** costs a few cache misses (an erase and an insert down the tree, a
+** chain unlink and link, or a point taken from one cell and put in
+** another); a rebuild costs a fraction of that per entry, a smaller one
+** for the ordered index, whose re-key walks a tree (n/16), than for a
+** chained one or the grid (n/4). */
 static inline int32_t burst_limit(const tecs_index_t *x)
 {
     int32_t limit = is_ordered(x) ? x->n / 16 : x->n / 4;
@@ -1099,8 +1100,8 @@ static TECS__INLINE int32_t near_cell(const tecs_index_t *x, const gcell *c, dou
             double dx = (double)p->x - cx, dy = (double)p->y - cy;
             out[n] = p->e;
             if (with_xy) {
-                xy[2 * n] = p->x;
-                xy[2 * n + 1] = p->y;
+                xy[2 * (size_t)n] = p->x;
+                xy[2 * (size_t)n + 1] = p->y;
             }
             n += dx * dx + dy * dy <= r2;
         }
