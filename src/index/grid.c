@@ -17,9 +17,10 @@
 ** freed when it empties, the cell when its last point leaves, so the table
 ** holds only cells with points however far points wander). Each entry
 ** names its point (its next field), so both are O(1), and cell_hash puts
-** cells next to each other along y in neighbouring slots of the table. Blocks come from the free list, else
-** from above nblk; room for n puts (a cell and a block each) is reserved
-** before anything changes, so a put cannot fail.
+** cells next to each other along y in neighbouring slots of the table.
+** Blocks come from the free list, else from above nblk; room for n puts
+** (a cell and a block each) is reserved before anything changes, so a put
+** cannot fail.
 **
 ** tecs__grid_build lays the grid out at once, from the entries sorted by
 ** cell: each cell's blocks consecutive, cells in key order (x, then y),
@@ -29,12 +30,11 @@
 **
 ** Invariants: every cell of the table has points and is found by a probe
 ** from its hash, and ncells counts them, at most half the table; a cell's
-** run has
-** ceil(count / GB) blocks, its head holding head_points(count) points;
-** every entry with a cell key has exactly one point, in its cell, which
-** names it, holds its aux and is named by its next field; an entry with
-** NaN coordinates (NOWHERE_CELL) has none; every block below nblk is in
-** one run or in the free list.
+** run has ceil(count / GB) blocks, its head holding head_points(count)
+** points; every entry with a cell key has exactly one point, in its cell,
+** which names it, holds its aux and is named by its next field; an entry
+** with NaN coordinates (NOWHERE_CELL) has none; every block below nblk is
+** in one run or in the free list.
 */
 #include "internal.h"
 
