@@ -968,14 +968,20 @@ static inline void circle_cell(walk *wk, const tecs_index_t *x, const gcell *c, 
 {
     snap *s = wk->s;
     okey *v = s->v;
+    const gpoint *pts = x->pts;
+    const int32_t *bnext = x->bnext;
     int32_t n = s->n;
     for (int32_t left = c->count, b = c->head, m = head_points(left); left > 0;
-         left -= m, b = x->bnext[b], m = GB)
-        for (const gpoint *p = &x->pts[(size_t)b * GB], *end = p + m; p < end; p++) {
-            double dx = (double)p->x - cx, dy = (double)p->y - cy;
-            v[n] = (okey){ 0, p->e };
+         left -= m, b = bnext[b], m = GB) {
+        const gpoint *p = &pts[(size_t)b * GB];
+        for (int32_t j = 0; j < m; j++) {
+            float px = p[j].x, py = p[j].y;     /* read before v is written */
+            tecs_entity_t e = p[j].e;
+            double dx = (double)px - cx, dy = (double)py - cy;
+            v[n] = (okey){ 0, e };
             n += dx * dx + dy * dy <= r2;
         }
+    }
     s->n = n;
 }
 

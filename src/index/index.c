@@ -1093,18 +1093,24 @@ static TECS__INLINE int32_t near_cell(const tecs_index_t *x, const gcell *c, dou
                                       double cy, double r2, tecs_entity_t *out, float *xy,
                                       bool with_xy)
 {
+    const gpoint *pts = x->pts;
+    const int32_t *bnext = x->bnext;
     int32_t n = 0;
     for (int32_t left = c->count, b = c->head, m = head_points(left); left > 0;
-         left -= m, b = x->bnext[b], m = GB)
-        for (const gpoint *p = &x->pts[(size_t)b * GB], *end = p + m; p < end; p++) {
-            double dx = (double)p->x - cx, dy = (double)p->y - cy;
-            out[n] = p->e;
+         left -= m, b = bnext[b], m = GB) {
+        const gpoint *p = &pts[(size_t)b * GB];
+        for (int32_t j = 0; j < m; j++) {
+            float px = p[j].x, py = p[j].y;     /* read before out and xy are written */
+            tecs_entity_t e = p[j].e;
+            double dx = (double)px - cx, dy = (double)py - cy;
+            out[n] = e;
             if (with_xy) {
-                xy[2 * (size_t)n] = p->x;
-                xy[2 * (size_t)n + 1] = p->y;
+                xy[2 * (size_t)n] = px;
+                xy[2 * (size_t)n + 1] = py;
             }
             n += dx * dx + dy * dy <= r2;
         }
+    }
     return n;
 }
 
