@@ -970,7 +970,7 @@ static inline void circle_cell(walk *wk, const tecs_index_t *x, const gcell *c, 
     okey *v = s->v;
     const gpoint *pts = x->pts;
     const int32_t *bnext = x->bnext;
-    int32_t n = s->n;
+    size_t n = (size_t)s->n;            /* an index: no widening per point */
     for (int32_t left = c->count, b = c->head, m = head_points(left); left > 0;
          left -= m, b = bnext[b], m = GB) {
         const gpoint *p = &pts[(size_t)b * GB];
@@ -982,7 +982,7 @@ static inline void circle_cell(walk *wk, const tecs_index_t *x, const gcell *c, 
             n += dx * dx + dy * dy <= r2;
         }
     }
-    s->n = n;
+    s->n = (int32_t)n;
 }
 
 /* The candidates of a lone circle nd over cells c: shape_walk's cell walk

@@ -1095,7 +1095,7 @@ static TECS__INLINE int32_t near_cell(const tecs_index_t *x, const gcell *c, dou
 {
     const gpoint *pts = x->pts;
     const int32_t *bnext = x->bnext;
-    int32_t n = 0;
+    size_t n = 0;                       /* an index: no widening per point */
     for (int32_t left = c->count, b = c->head, m = head_points(left); left > 0;
          left -= m, b = bnext[b], m = GB) {
         const gpoint *p = &pts[(size_t)b * GB];
@@ -1105,13 +1105,13 @@ static TECS__INLINE int32_t near_cell(const tecs_index_t *x, const gcell *c, dou
             double dx = (double)px - cx, dy = (double)py - cy;
             out[n] = e;
             if (with_xy) {
-                xy[2 * (size_t)n] = px;
-                xy[2 * (size_t)n + 1] = py;
+                xy[2 * n] = px;
+                xy[2 * n + 1] = py;
             }
             n += dx * dx + dy * dy <= r2;
         }
     }
-    return n;
+    return (int32_t)n;
 }
 
 #define NEAR_ROWS 8              /* rows of cells whose distances are kept  */
