@@ -158,6 +158,20 @@ TEST(parallel_below_its_minimum_runs_as_one_part)
     fx_close(&f);
 }
 
+TEST(serial_system_runs_as_worker_0_of_1)
+{
+    fx f;
+    fx_open(&f, 1000, 4);
+    parts_seen seen;
+    memset(&seen, 0, sizeof seen);
+    CHECK(tecs_system_new(f.w, &(tecs_system_desc_t){
+        .name = "move", .query = f.q, .run = count_part, .ctx = &seen }));
+    CHECK_ERR(tecs_progress(f.w, 0.1), TECS_OK);
+    CHECK_EQ(atomic_load(&seen.workers), 1);        /* not parallel: one part */
+    CHECK_EQ(atomic_load(&seen.rows[0]), 1000);
+    fx_close(&f);
+}
+
 /* ---- what a worker may call ---------------------------------------------- */
 
 typedef struct calls_ctx {
