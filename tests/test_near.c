@@ -227,6 +227,88 @@ TEST(near_where_circle_one_crowded_cell)
     tw_free(g.w);
 }
 
+/* Where of one circle over n points on a line (x = 0, 1, ..., created in
+** a shuffled order, every third with a Velocity): the circle at (-0.5, 0)
+** of radius k holds the points x < k. Result counts 0, 1 and on both sides
+** of the cut-offs for few places and the small sort, forward and in
+** reverse, equal the scan's in its order; an iteration of a write query
+** writes every row, and a destroy in it waits for the end; the same query
+** and filter are used again after entities change archetype and die. */
+TEST(near_where_circle_results_of_every_small_count)
+{
+    static tecs_entity_t got[200], want[200];
+    enum { N = 120 };
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position), vel = TECS_COMPONENT(w, Velocity);
+    tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = pos, .kind = TECS_INDEX_SPATIAL, .type = TECS_KEY_FLOAT,
+        .offset = offsetof(Position, x), .offset_y = offsetof(Position, y),
+        .cell_size = 4.0f });
+    tecs_query_t *q = TECS_QUERY(w, { .comp = pos, .access = TECS_READ });
+    tecs_query_t *qw = TECS_QUERY(w, { .comp = pos, .access = TECS_WRITE });
+    CHECK(x != NULL && q != NULL && qw != NULL);
+    int order[N];
+    uint64_t rng = 99;
+    for (int i = 0; i < N; i++)
+        order[i] = i;
+    for (int i = N - 1; i > 0; i--) {
+        int j = (int)(tw_rand(&rng) % (uint64_t)(i + 1)), t = order[i];
+        order[i] = order[j], order[j] = t;
+    }
+    for (int i = 0; i < N; i++) {
+        tecs_entity_t e = tecs_new(w);
+        TECS_SET(w, e, pos, Position, {(float)order[i], 0});
+        if (i % 3 == 0)
+            TECS_SET(w, e, vel, Velocity, {1, 1});
+    }
+    tecs_filter_t *f = tecs_filter_new(w);
+    const int counts[] = { 0, 1, 2, 10, 31, 32, 33, 34, 47, 48, 49, 50, 80 };
+    for (int round = 0; round < 3; round++) {
+        for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+            float r = (float)counts[c] - (round == 2 ? 0.75f : 0.0f);
+            CHECK_ERR(tecs_filter_reset(f), TECS_OK);
+            CHECK(tecs_filter_radius(f, x, -0.5f, 0, r) >= 0);
+            int nw = brute(w, pos, -0.5f, 0, r, want);
+            CHECK(round > 0 || nw == counts[c]);
+            CHECK_EQ(tecs_query_where_collect(q, f, got, 200), nw);
+            CHECK(memcmp(got, want, (size_t)nw * sizeof got[0]) == 0);
+            CHECK_EQ(tecs_query_where_collect_ex(q, f, TECS_ITER_REVERSE, got, 200), nw);
+            for (int i = 0; i < nw; i++)
+                CHECK_EQ(got[i], want[nw - 1 - i]);
+            int m = 0;                  /* writes through a write query */
+            tecs_entity_t doomed = 0;
+            tecs_iter_t it = tecs_query_where(qw, f);
+            while (tecs_iter_next(&it)) {
+                Position *p = TECS_FIELD(&it, Position, 0);
+                for (int32_t i = 0; i < it.count; i++, m++) {
+                    CHECK(m < nw && it.entities[i] == want[m]);
+                    p[i].y = 0;         /* the same key: the index keeps it */
+                }
+                if (round == 1 && doomed == 0 && it.count > 0) {
+                    doomed = it.entities[0];
+                    tecs_destroy(w, doomed);
+                    CHECK(tecs_is_alive(w, doomed));    /* deferred */
+                }
+            }
+            CHECK_EQ(m, nw);
+            CHECK(doomed == 0 || !tecs_is_alive(w, doomed));
+        }
+        tecs_entity_t all[N];           /* entities change archetype */
+        int32_t na = tecs_query_collect(q, all, N);
+        for (int32_t i = 0; i < na; i += 5) {
+            if (tecs_has(w, all[i], vel))
+                tecs_remove(w, all[i], vel);
+            else
+                TECS_SET(w, all[i], vel, Velocity, {2, 2});
+        }
+    }
+    tecs_filter_free(f);
+    CHECK_ERR(tecs_query_free(q), TECS_OK);
+    CHECK_ERR(tecs_query_free(qw), TECS_OK);
+    TW_CHECK(w);
+    tw_free(w);
+}
+
 /* Two where iterations stepped in turn: the older one is not the newest
 ** open, so its steps take the slow path; both hand out what each hands
 ** out alone, and the world is no longer deferred after both end. */

@@ -524,6 +524,9 @@ static bool snap_room(walk *wk, int32_t more)
 /* Items of a walk whose records are fetched ahead of their use. */
 #define RECS_AHEAD 24
 
+/* Candidates that places_of turns into places without fetching ahead. */
+#define FEW_PLACES 32
+
 /* Where the value of a row's first field is in an archetype's chunks:
 ** cols[(row >> shift) * stride + col] + (row & mask) * size; cols is NULL
 ** when the query has no field there. */
@@ -552,8 +555,9 @@ static fetcher row_fetcher(const tecs_world_t *w, tecs_query_t *q, const tecs_ar
 ** records' misses overlap; with fetch_rows (candidates scattered over
 ** rows, as a shape's are), the row's first field too as soon as its
 ** record is read, so that the rows' misses overlap with those of the
-** records and are over when the iteration reads the rows. */
-static inline void places_of(walk *wk, int32_t from, bool fetch_rows)
+** records and are over when the iteration reads the rows; the bounds of
+** the places are kept in wk for sort_places. */
+static inline void places_many(walk *wk, int32_t from, bool fetch_rows)
 {
     const tecs_world_t *w = wk->f->world;
     snap *s = wk->s;
@@ -604,6 +608,48 @@ static inline void places_of(walk *wk, int32_t from, bool fetch_rows)
     s->n = m;
     wk->placed = from == 0 ? m : -1;
     wk->min = min, wk->max = max, wk->rising = rising;
+}
+
+/* places_many for FEW_PLACES candidates at most: the same places, with
+** nothing fetched ahead and no bounds (wk->placed is -1). */
+static inline void places_few(walk *wk, int32_t from)
+{
+    const tecs_world_t *w = wk->f->world;
+    snap *s = wk->s;
+    okey *v = s->v;
+    const tecs__record *recs = w->ei.recs;
+    int32_t n = s->n, m = from, lm = -1;
+    uint32_t la = UINT32_MAX, nrecs = (uint32_t)w->ei.nrecs;
+    for (int32_t i = from; i < n; i++) {
+        tecs_entity_t e = v[i].e;
+        uint32_t slot = TECS_ENTITY_INDEX(e);
+        if (slot >= nrecs)
+            continue;
+        tecs__record r = recs[slot];
+        if (r.gen != TECS_ENTITY_GENERATION(e) || r.arch >= TECS__ARCH_RETIRED)
+            continue;
+        uint32_t ai = r.arch & TECS__ARCH_MASK;
+        if (TECS__UNLIKELY(ai != la)) {
+            la = ai;
+            lm = snap_match(s, wk->q, w->arch.archs[ai]);
+        }
+        if (lm >= 0 && (!wk->rowwise || tecs__query_row_ok(wk->q, lm, r.row)))
+            v[m++] = (okey){ (uint64_t)ai << 32 | r.row, e };
+    }
+    s->n = m;
+    wk->placed = -1;
+}
+
+/* places_many, or places_few for FEW_PLACES candidates at most: fetching
+** ahead costs more than the few misses it would overlap (the processor
+** overlaps that many on its own), and the bounds are read only by the
+** radix sort, which SMALL_SORT items never reach. */
+static inline void places_of(walk *wk, int32_t from, bool fetch_rows)
+{
+    if (wk->s->n - from <= FEW_PLACES)
+        places_few(wk, from);
+    else
+        places_many(wk, from, fetch_rows);
 }
 
 /* places_of for a range, apart from the walk of the leaves, whose state
@@ -1118,6 +1164,7 @@ static void scan(walk *wk)
 /* Below this many matches an insertion sort beats the radix sort, whose
 ** every pass clears and sums a table of counts. */
 #define SMALL_SORT 48
+_Static_assert(FEW_PLACES <= SMALL_SORT, "places_few keeps no bounds for the radix sort");
 
 /* Insertion sort of v[0..n) by k (keys are distinct places). */
 static void insertion_sort(okey *v, int32_t n)
