@@ -1496,9 +1496,14 @@ static void copy_column(char *dst, const step_rows *sr, int32_t n, uint32_t col,
 }
 #undef COPY_LOOP
 
+/* Rows of a gathered step that are copied without being fetched first:
+** the processor overlaps that many misses on its own. */
+#define FEW_ROWS 16
+
 /* A gathered step: up to s->batch results of one archetype, in the
 ** snapshot's order, their ids and values copied into s->copy, the rows of
-** the step found and fetched first, then copied term by term. The query
+** the step found (and, past FEW_ROWS, fetched) first, then copied term by
+** term. The query
 ** writes through no term and the world is deferred, so a copy reads what
 ** the row holds at the step and nothing is to be reported when the step
 ** is left. */
@@ -1515,21 +1520,20 @@ static bool snap_step_copy(tecs_iter_t *it, bool fini)
     tecs_archetype_t *a = w->arch.archs[ai];
     int32_t m = snap_match(s, q, a), nt = tecs_query_terms(q, NULL);
     const int16_t *cols = tecs__query_cols(q, m);
-    int32_t cnt = 1, most = n - p > s->batch ? s->batch : n - p;
-    while (cnt < most && v[cnt].k >> 32 == ai)
-        cnt++;
+    int32_t cnt = 0, most = n - p > s->batch ? s->batch : n - p;
     char *const *kcols = a->cols;
     uint32_t stride = (uint32_t)a->stride, shift = w->arch.shift, mask = w->arch.mask;
     tecs_entity_t *ids = (tecs_entity_t *)(void *)s->copy;
     step_rows sr;
-    assert(cnt <= COPY_ROWS);
-    for (int32_t i = 0; i < cnt; i++) {
-        uint32_t row = (uint32_t)v[i].k;
-        sr.rows[i] = kcols + (size_t)(row >> shift) * stride;
-        sr.at[i] = row & mask;
-        ids[i] = v[i].e;
-    }
-    for (int32_t t = 0; t < nt; t++)
+    assert(most <= COPY_ROWS);
+    do {                        /* the items of archetype ai, batch at most */
+        uint32_t row = (uint32_t)v[cnt].k;
+        sr.rows[cnt] = kcols + (size_t)(row >> shift) * stride;
+        sr.at[cnt] = row & mask;
+        ids[cnt] = v[cnt].e;
+        cnt++;
+    } while (cnt < most && v[cnt].k >> 32 == ai);
+    for (int32_t t = 0; t < nt && cnt > FEW_ROWS; t++)
         if (cols[t] >= 0) {
             uint32_t col = 1 + (uint32_t)cols[t];
             size_t csize = a->col_size[cols[t]];
