@@ -169,7 +169,7 @@ static tecs_cond_t fail(tecs_filter_t *f, tecs_err_t err, const char *msg)
 
 static tecs_cond_t add_node(tecs_filter_t *f, fnode nd)
 {
-    if (tecs__grow(f->world, (void **)&f->nodes, &f->cap, f->n + 1, sizeof *f->nodes))
+    if (f->n == f->cap && tecs__grow(f->world, (void **)&f->nodes, &f->cap, f->n + 1, sizeof *f->nodes))
         return fail(f, TECS_ENOMEM, "out of memory");
     f->nodes[f->n] = nd;
     f->root = f->n;
@@ -1050,26 +1050,30 @@ static void circle_walk(walk *wk, const tecs_index_t *x, const fnode *nd, const 
             }
         return;
     }
+    if (x->nctab == 0)          /* no cells yet */
+        return;
     double cs = x->d.cell_size, dy2[CIRCLE_CELLS];
     for (int32_t gy = c[1]; gy <= c[3]; gy++) {
         double d = cell_gap(gy, cs, cy);
         dy2[gy - c[1]] = d * d;
     }
     uint64_t key[CIRCLE_CELLS];
+    uint32_t slot[CIRCLE_CELLS];
     int32_t m = 0;
     for (int32_t gx = c[0]; gx <= c[2]; gx++) {
         double d = cell_gap(gx, cs, cx), dx2 = d * d;
         for (int32_t gy = c[1]; gy <= c[3]; gy++)
             if (dx2 + dy2[gy - c[1]] <= r2) {
                 key[m] = cell_key(gx, gy);
-                grid_fetch(x, key[m++]);
+                slot[m] = grid_slot(x, key[m]);
+                TECS__PREFETCH(&x->ctab[slot[m++]]);
             }
     }
     const gcell *cell[CIRCLE_CELLS];
     int32_t k = 0;
     int64_t points = 0;
     for (int32_t j = 0; j < m; j++) {
-        const gcell *cl = grid_cell(x, key[j]);
+        const gcell *cl = grid_cell_from(x, key[j], slot[j]);
         if (cl != NULL) {
             TECS__PREFETCH(&x->pts[(size_t)cl->head * GB]);
             cell[k++] = cl;
@@ -1166,14 +1170,21 @@ static void scan(walk *wk)
 #define SMALL_SORT 48
 _Static_assert(FEW_PLACES <= SMALL_SORT, "places_few keeps no bounds for the radix sort");
 
-/* Insertion sort of v[0..n) by k (keys are distinct places). */
+/* Insertion sort of v[0..n) by k (keys are distinct places). An item
+** below the first moves the sorted part on and goes first; any other
+** stops at the first, which spares the inner loop its bound test. */
 static void insertion_sort(okey *v, int32_t n)
 {
     for (int32_t i = 1; i < n; i++) {
         okey x = v[i];
         int32_t j = i;
-        for (; j > 0 && v[j - 1].k > x.k; j--)
-            v[j] = v[j - 1];
+        if (x.k < v[0].k) {
+            for (; j > 0; j--)
+                v[j] = v[j - 1];
+        } else {
+            for (; v[j - 1].k > x.k; j--)
+                v[j] = v[j - 1];
+        }
         v[j] = x;
     }
 }

@@ -515,13 +515,18 @@ static inline bool is_grid(const tecs_index_t *x)
     return x->d.kind == TECS_INDEX_SPATIAL;
 }
 
-/* The cell of key k, or NULL (also when the grid has no table yet). */
-static inline const gcell *grid_cell(const tecs_index_t *x, uint64_t k)
+/* The table slot where the search for cell k starts (the grid has a
+** table: nctab > 0). */
+static inline uint32_t grid_slot(const tecs_index_t *x, uint64_t k)
 {
-    if (x->nctab == 0)
-        return NULL;
+    return cell_hash(k) & (uint32_t)(x->nctab - 1);
+}
+
+/* The cell of key k, searched from slot i (grid_slot), or NULL. */
+static inline const gcell *grid_cell_from(const tecs_index_t *x, uint64_t k, uint32_t i)
+{
     uint32_t mask = (uint32_t)x->nctab - 1;
-    for (uint32_t i = cell_hash(k) & mask;; i = (i + 1) & mask) {
+    for (;; i = (i + 1) & mask) {
         const gcell *c = &x->ctab[i];
         if (c->key == k)
             return c;
@@ -530,11 +535,17 @@ static inline const gcell *grid_cell(const tecs_index_t *x, uint64_t k)
     }
 }
 
+/* The cell of key k, or NULL (also when the grid has no table yet). */
+static inline const gcell *grid_cell(const tecs_index_t *x, uint64_t k)
+{
+    return x->nctab == 0 ? NULL : grid_cell_from(x, k, grid_slot(x, k));
+}
+
 /* Start fetching the table slot of cell k. */
 static inline void grid_fetch(const tecs_index_t *x, uint64_t k)
 {
     if (x->nctab > 0)
-        TECS__PREFETCH(&x->ctab[cell_hash(k) & (uint32_t)(x->nctab - 1)]);
+        TECS__PREFETCH(&x->ctab[grid_slot(x, k)]);
 }
 
 /* Points in the head block of a cell of count points (count > 0). */
