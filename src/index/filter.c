@@ -1008,7 +1008,8 @@ static inline void shape_keep(walk *wk, tecs_entity_t e)
 ** written at the snapshot's end. Each point is written and kept by
 ** counting it or not, without a branch: whether a point of a cell is in
 ** the circle is as good as random, so a branch on it would often be
-** mispredicted. The snapshot has room for the whole cell. */
+** mispredicted. Only the entity is written: places_of reads nothing else
+** and writes the place. The snapshot has room for the whole cell. */
 static inline void circle_cell(walk *wk, const tecs_index_t *x, const gcell *c, double cx,
                                double cy, double r2)
 {
@@ -1024,7 +1025,7 @@ static inline void circle_cell(walk *wk, const tecs_index_t *x, const gcell *c, 
             float px = p[j].x, py = p[j].y;     /* read before v is written */
             tecs_entity_t e = p[j].e;
             double dx = (double)px - cx, dy = (double)py - cy;
-            v[n] = (okey){ 0, e };
+            v[n].e = e;
             n += dx * dx + dy * dy <= r2;
         }
     }
