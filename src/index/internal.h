@@ -535,17 +535,28 @@ static inline const gcell *grid_cell_from(const tecs_index_t *x, uint64_t k, uin
     }
 }
 
-/* The cell of key k, or NULL (also when the grid has no table yet). */
+/* The cell of key k, or NULL (also when the grid has no table yet):
+** grid_cell_from from k's slot, in a loop of its own (tecs_index_near's
+** cell walk compiles tighter so). */
 static inline const gcell *grid_cell(const tecs_index_t *x, uint64_t k)
 {
-    return x->nctab == 0 ? NULL : grid_cell_from(x, k, grid_slot(x, k));
+    if (x->nctab == 0)
+        return NULL;
+    uint32_t mask = (uint32_t)x->nctab - 1;
+    for (uint32_t i = cell_hash(k) & mask;; i = (i + 1) & mask) {
+        const gcell *c = &x->ctab[i];
+        if (c->key == k)
+            return c;
+        if (c->key == NOWHERE_CELL)
+            return NULL;
+    }
 }
 
 /* Start fetching the table slot of cell k. */
 static inline void grid_fetch(const tecs_index_t *x, uint64_t k)
 {
     if (x->nctab > 0)
-        TECS__PREFETCH(&x->ctab[grid_slot(x, k)]);
+        TECS__PREFETCH(&x->ctab[cell_hash(k) & (uint32_t)(x->nctab - 1)]);
 }
 
 /* Points in the head block of a cell of count points (count > 0). */
