@@ -5,7 +5,8 @@
 ** than the count, bad input, and calls from an observer, a system, a
 ** parallel system's workers (the index stale from a burst before the run)
 ** and a split's parts; a where of one circle against the scan, in its
-** order, over one crowded cell, and two where iterations stepped in turn.
+** order, over one crowded cell, for result counts around the cut-offs of
+** the few-results paths, and two where iterations stepped in turn.
 */
 #include "index_fixture.h"
 
