@@ -872,11 +872,9 @@ static void drive_spatial(walk *wk, const guard *g, const tecs_index_t *x, const
             const gcell *cl = grid_cell(x, k);
             if (cl == NULL)
                 continue;
-            for (int32_t left = cl->count, b = cl->head, m = head_points(left); left > 0;
-                 left -= m, b = x->bnext[b], m = GB)
-                for (const gpoint *p = &x->pts[(size_t)b * GB], *end = p + m; p < end; p++)
-                    if (leaf_holds(wk->f, x, nd, k, point_aux(p)))
-                        collect(wk, g, p->e);
+            GRID_EACH_POINT(x, cl, p)
+                if (leaf_holds(wk->f, x, nd, k, point_aux(p)))
+                    collect(wk, g, p->e);
         }
 }
 
@@ -1112,11 +1110,9 @@ static void shape_walk(walk *wk, const shapes *sh, int32_t l)
             const gcell *cl = grid_cell(x, k);
             if (cl == NULL)
                 continue;
-            for (int32_t left = cl->count, b = cl->head, m = head_points(left); left > 0;
-                 left -= m, b = x->bnext[b], m = GB)
-                for (const gpoint *p = &x->pts[(size_t)b * GB], *end = p + m; p < end; p++)
-                    if (shape_takes(sh, l, k, point_aux(p)))
-                        shape_keep(wk, p->e);
+            GRID_EACH_POINT(x, cl, p)
+                if (shape_takes(sh, l, k, point_aux(p)))
+                    shape_keep(wk, p->e);
         }
 }
 

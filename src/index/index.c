@@ -1160,10 +1160,8 @@ static int32_t near_collect(const tecs_index_t *x, const float g[3], tecs_entity
                         : near_cell(x, c, g[0], g[1], r2, out + n, NULL, false);
                 continue;
             }
-            for (int32_t left = c->count, b = c->head, m = head_points(left); left > 0;
-                 left -= m, b = x->bnext[b], m = GB)
-                for (const gpoint *p = &x->pts[(size_t)b * GB], *end = p + m; p < end; p++)
-                    n = near_take(p->e, p->x, p->y, g, out, xy, cap, n);
+            GRID_EACH_POINT(x, c, p)
+                n = near_take(p->e, p->x, p->y, g, out, xy, cap, n);
         }
     }
     return n;

@@ -565,6 +565,15 @@ static inline int32_t head_points(int32_t count)
     return ((count - 1) & (GB - 1)) + 1;
 }
 
+/* for each point p (const gpoint *) of cell c of grid x: the run's blocks
+** from the head, which holds head_points(count) points, the others GB.
+** The hot walks (circle_cell, tecs_index_near's) keep their own loops,
+** tuned for the compiler. */
+#define GRID_EACH_POINT(x, c, p)                                                       \
+    for (int32_t left_ = (c)->count, b_ = (c)->head, m_ = head_points(left_); left_ > 0; \
+         left_ -= m_, b_ = (x)->bnext[b_], m_ = GB)                                    \
+        for (const gpoint *p = &(x)->pts[(size_t)b_ * GB], *end_ = p + m_; p < end_; p++)
+
 /* Is there room for n more points (and cells), so that n puts allocate
 ** nothing? */
 static inline bool grid_has_room(const tecs_index_t *x, int32_t n)
