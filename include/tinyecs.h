@@ -1989,8 +1989,9 @@ tecs_cond_t tecs_filter_box(tecs_filter_t *filter, tecs_index_t *index, float x0
  * by increasing x, then y, each cell's points in the index's own order
  * (which follows the history of changes: the same changes give the same
  * order); when the circle covers more grid cells than the index has
- * points, in the index's entry order. Places of out (and of xy) past the
- * first min(n, cap) may be written too. Cost: O(cells + points in them).
+ * points, in the index's entry order. Places of out (and of xy) from n
+ * up to cap may be written too, never at or past cap. Cost: O(cells +
+ * points in them).
  * @return n, the number of such entities (call again with cap >= n for
  * all of them), or -1 on error: TECS_EINVAL (not a spatial index, r
  * negative or NaN, x or y NaN, cap negative, out NULL with cap > 0),
