@@ -617,24 +617,20 @@ static inline void places_few(walk *wk, int32_t from)
     const tecs_world_t *w = wk->f->world;
     snap *s = wk->s;
     okey *v = s->v;
-    const tecs__record *recs = w->ei.recs;
     int32_t n = s->n, m = from, lm = -1;
-    uint32_t la = UINT32_MAX, nrecs = (uint32_t)w->ei.nrecs;
+    uint32_t la = UINT32_MAX;
     for (int32_t i = from; i < n; i++) {
         tecs_entity_t e = v[i].e;
-        uint32_t slot = TECS_ENTITY_INDEX(e);
-        if (slot >= nrecs)
+        const tecs__record *r = tecs__ei_alive(w, e);
+        if (r == NULL)
             continue;
-        tecs__record r = recs[slot];
-        if (r.gen != TECS_ENTITY_GENERATION(e) || r.arch >= TECS__ARCH_RETIRED)
-            continue;
-        uint32_t ai = r.arch & TECS__ARCH_MASK;
+        uint32_t ai = r->arch & TECS__ARCH_MASK, row = r->row;
         if (TECS__UNLIKELY(ai != la)) {
             la = ai;
             lm = snap_match(s, wk->q, w->arch.archs[ai]);
         }
-        if (lm >= 0 && (!wk->rowwise || tecs__query_row_ok(wk->q, lm, r.row)))
-            v[m++] = (okey){ (uint64_t)ai << 32 | r.row, e };
+        if (lm >= 0 && (!wk->rowwise || tecs__query_row_ok(wk->q, lm, row)))
+            v[m++] = (okey){ (uint64_t)ai << 32 | row, e };
     }
     s->n = m;
     wk->placed = -1;
