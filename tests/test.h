@@ -95,6 +95,12 @@ static inline uint64_t tw_rand(uint64_t *s)
     return *s;
 }
 
+/* A float in [lo, hi) from tw_rand, in steps of (hi - lo) / 100000. */
+static inline float tw_frand(uint64_t *s, float lo, float hi)
+{
+    return lo + (hi - lo) * (float)(tw_rand(s) % 100000) / 100000.0f;
+}
+
 typedef struct Position { float x, y; } Position;
 typedef struct Velocity { float x, y; } Velocity;
 typedef struct Health { int hp; } Health;

@@ -21,11 +21,6 @@ typedef struct gw {
     uint64_t rng;
 } gw;
 
-static float grand(uint64_t *rng, float lo, float hi)
-{
-    return lo + (hi - lo) * (float)(tw_rand(rng) % 100000) / 100000.0f;
-}
-
 static void gw_index(gw *g, float cell)
 {
     g->x = tecs_index_new(g->w, &(tecs_index_desc_t){
@@ -43,7 +38,7 @@ static void gw_points(gw *g, tecs_world_t *w, int n, float side)
     g->w = w;
     g->pos = TECS_COMPONENT(w, Position);
     for (int i = 0; i < n; i++) {
-        Position p = { grand(&g->rng, 0, side), grand(&g->rng, 0, side) };
+        Position p = { tw_frand(&g->rng, 0, side), tw_frand(&g->rng, 0, side) };
         g->e[g->n] = tecs_new(w);
         CHECK_ERR(tecs_set(w, g->e[g->n++], g->pos, &p), TECS_OK);
     }
@@ -67,8 +62,8 @@ static void gw_shake(gw *g, float d)
     while (tecs_iter_next(&it)) {
         Position *p = TECS_FIELD(&it, Position, 0);
         for (int32_t i = 0; i < it.count; i++) {
-            p[i].x = p[i].x + grand(&g->rng, -d, d);
-            p[i].y = p[i].y + grand(&g->rng, -d, d);
+            p[i].x = p[i].x + tw_frand(&g->rng, -d, d);
+            p[i].y = p[i].y + tw_frand(&g->rng, -d, d);
         }
     }
 }
@@ -124,9 +119,9 @@ static void check_circle(gw *g, float cx, float cy, float r)
 static void check_circles(gw *g, float side, int count)
 {
     for (int i = 0; i < count; i++)
-        check_circle(g, grand(&g->rng, -side / 8, side * 9 / 8),
-                     grand(&g->rng, -side / 8, side * 9 / 8),
-                     i % 7 == 0 ? grand(&g->rng, 0, side) : grand(&g->rng, 0, side / 6));
+        check_circle(g, tw_frand(&g->rng, -side / 8, side * 9 / 8),
+                     tw_frand(&g->rng, -side / 8, side * 9 / 8),
+                     i % 7 == 0 ? tw_frand(&g->rng, 0, side) : tw_frand(&g->rng, 0, side / 6));
     TW_CHECK(g->w);
 }
 
@@ -144,7 +139,7 @@ TEST(grid_points_move_between_cells_many_times)
         /* Fewer sets than a burst between two uses: each is a re-key. */
         for (int i = 0; i < 30; i++) {
             tecs_entity_t e = g.e[tw_rand(&g.rng) % (uint64_t)g.n];
-            move_to(&g, e, grand(&g.rng, 0, 40), grand(&g.rng, 0, 40));
+            move_to(&g, e, tw_frand(&g.rng, 0, 40), tw_frand(&g.rng, 0, 40));
         }
         CHECK_EQ(tecs_index_count(g.x), g.n);
         if (round % 4 == 0)
@@ -230,8 +225,8 @@ TEST(grid_burst_of_moves_then_single_moves)
         gw_shake(&g, 6.0f);     /* a burst: the index rebuilt at its next use */
         check_circles(&g, 100.0f, 15);
         for (int i = 0; i < 20; i++)
-            move_to(&g, g.e[tw_rand(&g.rng) % (uint64_t)g.n], grand(&g.rng, 0, 100),
-                    grand(&g.rng, 0, 100));
+            move_to(&g, g.e[tw_rand(&g.rng) % (uint64_t)g.n], tw_frand(&g.rng, 0, 100),
+                    tw_frand(&g.rng, 0, 100));
         check_circles(&g, 100.0f, 5);
     }
     tw_free(g.w);
@@ -323,7 +318,7 @@ static bool grid_oom_run(long k)
     for (int i = 0; i < 150; i++) {
         int pick = (int)(tw_rand(&rng) % 4);
         tecs_entity_t e = g.e[tw_rand(&rng) % (uint64_t)g.n];
-        Position p = { grand(&rng, -40, 40), grand(&rng, -40, 40) };
+        Position p = { tw_frand(&rng, -40, 40), tw_frand(&rng, -40, 40) };
         if (pick == 0 && g.n < 400) {           /* a birth, in a new cell often */
             e = tecs_new(g.w);
             if (e == 0) {
@@ -355,7 +350,7 @@ static bool grid_oom_run(long k)
     TW_CHECK(g.w);
     CHECK(tecs_index_count(g.x) >= 0);
     for (int i = 0; i < 12; i++)
-        check_circle(&g, grand(&rng, -45, 45), grand(&rng, -45, 45), grand(&rng, 0, 20));
+        check_circle(&g, tw_frand(&rng, -45, 45), tw_frand(&rng, -45, 45), tw_frand(&rng, 0, 20));
     tw_free(g.w);
     return hit;
 }

@@ -29,11 +29,6 @@ typedef struct grid {
     uint64_t rng;
 } grid;
 
-static float frand(uint64_t *rng, float lo, float hi)
-{
-    return lo + (hi - lo) * (float)(tw_rand(rng) % 100000) / 100000.0f;
-}
-
 static void grid_init(grid *g, int n, float side, float cell)
 {
     memset(g, 0, sizeof *g);
@@ -47,7 +42,7 @@ static void grid_init(grid *g, int n, float side, float cell)
     g->q = TECS_QUERY(g->w, { .comp = g->pos, .access = TECS_WRITE });
     CHECK(g->x != NULL && g->q != NULL);
     for (int i = 0; i < n; i++) {
-        Position p = { frand(&g->rng, 0, side), frand(&g->rng, 0, side) };
+        Position p = { tw_frand(&g->rng, 0, side), tw_frand(&g->rng, 0, side) };
         g->e[g->n] = tecs_new(g->w);
         CHECK_ERR(tecs_set(g->w, g->e[g->n], g->pos, &p), TECS_OK);
         g->n++;
@@ -131,16 +126,16 @@ TEST(near_matches_brute_force)
     grid_init(&g, 1500, 200.0f, 8.0f);
     for (int round = 0; round < 6; round++) {
         for (int k = 0; k < 60; k++) {
-            float r = k % 10 == 0 ? frand(&g.rng, 0, 300) : frand(&g.rng, 0, 25);
-            check_near(g.w, g.pos, g.x, 8.0f, tecs_index_count(g.x), frand(&g.rng, -20, 220),
-                       frand(&g.rng, -20, 220), r);
+            float r = k % 10 == 0 ? tw_frand(&g.rng, 0, 300) : tw_frand(&g.rng, 0, 25);
+            check_near(g.w, g.pos, g.x, 8.0f, tecs_index_count(g.x), tw_frand(&g.rng, -20, 220),
+                       tw_frand(&g.rng, -20, 220), r);
         }
         check_near(g.w, g.pos, g.x, 8.0f, tecs_index_count(g.x), 50, 50, 0);
         /* Moves (some bursts, some one by one), removes, destroys, births. */
         int moves = round % 2 ? 1200 : 40;
         for (int i = 0; i < moves; i++) {
             tecs_entity_t e = g.e[tw_rand(&g.rng) % (uint64_t)g.n];
-            Position p = { frand(&g.rng, 0, 200), frand(&g.rng, 0, 200) };
+            Position p = { tw_frand(&g.rng, 0, 200), tw_frand(&g.rng, 0, 200) };
             if (tecs_is_alive(g.w, e))         /* (adds it back where removed) */
                 CHECK_ERR(tecs_set(g.w, e, g.pos, &p), TECS_OK);
         }
@@ -153,7 +148,7 @@ TEST(near_matches_brute_force)
             else if (i % 3 == 1 && tecs_has(g.w, g.e[k], g.pos))
                 CHECK_ERR(tecs_remove(g.w, g.e[k], g.pos), TECS_OK);
             else if (g.n < 2000) {
-                Position p = { frand(&g.rng, 0, 200), frand(&g.rng, 0, 200) };
+                Position p = { tw_frand(&g.rng, 0, 200), tw_frand(&g.rng, 0, 200) };
                 g.e[g.n] = tecs_new(g.w);
                 CHECK_ERR(tecs_set(g.w, g.e[g.n++], g.pos, &p), TECS_OK);
             }
@@ -163,20 +158,35 @@ TEST(near_matches_brute_force)
     tw_free(g.w);
 }
 
+/* A where of the circle (cx, cy, r) through q and f (reset first) hands
+** out the scan's entities in the scan's (the query's) order: their count. */
+static int where_circle_is_scan(const grid *g, tecs_query_t *q, tecs_filter_t *f, float cx,
+                                float cy, float r)
+{
+    static tecs_entity_t got[2000], want[2000];
+    CHECK_ERR(tecs_filter_reset(f), TECS_OK);
+    CHECK(tecs_filter_radius(f, g->x, cx, cy, r) >= 0);
+    int32_t n = tecs_query_where_collect(q, f, got, 2000);
+    int nw = brute(g->w, g->pos, cx, cy, r, want);
+    CHECK_EQ(n, nw);
+    if (n == nw && n > 0)
+        CHECK(memcmp(got, want, (size_t)n * sizeof got[0]) == 0);
+    return nw;
+}
+
 /* A where of one circle hands out the scan's entities in the scan's (the
 ** query's) order: centres on cell edges and on points, radius 0, points
 ** exactly on the circle, circles wider than the grid. */
 TEST(near_where_circle_matches_scan)
 {
-    static tecs_entity_t got[2000], want[2000];
     grid g;
     grid_init(&g, 1200, 100.0f, 4.0f);
     tecs_query_t *q = TECS_QUERY(g.w, { .comp = g.pos, .access = TECS_READ });
     tecs_filter_t *f = tecs_filter_new(g.w);
     for (int k = 0; k < 300; k++) {
-        float cx = frand(&g.rng, -10, 110), cy = frand(&g.rng, -10, 110);
-        float r = k % 7 == 0 ? 0.0f : k % 13 == 0 ? frand(&g.rng, 100, 400)
-                                                  : frand(&g.rng, 0, 12);
+        float cx = tw_frand(&g.rng, -10, 110), cy = tw_frand(&g.rng, -10, 110);
+        float r = k % 7 == 0 ? 0.0f : k % 13 == 0 ? tw_frand(&g.rng, 100, 400)
+                                                  : tw_frand(&g.rng, 0, 12);
         if (k % 5 == 0) {               /* centre on a point, or on an edge */
             const Position *p = TECS_GET(g.w, g.e[k % g.n], g.pos, Position);
             cx = p->x, cy = p->y;
@@ -187,13 +197,7 @@ TEST(near_where_circle_matches_scan)
             const Position *p = TECS_GET(g.w, g.e[(k * 7) % g.n], g.pos, Position);
             cx = p->x + r, cy = p->y;
         }
-        CHECK_ERR(tecs_filter_reset(f), TECS_OK);
-        CHECK(tecs_filter_radius(f, g.x, cx, cy, r) >= 0);
-        int32_t n = tecs_query_where_collect(q, f, got, 2000);
-        int nw = brute(g.w, g.pos, cx, cy, r, want);
-        CHECK_EQ(n, nw);
-        if (n == nw && n > 0)
-            CHECK(memcmp(got, want, (size_t)n * sizeof got[0]) == 0);
+        where_circle_is_scan(&g, q, f, cx, cy, r);
     }
     tecs_filter_free(f);
     CHECK_ERR(tecs_query_free(q), TECS_OK);
@@ -206,21 +210,14 @@ TEST(near_where_circle_matches_scan)
 ** the matches still equal the scan's, in its order. */
 TEST(near_where_circle_one_crowded_cell)
 {
-    static tecs_entity_t got[2000], want[2000];
     grid g;
     grid_init(&g, 1500, 10.0f, 100.0f);
     tecs_query_t *q = TECS_QUERY(g.w, { .comp = g.pos, .access = TECS_READ });
     tecs_filter_t *f = tecs_filter_new(g.w);
     const float circles[][3] = { { 5, 5, 20 }, { 5, 5, 3 }, { 0, 0, 7 }, { 9, 2, 4.5f } };
     for (int k = 0; k < 4; k++) {
-        CHECK_ERR(tecs_filter_reset(f), TECS_OK);
-        CHECK(tecs_filter_radius(f, g.x, circles[k][0], circles[k][1], circles[k][2]) >= 0);
-        int32_t n = tecs_query_where_collect(q, f, got, 2000);
-        int nw = brute(g.w, g.pos, circles[k][0], circles[k][1], circles[k][2], want);
+        int nw = where_circle_is_scan(&g, q, f, circles[k][0], circles[k][1], circles[k][2]);
         CHECK(k > 0 || nw == 1500);
-        CHECK_EQ(n, nw);
-        if (n == nw && n > 0)
-            CHECK(memcmp(got, want, (size_t)n * sizeof got[0]) == 0);
     }
     tecs_filter_free(f);
     CHECK_ERR(tecs_query_free(q), TECS_OK);
@@ -533,7 +530,7 @@ TEST(parallel_system_index_near)
         /* A burst of moves leaves the index stale: it is rebuilt before
         ** the workers start, never by them. */
         for (int i = 0; i < g.n; i++) {
-            Position v = { frand(&g.rng, 0, 60), frand(&g.rng, 0, 60) };
+            Position v = { tw_frand(&g.rng, 0, 60), tw_frand(&g.rng, 0, 60) };
             CHECK_ERR(tecs_set(g.w, g.e[i], g.pos, &v), TECS_OK);
         }
         for (int i = 0; i < g.n; i++) {
@@ -581,7 +578,7 @@ TEST(split_parts_index_near)
     grid_init(&g, 300, 30.0f, 2.0f);
     static int32_t want[1024];
     for (int i = 0; i < g.n; i++) {
-        Position v = { frand(&g.rng, 0, 30), frand(&g.rng, 0, 30) };
+        Position v = { tw_frand(&g.rng, 0, 30), tw_frand(&g.rng, 0, 30) };
         CHECK_ERR(tecs_set(g.w, g.e[i], g.pos, &v), TECS_OK);
     }
     for (int i = 0; i < g.n; i++) {
@@ -623,8 +620,8 @@ TEST(near_xy_points_are_the_components)
     static tecs_entity_t ids[600], ids2[600];
     static float xy[1200];
     for (int k = 0; k < 40; k++) {
-        float cx = frand(&g.rng, -10, 110), cy = frand(&g.rng, -10, 110);
-        float r = k % 8 == 0 ? frand(&g.rng, 0, 200) : frand(&g.rng, 0, 15);
+        float cx = tw_frand(&g.rng, -10, 110), cy = tw_frand(&g.rng, -10, 110);
+        float r = k % 8 == 0 ? tw_frand(&g.rng, 0, 200) : tw_frand(&g.rng, 0, 15);
         int32_t n = tecs_index_near_xy(g.x, cx, cy, r, ids, xy, 600);
         CHECK(n >= 0);
         CHECK_EQ(tecs_index_near(g.x, cx, cy, r, ids2, 600), n);
@@ -636,7 +633,7 @@ TEST(near_xy_points_are_the_components)
         CHECK_EQ(tecs_index_near_xy(g.x, cx, cy, r, ids2, NULL, 600), n);
         for (int i = 0; i < 200; i++) {      /* moves: a burst every other round */
             tecs_entity_t e = g.e[tw_rand(&g.rng) % (uint64_t)g.n];
-            Position p = { frand(&g.rng, 0, 100), frand(&g.rng, 0, 100) };
+            Position p = { tw_frand(&g.rng, 0, 100), tw_frand(&g.rng, 0, 100) };
             if (k % 2 || i < 20)
                 CHECK_ERR(tecs_set(g.w, e, g.pos, &p), TECS_OK);
         }
@@ -696,8 +693,8 @@ TEST(filter_reset_reuses_one_filter_for_every_search)
     CHECK_EQ(tecs_query_where_collect(q, f, NULL, 0), g.n);
     size_t mem = tecs_world_memory(g.w);
     for (int k = 0; k < 120; k++) {
-        float cx = frand(&g.rng, -10, 110), cy = frand(&g.rng, -10, 110);
-        float r = frand(&g.rng, 0, 20);
+        float cx = tw_frand(&g.rng, -10, 110), cy = tw_frand(&g.rng, -10, 110);
+        float r = tw_frand(&g.rng, 0, 20);
         tecs_filter_t *fresh = tecs_filter_new(g.w);
         for (int pass = 0; pass < 2; pass++) {
             tecs_filter_t *b = pass ? fresh : f;
