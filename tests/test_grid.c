@@ -5,9 +5,11 @@
 ** huge coordinates in the clamped outer cells, and out of memory at every
 ** allocation of a workload that makes cells and blocks; each checked
 ** against a scan, through tecs_index_near and a where, and by
-** tecs_world_check's verification of the grid.
+** tecs_world_check's verification of the grid; and, white-box, the cell
+** table's probe lengths over a dense square of cells.
 */
 #include "index_fixture.h"
+#include "index/internal.h" /* the cell table and cell_hash, for one case */
 
 typedef struct gw {
     tecs_world_t *w;
@@ -297,6 +299,43 @@ TEST(grid_huge_coordinates_in_clamped_cells)
 /* The points of a workload that makes cells and blocks; a failed
 ** allocation leaves the index as it was (checked by the scan and by
 ** tecs_world_check); true if an allocation failed. */
+/* A dense square of 240 x 240 cells, a point in each: every cell of the
+** table lies a few slots from its home slot, so a lookup (a query's cell
+** walk, a point's move) probes a few slots, not a cluster of hundreds. */
+TEST(grid_dense_square_keeps_cell_probes_short)
+{
+    enum { SIDE = 240, N = SIDE * SIDE };
+    tecs_world_t *w = tecs_world_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    Position *p = malloc(N * sizeof *p);
+    CHECK(p != NULL);
+    for (int i = 0; i < N; i++)
+        p[i] = (Position){ (float)(i / SIDE) + 0.5f, (float)(i % SIDE) + 0.5f };
+    tecs_archetype_t *a = tecs_archetype_get(w, 1, &pos);
+    CHECK(tecs_new_bulk(w, a, N, NULL, 1, (tecs_value_t[]){ { pos, p } }) == TECS_OK);
+    free(p);
+    tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
+        .comp = pos, .kind = TECS_INDEX_SPATIAL, .type = TECS_KEY_FLOAT,
+        .offset = offsetof(Position, x), .offset_y = offsetof(Position, y),
+        .cell_size = 1 });
+    CHECK(x != NULL);
+    CHECK(x->ncells == N);
+    uint32_t mask = (uint32_t)x->nctab - 1, longest = 0;
+    for (int32_t s = 0; s < x->nctab; s++) {
+        if (x->ctab[s].key == NOWHERE_CELL)
+            continue;
+        uint32_t d = ((uint32_t)s - cell_hash(x->ctab[s].key)) & mask;
+        longest = d > longest ? d : longest;
+    }
+    CHECK(longest < 32);
+    tecs_entity_t out[16];
+    float xy[32];
+    CHECK(tecs_index_near_xy(x, 120.5f, 7.5f, 0.25f, out, xy, 16) == 1);
+    CHECK(xy[0] == 120.5f && xy[1] == 7.5f);
+    CHECK(tecs_world_check(w) == TECS_OK);
+    tecs_world_free(w);
+}
+
 static bool grid_oom_run(long k)
 {
     tw_alloc al = { 0 };

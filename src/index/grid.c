@@ -17,7 +17,7 @@
 ** freed when it empties, the cell when its last point leaves, so the table
 ** holds only cells with points however far points wander). Each entry
 ** names its point (its next field), so both are O(1), and cell_hash puts
-** cells next to each other along y in neighbouring slots of the table.
+** four cells next to each other along y in neighbouring slots of the table.
 ** Blocks come from the free list, else from above nblk; room for n puts
 ** (a cell and a block each) is reserved before anything changes, so a put
 ** cannot fail.

@@ -106,13 +106,17 @@ static inline uint32_t mix(uint64_t k)
     return (uint32_t)(k ^ (k >> 33));
 }
 
-/* The hash of grid cell key k (cx, cy) of a spatial index: cells next to
-** each other along y get slots of the cell table next to each other, so
-** that a walk of a column of cells reads neighbouring slots; columns are
-** spread by an odd multiplier. */
+/* The hash of grid cell key k (cx, cy) of a spatial index: four cells
+** next to each other along y (cy / 4 the same) take four neighbouring slots
+** of the cell table, so a walk of a column of cells reads few lines; the
+** groups are spread by the high half of a multiplication, so a dense
+** square of cells fills the table evenly. (Cells laid along y in runs as
+** long as a column pile up: with linear probing, their runs overlap into
+** clusters hundreds of slots long once the square passes ~200 cells a side.) */
 static inline uint32_t cell_hash(uint64_t k)
 {
-    return (uint32_t)k + (uint32_t)(k >> 32) * 0x9e3779b1u;
+    uint64_t g = (k >> 2) * 0x9e3779b97f4a7c15ull;
+    return (uint32_t)(g >> 32) << 2 | ((uint32_t)k & 3u);
 }
 
 static inline uint32_t khash(const tecs_index_t *x, uint64_t k)
