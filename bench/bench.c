@@ -789,6 +789,8 @@ static const scenario scenarios[] = {
     { "where_range",  sc_where_range,  M,      "ns/result", 0 },
     { "where_scan",   sc_where_scan,   M,      "ns/result", 0 },
     { "where_radius", sc_where_radius, M,      "ns/result", 0 },
+    { "where_range_floor", sc_where_range_floor, M, "ns/result", 0 },
+    { "where_radius_floor", sc_where_radius_floor, M, "ns/result", 0 },
     { "where_small",  sc_where_small,  100000, "ns/query",  0 },
     { "neighbours",   sc_neighbours,   10000,  "ns/point",  F_RATIO },
     { "neighbours_where", sc_neighbours_where, 10000, "ns/point", F_RATIO },

@@ -114,6 +114,8 @@ double sc_where_eq(int64_t n);
 double sc_where_range(int64_t n);
 double sc_where_scan(int64_t n);
 double sc_where_radius(int64_t n);
+double sc_where_range_floor(int64_t n);
+double sc_where_radius_floor(int64_t n);
 double sc_set(int64_t n);
 double sc_set_indexed(int64_t n);
 double sc_set_indexed_hash(int64_t n);

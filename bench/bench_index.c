@@ -1,7 +1,9 @@
 /*
 ** bench_index.c — the index rows: where_eq (unique hash lookups),
 ** where_range (an ordered range read through tecs_query_where), where_scan
-** (the same range by scanning the query), where_radius (spatial), and set,
+** (the same range by scanning the query), where_radius (spatial), their
+** floors where_range_floor and where_radius_floor (the reads a where result
+** needs, over plain arrays), and set,
 ** set_indexed, set_hashed (tecs_set of a field with no index, an ordered
 ** one, a hash one). Each is a scenario as bench.h describes; bench.c lists
 ** them in its table.
@@ -195,6 +197,161 @@ double sc_where_radius(int64_t n)
     }
     CHECK(total > 200 * 50 && sum > 0, "results %lld", (long long)total);
     tecs_world_free(w);
+    return t / (double)total;
+}
+
+/* ---- the floors of the where rows -------------------------------------
+** What a where result costs at least, written over plain arrays as a user
+** would: the entities the index names (a sorted array, a grid by cell),
+** then each entity's record (12 bytes: generation, archetype, row, as the
+** world keeps them), then its row's values, fetched ahead as the library
+** does, and nothing else (no sort, no iterator, no checks). The rows'
+** data are laid out as the world lays them out (rows in creation order),
+** so a where row over its floor is the library's own cost. */
+
+typedef struct frec { uint32_t gen, arch, row; } frec;
+
+enum { FLOOR_AHEAD = 16 };
+
+#if defined(__GNUC__) || defined(__clang__)
+#define FLOOR_FETCH(p) __builtin_prefetch(p)
+#else
+#define FLOOR_FETCH(p) ((void)(p))
+#endif
+
+/* where_range_floor: the data of where_range, the range's entities from
+** an array sorted by hp; both terms' values copied out, as a where step
+** copies the fields of scattered rows. */
+double sc_where_range_floor(int64_t n)
+{
+    Position *p = xmalloc((size_t)n * sizeof *p);
+    Health *h = xmalloc((size_t)n * sizeof *h);
+    frec *recs = xmalloc((size_t)n * sizeof *recs);
+    uint32_t *by_hp = xmalloc((size_t)n * sizeof *by_hp);
+    for (int64_t i = 0; i < n; i++) {
+        p[i] = (Position){ (float)i, 1 };
+        h[i].hp = (int)i;
+        recs[i] = (frec){ 1, 0, (uint32_t)i };
+    }
+    uint64_t seed = 12345;
+    for (int64_t i = n - 1; i > 0; i--) {
+        int64_t j = (int64_t)(rng_next(&seed) % (uint64_t)(i + 1));
+        int t = h[i].hp;
+        h[i].hp = h[j].hp;
+        h[j].hp = t;
+    }
+    for (int64_t i = 0; i < n; i++)
+        by_hp[h[i].hp] = (uint32_t)i;
+    int64_t width = n / 100 > 0 ? n / 100 : 1, total = 0;
+    uint32_t *rows = xmalloc((size_t)width * sizeof *rows);
+    Position *cp = xmalloc((size_t)width * sizeof *cp);
+    Health *ch = xmalloc((size_t)width * sizeof *ch);
+    double sum = 0, t = 0;
+    for (int rep = 0; rep < 20; rep++) {
+        const uint32_t *ents = by_hp + (n - width) * rep / 20;
+        double t0 = now_ns();
+        for (int64_t i = 0; i < width; i++) {
+            if (i + FLOOR_AHEAD < width)
+                FLOOR_FETCH(&recs[ents[i + FLOOR_AHEAD]]);
+            rows[i] = recs[ents[i]].row;
+        }
+        for (int64_t i = 0; i < width; i++) {
+            if (i + FLOOR_AHEAD < width) {
+                FLOOR_FETCH(&p[rows[i + FLOOR_AHEAD]]);
+                FLOOR_FETCH(&h[rows[i + FLOOR_AHEAD]]);
+            }
+            cp[i] = p[rows[i]];
+            ch[i] = h[rows[i]];
+        }
+        for (int64_t i = 0; i < width; i++)
+            sum += cp[i].x + (double)(ch[i].hp & 1);
+        t += now_ns() - t0;
+        total += width;
+    }
+    CHECK(sum > 0, "sum");
+    free(ch);
+    free(cp);
+    free(rows);
+    free(by_hp);
+    free(recs);
+    free(h);
+    free(p);
+    return t / (double)total;
+}
+
+/* A point of where_radius_floor's grid: as the spatial index keeps it. */
+typedef struct fpoint { float x, y; uint64_t e; } fpoint;
+
+/* where_radius_floor: the points and the queries of where_radius, a grid
+** of cells of side r over the square whose cells' points lie one after
+** another (a cell's start in a table), the circle's test in double. */
+double sc_where_radius_floor(int64_t n)
+{
+    float side = 1000.0f;
+    Position *p = xmalloc((size_t)n * sizeof *p);
+    frec *recs = xmalloc((size_t)n * sizeof *recs);
+    uint64_t seed = 7;
+    for (int64_t i = 0; i < n; i++) {
+        p[i] = (Position){ (float)(rng_next(&seed) % 1000000) / 1e6f * side,
+                           (float)(rng_next(&seed) % 1000000) / 1e6f * side };
+        recs[i] = (frec){ 1, 0, (uint32_t)i };
+    }
+    double root = 1;
+    while (root * root < (double)n)
+        root += 1;
+    float r = side * 0.5642f * 10.0f / (float)root;
+    int32_t g = (int32_t)(side / r) + 1;
+    int32_t *start = xmalloc(((size_t)g * (size_t)g + 1) * sizeof *start);
+    int32_t *fill = xmalloc((size_t)g * (size_t)g * sizeof *fill);
+    fpoint *pts = xmalloc((size_t)n * sizeof *pts);
+    memset(start, 0, ((size_t)g * (size_t)g + 1) * sizeof *start);
+#define FLOOR_CELL(i) ((int32_t)(p[i].x / r) * g + (int32_t)(p[i].y / r))
+    for (int64_t i = 0; i < n; i++)
+        start[FLOOR_CELL(i) + 1]++;
+    for (int32_t c = 0; c < g * g; c++)
+        start[c + 1] += start[c];
+    memcpy(fill, start, (size_t)g * (size_t)g * sizeof *fill);
+    for (int64_t i = 0; i < n; i++)
+        pts[fill[FLOOR_CELL(i)]++] = (fpoint){ p[i].x, p[i].y, (uint64_t)i };
+#undef FLOOR_CELL
+    uint64_t *found = xmalloc((size_t)n * sizeof *found);
+    int64_t total = 0;
+    double t = 0, sum = 0, r2 = (double)r * r;
+    for (int rep = 0; rep < 200; rep++) {
+        double cx = (double)(rng_next(&seed) % 800 + 100);
+        double cy = (double)(rng_next(&seed) % 800 + 100);
+        double t0 = now_ns();
+        int32_t x0 = (int32_t)((cx - r) / r), x1 = (int32_t)((cx + r) / r);
+        int32_t y0 = (int32_t)((cy - r) / r), y1 = (int32_t)((cy + r) / r);
+        x0 = x0 > 0 ? x0 : 0, y0 = y0 > 0 ? y0 : 0;
+        x1 = x1 < g - 1 ? x1 : g - 1, y1 = y1 < g - 1 ? y1 : g - 1;
+        int64_t k = 0;
+        for (int32_t gx = x0; gx <= x1; gx++)
+            for (int32_t gy = y0; gy <= y1; gy++)
+                for (int32_t j = start[gx * g + gy], end = start[gx * g + gy + 1]; j < end; j++) {
+                    double dx = (double)pts[j].x - cx, dy = (double)pts[j].y - cy;
+                    found[k] = pts[j].e;
+                    k += dx * dx + dy * dy <= r2;
+                }
+        for (int64_t i = 0; i < k; i++)
+            FLOOR_FETCH(&recs[found[i]]);
+        for (int64_t i = 0; i < k; i++)
+            found[i] = recs[found[i]].row;
+        for (int64_t i = 0; i < k; i++) {
+            if (i + FLOOR_AHEAD < k)
+                FLOOR_FETCH(&p[found[i + FLOOR_AHEAD]]);
+            sum += p[found[i]].x;
+        }
+        t += now_ns() - t0;
+        total += k;
+    }
+    CHECK(total > 200 * 50 && sum > 0, "results %lld", (long long)total);
+    free(found);
+    free(pts);
+    free(fill);
+    free(start);
+    free(recs);
+    free(p);
     return t / (double)total;
 }
 
