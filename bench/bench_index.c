@@ -27,16 +27,9 @@ typedef struct ifix {
     tecs_query_t *q;            /* Position (read), Health (read)           */
 } ifix;
 
-static void ifix_init(ifix *f, int64_t n)
+/* The values of ifix's rows: Position (i, 1), hp a shuffle of 0..n-1. */
+static void ifix_values(Position *p, Health *h, int64_t n)
 {
-    f->w = tecs_world_new();
-    f->pos = tecs_component_new(f->w, &(tecs_component_desc_t){
-        .name = "Position", .size = sizeof(Position), .align = _Alignof(Position) });
-    f->hp = tecs_component_new(f->w, &(tecs_component_desc_t){
-        .name = "Health", .size = sizeof(Health), .align = _Alignof(Health) });
-    tecs_archetype_t *a = tecs_archetype_get(f->w, 2, (tecs_comp_t[]){ f->pos, f->hp });
-    Position *p = malloc((size_t)n * sizeof *p);
-    Health *h = malloc((size_t)n * sizeof *h);
     for (int64_t i = 0; i < n; i++) {
         p[i] = (Position){ (float)i, 1 };
         h[i].hp = (int)i;
@@ -48,6 +41,19 @@ static void ifix_init(ifix *f, int64_t n)
         h[i].hp = h[j].hp;
         h[j].hp = t;
     }
+}
+
+static void ifix_init(ifix *f, int64_t n)
+{
+    f->w = tecs_world_new();
+    f->pos = tecs_component_new(f->w, &(tecs_component_desc_t){
+        .name = "Position", .size = sizeof(Position), .align = _Alignof(Position) });
+    f->hp = tecs_component_new(f->w, &(tecs_component_desc_t){
+        .name = "Health", .size = sizeof(Health), .align = _Alignof(Health) });
+    tecs_archetype_t *a = tecs_archetype_get(f->w, 2, (tecs_comp_t[]){ f->pos, f->hp });
+    Position *p = xmalloc((size_t)n * sizeof *p);
+    Health *h = xmalloc((size_t)n * sizeof *h);
+    ifix_values(p, h, n);
     tecs_new_bulk(f->w, a, (int32_t)n, NULL, 2,
                   (tecs_value_t[]){ { f->pos, p }, { f->hp, h } });
     free(p);
@@ -228,20 +234,11 @@ double sc_where_range_floor(int64_t n)
     Health *h = xmalloc((size_t)n * sizeof *h);
     frec *recs = xmalloc((size_t)n * sizeof *recs);
     uint32_t *by_hp = xmalloc((size_t)n * sizeof *by_hp);
+    ifix_values(p, h, n);
     for (int64_t i = 0; i < n; i++) {
-        p[i] = (Position){ (float)i, 1 };
-        h[i].hp = (int)i;
         recs[i] = (frec){ 1, 0, (uint32_t)i };
-    }
-    uint64_t seed = 12345;
-    for (int64_t i = n - 1; i > 0; i--) {
-        int64_t j = (int64_t)(rng_next(&seed) % (uint64_t)(i + 1));
-        int t = h[i].hp;
-        h[i].hp = h[j].hp;
-        h[j].hp = t;
-    }
-    for (int64_t i = 0; i < n; i++)
         by_hp[h[i].hp] = (uint32_t)i;
+    }
     int64_t width = n / 100 > 0 ? n / 100 : 1, total = 0;
     uint32_t *rows = xmalloc((size_t)width * sizeof *rows);
     Position *cp = xmalloc((size_t)width * sizeof *cp);
