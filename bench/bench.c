@@ -669,6 +669,89 @@ static double sc_random_raw(int64_t n)
     return dt;
 }
 
+/* add_remove_floor: the moves of add_remove over plain arrays written by
+** hand, through a call the compiler may not inline: the id's slot and
+** generation checked, the row copied (id, Position, Velocity; Health
+** zeroed on an add) to the end of the other table, the hole filled with
+** the last row and its record told, then the entity's record. The least
+** a table-store move can do with its layout fixed at compile time; the
+** library finds its columns, their sizes and chunks at run time. */
+typedef struct raw_store {
+    tecs_entity_t *ids;
+    Position *pos;
+    Velocity *vel;
+    Health *hp;                 /* NULL in the table without Health         */
+    uint32_t count;
+} raw_store;
+
+static BENCH_NOINLINE int raw_move(raw_record *recs, uint32_t nrecs, raw_store *t,
+                                   tecs_entity_t id, uint32_t to)
+{
+    uint32_t i = (uint32_t)id;
+    if (i >= nrecs || recs[i].gen != (uint32_t)(id >> 32) || recs[i].arch == to)
+        return -1;
+    raw_record *r = &recs[i];
+    raw_store *a = &t[r->arch], *b = &t[to];
+    uint32_t src = r->row, dst = b->count++, last = --a->count;
+    b->ids[dst] = a->ids[src];
+    b->pos[dst] = a->pos[src];
+    b->vel[dst] = a->vel[src];
+    if (b->hp)
+        b->hp[dst] = (Health){ 0 };
+    if (src != last) {
+        a->ids[src] = a->ids[last];
+        a->pos[src] = a->pos[last];
+        a->vel[src] = a->vel[last];
+        if (a->hp)
+            a->hp[src] = a->hp[last];
+        recs[(uint32_t)a->ids[src]].row = src;
+    }
+    r->arch = to;
+    r->row = dst;
+    return 0;
+}
+
+static double sc_add_remove_floor(int64_t n)
+{
+    raw_record *recs = xmalloc((size_t)n * sizeof *recs);
+    raw_store t[2];
+    for (int k = 0; k < 2; k++)
+        t[k] = (raw_store){ xmalloc((size_t)n * sizeof *t[k].ids),
+                            xmalloc((size_t)n * sizeof *t[k].pos),
+                            xmalloc((size_t)n * sizeof *t[k].vel),
+                            k ? xmalloc((size_t)n * sizeof *t[k].hp) : NULL, 0 };
+    tecs_entity_t *ids = xmalloc((size_t)n * sizeof *ids);
+    fill_values(t[0].pos, t[0].vel, n);
+    for (int64_t i = 0; i < n; i++) {
+        ids[i] = ((tecs_entity_t)1 << 32) | (uint64_t)i;
+        recs[i] = (raw_record){ 1, 0, (uint32_t)i };
+        t[0].ids[i] = ids[i];
+    }
+    t[0].count = (uint32_t)n;
+    int64_t errs = 0;
+    double t0 = now_ns();
+    for (int64_t i = 0; i < n; i++)
+        errs += raw_move(recs, (uint32_t)n, t, ids[i], 1) != 0;
+    int64_t with = t[1].count;
+    for (int64_t i = 0; i < n; i++)
+        errs += raw_move(recs, (uint32_t)n, t, ids[i], 0) != 0;
+    double dt = (now_ns() - t0) / (double)n;
+    CHECK(errs == 0 && with == n && t[0].count == n, "%lld failed moves", (long long)errs);
+    double s = 0;
+    for (int64_t i = 0; i < n; i++)
+        s += t[0].pos[recs[i].row].x;
+    CHECK(s == (double)n * (double)(n - 1) / 2, "sum of x %.0f", s);
+    for (int k = 0; k < 2; k++) {
+        free(t[k].ids);
+        free(t[k].pos);
+        free(t[k].vel);
+        free(t[k].hp);
+    }
+    free(ids);
+    free(recs);
+    return dt;
+}
+
 static double sc_deferred(int64_t n)
 {
     fixture f = fx_world(1);
@@ -764,6 +847,7 @@ static const scenario scenarios[] = {
     { "system",       sc_system,       M,      "ns/entity", F_RATIO },
     { "fragmented",   sc_fragmented,   M,      "ns/entity", F_RATIO },
     { "add_remove",   sc_add_remove,   100000, "ns/pair",   0 },
+    { "add_remove_floor", sc_add_remove_floor, 100000, "ns/pair", 0 },
     { "add_remove_sparse", sc_add_remove_sparse, M, "ns/pair", 0 },
     { "add_remove_sparse_inline", sc_add_remove_sparse_inline, M, "ns/pair", 0 },
     { "add_remove_sparse_call", sc_add_remove_sparse_call, M, "ns/pair", 0 },
