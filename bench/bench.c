@@ -752,6 +752,114 @@ static double sc_add_remove_floor(int64_t n)
     return dt;
 }
 
+/* add_remove_generic: the moves of add_remove_floor with the table store's
+** layout read at run time, as a library must: a table's columns, their
+** count and sizes in arrays, its rows in chunks of GENERIC_ROWS (the
+** world's default) whose column pointers a chunk table holds, each value
+** copied by its size. Still no hop, no listener and no tick to mind. */
+enum { GENERIC_SHIFT = 10, GENERIC_ROWS = 1 << GENERIC_SHIFT, GENERIC_COLS = 4 };
+
+typedef struct generic_store {
+    char **cols;                /* chunk k's column j: cols[k * GENERIC_COLS + j];
+                                   column 0 the ids                         */
+    uint32_t size[GENERIC_COLS];
+    int32_t ncols;
+    uint32_t count;
+} generic_store;
+
+static void generic_copy(void *to, const void *from, uint32_t size)
+{
+    if (size == 8)
+        memcpy(to, from, 8);
+    else if (size == 4)
+        memcpy(to, from, 4);
+    else
+        memcpy(to, from, size);
+}
+
+static BENCH_NOINLINE int generic_move(raw_record *recs, uint32_t nrecs, generic_store *t,
+                                       tecs_entity_t id, uint32_t to)
+{
+    uint32_t i = (uint32_t)id;
+    if (i >= nrecs || recs[i].gen != (uint32_t)(id >> 32) || recs[i].arch == to)
+        return -1;
+    raw_record *r = &recs[i];
+    generic_store *a = &t[r->arch], *b = &t[to];
+    uint32_t src = r->row, dst = b->count++, last = --a->count;
+    char **sc = a->cols + (size_t)(src >> GENERIC_SHIFT) * GENERIC_COLS;
+    char **dc = b->cols + (size_t)(dst >> GENERIC_SHIFT) * GENERIC_COLS;
+    size_t si = src & (GENERIC_ROWS - 1), di = dst & (GENERIC_ROWS - 1);
+    int32_t same = a->ncols < b->ncols ? a->ncols : b->ncols;
+    for (int32_t j = 0; j < same; j++)
+        generic_copy(dc[j] + di * b->size[j], sc[j] + si * a->size[j], a->size[j]);
+    for (int32_t j = same; j < b->ncols; j++)
+        memset(dc[j] + di * b->size[j], 0, b->size[j]);
+    if (src != last) {
+        char **lc = a->cols + (size_t)(last >> GENERIC_SHIFT) * GENERIC_COLS;
+        size_t li = last & (GENERIC_ROWS - 1);
+        for (int32_t j = 0; j < a->ncols; j++)
+            generic_copy(sc[j] + si * a->size[j], lc[j] + li * a->size[j], a->size[j]);
+        tecs_entity_t moved;
+        memcpy(&moved, sc[0] + si * sizeof moved, sizeof moved);
+        recs[(uint32_t)moved].row = src;
+    }
+    r->arch = to;
+    r->row = dst;
+    return 0;
+}
+
+static double sc_add_remove_generic(int64_t n)
+{
+    raw_record *recs = xmalloc((size_t)n * sizeof *recs);
+    tecs_entity_t *ids = xmalloc((size_t)n * sizeof *ids);
+    int64_t nchunks = n / GENERIC_ROWS + 1;
+    generic_store t[2];
+    for (int k = 0; k < 2; k++) {
+        t[k] = (generic_store){ xmalloc((size_t)nchunks * GENERIC_COLS * sizeof(char *)),
+                                { 8, 8, 8, 4 }, 3 + k, 0 };
+        for (int64_t c = 0; c < nchunks; c++)
+            for (int32_t j = 0; j < t[k].ncols; j++)
+                t[k].cols[c * GENERIC_COLS + j] = xmalloc((size_t)GENERIC_ROWS * t[k].size[j]);
+    }
+    for (int64_t i = 0; i < n; i++) {
+        ids[i] = ((tecs_entity_t)1 << 32) | (uint64_t)i;
+        recs[i] = (raw_record){ 1, 0, (uint32_t)i };
+        char **c = t[0].cols + (i >> GENERIC_SHIFT) * GENERIC_COLS;
+        size_t at = (size_t)i & (GENERIC_ROWS - 1);
+        memcpy(c[0] + at * 8, &ids[i], 8);
+        memcpy(c[1] + at * 8, &(Position){ (float)i, (float)i }, 8);
+        memcpy(c[2] + at * 8, &(Velocity){ 1, 1 }, 8);
+    }
+    t[0].count = (uint32_t)n;
+    int64_t errs = 0;
+    double t0 = now_ns();
+    for (int64_t i = 0; i < n; i++)
+        errs += generic_move(recs, (uint32_t)n, t, ids[i], 1) != 0;
+    int64_t with = t[1].count;
+    for (int64_t i = 0; i < n; i++)
+        errs += generic_move(recs, (uint32_t)n, t, ids[i], 0) != 0;
+    double dt = (now_ns() - t0) / (double)n;
+    CHECK(errs == 0 && with == n && t[0].count == n, "%lld failed moves", (long long)errs);
+    double s = 0;
+    for (int64_t i = 0; i < n; i++) {
+        Position p;
+        uint32_t row = recs[i].row;
+        memcpy(&p, t[0].cols[(row >> GENERIC_SHIFT) * GENERIC_COLS + 1] +
+                       (size_t)(row & (GENERIC_ROWS - 1)) * 8, 8);
+        s += p.x;
+    }
+    CHECK(s == (double)n * (double)(n - 1) / 2, "sum of x %.0f", s);
+    for (int k = 0; k < 2; k++) {
+        for (int64_t c = 0; c < nchunks; c++)
+            for (int32_t j = 0; j < t[k].ncols; j++)
+                free(t[k].cols[c * GENERIC_COLS + j]);
+        free(t[k].cols);
+    }
+    free(ids);
+    free(recs);
+    return dt;
+}
+
 static double sc_deferred(int64_t n)
 {
     fixture f = fx_world(1);
@@ -848,6 +956,7 @@ static const scenario scenarios[] = {
     { "fragmented",   sc_fragmented,   M,      "ns/entity", F_RATIO },
     { "add_remove",   sc_add_remove,   100000, "ns/pair",   0 },
     { "add_remove_floor", sc_add_remove_floor, 100000, "ns/pair", 0 },
+    { "add_remove_generic", sc_add_remove_generic, 100000, "ns/pair", 0 },
     { "add_remove_sparse", sc_add_remove_sparse, M, "ns/pair", 0 },
     { "add_remove_sparse_inline", sc_add_remove_sparse_inline, M, "ns/pair", 0 },
     { "add_remove_sparse_call", sc_add_remove_sparse_call, M, "ns/pair", 0 },
