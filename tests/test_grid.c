@@ -296,9 +296,6 @@ TEST(grid_huge_coordinates_in_clamped_cells)
     tw_free(g.w);
 }
 
-/* The points of a workload that makes cells and blocks; a failed
-** allocation leaves the index as it was (checked by the scan and by
-** tecs_world_check); true if an allocation failed. */
 /* A dense square of 240 x 240 cells, a point in each: every cell of the
 ** table lies a few slots from its home slot, so a lookup (a query's cell
 ** walk, a point's move) probes a few slots, not a cluster of hundreds. */
@@ -336,6 +333,9 @@ TEST(grid_dense_square_keeps_cell_probes_short)
     tecs_world_free(w);
 }
 
+/* The points of a workload that makes cells and blocks; a failed
+** allocation leaves the index as it was (checked by the scan and by
+** tecs_world_check); true if an allocation failed. */
 static bool grid_oom_run(long k)
 {
     tw_alloc al = { 0 };
