@@ -144,32 +144,30 @@ TEST(parallel_parts_cover_every_row_once)
     }
 }
 
-TEST(parallel_below_its_minimum_runs_as_one_part)
+/* A system over 1,000 rows in a world of 4 threads, parallel or not, runs
+** as one part: worker 0 of 1 sees every row. */
+static void check_one_part(bool parallel)
 {
     fx f;
     fx_open(&f, 1000, 4);
     parts_seen seen;
     memset(&seen, 0, sizeof seen);
     CHECK(tecs_system_new(f.w, &(tecs_system_desc_t){
-        .name = "move", .query = f.q, .run = count_part, .ctx = &seen, .parallel = true }));
+        .name = "move", .query = f.q, .run = count_part, .ctx = &seen, .parallel = parallel }));
     CHECK_ERR(tecs_progress(f.w, 0.1), TECS_OK);
-    CHECK_EQ(atomic_load(&seen.workers), 1);        /* 1000 < TECS_PARALLEL_MIN */
+    CHECK_EQ(atomic_load(&seen.workers), 1);
     CHECK_EQ(atomic_load(&seen.rows[0]), 1000);
     fx_close(&f);
 }
 
+TEST(parallel_below_its_minimum_runs_as_one_part)
+{
+    check_one_part(true);       /* 1000 < TECS_PARALLEL_MIN */
+}
+
 TEST(serial_system_runs_as_worker_0_of_1)
 {
-    fx f;
-    fx_open(&f, 1000, 4);
-    parts_seen seen;
-    memset(&seen, 0, sizeof seen);
-    CHECK(tecs_system_new(f.w, &(tecs_system_desc_t){
-        .name = "move", .query = f.q, .run = count_part, .ctx = &seen }));
-    CHECK_ERR(tecs_progress(f.w, 0.1), TECS_OK);
-    CHECK_EQ(atomic_load(&seen.workers), 1);        /* not parallel: one part */
-    CHECK_EQ(atomic_load(&seen.rows[0]), 1000);
-    fx_close(&f);
+    check_one_part(false);
 }
 
 /* ---- what a worker may call ---------------------------------------------- */
