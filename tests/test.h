@@ -101,6 +101,17 @@ static inline float tw_frand(uint64_t *s, float lo, float hi)
     return lo + (hi - lo) * (float)(tw_rand(s) % 100000) / 100000.0f;
 }
 
+/* a[0..n) the numbers 0..n-1 in an order shuffled by tw_rand. */
+static inline void tw_permutation(int *a, int n, uint64_t *s)
+{
+    for (int i = 0; i < n; i++)
+        a[i] = i;
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)(tw_rand(s) % (uint64_t)(i + 1)), t = a[i];
+        a[i] = a[j], a[j] = t;
+    }
+}
+
 typedef struct Position { float x, y; } Position;
 typedef struct Velocity { float x, y; } Velocity;
 typedef struct Health { int hp; } Health;

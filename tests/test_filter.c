@@ -773,12 +773,7 @@ TEST(filter_where_wide_ranges_of_shuffled_keys_in_query_order)
         .comp = hp, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32 });
     static int key[N];
     uint64_t rng = 3;
-    for (int i = 0; i < N; i++)
-        key[i] = i;
-    for (int i = N - 1; i > 0; i--) {
-        int j = (int)(tw_rand(&rng) % (uint64_t)(i + 1)), t = key[i];
-        key[i] = key[j], key[j] = t;
-    }
+    tw_permutation(key, N, &rng);
     for (int i = 0; i < N; i++) {
         tecs_entity_t e = tecs_new(w);
         TECS_SET(w, e, hp, Health, {key[i]});

@@ -247,12 +247,7 @@ TEST(near_where_circle_results_of_every_small_count)
     CHECK(x != NULL && q != NULL && qw != NULL);
     int order[N];
     uint64_t rng = 99;
-    for (int i = 0; i < N; i++)
-        order[i] = i;
-    for (int i = N - 1; i > 0; i--) {
-        int j = (int)(tw_rand(&rng) % (uint64_t)(i + 1)), t = order[i];
-        order[i] = order[j], order[j] = t;
-    }
+    tw_permutation(order, N, &rng);
     for (int i = 0; i < N; i++) {
         tecs_entity_t e = tecs_new(w);
         TECS_SET(w, e, pos, Position, {(float)order[i], 0});
