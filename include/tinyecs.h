@@ -1071,15 +1071,36 @@ tecs_err_t tecs_sparse_add_many(const tecs_sparser_t *h, const tecs_entity_t *id
 tecs_err_t tecs_sparse_remove_many(const tecs_sparser_t *h, const tecs_entity_t *ids,
                                    int32_t n, int32_t *done);
 
-/** tecs_set with a compound literal: TECS_SET(w, e, pos, Position, {1, 2}). */
-#define TECS_SET(world, entity, comp, T, ...)                               \
-    tecs_set((world), (entity), (comp), &(T)__VA_ARGS__)
+/*
+** The typed macros (TECS_SET, TECS_GET, TECS_GET_MUT, TECS_LOOKUP,
+** TECS_FIELD, TECS_ROW and the TECS_RESOURCE_ ones) pass sizeof(T) on: a
+** type whose size is not the component's is refused before anything is
+** read or written, with TECS_EINVAL (or NULL) and a message naming both
+** sizes. The tecs__ functions they call are theirs: for untyped access,
+** call the untyped functions.
+*/
 
-/** Typed tecs_get / tecs_get_mut. */
+/** Private: TECS_SET's call, tecs_set once size is comp's. */
+tecs_err_t tecs__set_sized(tecs_world_t *world, tecs_entity_t entity, tecs_comp_t comp,
+                           const void *value, size_t size);
+
+/** Private: TECS_GET's and TECS_GET_MUT's call. */
+void *tecs__get_sized(tecs_world_t *world, tecs_entity_t entity, tecs_comp_t comp,
+                      size_t size, bool write);
+
+/** tecs_set of a value of type T: a brace list or an expression of type T,
+ *  TECS_SET(w, e, pos, Position, {1, 2}) or TECS_SET(w, e, pos, Position, p)
+ *  (a scalar T takes its value without braces: TECS_SET(w, e, hp, int, 5)).
+ *  @return as tecs_set; TECS_EINVAL when sizeof(T) is not comp's size. */
+#define TECS_SET(world, entity, comp, T, ...)                               \
+    tecs__set_sized((world), (entity), (comp), (T[1]){ __VA_ARGS__ }, sizeof(T))
+
+/** Typed tecs_get / tecs_get_mut: NULL with TECS_EINVAL when sizeof(T) is
+ *  not comp's size, else as tecs_get / tecs_get_mut. */
 #define TECS_GET(world, entity, comp, T)                                    \
-    ((const T *)tecs_get((world), (entity), (comp)))
+    ((const T *)tecs__get_sized((world), (entity), (comp), sizeof(T), false))
 #define TECS_GET_MUT(world, entity, comp, T)                                \
-    ((T *)tecs_get_mut((world), (entity), (comp)))
+    ((T *)tecs__get_sized((world), (entity), (comp), sizeof(T), true))
 
 /* ==================================================================== */
 /* Lookups in your loop                                                 */
@@ -1145,6 +1166,7 @@ typedef struct tecs_lookup_t {
                                    generation (0: none), then the value     */
     uint32_t value_;            /* sparse: the value's offset from a page's
                                    start: head_ plus its offset in an entry */
+    uint32_t size_;             /* bytes of a value: TECS_LOOKUP's check    */
     tecs_comp_t comp_;
 } tecs_lookup_t;
 
@@ -1242,8 +1264,11 @@ static inline const void *tecs_lookup(const tecs_lookup_t *h, tecs_entity_t enti
                           (size_t)(row & h->mask_) * s->size_);
 }
 
-/** Typed tecs_lookup: TECS_LOOKUP(&h, e, Position). */
-#define TECS_LOOKUP(h, entity, T) ((const T *)tecs_lookup((h), (entity)))
+/** Typed tecs_lookup: TECS_LOOKUP(&h, e, Position). NULL, as for an entity
+ *  without the component, when sizeof(T) is not the component's size; as
+ *  tecs_lookup, it records no error (workers read through one handle). */
+#define TECS_LOOKUP(h, entity, T)                                           \
+    ((const T *)((h)->size_ == sizeof(T) ? tecs_lookup((h), (entity)) : NULL))
 
 /**
  * The batched lookup: out[i] = the value of comp on ids[i] for i < n, or
@@ -1521,6 +1546,9 @@ typedef struct tecs_iter_t {
        0 and 1 otherwise */
     int32_t worker;
     int32_t workers;
+    /* per term: bytes of one value (0 for a tag), for the typed macros'
+       checks; valid while the iteration is open */
+    const uint32_t *sizes;
     /* private */
     struct {
         tecs_query_t *query;
@@ -1586,8 +1614,20 @@ void *tecs_field(const tecs_iter_t *it, int32_t term);
  *  the iteration has ended. */
 bool tecs_field_is_set(const tecs_iter_t *it, int32_t term);
 
-/** Typed tecs_field. */
-#define TECS_FIELD(it, T, term) ((T *)tecs_field((it), (term)))
+/** Private: TECS_FIELD's refusal of a type of the wrong size (records
+ *  TECS_EINVAL on it->world, returns NULL). */
+void *tecs__field_refused(const tecs_iter_t *it, int32_t term, size_t size);
+
+/** Private: tecs_field of a term whose values are size bytes each. */
+static inline void *tecs__field_sized(const tecs_iter_t *it, int32_t term, size_t size)
+{
+    void *f = tecs_field(it, term);
+    return f == NULL || it->sizes[term] == size ? f : tecs__field_refused(it, term, size);
+}
+
+/** Typed tecs_field: NULL with TECS_EINVAL when sizeof(T) is not the
+ *  term's component's size. */
+#define TECS_FIELD(it, T, term) ((T *)tecs__field_sized((it), (term), sizeof(T)))
 
 /**
  * Per-entity iteration the compiler can inline: a loop statement whose body
@@ -1634,10 +1674,21 @@ bool tecs_field_is_set(const tecs_iter_t *it, int32_t term);
                              : (tecs_iter_fini(&(it)), 0);)                 \
             for (; i < (it).count; i++)
 
-/** Inside TECS_EACH: a T * to row i's value of term (NULL where tecs_field
- *  is NULL). Reads the iterator's public fields, calls nothing. */
+/** Private: TECS_ROW's test, one condition the compiler can take out of
+ *  the loop: the field is there and its values are size bytes. */
+static inline bool tecs__row_ok(const void *field, uint32_t have, size_t size)
+{
+    return (field != NULL) & (have == size);
+}
+
+/** Inside TECS_EACH: a T * to row i's value of term; NULL where tecs_field
+ *  is NULL, and where sizeof(T) is not the term's component's size (this
+ *  records no error: the loop calls nothing, so that it stays a plain array
+ *  loop; TECS_FIELD on the step names both sizes). Reads the iterator's
+ *  public fields only. */
 #define TECS_ROW(it, T, term, i)                                             \
-    ((it).fields[(term)] ? (T *)(it).fields[(term)] + (i) : (T *)NULL)
+    (tecs__row_ok((it).fields[(term)], (it).sizes[(term)], sizeof(T))        \
+         ? (T *)(it).fields[(term)] + (i) : (T *)NULL)
 
 /**
  * Per-entity callback: fields[i] points to the entity's value of term i (or
@@ -2392,18 +2443,31 @@ tecs_err_t tecs_resource_modified(tecs_world_t *world, tecs_comp_t comp);
 /** Resources the world has (0 for NULL). */
 int32_t tecs_resource_count(const tecs_world_t *world);
 
-/** tecs_resource_set with a compound literal:
- *  TECS_RESOURCE_SET(w, time, Time, { .delta = 0.016 }). */
+/** Private: TECS_RESOURCE_SET's call (see TECS_SET). */
+tecs_err_t tecs__resource_set_sized(tecs_world_t *world, tecs_comp_t comp, const void *value,
+                                    size_t size);
+
+/** Private: TECS_RESOURCE_GET's and TECS_RESOURCE_GET_MUT's call. */
+void *tecs__resource_get_sized(const tecs_world_t *world, tecs_comp_t comp, size_t size,
+                               bool write);
+
+/** tecs_resource_set of a value of type T (a brace list or an expression,
+ *  as TECS_SET): TECS_RESOURCE_SET(w, time, Time, { .delta = 0.016 }).
+ *  @return as tecs_resource_set; TECS_EINVAL when sizeof(T) is not comp's
+ *  size. */
 #define TECS_RESOURCE_SET(world, comp, T, ...)                              \
-    tecs_resource_set((world), (comp), &(T)__VA_ARGS__)
+    tecs__resource_set_sized((world), (comp), (T[1]){ __VA_ARGS__ }, sizeof(T))
 
-/** The resource of comp as a const T pointer (NULL if absent). */
+/** The resource of comp as a const T pointer: NULL if absent, and when
+ *  sizeof(T) is not comp's size (as tecs_resource_get, it records no
+ *  error: tecs_resource_has tells the two apart). */
 #define TECS_RESOURCE_GET(world, comp, T)                                   \
-    ((const T *)tecs_resource_get((world), (comp)))
+    ((const T *)tecs__resource_get_sized((world), (comp), sizeof(T), false))
 
-/** The resource of comp as a T pointer, for writing (NULL if absent). */
+/** The resource of comp as a T pointer, for writing (NULL as
+ *  TECS_RESOURCE_GET's, and in a worker). */
 #define TECS_RESOURCE_GET_MUT(world, comp, T)                               \
-    ((T *)tecs_resource_get_mut((world), (comp)))
+    ((T *)tecs__resource_get_sized((world), (comp), sizeof(T), true))
 
 /* ==================================================================== */
 /* Systems and the pipeline                                             */

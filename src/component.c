@@ -242,6 +242,16 @@ void tecs__comp_move(tecs_world_t *w, const tecs__comp *ci, void *dst, void *src
     tecs__hook_end(w, outer_err);
 }
 
+bool tecs__size_refused(tecs_world_t *w, tecs_comp_t c, size_t size, const char *macro)
+{
+    const tecs__comp *ci = tecs__comp_get(w, c);
+    if (ci == NULL || ci->size == size)
+        return false;
+    tecs__err(w, TECS_EINVAL, "%s: " TECS__COMP_FMT " is %zu bytes, the type given is %zu",
+              macro, TECS__COMP(w, c), (size_t)ci->size, size);
+    return true;
+}
+
 /* Record TECS_ENOCOMP for c. */
 tecs_err_t tecs__err_nocomp(tecs_world_t *w, tecs_comp_t c)
 {

@@ -34,6 +34,11 @@ typedef struct tecs__comp {
     void *serial_ctx;
 } tecs__comp;
 
+/* A typed macro's check: true, with TECS_EINVAL recorded, when c is a
+** registered component whose values are not size bytes (an unknown c is
+** left to the call, which reports it). */
+bool tecs__size_refused(tecs_world_t *w, tecs_comp_t c, size_t size, const char *macro);
+
 /* Record TECS_ENOCOMP: c is not a registered component. */
 tecs_err_t tecs__err_nocomp(tecs_world_t *w, tecs_comp_t c);
 

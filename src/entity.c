@@ -424,6 +424,19 @@ tecs_err_t tecs_set(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void 
     return err;
 }
 
+tecs_err_t tecs__set_sized(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *value,
+                           size_t size)
+{
+    if (w == NULL)
+        return TECS_EINVAL;
+    tecs_err_t err = tecs__enter_change(w);
+    if (err)
+        return err;
+    if (tecs__size_refused(w, c, size, "TECS_SET"))
+        return TECS_EINVAL;
+    return tecs_set(w, e, c, value);
+}
+
 /* ---- reads ----------------------------------------------------------- */
 
 static TECS__NOINLINE void *get_failed(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
@@ -490,6 +503,15 @@ void *tecs_get_mut(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 const void *tecs_get(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
     return get_ptr(w, e, c, false);
+}
+
+void *tecs__get_sized(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, size_t size, bool write)
+{
+    if (w == NULL || tecs__enter_read(w))
+        return NULL;
+    if (tecs__size_refused(w, c, size, write ? "TECS_GET_MUT" : "TECS_GET"))
+        return NULL;
+    return get_ptr(w, e, c, write);
 }
 
 bool tecs_has(const tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
@@ -577,7 +599,8 @@ tecs_err_t tecs_lookup_init(tecs_world_t *w, tecs_comp_t c, tecs_lookup_t *out)
                          TECS__COMP_FMT " is made outside workers, on an open world",
                          TECS__COMP(w, c));
     if (sparse) {
-        tecs_lookup_t h = { .recs_ = NULL, .nrecs_ = &no_slots, .hot_ = &no_hot, .comp_ = c };
+        tecs_lookup_t h = { .recs_ = NULL, .nrecs_ = &no_slots, .hot_ = &no_hot,
+                            .size_ = (uint32_t)o->comp.comps[c].size, .comp_ = c };
         if (tecs__sparse_handle(o, c, &h))
             return TECS_ENOMEM;
         *out = h;
@@ -595,6 +618,7 @@ tecs_err_t tecs_lookup_init(tecs_world_t *w, tecs_comp_t c, tecs_lookup_t *out)
         .hot_ = &t->hot,
         .shift_ = o->arch.shift,
         .mask_ = o->arch.mask,
+        .size_ = (uint32_t)o->comp.comps[c].size,
         .comp_ = c,
     };
     return TECS_OK;

@@ -1154,6 +1154,7 @@ static TECS__INLINE tecs_iter_t iter_value(tecs_world_t *w, tecs_query_t *q, uin
     it.ctx = NULL;
     it.worker = 0;
     it.workers = 1;             /* one part: the whole query */
+    it.sizes = opened ? q->tsize : NULL;
     it.priv_.query = opened ? q : NULL;
     it.priv_.arch = NULL;
     it.priv_.match = !opened ? 0 : (flags & TECS_ITER_REVERSE) ? q->nmatch : -1;
@@ -1824,6 +1825,17 @@ void *tecs_field(const tecs_iter_t *it, int32_t term)
     return it->fields[term];
 }
 
+void *tecs__field_refused(const tecs_iter_t *it, int32_t term, size_t size)
+{
+    /* A field is handed out in an open step, so its query is alive. */
+    const tecs_query_t *q = it->priv_.query;
+    tecs_comp_t c = q ? q->terms[term].comp : 0;
+    tecs__err(it->world, TECS_EINVAL, "TECS_FIELD: term %d's " TECS__COMP_FMT
+              " is %u bytes, the type given is %zu", (int)term, TECS__COMP(it->world, c),
+              (unsigned)it->sizes[term], size);
+    return NULL;
+}
+
 bool tecs_field_is_set(const tecs_iter_t *it, int32_t term)
 {
     /* An ended iteration's query may be freed: only an open one is read. */
@@ -1859,7 +1871,8 @@ static void arch_query_aim(tecs_query_t *q, tecs_archetype_t *a)
     for (int32_t t = 0; t < q->nterms; t++) {
         q->terms[t] = (tecs_term_t){ .comp = a->comps[t], .toggle = TECS_TOGGLE_ANY };
         q->mcols[t] = (int16_t)tecs__arch_col(a, a->comps[t]);
-        if (q->mcols[t] >= 0 && tecs__comp_get(w, a->comps[t])->size > 0)
+        q->tsize[t] = (uint32_t)tecs__comp_get(w, a->comps[t])->size;
+        if (q->mcols[t] >= 0 && q->tsize[t] > 0)
             q->write_mask |= 1u << t;
     }
     q->march[0] = a;
@@ -2020,6 +2033,7 @@ void tecs__iter_part(tecs_iter_t *it, tecs_query_t *q, tecs_world_t *view, int64
 {
     memset(it, 0, sizeof *it);
     it->world = view;
+    it->sizes = q->tsize;
     it->priv_.query = q;
     it->priv_.flags = ITER_PART;
     it->priv_.state = ITER_RUNNING;

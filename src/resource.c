@@ -203,6 +203,27 @@ void *tecs_resource_get_mut(tecs_world_t *w, tecs_comp_t c)
     return w && tecs__in_worker(w) ? NULL : value_of(w, c);
 }
 
+tecs_err_t tecs__resource_set_sized(tecs_world_t *w, tecs_comp_t c, const void *value,
+                                    size_t size)
+{
+    if (w == NULL)
+        return TECS_EINVAL;
+    tecs_err_t err = tecs__enter(w);
+    if (err)
+        return err;
+    if (tecs__size_refused(w, c, size, "TECS_RESOURCE_SET"))
+        return TECS_EINVAL;
+    return tecs_resource_set(w, c, value);
+}
+
+void *tecs__resource_get_sized(const tecs_world_t *w, tecs_comp_t c, size_t size, bool write)
+{
+    /* A read records nothing: the size is tested as the value is found. */
+    if (w == NULL || tecs_component_size(w, c) != size || (write && tecs__in_worker(w)))
+        return NULL;
+    return value_of(w, c);
+}
+
 bool tecs_resource_has(const tecs_world_t *w, tecs_comp_t c)
 {
     return read_slot(w, c) != NULL;

@@ -290,7 +290,7 @@ static void system_run(tecs_iter_t *it)
 TEST(resource_calls_from_observers_systems_and_iterations)
 {
     tecs_world_t *w = tw_new();
-    tecs_comp_t t = time_comp(w), o = TECS_COMPONENT(w, Velocity), pos = TECS_COMPONENT(w, Position);
+    tecs_comp_t t = time_comp(w), o = TECS_COMPONENT_NAMED(w, "Clock", Time), pos = TECS_COMPONENT(w, Position);
     cb_ctx x = { .w = w, .t = t, .other = o };
     ev_log l = { .n = 0 };
     CHECK(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_ADD, .comp = o,
@@ -534,7 +534,7 @@ static void free_cb(const tecs_event_t *ev)
 TEST(resource_world_free_announces_and_refuses_changes)
 {
     tecs_world_t *w = tw_new();
-    tecs_comp_t t = time_comp(w), o = TECS_COMPONENT(w, Velocity);
+    tecs_comp_t t = time_comp(w), o = TECS_COMPONENT_NAMED(w, "Clock", Time);
     cb_ctx x = { .w = w, .t = t, .other = o };
     CHECK_ERR(tecs_component_hooks(w, t, &(tecs_hooks_t){ .on_remove = free_cb, .ctx = &x }),
               TECS_OK);
