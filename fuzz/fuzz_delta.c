@@ -4,7 +4,8 @@
 ** world base_world builds, saved with a mark). Whatever the input holds,
 ** the apply either succeeds, and the mirror passes tecs_world_check and
 ** saves to a snapshot that loads again, or fails with a clear code,
-** leaving the mirror as it was or empty, and passing the check. Nothing
+** leaving the mirror as it was or empty, and passing the check; then
+** the source refuses marks it did not take (marks). Nothing
 ** may leak: the world's allocator counts its blocks and Obj counts its
 ** values. Seeds: fuzz/corpus/delta/, deltas of this base, written by
 **
@@ -125,6 +126,67 @@ static void make_base(void)
         abort();
 }
 
+/* Do two worlds save the same snapshot? */
+static bool same_snapshot(tecs_world_t *a, tecs_world_t *b)
+{
+    tecs_snapshot_buf_t x = { 0 }, y = { 0 };
+    bool same = tecs_snapshot_save_mem(a, &x) == TECS_OK &&
+                tecs_snapshot_save_mem(b, &y) == TECS_OK && x.size == y.size &&
+                memcmp(x.data, y.data, x.size) == 0;
+    tecs_snapshot_buf_free(&x);
+    tecs_snapshot_buf_free(&y);
+    return same;
+}
+
+/* Marks the source did not take, one kind an input (by its size): the
+** mirror's, a zeroed one, the input's bytes as a forged mark; each is
+** refused (TECS_EINVAL) and leaves the source's mark as it was. Or a mark
+** of w taken before a reset of w: its delta, applied to w's state at the
+** mark, gives w. */
+static void marks(tecs_world_t *w, const comps *c, const uint8_t *data, size_t size)
+{
+    tecs_mark_t m, keep = mark;
+    tecs_snapshot_buf_t d = { 0 };
+    memset(&m, 0, sizeof m);
+    switch (size % 5) {
+    case 1:
+        if (tecs_world_mark(w, &m) != TECS_OK)
+            abort();
+        break;
+    case 2:
+        break;
+    case 3:
+        memcpy(&m, data, size < sizeof m ? size : sizeof m);
+        break;
+    case 4: {
+        uint64_t seed = size;
+        tecs_snapshot_buf_t at = { 0 };
+        if (tecs_world_mark(w, &m) != TECS_OK || tecs_snapshot_save_mem(w, &at) != TECS_OK)
+            abort();
+        churn(w, c, &seed, 20);
+        if (tecs_world_reset(w) != TECS_OK)
+            abort();
+        churn(w, c, &seed, 30);
+        comps xc;
+        tecs_world_t *x = world(&xc, 16);
+        if (tecs_delta_save_mem(w, &m, &d) != TECS_OK ||
+            tecs_snapshot_load_mem(x, at.data, at.size) != TECS_OK ||
+            tecs_delta_apply_mem(x, d.data, d.size) != TECS_OK || !same_snapshot(w, x))
+            abort();
+        tecs_world_free(x);
+        tecs_snapshot_buf_free(&at);
+        tecs_snapshot_buf_free(&d);
+        return;
+    }
+    default:
+        return;
+    }
+    if (tecs_delta_save_mem(source, &m, &d) != TECS_EINVAL || d.size != 0 ||
+        memcmp(&keep, &mark, sizeof mark) != 0)
+        abort();
+    tecs_snapshot_buf_free(&d);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (source == NULL)
@@ -155,6 +217,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         tecs_world_free(x);
         tecs_snapshot_buf_free(&a);
     }
+    marks(w, &c, data, size);
     tecs_world_free(w);
     if (blocks != blocks_before || live_objs != objs_before)
         abort();

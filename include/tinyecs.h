@@ -2895,9 +2895,10 @@ tecs_err_t tecs_snapshot_load_mem(tecs_world_t *world, const void *data, size_t 
 ** section or frame).
 */
 
-/** A point in a world's history (tecs_world_mark). Its fields are private. */
+/** A point in a world's history (tecs_world_mark). Its fields are private:
+ *  a mark names its world, and only that world's delta calls take it. */
 typedef struct tecs_mark_t {
-    uint64_t tick, pushes, pops;
+    uint64_t world, tick, pushes, pops;
     int32_t nslots, nalive, nfree, nretired;
 } tecs_mark_t;
 
@@ -2908,8 +2909,11 @@ tecs_err_t tecs_world_mark(tecs_world_t *world, tecs_mark_t *mark);
 
 /**
  * Write what changed since mark (of this world) to write, then move mark to
- * now. @return as tecs_snapshot_save; TECS_EINVAL also for a NULL mark or a
- * mark that is not of this world's past. On failure the mark stays.
+ * now. A mark taken before a tecs_world_reset of this world is of its past:
+ * the delta holds the reset (every entity destroyed) and what came after.
+ * @return as tecs_snapshot_save; TECS_EINVAL also for a NULL mark, a
+ * zeroed one (a mark is what tecs_world_mark wrote), a mark another world
+ * took and a mark not of this world's past. On failure the mark stays.
  */
 tecs_err_t tecs_delta_save(tecs_world_t *world, tecs_mark_t *mark, tecs_write_fn write,
                            void *ctx);
@@ -2926,9 +2930,12 @@ tecs_err_t tecs_delta_save(tecs_world_t *world, tecs_mark_t *mark, tecs_write_fn
  * @return TECS_OK; TECS_EINVAL (NULL; the world is not where the delta
  * starts: unchanged); TECS_EBUSY (as tecs_snapshot_load); TECS_EEXIST (as
  * tecs_snapshot_load); TECS_EFORMAT (as tecs_snapshot_load, and a delta
- * that does not fit the world); TECS_ENOMEM; or a callback's error. On any
- * failure after the check of where the world is, the world is left empty,
- * as a failed load leaves it: load the base again.
+ * that does not fit the world); TECS_ENOMEM; or a callback's error. A
+ * delta refused before its first change (a world not where it starts; a
+ * malformed header, component table, slot or row section; out of memory
+ * reserving room for it) leaves the world unchanged, but for components
+ * the delta registered; a failure after that leaves the world empty, as a
+ * failed load leaves it: load the base again.
  */
 tecs_err_t tecs_delta_apply(tecs_world_t *world, tecs_read_fn read, void *ctx);
 

@@ -103,6 +103,9 @@ typedef struct tecs__base {
     int32_t may_n;              /* the component ids the bits cover         */
     uint32_t run;               /* its runs so far: a part iterator steps
                                    only in the run that made it             */
+    uint64_t ident;             /* never 0: the world's identity, which its
+                                   marks carry (snapshot.c), from its
+                                   address and the clock at its birth       */
 } tecs__base;
 
 /* The gate word's bits: each is set while its state is on, by whoever

@@ -2154,7 +2154,7 @@ static bool next_run(const tecs_world_t *w, const tecs_archetype_t *a, uint64_t 
 static void mark_now(tecs_world_t *w, tecs_mark_t *m)
 {
     const tecs__ei_state *s = &w->ei;
-    *m = (tecs_mark_t){ .tick = w->arch.tick, .pushes = s->pushes, .pops = s->pops,
+    *m = (tecs_mark_t){ .world = w->base.ident, .tick = w->arch.tick, .pushes = s->pushes, .pops = s->pops,
                         .nslots = s->nrecs, .nalive = s->nalive, .nfree = s->nfree,
                         .nretired = s->nretired };
     tecs__arch_tick_next(&w->arch); /* what changes from now on is newer */
@@ -2178,6 +2178,10 @@ static uint32_t added_since(const tecs_world_t *w, const tecs_mark_t *m)
 static tecs_err_t mark_check(tecs_world_t *w, const tecs_mark_t *m)
 {
     const tecs__ei_state *s = &w->ei;
+    if (m->world != w->base.ident)
+        return tecs__err(w, TECS_EINVAL, m->world == 0
+                         ? "tecs_delta_save: a zeroed mark (tecs_world_mark writes marks)"
+                         : "tecs_delta_save: the mark is of another world");
     if (m->tick >= w->arch.tick || m->pushes > s->pushes || m->pops > s->pops ||
         m->nslots < 0 || m->nslots > s->nrecs || m->nalive < 0 || m->nfree < 0 ||
         m->nretired < 0 || m->nretired > s->nretired ||

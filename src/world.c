@@ -21,6 +21,22 @@ static bool valid_desc(const tecs_world_desc_t *d)
            d->max_archetypes <= TECS_MAX_ARCHETYPES;
 }
 
+/* A world's identity: its address and the clock mixed (two live worlds
+** differ in address, a world born where a freed one was differs in time). */
+static uint64_t world_ident(const tecs_world_t *w)
+{
+    double t = tecs_time_now();
+    uint64_t x = (uint64_t)(uintptr_t)w, bits;
+    memcpy(&bits, &t, sizeof bits);
+    x ^= bits * 0x9e3779b97f4a7c15u;
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9u;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebu;
+    x ^= x >> 31;
+    return x ? x : 1;
+}
+
 tecs_world_t *tecs_world_new(void)
 {
     return tecs_world_new_ex(NULL);
@@ -39,6 +55,7 @@ tecs_world_t *tecs_world_new_ex(const tecs_world_desc_t *desc)
     w->base.alloc = alloc;
     w->base.alloc_ud = d.alloc_ud;
     w->base.mem = sizeof *w;
+    w->base.ident = world_ident(w);
     w->arch.rows = d.rows_per_chunk ? (uint32_t)d.rows_per_chunk : 1024;
     while ((1u << w->arch.shift) < w->arch.rows)
         w->arch.shift++;

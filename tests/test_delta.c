@@ -279,6 +279,42 @@ TEST(delta_not_at_base)
     dw_free(&src);
 }
 
+/* A mark names its world: another world's mark and a zeroed one are
+** refused, even where their counts would fit; a mark taken before a reset
+** is of the world's past, and its delta carries the reset. */
+TEST(delta_mark_of_another_world_or_zeroed)
+{
+    dw src, twin, mirror;
+    uint64_t seed = 5, twin_seed = 5;
+    tecs_mark_t m, other;
+    dw_new(&src, 16);
+    dw_new(&twin, 16);
+    churn(&src, &seed, 100);
+    churn(&twin, &twin_seed, 100);           /* the same history, counts alike */
+    mirror_base(&src, &mirror, 16, &m);
+    CHECK_ERR(tecs_world_mark(twin.w, &other), TECS_OK);
+    tecs_snapshot_buf_t d = { 0 };
+    CHECK_ERR(tecs_delta_save_mem(src.w, &other, &d), TECS_EINVAL);
+    CHECK(strstr(tecs_last_error_msg(src.w), "another world") != NULL);
+    CHECK_EQ(d.size, 0);
+    tecs_mark_t zero;
+    memset(&zero, 0, sizeof zero);
+    CHECK_ERR(tecs_delta_save_mem(src.w, &zero, &d), TECS_EINVAL);
+    CHECK(strstr(tecs_last_error_msg(src.w), "zeroed") != NULL);
+    /* The refusals moved neither mark. */
+    CHECK_ERR(tecs_delta_save_mem(twin.w, &other, &d), TECS_OK);
+    churn(&src, &seed, 50);
+    CHECK_ERR(tecs_world_reset(src.w), TECS_OK);
+    churn(&src, &seed, 80);
+    CHECK_ERR(tecs_delta_save_mem(src.w, &m, &d), TECS_OK);
+    CHECK_ERR(tecs_delta_apply_mem(mirror.w, d.data, d.size), TECS_OK);
+    same_bytes(&src, &mirror);
+    tecs_snapshot_buf_free(&d);
+    dw_free(&mirror);
+    dw_free(&twin);
+    dw_free(&src);
+}
+
 /* A base and one delta of a churned world, for the failure cases. */
 typedef struct fixture {
     dw src;
