@@ -52,6 +52,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     tecs_err_t err = tecs_json_import(w, text, size, NULL);
     al.fail_at = 0;
     TW_CHECK(w);
+    /* The world and the text are there and the world is empty: any fault
+    ** is the text's (TECS_EFORMAT), a name's, or memory's. */
+    if (err)
+        CHECK(err == TECS_EFORMAT || err == TECS_ENOCOMP || err == TECS_ENOMEM);
     if (err)
         CHECK_EQ(tecs_world_entity_count(w), 0);
     else if (!fail_at)

@@ -64,10 +64,12 @@ char *tecs_json_export_entity(tecs_world_t *world, tecs_entity_t entity,
  * that has no entities; components are matched by name and must be
  * registered, with the same descriptions, before.
  * @return TECS_OK, or an error with *err filled and the world left without
- * entities: TECS_EINVAL (NULL, malformed or truncated text, wrong format
- * or version, a value of the wrong type or out of range, an array of the
- * wrong length, an unknown field, a bad or repeated id, a world that has
- * entities), TECS_ENOCOMP (a component name the world does not know),
+ * entities: TECS_EINVAL (NULL world or text, a world that has entities),
+ * TECS_EFORMAT (as a snapshot's loader: malformed or truncated text, wrong
+ * format or version, a value of the wrong type or out of range, an array
+ * of the wrong length, an unknown field, a bad or repeated id; an id is
+ * [slot, generation] with a generation of at least 1, as no entity has
+ * generation 0), TECS_ENOCOMP (a component name the world does not know),
  * TECS_EBUSY (the world is deferred: inside a callback, an iteration or a
  * deferred section, where its changes would be queued), TECS_ENOMEM, or
  * the error of a tecs_set a hook or observer refused. The whole text is

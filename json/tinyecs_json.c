@@ -379,12 +379,12 @@ typedef struct reader {
     char path[256];             /* the field being read ("at.x", "v[2]")    */
 } reader;
 
-/* Record TECS_EINVAL at the field being read. */
+/* Record TECS_EFORMAT at the field being read. */
 #define BAD(r, fmt, ...)                                                    \
-    fail((r)->err, TECS_EINVAL, "%s, component '%s', field '%s': " fmt, (r)->ent, (r)->comp, \
+    fail((r)->err, TECS_EFORMAT, "%s, component '%s', field '%s': " fmt, (r)->ent, (r)->comp, \
          (r)->path, __VA_ARGS__)
 
-/* An id [slot, gen] or null (0): false if j is neither. */
+/* An id [slot, gen] (gen >= 1) or null (0): false if j is neither. */
 static bool parse_id(json_t *j, tecs_entity_t *out)
 {
     if (json_is_null(j)) {
@@ -396,8 +396,9 @@ static bool parse_id(json_t *j, tecs_entity_t *out)
     json_t *s = json_array_get(j, 0), *g = json_array_get(j, 1);
     if (!json_is_integer(s) || !json_is_integer(g))
         return false;
+    /* No entity has generation 0: the entity index never hands it out. */
     json_int_t si = json_integer_value(s), gi = json_integer_value(g);
-    if (si < 0 || si > (json_int_t)UINT32_MAX || gi < 0 || gi > (json_int_t)UINT32_MAX)
+    if (si < 0 || si > (json_int_t)UINT32_MAX || gi < 1 || gi > (json_int_t)UINT32_MAX)
         return false;
     *out = (tecs_entity_t)gi << 32 | (tecs_entity_t)si;
     return true;
@@ -631,12 +632,12 @@ static tecs_err_t check_value(reader *r, tecs_comp_t c, json_t *v)
     r->path[0] = '\0';
     if (tecs_component_size(r->w, c) == 0) {
         if (!json_is_true(v))
-            return fail(r->err, TECS_EINVAL, "%s, tag '%s': expected true", r->ent, r->comp);
+            return fail(r->err, TECS_EFORMAT, "%s, tag '%s': expected true", r->ent, r->comp);
         return TECS_OK;
     }
     if (tecs_component_fields(r->w, c, NULL) == NULL) {
         if (!json_is_null(v))
-            return fail(r->err, TECS_EINVAL, "%s, component '%s': it has no description, "
+            return fail(r->err, TECS_EFORMAT, "%s, component '%s': it has no description, "
                         "so its value is null", r->ent, r->comp);
         return TECS_OK;
     }
@@ -648,20 +649,20 @@ static tecs_err_t check_entity(reader *r, json_t *o, size_t i, tecs_entity_t *ol
 {
     snprintf(r->ent, sizeof r->ent, "entities[%lu]", (unsigned long)i);
     if (!json_is_object(o))
-        return fail(r->err, TECS_EINVAL, "%s: expected an object", r->ent);
+        return fail(r->err, TECS_EFORMAT, "%s: expected an object", r->ent);
     const char *key;
     json_t *v;
     json_object_foreach(o, key, v)
         if (strcmp(key, "id") && strcmp(key, "components") && strcmp(key, "disabled"))
-            return fail(r->err, TECS_EINVAL, "%s: unknown key '%s'", r->ent, key);
+            return fail(r->err, TECS_EFORMAT, "%s: unknown key '%s'", r->ent, key);
     if (!parse_id(json_object_get(o, "id"), old) || *old == 0)
-        return fail(r->err, TECS_EINVAL, "%s: \"id\" must be [slot, generation], each "
-                    "0..4294967295, not [0, 0]", r->ent);
+        return fail(r->err, TECS_EFORMAT, "%s: \"id\" must be [slot, generation], the slot "
+                    "0..4294967295, the generation 1..4294967295", r->ent);
     snprintf(r->ent, sizeof r->ent, "entity [%lu, %lu]", (unsigned long)TECS_ENTITY_INDEX(*old),
              (unsigned long)TECS_ENTITY_GENERATION(*old));
     json_t *cs = json_object_get(o, "components");
     if (!json_is_object(cs))
-        return fail(r->err, TECS_EINVAL, "%s: \"components\" must be an object", r->ent);
+        return fail(r->err, TECS_EFORMAT, "%s: \"components\" must be an object", r->ent);
     json_object_foreach(cs, key, v) {
         r->comp = key;
         tecs_comp_t c = find_comp(r, key);
@@ -676,12 +677,12 @@ static tecs_err_t check_entity(reader *r, json_t *o, size_t i, tecs_entity_t *ol
     if (dis == NULL)
         return TECS_OK;
     if (!json_is_array(dis))
-        return fail(r->err, TECS_EINVAL, "%s: \"disabled\" must be an array of names", r->ent);
+        return fail(r->err, TECS_EFORMAT, "%s: \"disabled\" must be an array of names", r->ent);
     for (size_t k = 0; k < json_array_size(dis); k++) {
         const char *name = json_string_value(json_array_get(dis, k));
         tecs_comp_t c = name ? find_comp(r, name) : 0;
         if (c == 0 || !json_object_get(cs, name) || !tecs_component_enableable(r->w, c))
-            return fail(r->err, TECS_EINVAL, "%s: \"disabled\"[%lu] must name an enableable "
+            return fail(r->err, TECS_EFORMAT, "%s: \"disabled\"[%lu] must name an enableable "
                         "component of the entity", r->ent, (unsigned long)k);
     }
     return TECS_OK;
@@ -773,13 +774,13 @@ static tecs_err_t begin(reader *r, const char *text, size_t len, json_t **root)
     json_error_t je;
     *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
     if (*root == NULL) {
-        fail(r->err, TECS_EINVAL, "malformed JSON at line %d, column %d: %s", je.line,
+        fail(r->err, TECS_EFORMAT, "malformed JSON at line %d, column %d: %s", je.line,
              je.column, je.text);
         if (r->err) {
             r->err->line = je.line;
             r->err->column = je.column;
         }
-        return TECS_EINVAL;
+        return TECS_EFORMAT;
     }
     r->ids = malloc(TECS_MAX_COMPONENTS * sizeof *r->ids);
     if (r->ids == NULL)
@@ -792,22 +793,22 @@ static tecs_err_t begin(reader *r, const char *text, size_t len, json_t **root)
 static tecs_err_t check_world(reader *r, json_t *root, json_t **ents)
 {
     if (!json_is_object(root))
-        return fail(r->err, TECS_EINVAL, "expected an object at the top");
+        return fail(r->err, TECS_EFORMAT, "expected an object at the top");
     const char *key;
     json_t *v;
     json_object_foreach(root, key, v)
         if (strcmp(key, "format") && strcmp(key, "version") && strcmp(key, "entities"))
-            return fail(r->err, TECS_EINVAL, "unknown key '%s' at the top", key);
+            return fail(r->err, TECS_EFORMAT, "unknown key '%s' at the top", key);
     const char *format = json_string_value(json_object_get(root, "format"));
     if (format == NULL || strcmp(format, FORMAT_NAME) != 0)
-        return fail(r->err, TECS_EINVAL, "\"format\" must be \"%s\"", FORMAT_NAME);
+        return fail(r->err, TECS_EFORMAT, "\"format\" must be \"%s\"", FORMAT_NAME);
     json_t *version = json_object_get(root, "version");
     if (!json_is_integer(version) || json_integer_value(version) != FORMAT_VERSION)
-        return fail(r->err, TECS_EINVAL, "\"version\" must be %d (this library's)",
+        return fail(r->err, TECS_EFORMAT, "\"version\" must be %d (this library's)",
                     FORMAT_VERSION);
     *ents = json_object_get(root, "entities");
     if (!json_is_array(*ents))
-        return fail(r->err, TECS_EINVAL, "\"entities\" must be an array");
+        return fail(r->err, TECS_EFORMAT, "\"entities\" must be an array");
     return TECS_OK;
 }
 
@@ -823,7 +824,7 @@ static tecs_err_t check_all(reader *r, json_t **ents, tecs_entity_t *olds, size_
     qsort(r->map, n, sizeof *r->map, by_old);
     for (size_t i = 1; i < n; i++)
         if (r->map[i].old == r->map[i - 1].old)
-            return fail(r->err, TECS_EINVAL, "entity [%lu, %lu] is given twice",
+            return fail(r->err, TECS_EFORMAT, "entity [%lu, %lu] is given twice",
                         (unsigned long)TECS_ENTITY_INDEX(r->map[i].old),
                         (unsigned long)TECS_ENTITY_GENERATION(r->map[i].old));
     return TECS_OK;

@@ -218,89 +218,94 @@ static void bad_import(const char *text, tecs_err_t code, const char *msg, int l
 TEST(json_import_refuses_bad_text)
 {
     live_strings = 0;
-    BAD_IMPORT("", TECS_EINVAL, "malformed JSON at line");
-    BAD_IMPORT("{\"format\": ", TECS_EINVAL, "malformed JSON");
-    BAD_IMPORT("[1, 2]", TECS_EINVAL, "expected an object at the top");
-    BAD_IMPORT("{\"format\": \"x\", \"version\": 1, \"entities\": []}", TECS_EINVAL, "\"format\"");
-    BAD_IMPORT("{\"format\": \"tinyecs-json\", \"version\": 2, \"entities\": []}", TECS_EINVAL,
+    BAD_IMPORT("", TECS_EFORMAT, "malformed JSON at line");
+    BAD_IMPORT("{\"format\": ", TECS_EFORMAT, "malformed JSON");
+    BAD_IMPORT("[1, 2]", TECS_EFORMAT, "expected an object at the top");
+    BAD_IMPORT("{\"format\": \"x\", \"version\": 1, \"entities\": []}", TECS_EFORMAT, "\"format\"");
+    BAD_IMPORT("{\"format\": \"tinyecs-json\", \"version\": 2, \"entities\": []}", TECS_EFORMAT,
                "\"version\" must be 1");
-    BAD_IMPORT("{\"format\": \"tinyecs-json\", \"version\": 1}", TECS_EINVAL, "\"entities\"");
+    BAD_IMPORT("{\"format\": \"tinyecs-json\", \"version\": 1}", TECS_EFORMAT, "\"entities\"");
     BAD_IMPORT("{\"format\": \"tinyecs-json\", \"version\": 1, \"entities\": [], \"x\": 1}",
-               TECS_EINVAL, "unknown key 'x'");
-    BAD_IMPORT(WORLD("{\"id\": [1, 0], \"id\": [2, 0], \"components\": {}}"), TECS_EINVAL,
+               TECS_EFORMAT, "unknown key 'x'");
+    BAD_IMPORT(WORLD("{\"id\": [1, 1], \"id\": [2, 1], \"components\": {}}"), TECS_EFORMAT,
                "duplicate");
-    BAD_IMPORT(WORLD("7"), TECS_EINVAL, "entities[0]: expected an object");
-    BAD_IMPORT(WORLD("{\"components\": {}}"), TECS_EINVAL, "entities[0]: \"id\"");
-    BAD_IMPORT(WORLD("{\"id\": [0, 0], \"components\": {}}"), TECS_EINVAL, "\"id\"");
-    BAD_IMPORT(WORLD("{\"id\": [-1, 0], \"components\": {}}"), TECS_EINVAL, "\"id\"");
-    BAD_IMPORT(WORLD("{\"id\": [4294967296, 0], \"components\": {}}"), TECS_EINVAL, "\"id\"");
-    BAD_IMPORT(WORLD("{\"id\": [1, 0, 0], \"components\": {}}"), TECS_EINVAL, "\"id\"");
-    BAD_IMPORT(WORLD("{\"id\": [1, 0], \"components\": []}"), TECS_EINVAL, "\"components\"");
-    BAD_IMPORT(WORLD("{\"id\": [1, 0], \"components\": {}, \"more\": 1}"), TECS_EINVAL,
+    BAD_IMPORT(WORLD("7"), TECS_EFORMAT, "entities[0]: expected an object");
+    BAD_IMPORT(WORLD("{\"components\": {}}"), TECS_EFORMAT, "entities[0]: \"id\"");
+    BAD_IMPORT(WORLD("{\"id\": [0, 0], \"components\": {}}"), TECS_EFORMAT, "\"id\"");
+    /* No entity has generation 0, as in a snapshot. */
+    BAD_IMPORT(WORLD("{\"id\": [3, 0], \"components\": {}}"), TECS_EFORMAT,
+               "the generation 1..4294967295");
+    BAD_IMPORT(WORLD("{\"id\": [1, 1], \"components\": {\"Every\": {\"ent\": [2, 0]}}}"),
+               TECS_EFORMAT, "field 'ent': expected an entity id");
+    BAD_IMPORT(WORLD("{\"id\": [-1, 1], \"components\": {}}"), TECS_EFORMAT, "\"id\"");
+    BAD_IMPORT(WORLD("{\"id\": [4294967296, 1], \"components\": {}}"), TECS_EFORMAT, "\"id\"");
+    BAD_IMPORT(WORLD("{\"id\": [1, 0, 0], \"components\": {}}"), TECS_EFORMAT, "\"id\"");
+    BAD_IMPORT(WORLD("{\"id\": [1, 1], \"components\": []}"), TECS_EFORMAT, "\"components\"");
+    BAD_IMPORT(WORLD("{\"id\": [1, 1], \"components\": {}, \"more\": 1}"), TECS_EFORMAT,
                "unknown key 'more'");
-    BAD_IMPORT(WORLD("{\"id\": [1, 0], \"components\": {}}, {\"id\": [1, 0], \"components\": {}}"),
-               TECS_EINVAL, "entity [1, 0] is given twice");
-    BAD_IMPORT(WORLD("{\"id\": [1, 0], \"components\": {\"Nope\": true}}"), TECS_ENOCOMP,
+    BAD_IMPORT(WORLD("{\"id\": [1, 1], \"components\": {}}, {\"id\": [1, 1], \"components\": {}}"),
+               TECS_EFORMAT, "entity [1, 1] is given twice");
+    BAD_IMPORT(WORLD("{\"id\": [1, 1], \"components\": {\"Nope\": true}}"), TECS_ENOCOMP,
                "no component named 'Nope'");
-    BAD_IMPORT(WORLD("{\"id\": [1, 0], \"components\": {\"Enemy\": 1}}"), TECS_EINVAL,
+    BAD_IMPORT(WORLD("{\"id\": [1, 1], \"components\": {\"Enemy\": 1}}"), TECS_EFORMAT,
                "tag 'Enemy': expected true");
-    BAD_IMPORT(WORLD("{\"id\": [1, 0], \"components\": {\"Health\": {\"hp\": 1}}}"), TECS_EINVAL,
+    BAD_IMPORT(WORLD("{\"id\": [1, 1], \"components\": {\"Health\": {\"hp\": 1}}}"), TECS_EFORMAT,
                "no description");
-    BAD_IMPORT(WORLD("{\"id\": [1, 0], \"components\": {\"Vec2\": [1, 2]}}"), TECS_EINVAL,
+    BAD_IMPORT(WORLD("{\"id\": [1, 1], \"components\": {\"Vec2\": [1, 2]}}"), TECS_EFORMAT,
                "expected an object of fields");
-    BAD_IMPORT(WORLD("{\"id\": [1, 0], \"components\": {\"Vec2\": {\"z\": 1}}}"), TECS_EINVAL,
+    BAD_IMPORT(WORLD("{\"id\": [1, 1], \"components\": {\"Vec2\": {\"z\": 1}}}"), TECS_EFORMAT,
                "field 'z': no such field");
-    BAD_IMPORT(WORLD("{\"id\": [1, 0], \"components\": {\"Vec2\": {\"x\": \"1\"}}}"), TECS_EINVAL,
+    BAD_IMPORT(WORLD("{\"id\": [1, 1], \"components\": {\"Vec2\": {\"x\": \"1\"}}}"), TECS_EFORMAT,
                "field 'x': expected a number");
-    BAD_IMPORT(WORLD("{\"id\": [1, 0], \"components\": {\"Vec2\": {\"x\": 1e39}}}"), TECS_EINVAL,
+    BAD_IMPORT(WORLD("{\"id\": [1, 1], \"components\": {\"Vec2\": {\"x\": 1e39}}}"), TECS_EFORMAT,
                "out of range for f32");
-    BAD_IMPORT(WORLD("{\"id\": [1, 0], \"components\": {\"Every\": {\"b\": 1}}}"), TECS_EINVAL,
+    BAD_IMPORT(WORLD("{\"id\": [1, 1], \"components\": {\"Every\": {\"b\": 1}}}"), TECS_EFORMAT,
                "field 'b': expected true or false");
-    BAD_IMPORT(WORLD("{\"id\": [1, 0], \"components\": {\"Every\": {\"i8\": 128}}}"), TECS_EINVAL,
+    BAD_IMPORT(WORLD("{\"id\": [1, 1], \"components\": {\"Every\": {\"i8\": 128}}}"), TECS_EFORMAT,
                "128 is out of range for i8");
-    BAD_IMPORT(WORLD("{\"id\": [1, 0], \"components\": {\"Every\": {\"u8\": -1}}}"), TECS_EINVAL,
+    BAD_IMPORT(WORLD("{\"id\": [1, 1], \"components\": {\"Every\": {\"u8\": -1}}}"), TECS_EFORMAT,
                "out of range for u8");
-    BAD_IMPORT(WORLD("{\"id\": [1, 0], \"components\": {\"Every\": {\"u32\": 4294967296}}}"),
-               TECS_EINVAL, "out of range for u32");
-    BAD_IMPORT(WORLD("{\"id\": [1, 0], \"components\": {\"Every\": {\"i32\": 1.5}}}"), TECS_EINVAL,
+    BAD_IMPORT(WORLD("{\"id\": [1, 1], \"components\": {\"Every\": {\"u32\": 4294967296}}}"),
+               TECS_EFORMAT, "out of range for u32");
+    BAD_IMPORT(WORLD("{\"id\": [1, 1], \"components\": {\"Every\": {\"i32\": 1.5}}}"), TECS_EFORMAT,
                "expected an integer (i32)");
-    BAD_IMPORT(WORLD("{\"id\": [1, 0], \"components\": {\"Every\": {\"i64\": 99999999999999999999}}}"),
-               TECS_EINVAL, "malformed JSON");                /* too big for jansson */
-    BAD_IMPORT(WORLD("{\"id\": [1, 0], \"components\": {\"Every\": {\"u64\": \"18446744073709551616\"}}}"),
-               TECS_EINVAL, "expected a u64");
-    BAD_IMPORT(WORLD("{\"id\": [1, 0], \"components\": {\"Every\": {\"u64\": \"-1\"}}}"),
-               TECS_EINVAL, "expected a u64");
-    BAD_IMPORT(WORLD("{\"id\": [1, 0], \"components\": {\"Every\": {\"arr\": [1, 2]}}}"),
-               TECS_EINVAL, "field 'arr': expected an array of 3 i32");
-    BAD_IMPORT(WORLD("{\"id\": [1, 0], \"components\": {\"Every\": {\"arr\": [1, 2, 3, 4]}}}"),
-               TECS_EINVAL, "expected an array of 3");
-    BAD_IMPORT(WORLD("{\"id\": [1, 0], \"components\": {\"Every\": {\"arr\": [1, true, 3]}}}"),
-               TECS_EINVAL, "field 'arr[1]': expected an integer");
-    BAD_IMPORT(WORLD("{\"id\": [1, 0], \"components\": {\"Every\": {\"path\": [{}, {\"y\": null}]}}}"),
-               TECS_EINVAL, "field 'path[1].y': expected a number");
-    BAD_IMPORT(WORLD("{\"id\": [1, 0], \"components\": {\"Every\": {\"at\": {\"x\": 1, \"w\": 2}}}}"),
-               TECS_EINVAL, "field 'at.w': no such field");
-    BAD_IMPORT(WORLD("{\"id\": [1, 0], \"components\": {\"Every\": {\"ent\": [1]}}}"), TECS_EINVAL,
+    BAD_IMPORT(WORLD("{\"id\": [1, 1], \"components\": {\"Every\": {\"i64\": 99999999999999999999}}}"),
+               TECS_EFORMAT, "malformed JSON");                /* too big for jansson */
+    BAD_IMPORT(WORLD("{\"id\": [1, 1], \"components\": {\"Every\": {\"u64\": \"18446744073709551616\"}}}"),
+               TECS_EFORMAT, "expected a u64");
+    BAD_IMPORT(WORLD("{\"id\": [1, 1], \"components\": {\"Every\": {\"u64\": \"-1\"}}}"),
+               TECS_EFORMAT, "expected a u64");
+    BAD_IMPORT(WORLD("{\"id\": [1, 1], \"components\": {\"Every\": {\"arr\": [1, 2]}}}"),
+               TECS_EFORMAT, "field 'arr': expected an array of 3 i32");
+    BAD_IMPORT(WORLD("{\"id\": [1, 1], \"components\": {\"Every\": {\"arr\": [1, 2, 3, 4]}}}"),
+               TECS_EFORMAT, "expected an array of 3");
+    BAD_IMPORT(WORLD("{\"id\": [1, 1], \"components\": {\"Every\": {\"arr\": [1, true, 3]}}}"),
+               TECS_EFORMAT, "field 'arr[1]': expected an integer");
+    BAD_IMPORT(WORLD("{\"id\": [1, 1], \"components\": {\"Every\": {\"path\": [{}, {\"y\": null}]}}}"),
+               TECS_EFORMAT, "field 'path[1].y': expected a number");
+    BAD_IMPORT(WORLD("{\"id\": [1, 1], \"components\": {\"Every\": {\"at\": {\"x\": 1, \"w\": 2}}}}"),
+               TECS_EFORMAT, "field 'at.w': no such field");
+    BAD_IMPORT(WORLD("{\"id\": [1, 1], \"components\": {\"Every\": {\"ent\": [1]}}}"), TECS_EFORMAT,
                "field 'ent': expected an entity id");
-    BAD_IMPORT(WORLD("{\"id\": [1, 0], \"components\": {\"Named\": {\"name\": 5}}}"), TECS_EINVAL,
+    BAD_IMPORT(WORLD("{\"id\": [1, 1], \"components\": {\"Named\": {\"name\": 5}}}"), TECS_EFORMAT,
                "field 'name': expected a string or null");
-    BAD_IMPORT(WORLD("{\"id\": [1, 0], \"components\": {\"Named\": {\"name\": \"a\\u0000b\"}}}"),
-               TECS_EINVAL, "\\u0000 is not allowed");
-    BAD_IMPORT(WORLD("{\"id\": [1, 0], \"components\": {\"Vec2\": {}}, \"disabled\": [\"Vec2\"]}"),
-               TECS_EINVAL, "\"disabled\"[0] must name an enableable");
-    BAD_IMPORT(WORLD("{\"id\": [1, 0], \"components\": {}, \"disabled\": [\"Flag\"]}"),
-               TECS_EINVAL, "\"disabled\"[0]");
-    BAD_IMPORT(WORLD("{\"id\": [1, 0], \"components\": {}, \"disabled\": 3}"), TECS_EINVAL,
+    BAD_IMPORT(WORLD("{\"id\": [1, 1], \"components\": {\"Named\": {\"name\": \"a\\u0000b\"}}}"),
+               TECS_EFORMAT, "\\u0000 is not allowed");
+    BAD_IMPORT(WORLD("{\"id\": [1, 1], \"components\": {\"Vec2\": {}}, \"disabled\": [\"Vec2\"]}"),
+               TECS_EFORMAT, "\"disabled\"[0] must name an enableable");
+    BAD_IMPORT(WORLD("{\"id\": [1, 1], \"components\": {}, \"disabled\": [\"Flag\"]}"),
+               TECS_EFORMAT, "\"disabled\"[0]");
+    BAD_IMPORT(WORLD("{\"id\": [1, 1], \"components\": {}, \"disabled\": 3}"), TECS_EFORMAT,
                "\"disabled\" must be an array");
     /* A good entity before a bad one: nothing is made. */
-    BAD_IMPORT(WORLD("{\"id\": [1, 0], \"components\": {\"Vec2\": {\"x\": 1}}},"
-                     "{\"id\": [2, 0], \"components\": {\"Vec2\": {\"x\": true}}}"),
-               TECS_EINVAL, "entity [2, 0], component 'Vec2', field 'x'");
+    BAD_IMPORT(WORLD("{\"id\": [1, 1], \"components\": {\"Vec2\": {\"x\": 1}}},"
+                     "{\"id\": [2, 1], \"components\": {\"Vec2\": {\"x\": true}}}"),
+               TECS_EFORMAT, "entity [2, 1], component 'Vec2', field 'x'");
     /* Deep nesting is the parser's to refuse. */
     char deep[5000];
     memset(deep, '[', 4000);
     deep[4000] = '\0';
-    BAD_IMPORT(deep, TECS_EINVAL, "malformed JSON");
+    BAD_IMPORT(deep, TECS_EFORMAT, "malformed JSON");
 }
 
 TEST(json_import_every_truncation)
@@ -316,7 +321,7 @@ TEST(json_import_every_truncation)
         tecs_world_t *b = tw_new();
         setup(b);
         tecs_json_error_t err;
-        CHECK_ERR(tecs_json_import(b, text, k, &err), TECS_EINVAL);
+        CHECK_ERR(tecs_json_import(b, text, k, &err), TECS_EFORMAT);
         CHECK(err.line > 0);
         CHECK_EQ(tecs_world_entity_count(b), 0);
         tw_free(b);
@@ -331,7 +336,7 @@ TEST(json_import_needs_an_empty_world_and_no_defer)
     live_strings = 0;
     tecs_world_t *w = tw_new();
     comps c = setup(w);
-    const char *text = WORLD("{\"id\": [1, 0], \"components\": {\"Enemy\": true}}");
+    const char *text = WORLD("{\"id\": [1, 1], \"components\": {\"Enemy\": true}}");
     tecs_entity_t e = tecs_new(w);
     tecs_json_error_t err;
     CHECK_ERR(tecs_json_import(w, text, strlen(text), &err), TECS_EINVAL);
@@ -343,7 +348,7 @@ TEST(json_import_needs_an_empty_world_and_no_defer)
     CHECK(tecs_json_export_entity(w, 0, &err) == NULL && err.code == TECS_EDEAD);
     CHECK(tecs_json_export_entity(NULL, e, &err) == NULL && err.code == TECS_EINVAL);
     CHECK_EQ(tecs_json_import_entity(w, "{", 1, &err), 0);
-    CHECK_EQ(err.code, TECS_EINVAL);
+    CHECK_EQ(err.code, TECS_EFORMAT);
     tecs_destroy(w, e);
     CHECK_ERR(tecs_defer_begin(w), TECS_OK);       /* deferred: refused */
     CHECK_ERR(tecs_json_import(w, text, strlen(text), &err), TECS_EBUSY);
@@ -396,7 +401,7 @@ TEST(json_entity_round_trip)
     CHECK_EQ(((const Vec2 *)tecs_get(b, d, cb.vec2))->y, 4);
     /* A bad entity changes nothing. */
     tecs_json_error_t err;
-    const char *bad = "{\"id\": [1, 0], \"components\": {\"Vec2\": {\"x\": \"no\"}}}";
+    const char *bad = "{\"id\": [1, 1], \"components\": {\"Vec2\": {\"x\": \"no\"}}}";
     CHECK_EQ(tecs_json_import_entity(b, bad, strlen(bad), &err), 0);
     CHECK_EQ(tecs_world_entity_count(b), 1);
     /* From an each callback: export allowed, import refused. */
