@@ -3384,6 +3384,50 @@ static void op_delta(interp *I, const m_op *op)
         mirror_compare(I);
 }
 
+/* The typed macros given a C type whose size is not the component's:
+** refused before anything is read (TECS_EINVAL, or NULL), the world and
+** its resources as they were (the model changes nothing, and its checks
+** compare); an unknown component is the call's error, as untyped. */
+typedef struct { unsigned char b[12]; } m_bytes12;
+typedef struct { unsigned char b[64]; } m_bytes64;
+
+#define TYPED_TRY(I, c, id, known, T)                                        \
+    do {                                                                     \
+        T v_;                                                                \
+        memset(&v_, 0x5a, sizeof v_);                                        \
+        int want_ = (known) ? TECS_EINVAL : TECS_ENOCOMP;                    \
+        mi_result_is(I, TECS_SET((I)->w, id, c, T, v_), want_, "TECS_SET");  \
+        EXPECT(I, TECS_GET((I)->w, id, c, T) == NULL &&                      \
+               (!(known) || tecs_last_error((I)->w) == TECS_EINVAL),         \
+               "TECS_GET of a %zu-byte type", sizeof(T));                    \
+        EXPECT(I, TECS_GET_MUT((I)->w, id, c, T) == NULL, "TECS_GET_MUT");   \
+        if (known)                                                           \
+            mi_result_is(I, TECS_RESOURCE_SET((I)->w, c, T, v_), TECS_EINVAL, \
+                         "TECS_RESOURCE_SET");                               \
+        EXPECT(I, TECS_RESOURCE_GET((I)->w, c, T) == NULL &&                 \
+               TECS_RESOURCE_GET_MUT((I)->w, c, T) == NULL, "TECS_RESOURCE_GET"); \
+    } while (0)
+
+static void op_typed(interp *I, const m_op *op)
+{
+    int ci;
+    tecs_comp_t c = pick_comp(I, op->x, &ci);
+    tecs_entity_t id = mi_pick_id(I, op->z);
+    static const uint32_t sizes[6] = { 1, 2, 4, 8, 12, 64 };
+    uint32_t k = op->y % 6;
+    if (ci >= 0 && sizes[k] == csize[ci])
+        k = (k + 1) % 6;                /* a size that is not the component's */
+    bool known = ci >= 0;
+    switch (k) {
+    case 0: TYPED_TRY(I, c, id, known, char); break;
+    case 1: TYPED_TRY(I, c, id, known, int16_t); break;
+    case 2: TYPED_TRY(I, c, id, known, int32_t); break;
+    case 3: TYPED_TRY(I, c, id, known, int64_t); break;
+    case 4: TYPED_TRY(I, c, id, known, m_bytes12); break;
+    default: TYPED_TRY(I, c, id, known, m_bytes64); break;
+    }
+}
+
 /* TECS_EACH over one of the program's queries: every step's rows match
 ** with the model's values, each matching entity comes once; with a break
 ** after some rows, no iteration is left open. */
@@ -3404,8 +3448,17 @@ static void op_each_macro(interp *I, const m_op *op)
     TECS_EACH(q->q, it, i) {
         if (ng == stop)
             break;
-        if (i == 0)
+        if (i == 0) {
             mi_check_chunk(I, &it, q);
+            /* A type of another size gets no field, in the loop or out. */
+            bool one = it.sizes[0] == 1;
+            EXPECT(I, it.fields[0] == NULL ||
+                      (one ? TECS_ROW(it, int16_t, 0, i) == NULL &&
+                             TECS_FIELD(&it, int16_t, 0) == NULL
+                           : TECS_ROW(it, char, 0, i) == NULL &&
+                             TECS_FIELD(&it, char, 0) == NULL),
+                   "TECS_ROW / TECS_FIELD of a type of the wrong size");
+        }
         uint32_t index = TECS_ENTITY_INDEX(it.entities[i]);
         if ((int32_t)index < I->cap_gen && I->mark[index] == it.entities[i])
             I->mark[index] = 0;               /* a second visit fails */
@@ -3505,6 +3558,7 @@ static const struct {
     { "where_values", 3, op_where_values },
     { "sparse_handle", 6, op_sparse_handle },
     { "sparse_many", 4, op_sparse_many },
+    { "typed", 2, op_typed },
 };
 enum { NOPS = sizeof ops / sizeof ops[0] };
 
