@@ -15,8 +15,9 @@
 ** is built where jansson is installed (TECS_DUMP_JSON), and components
 ** without serializers (one with a serializer is code the file lacks).
 **
-** Exit codes: 0 printed, 1 the file cannot be read or is not a snapshot
-** (or cannot be loaded, for --json), 2 bad usage or no JSON module.
+** Exit codes: 0 printed (or --help), 1 the file cannot be read (the
+** system's reason is printed) or is not a snapshot (or cannot be loaded,
+** for --json), 2 bad usage or no JSON module.
 */
 #include <stdint.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@
 #include "tinyecs.h"
 #include "tinyecs_json.h"
 #endif
+#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -275,7 +277,9 @@ static void print_summary(const dump *d, const char *path)
     printf("resources: %u\n", d->nresources);
 }
 
-static unsigned char *read_file(const char *path, size_t *size)
+/* The file's bytes, or NULL: *why is NULL when it cannot be opened (errno
+** says why), else what went wrong reading it. */
+static unsigned char *read_file(const char *path, size_t *size, const char **why)
 {
     FILE *f = fopen(path, "rb");
     if (f == NULL)
@@ -290,6 +294,13 @@ static unsigned char *read_file(const char *path, size_t *size)
                 free(p);
             p = q;
         }
+    }
+    if (p == NULL)
+        *why = "out of memory";
+    else if (ferror(f)) {
+        *why = strerror(errno);
+        free(p);
+        p = NULL;
     }
     fclose(f);
     *size = n;
@@ -324,20 +335,31 @@ static int print_json(const unsigned char *data, size_t size, const char *path)
 #endif
 }
 
+static void usage(FILE *to)
+{
+    fprintf(to, "usage: tecs-dump [--json] FILE\n"
+                "  prints a tinyecs snapshot's summary: its components, archetypes,\n"
+                "  entity counts and free slots; with --json, its contents as JSON\n"
+                "  (each entity with its values, by field name where described)\n");
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        usage(stdout);
+        return 0;
+    }
     bool json = argc == 3 && strcmp(argv[1], "--json") == 0;
     if ((argc != 2 && !json) || argv[argc - 1][0] == '-') {
-        fprintf(stderr, "usage: tecs-dump [--json] FILE\n"
-                        "  prints a tinyecs snapshot's summary: its components, archetypes,\n"
-                        "  entity counts and free slots; with --json, its contents as JSON\n"
-                        "  (each entity with its values, by field name where described)\n");
+        usage(stderr);
         return 2;
     }
     size_t size = 0;
-    unsigned char *data = read_file(argv[argc - 1], &size);
+    const char *io = NULL;
+    unsigned char *data = read_file(argv[argc - 1], &size, &io);
     if (data == NULL) {
-        fprintf(stderr, "tecs-dump: cannot read %s\n", argv[argc - 1]);
+        fprintf(stderr, "tecs-dump: cannot %s %s: %s\n", io ? "read" : "open",
+                argv[argc - 1], io ? io : strerror(errno));
         return 1;
     }
     if (json) {

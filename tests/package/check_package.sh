@@ -7,7 +7,9 @@
 #      (cmake --install --prefix, so the installed files must be relocatable);
 #   2. find_package(tinyecs CONFIG REQUIRED) from find_package/, linking
 #      tinyecs::tinyecs (static) and tinyecs::shared;
-#   3. add_subdirectory of the source tree from subdirectory/;
+#   3. add_subdirectory of the source tree from subdirectory/, and
+#      FetchContent from fetchcontent/: only the static library is built
+#      (no tests, demo, examples, benchmarks, tools or shared library);
 #   4. cc app.c $(pkg-config --cflags --libs tinyecs) against the prefix,
 #      skipped with a message when pkg-config is not installed.
 #   5. cc app_json.c $(pkg-config --cflags --libs tinyecs_json) when the JSON
@@ -71,9 +73,12 @@ build "library" "$src" "$work/lib" -DTECS_BUILD_TESTS=OFF -DTECS_BUILD_EXAMPLES=
     -DTECS_BUILD_BENCH=OFF
 "$cmake" --install "$work/lib" --prefix "$work/prefix" >>"$log" 2>&1 || fail "install"
 for f in include/tinyecs.h lib/cmake/tinyecs/tinyecsConfig.cmake \
-         lib/cmake/tinyecs/tinyecsConfigVersion.cmake lib/pkgconfig/tinyecs.pc; do
+         lib/cmake/tinyecs/tinyecsConfigVersion.cmake lib/pkgconfig/tinyecs.pc \
+         "bin/tecs-dump$exe"; do
     [ -f "$work/prefix/$f" ] || fail "install: $f is missing"
 done
+# shellcheck disable=SC2086  # emu is a command and its options, or empty
+$emu "$work/prefix/bin/tecs-dump$exe" --help >>"$log" 2>&1 || fail "tecs-dump --help"
 echo "ok: installed into $work/prefix"
 # Windows finds a DLL beside the program or on the PATH; under wine, WINEPATH.
 WINEPATH="$work/prefix/bin"
@@ -84,9 +89,20 @@ build "find_package" "$here/find_package" "$work/find_package" \
 run "find_package, tinyecs::tinyecs" "$work/find_package/app"
 run "find_package, tinyecs::shared" "$work/find_package/app_shared"
 
+only_libraries() {   # only_libraries NAME DIR: DIR built no program but the app
+    extra=$(find "$2" -type f \( -name 'tecs-dump*' -o -name 'boids*' -o -name 'example_*' \
+            -o -name 'tinyecs_tests*' -o -name 'tinyecs_bench*' -o -name 'libtinyecs.so*' \
+            -o -name '*.dll' \) | head -n 3)
+    [ -z "$extra" ] || fail "$1: a subproject built more than the libraries: $extra"
+}
 build "add_subdirectory" "$here/subdirectory" "$work/subdirectory" \
     -DTINYECS_SOURCE_DIR="$src"
 run "add_subdirectory" "$work/subdirectory/app"
+only_libraries "add_subdirectory" "$work/subdirectory/tinyecs"
+build "FetchContent" "$here/fetchcontent" "$work/fetchcontent" \
+    -DTINYECS_SOURCE_DIR="$src"
+run "FetchContent" "$work/fetchcontent/app"
+only_libraries "FetchContent" "$work/fetchcontent/_deps"
 
 if ! command -v pkg-config >/dev/null 2>&1; then
     echo "skipped: pkg-config is not installed, the .pc file was not tried"
