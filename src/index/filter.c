@@ -1018,9 +1018,8 @@ static inline void circle_cell(walk *wk, const tecs_index_t *x, const gcell *c, 
         for (int32_t j = 0; j < m; j++) {
             float px = p[j].x, py = p[j].y;     /* read before v is written */
             tecs_entity_t e = p[j].e;
-            double dx = (double)px - cx, dy = (double)py - cy;
             v[n].e = e;
-            n += dx * dx + dy * dy <= r2;
+            n += circle_holds(px, py, cx, cy, r2);
         }
     }
     s->n = (int32_t)n;
@@ -1035,7 +1034,7 @@ static inline void circle_cell(walk *wk, const tecs_index_t *x, const gcell *c, 
 ** so that the cells' misses overlap instead of following one another. */
 static void circle_walk(walk *wk, const tecs_index_t *x, const fnode *nd, const int32_t c[4])
 {
-    double cx = nd->g[0], cy = nd->g[1], r2 = (double)nd->g[2] * nd->g[2];
+    double cx = nd->g[0], cy = nd->g[1], r2 = circle_r2(nd->g[2]);
     if (((int64_t)c[2] - c[0] + 1) * ((int64_t)c[3] - c[1] + 1) > CIRCLE_CELLS) {
         for (int32_t gx = c[0]; gx <= c[2]; gx++)
             for (int32_t gy = c[1]; gy <= c[3]; gy++) {

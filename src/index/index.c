@@ -1102,13 +1102,12 @@ static TECS__INLINE int32_t near_cell(const tecs_index_t *x, const gcell *c, dou
         for (int32_t j = 0; j < m; j++) {
             float px = p[j].x, py = p[j].y;     /* read before out and xy are written */
             tecs_entity_t e = p[j].e;
-            double dx = (double)px - cx, dy = (double)py - cy;
             out[n] = e;
             if (with_xy) {
                 xy[2 * n] = px;
                 xy[2 * n + 1] = py;
             }
-            n += dx * dx + dy * dy <= r2;
+            n += circle_holds(px, py, cx, cy, r2);
         }
     }
     return (int32_t)n;
@@ -1141,7 +1140,7 @@ static int32_t near_collect(const tecs_index_t *x, const float g[3], tecs_entity
         }
         return n;
     }
-    double r2 = (double)g[2] * g[2], dy2[NEAR_ROWS];
+    double r2 = circle_r2(g[2]), dy2[NEAR_ROWS];
     bool rows = (int64_t)y1 - y0 < NEAR_ROWS;      /* their distances found once */
     for (int32_t cy = y0; rows && cy <= y1; cy++) {
         double dy = cell_gap(cy, cs, g[1]);

@@ -220,16 +220,33 @@ static inline int32_t cell_of(float v, float cell)
     return t > q ? t - 1 : t;
 }
 
-/* Is the point aux holds (x, y: two floats) within distance r of (cx, cy),
-** inclusive? In doubles, where the squares of floats are exact enough that
-** every caller (filters, tecs_index_near) draws the same line; a NaN or
-** negative r holds nothing. */
-static inline bool in_circle_xy(float px, float py, float cx, float cy, float r)
+/* The squared radius that circle_holds tests against, in doubles. */
+static inline double circle_r2(float r)
 {
-    double dx = (double)px - cx, dy = (double)py - cy;
-    return dx * dx + dy * dy <= (double)r * r && r >= 0;
+    return (double)r * r;
 }
 
+/* Is the point (px, py) within the circle of centre (cx, cy) and squared
+** radius r2 (circle_r2), inclusive? The one test of a point against a
+** circle: every walk of tecs_index_near and of the radius filter, and the
+** filter's test of one entity, call it, so all draw the same line. In
+** doubles: with a finite centre, no square or sum of finite floats
+** overflows (each is below 2^259), so the test is the exact one up to
+** rounding; a point at infinity is within an infinite radius only, and a
+** NaN coordinate is in no circle. */
+static inline bool circle_holds(float px, float py, double cx, double cy, double r2)
+{
+    double dx = (double)px - cx, dy = (double)py - cy;
+    return dx * dx + dy * dy <= r2;
+}
+
+/* circle_holds for a radius r; a negative or NaN r holds nothing. */
+static inline bool in_circle_xy(float px, float py, float cx, float cy, float r)
+{
+    return r >= 0 && circle_holds(px, py, cx, cy, circle_r2(r));
+}
+
+/* in_circle_xy for the point aux holds (x, y: two floats). */
 static inline bool in_circle(uint64_t aux, float cx, float cy, float r)
 {
     float px, py;
