@@ -20,6 +20,8 @@
 
 #include "../private.h"
 
+#include <float.h>
+
 /* ==================================================================== */
 /* Shared: the index's entries and keys (index.c's, read by every file) */
 /* ==================================================================== */
@@ -208,16 +210,62 @@ static inline tecs_err_t corrupt(tecs_world_t *w, const char *what, int32_t id)
 #define NOWHERE_CELL 0x8000000080000000ull /* spatial: NaN coordinates      */
 #define CELL_LIMIT 1073741824.0 /* cells are clamped to +-2^30              */
 
-/* floor(v / cell), clamped to +-2^30 (no libm needed). */
-static inline int32_t cell_of(float v, float cell)
+/* floor(v / cell), clamped to +-2^30 (no libm needed), so that no value
+** converts to an integer out of range. NaN, which no caller passes (a
+** point with a NaN coordinate is in no cell, a search with one is
+** refused), is the lowest cell. */
+static inline int32_t cell_of(double v, double cell)
 {
-    double q = (double)v / cell;
-    if (q < -CELL_LIMIT)
+    double q = v / cell;
+    if (!(q >= -CELL_LIMIT))
         return (int32_t)-CELL_LIMIT;
     if (q > CELL_LIMIT)
         return (int32_t)CELL_LIMIT;
     int32_t t = (int32_t)q;
     return t > q ? t - 1 : t;
+}
+
+/* The cells c (x0, y0, x1, y1) that the box [x0, x1] x [y0, y1] touches,
+** clamped; false when it is empty (x0 > x1, y0 > y1, or a NaN bound). */
+static inline bool box_cells(double cs, double x0, double y0, double x1, double y1,
+                             int32_t c[4])
+{
+    if (!(x0 <= x1) || !(y0 <= y1))
+        return false;
+    c[0] = cell_of(x0, cs), c[1] = cell_of(y0, cs);
+    c[2] = cell_of(x1, cs), c[3] = cell_of(y1, cs);
+    return true;
+}
+
+/* The cells that the circle (x, y, r) touches: those of its bounding box,
+** in doubles. Every search of a circle takes its cells from here. */
+static inline bool circle_cells(double cs, double x, double y, double r, int32_t c[4])
+{
+    return box_cells(cs, x - r, y - r, x + r, y + r, c);
+}
+
+/* The number of cells in span c (from box_cells: ordered, clamped), in 64
+** bits: at most (2^31 + 1)^2, so it never wraps. */
+static inline int64_t cell_count(const int32_t c[4])
+{
+    return ((int64_t)c[2] - c[0] + 1) * ((int64_t)c[3] - c[1] + 1);
+}
+
+/* Why every spatial search refuses the circle (x, y, r), or NULL: the
+** centre must be finite and the radius neither NaN nor negative; an
+** infinite radius takes every point. A centre at infinity is refused as a
+** NaN one is: its distance to a point at that infinity is inf - inf.
+** tecs_index_near and the radius filter share the rule, so they give one
+** answer for every input. */
+static inline const char *circle_refusal(float x, float y, float r)
+{
+    if (!(r >= 0))
+        return "the radius is negative or NaN";
+    if (x != x || y != y)
+        return "the centre is NaN";
+    if (!(x >= -FLT_MAX && x <= FLT_MAX && y >= -FLT_MAX && y <= FLT_MAX))
+        return "the centre is not finite";
+    return NULL;
 }
 
 /* The squared radius that circle_holds tests against, in doubles. */
