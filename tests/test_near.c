@@ -543,6 +543,36 @@ TEST(near_infinite_circles_of_the_issue)
     tw_free(g.w);
 }
 
+/* Every circle whose x, y and r are drawn from 0, +-tiny, +-1e30,
+** +-FLT_MAX, +-inf and NaN: tecs_index_near, the where paths and a scan by
+** the stated rule agree, over cells of size 1 (huge points clamped into
+** the outer cells, huge circles walking the entries) and of size 1e37
+** (huge circles walking cells), in a time bounded by the points. */
+TEST(near_hostile_values_agree_with_filter_and_scan)
+{
+    static const float v[10] = { 0, FLT_TRUE_MIN, -FLT_TRUE_MIN, 1e30f, -1e30f,
+                                 FLT_MAX, -FLT_MAX, INFINITY, -INFINITY, NAN };
+    static const float cells[2] = { 1.0f, 1e37f };
+    for (int c = 0; c < 2; c++) {
+        grid g;
+        hostile_init(&g, cells[c], c == 0 ? 1 : 40);
+        tecs_filter_t *f = tecs_filter_new(g.w);
+        double t0 = tecs_time_now();
+        int refused = 0, found = 0;
+        for (int i = 0; i < 1000; i++) {
+            int n = check_circle(&g, f, v[i % 10], v[i / 10 % 10], v[i / 100]);
+            refused += n < 0;
+            found += n > 0 ? n : 0;
+        }
+        CHECK_EQ(refused, 1000 - 7 * 7 * 5);        /* 7 finite values, 5 r >= 0 */
+        CHECK(found > 0);
+        CHECK(tecs_time_now() - t0 < 5.0);
+        tecs_filter_free(f);
+        TW_CHECK(g.w);
+        tw_free(g.w);
+    }
+}
+
 /* ---- from callbacks ------------------------------------------------------ */
 
 typedef struct near_probe {

@@ -238,10 +238,16 @@ static inline bool box_cells(double cs, double x0, double y0, double x1, double 
 }
 
 /* The cells that the circle (x, y, r) touches: those of its bounding box,
-** in doubles. Every search of a circle takes its cells from here. */
+** in doubles, widened by (|x| + r) / 2^49 on every side. circle_holds
+** rounds, and so takes points up to a few r / 2^53 beyond the circle (a
+** point at distance 1e30 + 3 from the centre is within 1e30); the sides
+** themselves round by (|x| + r) / 2^53 at most: every point the test takes
+** is inside the box. Every search of a circle takes its cells from here. */
 static inline bool circle_cells(double cs, double x, double y, double r, int32_t c[4])
 {
-    return box_cells(cs, x - r, y - r, x + r, y + r, c);
+    double wx = r + ((x < 0 ? -x : x) + r) * 0x1p-49;
+    double wy = r + ((y < 0 ? -y : y) + r) * 0x1p-49;
+    return box_cells(cs, x - wx, y - wy, x + wx, y + wy, c);
 }
 
 /* The number of cells in span c (from box_cells: ordered, clamped), in 64
