@@ -1978,7 +1978,10 @@ tecs_cond_t tecs_filter_in(tecs_filter_t *filter, tecs_index_t *index, int32_t n
 tecs_cond_t tecs_filter_radius(tecs_filter_t *filter, tecs_index_t *index, float x, float y,
                                float r);
 
-/** Spatial: x0 <= x <= x1 and y0 <= y <= y1. @return as tecs_filter_cmp. */
+/** Spatial: x0 <= x <= x1 and y0 <= y <= y1; an infinite bound leaves its
+ *  side open, and x0 > x1 or y0 > y1 matches nothing. A point with a NaN
+ *  coordinate is in no box. @return as tecs_filter_cmp; TECS_EINVAL also
+ *  for a NaN bound. */
 tecs_cond_t tecs_filter_box(tecs_filter_t *filter, tecs_index_t *index, float x0, float y0,
                             float x1, float y1);
 

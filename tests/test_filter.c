@@ -127,6 +127,13 @@ TEST(filter_spatial_radius_and_box_with_huge_and_bad_regions)
     CHECK_ERR(tecs_filter_reset(f), TECS_OK);
     tecs_filter_box(f, t.grid, 10, 10, -10, -10);
     CHECK_EQ(tecs_query_where_collect(t.q, f, got, 600), 0);
+    CHECK_ERR(tecs_filter_reset(f), TECS_OK);                  /* every finite point */
+    tecs_filter_box(f, t.grid, -INFINITY, -INFINITY, INFINITY, INFINITY);
+    CHECK_EQ(tecs_query_where_collect(t.q, f, got, 600), m);
+    CHECK_ERR(tecs_filter_reset(f), TECS_OK);
+    CHECK_EQ(tecs_filter_box(f, t.grid, 0, NAN, 1, 1), -1);
+    CHECK_EQ(tecs_last_error(t.w), TECS_EINVAL);
+    CHECK_EQ(tecs_query_where_collect(t.q, f, got, 600), -1);
     tw_free(t.w);
 }
 

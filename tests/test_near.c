@@ -573,6 +573,48 @@ TEST(near_hostile_values_agree_with_filter_and_scan)
     }
 }
 
+/* Every box whose bounds are drawn from the same hostile values: a where
+** gives the points with no NaN coordinate inside it (an infinite bound
+** leaves a side open, an inverted box is empty), and a NaN bound is
+** TECS_EINVAL, at both cell sizes. */
+TEST(near_hostile_boxes_agree_with_scan)
+{
+    static const float v[10] = { 0, FLT_TRUE_MIN, -FLT_TRUE_MIN, 1e30f, -1e30f,
+                                 FLT_MAX, -FLT_MAX, INFINITY, -INFINITY, NAN };
+    static tecs_entity_t got[2000], want[2000];
+    static const float cells[2] = { 1.0f, 1e37f };
+    for (int c = 0; c < 2; c++) {
+        grid g;
+        hostile_init(&g, cells[c], c == 0 ? 1 : 40);
+        tecs_filter_t *f = tecs_filter_new(g.w);
+        int refused = 0, found = 0;
+        for (int i = 0; i < 10000; i++) {
+            float x0 = v[i % 10], y0 = v[i / 10 % 10], x1 = v[i / 100 % 10], y1 = v[i / 1000];
+            bool nan = x0 != x0 || y0 != y0 || x1 != x1 || y1 != y1;
+            int nw = 0;
+            for (int k = 0; k < g.n && !nan; k++) {
+                const Position *p = TECS_GET(g.w, g.e[k], g.pos, Position);
+                if (p->x >= x0 && p->x <= x1 && p->y >= y0 && p->y <= y1)
+                    want[nw++] = g.e[k];
+            }
+            CHECK_ERR(tecs_filter_reset(f), TECS_OK);
+            CHECK_EQ(tecs_filter_box(f, g.x, x0, y0, x1, y1) < 0, nan);
+            CHECK_EQ(tecs_filter_error(f), nan ? TECS_EINVAL : TECS_OK);
+            int32_t n = tecs_query_where_collect(g.q, f, got, 2000);
+            CHECK_EQ(n, nan ? -1 : nw);
+            qsort(got, n > 0 ? (size_t)n : 0, sizeof got[0], cmp_ent);
+            CHECK(n != nw || n <= 0 || memcmp(got, want, (size_t)n * sizeof got[0]) == 0);
+            refused += nan;
+            found += nw;
+        }
+        CHECK_EQ(refused, 10000 - 9 * 9 * 9 * 9);
+        CHECK(found > 0);
+        tecs_filter_free(f);
+        TW_CHECK(g.w);
+        tw_free(g.w);
+    }
+}
+
 /* ---- from callbacks ------------------------------------------------------ */
 
 typedef struct near_probe {

@@ -304,6 +304,8 @@ tecs_cond_t tecs_filter_box(tecs_filter_t *f, tecs_index_t *x, float x0, float y
 {
     if (f == NULL || tecs__enter(f->world))
         return -1;
+    if (x0 != x0 || y0 != y0 || x1 != x1 || y1 != y1)
+        return fail(f, TECS_EINVAL, "a bound of the box is NaN");
     tecs_cond_t c = leaf(f, x, F_BOX, 0, NULL);
     if (c >= 0)
         memcpy(f->nodes[c].g, (float[4]){ x0, y0, x1, y1 }, sizeof f->nodes[c].g);
