@@ -2,9 +2,11 @@
 ** test_near.c — tecs_index_near, the read-only neighbour lookup of a
 ** spatial index: its results against a brute-force scan (random points,
 ** radii, after moves, removes and destroys), its grid order, a cap smaller
-** than the count, bad input, and calls from an observer, a system, a
-** parallel system's workers (the index stale from a burst before the run)
-** and a split's parts; a where of one circle against the scan, in its
+** than the count, bad input, hostile circles and boxes (non-finite, huge
+** and tiny values, edges the test rounds) on which near, the filters and
+** a scan by the header's rule agree, and calls from an observer, a
+** system, a parallel system's workers (the index stale from a burst
+** before the run) and a split's parts; a where of one circle against the scan, in its
 ** order, over one crowded cell, for result counts around the cut-offs of
 ** the few-results paths, and two where iterations stepped in turn.
 */
@@ -571,6 +573,34 @@ TEST(near_hostile_values_agree_with_filter_and_scan)
         TW_CHECK(g.w);
         tw_free(g.w);
     }
+}
+
+/* A circle whose edge touches the origin, of ordinary size: points a hair
+** below it are farther than r, but the test's squares round their
+** distance to r, so they are in, by every search, although their cells
+** lie outside the circle's bounding box. */
+TEST(near_circle_edge_rounded_by_the_test)
+{
+    grid g;
+    memset(&g, 0, sizeof g);
+    g.w = tw_new();
+    g.pos = TECS_COMPONENT(g.w, Position);
+    g.x = tecs_index_new(g.w, &(tecs_index_desc_t){
+        .comp = g.pos, .kind = TECS_INDEX_SPATIAL, .type = TECS_KEY_FLOAT,
+        .offset = offsetof(Position, x), .offset_y = offsetof(Position, y),
+        .cell_size = 1e5f });
+    g.q = TECS_QUERY(g.w, { .comp = g.pos, .access = TECS_READ });
+    const Position pts[5] = { { 0, 0 }, { 0, -1e-20f }, { -1e-20f, 0 }, { 0, -1 }, { -1, 0 } };
+    for (int i = 0; i < 5; i++) {
+        g.e[g.n] = tecs_new(g.w);
+        CHECK_ERR(tecs_set(g.w, g.e[g.n++], g.pos, &pts[i]), TECS_OK);
+    }
+    tecs_filter_t *f = tecs_filter_new(g.w);
+    CHECK_EQ(check_circle(&g, f, 0, 47918.5f, 47918.5f), 3);    /* not (0, -1), (-1, 0) */
+    CHECK_EQ(check_circle(&g, f, 47918.5f, 0, 47918.5f), 3);
+    tecs_filter_free(f);
+    TW_CHECK(g.w);
+    tw_free(g.w);
 }
 
 /* Every box whose bounds are drawn from the same hostile values: a where
