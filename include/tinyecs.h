@@ -2022,12 +2022,17 @@ tecs_cond_t tecs_filter_between(tecs_filter_t *filter, tecs_index_t *index, tecs
 tecs_cond_t tecs_filter_in(tecs_filter_t *filter, tecs_index_t *index, int32_t n,
                            const tecs_key_t *keys);
 
-/** Spatial: the point is within distance r of (x, y) (inclusive).
- *  @return as tecs_filter_cmp; a negative or NaN r matches nothing. */
+/** Spatial: the point is within distance r of (x, y) (inclusive): the
+ *  circle and the test of tecs_index_near, which refuses the same circles.
+ *  @return as tecs_filter_cmp; TECS_EINVAL also for x or y NaN or
+ *  infinite, r negative or NaN. */
 tecs_cond_t tecs_filter_radius(tecs_filter_t *filter, tecs_index_t *index, float x, float y,
                                float r);
 
-/** Spatial: x0 <= x <= x1 and y0 <= y <= y1. @return as tecs_filter_cmp. */
+/** Spatial: x0 <= x <= x1 and y0 <= y <= y1; an infinite bound leaves its
+ *  side open, and x0 > x1 or y0 > y1 matches nothing. A point with a NaN
+ *  coordinate is in no box. @return as tecs_filter_cmp; TECS_EINVAL also
+ *  for a NaN bound. */
 tecs_cond_t tecs_filter_box(tecs_filter_t *filter, tecs_index_t *index, float x0, float y0,
                             float x1, float y1);
 
@@ -2036,18 +2041,23 @@ tecs_cond_t tecs_filter_box(tecs_filter_t *filter, tecs_index_t *index, float x0
  * (x, y), inclusive: the test of tecs_filter_radius, without a filter, a
  * query or an iteration. It allocates nothing and writes nothing but out,
  * so a parallel system's worker may call it (and a split's part).
+ * The circle: x and y finite, r >= 0, r infinite included. A point is in
+ * it when (px - x)^2 + (py - y)^2 <= r^2, in doubles (no finite input
+ * overflows there): an infinite r takes every point, infinite ones too;
+ * a point with a NaN coordinate is in no circle.
  * The first min(n, cap) go to out[0..), in the index's grid order: cells
  * by increasing x, then y, each cell's points in the index's own order
  * (which follows the history of changes: the same changes give the same
  * order); when the circle covers more grid cells than the index has
  * points, in the index's entry order. Places of out (and of xy) from n
  * up to cap may be written too, never at or past cap. Cost: O(cells +
- * points in them).
+ * points in them), the cells never more than the index's points.
  * @return n, the number of such entities (call again with cap >= n for
  * all of them), or -1 on error: TECS_EINVAL (not a spatial index, r
- * negative or NaN, x or y NaN, cap negative, out NULL with cap > 0),
- * TECS_ENOMEM (rebuilding the index after a burst of changes), TECS_EBUSY
- * (the world is closed: freed, reset, in its allocator). NULL index: -1.
+ * negative or NaN, x or y NaN or infinite, cap negative, out NULL with
+ * cap > 0), TECS_ENOMEM (rebuilding the index after a burst of changes),
+ * TECS_EBUSY (the world is closed: freed, reset, in its allocator). NULL
+ * index: -1.
  * Callbacks: allowed from every callback (observers, hooks, systems,
  * iterations). From a worker (while a parallel system, a concurrent wave
  * or a split runs) it records no error (the world is the workers' to

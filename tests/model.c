@@ -35,6 +35,8 @@
 #include "model_int.h"
 
 #include <dirent.h>
+#include <float.h>
+#include <math.h>
 #include <stdarg.h>
 
 const uint32_t csize[NC] = { 4, 8, 0, 0, 12, sizeof(Obj), 1, 64 };
@@ -2098,6 +2100,231 @@ static void op_where_values(interp *I, const m_op *op)
     tecs_filter_free(fl);
 }
 
+/* ---- spatial searches ---------------------------------------------------------------- */
+
+/* A spatial index on V made for one op: x and y are V's first two words
+** as floats, so the model's values (random bits) give points of every
+** magnitude, infinite and NaN ones among them, and V's default value
+** puts many at (0, 0). The circles are drawn sometimes from a hostile set
+** (non-finite, huge, tiny), sometimes about an entity's point. */
+static const float near_cells[4] = { 1.0f, 1e-3f, 1e20f, 1e37f };
+static const float near_hostile[14] = { 0, -0.0f, FLT_TRUE_MIN, -FLT_TRUE_MIN, 1, -1, 1e30f,
+                                        -1e30f, FLT_MAX, -FLT_MAX, INFINITY, -INFINITY, NAN,
+                                        FLT_MIN };
+static const float near_radii[8] = { 0, FLT_TRUE_MIN, 1, 1e3f, 1e20f, 1e30f, FLT_MAX, INFINITY };
+
+/* m's point in the index on V; false if it has no V. */
+static bool near_point(const ment *m, float *px, float *py)
+{
+    if (m->st != ST_ALIVE || !(m->mask >> C_V & 1))
+        return false;
+    unsigned char b[12];
+    mi_fill_val(C_V, b, m->val[C_V]);
+    memcpy(px, b, 4);
+    memcpy(py, b + 4, 4);
+    return true;
+}
+
+/* The header's rule for a circle: refused unless the centre is finite and
+** the radius neither NaN nor negative; else the points with no NaN
+** coordinate whose squared distance, in doubles, is at most r * r. */
+static bool near_refused(float x, float y, float r)
+{
+    return !(x >= -FLT_MAX && x <= FLT_MAX) || !(y >= -FLT_MAX && y <= FLT_MAX) || !(r >= 0);
+}
+
+static bool near_holds(const ment *m, float x, float y, float r)
+{
+    float px, py;
+    if (!near_point(m, &px, &py) || px != px || py != py)
+        return false;
+    double dx = (double)px - x, dy = (double)py - y;
+    return dx * dx + dy * dy <= (double)r * r;
+}
+
+/* A circle's centre from z: hostile coordinates, an entity's point, or
+** random bits. */
+static void near_centre(interp *I, uint32_t z, float *x, float *y)
+{
+    const ment *m = I->ne ? &I->e[(z >> 2) % (uint32_t)I->ne] : NULL;
+    uint64_t bits = mi_mix(z);
+    switch (z % 4) {
+    case 0:
+    case 1:
+        *x = near_hostile[(z >> 2) % 14], *y = near_hostile[(z >> 6) % 14];
+        return;
+    case 2:
+        if (m == NULL || !near_point(m, x, y))
+            *x = (float)(z >> 8 & 255) - 128, *y = (float)(z >> 16 & 255) - 128;
+        return;
+    default:
+        memcpy(x, &bits, 4);
+        memcpy(y, (const char *)&bits + 4, 4);
+        return;
+    }
+}
+
+/* The larger of |a - b| and, when wide, |a - b| + |c - d|, as a float (an
+** overflow is infinity). */
+static float near_span(float a, float b, float c, float d, bool wide)
+{
+    double u = (double)a - b, v = (double)c - d;
+    u = u < 0 ? -u : u, v = v < 0 ? -v : v;
+    double s = wide ? u + v : u > v ? u : v;
+    return s > FLT_MAX ? INFINITY : (float)s;
+}
+
+/* A radius for the centre (x, y) from z: a hostile one, a usual one, one
+** that reaches the origin along an axis (where V's default value puts
+** points), or one that reaches an entity's point: circles whose edge
+** runs through points, where the rounding of the test shows. */
+static float near_radius(interp *I, uint32_t z, float x, float y)
+{
+    const ment *m = I->ne ? &I->e[(z >> 2) % (uint32_t)I->ne] : NULL;
+    float px, py;
+    switch (z % 4) {
+    case 0:
+        return near_hostile[(z >> 2) % 14];
+    case 1:
+        return near_radii[(z >> 2) % 8];
+    case 2:
+        return z >> 2 & 1 ? near_span(x, 0, 0, 0, false) : near_span(y, 0, 0, 0, false);
+    default:
+        if (m == NULL || !near_point(m, &px, &py))
+            return 1;
+        return near_span(px, x, py, y, z >> 12 & 1);
+    }
+}
+
+/* Are got[0..ng) the entities in the circle (q's alone when q is not
+** NULL), each once? *nw: how many the model says. */
+static bool near_is_model(interp *I, const mquery *q, float x, float y, float r,
+                          const tecs_entity_t *got, int32_t ng, int32_t *nw)
+{
+    *nw = 0;
+    for (int32_t i = 0; i < I->ne; i++) {
+        const ment *m = &I->e[i];
+        if (near_holds(m, x, y, r) && (q == NULL || m_match(q, m))) {
+            I->mark[TECS_ENTITY_INDEX(m->id)] = m->id;
+            ++*nw;
+        }
+    }
+    bool same = ng == *nw;
+    for (int32_t i = 0; i < ng && same; i++) {
+        uint32_t index = TECS_ENTITY_INDEX(got[i]);
+        same = (int32_t)index < I->cap_gen && I->mark[index] == got[i];
+        if (same)
+            I->mark[index] = 0;
+    }
+    for (int32_t i = 0; i < I->ne; i++)
+        I->mark[TECS_ENTITY_INDEX(I->e[i].id)] = 0;
+    return same;
+}
+
+/* One circle searched by tecs_index_near_xy and by a where of
+** tecs_filter_radius through q: both refuse what the rule refuses, else
+** near gives the model's set with each entity's point, the where the
+** model's set within q, which is near's set within q, and
+** tecs_filter_test agrees for one entity. */
+static void near_circle(interp *I, tecs_index_t *ix, const mquery *q, float x, float y, float r,
+                        uint32_t z)
+{
+    bool refused = near_refused(x, y, r);
+    int32_t cap = I->ne + 1, nw;
+    tecs_entity_t *got = malloc((size_t)cap * sizeof *got);
+    tecs_entity_t *wh = malloc((size_t)cap * sizeof *wh);
+    float *xy = malloc(2 * (size_t)cap * sizeof *xy);
+    if (got == NULL || wh == NULL || xy == NULL)
+        abort();
+    int32_t ng = tecs_index_near_xy(ix, x, y, r, got, xy, cap);
+    if (refused) {
+        EXPECT(I, ng == -1 && tecs_last_error(I->w) == TECS_EINVAL,
+               "tecs_index_near(%g, %g, %g): %d (%s), the rule refuses it", (double)x,
+               (double)y, (double)r, (int)ng, tecs_err_name(tecs_last_error(I->w)));
+    } else if (ng >= 0 || !mi_result_is(I, mi_got_err(I, false), TECS_OK, "tecs_index_near")) {
+        EXPECT(I, ng >= 0 && near_is_model(I, NULL, x, y, r, got, ng, &nw),
+               "tecs_index_near(%g, %g, %g) finds %d entities, model %d", (double)x, (double)y,
+               (double)r, (int)ng, (int)nw);
+        for (int32_t i = 0; i < ng; i++) {
+            float px, py;
+            ment *m = mi_find(I, got[i]);
+            EXPECT(I, m && near_point(m, &px, &py) && memcmp(&xy[2 * i], &px, 4) == 0 &&
+                          memcmp(&xy[2 * i + 1], &py, 4) == 0,
+                   "tecs_index_near_xy hands out a point the entity does not have");
+        }
+    }
+    tecs_filter_t *fl = tecs_filter_new(I->w);
+    if (mi_result_is(I, mi_got_err(I, fl != NULL), TECS_OK, "tecs_filter_new") || fl == NULL) {
+        free(got), free(wh), free(xy);
+        return;
+    }
+    tecs_cond_t c = tecs_filter_radius(fl, ix, x, y, r);
+    int err = mi_got_err(I, c >= 0);
+    if (!mi_result_is(I, err, refused ? TECS_EINVAL : TECS_OK, "tecs_filter_radius") &&
+        !refused) {
+        I->checking++;
+        int32_t nwh = tecs_query_where_collect(q->q, fl, wh, cap);
+        I->checking--;
+        if (nwh >= 0 || !mi_result_is(I, mi_got_err(I, false), TECS_OK, "where of a radius")) {
+            EXPECT(I, nwh >= 0 && near_is_model(I, q, x, y, r, wh, nwh, &nw),
+                   "a where of tecs_filter_radius(%g, %g, %g) finds %d entities, model %d",
+                   (double)x, (double)y, (double)r, (int)nwh, (int)nw);
+            int32_t inq = 0;        /* near's set within q is the where's */
+            for (int32_t i = 0; ng >= 0 && i < ng; i++) {
+                const ment *m = mi_find(I, got[i]);
+                inq += m && m_match(q, m);
+            }
+            EXPECT(I, ng < 0 || inq == nwh, "tecs_index_near has %d entities of the query, "
+                   "the radius filter's where %d", (int)inq, (int)nwh);
+            const ment *m = I->ne ? &I->e[z % (uint32_t)I->ne] : NULL;
+            bool t = m && tecs_filter_test(fl, m->id);
+            EXPECT(I, !m || t == near_holds(m, x, y, r) ||
+                          (tecs_last_error(I->w) == TECS_ENOMEM && mi_injected(I)),
+                   "tecs_filter_test of a radius says %d", t);
+        }
+    } else if (refused) {
+        EXPECT(I, c == -1 && tecs_query_where_collect(q->q, fl, wh, cap) == -1,
+               "a refused radius filter is used");
+    }
+    tecs_filter_free(fl);
+    free(got), free(wh), free(xy);
+}
+
+/* A spatial index on V, three circles searched both ways, the index freed.
+** The where runs through one of the program's queries, or (y odd, or no
+** query) one of V alone, enabled or not: every entity near finds. */
+static void op_near(interp *I, const m_op *op)
+{
+    if (mi_deferred(I))
+        return;
+    mquery own = { .nt = 1, .ci = { C_V } };
+    own.t[0] = (tecs_term_t){ .comp = I->cid[C_V], .access = TECS_READ,
+                              .toggle = TECS_TOGGLE_ANY };
+    const mquery *q = &own;
+    if (I->nq > 0 && !(op->y & 1)) {
+        q = &I->qs[op->y / 2 % (uint32_t)I->nq];
+    } else {
+        own.q = tecs_query_new(I->w, &(tecs_query_desc_t){ .terms = own.t, .term_count = 1 });
+        if (mi_result_is(I, mi_got_err(I, own.q != NULL), TECS_OK, "tecs_query_new") ||
+            own.q == NULL)
+            return;
+    }
+    tecs_index_t *ix = tecs_index_new(I->w, &(tecs_index_desc_t){
+        .comp = I->cid[C_V], .kind = TECS_INDEX_SPATIAL, .type = TECS_KEY_FLOAT,
+        .offset = 0, .offset_y = 4, .cell_size = near_cells[op->x & 3] });
+    if (!mi_result_is(I, mi_got_err(I, ix != NULL), TECS_OK, "tecs_index_new") && ix) {
+        uint32_t z = op->z;
+        for (int k = 0; k < 3; k++, z = (uint32_t)mi_mix(z)) {
+            float x, y;
+            near_centre(I, z, &x, &y);
+            near_circle(I, ix, q, x, y, near_radius(I, z >> 16, x, y), z);
+        }
+        mi_result_is(I, tecs_index_free(ix), TECS_OK, "tecs_index_free");
+    }
+    if (own.q != NULL)
+        mi_result_is(I, tecs_query_free(own.q), TECS_OK, "tecs_query_free");
+}
+
 /* One filter for three searches, reset and built again before each, its
 ** results checked against the model's (condition handles count from 0
 ** again after a reset); a reset while an iteration over it is open is
@@ -3559,6 +3786,7 @@ static const struct {
     { "sparse_handle", 6, op_sparse_handle },
     { "sparse_many", 4, op_sparse_many },
     { "typed", 2, op_typed },
+    { "near", 3, op_near },
 };
 enum { NOPS = sizeof ops / sizeof ops[0] };
 

@@ -113,12 +113,27 @@ TEST(filter_spatial_radius_and_box_with_huge_and_bad_regions)
         m += p && p->x == p->x;
     }
     CHECK_EQ(n, m);
-    tecs_filter_radius(f, t.grid, 0, 0, -1);
-    CHECK_EQ(tecs_query_where_collect(t.q, f, got, 600), 0);
-    tecs_filter_radius(f, t.grid, NAN, 0, 5);
-    CHECK_EQ(tecs_query_where_collect(t.q, f, got, 600), 0);
+    /* Circles tecs_index_near refuses are refused here too: the filter
+    ** keeps the error and every use of it fails. */
+    const float bad[4][3] = { { 0, 0, -1 }, { NAN, 0, 5 }, { 0, 0, NAN }, { INFINITY, 0, 5 } };
+    for (int i = 0; i < 4; i++) {
+        CHECK_ERR(tecs_filter_reset(f), TECS_OK);
+        CHECK_EQ(tecs_filter_radius(f, t.grid, bad[i][0], bad[i][1], bad[i][2]), -1);
+        CHECK_EQ(tecs_last_error(t.w), TECS_EINVAL);
+        CHECK_EQ(tecs_filter_error(f), TECS_EINVAL);
+        CHECK_EQ(tecs_query_where_collect(t.q, f, got, 600), -1);
+        CHECK_EQ(tecs_last_error(t.w), TECS_EINVAL);
+    }
+    CHECK_ERR(tecs_filter_reset(f), TECS_OK);
     tecs_filter_box(f, t.grid, 10, 10, -10, -10);
     CHECK_EQ(tecs_query_where_collect(t.q, f, got, 600), 0);
+    CHECK_ERR(tecs_filter_reset(f), TECS_OK);                  /* every finite point */
+    tecs_filter_box(f, t.grid, -INFINITY, -INFINITY, INFINITY, INFINITY);
+    CHECK_EQ(tecs_query_where_collect(t.q, f, got, 600), m);
+    CHECK_ERR(tecs_filter_reset(f), TECS_OK);
+    CHECK_EQ(tecs_filter_box(f, t.grid, 0, NAN, 1, 1), -1);
+    CHECK_EQ(tecs_last_error(t.w), TECS_EINVAL);
+    CHECK_EQ(tecs_query_where_collect(t.q, f, got, 600), -1);
     tw_free(t.w);
 }
 

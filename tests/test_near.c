@@ -2,13 +2,17 @@
 ** test_near.c — tecs_index_near, the read-only neighbour lookup of a
 ** spatial index: its results against a brute-force scan (random points,
 ** radii, after moves, removes and destroys), its grid order, a cap smaller
-** than the count, bad input, and calls from an observer, a system, a
-** parallel system's workers (the index stale from a burst before the run)
-** and a split's parts; a where of one circle against the scan, in its
+** than the count, bad input, hostile circles and boxes (non-finite, huge
+** and tiny values, edges the test rounds) on which near, the filters and
+** a scan by the header's rule agree, and calls from an observer, a
+** system, a parallel system's workers (the index stale from a burst
+** before the run) and a split's parts; a where of one circle against the scan, in its
 ** order, over one crowded cell, for result counts around the cut-offs of
 ** the few-results paths, and two where iterations stepped in turn.
 */
 #include "index_fixture.h"
+
+#include <float.h>
 
 #if !defined(_WIN32)
 #include <pthread.h>
@@ -258,7 +262,7 @@ TEST(near_where_circle_results_of_every_small_count)
     const int counts[] = { 0, 1, 2, 10, 31, 32, 33, 34, 47, 48, 49, 50, 80 };
     for (int round = 0; round < 3; round++) {
         for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
-            float r = (float)counts[c] - (round == 2 ? 0.75f : 0.0f);
+            float r = (float)counts[c] - (round == 2 && counts[c] > 0 ? 0.75f : 0.0f);
             CHECK_ERR(tecs_filter_reset(f), TECS_OK);
             CHECK(tecs_filter_radius(f, x, -0.5f, 0, r) >= 0);
             int nw = brute(w, pos, -0.5f, 0, r, want);
@@ -398,6 +402,11 @@ TEST(near_bad_input)
     CHECK_EQ(tecs_last_error(g.w), TECS_EINVAL);
     CHECK_EQ(tecs_index_near(g.x, NAN, 0, 1, out, 64), -1);
     CHECK_EQ(tecs_index_near(g.x, 0, NAN, 1, out, 64), -1);
+    CHECK_EQ(tecs_index_near(g.x, INFINITY, 5, 3, out, 64), -1);    /* no centre at infinity */
+    CHECK_EQ(tecs_last_error(g.w), TECS_EINVAL);
+    CHECK(strstr(tecs_last_error_msg(g.w), "the centre is not finite") != NULL);
+    CHECK_EQ(tecs_index_near(g.x, 5, -INFINITY, 3, out, 64), -1);
+    CHECK_EQ(tecs_index_near(g.x, 5, 5, -INFINITY, out, 64), -1);
     CHECK_EQ(tecs_index_near(g.x, 0, 0, 1, NULL, 1), -1);
     CHECK_EQ(tecs_last_error(g.w), TECS_EINVAL);
     CHECK_EQ(tecs_index_near(g.x, 0, 0, 1, out, -1), -1);
@@ -406,7 +415,6 @@ TEST(near_bad_input)
     /* A good call clears the last error; an infinite radius takes all. */
     CHECK_EQ(tecs_index_near(g.x, 5, 5, INFINITY, out, 64), 50);
     CHECK_EQ(tecs_last_error(g.w), TECS_OK);
-    CHECK_EQ(tecs_index_near(g.x, INFINITY, 5, 3, out, 64), 0);
     /* A freed index's handle must not be used; a freed world's neither:
     ** nothing to test there. An empty index finds nothing. */
     tecs_comp_t vel = TECS_COMPONENT(g.w, Velocity);
@@ -415,6 +423,226 @@ TEST(near_bad_input)
         .offset = offsetof(Velocity, x), .offset_y = offsetof(Velocity, y), .cell_size = 1 });
     CHECK_EQ(tecs_index_near(empty, 0, 0, 100, out, 64), 0);
     tw_free(g.w);
+}
+
+/* ---- hostile centres and radii --------------------------------------- */
+
+/* The rule the header states for a circle (x, y, r), written out on its
+** own: refused when x or y is not finite or r is NaN or negative; else
+** the points with no NaN coordinate whose distance from the centre,
+** squared in doubles, is at most r * r (an infinite r takes every one). */
+static bool rule_refuses(float x, float y, float r)
+{
+    return !(x >= -FLT_MAX && x <= FLT_MAX) || !(y >= -FLT_MAX && y <= FLT_MAX) || !(r >= 0);
+}
+
+static bool rule_holds(Position p, float x, float y, float r)
+{
+    double dx = (double)p.x - x, dy = (double)p.y - y;
+    return p.x == p.x && p.y == p.y && dx * dx + dy * dy <= (double)r * r;
+}
+
+/* Points of every kind: ordinary, tiny, huge, at FLT_MAX, infinite, and
+** two with a NaN coordinate (in no cell: no circle holds them). */
+static const Position hostile_pts[15] = {
+    { 0, 0 }, { 1, 2 }, { -3, 4 }, { FLT_TRUE_MIN, -FLT_TRUE_MIN }, { 1e30f, 1e30f },
+    { -1e30f, 1e30f }, { FLT_MAX, -FLT_MAX }, { -FLT_MAX, FLT_MAX }, { 1e30f, 0 },
+    { 0, -1e30f }, { INFINITY, 0 }, { 0, -INFINITY }, { INFINITY, INFINITY },
+    { NAN, 1 }, { 1, NAN },
+};
+
+/* A world of the 15 hostile points (rounds more copies of them when
+** rounds > 1, so that some circles walk cells) and a spatial index of
+** cell `cell`. */
+static void hostile_init(grid *g, float cell, int rounds)
+{
+    memset(g, 0, sizeof *g);
+    g->w = tw_new();
+    g->pos = TECS_COMPONENT(g->w, Position);
+    g->x = tecs_index_new(g->w, &(tecs_index_desc_t){
+        .comp = g->pos, .kind = TECS_INDEX_SPATIAL, .type = TECS_KEY_FLOAT,
+        .offset = offsetof(Position, x), .offset_y = offsetof(Position, y),
+        .cell_size = cell });
+    g->q = TECS_QUERY(g->w, { .comp = g->pos, .access = TECS_READ });
+    CHECK(g->x != NULL && g->q != NULL);
+    for (int k = 0; k < rounds; k++)
+        for (int i = 0; i < 15; i++) {
+            g->e[g->n] = tecs_new(g->w);
+            CHECK_ERR(tecs_set(g->w, g->e[g->n++], g->pos, &hostile_pts[i]), TECS_OK);
+        }
+}
+
+/* Does every search of the circle (x, y, r) give the rule's answer:
+** tecs_index_near and _near_xy, a where of the lone circle, of the
+** circle `or` itself, of the circle `and` a box of the whole plane, and
+** tecs_filter_test of each entity? Refused inputs are TECS_EINVAL from
+** each. @return the rule's count, or -1 for a refusal. */
+static int check_circle(grid *g, tecs_filter_t *f, float x, float y, float r)
+{
+    static tecs_entity_t want[2000], got[2000];
+    static float xy[4000];
+    bool refused = rule_refuses(x, y, r);
+    int nw = 0;
+    for (int i = 0; i < g->n && !refused; i++)
+        if (rule_holds(*TECS_GET(g->w, g->e[i], g->pos, Position), x, y, r))
+            want[nw++] = g->e[i];
+    int32_t n = tecs_index_near_xy(g->x, x, y, r, got, xy, 2000);
+    CHECK_EQ(n, refused ? -1 : nw);
+    CHECK_EQ(tecs_last_error(g->w), refused ? TECS_EINVAL : TECS_OK);
+    for (int32_t i = 0; i < n && i < 2000; i++) {
+        const Position *p = TECS_GET(g->w, got[i], g->pos, Position);
+        CHECK(p->x == xy[2 * i] && p->y == xy[2 * i + 1]);
+    }
+    qsort(got, n > 0 ? (size_t)n : 0, sizeof got[0], cmp_ent);
+    CHECK(n != nw || n <= 0 || memcmp(got, want, (size_t)n * sizeof got[0]) == 0);
+    CHECK_EQ(tecs_index_near(g->x, x, y, r, got, 2000), refused ? -1 : nw);
+    for (int shape = 0; shape < 3; shape++) {
+        CHECK_ERR(tecs_filter_reset(f), TECS_OK);
+        tecs_cond_t c = tecs_filter_radius(f, g->x, x, y, r);
+        CHECK_EQ(c < 0, refused);
+        CHECK_EQ(tecs_filter_error(f), refused ? TECS_EINVAL : TECS_OK);
+        if (shape == 1)
+            tecs_filter_or(f, c, tecs_filter_radius(f, g->x, x, y, r));
+        if (shape == 2)
+            tecs_filter_and(f, c, tecs_filter_box(f, g->x, -INFINITY, -INFINITY, INFINITY,
+                                                  INFINITY));
+        n = tecs_query_where_collect(g->q, f, got, 2000);
+        CHECK_EQ(n, refused ? -1 : nw);
+        qsort(got, n > 0 ? (size_t)n : 0, sizeof got[0], cmp_ent);
+        CHECK(n != nw || n <= 0 || memcmp(got, want, (size_t)n * sizeof got[0]) == 0);
+    }
+    for (int i = 0, j = 0; i < g->n && !refused; i++) {
+        bool in = j < nw && want[j] == g->e[i];
+        j += in;
+        CHECK_EQ(tecs_filter_test(f, g->e[i]), in);
+    }
+    return refused ? -1 : nw;
+}
+
+/* The two searches of the issue, over the 15 points: a centre at
+** (-FLT_MAX, -inf) with an infinite radius, and one at (1e30, inf), are
+** refused at once by tecs_index_near and by the radius filter alike; the
+** same infinite radius about a finite centre, however far out, takes the
+** 13 points with no NaN coordinate, infinite ones included. */
+TEST(near_infinite_circles_of_the_issue)
+{
+    grid g;
+    hostile_init(&g, 1.0f, 1);
+    tecs_filter_t *f = tecs_filter_new(g.w);
+    tecs_entity_t out[16];
+    double t0 = tecs_time_now();
+    CHECK_EQ(tecs_index_near(g.x, -FLT_MAX, -INFINITY, INFINITY, out, 16), -1);
+    CHECK_EQ(tecs_last_error(g.w), TECS_EINVAL);
+    CHECK(strstr(tecs_last_error_msg(g.w), "not finite") != NULL);
+    CHECK_EQ(check_circle(&g, f, -FLT_MAX, -INFINITY, INFINITY), -1);
+    CHECK_EQ(check_circle(&g, f, 1e30f, INFINITY, INFINITY), -1);
+    CHECK_EQ(check_circle(&g, f, -FLT_MAX, -FLT_MAX, INFINITY), 13);
+    CHECK_EQ(check_circle(&g, f, 1e30f, 0, INFINITY), 13);
+    CHECK_EQ(check_circle(&g, f, 0, 0, FLT_MAX), 8);
+    CHECK(tecs_time_now() - t0 < 1.0);
+    tecs_filter_free(f);
+    TW_CHECK(g.w);
+    tw_free(g.w);
+}
+
+/* Every circle whose x, y and r are drawn from 0, +-tiny, +-1e30,
+** +-FLT_MAX, +-inf and NaN: tecs_index_near, the where paths and a scan by
+** the stated rule agree, over cells of size 1 (huge points clamped into
+** the outer cells, huge circles walking the entries) and of size 1e37
+** (huge circles walking cells), in a time bounded by the points. */
+TEST(near_hostile_values_agree_with_filter_and_scan)
+{
+    static const float v[10] = { 0, FLT_TRUE_MIN, -FLT_TRUE_MIN, 1e30f, -1e30f,
+                                 FLT_MAX, -FLT_MAX, INFINITY, -INFINITY, NAN };
+    static const float cells[2] = { 1.0f, 1e37f };
+    for (int c = 0; c < 2; c++) {
+        grid g;
+        hostile_init(&g, cells[c], c == 0 ? 1 : 40);
+        tecs_filter_t *f = tecs_filter_new(g.w);
+        double t0 = tecs_time_now();
+        int refused = 0, found = 0;
+        for (int i = 0; i < 1000; i++) {
+            int n = check_circle(&g, f, v[i % 10], v[i / 10 % 10], v[i / 100]);
+            refused += n < 0;
+            found += n > 0 ? n : 0;
+        }
+        CHECK_EQ(refused, 1000 - 7 * 7 * 5);        /* 7 finite values, 5 r >= 0 */
+        CHECK(found > 0);
+        CHECK(tecs_time_now() - t0 < 5.0);
+        tecs_filter_free(f);
+        TW_CHECK(g.w);
+        tw_free(g.w);
+    }
+}
+
+/* A circle whose edge touches the origin, of ordinary size: points a hair
+** below it are farther than r, but the test's squares round their
+** distance to r, so they are in, by every search, although their cells
+** lie outside the circle's bounding box. */
+TEST(near_circle_edge_rounded_by_the_test)
+{
+    grid g;
+    memset(&g, 0, sizeof g);
+    g.w = tw_new();
+    g.pos = TECS_COMPONENT(g.w, Position);
+    g.x = tecs_index_new(g.w, &(tecs_index_desc_t){
+        .comp = g.pos, .kind = TECS_INDEX_SPATIAL, .type = TECS_KEY_FLOAT,
+        .offset = offsetof(Position, x), .offset_y = offsetof(Position, y),
+        .cell_size = 1e5f });
+    g.q = TECS_QUERY(g.w, { .comp = g.pos, .access = TECS_READ });
+    const Position pts[5] = { { 0, 0 }, { 0, -1e-20f }, { -1e-20f, 0 }, { 0, -1 }, { -1, 0 } };
+    for (int i = 0; i < 5; i++) {
+        g.e[g.n] = tecs_new(g.w);
+        CHECK_ERR(tecs_set(g.w, g.e[g.n++], g.pos, &pts[i]), TECS_OK);
+    }
+    tecs_filter_t *f = tecs_filter_new(g.w);
+    CHECK_EQ(check_circle(&g, f, 0, 47918.5f, 47918.5f), 3);    /* not (0, -1), (-1, 0) */
+    CHECK_EQ(check_circle(&g, f, 47918.5f, 0, 47918.5f), 3);
+    tecs_filter_free(f);
+    TW_CHECK(g.w);
+    tw_free(g.w);
+}
+
+/* Every box whose bounds are drawn from the same hostile values: a where
+** gives the points with no NaN coordinate inside it (an infinite bound
+** leaves a side open, an inverted box is empty), and a NaN bound is
+** TECS_EINVAL, at both cell sizes. */
+TEST(near_hostile_boxes_agree_with_scan)
+{
+    static const float v[10] = { 0, FLT_TRUE_MIN, -FLT_TRUE_MIN, 1e30f, -1e30f,
+                                 FLT_MAX, -FLT_MAX, INFINITY, -INFINITY, NAN };
+    static tecs_entity_t got[2000], want[2000];
+    static const float cells[2] = { 1.0f, 1e37f };
+    for (int c = 0; c < 2; c++) {
+        grid g;
+        hostile_init(&g, cells[c], c == 0 ? 1 : 40);
+        tecs_filter_t *f = tecs_filter_new(g.w);
+        int refused = 0, found = 0;
+        for (int i = 0; i < 10000; i++) {
+            float x0 = v[i % 10], y0 = v[i / 10 % 10], x1 = v[i / 100 % 10], y1 = v[i / 1000];
+            bool nan = x0 != x0 || y0 != y0 || x1 != x1 || y1 != y1;
+            int nw = 0;
+            for (int k = 0; k < g.n && !nan; k++) {
+                const Position *p = TECS_GET(g.w, g.e[k], g.pos, Position);
+                if (p->x >= x0 && p->x <= x1 && p->y >= y0 && p->y <= y1)
+                    want[nw++] = g.e[k];
+            }
+            CHECK_ERR(tecs_filter_reset(f), TECS_OK);
+            CHECK_EQ(tecs_filter_box(f, g.x, x0, y0, x1, y1) < 0, nan);
+            CHECK_EQ(tecs_filter_error(f), nan ? TECS_EINVAL : TECS_OK);
+            int32_t n = tecs_query_where_collect(g.q, f, got, 2000);
+            CHECK_EQ(n, nan ? -1 : nw);
+            qsort(got, n > 0 ? (size_t)n : 0, sizeof got[0], cmp_ent);
+            CHECK(n != nw || n <= 0 || memcmp(got, want, (size_t)n * sizeof got[0]) == 0);
+            refused += nan;
+            found += nw;
+        }
+        CHECK_EQ(refused, 10000 - 9 * 9 * 9 * 9);
+        CHECK(found > 0);
+        tecs_filter_free(f);
+        TW_CHECK(g.w);
+        tw_free(g.w);
+    }
 }
 
 /* ---- from callbacks ------------------------------------------------------ */

@@ -290,6 +290,9 @@ tecs_cond_t tecs_filter_radius(tecs_filter_t *f, tecs_index_t *x, float px, floa
 {
     if (f == NULL || tecs__enter(f->world))
         return -1;
+    const char *why = circle_refusal(px, py, r);
+    if (why != NULL)
+        return fail(f, TECS_EINVAL, why);
     tecs_cond_t c = leaf(f, x, F_RADIUS, 0, NULL);
     if (c >= 0)
         memcpy(f->nodes[c].g, (float[4]){ px, py, r, 0 }, sizeof f->nodes[c].g);
@@ -301,6 +304,8 @@ tecs_cond_t tecs_filter_box(tecs_filter_t *f, tecs_index_t *x, float x0, float y
 {
     if (f == NULL || tecs__enter(f->world))
         return -1;
+    if (x0 != x0 || y0 != y0 || x1 != x1 || y1 != y1)
+        return fail(f, TECS_EINVAL, "a bound of the box is NaN");
     tecs_cond_t c = leaf(f, x, F_BOX, 0, NULL);
     if (c >= 0)
         memcpy(f->nodes[c].g, (float[4]){ x0, y0, x1, y1 }, sizeof f->nodes[c].g);
@@ -829,18 +834,9 @@ static void drive_all(walk *wk, const guard *g, const tecs_index_t *x, const fno
 /* The cells a spatial leaf touches; false if it is empty. */
 static bool leaf_cells(const tecs_index_t *x, const fnode *nd, int32_t c[4])
 {
-    float x0 = nd->g[0], y0 = nd->g[1], x1 = nd->g[2], y1 = nd->g[3];
-    if (nd->op == F_RADIUS) {
-        if (!(nd->g[2] >= 0) || nd->g[0] != nd->g[0] || nd->g[1] != nd->g[1])
-            return false;
-        x0 = nd->g[0] - nd->g[2], x1 = nd->g[0] + nd->g[2];
-        y0 = nd->g[1] - nd->g[2], y1 = nd->g[1] + nd->g[2];
-    }
-    if (!(x0 <= x1) || !(y0 <= y1))
-        return false;
-    c[0] = cell_of(x0, x->d.cell_size), c[1] = cell_of(y0, x->d.cell_size);
-    c[2] = cell_of(x1, x->d.cell_size), c[3] = cell_of(y1, x->d.cell_size);
-    return true;
+    const float *g = nd->g;
+    return nd->op == F_RADIUS ? circle_cells(x->d.cell_size, g[0], g[1], g[2], c)
+                              : box_cells(x->d.cell_size, g[0], g[1], g[2], g[3], c);
 }
 
 /* The aux of an entry whose point is p: its x and y. */
@@ -857,8 +853,7 @@ static void drive_spatial(walk *wk, const guard *g, const tecs_index_t *x, const
     int32_t c[4];
     if (!leaf_cells(x, nd, c))
         return;
-    int64_t cells = ((int64_t)c[2] - c[0] + 1) * ((int64_t)c[3] - c[1] + 1);
-    if (cells > (int64_t)x->n) {
+    if (cell_count(c) > (int64_t)x->n) {
         drive_all(wk, g, x, nd);
         return;
     }
@@ -909,7 +904,7 @@ static int64_t estimate(const tecs_filter_t *f, int32_t c)
         int32_t cl[4];
         if (!leaf_cells(x, nd, cl))
             return 0;
-        int64_t cells = ((int64_t)cl[2] - cl[0] + 1) * ((int64_t)cl[3] - cl[1] + 1);
+        int64_t cells = cell_count(cl);
         return cells < x->n ? cells : x->n;
     }
     if (nd->op == F_EQ || nd->op == F_IN)
@@ -1018,25 +1013,25 @@ static inline void circle_cell(walk *wk, const tecs_index_t *x, const gcell *c, 
         for (int32_t j = 0; j < m; j++) {
             float px = p[j].x, py = p[j].y;     /* read before v is written */
             tecs_entity_t e = p[j].e;
-            double dx = (double)px - cx, dy = (double)py - cy;
             v[n].e = e;
-            n += dx * dx + dy * dy <= r2;
+            n += circle_holds(px, py, cx, cy, r2);
         }
     }
     s->n = (int32_t)n;
 }
 
 /* The candidates of a lone circle nd over cells c: shape_walk's cell walk
-** with the circle's centre and squared radius in locals (leaf_cells has
-** refused a negative or NaN radius). When the circle covers few cells,
-** the cells it cannot reach are left out (cell_gap: a column's and a
-** row's distance found once), the slots of the others in the cell table
-** are fetched first, then the first block of each cell that has points,
-** so that the cells' misses overlap instead of following one another. */
+** with the circle's centre and squared radius in locals (its centre is
+** finite and its radius not negative: tecs_filter_radius refuses other
+** circles). When the circle covers few cells, the cells it cannot reach
+** are left out (cell_gap: a column's and a row's distance found once), the
+** slots of the others in the cell table are fetched first, then the first
+** block of each cell that has points, so that the cells' misses overlap
+** instead of following one another. */
 static void circle_walk(walk *wk, const tecs_index_t *x, const fnode *nd, const int32_t c[4])
 {
-    double cx = nd->g[0], cy = nd->g[1], r2 = (double)nd->g[2] * nd->g[2];
-    if (((int64_t)c[2] - c[0] + 1) * ((int64_t)c[3] - c[1] + 1) > CIRCLE_CELLS) {
+    double cx = nd->g[0], cy = nd->g[1], r2 = circle_r2(nd->g[2]);
+    if (cell_count(c) > CIRCLE_CELLS) {
         for (int32_t gx = c[0]; gx <= c[2]; gx++)
             for (int32_t gy = c[1]; gy <= c[3]; gy++) {
                 const gcell *cl = grid_cell(x, cell_key(gx, gy));
@@ -1089,8 +1084,7 @@ static void shape_walk(walk *wk, const shapes *sh, int32_t l)
     int32_t c[4];
     if (x->n == 0 || !leaf_cells(x, sh->nd[l], c))
         return;
-    int64_t cells = ((int64_t)c[2] - c[0] + 1) * ((int64_t)c[3] - c[1] + 1);
-    if (cells > (int64_t)x->n) {
+    if (cell_count(c) > (int64_t)x->n) {
         for (int32_t i = 0; i < x->n && !wk->err; i++)
             if (shape_takes(sh, l, x->ents[i].key, x->ents[i].aux))
                 shape_keep(wk, x->ents[i].e);

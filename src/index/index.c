@@ -1058,10 +1058,9 @@ static const char *near_refusal(const tecs_index_t *x, float px, float py, float
 {
     if (x->d.kind != TECS_INDEX_SPATIAL)
         return "not a spatial index";
-    if (!(r >= 0))
-        return "the radius is negative or NaN";
-    if (px != px || py != py)
-        return "the centre is NaN";
+    const char *why = circle_refusal(px, py, r);
+    if (why != NULL)
+        return why;
     if (cap < 0 || (out == NULL && cap > 0))
         return cap < 0 ? "negative cap" : "out is NULL with cap > 0";
     return NULL;
@@ -1102,13 +1101,12 @@ static TECS__INLINE int32_t near_cell(const tecs_index_t *x, const gcell *c, dou
         for (int32_t j = 0; j < m; j++) {
             float px = p[j].x, py = p[j].y;     /* read before out and xy are written */
             tecs_entity_t e = p[j].e;
-            double dx = (double)px - cx, dy = (double)py - cy;
             out[n] = e;
             if (with_xy) {
                 xy[2 * n] = px;
                 xy[2 * n + 1] = py;
             }
-            n += dx * dx + dy * dy <= r2;
+            n += circle_holds(px, py, cx, cy, r2);
         }
     }
     return (int32_t)n;
@@ -1124,13 +1122,11 @@ static int32_t near_collect(const tecs_index_t *x, const float g[3], tecs_entity
                             float *xy, int32_t cap)
 {
     float cs = x->d.cell_size;
-    int32_t x0 = cell_of(g[0] - g[2], cs), x1 = cell_of(g[0] + g[2], cs);
-    int32_t y0 = cell_of(g[1] - g[2], cs), y1 = cell_of(g[1] + g[2], cs);
-    int64_t cells = ((int64_t)x1 - x0 + 1) * ((int64_t)y1 - y0 + 1);
-    int32_t n = 0;
-    if (x->n == 0)
+    int32_t span[4], n = 0;
+    if (x->n == 0 || !circle_cells(cs, g[0], g[1], g[2], span))
         return 0;
-    if (cells > (int64_t)x->n) {
+    int32_t x0 = span[0], y0 = span[1], x1 = span[2], y1 = span[3];
+    if (cell_count(span) > (int64_t)x->n) {
         for (int32_t i = 0; i < x->n; i++) {
             const ient *t = &x->ents[i];
             float px, py;
@@ -1141,7 +1137,7 @@ static int32_t near_collect(const tecs_index_t *x, const float g[3], tecs_entity
         }
         return n;
     }
-    double r2 = (double)g[2] * g[2], dy2[NEAR_ROWS];
+    double r2 = circle_r2(g[2]), dy2[NEAR_ROWS];
     bool rows = (int64_t)y1 - y0 < NEAR_ROWS;      /* their distances found once */
     for (int32_t cy = y0; rows && cy <= y1; cy++) {
         double dy = cell_gap(cy, cs, g[1]);

@@ -20,6 +20,8 @@
 
 #include "../private.h"
 
+#include <float.h>
+
 /* ==================================================================== */
 /* Shared: the index's entries and keys (index.c's, read by every file) */
 /* ==================================================================== */
@@ -208,11 +210,14 @@ static inline tecs_err_t corrupt(tecs_world_t *w, const char *what, int32_t id)
 #define NOWHERE_CELL 0x8000000080000000ull /* spatial: NaN coordinates      */
 #define CELL_LIMIT 1073741824.0 /* cells are clamped to +-2^30              */
 
-/* floor(v / cell), clamped to +-2^30 (no libm needed). */
-static inline int32_t cell_of(float v, float cell)
+/* floor(v / cell), clamped to +-2^30 (no libm needed), so that no value
+** converts to an integer out of range. NaN, which no caller passes (a
+** point with a NaN coordinate is in no cell, a search with one is
+** refused), is the lowest cell. */
+static inline int32_t cell_of(double v, double cell)
 {
-    double q = (double)v / cell;
-    if (q < -CELL_LIMIT)
+    double q = v / cell;
+    if (!(q >= -CELL_LIMIT))
         return (int32_t)-CELL_LIMIT;
     if (q > CELL_LIMIT)
         return (int32_t)CELL_LIMIT;
@@ -220,16 +225,82 @@ static inline int32_t cell_of(float v, float cell)
     return t > q ? t - 1 : t;
 }
 
-/* Is the point aux holds (x, y: two floats) within distance r of (cx, cy),
-** inclusive? In doubles, where the squares of floats are exact enough that
-** every caller (filters, tecs_index_near) draws the same line; a NaN or
-** negative r holds nothing. */
-static inline bool in_circle_xy(float px, float py, float cx, float cy, float r)
+/* The cells c (x0, y0, x1, y1) that the box [x0, x1] x [y0, y1] touches,
+** clamped; false when it is empty (x0 > x1, y0 > y1, or a NaN bound). */
+static inline bool box_cells(double cs, double x0, double y0, double x1, double y1,
+                             int32_t c[4])
 {
-    double dx = (double)px - cx, dy = (double)py - cy;
-    return dx * dx + dy * dy <= (double)r * r && r >= 0;
+    if (!(x0 <= x1) || !(y0 <= y1))
+        return false;
+    c[0] = cell_of(x0, cs), c[1] = cell_of(y0, cs);
+    c[2] = cell_of(x1, cs), c[3] = cell_of(y1, cs);
+    return true;
 }
 
+/* The cells that the circle (x, y, r) touches: those of its bounding box,
+** in doubles, widened by (|x| + r) / 2^49 on every side. circle_holds
+** rounds, and so takes points up to a few r / 2^53 beyond the circle (a
+** point at distance 1e30 + 3 from the centre is within 1e30); the sides
+** themselves round by (|x| + r) / 2^53 at most: every point the test takes
+** is inside the box. Every search of a circle takes its cells from here. */
+static inline bool circle_cells(double cs, double x, double y, double r, int32_t c[4])
+{
+    double wx = r + ((x < 0 ? -x : x) + r) * 0x1p-49;
+    double wy = r + ((y < 0 ? -y : y) + r) * 0x1p-49;
+    return box_cells(cs, x - wx, y - wy, x + wx, y + wy, c);
+}
+
+/* The number of cells in span c (from box_cells: ordered, clamped), in 64
+** bits: at most (2^31 + 1)^2, so it never wraps. */
+static inline int64_t cell_count(const int32_t c[4])
+{
+    return ((int64_t)c[2] - c[0] + 1) * ((int64_t)c[3] - c[1] + 1);
+}
+
+/* Why every spatial search refuses the circle (x, y, r), or NULL: the
+** centre must be finite and the radius neither NaN nor negative; an
+** infinite radius takes every point. A centre at infinity is refused as a
+** NaN one is: its distance to a point at that infinity is inf - inf.
+** tecs_index_near and the radius filter share the rule, so they give one
+** answer for every input. */
+static inline const char *circle_refusal(float x, float y, float r)
+{
+    if (!(r >= 0))
+        return "the radius is negative or NaN";
+    if (x != x || y != y)
+        return "the centre is NaN";
+    if (!(x >= -FLT_MAX && x <= FLT_MAX && y >= -FLT_MAX && y <= FLT_MAX))
+        return "the centre is not finite";
+    return NULL;
+}
+
+/* The squared radius that circle_holds tests against, in doubles. */
+static inline double circle_r2(float r)
+{
+    return (double)r * r;
+}
+
+/* Is the point (px, py) within the circle of centre (cx, cy) and squared
+** radius r2 (circle_r2), inclusive? The one test of a point against a
+** circle: every walk of tecs_index_near and of the radius filter, and the
+** filter's test of one entity, call it, so all draw the same line. In
+** doubles: with a finite centre, no square or sum of finite floats
+** overflows (each is below 2^259), so the test is the exact one up to
+** rounding; a point at infinity is within an infinite radius only, and a
+** NaN coordinate is in no circle. */
+static inline bool circle_holds(float px, float py, double cx, double cy, double r2)
+{
+    double dx = (double)px - cx, dy = (double)py - cy;
+    return dx * dx + dy * dy <= r2;
+}
+
+/* circle_holds for a radius r; a negative or NaN r holds nothing. */
+static inline bool in_circle_xy(float px, float py, float cx, float cy, float r)
+{
+    return r >= 0 && circle_holds(px, py, cx, cy, circle_r2(r));
+}
+
+/* in_circle_xy for the point aux holds (x, y: two floats). */
 static inline bool in_circle(uint64_t aux, float cx, float cy, float r)
 {
     float px, py;
