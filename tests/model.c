@@ -1983,6 +1983,22 @@ static tecs_filter_t *where_setup(interp *I, const m_op *op, const mquery **q, m
     return fl;
 }
 
+/* Are got[0..ng) the nw entities marked in I->mark, each once, in any
+** order? Clears the marks. */
+static bool marked_are(interp *I, const tecs_entity_t *got, int32_t ng, int32_t nw)
+{
+    bool same = ng == nw;
+    for (int32_t i = 0; i < ng && same; i++) {
+        uint32_t index = TECS_ENTITY_INDEX(got[i]);
+        same = (int32_t)index < I->cap_gen && I->mark[index] == got[i];
+        if (same)
+            I->mark[index] = 0;
+    }
+    for (int32_t i = 0; i < I->ne; i++)
+        I->mark[TECS_ENTITY_INDEX(I->e[i].id)] = 0;
+    return same;
+}
+
 /* Are got[0..ng) the entities the model says match q and condition n - 1
 ** of cs, in any order? *nw: how many it says. */
 static bool where_is_model(interp *I, const mquery *q, const mcond *cs, int32_t n,
@@ -1996,16 +2012,7 @@ static bool where_is_model(interp *I, const mquery *q, const mcond *cs, int32_t 
             ++*nw;
         }
     }
-    bool same = ng == *nw;
-    for (int32_t i = 0; i < ng && same; i++) {
-        uint32_t index = TECS_ENTITY_INDEX(got[i]);
-        same = (int32_t)index < I->cap_gen && I->mark[index] == got[i];
-        if (same)
-            I->mark[index] = 0;
-    }
-    for (int32_t i = 0; i < I->ne; i++)
-        I->mark[TECS_ENTITY_INDEX(I->e[i].id)] = 0;
-    return same;
+    return marked_are(I, got, ng, *nw);
 }
 
 static void op_where(interp *I, const m_op *op)
@@ -2209,16 +2216,7 @@ static bool near_is_model(interp *I, const mquery *q, float x, float y, float r,
             ++*nw;
         }
     }
-    bool same = ng == *nw;
-    for (int32_t i = 0; i < ng && same; i++) {
-        uint32_t index = TECS_ENTITY_INDEX(got[i]);
-        same = (int32_t)index < I->cap_gen && I->mark[index] == got[i];
-        if (same)
-            I->mark[index] = 0;
-    }
-    for (int32_t i = 0; i < I->ne; i++)
-        I->mark[TECS_ENTITY_INDEX(I->e[i].id)] = 0;
-    return same;
+    return marked_are(I, got, ng, *nw);
 }
 
 /* One circle searched by tecs_index_near_xy and by a where of

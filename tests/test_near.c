@@ -545,6 +545,11 @@ TEST(near_infinite_circles_of_the_issue)
     tw_free(g.w);
 }
 
+/* The hostile values of the two cases below, and their two cell sizes. */
+static const float hostile_v[10] = { 0, FLT_TRUE_MIN, -FLT_TRUE_MIN, 1e30f, -1e30f,
+                                     FLT_MAX, -FLT_MAX, INFINITY, -INFINITY, NAN };
+static const float hostile_cells[2] = { 1.0f, 1e37f };
+
 /* Every circle whose x, y and r are drawn from 0, +-tiny, +-1e30,
 ** +-FLT_MAX, +-inf and NaN: tecs_index_near, the where paths and a scan by
 ** the stated rule agree, over cells of size 1 (huge points clamped into
@@ -552,12 +557,10 @@ TEST(near_infinite_circles_of_the_issue)
 ** (huge circles walking cells), in a time bounded by the points. */
 TEST(near_hostile_values_agree_with_filter_and_scan)
 {
-    static const float v[10] = { 0, FLT_TRUE_MIN, -FLT_TRUE_MIN, 1e30f, -1e30f,
-                                 FLT_MAX, -FLT_MAX, INFINITY, -INFINITY, NAN };
-    static const float cells[2] = { 1.0f, 1e37f };
+    const float *v = hostile_v;
     for (int c = 0; c < 2; c++) {
         grid g;
-        hostile_init(&g, cells[c], c == 0 ? 1 : 40);
+        hostile_init(&g, hostile_cells[c], c == 0 ? 1 : 40);
         tecs_filter_t *f = tecs_filter_new(g.w);
         double t0 = tecs_time_now();
         int refused = 0, found = 0;
@@ -609,13 +612,11 @@ TEST(near_circle_edge_rounded_by_the_test)
 ** TECS_EINVAL, at both cell sizes. */
 TEST(near_hostile_boxes_agree_with_scan)
 {
-    static const float v[10] = { 0, FLT_TRUE_MIN, -FLT_TRUE_MIN, 1e30f, -1e30f,
-                                 FLT_MAX, -FLT_MAX, INFINITY, -INFINITY, NAN };
+    const float *v = hostile_v;
     static tecs_entity_t got[2000], want[2000];
-    static const float cells[2] = { 1.0f, 1e37f };
     for (int c = 0; c < 2; c++) {
         grid g;
-        hostile_init(&g, cells[c], c == 0 ? 1 : 40);
+        hostile_init(&g, hostile_cells[c], c == 0 ? 1 : 40);
         tecs_filter_t *f = tecs_filter_new(g.w);
         int refused = 0, found = 0;
         for (int i = 0; i < 10000; i++) {
