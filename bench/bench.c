@@ -953,6 +953,8 @@ static const scenario scenarios[] = {
     { "iterate_each", sc_iterate_each, M,      "ns/entity", F_RATIO | F_SCALING },
     { "iterate_each_fn", sc_iterate_each_fn, M, "ns/entity", F_RATIO },
     { "system",       sc_system,       M,      "ns/entity", F_RATIO },
+    { "systems_wide", sc_systems_wide, 1 << 18, "ns/entity", F_RATIO },
+    { "systems_wide_raw", sc_systems_wide_raw, 1 << 18, "ns/entity", 0 },
     { "fragmented",   sc_fragmented,   M,      "ns/entity", F_RATIO },
     { "add_remove",   sc_add_remove,   100000, "ns/pair",   0 },
     { "add_remove_floor", sc_add_remove_floor, 100000, "ns/pair", 0 },
@@ -998,6 +1000,7 @@ static const scenario scenarios[] = {
     { "delta_apply",  sc_delta_apply,  M,      "ns/changed", 0 },
     { "heavy_1t",     sc_heavy_1t,     M,      "ns/entity", F_PAIR },
     { "heavy_nt",     sc_heavy_nt,     M,      "ns/entity", 0 },
+    { "heavy_raw",    sc_heavy_raw,    M,      "ns/entity", 0 },
     { "light_1t",     sc_light_1t,     M,      "ns/entity", F_PAIR },
     { "light_nt",     sc_light_nt,     M,      "ns/entity", 0 },
     { "tiny_1t",      sc_tiny_1t,      50000,  "ns/frame",  F_PAIR },
@@ -1044,6 +1047,7 @@ static scenario_fn raw_of(const scenario *s)
     static const struct { scenario_fn row, raw; } own[] = {
         { sc_iterate_toggled, sc_raw_toggled },
         { sc_iterate_sparse_term, sc_raw_sparse_term },
+        { sc_systems_wide, sc_systems_wide_raw },
         { sc_neighbours, sc_neighbours_raw },
         { sc_neighbours_where, sc_neighbours_raw },
     };

@@ -127,9 +127,15 @@ double sc_neighbours(int64_t n);
 double sc_neighbours_where(int64_t n);
 double sc_neighbours_raw(int64_t n);
 
+/* The rows of systems over wide rows (bench_systems.c): systems_wide is
+** reported as a ratio to systems_wide_raw, the same bodies by hand. */
+double sc_systems_wide(int64_t n);
+double sc_systems_wide_raw(int64_t n);
+
 /* The thread rows (bench_threads.c): pairs, NAME_1t without threads and
 ** NAME_nt with tecs_cpu_count() workers. */
 double sc_heavy_1t(int64_t n);
+double sc_heavy_raw(int64_t n);
 double sc_heavy_nt(int64_t n);
 double sc_light_1t(int64_t n);
 double sc_light_nt(int64_t n);

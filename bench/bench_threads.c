@@ -6,7 +6,8 @@
 ** 1t / nt, next to them.
 **
 **   heavy     a parallel system costing about 50-100 ns an entity (square
-**             roots and sines over Position and Velocity); N entities
+**             roots and sines over Position and Velocity); N entities;
+**             heavy_raw runs its kernel over two plain arrays, the limit
 **   light     the p += v loop as a parallel system; N entities
 **   tiny      50 parallel systems of N / 50 entities each (one tag per
 **             system, so one archetype each): every one is below
@@ -367,6 +368,32 @@ static double run_workload(workload wl, bool threads, int64_t n)
     qsort(ns, (size_t)frames, sizeof *ns, cmp_double);
     double frame = frames % 2 ? ns[frames / 2] : (ns[frames / 2 - 1] + ns[frames / 2]) / 2;
     return wl == TINY ? frame : frame / (double)t.rows;
+}
+
+/* heavy_raw: the heavy kernel over two plain arrays, one call a frame, timed
+** as run_workload times a frame; checked against the reference. */
+double sc_heavy_raw(int64_t n)
+{
+    Position *p = xmalloc((size_t)n * sizeof *p);
+    Velocity *v = xmalloc((size_t)n * sizeof *v);
+    init_values(p, v, n, 0);
+    int frames = frames_of(HEAVY);
+    double ns[32];
+    heavy_rows(p, v, (int32_t)n);
+    for (int f = 0; f < frames; f++) {
+        double t0 = tecs_time_now();
+        heavy_rows(p, v, (int32_t)n);
+        ns[f] = (tecs_time_now() - t0) * 1e9;
+    }
+    const reference *r = reference_get(heavy_rows, 0, n, frames + 1);
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; i++)
+        bad += memcmp(&p[i], &r->p[i], sizeof *p) != 0 || memcmp(&v[i], &r->v[i], sizeof *v) != 0;
+    CHECK(bad == 0, "heavy_raw: %lld rows differ from the reference", (long long)bad);
+    free(p);
+    free(v);
+    qsort(ns, (size_t)frames, sizeof *ns, cmp_double);
+    return (frames % 2 ? ns[frames / 2] : (ns[frames / 2 - 1] + ns[frames / 2]) / 2) / (double)n;
 }
 
 double sc_heavy_1t(int64_t n) { return run_workload(HEAVY, false, n); }

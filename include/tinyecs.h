@@ -531,9 +531,11 @@ tecs_err_t tecs_archetype_reserve(tecs_world_t *world, tecs_archetype_t *arch, i
 /** Entities in the archetype (0 for NULL). */
 int32_t tecs_archetype_entity_count(const tecs_archetype_t *arch);
 
-/** Chunks allocated by the archetype: its used chunks, the spare one after
- *  them, and, while the archetype shrinks, the rest of a group of chunks
- *  reserved together until that group is half empty. */
+/** Chunks allocated by the archetype: its used chunks and the room it grows
+ *  into. A growth at least doubles them, so as entities arrive there are at
+ *  most twice the used chunks (or what tecs_archetype_reserve asked for); as
+ *  they leave, chunks are given back once the used ones and one spare are at
+ *  most a quarter of them, and all but one once the archetype is empty. */
 int32_t tecs_archetype_chunk_count(const tecs_archetype_t *arch);
 
 /** The archetype's components, sorted by id; *out is owned by the world.

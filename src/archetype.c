@@ -6,9 +6,8 @@
 ** power of two); a chunk's data is column by column, each column 64-byte
 ** aligned (col_off, chunk_bytes: the layout of one chunk alone).
 **
-** Chunks are allocated in groups: one reservation (one chunk for a single
-** birth, all of them for a bulk birth or a batch of delayed births) makes
-** one block for its g chunks, laid out column by column across the group:
+** Chunks are allocated in groups: each growth makes one block for its g
+** chunks, laid out column by column across the group:
 **
 **     group of g chunks (64-byte aligned block)
 **     +--------------------------------------+  0
@@ -21,7 +20,18 @@
 **
 ** So a column of consecutive chunks is one run of memory, and a loop over
 ** the chunks in order streams through it the way it would through one array
-** (the hardware prefetcher does not restart at each chunk). Chunk k
+** (the hardware prefetcher does not restart at each chunk). Rows arriving
+** one at a time get the same: a growth at least doubles the archetype's
+** chunks (g is at least the chunks it has; a bulk birth or a batch of
+** delayed births that needs more gets exactly what it needs), so the rows
+** of n chunks lie in about log2(n) runs, whichever way they came.
+** The memory rule: as it grows, an archetype holds at most twice the chunks
+** its rows use (tecs_archetype_reserve excepted: it holds what was asked
+** for); as rows leave, the trim gives groups back once the rows and the
+** spare need at most a quarter of the chunks, so it holds fewer than four
+** times its used chunks and the spare, and one chunk once empty. Growth
+** never moves a row (a value's pointer stays valid until an entity leaves
+** the archetype); only the trim does, during a removal. Chunk k
 ** records its group's base, g, and its first row in the group; row r of the
 ** archetype lives in chunk r >> shift at index r & mask, and its value of
 ** column c is at base + g * col_off[c] + (first + (r & mask)) * col_size[c].
@@ -56,15 +66,18 @@
 ** Invariants:
 **   - rows 0 .. count-1 are in use, with no hole: removing a row moves the
 **     last row into it (swap-remove), so chunks stay dense;
-**   - chunks are allocated on demand; nchunks is always the end of a group;
-**     a group is freed once it lies wholly past the spare chunk (the one
-**     after the last used one); a group that straddles the spare is replaced
-**     by a smaller one holding its used chunks and the spare once that frees
-**     at least three times as many chunks as it keeps, or holds no row in
-**     use (its rows move then, during a removal from the archetype, as the
-**     last row already does on every removal), so a shrinking world gives
-**     memory back, and an archetype holds at most four times the chunks its
-**     rows need (and the spare);
+**   - chunks are allocated on demand, a group at least as large as the
+**     chunks already there; nchunks is always the end of a group;
+**   - once the rows and the spare chunk (the one after the last used one)
+**     need at most a quarter of the chunks, or no row is left, every group
+**     wholly past the spare is freed, and a group that straddles the spare
+**     is replaced by a smaller one holding its used chunks and the spare if
+**     that frees at least three times as many chunks as it keeps, or the
+**     group holds no row in use (its rows move then, during a removal from
+**     the archetype, as the last row already does on every removal); so a
+**     shrinking world gives memory back, rows coming and going across one
+**     count neither allocate nor free, and an archetype holds fewer than
+**     four times the chunks its rows need and the spare;
 **   - cmap[c] is the column of component c, COL_TAG for a tag, COL_ABSENT
 **     for any other id below cmap_len;
 **   - each archetype is in the world's hash table under the hash of its
@@ -569,11 +582,11 @@ static size_t chunk_table_size(const tecs_archetype_t *a, int32_t cap)
 
 
 /* Make the chunk table hold want chunks: the entries first, then the
-** column pointers, then the ticks, in one block. */
-static tecs_err_t chunk_table_grow(tecs_world_t *w, tecs_archetype_t *a, int32_t want)
+** column pointers, then the ticks, in one block; false if out of memory. */
+static bool chunk_table_grow(tecs_world_t *w, tecs_archetype_t *a, int32_t want)
 {
     if (want <= a->cap_chunks)
-        return TECS_OK;
+        return true;
     int64_t cap = a->cap_chunks ? a->cap_chunks : 4;
     while (cap < want)
         cap *= 2;
@@ -582,7 +595,7 @@ static tecs_err_t chunk_table_grow(tecs_world_t *w, tecs_archetype_t *a, int32_t
     struct tecs__chunk *t = tecs__realloc(w, a->chunks, chunk_table_size(a, a->cap_chunks),
                                           chunk_table_size(a, (int32_t)cap));
     if (t == NULL)
-        return tecs__err(w, TECS_ENOMEM, "out of memory growing the chunk table to %d", want);
+        return false;
     /* The column pointers and the ticks kept their bytes, now after the
     ** old entries: the ticks move first, as they move the farthest. */
     size_t ncols_old = (size_t)a->cap_chunks * (uint32_t)a->stride;
@@ -596,7 +609,7 @@ static tecs_err_t chunk_table_grow(tecs_world_t *w, tecs_archetype_t *a, int32_t
     a->ticks = ticks;
     a->cap_chunks = (int32_t)cap;
     lut_sync(w, a);
-    return TECS_OK;
+    return true;
 }
 
 /* Free the group starting at chunk s, the last one. */
@@ -609,23 +622,19 @@ static void group_free(tecs_world_t *w, tecs_archetype_t *a, int32_t s)
     a->nchunks = s;
 }
 
-/* Allocate chunks until there are `want`, as one group. The group comes
-** first, the table after: a group that cannot be had leaves the table as it
-** was, and a table that cannot grow gives the group back, so a failed call
-** keeps no memory. */
-static tecs_err_t chunks_alloc(tecs_world_t *w, tecs_archetype_t *a, int32_t want)
+/* Make the group of chunks [nchunks, want) and the table's room for it;
+** false, keeping no memory, if either cannot be had. The group comes first,
+** the table after: a table that cannot grow gives the group back. */
+static bool group_add(tecs_world_t *w, tecs_archetype_t *a, int32_t want)
 {
-    if (want <= a->nchunks)
-        return TECS_OK;
     uint32_t g = (uint32_t)(want - a->nchunks);
     void *raw;
     char *base = tecs__alloc_aligned(w, group_size(a, g), &raw);
     if (base == NULL)
-        return tecs__err(w, TECS_ENOMEM, "out of memory allocating %u chunks of %u bytes", g,
-                         a->chunk_bytes);
-    if (chunk_table_grow(w, a, want)) {
+        return false;
+    if (!chunk_table_grow(w, a, want)) {
         tecs__free_aligned(w, raw, group_size(a, g));
-        return TECS_ENOMEM;
+        return false;
     }
     /* Rows past the last in use have every bit clear; a new chunk has no
     ** write yet. */
@@ -637,7 +646,26 @@ static tecs_err_t chunks_alloc(tecs_world_t *w, tecs_archetype_t *a, int32_t wan
     int32_t first = a->nchunks;
     a->nchunks = want;
     group_set(w, a, first, g, base, raw);
-    return TECS_OK;
+    return true;
+}
+
+/* Allocate chunks until there are `want`, as one group, or if that cannot
+** be had, until there are `least` (at most want): a failed call keeps no
+** memory. */
+static tecs_err_t chunks_alloc(tecs_world_t *w, tecs_archetype_t *a, int32_t want,
+                               int32_t least)
+{
+    if (least <= a->nchunks || group_add(w, a, want) ||
+        (least < want && group_add(w, a, least)))
+        return TECS_OK;
+    return tecs__err(w, TECS_ENOMEM, "out of memory allocating %d chunks of %u bytes",
+                     least - a->nchunks, a->chunk_bytes);
+}
+
+/* The chunks that hold rows rows. */
+static int32_t chunks_for(const tecs_world_t *w, int64_t rows)
+{
+    return (int32_t)((rows + w->arch.mask) >> w->arch.shift);
 }
 
 tecs_err_t tecs__arch_grow_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n)
@@ -645,8 +673,9 @@ tecs_err_t tecs__arch_grow_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n)
     int64_t need = (int64_t)a->count + n;
     if (need > INT32_MAX)
         return tecs__err(w, TECS_ELIMIT, "too many rows in one archetype");
-    int32_t want = (int32_t)((need + w->arch.mask) >> w->arch.shift);
-    return chunks_alloc(w, a, want);
+    int32_t want = chunks_for(w, need), most = chunks_for(w, INT32_MAX);
+    int32_t twice = a->nchunks > most / 2 ? most : 2 * a->nchunks;
+    return chunks_alloc(w, a, want < twice ? twice : want, want);
 }
 
 tecs_err_t tecs_archetype_reserve(tecs_world_t *w, tecs_archetype_t *a, int32_t n)
@@ -658,7 +687,8 @@ tecs_err_t tecs_archetype_reserve(tecs_world_t *w, tecs_archetype_t *a, int32_t 
         return err;
     if (n < 0)
         return tecs__err(w, TECS_EINVAL, "tecs_archetype_reserve: negative count %d", n);
-    return n > a->count ? tecs__arch_reserve_rows(w, a, n - a->count) : TECS_OK;
+    int32_t want = chunks_for(w, n);
+    return n > a->count ? chunks_alloc(w, a, want, want) : TECS_OK;
 }
 
 void tecs__arch_fill_hole(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
@@ -862,15 +892,24 @@ static bool group_shrink(tecs_world_t *w, tecs_archetype_t *a, int32_t s, uint32
     return true;
 }
 
-/* Free chunks beyond the one spare: whole groups past it; a group that
-** straddles it is moved into a smaller one when that frees at least three
-** times as many chunks as it keeps, or when none of its rows is in use
-** (nothing to move): the rows it moves are at most a third of the rows it
-** frees room for, so a long run of removals (a world emptied in creation
-** order) moves at most a third of a row per row removed. */
+/* Give chunks back once the rows and the spare (the chunk after the last
+** used one) need at most a quarter of them, or no row is left: free the
+** groups wholly past the
+** spare, and move a group that straddles it into a smaller one holding its
+** used chunks and the spare when that frees at least three times as many
+** chunks as it keeps, or when none of its rows is in use (nothing to move).
+** The quarter is the hysteresis of geometric growth: a group allocated as
+** the archetype doubles is given back only once the rows have halved again,
+** so rows coming and going at one count never allocate and free in turn
+** (an emptied archetype keeps one chunk, and grows again a chunk at a time).
+** The rows a trim moves are at most a third of the rows it frees room for,
+** so a long run of removals (a world emptied in creation order) moves at
+** most a third of a row per row removed. */
 void tecs__arch_trim(tecs_world_t *w, tecs_archetype_t *a)
 {
     int32_t keep = (a->count >> w->arch.shift) + 1;
+    if (a->count > 0 && keep > a->nchunks / 4)
+        return;
     while (a->nchunks > keep) {
         const struct tecs__chunk *last = &a->chunks[a->nchunks - 1];
         int32_t s = a->nchunks - 1 - (int32_t)(last->first >> w->arch.shift);

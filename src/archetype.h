@@ -62,9 +62,10 @@ struct tecs_archetype_t {
 
 #define TECS__NO_EDGE 0xffffffffu
 
-/* Chunks are allocated in groups: one block for the g chunks that one
-** reservation asked for, laid out column by column across the group, so
-** that a column of consecutive chunks is one run of memory (archetype.c). */
+/* Chunks are allocated in groups: one block for the g chunks of one growth
+** (at least the chunks already there), laid out column by column across
+** the group, so that a column of consecutive chunks is one run of memory
+** (archetype.c). */
 struct tecs__chunk {
     char *base;                 /* the group's 64-byte aligned base         */
     void *raw;                  /* the group's block, to free               */
@@ -79,13 +80,17 @@ tecs_archetype_t *tecs__arch_get(tecs_world_t *w, int32_t n, const tecs_comp_t *
 /* The archetype reached by adding (or removing) c, through the cached edge. */
 tecs_archetype_t *tecs__arch_with(tecs_world_t *w, tecs_archetype_t *a, tecs_comp_t c);
 tecs_archetype_t *tecs__arch_without(tecs_world_t *w, tecs_archetype_t *a, tecs_comp_t c);
-/* Make room for n more rows; after success appends cannot fail. */
+/* Make room for n more rows, as one new group of chunks that at least
+** doubles the archetype's (archetype.c: the memory rule); after success
+** appends cannot fail. */
 tecs_err_t tecs__arch_grow_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n);
 static inline tecs_err_t tecs__arch_reserve_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n);
 /* Fill the hole at row with the last row (values already moved out or
-** destroyed) and shrink; frees an emptied chunk beyond one spare. */
+** destroyed) and shrink; gives chunks back as the trim's rule says. */
 static inline void tecs__arch_remove_row(tecs_world_t *w, tecs_archetype_t *a, uint32_t row);
 void tecs__arch_fill_hole(tecs_world_t *w, tecs_archetype_t *a, uint32_t row);
+/* Give chunks back once the rows and the spare need at most a quarter of
+** them, or no row is left. */
 void tecs__arch_trim(tecs_world_t *w, tecs_archetype_t *a);
 /* Undo the creation of the newest archetype, still empty, when the call
 ** that created it fails later on (listeners, edges, hash table). */
@@ -438,11 +443,13 @@ static inline const tecs__comp *tecs__col_info_in(const tecs__comp_state *s,
 #if defined(TECS__WORLD_DONE) && !defined(TECS_ARCHETYPE_INLINES)
 #define TECS_ARCHETYPE_INLINES
 
-/* After a row left a, its count a multiple of the chunk rows: free the
-** chunks beyond the one spare the last row left. */
+/* After a row left a, its count a multiple of the chunk rows: give chunks
+** back once the rows and the spare need at most a quarter of them, or no
+** row is left. */
 static inline void tecs__arch_remove_trim(tecs_world_t *w, tecs_archetype_t *a)
 {
-    if (a->nchunks > (a->count >> w->arch.shift) + 1)
+    uint32_t n = (uint32_t)a->nchunks;
+    if (TECS__UNLIKELY(n > 1) && (a->count == 0 || (uint32_t)a->count >> w->arch.shift < n >> 2))
         tecs__arch_trim(w, a);
 }
 

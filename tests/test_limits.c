@@ -341,7 +341,7 @@ typedef struct Vel { float x, y, z, w; } Vel;
 /* Bytes n entities of Pos (and Vel, if two) cost made directly, and queued
 ** as delayed births; then, once applied, what the world holds beyond the
 ** direct one. */
-static void birth_memory(int32_t n, bool two, size_t *direct, size_t *queued, size_t *extra)
+static void birth_memory(int32_t n, bool two, size_t *direct, size_t *queued, ptrdiff_t *extra)
 {
     tecs_world_t *d = tw_new(), *w = tw_new();
     tecs_world_t *both[2] = { d, w };
@@ -365,7 +365,7 @@ static void birth_memory(int32_t n, bool two, size_t *direct, size_t *queued, si
     CHECK_EQ(tecs_world_entity_count(w), tecs_world_entity_count(d));
     *direct = m1[0] - m0[0];
     *queued = m1[1] - m0[1];
-    *extra = tecs_world_memory(w) - tecs_world_memory(d);
+    *extra = (ptrdiff_t)tecs_world_memory(w) - (ptrdiff_t)tecs_world_memory(d);
     TW_CHECK(w);
     tw_free(d);
     tw_free(w);
@@ -376,10 +376,11 @@ TEST(limits_queued_births_cost_at_most_twice_and_give_memory_back)
     static const int32_t ns[] = { 3000, 100000, 250000 };
     for (int i = 0; i < 3; i++) {
         for (int two = 0; two < 2; two++) {
-            size_t direct, queued, extra;
+            size_t direct, queued;
+            ptrdiff_t extra;
             birth_memory(ns[i], two, &direct, &queued, &extra);
             if (queued > 2 * direct || extra > 256 * 1024)
-                fprintf(stderr, "  n %d, %d values: direct %zu, queued %zu, kept %zu\n",
+                fprintf(stderr, "  n %d, %d values: direct %zu, queued %zu, kept %td\n",
                         ns[i], 1 + two, direct, queued, extra);
             CHECK(queued <= 2 * direct);
             CHECK(extra <= 256 * 1024);     /* the queue's bounded spare */
