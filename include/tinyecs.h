@@ -1086,9 +1086,13 @@ tecs_err_t tecs_sparse_remove_many(const tecs_sparser_t *h, const tecs_entity_t 
 tecs_err_t tecs__set_sized(tecs_world_t *world, tecs_entity_t entity, tecs_comp_t comp,
                            const void *value, size_t size);
 
-/** Private: TECS_GET's and TECS_GET_MUT's call. */
-void *tecs__get_sized(tecs_world_t *world, tecs_entity_t entity, tecs_comp_t comp,
-                      size_t size, bool write);
+/** Private: TECS_GET's call. */
+const void *tecs__get_sized(tecs_world_t *world, tecs_entity_t entity, tecs_comp_t comp,
+                            size_t size);
+
+/** Private: TECS_GET_MUT's call. */
+void *tecs__get_mut_sized(tecs_world_t *world, tecs_entity_t entity, tecs_comp_t comp,
+                          size_t size);
 
 /** tecs_set of a value of type T: a brace list or an expression of type T,
  *  TECS_SET(w, e, pos, Position, {1, 2}) or TECS_SET(w, e, pos, Position, p)
@@ -1100,9 +1104,9 @@ void *tecs__get_sized(tecs_world_t *world, tecs_entity_t entity, tecs_comp_t com
 /** Typed tecs_get / tecs_get_mut: NULL with TECS_EINVAL when sizeof(T) is
  *  not comp's size, else as tecs_get / tecs_get_mut. */
 #define TECS_GET(world, entity, comp, T)                                    \
-    ((const T *)tecs__get_sized((world), (entity), (comp), sizeof(T), false))
+    ((const T *)tecs__get_sized((world), (entity), (comp), sizeof(T)))
 #define TECS_GET_MUT(world, entity, comp, T)                                \
-    ((T *)tecs__get_sized((world), (entity), (comp), sizeof(T), true))
+    ((T *)tecs__get_mut_sized((world), (entity), (comp), sizeof(T)))
 
 /* ==================================================================== */
 /* Lookups in your loop                                                 */

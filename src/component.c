@@ -244,9 +244,9 @@ void tecs__comp_move(tecs_world_t *w, const tecs__comp *ci, void *dst, void *src
 
 bool tecs__size_refused(tecs_world_t *w, tecs_comp_t c, size_t size, const char *macro)
 {
-    const tecs__comp *ci = tecs__comp_get(w, c);
-    if (ci == NULL || ci->size == size)
+    if (!tecs__size_wrong(w, c, size))
         return false;
+    const tecs__comp *ci = tecs__comp_get(w, c);
     tecs__err(w, TECS_EINVAL, "%s: " TECS__COMP_FMT " is %zu bytes, the type given is %zu",
               macro, TECS__COMP(w, c), (size_t)ci->size, size);
     return true;

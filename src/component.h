@@ -36,8 +36,11 @@ typedef struct tecs__comp {
 
 /* A typed macro's check: true, with TECS_EINVAL recorded, when c is a
 ** registered component whose values are not size bytes (an unknown c is
-** left to the call, which reports it). */
+** left to the call, which reports it). TECS__ANY_SIZE: no check (the
+** untyped calls, which share the typed ones' bodies). */
+#define TECS__ANY_SIZE ((size_t)-1)
 bool tecs__size_refused(tecs_world_t *w, tecs_comp_t c, size_t size, const char *macro);
+/* (tecs__size_wrong(w, c, size), below: the test alone, inline.) */
 
 /* Record TECS_ENOCOMP: c is not a registered component. */
 tecs_err_t tecs__err_nocomp(tecs_world_t *w, tecs_comp_t c);
@@ -83,6 +86,14 @@ static inline const tecs__comp *tecs__comp_get_in(const tecs__comp_state *s, tec
     if (c == 0 || c >= (tecs_comp_t)s->cap_comps || s->comps[c].name == NULL)
         return NULL;
     return &s->comps[c];
+}
+
+/* Is c a registered component whose values are not size bytes? */
+#define tecs__size_wrong(w, c, size) tecs__size_wrong_in(&(w)->comp, (c), (size))
+static inline bool tecs__size_wrong_in(const tecs__comp_state *s, tecs_comp_t c, size_t size)
+{
+    const tecs__comp *ci = size != TECS__ANY_SIZE ? tecs__comp_get_in(s, c) : NULL;
+    return ci != NULL && ci->size != size;
 }
 
 /* The description of c, or NULL (unknown, or registered without one). */

@@ -379,13 +379,18 @@ static tecs_err_t overwrite(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, voi
     return TECS_OK;
 }
 
-tecs_err_t tecs_set(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *value)
+/* tecs_set, and TECS_SET's call with the C type's size (TECS__ANY_SIZE:
+** unchecked): one body, the check a compare of the registry's size. */
+static TECS__INLINE tecs_err_t set_sized(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c,
+                                         const void *value, size_t size)
 {
     if (w == NULL)
         return TECS_EINVAL;
     tecs_err_t err = tecs__enter_change(w);
     if (err)
         return err;
+    if (TECS__UNLIKELY(tecs__size_wrong(w, c, size)) && tecs__size_refused(w, c, size, "TECS_SET"))
+        return TECS_EINVAL;
     tecs__record *r = tecs__ei_alive(w, e);
     /* A write queues while rows are in motion (a lifecycle hook runs, or
     ** in a worker, whose hook depth is 1), or while a queued remove of e
@@ -424,17 +429,15 @@ tecs_err_t tecs_set(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void 
     return err;
 }
 
+tecs_err_t tecs_set(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *value)
+{
+    return set_sized(w, e, c, value, TECS__ANY_SIZE);
+}
+
 tecs_err_t tecs__set_sized(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *value,
                            size_t size)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter_change(w);
-    if (err)
-        return err;
-    if (tecs__size_refused(w, c, size, "TECS_SET"))
-        return TECS_EINVAL;
-    return tecs_set(w, e, c, value);
+    return set_sized(w, e, c, value, size);
 }
 
 /* ---- reads ----------------------------------------------------------- */
@@ -465,10 +468,15 @@ static TECS__NOINLINE void *get_refused(tecs_world_t *w, tecs_comp_t c, bool wri
     return NULL;
 }
 
-/* The value of c of e (to write, if write), or NULL with the error set. */
-static TECS__INLINE void *get_ptr(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, bool write)
+/* The value of c of e (to write, if write), or NULL with the error set;
+** size: TECS_GET's C type's (TECS__ANY_SIZE: unchecked). */
+static TECS__INLINE void *get_ptr(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, bool write,
+                                  size_t size)
 {
     if (TECS__UNLIKELY(w == NULL) || tecs__enter_read(w))
+        return NULL;
+    if (TECS__UNLIKELY(tecs__size_wrong(w, c, size)) &&
+        tecs__size_refused(w, c, size, write ? "TECS_GET_MUT" : "TECS_GET"))
         return NULL;
     if (TECS__UNLIKELY(tecs__in_worker(w)) &&
         !tecs__worker_may(w, write ? w->base.may_write : w->base.may_read, c))
@@ -497,21 +505,22 @@ static TECS__INLINE void *get_ptr(tecs_world_t *w, tecs_entity_t e, tecs_comp_t 
 
 void *tecs_get_mut(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
-    return get_ptr(w, e, c, true);
+    return get_ptr(w, e, c, true, TECS__ANY_SIZE);
 }
 
 const void *tecs_get(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
-    return get_ptr(w, e, c, false);
+    return get_ptr(w, e, c, false, TECS__ANY_SIZE);
 }
 
-void *tecs__get_sized(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, size_t size, bool write)
+const void *tecs__get_sized(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, size_t size)
 {
-    if (w == NULL || tecs__enter_read(w))
-        return NULL;
-    if (tecs__size_refused(w, c, size, write ? "TECS_GET_MUT" : "TECS_GET"))
-        return NULL;
-    return get_ptr(w, e, c, write);
+    return get_ptr(w, e, c, false, size);
+}
+
+void *tecs__get_mut_sized(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, size_t size)
+{
+    return get_ptr(w, e, c, true, size);
 }
 
 bool tecs_has(const tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
