@@ -19,7 +19,7 @@
 #   make bench-plot     run --scaling and draw it as an SVG chart (build/scaling.svg)
 #   make bench-table    run the benchmark BENCH_RUNS times (default 5), keep the
 #                       median of each row in docs/bench/ and put the table it
-#                       gives into the README
+#                       gives into docs/BENCHMARKS.md
 #   make docs           HTML API reference with Doxygen, into build/docs/html
 BUILD    ?= build
 
@@ -168,7 +168,7 @@ bench-plot:
 	sh tools/bench_plot.sh $(if $(BENCH_CSV_IN),$(BENCH_CSV_IN),$(BENCH_CSV)) $(BENCH_BUILD)/bench-machine.txt > $(BENCH_PLOT)
 	@echo "bench-plot: $(BENCH_PLOT)"
 
-# The README's Benchmarks table comes from docs/bench/results.csv (and
+# The table of docs/BENCHMARKS.md comes from docs/bench/results.csv (and
 # machine.txt) through tools/bench_table.sh; a test checks they agree.
 # Each figure is the median of BENCH_RUNS full runs (tools/bench_median.sh):
 # one run of the iterate rows moves with the machine's load.
@@ -187,7 +187,9 @@ bench-table: bench-build
 	cp $(BENCH_BUILD)/bench-median.csv docs/bench/results.csv
 	sh tools/bench_machine.sh $(BENCH_BUILD) "make bench-table$(if $(BENCH_NATIVE), BENCH_NATIVE=$(BENCH_NATIVE))$(if $(BENCH_ARGS), BENCH_ARGS='$(BENCH_ARGS)')" \
 		$(BENCH_RUNS) > docs/bench/machine.txt
-	sh tools/bench_table.sh --update README.md docs/bench/results.csv docs/bench/machine.txt
+	sh tools/bench_table.sh --update docs/BENCHMARKS.md docs/bench/results.csv docs/bench/machine.txt
+	@sh tools/bench_summary.sh README.md docs/BENCHMARKS.md || \
+		echo "bench-table: copy the README's summary rows again from docs/BENCHMARKS.md"
 
 bench-cold: bench-build
 	env -u GLIBC_TUNABLES $(BENCH_BUILD)/bench/tinyecs_bench $(BENCH_ARGS)

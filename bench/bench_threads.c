@@ -52,7 +52,7 @@ typedef void (*kernel_fn)(Position *restrict p, Velocity *restrict v, int32_t n)
 
 /* The heavy loop: about 50-100 ns a row on a current x86 core (two square
 ** roots, two sines, then a chain of HEAVY_CHAIN + 1 sines each waiting for
-** the last, two divisions: about 70 ns on the 2-core EPYC of the README).
+** the last, two divisions: about 70 ns on the 2-core EPYC of docs/BENCHMARKS.md).
 ** It stays bounded: |v| <= 2, so p moves at most 2 a frame, and its results
 ** are exact functions of the row (no state across rows), so any split
 ** gives the same bits. */

@@ -1454,8 +1454,8 @@ typedef struct tecs_query_desc_t {
  * row's entity looked up in the set; one that hands out its value makes
  * each step one row, and a with-term whose members are fewer than a
  * quarter of the rows of the query's archetypes makes the iteration walk
- * its members (one row a step, in the set's order). See the README's
- * "Sparse components" for the costs.
+ * its members (one row a step, in the set's order). See docs/sparse.md
+ * ("Sparse components") for the costs.
  * A query of no terms (term_count 0, terms may be NULL) matches every
  * archetype, the empty one included: it is the query of every live entity,
  * entities with no component too, and its iterations hand out no field
@@ -1922,7 +1922,7 @@ static inline tecs_key_t tecs_key_str(const char *s)
  * index's field (over n/16 entries of an ordered index, n/4 of a hash or
  * spatial one, since its last use, no cache depending on it) is left to one
  * rebuild at its next use, which then costs O(n) and may fail with
- * TECS_ENOMEM; see the README's "Indexes and where".
+ * TECS_ENOMEM; see docs/indexes.md.
  * @return the index, owned by the world (freed with it or by
  * tecs_index_free); NULL on error: TECS_EINVAL (NULL desc, bad kind or type,
  * a field that does not fit inside the component, a tag, cell_size <= 0,

@@ -3,7 +3,7 @@
 ** when jansson is installed; pkg-config tinyecs_json). It writes a world,
 ** or one entity, as JSON text that follows the component descriptions
 ** (field names, not offsets) and reads it back. It is built on the public
-** API of tinyecs.h only. The README's "JSON" section shows the format.
+** API of tinyecs.h only. docs/json.md shows the format.
 **
 ** Values: a described component is an object of its fields; a tag is
 ** true; a component without a description is null (its bytes are neither

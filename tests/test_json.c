@@ -504,7 +504,8 @@ TEST(json_oom_every_allocation_of_an_import)
     CHECK_EQ(live_strings, 0);
 }
 
-/* The README's "JSON" example is what the export gives for its world. */
+/* The JSON example of docs/json.md (once the README's) is what the export
+** gives for its world. */
 TEST(json_readme_example)
 {
     live_strings = 0;
@@ -528,7 +529,7 @@ TEST(json_readme_example)
     CHECK_ERR(tecs_set(w, b, health, &(Health){ 40 }), TECS_OK);
     char *text = tecs_json_export(w, NULL);
     CHECK(text != NULL);
-    FILE *f = fopen(TECS_SOURCE_DIR "/README.md", "rb");
+    FILE *f = fopen(TECS_SOURCE_DIR "/docs/json.md", "rb");
     CHECK(f != NULL);
     static char readme[1 << 20];
     size_t n = fread(readme, 1, sizeof readme - 1, f);
@@ -538,8 +539,8 @@ TEST(json_readme_example)
     const char *at = strstr(readme, mark);
     if (at == NULL || strncmp(at + strlen(mark), text, strlen(text)) != 0 ||
         strncmp(at + strlen(mark) + strlen(text), "```", 3) != 0) {
-        fprintf(stderr, "  the README's JSON example should read:\n%s", text);
-        CHECK(!"README example");
+        fprintf(stderr, "  the JSON example of docs/json.md should read:\n%s", text);
+        CHECK(!"docs/json.md example");
     }
     tecs_json_free(text);
     tw_free(w);

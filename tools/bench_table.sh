@@ -1,20 +1,21 @@
 #!/bin/sh
-# The README's benchmark table, rendered from the CSV `make bench` writes.
+# The benchmark table of docs/BENCHMARKS.md, rendered from the CSV `make
+# bench` writes.
 #
 #   bench_table.sh CSV MACHINE                    print the block
-#   bench_table.sh --update README CSV MACHINE    put it into README
-#   bench_table.sh --check README CSV MACHINE     fail if README's differs
+#   bench_table.sh --update PAGE CSV MACHINE      put it into PAGE
+#   bench_table.sh --check PAGE CSV MACHINE       fail if PAGE's differs
 #
 # CSV has the columns scenario,n,value,unit,ratio_to_raw (bench.c --csv);
 # its thread rows (NAME_1t, NAME_nt and NAME_speedup, the ratio 1t / nt)
 # make another table, "threads", one line a pair with its speed-up, and
 # the rows of the three stores a table of their own, "stores";
 # MACHINE has "key: value" lines (tools/bench_machine.sh). The block sits in
-# README between the lines "<!-- bench-table begin -->" and
+# PAGE (docs/BENCHMARKS.md) between the lines "<!-- bench-table begin -->" and
 # "<!-- bench-table end -->"; nothing in it is written by hand.
 set -eu
 
-usage() { echo "usage: bench_table.sh [--update|--check README] CSV MACHINE" >&2; exit 2; }
+usage() { echo "usage: bench_table.sh [--update|--check PAGE] CSV MACHINE" >&2; exit 2; }
 mode=print readme=
 case ${1-} in
 --update|--check) [ $# -eq 4 ] || usage; mode=${1#--} readme=$2; shift 2 ;;
@@ -112,13 +113,13 @@ render() {
 
 block=$(render)
 
-# README with its block replaced by the file $1.
+# PAGE with its block replaced by the file $1.
 splice() {
     awk -v b="$begin" -v e="$end" -v f="$1" '
     $0 == b { while ((getline l < f) > 0) print l; skip = 1; found++; next }
     $0 == e { skip = 0; next }
     !skip { print }
-    END { if (found != 1) { print "bench_table: README needs one \"" b "\" line" > "/dev/stderr"; exit 2 } }
+    END { if (found != 1) { print "bench_table: the page needs one \"" b "\" line" > "/dev/stderr"; exit 2 } }
     ' "$readme"
 }
 

@@ -1,9 +1,11 @@
 #!/bin/sh
-# The README's C code must compile and run, so that it cannot rot.
+# The C code of the README and of the manual's pages (docs/*.md) must
+# compile and run, so that it cannot rot. CTest runs it once a file.
 #
 #   check_readme.sh README INCLUDE_DIR LIBRARY WORK_DIR CC [FLAGS...]
 #
-# Every block fenced as ```c in README is one of:
+# README is the Markdown file to check. Every block fenced as ```c in it is
+# one of:
 #
 #   a program   it has a line with `int main(`: compiled as written, linked
 #               with LIBRARY, run; it must exit with 0;
@@ -21,7 +23,7 @@
 #
 # Any other ```c block fails the test: every block is checked or marked.
 # Compiler flags: -std=c11 -Wall -Wextra -Werror -pedantic, then FLAGS (the
-# build's own: -m32, -fsanitize, ...). Errors point at README lines.
+# build's own: -m32, -fsanitize, ...). Errors point at the file's lines.
 # In the environment, TECS_RUN is what runs a program of a cross build
 # (wine, qemu-user) and TECS_EXE the suffix of a program's file (.exe).
 set -eu
