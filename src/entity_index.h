@@ -53,7 +53,7 @@ typedef struct tecs__ei_state {
     uint64_t pushes;            /* slots ever appended to the free list     */
     uint64_t pops;              /* slots ever taken from its head: a delta
                                    since a mark names the list's change by
-                                   these two counts (snapshot.c)            */
+                                   these two counts (snapshot/delta.c)      */
 } tecs__ei_state;
 
 /* The layer's inline functions take its state, not the world: the macros
