@@ -565,15 +565,10 @@ static tecs_err_t apply_structure(reader *in, delta *d)
     }
     s->nrecs = (int32_t)d->nslots;
     for (uint32_t i = 0; i < d->taken; i++) {        /* the head of the free list */
-        uint32_t slot = s->free_head;
-        s->free_head = s->recs[slot].row;
+        uint32_t slot = tecs__ei_pop_free(w);
         s->recs[slot].arch = LIMBO;
         d->limbo[d->nlimbo++] = slot;
     }
-    if (s->free_head == TECS__NO_SLOT)
-        s->free_tail = TECS__NO_SLOT;
-    s->nfree -= (int32_t)d->taken;
-    s->pops += d->taken;
     for (int32_t i = 0; i < d->narchs; i++) {       /* the rows rewritten or dropped */
         const darch *x = &d->archs[i];
         for (int32_t j = x->runs; j < x->runs + x->nruns; j++)
