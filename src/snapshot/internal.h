@@ -115,6 +115,16 @@ static inline tecs_err_t refuse_now(tecs_world_t *w, const char *what)
     return TECS_OK;
 }
 
+/* The functions and data the files lend each other are the layer's own,
+** hidden from the shared library's exports: so that a call inside the
+** file that defines one may be inlined, and is known to touch only what
+** the function touches (an exported function could be replaced at load
+** time by another of the same name, and the compiler must assume so). */
+#if defined(__GNUC__) && !defined(_WIN32) && !defined(__CYGWIN__)
+#pragma GCC visibility push(hidden)
+#define TECS__SNAP_HIDDEN 1
+#endif
+
 /* ==================================================================== */
 /* format.c: the magic words, the checksum, the layout hash             */
 /* ==================================================================== */
@@ -323,5 +333,10 @@ tecs_err_t tecs__load_with(tecs_world_t *w, tecs_read_fn read, void *ctx, left_f
 
 /* tecs_delta_apply through read and left (NULL: unknown). */
 tecs_err_t tecs__delta_apply_with(tecs_world_t *w, tecs_read_fn read, void *ctx, left_fn left);
+
+#ifdef TECS__SNAP_HIDDEN
+#pragma GCC visibility pop
+#undef TECS__SNAP_HIDDEN
+#endif
 
 #endif /* TECS_SNAPSHOT_INTERNAL_H */
