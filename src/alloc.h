@@ -42,7 +42,7 @@ enum {
                                    itself are refused, recording nothing    */
     TECS__RETIRED,              /* a worker context after its run: every
                                    call is refused                          */
-    TECS__SNAPSHOT              /* a snapshot's callback runs (snapshot.c):
+    TECS__SNAPSHOT              /* a snapshot's callback runs (snapshot/):
                                    every call is refused                    */
 };
 /* Set the last error back to err after calls made on the caller's behalf
@@ -104,7 +104,7 @@ typedef struct tecs__base {
     uint32_t run;               /* its runs so far: a part iterator steps
                                    only in the run that made it             */
     uint64_t ident;             /* never 0: the world's identity, which its
-                                   marks carry (snapshot.c), from its
+                                   marks carry (snapshot/delta.c), from its
                                    address and the clock at its birth       */
 } tecs__base;
 

@@ -27,8 +27,8 @@ typedef struct tecs__comp {
                                    first used                               */
     tecs__meta *meta;           /* its description (meta.c); NULL: none     */
     uint64_t saved_hash;        /* registered by a snapshot load: the layout
-                                   hash it was saved with (snapshot.c)      */
-    tecs_serialize_fn serialize;     /* snapshot.c's hooks (all optional)   */
+                                   hash it was saved with (snapshot/)       */
+    tecs_serialize_fn serialize;     /* snapshot/'s hooks (all optional)    */
     tecs_deserialize_fn deserialize;
     tecs_convert_fn convert;
     void *serial_ctx;

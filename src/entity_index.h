@@ -53,7 +53,7 @@ typedef struct tecs__ei_state {
     uint64_t pushes;            /* slots ever appended to the free list     */
     uint64_t pops;              /* slots ever taken from its head: a delta
                                    since a mark names the list's change by
-                                   these two counts (snapshot.c)            */
+                                   these two counts (snapshot/delta.c)      */
 } tecs__ei_state;
 
 /* The layer's inline functions take its state, not the world: the macros
@@ -99,6 +99,20 @@ static inline bool tecs__ei_has_room_in(const tecs__ei_state *s)
 #define tecs__ei_reserve1(w) \
     (TECS__LIKELY(tecs__ei_has_room_in(&(w)->ei)) ? TECS_OK : tecs__ei_reserve((w), 1))
 
+/* Take the oldest free slot off the free list, which is not empty: its
+** index. Its record is the caller's to write. */
+#define tecs__ei_pop_free(w) tecs__ei_pop_free_in(&(w)->ei)
+static inline uint32_t tecs__ei_pop_free_in(tecs__ei_state *s)
+{
+    uint32_t index = s->free_head;
+    s->free_head = s->recs[index].row;
+    if (s->free_head == TECS__NO_SLOT)
+        s->free_tail = TECS__NO_SLOT;
+    s->nfree--;
+    s->pops++;
+    return index;
+}
+
 /* Take the oldest free slot, or a new one (room reserved first). */
 #define tecs__ei_take(w) tecs__ei_take_in(&(w)->ei)
 static inline tecs_entity_t tecs__ei_take_in(tecs__ei_state *s)
@@ -106,13 +120,8 @@ static inline tecs_entity_t tecs__ei_take_in(tecs__ei_state *s)
     uint32_t index;
     tecs__record *r;
     if (s->free_head != TECS__NO_SLOT) {
-        index = s->free_head;
+        index = tecs__ei_pop_free_in(s);
         r = &s->recs[index];
-        s->free_head = r->row;
-        if (s->free_head == TECS__NO_SLOT)
-            s->free_tail = TECS__NO_SLOT;
-        s->nfree--;
-        s->pops++;
     } else {
         assert(s->nrecs < s->cap_recs);
         index = (uint32_t)s->nrecs++;

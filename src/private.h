@@ -36,7 +36,7 @@
 **     resource.c       world resources: per-component singleton values
 **     worker.c         workers: contexts, batches, splits
 **     system.c         systems, phases, tecs_progress
-**     snapshot.c       snapshots: save to bytes, load into an empty world
+**     snapshot/        snapshots and deltas: saved to bytes, loaded, applied
 **     check.c          tecs_world_check: verifies every layer
 **     world.c          world lifetime: sets up and tears down every layer
 */
