@@ -93,19 +93,21 @@ void tecs__sum_add(sum64 *s, const void *data, size_t n)
 }
 
 /* sum_blocks, the bytes copied to dst on the way: one pass over them. */
-static void sum_copy_blocks(sum64 *s, unsigned char *dst, const unsigned char *p, size_t n)
+static void sum_copy_blocks(sum64 *s, unsigned char *restrict dst, const unsigned char *restrict p,
+                            size_t n)
 {
     uint64_t a[4], b[4];
     const bool big = host_big();
     memcpy(a, s->a, sizeof a);
     memcpy(b, s->b, sizeof b);
-    for (size_t i = 0; i + 32 <= n; i += 32) {
-        memcpy(dst + i, p + i, 32);
-        for (int k = 0; k < 4; k++) {
-            a[k] += word_le(p + i + 8 * k, big);
+    for (size_t i = 0; i + 32 <= n; i += 32)
+        for (int k = 0; k < 4; k++) {     /* each word read once, for both */
+            unsigned char w[8];
+            memcpy(w, p + i + 8 * k, 8);
+            memcpy(dst + i + 8 * k, w, 8);
+            a[k] += word_le(w, big);
             b[k] += a[k];
         }
-    }
     memcpy(s->a, a, sizeof a);
     memcpy(s->b, b, sizeof b);
 }
