@@ -121,7 +121,7 @@
 ** (tecs__arch_validate) and a value list against it
 ** (tecs__arch_validate_vals).
 **
-** Calls: alloc.c, component.c (hooks of moved and destroyed values),
+** Calls: base.c, component.c (hooks of moved and destroyed values),
 ** event.c (the listener list).
 */
 #include "private.h"

@@ -68,7 +68,7 @@
 ** Commands apply through the engine (store.c), as the public calls perform
 ** them when the world is not deferred; the public front end (entity.c)
 ** queues here. A sparse component's change is never folded into a
-** birth (its value is in no archetype). Calls: alloc.c, entity_index.c,
+** birth (its value is in no archetype). Calls: base.c, entity_index.c,
 ** component.c, archetype.c, sparse.c, store.c.
 */
 #include "private.h"

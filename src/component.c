@@ -30,7 +30,7 @@
 ** checked copy in `meta`, made before anything else is, so a refused
 ** description leaves the registry as it was.
 **
-** Calls: alloc.c, meta.c.
+** Calls: base.c, meta.c.
 */
 #include "private.h"
 

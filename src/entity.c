@@ -17,7 +17,7 @@
 ** user's code with no call. tecs_get_many resolves a batch with the slots
 ** fetched ahead.
 **
-** Calls: alloc.c, entity_index.c, component.c, event.c, archetype.c,
+** Calls: base.c, entity_index.c, component.c, event.c, archetype.c,
 ** sparse.c, store.c, command.c.
 */
 #include "private.h"

@@ -25,7 +25,7 @@
 ** The lookups (tecs__ei_alive, tecs__ei_known), taking and releasing a
 ** slot are inline (entity_index.h): they are on every hot path.
 **
-** Calls: alloc.c.
+** Calls: base.c.
 */
 #include "private.h"
 

@@ -15,7 +15,7 @@
 ** that say whether anyone listens at all: the hot paths test a flag, not
 ** the list. Which components are watched or vetoed is counted per component
 ** in the registry (component.c), beside what the hot paths read of it.
-** Calls: alloc.c only.
+** Calls: base.c only.
 */
 #include "private.h"
 

@@ -28,7 +28,7 @@
 ** This file sits below component.c: it reads nested components' entries
 ** through the registry's inline accessors, which call nothing.
 **
-** Calls: alloc.c.
+** Calls: base.c.
 */
 #include "private.h"
 

@@ -57,7 +57,7 @@
 ** rows in order; the world is closed meanwhile (TECS__FREEING), so those
 ** callbacks may read but every change they try is refused.
 **
-** Calls: alloc.c, entity_index.c, event.c (it is a listener), query.c.
+** Calls: base.c, entity_index.c, event.c (it is a listener), query.c.
 */
 #include "private.h"
 

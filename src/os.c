@@ -37,7 +37,7 @@
 ** of the library, so two worlds never share a lock, a queue or a thread;
 ** the frequency of the clock and the processor count are asked each time.
 **
-** Calls: alloc.c (the pool's block, its errors).
+** Calls: base.c (the pool's block, its errors).
 */
 #if defined(_WIN32) && !defined(_WIN32_WINNT)
 #define _WIN32_WINNT 0x0600          /* SRWLOCK, CONDITION_VARIABLE */

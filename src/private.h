@@ -1,6 +1,6 @@
 /*
 ** private.h — the one header the library's .c files include: what the
-** layers share. Each core layer has its own header (alloc.h, ...,
+** layers share. Each core layer has its own header (base.h, ...,
 ** query.h) with its types, its state struct, its interface and its inline
 ** functions; this file includes them bottom to top, so that a layer's
 ** declarations see only the layers below it. tecs_world_t, at the end, is
@@ -19,7 +19,7 @@
 **
 ** Layers, bottom to top (each .c calls only files above it in this list):
 **
-**     alloc.c          allocator, error state, callback depths
+**     base.c           allocator, error state, callback depths
 **     os.c             the platform: a monotonic clock, the thread pool
 **     entity_index.c   id slots, generations, FIFO free list
 **     meta.c           component descriptions: checked fields, layout hash
@@ -137,7 +137,7 @@ static inline int tecs__pop64(uint64_t x)
 }
 
 /* The layers, bottom to top: types, state, interface. */
-#include "alloc.h"
+#include "base.h"
 #include "os.h"
 #include "entity_index.h"
 #include "meta.h"
@@ -221,7 +221,7 @@ tecs_err_t tecs__workers_merge(tecs_world_t *w);
 /* ==================================================================== */
 
 struct tecs_world_t {
-    tecs__base base;            /* alloc.c                                  */
+    tecs__base base;            /* base.c                                   */
     tecs__ei_state ei;          /* entity_index.c                           */
     tecs__comp_state comp;      /* component.c                              */
     tecs__bus bus;              /* event.c                                  */
@@ -242,7 +242,7 @@ _Static_assert(offsetof(tecs_world_t, base) == 0, "tecs__base_of: the base state
 /* The layers' inline functions, in the same order, now that the world is
 ** complete. */
 #define TECS__WORLD_DONE
-#include "alloc.h"
+#include "base.h"
 #include "os.h"
 #include "entity_index.h"
 #include "meta.h"

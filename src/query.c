@@ -48,7 +48,7 @@
 ** An iteration of one archetype (tecs_archetype_iter) is a query iteration
 ** with one match, through a query the world keeps for it.
 **
-** Calls: alloc.c, component.c, event.c (it listens for new archetypes, and
+** Calls: base.c, component.c, event.c (it listens for new archetypes, and
 ** reports writes as SET events, after a veto), archetype.c (it checks the
 ** archetype handles users pass), sparse.c (its inline lookups: sparse
 ** terms), command.c (an iteration defers the world).

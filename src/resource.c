@@ -39,7 +39,7 @@
 ** destroyed), each resource in id order is announced (REMOVE, entity 0)
 ** and destroyed while every layer is still intact.
 **
-** Calls: alloc.c, component.c, command.c (settle), observer.c.
+** Calls: base.c, component.c, command.c (settle), observer.c.
 */
 #include "private.h"
 

@@ -38,7 +38,7 @@
 ** page's count is its present slots, and a page in `pages` is not empty;
 ** every member is alive; nfilled is the number of sets with members.
 **
-** Calls: alloc.c, entity_index.c, component.c, archetype.h (its value
+** Calls: base.c, entity_index.c, component.c, archetype.h (its value
 ** copies).
 */
 #include "private.h"

@@ -41,7 +41,7 @@
 ** The engine owns the hops and `leaving` (store state in store.h). It never
 ** queues: the front end decides between now and later.
 **
-** Calls: alloc.c, entity_index.c, component.c, event.c, archetype.c,
+** Calls: base.c, entity_index.c, component.c, event.c, archetype.c,
 ** sparse.c.
 */
 #include "private.h"

@@ -59,7 +59,7 @@
 **
 ** Timing uses the platform layer's monotonic clock (tecs_time_now, os.c).
 **
-** Calls: os.c, alloc.c, event.c (it is a listener), command.c (a frame defers
+** Calls: os.c, base.c, event.c (it is a listener), command.c (a frame defers
 ** the world), query.c, worker.c.
 */
 #include "private.h"

@@ -36,7 +36,7 @@
 ** Before a run (and a split) every stale index is rebuilt on the calling
 ** thread: workers read indexes (tecs_index_near) but must not write them.
 **
-** Calls: alloc.c, os.c (the pool), event.c (it listens for the world's
+** Calls: base.c, os.c (the pool), event.c (it listens for the world's
 ** end), command.c (the contexts' queues), query.c (parts), index.c (the
 ** rebuild of stale indexes).
 */

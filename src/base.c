@@ -1,5 +1,5 @@
 /*
-** alloc.c — the world's allocator and its error state: the bottom layer
+** base.c — the world's allocator and its error state: the bottom layer
 ** of the world's state (os.c, below it, holds none), which every other
 ** layer calls and which calls none.
 **

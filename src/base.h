@@ -1,12 +1,12 @@
 /*
-** alloc.h — the allocator, the error state, the callback depths (alloc.c).
+** base.h — the allocator, the error state, the callback depths (base.c).
 ** Its types, its state and its interface, and its inline functions too:
 ** they reach the world's base state through tecs__base_of, not through
 ** tecs_world_t, so they need no second pass and cannot touch any other
 ** layer's state. Included by private.h only.
 */
-#ifndef TECS_ALLOC_H
-#define TECS_ALLOC_H
+#ifndef TECS_BASE_H
+#define TECS_BASE_H
 
 void *tecs__alloc(tecs_world_t *w, size_t size);
 void *tecs__realloc(tecs_world_t *w, void *p, size_t osize, size_t nsize);
@@ -267,4 +267,4 @@ static inline tecs_err_t tecs__enter_object(tecs_world_t *w)
     return err;
 }
 
-#endif /* TECS_ALLOC_H */
+#endif /* TECS_BASE_H */
