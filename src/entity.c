@@ -468,15 +468,20 @@ static TECS__NOINLINE void *get_refused(tecs_world_t *w, tecs_comp_t c, bool wri
     return NULL;
 }
 
+/* TECS_GET's or TECS_GET_MUT's refusal of a C type of the wrong size. */
+static TECS__NOINLINE void *get_sized_refused(tecs_world_t *w, tecs_comp_t c, size_t size,
+                                              bool write)
+{
+    tecs__size_refused(w, c, size, write ? "TECS_GET_MUT" : "TECS_GET");
+    return NULL;
+}
+
 /* The value of c of e (to write, if write), or NULL with the error set;
 ** size: TECS_GET's C type's (TECS__ANY_SIZE: unchecked). */
 static TECS__INLINE void *get_ptr(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, bool write,
                                   size_t size)
 {
     if (TECS__UNLIKELY(w == NULL) || tecs__enter_read(w))
-        return NULL;
-    if (TECS__UNLIKELY(tecs__size_wrong(w, c, size)) &&
-        tecs__size_refused(w, c, size, write ? "TECS_GET_MUT" : "TECS_GET"))
         return NULL;
     if (TECS__UNLIKELY(tecs__in_worker(w)) &&
         !tecs__worker_may(w, write ? w->base.may_write : w->base.may_read, c))
@@ -485,6 +490,8 @@ static TECS__INLINE void *get_ptr(tecs_world_t *w, tecs_entity_t e, tecs_comp_t 
     /* (A write through the pointer counts as made now; a worker's is
     ** counted when its system ends: see tecs__system_touch.) */
     if (TECS__UNLIKELY(tecs__comp_is_sparse(w, c))) {
+        if (TECS__UNLIKELY(tecs__size_wrong(w, c, size)))
+            return get_sized_refused(w, c, size, write);
         void *p = tecs__sparse_get_id(w, c, e);
         if (p && write && !tecs__in_worker(w))
             w->comp.comps[c].set->changed = w->arch.tick;
@@ -495,11 +502,17 @@ static TECS__INLINE void *get_ptr(tecs_world_t *w, tecs_entity_t e, tecs_comp_t 
         tecs_archetype_t *a = tecs__rec_arch(w, r);
         int32_t col = tecs__arch_col(a, c);
         if (TECS__LIKELY(col >= 0)) {
+            /* (The check reads the column's size: the registry's, held
+            ** by the archetype beside the column.) */
+            if (TECS__UNLIKELY(size != TECS__ANY_SIZE && a->col_size[col] != size))
+                return get_sized_refused(w, c, size, write);
             if (write && TECS__LIKELY(!tecs__in_worker(w)))
                 tecs__arch_touch(w, a, col, r->row);
             return tecs__col_ptr(a, w, col, r->row);
         }
     }
+    if (TECS__UNLIKELY(tecs__size_wrong(w, c, size)))
+        return get_sized_refused(w, c, size, write);
     return get_failed(w, e, c);
 }
 
