@@ -242,14 +242,10 @@ void tecs__comp_move(tecs_world_t *w, const tecs__comp *ci, void *dst, void *src
     tecs__hook_end(w, outer_err);
 }
 
-bool tecs__size_refused(tecs_world_t *w, tecs_comp_t c, size_t size, const char *macro)
+tecs_err_t tecs__err_size(tecs_world_t *w, tecs_comp_t c, size_t size, const char *macro)
 {
-    if (!tecs__size_wrong(w, c, size))
-        return false;
-    const tecs__comp *ci = tecs__comp_get(w, c);
-    tecs__err(w, TECS_EINVAL, "%s: " TECS__COMP_FMT " is %zu bytes, the type given is %zu",
-              macro, TECS__COMP(w, c), (size_t)ci->size, size);
-    return true;
+    return tecs__err(w, TECS_EINVAL, "%s: " TECS__COMP_FMT " is %zu bytes, the type given is %zu",
+                     macro, TECS__COMP(w, c), (size_t)tecs__comp_get(w, c)->size, size);
 }
 
 /* Record TECS_ENOCOMP for c. */

@@ -34,13 +34,13 @@ typedef struct tecs__comp {
     void *serial_ctx;
 } tecs__comp;
 
-/* A typed macro's check: true, with TECS_EINVAL recorded, when c is a
-** registered component whose values are not size bytes (an unknown c is
-** left to the call, which reports it). TECS__ANY_SIZE: no check (the
-** untyped calls, which share the typed ones' bodies). */
+/* A typed macro's check is tecs__size_wrong (below): is c a registered
+** component whose values are not size bytes (an unknown c is left to the
+** call, which reports it)? TECS__ANY_SIZE: no check (the untyped calls,
+** which share the typed ones' bodies). tecs__err_size records the
+** refusal of such a c: TECS_EINVAL, naming both sizes. */
 #define TECS__ANY_SIZE ((size_t)-1)
-bool tecs__size_refused(tecs_world_t *w, tecs_comp_t c, size_t size, const char *macro);
-/* (tecs__size_wrong(w, c, size), below: the test alone, inline.) */
+tecs_err_t tecs__err_size(tecs_world_t *w, tecs_comp_t c, size_t size, const char *macro);
 
 /* Record TECS_ENOCOMP: c is not a registered component. */
 tecs_err_t tecs__err_nocomp(tecs_world_t *w, tecs_comp_t c);

@@ -389,8 +389,8 @@ static TECS__INLINE tecs_err_t set_sized(tecs_world_t *w, tecs_entity_t e, tecs_
     tecs_err_t err = tecs__enter_change(w);
     if (err)
         return err;
-    if (TECS__UNLIKELY(tecs__size_wrong(w, c, size)) && tecs__size_refused(w, c, size, "TECS_SET"))
-        return TECS_EINVAL;
+    if (TECS__UNLIKELY(tecs__size_wrong(w, c, size)))
+        return tecs__err_size(w, c, size, "TECS_SET");
     tecs__record *r = tecs__ei_alive(w, e);
     /* A write queues while rows are in motion (a lifecycle hook runs, or
     ** in a worker, whose hook depth is 1), or while a queued remove of e
@@ -472,7 +472,7 @@ static TECS__NOINLINE void *get_refused(tecs_world_t *w, tecs_comp_t c, bool wri
 static TECS__NOINLINE void *get_sized_refused(tecs_world_t *w, tecs_comp_t c, size_t size,
                                               bool write)
 {
-    tecs__size_refused(w, c, size, write ? "TECS_GET_MUT" : "TECS_GET");
+    tecs__err_size(w, c, size, write ? "TECS_GET_MUT" : "TECS_GET");
     return NULL;
 }
 

@@ -211,17 +211,17 @@ tecs_err_t tecs__resource_set_sized(tecs_world_t *w, tecs_comp_t c, const void *
     tecs_err_t err = tecs__enter(w);
     if (err)
         return err;
-    if (tecs__size_refused(w, c, size, "TECS_RESOURCE_SET"))
-        return TECS_EINVAL;
+    if (tecs__size_wrong(w, c, size))
+        return tecs__err_size(w, c, size, "TECS_RESOURCE_SET");
     return tecs_resource_set(w, c, value);
 }
 
 void *tecs__resource_get_sized(const tecs_world_t *w, tecs_comp_t c, size_t size, bool write)
 {
-    /* A read records nothing: the size is tested as the value is found. */
-    if (w == NULL || tecs_component_size(w, c) != size || (write && tecs__in_worker(w)))
-        return NULL;
-    return value_of(w, c);
+    /* A read records nothing: the value found (which read_slot refuses
+    ** inside the allocator), then its size. */
+    void *p = w == NULL || (write && tecs__in_worker(w)) ? NULL : value_of(w, c);
+    return p && tecs_component_size(w, c) == size ? p : NULL;
 }
 
 bool tecs_resource_has(const tecs_world_t *w, tecs_comp_t c)
