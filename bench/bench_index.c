@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "tinyecs/index.h"
 
 typedef struct NetKey { int64_t key; } NetKey;
 

@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "tinyecs/index.h"
 
 #define NB_SIZE 1024.0f         /* side of the world, which wraps           */
 #define NB_R 16.0f              /* search radius, and the grid's cell       */

@@ -9,6 +9,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "tinyecs/snapshot.h"
 
 /* A world of n entities with Position (i, i) and Velocity (1, 1). */
 static tecs_world_t *snap_world(int64_t n)

@@ -50,6 +50,10 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include "tinyecs/index.h"
+#include "tinyecs/resource.h"
+#include "tinyecs/snapshot.h"
+#include <stdio.h>
 
 typedef struct Position { float x, y; } Position;
 typedef struct Velocity { float x, y; } Velocity;

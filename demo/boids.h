@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "tinyecs.h"
+#include "tinyecs/system.h"
 
 /* The demo's defaults, and the most it simulates: beyond these a run takes
  * too long to watch, or the hazards cover the world. */

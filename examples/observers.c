@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tinyecs.h"
+#include "tinyecs/observer.h"
 
 /* Stop with a message when a result is not the one this program shows. */
 static void fail(int line, const char *what)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "tinyecs.h"
+#include "tinyecs/system.h"
 
 /* Stop with a message when a result is not the one this program shows. */
 static void fail(int line, const char *what)

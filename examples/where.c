@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <stddef.h>
 #include "tinyecs.h"
+#include "tinyecs/index.h"
 
 /* Stop with a message when a result is not the one this program shows. */
 static void fail(int line, const char *what)

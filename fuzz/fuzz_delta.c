@@ -15,6 +15,7 @@
 #include "fuzz_hooks.h"
 
 #include <stdio.h>
+#include "tinyecs/resource.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -8,6 +8,7 @@
 #define TECS_FUZZ_HOOKS_H
 
 #include "tinyecs.h"
+#include "tinyecs/snapshot.h"
 
 #include <stdlib.h>
 #include <string.h>

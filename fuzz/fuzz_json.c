@@ -10,6 +10,7 @@
 ** back a text that reads into another world and writes the same again.
 */
 #include "json_fixture.h"
+#include "tinyecs/snapshot.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

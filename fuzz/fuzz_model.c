@@ -10,6 +10,7 @@
 ** interpreter off (tests/model.h), as for the model test.
 */
 #include "model.h"
+#include <stdio.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

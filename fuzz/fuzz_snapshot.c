@@ -9,6 +9,7 @@
 ** are registered by the load. Seeds: fuzz/corpus/snapshot/.
 */
 #include "fuzz_hooks.h"
+#include "tinyecs/resource.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

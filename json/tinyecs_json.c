@@ -22,7 +22,7 @@
 ** fail only for memory or by a hook's refusal; then every entity made so
 ** far is destroyed.
 */
-#include "tinyecs_json.h"
+#include "tinyecs/json.h"
 
 #include <jansson.h>
 #include <float.h>
@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "tinyecs/snapshot.h"
 
 #define FORMAT_NAME "tinyecs-json"
 #define FORMAT_VERSION 1

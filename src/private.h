@@ -50,6 +50,13 @@
 #endif
 
 #include "tinyecs.h"
+/* The add-ons' public types: the registry keeps a component's serializer
+** hooks (snapshot.h) and the platform layer runs jobs (system.h). */
+#include "tinyecs/index.h"
+#include "tinyecs/observer.h"
+#include "tinyecs/resource.h"
+#include "tinyecs/snapshot.h"
+#include "tinyecs/system.h"
 
 #include <assert.h>
 #include <string.h>

@@ -8,7 +8,7 @@
 #define TECS_JSON_FIXTURE_H
 
 #include "test.h"
-#include "tinyecs_json.h"
+#include "tinyecs/json.h"
 #include "every.h"
 
 

@@ -11,6 +11,11 @@
 #define TECS_TEST_H
 
 #include "tinyecs.h"
+#include "tinyecs/index.h"
+#include "tinyecs/observer.h"
+#include "tinyecs/resource.h"
+#include "tinyecs/snapshot.h"
+#include "tinyecs/system.h"
 
 #include <stdatomic.h>
 #include <stdio.h>

@@ -10,7 +10,7 @@
 **
 ** With --json it prints the contents instead: the snapshot is loaded into
 ** a fresh world (which registers every component from the file, with its
-** description) and written by the JSON module (include/tinyecs_json.h):
+** description) and written by the JSON module (include/tinyecs/json.h):
 ** each entity with its values by field name. That needs the module, which
 ** is built where jansson is installed (TECS_DUMP_JSON), and components
 ** without serializers (one with a serializer is code the file lacks).
@@ -23,7 +23,8 @@
 #include <stdio.h>
 #ifdef TECS_DUMP_JSON
 #include "tinyecs.h"
-#include "tinyecs_json.h"
+#include "tinyecs/snapshot.h"
+#include "tinyecs/json.h"
 #endif
 #include <errno.h>
 #include <stdbool.h>

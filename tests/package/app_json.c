@@ -1,11 +1,11 @@
 /*
 ** app_json.c — the JSON module from outside (packaging test): the installed
-** tinyecs_json.h, linked through pkg-config tinyecs_json; a world written
+** tinyecs/json.h, linked through pkg-config tinyecs_json; a world written
 ** and read back into another, one line printed.
 */
 #include <stdio.h>
 #include <string.h>
-#include "tinyecs_json.h"
+#include "tinyecs/json.h"
 
 typedef struct Position { float x, y; } Position;
 

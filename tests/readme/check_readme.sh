@@ -18,7 +18,7 @@
 #               <!-- fragment: file -->: the block is put at file scope after
 #               the same types; compiled only.
 #   Fragments see <stdbool.h> <stddef.h> <stdint.h> <stdio.h> <stdlib.h>
-#   <string.h> and "tinyecs.h", and are compiled with -Wno-unused (a snippet
+#   <string.h>, "tinyecs.h" and the add-on headers (tinyecs/*.h), and are compiled with -Wno-unused (a snippet
 #   may declare what it does not use).
 #
 # Any other ```c block fails the test: every block is checked or marked.
@@ -69,6 +69,11 @@ prelude() {
 #include <stdlib.h>
 #include <string.h>
 #include "tinyecs.h"
+#include "tinyecs/index.h"
+#include "tinyecs/observer.h"
+#include "tinyecs/resource.h"
+#include "tinyecs/snapshot.h"
+#include "tinyecs/system.h"
 typedef struct Position { float x, y; } Position;
 typedef struct Velocity { float x, y; } Velocity;
 PRE

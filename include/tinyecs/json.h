@@ -1,5 +1,5 @@
 /*
-** tinyecs_json.h — the optional JSON module (library tinyecs_json, built
+** tinyecs/json.h — the optional JSON module (library tinyecs_json, built
 ** when jansson is installed; pkg-config tinyecs_json). It writes a world,
 ** or one entity, as JSON text that follows the component descriptions
 ** (field names, not offsets) and reads it back. It is built on the public
@@ -25,7 +25,7 @@
 #ifndef TINYECS_JSON_H
 #define TINYECS_JSON_H
 
-#include "tinyecs.h"
+#include "../tinyecs.h"
 
 #ifdef __cplusplus
 extern "C" {
