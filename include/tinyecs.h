@@ -1,94 +1,55 @@
 /*
-** tinyecs — an archetype-based Entity-Component-System in C11.
+** tinyecs — an archetype-based Entity-Component-System in C11: the core
+** (world, components, entities, queries and iteration, deferral, errors).
+** The add-ons have their own headers in tinyecs/: index.h, observer.h,
+** resource.h, system.h, snapshot.h, json.h.
 **
 ** One world owns everything. Components are blocks of bytes registered at
 ** run time; an entity is a 64-bit id (32-bit slot, 32-bit generation); every
 ** entity lives in exactly one archetype, stored in chunks laid out column by
-** column. Queries hand out whole columns, so a loop over them runs at the speed
-** of a loop over plain arrays.
+** column. Queries hand out whole columns, so a loop over them runs at the
+** speed of a loop over plain arrays.
 **
-** Conventions, once for the whole header:
-**   - Every function that takes a world, entity, component, archetype or query
-**     checks it. A failed call changes nothing and returns an error code (or
-**     0 / NULL / -1, see "Errors" below) and sets the world's last error.
-**   - Nothing here uses global state: two worlds are fully independent. A
-**     world is not thread-safe; use it from one thread at a time.
+** Conventions, once for every header:
+**   - Every function that takes a world, entity, component, archetype or
+**     query checks it. A failed call changes nothing and says so in its
+**     result: a tecs_err_t, or 0 (ids), NULL (pointers), -1 (counts that
+**     can fail), false, or an empty iteration.
+**   - Every call that can fail sets the world's last error when it runs
+**     (TECS_OK on success): tecs_last_error tells "nothing found" from
+**     "failed", tecs_last_error_msg names the component and the entity.
+**     Calls that cannot fail (tecs_is_alive, tecs_has, tecs_field,
+**     tecs_iter_fini, reads of names and counts, the frees that return
+**     nothing) leave it alone. A callback's calls set it while the
+**     callback runs; when it returns, it is back to what it was.
+**   - No global state: two worlds are independent. A world is used from
+**     one thread at a time (workers: tinyecs/system.h).
 **   - A pointer to component data stays valid until an entity leaves that
-**     archetype (this entity or another: rows move to close the gap) or the
-**     world is freed. While an iteration is open such changes are queued, so
-**     the pointers of the open iteration stay valid.
-**   - What may be called from where (callbacks that call back). Inside
-**     every callback the library calls the world is deferred
-**     (tecs_is_deferred is true), and each call does what this table says:
+**     archetype or the world is freed. While an iteration is open such
+**     changes are queued, so the open iteration's pointers stay valid.
+**   - Callbacks may call back. Inside every callback the world is
+**     deferred (tecs_is_deferred), and a call does what this table says
+**     (docs/errors.md has the full table and each term's calls):
 **
-**       called from             structural  value     objects:     world free,  reads
-**                               changes     writes    create or    progress,
-**                                                     free         apply
-**       ctor, dtor, copy, move  queued      queued    EBUSY        EBUSY        yes
-**       hooks; cache order fns
-**       on_add / on_set /       queued      at once   yes (1)      EBUSY        yes
+**       called from                 structural  value    objects  world free,  reads
+**                                   changes     writes            progress,
+**                                                                 apply
+**       ctor, dtor, copy, move;     queued      queued   EBUSY    EBUSY        yes
+**       cache order functions
+**       on_add / on_set /           queued      at once  yes (1)  EBUSY        yes
 **       on_remove, observers,
-**       cache on_enter /
-**       on_leave, systems,
-**       each-functions,
-**       initializers, kill
-**       callbacks
-**       whatever tecs_world_    EBUSY       EBUSY     EBUSY        EBUSY        yes
-**       free or tecs_world_
-**       reset runs
-**       the world's allocator   EBUSY       EBUSY     EBUSY        EBUSY        no (2)
+**       cache on_enter / on_leave,
+**       systems, each-functions,
+**       initializers, kill callbacks
+**       what world free / reset     EBUSY       EBUSY    EBUSY    EBUSY        yes
+**       runs
+**       the world's allocator       EBUSY       EBUSY    EBUSY    EBUSY        no
 **
-**     EBUSY: refused with TECS_EBUSY, nothing changed.
-**     Structural changes: tecs_new*, tecs_destroy, tecs_add, tecs_remove
-**     (and tecs_sparse_add / _remove), a tecs_set that adds,
-**     tecs_delayed_new / _new_with / _destroy. Value writes: tecs_set of a
-**     component the entity has, tecs_modified, tecs_enable (and
-**     tecs_toggle, tecs_toggle_many).
-**     Resource writes (tecs_resource_set / _remove / _modified) touch no
-**     row: they apply at once in every row but the last two (EBUSY),
-**     lifecycle hooks included (see Resources).
-**     Objects: components, indexes, filters, caches, queries, observers,
-**     systems (tecs_filter_free is never refused); tecs_archetype_reserve
-**     and tecs_system_set count as one. World free, progress, apply:
-**     tecs_world_free, tecs_world_reset, tecs_progress / _groups,
-**     tecs_system_run, tecs_delayed_apply / _apply_new / _apply_destroy.
-**     tecs_defer_begin / tecs_defer_end are allowed in every row but the
-**     last two (see tecs_defer_begin).
-**     Reads: tecs_get, tecs_has, tecs_is_alive, tecs_entity_state, the
-**     counts, the resource reads.
-**     Queued: the call returns at once (a new entity gets its id, not alive
-**     yet) and the change applies, in call order, after the outermost call:
-**     a system's changes when the system ends, an iteration's when the
-**     outermost iteration ends, a hook's or an observer's when the public
-**     call that ran it returns. Lifecycle hooks and order functions run
-**     while rows are in motion: that is why writes queue there too and
-**     objects cannot be made.
-**     (1) Not freeing the object the running callback belongs to or is
-**     iterating (see each free). (2) The structure that asked for memory is
-**     half changed: every call that can fail is refused, and reads may see
-**     the change half made.
-**
-** Errors. A call that can fail says so in its result: a tecs_err_t, or 0
-** (ids), NULL (pointers), -1 (counts that can fail: tecs_index_count,
-** tecs_cache_count, and the *_collect functions), false (tecs_filter_test),
-** an empty iteration (tecs_query_where, tecs_cache_iter, tecs_archetype_iter,
-** their _ex forms). Every such call also sets the world's last error when
-** it runs, to TECS_OK when it succeeds, so that right after it
-** tecs_last_error tells "nothing found" (TECS_OK) from "failed" (the code),
-** and tecs_last_error_msg says what failed, naming the component
-** ("component 'Position' (7)") and the entity ("entity 12:3",
-** slot:generation). Calls that cannot fail leave the last
-** error alone: tecs_is_alive, tecs_has, tecs_field, tecs_iter_fini, the
-** resource reads (tecs_resource_get / _get_mut / _has), the
-** frees that return nothing, getters of names and counts on valid handles
-** (NULL gives 0), and tecs_iter_next on an ended iteration (the empty one
-** of a failed tecs_query_where keeps its error through the loop). The
-** calls a callback makes set the last error while it runs; when it
-** returns, the last error is back to what it was. Queued changes applied
-** when a call, an iteration or a system ends leave no error, except the
-** ones dropped (tecs_dropped_changes): then the last error reports them,
-** also after a call that itself succeeded. A change skipped because its
-** entity died meanwhile is not dropped.
+**     EBUSY: refused with TECS_EBUSY, nothing changed. Queued: the call
+**     returns at once (a new entity gets its id, not alive yet) and the
+**     change applies, in call order, when the outermost deferral ends.
+**     (1) Not freeing the object the running callback belongs to or
+**     iterates.
 */
 #ifndef TINYECS_H
 #define TINYECS_H
@@ -217,29 +178,16 @@ tecs_world_t *tecs_world_new_ex(const tecs_world_desc_t *desc);
 tecs_err_t tecs_world_free(tecs_world_t *world);
 
 /**
- * Reset a world: destroy every entity and drop every queued change, and
- * keep everything else (components and their hooks, archetypes and their
- * handles, queries, indexes, filters, caches, observers, systems, the
- * frame count, and the world's resources, which are on no entity). Each entity dies as tecs_destroy kills it: REMOVE and
- * LEAVE observers, on_remove hooks, cache on_leave callbacks, indexes and
- * destructors see it (archetypes in creation order, each one's rows last
- * to first). Queued and delayed changes are dropped, not applied: delayed
- * births never happen, delayed destroy callbacks are not called (those
- * entities die with the rest), queued values are destroyed. Every id
- * handed out before, pending ones included, is dead after: its slot's
- * generation moved on, so a call with it is TECS_EDEAD and a new entity
- * never gets it back. New entities then take the freed slots from the
- * lowest, each at its next generation. While it runs the world is closed as during
- * tecs_world_free: the callbacks it runs may read, every other call is
- * refused (TECS_EBUSY), so the world has no entity when it returns.
- * Memory: every chunk and queue goes back; the world keeps its objects
- * (an index or a cache may keep its tables' room) and its array of id
- * slots (12 bytes per slot ever used, rounded up to a power of two), so
- * that old ids stay dead. tecs_dropped_changes is 0 after.
- * @return TECS_OK; TECS_EINVAL for NULL; TECS_EBUSY, nothing changed,
- * inside an iteration, any callback, a deferred section or a frame, or
- * while the world is closed. It allocates nothing, so it cannot run out
- * of memory.
+ * Reset a world: destroy every entity, as tecs_destroy does (its events,
+ * hooks, indexes and destructors see it), and drop every queued and
+ * delayed change unapplied; keep everything else (components, archetypes,
+ * handles, queries, add-on objects, the frame count, resources). Every id
+ * handed out before is dead after (its generation moved on); new entities
+ * take the freed slots from the lowest. The world is closed while it runs
+ * (its callbacks may read; other calls are EBUSY). It allocates nothing;
+ * chunks and queues go back, the id slots stay. docs/entities.md.
+ * @return TECS_OK; TECS_EINVAL (NULL); TECS_EBUSY (nothing changed) inside
+ * an iteration, a callback, a deferred section or a frame, or while closed.
  */
 tecs_err_t tecs_world_reset(tecs_world_t *world);
 
@@ -302,26 +250,14 @@ typedef void (*tecs_copy_fn)(void *dst, const void *src, int32_t count, void *ct
 typedef void (*tecs_move_fn)(void *dst, void *src, int32_t count, void *ctx);
 
 /**
- * Where a component's values live (tecs_component_desc_t.storage).
- *
- * TECS_STORAGE_TABLE keeps them in the columns of the entity's archetype:
- * iteration reads plain arrays, but adding or removing the component moves
- * the entity's row to another archetype.
- *
- * TECS_STORAGE_SPARSE keeps them in a paged sparse set keyed by the
- * entity's slot (TECS_ENTITY_INDEX), outside every archetype: adding or
- * removing one is a page lookup and an append to (or a swap-remove from)
- * the set's member list, and never moves the entity; tecs_get and tecs_has
- * read one entry of a page (the member's generation beside its value),
- * tecs_set the entity's record and that entry. A
- * value's address stays fixed from its add to its remove (the entity's
- * archetype moves and other entities' removes leave it where it is), so a
- * sparse component needs no move hook. Its events, hooks, observers,
- * vetoes and field indexes are those of a table component, and changes
- * made while the world is deferred queue the same way. A sparse component
- * is never part of an archetype: tecs_archetype_get with its id, and a
- * value for it in tecs_new_bulk's list, are TECS_EINVAL; give an entity
- * one with tecs_add or tecs_set after its birth.
+ * Where a component's values live (tecs_component_desc_t.storage). TABLE:
+ * in the columns of the entity's archetype (iteration reads plain arrays;
+ * an add or remove moves the row). SPARSE: in a paged set keyed by the
+ * entity's slot, outside every archetype (an add or remove moves nothing;
+ * a value's address is fixed from its add to its remove, so no move hook
+ * runs). Events, hooks, indexes and deferral are the same for both. A
+ * sparse component is in no archetype: tecs_archetype_get with it and a
+ * value for it in tecs_new_bulk are TECS_EINVAL. See docs/sparse.md.
  */
 typedef enum tecs_storage_t {
     TECS_STORAGE_TABLE = 0,     /* in the archetype's chunks (the default)    */
@@ -329,20 +265,11 @@ typedef enum tecs_storage_t {
 } tecs_storage_t;
 
 /**
- * Component descriptions (reflection). A component may describe its fields:
- * name, type and offset, so that JSON, field indexes (a field by name) and
- * tools read its values by name. A description is given at registration
- * (tecs_component_desc_t.fields) and is fixed from then on: no value, index
- * or saved file ever sees a component's layout change under it.
- *
- * TECS_TYPE_STRING is a `char *` field (a NUL-terminated string, or NULL)
- * that the value owns. The world does not allocate it: a component with a
- * string field (its own or a nested component's) needs copy and dtor hooks
- * (tecs_component_desc_t), which own the strings, so that every copy path
- * (tecs_set, clones, queued values) keeps the library's no-leak rule
- * through code that already exists. The description only says where the
- * pointer is; a loader writes a string by handing the world a value whose
- * field points at its own text, which the copy hook duplicates.
+ * Component descriptions (reflection): name, type and offset of each field,
+ * given at registration and fixed from then on, so that JSON, field indexes
+ * and tools read values by name. TECS_TYPE_STRING is a `char *` the value
+ * owns (NUL-terminated, or NULL): its component needs copy and dtor hooks,
+ * which own the strings. See docs/components.md.
  */
 typedef enum tecs_type_t {
     TECS_TYPE_BOOL = 1,         /* bool                                       */
@@ -412,25 +339,14 @@ typedef struct tecs_component_desc_t {
 } tecs_component_desc_t;
 
 /**
- * Register a component.
- * @return its id, or 0 on error: TECS_EINVAL (NULL, empty name, size above
- * TECS_MAX_COMPONENT_SIZE, alignment not a power of two up to TECS_MAX_ALIGN,
- * size not a multiple of the alignment, id out of range, a storage that is
- * not a tecs_storage_t), TECS_EEXIST (name
- * or id taken), TECS_ELIMIT, TECS_ENOMEM. The size must be a multiple of the
- * alignment because values sit side by side in a column handed out as a C
- * array; C's sizeof(T) always is a multiple of _Alignof(T). One C type may be
- * registered under several names.
- * A description (fields) is checked, and refused with TECS_EINVAL and a
- * message naming the field, when: fields is NULL with nfields > 0, nfields
- * is out of range, the component is a tag, a name is NULL, empty or given
- * twice, a type is not a tecs_type_t, a count is negative, a field (all
- * its elements, a nested component's size each) does not fit inside the
- * component, two fields overlap, a nested component is unknown or not
- * described, or a string field (here or nested) is in a component without
- * copy and dtor hooks. Names and fields are copied. The description is
- * checked before anything is registered, so a refused one leaves the
- * world as it was.
+ * Register a component. The size is a multiple of the alignment (values sit
+ * side by side as a C array, as sizeof(T) does); one C type may be
+ * registered under several names. A description is checked before anything
+ * is registered (fields inside the component, no overlap, unique non-empty
+ * names, nested components described, strings only with copy and dtor
+ * hooks) and a refusal names the field.
+ * @return its id, or 0: TECS_EINVAL (a bad desc or description),
+ * TECS_EEXIST (name or id taken), TECS_ELIMIT, TECS_ENOMEM.
  */
 tecs_comp_t tecs_component_new(tecs_world_t *world, const tecs_component_desc_t *desc);
 
@@ -474,24 +390,15 @@ bool tecs_component_enableable(const tecs_world_t *world, tecs_comp_t comp);
         .nfields = (int32_t)(sizeof((const tecs_field_t[]){ __VA_ARGS__ })  \
                              / sizeof(tecs_field_t)) })
 
-/**
- * The description of a component: its fields in the order registered,
- * owned by the world (valid until the world is freed; names included).
- * @return the fields and *count (count may be NULL), or NULL with *count 0
- * if the component is unknown or has no description. Records no error and
- * calls nothing, so it may be called from any callback.
- */
+/** A component's fields in registration order, owned by the world, and
+ *  *count (may be NULL); NULL with *count 0 if unknown or undescribed.
+ *  Records no error, calls nothing: allowed in every callback. */
 const tecs_field_t *tecs_component_fields(const tecs_world_t *world, tecs_comp_t comp,
                                           int32_t *count);
 
-/**
- * A field of a component's description by name; a dotted path ("pos.x")
- * goes into nested components, and *offset (may be NULL) receives the
- * field's offset from the start of the outer value.
- * @return the field, owned by the world; NULL if the component is unknown
- * or undescribed, or no field has the name. Records no error and calls
- * nothing, so it may be called from any callback.
- */
+/** A field by name; a dotted path ("pos.x") goes into nested components,
+ *  *offset (may be NULL) gets its offset in the outer value. NULL if not
+ *  found. Records no error, calls nothing. */
 const tecs_field_t *tecs_component_field(const tecs_world_t *world, tecs_comp_t comp,
                                          const char *path, size_t *offset);
 
@@ -1295,46 +1202,26 @@ tecs_err_t tecs_get_many(tecs_world_t *world, tecs_comp_t comp, const tecs_entit
 /* ==================================================================== */
 
 /**
- * Delayed new: the id is handed out now; the entity is born (alive, visible
- * to queries) when delayed births are applied. vals (may be NULL) gives initial
- * values, one per component, copied now; the rest are default-constructed.
- * Unique keys are checked when the birth applies, not now (the key's holder
- * may change before): a birth whose key is taken by then, by a live entity
- * or by a birth applied before it, is dropped, its id never alive, and the
- * apply reports it (tecs_delayed_apply_new, tecs_dropped_changes).
- * Memory: a queued birth holds at most about twice what the entity holds
- * once born (its row and its slot; values with hooks or an alignment over
- * 16 are copied apart, at their size and a list entry each). Once the queue
- * is applied it gives its memory back, keeping a bounded spare (about
- * 160 KiB).
+ * Delayed new: the id is handed out now; the entity is born (alive, seen by
+ * queries) when delayed births are applied. vals (may be NULL) are copied
+ * now; the other components are default-constructed. Unique keys are
+ * checked when the birth applies: a birth whose key is taken by then is
+ * dropped and reported (tecs_dropped_changes). Memory: docs/delayed.md.
  * @return the id, or 0 on error (as tecs_new_bulk).
  */
 tecs_entity_t tecs_delayed_new(tecs_world_t *world, tecs_archetype_t *arch,
                                int32_t nvals, const tecs_value_t *vals);
 
 /**
- * Delayed new with an initializer: as tecs_delayed_new (the id now, the
- * birth when delayed births are applied), but the values come from fn, run
- * when the birth applies, in queue order with the other delayed births and
- * destroys, exactly as tecs_new_with's initializer: tecs_init_entity gives
- * the id, tecs_init_construct the storage of a component to construct, and
- * the components fn leaves alone are default-constructed after it returns.
- * fn NULL: as tecs_delayed_new with no values. ctx is the caller's; the
- * library never frees it. Callbacks (R1, an initializer's row): inside fn
- * structural changes are queued (those of the entity itself too, applied
- * right after its birth, before the next delayed change), value writes of
- * other entities happen at once, objects may be created and freed, and
- * tecs_world_free, tecs_progress and the applies are refused (TECS_EBUSY).
- * Destroying the pending id before the apply (tecs_destroy) cancels the
- * birth: fn never runs. A birth whose values, once fn returns, take a
- * unique key another entity holds (or a birth applied before it took) is
- * dropped and reported as tecs_delayed_new's. fn runs once per birth: an
- * apply that runs out of memory before fn keeps the birth queued; after
- * fn (only if fn made an index, or left one to rebuild), it cancels the
- * birth and returns TECS_ENOMEM.
- * @return the id, or 0 on error (TECS_EINVAL for a NULL archetype,
- * TECS_EWORLD for another world's, TECS_EBUSY in a closed world,
- * TECS_ENOMEM, TECS_ELIMIT; nothing queued, no id taken).
+ * Delayed new with an initializer: as tecs_delayed_new, the values made by
+ * fn when the birth applies, in queue order, as tecs_new_with's (fn NULL:
+ * no values). fn runs once per birth and may call back as the table at the
+ * top's second row says; destroying the pending id first cancels the birth
+ * (fn never runs). A birth that takes a unique key held by then is dropped
+ * and reported. An apply out of memory before fn keeps the birth queued;
+ * after fn it cancels the birth (TECS_ENOMEM).
+ * @return the id, or 0 (TECS_EINVAL, TECS_EWORLD, TECS_EBUSY, TECS_ENOMEM,
+ * TECS_ELIMIT; nothing queued, no id taken).
  */
 tecs_entity_t tecs_delayed_new_with(tecs_world_t *world, tecs_archetype_t *arch,
                                     tecs_init_fn fn, void *ctx);
@@ -1352,16 +1239,13 @@ tecs_err_t tecs_delayed_destroy(tecs_world_t *world, tecs_entity_t entity,
                               tecs_destroy_fn fn, void *ctx);
 
 /**
- * Apply delayed births, in call order, and the changes their callbacks queue.
- * No queued change is dropped silently: one that cannot apply (a unique key
- * taken by then, a component added meanwhile) is dropped, the others still
- * apply, and the call returns the first one's error, the last error saying
- * how many were dropped and why (tecs_dropped_changes gives the count). A
- * change whose entity died or whose birth was cancelled (tecs_destroy of
- * the pending id) is skipped, not counted.
- * @return TECS_OK, TECS_EBUSY inside an iteration or any callback,
+ * Apply delayed births, in call order, and the changes their callbacks
+ * queue. A change that cannot apply (a unique key taken by then, ...) is
+ * dropped, the others still apply; one whose entity died meanwhile is
+ * skipped, not counted.
+ * @return TECS_OK, TECS_EBUSY (inside an iteration or a callback),
  * TECS_ENOMEM (what did not apply stays queued), or the first drop's error
- * (TECS_EEXIST for a unique key).
+ * (the last error says how many: tecs_dropped_changes).
  */
 tecs_err_t tecs_delayed_apply_new(tecs_world_t *world);
 
