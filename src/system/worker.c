@@ -40,7 +40,7 @@
 ** end), command.c (the contexts' queues), query.c (parts), index.c (the
 ** rebuild of stale indexes).
 */
-#include "private.h"
+#include "../core/private.h"
 
 #include <stdatomic.h>
 

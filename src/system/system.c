@@ -62,7 +62,7 @@
 ** Calls: os.c, base.c, event.c (it is a listener), command.c (a frame defers
 ** the world), query.c, worker.c.
 */
-#include "private.h"
+#include "../core/private.h"
 
 /* The largest interval and delta time taken, in seconds: a sum of two stays
 ** finite. The cast rounds the constant to a double where the compiler

@@ -59,7 +59,7 @@
 **
 ** Calls: base.c, entity_index.c, event.c (it is a listener), query.c.
 */
-#include "private.h"
+#include "../core/private.h"
 
 typedef struct obs_entry {
     tecs_observer_t id;

@@ -41,7 +41,7 @@
 **
 ** Calls: base.c, component.c, command.c (settle), observer.c.
 */
-#include "private.h"
+#include "../core/private.h"
 
 enum {
     RES_PRESENT = 1,            /* the resource exists                      */
