@@ -41,12 +41,10 @@ typedef void (*tecs__move_event_fn)(tecs_world_t *w, void *ctx, tecs_entity_t e,
 typedef tecs_err_t (*tecs__veto_fn)(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e,
                                     tecs_comp_t c, const void *vals, int32_t n);
 
-/* Is the resource c, added as generation gen, still there? (A resource
-** event's delivery stops once it says no.) */
+/* Is the resource c, added as generation gen, still there? */
 typedef bool (*tecs__res_live_fn)(tecs_world_t *w, tecs_comp_t c, uint32_t gen);
-/* A resource event: kind (a tecs_event_kind_t: ADD, SET, REMOVE) of the
-** world's value of c at ptr, on entity 0; a listener stops delivering
-** once live says it is gone. */
+/* A resource event: kind (a tecs_event_kind_t) of the world's value of c
+** at ptr, on entity 0; its delivery stops once live says it is gone. */
 typedef void (*tecs__res_event_fn)(tecs_world_t *w, void *ctx, int kind,
                                    tecs_comp_t c, void *ptr, tecs__res_live_fn live,
                                    uint32_t gen);
@@ -73,8 +71,7 @@ typedef struct tecs__listener {
     ** the rows' values are destroyed: values held outside rows (resources)
     ** are announced and destroyed while every layer is intact. */
     void (*on_close)(tecs_world_t *w, void *ctx);
-    /* tecs_world_check: verify what the listener holds (the error is
-    ** recorded in the world). */
+    /* tecs_world_check: verify what the listener holds (error recorded). */
     tecs_err_t (*verify)(tecs_world_t *w, void *ctx);
     /* Rows were put in place without events (a snapshot loaded, a delta
     ** applied): drop what is derived from them and build it again. */

@@ -34,10 +34,8 @@
 **     query.c          queries, iterators
 **     check.c          tecs_world_check: verifies every layer
 **     world.c          world lifetime: sets up and tears down every layer
-**
 ** The add-ons (index/, observer/, resource/, system/, snapshot/) sit
-** between query.c and check.c; the core knows them only as the opaque
-** state pointers of the world and the listeners they install.
+** between query.c and check.c, known only by their listeners (event.h).
 */
 #ifndef TECS_PRIVATE_H
 #define TECS_PRIVATE_H
@@ -148,8 +146,7 @@ static inline int tecs__pop64(uint64_t x)
 #include "command.h"
 #include "query.h"
 
-/* The add-ons' states, opaque here: each add-on makes its own the first
-** time it is used and plugs into the core through a listener (event.h). */
+/* The add-ons' states, opaque here: each made when first used. */
 struct tecs__indexes;           /* index/                                   */
 struct tecs__obs_state;         /* observer/                                */
 struct tecs__worker_state;      /* system/worker.c                          */
