@@ -3,6 +3,8 @@
 #   make build          everything: library, tests, examples, demo, benchmarks
 #   make demo           build and run the boids demo (DEMO_ARGS='--compare')
 #   make test           build and run every test (CTest)
+#   make test-minimal   the core alone, every add-on off (build-minimal), and
+#                       the tests that need no add-on
 #   make test-sanitize  the tests under AddressSanitizer + UBSan
 #   make test-tsan      the threaded tests (CTest label `threads`) under
 #                       ThreadSanitizer; any report fails
@@ -38,7 +40,7 @@ FUZZ_TARGETS  ?= fuzz_model fuzz_json fuzz_snapshot fuzz_delta
 SANITIZE_MODEL_OPS ?= 250000
 VALGRIND_MODEL_OPS ?= 20000
 
-.PHONY: all build lib test demo test-sanitize test-tsan test-valgrind test-cross fuzz model-run bench bench-cold \
+.PHONY: all build lib test test-minimal demo test-sanitize test-tsan test-valgrind test-cross fuzz model-run bench bench-cold \
 	bench-build bench-table bench-plot docs clean
 
 # Benchmarks: their own release build, plain -O3 (no -march=native), so the
@@ -72,6 +74,15 @@ build:
 
 test: build
 	cd $(BUILD) && $(CTEST) --output-on-failure -j$(JOBS)
+
+# Every add-on off (CMakeLists.txt's TECS_INDEX ... TECS_JSON): the core
+# builds alone and passes the tests that need nothing more.
+MINIMAL_FLAGS := -DTECS_INDEX=OFF -DTECS_OBSERVER=OFF -DTECS_SYSTEM=OFF -DTECS_SNAPSHOT=OFF \
+	-DTECS_RESOURCE=OFF -DTECS_JSON=OFF
+test-minimal:
+	@$(CMAKE) -S . -B build-minimal -DCMAKE_BUILD_TYPE=RelWithDebInfo $(MINIMAL_FLAGS) >/dev/null
+	@$(CMAKE) --build build-minimal -j$(JOBS)
+	cd build-minimal && $(CTEST) --output-on-failure -j$(JOBS)
 
 # Only the library and the demo are built, so a fresh clone runs it quickly.
 # The picture goes into the build directory; a --png in DEMO_ARGS comes

@@ -775,6 +775,10 @@ static void on_fini(tecs_world_t *w, void *ctx)
     w->indexes = NULL;
 }
 
+static void refresh(tecs_world_t *w, void *ctx);
+static tecs_err_t rows_replaced(tecs_world_t *w, void *ctx);
+static tecs_err_t verify(tecs_world_t *w, void *ctx);
+
 /* The registry, made and listened for on first use. */
 tecs__indexes *tecs__index_registry(tecs_world_t *w)
 {
@@ -785,7 +789,8 @@ tecs__indexes *tecs__index_registry(tecs_world_t *w)
         return NULL;
     memset(r, 0, sizeof *r);
     tecs__listener l = { .on_comp = on_comp, .on_veto = on_veto, .on_fini = on_fini,
-                         .ctx = r };
+                         .before_workers = refresh, .on_rows_replaced = rows_replaced,
+                         .verify = verify, .ctx = r };
     if (tecs__listen(w, &l)) {
         tecs__free(w, r, sizeof *r);
         return NULL;
@@ -1192,12 +1197,14 @@ int32_t tecs_index_near(tecs_index_t *x, float px, float py, float r, tecs_entit
 }
 
 /* Rebuild every index a burst (or a failed update) left stale: run before
-** workers start, which read indexes and cannot rebuild them. */
-void tecs__indexes_refresh(tecs_world_t *w)
+** workers start, which read indexes and cannot rebuild them; an index
+** that cannot be rebuilt (out of memory) stays stale, the last error as
+** it was. */
+static void refresh(tecs_world_t *w, void *ctx)
 {
-    tecs__indexes *r = registry(w);
+    tecs__indexes *r = ctx;
     tecs_err_t outer = w->base.err;
-    for (int32_t id = 0; r && id < r->nids; id++)
+    for (int32_t id = 0; id < r->nids; id++)
         if (r->by_id[id] && r->by_id[id]->dirty)
             tecs__index_refresh(r->by_id[id]);
     tecs__err_restore(w, outer);
@@ -1230,6 +1237,13 @@ tecs_err_t tecs__indexes_rebuild(tecs_world_t *w)
             return err;
     }
     return TECS_OK;
+}
+
+/* The bus's news that rows were replaced without events (a snapshot). */
+static tecs_err_t rows_replaced(tecs_world_t *w, void *ctx)
+{
+    (void)ctx;
+    return tecs__indexes_rebuild(w);
 }
 
 /* ---- verification ----------------------------------------------------- */
@@ -1303,9 +1317,10 @@ static tecs_err_t verify_subscriptions(tecs_world_t *w, const tecs__indexes *r)
     return TECS_OK;
 }
 
-tecs_err_t tecs__indexes_verify(tecs_world_t *w)
+/* Verify every index against one rebuilt from scratch (tecs_world_check). */
+static tecs_err_t verify(tecs_world_t *w, void *ctx)
 {
-    tecs__indexes *r = registry(w);
+    tecs__indexes *r = ctx;
     tecs_err_t err0 = verify_subscriptions(w, r);
     if (err0)
         return err0;

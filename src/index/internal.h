@@ -18,7 +18,7 @@
 #ifndef TECS_INDEX_INTERNAL_H
 #define TECS_INDEX_INTERNAL_H
 
-#include "../private.h"
+#include "../core/private.h"
 
 #include <float.h>
 

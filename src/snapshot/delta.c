@@ -40,10 +40,9 @@
 ** load.c's reader and sections.
 **
 ** Calls: save, load, format; resource, sparse, archetype, component, meta,
-** entity_index, alloc; the index layer (tecs__indexes_rebuild).
+** entity_index, alloc; event (rows replaced).
 */
 #include "internal.h"
-#include "../index/internal.h"
 
 #define RUN_WHOLE   0xffffffffu
 #define LIMBO       TECS__ARCH_PENDING
@@ -820,7 +819,7 @@ tecs_err_t tecs__delta_apply_with(tecs_world_t *w, tecs_read_fn read, void *ctx,
         char msg[sizeof w->base.errmsg];
         memcpy(msg, w->base.errmsg, sizeof msg);
         tecs__load_undo(w);
-        tecs__indexes_rebuild(w);       /* emptied: with no row, it cannot fail */
+        tecs__emit_rows_replaced(w);    /* emptied: with no row, it cannot fail */
         w->base.err = err;                      /* the failure's own message */
         memcpy(w->base.errmsg, msg, sizeof msg);
     }

@@ -18,7 +18,7 @@
 #ifndef TECS_SNAPSHOT_INTERNAL_H
 #define TECS_SNAPSHOT_INTERNAL_H
 
-#include "../private.h"
+#include "../core/private.h"
 
 /* ==================================================================== */
 /* Shared: the format's constants, numbers, the world around a snapshot */

@@ -20,8 +20,8 @@
 ** sparse pages freed, every slot dead, resources removed: the world is
 ** empty again. No event is raised for a loaded entity (observers and
 ** hooks do not fire); the world's indexes and caches, which follow
-** events, are rebuilt from the loaded rows at the end
-** (tecs__indexes_rebuild), and a unique index whose keys repeat fails the
+** events, are rebuilt from the loaded rows at the end (the bus's
+** tecs__emit_rows_replaced, which the index add-on hears), and a unique index whose keys repeat fails the
 ** load.
 **
 ** The user's callbacks (reader, deserializer, convert hook) run with the
@@ -32,10 +32,9 @@
 ** _resources) and undoes a failed apply with tecs__load_undo.
 **
 ** Calls: format, serializer; resource, sparse, archetype, component,
-** entity_index, meta, alloc; the index layer (tecs__indexes_rebuild).
+** entity_index, meta, alloc; event (rows replaced).
 */
 #include "internal.h"
-#include "../index/internal.h"
 
 #if defined(__SSE2__) || defined(_M_X64)
 #include <emmintrin.h>
@@ -948,7 +947,7 @@ static tecs_err_t may_load(tecs_world_t *w)
 ** built from them; a unique index whose loaded keys repeat fails the load. */
 tecs_err_t tecs__load_indexes(tecs_world_t *w)
 {
-    tecs_err_t err = tecs__indexes_rebuild(w);
+    tecs_err_t err = tecs__emit_rows_replaced(w);
     if (err == TECS_EEXIST) {
         char msg[sizeof w->base.errmsg];
         memcpy(msg, w->base.errmsg, sizeof msg);
@@ -988,7 +987,7 @@ tecs_err_t tecs__load_with(tecs_world_t *w, tecs_read_fn read, void *ctx, left_f
         memcpy(msg, w->base.errmsg, sizeof msg);
         tecs__load_undo(w);
         if (built)                              /* emptied: with no row, it cannot fail */
-            tecs__indexes_rebuild(w);
+            tecs__emit_rows_replaced(w);
         w->base.err = err;                      /* the failure's own message */
         memcpy(w->base.errmsg, msg, sizeof msg);
         return err;

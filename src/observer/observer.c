@@ -26,8 +26,8 @@
 **       an observer fires if comp == c        !in &&  out  -> ENTER
 **       and e's archetype now matches         in  && !out  -> LEAVE
 **
-** Resources (resource.c) are announced here too, not through the bus: the
-** component's hooks and the observers made with .resource (counted in
+** Resources (resource/) are announced here too, as the bus's resource
+** events: the component's hooks and the observers made with .resource (counted in
 ** per[c].nres, never in the watch counts, so entity events do not pay for
 ** them) fire with entity 0; the delivery stops once the value it announces
 ** is gone (a callback removed the resource).
@@ -59,7 +59,7 @@
 **
 ** Calls: base.c, entity_index.c, event.c (it is a listener), query.c.
 */
-#include "private.h"
+#include "../core/private.h"
 
 typedef struct obs_entry {
     tecs_observer_t id;
@@ -330,6 +330,10 @@ static void update_watch_moves(tecs_world_t *w)
     tecs__gate_put(&w->base, TECS__GATE_MOVES, want);
 }
 
+static void on_resource(tecs_world_t *w, void *ctx, int kind_, tecs_comp_t c, void *ptr,
+                        tecs__res_live_fn live, uint32_t gen);
+static tecs_err_t verify(tecs_world_t *w, void *ctx);
+
 static obs_state *state(tecs_world_t *w)
 {
     if (w->obs)
@@ -342,7 +346,8 @@ static obs_state *state(tecs_world_t *w)
     memset(s, 0, sizeof *s);
     s->next_id = 1;
     tecs__listener l = { .on_comp = on_comp, .on_move = on_move, .on_fini = on_fini,
-                         .before_fini = before_fini, .ctx = s };
+                         .before_fini = before_fini, .on_resource = on_resource,
+                         .verify = verify, .ctx = s };
     if (tecs__listen(w, &l)) {
         tecs__free(w, s, sizeof *s);
         return NULL;
@@ -411,10 +416,14 @@ tecs_err_t tecs_component_hooks(tecs_world_t *w, tecs_comp_t c, const tecs_hooks
 
 /* ---- resources ------------------------------------------------------- */
 
-void tecs__obs_fire_resource(tecs_world_t *w, tecs_event_kind_t kind, tecs_comp_t c, void *ptr,
-                             tecs__res_live_fn live, uint32_t gen)
+/* Fire c's hook and its resource observers for kind, with entity 0 and
+** the value at ptr; stops once live says the value is gone (a resource
+** event of the bus). */
+static void on_resource(tecs_world_t *w, void *ctx, int kind_, tecs_comp_t c, void *ptr,
+                        tecs__res_live_fn live, uint32_t gen)
 {
-    obs_state *s = w->obs;
+    obs_state *s = ctx;
+    tecs_event_kind_t kind = (tecs_event_kind_t)kind_;
     if (s == NULL || c >= (tecs_comp_t)s->cap_per ||
         (s->per[c].nres == 0 && !any_hook(&s->per[c].hooks)))
         return;
@@ -592,11 +601,10 @@ int32_t tecs_observer_count(const tecs_world_t *w)
 
 /* ---- structure verification ------------------------------------------ */
 
-tecs_err_t tecs__observers_verify(tecs_world_t *w)
+/* Verify the observers' counts and watches (tecs_world_check). */
+static tecs_err_t verify(tecs_world_t *w, void *ctx)
 {
-    const obs_state *s = w->obs;
-    if (s == NULL)
-        return TECS_OK;
+    const obs_state *s = ctx;
     int32_t live = 0, member = 0;
     for (int32_t i = 0; i < s->n; i++) {
         const obs_entry *o = &s->list[i];

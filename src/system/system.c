@@ -62,7 +62,7 @@
 ** Calls: os.c, base.c, event.c (it is a listener), command.c (a frame defers
 ** the world), query.c, worker.c.
 */
-#include "private.h"
+#include "internal.h"
 
 /* The largest interval and delta time taken, in seconds: a sum of two stays
 ** finite. The cast rounds the constant to a double where the compiler
@@ -196,6 +196,29 @@ static void on_fini(tecs_world_t *w, void *ctx)
     w->sys = NULL;
 }
 
+/* Verify the systems' list (tecs_world_check). */
+static tecs_err_t verify(tecs_world_t *w, void *ctx)
+{
+    const sys_state *s = ctx;
+    int32_t live = 0;
+    for (int32_t i = 0; i < s->n; i++) {
+        const sys_entry *e = &s->list[i];
+        int forms = (e->run != NULL) + (e->each != NULL) + (e->drive != NULL);
+        if (e->phase < TECS_ON_LOAD || e->phase > TECS_ON_STORE || forms != 1 ||
+            (e->each && e->query == NULL) || e->groups == 0)
+            return tecs__err(w, TECS_ECORRUPT, "system '%s' is malformed", e->name);
+        if (e->query && tecs_query_world(e->query) != w)
+            return tecs__err(w, TECS_ECORRUPT, "system '%s': query of another world", e->name);
+        live += !e->removed;
+        for (int32_t j = 0; j < i && !e->removed; j++)
+            if (!s->list[j].removed && strcmp(s->list[j].name, e->name) == 0)
+                return tecs__err(w, TECS_ECORRUPT, "two systems named '%s'", e->name);
+    }
+    if (live != s->nlive || (!s->running && s->any_removed))
+        return tecs__err(w, TECS_ECORRUPT, "system counts are off");
+    return TECS_OK;
+}
+
 static sys_state *state(tecs_world_t *w)
 {
     if (w->sys)
@@ -207,7 +230,7 @@ static sys_state *state(tecs_world_t *w)
     }
     memset(s, 0, sizeof *s);
     s->next_id = 1;
-    tecs__listener l = { .on_fini = on_fini, .ctx = s };
+    tecs__listener l = { .on_fini = on_fini, .verify = verify, .ctx = s };
     if (tecs__listen(w, &l)) {
         tecs__free(w, s, sizeof *s);
         return NULL;
@@ -919,28 +942,3 @@ tecs_err_t tecs_system_run(tecs_world_t *w, tecs_system_t id, double dt)
     return rc;
 }
 
-/* ---- structure verification ------------------------------------------ */
-
-tecs_err_t tecs__systems_verify(tecs_world_t *w)
-{
-    const sys_state *s = w->sys;
-    if (s == NULL)
-        return TECS_OK;
-    int32_t live = 0;
-    for (int32_t i = 0; i < s->n; i++) {
-        const sys_entry *e = &s->list[i];
-        int forms = (e->run != NULL) + (e->each != NULL) + (e->drive != NULL);
-        if (e->phase < TECS_ON_LOAD || e->phase > TECS_ON_STORE || forms != 1 ||
-            (e->each && e->query == NULL) || e->groups == 0)
-            return tecs__err(w, TECS_ECORRUPT, "system '%s' is malformed", e->name);
-        if (e->query && tecs_query_world(e->query) != w)
-            return tecs__err(w, TECS_ECORRUPT, "system '%s': query of another world", e->name);
-        live += !e->removed;
-        for (int32_t j = 0; j < i && !e->removed; j++)
-            if (!s->list[j].removed && strcmp(s->list[j].name, e->name) == 0)
-                return tecs__err(w, TECS_ECORRUPT, "two systems named '%s'", e->name);
-    }
-    if (live != s->nlive || (!s->running && s->any_removed))
-        return tecs__err(w, TECS_ECORRUPT, "system counts are off");
-    return TECS_OK;
-}

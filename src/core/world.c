@@ -91,7 +91,9 @@ tecs_err_t tecs_world_free(tecs_world_t *w)
     for (int32_t i = 0; i < w->bus.nlisteners; i++)
         if (w->bus.listeners[i].before_fini)
             w->bus.listeners[i].before_fini(w, w->bus.listeners[i].ctx);
-    tecs__resources_fini(w);
+    for (int32_t i = 0; i < w->bus.nlisteners; i++)
+        if (w->bus.listeners[i].on_close)
+            w->bus.listeners[i].on_close(w, w->bus.listeners[i].ctx);
     tecs__cmd_fini(w);
     tecs__arch_destroy_values(w);
     tecs__sparse_destroy_values(w);

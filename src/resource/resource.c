@@ -12,7 +12,8 @@
 ** entity count, no index. The component's lifecycle hooks build and destroy
 ** the value (ctor then copy for a set that adds, copy for a set over it,
 ** dtor at remove and at world free); its on_add / on_set / on_remove hooks
-** and the observers made with .resource fire with entity 0 (observer.c).
+** and the observers made with .resource fire with entity 0 (the observer
+** add-on, through the bus).
 **
 ** A resource is in no row, so a set or a remove never waits for rows to
 ** stop moving: every call applies at once, from any callback, lifecycle
@@ -35,13 +36,14 @@
 ** valid until the resource is removed or the world freed. Reads record no
 ** error and write nothing to the world.
 **
-** At world free (tecs__resources_fini, after every entity was announced
+** At world free (on_close, the listener's, after every entity was announced
 ** destroyed), each resource in id order is announced (REMOVE, entity 0)
 ** and destroyed while every layer is still intact.
 **
-** Calls: base.c, component.c, command.c (settle), observer.c.
+** Calls: base.c, component.c, event.c (it listens, and raises resource
+** events, which the observer add-on delivers), command.c (settle).
 */
-#include "private.h"
+#include "../core/private.h"
 
 enum {
     RES_PRESENT = 1,            /* the resource exists                      */
@@ -83,11 +85,12 @@ static void flag(tecs_world_t *w, tecs_comp_t c, uint8_t f, bool on)
     r->flags = (uint8_t)(on ? r->flags | f : r->flags & ~f);
 }
 
-/* Fire kind for resource c (its value at p, added as generation gen); the
-** delivery stops if a callback removes it. */
+/* Fire kind for resource c (its value at p, added as generation gen) on
+** the bus (the observer add-on delivers it); the delivery stops if a
+** callback removes it. */
 static void fire(tecs_world_t *w, tecs_event_kind_t kind, tecs_comp_t c, void *p, uint32_t gen)
 {
-    tecs__obs_fire_resource(w, kind, c, p, live, gen);
+    tecs__emit_resource(w, (int)kind, c, p, live, gen);
 }
 
 /* Refuse a change of c while its own hooks or removal run. */
@@ -98,7 +101,11 @@ static tecs_err_t busy(tecs_world_t *w, tecs_comp_t c, const res_slot *r)
                                              : "is being built or destroyed by its own hook");
 }
 
-/* Make room for slot c; the state is made on first use. */
+static void on_close(tecs_world_t *w, void *ctx);
+static tecs_err_t verify(tecs_world_t *w, void *ctx);
+
+/* Make room for slot c; the state is made, and its listener installed,
+** on first use. */
 static tecs_err_t reserve(tecs_world_t *w, tecs_comp_t c)
 {
     if (w->res == NULL) {
@@ -106,6 +113,11 @@ static tecs_err_t reserve(tecs_world_t *w, tecs_comp_t c)
         if (s == NULL)
             return tecs__err(w, TECS_ENOMEM, "out of memory making the resource table");
         memset(s, 0, sizeof *s);
+        tecs__listener l = { .on_close = on_close, .verify = verify, .ctx = s };
+        if (tecs__listen(w, &l)) {
+            tecs__free(w, s, sizeof *s);
+            return tecs__err(w, TECS_ENOMEM, "out of memory making the resource table");
+        }
         w->res = s;
     }
     struct tecs__res_state *s = w->res;
@@ -309,11 +321,11 @@ int32_t tecs_resource_count(const tecs_world_t *w)
 
 /* ---- world free and verification ------------------------------------- */
 
-void tecs__resources_fini(tecs_world_t *w)
+/* Announce and destroy every resource, free the table (world free, after
+** every entity was announced destroyed). */
+static void on_close(tecs_world_t *w, void *ctx)
 {
-    struct tecs__res_state *s = w->res;
-    if (s == NULL)
-        return;
+    struct tecs__res_state *s = ctx;
     for (int32_t c = 0; c < s->cap; c++)
         if (s->slots[c].flags & RES_PRESENT)
             drop(w, (tecs_comp_t)c);
@@ -322,11 +334,10 @@ void tecs__resources_fini(tecs_world_t *w)
     w->res = NULL;
 }
 
-tecs_err_t tecs__resources_verify(tecs_world_t *w)
+/* Verify the resource table (tecs_world_check). */
+static tecs_err_t verify(tecs_world_t *w, void *ctx)
 {
-    const struct tecs__res_state *s = w->res;
-    if (s == NULL)
-        return TECS_OK;
+    const struct tecs__res_state *s = ctx;
     int32_t n = 0;
     for (int32_t c = 0; c < s->cap; c++) {
         const res_slot *r = &s->slots[c];

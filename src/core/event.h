@@ -41,6 +41,17 @@ typedef void (*tecs__move_event_fn)(tecs_world_t *w, void *ctx, tecs_entity_t e,
 typedef tecs_err_t (*tecs__veto_fn)(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e,
                                     tecs_comp_t c, const void *vals, int32_t n);
 
+/* Is the resource c, added as generation gen, still there? */
+typedef bool (*tecs__res_live_fn)(tecs_world_t *w, tecs_comp_t c, uint32_t gen);
+/* A resource event: kind (a tecs_event_kind_t) of the world's value of c
+** at ptr, on entity 0; its delivery stops once live says it is gone. */
+typedef void (*tecs__res_event_fn)(tecs_world_t *w, void *ctx, int kind,
+                                   tecs_comp_t c, void *ptr, tecs__res_live_fn live,
+                                   uint32_t gen);
+
+/* A listener is also how an add-on plugs into the core: it installs one
+** the first time it is used, with its state as ctx, and the core reaches
+** it only through these callbacks, never by name. */
 typedef struct tecs__listener {
     tecs__arch_listener_fn on_archetype;
     void (*on_archetype_undo)(tecs_world_t *w, void *ctx, tecs_archetype_t *a);
@@ -55,6 +66,19 @@ typedef struct tecs__listener {
     /* The last open iteration ended: every write through a write term has
     ** been reported (ordered caches re-sort). */
     void (*on_iters_done)(tecs_world_t *w, void *ctx);
+    tecs__res_event_fn on_resource;
+    /* Runs at world free after every before_fini, before the queues and
+    ** the rows' values are destroyed: values held outside rows (resources)
+    ** are announced and destroyed while every layer is intact. */
+    void (*on_close)(tecs_world_t *w, void *ctx);
+    /* tecs_world_check: verify what the listener holds (error recorded). */
+    tecs_err_t (*verify)(tecs_world_t *w, void *ctx);
+    /* Rows were put in place without events (a snapshot loaded, a delta
+    ** applied): drop what is derived from them and build it again. */
+    tecs_err_t (*on_rows_replaced)(tecs_world_t *w, void *ctx);
+    /* Workers are about to read the world from other threads, the world
+    ** closed meanwhile: bring up to date what they read (stale indexes). */
+    void (*before_workers)(tecs_world_t *w, void *ctx);
 } tecs__listener;
 
 /* Register a listener; its on_fini runs when the world is freed. */
@@ -67,6 +91,15 @@ void tecs__emit_comp(tecs_world_t *w, int ev, tecs_entity_t e, tecs_comp_t c, co
 /* Tell every listener that e moved from one archetype to another. */
 void tecs__emit_move(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *from,
                      tecs_archetype_t *to);
+
+/* Raise a resource event to every listener of resource events. */
+void tecs__emit_resource(tecs_world_t *w, int kind, tecs_comp_t c, void *ptr,
+                         tecs__res_live_fn live, uint32_t gen);
+/* Tell every listener that rows were replaced without events; the first
+** error stops it and is returned. */
+tecs_err_t tecs__emit_rows_replaced(tecs_world_t *w);
+/* Tell every listener that workers are about to start. */
+void tecs__emit_before_workers(tecs_world_t *w);
 
 typedef struct tecs__bus {
     tecs__listener *listeners;

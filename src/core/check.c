@@ -19,11 +19,11 @@
 **             one left open), none was ended twice since the last check
 **             (TECS_EINVAL, reported once).
 **
-** It is O(size of the world) and meant for tests and debug builds. Each
-** layer above the archetypes verifies its own structure
-** (tecs__queries_verify, tecs__indexes_verify, tecs__observers_verify,
-** tecs__resources_verify, tecs__systems_verify); this file verifies the layers below and calls
-** those. It sits above every layer it verifies, below world.c.
+** It is O(size of the world) and meant for tests and debug builds. The
+** query layer verifies its own structure (tecs__queries_verify), and each
+** add-on its own through its listener's verify (indexes, observers,
+** resources, systems); this file verifies the layers below and calls
+** those. It sits above every core layer it verifies, below world.c.
 */
 #include "private.h"
 
@@ -253,6 +253,19 @@ static tecs_err_t verify_toghots(tecs_world_t *w)
     return TECS_OK;
 }
 
+/* A component's veto count is kept by the listeners that veto changes;
+** while none does, every count is 0. */
+static tecs_err_t verify_vetoes(tecs_world_t *w)
+{
+    for (int32_t i = 0; i < w->bus.nlisteners; i++)
+        if (w->bus.listeners[i].on_veto)
+            return TECS_OK;
+    for (int32_t c = 1; c < w->comp.cap_comps; c++)
+        if (w->comp.comps[c].veto != 0)
+            return tecs__err(w, TECS_ECORRUPT, "component %d: veto count off", c);
+    return TECS_OK;
+}
+
 /* Iterations: none left open, none ended twice (reported once). */
 static tecs_err_t verify_iters(tecs_world_t *w)
 {
@@ -291,13 +304,10 @@ tecs_err_t tecs_world_check(tecs_world_t *w)
         err = tecs__sparse_verify(w);
     if (!err)
         err = tecs__queries_verify(w);
-    if (err == TECS_OK)
-        err = tecs__indexes_verify(w);
-    if (err == TECS_OK)
-        err = tecs__observers_verify(w);
-    if (err == TECS_OK)
-        err = tecs__resources_verify(w);
-    if (err == TECS_OK)
-        err = tecs__systems_verify(w);
+    if (!err)
+        err = verify_vetoes(w);
+    for (int32_t i = 0; i < w->bus.nlisteners && !err; i++)
+        if (w->bus.listeners[i].verify)
+            err = w->bus.listeners[i].verify(w, w->bus.listeners[i].ctx);
     return err ? err : verify_iters(w);
 }

@@ -17,28 +17,25 @@
 ** that span layers: the hole fill, the edges, the engine's quiet moves,
 ** tecs__settle.
 **
-** Layers, bottom to top (each .c calls only files above it in this list):
+** The core's layers, bottom to top (each .c calls only files above it
+** in this list; src/LAYERS has every file, the add-ons' too):
 **
 **     base.c           allocator, error state, callback depths
 **     os.c             the platform: a monotonic clock, the thread pool
 **     entity_index.c   id slots, generations, FIFO free list
 **     meta.c           component descriptions: checked fields, layout hash
 **     component.c      the component registry
-**     event.c          the listener bus: listen, emit, veto
+**     event.c          the listener bus: listen, emit, veto; add-ons plug in
 **     archetype.c      archetypes, chunks, edges, rows
 **     sparse.c         sparse components' sets, by entity slot
 **     store.c          the engine: a structural change performed now
 **     command.c        queued and delayed changes, applied via the engine
 **     entity.c         the public entity functions: now or queued
 **     query.c          queries, iterators
-**     index/           field indexes, filters, caches
-**     observer.c       hooks and observers
-**     resource.c       world resources: per-component singleton values
-**     worker.c         workers: contexts, batches, splits
-**     system.c         systems, phases, tecs_progress
-**     snapshot/        snapshots and deltas: saved to bytes, loaded, applied
 **     check.c          tecs_world_check: verifies every layer
 **     world.c          world lifetime: sets up and tears down every layer
+** The add-ons (index/, observer/, resource/, system/, snapshot/) sit
+** between query.c and check.c, known only by their listeners (event.h).
 */
 #ifndef TECS_PRIVATE_H
 #define TECS_PRIVATE_H
@@ -156,72 +153,12 @@ static inline int tecs__pop64(uint64_t x)
 #include "command.h"
 #include "query.h"
 
-/* ==================================================================== */
-/* index/: field indexes, filters, caches                               */
-/* ==================================================================== */
-
-/* Verify every index against one rebuilt from scratch (tecs_world_check). */
-tecs_err_t tecs__indexes_verify(tecs_world_t *w);
-/* Rebuild every stale index (a burst left it for its next use) now, on the
-** calling thread, before workers that may read it start; an index that
-** cannot be rebuilt (out of memory) stays stale, the last error as it was. */
-void tecs__indexes_refresh(tecs_world_t *w);
-
-/* ==================================================================== */
-/* observer.c and system.c                                              */
-/* ==================================================================== */
-
-struct tecs__obs_state;         /* hooks and observers of one world         */
-struct tecs__sys_state;         /* systems and the frame counter            */
-
-/* Verify the observers' counts and watches, the systems' list (for
-** tecs_world_check). */
-tecs_err_t tecs__observers_verify(tecs_world_t *w);
-tecs_err_t tecs__systems_verify(tecs_world_t *w);
-
-/* Is the resource c, added as generation gen, still there? (resource.c) */
-typedef bool (*tecs__res_live_fn)(tecs_world_t *w, tecs_comp_t c, uint32_t gen);
-/* Fire c's hook and its resource observers for kind, with entity 0 and the
-** value at ptr; stops once live says the value is gone (observer.c). */
-void tecs__obs_fire_resource(tecs_world_t *w, tecs_event_kind_t kind, tecs_comp_t c, void *ptr,
-                             tecs__res_live_fn live, uint32_t gen);
-
-/* ==================================================================== */
-/* resource.c                                                           */
-/* ==================================================================== */
-
-struct tecs__res_state;         /* the world's resources                    */
-
-/* Announce and destroy every resource, free the table (world free). */
-void tecs__resources_fini(tecs_world_t *w);
-/* Verify the resource table (for tecs_world_check). */
-tecs_err_t tecs__resources_verify(tecs_world_t *w);
-
-/* ==================================================================== */
-/* worker.c                                                             */
-/* ==================================================================== */
-
-struct tecs__worker_state;      /* the world's threads, executor, contexts  */
-
-/* The most worker contexts one run uses: a parallel system's parts (one
-** per thread), a wave's concurrent systems. */
-#define TECS__CONTEXTS_MAX TECS_MAX_THREADS
-
-/* Make sure n worker contexts exist: TECS_OK, or TECS_ENOMEM recorded. */
-tecs_err_t tecs__workers_reserve(tecs_world_t *w, int32_t n);
-/* Context k (reserved), made ready for a run: a copy of w through which a
-** worker reads, and queues its changes; it may read (tecs_get) the
-** components of `read` and write (tecs_get_mut) those of `write`
-** (TECS_MAX_COMPONENTS bits each; NULL: any). */
-tecs_world_t *tecs__worker_ready(tecs_world_t *w, int32_t k, const uint64_t *read,
-                                 const uint64_t *write);
-/* Run task(arg, i) for every i in 0..n-1 on the workers, and return when
-** all have returned. w refuses every call meanwhile (TECS__PARALLEL). */
-void tecs__workers_run(tecs_world_t *w, int32_t n, void (*task)(void *arg, int32_t i),
-                       void *arg);
-/* Apply the changes the contexts queued, in context order, on this thread,
-** and retire them (w open and not deferred). @return as tecs__cmd_merge. */
-tecs_err_t tecs__workers_merge(tecs_world_t *w);
+/* The add-ons' states, opaque here: each made when first used. */
+struct tecs__indexes;           /* index/                                   */
+struct tecs__obs_state;         /* observer/                                */
+struct tecs__worker_state;      /* system/worker.c                          */
+struct tecs__sys_state;         /* system/system.c                          */
+struct tecs__res_state;         /* resource/                                */
 
 /* ==================================================================== */
 /* The world: one state per layer, in layer order                       */
@@ -237,11 +174,11 @@ struct tecs_world_t {
     tecs__store_state store;    /* store.c                                  */
     tecs__cmd_state cmd;        /* command.c                                */
     tecs__query_state query;    /* query.c                                  */
-    struct tecs__indexes *indexes; /* index/: NULL until the first          */
-    struct tecs__obs_state *obs;   /* observer.c: NULL until first used     */
-    struct tecs__worker_state *workers; /* worker.c: NULL until first used */
-    struct tecs__sys_state *sys;   /* system.c: NULL until first used       */
-    struct tecs__res_state *res;   /* resource.c: NULL until first used     */
+    struct tecs__indexes *indexes;      /* index/: NULL until first used     */
+    struct tecs__obs_state *obs;        /* observer/: NULL until first used  */
+    struct tecs__worker_state *workers; /* system/worker.c: likewise         */
+    struct tecs__sys_state *sys;        /* system/system.c: likewise         */
+    struct tecs__res_state *res;        /* resource/: likewise               */
 };
 
 _Static_assert(offsetof(tecs_world_t, base) == 0, "tecs__base_of: the base state comes first");

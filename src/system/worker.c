@@ -33,14 +33,16 @@
 ** task until none is left (an atomic counter); with one worker the calling
 ** thread runs them in order.
 **
-** Before a run (and a split) every stale index is rebuilt on the calling
-** thread: workers read indexes (tecs_index_near) but must not write them.
+** Before a run (and a split) the bus tells its listeners that workers
+** are to start (tecs__emit_before_workers), on the calling thread: the
+** index add-on rebuilds its stale indexes then, as workers read indexes
+** (tecs_index_near) but must not write them.
 **
 ** Calls: base.c, os.c (the pool), event.c (it listens for the world's
-** end), command.c (the contexts' queues), query.c (parts), index.c (the
-** rebuild of stale indexes).
+** end, and announces a run), command.c (the contexts' queues), query.c
+** (parts).
 */
-#include "private.h"
+#include "internal.h"
 
 #include <stdatomic.h>
 
@@ -242,7 +244,7 @@ void tecs__workers_run(tecs_world_t *w, int32_t n, void (*task)(void *arg, int32
     atomic_init(&b.next, 0);
     int32_t jobs = s && s->ex.submit ? (n < s->threads ? n : s->threads) : 1;
     uint8_t closed = w->base.closed;
-    tecs__indexes_refresh(w);           /* workers read indexes, never rebuild them */
+    tecs__emit_before_workers(w);       /* workers read indexes, never rebuild them */
     tecs__set_closed(w, TECS__PARALLEL);
     if (jobs <= 1) {
         runner(&b);
@@ -293,7 +295,7 @@ tecs_err_t tecs_split_begin(tecs_query_t *q, int32_t parts)
     s->split_rows = tecs__query_rows(q);
     for (int32_t k = 0; k < parts; k++)
         tecs__worker_ready(w, k, NULL, NULL);
-    tecs__indexes_refresh(w);           /* the parts read indexes, never rebuild them */
+    tecs__emit_before_workers(w);       /* the parts read indexes, never rebuild them */
     tecs__set_closed(w, TECS__PARALLEL);
     return TECS_OK;
 }

@@ -15,6 +15,9 @@
 ** that say whether anyone listens at all: the hot paths test a flag, not
 ** the list. Which components are watched or vetoed is counted per component
 ** in the registry (component.c), beside what the hot paths read of it.
+** Add-ons plug in the same way: a listener also announces resource
+** events, verifies its add-on, destroys what it holds at world free, and
+** hears when rows were replaced without events or workers are to start.
 ** Calls: base.c only.
 */
 #include "private.h"
@@ -69,3 +72,27 @@ void tecs__emit_move(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *from,
     w->base.defer_depth--;
 }
 
+
+void tecs__emit_resource(tecs_world_t *w, int kind, tecs_comp_t c, void *ptr,
+                         tecs__res_live_fn live, uint32_t gen)
+{
+    for (int32_t i = 0; i < w->bus.nlisteners; i++)
+        if (w->bus.listeners[i].on_resource)
+            w->bus.listeners[i].on_resource(w, w->bus.listeners[i].ctx, kind, c, ptr, live, gen);
+}
+
+tecs_err_t tecs__emit_rows_replaced(tecs_world_t *w)
+{
+    tecs_err_t err = TECS_OK;
+    for (int32_t i = 0; i < w->bus.nlisteners && !err; i++)
+        if (w->bus.listeners[i].on_rows_replaced)
+            err = w->bus.listeners[i].on_rows_replaced(w, w->bus.listeners[i].ctx);
+    return err;
+}
+
+void tecs__emit_before_workers(tecs_world_t *w)
+{
+    for (int32_t i = 0; i < w->bus.nlisteners; i++)
+        if (w->bus.listeners[i].before_workers)
+            w->bus.listeners[i].before_workers(w, w->bus.listeners[i].ctx);
+}
