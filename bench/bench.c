@@ -450,8 +450,8 @@ static tecs_comp_t sparse_health(tecs_world_t *w)
     return c;
 }
 
-/* How add_remove_sparse adds and removes: tecs_sparse_add_many /
-** _remove_many on batches of SPARSE_BATCH ids, the inline tecs_sparse_add /
+/* How add_remove_sparse adds and removes: tecs_handle_add_many /
+** _remove_many on batches of SPARSE_BATCH ids, the inline tecs_handle_add /
 ** _remove per id, or tecs_add / tecs_remove per id. */
 typedef enum sparse_form { SPARSE_MANY, SPARSE_INLINE, SPARSE_CALL } sparse_form;
 
@@ -459,22 +459,22 @@ enum { SPARSE_BATCH = 256 };
 
 /* Every entity's sparse component added (add true) or removed, ids in
 ** order, one way: the number of failed calls. */
-static int64_t sparse_all(tecs_world_t *w, tecs_comp_t sp, const tecs_sparser_t *hp,
+static int64_t sparse_all(tecs_world_t *w, tecs_comp_t sp, const tecs_handle_t *hp,
                           const tecs_entity_t *ids, int64_t n, sparse_form form, bool add)
 {
     int64_t errs = 0;
-    const tecs_sparser_t hl = *hp;      /* a local copy: its fields stay in registers */
+    const tecs_handle_t hl = *hp;       /* a local copy: its fields stay in registers */
     switch (form) {
     case SPARSE_MANY:
         for (int64_t i = 0; i < n; i += SPARSE_BATCH) {
             int32_t k = n - i < SPARSE_BATCH ? (int32_t)(n - i) : SPARSE_BATCH;
-            errs += (add ? tecs_sparse_add_many(&hl, ids + i, k, NULL)
-                         : tecs_sparse_remove_many(&hl, ids + i, k, NULL)) != TECS_OK;
+            errs += (add ? tecs_handle_add_many(&hl, ids + i, k, NULL)
+                         : tecs_handle_remove_many(&hl, ids + i, k, NULL)) != TECS_OK;
         }
         break;
     case SPARSE_INLINE:
         for (int64_t i = 0; i < n; i++)
-            errs += (add ? tecs_sparse_add(&hl, ids[i]) : tecs_sparse_remove(&hl, ids[i])) !=
+            errs += (add ? tecs_handle_add(&hl, ids[i]) : tecs_handle_remove(&hl, ids[i])) !=
                     TECS_OK;
         break;
     case SPARSE_CALL:
@@ -492,8 +492,8 @@ static double add_remove_sparse(int64_t n, sparse_form form)
 {
     fixture f = fx_world(n);
     tecs_comp_t sp = sparse_health(f.w);
-    tecs_sparser_t h;
-    int64_t errs = tecs_sparser_init(f.w, sp, &h) != TECS_OK, with = 0;
+    tecs_handle_t h;
+    int64_t errs = tecs_handle_init(f.w, sp, &h) != TECS_OK, with = 0;
     double t0 = now_ns();
     errs += sparse_all(f.w, sp, &h, f.ids, n, form, true);
     double t1 = now_ns();
@@ -511,7 +511,7 @@ static double add_remove_sparse(int64_t n, sparse_form form)
     return t;
 }
 
-/* add_remove_sparse: through tecs_sparse_add_many / _remove_many. */
+/* add_remove_sparse: through tecs_handle_add_many / _remove_many. */
 static double sc_add_remove_sparse(int64_t n)
 {
     return add_remove_sparse(n, SPARSE_MANY);
@@ -579,14 +579,14 @@ static double sc_random_get_sparse(int64_t n)
 {
     tecs_comp_t sp;
     fixture f = sparse_get_world(n, &sp);
-    tecs_lookup_t h;
-    tecs_err_t err = tecs_lookup_init(f.w, sp, &h);
-    CHECK(err == TECS_OK, "tecs_lookup_init: %s", tecs_strerror(err));
+    tecs_handle_t h;
+    tecs_err_t err = tecs_handle_init(f.w, sp, &h);
+    CHECK(err == TECS_OK, "tecs_handle_init: %s", tecs_strerror(err));
     double s = 0;
     int64_t miss = 0;
     double t0 = now_ns();
     for (int64_t i = 0; i < n; i++) {
-        const Health *v = TECS_LOOKUP(&h, f.ids[i], Health);
+        const Health *v = TECS_HANDLE_GET(&h, f.ids[i], Health);
         if (v)
             s += v->hp;
         else

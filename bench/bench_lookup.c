@@ -3,7 +3,7 @@
 ** random order, by id. All three read the same world (random_get_world:
 ** 1,000,000 entities made in bulk, ids shuffled) and sum Position.x:
 **
-**     random_get       a lookup handle, tecs_lookup inlined in the loop
+**     random_get       a lookup handle, tecs_handle_get inlined in the loop
 **     random_get_many  tecs_get_many on batches of BATCH ids, then the sum
 **     random_get_call  tecs_get, the checked call
 */
@@ -27,14 +27,14 @@ double sc_random_get(int64_t n)
     tecs_comp_t pos;
     tecs_entity_t *ids;
     tecs_world_t *w = random_get_world(n, &pos, &ids);
-    tecs_lookup_t h;
-    tecs_err_t err = tecs_lookup_init(w, pos, &h);
-    CHECK(err == TECS_OK, "tecs_lookup_init: %s", tecs_strerror(err));
+    tecs_handle_t h;
+    tecs_err_t err = tecs_handle_init(w, pos, &h);
+    CHECK(err == TECS_OK, "tecs_handle_init: %s", tecs_strerror(err));
     double s = 0;
     int64_t miss = 0;
     double t0 = now_ns();
     for (int64_t i = 0; i < n; i++) {
-        const Position *p = TECS_LOOKUP(&h, ids[i], Position);
+        const Position *p = TECS_HANDLE_GET(&h, ids[i], Position);
         if (p)
             s += p->x;
         else

@@ -42,29 +42,29 @@ static tecs_world_t *pv_world(int64_t n, bool enableable, tecs_comp_t *pos, tecs
     return w;
 }
 
-/* How toggle_pairs toggles: tecs_toggle_many on batches of TOGGLE_BATCH
-** ids, tecs_toggle per id, or tecs_enable per id. */
+/* How toggle_pairs toggles: tecs_handle_enable_many on batches of TOGGLE_BATCH
+** ids, tecs_handle_enable per id, or tecs_enable per id. */
 typedef enum toggle_form { TOGGLE_MANY, TOGGLE_INLINE, TOGGLE_CALL } toggle_form;
 
 enum { TOGGLE_BATCH = 256 };
 
 /* Every entity's component enabled or disabled, ids in order, one way:
 ** the number of failed calls. */
-static int64_t toggle_all(tecs_world_t *w, tecs_comp_t vel, const tecs_toggler_t *hp,
+static int64_t toggle_all(tecs_world_t *w, tecs_comp_t vel, const tecs_handle_t *hp,
                           const tecs_entity_t *ids, int64_t n, toggle_form form, bool on)
 {
     int64_t errs = 0;
-    const tecs_toggler_t hl = *hp;      /* a local copy: its fields stay in registers */
+    const tecs_handle_t hl = *hp;       /* a local copy: its fields stay in registers */
     switch (form) {
     case TOGGLE_MANY:
         for (int64_t i = 0; i < n; i += TOGGLE_BATCH) {
             int32_t k = n - i < TOGGLE_BATCH ? (int32_t)(n - i) : TOGGLE_BATCH;
-            errs += tecs_toggle_many(&hl, ids + i, k, on, NULL) != TECS_OK;
+            errs += tecs_handle_enable_many(&hl, ids + i, k, on, NULL) != TECS_OK;
         }
         break;
     case TOGGLE_INLINE:
         for (int64_t i = 0; i < n; i++)
-            errs += tecs_toggle(&hl, ids[i], on) != TECS_OK;
+            errs += tecs_handle_enable(&hl, ids[i], on) != TECS_OK;
         break;
     case TOGGLE_CALL:
         for (int64_t i = 0; i < n; i++)
@@ -81,8 +81,8 @@ static double toggle_pairs(int64_t n, toggle_form form)
     tecs_entity_t *ids;
     tecs_world_t *w = pv_world(n, true, &pos, &vel, &ids);
     tecs_query_t *q = tecs_query_all(w, 1, &vel);
-    tecs_toggler_t h;
-    int64_t errs = tecs_toggler_init(w, vel, &h) != TECS_OK;
+    tecs_handle_t h;
+    int64_t errs = tecs_handle_init(w, vel, &h) != TECS_OK;
     double t0 = now_ns();
     errs += toggle_all(w, vel, &h, ids, n, form, false);
     double t1 = now_ns();
@@ -98,13 +98,13 @@ static double toggle_pairs(int64_t n, toggle_form form)
     return t;
 }
 
-/* toggle: disable, then enable, every entity through tecs_toggle_many. */
+/* toggle: disable, then enable, every entity through tecs_handle_enable_many. */
 double sc_toggle(int64_t n)
 {
     return toggle_pairs(n, TOGGLE_MANY);
 }
 
-/* toggle_inline: the same through tecs_toggle, one id at a time. */
+/* toggle_inline: the same through tecs_handle_enable, one id at a time. */
 double sc_toggle_inline(int64_t n)
 {
     return toggle_pairs(n, TOGGLE_INLINE);

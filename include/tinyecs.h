@@ -643,344 +643,7 @@ tecs_err_t tecs_enable(tecs_world_t *world, tecs_entity_t entity, tecs_comp_t co
 bool tecs_is_enabled(const tecs_world_t *world, tecs_entity_t entity, tecs_comp_t comp);
 
 /*
-** Toggling in your loop. tecs_enable checks everything on every call. A
-** toggle handle does the common case inline, in the caller's code: the id's
-** slot checked (index, generation), then the row's bit flipped in the one
-** chunk the world keeps open for the handled component (its short path).
-** The short path is the chunk of the last toggle that went through
-** tecs_toggle_call, while that chunk is marked as changed at the world's
-** tick (so a toggle there needs no stamp; moving the tick on closes it)
-** and its bits stay where they are. Whatever the inline form cannot do
-** alone (an entity in another chunk, an observer or a query's membership
-** events to fire, a lifecycle hook or a worker under way, a queued remove
-** or destroy of the entity, a dead, pending or recycled id, a component
-** without a bit there) goes to tecs_toggle_call, which is tecs_enable,
-** with the same result and errors, and then opens the entity's chunk.
-** The world keeps what the handle points at (its id slots, its stop
-** word, the short path) for its life.
-*/
-
-/** Private: the short path of a toggle handle (see tecs_toggler_t). */
-typedef struct tecs_toggler_hot_t {
-    uint32_t arch_;             /* the archetype index; 0xffffffff: none    */
-    uint32_t lo_;               /* its rows [lo_, lo_ + n_) are one chunk's */
-    uint32_t n_;
-    uint64_t *bits_;            /* the bit word of row lo_                  */
-} tecs_toggler_hot_t;
-
-/** A toggle handle of one enableable component (tecs_toggler_init). Its
- *  fields are private: they point at the world's own state. */
-typedef struct tecs_toggler_t {
-    const void *const *recs_;   /* the world's id slots (gen, arch, row)    */
-    const int32_t *nrecs_;      /* slots in use                             */
-    const tecs_toggler_hot_t *hot_; /* the short path                       */
-    const uint32_t *stop_;      /* 0: the world is open, no hook running    */
-    tecs_world_t *world_;
-    tecs_comp_t comp_;
-} tecs_toggler_t;
-
-/**
- * Make a toggle handle of the enableable comp in *out (caller's memory;
- * nothing to free). The first handle of comp makes the world's short path
- * of it (32 bytes on 64-bit targets, kept from then on). A handle stays
- * valid until the world is freed, whatever else changes (entities born,
- * moved, destroyed, recycled; new archetypes; chunks added or freed;
- * observers added or removed; the tick moved on; tecs_world_reset). A
- * handle is plain data: copies are handles too; keep one in a local
- * variable in a loop, so that the compiler holds its fields in registers.
- * Through a worker context the handle is that context's: every toggle
- * through it is the context's tecs_enable (queued), and it is valid while
- * the context is.
- * Callbacks: allowed wherever tecs_enable is, but the first handle of comp
- * (it allocates) not in a lifecycle hook, a worker or a closed world.
- * @return TECS_OK; TECS_EINVAL (NULL world or out, comp not enableable),
- * TECS_ENOCOMP, TECS_EBUSY (closed world; the first handle of comp in a
- * hook or a worker), TECS_ENOMEM.
- */
-tecs_err_t tecs_toggler_init(tecs_world_t *world, tecs_comp_t comp, tecs_toggler_t *out);
-
-/**
- * The out-of-line half of tecs_toggle: tecs_enable(world, entity, comp,
- * enable), then, after a success, comp's short path opened on the
- * entity's chunk (if comp has a handle and the inline form can toggle
- * there), so that the next toggles of entities in that chunk are inline.
- * @return as tecs_enable.
- */
-tecs_err_t tecs_toggle_call(tecs_world_t *world, tecs_comp_t comp, tecs_entity_t entity,
-                            bool enable);
-
-/**
- * Enable (enable true) or disable the handle's component on entity, inline:
- * the same change, events and errors as tecs_enable. The common case calls
- * nothing: an open world (no hook, no worker under way), nobody listening
- * to comp (no observer, cache or query with membership events on it), a
- * live entity with no queued remove or destroy, in the chunk of the short
- * path. It then sets or clears the row's bit (the chunk is marked as
- * changed at this tick already, so change queries and deltas see it), and
- * sets no error (the last error stays as it was). Anything else is
- * tecs_toggle_call. Toggling ids in row order (as born in bulk) takes
- * one call a chunk; ids in random order take the call most of the time.
- * Callbacks: as tecs_enable (the inline form runs only where tecs_enable
- * applies at once); from a worker, use a handle made through its context.
- * @return TECS_OK, or tecs_enable's error.
- */
-static inline tecs_err_t tecs_toggle(const tecs_toggler_t *h, tecs_entity_t entity,
-                                     bool enable)
-{
-    uint32_t i = (uint32_t)(entity & 0xffffffffu);
-    if (*h->stop_ == 0 && i < (uint32_t)*h->nrecs_) {
-        const uint32_t *r = (const uint32_t *)*h->recs_ + (size_t)i * 3;
-        const tecs_toggler_hot_t *hot = h->hot_;
-        uint32_t b = r[2] - hot->lo_;   /* a flag bit in r[1]: no archetype */
-        if (r[0] == (uint32_t)(entity >> 32) && r[1] == hot->arch_ && b < hot->n_) {
-            uint64_t *word = hot->bits_ + (b >> 6);
-            uint64_t bit = (uint64_t)1 << (b & 63);
-            *word = (*word | bit) ^ (enable ? bit : 0);     /* set: disabled */
-            return TECS_OK;
-        }
-    }
-    return tecs_toggle_call(h->world_, h->comp_, entity, enable);
-}
-
-/**
- * Enable (enable true) or disable the handle's component on n entities,
- * ids[0] first: what n calls of tecs_toggle do, in one call, with the
- * world's tables read once a stretch (ids whose rows lie in the short
- * path's chunk are flipped in a loop that calls nothing; any other id is
- * tecs_toggle_call, which opens its chunk for the ids after it). Stops at
- * the first id tecs_enable refuses: the ids before it are changed (their
- * events fired), that id and those after it are not. *done (if done is not
- * NULL) is the number of ids changed or queued: n after a success. The ids
- * must not change during the call (an observer it fires may not write them).
- * Callbacks: as tecs_toggle.
- * @return TECS_OK; TECS_EINVAL (NULL or zeroed handle, n < 0, NULL ids with
- * n > 0); else the error of the first id refused (TECS_EDEAD, TECS_ENOENT, ...).
- */
-tecs_err_t tecs_toggle_many(const tecs_toggler_t *h, const tecs_entity_t *ids, int32_t n,
-                            bool enable, int32_t *done);
-
-/*
-** Adding and removing a sparse component in your loop. tecs_add and
-** tecs_remove check everything on every call. A sparse handle does the
-** common case inline, in the caller's code: the world's stop word and
-** defer depth, the component's listener counts, the id's slot (index,
-** generation), then the entry in the set's page and an append to (or a
-** swap-remove from) the member list. Whatever the inline form cannot do
-** alone (a closed world, a lifecycle hook, a worker or a deferred section
-** under way; an observer, a cache, an index or a query's membership events
-** on the component; a constructor on an add, a destructor on a remove; a
-** dead, pending or recycled id; an id that is already (not) a member; a
-** page not made yet, a full member list, the first member joining or the
-** last of a page leaving) goes to tecs_add or tecs_remove, with the same
-** result and errors. The handle points at the world's own tables (its id
-** slots, its gate words, its registry, the component's set), which the
-** world keeps for its life.
-*/
-
-/** Private: the first fields of a sparse set, which a sparse handle reads
- *  and writes (see tecs_sparser_t). */
-typedef struct tecs_sparser_set_t {
-    char *const *pages_;        /* by slot >> shift_; NULL: no page there.
-                                   A page: two pointers, its member count
-                                   (int32_t), then per slot its place in
-                                   dense_ (uint32_t; 0xffffffff: none), and
-                                   from head_ on its entries               */
-    tecs_entity_t *dense_;      /* the members' ids, in no order            */
-    int32_t count_;             /* members                                  */
-    int32_t cap_;               /* room in dense_                           */
-    int32_t npages_;            /* length of pages_                         */
-    uint32_t shift_, mask_;     /* slots per page: log2, and less one       */
-    uint32_t stride_;           /* bytes of an entry: the member's
-                                   generation (0: none), then the value     */
-    uint32_t head_;             /* a page's first entry's offset            */
-    uint64_t added_;            /* the tick of the last member that joined  */
-    uint64_t removed_;          /* the tick of the last member that left    */
-} tecs_sparser_set_t;
-
-/** A sparse handle of one sparse component (tecs_sparser_init). Its
- *  fields are private: they point at the world's own state. */
-typedef struct tecs_sparser_t {
-    const void *const *recs_;   /* the world's id slots (gen, arch, row)    */
-    const int32_t *nrecs_;      /* slots in use                             */
-    const uint32_t *gate_;      /* the world's gate words: [0] its defer
-                                   depth (0: changes apply at once), [1] 0
-                                   while it is open with no hook running    */
-    const char *const *comps_;  /* the world's registry                     */
-    size_t listen_;             /* the byte offset there of the component's
-                                   listener counts ([0] those that want its
-                                   events, [2] those that may veto them)    */
-    const uint64_t *tick_;      /* the world's tick                         */
-    tecs_sparser_set_t *set_;   /* the component's set                      */
-    uint32_t hooks_;            /* 1: a constructor, 2: a destructor        */
-    tecs_comp_t comp_;
-    tecs_world_t *world_;
-} tecs_sparser_t;
-
-/**
- * Make a sparse handle of the sparse component comp in *out (caller's
- * memory; nothing to free); makes comp's set if it has none yet. A handle
- * stays valid until the world is freed, whatever else changes (entities
- * born, destroyed, recycled; pages made or freed; the member list grown;
- * components registered; observers, caches or indexes added or removed;
- * the tick moved on; tecs_world_reset). A handle is plain data: copies are
- * handles too; keep one in a local variable in a loop, so that the
- * compiler holds its fields in registers. Through a worker context the
- * handle is that context's: every add or remove through it is the
- * context's tecs_add / tecs_remove (queued), and it is valid while the
- * context is.
- * Callbacks: allowed wherever tecs_add is, but a handle that makes comp's
- * set (it allocates) not in a lifecycle hook or an order function.
- * @return TECS_OK; TECS_EINVAL (NULL world or out, comp not sparse),
- * TECS_ENOCOMP, TECS_EBUSY (closed world; the set to make in a hook),
- * TECS_ENOMEM.
- */
-tecs_err_t tecs_sparser_init(tecs_world_t *world, tecs_comp_t comp, tecs_sparser_t *out);
-
-/** Private: may the inline form of a sparse handle change the set now (an
- *  open world, no hook, not deferred, nobody listening to the component)?
- *  The four words are read in one test: the registry is there wherever a
- *  call may read the world (not inside the world's allocator). */
-static inline bool tecs__sparser_quiet(const tecs_sparser_t *h)
-{
-    const uint32_t *l = (const uint32_t *)(const void *)(*h->comps_ + h->listen_);
-    return (h->gate_[0] | h->gate_[1] | l[0] | l[2]) == 0;
-}
-
-/** Private: a page's member count; the places of its slots in the member
- *  list follow it. */
-static inline int32_t *tecs__sparser_pcount(char *pg)
-{
-    return (int32_t *)(void *)(pg + 2 * sizeof(void *));
-}
-
-/**
- * Add the handle's component to entity, inline: the same change, events and
- * errors as tecs_add (its value zeroed, or made by its constructor). The
- * common case calls nothing: an open world, not deferred, nobody listening
- * to comp and no constructor, a live entity that is not a member yet, its
- * slot's page made, the member list not empty and with room. It then
- * writes the entry and appends the id, stamps the set as tecs_add does, and
- * sets no error (the last error stays as it was). Anything else is
- * tecs_add. Adding ids in slot order (as born in bulk) takes a call a page
- * (4096 slots, fewer for values above 12 bytes) and one each time the
- * member list grows.
- * Callbacks: as tecs_add (the inline form runs only where tecs_add applies
- * at once); from a worker, use a handle made through its context.
- * @return TECS_OK, or tecs_add's error.
- */
-static inline tecs_err_t tecs_sparse_add(const tecs_sparser_t *h, tecs_entity_t entity)
-{
-    uint32_t i = (uint32_t)(entity & 0xffffffffu), gen = (uint32_t)(entity >> 32);
-    tecs_sparser_set_t *s = h->set_;
-    if (tecs__sparser_quiet(h) && !(h->hooks_ & 1) && i < (uint32_t)*h->nrecs_ &&
-        (i >> s->shift_) < (uint32_t)s->npages_) {
-        const uint32_t *r = (const uint32_t *)*h->recs_ + (size_t)i * 3;
-        char *pg = s->pages_[i >> s->shift_];
-        int32_t n = s->count_;
-        /* Alive: the slot's generation, an archetype (not dead, pending
-        ** or retired: the top three values). */
-        if (r[0] == gen && r[1] < 0xfffffffdu && pg != NULL && n > 0 && n < s->cap_) {
-            uint32_t k = i & s->mask_, words = s->stride_ / 4;
-            uint32_t *at = (uint32_t *)(void *)(pg + s->head_ + (size_t)k * s->stride_);
-            int32_t *pn = tecs__sparser_pcount(pg);
-            tecs_entity_t *dense = s->dense_;
-            uint64_t tick = *h->tick_;
-            if (*at == 0) {
-                ((uint32_t *)(pn + 1))[k] = (uint32_t)n;
-                ++*pn;
-                dense[n] = entity;
-                s->count_ = n + 1;
-                s->added_ = tick;
-                at[0] = gen;
-                if (words == 2)                 /* the value zeroed */
-                    at[1] = 0;
-                else
-                    for (uint32_t z = 1; z < words; z++)
-                        at[z] = 0;
-                return TECS_OK;
-            }
-        }
-    }
-    return tecs_add(h->world_, entity, h->comp_);
-}
-
-/**
- * Remove the handle's component from entity, inline: the same change,
- * events and errors as tecs_remove. The common case calls nothing: an open
- * world, not deferred, nobody listening to comp and no destructor, an
- * entity that is a member (so alive) with other members in its page. It
- * then clears the entry, moves the last member into the id's place in the
- * member list, stamps the set as tecs_remove does, and sets no error.
- * Anything else is tecs_remove.
- * Callbacks: as tecs_remove; from a worker, use a handle made through its
- * context.
- * @return TECS_OK, or tecs_remove's error.
- */
-static inline tecs_err_t tecs_sparse_remove(const tecs_sparser_t *h, tecs_entity_t entity)
-{
-    uint32_t i = (uint32_t)(entity & 0xffffffffu), gen = (uint32_t)(entity >> 32);
-    tecs_sparser_set_t *s = h->set_;
-    if (tecs__sparser_quiet(h) && !(h->hooks_ & 2) && (i >> s->shift_) < (uint32_t)s->npages_) {
-        char *const *pages = s->pages_;
-        char *pg = pages[i >> s->shift_];
-        if (pg != NULL) {
-            uint32_t k = i & s->mask_, shift = s->shift_, mask = s->mask_;
-            uint32_t *at = (uint32_t *)(void *)(pg + s->head_ + (size_t)k * s->stride_);
-            int32_t *pn = tecs__sparser_pcount(pg);
-            /* A member (no id has generation 0), not the last of its page. */
-            if (*at == gen && gen != 0 && *pn > 1) {
-                uint32_t *pos = (uint32_t *)(pn + 1), place = pos[k];
-                int32_t n = s->count_ - 1;
-                tecs_entity_t *dense = s->dense_, last = dense[n];
-                uint32_t ls = (uint32_t)(last & 0xffffffffu);
-                uint32_t *lpos = (uint32_t *)(tecs__sparser_pcount(pages[ls >> shift]) + 1);
-                uint64_t tick = *h->tick_;
-                *at = 0;
-                --*pn;
-                s->count_ = n;
-                s->removed_ = tick;
-                dense[place] = last;
-                lpos[ls & mask] = place;
-                pos[k] = 0xffffffffu;   /* (last: the last member may be this one) */
-                return TECS_OK;
-            }
-        }
-    }
-    return tecs_remove(h->world_, entity, h->comp_);
-}
-
-/**
- * Add the handle's component to n entities, ids[0] first: what n calls of
- * tecs_sparse_add do, in one call, with the world's gate words and the
- * component's listener counts read once a stretch (the ids the inline form
- * takes join the set in a loop that calls nothing; any other id is
- * tecs_add, and the stretch after it reads them again).
- * Stops at the first id tecs_add refuses: the ids before it are added
- * (their events fired), that id and those after it are not. *done (if done
- * is not NULL) is the number of ids added or queued: n after a success.
- * The ids must not change during the call (an observer it fires may not
- * write them).
- * Callbacks: as tecs_add.
- * @return TECS_OK; TECS_EINVAL (NULL or zeroed handle, n < 0, NULL ids
- * with n > 0); else the error of the first id refused (TECS_EDEAD,
- * TECS_EEXIST for a member already, ...).
- */
-tecs_err_t tecs_sparse_add_many(const tecs_sparser_t *h, const tecs_entity_t *ids, int32_t n,
-                                int32_t *done);
-
-/**
- * Remove the handle's component from n entities, ids[0] first: what n
- * calls of tecs_sparse_remove do, in one call, as tecs_sparse_add_many
- * adds (stretches of the inline form, any other id through tecs_remove).
- * Stops at the first id tecs_remove refuses; *done as there.
- * Callbacks: as tecs_remove.
- * @return as tecs_sparse_add_many (TECS_ENOENT for an id not a member).
- */
-tecs_err_t tecs_sparse_remove_many(const tecs_sparser_t *h, const tecs_entity_t *ids,
-                                   int32_t n, int32_t *done);
-
-/*
-** The typed macros (TECS_SET, TECS_GET, TECS_GET_MUT, TECS_LOOKUP,
+** The typed macros (TECS_SET, TECS_GET, TECS_GET_MUT, TECS_HANDLE_GET,
 ** TECS_FIELD, TECS_ROW and the TECS_RESOURCE_ ones) pass sizeof(T) on: a
 ** type whose size is not the component's is refused before anything is
 ** read or written, with TECS_EINVAL (or NULL) and a message naming both
@@ -1015,107 +678,147 @@ void *tecs__get_mut_sized(tecs_world_t *world, tecs_entity_t entity, tecs_comp_t
     ((T *)tecs__get_mut_sized((world), (entity), (comp), sizeof(T)))
 
 /* ==================================================================== */
-/* Lookups in your loop                                                 */
+/* Handles: work in your loop                                           */
 /* ==================================================================== */
 
 /*
-** A lookup handle reads one component of entities by id with no library
-** call: tecs_lookup is inline and reads the world's tables directly. For a
-** table component: the id slots, then a table the world keeps per looked-up
-** component, by archetype, of the component's column in the chunk table,
-** and one archetype of the component kept on a shorter path (the largest
-** the world has seen grow: an id of it whose row lies in the archetype's
-** first block of chunks, one block when the rows were made in bulk or
-** reserved ahead with tecs_archetype_reserve, is its slot and its value,
-** nothing between; and the value of an id made in order with its row 0's
-** is fetched at the row its slot suggests while the slot, which confirms
-** it, is on its way). For a sparse component: the set's page of the id's
-** slot, then its entry (the generation beside the value). The world keeps
-** those tables up to date itself (new archetypes, chunks added or freed,
-** pages, a reset), so a handle never goes stale while its world lives:
-** make it once, use it until the world is freed. The loop calls nothing,
-** so the compiler keeps the handle's fields in registers across it.
-** tecs_get stays the checked entry.
+** A handle of one component does the common case of get, add, remove and
+** enable inline, in the caller's code, reading the world's own tables
+** through the structs below; anything it cannot do alone goes to the
+** checked call (tecs_get's result aside: a handle's get is NULL where
+** tecs_get fails), with the same result and errors. The world keeps what
+** a handle points at up to date (new archetypes, chunks and pages made or
+** freed, listeners added, tecs_world_reset) and for its life, so a handle
+** made once serves until the world is freed. Every field below is the
+** library's: read a value through tecs_handle_get, never the fields.
 */
 
-/** Private: one archetype's entry in a lookup table (see tecs_lookup_t). */
-typedef struct tecs_lookup_slot_t {
-    char *const *cols_;         /* chunk 0's pointer to the column in the
-                                   archetype's chunk table; without a value,
-                                   a table of one NULL (stride and size 0) */
+/** An entity slot: the world's record of one id's slot. */
+typedef struct tecs_slot_t {
+    uint32_t gen;               /* generation: the id's high half           */
+    uint32_t arch;              /* archetype index (TECS_SLOT_ARCH bits) and
+                                   TECS_SLOT_* flags, or a TECS_SLOT_ state */
+    uint32_t row;               /* row in the archetype; when dead, the next
+                                   free slot                                */
+} tecs_slot_t;
+
+#define TECS_SLOT_ARCH      0x00ffffffu /* the archetype index's bits       */
+#define TECS_SLOT_KILL      0x80000000u /* flag: a delayed destroy queued   */
+#define TECS_SLOT_REMOVE    0x40000000u /* flag: a deferred remove queued   */
+#define TECS_SLOT_DESTROY   0x20000000u /* flag: a deferred destroy queued  */
+#define TECS_SLOT_RETIRED   0xfffffffdu /* state: generations used up       */
+#define TECS_SLOT_PENDING   0xfffffffeu /* state: id handed out, birth queued */
+#define TECS_SLOT_DEAD      0xffffffffu /* state: free                      */
+
+/** One archetype's entry in a component's lookup table. */
+typedef struct tecs_handle_col_t {
+    char *const *cols_;         /* chunk 0's column pointer in the chunk
+                                   table (no value: a table of one NULL)    */
     uint32_t stride_;           /* pointers per chunk in that table         */
     uint32_t size_;             /* value size                               */
-} tecs_lookup_slot_t;
+} tecs_handle_col_t;
 
-/** Private: the archetype a lookup table keeps on the short path. */
-typedef struct tecs_lookup_hot_t {
+/** The archetype a lookup table reads first: rows [0, run_) are one run. */
+typedef struct tecs_handle_run_t {
     uint32_t arch_;             /* its archetype index; 0xffffffff: none    */
-    uint32_t run_;              /* rows [0, run_) are one run of values     */
+    uint32_t run_;
     uintptr_t base_;            /* row 0's value                            */
-    const int32_t *count_;      /* its rows in use (none: a zero)           */
+    const int32_t *count_;      /* its rows in use                          */
     const uint64_t *ids_;       /* row 0's id, when it has a row            */
-    tecs_lookup_slot_t slot_;   /* its entry in the table                   */
-} tecs_lookup_hot_t;
+    tecs_handle_col_t col_;     /* its entry in the table                   */
+} tecs_handle_run_t;
 
-/** A lookup handle of one component (tecs_lookup_init). Its fields are
- *  private: they point at the world's own tables, which the world keeps. */
-typedef struct tecs_lookup_t {
-    const void *const *recs_;   /* the world's id slots (gen, arch, row)    */
-    const int32_t *nrecs_;      /* slots in use; a sparse handle's reads 0,
-                                   which sends every id to the sparse path */
-    const tecs_lookup_slot_t *const *slots_; /* by archetype index          */
-    const int32_t *nslots_;     /* archetypes the table covers              */
-    const tecs_lookup_hot_t *hot_; /* the archetype on the short path       */
-    uint32_t shift_, mask_;     /* rows per chunk (a sparse handle: slots
-                                   per page): log2, and less one            */
-    char *const *const *pages_; /* sparse: the set's pages by slot >> shift_
-                                   (NULL: a table handle)                   */
-    const int32_t *npages_;     /* sparse: the length of that table; a table
-                                   handle's reads 0, which the sparse path
-                                   turns every id away with                 */
+/** The chunk whose enable bits a handle flips inline. */
+typedef struct tecs_handle_bits_t {
+    uint32_t arch_;             /* its archetype index; 0xffffffff: none    */
+    uint32_t lo_;               /* its rows [lo_, lo_ + n_)                 */
+    uint32_t n_;
+    uint64_t *bits_;            /* the bit word of row lo_ (set: disabled)  */
+} tecs_handle_bits_t;
+
+/** A component's listener counts. */
+typedef struct tecs_handle_listen_t {
+    uint32_t watch;             /* listeners that want its events           */
+    uint32_t watch_noset;       /* of those, ones that want no SET events   */
+    uint32_t veto;              /* listeners that may refuse its changes    */
+} tecs_handle_listen_t;
+
+/** The world's words that close the inline changes. */
+typedef struct tecs_handle_gate_t {
+    int32_t defer_depth;        /* 0: changes apply at once                 */
+    uint32_t stop;              /* 0: open, no lifecycle hook running       */
+} tecs_handle_gate_t;
+
+/** The first fields of a sparse component's set. A page is two pointers,
+ *  its member count (int32_t), then per slot its place in dense_
+ *  (uint32_t; 0xffffffff: none), and from head_ on its entries: the
+ *  member's generation (0: no member), then the value. */
+typedef struct tecs_handle_set_t {
+    char *const *pages_;        /* by slot >> shift_; NULL: no page there   */
+    tecs_entity_t *dense_;      /* the members' ids, in no order            */
+    int32_t count_;             /* members                                  */
+    int32_t cap_;               /* room in dense_                           */
+    int32_t npages_;            /* length of pages_                         */
+    uint32_t shift_, mask_;     /* slots per page: log2, and less one       */
+    uint32_t stride_;           /* bytes of an entry                        */
+    uint32_t head_;             /* a page's first entry's offset            */
+    uint64_t added_;            /* the tick of the last member that joined  */
+    uint64_t removed_;          /* the tick of the last member that left    */
+    const tecs_handle_listen_t *listen_; /* the component's listener counts */
+} tecs_handle_set_t;
+
+/** A handle of one component (tecs_handle_init): plain data, copies are
+ *  handles too. */
+typedef struct tecs_handle_t {
+    const tecs_slot_t *const *slots_;   /* the world's entity slots         */
+    const int32_t *nslots_;     /* slots in use                             */
+    const int32_t *nget_;       /* get's count of slots (sparse: a zero)    */
+    const tecs_handle_col_t *const *cols_; /* lookup table by archetype     */
+    const int32_t *ncols_;      /* archetypes the table covers              */
+    const tecs_handle_run_t *run_;      /* the table's first archetype      */
+    uint32_t shift_, mask_;     /* rows per chunk (sparse: slots per page):
+                                   log2, and less one                       */
+    const int32_t *npages_;     /* get's count of pages (else a zero)       */
     uint32_t head_;             /* sparse: a page's first entry's offset    */
-    uint32_t stride_;           /* sparse: bytes of an entry: its member's
-                                   generation (0: none), then the value     */
-    uint32_t value_;            /* sparse: the value's offset from a page's
-                                   start: head_ plus its offset in an entry */
-    uint32_t size_;             /* bytes of a value: TECS_LOOKUP's check    */
+    uint32_t stride_;           /* sparse: bytes of an entry                */
+    uint32_t value_;            /* sparse: the value's offset from a page   */
+    uint32_t size_;             /* value size: TECS_HANDLE_GET's check      */
+    const tecs_handle_bits_t *bits_;    /* the chunk toggled inline         */
+    const tecs_handle_gate_t *gate_;    /* the world's (or context's) gate  */
+    tecs_handle_set_t *set_;    /* sparse: the set                          */
+    const uint64_t *tick_;      /* the world's tick                         */
+    uint32_t hooks_;            /* the add (1) and remove (2) that go to the
+                                   call: hooks to run, or not sparse        */
     tecs_comp_t comp_;
-} tecs_lookup_t;
+    tecs_world_t *world_;
+} tecs_handle_t;
 
 /**
- * Make a lookup handle of comp in *out (caller's memory; nothing to free).
- * comp is a table or a sparse component with a value (not a tag). The
- * handle stays valid until the world is freed: whatever else changes
- * (entities born, moved, destroyed, recycled; new archetypes; chunks or
- * pages added or freed; tecs_world_reset), the world keeps the tables it
- * reads. Through a worker context the handle is the world's, and comp must
- * be readable by the worker's system (as for tecs_get).
- * The first handle of comp makes the world's table of it (kept from then
- * on: for a table component a slot per archetype, 16 bytes on 64-bit
- * targets; for a sparse one, its set if it has none yet), which a worker
- * context or a closed world (being freed or reset) cannot: make the first
- * handle before a parallel run.
- * Callbacks: allowed wherever tecs_get is (every row of the table at the
- * top but the allocator's).
- * @return TECS_OK; TECS_EINVAL (NULL world or out, comp a tag), TECS_ENOCOMP,
- * TECS_EACCESS (a worker's system does not read comp), TECS_EBUSY (closed
- * world; the first handle of comp in a worker, or while the world is freed
- * or reset), TECS_ENOMEM.
+ * Make a handle of comp in *out (caller's memory; nothing to free). The
+ * first handle of comp makes what its kind needs, kept from then on: the
+ * lookup table of a table component (a slot per archetype), the set of a
+ * sparse one, the toggled chunk of an enableable one. Through a worker
+ * context the handle reads the world's tables (its get is NULL for a
+ * component the worker's system does not read) and every change through
+ * it is the context's (queued); make the first handle of comp before a
+ * parallel run.
+ * Callbacks: allowed wherever tecs_get is, but the first handle of comp
+ * not in a closed world, a worker, or (enableable or sparse) a hook.
+ * @return TECS_OK; TECS_EINVAL (NULL world or out), TECS_ENOCOMP,
+ * TECS_EBUSY (closed world; the first handle where it may not be made),
+ * TECS_ENOMEM.
  */
-tecs_err_t tecs_lookup_init(tecs_world_t *world, tecs_comp_t comp, tecs_lookup_t *out);
+tecs_err_t tecs_handle_init(tecs_world_t *world, tecs_comp_t comp, tecs_handle_t *out);
 
-/** Private: tecs_lookup of a sparse handle (its sparse path, inline). */
-static inline const void *tecs__lookup_sparse(const tecs_lookup_t *h, tecs_entity_t entity)
+/** Private: tecs_handle_get of a sparse component. */
+static inline const void *tecs__handle_get_sparse(const tecs_handle_t *h, tecs_entity_t entity)
 {
     uint32_t i = (uint32_t)(entity & 0xffffffffu), gen = (uint32_t)(entity >> 32);
     if ((i >> h->shift_) >= (uint32_t)*h->npages_)
         return NULL;
-    const char *pg = (*h->pages_)[i >> h->shift_];
+    const char *pg = h->set_->pages_[i >> h->shift_];
     if (pg == NULL)
         return NULL;
-    /* The entry's place is one multiply-add; the generation's offset
-    ** (head_) and the value's (value_) fold into the loads that use them.
-    ** (No id has generation 0, the mark of a slot that is no member.) */
     pg += (size_t)(i & h->mask_) * h->stride_;
     if (*(const uint32_t *)(const void *)(pg + h->head_) != gen || gen == 0)
         return NULL;
@@ -1123,64 +826,214 @@ static inline const void *tecs__lookup_sparse(const tecs_lookup_t *h, tecs_entit
 }
 
 /**
- * The value of the handle's component on entity, read inline: the id's slot
- * checked (index, generation), its archetype's entry, the chunk and row; for
- * a sparse component, its entry in the set's page (generation, value).
- * @return a pointer valid as tecs_get's (until an entity leaves the
- * archetype; a sparse value until the entity loses the component), for
- * reading (write with tecs_get_mut, which change detection and indexes see);
- * NULL if the entity is dead, pending, recycled (a stale generation) or
- * lacks the component. Never fails otherwise and sets no error. Callbacks
- * and threads: a read, allowed where tecs_get is, workers included
- * (unchecked: keep to the components the system reads); not from inside the
- * world's allocator or through a world whose workers run.
+ * The value of the handle's component on entity, read inline.
+ * @return a pointer valid as tecs_get's (a sparse value until the entity
+ * loses the component), for reading (write with tecs_get_mut, which change
+ * detection and indexes see); NULL if the entity is dead, pending, recycled
+ * or lacks the component, and for a tag. Sets no error. Callbacks and
+ * threads: a read, allowed where tecs_get is, workers included (unchecked:
+ * keep to the components the system reads); not from inside the world's
+ * allocator or through a world whose workers run.
  */
-static inline const void *tecs_lookup(const tecs_lookup_t *h, tecs_entity_t entity)
+static inline const void *tecs_handle_get(const tecs_handle_t *h, tecs_entity_t entity)
 {
     uint32_t i = (uint32_t)(entity & 0xffffffffu);
-    if (i >= (uint32_t)*h->nrecs_)
-        return tecs__lookup_sparse(h, entity);  /* (a table handle's: NULL) */
-    const uint32_t *r = (const uint32_t *)*h->recs_ + (size_t)i * 3;
-    const tecs_lookup_hot_t *hot = h->hot_;
-    /* The guess: ids made one after another into the hot archetype sit at
-    ** rows as far apart as their slots, so the row is the slot less row
-    ** 0's. Its value's address needs nothing from memory the cache lacks:
-    ** the processor fetches it while the slot, which confirms the guess,
-    ** is on its way, and the lookup waits for one trip to memory, not two.
-    ** (A wrong guess leaves the slot read for the path below.) */
+    if (i >= (uint32_t)*h->nget_)
+        return tecs__handle_get_sparse(h, entity);
+    const tecs_slot_t *r = *h->slots_ + i;
+    const tecs_handle_run_t *hot = h->run_;
+    /* Ids made one after another into the first archetype have rows as far
+    ** apart as their slots: the value's address is guessed from the id
+    ** alone, and the slot confirms it. */
     if (*hot->count_ > 0) {
         uint32_t g = i - (uint32_t)(*hot->ids_ & 0xffffffffu);
-        if (g < hot->run_ && r[2] == g && r[0] == (uint32_t)(entity >> 32) &&
-            (r[1] & 0x00ffffffu) == hot->arch_)
-            return (const void *)(hot->base_ + (size_t)g * hot->slot_.size_);
+        if (g < hot->run_ && r->row == g && r->gen == (uint32_t)(entity >> 32) &&
+            (r->arch & TECS_SLOT_ARCH) == hot->arch_)
+            return (const void *)(hot->base_ + (size_t)g * hot->col_.size_);
     }
-    if (r[0] != (uint32_t)(entity >> 32))
+    if (r->gen != (uint32_t)(entity >> 32))
         return NULL;
-    uint32_t a = r[1] & 0x00ffffffu;    /* flag bits off; a dead slot is out of range */
-    uint32_t row = r[2];
-    const tecs_lookup_slot_t *s;
-    /* The short path waits on nothing but the slot: the hot entry's fields
-    ** do not depend on it, so they are read while the slot is on its way. */
+    uint32_t a = r->arch & TECS_SLOT_ARCH;  /* a state is out of the table's range */
+    uint32_t row = r->row;
+    const tecs_handle_col_t *s;
     if (a == hot->arch_) {
         if (row < hot->run_)
-            return (const void *)(hot->base_ + (size_t)row * hot->slot_.size_);
-        s = &hot->slot_;
+            return (const void *)(hot->base_ + (size_t)row * hot->col_.size_);
+        s = &hot->col_;
     } else {
-        if (a >= (uint32_t)*h->nslots_)
+        if (a >= (uint32_t)*h->ncols_)
             return NULL;
-        s = *h->slots_ + a;
+        s = *h->cols_ + a;
     }
-    /* (An archetype without the value reads NULL + 0: in integers, as C
-    ** allows no arithmetic on a null pointer.) */
+    /* (No value: NULL + 0, in integers, as C allows no arithmetic on NULL.) */
     return (const void *)((uintptr_t)s->cols_[(size_t)(row >> h->shift_) * s->stride_] +
                           (size_t)(row & h->mask_) * s->size_);
 }
 
-/** Typed tecs_lookup: TECS_LOOKUP(&h, e, Position). NULL, as for an entity
- *  without the component, when sizeof(T) is not the component's size; as
- *  tecs_lookup, it records no error (workers read through one handle). */
-#define TECS_LOOKUP(h, entity, T)                                           \
-    ((const T *)((h)->size_ == sizeof(T) ? tecs_lookup((h), (entity)) : NULL))
+/** Typed tecs_handle_get: TECS_HANDLE_GET(&h, e, Position). NULL, as for an
+ *  entity without the component, when sizeof(T) is not its size; it records
+ *  no error (workers read through one handle). */
+#define TECS_HANDLE_GET(h, entity, T)                                       \
+    ((const T *)((h)->size_ == sizeof(T) ? tecs_handle_get((h), (entity)) : NULL))
+
+/** Private: may a handle change the set inline now (an open world, no
+ *  hook, not deferred, nobody listening to the component)? */
+static inline bool tecs__handle_quiet(const tecs_handle_t *h)
+{
+    const tecs_handle_listen_t *l = h->set_->listen_;
+    return ((uint32_t)h->gate_->defer_depth | h->gate_->stop | l->watch | l->veto) == 0;
+}
+
+/** Private: a page's member count; its slots' places follow it. */
+static inline int32_t *tecs__handle_pcount(char *pg)
+{
+    return (int32_t *)(void *)(pg + 2 * sizeof(void *));
+}
+
+/**
+ * tecs_add(world, entity, comp), the value zeroed or constructed. Inline
+ * for a sparse component in the common case: an open world, not deferred,
+ * nobody listening to comp and no constructor, a live entity that is not a
+ * member, its page made, the member list not empty and with room; it then
+ * sets no error. Anything else, and any other component, is tecs_add.
+ * Callbacks: as tecs_add; from a worker, use a handle made through its
+ * context.
+ * @return TECS_OK, or tecs_add's error.
+ */
+static inline tecs_err_t tecs_handle_add(const tecs_handle_t *h, tecs_entity_t entity)
+{
+    uint32_t i = (uint32_t)(entity & 0xffffffffu), gen = (uint32_t)(entity >> 32);
+    tecs_handle_set_t *s = h->set_;
+    if (tecs__handle_quiet(h) && !(h->hooks_ & 1) && i < (uint32_t)*h->nslots_ &&
+        (i >> s->shift_) < (uint32_t)s->npages_) {
+        const tecs_slot_t *r = *h->slots_ + i;
+        char *pg = s->pages_[i >> s->shift_];
+        int32_t n = s->count_;
+        if (r->gen == gen && r->arch < TECS_SLOT_RETIRED && pg != NULL && n > 0 &&
+            n < s->cap_) {
+            uint32_t k = i & s->mask_, words = s->stride_ / 4;
+            uint32_t *at = (uint32_t *)(void *)(pg + s->head_ + (size_t)k * s->stride_);
+            int32_t *pn = tecs__handle_pcount(pg);
+            tecs_entity_t *dense = s->dense_;
+            uint64_t tick = *h->tick_;
+            if (*at == 0) {
+                ((uint32_t *)(pn + 1))[k] = (uint32_t)n;
+                ++*pn;
+                dense[n] = entity;
+                s->count_ = n + 1;
+                s->added_ = tick;
+                at[0] = gen;
+                if (words == 2)                 /* the value zeroed */
+                    at[1] = 0;
+                else
+                    for (uint32_t z = 1; z < words; z++)
+                        at[z] = 0;
+                return TECS_OK;
+            }
+        }
+    }
+    return tecs_add(h->world_, entity, h->comp_);
+}
+
+/**
+ * tecs_remove(world, entity, comp). Inline for a sparse component in the
+ * common case: an open world, not deferred, nobody listening to comp and
+ * no destructor, a member with other members in its page; it then sets no
+ * error. Anything else, and any other component, is tecs_remove.
+ * Callbacks: as tecs_remove; from a worker, use a handle made through its
+ * context.
+ * @return TECS_OK, or tecs_remove's error.
+ */
+static inline tecs_err_t tecs_handle_remove(const tecs_handle_t *h, tecs_entity_t entity)
+{
+    uint32_t i = (uint32_t)(entity & 0xffffffffu), gen = (uint32_t)(entity >> 32);
+    tecs_handle_set_t *s = h->set_;
+    if (tecs__handle_quiet(h) && !(h->hooks_ & 2) && (i >> s->shift_) < (uint32_t)s->npages_) {
+        char *const *pages = s->pages_;
+        char *pg = pages[i >> s->shift_];
+        if (pg != NULL) {
+            uint32_t k = i & s->mask_, shift = s->shift_, mask = s->mask_;
+            uint32_t *at = (uint32_t *)(void *)(pg + s->head_ + (size_t)k * s->stride_);
+            int32_t *pn = tecs__handle_pcount(pg);
+            if (*at == gen && gen != 0 && *pn > 1) {    /* a member, not its page's last */
+                uint32_t *pos = (uint32_t *)(pn + 1), place = pos[k];
+                int32_t n = s->count_ - 1;
+                tecs_entity_t *dense = s->dense_, last = dense[n];
+                uint32_t ls = (uint32_t)(last & 0xffffffffu);
+                uint32_t *lpos = (uint32_t *)(tecs__handle_pcount(pages[ls >> shift]) + 1);
+                uint64_t tick = *h->tick_;
+                *at = 0;
+                --*pn;
+                s->count_ = n;
+                s->removed_ = tick;
+                dense[place] = last;
+                lpos[ls & mask] = place;
+                pos[k] = 0xffffffffu;   /* (last: the last member may be this one) */
+                return TECS_OK;
+            }
+        }
+    }
+    return tecs_remove(h->world_, entity, h->comp_);
+}
+
+/** Private: tecs_handle_enable's call: tecs_enable, then the entity's chunk
+ *  made the one toggled inline when it can be. */
+tecs_err_t tecs__handle_enable(tecs_world_t *world, tecs_comp_t comp, tecs_entity_t entity,
+                               bool enable);
+
+/**
+ * tecs_enable(world, entity, comp, enable). Inline for an enableable
+ * component in the common case: an open world (no hook, no worker under
+ * way), nobody listening to comp, a live entity with nothing queued, in
+ * the chunk of the last toggle that went through the call, while the
+ * world's tick stays; it then flips the row's bit and sets no error.
+ * Anything else, and any other component, is tecs_enable, after which the
+ * entity's chunk is the one toggled inline. Ids in row order (as born in
+ * bulk) take a call a chunk.
+ * Callbacks: as tecs_enable; from a worker, use a handle made through its
+ * context.
+ * @return TECS_OK, or tecs_enable's error.
+ */
+static inline tecs_err_t tecs_handle_enable(const tecs_handle_t *h, tecs_entity_t entity,
+                                            bool enable)
+{
+    uint32_t i = (uint32_t)(entity & 0xffffffffu);
+    if (h->gate_->stop == 0 && i < (uint32_t)*h->nslots_) {
+        const tecs_slot_t *r = *h->slots_ + i;
+        const tecs_handle_bits_t *hot = h->bits_;
+        uint32_t b = r->row - hot->lo_;         /* a flag in arch: no match */
+        if (r->gen == (uint32_t)(entity >> 32) && r->arch == hot->arch_ && b < hot->n_) {
+            uint64_t *word = hot->bits_ + (b >> 6);
+            uint64_t bit = (uint64_t)1 << (b & 63);
+            *word = (*word | bit) ^ (enable ? bit : 0);     /* set: disabled */
+            return TECS_OK;
+        }
+    }
+    return tecs__handle_enable(h->world_, h->comp_, entity, enable);
+}
+
+/**
+ * What n calls of tecs_handle_add do, ids[0] first, in one call that reads
+ * the world's tables once a stretch. Stops at the first id tecs_add
+ * refuses: the ids before it are added (their events fired), that id and
+ * those after it are not. *done (if done is not NULL) is the number of ids
+ * changed or queued: n after a success. The ids must not change during the
+ * call (an observer it fires may not write them). Callbacks: as tecs_add.
+ * @return TECS_OK; TECS_EINVAL (NULL or zeroed handle, n < 0, NULL ids with
+ * n > 0); else the error of the first id refused.
+ */
+tecs_err_t tecs_handle_add_many(const tecs_handle_t *h, const tecs_entity_t *ids, int32_t n,
+                                int32_t *done);
+
+/** What n calls of tecs_handle_remove do, as tecs_handle_add_many adds.
+ *  @return as tecs_handle_add_many. */
+tecs_err_t tecs_handle_remove_many(const tecs_handle_t *h, const tecs_entity_t *ids,
+                                   int32_t n, int32_t *done);
+
+/** What n calls of tecs_handle_enable do, as tecs_handle_add_many adds.
+ *  @return as tecs_handle_add_many. */
+tecs_err_t tecs_handle_enable_many(const tecs_handle_t *h, const tecs_entity_t *ids,
+                                   int32_t n, bool enable, int32_t *done);
 
 /**
  * The batched lookup: out[i] = the value of comp on ids[i] for i < n, or

@@ -2988,19 +2988,19 @@ static void op_change_watch(interp *I, const m_op *op)
 ** op (so every change the world went through since it was made lies
 ** between), a fresh one, and tecs_get_many, on 1-8 ids, against the model
 ** and tecs_get. */
-/* tecs_toggle through a handle kept from op to op (or a fresh one): the
-** result and the change of tecs_enable (op_enable); tecs_toggler_init
-** refuses a component that is not enableable. */
+/* tecs_handle_enable through a handle kept from op to op (or a fresh one): the
+** result and the change of tecs_enable (op_enable), for a component that is
+** not enableable too. */
 static void op_toggle(interp *I, const m_op *op)
 {
     int ci;
     tecs_comp_t c = pick_comp(I, op->x, &ci);
     bool tog = ci >= 0 && (TOG_MASK >> ci & 1);
-    tecs_toggler_t fresh;
-    tecs_err_t want_init = ci < 0 ? TECS_ENOCOMP : !tog ? TECS_EINVAL : TECS_OK;
-    tecs_err_t err = tecs_toggler_init(I->w, c, &fresh);
+    tecs_handle_t fresh;
+    tecs_err_t want_init = ci < 0 ? TECS_ENOCOMP : TECS_OK;
+    tecs_err_t err = tecs_handle_init(I->w, c, &fresh);
     EXPECT(I, err == want_init || (err == TECS_ENOMEM && mi_injected(I)),
-           "tecs_toggler_init: got %s, model says %s", tecs_err_name(err),
+           "tecs_handle_init: got %s, model says %s", tecs_err_name(err),
            tecs_err_name(want_init));
     if (err != TECS_OK)
         return;
@@ -3008,14 +3008,16 @@ static void op_toggle(interp *I, const m_op *op)
         I->tg[ci] = fresh;
         I->tg_made |= 1u << ci;
     }
-    tecs_toggler_t *h = op->y & 4 ? &fresh : &I->tg[ci];
+    tecs_handle_t *h = op->y & 4 ? &fresh : &I->tg[ci];
     tecs_entity_t id = mi_pick_id(I, op->z);
     ment *m = mi_find(I, id);
     bool on = op->y & 1, alive = m && m->st == ST_ALIVE;
-    bool now = !mi_deferred(I) || (alive && !m->rmq && (m->mask >> ci & 1));
-    int want = now ? (!alive ? TECS_EDEAD : !(m->mask >> ci & 1) ? TECS_ENOENT : TECS_OK)
-                   : defer_want(ci, m);
-    if (mi_result_is(I, tecs_toggle(h, id, on), want, "tecs_toggle") || want != TECS_OK)
+    bool now = !mi_deferred(I) || (alive && !m->rmq && tog && (m->mask >> ci & 1));
+    int want = now ? (!alive ? TECS_EDEAD : !tog ? TECS_EINVAL
+                      : !(m->mask >> ci & 1) ? TECS_ENOENT : TECS_OK)
+                   : !tog ? TECS_EINVAL : defer_want(ci, m);
+    if (mi_result_is(I, tecs_handle_enable(h, id, on), want, "tecs_handle_enable") ||
+        want != TECS_OK)
         return;
     if (now)
         m->off = on ? m->off & ~(1u << ci) : m->off | 1u << ci;
@@ -3023,13 +3025,13 @@ static void op_toggle(interp *I, const m_op *op)
         mi_push_dq(I, &(mcmd){ .op = on ? Q_ENABLE : Q_DISABLE, .id = id, .comp = ci });
 }
 
-/* tecs_toggle_many on 1-6 ids through a kept handle: each id's result as
+/* tecs_handle_enable_many on 1-6 ids through a kept handle: each id's result as
 ** op_toggle predicts it, in order, the batch stopping at the first id
 ** refused (the ids before it changed or queued, *done their number). The
 ** events it fires reach observers and caches, but no callback body runs
 ** in this op: a body's changes land between the ids of the batch, which
 ** the prediction, made for the whole batch, cannot follow (op_toggle
-** drives bodies through the same toggles one id at a time; test_toggle_many
+** drives bodies through the same toggles one id at a time; test_handle_enable_many
 ** a body destroying an id of the batch). */
 static void op_toggle_many(interp *I, const m_op *op)
 {
@@ -3038,10 +3040,10 @@ static void op_toggle_many(interp *I, const m_op *op)
     if (ci < 0 || !(TOG_MASK >> ci & 1))
         return;
     if (!(I->tg_made >> ci & 1)) {
-        tecs_toggler_t fresh;
-        tecs_err_t err = tecs_toggler_init(I->w, c, &fresh);
+        tecs_handle_t fresh;
+        tecs_err_t err = tecs_handle_init(I->w, c, &fresh);
         EXPECT(I, err == TECS_OK || (err == TECS_ENOMEM && mi_injected(I)),
-               "tecs_toggler_init: got %s", tecs_err_name(err));
+               "tecs_handle_init: got %s", tecs_err_name(err));
         if (err != TECS_OK)
             return;
         I->tg[ci] = fresh;
@@ -3056,7 +3058,7 @@ static void op_toggle_many(interp *I, const m_op *op)
     int32_t budget[NCB];
     memcpy(budget, I->budget, sizeof budget);
     memset(I->budget, 0, sizeof I->budget);
-    tecs_err_t got = tecs_toggle_many(&I->tg[ci], ids, n, on, &done);
+    tecs_err_t got = tecs_handle_enable_many(&I->tg[ci], ids, n, on, &done);
     memcpy(I->budget, budget, sizeof budget);
     for (int32_t j = 0; j < n; j++) {
         ment *m = mi_find(I, ids[j]);
@@ -3065,8 +3067,8 @@ static void op_toggle_many(interp *I, const m_op *op)
         int want = now ? (!alive ? TECS_EDEAD : !(m->mask >> ci & 1) ? TECS_ENOENT : TECS_OK)
                        : defer_want(ci, m);
         if (want != TECS_OK || (got == TECS_ENOMEM && mi_injected(I) && j == done)) {
-            if (!mi_result_is(I, got, want, "tecs_toggle_many"))
-                EXPECT(I, done == j, "tecs_toggle_many: done %d, model says %d", done, j);
+            if (!mi_result_is(I, got, want, "tecs_handle_enable_many"))
+                EXPECT(I, done == j, "tecs_handle_enable_many: done %d, model says %d", done, j);
             return;
         }
         if (now)
@@ -3074,8 +3076,8 @@ static void op_toggle_many(interp *I, const m_op *op)
         else
             mi_push_dq(I, &(mcmd){ .op = on ? Q_ENABLE : Q_DISABLE, .id = ids[j], .comp = ci });
     }
-    if (!mi_result_is(I, got, TECS_OK, "tecs_toggle_many"))
-        EXPECT(I, done == n, "tecs_toggle_many: done %d of %d", done, n);
+    if (!mi_result_is(I, got, TECS_OK, "tecs_handle_enable_many"))
+        EXPECT(I, done == n, "tecs_handle_enable_many: done %d of %d", done, n);
 }
 
 static void op_lookup(interp *I, const m_op *op)
@@ -3083,11 +3085,12 @@ static void op_lookup(interp *I, const m_op *op)
     int ci;
     tecs_comp_t c = pick_comp(I, op->x, &ci);
     tecs_err_t want = ci < 0 ? TECS_ENOCOMP : csize[ci] ? TECS_OK : TECS_EINVAL;
-    tecs_lookup_t fresh;
-    tecs_err_t err = tecs_lookup_init(I->w, c, &fresh);
-    EXPECT(I, err == want || (err == TECS_ENOMEM && mi_injected(I)),
-           "tecs_lookup_init: got %s, model says %s", tecs_err_name(err),
-           tecs_err_name(want));
+    tecs_err_t want_init = ci < 0 ? TECS_ENOCOMP : TECS_OK;     /* a tag's reads NULL */
+    tecs_handle_t fresh;
+    tecs_err_t err = tecs_handle_init(I->w, c, &fresh);
+    EXPECT(I, err == want_init || (err == TECS_ENOMEM && mi_injected(I)),
+           "tecs_handle_init: got %s, model says %s", tecs_err_name(err),
+           tecs_err_name(want_init));
     if (err == TECS_OK && (!(I->lk_made >> ci & 1) || (op->y & 8))) {
         I->lk[ci] = fresh;
         I->lk_made |= 1u << ci;
@@ -3112,26 +3115,27 @@ static void op_lookup(interp *I, const m_op *op)
         if (gm == TECS_OK)
             EXPECT(I, out[k] == g, "tecs_get_many and tecs_get differ");
         if (err == TECS_OK)
-            EXPECT(I, tecs_lookup(&fresh, ids[k]) == g, "a fresh handle and tecs_get differ");
+            EXPECT(I, tecs_handle_get(&fresh, ids[k]) == g, "a fresh handle and tecs_get differ");
         if (ci >= 0 && (I->lk_made >> ci & 1))
-            EXPECT(I, tecs_lookup(&I->lk[ci], ids[k]) == g,
+            EXPECT(I, tecs_handle_get(&I->lk[ci], ids[k]) == g,
                    "a kept handle of %s and tecs_get differ", cname[ci]);
     }
 }
 
 /* Lookups of a sparse component: as op lookup, a handle kept from op to
 ** op, a fresh one and tecs_get_many, on 1-8 ids, against the model and
-** tecs_get (a sparse tag has no handle and no batch). */
+** tecs_get (a sparse tag's handle reads NULL; it has no batch). */
 static void op_lookup_sparse(interp *I, const m_op *op)
 {
     int k;
     tecs_comp_t c = pick_sparse(I, op->x, &k);
     tecs_err_t want = k < 0 ? TECS_ENOCOMP : ssize[k] ? TECS_OK : TECS_EINVAL;
-    tecs_lookup_t fresh;
-    tecs_err_t err = tecs_lookup_init(I->w, c, &fresh);
-    EXPECT(I, err == want || (err == TECS_ENOMEM && mi_injected(I)),
-           "tecs_lookup_init (sparse): got %s, model says %s", tecs_err_name(err),
-           tecs_err_name(want));
+    tecs_err_t want_init = k < 0 ? TECS_ENOCOMP : TECS_OK;
+    tecs_handle_t fresh;
+    tecs_err_t err = tecs_handle_init(I->w, c, &fresh);
+    EXPECT(I, err == want_init || (err == TECS_ENOMEM && mi_injected(I)),
+           "tecs_handle_init (sparse): got %s, model says %s", tecs_err_name(err),
+           tecs_err_name(want_init));
     if (err == TECS_OK && (!(I->slk_made >> k & 1) || (op->y & 8))) {
         I->slk[k] = fresh;
         I->slk_made |= 1u << k;
@@ -3156,9 +3160,9 @@ static void op_lookup_sparse(interp *I, const m_op *op)
         if (gm == TECS_OK)
             EXPECT(I, out[j] == g, "tecs_get_many and tecs_get differ (sparse)");
         if (err == TECS_OK)
-            EXPECT(I, tecs_lookup(&fresh, ids[j]) == g, "a fresh sparse handle and tecs_get differ");
+            EXPECT(I, tecs_handle_get(&fresh, ids[j]) == g, "a fresh sparse handle and tecs_get differ");
         if (k >= 0 && (I->slk_made >> k & 1))
-            EXPECT(I, tecs_lookup(&I->slk[k], ids[j]) == g,
+            EXPECT(I, tecs_handle_get(&I->slk[k], ids[j]) == g,
                    "a kept handle of %s and tecs_get differ", sname[k]);
     }
 }
@@ -3191,18 +3195,18 @@ static void sparse_apply(interp *I, int k, tecs_entity_t id, ment *m, bool add)
     }
 }
 
-/* tecs_sparse_add / tecs_sparse_remove (op->y & 1) through a handle kept
+/* tecs_handle_add / tecs_handle_remove (op->y & 1) through a handle kept
 ** from op to op (or a fresh one): the result and the change of tecs_add /
 ** tecs_remove (op_sparse_add, op_sparse_remove). */
 static void op_sparse_handle(interp *I, const m_op *op)
 {
     int k;
     tecs_comp_t c = pick_sparse(I, op->x, &k);
-    tecs_sparser_t fresh;
+    tecs_handle_t fresh;
     tecs_err_t want_init = k < 0 ? TECS_ENOCOMP : TECS_OK;
-    tecs_err_t err = tecs_sparser_init(I->w, c, &fresh);
+    tecs_err_t err = tecs_handle_init(I->w, c, &fresh);
     EXPECT(I, err == want_init || (err == TECS_ENOMEM && mi_injected(I)),
-           "tecs_sparser_init: got %s, model says %s", tecs_err_name(err),
+           "tecs_handle_init: got %s, model says %s", tecs_err_name(err),
            tecs_err_name(want_init));
     if (err != TECS_OK)
         return;
@@ -3210,18 +3214,18 @@ static void op_sparse_handle(interp *I, const m_op *op)
         I->sh[k] = fresh;
         I->sh_made |= 1u << k;
     }
-    const tecs_sparser_t *h = op->y & 4 ? &fresh : &I->sh[k];
+    const tecs_handle_t *h = op->y & 4 ? &fresh : &I->sh[k];
     bool add = op->y & 1;
     tecs_entity_t id = mi_pick_id(I, op->z);
     ment *m = mi_find(I, id);
     int want = sparse_want(I, k, m, add);
-    err = add ? tecs_sparse_add(h, id) : tecs_sparse_remove(h, id);
-    if (!mi_result_is(I, err, want, add ? "tecs_sparse_add" : "tecs_sparse_remove") &&
+    err = add ? tecs_handle_add(h, id) : tecs_handle_remove(h, id);
+    if (!mi_result_is(I, err, want, add ? "tecs_handle_add" : "tecs_handle_remove") &&
         want == TECS_OK)
         sparse_apply(I, k, id, m, add);
 }
 
-/* tecs_sparse_add_many / _remove_many (op->y & 1) on 1-6 ids through the
+/* tecs_handle_add_many / _remove_many (op->y & 1) on 1-6 ids through the
 ** kept handle: each id's result as op_sparse_handle predicts it, in order,
 ** the batch stopping at the first id refused (the ids before it changed
 ** or queued, *done their number). As in op_toggle_many, no callback body
@@ -3233,10 +3237,10 @@ static void op_sparse_many(interp *I, const m_op *op)
     if (k < 0)
         return;
     if (!(I->sh_made >> k & 1)) {
-        tecs_sparser_t fresh;
-        tecs_err_t err = tecs_sparser_init(I->w, c, &fresh);
+        tecs_handle_t fresh;
+        tecs_err_t err = tecs_handle_init(I->w, c, &fresh);
         EXPECT(I, err == TECS_OK || (err == TECS_ENOMEM && mi_injected(I)),
-               "tecs_sparser_init: got %s", tecs_err_name(err));
+               "tecs_handle_init: got %s", tecs_err_name(err));
         if (err != TECS_OK)
             return;
         I->sh[k] = fresh;
@@ -3247,13 +3251,13 @@ static void op_sparse_many(interp *I, const m_op *op)
     for (int32_t j = 0; j < n; j++)
         ids[j] = mi_pick_id(I, op->z ^ (uint32_t)j * 0x9e3779b9u);
     bool add = op->y & 1;
-    const char *what = add ? "tecs_sparse_add_many" : "tecs_sparse_remove_many";
+    const char *what = add ? "tecs_handle_add_many" : "tecs_handle_remove_many";
     int32_t done = -1;
     int32_t budget[NCB];
     memcpy(budget, I->budget, sizeof budget);
     memset(I->budget, 0, sizeof I->budget);
-    tecs_err_t got = add ? tecs_sparse_add_many(&I->sh[k], ids, n, &done)
-                         : tecs_sparse_remove_many(&I->sh[k], ids, n, &done);
+    tecs_err_t got = add ? tecs_handle_add_many(&I->sh[k], ids, n, &done)
+                         : tecs_handle_remove_many(&I->sh[k], ids, n, &done);
     memcpy(I->budget, budget, sizeof budget);
     for (int32_t j = 0; j < n; j++) {
         ment *m = mi_find(I, ids[j]);

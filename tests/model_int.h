@@ -232,13 +232,13 @@ struct interp {
         void *arg[TECS_MAX_THREADS];
         int32_t n;
     } lazy;
-    tecs_lookup_t lk[NC];       /* op lookup: handles kept from op to op,   */
+    tecs_handle_t lk[NC];       /* op lookup: handles kept from op to op,   */
     uint32_t lk_made;           /* ... by model component (bits)            */
-    tecs_toggler_t tg[NC];      /* op toggle: handles kept from op to op,   */
+    tecs_handle_t tg[NC];       /* op toggle: handles kept from op to op,   */
     uint32_t tg_made;           /* ... by model component (bits)            */
-    tecs_lookup_t slk[NS];      /* op lookup_sparse: the same, by sparse    */
+    tecs_handle_t slk[NS];      /* op lookup_sparse: the same, by sparse    */
     uint32_t slk_made;          /* ... component (bits)                     */
-    tecs_sparser_t sh[NS];      /* op sparse_handle: handles kept from op   */
+    tecs_handle_t sh[NS];       /* op sparse_handle: handles kept from op   */
     uint32_t sh_made;           /* ... to op, by sparse component (bits)    */
 };
 

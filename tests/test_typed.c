@@ -134,13 +134,13 @@ TEST(typed_lookup_of_the_wrong_size_is_null)
     tecs_entity_t e = tecs_new(w);
     CHECK_ERR(TECS_SET(w, e, pos, Position, {1, 2}), TECS_OK);
     CHECK_ERR(TECS_SET(w, e, sp, Velocity, {3, 4}), TECS_OK);
-    tecs_lookup_t h, hs;
-    CHECK_ERR(tecs_lookup_init(w, pos, &h), TECS_OK);
-    CHECK_ERR(tecs_lookup_init(w, sp, &hs), TECS_OK);
-    CHECK(TECS_LOOKUP(&h, e, Position)->y == 2);
-    CHECK(TECS_LOOKUP(&hs, e, Velocity)->y == 4);
-    CHECK(TECS_LOOKUP(&h, e, Big) == NULL);
-    CHECK(TECS_LOOKUP(&hs, e, char) == NULL);
+    tecs_handle_t h, hs;
+    CHECK_ERR(tecs_handle_init(w, pos, &h), TECS_OK);
+    CHECK_ERR(tecs_handle_init(w, sp, &hs), TECS_OK);
+    CHECK(TECS_HANDLE_GET(&h, e, Position)->y == 2);
+    CHECK(TECS_HANDLE_GET(&hs, e, Velocity)->y == 4);
+    CHECK(TECS_HANDLE_GET(&h, e, Big) == NULL);
+    CHECK(TECS_HANDLE_GET(&hs, e, char) == NULL);
     tw_free(w);
 }
 

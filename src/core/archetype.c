@@ -87,7 +87,7 @@
 ** edge_add[c] / edge_rem[c], indexed by component id and grown on demand. The
 ** first move of a kind hashes; every later one is an array load.
 **
-** Lookup tables (tecs__lut) serve tecs_lookup, which reads them inline in
+** Lookup tables (tecs__lut) serve tecs_handle_get, which reads them inline in
 ** the user's code: per looked-up component, by archetype id, the address of
 ** the component's column pointer of chunk 0 in the chunk table, its stride
 ** and value size. A table always covers every archetype (room is reserved
@@ -103,9 +103,9 @@
 ** when group 0 is set, and hands the hot place to an archetype whose chunk
 ** table outgrows the hot one's.
 **
-** Toggle handles' short paths (tecs__toghot) serve tecs_toggle, which
+** Toggle handles' short paths (tecs__toghot) serve tecs_handle_enable, which
 ** writes through them inline: per handled enableable component, one chunk
-** of one archetype and its bit words, opened by tecs_toggle_call
+** of one archetype and its bit words, opened by tecs__handle_enable
 ** (entity.c) on a chunk entered at the world's tick. A toggle through it
 ** neither stamps nor counts, so it is closed wherever that would matter or
 ** its bits could move: when the tick moves on (tecs__arch_tick_next),
@@ -751,9 +751,9 @@ int32_t tecs__arch_ndisabled(const tecs_world_t *w, const tecs_archetype_t *a, i
 
 /* ---- toggle handles' short paths ------------------------------------- */
 
-tecs_toggler_hot_t *tecs__toghot_make(tecs_world_t *w, tecs_comp_t c)
+tecs_handle_bits_t *tecs__toghot_make(tecs_world_t *w, tecs_comp_t c)
 {
-    tecs_toggler_hot_t *hot = tecs__toghot_find(&w->arch, c);
+    tecs_handle_bits_t *hot = tecs__toghot_find(&w->arch, c);
     if (hot)
         return hot;
     if (tecs__grow(w, (void **)&w->arch.toghots, &w->arch.cap_toghots, w->arch.ntoghots + 1,
@@ -770,12 +770,12 @@ tecs_toggler_hot_t *tecs__toghot_make(tecs_world_t *w, tecs_comp_t c)
     return &t->hot;
 }
 
-void tecs__toghot_open(tecs_world_t *w, tecs_toggler_hot_t *hot, tecs_archetype_t *a,
+void tecs__toghot_open(tecs_world_t *w, tecs_handle_bits_t *hot, tecs_archetype_t *a,
                        int32_t j, uint32_t row)
 {
     uint32_t k = row >> w->arch.shift;
     a->tog_loose |= (uint64_t)1 << j;
-    *hot = (tecs_toggler_hot_t){ a->id, k << w->arch.shift, w->arch.rows,
+    *hot = (tecs_handle_bits_t){ a->id, k << w->arch.shift, w->arch.rows,
                                  tecs__chunk_bits(a, tecs__kcols(a, k), j) };
 }
 
@@ -945,34 +945,34 @@ int32_t tecs_archetype_components(const tecs_archetype_t *a, const tecs_comp_t *
 
 /* ---- lookup tables ---------------------------------------------------- */
 
-/* The chunk table of an archetype without the value, as tecs_lookup reads
+/* The chunk table of an archetype without the value, as tecs_handle_get reads
 ** it: every row's value at NULL (read-only, shared by every world). */
 static char *const no_column[1] = { NULL };
 
 /* The entry of a in the lookup table of c. */
-static tecs_lookup_slot_t lut_slot(const tecs_archetype_t *a, tecs_comp_t c)
+static tecs_handle_col_t lut_slot(const tecs_archetype_t *a, tecs_comp_t c)
 {
     int32_t col = tecs__arch_col(a, c);
     if (col < 0 || a->cols == NULL)
-        return (tecs_lookup_slot_t){ no_column, 0, 0 };
-    return (tecs_lookup_slot_t){ a->cols + 1 + col, (uint32_t)a->stride, a->col_size[col] };
+        return (tecs_handle_col_t){ no_column, 0, 0 };
+    return (tecs_handle_col_t){ a->cols + 1 + col, (uint32_t)a->stride, a->col_size[col] };
 }
 
 /* Make a (which has t's column) t's hot archetype, or refresh it. */
 static void hot_set(const tecs_world_t *w, tecs__lut *t, const tecs_archetype_t *a)
 {
-    tecs_lookup_slot_t s = lut_slot(a, t->comp);
+    tecs_handle_col_t s = lut_slot(a, t->comp);
     uint32_t run = a->nchunks > 0 ? a->chunks[0].g << w->arch.shift : 0;
-    t->hot = (tecs_lookup_hot_t){ a->id, run, run ? (uintptr_t)s.cols_[0] : 0, &a->count,
+    t->hot = (tecs_handle_run_t){ a->id, run, run ? (uintptr_t)s.cols_[0] : 0, &a->count,
                                   run ? (const uint64_t *)(void *)a->cols[0] : NULL, s };
 }
 
-/* No archetype on t's short path: its count reads zero, so tecs_lookup
+/* No archetype on t's short path: its count reads zero, so tecs_handle_get
 ** makes no guess. */
 static void hot_clear(tecs__lut *t)
 {
     static const int32_t no_rows = 0;
-    t->hot = (tecs_lookup_hot_t){ .arch_ = TECS__NO_HOT, .count_ = &no_rows };
+    t->hot = (tecs_handle_run_t){ .arch_ = TECS__NO_HOT, .count_ = &no_rows };
 }
 
 /* The hot archetype of t, or NULL. */

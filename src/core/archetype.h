@@ -156,19 +156,19 @@ tecs_err_t tecs__arch_validate_vals(tecs_world_t *w, tecs_archetype_t *a, int32_
                                     const tecs_value_t *vals);
 
 
-/* A lookup table (tecs_lookup_t reads it inline): per archetype id,
+/* A lookup table (tecs_handle_get reads it inline): per archetype id,
 ** comp's column in the archetype's chunk table, or NULL where comp has no
 ** value there or the archetype no chunk table. Made by the first
-** tecs_lookup_init of comp; from then on it covers every archetype (len is
+** tecs_handle_init of comp; from then on it covers every archetype (len is
 ** narchs) and follows the chunk tables as they move (archetype.c). hot is
 ** one archetype with the column (the one with the largest chunk table when
 ** it last grew), its entry, and the run of its first chunk group. */
 typedef struct tecs__lut {
-    tecs_lookup_slot_t *slots;  /* by archetype id                          */
+    tecs_handle_col_t *slots;   /* by archetype id                          */
     int32_t len;                /* archetypes covered: ids 0 .. len - 1     */
     int32_t cap;
     tecs_comp_t comp;
-    tecs_lookup_hot_t hot;      /* the short path; arch_ TECS__NO_HOT: none */
+    tecs_handle_run_t hot;      /* the short path; arch_ TECS__NO_HOT: none */
 } tecs__lut;
 
 #define TECS__NO_HOT 0xffffffffu
@@ -192,22 +192,22 @@ typedef struct tecs__arch_state {
 } tecs__arch_state;
 
 /* The short path of the toggle handles of one enableable component
-** (tecs_toggler_t reads hot inline): one chunk of one archetype, open while
+** (tecs_handle_enable reads hot inline): one chunk of one archetype, open while
 ** the chunk is marked as entered at the world's tick and its bits stay
-** where they are. Made by the first tecs_toggler_init of comp, at a fixed
+** where they are. Made by the first tecs_handle_init of comp, at a fixed
 ** address from then on; opened by tecs__toghot_open, closed (n_ 0) when
 ** the tick moves on (tecs__arch_tick_next) and wherever a chunk group of
 ** its archetype is set, freed or replaced. An archetype it was opened on
 ** keeps that column loose (tog_loose): inline toggles do not count. */
 typedef struct tecs__toghot {
     tecs_comp_t comp;
-    tecs_toggler_hot_t hot;
+    tecs_handle_bits_t hot;
 } tecs__toghot;
 
 #define TECS__TOGHOT_NONE 0xffffffffu
 
 /* The short path of c, or NULL if none is made. */
-static inline tecs_toggler_hot_t *tecs__toghot_find(const tecs__arch_state *s, tecs_comp_t c)
+static inline tecs_handle_bits_t *tecs__toghot_find(const tecs__arch_state *s, tecs_comp_t c)
 {
     for (int32_t i = 0; i < s->ntoghots; i++)
         if (s->toghots[i]->comp == c)
@@ -216,17 +216,17 @@ static inline tecs_toggler_hot_t *tecs__toghot_find(const tecs__arch_state *s, t
 }
 /* The short path of c, made if there is none; NULL with TECS_ENOMEM
 ** recorded. */
-tecs_toggler_hot_t *tecs__toghot_make(tecs_world_t *w, tecs_comp_t c);
+tecs_handle_bits_t *tecs__toghot_make(tecs_world_t *w, tecs_comp_t c);
 /* Open c's short path (made) on the chunk of row of a, whose bit column
 ** j is c's: the caller has checked that the chunk is entered at the tick
 ** and that the inline form may toggle c there. */
-void tecs__toghot_open(tecs_world_t *w, tecs_toggler_hot_t *hot, tecs_archetype_t *a,
+void tecs__toghot_open(tecs_world_t *w, tecs_handle_bits_t *hot, tecs_archetype_t *a,
                        int32_t j, uint32_t row);
 /* Close a short path: no archetype, no rows, no bits (as the checker
 ** expects a closed one). */
-static inline void tecs__toghot_close(tecs_toggler_hot_t *hot)
+static inline void tecs__toghot_close(tecs_handle_bits_t *hot)
 {
-    *hot = (tecs_toggler_hot_t){ TECS__TOGHOT_NONE, 0, 0, NULL };
+    *hot = (tecs_handle_bits_t){ TECS__TOGHOT_NONE, 0, 0, NULL };
 }
 /* Close every short path (the tick moves on, an archetype's chunks move). */
 static inline void tecs__toghots_close(tecs__arch_state *s)

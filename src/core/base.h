@@ -89,12 +89,14 @@ typedef struct tecs__base {
                                    of tecs_add, tecs_remove and tecs_destroy
                                    must mind; read with defer_depth, its
                                    neighbour, as one word (tecs__gate_open) */
-    int32_t defer_depth;        /* open iterations, systems, callbacks: while
-                                   not 0, structural changes are queued     */
-    uint32_t stop;              /* 0 while open with no hook running: the
-                                   word tecs_toggle's inline form reads, and
-                                   with defer_depth, its neighbour, a sparse
-                                   handle's                                  */
+    union {                     /* handles read the two as hgate            */
+        tecs_handle_gate_t hgate;
+        struct {
+            int32_t defer_depth; /* open iterations, systems, callbacks:
+                                   while not 0, structural changes queue    */
+            uint32_t stop;      /* 0 while open with no hook running        */
+        };
+    };
     /* A worker context's (closed is TECS__WORKER; worker.c): */
     tecs_world_t *owner;        /* the world it works for; NULL in a world  */
     const uint64_t *may_read;   /* bits by component id: what its system may

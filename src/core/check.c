@@ -160,13 +160,13 @@ static tecs_err_t verify_edges(tecs_world_t *w, const tecs_archetype_t *a)
 ** True if it is wrong. */
 static bool verify_hot(const tecs_world_t *w, const tecs__lut *t)
 {
-    const tecs_lookup_hot_t *h = &t->hot;
+    const tecs_handle_run_t *h = &t->hot;
     if (h->arch_ >= (uint32_t)t->len || tecs__arch_col(w->arch.archs[h->arch_], t->comp) < 0)
         return true;
     const tecs_archetype_t *a = w->arch.archs[h->arch_];
-    const tecs_lookup_slot_t *s = &t->slots[h->arch_];
-    if (h->slot_.cols_ != s->cols_ || h->slot_.stride_ != s->stride_ ||
-        h->slot_.size_ != s->size_)
+    const tecs_handle_col_t *s = &t->slots[h->arch_];
+    if (h->col_.cols_ != s->cols_ || h->col_.stride_ != s->stride_ ||
+        h->col_.size_ != s->size_)
         return true;
     if (h->count_ != &a->count)
         return true;
@@ -176,7 +176,7 @@ static bool verify_hot(const tecs_world_t *w, const tecs__lut *t)
            h->base_ != (uintptr_t)s->cols_[0] || (const void *)h->ids_ != a->cols[0];
 }
 
-/* Lookup tables (tecs_lookup reads them inline): one entry per archetype,
+/* Lookup tables (tecs_handle_get reads them inline): one entry per archetype,
 ** each as lut_slot would make it now; the hot entry. */
 static tecs_err_t verify_luts(tecs_world_t *w)
 {
@@ -188,7 +188,7 @@ static tecs_err_t verify_luts(tecs_world_t *w)
             return bad(w, "lookup table length", (uint32_t)c);
         for (int32_t i = 0; i < t->len; i++) {
             const tecs_archetype_t *a = w->arch.archs[i];
-            const tecs_lookup_slot_t *s = &t->slots[i];
+            const tecs_handle_col_t *s = &t->slots[i];
             int32_t col = tecs__arch_col(a, t->comp);
             if (col >= 0 && a->cols != NULL
                     ? s->cols_ != a->cols + 1 + col || s->stride_ != (uint32_t)a->stride ||
@@ -216,7 +216,7 @@ static tecs_err_t verify_gate(tecs_world_t *w)
     return TECS_OK;
 }
 
-/* The short paths of toggle handles (tecs_toggle writes through them
+/* The short paths of toggle handles (tecs_handle_enable writes through them
 ** inline): one per component, of an enableable one; an open one is a
 ** chunk of an archetype with the component's bit column, loose, and
 ** without a tick column of it, at that chunk's bits,
@@ -230,7 +230,7 @@ static tecs_err_t verify_toghots(tecs_world_t *w)
         return bad(w, "the stop word disagrees with closed and the hook depth", 0);
     for (int32_t i = 0; i < w->arch.ntoghots; i++) {
         const tecs__toghot *t = w->arch.toghots[i];
-        const tecs_toggler_hot_t *h = &t->hot;
+        const tecs_handle_bits_t *h = &t->hot;
         const tecs__comp *ci = tecs__comp_get(w, t->comp);
         if (ci == NULL || !ci->enableable || tecs__toghot_find(&w->arch, t->comp) != h)
             return bad(w, "toggle short path of no enableable component", (uint32_t)i);

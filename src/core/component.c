@@ -39,6 +39,15 @@ static bool is_pow2(size_t x)
     return x != 0 && (x & (x - 1)) == 0;
 }
 
+/* A sparse set points at its component's listener counts, which handles
+** read there: point them at the registry again after it may have moved. */
+static void relisten(tecs_world_t *w, int32_t n)
+{
+    for (int32_t i = 1; i < n; i++)
+        if (w->comp.comps[i].set != NULL)
+            w->comp.comps[i].set->listen = &w->comp.comps[i].listen;
+}
+
 /* The id registered under name, or 0. */
 static tecs_comp_t find_name(const tecs_world_t *w, const char *name)
 {
@@ -131,6 +140,7 @@ tecs_comp_t tecs_component_new(tecs_world_t *w, const tecs_component_desc_t *d)
         tecs__meta_free(w, meta);
         return 0;
     }
+    relisten(w, old_cap);
     memset(w->comp.comps + old_cap, 0,
            (size_t)(w->comp.cap_comps - old_cap) * sizeof *w->comp.comps);
     memcpy(name, d->name, len + 1);

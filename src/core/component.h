@@ -19,9 +19,14 @@ typedef struct tecs__comp {
     void *ctx;
     bool enableable;            /* a bit per row says enabled (tecs_enable) */
     bool row_ticks;             /* ticks per row, not per chunk             */
-    uint32_t watch;             /* listeners that want this one's events    */
-    uint32_t watch_noset;       /* of those, ones that want no SET events   */
-    uint32_t veto;              /* listeners that must approve its changes  */
+    union {                     /* a sparse set's listen points at listen   */
+        tecs_handle_listen_t listen;
+        struct {
+            uint32_t watch;     /* listeners that want this one's events    */
+            uint32_t watch_noset; /* of those, ones that want no SET events */
+            uint32_t veto;      /* listeners that must approve its changes  */
+        };
+    };
     bool sparse;                /* storage TECS_STORAGE_SPARSE              */
     struct tecs__sparse *set;   /* sparse.c's set of its values; NULL until
                                    first used                               */

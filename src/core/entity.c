@@ -11,10 +11,10 @@
 ** of an entity of a plain archetype nobody listens to drops its row through
 ** the engine's destroy hop. Anything else goes to the engine.
 **
-** Reads: tecs_get checks everything and records why it failed. A lookup
-** handle (tecs_lookup_init) points at the id slots and at archetype.c's
-** lookup table of its component, which tecs_lookup reads inline in the
-** user's code with no call. tecs_get_many resolves a batch with the slots
+** Reads: tecs_get checks everything and records why it failed. A handle
+** (tecs_handle_init) points at the id slots and at archetype.c's lookup
+** table of its component (or its sparse set), which tecs_handle_get reads
+** inline in the user's code with no call. tecs_get_many resolves a batch with the slots
 ** fetched ahead.
 **
 ** Calls: base.c, entity_index.c, component.c, event.c, archetype.c,
@@ -576,7 +576,7 @@ static tecs_err_t lookup_refused(tecs_world_t *w, const char *fn, tecs_comp_t c)
     return TECS_OK;
 }
 
-/* The checks tecs_lookup_init and tecs_get_many share: an open world (or a
+/* The checks of tecs_get_many: an open world (or a
 ** worker context), a known component this worker may read. */
 static tecs_err_t lookup_enter(tecs_world_t *w, const char *fn, tecs_comp_t c)
 {
@@ -588,61 +588,6 @@ static tecs_err_t lookup_enter(tecs_world_t *w, const char *fn, tecs_comp_t c)
         return tecs__err(w, TECS_EACCESS, "%s: this worker's system did not declare reading "
                          TECS__COMP_FMT " (its query's terms, desc.reads, desc.writes)", fn,
                          TECS__COMP(w, c));
-    return TECS_OK;
-}
-
-/* What a sparse handle reads for the count of id slots, and a table
-** handle for the count of pages: none, so that tecs_lookup's first test
-** sends every id of a sparse handle to its sparse path, which turns away
-** every id of a table handle that reaches it. */
-static const int32_t no_slots = 0;
-
-/* The hot entry of a table with none: an archetype index no slot has. */
-static const tecs_lookup_hot_t no_hot = { TECS__NO_HOT, 0, 0, &no_slots, NULL, { NULL, 0, 0 } };
-
-tecs_err_t tecs_lookup_init(tecs_world_t *w, tecs_comp_t c, tecs_lookup_t *out)
-{
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = lookup_enter(w, "tecs_lookup_init", c);
-    if (err)
-        return err;
-    if (out == NULL)
-        return tecs__err(w, TECS_EINVAL, "tecs_lookup_init: NULL handle");
-    if ((err = lookup_refused(w, "tecs_lookup_init", c)))
-        return err;
-    /* A worker context's handle reads its world, never the context's copy;
-    ** the tables are made on an open world only (workers only read). */
-    tecs_world_t *o = tecs__in_worker(w) ? w->base.owner : w;
-    bool sparse = tecs__comp_is_sparse(o, c);
-    bool made = sparse ? o->comp.comps[c].set != NULL : tecs__lut_find(&o->arch, c) != NULL;
-    if (!made && o->base.closed != TECS__OPEN)
-        return tecs__err(w, TECS_EBUSY, "tecs_lookup_init: the first handle of "
-                         TECS__COMP_FMT " is made outside workers, on an open world",
-                         TECS__COMP(w, c));
-    if (sparse) {
-        tecs_lookup_t h = { .recs_ = NULL, .nrecs_ = &no_slots, .hot_ = &no_hot,
-                            .size_ = (uint32_t)o->comp.comps[c].size, .comp_ = c };
-        if (tecs__sparse_handle(o, c, &h))
-            return TECS_ENOMEM;
-        *out = h;
-        return TECS_OK;
-    }
-    tecs__lut *t = tecs__lut_find(&o->arch, c);
-    if (t == NULL && (t = tecs__lut_make(o, c)) == NULL)
-        return TECS_ENOMEM;
-    *out = (tecs_lookup_t){
-        .recs_ = (const void *const *)(const void *)&o->ei.recs,
-        .nrecs_ = &o->ei.nrecs,
-        .npages_ = &no_slots,   /* (an id past the slots: the sparse path's NULL) */
-        .slots_ = (const tecs_lookup_slot_t *const *)&t->slots,
-        .nslots_ = &t->len,
-        .hot_ = &t->hot,
-        .shift_ = o->arch.shift,
-        .mask_ = o->arch.mask,
-        .size_ = (uint32_t)o->comp.comps[c].size,
-        .comp_ = c,
-    };
     return TECS_OK;
 }
 
@@ -831,51 +776,97 @@ bool tecs_is_enabled(const tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
     return tecs__arch_col(a, c) != TECS__COL_ABSENT;
 }
 
-/* ---- toggle handles --------------------------------------------------- */
+/* ---- handles ---------------------------------------------------------- */
 
-/* What a worker context's handle reads for its short path: none, so every
-** toggle through it is the context's tecs_enable. */
-static const tecs_toggler_hot_t no_toghot = { TECS__TOGHOT_NONE, 0, 0, NULL };
+/* What a handle reads where its component's kind needs nothing: a count
+** of none (slots for get: a table component's path is closed; pages: a
+** sparse one's), an archetype no slot has, a chunk of no rows, a set with
+** no pages and no listeners. */
+static const int32_t no_slots = 0;
+static const tecs_handle_run_t no_hot = { TECS__NO_HOT, 0, 0, &no_slots, NULL, { NULL, 0, 0 } };
+static const tecs_handle_bits_t no_toghot = { TECS__TOGHOT_NONE, 0, 0, NULL };
+static const tecs_handle_listen_t no_listen = { 0, 0, 0 };
+static const tecs_handle_set_t no_set = { .listen_ = &no_listen };
 
-/* The entry of a handle's init (fn names it): a world that takes changes,
-** somewhere to put the handle. */
-static tecs_err_t handle_enter(tecs_world_t *w, const void *out, const char *fn)
+/* May the first handle of c be made here (what it makes is made on an
+** open world outside workers; a set or a toggled chunk not in a hook)? A
+** worker's handle needs no toggled chunk (its changes queue). */
+static tecs_err_t handle_may_make(tecs_world_t *w, const tecs_world_t *o, tecs_comp_t c)
+{
+    const tecs__comp *ci = &o->comp.comps[c];
+    bool worker = tecs__in_worker(w);
+    bool lut = !ci->sparse && ci->size > 0 && tecs__lut_find(&o->arch, c) == NULL;
+    bool set = ci->sparse && ci->set == NULL;
+    bool tog = ci->enableable && !worker && tecs__toghot_find(&o->arch, c) == NULL;
+    if ((lut || set) && o->base.closed != TECS__OPEN)
+        return tecs__err(w, TECS_EBUSY, "tecs_handle_init: the first handle of "
+                         TECS__COMP_FMT " is made outside workers, on an open world",
+                         TECS__COMP(w, c));
+    if ((set || tog) && o->base.hook_depth > 0)
+        return tecs__err(w, TECS_EBUSY, "tecs_handle_init: the first handle of "
+                         TECS__COMP_FMT " cannot be made in a lifecycle hook",
+                         TECS__COMP(w, c));
+    return TECS_OK;
+}
+
+/* The lookup fields of a handle of c, a table component with a value. */
+static tecs_err_t handle_table(tecs_world_t *o, tecs_comp_t c, tecs_handle_t *h)
+{
+    tecs__lut *t = tecs__lut_find(&o->arch, c);
+    if (t == NULL && (t = tecs__lut_make(o, c)) == NULL)
+        return TECS_ENOMEM;
+    h->nget_ = &o->ei.nrecs;
+    h->cols_ = (const tecs_handle_col_t *const *)&t->slots;
+    h->ncols_ = &t->len;
+    h->run_ = &t->hot;
+    h->shift_ = o->arch.shift;
+    h->mask_ = o->arch.mask;
+    return TECS_OK;
+}
+
+tecs_err_t tecs_handle_init(tecs_world_t *w, tecs_comp_t c, tecs_handle_t *out)
 {
     if (w == NULL)
         return TECS_EINVAL;
-    tecs_err_t err = tecs__enter_change(w);
-    if (err)
-        return err;
+    if (tecs__enter_read(w))
+        return TECS_EBUSY;
+    if (tecs__comp_get(w, c) == NULL)
+        return tecs__err_nocomp(w, c);
     if (out == NULL)
-        return tecs__err(w, TECS_EINVAL, "%s: NULL handle", fn);
-    return TECS_OK;
-}
-
-tecs_err_t tecs_toggler_init(tecs_world_t *w, tecs_comp_t c, tecs_toggler_t *out)
-{
-    tecs_err_t err = handle_enter(w, out, "tecs_toggler_init");
+        return tecs__err(w, TECS_EINVAL, "tecs_handle_init: NULL handle");
+    /* A worker context's handle reads its world's tables, never the
+    ** context's copy, and changes through the context (its gate is closed). */
+    tecs_world_t *o = tecs__in_worker(w) ? w->base.owner : w;
+    tecs_err_t err = handle_may_make(w, o, c);
     if (err)
         return err;
-    if ((err = tecs__enableable(w, c)) != TECS_OK)
-        return err;
-    const tecs_toggler_hot_t *hot = &no_toghot;
-    if (!tecs__in_worker(w)) {
-        tecs_toggler_hot_t *made = tecs__toghot_find(&w->arch, c);
-        if (made == NULL && w->base.hook_depth > 0)
-            return tecs__err(w, TECS_EBUSY, "tecs_toggler_init: the first handle of "
-                             TECS__COMP_FMT " cannot be made in a lifecycle hook",
-                             TECS__COMP(w, c));
-        if (made == NULL && (made = tecs__toghot_make(w, c)) == NULL)
+    const tecs__comp *ci = &o->comp.comps[c];
+    tecs_handle_t h = {
+        .slots_ = (const tecs_slot_t *const *)&o->ei.recs, .nslots_ = &o->ei.nrecs,
+        .nget_ = &no_slots, .ncols_ = &no_slots, .run_ = &no_hot, .npages_ = &no_slots,
+        .size_ = ci->size, .bits_ = &no_toghot, .gate_ = &w->base.hgate,
+        .set_ = (tecs_handle_set_t *)(uintptr_t)&no_set,    /* never written */
+        .tick_ = &o->arch.tick, .hooks_ = 3, .comp_ = c, .world_ = w };
+    if (ci->sparse) {
+        if (tecs__sparse_handle(o, c, &h))
             return TECS_ENOMEM;
-        hot = made;
+        h.hooks_ = (ci->ctor != NULL) | (uint32_t)(ci->dtor != NULL) << 1;
+    } else if (ci->size > 0 && (err = handle_table(o, c, &h))) {
+        return err;
     }
-    *out = (tecs_toggler_t){
-        .recs_ = (const void *const *)(const void *)&w->ei.recs, .nrecs_ = &w->ei.nrecs,
-        .hot_ = hot, .stop_ = &w->base.stop, .world_ = w, .comp_ = c };
+    if (tecs__in_worker(w) && !tecs__worker_may(w, w->base.may_read, c))
+        h.nget_ = h.npages_ = &no_slots;    /* the system does not read c */
+    if (ci->enableable && !tecs__in_worker(w)) {
+        tecs_handle_bits_t *made = tecs__toghot_find(&o->arch, c);
+        if (made == NULL && (made = tecs__toghot_make(o, c)) == NULL)
+            return TECS_ENOMEM;
+        h.bits_ = made;
+    }
+    *out = h;
     return TECS_OK;
 }
 
-/* Open c's short path (if c has one) on e's chunk when the inline form
+/* Open c's toggled chunk (if c has one) on e's chunk when the inline form
 ** can toggle c there: the world open and no hook running, nobody
 ** listening to c's events (a new listener closes it), e alive with
 ** nothing queued, c with a bit column and no tick column there, the
@@ -883,7 +874,7 @@ tecs_err_t tecs_toggler_init(tecs_world_t *w, tecs_comp_t c, tecs_toggler_t *out
 ** earlier in this tick), so that an inline toggle needs no stamp. */
 static TECS__NOINLINE void toggle_learn(tecs_world_t *w, tecs_comp_t c, tecs_entity_t e)
 {
-    tecs_toggler_hot_t *hot = tecs__toghot_find(&w->arch, c);
+    tecs_handle_bits_t *hot = tecs__toghot_find(&w->arch, c);
     const tecs__record *r = tecs__ei_alive(w, e);
     if (hot == NULL || w->base.stop != 0 || w->comp.comps[c].watch != 0 || r == NULL ||
         r->arch > TECS__ARCH_MASK)
@@ -896,7 +887,7 @@ static TECS__NOINLINE void toggle_learn(tecs_world_t *w, tecs_comp_t c, tecs_ent
     tecs__toghot_open(w, hot, a, j, r->row);
 }
 
-tecs_err_t tecs_toggle_call(tecs_world_t *w, tecs_comp_t c, tecs_entity_t e, bool enable)
+tecs_err_t tecs__handle_enable(tecs_world_t *w, tecs_comp_t c, tecs_entity_t e, bool enable)
 {
     tecs_err_t err = tecs_enable(w, e, c, enable);
     if (err == TECS_OK)
@@ -904,20 +895,20 @@ tecs_err_t tecs_toggle_call(tecs_world_t *w, tecs_comp_t c, tecs_entity_t e, boo
     return err;
 }
 
-/* The ids from i on that the short path can take, toggled as tecs_toggle
-** toggles them, with the world's tables read once for the stretch (no
-** call in the loop, so nothing it reads changes): the index of the first
-** id it cannot take, or n. The bits of one word are gathered in a register
-** and written when the ids move to another word, so that ids in row order
-** do not wait on the store of the id before them. */
-static int32_t toggle_stretch(const tecs_toggler_t *h, const tecs_entity_t *ids, int32_t i,
+/* The ids from i on that the toggled chunk can take, toggled as
+** tecs_handle_enable toggles them, with the world's tables read once for
+** the stretch (no call in the loop, so nothing it reads changes): the
+** index of the first id it cannot take, or n. The bits of one word are
+** gathered and written when the ids move to another word, so that ids in
+** row order do not wait on the store of the id before them. */
+static int32_t toggle_stretch(const tecs_handle_t *h, const tecs_entity_t *ids, int32_t i,
                               int32_t n, bool enable)
 {
-    if (*h->stop_ != 0)
+    if (h->gate_->stop != 0)
         return i;
-    const tecs__record *recs = *(const tecs__record *const *)h->recs_;
-    uint32_t nrecs = (uint32_t)*h->nrecs_;
-    const tecs_toggler_hot_t hot = *h->hot_;
+    const tecs__record *recs = *h->slots_;
+    uint32_t nrecs = (uint32_t)*h->nslots_;
+    const tecs_handle_bits_t hot = *h->bits_;
     uint64_t *at = hot.bits_, flip = 0;     /* the word gathered, its bits */
     for (; i < n; i++) {
         uint32_t s = (uint32_t)TECS_ENTITY_INDEX(ids[i]);
@@ -941,84 +932,15 @@ static int32_t toggle_stretch(const tecs_toggler_t *h, const tecs_entity_t *ids,
     return i;
 }
 
-tecs_err_t tecs_toggle_many(const tecs_toggler_t *h, const tecs_entity_t *ids, int32_t n,
-                            bool enable, int32_t *done)
-{
-    if (done)
-        *done = 0;
-    if (h == NULL || h->world_ == NULL)
-        return TECS_EINVAL;
-    if (n < 0 || (n > 0 && ids == NULL))
-        return tecs__err(h->world_, TECS_EINVAL, "tecs_toggle_many: %d ids at %p", n,
-                         (const void *)ids);
-    for (int32_t i = 0; (i = toggle_stretch(h, ids, i, n, enable)) < n; i++) {
-        tecs_err_t err = tecs_toggle_call(h->world_, h->comp_, ids[i], enable);
-        if (err != TECS_OK) {
-            if (done)
-                *done = i;
-            return err;
-        }
-    }
-    if (done)
-        *done = n;
-    h->world_->base.err = TECS_OK;
-    return TECS_OK;
-}
-
-/* ---- sparse handles --------------------------------------------------- */
-
-/* A sparse handle reads the world's defer depth and stop word as its gate
-** words, and the component's watch and veto counts as its listener counts. */
-_Static_assert(offsetof(tecs__base, stop) == offsetof(tecs__base, defer_depth) + sizeof(int32_t),
-               "a sparse handle's gate words");
-_Static_assert(offsetof(tecs__comp, veto) == offsetof(tecs__comp, watch) + 2 * sizeof(uint32_t),
-               "a sparse handle's listener counts");
-
-/* What a worker context's sparse handle reads besides the context's gate
-** words (never 0 there): a registry of zeros and a set with no pages. */
-static const uint32_t no_listeners[3] = { 0, 0, 0 };
-static const char *const no_comps = (const char *)no_listeners;
-static const tecs_sparser_set_t no_set = { NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
-
-tecs_err_t tecs_sparser_init(tecs_world_t *w, tecs_comp_t c, tecs_sparser_t *out)
-{
-    tecs_err_t err = handle_enter(w, out, "tecs_sparser_init");
-    if (err)
-        return err;
-    const tecs__comp *ci = tecs__comp_get(w, c);
-    if (ci == NULL)
-        return tecs__err_nocomp(w, c);
-    if (!ci->sparse)
-        return tecs__err(w, TECS_EINVAL, "tecs_sparser_init: " TECS__COMP_FMT
-                         " is not a sparse component", TECS__COMP(w, c));
-    tecs_sparser_t h = {
-        .recs_ = (const void *const *)(const void *)&w->ei.recs, .nrecs_ = &w->ei.nrecs,
-        .gate_ = (const uint32_t *)&w->base.defer_depth, .tick_ = &w->arch.tick,
-        .comps_ = &no_comps, .set_ = (tecs_sparser_set_t *)&no_set,  /* never written */
-        .hooks_ = (ci->ctor != NULL) | (uint32_t)(ci->dtor != NULL) << 1,
-        .comp_ = c, .world_ = w };
-    if (!tecs__in_worker(w)) {
-        if (ci->set == NULL && w->base.hook_depth > 0)
-            return tecs__err(w, TECS_EBUSY, "tecs_sparser_init: the set of " TECS__COMP_FMT
-                             " cannot be made in a lifecycle hook", TECS__COMP(w, c));
-        if ((h.set_ = tecs__sparse_sparser(w, c)) == NULL)
-            return TECS_ENOMEM;
-        h.comps_ = (const char *const *)(const void *)&w->comp.comps;
-        h.listen_ = (size_t)c * sizeof(tecs__comp) + offsetof(tecs__comp, watch);
-    }
-    *out = h;
-    return TECS_OK;
-}
-
-/* The ids from i on that a sparse handle's inline add takes (a live id,
-** not a member, its page made, the member list neither empty nor full),
-** joined with no call in the loop, so nothing changes under it but what
+/* The ids from i on that a handle's inline add takes (a live id, not a
+** member, its page made, the member list neither empty nor full), joined
+** with no call in the loop, so nothing changes under it but what
 ** tecs__sparse_join writes: the index of the first id left to tecs_add,
 ** or n. The gate is read once for the stretch. */
-static int32_t sparse_add_stretch(const tecs_sparser_t *h, const tecs_entity_t *ids,
+static int32_t sparse_add_stretch(const tecs_handle_t *h, const tecs_entity_t *ids,
                                   int32_t i, int32_t n)
 {
-    if (!tecs__sparser_quiet(h) || (h->hooks_ & 1))
+    if (!tecs__handle_quiet(h) || (h->hooks_ & 1))
         return i;
     tecs_world_t *w = h->world_;
     tecs__sparse *s = (tecs__sparse *)(void *)h->set_;
@@ -1037,13 +959,13 @@ static int32_t sparse_add_stretch(const tecs_sparser_t *h, const tecs_entity_t *
     return i;
 }
 
-/* The ids from i on that a sparse handle's inline remove takes (a member
-** not the last of its page), left as sparse_add_stretch joins them: the
-** index of the first id left to tecs_remove, or n. */
-static int32_t sparse_remove_stretch(const tecs_sparser_t *h, const tecs_entity_t *ids,
+/* The ids from i on that a handle's inline remove takes (a member not the
+** last of its page), left as sparse_add_stretch joins them: the index of
+** the first id left to tecs_remove, or n. */
+static int32_t sparse_remove_stretch(const tecs_handle_t *h, const tecs_entity_t *ids,
                                      int32_t i, int32_t n)
 {
-    if (!tecs__sparser_quiet(h) || (h->hooks_ & 2))
+    if (!tecs__handle_quiet(h) || (h->hooks_ & 2))
         return i;
     tecs_world_t *w = h->world_;
     tecs__sparse *s = (tecs__sparse *)(void *)h->set_;
@@ -1060,9 +982,9 @@ static int32_t sparse_remove_stretch(const tecs_sparser_t *h, const tecs_entity_
     return i;
 }
 
-/* tecs_sparse_add_many and _remove_many: stretches of the inline form,
+/* tecs_handle_add_many and _remove_many: stretches of the inline form,
 ** each id between them through the call (add true: tecs_add). */
-static tecs_err_t sparse_many(const tecs_sparser_t *h, const tecs_entity_t *ids, int32_t n,
+static tecs_err_t sparse_many(const tecs_handle_t *h, const tecs_entity_t *ids, int32_t n,
                               bool add, int32_t *done)
 {
     if (done)
@@ -1071,7 +993,7 @@ static tecs_err_t sparse_many(const tecs_sparser_t *h, const tecs_entity_t *ids,
         return TECS_EINVAL;
     if (n < 0 || (n > 0 && ids == NULL))
         return tecs__err(h->world_, TECS_EINVAL, "%s: %d ids at %p",
-                         add ? "tecs_sparse_add_many" : "tecs_sparse_remove_many", n,
+                         add ? "tecs_handle_add_many" : "tecs_handle_remove_many", n,
                          (const void *)ids);
     for (int32_t i = 0;; i++) {
         i = add ? sparse_add_stretch(h, ids, i, n) : sparse_remove_stretch(h, ids, i, n);
@@ -1091,16 +1013,40 @@ static tecs_err_t sparse_many(const tecs_sparser_t *h, const tecs_entity_t *ids,
     return TECS_OK;
 }
 
-tecs_err_t tecs_sparse_add_many(const tecs_sparser_t *h, const tecs_entity_t *ids, int32_t n,
+tecs_err_t tecs_handle_add_many(const tecs_handle_t *h, const tecs_entity_t *ids, int32_t n,
                                 int32_t *done)
 {
     return sparse_many(h, ids, n, true, done);
 }
 
-tecs_err_t tecs_sparse_remove_many(const tecs_sparser_t *h, const tecs_entity_t *ids,
+tecs_err_t tecs_handle_remove_many(const tecs_handle_t *h, const tecs_entity_t *ids,
                                    int32_t n, int32_t *done)
 {
     return sparse_many(h, ids, n, false, done);
+}
+
+tecs_err_t tecs_handle_enable_many(const tecs_handle_t *h, const tecs_entity_t *ids,
+                                   int32_t n, bool enable, int32_t *done)
+{
+    if (done)
+        *done = 0;
+    if (h == NULL || h->world_ == NULL)
+        return TECS_EINVAL;
+    if (n < 0 || (n > 0 && ids == NULL))
+        return tecs__err(h->world_, TECS_EINVAL, "tecs_handle_enable_many: %d ids at %p", n,
+                         (const void *)ids);
+    for (int32_t i = 0; (i = toggle_stretch(h, ids, i, n, enable)) < n; i++) {
+        tecs_err_t err = tecs__handle_enable(h->world_, h->comp_, ids[i], enable);
+        if (err != TECS_OK) {
+            if (done)
+                *done = i;
+            return err;
+        }
+    }
+    if (done)
+        *done = n;
+    h->world_->base.err = TECS_OK;
+    return TECS_OK;
 }
 
 /* ---- ticks ------------------------------------------------------------ */

@@ -6,30 +6,22 @@
 #ifndef TECS_ENTITY_INDEX_H
 #define TECS_ENTITY_INDEX_H
 
-/* A slot. While alive, arch is the archetype index (with flag bits);
-** while dead, arch is TECS__ARCH_DEAD and row links the free list. */
-typedef struct tecs__record {
-    uint32_t gen;               /* generation; high half of the id          */
-    uint32_t arch;              /* archetype index | flags, or a state      */
-    uint32_t row;               /* row in the archetype, or next free slot  */
-} tecs__record;
+/* A slot is tinyecs.h's tecs_slot_t, which handles read inline. While
+** alive, arch is the archetype index (with flag bits); while dead, arch is
+** TECS__ARCH_DEAD and row links the free list. */
+typedef tecs_slot_t tecs__record;
 
-/* tecs_lookup (tinyecs.h) reads a slot as three uint32_t in this order, and
-** the archetype index under TECS__ARCH_MASK. */
-_Static_assert(sizeof(tecs__record) == 12 && offsetof(tecs__record, arch) == 4 &&
-               offsetof(tecs__record, row) == 8, "tecs_lookup reads slots as gen, arch, row");
-
-#define TECS__ARCH_DEAD     0xffffffffu  /* slot is free                    */
-#define TECS__ARCH_PENDING  0xfffffffeu  /* id handed out, birth queued     */
-#define TECS__ARCH_RETIRED  0xfffffffdu  /* generation exhausted; never reused */
-#define TECS__KILL_QUEUED   0x80000000u  /* a delayed destroy is queued     */
-#define TECS__REMOVE_QUEUED 0x40000000u  /* a deferred remove is queued     */
-#define TECS__DESTROY_QUEUED 0x20000000u /* a deferred destroy is queued    */
+#define TECS__ARCH_DEAD     TECS_SLOT_DEAD      /* slot is free             */
+#define TECS__ARCH_PENDING  TECS_SLOT_PENDING   /* id handed out, birth queued */
+#define TECS__ARCH_RETIRED  TECS_SLOT_RETIRED   /* generation exhausted; never reused */
+#define TECS__KILL_QUEUED   TECS_SLOT_KILL      /* a delayed destroy is queued */
+#define TECS__REMOVE_QUEUED TECS_SLOT_REMOVE    /* a deferred remove is queued */
+#define TECS__DESTROY_QUEUED TECS_SLOT_DESTROY  /* a deferred destroy is queued */
 #define TECS__ROW_DELAYED   1u           /* row of a PENDING slot whose birth
                                             waits in the delayed queue      */
-#define TECS__ARCH_MASK     0x00ffffffu
+#define TECS__ARCH_MASK     TECS_SLOT_ARCH
 /* So every state under the mask is out of an archetype table's range, and
-** tecs_lookup's one compare turns dead, pending and retired slots away. */
+** tecs_handle_get's one compare turns dead, pending and retired slots away. */
 _Static_assert(TECS_MAX_ARCHETYPES <= (TECS__ARCH_RETIRED & TECS__ARCH_MASK),
                "slot states under TECS__ARCH_MASK are no archetype index");
 #define TECS__NO_SLOT       0xffffffffu

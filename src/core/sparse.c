@@ -97,7 +97,8 @@ static tecs__sparse *set_new(tecs_world_t *w, tecs_comp_t c)
     while (shift > 0 && ((size_t)stride << shift) > 64 * 1024)
         shift--;
     *s = (tecs__sparse){ .size = size, .stride = stride, .voff = voff, .shift = shift,
-                         .mask = (1u << shift) - 1, .comp = c };
+                         .mask = (1u << shift) - 1, .comp = c,
+                         .listen = &w->comp.comps[c].listen };
     s->head = (uint32_t)page_head(s);
     st->sets[st->nsets++] = s;
     w->comp.comps[c].set = s;
@@ -215,45 +216,36 @@ void tecs__sparse_fini(tecs_world_t *w)
     *st = (tecs__sparse_state){ 0 };
 }
 
-/* ---- lookup handles -------------------------------------------------- */
+/* ---- handles --------------------------------------------------------- */
 
-/* tecs__lookup_sparse (tinyecs.h) reads an entry's generation as its first
-** uint32_t and finds a page's entries page_head bytes after the page. */
-tecs_err_t tecs__sparse_handle(tecs_world_t *w, tecs_comp_t c, tecs_lookup_t *out)
+/* A handle reads a set's first fields as tecs_handle_set_t (tinyecs.h), a
+** page's member count two pointers into the page and its slots' places
+** right after that count, an entry's generation as its first uint32_t. */
+#define SAME_AT(a, b) (offsetof(tecs__sparse, a) == offsetof(tecs_handle_set_t, b))
+_Static_assert(SAME_AT(pages, pages_) && SAME_AT(dense, dense_) && SAME_AT(count, count_) &&
+               SAME_AT(cap, cap_) && SAME_AT(npages, npages_) && SAME_AT(shift, shift_) &&
+               SAME_AT(mask, mask_) && SAME_AT(stride, stride_) && SAME_AT(head, head_) &&
+               SAME_AT(added, added_) && SAME_AT(removed, removed_) &&
+               SAME_AT(listen, listen_), "a handle's view of a set");
+#undef SAME_AT
+_Static_assert(offsetof(tecs__spage, count) == 2 * sizeof(void *) &&
+               offsetof(tecs__spage, pos) == offsetof(tecs__spage, count) + sizeof(int32_t),
+               "a handle's view of a page");
+
+tecs_err_t tecs__sparse_handle(tecs_world_t *w, tecs_comp_t c, tecs_handle_t *out)
 {
     tecs__sparse *s = w->comp.comps[c].set;
     if (s == NULL && (s = set_new(w, c)) == NULL)
         return TECS_ENOMEM;
-    out->pages_ = (char *const *const *)(void *)&s->pages;
-    out->npages_ = &s->npages;
-    out->head_ = (uint32_t)page_head(s);
+    out->set_ = (tecs_handle_set_t *)(void *)s;
+    if (s->size > 0)
+        out->npages_ = &s->npages;
+    out->head_ = s->head;
     out->stride_ = s->stride;
-    out->value_ = out->head_ + s->voff;
+    out->value_ = s->head + s->voff;
     out->shift_ = s->shift;
     out->mask_ = s->mask;
     return TECS_OK;
-}
-
-/* tecs_sparse_add and tecs_sparse_remove (tinyecs.h) read a set's first
-** fields as tecs_sparser_set_t, a page's member count two pointers into
-** the page and its slots' places right after that count. */
-#define SAME_AT(a, b) (offsetof(tecs__sparse, a) == offsetof(tecs_sparser_set_t, b))
-_Static_assert(SAME_AT(pages, pages_) && SAME_AT(dense, dense_) && SAME_AT(count, count_) &&
-               SAME_AT(cap, cap_) && SAME_AT(npages, npages_) && SAME_AT(shift, shift_) &&
-               SAME_AT(mask, mask_) && SAME_AT(stride, stride_) && SAME_AT(head, head_) &&
-               SAME_AT(added, added_) && SAME_AT(removed, removed_),
-               "a sparse handle's view of a set");
-#undef SAME_AT
-_Static_assert(offsetof(tecs__spage, count) == 2 * sizeof(void *) &&
-               offsetof(tecs__spage, pos) == offsetof(tecs__spage, count) + sizeof(int32_t),
-               "a sparse handle's view of a page");
-
-tecs_sparser_set_t *tecs__sparse_sparser(tecs_world_t *w, tecs_comp_t c)
-{
-    tecs__sparse *s = w->comp.comps[c].set;
-    if (s == NULL && (s = set_new(w, c)) == NULL)
-        return NULL;
-    return (tecs_sparser_set_t *)(void *)s;
 }
 
 /* ---- verification ---------------------------------------------------- */
@@ -268,6 +260,8 @@ static tecs_err_t verify_set(tecs_world_t *w, const tecs__sparse *s)
 {
     if (w->comp.comps[s->comp].set != s || !w->comp.comps[s->comp].sparse)
         return bad(w, "not its component's", s);
+    if (s->listen != &w->comp.comps[s->comp].listen)
+        return bad(w, "listener counts not its component's", s);
     if (s->count < 0 || s->count > s->cap)
         return bad(w, "member count", s);
     for (int32_t k = 0; k < s->count; k++) {

@@ -23,7 +23,7 @@ typedef struct tecs__spage {
 } tecs__spage;
 
 /* The set of one sparse component. Its first fields are the ones a sparse
-** handle reads and writes inline, as tecs_sparser_set_t (tinyecs.h) lays
+** handle reads and writes inline, as tecs_handle_set_t (tinyecs.h) lays
 ** them out (sparse.c asserts it). */
 typedef struct tecs__sparse {
     tecs__spage **pages;        /* by slot >> shift; NULL: no page there    */
@@ -37,6 +37,8 @@ typedef struct tecs__sparse {
     uint32_t head;              /* a page's first entry's offset in it      */
     uint64_t added;             /* tick of the last member that joined      */
     uint64_t removed;           /* tick of the last member that left        */
+    const tecs_handle_listen_t *listen; /* its component's listener counts
+                                   in the registry (component.c keeps it)   */
     uint32_t size;              /* value bytes; 0: a tag                    */
     uint32_t voff;              /* offset of the value in an entry          */
     tecs__spage *spare;         /* an emptied page kept for the next one    */
@@ -75,12 +77,9 @@ void tecs__sparse_destroy_values(tecs_world_t *w);
 ** entities are the caller's. */
 void tecs__sparse_clear(tecs_world_t *w);
 void tecs__sparse_fini(tecs_world_t *w);
-/* Fill the sparse fields of a lookup handle of c (sparse, with a value)
-** from its set, made if c has none: TECS_OK, or TECS_ENOMEM recorded. */
-tecs_err_t tecs__sparse_handle(tecs_world_t *w, tecs_comp_t c, tecs_lookup_t *out);
-/* The set of c (sparse) as a sparse handle reads it, the set made if c
-** has none; NULL with TECS_ENOMEM recorded. */
-tecs_sparser_set_t *tecs__sparse_sparser(tecs_world_t *w, tecs_comp_t c);
+/* Fill the sparse fields of a handle of c (sparse) from its set, made if c
+** has none: TECS_OK, or TECS_ENOMEM recorded. */
+tecs_err_t tecs__sparse_handle(tecs_world_t *w, tecs_comp_t c, tecs_handle_t *out);
 /* Verify every set: members alive, pages and member list agreeing, the
 ** counts (tecs_world_check). */
 tecs_err_t tecs__sparse_verify(tecs_world_t *w);

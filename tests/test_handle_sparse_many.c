@@ -1,4 +1,4 @@
-/* tecs_sparse_add_many / tecs_sparse_remove_many: batches through a sparse
+/* tecs_handle_add_many / tecs_handle_remove_many: batches through a sparse
 ** handle against a mirror, tecs_has, tecs_get and a query's count; where a
 ** batch stops; its events and hooks; deferred, in callbacks, from workers;
 ** out of memory. */
@@ -18,8 +18,8 @@ static void many_against_mirror(uint32_t size)
 {
     tecs_world_t *w = tw_new();
     tecs_comp_t sp = sparse_comp(w, "Sparse", size, NULL, NULL);
-    tecs_sparser_t h;
-    CHECK_ERR(tecs_sparser_init(w, sp, &h), TECS_OK);
+    tecs_handle_t h;
+    CHECK_ERR(tecs_handle_init(w, sp, &h), TECS_OK);
     tecs_query_t *q = tecs_query_all(w, 1, &sp);
     enum { N = 9000, B = 400 };         /* three pages of 4096 slots at least */
     static tecs_entity_t e[N], batch[B];
@@ -49,8 +49,8 @@ static void many_against_mirror(uint32_t size)
             }
         }
         int32_t done = -1;
-        CHECK_ERR(add ? tecs_sparse_add_many(&h, batch, n, &done)
-                      : tecs_sparse_remove_many(&h, batch, n, &done), TECS_OK);
+        CHECK_ERR(add ? tecs_handle_add_many(&h, batch, n, &done)
+                      : tecs_handle_remove_many(&h, batch, n, &done), TECS_OK);
         CHECK_EQ(done, n);
         for (int i = 0; i < N; i++)
             if (seen[i]) {
@@ -70,9 +70,9 @@ static void many_against_mirror(uint32_t size)
             CHECK_ERR(tecs_destroy(w, old), TECS_OK);
             e[i] = tecs_new(w);
             in[i] = false;
-            CHECK_ERR(tecs_sparse_add_many(&h, &old, 1, &done), TECS_EDEAD);
+            CHECK_ERR(tecs_handle_add_many(&h, &old, 1, &done), TECS_EDEAD);
             CHECK_EQ(done, 0);
-            CHECK_ERR(tecs_sparse_remove_many(&h, &old, 1, &done), TECS_EDEAD);
+            CHECK_ERR(tecs_handle_remove_many(&h, &old, 1, &done), TECS_EDEAD);
         }
         if (step % 97 == 0)
             TW_CHECK(w);
@@ -106,30 +106,30 @@ TEST(sparse_many_stops_at_the_first_refused)
 {
     tecs_world_t *w = tw_new();
     tecs_comp_t sp = sparse_comp(w, "Sparse", 4, NULL, NULL);
-    tecs_sparser_t h;
-    CHECK_ERR(tecs_sparser_init(w, sp, &h), TECS_OK);
+    tecs_handle_t h;
+    CHECK_ERR(tecs_handle_init(w, sp, &h), TECS_OK);
     tecs_entity_t e[6];
     for (int i = 0; i < 6; i++)
         e[i] = tecs_new(w);
-    CHECK_ERR(tecs_sparse_add(&h, e[5]), TECS_OK);      /* the list is not empty */
+    CHECK_ERR(tecs_handle_add(&h, e[5]), TECS_OK);      /* the list is not empty */
     tecs_entity_t dead = tecs_new(w);
     CHECK_ERR(tecs_destroy(w, dead), TECS_OK);
     int32_t done = -1;
     tecs_entity_t b1[] = { e[0], e[1], dead, e[2] };
-    CHECK_ERR(tecs_sparse_add_many(&h, b1, 4, &done), TECS_EDEAD);
+    CHECK_ERR(tecs_handle_add_many(&h, b1, 4, &done), TECS_EDEAD);
     CHECK_EQ(tecs_last_error(w), TECS_EDEAD);
     CHECK_EQ(done, 2);
     CHECK(tecs_has(w, e[0], sp) && tecs_has(w, e[1], sp) && !tecs_has(w, e[2], sp));
     tecs_entity_t b2[] = { e[2], e[3], e[3], e[4] };            /* an id twice */
-    CHECK_ERR(tecs_sparse_add_many(&h, b2, 4, &done), TECS_EEXIST);
+    CHECK_ERR(tecs_handle_add_many(&h, b2, 4, &done), TECS_EEXIST);
     CHECK_EQ(done, 2);
     CHECK(tecs_has(w, e[3], sp) && !tecs_has(w, e[4], sp));
     tecs_entity_t b3[] = { e[0], e[4], e[1] };
-    CHECK_ERR(tecs_sparse_remove_many(&h, b3, 3, &done), TECS_ENOENT);
+    CHECK_ERR(tecs_handle_remove_many(&h, b3, 3, &done), TECS_ENOENT);
     CHECK_EQ(done, 1);
     CHECK(!tecs_has(w, e[0], sp) && tecs_has(w, e[1], sp));
     /* A success sets the last error to TECS_OK, as every call does. */
-    CHECK_ERR(tecs_sparse_remove_many(&h, &e[1], 1, &done), TECS_OK);
+    CHECK_ERR(tecs_handle_remove_many(&h, &e[1], 1, &done), TECS_OK);
     CHECK_EQ(tecs_last_error(w), TECS_OK);
     TW_CHECK(w);
     tw_free(w);
@@ -139,22 +139,22 @@ TEST(sparse_many_refuses_bad_input)
 {
     tecs_world_t *w = tw_new();
     tecs_comp_t sp = sparse_comp(w, "Sparse", 4, NULL, NULL);
-    tecs_sparser_t h, zero = { 0 };
-    CHECK_ERR(tecs_sparser_init(w, sp, &h), TECS_OK);
+    tecs_handle_t h, zero = { 0 };
+    CHECK_ERR(tecs_handle_init(w, sp, &h), TECS_OK);
     tecs_entity_t e = tecs_new(w);
     int32_t done = -1;
-    CHECK_ERR(tecs_sparse_add_many(NULL, &e, 1, &done), TECS_EINVAL);
+    CHECK_ERR(tecs_handle_add_many(NULL, &e, 1, &done), TECS_EINVAL);
     CHECK_EQ(done, 0);
-    CHECK_ERR(tecs_sparse_remove_many(&zero, &e, 1, NULL), TECS_EINVAL);
-    CHECK_ERR(tecs_sparse_add_many(&h, &e, -1, &done), TECS_EINVAL);
+    CHECK_ERR(tecs_handle_remove_many(&zero, &e, 1, NULL), TECS_EINVAL);
+    CHECK_ERR(tecs_handle_add_many(&h, &e, -1, &done), TECS_EINVAL);
     CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
-    CHECK_ERR(tecs_sparse_remove_many(&h, NULL, 2, &done), TECS_EINVAL);
-    CHECK_ERR(tecs_sparse_add_many(&h, NULL, 0, &done), TECS_OK);    /* nothing to do */
+    CHECK_ERR(tecs_handle_remove_many(&h, NULL, 2, &done), TECS_EINVAL);
+    CHECK_ERR(tecs_handle_add_many(&h, NULL, 0, &done), TECS_OK);    /* nothing to do */
     CHECK_EQ(done, 0);
-    CHECK_ERR(tecs_sparse_add_many(&h, &e, 1, NULL), TECS_OK);
+    CHECK_ERR(tecs_handle_add_many(&h, &e, 1, NULL), TECS_OK);
     CHECK(tecs_has(w, e, sp));
     tecs_entity_t unknown = e + 12345;                  /* a slot never made */
-    CHECK_ERR(tecs_sparse_remove_many(&h, &unknown, 1, &done), TECS_EDEAD);
+    CHECK_ERR(tecs_handle_remove_many(&h, &unknown, 1, &done), TECS_EDEAD);
     CHECK(tecs_has(w, e, sp));
     TW_CHECK(w);
     tw_free(w);
@@ -196,16 +196,16 @@ TEST(sparse_many_fires_events_and_hooks)
     tecs_world_t *w = tw_new();
     tecs_comp_t sp = sparse_comp(w, "Sparse", 4, NULL, NULL);
     tecs_comp_t obj = sparse_comp(w, "Obj", 4, count_ctor, count_dtor);
-    tecs_sparser_t h, ho;
-    CHECK_ERR(tecs_sparser_init(w, sp, &h), TECS_OK);
-    CHECK_ERR(tecs_sparser_init(w, obj, &ho), TECS_OK);
+    tecs_handle_t h, ho;
+    CHECK_ERR(tecs_handle_init(w, sp, &h), TECS_OK);
+    CHECK_ERR(tecs_handle_init(w, obj, &ho), TECS_OK);
     tecs_entity_t e[5];
     for (int i = 0; i < 5; i++)
         e[i] = tecs_new(w);
-    CHECK_ERR(tecs_sparse_add(&h, e[4]), TECS_OK);
+    CHECK_ERR(tecs_handle_add(&h, e[4]), TECS_OK);
     uint64_t t0 = tecs_world_tick(w);
     tecs_world_tick_advance(w);
-    CHECK_ERR(tecs_sparse_add_many(&h, e, 2, NULL), TECS_OK);      /* inline */
+    CHECK_ERR(tecs_handle_add_many(&h, e, 2, NULL), TECS_OK);      /* inline */
     CHECK(tecs_added_tick(w, e[1], sp) > t0);
     ev_log log = { 0 };
     CHECK(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_ADD, .comp = sp,
@@ -213,16 +213,16 @@ TEST(sparse_many_fires_events_and_hooks)
     CHECK(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_REMOVE, .comp = sp,
           .callback = log_event, .ctx = &log }) != 0);
     tecs_entity_t b[] = { e[3], e[2] };
-    CHECK_ERR(tecs_sparse_add_many(&h, b, 2, NULL), TECS_OK);
+    CHECK_ERR(tecs_handle_add_many(&h, b, 2, NULL), TECS_OK);
     CHECK_EQ(log.add, 2);
     CHECK_EQ(log.order[0], e[3]);
     CHECK_EQ(log.order[1], e[2]);
-    CHECK_ERR(tecs_sparse_remove_many(&h, e, 4, NULL), TECS_OK);
+    CHECK_ERR(tecs_handle_remove_many(&h, e, 4, NULL), TECS_OK);
     CHECK_EQ(log.remove, 4);
-    CHECK_ERR(tecs_sparse_add_many(&ho, e, 5, NULL), TECS_OK);
+    CHECK_ERR(tecs_handle_add_many(&ho, e, 5, NULL), TECS_OK);
     CHECK_EQ(ctors, 5);
     CHECK_EQ(*(const uint32_t *)tecs_get(w, e[2], obj), 0x11111111u);
-    CHECK_ERR(tecs_sparse_remove_many(&ho, e, 3, NULL), TECS_OK);
+    CHECK_ERR(tecs_handle_remove_many(&ho, e, 3, NULL), TECS_OK);
     CHECK_EQ(dtors, 3);
     TW_CHECK(w);
     tw_free(w);
@@ -235,17 +235,17 @@ TEST(sparse_many_queues_while_deferred)
 {
     tecs_world_t *w = tw_new();
     tecs_comp_t sp = sparse_comp(w, "Sparse", 4, NULL, NULL);
-    tecs_sparser_t h;
-    CHECK_ERR(tecs_sparser_init(w, sp, &h), TECS_OK);
+    tecs_handle_t h;
+    CHECK_ERR(tecs_handle_init(w, sp, &h), TECS_OK);
     tecs_entity_t e[4];
     for (int i = 0; i < 4; i++)
         e[i] = tecs_new(w);
-    CHECK_ERR(tecs_sparse_add_many(&h, e, 2, NULL), TECS_OK);
+    CHECK_ERR(tecs_handle_add_many(&h, e, 2, NULL), TECS_OK);
     CHECK_ERR(tecs_defer_begin(w), TECS_OK);
     int32_t done = -1;
-    CHECK_ERR(tecs_sparse_add_many(&h, &e[2], 2, &done), TECS_OK);
+    CHECK_ERR(tecs_handle_add_many(&h, &e[2], 2, &done), TECS_OK);
     CHECK_EQ(done, 2);
-    CHECK_ERR(tecs_sparse_remove_many(&h, e, 2, &done), TECS_OK);
+    CHECK_ERR(tecs_handle_remove_many(&h, e, 2, &done), TECS_OK);
     CHECK(!tecs_has(w, e[2], sp) && tecs_has(w, e[0], sp));    /* not yet */
     CHECK_ERR(tecs_defer_end(w), TECS_OK);
     CHECK(tecs_has(w, e[2], sp) && tecs_has(w, e[3], sp));
@@ -269,8 +269,8 @@ TEST(sparse_many_callback_destroys_a_later_id)
 {
     tecs_world_t *w = tw_new();
     tecs_comp_t sp = sparse_comp(w, "Sparse", 4, NULL, NULL);
-    tecs_sparser_t h;
-    CHECK_ERR(tecs_sparser_init(w, sp, &h), TECS_OK);
+    tecs_handle_t h;
+    CHECK_ERR(tecs_handle_init(w, sp, &h), TECS_OK);
     tecs_entity_t e[4];
     for (int i = 0; i < 4; i++)
         e[i] = tecs_new(w);
@@ -279,19 +279,19 @@ TEST(sparse_many_callback_destroys_a_later_id)
         .event = TECS_ON_ADD, .comp = sp, .callback = destroy_victim });
     CHECK(o != 0);
     int32_t done = -1;
-    CHECK_ERR(tecs_sparse_add_many(&h, e, 4, &done), TECS_EDEAD);
+    CHECK_ERR(tecs_handle_add_many(&h, e, 4, &done), TECS_EDEAD);
     CHECK_EQ(done, 2);
     CHECK(!tecs_is_alive(w, e[2]));
     CHECK(tecs_has(w, e[0], sp) && tecs_has(w, e[1], sp) && !tecs_has(w, e[3], sp));
     CHECK_ERR(tecs_observer_free(w, o), TECS_OK);
     /* The same for a remove: the destroyed id, a member, is refused. */
     tecs_entity_t f = tecs_new(w);
-    CHECK_ERR(tecs_sparse_add(&h, f), TECS_OK);
+    CHECK_ERR(tecs_handle_add(&h, f), TECS_OK);
     g_victim = f;
     CHECK(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_REMOVE, .comp = sp,
           .callback = destroy_victim }) != 0);
     tecs_entity_t b[] = { e[0], f, e[1] };
-    CHECK_ERR(tecs_sparse_remove_many(&h, b, 3, &done), TECS_EDEAD);
+    CHECK_ERR(tecs_handle_remove_many(&h, b, 3, &done), TECS_EDEAD);
     CHECK_EQ(done, 1);
     CHECK(!tecs_is_alive(w, f) && !tecs_has(w, e[0], sp) && tecs_has(w, e[1], sp));
     TW_CHECK(w);
@@ -308,11 +308,11 @@ typedef struct par_ctx {
 static void add_batch_through_context(tecs_iter_t *it)
 {
     par_ctx *c = it->ctx;
-    tecs_sparser_t h;
+    tecs_handle_t h;
     int32_t done = -1;
-    tecs_err_t err = tecs_sparser_init(it->world, c->sp, &h);
+    tecs_err_t err = tecs_handle_init(it->world, c->sp, &h);
     if (err == TECS_OK)
-        err = tecs_sparse_add_many(&h, it->entities, it->count, &done);
+        err = tecs_handle_add_many(&h, it->entities, it->count, &done);
     if (err == TECS_OK && (done != it->count ||
                            (it->count > 0 && tecs_has(it->world, it->entities[0], c->sp))))
         err = TECS_EINVAL;                              /* applied at once: wrong */
@@ -334,6 +334,8 @@ TEST(sparse_many_from_workers)
     }
     tecs_query_t *q = tecs_query_all(w, 1, &hp);
     par_ctx c = { .sp = sp };
+    tecs_handle_t first;        /* the first handle of sp: before the run */
+    CHECK_ERR(tecs_handle_init(w, sp, &first), TECS_OK);
     CHECK(tecs_system_new(w, &(tecs_system_desc_t){ .name = "add", .query = q,
           .run = add_batch_through_context, .ctx = &c, .parallel = true,
           .parallel_min = 1 }) != 0);
@@ -361,13 +363,13 @@ TEST(sparse_many_oom_every_allocation)
         for (int i = 0; i < N; i++)
             e[i] = tecs_new(w);
         a.fail_at = a.calls + k;
-        tecs_sparser_t h;
-        tecs_err_t err = tecs_sparser_init(w, sp, &h);
+        tecs_handle_t h;
+        tecs_err_t err = tecs_handle_init(w, sp, &h);
         int32_t done = 0, removed = 0;
         if (err == TECS_OK)
-            err = tecs_sparse_add_many(&h, e, N, &done);
+            err = tecs_handle_add_many(&h, e, N, &done);
         if (err == TECS_OK)
-            err = tecs_sparse_remove_many(&h, e, N, &removed);
+            err = tecs_handle_remove_many(&h, e, N, &removed);
         bool failed = a.failures > 0;
         if (failed) {
             CHECK_EQ(err, TECS_ENOMEM);

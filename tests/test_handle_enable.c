@@ -1,4 +1,4 @@
-/* Toggle handles: tecs_toggle (inline) and tecs_toggle_call against
+/* Handles of enableable components: tecs_handle_enable (inline) and its call against
 ** tecs_enable and tecs_is_enabled. */
 #include "test.h"
 
@@ -17,8 +17,8 @@ static void toggle_against_mirror(bool row_ticks)
     tecs_world_t *w = tw_new();
     tecs_comp_t hp = enableable(w, "Health", row_ticks);
     tecs_comp_t tags[3] = { TECS_TAG(w, A), TECS_TAG(w, B), TECS_TAG(w, C) };
-    tecs_toggler_t h;
-    CHECK_ERR(tecs_toggler_init(w, hp, &h), TECS_OK);
+    tecs_handle_t h;
+    CHECK_ERR(tecs_handle_init(w, hp, &h), TECS_OK);
     enum { N = 600 };
     tecs_entity_t e[N];
     bool off[N] = { false };
@@ -35,7 +35,7 @@ static void toggle_against_mirror(bool row_ticks)
         x = x * 1103515245u + 12345u;
         int i = (int)(x >> 8) % N;
         bool on = x >> 30 & 1;
-        CHECK_ERR(tecs_toggle(&h, e[i], on), TECS_OK);
+        CHECK_ERR(tecs_handle_enable(&h, e[i], on), TECS_OK);
         off[i] = !on;
         if (step % 997 == 0) {              /* a row moves: the bit goes along */
             tecs_comp_t t = tags[step % 3];
@@ -56,60 +56,68 @@ static void toggle_against_mirror(bool row_ticks)
     tw_free(w);
 }
 
-TEST(toggler_matches_tecs_enable)
+TEST(handle_enable_matches_tecs_enable)
 {
     toggle_against_mirror(false);
 }
 
 /* Tick columns: the handle leaves such rows to tecs_enable. */
-TEST(toggler_with_row_ticks_matches_tecs_enable)
+TEST(handle_enable_with_row_ticks_matches_tecs_enable)
 {
     toggle_against_mirror(true);
 }
 
-TEST(toggler_refuses_bad_input)
+TEST(handle_enable_refuses_bad_input)
 {
     tecs_world_t *w = tw_new();
     tecs_comp_t hp = enableable(w, "Health", false);
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
     tecs_comp_t sp = tecs_component_new(w, &(tecs_component_desc_t){ .name = "Sparse",
         .size = sizeof(Health), .align = _Alignof(Health), .storage = TECS_STORAGE_SPARSE });
-    tecs_toggler_t h;
-    CHECK_ERR(tecs_toggler_init(NULL, hp, &h), TECS_EINVAL);
-    CHECK_ERR(tecs_toggler_init(w, hp, NULL), TECS_EINVAL);
-    CHECK_ERR(tecs_toggler_init(w, 999, &h), TECS_ENOCOMP);
-    CHECK_ERR(tecs_toggler_init(w, 0, &h), TECS_ENOCOMP);
-    CHECK_ERR(tecs_toggler_init(w, pos, &h), TECS_EINVAL);     /* not enableable */
-    CHECK_ERR(tecs_toggler_init(w, sp, &h), TECS_EINVAL);
-    CHECK_ERR(tecs_toggle_call(NULL, hp, 1, true), TECS_EINVAL);
-    CHECK_ERR(tecs_toggle_call(w, pos, 1, true), TECS_EDEAD);
-    CHECK_ERR(tecs_toggler_init(w, hp, &h), TECS_OK);
+    tecs_handle_t h;
+    CHECK_ERR(tecs_handle_init(NULL, hp, &h), TECS_EINVAL);
+    CHECK_ERR(tecs_handle_init(w, hp, NULL), TECS_EINVAL);
+    CHECK_ERR(tecs_handle_init(w, 999, &h), TECS_ENOCOMP);
+    CHECK_ERR(tecs_handle_init(w, 0, &h), TECS_ENOCOMP);
+    /* A handle of a component that is not enableable: tecs_enable's refusal. */
+    tecs_entity_t plain = tecs_new(w);
+    TECS_SET(w, plain, pos, Position, { 1, 2 });
+    CHECK_ERR(tecs_handle_init(w, pos, &h), TECS_OK);
+    CHECK_ERR(tecs_handle_enable(&h, plain, false), TECS_EINVAL);
+    CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
+    CHECK_ERR(tecs_handle_enable_many(&h, &plain, 1, false, NULL), TECS_EINVAL);
+    CHECK_ERR(tecs_handle_init(w, sp, &h), TECS_OK);
+    CHECK_ERR(tecs_handle_enable(&h, plain, true), TECS_EINVAL);
+    CHECK(tecs_is_enabled(w, plain, pos));
+    CHECK_ERR(tecs__handle_enable(NULL, hp, 1, true), TECS_EINVAL);
+    CHECK_ERR(tecs__handle_enable(w, pos, 1, true), TECS_EDEAD);
+    CHECK_ERR(tecs_handle_init(w, hp, &h), TECS_OK);
     tecs_entity_t e = tecs_new(w), bare = tecs_new(w);
     TECS_SET(w, e, hp, Health, { 1 });
-    CHECK_ERR(tecs_toggle(&h, e, false), TECS_OK);          /* learns the archetype */
-    CHECK_ERR(tecs_toggle(&h, bare, false), TECS_ENOENT);   /* lacks it */
+    CHECK_ERR(tecs_handle_enable(&h, e, false), TECS_OK);          /* learns the archetype */
+    CHECK_ERR(tecs_handle_enable(&h, bare, false), TECS_ENOENT);   /* lacks it */
     CHECK_EQ(tecs_last_error(w), TECS_ENOENT);
-    CHECK_ERR(tecs_toggle(&h, 0, false), TECS_EDEAD);
-    CHECK_ERR(tecs_toggle(&h, ((tecs_entity_t)1 << 32) | 100000u, false), TECS_EDEAD);
+    CHECK_ERR(tecs_handle_enable(&h, 0, false), TECS_EDEAD);
+    CHECK_ERR(tecs_handle_enable(&h, ((tecs_entity_t)1 << 32) | 100000u, false), TECS_EDEAD);
     tecs_entity_t dead = tecs_new(w);
     TECS_SET(w, dead, hp, Health, { 2 });
-    CHECK_ERR(tecs_toggle(&h, dead, false), TECS_OK);
+    CHECK_ERR(tecs_handle_enable(&h, dead, false), TECS_OK);
     tecs_destroy(w, dead);
-    CHECK_ERR(tecs_toggle(&h, dead, true), TECS_EDEAD);
+    CHECK_ERR(tecs_handle_enable(&h, dead, true), TECS_EDEAD);
     tecs_entity_t recycled = tecs_new(w);       /* the same slot, a new generation */
     CHECK(TECS_ENTITY_INDEX(recycled) == TECS_ENTITY_INDEX(dead));
     TECS_SET(w, recycled, hp, Health, { 3 });
-    CHECK_ERR(tecs_toggle(&h, dead, false), TECS_EDEAD);    /* the same archetype */
+    CHECK_ERR(tecs_handle_enable(&h, dead, false), TECS_EDEAD);    /* the same archetype */
     CHECK(tecs_is_enabled(w, recycled, hp));
-    CHECK_ERR(tecs_toggle(&h, recycled, false), TECS_OK);
+    CHECK_ERR(tecs_handle_enable(&h, recycled, false), TECS_OK);
     CHECK(!tecs_is_enabled(w, recycled, hp));
     /* A successful inline toggle sets no error; a call clears it. */
-    CHECK_ERR(tecs_toggle(&h, e, true), TECS_OK);
+    CHECK_ERR(tecs_handle_enable(&h, e, true), TECS_OK);
     CHECK(tecs_is_enabled(w, e, hp));
     CHECK_EQ(tecs_last_error(w), TECS_EDEAD);
     /* A copy is a handle too. */
-    tecs_toggler_t copy = h;
-    CHECK_ERR(tecs_toggle(&copy, e, false), TECS_OK);
+    tecs_handle_t copy = h;
+    CHECK_ERR(tecs_handle_enable(&copy, e, false), TECS_OK);
     CHECK(!tecs_is_enabled(w, e, hp));
     TW_CHECK(w);
     tw_free(w);
@@ -117,26 +125,26 @@ TEST(toggler_refuses_bad_input)
 
 /* Pending births and queued changes while deferred go to tecs_enable,
 ** which queues them as it queues its own. */
-TEST(toggler_queues_behind_queued_changes)
+TEST(handle_enable_queues_behind_queued_changes)
 {
     tecs_world_t *w = tw_new();
     tecs_comp_t hp = enableable(w, "Health", false);
-    tecs_toggler_t h;
-    CHECK_ERR(tecs_toggler_init(w, hp, &h), TECS_OK);
+    tecs_handle_t h;
+    CHECK_ERR(tecs_handle_init(w, hp, &h), TECS_OK);
     tecs_entity_t e = tecs_new(w), f = tecs_new(w);
     TECS_SET(w, f, hp, Health, { 1 });
-    CHECK_ERR(tecs_toggle(&h, f, true), TECS_OK);
+    CHECK_ERR(tecs_handle_enable(&h, f, true), TECS_OK);
     CHECK_ERR(tecs_defer_begin(w), TECS_OK);
     CHECK_ERR(tecs_add(w, e, hp), TECS_OK);             /* queued */
-    CHECK_ERR(tecs_toggle(&h, e, false), TECS_OK);      /* queued behind it */
-    CHECK_ERR(tecs_toggle(&h, f, false), TECS_OK);      /* f has it: at once */
+    CHECK_ERR(tecs_handle_enable(&h, e, false), TECS_OK);      /* queued behind it */
+    CHECK_ERR(tecs_handle_enable(&h, f, false), TECS_OK);      /* f has it: at once */
     CHECK(!tecs_is_enabled(w, f, hp));
     tecs_entity_t g = tecs_new(w);                      /* pending birth */
     CHECK_EQ(tecs_entity_state(w, g), TECS_ENTITY_PENDING);
     CHECK_ERR(tecs_set(w, g, hp, &(Health){ 3 }), TECS_OK);
-    CHECK_ERR(tecs_toggle(&h, g, false), TECS_OK);
+    CHECK_ERR(tecs_handle_enable(&h, g, false), TECS_OK);
     CHECK_ERR(tecs_remove(w, f, hp), TECS_OK);
-    CHECK_ERR(tecs_toggle(&h, f, true), TECS_OK);       /* after the remove: dropped */
+    CHECK_ERR(tecs_handle_enable(&h, f, true), TECS_OK);       /* after the remove: dropped */
     CHECK(!tecs_is_enabled(w, f, hp));
     CHECK_ERR(tecs_defer_end(w), TECS_ENOENT);          /* the drop is reported */
     CHECK(tecs_has(w, e, hp) && !tecs_is_enabled(w, e, hp));
@@ -160,33 +168,33 @@ static void log_event(const tecs_event_t *ev)
 }
 
 /* Observers made after the handle learnt an archetype still hear it. */
-TEST(toggler_fires_observers_added_later)
+TEST(handle_enable_fires_observers_added_later)
 {
     tecs_world_t *w = tw_new();
     tecs_comp_t hp = enableable(w, "Health", false);
-    tecs_toggler_t h;
-    CHECK_ERR(tecs_toggler_init(w, hp, &h), TECS_OK);
+    tecs_handle_t h;
+    CHECK_ERR(tecs_handle_init(w, hp, &h), TECS_OK);
     tecs_entity_t e = tecs_new(w);
     TECS_SET(w, e, hp, Health, { 1 });
-    CHECK_ERR(tecs_toggle(&h, e, false), TECS_OK);
-    CHECK_ERR(tecs_toggle(&h, e, true), TECS_OK);           /* inline now */
+    CHECK_ERR(tecs_handle_enable(&h, e, false), TECS_OK);
+    CHECK_ERR(tecs_handle_enable(&h, e, true), TECS_OK);           /* inline now */
     ev_log log = { 0 };
     tecs_observer_t o1 = tecs_observer_new(w, &(tecs_observer_desc_t){
         .event = TECS_ON_DISABLE, .comp = hp, .callback = log_event, .ctx = &log });
     CHECK(o1 != 0);
-    CHECK_ERR(tecs_toggle(&h, e, false), TECS_OK);
+    CHECK_ERR(tecs_handle_enable(&h, e, false), TECS_OK);
     CHECK_EQ(log.disable, 1);
     CHECK_ERR(tecs_observer_free(w, o1), TECS_OK);
-    CHECK_ERR(tecs_toggle(&h, e, true), TECS_OK);
-    CHECK_ERR(tecs_toggle(&h, e, false), TECS_OK);
+    CHECK_ERR(tecs_handle_enable(&h, e, true), TECS_OK);
+    CHECK_ERR(tecs_handle_enable(&h, e, false), TECS_OK);
     CHECK_EQ(log.disable, 1);
     const tecs_term_t terms[] = { { .comp = hp } };
     CHECK(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_ENTER,
           .terms = terms, .term_count = 1, .callback = log_event, .ctx = &log }) != 0);
     CHECK(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_LEAVE,
           .terms = terms, .term_count = 1, .callback = log_event, .ctx = &log }) != 0);
-    CHECK_ERR(tecs_toggle(&h, e, true), TECS_OK);
-    CHECK_ERR(tecs_toggle(&h, e, false), TECS_OK);
+    CHECK_ERR(tecs_handle_enable(&h, e, true), TECS_OK);
+    CHECK_ERR(tecs_handle_enable(&h, e, false), TECS_OK);
     CHECK_EQ(log.enter, 1);
     CHECK_EQ(log.leave, 1);
     TW_CHECK(w);
@@ -194,25 +202,25 @@ TEST(toggler_fires_observers_added_later)
 }
 
 /* The inline form stamps the chunk as entered, as tecs_enable does. */
-TEST(toggler_stamps_the_added_tick)
+TEST(handle_enable_stamps_the_added_tick)
 {
     tecs_world_t *w = tw_new();
     tecs_comp_t hp = enableable(w, "Health", false);
-    tecs_toggler_t h;
-    CHECK_ERR(tecs_toggler_init(w, hp, &h), TECS_OK);
+    tecs_handle_t h;
+    CHECK_ERR(tecs_handle_init(w, hp, &h), TECS_OK);
     tecs_entity_t e = tecs_new(w);
     TECS_SET(w, e, hp, Health, { 1 });
-    CHECK_ERR(tecs_toggle(&h, e, false), TECS_OK);
+    CHECK_ERR(tecs_handle_enable(&h, e, false), TECS_OK);
     uint64_t t = tecs_world_tick_advance(w);
     CHECK(tecs_added_tick(w, e, hp) < t);
-    CHECK_ERR(tecs_toggle(&h, e, true), TECS_OK);           /* inline */
+    CHECK_ERR(tecs_handle_enable(&h, e, true), TECS_OK);           /* inline */
     CHECK_EQ(tecs_added_tick(w, e, hp), t);
     TW_CHECK(w);
     tw_free(w);
 }
 
 /* Ids in row order, as the bench toggles them: each chunk's first toggle
-** goes through tecs_toggle_call and opens the chunk, the rest are inline
+** goes through tecs__handle_enable and opens the chunk, the rest are inline
 ** and do not count; the counts queries read, the bits moved by hole fills
 ** and moves, and the structure checker agree with tecs_is_enabled. With
 ** fewer rows a chunk than a bit word holds too. */
@@ -228,19 +236,19 @@ static void toggle_in_row_order(int32_t rows)
     bool *off = calloc(N, sizeof *off);
     CHECK(e != NULL && off != NULL);
     CHECK_ERR(tecs_new_bulk(w, a, N, e, 0, NULL), TECS_OK);
-    tecs_toggler_t h;
-    CHECK_ERR(tecs_toggler_init(w, hp, &h), TECS_OK);
-    const tecs_toggler_t hl = h;
+    tecs_handle_t h;
+    CHECK_ERR(tecs_handle_init(w, hp, &h), TECS_OK);
+    const tecs_handle_t hl = h;
     tecs_query_t *on = tecs_query_all(w, 1, &hp);
     tecs_query_t *dis = TECS_QUERY(w, { .comp = hp, .toggle = TECS_TOGGLE_DISABLED });
     for (int i = 0; i < N; i++)
-        CHECK_ERR(tecs_toggle(&hl, e[i], false), TECS_OK);
+        CHECK_ERR(tecs_handle_enable(&hl, e[i], false), TECS_OK);
     CHECK_EQ(tecs_query_count(on), 0);
     CHECK_EQ(tecs_query_count(dis), N);
     TW_CHECK(w);
     for (int i = 0; i < N; i += 3) {        /* every third enabled again */
-        CHECK_ERR(tecs_toggle(&hl, e[i], true), TECS_OK);
-        CHECK_ERR(tecs_toggle(&hl, e[i], true), TECS_OK);  /* no change */
+        CHECK_ERR(tecs_handle_enable(&hl, e[i], true), TECS_OK);
+        CHECK_ERR(tecs_handle_enable(&hl, e[i], true), TECS_OK);  /* no change */
     }
     for (int i = 0; i < N; i++)
         off[i] = i % 3 != 0;
@@ -257,7 +265,7 @@ static void toggle_in_row_order(int32_t rows)
     TW_CHECK(w);
     for (int i = N - 1; i >= 0; i -= 2)     /* backwards, through moved rows */
         if (e[i]) {
-            CHECK_ERR(tecs_toggle(&hl, e[i], i % 4 == 1), TECS_OK);
+            CHECK_ERR(tecs_handle_enable(&hl, e[i], i % 4 == 1), TECS_OK);
             off[i] = i % 4 != 1;
         }
     int32_t n_on = 0, n_off = 0;
@@ -279,7 +287,7 @@ static void toggle_in_row_order(int32_t rows)
     tw_free(w);
 }
 
-TEST(toggler_in_row_order_matches_tecs_enable)
+TEST(handle_enable_in_row_order_matches_tecs_enable)
 {
     toggle_in_row_order(0);
     toggle_in_row_order(16);
@@ -299,12 +307,12 @@ static int run_rows(tecs_query_t *q)
 ** with change terms, a delta mark, tecs_progress) closes the short path,
 ** so the next toggle there stamps its chunk at the new tick, as
 ** tecs_enable does: change queries and deltas see every toggle. */
-TEST(toggler_stamps_whatever_moves_the_tick)
+TEST(handle_enable_stamps_whatever_moves_the_tick)
 {
     tecs_world_t *w = tw_new();
     tecs_comp_t hp = enableable(w, "Health", false);
-    tecs_toggler_t h;
-    CHECK_ERR(tecs_toggler_init(w, hp, &h), TECS_OK);
+    tecs_handle_t h;
+    CHECK_ERR(tecs_handle_init(w, hp, &h), TECS_OK);
     tecs_entity_t e[4];
     for (int i = 0; i < 4; i++) {
         e[i] = tecs_new(w);
@@ -315,8 +323,8 @@ TEST(toggler_stamps_whatever_moves_the_tick)
     run_rows(added);                        /* from now on: what enters */
     CHECK_EQ(run_rows(added), 0);
     for (int round = 0; round < 8; round++) {
-        CHECK_ERR(tecs_toggle(&h, e[round % 4], round % 2 != 0), TECS_OK);
-        CHECK_ERR(tecs_toggle(&h, e[(round + 1) % 4], round % 2 != 0), TECS_OK);
+        CHECK_ERR(tecs_handle_enable(&h, e[round % 4], round % 2 != 0), TECS_OK);
+        CHECK_ERR(tecs_handle_enable(&h, e[(round + 1) % 4], round % 2 != 0), TECS_OK);
         CHECK_EQ(tecs_added_tick(w, e[round % 4], hp), tecs_world_tick(w));
         CHECK_EQ(tecs_added_tick(w, e[(round + 1) % 4], hp), tecs_world_tick(w));
         TW_CHECK(w);
@@ -339,19 +347,19 @@ TEST(toggler_stamps_whatever_moves_the_tick)
 
 /* A cache and an index made after the short path opened: the next toggle
 ** there raises their events, as tecs_enable's would. */
-TEST(toggler_feeds_caches_and_indexes_made_later)
+TEST(handle_enable_feeds_caches_and_indexes_made_later)
 {
     tecs_world_t *w = tw_new();
     tecs_comp_t hp = enableable(w, "Health", false);
-    tecs_toggler_t h;
-    CHECK_ERR(tecs_toggler_init(w, hp, &h), TECS_OK);
+    tecs_handle_t h;
+    CHECK_ERR(tecs_handle_init(w, hp, &h), TECS_OK);
     tecs_entity_t e[10];
     for (int i = 0; i < 10; i++) {
         e[i] = tecs_new(w);
         TECS_SET(w, e[i], hp, Health, { i });
     }
-    CHECK_ERR(tecs_toggle(&h, e[0], false), TECS_OK);      /* opens the chunk */
-    CHECK_ERR(tecs_toggle(&h, e[0], true), TECS_OK);       /* inline */
+    CHECK_ERR(tecs_handle_enable(&h, e[0], false), TECS_OK);      /* opens the chunk */
+    CHECK_ERR(tecs_handle_enable(&h, e[0], true), TECS_OK);       /* inline */
     tecs_query_t *q = tecs_query_all(w, 1, &hp);
     tecs_cache_t *c = tecs_cache_new(w, &(tecs_cache_desc_t){ .query = q });
     CHECK(c != NULL);
@@ -359,8 +367,8 @@ TEST(toggler_feeds_caches_and_indexes_made_later)
         .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32 });
     CHECK(x != NULL);
     CHECK_EQ(tecs_cache_count(c), 10);
-    CHECK_ERR(tecs_toggle(&h, e[3], false), TECS_OK);
-    CHECK_ERR(tecs_toggle(&h, e[4], false), TECS_OK);
+    CHECK_ERR(tecs_handle_enable(&h, e[3], false), TECS_OK);
+    CHECK_ERR(tecs_handle_enable(&h, e[4], false), TECS_OK);
     CHECK_EQ(tecs_cache_count(c), 8);
     tecs_filter_t *f = tecs_filter_new(w);
     CHECK(tecs_filter_cmp(f, x, TECS_LT, tecs_key_int(6)) >= 0);
@@ -375,17 +383,17 @@ TEST(toggler_feeds_caches_and_indexes_made_later)
 }
 
 /* Chunks added and freed, new archetypes, a reset: the handle holds. */
-TEST(toggler_survives_growth_and_reset)
+TEST(handle_enable_survives_growth_and_reset)
 {
     tecs_world_t *w = tw_new();
     tecs_comp_t hp = enableable(w, "Health", false);
     tecs_comp_t tag = TECS_TAG(w, Marked);
-    tecs_toggler_t h;
-    CHECK_ERR(tecs_toggler_init(w, hp, &h), TECS_OK);
+    tecs_handle_t h;
+    CHECK_ERR(tecs_handle_init(w, hp, &h), TECS_OK);
     for (int round = 0; round < 2; round++) {
         tecs_entity_t first = tecs_new(w);
         TECS_SET(w, first, hp, Health, { 0 });
-        CHECK_ERR(tecs_toggle(&h, first, false), TECS_OK);
+        CHECK_ERR(tecs_handle_enable(&h, first, false), TECS_OK);
         enum { N = 5000 };                  /* many chunks: the table moves */
         tecs_entity_t *e = malloc(N * sizeof *e);
         CHECK(e != NULL);
@@ -396,16 +404,16 @@ TEST(toggler_survives_growth_and_reset)
                 tecs_add(w, e[i], tag);
         }
         for (int i = 0; i < N; i++)
-            CHECK_ERR(tecs_toggle(&h, e[i], i % 3 != 0), TECS_OK);
+            CHECK_ERR(tecs_handle_enable(&h, e[i], i % 3 != 0), TECS_OK);
         for (int i = N / 2; i < N; i++)     /* chunks freed */
             tecs_destroy(w, e[i]);
         for (int i = 0; i < N / 2; i++)
-            CHECK_ERR(tecs_toggle(&h, e[i], i % 5 == 0), TECS_OK);
+            CHECK_ERR(tecs_handle_enable(&h, e[i], i % 5 == 0), TECS_OK);
         for (int i = 0; i < N / 2; i++)
             CHECK_EQ(tecs_is_enabled(w, e[i], hp), i % 5 == 0);
         TW_CHECK(w);
         CHECK_ERR(tecs_world_reset(w), TECS_OK);
-        CHECK_ERR(tecs_toggle(&h, e[0], true), TECS_EDEAD);
+        CHECK_ERR(tecs_handle_enable(&h, e[0], true), TECS_EDEAD);
         free(e);
     }
     tw_free(w);
@@ -415,7 +423,7 @@ TEST(toggler_survives_growth_and_reset)
 
 typedef struct cb_ctx {
     tecs_world_t *w;
-    tecs_toggler_t *h;
+    tecs_handle_t *h;
     tecs_entity_t other;
     tecs_comp_t hp;
     tecs_err_t err;
@@ -431,34 +439,34 @@ static void ctor_toggles(void *dst, int32_t n, void *ctx)
     (void)ctx;
     memset(dst, 0, (size_t)n * sizeof(Position));
     if (g_cb) {
-        g_cb->err = tecs_toggle(g_cb->h, g_cb->other, false);
+        g_cb->err = tecs_handle_enable(g_cb->h, g_cb->other, false);
         g_cb->applied_inside = !tecs_is_enabled(g_cb->w, g_cb->other, g_cb->hp);
-        tecs_toggler_t first;
-        g_cb->fresh_err = tecs_toggler_init(g_cb->w, g_cb->fresh, &first);
+        tecs_handle_t first;
+        g_cb->fresh_err = tecs_handle_init(g_cb->w, g_cb->fresh, &first);
     }
 }
 
 static void observer_toggles(const tecs_event_t *ev)
 {
     cb_ctx *c = ev->ctx;
-    c->err = tecs_toggle(c->h, c->other, false);
+    c->err = tecs_handle_enable(c->h, c->other, false);
     c->applied_inside = !tecs_is_enabled(c->w, c->other, c->hp);
 }
 
 /* In a lifecycle hook rows are in motion: the toggle queues. In an
 ** observer and in an iteration it applies at once. */
-TEST(toggler_in_callbacks)
+TEST(handle_enable_in_callbacks)
 {
     tecs_world_t *w = tw_new();
     tecs_comp_t hp = enableable(w, "Health", false);
     tecs_comp_t pos = tecs_component_new(w, &(tecs_component_desc_t){ .name = "Position",
         .size = sizeof(Position), .align = _Alignof(Position), .ctor = ctor_toggles });
     tecs_comp_t tag = TECS_TAG(w, Marked);
-    tecs_toggler_t h;
-    CHECK_ERR(tecs_toggler_init(w, hp, &h), TECS_OK);
+    tecs_handle_t h;
+    CHECK_ERR(tecs_handle_init(w, hp, &h), TECS_OK);
     tecs_entity_t other = tecs_new(w);
     TECS_SET(w, other, hp, Health, { 1 });
-    CHECK_ERR(tecs_toggle(&h, other, true), TECS_OK);       /* learnt */
+    CHECK_ERR(tecs_handle_enable(&h, other, true), TECS_OK);       /* learnt */
     cb_ctx c = { w, &h, other, hp, TECS_EINVAL, true, enableable(w, "Fresh", false),
                  TECS_OK };
     g_cb = &c;
@@ -469,7 +477,7 @@ TEST(toggler_in_callbacks)
     CHECK_EQ(c.fresh_err, TECS_EBUSY);          /* the first handle allocates */
     CHECK(!c.applied_inside);
     CHECK(!tecs_is_enabled(w, other, hp));      /* applied after the add */
-    CHECK_ERR(tecs_toggle(&h, other, true), TECS_OK);
+    CHECK_ERR(tecs_handle_enable(&h, other, true), TECS_OK);
     c = (cb_ctx){ w, &h, other, hp, TECS_EINVAL, false, 0, TECS_OK };
     CHECK(tecs_observer_new(w, &(tecs_observer_desc_t){ .event = TECS_ON_ADD, .comp = tag,
           .callback = observer_toggles, .ctx = &c }) != 0);
@@ -477,13 +485,13 @@ TEST(toggler_in_callbacks)
     CHECK_EQ(c.err, TECS_OK);
     CHECK(c.applied_inside);
     /* In an iteration: at once, and the rows not handed out yet see it. */
-    CHECK_ERR(tecs_toggle(&h, other, true), TECS_OK);
+    CHECK_ERR(tecs_handle_enable(&h, other, true), TECS_OK);
     tecs_query_t *q = tecs_query_all(w, 1, &hp);
     tecs_iter_t it = tecs_query_iter(q);
     int rows = 0;
     while (tecs_iter_next(&it)) {
         rows += it.count;
-        CHECK_ERR(tecs_toggle(&h, other, false), TECS_OK);
+        CHECK_ERR(tecs_handle_enable(&h, other, false), TECS_OK);
         CHECK(!tecs_is_enabled(w, other, hp));
     }
     CHECK_EQ(rows, 1);
@@ -502,10 +510,10 @@ typedef struct par_ctx {
 static void disable_through_context(tecs_iter_t *it)
 {
     par_ctx *c = it->ctx;
-    tecs_toggler_t h;
-    tecs_err_t err = tecs_toggler_init(it->world, c->hp, &h);
+    tecs_handle_t h;
+    tecs_err_t err = tecs_handle_init(it->world, c->hp, &h);
     for (int32_t r = 0; err == TECS_OK && r < it->count; r++) {
-        err = tecs_toggle(&h, it->entities[r], false);
+        err = tecs_handle_enable(&h, it->entities[r], false);
         if (err == TECS_OK && !tecs_is_enabled(it->world, it->entities[r], c->hp))
             err = TECS_EINVAL;                  /* applied at once: wrong */
     }
@@ -514,19 +522,19 @@ static void disable_through_context(tecs_iter_t *it)
     c->rows[it->worker] += it->count;
 }
 
-TEST(toggler_from_workers)
+TEST(handle_enable_from_workers)
 {
     tecs_world_t *w = tw_new();
     tecs_comp_t hp = enableable(w, "Health", false);
     CHECK_ERR(tecs_world_set_threads(w, 2), TECS_OK);
-    tecs_toggler_t h;
-    CHECK_ERR(tecs_toggler_init(w, hp, &h), TECS_OK);
+    tecs_handle_t h;
+    CHECK_ERR(tecs_handle_init(w, hp, &h), TECS_OK);
     tecs_entity_t e[3000];
     for (int i = 0; i < 3000; i++) {
         e[i] = tecs_new(w);
         TECS_SET(w, e[i], hp, Health, { i });
         if (i % 3 == 0)
-            CHECK_ERR(tecs_toggle(&h, e[i], false), TECS_OK);
+            CHECK_ERR(tecs_handle_enable(&h, e[i], false), TECS_OK);
     }
     tecs_query_t *q = tecs_query_all(w, 1, &hp);
     par_ctx c = { .hp = hp };
@@ -540,7 +548,7 @@ TEST(toggler_from_workers)
     CHECK_EQ(tecs_query_count(q), 0);           /* applied after the run */
     for (int i = 0; i < 3000; i += 97)
         CHECK(!tecs_is_enabled(w, e[i], hp));
-    CHECK_ERR(tecs_toggle(&h, e[1], true), TECS_OK);    /* the world's handle again */
+    CHECK_ERR(tecs_handle_enable(&h, e[1], true), TECS_OK);    /* the world's handle again */
     CHECK(tecs_is_enabled(w, e[1], hp));
     TW_CHECK(w);
     tw_free(w);

@@ -1,5 +1,5 @@
 /*
-** Lookups in the caller's loop: a handle read inline (tecs_lookup) and the
+** Lookups in the caller's loop: a handle read inline (tecs_handle_get) and the
 ** batched lookup (tecs_get_many). Each case compares them with tecs_get
 ** after the world changes in one way: new archetypes, chunks added and
 ** freed, destroys, recycled slots, a removed component, a reset; then bad
@@ -10,16 +10,16 @@
 
 /* The handle, tecs_get_many and tecs_get agree on e (want: its value or
 ** NULL). */
-static void agree(tecs_world_t *w, const tecs_lookup_t *h, tecs_comp_t c, tecs_entity_t e,
+static void agree(tecs_world_t *w, const tecs_handle_t *h, tecs_comp_t c, tecs_entity_t e,
                   const void *want)
 {
     const void *got[1] = { (const void *)1 };
-    CHECK(tecs_lookup(h, e) == want);
+    CHECK(tecs_handle_get(h, e) == want);
     CHECK_ERR(tecs_get_many(w, c, &e, 1, got), TECS_OK);
     CHECK(got[0] == want);
 }
 
-static void agree_get(tecs_world_t *w, const tecs_lookup_t *h, tecs_comp_t c, tecs_entity_t e)
+static void agree_get(tecs_world_t *w, const tecs_handle_t *h, tecs_comp_t c, tecs_entity_t e)
 {
     agree(w, h, c, e, tecs_get(w, e, c));
 }
@@ -29,8 +29,8 @@ TEST(lookup_reads_what_get_reads)
     tecs_world_t *w = tw_new();
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
     tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
-    tecs_lookup_t h;
-    CHECK_ERR(tecs_lookup_init(w, pos, &h), TECS_OK);
+    tecs_handle_t h;
+    CHECK_ERR(tecs_handle_init(w, pos, &h), TECS_OK);
     tecs_entity_t e[100];
     for (int i = 0; i < 100; i++) {
         e[i] = tecs_new(w);
@@ -39,7 +39,7 @@ TEST(lookup_reads_what_get_reads)
             TECS_SET(w, e[i], vel, Velocity, { 1, 1 });
     }
     for (int i = 0; i < 100; i++) {
-        const Position *p = TECS_LOOKUP(&h, e[i], Position);
+        const Position *p = TECS_HANDLE_GET(&h, e[i], Position);
         CHECK(p && p->x == (float)i);
         agree_get(w, &h, pos, e[i]);
     }
@@ -48,7 +48,7 @@ TEST(lookup_reads_what_get_reads)
     TECS_SET(w, bare, vel, Velocity, { 1, 1 });
     tecs_get(w, e[0], 12345);
     CHECK_ERR(tecs_last_error(w), TECS_ENOCOMP);
-    CHECK(tecs_lookup(&h, bare) == NULL);
+    CHECK(tecs_handle_get(&h, bare) == NULL);
     CHECK_ERR(tecs_last_error(w), TECS_ENOCOMP);     /* left alone */
     agree(w, &h, pos, bare, NULL);
     /* a batch of all of them, in another order, with made-up ids */
@@ -63,7 +63,7 @@ TEST(lookup_reads_what_get_reads)
     CHECK_ERR(tecs_get_many(w, pos, ids, 104, out), TECS_OK);
     for (int i = 0; i < 104; i++) {
         CHECK(out[i] == tecs_get(w, ids[i], pos));
-        CHECK(tecs_lookup(&h, ids[i]) == out[i]);
+        CHECK(tecs_handle_get(&h, ids[i]) == out[i]);
     }
     CHECK_ERR(tecs_get_many(w, pos, NULL, 0, NULL), TECS_OK);
     TW_CHECK(w);
@@ -81,8 +81,8 @@ TEST(lookup_follows_new_archetypes_and_chunks)
         name[1] = (char)('0' + k);
         tags[k] = tecs_component_new(w, &(tecs_component_desc_t){ .name = name });
     }
-    tecs_lookup_t h;
-    CHECK_ERR(tecs_lookup_init(w, pos, &h), TECS_OK);   /* before any of them */
+    tecs_handle_t h;
+    CHECK_ERR(tecs_handle_init(w, pos, &h), TECS_OK);   /* before any of them */
     tecs_entity_t e[2000];
     for (int i = 0; i < 2000; i++) {
         e[i] = tecs_new(w);
@@ -95,15 +95,15 @@ TEST(lookup_follows_new_archetypes_and_chunks)
                 agree_get(w, &h, pos, e[j]);
     }
     for (int i = 0; i < 2000; i++) {
-        const Position *p = TECS_LOOKUP(&h, e[i], Position);
+        const Position *p = TECS_HANDLE_GET(&h, e[i], Position);
         CHECK(p && p->x == (float)i);
     }
     /* a copy of the handle is as good, and so is a second handle */
-    tecs_lookup_t h2 = h, h3;
-    CHECK_ERR(tecs_lookup_init(w, pos, &h3), TECS_OK);
+    tecs_handle_t h2 = h, h3;
+    CHECK_ERR(tecs_handle_init(w, pos, &h3), TECS_OK);
     for (int i = 0; i < 2000; i += 7) {
-        CHECK(tecs_lookup(&h2, e[i]) == tecs_get(w, e[i], pos));
-        CHECK(tecs_lookup(&h3, e[i]) == tecs_get(w, e[i], pos));
+        CHECK(tecs_handle_get(&h2, e[i]) == tecs_get(w, e[i], pos));
+        CHECK(tecs_handle_get(&h3, e[i]) == tecs_get(w, e[i], pos));
     }
     /* chunks freed as the world shrinks: rows move, the handle follows */
     for (int i = 0; i < 2000; i++)
@@ -111,7 +111,7 @@ TEST(lookup_follows_new_archetypes_and_chunks)
             tecs_destroy(w, e[i]);
     for (int i = 0; i < 2000; i++) {
         agree_get(w, &h, pos, e[i]);
-        CHECK((tecs_lookup(&h, e[i]) != NULL) == (i % 5 == 0));
+        CHECK((tecs_handle_get(&h, e[i]) != NULL) == (i % 5 == 0));
     }
     TW_CHECK(w);
     tw_free(w);
@@ -123,17 +123,17 @@ TEST(lookup_dead_recycled_removed_and_reset)
     tecs_world_t *w = tw_new_ex(&a, 16);
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
     tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
-    tecs_lookup_t h, hv;
-    CHECK_ERR(tecs_lookup_init(w, pos, &h), TECS_OK);
-    CHECK_ERR(tecs_lookup_init(w, vel, &hv), TECS_OK);
+    tecs_handle_t h, hv;
+    CHECK_ERR(tecs_handle_init(w, pos, &h), TECS_OK);
+    CHECK_ERR(tecs_handle_init(w, vel, &hv), TECS_OK);
     tecs_entity_t e = tecs_new(w);
     TECS_SET(w, e, pos, Position, { 1, 2 });
     TECS_SET(w, e, vel, Velocity, { 3, 4 });
-    CHECK(TECS_LOOKUP(&hv, e, Velocity)->y == 4);
+    CHECK(TECS_HANDLE_GET(&hv, e, Velocity)->y == 4);
     /* the component removed: the entity moved, Position still read */
     CHECK_ERR(tecs_remove(w, e, vel), TECS_OK);
     agree(w, &hv, vel, e, NULL);
-    CHECK(TECS_LOOKUP(&h, e, Position)->y == 2);
+    CHECK(TECS_HANDLE_GET(&h, e, Position)->y == 2);
     agree_get(w, &h, pos, e);
     /* destroyed, then its slot recycled: the old id reads nothing */
     CHECK_ERR(tecs_destroy(w, e), TECS_OK);
@@ -144,7 +144,7 @@ TEST(lookup_dead_recycled_removed_and_reset)
     agree(w, &h, pos, r, NULL);
     TECS_SET(w, r, pos, Position, { 5, 6 });
     agree(w, &h, pos, e, NULL);
-    CHECK(TECS_LOOKUP(&h, r, Position)->x == 5);
+    CHECK(TECS_HANDLE_GET(&h, r, Position)->x == 5);
     /* the dead slot's own generation, made up: still nothing */
     tecs_entity_t d = tecs_new(w);
     tecs_destroy(w, d);
@@ -170,7 +170,7 @@ TEST(lookup_dead_recycled_removed_and_reset)
         TECS_SET(w, many[i], pos, Position, { (float)i, 7 });
     }
     for (int i = 0; i < 300; i++) {
-        CHECK(TECS_LOOKUP(&h, many[i], Position)->x == (float)i);
+        CHECK(TECS_HANDLE_GET(&h, many[i], Position)->x == (float)i);
         agree_get(w, &h, pos, many[i]);
     }
     TW_CHECK(w);
@@ -182,12 +182,12 @@ TEST(lookup_enableable_disabled_is_still_read)
     tecs_world_t *w = tw_new();
     tecs_comp_t t = tecs_component_new(w, &(tecs_component_desc_t){
         .name = "Tog", .size = sizeof(Health), .align = _Alignof(Health), .enableable = true });
-    tecs_lookup_t h;
-    CHECK_ERR(tecs_lookup_init(w, t, &h), TECS_OK);
+    tecs_handle_t h;
+    CHECK_ERR(tecs_handle_init(w, t, &h), TECS_OK);
     tecs_entity_t e = tecs_new(w);
     TECS_SET(w, e, t, Health, { 9 });
     CHECK_ERR(tecs_enable(w, e, t, false), TECS_OK);
-    CHECK(TECS_LOOKUP(&h, e, Health)->hp == 9);           /* as tecs_get */
+    CHECK(TECS_HANDLE_GET(&h, e, Health)->hp == 9);           /* as tecs_get */
     agree_get(w, &h, t, e);
     tw_free(w);
 }
@@ -202,17 +202,24 @@ TEST(lookup_bad_input)
         .storage = TECS_STORAGE_SPARSE });
     tecs_comp_t stag = tecs_component_new(w, &(tecs_component_desc_t){
         .name = "STag", .storage = TECS_STORAGE_SPARSE });
-    tecs_lookup_t h;
+    tecs_handle_t h;
     long blocks = 0;
-    CHECK_ERR(tecs_lookup_init(NULL, pos, &h), TECS_EINVAL);
-    CHECK_ERR(tecs_lookup_init(w, pos, NULL), TECS_EINVAL);
-    CHECK_ERR(tecs_lookup_init(w, 0, &h), TECS_ENOCOMP);
-    CHECK_ERR(tecs_lookup_init(w, 4000, &h), TECS_ENOCOMP);
-    CHECK_ERR(tecs_lookup_init(w, tag, &h), TECS_EINVAL);
-    CHECK(strstr(tecs_last_error_msg(w), "Tag") != NULL);
-    CHECK_ERR(tecs_lookup_init(w, stag, &h), TECS_EINVAL);   /* a sparse tag */
-    CHECK(strstr(tecs_last_error_msg(w), "STag") != NULL);
-    CHECK_ERR(tecs_lookup_init(w, sp, &h), TECS_OK);         /* a sparse value */
+    CHECK_ERR(tecs_handle_init(NULL, pos, &h), TECS_EINVAL);
+    CHECK_ERR(tecs_handle_init(w, pos, NULL), TECS_EINVAL);
+    CHECK_ERR(tecs_handle_init(w, 0, &h), TECS_ENOCOMP);
+    CHECK_ERR(tecs_handle_init(w, 4000, &h), TECS_ENOCOMP);
+    /* A tag has no value: a handle of it reads NULL, and adds and removes. */
+    tecs_entity_t t = tecs_new(w);
+    CHECK_ERR(tecs_handle_init(w, tag, &h), TECS_OK);
+    CHECK_ERR(tecs_handle_add(&h, t), TECS_OK);
+    CHECK(tecs_has(w, t, tag) && tecs_handle_get(&h, t) == NULL);
+    CHECK_ERR(tecs_handle_remove(&h, t), TECS_OK);
+    CHECK_ERR(tecs_handle_init(w, stag, &h), TECS_OK);       /* a sparse tag */
+    CHECK_ERR(tecs_handle_add(&h, t), TECS_OK);
+    CHECK(tecs_has(w, t, stag) && tecs_handle_get(&h, t) == NULL);
+    CHECK_ERR(tecs_handle_remove(&h, t), TECS_OK);
+    CHECK(!tecs_has(w, t, stag));
+    CHECK_ERR(tecs_handle_init(w, sp, &h), TECS_OK);         /* a sparse value */
     (void)blocks;
     tecs_entity_t e = tecs_new(w);
     TECS_SET(w, e, pos, Position, { 1, 2 });
@@ -243,7 +250,7 @@ TEST(lookup_bad_input)
 /* ---- callbacks --------------------------------------------------------- */
 
 typedef struct cb_state {
-    tecs_lookup_t h;
+    tecs_handle_t h;
     tecs_comp_t pos, vel;
     int calls, ok;
     tecs_err_t init_err, many_err;
@@ -254,14 +261,14 @@ typedef struct cb_state {
 static void on_vel_set(const tecs_event_t *ev)
 {
     cb_state *s = ev->ctx;
-    tecs_lookup_t mine;
+    tecs_handle_t mine;
     const void *many = NULL;
     s->calls++;
-    s->init_err = tecs_lookup_init(ev->world, s->pos, &mine);
+    s->init_err = tecs_handle_init(ev->world, s->pos, &mine);
     s->many_err = tecs_get_many(ev->world, s->pos, &ev->entity, 1, &many);
     const void *got = tecs_get(ev->world, ev->entity, s->pos);
-    s->ok += got != NULL && tecs_lookup(&s->h, ev->entity) == got && many == got &&
-             (s->init_err || tecs_lookup(&mine, ev->entity) == got);
+    s->ok += got != NULL && tecs_handle_get(&s->h, ev->entity) == got && many == got &&
+             (s->init_err || tecs_handle_get(&mine, ev->entity) == got);
 }
 
 /* A ctor hook of Velocity (rows in motion): reads through the handle. */
@@ -283,7 +290,7 @@ TEST(lookup_from_callbacks)
     s.vel = tecs_component_new(w, &(tecs_component_desc_t){
         .name = "Velocity", .size = sizeof(Velocity), .align = _Alignof(Velocity),
         .ctor = vel_ctor });
-    CHECK_ERR(tecs_lookup_init(w, s.pos, &s.h), TECS_OK);
+    CHECK_ERR(tecs_handle_init(w, s.pos, &s.h), TECS_OK);
     CHECK(tecs_observer_new(w, &(tecs_observer_desc_t){
         .event = TECS_ON_SET, .comp = s.vel, .callback = on_vel_set, .ctx = &s }));
     g_hook_state = &s;
@@ -304,10 +311,10 @@ TEST(lookup_from_callbacks)
     int n = 0;
     while (tecs_iter_next(&it))
         for (int32_t i = 0; i < it.count; i++, n++) {
-            tecs_lookup_t in;
-            CHECK_ERR(tecs_lookup_init(w, s.pos, &in), TECS_OK);
-            CHECK(tecs_lookup(&in, it.entities[i]) == (const Position *)it.fields[0] + i);
-            CHECK(tecs_lookup(&s.h, it.entities[i]) == (const Position *)it.fields[0] + i);
+            tecs_handle_t in;
+            CHECK_ERR(tecs_handle_init(w, s.pos, &in), TECS_OK);
+            CHECK(tecs_handle_get(&in, it.entities[i]) == (const Position *)it.fields[0] + i);
+            CHECK(tecs_handle_get(&s.h, it.entities[i]) == (const Position *)it.fields[0] + i);
         }
     CHECK_EQ(n, 50);
     tw_free(w);
@@ -317,31 +324,35 @@ TEST(lookup_from_callbacks)
 
 typedef struct par_state {
     tecs_comp_t pos, vel;
-    tecs_lookup_t h;            /* made before the run                      */
+    tecs_handle_t h;            /* made before the run                      */
     const tecs_entity_t *others;
     atomic_long bad;
     atomic_int refused;
 } par_state;
 
 /* A parallel system over Velocity: reads other entities' Position through
-** the shared handle, a handle of its own, and tecs_get_many. */
+** the shared handle, a handle of its own, and tecs_get_many. A handle of
+** its own of a component its system does not read reads NULL. */
 static void par_read(tecs_iter_t *it)
 {
     par_state *s = it->ctx;
-    tecs_lookup_t mine;
-    tecs_err_t err = tecs_lookup_init(it->world, s->pos, &mine);
-    if (err == TECS_EACCESS)
-        atomic_fetch_add(&s->refused, 1);
+    tecs_handle_t mine;
+    if (tecs_handle_init(it->world, s->pos, &mine) != TECS_OK) {
+        atomic_fetch_add(&s->bad, 1);
+        return;
+    }
     for (int32_t i = 0; i < it->count; i++) {
         tecs_entity_t o = s->others[(it->entities[i] >> 1) % 64];
         const void *many = NULL;
-        const void *via = tecs_lookup(&s->h, o);
+        const void *via = tecs_handle_get(&s->h, o);
         tecs_err_t me = tecs_get_many(it->world, s->pos, &o, 1, &many);
-        if (err == TECS_OK) {
-            if (via == NULL || many != via || tecs_lookup(&mine, o) != via ||
+        if (me == TECS_OK) {
+            if (via == NULL || many != via || tecs_handle_get(&mine, o) != via ||
                 tecs_get(it->world, o, s->pos) != via)
                 atomic_fetch_add(&s->bad, 1);
-        } else if (me != TECS_EACCESS) {
+        } else if (me == TECS_EACCESS && tecs_handle_get(&mine, o) == NULL) {
+            atomic_fetch_add(&s->refused, 1);
+        } else {
             atomic_fetch_add(&s->bad, 1);
         }
     }
@@ -364,7 +375,7 @@ TEST(lookup_from_workers)
         tecs_entity_t e = tecs_new(w);
         TECS_SET(w, e, s.vel, Velocity, { 1, 1 });
     }
-    CHECK_ERR(tecs_lookup_init(w, s.pos, &s.h), TECS_OK);
+    CHECK_ERR(tecs_handle_init(w, s.pos, &s.h), TECS_OK);
     CHECK_ERR(tecs_world_set_threads(w, 2), TECS_OK);
     tecs_query_t *q = tecs_query_new(w, &(tecs_query_desc_t){
         .terms = (tecs_term_t[]){ { .comp = s.vel, .access = TECS_READ } }, .term_count = 1 });
@@ -377,7 +388,7 @@ TEST(lookup_from_workers)
     CHECK_EQ(atomic_load(&s.bad), 0);
     CHECK_EQ(atomic_load(&s.refused), 0);
     CHECK_ERR(tecs_system_free(w, sys), TECS_OK);
-    /* not declared: init and get_many refused (the inline cannot check) */
+    /* not declared: get_many refused, the worker's own handle reads NULL */
     CHECK(tecs_system_new(w, &(tecs_system_desc_t){
         .name = "undeclared", .query = q, .run = par_read, .ctx = &s, .parallel = true,
         .parallel_min = 1 }) != 0);
@@ -392,8 +403,8 @@ TEST(lookup_from_workers)
 static void par_first_handle(tecs_iter_t *it)
 {
     par_state *s = it->ctx;
-    tecs_lookup_t mine;
-    tecs_err_t err = tecs_lookup_init(it->world, s->vel, &mine);
+    tecs_handle_t mine;
+    tecs_err_t err = tecs_handle_init(it->world, s->vel, &mine);
     if (err == TECS_EBUSY) {
         atomic_fetch_add(&s->refused, 1);
         return;
@@ -403,7 +414,7 @@ static void par_first_handle(tecs_iter_t *it)
         return;
     }
     for (int32_t i = 0; i < it->count; i++)
-        if (tecs_lookup(&mine, it->entities[i]) != (const Velocity *)tecs_field(it, 0) + i)
+        if (tecs_handle_get(&mine, it->entities[i]) != (const Velocity *)tecs_field(it, 0) + i)
             atomic_fetch_add(&s->bad, 1);
 }
 
@@ -427,8 +438,8 @@ TEST(lookup_first_handle_not_in_a_worker)
     CHECK(atomic_load(&s.refused) > 0);
     CHECK_EQ(atomic_load(&s.bad), 0);
     atomic_store(&s.refused, 0);
-    tecs_lookup_t h;
-    CHECK_ERR(tecs_lookup_init(w, s.vel, &h), TECS_OK);     /* now the table exists */
+    tecs_handle_t h;
+    CHECK_ERR(tecs_handle_init(w, s.vel, &h), TECS_OK);     /* now the table exists */
     CHECK_ERR(tecs_progress(w, 0.1), TECS_OK);
     CHECK_EQ(atomic_load(&s.refused), 0);
     CHECK_EQ(atomic_load(&s.bad), 0);
@@ -449,19 +460,19 @@ TEST(lookup_out_of_memory)
         TECS_SET(w, e, pos, Position, { 3, 4 });
         a.calls = 0;
         a.fail_at = k;
-        tecs_lookup_t h;
-        tecs_err_t err = tecs_lookup_init(w, pos, &h);
+        tecs_handle_t h;
+        tecs_err_t err = tecs_handle_init(w, pos, &h);
         CHECK(err == TECS_OK || err == TECS_ENOMEM);
         bool failed = a.failures > 0;
         if (err == TECS_OK) {
-            CHECK(TECS_LOOKUP(&h, e, Position)->y == 4);
+            CHECK(TECS_HANDLE_GET(&h, e, Position)->y == 4);
             tecs_entity_t f = tecs_new(w);               /* a new archetype */
             tecs_add(w, f, tag);
             if (tecs_set(w, f, pos, &(Position){ 5, 6 }) == TECS_OK)
-                CHECK(TECS_LOOKUP(&h, f, Position)->x == 5);
+                CHECK(TECS_HANDLE_GET(&h, f, Position)->x == 5);
             else
-                CHECK(tecs_lookup(&h, f) == tecs_get(w, f, pos));
-            CHECK(tecs_lookup(&h, e) == tecs_get(w, e, pos));
+                CHECK(tecs_handle_get(&h, f) == tecs_get(w, f, pos));
+            CHECK(tecs_handle_get(&h, e) == tecs_get(w, e, pos));
         } else {
             CHECK_ERR(tecs_last_error(w), TECS_ENOMEM);
         }
@@ -482,8 +493,8 @@ TEST(lookup_hot_archetype_follows_groups_and_moves)
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
     tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
     tecs_comp_t tag = tecs_component_new(w, &(tecs_component_desc_t){ .name = "T" });
-    tecs_lookup_t h;
-    CHECK_ERR(tecs_lookup_init(w, pos, &h), TECS_OK);        /* no archetype yet */
+    tecs_handle_t h;
+    CHECK_ERR(tecs_handle_init(w, pos, &h), TECS_OK);        /* no archetype yet */
     tecs_comp_t pv[2] = { pos, vel };
     tecs_archetype_t *arch = tecs_archetype_get(w, 2, pv);
     /* made in bulk: one group of chunks, read on the short path */
@@ -496,7 +507,7 @@ TEST(lookup_hot_archetype_follows_groups_and_moves)
     tecs_value_t vals[] = { { pos, ps }, { vel, vs } };
     CHECK_ERR(tecs_new_bulk(w, arch, N, e, 2, vals), TECS_OK);
     for (int i = 0; i < N; i++) {
-        CHECK(TECS_LOOKUP(&h, e[i], Position)->x == (float)i);
+        CHECK(TECS_HANDLE_GET(&h, e[i], Position)->x == (float)i);
         agree_get(w, &h, pos, e[i]);
     }
     TW_CHECK(w);
@@ -508,7 +519,7 @@ TEST(lookup_hot_archetype_follows_groups_and_moves)
         TECS_SET(w, more[i], vel, Velocity, { 0, 0 });
     }
     for (int i = 0; i < 100; i++)
-        CHECK(TECS_LOOKUP(&h, more[i], Position)->x == (float)(N + i));
+        CHECK(TECS_HANDLE_GET(&h, more[i], Position)->x == (float)(N + i));
     /* most of them leave: groups freed, the straddling one shrunk (rows
     ** move); the rest move to a bigger archetype, which takes the hot place */
     for (int i = 0; i < N; i++)
@@ -527,9 +538,9 @@ TEST(lookup_hot_archetype_follows_groups_and_moves)
     }
     TW_CHECK(w);
     for (int i = 0; i < 3000; i++)
-        CHECK(TECS_LOOKUP(&h, big[i], Position)->x == (float)i);
+        CHECK(TECS_HANDLE_GET(&h, big[i], Position)->x == (float)i);
     for (int i = 0; i < N; i += 10)
-        CHECK(TECS_LOOKUP(&h, e[i], Position)->x == (float)i);
+        CHECK(TECS_HANDLE_GET(&h, e[i], Position)->x == (float)i);
     /* a reserve: one group for what follows, then a reset */
     CHECK_ERR(tecs_archetype_reserve(w, arch, 5000), TECS_OK);
     TW_CHECK(w);
@@ -541,7 +552,7 @@ TEST(lookup_hot_archetype_follows_groups_and_moves)
         agree(w, &h, pos, big[i], NULL);
     CHECK_ERR(tecs_new_bulk(w, arch, N, e, 2, vals), TECS_OK);
     for (int i = 0; i < N; i++)
-        CHECK(TECS_LOOKUP(&h, e[i], Position)->x == (float)i);
+        CHECK(TECS_HANDLE_GET(&h, e[i], Position)->x == (float)i);
     TW_CHECK(w);
     tw_free(w);
 }
@@ -566,11 +577,11 @@ TEST(lookup_guess_by_slot_never_misleads)
     for (int i = 0; i < N; i++)
         ps[i] = (Position){ (float)i, 0 };
     CHECK_ERR(tecs_new_bulk(w, arch, N, ids, 1, (tecs_value_t[]){ { pos, ps } }), TECS_OK);
-    tecs_lookup_t h;
-    CHECK_ERR(tecs_lookup_init(w, pos, &h), TECS_OK);
+    tecs_handle_t h;
+    CHECK_ERR(tecs_handle_init(w, pos, &h), TECS_OK);
     int n = N;
     for (int i = 0; i < N; i++)
-        CHECK(TECS_LOOKUP(&h, ids[i], Position)->x == (float)i);
+        CHECK(TECS_HANDLE_GET(&h, ids[i], Position)->x == (float)i);
     uint64_t rng = 7;
     for (int step = 0; step < 600; step++) {
         tecs_entity_t e = ids[tw_rand(&rng) % (uint64_t)n];
@@ -622,8 +633,8 @@ TEST(lookup_sparse_reads_what_get_reads)
     tecs_world_t *w = tw_new_ex(&a, 16);
     tecs_comp_t sp = sparse_health(w, "Sp");
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
-    tecs_lookup_t h;
-    CHECK_ERR(tecs_lookup_init(w, sp, &h), TECS_OK);         /* before any member */
+    tecs_handle_t h;
+    CHECK_ERR(tecs_handle_init(w, sp, &h), TECS_OK);         /* before any member */
     TW_CHECK(w);
     /* enough slots for several pages; every third entity a member */
     enum { N = 10000 };
@@ -636,7 +647,7 @@ TEST(lookup_sparse_reads_what_get_reads)
             TECS_SET(w, e[i], sp, Health, { i });
     }
     for (int i = 0; i < N; i++) {
-        const Health *v = TECS_LOOKUP(&h, e[i], Health);
+        const Health *v = TECS_HANDLE_GET(&h, e[i], Health);
         CHECK((v != NULL) == (i % 3 == 0));
         if (v)
             CHECK_EQ(v->hp, i);
@@ -650,18 +661,18 @@ TEST(lookup_sparse_reads_what_get_reads)
     CHECK_ERR(tecs_get_many(w, sp, ids, 8, out), TECS_OK);
     for (int k = 0; k < 8; k++) {
         CHECK(out[k] == tecs_get(w, ids[k], sp));
-        CHECK(tecs_lookup(&h, ids[k]) == out[k]);
+        CHECK(tecs_handle_get(&h, ids[k]) == out[k]);
     }
     CHECK(out[0] != NULL && out[1] == NULL && out[2] == NULL && out[3] == NULL && out[4] == NULL);
     /* removed, added back, moved between archetypes: the address holds
     ** while it is a member */
-    const Health *v3 = TECS_LOOKUP(&h, e[3], Health);
+    const Health *v3 = TECS_HANDLE_GET(&h, e[3], Health);
     TECS_SET(w, e[3], pos, Position, { 1, 1 });
-    CHECK(TECS_LOOKUP(&h, e[3], Health) == v3);
+    CHECK(TECS_HANDLE_GET(&h, e[3], Health) == v3);
     CHECK_ERR(tecs_remove(w, e[3], sp), TECS_OK);
     agree(w, &h, sp, e[3], NULL);
     TECS_SET(w, e[3], sp, Health, { 33 });
-    CHECK(TECS_LOOKUP(&h, e[3], Health)->hp == 33);
+    CHECK(TECS_HANDLE_GET(&h, e[3], Health)->hp == 33);
     /* destroyed and recycled: the old id reads nothing, the new one its own */
     CHECK_ERR(tecs_destroy(w, e[6]), TECS_OK);
     agree(w, &h, sp, e[6], NULL);
@@ -670,7 +681,7 @@ TEST(lookup_sparse_reads_what_get_reads)
     agree(w, &h, sp, r, NULL);
     TECS_SET(w, r, sp, Health, { 66 });
     agree(w, &h, sp, e[6], NULL);
-    CHECK(TECS_LOOKUP(&h, r, Health)->hp == 66);
+    CHECK(TECS_HANDLE_GET(&h, r, Health)->hp == 66);
     /* a page emptied and freed: its slots read nothing, then a new page */
     for (int i = 0; i < N; i += 3)
         if (i != 6)
@@ -680,7 +691,7 @@ TEST(lookup_sparse_reads_what_get_reads)
     for (int i = 0; i < N; i++)
         agree(w, &h, sp, e[i], NULL);
     TECS_SET(w, e[N - 1], sp, Health, { 7 });
-    CHECK(TECS_LOOKUP(&h, e[N - 1], Health)->hp == 7);
+    CHECK(TECS_HANDLE_GET(&h, e[N - 1], Health)->hp == 7);
     agree_get(w, &h, sp, e[N - 1]);
     /* a pending id: not alive, not a member */
     tecs_defer_begin(w);
@@ -688,19 +699,19 @@ TEST(lookup_sparse_reads_what_get_reads)
     tecs_set(w, p, sp, &(Health){ 1 });
     agree(w, &h, sp, p, NULL);
     tecs_defer_end(w);
-    CHECK(TECS_LOOKUP(&h, p, Health)->hp == 1);
+    CHECK(TECS_HANDLE_GET(&h, p, Health)->hp == 1);
     /* reset: the pages go, the set and the handle stay */
     CHECK_ERR(tecs_world_reset(w), TECS_OK);
     agree(w, &h, sp, e[N - 1], NULL);
     agree(w, &h, sp, p, NULL);
     tecs_entity_t f = tecs_new(w);
     TECS_SET(w, f, sp, Health, { 8 });
-    CHECK(TECS_LOOKUP(&h, f, Health)->hp == 8);
+    CHECK(TECS_HANDLE_GET(&h, f, Health)->hp == 8);
     /* a second handle and a copy read the same */
-    tecs_lookup_t h2 = h, h3;
-    CHECK_ERR(tecs_lookup_init(w, sp, &h3), TECS_OK);
-    CHECK(tecs_lookup(&h2, f) == tecs_get(w, f, sp));
-    CHECK(tecs_lookup(&h3, f) == tecs_get(w, f, sp));
+    tecs_handle_t h2 = h, h3;
+    CHECK_ERR(tecs_handle_init(w, sp, &h3), TECS_OK);
+    CHECK(tecs_handle_get(&h2, f) == tecs_get(w, f, sp));
+    CHECK(tecs_handle_get(&h3, f) == tecs_get(w, f, sp));
     TW_CHECK(w);
     tw_free(w);
 }
@@ -708,7 +719,7 @@ TEST(lookup_sparse_reads_what_get_reads)
 /* An observer of a sparse component's SET: reads it through a handle made
 ** before, one made in the callback, and tecs_get_many. */
 typedef struct sp_cb_state {
-    tecs_lookup_t h;
+    tecs_handle_t h;
     tecs_comp_t sp;
     int calls, ok;
 } sp_cb_state;
@@ -716,13 +727,13 @@ typedef struct sp_cb_state {
 static void on_sparse_set(const tecs_event_t *ev)
 {
     sp_cb_state *s = ev->ctx;
-    tecs_lookup_t mine;
+    tecs_handle_t mine;
     const void *many = NULL;
     s->calls++;
     const void *got = tecs_get(ev->world, ev->entity, s->sp);
-    if (tecs_lookup_init(ev->world, s->sp, &mine) == TECS_OK &&
+    if (tecs_handle_init(ev->world, s->sp, &mine) == TECS_OK &&
         tecs_get_many(ev->world, s->sp, &ev->entity, 1, &many) == TECS_OK && got != NULL &&
-        tecs_lookup(&mine, ev->entity) == got && tecs_lookup(&s->h, ev->entity) == got &&
+        tecs_handle_get(&mine, ev->entity) == got && tecs_handle_get(&s->h, ev->entity) == got &&
         many == got)
         s->ok++;
 }
@@ -731,7 +742,7 @@ TEST(lookup_sparse_from_callbacks_and_workers)
 {
     tecs_world_t *w = tw_new();
     sp_cb_state s = { .sp = sparse_health(w, "Sp") };
-    CHECK_ERR(tecs_lookup_init(w, s.sp, &s.h), TECS_OK);
+    CHECK_ERR(tecs_handle_init(w, s.sp, &s.h), TECS_OK);
     CHECK(tecs_observer_new(w, &(tecs_observer_desc_t){
         .event = TECS_ON_SET, .comp = s.sp, .callback = on_sparse_set, .ctx = &s }));
     tecs_entity_t e[20];
@@ -744,7 +755,7 @@ TEST(lookup_sparse_from_callbacks_and_workers)
     /* deferred (inside a deferred section): reads allowed, values now */
     tecs_defer_begin(w);
     for (int i = 0; i < 20; i++)
-        CHECK(TECS_LOOKUP(&s.h, e[i], Health)->hp == i);
+        CHECK(TECS_HANDLE_GET(&s.h, e[i], Health)->hp == i);
     tecs_defer_end(w);
     tw_free(w);
 }
@@ -755,8 +766,8 @@ TEST(lookup_sparse_from_callbacks_and_workers)
 static void par_sparse(tecs_iter_t *it)
 {
     par_state *s = it->ctx;
-    tecs_lookup_t mine;
-    tecs_err_t err = tecs_lookup_init(it->world, s->pos, &mine);
+    tecs_handle_t mine;
+    tecs_err_t err = tecs_handle_init(it->world, s->pos, &mine);
     if (err == TECS_EBUSY) {
         atomic_fetch_add(&s->refused, 1);
         return;
@@ -766,7 +777,7 @@ static void par_sparse(tecs_iter_t *it)
         return;
     }
     for (int32_t i = 0; i < it->count; i++) {
-        const Health *v = tecs_lookup(&mine, it->entities[i]);
+        const Health *v = tecs_handle_get(&mine, it->entities[i]);
         if (v == NULL || v->hp != (int)((const Velocity *)tecs_field(it, 0))[i].x)
             atomic_fetch_add(&s->bad, 1);
     }
@@ -794,8 +805,8 @@ TEST(lookup_sparse_first_handle_not_in_a_worker)
     CHECK(atomic_load(&s.refused) > 0);
     CHECK_EQ(atomic_load(&s.bad), 0);
     atomic_store(&s.refused, 0);
-    tecs_lookup_t h;
-    CHECK_ERR(tecs_lookup_init(w, s.pos, &h), TECS_OK);    /* now the set exists */
+    tecs_handle_t h;
+    CHECK_ERR(tecs_handle_init(w, s.pos, &h), TECS_OK);    /* now the set exists */
     for (int i = 0; i < 3000; i++)
         TECS_SET(w, e[i], s.pos, Health, { i });
     CHECK_ERR(tecs_progress(w, 0.1), TECS_OK);
@@ -814,15 +825,15 @@ TEST(lookup_sparse_first_handle_makes_the_set)
         tecs_entity_t e = tecs_new(w);
         a.calls = 0;
         a.fail_at = k;
-        tecs_lookup_t h;
-        tecs_err_t err = tecs_lookup_init(w, sp, &h);
+        tecs_handle_t h;
+        tecs_err_t err = tecs_handle_init(w, sp, &h);
         CHECK(err == TECS_OK || err == TECS_ENOMEM);
         bool failed = a.failures > 0;
         if (err == TECS_OK) {
-            CHECK(tecs_lookup(&h, e) == NULL);
+            CHECK(tecs_handle_get(&h, e) == NULL);
             if (tecs_set(w, e, sp, &(Health){ 5 }) == TECS_OK)
-                CHECK(TECS_LOOKUP(&h, e, Health)->hp == 5);
-            CHECK(tecs_lookup(&h, e) == tecs_get(w, e, sp));
+                CHECK(TECS_HANDLE_GET(&h, e, Health)->hp == 5);
+            CHECK(tecs_handle_get(&h, e) == tecs_get(w, e, sp));
         } else {
             CHECK_ERR(tecs_last_error(w), TECS_ENOMEM);
         }
