@@ -129,8 +129,8 @@ static inline tecs__base *tecs__base_of(tecs_world_t *w)
     return (tecs__base *)(void *)w;
 }
 
-/* (The refusal returns the constant, so that the compiler knows the caller
-** leaves at once and keeps the caller's fast path free of saved registers.) */
+/* The refusal returns the constant, so that the caller's refusal is a
+** tail that leaves at once, apart from its fast path. */
 static inline tecs_err_t tecs__enter(tecs_world_t *w)
 {
     if (TECS__UNLIKELY(tecs__base_of(w)->closed != TECS__OPEN)) {

@@ -168,7 +168,7 @@ static TECS__NOINLINE tecs_err_t destroy_slow(tecs_world_t *w, tecs_entity_t e)
 }
 
 /* tecs_destroy's short path when a row fills the hole: apart, so that the
-** short path keeps no register for the copies. */
+** short path stays free of the copies' code. */
 static TECS__NOINLINE tecs_err_t destroy_row(tecs_world_t *w, tecs_archetype_t *a, uint32_t row)
 {
     tecs__arch_remove_row(w, a, row);
@@ -237,7 +237,7 @@ static tecs_err_t defer_change(tecs_world_t *w, tecs__op op, tecs_entity_t e, te
 /* tecs_add and tecs_remove, not deferred, of a table component: the quiet
 ** hop inline, else the engine; of a sparse one: the quiet insert or erase,
 ** else the engine. Apart, so that the public entries are a few tests and a
-** jump, and neither path pays for the other's registers. */
+** jump, and neither path carries the other's code. */
 static TECS__NOINLINE tecs_err_t add_table_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
     tecs__record *r = tecs__ei_alive(w, e);
@@ -260,9 +260,9 @@ static TECS__NOINLINE tecs_err_t remove_table_now(tecs_world_t *w, tecs_entity_t
 }
 
 /* The sparse paths when the quiet insert or erase cannot do it: the
-** engine, then what callbacks queued. Apart, so that the quiet paths save
-** no register to call them; they find c from its entry ci, so that the
-** quiet paths keep no register for it either. */
+** engine, then what callbacks queued. Apart, so that the quiet paths stay
+** leaves; they find c from its entry ci, so that the quiet paths need not
+** keep it. */
 static TECS__NOINLINE tecs_err_t add_sparse_slow(tecs_world_t *w, tecs_entity_t e,
                                                  const tecs__comp *ci)
 {

@@ -214,8 +214,8 @@ static TECS__INLINE tecs_err_t tecs__sparse_join(tecs_world_t *w, tecs__sparse *
 ** value is destroyed already. The last member of dense fills its place
 ** (written even when it is the member itself, whose place then is past
 ** the list's end and whose pos is then marked absent: no branch). The
-** stores that free registers come first, so that the short path of
-** tecs_remove saves none. @return false if that emptied the page or the set, which
+** stores whose operands are done with come first, so that tecs_remove's
+** short path stays a leaf. @return false if that emptied the page or the set, which
 ** tecs__sparse_emptied then settles. */
 static TECS__INLINE bool tecs__sparse_leave(tecs_world_t *w, tecs__sparse *s, tecs__spage *pg,
                                             uint32_t i, char *at)

@@ -1036,9 +1036,8 @@ static TECS__NOINLINE tecs_entity_t lookup_slow(tecs_index_t *x, tecs_key_t key)
 }
 
 /* The common case, an integer key of a unique table with nothing to
-** rebuild, found by the probe, is a leaf: no call, no register saved,
-** few instructions, so that the fetches of the cells of lookups made one
-** after another overlap (the processor holds more of them in flight). */
+** rebuild, found by the probe, is a leaf that calls nothing, so that the
+** fetches of the cells of lookups made one after another overlap. */
 tecs_entity_t tecs_index_lookup(tecs_index_t *x, tecs_key_t key)
 {
     if (x == NULL || tecs__enter(x->world))

@@ -55,8 +55,7 @@ static inline bool host_big(void)
 }
 
 /* Numbers little-endian, whatever the host: on a little-endian one a
-** plain copy, which the hot loops need (built byte by byte, the compiler
-** shuffles bytes through vector registers). */
+** plain copy, which keeps the hot loops plain copies too. */
 static inline void put32(unsigned char *p, uint32_t v)
 {
     if (!host_big()) {
