@@ -510,8 +510,8 @@ static TECS__INLINE void move_row(tecs_world_t *w, tecs__record *r, tecs_archety
 **
 ** Finding where a move goes is a walk: record -> archetype -> its edge for
 ** c -> the target -> the target's chunk. Each step is a load that waits for
-** the one before, so in a burst of creations or moves the waits, not the
-** instructions, set the pace. So the engine remembers, per component, its
+** the one before, so in a burst of creations or moves the waits for
+** memory set the pace. So the engine remembers, per component, its
 ** last plain add and remove (from, to, the column of c), in a table it
 ** grows when a component first takes a hop (a hop is a shortcut: without
 ** the memory for it, the walk is the way): when the record names that
