@@ -11,6 +11,7 @@
 #define TECS_BENCH_H
 
 #include "tinyecs.h"
+#include "tinyecs/handle.h"
 #include "tinyecs/system.h"
 
 #include <stdbool.h>

@@ -11,6 +11,7 @@
 #define TECS_TEST_H
 
 #include "tinyecs.h"
+#include "tinyecs/handle.h"
 #include "tinyecs/index.h"
 #include "tinyecs/observer.h"
 #include "tinyecs/resource.h"

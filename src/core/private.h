@@ -49,6 +49,7 @@
 #include "tinyecs.h"
 /* The add-ons' public types: the registry keeps a component's serializer
 ** hooks (snapshot.h) and the platform layer runs jobs (system.h). */
+#include "tinyecs/handle.h"
 #include "tinyecs/index.h"
 #include "tinyecs/observer.h"
 #include "tinyecs/resource.h"

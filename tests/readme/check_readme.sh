@@ -69,6 +69,7 @@ prelude() {
 #include <stdlib.h>
 #include <string.h>
 #include "tinyecs.h"
+#include "tinyecs/handle.h"
 #include "tinyecs/index.h"
 #include "tinyecs/observer.h"
 #include "tinyecs/resource.h"
