@@ -152,6 +152,7 @@ static inline int tecs__pop64(uint64_t x)
 #include "sparse.h"
 #include "store.h"
 #include "command.h"
+#include "query_filter.h"
 #include "query.h"
 
 /* The add-ons' states, opaque here: each made when first used. */

@@ -33,11 +33,15 @@
 ** (one compare with the newest, the common case), so a copy outliving the
 ** iteration touches nothing that may since have been freed.
 **
-** Toggle terms (an enableable component's term that reads its enabled
-** bit, a sparse component's term) are decided row by row: see "toggle
-** terms" below. A chunk where they are decided alike for every row is one
-** step; another is handed out as runs of consecutive passing rows; a query
-** with a sparse with-term of few members may walk those members instead.
+** A term whose rows differ within an archetype (an enableable component's
+** term that reads its enabled bit, a sparse component's term, a change
+** term) is decided row by row by a row filter (query_filter.h); the query keeps
+** the list of its filters and this engine calls them through their kinds,
+** never by name: see "row filters" below. A chunk where the filters decide
+** every row alike is one step; another is handed out as runs of
+** consecutive passing rows; a query with a with-filter of few listed
+** entities (a sparse set's members) may walk those instead. A query with
+** no filter walks chunk after chunk and calls no filter.
 **
 ** Writes through a write term are reported (a SET event per row) when the
 ** iterator leaves a chunk, if a listener (a field index) watches that
@@ -50,8 +54,9 @@
 **
 ** Calls: base.c, component.c, event.c (it listens for new archetypes, and
 ** reports writes as SET events, after a veto), archetype.c (it checks the
-** archetype handles users pass), sparse.c (its inline lookups: sparse
-** terms), command.c (an iteration defers the world).
+** archetype handles users pass), command.c (an iteration defers the
+** world), the row filters' kinds (query_sparse.c, query_toggle.c,
+** query_change.c: their tables).
 */
 #include "private.h"
 
@@ -70,69 +75,61 @@ struct tecs_query_t {
     int32_t cap_cols;
     int32_t users;              /* systems and caches that use it           */
     int32_t iters;              /* its open iterations                      */
-    uint32_t tog_mask;          /* toggle terms: of an enableable component,
-                                   TECS_TOGGLE_ENABLED or _DISABLED         */
-    int32_t ntt;                /* their number ...                         */
-    uint8_t tt[TECS_MAX_TERMS]; /* ... and their terms, in term order       */
-    bool tt_fields;             /* some toggle term is optional or any (its
-                                   field may come and go from row to row) or
-                                   of a sparse component                    */
-    uint32_t sparse_mask;       /* terms of sparse components (toggle terms
-                                   too: decided row by row, by membership)  */
-    uint32_t sparse_data;       /* of those, the ones that hand out values:
-                                   a step with one present is one row       */
-    uint32_t sparse_with;       /* of those, the with-terms                 */
-    int32_t *mindex;            /* with sparse with-terms: archetype id ->
-                                   its match + 1, or 0 (member lookups)     */
+    bool filtered;              /* it has row filters (else every row of a
+                                   match passes) ...                        */
+    int32_t nf;                 /* ... their number ...                     */
+    tecs__filter f[TECS__MAX_FILTERS]; /* ... in term order (query_filter.h) */
+    uint32_t decided;           /* terms a filter decides (TECS__FK_OPER)   */
+    uint32_t varying;           /* terms whose field may come and go from
+                                   row to row (an optional or any term a
+                                   filter decides), or that hand out a
+                                   filter's value (row_values)              */
+    uint32_t row_values;        /* terms whose value a filter gives (no
+                                   column holds it): a step with one present
+                                   is one row                               */
+    int8_t vf[TECS_MAX_TERMS];  /* of those, the filter that gives it       */
+    bool walks;                 /* some with-filter lists its entities
+                                   (kind->count): the walk of them may beat
+                                   the walk of the rows                     */
+    bool runs;                  /* some filter follows the query's runs     */
+    int32_t *mindex;            /* when it walks: archetype id -> its match
+                                   + 1, or 0 (member lookups)               */
     int32_t cap_mindex;
-    int8_t *mtog;               /* nmatch rows of ntt + 1: each toggle
-                                   term's bit column in the match, or -1
-                                   (absent); then 1 if the any-terms hold
-                                   without the toggle terms                 */
+    int8_t *mtog;               /* nmatch rows of nf + 1: each filter's
+                                   entry in the match; then 1 if the
+                                   any-terms hold without the filters       */
     int32_t cap_tog;
-    uint32_t chg_mask;          /* change terms (TECS_CHANGE_CHANGED, _ADDED) */
-    bool rowwise;               /* toggle or change terms: rows (chunks)
-                                   decided one by one                       */
-    uint64_t since;             /* change terms pass what is newer than this
-                                   tick (the last run's start before the
-                                   latest run)                              */
     uint64_t last_run;          /* the tick the latest run started at       */
     bool rt_write;              /* a write term's component keeps ticks per
                                    row: each run handed out stores them     */
     uint32_t tsize[TECS_MAX_TERMS]; /* each term's value size, 0 for a tag */
-    bool tog_word1;             /* one toggle term, a with- or none-term of
-                                   an enableable component, and nothing else
-                                   decided row by row: a chunk's passing
-                                   rows are the words of one bit column,
-                                   flipped or not (ITER_WORDS)              */
 };
 
 /* ---- matching -------------------------------------------------------- */
 
-/* Fill cols (nterms) for archetype a; false if a does not match. */
-static bool match(const tecs_query_t *q, const tecs_archetype_t *a, int16_t *cols)
+/* Fill cols (nterms) and ents (nf + 1: each filter's entry, then 1 if the
+** any-terms hold without the filters) for archetype a; false if a does not
+** match. A term a filter decides is tested by its filter's entry: with
+** TECS__FILTER_OFF no row of a has it. */
+static bool match(const tecs_query_t *q, const tecs_archetype_t *a, int16_t *cols, int8_t *ents)
 {
-    bool any = false;
+    bool any = false;           /* an any-term a filter decides may hold */
+    bool any_plain = false;     /* an any-term no filter decides holds */
     for (int32_t t = 0; t < q->nterms; t++) {
-        bool tog = (q->tog_mask >> t) & 1u;
+        bool decided = (q->decided >> t) & 1u;
         const tecs_term_t *term = &q->terms[t];
-        if ((q->sparse_mask >> t) & 1u) {       /* no archetype holds it: rows decide */
-            any = any || term->oper == TECS_ANY;
-            cols[t] = (int16_t)TECS__COL_ABSENT;
-            continue;
-        }
         int32_t col = tecs__arch_col(a, term->comp);
         bool present = col != TECS__COL_ABSENT;
-        switch (term->oper) {
+        switch (decided ? TECS_OPTIONAL : term->oper) {     /* (decided: below) */
         case TECS_WITH:
             if (!present)
                 return false;
             break;
         case TECS_ANY:
-            any = any || present;
+            any_plain = any_plain || present;
             break;
         case TECS_NONE:
-            if (present && !tog)    /* a toggle term's rows decide */
+            if (present)
                 return false;
             break;
         case TECS_OPTIONAL:
@@ -144,22 +141,32 @@ static bool match(const tecs_query_t *q, const tecs_archetype_t *a, int16_t *col
             col = TECS__COL_TAG;
         cols[t] = (int16_t)col;
     }
-    return !q->has_any || any;
+    for (int32_t i = 0; i < q->nf; i++) {
+        const tecs__filter *f = &q->f[i];
+        int8_t e = f->kind->match(q->world, f, a);
+        ents[i] = e;
+        if (!(f->kind->traits & TECS__FK_OPER))
+            continue;
+        if (e == TECS__FILTER_OFF && f->term.oper == TECS_WITH)
+            return false;
+        any = any || (f->term.oper == TECS_ANY && e != TECS__FILTER_OFF);
+        if (f->kind->traits & TECS__FK_NOCOL)
+            cols[f->t] = (int16_t)TECS__COL_ABSENT;
+    }
+    ents[q->nf] = !q->has_any || any_plain;
+    return !q->has_any || any || any_plain;
 }
 
-/* ---- toggle terms ----------------------------------------------------
+/* ---- row filters -----------------------------------------------------
 **
-** A toggle term is decided row by row, 64 rows a word: the term of an
-** enableable component (TECS_TOGGLE_ENABLED or _DISABLED) from the bit
-** columns (archetype.c), "has" being the bit clear (ENABLED) or set
-** (DISABLED); the term of a sparse component (any toggle) from its set,
-** "has" being the row's entity a member. The operator applies to "has". A
-** chunk where every toggle term is alike in all rows (bit columns all
-** clear or all set, sparse sets empty) is decided once for all its rows;
-** otherwise it is handed out as runs of rows that pass and in which every
-** optional or any toggle term is present or absent throughout (a field is
-** one array: absent, it is NULL for the run), one row a run where a sparse
-** value is handed out.
+** A query with row filters (query_filter.h) decides rows 64 a word: each filter's
+** "has" bits, its operator applied, as the rows passing (with, none) and
+** the rows where an any-term holds (any). A chunk where every filter is
+** alike in all rows (uniform) is decided once for all its rows; otherwise
+** it is handed out as runs of rows that pass and in which every optional or
+** any term a filter decides is present or absent throughout (a field is
+** one array: absent, it is NULL for the run), one row a run where a
+** filter's value is handed out.
 */
 
 /* Rows in use in chunk k of a. */
@@ -169,149 +176,70 @@ static uint32_t chunk_rows(const tecs_world_t *w, const tecs_archetype_t *a, int
     return (uint32_t)(left < (int32_t)w->arch.rows ? left : (int32_t)w->arch.rows);
 }
 
-/* A match's toggle row entry of a sparse component's term. */
-#define JS_SPARSE (-2)
-
-/* Fill a match's toggle row (see mtog) for archetype a. */
-static void tog_row(const tecs_query_t *q, const tecs_archetype_t *a, int8_t *row)
+/* Match m's row of filter entries (see mtog). */
+static inline const int8_t *match_ents(const tecs_query_t *q, int32_t m)
 {
-    bool any = !q->has_any;
-    for (int32_t t = 0; t < q->nterms; t++)
-        any = any || (q->terms[t].oper == TECS_ANY && !((q->tog_mask >> t) & 1u) &&
-                      tecs__arch_col(a, q->terms[t].comp) != TECS__COL_ABSENT);
-    for (int32_t i = 0; i < q->ntt; i++)
-        row[i] = (q->sparse_mask >> q->tt[i]) & 1u
-                 ? JS_SPARSE : (int8_t)tecs__arch_tog(a, q->terms[q->tt[i]].comp);
-    row[q->ntt] = any;
+    return q->mtog + (size_t)m * (q->nf + 1);
 }
 
-/* Toggle term `term`'s "has" bits, from its word d: of disabled bits (j:
-** its bit column, -1 if the archetype lacks it), or of members (j
-** JS_SPARSE). */
-static inline uint64_t tog_has(const tecs_term_t *term, int32_t j, uint64_t d)
+/* Apply a filter's "has" bits to the rows passing (*pass) and to the rows
+** where an any-term holds (*any). */
+static inline void tog_apply(tecs_oper_t oper, uint64_t has, uint64_t *pass, uint64_t *any)
 {
-    return j == JS_SPARSE ? d : j < 0 ? 0 : term->toggle == TECS_TOGGLE_DISABLED ? d : ~d;
-}
-
-/* Is e a member of sparse c, as a query reads it: not while the REMOVE
-** events of c's removal from it are raised (store.c's `leaving`). */
-static inline bool sparse_has(const tecs_world_t *w, tecs_comp_t c, tecs_entity_t e)
-{
-    return tecs__sparse_get_id(w, c, e) != NULL &&
-           !(e == w->store.leaving && c == w->store.leaving_comp);
-}
-
-/* The members of sparse c among rows [wi * 64, wi * 64 + 64) of a chunk of
-** `rows` rows whose entity column is ents, as bits. */
-static uint64_t sparse_word(const tecs_world_t *w, tecs_comp_t c, const tecs_entity_t *ents,
-                            uint32_t wi, uint32_t rows)
-{
-    uint64_t bits = 0;
-    uint32_t lo = wi << 6, hi = rows < lo + 64 ? rows : lo + 64;
-    for (uint32_t r = lo; r < hi; r++)
-        bits |= (uint64_t)sparse_has(w, c, ents[r]) << (r - lo);
-    return bits;
-}
-
-/* Apply a toggle term's "has" bits to the rows passing (*pass) and to the
-** rows where an any-term holds (*any). */
-static inline void tog_apply(const tecs_term_t *term, uint64_t has, uint64_t *pass,
-                             uint64_t *any)
-{
-    if (term->oper == TECS_WITH)
+    if (oper == TECS_WITH)
         *pass &= has;
-    else if (term->oper == TECS_NONE)
+    else if (oper == TECS_NONE)
         *pass &= ~has;
-    else if (term->oper == TECS_ANY)
+    else if (oper == TECS_ANY)
         *any |= has;
 }
 
-/* The rows of word wi of chunk k of a that pass q's change terms: the
-** tick of the last write to the term's column (TECS_CHANGE_CHANGED) or of
-** the last row that entered the chunk (TECS_CHANGE_ADDED) newer than
-** q->since, the chunk's tick, or each row's for a component with ticks per
-** row. A sparse component's ticks are its set's. A row that enters a chunk
-** counts as a write to every column of the chunk. */
-static uint64_t change_word(const tecs_query_t *q, const tecs_archetype_t *a, uint32_t k,
-                            uint32_t wi)
+/* Filter f's "has" bits of word wi of chunk k of a (k < 0: of every row,
+** while uniform), its entry being e: a bit column's words in place. */
+static inline uint64_t filter_word(const tecs_query_t *q, const tecs__filter *f,
+                                   const tecs_archetype_t *a, int8_t e, char *const *cp,
+                                   int32_t k, uint32_t wi)
 {
-    uint64_t pass = ~(uint64_t)0;
-    if (q->since == 0)
-        return pass;            /* the first run: every row */
-    for (uint32_t t = q->chg_mask; t && pass; t &= t - 1) {
-        const tecs_term_t *term = &q->terms[TECS__CTZ(t)];
-        bool added = term->change == TECS_CHANGE_ADDED;
-        uint64_t at;
-        if ((q->sparse_mask >> TECS__CTZ(t)) & 1u) {
-            const tecs__sparse *set = q->world->comp.comps[term->comp].set;
-            at = set == NULL ? 0 : added || set->added > set->changed ? set->added : set->changed;
-        } else {
-            at = tecs__chunk_changed_at(a, k, added ? -1 : tecs__arch_col(a, term->comp));
-        }
-        if (at <= q->since) {
-            pass = 0;
-            break;
-        }
-        int32_t j = a->nrt ? tecs__arch_rt(a, term->comp) : -1;
-        if (j >= 0) {           /* the chunk has news: which rows? */
-            const uint64_t *tk = tecs__chunk_rt(a, tecs__kcols(a, k), j) +
-                                 (added ? q->world->arch.rows : 0) + (wi << 6);
-            uint32_t n = q->world->arch.rows - (wi << 6);
-            uint64_t bits = 0;
-            for (uint32_t r = 0; r < (n < 64 ? n : 64); r++)
-                bits |= (uint64_t)(tk[r] > q->since) << r;
-            pass &= bits;
-        }
-    }
-    return pass;
-}
-
-/* Does row of a pass q's change terms? */
-static bool row_fresh(const tecs_query_t *q, const tecs_archetype_t *a, uint32_t row)
-{
-    uint32_t mask = q->world->arch.mask;
-    return (change_word(q, a, row >> q->world->arch.shift, (row & mask) >> 6) >>
-            (row & 63)) & 1u;
+    if ((f->kind->traits & TECS__FK_BITS) && cp != NULL)
+        return e < 0 ? 0 : tecs__chunk_bits(a, cp, e)[wi] ^ f->inv;
+    return f->kind->word(q->world, f, a, e, k, wi);
 }
 
 /* The rows of word wi of chunk k of match m (archetype a) that pass the
-** toggle and change terms; h[i] receives toggle term i's "has" bits. With
-** k < 0, of any row of a while every bit column is uniform (ndisabled 0
-** or count) and there is no change term. */
+** filters; h[i] receives filter i's "has" bits. With k < 0, of any row of a
+** while every filter is uniform. */
 static uint64_t tog_word(const tecs_query_t *q, int32_t m, const tecs_archetype_t *a, int32_t k,
                          uint32_t wi, uint64_t *h)
 {
-    const int8_t *js = q->mtog + (size_t)m * (q->ntt + 1);
+    const int8_t *js = match_ents(q, m);
     char *const *cp = k >= 0 ? tecs__kcols(a, (uint32_t)k) : NULL;
-    uint64_t pass = ~(uint64_t)0, any = js[q->ntt] ? ~(uint64_t)0 : 0;
-    for (int32_t i = 0; i < q->ntt; i++) {
-        const tecs_term_t *term = &q->terms[q->tt[i]];
-        uint64_t d;
-        if (js[i] == JS_SPARSE)     /* (uniform only while the set is empty) */
-            d = cp ? sparse_word(q->world, term->comp, tecs__chunk_ents(cp), wi,
-                                 chunk_rows(q->world, a, k)) : 0;
-        else
-            d = js[i] < 0 ? 0 : cp ? tecs__chunk_bits(a, cp, js[i])[wi]
-                                   : tecs__arch_ndisabled(q->world, a, js[i]) ? ~(uint64_t)0
-                                                                              : 0;
-        h[i] = tog_has(term, js[i], d);
-        tog_apply(term, h[i], &pass, &any);
+    uint64_t pass = ~(uint64_t)0, any = js[q->nf] ? ~(uint64_t)0 : 0;
+    for (int32_t i = 0; i < q->nf; i++) {
+        const tecs__filter *f = &q->f[i];
+        h[i] = filter_word(q, f, a, js[i], cp, k, wi);
+        tog_apply(f->term.oper, h[i], &pass, &any);
     }
-    if (q->chg_mask)
-        pass &= k < 0 ? 0 : change_word(q, a, (uint32_t)k, wi);
     return pass & any;
 }
 
-/* The terms a run leaves without a field: its optional and any toggle
-** terms whose "has" bit (h[i] at bit b) is clear. */
+/* Does filter i give its term a field that comes and goes with its "has"
+** bits (an optional or any term, its component in the archetype: entry
+** js[i])? */
+static inline bool tog_varies(const tecs_query_t *q, const int8_t *js, int32_t i)
+{
+    tecs_oper_t op = q->f[i].term.oper;
+    return js[i] != TECS__FILTER_OFF && (op == TECS_ANY || op == TECS_OPTIONAL) &&
+           (q->f[i].kind->traits & TECS__FK_OPER);
+}
+
+/* The terms a run leaves without a field: its optional and any terms a
+** filter decides whose "has" bit (h[i] at bit b) is clear. */
 static uint32_t tog_absent(const tecs_query_t *q, const int8_t *js, const uint64_t *h, uint32_t b)
 {
     uint32_t absent = 0;
-    for (int32_t i = 0; i < q->ntt; i++) {
-        tecs_oper_t op = q->terms[q->tt[i]].oper;
-        if (js[i] != -1 && (op == TECS_ANY || op == TECS_OPTIONAL) && !((h[i] >> b) & 1u))
-            absent |= 1u << q->tt[i];
-    }
+    for (int32_t i = 0; i < q->nf; i++)
+        if (tog_varies(q, js, i) && !((h[i] >> b) & 1u))
+            absent |= 1u << q->f[i].t;
     return absent;
 }
 
@@ -320,37 +248,30 @@ static uint32_t tog_absent(const tecs_query_t *q, const int8_t *js, const uint64
 static uint64_t tog_same(const tecs_query_t *q, int32_t m, const tecs_archetype_t *a, int32_t k,
                          uint32_t wi, uint32_t absent)
 {
-    const int8_t *js = q->mtog + (size_t)m * (q->ntt + 1);
-    uint64_t h[TECS_MAX_TERMS];
+    const int8_t *js = match_ents(q, m);
+    uint64_t h[TECS__MAX_FILTERS];
     uint64_t ok = tog_word(q, m, a, k, wi, h);
-    for (int32_t i = 0; i < q->ntt; i++) {
-        tecs_oper_t op = q->terms[q->tt[i]].oper;
-        if (js[i] != -1 && (op == TECS_ANY || op == TECS_OPTIONAL))
-            ok &= (absent >> q->tt[i]) & 1u ? ~h[i] : h[i];
-    }
+    for (int32_t i = 0; i < q->nf; i++)
+        if (tog_varies(q, js, i))
+            ok &= (absent >> q->f[i].t) & 1u ? ~h[i] : h[i];
     return ok;
 }
 
 enum { TOG_ALL, TOG_NONE, TOG_ROWS };
 
-/* How the toggle terms take the rows of match m (archetype a) now: all
-** alike, passing (TOG_ALL, the terms without a field in *absent) or not
+/* How the filters take the rows of match m (archetype a) now: all alike,
+** passing (TOG_ALL, the terms without a field in *absent) or not
 ** (TOG_NONE), or row by row (TOG_ROWS). */
 static int tog_mode(const tecs_query_t *q, int32_t m, const tecs_archetype_t *a, uint32_t *absent)
 {
     *absent = 0;
-    if (!q->rowwise)
+    if (!q->filtered)
         return TOG_ALL;
-    if (q->chg_mask)
-        return TOG_ROWS;        /* decided chunk by chunk */
-    const int8_t *js = q->mtog + (size_t)m * (q->ntt + 1);
-    for (int32_t i = 0; i < q->ntt; i++) {
-        int32_t off = js[i] >= 0 ? tecs__arch_ndisabled(q->world, a, js[i]) : 0;
-        if (js[i] == JS_SPARSE ? tecs__sparse_count(q->world, q->terms[q->tt[i]].comp) > 0
-                               : off != 0 && off != a->count)
+    const int8_t *js = match_ents(q, m);
+    for (int32_t i = 0; i < q->nf; i++)
+        if (!q->f[i].kind->uniform(q->world, &q->f[i], a, js[i]))
             return TOG_ROWS;
-    }
-    uint64_t h[TECS_MAX_TERMS];
+    uint64_t h[TECS__MAX_FILTERS];
     if (!(tog_word(q, m, a, -1, 0, h) & 1u))
         return TOG_NONE;
     *absent = tog_absent(q, js, h, 0);
@@ -380,8 +301,8 @@ static bool tog_run(const tecs_query_t *q, int32_t m, const tecs_archetype_t *a,
                     uint32_t lo, uint32_t hi, bool rev, uint32_t *at, uint32_t *n,
                     uint32_t *absent)
 {
-    const int8_t *js = q->mtog + (size_t)m * (q->ntt + 1);
-    uint64_t h[TECS_MAX_TERMS];
+    const int8_t *js = match_ents(q, m);
+    uint64_t h[TECS__MAX_FILTERS];
     uint32_t r;                 /* the run's first row found (rev: its last) */
     for (uint32_t i = rev ? hi : lo;;) {
         if (rev ? i <= lo : i >= hi)
@@ -396,7 +317,7 @@ static bool tog_run(const tecs_query_t *q, int32_t m, const tecs_archetype_t *a,
         }
         i = rev ? wi << 6 : (wi + 1) << 6;
     }
-    if (q->sparse_data & ~*absent) {    /* a sparse value: a row a step */
+    if (q->row_values & ~*absent) {     /* a filter's value: a row a step */
         *at = r;
         *n = 1;
         return true;
@@ -438,7 +359,7 @@ static int64_t tog_count(const tecs_query_t *q, int32_t m)
     if (mode != TOG_ROWS)
         return mode == TOG_ALL ? a->count : 0;
     int64_t n = 0;
-    uint64_t h[TECS_MAX_TERMS];
+    uint64_t h[TECS__MAX_FILTERS];
     for (int32_t k = 0; (int64_t)k * w->arch.rows < a->count; k++) {
         uint32_t rows = chunk_rows(w, a, k);
         for (uint32_t wi = 0; wi << 6 < rows; wi++)
@@ -453,10 +374,10 @@ static tecs_err_t reserve_match(tecs_query_t *q)
     tecs_world_t *w = q->world;
     if (tecs__grow(w, (void **)&q->march, &q->cap_match, q->nmatch + 1, sizeof *q->march))
         return TECS_ENOMEM;
-    if (q->rowwise && tecs__grow(w, (void **)&q->mtog, &q->cap_tog,
-                                 (q->nmatch + 1) * (q->ntt + 1), sizeof *q->mtog))
+    if (q->filtered && tecs__grow(w, (void **)&q->mtog, &q->cap_tog,
+                                (q->nmatch + 1) * (q->nf + 1), sizeof *q->mtog))
         return TECS_ENOMEM;
-    if (q->sparse_with && q->cap_mindex <= w->arch.narchs) {
+    if (q->walks && q->cap_mindex <= w->arch.narchs) {
         int32_t old = q->cap_mindex;
         if (tecs__grow(w, (void **)&q->mindex, &q->cap_mindex, w->arch.narchs + 1,
                        sizeof *q->mindex))
@@ -475,12 +396,13 @@ static tecs_err_t reserve_match(tecs_query_t *q)
 static void add_match(tecs_query_t *q, tecs_archetype_t *a)
 {
     int16_t cols[TECS_MAX_TERMS];
-    if (!match(q, a, cols))
+    int8_t ents[TECS__MAX_FILTERS + 1];
+    if (!match(q, a, cols, ents))
         return;
     memcpy(q->mcols + (size_t)q->nmatch * q->nterms, cols, (size_t)q->nterms * sizeof *cols);
-    if (q->rowwise)
-        tog_row(q, a, q->mtog + (size_t)q->nmatch * (q->ntt + 1));
-    if (q->sparse_with)
+    if (q->filtered)
+        memcpy(q->mtog + (size_t)q->nmatch * (q->nf + 1), ents, (size_t)q->nf + 1);
+    if (q->walks)
         q->mindex[a->id] = q->nmatch + 1;
     q->march[q->nmatch++] = a;
 }
@@ -488,7 +410,8 @@ static void add_match(tecs_query_t *q, tecs_archetype_t *a)
 static bool would_match(const tecs_query_t *q, const tecs_archetype_t *a)
 {
     int16_t cols[TECS_MAX_TERMS];
-    return match(q, a, cols);
+    int8_t ents[TECS__MAX_FILTERS + 1];
+    return match(q, a, cols, ents);
 }
 
 bool tecs__query_matches(const tecs_query_t *q, const tecs_archetype_t *a)
@@ -513,7 +436,7 @@ static void on_archetype_undo(tecs_world_t *w, void *ctx, tecs_archetype_t *a)
     for (tecs_query_t *q = w->query.queries; q; q = q->next)
         if (q->nmatch > 0 && q->march[q->nmatch - 1] == a) {
             q->nmatch--;
-            if (q->sparse_with)
+            if (q->walks)
                 q->mindex[a->id] = 0;
         }
 }
@@ -563,6 +486,43 @@ static tecs_err_t listen_once(tecs_world_t *w)
 /* Room in the table of open iterations made with the first query, so that
 ** opening an iteration allocates only past this many open at once. */
 #define ITERS_RESERVED 16
+
+/* The kinds of row filters, in the order they claim a term. */
+static const tecs__filter_kind *const filter_kinds[] = {
+    &tecs__filter_sparse, &tecs__filter_toggle, &tecs__filter_change,
+};
+
+/* Give term t of q the filters whose kinds claim it. */
+static void add_filters(tecs_query_t *q, int32_t t)
+{
+    const tecs_term_t *term = &q->terms[t];
+    bool decided = false;
+    for (size_t k = 0; k < sizeof filter_kinds / sizeof *filter_kinds; k++) {
+        const tecs__filter_kind *kind = filter_kinds[k];
+        tecs__filter *f = &q->f[q->nf];
+        if (decided && (kind->traits & TECS__FK_OPER))
+            continue;           /* one filter decides a term */
+        *f = (tecs__filter){ .kind = kind, .term = *term, .t = (uint8_t)t };
+        if (!kind->claim(q->world, f))
+            continue;
+        q->nf++;
+        q->filtered = true;
+        q->walks = q->walks || (kind->count != NULL && f->term.oper == TECS_WITH);
+        q->runs = q->runs || kind->run != NULL;
+        if (!(kind->traits & TECS__FK_OPER))
+            continue;
+        decided = true;
+        q->decided |= 1u << t;
+        if (term->oper == TECS_ANY || term->oper == TECS_OPTIONAL)
+            q->varying |= 1u << t;
+        if (kind->value != NULL && term->oper != TECS_NONE && term->access != TECS_FILTER &&
+            q->tsize[t] > 0) {
+            q->row_values |= 1u << t;
+            q->varying |= 1u << t;
+            q->vf[t] = (int8_t)(q->nf - 1);
+        }
+    }
+}
 
 static tecs_err_t validate_terms(tecs_world_t *w, const tecs_query_desc_t *d)
 {
@@ -627,30 +587,10 @@ tecs_query_t *tecs_query_new(tecs_world_t *w, const tecs_query_desc_t *d)
         if (q->terms[t].access == TECS_WRITE && q->terms[t].oper != TECS_NONE &&
             tecs_component_size(w, q->terms[t].comp) > 0)
             q->write_mask |= 1u << t;
-        bool sparse = tecs__comp_is_sparse(w, q->terms[t].comp);
-        if (sparse || (tecs_component_enableable(w, q->terms[t].comp) &&
-                       q->terms[t].toggle != TECS_TOGGLE_ANY)) {
-            q->tog_mask |= 1u << t;
-            q->tt[q->ntt++] = (uint8_t)t;
-            q->tt_fields = q->tt_fields || sparse || q->terms[t].oper == TECS_ANY ||
-                           q->terms[t].oper == TECS_OPTIONAL;
-        }
-        if (q->terms[t].change != TECS_CHANGE_ANY)
-            q->chg_mask |= 1u << t;
         q->rt_write = q->rt_write || (((q->write_mask >> t) & 1u) &&
                                       w->comp.comps[q->terms[t].comp].row_ticks);
-        if (sparse) {
-            q->sparse_mask |= 1u << t;
-            q->sparse_with |= (uint32_t)(q->terms[t].oper == TECS_WITH) << t;
-            if (q->terms[t].oper != TECS_NONE && q->terms[t].access != TECS_FILTER &&
-                tecs_component_size(w, q->terms[t].comp) > 0)
-                q->sparse_data |= 1u << t;
-        }
+        add_filters(q, t);
     }
-    q->rowwise = q->ntt > 0 || q->chg_mask != 0;
-    q->tog_word1 = q->ntt == 1 && !q->tt_fields && !q->chg_mask && !q->sparse_mask &&
-                   !q->rt_write && (q->terms[q->tt[0]].oper == TECS_WITH ||
-                                    q->terms[q->tt[0]].oper == TECS_NONE);
     for (int32_t i = 0; i < w->arch.narchs; i++) {
         if (!would_match(q, w->arch.archs[i]))
             continue;
@@ -742,46 +682,47 @@ int32_t tecs_query_count(const tecs_query_t *q)
     return q ? (int32_t)tecs__query_rows(q) : 0;
 }
 
-/* Does row of q's match m pass its toggle terms? If so, *absent gets the
-** terms it has no field of. One row: one lookup per sparse term. */
-static bool row_eval(const tecs_query_t *q, int32_t m, uint32_t row, uint32_t *absent)
+/* Does row of q's match m pass its filters, filter `skip` (-1: none)
+** aside? If so, *absent gets the terms it has no field of. One row: one
+** call per filter. */
+static bool row_eval(const tecs_query_t *q, int32_t m, uint32_t row, int32_t skip,
+                     uint32_t *absent)
 {
     const tecs_world_t *w = q->world;
     const tecs_archetype_t *a = q->march[m];
-    const int8_t *js = q->mtog + (size_t)m * (q->ntt + 1);
-    uint64_t pass = 1, any = js[q->ntt], h[TECS_MAX_TERMS];
-    for (int32_t i = 0; i < q->ntt; i++) {
-        const tecs_term_t *term = &q->terms[q->tt[i]];
-        bool bit = js[i] == JS_SPARSE ? sparse_has(w, term->comp, *tecs__ent_ptr(a, w, row))
-                   : js[i] >= 0 && tecs__arch_bit(a, w, js[i], row);
-        h[i] = tog_has(term, js[i], bit) & 1u;
-        tog_apply(term, h[i], &pass, &any);
+    const int8_t *js = match_ents(q, m);
+    uint64_t pass = 1, any = js[q->nf], h[TECS__MAX_FILTERS];
+    for (int32_t i = 0; i < q->nf; i++) {
+        const tecs__filter *f = &q->f[i];
+        h[i] = i == skip || f->kind->row(w, f, a, js[i], row);
+        tog_apply(f->term.oper, h[i], &pass, &any);
     }
     *absent = tog_absent(q, js, h, 0);
-    if (q->chg_mask && !row_fresh(q, a, row))
-        return false;
     return pass & any & 1u;
 }
 
-/* ---- walking a sparse term's members ---------------------------------
+/* ---- walking a filter's entities ---------------------------------------
 **
-** A query with a sparse with-term whose members are few next to the rows
-** of its archetypes walks those members instead of the rows: each member's
-** record gives its archetype and row, mindex its match, row_eval the rest
-** of the toggle terms. A step is one row then, in the order of the set's
-** member list.
+** A query with a with-filter whose entities are listed (a sparse set's
+** members) and few next to the rows of its archetypes walks those entities
+** instead of the rows: each one's record gives its archetype and row,
+** mindex its match, row_eval the rest of the filters. A step is one row
+** then, in the order of the filter's list.
 */
 
-/* Walk the members when they are fewer than 1 / DENSE_SHARE of the rows. */
+/* Walk the entities when they are fewer than 1 / DENSE_SHARE of the rows. */
 #define DENSE_SHARE 4
 
-/* The sparse with-term of q with the fewest members, when walking them
+/* The with-filter of q with the fewest listed entities, when walking them
 ** beats walking q's rows: its index, or -1. */
 static int32_t dense_term(const tecs_query_t *q)
 {
     int32_t best = -1, fewest = INT32_MAX;
-    for (uint32_t t = q->sparse_with; t; t &= t - 1) {
-        int32_t i = TECS__CTZ(t), n = tecs__sparse_count(q->world, q->terms[i].comp);
+    for (int32_t i = 0; i < q->nf; i++) {
+        const tecs__filter *f = &q->f[i];
+        if (f->kind->count == NULL || f->term.oper != TECS_WITH)
+            continue;
+        int32_t n = f->kind->count(q->world, f);
         if (n < fewest)
             best = i, fewest = n;
     }
@@ -793,75 +734,56 @@ static int32_t dense_term(const tecs_query_t *q)
     return (int64_t)fewest * DENSE_SHARE < rows ? best : -1;
 }
 
-/* The match and row of member k of sparse term t, if it passes q: true,
-** with its match, its row and the terms it has no field of. */
-static bool dense_member(const tecs_query_t *q, int32_t t, int32_t k, int32_t *m, uint32_t *row,
+/* The match and row of entity k of filter i, if it passes q: true, with
+** its match, its row and the terms it has no field of. */
+static bool dense_member(const tecs_query_t *q, int32_t i, int32_t k, int32_t *m, uint32_t *row,
                          uint32_t *absent)
 {
     const tecs_world_t *w = q->world;
-    tecs_entity_t e = tecs__sparse_members(w, q->terms[t].comp)[k];
-    const tecs__record *r = tecs__ei_alive(w, e);
+    tecs_entity_t e = q->f[i].kind->member(w, &q->f[i], k);
+    const tecs__record *r = e ? tecs__ei_alive(w, e) : NULL;
     const tecs_archetype_t *a = r ? tecs__rec_arch(w, r) : NULL;
     *m = a && (int32_t)a->id < q->cap_mindex ? q->mindex[a->id] - 1 : -1;
     *row = r ? r->row : 0;
-    return *m >= 0 && row_eval(q, *m, *row, absent);
+    return *m >= 0 && row_eval(q, *m, *row, i, absent);
 }
 
-static int64_t dense_count(const tecs_query_t *q, int32_t t)
+static int64_t dense_count(const tecs_query_t *q, int32_t i)
 {
     int64_t n = 0;
     int32_t m;
     uint32_t row, absent;
-    for (int32_t k = 0, count = tecs__sparse_count(q->world, q->terms[t].comp); k < count; k++)
-        n += dense_member(q, t, k, &m, &row, &absent);
+    for (int32_t k = 0, count = q->f[i].kind->count(q->world, &q->f[i]); k < count; k++)
+        n += dense_member(q, i, k, &m, &row, &absent);
     return n;
 }
 
 bool tecs__query_row_ok(const tecs_query_t *q, int32_t m, uint32_t row)
 {
     uint32_t absent;
-    return !q->rowwise || row_eval(q, m, row, &absent);
-}
-
-/* Is enableable c disabled on e, as the entity test reads it (see
-** tecs__query_entity_ok)? */
-static bool entity_disabled(const tecs_world_t *w, tecs_entity_t e, tecs_comp_t c,
-                            tecs_comp_t flip)
-{
-    bool off = false;
-    const tecs__record *r = tecs__ei_alive(w, e);
-    const tecs_archetype_t *cur = r ? tecs__rec_arch(w, r) : NULL;
-    int32_t j = cur ? tecs__arch_tog(cur, c) : -1;
-    if (j >= 0)
-        off = tecs__arch_bit(cur, w, j, r->row);
-    else if (e == w->store.gone && c == w->store.gone_comp)
-        off = w->store.gone_disabled;
-    return off != (c == flip);
+    return !q->filtered || row_eval(q, m, row, -1, &absent);
 }
 
 bool tecs__query_entity_ok(const tecs_query_t *q, const tecs_archetype_t *a, tecs_entity_t e,
                            tecs_comp_t flip)
 {
-    if (a == NULL || !would_match(q, a))
+    int16_t cols[TECS_MAX_TERMS];
+    int8_t js[TECS__MAX_FILTERS + 1];
+    if (a == NULL || !match(q, a, cols, js))
         return false;
-    if (q->ntt == 0)
-        return true;
-    int8_t js[TECS_MAX_TERMS + 1];
-    tog_row(q, a, js);
-    uint64_t pass = 1, any = js[q->ntt];
-    for (int32_t i = 0; i < q->ntt; i++) {
-        const tecs_term_t *term = &q->terms[q->tt[i]];
-        bool bit = js[i] == JS_SPARSE      /* (a member still, while its REMOVE runs) */
-                   ? (tecs__sparse_get_id(q->world, term->comp, e) != NULL) != (term->comp == flip)
-                   : js[i] >= 0 && entity_disabled(q->world, e, term->comp, flip);
-        tog_apply(term, tog_has(term, js[i], bit) & 1u, &pass, &any);
+    uint64_t pass = 1, any = js[q->nf];
+    for (int32_t i = 0; i < q->nf; i++) {
+        const tecs__filter *f = &q->f[i];
+        if (f->kind->entity != NULL)
+            tog_apply(f->term.oper, f->kind->entity(q->world, f, a, js[i], e, flip), &pass,
+                      &any);
     }
     return pass & any & 1u;
 }
 
 bool tecs__query_rowwise(const tecs_query_t *q)
 {
-    return q->rowwise;
+    return q->filtered;
 }
 
 int32_t tecs__query_clip(const tecs_query_t *q, int32_t m, uint32_t row, int32_t n, bool from_end,
@@ -869,10 +791,10 @@ int32_t tecs__query_clip(const tecs_query_t *q, int32_t m, uint32_t row, int32_t
 {
     const tecs_world_t *w = q->world;
     const tecs_archetype_t *a = q->march[m];
-    const int8_t *js = q->mtog + (size_t)m * (q->ntt + 1);
+    const int8_t *js = match_ents(q, m);
     int32_t k = (int32_t)(row >> w->arch.shift);
     uint32_t lo = row & w->arch.mask;
-    uint64_t h[TECS_MAX_TERMS];
+    uint64_t h[TECS__MAX_FILTERS];
     int32_t len = 0;
     *skip = 0;
     *absent = 0;
@@ -888,8 +810,8 @@ int32_t tecs__query_clip(const tecs_query_t *q, int32_t m, uint32_t row, int32_t
             break;
         *absent = ab;
         len++;
-        if (q->sparse_data & ~ab)
-            break;              /* a sparse value: a row a step */
+        if (q->row_values & ~ab)
+            break;              /* a filter's value: a row a step */
     }
     return len;
 }
@@ -920,13 +842,16 @@ tecs_err_t tecs_query_set_last_run(tecs_query_t *q, uint64_t tick)
 
 bool tecs__query_has_changes(const tecs_query_t *q)
 {
-    return q->chg_mask != 0;
+    for (int32_t i = 0; i < q->nf; i++)
+        if (q->f[i].kind->entity == NULL)
+            return true;
+    return false;
 }
 
 bool tecs__query_toggles(const tecs_query_t *q, tecs_comp_t c)
 {
-    for (int32_t i = 0; i < q->ntt; i++)
-        if (q->terms[q->tt[i]].comp == c)
+    for (int32_t i = 0; i < q->nf; i++)
+        if (q->f[i].term.comp == c && q->f[i].kind->entity != NULL)
             return true;
     return false;
 }
@@ -942,15 +867,12 @@ tecs_err_t tecs__queries_verify(tecs_world_t *w)
         int32_t m = 0;
         for (int32_t i = 0; i < w->arch.narchs; i++) {
             int16_t cols[TECS_MAX_TERMS];
-            if (!match(q, w->arch.archs[i], cols))
+            int8_t js[TECS__MAX_FILTERS + 1];
+            if (!match(q, w->arch.archs[i], cols, js))
                 continue;
-            int8_t js[TECS_MAX_TERMS + 1];
-            if (q->rowwise)
-                tog_row(q, w->arch.archs[i], js);
             if (m >= q->nmatch || q->march[m] != w->arch.archs[i] ||
                 memcmp(cols, q->mcols + (size_t)m * q->nterms, (size_t)q->nterms * 2) != 0 ||
-                (q->rowwise && memcmp(js, q->mtog + (size_t)m * (q->ntt + 1),
-                                      (size_t)q->ntt + 1) != 0))
+                (q->filtered && memcmp(js, match_ents(q, m), (size_t)q->nf + 1) != 0))
                 return tecs__err(w, TECS_ECORRUPT, "query misses archetype %d", i);
             m++;
         }
@@ -970,17 +892,18 @@ enum { ITER_FRESH, ITER_RUNNING, ITER_DONE };
 ** toggle terms differ from row to row); priv_.pos is then the next row of
 ** the chunk to look at (reverse: the row after the last one). */
 #define ITER_ROWS (1 << 29)
-/* priv_.flags while the iteration walks the members of sparse term
-** priv_.word (priv_.pos: the next one; reverse: the one after it). */
+/* priv_.flags while the iteration walks the entities of filter priv_.word
+** (priv_.pos: the next one; reverse: the one after it). */
 #define ITER_DENSE (1 << 28)
-/* priv_.flags while a chunk of a tog_word1 query is walked run by run,
-** forward: its passing rows are the words of one bit column (priv_.src),
+/* priv_.flags while a chunk of a query whose one filter is a bit column's
+** (words_begin) is walked run by run, forward: its passing rows are the
+** words of the bit column (priv_.src),
 ** ~word if ITER_FLIP, among the chunk's priv_.left rows; priv_.word and
 ** priv_.bits as in next_run_plain, priv_.pos the current run's first row. */
 #define ITER_WORDS (1 << 27)
 #define ITER_FLIP (1 << 26)
-/* priv_.flags of an iteration whose query decides rows one by one (toggle
-** or change terms), that walks a sparse term's members, or that runs in
+/* priv_.flags of an iteration whose query decides rows one by one (row
+** filters), that walks a filter's entities, or that runs in
 ** reverse: set at its start, so that the plain walk's test of a step is
 ** one test of flags. */
 #define ITER_SHAPED (1 << 25)
@@ -1093,9 +1016,12 @@ static TECS__INLINE void touch_rows(const tecs_query_t *q, int32_t m, tecs_arche
 void tecs__query_run(tecs_query_t *q, bool parts)
 {
     tecs_world_t *w = q->world;
-    if (q->chg_mask) {
-        q->since = q->last_run;
+    if (q->runs) {
+        uint64_t since = q->last_run;
         q->last_run = tecs__arch_tick_next(&w->arch) - 1;
+        for (int32_t i = 0; i < q->nf; i++)
+            if (q->f[i].kind->run)
+                q->f[i].kind->run(&q->f[i], since);
     }
     if (parts && q->write_mask)
         for (int32_t m = 0; m < q->nmatch; m++)
@@ -1117,16 +1043,16 @@ static TECS__INLINE uint32_t iter_begin(tecs_query_t *q, int32_t *flags, int32_t
         return 0;
     q->iters++;
     tecs__defer_begin(w);
-    if (TECS__UNLIKELY(q->chg_mask))
+    if (TECS__UNLIKELY(q->runs))
         tecs__query_run(q, false);
-    if (q->rowwise || (*flags & TECS_ITER_REVERSE))
+    if (q->filtered || (*flags & TECS_ITER_REVERSE))
         *flags |= ITER_SHAPED;
-    int32_t t = TECS__UNLIKELY(q->sparse_with) ? dense_term(q) : -1;
-    if (TECS__UNLIKELY(t >= 0)) {
+    int32_t i = TECS__UNLIKELY(q->walks) ? dense_term(q) : -1;
+    if (TECS__UNLIKELY(i >= 0)) {
         *flags |= ITER_DENSE | ITER_SHAPED;
-        *word = t;
+        *word = i;
         if (*flags & TECS_ITER_REVERSE)
-            *pos = tecs__sparse_count(w, q->terms[t].comp);
+            *pos = q->f[i].kind->count(w, &q->f[i]);
     }
     return serial;
 }
@@ -1253,6 +1179,17 @@ static TECS__INLINE bool advance(tecs_iter_t *it)
     }
 }
 
+/* Point the fields of the terms `values` at their filters' values of the
+** step's one row. Apart, so that drop_fields calls nothing. */
+static TECS__NOINLINE void load_values(tecs_iter_t *it, uint32_t values)
+{
+    const tecs_query_t *q = it->priv_.query;
+    for (uint32_t t = values; t; t &= t - 1) {
+        const tecs__filter *f = &q->f[q->vf[TECS__CTZ(t)]];
+        it->fields[f->t] = f->kind->value(q->world, f, it->entities[0]);
+    }
+}
+
 /* Leave the terms of absent without a field in this step. */
 static void drop_fields(tecs_iter_t *it, uint32_t absent)
 {
@@ -1260,12 +1197,10 @@ static void drop_fields(tecs_iter_t *it, uint32_t absent)
     it->priv_.absent = absent;
     for (uint32_t t = absent; t; t &= t - 1)
         it->fields[TECS__CTZ(t)] = NULL;
-    /* A sparse value a step holds is its one row's, in the set. */
-    for (uint32_t t = q->sparse_data & ~absent; t && it->count > 0; t &= t - 1) {
-        int32_t i = TECS__CTZ(t);
-        it->fields[i] = tecs__sparse_get(q->world, q->terms[i].comp,
-                                         TECS_ENTITY_INDEX(it->entities[0]));
-    }
+    /* A filter's value a step holds is its one row's. */
+    uint32_t values = q->row_values & ~absent;
+    if (TECS__UNLIKELY(values != 0) && it->count > 0)
+        load_values(it, values);
 }
 
 void tecs__iter_drop_fields(tecs_iter_t *it, uint32_t absent)
@@ -1292,15 +1227,15 @@ static TECS__INLINE void load_chunk(tecs_iter_t *it)
         touch_rows(q, it->priv_.match, a, (uint32_t)k << w->arch.shift, (uint32_t)it->count);
 }
 
-/* The rows of word wi of chunk k of match m that pass the toggle terms. */
+/* The rows of word wi of chunk k of match m that pass the filters. */
 static inline uint64_t pass_word(const tecs_query_t *q, int32_t m, const tecs_archetype_t *a,
                                  int32_t k, uint32_t wi, uint32_t rows)
 {
-    uint64_t h[TECS_MAX_TERMS];
+    uint64_t h[TECS__MAX_FILTERS];
     return tog_word(q, m, a, k, wi, h) & word_span(wi, 0, rows);
 }
 
-/* next_run for a query whose toggle terms are all with- and none-terms: a
+/* next_run for a query whose filters leave every field in place: a
 ** run is a run of set bits of the words of passing rows. priv_.bits keeps
 ** the rows of word priv_.word not passed yet (none past the chunk's last
 ** row: forward, the word's rows after the run); the word's passing rows are
@@ -1411,7 +1346,7 @@ static TECS__INLINE bool run_in_word(tecs_iter_t *it)
 /* The next run of the chunk being walked run by run; false at its end. */
 static bool next_run(tecs_iter_t *it)
 {
-    if (!it->priv_.query->tt_fields)
+    if (!it->priv_.query->varying)
         return next_run_plain(it);
     tecs_query_t *q = it->priv_.query;
     const tecs_world_t *w = q->world;
@@ -1428,12 +1363,12 @@ static bool next_run(tecs_iter_t *it)
     return true;
 }
 
-/* The next member of a walk of a sparse term's members that passes (a
-** step of one row); false at the end. */
+/* The next entity of a walk of a filter's entities that passes (a step of
+** one row); false at the end. */
 static bool dense_next(tecs_iter_t *it)
 {
     const tecs_query_t *q = it->priv_.query;
-    int32_t t = it->priv_.word, n = tecs__sparse_count(q->world, q->terms[t].comp), m;
+    int32_t t = it->priv_.word, n = q->f[t].kind->count(q->world, &q->f[t]), m;
     bool rev = it->priv_.flags & TECS_ITER_REVERSE;
     uint32_t row, absent;
     while (rev ? it->priv_.pos > 0 : it->priv_.pos < n) {
@@ -1447,21 +1382,25 @@ static bool dense_next(tecs_iter_t *it)
     return false;
 }
 
-/* Walk the chunk being entered (of `rows` rows) word by word, if its one
-** toggle term passes rows by its bit column alone (ITER_WORDS). */
+/* Walk the chunk being entered (of `rows` rows) word by word, if its
+** query's one filter, a with- or none-filter, passes rows by a bit column
+** alone (TECS__FK_BITS), and no row ticks are written (ITER_WORDS). */
 static void words_begin(tecs_iter_t *it, uint32_t rows)
 {
     const tecs_query_t *q = it->priv_.query;
-    const int8_t *js = q->mtog + (size_t)it->priv_.match * (q->ntt + 1);
+    const tecs__filter *f = &q->f[0];
+    if (q->nf != 1 || !(f->kind->traits & TECS__FK_BITS) || q->rt_write ||
+        (f->term.oper != TECS_WITH && f->term.oper != TECS_NONE))
+        return;
+    const int8_t *js = match_ents(q, it->priv_.match);
     if (js[0] < 0 || !js[1])
         return;                 /* no bit column, or an any-term fails */
-    const tecs_term_t *term = &q->terms[q->tt[0]];
     tecs_archetype_t *a = it->priv_.arch;
     it->priv_.src = tecs__chunk_bits(a, tecs__kcols(a, (uint32_t)it->priv_.chunk), js[0]);
     it->priv_.left = rows;
-    /* A row passes if its bit (set: disabled) is what the term asks for. */
-    bool want_set = (term->toggle == TECS_TOGGLE_DISABLED) == (term->oper == TECS_WITH);
-    it->priv_.flags |= ITER_WORDS | (want_set ? 0 : ITER_FLIP);
+    /* A row passes if its bit, xor inv, is what the operator asks for. */
+    bool flip = (f->inv != 0) == (f->term.oper == TECS_WITH);
+    it->priv_.flags |= ITER_WORDS | (flip ? ITER_FLIP : 0);
 }
 
 /* The next run of a chunk walked word by word (ITER_WORDS), when it ends
@@ -1531,7 +1470,7 @@ static bool step(tecs_iter_t *it)
         }
         if (!advance(it))
             return false;
-        if (TECS__LIKELY(!q->rowwise)) {
+        if (TECS__LIKELY(!q->filtered)) {
             load_chunk(it);
             return true;
         }
@@ -1553,7 +1492,7 @@ static bool step(tecs_iter_t *it)
             it->priv_.pos = rev ? (int32_t)rows : 0;
             it->priv_.word = rev ? (int32_t)((rows + 63) >> 6) : -1;
             it->priv_.bits = 0;
-            if (q->tog_word1 && !rev)
+            if (!rev)
                 words_begin(it, rows);
             break;
         }
@@ -1731,7 +1670,7 @@ static TECS__NOINLINE bool iter_next_chunk(tecs_iter_t *it)
         if (TECS__LIKELY(w->base.closed == TECS__OPEN && n > 0 &&
                          w->query.iters[n - 1] == it->priv_.serial &&
                          !(q->write_mask && w->bus.watch_comps))) {
-            if (!(flags & (ITER_ROWS | ITER_DENSE)) && !q->rowwise && !it->priv_.step) {
+            if (!(flags & (ITER_ROWS | ITER_DENSE)) && !q->filtered && !it->priv_.step) {
                 w->base.err = TECS_OK;          /* a plain walk in reverse */
                 if (TECS__LIKELY(advance(it))) {
                     load_chunk(it);
@@ -1740,7 +1679,7 @@ static TECS__NOINLINE bool iter_next_chunk(tecs_iter_t *it)
                 }
                 return plain_end(it, w);
             }
-            if ((flags & ITER_ROWS) && !q->tt_fields && run_in_word(it)) {
+            if ((flags & ITER_ROWS) && !q->varying && run_in_word(it)) {
                 w->base.err = TECS_OK;
                 it->priv_.stepped += it->count;
                 return true;
@@ -1844,8 +1783,9 @@ bool tecs_field_is_set(const tecs_iter_t *it, int32_t term)
         it->priv_.arch == NULL || term < 0 || term >= it->priv_.query->nterms)
         return false;
     const tecs_query_t *q = it->priv_.query;
-    if ((q->sparse_mask >> term) & 1u)      /* a member in every row of the step */
-        return q->terms[term].oper != TECS_NONE && !((it->priv_.absent >> term) & 1u);
+    for (int32_t i = 0; i < q->nf; i++)     /* in every row of the step */
+        if (q->f[i].t == term && (q->f[i].kind->traits & TECS__FK_NOCOL))
+            return q->terms[term].oper != TECS_NONE && !((it->priv_.absent >> term) & 1u);
     return q->mcols[(size_t)it->priv_.match * q->nterms + term] != TECS__COL_ABSENT &&
            !((it->priv_.absent >> term) & 1u);
 }
@@ -1948,7 +1888,7 @@ int64_t tecs__query_rows(const tecs_query_t *q)
         return dense_count(q, t);
     int64_t n = 0;
     for (int32_t m = 0; m < q->nmatch; m++)
-        n += q->rowwise ? tog_count(q, m) : q->march[m]->count;
+        n += q->filtered ? tog_count(q, m) : q->march[m]->count;
     return n;
 }
 
@@ -1999,7 +1939,7 @@ static int32_t tog_nth(const tecs_query_t *q, int32_t m, int64_t nth)
     uint32_t absent;
     if (tog_mode(q, m, a, &absent) == TOG_ALL)
         return (int32_t)nth;
-    uint64_t h[TECS_MAX_TERMS];
+    uint64_t h[TECS__MAX_FILTERS];
     for (int32_t k = 0;; k++) {
         uint32_t rows = chunk_rows(w, a, k);
         for (uint32_t wi = 0; wi << 6 < rows; wi++) {
@@ -2020,12 +1960,12 @@ static int32_t tog_nth(const tecs_query_t *q, int32_t m, int64_t nth)
 static void rows_seek(const tecs_query_t *q, int64_t first, int32_t *m, int32_t *pos)
 {
     for (*m = 0; *m < q->nmatch; ++*m) {
-        int64_t n = q->rowwise ? tog_count(q, *m) : q->march[*m]->count;
+        int64_t n = q->filtered ? tog_count(q, *m) : q->march[*m]->count;
         if (first < n)
             break;
         first -= n;
     }
-    *pos = *m < q->nmatch && q->rowwise ? tog_nth(q, *m, first) : (int32_t)first;
+    *pos = *m < q->nmatch && q->filtered ? tog_nth(q, *m, first) : (int32_t)first;
 }
 
 void tecs__iter_part(tecs_iter_t *it, tecs_query_t *q, tecs_world_t *view, int64_t first,

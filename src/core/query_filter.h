@@ -1,0 +1,104 @@
+/*
+** query_filter.h — the interface between the query engine (query.c) and
+** the kinds of row filters (query_sparse.c, query_toggle.c,
+** query_change.c): types only, no inline function. The kinds sit below the
+** engine in src/LAYERS and read nothing of it but this; the engine names
+** nothing of theirs but their tables. Included by private.h only, before
+** query.h.
+*/
+#ifndef TECS_QUERY_FILTER_H
+#define TECS_QUERY_FILTER_H
+
+/* ---- row filters ------------------------------------------------------
+**
+** A term whose rows are not all alike in an archetype is decided row by
+** row by a row filter: an enableable component's enabled bit
+** (query_toggle.c), a sparse component's membership (query_sparse.c), the
+** ticks of a change term (query_change.c). A query keeps the list of its
+** filters, in term order, and its engine (query.c) knows them only through
+** their kind, a const table of the calls below; a new kind of term is a
+** new table. The engine combines the filters 64 rows a word: each one's
+** "has" bits, taken by its operator (with: a passing row has it; none: it
+** has not; any: one of the any-terms holds; optional: its field comes and
+** goes with it).
+**
+** A filter's entry in a match is one byte of its kind's (a bit column,
+** say): what match returns for the archetype, and what the other calls
+** read there. TECS__FILTER_OFF: no row of the archetype has it.
+**
+**     kind->match(a)                 once per matched archetype
+**     kind->uniform, kind->word      a step's rows: all alike, or 64 a word
+**     kind->row, kind->entity        one row (where, caches), one entity
+**                                    (membership events)
+**     kind->count, kind->member      the entities that have it, walked
+**                                    when they are few next to the rows
+*/
+#define TECS__FILTER_OFF (-1)
+/* A term has at most two filters: one that decides it, one change. */
+#define TECS__MAX_FILTERS (2 * TECS_MAX_TERMS)
+
+typedef struct tecs__filter tecs__filter;
+
+/* What a kind's filters are (tecs__filter_kind.traits). */
+enum {
+    TECS__FK_OPER = 1,          /* it decides its term: its "has" bits take
+                                   the term's operator, and the archetype
+                                   test of the term is its match (else it is
+                                   one more with-condition on its term)     */
+    TECS__FK_BITS = 2,          /* its "has" bits of a chunk are the words
+                                   of the chunk's bit column `entry`, xor
+                                   inv: the engine reads them in place      */
+    TECS__FK_NOCOL = 4          /* its term's component lies in no
+                                   archetype: the term has no column        */
+};
+
+typedef struct tecs__filter_kind {
+    uint32_t traits;            /* TECS__FK_*                               */
+    /* Does the kind decide (part of) f's term (f->term, f->t set)? Then
+    ** the term gets f, which claim completes (oper, inv, since). */
+    bool (*claim)(const tecs_world_t *w, tecs__filter *f);
+    /* Its entry for archetype a (TECS__FILTER_OFF: no row has it). */
+    int8_t (*match)(const tecs_world_t *w, const tecs__filter *f, const tecs_archetype_t *a);
+    /* Are the rows of a alike for it now (all have it, or none)? */
+    bool (*uniform)(const tecs_world_t *w, const tecs__filter *f, const tecs_archetype_t *a,
+                    int8_t entry);
+    /* Its "has" bits of rows [64 wi, 64 wi + 64) of chunk k of a (bits
+    ** past the chunk's rows are clear or ignored); k < 0, while uniform:
+    ** every row's (all set or all clear). */
+    uint64_t (*word)(const tecs_world_t *w, const tecs__filter *f, const tecs_archetype_t *a,
+                     int8_t entry, int32_t k, uint32_t wi);
+    /* Has row of a it? */
+    bool (*row)(const tecs_world_t *w, const tecs__filter *f, const tecs_archetype_t *a,
+                int8_t entry, uint32_t row);
+    /* Has e it, its components read from a (which e may be entering or
+    ** leaving), with flip's state read inverted (0: none)? NULL: no event
+    ** tells when it changes (caches and membership observers refuse). */
+    bool (*entity)(const tecs_world_t *w, const tecs__filter *f, const tecs_archetype_t *a,
+                   int8_t entry, tecs_entity_t e, tecs_comp_t flip);
+    /* A run of its query begins (tecs__query_run); since is the tick of
+    ** the previous run's start. NULL: runs do not matter to it. */
+    void (*run)(tecs__filter *f, uint64_t since);
+    /* NULL, or the number of entities that have it ... */
+    int32_t (*count)(const tecs_world_t *w, const tecs__filter *f);
+    /* ... and the kth of them (0: it has it not, as a query reads it). */
+    tecs_entity_t (*member)(const tecs_world_t *w, const tecs__filter *f, int32_t k);
+    /* NULL, or the value a one-row step of e hands out for its term
+    ** (TECS__FK_NOCOL: its field is no column of the chunk). */
+    void *(*value)(const tecs_world_t *w, const tecs__filter *f, tecs_entity_t e);
+} tecs__filter_kind;
+
+struct tecs__filter {
+    const tecs__filter_kind *kind;
+    tecs_term_t term;           /* its term, oper the one its bits take     */
+    uint8_t t;                  /* the term's index                         */
+    uint64_t inv;               /* TECS__FK_BITS: has = word ^ inv          */
+    uint64_t since;             /* the kind's tick (change: rows written
+                                   after it pass; 0: every row)             */
+};
+
+/* The kinds, in the order they claim a term's filters. */
+extern const tecs__filter_kind tecs__filter_sparse;
+extern const tecs__filter_kind tecs__filter_toggle;
+extern const tecs__filter_kind tecs__filter_change;
+
+#endif /* TECS_QUERY_FILTER_H */
