@@ -1191,7 +1191,7 @@ static TECS__INLINE tecs_iter_t query_iter(tecs_query_t *q, int32_t flags)
 
 tecs_iter_t tecs__query_iter(tecs_query_t *q, bool reverse)
 {
-    return query_iter(q, reverse ? TECS_ITER_REVERSE : 0);
+    return reverse ? query_iter(q, TECS_ITER_REVERSE) : query_iter(q, 0);
 }
 
 tecs_iter_t tecs__iter_failed(tecs_world_t *w, tecs_err_t err)
@@ -1224,10 +1224,26 @@ static TECS__NOINLINE tecs_iter_t part_iter(tecs_world_t *w, const tecs_iter_des
     return w->base.part_start(w, d);
 }
 
-/* The forms of tecs_iter other than a plain query's: the checks, then the
-** source's start. */
+/* Is d the description of a query of w with none of cache, archetype,
+** parts and (unless with_where) where? */
+static TECS__INLINE bool desc_plain(const tecs_world_t *w, const tecs_iter_desc_t *d,
+                                    bool with_where)
+{
+    return d != NULL && d->query != NULL && d->query->world == w &&
+           ((with_where ? 0 : (uintptr_t)d->where) | (uintptr_t)d->cache |
+            (uintptr_t)d->archetype | (uint32_t)(d->parts | d->part)) == 0;
+}
+
+/* The forms of tecs_iter other than a plain query's: a where first (a
+** search per entity starts one), then the checks and the source's start. */
 static TECS__NOINLINE tecs_iter_t iter_other(tecs_world_t *w, const tecs_iter_desc_t *d)
 {
+    if (desc_plain(w, d, true) && d->where != NULL) {
+        tecs_err_t err = tecs__enter(w);
+        if (err)
+            return tecs__iter_failed(w, err);
+        return ((const tecs__iter_src *)(const void *)d->where)->start(w, d);
+    }
     if (w == NULL)
         return tecs__iter_failed(NULL, TECS_EINVAL);
     if (d != NULL && d->query && (d->parts || d->part) && !d->cache && !d->archetype)
@@ -1255,13 +1271,24 @@ static TECS__NOINLINE tecs_iter_t iter_other(tecs_world_t *w, const tecs_iter_de
     return src->start(w, d);
 }
 
+/* A query's start forwards and in reverse, each its own function so that
+** tecs_iter reaches it by a tail call and saves no registers itself. */
+static TECS__NOINLINE tecs_iter_t query_forward(tecs_query_t *q)
+{
+    return query_iter(q, 0);
+}
+
+static TECS__NOINLINE tecs_iter_t query_reverse(tecs_query_t *q)
+{
+    return query_iter(q, TECS_ITER_REVERSE);
+}
+
 /* A plain query's start (the common case: every pass over a small world
 ** pays it) is one test of the description; the rest is iter_other's. */
 tecs_iter_t tecs_iter(tecs_world_t *w, const tecs_iter_desc_t *d)
 {
-    if (TECS__LIKELY(d != NULL && d->query != NULL && d->query->world == w &&
-                     !d->where && !d->cache && !d->archetype && !(d->parts | d->part)))
-        return query_iter(d->query, d->reverse ? TECS_ITER_REVERSE : 0);
+    if (TECS__LIKELY(desc_plain(w, d, false)))
+        return d->reverse ? query_reverse(d->query) : query_forward(d->query);
     return iter_other(w, d);
 }
 

@@ -1612,9 +1612,8 @@ tecs_iter_t tecs__snap_iter(tecs_query_t *q, snap *s, bool reverse)
 
 /* Check a where's filter (world entered, query checked by tecs_iter) and
 ** collect its matches into f's snapshot. */
-static tecs_err_t where_gather(tecs_query_t *q, tecs_filter_t *f)
+static tecs_err_t where_gather(tecs_world_t *w, tecs_query_t *q, tecs_filter_t *f)
 {
-    tecs_world_t *w = tecs_query_world(q);
     if (f->world != w)
         return tecs__err(w, TECS_EWORLD, "tecs_iter: a filter of another world");
     if (f->scr.busy)
@@ -1626,7 +1625,7 @@ static tecs_err_t where_gather(tecs_query_t *q, tecs_filter_t *f)
 /* tecs_iter's where form (the filter's source start). */
 static tecs_iter_t where_start(tecs_world_t *w, const tecs_iter_desc_t *d)
 {
-    tecs_err_t err = where_gather(d->query, d->where);
+    tecs_err_t err = where_gather(w, d->query, d->where);
     if (err)
         return tecs__iter_failed(w, err);
     return tecs__snap_iter(d->query, &d->where->scr, d->reverse);
