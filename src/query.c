@@ -1271,8 +1271,8 @@ static TECS__NOINLINE tecs_iter_t iter_other(tecs_world_t *w, const tecs_iter_de
     return src->start(w, d);
 }
 
-/* A query's start forwards and in reverse, each its own function so that
-** tecs_iter reaches it by a tail call and saves no registers itself. */
+/* A query's start forwards and in reverse, each a function of its own, so
+** that tecs_iter's other forms pay none of a query start's set-up. */
 static TECS__NOINLINE tecs_iter_t query_forward(tecs_query_t *q)
 {
     return query_iter(q, 0);
@@ -2273,13 +2273,9 @@ static tecs_err_t helper_refused(tecs_iter_t *it, const char *fn, const char *wh
 
 tecs_err_t tecs_iter_each(tecs_iter_t *it, tecs_each_fn fn, void *ctx)
 {
-    if (it == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = iter_error(it);
-    if (err)
-        return err;
-    if (fn == NULL)
-        return helper_refused(it, "tecs_iter_each", "NULL callback");
+    tecs_err_t err = it == NULL ? TECS_EINVAL : iter_error(it);
+    if (err || fn == NULL)
+        return err ? err : helper_refused(it, "tecs_iter_each", "NULL callback");
     bool rev = tecs__iter_reversed(it);
     while (tecs_iter_next(it)) {
         tecs_world_t *w = it->world;
