@@ -169,7 +169,7 @@ static double sum_x(tecs_query_t *q, int64_t *rows)
 {
     double s = 0;
     *rows = 0;
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(q), .query = q);
     while (tecs_iter_next(&it)) {
         const Position *p = it.fields[0];
         for (int32_t i = 0; i < it.count; i++)
@@ -194,7 +194,7 @@ static void check_passes(tecs_query_t *q, int64_t n, int k)
 /* One pass over a query's chunks. */
 BENCH_NOINLINE void pass_chunks(tecs_query_t *q)
 {
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(q), .query = q);
     while (tecs_iter_next(&it))
         integrate(it.fields[0], it.fields[1], it.count);
 }
@@ -259,16 +259,16 @@ static double sc_iterate_each(int64_t n)
     return median(t, g_passes);
 }
 
-/* The same through tecs_query_each: a call per entity. */
+/* The same through tecs_iter_each: a call per entity. */
 static double sc_iterate_each_fn(int64_t n)
 {
     fixture f = fx_world(n);
     tecs_query_t *q = tecs_query_all(f.w, 2, (tecs_comp_t[]){ f.pos, f.vel });
     double t[64];
-    tecs_query_each(q, each_fn, NULL);
+    tecs_iter_each((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q), .query = q) }, each_fn, NULL);
     for (int k = 0; k < g_passes; k++) {
         double t0 = now_ns();
-        tecs_query_each(q, each_fn, NULL);
+        tecs_iter_each((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q), .query = q) }, each_fn, NULL);
         t[k] = (now_ns() - t0) / (double)n;
     }
     check_passes(q, n, g_passes + 1);
@@ -866,7 +866,7 @@ static double sc_deferred(int64_t n)
     tecs_query_t *q = tecs_query_all(f.w, 1, (tecs_comp_t[]){ f.pos });
     tecs_entity_t *ids = xmalloc((size_t)n * sizeof *ids);
     double t0 = now_ns();
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(q), .query = q);
     bool open = tecs_iter_next(&it);
     for (int64_t i = 0; i < n; i++) {
         tecs_entity_t e = tecs_new(f.w);

@@ -1,6 +1,6 @@
 /*
 ** bench_index.c — the index rows: where_eq (unique hash lookups),
-** where_range (an ordered range read through tecs_query_where), where_scan
+** where_range (an ordered range read through tecs_iter of a where), where_scan
 ** (the same range by scanning the query), where_radius (spatial), their
 ** floors where_range_floor and where_radius_floor (the reads a where result
 ** needs, over plain arrays), and set,
@@ -95,7 +95,7 @@ double sc_where_eq(int64_t n)
 static int64_t range_pass(ifix *f, tecs_filter_t *flt, double *sum)
 {
     int64_t k = 0;
-    tecs_iter_t it = tecs_query_where(f->q, flt);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(f->q), .query = f->q, .where = flt);
     while (tecs_iter_next(&it)) {
         const Position *p = tecs_field(&it, 0);
         for (int32_t i = 0; i < it.count; i++)
@@ -141,7 +141,7 @@ double sc_where_scan(int64_t n)
         int lo = (int)((n - width) * rep / 20), hi = lo + (int)width - 1;
         int64_t k = 0;
         double t0 = now_ns();
-        tecs_iter_t it = tecs_query_iter(f.q);
+        tecs_iter_t it = TECS_ITER(tecs_query_world(f.q), .query = f.q);
         while (tecs_iter_next(&it)) {
             const Position *p = tecs_field(&it, 0);
             const Health *h = tecs_field(&it, 1);
@@ -192,7 +192,7 @@ double sc_where_radius(int64_t n)
         tecs_filter_radius(f, x, (float)(rng_next(&seed) % 800 + 100),
                            (float)(rng_next(&seed) % 800 + 100), r);
         double t0 = now_ns();
-        tecs_iter_t it = tecs_query_where(q, f);
+        tecs_iter_t it = TECS_ITER(w, .query = q, .where = f);
         while (tecs_iter_next(&it)) {
             const Position *ps = tecs_field(&it, 0);
             for (int32_t i = 0; i < it.count; i++)
@@ -361,7 +361,7 @@ static double set_run(int64_t n, int kind)
     tecs_index_t *x = kind < 0 ? NULL : tecs_index_new(f.w, &(tecs_index_desc_t){
         .comp = f.hp, .kind = (tecs_index_kind_t)kind, .type = TECS_KEY_I32 });
     tecs_entity_t *ids = malloc((size_t)n * sizeof *ids);
-    CHECK(tecs_query_collect(f.q, ids, (int32_t)n) == n, "collect");
+    CHECK(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(f.q), .query = f.q) }, ids, (int32_t)n) == n, "collect");
     uint64_t seed = 3;
     int64_t sets = n < 1000000 ? n : 1000000;
     double t0 = now_ns();

@@ -63,7 +63,7 @@ double sc_where_small(int64_t n)
     for (int i = 0; i < QUERIES; i++) {
         tecs_filter_reset(f);
         tecs_filter_radius(f, x, c[2 * i], c[2 * i + 1], NB_R);
-        tecs_iter_t it = tecs_query_where(q, f);
+        tecs_iter_t it = TECS_ITER(w, .query = q, .where = f);
         while (tecs_iter_next(&it)) {
             const Position *ps = it.fields[0];
             for (int32_t j = 0; j < it.count; j++)
@@ -177,7 +177,7 @@ static nb_sum nb_query_where(nb_world *b, Position p)
         c = tecs_filter_or(f, c, tecs_filter_radius(f, b->x, p.x, p.y + oy, NB_R));
     if (ox != 0 && oy != 0)
         tecs_filter_or(f, c, tecs_filter_radius(f, b->x, p.x + ox, p.y + oy, NB_R));
-    tecs_iter_t it = tecs_query_where(b->read, f);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(b->read), .query = b->read, .where = f);
     while (tecs_iter_next(&it)) {
         const Position *q = it.fields[0];
         for (int32_t j = 0; j < it.count; j++)
@@ -215,7 +215,7 @@ static nb_sum nb_query(nb_world *b, Position p)
 /* One frame: every point moves, then every point finds its neighbours. */
 static nb_sum nb_frame(nb_world *b, Position *at, nb_sum *got)
 {
-    tecs_iter_t it = tecs_query_iter(b->move);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(b->move), .query = b->move);
     while (tecs_iter_next(&it)) {
         Position *p = it.fields[0];
         const Velocity *v = it.fields[1];
@@ -224,7 +224,7 @@ static nb_sum nb_frame(nb_world *b, Position *at, nb_sum *got)
     }
     nb_sum all = { 0, 0 };
     int64_t i = 0;
-    it = tecs_query_iter(b->read);
+    it = TECS_ITER(tecs_query_world(b->read), .query = b->read);
     while (tecs_iter_next(&it)) {
         const Position *p = it.fields[0];
         for (int32_t j = 0; j < it.count; j++, i++) {
@@ -270,7 +270,7 @@ static double nb_run(int64_t n, bool where)
     double t = now_ns() - t0;
     CHECK(all.pairs > n, "pairs %lld", (long long)all.pairs);
     int64_t i = 0;              /* the last frame's positions, for the check */
-    tecs_iter_t it = tecs_query_iter(b.read);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(b.read), .query = b.read);
     while (tecs_iter_next(&it))
         for (int32_t j = 0; j < it.count; j++)
             p[i++] = ((const Position *)it.fields[0])[j];

@@ -135,7 +135,7 @@ static const reference *reference_get(kernel_fn kernel, int seed, int64_t n, int
 static int64_t count_mismatches(tecs_query_t *q, const reference *r, int64_t *rows)
 {
     int64_t bad = 0, k = 0;
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(q), .query = q);
     while (tecs_iter_next(&it)) {
         const Position *p = it.fields[0];
         const Velocity *v = it.fields[1];

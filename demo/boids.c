@@ -206,10 +206,10 @@ static tecs_iter_t near_iter(boids_sim *s, tecs_query_t *q, tecs_index_t *x, flo
                              float py, float r, bool naive)
 {
     if (naive)
-        return tecs_query_iter(q);
+        return TECS_ITER(tecs_query_world(q), .query = q);
     tecs_filter_reset(s->hunt);   /* a little wider than the exact test callers apply */
     wrapped_radius(s->hunt, x, s->cfg.size, px, py, r * 1.001f + 0.01f);
-    return tecs_query_where(q, s->hunt);
+    return TECS_ITER(tecs_query_world(q), .query = q, .where = s->hunt);
 }
 
 /* Room for need items in *p (of size bytes each, *cap now). */
@@ -341,7 +341,7 @@ static int32_t scan_mates(boids_sim *s, scratch *sc, tecs_entity_t self, Positio
 {
     const float size = s->cfg.size;
     int32_t k = 0;
-    tecs_iter_t it = tecs_query_iter(s->q_mates);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(s->q_mates), .query = s->q_mates);
     while (tecs_iter_next(&it)) {
         const Position *mp = TECS_FIELD(&it, Position, 0);
         const Velocity *mv = TECS_FIELD(&it, Velocity, 1);
@@ -400,7 +400,7 @@ static void gather_hazards(boids_sim *s, tecs_world_t *w, scratch *sc, Position 
     const float size = s->cfg.size;
     int32_t k = 0;
     if (naive) {
-        tecs_iter_t it = tecs_query_iter(s->q_hazards);
+        tecs_iter_t it = TECS_ITER(w, .query = s->q_hazards);
         while (tecs_iter_next(&it)) {
             const Hazard *h = TECS_FIELD(&it, Hazard, 0);
             for (int32_t j = 0; j < it.count && k >= 0; j++)
@@ -926,7 +926,7 @@ tecs_world_t *boids_world(boids_sim *s)
 
 void boids_each(boids_sim *s, boids_agent_fn fn, void *ctx)
 {
-    tecs_iter_t it = tecs_query_iter(s->q_hazards);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(s->q_hazards), .query = s->q_hazards);
     while (tecs_iter_next(&it)) {
         const Hazard *h = TECS_FIELD(&it, Hazard, 0);
         for (int32_t i = 0; i < it.count; i++)
@@ -935,7 +935,7 @@ void boids_each(boids_sim *s, boids_agent_fn fn, void *ctx)
     }
     tecs_query_t *movers[2] = { s->q_mates, s->q_preds };
     for (int k = 0; k < 2; k++) {
-        it = tecs_query_iter(movers[k]);
+        it = TECS_ITER(tecs_query_world(movers[k]), .query = movers[k]);
         while (tecs_iter_next(&it)) {
             const Position *p = TECS_FIELD(&it, Position, 0);
             const Velocity *v = TECS_FIELD(&it, Velocity, 1);
@@ -993,7 +993,8 @@ int32_t boids_neighbours(boids_sim *s, tecs_entity_t e, bool naive, tecs_entity_
 
 int32_t boids_ids(boids_sim *s, tecs_entity_t *out, int32_t cap)
 {
-    return tecs_query_collect(s->q_mates, out, cap);
+    tecs_iter_t it = TECS_ITER(s->w, .query = s->q_mates);
+    return tecs_iter_collect(&it, out, cap);
 }
 
 /* FNV-1a over n bytes. */
@@ -1010,7 +1011,7 @@ uint64_t boids_checksum(boids_sim *s)
     uint64_t h = fnv(0xcbf29ce484222325u, &s->rng, sizeof s->rng);
     tecs_query_t *movers[2] = { s->q_mates, s->q_preds };
     for (int k = 0; k < 2; k++) {
-        tecs_iter_t it = tecs_query_iter(movers[k]);
+        tecs_iter_t it = TECS_ITER(tecs_query_world(movers[k]), .query = movers[k]);
         while (tecs_iter_next(&it)) {
             h = fnv(h, it.entities, (size_t)it.count * sizeof *it.entities);
             h = fnv(h, tecs_field(&it, 0), (size_t)it.count * sizeof(Position));
@@ -1068,7 +1069,7 @@ double boids_grid_ms(boids_sim *s, int32_t reps)
         double t0 = tecs_time_now();
         for (int32_t r = 0; r < reps; r++) {
             int32_t i = 0;      /* the flock into plain arrays, then the grid */
-            tecs_iter_t it = tecs_query_iter(s->q_mates);
+            tecs_iter_t it = TECS_ITER(tecs_query_world(s->q_mates), .query = s->q_mates);
             while (tecs_iter_next(&it)) {
                 memcpy(p + i, it.fields[0], (size_t)it.count * sizeof *p);
                 memcpy(v + i, it.fields[1], (size_t)it.count * sizeof *v);

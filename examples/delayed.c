@@ -35,7 +35,7 @@ int main(void)
 
     /* 1. Mid-walk, destroy the even ones and spawn two for each. */
     int visited = 0;
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     while (tecs_iter_next(&it)) {
         const Position *p = TECS_FIELD(&it, Position, 0);
         for (int i = 0; i < it.count; i++, visited++) {

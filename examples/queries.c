@@ -1,7 +1,7 @@
 /*
 ** queries.c — a query has one term per component: with (the default), none
 ** or optional; read or write. The chunk iterator hands out whole columns,
-** tecs_query_each one entity at a time; TECS_ITER_REVERSE walks backwards.
+** tecs_iter_each one entity at a time; .reverse walks backwards.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,7 +52,7 @@ int main(void)
 
     /* The chunk iterator: each step is `count` rows of one chunk. */
     int moved = 0, with_hp = 0, seen = 0;
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     while (tecs_iter_next(&it)) {
         Position *p = TECS_FIELD(&it, Position, 0);
         const Velocity *v = TECS_FIELD(&it, Velocity, 1);
@@ -65,13 +65,17 @@ int main(void)
     printf("moved %d entities, %d of them with Health\n", moved, with_hp);
     EXPECT(moved == 6 && with_hp == 3 && tecs_query_count(q) == 6);
 
-    /* Per entity, stopped early by the callback. */
-    EXPECT(tecs_query_each(q, print_entity, &seen) == TECS_OK && seen == 3);
+    /* Per entity, stopped early by the callback: tecs_iter_each takes any
+       iteration and ends it. */
+    tecs_iter_t all = TECS_ITER(w, .query = q);
+    EXPECT(tecs_iter_each(&all, print_entity, &seen) == TECS_OK && seen == 3);
 
     /* The same ids forwards and in reverse. */
     tecs_entity_t fwd[6], rev[6];
-    EXPECT(tecs_query_collect(q, fwd, 6) == 6);
-    EXPECT(tecs_query_collect_ex(q, TECS_ITER_REVERSE, rev, 6) == 6);
+    tecs_iter_t forwards = TECS_ITER(w, .query = q);
+    EXPECT(tecs_iter_collect(&forwards, fwd, 6) == 6);
+    tecs_iter_t backwards = TECS_ITER(w, .query = q, .reverse = true);
+    EXPECT(tecs_iter_collect(&backwards, rev, 6) == 6);
     printf("first entity %u, last in reverse\n", TECS_ENTITY_INDEX(fwd[0]));
     EXPECT(fwd[0] == rev[5] && fwd[2] == rev[3] && fwd[5] == rev[0]);
 

@@ -1,8 +1,8 @@
 /*
 ** where.c — field indexes narrow a query by value. An index maps one field
 ** of one component to the entities holding each value, whatever their
-** archetype; a filter combines conditions on indexes, and tecs_query_where
-** walks the entities that match both the query and the filter, through the
+** archetype; a filter combines conditions on indexes, and a where (tecs_iter
+** with .query and .where) walks the entities that match both the query and the filter, through the
 ** same chunk iterator as a plain query.
 */
 #include <stdio.h>
@@ -46,7 +46,7 @@ int main(void)
     EXPECT(tecs_filter_error(f) == TECS_OK);
 
     tecs_query_t *q = TECS_QUERY(w, {.comp = pos}, {.comp = hp, .access = TECS_READ});
-    tecs_iter_t it = tecs_query_where(q, f);
+    tecs_iter_t it = TECS_ITER(w, .query = q, .where = f);
     int n = 0, last = 1000;
     while (tecs_iter_next(&it)) {           /* runs of rows, as for a query */
         const Position *p = TECS_FIELD(&it, Position, 0);
@@ -62,7 +62,8 @@ int main(void)
 
     /* The index follows every change: a set re-keys the entity. */
     TECS_SET(w, ids[500], hp, Health, {15});
-    EXPECT(tecs_query_where_collect(q, f, NULL, 0) == 13);
+    tecs_iter_t again = TECS_ITER(w, .query = q, .where = f);
+    EXPECT(tecs_iter_collect(&again, NULL, 0) == 13);
     EXPECT(tecs_filter_test(f, ids[500]) && !tecs_filter_test(f, ids[501]));
 
     /* A unique index answers "which entity has this key?". */

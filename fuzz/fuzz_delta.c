@@ -62,7 +62,7 @@ static void churn(tecs_world_t *w, const comps *c, uint64_t *seed, int n)
 {
     tecs_entity_t e[256];
     tecs_query_t *q = tecs_query_all(w, 0, NULL);
-    int ne = tecs_query_collect(q, e, 256);
+    int ne = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q) }, e, 256);
     tecs_query_free(q);
     for (int i = 0; i < n; i++) {
         tecs_entity_t x = ne ? e[rnd(seed) % (uint32_t)ne] : 0;

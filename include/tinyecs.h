@@ -869,31 +869,6 @@ int32_t tecs_query_count(const tecs_query_t *query);
 int32_t tecs_query_archetype_count(const tecs_query_t *query);
 
 /**
- * Iteration flags, for the _ex forms of query, where and cache iteration
- * and for the archetype forms. Any other bit is refused (TECS_EINVAL: an
- * empty iteration, -1 from a collect, the code from an each).
- * TECS_ITER_REVERSE: the order of the forward iteration, reversed.
- *   - Chunk iterators (tecs_query_iter_ex, tecs_query_where_ex,
- *     tecs_cache_iter_ex, tecs_archetype_iter): the steps come in reverse order (a query's
- *     archetypes last first, the chunks of each last first; a where's or a
- *     cache's runs of rows last first), but the rows within one step stay
- *     in memory order: entities[0] is the step's lowest row. Read each step
- *     from entities[count - 1] down for every entity in reverse.
- *   - Per-entity forms (tecs_query_each_ex, tecs_query_collect_ex,
- *     tecs_query_where_each_ex / _collect_ex, tecs_cache_each_ex /
- *     _collect_ex, tecs_archetype_each / _collect): every entity, exactly
- *     in the reverse of the forward order. For a filter in key order that
- *     is the key order turned round, ties (by entity slot) included:
- *     ascending gives keys and slots falling, descending gives them
- *     rising; a cache's order (or arrival order) is likewise read from its
- *     end.
- * Early stop from the end: an each-function that returns true.
- */
-enum {
-    TECS_ITER_REVERSE = 1
-};
-
-/**
  * A chunk iterator: each tecs_iter_next step hands out `count` rows of one
  * chunk: the entity column and one pointer per term. Only the public fields
  * may be read; the rest is private.
@@ -935,7 +910,8 @@ typedef struct tecs_iter_t {
                                              from; a chunk walked word by
                                              word: its bit column */
         bool (*step)(struct tecs_iter_t *it, bool fini); /* filtered: next step */
-        int32_t pos;                      /* filtered: position in the source */
+        int32_t pos;                      /* filtered: position in the source;
+                                             a failed start: its error      */
         int64_t stepped;                  /* rows handed out so far         */
         int64_t left;                     /* a part: rows still to hand out;
                                              a word walk: the chunk's rows */
@@ -947,17 +923,80 @@ typedef struct tecs_iter_t {
 } tecs_iter_t;
 
 /**
- * Start iterating a query. While any iteration is open, structural changes
- * (new, destroy, add, remove, set that adds) are queued and applied in call
- * order when the outermost iteration ends. Iterations may nest. The query is
- * busy (tecs_query_free refuses) until the iteration ends. On error
- * (TECS_ENOMEM for the table of open iterations, TECS_EBUSY while the world
- * is closed) the iteration is empty and the world's last error says why.
+ * What to iterate: a query's matches (optionally narrowed by a where
+ * filter), or a cache's rows, or exactly one archetype. Filled with
+ * designated initializers, zero meaning default:
+ *
+ *     tecs_iter_t it = TECS_ITER(w, .query = q, .reverse = true);
+ *
+ * Exactly one source: query, cache or archetype; where and parts only with
+ * query.
+ *   - query: its matches, archetype by archetype in the order they were
+ *     matched, each one's chunks in order. With where (a filter,
+ *     tinyecs/index.h), only the rows passing the filter, in its order (key
+ *     order with tecs_filter_order, else by archetype and row); the result
+ *     set is taken when the iteration starts.
+ *   - cache (tinyecs/index.h): the cache's rows, in its order, with its
+ *     query's fields; the set is taken when the iteration starts.
+ *   - archetype: its entities (every one, whatever its enableable
+ *     components' state), not those of archetypes with more components;
+ *     term i is the archetype's i-th component in tecs_archetype_components
+ *     order, for its first TECS_MAX_TERMS components (NULL field for a
+ *     tag). Every component with data is a write term: writes through the
+ *     fields are reported as a query's are.
+ *
+ * Reverse, one meaning for every source: the steps come last first (a
+ * query's archetypes last first and the chunks of each last first; a
+ * where's or a cache's runs of rows last first), and the rows within one
+ * step stay in memory order: entities[0] is the step's lowest row.
+ * tecs_iter_each and tecs_iter_collect read each step from entities[count -
+ * 1] down, so they visit every entity in exactly the reverse of the forward
+ * order; so does a chunk loop that reads each step from its end. For a
+ * filter in key order that is the key order turned round, ties (by entity
+ * slot) included: ascending gives keys and slots falling, descending gives
+ * them rising; a cache's order (or arrival order) is likewise read from
+ * its end.
+ *
+ * Parts (with query only, from any thread between tecs_split_begin and
+ * tecs_split_end, tinyecs/system.h): part `part` of `parts`, the rows
+ * [part * N / parts, (part + 1) * N / parts) of the N the query matched at
+ * tecs_split_begin, forward; it->worker is part, it->workers parts, and
+ * it->world the part's worker context. parts 0 is the whole iteration.
  */
-tecs_iter_t tecs_query_iter(tecs_query_t *query);
+typedef struct tecs_iter_desc_t {
+    tecs_query_t *query;          /* a query's matches ...                    */
+    tecs_filter_t *where;         /* ... only the rows passing (tinyecs/index.h) */
+    tecs_cache_t *cache;          /* or a cache's rows, in its order           */
+    tecs_archetype_t *archetype;  /* or exactly this archetype, its components
+                                     as terms                                 */
+    bool reverse;                 /* the steps last first (above)              */
+    int32_t parts, part;          /* with query, inside tecs_split_begin/_end:
+                                     part `part` of `parts` (0: the whole)     */
+} tecs_iter_desc_t;
 
-/** tecs_query_iter with flags (TECS_ITER_REVERSE). */
-tecs_iter_t tecs_query_iter_ex(tecs_query_t *query, int32_t flags);
+/**
+ * Start an iteration. While any iteration is open, structural changes
+ * (new, destroy, add, remove, set that adds) are queued and applied in call
+ * order when the outermost iteration ends. Iterations may nest. Its query,
+ * filter or cache is busy until the iteration ends (tecs_query_free and
+ * tecs_cache_free refuse; tecs_filter_free frees the filter at the end; a
+ * second iteration of a busy filter or cache is refused). The world must
+ * be the source's.
+ * On error the iteration is empty, the world's last error says why, and
+ * tecs_iter_each / tecs_iter_collect on it return the error: TECS_EINVAL
+ * (NULL world or desc, not exactly one source, where or parts without a
+ * query, a bad filter), TECS_EWORLD (a source of another world), TECS_EBUSY
+ * (the world closed, the filter or cache being iterated), TECS_ENOMEM.
+ * The part form records no error (the world is in use, and it is safe from
+ * any thread): a part out of range, of a query not the one split, or with
+ * anything but query, parts and part set is an empty iteration whose
+ * error is TECS_EINVAL.
+ */
+tecs_iter_t tecs_iter(tecs_world_t *world, const tecs_iter_desc_t *desc);
+
+/** tecs_iter with the description's fields given in place:
+ *  TECS_ITER(w, .query = q, .reverse = true). */
+#define TECS_ITER(world, ...) tecs_iter((world), &(tecs_iter_desc_t){ __VA_ARGS__ })
 
 /**
  * Step to the next non-empty chunk; with toggle terms (enableable
@@ -1016,7 +1055,7 @@ static inline void *tecs__field_sized(const tecs_iter_t *it, int32_t term, size_
  * `it` names the open chunk iterator (a tecs_iter_t: it.entities[i] is the
  * entity, it.fields as tecs_field) and `i` (an int32_t) the entity's row in
  * the current step; both are declared by the macro and live in its loop.
- * It is sugar over tecs_query_iter, tecs_iter_next and tecs_iter_fini:
+ * It is sugar over tecs_iter, tecs_iter_next and tecs_iter_fini:
  * errors are theirs (a NULL query, TECS_ENOMEM, a closed world: the body
  * never runs and the world's last error says why).
  * The body runs inside an open iteration, not in a callback: structural
@@ -1029,15 +1068,15 @@ static inline void *tecs__field_sized(const tecs_iter_t *it, int32_t term, size_
  * the whole iteration cleanly and `continue` goes on to the next entity;
  * do not leave the body by return or goto (the iteration would stay
  * open) without calling tecs_iter_fini(&it) first. A tecs_iter_fini(&it)
- * in the body stops the loop after that entity.
+ * in the body stops the loop after that entity. q is evaluated twice.
  */
-#define TECS_EACH(query, it, i) TECS_EACH_ITER(tecs_query_iter(query), it, i)
+#define TECS_EACH(q, it, i) TECS_EACH_ITER(TECS_ITER(tecs_query_world(q), .query = (q)), it, i)
 
 /**
  * TECS_EACH over any chunk iterator: start is an expression giving a fresh
- * tecs_iter_t (tecs_query_iter_ex, tecs_query_where, tecs_cache_iter,
- * tecs_archetype_iter, ...). Rules and errors are start's and TECS_EACH's.
- * The rows of one step come in memory order, also under TECS_ITER_REVERSE.
+ * tecs_iter_t (TECS_ITER(w, .cache = c), ...). Rules and errors are start's
+ * and TECS_EACH's. The rows of one step come in memory order, also in
+ * reverse (see tecs_iter_desc_t).
  */
 #define TECS_EACH_ITER(start, it, i)                                         \
     for (int32_t i = 0; i >= 0; i = -1)                                      \
@@ -1069,60 +1108,30 @@ static inline bool tecs__row_ok(const void *field, uint32_t have, size_t size)
 typedef bool (*tecs_each_fn)(tecs_world_t *world, tecs_entity_t entity,
                              void *const *fields, void *ctx);
 
-/** Call fn for each matching entity, until it returns true. Built on the
- *  chunk iterator. @return TECS_OK or TECS_EINVAL. */
-tecs_err_t tecs_query_each(tecs_query_t *query, tecs_each_fn fn, void *ctx);
-
-/** tecs_query_each with flags (TECS_ITER_REVERSE). */
-tecs_err_t tecs_query_each_ex(tecs_query_t *query, int32_t flags,
-                              tecs_each_fn fn, void *ctx);
+/**
+ * Call fn for each entity of the rest of the iteration (the steps after
+ * the current one), until it returns true; the iteration is then ended.
+ * Each step's rows are visited in memory order, in reverse from the last
+ * (see tecs_iter_desc_t). Built on tecs_iter_next: what an iteration
+ * allows, fn may do (see the table at the top).
+ *
+ *     tecs_iter_t it = TECS_ITER(w, .query = q);
+ *     tecs_err_t err = tecs_iter_each(&it, fn, ctx);
+ *
+ * @return TECS_OK; the error of a failed tecs_iter; TECS_EINVAL (NULL it or
+ * fn: the iteration is ended).
+ */
+tecs_err_t tecs_iter_each(tecs_iter_t *it, tecs_each_fn fn, void *ctx);
 
 /**
- * Collect the ids of matching entities, in iteration order, into out (up to
- * cap; out may be NULL with cap 0 to count first).
- * @return the number of matching entities (may exceed cap), or -1 on error.
+ * Collect the ids of the rest of the iteration (as tecs_iter_each visits
+ * them) into out, up to cap (out may be NULL with cap 0, to count first);
+ * the iteration is then ended.
+ * @return the number of entities (may exceed cap), or -1 on error (the
+ * error of a failed tecs_iter; TECS_EINVAL for a NULL it, a negative cap or
+ * a NULL out with cap > 0: the iteration is ended).
  */
-int32_t tecs_query_collect(tecs_query_t *query, tecs_entity_t *out, int32_t cap);
-
-/** tecs_query_collect with flags (TECS_ITER_REVERSE). */
-int32_t tecs_query_collect_ex(tecs_query_t *query, int32_t flags,
-                              tecs_entity_t *out, int32_t cap);
-
-/**
- * Iterate exactly one archetype: its entities (every one, whatever its
- * enableable components' state), not those of archetypes with
- * more components. A chunk iterator like a query's (tecs_iter_next,
- * tecs_iter_fini, copies), whose term i is the archetype's i-th component in
- * tecs_archetype_components order: tecs_field(it, i) is its column (NULL for
- * a tag), for the first TECS_MAX_TERMS components. Every component with data
- * is a write term: writes through the fields are reported as a query's are
- * (indexes and on_set see them when the iterator leaves the chunk). The
- * iteration is open, and the world deferred, exactly as a query's: changes
- * made meanwhile are applied when the outermost iteration ends.
- * flags: TECS_ITER_REVERSE steps through the chunks last to first; the rows
- * of one step stay in memory order (walk them from count - 1 down for the
- * rows in reverse, as tecs_archetype_each does).
- * On error the iteration is empty and the world's last error says why:
- * TECS_EINVAL (NULL archetype, a flag other than TECS_ITER_REVERSE),
- * TECS_EWORLD (an archetype of another world), TECS_EBUSY (closed world),
- * TECS_ENOMEM. A NULL world gives an empty iteration.
- */
-tecs_iter_t tecs_archetype_iter(tecs_world_t *world, tecs_archetype_t *arch, int32_t flags);
-
-/** Call fn for each entity of exactly this archetype, fields as
- *  tecs_archetype_iter's, until it returns true (fn's rules: see the table
- *  at the top). TECS_ITER_REVERSE visits the rows last to first. @return
- *  TECS_OK, or (nothing called) TECS_EINVAL (NULL world, archetype or fn,
- *  unknown flags), TECS_EWORLD, TECS_EBUSY, TECS_ENOMEM. */
-tecs_err_t tecs_archetype_each(tecs_world_t *world, tecs_archetype_t *arch, int32_t flags,
-                               tecs_each_fn fn, void *ctx);
-
-/** Collect the ids of the archetype's entities into out (up to cap), in
- *  the order tecs_archetype_each visits them; out may be NULL with cap 0 to
- *  count. @return their number (may exceed cap), or -1 on error (errors as
- *  tecs_archetype_each's; a negative cap, NULL out with cap > 0: EINVAL). */
-int32_t tecs_archetype_collect(tecs_world_t *world, tecs_archetype_t *arch, int32_t flags,
-                               tecs_entity_t *out, int32_t cap);
+int32_t tecs_iter_collect(tecs_iter_t *it, tecs_entity_t *out, int32_t cap);
 
 /** True while changes are queued: an iteration or a deferred section is
  *  open, or a callback runs (any callback the library calls; see the table

@@ -221,7 +221,7 @@ static void random_cond(fx *t, cond *c, bool hashed)
 int expected(fx *t, pred_fn pred, const void *ctx, tecs_entity_t *out)
 {
     tecs_entity_t all[600];
-    int n = tecs_query_collect(t->q, all, 600), m = 0;
+    int n = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(t->q), .query = t->q) }, all, 600), m = 0;
     for (int i = 0; i < n; i++)
         if (pred(t, ctx, all[i]))
             out[m++] = all[i];
@@ -284,7 +284,7 @@ void check_random_filters(fx *t, int rounds)
             combo_build(f, c.how, a, b);
         }
         CHECK_ERR(tecs_filter_error(f), TECS_OK);
-        int n = tecs_query_where_collect(t->q, f, got, 600);
+        int n = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(t->q), .query = t->q, .where = f) }, got, 600);
         int m = c.how >= 0 ? expected(t, pred_combo, &c, want) : expected(t, pred_one, &c.a, want);
         if (n != m)
             fprintf(stderr, "  round %d: op %d field %d hashed %d how %d / op %d field %d\n",
@@ -326,7 +326,7 @@ void random_change(fx *t)
     }
     default: {
         /* Writes through a write term, with structural changes queued. */
-        tecs_iter_t it = tecs_query_iter(t->q);
+        tecs_iter_t it = TECS_ITER(w, .query = t->q);
         int k = (int)(tw_rand(&t->rng) % 5);
         while (tecs_iter_next(&it)) {
             Stats *s = TECS_FIELD(&it, Stats, 0);

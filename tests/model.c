@@ -573,14 +573,14 @@ static void check_query(interp *I, const mquery *q, bool walk, int32_t flags)
     }
     int32_t ng = 0;
     if (walk) {
-        tecs_iter_t it = tecs_query_iter_ex(q->q, flags);
+        tecs_iter_t it = TECS_ITER(tecs_query_world(q->q), .query = q->q, .reverse = flags);
         while (tecs_iter_next(&it)) {
             mi_check_chunk(I, &it, q);
             for (int32_t r = 0; r < it.count && ng < I->ne + 16; r++)
                 got[ng++] = it.entities[r];
         }
     } else {
-        ng = tecs_query_collect_ex(q->q, flags, got, I->ne + 16);
+        ng = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q->q), .query = q->q, .reverse = flags) }, got, I->ne + 16);
     }
     bool same = ng == nw;
     for (int32_t i = 0; i < ng && same; i++) {
@@ -690,7 +690,7 @@ static void check_all_now(interp *I)
     EXPECT(I, tecs_delayed_destroy_count(I->w) == kills, "pending kills %d, model %d",
            (int)tecs_delayed_destroy_count(I->w), (int)kills);
     for (int32_t q = 0; q < I->nq; q++)
-        check_query(I, &I->qs[q], false, q & 1 ? TECS_ITER_REVERSE : 0);
+        check_query(I, &I->qs[q], false, q & 1 ? true : 0);
     check_indexes(I);
     check_observers(I);
     mi_check_resources(I);
@@ -1273,7 +1273,7 @@ static void op_iter_open(interp *I, const m_op *op)
         return;
     int32_t qi = (int32_t)(op->z % (uint32_t)I->nq);
     int32_t k = mi_its_push(I, qi, IT_QUERY);
-    I->its[k].it = tecs_query_iter_ex(I->qs[qi].q, op->x & 1);
+    I->its[k].it = TECS_ITER(tecs_query_world(I->qs[qi].q), .query = I->qs[qi].q, .reverse = op->x & 1);
     EXPECT(I, tecs_is_deferred(I->w), "an open iteration does not defer");
     mi_iter_step(I, op->y);
 }
@@ -1344,7 +1344,7 @@ static int32_t arch_members(interp *I, uint32_t mask, tecs_entity_t *out)
 }
 
 /* The order a walk visits the row-ordered members in: forward; the chunk
-** iterator with TECS_ITER_REVERSE: chunks last to first, rows in memory
+** iterator in reverse: chunks last to first, rows in memory
 ** order in each (chunk_rev); each and collect reversed: rows last to first. */
 static void arch_order(const interp *I, const tecs_entity_t *want, int32_t n, int32_t flags,
                        bool chunk_rev, tecs_entity_t *out)
@@ -1385,19 +1385,19 @@ static void op_arch_iter(interp *I, const m_op *op)
     if (want == NULL || got == NULL)
         abort();
     int32_t n = arch_members(I, mask, want), ng = 0, expect = n;
-    int32_t flags = op->y >> 1 & 1 ? TECS_ITER_REVERSE : 0, form = op->y >> 2 & 3;
+    int32_t flags = op->y >> 1 & 1 ? true : 0, form = op->y >> 2 & 3;
     bool chunk_rev = false;
     mquery q;
     arch_terms(I, a, &q);
     I->checking++;              /* the walk reports writes: hooks run */
     if (form <= 1) {
-        tecs_iter_t it = tecs_archetype_iter(I->w, a, flags);
+        tecs_iter_t it = TECS_ITER(I->w, .archetype = a, .reverse = flags);
         if (tecs_last_error(I->w) == TECS_ENOMEM && mi_injected(I)) {
             I->res->enomem++;
             EXPECT(I, !tecs_iter_next(&it), "a refused archetype iteration hands out rows");
             expect = -1;
         } else {
-            mi_result_is(I, tecs_last_error(I->w), TECS_OK, "tecs_archetype_iter");
+            mi_result_is(I, tecs_last_error(I->w), TECS_OK, "tecs_iter of an archetype");
             EXPECT(I, tecs_is_deferred(I->w), "an open archetype iteration does not defer");
             while (tecs_iter_next(&it)) {
                 mi_check_chunk(I, &it, &q);
@@ -1408,23 +1408,23 @@ static void op_arch_iter(interp *I, const m_op *op)
         }
     } else if (form == 2) {
         arch_visit v = { got, 0, I->ne + 16, (int32_t)(op->y >> 4 & 15) };
-        int err = (int)tecs_archetype_each(I->w, a, flags, arch_visit_fn, &v);
+        int err = (int)tecs_iter_each((tecs_iter_t[]){ TECS_ITER(I->w, .archetype = a, .reverse = flags) }, arch_visit_fn, &v);
         if (err == TECS_ENOMEM && mi_injected(I)) {
             I->res->enomem++;
             expect = -1;
         } else {
-            mi_result_is(I, err, TECS_OK, "tecs_archetype_each");
+            mi_result_is(I, err, TECS_OK, "tecs_iter_each of an archetype");
             ng = v.n;
             if (v.stop > 0 && v.stop < n)
                 expect = v.stop;
         }
     } else {
-        ng = tecs_archetype_collect(I->w, a, flags, got, I->ne + 16);
+        ng = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(I->w, .archetype = a, .reverse = flags) }, got, I->ne + 16);
         if (ng < 0 && tecs_last_error(I->w) == TECS_ENOMEM && mi_injected(I)) {
             I->res->enomem++;
             expect = -1;
         } else {
-            mi_result_is(I, mi_got_err(I, ng >= 0), TECS_OK, "tecs_archetype_collect");
+            mi_result_is(I, mi_got_err(I, ng >= 0), TECS_OK, "tecs_iter_collect of an archetype");
         }
     }
     I->checking--;
@@ -1458,13 +1458,13 @@ static void op_arch_iter_change(interp *I, const m_op *op)
     if (want == NULL)
         abort();
     int32_t n = arch_members(I, mask, want), seen = 0, stop = op->y >> 4 & 31;
-    int32_t flags = op->y >> 1 & 1 ? TECS_ITER_REVERSE : 0;
+    int32_t flags = op->y >> 1 & 1 ? true : 0;
     tecs_entity_t *order = want + n;
     arch_order(I, want, n, flags, true, order);
     mquery q;
     arch_terms(I, a, &q);
     int32_t k = mi_its_push(I, -1, IT_QUERY);   /* no query of the model's */
-    I->its[k].it = tecs_archetype_iter(I->w, a, flags);
+    I->its[k].it = TECS_ITER(I->w, .archetype = a, .reverse = flags);
     if (tecs_last_error(I->w) == TECS_ENOMEM && mi_injected(I)) {
         I->res->enomem++;
         EXPECT(I, !tecs_iter_next(&I->its[k].it), "a refused archetype iteration hands out rows");
@@ -2026,9 +2026,9 @@ static void op_where(interp *I, const m_op *op)
     if (n > 0) {
         tecs_entity_t *got = malloc(((size_t)I->ne + 1) * sizeof *got);
         I->checking++;
-        int32_t ng = tecs_query_where_collect(q->q, fl, got, I->ne + 1);
+        int32_t ng = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q->q), .query = q->q, .where = fl) }, got, I->ne + 1);
         I->checking--;
-        if (ng < 0 && mi_result_is(I, mi_got_err(I, false), TECS_OK, "tecs_query_where_collect")) {
+        if (ng < 0 && mi_result_is(I, mi_got_err(I, false), TECS_OK, "tecs_iter_collect of a where")) {
             free(got);
             tecs_filter_free(fl);
             return;
@@ -2077,7 +2077,7 @@ static void op_where_values(interp *I, const m_op *op)
         abort();
     int32_t ng = 0, bad = 0;
     I->checking++;
-    tecs_iter_t it = tecs_query_where(q->q, fl);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(q->q), .query = q->q, .where = fl);
     tecs_err_t err = tecs_last_error(I->w);
     while (tecs_iter_next(&it))
         for (int32_t i = 0; i < it.count; i++, ng++) {
@@ -2095,7 +2095,7 @@ static void op_where_values(interp *I, const m_op *op)
         }
     I->checking--;
     if (err != TECS_OK) {
-        mi_result_is(I, err, TECS_OK, "tecs_query_where");
+        mi_result_is(I, err, TECS_OK, "tecs_iter of a where");
     } else {
         int32_t nw;
         bool same = ng <= I->ne && where_is_model(I, q, cs, n, got, ng, &nw);
@@ -2261,7 +2261,7 @@ static void near_circle(interp *I, tecs_index_t *ix, const mquery *q, float x, f
     if (!mi_result_is(I, err, refused ? TECS_EINVAL : TECS_OK, "tecs_filter_radius") &&
         !refused) {
         I->checking++;
-        int32_t nwh = tecs_query_where_collect(q->q, fl, wh, cap);
+        int32_t nwh = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q->q), .query = q->q, .where = fl) }, wh, cap);
         I->checking--;
         if (nwh >= 0 || !mi_result_is(I, mi_got_err(I, false), TECS_OK, "where of a radius")) {
             EXPECT(I, nwh >= 0 && near_is_model(I, q, x, y, r, wh, nwh, &nw),
@@ -2281,7 +2281,7 @@ static void near_circle(interp *I, tecs_index_t *ix, const mquery *q, float x, f
                    "tecs_filter_test of a radius says %d", t);
         }
     } else if (refused) {
-        EXPECT(I, c == -1 && tecs_query_where_collect(q->q, fl, wh, cap) == -1,
+        EXPECT(I, c == -1 && tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q->q), .query = q->q, .where = fl) }, wh, cap) == -1,
                "a refused radius filter is used");
     }
     tecs_filter_free(fl);
@@ -2350,10 +2350,10 @@ static void op_filter_reuse(interp *I, const m_op *op)
         if (n <= 0)
             continue;           /* (a condition ran out of memory: reset next round) */
         I->checking++;
-        int32_t ng = tecs_query_where_collect(q->q, fl, got, I->ne + 1);
+        int32_t ng = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q->q), .query = q->q, .where = fl) }, got, I->ne + 1);
         I->checking--;
         if (ng < 0) {
-            if (mi_result_is(I, mi_got_err(I, false), TECS_OK, "tecs_query_where_collect"))
+            if (mi_result_is(I, mi_got_err(I, false), TECS_OK, "tecs_iter_collect of a where"))
                 continue;
             break;
         }
@@ -2362,12 +2362,12 @@ static void op_filter_reuse(interp *I, const m_op *op)
         EXPECT(I, same, "a reset filter's where gives %d entities, model %d (round %d)",
                (int)ng, (int)nw, round);
         if (round == 2) {       /* refused while its iteration is open */
-            tecs_iter_t it = tecs_query_where(q->q, fl);
+            tecs_iter_t it = TECS_ITER(tecs_query_world(q->q), .query = q->q, .where = fl);
             if (tecs_last_error(I->w) == TECS_OK) {
                 mi_result_is(I, tecs_filter_reset(fl), TECS_EBUSY, "tecs_filter_reset (busy)");
                 tecs_iter_fini(&it);
                 I->checking++;
-                EXPECT(I, tecs_query_where_collect(q->q, fl, NULL, 0) == ng,
+                EXPECT(I, tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q->q), .query = q->q, .where = fl) }, NULL, 0) == ng,
                        "a refused reset changed the filter");
                 I->checking--;
             }
@@ -2435,26 +2435,26 @@ static void op_where_rev(interp *I, const m_op *op)
             EXPECT(I, err == TECS_OK, "tecs_filter_order: %s", tecs_err_name(err));
             break;
         }
-    int32_t cap = I->ne + 1, rv = TECS_ITER_REVERSE;
+    int32_t cap = I->ne + 1, rv = true;
     tecs_entity_t *fwd = malloc((size_t)cap * sizeof *fwd), *rev = malloc((size_t)cap * sizeof *rev);
     if (fwd == NULL || rev == NULL)
         abort();
     I->checking++;
-    int32_t nf = n > 0 ? tecs_query_where_collect(q->q, fl, fwd, cap) : -1;
-    if (n > 0 && (nf >= 0 || !rev_failed(I, "tecs_query_where_collect"))) {
+    int32_t nf = n > 0 ? tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q->q), .query = q->q, .where = fl) }, fwd, cap) : -1;
+    if (n > 0 && (nf >= 0 || !rev_failed(I, "tecs_iter_collect of a where"))) {
         int32_t nw = 0;
         for (int32_t i = 0; i < I->ne; i++)
             nw += I->e[i].st == ST_ALIVE && m_match(q, &I->e[i]) &&
                   m_cond(I, cs, n - 1, &I->e[i]);
         EXPECT(I, nf == nw, "where gives %d entities, model %d", (int)nf, (int)nw);
-        int32_t nr = tecs_query_where_collect_ex(q->q, fl, rv, rev, cap);
-        EXPECT(I, nr < 0 ? rev_failed(I, "tecs_query_where_collect_ex")
+        int32_t nr = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q->q), .query = q->q, .where = fl, .reverse = rv) }, rev, cap);
+        EXPECT(I, nr < 0 ? rev_failed(I, "tecs_iter_collect of a reverse where")
                          : nr == nf && mi_reversed(fwd, nf, rev, nr),
                "reverse where collect: %d entities, not the %d forward reversed", (int)nr,
                (int)nf);
-        tecs_iter_t it = tecs_query_where_ex(q->q, fl, rv);
+        tecs_iter_t it = TECS_ITER(tecs_query_world(q->q), .query = q->q, .where = fl, .reverse = rv);
         if (tecs_last_error(I->w) != TECS_OK) {
-            EXPECT(I, !tecs_iter_next(&it) && rev_failed(I, "tecs_query_where_ex"),
+            EXPECT(I, !tecs_iter_next(&it) && rev_failed(I, "tecs_iter of a reverse where"),
                    "a failed reverse where hands out rows");
         } else {
             nr = mi_rev_steps(it, rev, cap);
@@ -2463,14 +2463,14 @@ static void op_where_rev(interp *I, const m_op *op)
                    "reversed", (int)nr, (int)nf);
         }
         mi_rev_walk r = { rev, 0, cap, (int32_t)(op->z >> 20) % (nf + 2) };
-        tecs_err_t err = tecs_query_where_each_ex(q->q, fl, rv, mi_rev_record, &r);
+        tecs_err_t err = tecs_iter_each((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q->q), .query = q->q, .where = fl, .reverse = rv) }, mi_rev_record, &r);
         int32_t want = r.stop_at > 0 && r.stop_at < nf ? r.stop_at : nf;
-        EXPECT(I, err ? rev_failed(I, "tecs_query_where_each_ex")
+        EXPECT(I, err ? rev_failed(I, "tecs_iter_each of a reverse where")
                       : r.n == want && mi_reversed(fwd, nf, rev, r.n),
                "reverse where each (stop at %d): %d calls, not the %d forward reversed",
                (int)r.stop_at, (int)r.n, (int)want);
-        EXPECT(I, tecs_query_where_collect_ex(q->q, fl, rv | 2, rev, cap) == -1 &&
-                  tecs_last_error(I->w) == TECS_EINVAL, "unknown where flags: %s",
+        EXPECT(I, tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(I->w, .where = fl, .reverse = rv) }, rev, cap) == -1 &&
+                  tecs_last_error(I->w) == TECS_EINVAL, "a where with no query: %s",
                tecs_err_name(tecs_last_error(I->w)));
         tecs_clear_error(I->w);
     }
@@ -2734,13 +2734,13 @@ static void op_query_all_zero_terms(interp *I, const m_op *op)
         q.q == NULL)
         return;
     I->qs[I->nq++] = q;
-    check_query(I, &I->qs[I->nq - 1], true, op->x & 2 ? TECS_ITER_REVERSE : 0);
+    check_query(I, &I->qs[I->nq - 1], true, op->x & 2 ? true : 0);
     int32_t alive = 0, n = 0;
     for (int32_t i = 0; i < I->ne; i++)
         alive += I->e[i].st == ST_ALIVE;
     I->checking++;
-    mi_result_is(I, tecs_query_each_ex(q.q, op->x & 4 ? TECS_ITER_REVERSE : 0, count_one, &n),
-                 TECS_OK, "tecs_query_each of no terms");
+    mi_result_is(I, tecs_iter_each((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q.q), .query = q.q, .reverse = op->x & 4 ? true : 0) }, count_one, &n),
+                 TECS_OK, "tecs_iter_each of no terms");
     I->checking--;
     EXPECT(I, n == alive, "each of the query of no terms: %d entities, model %d", (int)n,
            (int)alive);
@@ -2931,7 +2931,7 @@ static void watch_run(interp *I, int32_t k)
     I->checking++;
     for (int32_t i = 0; i < I->ne; i++)
         I->mark[TECS_ENTITY_INDEX(I->e[i].id)] = 0;
-    tecs_iter_t it = tecs_query_iter(q->q);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(q->q), .query = q->q);
     while (tecs_iter_next(&it)) {
         mi_check_chunk(I, &it, q);
         for (int32_t r = 0; r < it.count; r++) {
@@ -3408,7 +3408,7 @@ static void copies_compare(interp *I, copies *mr)
                (int)k, (int)tecs_index_count(mr->ix[k]), (int)n);
     }
     for (int32_t k = 0; k < I->ncs; k++) {
-        int32_t ng = tecs_cache_collect(mr->cs[k], got, I->ne + 1);
+        int32_t ng = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(mr->q.q), .cache = mr->cs[k]) }, got, I->ne + 1);
         int32_t nw = mi_cache_model(I, I->cs[k], want);
         bool same = ng == nw;
         for (int32_t i = 0; i < nw && same; i++)
@@ -3419,10 +3419,10 @@ static void copies_compare(interp *I, copies *mr)
                (int)nw);
     }
     if (mr->q.q != NULL && mr->ncond >= 0) {
-        int32_t nw, ng = tecs_query_where_collect(mr->q.q, mr->fl, got, I->ne + 1);
+        int32_t nw, ng = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(mr->q.q), .query = mr->q.q, .where = mr->fl) }, got, I->ne + 1);
         EXPECT(I, where_is_model(I, &mr->q, mr->cond, mr->ncond, got, ng, &nw),
                "loaded: where gives %d entities, model %d", (int)ng, (int)nw);
-        ng = tecs_cache_collect(mr->fc, got, I->ne + 1);
+        ng = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(mr->q.q), .cache = mr->fc) }, got, I->ne + 1);
         EXPECT(I, where_is_model(I, &mr->q, mr->cond, mr->ncond, got, ng, &nw),
                "loaded: a filtered cache holds %d entities, model %d", (int)ng, (int)nw);
     }

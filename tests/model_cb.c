@@ -5,6 +5,9 @@
 */
 #include "model_int.h"
 
+/* Is cache mc iterated: 0 no, 1 yes, 2 maybe (mi_it_open). */
+static int cache_iterated(const interp *I, const mcache *mc);
+
 static const char *const cb_name[NCB] = { "a lifecycle hook", "a component hook",
                                           "an observer", "a cache member callback" };
 static const uint32_t cb_feature[NCB] = { MF_LIFE, MF_HOOKS, MF_OBS, MF_CACHECB };
@@ -435,7 +438,13 @@ bool mi_check_caches(interp *I)
         const mcache *mc = I->cs[k];
         int32_t nw = cache_model(I, mc, want);
         int32_t count = tecs_cache_count(mc->c);
-        int32_t ng = tecs_cache_collect(mc->c, got, (int32_t)cap);
+        int32_t ng = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(I->w, .cache = mc->c) }, got, (int32_t)cap);
+        if (ng < 0 && ((tecs_last_error(I->w) == TECS_EBUSY && cache_iterated(I, mc)) ||
+                       (tecs_last_error(I->w) == TECS_ENOMEM && mi_injected(I)))) {
+            tecs_clear_error(I->w);     /* collecting is iterating: not while it is,
+                                           and it opens an iteration */
+            continue;
+        }
         int32_t bad = -1;
         if (mc->key < 0) {
             qsort(want, (size_t)nw, sizeof *want, cmp_id);
@@ -458,7 +467,6 @@ bool mi_check_caches(interp *I)
     return true;
 }
 
-/* Is cache mc iterated: 0 no, 1 yes, 2 maybe (mi_it_open). */
 static int cache_iterated(const interp *I, const mcache *mc)
 {
     int busy = 0;
@@ -551,7 +559,7 @@ void op_cache_iter(interp *I, const m_op *op)
     if (qi < 0)
         return;
     if (cache_iterated(I, mc)) {
-        tecs_iter_t it = tecs_cache_iter(mc->c);
+        tecs_iter_t it = TECS_ITER(I->w, .cache = mc->c);
         EXPECT(I, tecs_last_error(I->w) == TECS_EBUSY && !tecs_iter_next(&it),
                "a second iteration of a cache: %s", tecs_err_name(tecs_last_error(I->w)));
         return;
@@ -565,8 +573,8 @@ void op_cache_iter(interp *I, const m_op *op)
     int32_t k = mi_its_push(I, qi, IT_CACHE);
     I->its[k].c = mc;
     I->its[k].order = order;
-    I->its[k].norder = tecs_cache_collect(mc->c, order, cap);
-    I->its[k].it = tecs_cache_iter(mc->c);
+    I->its[k].norder = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(I->w, .cache = mc->c) }, order, cap);
+    I->its[k].it = TECS_ITER(I->w, .cache = mc->c);
     if (tecs_last_error(I->w) == TECS_ENOMEM && mi_injected(I)) {
         I->res->enomem++;               /* refused: no iteration was opened */
         EXPECT(I, !tecs_iter_next(&I->its[k].it), "a refused cache iteration hands out rows");
@@ -575,7 +583,7 @@ void op_cache_iter(interp *I, const m_op *op)
         I->nits--;
         return;
     } else {
-        mi_result_is(I, tecs_last_error(I->w), TECS_OK, "tecs_cache_iter");
+        mi_result_is(I, tecs_last_error(I->w), TECS_OK, "tecs_iter of a cache");
     }
     EXPECT(I, tecs_is_deferred(I->w), "an open cache iteration does not defer");
     uint32_t y = op->y & ~3u;           /* write every step */
@@ -621,7 +629,7 @@ void op_iter_copy(interp *I, const m_op *op)
     mi_world_check(I, "after both copies of an iteration end");
     if (I->nq == 0)
         return;
-    tecs_iter_t it = tecs_query_iter(I->qs[0].q);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(I->qs[0].q), .query = I->qs[0].q);
     EXPECT(I, tecs_is_deferred(I->w), "the next iteration is not deferred");
     tecs_iter_fini(&it);
     EXPECT(I, tecs_is_deferred(I->w) == mi_deferred(I), "ending the next iteration");
@@ -650,7 +658,7 @@ void op_where_open(interp *I, const m_op *op)
     for (int32_t i = 0; i < n; i++)
         if (cs[i].kind < 3)
             I->its[k].uses[i] = I->ixs[cs[i].ix].ix;
-    I->its[k].it = tecs_query_where_ex(I->qs[qi].q, fl, op->x & 32 ? TECS_ITER_REVERSE : 0);
+    I->its[k].it = TECS_ITER(tecs_query_world(I->qs[qi].q), .query = I->qs[qi].q, .where = fl, .reverse = op->x & 32 ? true : 0);
     if (tecs_last_error(I->w) == TECS_ENOMEM && mi_injected(I)) {
         I->res->enomem++;               /* refused: no iteration was opened */
         EXPECT(I, !tecs_iter_next(&I->its[k].it), "a refused where iteration hands out rows");
@@ -697,7 +705,7 @@ void op_filter_cycle(interp *I, const m_op *op)
             return;
         }
         I->checking++;
-        tecs_iter_t it = tecs_query_where(q->q, fl);
+        tecs_iter_t it = TECS_ITER(tecs_query_world(q->q), .query = q->q, .where = fl);
         bool more = tecs_iter_next(&it);
         if (more)
             mi_check_chunk(I, &it, q);
@@ -875,32 +883,45 @@ void mi_check_memory(interp *I)
 /* A cache's reverse forms against its forward order read from its end, and
 ** an ordered cache's against the model's order reversed: collect, the
 ** chunk iterator read backwards, each with an early stop from the end
-** (refused, TECS_EBUSY, while the cache is iterated); unknown flag bits. */
+** (refused, TECS_EBUSY, while the cache is iterated, as is collect); a
+** refused description. */
 void op_cache_rev(interp *I, const m_op *op)
 {
     if (!on(I, MF_CACHE) || I->ncs == 0 || !mi_check_caches(I))
         return;                         /* (not checked: its order is not settled) */
     mcache *mc = I->cs[op->z % (uint32_t)I->ncs];
-    int32_t cap = I->ne + 1, rv = TECS_ITER_REVERSE;
+    int32_t cap = I->ne + 1, rv = true;
     tecs_entity_t *fwd = malloc((size_t)cap * sizeof *fwd), *rev = malloc((size_t)cap * sizeof *rev);
     tecs_entity_t *want = malloc((size_t)cap * sizeof *want);
     if (fwd == NULL || rev == NULL || want == NULL)
         abort();
     I->checking++;
     int32_t nw = cache_model(I, mc, want);
-    int32_t nf = tecs_cache_collect(mc->c, fwd, cap);
-    int32_t nr = tecs_cache_collect_ex(mc->c, rv, rev, cap);
+    int busy = cache_iterated(I, mc);
+    int32_t nf = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(I->w, .cache = mc->c) }, fwd, cap);
+    if (nf < 0) {                       /* collecting is iterating: refused while it is */
+        EXPECT(I, (busy != 0 && tecs_last_error(I->w) == TECS_EBUSY) ||
+                  (tecs_last_error(I->w) == TECS_ENOMEM && mi_injected(I)),
+               "a cache collect refused: %s", tecs_err_name(tecs_last_error(I->w)));
+        EXPECT(I, tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(I->w, .cache = mc->c, .reverse = rv) }, rev, cap) == -1,
+               "a reverse cache collect inside its iteration is not refused");
+        tecs_clear_error(I->w);
+        I->checking--;
+        free(fwd), free(rev), free(want);
+        return;
+    }
+    EXPECT(I, busy != 1, "a cache collect inside its iteration is not refused");
+    int32_t nr = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(I->w, .cache = mc->c, .reverse = rv) }, rev, cap);
     EXPECT(I, nf == nw && nr == nf && mi_reversed(fwd, nf, rev, nr),
            "reverse cache collect: %d entities, forward %d, model %d", (int)nr, (int)nf,
            (int)nw);
     EXPECT(I, mc->key < 0 || mi_reversed(want, nw, rev, nr),
            "reverse cache collect is not the model's order reversed");
-    int busy = cache_iterated(I, mc);
-    tecs_iter_t it = tecs_cache_iter_ex(mc->c, rv);
+    tecs_iter_t it = TECS_ITER(I->w, .cache = mc->c, .reverse = rv);
     if (tecs_last_error(I->w) != TECS_OK) {
         EXPECT(I, !tecs_iter_next(&it), "a refused reverse cache iteration hands out rows");
         if (busy == 0 || tecs_last_error(I->w) != TECS_EBUSY)
-            mi_result_is(I, (int)tecs_last_error(I->w), TECS_OK, "tecs_cache_iter_ex");
+            mi_result_is(I, (int)tecs_last_error(I->w), TECS_OK, "tecs_iter of a reverse cache");
     } else {
         EXPECT(I, busy != 1, "a second iteration of a cache is not refused");
         nr = mi_rev_steps(it, rev, cap);
@@ -909,20 +930,20 @@ void op_cache_rev(interp *I, const m_op *op)
                (int)nr, (int)nf);
     }
     mi_rev_walk r = { rev, 0, cap, (int32_t)(op->z >> 20) % (nf + 2) };
-    tecs_err_t err = tecs_cache_each_ex(mc->c, rv, mi_rev_record, &r);
+    tecs_err_t err = tecs_iter_each((tecs_iter_t[]){ TECS_ITER(I->w, .cache = mc->c, .reverse = rv) }, mi_rev_record, &r);
     int32_t stop = r.stop_at > 0 && r.stop_at < nf ? r.stop_at : nf;
     if (err != TECS_OK) {
         EXPECT(I, r.n == 0, "a refused cache each calls back");
         if (busy == 0 || err != TECS_EBUSY)
-            mi_result_is(I, (int)err, TECS_OK, "tecs_cache_each_ex");
+            mi_result_is(I, (int)err, TECS_OK, "tecs_iter_each of a reverse cache");
     } else {
         EXPECT(I, busy != 1, "a cache each inside its iteration is not refused");
         EXPECT(I, r.n == stop && mi_reversed(fwd, nf, rev, r.n),
                "reverse cache each (stop at %d): %d calls, not the %d forward reversed",
                (int)r.stop_at, (int)r.n, (int)stop);
     }
-    EXPECT(I, tecs_cache_collect_ex(mc->c, rv | 4, NULL, 0) == -1 &&
-              tecs_last_error(I->w) == TECS_EINVAL, "unknown cache flags: %s",
+    EXPECT(I, tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(I->w, .cache = mc->c, .query = mc->q, .reverse = rv) }, NULL, 0) == -1 &&
+              tecs_last_error(I->w) == TECS_EINVAL, "a cache with a query: %s",
            tecs_err_name(tecs_last_error(I->w)));
     tecs_clear_error(I->w);
     I->checking--;

@@ -346,7 +346,7 @@ void op_filter_free_open(interp *I, const m_op *op);
 void op_hooks(interp *I, const m_op *op);
 void op_iter_copy(interp *I, const m_op *op);
 void op_where_open(interp *I, const m_op *op);
-/* Reverse where and cache forms (TECS_ITER_REVERSE) against the forward
+/* Reverse where and cache forms (.reverse) against the forward
 ** order and the model: the helpers model.c and model_cb.c share. */
 typedef struct mi_rev_walk {
     tecs_entity_t *got;         /* what the each-function saw, up to cap    */

@@ -616,10 +616,10 @@ static tecs_entity_t *collect(interp *I, const mquery *q, int32_t *n)
     if (ids == NULL)
         abort();
     I->checking++;              /* its write terms' report runs no body */
-    *n = tecs_query_collect(q->q, ids, I->ne + 16);
+    *n = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q->q), .query = q->q) }, ids, I->ne + 16);
     I->checking--;
     if (*n < 0 || *n > I->ne + 16) {
-        mi_result_is(I, mi_got_err(I, false), TECS_OK, "tecs_query_collect");
+        mi_result_is(I, mi_got_err(I, false), TECS_OK, "tecs_iter_collect");
         *n = 0;
     }
     return ids;
@@ -874,7 +874,7 @@ void op_split_run(interp *I, const m_op *op)
         perm[j] = t;
     }
     for (int32_t i = 0; i < parts; i++) {
-        tecs_iter_t it = tecs_split_iter(q->q, perm[i]);
+        tecs_iter_t it = TECS_ITER(I->w, .query = q->q, .parts = parts, .part = perm[i]);
         while (tecs_iter_next(&it)) {
             plog *L = &ps->log[perm[i]];
             note_call(L, I, &it);
@@ -883,7 +883,7 @@ void op_split_run(interp *I, const m_op *op)
             L->alloc_end = atomic_load(&I->alloc.calls);
         }
     }
-    tecs_iter_t none = tecs_split_iter(q->q, parts);
+    tecs_iter_t none = TECS_ITER(I->w, .query = q->q, .parts = parts, .part = parts);
     bool empty = !tecs_iter_next(&none);
     I->split_q = q->q;          /* a callback may free it: q is then stale */
     long calls0 = I->alloc.calls;
@@ -894,7 +894,7 @@ void op_split_run(interp *I, const m_op *op)
         psys_free(ps);
         mi_cut(I, merge_cut);
     }
-    EXPECT(I, empty, "tecs_split_iter of part %d of %d is not empty", (int)parts, (int)parts);
+    EXPECT(I, empty, "a split part %d of %d is not empty", (int)parts, (int)parts);
     check_parts(I, ps, order, rows, parts, "split_run");
     int32_t drops;
     int derr, merr;

@@ -41,7 +41,7 @@ int32_t oracle_walk(tecs_world_t *w, tecs_query_t *q, const tecs_term_t *terms, 
 {
     int32_t seen = 0;
     char *mark = calloc((size_t)nall, 1);
-    tecs_iter_t it = tecs_query_iter_ex(q, flags);
+    tecs_iter_t it = TECS_ITER(w, .query = q, .reverse = flags);
     while (tecs_iter_next(&it)) {
         CHECK(it.count > 0);
         for (int32_t r = 0; r < it.count; r++) {

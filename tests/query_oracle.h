@@ -11,7 +11,7 @@
 bool oracle_term_has(tecs_world_t *w, tecs_entity_t e, const tecs_term_t *t);
 /* Does e match the n terms? */
 bool oracle_matches(tecs_world_t *w, tecs_entity_t e, const tecs_term_t *terms, int n);
-/* Walk q (flags: TECS_ITER_REVERSE or 0) and check each step against the
+/* Walk q (flags: true for reverse, or 0) and check each step against the
 ** oracle: every row matches, its fields are its values (NULL when a term
 ** does not hand one out), each matching entity of all[0..nall) comes once
 ** (their slots must be 0..nall-1). @return the rows seen. */

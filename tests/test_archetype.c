@@ -124,7 +124,7 @@ TEST(archetype_rows_born_one_by_one_lie_in_few_runs)
     tecs_query_t *q = tecs_query_all(w, 2, (tecs_comp_t[]){ pos, vel });
     int breaks[2] = { 0, 0 }, steps = 0, seen = 0;
     const char *end[2] = { NULL, NULL };
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     while (tecs_iter_next(&it)) {
         for (int f = 0; f < 2; f++) {
             const char *p = it.fields[f];
@@ -167,7 +167,7 @@ TEST(archetype_swap_remove_keeps_rows_dense)
         alive--;
         CHECK_EQ(tecs_archetype_entity_count(a), alive);
         int seen = 0;
-        tecs_iter_t it = tecs_query_iter(q);
+        tecs_iter_t it = TECS_ITER(w, .query = q);
         while (tecs_iter_next(&it)) {
             Health *h = TECS_FIELD(&it, Health, 0);
             for (int r = 0; r < it.count; r++, seen++) {
@@ -300,7 +300,7 @@ static double sum_triples(tecs_query_t *q, int *rows)
 {
     double s = 0;
     *rows = 0;
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(q), .query = q);
     while (tecs_iter_next(&it)) {
         const Triple *t = TECS_FIELD(&it, Triple, 0);
         for (int i = 0; i < it.count; i++)

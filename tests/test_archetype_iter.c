@@ -61,7 +61,7 @@ TEST(archetype_iter_visits_only_its_entities)
     fill(&a, a.p, 5, 0, mine);
     fill(&a, a.pt, 3, 200, NULL);
     fill(&a, a.pvt, 2, 300, NULL);
-    tecs_iter_t it = tecs_archetype_iter(a.w, a.p, 0);
+    tecs_iter_t it = TECS_ITER(a.w, .archetype = a.p);
     CHECK_EQ(tecs_last_error(a.w), TECS_OK);
     CHECK(tecs_is_deferred(a.w));
     int32_t n = 0;
@@ -92,7 +92,7 @@ TEST(archetype_iter_fields_in_component_order)
                                                                       { a.pos, &p } });
     const tecs_comp_t *comps;
     CHECK_EQ(tecs_archetype_components(a.pvt, &comps), 3);
-    tecs_iter_t it = tecs_archetype_iter(a.w, a.pvt, 0);
+    tecs_iter_t it = TECS_ITER(a.w, .archetype = a.pvt);
     CHECK(tecs_iter_next(&it));
     CHECK_EQ(it.count, 1);
     CHECK_EQ(it.entities[0], e);
@@ -145,7 +145,7 @@ TEST(archetype_iter_reverse_across_chunks)
     tecs_entity_t e[70];
     fill(&a, a.p, 70, 0, e);
     fill(&a, a.pv, 20, 0, NULL);
-    tecs_iter_t it = tecs_archetype_iter(a.w, a.p, TECS_ITER_REVERSE);
+    tecs_iter_t it = TECS_ITER(a.w, .archetype = a.p, .reverse = true);
     int32_t steps = 0, seen = 0;
     while (tecs_iter_next(&it)) {
         int32_t first = (4 - steps) * 16;          /* chunks 4, 3, 2, 1, 0 */
@@ -158,7 +158,7 @@ TEST(archetype_iter_reverse_across_chunks)
     CHECK_EQ(steps, 5);
     CHECK_EQ(seen, 70);
     each_log l = { .stop_at = -1 };
-    CHECK_ERR(tecs_archetype_each(a.w, a.p, TECS_ITER_REVERSE, log_one, &l), TECS_OK);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(a.w, .archetype = a.p, .reverse = true) }, log_one, &l), TECS_OK);
     CHECK_EQ(l.n, 70);
     CHECK(l.deferred);
     for (int32_t i = 0; i < 70; i++) {
@@ -166,13 +166,13 @@ TEST(archetype_iter_reverse_across_chunks)
         CHECK_EQ(l.y[i], (float)(69 - i));
     }
     tecs_entity_t out[80];
-    CHECK_EQ(tecs_archetype_collect(a.w, a.p, TECS_ITER_REVERSE, out, 80), 70);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(a.w, .archetype = a.p, .reverse = true) }, out, 80), 70);
     for (int32_t i = 0; i < 70; i++)
         CHECK_EQ(out[i], e[69 - i]);
-    CHECK_EQ(tecs_archetype_collect(a.w, a.p, 0, out, 10), 70);   /* cap: first 10 */
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(a.w, .archetype = a.p) }, out, 10), 70);   /* cap: first 10 */
     for (int32_t i = 0; i < 10; i++)
         CHECK_EQ(out[i], e[i]);
-    CHECK_EQ(tecs_archetype_collect(a.w, a.p, 0, NULL, 0), 70);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(a.w, .archetype = a.p) }, NULL, 0), 70);
     CHECK(!tecs_is_deferred(a.w));
     TW_CHECK(a.w);
     tw_free(a.w);
@@ -188,7 +188,7 @@ TEST(archetype_iter_many_chunks)
     for (int i = 0; i < 200; i += 3)
         CHECK_ERR(tecs_destroy(a.w, e[i]), TECS_OK);
     tecs_entity_t got[200];
-    tecs_iter_t it = tecs_archetype_iter(a.w, a.pt, 0);
+    tecs_iter_t it = TECS_ITER(a.w, .archetype = a.pt);
     int32_t steps = 0, n = 0;
     while (tecs_iter_next(&it)) {
         CHECK(it.count > 0 && it.count <= 16);
@@ -216,11 +216,11 @@ TEST(archetype_each_early_stop)
     tecs_entity_t e[40];
     fill(&a, a.p, 40, 0, e);
     each_log l = { .stop_at = 3 };
-    CHECK_ERR(tecs_archetype_each(a.w, a.p, 0, log_one, &l), TECS_OK);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(a.w, .archetype = a.p) }, log_one, &l), TECS_OK);
     CHECK_EQ(l.n, 3);
     CHECK_EQ(l.got[2], e[2]);
     l = (each_log){ .stop_at = 20 };
-    CHECK_ERR(tecs_archetype_each(a.w, a.p, TECS_ITER_REVERSE, log_one, &l), TECS_OK);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(a.w, .archetype = a.p, .reverse = true) }, log_one, &l), TECS_OK);
     CHECK_EQ(l.n, 20);
     CHECK_EQ(l.got[19], e[20]);
     CHECK(!tecs_is_deferred(a.w));
@@ -236,7 +236,7 @@ TEST(archetype_iter_defers_changes)
     aworld_init(&a, 16);
     tecs_entity_t e[50];
     fill(&a, a.p, 50, 0, e);
-    tecs_iter_t it = tecs_archetype_iter(a.w, a.p, 0);
+    tecs_iter_t it = TECS_ITER(a.w, .archetype = a.p);
     int32_t n = 0;
     while (tecs_iter_next(&it)) {
         for (int32_t r = 0; r < it.count; r++, n++) {
@@ -283,7 +283,7 @@ TEST(archetype_each_defers_changes)
     aworld_init(&a, 16);
     fill(&a, a.p, 30, 0, NULL);
     destroyer d = { .vel = a.vel };
-    CHECK_ERR(tecs_archetype_each(a.w, a.p, TECS_ITER_REVERSE, destroy_or_add, &d), TECS_OK);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(a.w, .archetype = a.p, .reverse = true) }, destroy_or_add, &d), TECS_OK);
     CHECK_EQ(d.n, 30);
     CHECK_EQ(tecs_archetype_entity_count(a.p), 0);
     CHECK_EQ(tecs_archetype_entity_count(a.pv), 15);
@@ -301,16 +301,16 @@ TEST(archetype_iter_nested_with_query)
     fill(&a, a.p, 20, 0, e);
     fill(&a, a.pv, 10, 0, NULL);
     tecs_query_t *q = tecs_query_all(a.w, 1, &a.pos);
-    tecs_iter_t qi = tecs_query_iter(q);
+    tecs_iter_t qi = TECS_ITER(tecs_query_world(q), .query = q);
     CHECK(tecs_iter_next(&qi));
-    tecs_iter_t ai = tecs_archetype_iter(a.w, a.p, TECS_ITER_REVERSE);
+    tecs_iter_t ai = TECS_ITER(a.w, .archetype = a.p, .reverse = true);
     tecs_entity_t got[32];
     CHECK_EQ(walk(&ai, got, 32), 20);
     CHECK_EQ(got[0], e[16]);                          /* last chunk first */
     CHECK_ERR(tecs_destroy(a.w, e[0]), TECS_OK);
     CHECK(tecs_is_deferred(a.w));                     /* the query's is open */
     CHECK_EQ(tecs_world_check(a.w), TECS_EBUSY);
-    ai = tecs_archetype_iter(a.w, a.p, 0);            /* outlives the query's */
+    ai = TECS_ITER(a.w, .archetype = a.p);            /* outlives the query's */
     CHECK(tecs_iter_next(&ai));
     tecs_iter_fini(&qi);
     CHECK(tecs_is_deferred(a.w));                     /* the archetype's is open */
@@ -319,9 +319,9 @@ TEST(archetype_iter_nested_with_query)
     CHECK(!tecs_is_deferred(a.w));
     CHECK(!tecs_is_alive(a.w, e[0]));
     /* the other way round */
-    ai = tecs_archetype_iter(a.w, a.p, 0);
+    ai = TECS_ITER(a.w, .archetype = a.p);
     CHECK(tecs_iter_next(&ai));
-    qi = tecs_query_iter(q);
+    qi = TECS_ITER(tecs_query_world(q), .query = q);
     CHECK_EQ(walk(&qi, got, 32), 29);
     CHECK_ERR(tecs_destroy(a.w, e[1]), TECS_OK);
     CHECK(tecs_is_alive(a.w, e[1]));
@@ -339,11 +339,11 @@ TEST(archetype_iter_nested_twice)
     aworld a;
     aworld_init(&a, 16);
     fill(&a, a.p, 20, 0, NULL);
-    tecs_iter_t outer = tecs_archetype_iter(a.w, a.p, 0);
+    tecs_iter_t outer = TECS_ITER(a.w, .archetype = a.p);
     int32_t n = 0;
     while (tecs_iter_next(&outer)) {
         tecs_entity_t got[32];
-        tecs_iter_t inner = tecs_archetype_iter(a.w, a.p, TECS_ITER_REVERSE);
+        tecs_iter_t inner = TECS_ITER(a.w, .archetype = a.p, .reverse = true);
         CHECK_EQ(walk(&inner, got, 32), 20);
         CHECK_EQ(TECS_FIELD(&outer, Position, 0)[0].y, (float)n);
         n += outer.count;
@@ -361,7 +361,7 @@ TEST(archetype_iter_copies)
     aworld_init(&a, 16);
     tecs_entity_t e[40];
     fill(&a, a.p, 40, 0, e);
-    tecs_iter_t it = tecs_archetype_iter(a.w, a.p, 0);
+    tecs_iter_t it = TECS_ITER(a.w, .archetype = a.p);
     CHECK(tecs_iter_next(&it));
     tecs_iter_t copy = it;
     CHECK(tecs_iter_next(&copy));
@@ -373,7 +373,7 @@ TEST(archetype_iter_copies)
     CHECK(!tecs_iter_next(&it));                      /* ended by the copy */
     CHECK(!tecs_field_is_set(&it, 0));
     CHECK_ERR(tecs_world_check(a.w), TECS_OK);
-    it = tecs_archetype_iter(a.w, a.p, 0);
+    it = TECS_ITER(a.w, .archetype = a.p);
     copy = it;
     CHECK(tecs_iter_next(&it));
     tecs_iter_fini(&it);
@@ -390,21 +390,21 @@ TEST(archetype_iter_empty)
     aworld a;
     aworld_init(&a, 16);
     tecs_entity_t got[8];
-    tecs_iter_t it = tecs_archetype_iter(a.w, a.pv, 0);
+    tecs_iter_t it = TECS_ITER(a.w, .archetype = a.pv);
     CHECK(tecs_is_deferred(a.w));
     CHECK_EQ(walk(&it, got, 8), 0);
     CHECK(!tecs_is_deferred(a.w));
-    CHECK_EQ(tecs_archetype_collect(a.w, a.pv, 0, got, 8), 0);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(a.w, .archetype = a.pv) }, got, 8), 0);
     tecs_archetype_t *none = tecs_archetype_get(a.w, 0, NULL);
     CHECK(none != NULL);
     tecs_entity_t e = tecs_new(a.w);
     fill(&a, a.p, 3, 0, NULL);
-    it = tecs_archetype_iter(a.w, none, 0);
+    it = TECS_ITER(a.w, .archetype = none);
     CHECK_EQ(walk(&it, got, 8), 1);
     CHECK_EQ(got[0], e);
     CHECK(tecs_field(&it, 0) == NULL);
     each_log l = { .stop_at = -1 };      /* no components: no fields to read */
-    CHECK_ERR(tecs_archetype_each(a.w, none, 0, log_entity, &l), TECS_OK);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(a.w, .archetype = none) }, log_entity, &l), TECS_OK);
     CHECK_EQ(l.n, 1);
     CHECK_EQ(l.got[0], e);
     TW_CHECK(a.w);
@@ -426,7 +426,7 @@ TEST(archetype_iter_wide_archetype)
     int32_t v = 7;
     tecs_entity_t e = new_one(w, arch, 1, &(tecs_value_t){ c[31], &v });
     CHECK(e != 0);
-    tecs_iter_t it = tecs_archetype_iter(w, arch, 0);
+    tecs_iter_t it = TECS_ITER(w, .archetype = arch);
     CHECK(tecs_iter_next(&it));
     CHECK_EQ(TECS_FIELD(&it, int32_t, 31)[0], 7);
     CHECK(tecs_field_is_set(&it, 31) && !tecs_field_is_set(&it, 32));
@@ -460,43 +460,44 @@ TEST(archetype_iter_bad_input)
     aworld_init(&b, 16);
     fill(&a, a.p, 3, 0, NULL);
     fill(&b, b.p, 3, 0, NULL);
-    tecs_iter_t it = tecs_archetype_iter(NULL, a.p, 0);
+    tecs_iter_t it = TECS_ITER(NULL, .archetype = a.p);
     CHECK(it.world == NULL && !tecs_iter_next(&it));
-    it = tecs_archetype_iter(a.w, NULL, 0);
+    it = TECS_ITER(a.w, .archetype = NULL);
     check_refused(a.w, &it, TECS_EINVAL);
-    it = tecs_archetype_iter(a.w, b.p, 0);
+    it = TECS_ITER(a.w, .archetype = b.p);
     check_refused(a.w, &it, TECS_EWORLD);
     CHECK(strstr(tecs_last_error_msg(a.w), "another world") != NULL);
-    it = tecs_archetype_iter(a.w, a.p, 2);
+    tecs_query_t *q = tecs_query_all(a.w, 0, NULL);
+    it = TECS_ITER(a.w, .archetype = a.p, .query = q);
     check_refused(a.w, &it, TECS_EINVAL);
-    CHECK(strstr(tecs_last_error_msg(a.w), "flags") != NULL);
-    it = tecs_archetype_iter(a.w, a.p, TECS_ITER_REVERSE | 0x100);
+    CHECK(strstr(tecs_last_error_msg(a.w), "exactly one") != NULL);
+    it = TECS_ITER(a.w, .archetype = a.p, .parts = 2, .reverse = true);
     check_refused(a.w, &it, TECS_EINVAL);
-    it = tecs_archetype_iter(a.w, a.p, -1);
+    it = TECS_ITER(a.w, .archetype = a.p, .part = -1);
     check_refused(a.w, &it, TECS_EINVAL);
 
-    CHECK_ERR(tecs_archetype_each(NULL, a.p, 0, never, NULL), TECS_EINVAL);
-    CHECK_ERR(tecs_archetype_each(a.w, NULL, 0, never, NULL), TECS_EINVAL);
-    CHECK_ERR(tecs_archetype_each(a.w, b.p, 0, never, NULL), TECS_EWORLD);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(NULL, .archetype = a.p) }, never, NULL), TECS_EINVAL);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(a.w, .archetype = NULL) }, never, NULL), TECS_EINVAL);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(a.w, .archetype = b.p) }, never, NULL), TECS_EWORLD);
     CHECK_EQ(tecs_last_error(a.w), TECS_EWORLD);
-    CHECK_ERR(tecs_archetype_each(a.w, a.p, 4, never, NULL), TECS_EINVAL);
-    CHECK_ERR(tecs_archetype_each(a.w, a.p, 0, NULL, NULL), TECS_EINVAL);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(a.w, .archetype = a.p, .query = q) }, never, NULL), TECS_EINVAL);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(a.w, .archetype = a.p) }, NULL, NULL), TECS_EINVAL);
     CHECK(strstr(tecs_last_error_msg(a.w), "NULL callback") != NULL);
     CHECK(!tecs_is_deferred(a.w));
 
     tecs_entity_t out[4];
-    CHECK_EQ(tecs_archetype_collect(NULL, a.p, 0, out, 4), -1);
-    CHECK_EQ(tecs_archetype_collect(a.w, NULL, 0, out, 4), -1);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(NULL, .archetype = a.p) }, out, 4), -1);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(a.w, .archetype = NULL) }, out, 4), -1);
     CHECK_EQ(tecs_last_error(a.w), TECS_EINVAL);
-    CHECK_EQ(tecs_archetype_collect(a.w, b.p, 0, out, 4), -1);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(a.w, .archetype = b.p) }, out, 4), -1);
     CHECK_EQ(tecs_last_error(a.w), TECS_EWORLD);
-    CHECK_EQ(tecs_archetype_collect(a.w, a.p, 8, out, 4), -1);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(a.w, .archetype = a.p, .parts = 1) }, out, 4), -1);
     CHECK_EQ(tecs_last_error(a.w), TECS_EINVAL);
-    CHECK_EQ(tecs_archetype_collect(a.w, a.p, 0, out, -1), -1);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(a.w, .archetype = a.p) }, out, -1), -1);
     CHECK_EQ(tecs_last_error(a.w), TECS_EINVAL);
-    CHECK_EQ(tecs_archetype_collect(a.w, a.p, 0, NULL, 2), -1);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(a.w, .archetype = a.p) }, NULL, 2), -1);
     CHECK_EQ(tecs_last_error(a.w), TECS_EINVAL);
-    CHECK_EQ(tecs_archetype_collect(a.w, a.p, 0, out, 4), 3);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(a.w, .archetype = a.p) }, out, 4), 3);
     CHECK_EQ(tecs_last_error(a.w), TECS_OK);
     TW_CHECK(a.w);
     TW_CHECK(b.w);
@@ -517,7 +518,7 @@ TEST(archetype_iter_out_of_memory)
     bool failed = false;
     for (long k = 1; k < 20; k++) {
         al.fail_at = al.calls + k;
-        tecs_iter_t it = tecs_archetype_iter(w, p, 0);
+        tecs_iter_t it = TECS_ITER(w, .archetype = p);
         bool refused = tecs_last_error(w) == TECS_ENOMEM;
         al.fail_at = 0;
         tecs_entity_t got[8];
@@ -529,7 +530,7 @@ TEST(archetype_iter_out_of_memory)
     }
     CHECK(failed);
     each_log l = { .stop_at = -1 };
-    CHECK_ERR(tecs_archetype_each(w, p, 0, log_one, &l), TECS_OK);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .archetype = p) }, log_one, &l), TECS_OK);
     CHECK_EQ(l.n, 5);
     TW_CHECK(w);
     tw_free(w);
@@ -553,11 +554,11 @@ static void closed_dtor(void *p, int32_t n, void *ctx)
     closed_calls *c = ctx;
     if (!c->armed || c->runs++ > 0)
         return;
-    tecs_iter_t it = tecs_archetype_iter(c->w, c->arch, 0);
+    tecs_iter_t it = TECS_ITER(c->w, .archetype = c->arch);
     c->iter_err = tecs_last_error(c->w);
     c->stepped = tecs_iter_next(&it);
-    c->each_err = tecs_archetype_each(c->w, c->arch, 0, never, NULL);
-    c->collected = tecs_archetype_collect(c->w, c->arch, 0, NULL, 0);
+    c->each_err = tecs_iter_each((tecs_iter_t[]){ TECS_ITER(c->w, .archetype = c->arch) }, never, NULL);
+    c->collected = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(c->w, .archetype = c->arch) }, NULL, 0);
 }
 
 TEST(archetype_iter_refused_while_world_is_freed)
@@ -589,7 +590,7 @@ TEST(archetype_iter_reports_writes)
         .comp = a.pos, .kind = TECS_INDEX_HASH, .type = TECS_KEY_FLOAT,
         .offset = offsetof(Position, y) });
     CHECK(x != NULL);
-    tecs_iter_t it = tecs_archetype_iter(a.w, a.p, 0);
+    tecs_iter_t it = TECS_ITER(a.w, .archetype = a.p);
     while (tecs_iter_next(&it))
         for (int32_t r = 0; r < it.count; r++)
             TECS_FIELD(&it, Position, 0)[r].y += 1000;
@@ -598,7 +599,7 @@ TEST(archetype_iter_reports_writes)
     tecs_filter_cmp(f, x, TECS_EQ, tecs_key_real(1005));
     tecs_query_t *q = tecs_query_all(a.w, 1, &a.pos);
     tecs_entity_t got[4];
-    CHECK_EQ(tecs_query_where_collect(q, f, got, 4), 1);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q), .query = q, .where = f) }, got, 4), 1);
     CHECK_EQ(got[0], e[5]);
     TW_CHECK(a.w);
     tecs_filter_free(f);

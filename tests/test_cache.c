@@ -67,7 +67,7 @@ static int cmp_ids(const void *a, const void *b)
 static void check_cache(fx *t, tecs_cache_t *c, const combo *cb, const members *m)
 {
     tecs_entity_t got[600], want[600], it_ids[600], order[600];
-    int n = tecs_cache_collect(c, got, 600);
+    int n = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(t->w, .cache = c) }, got, 600);
     memcpy(order, got, sizeof order);
     int k = expected(t, pred_combo, cb, want);
     CHECK_EQ(n, k);
@@ -81,7 +81,7 @@ static void check_cache(fx *t, tecs_cache_t *c, const combo *cb, const members *
     same_ids(got, n, mine, m->n);
     /* Iteration hands out the same set, with fields. */
     int ni = 0;
-    tecs_iter_t it = tecs_cache_iter(c);
+    tecs_iter_t it = TECS_ITER(t->w, .cache = c);
     while (tecs_iter_next(&it)) {
         CHECK(TECS_FIELD(&it, Stats, 0) != NULL);
         for (int i = 0; i < it.count; i++)
@@ -114,9 +114,9 @@ TEST(cache_follows_random_changes_with_events)
     CHECK_ERR(tecs_index_free(t.ord[F_A]), TECS_EBUSY);
     /* Members present at creation came without events. */
     tecs_entity_t init[600];
-    m.n = tecs_cache_collect(c, init, 600);
+    m.n = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(t.w, .cache = c) }, init, 600);
     memcpy(m.in, init, (size_t)m.n * sizeof *init);
-    mo.n = tecs_cache_collect(co, init, 600);
+    mo.n = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(t.w, .cache = co) }, init, 600);
     memcpy(mo.in, init, (size_t)mo.n * sizeof *init);
     CHECK(m.n > 20);
     for (int step = 0; step < 500; step++) {
@@ -194,7 +194,7 @@ TEST(cache_survives_out_of_memory_in_events)
             want += h && h->hp < 50;
         }
         CHECK_EQ(got, want);
-        CHECK_EQ(tecs_query_where_collect(q, f, NULL, 0), want);
+        CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = f) }, NULL, 0), want);
         TW_CHECK(w);
         tw_free(w);
     }
@@ -229,20 +229,20 @@ static bool record(tecs_world_t *w, tecs_entity_t e, void *const *fv, void *ctx)
 static void check_cache_reverse(tecs_world_t *w, tecs_cache_t *c, tecs_comp_t comp0)
 {
     static tecs_entity_t fwd[MAXR], rev[MAXR];
-    int n = tecs_cache_collect(c, fwd, MAXR);
+    int n = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .cache = c) }, fwd, MAXR);
     CHECK(n >= 0 && n <= MAXR);
-    CHECK_EQ(tecs_cache_collect_ex(c, TECS_ITER_REVERSE, rev, MAXR), n);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .cache = c, .reverse = true) }, rev, MAXR), n);
     for (int i = 0; i < n; i++)
         CHECK_EQ(rev[i], fwd[n - 1 - i]);
-    CHECK_EQ(tecs_cache_collect_ex(c, TECS_ITER_REVERSE, NULL, 0), n);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .cache = c, .reverse = true) }, NULL, 0), n);
     if (n > 2) {
-        CHECK_EQ(tecs_cache_collect_ex(c, TECS_ITER_REVERSE, rev, 2), n);
+        CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .cache = c, .reverse = true) }, rev, 2), n);
         CHECK(rev[0] == fwd[n - 1] && rev[1] == fwd[n - 2]);
     }
     /* Chunk iterator: rows of a step in memory order, steps last first;
     ** read backwards it is every entity in reverse. */
     int k = 0;
-    tecs_iter_t it = tecs_cache_iter_ex(c, TECS_ITER_REVERSE);
+    tecs_iter_t it = TECS_ITER(w, .cache = c, .reverse = true);
     CHECK_EQ(tecs_last_error(w), TECS_OK);
     while (tecs_iter_next(&it)) {
         for (int i = 1; i < it.count; i++)
@@ -254,8 +254,8 @@ static void check_cache_reverse(tecs_world_t *w, tecs_cache_t *c, tecs_comp_t co
     static seen a, b;
     a = (seen){ .comp = comp0 };
     b = (seen){ .comp = comp0 };
-    CHECK_ERR(tecs_cache_each(c, record, &a), TECS_OK);
-    CHECK_ERR(tecs_cache_each_ex(c, TECS_ITER_REVERSE, record, &b), TECS_OK);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .cache = c) }, record, &a), TECS_OK);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .cache = c, .reverse = true) }, record, &b), TECS_OK);
     CHECK_EQ(a.n, n);
     CHECK_EQ(b.n, n);
     for (int i = 0; i < n; i++) {
@@ -264,7 +264,7 @@ static void check_cache_reverse(tecs_world_t *w, tecs_cache_t *c, tecs_comp_t co
     }
     for (int stop = 1; stop <= 3; stop++) {
         b = (seen){ .comp = comp0, .stop_at = stop };
-        CHECK_ERR(tecs_cache_each_ex(c, TECS_ITER_REVERSE, record, &b), TECS_OK);
+        CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .cache = c, .reverse = true) }, record, &b), TECS_OK);
         CHECK_EQ(b.n, n < stop ? n : stop);
         for (int i = 0; i < b.n; i++)
             CHECK_EQ(b.e[i], fwd[n - 1 - i]);
@@ -304,10 +304,10 @@ static bool nested(tecs_world_t *w, tecs_entity_t e, void *const *fv, void *ctx)
 {
     (void)e, (void)fv;
     tecs_cache_t *c = ctx;
-    tecs_iter_t it = tecs_cache_iter_ex(c, TECS_ITER_REVERSE);
+    tecs_iter_t it = TECS_ITER(w, .cache = c, .reverse = true);
     CHECK_EQ(tecs_last_error(w), TECS_EBUSY);
     CHECK(!tecs_iter_next(&it));
-    CHECK_ERR(tecs_cache_each(c, nested, c), TECS_EBUSY);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .cache = c) }, nested, c), TECS_EBUSY);
     CHECK_ERR(tecs_cache_free(c), TECS_EBUSY);
     CHECK(tecs_cache_count(c) >= 0);
     return true;
@@ -321,40 +321,46 @@ TEST(cache_each_and_reverse_bad_input_and_deferral)
         TECS_SET(w, tecs_new(w), hp, Health, { i });
     tecs_query_t *q = tecs_query_all(w, 1, &hp);
     tecs_cache_t *c = tecs_cache_new(w, &(tecs_cache_desc_t){ .query = q });
-    const int32_t bad[3] = { 2, TECS_ITER_REVERSE | 8, INT32_MIN };
-    for (int i = 0; i < 3; i++) {
-        tecs_iter_t it = tecs_cache_iter_ex(c, bad[i]);
+    tecs_filter_t *f = tecs_filter_new(w);
+    const tecs_iter_desc_t bad[4] = {
+        { .cache = c, .query = q },                     /* two sources */
+        { .cache = c, .where = f, .reverse = true },    /* a where needs a query */
+        { .cache = c, .parts = 2, .part = 1 },          /* parts need a query */
+        { .cache = c, .archetype = tecs_archetype_get(w, 1, &hp) },
+    };
+    for (int i = 0; i < 4; i++) {
+        tecs_iter_t it = tecs_iter(w, &bad[i]);
         CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
-        CHECK(strstr(tecs_last_error_msg(w), "tecs_cache_iter: unknown iteration flags"));
+        CHECK(strstr(tecs_last_error_msg(w), "tecs_iter: "));
         CHECK(!tecs_iter_next(&it));
         seen s = { .comp = hp };
-        CHECK_ERR(tecs_cache_each_ex(c, bad[i], record, &s), TECS_EINVAL);
-        CHECK(strstr(tecs_last_error_msg(w), "tecs_cache_each: unknown"));
+        CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ tecs_iter(w, &bad[i]) }, record, &s), TECS_EINVAL);
+        CHECK(strstr(tecs_last_error_msg(w), "tecs_iter: "));
         CHECK_EQ(s.n, 0);
-        CHECK_EQ(tecs_cache_collect_ex(c, bad[i], NULL, 0), -1);
+        CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ tecs_iter(w, &bad[i]) }, NULL, 0), -1);
         CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
-        CHECK(strstr(tecs_last_error_msg(w), "tecs_cache_collect: unknown"));
         CHECK(!tecs_is_deferred(w));
     }
-    CHECK_ERR(tecs_cache_each(NULL, record, NULL), TECS_EINVAL);
-    CHECK_ERR(tecs_cache_each_ex(NULL, TECS_ITER_REVERSE, record, NULL), TECS_EINVAL);
-    CHECK_ERR(tecs_cache_each(c, NULL, NULL), TECS_EINVAL);
+    tecs_filter_free(f);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .cache = NULL) }, record, NULL), TECS_EINVAL);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .cache = NULL, .reverse = true) }, record, NULL), TECS_EINVAL);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .cache = c) }, NULL, NULL), TECS_EINVAL);
     CHECK(strstr(tecs_last_error_msg(w), "NULL callback"));
-    CHECK_ERR(tecs_cache_each_ex(c, TECS_ITER_REVERSE, NULL, NULL), TECS_EINVAL);
-    CHECK_EQ(tecs_cache_collect_ex(NULL, TECS_ITER_REVERSE, NULL, 0), -1);
-    CHECK_EQ(tecs_cache_collect_ex(c, TECS_ITER_REVERSE, NULL, 2), -1);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .cache = c, .reverse = true) }, NULL, NULL), TECS_EINVAL);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .cache = NULL, .reverse = true) }, NULL, 0), -1);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .cache = c, .reverse = true) }, NULL, 2), -1);
     CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
-    CHECK_EQ(tecs_cache_collect_ex(c, TECS_ITER_REVERSE, NULL, -1), -1);
-    tecs_iter_t it = tecs_cache_iter_ex(NULL, TECS_ITER_REVERSE);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .cache = c, .reverse = true) }, NULL, -1), -1);
+    tecs_iter_t it = TECS_ITER(w, .cache = NULL, .reverse = true);
     CHECK(!tecs_iter_next(&it));
     /* Nested use from the callback: busy. */
-    CHECK_ERR(tecs_cache_each_ex(c, TECS_ITER_REVERSE, nested, c), TECS_OK);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .cache = c, .reverse = true) }, nested, c), TECS_OK);
     /* Destroys from the callback are queued until the walk ends. */
     static seen s;
     s = (seen){ .comp = hp, .destroy = true, .stop_at = 10 };
     tecs_entity_t last[10];
-    CHECK_EQ(tecs_cache_collect_ex(c, TECS_ITER_REVERSE, last, 10), 30);
-    CHECK_ERR(tecs_cache_each_ex(c, TECS_ITER_REVERSE, record, &s), TECS_OK);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .cache = c, .reverse = true) }, last, 10), 30);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .cache = c, .reverse = true) }, record, &s), TECS_OK);
     CHECK_EQ(s.n, 10);
     for (int i = 0; i < 10; i++) {
         CHECK_EQ(s.e[i], last[i]);
@@ -363,12 +369,12 @@ TEST(cache_each_and_reverse_bad_input_and_deferral)
     CHECK_EQ(tecs_cache_count(c), 20);
     /* An empty cache: no call, TECS_OK. */
     s = (seen){ .comp = hp, .destroy = true };
-    CHECK_ERR(tecs_cache_each(c, record, &s), TECS_OK);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .cache = c) }, record, &s), TECS_OK);
     CHECK_EQ(s.n, 20);
     CHECK_EQ(tecs_cache_count(c), 0);
-    CHECK_ERR(tecs_cache_each_ex(c, TECS_ITER_REVERSE, record, &s), TECS_OK);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .cache = c, .reverse = true) }, record, &s), TECS_OK);
     CHECK_EQ(s.n, 20);
-    CHECK_EQ(tecs_cache_collect_ex(c, TECS_ITER_REVERSE, NULL, 0), 0);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .cache = c, .reverse = true) }, NULL, 0), 0);
     CHECK_ERR(tecs_cache_free(c), TECS_OK);
     TW_CHECK(w);
     tw_free(w);

@@ -632,7 +632,7 @@ static void probe_trigger(probe *p, tecs_query_t *q)
                  CHECK_ERR(tecs_remove(w, h, p->vel), TECS_OK);
                  break;
     case K_SYSTEM: p->armed = true; CHECK_ERR(tecs_progress(w, 0.1), TECS_OK); break;
-    case K_EACH: p->armed = true; CHECK_ERR(tecs_query_each(q, p_each, p), TECS_OK); break;
+    case K_EACH: p->armed = true; CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .query = q) }, p_each, p), TECS_OK); break;
     case K_WHERE_EACH: {
         tecs_index_t *x = tecs_index_new(w, &(tecs_index_desc_t){
             .comp = p->pos, .type = TECS_KEY_FLOAT, .offset = offsetof(Position, x) });
@@ -640,7 +640,7 @@ static void probe_trigger(probe *p, tecs_query_t *q)
         CHECK(x != NULL && f != NULL);
         CHECK(tecs_filter_cmp(f, x, TECS_EQ, tecs_key_real(1)) >= 0);
         p->armed = true;
-        CHECK_ERR(tecs_query_where_each(q, f, p_where_each, p), TECS_OK);
+        CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = f) }, p_where_each, p), TECS_OK);
         tecs_filter_free(f);
         break;
     }
@@ -836,7 +836,7 @@ TEST(callbacks_copy_hook_change_of_a_queued_birth_applies)
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
     CHECK_ERR(tecs_add(w, tecs_new(w), pos), TECS_OK);
     tecs_query_t *q = tecs_query_all(w, 1, &pos);
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     ctx.e = tecs_new(w);                        /* queued */
     CHECK_ERR(tecs_set(w, ctx.e, obj, &(Position){ 3, 4 }), TECS_OK);
     CHECK_ERR(ctx.err, TECS_OK);

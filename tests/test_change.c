@@ -51,7 +51,7 @@ static int run_rows(tecs_query_t *q, bool *seen)
 {
     memset(seen, 0, N * sizeof *seen);
     int n = 0;
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(q), .query = q);
     while (tecs_iter_next(&it)) {
         const Position *p = tecs_field(&it, 0);
         for (int32_t i = 0; i < it.count; i++, n++)
@@ -143,7 +143,7 @@ TEST(change_term_passes_the_chunks_written_since_the_last_run)
     TECS_SET(f.w, f.ids[0], f.vel, Velocity, { 2, 2 });
     CHECK_EQ(run_rows(q, seen), 0);
     /* Written during a run, after its chunk went by: the next run sees it. */
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(q), .query = q);
     CHECK(!tecs_iter_next(&it));
     TECS_SET(f.w, f.ids[3 * ROWS], f.pos, Position, { 3 * ROWS, 1 });
     tecs_iter_fini(&it);
@@ -223,17 +223,17 @@ TEST(change_term_in_counts_each_and_systems)
     tecs_query_t *q = change_query(&f, TECS_CHANGE_CHANGED);
     CHECK_EQ(tecs_query_count(q), N);               /* never ran: every row */
     int n = 0;
-    CHECK_ERR(tecs_query_each(q, count_each, &n), TECS_OK);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q), .query = q) }, count_each, &n), TECS_OK);
     CHECK_EQ(n, N);
     TECS_SET(f.w, f.ids[0], f.pos, Position, { 0, 3 });
     n = 0;
-    CHECK_ERR(tecs_query_each(q, count_each, &n), TECS_OK);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q), .query = q) }, count_each, &n), TECS_OK);
     CHECK_EQ(n, ROWS);
     /* A count applies the latest run's threshold and runs nothing. */
     CHECK_EQ(tecs_query_count(q), ROWS);
     CHECK_EQ(tecs_query_count(q), ROWS);
     tecs_entity_t out[N];
-    CHECK_EQ(tecs_query_collect(q, out, N), 0);     /* a run: nothing since */
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q), .query = q) }, out, N), 0);     /* a run: nothing since */
     tecs_query_free(q);
     cfx_close(&f);
 }
@@ -316,7 +316,7 @@ TEST(change_term_refused_where_it_means_nothing)
     CHECK_ERR(tecs_last_error(w), TECS_EINVAL);
     CHECK_ERR(tecs_query_set_last_run(NULL, 0), TECS_EINVAL);
     CHECK_ERR(tecs_query_set_last_run(q, tecs_world_tick(w) + 1), TECS_EINVAL);
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     CHECK_ERR(tecs_query_set_last_run(q, 0), TECS_EBUSY);
     tecs_iter_fini(&it);
     CHECK_ERR(tecs_query_set_last_run(q, 0), TECS_OK);
@@ -453,7 +453,7 @@ TEST(change_row_ticks_of_write_terms_are_the_rows_handed_out)
     CHECK_EQ(run_rows(probe, seen), N);
     tecs_query_t *writer = TECS_QUERY(f.w, { .comp = f.pos }, { .comp = on });
     int handed = 0;
-    tecs_iter_t it = tecs_query_iter(writer);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(writer), .query = writer);
     while (tecs_iter_next(&it))
         handed += it.count;
     CHECK(handed > 0 && handed < N);
@@ -484,12 +484,12 @@ TEST(change_plain_walk_writes_the_chunks_handed_out)
         CHECK_EQ(run_rows(probe, seen), N);
         CHECK_EQ(run_rows(probe, seen), 0);
         tecs_query_t *writer = TECS_QUERY(f.w, { .comp = f.pos });
-        tecs_iter_t it = tecs_query_iter(writer);
+        tecs_iter_t it = TECS_ITER(tecs_query_world(writer), .query = writer);
         CHECK(tecs_iter_next(&it) && tecs_iter_next(&it));     /* chunks 0 and 1 */
         tecs_iter_fini(&it);
         CHECK_EQ(run_rows(probe, seen), 2 * ROWS);
         CHECK(chunks_seen(seen, 3u));
-        it = tecs_query_iter_ex(writer, TECS_ITER_REVERSE);
+        it = TECS_ITER(tecs_query_world(writer), .query = writer, .reverse = true);
         CHECK(tecs_iter_next(&it));                            /* chunk 3 */
         tecs_iter_fini(&it);
         CHECK_EQ(run_rows(probe, seen), ROWS);
@@ -526,11 +526,11 @@ TEST(change_row_ticks_follow_enabling)
     tecs_query_t *q = TECS_QUERY(w, { .comp = hp, .access = TECS_READ,
                                       .change = TECS_CHANGE_ADDED });
     tecs_entity_t out[8];
-    CHECK_EQ(tecs_query_collect(q, out, 8), 8);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q) }, out, 8), 8);
     CHECK_ERR(tecs_enable(w, e[2], hp, false), TECS_OK);
-    CHECK_EQ(tecs_query_collect(q, out, 8), 0);     /* gone: nothing came */
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q) }, out, 8), 0);     /* gone: nothing came */
     CHECK_ERR(tecs_enable(w, e[2], hp, true), TECS_OK);
-    CHECK_EQ(tecs_query_collect(q, out, 8), 1);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q) }, out, 8), 1);
     CHECK(out[0] == e[2]);
     tecs_query_free(q);
     TW_CHECK(w);
@@ -550,7 +550,7 @@ TEST(change_terms_see_a_loaded_world)
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
     tecs_query_t *before = TECS_QUERY(w, { .comp = pos, .access = TECS_READ,
                                            .change = TECS_CHANGE_ADDED });
-    tecs_iter_t it = tecs_query_iter(before);  /* its first run: nothing yet */
+    tecs_iter_t it = TECS_ITER(w, .query = before);  /* its first run: nothing yet */
     CHECK(!tecs_iter_next(&it));
     CHECK(tecs_query_last_run(before) != 0);
     CHECK_ERR(tecs_snapshot_load_mem(w, buf.data, buf.size), TECS_OK);
@@ -562,7 +562,7 @@ TEST(change_terms_see_a_loaded_world)
     CHECK_EQ(run_rows(after, seen), N);
     CHECK_EQ(run_rows(after, seen), 0);
     tecs_entity_t out[N];
-    CHECK_EQ(tecs_query_collect(before, out, N), N);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = before) }, out, N), N);
     tecs_query_free(before);
     tecs_query_free(after);
     tecs_snapshot_buf_free(&buf);

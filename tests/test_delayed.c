@@ -34,7 +34,7 @@ TEST(defer_changes_wait_for_the_end)
     tecs_entity_t a = fx_spawn(&f, 1), b = fx_spawn(&f, 2);
     tecs_archetype_t *pv = tecs_archetype_get(f.w, 2, (tecs_comp_t[]){ f.pos, f.vel });
     tecs_entity_t made[6] = { 0 }, bulk[3] = { 0 };
-    tecs_iter_t it = tecs_query_iter(f.all);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(f.all), .query = f.all);
     CHECK(tecs_iter_next(&it));
     made[0] = tecs_new(f.w);
     made[1] = tecs_new_in(f.w, pv);
@@ -69,7 +69,7 @@ TEST(defer_changes_apply_in_call_order)
 {
     fixture f = fx_new(16);
     tecs_entity_t e = fx_spawn(&f, 1);
-    tecs_iter_t it = tecs_query_iter(f.all);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(f.all), .query = f.all);
     CHECK(tecs_iter_next(&it));
     CHECK_ERR(TECS_SET(f.w, e, f.vel, Velocity, { 1, 1 }), TECS_OK);
     CHECK_ERR(tecs_remove(f.w, e, f.vel), TECS_OK);
@@ -100,7 +100,7 @@ TEST(defer_set_of_existing_component_is_immediate)
 {
     fixture f = fx_new(16);
     tecs_entity_t e = fx_spawn(&f, 1);
-    tecs_iter_t it = tecs_query_iter(f.all);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(f.all), .query = f.all);
     while (tecs_iter_next(&it)) {
         CHECK_ERR(TECS_SET(f.w, e, f.pos, Position, { 42, 0 }), TECS_OK);
         CHECK_EQ(TECS_FIELD(&it, Position, 0)[0].x, 42);
@@ -117,7 +117,7 @@ TEST(defer_destroy_twice_is_harmless)
     tecs_comp_t o = obj_component(f.w, "Obj", &h);
     tecs_entity_t e = fx_spawn(&f, 1), keep = fx_spawn(&f, 2);
     CHECK_ERR(tecs_add(f.w, e, o), TECS_OK);
-    tecs_iter_t it = tecs_query_iter(f.all);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(f.all), .query = f.all);
     CHECK(tecs_iter_next(&it));
     CHECK_ERR(tecs_destroy(f.w, e), TECS_OK);
     CHECK_ERR(tecs_destroy(f.w, e), TECS_OK);
@@ -150,7 +150,7 @@ TEST(defer_iteration_neither_skips_nor_repeats)
     static int seen[N + 400];
     memset(seen, 0, sizeof seen);
     int visits = 0;
-    tecs_iter_t it = tecs_query_iter(f.all);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(f.all), .query = f.all);
     while (tecs_iter_next(&it)) {
         for (int r = 0; r < it.count; r++) {
             tecs_entity_t e = it.entities[r];
@@ -197,7 +197,7 @@ TEST(defer_new_with_and_bulk_values)
     for (int i = 0; i < 20; i++)
         vals[i] = obj(i);
     tecs_entity_t ids[20], e;
-    tecs_iter_t it = tecs_query_iter(f.all);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(f.all), .query = f.all);
     CHECK(tecs_iter_next(&it));
     e = tecs_new_with(f.w, ah, init_hp, &s);
     CHECK(e != 0 && s.calls == 0);                  /* runs at the flush */
@@ -224,7 +224,7 @@ TEST(defer_world_freed_with_iteration_open)
     tecs_comp_t o = obj_component(f.w, "Obj", &h);
     tecs_entity_t e = fx_spawn(&f, 1);
     tecs_archetype_t *ao = tecs_archetype_get(f.w, 1, &o);
-    tecs_iter_t it = tecs_query_iter(f.all);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(f.all), .query = f.all);
     CHECK(tecs_iter_next(&it));
     CHECK_ERR(tecs_set(f.w, e, o, &(Obj){ OBJ_LIVE, 3 }), TECS_OK);
     CHECK(tecs_new_in(f.w, ao) != 0);
@@ -249,7 +249,7 @@ TEST(defer_birth_then_sets_in_one_batch)
     fx_spawn(&f, 0);
     tecs_archetype_t *ao = tecs_archetype_get(f.w, 1, &o);
     tecs_entity_t n[4];
-    tecs_iter_t it = tecs_query_iter(f.all);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(f.all), .query = f.all);
     CHECK(tecs_iter_next(&it));
     n[0] = tecs_new(f.w);
     CHECK_ERR(TECS_SET(f.w, n[0], f.hp, Health, { 1 }), TECS_OK);
@@ -293,7 +293,7 @@ TEST(defer_birth_set_then_remove_destroy_or_set_again)
     fixture f = fx_new(16);
     tecs_comp_t o = obj_component(f.w, "Obj", &h);
     fx_spawn(&f, 0);
-    tecs_iter_t it = tecs_query_iter(f.all);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(f.all), .query = f.all);
     CHECK(tecs_iter_next(&it));
     tecs_entity_t removed = tecs_new(f.w);
     CHECK_ERR(TECS_SET(f.w, removed, f.pos, Position, { 1, 2 }), TECS_OK);
@@ -345,7 +345,7 @@ TEST(defer_many_births_with_sets_land_in_order)
     tecs_archetype_t *av = tecs_archetype_get(f.w, 1, &f.vel);
     fx_spawn(&f, 0);
     tecs_entity_t e[100];
-    tecs_iter_t it = tecs_query_iter(f.all);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(f.all), .query = f.all);
     CHECK(tecs_iter_next(&it));
     for (int i = 0; i < 100; i++) {
         e[i] = i % 30 == 29 ? tecs_new_in(f.w, av) : tecs_new(f.w);
@@ -373,7 +373,7 @@ TEST(defer_many_births_with_sets_land_in_order)
     CHECK_EQ(TECS_GET(f.w, e[7], f.hp, Health)->hp, 70);
     CHECK(tecs_is_alive(f.w, e[8]) && !tecs_has(f.w, e[8], f.pos));
     int64_t rows = 0;
-    tecs_iter_t all = tecs_query_iter(f.all);
+    tecs_iter_t all = TECS_ITER(tecs_query_world(f.all), .query = f.all);
     while (tecs_iter_next(&all))
         rows += all.count;
     CHECK_EQ(rows, 99);                             /* with the first one */
@@ -394,7 +394,7 @@ TEST(defer_new_then_set_is_born_with_the_values)
     CHECK_ERR(TECS_SET(w, first, pos, Position, { 0, 0 }), TECS_OK);
     tecs_query_t *q = tecs_query_all(w, 1, &pos);
     tecs_entity_t e[10];
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     CHECK(tecs_iter_next(&it));
     for (int i = 0; i < 10; i++) {
         e[i] = tecs_new(w);
@@ -432,7 +432,7 @@ TEST(defer_set_after_destroy_of_pending_leaves_it_dead)
     tecs_entity_t a = tecs_new(w);
     CHECK_ERR(TECS_SET(w, a, pos, Position, { 0, 0 }), TECS_OK);
     tecs_query_t *q = tecs_query_all(w, 1, &pos);
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     CHECK(tecs_iter_next(&it));
     tecs_entity_t e = tecs_new(w);
     CHECK_ERR(tecs_destroy(w, e), TECS_OK);
@@ -463,7 +463,7 @@ TEST(defer_new_set_out_of_memory_changes_nothing)
         tecs_entity_t a = tecs_new(w);
         CHECK_ERR(TECS_SET(w, a, pos, Position, { 0, 0 }), TECS_OK);
         tecs_query_t *q = tecs_query_all(w, 1, &pos);
-        tecs_iter_t it = tecs_query_iter(q);
+        tecs_iter_t it = TECS_ITER(w, .query = q);
         CHECK(tecs_iter_next(&it));
         al.fail_at = al.calls + k;
         tecs_entity_t e = tecs_new(w);
@@ -529,7 +529,7 @@ TEST(delayed_news_apply_in_call_order)
         e[i] = tecs_delayed_new(f.w, i % 2 ? b : a, 0, NULL);
     CHECK_ERR(tecs_delayed_apply_new(f.w), TECS_OK);
     tecs_entity_t got[6];
-    CHECK_EQ(tecs_query_collect(f.all, got, 6), 6);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(f.all), .query = f.all) }, got, 6), 6);
     /* a's rows then b's rows, each in call order. */
     tecs_entity_t want[6] = { e[0], e[2], e[4], e[1], e[3], e[5] };
     CHECK(memcmp(got, want, sizeof want) == 0);
@@ -716,7 +716,7 @@ TEST(delayed_apply_inside_iteration_is_ebusy)
     tecs_entity_t e = fx_spawn(&f, 1);
     tecs_entity_t n = tecs_delayed_new(f.w, tecs_archetype_get(f.w, 1, &f.pos), 0, NULL);
     CHECK_ERR(tecs_delayed_destroy(f.w, e, NULL, NULL), TECS_OK);
-    tecs_iter_t it = tecs_query_iter(f.all);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(f.all), .query = f.all);
     CHECK(tecs_iter_next(&it));
     CHECK_ERR(tecs_delayed_apply_new(f.w), TECS_EBUSY);
     CHECK_ERR(tecs_delayed_apply_destroy(f.w), TECS_EBUSY);
@@ -768,7 +768,7 @@ TEST(delayed_pending_id_refused_inside_iteration)
     fx_spawn(&f, 1);
     tecs_entity_t d = tecs_delayed_new(f.w, tecs_archetype_get(f.w, 1, &f.pos), 0, NULL);
     CHECK_ERR(tecs_add(f.w, d, f.vel), TECS_EDEAD);
-    tecs_iter_t it = tecs_query_iter(f.all);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(f.all), .query = f.all);
     CHECK(tecs_iter_next(&it));
     CHECK_ERR(tecs_add(f.w, d, f.vel), TECS_EDEAD);
     CHECK_ERR(TECS_SET(f.w, d, f.hp, Health, { 1 }), TECS_EDEAD);
@@ -1056,7 +1056,7 @@ TEST(delayed_new_with_cancelled_never_runs)
     tecs_entity_t reuse = tecs_new(f.w);             /* takes e's slot */
     CHECK_EQ(TECS_ENTITY_INDEX(reuse), TECS_ENTITY_INDEX(e));
     /* Cancelled inside an iteration: queued, then applied at its end. */
-    tecs_iter_t it = tecs_query_iter(f.all);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(f.all), .query = f.all);
     CHECK_ERR(tecs_destroy(f.w, k), TECS_OK);
     tecs_iter_fini(&it);
     CHECK_EQ(tecs_delayed_new_count(f.w), 0);

@@ -77,7 +77,7 @@ static void churn(dw *d, uint64_t *seed, int n)
     tecs_world_t *w = d->w;
     tecs_entity_t all[4096];
     tecs_query_t *q = tecs_query_all(w, 0, NULL);
-    int32_t ne = tecs_query_collect(q, all, 4096);
+    int32_t ne = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q) }, all, 4096);
     tecs_query_free(q);
     for (int i = 0; i < n; i++) {
         tecs_entity_t e = ne > 0 ? all[rnd(seed) % (uint32_t)ne] : 0;
@@ -353,7 +353,7 @@ static void same_entities(dw *a, dw *b)
 {
     static tecs_entity_t ids[4096];
     tecs_query_t *q = tecs_query_all(a->w, 0, NULL);
-    int32_t n = tecs_query_collect(q, ids, 4096);
+    int32_t n = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q), .query = q) }, ids, 4096);
     tecs_query_free(q);
     CHECK_EQ(tecs_world_entity_count(a->w), tecs_world_entity_count(b->w));
     const tecs_comp_t ca[] = { a->pos, a->vel, a->tag, a->vis, a->stun, a->flag, a->obj };
@@ -523,7 +523,7 @@ TEST(delta_from_callbacks)
     CHECK_ERR(t.save, TECS_EBUSY);
     CHECK_ERR(t.apply, TECS_EBUSY);
     t = (cb_try){ .m = &m, .buf = &buf };
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(q), .query = q);
     CHECK(tecs_iter_next(&it));
     try_all(a.w, &t);
     CHECK_ERR(t.mark, TECS_EBUSY);
@@ -572,7 +572,7 @@ TEST(delta_rebuilds_indexes_and_caches)
         tecs_query_t *p = tecs_query_all(mirror.w, 1, &mirror.pos);
         CHECK_EQ(tecs_index_count(ix), tecs_query_count(p));
         tecs_query_free(p);
-        int32_t ng = tecs_cache_collect(c, got, 4096), nw = tecs_query_collect(q, want, 4096);
+        int32_t ng = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(mirror.w, .cache = c) }, got, 4096), nw = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q), .query = q) }, want, 4096);
         CHECK_EQ(ng, nw);
         for (int32_t i = 0; i < nw; i++) {      /* the same members, in any order */
             bool found = false;

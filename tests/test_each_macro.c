@@ -1,4 +1,4 @@
-/* TECS_EACH: the inlined per-entity loop against tecs_query_each, over
+/* TECS_EACH: the inlined per-entity loop against tecs_iter_each, over
 ** every term kind; early exits; what its body may call. */
 #include "test.h"
 
@@ -94,7 +94,7 @@ TEST(each_macro_matches_each_fn_for_every_term_kind)
         CHECK(q != NULL);
         CHECK_ERR(tecs_query_set_last_run(q, mark), TECS_OK);
         a.n = 0;
-        CHECK_ERR(tecs_query_each(q, record, &a), TECS_OK);
+        CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .query = q) }, record, &a), TECS_OK);
         CHECK_ERR(tecs_query_set_last_run(q, mark), TECS_OK);
         size_t size[3];
         for (int t = 0; t < nterms[k]; t++)
@@ -277,7 +277,7 @@ TEST(each_macro_bad_input_and_callbacks)
         if (n == 0)
             break;
         CHECK_EQ(n, 12);
-        held[nheld] = tecs_query_iter(q2);
+        held[nheld] = TECS_ITER(tecs_query_world(q2), .query = q2);
     }
     while (nheld > 0 && nheld < 64)
         tecs_iter_fini(&held[--nheld]);
@@ -293,7 +293,7 @@ TEST(each_macro_bad_input_and_callbacks)
     TW_CHECK(w2);
     tw_free(w2);
     /* from a callback: the loop runs, its iteration nests in the callback's */
-    CHECK_ERR(tecs_query_each(q, each_runs_macro, q), TECS_OK);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q), .query = q) }, each_runs_macro, q), TECS_OK);
     CHECK(!tecs_is_deferred(w));
     /* a reset, a frame and the applies are refused in the body; the loop
        goes on */
@@ -320,7 +320,7 @@ TEST(each_macro_over_other_iterators)
     /* reverse: steps last first, rows of a step in memory order */
     tecs_entity_t order[12];
     int n = 0;
-    TECS_EACH_ITER(tecs_query_iter_ex(q, TECS_ITER_REVERSE), it, i) {
+    TECS_EACH_ITER(TECS_ITER(w, .query = q, .reverse = true), it, i) {
         order[n++] = it.entities[i];
     }
     CHECK_EQ(n, 12);
@@ -331,14 +331,14 @@ TEST(each_macro_over_other_iterators)
     /* one archetype */
     tecs_archetype_t *a = tecs_archetype_get(w, 1, &pos);
     n = 0;
-    TECS_EACH_ITER(tecs_archetype_iter(w, a, 0), it, i) {
+    TECS_EACH_ITER(TECS_ITER(w, .archetype = a), it, i) {
         CHECK_EQ(it.entities[i], ids[n]);
         CHECK_EQ(TECS_ROW(it, Position, 0, i)->x, n);
         n++;
     }
     CHECK_EQ(n, 6);
     n = 0;
-    TECS_EACH_ITER(tecs_archetype_iter(w, NULL, 0), it, i) {
+    TECS_EACH_ITER(TECS_ITER(w, .archetype = NULL), it, i) {
         n++;
         (void)it.entities[i];
     }

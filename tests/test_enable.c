@@ -208,12 +208,12 @@ static void queries_skip_disabled_rows(int32_t rows_per_chunk, int n)
         }
         for (int k = 0; k < NQ; k++) {
             int32_t fwd = oracle_walk(w, q[k], sets[k], nterms[k], e, N, 0);
-            int32_t rev = oracle_walk(w, q[k], sets[k], nterms[k], e, N, TECS_ITER_REVERSE);
+            int32_t rev = oracle_walk(w, q[k], sets[k], nterms[k], e, N, true);
             CHECK_EQ(fwd, rev);
             CHECK_EQ(tecs_query_count(q[k]), fwd);
-            CHECK_EQ(tecs_query_collect(q[k], NULL, 0), fwd);
+            CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q[k]) }, NULL, 0), fwd);
             tecs_entity_t *out = malloc((size_t)(fwd + 1) * sizeof *out);
-            CHECK_EQ(tecs_query_collect(q[k], out, fwd + 1), fwd);
+            CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q[k]) }, out, fwd + 1), fwd);
             free(out);
         }
     }
@@ -288,7 +288,7 @@ static void word_walk_edges(int32_t rows_per_chunk, int n)
             tecs_query_t *q = tecs_query_new(w, &(tecs_query_desc_t){ sets[k], nterms[k] });
             CHECK(q != NULL);
             int32_t fwd = oracle_walk(w, q, sets[k], nterms[k], e, n, 0);
-            CHECK_EQ(oracle_walk(w, q, sets[k], nterms[k], e, n, TECS_ITER_REVERSE), fwd);
+            CHECK_EQ(oracle_walk(w, q, sets[k], nterms[k], e, n, true), fwd);
             CHECK_EQ(tecs_query_count(q), fwd);
             int32_t each = 0;
             TECS_EACH(q, it, i) {
@@ -385,12 +385,12 @@ TEST(enable_during_iteration_applies_at_once)
     }
     tecs_query_t *q = tecs_query_all(w, 1, &hp);
     int ctx[2] = { (int)hp, 0 };
-    CHECK_ERR(tecs_query_each(q, count_each, ctx), TECS_OK);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .query = q) }, count_each, ctx), TECS_OK);
     CHECK_EQ(ctx[1], 66);
     CHECK_EQ(tecs_query_count(q), 66);
     ahead_ctx a = { hp, e[99], 0 };
     CHECK(tecs_is_enabled(w, e[98], hp));
-    CHECK_ERR(tecs_query_each(q, disable_ahead, &a), TECS_OK);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .query = q) }, disable_ahead, &a), TECS_OK);
     CHECK_EQ(a.seen_later, 0);                  /* disabled before it was reached */
     CHECK(!tecs_is_deferred(w));
     tecs_query_free(q);
@@ -527,17 +527,17 @@ TEST(enable_caches_and_where_follow_the_bits)
     tecs_enable(w, e[4], hp, false);
     CHECK_EQ(enter, 12);                    /* two leaves */
     CHECK_EQ(tecs_cache_count(c), 8);
-    CHECK_EQ(tecs_cache_collect(c, NULL, 0), 8);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .cache = c) }, NULL, 0), 8);
     /* The index keeps disabled values; a where through q skips them. */
     CHECK_EQ(tecs_index_count(x), 10);
     tecs_filter_t *f = tecs_filter_new(w);
     CHECK(tecs_filter_cmp(f, x, TECS_LT, tecs_key_int(6)) >= 0);
     tecs_entity_t out[10];
-    CHECK_EQ(tecs_query_where_collect(q, f, out, 10), 4);   /* 0 1 2 5 */
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = f) }, out, 10), 4);   /* 0 1 2 5 */
     tecs_query_t *any = TECS_QUERY(w, { .comp = hp, .toggle = TECS_TOGGLE_ANY });
-    CHECK_EQ(tecs_query_where_collect(any, f, out, 10), 6);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = any, .where = f) }, out, 10), 6);
     tecs_enable(w, e[3], hp, true);
-    CHECK_EQ(tecs_query_where_collect(q, f, out, 10), 5);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = f) }, out, 10), 5);
     CHECK_EQ(tecs_cache_count(c), 9);
     tecs_filter_free(f);
     tecs_cache_free(c);

@@ -623,7 +623,7 @@ static void init_look_around(tecs_init_t *init, void *ctx)
 {
     (void)init;
     init_probe *p = ctx;
-    p->seen = tecs_query_count(p->q) + tecs_query_collect(p->q, NULL, 0);
+    p->seen = tecs_query_count(p->q) + tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(p->q), .query = p->q) }, NULL, 0);
     p->check = tecs_world_check(tecs_query_world(p->q));
 }
 

@@ -94,10 +94,10 @@ TEST(errors_success_after_failure_reads_ok)
     tecs_query_t *q = NULL;
     OK_AFTER_FAILURE(w, q = TECS_QUERY(w, { .comp = hp }));
     OK_AFTER_FAILURE(w, tecs_query_free(tecs_query_all(w, 1, &pos)));
-    OK_AFTER_FAILURE(w, tecs_query_collect(q, NULL, 0));
-    OK_AFTER_FAILURE(w, tecs_query_each(q, each_noop, NULL));
+    OK_AFTER_FAILURE(w, tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q) }, NULL, 0));
+    OK_AFTER_FAILURE(w, tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .query = q) }, each_noop, NULL));
     tecs_iter_t it;
-    OK_AFTER_FAILURE(w, it = tecs_query_iter(q));
+    OK_AFTER_FAILURE(w, it = TECS_ITER(w, .query = q));
     OK_AFTER_FAILURE(w, tecs_iter_next(&it));
     tecs_iter_fini(&it);
 
@@ -123,15 +123,15 @@ TEST(errors_success_after_failure_reads_ok)
     OK_AFTER_FAILURE(w, tecs_filter_root(f, both));
     OK_AFTER_FAILURE(w, tecs_filter_order(f, x, true));
     OK_AFTER_FAILURE(w, tecs_filter_test(f, e));
-    OK_AFTER_FAILURE(w, tecs_query_where_collect(q, f, NULL, 0));
-    OK_AFTER_FAILURE(w, tecs_query_where_each(q, f, each_noop, NULL));
-    OK_AFTER_FAILURE(w, it = tecs_query_where(q, f));
+    OK_AFTER_FAILURE(w, tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = f) }, NULL, 0));
+    OK_AFTER_FAILURE(w, tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = f) }, each_noop, NULL));
+    OK_AFTER_FAILURE(w, it = TECS_ITER(w, .query = q, .where = f));
     tecs_iter_fini(&it);
     tecs_cache_t *k = NULL;
     OK_AFTER_FAILURE(w, k = tecs_cache_new(w, &(tecs_cache_desc_t){ .query = q, .filter = f }));
     OK_AFTER_FAILURE(w, tecs_cache_count(k));
-    OK_AFTER_FAILURE(w, tecs_cache_collect(k, NULL, 0));
-    OK_AFTER_FAILURE(w, it = tecs_cache_iter(k));
+    OK_AFTER_FAILURE(w, tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .cache = k) }, NULL, 0));
+    OK_AFTER_FAILURE(w, it = TECS_ITER(w, .cache = k));
     tecs_iter_fini(&it);
     tecs_cache_free(k);
     OK_AFTER_FAILURE(w, k = tecs_cache_new(w, &(tecs_cache_desc_t){ .query = q }));
@@ -184,11 +184,11 @@ TEST(errors_where_and_cache_tell_no_results_from_failure)
     CHECK_EQ(tecs_filter_error(bad), TECS_EINVAL);
 
     spoil(w);
-    tecs_iter_t it = tecs_query_where(q, none);
+    tecs_iter_t it = TECS_ITER(w, .query = q, .where = none);
     CHECK_EQ(tecs_last_error(w), TECS_OK);
     CHECK(!tecs_iter_next(&it));
     CHECK_EQ(tecs_last_error(w), TECS_OK);
-    it = tecs_query_where(q, bad);
+    it = TECS_ITER(w, .query = q, .where = bad);
     CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
     CHECK(!tecs_iter_next(&it));                        /* an ended iteration */
     CHECK_EQ(tecs_last_error(w), TECS_EINVAL);          /* leaves it */
@@ -201,9 +201,9 @@ TEST(errors_where_and_cache_tell_no_results_from_failure)
     tecs_cache_t *c = tecs_cache_new(w, &(tecs_cache_desc_t){ .query = q, .filter = none });
     CHECK(c != NULL);
     spoil(w);
-    it = tecs_cache_iter(c);
+    it = TECS_ITER(w, .cache = c);
     CHECK_EQ(tecs_last_error(w), TECS_OK);
-    tecs_iter_t again = tecs_cache_iter(c);             /* while it is iterated */
+    tecs_iter_t again = TECS_ITER(w, .cache = c);             /* while it is iterated */
     CHECK_EQ(tecs_last_error(w), TECS_EBUSY);
     CHECK(!tecs_iter_next(&again));
     CHECK(!tecs_iter_next(&it));
@@ -266,7 +266,7 @@ TEST(errors_counts_that_fail_return_minus_one)
     CHECK(failures > 0);
     CHECK_EQ(tecs_cache_count(c), -1);
     CHECK_EQ(tecs_last_error(w), TECS_ENOMEM);
-    CHECK_EQ(tecs_cache_collect(c, NULL, 0), -1);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .cache = c) }, NULL, 0), -1);
     al.fail_at = 0;
     CHECK_EQ(tecs_cache_count(c), 1);
     CHECK_EQ(tecs_last_error(w), TECS_OK);
@@ -408,7 +408,7 @@ TEST(errors_each_cause_has_its_own_message)
     MSG_HAS(w, "a hash index takes == (TECS_EQ) and in only");
     /* The filter keeps its first error and says it when used. */
     tecs_query_t *q = TECS_QUERY(w, { .comp = hp });
-    tecs_iter_t it = tecs_query_where(q, f);
+    tecs_iter_t it = TECS_ITER(w, .query = q, .where = f);
     CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
     MSG_HAS(w, "the filter failed while being built", "key class uint for int32 keys");
     CHECK(!tecs_iter_next(&it));
@@ -422,13 +422,13 @@ TEST(errors_each_cause_has_its_own_message)
     MSG_HAS(w, "a cache uses the ordered index on component 'Health' (1)");
     char cache_uses[200];
     snprintf(cache_uses, sizeof cache_uses, "%s", tecs_last_error_msg(w));
-    it = tecs_cache_iter(c);
-    tecs_iter_t again = tecs_cache_iter(c);
+    it = TECS_ITER(w, .cache = c);
+    tecs_iter_t again = TECS_ITER(w, .cache = c);
     CHECK_EQ(tecs_last_error(w), TECS_EBUSY);
     MSG_HAS(w, "the cache is being iterated");
     CHECK(!tecs_iter_next(&again));
-    tecs_iter_t where = tecs_query_where(q, f);
-    tecs_iter_t where2 = tecs_query_where(q, f);
+    tecs_iter_t where = TECS_ITER(w, .query = q, .where = f);
+    tecs_iter_t where2 = TECS_ITER(w, .query = q, .where = f);
     CHECK_EQ(tecs_last_error(w), TECS_EBUSY);
     MSG_HAS(w, "the filter is being iterated");
     CHECK(strcmp(cache_uses, tecs_last_error_msg(w)) != 0);
@@ -517,7 +517,7 @@ TEST(errors_of_calls_inside_callbacks_stay_inside)
 
     tecs_query_t *q = tecs_query_all(w, 1, &pos);
     seen = TECS_OK;
-    CHECK_ERR(tecs_query_each(q, each_fails_inside, &seen), TECS_OK);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .query = q) }, each_fails_inside, &seen), TECS_OK);
     CHECK_EQ(seen, TECS_EDEAD);
     CHECK_EQ(tecs_last_error(w), TECS_OK);
     tw_free(w);
@@ -538,7 +538,7 @@ TEST(errors_skipped_queued_changes_leave_no_error)
     tecs_entity_t f = tecs_new(w);
     tecs_query_t *qa = tecs_query_new(w, &(tecs_query_desc_t){
         .terms = (const tecs_term_t[]){ { .comp = pos, .oper = TECS_NONE } }, .term_count = 1 });
-    tecs_iter_t it = tecs_query_iter(qa);
+    tecs_iter_t it = TECS_ITER(w, .query = qa);
     CHECK_ERR(tecs_destroy(w, f), TECS_OK);             /* queued */
     CHECK_ERR(tecs_add(w, f, pos), TECS_OK);            /* queued, skipped at the flush */
     tecs_iter_fini(&it);
@@ -558,7 +558,7 @@ TEST(errors_queued_set_of_a_tag_it_has_is_no_drop)
     tecs_comp_t tag = TECS_TAG(w, Marked);
     CHECK_ERR(tecs_add(w, tecs_new(w), pos), TECS_OK);
     tecs_query_t *q = tecs_query_all(w, 1, &pos);
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     tecs_entity_t n = tecs_new_in(w, tecs_archetype_get(w, 1, &tag));     /* queued */
     CHECK(n != 0);
     CHECK(tecs_new(w) != 0);                    /* keeps the set apart from the birth */

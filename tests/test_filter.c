@@ -20,7 +20,7 @@ TEST(filter_key_order_ascending_and_descending)
         tecs_filter_cmp(f, t.ord[F_A], TECS_GE, tecs_key_int(-10));
         CHECK_ERR(tecs_filter_order(f, t.ord[F_A], desc), TECS_OK);
         tecs_entity_t got[600];
-        int n = tecs_query_where_collect(t.q, f, got, 600);
+        int n = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(t.q), .query = t.q, .where = f) }, got, 600);
         CHECK(n > 10);
         for (int i = 1; i < n; i++) {
             int a0 = TECS_GET(t.w, got[i - 1], t.stats, Stats)->a;
@@ -32,7 +32,7 @@ TEST(filter_key_order_ascending_and_descending)
         }
         /* Ordered by another index than the one that drives. */
         CHECK_ERR(tecs_filter_order(f, t.ord[F_D], false), TECS_OK);
-        n = tecs_query_where_collect(t.q, f, got, 600);
+        n = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(t.q), .query = t.q, .where = f) }, got, 600);
         for (int i = 1; i < n; i++) {
             double d0 = TECS_GET(t.w, got[i - 1], t.stats, Stats)->d;
             double d1 = TECS_GET(t.w, got[i], t.stats, Stats)->d;
@@ -71,7 +71,7 @@ TEST(filter_where_iterator_hands_out_runs_with_fields)
     tecs_query_t *q = TECS_QUERY(w, {.comp = pos}, {.comp = hp, .access = TECS_READ});
     tecs_filter_t *f = tecs_filter_new(w);
     tecs_filter_between(f, x, tecs_key_int(10), tecs_key_int(39));
-    tecs_iter_t it = tecs_query_where(q, f);
+    tecs_iter_t it = TECS_ITER(w, .query = q, .where = f);
     int steps = 0, total = 0;
     while (tecs_iter_next(&it)) {
         Position *ps = TECS_FIELD(&it, Position, 0);
@@ -87,13 +87,13 @@ TEST(filter_where_iterator_hands_out_runs_with_fields)
     CHECK_EQ(steps, 1);         /* consecutive rows come as one run */
     /* The per-entity form, stopped early by its callback. */
     int calls = 0;
-    CHECK_ERR(tecs_query_where_each(q, f, each_hp, &calls), TECS_OK);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = f) }, each_hp, &calls), TECS_OK);
     CHECK_EQ(calls, 5);
-    CHECK_ERR(tecs_query_where_each(q, f, NULL, NULL), TECS_EINVAL);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = f) }, NULL, NULL), TECS_EINVAL);
     /* between lo > hi: empty, not a hang. */
     tecs_filter_t *g = tecs_filter_new(w);
     tecs_filter_between(g, x, tecs_key_int(50), tecs_key_int(40));
-    CHECK_EQ(tecs_query_where_collect(q, g, NULL, 0), 0);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = g) }, NULL, 0), 0);
     tw_free(w);
 }
 
@@ -106,7 +106,7 @@ TEST(filter_spatial_radius_and_box_with_huge_and_bad_regions)
     tecs_entity_t got[600];
     tecs_filter_t *f = tecs_filter_new(t.w);
     tecs_filter_radius(f, t.grid, 0, 0, 1e30f);                /* every finite point */
-    int n = tecs_query_where_collect(t.q, f, got, 600), m = 0;
+    int n = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(t.q), .query = t.q, .where = f) }, got, 600), m = 0;
     for (int i = 0; i < t.nents; i++) {
         const Position *p = tecs_has(t.w, t.ents[i], t.pos) && tecs_has(t.w, t.ents[i], t.stats)
                                 ? TECS_GET(t.w, t.ents[i], t.pos, Position) : NULL;
@@ -121,19 +121,19 @@ TEST(filter_spatial_radius_and_box_with_huge_and_bad_regions)
         CHECK_EQ(tecs_filter_radius(f, t.grid, bad[i][0], bad[i][1], bad[i][2]), -1);
         CHECK_EQ(tecs_last_error(t.w), TECS_EINVAL);
         CHECK_EQ(tecs_filter_error(f), TECS_EINVAL);
-        CHECK_EQ(tecs_query_where_collect(t.q, f, got, 600), -1);
+        CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(t.q), .query = t.q, .where = f) }, got, 600), -1);
         CHECK_EQ(tecs_last_error(t.w), TECS_EINVAL);
     }
     CHECK_ERR(tecs_filter_reset(f), TECS_OK);
     tecs_filter_box(f, t.grid, 10, 10, -10, -10);
-    CHECK_EQ(tecs_query_where_collect(t.q, f, got, 600), 0);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(t.q), .query = t.q, .where = f) }, got, 600), 0);
     CHECK_ERR(tecs_filter_reset(f), TECS_OK);                  /* every finite point */
     tecs_filter_box(f, t.grid, -INFINITY, -INFINITY, INFINITY, INFINITY);
-    CHECK_EQ(tecs_query_where_collect(t.q, f, got, 600), m);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(t.q), .query = t.q, .where = f) }, got, 600), m);
     CHECK_ERR(tecs_filter_reset(f), TECS_OK);
     CHECK_EQ(tecs_filter_box(f, t.grid, 0, NAN, 1, 1), -1);
     CHECK_EQ(tecs_last_error(t.w), TECS_EINVAL);
-    CHECK_EQ(tecs_query_where_collect(t.q, f, got, 600), -1);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(t.q), .query = t.q, .where = f) }, got, 600), -1);
     tw_free(t.w);
 }
 
@@ -160,11 +160,11 @@ TEST(filter_where_results_of_every_size_in_query_order)
     }
     tecs_query_t *q = TECS_QUERY(w, {.comp = hp, .access = TECS_READ});
     tecs_entity_t all[300], got[300];
-    CHECK_EQ(tecs_query_collect(q, all, 300), 300);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q) }, all, 300), 300);
     for (int lim = 0; lim <= 120; lim++) {
         tecs_filter_t *f = tecs_filter_new(w);
         tecs_filter_cmp(f, x, TECS_LT, tecs_key_int(lim));
-        CHECK_EQ(tecs_query_where_collect(q, f, got, 300), lim);
+        CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = f) }, got, 300), lim);
         for (int i = 0, m = 0; i < 300; i++)
             if (TECS_GET(w, all[i], hp, Health)->hp < lim)
                 CHECK_EQ(got[m++], all[i]);
@@ -256,7 +256,7 @@ TEST(filter_where_fields_follow_scattered_rows_in_every_order)
                                  {.comp = hp, .access = TECS_READ},
                                  {.comp = vel, .oper = TECS_OPTIONAL, .access = TECS_READ});
     static tecs_entity_t all[N];
-    CHECK_EQ(tecs_query_collect(q, all, N), N);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q) }, all, N), N);
     for (int round = 0; round < 60; round++) {
         int lo = (int)(tw_rand(&rng) % N), hi = lo + (int)(tw_rand(&rng) % (N / 3));
         tecs_filter_t *f = tecs_filter_new(w);
@@ -264,10 +264,10 @@ TEST(filter_where_fields_follow_scattered_rows_in_every_order)
         int order = round % 3 - 1;          /* descending, query, ascending */
         if (order)
             CHECK_ERR(tecs_filter_order(f, x, order < 0), TECS_OK);
-        check_scattered(w, q, tecs_query_where(q, f), lo, hi, order, all, N);
+        check_scattered(w, q, TECS_ITER(w, .query = q, .where = f), lo, hi, order, all, N);
         if (round % 10 == 0) {
             tecs_cache_t *c = tecs_cache_new(w, &(tecs_cache_desc_t){ .query = q, .filter = f });
-            check_scattered(w, q, tecs_cache_iter(c), lo, hi, 2, all, N);
+            check_scattered(w, q, TECS_ITER(w, .cache = c), lo, hi, 2, all, N);
             tecs_cache_free(c);
         }
         tecs_filter_free(f);
@@ -295,7 +295,7 @@ TEST(filter_where_rows_met_in_any_order_come_in_query_order)
             .comp = hp, .kind = TECS_INDEX_ORDERED, .type = TECS_KEY_I32 });
         tecs_filter_t *f = tecs_filter_new(w);
         tecs_filter_between(f, x, tecs_key_int(100), tecs_key_int(899));
-        CHECK_EQ(tecs_query_where_collect(q, f, got, N), 800);
+        CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = f) }, got, N), 800);
         for (int i = 0, m = 0; i < N; i++)
             if (h[i].hp >= 100 && h[i].hp <= 899)
                 CHECK_EQ(got[m++], ids[i]);
@@ -329,14 +329,14 @@ TEST(filter_where_defers_changes_and_refuses_nested_use_of_one_filter)
     tecs_filter_t *f = tecs_filter_new(w), *g = tecs_filter_new(w);
     tecs_filter_cmp(f, x, TECS_EQ, tecs_key_int(3));
     tecs_filter_cmp(g, x, TECS_EQ, tecs_key_int(4));
-    CHECK_EQ(tecs_query_where_collect(q, NULL, NULL, 0), -1);
-    tecs_iter_t it = tecs_query_where(q, f);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .where = f) }, NULL, 0), -1);
+    tecs_iter_t it = TECS_ITER(w, .query = q, .where = f);
     int seen = 0;
     while (tecs_iter_next(&it)) {
-        tecs_iter_t inner = tecs_query_where(q, f);     /* same filter: busy */
+        tecs_iter_t inner = TECS_ITER(w, .query = q, .where = f);     /* same filter: busy */
         CHECK(!tecs_iter_next(&inner));
         CHECK_EQ(tecs_last_error(w), TECS_EBUSY);
-        CHECK_EQ(tecs_query_where_collect(q, g, NULL, 0), 10);
+        CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = g) }, NULL, 0), 10);
         Health *h = TECS_FIELD(&it, Health, 0);
         for (int i = 0; i < it.count; i++, seen++) {
             CHECK_EQ(h[i].hp, 3);
@@ -345,13 +345,13 @@ TEST(filter_where_defers_changes_and_refuses_nested_use_of_one_filter)
         }
     }
     CHECK_EQ(seen, 10);
-    CHECK_EQ(tecs_query_where_collect(q, f, NULL, 0), 0);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = f) }, NULL, 0), 0);
     CHECK_EQ(tecs_index_count(x), 40);
     /* An empty filter matches the whole query; tecs_filter_test. */
     tecs_filter_t *all = tecs_filter_new(w);
-    CHECK_EQ(tecs_query_where_collect(q, all, NULL, 0), 40);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = all) }, NULL, 0), 40);
     tecs_entity_t some[40];
-    tecs_query_where_collect(q, g, some, 40);
+    tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = g) }, some, 40);
     CHECK(tecs_filter_test(g, some[0]));
     CHECK(!tecs_filter_test(f, some[0]));
     CHECK(!tecs_filter_test(g, 0));
@@ -415,7 +415,7 @@ TEST(filter_hash_ne_and_in_match_brute_force_and_the_ordered_index)
                 combo_build(f, c.how, a, b);
             }
             CHECK_ERR(tecs_filter_error(f), TECS_OK);
-            int n = tecs_query_where_collect(t.q, f, got, 600);
+            int n = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(t.q), .query = t.q, .where = f) }, got, 600);
             int m = expected(&t, pred_combo_or_one, &c, want);
             if (n != m)
                 fprintf(stderr, "  round %d hashed %d: op %d field %d nk %d how %d / op %d "
@@ -465,33 +465,33 @@ TEST(filter_hash_ne_on_unique_and_chained_indexes_and_refusals)
         tecs_filter_t *f = tecs_filter_new(w);
         CHECK(tecs_filter_cmp(f, both[k], TECS_NE, tecs_key_uint(6)) >= 0);
         tecs_entity_t got[40];
-        int n = tecs_query_where_collect(q, f, got, 40);
+        int n = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = f) }, got, 40);
         CHECK_EQ(n, 29);        /* 30 with NetId, less id 6 */
         for (int i = 0; i < n; i++)
             CHECK(got[i] != ids[6] && tecs_has(w, got[i], net));
         /* Unlike not(==): entities without NetId do not match. */
         tecs_query_t *all = tecs_query_all(w, 1, &sp);
-        CHECK_EQ(tecs_query_where_collect(all, f, NULL, 0), 29);
+        CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = all, .where = f) }, NULL, 0), 29);
         tecs_filter_t *g = tecs_filter_new(w);
         tecs_filter_not(g, tecs_filter_cmp(g, both[k], TECS_EQ, tecs_key_uint(6)));
-        CHECK_EQ(tecs_query_where_collect(all, g, NULL, 0), 39);
+        CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = all, .where = g) }, NULL, 0), 39);
         CHECK(!tecs_filter_test(f, ids[3]) && tecs_filter_test(g, ids[3]));
         CHECK(!tecs_filter_test(f, ids[6]) && tecs_filter_test(f, ids[5]));
         /* A key nobody has: every entity with NetId. */
         tecs_filter_t *none = tecs_filter_new(w);
         tecs_filter_cmp(none, both[k], TECS_NE, tecs_key_uint(1000));
-        CHECK_EQ(tecs_query_where_collect(all, none, NULL, 0), 30);
+        CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = all, .where = none) }, NULL, 0), 30);
         /* in on a hash index: repeats harmless, an empty list matches none. */
         tecs_filter_t *in = tecs_filter_new(w);
         tecs_key_t keys[4] = { tecs_key_uint(2), tecs_key_uint(3), tecs_key_uint(2),
                                tecs_key_uint(1000) };
         tecs_filter_in(in, both[k], 4, keys);
-        CHECK_EQ(tecs_query_where_collect(all, in, got, 40), 1);   /* 3 has none */
+        CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = all, .where = in) }, got, 40), 1);   /* 3 has none */
         CHECK_EQ(got[0], ids[2]);
         tecs_filter_free(in);
         in = tecs_filter_new(w);
         CHECK(tecs_filter_in(in, both[k], 0, NULL) >= 0);
-        CHECK_EQ(tecs_query_where_collect(all, in, NULL, 0), 0);
+        CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = all, .where = in) }, NULL, 0), 0);
         tecs_filter_free(in);
         tecs_filter_free(none);
         tecs_filter_free(g);
@@ -502,7 +502,7 @@ TEST(filter_hash_ne_on_unique_and_chained_indexes_and_refusals)
     tecs_filter_t *f = tecs_filter_new(w);
     tecs_filter_cmp(f, fx_, TECS_NE, tecs_key_real(0.0));
     tecs_entity_t got[40];
-    int n = tecs_query_where_collect(qs, f, got, 40), m = 0;
+    int n = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = qs, .where = f) }, got, 40), m = 0;
     for (int i = 0; i < 40; i++)
         m += TECS_GET(w, ids[i], sp, Position)->x != 0.0f;   /* NaN included */
     CHECK_EQ(n, m);
@@ -575,20 +575,20 @@ static void check_where_reverse(tecs_world_t *w, tecs_query_t *q, tecs_filter_t 
                                 tecs_comp_t comp0)
 {
     static tecs_entity_t fwd[MAXR], rev[MAXR];
-    int n = tecs_query_where_collect(q, f, fwd, MAXR);
+    int n = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = f) }, fwd, MAXR);
     CHECK(n >= 0 && n <= MAXR);
-    CHECK_EQ(tecs_query_where_collect_ex(q, f, TECS_ITER_REVERSE, rev, MAXR), n);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = f, .reverse = true) }, rev, MAXR), n);
     for (int i = 0; i < n; i++)
         CHECK_EQ(rev[i], fwd[n - 1 - i]);
-    CHECK_EQ(tecs_query_where_collect_ex(q, f, TECS_ITER_REVERSE, NULL, 0), n);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = f, .reverse = true) }, NULL, 0), n);
     if (n > 2) {
-        CHECK_EQ(tecs_query_where_collect_ex(q, f, TECS_ITER_REVERSE, rev, 2), n);
+        CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = f, .reverse = true) }, rev, 2), n);
         CHECK(rev[0] == fwd[n - 1] && rev[1] == fwd[n - 2]);
     }
     /* Chunk iterator: the same steps, last first, rows in memory order. */
     static steps sf, sr;
-    take_steps(tecs_query_where(q, f), &sf);
-    take_steps(tecs_query_where_ex(q, f, TECS_ITER_REVERSE), &sr);
+    take_steps(TECS_ITER(w, .query = q, .where = f), &sf);
+    take_steps(TECS_ITER(w, .query = q, .where = f, .reverse = true), &sr);
     CHECK_EQ(sf.n, sr.n);
     for (int i = 0; i < sf.n && i < sr.n; i++) {
         CHECK(sr.at[i] == sf.at[sf.n - 1 - i]);
@@ -598,8 +598,8 @@ static void check_where_reverse(tecs_world_t *w, tecs_query_t *q, tecs_filter_t 
     static seen a, b;
     a = (seen){ .comp = comp0 };
     b = (seen){ .comp = comp0 };
-    CHECK_ERR(tecs_query_where_each(q, f, record, &a), TECS_OK);
-    CHECK_ERR(tecs_query_where_each_ex(q, f, TECS_ITER_REVERSE, record, &b), TECS_OK);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = f) }, record, &a), TECS_OK);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = f, .reverse = true) }, record, &b), TECS_OK);
     CHECK_EQ(a.n, n);
     CHECK_EQ(b.n, n);
     for (int i = 0; i < n; i++) {
@@ -608,7 +608,7 @@ static void check_where_reverse(tecs_world_t *w, tecs_query_t *q, tecs_filter_t 
         CHECK(b.field0[i] == a.field0[n - 1 - i]);
     }
     b = (seen){ .comp = comp0, .stop_at = 1 };
-    CHECK_ERR(tecs_query_where_each_ex(q, f, TECS_ITER_REVERSE, record, &b), TECS_OK);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = f, .reverse = true) }, record, &b), TECS_OK);
     CHECK_EQ(b.n, n ? 1 : 0);
     if (n)
         CHECK_EQ(b.e[0], fwd[n - 1]);
@@ -667,7 +667,7 @@ TEST(filter_where_reverse_steps_over_chunk_edges)
     tecs_filter_cmp(f, x, TECS_GE, tecs_key_int(0));
     check_where_reverse(w, q, f, hp);
     steps s;
-    take_steps(tecs_query_where_ex(q, f, TECS_ITER_REVERSE), &s);
+    take_steps(TECS_ITER(w, .query = q, .where = f, .reverse = true), &s);
     int rows = 0;
     for (int i = 0; i < s.n; i++) {
         CHECK(s.count[i] >= 1 && s.count[i] <= 16);
@@ -680,7 +680,7 @@ TEST(filter_where_reverse_steps_over_chunk_edges)
     tecs_filter_cmp(g, x, TECS_LT, tecs_key_int(50));
     tecs_filter_order(g, x, true);
     tecs_entity_t got[200];
-    int n = tecs_query_where_collect_ex(q, g, TECS_ITER_REVERSE, got, 200);
+    int n = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = g, .reverse = true) }, got, 200);
     CHECK_EQ(n, 49 - 1 + 6);    /* 1..49 but 37, and six -1 */
     for (int i = 1; i < n; i++) {
         int a0 = TECS_GET(w, got[i - 1], hp, Health)->hp, a1 = TECS_GET(w, got[i], hp, Health)->hp;
@@ -716,31 +716,39 @@ TEST(filter_where_reverse_bad_flags_and_deferral)
     tecs_query_t *q = tecs_query_all(w, 1, &hp);
     tecs_filter_t *f = tecs_filter_new(w);
     tecs_filter_cmp(f, x, TECS_NE, tecs_key_int(0));
-    const int32_t bad[3] = { 2, TECS_ITER_REVERSE | 4, INT32_MIN };
-    for (int i = 0; i < 3; i++) {
-        tecs_iter_t it = tecs_query_where_ex(q, f, bad[i]);
+    tecs_archetype_t *arch = tecs_archetype_get(w, 1, &hp);
+    tecs_cache_t *c = tecs_cache_new(w, &(tecs_cache_desc_t){ .query = q });
+    const tecs_iter_desc_t bad[4] = {
+        { .where = f, .reverse = true },                /* a where needs a query */
+        { .query = q, .where = f, .archetype = arch },  /* two sources */
+        { .query = q, .where = f, .cache = c },
+        { .cache = c, .where = f },
+    };
+    for (int i = 0; i < 4; i++) {
+        tecs_iter_t it = tecs_iter(w, &bad[i]);
         CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
-        CHECK(strstr(tecs_last_error_msg(w), "tecs_query_where: unknown iteration flags"));
+        CHECK(strstr(tecs_last_error_msg(w), "tecs_iter: "));
         CHECK(!tecs_iter_next(&it));
         seen s = { .comp = hp };
-        CHECK_ERR(tecs_query_where_each_ex(q, f, bad[i], record, &s), TECS_EINVAL);
-        CHECK(strstr(tecs_last_error_msg(w), "tecs_query_where_each: unknown"));
+        CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ tecs_iter(w, &bad[i]) }, record, &s), TECS_EINVAL);
+        CHECK(strstr(tecs_last_error_msg(w), "tecs_iter: "));
         CHECK_EQ(s.n, 0);
-        CHECK_EQ(tecs_query_where_collect_ex(q, f, bad[i], NULL, 0), -1);
+        CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ tecs_iter(w, &bad[i]) }, NULL, 0), -1);
         CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
         CHECK(!tecs_is_deferred(w));
     }
-    CHECK_ERR(tecs_query_where_each_ex(q, f, TECS_ITER_REVERSE, NULL, NULL), TECS_EINVAL);
-    CHECK_ERR(tecs_query_where_each_ex(NULL, f, TECS_ITER_REVERSE, record, NULL), TECS_EINVAL);
-    CHECK_ERR(tecs_query_where_each_ex(q, NULL, TECS_ITER_REVERSE, record, NULL), TECS_EINVAL);
-    CHECK_EQ(tecs_query_where_collect_ex(q, f, TECS_ITER_REVERSE, NULL, 3), -1);
-    CHECK_EQ(tecs_query_where_collect_ex(NULL, f, TECS_ITER_REVERSE, NULL, 0), -1);
-    tecs_iter_t it = tecs_query_where_ex(NULL, f, TECS_ITER_REVERSE);
+    CHECK_ERR(tecs_cache_free(c), TECS_OK);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = f, .reverse = true) }, NULL, NULL), TECS_EINVAL);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .query = NULL, .where = f, .reverse = true) }, record, NULL), TECS_EINVAL);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .where = f) }, record, NULL), TECS_EINVAL);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = f, .reverse = true) }, NULL, 3), -1);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = NULL, .where = f, .reverse = true) }, NULL, 0), -1);
+    tecs_iter_t it = TECS_ITER(w, .query = NULL, .where = f, .reverse = true);
     CHECK(!tecs_iter_next(&it));
     /* Another world's filter. */
     tecs_world_t *w2 = tw_new();
     tecs_filter_t *f2 = tecs_filter_new(w2);
-    CHECK_EQ(tecs_query_where_collect_ex(q, f2, TECS_ITER_REVERSE, NULL, 0), -1);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q), .query = q, .where = f2, .reverse = true) }, NULL, 0), -1);
     CHECK_EQ(tecs_last_error(w), TECS_EWORLD);
     tecs_filter_free(f2);
     tw_free(w2);
@@ -748,22 +756,22 @@ TEST(filter_where_reverse_bad_flags_and_deferral)
     int32_t before = tecs_world_entity_count(w);
     static seen s;
     s = (seen){ .comp = hp };
-    CHECK_ERR(tecs_query_where_each_ex(q, f, TECS_ITER_REVERSE, destroy_and_add, &s),
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q), .query = q, .where = f, .reverse = true) }, destroy_and_add, &s),
               TECS_OK);
     CHECK_EQ(s.n, 20);
     for (int i = 0; i < s.n; i++)
         CHECK(!tecs_is_alive(w, s.e[i]));
     CHECK_EQ(tecs_world_entity_count(w), before);
-    CHECK_EQ(tecs_query_where_collect(q, f, NULL, 0), 0);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q), .query = q, .where = f) }, NULL, 0), 0);
     /* While a reverse where is open: the filter is busy, its index stays. */
     for (int i = 0; i < 10; i++)
         TECS_SET(w, tecs_new(w), hp, Health, { 7 });
-    it = tecs_query_where_ex(q, f, TECS_ITER_REVERSE);
+    it = TECS_ITER(tecs_query_world(q), .query = q, .where = f, .reverse = true);
     int rows = 0;
     while (tecs_iter_next(&it)) {
         CHECK(tecs_is_deferred(w));
         CHECK_ERR(tecs_index_free(x), TECS_EBUSY);
-        tecs_iter_t inner = tecs_query_where_ex(q, f, TECS_ITER_REVERSE);
+        tecs_iter_t inner = TECS_ITER(tecs_query_world(q), .query = q, .where = f, .reverse = true);
         CHECK_EQ(tecs_last_error(w), TECS_EBUSY);
         CHECK(!tecs_iter_next(&inner));
         rows += it.count;
@@ -798,13 +806,13 @@ TEST(filter_where_wide_ranges_of_shuffled_keys_in_query_order)
     tecs_query_t *q = TECS_QUERY(w, {.comp = hp, .access = TECS_READ},
                                  {.comp = pos, .oper = TECS_OPTIONAL, .access = TECS_READ});
     static tecs_entity_t all[N];
-    CHECK_EQ(tecs_query_collect(q, all, N), N);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q) }, all, N), N);
     const int width[] = { 0, 1, 2, 47, 300, 1000, 2500, 5999, 6000 };
     for (size_t c = 0; c < sizeof width / sizeof width[0]; c++) {
         int lo = (int)(tw_rand(&rng) % (uint64_t)(N - width[c] + 1)), hi = lo + width[c] - 1;
         tecs_filter_t *f = tecs_filter_new(w);
         tecs_filter_between(f, x, tecs_key_int(lo), tecs_key_int(hi));
-        tecs_iter_t it = tecs_query_where(q, f);
+        tecs_iter_t it = TECS_ITER(w, .query = q, .where = f);
         int m = 0, n = 0;
         while (tecs_iter_next(&it)) {
             const Health *hs = tecs_field(&it, 0);
@@ -860,14 +868,14 @@ TEST(filter_where_read_only_steps_are_gathered_copies)
     tecs_filter_t *f = tecs_filter_new(w);
     tecs_filter_between(f, x, tecs_key_int(100), tecs_key_int(899));
     tecs_entity_t want[N];
-    int32_t nw = tecs_query_where_collect(wq, f, want, N);
+    int32_t nw = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = wq, .where = f) }, want, N);
     CHECK(nw > 200 && nw < N);
     for (int order = 0; order < 2; order++) {
         if (order == 1)         /* key order: steps of one archetype still */
             CHECK_ERR(tecs_filter_order(f, x, true), TECS_OK);
         if (order == 1)
-            CHECK_EQ(tecs_query_where_collect(wq, f, want, N), nw);
-        tecs_iter_t it = tecs_query_where(rq, f);
+            CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = wq, .where = f) }, want, N), nw);
+        tecs_iter_t it = TECS_ITER(w, .query = rq, .where = f);
         CHECK_ERR(tecs_last_error(w), TECS_OK);
         int32_t got = 0, nstep = 0;
         tecs_entity_t later = 0;
@@ -909,11 +917,11 @@ TEST(filter_where_read_only_steps_are_gathered_copies)
         CHECK(nstep >= (nw + 63) / 64);
     }
     /* A reverse where and a write query keep steps in place. */
-    tecs_iter_t it = tecs_query_where_ex(rq, f, TECS_ITER_REVERSE);
+    tecs_iter_t it = TECS_ITER(w, .query = rq, .where = f, .reverse = true);
     while (tecs_iter_next(&it))
         for (int32_t i = 0; i < it.count; i++)
             CHECK(tecs_field(&it, 0) == tecs_get(w, it.entities[0], pos));
-    it = tecs_query_where(wq, f);
+    it = TECS_ITER(w, .query = wq, .where = f);
     while (tecs_iter_next(&it))
         CHECK(tecs_field(&it, 0) == tecs_get(w, it.entities[0], pos));
     tecs_filter_free(f);
@@ -941,7 +949,7 @@ TEST(filter_where_read_only_steps_of_large_values)
                                  {.comp = hp, .access = TECS_READ});
     tecs_filter_t *f = tecs_filter_new(w);
     tecs_filter_cmp(f, x, TECS_NE, tecs_key_int(5));
-    tecs_iter_t it = tecs_query_where(q, f);
+    tecs_iter_t it = TECS_ITER(w, .query = q, .where = f);
     int n = 0, sum = 0;
     while (tecs_iter_next(&it)) {
         CHECK(it.count <= 16);
@@ -953,7 +961,7 @@ TEST(filter_where_read_only_steps_of_large_values)
     }
     CHECK_EQ(n, 99);
     CHECK_EQ(sum, 99 * 100 / 2 - 65);  /* 65 * 37 % 100 == 5 */
-    CHECK_EQ(tecs_query_where_collect(q, f, NULL, 0), 99);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = f) }, NULL, 0), 99);
     tecs_filter_free(f);
     tw_free(w);
 }

@@ -60,7 +60,7 @@ static void gw_init(gw *g, tecs_world_t *w, int n, float side, float cell)
 /* Every point moves by up to d along each axis, through a write term. */
 static void gw_shake(gw *g, float d)
 {
-    tecs_iter_t it = tecs_query_iter(g->write);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(g->write), .query = g->write);
     while (tecs_iter_next(&it)) {
         Position *p = TECS_FIELD(&it, Position, 0);
         for (int32_t i = 0; i < it.count; i++) {
@@ -80,7 +80,7 @@ static int ent_order(const void *a, const void *b)
 static int scan(gw *g, float cx, float cy, float r, tecs_entity_t *out)
 {
     int n = 0;
-    tecs_iter_t it = tecs_query_iter(g->read);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(g->read), .query = g->read);
     while (tecs_iter_next(&it)) {
         const Position *p = TECS_FIELD(&it, Position, 0);
         for (int32_t i = 0; i < it.count; i++) {
@@ -111,7 +111,7 @@ static void check_circle(gw *g, float cx, float cy, float r)
     CHECK(m != n || memcmp(got, want, (size_t)n * sizeof *got) == 0);
     CHECK_ERR(tecs_filter_reset(g->f), TECS_OK);
     tecs_filter_radius(g->f, g->x, cx, cy, r);
-    int32_t k = tecs_query_where_collect(g->read, g->f, got, 400);
+    int32_t k = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(g->read), .query = g->read, .where = g->f) }, got, 400);
     CHECK_EQ(k, n);
     qsort(got, (size_t)(k > 0 ? k : 0), sizeof *got, ent_order);
     CHECK(k != n || memcmp(got, want, (size_t)n * sizeof *got) == 0);

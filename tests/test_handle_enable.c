@@ -297,7 +297,7 @@ TEST(handle_enable_in_row_order_matches_tecs_enable)
 static int run_rows(tecs_query_t *q)
 {
     int n = 0;
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(q), .query = q);
     while (tecs_iter_next(&it))
         n += it.count;
     return n;
@@ -373,7 +373,7 @@ TEST(handle_enable_feeds_caches_and_indexes_made_later)
     tecs_filter_t *f = tecs_filter_new(w);
     CHECK(tecs_filter_cmp(f, x, TECS_LT, tecs_key_int(6)) >= 0);
     tecs_entity_t out[10];
-    CHECK_EQ(tecs_query_where_collect(q, f, out, 10), 4);   /* 0 1 2 5 */
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = f) }, out, 10), 4);   /* 0 1 2 5 */
     tecs_filter_free(f);
     tecs_cache_free(c);
     tecs_index_free(x);
@@ -487,7 +487,7 @@ TEST(handle_enable_in_callbacks)
     /* In an iteration: at once, and the rows not handed out yet see it. */
     CHECK_ERR(tecs_handle_enable(&h, other, true), TECS_OK);
     tecs_query_t *q = tecs_query_all(w, 1, &hp);
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     int rows = 0;
     while (tecs_iter_next(&it)) {
         rows += it.count;

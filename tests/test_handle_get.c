@@ -307,7 +307,7 @@ TEST(lookup_from_callbacks)
     /* inside an iteration (deferred): reads allowed */
     tecs_query_t *q = tecs_query_new(w, &(tecs_query_desc_t){
         .terms = (tecs_term_t[]){ { .comp = s.pos } }, .term_count = 1 });
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     int n = 0;
     while (tecs_iter_next(&it))
         for (int32_t i = 0; i < it.count; i++, n++) {
@@ -606,7 +606,7 @@ TEST(lookup_guess_by_slot_never_misleads)
         default:            /* row 0 leaves: every guess shifts */
             if (tecs_archetype_entity_count(arch) > 0) {
                 tecs_entity_t first;
-                CHECK(tecs_archetype_collect(w, arch, 0, &first, 1) >= 1);
+                CHECK(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .archetype = arch) }, &first, 1) >= 1);
                 CHECK_ERR(tecs_add(w, first, tag), TECS_OK);
             }
             break;

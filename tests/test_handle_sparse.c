@@ -374,7 +374,7 @@ TEST(handle_sparse_in_callbacks)
     CHECK(tecs_has(w, other, sp));
     /* An iteration. */
     tecs_query_t *q = tecs_query_all(w, 1, &sp);
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     int rows = 0;
     while (tecs_iter_next(&it)) {
         rows += it.count;

@@ -39,8 +39,8 @@ TEST(index_stays_true_under_random_changes)
             tecs_filter_order(f1, t.ord[fi], desc);
             tecs_filter_not(f2, tecs_filter_in(f2, fresh, 0, NULL));
             tecs_filter_order(f2, fresh, desc);
-            int na = tecs_query_where_collect(t.q, f1, a, 600);
-            int nb = tecs_query_where_collect(t.q, f2, b, 600);
+            int na = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(t.q), .query = t.q, .where = f1) }, a, 600);
+            int nb = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(t.q), .query = t.q, .where = f2) }, b, 600);
             same_ids(a, na, b, nb);
             tecs_filter_free(f1);
             tecs_filter_free(f2);
@@ -52,9 +52,9 @@ TEST(index_stays_true_under_random_changes)
             tecs_filter_cmp(f1, t.ord[fi], TECS_EQ, k);
             tecs_filter_cmp(f2, fresh, TECS_EQ, k);
             tecs_filter_cmp(f3, t.hash[fi], TECS_EQ, k);
-            int na = tecs_query_where_collect(t.q, f1, a, 600);
-            int nb = tecs_query_where_collect(t.q, f2, b, 600);
-            int nc = tecs_query_where_collect(t.q, f3, c, 600);
+            int na = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(t.q), .query = t.q, .where = f1) }, a, 600);
+            int nb = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(t.q), .query = t.q, .where = f2) }, b, 600);
+            int nc = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(t.q), .query = t.q, .where = f3) }, c, 600);
             same_ids(a, na, b, nb);
             same_ids(c, nc, b, nb);
             tecs_filter_free(f1);
@@ -113,12 +113,12 @@ TEST(index_ordered_tree_grows_reorders_and_shrinks)
             int lo = (int)(tw_rand(&rng) % 5000), hi = lo + (int)(tw_rand(&rng) % 300);
             tecs_filter_t *f = tecs_filter_new(w);
             tecs_filter_between(f, x, tecs_key_int(lo), tecs_key_int(hi));
-            CHECK_EQ(tecs_query_where_collect(q, f, NULL, 0),
+            CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = f) }, NULL, 0),
                      count_between(want, ids, N, w, lo, hi));
             tecs_filter_free(f);
             f = tecs_filter_new(w);
             tecs_filter_cmp(f, h, TECS_EQ, tecs_key_int(lo));
-            CHECK_EQ(tecs_query_where_collect(q, f, NULL, 0),
+            CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = f) }, NULL, 0),
                      count_between(want, ids, N, w, lo, lo));
             tecs_filter_free(f);
         }
@@ -165,7 +165,7 @@ static void check_key_order(tecs_world_t *w, tecs_query_t *q, tecs_filter_t *f,
     for (int j = 0; j < RK_N; j++)
         sorted[j] = ((long long)want[j] + 1000000) * 65536 + TECS_ENTITY_INDEX(ids[j]);
     qsort(sorted, RK_N, sizeof *sorted, by_key_then_slot);
-    CHECK_EQ(tecs_query_where_collect(q, f, got, RK_N), RK_N);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = f) }, got, RK_N), RK_N);
     for (int j = 0; j < RK_N; j++)
         CHECK_EQ(TECS_ENTITY_INDEX(got[j]), sorted[j] % 65536);
 }
@@ -227,7 +227,7 @@ static void check_range(tecs_world_t *w, tecs_query_t *q, tecs_index_t *x, tecs_
     }
     tecs_filter_t *f = tecs_filter_new(w);
     tecs_filter_between(f, x, tecs_key_int(lo), tecs_key_int(hi));
-    int ng = tecs_query_where_collect(q, f, got, 1000);
+    int ng = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = f) }, got, 1000);
     tecs_filter_free(f);
     CHECK_EQ(ng, nw);
     for (int a = 1; a < ng; a++)            /* insertion sort by id */
@@ -342,7 +342,7 @@ TEST(index_burst_of_sets_is_rebuilt_before_use)
         }
         tecs_filter_t *f = tecs_filter_new(w);
         tecs_filter_cmp(f, u, TECS_EQ, tecs_key_int(k));
-        CHECK_EQ(tecs_query_where_collect(q, f, NULL, 0), nk);
+        CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = f) }, NULL, 0), nk);
         tecs_filter_free(f);
     }
     tw_free(w);
@@ -468,7 +468,7 @@ TEST(index_unique_refuses_duplicates_and_leaves_world_unchanged)
     CHECK_EQ(net_of(w, net, e2), 8);
     /* a write through a query iteration */
     tecs_query_t *q = tecs_query_all(w, 1, &net);
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     while (tecs_iter_next(&it)) {
         NetId *n = TECS_FIELD(&it, NetId, 0);
         for (int i = 0; i < it.count; i++)
@@ -620,17 +620,17 @@ TEST(index_bad_input_is_refused)
     CHECK_EQ(tecs_filter_and(h, 0, 5), -1);
     CHECK_EQ(tecs_filter_radius(h, o, 0, 0, 1), -1);                 /* not spatial */
     tecs_query_t *q = tecs_query_all(w, 1, &hp);
-    CHECK_EQ(tecs_query_where_collect(q, h, NULL, 0), -1);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = h) }, NULL, 0), -1);
     CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
     tecs_filter_t *k = tecs_filter_new(w);
     tecs_filter_cmp(k, o, TECS_EQ, tecs_key_int(3));
     CHECK_ERR(tecs_index_free(o), TECS_OK);
-    CHECK_EQ(tecs_query_where_collect(q, k, NULL, 0), -1);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = k) }, NULL, 0), -1);
     CHECK_EQ(tecs_last_error(w), TECS_ENOENT);
     tecs_filter_t *m = tecs_filter_new(w2);
     tecs_query_t *q2 = tecs_query_all(w2, 1, &hp2);
     (void)q2;
-    CHECK_EQ(tecs_query_where_collect(q, m, NULL, 0), -1);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = m) }, NULL, 0), -1);
     CHECK_EQ(tecs_last_error(w), TECS_EWORLD);
     CHECK(tecs_index_free(NULL) == TECS_OK);
     tecs_filter_free(NULL);
@@ -657,17 +657,17 @@ TEST(index_nan_keys_follow_ieee_comparisons)
     for (int i = 0; i < 6; i++) {
         tecs_filter_t *f = tecs_filter_new(w);
         tecs_filter_cmp(f, x, cases[i].op, tecs_key_real(1.0));
-        CHECK_EQ(tecs_query_where_collect(q, f, out, 4), cases[i].n);
+        CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = f) }, out, 4), cases[i].n);
         tecs_filter_free(f);
     }
     tecs_filter_t *f = tecs_filter_new(w);
     tecs_filter_cmp(f, x, TECS_GE, tecs_key_real(-INFINITY));
-    CHECK_EQ(tecs_query_where_collect(q, f, out, 4), 2);      /* not the NaN */
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = f) }, out, 4), 2);      /* not the NaN */
     tecs_filter_cmp(f, x, TECS_EQ, tecs_key_real(0.0));              /* -0 == +0 */
-    CHECK_EQ(tecs_query_where_collect(q, f, out, 4), 1);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = f) }, out, 4), 1);
     CHECK_EQ(out[0], ez);
     tecs_filter_not(f, tecs_filter_cmp(f, x, TECS_LE, tecs_key_real(INFINITY)));
-    CHECK_EQ(tecs_query_where_collect(q, f, out, 4), 1);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = f) }, out, 4), 1);
     CHECK_EQ(out[0], en);
     CHECK_EQ(tecs_filter_cmp(f, x, TECS_EQ, tecs_key_real(NAN)), -1);
     CHECK_EQ(tecs_filter_error(f), TECS_EINVAL);
@@ -733,9 +733,9 @@ TEST(index_out_of_memory_on_creation_and_maintenance)
         tecs_query_t *q = tecs_query_all(w, 1, &st);
         tecs_filter_t *f = tecs_filter_new(w);
         tecs_filter_cmp(f, x, TECS_EQ, tecs_key_str("cat"));
-        int n = tecs_query_where_collect(q, f, NULL, 0), m = 0;
+        int n = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = f) }, NULL, 0), m = 0;
         tecs_entity_t all[80];
-        int na = tecs_query_collect(q, all, 80);
+        int na = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q) }, all, 80);
         for (int i = 0; i < na; i++) {
             const char *s = TECS_GET(w, all[i], st, Stats)->s;
             m += s && strcmp(s, "cat") == 0;
@@ -813,11 +813,11 @@ TEST(index_string_keys_of_hooked_components_are_copied)
     tecs_filter_t *f = tecs_filter_new(w);
     tecs_filter_cmp(f, by_name, TECS_GE, tecs_key_str("b"));
     tecs_entity_t out[3];
-    CHECK_EQ(tecs_query_where_collect(q, f, out, 3), 1);   /* ... the keys do not */
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = f) }, out, 3), 1);   /* ... the keys do not */
     CHECK_EQ(out[0], e[0]);
     tecs_filter_order(f, by_name, false);
     tecs_filter_not(f, tecs_filter_in(f, by_name, 0, NULL));
-    CHECK_EQ(tecs_query_where_collect(q, f, out, 3), 3);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = f) }, out, 3), 3);
     CHECK_EQ(out[0], e[2]);                                /* NULL first */
     CHECK_EQ(out[1], e[1]);
     CHECK_EQ(tecs_index_lookup(by_id, tecs_key_int(101)), e[1]);

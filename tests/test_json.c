@@ -54,7 +54,7 @@ static void populate(tecs_world_t *w, const comps *c, bool holes)
 static int32_t entities(tecs_world_t *w, tecs_entity_t *out, int32_t cap)
 {
     tecs_query_t *q = tecs_query_all(w, 0, NULL);
-    int32_t n = tecs_query_collect(q, out, cap);
+    int32_t n = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q) }, out, cap);
     tecs_query_free(q);
     CHECK(n >= 0 && n <= cap);
     for (int32_t i = 1; i < n; i++)                /* insertion sort by slot */
@@ -407,7 +407,7 @@ TEST(json_entity_round_trip)
     /* From an each callback: export allowed, import refused. */
     tecs_query_t *q = TECS_QUERY(a, { .comp = ca.vec2 });
     int calls = 0;
-    CHECK_ERR(tecs_query_each(q, export_each, &calls), TECS_OK);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(a, .query = q) }, export_each, &calls), TECS_OK);
     CHECK_EQ(calls, 2);
     tecs_query_free(q);
     tecs_json_free(t);

@@ -28,7 +28,7 @@ static int by_key(tecs_world_t *w, tecs_entity_t a, tecs_entity_t b, void *ctx)
 static void check_sorted(tecs_world_t *w, tecs_cache_t *c, tecs_comp_t key, int32_t n)
 {
     tecs_entity_t out[32];
-    CHECK_EQ(tecs_cache_collect(c, out, 32), n);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .cache = c) }, out, 32), n);
     for (int32_t i = 1; i < n; i++)
         CHECK(TECS_GET(w, out[i - 1], key, Key)->k <= TECS_GET(w, out[i], key, Key)->k);
 }
@@ -90,7 +90,7 @@ TEST(lifetime_ordered_cache_resorts_after_its_own_iterator_writes)
 {
     sorted_world s;
     sorted_world_new(&s, 4);
-    tecs_iter_t it = tecs_cache_iter(s.c);
+    tecs_iter_t it = TECS_ITER(s.w, .cache = s.c);
     int32_t seen[32];
     CHECK_EQ(rewrite_keys(&it, 3, s.n, seen), 4);
     for (int i = 0; i < 4; i++)
@@ -98,7 +98,7 @@ TEST(lifetime_ordered_cache_resorts_after_its_own_iterator_writes)
             CHECK(seen[i] != seen[j]);
     TW_CHECK(s.w);
     check_sorted(s.w, s.c, s.key, 4);
-    it = tecs_cache_iter(s.c);                  /* later iterations too */
+    it = TECS_ITER(s.w, .cache = s.c);                  /* later iterations too */
     CHECK_EQ(rewrite_keys(&it, 5, s.n, seen), 4);
     TW_CHECK(s.w);
     check_sorted(s.w, s.c, s.key, 4);
@@ -111,16 +111,16 @@ TEST(lifetime_ordered_cache_resorts_after_query_writes)
     sorted_world s;
     sorted_world_new(&s, 24);
     int32_t seen[32];
-    tecs_iter_t it = tecs_query_iter(s.q);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(s.q), .query = s.q);
     CHECK_EQ(rewrite_keys(&it, 7, s.n, seen), 24);
     TW_CHECK(s.w);
     check_sorted(s.w, s.c, s.key, 24);
-    it = tecs_query_iter_ex(s.q, TECS_ITER_REVERSE);
+    it = TECS_ITER(tecs_query_world(s.q), .query = s.q, .reverse = true);
     CHECK_EQ(rewrite_keys(&it, 11, s.n, seen), 24);
     TW_CHECK(s.w);
     check_sorted(s.w, s.c, s.key, 24);
     tecs_filter_t *f = tecs_filter_new(s.w);   /* matches every entity */
-    it = tecs_query_where(s.q, f);
+    it = TECS_ITER(tecs_query_world(s.q), .query = s.q, .where = f);
     CHECK_EQ(rewrite_keys(&it, 13, s.n, seen), 24);
     TW_CHECK(s.w);
     check_sorted(s.w, s.c, s.key, 24);
@@ -145,7 +145,7 @@ TEST(lifetime_ordered_cache_resorts_after_sets_inside_an_iteration)
 {
     sorted_world s;
     sorted_world_new(&s, 4);
-    tecs_iter_t it = tecs_query_iter(s.q);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(s.q), .query = s.q);
     Key *k = write_keys_unreported(&it);
     CHECK_ERR(TECS_SET(s.w, s.e[3], s.key, Key, { 20 }), TECS_OK);
     TECS_GET_MUT(s.w, s.e[2], s.key, Key)->k = -5;
@@ -156,7 +156,7 @@ TEST(lifetime_ordered_cache_resorts_after_sets_inside_an_iteration)
     TW_CHECK(s.w);
     check_sorted(s.w, s.c, s.key, 4);
     tecs_entity_t out[4];
-    CHECK_EQ(tecs_cache_collect(s.c, out, 4), 4);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(s.w, .cache = s.c) }, out, 4), 4);
     CHECK_EQ(TECS_GET(s.w, out[0], s.key, Key)->k, -5);
     CHECK_EQ(TECS_GET(s.w, out[3], s.key, Key)->k, 30);
     for (int i = 0; i < 4; i++)                 /* outside any iteration */
@@ -173,7 +173,7 @@ TEST(lifetime_check_inside_an_iteration_that_wrote_keys_is_busy)
 {
     sorted_world s;
     sorted_world_new(&s, 4);
-    tecs_iter_t it = tecs_query_iter(s.q);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(s.q), .query = s.q);
     write_keys_unreported(&it);
     CHECK_ERR(tecs_world_check(s.w), TECS_EBUSY);
     tecs_iter_fini(&it);
@@ -195,7 +195,7 @@ TEST(lifetime_iterator_copies_end_once)
     for (int i = 0; i < 3; i++)
         e[i] = new_with(w, pos);
     tecs_query_t *q = TECS_QUERY(w, { .comp = pos });
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     tecs_iter_t copy = it;
     CHECK(tecs_iter_next(&copy));
     CHECK_EQ(tecs_world_check(w), TECS_EBUSY);  /* one open */
@@ -206,7 +206,7 @@ TEST(lifetime_iterator_copies_end_once)
     tecs_iter_fini(&it);                        /* harmless on an ended copy */
     CHECK(!tecs_is_deferred(w));
     TW_CHECK(w);                                /* no end was doubled */
-    it = tecs_query_iter(q);
+    it = TECS_ITER(w, .query = q);
     copy = it;
     tecs_iter_fini(&it);
     tecs_iter_fini(&copy);                      /* ended twice */
@@ -215,7 +215,7 @@ TEST(lifetime_iterator_copies_end_once)
     CHECK(strstr(tecs_last_error_msg(w), "ended twice") != NULL);
     TW_CHECK(w);                                /* reported once */
     /* The next iteration is deferred: a destroy waits for its end. */
-    it = tecs_query_iter(q);
+    it = TECS_ITER(w, .query = q);
     CHECK(tecs_is_deferred(w));
     int32_t rows = 0;
     while (tecs_iter_next(&it)) {
@@ -240,7 +240,7 @@ TEST(lifetime_iterator_copy_outlives_its_query)
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
     new_with(w, pos);
     tecs_query_t *q = TECS_QUERY(w, { .comp = pos });
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     CHECK(tecs_iter_next(&it));
     tecs_iter_t copy = it;
     CHECK(tecs_field_is_set(&copy, 0));
@@ -278,12 +278,12 @@ TEST(lifetime_where_iterator_copy_ends_it)
     tecs_query_t *q = TECS_QUERY(w, { .comp = hp });
     tecs_filter_t *f = tecs_filter_new(w);
     tecs_filter_cmp(f, x, TECS_GE, tecs_key_int(4));
-    tecs_iter_t it = tecs_query_where(q, f);
+    tecs_iter_t it = TECS_ITER(w, .query = q, .where = f);
     tecs_iter_t copy = it;
     CHECK(tecs_iter_next(&it));
     tecs_iter_fini(&copy);
     CHECK(!tecs_iter_next(&it));
-    CHECK_EQ(tecs_query_where_collect(q, f, NULL, 0), 4);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = f) }, NULL, 0), 4);
     TW_CHECK(w);
     CHECK_ERR(tecs_index_free(x), TECS_OK);
     tecs_filter_free(f);
@@ -302,7 +302,7 @@ typedef struct nested_ctx {
 static void nested_run(tecs_iter_t *it)
 {
     nested_ctx *n = it->ctx;
-    tecs_iter_t inner = tecs_query_iter(n->inner);
+    tecs_iter_t inner = TECS_ITER(tecs_query_world(n->inner), .query = n->inner);
     tecs_iter_t copy = inner;
     CHECK(tecs_iter_next(&copy));
     n->rows += copy.count;
@@ -365,7 +365,7 @@ TEST(lifetime_query_free_refused_while_used)
     CHECK_ERR(tecs_query_free(q), TECS_EBUSY);
     CHECK_EQ(tecs_cache_count(c), 1);
     CHECK_ERR(tecs_cache_free(c), TECS_OK);
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     CHECK_ERR(tecs_query_free(q), TECS_EBUSY);
     tecs_iter_fini(&it);
     TW_CHECK(w);
@@ -386,7 +386,7 @@ TEST(lifetime_index_free_refused_while_a_where_is_open)
     tecs_query_t *q = TECS_QUERY(w, { .comp = hp });
     tecs_filter_t *f = tecs_filter_new(w);
     tecs_filter_cmp(f, x, TECS_EQ, tecs_key_int(2));
-    tecs_iter_t it = tecs_query_where(q, f);
+    tecs_iter_t it = TECS_ITER(w, .query = q, .where = f);
     CHECK_ERR(tecs_index_free(x), TECS_EBUSY);
     CHECK(strstr(tecs_last_error_msg(w), "iteration") != NULL);
     CHECK_ERR(tecs_index_free(y), TECS_OK);     /* not named by the filter */
@@ -407,7 +407,7 @@ TEST(lifetime_cache_free_refused_while_iterated)
     new_with(w, pos);
     tecs_query_t *q = TECS_QUERY(w, { .comp = pos });
     tecs_cache_t *c = tecs_cache_new(w, &(tecs_cache_desc_t){ .query = q });
-    tecs_iter_t it = tecs_cache_iter(c);
+    tecs_iter_t it = TECS_ITER(w, .cache = c);
     tecs_iter_t copy = it;
     CHECK_ERR(tecs_cache_free(c), TECS_EBUSY);
     CHECK(tecs_iter_next(&it));
@@ -506,7 +506,7 @@ TEST(lifetime_cache_freed_from_its_on_leave)
     f.self = tecs_cache_new(w, &(tecs_cache_desc_t){ .query = q, .filter = all,
                                                      .on_leave = free_self, .ctx = &f });
     tecs_filter_free(all);
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     CHECK(tecs_iter_next(&it));
     CHECK_ERR(tecs_destroy(w, e), TECS_OK);
     CHECK(!tecs_iter_next(&it));                /* ends: the destroy applies */
@@ -546,7 +546,7 @@ TEST(lifetime_cache_free_refused_from_its_order_function)
     CHECK(o.c != NULL);
     TECS_SET(w, tecs_new(w), o.key, Key, { -1 });   /* an insertion */
     CHECK(o.refused > 0);
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     while (tecs_iter_next(&it))
         for (int32_t r = 0; r < it.count; r++)
             TECS_FIELD(&it, Key, 0)[r].k = 10 - r;  /* a sort at the end */
@@ -577,7 +577,7 @@ TEST(lifetime_filter_freed_while_iterated_goes_when_the_iteration_ends)
     for (int frame = 0; frame < 50; frame++) {
         tecs_filter_t *f = tecs_filter_new(w);
         tecs_filter_cmp(f, x, TECS_LT, tecs_key_int(3));
-        tecs_iter_t it = tecs_query_where(q, f);
+        tecs_iter_t it = TECS_ITER(w, .query = q, .where = f);
         tecs_filter_free(f);                    /* while its iteration is open */
         int32_t rows = 0;
         while (tecs_iter_next(&it))
@@ -590,7 +590,7 @@ TEST(lifetime_filter_freed_while_iterated_goes_when_the_iteration_ends)
     /* Ended early, through a copy. */
     tecs_filter_t *f = tecs_filter_new(w);
     tecs_filter_cmp(f, x, TECS_GE, tecs_key_int(0));
-    tecs_iter_t it = tecs_query_where(q, f);
+    tecs_iter_t it = TECS_ITER(w, .query = q, .where = f);
     tecs_iter_t copy = it;
     CHECK(tecs_iter_next(&it));
     tecs_filter_free(f);

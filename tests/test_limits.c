@@ -313,7 +313,7 @@ TEST(limits_deferred_births_with_one_unique_key_are_reported)
     tecs_query_t *q = tecs_query_all(w, 1, &pos);
     tecs_entity_t s1 = 0, s2 = 0, b[2] = { 0, 0 };
     Name same[2] = { { 5 }, { 5 } };
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     while (tecs_iter_next(&it)) {
         s1 = tecs_new(w);                       /* births, then a set that adds */
         CHECK_ERR(tecs_set(w, s1, name, &(Name){ 3 }), TECS_OK);

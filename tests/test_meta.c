@@ -326,7 +326,7 @@ TEST(meta_fields_read_from_callbacks)
     CHECK_ERR(tecs_set(w, e, vec2, &(Vec2){ 1, 2 }), TECS_OK);
     tecs_query_t *q = TECS_QUERY(w, { .comp = vec2 });
     CHECK(q != NULL);
-    CHECK_ERR(tecs_query_each(q, read_fields, &vec2), TECS_OK);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .query = q) }, read_fields, &vec2), TECS_OK);
     tecs_query_free(q);
     tw_free(w);
 }

@@ -60,7 +60,7 @@ static int brute(tecs_world_t *w, tecs_comp_t pos, float cx, float cy, float r,
 {
     tecs_query_t *q = TECS_QUERY(w, { .comp = pos, .access = TECS_READ });
     int n = 0;
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     while (tecs_iter_next(&it)) {
         const Position *p = TECS_FIELD(&it, Position, 0);
         for (int32_t i = 0; i < it.count; i++) {
@@ -170,7 +170,7 @@ static int where_circle_is_scan(const grid *g, tecs_query_t *q, tecs_filter_t *f
     static tecs_entity_t got[2000], want[2000];
     CHECK_ERR(tecs_filter_reset(f), TECS_OK);
     CHECK(tecs_filter_radius(f, g->x, cx, cy, r) >= 0);
-    int32_t n = tecs_query_where_collect(q, f, got, 2000);
+    int32_t n = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q), .query = q, .where = f) }, got, 2000);
     int nw = brute(g->w, g->pos, cx, cy, r, want);
     CHECK_EQ(n, nw);
     if (n == nw && n > 0)
@@ -267,14 +267,14 @@ TEST(near_where_circle_results_of_every_small_count)
             CHECK(tecs_filter_radius(f, x, -0.5f, 0, r) >= 0);
             int nw = brute(w, pos, -0.5f, 0, r, want);
             CHECK(round > 0 || nw == counts[c]);
-            CHECK_EQ(tecs_query_where_collect(q, f, got, 200), nw);
+            CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = f) }, got, 200), nw);
             CHECK(memcmp(got, want, (size_t)nw * sizeof got[0]) == 0);
-            CHECK_EQ(tecs_query_where_collect_ex(q, f, TECS_ITER_REVERSE, got, 200), nw);
+            CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = f, .reverse = true) }, got, 200), nw);
             for (int i = 0; i < nw; i++)
                 CHECK_EQ(got[i], want[nw - 1 - i]);
             int m = 0;                  /* writes through a write query */
             tecs_entity_t doomed = 0;
-            tecs_iter_t it = tecs_query_where(qw, f);
+            tecs_iter_t it = TECS_ITER(w, .query = qw, .where = f);
             while (tecs_iter_next(&it)) {
                 Position *p = TECS_FIELD(&it, Position, 0);
                 for (int32_t i = 0; i < it.count; i++, m++) {
@@ -291,7 +291,7 @@ TEST(near_where_circle_results_of_every_small_count)
             CHECK(doomed == 0 || !tecs_is_alive(w, doomed));
         }
         tecs_entity_t all[N];           /* entities change archetype */
-        int32_t na = tecs_query_collect(q, all, N);
+        int32_t na = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q) }, all, N);
         for (int32_t i = 0; i < na; i += 5) {
             if (tecs_has(w, all[i], vel))
                 tecs_remove(w, all[i], vel);
@@ -318,10 +318,10 @@ TEST(near_where_interleaved_iterations)
     tecs_filter_t *fa = tecs_filter_new(g.w), *fb = tecs_filter_new(g.w);
     tecs_filter_radius(fa, g.x, 20, 20, 9);
     tecs_filter_radius(fb, g.x, 40, 35, 12);
-    int32_t na = tecs_query_where_collect(q, fa, a1, 2000);
-    int32_t nb = tecs_query_where_collect(q, fb, b1, 2000);
+    int32_t na = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q), .query = q, .where = fa) }, a1, 2000);
+    int32_t nb = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q), .query = q, .where = fb) }, b1, 2000);
     CHECK(na > 1 && nb > 1);
-    tecs_iter_t ia = tecs_query_where(q, fa), ib = tecs_query_where(q, fb);
+    tecs_iter_t ia = TECS_ITER(tecs_query_world(q), .query = q, .where = fa), ib = TECS_ITER(tecs_query_world(q), .query = q, .where = fb);
     int32_t ka = 0, kb = 0;
     bool more_a = true, more_b = true;
     while (more_a || more_b) {
@@ -506,7 +506,7 @@ static int check_circle(grid *g, tecs_filter_t *f, float x, float y, float r)
         if (shape == 2)
             tecs_filter_and(f, c, tecs_filter_box(f, g->x, -INFINITY, -INFINITY, INFINITY,
                                                   INFINITY));
-        n = tecs_query_where_collect(g->q, f, got, 2000);
+        n = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(g->q), .query = g->q, .where = f) }, got, 2000);
         CHECK_EQ(n, refused ? -1 : nw);
         qsort(got, n > 0 ? (size_t)n : 0, sizeof got[0], cmp_ent);
         CHECK(n != nw || n <= 0 || memcmp(got, want, (size_t)n * sizeof got[0]) == 0);
@@ -631,7 +631,7 @@ TEST(near_hostile_boxes_agree_with_scan)
             CHECK_ERR(tecs_filter_reset(f), TECS_OK);
             CHECK_EQ(tecs_filter_box(f, g.x, x0, y0, x1, y1) < 0, nan);
             CHECK_EQ(tecs_filter_error(f), nan ? TECS_EINVAL : TECS_OK);
-            int32_t n = tecs_query_where_collect(g.q, f, got, 2000);
+            int32_t n = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(g.q), .query = g.q, .where = f) }, got, 2000);
             CHECK_EQ(n, nan ? -1 : nw);
             qsort(got, n > 0 ? (size_t)n : 0, sizeof got[0], cmp_ent);
             CHECK(n != nw || n <= 0 || memcmp(got, want, (size_t)n * sizeof got[0]) == 0);
@@ -784,7 +784,7 @@ typedef struct near_part {
 static void *near_part_run(void *arg)
 {
     near_part *p = arg;
-    tecs_iter_t it = tecs_split_iter(p->q, p->k);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(p->q), .query = p->q, .parts = 3, .part = p->k);
     while (tecs_iter_next(&it)) {
         const Position *v = TECS_FIELD(&it, Position, 0);
         for (int32_t i = 0; i < it.count; i++, p->rows++)
@@ -880,7 +880,7 @@ TEST(near_xy_points_are_the_components)
 /* The ids where(q, f) gives, sorted; -1 on error. */
 static int32_t where_sorted(tecs_query_t *q, tecs_filter_t *f, tecs_entity_t *out, int32_t cap)
 {
-    int32_t n = tecs_query_where_collect(q, f, out, cap);
+    int32_t n = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q), .query = q, .where = f) }, out, cap);
     if (n > 0)
         qsort(out, (size_t)n, sizeof out[0], cmp_ent);
     return n;
@@ -909,12 +909,12 @@ TEST(filter_reset_reuses_one_filter_for_every_search)
     tecs_filter_and(f, tecs_filter_or(f, tecs_filter_radius(f, g.x, 50, 50, 1000),
                                       tecs_filter_box(f, g.x, 0, 0, 1, 1)),
                     tecs_filter_cmp(f, h, TECS_NE, tecs_key_int(-1)));
-    CHECK_EQ(tecs_query_where_collect(q, f, NULL, 0), g.n / 2);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q), .query = q, .where = f) }, NULL, 0), g.n / 2);
     CHECK_ERR(tecs_filter_order(f, o, true), TECS_OK);
-    CHECK_EQ(tecs_query_where_collect(q, f, NULL, 0), g.n / 2);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q), .query = q, .where = f) }, NULL, 0), g.n / 2);
     CHECK_ERR(tecs_filter_reset(f), TECS_OK);
     tecs_filter_radius(f, g.x, 50, 50, 1000);
-    CHECK_EQ(tecs_query_where_collect(q, f, NULL, 0), g.n);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q), .query = q, .where = f) }, NULL, 0), g.n);
     size_t mem = tecs_world_memory(g.w);
     for (int k = 0; k < 120; k++) {
         float cx = tw_frand(&g.rng, -10, 110), cy = tw_frand(&g.rng, -10, 110);
@@ -946,12 +946,12 @@ TEST(filter_reset_reuses_one_filter_for_every_search)
     CHECK_ERR(tecs_filter_reset(f), TECS_OK);
     CHECK_EQ(tecs_filter_radius(f, h, 0, 0, 1), -1);
     CHECK_EQ(tecs_filter_error(f), TECS_EINVAL);
-    CHECK_EQ(tecs_query_where_collect(q, f, NULL, 0), -1);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q), .query = q, .where = f) }, NULL, 0), -1);
     CHECK_ERR(tecs_filter_reset(f), TECS_OK);
     CHECK_EQ(tecs_filter_error(f), TECS_OK);
-    CHECK_EQ(tecs_query_where_collect(q, f, NULL, 0), g.n);   /* empty: all match */
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q), .query = q, .where = f) }, NULL, 0), g.n);   /* empty: all match */
     CHECK_EQ(tecs_filter_radius(f, g.x, 50, 50, 1000), 0);    /* handles from 0 */
-    CHECK_EQ(tecs_query_where_collect(q, f, NULL, 0), g.n);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q), .query = q, .where = f) }, NULL, 0), g.n);
     CHECK_ERR(tecs_filter_reset(NULL), TECS_EINVAL);
     tecs_filter_free(f);
     TW_CHECK(g.w);
@@ -988,29 +988,29 @@ TEST(filter_reset_busy_in_callbacks_and_after_index_free)
     tecs_query_t *q = TECS_QUERY(g.w, { .comp = g.pos, .access = TECS_READ });
     tecs_filter_t *f = tecs_filter_new(g.w), *o = tecs_filter_new(g.w);
     tecs_filter_radius(f, g.x, 20, 20, 8);
-    int32_t n = tecs_query_where_collect(q, f, NULL, 0);
+    int32_t n = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q), .query = q, .where = f) }, NULL, 0);
     CHECK(n > 0);
-    tecs_iter_t it = tecs_query_where(q, f);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(q), .query = q, .where = f);
     CHECK(tecs_iter_next(&it));
     CHECK_ERR(tecs_filter_reset(f), TECS_EBUSY);
     CHECK_EQ(tecs_filter_error(f), TECS_OK);            /* nothing changed */
     tecs_iter_fini(&it);
-    CHECK_EQ(tecs_query_where_collect(q, f, NULL, 0), n);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q), .query = q, .where = f) }, NULL, 0), n);
     reset_probe p = { f, o, g.x, 0, 0 };
-    CHECK_ERR(tecs_query_where_each(q, f, each_reset, &p), TECS_OK);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q), .query = q, .where = f) }, each_reset, &p), TECS_OK);
     CHECK_EQ(p.calls, n);
     CHECK_EQ(p.bad, 0);
-    CHECK(tecs_query_where_collect(q, o, NULL, 0) > 0);
+    CHECK(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q), .query = q, .where = o) }, NULL, 0) > 0);
     /* The index goes: the filter fails, until reset onto another one. */
     tecs_index_t *y = tecs_index_new(g.w, &(tecs_index_desc_t){
         .comp = g.pos, .kind = TECS_INDEX_SPATIAL, .type = TECS_KEY_FLOAT,
         .offset_y = offsetof(Position, y), .cell_size = 10 });
     CHECK_ERR(tecs_index_free(g.x), TECS_OK);
-    CHECK_EQ(tecs_query_where_collect(q, f, NULL, 0), -1);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q), .query = q, .where = f) }, NULL, 0), -1);
     CHECK_EQ(tecs_last_error(g.w), TECS_ENOENT);
     CHECK_ERR(tecs_filter_reset(f), TECS_OK);
     tecs_filter_radius(f, y, 20, 20, 8);
-    CHECK_EQ(tecs_query_where_collect(q, f, NULL, 0), n);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q), .query = q, .where = f) }, NULL, 0), n);
     tecs_filter_free(f);
     tecs_filter_free(o);
     TW_CHECK(g.w);

@@ -161,7 +161,7 @@ TEST(observer_events_inside_iteration_fire_at_the_end_in_call_order)
     CHECK(watch(w, TECS_ON_ADD, pos, &obs));
     tecs_query_t *q = TECS_QUERY(w, {.comp = pos, .access = TECS_READ});
     tecs_entity_t c = 0;
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     while (tecs_iter_next(&it)) {
         CHECK_ERR(TECS_SET(w, b, vel, Velocity, {5, 0}), TECS_OK);  /* ADD+SET vel b */
         CHECK_ERR(tecs_remove(w, a, pos), TECS_OK);                 /* REMOVE pos a  */
@@ -199,7 +199,7 @@ TEST(observer_deferred_birth_and_set_fire_add_then_set)
         CHECK(watch(w, TECS_ON_SET, pos, &obs));
         log.n = 0;                                          /* (what they saw) */
         tecs_query_t *q = TECS_QUERY(w, {.comp = pos, .access = TECS_READ});
-        tecs_iter_t it = tecs_query_iter(q);
+        tecs_iter_t it = TECS_ITER(w, .query = q);
         CHECK(tecs_iter_next(&it));
         tecs_entity_t e = tecs_new(w);
         CHECK_ERR(TECS_SET(w, e, pos, Position, { 9, 1 }), TECS_OK);
@@ -209,7 +209,7 @@ TEST(observer_deferred_birth_and_set_fire_add_then_set)
         al.fail_at = 0;
         if (!tecs_has(w, e, pos)) {
             CHECK_EQ(log.n, 0);
-            it = tecs_query_iter(q);                        /* its end flushes */
+            it = TECS_ITER(w, .query = q);                        /* its end flushes */
             tecs_iter_fini(&it);
         }
         CHECK(tecs_is_alive(w, e));
@@ -236,11 +236,11 @@ TEST(observer_write_terms_report_set_when_leaving_the_chunk)
     log.n = 0;
     tecs_query_t *rq = TECS_QUERY(w, {.comp = pos, .access = TECS_READ});
     tecs_query_t *wq = TECS_QUERY(w, {.comp = pos});
-    tecs_iter_t it = tecs_query_iter(rq);
+    tecs_iter_t it = TECS_ITER(w, .query = rq);
     while (tecs_iter_next(&it))
         ;
     CHECK_EQ(log.n, 0);
-    it = tecs_query_iter(wq);
+    it = TECS_ITER(w, .query = wq);
     while (tecs_iter_next(&it))
         TECS_FIELD(&it, Position, 0)[0].x = 4;
     CHECK_EQ(log.n, 1);
@@ -417,7 +417,7 @@ static void check_members(tecs_query_t *q, const member_set *m)
 {
     static tecs_entity_t ids[512];
     bool want[512] = { false };
-    int32_t n = tecs_query_collect(q, ids, 512);
+    int32_t n = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q), .query = q) }, ids, 512);
     CHECK(n >= 0 && n <= 512);
     for (int32_t i = 0; i < n; i++)
         want[TECS_ENTITY_INDEX(ids[i])] = true;
@@ -481,7 +481,7 @@ TEST(observer_membership_matches_brute_force_after_random_changes)
             random_change(w, &seed, e, 64, comps, 4);
         } else {
             /* A batch of changes inside an iteration, applied at its end. */
-            tecs_iter_t it = tecs_query_iter(q[0]);
+            tecs_iter_t it = TECS_ITER(w, .query = q[0]);
             for (int j = 0; j < 20; j++)
                 random_change(w, &seed, e, 64, comps, 4);
             tecs_iter_fini(&it);
@@ -818,7 +818,7 @@ TEST(observer_model_hooks_and_membership_under_random_changes)
     uint64_t seed = 99;
     for (int step = 0; step < 4000; step++) {
         if (step % 5 == 0) {
-            tecs_iter_t it = tecs_query_iter(q);   /* a batch, applied at the end */
+            tecs_iter_t it = TECS_ITER(w, .query = q);   /* a batch, applied at the end */
             for (int k = 0; k < 10; k++)
                 mb_step(w, &seed, e, 48, m.comps, archs);
             tecs_iter_fini(&it);
@@ -850,7 +850,7 @@ TEST(observer_set_of_a_present_value_inside_iteration_fires_at_once)
     CHECK(watch(w, TECS_ON_SET, pos, &obs));
     CHECK(watch(w, TECS_ON_ADD, vel, &obs));
     tecs_query_t *q = TECS_QUERY(w, {.comp = pos, .access = TECS_READ});
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     while (tecs_iter_next(&it)) {
         CHECK_ERR(tecs_add(w, e, vel), TECS_OK);                    /* queued   */
         CHECK_ERR(TECS_SET(w, e, pos, Position, {2, 0}), TECS_OK);  /* at once  */
@@ -879,7 +879,7 @@ TEST(observer_queued_birth_and_sets_are_seen_step_by_step)
     tecs_archetype_t *a = tecs_archetype_get(w, 1, &pos);
     tecs_query_t *q = TECS_QUERY(w, {.comp = pos});
     tecs_entity_t e = 0;
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     e = tecs_new_in(w, a);
     CHECK_ERR(TECS_SET(w, e, vel, Velocity, {1, 1}), TECS_OK);
     tecs_iter_fini(&it);
@@ -990,14 +990,14 @@ TEST(observer_add_only_hook_leaves_index_following_writes)
         .kind = TECS_INDEX_HASH, .type = TECS_KEY_I32, .offset = 0, .unique = true });
     CHECK(ix);
     tecs_query_t *q = TECS_QUERY(w, {.comp = hp});
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     while (tecs_iter_next(&it))
         TECS_FIELD(&it, Health, 0)[0].hp = 42;
     CHECK_EQ(tecs_index_lookup(ix, tecs_key_int(42)), e);
     /* With an on_set hook too, the write is reported to it. */
     CHECK_ERR(tecs_component_hooks(w, hp, &(tecs_hooks_t){ .on_add = count_sets,
               .on_set = count_sets, .ctx = &sets }), TECS_OK);
-    it = tecs_query_iter(q);
+    it = TECS_ITER(w, .query = q);
     while (tecs_iter_next(&it))
         TECS_FIELD(&it, Health, 0)[0].hp = 43;
     CHECK_EQ(sets, 1);
@@ -1023,7 +1023,7 @@ TEST(observer_remove_then_set_inside_iteration_matches_outside)
     CHECK_ERR(tecs_add(w, e, tag), TECS_OK);
     log.n = 0;
     tecs_query_t *q = TECS_QUERY(w, {.comp = pos});
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     CHECK_ERR(tecs_remove(w, e, pos), TECS_OK);
     CHECK_ERR(TECS_SET(w, e, pos, Position, {2, 0}), TECS_OK);
     CHECK_ERR(tecs_remove(w, e, tag), TECS_OK);

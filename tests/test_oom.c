@@ -190,7 +190,7 @@ static int st_add_late(wl *s) { return TECS_SET(s->w, s->ids[10], s->hp, Health,
 static int deferred(wl *s, int (*fn)(wl *))
 {
     tecs_clear_error(s->w);
-    tecs_iter_t it = tecs_query_iter(s->q1);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(s->q1), .query = s->q1);
     int err = fn(s);
     tecs_iter_fini(&it);
     if (err)
@@ -304,7 +304,7 @@ static int st_shrink(wl *s)
 static int st_collect(wl *s)
 {
     tecs_entity_t out[512];
-    return tecs_query_collect(s->q2, out, 512) >= 0 ? TECS_OK : failed(s);
+    return tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(s->q2), .query = s->q2) }, out, 512) >= 0 ? TECS_OK : failed(s);
 }
 
 typedef struct step { const char *name; int (*fn)(wl *); bool batch; } step;
@@ -419,7 +419,7 @@ static int queued_hits;                         /* ... of them in a flush  */
 /* Flush what a failed apply left queued, by opening and ending an iteration. */
 static void flush(wl *s)
 {
-    tecs_iter_t it = tecs_query_iter(s->q1);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(s->q1), .query = s->q1);
     tecs_iter_fini(&it);
 }
 

@@ -130,7 +130,7 @@ TEST(parallel_parts_cover_every_row_once)
             total += r;
         }
         CHECK_EQ(total, 10000);
-        tecs_iter_t it = tecs_query_iter(f.q);
+        tecs_iter_t it = TECS_ITER(tecs_query_world(f.q), .query = f.q);
         int32_t n = 0;
         while (tecs_iter_next(&it))
             for (int32_t i = 0; i < it.count; i++, n++)
@@ -210,7 +210,7 @@ static void worker_calls(tecs_iter_t *it)
         WCHECK(c, tecs_delayed_destroy(v, e, NULL, NULL) == TECS_EBUSY);
         WCHECK(c, tecs_component_new(v, &(tecs_component_desc_t){ .name = "X" }) == 0);
         WCHECK(c, tecs_query_new(v, &(tecs_query_desc_t){ 0 }) == NULL);
-        tecs_iter_t qi = tecs_query_iter(f->q);
+        tecs_iter_t qi = TECS_ITER(v, .query = f->q);
         WCHECK(c, !tecs_iter_next(&qi));
         WCHECK(c, tecs_progress(v, 0) == TECS_EBUSY);
         WCHECK(c, tecs_world_set_threads(v, 1) == TECS_EBUSY);
@@ -241,7 +241,7 @@ TEST(parallel_worker_calls_follow_the_table)
     CHECK_EQ(tecs_last_error(f.w), TECS_OK);
     /* after the run: the queued changes applied, the refused ones not */
     CHECK_EQ(tecs_world_entity_count(f.w), 150 + 1);
-    tecs_iter_t it = tecs_query_iter(f.q);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(f.q), .query = f.q);
     int32_t n = 0;
     while (tecs_iter_next(&it)) {
         const Pos *p = tecs_field(&it, 0);
@@ -486,7 +486,7 @@ static uint64_t world_sum(fx *f, tecs_index_t *x)
 {
     uint64_t h = 1469598103934665603u;
     tecs_query_t *all = tecs_query_new(f->w, &(tecs_query_desc_t){ 0 });
-    tecs_iter_t it = tecs_query_iter(all);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(all), .query = all);
     while (tecs_iter_next(&it)) {
         for (int32_t i = 0; i < it.count; i++) {
             tecs_entity_t e = it.entities[i];
@@ -590,7 +590,7 @@ TEST(threads_refused_inside_callbacks_and_iterations)
     CHECK_ERR(tecs_progress(w, 0), TECS_OK);
     CHECK_EQ(rc, TECS_EBUSY);
     tecs_query_t *q = tecs_query_new(w, &(tecs_query_desc_t){ 0 });
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     CHECK_ERR(tecs_world_set_threads(w, 2), TECS_EBUSY);
     CHECK_ERR(tecs_split_begin(q, 2), TECS_EBUSY);
     tecs_iter_fini(&it);
@@ -633,13 +633,13 @@ TEST(threads_out_of_memory_at_every_allocation)
 typedef struct split_job {
     fx *f;
     tecs_entity_t hub;
-    int32_t part;
+    int32_t part, parts;
     long rows;
 } split_job;
 
 static void split_work(split_job *j)
 {
-    tecs_iter_t it = tecs_split_iter(j->f->q, j->part);
+    tecs_iter_t it = TECS_ITER(j->f->w, .query = j->f->q, .parts = j->parts, .part = j->part);
     while (tecs_iter_next(&it)) {
         Pos *p = tecs_field(&it, 0);
         for (int32_t i = 0; i < it.count; i++)
@@ -670,11 +670,14 @@ TEST(split_parts_for_your_own_threads)
         CHECK_ERR(tecs_world_free(f.w), TECS_EBUSY);
         CHECK_ERR(tecs_query_free(f.q), TECS_EBUSY);
         CHECK_ERR(tecs_split_begin(f.q, PARTS), TECS_EBUSY);
-        tecs_iter_t none = tecs_split_iter(f.q, PARTS);
+        tecs_iter_t none = TECS_ITER(f.w, .query = f.q, .parts = PARTS, .part = PARTS);
         CHECK(!tecs_iter_next(&none));
+        CHECK_EQ(tecs_iter_collect(&none, NULL, 0), -1);       /* EINVAL, not recorded */
+        tecs_iter_t wrong = TECS_ITER(f.w, .query = f.q, .parts = PARTS - 1, .part = 0);
+        CHECK(!tecs_iter_next(&wrong));
         split_job jobs[PARTS];
         for (int k = 0; k < PARTS; k++)
-            jobs[k] = (split_job){ .f = &f, .hub = hub, .part = k };
+            jobs[k] = (split_job){ .f = &f, .hub = hub, .part = k, .parts = PARTS };
 #if HAVE_PTHREADS
         if (threaded) {
             pthread_t t[PARTS];
@@ -687,12 +690,13 @@ TEST(split_parts_for_your_own_threads)
         if (!threaded)
             for (int k = PARTS - 1; k >= 0; k--)       /* any order */
                 split_work(&jobs[k]);
-        tecs_iter_t stale = tecs_split_iter(f.q, 0);
+        tecs_iter_t stale = TECS_ITER(f.w, .query = f.q, .parts = PARTS, .part = 0);
         tecs_world_t *ctx0 = stale.world;
         CHECK_ERR(tecs_split_end(f.q), TECS_OK);
         CHECK(!tecs_iter_next(&stale));                 /* its run has ended */
         CHECK_ERR(tecs_add(ctx0, hub, f.tag), TECS_EBUSY);
-        CHECK(tecs_split_iter(f.q, 0).world == NULL);
+        tecs_iter_t after = TECS_ITER(f.w, .query = f.q, .parts = PARTS, .part = 0);
+        CHECK(!tecs_iter_next(&after) && tecs_iter_each(&after, NULL, NULL) == TECS_EINVAL);
         long total = 0;
         for (int k = 0; k < PARTS; k++) {
             CHECK_EQ(jobs[k].rows, 5000 / PARTS);
@@ -701,7 +705,7 @@ TEST(split_parts_for_your_own_threads)
         CHECK_EQ(total, 5000);
         const Hp *h = tecs_get(f.w, hub, f.hp);
         CHECK(h != NULL && h->v == PARTS - 1);          /* the last part's set, last */
-        tecs_iter_t it = tecs_query_iter(f.q);
+        tecs_iter_t it = TECS_ITER(ctx0, .query = f.q);
         int32_t row = 0;
         while (tecs_iter_next(&it))
             for (int32_t i = 0; i < it.count; i++, row++)

@@ -79,7 +79,7 @@ static void check_against_oracle(rworld *r, tecs_query_t *q, const tecs_term_t *
 {
     static int seen[NE];
     memset(seen, 0, sizeof seen);
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(q), .query = q);
     while (tecs_iter_next(&it)) {
         for (int row = 0; row < it.count; row++) {
             int i = (int)TECS_ENTITY_INDEX(it.entities[row]);
@@ -105,7 +105,7 @@ static void check_against_oracle(rworld *r, tecs_query_t *q, const tecs_term_t *
         expect += m;
     }
     CHECK_EQ(tecs_query_count(q), expect);
-    CHECK_EQ(tecs_query_collect(q, NULL, 0), expect);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q), .query = q) }, NULL, 0), expect);
 }
 
 /* A random valid query: distinct components, random operators and access. */
@@ -147,8 +147,8 @@ TEST(query_matches_brute_force)
         check_against_oracle(&r, early[j], terms[j], nterms[j]);
         tecs_query_t *late = tecs_query_new(r.w, &(tecs_query_desc_t){ terms[j], nterms[j] });
         check_against_oracle(&r, late, terms[j], nterms[j]);
-        int32_t na = tecs_query_collect(early[j], a, NE);
-        int32_t nb = tecs_query_collect(late, b, NE);
+        int32_t na = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(early[j]), .query = early[j]) }, a, NE);
+        int32_t nb = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(late), .query = late) }, b, NE);
         CHECK_EQ(na, nb);
         CHECK(memcmp(a, b, (size_t)na * sizeof *a) == 0);
         CHECK_EQ(tecs_query_archetype_count(early[j]), tecs_query_archetype_count(late));
@@ -213,7 +213,7 @@ TEST(query_fields_null_for_tag_filter_absent)
     tecs_query_t *q = TECS_QUERY(w, { .comp = pos }, { .comp = tag },
                                  { .comp = hp, .access = TECS_FILTER },
                                  { .comp = vel, .oper = TECS_OPTIONAL });
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     CHECK(tecs_iter_next(&it));
     CHECK_EQ(it.count, 1);
     CHECK(tecs_field(&it, 0) != NULL && tecs_field_is_set(&it, 0));
@@ -243,16 +243,16 @@ TEST(query_order_is_deterministic)
     tecs_comp_t vel = TECS_COMPONENT(w, Velocity);
     build_ordered(w, pos, vel, ids);
     tecs_query_t *q = tecs_query_all(w, 1, &pos);
-    CHECK_EQ(tecs_query_collect(q, got, 80), 80);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q) }, got, 80), 80);
     CHECK(memcmp(got, ids, sizeof ids) == 0);     /* creation order, row order */
-    CHECK_EQ(tecs_query_collect_ex(q, TECS_ITER_REVERSE, got, 80), 80);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .reverse = true) }, got, 80), 80);
     for (int i = 0; i < 80; i++)
         CHECK_EQ(got[i], ids[79 - i]);
     /* A second world built by the same calls gives the same ids and order. */
     tecs_world_t *w2 = tw_new_ex(NULL, 16);
     tecs_comp_t pos2 = TECS_COMPONENT(w2, Position);
     build_ordered(w2, pos2, TECS_COMPONENT(w2, Velocity), got);
-    CHECK_EQ(tecs_query_collect(tecs_query_all(w2, 1, &pos2), again, 80), 80);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(tecs_query_all(w2, 1, &pos2)), .query = tecs_query_all(w2, 1, &pos2)) }, again, 80), 80);
     CHECK(memcmp(again, ids, sizeof ids) == 0);
     tw_free(w);
     tw_free(w2);
@@ -266,7 +266,7 @@ TEST(query_reverse_chunks)
     build_ordered(w, pos, TECS_COMPONENT(w, Velocity), ids);
     tecs_query_t *q = tecs_query_all(w, 1, &pos);
     /* The chunk iterator walks chunks backwards; rows stay in order. */
-    tecs_iter_t it = tecs_query_iter_ex(q, TECS_ITER_REVERSE);
+    tecs_iter_t it = TECS_ITER(w, .query = q, .reverse = true);
     int k = 0, last = 80;
     while (tecs_iter_next(&it)) {
         CHECK(it.count == 8 || it.count == 16);
@@ -300,23 +300,23 @@ TEST(query_each_and_early_stop_across_archetypes)
     build_ordered(w, pos, TECS_COMPONENT(w, Velocity), ids);
     tecs_query_t *q = tecs_query_all(w, 1, &pos);
     each_ctx c = { .stop_at = -1 };
-    CHECK_ERR(tecs_query_each(q, each_visit, &c), TECS_OK);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .query = q) }, each_visit, &c), TECS_OK);
     CHECK_EQ(c.visits, 80);
     CHECK(memcmp(c.order, ids, sizeof ids) == 0);
     CHECK_EQ(TECS_GET(w, ids[79], pos, Position)->x, 79);
     /* Stop in the second archetype, and in the first one. */
     c = (each_ctx){ .stop_at = 45 };
-    CHECK_ERR(tecs_query_each(q, each_visit, &c), TECS_OK);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .query = q) }, each_visit, &c), TECS_OK);
     CHECK_EQ(c.visits, 45);
     CHECK(!tecs_is_deferred(w));                  /* the iteration ended */
     c = (each_ctx){ .stop_at = 3 };
-    CHECK_ERR(tecs_query_each_ex(q, TECS_ITER_REVERSE, each_visit, &c), TECS_OK);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .query = q, .reverse = true) }, each_visit, &c), TECS_OK);
     CHECK_EQ(c.visits, 3);
     CHECK_EQ(c.order[0], ids[79]);
     CHECK_EQ(c.order[2], ids[77]);
     CHECK(!tecs_is_deferred(w));
-    CHECK_ERR(tecs_query_each(q, NULL, NULL), TECS_EINVAL);
-    CHECK_ERR(tecs_query_each(NULL, each_visit, &c), TECS_EINVAL);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .query = q) }, NULL, NULL), TECS_EINVAL);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .query = NULL) }, each_visit, &c), TECS_EINVAL);
     tw_free(w);
 }
 
@@ -327,7 +327,7 @@ TEST(query_iter_fini_ends_early)
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
     build_ordered(w, pos, TECS_COMPONENT(w, Velocity), ids);
     tecs_query_t *q = tecs_query_all(w, 1, &pos);
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     CHECK(tecs_is_deferred(w));
     CHECK(tecs_iter_next(&it));
     CHECK(tecs_destroy(w, ids[0]) == TECS_OK);   /* queued */
@@ -338,7 +338,7 @@ TEST(query_iter_fini_ends_early)
     tecs_iter_fini(&it);                          /* harmless twice */
     CHECK(!tecs_iter_next(&it));
     CHECK_EQ(tecs_world_entity_count(w), 79);
-    tecs_iter_t none = tecs_query_iter(NULL);
+    tecs_iter_t none = TECS_ITER(w, .query = NULL);
     CHECK(!tecs_iter_next(&none));
     tecs_iter_fini(&none);
     tecs_iter_fini(NULL);
@@ -353,19 +353,19 @@ TEST(query_collect_count_first)
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
     build_ordered(w, pos, TECS_COMPONENT(w, Velocity), ids);
     tecs_query_t *q = tecs_query_all(w, 1, &pos);
-    int32_t n = tecs_query_collect(q, NULL, 0);
+    int32_t n = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q) }, NULL, 0);
     CHECK_EQ(n, 80);
     tecs_entity_t *out = malloc((size_t)n * sizeof *out);
-    CHECK_EQ(tecs_query_collect(q, out, n), 80);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q) }, out, n), 80);
     CHECK(memcmp(out, ids, sizeof ids) == 0);
     tecs_entity_t small[5] = { 0 };
-    CHECK_EQ(tecs_query_collect(q, small, 3), 80); /* says how many there are */
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q) }, small, 3), 80); /* says how many there are */
     CHECK_EQ(small[2], ids[2]);
     CHECK_EQ(small[3], 0);                         /* nothing past cap */
-    CHECK_EQ(tecs_query_collect(q, NULL, 5), -1);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q) }, NULL, 5), -1);
     CHECK_EQ(tecs_last_error(w), TECS_EINVAL);
-    CHECK_EQ(tecs_query_collect(q, out, -1), -1);
-    CHECK_EQ(tecs_query_collect(NULL, out, 5), -1);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q) }, out, -1), -1);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = NULL) }, out, 5), -1);
     free(out);
     tw_free(w);
 }
@@ -383,10 +383,10 @@ TEST(query_nested_iterations)
     tecs_query_t *qb = tecs_query_all(w, 1, &vel);
     long pairs = 0;
     tecs_entity_t first = 0;
-    tecs_iter_t outer = tecs_query_iter(qa);
+    tecs_iter_t outer = TECS_ITER(w, .query = qa);
     while (tecs_iter_next(&outer)) {
         for (int i = 0; i < outer.count; i++) {
-            tecs_iter_t inner = tecs_query_iter(qb);
+            tecs_iter_t inner = TECS_ITER(w, .query = qb);
             while (tecs_iter_next(&inner)) {
                 pairs += inner.count;
                 if (first == 0)
@@ -449,7 +449,7 @@ TEST(query_bad_descriptions_create_nothing)
     CHECK(q != NULL);
     tecs_entity_t e = tecs_new(w);
     tecs_add(w, e, ok[TECS_MAX_TERMS - 1].comp);
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     CHECK(tecs_iter_next(&it));
     CHECK(tecs_field(&it, TECS_MAX_TERMS - 1) != NULL);
     tecs_iter_fini(&it);
@@ -472,7 +472,7 @@ TEST(query_empty_archetypes_are_skipped)
     CHECK_EQ(tecs_query_archetype_count(q), 8);
     tecs_entity_t e = tecs_new_in(w, tecs_archetype_get(w, 2, (tecs_comp_t[]){ pos, ids[5] }));
     int steps = 0;
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     while (tecs_iter_next(&it)) {
         CHECK_EQ(it.count, 1);
         CHECK_EQ(it.entities[0], e);
@@ -494,7 +494,7 @@ TEST(query_made_during_iteration)
     tecs_query_t *q = tecs_query_all(w, 1, &pos);
     tecs_query_t *inner = NULL;
     int rows = 0;
-    tecs_iter_t it = tecs_query_iter_ex(q, TECS_ITER_REVERSE);
+    tecs_iter_t it = TECS_ITER(w, .query = q, .reverse = true);
     while (tecs_iter_next(&it)) {
         rows += it.count;
         if (inner == NULL) {
@@ -518,9 +518,9 @@ static bool each_nested(tecs_world_t *w, tecs_entity_t e, void *const *fields, v
 {
     (void)fields;
     tecs_query_t *q = ctx;
-    int32_t n = tecs_query_collect(q, NULL, 0);
+    int32_t n = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q) }, NULL, 0);
     tecs_entity_t buf[64];
-    CHECK_EQ(tecs_query_collect(q, buf, 64), n);   /* nested collect */
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q) }, buf, 64), n);   /* nested collect */
     CHECK_ERR(tecs_destroy(w, e), TECS_OK);        /* queued */
     CHECK(tecs_is_alive(w, e));
     return false;
@@ -532,7 +532,7 @@ TEST(query_each_with_nested_collect_and_destroy)
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
     CHECK_ERR(tecs_new_bulk(w, tecs_archetype_get(w, 1, &pos), 50, NULL, 0, NULL), TECS_OK);
     tecs_query_t *q = tecs_query_all(w, 1, &pos);
-    CHECK_ERR(tecs_query_each(q, each_nested, q), TECS_OK);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .query = q) }, each_nested, q), TECS_OK);
     CHECK_EQ(tecs_world_entity_count(w), 0);
     CHECK(!tecs_is_deferred(w));
     TW_CHECK(w);
@@ -546,25 +546,33 @@ static bool each_count(tecs_world_t *w, tecs_entity_t e, void *const *fields, vo
     return false;
 }
 
-/* Every iteration form refuses a flag it does not know, and opens nothing. */
+/* tecs_iter refuses a description that is not one source, and opens
+** nothing; its helpers return the refusal. */
 TEST(query_unknown_iteration_flags_are_refused)
 {
     tecs_world_t *w = tw_new_ex(NULL, 16);
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
     CHECK_ERR(tecs_new_bulk(w, tecs_archetype_get(w, 1, &pos), 20, NULL, 0, NULL), TECS_OK);
     tecs_query_t *q = tecs_query_all(w, 1, &pos);
-    tecs_iter_t it = tecs_query_iter_ex(q, TECS_ITER_REVERSE | 4);
+    tecs_archetype_t *arch = tecs_archetype_get(w, 1, &pos);
+    tecs_iter_t it = TECS_ITER(w, .query = q, .archetype = arch, .reverse = true);
     CHECK_ERR(tecs_last_error(w), TECS_EINVAL);
     CHECK(!tecs_iter_next(&it));
     CHECK(!tecs_is_deferred(w));
+    it = tecs_iter(w, NULL);
+    CHECK_ERR(tecs_last_error(w), TECS_EINVAL);
+    CHECK(!tecs_iter_next(&it));
+    it = TECS_ITER(w, .reverse = true);                 /* no source */
+    CHECK_ERR(tecs_last_error(w), TECS_EINVAL);
+    CHECK(!tecs_iter_next(&it));
     int calls = 0;
-    CHECK_ERR(tecs_query_each_ex(q, 2, each_count, &calls), TECS_EINVAL);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .parts = 2) }, each_count, &calls), TECS_EINVAL);
     CHECK_EQ(calls, 0);
     tecs_entity_t out[20];
-    CHECK_EQ(tecs_query_collect_ex(q, 8, out, 20), -1);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .archetype = arch, .part = 1) }, out, 20), -1);
     CHECK_ERR(tecs_last_error(w), TECS_EINVAL);
-    CHECK_EQ(tecs_query_collect_ex(q, TECS_ITER_REVERSE, out, 20), 20);
-    CHECK_ERR(tecs_query_each_ex(q, TECS_ITER_REVERSE, each_count, &calls), TECS_OK);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .reverse = true) }, out, 20), 20);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .query = q, .reverse = true) }, each_count, &calls), TECS_OK);
     CHECK_EQ(calls, 20);
     TW_CHECK(w);
     tw_free(w);
@@ -585,7 +593,7 @@ TEST(query_walk_empties_its_only_chunk)
     CHECK_ERR(tecs_new_bulk(w, a, 10, ids, 0, NULL), TECS_OK);
     tecs_query_t *q = tecs_query_all(w, 2, (tecs_comp_t[]){ pos, vel });
     int steps = 0, rows = 0;
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     while (tecs_iter_next(&it)) {
         CHECK(it.fields[0] != NULL && it.fields[1] != NULL);
         for (int32_t i = 0; i < it.count; i++) {
@@ -604,7 +612,7 @@ TEST(query_walk_empties_its_only_chunk)
     CHECK_EQ(tecs_archetype_entity_count(a), 0);
     CHECK_EQ(tecs_world_entity_count(w), 5);
     CHECK(!tecs_iter_next(&it));                        /* ended stays ended */
-    it = tecs_query_iter(q);                            /* nothing to hand out */
+    it = TECS_ITER(w, .query = q);                            /* nothing to hand out */
     CHECK(!tecs_iter_next(&it));
     CHECK(!tecs_is_deferred(w));
     CHECK_ERR(tecs_query_free(q), TECS_OK);
@@ -620,7 +628,7 @@ TEST(query_walk_ended_before_its_first_step)
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
     CHECK_ERR(tecs_new_bulk(w, tecs_archetype_get(w, 1, &pos), 40, NULL, 0, NULL), TECS_OK);
     tecs_query_t *q = tecs_query_all(w, 1, &pos);
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     CHECK_ERR(tecs_last_error(w), TECS_OK);
     CHECK(it.world == w && it.count == 0 && it.entities == NULL);
     for (int32_t t = 0; t < TECS_MAX_TERMS; t++)
@@ -640,16 +648,16 @@ TEST(query_walk_ended_before_its_first_step)
     CHECK_ERR(tecs_world_check(w), TECS_EINVAL);
     TW_CHECK(w);                                        /* once */
     CHECK(!tecs_iter_next(&copy));
-    copy = tecs_query_iter(q);
+    copy = TECS_ITER(w, .query = q);
     it = copy;
     CHECK(tecs_iter_next(&it));
     tecs_iter_fini(&it);
     CHECK(!tecs_iter_next(&copy));                      /* ended by the other copy */
     TW_CHECK(w);
     /* Ended in the middle, with another iteration opened after it. */
-    it = tecs_query_iter(q);
+    it = TECS_ITER(w, .query = q);
     CHECK(tecs_iter_next(&it));
-    tecs_iter_t inner = tecs_query_iter(q);
+    tecs_iter_t inner = TECS_ITER(w, .query = q);
     tecs_iter_fini(&it);
     CHECK(tecs_is_deferred(w));
     int rows = 0;
@@ -691,7 +699,7 @@ TEST(query_walk_skips_archetypes_without_chunks)
     CHECK_EQ(tecs_query_archetype_count(q), 4);
     for (int pass = 0; pass < 3; pass++) {
         int steps = 0, rows = 0;
-        tecs_iter_t it = tecs_query_iter(q);
+        tecs_iter_t it = TECS_ITER(w, .query = q);
         while (tecs_iter_next(&it)) {
             const Position *p = it.fields[0];
             CHECK(it.count > 0 && it.count <= 16);
@@ -711,7 +719,7 @@ TEST(query_walk_skips_archetypes_without_chunks)
     /* None of the archetypes with rows left: no step. */
     for (int i = 0; i < 60; i++)
         CHECK_ERR(tecs_destroy(w, ids[i]), TECS_OK);
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     CHECK(!tecs_iter_next(&it));
     CHECK(!tecs_is_deferred(w));
     TW_CHECK(w);

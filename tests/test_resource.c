@@ -55,7 +55,7 @@ TEST(resource_set_get_has_remove)
     CHECK_EQ(tecs_world_entity_count(w), 0);
     CHECK_EQ(tecs_world_archetype_count(w), archs);
     tecs_query_t *q = tecs_query_all(w, 1, &t);
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     CHECK(!tecs_iter_next(&it));
     tecs_query_free(q);
     tecs_entity_t e = tecs_new(w);
@@ -317,7 +317,7 @@ TEST(resource_calls_from_observers_systems_and_iterations)
     CHECK(TECS_RESOURCE_GET(w, t, Time)->now == 0.75);
     /* Inside an open iteration: at once, the rows stay put. */
     tecs_query_t *q = tecs_query_all(w, 1, &pos);
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     CHECK(tecs_iter_next(&it));
     CHECK_ERR(tecs_resource_remove(w, o), TECS_OK);
     CHECK(!tecs_resource_has(w, o));

@@ -102,7 +102,7 @@ static tecs_entity_t collect_all(tecs_world_t *w, tecs_entity_t *out, int cap)
     for (int32_t i = 0; i < tecs_world_archetype_count(w); i++)
         (void)i;
     tecs_query_t *q = tecs_query_all(w, 0, NULL);
-    n = tecs_query_collect(q, out, cap);
+    n = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q) }, out, cap);
     tecs_query_free(q);
     return (tecs_entity_t)n;
 }
@@ -499,7 +499,7 @@ TEST(snapshot_refusals)
     CHECK_EQ(tecs_world_entity_count(w), 1);
     /* Inside an iteration. */
     tecs_query_t *q = tecs_query_all(w, 1, &p);
-    CHECK_ERR(tecs_query_each(q, save_in_each, NULL), TECS_OK);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .query = q) }, save_in_each, NULL), TECS_OK);
     /* With a delayed birth waiting. */
     CHECK(tecs_delayed_new(w, tecs_archetype_get(w, 0, NULL), 0, NULL) != 0);
     CHECK_ERR(tecs_snapshot_save_mem(w, &buf), TECS_EBUSY);
@@ -558,7 +558,7 @@ TEST(snapshot_layout_mismatch)
               TECS_OK);
     CHECK_ERR(tecs_snapshot_load_mem(w, buf.data, buf.size), TECS_OK);
     tecs_query_t *q = tecs_query_all(w, 1, &p3);
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     int n = 0;
     while (tecs_iter_next(&it))
         for (int32_t i = 0; i < it.count; i++, n++)

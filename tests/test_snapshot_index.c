@@ -200,7 +200,7 @@ static int32_t where_ids(iw *s, int k, tecs_entity_t *out)
 {
     tecs_query_t *q;
     tecs_filter_t *f = filter_of(s, k, &q);
-    int32_t n = tecs_query_where_collect(q, f, out, NMAX);
+    int32_t n = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q), .query = q, .where = f) }, out, NMAX);
     tecs_filter_free(f);
     CHECK(n >= 0 && n <= NMAX);
     if (!key_order(k) && n > 0)
@@ -248,8 +248,8 @@ static void same_indexes(iw *a, iw *b)
     tecs_cache_t *cb[] = { b->c_all, b->c_rich, b->c_near };
     for (int i = 0; i < 3; i++) {
         CHECK_EQ(tecs_cache_count(ca[i]), tecs_cache_count(cb[i]));
-        na = tecs_cache_collect(ca[i], ga, NMAX);
-        nb = tecs_cache_collect(cb[i], gb, NMAX);
+        na = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(a->w, .cache = ca[i]) }, ga, NMAX);
+        nb = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(b->w, .cache = cb[i]) }, gb, NMAX);
         CHECK(na > 0);
         if (i != 1) {           /* c_rich is ordered; the others by arrival */
             qsort(ga, (size_t)na, sizeof *ga, cmp_ids);
@@ -443,10 +443,10 @@ TEST(snapshot_index_rebuild_replaced_rows)
     /* Raw writes, unreported: every hit point becomes 50, every position
     ** moves far away. */
     tecs_entity_t ids[NMAX];
-    int32_t n = tecs_query_collect(a.q_h, ids, NMAX);
+    int32_t n = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = a.q_h) }, ids, NMAX);
     for (int32_t i = 0; i < n; i++)
         ((Health *)(uintptr_t)tecs_get(w, ids[i], a.hp))->hp = 50;
-    int32_t np = tecs_query_collect(a.q_p, ids, NMAX);
+    int32_t np = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = a.q_p) }, ids, NMAX);
     for (int32_t i = 0; i < np; i++)
         ((Position *)(uintptr_t)tecs_get(w, ids[i], a.pos))->x = 1e6f;
     int entered = a.entered, gone = a.left;
@@ -456,7 +456,7 @@ TEST(snapshot_index_rebuild_replaced_rows)
     TW_CHECK(w);
     tecs_filter_t *f = tecs_filter_new(w);
     tecs_filter_cmp(f, a.hp_hash, TECS_EQ, tecs_key_int(50));
-    CHECK_EQ(tecs_query_where_collect(a.q_h, f, NULL, 0), n);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = a.q_h, .where = f) }, NULL, 0), n);
     tecs_filter_free(f);
     CHECK_EQ(tecs_cache_count(a.c_rich), n);
     CHECK_EQ(tecs_cache_count(a.c_near), 0);
@@ -505,8 +505,8 @@ TEST(snapshot_index_order_fn_calls)
     CHECK_EQ(p.refused, 3 * p.calls);
     CHECK_EQ(tecs_last_error(b.w), TECS_OK);
     tecs_entity_t ids[NMAX];
-    int32_t n = tecs_cache_collect(c, ids, NMAX);
-    CHECK_EQ(n, tecs_query_collect(a.q_h, NULL, 0));
+    int32_t n = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(b.w, .cache = c) }, ids, NMAX);
+    CHECK_EQ(n, tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(a.q_h), .query = a.q_h) }, NULL, 0));
     int seen = 0;
     for (int32_t i = 0; i < n; i++) {
         seen += tecs_has(b.w, ids[i], p.seen);
@@ -546,7 +546,7 @@ TEST(snapshot_index_asleep_before_load)
     CHECK_EQ(tecs_index_count(x), tecs_index_count(a.hp_hash));
     tecs_filter_t *f = tecs_filter_new(b.w);
     tecs_filter_cmp(f, x, TECS_EQ, tecs_key_int(1234));
-    CHECK_EQ(tecs_query_where_collect(tecs_query_all(b.w, 1, &b.hp), f, NULL, 0), 0);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(tecs_query_all(b.w, 1, &b.hp)), .query = tecs_query_all(b.w, 1, &b.hp), .where = f) }, NULL, 0), 0);
     tecs_entity_t e = tecs_new(b.w);
     TECS_SET(b.w, e, b.hp, Health, {1234});
     CHECK_EQ(tecs_filter_test(f, e), true);

@@ -375,7 +375,7 @@ TEST(sparse_changes_inside_iteration)
             tecs_set(w, e, sp, &(Health){ i });
     }
     tecs_query_t *q = TECS_QUERY(w, { .comp = pos });
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     int rows = 0;
     while (tecs_iter_next(&it)) {
         for (int32_t i = 0; i < it.count; i++, rows++) {
@@ -393,7 +393,7 @@ TEST(sparse_changes_inside_iteration)
     }
     CHECK_EQ(rows, 100);
     int n = 0;
-    it = tecs_query_iter(q);
+    it = TECS_ITER(w, .query = q);
     while (tecs_iter_next(&it))
         for (int32_t i = 0; i < it.count; i++)
             n += tecs_has(w, it.entities[i], sp);
@@ -427,7 +427,7 @@ TEST(sparse_changes_from_systems)
                                                     .run = sys_toggle, .ctx = &sp }) != 0);
     CHECK_ERR(tecs_progress(w, 0.1), TECS_OK);
     int n = 0;
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     while (tecs_iter_next(&it))
         for (int32_t i = 0; i < it.count; i++)
             n += tecs_has(w, it.entities[i], sp) &&
@@ -570,11 +570,11 @@ TEST(sparse_index_in_a_where)
     tecs_filter_t *fl = tecs_filter_new(w);
     CHECK(tecs_filter_between(fl, ox, tecs_key_int(6), tecs_key_int(15)) >= 0);
     tecs_entity_t out[30];
-    CHECK_EQ(tecs_query_where_collect(q, fl, out, 30), 4);       /* 6 9 12 15 */
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = fl) }, out, 30), 4);       /* 6 9 12 15 */
     CHECK(tecs_filter_test(fl, e[9]) && !tecs_filter_test(fl, e[10]));
     CHECK_ERR(tecs_remove(w, e[9], sp), TECS_OK);
     CHECK_ERR(tecs_set(w, e[20], sp, &(Health){ 7 }), TECS_OK);
-    CHECK_EQ(tecs_query_where_collect(q, fl, out, 30), 4);       /* 6 7 12 15 */
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = fl) }, out, 30), 4);       /* 6 7 12 15 */
     CHECK(!tecs_filter_test(fl, e[9]) && tecs_filter_test(fl, e[20]));
     tecs_filter_free(fl);
     CHECK_ERR(tecs_query_free(q), TECS_OK);
@@ -635,7 +635,7 @@ TEST(sparse_worker_access)
     CHECK_ERR(tecs_progress(w, 0.1), TECS_OK);
     CHECK_EQ(atomic_load(&c.bad), 0);
     int n = 0;
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     while (tecs_iter_next(&it))
         for (int32_t i = 0; i < it.count; i++)
             n += tecs_has(w, it.entities[i], c.sp);

@@ -49,10 +49,10 @@ static void sparse_terms(int32_t rows_per_chunk, int n, int share)
         tecs_query_t *q = tecs_query_new(w, &(tecs_query_desc_t){ sets[k], nterms[k] });
         CHECK(q != NULL);
         int32_t fwd = oracle_walk(w, q, sets[k], nterms[k], e, n, 0);
-        int32_t rev = oracle_walk(w, q, sets[k], nterms[k], e, n, TECS_ITER_REVERSE);
+        int32_t rev = oracle_walk(w, q, sets[k], nterms[k], e, n, true);
         CHECK_EQ(fwd, rev);
         CHECK_EQ(tecs_query_count(q), fwd);
-        CHECK_EQ(tecs_query_collect(q, NULL, 0), fwd);
+        CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q) }, NULL, 0), fwd);
         tecs_query_free(q);
     }
     free(e);
@@ -84,7 +84,7 @@ TEST(sparse_query_writes_through_fields)
             TECS_SET(w, e[i], sv, Velocity, { 0, 0 });
     }
     tecs_query_t *q = TECS_QUERY(w, { .comp = pos, .access = TECS_READ }, { .comp = sv });
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     int rows = 0;
     while (tecs_iter_next(&it)) {
         CHECK_EQ(it.count, 1);                  /* a sparse value: a row a step */
@@ -99,7 +99,7 @@ TEST(sparse_query_writes_through_fields)
     tecs_filter_t *f = tecs_filter_new(w);
     CHECK(tecs_filter_cmp(f, x, TECS_GE, tecs_key_real(200)) >= 0);
     tecs_entity_t out[50];
-    CHECK_EQ(tecs_query_where_collect(q, f, out, 50), 15);      /* x = 210 .. 490 */
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = f) }, out, 50), 15);      /* x = 210 .. 490 */
     tecs_filter_free(f);
     tecs_query_free(q);
     TW_CHECK(w);

@@ -77,13 +77,13 @@ TEST(defer_section_and_iterations_interleave)
     tecs_entity_t e = tecs_new(w);
     tecs_query_t *q = tecs_query_all(w, 0, NULL);
     /* An iteration opened before the section ends inside it: nothing yet. */
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     CHECK_ERR(tecs_defer_begin(w), TECS_OK);
     CHECK_ERR(tecs_add(w, e, pos), TECS_OK);
     tecs_iter_fini(&it);
     CHECK(!tecs_has(w, e, pos) && tecs_is_deferred(w));
     /* One opened inside the section outlives it: applied when it ends. */
-    it = tecs_query_iter(q);
+    it = TECS_ITER(w, .query = q);
     CHECK_ERR(tecs_defer_end(w), TECS_OK);
     CHECK(!tecs_has(w, e, pos) && tecs_is_deferred(w));
     while (tecs_iter_next(&it)) {
@@ -180,7 +180,7 @@ TEST(defer_sections_inside_callbacks)
     tecs_query_t *q = tecs_query_all(w, 0, NULL);
     /* An each function, inside an outer section of the program's. */
     CHECK_ERR(tecs_defer_begin(w), TECS_OK);
-    CHECK_ERR(tecs_query_each(q, each_sections, &l), TECS_OK);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .query = q) }, each_sections, &l), TECS_OK);
     CHECK_EQ(l.end2, TECS_EINVAL);
     CHECK_EQ(l.begin, TECS_OK);
     CHECK_EQ(l.end, TECS_OK);
@@ -226,7 +226,7 @@ TEST(defer_section_left_open_by_a_callback)
     cb_log l = { .w = w, .leave_open = true };
     tecs_new(w);
     tecs_query_t *q = tecs_query_all(w, 0, NULL);
-    CHECK_ERR(tecs_query_each(q, each_sections, &l), TECS_OK);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .query = q) }, each_sections, &l), TECS_OK);
     /* Its section outlives it: the world stays deferred ... */
     CHECK(tecs_is_deferred(w) && !tecs_is_alive(w, l.made));
     /* ... until an end at an outer level closes it. */
@@ -293,7 +293,7 @@ TEST(entity_state_doomed_moves_with_the_entity)
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
     tecs_entity_t e = tecs_new(w);
     tecs_query_t *q = tecs_query_all(w, 0, NULL);
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     CHECK_ERR(tecs_destroy(w, e), TECS_OK);         /* queued by the iteration */
     CHECK_EQ(tecs_entity_state(w, e), TECS_ENTITY_DOOMED);
     tecs_iter_fini(&it);
@@ -370,10 +370,10 @@ TEST(query_zero_terms_is_every_entity)
     CHECK_EQ(tecs_query_archetype_count(q), tecs_world_archetype_count(w));
     CHECK_EQ(tecs_query_count(q), 40);
     tecs_entity_t out[64];
-    CHECK_EQ(tecs_query_collect(q2, out, 64), 40);
-    CHECK_EQ(tecs_query_collect_ex(q, TECS_ITER_REVERSE, NULL, 0), 40);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q2) }, out, 64), 40);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .reverse = true) }, NULL, 0), 40);
     int seen = 0, steps = 0;
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     while (tecs_iter_next(&it)) {
         steps++;
         seen += it.count;
@@ -381,7 +381,7 @@ TEST(query_zero_terms_is_every_entity)
     }
     CHECK(seen == 40 && steps >= 4);
     seen = 0;
-    CHECK_ERR(tecs_query_each_ex(q, TECS_ITER_REVERSE, count_each, &seen), TECS_OK);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .query = q, .reverse = true) }, count_each, &seen), TECS_OK);
     CHECK_EQ(seen, 40);
     tecs_destroy(w, ids[5]);
     CHECK_EQ(tecs_query_count(q), 39);
@@ -426,9 +426,9 @@ TEST(query_zero_terms_where_cache_system_observer)
     }
     tecs_filter_t *f = tecs_filter_new(w);
     tecs_filter_cmp(f, x, TECS_GT, tecs_key_real(4));     /* 5, 7, 9 */
-    CHECK_EQ(tecs_query_where_collect(q, f, NULL, 0), 3);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = f) }, NULL, 0), 3);
     int seen = 0;
-    CHECK_ERR(tecs_query_where_each(q, f, count_each, &seen), TECS_OK);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = f) }, count_each, &seen), TECS_OK);
     CHECK_EQ(seen, 3);
     CHECK_EQ(tecs_cache_count(c), 10);
     CHECK_EQ(entered, 10);                          /* births enter, moves do not */
@@ -540,7 +540,7 @@ TEST(world_reset_kills_every_entity_and_keeps_the_rest)
     }
     tecs_filter_t *f = tecs_filter_new(w);
     tecs_filter_cmp(f, x, TECS_LT, tecs_key_real(3));
-    CHECK_EQ(tecs_query_where_collect(q, f, NULL, 0), 3);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q, .where = f) }, NULL, 0), 3);
     CHECK_EQ(tecs_cache_count(c), 10);
     CHECK_EQ(tecs_query_count(all), 10);
     tecs_filter_free(f);
@@ -604,11 +604,11 @@ TEST(world_reset_refused_inside_iterations_and_callbacks)
     tecs_entity_t e = tecs_new(w);
     tecs_query_t *q = tecs_query_all(w, 0, NULL);
     CHECK_ERR(tecs_world_reset(NULL), TECS_EINVAL);
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     CHECK_ERR(tecs_world_reset(w), TECS_EBUSY);
     tecs_iter_fini(&it);
     int got = -1;
-    CHECK_ERR(tecs_query_each(q, each_reset, &got), TECS_OK);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .query = q) }, each_reset, &got), TECS_OK);
     CHECK_EQ(got, TECS_EBUSY);
     got = -1;
     CHECK(tecs_system_new(w, &(tecs_system_desc_t){ .name = "r", .run = system_reset,

@@ -332,7 +332,7 @@ TEST(system_bad_input_is_refused_and_changes_nothing)
     CHECK_ERR(tecs_progress(w, -1), TECS_EINVAL);
     CHECK_ERR(tecs_progress(w, 0.0 / 0.0), TECS_EINVAL);
     CHECK_EQ(tecs_world_frame_count(w), 0);
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(tecs_query_world(q), .query = q);
     CHECK_ERR(tecs_progress(w, 1), TECS_EBUSY);
     tecs_iter_fini(&it);
     CHECK_ERR(tecs_system_enable(w, 999, true), TECS_ENOENT);
@@ -767,8 +767,8 @@ TEST(system_run_is_refused_inside_callbacks_and_iterations)
     TECS_SET(w, e, pos, Position, { 1, 2 });                 /* the on_set hook */
     CHECK_ERR(tecs_add(w, e, vel), TECS_OK);                 /* the observer */
     CHECK_ERR(tecs_progress(w, 0), TECS_OK);                 /* two systems */
-    CHECK_ERR(tecs_query_each(q, run_from_each, &r), TECS_OK);
-    tecs_iter_t it = tecs_query_iter(q);
+    CHECK_ERR(tecs_iter_each((tecs_iter_t[]){ TECS_ITER(w, .query = q) }, run_from_each, &r), TECS_OK);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     try_run(w, &r);                                          /* an iteration */
     tecs_iter_fini(&it);
     CHECK_EQ(r.tries, 6);

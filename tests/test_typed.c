@@ -154,7 +154,7 @@ TEST(typed_fields_and_rows_of_the_wrong_size_are_null)
         CHECK_ERR(TECS_SET(w, e, vel, Velocity, {1, 1}), TECS_OK);
     }
     tecs_query_t *q = TECS_QUERY(w, {.comp = pos}, {.comp = vel, .access = TECS_READ});
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     int steps = 0;
     while (tecs_iter_next(&it)) {
         steps++;
@@ -176,8 +176,8 @@ TEST(typed_fields_and_rows_of_the_wrong_size_are_null)
     CHECK_EQ(refused, 3);
     /* An archetype's iteration knows its terms' sizes too. */
     tecs_entity_t first;
-    CHECK_EQ(tecs_query_collect(q, &first, 1), 3);
-    tecs_iter_t ai = tecs_archetype_iter(w, tecs_entity_archetype(w, first), 0);
+    CHECK_EQ(tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q) }, &first, 1), 3);
+    tecs_iter_t ai = TECS_ITER(w, .archetype = tecs_entity_archetype(w, first));
     while (tecs_iter_next(&ai)) {
         CHECK(TECS_FIELD(&ai, Position, 0) != NULL);
         CHECK(TECS_FIELD(&ai, Big, 1) == NULL);

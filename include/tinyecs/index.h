@@ -322,10 +322,11 @@ tecs_err_t tecs_filter_order(tecs_filter_t *filter, tecs_index_t *index, bool de
 bool tecs_filter_test(tecs_filter_t *filter, tecs_entity_t entity);
 
 /**
- * Iterate the entities that match the query and the filter. Each
- * tecs_iter_next step hands out a run of rows of one chunk (often a single
- * row), with the query's fields, exactly like tecs_query_iter. The result
- * set is taken when the iteration starts; writes through write terms are
+ * A where: tecs_iter with .query and .where (tecs_iter_desc_t) iterates the
+ * entities that match the query and the filter. Each tecs_iter_next step
+ * hands out a run of rows of one chunk (often a single row), with the
+ * query's fields, exactly like a query's iteration. The result set is
+ * taken when the iteration starts; writes through write terms are
  * reported (and re-key indexes) step by step.
  * Read-only queries: when no term of the query is TECS_WRITE (every term
  * TECS_READ or without a value), it has no toggle or change terms and the
@@ -341,42 +342,14 @@ bool tecs_filter_test(tecs_filter_t *filter, tecs_entity_t entity);
  * O(1 + k), an ordered range O(log n + k), spatial O(cells + k), plus
  * O(k log k) to put results in archetype order (none in key order from the
  * index that drives it); a filter no index can drive (a lone `not`) scans
- * the query. On error (bad filter, out of memory) the iteration is empty
- * and the world's last error says why; it is TECS_OK when the iteration
- * starts, empty or not.
+ * the query. On error (bad filter: its error; a filter of another world:
+ * TECS_EWORLD; one being iterated: TECS_EBUSY; out of memory) the
+ * iteration is empty and the world's last error says why; it is TECS_OK
+ * when the iteration starts, empty or not.
  * Ownership: the filter is busy until the iteration ends (tecs_filter_free
  * meanwhile frees it when the iteration ends); so is every index it names
  * (tecs_index_free refuses), and the query (tecs_query_free refuses).
  */
-tecs_iter_t tecs_query_where(tecs_query_t *query, tecs_filter_t *filter);
-
-/** Per-entity form of tecs_query_where (see tecs_each_fn).
- *  @return TECS_OK or the error of the iteration. */
-tecs_err_t tecs_query_where_each(tecs_query_t *query, tecs_filter_t *filter,
-                                 tecs_each_fn fn, void *ctx);
-
-/** Collect matching ids in iteration order (as tecs_query_collect).
- *  @return their number (may exceed cap), or -1 on error. */
-int32_t tecs_query_where_collect(tecs_query_t *query, tecs_filter_t *filter,
-                                 tecs_entity_t *out, int32_t cap);
-
-/** tecs_query_where with flags (TECS_ITER_REVERSE: the steps last first,
- *  rows within a step in memory order). Unknown flag bits: an empty
- *  iteration, last error TECS_EINVAL. */
-tecs_iter_t tecs_query_where_ex(tecs_query_t *query, tecs_filter_t *filter, int32_t flags);
-
-/** tecs_query_where_each with flags (TECS_ITER_REVERSE: every entity in the
- *  reverse of the forward order; a callback returning true stops, so the
- *  first match from the end is one call). @return TECS_OK, TECS_EINVAL
- *  (also for unknown flag bits) or the error of the iteration. */
-tecs_err_t tecs_query_where_each_ex(tecs_query_t *query, tecs_filter_t *filter,
-                                    int32_t flags, tecs_each_fn fn, void *ctx);
-
-/** tecs_query_where_collect with flags (TECS_ITER_REVERSE: the ids in the
- *  reverse of the forward order, the first cap of them). @return as
- *  tecs_query_where_collect; -1 (TECS_EINVAL) for unknown flag bits. */
-int32_t tecs_query_where_collect_ex(tecs_query_t *query, tecs_filter_t *filter,
-                                    int32_t flags, tecs_entity_t *out, int32_t cap);
 
 /** Orders a cache: < 0 if a comes first. Reads components with tecs_get. */
 typedef int (*tecs_order_fn)(tecs_world_t *world, tecs_entity_t a, tecs_entity_t b,
@@ -428,40 +401,17 @@ tecs_err_t tecs_cache_free(tecs_cache_t *cache);
  *  filter's error (a freed index: TECS_ENOENT), TECS_EBUSY. */
 int32_t tecs_cache_count(tecs_cache_t *cache);
 
-/** Iterate the cache in its order, with the query's fields; O(results).
- *  The set is taken when the iteration starts; on error (TECS_EBUSY while
- *  it is already iterated, TECS_ENOMEM) the iteration is empty and the
- *  world's last error says why; it is TECS_OK when the iteration starts. */
-tecs_iter_t tecs_cache_iter(tecs_cache_t *cache);
-
-/** Collect the cache's ids in order. @return the count (may exceed cap),
- *  or -1 on error. */
-int32_t tecs_cache_collect(tecs_cache_t *cache, tecs_entity_t *out, int32_t cap);
-
-/** tecs_cache_iter with flags (TECS_ITER_REVERSE: the steps last first,
- *  rows within a step in memory order). Unknown flag bits: an empty
- *  iteration, last error TECS_EINVAL. */
-tecs_iter_t tecs_cache_iter_ex(tecs_cache_t *cache, int32_t flags);
-
-/** Call fn for each entity of the cache, in its order, with the query's
- *  fields (see tecs_each_fn), until fn returns true. Built on
- *  tecs_cache_iter: the set is taken at the start, the world is deferred
- *  meanwhile, and the cache is busy (a nested iteration of it, or its
- *  free, is TECS_EBUSY). @return TECS_OK, TECS_EINVAL (NULL cache or fn),
- *  or the error of tecs_cache_iter. */
-tecs_err_t tecs_cache_each(tecs_cache_t *cache, tecs_each_fn fn, void *ctx);
-
-/** tecs_cache_each with flags (TECS_ITER_REVERSE: the cache's order read
- *  from its end). @return as tecs_cache_each; TECS_EINVAL for unknown
- *  flag bits. */
-tecs_err_t tecs_cache_each_ex(tecs_cache_t *cache, int32_t flags, tecs_each_fn fn,
-                              void *ctx);
-
-/** tecs_cache_collect with flags (TECS_ITER_REVERSE: the ids from the
- *  cache's last, the first cap of them). @return as tecs_cache_collect;
- *  -1 (TECS_EINVAL) for unknown flag bits. */
-int32_t tecs_cache_collect_ex(tecs_cache_t *cache, int32_t flags, tecs_entity_t *out,
-                              int32_t cap);
+/**
+ * A cache's iteration: tecs_iter with .cache (tecs_iter_desc_t) hands out
+ * the cache in its order, with the query's fields; O(results). The set is
+ * taken when the iteration starts, the world is deferred meanwhile, and
+ * the cache is busy (a nested iteration of it, or its free, is
+ * TECS_EBUSY). On error (TECS_EBUSY while it is already iterated,
+ * TECS_EWORLD for a cache of another world, TECS_ENOMEM, the filter's
+ * error) the iteration is empty and the world's last error says why; it is
+ * TECS_OK when the iteration starts. tecs_iter_each and tecs_iter_collect
+ * take the cache's order, or in reverse read it from its end.
+ */
 
 
 #ifdef __cplusplus

@@ -315,8 +315,10 @@ int32_t tecs_cpu_count(void);
 
 /**
  * A split: a query's rows handed out in parts, for your own threads.
- * tecs_split_begin(q, n) readies n parts; each of your threads then calls
- * tecs_split_iter(q, k) for its part k (one thread per part), iterates it,
+ * tecs_split_begin(q, n) readies n parts; each of your threads then starts
+ * its part k (one thread per part) with
+ * TECS_ITER(w, .query = q, .parts = n, .part = k) (tecs_iter_desc_t),
+ * iterates it,
  * and calls the world through it->world as a worker (W1-W4 above, with
  * no access list: any component may be read and written there).
  * tecs_split_end(q), on the thread that began it, once every part is done,
@@ -329,11 +331,6 @@ int32_t tecs_cpu_count(void);
  * split, or the world closed); TECS_ENOMEM.
  */
 tecs_err_t tecs_split_begin(tecs_query_t *query, int32_t parts);
-
-/** Part k of the split of query: it->worker is k, it->workers the parts.
- *  An empty iterator if k is out of range or query is not the one split
- *  (no error is recorded: the world is in use). Safe from any thread. */
-tecs_iter_t tecs_split_iter(tecs_query_t *query, int32_t part);
 
 /** End the split of query: apply the parts' changes (see tecs_split_begin).
  *  @return TECS_OK, TECS_EINVAL (NULL, or not the query split), or the

@@ -73,6 +73,11 @@ static inline tecs_err_t tecs__enter_change(tecs_world_t *w);
 #define TECS__ENT_FMT "entity %u:%u"
 #define TECS__ENT(e)  TECS_ENTITY_INDEX(e), TECS_ENTITY_GENERATION(e)
 
+/* A start of tecs_iter that an add-on implements (query.h's iteration
+** sources, the worker add-on's parts): the world is the caller's, the
+** description tecs_iter's. */
+typedef tecs_iter_t (*tecs__iter_start_fn)(tecs_world_t *w, const tecs_iter_desc_t *d);
+
 /* The world's allocator, its error state and how deep in callbacks it is. */
 typedef struct tecs__base {
     tecs_alloc_fn alloc;
@@ -108,6 +113,8 @@ typedef struct tecs__base {
     uint64_t ident;             /* never 0: the world's identity, which its
                                    marks carry (snapshot/delta.c), from its
                                    address and the clock at its birth       */
+    tecs__iter_start_fn part_start; /* tecs_iter's part form (worker.c sets
+                                   it at its first split); NULL: no part    */
 } tecs__base;
 
 /* The gate word's bits: each is set while its state is on, by whoever

@@ -47,10 +47,13 @@
 ** iterator leaves a chunk, if a listener (a field index) watches that
 ** component; nobody pays for it otherwise.
 **
-** tecs_query_each and tecs_query_collect at the end of this file use the
-** public API only, and so do tecs_archetype_each and tecs_archetype_collect.
-** An iteration of one archetype (tecs_archetype_iter) is a query iteration
-** with one match, through a query the world keeps for it.
+** tecs_iter starts every form of iteration: a query's here, one
+** archetype's as a query iteration with one match (through a query the
+** world keeps for it); a where's and a cache's through the start function
+** their objects begin with (tecs__iter_src, index/), a part's through the
+** one the worker add-on registers (base.part_start). tecs_iter_each and
+** tecs_iter_collect at the end of this file take any iterator and use the
+** public API (and the callback depths).
 **
 ** Calls: base.c, component.c, event.c (it listens for new archetypes, and
 ** reports writes as SET events, after a veto), archetype.c (it checks the
@@ -1045,13 +1048,13 @@ static TECS__INLINE uint32_t iter_begin(tecs_query_t *q, int32_t *flags, int32_t
     tecs__defer_begin(w);
     if (TECS__UNLIKELY(q->runs))
         tecs__query_run(q, false);
-    if (q->filtered || (*flags & TECS_ITER_REVERSE))
+    if (q->filtered || (*flags & TECS__ITER_REVERSE))
         *flags |= ITER_SHAPED;
     int32_t i = TECS__UNLIKELY(q->walks) ? dense_term(q) : -1;
     if (TECS__UNLIKELY(i >= 0)) {
         *flags |= ITER_DENSE | ITER_SHAPED;
         *word = i;
-        if (*flags & TECS_ITER_REVERSE)
+        if (*flags & TECS__ITER_REVERSE)
             *pos = q->f[i].kind->count(w, &q->f[i]);
     }
     return serial;
@@ -1083,7 +1086,7 @@ static TECS__INLINE tecs_iter_t iter_value(tecs_world_t *w, tecs_query_t *q, uin
     it.sizes = opened ? q->tsize : NULL;
     it.priv_.query = opened ? q : NULL;
     it.priv_.arch = NULL;
-    it.priv_.match = !opened ? 0 : (flags & TECS_ITER_REVERSE) ? q->nmatch : -1;
+    it.priv_.match = !opened ? 0 : (flags & TECS__ITER_REVERSE) ? q->nmatch : -1;
     it.priv_.chunk = opened ? -1 : 0;
     it.priv_.flags = opened ? flags : 0;
     it.priv_.state = opened ? ITER_RUNNING : ITER_DONE;
@@ -1098,35 +1101,121 @@ static TECS__INLINE tecs_iter_t iter_value(tecs_world_t *w, tecs_query_t *q, uin
     return it;
 }
 
-tecs_err_t tecs__iter_flags_check(tecs_world_t *w, int32_t flags, const char *fn)
-{
-    if (flags & ~(int32_t)TECS_ITER_REVERSE)
-        return tecs__err(w, TECS_EINVAL, "%s: unknown iteration flags 0x%x (TECS_ITER_REVERSE "
-                         "is the only one)", fn, (unsigned)flags);
-    return TECS_OK;
-}
-
-/* tecs_query_iter_ex, inlined into both public entries. */
+/* A query iteration, inlined into tecs_iter and tecs__query_iter. */
 static TECS__INLINE tecs_iter_t query_iter(tecs_query_t *q, int32_t flags)
 {
-    tecs_world_t *w = q != NULL ? q->world : NULL;
+    tecs_world_t *w = q->world;
     uint32_t serial = 0;
     int32_t word = 0, pos = 0;
-    if (q != NULL && !tecs__enter(w) &&
-        !(TECS__UNLIKELY(flags & ~(int32_t)TECS_ITER_REVERSE) &&
-          tecs__iter_flags_check(w, flags, "tecs_query_iter")))
+    tecs_err_t err = tecs__enter(w);
+    if (TECS__LIKELY(!err))
         serial = iter_begin(q, &flags, &word, &pos);
+    if (TECS__UNLIKELY(serial == 0))
+        return tecs__iter_failed(w, err ? err : TECS_ENOMEM);
     return iter_value(w, q, serial, flags, word, pos);
 }
 
-tecs_iter_t tecs_query_iter_ex(tecs_query_t *q, int32_t flags)
+tecs_iter_t tecs__query_iter(tecs_query_t *q, bool reverse)
 {
-    return query_iter(q, flags);
+    return reverse ? query_iter(q, TECS__ITER_REVERSE) : query_iter(q, 0);
 }
 
-tecs_iter_t tecs_query_iter(tecs_query_t *q)
+tecs_iter_t tecs__iter_failed(tecs_world_t *w, tecs_err_t err)
+{
+    tecs_iter_t it = iter_value(w, NULL, 0, 0, 0, 0);
+    it.priv_.pos = (int32_t)err;
+    return it;
+}
+
+bool tecs__iter_reversed(const tecs_iter_t *it)
+{
+    return (it->priv_.flags & TECS__ITER_REVERSE) != 0;
+}
+
+static tecs_iter_t arch_iter(tecs_world_t *w, tecs_archetype_t *a, bool reverse);
+
+/* A bad description: recorded on w, carried by the empty iteration. */
+static TECS__NOINLINE tecs_iter_t desc_refused(tecs_world_t *w, const char *why)
+{
+    return tecs__iter_failed(w, tecs__err(w, TECS_EINVAL, "tecs_iter: %s", why));
+}
+
+/* tecs_iter's part form: checked without writing to the world, which its
+** workers may be reading; started by the worker add-on. */
+static TECS__NOINLINE tecs_iter_t part_iter(tecs_world_t *w, const tecs_iter_desc_t *d)
+{
+    if (d->query->world != w || d->where || d->cache || d->archetype || d->reverse ||
+        w->base.part_start == NULL)
+        return tecs__iter_failed(w, TECS_EINVAL);
+    return w->base.part_start(w, d);
+}
+
+/* Is d the description of a query of w with none of cache, archetype,
+** parts and (unless with_where) where? */
+static TECS__INLINE bool desc_plain(const tecs_world_t *w, const tecs_iter_desc_t *d,
+                                    bool with_where)
+{
+    return d != NULL && d->query != NULL && d->query->world == w &&
+           ((with_where ? 0 : (uintptr_t)d->where) | (uintptr_t)d->cache |
+            (uintptr_t)d->archetype | (uint32_t)(d->parts | d->part)) == 0;
+}
+
+/* The forms of tecs_iter other than a plain query's: a where first (a
+** search per entity starts one), then the checks and the source's start. */
+static TECS__NOINLINE tecs_iter_t iter_other(tecs_world_t *w, const tecs_iter_desc_t *d)
+{
+    if (desc_plain(w, d, true) && d->where != NULL) {
+        tecs_err_t err = tecs__enter(w);
+        if (err)
+            return tecs__iter_failed(w, err);
+        return ((const tecs__iter_src *)(const void *)d->where)->start(w, d);
+    }
+    if (w == NULL)
+        return tecs__iter_failed(NULL, TECS_EINVAL);
+    if (d != NULL && d->query && (d->parts || d->part) && !d->cache && !d->archetype)
+        return part_iter(w, d);
+    tecs_err_t err = tecs__enter(w);
+    if (err)
+        return tecs__iter_failed(w, err);
+    if (d == NULL)
+        return desc_refused(w, "NULL description");
+    if ((d->query != NULL) + (d->cache != NULL) + (d->archetype != NULL) != 1)
+        return desc_refused(w, "not exactly one of query, cache and archetype");
+    if (d->where && !d->query)
+        return desc_refused(w, "a where needs a query");
+    if (d->parts || d->part)
+        return desc_refused(w, "parts need a query");
+    if (d->archetype)
+        return arch_iter(w, d->archetype, d->reverse);
+    if (d->query && d->query->world != w)
+        return tecs__iter_failed(w, tecs__err(w, TECS_EWORLD, "tecs_iter: a query of "
+                                              "another world"));
+    if (d->query && !d->where)
+        return query_iter(d->query, d->reverse ? TECS__ITER_REVERSE : 0);
+    const tecs__iter_src *src = d->where ? (const tecs__iter_src *)(const void *)d->where
+                                         : (const tecs__iter_src *)(const void *)d->cache;
+    return src->start(w, d);
+}
+
+/* A query's start forwards and in reverse, each a function of its own, so
+** that tecs_iter's other forms pay none of a query start's set-up. */
+static TECS__NOINLINE tecs_iter_t query_forward(tecs_query_t *q)
 {
     return query_iter(q, 0);
+}
+
+static TECS__NOINLINE tecs_iter_t query_reverse(tecs_query_t *q)
+{
+    return query_iter(q, TECS__ITER_REVERSE);
+}
+
+/* A plain query's start (the common case: every pass over a small world
+** pays it) is one test of the description; the rest is iter_other's. */
+tecs_iter_t tecs_iter(tecs_world_t *w, const tecs_iter_desc_t *d)
+{
+    if (TECS__LIKELY(desc_plain(w, d, false)))
+        return d->reverse ? query_reverse(d->query) : query_forward(d->query);
+    return iter_other(w, d);
 }
 
 /* Report writes through write terms in the chunk being left. */
@@ -1156,7 +1245,7 @@ static TECS__INLINE bool advance(tecs_iter_t *it)
 {
     tecs_query_t *q = it->priv_.query;
     const tecs_world_t *w = q->world;
-    bool rev = it->priv_.flags & TECS_ITER_REVERSE;
+    bool rev = it->priv_.flags & TECS__ITER_REVERSE;
     tecs_archetype_t *a = it->priv_.arch;
     if (a != NULL) {
         int32_t next = it->priv_.chunk + (rev ? -1 : 1);
@@ -1250,7 +1339,7 @@ static bool next_run_plain(tecs_iter_t *it)
     uint32_t rows = chunk_rows(w, a, k), wi = (uint32_t)it->priv_.word, at, n;
     uint64_t left = it->priv_.bits, y;
     uint64_t bits = left ? pass_word(q, m, a, k, wi, rows) & left : 0;
-    if (!(it->priv_.flags & TECS_ITER_REVERSE)) {
+    if (!(it->priv_.flags & TECS__ITER_REVERSE)) {
         while (bits == 0) {
             if ((++wi) << 6 >= rows)
                 return false;
@@ -1311,7 +1400,7 @@ static bool next_run_plain(tecs_iter_t *it)
 static TECS__INLINE bool run_in_word(tecs_iter_t *it)
 {
     uint64_t left = it->priv_.bits;
-    if (left == 0 || (it->priv_.flags & TECS_ITER_REVERSE))
+    if (left == 0 || (it->priv_.flags & TECS__ITER_REVERSE))
         return false;
     const tecs_query_t *q = it->priv_.query;
     tecs_archetype_t *a = it->priv_.arch;
@@ -1352,7 +1441,7 @@ static bool next_run(tecs_iter_t *it)
     const tecs_world_t *w = q->world;
     tecs_archetype_t *a = it->priv_.arch;
     int32_t k = it->priv_.chunk;
-    bool rev = it->priv_.flags & TECS_ITER_REVERSE;
+    bool rev = it->priv_.flags & TECS__ITER_REVERSE;
     uint32_t pos = (uint32_t)it->priv_.pos, at, n, absent;
     if (!tog_run(q, it->priv_.match, a, k, rev ? 0 : pos, rev ? pos : chunk_rows(w, a, k), rev,
                  &at, &n, &absent))
@@ -1369,7 +1458,7 @@ static bool dense_next(tecs_iter_t *it)
 {
     const tecs_query_t *q = it->priv_.query;
     int32_t t = it->priv_.word, n = q->f[t].kind->count(q->world, &q->f[t]), m;
-    bool rev = it->priv_.flags & TECS_ITER_REVERSE;
+    bool rev = it->priv_.flags & TECS__ITER_REVERSE;
     uint32_t row, absent;
     while (rev ? it->priv_.pos > 0 : it->priv_.pos < n) {
         int32_t k = rev ? --it->priv_.pos : it->priv_.pos++;
@@ -1482,12 +1571,12 @@ static bool step(tecs_iter_t *it)
             drop_fields(it, absent);
             return true;
         case TOG_NONE:          /* no row of a passes: on to the next match */
-            it->priv_.chunk = it->priv_.flags & TECS_ITER_REVERSE ? 0
+            it->priv_.chunk = it->priv_.flags & TECS__ITER_REVERSE ? 0
                               : used_chunks(q->world, a) - 1;
             break;
         default: {
             uint32_t rows = chunk_rows(q->world, a, it->priv_.chunk);
-            bool rev = it->priv_.flags & TECS_ITER_REVERSE;
+            bool rev = it->priv_.flags & TECS__ITER_REVERSE;
             it->priv_.flags |= ITER_ROWS;
             it->priv_.pos = rev ? (int32_t)rows : 0;
             it->priv_.word = rev ? (int32_t)((rows + 63) >> 6) : -1;
@@ -1846,24 +1935,16 @@ static tecs_query_t *arch_query(tecs_world_t *w, tecs_archetype_t *a)
     return q;
 }
 
-/* Check the arguments of an archetype iteration (the world is entered). */
-static tecs_err_t arch_iter_check(tecs_world_t *w, const tecs_archetype_t *a, int32_t flags,
-                                  const char *fn)
+/* tecs_iter of exactly archetype a (the world is entered). */
+static tecs_iter_t arch_iter(tecs_world_t *w, tecs_archetype_t *a, bool reverse)
 {
-    tecs_err_t err = tecs__arch_validate(w, a);
-    if (err)
-        return err;
-    return tecs__iter_flags_check(w, flags, fn);
-}
-
-tecs_iter_t tecs_archetype_iter(tecs_world_t *w, tecs_archetype_t *a, int32_t flags)
-{
-    tecs_query_t *q = NULL;
+    tecs_query_t *q;
+    int32_t flags = reverse ? TECS__ITER_REVERSE : 0, word = 0, pos = 0;
     uint32_t serial = 0;
-    int32_t word = 0, pos = 0;
-    if (w != NULL && !tecs__enter(w) && !arch_iter_check(w, a, flags, "tecs_archetype_iter") &&
-        (q = arch_query(w, a)) != NULL)
-        serial = iter_begin(q, &flags, &word, &pos);
+    tecs_err_t err = tecs__arch_validate(w, a);
+    if (err || (q = arch_query(w, a)) == NULL ||
+        (serial = iter_begin(q, &flags, &word, &pos)) == 0)
+        return tecs__iter_failed(w, err ? err : TECS_ENOMEM);
     return iter_value(w, q, serial, flags, word, pos);
 }
 
@@ -2115,142 +2196,65 @@ void tecs__iter_prefetch(const tecs_iter_t *it, int32_t m, const tecs_archetype_
 
 /* ---- conveniences, on the public API only ----------------------------- */
 
-/* Call fn on every row of an open iteration, each step's rows last to
-** first with TECS_ITER_REVERSE, until it returns true. */
-static void each_rows(tecs_iter_t *it, int32_t nterms, const size_t *size, int32_t flags,
-                      tecs_each_fn fn, void *ctx)
+/* The error a failed start left in its iterator (see tecs__iter_failed);
+** TECS_OK for any other. */
+static tecs_err_t iter_error(const tecs_iter_t *it)
 {
-    tecs_world_t *w = it->world;
-    bool rev = flags & TECS_ITER_REVERSE;
+    return it->priv_.query == NULL && it->priv_.state != ITER_RUNNING
+               ? (tecs_err_t)it->priv_.pos : TECS_OK;
+}
+
+/* Refuse the arguments of a helper over it: end it, record err. */
+static tecs_err_t helper_refused(tecs_iter_t *it, const char *fn, const char *why)
+{
+    tecs_iter_fini(it);
+    return it->world ? tecs__err(it->world, TECS_EINVAL, "%s: %s", fn, why) : TECS_EINVAL;
+}
+
+tecs_err_t tecs_iter_each(tecs_iter_t *it, tecs_each_fn fn, void *ctx)
+{
+    tecs_err_t err = it == NULL ? TECS_EINVAL : iter_error(it);
+    if (err || fn == NULL)
+        return err ? err : helper_refused(it, "tecs_iter_each", "NULL callback");
+    bool rev = tecs__iter_reversed(it);
     while (tecs_iter_next(it)) {
-        for (int32_t i = 0; i < it->count; i++) {
-            int32_t r = rev ? it->count - 1 - i : i;
+        tecs_world_t *w = it->world;
+        int32_t nterms = tecs_query_terms(it->priv_.query, NULL);
+        for (int32_t j = 0; j < it->count; j++) {
+            int32_t r = rev ? it->count - 1 - j : j;
             void *fields[TECS_MAX_TERMS];
             for (int32_t t = 0; t < nterms; t++)
-                fields[t] = it->fields[t] ? (char *)it->fields[t] + (size_t)r * size[t] : NULL;
+                fields[t] = it->fields[t] ? (char *)it->fields[t] + (size_t)r * it->sizes[t]
+                                          : NULL;
             tecs_err_t outer_err = tecs__cb_begin(w);
             bool stop = fn(w, it->entities[r], fields, ctx);
             tecs__cb_end(w, outer_err);
             if (stop) {
                 tecs_iter_fini(it);
-                return;
+                return TECS_OK;
             }
         }
     }
-}
-
-tecs_err_t tecs_query_each_ex(tecs_query_t *q, int32_t flags, tecs_each_fn fn, void *ctx)
-{
-    if (q == NULL)
-        return TECS_EINVAL;
-    tecs_world_t *w = tecs_query_world(q);
-    if (tecs__enter(w))
-        return w->base.err;
-    if (fn == NULL)
-        return tecs__err(w, TECS_EINVAL, "tecs_query_each: NULL callback");
-    if (tecs__iter_flags_check(w, flags, "tecs_query_each"))
-        return TECS_EINVAL;
-    const tecs_term_t *terms;
-    int32_t nterms = tecs_query_terms(q, &terms);
-    size_t size[TECS_MAX_TERMS];
-    for (int32_t t = 0; t < nterms; t++)
-        size[t] = tecs_component_size(w, terms[t].comp);
-    tecs_iter_t it = tecs_query_iter_ex(q, flags);
-    if (w->base.err)
-        return w->base.err;     /* the iteration could not open */
-    each_rows(&it, nterms, size, flags, fn, ctx);
     return TECS_OK;
 }
 
-tecs_err_t tecs_query_each(tecs_query_t *q, tecs_each_fn fn, void *ctx)
+int32_t tecs_iter_collect(tecs_iter_t *it, tecs_entity_t *out, int32_t cap)
 {
-    return tecs_query_each_ex(q, 0, fn, ctx);
-}
-
-int32_t tecs_query_collect_ex(tecs_query_t *q, int32_t flags, tecs_entity_t *out, int32_t cap)
-{
-    if (q == NULL || tecs__enter(tecs_query_world(q)))
+    if (it == NULL || iter_error(it))
         return -1;
     if (cap < 0 || (cap > 0 && out == NULL)) {
-        tecs__err(tecs_query_world(q), TECS_EINVAL, cap < 0
-                  ? "tecs_query_collect: negative cap %d"
-                  : "tecs_query_collect: NULL output for cap %d", cap);
+        helper_refused(it, "tecs_iter_collect", cap < 0 ? "negative cap" : "NULL output");
         return -1;
     }
-    if (tecs__iter_flags_check(tecs_query_world(q), flags, "tecs_query_collect"))
-        return -1;
-    if (out == NULL)
-        return tecs_query_count(q);
-    bool rev = flags & TECS_ITER_REVERSE;
+    const tecs__iter_rows *rows = it->priv_.step ? it->priv_.src : NULL;
+    if (rows && rows->collect && it->priv_.state == ITER_RUNNING && it->priv_.stepped == 0 &&
+        it->count == 0)
+        return rows->collect(it, out, cap);
+    bool rev = tecs__iter_reversed(it);
     int32_t n = 0;
-    tecs_iter_t it = tecs_query_iter_ex(q, flags);
-    while (tecs_iter_next(&it)) {
-        for (int32_t i = 0; i < it.count; i++, n++)
+    while (tecs_iter_next(it))
+        for (int32_t i = 0; i < it->count; i++, n++)
             if (n < cap)
-                out[n] = it.entities[rev ? it.count - 1 - i : i];
-    }
-    return n;
-}
-
-int32_t tecs_query_collect(tecs_query_t *q, tecs_entity_t *out, int32_t cap)
-{
-    return tecs_query_collect_ex(q, 0, out, cap);
-}
-
-/* The archetype's component sizes, as its iteration hands out fields.
-** @return the number of fields. */
-static int32_t arch_field_sizes(const tecs_world_t *w, const tecs_archetype_t *a, size_t *size)
-{
-    const tecs_comp_t *comps;
-    int32_t n = tecs_archetype_components(a, &comps);
-    if (n > TECS_MAX_TERMS)
-        n = TECS_MAX_TERMS;
-    for (int32_t t = 0; t < n; t++)
-        size[t] = tecs_component_size(w, comps[t]);
-    return n;
-}
-
-tecs_err_t tecs_archetype_each(tecs_world_t *w, tecs_archetype_t *a, int32_t flags,
-                               tecs_each_fn fn, void *ctx)
-{
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter(w);
-    if (err || (err = arch_iter_check(w, a, flags, "tecs_archetype_each")))
-        return err;
-    if (fn == NULL)
-        return tecs__err(w, TECS_EINVAL, "tecs_archetype_each: NULL callback");
-    size_t size[TECS_MAX_TERMS];
-    int32_t nterms = arch_field_sizes(w, a, size);
-    tecs_iter_t it = tecs_archetype_iter(w, a, flags);
-    if ((err = tecs_last_error(w)) != TECS_OK)
-        return err;
-    each_rows(&it, nterms, size, flags, fn, ctx);
-    return TECS_OK;
-}
-
-int32_t tecs_archetype_collect(tecs_world_t *w, tecs_archetype_t *a, int32_t flags,
-                               tecs_entity_t *out, int32_t cap)
-{
-    if (w == NULL || tecs__enter(w) || arch_iter_check(w, a, flags, "tecs_archetype_collect"))
-        return -1;
-    if (cap < 0 || (cap > 0 && out == NULL)) {
-        tecs__err(w, TECS_EINVAL, cap < 0 ? "tecs_archetype_collect: negative cap %d"
-                                          : "tecs_archetype_collect: NULL output for cap %d",
-                  cap);
-        return -1;
-    }
-    if (out == NULL)
-        return tecs_archetype_entity_count(a);
-    bool rev = flags & TECS_ITER_REVERSE;
-    int32_t n = 0;
-    tecs_iter_t it = tecs_archetype_iter(w, a, flags);
-    if (tecs_last_error(w) != TECS_OK)
-        return -1;
-    while (tecs_iter_next(&it)) {
-        for (int32_t i = 0; i < it.count; i++, n++)
-            if (n < cap)
-                out[n] = it.entities[rev ? it.count - 1 - i : i];
-    }
+                out[n] = it->entities[rev ? it->count - 1 - i : i];
     return n;
 }

@@ -25,8 +25,32 @@ bool tecs__query_reads_only(const tecs_query_t *q);
 /* Ask the cache for the fields of row of a (q's match m), soon needed. */
 void tecs__iter_prefetch(const tecs_iter_t *it, int32_t m, const tecs_archetype_t *a,
                          uint32_t row);
-/* Flags other than TECS_ITER_REVERSE: TECS_EINVAL, fn named in the message. */
-tecs_err_t tecs__iter_flags_check(tecs_world_t *w, int32_t flags, const char *fn);
+/* The priv_.flags bit of an iteration in reverse (tecs_iter_desc_t.reverse);
+** the library's own, as every priv_ field is. */
+#define TECS__ITER_REVERSE 1
+/* An add-on's iteration source (a where filter, a cache) begins with this
+** header: tecs_iter checks the world and the query, then hands the
+** description to start, which checks its own object (its world, its
+** state) and starts the iteration. */
+typedef struct tecs__iter_src {
+    tecs__iter_start_fn start;
+} tecs__iter_src;
+/* What a filtered iteration's priv_.src points to begins with this: how
+** tecs_iter_collect takes the ids of one not stepped yet without stepping
+** it, so that no row counts as written (NULL: it steps through). It ends
+** the iteration and returns the count. */
+typedef struct tecs__iter_rows {
+    int32_t (*collect)(tecs_iter_t *it, tecs_entity_t *out, int32_t cap);
+} tecs__iter_rows;
+/* Start an iteration of q (world entered, q of it), the steps last first
+** if reverse: what a source's start builds its iteration on. Empty on
+** error (the world closed, out of memory: recorded). */
+tecs_iter_t tecs__query_iter(tecs_query_t *q, bool reverse);
+/* An ended, empty iteration of w (may be NULL) that carries err to
+** tecs_iter_each and tecs_iter_collect: what a failed start returns. */
+tecs_iter_t tecs__iter_failed(tecs_world_t *w, tecs_err_t err);
+/* Does it run in reverse (tecs_iter_desc_t.reverse)? */
+bool tecs__iter_reversed(const tecs_iter_t *it);
 /* True if archetype a (may be NULL: false) matches the query's terms. */
 bool tecs__query_matches(const tecs_query_t *q, const tecs_archetype_t *a);
 /* A system or a cache starts (+1) or stops (-1) using q: tecs_query_free
@@ -100,7 +124,7 @@ void tecs__query_access(const tecs_query_t *q, uint64_t *read, uint64_t *write);
 
 typedef struct tecs__query_state {
     struct tecs_query_t *queries; /* list of live queries                   */
-    struct tecs_query_t *arch_queries; /* one-archetype queries (tecs_archetype_iter),
+    struct tecs_query_t *arch_queries; /* one-archetype queries (tecs_iter of one),
                                    those with no open iteration free to use */
     bool query_listening;
     uint32_t *iters;            /* serials of the open iterations, in the

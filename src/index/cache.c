@@ -47,6 +47,8 @@
 /* ---- cached result sets ----------------------------------------------- */
 
 struct tecs_cache_t {
+    tecs__iter_src src;         /* first: tecs_iter starts a cache's iteration
+                                   through it                               */
     tecs_world_t *world;
     struct tecs_cache_t *next, *prev; /* the world's caches                 */
     tecs_query_t *q;
@@ -554,6 +556,8 @@ static tecs_err_t validate_cache_desc(tecs_world_t *w, const tecs_cache_desc_t *
     return TECS_OK;
 }
 
+static tecs_iter_t cache_start(tecs_world_t *w, const tecs_iter_desc_t *d);
+
 tecs_cache_t *tecs_cache_new(tecs_world_t *w, const tecs_cache_desc_t *d)
 {
     if (w == NULL || tecs__enter_object(w) || validate_cache_desc(w, d))
@@ -565,7 +569,7 @@ tecs_cache_t *tecs_cache_new(tecs_world_t *w, const tecs_cache_desc_t *d)
         return NULL;
     }
     memset(c, 0, sizeof *c);
-    *c = (tecs_cache_t){ .world = w, .q = d->query, .order = d->order,
+    *c = (tecs_cache_t){ .src = { cache_start }, .world = w, .q = d->query, .order = d->order,
                          .on_enter = d->on_enter, .on_leave = d->on_leave, .ctx = d->ctx };
     c->next = r->caches;
     if (r->caches)
@@ -613,79 +617,41 @@ int32_t tecs_cache_count(tecs_cache_t *c)
     return c->n;
 }
 
-tecs_iter_t tecs_cache_iter_ex(tecs_cache_t *c, int32_t flags)
+/* tecs_iter_collect of a cache's iteration not stepped yet: the ids in the
+** cache's order (from its end in reverse), read without a step, so that
+** no row counts as written; then the iteration ends. */
+static int32_t cache_collect(tecs_iter_t *it, tecs_entity_t *out, int32_t cap)
 {
-    if (c == NULL || tecs__enter(c->world))
-        return tecs_query_iter(NULL);
-    tecs_world_t *w = c->world;
-    if (tecs__iter_flags_check(w, flags, "tecs_cache_iter"))
-        return tecs_query_iter(NULL);
-    if (c->scr.busy) {
-        tecs__err(w, TECS_EBUSY, "the cache is being iterated");
-        return tecs_query_iter(NULL);
-    }
-    if (cache_ready(c))
-        return tecs_query_iter(NULL);
+    const snap *s = it->priv_.src;
+    bool rev = tecs__iter_reversed(it);
+    int32_t n = s->n < cap ? s->n : cap, all = s->n;
+    for (int32_t i = 0; i < n; i++)
+        out[i] = s->v[rev ? all - 1 - i : i].e;
+    tecs_iter_fini(it);
+    return all;
+}
+
+/* tecs_iter's cache form (the cache's source start; the world entered). */
+static tecs_iter_t cache_start(tecs_world_t *w, const tecs_iter_desc_t *d)
+{
+    tecs_cache_t *c = d->cache;
+    if (c->world != w)
+        return tecs__iter_failed(w, tecs__err(w, TECS_EWORLD, "tecs_iter: a cache of "
+                                              "another world"));
+    if (c->scr.busy)
+        return tecs__iter_failed(w, tecs__err(w, TECS_EBUSY, "tecs_iter: the cache is "
+                                              "being iterated"));
+    tecs_err_t err = cache_ready(c);
+    if (err)
+        return tecs__iter_failed(w, err);
     if (c->scr.cap < c->n &&
-        tecs__grow(w, (void **)&c->scr.v, &c->scr.cap, c->n, sizeof *c->scr.v)) {
-        tecs__err(w, TECS_ENOMEM, "out of memory iterating a cache");
-        return tecs_query_iter(NULL);
-    }
+        tecs__grow(w, (void **)&c->scr.v, &c->scr.cap, c->n, sizeof *c->scr.v))
+        return tecs__iter_failed(w, tecs__err(w, TECS_ENOMEM, "out of memory iterating a "
+                                              "cache"));
     for (int32_t i = 0; i < c->n; i++)
         c->scr.v[i] = (okey){ place_of(tecs__ei_alive(w, c->ents[i])), c->ents[i] };
     c->scr.n = c->n;
-    return tecs__snap_iter(c->q, &c->scr, flags);
+    c->scr.rows.collect = cache_collect;
+    return tecs__snap_iter(c->q, &c->scr, d->reverse);
 }
 
-tecs_iter_t tecs_cache_iter(tecs_cache_t *c)
-{
-    return tecs_cache_iter_ex(c, 0);
-}
-
-tecs_err_t tecs_cache_each_ex(tecs_cache_t *c, int32_t flags, tecs_each_fn fn, void *ctx)
-{
-    if (c == NULL)
-        return TECS_EINVAL;
-    if (tecs__enter(c->world))
-        return c->world->base.err;
-    if (fn == NULL)
-        return tecs__err(c->world, TECS_EINVAL, "tecs_cache_each: NULL callback");
-    if (tecs__iter_flags_check(c->world, flags, "tecs_cache_each"))
-        return TECS_EINVAL;
-    tecs_iter_t it = tecs_cache_iter_ex(c, flags);
-    if (it.priv_.query == NULL)         /* not started: the error is set */
-        return c->world->base.err;
-    tecs__each_rows(&it, c->q, fn, ctx);
-    return TECS_OK;
-}
-
-tecs_err_t tecs_cache_each(tecs_cache_t *c, tecs_each_fn fn, void *ctx)
-{
-    return tecs_cache_each_ex(c, 0, fn, ctx);
-}
-
-int32_t tecs_cache_collect_ex(tecs_cache_t *c, int32_t flags, tecs_entity_t *out, int32_t cap)
-{
-    if (c == NULL || tecs__enter(c->world))
-        return -1;
-    if (cap < 0 || (cap > 0 && out == NULL)) {
-        tecs__err(c->world, TECS_EINVAL, cap < 0 ? "tecs_cache_collect: negative cap %d"
-                  : "tecs_cache_collect: NULL output for cap %d", cap);
-        return -1;
-    }
-    if (tecs__iter_flags_check(c->world, flags, "tecs_cache_collect") || cache_ready(c))
-        return -1;
-    int32_t n = c->n < cap ? c->n : cap;
-    if (flags & TECS_ITER_REVERSE) {
-        for (int32_t i = 0; i < n; i++)
-            out[i] = c->ents[c->n - 1 - i];
-    } else if (n > 0) {
-        memcpy(out, c->ents, (size_t)n * sizeof *out);
-    }
-    return c->n;
-}
-
-int32_t tecs_cache_collect(tecs_cache_t *c, tecs_entity_t *out, int32_t cap)
-{
-    return tecs_cache_collect_ex(c, 0, out, cap);
-}

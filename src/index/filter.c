@@ -68,6 +68,8 @@ static void filter_link(tecs__indexes *r, tecs_filter_t *f)
     r->filters = f;
 }
 
+static tecs_iter_t where_start(tecs_world_t *w, const tecs_iter_desc_t *d);
+
 tecs_filter_t *tecs_filter_new(tecs_world_t *w)
 {
     if (w == NULL || tecs__enter_object(w))
@@ -79,6 +81,7 @@ tecs_filter_t *tecs_filter_new(tecs_world_t *w)
         return NULL;
     }
     memset(f, 0, sizeof *f);
+    f->src.start = where_start;
     f->world = w;
     f->root = -1;
     f->order = -1;
@@ -1378,7 +1381,7 @@ static TECS__NOINLINE void far_step(tecs_iter_t *it, snap *s, uint64_t k, uint64
 ** Its fields are loaded afresh, without the cursor. */
 static TECS__NOINLINE bool snap_step_varied(tecs_iter_t *it, snap *s)
 {
-    bool rev = it->priv_.flags & TECS_ITER_REVERSE;
+    bool rev = it->priv_.flags & TECS__ITER_REVERSE;
     uint32_t mask = it->world->arch.mask;
     for (;;) {
         int32_t p = it->priv_.pos;
@@ -1416,7 +1419,7 @@ static TECS__NOINLINE bool snap_step_any(tecs_iter_t *it, bool fini)
     uint64_t k, kf;
     if (TECS__UNLIKELY(s->rowwise))
         return snap_step_varied(it, s);
-    if (TECS__UNLIKELY(it->priv_.flags & TECS_ITER_REVERSE)) {
+    if (TECS__UNLIKELY(it->priv_.flags & TECS__ITER_REVERSE)) {
         if (p <= 0)             /* pos: the rows not yet handed out */
             return false;
         n = run_back(s, p - 1, it->world->arch.mask);
@@ -1587,14 +1590,15 @@ static void copy_init(tecs_query_t *q, snap *s)
 }
 
 /* Start an iteration of q that hands out the rows of snapshot s. */
-tecs_iter_t tecs__snap_iter(tecs_query_t *q, snap *s, int32_t flags)
+tecs_iter_t tecs__snap_iter(tecs_query_t *q, snap *s, bool reverse)
 {
-    tecs_iter_t it = tecs_query_iter_ex(q, flags);
+    int32_t flags = reverse ? TECS__ITER_REVERSE : 0;
+    tecs_iter_t it = tecs__query_iter(q, reverse);
     if (it.priv_.query == NULL) /* not started (out of memory, world closed) */
         return it;
     s->busy = true;
     s->rowwise = tecs__query_rowwise(q);
-    s->plain = s->cursor_on && !s->rowwise && !(flags & TECS_ITER_REVERSE);
+    s->plain = s->cursor_on && !s->rowwise && !(flags & TECS__ITER_REVERSE);
     s->la = NULL;
     cursor_init(q, s);
     s->batch = 0;
@@ -1602,135 +1606,29 @@ tecs_iter_t tecs__snap_iter(tecs_query_t *q, snap *s, int32_t flags)
         copy_init(q, s);
     it.priv_.src = s;
     it.priv_.step = s->batch ? snap_step_copy : snap_step;
-    it.priv_.pos = (flags & TECS_ITER_REVERSE) ? s->n : 0;
+    it.priv_.pos = (flags & TECS__ITER_REVERSE) ? s->n : 0;
     return it;
 }
 
-/* Check a where's arguments and collect its matches into f's snapshot. */
-static tecs_err_t where_gather(tecs_query_t *q, tecs_filter_t *f, int32_t flags,
-                               const char *fn)
+/* Check a where's filter (world entered, query checked by tecs_iter) and
+** collect its matches into f's snapshot. */
+static tecs_err_t where_gather(tecs_world_t *w, tecs_query_t *q, tecs_filter_t *f)
 {
-    if (q == NULL)
-        return TECS_EINVAL;
-    tecs_world_t *w = tecs_query_world(q);
-    if (tecs__enter(w))
-        return w->base.err;
-    if (tecs__iter_flags_check(w, flags, fn))
-        return TECS_EINVAL;
-    if (f == NULL)
-        return tecs__err(w, TECS_EINVAL, "NULL filter");
     if (f->world != w)
-        return tecs__err(w, TECS_EWORLD, "filter of another world");
+        return tecs__err(w, TECS_EWORLD, "tecs_iter: a filter of another world");
     if (f->scr.busy)
-        return tecs__err(w, TECS_EBUSY, "the filter is being iterated");
+        return tecs__err(w, TECS_EBUSY, "tecs_iter: the filter is being iterated");
     tecs_err_t err = tecs__filter_ready(f);
     return err ? err : gather(f, q);
 }
 
-/* Start a where: its iteration into *it, empty on error. */
-static tecs_err_t where_start(tecs_query_t *q, tecs_filter_t *f, int32_t flags,
-                              tecs_iter_t *it, const char *fn)
+/* tecs_iter's where form (the filter's source start). */
+static tecs_iter_t where_start(tecs_world_t *w, const tecs_iter_desc_t *d)
 {
-    tecs_err_t err = where_gather(q, f, flags, fn);
-    *it = err ? tecs_query_iter(NULL) : tecs__snap_iter(q, &f->scr, flags);
-    return err;
-}
-
-tecs_iter_t tecs_query_where_ex(tecs_query_t *q, tecs_filter_t *f, int32_t flags)
-{
-    /* each return hands on the caller's iterator: no copy of one here */
-    if (where_gather(q, f, flags, "tecs_query_where"))
-        return tecs_query_iter(NULL);
-    return tecs__snap_iter(q, &f->scr, flags);
-}
-
-tecs_iter_t tecs_query_where(tecs_query_t *q, tecs_filter_t *f)
-{
-    return tecs_query_where_ex(q, f, 0);
-}
-
-/* Per-entity calls over a started iteration (public API only): the rows
-** of each step in memory order, or from its last with TECS_ITER_REVERSE,
-** whose steps come last first: every entity in exactly the reverse order. */
-void tecs__each_rows(tecs_iter_t *it, tecs_query_t *q, tecs_each_fn fn, void *ctx)
-{
-    bool rev = it->priv_.flags & TECS_ITER_REVERSE;
-    const tecs_term_t *terms;
-    int32_t nterms = tecs_query_terms(q, &terms);
-    size_t size[TECS_MAX_TERMS];
-    for (int32_t t = 0; t < nterms; t++)
-        size[t] = tecs_component_size(it->world, terms[t].comp);
-    while (tecs_iter_next(it)) {
-        for (int32_t j = 0; j < it->count; j++) {
-            int32_t i = rev ? it->count - 1 - j : j;
-            void *fields[TECS_MAX_TERMS];
-            for (int32_t t = 0; t < nterms; t++)
-                fields[t] = it->fields[t] ? (char *)it->fields[t] + (size_t)i * size[t] : NULL;
-            tecs_err_t outer_err = tecs__cb_begin(it->world);
-            bool stop = fn(it->world, it->entities[i], fields, ctx);
-            tecs__cb_end(it->world, outer_err);
-            if (stop) {
-                tecs_iter_fini(it);
-                return;
-            }
-        }
-    }
-}
-
-tecs_err_t tecs_query_where_each_ex(tecs_query_t *q, tecs_filter_t *f, int32_t flags,
-                                    tecs_each_fn fn, void *ctx)
-{
-    if (q == NULL)
-        return TECS_EINVAL;
-    if (tecs__enter(tecs_query_world(q)))
-        return tecs_query_world(q)->base.err;
-    if (fn == NULL)
-        return tecs__err(tecs_query_world(q), TECS_EINVAL, "tecs_query_where_each: NULL "
-                         "callback");
-    tecs_iter_t it;
-    tecs_err_t err = where_start(q, f, flags, &it, "tecs_query_where_each");
-    if (err == TECS_OK)
-        tecs__each_rows(&it, q, fn, ctx);
-    return err;
-}
-
-tecs_err_t tecs_query_where_each(tecs_query_t *q, tecs_filter_t *f, tecs_each_fn fn, void *ctx)
-{
-    return tecs_query_where_each_ex(q, f, 0, fn, ctx);
-}
-
-static int32_t collect_ids(tecs_iter_t *it, tecs_entity_t *out, int32_t cap)
-{
-    bool rev = it->priv_.flags & TECS_ITER_REVERSE;
-    int32_t n = 0;
-    while (tecs_iter_next(it))
-        for (int32_t i = 0; i < it->count; i++, n++)
-            if (n < cap)
-                out[n] = it->entities[rev ? it->count - 1 - i : i];
-    return n;
-}
-
-int32_t tecs_query_where_collect_ex(tecs_query_t *q, tecs_filter_t *f, int32_t flags,
-                                    tecs_entity_t *out, int32_t cap)
-{
-    if (q == NULL || tecs__enter(tecs_query_world(q)))
-        return -1;
-    if (cap < 0 || (cap > 0 && out == NULL)) {
-        tecs__err(tecs_query_world(q), TECS_EINVAL, cap < 0
-                  ? "tecs_query_where_collect: negative cap %d"
-                  : "tecs_query_where_collect: NULL output for cap %d", cap);
-        return -1;
-    }
-    tecs_iter_t it;
-    if (where_start(q, f, flags, &it, "tecs_query_where_collect"))
-        return -1;
-    return collect_ids(&it, out, cap);
-}
-
-int32_t tecs_query_where_collect(tecs_query_t *q, tecs_filter_t *f, tecs_entity_t *out,
-                                 int32_t cap)
-{
-    return tecs_query_where_collect_ex(q, f, 0, out, cap);
+    tecs_err_t err = where_gather(w, d->query, d->where);
+    if (err)
+        return tecs__iter_failed(w, err);
+    return tecs__snap_iter(d->query, &d->where->scr, d->reverse);
 }
 
 /* Some index of the filter waits for a rebuild. */

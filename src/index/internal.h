@@ -817,6 +817,7 @@ typedef struct cursor {
 
 /* The rows a filtered iteration hands out, taken when it starts. */
 typedef struct snap {
+    tecs__iter_rows rows;       /* first: a cache's collect reads v's ids   */
     okey *v;                    /* e: the entity; k: a sort key             */
     int32_t n, cap;
     bool cursor_on;             /* steps use cur (a where's; a cache's not) */
@@ -840,6 +841,7 @@ typedef struct snap {
 } snap;
 
 struct tecs_filter_t {
+    tecs__iter_src src;         /* first: tecs_iter starts a where through it */
     tecs_world_t *world;
     tecs_filter_t *next, *prev; /* the world's filters                      */
     fnode *nodes;
@@ -896,13 +898,9 @@ bool tecs__filter_dirty(const tecs_filter_t *f);
 bool tecs__filter_holds(const tecs_filter_t *f, int32_t c, tecs_entity_t e);
 void tecs__snap_free(tecs_world_t *w, snap *s);
 /* Start an iteration of q that hands out the rows of snapshot s, from
-** its end with TECS_ITER_REVERSE (the steps last first, each step's rows
-** in memory order). */
-tecs_iter_t tecs__snap_iter(tecs_query_t *q, snap *s, int32_t flags);
-/* Call fn for each row of a started iteration of q, until it returns true
-** (the iteration is then ended); rows of a step from the last with
-** TECS_ITER_REVERSE. */
-void tecs__each_rows(tecs_iter_t *it, tecs_query_t *q, tecs_each_fn fn, void *ctx);
+** its end if reverse (the steps last first, each step's rows in memory
+** order). */
+tecs_iter_t tecs__snap_iter(tecs_query_t *q, snap *s, bool reverse);
 
 /* ==================================================================== */
 /* cache.c: cached result sets                                          */

@@ -312,7 +312,7 @@ char *tecs_json_export(tecs_world_t *w, tecs_json_error_t *err)
         fail(err, tecs_last_error(w), "%s", tecs_last_error_msg(w));
         return NULL;
     }
-    int32_t n = tecs_query_collect(q, NULL, 0);
+    int32_t n = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q) }, NULL, 0);
     tecs_entity_t *es = n > 0 ? malloc((size_t)n * sizeof *es) : NULL;
     tecs_comp_t *ids = malloc(TECS_MAX_COMPONENTS * sizeof *ids);
     tecs_err_t e = TECS_OK;
@@ -320,7 +320,7 @@ char *tecs_json_export(tecs_world_t *w, tecs_json_error_t *err)
         e = fail(err, tecs_last_error(w), "%s", tecs_last_error_msg(w));
     else if ((n > 0 && es == NULL) || ids == NULL)
         e = fail(err, TECS_ENOMEM, "out of memory writing JSON");
-    else if (n > 0 && tecs_query_collect(q, es, n) != n)
+    else if (n > 0 && tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(w, .query = q) }, es, n) != n)
         e = fail(err, TECS_EINVAL, "the world changed while it was written");
     tecs_query_free(q);
     if (!e) {

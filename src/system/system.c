@@ -573,7 +573,7 @@ static tecs_err_t walk(tecs_world_t *w, const sys_entry *e, double dt, int64_t f
         memset(&it, 0, sizeof it);
         it.world = w;
     } else {
-        it = tecs_query_iter(q);
+        it = tecs__query_iter(q, false);
         if (it.priv_.query == NULL && drive) {  /* the iteration did not open */
             *visited = -1;
             return w->base.err ? w->base.err : TECS_ENOMEM;

@@ -275,6 +275,8 @@ tecs_err_t tecs__workers_merge(tecs_world_t *w)
 
 /* ---- splits ---------------------------------------------------------- */
 
+static tecs_iter_t split_part(tecs_world_t *w, const tecs_iter_desc_t *d);
+
 tecs_err_t tecs_split_begin(tecs_query_t *q, int32_t parts)
 {
     if (q == NULL)
@@ -289,6 +291,7 @@ tecs_err_t tecs_split_begin(tecs_query_t *q, int32_t parts)
     if ((err = tecs__workers_reserve(w, parts)) || (err = tecs__query_reports_reserve(w)))
         return err;
     worker_state *s = w->workers;
+    w->base.part_start = split_part;
     s->split = q;
     s->split_parts = parts;
     tecs__query_run(q, true);
@@ -300,16 +303,19 @@ tecs_err_t tecs_split_begin(tecs_query_t *q, int32_t parts)
     return TECS_OK;
 }
 
-tecs_iter_t tecs_split_iter(tecs_query_t *q, int32_t k)
+/* tecs_iter's part form (base.part_start): part d->part of the split of
+** d->query, read without writing to the world, whose workers may run. */
+static tecs_iter_t split_part(tecs_world_t *w, const tecs_iter_desc_t *d)
 {
-    tecs_iter_t it;
-    memset(&it, 0, sizeof it);
-    const worker_state *s = q ? tecs_query_world(q)->workers : NULL;
-    if (s == NULL || s->split != q || k < 0 || k >= s->split_parts)
-        return it;
+    const worker_state *s = w->workers;
+    int32_t k = d->part;
+    if (s == NULL || s->split != d->query || d->parts != s->split_parts || k < 0 ||
+        k >= s->split_parts)
+        return tecs__iter_failed(w, TECS_EINVAL);
     int64_t first = s->split_rows * k / s->split_parts;
     int64_t end = s->split_rows * (k + 1) / s->split_parts;
-    tecs__iter_part(&it, q, s->ctxs[k], first, end - first);
+    tecs_iter_t it;
+    tecs__iter_part(&it, d->query, s->ctxs[k], first, end - first);
     it.worker = k;
     it.workers = s->split_parts;
     return it;

@@ -22,7 +22,7 @@ int main(void)
     }
     tecs_query_t *q = TECS_QUERY(w, {.comp = pos}, {.comp = vel, .access = TECS_READ});
     float sum = 0;
-    tecs_iter_t it = tecs_query_iter(q);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
     while (tecs_iter_next(&it)) {
         Position *p = TECS_FIELD(&it, Position, 0);
         const Velocity *v = TECS_FIELD(&it, Velocity, 1);
