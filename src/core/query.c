@@ -968,7 +968,7 @@ static bool iter_close(tecs_world_t *w, uint32_t serial)
 }
 
 /* The last open iteration ended: tell the listeners (caches re-sort).
-** Apart, so that an iteration's end saves no registers for the loop. */
+** Apart, so that an iteration's end carries none of it into the loop. */
 static TECS__NOINLINE void iters_done(tecs_world_t *w)
 {
     if (!w->bus.watch_iters)
@@ -1595,7 +1595,7 @@ static TECS__NOINLINE bool iter_next_slow(tecs_iter_t *it);
 ** iteration the newest one and no SET events to raise, the step's own
 ** function is called without the slow path's checks; otherwise the slow
 ** path. A function of its own, reached by a tail call, so that
-** tecs_iter_next saves no registers for it. */
+** tecs_iter_next stays a leaf for the plain walk. */
 static TECS__NOINLINE bool iter_next_filtered(tecs_iter_t *it)
 {
     /* an ended iteration's world may be freed: the state is read first */
@@ -1632,7 +1632,7 @@ static TECS__INLINE void iter_ended(tecs_world_t *w, tecs_iter_t *it)
 static TECS__NOINLINE bool iter_next_chunk(tecs_iter_t *it);
 
 /* The end of a plain walk in its step: tecs_iter_fini's work, with no
-** writes to report. Apart, so that a step saves no registers for it. */
+** writes to report. Apart, so that a step carries none of it. */
 static TECS__NOINLINE bool plain_end(tecs_iter_t *it, tecs_world_t *w)
 {
     int32_t n = w->query.niters;
@@ -1723,9 +1723,9 @@ static TECS__NOINLINE bool iter_next_plain(tecs_iter_t *it)
 
 /* The next step. A filtered iteration's step and a plain walk's (the
 ** common case: every pass over a small world pays it) go to functions of
-** their own by a tail call, before any register save. Here, the next run
-** of a chunk walked word by word (ITER_WORDS), about 70 instructions (two
-** terms) whatever the run's length, calls nothing that is not inlined;
+** their own by a tail call, before any other work. Here, the next run
+** of a chunk walked word by word (ITER_WORDS), whose cost does not grow
+** with the run's length, calls nothing that is not inlined;
 ** iter_next_chunk takes the next run of a word of rows of another chunk
 ** walked run by run, and the next chunk of a plain walk in reverse. All
 ** need the world open, the iteration the newest one, and no SET events to
@@ -1748,7 +1748,7 @@ bool tecs_iter_next(tecs_iter_t *it)
 }
 
 /* tecs_iter_next's next run of a word of rows, or next chunk of a plain
-** walk in reverse: apart, so that its path saves few registers. */
+** walk in reverse: apart, so that the common paths carry none of it. */
 static TECS__NOINLINE bool iter_next_chunk(tecs_iter_t *it)
 {
     if (!(it->priv_.flags & ITER_PART) && TECS__LIKELY(it->priv_.state == ITER_RUNNING)) {

@@ -656,8 +656,8 @@ static inline void places_of(walk *wk, int32_t from, bool fetch_rows)
         places_many(wk, from, fetch_rows);
 }
 
-/* places_of for a range, apart from the walk of the leaves, whose state
-** would crowd its registers. */
+/* places_of for a range, apart from the walk of the leaves, so that each
+** loop keeps its own state. */
 static TECS__NOINLINE void range_places(walk *wk, int32_t from)
 {
     places_of(wk, from, false);
@@ -1447,7 +1447,7 @@ static TECS__NOINLINE bool snap_step_any(tecs_iter_t *it, bool fini)
 ** PREFETCH_AHEAD steps on being fetched. Rows do not move while it runs:
 ** the world is deferred. The common case of a where whose matches are
 ** scattered, a forward step of one row in the cursor's group, is handled
-** here in a few dozen instructions, the fields moved by the distance
+** here with no call, the fields moved by the distance
 ** from the row before; every other step goes to snap_step_any. */
 static bool snap_step(tecs_iter_t *it, bool fini)
 {
