@@ -165,15 +165,12 @@ tecs_world_t *tecs_world_new(void);
 tecs_world_t *tecs_world_new_ex(const tecs_world_desc_t *desc);
 
 /**
- * Free a world: announces every live entity to REMOVE / LEAVE observers and
- * on_remove hooks, runs the destructor of every live component and of every
- * queued value, then frees every block the world holds, queries included.
- * Queued changes are dropped, also those of iterations and deferred
- * sections (tecs_defer_begin) left open. While it runs the world is
- * closed: the callbacks it triggers may read, every other call is refused
- * (TECS_EBUSY).
- * @return TECS_OK (NULL: TECS_OK, nothing done); TECS_EBUSY inside any
- * callback of this world or while it is already being freed (nothing freed).
+ * Free a world: every live entity is announced as destroyed (REMOVE / LEAVE
+ * observers, on_remove hooks) and destructed, queued values too, then every
+ * block is freed; queued changes are dropped. The world is closed while it
+ * runs: its callbacks may read, other calls are EBUSY.
+ * @return TECS_OK (also for NULL); TECS_EBUSY inside a callback of this
+ * world or while it is being freed (nothing freed).
  */
 tecs_err_t tecs_world_free(tecs_world_t *world);
 
@@ -618,21 +615,14 @@ tecs_err_t tecs_modified(tecs_world_t *world, tecs_entity_t entity, tecs_comp_t 
 */
 
 /**
- * Enable (enable true) or disable (false) comp on entity. No row moves, so
- * it applies at once, also inside an iteration or a callback: an iteration
- * under way sees the new state in the rows it has not handed out yet. It
- * queues (and applies with the other queued changes, or is dropped if the
- * entity lacks comp then) where a value write queues (in lifecycle hooks and
- * order functions, in a worker), and while deferred when the entity does not
- * have comp yet (a queued add or birth) or has a queued remove of it.
- * Changing the state fires TECS_ON_ENABLE / TECS_ON_DISABLE observers of comp
- * and the membership events of the queries it changes (ENTER / LEAVE,
- * caches); enabling an enabled component does nothing.
- * Callbacks: allowed from every callback that may write values (see the table
- * at the top); the events it fires run inside the call.
- * @return TECS_OK; TECS_EINVAL (NULL world, comp not enableable), TECS_EDEAD,
- * TECS_ENOCOMP, TECS_ENOENT (the entity does not have comp), TECS_EBUSY
- * (closed world), TECS_ENOMEM (when queued).
+ * Enable or disable comp on entity. No row moves, so it applies at once,
+ * also in an iteration (which sees the new state in the rows still to come)
+ * or a callback; it queues where a value write queues (lifecycle hooks,
+ * order functions, workers) and while deferred when the entity has a
+ * queued add or remove of comp. A change of state fires ON_ENABLE /
+ * ON_DISABLE and the queries' membership events inside the call.
+ * @return TECS_OK; TECS_EINVAL (NULL world, comp not enableable),
+ * TECS_EDEAD, TECS_ENOCOMP, TECS_ENOENT, TECS_EBUSY, TECS_ENOMEM (queued).
  */
 tecs_err_t tecs_enable(tecs_world_t *world, tecs_entity_t entity, tecs_comp_t comp,
                        bool enable);
@@ -814,26 +804,14 @@ typedef struct tecs_query_desc_t {
 } tecs_query_desc_t;
 
 /**
- * Create a query. It matches every archetype that exists now, and every
- * archetype created later when it appears; iteration never matches.
- * A term of a sparse component (any kind) is decided row by row, each
- * row's entity looked up in the set; one that hands out its value makes
- * each step one row, and a with-term whose members are fewer than a
- * quarter of the rows of the query's archetypes makes the iteration walk
- * its members (one row a step, in the set's order). See docs/sparse.md
- * ("Sparse components") for the costs.
- * A query of no terms (term_count 0, terms may be NULL) matches every
- * archetype, the empty one included: it is the query of every live entity,
- * entities with no component too, and its iterations hand out no field
- * (tecs_field is NULL, tecs_field_is_set false for every term; an each
- * function gets an empty fields array). Counting, collecting, each, where
- * with a filter, caches and systems take it as any query.
- * @return the query, owned by the world until tecs_query_free; NULL on error:
- * TECS_EINVAL (NULL desc, a negative count, NULL terms with a count, a
- * component in two terms), TECS_ELIMIT (too
- * many terms), TECS_ENOCOMP, TECS_ENOMEM. A component has one term at most:
- * its operator and access say all there is (a write term is read too), and
- * one term per component keeps each field and each written value single.
+ * Create a query. It matches every archetype that exists now and each one
+ * made later (iteration never matches). One term per component at most. A
+ * sparse component's term is decided row by row (docs/sparse.md has the
+ * costs). No terms (term_count 0, terms may be NULL): the query of every
+ * live entity, the empty archetype included, handing out no field.
+ * @return the query, owned by the world until tecs_query_free; NULL on
+ * error: TECS_EINVAL (a bad desc, a component in two terms), TECS_ELIMIT,
+ * TECS_ENOCOMP, TECS_ENOMEM.
  */
 tecs_query_t *tecs_query_new(tecs_world_t *world, const tecs_query_desc_t *desc);
 
@@ -870,13 +848,9 @@ int32_t tecs_query_archetype_count(const tecs_query_t *query);
 
 /**
  * A chunk iterator: each tecs_iter_next step hands out `count` rows of one
- * chunk: the entity column and one pointer per term. Only the public fields
- * may be read; the rest is private.
- * It is a plain value and may be copied: every copy names the same
- * iteration, which the world keeps in its table of open iterations until
- * one copy ends it (tecs_iter_next returning false, or tecs_iter_fini).
- * After that every copy is ended: tecs_iter_next on it returns false, and a
- * second end does nothing to the world (tecs_world_check reports it).
+ * chunk: the entity column and one pointer per term. Read only the public
+ * fields. A plain value: every copy names the same iteration, which one
+ * copy's end (tecs_iter_next false, tecs_iter_fini) ends for all.
  */
 typedef struct tecs_iter_t {
     tecs_world_t *world;
@@ -899,69 +873,36 @@ typedef struct tecs_iter_t {
     /* private */
     struct {
         tecs_query_t *query;
-        void *arch;                       /* current archetype              */
-        int32_t match;                    /* index into the query's matches */
-        int32_t chunk;                    /* chunk index in the archetype   */
-        int32_t flags;
-        int32_t state;                    /* 0 fresh, 1 running, 2 done     */
-        uint32_t serial;                  /* the iteration's serial in the
-                                             world's table of open ones     */
-        void *src;                        /* filtered: what steps are read
-                                             from; a chunk walked word by
-                                             word: its bit column */
-        bool (*step)(struct tecs_iter_t *it, bool fini); /* filtered: next step */
-        int32_t pos;                      /* filtered: position in the source;
-                                             a failed start: its error      */
-        int64_t stepped;                  /* rows handed out so far         */
-        int64_t left;                     /* a part: rows still to hand out;
-                                             a word walk: the chunk's rows */
-        uint32_t absent;                  /* terms this step has no field of
-                                             though its archetype has them */
-        int32_t word;                     /* run by run: the word of rows ... */
-        uint64_t bits;                    /* ... and its rows not passed yet */
+        void *arch;
+        int32_t match, chunk, flags, state;
+        uint32_t serial;
+        void *src;
+        bool (*step)(struct tecs_iter_t *it, bool fini);
+        int32_t pos;
+        int64_t stepped, left;
+        uint32_t absent;
+        int32_t word;
+        uint64_t bits;
     } priv_;
 } tecs_iter_t;
 
 /**
- * What to iterate: a query's matches (optionally narrowed by a where
- * filter), or a cache's rows, or exactly one archetype. Filled with
- * designated initializers, zero meaning default:
- *
- *     tecs_iter_t it = TECS_ITER(w, .query = q, .reverse = true);
- *
- * Exactly one source: query, cache or archetype; where and parts only with
- * query.
- *   - query: its matches, archetype by archetype in the order they were
- *     matched, each one's chunks in order. With where (a filter,
- *     tinyecs/index.h), only the rows passing the filter, in its order (key
- *     order with tecs_filter_order, else by archetype and row); the result
- *     set is taken when the iteration starts.
- *   - cache (tinyecs/index.h): the cache's rows, in its order, with its
- *     query's fields; the set is taken when the iteration starts.
- *   - archetype: its entities (every one, whatever its enableable
- *     components' state), not those of archetypes with more components;
- *     term i is the archetype's i-th component in tecs_archetype_components
- *     order, for its first TECS_MAX_TERMS components (NULL field for a
- *     tag). Every component with data is a write term: writes through the
- *     fields are reported as a query's are.
- *
- * Reverse, one meaning for every source: the steps come last first (a
- * query's archetypes last first and the chunks of each last first; a
- * where's or a cache's runs of rows last first), and the rows within one
- * step stay in memory order: entities[0] is the step's lowest row.
- * tecs_iter_each and tecs_iter_collect read each step from entities[count -
- * 1] down, so they visit every entity in exactly the reverse of the forward
- * order; so does a chunk loop that reads each step from its end. For a
- * filter in key order that is the key order turned round, ties (by entity
- * slot) included: ascending gives keys and slots falling, descending gives
- * them rising; a cache's order (or arrival order) is likewise read from
- * its end.
- *
- * Parts (with query only, from any thread between tecs_split_begin and
- * tecs_split_end, tinyecs/system.h): part `part` of `parts`, the rows
- * [part * N / parts, (part + 1) * N / parts) of the N the query matched at
- * tecs_split_begin, forward; it->worker is part, it->workers parts, and
- * it->world the part's worker context. parts 0 is the whole iteration.
+ * What to iterate, zero meaning default: TECS_ITER(w, .query = q). Exactly
+ * one source (query, cache or archetype); where and parts only with query.
+ *   - query: its matches, archetype by archetype as matched, chunks in
+ *     order; with where (tinyecs/index.h), the rows passing the filter, in
+ *     its order; the result set is taken at the start.
+ *   - cache (tinyecs/index.h): its rows in its order, its query's fields.
+ *   - archetype: exactly its entities (enabled or not); term i is its i-th
+ *     component (tecs_archetype_components), each a write term.
+ *   - reverse, one meaning for every source: the steps last first, the
+ *     rows within a step in memory order; tecs_iter_each and
+ *     tecs_iter_collect read each step from its end, so they visit every
+ *     entity in exactly the reverse of the forward order (a key order
+ *     turned round, ties included).
+ *   - parts, part (between tecs_split_begin and _end, tinyecs/system.h,
+ *     from any thread): rows [part * N / parts, (part + 1) * N / parts) of
+ *     the N matched at the split, it->world the part's worker context.
  */
 typedef struct tecs_iter_desc_t {
     tecs_query_t *query;          /* a query's matches ...                    */
@@ -975,21 +916,14 @@ typedef struct tecs_iter_desc_t {
 } tecs_iter_desc_t;
 
 /**
- * Start an iteration. While any iteration is open, structural changes
- * (new, destroy, add, remove, set that adds) are queued and applied in call
- * order when the outermost iteration ends. Iterations may nest. Its query,
- * filter or cache is busy until the iteration ends (tecs_query_free and
- * tecs_cache_free refuse; tecs_filter_free frees the filter at the end; a
- * second iteration of a busy filter or cache is refused). The world must
- * be the source's.
- * On error the iteration is empty, the world's last error says why, and
- * tecs_iter_each / tecs_iter_collect on it return the error: TECS_EINVAL
- * (NULL world or desc, not exactly one source, where or parts without a
- * query, a bad filter), TECS_EWORLD (a source of another world), TECS_EBUSY
- * (the world closed, the filter or cache being iterated), TECS_ENOMEM.
- * The part form records no error (the world is in use, and it is safe from
- * any thread): a part out of range, of a query not the one split, or with
- * anything but query, parts and part set is an empty iteration whose
+ * Start an iteration. While any iteration is open the world is deferred:
+ * structural changes queue and apply when the outermost one ends.
+ * Iterations nest. The source is busy until the end (its free is refused,
+ * a filter's free waits; a second iteration of a filter or cache is
+ * EBUSY). On error the iteration is empty, the last error says why, and
+ * tecs_iter_each / _collect on it return the error: TECS_EINVAL (a bad
+ * desc or filter), TECS_EWORLD, TECS_EBUSY, TECS_ENOMEM. A part records
+ * no error (the world is in use): a bad one is an empty iteration whose
  * error is TECS_EINVAL.
  */
 tecs_iter_t tecs_iter(tecs_world_t *world, const tecs_iter_desc_t *desc);
@@ -1041,10 +975,7 @@ static inline void *tecs__field_sized(const tecs_iter_t *it, int32_t term, size_
 #define TECS_FIELD(it, T, term) ((T *)tecs__field_sized((it), (term), sizeof(T)))
 
 /**
- * Per-entity iteration the compiler can inline: a loop statement whose body
- * runs once per matching entity, in the chunk iteration's order, with no
- * call per entity, so a simple body compiles to the same vector loop as a
- * hand-written chunk loop.
+ * Per-entity iteration the compiler can inline, with no call per entity:
  *
  *     TECS_EACH(q, it, i) {
  *         Position *p = TECS_ROW(it, Position, 0, i);
@@ -1052,25 +983,20 @@ static inline void *tecs__field_sized(const tecs_iter_t *it, int32_t term, size_
  *         p->x += v->x;
  *     }
  *
- * `it` names the open chunk iterator (a tecs_iter_t: it.entities[i] is the
- * entity, it.fields as tecs_field) and `i` (an int32_t) the entity's row in
- * the current step; both are declared by the macro and live in its loop.
- * It is sugar over tecs_iter, tecs_iter_next and tecs_iter_fini:
- * errors are theirs (a NULL query, TECS_ENOMEM, a closed world: the body
- * never runs and the world's last error says why).
- * The body runs inside an open iteration, not in a callback: structural
- * changes are queued until the outermost iteration ends, value writes
- * apply at once, the query cannot be freed (TECS_EBUSY), and what an
- * iteration refuses is refused (tecs_world_reset, tecs_progress,
- * tecs_delayed_apply*: TECS_EBUSY). tecs_world_free is not refused, as
- * with any iteration left open, and drops what the loop queued: the loop
- * must not go on after it (free the world after the loop). `break` ends
- * the whole iteration cleanly and `continue` goes on to the next entity;
- * do not leave the body by return or goto (the iteration would stay
- * open) without calling tecs_iter_fini(&it) first. A tecs_iter_fini(&it)
- * in the body stops the loop after that entity. q is evaluated twice.
+ * declares the open iterator `it` and the row `i` (int32_t) of its step.
+ * Sugar over tecs_iter, tecs_iter_next and tecs_iter_fini, with their
+ * errors and rules (the body runs inside an open iteration). `break` ends
+ * the iteration, `continue` goes to the next entity; leave the body by
+ * return or goto only after tecs_iter_fini(&it).
  */
-#define TECS_EACH(q, it, i) TECS_EACH_ITER(TECS_ITER(tecs_query_world(q), .query = (q)), it, i)
+/** Private: TECS_EACH's start, so that its query is evaluated once. */
+static inline tecs_iter_t tecs__iter_query(tecs_query_t *query)
+{
+    tecs_iter_desc_t desc = { 0 };
+    desc.query = query;
+    return tecs_iter(tecs_query_world(query), &desc);
+}
+#define TECS_EACH(q, it, i) TECS_EACH_ITER(tecs__iter_query(q), it, i)
 
 /**
  * TECS_EACH over any chunk iterator: start is an expression giving a fresh
@@ -1109,28 +1035,21 @@ typedef bool (*tecs_each_fn)(tecs_world_t *world, tecs_entity_t entity,
                              void *const *fields, void *ctx);
 
 /**
- * Call fn for each entity of the rest of the iteration (the steps after
- * the current one), until it returns true; the iteration is then ended.
- * Each step's rows are visited in memory order, in reverse from the last
- * (see tecs_iter_desc_t). Built on tecs_iter_next: what an iteration
- * allows, fn may do (see the table at the top).
+ * Call fn for each entity of the rest of the iteration (the steps after the
+ * current one) until it returns true, then end the iteration; rows in the
+ * order reverse defines (tecs_iter_desc_t). fn runs inside the iteration.
  *
  *     tecs_iter_t it = TECS_ITER(w, .query = q);
  *     tecs_err_t err = tecs_iter_each(&it, fn, ctx);
  *
- * @return TECS_OK; the error of a failed tecs_iter; TECS_EINVAL (NULL it or
- * fn: the iteration is ended).
+ * @return TECS_OK; a failed tecs_iter's error; TECS_EINVAL (NULL it or fn).
  */
 tecs_err_t tecs_iter_each(tecs_iter_t *it, tecs_each_fn fn, void *ctx);
 
-/**
- * Collect the ids of the rest of the iteration (as tecs_iter_each visits
- * them) into out, up to cap (out may be NULL with cap 0, to count first);
- * the iteration is then ended.
- * @return the number of entities (may exceed cap), or -1 on error (the
- * error of a failed tecs_iter; TECS_EINVAL for a NULL it, a negative cap or
- * a NULL out with cap > 0: the iteration is ended).
- */
+/** Collect the ids of the rest of the iteration, as tecs_iter_each visits
+ *  them, into out (up to cap; NULL with cap 0 counts), then end it.
+ *  @return their number (may exceed cap), or -1: a failed tecs_iter's
+ *  error, TECS_EINVAL (NULL it, negative cap, NULL out with cap > 0). */
 int32_t tecs_iter_collect(tecs_iter_t *it, tecs_entity_t *out, int32_t cap);
 
 /** True while changes are queued: an iteration or a deferred section is
@@ -1140,40 +1059,24 @@ bool tecs_is_deferred(const tecs_world_t *world);
 
 /**
  * Begin a deferred section: until the matching tecs_defer_end, structural
- * changes (tecs_new*, tecs_destroy, tecs_add, tecs_remove, a tecs_set that
- * adds) are queued exactly as inside an iteration, into the same queue
- * with the same guarantees: a new entity
- * gets its id at once but is not alive (TECS_ENTITY_PENDING), calls on a
- * queued entity queue too, a change whose entity died meanwhile is
- * skipped, one that no longer fits is dropped and reported
- * (tecs_dropped_changes). Writes to a component an entity has land at
- * once. Sections nest (counted) and nest with iterations and callbacks:
- * the queue is applied, in call order, when the last deferral of any kind
- * ends. While a section is open tecs_progress, tecs_world_reset and the
- * delayed applies are refused (TECS_EBUSY), and tecs_world_check does not
- * mind it; tecs_world_free drops what it queued.
- * Callbacks: allowed in every callback that may call the world (a section
- * begun there nests in the callback's own deferral, which applies the
- * queue after the public call that ran it); refused (TECS_EBUSY) while
- * the world is closed (its free or reset runs, its allocator runs).
- * @return TECS_OK; TECS_EINVAL for NULL; TECS_EBUSY (closed world);
+ * changes queue exactly as inside an iteration (a new entity gets its id
+ * but is not alive yet; a change whose entity died is skipped; one that
+ * no longer fits is dropped and reported). Value writes land at once.
+ * Sections nest with each other, iterations and callbacks; the queue
+ * applies when the last deferral ends. Meanwhile tecs_progress,
+ * tecs_world_reset and the delayed applies are EBUSY.
+ * @return TECS_OK; TECS_EINVAL (NULL); TECS_EBUSY (closed world);
  * TECS_ENOMEM (nothing changed).
  */
 tecs_err_t tecs_defer_begin(tecs_world_t *world);
 
 /**
- * End the innermost deferred section. If no other deferral is open (no
- * other section, iteration, callback), the queue is applied now.
- * Each end belongs to the level it is made at: inside a callback it ends
- * only a section that callback began (never one begun outside it, so it
- * never applies a deferral it did not begin); a section that a callback
- * left open when it returned is ended by the next end of an outer level.
- * @return TECS_OK; TECS_EINVAL (NULL, no section open, or the innermost
- * one begun outside the running callback: nothing changed); TECS_EBUSY
- * (closed world); or, when it applied the queue, what the flush met: the
- * first drop's error (the last error says how many, tecs_dropped_changes)
- * or TECS_ENOMEM (what did not apply stays queued for the next flush). In
- * those two cases the section is ended all the same.
+ * End the innermost deferred section; with no other deferral open, apply
+ * the queue. Inside a callback it ends only a section that callback began.
+ * @return TECS_OK; TECS_EINVAL (NULL, no section open, or one begun
+ * outside the running callback); TECS_EBUSY (closed world); or what the
+ * flush met: the first drop's error (tecs_dropped_changes) or TECS_ENOMEM
+ * (the rest stays queued); the section is ended all the same.
  */
 tecs_err_t tecs_defer_end(tecs_world_t *world);
 

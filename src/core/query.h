@@ -25,6 +25,17 @@ bool tecs__query_reads_only(const tecs_query_t *q);
 /* Ask the cache for the fields of row of a (q's match m), soon needed. */
 void tecs__iter_prefetch(const tecs_iter_t *it, int32_t m, const tecs_archetype_t *a,
                          uint32_t row);
+/* The private fields of tecs_iter_t: query, the iterated query; arch, the
+** current archetype; match, its index in the query's matches; chunk, the
+** chunk in it; flags, TECS__ITER_REVERSE and the engine's ITER_ bits;
+** state, fresh, running or done; serial, the iteration's serial in the
+** world's table of open ones; src, what a filtered iteration's steps are
+** read from (a chunk walked word by word: its bit column); step, a
+** filtered iteration's next step; pos, the position in src (a failed
+** start: its error); stepped, rows handed out so far; left, a part's rows
+** still to hand out (a word walk: the chunk's rows); absent, the terms
+** this step has no field of though its archetype has them; word and bits,
+** run by run: the word of rows and its rows not passed yet. */
 /* The priv_.flags bit of an iteration in reverse (tecs_iter_desc_t.reverse);
 ** the library's own, as every priv_ field is. */
 #define TECS__ITER_REVERSE 1
