@@ -78,12 +78,8 @@ extern "C" {
 #define TECS_MAX_THREADS         64        /* workers of one world           */
 #define TECS_MAX_COMPONENT_SIZE  (1 << 20) /* bytes of one component value   */
 #define TECS_MAX_ALIGN           64        /* largest component alignment    */
-/* Bytes of one chunk: rows_per_chunk rows of the entity id and every value
-** (each column 64-byte aligned). Every chunk has the world's rows_per_chunk
-** rows, so an archetype whose rows are fatter than TECS_MAX_CHUNK_BYTES /
-** rows_per_chunk is refused (TECS_ELIMIT): 32 KiB a row at the default 1,024
-** rows, and a value of TECS_MAX_COMPONENT_SIZE fits at 16 rows. One entity
-** thus never holds more than one chunk of this size, however fat. */
+/* Bytes of one chunk (each column 64-byte aligned): an archetype whose rows
+** do not fit rows_per_chunk to a chunk is refused (TECS_ELIMIT). */
 #define TECS_MAX_CHUNK_BYTES     (1 << 25)
 
 /* ==================================================================== */
@@ -413,16 +409,10 @@ size_t tecs_type_size(tecs_type_t type);
 
 typedef struct tecs_archetype_t tecs_archetype_t;
 
-/**
- * Find or create the archetype of exactly these components (any order).
- * n == 0 gives the empty archetype.
- * @return the archetype, owned by the world and valid until the world is
- * freed (an archetype is never freed before; a handle of a freed world is
- * a dangling pointer no call can detect); NULL on error: TECS_EINVAL
- * (NULL ids with n > 0, a repeated id, a sparse component's id),
- * TECS_ENOCOMP, TECS_ELIMIT (more than TECS_MAX_ARCH_COMPONENTS, max_archetypes reached, or a chunk of its rows
- * would pass TECS_MAX_CHUNK_BYTES), TECS_ENOMEM.
- */
+/** The archetype of exactly these components (any order; n 0: the empty
+ *  one), made if new; owned by the world and valid until it is freed.
+ *  NULL on error: TECS_EINVAL (NULL ids with n > 0, a repeated or sparse
+ *  id), TECS_ENOCOMP, TECS_ELIMIT, TECS_ENOMEM. */
 tecs_archetype_t *tecs_archetype_get(tecs_world_t *world, int32_t n, const tecs_comp_t *ids);
 
 /** Allocate chunks ahead so that n entities in total fit without allocating
@@ -511,15 +501,11 @@ typedef struct tecs_init_t tecs_init_t;
 /** Gives components their first values through tecs_init_construct. */
 typedef void (*tecs_init_fn)(tecs_init_t *init, void *ctx);
 
-/**
- * Create an entity in an archetype and run fn on it before anything else sees
- * it. Components fn constructs get its values; the rest are default-
- * constructed after fn returns. Structural changes made inside fn are queued.
- * fn runs once: memory for the birth (and for the field indexes it joins)
- * is reserved before fn runs. Queued (the world deferred), it runs when
- * the birth applies, as tecs_delayed_new_with's.
- * @return its id, or 0 on error (as tecs_new_in, and TECS_EINVAL for NULL fn).
- */
+/** Create an entity in an archetype and run fn on it before anything else
+ *  sees it: the components fn constructs (tecs_init_construct) get its
+ *  values, the rest are default-constructed after; fn runs once, its
+ *  structural changes queued. @return the id, or 0 (as tecs_new_in;
+ *  TECS_EINVAL for NULL fn). */
 tecs_entity_t tecs_new_with(tecs_world_t *world, tecs_archetype_t *arch,
                             tecs_init_fn fn, void *ctx);
 
@@ -534,16 +520,11 @@ void *tecs_init_construct(tecs_init_t *init, tecs_comp_t comp);
 /** Inside an initializer: the id of the entity being built. */
 tecs_entity_t tecs_init_entity(const tecs_init_t *init);
 
-/**
- * Create n entities in an archetype in one call (the fast path for many).
- * out (may be NULL) receives the n ids. vals (may be NULL, nvals 0) gives
- * initial values: vals[i].ptr points to an array of n values of vals[i].comp,
- * copied in; components not listed are default-constructed.
- * @return TECS_OK or an error (TECS_EINVAL, also for a value of a sparse
- * component, TECS_EWORLD, TECS_ENOCOMP for a component not in the archetype,
- * TECS_ENOMEM, TECS_ELIMIT); on error no
- * entity is created.
- */
+/** Create n entities in an archetype in one call; out (may be NULL) gets
+ *  the ids; vals[i].ptr (nvals may be 0) is an array of n values of
+ *  vals[i].comp, the rest default-constructed. On error none is made:
+ *  TECS_EINVAL (a sparse component's value too), TECS_EWORLD, TECS_ENOCOMP
+ *  (not in the archetype), TECS_ENOMEM, TECS_ELIMIT. */
 tecs_err_t tecs_new_bulk(tecs_world_t *world, tecs_archetype_t *arch, int32_t n,
                          tecs_entity_t *out, int32_t nvals, const tecs_value_t *vals);
 
@@ -1108,13 +1089,9 @@ typedef struct tecs_event_t {
     void *ctx;                  /* the hook's or observer's user pointer      */
 } tecs_event_t;
 
-/**
- * A hook or observer callback. It runs with the world deferred: structural
- * changes it makes (new, destroy, add, remove, set that adds) are queued and
- * applied after it returns, in order, and their own events fire then. Writes
- * to values that exist (tecs_set of a present component) happen at once, and
- * a SET event they raise runs inside that call.
- */
+/** A hook or observer callback. It runs with the world deferred: its
+ *  structural changes apply after it returns; its writes of present values
+ *  happen at once (their SET events inside that call). */
 typedef void (*tecs_observer_fn)(const tecs_event_t *event);
 
 /** Per-component hooks; a NULL member is no hook. */
@@ -1126,13 +1103,10 @@ typedef struct tecs_hooks_t {
     void *ctx;                  /* handed to every hook                       */
 } tecs_hooks_t;
 
-/**
- * Give a component its hooks, replacing any it had (hooks NULL clears them).
- * Hooks run before the observers of ADD and SET, after those of REMOVE.
- * A SET event also comes from a write term of an iteration (one per row, when
- * the iterator leaves the chunk), as if tecs_modified had been called.
- * @return TECS_OK, TECS_EINVAL (on_set on a tag), TECS_ENOCOMP, TECS_ENOMEM.
- */
+/** Give a component its hooks, replacing any (NULL clears them). They run
+ *  before ADD and SET observers, after REMOVE ones; a write term's SET
+ *  comes when the iterator leaves the chunk. @return TECS_OK, TECS_EINVAL
+ *  (on_set on a tag), TECS_ENOCOMP, TECS_ENOMEM. */
 tecs_err_t tecs_component_hooks(tecs_world_t *world, tecs_comp_t comp,
                                 const tecs_hooks_t *hooks);
 
@@ -1141,21 +1115,12 @@ tecs_err_t tecs_component_hooks(tecs_world_t *world, tecs_comp_t comp,
 /* ==================================================================== */
 
 /*
-** The world counts ticks, from 1. Each write records the tick it was made
-** at, per chunk and component: a tecs_set, a tecs_get_mut (the pointer
-** counts as written through), a tecs_modified, a query's write term handed
-** out by an iteration, a birth or a row that enters a chunk (then for all
-** of its components), an add. A worker's writes count when its run begins
-** (its query's write terms) or ends (its system's desc.writes, in every
-** chunk that holds them). A term with .change (TECS_CHANGE_CHANGED or
-** _ADDED) passes the chunks whose tick is newer than the start of the
-** query's previous run; the first run of a query passes every row. Each
-** run of a query with change terms (an iteration, a system's run, a split)
-** starts at the current tick and moves the tick on, so that a write made
-** after the run began is seen by the next run, and one made before it is
-** not seen twice. A query sees its own write terms' writes in its next
-** run. Enabling or disabling a component (tecs_enable) counts as the row
-** entering its chunk: a query that skips disabled rows sees it come or go.
+** The world counts ticks, from 1. A write records its tick per chunk and
+** component: tecs_set, tecs_get_mut, tecs_modified, a write term handed
+** out, a row entering a chunk (birth, add, move; tecs_enable too). A term
+** with .change passes the chunks written since the query's previous run
+** began (every row on its first run); each run starts at the current tick
+** and moves it on, so no write is missed or seen twice. docs/change-detection.md.
 */
 
 /** The world's tick now (0 for NULL). */
