@@ -2250,11 +2250,25 @@ int32_t tecs_iter_collect(tecs_iter_t *it, tecs_entity_t *out, int32_t cap)
     if (rows && rows->collect && it->priv_.state == ITER_RUNNING && it->priv_.stepped == 0 &&
         it->count == 0)
         return rows->collect(it, out, cap);
+    /* Counting a fresh iteration of a query without row filters needs no
+    ** walk: the query counts its matches. */
+    tecs_query_t *q = it->priv_.query;
+    if (cap == 0 && q != NULL && q->nf == 0 && rows == NULL && it->priv_.state == ITER_RUNNING &&
+        it->priv_.stepped == 0 && it->count == 0 && !(it->priv_.flags & ITER_PART)) {
+        int32_t n = tecs_query_count(q);
+        tecs_iter_fini(it);
+        return n;
+    }
     bool rev = tecs__iter_reversed(it);
     int32_t n = 0;
-    while (tecs_iter_next(it))
-        for (int32_t i = 0; i < it->count; i++, n++)
-            if (n < cap)
-                out[n] = it->entities[rev ? it->count - 1 - i : i];
+    while (tecs_iter_next(it)) {
+        int32_t c = it->count, take = c < cap - n ? c : cap - n;
+        if (take > 0 && !rev)
+            memcpy(out + n, it->entities, (size_t)take * sizeof *out);
+        else
+            for (int32_t i = 0; i < take; i++)
+                out[n + i] = it->entities[c - 1 - i];
+        n += c;
+    }
     return n;
 }
