@@ -638,8 +638,12 @@ static long live_objs(const interp *I)
     return n + (I->rmask >> C_H & 1);
 }
 
+#if TECS_HAS_INDEX
 static void check_indexes(interp *I);
+#endif
+#if TECS_HAS_OBSERVER
 static void check_observers(interp *I);
+#endif
 static void check_all_now(interp *I);
 
 /* The structure checker (R3): TECS_EBUSY while iterations are open (an
@@ -691,9 +695,15 @@ static void check_all_now(interp *I)
            (int)tecs_delayed_destroy_count(I->w), (int)kills);
     for (int32_t q = 0; q < I->nq; q++)
         check_query(I, &I->qs[q], false, q & 1 ? true : 0);
+#if TECS_HAS_INDEX
     check_indexes(I);
+#endif
+#if TECS_HAS_OBSERVER
     check_observers(I);
+#endif
+#if TECS_HAS_RESOURCE
     mi_check_resources(I);
+#endif
     if (I->ncs)
         mi_check_caches(I);
     EXPECT(I, I->hc.bad == 0 && I->cb_bad == 0, "hook misuse (%ld) or callback saw a dead entity",
@@ -1169,7 +1179,7 @@ void mi_iter_closed(interp *I)
     I->nits--;
     free(I->its[I->nits].order);
     I->its[I->nits].order = NULL;
-    tecs_filter_free(I->its[I->nits].fl);
+    mi_filter_free(I->its[I->nits].fl);
     I->its[I->nits].fl = NULL;
     if (mi_deferred(I))
         return;
@@ -1755,6 +1765,7 @@ static void op_check(interp *I, const m_op *op)
     mi_check_all(I);
 }
 
+#if TECS_HAS_INDEX
 /* ---- field indexes and where ------------------------------------------------------ */
 
 /* Indexed fields: A as int32, B as uint64, V's second word as uint32. */
@@ -2495,6 +2506,9 @@ static void check_indexes(interp *I)
     }
 }
 
+#endif /* TECS_HAS_INDEX */
+
+#if TECS_HAS_OBSERVER
 /* ---- observers ------------------------------------------------------------------- */
 
 static tecs_entity_t *obs_slot(mobs *o, tecs_entity_t e)
@@ -2626,6 +2640,8 @@ static void check_observers(interp *I)
                (int)members, (int)n);
     }
 }
+
+#endif /* TECS_HAS_OBSERVER */
 
 /* ---- deferred sections, entity states, every entity, reset ------------------------ */
 
@@ -3273,7 +3289,7 @@ static void op_sparse_many(interp *I, const m_op *op)
         EXPECT(I, done == n, "%s: done %d of %d", what, done, n);
 }
 
-/* The op table: name, weight in random programs, function. */
+#if TECS_HAS_SNAPSHOT
 /* ---- snapshots -------------------------------------------------------------------- */
 
 /* H (an Obj) through a serializer: its 8 bytes as they are (the loaded
@@ -3326,6 +3342,22 @@ typedef struct copies {
     int32_t ncond;
 } copies;
 
+/* Register the model's components in w with their ids (H is there). */
+static void copies_components(interp *I, tecs_world_t *w)
+{
+    for (int c = 0; c < NC; c++)
+        if (c != C_H)
+            tecs_component_new(w, &(tecs_component_desc_t){
+                .name = cname[c], .size = csize[c], .align = calign[c], .id = I->cid[c],
+                .enableable = TOG_MASK >> c & 1, .row_ticks = ROWTICK_MASK >> c & 1,
+                .fields = cfields[c], .nfields = cnfields[c] });
+    for (int k = 0; k < NS; k++)
+        tecs_component_new(w, &(tecs_component_desc_t){
+            .name = sname[k], .size = ssize[k], .align = ssize[k], .id = I->sid[k],
+            .storage = TECS_STORAGE_SPARSE });
+}
+
+#if TECS_HAS_INDEX
 /* An ordered cache's order (model_cb.c's): key bytes, then id. */
 static int copies_order(tecs_world_t *w, tecs_entity_t a, tecs_entity_t b, void *ctx)
 {
@@ -3345,20 +3377,10 @@ static tecs_query_t *copies_query(interp *I, tecs_world_t *w, const tecs_query_t
     return NULL;
 }
 
-/* Register the model's components in w with their ids (H is there), then
-** make its indexes, caches, and a filtered cache over query y. */
-static void copies_make(interp *I, tecs_world_t *w, copies *mr, uint32_t y, uint32_t z)
+/* Make the model's indexes and caches in w, and a filtered cache over
+** query y. */
+static void copies_indexes(interp *I, tecs_world_t *w, copies *mr, uint32_t y, uint32_t z)
 {
-    for (int c = 0; c < NC; c++)
-        if (c != C_H)
-            tecs_component_new(w, &(tecs_component_desc_t){
-                .name = cname[c], .size = csize[c], .align = calign[c], .id = I->cid[c],
-                .enableable = TOG_MASK >> c & 1, .row_ticks = ROWTICK_MASK >> c & 1,
-                .fields = cfields[c], .nfields = cnfields[c] });
-    for (int k = 0; k < NS; k++)
-        tecs_component_new(w, &(tecs_component_desc_t){
-            .name = sname[k], .size = ssize[k], .align = ssize[k], .id = I->sid[k],
-            .storage = TECS_STORAGE_SPARSE });
     for (int32_t k = 0; k < I->nix; k++) {
         int f = I->ixs[k].field;
         mr->ix[k] = tecs_index_new(w, &(tecs_index_desc_t){
@@ -3442,6 +3464,31 @@ static void copies_free(copies *mr)
     for (int32_t k = 0; k < MAXC; k++)
         tecs_query_free(mr->qs[k]);
     tecs_query_free(mr->q.q);
+}
+#else
+/* Without the index add-on a copy has no index, cache or filter. */
+static void copies_indexes(interp *I, tecs_world_t *w, copies *mr, uint32_t y, uint32_t z)
+{
+    (void)I, (void)w, (void)mr, (void)y, (void)z;
+}
+
+static void copies_compare(interp *I, copies *mr)
+{
+    (void)I, (void)mr;
+}
+
+static void copies_free(copies *mr)
+{
+    (void)mr;
+}
+#endif /* TECS_HAS_INDEX */
+
+/* The model's components in w, then its indexes, caches and a filtered
+** cache over query y. */
+static void copies_make(interp *I, tecs_world_t *w, copies *mr, uint32_t y, uint32_t z)
+{
+    copies_components(I, w);
+    copies_indexes(I, w, mr, y, z);
 }
 
 /* Save the world to memory and load it into a fresh world: refused while
@@ -3605,13 +3652,15 @@ static void op_delta(interp *I, const m_op *op)
         if (with && err == TECS_OK)
             copies_compare(I, &mr);
         else if (with)
-            tecs_filter_free(mr.fl);
+            mi_filter_free(mr.fl);
         copies_free(&mr);
     }
     tecs_snapshot_buf_free(&buf);
     if (I->mirror.w && err == TECS_OK)
         mirror_compare(I);
 }
+
+#endif /* TECS_HAS_SNAPSHOT */
 
 /* The typed macros given a C type whose size is not the component's:
 ** refused before anything is read (TECS_EINVAL, or NULL), the world and
@@ -3630,12 +3679,21 @@ typedef struct { unsigned char b[64]; } m_bytes64;
                (!(known) || tecs_last_error((I)->w) == TECS_EINVAL),         \
                "TECS_GET of a %zu-byte type", sizeof(T));                    \
         EXPECT(I, TECS_GET_MUT((I)->w, id, c, T) == NULL, "TECS_GET_MUT");   \
+        TYPED_TRY_RESOURCE(I, c, known, T, v_);                              \
+    } while (0)
+/* The typed resource calls (the resource add-on's) the same way. */
+#if TECS_HAS_RESOURCE
+#define TYPED_TRY_RESOURCE(I, c, known, T, v)                                \
+    do {                                                                     \
         if (known)                                                           \
-            mi_result_is(I, TECS_RESOURCE_SET((I)->w, c, T, v_), TECS_EINVAL, \
+            mi_result_is(I, TECS_RESOURCE_SET((I)->w, c, T, v), TECS_EINVAL,  \
                          "TECS_RESOURCE_SET");                               \
         EXPECT(I, TECS_RESOURCE_GET((I)->w, c, T) == NULL &&                 \
                TECS_RESOURCE_GET_MUT((I)->w, c, T) == NULL, "TECS_RESOURCE_GET"); \
     } while (0)
+#else
+#define TYPED_TRY_RESOURCE(I, c, known, T, v) ((void)(known), (void)(v))
+#endif
 
 static void op_typed(interp *I, const m_op *op)
 {
@@ -3709,6 +3767,22 @@ static void op_each_macro(interp *I, const m_op *op)
     EXPECT(I, ng == want, "TECS_EACH visits %d entities, model %d", (int)ng, (int)want);
 }
 
+/* The operation of an add-on that is not built (ADDON_OP). */
+void op_off(interp *I, const m_op *op)
+{
+    (void)I, (void)op;
+}
+
+void mi_filter_free(tecs_filter_t *fl)
+{
+#if TECS_HAS_INDEX
+    tecs_filter_free(fl);
+#else
+    (void)fl;
+#endif
+}
+
+/* The op table: name, weight in random programs, function. */
 static const struct {
     const char *name;
     int weight;
@@ -3736,59 +3810,59 @@ static const struct {
     { "apply_delayed", 1, op_apply_delayed },
     { "reserve", 1, op_reserve },
     { "check", 1, op_check },
-    { "index_new", 1, op_index_new },
-    { "index_free", 1, op_index_free },
-    { "where", 4, op_where },
-    { "observer_new", 1, op_observer_new },
-    { "observer_remove", 1, op_observer_remove },
+    { "index_new", 1, ADDON_OP(TECS_HAS_INDEX, op_index_new) },
+    { "index_free", 1, ADDON_OP(TECS_HAS_INDEX, op_index_free) },
+    { "where", 4, ADDON_OP(TECS_HAS_INDEX, op_where) },
+    { "observer_new", 1, ADDON_OP(TECS_HAS_OBSERVER, op_observer_new) },
+    { "observer_remove", 1, ADDON_OP(TECS_HAS_OBSERVER, op_observer_remove) },
     { "body", 2, op_body },
-    { "hooks", 1, op_hooks },
-    { "cache_new", 1, op_cache_new },
-    { "cache_free", 1, op_cache_free },
-    { "cache_iter", 2, op_cache_iter },
+    { "hooks", 1, ADDON_OP(TECS_HAS_OBSERVER, op_hooks) },
+    { "cache_new", 1, ADDON_OP(TECS_HAS_INDEX, op_cache_new) },
+    { "cache_free", 1, ADDON_OP(TECS_HAS_INDEX, op_cache_free) },
+    { "cache_iter", 2, ADDON_OP(TECS_HAS_INDEX, op_cache_iter) },
     { "iter_copy", 1, op_iter_copy },
-    { "where_open", 1, op_where_open },
-    { "filter_free_open", 1, op_filter_free_open },
-    { "filter_cycle", 1, op_filter_cycle },
+    { "where_open", 1, ADDON_OP(TECS_HAS_INDEX, op_where_open) },
+    { "filter_free_open", 1, ADDON_OP(TECS_HAS_INDEX, op_filter_free_open) },
+    { "filter_cycle", 1, ADDON_OP(TECS_HAS_INDEX, op_filter_cycle) },
     { "delay_burst", 1, op_delay_burst },
     { "arch_iter", 2, op_arch_iter },
     { "arch_iter_change", 2, op_arch_iter_change },
-    { "where_rev", 2, op_where_rev },
-    { "cache_rev", 1, op_cache_rev },
+    { "where_rev", 2, ADDON_OP(TECS_HAS_INDEX, op_where_rev) },
+    { "cache_rev", 1, ADDON_OP(TECS_HAS_INDEX, op_cache_rev) },
     { "delay_new_with", 3, op_delay_new_with },
-    { "resource_set", 3, op_resource_set },
-    { "resource_remove", 2, op_resource_remove },
-    { "resource_get", 2, op_resource_get },
-    { "resource_body", 1, op_resource_body },
+    { "resource_set", 3, ADDON_OP(TECS_HAS_RESOURCE, op_resource_set) },
+    { "resource_remove", 2, ADDON_OP(TECS_HAS_RESOURCE, op_resource_remove) },
+    { "resource_get", 2, ADDON_OP(TECS_HAS_RESOURCE, op_resource_get) },
+    { "resource_body", 1, ADDON_OP(TECS_HAS_RESOURCE, op_resource_body) },
     { "defer_begin", 2, op_defer_begin },
     { "defer_end", 2, op_defer_end },
     { "entity_state", 3, op_entity_state },
     { "query_all_zero_terms", 1, op_query_all_zero_terms },
     { "world_reset", 1, op_world_reset },
-    { "sys_drive_run", 2, op_sys_drive_run },
-    { "par_run", 3, op_par_run },
-    { "conc_run", 2, op_conc_run },
-    { "split_run", 2, op_split_run },
+    { "sys_drive_run", 2, ADDON_OP(TECS_HAS_SYSTEM, op_sys_drive_run) },
+    { "par_run", 3, ADDON_OP(TECS_HAS_SYSTEM, op_par_run) },
+    { "conc_run", 2, ADDON_OP(TECS_HAS_SYSTEM, op_conc_run) },
+    { "split_run", 2, ADDON_OP(TECS_HAS_SYSTEM, op_split_run) },
     { "sparse_add", 6, op_sparse_add },
     { "sparse_remove", 5, op_sparse_remove },
     { "sparse_set", 6, op_sparse_set },
     { "sparse_get", 4, op_sparse_get },
     { "enable", 8, op_enable },
     { "change_watch", 4, op_change_watch },
-    { "index_new_by_name", 1, op_index_new_by_name },
-    { "snapshot", 1, op_snapshot },
-    { "delta", 2, op_delta },
-    { "filter_reuse", 2, op_filter_reuse },
+    { "index_new_by_name", 1, ADDON_OP(TECS_HAS_INDEX, op_index_new_by_name) },
+    { "snapshot", 1, ADDON_OP(TECS_HAS_SNAPSHOT, op_snapshot) },
+    { "delta", 2, ADDON_OP(TECS_HAS_SNAPSHOT, op_delta) },
+    { "filter_reuse", 2, ADDON_OP(TECS_HAS_INDEX, op_filter_reuse) },
     { "lookup", 4, op_lookup },
     { "each_macro", 2, op_each_macro },
     { "toggle", 6, op_toggle },
     { "lookup_sparse", 3, op_lookup_sparse },
     { "toggle_many", 4, op_toggle_many },
-    { "where_values", 3, op_where_values },
+    { "where_values", 3, ADDON_OP(TECS_HAS_INDEX, op_where_values) },
     { "sparse_handle", 6, op_sparse_handle },
     { "sparse_many", 4, op_sparse_many },
     { "typed", 2, op_typed },
-    { "near", 3, op_near },
+    { "near", 3, ADDON_OP(TECS_HAS_INDEX, op_near) },
 };
 enum { NOPS = sizeof ops / sizeof ops[0] };
 
@@ -3838,8 +3912,10 @@ static void setup(interp *I)
             EXPECT(I, tecs_last_error(I->w) == TECS_ENOMEM && I->alloc.failures > 0,
                    "registering %s: %s", cname[c], tecs_last_error_msg(I->w));
     }
+#if TECS_HAS_SNAPSHOT
     tecs_component_serializer(I->w, I->cid[C_H], &(tecs_serializer_t){
         .serialize = m_obj_save, .deserialize = m_obj_load });
+#endif
     for (int k = 0; k < NS; k++) {
         tecs_component_desc_t d = { .name = sname[k], .size = ssize[k], .align = ssize[k],
                                     .storage = TECS_STORAGE_SPARSE };
@@ -3883,7 +3959,9 @@ static void teardown(interp *I, bool check)
             mi_check_memory(I);
     }
     reset_budgets(I);
+#if TECS_HAS_SNAPSHOT
     mirror_drop(I);
+#endif
     I->freeing = true;
     tecs_err_t freed = tecs_world_free(I->w);
     I->w = NULL;

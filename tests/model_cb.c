@@ -5,8 +5,10 @@
 */
 #include "model_int.h"
 
+#if TECS_HAS_INDEX
 /* Is cache mc iterated: 0 no, 1 yes, 2 maybe (mi_it_open). */
 static int cache_iterated(const interp *I, const mcache *mc);
+#endif
 
 static const char *const cb_name[NCB] = { "a lifecycle hook", "a component hook",
                                           "an observer", "a cache member callback" };
@@ -118,12 +120,22 @@ static void body_change(interp *I, int kind, uint32_t z, bool rm)
 
 
 /* Create or free an index, a query, a cache, a filter: allowed in
-** component hooks and observers, refused (TECS_EBUSY) in lifecycle hooks. */
+** component hooks and observers, refused (TECS_EBUSY) in lifecycle hooks.
+** Without the index add-on only queries. */
 static void body_resource(interp *I, int kind, uint32_t z)
 {
     bool life = kind == CB_LIFE;
     uint32_t r = z >> 8;
     switch (z % 8) {
+    case 2:
+        if (I->nq < MAXQ)
+            mi_query_new(I, 1 + (int32_t)(r % 4), r, life);
+        break;
+    case 3:
+        if (I->nq)
+            mi_query_free(I, (int32_t)(r % (uint32_t)I->nq), life);
+        break;
+#if TECS_HAS_INDEX
     case 0:
     case 7:
         if (I->nix < MAXIX &&
@@ -135,14 +147,6 @@ static void body_resource(interp *I, int kind, uint32_t z)
     case 1:
         if (I->nix)
             mi_index_free(I, (int32_t)(r % (uint32_t)I->nix), life);
-        break;
-    case 2:
-        if (I->nq < MAXQ)
-            mi_query_new(I, 1 + (int32_t)(r % 4), r, life);
-        break;
-    case 3:
-        if (I->nq)
-            mi_query_free(I, (int32_t)(r % (uint32_t)I->nq), life);
         break;
     case 4:
         if (I->nq && I->ncs < MAXC && on(I, MF_CACHE))
@@ -165,6 +169,7 @@ static void body_resource(interp *I, int kind, uint32_t z)
         }
         tecs_filter_free(fl);
     }
+#endif
     }
 }
 
@@ -185,8 +190,14 @@ static void body_refused(interp *I, int kind, uint32_t z)
         err = (int)tecs_world_free(I->w);
         EXPECT(I, (int)tecs_last_error(I->w) == err, "tecs_world_free in %s returned %s, last error %s",
                cb_name[kind], tecs_err_name((tecs_err_t)err), tecs_err_name(tecs_last_error(I->w)));
+    } else if (which == 1) {
+#if TECS_HAS_SYSTEM
+        err = tecs_progress(I->w, 0.0);
+#else
+        return;                 /* no systems: no frame to refuse */
+#endif
     } else {
-        err = which == 1 ? tecs_progress(I->w, 0.0) : tecs_delayed_apply_new(I->w);
+        err = tecs_delayed_apply_new(I->w);
     }
     cb_result(I, err, TECS_EBUSY, false, what[which], kind);
     EXPECT(I, tecs_world_entity_count(I->w) == n0 && tecs_delayed_new_count(I->w) == p0,
@@ -197,9 +208,13 @@ static void body_refused(interp *I, int kind, uint32_t z)
 ** callback returns. */
 static void body_free_own(interp *I, mcache *own)
 {
+#if TECS_HAS_INDEX
     for (int32_t k = 0; k < I->ncs; k++)
         if (I->cs[k] == own)
             mi_cache_free(I, k, false);
+#else
+    (void)I, (void)own;         /* no caches: never called */
+#endif
 }
 
 static void do_body(interp *I, int kind, mcache *own)
@@ -235,11 +250,16 @@ static void freeing_body(interp *I, int kind, uint32_t z)
     bool made;
     switch (k) {
     case 0: made = tecs_new(I->w) != 0; break;
+#if TECS_HAS_INDEX
     case 1: made = tecs_filter_new(I->w) != NULL; break;
     case 2: made = tecs_index_new(I->w, &(tecs_index_desc_t){ .comp = I->cid[C_A],
                                   .type = TECS_KEY_I32 }) != NULL; break;
+#endif
+#if TECS_HAS_SYSTEM
     case 3: made = tecs_progress(I->w, 0.0) == TECS_OK; break;
-    default: made = tecs_query_all(I->w, 1, &I->cid[C_A]) != NULL; break;
+#endif
+    case 4: made = tecs_query_all(I->w, 1, &I->cid[C_A]) != NULL; break;
+    default: return;            /* the call of an add-on that is not built */
     }
     I->cb_errs++;
     EXPECT(I, !made && tecs_last_error(I->w) == TECS_EBUSY,
@@ -247,8 +267,10 @@ static void freeing_body(interp *I, int kind, uint32_t z)
            made ? "done" : "refused", tecs_err_name(tecs_last_error(I->w)));
 }
 
+#if TECS_HAS_RESOURCE
 static void resource_body(interp *I, int kind, uint32_t z);
 static void freeing_resource_body(interp *I, int kind);
+#endif
 
 void mi_run_body(interp *I, int kind, mcache *own)
 {
@@ -261,16 +283,20 @@ void mi_run_body(interp *I, int kind, mcache *own)
     if (I->freeing) {
         if (go && on(I, MF_FREEING))
             freeing_body(I, kind, (uint32_t)mi_mix(I->body[kind].z + I->bodyn++));
+#if TECS_HAS_RESOURCE
         if (go && I->rbody[kind])
             freeing_resource_body(I, kind);
+#endif
     } else {
         EXPECT(I, tecs_is_deferred(I->w) || !on(I, MF_DEFCHK),
                "tecs_is_deferred is false inside %s", cb_name[kind]);
         if (go) {
             I->cur_kind = kind;
             do_body(I, kind, own);
+#if TECS_HAS_RESOURCE
             if (I->rbody[kind])
                 resource_body(I, kind, (uint32_t)mi_mix(I->body[kind].z + I->bodyn++));
+#endif
         }
     }
     I->in_body--;
@@ -314,17 +340,10 @@ void h_move(void *dst, void *src, int32_t n, void *ctx)
     life_body(I, dst);
 }
 
+#if TECS_HAS_OBSERVER
 static void hook_fn(const tecs_event_t *ev)
 {
     mi_run_body(ev->ctx, CB_HOOK, NULL);
-}
-
-/* Choose what the callbacks of one kind do from now on. */
-void op_body(interp *I, const m_op *op)
-{
-    int kind = op->x % NCB;
-    I->body[kind].act = (uint8_t)(op->y % 8);
-    I->body[kind].z = op->z;
 }
 
 /* Give one of A, T1, B, H on_add / on_set / on_remove hooks, or take them. */
@@ -339,8 +358,19 @@ void op_hooks(interp *I, const m_op *op)
     mi_result_is(I, tecs_component_hooks(I->w, I->cid[c], op->y % 4 == 0 ? NULL : &h), TECS_OK,
               "tecs_component_hooks");
 }
+#endif /* TECS_HAS_OBSERVER */
+
+/* Choose what the callbacks of one kind do from now on. */
+void op_body(interp *I, const m_op *op)
+{
+    int kind = op->x % NCB;
+    I->body[kind].act = (uint8_t)(op->y % 8);
+    I->body[kind].z = op->z;
+}
 
 /* ---- caches ------------------------------------------------------------------------ */
+
+#if TECS_HAS_INDEX
 
 /* Order by the key component's bytes, ties by id; the model sorts alike. */
 static int cache_order(tecs_world_t *w, tecs_entity_t a, tecs_entity_t b, void *ctx)
@@ -539,14 +569,6 @@ void op_cache_free(interp *I, const m_op *op)
         mi_cache_free(I, (int32_t)(op->z % (uint32_t)I->ncs), false);
 }
 
-static int32_t qindex(const interp *I, const tecs_query_t *q)
-{
-    for (int32_t k = 0; k < I->nq; k++)
-        if (I->qs[k].q == q)
-            return k;
-    return -1;
-}
-
 /* Iterate a cache, writing its key through the iterator (a tracked path);
 ** x & 1: to the end at once, else left open for later steps. An iterated
 ** cache refuses a second iteration (TECS_EBUSY). */
@@ -555,7 +577,7 @@ void op_cache_iter(interp *I, const m_op *op)
     if (!on(I, MF_CACHE) || !on(I, MF_CITER) || I->ncs == 0 || I->nits == MAXIT)
         return;
     mcache *mc = I->cs[op->z % (uint32_t)I->ncs];
-    int32_t qi = qindex(I, mc->q);
+    int32_t qi = mi_qindex(I, mc->q);
     if (qi < 0)
         return;
     if (cache_iterated(I, mc)) {
@@ -591,6 +613,15 @@ void op_cache_iter(interp *I, const m_op *op)
         mi_iter_step(I, y++ * 4);
     while ((op->x & 1) && I->nits > k);
 }
+
+#else
+/* Without the index add-on there is no cache. */
+bool mi_check_caches(interp *I)
+{
+    (void)I;
+    return true;
+}
+#endif /* TECS_HAS_INDEX */
 
 /* ---- iterations: copies, frees while busy --------------------------------------------- */
 
@@ -635,6 +666,7 @@ void op_iter_copy(interp *I, const m_op *op)
     EXPECT(I, tecs_is_deferred(I->w) == mi_deferred(I), "ending the next iteration");
 }
 
+#if TECS_HAS_INDEX
 /* Open an iteration over a query and a filter, left open for later steps. */
 void op_where_open(interp *I, const m_op *op)
 {
@@ -720,6 +752,8 @@ void op_filter_cycle(interp *I, const m_op *op)
         EXPECT(I, mem[2] <= mem[1], "a filter freed during its iteration is kept after it "
                "ends (%zu bytes more after a third round)", mem[2] - mem[1]);
 }
+
+#endif /* TECS_HAS_INDEX */
 
 /* ---- memory ---------------------------------------------------------------------------- */
 
@@ -828,12 +862,14 @@ static size_t direct_memory(interp *I)
                       tecs_set(d, de, I->sid[k], &I->e[i].sval[k]) == TECS_OK,
                    "building the direct world's sparse values");
     }
+#if TECS_HAS_RESOURCE
     for (int c = 0; c < NC; c++) {
         unsigned char buf[64];
         mi_fill_val(c, buf, I->rval[c]);
         EXPECT(I, !(I->rmask >> c & 1) || tecs_resource_set(d, I->cid[c], buf) == TECS_OK,
                "building the direct world's resources");
     }
+#endif
     size_t mem = tecs_world_memory(d);
     tecs_world_free(d);
     return mem;
@@ -867,10 +903,12 @@ void mi_check_memory(interp *I)
     mi_sync(I);
     mi_report_callbacks(I);
     mi_check_all(I);
+#if TECS_HAS_INDEX
     for (int32_t k = I->ncs - 1; k >= 0; k--)
         mi_cache_free(I, k, false);
     for (int32_t k = I->nix - 1; k >= 0; k--)
         mi_index_free(I, k, false);
+#endif
     for (int32_t k = I->nq - 1; k >= 0; k--)
         mi_query_free(I, k, false);
     size_t used = tecs_world_memory(I->w), direct = direct_memory(I);
@@ -880,6 +918,7 @@ void mi_check_memory(interp *I)
            used, direct, bound);
 }
 
+#if TECS_HAS_INDEX
 /* A cache's reverse forms against its forward order read from its end, and
 ** an ordered cache's against the model's order reversed: collect, the
 ** chunk iterator read backwards, each with an early stop from the end
@@ -950,7 +989,11 @@ void op_cache_rev(interp *I, const m_op *op)
     free(fwd), free(rev), free(want);
 }
 
+#endif /* TECS_HAS_INDEX */
+
 /* ---- resources ---------------------------------------------------------------------- */
+
+#if TECS_HAS_RESOURCE
 
 /*
 ** The model keeps the world's resources in rmask / rval, updated where the
@@ -1125,7 +1168,11 @@ void mi_check_resources(interp *I)
            (int)tecs_resource_count(I->w), (int)n);
 }
 
+#endif /* TECS_HAS_RESOURCE */
+
 /* ---- a drive system run on demand or in a frame ------------------------------------ */
+
+#if TECS_HAS_SYSTEM
 
 /* What a drive system over a model query is asked to do and what it saw. */
 typedef struct mdrive {
@@ -1196,7 +1243,7 @@ static void mdrive_set(interp *I, mdrive *d, int32_t qj)
     mi_result_is(I, tecs_system_get(I->w, d->s, &sd), TECS_OK, "tecs_system_get");
     mi_result_is(I, tecs_system_stats(I->w, d->s, &st), TECS_OK, "tecs_system_stats");
     EXPECT(I, sd.drive == mdrive_fn && sd.ctx == d && sd.run == NULL && sd.each == NULL &&
-           qindex(I, sd.query) >= 0 && strcmp(sd.name, "model_drive") == 0,
+           mi_qindex(I, sd.query) >= 0 && strcmp(sd.name, "model_drive") == 0,
            "tecs_system_get does not give the system's description");
     sd.phase = TECS_ON_STORE;
     mi_result_is(I, tecs_system_set(I->w, d->s, &sd), TECS_EINVAL, "tecs_system_set (phase)");
@@ -1290,3 +1337,4 @@ void op_sys_drive_run(interp *I, const m_op *op)
     mi_result_is(I, tecs_system_free(I->w, d.s), TECS_OK, "tecs_system_free");
     I->sys_q = NULL;
 }
+#endif /* TECS_HAS_SYSTEM */

@@ -262,6 +262,26 @@ static inline bool on(const interp *I, uint32_t f)
     return !(I->off & f);
 }
 
+/*
+** The add-ons the library was built with (TECS_HAS_INDEX ... =1 or 0, from
+** CMake). The op table keeps a row for every operation, so a program means
+** the same in every build; an operation of an add-on that is not built is
+** op_off, which changes nothing: ADDON_OP(TECS_HAS_INDEX, op_where) is
+** op_where or op_off. The code of an add-on's operations, the state checks
+** that read it and the callback bodies that call it are built only with it.
+*/
+#if !defined(TECS_HAS_INDEX) || !defined(TECS_HAS_OBSERVER) || !defined(TECS_HAS_SYSTEM) || \
+    !defined(TECS_HAS_SNAPSHOT) || !defined(TECS_HAS_RESOURCE)
+#error "the model needs TECS_HAS_INDEX ... TECS_HAS_RESOURCE (tests/CMakeLists.txt)"
+#endif
+#define ADDON_OP(has, fn) ADDON_OP_(has, fn)
+#define ADDON_OP_(has, fn) ADDON_OP_##has(fn)
+#define ADDON_OP_1(fn) fn
+#define ADDON_OP_0(fn) op_off
+void op_off(interp *I, const m_op *op);
+/* Free a filter (NULL: none); without the index add-on there is none. */
+void mi_filter_free(tecs_filter_t *fl);
+
 /* model.c */
 int32_t mi_build_filter(interp *I, tecs_filter_t *fl, mcond *cs, uint32_t z, int32_t n);
 void mi_check_all(interp *I);
@@ -317,6 +337,14 @@ static inline bool mq_sparse(const mquery *q)
         if (q->ci[t] >= NC)
             return true;
     return false;
+}
+/* The program's number of query q, -1 if it is not one of the program's. */
+static inline int32_t mi_qindex(const interp *I, const tecs_query_t *q)
+{
+    for (int32_t k = 0; k < I->nq; k++)
+        if (I->qs[k].q == q)
+            return k;
+    return -1;
 }
 void op_apply_delayed(interp *I, const m_op *op);
 void op_apply_kills(interp *I, const m_op *op);

@@ -29,6 +29,8 @@
 */
 #include "model_int.h"
 
+#if TECS_HAS_SYSTEM
+
 /* What a log records. */
 enum { L_ROW, L_WRITE, L_CMD, L_OBS, L_REFUSE };
 
@@ -910,3 +912,4 @@ void op_split_run(interp *I, const m_op *op)
     free(order);
     psys_free(ps);
 }
+#endif /* TECS_HAS_SYSTEM */
