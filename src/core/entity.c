@@ -324,7 +324,10 @@ static TECS__NOINLINE tecs_err_t remove_sparse_now(tecs_world_t *w, tecs_entity_
     return remove_sparse_slow(w, e, ci);
 }
 
-tecs_err_t tecs_add(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
+/* tecs_add and tecs_remove: one front end. Each entry passes add as a
+** constant, so each keeps only its own paths. */
+static TECS__INLINE tecs_err_t add_or_remove(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c,
+                                             bool add)
 {
     if (w == NULL)
         return TECS_EINVAL;
@@ -332,24 +335,22 @@ tecs_err_t tecs_add(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
     if (err)
         return err;
     if (w->base.defer_depth > 0)
-        return defer_change(w, TECS__OP_ADD, e, c, NULL);
-    if (TECS__UNLIKELY(tecs__comp_is_sparse(w, c)))
-        return add_sparse_now(w, e, &w->comp.comps[c]);
-    return add_table_now(w, e, c);
+        return defer_change(w, add ? TECS__OP_ADD : TECS__OP_REMOVE, e, c, NULL);
+    if (TECS__UNLIKELY(tecs__comp_is_sparse(w, c))) {
+        const tecs__comp *ci = &w->comp.comps[c];
+        return add ? add_sparse_now(w, e, ci) : remove_sparse_now(w, e, ci);
+    }
+    return add ? add_table_now(w, e, c) : remove_table_now(w, e, c);
+}
+
+tecs_err_t tecs_add(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
+{
+    return add_or_remove(w, e, c, true);
 }
 
 tecs_err_t tecs_remove(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter_change(w);
-    if (err)
-        return err;
-    if (w->base.defer_depth > 0)
-        return defer_change(w, TECS__OP_REMOVE, e, c, NULL);
-    if (TECS__UNLIKELY(tecs__comp_is_sparse(w, c)))
-        return remove_sparse_now(w, e, &w->comp.comps[c]);
-    return remove_table_now(w, e, c);
+    return add_or_remove(w, e, c, false);
 }
 
 /* Write value over the existing value at p. */
