@@ -338,20 +338,13 @@ static obs_state *state(tecs_world_t *w)
 {
     if (w->obs)
         return w->obs;
-    obs_state *s = tecs__alloc(w, sizeof *s);
-    if (s == NULL) {
-        tecs__err(w, TECS_ENOMEM, "out of memory creating observer state");
-        return NULL;
-    }
-    memset(s, 0, sizeof *s);
-    s->next_id = 1;
     tecs__listener l = { .on_comp = on_comp, .on_move = on_move, .on_fini = on_fini,
                          .before_fini = before_fini, .on_resource = on_resource,
-                         .verify = verify, .ctx = s };
-    if (tecs__listen(w, &l)) {
-        tecs__free(w, s, sizeof *s);
+                         .verify = verify };
+    obs_state *s = tecs__plug(w, sizeof *s, &l, "observer state");
+    if (s == NULL)
         return NULL;
-    }
+    s->next_id = 1;
     w->obs = s;
     update_watch_moves(w);
     return s;

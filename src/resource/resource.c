@@ -109,16 +109,10 @@ static tecs_err_t verify(tecs_world_t *w, void *ctx);
 static tecs_err_t reserve(tecs_world_t *w, tecs_comp_t c)
 {
     if (w->res == NULL) {
-        struct tecs__res_state *s = tecs__alloc(w, sizeof *s);
-        if (s == NULL)
+        tecs__listener l = { .on_close = on_close, .verify = verify };
+        w->res = tecs__plug(w, sizeof *w->res, &l, "the resource table");
+        if (w->res == NULL)
             return tecs__err(w, TECS_ENOMEM, "out of memory making the resource table");
-        memset(s, 0, sizeof *s);
-        tecs__listener l = { .on_close = on_close, .verify = verify, .ctx = s };
-        if (tecs__listen(w, &l)) {
-            tecs__free(w, s, sizeof *s);
-            return tecs__err(w, TECS_ENOMEM, "out of memory making the resource table");
-        }
-        w->res = s;
     }
     struct tecs__res_state *s = w->res;
     int32_t old = s->cap;

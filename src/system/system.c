@@ -223,18 +223,11 @@ static sys_state *state(tecs_world_t *w)
 {
     if (w->sys)
         return w->sys;
-    sys_state *s = tecs__alloc(w, sizeof *s);
-    if (s == NULL) {
-        tecs__err(w, TECS_ENOMEM, "out of memory creating system state");
+    tecs__listener l = { .on_fini = on_fini, .verify = verify };
+    sys_state *s = tecs__plug(w, sizeof *s, &l, "system state");
+    if (s == NULL)
         return NULL;
-    }
-    memset(s, 0, sizeof *s);
     s->next_id = 1;
-    tecs__listener l = { .on_fini = on_fini, .verify = verify, .ctx = s };
-    if (tecs__listen(w, &l)) {
-        tecs__free(w, s, sizeof *s);
-        return NULL;
-    }
     w->sys = s;
     return s;
 }

@@ -89,18 +89,11 @@ static worker_state *state(tecs_world_t *w)
 {
     if (w->workers)
         return w->workers;
-    worker_state *s = tecs__alloc(w, sizeof *s);
-    if (s == NULL) {
-        tecs__err(w, TECS_ENOMEM, "out of memory creating the workers' state");
+    tecs__listener l = { .on_fini = on_fini };
+    worker_state *s = tecs__plug(w, sizeof *s, &l, "the workers' state");
+    if (s == NULL)
         return NULL;
-    }
-    memset(s, 0, sizeof *s);
     s->threads = 1;
-    tecs__listener l = { .on_fini = on_fini, .ctx = s };
-    if (tecs__listen(w, &l)) {
-        tecs__free(w, s, sizeof *s);
-        return NULL;
-    }
     w->workers = s;
     return s;
 }
