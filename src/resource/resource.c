@@ -235,19 +235,22 @@ bool tecs_resource_has(const tecs_world_t *w, tecs_comp_t c)
     return read_slot(w, c) != NULL;
 }
 
-/* The present resource c for a change, or NULL with the error set. */
-static res_slot *present(tecs_world_t *w, tecs_comp_t c)
+/* The start of the calls that change the present resource c: *r is its
+** slot when the call may go on. */
+static tecs_err_t enter_present(tecs_world_t *w, tecs_comp_t c, res_slot **r)
 {
-    if (tecs__comp_get(w, c) == NULL) {
-        tecs__err_nocomp(w, c);
-        return NULL;
-    }
-    res_slot *r = slot_of(w, c);
-    if (r == NULL || !(r->flags & RES_PRESENT)) {
-        tecs__err(w, TECS_ENOENT, "the world has no resource " TECS__COMP_FMT, TECS__COMP(w, c));
-        return NULL;
-    }
-    return r;
+    if (w == NULL)
+        return TECS_EINVAL;
+    tecs_err_t err = tecs__enter(w);
+    if (err)
+        return err;
+    if (tecs__comp_get(w, c) == NULL)
+        return tecs__err_nocomp(w, c);
+    *r = slot_of(w, c);
+    if (*r == NULL || !((*r)->flags & RES_PRESENT))
+        return tecs__err(w, TECS_ENOENT, "the world has no resource " TECS__COMP_FMT,
+                         TECS__COMP(w, c));
+    return TECS_OK;
 }
 
 /* Announce, destroy and free the present resource c. */
@@ -271,14 +274,10 @@ static void drop(tecs_world_t *w, tecs_comp_t c)
 
 tecs_err_t tecs_resource_remove(tecs_world_t *w, tecs_comp_t c)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter(w);
+    res_slot *r = NULL;
+    tecs_err_t err = enter_present(w, c, &r);
     if (err)
         return err;
-    res_slot *r = present(w, c);
-    if (r == NULL)
-        return w->base.err;
     if (r->flags & RES_REMOVING)
         return TECS_OK;
     if (r->flags & RES_IN_HOOK)
@@ -290,14 +289,10 @@ tecs_err_t tecs_resource_remove(tecs_world_t *w, tecs_comp_t c)
 
 tecs_err_t tecs_resource_modified(tecs_world_t *w, tecs_comp_t c)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter(w);
+    res_slot *r = NULL;
+    tecs_err_t err = enter_present(w, c, &r);
     if (err)
         return err;
-    res_slot *r = present(w, c);
-    if (r == NULL)
-        return w->base.err;
     if (r->flags & (RES_IN_HOOK | RES_REMOVING))
         return busy(w, c, r);
     if (w->comp.comps[c].size == 0)

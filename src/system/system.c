@@ -277,6 +277,19 @@ static tecs_err_t err_noent(tecs_world_t *w, tecs_system_t id)
     return w ? tecs__err(w, TECS_ENOENT, "system %u does not exist", id) : TECS_EINVAL;
 }
 
+/* The start of the calls that change a system (object: entered as a call
+** that frees or replaces an object): the system, or NULL, the error in
+** w->base.err. */
+static sys_entry *change_entry(tecs_world_t *w, tecs_system_t id, bool object)
+{
+    if (object ? tecs__enter_object(w) : tecs__enter(w))
+        return NULL;
+    sys_entry *e = find(w, id);
+    if (e == NULL)
+        err_noent(w, id);
+    return e;
+}
+
 /* ---- adding and removing --------------------------------------------- */
 
 /* What tecs_system_new and tecs_system_set both check: one callback, the
@@ -371,11 +384,9 @@ tecs_err_t tecs_system_free(tecs_world_t *w, tecs_system_t id)
 {
     if (w == NULL)
         return TECS_EINVAL;
-    if (tecs__enter_object(w))
-        return w->base.err;
-    sys_entry *e = find(w, id);
+    sys_entry *e = change_entry(w, id, true);
     if (e == NULL)
-        return err_noent(w, id);
+        return w->base.err;
     e->removed = true;
     w->sys->any_removed = true;
     w->sys->nlive--;
@@ -387,11 +398,9 @@ tecs_err_t tecs_system_enable(tecs_world_t *w, tecs_system_t id, bool enabled)
 {
     if (w == NULL)
         return TECS_EINVAL;
-    if (tecs__enter(w))
-        return w->base.err;
-    sys_entry *e = find(w, id);
+    sys_entry *e = change_entry(w, id, false);
     if (e == NULL)
-        return err_noent(w, id);
+        return w->base.err;
     e->enabled = enabled;
     return TECS_OK;
 }
@@ -478,11 +487,9 @@ tecs_err_t tecs_system_set(tecs_world_t *w, tecs_system_t id, const tecs_system_
 {
     if (w == NULL)
         return TECS_EINVAL;
-    if (tecs__enter_object(w))
-        return w->base.err;
-    sys_entry *e = find(w, id);
+    sys_entry *e = change_entry(w, id, true);
     if (e == NULL)
-        return err_noent(w, id);
+        return w->base.err;
     if (d == NULL)
         return tecs__err(w, TECS_EINVAL, "tecs_system_set: NULL description");
     if (d->name && strcmp(d->name, e->name) != 0)
