@@ -118,9 +118,7 @@ tecs_entity_t tecs_new_with(tecs_world_t *w, tecs_archetype_t *a, tecs_init_fn f
 tecs_err_t tecs_new_bulk(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_entity_t *out,
                          int32_t nvals, const tecs_value_t *vals)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter(w);
+    tecs_err_t err = tecs__enter_world(w);
     if (err || (err = tecs__arch_validate(w, a)))
         return err;
     if (n < 0)
@@ -141,9 +139,7 @@ tecs_err_t tecs_new_bulk(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_e
 /* tecs_destroy when it must queue, tell listeners, run hooks or fail. */
 static TECS__NOINLINE tecs_err_t destroy_slow(tecs_world_t *w, tecs_entity_t e)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter_change(w);
+    tecs_err_t err = tecs__enter_world_change(w);
     if (err)
         return err;
     tecs__record *r = tecs__ei_alive(w, e);
@@ -329,9 +325,7 @@ static TECS__NOINLINE tecs_err_t remove_sparse_now(tecs_world_t *w, tecs_entity_
 static TECS__INLINE tecs_err_t add_or_remove(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c,
                                              bool add)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter_change(w);
+    tecs_err_t err = tecs__enter_world_change(w);
     if (err)
         return err;
     if (w->base.defer_depth > 0)
@@ -385,9 +379,7 @@ static tecs_err_t overwrite(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, voi
 static TECS__INLINE tecs_err_t set_sized(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c,
                                          const void *value, size_t size)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter_change(w);
+    tecs_err_t err = tecs__enter_world_change(w);
     if (err)
         return err;
     if (TECS__UNLIKELY(tecs__size_wrong(w, c, size)))
@@ -549,9 +541,7 @@ bool tecs_has(const tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 
 tecs_err_t tecs_modified(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter_change(w);
+    tecs_err_t err = tecs__enter_world_change(w);
     if (err)
         return err;
     void *p = tecs_get_mut(w, e, c);
@@ -743,9 +733,7 @@ tecs_err_t tecs_enable(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, bool ena
 static TECS__NOINLINE tecs_err_t enable_slow(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c,
                                              bool enable)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter_change(w);
+    tecs_err_t err = tecs__enter_world_change(w);
     if (err)
         return err;
     if (w->base.defer_depth == 0) {

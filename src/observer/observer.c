@@ -560,9 +560,7 @@ static obs_entry *find(const tecs_world_t *w, tecs_observer_t id)
 
 tecs_err_t tecs_observer_free(tecs_world_t *w, tecs_observer_t id)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter_object(w);
+    tecs_err_t err = tecs__enter_world_object(w);
     if (err)
         return err;
     obs_entry *o = find(w, id);

@@ -153,9 +153,7 @@ static tecs_err_t add(tecs_world_t *w, tecs_comp_t c, const tecs__comp *ci, cons
 
 tecs_err_t tecs_resource_set(tecs_world_t *w, tecs_comp_t c, const void *value)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter(w);
+    tecs_err_t err = tecs__enter_world(w);
     if (err)
         return err;
     const tecs__comp *ci = tecs__comp_get(w, c);
@@ -212,9 +210,7 @@ void *tecs_resource_get_mut(tecs_world_t *w, tecs_comp_t c)
 tecs_err_t tecs__resource_set_sized(tecs_world_t *w, tecs_comp_t c, const void *value,
                                     size_t size)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter(w);
+    tecs_err_t err = tecs__enter_world(w);
     if (err)
         return err;
     if (tecs__size_wrong(w, c, size))
@@ -239,9 +235,7 @@ bool tecs_resource_has(const tecs_world_t *w, tecs_comp_t c)
 ** slot when the call may go on. */
 static tecs_err_t enter_present(tecs_world_t *w, tecs_comp_t c, res_slot **r)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter(w);
+    tecs_err_t err = tecs__enter_world(w);
     if (err)
         return err;
     if (tecs__comp_get(w, c) == NULL)

@@ -127,9 +127,7 @@ static tecs_err_t mark_check(tecs_world_t *w, const tecs_mark_t *m)
 
 tecs_err_t tecs_world_mark(tecs_world_t *w, tecs_mark_t *mark)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter(w);
+    tecs_err_t err = tecs__enter_world(w);
     if (err)
         return err;
     if (mark == NULL)
@@ -789,9 +787,7 @@ static void delta_free(tecs_world_t *w, delta *d)
 
 tecs_err_t tecs__delta_apply_with(tecs_world_t *w, tecs_read_fn read, void *ctx, left_fn left)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter(w);
+    tecs_err_t err = tecs__enter_world(w);
     if (err)
         return err;
     if (read == NULL)

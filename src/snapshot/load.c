@@ -954,9 +954,7 @@ tecs_err_t tecs__load_indexes(tecs_world_t *w)
 tecs_err_t tecs__load_with(tecs_world_t *w, tecs_read_fn read, void *ctx, left_fn left,
                            view_fn view)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter(w);
+    tecs_err_t err = tecs__enter_world(w);
     if (err)
         return err;
     if (read == NULL)

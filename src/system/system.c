@@ -845,9 +845,7 @@ static tecs_err_t report_stop(tecs_world_t *w, const sys_entry *e, tecs_err_t rc
 
 tecs_err_t tecs_progress_groups(tecs_world_t *w, double dt, uint32_t mask)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter(w);
+    tecs_err_t err = tecs__enter_world(w);
     if (err || (err = run_check(w, dt, "tecs_progress")))
         return err;
     sys_state *s = state(w);
@@ -917,9 +915,7 @@ tecs_err_t tecs_progress(tecs_world_t *w, double dt)
 
 tecs_err_t tecs_system_run(tecs_world_t *w, tecs_system_t id, double dt)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter(w);
+    tecs_err_t err = tecs__enter_world(w);
     if (err || (err = run_check(w, dt, "tecs_system_run")))
         return err;
     sys_entry *e = find(w, id);

@@ -111,9 +111,7 @@ static tecs_err_t check_idle(tecs_world_t *w, const char *fn)
 
 tecs_err_t tecs_world_set_threads(tecs_world_t *w, int32_t n)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter_object(w);
+    tecs_err_t err = tecs__enter_world_object(w);
     if (err || (err = check_idle(w, "tecs_world_set_threads")))
         return err;
     if (n < 0 || n > TECS_MAX_THREADS)
@@ -144,9 +142,7 @@ int32_t tecs_world_threads(const tecs_world_t *w)
 
 tecs_err_t tecs_world_set_executor(tecs_world_t *w, const tecs_executor_t *ex)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter_object(w);
+    tecs_err_t err = tecs__enter_world_object(w);
     if (err || (err = check_idle(w, "tecs_world_set_executor")))
         return err;
     if (ex && (ex->submit == NULL || ex->wait == NULL))
