@@ -680,9 +680,7 @@ tecs_err_t tecs__arch_grow_rows(tecs_world_t *w, tecs_archetype_t *a, int32_t n)
 
 tecs_err_t tecs_archetype_reserve(tecs_world_t *w, tecs_archetype_t *a, int32_t n)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter_object(w);
+    tecs_err_t err = tecs__enter_world_object(w);
     if (err || (err = tecs__arch_validate(w, a)))
         return err;
     if (n < 0)

@@ -276,4 +276,22 @@ static inline tecs_err_t tecs__enter_object(tecs_world_t *w)
     return err;
 }
 
+/* The three starts above at a public entry that takes the world itself: a
+** NULL world is refused first (TECS_EINVAL, nothing recorded). A call
+** through an object, whose world is never NULL, uses the plain forms. */
+static inline tecs_err_t tecs__enter_world(tecs_world_t *w)
+{
+    return w == NULL ? TECS_EINVAL : tecs__enter(w);
+}
+
+static inline tecs_err_t tecs__enter_world_change(tecs_world_t *w)
+{
+    return w == NULL ? TECS_EINVAL : tecs__enter_change(w);
+}
+
+static inline tecs_err_t tecs__enter_world_object(tecs_world_t *w)
+{
+    return w == NULL ? TECS_EINVAL : tecs__enter_object(w);
+}
+
 #endif /* TECS_BASE_H */

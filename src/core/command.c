@@ -1116,9 +1116,7 @@ tecs_err_t tecs__flush(tecs_world_t *w)
 
 tecs_err_t tecs_defer_begin(tecs_world_t *w)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter(w);
+    tecs_err_t err = tecs__enter_world(w);
     if (err)
         return err;
     tecs__cmd_state *s = &w->cmd;
@@ -1134,9 +1132,7 @@ tecs_err_t tecs_defer_begin(tecs_world_t *w)
 
 tecs_err_t tecs_defer_end(tecs_world_t *w)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter(w);
+    tecs_err_t err = tecs__enter_world(w);
     if (err)
         return err;
     tecs__cmd_state *s = &w->cmd;
@@ -1195,9 +1191,7 @@ tecs_entity_t tecs_delayed_new_with(tecs_world_t *w, tecs_archetype_t *a, tecs_i
 
 tecs_err_t tecs_delayed_destroy(tecs_world_t *w, tecs_entity_t e, tecs_destroy_fn fn, void *ctx)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter(w);
+    tecs_err_t err = tecs__enter_world(w);
     if (err)
         return err;
     tecs__record *r = tecs__ei_alive(w, e);
@@ -1215,9 +1209,7 @@ tecs_err_t tecs_delayed_destroy(tecs_world_t *w, tecs_entity_t e, tecs_destroy_f
 
 static tecs_err_t apply_delayed(tecs_world_t *w, bool (*pick)(const tecs__cmd *))
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter(w);
+    tecs_err_t err = tecs__enter_world(w);
     if (err)
         return err;
     if (tecs__cmd_nested(w))

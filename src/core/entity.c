@@ -118,9 +118,7 @@ tecs_entity_t tecs_new_with(tecs_world_t *w, tecs_archetype_t *a, tecs_init_fn f
 tecs_err_t tecs_new_bulk(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_entity_t *out,
                          int32_t nvals, const tecs_value_t *vals)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter(w);
+    tecs_err_t err = tecs__enter_world(w);
     if (err || (err = tecs__arch_validate(w, a)))
         return err;
     if (n < 0)
@@ -141,9 +139,7 @@ tecs_err_t tecs_new_bulk(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_e
 /* tecs_destroy when it must queue, tell listeners, run hooks or fail. */
 static TECS__NOINLINE tecs_err_t destroy_slow(tecs_world_t *w, tecs_entity_t e)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter_change(w);
+    tecs_err_t err = tecs__enter_world_change(w);
     if (err)
         return err;
     tecs__record *r = tecs__ei_alive(w, e);
@@ -324,32 +320,31 @@ static TECS__NOINLINE tecs_err_t remove_sparse_now(tecs_world_t *w, tecs_entity_
     return remove_sparse_slow(w, e, ci);
 }
 
-tecs_err_t tecs_add(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
+/* tecs_add and tecs_remove: one front end. Each entry passes add as a
+** constant, so each keeps only its own paths. */
+static TECS__INLINE tecs_err_t add_or_remove(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c,
+                                             bool add)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter_change(w);
+    tecs_err_t err = tecs__enter_world_change(w);
     if (err)
         return err;
     if (w->base.defer_depth > 0)
-        return defer_change(w, TECS__OP_ADD, e, c, NULL);
-    if (TECS__UNLIKELY(tecs__comp_is_sparse(w, c)))
-        return add_sparse_now(w, e, &w->comp.comps[c]);
-    return add_table_now(w, e, c);
+        return defer_change(w, add ? TECS__OP_ADD : TECS__OP_REMOVE, e, c, NULL);
+    if (TECS__UNLIKELY(tecs__comp_is_sparse(w, c))) {
+        const tecs__comp *ci = &w->comp.comps[c];
+        return add ? add_sparse_now(w, e, ci) : remove_sparse_now(w, e, ci);
+    }
+    return add ? add_table_now(w, e, c) : remove_table_now(w, e, c);
+}
+
+tecs_err_t tecs_add(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
+{
+    return add_or_remove(w, e, c, true);
 }
 
 tecs_err_t tecs_remove(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter_change(w);
-    if (err)
-        return err;
-    if (w->base.defer_depth > 0)
-        return defer_change(w, TECS__OP_REMOVE, e, c, NULL);
-    if (TECS__UNLIKELY(tecs__comp_is_sparse(w, c)))
-        return remove_sparse_now(w, e, &w->comp.comps[c]);
-    return remove_table_now(w, e, c);
+    return add_or_remove(w, e, c, false);
 }
 
 /* Write value over the existing value at p. */
@@ -384,9 +379,7 @@ static tecs_err_t overwrite(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, voi
 static TECS__INLINE tecs_err_t set_sized(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c,
                                          const void *value, size_t size)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter_change(w);
+    tecs_err_t err = tecs__enter_world_change(w);
     if (err)
         return err;
     if (TECS__UNLIKELY(tecs__size_wrong(w, c, size)))
@@ -548,9 +541,7 @@ bool tecs_has(const tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 
 tecs_err_t tecs_modified(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter_change(w);
+    tecs_err_t err = tecs__enter_world_change(w);
     if (err)
         return err;
     void *p = tecs_get_mut(w, e, c);
@@ -742,9 +733,7 @@ tecs_err_t tecs_enable(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, bool ena
 static TECS__NOINLINE tecs_err_t enable_slow(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c,
                                              bool enable)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter_change(w);
+    tecs_err_t err = tecs__enter_world_change(w);
     if (err)
         return err;
     if (w->base.defer_depth == 0) {

@@ -41,6 +41,23 @@ tecs_err_t tecs__listen(tecs_world_t *w, const tecs__listener *l)
     return TECS_OK;
 }
 
+void *tecs__plug(tecs_world_t *w, size_t size, const tecs__listener *l, const char *what)
+{
+    void *s = tecs__alloc(w, size);
+    if (s == NULL) {
+        tecs__err(w, TECS_ENOMEM, "out of memory creating %s", what);
+        return NULL;
+    }
+    memset(s, 0, size);
+    tecs__listener own = *l;
+    own.ctx = s;
+    if (tecs__listen(w, &own)) {
+        tecs__free(w, s, size);
+        return NULL;
+    }
+    return s;
+}
+
 void tecs__emit_comp(tecs_world_t *w, int ev, tecs_entity_t e, tecs_comp_t c, const void *ptr)
 {
     w->base.defer_depth++;

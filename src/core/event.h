@@ -83,6 +83,10 @@ typedef struct tecs__listener {
 
 /* Register a listener; its on_fini runs when the world is freed. */
 tecs_err_t tecs__listen(tecs_world_t *w, const tecs__listener *l);
+/* An add-on's state: size bytes, zeroed, installed as the ctx of a copy
+** of l. NULL with the error recorded when out of memory (what names the
+** state in the message); nothing is left behind. */
+void *tecs__plug(tecs_world_t *w, size_t size, const tecs__listener *l, const char *what);
 /* Ask every vetoing listener whether a change to c may happen. */
 tecs_err_t tecs__veto(tecs_world_t *w, int ev, tecs_entity_t e, tecs_comp_t c,
                       const void *vals, int32_t n);

@@ -137,9 +137,7 @@ static void reset_archetype(tecs_world_t *w, tecs_archetype_t *a)
 ** refused, so nothing is left queued and no entity is born. */
 tecs_err_t tecs_world_reset(tecs_world_t *w)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter(w);
+    tecs_err_t err = tecs__enter_world(w);
     if (err)
         return err;
     if (tecs__cmd_nested(w))

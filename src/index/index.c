@@ -784,17 +784,12 @@ tecs__indexes *tecs__index_registry(tecs_world_t *w)
 {
     if (w->indexes)
         return w->indexes;
-    tecs__indexes *r = tecs__alloc(w, sizeof *r);
-    if (r == NULL)
-        return NULL;
-    memset(r, 0, sizeof *r);
     tecs__listener l = { .on_comp = on_comp, .on_veto = on_veto, .on_fini = on_fini,
                          .before_workers = refresh, .on_rows_replaced = rows_replaced,
-                         .verify = verify, .ctx = r };
-    if (tecs__listen(w, &l)) {
-        tecs__free(w, r, sizeof *r);
+                         .verify = verify };
+    tecs__indexes *r = tecs__plug(w, sizeof *r, &l, "the index registry");
+    if (r == NULL)
         return NULL;
-    }
     w->indexes = r;
     return r;
 }

@@ -338,20 +338,13 @@ static obs_state *state(tecs_world_t *w)
 {
     if (w->obs)
         return w->obs;
-    obs_state *s = tecs__alloc(w, sizeof *s);
-    if (s == NULL) {
-        tecs__err(w, TECS_ENOMEM, "out of memory creating observer state");
-        return NULL;
-    }
-    memset(s, 0, sizeof *s);
-    s->next_id = 1;
     tecs__listener l = { .on_comp = on_comp, .on_move = on_move, .on_fini = on_fini,
                          .before_fini = before_fini, .on_resource = on_resource,
-                         .verify = verify, .ctx = s };
-    if (tecs__listen(w, &l)) {
-        tecs__free(w, s, sizeof *s);
+                         .verify = verify };
+    obs_state *s = tecs__plug(w, sizeof *s, &l, "observer state");
+    if (s == NULL)
         return NULL;
-    }
+    s->next_id = 1;
     w->obs = s;
     update_watch_moves(w);
     return s;
@@ -567,9 +560,7 @@ static obs_entry *find(const tecs_world_t *w, tecs_observer_t id)
 
 tecs_err_t tecs_observer_free(tecs_world_t *w, tecs_observer_t id)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter_object(w);
+    tecs_err_t err = tecs__enter_world_object(w);
     if (err)
         return err;
     obs_entry *o = find(w, id);

@@ -109,16 +109,10 @@ static tecs_err_t verify(tecs_world_t *w, void *ctx);
 static tecs_err_t reserve(tecs_world_t *w, tecs_comp_t c)
 {
     if (w->res == NULL) {
-        struct tecs__res_state *s = tecs__alloc(w, sizeof *s);
-        if (s == NULL)
+        tecs__listener l = { .on_close = on_close, .verify = verify };
+        w->res = tecs__plug(w, sizeof *w->res, &l, "the resource table");
+        if (w->res == NULL)
             return tecs__err(w, TECS_ENOMEM, "out of memory making the resource table");
-        memset(s, 0, sizeof *s);
-        tecs__listener l = { .on_close = on_close, .verify = verify, .ctx = s };
-        if (tecs__listen(w, &l)) {
-            tecs__free(w, s, sizeof *s);
-            return tecs__err(w, TECS_ENOMEM, "out of memory making the resource table");
-        }
-        w->res = s;
     }
     struct tecs__res_state *s = w->res;
     int32_t old = s->cap;
@@ -159,9 +153,7 @@ static tecs_err_t add(tecs_world_t *w, tecs_comp_t c, const tecs__comp *ci, cons
 
 tecs_err_t tecs_resource_set(tecs_world_t *w, tecs_comp_t c, const void *value)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter(w);
+    tecs_err_t err = tecs__enter_world(w);
     if (err)
         return err;
     const tecs__comp *ci = tecs__comp_get(w, c);
@@ -218,9 +210,7 @@ void *tecs_resource_get_mut(tecs_world_t *w, tecs_comp_t c)
 tecs_err_t tecs__resource_set_sized(tecs_world_t *w, tecs_comp_t c, const void *value,
                                     size_t size)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter(w);
+    tecs_err_t err = tecs__enter_world(w);
     if (err)
         return err;
     if (tecs__size_wrong(w, c, size))
@@ -241,19 +231,20 @@ bool tecs_resource_has(const tecs_world_t *w, tecs_comp_t c)
     return read_slot(w, c) != NULL;
 }
 
-/* The present resource c for a change, or NULL with the error set. */
-static res_slot *present(tecs_world_t *w, tecs_comp_t c)
+/* The start of the calls that change the present resource c: *r is its
+** slot when the call may go on. */
+static tecs_err_t enter_present(tecs_world_t *w, tecs_comp_t c, res_slot **r)
 {
-    if (tecs__comp_get(w, c) == NULL) {
-        tecs__err_nocomp(w, c);
-        return NULL;
-    }
-    res_slot *r = slot_of(w, c);
-    if (r == NULL || !(r->flags & RES_PRESENT)) {
-        tecs__err(w, TECS_ENOENT, "the world has no resource " TECS__COMP_FMT, TECS__COMP(w, c));
-        return NULL;
-    }
-    return r;
+    tecs_err_t err = tecs__enter_world(w);
+    if (err)
+        return err;
+    if (tecs__comp_get(w, c) == NULL)
+        return tecs__err_nocomp(w, c);
+    *r = slot_of(w, c);
+    if (*r == NULL || !((*r)->flags & RES_PRESENT))
+        return tecs__err(w, TECS_ENOENT, "the world has no resource " TECS__COMP_FMT,
+                         TECS__COMP(w, c));
+    return TECS_OK;
 }
 
 /* Announce, destroy and free the present resource c. */
@@ -277,14 +268,10 @@ static void drop(tecs_world_t *w, tecs_comp_t c)
 
 tecs_err_t tecs_resource_remove(tecs_world_t *w, tecs_comp_t c)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter(w);
+    res_slot *r = NULL;
+    tecs_err_t err = enter_present(w, c, &r);
     if (err)
         return err;
-    res_slot *r = present(w, c);
-    if (r == NULL)
-        return w->base.err;
     if (r->flags & RES_REMOVING)
         return TECS_OK;
     if (r->flags & RES_IN_HOOK)
@@ -296,14 +283,10 @@ tecs_err_t tecs_resource_remove(tecs_world_t *w, tecs_comp_t c)
 
 tecs_err_t tecs_resource_modified(tecs_world_t *w, tecs_comp_t c)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter(w);
+    res_slot *r = NULL;
+    tecs_err_t err = enter_present(w, c, &r);
     if (err)
         return err;
-    res_slot *r = present(w, c);
-    if (r == NULL)
-        return w->base.err;
     if (r->flags & (RES_IN_HOOK | RES_REMOVING))
         return busy(w, c, r);
     if (w->comp.comps[c].size == 0)

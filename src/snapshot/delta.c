@@ -127,9 +127,7 @@ static tecs_err_t mark_check(tecs_world_t *w, const tecs_mark_t *m)
 
 tecs_err_t tecs_world_mark(tecs_world_t *w, tecs_mark_t *mark)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter(w);
+    tecs_err_t err = tecs__enter_world(w);
     if (err)
         return err;
     if (mark == NULL)
@@ -706,14 +704,10 @@ static tecs_err_t apply_values(reader *in, const delta *d, const darch *x)
 }
 
 /* DSPR: the set emptied, then its members and values as SPRS's. */
-static tecs_err_t apply_sparse(reader *in)
+static tecs_err_t sparse_emptied(reader *in, const lcomp *lc, uint32_t n)
 {
+    (void)n;
     tecs_world_t *w = in->w;
-    const lcomp *lc = NULL;
-    uint32_t n;
-    tecs_err_t err = tecs__load_sparse_head(in, &lc, &n);
-    if (err)
-        return err;
     const tecs__comp *ci = tecs__comp_get(w, lc->id);
     for (int32_t i = tecs__sparse_count(w, lc->id); i-- > 0;) {
         uint32_t slot = TECS_ENTITY_INDEX(tecs__sparse_members(w, lc->id)[i]);
@@ -721,9 +715,7 @@ static tecs_err_t apply_sparse(reader *in)
             tecs__comp_dtor(w, ci, tecs__sparse_get(w, lc->id, slot), 1);
         tecs__sparse_erase(w, lc->id, slot);
     }
-    if ((err = tecs__load_members(in, lc, n)))
-        return err;
-    return tecs__r_end(in, TAG_DSPR);
+    return TECS_OK;
 }
 
 /* No sparse set keeps an entity that the delta took away. */
@@ -765,7 +757,7 @@ static tecs_err_t apply_all(reader *in, delta *d)
             return err;
         if (tag != TAG_DSPR)
             break;
-        if ((err = apply_sparse(in)))
+        if ((err = tecs__load_sparse(in, TAG_DSPR, sparse_emptied)))
             return err;
     }
     if (tag != TAG_RSRC)
@@ -795,9 +787,7 @@ static void delta_free(tecs_world_t *w, delta *d)
 
 tecs_err_t tecs__delta_apply_with(tecs_world_t *w, tecs_read_fn read, void *ctx, left_fn left)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter(w);
+    tecs_err_t err = tecs__enter_world(w);
     if (err)
         return err;
     if (read == NULL)

@@ -313,10 +313,11 @@ tecs_err_t tecs__load_bits(reader *in, tecs_archetype_t *a, const uint32_t *plac
                            uint32_t start, uint32_t n);
 /* One value of the saved component lc at dst. */
 tecs_err_t tecs__load_value(reader *in, const lcomp *lc, void *dst);
-/* A sparse section's component (*lc) and member count (*n). */
-tecs_err_t tecs__load_sparse_head(reader *in, const lcomp **lc, uint32_t *n);
-/* The n members of lc's set (empty), then their values. */
-tecs_err_t tecs__load_members(reader *in, const lcomp *lc, uint32_t n);
+/* Ready lc's set for the n members of a sparse section. */
+typedef tecs_err_t (*tecs__sparse_prepare_fn)(reader *in, const lcomp *lc, uint32_t n);
+/* A sparse section (tag SPRS or DSPR): its component's set readied by
+** prepare, then its members and their values. */
+tecs_err_t tecs__load_sparse(reader *in, uint32_t tag, tecs__sparse_prepare_fn prepare);
 tecs_err_t tecs__load_resources(reader *in);
 /* The world empty again after a failed load or apply. */
 void tecs__load_undo(tecs_world_t *w);

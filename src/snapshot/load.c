@@ -779,7 +779,7 @@ static void unbuilt(tecs_world_t *w, tecs_comp_t c, int32_t i)
 ** is NULL in a delta, whose world's records are all written). A member's
 ** value is unbuilt until then: a failure takes the unbuilt ones out
 ** before tecs__load_undo destroys the rest. */
-tecs_err_t tecs__load_members(reader *in, const lcomp *lc, uint32_t n)
+static tecs_err_t load_members(reader *in, const lcomp *lc, uint32_t n)
 {
     tecs_world_t *w = in->w;
     tecs_comp_t c = lc->id;
@@ -810,35 +810,30 @@ tecs_err_t tecs__load_members(reader *in, const lcomp *lc, uint32_t n)
     return err;
 }
 
-/* A sparse section's component (*lc) and member count (*n). */
-tecs_err_t tecs__load_sparse_head(reader *in, const lcomp **lc, uint32_t *n)
+/* A sparse section: its component and member count, then prepare readies
+** the component's set for them, then the members and the trailer of tag. */
+tecs_err_t tecs__load_sparse(reader *in, uint32_t tag, tecs__sparse_prepare_fn prepare)
 {
-    uint32_t place;
+    uint32_t place, n;
     tecs_err_t err;
-    if ((err = tecs__r_u32(in, &place)) || (err = tecs__r_u32(in, n)))
+    if ((err = tecs__r_u32(in, &place)) || (err = tecs__r_u32(in, &n)))
         return err;
     if (place >= in->ncomps || !in->comps[place].sparse)
         return bad(in, "snapshot: %s", "a sparse section names a bad component");
-    *lc = &in->comps[place];
-    return TECS_OK;
+    const lcomp *lc = &in->comps[place];
+    if ((err = prepare(in, lc, n)) || (err = load_members(in, lc, n)))
+        return err;
+    return tecs__r_end(in, tag);
 }
 
-/* SPRS: a sparse component's place and its members. */
-static tecs_err_t load_sparse(reader *in)
+/* SPRS: a sparse component listed once, with members. */
+static tecs_err_t sparse_first(reader *in, const lcomp *lc, uint32_t n)
 {
-    tecs_world_t *w = in->w;
-    const lcomp *lc = NULL;
-    uint32_t n;
-    tecs_err_t err = tecs__load_sparse_head(in, &lc, &n);
-    if (err)
-        return err;
-    if (tecs__sparse_count(w, lc->id) > 0)
+    if (tecs__sparse_count(in->w, lc->id) > 0)
         return bad(in, "snapshot: %s", "a sparse component is listed twice");
     if (n == 0)
         return bad(in, "snapshot: %s", "a sparse component has a bad member count");
-    if ((err = tecs__load_members(in, lc, n)))
-        return err;
-    return tecs__r_end(in, TAG_SPRS);
+    return TECS_OK;
 }
 
 /* RSRC: each value built aside, set, then destroyed here. */
@@ -913,7 +908,7 @@ static tecs_err_t load_all(reader *in)
         if (tag == TAG_ARCH)
             err = load_arch(in);
         else if (tag == TAG_SPRS)
-            err = load_sparse(in);
+            err = tecs__load_sparse(in, TAG_SPRS, sparse_first);
         else
             break;
         if (err)
@@ -959,9 +954,7 @@ tecs_err_t tecs__load_indexes(tecs_world_t *w)
 tecs_err_t tecs__load_with(tecs_world_t *w, tecs_read_fn read, void *ctx, left_fn left,
                            view_fn view)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter(w);
+    tecs_err_t err = tecs__enter_world(w);
     if (err)
         return err;
     if (read == NULL)

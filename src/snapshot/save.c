@@ -456,9 +456,7 @@ static size_t index_bytes(const tecs_world_t *w)
 
 tecs_err_t tecs__save_may(tecs_world_t *w, tecs_write_fn write, const char *what)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter(w);
+    tecs_err_t err = tecs__enter_world(w);
     if (err)
         return err;
     if (write == NULL)

@@ -18,9 +18,7 @@
 
 tecs_err_t tecs_component_serializer(tecs_world_t *w, tecs_comp_t c, const tecs_serializer_t *s)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter(w);
+    tecs_err_t err = tecs__enter_world(w);
     if (err)
         return err;
     if (w->base.cb_depth > 0)

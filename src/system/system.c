@@ -223,18 +223,11 @@ static sys_state *state(tecs_world_t *w)
 {
     if (w->sys)
         return w->sys;
-    sys_state *s = tecs__alloc(w, sizeof *s);
-    if (s == NULL) {
-        tecs__err(w, TECS_ENOMEM, "out of memory creating system state");
+    tecs__listener l = { .on_fini = on_fini, .verify = verify };
+    sys_state *s = tecs__plug(w, sizeof *s, &l, "system state");
+    if (s == NULL)
         return NULL;
-    }
-    memset(s, 0, sizeof *s);
     s->next_id = 1;
-    tecs__listener l = { .on_fini = on_fini, .verify = verify, .ctx = s };
-    if (tecs__listen(w, &l)) {
-        tecs__free(w, s, sizeof *s);
-        return NULL;
-    }
     w->sys = s;
     return s;
 }
@@ -282,6 +275,19 @@ static sys_entry *find_name(const tecs_world_t *w, const char *name)
 static tecs_err_t err_noent(tecs_world_t *w, tecs_system_t id)
 {
     return w ? tecs__err(w, TECS_ENOENT, "system %u does not exist", id) : TECS_EINVAL;
+}
+
+/* The start of the calls that change a system (object: entered as a call
+** that frees or replaces an object): the system, or NULL, the error in
+** w->base.err. */
+static sys_entry *change_entry(tecs_world_t *w, tecs_system_t id, bool object)
+{
+    if (object ? tecs__enter_object(w) : tecs__enter(w))
+        return NULL;
+    sys_entry *e = find(w, id);
+    if (e == NULL)
+        err_noent(w, id);
+    return e;
 }
 
 /* ---- adding and removing --------------------------------------------- */
@@ -378,11 +384,9 @@ tecs_err_t tecs_system_free(tecs_world_t *w, tecs_system_t id)
 {
     if (w == NULL)
         return TECS_EINVAL;
-    if (tecs__enter_object(w))
-        return w->base.err;
-    sys_entry *e = find(w, id);
+    sys_entry *e = change_entry(w, id, true);
     if (e == NULL)
-        return err_noent(w, id);
+        return w->base.err;
     e->removed = true;
     w->sys->any_removed = true;
     w->sys->nlive--;
@@ -394,11 +398,9 @@ tecs_err_t tecs_system_enable(tecs_world_t *w, tecs_system_t id, bool enabled)
 {
     if (w == NULL)
         return TECS_EINVAL;
-    if (tecs__enter(w))
-        return w->base.err;
-    sys_entry *e = find(w, id);
+    sys_entry *e = change_entry(w, id, false);
     if (e == NULL)
-        return err_noent(w, id);
+        return w->base.err;
     e->enabled = enabled;
     return TECS_OK;
 }
@@ -485,11 +487,9 @@ tecs_err_t tecs_system_set(tecs_world_t *w, tecs_system_t id, const tecs_system_
 {
     if (w == NULL)
         return TECS_EINVAL;
-    if (tecs__enter_object(w))
-        return w->base.err;
-    sys_entry *e = find(w, id);
+    sys_entry *e = change_entry(w, id, true);
     if (e == NULL)
-        return err_noent(w, id);
+        return w->base.err;
     if (d == NULL)
         return tecs__err(w, TECS_EINVAL, "tecs_system_set: NULL description");
     if (d->name && strcmp(d->name, e->name) != 0)
@@ -845,9 +845,7 @@ static tecs_err_t report_stop(tecs_world_t *w, const sys_entry *e, tecs_err_t rc
 
 tecs_err_t tecs_progress_groups(tecs_world_t *w, double dt, uint32_t mask)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter(w);
+    tecs_err_t err = tecs__enter_world(w);
     if (err || (err = run_check(w, dt, "tecs_progress")))
         return err;
     sys_state *s = state(w);
@@ -917,9 +915,7 @@ tecs_err_t tecs_progress(tecs_world_t *w, double dt)
 
 tecs_err_t tecs_system_run(tecs_world_t *w, tecs_system_t id, double dt)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter(w);
+    tecs_err_t err = tecs__enter_world(w);
     if (err || (err = run_check(w, dt, "tecs_system_run")))
         return err;
     sys_entry *e = find(w, id);

@@ -89,18 +89,11 @@ static worker_state *state(tecs_world_t *w)
 {
     if (w->workers)
         return w->workers;
-    worker_state *s = tecs__alloc(w, sizeof *s);
-    if (s == NULL) {
-        tecs__err(w, TECS_ENOMEM, "out of memory creating the workers' state");
+    tecs__listener l = { .on_fini = on_fini };
+    worker_state *s = tecs__plug(w, sizeof *s, &l, "the workers' state");
+    if (s == NULL)
         return NULL;
-    }
-    memset(s, 0, sizeof *s);
     s->threads = 1;
-    tecs__listener l = { .on_fini = on_fini, .ctx = s };
-    if (tecs__listen(w, &l)) {
-        tecs__free(w, s, sizeof *s);
-        return NULL;
-    }
     w->workers = s;
     return s;
 }
@@ -118,9 +111,7 @@ static tecs_err_t check_idle(tecs_world_t *w, const char *fn)
 
 tecs_err_t tecs_world_set_threads(tecs_world_t *w, int32_t n)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter_object(w);
+    tecs_err_t err = tecs__enter_world_object(w);
     if (err || (err = check_idle(w, "tecs_world_set_threads")))
         return err;
     if (n < 0 || n > TECS_MAX_THREADS)
@@ -151,9 +142,7 @@ int32_t tecs_world_threads(const tecs_world_t *w)
 
 tecs_err_t tecs_world_set_executor(tecs_world_t *w, const tecs_executor_t *ex)
 {
-    if (w == NULL)
-        return TECS_EINVAL;
-    tecs_err_t err = tecs__enter_object(w);
+    tecs_err_t err = tecs__enter_world_object(w);
     if (err || (err = check_idle(w, "tecs_world_set_executor")))
         return err;
     if (ex && (ex->submit == NULL || ex->wait == NULL))
