@@ -66,9 +66,7 @@ extern "C" {
 #define TECS_VERSION_MINOR 1
 #define TECS_VERSION_PATCH 0
 
-/* ==================================================================== */
-/* Limits                                                               */
-/* ==================================================================== */
+/* ---- Limits ------------------------------------------------------------ */
 
 #define TECS_MAX_COMPONENTS      4096      /* component ids are 1..4095      */
 #define TECS_MAX_ARCH_COMPONENTS 64        /* components in one archetype    */
@@ -82,9 +80,7 @@ extern "C" {
 ** do not fit rows_per_chunk to a chunk is refused (TECS_ELIMIT). */
 #define TECS_MAX_CHUNK_BYTES     (1 << 25)
 
-/* ==================================================================== */
-/* Errors                                                               */
-/* ==================================================================== */
+/* ---- Errors ------------------------------------------------------------ */
 
 /* X-macro table: the enum, tecs_strerror and tecs_err_name come from it. */
 #define TECS_ERRNO_MAP(X)                                                   \
@@ -117,9 +113,7 @@ const char *tecs_strerror(tecs_err_t err);
 /** The name of an error code ("TECS_ENOMEM"); never NULL. */
 const char *tecs_err_name(tecs_err_t err);
 
-/* ==================================================================== */
-/* World                                                                */
-/* ==================================================================== */
+/* ---- World ------------------------------------------------------------- */
 
 typedef struct tecs_world_t tecs_world_t;
 
@@ -127,13 +121,10 @@ typedef struct tecs_world_t tecs_world_t;
  *  0 is never a valid id. */
 typedef uint64_t tecs_entity_t;
 
-/**
- * The allocator, in the form of Lua's lua_Alloc. With nsize == 0 it frees ptr
- * (osize is then the block's size) and returns NULL. Otherwise it returns a
- * block of nsize bytes holding the first min(osize, nsize) bytes of ptr (ptr
- * may be NULL, osize then 0), or NULL on failure, leaving ptr untouched.
- * Blocks need only the alignment malloc gives.
- */
+/** The allocator, as Lua's lua_Alloc: nsize 0 frees ptr (of osize bytes)
+ *  and returns NULL; else it returns a block of nsize bytes holding the
+ *  first min(osize, nsize) of ptr (NULL ptr: osize 0), or NULL leaving ptr
+ *  untouched. Blocks need only malloc's alignment. */
 typedef void *(*tecs_alloc_fn)(void *ud, void *ptr, size_t osize, size_t nsize);
 
 /** World options; zero means default for every field. */
@@ -146,18 +137,12 @@ typedef struct tecs_world_desc_t {
                                 ** at most TECS_MAX_ARCHETYPES                 */
 } tecs_world_desc_t;
 
-/**
- * Create a world with default options.
- * @return the world, or NULL when out of memory. Free it with tecs_world_free.
- */
+/** Create a world with default options; NULL when out of memory. */
 tecs_world_t *tecs_world_new(void);
 
-/**
- * Create a world with options (desc may be NULL for defaults).
- * @return the world, or NULL when out of memory or when desc is invalid
- * (rows_per_chunk not a power of two in range, a negative cap, max_archetypes
- * above TECS_MAX_ARCHETYPES).
- */
+/** Create a world with options (desc NULL: defaults); NULL when out of
+ *  memory or for a bad desc (rows_per_chunk, a negative cap, too many
+ *  archetypes). */
 tecs_world_t *tecs_world_new_ex(const tecs_world_desc_t *desc);
 
 /**
@@ -223,9 +208,7 @@ size_t tecs_world_memory(const tecs_world_t *world);
  */
 tecs_err_t tecs_world_check(tecs_world_t *world);
 
-/* ==================================================================== */
-/* Components                                                           */
-/* ==================================================================== */
+/* ---- Components -------------------------------------------------------- */
 
 /** A component id, 1..TECS_MAX_COMPONENTS-1; 0 is never a component. */
 typedef uint32_t tecs_comp_t;
@@ -403,9 +386,7 @@ const char *tecs_type_name(tecs_type_t type);
  *  size is the nested component's) and for a value that is not a type. */
 size_t tecs_type_size(tecs_type_t type);
 
-/* ==================================================================== */
-/* Archetypes                                                           */
-/* ==================================================================== */
+/* ---- Archetypes -------------------------------------------------------- */
 
 typedef struct tecs_archetype_t tecs_archetype_t;
 
@@ -438,9 +419,7 @@ int32_t tecs_archetype_components(const tecs_archetype_t *arch, const tecs_comp_
 /** The archetype of a live entity, or NULL (TECS_EDEAD). */
 tecs_archetype_t *tecs_entity_archetype(tecs_world_t *world, tecs_entity_t entity);
 
-/* ==================================================================== */
-/* Entities                                                             */
-/* ==================================================================== */
+/* ---- Entities ---------------------------------------------------------- */
 
 #define TECS_ENTITY_INDEX(e)      ((uint32_t)((e) & 0xffffffffu))
 #define TECS_ENTITY_GENERATION(e) ((uint32_t)((e) >> 32))
@@ -459,18 +438,11 @@ bool tecs_is_alive(const tecs_world_t *world, tecs_entity_t entity);
 
 /** Where an entity is in its life (tecs_entity_state). */
 typedef enum tecs_entity_state_t {
-    TECS_ENTITY_DEAD = 0,       /* no entity: 0, an id never handed out, a
-                                   destroyed entity or a stale generation,
+    TECS_ENTITY_DEAD = 0,       /* 0, never handed out, destroyed, stale, or
                                    a cancelled or dropped birth             */
-    TECS_ENTITY_ALIVE,          /* alive (tecs_is_alive), no destroy queued */
-    TECS_ENTITY_PENDING,        /* its id is handed out, its birth is queued
-                                   (tecs_delayed_new, or a tecs_new while
-                                   deferred): not alive yet, even if a
-                                   destroy of it is queued too              */
-    TECS_ENTITY_DOOMED          /* alive, and its destroy is queued: a
-                                   tecs_delayed_destroy not applied yet, or
-                                   a tecs_destroy made while deferred; it is
-                                   still iterated until it dies             */
+    TECS_ENTITY_ALIVE,          /* alive, no destroy queued                 */
+    TECS_ENTITY_PENDING,        /* its birth is queued: not alive yet       */
+    TECS_ENTITY_DOOMED          /* alive, its destroy queued (still iterated) */
 } tecs_entity_state_t;
 
 /**
@@ -648,9 +620,7 @@ void *tecs__get_mut_sized(tecs_world_t *world, tecs_entity_t entity, tecs_comp_t
 #define TECS_GET_MUT(world, entity, comp, T)                                \
     ((T *)tecs__get_mut_sized((world), (entity), (comp), sizeof(T)))
 
-/* ==================================================================== */
-/* Delayed changes                                                      */
-/* ==================================================================== */
+/* ---- Delayed changes --------------------------------------------------- */
 
 /**
  * Delayed new: the id is handed out now; the entity is born (alive, seen by
@@ -722,9 +692,7 @@ int32_t tecs_delayed_new_count(const tecs_world_t *world);
  *  entity was destroyed meanwhile is stale and not counted). */
 int32_t tecs_delayed_destroy_count(const tecs_world_t *world);
 
-/* ==================================================================== */
-/* Queries and iteration                                                */
-/* ==================================================================== */
+/* ---- Queries and iteration --------------------------------------------- */
 
 typedef struct tecs_query_t tecs_query_t;
 /* Add-on objects an iteration may read (tinyecs/index.h). */
@@ -1061,9 +1029,7 @@ tecs_err_t tecs_defer_begin(tecs_world_t *world);
  */
 tecs_err_t tecs_defer_end(tecs_world_t *world);
 
-/* ==================================================================== */
-/* Hooks and observers                                                  */
-/* ==================================================================== */
+/* ---- Hooks and observers ----------------------------------------------- */
 
 /** What happened. ADD / SET / REMOVE concern one component of one entity;
  *  ENTER / LEAVE say that an entity started / stopped matching a query. */
@@ -1110,9 +1076,7 @@ typedef struct tecs_hooks_t {
 tecs_err_t tecs_component_hooks(tecs_world_t *world, tecs_comp_t comp,
                                 const tecs_hooks_t *hooks);
 
-/* ==================================================================== */
-/* Change detection                                                     */
-/* ==================================================================== */
+/* ---- Change detection -------------------------------------------------- */
 
 /*
 ** The world counts ticks, from 1. A write records its tick per chunk and
