@@ -2247,14 +2247,14 @@ int32_t tecs_iter_collect(tecs_iter_t *it, tecs_entity_t *out, int32_t cap)
         return -1;
     }
     const tecs__iter_rows *rows = it->priv_.step ? it->priv_.src : NULL;
-    if (rows && rows->collect && it->priv_.state == ITER_RUNNING && it->priv_.stepped == 0 &&
-        it->count == 0)
+    bool fresh = it->priv_.state == ITER_RUNNING && it->priv_.stepped == 0 && it->count == 0;
+    if (rows && rows->collect && fresh)
         return rows->collect(it, out, cap);
     /* Counting a fresh iteration of a query without row filters needs no
     ** walk: the query counts its matches. */
     tecs_query_t *q = it->priv_.query;
-    if (cap == 0 && q != NULL && q->nf == 0 && rows == NULL && it->priv_.state == ITER_RUNNING &&
-        it->priv_.stepped == 0 && it->count == 0 && !(it->priv_.flags & ITER_PART)) {
+    if (cap == 0 && fresh && q != NULL && q->nf == 0 && rows == NULL &&
+        !(it->priv_.flags & ITER_PART)) {
         int32_t n = tecs_query_count(q);
         tecs_iter_fini(it);
         return n;
