@@ -11,7 +11,7 @@
 ** listener changes is queued and applied once the change it hears of is
 ** done.
 **
-** The bus owns the listener list and four flags, one per kind of event,
+** The bus owns the listener list and five flags, one per kind of event,
 ** that say whether anyone listens at all: the hot paths test a flag, not
 ** the list. Which components are watched or vetoed is counted per component
 ** in the registry (component.c), beside what the hot paths read of it.
@@ -36,6 +36,8 @@ tecs_err_t tecs__listen(tecs_world_t *w, const tecs__listener *l)
         w->bus.watch_vetoes = true;
     if (l->on_iters_done)
         w->bus.watch_iters = true;
+    if (l->before_workers)
+        w->bus.watch_workers = true;
     tecs__gate_put(&w->base, TECS__GATE_MOVES, w->bus.watch_moves);
     tecs__gate_put(&w->base, TECS__GATE_COMPS, w->bus.watch_comps);
     return TECS_OK;
@@ -109,6 +111,8 @@ tecs_err_t tecs__emit_rows_replaced(tecs_world_t *w)
 
 void tecs__emit_before_workers(tecs_world_t *w)
 {
+    if (!w->bus.watch_workers)
+        return;
     for (int32_t i = 0; i < w->bus.nlisteners; i++)
         if (w->bus.listeners[i].before_workers)
             w->bus.listeners[i].before_workers(w, w->bus.listeners[i].ctx);

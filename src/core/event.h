@@ -102,7 +102,8 @@ void tecs__emit_resource(tecs_world_t *w, int kind, tecs_comp_t c, void *ptr,
 /* Tell every listener that rows were replaced without events; the first
 ** error stops it and is returned. */
 tecs_err_t tecs__emit_rows_replaced(tecs_world_t *w);
-/* Tell every listener that workers are about to start. */
+/* Tell every listener that workers are about to start (once a frame part:
+** a test of watch_workers when none listens). */
 void tecs__emit_before_workers(tecs_world_t *w);
 
 typedef struct tecs__bus {
@@ -114,6 +115,7 @@ typedef struct tecs__bus {
     bool watch_vetoes;          /* some listener may veto changes           */
     bool watch_iters;           /* some listener wants the end of the last
                                    open iteration                           */
+    bool watch_workers;         /* some listener wants workers' start       */
 } tecs__bus;
 
 #endif /* TECS_EVENT_H */

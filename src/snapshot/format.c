@@ -92,7 +92,8 @@ void tecs__sum_add(sum64 *s, const void *data, size_t n)
     s->nbuf = (uint32_t)(n - whole);
 }
 
-/* sum_blocks, the bytes copied to dst on the way: one pass over them. */
+/* sum_blocks, the bytes copied to dst on the way: one pass over them,
+** each block read once into w, stored from w and summed from w. */
 static void sum_copy_blocks(sum64 *s, unsigned char *restrict dst, const unsigned char *restrict p,
                             size_t n)
 {
@@ -100,14 +101,15 @@ static void sum_copy_blocks(sum64 *s, unsigned char *restrict dst, const unsigne
     const bool big = host_big();
     memcpy(a, s->a, sizeof a);
     memcpy(b, s->b, sizeof b);
-    for (size_t i = 0; i + 32 <= n; i += 32)
-        for (int k = 0; k < 4; k++) {     /* each word read once, for both */
-            unsigned char w[8];
-            memcpy(w, p + i + 8 * k, 8);
-            memcpy(dst + i + 8 * k, w, 8);
-            a[k] += word_le(w, big);
+    for (size_t i = 0; i + 32 <= n; i += 32) {
+        unsigned char w[32];
+        memcpy(w, p + i, 32);
+        memcpy(dst + i, w, 32);
+        for (int k = 0; k < 4; k++) {
+            a[k] += word_le(w + 8 * k, big);
             b[k] += a[k];
         }
+    }
     memcpy(s->a, a, sizeof a);
     memcpy(s->b, b, sizeof b);
 }
