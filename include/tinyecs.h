@@ -1,8 +1,9 @@
 /*
 ** tinyecs — an archetype-based Entity-Component-System in C11: the core
 ** (world, components, entities, queries and iteration, deferral, errors).
-** The other parts have their own headers in tinyecs/: handle.h, index.h,
-** observer.h, resource.h, system.h, snapshot.h, json.h.
+** The other parts have their own headers in tinyecs/: meta.h (component
+** descriptions), change.h (change ticks), handle.h, index.h, observer.h,
+** resource.h, system.h, snapshot.h, json.h.
 **
 ** One world owns everything. Components are blocks of bytes registered at
 ** run time; an entity is a 64-bit id (32-bit slot, 32-bit generation); every
@@ -240,55 +241,8 @@ typedef enum tecs_storage_t {
     TECS_STORAGE_SPARSE         /* in a sparse set by entity slot             */
 } tecs_storage_t;
 
-/**
- * Component descriptions (reflection): name, type and offset of each field,
- * given at registration and fixed from then on, so that JSON, field indexes
- * and tools read values by name. TECS_TYPE_STRING is a `char *` the value
- * owns (NUL-terminated, or NULL): its component needs copy and dtor hooks,
- * which own the strings. See docs/components.md.
- */
-typedef enum tecs_type_t {
-    TECS_TYPE_BOOL = 1,         /* bool                                       */
-    TECS_TYPE_I8, TECS_TYPE_I16, TECS_TYPE_I32, TECS_TYPE_I64,
-    TECS_TYPE_U8, TECS_TYPE_U16, TECS_TYPE_U32, TECS_TYPE_U64,
-    TECS_TYPE_F32,              /* float                                      */
-    TECS_TYPE_F64,              /* double                                     */
-    TECS_TYPE_ENTITY,           /* tecs_entity_t                              */
-    TECS_TYPE_STRING,           /* char *, owned by the value (see above)     */
-    TECS_TYPE_STRUCT            /* a nested described component (.comp)      */
-} tecs_type_t;
-
-/** One field of a component description. */
-typedef struct tecs_field_t {
-    const char *name;           /* unique in the component, not empty; copied */
-    tecs_type_t type;
-    size_t offset;              /* bytes from the start of the value          */
-    int32_t count;              /* a fixed-size array of count elements;
-                                   0 means 1                                  */
-    tecs_comp_t comp;           /* TECS_TYPE_STRUCT: the nested component,
-                                   registered and described                   */
-} tecs_field_t;
-
-/** The most fields one description may hold. */
-#define TECS_MAX_FIELDS 256
-
-/** A field for the member of struct T: TECS_MEMBER(Position, x, TECS_TYPE_F32). */
-#define TECS_MEMBER(T, member, type_)                                       \
-    { #member, (type_), offsetof(T, member), 1, 0 }
-
-/** An array member of T, its count from sizeof: float v[4] gives 4. */
-#define TECS_MEMBER_ARRAY(T, member, type_)                                 \
-    { #member, (type_), offsetof(T, member),                                \
-      (int32_t)(sizeof(((T *)0)->member) / sizeof(((T *)0)->member[0])), 0 }
-
-/** A member of T that is a nested described component comp_. */
-#define TECS_MEMBER_STRUCT(T, member, comp_)                                \
-    { #member, TECS_TYPE_STRUCT, offsetof(T, member), 1, (comp_) }
-
-/** An array member of T whose elements are the described component comp_. */
-#define TECS_MEMBER_STRUCT_ARRAY(T, member, comp_)                          \
-    { #member, TECS_TYPE_STRUCT, offsetof(T, member),                       \
-      (int32_t)(sizeof(((T *)0)->member) / sizeof(((T *)0)->member[0])), (comp_) }
+/** One field of a component description (tinyecs/meta.h). */
+typedef struct tecs_field_t tecs_field_t;
 
 /** A component description. Without hooks a component is plain data:
  *  zero-filled on creation, memcpy on copy and move. Size 0 makes a tag. */
@@ -309,8 +263,9 @@ typedef struct tecs_component_desc_t {
     bool row_ticks;             /* change detection by row, not by chunk:
                                    16 bytes a row, and a write term handed
                                    out stores a tick per row (table store
-                                   only; see "Change detection")              */
-    const tecs_field_t *fields; /* its description (optional); copied         */
+                                   only; tinyecs/change.h)              */
+    const tecs_field_t *fields; /* its description (optional, tinyecs/meta.h);
+                                   copied                                     */
     int32_t nfields;            /* 0..TECS_MAX_FIELDS                         */
 } tecs_component_desc_t;
 
@@ -356,35 +311,6 @@ bool tecs_component_enableable(const tecs_world_t *world, tecs_comp_t comp);
 #define TECS_TAG(world, Name)                                               \
     tecs_component_new((world), &(tecs_component_desc_t){ .name = #Name })
 
-/** Register the C type T under its own name with the fields that follow:
- *  TECS_COMPONENT_FIELDS(w, Position, TECS_MEMBER(Position, x, TECS_TYPE_F32),
- *  TECS_MEMBER(Position, y, TECS_TYPE_F32)). */
-#define TECS_COMPONENT_FIELDS(world, T, ...)                                \
-    tecs_component_new((world), &(tecs_component_desc_t){                   \
-        .name = #T, .size = sizeof(T), .align = _Alignof(T),                \
-        .fields = (const tecs_field_t[]){ __VA_ARGS__ },                    \
-        .nfields = (int32_t)(sizeof((const tecs_field_t[]){ __VA_ARGS__ })  \
-                             / sizeof(tecs_field_t)) })
-
-/** A component's fields in registration order, owned by the world, and
- *  *count (may be NULL); NULL with *count 0 if unknown or undescribed.
- *  Records no error, calls nothing: allowed in every callback. */
-const tecs_field_t *tecs_component_fields(const tecs_world_t *world, tecs_comp_t comp,
-                                          int32_t *count);
-
-/** A field by name; a dotted path ("pos.x") goes into nested components,
- *  *offset (may be NULL) gets its offset in the outer value. NULL if not
- *  found. Records no error, calls nothing. */
-const tecs_field_t *tecs_component_field(const tecs_world_t *world, tecs_comp_t comp,
-                                         const char *path, size_t *offset);
-
-/** The name of a field type as text ("f32", "entity", "struct", ...), or
- *  "?" for a value that is not a tecs_type_t. */
-const char *tecs_type_name(tecs_type_t type);
-
-/** The size of one element of a field type; 0 for TECS_TYPE_STRUCT (its
- *  size is the nested component's) and for a value that is not a type. */
-size_t tecs_type_size(tecs_type_t type);
 
 /* ---- Archetypes -------------------------------------------------------- */
 
@@ -1076,46 +1002,6 @@ typedef struct tecs_hooks_t {
 tecs_err_t tecs_component_hooks(tecs_world_t *world, tecs_comp_t comp,
                                 const tecs_hooks_t *hooks);
 
-/* ---- Change detection -------------------------------------------------- */
-
-/*
-** The world counts ticks, from 1. A write records its tick per chunk and
-** component: tecs_set, tecs_get_mut, tecs_modified, a write term handed
-** out, a row entering a chunk (birth, add, move; tecs_enable too). A term
-** with .change passes the chunks written since the query's previous run
-** began (every row on its first run); each run starts at the current tick
-** and moves it on, so no write is missed or seen twice. docs/change-detection.md.
-*/
-
-/** The world's tick now (0 for NULL). */
-uint64_t tecs_world_tick(const tecs_world_t *world);
-
-/** Move the world's tick on by one (tecs_progress does, at each frame's
- *  start): writes made from now on are newer than any made before.
- *  @return the new tick, or 0 (NULL; TECS_EBUSY from a worker or while
- *  the world is being freed). */
-uint64_t tecs_world_tick_advance(tecs_world_t *world);
-
-/** The tick of the last write to the value of comp of entity as the world
- *  keeps it: that of the entity's chunk (or sparse set); 0 if the entity
- *  is not alive or has no comp. Calls nothing: may be called from any
- *  callback. */
-uint64_t tecs_changed_tick(const tecs_world_t *world, tecs_entity_t entity, tecs_comp_t comp);
-
-/** The tick at which comp may have been added to entity, as kept: the last
- *  row entering the entity's chunk (or member joining the sparse set); 0
- *  as tecs_changed_tick. */
-uint64_t tecs_added_tick(const tecs_world_t *world, tecs_entity_t entity, tecs_comp_t comp);
-
-/** The tick at which the latest run of query began (0: it never ran with
- *  change terms; a query without change terms keeps 0). */
-uint64_t tecs_query_last_run(const tecs_query_t *query);
-
-/** Set the tick the next run of query compares with (its change terms pass
- *  what is newer): 0 makes the next run pass every row. @return TECS_OK,
- *  TECS_EINVAL (NULL, a tick above tecs_world_tick), TECS_EBUSY (an
- *  iteration of the query is open). */
-tecs_err_t tecs_query_set_last_run(tecs_query_t *query, uint64_t tick);
 #ifdef __cplusplus
 }
 #endif

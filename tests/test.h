@@ -11,8 +11,10 @@
 #define TECS_TEST_H
 
 #include "tinyecs.h"
+#include "tinyecs/change.h"
 #include "tinyecs/handle.h"
 #include "tinyecs/index.h"
+#include "tinyecs/meta.h"
 #include "tinyecs/observer.h"
 #include "tinyecs/resource.h"
 #include "tinyecs/snapshot.h"

@@ -26,6 +26,7 @@
 #define TINYECS_JSON_H
 
 #include "../tinyecs.h"
+#include "meta.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -47,10 +47,12 @@
 #endif
 
 #include "tinyecs.h"
+#include "tinyecs/change.h"
 /* The add-ons' public types: the registry keeps a component's serializer
 ** hooks (snapshot.h) and the platform layer runs jobs (system.h). */
 #include "tinyecs/handle.h"
 #include "tinyecs/index.h"
+#include "tinyecs/meta.h"
 #include "tinyecs/observer.h"
 #include "tinyecs/resource.h"
 #include "tinyecs/snapshot.h"

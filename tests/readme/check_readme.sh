@@ -69,8 +69,10 @@ prelude() {
 #include <stdlib.h>
 #include <string.h>
 #include "tinyecs.h"
+#include "tinyecs/change.h"
 #include "tinyecs/handle.h"
 #include "tinyecs/index.h"
+#include "tinyecs/meta.h"
 #include "tinyecs/observer.h"
 #include "tinyecs/resource.h"
 #include "tinyecs/snapshot.h"
