@@ -98,7 +98,8 @@ extern "C" {
     X(ECORRUPT, "internal structure check failed")                          \
     X(EACCESS, "not in the access the running system declared")             \
     X(ETHREAD, "a thread could not be started")                             \
-    X(EFORMAT, "malformed or incompatible input (a snapshot)")
+    X(EFORMAT, "malformed or incompatible input (a snapshot)")              \
+    X(ECYCLE,  "would make an entity its own ancestor")
 
 /** An error code. TECS_OK (0) is success, every other value a failure. */
 typedef enum tecs_err_t {

@@ -141,7 +141,7 @@ TEST(world_error_names_and_messages)
     const char *names[] = { "TECS_OK", "TECS_EINVAL", "TECS_ENOMEM", "TECS_EDEAD",
                             "TECS_ENOCOMP", "TECS_EEXIST", "TECS_ENOENT", "TECS_ELIMIT",
                             "TECS_EWORLD", "TECS_EBUSY", "TECS_ECORRUPT", "TECS_EACCESS",
-                            "TECS_ETHREAD", "TECS_EFORMAT" };
+                            "TECS_ETHREAD", "TECS_EFORMAT", "TECS_ECYCLE" };
     CHECK_EQ(sizeof names / sizeof names[0], TECS_ERR_COUNT);
     for (int e = 0; e < TECS_ERR_COUNT; e++) {
         CHECK(strcmp(tecs_err_name((tecs_err_t)e), names[e]) == 0);

@@ -123,7 +123,8 @@ typedef struct tecs__base {
 #define TECS__GATE_MOVES  2u    /* some listener wants move events          */
 #define TECS__GATE_COMPS  4u    /* some listener wants component events     */
 #define TECS__GATE_SPARSE 8u    /* some sparse set has members              */
-#define TECS__GATE_ALL    15u
+#define TECS__GATE_DESTROY 16u  /* some listener must hear of each destroy  */
+#define TECS__GATE_ALL    31u
 
 _Static_assert(offsetof(tecs__base, defer_depth) == offsetof(tecs__base, gate) + 4,
                "tecs__gate_open reads the gate word and defer_depth as one");

@@ -211,6 +211,7 @@ static tecs_err_t verify_gate(tecs_world_t *w)
     tecs__gate_put(&b, TECS__GATE_MOVES, w->bus.watch_moves);
     tecs__gate_put(&b, TECS__GATE_COMPS, w->bus.watch_comps);
     tecs__gate_put(&b, TECS__GATE_SPARSE, w->sparse.nfilled > 0);
+    tecs__gate_put(&b, TECS__GATE_DESTROY, w->bus.watch_destroys);
     if (b.gate != w->base.gate)
         return bad(w, "the gate word disagrees with the states it mirrors", w->base.gate);
     return TECS_OK;

@@ -226,7 +226,7 @@ static inline const tecs__cmdx *cmd_x(const tecs__cmd *c)
 /* Does c keep something in the arena? */
 static inline bool uses_arena(const tecs__cmd *c)
 {
-    return (c->flags & (TECS__CMD_VAL | TECS__CMD_PACKED)) || cmd_x(c);
+    return (c->flags & (TECS__CMD_VAL | TECS__CMD_PACKED | TECS__CMD_DATA)) || cmd_x(c);
 }
 
 /* Destroy the copies of values that c holds in the arena. */
@@ -622,6 +622,23 @@ tecs_err_t tecs__defer_op(tecs_world_t *w, tecs__op op, tecs_entity_t e, tecs_co
     return queue_op(w, op, e, c, value);
 }
 
+tecs_err_t tecs__defer_call(tecs_world_t *w, tecs__call_fn fn, tecs_entity_t e, tecs_comp_t c,
+                            const void *data, size_t size)
+{
+    tecs__cmdbuf *b = &w->cmd.deferred;
+    tecs__cmd cmd = { .op = TECS__OP_CALL, .entity = e, .comp = c, .call = fn };
+    if (size > 0) {
+        if ((cmd.packed = arena_alloc(w, b, size)) == NULL)
+            return oom(w);
+        memcpy(cmd.packed, data, size);
+        cmd.flags = TECS__CMD_DATA;
+    }
+    if (room(w, b))
+        return TECS_ENOMEM;
+    b->cmds[b->count++] = cmd;
+    return TECS_OK;
+}
+
 /* ---- applying commands ----------------------------------------------- */
 
 /* A command could not apply (err): stale if its entity is gone, else
@@ -785,6 +802,17 @@ static tecs_err_t remove_queued(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
     return err;
 }
 
+/* A queued destroy a listener refused (a relation's cleanup): the entity
+** lives on, its DESTROY_QUEUED mark goes. */
+static tecs_err_t destroy_queued(tecs_world_t *w, tecs_entity_t e)
+{
+    tecs_err_t err = tecs__destroy_now(w, e);
+    tecs__record *r = err && err != TECS_ENOMEM ? tecs__ei_alive(w, e) : NULL;
+    if (r)
+        r->arch &= ~TECS__DESTROY_QUEUED;
+    return err;
+}
+
 /* The column of c in the archetype of the live entity e, or COL_ABSENT; for
 ** a sparse c that e has, 0, or COL_TAG for a tag. */
 static int32_t col_of(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
@@ -904,7 +932,7 @@ static tecs_err_t apply(tecs_world_t *w, tecs__cmd *c)
     case TECS__OP_NEW_BULK:
         return apply_bulk(w, c);
     case TECS__OP_DESTROY:
-        return tecs__destroy_now(w, c->entity);
+        return destroy_queued(w, c->entity);
     case TECS__OP_ADD:
         return tecs__add_now(w, c->entity, c->comp, NULL);
     case TECS__OP_REMOVE:
@@ -921,6 +949,8 @@ static tecs_err_t apply(tecs_world_t *w, tecs__cmd *c)
     case TECS__OP_ENABLE:
     case TECS__OP_DISABLE:
         return tecs__enable_now(w, c->entity, c->comp, c->op == TECS__OP_ENABLE);
+    case TECS__OP_CALL:
+        return c->call(w, c->entity, c->comp, c->flags & TECS__CMD_DATA ? c->packed : NULL);
     }
     return TECS_OK;
 }

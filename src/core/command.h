@@ -19,8 +19,16 @@ typedef enum tecs__op {
                                    comp that was queued right after it      */
     TECS__OP_MODIFIED,          /* tecs_modified from a lifecycle hook      */
     TECS__OP_ENABLE,            /* tecs_enable where it queues              */
-    TECS__OP_DISABLE
+    TECS__OP_DISABLE,
+    TECS__OP_CALL               /* an add-on's change: `call` applies it    */
 } tecs__op;
+
+/* An add-on's queued change, applied in its place in the queue: entity e,
+** component c and a copy of the data it was queued with (NULL when none).
+** It changes nothing when it fails; TECS_ENOMEM keeps it queued, any
+** other error drops it (counted as tecs_dropped_changes counts). */
+typedef tecs_err_t (*tecs__call_fn)(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c,
+                                    const void *data);
 
 /* What a command carries besides its head, when that is more than one
 ** plain value (births with an initializer or values with hooks, bulk
@@ -41,6 +49,8 @@ typedef struct tecs__cmdx {
 #define TECS__CMD_PACKED 4u     /* flags: NEW: plain values at packed (the
                                    arena): a mask of the archetype's columns
                                    given, then each value, aligned          */
+#define TECS__CMD_DATA   8u     /* flags: CALL: its data is at packed (the
+                                   arena)                                   */
 #define TECS__CMD_INLINE_MAX 8  /* the largest value kept in a command      */
 
 /* One queued change: 32 bytes (on 64-bit targets), two to a cache line. */
@@ -54,12 +64,14 @@ typedef struct tecs__cmd {
     union {
         tecs_archetype_t *arch; /* births                                   */
         void *kill_ctx;         /* KILL: its callback's ctx                 */
+        tecs__call_fn call;     /* CALL: its function                       */
     };
     union {
         tecs__cmdx *x;          /* NEW (NULL: no values, no initializer),
                                    NEW_BULK                                 */
         tecs_destroy_fn kill;      /* KILL: its callback, or NULL              */
-        unsigned char *packed;  /* NEW with CMD_PACKED: its values          */
+        unsigned char *packed;  /* NEW with CMD_PACKED: its values; CALL
+                                   with CMD_DATA: its data                  */
         tecs_value_t *val;      /* SET, NEW_SET with CMD_VAL: the value     */
         unsigned char value[TECS__CMD_INLINE_MAX];  /* with CMD_INLINE: a
                                    small value without hooks, in place (NEW:
@@ -103,6 +115,11 @@ tecs_err_t tecs__defer_new(tecs_world_t *w, const tecs__births *req);
 tecs_entity_t tecs__defer_new1(tecs_world_t *w, tecs_archetype_t *a);
 tecs_err_t tecs__defer_op(tecs_world_t *w, tecs__op op, tecs_entity_t e, tecs_comp_t c,
                           const void *value);
+/* Queue an add-on's change: fn applies it with a copy of the size bytes
+** at data (plain bytes; none when size is 0). TECS_ENOMEM changes
+** nothing. */
+tecs_err_t tecs__defer_call(tecs_world_t *w, tecs__call_fn fn, tecs_entity_t e, tecs_comp_t c,
+                            const void *data, size_t size);
 /* Enter / leave deferred mode; leaving the outermost level flushes.
 ** Inline: every iteration begins and ends with them. */
 static inline void tecs__defer_begin(tecs_world_t *w);

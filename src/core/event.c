@@ -38,7 +38,10 @@ tecs_err_t tecs__listen(tecs_world_t *w, const tecs__listener *l)
         w->bus.watch_iters = true;
     if (l->before_workers)
         w->bus.watch_workers = true;
+    if (l->on_destroy)
+        w->bus.watch_destroys = true;
     tecs__gate_put(&w->base, TECS__GATE_MOVES, w->bus.watch_moves);
+    tecs__gate_put(&w->base, TECS__GATE_DESTROY, w->bus.watch_destroys);
     tecs__gate_put(&w->base, TECS__GATE_COMPS, w->bus.watch_comps);
     return TECS_OK;
 }
@@ -107,6 +110,22 @@ tecs_err_t tecs__emit_rows_replaced(tecs_world_t *w)
         if (w->bus.listeners[i].on_rows_replaced)
             err = w->bus.listeners[i].on_rows_replaced(w, w->bus.listeners[i].ctx);
     return err;
+}
+
+tecs_err_t tecs__emit_destroying(tecs_world_t *w, tecs_entity_t e)
+{
+    tecs_err_t err = TECS_OK;
+    for (int32_t i = 0; i < w->bus.nlisteners && !err; i++)
+        if (w->bus.listeners[i].on_destroy)
+            err = w->bus.listeners[i].on_destroy(w, w->bus.listeners[i].ctx, e);
+    return err;
+}
+
+void tecs__emit_reset(tecs_world_t *w)
+{
+    for (int32_t i = 0; i < w->bus.nlisteners; i++)
+        if (w->bus.listeners[i].on_reset)
+            w->bus.listeners[i].on_reset(w, w->bus.listeners[i].ctx);
 }
 
 void tecs__emit_before_workers(tecs_world_t *w)

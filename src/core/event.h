@@ -29,8 +29,9 @@ typedef void (*tecs__comp_event_fn)(tecs_world_t *w, void *ctx, int ev, tecs_ent
 typedef void (*tecs__move_event_fn)(tecs_world_t *w, void *ctx, tecs_entity_t e,
                                     tecs_archetype_t *from, tecs_archetype_t *to);
 
-/* May this change happen? Asked before an add, a set or a birth changes
-** component c, for components whose `veto` counter is not zero. vals holds
+/* May this change happen? Asked before an add, a set, a birth or a remove
+** (TECS__EV_REMOVE, vals the value or NULL) of table component c changes
+** it, for components whose `veto` counter is not zero. vals holds
 ** n values (stride: the component's size), NULL for default-constructed
 ** ones; e is the entity, 0 for births. The listener refuses with an error
 ** (TECS_EEXIST: a unique key taken) and reserves what its update will need.
@@ -79,6 +80,14 @@ typedef struct tecs__listener {
     /* Workers are about to read the world from other threads, the world
     ** closed meanwhile: bring up to date what they read (stale indexes). */
     void (*before_workers)(tecs_world_t *w, void *ctx);
+    /* The live entity e is about to be destroyed, nothing of it changed
+    ** yet, the world open: refuse with an error (nothing changes), or
+    ** clean up first through the engine (destroy other entities; their
+    ** own destroys call this again). Not called while the world is reset
+    ** or freed. */
+    tecs_err_t (*on_destroy)(tecs_world_t *w, void *ctx, tecs_entity_t e);
+    /* tecs_world_reset: every entity died, maybe without events. */
+    void (*on_reset)(tecs_world_t *w, void *ctx);
 } tecs__listener;
 
 /* Register a listener; its on_fini runs when the world is freed. */
@@ -102,6 +111,11 @@ void tecs__emit_resource(tecs_world_t *w, int kind, tecs_comp_t c, void *ptr,
 /* Tell every listener that rows were replaced without events; the first
 ** error stops it and is returned. */
 tecs_err_t tecs__emit_rows_replaced(tecs_world_t *w);
+/* Ask every listener of destroys whether the live entity e may die now
+** (see on_destroy); the first error stops it and is returned. */
+tecs_err_t tecs__emit_destroying(tecs_world_t *w, tecs_entity_t e);
+/* Tell every listener that the world was reset. */
+void tecs__emit_reset(tecs_world_t *w);
 /* Tell every listener that workers are about to start (once a frame part:
 ** a test of watch_workers when none listens). */
 void tecs__emit_before_workers(tecs_world_t *w);
@@ -116,6 +130,7 @@ typedef struct tecs__bus {
     bool watch_iters;           /* some listener wants the end of the last
                                    open iteration                           */
     bool watch_workers;         /* some listener wants workers' start       */
+    bool watch_destroys;        /* some listener wants each destroy first   */
 } tecs__bus;
 
 #endif /* TECS_EVENT_H */

@@ -681,6 +681,12 @@ tecs_err_t tecs__remove_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c)
     tecs_err_t err = tecs__arch_reserve_rows(w, b, 1);
     if (TECS__UNLIKELY(err))
         return undo_target(w, narchs, err);
+    if (TECS__UNLIKELY(w->comp.comps[c].veto)) {
+        const void *p = k >= 0 ? tecs__col_ptr(a, w, k, r->row) : NULL;
+        if ((err = tecs__veto(w, TECS__EV_REMOVE, e, c, p, 1)))
+            return undo_target(w, narchs, err);
+        r = &w->ei.recs[TECS_ENTITY_INDEX(e)];  /* the veto may have moved them */
+    }
     if (TECS__LIKELY(a->plain && tecs__quiet_remove(w, b, c)))
         hop_remember(w, c, false, a, b, k);
     if (TECS__UNLIKELY(w->comp.comps[c].watch || !a->plain)) {
@@ -790,6 +796,13 @@ tecs_err_t tecs__destroy_now(tecs_world_t *w, tecs_entity_t e)
         tecs__ei_release(w, index);
         w->ei.npending--;
         return TECS_OK;
+    }
+    if (TECS__UNLIKELY(w->bus.watch_destroys) && w->base.closed == TECS__OPEN) {
+        tecs_err_t err = tecs__emit_destroying(w, e);
+        if (err)
+            return err;
+        if ((r = tecs__ei_alive(w, e)) == NULL)
+            return TECS_OK;     /* the listener's cleanup took it with it */
     }
     tecs_archetype_t *a = tecs__rec_arch(w, r);
     uint32_t row = r->row;

@@ -185,11 +185,12 @@ static inline bool tecs__quiet_add(const tecs_world_t *w, const tecs_archetype_t
 }
 
 /* Removing c from a plain archetype with b as the target is a plain row
-** move that cannot fail: nobody to tell, a row free in b. */
+** move that cannot fail: nobody to ask or tell, a row free in b. */
 static inline bool tecs__quiet_remove(const tecs_world_t *w, const tecs_archetype_t *b,
                                       tecs_comp_t c)
 {
-    return !w->bus.watch_moves && w->comp.comps[c].watch == 0 && tecs__arch_has_rows(w, b, 1);
+    const tecs__comp *ci = &w->comp.comps[c];
+    return !w->bus.watch_moves && (ci->veto | ci->watch) == 0 && tecs__arch_has_rows(w, b, 1);
 }
 
 /* The quiet add of c to the entity of record r through its hop, if the hop

@@ -149,6 +149,7 @@ tecs_err_t tecs_world_reset(tecs_world_t *w)
         reset_archetype(w, w->arch.archs[i]);
     tecs__sparse_clear(w);
     tecs__ei_relink(w);
+    tecs__emit_reset(w);
     tecs__set_closed(w, TECS__OPEN);
     assert(w->ei.nalive == 0 && w->ei.npending == 0 && w->cmd.deferred.count == 0);
     w->cmd.dropped = 0;

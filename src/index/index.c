@@ -677,6 +677,8 @@ static tecs_err_t on_veto(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, t
 {
     tecs__indexes *r = ctx;
     tecs_err_t outer = w->base.err;
+    if (ev & TECS__EV_REMOVE)
+        return TECS_OK;         /* a remove takes no key */
     for (int32_t id = 0; id < r->nids; id++) {
         tecs_index_t *x = r->by_id[id];
         if (x == NULL || x->d.comp != c || (x->dirty && !x->d.unique))
@@ -1291,8 +1293,9 @@ static int32_t holders(const tecs_index_t *x)
     return n;
 }
 
-/* Each component's veto count is its indexes that are awake (nothing
-** else vetoes changes); an index asleep is dirty and not unique. */
+/* Each component's veto count holds its indexes that are awake (the
+** relation add-on counts its relations there too); an index asleep is
+** dirty and not unique. */
 static tecs_err_t verify_subscriptions(tecs_world_t *w, const tecs__indexes *r)
 {
     for (int32_t c = 1; c < w->comp.cap_comps; c++) {
@@ -1305,7 +1308,7 @@ static tecs_err_t verify_subscriptions(tecs_world_t *w, const tecs__indexes *r)
                 awake += !x->asleep;
             }
         }
-        if (w->comp.comps[c].veto != awake)
+        if (w->comp.comps[c].veto < awake)
             return tecs__err(w, TECS_ECORRUPT, "component %d: veto count off", c);
     }
     return TECS_OK;
