@@ -78,7 +78,7 @@ test: build
 # Every add-on off (CMakeLists.txt's TECS_INDEX ... TECS_JSON): the core
 # builds alone and passes the tests that need nothing more.
 MINIMAL_FLAGS := -DTECS_INDEX=OFF -DTECS_OBSERVER=OFF -DTECS_SYSTEM=OFF -DTECS_SNAPSHOT=OFF \
-	-DTECS_RESOURCE=OFF -DTECS_JSON=OFF
+	-DTECS_RESOURCE=OFF -DTECS_RELATION=OFF -DTECS_JSON=OFF
 test-minimal:
 	@$(CMAKE) -S . -B build-minimal -DCMAKE_BUILD_TYPE=RelWithDebInfo $(MINIMAL_FLAGS) >/dev/null
 	@$(CMAKE) --build build-minimal -j$(JOBS)

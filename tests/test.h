@@ -16,6 +16,7 @@
 #include "tinyecs/index.h"
 #include "tinyecs/meta.h"
 #include "tinyecs/observer.h"
+#include "tinyecs/relation.h"
 #include "tinyecs/resource.h"
 #include "tinyecs/snapshot.h"
 #include "tinyecs/system.h"

@@ -54,6 +54,7 @@
 #include "tinyecs/index.h"
 #include "tinyecs/meta.h"
 #include "tinyecs/observer.h"
+#include "tinyecs/relation.h"
 #include "tinyecs/resource.h"
 #include "tinyecs/snapshot.h"
 #include "tinyecs/system.h"
@@ -183,6 +184,7 @@ struct tecs_world_t {
     struct tecs__worker_state *workers; /* system/worker.c: likewise         */
     struct tecs__sys_state *sys;        /* system/system.c: likewise         */
     struct tecs__res_state *res;        /* resource/: likewise               */
+    struct tecs__rel_state *rel;        /* relation/: likewise               */
 };
 
 _Static_assert(offsetof(tecs_world_t, base) == 0, "tecs__base_of: the base state comes first");

@@ -1,0 +1,1421 @@
+/*
+** relation.c — relationships and hierarchies: pairs (relation, target),
+** the built-in ChildOf, and what a target's destroy does to its sources.
+**
+** Two stores, one per kind of relation:
+**
+**   ChildOf    a tag in the child's archetype (so queries and archetypes
+**              see who has a parent) and, per entity slot, a link record
+**              in pages of LINK_PAGE slots: { parent, next, prev }, the
+**              siblings a ring. The parent's head, { first child, count },
+**              is an entry of the head map. No value lives in a row, so
+**              nothing a user writes through a pointer can break a link.
+**   user       a pair is a node { src, tgt, next_src, next_tgt, prev_tgt }
+**              in its relation's pool, its value beside it in `vals`; the
+**              entity's pairs of the relation are a list from the head
+**              entry (rel, source), the sources of a target a ring from the
+**              entry (rel, target). No archetype sees them: adding or
+**              removing a pair moves no row.
+**
+** The head map is keyed by (relation index + 1) << 32 | slot: open
+** addressing, linear probing, deletion by backward shift. Slots name
+** entities: no pair ever points at a dead entity (a destroy takes its
+** pairs with it first), so a slot with a link or an entry is alive.
+**
+** Every change reserves what it needs first (map room, a link page, a
+** node), then changes the core (the ChildOf tag's add or remove, which may
+** fail and changes nothing then), then links, which cannot fail. The stamp
+** counts changes, so a walk notices one and stops.
+**
+** A destroy (the bus's on_destroy, before the core touches the entity):
+** an entity with no children and no sources loses its own pairs and goes.
+** Otherwise the add-on gathers what dies with it (its ChildOf subtree, the
+** sources of relations whose cleanup is DESTROY, transitively), refuses if
+** one of those is the target of a REFUSE relation, then destroys them in
+** reverse order of discovery (children before their parents), each losing
+** its pairs as it goes, and returns so the core destroys the entity.
+**
+** The relation components are vetoed (the bus's on_veto) for every change
+** the add-on does not make itself: `self` names the one entity whose
+** ChildOf tag the add-on is adding or removing, for the one veto that
+** change asks.
+**
+** Calls: base.c, entity_index.c, component.c, event.c, archetype.c,
+** store.c, command.c (settle, the queued calls).
+*/
+#include "../core/private.h"
+
+#define NONE       0xffffffffu
+#define LINK_SHIFT 10
+#define LINK_PAGE  (1u << LINK_SHIFT)
+
+typedef struct rel_link {       /* a ChildOf child's, by its slot            */
+    uint32_t parent;            /* the parent's slot, or NONE: no parent     */
+    uint32_t next, prev;        /* the ring of its siblings                  */
+} rel_link;
+
+typedef struct rel_node {       /* a user relation's pair                    */
+    uint32_t src, tgt;          /* slots; src NONE: free (next_src: next free) */
+    uint32_t next_src;          /* the source's next pair of the relation    */
+    uint32_t next_tgt, prev_tgt; /* the ring of the target's sources         */
+} rel_node;
+
+typedef struct rel_head {
+    uint64_t key;               /* (relation index + 1) << 32 | slot; 0: empty */
+    uint32_t src;               /* user: the slot's first pair as a source   */
+    uint32_t tgt;               /* user: the first pair targeting the slot;
+                                   ChildOf: the slot's first child           */
+    uint32_t nsrc, ntgt;        /* pairs of each kind (ChildOf: children)    */
+} rel_head;
+
+typedef struct rel_info {
+    tecs_comp_t comp;
+    uint32_t size;              /* value bytes; 0: a tag                     */
+    bool exclusive;
+    bool childof;
+    uint8_t cleanup;            /* tecs_cleanup_t                            */
+    rel_node *nodes;            /* user: the pool, cap long                  */
+    unsigned char *vals;        /* user: a value per node                    */
+    uint32_t nnodes, cap;       /* nodes used at least once, allocated       */
+    uint32_t free;              /* first free node, or NONE                  */
+    int64_t npairs;
+} rel_info;
+
+struct tecs__rel_state {
+    rel_info *rels;
+    int32_t nrels, cap_rels;
+    int32_t *rel_of;            /* component id -> relation index + 1 (0)    */
+    int32_t cap_rel_of;
+    int32_t childof;            /* ChildOf's index, or -1 until made         */
+    rel_head *map;
+    uint32_t map_cap, map_n;    /* cap a power of two (or 0)                 */
+    rel_link **pages;
+    int32_t npages;
+    uint64_t stamp;             /* bumped at every change: walks stop        */
+    tecs_entity_t self;         /* the entity whose ChildOf the add-on
+                                   changes now (the one veto it allows)      */
+    bool cleaning;              /* a destroy's gathered entities die         */
+    int32_t ndestroy;           /* user relations with cleanup DESTROY       */
+    int32_t nrefuse;            /* relations with cleanup REFUSE             */
+    tecs_entity_t *kill;        /* a destroy's gathered entities             */
+    int32_t nkill, cap_kill;
+    uint32_t *seen;             /* their slots, a set (when ndestroy > 0)    */
+    uint32_t cap_seen;
+};
+
+typedef struct tecs__rel_state rel_state;
+
+/* ---- the head map -------------------------------------------------------- */
+
+static inline uint64_t key_of(int32_t rel, uint32_t slot)
+{
+    return ((uint64_t)(uint32_t)(rel + 1) << 32) | slot;
+}
+
+static inline uint32_t hash_of(uint64_t key, uint32_t cap)
+{
+    return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+}
+
+static rel_head *map_find(const rel_state *s, int32_t rel, uint32_t slot)
+{
+    if (s->map_n == 0)
+        return NULL;
+    uint64_t key = key_of(rel, slot);
+    for (uint32_t i = hash_of(key, s->map_cap);; i = (i + 1) & (s->map_cap - 1)) {
+        if (s->map[i].key == key)
+            return &s->map[i];
+        if (s->map[i].key == 0)
+            return NULL;
+    }
+}
+
+static void map_place(rel_head *map, uint32_t cap, const rel_head *h)
+{
+    uint32_t i = hash_of(h->key, cap);
+    while (map[i].key != 0)
+        i = (i + 1) & (cap - 1);
+    map[i] = *h;
+}
+
+/* Room for n more entries (load at most 3/4). */
+static tecs_err_t map_reserve(tecs_world_t *w, rel_state *s, uint32_t n)
+{
+    if ((uint64_t)(s->map_n + n) * 4 <= (uint64_t)s->map_cap * 3)
+        return TECS_OK;
+    uint64_t cap = s->map_cap ? s->map_cap : 64;
+    while ((uint64_t)(s->map_n + n) * 4 > cap * 3)
+        cap *= 2;
+    if (cap > (1ull << 31))
+        return tecs__err(w, TECS_ELIMIT, "too many relationship entries");
+    rel_head *map = tecs__alloc(w, tecs__bytes(cap, sizeof *map));
+    if (map == NULL)
+        return tecs__err(w, TECS_ENOMEM, "out of memory growing the relationship map");
+    memset(map, 0, (size_t)cap * sizeof *map);
+    for (uint32_t i = 0; i < s->map_cap; i++)
+        if (s->map[i].key != 0)
+            map_place(map, (uint32_t)cap, &s->map[i]);
+    tecs__free(w, s->map, (size_t)s->map_cap * sizeof *s->map);
+    s->map = map;
+    s->map_cap = (uint32_t)cap;
+    return TECS_OK;
+}
+
+/* The entry of (rel, slot), made if absent (room reserved). */
+static rel_head *map_put(rel_state *s, int32_t rel, uint32_t slot)
+{
+    rel_head *h = map_find(s, rel, slot);
+    if (h)
+        return h;
+    rel_head n = { .key = key_of(rel, slot), .src = NONE, .tgt = NONE };
+    map_place(s->map, s->map_cap, &n);
+    s->map_n++;
+    return map_find(s, rel, slot);
+}
+
+/* Drop the entry at h: the entries after it move back into the gap. */
+static void map_del(rel_state *s, rel_head *h)
+{
+    uint32_t mask = s->map_cap - 1, i = (uint32_t)(h - s->map);
+    for (uint32_t j = (i + 1) & mask; s->map[j].key != 0; j = (j + 1) & mask) {
+        uint32_t home = hash_of(s->map[j].key, s->map_cap);
+        /* j's entry may fill the gap at i if its home is not in (i, j]. */
+        if (((j - home) & mask) >= ((j - i) & mask)) {
+            s->map[i] = s->map[j];
+            i = j;
+        }
+    }
+    s->map[i].key = 0;
+    s->map_n--;
+}
+
+/* ---- ChildOf's links ----------------------------------------------------- */
+
+static inline rel_link *link_at(const rel_state *s, uint32_t slot)
+{
+    uint32_t p = slot >> LINK_SHIFT;
+    return p < (uint32_t)s->npages && s->pages[p] ? &s->pages[p][slot & (LINK_PAGE - 1)] : NULL;
+}
+
+static tecs_err_t link_reserve(tecs_world_t *w, rel_state *s, uint32_t slot)
+{
+    int32_t p = (int32_t)(slot >> LINK_SHIFT), old = s->npages;
+    if (p >= old) {
+        if (tecs__grow(w, (void **)&s->pages, &s->npages, p + 1, sizeof *s->pages))
+            return TECS_ENOMEM;
+        memset(s->pages + old, 0, (size_t)(s->npages - old) * sizeof *s->pages);
+    }
+    if (s->pages[p] == NULL) {
+        rel_link *pg = tecs__alloc(w, LINK_PAGE * sizeof *pg);
+        if (pg == NULL)
+            return tecs__err(w, TECS_ENOMEM, "out of memory linking a child");
+        for (uint32_t i = 0; i < LINK_PAGE; i++)
+            pg[i] = (rel_link){ NONE, NONE, NONE };
+        s->pages[p] = pg;
+    }
+    return TECS_OK;
+}
+
+/* The parent slot of slot, or NONE. */
+static inline uint32_t parent_slot(const rel_state *s, uint32_t slot)
+{
+    const rel_link *l = link_at(s, slot);
+    return l ? l->parent : NONE;
+}
+
+static inline tecs_entity_t id_of(const tecs_world_t *w, uint32_t slot)
+{
+    return tecs__make_id(slot, w->ei.recs[slot].gen);
+}
+
+/* Link child (its page made) under parent (map room reserved). */
+static void ring_join(rel_state *s, uint32_t child, uint32_t parent)
+{
+    rel_head *h = map_put(s, s->childof, parent);
+    rel_link *c = link_at(s, child);
+    c->parent = parent;
+    if (h->ntgt++ == 0) {
+        h->tgt = child;
+        c->next = c->prev = child;
+        return;
+    }
+    rel_link *first = link_at(s, h->tgt), *last = link_at(s, first->prev);
+    c->next = h->tgt;
+    c->prev = first->prev;
+    last->next = child;
+    first->prev = child;
+}
+
+static void ring_leave(rel_state *s, uint32_t child)
+{
+    rel_link *c = link_at(s, child);
+    rel_head *h = map_find(s, s->childof, c->parent);
+    if (--h->ntgt == 0) {
+        map_del(s, h);
+    } else {
+        link_at(s, c->prev)->next = c->next;
+        link_at(s, c->next)->prev = c->prev;
+        if (h->tgt == child)
+            h->tgt = c->next;
+    }
+    *c = (rel_link){ NONE, NONE, NONE };
+}
+
+/* ---- user relations' nodes ----------------------------------------------- */
+
+static tecs_err_t node_reserve(tecs_world_t *w, rel_info *ri)
+{
+    if (ri->free != NONE || ri->nnodes < ri->cap)
+        return TECS_OK;
+    uint64_t cap = ri->cap ? (uint64_t)ri->cap * 2 : 16;
+    if (cap >= NONE)
+        return tecs__err(w, TECS_ELIMIT, "too many pairs of one relation");
+    rel_node *n = tecs__realloc(w, ri->nodes, (size_t)ri->cap * sizeof *n,
+                                tecs__bytes(cap, sizeof *n));
+    if (n == NULL)
+        return tecs__err(w, TECS_ENOMEM, "out of memory adding a pair");
+    ri->nodes = n;
+    if (ri->size) {
+        unsigned char *v = tecs__realloc(w, ri->vals, (size_t)ri->cap * ri->size,
+                                         tecs__bytes(cap, ri->size));
+        if (v == NULL) {
+            /* The nodes' block grew alone: its size is the new one now. */
+            rel_node *back = tecs__realloc(w, ri->nodes, tecs__bytes(cap, sizeof *n),
+                                           (size_t)ri->cap * sizeof *n);
+            if (back != NULL || ri->cap == 0)
+                ri->nodes = back;
+            else
+                ri->cap = (uint32_t)cap;        /* cannot shrink: keep it whole */
+            return tecs__err(w, TECS_ENOMEM, "out of memory adding a pair");
+        }
+        ri->vals = v;
+    }
+    ri->cap = (uint32_t)cap;
+    return TECS_OK;
+}
+
+static uint32_t node_take(rel_info *ri)
+{
+    uint32_t n = ri->free;
+    if (n != NONE)
+        ri->free = ri->nodes[n].next_src;
+    else
+        n = ri->nnodes++;
+    ri->npairs++;
+    return n;
+}
+
+static void node_free(rel_info *ri, uint32_t n)
+{
+    ri->nodes[n] = (rel_node){ .src = NONE, .tgt = NONE, .next_src = ri->free };
+    ri->free = n;
+    ri->npairs--;
+}
+
+static inline void *node_val(const rel_info *ri, uint32_t n)
+{
+    return ri->vals + (size_t)n * ri->size;
+}
+
+/* The node of (src, tgt) in ri, or NONE; *prev its predecessor in src's
+** list (NONE: the head). */
+static uint32_t node_find(const rel_state *s, const rel_info *ri, int32_t rel, uint32_t src,
+                          uint32_t tgt, uint32_t *prev)
+{
+    const rel_head *h = map_find(s, rel, src);
+    uint32_t p = NONE;
+    for (uint32_t n = h ? h->src : NONE; n != NONE; p = n, n = ri->nodes[n].next_src)
+        if (ri->nodes[n].tgt == tgt) {
+            if (prev)
+                *prev = p;
+            return n;
+        }
+    return NONE;
+}
+
+static void tgt_join(rel_state *s, rel_info *ri, int32_t rel, uint32_t n, uint32_t tgt)
+{
+    rel_head *h = map_put(s, rel, tgt);
+    rel_node *x = &ri->nodes[n];
+    x->tgt = tgt;
+    if (h->ntgt++ == 0) {
+        h->tgt = n;
+        x->next_tgt = x->prev_tgt = n;
+        return;
+    }
+    rel_node *first = &ri->nodes[h->tgt];
+    x->next_tgt = h->tgt;
+    x->prev_tgt = first->prev_tgt;
+    ri->nodes[first->prev_tgt].next_tgt = n;
+    first->prev_tgt = n;
+}
+
+static void tgt_leave(rel_state *s, rel_info *ri, int32_t rel, uint32_t n)
+{
+    rel_node *x = &ri->nodes[n];
+    rel_head *h = map_find(s, rel, x->tgt);
+    if (--h->ntgt == 0) {
+        h->tgt = NONE;
+        if (h->nsrc == 0)
+            map_del(s, h);
+        return;
+    }
+    ri->nodes[x->prev_tgt].next_tgt = x->next_tgt;
+    ri->nodes[x->next_tgt].prev_tgt = x->prev_tgt;
+    if (h->tgt == n)
+        h->tgt = x->next_tgt;
+}
+
+/* Unlink node n (predecessor prev in its source's list) and free it. */
+static void pair_drop(rel_state *s, rel_info *ri, int32_t rel, uint32_t n, uint32_t prev)
+{
+    rel_node *x = &ri->nodes[n];
+    rel_head *h = map_find(s, rel, x->src);
+    if (prev == NONE)
+        h->src = x->next_src;
+    else
+        ri->nodes[prev].next_src = x->next_src;
+    bool empty = --h->nsrc == 0 && h->ntgt == 0;
+    if (empty)
+        map_del(s, h);
+    tgt_leave(s, ri, rel, n);
+    node_free(ri, n);
+}
+
+/* The predecessor of node n in its source's list (NONE: the head). */
+static uint32_t src_prev(const rel_state *s, const rel_info *ri, int32_t rel, uint32_t n)
+{
+    const rel_head *h = map_find(s, rel, ri->nodes[n].src);
+    uint32_t p = NONE;
+    for (uint32_t k = h->src; k != n; k = ri->nodes[k].next_src)
+        p = k;
+    return p;
+}
+
+/* ---- state --------------------------------------------------------------- */
+
+static tecs_err_t on_veto(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_comp_t c,
+                          const void *vals, int32_t n);
+static tecs_err_t on_destroy(tecs_world_t *w, void *ctx, tecs_entity_t e);
+static void on_reset(tecs_world_t *w, void *ctx);
+static void on_fini(tecs_world_t *w, void *ctx);
+static tecs_err_t verify(tecs_world_t *w, void *ctx);
+static tecs_err_t on_rows_replaced(tecs_world_t *w, void *ctx);
+
+static rel_state *state(tecs_world_t *w)
+{
+    if (w->rel == NULL) {
+        tecs__listener l = { .on_veto = on_veto, .on_destroy = on_destroy,
+                             .on_reset = on_reset, .on_fini = on_fini, .verify = verify,
+                             .on_rows_replaced = on_rows_replaced };
+        w->rel = tecs__plug(w, sizeof *w->rel, &l, "the relation table");
+        if (w->rel)
+            w->rel->childof = -1;
+    }
+    return w->rel;
+}
+
+/* The index of relation c, or -1. */
+static inline int32_t rel_index(const tecs_world_t *w, tecs_comp_t c)
+{
+    const rel_state *s = w->rel;
+    return s && c < (tecs_comp_t)s->cap_rel_of ? s->rel_of[c] - 1 : -1;
+}
+
+/* Why the id is not a relation: TECS_EINVAL or TECS_ENOCOMP. */
+static tecs_err_t not_relation(tecs_world_t *w, tecs_comp_t c)
+{
+    if (tecs__comp_get(w, c) == NULL)
+        return tecs__err_nocomp(w, c);
+    return tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is not a relation", TECS__COMP(w, c));
+}
+
+static tecs_comp_t add_relation(tecs_world_t *w, const tecs_component_desc_t *cd,
+                                bool exclusive, tecs_cleanup_t cleanup, bool childof)
+{
+    rel_state *s = state(w);
+    if (s == NULL)
+        return 0;
+    if (tecs__grow(w, (void **)&s->rels, &s->cap_rels, s->nrels + 1, sizeof *s->rels) ||
+        tecs__grow(w, (void **)&s->rel_of, &s->cap_rel_of, TECS_MAX_COMPONENTS,
+                   sizeof *s->rel_of))
+        return 0;
+    int32_t old = s->cap_rel_of;
+    (void)old;
+    tecs_comp_t c = tecs_component_new(w, cd);
+    if (c == 0)
+        return 0;
+    int32_t i = s->nrels++;
+    s->rels[i] = (rel_info){ .comp = c, .size = (uint32_t)cd->size, .exclusive = exclusive,
+                             .childof = childof, .cleanup = (uint8_t)cleanup, .free = NONE };
+    s->rel_of[c] = i + 1;
+    w->comp.comps[c].veto++;
+    if (childof)
+        s->childof = i;
+    s->ndestroy += !childof && cleanup == TECS_CLEANUP_DESTROY;
+    s->nrefuse += cleanup == TECS_CLEANUP_REFUSE;
+    return c;
+}
+
+tecs_comp_t tecs_relation_new(tecs_world_t *w, const tecs_relation_desc_t *d)
+{
+    if (w == NULL || tecs__enter_object(w))
+        return 0;
+    if (d == NULL) {
+        tecs__err(w, TECS_EINVAL, "tecs_relation_new: NULL desc");
+        return 0;
+    }
+    const tecs_component_desc_t *cd = &d->component;
+    if (cd->ctor || cd->dtor || cd->copy || cd->move || cd->storage != TECS_STORAGE_TABLE ||
+        cd->enableable || cd->row_ticks) {
+        tecs__err(w, TECS_EINVAL, "relation '%s': a relation's value is plain data in table "
+                  "storage (no hooks, not enableable, no row ticks)",
+                  cd->name ? cd->name : "(null)");
+        return 0;
+    }
+    if ((unsigned)d->cleanup > TECS_CLEANUP_REFUSE) {
+        tecs__err(w, TECS_EINVAL, "relation '%s': unknown cleanup %d",
+                  cd->name ? cd->name : "(null)", (int)d->cleanup);
+        return 0;
+    }
+    if (tecs__in_worker(w)) {
+        tecs__err(w, TECS_EBUSY, "relations cannot be made in a worker");
+        return 0;
+    }
+    return add_relation(w, cd, d->exclusive, d->cleanup, false);
+}
+
+tecs_comp_t tecs_childof(tecs_world_t *w)
+{
+    if (w == NULL || tecs__enter_read(w))
+        return 0;
+    if (w->rel && w->rel->childof >= 0)
+        return w->rel->rels[w->rel->childof].comp;
+    if (tecs__enter_object(w))
+        return 0;
+    if (tecs__in_worker(w)) {
+        tecs__err(w, TECS_EBUSY, "ChildOf is made at its first use outside workers");
+        return 0;
+    }
+    tecs_component_desc_t cd = { .name = "ChildOf" };
+    return add_relation(w, &cd, true, TECS_CLEANUP_DESTROY, true);
+}
+
+bool tecs_is_relation(const tecs_world_t *w, tecs_comp_t c)
+{
+    return w != NULL && rel_index(w, c) >= 0;
+}
+
+tecs_cleanup_t tecs_relation_cleanup(const tecs_world_t *w, tecs_comp_t c)
+{
+    int32_t i = w ? rel_index(w, c) : -1;
+    return i < 0 ? TECS_CLEANUP_REMOVE : (tecs_cleanup_t)w->rel->rels[i].cleanup;
+}
+
+/* ---- changes, applied now ------------------------------------------------ */
+
+/* Is slot a, or an ancestor of it, the slot anc? */
+static bool within(const rel_state *s, uint32_t a, uint32_t anc)
+{
+    for (uint32_t p = a; p != NONE; p = parent_slot(s, p))
+        if (p == anc)
+            return true;
+    return false;
+}
+
+static tecs_err_t childof_add(tecs_world_t *w, rel_state *s, tecs_entity_t e, tecs_entity_t p)
+{
+    uint32_t es = TECS_ENTITY_INDEX(e), ps = TECS_ENTITY_INDEX(p);
+    if (within(s, ps, es))
+        return tecs__err(w, TECS_ECYCLE, "(ChildOf, " TECS__ENT_FMT ") would make "
+                         TECS__ENT_FMT " its own ancestor", TECS__ENT(p), TECS__ENT(e));
+    uint32_t old = parent_slot(s, es);
+    if (old == ps)
+        return TECS_OK;
+    tecs_err_t err = map_reserve(w, s, 1);
+    if (err || (err = link_reserve(w, s, es)))
+        return err;
+    if (old != NONE) {                  /* a reparent: the tag stays */
+        ring_leave(s, es);
+        ring_join(s, es, ps);
+        s->stamp++;
+        return TECS_OK;
+    }
+    ring_join(s, es, ps);
+    s->self = e;
+    err = tecs__add_now(w, e, s->rels[s->childof].comp, NULL);
+    s->self = 0;
+    if (err) {
+        ring_leave(s, es);
+        return err;
+    }
+    s->stamp++;
+    return TECS_OK;
+}
+
+static tecs_err_t childof_remove(tecs_world_t *w, rel_state *s, tecs_entity_t e,
+                                 tecs_entity_t p)
+{
+    uint32_t es = TECS_ENTITY_INDEX(e), old = parent_slot(s, es);
+    if (old == NONE || (p != (tecs_entity_t)TECS_WILDCARD && old != TECS_ENTITY_INDEX(p)))
+        return tecs__err(w, TECS_ENOENT, TECS__ENT_FMT " is not a child of that entity",
+                         TECS__ENT(e));
+    s->self = e;
+    tecs_err_t err = tecs__remove_now(w, e, s->rels[s->childof].comp);
+    s->self = 0;
+    if (err)
+        return err;
+    ring_leave(s, es);
+    s->stamp++;
+    return TECS_OK;
+}
+
+static tecs_err_t user_add(tecs_world_t *w, rel_state *s, int32_t rel, tecs_entity_t e,
+                           tecs_entity_t t, const void *value)
+{
+    rel_info *ri = &s->rels[rel];
+    uint32_t es = TECS_ENTITY_INDEX(e), ts = TECS_ENTITY_INDEX(t);
+    uint32_t n = node_find(s, ri, rel, es, ts, NULL);
+    if (n != NONE) {
+        if (value)
+            memcpy(node_val(ri, n), value, ri->size);
+        return TECS_OK;
+    }
+    const rel_head *h = map_find(s, rel, es);
+    tecs_err_t err = map_reserve(w, s, 2);
+    if (err)
+        return err;
+    if (ri->exclusive && h && h->nsrc > 0) {        /* replace the one target */
+        n = h->src;
+        tgt_leave(s, ri, rel, n);
+        tgt_join(s, ri, rel, n, ts);
+    } else {
+        if ((err = node_reserve(w, ri)))
+            return err;
+        n = node_take(ri);
+        rel_head *sh = map_put(s, rel, es);
+        ri->nodes[n] = (rel_node){ .src = es, .tgt = NONE, .next_src = NONE };
+        if (sh->nsrc++ == 0) {
+            sh->src = n;
+        } else {
+            uint32_t k = sh->src;
+            while (ri->nodes[k].next_src != NONE)
+                k = ri->nodes[k].next_src;
+            ri->nodes[k].next_src = n;
+        }
+        tgt_join(s, ri, rel, n, ts);
+    }
+    if (ri->size) {
+        if (value)
+            memcpy(node_val(ri, n), value, ri->size);
+        else
+            memset(node_val(ri, n), 0, ri->size);
+    }
+    s->stamp++;
+    return TECS_OK;
+}
+
+static tecs_err_t user_remove(tecs_world_t *w, rel_state *s, int32_t rel, tecs_entity_t e,
+                              tecs_entity_t t)
+{
+    rel_info *ri = &s->rels[rel];
+    uint32_t es = TECS_ENTITY_INDEX(e);
+    if (t == (tecs_entity_t)TECS_WILDCARD) {
+        rel_head *h = map_find(s, rel, es);
+        if (h == NULL || h->nsrc == 0)
+            return tecs__err(w, TECS_ENOENT, TECS__ENT_FMT " has no pair of "
+                             TECS__COMP_FMT, TECS__ENT(e), TECS__COMP(w, ri->comp));
+        while ((h = map_find(s, rel, es)) != NULL && h->nsrc > 0)
+            pair_drop(s, ri, rel, h->src, NONE);
+        s->stamp++;
+        return TECS_OK;
+    }
+    uint32_t prev, n = node_find(s, ri, rel, es, TECS_ENTITY_INDEX(t), &prev);
+    if (n == NONE)
+        return tecs__err(w, TECS_ENOENT, TECS__ENT_FMT " has no pair (" TECS__COMP_FMT ", "
+                         TECS__ENT_FMT ")", TECS__ENT(e), TECS__COMP(w, ri->comp),
+                         TECS__ENT(t));
+    pair_drop(s, ri, rel, n, prev);
+    s->stamp++;
+    return TECS_OK;
+}
+
+/* A pair change as it applies (now, or from the queue). */
+typedef struct pair_op {
+    tecs_entity_t target;
+    uint8_t remove;
+    uint8_t has_value;
+    unsigned char value[];      /* has_value: the relation's size            */
+} pair_op;
+
+static tecs_err_t apply_op(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *data)
+{
+    const pair_op *op = data;
+    rel_state *s = w->rel;
+    int32_t rel = rel_index(w, c);
+    if (s == NULL || rel < 0)
+        return not_relation(w, c);
+    if (tecs__ei_alive(w, e) == NULL)
+        return tecs__err_dead(w, e);
+    if (op->remove)
+        return s->rels[rel].childof ? childof_remove(w, s, e, op->target)
+                                    : user_remove(w, s, rel, e, op->target);
+    if (tecs__ei_alive(w, op->target) == NULL)
+        return tecs__err(w, TECS_EDEAD, "the target " TECS__ENT_FMT " is not alive",
+                         TECS__ENT(op->target));
+    if (s->rels[rel].childof)
+        return childof_add(w, s, e, op->target);
+    return user_add(w, s, rel, e, op->target, op->has_value ? op->value : NULL);
+}
+
+/* The public changes: check, then apply now or queue. */
+static tecs_err_t change(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, tecs_entity_t t,
+                         const void *value, bool remove, const char *what)
+{
+    tecs_err_t err = tecs__enter_world_change(w);
+    if (err)
+        return err;
+    int32_t rel = rel_index(w, c);
+    if (rel < 0)
+        return not_relation(w, c);
+    const rel_info *ri = &w->rel->rels[rel];
+    if (!remove && t == (tecs_entity_t)TECS_WILDCARD)
+        return tecs__err(w, TECS_EINVAL, "%s: the target cannot be the wildcard", what);
+    if (value && ri->size == 0)
+        return tecs__err(w, TECS_EINVAL, "%s: " TECS__COMP_FMT " is a tag relation",
+                         what, TECS__COMP(w, c));
+    bool deferred = w->base.defer_depth > 0;
+    const tecs__record *r = deferred ? tecs__ei_known(w, e) : tecs__ei_alive(w, e);
+    if (r == NULL)
+        return tecs__err_dead(w, e);
+    if (!remove && (deferred ? tecs__ei_known(w, t) : tecs__ei_alive(w, t)) == NULL)
+        return tecs__err(w, TECS_EDEAD, "%s: the target " TECS__ENT_FMT " is not alive",
+                         what, TECS__ENT(t));
+    unsigned char buf[sizeof(pair_op) + 64];
+    size_t size = sizeof(pair_op) + (value ? ri->size : 0);
+    pair_op *op = size <= sizeof buf ? (pair_op *)(void *)buf : tecs__alloc(w, size);
+    if (op == NULL)
+        return tecs__err(w, TECS_ENOMEM, "out of memory queueing a pair change");
+    op->target = t;
+    op->remove = remove;
+    op->has_value = value != NULL;
+    if (value)
+        memcpy(op->value, value, ri->size);
+    if (deferred) {
+        err = tecs__defer_call(w, apply_op, e, c, op, size);
+    } else {
+        err = apply_op(w, e, c, op);
+        if (err == TECS_OK)
+            tecs__settle(w);
+    }
+    if ((unsigned char *)op != buf)
+        tecs__free(w, op, size);
+    return err;
+}
+
+tecs_err_t tecs_pair_add(tecs_world_t *w, tecs_entity_t e, tecs_comp_t rel, tecs_entity_t t)
+{
+    return change(w, e, rel, t, NULL, false, "tecs_pair_add");
+}
+
+tecs_err_t tecs_pair_set(tecs_world_t *w, tecs_entity_t e, tecs_comp_t rel, tecs_entity_t t,
+                         const void *value)
+{
+    if (w != NULL && value == NULL) {
+        if (tecs__enter_change(w))
+            return TECS_EBUSY;
+        return tecs__err(w, TECS_EINVAL, "tecs_pair_set: NULL value");
+    }
+    return change(w, e, rel, t, value, false, "tecs_pair_set");
+}
+
+tecs_err_t tecs__pair_set_sized(tecs_world_t *w, tecs_entity_t e, tecs_comp_t rel,
+                                tecs_entity_t t, const void *value, size_t size)
+{
+    int32_t i = w ? rel_index(w, rel) : -1;
+    if (i >= 0 && w->rel->rels[i].size != size) {
+        if (tecs__enter_change(w))
+            return TECS_EBUSY;
+        return tecs__err(w, TECS_EINVAL, "TECS_PAIR_SET: " TECS__COMP_FMT " holds %u bytes, "
+                         "not %zu", TECS__COMP(w, rel), w->rel->rels[i].size, size);
+    }
+    return tecs_pair_set(w, e, rel, t, value);
+}
+
+tecs_err_t tecs_pair_remove(tecs_world_t *w, tecs_entity_t e, tecs_comp_t rel, tecs_entity_t t)
+{
+    return change(w, e, rel, t, NULL, true, "tecs_pair_remove");
+}
+
+/* ---- reads --------------------------------------------------------------- */
+
+/* May a read look at w? (Not inside its allocator, nor through the world
+** while its workers run.) */
+static bool readable(const tecs_world_t *w)
+{
+    if (w == NULL || w->rel == NULL)
+        return false;
+    uint8_t closed = w->base.closed;
+    return closed == TECS__OPEN || closed == TECS__WORKER || closed == TECS__FREEING ||
+           closed == TECS__RESETTING;
+}
+
+static bool holds(const tecs_world_t *w, int32_t rel, uint32_t es, tecs_entity_t t)
+{
+    const rel_state *s = w->rel;
+    const rel_info *ri = &s->rels[rel];
+    if (ri->childof) {
+        uint32_t p = parent_slot(s, es);
+        return p != NONE && (t == (tecs_entity_t)TECS_WILDCARD || id_of(w, p) == t);
+    }
+    if (t == (tecs_entity_t)TECS_WILDCARD) {
+        const rel_head *h = map_find(s, rel, es);
+        return h && h->nsrc > 0;
+    }
+    return tecs__ei_alive(w, t) && node_find(s, ri, rel, es, TECS_ENTITY_INDEX(t), NULL) != NONE;
+}
+
+bool tecs_pair_has(const tecs_world_t *w, tecs_entity_t e, tecs_comp_t rel, tecs_entity_t t)
+{
+    if (!readable(w) || tecs__ei_alive(w, e) == NULL)
+        return false;
+    uint32_t es = TECS_ENTITY_INDEX(e);
+    if (rel != TECS_WILDCARD) {
+        int32_t i = rel_index(w, rel);
+        return i >= 0 && holds(w, i, es, t);
+    }
+    for (int32_t i = 0; i < w->rel->nrels; i++)
+        if (holds(w, i, es, t))
+            return true;
+    return false;
+}
+
+const void *tecs_pair_get(const tecs_world_t *w, tecs_entity_t e, tecs_comp_t rel,
+                          tecs_entity_t t)
+{
+    int32_t i = readable(w) ? rel_index(w, rel) : -1;
+    if (i < 0 || w->rel->rels[i].size == 0 || tecs__ei_alive(w, e) == NULL ||
+        tecs__ei_alive(w, t) == NULL)
+        return NULL;
+    const rel_info *ri = &w->rel->rels[i];
+    uint32_t n = node_find(w->rel, ri, i, TECS_ENTITY_INDEX(e), TECS_ENTITY_INDEX(t), NULL);
+    return n == NONE ? NULL : node_val(ri, n);
+}
+
+tecs_entity_t tecs_pair_target(const tecs_world_t *w, tecs_entity_t e, tecs_comp_t rel,
+                               int32_t k)
+{
+    int32_t i = readable(w) ? rel_index(w, rel) : -1;
+    if (i < 0 || k < 0 || tecs__ei_alive(w, e) == NULL)
+        return 0;
+    const rel_state *s = w->rel;
+    const rel_info *ri = &s->rels[i];
+    uint32_t es = TECS_ENTITY_INDEX(e);
+    if (ri->childof) {
+        uint32_t p = parent_slot(s, es);
+        return k == 0 && p != NONE ? id_of(w, p) : 0;
+    }
+    const rel_head *h = map_find(s, i, es);
+    for (uint32_t n = h ? h->src : NONE; n != NONE; n = ri->nodes[n].next_src)
+        if (k-- == 0)
+            return id_of(w, ri->nodes[n].tgt);
+    return 0;
+}
+
+static int32_t count_of(const tecs_world_t *w, int32_t rel, uint32_t es)
+{
+    const rel_state *s = w->rel;
+    if (s->rels[rel].childof)
+        return parent_slot(s, es) != NONE;
+    const rel_head *h = map_find(s, rel, es);
+    return h ? (int32_t)h->nsrc : 0;
+}
+
+int32_t tecs_pair_count(const tecs_world_t *w, tecs_entity_t e, tecs_comp_t rel)
+{
+    if (!readable(w) || tecs__ei_alive(w, e) == NULL)
+        return 0;
+    uint32_t es = TECS_ENTITY_INDEX(e);
+    if (rel != TECS_WILDCARD) {
+        int32_t i = rel_index(w, rel);
+        return i < 0 ? 0 : count_of(w, i, es);
+    }
+    int32_t n = 0;
+    for (int32_t i = 0; i < w->rel->nrels; i++)
+        n += count_of(w, i, es);
+    return n;
+}
+
+int32_t tecs_depth(const tecs_world_t *w, tecs_entity_t e)
+{
+    if (w == NULL || tecs__ei_alive(w, e) == NULL)
+        return -1;
+    if (!readable(w) || w->rel->childof < 0)
+        return 0;
+    int32_t d = 0;
+    for (uint32_t p = parent_slot(w->rel, TECS_ENTITY_INDEX(e)); p != NONE;
+         p = parent_slot(w->rel, p))
+        d++;
+    return d;
+}
+
+/* ---- walks ----------------------------------------------------------------
+**
+** A walk keeps the slot it is at (at_) and what comes next (next_):
+**   sources  want_ the relation or TECS_WILDCARD, limit_ the relation index
+**            being walked; at_ the node (user) or child slot (ChildOf) to
+**            hand out next, next_ the ring's first, where the ring ends.
+**   tree     at_ the slot last handed out; the depth-first order follows
+**            the links (first child, else next sibling, else up); the
+**            breadth-first order is depth-first walks limited to a level
+**            (limit_), one per level.
+*/
+
+enum { WALK_DONE, WALK_SOURCES, WALK_DFS, WALK_BFS, WALK_UP };
+
+static tecs_walk_t walk_none(const tecs_world_t *w)
+{
+    return (tecs_walk_t){ .world_ = w, .kind_ = WALK_DONE };
+}
+
+/* The first entry of the sources walk from relation index i on. */
+static bool sources_from(tecs_walk_t *it, int32_t i)
+{
+    const tecs_world_t *w = it->world_;
+    const rel_state *s = w->rel;
+    uint32_t ts = TECS_ENTITY_INDEX(it->start_);
+    for (; i < s->nrels; i++) {
+        if (it->want_ != TECS_WILDCARD && s->rels[i].comp != it->want_)
+            continue;
+        const rel_head *h = map_find(s, i, ts);
+        if (h && h->ntgt > 0) {
+            it->limit_ = i;
+            it->at_ = h->tgt;
+            it->next_ = h->tgt;
+            return true;
+        }
+    }
+    it->kind_ = WALK_DONE;
+    return false;
+}
+
+tecs_walk_t tecs_sources(const tecs_world_t *w, tecs_entity_t t, tecs_comp_t rel)
+{
+    if (!readable(w) || tecs__ei_alive(w, t) == NULL ||
+        (rel != TECS_WILDCARD && rel_index(w, rel) < 0))
+        return walk_none(w);
+    tecs_walk_t it = { .world_ = w, .start_ = t, .stamp_ = w->rel->stamp,
+                       .kind_ = WALK_SOURCES, .want_ = rel };
+    sources_from(&it, 0);
+    return it;
+}
+
+tecs_walk_t tecs_tree(const tecs_world_t *w, tecs_entity_t e, tecs_tree_order_t order)
+{
+    if (!readable(w) || tecs__ei_alive(w, e) == NULL || w->rel->childof < 0 ||
+        (unsigned)order > TECS_TREE_ANCESTORS)
+        return walk_none(w);
+    int32_t kind = order == TECS_TREE_DEPTH_FIRST ? WALK_DFS
+                 : order == TECS_TREE_BREADTH_FIRST ? WALK_BFS : WALK_UP;
+    return (tecs_walk_t){ .world_ = w, .start_ = e, .stamp_ = w->rel->stamp, .kind_ = kind,
+                          .at_ = TECS_ENTITY_INDEX(e), .limit_ = 1 };
+}
+
+static bool step_sources(tecs_walk_t *it)
+{
+    const tecs_world_t *w = it->world_;
+    const rel_state *s = w->rel;
+    const rel_info *ri = &s->rels[it->limit_];
+    uint32_t at = it->at_, src, next;
+    if (ri->childof) {
+        src = at;
+        next = link_at(s, at)->next;
+    } else {
+        src = ri->nodes[at].src;
+        next = ri->nodes[at].next_tgt;
+    }
+    it->entity = id_of(w, src);
+    it->rel = ri->comp;
+    if (next == it->next_)
+        sources_from(it, it->limit_ + 1);       /* the ring is done */
+    else
+        it->at_ = next;
+    return true;
+}
+
+/* The first child of slot p, or NONE. */
+static inline uint32_t first_child(const rel_state *s, uint32_t p)
+{
+    const rel_head *h = map_find(s, s->childof, p);
+    return h ? h->tgt : NONE;
+}
+
+/* The depth-first successor of slot at (depth *d below root, limit: go no
+** deeper than that), or NONE at the end. */
+static uint32_t dfs_next(const rel_state *s, uint32_t root, uint32_t at, int32_t *d,
+                         int32_t limit)
+{
+    uint32_t c = *d < limit ? first_child(s, at) : NONE;
+    if (c != NONE) {
+        ++*d;
+        return c;
+    }
+    while (at != root) {
+        const rel_link *l = link_at(s, at);
+        uint32_t p = l->parent;
+        if (l->next != first_child(s, p))
+            return l->next;
+        at = p;
+        --*d;
+    }
+    return NONE;
+}
+
+static bool step_tree(tecs_walk_t *it)
+{
+    const tecs_world_t *w = it->world_;
+    const rel_state *s = w->rel;
+    uint32_t root = TECS_ENTITY_INDEX(it->start_);
+    if (it->kind_ == WALK_UP) {
+        uint32_t p = parent_slot(s, it->at_);
+        if (p == NONE)
+            return false;
+        it->at_ = p;
+        it->entity = id_of(w, p);
+        it->depth = ++it->limit_ - 1;
+        return true;
+    }
+    int32_t d = it->depth;
+    for (;;) {
+        int32_t limit = it->kind_ == WALK_DFS ? INT32_MAX : it->limit_;
+        uint32_t n = dfs_next(s, root, it->at_, &d, limit);
+        if (n == NONE) {
+            /* breadth first: the next level, if the last one had any */
+            if (it->kind_ != WALK_BFS || it->next_ == 0)
+                return false;
+            it->limit_++;
+            it->next_ = 0;
+            it->at_ = root;
+            d = 0;
+            continue;
+        }
+        it->at_ = n;
+        if (it->kind_ == WALK_BFS && d != it->limit_)
+            continue;
+        it->depth = d;
+        it->next_ = 1;          /* breadth first: this level had one */
+        it->entity = id_of(w, n);
+        return true;
+    }
+}
+
+bool tecs_walk_next(tecs_walk_t *it)
+{
+    if (it == NULL || it->kind_ == WALK_DONE)
+        return false;
+    const tecs_world_t *w = it->world_;
+    if (!readable(w) || w->rel->stamp != it->stamp_ || tecs__ei_alive(w, it->start_) == NULL) {
+        it->kind_ = WALK_DONE;
+        it->stale = true;
+        return false;
+    }
+    bool more = it->kind_ == WALK_SOURCES ? step_sources(it) : step_tree(it);
+    if (!more)
+        it->kind_ = WALK_DONE;
+    return more;
+}
+
+/* ---- destroys -------------------------------------------------------------- */
+
+/* e (slot es) dies: it leaves its parent's children and loses every pair
+** it holds or is the target of. Its own children, if any, die in the same
+** cleanup and leave the ring themselves. */
+static void forget(rel_state *s, uint32_t es)
+{
+    bool any = false;
+    if (s->childof >= 0 && parent_slot(s, es) != NONE) {
+        ring_leave(s, es);
+        any = true;
+    }
+    for (int32_t i = 0; i < s->nrels; i++) {
+        rel_info *ri = &s->rels[i];
+        rel_head *h;
+        if (ri->childof || (h = map_find(s, i, es)) == NULL)
+            continue;
+        any = true;
+        while ((h = map_find(s, i, es)) != NULL && h->nsrc > 0)
+            pair_drop(s, ri, i, h->src, NONE);
+        while ((h = map_find(s, i, es)) != NULL && h->ntgt > 0) {
+            uint32_t n = h->tgt;
+            pair_drop(s, ri, i, n, src_prev(s, ri, i, n));
+        }
+    }
+    if (any)
+        s->stamp++;
+}
+
+/* Add slot x to the set of slots gathered: false if it was there. */
+static bool seen_add(rel_state *s, uint32_t x)
+{
+    uint32_t mask = s->cap_seen - 1;
+    for (uint32_t i = hash_of(x, s->cap_seen);; i = (i + 1) & mask) {
+        if (s->seen[i] == x)
+            return false;
+        if (s->seen[i] == NONE) {
+            s->seen[i] = x;
+            return true;
+        }
+    }
+}
+
+/* Room in the set for the gathered list grown to n. */
+static tecs_err_t seen_reserve(tecs_world_t *w, rel_state *s, int32_t n)
+{
+    if ((uint64_t)n * 2 <= s->cap_seen)
+        return TECS_OK;
+    uint64_t cap = s->cap_seen ? s->cap_seen : 64;
+    while ((uint64_t)n * 2 > cap)
+        cap *= 2;
+    uint32_t *set = tecs__alloc(w, tecs__bytes(cap, sizeof *set));
+    if (set == NULL)
+        return TECS_ENOMEM;
+    memset(set, 0xff, (size_t)cap * sizeof *set);
+    uint32_t *old = s->seen, ocap = s->cap_seen;
+    s->seen = set;
+    s->cap_seen = (uint32_t)cap;
+    for (uint32_t i = 0; i < ocap; i++)
+        if (old[i] != NONE)
+            seen_add(s, old[i]);
+    tecs__free(w, old, (size_t)ocap * sizeof *old);
+    return TECS_OK;
+}
+
+/* Add slot x to what dies, unless it is there. */
+static tecs_err_t gather(tecs_world_t *w, rel_state *s, uint32_t x)
+{
+    if (s->ndestroy > 0) {
+        if (seen_reserve(w, s, s->nkill + 1))
+            return TECS_ENOMEM;
+        if (!seen_add(s, x))
+            return TECS_OK;
+    }
+    if (tecs__grow(w, (void **)&s->kill, &s->cap_kill, s->nkill + 1, sizeof *s->kill))
+        return TECS_ENOMEM;
+    s->kill[s->nkill++] = id_of(w, x);
+    return TECS_OK;
+}
+
+/* Why slot x may not die: it is the target of a REFUSE relation. */
+static tecs_err_t refused(tecs_world_t *w, const rel_state *s, tecs_entity_t e, uint32_t x)
+{
+    for (int32_t i = 0; i < s->nrels; i++) {
+        const rel_info *ri = &s->rels[i];
+        const rel_head *h;
+        if (ri->cleanup != TECS_CLEANUP_REFUSE || (h = map_find(s, i, x)) == NULL ||
+            h->ntgt == 0)
+            continue;
+        tecs_entity_t src = id_of(w, ri->nodes[h->tgt].src), t = id_of(w, x);
+        if (t == e)
+            return tecs__err(w, TECS_EBUSY, "cannot destroy " TECS__ENT_FMT ": "
+                             TECS__ENT_FMT " holds (" TECS__COMP_FMT ", it), whose "
+                             "cleanup refuses", TECS__ENT(e), TECS__ENT(src),
+                             TECS__COMP(w, ri->comp));
+        return tecs__err(w, TECS_EBUSY, "cannot destroy " TECS__ENT_FMT ": it would destroy "
+                         TECS__ENT_FMT ", and " TECS__ENT_FMT " holds (" TECS__COMP_FMT
+                         ", that one), whose cleanup refuses", TECS__ENT(e), TECS__ENT(t),
+                         TECS__ENT(src), TECS__COMP(w, ri->comp));
+    }
+    return TECS_OK;
+}
+
+/* Gather what dies with e and check that it may: nothing changes. */
+static tecs_err_t gather_all(tecs_world_t *w, rel_state *s, tecs_entity_t e)
+{
+    s->nkill = 0;
+    if (s->cap_seen)
+        memset(s->seen, 0xff, (size_t)s->cap_seen * sizeof *s->seen);
+    if (gather(w, s, TECS_ENTITY_INDEX(e)))
+        return tecs__err(w, TECS_ENOMEM, "out of memory gathering what dies with "
+                         TECS__ENT_FMT, TECS__ENT(e));
+    for (int32_t k = 0; k < s->nkill; k++) {
+        uint32_t x = TECS_ENTITY_INDEX(s->kill[k]);
+        tecs_err_t err = s->nrefuse ? refused(w, s, e, x) : TECS_OK;
+        if (err)
+            return err;
+        const rel_head *h = s->childof >= 0 ? map_find(s, s->childof, x) : NULL;
+        uint32_t first = h ? h->tgt : NONE, c = first;
+        while (c != NONE && !err) {
+            err = gather(w, s, c);
+            c = link_at(s, c)->next;
+            if (c == first)
+                c = NONE;
+        }
+        for (int32_t i = 0; i < s->nrels && s->ndestroy && !err; i++) {
+            const rel_info *ri = &s->rels[i];
+            if (ri->childof || ri->cleanup != TECS_CLEANUP_DESTROY ||
+                (h = map_find(s, i, x)) == NULL || h->ntgt == 0)
+                continue;
+            uint32_t n = h->tgt;
+            do {
+                err = gather(w, s, ri->nodes[n].src);
+                n = ri->nodes[n].next_tgt;
+            } while (n != h->tgt && !err);
+        }
+        if (err)
+            return tecs__err(w, TECS_ENOMEM, "out of memory gathering what dies with "
+                             TECS__ENT_FMT, TECS__ENT(e));
+    }
+    return TECS_OK;
+}
+
+/* Does slot x have children or sources whose relation destroys or refuses? */
+static bool takes_others(const rel_state *s, uint32_t x)
+{
+    if (s->childof >= 0 && map_find(s, s->childof, x) != NULL)
+        return true;
+    for (int32_t i = 0; i < s->nrels && (s->ndestroy || s->nrefuse); i++) {
+        const rel_head *h;
+        if (!s->rels[i].childof && s->rels[i].cleanup != TECS_CLEANUP_REMOVE &&
+            (h = map_find(s, i, x)) != NULL && h->ntgt > 0)
+            return true;
+    }
+    return false;
+}
+
+static tecs_err_t on_destroy(tecs_world_t *w, void *ctx, tecs_entity_t e)
+{
+    rel_state *s = ctx;
+    uint32_t es = TECS_ENTITY_INDEX(e);
+    if (s->cleaning || !takes_others(s, es)) {
+        forget(s, es);
+        return TECS_OK;
+    }
+    tecs_err_t err = gather_all(w, s, e);
+    if (err)
+        return err;
+    /* Last gathered first: each entity after everything gathered through
+    ** it (its children after their own children). */
+    s->cleaning = true;
+    for (int32_t k = s->nkill - 1; k >= 1; k--)
+        if (tecs__ei_alive(w, s->kill[k]))
+            tecs__destroy_now(w, s->kill[k]);
+    s->cleaning = false;
+    forget(s, es);
+    if (s->cap_kill > 4096) {           /* a large cleanup gives its room back */
+        tecs__free(w, s->kill, (size_t)s->cap_kill * sizeof *s->kill);
+        tecs__free(w, s->seen, (size_t)s->cap_seen * sizeof *s->seen);
+        s->kill = NULL;
+        s->seen = NULL;
+        s->cap_kill = 0;
+        s->cap_seen = 0;
+    }
+    s->nkill = 0;
+    return TECS_OK;
+}
+
+/* ---- the bus's other callbacks -------------------------------------------- */
+
+static tecs_err_t on_veto(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_comp_t c,
+                          const void *vals, int32_t n)
+{
+    (void)ev;
+    (void)vals;
+    (void)n;
+    rel_state *s = ctx;
+    int32_t i = rel_index(w, c);
+    if (i < 0)
+        return TECS_OK;
+    if (s->rels[i].childof && e != 0 && e == s->self) {
+        s->self = 0;                    /* the one change the add-on makes */
+        return TECS_OK;
+    }
+    return tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is a relation: change its pairs with "
+                     "tecs_pair_add, tecs_pair_set and tecs_pair_remove", TECS__COMP(w, c));
+}
+
+/* Drop every pair and link, keeping the relations. */
+static void clear(tecs_world_t *w, rel_state *s)
+{
+    (void)w;
+    if (s->map)
+        memset(s->map, 0, (size_t)s->map_cap * sizeof *s->map);
+    s->map_n = 0;
+    for (int32_t p = 0; p < s->npages; p++)
+        for (uint32_t i = 0; s->pages[p] && i < LINK_PAGE; i++)
+            s->pages[p][i] = (rel_link){ NONE, NONE, NONE };
+    for (int32_t i = 0; i < s->nrels; i++) {
+        rel_info *ri = &s->rels[i];
+        ri->nnodes = 0;
+        ri->free = NONE;
+        ri->npairs = 0;
+    }
+    s->stamp++;
+}
+
+static void on_reset(tecs_world_t *w, void *ctx)
+{
+    clear(w, ctx);
+}
+
+static void on_fini(tecs_world_t *w, void *ctx)
+{
+    rel_state *s = ctx;
+    for (int32_t i = 0; i < s->nrels; i++) {
+        rel_info *ri = &s->rels[i];
+        tecs__free(w, ri->nodes, (size_t)ri->cap * sizeof *ri->nodes);
+        tecs__free(w, ri->vals, (size_t)ri->cap * ri->size);
+    }
+    for (int32_t p = 0; p < s->npages; p++)
+        tecs__free(w, s->pages[p], s->pages[p] ? LINK_PAGE * sizeof **s->pages : 0);
+    tecs__free(w, s->pages, (size_t)s->npages * sizeof *s->pages);
+    tecs__free(w, s->map, (size_t)s->map_cap * sizeof *s->map);
+    tecs__free(w, s->rels, (size_t)s->cap_rels * sizeof *s->rels);
+    tecs__free(w, s->rel_of, (size_t)s->cap_rel_of * sizeof *s->rel_of);
+    tecs__free(w, s->kill, (size_t)s->cap_kill * sizeof *s->kill);
+    tecs__free(w, s->seen, (size_t)s->cap_seen * sizeof *s->seen);
+    tecs__free(w, s, sizeof *s);
+    w->rel = NULL;
+}
+
+/* Rows were replaced without events (a snapshot loaded, a delta applied):
+** the pairs named the old rows' entities and go. A loaded child (the
+** ChildOf tag) would have no parent: such rows are refused. */
+static tecs_err_t on_rows_replaced(tecs_world_t *w, void *ctx)
+{
+    rel_state *s = ctx;
+    clear(w, s);
+    for (int32_t a = 0; s->childof >= 0 && a < w->arch.narchs; a++)
+        if (w->arch.archs[a]->count > 0 &&
+            tecs__arch_col(w->arch.archs[a], s->rels[s->childof].comp) != TECS__COL_ABSENT)
+            return tecs__err(w, TECS_EFORMAT, "the loaded rows hold children (ChildOf), "
+                             "whose parents the snapshot does not carry");
+    return TECS_OK;
+}
+
+/* ---- the structure check ------------------------------------------------------ */
+
+static tecs_err_t bad(tecs_world_t *w, const char *what, uint32_t slot)
+{
+    return tecs__err(w, TECS_ECORRUPT, "relations: %s (slot %u)", what, slot);
+}
+
+static tecs_err_t verify_childof(tecs_world_t *w, const rel_state *s, uint32_t *nchildren)
+{
+    tecs_comp_t co = s->rels[s->childof].comp;
+    uint32_t n = 0;
+    for (int32_t i = 0; i < w->ei.nrecs; i++) {
+        uint32_t x = (uint32_t)i;
+        const rel_link *l = link_at(s, x);
+        const tecs__record *r = &w->ei.recs[i];
+        bool alive = tecs__ei_alive(w, id_of(w, x)) != NULL;
+        bool tagged = alive && tecs__arch_col(tecs__rec_arch(w, r), co) != TECS__COL_ABSENT;
+        if (l == NULL || l->parent == NONE) {
+            if (tagged)
+                return bad(w, "a child without a parent", x);
+            if (s->map_n && map_find(s, s->childof, x) && !alive)
+                return bad(w, "a dead entity has children", x);
+            continue;
+        }
+        if (!alive)
+            return bad(w, "a dead entity has a parent", x);
+        if (!tagged)
+            return bad(w, "a parent's child lacks the ChildOf tag", x);
+        if (l->parent >= (uint32_t)w->ei.nrecs || !tecs__ei_alive(w, id_of(w, l->parent)))
+            return bad(w, "a child's parent is dead", x);
+        const rel_link *nx = link_at(s, l->next), *pv = link_at(s, l->prev);
+        if (nx == NULL || pv == NULL || nx->prev != x || pv->next != x ||
+            nx->parent != l->parent)
+            return bad(w, "a broken ring of siblings", x);
+        if (map_find(s, s->childof, l->parent) == NULL)
+            return bad(w, "a child whose parent has no entry", x);
+        uint32_t up = l->parent;
+        for (int32_t d = 0; up != NONE; up = parent_slot(s, up))
+            if (up == x || ++d > w->ei.nrecs)
+                return bad(w, "a cycle of parents", x);
+        n++;
+    }
+    *nchildren = n;
+    return TECS_OK;
+}
+
+static tecs_err_t verify_nodes(tecs_world_t *w, const rel_state *s, int32_t i)
+{
+    const rel_info *ri = &s->rels[i];
+    int64_t used = 0;
+    for (uint32_t n = 0; n < ri->nnodes; n++) {
+        const rel_node *x = &ri->nodes[n];
+        if (x->src == NONE)
+            continue;
+        used++;
+        if (x->src >= (uint32_t)w->ei.nrecs || x->tgt >= (uint32_t)w->ei.nrecs ||
+            !tecs__ei_alive(w, id_of(w, x->src)) || !tecs__ei_alive(w, id_of(w, x->tgt)))
+            return bad(w, "a pair names a dead entity", n);
+        if (ri->nodes[x->next_tgt].prev_tgt != n || ri->nodes[x->prev_tgt].next_tgt != n ||
+            ri->nodes[x->next_tgt].tgt != x->tgt)
+            return bad(w, "a broken ring of sources", n);
+        if (map_find(s, i, x->src) == NULL || map_find(s, i, x->tgt) == NULL)
+            return bad(w, "a pair without its entries", n);
+    }
+    if (used != ri->npairs)
+        return bad(w, "the pair count is off", (uint32_t)used);
+    return TECS_OK;
+}
+
+static tecs_err_t verify(tecs_world_t *w, void *ctx)
+{
+    const rel_state *s = ctx;
+    uint32_t children = 0, entries = 0, kids = 0;
+    tecs_err_t err = s->childof >= 0 ? verify_childof(w, s, &children) : TECS_OK;
+    for (int32_t i = 0; i < s->nrels && !err; i++) {
+        if (w->comp.comps[s->rels[i].comp].veto == 0)
+            return bad(w, "a relation is not vetoed", s->rels[i].comp);
+        if (!s->rels[i].childof)
+            err = verify_nodes(w, s, i);
+    }
+    if (err)
+        return err;
+    /* Every entry's counts are its lists' lengths. */
+    for (uint32_t k = 0; k < s->map_cap; k++) {
+        const rel_head *h = &s->map[k];
+        if (h->key == 0)
+            continue;
+        entries++;
+        int32_t i = (int32_t)(h->key >> 32) - 1;
+        uint32_t x = (uint32_t)h->key;
+        if (i < 0 || i >= s->nrels || map_find(s, i, x) != h)
+            return bad(w, "a misplaced entry", x);
+        const rel_info *ri = &s->rels[i];
+        uint32_t m = 0;
+        if (ri->childof) {
+            if (h->ntgt == 0)
+                return bad(w, "an empty entry", x);
+            uint32_t c = h->tgt;
+            do {
+                const rel_link *l = link_at(s, c);
+                if (l == NULL || l->parent != x || ++m > h->ntgt)
+                    return bad(w, "children and their count disagree", x);
+                c = l->next;
+            } while (c != h->tgt);
+            kids += m;
+        } else {
+            if (h->nsrc == 0 && h->ntgt == 0)
+                return bad(w, "an empty entry", x);
+            for (uint32_t n = h->src; n != NONE; n = ri->nodes[n].next_src)
+                if (ri->nodes[n].src != x || ++m > h->nsrc)
+                    return bad(w, "pairs and their count disagree", x);
+            uint32_t t = 0, n = h->tgt;
+            for (uint32_t left = h->ntgt; left > 0; left--, n = ri->nodes[n].next_tgt)
+                if (n == NONE || ri->nodes[n].tgt != x || (left < h->ntgt && n == h->tgt))
+                    return bad(w, "sources and their count disagree", x);
+                else
+                    t++;
+            if (h->ntgt && n != h->tgt)
+                return bad(w, "sources and their count disagree", x);
+        }
+        if (m != (ri->childof ? h->ntgt : h->nsrc))
+            return bad(w, "a count is off", x);
+    }
+    if (entries != s->map_n || kids != children)
+        return bad(w, "the map's counts are off", entries);
+    return TECS_OK;
+}
