@@ -663,8 +663,12 @@ typedef enum tecs_change_t {
     TECS_CHANGE_ADDED           /* rows that may have got it                  */
 } tecs_change_t;
 
+/** A term's target (and, with one, its comp) for "any" (tinyecs/relation.h). */
+#define TECS_WILDCARD 0xffffffffu
+
 typedef struct tecs_term_t {
-    tecs_comp_t comp;
+    tecs_comp_t comp;           /* a relation with a target (below): a pair;
+                                   TECS_WILDCARD with a target: any relation */
     tecs_oper_t oper;
     tecs_access_t access;
     tecs_toggle_t toggle;
@@ -672,6 +676,9 @@ typedef struct tecs_term_t {
                                    tag is refused (TECS_EINVAL), as is a
                                    change term in a cache's or an
                                    observer's query                           */
+    tecs_entity_t target;       /* 0, or with a relation (tinyecs/relation.h)
+                                   the pair's target, TECS_WILDCARD for any:
+                                   decided row by row                         */
 } tecs_term_t;
 
 typedef struct tecs_query_desc_t {

@@ -492,3 +492,96 @@ TEST(relation_out_of_memory_changes_nothing)
         }
     }
 }
+
+/* The ids a query's iteration visits, in order. */
+static int iter_ids(tecs_world_t *w, tecs_query_t *q, tecs_entity_t *out, int cap)
+{
+    tecs_iter_t it = TECS_ITER(w, .query = q);
+    return tecs_iter_collect(&it, out, cap);
+}
+
+TEST(relation_query_pair_terms)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, RPos);
+    tecs_comp_t likes = tecs_relation_new(w, &(tecs_relation_desc_t){
+        .component = { .name = "Likes" } });
+    tecs_comp_t owes = tecs_relation_new(w, &(tecs_relation_desc_t){
+        .component = { .name = "Owes", .size = 4, .align = 4 } });
+    tecs_comp_t co = tecs_childof(w);
+    tecs_entity_t bob = tecs_new(w), ann = tecs_new(w), e[6];
+    for (int i = 0; i < 6; i++) {
+        e[i] = tecs_new(w);
+        CHECK_ERR(TECS_SET(w, e[i], pos, RPos, { (float)i, 0 }), TECS_OK);
+    }
+    CHECK_ERR(tecs_pair_add(w, e[1], likes, bob), TECS_OK);
+    CHECK_ERR(tecs_pair_add(w, e[3], likes, bob), TECS_OK);
+    CHECK_ERR(tecs_pair_add(w, e[3], likes, ann), TECS_OK);
+    CHECK_ERR(tecs_pair_add(w, e[4], likes, ann), TECS_OK);
+    CHECK_ERR(TECS_PAIR_SET(w, e[2], owes, bob, int32_t, 5), TECS_OK);
+    CHECK_ERR(TECS_PAIR_SET(w, e[5], owes, bob, int32_t, 9), TECS_OK);
+    CHECK_ERR(tecs_pair_add(w, e[0], co, bob), TECS_OK);
+    CHECK_ERR(tecs_pair_add(w, e[5], co, ann), TECS_OK);
+    tecs_entity_t out[8];
+
+    tecs_query_t *q = TECS_QUERY(w, { .comp = pos }, { .comp = likes, .target = bob });
+    CHECK(q != NULL);
+    CHECK_EQ(iter_ids(w, q, out, 8), 2);
+    CHECK(out[0] == e[1] && out[1] == e[3]);
+    tecs_query_free(q);
+
+    q = TECS_QUERY(w, { .comp = pos }, { .comp = likes, .target = TECS_WILDCARD });
+    CHECK_EQ(iter_ids(w, q, out, 8), 3);
+    tecs_query_free(q);
+    q = TECS_QUERY(w, { .comp = pos }, { .comp = likes, .oper = TECS_NONE });
+    CHECK_EQ(iter_ids(w, q, out, 8), 3);                /* e2, then e0 and e5 (ChildOf) */
+    CHECK(out[0] == e[2] && out[1] == e[0] && out[2] == e[5]);
+    tecs_query_free(q);
+
+    /* (*, bob): any relation, ChildOf included. */
+    q = TECS_QUERY(w, { .comp = pos },
+                   { .comp = TECS_WILDCARD, .target = bob, .access = TECS_FILTER });
+    CHECK_EQ(iter_ids(w, q, out, 8), 5);                /* e0 e1 e2 e3 e5 */
+    tecs_query_free(q);
+
+    /* A value relation's pair hands out its value. */
+    q = TECS_QUERY(w, { .comp = pos, .access = TECS_READ },
+                   { .comp = owes, .target = bob, .access = TECS_READ });
+    tecs_iter_t it = TECS_ITER(w, .query = q);
+    int32_t sum = 0, rows = 0;
+    while (tecs_iter_next(&it))
+        for (int32_t r = 0; r < it.count; r++, rows++)
+            sum += ((const int32_t *)tecs_field(&it, 1))[r];
+    CHECK_EQ(rows, 2);
+    CHECK_EQ(sum, 14);
+    tecs_query_free(q);
+
+    /* (ChildOf, p): p's children; (ChildOf, *): every child. */
+    q = TECS_QUERY(w, { .comp = pos }, { .comp = co, .target = ann });
+    CHECK_EQ(iter_ids(w, q, out, 8), 1);
+    CHECK_EQ(out[0], e[5]);
+    tecs_query_free(q);
+    q = TECS_QUERY(w, { .comp = pos }, { .comp = co, .target = TECS_WILDCARD });
+    CHECK_EQ(iter_ids(w, q, out, 8), 2);
+    tecs_query_free(q);
+
+    /* A pair term follows the changes; a dead target matches nothing. */
+    q = TECS_QUERY(w, { .comp = pos }, { .comp = likes, .target = ann });
+    CHECK_EQ(iter_ids(w, q, out, 8), 2);
+    CHECK_ERR(tecs_destroy(w, ann), TECS_OK);
+    CHECK_EQ(iter_ids(w, q, out, 8), 0);
+    tecs_query_free(q);
+
+    /* Bad terms. */
+    CHECK(TECS_QUERY(w, { .comp = pos, .target = bob }) == NULL);
+    CHECK_ERR(tecs_last_error(w), TECS_EINVAL);
+    CHECK(TECS_QUERY(w, { .comp = TECS_WILDCARD, .target = bob }) == NULL);   /* a value */
+    CHECK_ERR(tecs_last_error(w), TECS_EINVAL);
+    CHECK(TECS_QUERY(w, { .comp = likes, .target = bob },
+                     { .comp = likes, .target = bob }) == NULL);
+    q = TECS_QUERY(w, { .comp = likes, .target = bob }, { .comp = likes, .target = e[0] });
+    CHECK(q != NULL);
+    tecs_query_free(q);
+    TW_CHECK(w);
+    tw_free(w);
+}

@@ -38,9 +38,8 @@ extern "C" {
 ** queue as every structural change does.
 */
 
-/** A pair call's wildcard: any target (and, in tecs_pair_has and
- *  tecs_sources, any relation). */
-#define TECS_WILDCARD 0xffffffffu
+/* TECS_WILDCARD (tinyecs.h) in a pair call: any target (and, in
+** tecs_pair_has and tecs_sources, any relation). */
 
 /** What happens to the sources of a pair when its target is destroyed. */
 typedef enum tecs_cleanup_t {

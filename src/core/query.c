@@ -495,13 +495,25 @@ static const tecs__filter_kind *const filter_kinds[] = {
     &tecs__filter_sparse, &tecs__filter_toggle, &tecs__filter_change,
 };
 
-/* Give term t of q the filters whose kinds claim it. */
+#define NKINDS (int32_t)(sizeof filter_kinds / sizeof *filter_kinds)
+
+tecs_err_t tecs__query_add_kind(tecs_world_t *w, const tecs__filter_kind *kind)
+{
+    if (w->query.nkinds == TECS__MAX_KINDS)
+        return tecs__err(w, TECS_ELIMIT, "too many kinds of row filters");
+    w->query.kinds[w->query.nkinds++] = kind;
+    return TECS_OK;
+}
+
+/* Give term t of q the filters whose kinds claim it: the core's, then the
+** add-ons'. */
 static void add_filters(tecs_query_t *q, int32_t t)
 {
     const tecs_term_t *term = &q->terms[t];
     bool decided = false;
-    for (size_t k = 0; k < sizeof filter_kinds / sizeof *filter_kinds; k++) {
-        const tecs__filter_kind *kind = filter_kinds[k];
+    for (int32_t k = 0; k < NKINDS + q->world->query.nkinds; k++) {
+        const tecs__filter_kind *kind = k < NKINDS ? filter_kinds[k]
+                                                   : q->world->query.kinds[k - NKINDS];
         tecs__filter *f = &q->f[q->nf];
         if (decided && (kind->traits & TECS__FK_OPER))
             continue;           /* one filter decides a term */
@@ -541,8 +553,13 @@ static tecs_err_t validate_terms(tecs_world_t *w, const tecs_query_desc_t *d)
                          d->term_count);
     for (int32_t t = 0; t < d->term_count; t++) {
         const tecs_term_t *term = &d->terms[t];
-        if (tecs__comp_get(w, term->comp) == NULL)
+        bool any_rel = term->comp == TECS_WILDCARD && term->target != 0;
+        if (!any_rel && tecs__comp_get(w, term->comp) == NULL)
             return tecs__err(w, TECS_ENOCOMP, "term %d: component %u is unknown", t, term->comp);
+        if (any_rel && (term->access != TECS_FILTER || term->change != TECS_CHANGE_ANY ||
+                        term->toggle != TECS_TOGGLE_ENABLED))
+            return tecs__err(w, TECS_EINVAL, "term %d: a term of any relation hands out no "
+                             "value: TECS_FILTER access, no toggle, no change", t);
         if ((unsigned)term->oper > TECS_OPTIONAL)
             return tecs__err(w, TECS_EINVAL, "term %d: unknown operator %d", t, (int)term->oper);
         if ((unsigned)term->access > TECS_FILTER)
@@ -561,10 +578,10 @@ static tecs_err_t validate_terms(tecs_world_t *w, const tecs_query_desc_t *d)
             return tecs__err(w, TECS_EINVAL, "term %d: TECS_TOGGLE_DISABLED of " TECS__COMP_FMT
                              ", which is not enableable", t, TECS__COMP(w, term->comp));
         for (int32_t u = 0; u < t; u++)
-            if (d->terms[u].comp == term->comp)
+            if (d->terms[u].comp == term->comp && d->terms[u].target == term->target)
                 return tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is in terms %d and %d: a "
-                                 "component may have one term only", TECS__COMP(w, term->comp),
-                                 u, t);
+                                 "component (a pair) may have one term only",
+                                 TECS__COMP(w, term->comp), u, t);
     }
     return TECS_OK;
 }
@@ -593,6 +610,13 @@ tecs_query_t *tecs_query_new(tecs_world_t *w, const tecs_query_desc_t *d)
         q->rt_write = q->rt_write || (((q->write_mask >> t) & 1u) &&
                                       w->comp.comps[q->terms[t].comp].row_ticks);
         add_filters(q, t);
+        if ((q->terms[t].target != 0 || q->terms[t].comp == TECS_WILDCARD) &&
+            !((q->decided >> t) & 1u)) {
+            tecs__err(w, TECS_EINVAL, "term %d: a target is for a relation's term "
+                      "(tinyecs/relation.h)", (int)t);
+            query_release(q);
+            return NULL;
+        }
     }
     for (int32_t i = 0; i < w->arch.narchs; i++) {
         if (!would_match(q, w->arch.archs[i]))
@@ -2128,7 +2152,8 @@ void tecs__query_access(const tecs_query_t *q, uint64_t *read, uint64_t *write)
 {
     for (int32_t t = 0; t < q->nterms; t++) {
         tecs_comp_t c = q->terms[t].comp;
-        if (q->terms[t].oper == TECS_NONE || q->terms[t].access == TECS_FILTER)
+        if (q->terms[t].oper == TECS_NONE || q->terms[t].access == TECS_FILTER ||
+            c == TECS_WILDCARD)
             continue;           /* membership only: no value is touched */
         tecs__bit_set(read, c);
         if (q->terms[t].access == TECS_WRITE)

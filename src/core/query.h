@@ -133,8 +133,16 @@ void tecs__query_reports_end(tecs_world_t *w, uint32_t serial);
 ** terms read and write: a term that hands out no value touches none. */
 void tecs__query_access(const tecs_query_t *q, uint64_t *read, uint64_t *write);
 
+/* An add-on's kind of row filter, claiming terms after the core's kinds
+** (the relation add-on's pair terms): for the queries made from now on.
+** TECS_ENOMEM, or TECS_ELIMIT past TECS__MAX_KINDS. */
+tecs_err_t tecs__query_add_kind(tecs_world_t *w, const tecs__filter_kind *kind);
+#define TECS__MAX_KINDS 4
+
 typedef struct tecs__query_state {
     struct tecs_query_t *queries; /* list of live queries                   */
+    const tecs__filter_kind *kinds[TECS__MAX_KINDS]; /* add-ons' kinds      */
+    int32_t nkinds;
     struct tecs_query_t *arch_queries; /* one-archetype queries (tecs_iter of one),
                                    those with no open iteration free to use */
     bool query_listening;

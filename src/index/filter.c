@@ -1271,7 +1271,7 @@ static void cursor_init(tecs_query_t *q, snap *s)
     const tecs_term_t *terms;
     int32_t nterms = tecs_query_terms(q, &terms);
     for (int32_t t = 0; t < nterms; t++)
-        c->size[t] = tecs_query_world(q)->comp.comps[terms[t].comp].size;
+        c->size[t] = (uint32_t)tecs_component_size(tecs_query_world(q), terms[t].comp);
     c->ents = NULL;
     c->at = c->group = c->span = 0;
     c->nlive = 0;

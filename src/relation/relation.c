@@ -402,15 +402,27 @@ static void on_fini(tecs_world_t *w, void *ctx);
 static tecs_err_t verify(tecs_world_t *w, void *ctx);
 static tecs_err_t on_rows_replaced(tecs_world_t *w, void *ctx);
 
+static const tecs__filter_kind user_kind, childof_kind;
+
+/* The add-on's state, made at its first use with its listener and its
+** kinds of query terms (the query engine's room for them is checked
+** first, so a failure leaves nothing behind). */
 static rel_state *state(tecs_world_t *w)
 {
     if (w->rel == NULL) {
+        if (w->query.nkinds + 2 > TECS__MAX_KINDS) {
+            tecs__err(w, TECS_ELIMIT, "no room for the relation add-on's query terms");
+            return NULL;
+        }
         tecs__listener l = { .on_veto = on_veto, .on_destroy = on_destroy,
                              .on_reset = on_reset, .on_fini = on_fini, .verify = verify,
                              .on_rows_replaced = on_rows_replaced };
         w->rel = tecs__plug(w, sizeof *w->rel, &l, "the relation table");
-        if (w->rel)
-            w->rel->childof = -1;
+        if (w->rel == NULL)
+            return NULL;
+        w->rel->childof = -1;
+        tecs__query_add_kind(w, &user_kind);
+        tecs__query_add_kind(w, &childof_kind);
     }
     return w->rel;
 }
@@ -1419,3 +1431,165 @@ static tecs_err_t verify(tecs_world_t *w, void *ctx)
         return bad(w, "the map's counts are off", entries);
     return TECS_OK;
 }
+
+/* ---- query terms ------------------------------------------------------------
+**
+** Two kinds of row filters (core/query_filter.h), registered with the query
+** engine when the add-on starts:
+**
+**   user relations   a term (R, t), (R, *) (target TECS_WILDCARD or 0) or
+**                    (*, t) (comp TECS_WILDCARD): no archetype holds R, so
+**                    every archetype may have rows that pass, decided by a
+**                    lookup of the row's entity; a value relation's (R, t)
+**                    hands out the pair's value, (R, *) the first pair's.
+**   ChildOf          a term (ChildOf, p): the archetypes with the ChildOf
+**                    tag, their rows whose parent is p; (ChildOf, *) is
+**                    every row of them.
+**
+** No event tells a cache or a membership observer when a pair comes or
+** goes (their queries refuse such terms: `entity` is NULL).
+*/
+
+/* Does e hold the pair of term (comp, target)? */
+static bool term_has(const tecs_world_t *w, const tecs_term_t *t, tecs_entity_t e)
+{
+    if (t->target != 0 && t->target != (tecs_entity_t)TECS_WILDCARD &&
+        tecs__ei_alive(w, t->target) == NULL)
+        return false;
+    tecs_entity_t tgt = t->target ? t->target : (tecs_entity_t)TECS_WILDCARD;
+    return tecs_pair_has(w, e, t->comp, tgt);
+}
+
+/* The rows [64 wi, 64 wi + 64) of chunk k of a that hold the pair. */
+static uint64_t term_word(const tecs_world_t *w, const tecs__filter *f,
+                          const tecs_archetype_t *a, int32_t k, uint32_t wi)
+{
+    const tecs_entity_t *ents = tecs__chunk_ents(tecs__kcols(a, (uint32_t)k));
+    int32_t left = a->count - k * (int32_t)w->arch.rows;
+    uint32_t rows = left < (int32_t)w->arch.rows ? (uint32_t)left : w->arch.rows;
+    uint32_t lo = wi << 6, hi = rows < lo + 64 ? rows : lo + 64;
+    uint64_t bits = 0;
+    for (uint32_t r = lo; r < hi; r++)
+        bits |= (uint64_t)term_has(w, &f->term, ents[r]) << (r - lo);
+    return bits;
+}
+
+static bool user_claim(const tecs_world_t *w, tecs__filter *f)
+{
+    const tecs_term_t *t = &f->term;
+    if (t->comp == TECS_WILDCARD)
+        return t->target != 0 && t->target != (tecs_entity_t)TECS_WILDCARD;
+    int32_t i = rel_index(w, t->comp);
+    return i >= 0 && !w->rel->rels[i].childof && t->change == TECS_CHANGE_ANY;
+}
+
+static int8_t user_match(const tecs_world_t *w, const tecs__filter *f, const tecs_archetype_t *a)
+{
+    (void)w, (void)f, (void)a;
+    return 0;
+}
+
+/* Alike in every row while nobody holds such a pair (none has it). */
+static bool user_uniform(const tecs_world_t *w, const tecs__filter *f,
+                         const tecs_archetype_t *a, int8_t entry)
+{
+    (void)a, (void)entry;
+    const rel_state *s = w->rel;
+    const tecs_term_t *t = &f->term;
+    if (t->comp == TECS_WILDCARD) {
+        for (int32_t i = 0; i < s->nrels; i++)
+            if (s->rels[i].childof ? map_find(s, i, TECS_ENTITY_INDEX(t->target)) != NULL
+                                   : s->rels[i].npairs > 0)
+                return false;
+        return true;
+    }
+    return s->rels[rel_index(w, t->comp)].npairs == 0;
+}
+
+static uint64_t user_word(const tecs_world_t *w, const tecs__filter *f,
+                          const tecs_archetype_t *a, int8_t entry, int32_t k, uint32_t wi)
+{
+    (void)entry;
+    return k < 0 ? 0 : term_word(w, f, a, k, wi);
+}
+
+static bool user_row(const tecs_world_t *w, const tecs__filter *f, const tecs_archetype_t *a,
+                     int8_t entry, uint32_t row)
+{
+    (void)entry;
+    return term_has(w, &f->term, *tecs__ent_ptr(a, w, row));
+}
+
+/* The value a one-row step hands out: the pair's (the first pair's for
+** (R, *)). */
+static void *user_value(const tecs_world_t *w, const tecs__filter *f, tecs_entity_t e)
+{
+    const tecs_term_t *t = &f->term;
+    int32_t i = rel_index(w, t->comp);
+    if (i < 0)
+        return NULL;
+    const rel_info *ri = &w->rel->rels[i];
+    if (t->target != 0 && t->target != (tecs_entity_t)TECS_WILDCARD)
+        return (void *)(uintptr_t)tecs_pair_get(w, e, t->comp, t->target);
+    const rel_head *h = map_find(w->rel, i, TECS_ENTITY_INDEX(e));
+    return h && h->nsrc > 0 ? node_val(ri, h->src) : NULL;
+}
+
+static const tecs__filter_kind user_kind = {
+    .traits = TECS__FK_OPER | TECS__FK_NOCOL,
+    .claim = user_claim,
+    .match = user_match,
+    .uniform = user_uniform,
+    .word = user_word,
+    .row = user_row,
+    .value = user_value,
+};
+
+static bool childof_claim(const tecs_world_t *w, tecs__filter *f)
+{
+    int32_t i = rel_index(w, f->term.comp);
+    return i >= 0 && w->rel->rels[i].childof && f->term.target != 0;
+}
+
+static int8_t childof_match(const tecs_world_t *w, const tecs__filter *f,
+                            const tecs_archetype_t *a)
+{
+    (void)w;
+    return tecs__arch_col(a, f->term.comp) == TECS__COL_ABSENT ? TECS__FILTER_OFF : 0;
+}
+
+/* (ChildOf, *): every row has a parent; (ChildOf, p): alike while p has
+** no child. */
+static bool childof_uniform(const tecs_world_t *w, const tecs__filter *f,
+                            const tecs_archetype_t *a, int8_t entry)
+{
+    (void)a, (void)entry;
+    tecs_entity_t p = f->term.target;
+    return p == (tecs_entity_t)TECS_WILDCARD || tecs__ei_alive(w, p) == NULL ||
+           map_find(w->rel, w->rel->childof, TECS_ENTITY_INDEX(p)) == NULL;
+}
+
+static uint64_t childof_word(const tecs_world_t *w, const tecs__filter *f,
+                             const tecs_archetype_t *a, int8_t entry, int32_t k, uint32_t wi)
+{
+    (void)entry;
+    if (k < 0)
+        return f->term.target == (tecs_entity_t)TECS_WILDCARD ? ~(uint64_t)0 : 0;
+    return term_word(w, f, a, k, wi);
+}
+
+static bool childof_row(const tecs_world_t *w, const tecs__filter *f,
+                        const tecs_archetype_t *a, int8_t entry, uint32_t row)
+{
+    (void)entry;
+    return term_has(w, &f->term, *tecs__ent_ptr(a, w, row));
+}
+
+static const tecs__filter_kind childof_kind = {
+    .traits = TECS__FK_OPER,
+    .claim = childof_claim,
+    .match = childof_match,
+    .uniform = childof_uniform,
+    .word = childof_word,
+    .row = childof_row,
+};
