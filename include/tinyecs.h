@@ -679,6 +679,10 @@ typedef struct tecs_term_t {
     tecs_entity_t target;       /* 0, or with a relation (tinyecs/relation.h)
                                    the pair's target, TECS_WILDCARD for any:
                                    decided row by row                         */
+    bool from_parent;           /* read comp from the entity's parent
+                                   (tinyecs/relation.h), TECS_READ only: the
+                                   field is one value for the step
+                                   (tecs_field_is_self)                       */
 } tecs_term_t;
 
 typedef struct tecs_query_desc_t {
@@ -841,6 +845,11 @@ void *tecs_field(const tecs_iter_t *it, int32_t term);
 /** True if term i's component is present in this step's rows; false once
  *  the iteration has ended. */
 bool tecs_field_is_set(const tecs_iter_t *it, int32_t term);
+
+/** False if term's value comes from another entity (a term read from the
+ *  parent): its field then points to one value for the whole step, not to
+ *  an array of count. True for every other term, and for bad arguments. */
+bool tecs_field_is_self(const tecs_iter_t *it, int32_t term);
 
 /** Private: TECS_FIELD's refusal of a type of the wrong size (records
  *  TECS_EINVAL on it->world, returns NULL). */

@@ -585,3 +585,78 @@ TEST(relation_query_pair_terms)
     TW_CHECK(w);
     tw_free(w);
 }
+
+TEST(relation_query_reads_from_the_parent)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t co = tecs_childof(w);
+    tecs_comp_t pos = TECS_COMPONENT(w, RPos);
+    typedef struct { float x; } Mass;
+    tecs_comp_t mass = TECS_COMPONENT(w, Mass);
+    tecs_entity_t p[3], c[9];
+    for (int i = 0; i < 3; i++) {
+        p[i] = tecs_new(w);
+        CHECK_ERR(TECS_SET(w, p[i], pos, RPos, { (float)(100 * (i + 1)), 0 }), TECS_OK);
+    }
+    CHECK_ERR(tecs_remove(w, p[2], pos), TECS_OK);      /* p2's children: no value */
+    CHECK_ERR(TECS_SET(w, p[2], mass, Mass, { 1 }), TECS_OK);
+    for (int i = 0; i < 9; i++) {
+        c[i] = tecs_new(w);
+        CHECK_ERR(TECS_SET(w, c[i], pos, RPos, { (float)i, 0 }), TECS_OK);
+        CHECK_ERR(tecs_pair_add(w, c[i], co, p[i % 3]), TECS_OK);   /* interleaved */
+    }
+    tecs_query_t *q = TECS_QUERY(w, { .comp = pos, .access = TECS_READ },
+                                 { .comp = pos, .from_parent = true, .access = TECS_READ });
+    CHECK(q != NULL);
+    tecs_iter_t it = TECS_ITER(w, .query = q);
+    int rows = 0;
+    while (tecs_iter_next(&it)) {
+        CHECK(tecs_field_is_self(&it, 0));
+        CHECK(!tecs_field_is_self(&it, 1));
+        const RPos *mine = tecs_field(&it, 0), *up = tecs_field(&it, 1);
+        for (int32_t r = 0; r < it.count; r++, rows++) {
+            tecs_entity_t parent = tecs_pair_target(w, it.entities[r], co, 0);
+            CHECK_EQ(up->x, TECS_GET(w, parent, pos, RPos)->x);
+            CHECK_EQ(mine[r].x, TECS_GET(w, it.entities[r], pos, RPos)->x);
+        }
+    }
+    CHECK_EQ(rows, 6);                  /* the children of p0 and p1 */
+    tecs_query_free(q);
+
+    /* Consecutive children of one parent come in one step. */
+    tecs_entity_t p3 = tecs_new(w);
+    CHECK_ERR(TECS_SET(w, p3, pos, RPos, { 7, 0 }), TECS_OK);
+    for (int i = 0; i < 5; i++) {
+        tecs_entity_t k = tecs_new(w);
+        CHECK_ERR(TECS_SET(w, k, pos, RPos, { 0, 0 }), TECS_OK);
+        CHECK_ERR(tecs_pair_add(w, k, co, p3), TECS_OK);
+    }
+    q = TECS_QUERY(w, { .comp = mass, .from_parent = true, .access = TECS_FILTER },
+                   { .comp = pos, .from_parent = true, .access = TECS_READ,
+                     .oper = TECS_OPTIONAL });
+    it = TECS_ITER(w, .query = q);
+    rows = 0;
+    while (tecs_iter_next(&it)) {
+        CHECK(tecs_field(&it, 1) == NULL);      /* p2 has mass, no position */
+        rows += it.count;
+    }
+    CHECK_EQ(rows, 3);
+    tecs_query_free(q);
+    q = TECS_QUERY(w, { .comp = pos, .from_parent = true, .access = TECS_READ });
+    it = TECS_ITER(w, .query = q);
+    int steps = 0, big = 0;
+    while (tecs_iter_next(&it)) {
+        steps++;
+        big += it.count == 5 && ((const RPos *)tecs_field(&it, 0))->x == 7;
+    }
+    CHECK_EQ(big, 1);
+    CHECK_EQ(steps, 7);                 /* 6 interleaved children, then p3's five */
+    tecs_query_free(q);
+
+    /* Read-only, and only of a table component. */
+    CHECK(TECS_QUERY(w, { .comp = pos, .from_parent = true }) == NULL);
+    CHECK_ERR(tecs_last_error(w), TECS_EINVAL);
+    CHECK(TECS_QUERY(w, { .comp = co, .from_parent = true, .access = TECS_FILTER }) == NULL);
+    TW_CHECK(w);
+    tw_free(w);
+}

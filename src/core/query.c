@@ -91,6 +91,9 @@ struct tecs_query_t {
                                    column holds it): a step with one present
                                    is one row                               */
     int8_t vf[TECS_MAX_TERMS];  /* of those, the filter that gives it       */
+    uint32_t shared;            /* terms whose value is another entity's,
+                                   one for a run of rows with one key
+                                   (TECS__FK_SHARED; vf gives their filter) */
     bool walks;                 /* some with-filter lists its entities
                                    (kind->count): the walk of them may beat
                                    the walk of the rows                     */
@@ -296,6 +299,27 @@ static inline uint64_t word_span(uint32_t wi, uint32_t lo, uint32_t hi)
     return below & ~under;
 }
 
+/* End the run [*at, *at + *n) of chunk k of a, found from its row r (rev:
+** its last), where the key of a shared term's value changes. */
+static TECS__NOINLINE void cut_shared(const tecs_query_t *q, const tecs_archetype_t *a,
+                                      int32_t k, uint32_t r, bool rev, uint32_t *at,
+                                      uint32_t *n, uint32_t absent)
+{
+    const tecs_entity_t *ents = tecs__chunk_ents(tecs__kcols(a, (uint32_t)k));
+    uint32_t len = 1;
+    for (uint32_t t = q->shared & ~absent; t; t &= t - 1) {
+        const tecs__filter *f = &q->f[q->vf[TECS__CTZ(t)]];
+        uint64_t key = f->kind->key(q->world, f, ents[r]);
+        uint32_t same = 1;
+        while (same < *n && f->kind->key(q->world, f, ents[rev ? r - same : r + same]) == key)
+            same++;
+        len = t == (q->shared & ~absent) || same < len ? same : len;
+    }
+    if (rev)
+        *at = r + 1 - len;
+    *n = len;
+}
+
 /* The first run (rev: the last) of rows of chunk k of match m within the
 ** chunk's rows [lo, hi) that pass, with the same fields throughout: its
 ** first row *at, its length *n and its terms without a field; false if
@@ -349,6 +373,8 @@ static bool tog_run(const tecs_query_t *q, int32_t m, const tecs_archetype_t *a,
         }
     *at = rev ? end : r;
     *n = rev ? r + 1 - end : end - r;
+    if (TECS__UNLIKELY(q->shared & ~*absent) && *n > 1)
+        cut_shared(q, a, k, r, rev, at, n, *absent);
     return true;
 }
 
@@ -532,9 +558,14 @@ static void add_filters(tecs_query_t *q, int32_t t)
             q->varying |= 1u << t;
         if (kind->value != NULL && term->oper != TECS_NONE && term->access != TECS_FILTER &&
             q->tsize[t] > 0) {
-            q->row_values |= 1u << t;
+            if (kind->traits & TECS__FK_SHARED)
+                q->shared |= 1u << t;
+            else
+                q->row_values |= 1u << t;
             q->varying |= 1u << t;
             q->vf[t] = (int8_t)(q->nf - 1);
+        } else if (kind->traits & TECS__FK_SHARED) {
+            q->varying |= 1u << t;      /* its rows pass by runs of a key */
         }
     }
 }
@@ -556,6 +587,10 @@ static tecs_err_t validate_terms(tecs_world_t *w, const tecs_query_desc_t *d)
         bool any_rel = term->comp == TECS_WILDCARD && term->target != 0;
         if (!any_rel && tecs__comp_get(w, term->comp) == NULL)
             return tecs__err(w, TECS_ENOCOMP, "term %d: component %u is unknown", t, term->comp);
+        if (term->from_parent && (term->access == TECS_WRITE || term->change != TECS_CHANGE_ANY ||
+                                  term->toggle != TECS_TOGGLE_ENABLED))
+            return tecs__err(w, TECS_EINVAL, "term %d: a term read from the parent is "
+                             "TECS_READ or TECS_FILTER, with no toggle and no change", t);
         if (any_rel && (term->access != TECS_FILTER || term->change != TECS_CHANGE_ANY ||
                         term->toggle != TECS_TOGGLE_ENABLED))
             return tecs__err(w, TECS_EINVAL, "term %d: a term of any relation hands out no "
@@ -578,7 +613,8 @@ static tecs_err_t validate_terms(tecs_world_t *w, const tecs_query_desc_t *d)
             return tecs__err(w, TECS_EINVAL, "term %d: TECS_TOGGLE_DISABLED of " TECS__COMP_FMT
                              ", which is not enableable", t, TECS__COMP(w, term->comp));
         for (int32_t u = 0; u < t; u++)
-            if (d->terms[u].comp == term->comp && d->terms[u].target == term->target)
+            if (d->terms[u].comp == term->comp && d->terms[u].target == term->target &&
+                d->terms[u].from_parent == term->from_parent)
                 return tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is in terms %d and %d: a "
                                  "component (a pair) may have one term only",
                                  TECS__COMP(w, term->comp), u, t);
@@ -610,10 +646,13 @@ tecs_query_t *tecs_query_new(tecs_world_t *w, const tecs_query_desc_t *d)
         q->rt_write = q->rt_write || (((q->write_mask >> t) & 1u) &&
                                       w->comp.comps[q->terms[t].comp].row_ticks);
         add_filters(q, t);
-        if ((q->terms[t].target != 0 || q->terms[t].comp == TECS_WILDCARD) &&
-            !((q->decided >> t) & 1u)) {
-            tecs__err(w, TECS_EINVAL, "term %d: a target is for a relation's term "
-                      "(tinyecs/relation.h)", (int)t);
+        if ((q->terms[t].target != 0 || q->terms[t].comp == TECS_WILDCARD ||
+             q->terms[t].from_parent) && !((q->decided >> t) & 1u)) {
+            tecs__err(w, TECS_EINVAL, q->terms[t].from_parent
+                      ? "term %d: a term read from the parent is of a table component, and "
+                        "needs the relation add-on started (tecs_childof)"
+                      : "term %d: a target is for a relation's term (tinyecs/relation.h)",
+                      (int)t);
             query_release(q);
             return NULL;
         }
@@ -837,7 +876,7 @@ int32_t tecs__query_clip(const tecs_query_t *q, int32_t m, uint32_t row, int32_t
             break;
         *absent = ab;
         len++;
-        if (q->row_values & ~ab)
+        if ((q->row_values | q->shared) & ~ab)
             break;              /* a filter's value: a row a step */
     }
     return len;
@@ -1310,8 +1349,8 @@ static void drop_fields(tecs_iter_t *it, uint32_t absent)
     it->priv_.absent = absent;
     for (uint32_t t = absent; t; t &= t - 1)
         it->fields[TECS__CTZ(t)] = NULL;
-    /* A filter's value a step holds is its one row's. */
-    uint32_t values = q->row_values & ~absent;
+    /* A filter's value a step holds is its one row's, or its rows' one. */
+    uint32_t values = (q->row_values | q->shared) & ~absent;
     if (TECS__UNLIKELY(values != 0) && it->count > 0)
         load_values(it, values);
 }
@@ -1886,6 +1925,15 @@ void *tecs__field_refused(const tecs_iter_t *it, int32_t term, size_t size)
               " is %u bytes, the type given is %zu", (int)term, TECS__COMP(it->world, c),
               (unsigned)it->sizes[term], size);
     return NULL;
+}
+
+bool tecs_field_is_self(const tecs_iter_t *it, int32_t term)
+{
+    if (it == NULL || it->priv_.query == NULL || it->priv_.state != ITER_RUNNING ||
+        !((it->priv_.flags & ITER_PART) || iter_live(it)) || term < 0 ||
+        term >= it->priv_.query->nterms)
+        return true;
+    return !it->priv_.query->terms[term].from_parent;
 }
 
 bool tecs_field_is_set(const tecs_iter_t *it, int32_t term)

@@ -48,8 +48,12 @@ enum {
     TECS__FK_BITS = 2,          /* its "has" bits of a chunk are the words
                                    of the chunk's bit column `entry`, xor
                                    inv: the engine reads them in place      */
-    TECS__FK_NOCOL = 4          /* its term's component lies in no
+    TECS__FK_NOCOL = 4,         /* its term's component lies in no
                                    archetype: the term has no column        */
+    TECS__FK_SHARED = 8         /* its value is another entity's, one for a
+                                   run of rows with the same key: a step
+                                   ends where the key changes, and its
+                                   field is the value of its first row      */
 };
 
 typedef struct tecs__filter_kind {
@@ -85,6 +89,8 @@ typedef struct tecs__filter_kind {
     /* NULL, or the value a one-row step of e hands out for its term
     ** (TECS__FK_NOCOL: its field is no column of the chunk). */
     void *(*value)(const tecs_world_t *w, const tecs__filter *f, tecs_entity_t e);
+    /* TECS__FK_SHARED: the key of e's value (rows of one key share it). */
+    uint64_t (*key)(const tecs_world_t *w, const tecs__filter *f, tecs_entity_t e);
 } tecs__filter_kind;
 
 struct tecs__filter {

@@ -402,7 +402,7 @@ static void on_fini(tecs_world_t *w, void *ctx);
 static tecs_err_t verify(tecs_world_t *w, void *ctx);
 static tecs_err_t on_rows_replaced(tecs_world_t *w, void *ctx);
 
-static const tecs__filter_kind user_kind, childof_kind;
+static const tecs__filter_kind user_kind, childof_kind, parent_kind;
 
 /* The add-on's state, made at its first use with its listener and its
 ** kinds of query terms (the query engine's room for them is checked
@@ -410,7 +410,7 @@ static const tecs__filter_kind user_kind, childof_kind;
 static rel_state *state(tecs_world_t *w)
 {
     if (w->rel == NULL) {
-        if (w->query.nkinds + 2 > TECS__MAX_KINDS) {
+        if (w->query.nkinds + 3 > TECS__MAX_KINDS) {
             tecs__err(w, TECS_ELIMIT, "no room for the relation add-on's query terms");
             return NULL;
         }
@@ -423,6 +423,7 @@ static rel_state *state(tecs_world_t *w)
         w->rel->childof = -1;
         tecs__query_add_kind(w, &user_kind);
         tecs__query_add_kind(w, &childof_kind);
+        tecs__query_add_kind(w, &parent_kind);
     }
     return w->rel;
 }
@@ -1592,4 +1593,96 @@ static const tecs__filter_kind childof_kind = {
     .uniform = childof_uniform,
     .word = childof_word,
     .row = childof_row,
+};
+
+/* A term read from the parent, { .comp = C, .from_parent = true }: the
+** archetypes with the ChildOf tag, their rows whose parent has C; the
+** value is the parent's, one for each run of rows with the same parent
+** (TECS__FK_SHARED, the key the parent's slot). */
+
+/* The parent of e holds the term's component: its value, or NULL. */
+static void *parent_value(const tecs_world_t *w, const tecs__filter *f, tecs_entity_t e)
+{
+    uint32_t p = parent_slot(w->rel, TECS_ENTITY_INDEX(e));
+    if (p == NONE)
+        return NULL;
+    const tecs__record *r = &w->ei.recs[p];
+    tecs_archetype_t *a = tecs__rec_arch(w, r);
+    int32_t col = tecs__arch_col(a, f->term.comp);
+    if (col == TECS__COL_ABSENT)
+        return NULL;
+    return col < 0 ? (void *)(uintptr_t)a : tecs__col_ptr(a, w, col, r->row);
+}
+
+static bool parent_claim(const tecs_world_t *w, tecs__filter *f)
+{
+    const tecs_term_t *t = &f->term;
+    return t->from_parent && tecs__comp_get(w, t->comp) != NULL &&
+           !tecs__comp_is_sparse(w, t->comp) && rel_index(w, t->comp) < 0;
+}
+
+static int8_t parent_match(const tecs_world_t *w, const tecs__filter *f,
+                           const tecs_archetype_t *a)
+{
+    (void)f;
+    const rel_state *s = w->rel;
+    return s->childof < 0 || tecs__arch_col(a, s->rels[s->childof].comp) == TECS__COL_ABSENT
+               ? TECS__FILTER_OFF : 0;
+}
+
+static bool parent_uniform(const tecs_world_t *w, const tecs__filter *f,
+                           const tecs_archetype_t *a, int8_t entry)
+{
+    (void)w, (void)f, (void)a, (void)entry;
+    return false;
+}
+
+/* The rows whose parent holds the component; consecutive rows of one
+** parent ask once. */
+static uint64_t parent_word(const tecs_world_t *w, const tecs__filter *f,
+                            const tecs_archetype_t *a, int8_t entry, int32_t k, uint32_t wi)
+{
+    (void)entry;
+    if (k < 0)
+        return 0;
+    const rel_state *s = w->rel;
+    const tecs_entity_t *ents = tecs__chunk_ents(tecs__kcols(a, (uint32_t)k));
+    int32_t left = a->count - k * (int32_t)w->arch.rows;
+    uint32_t rows = left < (int32_t)w->arch.rows ? (uint32_t)left : w->arch.rows;
+    uint32_t lo = wi << 6, hi = rows < lo + 64 ? rows : lo + 64, last = NONE;
+    uint64_t bits = 0, has = 0;
+    for (uint32_t r = lo; r < hi; r++) {
+        uint32_t p = parent_slot(s, TECS_ENTITY_INDEX(ents[r]));
+        if (p != last) {
+            last = p;
+            has = p != NONE && tecs__arch_col(tecs__rec_arch(w, &w->ei.recs[p]),
+                                              f->term.comp) != TECS__COL_ABSENT;
+        }
+        bits |= has << (r - lo);
+    }
+    return bits;
+}
+
+static bool parent_row(const tecs_world_t *w, const tecs__filter *f, const tecs_archetype_t *a,
+                       int8_t entry, uint32_t row)
+{
+    (void)entry;
+    return parent_value(w, f, *tecs__ent_ptr(a, w, row)) != NULL;
+}
+
+static uint64_t parent_key(const tecs_world_t *w, const tecs__filter *f, tecs_entity_t e)
+{
+    (void)f;
+    return parent_slot(w->rel, TECS_ENTITY_INDEX(e));
+}
+
+static const tecs__filter_kind parent_kind = {
+    .traits = TECS__FK_OPER | TECS__FK_NOCOL | TECS__FK_SHARED,
+    .claim = parent_claim,
+    .match = parent_match,
+    .uniform = parent_uniform,
+    .word = parent_word,
+    .row = parent_row,
+    .value = parent_value,
+    .key = parent_key,
 };
