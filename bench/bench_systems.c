@@ -420,7 +420,7 @@ double sc_systems_wide(int64_t n)
         for (int t = 0; t < sys->nterms; t++)
             terms[t] = (tecs_term_t){ .comp = ids[sys->comp[t]],
                                       .access = t < sys->nwrite ? TECS_WRITE : TECS_READ };
-        tecs_query_t *q = tecs_query_new(w, &(tecs_query_desc_t){ terms, sys->nterms });
+        tecs_query_t *q = tecs_query_new(w, &(tecs_query_desc_t){ .terms = terms, .term_count = sys->nterms });
         ctx[s] = (wide_ctx){ sys, &sum };
         tecs_system_t id = tecs_system_new(w, &(tecs_system_desc_t){ .name = sys->name,
             .query = q, .run = sys_call, .ctx = &ctx[s] });

@@ -674,7 +674,7 @@ static bool add_system(boids_sim *s, const char *name, tecs_phase_t phase, tecs_
                        threading th, int32_t n, const tecs_term_t *terms)
 {
     tecs_query_t *q = NULL;
-    if (n > 0 && (q = tecs_query_new(s->w, &(tecs_query_desc_t){ terms, n })) == NULL)
+    if (n > 0 && (q = tecs_query_new(s->w, &(tecs_query_desc_t){ .terms = terms, .term_count = n })) == NULL)
         return false;
     tecs_system_t id = tecs_system_new(s->w, &(tecs_system_desc_t){
         .name = name, .phase = phase, .query = q, .run = fn, .ctx = s,

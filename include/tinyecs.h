@@ -688,6 +688,9 @@ typedef struct tecs_term_t {
 typedef struct tecs_query_desc_t {
     const tecs_term_t *terms;
     int32_t term_count;         /* 0..TECS_MAX_TERMS (0: every entity)        */
+    bool cascade;               /* the hierarchy's order: every parent's rows
+                                   before its children's (tinyecs/relation.h;
+                                   the archetypes by level)                   */
 } tecs_query_desc_t;
 
 /**

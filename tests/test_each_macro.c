@@ -90,7 +90,7 @@ TEST(each_macro_matches_each_fn_for_every_term_kind)
     const int nterms[] = { 2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 2, 1 };
     static seen a, b;
     for (size_t k = 0; k < sizeof nterms / sizeof nterms[0]; k++) {
-        tecs_query_t *q = tecs_query_new(w, &(tecs_query_desc_t){ sets[k], nterms[k] });
+        tecs_query_t *q = tecs_query_new(w, &(tecs_query_desc_t){ .terms = sets[k], .term_count = nterms[k] });
         CHECK(q != NULL);
         CHECK_ERR(tecs_query_set_last_run(q, mark), TECS_OK);
         a.n = 0;

@@ -193,7 +193,7 @@ static void queries_skip_disabled_rows(int32_t rows_per_chunk, int n)
     enum { NQ = sizeof nterms / sizeof nterms[0] };
     tecs_query_t *q[NQ];
     for (int k = 0; k < NQ; k++) {
-        q[k] = tecs_query_new(w, &(tecs_query_desc_t){ sets[k], nterms[k] });
+        q[k] = tecs_query_new(w, &(tecs_query_desc_t){ .terms = sets[k], .term_count = nterms[k] });
         CHECK(q[k] != NULL);
     }
     /* Patterns: nothing disabled, random bits, runs of 8, all disabled,
@@ -285,7 +285,7 @@ static void word_walk_edges(int32_t rows_per_chunk, int n)
             CHECK_ERR(tecs_enable(w, e[i], stun, off), TECS_OK);
         }
         for (int k = 0; k < NQ; k++) {
-            tecs_query_t *q = tecs_query_new(w, &(tecs_query_desc_t){ sets[k], nterms[k] });
+            tecs_query_t *q = tecs_query_new(w, &(tecs_query_desc_t){ .terms = sets[k], .term_count = nterms[k] });
             CHECK(q != NULL);
             int32_t fwd = oracle_walk(w, q, sets[k], nterms[k], e, n, 0);
             CHECK_EQ(oracle_walk(w, q, sets[k], nterms[k], e, n, true), fwd);

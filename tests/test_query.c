@@ -136,7 +136,7 @@ TEST(query_matches_brute_force)
     tecs_query_t *early[200];
     for (int j = 0; j < 200; j++) {
         nterms[j] = random_terms(&r, &seed, terms[j]);
-        early[j] = tecs_query_new(r.w, &(tecs_query_desc_t){ terms[j], nterms[j] });
+        early[j] = tecs_query_new(r.w, &(tecs_query_desc_t){ .terms = terms[j], .term_count = nterms[j] });
         CHECK(early[j] != NULL);
     }
     rworld_fill(&r, 99);
@@ -145,7 +145,7 @@ TEST(query_matches_brute_force)
     tecs_entity_t a[NE], b[NE];
     for (int j = 0; j < 200; j++) {
         check_against_oracle(&r, early[j], terms[j], nterms[j]);
-        tecs_query_t *late = tecs_query_new(r.w, &(tecs_query_desc_t){ terms[j], nterms[j] });
+        tecs_query_t *late = tecs_query_new(r.w, &(tecs_query_desc_t){ .terms = terms[j], .term_count = nterms[j] });
         check_against_oracle(&r, late, terms[j], nterms[j]);
         int32_t na = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(early[j]), .query = early[j]) }, a, NE);
         int32_t nb = tecs_iter_collect((tecs_iter_t[]){ TECS_ITER(tecs_query_world(late), .query = late) }, b, NE);
@@ -414,15 +414,17 @@ TEST(query_bad_descriptions_create_nothing)
     for (int i = 0; i <= TECS_MAX_TERMS; i++)
         many[i] = (tecs_term_t){ .comp = pos, .oper = TECS_OPTIONAL };
     struct { tecs_query_desc_t d; tecs_err_t err; } bad[] = {
-        { { NULL, 1 }, TECS_EINVAL },
-        { { (tecs_term_t[]){ { .comp = pos } }, -1 }, TECS_EINVAL },
-        { { (tecs_term_t[]){ { .comp = 99 } }, 1 }, TECS_ENOCOMP },
-        { { (tecs_term_t[]){ { .comp = 0 } }, 1 }, TECS_ENOCOMP },
-        { { (tecs_term_t[]){ { .comp = pos }, { .comp = pos, .oper = TECS_NONE } }, 2 },
-          TECS_EINVAL },
-        { { (tecs_term_t[]){ { .comp = pos, .oper = (tecs_oper_t)9 } }, 1 }, TECS_EINVAL },
-        { { (tecs_term_t[]){ { .comp = vel, .access = (tecs_access_t)9 } }, 1 }, TECS_EINVAL },
-        { { many, TECS_MAX_TERMS + 1 }, TECS_ELIMIT },
+        { { .terms = NULL, .term_count = 1 }, TECS_EINVAL },
+        { { .terms = (tecs_term_t[]){ { .comp = pos } }, .term_count = -1 }, TECS_EINVAL },
+        { { .terms = (tecs_term_t[]){ { .comp = 99 } }, .term_count = 1 }, TECS_ENOCOMP },
+        { { .terms = (tecs_term_t[]){ { .comp = 0 } }, .term_count = 1 }, TECS_ENOCOMP },
+        { { .terms = (tecs_term_t[]){ { .comp = pos }, { .comp = pos, .oper = TECS_NONE } },
+            .term_count = 2 }, TECS_EINVAL },
+        { { .terms = (tecs_term_t[]){ { .comp = pos, .oper = (tecs_oper_t)9 } },
+            .term_count = 1 }, TECS_EINVAL },
+        { { .terms = (tecs_term_t[]){ { .comp = vel, .access = (tecs_access_t)9 } },
+            .term_count = 1 }, TECS_EINVAL },
+        { { .terms = many, .term_count = TECS_MAX_TERMS + 1 }, TECS_ELIMIT },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         CHECK(tecs_query_new(w, &bad[i].d) == NULL);
@@ -433,7 +435,7 @@ TEST(query_bad_descriptions_create_nothing)
     /* A component of another world is unknown here. */
     TECS_TAG(w2, A); TECS_TAG(w2, B); TECS_TAG(w2, C);
     tecs_comp_t foreign = TECS_TAG(w2, Foreign);
-    CHECK(tecs_query_new(w, &(tecs_query_desc_t){ (tecs_term_t[]){ { .comp = foreign } }, 1 })
+    CHECK(tecs_query_new(w, &(tecs_query_desc_t){ .terms = (tecs_term_t[]){ { .comp = foreign } }, .term_count = 1 })
           == NULL);
     CHECK_EQ(tecs_last_error(w), TECS_ENOCOMP);
     CHECK_EQ(tecs_world_memory(w), mem);
@@ -445,7 +447,7 @@ TEST(query_bad_descriptions_create_nothing)
         ok[i] = (tecs_term_t){ .comp = tecs_component_new(w, &(tecs_component_desc_t){
                                    .name = name, .size = 4 }), .oper = TECS_OPTIONAL };
     }
-    tecs_query_t *q = tecs_query_new(w, &(tecs_query_desc_t){ ok, TECS_MAX_TERMS });
+    tecs_query_t *q = tecs_query_new(w, &(tecs_query_desc_t){ .terms = ok, .term_count = TECS_MAX_TERMS });
     CHECK(q != NULL);
     tecs_entity_t e = tecs_new(w);
     tecs_add(w, e, ok[TECS_MAX_TERMS - 1].comp);

@@ -660,3 +660,79 @@ TEST(relation_query_reads_from_the_parent)
     TW_CHECK(w);
     tw_free(w);
 }
+
+typedef struct { float x, y; } Local;
+typedef struct { float x, y; } World;
+
+TEST(relation_cascade_parents_before_children)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t co = tecs_childof(w);
+    tecs_comp_t local = TECS_COMPONENT(w, Local), world = TECS_COMPONENT(w, World);
+    /* The deepest archetypes made first: a chain whose nodes get their
+    ** components from the bottom up. */
+    tecs_entity_t chain[4];
+    for (int i = 0; i < 4; i++) {
+        chain[i] = tecs_new(w);
+        if (i > 0)
+            CHECK_ERR(tecs_pair_add(w, chain[i], co, chain[i - 1]), TECS_OK);
+    }
+    for (int i = 3; i >= 0; i--) {
+        CHECK_ERR(TECS_SET(w, chain[i], local, Local, { 0, 0 }), TECS_OK);
+        CHECK_ERR(TECS_SET(w, chain[i], world, World, { 0, 0 }), TECS_OK);
+    }
+    enum { N = 40 };
+    tecs_entity_t e[N];
+    for (int i = 0; i < N; i++) {
+        e[i] = tecs_new(w);
+        CHECK_ERR(TECS_SET(w, e[i], local, Local, { 1, (float)i }), TECS_OK);
+        CHECK_ERR(TECS_SET(w, e[i], world, World, { 0, 0 }), TECS_OK);
+    }
+    /* A tree: e[i]'s parent is e[(i - 1) / 3], attached deepest first. */
+    for (int i = N - 1; i >= 1; i--)
+        CHECK_ERR(tecs_pair_add(w, e[i], co, e[(i - 1) / 3]), TECS_OK);
+    TW_CHECK(w);
+    tecs_query_t *q = tecs_query_new(w, &(tecs_query_desc_t){
+        .terms = (tecs_term_t[]){ { .comp = local, .access = TECS_READ },
+                                  { .comp = world },
+                                  { .comp = world, .from_parent = true,
+                                    .access = TECS_READ, .oper = TECS_OPTIONAL } },
+        .term_count = 3, .cascade = true });
+    CHECK(q != NULL);
+    /* World = parent's world + local: one pass, parents first. */
+    for (int pass = 0; pass < 2; pass++) {
+        tecs_iter_t it = TECS_ITER(w, .query = q);
+        while (tecs_iter_next(&it)) {
+            const Local *l = tecs_field(&it, 0);
+            World *wd = tecs_field(&it, 1);
+            const World *up = tecs_field(&it, 2);
+            for (int32_t r = 0; r < it.count; r++) {
+                wd[r].x = l[r].x + (up ? up->x : 0);
+                wd[r].y = l[r].y + (up ? up->y : 0);
+            }
+        }
+        for (int i = 0; i < N; i++) {
+            float depth = (float)tecs_depth(w, e[i]) + 1, ysum = 0;
+            for (tecs_entity_t k = e[i]; k != 0; k = tecs_pair_target(w, k, co, 0))
+                ysum += TECS_GET(w, k, local, Local)->y;
+            const World *got = TECS_GET(w, e[i], world, World);
+            CHECK_EQ(got->x, depth);
+            CHECK_EQ(got->y, ysum);
+        }
+        /* Reparent a subtree one level up, then run again. */
+        CHECK_ERR(tecs_pair_add(w, e[4], co, e[0]), TECS_OK);
+        TW_CHECK(w);
+    }
+    CHECK_EQ(tecs_depth(w, e[13]), 2);          /* 13 -> 4 -> 0 */
+    /* The depth tags are the add-on's. */
+    tecs_comp_t d1 = tecs_component_lookup(w, "ChildOf.1");
+    CHECK(d1 != 0);
+    CHECK_ERR(tecs_add(w, e[0], d1), TECS_EINVAL);
+    CHECK_ERR(tecs_remove(w, e[1], d1), TECS_EINVAL);
+    /* Roots: a node leaves the tree with its subtree. */
+    CHECK_ERR(tecs_pair_remove(w, e[4], co, TECS_WILDCARD), TECS_OK);
+    CHECK_EQ(tecs_depth(w, e[13]), 1);
+    TW_CHECK(w);
+    tecs_query_free(q);
+    tw_free(w);
+}

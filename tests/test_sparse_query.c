@@ -46,7 +46,7 @@ static void sparse_terms(int32_t rows_per_chunk, int n, int share)
     const int nterms[] = { 2, 2, 2, 2, 3, 3, 3, 2 };
     enum { NQ = sizeof nterms / sizeof nterms[0] };
     for (int k = 0; k < NQ; k++) {
-        tecs_query_t *q = tecs_query_new(w, &(tecs_query_desc_t){ sets[k], nterms[k] });
+        tecs_query_t *q = tecs_query_new(w, &(tecs_query_desc_t){ .terms = sets[k], .term_count = nterms[k] });
         CHECK(q != NULL);
         int32_t fwd = oracle_walk(w, q, sets[k], nterms[k], e, n, 0);
         int32_t rev = oracle_walk(w, q, sets[k], nterms[k], e, n, true);
@@ -146,7 +146,7 @@ TEST(sparse_query_membership_events)
         CHECK(tecs_observer_new(w, &(tecs_observer_desc_t){
               .event = k ? TECS_ON_LEAVE : TECS_ON_ENTER, .terms = terms, .term_count = 2,
               .callback = on_member, .ctx = &obs }) != 0);
-    tecs_query_t *q = tecs_query_new(w, &(tecs_query_desc_t){ terms, 2 });
+    tecs_query_t *q = tecs_query_new(w, &(tecs_query_desc_t){ .terms = terms, .term_count = 2 });
     tecs_cache_t *c = tecs_cache_new(w, &(tecs_cache_desc_t){ .query = q,
         .on_enter = cache_in, .on_leave = cache_out, .ctx = &cache });
     CHECK(c != NULL);

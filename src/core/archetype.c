@@ -906,7 +906,7 @@ static bool group_shrink(tecs_world_t *w, tecs_archetype_t *a, int32_t s, uint32
 void tecs__arch_trim(tecs_world_t *w, tecs_archetype_t *a)
 {
     int32_t keep = (a->count >> w->arch.shift) + 1;
-    if (a->count > 0 && keep > a->nchunks / 4)
+    if ((a->count > 0 && keep > a->nchunks / 4) || w->arch.hold_trim > 0)
         return;
     while (a->nchunks > keep) {
         const struct tecs__chunk *last = &a->chunks[a->nchunks - 1];

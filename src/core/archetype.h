@@ -184,6 +184,9 @@ typedef struct tecs__arch_state {
     uint32_t mask;              /* rows - 1                                 */
     int32_t max_archetypes;
     uint64_t tick;              /* the world's tick: what a write records   */
+    int32_t hold_trim;          /* while not 0, no archetype gives chunks
+                                   back: a batch of moves, its room reserved
+                                   beforehand, is under way                 */
     tecs__lut **luts;           /* by component id: its lookup table, or NULL */
     int32_t cap_luts;
     struct tecs__toghot **toghots; /* the short paths of toggle handles     */

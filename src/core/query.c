@@ -109,6 +109,8 @@ struct tecs_query_t {
     bool rt_write;              /* a write term's component keeps ticks per
                                    row: each run handed out stores them     */
     uint32_t tsize[TECS_MAX_TERMS]; /* each term's value size, 0 for a tag */
+    bool cascade;               /* matches by rank (w->query.rank) ...      */
+    bool unsorted;              /* ... not yet: sorted at the next start    */
 };
 
 /* ---- matching -------------------------------------------------------- */
@@ -434,6 +436,44 @@ static void add_match(tecs_query_t *q, tecs_archetype_t *a)
     if (q->walks)
         q->mindex[a->id] = q->nmatch + 1;
     q->march[q->nmatch++] = a;
+    if (q->cascade && q->nmatch > 1 &&
+        q->world->query.rank(q->world, a) < q->world->query.rank(q->world, q->march[q->nmatch - 2]))
+        q->unsorted = true;
+}
+
+/* Exchange matches i and i + 1 (every per-match row with them). */
+static void swap_matches(tecs_query_t *q, int32_t i)
+{
+    tecs_archetype_t *a = q->march[i];
+    q->march[i] = q->march[i + 1];
+    q->march[i + 1] = a;
+    for (int32_t t = 0; t < q->nterms; t++) {
+        int16_t *c = q->mcols + (size_t)i * q->nterms + t, x = c[0];
+        c[0] = c[q->nterms];
+        c[q->nterms] = x;
+    }
+    int32_t stride = q->nf + 1;
+    for (int32_t k = 0; q->filtered && k < stride; k++) {
+        int8_t *e = q->mtog + (size_t)i * stride + k, x = e[0];
+        e[0] = e[stride];
+        e[stride] = x;
+    }
+    if (q->walks) {
+        q->mindex[q->march[i]->id] = i + 1;
+        q->mindex[q->march[i + 1]->id] = i + 2;
+    }
+}
+
+/* A cascade query's matches by rank, ties in creation order (an insertion
+** sort: matches come in mostly in order). */
+static TECS__NOINLINE void sort_matches(tecs_query_t *q)
+{
+    tecs_world_t *w = q->world;
+    for (int32_t i = 1; i < q->nmatch; i++)
+        for (int32_t j = i; j > 0 && w->query.rank(w, q->march[j]) <
+                                     w->query.rank(w, q->march[j - 1]); j--)
+            swap_matches(q, j - 1);
+    q->unsorted = false;
 }
 
 static bool would_match(const tecs_query_t *q, const tecs_archetype_t *a)
@@ -626,6 +666,11 @@ tecs_query_t *tecs_query_new(tecs_world_t *w, const tecs_query_desc_t *d)
 {
     if (w == NULL || tecs__enter_object(w) || validate_terms(w, d) || listen_once(w))
         return NULL;
+    if (d->cascade && w->query.rank == NULL) {
+        tecs__err(w, TECS_EINVAL, "tecs_query_new: cascade needs the relation add-on "
+                  "started (tecs_childof)");
+        return NULL;
+    }
     tecs_query_t *q = tecs__grow(w, (void **)&w->query.iters, &w->query.cap_iters, ITERS_RESERVED,
                                  sizeof *w->query.iters) ? NULL : tecs__alloc(w, sizeof *q);
     if (q == NULL) {
@@ -635,6 +680,7 @@ tecs_query_t *tecs_query_new(tecs_world_t *w, const tecs_query_desc_t *d)
     memset(q, 0, sizeof *q);
     q->world = w;
     q->nterms = d->term_count;
+    q->cascade = d->cascade;
     if (d->term_count > 0)
         memcpy(q->terms, d->terms, (size_t)d->term_count * sizeof *d->terms);
     for (int32_t t = 0; t < q->nterms; t++) {
@@ -666,6 +712,8 @@ tecs_query_t *tecs_query_new(tecs_world_t *w, const tecs_query_desc_t *d)
         }
         add_match(q, w->arch.archs[i]);
     }
+    if (q->unsorted)
+        sort_matches(q);
     q->next = w->query.queries;
     if (w->query.queries)
         w->query.queries->prev = q;
@@ -936,14 +984,18 @@ tecs_err_t tecs__queries_verify(tecs_world_t *w)
             int8_t js[TECS__MAX_FILTERS + 1];
             if (!match(q, w->arch.archs[i], cols, js))
                 continue;
-            if (m >= q->nmatch || q->march[m] != w->arch.archs[i] ||
-                memcmp(cols, q->mcols + (size_t)m * q->nterms, (size_t)q->nterms * 2) != 0 ||
-                (q->filtered && memcmp(js, match_ents(q, m), (size_t)q->nf + 1) != 0))
+            int32_t at = q->cascade ? tecs__query_find(q, w->arch.archs[i]) : m;
+            if (at < 0 || at >= q->nmatch || q->march[at] != w->arch.archs[i] ||
+                memcmp(cols, q->mcols + (size_t)at * q->nterms, (size_t)q->nterms * 2) != 0 ||
+                (q->filtered && memcmp(js, match_ents(q, at), (size_t)q->nf + 1) != 0))
                 return tecs__err(w, TECS_ECORRUPT, "query misses archetype %d", i);
             m++;
         }
         if (m != q->nmatch)
             return tecs__err(w, TECS_ECORRUPT, "query holds an archetype it should not");
+        for (int32_t k = 1; q->cascade && !q->unsorted && k < q->nmatch; k++)
+            if (w->query.rank(w, q->march[k]) < w->query.rank(w, q->march[k - 1]))
+                return tecs__err(w, TECS_ECORRUPT, "a cascade query's order is off");
     }
     return TECS_OK;
 }
@@ -1107,6 +1159,8 @@ static TECS__INLINE uint32_t iter_begin(tecs_query_t *q, int32_t *flags, int32_t
     uint32_t serial = iter_open(w);
     if (TECS__UNLIKELY(serial == 0))
         return 0;
+    if (TECS__UNLIKELY(q->unsorted) && q->iters == 0)
+        sort_matches(q);
     q->iters++;
     tecs__defer_begin(w);
     if (TECS__UNLIKELY(q->runs))

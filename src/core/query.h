@@ -138,11 +138,15 @@ void tecs__query_access(const tecs_query_t *q, uint64_t *read, uint64_t *write);
 ** TECS_ENOMEM, or TECS_ELIMIT past TECS__MAX_KINDS. */
 tecs_err_t tecs__query_add_kind(tecs_world_t *w, const tecs__filter_kind *kind);
 #define TECS__MAX_KINDS 4
+/* The rank of an archetype in a cascade query's order (the relation
+** add-on's levels): matches of lower rank come first. */
+typedef int32_t (*tecs__rank_fn)(const tecs_world_t *w, const tecs_archetype_t *a);
 
 typedef struct tecs__query_state {
     struct tecs_query_t *queries; /* list of live queries                   */
     const tecs__filter_kind *kinds[TECS__MAX_KINDS]; /* add-ons' kinds      */
     int32_t nkinds;
+    tecs__rank_fn rank;         /* cascade queries' order, or NULL          */
     struct tecs_query_t *arch_queries; /* one-archetype queries (tecs_iter of one),
                                    those with no open iteration free to use */
     bool query_listening;

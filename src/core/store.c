@@ -586,6 +586,24 @@ static TECS__NOINLINE void after_add(tecs_world_t *w, tecs_entity_t e, tecs_arch
     }
 }
 
+void tecs__move_tags(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *b, tecs_comp_t gone,
+                     tecs_comp_t came)
+{
+    tecs__record *r = tecs__ei_alive(w, e);
+    tecs_archetype_t *a = tecs__rec_arch(w, r);
+    if (a == b)
+        return;
+    if (gone && watched(w, gone)) {
+        emit_leaving(w, e, gone, a, r->row, NULL);
+        r = &w->ei.recs[TECS_ENTITY_INDEX(e)];  /* callbacks may have moved them */
+    }
+    move_row(w, r, a, b, TECS__COL_TAG, true, NULL);
+    if (w->bus.watch_moves)
+        tecs__emit_move(w, e, a, b);
+    if (came && watched(w, came))
+        tecs__emit_comp(w, TECS__EV_ADD, e, came, NULL);
+}
+
 /* The target of adding c to a, creating it if needed (slow path). */
 static tecs_archetype_t *target_with(tecs_world_t *w, tecs_archetype_t *a, tecs_comp_t c,
                                      tecs_entity_t e)

@@ -61,6 +61,12 @@ tecs_err_t tecs__add_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const 
 /* Record a write to c in every chunk holding it (or in its sparse set). */
 void tecs__touch_all(tecs_world_t *w, tecs_comp_t c);
 tecs_err_t tecs__remove_now(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c);
+/* Move the live entity e to b, whose data columns are those of its own
+** archetype (the two differ in tags an add-on keeps): room in b reserved,
+** so it cannot fail. Move listeners hear of it; of the tags, gone's REMOVE
+** events come before the move and came's ADD events after it (0: none). */
+void tecs__move_tags(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *b, tecs_comp_t gone,
+                     tecs_comp_t came);
 /* Place a pending entity into arch, values from vals (one per comp). */
 tecs_err_t tecs__birth(tecs_world_t *w, tecs_entity_t e, tecs_archetype_t *a,
                        int32_t nvals, const tecs_value_t *vals,

@@ -493,7 +493,7 @@ static void watch_toggles(tecs_world_t *w, const tecs_query_t *q, int32_t d)
 static tecs_err_t make_query(tecs_world_t *w, const tecs_observer_desc_t *d, tecs_query_t **out)
 {
     *out = NULL;
-    tecs_query_desc_t qd = { d->terms, d->term_count };
+    tecs_query_desc_t qd = { .terms = d->terms, .term_count = d->term_count };
     if (d->query)
         qd.term_count = tecs_query_terms(d->query, &qd.terms);
     else if (d->term_count == 0 && d->terms == NULL)

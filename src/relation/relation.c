@@ -35,15 +35,16 @@
 ** reverse order of discovery (children before their parents), each losing
 ** its pairs as it goes, and returns so the core destroys the entity.
 **
-** The relation components are vetoed (the bus's on_veto) for every change
-** the add-on does not make itself: `self` names the one entity whose
-** ChildOf tag the add-on is adding or removing, for the one veto that
-** change asks.
+** The relation components and the depth tags are vetoed (the bus's
+** on_veto) for every change: the add-on moves its children's rows itself
+** (tecs__move_tags), which asks no veto.
 **
 ** Calls: base.c, entity_index.c, component.c, event.c, archetype.c,
 ** store.c, command.c (settle, the queued calls).
 */
 #include "../core/private.h"
+
+#include <stdio.h>
 
 #define NONE       0xffffffffu
 #define LINK_SHIFT 10
@@ -92,8 +93,6 @@ struct tecs__rel_state {
     rel_link **pages;
     int32_t npages;
     uint64_t stamp;             /* bumped at every change: walks stop        */
-    tecs_entity_t self;         /* the entity whose ChildOf the add-on
-                                   changes now (the one veto it allows)      */
     bool cleaning;              /* a destroy's gathered entities die         */
     int32_t ndestroy;           /* user relations with cleanup DESTROY       */
     int32_t nrefuse;            /* relations with cleanup REFUSE             */
@@ -101,6 +100,11 @@ struct tecs__rel_state {
     int32_t nkill, cap_kill;
     uint32_t *seen;             /* their slots, a set (when ndestroy > 0)    */
     uint32_t cap_seen;
+    tecs_comp_t *depth;         /* the depth tags: depth[d], 1 <= d < ndepth */
+    int32_t ndepth, cap_depth;
+    uint32_t *moves;            /* a change's slots that move ...            */
+    tecs_archetype_t **mto;     /* ... and their targets                     */
+    int32_t nmoves, cap_moves, cap_mto;
 };
 
 typedef struct tecs__rel_state rel_state;
@@ -403,6 +407,7 @@ static tecs_err_t verify(tecs_world_t *w, void *ctx);
 static tecs_err_t on_rows_replaced(tecs_world_t *w, void *ctx);
 
 static const tecs__filter_kind user_kind, childof_kind, parent_kind;
+static int32_t rank_of(const tecs_world_t *w, const tecs_archetype_t *a);
 
 /* The add-on's state, made at its first use with its listener and its
 ** kinds of query terms (the query engine's room for them is checked
@@ -424,6 +429,7 @@ static rel_state *state(tecs_world_t *w)
         tecs__query_add_kind(w, &user_kind);
         tecs__query_add_kind(w, &childof_kind);
         tecs__query_add_kind(w, &parent_kind);
+        w->query.rank = rank_of;
     }
     return w->rel;
 }
@@ -536,34 +542,179 @@ static bool within(const rel_state *s, uint32_t a, uint32_t anc)
     return false;
 }
 
-static tecs_err_t childof_add(tecs_world_t *w, rel_state *s, tecs_entity_t e, tecs_entity_t p)
+static inline uint32_t first_child(const rel_state *s, uint32_t p);
+
+/* ---- ChildOf: depth tags and moves -----------------------------------------
+**
+** A child's archetype holds the ChildOf tag and the tag of its depth,
+** "ChildOf.d" (d >= 1, registered as first needed), so the archetypes of a
+** hierarchy are apart by level: a cascade query walks them in depth order
+** (rank), parents before children, each step an array of rows of one
+** level. A change of parent that changes an entity's depth moves it and
+** each of its descendants to the archetype of its new level.
+**
+** A change reserves first: the link page, map room, the list of entities
+** that move and their targets (made, with the depth tags), room in each
+** target for every row coming to it; archetypes give no chunk back while
+** the moves run (hold_trim), so the reserved room stays. Then it links and
+** moves, which cannot fail.
+*/
+
+/* The depth tag of level d >= 1, registered as needed; 0 on error. */
+static tecs_comp_t depth_tag(tecs_world_t *w, rel_state *s, int32_t d)
 {
-    uint32_t es = TECS_ENTITY_INDEX(e), ps = TECS_ENTITY_INDEX(p);
-    if (within(s, ps, es))
-        return tecs__err(w, TECS_ECYCLE, "(ChildOf, " TECS__ENT_FMT ") would make "
-                         TECS__ENT_FMT " its own ancestor", TECS__ENT(p), TECS__ENT(e));
-    uint32_t old = parent_slot(s, es);
-    if (old == ps)
+    while (s->ndepth <= d) {
+        if (s->ndepth == 0)
+            s->ndepth = 1;                      /* depth[0] is no tag */
+        if (tecs__grow(w, (void **)&s->depth, &s->cap_depth, s->ndepth + 1, sizeof *s->depth))
+            return 0;
+        char name[32];
+        snprintf(name, sizeof name, "ChildOf.%d", (int)s->ndepth);
+        tecs_comp_t c = tecs_component_new(w, &(tecs_component_desc_t){ .name = name });
+        if (c == 0)
+            return 0;
+        s->rel_of[c] = -s->ndepth;
+        w->comp.comps[c].veto++;
+        s->depth[s->ndepth++] = c;
+    }
+    return s->depth[d];
+}
+
+/* The level of archetype a: its depth tag's, 0 for none. */
+static int32_t arch_depth(const rel_state *s, const tecs_archetype_t *a)
+{
+    for (int32_t i = a->ncomps - 1; i >= 0 && s->ndepth > 1; i--) {
+        tecs_comp_t c = a->comps[i];
+        if (c < (tecs_comp_t)s->cap_rel_of && s->rel_of[c] < 0)
+            return -s->rel_of[c];
+    }
+    return 0;
+}
+
+static int32_t slot_depth(const tecs_world_t *w, const rel_state *s, uint32_t slot)
+{
+    return arch_depth(s, tecs__rec_arch(w, &w->ei.recs[slot]));
+}
+
+/* The cascade rank of an archetype: its level. */
+static int32_t rank_of(const tecs_world_t *w, const tecs_archetype_t *a)
+{
+    return w->rel ? arch_depth(w->rel, a) : 0;
+}
+
+/* Add slot x to the entities that move (ENOMEM). */
+static tecs_err_t move_push(tecs_world_t *w, rel_state *s, uint32_t x)
+{
+    if (tecs__grow(w, (void **)&s->moves, &s->cap_moves, s->nmoves + 1, sizeof *s->moves) ||
+        tecs__grow(w, (void **)&s->mto, &s->cap_mto, s->nmoves + 1, sizeof *s->mto))
+        return TECS_ENOMEM;
+    s->moves[s->nmoves++] = x;
+    return TECS_OK;
+}
+
+/* The target archetype of slot x when its level goes from d to nd (the
+** ChildOf tag added with add, removed with rem); NULL on error. */
+static tecs_archetype_t *target_of(tecs_world_t *w, rel_state *s, uint32_t x, int32_t d,
+                                   int32_t nd, bool add, bool rem)
+{
+    tecs_archetype_t *b = tecs__rec_arch(w, &w->ei.recs[x]);
+    tecs_comp_t co = s->rels[s->childof].comp;
+    if (b && d > 0)
+        b = tecs__arch_without(w, b, s->depth[d]);
+    if (b && nd > 0)
+        b = tecs__arch_with(w, b, depth_tag(w, s, nd) ? s->depth[nd] : 0);
+    if (b && add)
+        b = tecs__arch_with(w, b, co);
+    if (b && rem)
+        b = tecs__arch_without(w, b, co);
+    return b;
+}
+
+/* Room in each target for the rows coming to it. */
+static tecs_err_t reserve_targets(tecs_world_t *w, rel_state *s)
+{
+    int32_t n = w->arch.narchs;
+    int32_t *count = tecs__alloc(w, (size_t)n * sizeof *count);
+    if (count == NULL)
+        return TECS_ENOMEM;
+    memset(count, 0, (size_t)n * sizeof *count);
+    for (int32_t i = 0; i < s->nmoves; i++)
+        count[s->mto[i]->id]++;
+    tecs_err_t err = TECS_OK;
+    for (int32_t i = 0; i < s->nmoves && !err; i++) {
+        tecs_archetype_t *b = s->mto[i];
+        if (count[b->id] > 0)
+            err = tecs__arch_reserve_rows(w, b, count[b->id]);
+        count[b->id] = 0;
+    }
+    tecs__free(w, count, (size_t)n * sizeof *count);
+    return err;
+}
+
+/* Give e (slot es) the parent slot np (NONE: none): links, tags, levels. */
+static tecs_err_t hier_move(tecs_world_t *w, rel_state *s, tecs_entity_t e, uint32_t np)
+{
+    uint32_t es = TECS_ENTITY_INDEX(e), op = parent_slot(s, es);
+    if (op == np)
         return TECS_OK;
+    if (np != NONE && within(s, np, es))
+        return tecs__err(w, TECS_ECYCLE, "(ChildOf, " TECS__ENT_FMT ") would make "
+                         TECS__ENT_FMT " its own ancestor", TECS__ENT(id_of(w, np)),
+                         TECS__ENT(e));
+    int32_t d = slot_depth(w, s, es), nd = np == NONE ? 0 : slot_depth(w, s, np) + 1;
+    bool add = op == NONE, rem = np == NONE;
     tecs_err_t err = map_reserve(w, s, 1);
     if (err || (err = link_reserve(w, s, es)))
         return err;
-    if (old != NONE) {                  /* a reparent: the tag stays */
-        ring_leave(s, es);
-        ring_join(s, es, ps);
-        s->stamp++;
-        return TECS_OK;
+    /* Who moves: e if its tags change; its subtree if its level does. */
+    s->nmoves = 0;
+    if ((nd != d || add || rem) && (err = move_push(w, s, es)))
+        goto oom;
+    for (int32_t i = 0; nd != d && i < s->nmoves && !err; i++) {
+        uint32_t first = first_child(s, s->moves[i]), c = first;
+        while (c != NONE && !err) {
+            err = move_push(w, s, c);
+            if ((c = link_at(s, c)->next) == first)
+                c = NONE;
+        }
     }
-    ring_join(s, es, ps);
-    s->self = e;
-    err = tecs__add_now(w, e, s->rels[s->childof].comp, NULL);
-    s->self = 0;
-    if (err) {
-        ring_leave(s, es);
-        return err;
+    if (err)
+        goto oom;
+    for (int32_t i = 0; i < s->nmoves; i++) {
+        uint32_t x = s->moves[i];
+        int32_t dx = i == 0 ? d : slot_depth(w, s, x);
+        s->mto[i] = target_of(w, s, x, dx, dx + nd - d, i == 0 && add, i == 0 && rem);
+        if (s->mto[i] == NULL)
+            return w->base.err ? w->base.err : TECS_ENOMEM;
     }
+    if (reserve_targets(w, s))
+        goto oom;
+    /* Nothing fails from here. */
+    if (!add && !rem) {
+        ring_leave(s, es);
+        ring_join(s, es, np);
+    } else if (add) {
+        ring_join(s, es, np);
+    }
+    tecs_comp_t co = s->rels[s->childof].comp;
+    w->arch.hold_trim++;
+    for (int32_t i = 0; i < s->nmoves; i++)
+        tecs__move_tags(w, id_of(w, s->moves[i]), s->mto[i], i == 0 && rem ? co : 0,
+                        i == 0 && add ? co : 0);
+    w->arch.hold_trim--;
+    if (rem)
+        ring_leave(s, es);
+    s->nmoves = 0;
     s->stamp++;
     return TECS_OK;
+oom:
+    return tecs__err(w, TECS_ENOMEM, "out of memory moving " TECS__ENT_FMT " in its hierarchy",
+                     TECS__ENT(e));
+}
+
+static tecs_err_t childof_add(tecs_world_t *w, rel_state *s, tecs_entity_t e, tecs_entity_t p)
+{
+    return hier_move(w, s, e, TECS_ENTITY_INDEX(p));
 }
 
 static tecs_err_t childof_remove(tecs_world_t *w, rel_state *s, tecs_entity_t e,
@@ -573,14 +724,7 @@ static tecs_err_t childof_remove(tecs_world_t *w, rel_state *s, tecs_entity_t e,
     if (old == NONE || (p != (tecs_entity_t)TECS_WILDCARD && old != TECS_ENTITY_INDEX(p)))
         return tecs__err(w, TECS_ENOENT, TECS__ENT_FMT " is not a child of that entity",
                          TECS__ENT(e));
-    s->self = e;
-    tecs_err_t err = tecs__remove_now(w, e, s->rels[s->childof].comp);
-    s->self = 0;
-    if (err)
-        return err;
-    ring_leave(s, es);
-    s->stamp++;
-    return TECS_OK;
+    return hier_move(w, s, e, NONE);
 }
 
 static tecs_err_t user_add(tecs_world_t *w, rel_state *s, int32_t rel, tecs_entity_t e,
@@ -1232,16 +1376,17 @@ static tecs_err_t on_veto(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, t
                           const void *vals, int32_t n)
 {
     (void)ev;
+    (void)e;
     (void)vals;
     (void)n;
     rel_state *s = ctx;
+    if (c < (tecs_comp_t)s->cap_rel_of && s->rel_of[c] < 0)
+        return tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is the relation add-on's: it "
+                         "follows tecs_pair_add and tecs_pair_remove of ChildOf",
+                         TECS__COMP(w, c));
     int32_t i = rel_index(w, c);
     if (i < 0)
         return TECS_OK;
-    if (s->rels[i].childof && e != 0 && e == s->self) {
-        s->self = 0;                    /* the one change the add-on makes */
-        return TECS_OK;
-    }
     return tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is a relation: change its pairs with "
                      "tecs_pair_add, tecs_pair_set and tecs_pair_remove", TECS__COMP(w, c));
 }
@@ -1286,6 +1431,9 @@ static void on_fini(tecs_world_t *w, void *ctx)
     tecs__free(w, s->rel_of, (size_t)s->cap_rel_of * sizeof *s->rel_of);
     tecs__free(w, s->kill, (size_t)s->cap_kill * sizeof *s->kill);
     tecs__free(w, s->seen, (size_t)s->cap_seen * sizeof *s->seen);
+    tecs__free(w, s->depth, (size_t)s->cap_depth * sizeof *s->depth);
+    tecs__free(w, s->moves, (size_t)s->cap_moves * sizeof *s->moves);
+    tecs__free(w, s->mto, (size_t)s->cap_mto * sizeof *s->mto);
     tecs__free(w, s, sizeof *s);
     w->rel = NULL;
 }
@@ -1323,7 +1471,7 @@ static tecs_err_t verify_childof(tecs_world_t *w, const rel_state *s, uint32_t *
         bool alive = tecs__ei_alive(w, id_of(w, x)) != NULL;
         bool tagged = alive && tecs__arch_col(tecs__rec_arch(w, r), co) != TECS__COL_ABSENT;
         if (l == NULL || l->parent == NONE) {
-            if (tagged)
+            if (tagged || (alive && slot_depth(w, s, x) != 0))
                 return bad(w, "a child without a parent", x);
             if (s->map_n && map_find(s, s->childof, x) && !alive)
                 return bad(w, "a dead entity has children", x);
@@ -1342,9 +1490,12 @@ static tecs_err_t verify_childof(tecs_world_t *w, const rel_state *s, uint32_t *
         if (map_find(s, s->childof, l->parent) == NULL)
             return bad(w, "a child whose parent has no entry", x);
         uint32_t up = l->parent;
-        for (int32_t d = 0; up != NONE; up = parent_slot(s, up))
+        int32_t d = 0;
+        for (; up != NONE; up = parent_slot(s, up))
             if (up == x || ++d > w->ei.nrecs)
                 return bad(w, "a cycle of parents", x);
+        if (slot_depth(w, s, x) != d)
+            return bad(w, "a child's depth tag is not its level", x);
         n++;
     }
     *nchildren = n;
