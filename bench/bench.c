@@ -998,6 +998,14 @@ static const scenario scenarios[] = {
     { "snap_memcpy",  sc_snap_memcpy,  M,      "ns/entity", 0 },
     { "delta_save",   sc_delta_save,   M,      "ns/changed", 0 },
     { "delta_apply",  sc_delta_apply,  M,      "ns/changed", 0 },
+    { "child_new",    sc_child_new,    M,      "ns/entity", 0 },
+    { "reparent",     sc_reparent,     M,      "ns/reparent", 0 },
+    { "subtree_destroy", sc_subtree_destroy, M, "ns/entity", 0 },
+    { "children",     sc_children,     M,      "ns/child",  0 },
+    { "memory_childof_wide", sc_memory_childof_wide, M, "B/entity", F_ONCE | F_RATIO },
+    { "memory_childof_wide_plain", sc_memory_childof_wide_plain, M, "B/entity", F_ONCE },
+    { "memory_childof_10", sc_memory_childof_10, M, "B/entity", F_ONCE | F_RATIO },
+    { "memory_childof_10_plain", sc_memory_childof_10_plain, M, "B/entity", F_ONCE },
     { "heavy_1t",     sc_heavy_1t,     M,      "ns/entity", F_PAIR },
     { "heavy_nt",     sc_heavy_nt,     M,      "ns/entity", 0 },
     { "heavy_raw",    sc_heavy_raw,    M,      "ns/entity", 0 },
@@ -1050,6 +1058,8 @@ static scenario_fn raw_of(const scenario *s)
         { sc_systems_wide, sc_systems_wide_raw },
         { sc_neighbours, sc_neighbours_raw },
         { sc_neighbours_where, sc_neighbours_raw },
+        { sc_memory_childof_wide, sc_memory_childof_wide_plain },
+        { sc_memory_childof_10, sc_memory_childof_10_plain },
     };
     for (size_t k = 0; k < sizeof own / sizeof own[0]; k++)
         if (own[k].row == s->fn)

@@ -146,4 +146,16 @@ double sc_tiny_nt(int64_t n);
 double sc_disjoint_1t(int64_t n);
 double sc_disjoint_nt(int64_t n);
 
+/* The relation rows (bench_relation.c): the memory_childof rows are
+** reported as ratios to their _plain rows, the same entities without
+** relationships. */
+double sc_child_new(int64_t n);
+double sc_reparent(int64_t n);
+double sc_subtree_destroy(int64_t n);
+double sc_children(int64_t n);
+double sc_memory_childof_wide(int64_t n);
+double sc_memory_childof_wide_plain(int64_t n);
+double sc_memory_childof_10(int64_t n);
+double sc_memory_childof_10_plain(int64_t n);
+
 #endif

@@ -74,6 +74,7 @@ prelude() {
 #include "tinyecs/index.h"
 #include "tinyecs/meta.h"
 #include "tinyecs/observer.h"
+#include "tinyecs/relation.h"
 #include "tinyecs/resource.h"
 #include "tinyecs/snapshot.h"
 #include "tinyecs/system.h"
