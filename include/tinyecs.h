@@ -999,6 +999,8 @@ typedef struct tecs_event_t {
     void *value;                /* the component's value; NULL for a tag and
                                    for ENTER / LEAVE. Valid during the call.  */
     void *ctx;                  /* the hook's or observer's user pointer      */
+    tecs_entity_t target;       /* ADD / SET / REMOVE of a relation (ChildOf
+                                   too): the pair's target; else 0            */
 } tecs_event_t;
 
 /** A hook or observer callback. It runs with the world deferred: its

@@ -131,6 +131,10 @@ typedef struct tecs__bus {
                                    open iteration                           */
     bool watch_workers;         /* some listener wants workers' start       */
     bool watch_destroys;        /* some listener wants each destroy first   */
+    tecs_entity_t target;       /* while a relation's component event is
+                                   raised: the pair's target (its listeners
+                                   take it, then clear it for the events
+                                   their callbacks raise); else 0           */
 } tecs__bus;
 
 #endif /* TECS_EVENT_H */

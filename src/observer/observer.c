@@ -87,6 +87,11 @@ struct tecs__obs_state {
     int32_t nlive;              /* not dead                                 */
     int32_t nmember;            /* live ENTER / LEAVE observers             */
     int32_t delivering;         /* depth of deliveries under way            */
+    tecs_entity_t target;       /* the component event being delivered: the
+                                   pair's target (the bus's), for events of
+                                   target_comp on target_of                 */
+    tecs_entity_t target_of;
+    tecs_comp_t target_comp;
     bool any_dead;                 /* some entry is dead                       */
     bool tearing_down;          /* the world is being freed                 */
     tecs_observer_t next_id;
@@ -109,7 +114,9 @@ static bool is_toggle_kind(tecs_event_kind_t k)
 static void call(tecs_observer_fn fn, tecs_world_t *w, tecs_event_kind_t kind,
                  tecs_entity_t e, tecs_comp_t c, const void *ptr, void *ctx)
 {
-    tecs_event_t ev = { w, kind, e, c, (void *)(uintptr_t)ptr, ctx };
+    const obs_state *s = w->obs;
+    tecs_event_t ev = { w, kind, e, c, (void *)(uintptr_t)ptr, ctx,
+                        e == s->target_of && c == s->target_comp ? s->target : 0 };
     tecs_err_t outer_err = tecs__cb_begin(w);
     fn(&ev);
     tecs__cb_end(w, outer_err);
@@ -217,23 +224,43 @@ static void on_toggle(tecs_world_t *w, obs_state *s, tecs_event_kind_t kind, tec
         toggle_members(w, s, e, c, false);
 }
 
+static void deliver(tecs_world_t *w, obs_state *s, tecs_event_kind_t kind, tecs_entity_t e,
+                    tecs_comp_t c, const void *ptr);
+
 static void on_comp(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_comp_t c,
                     const void *ptr)
 {
     obs_state *s = ctx;
     tecs_event_kind_t kind = kind_of(ev);
+    tecs_entity_t was = s->target, was_of = s->target_of;
+    tecs_comp_t was_comp = s->target_comp;
+    s->target = w->bus.target;          /* this event's pair target ...     */
+    s->target_of = e;
+    s->target_comp = c;
+    w->bus.target = 0;                  /* ... not the callbacks' events'   */
     s->delivering++;
     if (kind == TECS_ON_ENABLE || kind == TECS_ON_DISABLE) {
         on_toggle(w, s, kind, e, c, ptr);
-        s->delivering--;
-        sweep(w, s);
-        return;
+    } else {
+        deliver(w, s, kind, e, c, ptr);
     }
+    w->bus.target = s->target;
+    s->target = was;
+    s->target_of = was_of;
+    s->target_comp = was_comp;
+    s->delivering--;
+    sweep(w, s);
+}
+
+/* on_comp's ADD / SET / REMOVE. */
+static void deliver(tecs_world_t *w, obs_state *s, tecs_event_kind_t kind, tecs_entity_t e,
+                    tecs_comp_t c, const void *ptr)
+{
     /* A sparse component moves no row: its membership events come from
     ** its ADD (ENTER first, as a move's) and REMOVE (LEAVE last); a
     ** destroy's (leaving_comp 0) and the world free's come from the move
     ** out. */
-    bool members = s->nmember > 0 && ev != TECS__EV_SET && tecs__comp_is_sparse(w, c) &&
+    bool members = s->nmember > 0 && kind != TECS_ON_SET && tecs__comp_is_sparse(w, c) &&
                    !(e == w->store.leaving && w->store.leaving_comp == 0) && !s->tearing_down;
     if (members && kind == TECS_ON_ADD)
         toggle_members(w, s, e, c, false);
@@ -244,8 +271,6 @@ static void on_comp(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_co
         fire_hook(w, s, kind, e, c, ptr);
     if (members && kind == TECS_ON_REMOVE)
         toggle_members(w, s, e, c, true);
-    s->delivering--;
-    sweep(w, s);
 }
 
 static void on_move(tecs_world_t *w, void *ctx, tecs_entity_t e, tecs_archetype_t *from,

@@ -321,6 +321,19 @@ static inline void *node_val(const rel_info *ri, uint32_t n)
     return ri->vals + (size_t)n * ri->size;
 }
 
+/* Raise the component event ev of relation rel for the pair (rel, t) of
+** e, ptr its value (NULL: a tag), if anyone watches rel. */
+static void pair_event(tecs_world_t *w, int ev, tecs_entity_t e, tecs_comp_t rel,
+                       tecs_entity_t t, const void *ptr)
+{
+    if (w->comp.comps[rel].watch == 0)
+        return;
+    tecs_entity_t was = w->bus.target;
+    w->bus.target = t;
+    tecs__emit_comp(w, ev, e, rel, ptr);
+    w->bus.target = was;
+}
+
 /* The node of (src, tgt) in ri, or NONE; *prev its predecessor in src's
 ** list (NONE: the head). */
 static uint32_t node_find(const rel_state *s, const rel_info *ri, int32_t rel, uint32_t src,
@@ -370,9 +383,20 @@ static void tgt_leave(rel_state *s, rel_info *ri, int32_t rel, uint32_t n)
         h->tgt = x->next_tgt;
 }
 
-/* Unlink node n (predecessor prev in its source's list) and free it. */
-static void pair_drop(rel_state *s, rel_info *ri, int32_t rel, uint32_t n, uint32_t prev)
+static uint32_t src_prev(const rel_state *s, const rel_info *ri, int32_t rel, uint32_t n);
+
+/* Unlink node n (predecessor prev in its source's list) and free it,
+** after its REMOVE events. */
+static void pair_drop(tecs_world_t *w, rel_state *s, rel_info *ri, int32_t rel, uint32_t n,
+                      uint32_t prev)
 {
+    if (w->comp.comps[ri->comp].watch) {
+        pair_event(w, TECS__EV_REMOVE, id_of(w, ri->nodes[n].src), ri->comp,
+                   id_of(w, ri->nodes[n].tgt), ri->size ? node_val(ri, n) : NULL);
+        /* The callbacks queue their changes: the lists are as they were,
+        ** but a value write may not reach them; prev is found again. */
+        prev = src_prev(s, ri, rel, n);
+    }
     rel_node *x = &ri->nodes[n];
     rel_head *h = map_find(s, rel, x->src);
     if (prev == NONE)
@@ -689,21 +713,29 @@ static tecs_err_t hier_move(tecs_world_t *w, rel_state *s, tecs_entity_t e, uint
     }
     if (reserve_targets(w, s))
         goto oom;
-    /* Nothing fails from here. */
+    /* Nothing fails from here. Events: REMOVE of (ChildOf, old) while it
+    ** holds, ADD of (ChildOf, new) once it does. */
+    tecs_comp_t co = s->rels[s->childof].comp;
+    tecs_entity_t was = w->bus.target;
     if (!add && !rem) {
+        pair_event(w, TECS__EV_REMOVE, e, co, id_of(w, op), NULL);
         ring_leave(s, es);
         ring_join(s, es, np);
     } else if (add) {
         ring_join(s, es, np);
     }
-    tecs_comp_t co = s->rels[s->childof].comp;
     w->arch.hold_trim++;
-    for (int32_t i = 0; i < s->nmoves; i++)
+    for (int32_t i = 0; i < s->nmoves; i++) {
+        w->bus.target = i == 0 ? id_of(w, add ? np : op) : 0;
         tecs__move_tags(w, id_of(w, s->moves[i]), s->mto[i], i == 0 && rem ? co : 0,
                         i == 0 && add ? co : 0);
+    }
+    w->bus.target = was;
     w->arch.hold_trim--;
     if (rem)
         ring_leave(s, es);
+    if (!add && !rem)
+        pair_event(w, TECS__EV_ADD, e, co, id_of(w, np), NULL);
     s->nmoves = 0;
     s->stamp++;
     return TECS_OK;
@@ -734,8 +766,10 @@ static tecs_err_t user_add(tecs_world_t *w, rel_state *s, int32_t rel, tecs_enti
     uint32_t es = TECS_ENTITY_INDEX(e), ts = TECS_ENTITY_INDEX(t);
     uint32_t n = node_find(s, ri, rel, es, ts, NULL);
     if (n != NONE) {
-        if (value)
+        if (value) {
             memcpy(node_val(ri, n), value, ri->size);
+            pair_event(w, TECS__EV_SET, e, ri->comp, t, node_val(ri, n));
+        }
         return TECS_OK;
     }
     const rel_head *h = map_find(s, rel, es);
@@ -744,6 +778,8 @@ static tecs_err_t user_add(tecs_world_t *w, rel_state *s, int32_t rel, tecs_enti
         return err;
     if (ri->exclusive && h && h->nsrc > 0) {        /* replace the one target */
         n = h->src;
+        pair_event(w, TECS__EV_REMOVE, e, ri->comp, id_of(w, ri->nodes[n].tgt),
+                   ri->size ? node_val(ri, n) : NULL);
         tgt_leave(s, ri, rel, n);
         tgt_join(s, ri, rel, n, ts);
     } else {
@@ -769,6 +805,10 @@ static tecs_err_t user_add(tecs_world_t *w, rel_state *s, int32_t rel, tecs_enti
             memset(node_val(ri, n), 0, ri->size);
     }
     s->stamp++;
+    void *p = ri->size ? node_val(ri, n) : NULL;
+    pair_event(w, TECS__EV_ADD, e, ri->comp, t, p);
+    if (value)
+        pair_event(w, TECS__EV_SET, e, ri->comp, t, p);
     return TECS_OK;
 }
 
@@ -783,7 +823,7 @@ static tecs_err_t user_remove(tecs_world_t *w, rel_state *s, int32_t rel, tecs_e
             return tecs__err(w, TECS_ENOENT, TECS__ENT_FMT " has no pair of "
                              TECS__COMP_FMT, TECS__ENT(e), TECS__COMP(w, ri->comp));
         while ((h = map_find(s, rel, es)) != NULL && h->nsrc > 0)
-            pair_drop(s, ri, rel, h->src, NONE);
+            pair_drop(w, s, ri, rel, h->src, NONE);
         s->stamp++;
         return TECS_OK;
     }
@@ -792,7 +832,7 @@ static tecs_err_t user_remove(tecs_world_t *w, rel_state *s, int32_t rel, tecs_e
         return tecs__err(w, TECS_ENOENT, TECS__ENT_FMT " has no pair (" TECS__COMP_FMT ", "
                          TECS__ENT_FMT ")", TECS__ENT(e), TECS__COMP(w, ri->comp),
                          TECS__ENT(t));
-    pair_drop(s, ri, rel, n, prev);
+    pair_drop(w, s, ri, rel, n, prev);
     s->stamp++;
     return TECS_OK;
 }
@@ -1187,7 +1227,7 @@ bool tecs_walk_next(tecs_walk_t *it)
 /* e (slot es) dies: it leaves its parent's children and loses every pair
 ** it holds or is the target of. Its own children, if any, die in the same
 ** cleanup and leave the ring themselves. */
-static void forget(rel_state *s, uint32_t es)
+static void forget(tecs_world_t *w, rel_state *s, uint32_t es)
 {
     bool any = false;
     if (s->childof >= 0 && parent_slot(s, es) != NONE) {
@@ -1201,10 +1241,10 @@ static void forget(rel_state *s, uint32_t es)
             continue;
         any = true;
         while ((h = map_find(s, i, es)) != NULL && h->nsrc > 0)
-            pair_drop(s, ri, i, h->src, NONE);
+            pair_drop(w, s, ri, i, h->src, NONE);
         while ((h = map_find(s, i, es)) != NULL && h->ntgt > 0) {
             uint32_t n = h->tgt;
-            pair_drop(s, ri, i, n, src_prev(s, ri, i, n));
+            pair_drop(w, s, ri, i, n, src_prev(s, ri, i, n));
         }
     }
     if (any)
@@ -1344,7 +1384,7 @@ static tecs_err_t on_destroy(tecs_world_t *w, void *ctx, tecs_entity_t e)
     rel_state *s = ctx;
     uint32_t es = TECS_ENTITY_INDEX(e);
     if (s->cleaning || !takes_others(s, es)) {
-        forget(s, es);
+        forget(w, s, es);
         return TECS_OK;
     }
     tecs_err_t err = gather_all(w, s, e);
@@ -1357,7 +1397,7 @@ static tecs_err_t on_destroy(tecs_world_t *w, void *ctx, tecs_entity_t e)
         if (tecs__ei_alive(w, s->kill[k]))
             tecs__destroy_now(w, s->kill[k]);
     s->cleaning = false;
-    forget(s, es);
+    forget(w, s, es);
     if (s->cap_kill > 4096) {           /* a large cleanup gives its room back */
         tecs__free(w, s->kill, (size_t)s->cap_kill * sizeof *s->kill);
         tecs__free(w, s->seen, (size_t)s->cap_seen * sizeof *s->seen);
