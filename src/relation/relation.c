@@ -55,6 +55,8 @@ typedef struct rel_link {       /* a ChildOf child's, by its slot            */
     uint32_t next, prev;        /* the ring of its siblings                  */
 } rel_link;
 
+typedef struct rel_page rel_page;
+
 typedef struct rel_node {       /* a user relation's pair                    */
     uint32_t src, tgt;          /* slots; src NONE: free (next_src: next free) */
     uint32_t next_src;          /* the source's next pair of the relation    */
@@ -90,7 +92,7 @@ struct tecs__rel_state {
     int32_t childof;            /* ChildOf's index, or -1 until made         */
     rel_head *map;
     uint32_t map_cap, map_n;    /* cap a power of two (or 0)                 */
-    rel_link **pages;
+    rel_page **pages;           /* by slot >> LINK_SHIFT                     */
     int32_t npages;
     uint64_t stamp;             /* bumped at every change: walks stop        */
     bool cleaning;              /* a destroy's gathered entities die         */
@@ -195,10 +197,54 @@ static void map_del(rel_state *s, rel_head *h)
 
 /* ---- ChildOf's links ----------------------------------------------------- */
 
-static inline rel_link *link_at(const rel_state *s, uint32_t slot)
+/* A page of LINK_PAGE slots: their links, then a bit per slot for "has
+** children" and one for "may hold or be the target of a user pair", so
+** the common answer (no) costs no lookup in the head map. */
+struct rel_page {
+    rel_link links[LINK_PAGE];
+    uint64_t parent[LINK_PAGE / 64];
+    uint64_t paired[LINK_PAGE / 64];
+};
+
+static inline rel_page *page_of(const rel_state *s, uint32_t slot)
 {
     uint32_t p = slot >> LINK_SHIFT;
-    return p < (uint32_t)s->npages && s->pages[p] ? &s->pages[p][slot & (LINK_PAGE - 1)] : NULL;
+    return p < (uint32_t)s->npages ? s->pages[p] : NULL;
+}
+
+static inline rel_link *link_at(const rel_state *s, uint32_t slot)
+{
+    rel_page *pg = page_of(s, slot);
+    return pg ? &pg->links[slot & (LINK_PAGE - 1)] : NULL;
+}
+
+static inline bool bit_of(const uint64_t *bits, uint32_t slot)
+{
+    uint32_t i = slot & (LINK_PAGE - 1);
+    return (bits[i >> 6] >> (i & 63)) & 1u;
+}
+
+static inline void bit_put(uint64_t *bits, uint32_t slot, bool on)
+{
+    uint32_t i = slot & (LINK_PAGE - 1);
+    if (on)
+        bits[i >> 6] |= (uint64_t)1 << (i & 63);
+    else
+        bits[i >> 6] &= ~((uint64_t)1 << (i & 63));
+}
+
+/* Has slot children (ChildOf)? */
+static inline bool is_parent(const rel_state *s, uint32_t slot)
+{
+    const rel_page *pg = page_of(s, slot);
+    return pg && bit_of(pg->parent, slot);
+}
+
+/* May slot hold or be the target of a user relation's pair? */
+static inline bool is_paired(const rel_state *s, uint32_t slot)
+{
+    const rel_page *pg = page_of(s, slot);
+    return pg && bit_of(pg->paired, slot);
 }
 
 static tecs_err_t link_reserve(tecs_world_t *w, rel_state *s, uint32_t slot)
@@ -210,11 +256,13 @@ static tecs_err_t link_reserve(tecs_world_t *w, rel_state *s, uint32_t slot)
         memset(s->pages + old, 0, (size_t)(s->npages - old) * sizeof *s->pages);
     }
     if (s->pages[p] == NULL) {
-        rel_link *pg = tecs__alloc(w, LINK_PAGE * sizeof *pg);
+        rel_page *pg = tecs__alloc(w, sizeof *pg);
         if (pg == NULL)
             return tecs__err(w, TECS_ENOMEM, "out of memory linking a child");
         for (uint32_t i = 0; i < LINK_PAGE; i++)
-            pg[i] = (rel_link){ NONE, NONE, NONE };
+            pg->links[i] = (rel_link){ NONE, NONE, NONE };
+        memset(pg->parent, 0, sizeof pg->parent);
+        memset(pg->paired, 0, sizeof pg->paired);
         s->pages[p] = pg;
     }
     return TECS_OK;
@@ -241,6 +289,7 @@ static void ring_join(rel_state *s, uint32_t child, uint32_t parent)
     if (h->ntgt++ == 0) {
         h->tgt = child;
         c->next = c->prev = child;
+        bit_put(page_of(s, parent)->parent, parent, true);
         return;
     }
     rel_link *first = link_at(s, h->tgt), *last = link_at(s, first->prev);
@@ -256,6 +305,7 @@ static void ring_leave(rel_state *s, uint32_t child)
     rel_head *h = map_find(s, s->childof, c->parent);
     if (--h->ntgt == 0) {
         map_del(s, h);
+        bit_put(page_of(s, c->parent)->parent, c->parent, false);
     } else {
         link_at(s, c->prev)->next = c->next;
         link_at(s, c->next)->prev = c->prev;
@@ -479,12 +529,12 @@ static tecs_comp_t add_relation(tecs_world_t *w, const tecs_component_desc_t *cd
     rel_state *s = state(w);
     if (s == NULL)
         return 0;
+    int32_t old = s->cap_rel_of;
     if (tecs__grow(w, (void **)&s->rels, &s->cap_rels, s->nrels + 1, sizeof *s->rels) ||
         tecs__grow(w, (void **)&s->rel_of, &s->cap_rel_of, TECS_MAX_COMPONENTS,
                    sizeof *s->rel_of))
         return 0;
-    int32_t old = s->cap_rel_of;
-    (void)old;
+    memset(s->rel_of + old, 0, (size_t)(s->cap_rel_of - old) * sizeof *s->rel_of);
     tecs_comp_t c = tecs_component_new(w, cd);
     if (c == 0)
         return 0;
@@ -646,7 +696,7 @@ static tecs_archetype_t *target_of(tecs_world_t *w, rel_state *s, uint32_t x, in
     if (b && d > 0)
         b = tecs__arch_without(w, b, s->depth[d]);
     if (b && nd > 0)
-        b = tecs__arch_with(w, b, depth_tag(w, s, nd) ? s->depth[nd] : 0);
+        b = depth_tag(w, s, nd) ? tecs__arch_with(w, b, s->depth[nd]) : NULL;
     if (b && add)
         b = tecs__arch_with(w, b, co);
     if (b && rem)
@@ -657,6 +707,8 @@ static tecs_archetype_t *target_of(tecs_world_t *w, rel_state *s, uint32_t x, in
 /* Room in each target for the rows coming to it. */
 static tecs_err_t reserve_targets(tecs_world_t *w, rel_state *s)
 {
+    if (s->nmoves == 1)                 /* one entity: no counting */
+        return tecs__arch_reserve_rows(w, s->mto[0], 1);
     int32_t n = w->arch.narchs;
     int32_t *count = tecs__alloc(w, (size_t)n * sizeof *count);
     if (count == NULL)
@@ -688,7 +740,7 @@ static tecs_err_t hier_move(tecs_world_t *w, rel_state *s, tecs_entity_t e, uint
     int32_t d = slot_depth(w, s, es), nd = np == NONE ? 0 : slot_depth(w, s, np) + 1;
     bool add = op == NONE, rem = np == NONE;
     tecs_err_t err = map_reserve(w, s, 1);
-    if (err || (err = link_reserve(w, s, es)))
+    if (err || (err = link_reserve(w, s, es)) || (np != NONE && (err = link_reserve(w, s, np))))
         return err;
     /* Who moves: e if its tags change; its subtree if its level does. */
     s->nmoves = 0;
@@ -774,8 +826,10 @@ static tecs_err_t user_add(tecs_world_t *w, rel_state *s, int32_t rel, tecs_enti
     }
     const rel_head *h = map_find(s, rel, es);
     tecs_err_t err = map_reserve(w, s, 2);
-    if (err)
+    if (err || (err = link_reserve(w, s, es)) || (err = link_reserve(w, s, ts)))
         return err;
+    bit_put(page_of(s, es)->paired, es, true);
+    bit_put(page_of(s, ts)->paired, ts, true);
     if (ri->exclusive && h && h->nsrc > 0) {        /* replace the one target */
         n = h->src;
         pair_event(w, TECS__EV_REMOVE, e, ri->comp, id_of(w, ri->nodes[n].tgt),
@@ -965,6 +1019,8 @@ static bool holds(const tecs_world_t *w, int32_t rel, uint32_t es, tecs_entity_t
         uint32_t p = parent_slot(s, es);
         return p != NONE && (t == (tecs_entity_t)TECS_WILDCARD || id_of(w, p) == t);
     }
+    if (!is_paired(s, es))
+        return false;
     if (t == (tecs_entity_t)TECS_WILDCARD) {
         const rel_head *h = map_find(s, rel, es);
         return h && h->nsrc > 0;
@@ -1143,6 +1199,8 @@ static bool step_sources(tecs_walk_t *it)
 /* The first child of slot p, or NONE. */
 static inline uint32_t first_child(const rel_state *s, uint32_t p)
 {
+    if (!is_parent(s, p))
+        return NONE;
     const rel_head *h = map_find(s, s->childof, p);
     return h ? h->tgt : NONE;
 }
@@ -1234,7 +1292,7 @@ static void forget(tecs_world_t *w, rel_state *s, uint32_t es)
         ring_leave(s, es);
         any = true;
     }
-    for (int32_t i = 0; i < s->nrels; i++) {
+    for (int32_t i = 0; i < s->nrels && is_paired(s, es); i++) {
         rel_info *ri = &s->rels[i];
         rel_head *h;
         if (ri->childof || (h = map_find(s, i, es)) == NULL)
@@ -1247,6 +1305,8 @@ static void forget(tecs_world_t *w, rel_state *s, uint32_t es)
             pair_drop(w, s, ri, i, n, src_prev(s, ri, i, n));
         }
     }
+    if (is_paired(s, es))
+        bit_put(page_of(s, es)->paired, es, false);     /* its slot is free */
     if (any)
         s->stamp++;
 }
@@ -1339,15 +1399,15 @@ static tecs_err_t gather_all(tecs_world_t *w, rel_state *s, tecs_entity_t e)
         tecs_err_t err = s->nrefuse ? refused(w, s, e, x) : TECS_OK;
         if (err)
             return err;
-        const rel_head *h = s->childof >= 0 ? map_find(s, s->childof, x) : NULL;
-        uint32_t first = h ? h->tgt : NONE, c = first;
+        const rel_head *h;
+        uint32_t first = first_child(s, x), c = first;
         while (c != NONE && !err) {
             err = gather(w, s, c);
             c = link_at(s, c)->next;
             if (c == first)
                 c = NONE;
         }
-        for (int32_t i = 0; i < s->nrels && s->ndestroy && !err; i++) {
+        for (int32_t i = 0; i < s->nrels && s->ndestroy && !err && is_paired(s, x); i++) {
             const rel_info *ri = &s->rels[i];
             if (ri->childof || ri->cleanup != TECS_CLEANUP_DESTROY ||
                 (h = map_find(s, i, x)) == NULL || h->ntgt == 0)
@@ -1368,9 +1428,9 @@ static tecs_err_t gather_all(tecs_world_t *w, rel_state *s, tecs_entity_t e)
 /* Does slot x have children or sources whose relation destroys or refuses? */
 static bool takes_others(const rel_state *s, uint32_t x)
 {
-    if (s->childof >= 0 && map_find(s, s->childof, x) != NULL)
+    if (is_parent(s, x))
         return true;
-    for (int32_t i = 0; i < s->nrels && (s->ndestroy || s->nrefuse); i++) {
+    for (int32_t i = 0; i < s->nrels && (s->ndestroy || s->nrefuse) && is_paired(s, x); i++) {
         const rel_head *h;
         if (!s->rels[i].childof && s->rels[i].cleanup != TECS_CLEANUP_REMOVE &&
             (h = map_find(s, i, x)) != NULL && h->ntgt > 0)
@@ -1438,9 +1498,15 @@ static void clear(tecs_world_t *w, rel_state *s)
     if (s->map)
         memset(s->map, 0, (size_t)s->map_cap * sizeof *s->map);
     s->map_n = 0;
-    for (int32_t p = 0; p < s->npages; p++)
-        for (uint32_t i = 0; s->pages[p] && i < LINK_PAGE; i++)
-            s->pages[p][i] = (rel_link){ NONE, NONE, NONE };
+    for (int32_t p = 0; p < s->npages; p++) {
+        rel_page *pg = s->pages[p];
+        for (uint32_t i = 0; pg && i < LINK_PAGE; i++)
+            pg->links[i] = (rel_link){ NONE, NONE, NONE };
+        if (pg) {
+            memset(pg->parent, 0, sizeof pg->parent);
+            memset(pg->paired, 0, sizeof pg->paired);
+        }
+    }
     for (int32_t i = 0; i < s->nrels; i++) {
         rel_info *ri = &s->rels[i];
         ri->nnodes = 0;
@@ -1464,7 +1530,7 @@ static void on_fini(tecs_world_t *w, void *ctx)
         tecs__free(w, ri->vals, (size_t)ri->cap * ri->size);
     }
     for (int32_t p = 0; p < s->npages; p++)
-        tecs__free(w, s->pages[p], s->pages[p] ? LINK_PAGE * sizeof **s->pages : 0);
+        tecs__free(w, s->pages[p], s->pages[p] ? sizeof **s->pages : 0);
     tecs__free(w, s->pages, (size_t)s->npages * sizeof *s->pages);
     tecs__free(w, s->map, (size_t)s->map_cap * sizeof *s->map);
     tecs__free(w, s->rels, (size_t)s->cap_rels * sizeof *s->rels);
@@ -1510,6 +1576,8 @@ static tecs_err_t verify_childof(tecs_world_t *w, const rel_state *s, uint32_t *
         const tecs__record *r = &w->ei.recs[i];
         bool alive = tecs__ei_alive(w, id_of(w, x)) != NULL;
         bool tagged = alive && tecs__arch_col(tecs__rec_arch(w, r), co) != TECS__COL_ABSENT;
+        if (is_parent(s, x) != (map_find(s, s->childof, x) != NULL))
+            return bad(w, "a parent's bit disagrees with its entry", x);
         if (l == NULL || l->parent == NONE) {
             if (tagged || (alive && slot_depth(w, s, x) != 0))
                 return bad(w, "a child without a parent", x);
@@ -1559,6 +1627,8 @@ static tecs_err_t verify_nodes(tecs_world_t *w, const rel_state *s, int32_t i)
             return bad(w, "a broken ring of sources", n);
         if (map_find(s, i, x->src) == NULL || map_find(s, i, x->tgt) == NULL)
             return bad(w, "a pair without its entries", n);
+        if (!is_paired(s, x->src) || !is_paired(s, x->tgt))
+            return bad(w, "a pair's entity lacks its bit", n);
     }
     if (used != ri->npairs)
         return bad(w, "the pair count is off", (uint32_t)used);
@@ -1758,7 +1828,7 @@ static bool childof_uniform(const tecs_world_t *w, const tecs__filter *f,
     (void)a, (void)entry;
     tecs_entity_t p = f->term.target;
     return p == (tecs_entity_t)TECS_WILDCARD || tecs__ei_alive(w, p) == NULL ||
-           map_find(w->rel, w->rel->childof, TECS_ENTITY_INDEX(p)) == NULL;
+           !is_parent(w->rel, TECS_ENTITY_INDEX(p));
 }
 
 static uint64_t childof_word(const tecs_world_t *w, const tecs__filter *f,
