@@ -450,6 +450,38 @@ static tecs_err_t oom_queued(tecs_world_t *w, tecs_comp_t co, tecs_comp_t rel,
     return err ? err : end;
 }
 
+/* An allocator whose new bytes are never zero: what is read before it is
+** written shows. */
+static void *junk_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+    (void)ud;
+    if (nsize == 0) {
+        free(ptr);
+        return NULL;
+    }
+    unsigned char *p = realloc(ptr, nsize);
+    if (p && nsize > osize)
+        memset(p + (ptr ? osize : 0), 0x5a, nsize - (ptr ? osize : 0));
+    return p;
+}
+
+TEST(relation_plain_components_are_not_relations)
+{
+    tecs_world_t *w = tecs_world_new_ex(&(tecs_world_desc_t){ .alloc = junk_alloc });
+    CHECK(w != NULL);
+    tecs_comp_t likes = tecs_relation_new(w, &(tecs_relation_desc_t){
+        .component = { .name = "Likes" } });
+    tecs_comp_t pos = TECS_COMPONENT(w, RPos);
+    tecs_entity_t a = tecs_new(w), b = tecs_new(w);
+    CHECK_ERR(tecs_pair_add(w, a, likes, b), TECS_OK);
+    CHECK(tecs_is_relation(w, likes) && !tecs_is_relation(w, pos));
+    CHECK_EQ(tecs_pair_count(w, a, pos), 0);
+    CHECK(!tecs_pair_has(w, a, pos, TECS_WILDCARD));
+    CHECK_EQ(tecs_pair_target(w, a, pos, 0), 0);
+    CHECK_ERR(tecs_pair_add(w, a, pos, b), TECS_EINVAL);
+    CHECK_ERR(tecs_world_free(w), TECS_OK);
+}
+
 TEST(relation_out_of_memory_changes_nothing)
 {
     oom_step steps[] = { oom_child, oom_pair, oom_destroy, oom_queued };
