@@ -396,6 +396,30 @@ TEST(relation_queued_destroy_refused_at_apply)
     tw_free(w);
 }
 
+TEST(relation_delayed_destroy_refused_at_apply)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t owns = tecs_relation_new(w, &(tecs_relation_desc_t){
+        .component = { .name = "OwnedBy" }, .cleanup = TECS_CLEANUP_REFUSE });
+    tecs_entity_t king = tecs_new(w), crown = tecs_new(w);
+    CHECK_ERR(tecs_pair_add(w, crown, owns, king), TECS_OK);
+    CHECK_ERR(tecs_delayed_destroy(w, king, NULL, NULL), TECS_OK);
+    CHECK_EQ(tecs_delayed_destroy_count(w), 1);
+    CHECK_ERR(tecs_delayed_apply_destroy(w), TECS_EBUSY);
+    CHECK_EQ(tecs_dropped_changes(w), 1);
+    CHECK(tecs_is_alive(w, king));
+    CHECK_EQ(tecs_entity_state(w, king), TECS_ENTITY_ALIVE);
+    CHECK_EQ(tecs_delayed_destroy_count(w), 0);
+
+    /* Once the pair is gone, a new delayed destroy applies. */
+    CHECK_ERR(tecs_pair_remove(w, crown, owns, king), TECS_OK);
+    CHECK_ERR(tecs_delayed_destroy(w, king, NULL, NULL), TECS_OK);
+    CHECK_ERR(tecs_delayed_apply_destroy(w), TECS_OK);
+    CHECK(!tecs_is_alive(w, king));
+    TW_CHECK(w);
+    tw_free(w);
+}
+
 TEST(relation_world_reset_and_free_drop_every_pair)
 {
     tecs_world_t *w = tw_new();
