@@ -420,6 +420,25 @@ TEST(relation_delayed_destroy_refused_at_apply)
     tw_free(w);
 }
 
+TEST(relation_remove_names_the_target_by_its_full_id)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t co = tecs_childof(w);
+    tecs_comp_t likes = tecs_relation_new(w, &(tecs_relation_desc_t){
+        .component = { .name = "Likes" } });
+    tecs_entity_t old = tecs_new(w);
+    CHECK_ERR(tecs_destroy(w, old), TECS_OK);
+    tecs_entity_t p = tecs_new(w), c = tecs_new(w);
+    CHECK_EQ(TECS_ENTITY_INDEX(p), TECS_ENTITY_INDEX(old));   /* the slot, reused */
+    CHECK_ERR(tecs_pair_add(w, c, co, p), TECS_OK);
+    CHECK_ERR(tecs_pair_add(w, c, likes, p), TECS_OK);
+    CHECK_ERR(tecs_pair_remove(w, c, co, old), TECS_ENOENT);
+    CHECK_ERR(tecs_pair_remove(w, c, likes, old), TECS_ENOENT);
+    CHECK(tecs_pair_has(w, c, co, p) && tecs_pair_has(w, c, likes, p));
+    TW_CHECK(w);
+    tw_free(w);
+}
+
 TEST(relation_world_reset_and_free_drop_every_pair)
 {
     tecs_world_t *w = tw_new();

@@ -657,6 +657,11 @@ static tecs_err_t apply_op(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, cons
         return not_relation(w, c);
     if (tecs__ei_alive(w, e) == NULL)
         return tecs__err_dead(w, e);
+    /* Pairs name live entities only: a dead target's slot may be another's. */
+    if (op->remove && op->target != (tecs_entity_t)TECS_WILDCARD &&
+        tecs__ei_alive(w, op->target) == NULL)
+        return tecs__err(w, TECS_ENOENT, TECS__ENT_FMT " has no pair with " TECS__ENT_FMT
+                         ", which is not alive", TECS__ENT(e), TECS__ENT(op->target));
     if (op->remove)
         return s->rels[rel].childof ? childof_remove(w, s, e, op->target)
                                     : user_remove(w, s, rel, e, op->target);
