@@ -184,7 +184,8 @@ static int m_pair_remove(interp *I, int rel, tecs_entity_t src, tecs_entity_t tg
 }
 
 /* The sources of tgt by relation rel (-1: every relation, in R_* order),
-** in order: into out (sorted by tseq within a relation). */
+** in order: into out (sorted by tseq within a relation), their relations
+** into rels unless NULL. out holds I->npr at least. */
 static int32_t sources_of(const interp *I, tecs_entity_t tgt, int rel, tecs_entity_t *out,
                           int *rels)
 {
@@ -197,13 +198,12 @@ static int32_t sources_of(const interp *I, tecs_entity_t tgt, int rel, tecs_enti
             if (I->pr[i].rel == r && I->pr[i].tgt == tgt) {
                 int32_t j = n++;
                 for (; j > from && I->pr[find_pair(I, r, out[j - 1], tgt)].tseq > I->pr[i].tseq;
-                     j--) {
+                     j--)
                     out[j] = out[j - 1];
-                    rels[j] = rels[j - 1];
-                }
                 out[j] = I->pr[i].src;
-                rels[j] = r;
             }
+        for (int32_t k = from; rels && k < n; k++)
+            rels[k] = r;
     }
     return n;
 }
@@ -229,7 +229,6 @@ static int32_t targets_of(const interp *I, tecs_entity_t src, int rel, int32_t *
 static bool gather(const interp *I, tecs_entity_t e, tecs_entity_t *out, int32_t *n)
 {
     int32_t k = 0, cap = I->npr + 1;
-    int rels[MAXE + 64];
     tecs_entity_t *buf = malloc((size_t)(I->npr + 1) * sizeof *buf);
     if (buf == NULL)
         abort();
@@ -243,7 +242,7 @@ static bool gather(const interp *I, tecs_entity_t e, tecs_entity_t *out, int32_t
         for (int r = 0; r < NR; r++) {
             if (r != R_CHILD && !(r == R_VAL && val_destroys(I)))
                 continue;
-            int32_t ns = sources_of(I, out[at], r, buf, rels);
+            int32_t ns = sources_of(I, out[at], r, buf, NULL);
             for (int32_t s = 0; s < ns; s++) {
                 bool seen = false;
                 for (int32_t j = 0; j < k && !seen; j++)
@@ -334,14 +333,16 @@ static int32_t depth_of(const interp *I, tecs_entity_t e)
 static void dfs(const interp *I, tecs_entity_t e, int32_t d, tecs_entity_t *out, int32_t *dep,
                 int32_t *n)
 {
-    tecs_entity_t kids[MAXE + 64];
-    int rels[MAXE + 64];
-    int32_t nk = sources_of(I, e, R_CHILD, kids, rels);
-    for (int32_t k = 0; k < nk && *n < MAXE + 64; k++) {
+    tecs_entity_t *kids = malloc((size_t)(I->npr + 1) * sizeof *kids);
+    if (kids == NULL)
+        abort();
+    int32_t nk = sources_of(I, e, R_CHILD, kids, NULL);
+    for (int32_t k = 0; k < nk && *n < I->npr; k++) {
         out[*n] = kids[k];
         dep[(*n)++] = d + 1;
         dfs(I, kids[k], d + 1, out, dep, n);
     }
+    free(kids);
 }
 
 /* A walk against the model's ids (and depths or relations, if given). */
@@ -366,10 +367,13 @@ static void check_walk(interp *I, tecs_walk_t it, const tecs_entity_t *want, con
 /* Every read of e's pairs and hierarchy against the model. */
 static void check_reads(interp *I, tecs_entity_t e)
 {
-    enum { CAP = MAXE + 64 };
-    tecs_entity_t ids[CAP];
-    int32_t dep[CAP], idx[CAP];
-    int rels[CAP];
+    size_t cap = (size_t)I->npr + 1;
+    tecs_entity_t *ids = malloc(cap * sizeof *ids), *bfs = malloc(cap * sizeof *bfs);
+    int32_t *dep = malloc(cap * sizeof *dep), *idx = malloc(cap * sizeof *idx);
+    int32_t *bdep = malloc(cap * sizeof *bdep);
+    int *rels = malloc(cap * sizeof *rels);
+    if (!ids || !bfs || !dep || !idx || !bdep || !rels)
+        abort();
     int32_t total = 0;
     for (int r = 0; r < NR; r++) {
         int32_t n = targets_of(I, e, r, idx);
@@ -412,8 +416,7 @@ static void check_reads(interp *I, tecs_entity_t e)
     dfs(I, e, 0, ids, dep, &n);
     check_walk(I, tecs_tree(I->w, e, TECS_TREE_DEPTH_FIRST), ids, dep, NULL, n, "depth first",
                e);
-    tecs_entity_t bfs[CAP];
-    int32_t bdep[CAP], nb = 0;
+    int32_t nb = 0;
     for (int32_t d = 1; nb < n; d++)
         for (int32_t k = 0; k < n; k++)
             if (dep[k] == d) {
@@ -423,12 +426,13 @@ static void check_reads(interp *I, tecs_entity_t e)
     check_walk(I, tecs_tree(I->w, e, TECS_TREE_BREADTH_FIRST), bfs, bdep, NULL, nb,
                "breadth first", e);
     n = 0;
-    for (tecs_entity_t p = parent_of(I, e); p != 0 && n < CAP; p = parent_of(I, p)) {
+    for (tecs_entity_t p = parent_of(I, e); p != 0 && n < I->npr; p = parent_of(I, p)) {
         ids[n] = p;
         dep[n] = n + 1;
         n++;
     }
     check_walk(I, tecs_tree(I->w, e, TECS_TREE_ANCESTORS), ids, dep, NULL, n, "ancestors", e);
+    free(ids), free(bfs), free(dep), free(idx), free(bdep), free(rels);
 }
 
 /* After each op: every live entity's parent (and the ChildOf tag), pair
@@ -602,10 +606,14 @@ void op_child_remove(interp *I, const m_op *op)
 void op_child_cycle(interp *I, const m_op *op)
 {
     tecs_entity_t src = mi_pick_id(I, op->z);
-    tecs_entity_t kids[MAXE + 64];
-    int32_t dep[MAXE + 64], n = 0;
+    tecs_entity_t *kids = malloc(((size_t)I->npr + 1) * sizeof *kids);
+    int32_t *dep = malloc(((size_t)I->npr + 1) * sizeof *dep), n = 0;
+    if (kids == NULL || dep == NULL)
+        abort();
     dfs(I, src, 0, kids, dep, &n);
     tecs_entity_t tgt = n > 0 && op->y % 4 ? kids[op->y % (uint32_t)n] : src;
+    free(kids);
+    free(dep);
     pair_change(I, R_CHILD, I->rid[R_CHILD], src, tgt, PAIR_ADD, false, 0);
 }
 
