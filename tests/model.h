@@ -12,7 +12,8 @@
 ** m_run applies each operation to a fresh world and to the model, checks the
 ** call's result against the model's prediction, and compares the whole state
 ** (live entities, every value, every query's result, every cache in its
-** order, pending delayed changes, live hooked values) every `check_every`
+** order, pending delayed changes, live hooked values, every pair and the
+** hierarchy) every `check_every`
 ** steps and at the end, and the world's memory against a world built
 ** directly. Callbacks (lifecycle hooks, component hooks, observers, cache
 ** member callbacks) run bodies the program chose, calling back into the

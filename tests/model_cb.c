@@ -86,7 +86,8 @@ static void body_enable(interp *I, int kind, uint32_t z)
     int c = z >> 12 & 7 ? (z >> 11 & 1 ? C_T2 : C_V) : (int)((z >> 8) % NC);
     tecs_entity_t id = mi_pick_id(I, z);
     ment *m = mi_find(I, id);
-    if (kind != CB_LIFE || I->w->cmd.flushing || m == NULL || m->st != ST_ALIVE)
+    if (kind != CB_LIFE || I->w->cmd.flushing || m == NULL || m->st != ST_ALIVE ||
+        !tecs_is_alive(I->w, id))       /* (a destroy's cleanup may have taken it) */
         return;
     for (int32_t i = 0; i < I->ndq; i++)
         if (I->dq[i].id == id)
@@ -297,6 +298,8 @@ void mi_run_body(interp *I, int kind, mcache *own)
             if (I->rbody[kind])
                 resource_body(I, kind, (uint32_t)mi_mix(I->body[kind].z + I->bodyn++));
 #endif
+            if (I->pbody[kind])
+                mr_body(I, kind, (uint32_t)mi_mix(I->body[kind].z + I->bodyn++));
         }
     }
     I->in_body--;
@@ -787,9 +790,11 @@ void op_delay_burst(interp *I, const m_op *op)
                 m->kill = true;
                 mi_push_cmd(&I->lq, &I->nlq, &I->cap_lq, &(mcmd){ .op = Q_KILL, .id = ids[i] });
             }
-        } else if (!mi_result_is(I, tecs_destroy(I->w, ids[i]), alive ? TECS_OK : TECS_EDEAD,
-                              "tecs_destroy") && alive) {
-            m_kill(I, m);
+        } else {
+            int want = !alive ? TECS_EDEAD : mr_refused(I, m) ? TECS_EBUSY : TECS_OK;
+            if (!mi_result_is(I, tecs_destroy(I->w, ids[i]), want, "tecs_destroy") &&
+                want == TECS_OK)
+                m_destroy(I, m);
         }
         mi_sync(I);
     }
@@ -825,6 +830,7 @@ static size_t direct_memory(interp *I)
                                      .storage = TECS_STORAGE_SPARSE };
         EXPECT(I, tecs_component_new(d, &cd) == I->sid[k], "the direct world's ids differ");
     }
+    mr_register(I, d);
     int32_t rows = tecs_world_rows_per_chunk(d);
     for (int32_t i = 0; i < I->w->arch.narchs; i++) {
         const tecs_comp_t *ids;
@@ -854,8 +860,10 @@ static size_t direct_memory(interp *I)
     free(masks);
     for (int32_t i = 0; i < I->ne; i++) {
         const tecs_comp_t *ids;
+        tecs_comp_t own[TECS_MAX_ARCH_COMPONENTS];
         int32_t n = tecs_archetype_components(tecs_entity_archetype(I->w, I->e[i].id), &ids);
-        tecs_entity_t de = tecs_new_in(d, tecs_archetype_get(d, n, ids));
+        n = mr_unparented(I, ids, n, own);      /* no birth as a child */
+        tecs_entity_t de = tecs_new_in(d, tecs_archetype_get(d, n, own));
         EXPECT(I, de != 0, "building the direct world");
         for (int k = 0; k < NS; k++)
             EXPECT(I, !(I->e[i].smask >> k & 1) ||
@@ -913,7 +921,7 @@ void mi_check_memory(interp *I)
         mi_query_free(I, k, false);
     size_t used = tecs_world_memory(I->w), direct = direct_memory(I);
     size_t bound = direct + MEM_ALLOW + QUEUE_SPARE + 16 * (size_t)I->cap_gen +
-                   sparse_allow(I);
+                   sparse_allow(I) + mr_memory_allow(I);
     EXPECT(I, used <= bound, "the world holds %zu bytes, one built directly %zu (bound %zu)",
            used, direct, bound);
 }

@@ -1,8 +1,9 @@
 /*
-** model_int.h — what the two halves of the model interpreter share:
-** model.c (the model, its checks, the base operations, running programs)
-** and model_cb.c (callbacks that call back, caches, copied iterators, frees
-** while busy, the memory bound). Not a public header: tests/model.h is.
+** model_int.h — what the parts of the model interpreter share:
+** model.c (the model, its checks, the base operations, running programs),
+** model_cb.c (callbacks that call back, caches, copied iterators, frees
+** while busy, the memory bound), model_par.c (parallel systems) and
+** model_rel.c (relations). Not a public header: tests/model.h is.
 */
 #ifndef TECS_MODEL_INT_H
 #define TECS_MODEL_INT_H
@@ -35,7 +36,22 @@ extern const char *const sname[NS];
 #define UNKNOWN_COMP 999u
 
 enum { ST_ALIVE, ST_PEND, ST_DELAY };    /* alive, birth queued, delayed birth */
-enum { Q_NEW, Q_DESTROY, Q_ADD, Q_REMOVE, Q_SET, Q_KILL, Q_ENABLE, Q_DISABLE };
+enum { Q_NEW, Q_DESTROY, Q_ADD, Q_REMOVE, Q_SET, Q_KILL, Q_ENABLE, Q_DISABLE, Q_PAIR };
+
+/* Relations (model_rel.c): ChildOf, a tag (cleanup REMOVE), an exclusive
+** int32 value (DESTROY or REMOVE, by cfg), a tag whose cleanup refuses. */
+enum { NR = 4 };
+enum { R_CHILD, R_TAG, R_VAL, R_REF };
+enum { PAIR_ADD, PAIR_SET, PAIR_REMOVE };   /* a Q_PAIR command's mode    */
+
+/* A pair (rel, tgt) of src; the order of src's targets is sseq's, the
+** order of tgt's sources (ChildOf: children) tseq's. */
+typedef struct mpair {
+    tecs_entity_t src, tgt;
+    int rel;
+    int32_t val;
+    uint64_t sseq, tseq;
+} mpair;
 
 typedef struct ment {
     tecs_entity_t id;
@@ -56,6 +72,8 @@ typedef struct mcmd {
     uint8_t mode;               /* kill callback mode                       */
     int comp;                   /* model index                              */
     tecs_entity_t id;
+    tecs_entity_t tgt;          /* Q_PAIR: the target (mode PAIR_*, rel in
+                                   comp, value in val[0])                   */
     uint32_t mask;              /* births: the archetype                    */
     uint32_t vmask;             /* births: components given values          */
     int64_t val[NC];
@@ -240,6 +258,12 @@ struct interp {
     uint32_t slk_made;          /* ... component (bits)                     */
     tecs_handle_t sh[NS];       /* op sparse_handle: handles kept from op   */
     uint32_t sh_made;           /* ... to op, by sparse component (bits)    */
+    tecs_comp_t rid[NR];        /* the relations (model_rel.c)              */
+    mpair *pr;                  /* the pairs, in no order                   */
+    int32_t npr, cap_pr;
+    uint64_t pseq;              /* the last order stamp given               */
+    uint8_t pbody[NCB];         /* bodies of each kind also make a pair
+                                   change (op pair_body)                    */
 };
 
 /* A condition of the model's filter. */
@@ -271,8 +295,8 @@ static inline bool on(const interp *I, uint32_t f)
 ** that read it and the callback bodies that call it are built only with it.
 */
 #if !defined(TECS_HAS_INDEX) || !defined(TECS_HAS_OBSERVER) || !defined(TECS_HAS_SYSTEM) || \
-    !defined(TECS_HAS_SNAPSHOT) || !defined(TECS_HAS_RESOURCE)
-#error "the model needs TECS_HAS_INDEX ... TECS_HAS_RESOURCE (tests/CMakeLists.txt)"
+    !defined(TECS_HAS_SNAPSHOT) || !defined(TECS_HAS_RESOURCE) || !defined(TECS_HAS_RELATION)
+#error "the model needs TECS_HAS_INDEX ... TECS_HAS_RELATION (tests/CMakeLists.txt)"
 #endif
 #define ADDON_OP(has, fn) ADDON_OP_(has, fn)
 #define ADDON_OP_(has, fn) ADDON_OP_##has(fn)
@@ -401,5 +425,37 @@ void op_sys_drive_run(interp *I, const m_op *op);
 void op_par_run(interp *I, const m_op *op);
 void op_conc_run(interp *I, const m_op *op);
 void op_split_run(interp *I, const m_op *op);
+
+/* model_rel.c: relations. Without the add-on there are no pairs: m_destroy
+** is m_kill, the rest does nothing. */
+void mr_setup(interp *I);
+/* Destroy m as the library does: what dies with it (its subtree, DESTROY
+** sources, transitively) dies too; TECS_EBUSY and no change if one of
+** those is a REFUSE target. */
+int m_destroy(interp *I, ment *m);
+/* Would destroying m be refused? */
+bool mr_refused(interp *I, const ment *m);
+/* m dies: the pairs it holds and those naming it go. */
+void mr_forget(interp *I, tecs_entity_t id);
+/* A queued pair change applies (Q_PAIR): the drop's error or TECS_OK. */
+int mr_apply(interp *I, const mcmd *c);
+void mr_check(interp *I);
+bool mr_has_parent(const interp *I, tecs_entity_t id);
+bool mr_any_child(const interp *I);
+size_t mr_memory_allow(const interp *I);
+/* Register the relations in w (a world built directly), with I's ids. */
+void mr_register(interp *I, tecs_world_t *w);
+/* ids[0..n) without ChildOf, into out: @return their count. */
+int32_t mr_unparented(const interp *I, const tecs_comp_t *ids, int32_t n, tecs_comp_t *out);
+void op_pair_add(interp *I, const m_op *op);
+void op_pair_remove(interp *I, const m_op *op);
+void op_child_set(interp *I, const m_op *op);
+void op_child_remove(interp *I, const m_op *op);
+void op_child_cycle(interp *I, const m_op *op);
+void op_pair_destroy(interp *I, const m_op *op);
+void op_pair_read(interp *I, const m_op *op);
+void op_pair_body(interp *I, const m_op *op);
+/* A body's pair change (queued: a callback is deferred). */
+void mr_body(interp *I, int kind, uint32_t z);
 
 #endif

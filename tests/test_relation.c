@@ -396,6 +396,49 @@ TEST(relation_queued_destroy_refused_at_apply)
     tw_free(w);
 }
 
+TEST(relation_delayed_destroy_refused_at_apply)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t owns = tecs_relation_new(w, &(tecs_relation_desc_t){
+        .component = { .name = "OwnedBy" }, .cleanup = TECS_CLEANUP_REFUSE });
+    tecs_entity_t king = tecs_new(w), crown = tecs_new(w);
+    CHECK_ERR(tecs_pair_add(w, crown, owns, king), TECS_OK);
+    CHECK_ERR(tecs_delayed_destroy(w, king, NULL, NULL), TECS_OK);
+    CHECK_EQ(tecs_delayed_destroy_count(w), 1);
+    CHECK_ERR(tecs_delayed_apply_destroy(w), TECS_EBUSY);
+    CHECK_EQ(tecs_dropped_changes(w), 1);
+    CHECK(tecs_is_alive(w, king));
+    CHECK_EQ(tecs_entity_state(w, king), TECS_ENTITY_ALIVE);
+    CHECK_EQ(tecs_delayed_destroy_count(w), 0);
+
+    /* Once the pair is gone, a new delayed destroy applies. */
+    CHECK_ERR(tecs_pair_remove(w, crown, owns, king), TECS_OK);
+    CHECK_ERR(tecs_delayed_destroy(w, king, NULL, NULL), TECS_OK);
+    CHECK_ERR(tecs_delayed_apply_destroy(w), TECS_OK);
+    CHECK(!tecs_is_alive(w, king));
+    TW_CHECK(w);
+    tw_free(w);
+}
+
+TEST(relation_remove_names_the_target_by_its_full_id)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t co = tecs_childof(w);
+    tecs_comp_t likes = tecs_relation_new(w, &(tecs_relation_desc_t){
+        .component = { .name = "Likes" } });
+    tecs_entity_t old = tecs_new(w);
+    CHECK_ERR(tecs_destroy(w, old), TECS_OK);
+    tecs_entity_t p = tecs_new(w), c = tecs_new(w);
+    CHECK_EQ(TECS_ENTITY_INDEX(p), TECS_ENTITY_INDEX(old));   /* the slot, reused */
+    CHECK_ERR(tecs_pair_add(w, c, co, p), TECS_OK);
+    CHECK_ERR(tecs_pair_add(w, c, likes, p), TECS_OK);
+    CHECK_ERR(tecs_pair_remove(w, c, co, old), TECS_ENOENT);
+    CHECK_ERR(tecs_pair_remove(w, c, likes, old), TECS_ENOENT);
+    CHECK(tecs_pair_has(w, c, co, p) && tecs_pair_has(w, c, likes, p));
+    TW_CHECK(w);
+    tw_free(w);
+}
+
 TEST(relation_world_reset_and_free_drop_every_pair)
 {
     tecs_world_t *w = tw_new();
@@ -448,6 +491,38 @@ static tecs_err_t oom_queued(tecs_world_t *w, tecs_comp_t co, tecs_comp_t rel,
         err = tecs_pair_add(w, e[5], co, e[3]);
     tecs_err_t end = tecs_defer_end(w);
     return err ? err : end;
+}
+
+/* An allocator whose new bytes are never zero: what is read before it is
+** written shows. */
+static void *junk_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+    (void)ud;
+    if (nsize == 0) {
+        free(ptr);
+        return NULL;
+    }
+    unsigned char *p = realloc(ptr, nsize);
+    if (p && nsize > osize)
+        memset(p + (ptr ? osize : 0), 0x5a, nsize - (ptr ? osize : 0));
+    return p;
+}
+
+TEST(relation_plain_components_are_not_relations)
+{
+    tecs_world_t *w = tecs_world_new_ex(&(tecs_world_desc_t){ .alloc = junk_alloc });
+    CHECK(w != NULL);
+    tecs_comp_t likes = tecs_relation_new(w, &(tecs_relation_desc_t){
+        .component = { .name = "Likes" } });
+    tecs_comp_t pos = TECS_COMPONENT(w, RPos);
+    tecs_entity_t a = tecs_new(w), b = tecs_new(w);
+    CHECK_ERR(tecs_pair_add(w, a, likes, b), TECS_OK);
+    CHECK(tecs_is_relation(w, likes) && !tecs_is_relation(w, pos));
+    CHECK_EQ(tecs_pair_count(w, a, pos), 0);
+    CHECK(!tecs_pair_has(w, a, pos, TECS_WILDCARD));
+    CHECK_EQ(tecs_pair_target(w, a, pos, 0), 0);
+    CHECK_ERR(tecs_pair_add(w, a, pos, b), TECS_EINVAL);
+    CHECK_ERR(tecs_world_free(w), TECS_OK);
 }
 
 TEST(relation_out_of_memory_changes_nothing)

@@ -678,18 +678,28 @@ static tecs_err_t apply_bulk(tecs_world_t *w, const tecs__cmd *c)
     return TECS_OK;
 }
 
-static void run_kill(tecs_world_t *w, const tecs__cmd *c)
+/* A delayed kill: its callback once, then the destroy. A destroy a listener
+** refuses (a relation's cleanup) is dropped: the entity lives on, its
+** KILL_QUEUED mark goes. Out of memory keeps the kill queued, its callback
+** done. */
+static tecs_err_t run_kill(tecs_world_t *w, tecs__cmd *c)
 {
     tecs__record *r = tecs__ei_alive(w, c->entity);
     if (r == NULL || !(r->arch & TECS__KILL_QUEUED))
-        return;
+        return TECS_OK;
     if (c->kill) {
         tecs_err_t outer_err = tecs__cb_begin(w);
         c->kill(w, c->entity, c->kill_ctx);
         tecs__cb_end(w, outer_err);
+        c->kill = NULL;
     }
-    if (tecs__ei_alive(w, c->entity))
-        tecs__destroy_now(w, c->entity);
+    if (tecs__ei_alive(w, c->entity) == NULL)
+        return TECS_OK;
+    tecs_err_t err = tecs__destroy_now(w, c->entity);
+    r = err && err != TECS_ENOMEM ? tecs__ei_alive(w, c->entity) : NULL;
+    if (r)
+        r->arch &= ~TECS__KILL_QUEUED;
+    return err;
 }
 
 /* Nobody watches (or vetoes changes of) the components of a birth and its follow-ups.
@@ -940,8 +950,7 @@ static tecs_err_t apply(tecs_world_t *w, tecs__cmd *c)
     case TECS__OP_SET:
         return apply_set(w, c->entity, c->comp, cmd_value(c));
     case TECS__OP_KILL:
-        run_kill(w, c);
-        return TECS_OK;
+        return run_kill(w, c);
     case TECS__OP_MODIFIED:
         if (col_of(w, c->entity, c->comp) != TECS__COL_ABSENT)
             apply_modified(w, c->entity, c->comp);

@@ -529,7 +529,7 @@ static tecs_comp_t add_relation(tecs_world_t *w, const tecs_component_desc_t *cd
     rel_state *s = state(w);
     if (s == NULL)
         return 0;
-    int32_t old = s->cap_rel_of;
+    int32_t old = s->cap_rel_of;        /* the ids past it are no relation */
     if (tecs__grow(w, (void **)&s->rels, &s->cap_rels, s->nrels + 1, sizeof *s->rels) ||
         tecs__grow(w, (void **)&s->rel_of, &s->cap_rel_of, TECS_MAX_COMPONENTS,
                    sizeof *s->rel_of))
@@ -908,6 +908,11 @@ static tecs_err_t apply_op(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, cons
         return not_relation(w, c);
     if (tecs__ei_alive(w, e) == NULL)
         return tecs__err_dead(w, e);
+    /* Pairs name live entities only: a dead target's slot may be another's. */
+    if (op->remove && op->target != (tecs_entity_t)TECS_WILDCARD &&
+        tecs__ei_alive(w, op->target) == NULL)
+        return tecs__err(w, TECS_ENOENT, TECS__ENT_FMT " has no pair with " TECS__ENT_FMT
+                         ", which is not alive", TECS__ENT(e), TECS__ENT(op->target));
     if (op->remove)
         return s->rels[rel].childof ? childof_remove(w, s, e, op->target)
                                     : user_remove(w, s, rel, e, op->target);
