@@ -436,12 +436,13 @@ static tecs_comp_t add_relation(tecs_world_t *w, const tecs_component_desc_t *cd
     rel_state *s = state(w);
     if (s == NULL)
         return 0;
+    int32_t old = s->cap_rel_of;
     if (tecs__grow(w, (void **)&s->rels, &s->cap_rels, s->nrels + 1, sizeof *s->rels) ||
         tecs__grow(w, (void **)&s->rel_of, &s->cap_rel_of, TECS_MAX_COMPONENTS,
                    sizeof *s->rel_of))
         return 0;
-    int32_t old = s->cap_rel_of;
-    (void)old;
+    if (s->cap_rel_of > old)            /* 0: no relation */
+        memset(s->rel_of + old, 0, (size_t)(s->cap_rel_of - old) * sizeof *s->rel_of);
     tecs_comp_t c = tecs_component_new(w, cd);
     if (c == 0)
         return 0;
