@@ -201,3 +201,298 @@ TEST(relsnap_relation_kinds_must_agree)
     tecs_snapshot_buf_free(&buf);
     tw_free(a.w);
 }
+
+/* The checksum as docs/SNAPSHOT.md states it (section "Checksum"). */
+static uint64_t doc_sum(const unsigned char *p, size_t n)
+{
+    uint64_t a[4], b[4];
+    for (int k = 0; k < 4; k++)
+        a[k] = b[k] = (uint64_t)k + 1;
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32)
+        for (int k = 0; k < 4; k++) {
+            uint64_t w = 0;
+            for (int j = 7; j >= 0; j--)
+                w = w << 8 | p[i + 8 * (size_t)k + (size_t)j];
+            a[k] += w;
+            b[k] += a[k];
+        }
+    for (; i < n; i++) {
+        a[0] += p[i] + 1u;
+        b[0] += a[0];
+    }
+    uint64_t h = 0xcbf29ce484222325ull ^ n;
+    const uint64_t v[8] = { a[0], b[0], a[1], b[1], a[2], b[2], a[3], b[3] };
+    for (int k = 0; k < 8; k++) {
+        h = (h ^ v[k]) * 0x100000001b3ull;
+        h ^= h >> 29;
+    }
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    return h ^ (h >> 33);
+}
+
+static uint32_t le32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void put_le32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void put_le64(unsigned char *p, uint64_t v)
+{
+    put_le32(p, (uint32_t)v);
+    put_le32(p + 4, (uint32_t)(v >> 32));
+}
+
+/* A snapshot's RELS section: its payload at *pay, len bytes (the last
+** section before END., whose 20 bytes end the snapshot). */
+static unsigned char *rels_at(unsigned char *b, size_t n, size_t *len)
+{
+    unsigned char *trailer = b + n - 20 - 16;
+    *len = (size_t)le32(trailer);
+    unsigned char *tag = trailer - *len - 4;
+    CHECK(memcmp(tag, "RELS", 4) == 0);
+    return tag + 4;
+}
+
+/* Give RELS (payload pay, len bytes) its sum again. */
+static void rels_resum(unsigned char *pay, size_t len)
+{
+    put_le64(pay + len + 8, doc_sum(pay, len));
+}
+
+static void check_empty(tecs_world_t *w)
+{
+    CHECK_EQ(tecs_world_entity_count(w), 0);
+    TW_CHECK(w);
+}
+
+/* A snapshot of a small forest: r { c1, c2 { g } }, and (Likes, r) on g. */
+static void forest(tecs_snapshot_buf_t *buf, tecs_entity_t *e)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t co = tecs_childof(w);
+    tecs_comp_t likes = tecs_relation_new(w, &(tecs_relation_desc_t){
+        .component = { .name = "Likes" } });
+    for (int i = 0; i < 4; i++)
+        e[i] = tecs_new(w);
+    CHECK_ERR(tecs_pair_add(w, e[1], co, e[0]), TECS_OK);
+    CHECK_ERR(tecs_pair_add(w, e[2], co, e[0]), TECS_OK);
+    CHECK_ERR(tecs_pair_add(w, e[3], co, e[2]), TECS_OK);
+    CHECK_ERR(tecs_pair_add(w, e[3], likes, e[0]), TECS_OK);
+    CHECK_ERR(tecs_snapshot_save_mem(w, buf), TECS_OK);
+    tw_free(w);
+}
+
+/* The load of b (n bytes) fails with err, naming what (or NULL), and
+** leaves a fresh world empty and whole. */
+static void load_fails(const unsigned char *b, size_t n, tecs_err_t err, const char *what)
+{
+    tecs_world_t *w = tw_new();
+    CHECK_ERR(tecs_snapshot_load_mem(w, b, n), err);
+    if (what && strstr(tecs_last_error_msg(w), what) == NULL) {
+        fprintf(stderr, "  message: %s\n", tecs_last_error_msg(w));
+        CHECK(!"the message names the failure");
+    }
+    check_empty(w);
+    /* The world takes a good snapshot after it. */
+    tecs_entity_t e[4];
+    tecs_snapshot_buf_t good = { 0 };
+    forest(&good, e);
+    CHECK_ERR(tecs_snapshot_load_mem(w, good.data, good.size), TECS_OK);
+    CHECK_EQ(tecs_pair_target(w, e[3], tecs_childof(w), 0), e[2]);
+    TW_CHECK(w);
+    tecs_snapshot_buf_free(&good);
+    tw_free(w);
+}
+
+TEST(relsnap_truncated_or_corrupt_fails_whole)
+{
+    tecs_entity_t e[4];
+    tecs_snapshot_buf_t buf = { 0 };
+    forest(&buf, e);
+    /* Every cut: an error, the world empty. */
+    for (size_t n = 0; n < buf.size; n++) {
+        tecs_world_t *w = tw_new();
+        tecs_err_t err = tecs_snapshot_load_mem(w, buf.data, n);
+        CHECK(err == TECS_EFORMAT);
+        check_empty(w);
+        tw_free(w);
+    }
+    size_t len;
+    unsigned char *b = malloc(buf.size), *pay;
+    /* Each byte of RELS flipped: refused (by the structure, else the sum). */
+    for (size_t i = 0; (memcpy(b, buf.data, buf.size), pay = rels_at(b, buf.size, &len), i < len);
+         i++) {
+        pay[i] ^= 0x40;
+        load_fails(b, buf.size, TECS_EFORMAT, NULL);
+    }
+    /* RELS: u32 2; ChildOf: place, 4 bytes, u32 3, then (child, parent,
+    ** rank) x 3, each parent's children together; then Likes. */
+    memcpy(b, buf.data, buf.size);
+    pay = rels_at(b, buf.size, &len);
+    CHECK_EQ(le32(pay), 2);
+    CHECK_EQ(le32(pay + 12), 3);
+    CHECK_EQ(pay[8 + 2], 1);                                /* the ChildOf flag */
+    size_t second = 0, g = 0;               /* c2's pair (rank 1), g's pair */
+    for (size_t k = 0; k < 3; k++) {
+        unsigned char *q = pay + 16 + 12 * k;
+        if (le32(q + 8) == 1)
+            second = 16 + 12 * k;
+        if (le32(q) == TECS_ENTITY_INDEX(e[3]))
+            g = 16 + 12 * k;
+    }
+    CHECK(second && g);
+    struct { size_t at; uint32_t v; const char *what; } bad[] = {
+        { 0, 5, "relation count" },                         /* more relations than listed */
+        { 4, 0xffff, "bad component" },                     /* no such place */
+        { 16 + 4, 999, "past the slots" },                  /* a parent past every slot */
+        { 16 + 8, 7, "rank" },                              /* a rank out of order */
+        { second + 8, 0, "rank" },                          /* two siblings first */
+        { g + 4, TECS_ENTITY_INDEX(e[3]), "cycle" },        /* g its own parent */
+        { second + 4, TECS_ENTITY_INDEX(e[3]), "cycle" },   /* c2 under g, g under c2 */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        memcpy(b, buf.data, buf.size);
+        pay = rels_at(b, buf.size, &len);
+        put_le32(pay + bad[i].at, bad[i].v);
+        if (i == 6)
+            put_le32(pay + second + 8, 0);                  /* g's only child */
+        rels_resum(pay, len);
+        load_fails(b, buf.size, TECS_EFORMAT, bad[i].what);
+    }
+    /* A pair naming a dead entity: a free slot. */
+    tecs_world_t *w = tw_new();
+    tecs_entity_t x = tecs_new(w), y = tecs_new(w), z = tecs_new(w);
+    CHECK_ERR(tecs_pair_add(w, y, tecs_childof(w), x), TECS_OK);
+    tecs_destroy(w, z);
+    tecs_snapshot_buf_t dead = { 0 };
+    CHECK_ERR(tecs_snapshot_save_mem(w, &dead), TECS_OK);
+    tw_free(w);
+    pay = rels_at(dead.data, dead.size, &len);
+    put_le32(pay + 16 + 4, TECS_ENTITY_INDEX(z));
+    rels_resum(pay, len);
+    load_fails(dead.data, dead.size, TECS_EFORMAT, "dead");
+    /* A child its own parent. */
+    pay = rels_at(dead.data, dead.size, &len);
+    put_le32(pay + 16 + 4, TECS_ENTITY_INDEX(y));
+    rels_resum(pay, len);
+    load_fails(dead.data, dead.size, TECS_EFORMAT, "cycle");
+    tecs_snapshot_buf_free(&dead);
+    free(b);
+    tecs_snapshot_buf_free(&buf);
+}
+
+/* buf as the format before RELS: no flag, no section (its size at *n). */
+static unsigned char *without_rels(const tecs_snapshot_buf_t *buf, size_t *n)
+{
+    unsigned char *b = malloc(buf->size);
+    memcpy(b, buf->data, buf->size);
+    size_t len;
+    unsigned char *pay = rels_at(b, buf->size, &len);
+    size_t at = (size_t)(pay - 4 - b);
+    memmove(b + at, b + buf->size - 20, 20);                /* END. follows RSRC */
+    *n = at + 20;
+    CHECK_EQ(le32(b + 12), 2);                              /* SNAP_FLAG_RELS alone */
+    put_le32(b + 12, 0);
+    put_le64(b + 16, doc_sum(b, 16));
+    return b;
+}
+
+TEST(relsnap_old_snapshots_load)
+{
+    /* A world without relations: no flag, no section, the bytes as before. */
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    TECS_SET(w, tecs_new(w), pos, Position, { 1, 2 });
+    tecs_snapshot_buf_t plain = { 0 };
+    CHECK_ERR(tecs_snapshot_save_mem(w, &plain), TECS_OK);
+    CHECK_EQ(le32(plain.data + 12), 0);
+    CHECK(memcmp(plain.data + plain.size - 20 - 16 - 4 - 4, "RSRC", 4) == 0);
+    tw_free(w);
+    tecs_snapshot_buf_free(&plain);
+    /* Pairs of a user relation, the section taken out: the entities load,
+    ** with no pairs. */
+    w = tw_new();
+    tecs_comp_t likes = tecs_relation_new(w, &(tecs_relation_desc_t){
+        .component = { .name = "Likes" } });
+    tecs_entity_t a = tecs_new(w), b = tecs_new(w);
+    CHECK_ERR(tecs_pair_add(w, a, likes, b), TECS_OK);
+    tecs_snapshot_buf_t buf = { 0 };
+    CHECK_ERR(tecs_snapshot_save_mem(w, &buf), TECS_OK);
+    tw_free(w);
+    size_t n;
+    unsigned char *old = without_rels(&buf, &n);
+    w = tw_new();
+    CHECK_ERR(tecs_snapshot_load_mem(w, old, n), TECS_OK);
+    CHECK(tecs_is_alive(w, a) && tecs_is_alive(w, b));
+    CHECK_EQ(tecs_pair_count(w, a, TECS_WILDCARD), 0);
+    TW_CHECK(w);
+    tw_free(w);
+    free(old);
+    tecs_snapshot_buf_free(&buf);
+    /* Children without the section: their parents are lost, so refused. */
+    tecs_entity_t e[4];
+    forest(&buf, e);
+    old = without_rels(&buf, &n);
+    load_fails(old, n, TECS_EFORMAT, "ChildOf");
+    free(old);
+    tecs_snapshot_buf_free(&buf);
+}
+
+/* A save and a load of rw's world with the k-th allocation failed, for
+** every k: TECS_ENOMEM, the world as it was (the save's) or empty (the
+** load's), nothing leaked; then the same world loads. */
+TEST(relsnap_oom_at_every_allocation)
+{
+    bool done = false;
+    for (long k = 1; !done && k < 100000; k++) {
+        tw_alloc al = { 0 };
+        rw a = { .w = tw_new_ex(&al, 0) };
+        rw_relations(&a);
+        rw_fill(&a);
+        tecs_snapshot_buf_t out = { 0 };
+        al.fail_at = al.calls + k;
+        tecs_err_t err = tecs_snapshot_save_mem(a.w, &out);
+        al.fail_at = 0;
+        done = err == TECS_OK;
+        if (!done)
+            CHECK_ERR(err, TECS_ENOMEM);
+        CHECK_EQ(tecs_pair_count(a.w, a.e[5], a.owes), 2);
+        TW_CHECK(a.w);
+        tecs_snapshot_buf_free(&out);
+        tw_free(a.w);
+    }
+    CHECK(done);
+    rw a = { .w = tw_new() };
+    rw_relations(&a);
+    rw_fill(&a);
+    tecs_snapshot_buf_t buf = { 0 };
+    CHECK_ERR(tecs_snapshot_save_mem(a.w, &buf), TECS_OK);
+    done = false;
+    for (long k = 1; !done && k < 100000; k++) {
+        tw_alloc al = { 0 };
+        tecs_world_t *b = tw_new_ex(&al, 0);
+        al.fail_at = al.calls + k;
+        tecs_err_t err = tecs_snapshot_load_mem(b, buf.data, buf.size);
+        al.fail_at = 0;
+        if (err == TECS_OK) {
+            done = true;
+        } else {
+            CHECK_ERR(err, TECS_ENOMEM);
+            check_empty(b);
+            CHECK_ERR(tecs_snapshot_load_mem(b, buf.data, buf.size), TECS_OK);
+        }
+        TW_CHECK(b);
+        same_relations(a.w, b, a.e, 11);
+        tw_free(b);
+    }
+    CHECK(done);
+    tecs_snapshot_buf_free(&buf);
+    tw_free(a.w);
+}

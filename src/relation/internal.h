@@ -43,6 +43,8 @@ tecs__rel_desc tecs__rel_get(const tecs_world_t *w, int32_t i);
 /* Call fn for each pair of the i-th relation: each source's pairs
 ** together, in its order of targets. */
 void tecs__rel_pairs(const tecs_world_t *w, int32_t i, tecs__rel_pair_fn fn, void *ctx);
+/* The world's ChildOf at *c, made if absent (as tecs_childof); its error. */
+tecs_err_t tecs__rel_childof(tecs_world_t *w, tecs_comp_t *c);
 /* Make ready to turn up to n components into relations: afterwards
 ** tecs__rel_adopt fails for no lack of memory. */
 tecs_err_t tecs__rel_reserve(tecs_world_t *w, int32_t n);
@@ -80,6 +82,13 @@ static inline void tecs__rel_pairs(const tecs_world_t *w, int32_t i, tecs__rel_p
     (void)i;
     (void)fn;
     (void)ctx;
+}
+
+static inline tecs_err_t tecs__rel_childof(tecs_world_t *w, tecs_comp_t *c)
+{
+    (void)w;
+    *c = 0;                     /* none: the load registers a plain tag */
+    return TECS_OK;
 }
 
 static inline tecs_err_t tecs__rel_reserve(tecs_world_t *w, int32_t n)

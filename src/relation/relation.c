@@ -1488,6 +1488,12 @@ void tecs__rel_pairs(const tecs_world_t *w, int32_t i, tecs__rel_pair_fn fn, voi
     }
 }
 
+tecs_err_t tecs__rel_childof(tecs_world_t *w, tecs_comp_t *c)
+{
+    *c = tecs_childof(w);
+    return *c ? TECS_OK : w->base.err;
+}
+
 tecs_err_t tecs__rel_reserve(tecs_world_t *w, int32_t n)
 {
     rel_state *s = state(w);

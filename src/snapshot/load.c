@@ -196,7 +196,14 @@ static tecs_err_t match_comp(reader *in, const char *name, tecs_comp_t saved_id,
         bool strings = false;
         for (int32_t k = 0; k < in->nfields; k++)
             strings = strings || in->fields[k].type == TECS_TYPE_STRING;
-        c = tecs_component_new(w, &(tecs_component_desc_t){
+        /* The saved world's ChildOf is this world's, made now (also from
+        ** a snapshot without RELS: its children are refused then). */
+        tecs_err_t err = TECS_OK;
+        if (strcmp(name, "ChildOf") == 0 && saved->size == 0 && !saved->sparse &&
+            !saved->enableable && (err = tecs__rel_childof(w, &c)))
+            return err;
+        if (c == 0)
+            c = tecs_component_new(w, &(tecs_component_desc_t){
             .name = name, .size = saved->size, .align = saved->align, .id = want,
             .storage = saved->sparse ? TECS_STORAGE_SPARSE : TECS_STORAGE_TABLE,
             .enableable = saved->enableable, .fields = strings ? NULL : in->fields,
@@ -898,7 +905,8 @@ static tecs_err_t match_rel(reader *in, const lcomp *lc, const unsigned char *b)
         return tecs__err(w, TECS_EFORMAT, "snapshot: the relation " TECS__COMP_FMT " is "
                          "malformed", TECS__COMP(w, c));
     if (!tecs_is_relation(w, c)) {
-        if (!lc->made)
+        /* (made by this load, or by an earlier one that failed) */
+        if (!lc->made && tecs__comp_get(w, c)->saved_hash == 0)
             return tecs__err(w, TECS_EFORMAT, "snapshot: " TECS__COMP_FMT " is a relation in "
                              "the snapshot and a plain component here: register it with %s "
                              "before the load", TECS__COMP(w, c),
