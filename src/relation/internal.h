@@ -40,9 +40,10 @@ typedef void (*tecs__rel_pair_fn)(void *ctx, const tecs__rel_pair *p);
 int32_t tecs__rel_count(const tecs_world_t *w);
 /* The i-th relation (0 <= i < tecs__rel_count). */
 tecs__rel_desc tecs__rel_get(const tecs_world_t *w, int32_t i);
-/* Call fn for each pair of the i-th relation: each source's pairs
-** together, in its order of targets. */
-void tecs__rel_pairs(const tecs_world_t *w, int32_t i, tecs__rel_pair_fn fn, void *ctx);
+/* Call fn for each pair of the i-th relation, in slot order (of the
+** parents for ChildOf, of the sources for the others), each source's pairs
+** together in its order of targets. TECS_ENOMEM (recorded) or TECS_OK. */
+tecs_err_t tecs__rel_pairs(tecs_world_t *w, int32_t i, tecs__rel_pair_fn fn, void *ctx);
 /* The world's ChildOf at *c, made if absent (as tecs_childof); its error. */
 tecs_err_t tecs__rel_childof(tecs_world_t *w, tecs_comp_t *c);
 /* Make ready to turn up to n components into relations: afterwards
@@ -75,13 +76,14 @@ static inline tecs__rel_desc tecs__rel_get(const tecs_world_t *w, int32_t i)
     return (tecs__rel_desc){ 0 };
 }
 
-static inline void tecs__rel_pairs(const tecs_world_t *w, int32_t i, tecs__rel_pair_fn fn,
-                                   void *ctx)
+static inline tecs_err_t tecs__rel_pairs(tecs_world_t *w, int32_t i, tecs__rel_pair_fn fn,
+                                         void *ctx)
 {
     (void)w;
     (void)i;
     (void)fn;
     (void)ctx;
+    return TECS_OK;
 }
 
 static inline tecs_err_t tecs__rel_childof(tecs_world_t *w, tecs_comp_t *c)

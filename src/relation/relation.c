@@ -1453,39 +1453,47 @@ tecs__rel_desc tecs__rel_get(const tecs_world_t *w, int32_t i)
                              .childof = ri->childof, .cleanup = ri->cleanup, .npairs = n };
 }
 
-/* The rank of user node n in its target's ring. */
-static uint32_t node_rank(const rel_state *s, const rel_info *ri, int32_t rel, uint32_t n)
-{
-    const rel_head *h = map_find(s, rel, ri->nodes[n].tgt);
-    uint32_t r = 0;
-    for (uint32_t k = h->tgt; k != n; k = ri->nodes[k].next_tgt)
-        r++;
-    return r;
-}
-
-void tecs__rel_pairs(const tecs_world_t *w, int32_t i, tecs__rel_pair_fn fn, void *ctx)
+tecs_err_t tecs__rel_pairs(tecs_world_t *w, int32_t i, tecs__rel_pair_fn fn, void *ctx)
 {
     const rel_state *s = w->rel;
     const rel_info *ri = &s->rels[i];
-    for (uint32_t k = 0; k < s->map_cap; k++) {
-        const rel_head *h = &s->map[k];
-        if (h->key == 0 || (int32_t)(h->key >> 32) - 1 != i)
-            continue;
-        uint32_t x = (uint32_t)h->key, rank = 0;
-        if (ri->childof) {              /* x is a parent: its ring in order */
-            uint32_t c = h->tgt;
+    const rel_head *h;
+    if (ri->childof) {                  /* each parent's ring, in slot order */
+        for (uint32_t x = 0; x < (uint32_t)w->ei.nrecs; x++) {
+            if ((h = map_find(s, i, x)) == NULL)
+                continue;
+            uint32_t c = h->tgt, rank = 0;
             do {
                 fn(ctx, &(tecs__rel_pair){ .rel = ri->comp, .src = c, .tgt = x,
                                            .rank = rank++ });
                 c = link_at(s, c)->next;
             } while (c != h->tgt);
-            continue;
         }
-        for (uint32_t n = h->src; n != NONE; n = ri->nodes[n].next_src)
-            fn(ctx, &(tecs__rel_pair){ .rel = ri->comp, .src = x, .tgt = ri->nodes[n].tgt,
-                                       .rank = node_rank(s, ri, i, n),
-                                       .value = ri->size ? node_val(ri, n) : NULL });
+        return TECS_OK;
     }
+    /* Each node's rank in its target's ring first, then each source's
+    ** list, in slot order. */
+    size_t bytes = (size_t)ri->nnodes * sizeof(uint32_t) + 1;
+    uint32_t *rank = tecs__alloc(w, bytes);
+    if (rank == NULL)
+        return tecs__err(w, TECS_ENOMEM, "out of memory saving the pairs");
+    for (uint32_t x = 0; x < (uint32_t)w->ei.nrecs; x++) {
+        if ((h = map_find(s, i, x)) == NULL || h->ntgt == 0)
+            continue;
+        uint32_t n = h->tgt, r = 0;
+        do {
+            rank[n] = r++;
+            n = ri->nodes[n].next_tgt;
+        } while (n != h->tgt);
+    }
+    for (uint32_t x = 0; x < (uint32_t)w->ei.nrecs; x++)
+        for (uint32_t n = (h = map_find(s, i, x)) ? h->src : NONE; n != NONE;
+             n = ri->nodes[n].next_src)
+            fn(ctx, &(tecs__rel_pair){ .rel = ri->comp, .src = x, .tgt = ri->nodes[n].tgt,
+                                       .rank = rank[n],
+                                       .value = ri->size ? node_val(ri, n) : NULL });
+    tecs__free(w, rank, bytes);
+    return TECS_OK;
 }
 
 tecs_err_t tecs__rel_childof(tecs_world_t *w, tecs_comp_t *c)

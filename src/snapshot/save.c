@@ -463,7 +463,9 @@ void tecs__save_rels(writer *o)
         tecs__w_u32(o, o->index[d.comp]);
         tecs__w_bytes(o, b, 4);
         tecs__w_u32(o, (uint32_t)d.npairs);
-        tecs__rel_pairs(w, i, save_pair, o);
+        tecs_err_t err = tecs__rel_pairs(w, i, save_pair, o);
+        if (err && !o->err)
+            o->err = err;
     }
     tecs__w_end(o);
 }
