@@ -39,8 +39,52 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "tinyecs/relation.h"
 #include "tinyecs/snapshot.h"
+
+/* Relations, when the library has them (TECS_JSON_RELATIONS, set by the
+** build); without, no component is one, so no entity has a pair and an
+** import's "pairs" name no relation. */
+#ifdef TECS_JSON_RELATIONS
+#include "tinyecs/relation.h"
+#endif
+
+static bool is_relation(const tecs_world_t *w, tecs_comp_t c)
+{
+#ifdef TECS_JSON_RELATIONS
+    return tecs_is_relation(w, c);
+#else
+    (void)w;
+    (void)c;
+    return false;
+#endif
+}
+
+/* The i-th target of rel held by e, or 0; its value at *value. */
+static tecs_entity_t pair_target(const tecs_world_t *w, tecs_entity_t e, tecs_comp_t rel,
+                                 int32_t i, const void **value)
+{
+#ifdef TECS_JSON_RELATIONS
+    tecs_entity_t t = tecs_pair_target(w, e, rel, i);
+    *value = t ? tecs_pair_get(w, e, rel, t) : NULL;
+    return t;
+#else
+    (void)w, (void)e, (void)rel, (void)i;
+    *value = NULL;
+    return 0;
+#endif
+}
+
+/* Add (rel, t) to e, with *value if not NULL. */
+static tecs_err_t pair_put(tecs_world_t *w, tecs_entity_t e, tecs_comp_t rel, tecs_entity_t t,
+                           const void *value)
+{
+#ifdef TECS_JSON_RELATIONS
+    return value ? tecs_pair_set(w, e, rel, t, value) : tecs_pair_add(w, e, rel, t);
+#else
+    (void)w, (void)e, (void)rel, (void)t, (void)value;
+    return TECS_EINVAL;
+#endif
+}
 
 #define FORMAT_NAME "tinyecs-json"
 #define FORMAT_VERSION 1
@@ -252,11 +296,12 @@ static tecs_err_t put_pairs(writer *x, tecs_entity_t e, const tecs_comp_t *ids, 
     text_buf *o = &x->o;
     int32_t k = 0;
     for (int32_t i = 0; i < n; i++) {
-        if (!tecs_is_relation(x->w, ids[i]))
+        if (!is_relation(x->w, ids[i]))
             continue;
         x->comp = tecs_component_name(x->w, ids[i]);
         tecs_entity_t t;
-        for (int32_t j = 0; (t = tecs_pair_target(x->w, e, ids[i], j)) != 0; j++) {
+        const void *value;
+        for (int32_t j = 0; (t = pair_target(x->w, e, ids[i], j, &value)) != 0; j++) {
             puts_(o, k++ ? ", " : ", \"pairs\": [");
             puts_(o, "{\"relation\": ");
             put_str(o, x->comp);
@@ -267,7 +312,7 @@ static tecs_err_t put_pairs(writer *x, tecs_entity_t e, const tecs_comp_t *ids, 
                 if (tecs_component_fields(x->w, ids[i], NULL) == NULL) {
                     puts_(o, "null");
                 } else {
-                    tecs_err_t err = put_fields(x, ids[i], tecs_pair_get(x->w, e, ids[i], t));
+                    tecs_err_t err = put_fields(x, ids[i], value);
                     if (err)
                         return err;
                 }
@@ -290,7 +335,7 @@ static tecs_err_t put_entity_obj(writer *x, tecs_entity_t e, const tecs_comp_t *
     puts_(o, ", \"components\": {");
     int32_t k = 0, ndisabled = 0;
     for (int32_t i = 0; i < n; i++) {
-        if (!tecs_has(x->w, e, ids[i]) || tecs_is_relation(x->w, ids[i]))
+        if (!tecs_has(x->w, e, ids[i]) || is_relation(x->w, ids[i]))
             continue;
         x->comp = tecs_component_name(x->w, ids[i]);
         puts_(o, k++ ? ", " : "");
@@ -713,7 +758,7 @@ static tecs_err_t check_pairs(reader *r, json_t *ps)
                 return fail(r->err, TECS_EFORMAT, "%s: \"pairs\"[%lu]: unknown key '%s'",
                             r->ent, (unsigned long)k, key);
         tecs_comp_t c = find_comp(r, name);
-        if (c == 0 || !tecs_is_relation(r->w, c))
+        if (c == 0 || !is_relation(r->w, c))
             return fail(r->err, c ? TECS_EFORMAT : TECS_ENOCOMP, "%s: \"pairs\"[%lu]: no "
                         "relation named '%s' in the world", r->ent, (unsigned long)k, name);
         r->comp = name;
@@ -758,7 +803,7 @@ static tecs_err_t check_entity(reader *r, json_t *o, size_t i, tecs_entity_t *ol
         if (c == 0)
             return fail(r->err, TECS_ENOCOMP, "%s: no component named '%s' in the world",
                         r->ent, key);
-        if (tecs_is_relation(r->w, c))
+        if (is_relation(r->w, c))
             return fail(r->err, TECS_EFORMAT, "%s: '%s' is a relation: its pairs go under "
                         "\"pairs\"", r->ent, key);
         tecs_err_t e = check_value(r, c, v);
@@ -836,7 +881,7 @@ static tecs_err_t set_pairs(reader *r, json_t *o, tecs_entity_t e)
         t = map_id(r, t);
         r->comp = name;
         if (v == NULL || tecs_component_fields(r->w, c, NULL) == NULL) {
-            if (tecs_pair_add(r->w, e, c, t))
+            if (pair_put(r->w, e, c, t, NULL))
                 return world_fail(r, name);
             continue;
         }
@@ -844,7 +889,7 @@ static tecs_err_t set_pairs(reader *r, json_t *o, tecs_entity_t e)
         if (stage == NULL)
             return fail(r->err, TECS_ENOMEM, "out of memory reading JSON");
         tecs_err_t err = get_fields(r, c, v, stage);
-        if (!err && tecs_pair_set(r->w, e, c, t, stage))
+        if (!err && pair_put(r->w, e, c, t, stage))
             err = world_fail(r, name);
         free(stage);
         if (err)

@@ -38,6 +38,8 @@ typedef void (*tecs__rel_pair_fn)(void *ctx, const tecs__rel_pair *p);
 
 /* The world's relations: 0 when none was made. */
 int32_t tecs__rel_count(const tecs_world_t *w);
+/* Is c a relation of the world? */
+bool tecs__rel_is(const tecs_world_t *w, tecs_comp_t c);
 /* The i-th relation (0 <= i < tecs__rel_count). */
 tecs__rel_desc tecs__rel_get(const tecs_world_t *w, int32_t i);
 /* Call fn for each pair of the i-th relation, in slot order (of the
@@ -67,6 +69,13 @@ static inline int32_t tecs__rel_count(const tecs_world_t *w)
 {
     (void)w;
     return 0;
+}
+
+static inline bool tecs__rel_is(const tecs_world_t *w, tecs_comp_t c)
+{
+    (void)w;
+    (void)c;
+    return false;
 }
 
 static inline tecs__rel_desc tecs__rel_get(const tecs_world_t *w, int32_t i)

@@ -1439,6 +1439,11 @@ int32_t tecs__rel_count(const tecs_world_t *w)
     return w->rel ? w->rel->nrels : 0;
 }
 
+bool tecs__rel_is(const tecs_world_t *w, tecs_comp_t c)
+{
+    return rel_index(w, c) >= 0;
+}
+
 tecs__rel_desc tecs__rel_get(const tecs_world_t *w, int32_t i)
 {
     const rel_info *ri = &w->rel->rels[i];

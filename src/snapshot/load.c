@@ -904,7 +904,7 @@ static tecs_err_t match_rel(reader *in, const lcomp *lc, const unsigned char *b)
         lc->enableable || (childof && (!exclusive || lc->size != 0)))
         return tecs__err(w, TECS_EFORMAT, "snapshot: the relation " TECS__COMP_FMT " is "
                          "malformed", TECS__COMP(w, c));
-    if (!tecs_is_relation(w, c)) {
+    if (!tecs__rel_is(w, c)) {
         /* (made by this load, or by an earlier one that failed) */
         if (!lc->made && tecs__comp_get(w, c)->saved_hash == 0)
             return tecs__err(w, TECS_EFORMAT, "snapshot: " TECS__COMP_FMT " is a relation in "
