@@ -587,3 +587,68 @@ TEST(relsnap_delta_keeps_mirror_pairs)
     tw_free(b);
     tw_free(a.w);
 }
+
+/* A delta whose RELS is bad, and every failed allocation of an apply:
+** the error, the mirror empty and whole (load the base again), nothing
+** leaked; the apply that succeeds gives the source's pairs. */
+TEST(relsnap_delta_bad_or_out_of_memory_empties_mirror)
+{
+    rw a = { .w = tw_new() };
+    rw_relations(&a);
+    rw_fill(&a);
+    tecs_mark_t m;
+    tecs_snapshot_buf_t base = { 0 }, delta = { 0 };
+    CHECK_ERR(tecs_world_mark(a.w, &m), TECS_OK);
+    CHECK_ERR(tecs_snapshot_save_mem(a.w, &base), TECS_OK);
+    tecs_world_t *at_base = tw_new();
+    CHECK_ERR(tecs_snapshot_load_mem(at_base, base.data, base.size), TECS_OK);
+    tecs_entity_t all[64];
+    int ne = 0;
+    for (int i = 0; i < 11; i++)
+        all[ne++] = a.e[i];
+    uint64_t seed = 5;
+    churn(&a, &seed, 30, all, &ne);
+    CHECK_ERR(tecs_delta_save_mem(a.w, &m, &delta), TECS_OK);
+    /* A rank out of order in the delta's RELS. */
+    unsigned char *b = malloc(delta.size);
+    memcpy(b, delta.data, delta.size);
+    size_t len;
+    unsigned char *pay = rels_at(b, delta.size, &len);
+    put_le32(pay + 16 + 8, 9);
+    rels_resum(pay, len);
+    tecs_world_t *mirror = tw_new();
+    CHECK_ERR(tecs_snapshot_load_mem(mirror, base.data, base.size), TECS_OK);
+    CHECK_ERR(tecs_delta_apply_mem(mirror, b, delta.size), TECS_EFORMAT);
+    check_empty(mirror);
+    tw_free(mirror);
+    free(b);
+    tecs_entity_t live[64];
+    int nl = 0;
+    for (int i = 0; i < ne; i++)
+        if (tecs_is_alive(a.w, all[i]))
+            live[nl++] = all[i];
+    bool done = false;
+    for (long k = 1; !done && k < 100000; k++) {
+        tw_alloc al = { 0 };
+        mirror = tw_new_ex(&al, 0);
+        CHECK_ERR(tecs_snapshot_load_mem(mirror, base.data, base.size), TECS_OK);
+        al.fail_at = al.calls + k;
+        tecs_err_t err = tecs_delta_apply_mem(mirror, delta.data, delta.size);
+        al.fail_at = 0;
+        if (err == TECS_OK) {
+            done = true;
+            same_relations(a.w, mirror, live, nl);
+        } else {
+            CHECK_ERR(err, TECS_ENOMEM);
+            if (tecs_world_entity_count(mirror) > 0)    /* before the first change */
+                same_relations(at_base, mirror, a.e, 11);
+        }
+        TW_CHECK(mirror);
+        tw_free(mirror);
+    }
+    CHECK(done);
+    tw_free(at_base);
+    tecs_snapshot_buf_free(&base);
+    tecs_snapshot_buf_free(&delta);
+    tw_free(a.w);
+}
