@@ -1632,11 +1632,13 @@ static tecs_err_t rest_room(tecs_world_t *w, const tecs__rel_pair *p, uint32_t n
             err = link_reserve(w, s, p[k].src);
         } else if (ri->nnodes >= ri->cap) {
             err = node_reserve(w, ri);
-            ri->nnodes += err == TECS_OK;       /* counted below, reset after */
+            ri->nnodes += err == TECS_OK;
         } else {
             ri->nnodes++;
         }
     }
+    /* nnodes counted the nodes reserved, so that node_reserve grew each
+    ** pool to hold them all; the pools are empty again (cleared). */
     for (int32_t i = 0; i < s->nrels; i++)
         s->rels[i].nnodes = 0;
     return err;
@@ -1644,7 +1646,8 @@ static tecs_err_t rest_room(tecs_world_t *w, const tecs__rel_pair *p, uint32_t n
 
 /* Link the pairs, reserved and checked: the sources' lists in the list's
 ** order, the targets' rings in rank order. Fails on a repeated pair, a
-** second target of an exclusive relation or a cycle, with pairs linked. */
+** second parent or a second target of an exclusive relation, with some
+** pairs linked (the caller clears them). */
 static tecs_err_t rest_link(tecs_world_t *w, const tecs__rel_pair *p, uint32_t n,
                             const rest_key *keys, uint32_t *node)
 {
