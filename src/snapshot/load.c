@@ -901,7 +901,8 @@ static tecs_err_t match_rel(reader *in, const lcomp *lc, const unsigned char *b)
     tecs_comp_t c = lc->id;
     bool exclusive = b[0] != 0, childof = b[2] != 0;
     if (b[0] > 1 || b[1] > TECS_CLEANUP_REFUSE || b[2] > 1 || b[3] != 0 || lc->sparse ||
-        lc->enableable || (childof && (!exclusive || lc->size != 0)))
+        lc->enableable ||
+        (childof && (!exclusive || lc->size != 0 || strcmp(tecs__comp_name(w, c), "ChildOf"))))
         return tecs__err(w, TECS_EFORMAT, "snapshot: the relation " TECS__COMP_FMT " is "
                          "malformed", TECS__COMP(w, c));
     if (!tecs__rel_is(w, c)) {
