@@ -3522,8 +3522,6 @@ static void copies_make(interp *I, tecs_world_t *w, copies *mr, uint32_t y, uint
 ** made before the load: they are compared with the model after it. */
 static void op_snapshot(interp *I, const m_op *op)
 {
-    if (mr_any_child(I))
-        return;                 /* a snapshot does not carry a hierarchy */
     tecs_snapshot_buf_t buf = { 0 }, again = { 0 };
     bool busy = mi_deferred(I) || I->ndq > 0 || I->nlq > 0;
     long inj = I->alloc.failures;
@@ -3632,8 +3630,6 @@ static void mirror_compare(interp *I)
 ** (the next delta holds its changes too). */
 static void op_delta(interp *I, const m_op *op)
 {
-    if (mr_any_child(I))
-        return;                 /* a delta does not carry a hierarchy */
     bool busy = mi_deferred(I) || I->ndq > 0 || I->nlq > 0;
     tecs_snapshot_buf_t buf = { 0 };
     long inj = I->alloc.failures;

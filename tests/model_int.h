@@ -441,7 +441,6 @@ void mr_forget(interp *I, tecs_entity_t id);
 int mr_apply(interp *I, const mcmd *c);
 void mr_check(interp *I);
 bool mr_has_parent(const interp *I, tecs_entity_t id);
-bool mr_any_child(const interp *I);
 size_t mr_memory_allow(const interp *I);
 /* Register the relations in w (a world built directly), with I's ids. */
 void mr_register(interp *I, tecs_world_t *w);

@@ -115,14 +115,6 @@ bool mr_has_parent(const interp *I, tecs_entity_t id)
     return parent_of(I, id) != 0;
 }
 
-bool mr_any_child(const interp *I)
-{
-    for (int32_t i = 0; i < I->npr; i++)
-        if (I->pr[i].rel == R_CHILD)
-            return true;
-    return false;
-}
-
 static void drop_pair(interp *I, int32_t i)
 {
     I->pr[i] = I->pr[--I->npr];
@@ -765,12 +757,6 @@ void mr_check(interp *I)
 bool mr_has_parent(const interp *I, tecs_entity_t id)
 {
     (void)I, (void)id;
-    return false;
-}
-
-bool mr_any_child(const interp *I)
-{
-    (void)I;
     return false;
 }
 

@@ -546,3 +546,121 @@ TEST(json_readme_example)
     tw_free(w);
     CHECK_EQ(live_strings, 0);
 }
+
+typedef struct JDebt { int32_t amount; float rate; } JDebt;
+
+typedef struct jrels { tecs_comp_t childof, owes, blob, likes; } jrels;
+
+/* The relations of the pair tests: ChildOf, Owes (described), Blob (a
+** value without a description), Likes (a tag). */
+static jrels json_relations(tecs_world_t *w)
+{
+    jrels r = { .childof = tecs_childof(w) };
+    r.owes = tecs_relation_new(w, &(tecs_relation_desc_t){
+        .component = { .name = "Owes", .size = sizeof(JDebt), .align = _Alignof(JDebt),
+                       .fields = (const tecs_field_t[]){
+                           TECS_MEMBER(JDebt, amount, TECS_TYPE_I32),
+                           TECS_MEMBER(JDebt, rate, TECS_TYPE_F32) },
+                       .nfields = 2 } });
+    r.blob = tecs_relation_new(w, &(tecs_relation_desc_t){
+        .component = { .name = "Blob", .size = 4, .align = 4 } });
+    r.likes = tecs_relation_new(w, &(tecs_relation_desc_t){ .component = { .name = "Likes" } });
+    CHECK(r.childof && r.owes && r.blob && r.likes);
+    return r;
+}
+
+TEST(json_pairs_round_trip)
+{
+    tecs_world_t *a = tw_new();
+    jrels ra = json_relations(a);
+    tecs_entity_t e[5];
+    for (int i = 0; i < 5; i++)
+        e[i] = tecs_new(a);
+    CHECK_ERR(tecs_pair_add(a, e[2], ra.childof, e[0]), TECS_OK);
+    CHECK_ERR(tecs_pair_add(a, e[1], ra.childof, e[0]), TECS_OK);
+    CHECK_ERR(tecs_pair_add(a, e[3], ra.childof, e[1]), TECS_OK);
+    CHECK_ERR(tecs_pair_set(a, e[3], ra.owes, e[4], &(JDebt){ -7, 0.25f }), TECS_OK);
+    CHECK_ERR(tecs_pair_set(a, e[3], ra.owes, e[0], &(JDebt){ 9, 1.5f }), TECS_OK);
+    CHECK_ERR(tecs_pair_set(a, e[4], ra.blob, e[4], &(int32_t){ 77 }), TECS_OK);
+    CHECK_ERR(tecs_pair_add(a, e[0], ra.likes, e[3]), TECS_OK);
+    tecs_json_error_t err;
+    char *text = tecs_json_export(a, &err);
+    CHECK(text != NULL);
+    CHECK(strstr(text, "\"ChildOf\": true") == NULL);        /* a pair, not a tag */
+    CHECK(strstr(text, "{\"relation\": \"Owes\", \"target\": [4, 1], \"value\": "
+                       "{\"amount\": -7, \"rate\": 0.25}}") != NULL);
+    CHECK(strstr(text, "{\"relation\": \"Blob\", \"target\": [4, 1], \"value\": null}") != NULL);
+    CHECK(strstr(text, "{\"relation\": \"ChildOf\", \"target\": [0, 1]}") != NULL);
+    tecs_world_t *b = tw_new();
+    jrels rb = json_relations(b);
+    CHECK_ERR(tecs_json_import(b, text, strlen(text), &err), TECS_OK);
+    TW_CHECK(b);
+    /* A fresh world: the same ids. */
+    CHECK_EQ(tecs_pair_target(b, e[1], rb.childof, 0), e[0]);
+    CHECK_EQ(tecs_pair_target(b, e[2], rb.childof, 0), e[0]);
+    CHECK_EQ(tecs_pair_target(b, e[3], rb.childof, 0), e[1]);
+    CHECK(tecs_has(b, e[3], rb.childof));
+    CHECK_EQ(tecs_pair_count(b, e[3], rb.owes), 2);
+    CHECK_EQ(tecs_pair_target(b, e[3], rb.owes, 0), e[4]);     /* the entity's order */
+    CHECK_EQ(tecs_pair_target(b, e[3], rb.owes, 1), e[0]);
+    const JDebt *d = tecs_pair_get(b, e[3], rb.owes, e[4]);
+    CHECK(d && d->amount == -7 && d->rate == 0.25f);
+    const int32_t *blob = tecs_pair_get(b, e[4], rb.blob, e[4]);
+    CHECK(blob && *blob == 0);                  /* undescribed: the default value */
+    CHECK(tecs_pair_has(b, e[0], rb.likes, e[3]));
+    CHECK_EQ(tecs_pair_count(b, e[0], TECS_WILDCARD), 1);
+    /* One entity, whose pairs name entities alive in the world. */
+    char *one = tecs_json_export_entity(a, e[3], &err);
+    CHECK(one != NULL);
+    tecs_entity_t copy = tecs_json_import_entity(b, one, strlen(one), &err);
+    CHECK(copy != 0);
+    CHECK_EQ(tecs_pair_target(b, copy, rb.childof, 0), e[1]);
+    CHECK_EQ(tecs_pair_target(b, copy, rb.owes, 1), e[0]);
+    TW_CHECK(b);
+    tecs_json_free(one);
+    tecs_json_free(text);
+    tw_free(b);
+    tw_free(a);
+}
+
+TEST(json_pairs_refused)
+{
+    tecs_world_t *w = tw_new();
+    jrels r = json_relations(w);
+    (void)r;
+    TECS_COMPONENT(w, Position);
+    struct { const char *text; tecs_err_t code; const char *what; } bad[] = {
+        { "{\"id\": [0, 1], \"components\": {}, \"pairs\": [{\"relation\": \"Hates\", "
+          "\"target\": [0, 1]}]}", TECS_ENOCOMP, "Hates" },
+        { "{\"id\": [0, 1], \"components\": {}, \"pairs\": [{\"relation\": \"Position\", "
+          "\"target\": [0, 1]}]}", TECS_EFORMAT, "no relation" },
+        { "{\"id\": [0, 1], \"components\": {}, \"pairs\": [{\"relation\": \"Likes\", "
+          "\"target\": [5, 1]}]}", TECS_EFORMAT, "not in the text" },
+        { "{\"id\": [0, 1], \"components\": {}, \"pairs\": [{\"relation\": \"Likes\", "
+          "\"target\": [0, 1], \"value\": 1}]}", TECS_EFORMAT, "tag relation" },
+        { "{\"id\": [0, 1], \"components\": {}, \"pairs\": [{\"relation\": \"Owes\", "
+          "\"target\": [0, 1]}]}", TECS_EFORMAT, "needs a" },
+        { "{\"id\": [0, 1], \"components\": {}, \"pairs\": [{\"relation\": \"Owes\", "
+          "\"target\": [0, 1], \"value\": {\"amount\": \"x\"}}]}", TECS_EFORMAT, "amount" },
+        { "{\"id\": [0, 1], \"components\": {}, \"pairs\": {}}", TECS_EFORMAT, "array" },
+        { "{\"id\": [0, 1], \"components\": {\"ChildOf\": true}}", TECS_EFORMAT, "relation" },
+        /* A cycle of ChildOf: refused as the pairs apply, the import undone. */
+        { "{\"id\": [0, 1], \"components\": {}, \"pairs\": [{\"relation\": \"ChildOf\", "
+          "\"target\": [1, 1]}]}, {\"id\": [1, 1], \"components\": {}, \"pairs\": "
+          "[{\"relation\": \"ChildOf\", \"target\": [0, 1]}]}", TECS_ECYCLE, "ancestor" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char text[1024];
+        snprintf(text, sizeof text, "{\"format\": \"tinyecs-json\", \"version\": 1, "
+                 "\"entities\": [%s]}", bad[i].text);
+        tecs_json_error_t err;
+        CHECK_ERR(tecs_json_import(w, text, strlen(text), &err), bad[i].code);
+        if (strstr(err.text, bad[i].what) == NULL) {
+            fprintf(stderr, "  case %zu: %s\n", i, err.text);
+            CHECK(!"the message names the fault");
+        }
+        CHECK_EQ(tecs_world_entity_count(w), 0);
+        TW_CHECK(w);
+    }
+    tw_free(w);
+}

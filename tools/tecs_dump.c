@@ -4,9 +4,9 @@
 **
 ** It reads the format of docs/SNAPSHOT.md into a `dump` (the components,
 ** archetypes with their row counts, slots, free slots, sparse members,
-** resources), then prints its summary. It checks the structure and every
-** bound as it reads; the sections' checksums are tecs_snapshot_load's to
-** verify.
+** resources, relationships' pairs), then prints its summary. It checks
+** the structure and every bound as it reads; the sections' checksums are
+** tecs_snapshot_load's to verify.
 **
 ** With --json it prints the contents instead: the snapshot is loaded into
 ** a fresh world (which registers every component from the file, with its
@@ -56,6 +56,7 @@ typedef struct dump {
     uint32_t narchs;
     darch *archs;
     uint32_t nresources;
+    uint64_t npairs;            /* RELS: the relationships' pairs           */
 } dump;
 
 /* A cursor over the file's bytes; a read past the end sets bad. */
@@ -209,6 +210,28 @@ static const char *read_resources(cur *c, dump *d)
     return c->bad ? "the resources are cut short" : NULL;
 }
 
+/* RELS: the relations and their pairs, counted. */
+static const char *read_rels(cur *c, dump *d)
+{
+    uint32_t n = u32(c);
+    if (n > d->ncomps)
+        return fail(c, "too many relations");
+    for (uint32_t i = 0; i < n && !c->bad; i++) {
+        uint32_t k = u32(c);
+        take(c, 4);
+        uint32_t np = u32(c);
+        if (k >= d->ncomps)
+            return fail(c, "a relation names a bad component");
+        d->npairs += np;
+        for (uint32_t j = 0; j < np && !c->bad; j++) {
+            take(c, 12);
+            skip_values(c, &d->comps[k], 1);
+        }
+    }
+    take(c, 16);
+    return c->bad ? "the relations are cut short" : NULL;
+}
+
 /* The whole file into d; NULL, or why it is not a snapshot. */
 static const char *read_dump(const unsigned char *data, size_t size, dump *d)
 {
@@ -241,6 +264,8 @@ static const char *read_dump(const unsigned char *data, size_t size, dump *d)
     }
     if ((why = read_resources(&c, d)))
         return why;
+    if ((d->flags & 2) && (!tag(&c, "RELS") || (why = read_rels(&c, d))))
+        return why ? why : "the relations are missing";
     if (!tag(&c, "END.") || take(&c, 16) == NULL)
         return "no end";
     return NULL;
@@ -276,6 +301,8 @@ static void print_summary(const dump *d, const char *path)
         printf("\n");
     }
     printf("resources: %u\n", d->nresources);
+    if (d->flags & 2)
+        printf("pairs: %llu\n", (unsigned long long)d->npairs);
 }
 
 /* The file's bytes, or NULL: *why is NULL when it cannot be opened (errno

@@ -79,6 +79,13 @@ tecs_comp_t tecs_childof(tecs_world_t *world);
 /** True if comp is a relation of the world (ChildOf included, once made). */
 bool tecs_is_relation(const tecs_world_t *world, tecs_comp_t comp);
 
+/** The level a component stands for if it is one of ChildOf's level tags
+ *  ("ChildOf.1", "ChildOf.2", ...: the tags the add-on puts in a child's
+ *  archetype so that a cascade query walks them by level), else 0. A
+ *  world's archetypes list them; they follow the hierarchy and take no
+ *  direct change. */
+int32_t tecs_relation_level(const tecs_world_t *world, tecs_comp_t comp);
+
 /** A relation's cleanup policy (TECS_CLEANUP_REMOVE for an unknown id). */
 tecs_cleanup_t tecs_relation_cleanup(const tecs_world_t *world, tecs_comp_t rel);
 

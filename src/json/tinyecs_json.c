@@ -12,14 +12,22 @@
 **     { "format": "tinyecs-json", "version": 1,
 **       "entities": [ { "id": [slot, gen],
 **                       "components": { name: value, ... },
-**                       "disabled": [ name, ... ] },       (when any)
+**                       "disabled": [ name, ... ],         (when any)
+**                       "pairs": [ { "relation": name, "target": [slot, gen],
+**                                    "value": value }, ... ] },  (when any)
 **                     ... ] }
+**
+** Relations (tinyecs/relation.h) are never among "components" (ChildOf's
+** tag included): an entity's pairs are listed by relation, each
+** relation's targets in the entity's order; "value" is there for a
+** relation with a size, as a component's value is written.
 **
 ** An import runs in three passes, so that bad text never changes the
 ** world: (1) check the whole text (shape, names, types, ranges, ids);
 ** (2) make the entities; (3) set their values, entity fields rewritten
-** through the map from the text's ids to the new ones. Passes 2 and 3 can
-** fail only for memory or by a hook's refusal; then every entity made so
+** through the map from the text's ids to the new ones, then their pairs,
+** targets through the same map. Passes 2 and 3 can fail only for memory,
+** by a hook's refusal or by a cycle of ChildOf; then every entity made so
 ** far is destroyed.
 */
 #include "tinyecs/json.h"
@@ -32,6 +40,52 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tinyecs/snapshot.h"
+
+/* Relations, when the library has them (TECS_JSON_RELATIONS, set by the
+** build); without, no component is one, so no entity has a pair and an
+** import's "pairs" name no relation. */
+#ifdef TECS_JSON_RELATIONS
+#include "tinyecs/relation.h"
+#endif
+
+/* A relation, or one of ChildOf's level tags (they follow the pairs). */
+static bool is_relation(const tecs_world_t *w, tecs_comp_t c)
+{
+#ifdef TECS_JSON_RELATIONS
+    return tecs_is_relation(w, c) || tecs_relation_level(w, c) > 0;
+#else
+    (void)w;
+    (void)c;
+    return false;
+#endif
+}
+
+/* The i-th target of rel held by e, or 0; its value at *value. */
+static tecs_entity_t pair_target(const tecs_world_t *w, tecs_entity_t e, tecs_comp_t rel,
+                                 int32_t i, const void **value)
+{
+#ifdef TECS_JSON_RELATIONS
+    tecs_entity_t t = tecs_pair_target(w, e, rel, i);
+    *value = t ? tecs_pair_get(w, e, rel, t) : NULL;
+    return t;
+#else
+    (void)w, (void)e, (void)rel, (void)i;
+    *value = NULL;
+    return 0;
+#endif
+}
+
+/* Add (rel, t) to e, with *value if not NULL. */
+static tecs_err_t pair_put(tecs_world_t *w, tecs_entity_t e, tecs_comp_t rel, tecs_entity_t t,
+                           const void *value)
+{
+#ifdef TECS_JSON_RELATIONS
+    return value ? tecs_pair_set(w, e, rel, t, value) : tecs_pair_add(w, e, rel, t);
+#else
+    (void)w, (void)e, (void)rel, (void)t, (void)value;
+    return TECS_EINVAL;
+#endif
+}
 
 #define FORMAT_NAME "tinyecs-json"
 #define FORMAT_VERSION 1
@@ -237,7 +291,43 @@ static int32_t components(tecs_world_t *w, tecs_comp_t *ids)
     return n;
 }
 
-/* Entity e as {"id": ..., "components": {...}[, "disabled": [...]]}. */
+/* Entity e's pairs, if any, as ', "pairs": [...]'. */
+static tecs_err_t put_pairs(writer *x, tecs_entity_t e, const tecs_comp_t *ids, int32_t n)
+{
+    text_buf *o = &x->o;
+    int32_t k = 0;
+    for (int32_t i = 0; i < n; i++) {
+        if (!is_relation(x->w, ids[i]))
+            continue;
+        x->comp = tecs_component_name(x->w, ids[i]);
+        tecs_entity_t t;
+        const void *value;
+        for (int32_t j = 0; (t = pair_target(x->w, e, ids[i], j, &value)) != 0; j++) {
+            puts_(o, k++ ? ", " : ", \"pairs\": [");
+            puts_(o, "{\"relation\": ");
+            put_str(o, x->comp);
+            puts_(o, ", \"target\": ");
+            put_entity(o, t);
+            if (tecs_component_size(x->w, ids[i]) > 0) {
+                puts_(o, ", \"value\": ");
+                if (tecs_component_fields(x->w, ids[i], NULL) == NULL) {
+                    puts_(o, "null");
+                } else {
+                    tecs_err_t err = put_fields(x, ids[i], value);
+                    if (err)
+                        return err;
+                }
+            }
+            puts_(o, "}");
+        }
+    }
+    if (k)
+        puts_(o, "]");
+    return TECS_OK;
+}
+
+/* Entity e as {"id": ..., "components": {...}[, "disabled": [...]]
+** [, "pairs": [...]]}. */
 static tecs_err_t put_entity_obj(writer *x, tecs_entity_t e, const tecs_comp_t *ids, int32_t n)
 {
     text_buf *o = &x->o;
@@ -246,7 +336,7 @@ static tecs_err_t put_entity_obj(writer *x, tecs_entity_t e, const tecs_comp_t *
     puts_(o, ", \"components\": {");
     int32_t k = 0, ndisabled = 0;
     for (int32_t i = 0; i < n; i++) {
-        if (!tecs_has(x->w, e, ids[i]))
+        if (!tecs_has(x->w, e, ids[i]) || is_relation(x->w, ids[i]))
             continue;
         x->comp = tecs_component_name(x->w, ids[i]);
         puts_(o, k++ ? ", " : "");
@@ -275,8 +365,9 @@ static tecs_err_t put_entity_obj(writer *x, tecs_entity_t e, const tecs_comp_t *
             }
         puts_(o, "]");
     }
+    tecs_err_t err = put_pairs(x, e, ids, n);
     puts_(o, "}");
-    return TECS_OK;
+    return err;
 }
 
 /* The text of x, or NULL with the error (e, or out of memory). */
@@ -645,6 +736,48 @@ static tecs_err_t check_value(reader *r, tecs_comp_t c, json_t *v)
     return get_fields(r, c, v, NULL);
 }
 
+/* Check the "pairs" of an entity (NULL: none): each an object of a
+** relation's name, a target id and, for a relation with a size, a value.
+** The targets are checked once every id of the text is known
+** (check_targets). */
+static tecs_err_t check_pairs(reader *r, json_t *ps)
+{
+    if (ps == NULL)
+        return TECS_OK;
+    if (!json_is_array(ps))
+        return fail(r->err, TECS_EFORMAT, "%s: \"pairs\" must be an array", r->ent);
+    for (size_t k = 0; k < json_array_size(ps); k++) {
+        json_t *p = json_array_get(ps, k), *v;
+        const char *key, *name = json_string_value(json_object_get(p, "relation"));
+        tecs_entity_t t;
+        if (!json_is_object(p) || name == NULL || !parse_id(json_object_get(p, "target"), &t) ||
+            t == 0)
+            return fail(r->err, TECS_EFORMAT, "%s: \"pairs\"[%lu] must be {\"relation\": "
+                        "name, \"target\": [slot, generation]}", r->ent, (unsigned long)k);
+        json_object_foreach(p, key, v)
+            if (strcmp(key, "relation") && strcmp(key, "target") && strcmp(key, "value"))
+                return fail(r->err, TECS_EFORMAT, "%s: \"pairs\"[%lu]: unknown key '%s'",
+                            r->ent, (unsigned long)k, key);
+        tecs_comp_t c = find_comp(r, name);
+        if (c == 0 || !is_relation(r->w, c))
+            return fail(r->err, c ? TECS_EFORMAT : TECS_ENOCOMP, "%s: \"pairs\"[%lu]: no "
+                        "relation named '%s' in the world", r->ent, (unsigned long)k, name);
+        r->comp = name;
+        v = json_object_get(p, "value");
+        bool sized = tecs_component_size(r->w, c) > 0;
+        if (!sized && v != NULL)
+            return fail(r->err, TECS_EFORMAT, "%s: \"pairs\"[%lu]: '%s' is a tag relation, "
+                        "with no value", r->ent, (unsigned long)k, name);
+        if (sized && v == NULL)
+            return fail(r->err, TECS_EFORMAT, "%s: \"pairs\"[%lu]: '%s' needs a \"value\"",
+                        r->ent, (unsigned long)k, name);
+        tecs_err_t e = sized ? check_value(r, c, v) : TECS_OK;
+        if (e)
+            return e;
+    }
+    return TECS_OK;
+}
+
 /* Check entity object o (number i of the text); *old gets its id. */
 static tecs_err_t check_entity(reader *r, json_t *o, size_t i, tecs_entity_t *old)
 {
@@ -654,7 +787,8 @@ static tecs_err_t check_entity(reader *r, json_t *o, size_t i, tecs_entity_t *ol
     const char *key;
     json_t *v;
     json_object_foreach(o, key, v)
-        if (strcmp(key, "id") && strcmp(key, "components") && strcmp(key, "disabled"))
+        if (strcmp(key, "id") && strcmp(key, "components") && strcmp(key, "disabled") &&
+            strcmp(key, "pairs"))
             return fail(r->err, TECS_EFORMAT, "%s: unknown key '%s'", r->ent, key);
     if (!parse_id(json_object_get(o, "id"), old) || *old == 0)
         return fail(r->err, TECS_EFORMAT, "%s: \"id\" must be [slot, generation], the slot "
@@ -670,10 +804,16 @@ static tecs_err_t check_entity(reader *r, json_t *o, size_t i, tecs_entity_t *ol
         if (c == 0)
             return fail(r->err, TECS_ENOCOMP, "%s: no component named '%s' in the world",
                         r->ent, key);
+        if (is_relation(r->w, c))
+            return fail(r->err, TECS_EFORMAT, "%s: '%s' is a relation: its pairs go under "
+                        "\"pairs\"", r->ent, key);
         tecs_err_t e = check_value(r, c, v);
         if (e)
             return e;
     }
+    tecs_err_t e = check_pairs(r, json_object_get(o, "pairs"));
+    if (e)
+        return e;
     json_t *dis = json_object_get(o, "disabled");
     if (dis == NULL)
         return TECS_OK;
@@ -729,8 +869,38 @@ static tecs_err_t set_entity(reader *r, json_t *o, tecs_entity_t e)
     return TECS_OK;
 }
 
+/* Give entity e the pairs of checked entity object o, targets mapped. */
+static tecs_err_t set_pairs(reader *r, json_t *o, tecs_entity_t e)
+{
+    json_t *ps = json_object_get(o, "pairs");
+    for (size_t k = 0; k < json_array_size(ps); k++) {
+        json_t *p = json_array_get(ps, k), *v = json_object_get(p, "value");
+        const char *name = json_string_value(json_object_get(p, "relation"));
+        tecs_comp_t c = find_comp(r, name);
+        tecs_entity_t t;
+        parse_id(json_object_get(p, "target"), &t);
+        t = map_id(r, t);
+        r->comp = name;
+        if (v == NULL || tecs_component_fields(r->w, c, NULL) == NULL) {
+            if (pair_put(r->w, e, c, t, NULL))
+                return world_fail(r, name);
+            continue;
+        }
+        char *stage = calloc(1, tecs_component_size(r->w, c));
+        if (stage == NULL)
+            return fail(r->err, TECS_ENOMEM, "out of memory reading JSON");
+        tecs_err_t err = get_fields(r, c, v, stage);
+        if (!err && pair_put(r->w, e, c, t, stage))
+            err = world_fail(r, name);
+        free(stage);
+        if (err)
+            return err;
+    }
+    return TECS_OK;
+}
+
 /* Make entities for the n objects of ents (checked; olds their ids), set
-** their values; on failure destroy them all. */
+** their values, then their pairs; on failure destroy them all. */
 static tecs_err_t make_entities(reader *r, json_t **ents, const tecs_entity_t *olds, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -754,8 +924,15 @@ static tecs_err_t make_entities(reader *r, json_t **ents, const tecs_entity_t *o
                  (unsigned long)TECS_ENTITY_GENERATION(olds[i]));
         e = set_entity(r, ents[i], now[i]);
     }
+    for (size_t i = 0; i < n && !e; i++) {
+        snprintf(r->ent, sizeof r->ent, "entity [%lu, %lu]",
+                 (unsigned long)TECS_ENTITY_INDEX(olds[i]),
+                 (unsigned long)TECS_ENTITY_GENERATION(olds[i]));
+        e = set_pairs(r, ents[i], now[i]);
+    }
     for (size_t i = 0; i < n && e; i++)
-        tecs_destroy(r->w, now ? now[i] : r->map[i].now);
+        if (tecs_is_alive(r->w, now ? now[i] : r->map[i].now))  /* (a subtree goes whole) */
+            tecs_destroy(r->w, now ? now[i] : r->map[i].now);
     free(now);
     return e;
 }
@@ -813,7 +990,31 @@ static tecs_err_t check_world(reader *r, json_t *root, json_t **ents)
     return TECS_OK;
 }
 
-/* Check every entity of ents (n of them) into olds; ids must not repeat. */
+/* Every target of checked entity object o (id old) is an entity of the
+** text, or, for one entity, itself or alive in the world (r->map sorted
+** by the text's ids). */
+static tecs_err_t check_targets(reader *r, json_t *o, tecs_entity_t old)
+{
+    json_t *ps = json_object_get(o, "pairs");
+    for (size_t k = 0; k < json_array_size(ps); k++) {
+        tecs_entity_t t;
+        parse_id(json_object_get(json_array_get(ps, k), "target"), &t);
+        idmap key = { t, 0 };
+        bool known = bsearch(&key, r->map, r->nmap, sizeof key, by_old) != NULL ||
+                     (!r->whole && t != old && tecs_is_alive(r->w, t));
+        if (!known)
+            return fail(r->err, TECS_EFORMAT, "entity [%lu, %lu]: \"pairs\"[%lu]: the target "
+                        "[%lu, %lu] is %s", (unsigned long)TECS_ENTITY_INDEX(old),
+                        (unsigned long)TECS_ENTITY_GENERATION(old), (unsigned long)k,
+                        (unsigned long)TECS_ENTITY_INDEX(t),
+                        (unsigned long)TECS_ENTITY_GENERATION(t),
+                        r->whole ? "not in the text" : "not alive in the world");
+    }
+    return TECS_OK;
+}
+
+/* Check every entity of ents (n of them) into olds; ids must not repeat;
+** every pair's target must be known. */
 static tecs_err_t check_all(reader *r, json_t **ents, tecs_entity_t *olds, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -828,6 +1029,13 @@ static tecs_err_t check_all(reader *r, json_t **ents, tecs_entity_t *olds, size_
             return fail(r->err, TECS_EFORMAT, "entity [%lu, %lu] is given twice",
                         (unsigned long)TECS_ENTITY_INDEX(r->map[i].old),
                         (unsigned long)TECS_ENTITY_GENERATION(r->map[i].old));
+    r->nmap = n;
+    for (size_t i = 0; i < n; i++) {
+        tecs_err_t e = check_targets(r, ents[i], olds[i]);
+        if (e)
+            return e;
+    }
+    r->nmap = 0;
     return TECS_OK;
 }
 

@@ -43,6 +43,9 @@
 ** store.c, command.c (settle, the queued calls).
 */
 #include "../core/private.h"
+#include "internal.h"
+
+#include <stdlib.h>
 
 #include <stdio.h>
 
@@ -597,6 +600,12 @@ tecs_comp_t tecs_childof(tecs_world_t *w)
 bool tecs_is_relation(const tecs_world_t *w, tecs_comp_t c)
 {
     return w != NULL && rel_index(w, c) >= 0;
+}
+
+int32_t tecs_relation_level(const tecs_world_t *w, tecs_comp_t c)
+{
+    const rel_state *s = w ? w->rel : NULL;
+    return s && c < (tecs_comp_t)s->cap_rel_of && s->rel_of[c] < 0 ? -s->rel_of[c] : 0;
 }
 
 tecs_cleanup_t tecs_relation_cleanup(const tecs_world_t *w, tecs_comp_t c)
@@ -1550,17 +1559,12 @@ static void on_fini(tecs_world_t *w, void *ctx)
 }
 
 /* Rows were replaced without events (a snapshot loaded, a delta applied):
-** the pairs named the old rows' entities and go. A loaded child (the
-** ChildOf tag) would have no parent: such rows are refused. */
+** the pairs named the old rows' entities and go. The snapshot layer then
+** restores the saved pairs (tecs__rel_restore, below), which also refuses
+** loaded children (the ChildOf tag) that it gives no parent. */
 static tecs_err_t on_rows_replaced(tecs_world_t *w, void *ctx)
 {
-    rel_state *s = ctx;
-    clear(w, s);
-    for (int32_t a = 0; s->childof >= 0 && a < w->arch.narchs; a++)
-        if (w->arch.archs[a]->count > 0 &&
-            tecs__arch_col(w->arch.archs[a], s->rels[s->childof].comp) != TECS__COL_ABSENT)
-            return tecs__err(w, TECS_EFORMAT, "the loaded rows hold children (ChildOf), "
-                             "whose parents the snapshot does not carry");
+    clear(w, ctx);
     return TECS_OK;
 }
 
@@ -1952,3 +1956,388 @@ static const tecs__filter_kind parent_kind = {
     .value = parent_value,
     .key = parent_key,
 };
+
+/* ---- snapshots ------------------------------------------------------------
+**
+** The snapshot layer saves each relation's pairs (tecs__rel_pairs) and,
+** once a load or a delta has replaced the rows (on_rows_replaced cleared
+** every pair), gives them back to tecs__rel_restore. A pair carries its
+** rank, its place in its target's ring (ChildOf: among the parent's
+** children), so both orders come back: each source's targets in the
+** order the list gives them, each target's sources by rank. The restore
+** checks everything first (slots alive, relations known, no pair twice,
+** one target of an exclusive relation, ranks 0..k-1 per target, children
+** exactly the rows with the ChildOf tag, no cycle), then reserves, then
+** links, which cannot fail; only the add-on's own side state (links, head
+** map, nodes) is built, the rows are the load's.
+*/
+
+int32_t tecs__rel_count(const tecs_world_t *w)
+{
+    return w->rel ? w->rel->nrels : 0;
+}
+
+bool tecs__rel_is(const tecs_world_t *w, tecs_comp_t c)
+{
+    return rel_index(w, c) >= 0;
+}
+
+tecs__rel_desc tecs__rel_get(const tecs_world_t *w, int32_t i)
+{
+    const rel_info *ri = &w->rel->rels[i];
+    int64_t n = ri->npairs;
+    if (ri->childof) {
+        n = 0;
+        for (uint32_t k = 0; k < w->rel->map_cap; k++)
+            if (w->rel->map[k].key != 0 && (int32_t)(w->rel->map[k].key >> 32) - 1 == i)
+                n += w->rel->map[k].ntgt;
+    }
+    return (tecs__rel_desc){ .comp = ri->comp, .size = ri->size, .exclusive = ri->exclusive,
+                             .childof = ri->childof, .cleanup = ri->cleanup, .npairs = n };
+}
+
+tecs_err_t tecs__rel_pairs(tecs_world_t *w, int32_t i, tecs__rel_pair_fn fn, void *ctx)
+{
+    const rel_state *s = w->rel;
+    const rel_info *ri = &s->rels[i];
+    const rel_head *h;
+    if (ri->childof) {                  /* each parent's ring, in slot order */
+        for (uint32_t x = 0; x < (uint32_t)w->ei.nrecs; x++) {
+            if ((h = map_find(s, i, x)) == NULL)
+                continue;
+            uint32_t c = h->tgt, rank = 0;
+            do {
+                fn(ctx, &(tecs__rel_pair){ .rel = ri->comp, .src = c, .tgt = x,
+                                           .rank = rank++ });
+                c = link_at(s, c)->next;
+            } while (c != h->tgt);
+        }
+        return TECS_OK;
+    }
+    /* Each node's rank in its target's ring first, then each source's
+    ** list, in slot order. */
+    size_t bytes = (size_t)ri->nnodes * sizeof(uint32_t) + 1;
+    uint32_t *rank = tecs__alloc(w, bytes);
+    if (rank == NULL)
+        return tecs__err(w, TECS_ENOMEM, "out of memory saving the pairs");
+    for (uint32_t x = 0; x < (uint32_t)w->ei.nrecs; x++) {
+        if ((h = map_find(s, i, x)) == NULL || h->ntgt == 0)
+            continue;
+        uint32_t n = h->tgt, r = 0;
+        do {
+            rank[n] = r++;
+            n = ri->nodes[n].next_tgt;
+        } while (n != h->tgt);
+    }
+    for (uint32_t x = 0; x < (uint32_t)w->ei.nrecs; x++)
+        for (uint32_t n = (h = map_find(s, i, x)) ? h->src : NONE; n != NONE;
+             n = ri->nodes[n].next_src)
+            fn(ctx, &(tecs__rel_pair){ .rel = ri->comp, .src = x, .tgt = ri->nodes[n].tgt,
+                                       .rank = rank[n],
+                                       .value = ri->size ? node_val(ri, n) : NULL });
+    tecs__free(w, rank, bytes);
+    return TECS_OK;
+}
+
+tecs_err_t tecs__rel_childof(tecs_world_t *w, tecs_comp_t *c)
+{
+    *c = tecs_childof(w);
+    return *c ? TECS_OK : w->base.err;
+}
+
+tecs_err_t tecs__rel_reserve(tecs_world_t *w, int32_t n)
+{
+    rel_state *s = state(w);
+    if (s == NULL)
+        return TECS_ENOMEM;
+    int32_t old = s->cap_rel_of;
+    if (tecs__grow(w, (void **)&s->rels, &s->cap_rels, s->nrels + n, sizeof *s->rels) ||
+        tecs__grow(w, (void **)&s->rel_of, &s->cap_rel_of, TECS_MAX_COMPONENTS,
+                   sizeof *s->rel_of))
+        return TECS_ENOMEM;
+    if (s->cap_rel_of > old)
+        memset(s->rel_of + old, 0, (size_t)(s->cap_rel_of - old) * sizeof *s->rel_of);
+    return TECS_OK;
+}
+
+tecs_err_t tecs__rel_adopt(tecs_world_t *w, tecs_comp_t c, bool exclusive,
+                           tecs_cleanup_t cleanup, bool childof)
+{
+    if (tecs__rel_reserve(w, 1))
+        return TECS_ENOMEM;
+    rel_state *s = w->rel;
+    if (childof && s->childof >= 0)
+        return tecs__err(w, TECS_EFORMAT, "snapshot: " TECS__COMP_FMT " is ChildOf in the "
+                         "snapshot, and the world has its own", TECS__COMP(w, c));
+    for (int32_t a = 0; !childof && a < w->arch.narchs; a++)
+        if (tecs__arch_col(w->arch.archs[a], c) != TECS__COL_ABSENT)
+            return tecs__err(w, TECS_EFORMAT, "snapshot: the relation " TECS__COMP_FMT
+                             " is in an archetype", TECS__COMP(w, c));
+    const tecs__comp *ci = tecs__comp_get(w, c);
+    int32_t i = s->nrels++;
+    s->rels[i] = (rel_info){ .comp = c, .size = ci->size, .exclusive = exclusive || childof,
+                             .childof = childof,
+                             .cleanup = (uint8_t)(childof ? TECS_CLEANUP_DESTROY : cleanup),
+                             .free = NONE };
+    s->rel_of[c] = i + 1;
+    w->comp.comps[c].veto++;
+    if (childof)
+        s->childof = i;
+    s->ndestroy += !childof && cleanup == TECS_CLEANUP_DESTROY;
+    s->nrefuse += !childof && cleanup == TECS_CLEANUP_REFUSE;
+    return TECS_OK;
+}
+
+/* A restore's sort key: (relation index, target slot, rank), the pair. */
+typedef struct rest_key {
+    uint64_t key;               /* relation index << 32 | target slot        */
+    uint32_t rank, at;          /* the pair's rank, its place in the list    */
+} rest_key;
+
+static int rest_cmp(const void *a, const void *b)
+{
+    const rest_key *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+static tecs_err_t rest_bad(tecs_world_t *w, const char *what, uint32_t slot)
+{
+    return tecs__err(w, TECS_EFORMAT, "snapshot: a pair %s (slot %u)", what, slot);
+}
+
+static bool slot_alive(const tecs_world_t *w, uint32_t slot)
+{
+    return slot < (uint32_t)w->ei.nrecs && tecs__ei_alive(w, id_of(w, slot)) != NULL;
+}
+
+static bool has_tag(const tecs_world_t *w, uint32_t slot, tecs_comp_t co)
+{
+    const tecs__record *r = &w->ei.recs[slot];
+    return tecs__arch_col(tecs__rec_arch(w, r), co) != TECS__COL_ABSENT;
+}
+
+/* The checks that need no state: the slots, the relations, the ranks
+** (keys sorted), the ChildOf tags. */
+static tecs_err_t rest_check(tecs_world_t *w, const tecs__rel_pair *p, uint32_t n,
+                             rest_key *keys)
+{
+    rel_state *s = w->rel;
+    uint32_t children = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        int32_t i = rel_index(w, p[k].rel);
+        if (i < 0)
+            return tecs__err(w, TECS_EFORMAT, "snapshot: a pair names " TECS__COMP_FMT
+                             ", which is no relation here", TECS__COMP(w, p[k].rel));
+        if (!slot_alive(w, p[k].src) || !slot_alive(w, p[k].tgt))
+            return rest_bad(w, "names a dead entity", p[k].src);
+        if (s->rels[i].childof) {
+            if (!has_tag(w, p[k].src, p[k].rel))
+                return rest_bad(w, "names a child without the ChildOf tag", p[k].src);
+            children++;
+        }
+        keys[k] = (rest_key){ ((uint64_t)(uint32_t)i << 32) | p[k].tgt, p[k].rank, k };
+    }
+    qsort(keys, n, sizeof *keys, rest_cmp);
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t want = k > 0 && keys[k - 1].key == keys[k].key ? keys[k - 1].rank + 1 : 0;
+        if (keys[k].rank != want)
+            return rest_bad(w, "has a bad rank among its target's sources", p[keys[k].at].src);
+    }
+    if (s->childof < 0)
+        return TECS_OK;
+    tecs_comp_t co = s->rels[s->childof].comp;
+    uint32_t tagged = 0;
+    for (int32_t a = 0; a < w->arch.narchs; a++)
+        if (tecs__arch_col(w->arch.archs[a], co) != TECS__COL_ABSENT)
+            tagged += (uint32_t)w->arch.archs[a]->count;
+    if (tagged != children)
+        return tecs__err(w, TECS_EFORMAT, "snapshot: %u rows hold ChildOf and %u children "
+                         "have a parent", tagged, children);
+    return TECS_OK;
+}
+
+/* Room for every pair: map entries, link pages, nodes. */
+static tecs_err_t rest_room(tecs_world_t *w, const tecs__rel_pair *p, uint32_t n)
+{
+    rel_state *s = w->rel;
+    tecs_err_t err = map_reserve(w, s, n > UINT32_MAX / 2 ? UINT32_MAX : 2 * n);
+    for (uint32_t k = 0; k < n && !err; k++) {
+        int32_t i = rel_index(w, p[k].rel);
+        rel_info *ri = &s->rels[i];
+        err = link_reserve(w, s, p[k].src);
+        if (err == TECS_OK)
+            err = link_reserve(w, s, p[k].tgt);
+        if (err || ri->childof) {
+            continue;
+        } else if (ri->nnodes >= ri->cap) {
+            err = node_reserve(w, ri);
+            ri->nnodes += err == TECS_OK;
+        } else {
+            ri->nnodes++;
+        }
+    }
+    /* nnodes counted the nodes reserved, so that node_reserve grew each
+    ** pool to hold them all; the pools are empty again (cleared). */
+    for (int32_t i = 0; i < s->nrels; i++)
+        s->rels[i].nnodes = 0;
+    return err;
+}
+
+/* Link the pairs, reserved and checked: the sources' lists in the list's
+** order, the targets' rings in rank order. Fails on a repeated pair, a
+** second parent or a second target of an exclusive relation, with some
+** pairs linked (the caller clears them). */
+static tecs_err_t rest_link(tecs_world_t *w, const tecs__rel_pair *p, uint32_t n,
+                            const rest_key *keys, uint32_t *node)
+{
+    rel_state *s = w->rel;
+    for (uint32_t k = 0; k < n; k++) {
+        int32_t i = rel_index(w, p[k].rel);
+        rel_info *ri = &s->rels[i];
+        uint32_t es = p[k].src;
+        if (ri->childof) {
+            if (parent_slot(s, es) != NONE)
+                return rest_bad(w, "gives a child a second parent", es);
+            link_at(s, es)->parent = p[k].tgt;  /* joined in rank order below */
+            continue;
+        }
+        rel_head *sh = map_find(s, i, es);
+        if (sh && sh->nsrc > 0 && ri->exclusive)
+            return rest_bad(w, "gives an exclusive relation a second target", es);
+        if (node_find(s, ri, i, es, p[k].tgt, NULL) != NONE)
+            return rest_bad(w, "is there twice", es);
+        uint32_t x = node_take(ri);
+        sh = map_put(s, i, es);
+        ri->nodes[x] = (rel_node){ .src = es, .tgt = p[k].tgt, .next_src = NONE,
+                                   .next_tgt = NONE, .prev_tgt = NONE };
+        if (sh->nsrc++ == 0) {
+            sh->src = x;
+        } else {
+            uint32_t q = sh->src;
+            while (ri->nodes[q].next_src != NONE)
+                q = ri->nodes[q].next_src;
+            ri->nodes[q].next_src = x;
+        }
+        if (ri->size)
+            memcpy(node_val(ri, x), p[k].value, ri->size);
+        bit_put(page_of(s, es)->paired, es, true);
+        bit_put(page_of(s, p[k].tgt)->paired, p[k].tgt, true);
+        node[k] = x;
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        const tecs__rel_pair *q = &p[keys[k].at];
+        int32_t i = rel_index(w, q->rel);
+        if (s->rels[i].childof) {
+            link_at(s, q->src)->parent = NONE;
+            ring_join(s, q->src, q->tgt);
+        } else {
+            tgt_join(s, &s->rels[i], i, node[keys[k].at], q->tgt);
+        }
+    }
+    return TECS_OK;
+}
+
+/* Is there a cycle of parents? Each walk up from a child marks the slots
+** it passes with its own number and stops at a marked one: a walk that
+** meets its own mark went round. mark holds a word a slot, zeroed. */
+static bool rest_cycle(const tecs_world_t *w, const tecs__rel_pair *p, uint32_t n,
+                       uint32_t *mark)
+{
+    const rel_state *s = w->rel;
+    for (uint32_t k = 0; k < n; k++) {
+        if (rel_index(w, p[k].rel) != s->childof)
+            continue;
+        uint32_t x = p[k].src;
+        for (; x != NONE && mark[x] == 0; x = parent_slot(s, x))
+            mark[x] = k + 1;
+        if (x != NONE && mark[x] == k + 1)
+            return true;
+    }
+    return false;
+}
+
+/* The loaded rows' level tags ("ChildOf.d", registered by the load as
+** plain tags when the world had none of that name) become the add-on's. */
+static tecs_err_t rest_levels(tecs_world_t *w, rel_state *s)
+{
+    for (int32_t c = 1; c < w->comp.cap_comps; c++) {
+        const char *name = tecs_component_name(w, (tecs_comp_t)c);
+        char *end;
+        if (name == NULL || strncmp(name, "ChildOf.", 8) != 0 || s->rel_of[c] != 0)
+            continue;
+        long d = strtol(name + 8, &end, 10);
+        if (*end != '\0' || d < 1 || d > INT32_MAX / 2 || w->comp.comps[c].size != 0)
+            continue;
+        while (s->ndepth <= d) {
+            if (s->ndepth == 0)
+                s->ndepth = 1;
+            if (tecs__grow(w, (void **)&s->depth, &s->cap_depth, s->ndepth + 1,
+                           sizeof *s->depth))
+                return TECS_ENOMEM;
+            s->depth[s->ndepth++] = 0;          /* a level not seen yet */
+        }
+        if (s->depth[d] != 0)
+            continue;
+        s->depth[d] = (tecs_comp_t)c;
+        s->rel_of[c] = (int32_t)-d;
+        w->comp.comps[c].veto++;
+    }
+    return TECS_OK;
+}
+
+/* Every loaded child's level tag is its level; a root has none. */
+static tecs_err_t rest_levels_agree(tecs_world_t *w, const rel_state *s)
+{
+    for (int32_t i = 0; i < w->ei.nrecs; i++) {
+        uint32_t x = (uint32_t)i;
+        if (!slot_alive(w, x))
+            continue;
+        int32_t d = 0;
+        for (uint32_t up = parent_slot(s, x); up != NONE && d <= w->ei.nrecs;
+             up = parent_slot(s, up))
+            d++;
+        if (slot_depth(w, s, x) != d)
+            return rest_bad(w, "leaves a child at a level its tag does not name", x);
+    }
+    return TECS_OK;
+}
+
+tecs_err_t tecs__rel_restore(tecs_world_t *w, const tecs__rel_pair *p, uint32_t n)
+{
+    if (n == 0 && (w->rel == NULL || w->rel->childof < 0))
+        return TECS_OK;
+    if (n > 0 && w->rel == NULL)
+        return tecs__err(w, TECS_EFORMAT, "snapshot: a pair names " TECS__COMP_FMT
+                         ", which is no relation here", TECS__COMP(w, p[0].rel));
+    rel_state *s = w->rel;
+    size_t kb = (size_t)n * sizeof(rest_key) + 1, nb = (size_t)n * sizeof(uint32_t) + 1;
+    size_t mb = (size_t)w->ei.nrecs * sizeof(uint32_t) + 1;
+    rest_key *keys = tecs__alloc(w, kb);
+    uint32_t *node = tecs__alloc(w, nb), *mark = tecs__alloc(w, mb);
+    tecs_err_t err = keys && node && mark ? TECS_OK
+                     : tecs__err(w, TECS_ENOMEM, "out of memory restoring the pairs");
+    if (err == TECS_OK && rest_levels(w, s))
+        err = tecs__err(w, TECS_ENOMEM, "out of memory restoring the levels");
+    if (err == TECS_OK)
+        err = rest_check(w, p, n, keys);
+    if (err == TECS_OK)
+        err = rest_room(w, p, n);
+    if (err == TECS_OK)
+        err = rest_link(w, p, n, keys, node);
+    if (err == TECS_OK) {
+        memset(mark, 0, mb);
+        if (s->childof >= 0 && rest_cycle(w, p, n, mark))
+            err = tecs__err(w, TECS_EFORMAT, "snapshot: the ChildOf pairs make a cycle");
+        else if (s->childof >= 0)
+            err = rest_levels_agree(w, s);
+    }
+    tecs__free(w, keys, keys ? kb : 0);
+    tecs__free(w, node, node ? nb : 0);
+    tecs__free(w, mark, mark ? mb : 0);
+    if (err)
+        clear(w, s);
+    s->stamp++;
+    return err;
+}

@@ -260,6 +260,7 @@ static void save_delta(writer *o, const tecs_mark_t *m)
         if (tecs__comp_get(w, c) && tecs__comp_is_sparse(w, c) && set_changed(w, c, m->tick))
             tecs__save_sparse(o, c, TAG_DSPR);
     tecs__save_resources(o);
+    tecs__save_rels(o);
     tecs__w_begin(o, TAG_END);
     tecs__w_end(o);
     tecs__w_flush(o);
@@ -768,7 +769,7 @@ static tecs_err_t apply_all(reader *in, delta *d)
         if (tecs__comp_get(w, c) && tecs_resource_has(w, c))
             tecs_resource_remove(w, c);
     if ((err = tecs__load_resources(in)) || (err = tecs__r_end(in, TAG_RSRC)) ||
-        (err = tecs__r_tag(in, &tag)))
+        (err = tecs__load_rels(in, &tag)))
         return err;
     if (tag != TAG_END)
         return bad(in, "delta: %s", "the end is missing");
@@ -803,9 +804,13 @@ tecs_err_t tecs__delta_apply_with(tecs_world_t *w, tecs_read_fn read, void *ctx,
     tecs__free(w, in.blob, in.blob_cap);
     tecs__free(w, in.stage, in.stage_cap);
     delta_free(w, &d);
-    if (err == TECS_OK)
+    bool replaced = err == TECS_OK;
+    if (replaced)
         err = tecs__load_indexes(w);          /* rows replaced without events */
-    if (err && d.changed) {
+    if (replaced && err == TECS_OK)
+        err = tecs__load_rels_restore(&in);   /* every pair, as the source's now */
+    tecs__load_rels_free(&in);
+    if (err && (d.changed || replaced)) {
         char msg[sizeof w->base.errmsg];
         memcpy(msg, w->base.errmsg, sizeof msg);
         tecs__load_undo(w);

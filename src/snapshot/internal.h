@@ -19,6 +19,7 @@
 #define TECS_SNAPSHOT_INTERNAL_H
 
 #include "../core/private.h"
+#include "../relation/internal.h"
 
 /* ==================================================================== */
 /* Shared: the format's constants, numbers, the world around a snapshot */
@@ -26,6 +27,7 @@
 
 #define SNAP_VERSION    1u
 #define SNAP_FLAG_BE    1u           /* the writer's host is big-endian    */
+#define SNAP_FLAG_RELS  2u           /* a RELS section comes before END.   */
 #define SNAP_MAX_NAME   255u
 #define SNAP_MAX_BLOB   (1u << 24)   /* bytes of one serialized value       */
 #define SNAP_BATCH      4096u        /* slots read or written at a time    */
@@ -36,6 +38,7 @@ enum {                               /* section tags: four ASCII letters   */
     TAG_ARCH = 0x48435241u,          /* "ARCH" */
     TAG_SPRS = 0x53525053u,          /* "SPRS" */
     TAG_RSRC = 0x43525352u,          /* "RSRC" */
+    TAG_RELS = 0x534c4552u,          /* "RELS" */
     TAG_END  = 0x2e444e45u,          /* "END." */
     TAG_BASE = 0x45534142u,          /* "BASE": a delta's, and the rest */
     TAG_DENT = 0x544e4544u,          /* "DENT" */
@@ -240,6 +243,8 @@ void tecs__save_rows(writer *o, tecs_archetype_t *a, int32_t col, uint32_t start
 void tecs__save_bits(writer *o, tecs_archetype_t *a, int32_t j, uint32_t start, uint32_t n);
 void tecs__save_sparse(writer *o, tecs_comp_t c, uint32_t tag);
 void tecs__save_resources(writer *o);
+/* RELS, when the header's flag says so: every relation and its pairs. */
+void tecs__save_rels(writer *o);
 
 /* ==================================================================== */
 /* load.c: the reader, the snapshot's sections, undo                    */
@@ -290,6 +295,13 @@ typedef struct reader {
     int32_t own_cap;            /* (in generations)                         */
     uint64_t *seen;             /* a bit a slot: its record is written      */
     uint32_t nseen;             /* (words: the slots' bits and one)         */
+    bool rels;                  /* the header's SNAP_FLAG_RELS              */
+    tecs__rel_pair *pairs;      /* RELS's pairs, restored once the rows are
+                                   in (their values in vals, by offset until
+                                   the section ends)                         */
+    int32_t npairs, cap_pairs;
+    unsigned char *vals;
+    size_t nvals, cap_vals;
 } reader;
 
 /* A format error: fmt names what. */
@@ -319,6 +331,12 @@ typedef tecs_err_t (*tecs__sparse_prepare_fn)(reader *in, const lcomp *lc, uint3
 ** prepare, then its members and their values. */
 tecs_err_t tecs__load_sparse(reader *in, uint32_t tag, tecs__sparse_prepare_fn prepare);
 tecs_err_t tecs__load_resources(reader *in);
+/* The tag after RSRC's end: RELS read first when the header said so. */
+tecs_err_t tecs__load_rels(reader *in, uint32_t *tag);
+/* The pairs read restored into the world, whose rows were replaced (the
+** ChildOf tags checked when there are none); the reader's pairs freed. */
+tecs_err_t tecs__load_rels_restore(reader *in);
+void tecs__load_rels_free(reader *in);
 /* The world empty again after a failed load or apply. */
 void tecs__load_undo(tecs_world_t *w);
 /* The world's indexes and caches built from rows loaded without events. */

@@ -109,6 +109,7 @@ static const char *tag_name(uint32_t tag)
     case TAG_DROW: return "DROW";
     case TAG_DVAL: return "DVAL";
     case TAG_DSPR: return "DSPR";
+    case TAG_RELS: return "RELS";
     default: return "END.";
     }
 }
@@ -173,9 +174,10 @@ tecs_err_t tecs__load_header(reader *in, const unsigned char *kind)
         return tecs__err(in->w, TECS_EFORMAT, "snapshot: version %u, this library reads "
                          "version %u", get32(b + 8), SNAP_VERSION);
     uint32_t flags = get32(b + 12);
-    if (flags & ~SNAP_FLAG_BE)
+    if (flags & ~(SNAP_FLAG_BE | SNAP_FLAG_RELS))
         return bad(in, "snapshot: %s", "unknown flags");
     in->foreign = ((flags & SNAP_FLAG_BE) != 0) != host_big();
+    in->rels = (flags & SNAP_FLAG_RELS) != 0;
     return TECS_OK;
 }
 
@@ -194,7 +196,14 @@ static tecs_err_t match_comp(reader *in, const char *name, tecs_comp_t saved_id,
         bool strings = false;
         for (int32_t k = 0; k < in->nfields; k++)
             strings = strings || in->fields[k].type == TECS_TYPE_STRING;
-        c = tecs_component_new(w, &(tecs_component_desc_t){
+        /* The saved world's ChildOf is this world's, made now (also from
+        ** a snapshot without RELS: its children are refused then). */
+        tecs_err_t err = TECS_OK;
+        if (strcmp(name, "ChildOf") == 0 && saved->size == 0 && !saved->sparse &&
+            !saved->enableable && (err = tecs__rel_childof(w, &c)))
+            return err;
+        if (c == 0)
+            c = tecs_component_new(w, &(tecs_component_desc_t){
             .name = name, .size = saved->size, .align = saved->align, .id = want,
             .storage = saved->sparse ? TECS_STORAGE_SPARSE : TECS_STORAGE_TABLE,
             .enableable = saved->enableable, .fields = strings ? NULL : in->fields,
@@ -875,6 +884,139 @@ tecs_err_t tecs__load_resources(reader *in)
     return TECS_OK;
 }
 
+/* The world's description of its relation c. */
+static tecs__rel_desc rel_of(const tecs_world_t *w, tecs_comp_t c)
+{
+    for (int32_t i = 0; i < tecs__rel_count(w); i++)
+        if (tecs__rel_get(w, i).comp == c)
+            return tecs__rel_get(w, i);
+    return (tecs__rel_desc){ 0 };
+}
+
+/* A saved relation matched with the world's: a relation of the same kind
+** there, or a component this load made, which becomes one. */
+static tecs_err_t match_rel(reader *in, const lcomp *lc, const unsigned char *b)
+{
+    tecs_world_t *w = in->w;
+    tecs_comp_t c = lc->id;
+    bool exclusive = b[0] != 0, childof = b[2] != 0;
+    if (b[0] > 1 || b[1] > TECS_CLEANUP_REFUSE || b[2] > 1 || b[3] != 0 || lc->sparse ||
+        lc->enableable ||
+        (childof && (!exclusive || lc->size != 0 || strcmp(tecs__comp_name(w, c), "ChildOf"))))
+        return tecs__err(w, TECS_EFORMAT, "snapshot: the relation " TECS__COMP_FMT " is "
+                         "malformed", TECS__COMP(w, c));
+    if (!tecs__rel_is(w, c)) {
+        /* (made by this load, or by an earlier one that failed) */
+        if (!lc->made && tecs__comp_get(w, c)->saved_hash == 0)
+            return tecs__err(w, TECS_EFORMAT, "snapshot: " TECS__COMP_FMT " is a relation in "
+                             "the snapshot and a plain component here: register it with %s "
+                             "before the load", TECS__COMP(w, c),
+                             childof ? "tecs_childof" : "tecs_relation_new");
+        return tecs__rel_adopt(w, c, exclusive, (tecs_cleanup_t)b[1], childof);
+    }
+    tecs__rel_desc d = rel_of(w, c);
+    bool is_childof = d.childof;
+    if (is_childof != childof || (!childof && exclusive != d.exclusive))
+        return tecs__err(w, TECS_EFORMAT, "snapshot: the relation " TECS__COMP_FMT " is %s "
+                         "here than in the snapshot", TECS__COMP(w, c),
+                         is_childof != childof ? "another kind (ChildOf or not)"
+                                               : "exclusive otherwise");
+    return TECS_OK;
+}
+
+/* One pair of relation lc: slots, rank, value (into in->vals, by offset). */
+static tecs_err_t load_pair(reader *in, const lcomp *lc)
+{
+    tecs_world_t *w = in->w;
+    unsigned char b[12];
+    tecs_err_t err = tecs__r_bytes(in, b, 12);
+    if (err)
+        return err;
+    if (get32(b) >= (uint32_t)w->ei.nrecs || get32(b + 4) >= (uint32_t)w->ei.nrecs)
+        return bad(in, "snapshot: %s", "a pair names a slot past the slots");
+    if (tecs__grow(w, (void **)&in->pairs, &in->cap_pairs, in->npairs + 1, sizeof *in->pairs))
+        return TECS_ENOMEM;
+    uint32_t size = tecs__comp_get(w, lc->id)->size;
+    tecs__rel_pair *p = &in->pairs[in->npairs];
+    *p = (tecs__rel_pair){ .rel = lc->id, .src = get32(b), .tgt = get32(b + 4),
+                           .rank = get32(b + 8),
+                           .value = size ? (const void *)(uintptr_t)(in->nvals + 1) : NULL };
+    if (size > 0) {
+        if (in->nvals + size > in->cap_vals) {
+            size_t cap = in->cap_vals ? in->cap_vals : 256;
+            while (cap < in->nvals + size)
+                cap *= 2;
+            void *v = tecs__realloc(w, in->vals, in->cap_vals, cap);
+            if (v == NULL)
+                return tecs__err(w, TECS_ENOMEM, "out of memory loading a snapshot");
+            in->vals = v;
+            in->cap_vals = cap;
+        }
+        memset(in->vals + in->nvals, 0, size);
+        if ((err = tecs__load_value(in, lc, in->vals + in->nvals)))
+            return err;
+        in->nvals += size;
+    }
+    in->npairs++;
+    return TECS_OK;
+}
+
+tecs_err_t tecs__load_rels(reader *in, uint32_t *tag)
+{
+    uint32_t n;
+    tecs_err_t err;
+    if (!in->rels)
+        return tecs__r_tag(in, tag);
+    if ((err = tecs__r_tag(in, tag)))
+        return err;
+    if (*tag != TAG_RELS)
+        return bad(in, "snapshot: %s", "the relations (RELS) are missing");
+    if ((err = tecs__r_u32(in, &n)))
+        return err;
+    if (n == 0 || n > in->ncomps)
+        return bad(in, "snapshot: %s", "a bad relation count");
+    if ((err = tecs__rel_reserve(in->w, (int32_t)n)))
+        return err;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t place, np;
+        unsigned char b[4];
+        if ((err = tecs__r_u32(in, &place)) || (err = tecs__r_bytes(in, b, 4)) ||
+            (err = tecs__r_u32(in, &np)))
+            return err;
+        if (place >= in->ncomps)
+            return bad(in, "snapshot: %s", "a relation names a bad component");
+        const lcomp *lc = &in->comps[place];
+        if ((err = match_rel(in, lc, b)))
+            return err;
+        for (uint32_t k = 0; k < np; k++)
+            if ((err = load_pair(in, lc)))
+                return err;
+    }
+    for (int32_t k = 0; k < in->npairs; k++)    /* the values stay put now */
+        if (in->pairs[k].value)
+            in->pairs[k].value = in->vals + ((uintptr_t)in->pairs[k].value - 1);
+    if ((err = tecs__r_end(in, TAG_RELS)))
+        return err;
+    return tecs__r_tag(in, tag);
+}
+
+tecs_err_t tecs__load_rels_restore(reader *in)
+{
+    tecs_err_t err = tecs__rel_restore(in->w, in->pairs, (uint32_t)in->npairs);
+    tecs__load_rels_free(in);
+    return err;
+}
+
+void tecs__load_rels_free(reader *in)
+{
+    tecs__free(in->w, in->pairs, (size_t)in->cap_pairs * sizeof *in->pairs);
+    tecs__free(in->w, in->vals, in->cap_vals);
+    in->pairs = NULL;
+    in->vals = NULL;
+    in->npairs = in->cap_pairs = 0;
+    in->nvals = in->cap_vals = 0;
+}
+
 /* The world empty again after a failed load. */
 void tecs__load_undo(tecs_world_t *w)
 {
@@ -919,7 +1061,7 @@ static tecs_err_t load_all(reader *in)
     if (!fill_records(in))
         return bad(in, "snapshot: %s", "a slot is neither alive, free nor retired");
     if ((err = tecs__load_resources(in)) || (err = tecs__r_end(in, TAG_RSRC)) ||
-        (err = tecs__r_tag(in, &tag)))
+        (err = tecs__load_rels(in, &tag)))
         return err;
     if (tag != TAG_END)
         return bad(in, "snapshot: %s", "the end is missing");
@@ -975,6 +1117,9 @@ tecs_err_t tecs__load_with(tecs_world_t *w, tecs_read_fn read, void *ctx, left_f
     bool built = err == TECS_OK;
     if (built)
         err = tecs__load_indexes(w);
+    if (built && err == TECS_OK)
+        err = tecs__load_rels_restore(&in);
+    tecs__load_rels_free(&in);
     if (err) {
         char msg[sizeof w->base.errmsg];
         memcpy(msg, w->base.errmsg, sizeof msg);

@@ -189,7 +189,8 @@ void tecs__save_header(writer *o, const unsigned char *kind)
     unsigned char b[24];
     memcpy(b, kind, 8);
     put32(b + 8, SNAP_VERSION);
-    put32(b + 12, host_big() ? SNAP_FLAG_BE : 0);
+    put32(b + 12, (host_big() ? SNAP_FLAG_BE : 0) |
+                  (tecs__rel_count(o->w) > 0 ? SNAP_FLAG_RELS : 0));
     tecs__sum_init(&o->sum);
     tecs__sum_add(&o->sum, b, 16);
     put64(b + 16, tecs__sum_end(&o->sum));
@@ -430,6 +431,45 @@ void tecs__save_resources(writer *o)
     tecs__w_end(o);
 }
 
+/* One pair of RELS: source, target, rank, value. */
+static void save_pair(void *ctx, const tecs__rel_pair *p)
+{
+    writer *o = ctx;
+    tecs__w_u32(o, p->src);
+    tecs__w_u32(o, p->tgt);
+    tecs__w_u32(o, p->rank);
+    if (p->value == NULL)
+        return;
+    const tecs__comp *ci = tecs__comp_get(o->w, p->rel);
+    if (serialized(ci))
+        w_serial(o, ci, p->rel, p->value);
+    else
+        tecs__w_bytes(o, p->value, ci->size);
+}
+
+/* RELS: count, then per relation its place, exclusive, cleanup, ChildOf,
+** a zero byte, its pair count and its pairs. */
+void tecs__save_rels(writer *o)
+{
+    tecs_world_t *w = o->w;
+    int32_t n = tecs__rel_count(w);
+    if (n == 0)
+        return;
+    tecs__w_begin(o, TAG_RELS);
+    tecs__w_u32(o, (uint32_t)n);
+    for (int32_t i = 0; i < n && !o->err; i++) {
+        tecs__rel_desc d = tecs__rel_get(w, i);
+        unsigned char b[4] = { d.exclusive, d.cleanup, d.childof, 0 };
+        tecs__w_u32(o, o->index[d.comp]);
+        tecs__w_bytes(o, b, 4);
+        tecs__w_u32(o, (uint32_t)d.npairs);
+        tecs_err_t err = tecs__rel_pairs(w, i, save_pair, o);
+        if (err && !o->err)
+            o->err = err;
+    }
+    tecs__w_end(o);
+}
+
 static void save_all(writer *o)
 {
     tecs_world_t *w = o->w;
@@ -443,6 +483,7 @@ static void save_all(writer *o)
         if (tecs__comp_is_sparse(w, c) && tecs__comp_get(w, c) && tecs__sparse_count(w, c) > 0)
             tecs__save_sparse(o, c, TAG_SPRS);
     tecs__save_resources(o);
+    tecs__save_rels(o);
     tecs__w_begin(o, TAG_END);
     tecs__w_end(o);
     tecs__w_flush(o);
