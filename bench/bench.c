@@ -1006,6 +1006,8 @@ static const scenario scenarios[] = {
     { "memory_childof_wide_plain", sc_memory_childof_wide_plain, M, "B/entity", F_ONCE },
     { "memory_childof_10", sc_memory_childof_10, M, "B/entity", F_ONCE | F_RATIO },
     { "memory_childof_10_plain", sc_memory_childof_10_plain, M, "B/entity", F_ONCE },
+    { "cascade",      sc_cascade,      1111111, "ns/node",  F_RATIO },
+    { "cascade_raw",  sc_cascade_raw,  1111111, "ns/node",  0 },
     { "heavy_1t",     sc_heavy_1t,     M,      "ns/entity", F_PAIR },
     { "heavy_nt",     sc_heavy_nt,     M,      "ns/entity", 0 },
     { "heavy_raw",    sc_heavy_raw,    M,      "ns/entity", 0 },
@@ -1060,6 +1062,7 @@ static scenario_fn raw_of(const scenario *s)
         { sc_neighbours_where, sc_neighbours_raw },
         { sc_memory_childof_wide, sc_memory_childof_wide_plain },
         { sc_memory_childof_10, sc_memory_childof_10_plain },
+        { sc_cascade, sc_cascade_raw },
     };
     for (size_t k = 0; k < sizeof own / sizeof own[0]; k++)
         if (own[k].row == s->fn)

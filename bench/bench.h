@@ -148,7 +148,8 @@ double sc_disjoint_nt(int64_t n);
 
 /* The relation rows (bench_relation.c): the memory_childof rows are
 ** reported as ratios to their _plain rows, the same entities without
-** relationships. */
+** relationships; cascade as a ratio to cascade_raw, the same pass by
+** hand. */
 double sc_child_new(int64_t n);
 double sc_reparent(int64_t n);
 double sc_subtree_destroy(int64_t n);
@@ -157,5 +158,7 @@ double sc_memory_childof_wide(int64_t n);
 double sc_memory_childof_wide_plain(int64_t n);
 double sc_memory_childof_10(int64_t n);
 double sc_memory_childof_10_plain(int64_t n);
+double sc_cascade(int64_t n);
+double sc_cascade_raw(int64_t n);
 
 #endif

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 enum {
     FANOUT = 10,                /* children a parent                          */
@@ -262,4 +263,187 @@ double sc_memory_childof_10_plain(int64_t n)
 {
     return memory_shape(n / FANOUT > 0 ? n / FANOUT : 1, n / FANOUT > 0 ? n / FANOUT * FANOUT : n,
                         false);
+}
+
+/* ---- transform propagation -------------------------------------------- */
+
+/* An affine 3D transform: a 3x3 rotation and scale, then the translation
+** (the shape of Bevy's GlobalTransform), 48 bytes. */
+typedef struct { float m[3][3], t[3]; } Affine;
+typedef Affine Local;           /* the node's transform in its parent's   */
+typedef Affine World;           /* the node's transform in the world's    */
+
+enum { CASCADE_PASSES = 5 };    /* timed passes a repetition              */
+
+/* out = a * b (b applied first). Both rows call it through this one
+** function, not inlined, so they run the same multiply. */
+static BENCH_NOINLINE void affine_mul(Affine *restrict out, const Affine *restrict a,
+                                      const Affine *restrict b)
+{
+    for (int i = 0; i < 3; i++) {
+        for (int j = 0; j < 3; j++)
+            out->m[i][j] = a->m[i][0] * b->m[0][j] + a->m[i][1] * b->m[1][j] +
+                           a->m[i][2] * b->m[2][j];
+        out->t[i] = a->m[i][0] * b->t[0] + a->m[i][1] * b->t[1] + a->m[i][2] * b->t[2] +
+                    a->t[i];
+    }
+}
+
+/* Node i's local transform: a turn about z by a small angle of its own,
+** a scale near 1 and a translation, fixed by i. */
+static Local local_of(int64_t i)
+{
+    uint64_t s = 0x9E3779B97F4A7C15ULL ^ (uint64_t)(i + 1);
+    float a = (float)(rng_next(&s) % 1000) * 1e-4f, k = 1 + (float)(rng_next(&s) % 100) * 1e-4f;
+    float c = 1 - a * a / 2, sn = a;        /* cos and sin, near enough */
+    return (Local){ { { k * c, -k * sn, 0 }, { k * sn, k * c, 0 }, { 0, 0, k } },
+                    { (float)(i % 7), (float)(i % 11), 1 } };
+}
+
+/* The tree: node i's parent is (i - 1) / FANOUT, node 0 the root, so nodes
+** come level by level (N = 1,111,111 is the root and six full levels). */
+static int64_t parent_of(int64_t i)
+{
+    return i == 0 ? -1 : (i - 1) / FANOUT;
+}
+
+/* world = parent's world * local over plain arrays in depth order. */
+static BENCH_NOINLINE void pass_tree_raw(World *restrict world, const Local *restrict local,
+                                         const int32_t *restrict parent, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        if (parent[i] < 0)
+            world[i] = local[i];
+        else
+            affine_mul(&world[i], &world[parent[i]], &local[i]);
+    }
+}
+
+/* The same pass through the cascade query: Local, World, the parent's
+** World (one value a step; absent for the root). */
+static BENCH_NOINLINE void pass_tree(tecs_query_t *q)
+{
+    tecs_iter_t it = TECS_ITER(tecs_query_world(q), .query = q);
+    while (tecs_iter_next(&it)) {
+        const Local *l = tecs_field(&it, 0);
+        World *wd = tecs_field(&it, 1);
+        const World *up = tecs_field(&it, 2);
+        if (up == NULL)
+            memcpy(wd, l, (size_t)it.count * sizeof *wd);
+        else
+            for (int32_t r = 0; r < it.count; r++)
+                affine_mul(&wd[r], up, &l[r]);
+    }
+}
+
+/* Median of CASCADE_PASSES timed calls of pass (after an untimed one). */
+#define TIME_PASSES(out, n, pass)                                           \
+    do {                                                                    \
+        double t_[CASCADE_PASSES];                                          \
+        pass;                                                               \
+        for (int k_ = 0; k_ < CASCADE_PASSES; k_++) {                       \
+            double t0_ = now_ns();                                          \
+            pass;                                                           \
+            t_[k_] = (now_ns() - t0_) / (double)(n);                        \
+        }                                                                   \
+        (out) = median(t_, CASCADE_PASSES);                                 \
+    } while (0)
+
+/* The world's allocator for cascade: fresh bytes are zero. The relation
+** add-on reads its table of component ids (rel_of, grown in add_relation)
+** past what it wrote, and garbage there makes tecs_query_new take Local
+** for a user relation (or crash); zeroed memory keeps the row running
+** until the add-on zeroes the table itself. Only the build allocates. */
+static void *zeroing_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+    (void)ud;
+    if (nsize == 0) {
+        free(ptr);
+        return NULL;
+    }
+    unsigned char *p = realloc(ptr, nsize);
+    if (p && nsize > osize)
+        memset(p + osize, 0, nsize - osize);
+    return p;
+}
+
+/* A transform pass over a tree of n nodes (fan-out FANOUT), each with a
+** Local and a World, made parents first with the children of one parent
+** one after another: one cascade query, the parent's World read through a
+** from_parent term; ns per node. Checked against pass_tree_raw. */
+double sc_cascade(int64_t n)
+{
+    tecs_world_t *w = tecs_world_new_ex(&(tecs_world_desc_t){ .alloc = zeroing_alloc });
+    CHECK(w != NULL, "world");
+    if (w == NULL)
+        exit(2);
+    tecs_comp_t childof = tecs_childof(w);
+    tecs_comp_t local = TECS_COMPONENT(w, Local), world = TECS_COMPONENT(w, World);
+    CHECK(childof && local && world, "registration");
+    tecs_entity_t *ids = xmalloc((size_t)n * sizeof *ids);
+    int64_t errs = 0;
+    for (int64_t i = 0; i < n; i++) {
+        Local l = local_of(i);
+        ids[i] = tecs_new(w);
+        errs += tecs_set(w, ids[i], local, &l) != TECS_OK;
+        errs += tecs_set(w, ids[i], world, &l) != TECS_OK;
+        if (i > 0)
+            errs += tecs_pair_add(w, ids[i], childof, ids[parent_of(i)]) != TECS_OK;
+    }
+    CHECK(errs == 0, "%lld failed calls building the tree", (long long)errs);
+    tecs_query_t *q = tecs_query_new(w, &(tecs_query_desc_t){
+        .terms = (tecs_term_t[]){ { .comp = local, .access = TECS_READ }, { .comp = world },
+                                  { .comp = world, .from_parent = true, .access = TECS_READ,
+                                    .oper = TECS_OPTIONAL } },
+        .term_count = 3, .cascade = true });
+    CHECK(q != NULL, "query: %s", tecs_last_error_msg(w));
+    double t = 0;
+    if (q != NULL)
+        TIME_PASSES(t, n, pass_tree(q));
+    /* The same world transforms as the hand-written pass, bit for bit. */
+    Local *l = xmalloc((size_t)n * sizeof *l);
+    World *want = xmalloc((size_t)n * sizeof *want);
+    int32_t *par = xmalloc((size_t)n * sizeof *par);
+    for (int64_t i = 0; i < n; i++) {
+        l[i] = local_of(i);
+        par[i] = (int32_t)parent_of(i);
+    }
+    pass_tree_raw(want, l, par, n);
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const World *got = tecs_get(w, ids[i], world);
+        bad += got == NULL || memcmp(got, &want[i], sizeof *got) != 0;
+    }
+    CHECK(bad == 0, "%lld nodes with another world transform", (long long)bad);
+    free(l);
+    free(want);
+    free(par);
+    free(ids);
+    tecs_query_free(q);
+    tecs_world_free(w);
+    return t;
+}
+
+/* The pass of cascade by hand: plain arrays in depth order (a node's
+** parent comes before it), the parent's index per node; ns per node. */
+double sc_cascade_raw(int64_t n)
+{
+    Local *l = xmalloc((size_t)n * sizeof *l);
+    World *wd = xmalloc((size_t)n * sizeof *wd);
+    int32_t *par = xmalloc((size_t)n * sizeof *par);
+    for (int64_t i = 0; i < n; i++) {
+        l[i] = local_of(i);
+        wd[i] = l[i];
+        par[i] = (int32_t)parent_of(i);
+    }
+    double t;
+    TIME_PASSES(t, n, pass_tree_raw(wd, l, par, n));
+    double s = 0;
+    for (int64_t i = 0; i < n; i++)
+        s += wd[i].t[0];
+    CHECK(s == s, "a NaN in the world transforms");
+    free(l);
+    free(wd);
+    free(par);
+    return t;
 }

@@ -2,11 +2,11 @@
 ** hierarchy.c — a solar system as a ChildOf hierarchy: the sun, planets
 ** (children of the sun) and moons (children of their planet). Each body
 ** has a local transform, relative to its parent, and a world transform,
-** propagated from parents to children every frame: the roots (the bodies
-** without a parent) through a query, their descendants through tecs_tree,
-** depth first, so a parent's world transform is ready before its
-** children's. Destroying a planet destroys its moons; giving a moon a
-** new parent is one tecs_pair_add.
+** propagated from parents to children every frame by one cascade query:
+** it hands out the parents' rows before their children's, and a term read
+** from the parent gives each run of siblings their parent's world
+** transform, ready by then. Destroying a planet destroys its moons;
+** giving a moon a new parent is one tecs_pair_add.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,25 +66,18 @@ static void turn(tecs_world_t *w, tecs_query_t *spinning)
     }
 }
 
-/* World transforms: a root's is its local one; each descendant's is its
-** parent's composed with its own local one, parents first. */
-static void propagate(tecs_world_t *w, tecs_query_t *roots)
+/* World transforms: a root's is its local one; each other body's is its
+** parent's composed with its own local one. Terms: Local, World, the
+** parent's World (one value for the step's rows; NULL for the roots). */
+static void propagate(tecs_world_t *w, tecs_query_t *transforms)
 {
-    tecs_iter_t it = TECS_ITER(w, .query = roots);
+    tecs_iter_t it = TECS_ITER(w, .query = transforms);
     while (tecs_iter_next(&it)) {
         const Local *l = TECS_FIELD(&it, Local, 0);
         World *wt = TECS_FIELD(&it, World, 1);
-        for (int32_t i = 0; i < it.count; i++) {
-            wt[i] = l[i];
-            tecs_walk_t d = tecs_tree(w, it.entities[i], TECS_TREE_DEPTH_FIRST);
-            while (tecs_walk_next(&d)) {
-                tecs_entity_t parent = tecs_pair_target(w, d.entity, childof, 0);
-                *TECS_GET_MUT(w, d.entity, world, World) =
-                    compose(*TECS_GET(w, parent, world, World),
-                            *TECS_GET(w, d.entity, local, Local));
-            }
-            EXPECT(!d.stale);   /* nothing changed the hierarchy meanwhile */
-        }
+        const World *up = TECS_FIELD(&it, World, 2);
+        for (int32_t i = 0; i < it.count; i++)
+            wt[i] = up ? compose(*up, l[i]) : l[i];
     }
 }
 
@@ -128,14 +121,19 @@ int main(void)
     tecs_entity_t europa = body(w, "Europa", jupiter, 4, fast);
     EXPECT(tecs_depth(w, sun) == 0 && tecs_depth(w, earth) == 1 && tecs_depth(w, io) == 2);
 
-    /* The roots: every body that has no ChildOf (no parent). */
-    tecs_query_t *roots = TECS_QUERY(w, {.comp = local, .access = TECS_READ}, {.comp = world},
-                                     {.comp = childof, .oper = TECS_NONE});
+    /* Parents before children (cascade), the parent's World beside each
+    ** body's own; optional, so the roots come too. */
+    tecs_query_t *transforms = tecs_query_new(w, &(tecs_query_desc_t){
+        .terms = (tecs_term_t[]){ {.comp = local, .access = TECS_READ}, {.comp = world},
+                                  {.comp = world, .from_parent = true, .access = TECS_READ,
+                                   .oper = TECS_OPTIONAL} },
+        .term_count = 3, .cascade = true });
+    EXPECT(transforms != NULL);
     tecs_query_t *spinning = TECS_QUERY(w, {.comp = local}, {.comp = spin, .access = TECS_READ});
 
     for (int frame = 0; frame < 10; frame++) {
         turn(w, spinning);
-        propagate(w, roots);
+        propagate(w, transforms);
     }
     print_tree(w, sun);
     /* The Moon's world transform is the chain of local ones from the sun. */
@@ -158,7 +156,7 @@ int main(void)
     EXPECT(tecs_pair_has(w, europa, childof, earth) && !tecs_pair_has(w, europa, childof, jupiter));
     for (int frame = 0; frame < 10; frame++) {
         turn(w, spinning);
-        propagate(w, roots);
+        propagate(w, transforms);
     }
     printf("after Mars was destroyed and Europa moved to Earth:\n");
     print_tree(w, sun);
