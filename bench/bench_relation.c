@@ -349,31 +349,13 @@ static BENCH_NOINLINE void pass_tree(tecs_query_t *q)
         (out) = median(t_, CASCADE_PASSES);                                 \
     } while (0)
 
-/* The world's allocator for cascade: fresh bytes are zero. The relation
-** add-on reads its table of component ids (rel_of, grown in add_relation)
-** past what it wrote, and garbage there makes tecs_query_new take Local
-** for a user relation (or crash); zeroed memory keeps the row running
-** until the add-on zeroes the table itself. Only the build allocates. */
-static void *zeroing_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
-{
-    (void)ud;
-    if (nsize == 0) {
-        free(ptr);
-        return NULL;
-    }
-    unsigned char *p = realloc(ptr, nsize);
-    if (p && nsize > osize)
-        memset(p + osize, 0, nsize - osize);
-    return p;
-}
-
 /* A transform pass over a tree of n nodes (fan-out FANOUT), each with a
 ** Local and a World, made parents first with the children of one parent
 ** one after another: one cascade query, the parent's World read through a
 ** from_parent term; ns per node. Checked against pass_tree_raw. */
 double sc_cascade(int64_t n)
 {
-    tecs_world_t *w = tecs_world_new_ex(&(tecs_world_desc_t){ .alloc = zeroing_alloc });
+    tecs_world_t *w = tecs_world_new();
     CHECK(w != NULL, "world");
     if (w == NULL)
         exit(2);

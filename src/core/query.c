@@ -109,6 +109,8 @@ struct tecs_query_t {
     bool rt_write;              /* a write term's component keeps ticks per
                                    row: each run handed out stores them     */
     uint32_t tsize[TECS_MAX_TERMS]; /* each term's value size, 0 for a tag */
+    bool only_shared;           /* every filter is TECS__FK_SHARED, none an
+                                   any-term: runs are found by their keys   */
     bool cascade;               /* matches by rank (w->query.rank) ...      */
     bool unsorted;              /* ... not yet: sorted at the next start    */
 };
@@ -322,6 +324,43 @@ static TECS__NOINLINE void cut_shared(const tecs_query_t *q, const tecs_archetyp
     *n = len;
 }
 
+/* tog_run for a query whose every filter shares its value along a run of
+** one key (q->only_shared: terms read from the parent): the rows of a run
+** share their "has" too, so a run is found by its keys alone and decided
+** by its first row. */
+static TECS__NOINLINE bool shared_run(const tecs_query_t *q, int32_t m,
+                                      const tecs_archetype_t *a, int32_t k, uint32_t lo,
+                                      uint32_t hi, bool rev, uint32_t *at, uint32_t *n,
+                                      uint32_t *absent)
+{
+    const tecs_world_t *w = q->world;
+    const tecs_entity_t *ents = tecs__chunk_ents(tecs__kcols(a, (uint32_t)k));
+    const int8_t *js = match_ents(q, m);
+    uint32_t base = (uint32_t)k << w->arch.shift;
+    for (uint32_t i = rev ? hi : lo; rev ? i > lo : i < hi;) {
+        uint32_t r = rev ? i - 1 : i, len = rev ? r + 1 - lo : hi - r;
+        uint32_t ab = 0;
+        bool pass = true;
+        for (int32_t x = 0; x < q->nf; x++) {
+            const tecs__filter *f = &q->f[x];
+            len = f->kind->same(w, f, ents + r, len, rev ? -1 : 1);
+            bool has = js[x] != TECS__FILTER_OFF && f->kind->row(w, f, a, js[x], base + r);
+            if (f->term.oper == TECS_OPTIONAL)
+                ab |= (uint32_t)!has << f->t;
+            else if (has != (f->term.oper != TECS_NONE))
+                pass = false;
+        }
+        if (pass) {
+            *at = rev ? r + 1 - len : r;
+            *n = len;
+            *absent = ab;
+            return true;
+        }
+        i = rev ? r + 1 - len : r + len;
+    }
+    return false;
+}
+
 /* The first run (rev: the last) of rows of chunk k of match m within the
 ** chunk's rows [lo, hi) that pass, with the same fields throughout: its
 ** first row *at, its length *n and its terms without a field; false if
@@ -330,6 +369,8 @@ static bool tog_run(const tecs_query_t *q, int32_t m, const tecs_archetype_t *a,
                     uint32_t lo, uint32_t hi, bool rev, uint32_t *at, uint32_t *n,
                     uint32_t *absent)
 {
+    if (TECS__UNLIKELY(q->only_shared))
+        return shared_run(q, m, a, k, lo, hi, rev, at, n, absent);
     const int8_t *js = match_ents(q, m);
     uint64_t h[TECS__MAX_FILTERS];
     uint32_t r;                 /* the run's first row found (rev: its last) */
@@ -703,6 +744,10 @@ tecs_query_t *tecs_query_new(tecs_world_t *w, const tecs_query_desc_t *d)
             return NULL;
         }
     }
+    q->only_shared = q->nf > 0;
+    for (int32_t i = 0; i < q->nf; i++)
+        q->only_shared = q->only_shared && (q->f[i].kind->traits & TECS__FK_SHARED) &&
+                         q->f[i].term.oper != TECS_ANY;
     for (int32_t i = 0; i < w->arch.narchs; i++) {
         if (!would_match(q, w->arch.archs[i]))
             continue;

@@ -1946,6 +1946,27 @@ static uint64_t parent_key(const tecs_world_t *w, const tecs__filter *f, tecs_en
     return parent_slot(w->rel, TECS_ENTITY_INDEX(e));
 }
 
+static uint32_t parent_same(const tecs_world_t *w, const tecs__filter *f,
+                            const tecs_entity_t *ents, uint32_t n, int32_t step)
+{
+    (void)f;
+    const rel_state *s = w->rel;
+    uint32_t p = parent_slot(s, TECS_ENTITY_INDEX(ents[0])), k = 1, at = NONE;
+    const rel_page *pg = NULL;
+    /* Siblings made together have neighbouring slots: one page lookup
+    ** serves a run of them. */
+    for (; k < n; k++) {
+        uint32_t x = TECS_ENTITY_INDEX(ents[(int64_t)k * step]);
+        if (x >> LINK_SHIFT != at) {
+            at = x >> LINK_SHIFT;
+            pg = page_of(s, x);
+        }
+        if ((pg ? pg->links[x & (LINK_PAGE - 1)].parent : NONE) != p)
+            break;
+    }
+    return k;
+}
+
 static const tecs__filter_kind parent_kind = {
     .traits = TECS__FK_OPER | TECS__FK_NOCOL | TECS__FK_SHARED,
     .claim = parent_claim,
@@ -1955,6 +1976,7 @@ static const tecs__filter_kind parent_kind = {
     .row = parent_row,
     .value = parent_value,
     .key = parent_key,
+    .same = parent_same,
 };
 
 /* ---- snapshots ------------------------------------------------------------
