@@ -526,8 +526,9 @@ static int pair_want(interp *I, int rel, tecs_entity_t src, tecs_entity_t tgt, i
     if (mode == PAIR_SET && rel != R_VAL)
         return TECS_EINVAL;
     ment *m = mi_find(I, src), *t = mi_find(I, tgt);
-    if (deferred)               /* any id with a slot, a delayed birth's too */
-        return !m ? TECS_EDEAD : mode != PAIR_REMOVE && !t ? TECS_EDEAD : TECS_OK;
+    if (deferred)               /* alive or a queued birth; no delayed birth */
+        return !m || m->st == ST_DELAY ? TECS_EDEAD
+               : mode != PAIR_REMOVE && (!t || t->st == ST_DELAY) ? TECS_EDEAD : TECS_OK;
     if (!m || m->st != ST_ALIVE)
         return TECS_EDEAD;
     if (mode == PAIR_REMOVE)

@@ -30,9 +30,12 @@ extern "C" {
 **
 ** Deferral: while the world is deferred (an iteration, a system, a
 ** callback) the changes queue and apply in order with every other queued
-** change; a change that can no longer apply then (a target dead by then, a
-** cycle made by an earlier queued change) is dropped and counted
-** (tecs_dropped_changes). The reads (has, get, target, the walks) are
+** change; a change that can no longer apply then is dropped: counted
+** (tecs_dropped_changes) when it no longer fits (a cycle made by an
+** earlier queued change), silently when its entity or target died
+** meanwhile (a stale change, as any queued change of a dead entity). A
+** delayed birth (tecs_delayed_new) is no entity for a pair change until
+** tecs_delayed_apply_new makes it (TECS_EDEAD). The reads (has, get, target, the walks) are
 ** allowed everywhere but inside the world's allocator; they see the world
 ** as it is, queued changes not applied. From lifecycle hooks the changes
 ** queue as every structural change does.

@@ -933,6 +933,15 @@ static tecs_err_t apply_op(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, cons
     return user_add(w, s, rel, e, op->target, op->has_value ? op->value : NULL);
 }
 
+/* May a pair change name e now: alive, or, while deferred, also a birth
+** the flush applies first (not a delayed birth, which waits for
+** tecs_delayed_apply_new and would find the change gone)? */
+static bool due(const tecs_world_t *w, tecs_entity_t e, bool deferred)
+{
+    const tecs__record *r = deferred ? tecs__ei_known(w, e) : tecs__ei_alive(w, e);
+    return r != NULL && !(r->arch == TECS__ARCH_PENDING && r->row == TECS__ROW_DELAYED);
+}
+
 /* The public changes: check, then apply now or queue. */
 static tecs_err_t change(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, tecs_entity_t t,
                          const void *value, bool remove, const char *what)
@@ -950,10 +959,9 @@ static tecs_err_t change(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, tecs_e
         return tecs__err(w, TECS_EINVAL, "%s: " TECS__COMP_FMT " is a tag relation",
                          what, TECS__COMP(w, c));
     bool deferred = w->base.defer_depth > 0;
-    const tecs__record *r = deferred ? tecs__ei_known(w, e) : tecs__ei_alive(w, e);
-    if (r == NULL)
+    if (!due(w, e, deferred))
         return tecs__err_dead(w, e);
-    if (!remove && (deferred ? tecs__ei_known(w, t) : tecs__ei_alive(w, t)) == NULL)
+    if (!remove && !due(w, t, deferred))
         return tecs__err(w, TECS_EDEAD, "%s: the target " TECS__ENT_FMT " is not alive",
                          what, TECS__ENT(t));
     unsigned char buf[sizeof(pair_op) + 64];
