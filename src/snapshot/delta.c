@@ -687,7 +687,9 @@ static tecs_err_t apply_values(reader *in, const delta *d, const darch *x)
             if (col >= 0 && (err = put_rows(in, a, col, lc, run->start, run->n)))
                 return err;
         }
-        if ((err = tecs__load_bits(in, a, d->u32 + x->places, run->start, run->n)))
+        /* (An archetype of no components may have no places at all.) */
+        const uint32_t *places = d->u32 ? d->u32 + x->places : NULL;
+        if ((err = tecs__load_bits(in, a, places, run->start, run->n)))
             return err;
         tecs__arch_entered_n(&w->arch, a, run->start, run->n);
     }
