@@ -850,8 +850,9 @@ void *tecs_field(const tecs_iter_t *it, int32_t term);
 bool tecs_field_is_set(const tecs_iter_t *it, int32_t term);
 
 /** False if term's value comes from another entity (a term read from the
- *  parent): its field then points to one value for the whole step, not to
- *  an array of count. True for every other term, and for bad arguments. */
+ *  parent, a (ChildOf, *) term's parent id): its field then points to one
+ *  value for the whole step, not to an array of count. True for every
+ *  other term, and for bad arguments. */
 bool tecs_field_is_self(const tecs_iter_t *it, int32_t term);
 
 /** Private: TECS_FIELD's refusal of a type of the wrong size (records

@@ -599,16 +599,27 @@ TEST(relation_query_pair_terms)
     CHECK_ERR(tecs_pair_add(w, e[5], co, ann), TECS_OK);
     tecs_entity_t out[8];
 
-    tecs_query_t *q = TECS_QUERY(w, { .comp = pos }, { .comp = likes, .target = bob });
+    tecs_query_t *q = TECS_QUERY(w, { .comp = pos },
+                                 { .comp = likes, .target = bob, .access = TECS_FILTER });
     CHECK(q != NULL);
     CHECK_EQ(iter_ids(w, q, out, 8), 2);
     CHECK(out[0] == e[1] && out[1] == e[3]);
     tecs_query_free(q);
 
-    q = TECS_QUERY(w, { .comp = pos }, { .comp = likes, .target = TECS_WILDCARD });
+    /* (Likes, *) hands out each row's target (its first). */
+    q = TECS_QUERY(w, { .comp = pos }, { .comp = likes, .target = TECS_WILDCARD,
+                                         .access = TECS_READ });
     CHECK_EQ(iter_ids(w, q, out, 8), 3);
+    tecs_iter_t ti = TECS_ITER(w, .query = q);
+    int got = 0;
+    while (tecs_iter_next(&ti))
+        for (int32_t r = 0; r < ti.count; r++, got++)
+            CHECK_EQ(((const tecs_entity_t *)tecs_field(&ti, 1))[r],
+                     tecs_pair_target(w, ti.entities[r], likes, 0));
+    CHECK_EQ(got, 3);
     tecs_query_free(q);
-    q = TECS_QUERY(w, { .comp = pos }, { .comp = likes, .oper = TECS_NONE });
+    q = TECS_QUERY(w, { .comp = pos }, { .comp = likes, .target = TECS_WILDCARD,
+                                         .oper = TECS_NONE, .access = TECS_FILTER });
     CHECK_EQ(iter_ids(w, q, out, 8), 3);                /* e2, then e0 and e5 (ChildOf) */
     CHECK(out[0] == e[2] && out[1] == e[0] && out[2] == e[5]);
     tecs_query_free(q);
@@ -632,16 +643,28 @@ TEST(relation_query_pair_terms)
     tecs_query_free(q);
 
     /* (ChildOf, p): p's children; (ChildOf, *): every child. */
-    q = TECS_QUERY(w, { .comp = pos }, { .comp = co, .target = ann });
+    q = TECS_QUERY(w, { .comp = pos }, { .comp = co, .target = ann, .access = TECS_FILTER });
     CHECK_EQ(iter_ids(w, q, out, 8), 1);
     CHECK_EQ(out[0], e[5]);
     tecs_query_free(q);
-    q = TECS_QUERY(w, { .comp = pos }, { .comp = co, .target = TECS_WILDCARD });
+    /* (ChildOf, *) hands out the parent: one id for a step of siblings. */
+    q = TECS_QUERY(w, { .comp = pos }, { .comp = co, .target = TECS_WILDCARD,
+                                         .access = TECS_READ });
     CHECK_EQ(iter_ids(w, q, out, 8), 2);
+    ti = TECS_ITER(w, .query = q);
+    got = 0;
+    while (tecs_iter_next(&ti)) {
+        CHECK(!tecs_field_is_self(&ti, 1));
+        CHECK_EQ(ti.count, 1);                  /* e0 and e5: two parents */
+        CHECK_EQ(*(const tecs_entity_t *)tecs_field(&ti, 1),
+                 tecs_pair_target(w, ti.entities[0], co, 0));
+        got++;
+    }
+    CHECK_EQ(got, 2);
     tecs_query_free(q);
 
     /* A pair term follows the changes; a dead target matches nothing. */
-    q = TECS_QUERY(w, { .comp = pos }, { .comp = likes, .target = ann });
+    q = TECS_QUERY(w, { .comp = pos }, { .comp = likes, .target = ann, .access = TECS_FILTER });
     CHECK_EQ(iter_ids(w, q, out, 8), 2);
     CHECK_ERR(tecs_destroy(w, ann), TECS_OK);
     CHECK_EQ(iter_ids(w, q, out, 8), 0);
@@ -654,7 +677,12 @@ TEST(relation_query_pair_terms)
     CHECK_ERR(tecs_last_error(w), TECS_EINVAL);
     CHECK(TECS_QUERY(w, { .comp = likes, .target = bob },
                      { .comp = likes, .target = bob }) == NULL);
-    q = TECS_QUERY(w, { .comp = likes, .target = bob }, { .comp = likes, .target = e[0] });
+    CHECK(TECS_QUERY(w, { .comp = likes, .access = TECS_FILTER }) == NULL);  /* no target */
+    CHECK(strstr(tecs_last_error_msg(w), "target") != NULL);
+    CHECK(TECS_QUERY(w, { .comp = likes, .target = bob }) == NULL);     /* a write term */
+    CHECK_ERR(tecs_last_error(w), TECS_EINVAL);
+    q = TECS_QUERY(w, { .comp = likes, .target = bob, .access = TECS_FILTER },
+                   { .comp = likes, .target = e[0], .access = TECS_FILTER });
     CHECK(q != NULL);
     tecs_query_free(q);
     TW_CHECK(w);

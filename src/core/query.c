@@ -614,7 +614,7 @@ tecs_err_t tecs__query_add_kind(tecs_world_t *w, const tecs__filter_kind *kind)
 
 /* Give term t of q the filters whose kinds claim it: the core's, then the
 ** add-ons'. */
-static void add_filters(tecs_query_t *q, int32_t t)
+static tecs_err_t add_filters(tecs_query_t *q, int32_t t)
 {
     const tecs_term_t *term = &q->terms[t];
     bool decided = false;
@@ -627,6 +627,11 @@ static void add_filters(tecs_query_t *q, int32_t t)
         *f = (tecs__filter){ .kind = kind, .term = *term, .t = (uint8_t)t };
         if (!kind->claim(q->world, f))
             continue;
+        tecs_err_t err = kind->refuse ? kind->refuse(q->world, f) : TECS_OK;
+        if (err)
+            return err;
+        if (kind->size && (kind->traits & TECS__FK_OPER))
+            q->tsize[t] = kind->size(q->world, f);
         q->nf++;
         q->filtered = true;
         q->walks = q->walks || (kind->count != NULL && f->term.oper == TECS_WITH);
@@ -649,6 +654,7 @@ static void add_filters(tecs_query_t *q, int32_t t)
             q->varying |= 1u << t;      /* its rows pass by runs of a key */
         }
     }
+    return TECS_OK;
 }
 
 static tecs_err_t validate_terms(tecs_world_t *w, const tecs_query_desc_t *d)
@@ -732,7 +738,10 @@ tecs_query_t *tecs_query_new(tecs_world_t *w, const tecs_query_desc_t *d)
             q->write_mask |= 1u << t;
         q->rt_write = q->rt_write || (((q->write_mask >> t) & 1u) &&
                                       w->comp.comps[q->terms[t].comp].row_ticks);
-        add_filters(q, t);
+        if (add_filters(q, t)) {
+            query_release(q);
+            return NULL;
+        }
         if ((q->terms[t].target != 0 || q->terms[t].comp == TECS_WILDCARD ||
              q->terms[t].from_parent) && !((q->decided >> t) & 1u)) {
             tecs__err(w, TECS_EINVAL, q->terms[t].from_parent
@@ -2032,7 +2041,8 @@ bool tecs_field_is_self(const tecs_iter_t *it, int32_t term)
         !((it->priv_.flags & ITER_PART) || iter_live(it)) || term < 0 ||
         term >= it->priv_.query->nterms)
         return true;
-    return !it->priv_.query->terms[term].from_parent;
+    const tecs_query_t *q = it->priv_.query;
+    return !q->terms[term].from_parent && !((q->shared >> term) & 1u);
 }
 
 bool tecs_field_is_set(const tecs_iter_t *it, int32_t term)

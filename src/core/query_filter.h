@@ -95,6 +95,12 @@ typedef struct tecs__filter_kind {
     uint64_t (*key)(const tecs_world_t *w, const tecs__filter *f, tecs_entity_t e);
     uint32_t (*same)(const tecs_world_t *w, const tecs__filter *f, const tecs_entity_t *ents,
                      uint32_t n, int32_t step);
+    /* NULL, or why the kind refuses the term it claimed (an error it
+    ** records), TECS_OK if it takes it. */
+    tecs_err_t (*refuse)(tecs_world_t *w, const tecs__filter *f);
+    /* NULL, or the bytes of the value the term hands out (else its
+    ** component's size). */
+    uint32_t (*size)(const tecs_world_t *w, const tecs__filter *f);
 } tecs__filter_kind;
 
 struct tecs__filter {

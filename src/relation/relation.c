@@ -1759,7 +1759,42 @@ static bool user_claim(const tecs_world_t *w, tecs__filter *f)
     if (t->comp == TECS_WILDCARD)
         return t->target != 0 && t->target != (tecs_entity_t)TECS_WILDCARD;
     int32_t i = rel_index(w, t->comp);
-    return i >= 0 && !w->rel->rels[i].childof && t->change == TECS_CHANGE_ANY;
+    return i >= 0 && !w->rel->rels[i].childof && !t->from_parent;
+}
+
+/* A pair term reads (TECS_READ or TECS_FILTER) and names its target. */
+static tecs_err_t pair_refuse(tecs_world_t *w, const tecs__filter *f)
+{
+    const tecs_term_t *t = &f->term;
+    if (t->target == 0)
+        return tecs__err(w, TECS_EINVAL, "term %d: a term of relation " TECS__COMP_FMT
+                         " names the pair's target (TECS_WILDCARD: any)", (int)f->t,
+                         TECS__COMP(w, t->comp));
+    if (t->access == TECS_WRITE || t->change != TECS_CHANGE_ANY)
+        return tecs__err(w, TECS_EINVAL, "term %d: a pair term is TECS_READ or TECS_FILTER, "
+                         "with no change", (int)f->t);
+    return TECS_OK;
+}
+
+/* (R, t) hands out the pair's value; (R, *) and ChildOf's terms the
+** target, a tecs_entity_t. */
+static uint32_t pair_size(const tecs_world_t *w, const tecs__filter *f)
+{
+    const tecs_term_t *t = &f->term;
+    int32_t i = rel_index(w, t->comp);
+    if (i < 0)
+        return 0;
+    if (w->rel->rels[i].childof || t->target == (tecs_entity_t)TECS_WILDCARD)
+        return sizeof(tecs_entity_t);
+    return w->rel->rels[i].size;
+}
+
+/* The id of slot x where it lies, in its row: valid while its row does
+** not move (an iteration defers every move). */
+static void *id_in_row(const tecs_world_t *w, uint32_t x)
+{
+    const tecs__record *r = &w->ei.recs[x];
+    return tecs__ent_ptr(tecs__rec_arch(w, r), w, r->row);
 }
 
 static int8_t user_match(const tecs_world_t *w, const tecs__filter *f, const tecs_archetype_t *a)
@@ -1808,10 +1843,10 @@ static void *user_value(const tecs_world_t *w, const tecs__filter *f, tecs_entit
     if (i < 0)
         return NULL;
     const rel_info *ri = &w->rel->rels[i];
-    if (t->target != 0 && t->target != (tecs_entity_t)TECS_WILDCARD)
+    if (t->target != (tecs_entity_t)TECS_WILDCARD)
         return (void *)(uintptr_t)tecs_pair_get(w, e, t->comp, t->target);
     const rel_head *h = map_find(w->rel, i, TECS_ENTITY_INDEX(e));
-    return h && h->nsrc > 0 ? node_val(ri, h->src) : NULL;
+    return h && h->nsrc > 0 ? id_in_row(w, ri->nodes[h->src].tgt) : NULL;
 }
 
 static const tecs__filter_kind user_kind = {
@@ -1822,6 +1857,8 @@ static const tecs__filter_kind user_kind = {
     .word = user_word,
     .row = user_row,
     .value = user_value,
+    .refuse = pair_refuse,
+    .size = pair_size,
 };
 
 static bool childof_claim(const tecs_world_t *w, tecs__filter *f)
@@ -1844,8 +1881,11 @@ static bool childof_uniform(const tecs_world_t *w, const tecs__filter *f,
 {
     (void)a, (void)entry;
     tecs_entity_t p = f->term.target;
-    return p == (tecs_entity_t)TECS_WILDCARD || tecs__ei_alive(w, p) == NULL ||
-           !is_parent(w->rel, TECS_ENTITY_INDEX(p));
+    if (tecs__ei_alive(w, p) == NULL && p != (tecs_entity_t)TECS_WILDCARD)
+        return true;                    /* no row has it */
+    if (f->term.access != TECS_FILTER && f->term.oper != TECS_NONE)
+        return false;                   /* its value comes run by run */
+    return p == (tecs_entity_t)TECS_WILDCARD || !is_parent(w->rel, TECS_ENTITY_INDEX(p));
 }
 
 static uint64_t childof_word(const tecs_world_t *w, const tecs__filter *f,
@@ -1864,13 +1904,31 @@ static bool childof_row(const tecs_world_t *w, const tecs__filter *f,
     return term_has(w, &f->term, *tecs__ent_ptr(a, w, row));
 }
 
+/* A ChildOf term's value is the row's parent id, shared by a run of
+** siblings. */
+static void *childof_value(const tecs_world_t *w, const tecs__filter *f, tecs_entity_t e)
+{
+    (void)f;
+    uint32_t p = parent_slot(w->rel, TECS_ENTITY_INDEX(e));
+    return p == NONE ? NULL : id_in_row(w, p);
+}
+
+static uint64_t parent_key(const tecs_world_t *w, const tecs__filter *f, tecs_entity_t e);
+static uint32_t parent_same(const tecs_world_t *w, const tecs__filter *f,
+                            const tecs_entity_t *ents, uint32_t n, int32_t step);
+
 static const tecs__filter_kind childof_kind = {
-    .traits = TECS__FK_OPER,
+    .traits = TECS__FK_OPER | TECS__FK_SHARED,
     .claim = childof_claim,
     .match = childof_match,
     .uniform = childof_uniform,
     .word = childof_word,
     .row = childof_row,
+    .value = childof_value,
+    .key = parent_key,
+    .same = parent_same,
+    .refuse = pair_refuse,
+    .size = pair_size,
 };
 
 /* A term read from the parent, { .comp = C, .from_parent = true }: the
