@@ -890,9 +890,7 @@ static double sc_deferred(int64_t n)
 
 /* ---- memory ------------------------------------------------------------ */
 
-typedef struct counter { size_t live; } counter;
-
-static void *counting_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+void *counting_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
     counter *c = ud;
     if (nsize == 0) {

@@ -76,6 +76,10 @@ static inline uint64_t rng_next(uint64_t *s)
 ** pass of integrate over a query's steps (fields 0 and 1). */
 double median(double *v, int n);
 void *xmalloc(size_t size);
+/* An allocator hook (tecs_world_desc_t.alloc) that counts the bytes a world
+** holds in the counter its ud points to: the memory rows. */
+typedef struct counter { size_t live; } counter;
+void *counting_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
 void fill_values(Position *p, Velocity *v, int64_t n);
 void pass_chunks(tecs_query_t *q);
 

@@ -191,22 +191,6 @@ double sc_children(int64_t n)
 
 /* ---- memory ------------------------------------------------------------ */
 
-typedef struct counter { size_t live; } counter;
-
-static void *counting_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
-{
-    counter *c = ud;
-    if (nsize == 0) {
-        c->live -= osize;
-        free(ptr);
-        return NULL;
-    }
-    void *p = realloc(ptr, nsize);
-    if (p)
-        c->live += nsize - osize;
-    return p;
-}
-
 /* Bytes per entity of np parents and n children (n / np a parent), each
 ** with Position and Velocity made by new + set (as the memory row), each
 ** child linked to its parent with ChildOf as it is made, or not (plain);

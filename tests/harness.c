@@ -94,3 +94,33 @@ void tw_free(tecs_world_t *w)
     }
     test_fail(__FILE__, __LINE__, "tw_free of an unknown world");
 }
+
+/* The checksum as docs/SNAPSHOT.md states it (section "Checksum"). */
+uint64_t tw_doc_sum(const unsigned char *p, size_t n)
+{
+    uint64_t a[4], b[4];
+    for (int k = 0; k < 4; k++)
+        a[k] = b[k] = (uint64_t)k + 1;
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32)
+        for (int k = 0; k < 4; k++) {
+            uint64_t w = 0;
+            for (int j = 7; j >= 0; j--)
+                w = w << 8 | p[i + 8 * (size_t)k + (size_t)j];
+            a[k] += w;
+            b[k] += a[k];
+        }
+    for (; i < n; i++) {
+        a[0] += p[i] + 1u;
+        b[0] += a[0];
+    }
+    uint64_t h = 0xcbf29ce484222325ull ^ n;
+    const uint64_t v[8] = { a[0], b[0], a[1], b[1], a[2], b[2], a[3], b[3] };
+    for (int k = 0; k < 8; k++) {
+        h = (h ^ v[k]) * 0x100000001b3ull;
+        h ^= h >> 29;
+    }
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    return h ^ (h >> 33);
+}

@@ -202,36 +202,6 @@ TEST(relsnap_relation_kinds_must_agree)
     tw_free(a.w);
 }
 
-/* The checksum as docs/SNAPSHOT.md states it (section "Checksum"). */
-static uint64_t doc_sum(const unsigned char *p, size_t n)
-{
-    uint64_t a[4], b[4];
-    for (int k = 0; k < 4; k++)
-        a[k] = b[k] = (uint64_t)k + 1;
-    size_t i = 0;
-    for (; i + 32 <= n; i += 32)
-        for (int k = 0; k < 4; k++) {
-            uint64_t w = 0;
-            for (int j = 7; j >= 0; j--)
-                w = w << 8 | p[i + 8 * (size_t)k + (size_t)j];
-            a[k] += w;
-            b[k] += a[k];
-        }
-    for (; i < n; i++) {
-        a[0] += p[i] + 1u;
-        b[0] += a[0];
-    }
-    uint64_t h = 0xcbf29ce484222325ull ^ n;
-    const uint64_t v[8] = { a[0], b[0], a[1], b[1], a[2], b[2], a[3], b[3] };
-    for (int k = 0; k < 8; k++) {
-        h = (h ^ v[k]) * 0x100000001b3ull;
-        h ^= h >> 29;
-    }
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    return h ^ (h >> 33);
-}
-
 static uint32_t le32(const unsigned char *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
@@ -263,7 +233,7 @@ static unsigned char *rels_at(unsigned char *b, size_t n, size_t *len)
 /* Give RELS (payload pay, len bytes) its sum again. */
 static void rels_resum(unsigned char *pay, size_t len)
 {
-    put_le64(pay + len + 8, doc_sum(pay, len));
+    put_le64(pay + len + 8, tw_doc_sum(pay, len));
 }
 
 static void check_empty(tecs_world_t *w)
@@ -400,7 +370,7 @@ static unsigned char *without_rels(const tecs_snapshot_buf_t *buf, size_t *n)
     *n = at + 20;
     CHECK_EQ(le32(b + 12) & ~1u, 2);        /* SNAP_FLAG_RELS (bit 0: a big-endian host) */
     put_le32(b + 12, le32(b + 12) & 1u);
-    put_le64(b + 16, doc_sum(b, 16));
+    put_le64(b + 16, tw_doc_sum(b, 16));
     return b;
 }
 

@@ -1110,36 +1110,6 @@ TEST(snapshot_strings_through_descriptions)
     CHECK_EQ(live_labels, 0);
 }
 
-/* The checksum as docs/SNAPSHOT.md states it (section "Checksum"). */
-static uint64_t doc_sum(const unsigned char *p, size_t n)
-{
-    uint64_t a[4], b[4];
-    for (int k = 0; k < 4; k++)
-        a[k] = b[k] = (uint64_t)k + 1;
-    size_t i = 0;
-    for (; i + 32 <= n; i += 32)
-        for (int k = 0; k < 4; k++) {
-            uint64_t w = 0;
-            for (int j = 7; j >= 0; j--)
-                w = w << 8 | p[i + 8 * (size_t)k + (size_t)j];
-            a[k] += w;
-            b[k] += a[k];
-        }
-    for (; i < n; i++) {
-        a[0] += p[i] + 1u;
-        b[0] += a[0];
-    }
-    uint64_t h = 0xcbf29ce484222325ull ^ n;
-    const uint64_t v[8] = { a[0], b[0], a[1], b[1], a[2], b[2], a[3], b[3] };
-    for (int k = 0; k < 8; k++) {
-        h = (h ^ v[k]) * 0x100000001b3ull;
-        h ^= h >> 29;
-    }
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    return h ^ (h >> 33);
-}
-
 static uint32_t le32_at(const unsigned char *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
@@ -1161,14 +1131,14 @@ static void put_le32_at(unsigned char *p, uint32_t v)
 static size_t section_len(const unsigned char *tag, size_t len)
 {
     CHECK_EQ(le64_at(tag + 4 + len), (uint64_t)len);
-    CHECK_EQ(le64_at(tag + 4 + len + 8), doc_sum(tag + 4, len));
+    CHECK_EQ(le64_at(tag + 4 + len + 8), tw_doc_sum(tag + 4, len));
     return len;
 }
 
 /* Give the section at tag (payload of len bytes) its sum again. */
 static void resum(unsigned char *tag, size_t len)
 {
-    uint64_t h = doc_sum(tag + 4, len);
+    uint64_t h = tw_doc_sum(tag + 4, len);
     put_le32_at(tag + 4 + len + 8, (uint32_t)h);
     put_le32_at(tag + 4 + len + 12, (uint32_t)(h >> 32));
 }

@@ -310,14 +310,10 @@ static TECS__NOINLINE void cut_shared(const tecs_query_t *q, const tecs_archetyp
                                       uint32_t *n, uint32_t absent)
 {
     const tecs_entity_t *ents = tecs__chunk_ents(tecs__kcols(a, (uint32_t)k));
-    uint32_t len = 1;
+    uint32_t len = *n;
     for (uint32_t t = q->shared & ~absent; t; t &= t - 1) {
         const tecs__filter *f = &q->f[q->vf[TECS__CTZ(t)]];
-        uint64_t key = f->kind->key(q->world, f, ents[r]);
-        uint32_t same = 1;
-        while (same < *n && f->kind->key(q->world, f, ents[rev ? r - same : r + same]) == key)
-            same++;
-        len = t == (q->shared & ~absent) || same < len ? same : len;
+        len = f->kind->same(q->world, f, ents + r, len, rev ? -1 : 1);
     }
     if (rev)
         *at = r + 1 - len;

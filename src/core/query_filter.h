@@ -89,10 +89,9 @@ typedef struct tecs__filter_kind {
     /* NULL, or the value a one-row step of e hands out for its term
     ** (TECS__FK_NOCOL: its field is no column of the chunk). */
     void *(*value)(const tecs_world_t *w, const tecs__filter *f, tecs_entity_t e);
-    /* TECS__FK_SHARED: the key of e's value (rows of one key share it) ...
-    ** and how many of the n entities at ents, ents + step, ents + 2 step,
-    ** ... (step 1 or -1) share the key of the first (n >= 1). */
-    uint64_t (*key)(const tecs_world_t *w, const tecs__filter *f, tecs_entity_t e);
+    /* TECS__FK_SHARED: how many of the n entities at ents, ents + step,
+    ** ents + 2 step, ... (step 1 or -1) share the key of the first's value
+    ** (n >= 1): rows of one key share it. */
     uint32_t (*same)(const tecs_world_t *w, const tecs__filter *f, const tecs_entity_t *ents,
                      uint32_t n, int32_t step);
     /* NULL, or why the kind refuses the term it claimed (an error it

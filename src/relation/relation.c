@@ -1827,7 +1827,8 @@ static uint64_t user_word(const tecs_world_t *w, const tecs__filter *f,
     return k < 0 ? 0 : term_word(w, f, a, k, wi);
 }
 
-static bool user_row(const tecs_world_t *w, const tecs__filter *f, const tecs_archetype_t *a,
+/* Does row of a hold the term's pair (either kind of pair term)? */
+static bool pair_row(const tecs_world_t *w, const tecs__filter *f, const tecs_archetype_t *a,
                      int8_t entry, uint32_t row)
 {
     (void)entry;
@@ -1855,7 +1856,7 @@ static const tecs__filter_kind user_kind = {
     .match = user_match,
     .uniform = user_uniform,
     .word = user_word,
-    .row = user_row,
+    .row = pair_row,
     .value = user_value,
     .refuse = pair_refuse,
     .size = pair_size,
@@ -1897,13 +1898,6 @@ static uint64_t childof_word(const tecs_world_t *w, const tecs__filter *f,
     return term_word(w, f, a, k, wi);
 }
 
-static bool childof_row(const tecs_world_t *w, const tecs__filter *f,
-                        const tecs_archetype_t *a, int8_t entry, uint32_t row)
-{
-    (void)entry;
-    return term_has(w, &f->term, *tecs__ent_ptr(a, w, row));
-}
-
 /* A ChildOf term's value is the row's parent id, shared by a run of
 ** siblings. */
 static void *childof_value(const tecs_world_t *w, const tecs__filter *f, tecs_entity_t e)
@@ -1913,7 +1907,6 @@ static void *childof_value(const tecs_world_t *w, const tecs__filter *f, tecs_en
     return p == NONE ? NULL : id_in_row(w, p);
 }
 
-static uint64_t parent_key(const tecs_world_t *w, const tecs__filter *f, tecs_entity_t e);
 static uint32_t parent_same(const tecs_world_t *w, const tecs__filter *f,
                             const tecs_entity_t *ents, uint32_t n, int32_t step);
 
@@ -1923,9 +1916,8 @@ static const tecs__filter_kind childof_kind = {
     .match = childof_match,
     .uniform = childof_uniform,
     .word = childof_word,
-    .row = childof_row,
+    .row = pair_row,
     .value = childof_value,
-    .key = parent_key,
     .same = parent_same,
     .refuse = pair_refuse,
     .size = pair_size,
@@ -2006,12 +1998,6 @@ static bool parent_row(const tecs_world_t *w, const tecs__filter *f, const tecs_
     return parent_value(w, f, *tecs__ent_ptr(a, w, row)) != NULL;
 }
 
-static uint64_t parent_key(const tecs_world_t *w, const tecs__filter *f, tecs_entity_t e)
-{
-    (void)f;
-    return parent_slot(w->rel, TECS_ENTITY_INDEX(e));
-}
-
 static uint32_t parent_same(const tecs_world_t *w, const tecs__filter *f,
                             const tecs_entity_t *ents, uint32_t n, int32_t step)
 {
@@ -2041,7 +2027,6 @@ static const tecs__filter_kind parent_kind = {
     .word = parent_word,
     .row = parent_row,
     .value = parent_value,
-    .key = parent_key,
     .same = parent_same,
 };
 
