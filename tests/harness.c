@@ -124,3 +124,16 @@ uint64_t tw_doc_sum(const unsigned char *p, size_t n)
     h *= 0xff51afd7ed558ccdull;
     return h ^ (h >> 33);
 }
+
+void *tw_dirty_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+    (void)ud;
+    if (nsize == 0) {
+        free(ptr);
+        return NULL;
+    }
+    unsigned char *p = realloc(ptr, nsize);
+    if (p && nsize > osize)
+        memset(p + (ptr ? osize : 0), 0x5a, nsize - (ptr ? osize : 0));
+    return p;
+}

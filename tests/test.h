@@ -66,6 +66,9 @@ tecs_world_t *tw_new_ex(tw_alloc *a, int32_t rows);
 tecs_world_t *tw_new(void);
 /* Free a world made by tw_new and check that nothing leaked. */
 void tw_free(tecs_world_t *w);
+/* An allocator hook whose new bytes are never zero: what a world reads
+** before it writes shows (no counting, no failures). */
+void *tw_dirty_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
 /* A snapshot's checksum of n bytes at p, computed as docs/SNAPSHOT.md
 ** states it (section "Checksum"), apart from the library's code. */
 uint64_t tw_doc_sum(const unsigned char *p, size_t n);

@@ -493,24 +493,9 @@ static tecs_err_t oom_queued(tecs_world_t *w, tecs_comp_t co, tecs_comp_t rel,
     return err ? err : end;
 }
 
-/* An allocator whose new bytes are never zero: what is read before it is
-** written shows. */
-static void *junk_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
-{
-    (void)ud;
-    if (nsize == 0) {
-        free(ptr);
-        return NULL;
-    }
-    unsigned char *p = realloc(ptr, nsize);
-    if (p && nsize > osize)
-        memset(p + (ptr ? osize : 0), 0x5a, nsize - (ptr ? osize : 0));
-    return p;
-}
-
 TEST(relation_plain_components_are_not_relations)
 {
-    tecs_world_t *w = tecs_world_new_ex(&(tecs_world_desc_t){ .alloc = junk_alloc });
+    tecs_world_t *w = tecs_world_new_ex(&(tecs_world_desc_t){ .alloc = tw_dirty_alloc });
     CHECK(w != NULL);
     tecs_comp_t likes = tecs_relation_new(w, &(tecs_relation_desc_t){
         .component = { .name = "Likes" } });

@@ -623,26 +623,12 @@ TEST(relsnap_delta_bad_or_out_of_memory_empties_mirror)
     tw_free(a.w);
 }
 
-/* An allocator whose new bytes are never zero. */
-static void *dirty_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
-{
-    (void)ud;
-    if (nsize == 0) {
-        free(ptr);
-        return NULL;
-    }
-    unsigned char *p = realloc(ptr, nsize);
-    if (p && nsize > osize)
-        memset(p + (ptr ? osize : 0), 0x5a, nsize - (ptr ? osize : 0));
-    return p;
-}
-
 /* Memory the allocator hands out dirty makes no plain component a
 ** relation: a load's adoption and the checks ask tecs_is_relation of
 ** every component the snapshot names. */
 TEST(relsnap_plain_components_stay_plain_on_dirty_memory)
 {
-    tecs_world_t *w = tecs_world_new_ex(&(tecs_world_desc_t){ .alloc = dirty_alloc });
+    tecs_world_t *w = tecs_world_new_ex(&(tecs_world_desc_t){ .alloc = tw_dirty_alloc });
     tecs_comp_t pos = TECS_COMPONENT(w, Position);
     CHECK(tecs_childof(w) != 0);
     tecs_comp_t later = TECS_COMPONENT(w, Velocity);
