@@ -135,6 +135,11 @@ typedef struct tecs__bus {
                                    raised: the pair's target (its listeners
                                    take it, then clear it for the events
                                    their callbacks raise); else 0           */
+    bool in_place;              /* the component event being raised changes
+                                   what its entity holds with no move (a
+                                   pair's, raised by the relation add-on):
+                                   membership follows the event itself
+                                   (taken and cleared as target is)         */
 } tecs__bus;
 
 #endif /* TECS_EVENT_H */

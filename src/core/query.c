@@ -929,7 +929,7 @@ bool tecs__query_row_ok(const tecs_query_t *q, int32_t m, uint32_t row)
 }
 
 bool tecs__query_entity_ok(const tecs_query_t *q, const tecs_archetype_t *a, tecs_entity_t e,
-                           tecs_comp_t flip)
+                           const tecs__view *v)
 {
     int16_t cols[TECS_MAX_TERMS];
     int8_t js[TECS__MAX_FILTERS + 1];
@@ -939,7 +939,7 @@ bool tecs__query_entity_ok(const tecs_query_t *q, const tecs_archetype_t *a, tec
     for (int32_t i = 0; i < q->nf; i++) {
         const tecs__filter *f = &q->f[i];
         if (f->kind->entity != NULL)
-            tog_apply(f->term.oper, f->kind->entity(q->world, f, a, js[i], e, flip), &pass,
+            tog_apply(f->term.oper, f->kind->entity(q->world, f, a, js[i], e, v), &pass,
                       &any);
     }
     return pass & any & 1u;
@@ -1014,8 +1014,59 @@ bool tecs__query_has_changes(const tecs_query_t *q)
 
 bool tecs__query_toggles(const tecs_query_t *q, tecs_comp_t c)
 {
+    for (int32_t i = 0; i < q->nf; i++) {
+        const tecs__filter *f = &q->f[i];
+        if (f->kind->entity != NULL &&
+            (f->kind->hears ? f->kind->hears(q->world, f, c) : f->term.comp == c))
+            return true;
+    }
+    return false;
+}
+
+void tecs__query_watch(tecs_query_t *q, int32_t d)
+{
+    tecs_world_t *w = q->world;
+    for (int32_t i = 0; i < q->nf; i++) {
+        const tecs__filter *f = &q->f[i];
+        if (f->kind->entity == NULL)
+            continue;
+        if (f->kind->watch) {
+            f->kind->watch(w, f, d);
+        } else {
+            w->comp.comps[f->term.comp].watch += (uint32_t)d;
+            w->comp.comps[f->term.comp].watch_noset += (uint32_t)d;
+        }
+    }
+    if (d > 0)
+        tecs__toghots_close(&w->arch);  /* toggles may have events now */
+}
+
+/* Is filter i the first of its kind in q (filters of one kind name the
+** same dependents)? */
+static bool first_of_kind(const tecs_query_t *q, int32_t i)
+{
+    for (int32_t j = 0; j < i; j++)
+        if (q->f[j].kind == q->f[i].kind)
+            return false;
+    return true;
+}
+
+bool tecs__query_each_dep(const tecs_query_t *q, tecs_entity_t e,
+                          void (*fn)(tecs_world_t *w, tecs_entity_t dep, void *ctx), void *ctx)
+{
+    bool any = false;
     for (int32_t i = 0; i < q->nf; i++)
-        if (q->f[i].term.comp == c && q->f[i].kind->entity != NULL)
+        if (q->f[i].kind->each_dep && first_of_kind(q, i)) {
+            q->f[i].kind->each_dep(q->world, &q->f[i], e, fn, ctx);
+            any = true;
+        }
+    return any;
+}
+
+bool tecs__query_has_deps(const tecs_query_t *q)
+{
+    for (int32_t i = 0; i < q->nf; i++)
+        if (q->f[i].kind->each_dep)
             return true;
     return false;
 }

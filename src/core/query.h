@@ -78,10 +78,10 @@ void tecs__query_drop(tecs_query_t *q);
 bool tecs__query_row_ok(const tecs_query_t *q, int32_t m, uint32_t row);
 /* Does e match q, its components read from archetype a (NULL: false) and
 ** its enabled bits from its row (a component its archetype no longer has:
-** the one the store is removing, w->store.gone), with flip's bit read
-** inverted (0: none)? For membership events: before and after a change. */
+** the one the store is removing, w->store.gone), the rest read as v says
+** (NULL: as it is)? For membership events: before and after a change. */
 bool tecs__query_entity_ok(const tecs_query_t *q, const tecs_archetype_t *a, tecs_entity_t e,
-                           tecs_comp_t flip);
+                           const tecs__view *v);
 /* Are q's rows decided one by one, by toggle or change terms
 ** (tecs__query_clip then cuts the runs of a snapshot)? */
 bool tecs__query_rowwise(const tecs_query_t *q);
@@ -104,8 +104,20 @@ void tecs__query_run(tecs_query_t *q, bool parts);
 ** observers refuse such a query: what it matches moves with the ticks, no
 ** event tells when. */
 bool tecs__query_has_changes(const tecs_query_t *q);
-/* Is c the component of one of q's toggle terms? */
+/* Does an ADD / REMOVE event of c (or an ENABLE / DISABLE) change what
+** one of q's row filters says of the entity, with no move (a toggle term
+** of c, a sparse c, a pair term of relation c)? */
 bool tecs__query_toggles(const tecs_query_t *q, tecs_comp_t c);
+/* A cache or membership observer of q starts (d 1) or stops (-1) wanting
+** the events tecs__query_toggles names. */
+void tecs__query_watch(tecs_query_t *q, int32_t d);
+/* Call fn for the entities whose match of q reads e's archetype besides
+** their own (children, for a term read from the parent), once each;
+** false (and no call) if q has none such terms. */
+bool tecs__query_each_dep(const tecs_query_t *q, tecs_entity_t e,
+                          void (*fn)(tecs_world_t *w, tecs_entity_t dep, void *ctx), void *ctx);
+/* Has q a term of that kind (a move of one entity re-decides others)? */
+bool tecs__query_has_deps(const tecs_query_t *q);
 /* Rows q matches now, whatever its toggle terms say. */
 int64_t tecs__query_rows(const tecs_query_t *q);
 /* Point it at count rows of q from row first (in iteration order) for a

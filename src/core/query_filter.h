@@ -29,7 +29,10 @@
 **     kind->match(a)                 once per matched archetype
 **     kind->uniform, kind->word      a step's rows: all alike, or 64 a word
 **     kind->row, kind->entity        one row (where, caches), one entity
-**                                    (membership events)
+**                                    (membership events: kind->hears names
+**                                    the events that change it, kind->watch
+**                                    asks for them, kind->each_dep the
+**                                    entities a move re-decides)
 **     kind->count, kind->member      the entities that have it, walked
 **                                    when they are few next to the rows
 */
@@ -38,6 +41,18 @@
 #define TECS__MAX_FILTERS (2 * TECS_MAX_TERMS)
 
 typedef struct tecs__filter tecs__filter;
+
+/* How a membership test reads the world: as it is, except that flip's
+** state of the entity tested (its enabled bit, its sparse membership, the
+** pair a relation's event announces) reads as on the other side of the
+** event, and that entity `moved` reads from archetype `from` (where it was
+** before the move being announced: a parent, for its children's terms
+** read from the parent). */
+typedef struct tecs__view {
+    tecs_comp_t flip;           /* 0: none                                  */
+    tecs_entity_t moved;        /* 0: none                                  */
+    const tecs_archetype_t *from;
+} tecs__view;
 
 /* What a kind's filters are (tecs__filter_kind.traits). */
 enum {
@@ -75,10 +90,22 @@ typedef struct tecs__filter_kind {
     bool (*row)(const tecs_world_t *w, const tecs__filter *f, const tecs_archetype_t *a,
                 int8_t entry, uint32_t row);
     /* Has e it, its components read from a (which e may be entering or
-    ** leaving), with flip's state read inverted (0: none)? NULL: no event
+    ** leaving), the world read as v says (NULL: as it is)? NULL: no event
     ** tells when it changes (caches and membership observers refuse). */
     bool (*entity)(const tecs_world_t *w, const tecs__filter *f, const tecs_archetype_t *a,
-                   int8_t entry, tecs_entity_t e, tecs_comp_t flip);
+                   int8_t entry, tecs_entity_t e, const tecs__view *v);
+    /* NULL, or does an ADD / REMOVE event of c on an entity change its
+    ** state for that entity (NULL: c is the term's component)? */
+    bool (*hears)(const tecs_world_t *w, const tecs__filter *f, tecs_comp_t c);
+    /* NULL, or count (d 1) or uncount (-1) a cache or membership observer
+    ** that wants the events `hears` names (NULL: the watch counts of the
+    ** term's component, without SET events). */
+    void (*watch)(tecs_world_t *w, const tecs__filter *f, int32_t d);
+    /* NULL, or call fn for each entity whose state of it reads e's
+    ** archetype (a term read from the parent: e's children), so that a
+    ** move of e re-decides them; fn may not change the world. */
+    void (*each_dep)(tecs_world_t *w, const tecs__filter *f, tecs_entity_t e,
+                     void (*fn)(tecs_world_t *w, tecs_entity_t dep, void *ctx), void *ctx);
     /* A run of its query begins (tecs__query_run); since is the tick of
     ** the previous run's start. NULL: runs do not matter to it. */
     void (*run)(tecs__filter *f, uint64_t since);

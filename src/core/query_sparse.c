@@ -74,10 +74,10 @@ static bool sparse_row(const tecs_world_t *w, const tecs__filter *f, const tecs_
 
 /* (A member still, while its REMOVE events run.) */
 static bool sparse_entity(const tecs_world_t *w, const tecs__filter *f, const tecs_archetype_t *a,
-                          int8_t entry, tecs_entity_t e, tecs_comp_t flip)
+                          int8_t entry, tecs_entity_t e, const tecs__view *v)
 {
     (void)a, (void)entry;
-    return (tecs__sparse_get_id(w, f->term.comp, e) != NULL) != (f->term.comp == flip);
+    return (tecs__sparse_get_id(w, f->term.comp, e) != NULL) != (v && f->term.comp == v->flip);
 }
 
 static int32_t sparse_count(const tecs_world_t *w, const tecs__filter *f)

@@ -66,9 +66,9 @@ static bool toggle_row(const tecs_world_t *w, const tecs__filter *f, const tecs_
 
 /* Is the component disabled on e: by its row's bit, or, while the store
 ** removes it from e (its move event raised), by the bit it had (`gone`);
-** flip's read inverted. */
+** v's flip read inverted. */
 static bool toggle_entity(const tecs_world_t *w, const tecs__filter *f, const tecs_archetype_t *a,
-                          int8_t entry, tecs_entity_t e, tecs_comp_t flip)
+                          int8_t entry, tecs_entity_t e, const tecs__view *v)
 {
     (void)a;
     if (entry < 0)
@@ -82,7 +82,7 @@ static bool toggle_entity(const tecs_world_t *w, const tecs__filter *f, const te
         off = tecs__arch_bit(cur, w, j, r->row);
     else if (e == w->store.gone && c == w->store.gone_comp)
         off = w->store.gone_disabled;
-    return (off != (c == flip)) == (f->term.toggle == TECS_TOGGLE_DISABLED);
+    return (off != (v && c == v->flip)) == (f->term.toggle == TECS_TOGGLE_DISABLED);
 }
 
 const tecs__filter_kind tecs__filter_toggle = {

@@ -67,10 +67,12 @@ struct tecs_cache_t {
     int32_t npos;
     bool stale;                 /* an allocation failed: rebuild on use     */
     snap scr;
-    tecs_comp_t watched[TECS_MAX_TERMS]; /* components watched for order
-                                   (and for toggles: their enabled bits)    */
+    tecs_comp_t watched[TECS_MAX_TERMS]; /* components watched for order  */
     int32_t nwatched;
-    uint32_t noset;             /* watched only for toggles, without SET    */
+    bool watching;              /* its query's row filters' events too
+                                   (tecs__query_watch)                      */
+    bool deps;                  /* a move of one entity re-decides others
+                                   (tecs__query_has_deps)                   */
 };
 
 /* Does some cache's filter name index id? */
@@ -319,9 +321,11 @@ static bool cache_cares(const tecs_cache_t *c, tecs_comp_t comp, bool *moved)
     *moved = false;
     for (int32_t i = 0; i < c->nwatched; i++)
         if (c->watched[i] == comp) {
-            *moved = !((c->noset >> i) & 1u);   /* a key of its order */
+            *moved = true;      /* a key of its order */
             return true;
         }
+    if (tecs__query_toggles(c->q, comp))
+        return true;
     const tecs_filter_t *f = c->f;
     for (int32_t i = 0; f && i < f->n; i++)
         if (f->nodes[i].op < F_AND &&
@@ -340,10 +344,10 @@ static void cache_release(tecs_cache_t *c)
         r->caches = c->next;
     if (c->next)
         c->next->prev = c->prev;
-    for (int32_t i = 0; i < c->nwatched; i++) {
+    for (int32_t i = 0; i < c->nwatched; i++)
         w->comp.comps[c->watched[i]].watch--;
-        w->comp.comps[c->watched[i]].watch_noset -= (c->noset >> i) & 1u;
-    }
+    if (c->watching)
+        tecs__query_watch(c->q, -1);
     if (c->f)
         tecs__filter_release(c->f);
     tecs__free(w, c->ents, (size_t)c->cap * sizeof *c->ents);
@@ -374,15 +378,29 @@ static void delivery_end(tecs__indexes *r)
     }
 }
 
+static void dep_moved(tecs_world_t *w, tecs_entity_t dep, void *ctx)
+{
+    tecs_cache_t *c = ctx;
+    (void)w;
+    if (!c->doomed)
+        cache_update(c, dep, false, false);
+}
+
+/* A move re-decides the entity and, in a cache whose query reads other
+** entities, those that read it (the children of a parent that moved). */
 static void cache_on_move(tecs_world_t *w, void *ctx, tecs_entity_t e, tecs_archetype_t *from,
                           tecs_archetype_t *to)
 {
     tecs__indexes *r = ctx;
-    (void)w, (void)from;
+    (void)w;
     r->dispatching++;
-    for (tecs_cache_t *c = r->caches; c; c = c->next)
-        if (!c->doomed)
-            cache_update(c, e, false, to == NULL);
+    for (tecs_cache_t *c = r->caches; c; c = c->next) {
+        if (c->doomed)
+            continue;
+        cache_update(c, e, false, to == NULL);
+        if (c->deps && from != NULL && to != NULL && !c->doomed)
+            tecs__query_each_dep(c->q, e, dep_moved, c);
+    }
     delivery_end(r);
 }
 
@@ -413,25 +431,23 @@ static void cache_on_iters_done(tecs_world_t *w, void *ctx)
 }
 
 /* Watch the with-terms' components of an ordered cache, so value changes
-** reorder it, and the toggle terms' components, so enabling and disabling
-** one changes the members. */
+** reorder it, and the events of its row filters (enabling and disabling a
+** toggle term's component, a sparse one's or a pair's coming and going),
+** so they change the members. */
 static void watch_terms(tecs_cache_t *c)
 {
     const tecs_term_t *terms;
     int32_t n = tecs_query_terms(c->q, &terms);
-    for (int32_t t = 0; t < n; t++) {
-        bool toggles = tecs__query_toggles(c->q, terms[t].comp);
-        bool order = c->order && terms[t].oper != TECS_NONE &&
-                     tecs_component_size(c->world, terms[t].comp) > 0;
-        if (!order && !toggles)
+    for (int32_t t = 0; t < n && c->order; t++) {
+        if (terms[t].oper == TECS_NONE || terms[t].target != 0 || terms[t].from_parent ||
+            tecs_component_size(c->world, terms[t].comp) == 0)
             continue;
-        /* A toggle term's component only for its ENABLE / DISABLE events. */
-        c->noset |= (uint32_t)!order << c->nwatched;
-        c->world->comp.comps[terms[t].comp].watch_noset += !order;
         c->watched[c->nwatched++] = terms[t].comp;
         c->world->comp.comps[terms[t].comp].watch++;
     }
-    tecs__toghots_close(&c->world->arch);   /* toggles may have events now */
+    tecs__query_watch(c->q, 1);
+    c->watching = true;
+    c->deps = tecs__query_has_deps(c->q);
 }
 
 /* ---- the cache layer's index listener --------------------------------- */
@@ -468,10 +484,13 @@ static tecs_err_t caches_on_free(tecs__indexes *r, const tecs_index_t *x)
     return TECS_OK;
 }
 
+/* (The queries may be gone: the watch counts no longer matter.) */
 static void caches_on_fini(tecs__indexes *r)
 {
-    while (r->caches)
+    while (r->caches) {
+        r->caches->watching = false;
         cache_release(r->caches);
+    }
 }
 
 /* The rows are being replaced: every cache empty, refilled before use. */

@@ -92,6 +92,9 @@ struct tecs__obs_state {
                                    target_comp on target_of                 */
     tecs_entity_t target_of;
     tecs_comp_t target_comp;
+    bool in_place;              /* it changes membership with no move       */
+    int32_t ndeps;              /* live membership observers whose queries
+                                   read other entities (tecs__query_has_deps) */
     bool any_dead;                 /* some entry is dead                       */
     bool tearing_down;          /* the world is being freed                 */
     tecs_observer_t next_id;
@@ -161,7 +164,7 @@ static void fire_observers(tecs_world_t *w, obs_state *s, tecs_event_kind_t kind
         if (o.query) {
             if (!looked)
                 a = arch_of(w, e), looked = true;
-            if (!tecs__query_entity_ok(o.query, a, e, 0))
+            if (!tecs__query_entity_ok(o.query, a, e, NULL))
                 continue;
         }
         call(o.fn, w, kind, e, c, ptr, o.ctx);
@@ -192,21 +195,23 @@ static tecs_event_kind_t kind_of(int ev)
            : TECS_ON_REMOVE;
 }
 
-/* Membership after c of e was enabled or disabled, or after sparse c was
-** added (before: true when it is being removed): ENTER / LEAVE of the
-** observers whose toggle terms name c, the state on the other side read
-** with c turned back (enabled bit or membership). */
+/* Membership after c of e was enabled or disabled, or after sparse c or
+** a pair of relation c was added (before: true when it is being
+** removed): ENTER / LEAVE of the observers whose row filters hear c, the
+** state on the other side read with c turned back (enabled bit, sparse
+** membership, the pair). */
 static void toggle_members(tecs_world_t *w, obs_state *s, tecs_entity_t e, tecs_comp_t c,
                            bool before)
 {
     int32_t n = s->n;
     tecs_archetype_t *a = arch_of(w, e);    /* callbacks' moves are queued */
+    const tecs__view back = { .flip = c };
     for (int32_t i = 0; i < n; i++) {
         obs_entry o = s->list[i];
         if (o.dead || !is_member_kind(o.kind) || !tecs__query_toggles(o.query, c))
             continue;
-        bool was = tecs__query_entity_ok(o.query, a, e, before ? 0 : c);
-        bool is = tecs__query_entity_ok(o.query, a, e, before ? c : 0);
+        bool was = tecs__query_entity_ok(o.query, a, e, before ? NULL : &back);
+        bool is = tecs__query_entity_ok(o.query, a, e, before ? &back : NULL);
         if (was != is && is == (o.kind == TECS_ON_ENTER))
             call(o.fn, w, o.kind, e, 0, NULL, o.ctx);
     }
@@ -234,10 +239,13 @@ static void on_comp(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_co
     tecs_event_kind_t kind = kind_of(ev);
     tecs_entity_t was = s->target, was_of = s->target_of;
     tecs_comp_t was_comp = s->target_comp;
+    bool was_in_place = s->in_place;
     s->target = w->bus.target;          /* this event's pair target ...     */
     s->target_of = e;
     s->target_comp = c;
+    s->in_place = w->bus.in_place;
     w->bus.target = 0;                  /* ... not the callbacks' events'   */
+    w->bus.in_place = false;
     s->delivering++;
     if (kind == TECS_ON_ENABLE || kind == TECS_ON_DISABLE) {
         on_toggle(w, s, kind, e, c, ptr);
@@ -245,9 +253,11 @@ static void on_comp(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_co
         deliver(w, s, kind, e, c, ptr);
     }
     w->bus.target = s->target;
+    w->bus.in_place = s->in_place;
     s->target = was;
     s->target_of = was_of;
     s->target_comp = was_comp;
+    s->in_place = was_in_place;
     s->delivering--;
     sweep(w, s);
 }
@@ -256,11 +266,12 @@ static void on_comp(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_co
 static void deliver(tecs_world_t *w, obs_state *s, tecs_event_kind_t kind, tecs_entity_t e,
                     tecs_comp_t c, const void *ptr)
 {
-    /* A sparse component moves no row: its membership events come from
-    ** its ADD (ENTER first, as a move's) and REMOVE (LEAVE last); a
-    ** destroy's (leaving_comp 0) and the world free's come from the move
-    ** out. */
-    bool members = s->nmember > 0 && kind != TECS_ON_SET && tecs__comp_is_sparse(w, c) &&
+    /* A sparse component and a pair move no row: their membership events
+    ** come from their ADD (ENTER first, as a move's) and REMOVE (LEAVE
+    ** last); a destroy's (leaving_comp 0) and the world free's come from
+    ** the move out. */
+    bool members = s->nmember > 0 && kind != TECS_ON_SET &&
+                   (s->in_place || tecs__comp_is_sparse(w, c)) &&
                    !(e == w->store.leaving && w->store.leaving_comp == 0) && !s->tearing_down;
     if (members && kind == TECS_ON_ADD)
         toggle_members(w, s, e, c, false);
@@ -271,6 +282,36 @@ static void deliver(tecs_world_t *w, obs_state *s, tecs_event_kind_t kind, tecs_
         fire_hook(w, s, kind, e, c, ptr);
     if (members && kind == TECS_ON_REMOVE)
         toggle_members(w, s, e, c, true);
+}
+
+/* A move of e re-decides, for each observer whose query reads other
+** entities, the entities that read e (its children, for a term read from
+** the parent): before, e read from its archetype `from`; now, from its
+** own. */
+typedef struct dep_move {
+    obs_entry o;
+    tecs__view before;
+} dep_move;
+
+static void dep_moved(tecs_world_t *w, tecs_entity_t dep, void *ctx)
+{
+    const dep_move *m = ctx;
+    tecs_archetype_t *a = arch_of(w, dep);
+    bool was = tecs__query_entity_ok(m->o.query, a, dep, &m->before);
+    bool is = tecs__query_entity_ok(m->o.query, a, dep, NULL);
+    if (was != is && is == (m->o.kind == TECS_ON_ENTER))
+        call(m->o.fn, w, m->o.kind, dep, 0, NULL, m->o.ctx);
+}
+
+static void move_deps(const obs_state *s, tecs_entity_t e, const tecs_archetype_t *from,
+                      int32_t n)
+{
+    dep_move m = { .before = { .moved = e, .from = from } };
+    for (int32_t i = 0; i < n; i++) {
+        m.o = s->list[i];
+        if (!m.o.dead && is_member_kind(m.o.kind))
+            tecs__query_each_dep(m.o.query, e, dep_moved, &m);
+    }
 }
 
 static void on_move(tecs_world_t *w, void *ctx, tecs_entity_t e, tecs_archetype_t *from,
@@ -285,11 +326,13 @@ static void on_move(tecs_world_t *w, void *ctx, tecs_entity_t e, tecs_archetype_
         obs_entry o = s->list[i];
         if (o.dead || (o.kind != TECS_ON_ENTER && o.kind != TECS_ON_LEAVE))
             continue;
-        bool was = tecs__query_entity_ok(o.query, from, e, 0);
-        bool is = tecs__query_entity_ok(o.query, to, e, 0);
+        bool was = tecs__query_entity_ok(o.query, from, e, NULL);
+        bool is = tecs__query_entity_ok(o.query, to, e, NULL);
         if (was != is && is == (o.kind == TECS_ON_ENTER))
             call(o.fn, w, o.kind, e, 0, NULL, o.ctx);
     }
+    if (s->ndeps > 0 && from != NULL && to != NULL)
+        move_deps(s, e, from, n);
     s->delivering--;
     sweep(w, s);
 }
@@ -499,19 +542,12 @@ static tecs_err_t validate_desc(tecs_world_t *w, const tecs_observer_desc_t *d)
     return TECS_OK;
 }
 
-/* A membership observer watches (d 1, or stops watching: -1) the
-** components of its query's toggle terms, for their ENABLE / DISABLE
-** events only (no SET events). */
-static void watch_toggles(tecs_world_t *w, const tecs_query_t *q, int32_t d)
+/* A membership observer watches (d 1, or stops watching: -1) the events
+** that change its row filters with no move (no SET events). */
+static void watch_toggles(tecs_world_t *w, tecs_query_t *q, int32_t d)
 {
-    const tecs_term_t *terms;
-    int32_t n = tecs_query_terms(q, &terms);
-    for (int32_t t = 0; t < n; t++)
-        if (tecs__query_toggles(q, terms[t].comp)) {
-            w->comp.comps[terms[t].comp].watch += (uint32_t)d;
-            w->comp.comps[terms[t].comp].watch_noset += (uint32_t)d;
-        }
-    tecs__toghots_close(&w->arch);      /* toggles may have events now */
+    tecs__query_watch(q, d);
+    w->obs->ndeps += tecs__query_has_deps(q) ? d : 0;
 }
 
 /* The observer's own query, from its terms or a copy of the user's query. */

@@ -87,6 +87,20 @@ typedef struct rel_info {
     int64_t npairs;
 } rel_info;
 
+/* The pair whose ADD or REMOVE event is being raised, as membership
+** tests read it: a query reads a pair as gone while its REMOVE runs
+** (unless it is a retarget's: the entity holds a target throughout); a
+** membership test told to read the relation as on the other side of the
+** event (tecs__view.flip) reads the world without the pair or, for a
+** retarget's ADD, with the old target in place of the new. */
+typedef struct rel_ann {
+    tecs_entity_t e;            /* the source, or 0: none                    */
+    tecs_comp_t rel;
+    tecs_entity_t t;            /* the target                                */
+    tecs_entity_t other;        /* a retarget's other target, else 0         */
+    bool leaving;               /* its REMOVE                                */
+} rel_ann;
+
 struct tecs__rel_state {
     rel_info *rels;
     int32_t nrels, cap_rels;
@@ -107,6 +121,13 @@ struct tecs__rel_state {
     uint32_t cap_seen;
     tecs_comp_t *depth;         /* the depth tags: depth[d], 1 <= d < ndepth */
     int32_t ndepth, cap_depth;
+    rel_ann ann;                /* the pair whose ADD / REMOVE is raised     */
+    tecs_entity_t gone;         /* the child being destroyed (its link gone
+                                   before the core's events of its death) ... */
+    uint32_t gone_parent;       /* ... and its parent's slot, as membership
+                                   tests read it until then                 */
+    int32_t wild;               /* caches and membership observers with a
+                                   (*, t) term: every relation's events     */
     uint32_t *moves;            /* a change's slots that move ...            */
     tecs_archetype_t **mto;     /* ... and their targets                     */
     int32_t nmoves, cap_moves, cap_mto;
@@ -374,17 +395,35 @@ static inline void *node_val(const rel_info *ri, uint32_t n)
     return ri->vals + (size_t)n * ri->size;
 }
 
-/* Raise the component event ev of relation rel for the pair (rel, t) of
-** e, ptr its value (NULL: a tag), if anyone watches rel. */
-static void pair_event(tecs_world_t *w, int ev, tecs_entity_t e, tecs_comp_t rel,
-                       tecs_entity_t t, const void *ptr)
+/* Does anyone watch the events of relation rel (its own watchers, or a
+** (*, t) term's)? */
+static inline bool rel_watched(const tecs_world_t *w, tecs_comp_t rel)
 {
-    if (w->comp.comps[rel].watch == 0)
+    return w->comp.comps[rel].watch > 0 || w->rel->wild > 0;
+}
+
+/* Raise the component event ev of relation rel for the pair (rel, t) of
+** e, ptr its value (NULL: a tag), if anyone watches rel; other is a
+** retarget's other target (its REMOVE: the new one, its ADD: the old),
+** else 0. ADD and REMOVE change what e holds with no move (the bus's
+** in_place), and announce the pair to the membership tests (s->ann). */
+static void pair_event(tecs_world_t *w, int ev, tecs_entity_t e, tecs_comp_t rel,
+                       tecs_entity_t t, tecs_entity_t other, const void *ptr)
+{
+    rel_state *s = w->rel;
+    if (!rel_watched(w, rel))
         return;
     tecs_entity_t was = w->bus.target;
+    bool was_in_place = w->bus.in_place;
+    rel_ann ann = s->ann;
     w->bus.target = t;
+    w->bus.in_place = ev != TECS__EV_SET;
+    if (ev != TECS__EV_SET)
+        s->ann = (rel_ann){ e, rel, t, other, ev == TECS__EV_REMOVE };
     tecs__emit_comp(w, ev, e, rel, ptr);
+    s->ann = ann;
     w->bus.target = was;
+    w->bus.in_place = was_in_place;
 }
 
 /* The node of (src, tgt) in ri, or NONE; *prev its predecessor in src's
@@ -443,9 +482,9 @@ static uint32_t src_prev(const rel_state *s, const rel_info *ri, int32_t rel, ui
 static void pair_drop(tecs_world_t *w, rel_state *s, rel_info *ri, int32_t rel, uint32_t n,
                       uint32_t prev)
 {
-    if (w->comp.comps[ri->comp].watch) {
+    if (rel_watched(w, ri->comp)) {
         pair_event(w, TECS__EV_REMOVE, id_of(w, ri->nodes[n].src), ri->comp,
-                   id_of(w, ri->nodes[n].tgt), ri->size ? node_val(ri, n) : NULL);
+                   id_of(w, ri->nodes[n].tgt), 0, ri->size ? node_val(ri, n) : NULL);
         /* The callbacks queue their changes: the lists are as they were,
         ** but a value write may not reach them; prev is found again. */
         prev = src_prev(s, ri, rel, n);
@@ -779,7 +818,7 @@ static tecs_err_t hier_move(tecs_world_t *w, rel_state *s, tecs_entity_t e, uint
     tecs_comp_t co = s->rels[s->childof].comp;
     tecs_entity_t was = w->bus.target;
     if (!add && !rem) {
-        pair_event(w, TECS__EV_REMOVE, e, co, id_of(w, op), NULL);
+        pair_event(w, TECS__EV_REMOVE, e, co, id_of(w, op), id_of(w, np), NULL);
         ring_leave(s, es);
         ring_join(s, es, np);
     } else if (add) {
@@ -796,7 +835,7 @@ static tecs_err_t hier_move(tecs_world_t *w, rel_state *s, tecs_entity_t e, uint
     if (rem)
         ring_leave(s, es);
     if (!add && !rem)
-        pair_event(w, TECS__EV_ADD, e, co, id_of(w, np), NULL);
+        pair_event(w, TECS__EV_ADD, e, co, id_of(w, np), id_of(w, op), NULL);
     s->nmoves = 0;
     s->stamp++;
     return TECS_OK;
@@ -829,7 +868,7 @@ static tecs_err_t user_add(tecs_world_t *w, rel_state *s, int32_t rel, tecs_enti
     if (n != NONE) {
         if (value) {
             memcpy(node_val(ri, n), value, ri->size);
-            pair_event(w, TECS__EV_SET, e, ri->comp, t, node_val(ri, n));
+            pair_event(w, TECS__EV_SET, e, ri->comp, t, 0, node_val(ri, n));
         }
         return TECS_OK;
     }
@@ -839,10 +878,11 @@ static tecs_err_t user_add(tecs_world_t *w, rel_state *s, int32_t rel, tecs_enti
         return err;
     bit_put(page_of(s, es)->paired, es, true);
     bit_put(page_of(s, ts)->paired, ts, true);
+    tecs_entity_t old = 0;
     if (ri->exclusive && h && h->nsrc > 0) {        /* replace the one target */
         n = h->src;
-        pair_event(w, TECS__EV_REMOVE, e, ri->comp, id_of(w, ri->nodes[n].tgt),
-                   ri->size ? node_val(ri, n) : NULL);
+        old = id_of(w, ri->nodes[n].tgt);
+        pair_event(w, TECS__EV_REMOVE, e, ri->comp, old, t, ri->size ? node_val(ri, n) : NULL);
         tgt_leave(s, ri, rel, n);
         tgt_join(s, ri, rel, n, ts);
     } else {
@@ -869,9 +909,9 @@ static tecs_err_t user_add(tecs_world_t *w, rel_state *s, int32_t rel, tecs_enti
     }
     s->stamp++;
     void *p = ri->size ? node_val(ri, n) : NULL;
-    pair_event(w, TECS__EV_ADD, e, ri->comp, t, p);
+    pair_event(w, TECS__EV_ADD, e, ri->comp, t, old, p);
     if (value)
-        pair_event(w, TECS__EV_SET, e, ri->comp, t, p);
+        pair_event(w, TECS__EV_SET, e, ri->comp, t, 0, p);
     return TECS_OK;
 }
 
@@ -1311,6 +1351,8 @@ static void forget(tecs_world_t *w, rel_state *s, uint32_t es)
 {
     bool any = false;
     if (s->childof >= 0 && parent_slot(s, es) != NONE) {
+        s->gone = id_of(w, es);
+        s->gone_parent = parent_slot(s, es);
         ring_leave(s, es);
         any = true;
     }
@@ -1725,18 +1767,96 @@ static tecs_err_t verify(tecs_world_t *w, void *ctx)
 **                    tag, their rows whose parent is p; (ChildOf, *) is
 **                    every row of them.
 **
-** No event tells a cache or a membership observer when a pair comes or
-** goes (their queries refuse such terms: `entity` is NULL).
+** Caches and membership observers follow pairs through the pair events:
+** each kind hears its relation's ADD and REMOVE (a (*, t) term every
+** relation's; a term read from the parent ChildOf's), which come with no
+** move (the bus's in_place), and reads the pair they announce as s->ann
+** says; a move of a parent re-decides its children's terms read from it
+** (each_dep).
 */
 
-/* Does e hold the pair of term (comp, target)? */
+enum { SEEN_AS_IS, SEEN_WITHOUT, SEEN_SWAPPED };
+
+/* How a test of e's pairs of relation rel reads the announced pair (v
+** NULL: a query's read; else a membership test's view). */
+static int seen(const rel_state *s, tecs_entity_t e, tecs_comp_t rel, const tecs__view *v)
+{
+    const rel_ann *n = &s->ann;
+    if (n->e != e || n->rel != rel)
+        return SEEN_AS_IS;
+    if (v == NULL)
+        return n->leaving && n->other == 0 ? SEEN_WITHOUT : SEEN_AS_IS;
+    if (v->flip != rel)
+        return SEEN_AS_IS;
+    return n->other == 0 ? SEEN_WITHOUT : n->leaving ? SEEN_AS_IS : SEEN_SWAPPED;
+}
+
+/* Does e hold (relation i, t) (TECS_WILDCARD: any target), read as v says
+** (NULL: as a query reads it)? */
+static bool holds_seen(const tecs_world_t *w, int32_t i, tecs_entity_t e, tecs_entity_t t,
+                       const tecs__view *v)
+{
+    const rel_state *s = w->rel;
+    const rel_ann *n = &s->ann;
+    uint32_t es = TECS_ENTITY_INDEX(e);
+    bool any = t == (tecs_entity_t)TECS_WILDCARD;
+    if (v && e == s->gone && s->rels[i].childof)    /* dying: its link went first */
+        return any || TECS_ENTITY_INDEX(t) == s->gone_parent;
+    int how = seen(s, e, s->rels[i].comp, v);
+    if (how == SEEN_WITHOUT)
+        return any ? count_of(w, i, es) > 1 : t != n->t && holds(w, i, es, t);
+    if (how == SEEN_SWAPPED && !any)
+        return t == n->t ? false : t == n->other ? true : holds(w, i, es, t);
+    return holds(w, i, es, t);
+}
+
+/* Does e hold the pair of term (comp, target), read as v says? */
+static bool term_seen(const tecs_world_t *w, const tecs_term_t *t, tecs_entity_t e,
+                      const tecs__view *v)
+{
+    const rel_state *s = w->rel;
+    tecs_entity_t tgt = t->target ? t->target : (tecs_entity_t)TECS_WILDCARD;
+    if (tgt != (tecs_entity_t)TECS_WILDCARD && tecs__ei_alive(w, tgt) == NULL)
+        return false;
+    if (t->comp != TECS_WILDCARD) {
+        int32_t i = rel_index(w, t->comp);
+        return i >= 0 && holds_seen(w, i, e, tgt, v);
+    }
+    for (int32_t i = 0; i < s->nrels; i++)
+        if (holds_seen(w, i, e, tgt, v))
+            return true;
+    return false;
+}
+
+/* Does e hold the pair of term (comp, target), as a query reads it? */
 static bool term_has(const tecs_world_t *w, const tecs_term_t *t, tecs_entity_t e)
 {
-    if (t->target != 0 && t->target != (tecs_entity_t)TECS_WILDCARD &&
-        tecs__ei_alive(w, t->target) == NULL)
-        return false;
-    tecs_entity_t tgt = t->target ? t->target : (tecs_entity_t)TECS_WILDCARD;
-    return tecs_pair_has(w, e, t->comp, tgt);
+    return term_seen(w, t, e, NULL);
+}
+
+/* The membership test of a pair term (the archetype's part is match's). */
+static bool pair_entity(const tecs_world_t *w, const tecs__filter *f, const tecs_archetype_t *a,
+                        int8_t entry, tecs_entity_t e, const tecs__view *v)
+{
+    (void)a, (void)entry;
+    static const tecs__view as_is = { 0 };
+    return term_seen(w, &f->term, e, v ? v : &as_is);
+}
+
+/* (*, t) hears every relation; (R, t) and (R, *) their own. */
+static bool user_hears(const tecs_world_t *w, const tecs__filter *f, tecs_comp_t c)
+{
+    return f->term.comp == TECS_WILDCARD ? rel_index(w, c) >= 0 : f->term.comp == c;
+}
+
+static void user_watch(tecs_world_t *w, const tecs__filter *f, int32_t d)
+{
+    if (f->term.comp == TECS_WILDCARD) {
+        w->rel->wild += d;
+        return;
+    }
+    w->comp.comps[f->term.comp].watch += (uint32_t)d;
+    w->comp.comps[f->term.comp].watch_noset += (uint32_t)d;
 }
 
 /* The rows [64 wi, 64 wi + 64) of chunk k of a that hold the pair. */
@@ -1857,6 +1977,9 @@ static const tecs__filter_kind user_kind = {
     .uniform = user_uniform,
     .word = user_word,
     .row = pair_row,
+    .entity = pair_entity,
+    .hears = user_hears,
+    .watch = user_watch,
     .value = user_value,
     .refuse = pair_refuse,
     .size = pair_size,
@@ -1910,6 +2033,17 @@ static void *childof_value(const tecs_world_t *w, const tecs__filter *f, tecs_en
 static uint32_t parent_same(const tecs_world_t *w, const tecs__filter *f,
                             const tecs_entity_t *ents, uint32_t n, int32_t step);
 
+/* (ChildOf, *) is the tag (match's test); (ChildOf, p) the parent. */
+static bool childof_entity(const tecs_world_t *w, const tecs__filter *f,
+                           const tecs_archetype_t *a, int8_t entry, tecs_entity_t e,
+                           const tecs__view *v)
+{
+    (void)a, (void)entry;
+    if (f->term.target == (tecs_entity_t)TECS_WILDCARD)
+        return true;
+    return pair_entity(w, f, a, entry, e, v);
+}
+
 static const tecs__filter_kind childof_kind = {
     .traits = TECS__FK_OPER | TECS__FK_SHARED,
     .claim = childof_claim,
@@ -1917,6 +2051,7 @@ static const tecs__filter_kind childof_kind = {
     .uniform = childof_uniform,
     .word = childof_word,
     .row = pair_row,
+    .entity = childof_entity,
     .value = childof_value,
     .same = parent_same,
     .refuse = pair_refuse,
@@ -2019,6 +2154,57 @@ static uint32_t parent_same(const tecs_world_t *w, const tecs__filter *f,
     return k;
 }
 
+/* Has e's parent the component, read as v says: a reparent's ADD read
+** before it names the old parent, a parent that moves reads from where
+** it was? */
+static bool parent_entity(const tecs_world_t *w, const tecs__filter *f,
+                          const tecs_archetype_t *a, int8_t entry, tecs_entity_t e,
+                          const tecs__view *v)
+{
+    (void)a, (void)entry;
+    const rel_state *s = w->rel;
+    uint32_t p = parent_slot(s, TECS_ENTITY_INDEX(e));
+    if (v && seen(s, e, s->rels[s->childof].comp, v) == SEEN_SWAPPED)
+        p = TECS_ENTITY_INDEX(s->ann.other);
+    else if (p == NONE && e == s->gone)
+        p = s->gone_parent;             /* dying: its link went first */
+    if (p == NONE)
+        return false;
+    const tecs_archetype_t *pa = v && v->moved && TECS_ENTITY_INDEX(v->moved) == p
+                                     ? v->from : tecs__rec_arch(w, &w->ei.recs[p]);
+    return pa && tecs__arch_col(pa, f->term.comp) != TECS__COL_ABSENT;
+}
+
+static bool parent_hears(const tecs_world_t *w, const tecs__filter *f, tecs_comp_t c)
+{
+    (void)f;
+    return c == w->rel->rels[w->rel->childof].comp;
+}
+
+static void parent_watch(tecs_world_t *w, const tecs__filter *f, int32_t d)
+{
+    (void)f;
+    tecs_comp_t co = w->rel->rels[w->rel->childof].comp;
+    w->comp.comps[co].watch += (uint32_t)d;
+    w->comp.comps[co].watch_noset += (uint32_t)d;
+}
+
+/* The children of e read e's archetype. */
+static void parent_each_dep(tecs_world_t *w, const tecs__filter *f, tecs_entity_t e,
+                            void (*fn)(tecs_world_t *w, tecs_entity_t dep, void *ctx), void *ctx)
+{
+    (void)f;
+    const rel_state *s = w->rel;
+    uint32_t es = TECS_ENTITY_INDEX(e);
+    if (!is_parent(s, es))
+        return;
+    for (uint32_t first = first_child(s, es), c = first; c != NONE;) {
+        uint32_t next = link_at(s, c)->next;
+        fn(w, id_of(w, c), ctx);
+        c = next == first ? NONE : next;
+    }
+}
+
 static const tecs__filter_kind parent_kind = {
     .traits = TECS__FK_OPER | TECS__FK_NOCOL | TECS__FK_SHARED,
     .claim = parent_claim,
@@ -2026,6 +2212,10 @@ static const tecs__filter_kind parent_kind = {
     .uniform = parent_uniform,
     .word = parent_word,
     .row = parent_row,
+    .entity = parent_entity,
+    .hears = parent_hears,
+    .watch = parent_watch,
+    .each_dep = parent_each_dep,
     .value = parent_value,
     .same = parent_same,
 };
