@@ -3805,6 +3805,13 @@ void mi_filter_free(tecs_filter_t *fl)
 }
 
 /* The op table: name, weight in random programs, function. */
+/* The index over a relation's values needs both add-ons. */
+#if TECS_HAS_RELATION && TECS_HAS_INDEX
+#define OP_PAIR_INDEX op_pair_index
+#else
+#define OP_PAIR_INDEX op_off
+#endif
+
 static const struct {
     const char *name;
     int weight;
@@ -3893,6 +3900,7 @@ static const struct {
     { "pair_destroy", 4, ADDON_OP(TECS_HAS_RELATION, op_pair_destroy) },
     { "pair_read", 3, ADDON_OP(TECS_HAS_RELATION, op_pair_read) },
     { "pair_body", 1, ADDON_OP(TECS_HAS_RELATION, op_pair_body) },
+    { "pair_index", 2, OP_PAIR_INDEX },
 };
 enum { NOPS = sizeof ops / sizeof ops[0] };
 

@@ -916,6 +916,8 @@ void mi_check_memory(interp *I)
         mi_cache_free(I, k, false);
     for (int32_t k = I->nix - 1; k >= 0; k--)
         mi_index_free(I, k, false);
+    if (I->rix && tecs_index_free(I->rix) == TECS_OK)
+        I->rix = NULL;
 #endif
     for (int32_t k = I->nq - 1; k >= 0; k--)
         mi_query_free(I, k, false);

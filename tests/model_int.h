@@ -165,6 +165,9 @@ struct interp {
     int32_t nq;
     struct { tecs_index_t *ix; int field; bool ordered; } ixs[MAXIX];
     int32_t nix;
+    tecs_index_t *rix;          /* an index over Owes's values, or NULL ... */
+    tecs_entity_t rix_t;        /* ... of this target (TECS_WILDCARD: any)  */
+    bool rix_ordered;
     struct {
         tecs_iter_t it;
         int32_t qi;
@@ -454,6 +457,7 @@ void op_child_cycle(interp *I, const m_op *op);
 void op_pair_destroy(interp *I, const m_op *op);
 void op_pair_read(interp *I, const m_op *op);
 void op_pair_body(interp *I, const m_op *op);
+void op_pair_index(interp *I, const m_op *op);
 /* A body's pair change (queued: a callback is deferred). */
 void mr_body(interp *I, int kind, uint32_t z);
 

@@ -640,6 +640,80 @@ void op_pair_destroy(interp *I, const m_op *op)
         mi_push_dq(I, &(mcmd){ .op = Q_DESTROY, .id = id });
 }
 
+#if TECS_HAS_INDEX
+/* Does the model's src hold an Owes pair of target t (TECS_WILDCARD: any)
+** whose value compares with key as cmp? */
+static bool owes_match(const interp *I, tecs_entity_t src, tecs_entity_t t, int cmp,
+                       int32_t key, bool *holds)
+{
+    int32_t i = find_pair(I, R_VAL, src, t);
+    *holds = i >= 0;
+    if (i < 0)
+        return false;
+    int32_t v = I->pr[i].val;
+    return cmp == TECS_EQ ? v == key : cmp == TECS_NE ? v != key : cmp == TECS_LT ? v < key
+         : cmp == TECS_LE ? v <= key : cmp == TECS_GT ? v > key : v >= key;
+}
+
+/* The index over Owes's values the program keeps (one target's, or any
+** target's: Owes is exclusive): made when there is none, then its count
+** and a comparison's test of every entity checked against the model's
+** pairs, and (z % 4 == 0) freed. Outside every deferral only, where the
+** model's pairs are the world's. */
+void op_pair_index(interp *I, const m_op *op)
+{
+    if (mi_deferred(I) || I->ndq > 0)
+        return;
+    if (I->rix == NULL) {
+        tecs_entity_t t = op->x % 2 ? (tecs_entity_t)TECS_WILDCARD : mi_pick_id(I, op->z);
+        if (t != (tecs_entity_t)TECS_WILDCARD && !live(I, t))
+            return;
+        bool ordered = op->y % 2;
+        tecs_index_t *ix = tecs_index_new(I->w, &(tecs_index_desc_t){
+            .comp = I->rid[R_VAL], .target = t, .type = TECS_KEY_I32,
+            .kind = ordered ? TECS_INDEX_ORDERED : TECS_INDEX_HASH });
+        EXPECT(I, ix || (tecs_last_error(I->w) == TECS_ENOMEM && mi_injected(I)),
+               "tecs_index_new over (Owes, t): %s", tecs_last_error_msg(I->w));
+        tecs_clear_error(I->w);
+        if (ix == NULL)
+            return;
+        I->rix = ix;
+        I->rix_t = t;
+        I->rix_ordered = ordered;
+    }
+    int cmp = I->rix_ordered ? (int)(op->y % 6) : (int)(op->y % 2);
+    int32_t key = I->npr > 0 ? I->pr[op->z % (uint32_t)I->npr].val : 0;
+    tecs_filter_t *f = tecs_filter_new(I->w);
+    if (f && tecs_filter_cmp(f, I->rix, (tecs_cmp_t)cmp, tecs_key_int(key)) >= 0) {
+        int32_t holders = 0;
+        for (int32_t i = 0; i < I->ne; i++) {
+            if (I->e[i].st != ST_ALIVE)
+                continue;
+            bool holds, want = owes_match(I, I->e[i].id, I->rix_t, cmp, key, &holds);
+            holders += holds;
+            bool got = tecs_filter_test(f, I->e[i].id);
+            if (got != want && tecs_last_error(I->w) == TECS_ENOMEM && mi_injected(I))
+                break;          /* the index's rebuild met the failure */
+            EXPECT(I, got == want, "the index over (Owes, %llx) tests %llx as %d, not %d",
+                   (unsigned long long)I->rix_t, (unsigned long long)I->e[i].id, got, want);
+        }
+        int32_t n = tecs_index_count(I->rix);
+        EXPECT(I, n == holders || (n < 0 && mi_injected(I)),
+               "the index over (Owes, %llx) counts %d, the model %d",
+               (unsigned long long)I->rix_t, n, holders);
+    } else {
+        EXPECT(I, mi_injected(I), "a filter over (Owes, t): %s", tecs_last_error_msg(I->w));
+    }
+    tecs_filter_free(f);
+    tecs_clear_error(I->w);
+    if (op->z % 4 == 0) {
+        EXPECT(I, tecs_index_free(I->rix) == TECS_OK, "tecs_index_free over (Owes, t): %s",
+               tecs_last_error_msg(I->w));
+        I->rix = NULL;
+    }
+}
+#endif
+
 /* Bodies of kind x also make a pair change (y % 2: on or off). */
 void op_pair_body(interp *I, const m_op *op)
 {

@@ -27,6 +27,13 @@ extern "C" {
 ** through its query's toggle terms, as every iteration does, and the
 ** lookups and counts of the index see them.
 **
+** An index over a value relation's pairs (tinyecs/relation.h) names the
+** pairs' target in desc.target: it holds each entity's value of its
+** (comp, target) pair, or with TECS_WILDCARD, for an exclusive relation,
+** of its one pair. It follows the pair calls, a target's cleanup,
+** snapshot loads and deltas; while its target is dead it is empty and
+** stays valid (docs/relationships.md, "Indexes over a relation's value").
+**
 ** Float keys (float and double fields) are compared as doubles; -0 equals
 ** +0. A NaN key is stored and is matched only by `!=` and by `not`: NaN is
 ** neither equal to, below, above nor between anything, as in IEEE
@@ -70,6 +77,11 @@ typedef struct tecs_index_desc_t {
                                    name (a dotted path for nested ones) in
                                    the component's description               */
     const char *field_y;        /* spatial, with field: the y field by name   */
+    tecs_entity_t target;       /* 0 for a component; for a relation, whose
+                                   value it indexes, the pairs' target: a
+                                   live entity t (each entity's value of
+                                   (comp, t)) or TECS_WILDCARD (an exclusive
+                                   relation's one pair, whatever its target) */
 } tecs_index_desc_t;
 
 /** A key for lookups and filters; make one with tecs_key_int / _uint /
@@ -133,8 +145,13 @@ static inline tecs_key_t tecs_key_str(const char *s)
  * @return the index, owned by the world (freed with it or by
  * tecs_index_free); NULL on error: TECS_EINVAL (NULL desc, bad kind or type,
  * a field that does not fit inside the component, a tag, cell_size <= 0,
- * unique spatial), TECS_ENOCOMP, TECS_EEXIST (unique, and two entities
- * already share a key), TECS_ENOMEM.
+ * unique spatial; a target for a component that is not a relation, none
+ * for a relation, a tag relation or ChildOf, TECS_WILDCARD for a relation
+ * that is not exclusive), TECS_EDEAD (the target is not alive),
+ * TECS_ENOCOMP, TECS_EEXIST (unique, and two entities already share a
+ * key), TECS_ENOMEM. A unique index over a relation's value makes
+ * tecs_pair_set and tecs_pair_add refuse a taken key (TECS_EEXIST,
+ * nothing changed).
  * A field given by name (desc.field, and desc.field_y for a spatial index)
  * takes its offset and key type from the description: i8..u64 give the
  * integer key of their type, bool u8, entity u64, f32 float, f64 double,

@@ -39,6 +39,11 @@ extern "C" {
 ** allowed everywhere but inside the world's allocator; they see the world
 ** as it is, queued changes not applied. From lifecycle hooks the changes
 ** queue as every structural change does.
+**
+** A field index (tinyecs/index.h) indexes a value relation's pairs of one
+** target (tecs_index_desc_t.target; TECS_WILDCARD for an exclusive
+** relation's one pair): a unique one makes tecs_pair_set and
+** tecs_pair_add refuse a taken key with TECS_EEXIST.
 */
 
 /* TECS_WILDCARD (tinyecs.h) in a pair call: any target (and, in
@@ -100,8 +105,9 @@ tecs_cleanup_t tecs_relation_cleanup(const tecs_world_t *world, tecs_comp_t rel)
  * @return TECS_OK (also when the pair is there), TECS_EINVAL (NULL world,
  * rel not a relation, target TECS_WILDCARD), TECS_EDEAD (entity or target
  * not alive), TECS_ECYCLE (ChildOf: target is entity or one of its
- * descendants; nothing changed), TECS_ENOMEM (nothing changed), TECS_EBUSY
- * (the world is being freed).
+ * descendants; nothing changed), TECS_EEXIST (a unique index over rel's
+ * values holds the new value's key for another entity; nothing changed),
+ * TECS_ENOMEM (nothing changed), TECS_EBUSY (the world is being freed).
  */
 tecs_err_t tecs_pair_add(tecs_world_t *world, tecs_entity_t entity, tecs_comp_t rel,
                          tecs_entity_t target);

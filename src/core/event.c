@@ -17,7 +17,9 @@
 ** in the registry (component.c), beside what the hot paths read of it.
 ** Add-ons plug in the same way: a listener also announces resource
 ** events, verifies its add-on, destroys what it holds at world free, and
-** hears when rows were replaced without events or workers are to start.
+** hears when rows were replaced without events or workers are to start;
+** and it lends the values an add-on keeps outside rows (a relation's
+** pairs) to the indexes (tecs__values_of).
 ** Calls: base.c only.
 */
 #include "private.h"
@@ -61,6 +63,18 @@ void *tecs__plug(tecs_world_t *w, size_t size, const tecs__listener *l, const ch
         return NULL;
     }
     return s;
+}
+
+const tecs__values *tecs__values_of(const tecs_world_t *w, tecs_comp_t c, void **ctx)
+{
+    for (int32_t i = 0; i < w->bus.nlisteners; i++) {
+        const tecs__listener *l = &w->bus.listeners[i];
+        if (l->values && l->values->keeps(w, l->ctx, c)) {
+            *ctx = l->ctx;
+            return l->values;
+        }
+    }
+    return NULL;
 }
 
 void tecs__emit_comp(tecs_world_t *w, int ev, tecs_entity_t e, tecs_comp_t c, const void *ptr)

@@ -50,6 +50,31 @@ typedef void (*tecs__res_event_fn)(tecs_world_t *w, void *ctx, int kind,
                                    tecs_comp_t c, void *ptr, tecs__res_live_fn live,
                                    uint32_t gen);
 
+/* Values of a component that an add-on keeps outside rows and sparse
+** sets, one per (entity, target): a relation's pairs. An index over them
+** names the target (TECS_WILDCARD: the one target of each entity, when
+** there is at most one); the add-on raises the component's events with
+** bus.target the pair's target, and asks the vetoes (ev, e, c, the value
+** or NULL for zeroes, n 1) with bus.target set before a value changes.
+** The index layer reads them through these calls only. */
+typedef tecs_err_t (*tecs__value_fn)(void *ctx, tecs_entity_t e, const void *val);
+typedef struct tecs__values {
+    /* Does the add-on keep c's values? */
+    bool (*keeps)(const tecs_world_t *w, void *ctx, tecs_comp_t c);
+    /* May an index read the values of (c, t)? TECS_OK, or the error
+    ** recorded (TECS_EINVAL, TECS_EDEAD) saying why not. */
+    tecs_err_t (*indexable)(tecs_world_t *w, void *ctx, tecs_comp_t c, tecs_entity_t t);
+    /* The entities holding a value of (c, t). */
+    int32_t (*count)(const tecs_world_t *w, void *ctx, tecs_comp_t c, tecs_entity_t t);
+    /* fn(fctx, e, value) for each of them; stops at fn's first error and
+    ** returns it. */
+    tecs_err_t (*each)(tecs_world_t *w, void *ctx, tecs_comp_t c, tecs_entity_t t,
+                       tecs__value_fn fn, void *fctx);
+    /* e's value of (c, t), or NULL. */
+    const void *(*value)(const tecs_world_t *w, void *ctx, tecs_comp_t c, tecs_entity_t e,
+                         tecs_entity_t t);
+} tecs__values;
+
 /* A listener is also how an add-on plugs into the core: it installs one
 ** the first time it is used, with its state as ctx, and the core reaches
 ** it only through these callbacks, never by name. */
@@ -88,6 +113,8 @@ typedef struct tecs__listener {
     tecs_err_t (*on_destroy)(tecs_world_t *w, void *ctx, tecs_entity_t e);
     /* tecs_world_reset: every entity died, maybe without events. */
     void (*on_reset)(tecs_world_t *w, void *ctx);
+    /* The values the add-on keeps outside rows (above), or NULL. */
+    const tecs__values *values;
 } tecs__listener;
 
 /* Register a listener; its on_fini runs when the world is freed. */
@@ -99,6 +126,9 @@ void *tecs__plug(tecs_world_t *w, size_t size, const tecs__listener *l, const ch
 /* Ask every vetoing listener whether a change to c may happen. */
 tecs_err_t tecs__veto(tecs_world_t *w, int ev, tecs_entity_t e, tecs_comp_t c,
                       const void *vals, int32_t n);
+/* The values of c an add-on keeps outside rows, *ctx its state; NULL
+** when c's values are in rows or sparse sets. */
+const tecs__values *tecs__values_of(const tecs_world_t *w, tecs_comp_t c, void **ctx);
 /* Raise a component event to every listener (only if c is watched). */
 void tecs__emit_comp(tecs_world_t *w, int ev, tecs_entity_t e, tecs_comp_t c, const void *ptr);
 /* Tell every listener that e moved from one archetype to another. */

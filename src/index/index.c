@@ -21,6 +21,14 @@
 ** (grid.c; an entry's next names its point). This file calls those three;
 ** they call nothing here.
 **
+** An index over a relation's values (d.target: a pair's target, or
+** TECS_WILDCARD for an exclusive relation's one pair) reads them through
+** the values the relation add-on lends on the bus (tecs__values_of): its
+** fill, its verification and its count of holders ask the add-on, and it
+** hears only the relation's events and vetoes whose bus.target is its
+** target (every one, for TECS_WILDCARD). A world reset empties it: the
+** pairs go without events.
+**
 ** Entities are stored by id, never by row, so archetype moves need nothing.
 ** The index listens to component events (entity.c): ADD inserts, SET
 ** re-keys, REMOVE erases. Before a change, the veto reserves room and, for
@@ -432,6 +440,30 @@ static tecs_err_t fill_room(tecs_index_t *x, int32_t n, bool tree)
     return is_grid(x) && !tree ? ents_room(x, n) : reserve(x, n);
 }
 
+/* fill_entries for values an add-on keeps outside rows (a relation's
+** pairs): each entity's value of (comp, target), one by one. */
+typedef struct kept_fill {
+    tecs_index_t *x;
+    bool tree;
+} kept_fill;
+
+static tecs_err_t fill_kept_one(void *ctx, tecs_entity_t e, const void *val)
+{
+    const kept_fill *f = ctx;
+    return fill_one(f->x, f->tree, e, val);
+}
+
+static tecs_err_t fill_kept(tecs_index_t *x, bool tree, const tecs__values *v, void *ctx)
+{
+    tecs_world_t *w = x->world;
+    int32_t n = v->count(w, ctx, x->d.comp, x->d.target);
+    if (n == 0)
+        return TECS_OK;
+    if (fill_room(x, n, tree))
+        return TECS_ENOMEM;
+    return v->each(w, ctx, x->d.comp, x->d.target, fill_kept_one, &(kept_fill){ x, tree });
+}
+
 /* fill_entries for a sparse component: its set's members. */
 static tecs_err_t fill_sparse(tecs_index_t *x, bool tree)
 {
@@ -458,6 +490,10 @@ static tecs_err_t fill_sparse(tecs_index_t *x, bool tree)
 static tecs_err_t fill_entries(tecs_index_t *x, bool tree)
 {
     tecs_world_t *w = x->world;
+    void *ctx;
+    const tecs__values *kept = x->d.target ? tecs__values_of(w, x->d.comp, &ctx) : NULL;
+    if (kept)
+        return fill_kept(x, tree, kept, ctx);
     if (tecs__comp_is_sparse(w, x->d.comp))
         return fill_sparse(x, tree);
     for (int32_t ai = 0; ai < w->arch.narchs; ai++) {
@@ -539,6 +575,15 @@ static void index_release(tecs_index_t *x)
     tecs__free(w, x->ents, (size_t)x->cap * sizeof *x->ents);
     tecs__free(w, x->pos, (size_t)x->npos * sizeof *x->pos);
     tecs__free(w, x, sizeof *x);
+}
+
+/* Is the event or veto on x's component about x's values? An index over
+** a relation's values follows the pairs of its target (the bus names the
+** pair's target), or of any target (TECS_WILDCARD); a component's, all. */
+static inline bool about(const tecs_index_t *x, tecs_entity_t target)
+{
+    return x->d.target == 0 || x->d.target == (tecs_entity_t)TECS_WILDCARD ||
+           x->d.target == target;
 }
 
 /* ---- the unique veto -------------------------------------------------- */
@@ -681,7 +726,8 @@ static tecs_err_t on_veto(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, t
         return TECS_OK;         /* a remove takes no key */
     for (int32_t id = 0; id < r->nids; id++) {
         tecs_index_t *x = r->by_id[id];
-        if (x == NULL || x->d.comp != c || (x->dirty && !x->d.unique))
+        if (x == NULL || x->d.comp != c || (x->dirty && !x->d.unique) ||
+            !about(x, w->bus.target))
             continue;           /* rebuilt at its next use: nothing to veto   */
         tecs_err_t err = x->dirty ? tecs__index_refresh(x) : TECS_OK;
         if (!err && reserve(x, n))
@@ -738,7 +784,7 @@ static void on_comp(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_co
         return;                 /* an index keeps disabled values too */
     for (int32_t id = 0; id < r->nids; id++) {
         tecs_index_t *x = r->by_id[id];
-        if (x == NULL || x->d.comp != c || x->dirty)
+        if (x == NULL || x->d.comp != c || x->dirty || !about(x, w->bus.target))
             continue;
         if (ev == TECS__EV_SET && !x->d.unique &&
             TECS__UNLIKELY(++x->sets > burst_limit(x))) {
@@ -781,6 +827,21 @@ static void refresh(tecs_world_t *w, void *ctx);
 static tecs_err_t rows_replaced(tecs_world_t *w, void *ctx);
 static tecs_err_t verify(tecs_world_t *w, void *ctx);
 
+/* tecs_world_reset: the entities died with the events of their rows'
+** components, while the values kept outside rows (a relation's pairs)
+** went without any. The indexes over those are emptied, to be rebuilt
+** (empty) at their next use. */
+static void on_reset(tecs_world_t *w, void *ctx)
+{
+    (void)w;
+    tecs__indexes *r = ctx;
+    for (int32_t id = 0; id < r->nids; id++)
+        if (r->by_id[id] && r->by_id[id]->d.target) {
+            clear(r->by_id[id]);
+            r->by_id[id]->dirty = true;
+        }
+}
+
 /* The registry, made and listened for on first use. */
 tecs__indexes *tecs__index_registry(tecs_world_t *w)
 {
@@ -788,7 +849,7 @@ tecs__indexes *tecs__index_registry(tecs_world_t *w)
         return w->indexes;
     tecs__listener l = { .on_comp = on_comp, .on_veto = on_veto, .on_fini = on_fini,
                          .before_workers = refresh, .on_rows_replaced = rows_replaced,
-                         .verify = verify };
+                         .verify = verify, .on_reset = on_reset };
     tecs__indexes *r = tecs__plug(w, sizeof *r, &l, "the index registry");
     if (r == NULL)
         return NULL;
@@ -807,6 +868,24 @@ void tecs__index_listen(tecs__indexes *r, const tecs__index_listener *l)
 
 /* ---- indexes: public -------------------------------------------------- */
 
+/* The target: none for a component; for values an add-on keeps outside
+** rows (a relation's pairs), one the add-on accepts. */
+static tecs_err_t validate_target(tecs_world_t *w, const tecs_index_desc_t *d)
+{
+    void *ctx;
+    const tecs__values *v = tecs__values_of(w, d->comp, &ctx);
+    if (v == NULL && d->target != 0)
+        return tecs__err(w, TECS_EINVAL, "an index on " TECS__COMP_FMT " has no target: only "
+                         "an index over a relation's values names one", TECS__COMP(w, d->comp));
+    if (v == NULL)
+        return TECS_OK;
+    if (d->target == 0)
+        return tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is a relation: an index over its "
+                         "values names the pairs' target (TECS_WILDCARD: an exclusive "
+                         "relation's one pair)", TECS__COMP(w, d->comp));
+    return v->indexable(w, ctx, d->comp, d->target);
+}
+
 static tecs_err_t validate_desc(tecs_world_t *w, const tecs_index_desc_t *d)
 {
     if (d == NULL)
@@ -814,6 +893,8 @@ static tecs_err_t validate_desc(tecs_world_t *w, const tecs_index_desc_t *d)
     const tecs__comp *ci = tecs__comp_get(w, d->comp);
     if (ci == NULL)
         return tecs__err(w, TECS_ENOCOMP, "component %u is unknown", d->comp);
+    if (validate_target(w, d))
+        return w->base.err;
     if ((unsigned)d->kind > TECS_INDEX_SPATIAL)
         return tecs__err(w, TECS_EINVAL, "unknown index kind %d", (int)d->kind);
     if (class_of(d->type) == 0)
@@ -1251,6 +1332,10 @@ static const void *value_of(const tecs_index_t *x, tecs_entity_t e)
     const tecs__record *r = tecs__ei_alive(w, e);
     if (r == NULL)
         return NULL;
+    void *ctx;
+    const tecs__values *kept = x->d.target ? tecs__values_of(w, x->d.comp, &ctx) : NULL;
+    if (kept)
+        return kept->value(w, ctx, x->d.comp, e, x->d.target);
     if (tecs__comp_is_sparse(w, x->d.comp))
         return tecs__sparse_get(w, x->d.comp, TECS_ENTITY_INDEX(e));
     tecs_archetype_t *a = tecs__rec_arch(w, r);
@@ -1286,6 +1371,10 @@ static tecs_err_t verify_entries(tecs_index_t *x)
 static int32_t holders(const tecs_index_t *x)
 {
     const tecs_world_t *w = x->world;
+    void *ctx;
+    const tecs__values *kept = x->d.target ? tecs__values_of(w, x->d.comp, &ctx) : NULL;
+    if (kept)
+        return kept->count(w, ctx, x->d.comp, x->d.target);
     int32_t n = tecs__comp_is_sparse(w, x->d.comp) ? tecs__sparse_count(w, x->d.comp) : 0;
     for (int32_t ai = 0; ai < w->arch.narchs; ai++)
         if (tecs__arch_col(w->arch.archs[ai], x->d.comp) >= 0)

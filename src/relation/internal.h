@@ -1,8 +1,8 @@
 /*
 ** relation/internal.h — what relation.c lends the snapshot layer: its
 ** relations and pairs enumerated for a save, a made component turned into
-** a relation for a load, and the pairs restored after rows were replaced
-** without events. Only src/snapshot includes it. Without the relation
+** a relation for a load, and the pairs dropped and restored after rows
+** were replaced without events. Only src/snapshot includes it. Without the relation
 ** add-on (TECS__RELATION undefined) the same calls are inline: the world
 ** has no relation, and a restore of any pair is refused.
 */
@@ -56,12 +56,15 @@ tecs_err_t tecs__rel_reserve(tecs_world_t *w, int32_t n);
 ** relation's component (TECS_EFORMAT). */
 tecs_err_t tecs__rel_adopt(tecs_world_t *w, tecs_comp_t c, bool exclusive,
                            tecs_cleanup_t cleanup, bool childof);
-/* After rows were replaced (the pairs cleared): the n pairs restored, all
-** or nothing. TECS_EFORMAT when a pair names a dead slot or no relation,
+/* After rows were replaced: every pair dropped, then the n pairs
+** restored, all or nothing (before the indexes are rebuilt, which read
+** the pairs). TECS_EFORMAT when a pair names a dead slot or no relation,
 ** repeats, breaks exclusivity or the ranks, makes a ChildOf cycle, or when
 ** the ChildOf tags of the rows and the children disagree; TECS_ENOMEM.
 ** On failure every pair is cleared again. */
 tecs_err_t tecs__rel_restore(tecs_world_t *w, const tecs__rel_pair *pairs, uint32_t n);
+/* Drop every pair and link (the rows' entities died): cannot fail. */
+void tecs__rel_clear(tecs_world_t *w);
 
 #else
 
@@ -117,6 +120,11 @@ static inline tecs_err_t tecs__rel_adopt(tecs_world_t *w, tecs_comp_t c, bool ex
     (void)childof;
     return tecs__err(w, TECS_EFORMAT, "snapshot: " TECS__COMP_FMT " is a relation, and this "
                      "library is built without the relation add-on", TECS__COMP(w, c));
+}
+
+static inline void tecs__rel_clear(tecs_world_t *w)
+{
+    (void)w;
 }
 
 static inline tecs_err_t tecs__rel_restore(tecs_world_t *w, const tecs__rel_pair *pairs,

@@ -39,6 +39,12 @@
 ** on_veto) for every change: the add-on moves its children's rows itself
 ** (tecs__move_tags), which asks no veto.
 **
+** Indexes read a value relation's pairs through the bus's tecs__values
+** (below: "values lent to indexes"), never by name: before a value
+** changes, the add-on asks the vetoes with bus.target the pair's target
+** (a unique index refuses a key, every index reserves room), after its
+** own reservations, so a refusal changes nothing.
+**
 ** Calls: base.c, entity_index.c, component.c, event.c, archetype.c,
 ** store.c, command.c (settle, the queued calls).
 */
@@ -113,6 +119,7 @@ struct tecs__rel_state {
     int32_t npages;
     uint64_t stamp;             /* bumped at every change: walks stop        */
     bool cleaning;              /* a destroy's gathered entities die         */
+    bool asking;                /* the add-on asks the vetoes about a value  */
     int32_t ndestroy;           /* user relations with cleanup DESTROY       */
     int32_t nrefuse;            /* relations with cleanup REFUSE             */
     tecs_entity_t *kill;        /* a destroy's gathered entities             */
@@ -426,6 +433,23 @@ static void pair_event(tecs_world_t *w, int ev, tecs_entity_t e, tecs_comp_t rel
     w->bus.in_place = was_in_place;
 }
 
+/* May e's pair (rel, t) take value (NULL: zeroes)? Asked of the vetoing
+** listeners other than the add-on (indexes over rel's values) before the
+** value changes, the last step that may fail. */
+static tecs_err_t pair_veto(tecs_world_t *w, rel_state *s, const rel_info *ri, int ev,
+                            tecs_entity_t e, tecs_entity_t t, const void *value)
+{
+    if (ri->size == 0 || w->comp.comps[ri->comp].veto <= 1)
+        return TECS_OK;         /* the add-on's own veto alone */
+    tecs_entity_t was = w->bus.target;
+    w->bus.target = t;
+    s->asking = true;
+    tecs_err_t err = tecs__veto(w, ev, e, ri->comp, value, 1);
+    s->asking = false;
+    w->bus.target = was;
+    return err;
+}
+
 /* The node of (src, tgt) in ri, or NONE; *prev its predecessor in src's
 ** list (NONE: the head). */
 static uint32_t node_find(const rel_state *s, const rel_info *ri, int32_t rel, uint32_t src,
@@ -520,7 +544,7 @@ static tecs_err_t on_destroy(tecs_world_t *w, void *ctx, tecs_entity_t e);
 static void on_reset(tecs_world_t *w, void *ctx);
 static void on_fini(tecs_world_t *w, void *ctx);
 static tecs_err_t verify(tecs_world_t *w, void *ctx);
-static tecs_err_t on_rows_replaced(tecs_world_t *w, void *ctx);
+static const tecs__values lent;
 
 static const tecs__filter_kind user_kind, childof_kind, parent_kind;
 static int32_t rank_of(const tecs_world_t *w, const tecs_archetype_t *a);
@@ -537,7 +561,7 @@ static rel_state *state(tecs_world_t *w)
         }
         tecs__listener l = { .on_veto = on_veto, .on_destroy = on_destroy,
                              .on_reset = on_reset, .on_fini = on_fini, .verify = verify,
-                             .on_rows_replaced = on_rows_replaced };
+                             .values = &lent };
         w->rel = tecs__plug(w, sizeof *w->rel, &l, "the relation table");
         if (w->rel == NULL)
             return NULL;
@@ -865,29 +889,33 @@ static tecs_err_t user_add(tecs_world_t *w, rel_state *s, int32_t rel, tecs_enti
     rel_info *ri = &s->rels[rel];
     uint32_t es = TECS_ENTITY_INDEX(e), ts = TECS_ENTITY_INDEX(t);
     uint32_t n = node_find(s, ri, rel, es, ts, NULL);
+    tecs_err_t err;
     if (n != NONE) {
         if (value) {
+            if ((err = pair_veto(w, s, ri, TECS__EV_SET, e, t, value)))
+                return err;
             memcpy(node_val(ri, n), value, ri->size);
             pair_event(w, TECS__EV_SET, e, ri->comp, t, 0, node_val(ri, n));
         }
         return TECS_OK;
     }
     const rel_head *h = map_find(s, rel, es);
-    tecs_err_t err = map_reserve(w, s, 2);
-    if (err || (err = link_reserve(w, s, es)) || (err = link_reserve(w, s, ts)))
+    bool replace = ri->exclusive && h && h->nsrc > 0;  /* replace the one target */
+    err = map_reserve(w, s, 2);     /* (moves the entries: h is void from here) */
+    if (err || (err = link_reserve(w, s, es)) || (err = link_reserve(w, s, ts)) ||
+        (!replace && (err = node_reserve(w, ri))) ||
+        (err = pair_veto(w, s, ri, TECS__EV_ADD, e, t, value)))
         return err;
     bit_put(page_of(s, es)->paired, es, true);
     bit_put(page_of(s, ts)->paired, ts, true);
     tecs_entity_t old = 0;
-    if (ri->exclusive && h && h->nsrc > 0) {        /* replace the one target */
-        n = h->src;
+    if (replace) {
+        n = map_find(s, rel, es)->src;
         old = id_of(w, ri->nodes[n].tgt);
         pair_event(w, TECS__EV_REMOVE, e, ri->comp, old, t, ri->size ? node_val(ri, n) : NULL);
         tgt_leave(s, ri, rel, n);
         tgt_join(s, ri, rel, n, ts);
     } else {
-        if ((err = node_reserve(w, ri)))
-            return err;
         n = node_take(ri);
         rel_head *sh = map_put(s, rel, es);
         ri->nodes[n] = (rel_node){ .src = es, .tgt = NONE, .next_src = NONE };
@@ -1544,6 +1572,8 @@ static tecs_err_t on_veto(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, t
     (void)vals;
     (void)n;
     rel_state *s = ctx;
+    if (s->asking)
+        return TECS_OK;         /* its own question about a pair's value */
     if (c < (tecs_comp_t)s->cap_rel_of && s->rel_of[c] < 0)
         return tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is the relation add-on's: it "
                          "follows tecs_pair_add and tecs_pair_remove of ChildOf",
@@ -1608,15 +1638,91 @@ static void on_fini(tecs_world_t *w, void *ctx)
     w->rel = NULL;
 }
 
-/* Rows were replaced without events (a snapshot loaded, a delta applied):
-** the pairs named the old rows' entities and go. The snapshot layer then
-** restores the saved pairs (tecs__rel_restore, below), which also refuses
-** loaded children (the ChildOf tag) that it gives no parent. */
-static tecs_err_t on_rows_replaced(tecs_world_t *w, void *ctx)
+/* ---- values lent to indexes ------------------------------------------------
+**
+** An index over a value relation's pairs (the bus's tecs__values) reads
+** those of one target t, the sources of t's ring, or of any target
+** (TECS_WILDCARD, an exclusive relation: one pair per source), every node
+** in use of the pool. ChildOf and tag relations have no value to index.
+*/
+
+static bool lent_keeps(const tecs_world_t *w, void *ctx, tecs_comp_t c)
 {
-    clear(w, ctx);
+    (void)ctx;
+    return rel_index(w, c) >= 0;
+}
+
+static tecs_err_t lent_indexable(tecs_world_t *w, void *ctx, tecs_comp_t c, tecs_entity_t t)
+{
+    const rel_info *ri = &((rel_state *)ctx)->rels[rel_index(w, c)];
+    if (ri->childof)
+        return tecs__err(w, TECS_EINVAL, "ChildOf has no value to index (an index over a "
+                         "relation reads a value relation's pairs)");
+    if (ri->size == 0)
+        return tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is a tag relation: its pairs have "
+                         "no value to index", TECS__COMP(w, c));
+    if (t == (tecs_entity_t)TECS_WILDCARD && !ri->exclusive)
+        return tecs__err(w, TECS_EINVAL, "an index on (" TECS__COMP_FMT ", *) needs an "
+                         "exclusive relation, one value per entity: index its pairs of one "
+                         "target instead", TECS__COMP(w, c));
+    if (t != (tecs_entity_t)TECS_WILDCARD && tecs__ei_alive(w, t) == NULL)
+        return tecs__err(w, TECS_EDEAD, "an index on (" TECS__COMP_FMT ", " TECS__ENT_FMT
+                         "): the target is not alive", TECS__COMP(w, c), TECS__ENT(t));
     return TECS_OK;
 }
+
+static int32_t lent_count(const tecs_world_t *w, void *ctx, tecs_comp_t c, tecs_entity_t t)
+{
+    const rel_state *s = ctx;
+    int32_t i = rel_index(w, c);
+    if (t == (tecs_entity_t)TECS_WILDCARD)
+        return (int32_t)s->rels[i].npairs;
+    const rel_head *h = tecs__ei_alive(w, t) ? map_find(s, i, TECS_ENTITY_INDEX(t)) : NULL;
+    return h ? (int32_t)h->ntgt : 0;
+}
+
+static tecs_err_t lent_each(tecs_world_t *w, void *ctx, tecs_comp_t c, tecs_entity_t t,
+                            tecs__value_fn fn, void *fctx)
+{
+    const rel_state *s = ctx;
+    int32_t i = rel_index(w, c);
+    const rel_info *ri = &s->rels[i];
+    tecs_err_t err = TECS_OK;
+    if (t == (tecs_entity_t)TECS_WILDCARD) {
+        for (uint32_t n = 0; n < ri->nnodes && !err; n++)
+            if (ri->nodes[n].src != NONE)
+                err = fn(fctx, id_of(w, ri->nodes[n].src), node_val(ri, n));
+        return err;
+    }
+    const rel_head *h = tecs__ei_alive(w, t) ? map_find(s, i, TECS_ENTITY_INDEX(t)) : NULL;
+    if (h == NULL || h->ntgt == 0)
+        return TECS_OK;
+    uint32_t n = h->tgt;
+    do {
+        err = fn(fctx, id_of(w, ri->nodes[n].src), node_val(ri, n));
+        n = ri->nodes[n].next_tgt;
+    } while (n != h->tgt && !err);
+    return err;
+}
+
+static const void *lent_value(const tecs_world_t *w, void *ctx, tecs_comp_t c,
+                              tecs_entity_t e, tecs_entity_t t)
+{
+    const rel_state *s = ctx;
+    int32_t i = rel_index(w, c);
+    if (t != (tecs_entity_t)TECS_WILDCARD)
+        return tecs_pair_get(w, e, c, t);
+    const rel_head *h = map_find(s, i, TECS_ENTITY_INDEX(e));
+    return h && h->nsrc > 0 ? node_val(&s->rels[i], h->src) : NULL;
+}
+
+static const tecs__values lent = {
+    .keeps = lent_keeps,
+    .indexable = lent_indexable,
+    .count = lent_count,
+    .each = lent_each,
+    .value = lent_value,
+};
 
 /* ---- the structure check ------------------------------------------------------ */
 
@@ -2223,8 +2329,10 @@ static const tecs__filter_kind parent_kind = {
 /* ---- snapshots ------------------------------------------------------------
 **
 ** The snapshot layer saves each relation's pairs (tecs__rel_pairs) and,
-** once a load or a delta has replaced the rows (on_rows_replaced cleared
-** every pair), gives them back to tecs__rel_restore. A pair carries its
+** once a load or a delta has replaced the rows, gives them back to
+** tecs__rel_restore, which drops the old pairs first; the indexes are
+** rebuilt after it, so that those over a relation's values see the pairs
+** restored. A pair carries its
 ** rank, its place in its target's ring (ChildOf: among the parent's
 ** children), so both orders come back: each source's targets in the
 ** order the list gives them, each target's sources by rank. The restore
@@ -2567,8 +2675,15 @@ static tecs_err_t rest_levels_agree(tecs_world_t *w, const rel_state *s)
     return TECS_OK;
 }
 
+void tecs__rel_clear(tecs_world_t *w)
+{
+    if (w->rel)
+        clear(w, w->rel);
+}
+
 tecs_err_t tecs__rel_restore(tecs_world_t *w, const tecs__rel_pair *p, uint32_t n)
 {
+    tecs__rel_clear(w);                 /* the old pairs named the old rows */
     if (n == 0 && (w->rel == NULL || w->rel->childof < 0))
         return TECS_OK;
     if (n > 0 && w->rel == NULL)

@@ -808,9 +808,9 @@ tecs_err_t tecs__delta_apply_with(tecs_world_t *w, tecs_read_fn read, void *ctx,
     delta_free(w, &d);
     bool replaced = err == TECS_OK;
     if (replaced)
-        err = tecs__load_indexes(w);          /* rows replaced without events */
-    if (replaced && err == TECS_OK)
         err = tecs__load_rels_restore(&in);   /* every pair, as the source's now */
+    if (replaced && err == TECS_OK)
+        err = tecs__load_indexes(w);          /* rows replaced without events */
     tecs__load_rels_free(&in);
     if (err && (d.changed || replaced)) {
         char msg[sizeof w->base.errmsg];

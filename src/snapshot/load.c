@@ -21,8 +21,10 @@
 ** empty again. No event is raised for a loaded entity (observers and
 ** hooks do not fire); the world's indexes and caches, which follow
 ** events, are rebuilt from the loaded rows at the end (the bus's
-** tecs__emit_rows_replaced, which the index add-on hears), and a unique index whose keys repeat fails the
-** load.
+** tecs__emit_rows_replaced, which the index add-on hears), once the
+** relation add-on has restored the pairs (tecs__rel_restore), which the
+** indexes over a relation's values read; a unique index whose keys repeat
+** fails the load.
 **
 ** The user's callbacks (reader, deserializer, convert hook) run with the
 ** world closed as TECS__SNAPSHOT: whatever they call is refused.
@@ -1020,6 +1022,7 @@ void tecs__load_rels_free(reader *in)
 /* The world empty again after a failed load. */
 void tecs__load_undo(tecs_world_t *w)
 {
+    tecs__rel_clear(w);
     for (int32_t i = 0; i < w->arch.narchs; i++)
         if (w->arch.archs[i]->count > 0)
             tecs__arch_clear(w, w->arch.archs[i]);
@@ -1115,10 +1118,10 @@ tecs_err_t tecs__load_with(tecs_world_t *w, tecs_read_fn read, void *ctx, left_f
     tecs__free(w, in.blob, in.blob_cap);
     tecs__free(w, in.stage, in.stage_cap);
     bool built = err == TECS_OK;
-    if (built)
-        err = tecs__load_indexes(w);
-    if (built && err == TECS_OK)
+    if (built)                                  /* the pairs first: indexes read them */
         err = tecs__load_rels_restore(&in);
+    if (built && err == TECS_OK)
+        err = tecs__load_indexes(w);
     tecs__load_rels_free(&in);
     if (err) {
         char msg[sizeof w->base.errmsg];
