@@ -498,6 +498,8 @@ tecs_archetype_t *mi_get_arch(interp *I, uint32_t mask, uint32_t seed)
 bool m_term_has(const mquery *q, int32_t t, const ment *m)
 {
     int c = q->ci[t];
+    if (c >= CI_PAIR)
+        return mr_term_has(q->I, &q->t[t], c, m->id);
     if (c >= NC)
         return m->smask >> (c - NC) & 1;
     if (!(m->mask >> c & 1))
@@ -544,6 +546,17 @@ void mi_check_chunk(interp *I, const tecs_iter_t *it, const mquery *q)
         for (int32_t t = 0; t < q->nt; t++) {
             int c = q->ci[t];
             bool present = q->t[t].oper != TECS_NONE && m_term_has(q, t, m);
+            if (c >= CI_PAIR) {         /* a pair's (no data) or the parent's */
+                const void *pf = tecs_field(it, t);
+                const ment *pm = present && c >= CI_PARENT
+                                     ? mi_find(I, mr_parent(I, m->id)) : NULL;
+                EXPECT(I, tecs_field_is_set(it, t) == present, "field_is_set of term %d", t);
+                EXPECT(I, !pm || !csize[c - CI_PARENT] ||
+                              (pf && same_val(c - CI_PARENT, pf, pm->val[c - CI_PARENT])),
+                       "term %d (%s of the parent) value differs in iteration", t,
+                       cname[c - CI_PARENT]);
+                continue;
+            }
             uint32_t size = c >= NC ? ssize[c - NC] : csize[c];
             bool data = present && size && q->t[t].access != TECS_FILTER;
             void *f = tecs_field(it, t);
@@ -1047,7 +1060,11 @@ void mi_query_new(interp *I, int32_t nt, uint32_t z, bool refuse_all)
         /* Toggle terms of the enableable components: mostly the default;
         ** rarely DISABLED of another one, refused. */
         uint32_t tg = z >> 9 & 7;
-        if ((z >> 18 & 7) == 0) {               /* a sparse component's term */
+        if (t > 0 && (z >> 24 & 3) == 0)
+            mr_pair_term(I, &q, t, (uint32_t)mi_mix(z));
+        if (q.ci[t] >= CI_PAIR) {
+            /* a pair term, or one read from the parent */
+        } else if ((z >> 18 & 7) == 0) {        /* a sparse component's term */
             q.ci[t] = NC + (int)(z >> 21 & 1);
             q.t[t].comp = I->sid[q.ci[t] - NC];
         } else if (TOG_MASK >> q.ci[t] & 1) {
@@ -2121,9 +2138,12 @@ static void op_where_values(interp *I, const m_op *op)
                 size_t size = tecs_component_size(I->w, q->t[t].comp);
                 if (it.fields[t] == NULL || size == 0)
                     continue;
-                const void *v = tecs_get(I->w, e, q->t[t].comp);
-                bad += v == NULL || memcmp((const char *)it.fields[t] + (size_t)i * size, v,
-                                           size) != 0;
+                /* A term read from the parent: the parent's value, one for
+                ** the step unless the step says otherwise. */
+                bool up = q->ci[t] >= CI_PARENT;
+                const void *v = tecs_get(I->w, up ? mr_parent(I, e) : e, q->t[t].comp);
+                size_t at = !up || tecs_field_is_self(&it, t) ? (size_t)i * size : 0;
+                bad += v == NULL || memcmp((const char *)it.fields[t] + at, v, size) != 0;
             }
         }
     I->checking--;
@@ -2601,6 +2621,8 @@ static void op_observer_new(interp *I, const m_op *op)
             o->q.ci[t] = NC + (int)(z >> 21 & 1);
             o->q.t[t].comp = I->sid[o->q.ci[t] - NC];
             o->q.t[t].toggle = TECS_TOGGLE_ENABLED;
+        } else if (t > 0 && (z >> 24 & 3) == 0) {
+            mr_pair_term(I, &o->q, t, (uint32_t)mi_mix(z));
         }
     }
     tecs_observer_desc_t d = { .callback = obs_fn, .ctx = o };
@@ -3377,6 +3399,8 @@ static void copies_components(interp *I, tecs_world_t *w)
         tecs_component_new(w, &(tecs_component_desc_t){
             .name = sname[k], .size = ssize[k], .align = ssize[k], .id = I->sid[k],
             .storage = TECS_STORAGE_SPARSE });
+    if (tecs_component_lookup(w, "Likes") == 0)
+        mr_register(I, w);      /* the relations, for the copied queries */
 }
 
 #if TECS_HAS_INDEX

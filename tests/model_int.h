@@ -82,11 +82,17 @@ typedef struct mcmd {
                                    (tecs_delayed_apply*, a workers' merge)  */
 } mcmd;
 
+/* A term's model component (mquery.ci): a table one (< NC), a sparse one
+** (NC + k), a pair term (CI_PAIR: its relation and target in the term),
+** or component c read from the parent (CI_PARENT + c). */
+enum { CI_PAIR = NC + NS, CI_PARENT = NC + NS + 1 };
+
 typedef struct mquery {
     tecs_query_t *q;
     int32_t nt;
     int ci[8];                  /* model component per term                 */
     tecs_term_t t[8];
+    const struct interp *I;     /* with a pair or parent term: its pairs    */
 } mquery;
 
 typedef struct interp interp;
@@ -444,6 +450,13 @@ void mr_forget(interp *I, tecs_entity_t id);
 int mr_apply(interp *I, const mcmd *c);
 void mr_check(interp *I);
 bool mr_has_parent(const interp *I, tecs_entity_t id);
+/* Does entity id hold term t of model component ci (>= CI_PAIR)? */
+bool mr_term_has(const interp *I, const tecs_term_t *t, int ci, tecs_entity_t id);
+/* The parent of id (0: none). */
+tecs_entity_t mr_parent(const interp *I, tecs_entity_t id);
+/* Turn term t of q (not its first) into a pair term or a term read from
+** the parent (z's bits choose), if the add-on is built and q has none. */
+void mr_pair_term(interp *I, mquery *q, int32_t t, uint32_t z);
 size_t mr_memory_allow(const interp *I);
 /* Register the relations in w (a world built directly), with I's ids. */
 void mr_register(interp *I, tecs_world_t *w);

@@ -115,6 +115,55 @@ bool mr_has_parent(const interp *I, tecs_entity_t id)
     return parent_of(I, id) != 0;
 }
 
+tecs_entity_t mr_parent(const interp *I, tecs_entity_t id)
+{
+    return parent_of(I, id);
+}
+
+bool mr_term_has(const interp *I, const tecs_term_t *t, int ci, tecs_entity_t id)
+{
+    if (ci >= CI_PARENT) {
+        tecs_entity_t p = parent_of(I, id);
+        const ment *pm = p ? mi_find((interp *)I, p) : NULL;
+        return pm && pm->st == ST_ALIVE && (pm->mask >> (ci - CI_PARENT) & 1);
+    }
+    for (int r = 0; r < NR; r++)
+        if ((t->comp == TECS_WILDCARD || t->comp == I->rid[r]) &&
+            find_pair(I, r, id, t->target) >= 0)
+            return true;
+    return false;
+}
+
+void mr_pair_term(interp *I, mquery *q, int32_t t, uint32_t z)
+{
+    for (int32_t u = 0; u < q->nt; u++)
+        if (q->ci[u] >= CI_PAIR)
+            return;
+    tecs_entity_t tgt = 0;
+    for (int32_t k = 0; k < I->ne && tgt == 0; k++) {
+        const ment *m = &I->e[(k + (int32_t)(z >> 12)) % I->ne];
+        tgt = m->st == ST_ALIVE ? m->id : 0;
+    }
+    tecs_oper_t oper = q->t[t].oper;
+    int kind = (int)(z & 3), r = (int)(z >> 2 & 3);
+    if (kind == 3) {                    /* a table component read from the parent */
+        int c = (int)((z >> 4) % NC);
+        while (TOG_MASK >> c & 1)
+            c = (c + 1) % NC;
+        q->ci[t] = CI_PARENT + c;
+        q->t[t] = (tecs_term_t){ .comp = I->cid[c], .oper = oper, .access = TECS_READ,
+                                 .from_parent = true };
+    } else if (tgt != 0 || kind == 1) {
+        q->ci[t] = CI_PAIR;
+        q->t[t] = (tecs_term_t){ .comp = kind == 2 ? TECS_WILDCARD : I->rid[r], .oper = oper,
+                                 .access = TECS_FILTER,
+                                 .target = kind == 1 ? (tecs_entity_t)TECS_WILDCARD : tgt };
+    } else {
+        return;
+    }
+    q->I = I;
+}
+
 static void drop_pair(interp *I, int32_t i)
 {
     I->pr[i] = I->pr[--I->npr];
@@ -833,6 +882,23 @@ bool mr_has_parent(const interp *I, tecs_entity_t id)
 {
     (void)I, (void)id;
     return false;
+}
+
+tecs_entity_t mr_parent(const interp *I, tecs_entity_t id)
+{
+    (void)I, (void)id;
+    return 0;
+}
+
+bool mr_term_has(const interp *I, const tecs_term_t *t, int ci, tecs_entity_t id)
+{
+    (void)I, (void)t, (void)ci, (void)id;
+    return false;
+}
+
+void mr_pair_term(interp *I, mquery *q, int32_t t, uint32_t z)
+{
+    (void)I, (void)q, (void)t, (void)z;
 }
 
 size_t mr_memory_allow(const interp *I)

@@ -268,3 +268,71 @@ TEST(relation_members_cache_out_of_memory)
             break;
     }
 }
+
+/* The edges the model's random programs found: a term read from the
+** parent or a ChildOf term is absent, not unknown, in an archetype without
+** the ChildOf tag (at a birth, at the move of an unparent or a first
+** parent); a world reset announces each hierarchy children first. */
+TEST(relation_members_edges)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t Pos = TECS_COMPONENT(w, pos);
+    tecs_comp_t co = tecs_childof(w);
+    tecs_entity_t p = tecs_new(w), c = tecs_new(w), bob = tecs_new(w);
+    TECS_SET(w, p, Pos, pos, { 1, 1 });
+    TECS_SET(w, c, Pos, pos, { 2, 2 });
+    watched x[3];
+    memset(x, 0, sizeof x);
+    watch(w, &x[0], "Pos, !(ChildOf, *)", (tecs_term_t[]){
+        { .comp = Pos }, { .comp = co, .target = TECS_WILDCARD, .oper = TECS_NONE,
+                           .access = TECS_FILTER } }, 2);
+    watch(w, &x[1], "Pos, !parent's Pos", (tecs_term_t[]){
+        { .comp = Pos }, { .comp = Pos, .from_parent = true, .oper = TECS_NONE,
+                           .access = TECS_READ } }, 2);
+    watch(w, &x[2], "Pos, !(*, p)", (tecs_term_t[]){
+        { .comp = Pos }, { .comp = TECS_WILDCARD, .target = p, .oper = TECS_NONE,
+                           .access = TECS_FILTER } }, 2);
+    agree(w, x, 3, "creation");
+    CHECK_EQ(tecs_query_count(x[0].q), 2);
+    tecs_entity_t born = tecs_new(w);
+    TECS_SET(w, born, Pos, pos, { 3, 3 });
+    agree(w, x, 3, "a birth");
+    CHECK_ERR(tecs_pair_add(w, c, co, p), TECS_OK);
+    agree(w, x, 3, "c's first parent");
+    CHECK_ERR(tecs_pair_remove(w, c, co, p), TECS_OK);
+    agree(w, x, 3, "c unparented");
+
+    /* An optional term read from the parent: no field without a parent. */
+    tecs_query_t *q = tecs_query_new(w, &(tecs_query_desc_t){
+        .terms = (tecs_term_t[]){ { .comp = Pos },
+                                  { .comp = Pos, .from_parent = true, .oper = TECS_OPTIONAL,
+                                    .access = TECS_READ } },
+        .term_count = 2 });
+    CHECK(q != NULL);
+    CHECK_ERR(tecs_pair_add(w, c, co, p), TECS_OK);
+    int with = 0, without = 0;
+    tecs_iter_t it = tecs_iter(w, &(tecs_iter_desc_t){ .query = q });
+    while (tecs_iter_next(&it)) {
+        bool has_parent = tecs_pair_has(w, it.entities[0], co, TECS_WILDCARD);
+        CHECK(tecs_field_is_set(&it, 1) == has_parent);
+        CHECK((tecs_field(&it, 1) != NULL) == has_parent);
+        with += has_parent ? it.count : 0;
+        without += has_parent ? 0 : it.count;
+    }
+    CHECK_EQ(with, 1);
+    CHECK_EQ(without, 2);
+
+    /* A reset: every member leaves, a subtree children first. */
+    tecs_entity_t g = tecs_new(w);
+    TECS_SET(w, g, Pos, pos, { 4, 4 });
+    CHECK_ERR(tecs_pair_add(w, g, co, c), TECS_OK);
+    CHECK_ERR(tecs_pair_add(w, bob, co, g), TECS_OK);
+    agree(w, x, 3, "a deeper tree");
+    CHECK_ERR(tecs_world_reset(w), TECS_OK);
+    for (int i = 0; i < 3; i++) {
+        CHECK_EQ(x[i].m.bad, 0);
+        CHECK_EQ(x[i].m.n, 0);
+    }
+    agree(w, x, 3, "a reset");
+    tw_free(w);
+}

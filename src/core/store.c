@@ -815,7 +815,8 @@ tecs_err_t tecs__destroy_now(tecs_world_t *w, tecs_entity_t e)
         w->ei.npending--;
         return TECS_OK;
     }
-    if (TECS__UNLIKELY(w->bus.watch_destroys) && w->base.closed == TECS__OPEN) {
+    if (TECS__UNLIKELY(w->bus.watch_destroys) &&
+        (w->base.closed == TECS__OPEN || w->base.closed == TECS__RESETTING)) {
         tecs_err_t err = tecs__emit_destroying(w, e);
         if (err)
             return err;

@@ -306,6 +306,14 @@ static inline uint32_t parent_slot(const rel_state *s, uint32_t slot)
     return l ? l->parent : NONE;
 }
 
+/* The archetype of the entity in slot p, or NULL if none lives there (a
+** world reset announces its deaths before it clears the links). */
+static inline tecs_archetype_t *slot_arch(const tecs_world_t *w, uint32_t p)
+{
+    const tecs__record *r = &w->ei.recs[p];
+    return r->arch < TECS__ARCH_RETIRED ? tecs__rec_arch(w, r) : NULL;
+}
+
 static inline tecs_entity_t id_of(const tecs_world_t *w, uint32_t slot)
 {
     return tecs__make_id(slot, w->ei.recs[slot].gen);
@@ -1535,6 +1543,19 @@ static tecs_err_t on_destroy(tecs_world_t *w, void *ctx, tecs_entity_t e)
 {
     rel_state *s = ctx;
     uint32_t es = TECS_ENTITY_INDEX(e);
+    if (w->base.closed == TECS__RESETTING) {
+        /* Every entity dies and none may refuse: the subtree goes first,
+        ** a leaf at a time (no memory asked for), each with its pairs, so
+        ** that no pair outlives an entity it names. */
+        while (is_parent(s, es)) {
+            uint32_t x = first_child(s, es);
+            while (is_parent(s, x))
+                x = first_child(s, x);
+            tecs__destroy_now(w, id_of(w, x));
+        }
+        forget(w, s, es);
+        return TECS_OK;
+    }
     if (s->cleaning || !takes_others(s, es)) {
         forget(w, s, es);
         return TECS_OK;
@@ -1898,14 +1919,17 @@ static int seen(const rel_state *s, tecs_entity_t e, tecs_comp_t rel, const tecs
 }
 
 /* Does e hold (relation i, t) (TECS_WILDCARD: any target), read as v says
-** (NULL: as a query reads it)? */
+** (NULL: as a query reads it), its ChildOf tag from archetype a (NULL:
+** its own)? */
 static bool holds_seen(const tecs_world_t *w, int32_t i, tecs_entity_t e, tecs_entity_t t,
-                       const tecs__view *v)
+                       const tecs__view *v, const tecs_archetype_t *a)
 {
     const rel_state *s = w->rel;
     const rel_ann *n = &s->ann;
     uint32_t es = TECS_ENTITY_INDEX(e);
     bool any = t == (tecs_entity_t)TECS_WILDCARD;
+    if (s->rels[i].childof && a && tecs__arch_col(a, s->rels[i].comp) == TECS__COL_ABSENT)
+        return false;           /* a move's other side: no parent there */
     if (v && e == s->gone && s->rels[i].childof)    /* dying: its link went first */
         return any || TECS_ENTITY_INDEX(t) == s->gone_parent;
     int how = seen(s, e, s->rels[i].comp, v);
@@ -1916,9 +1940,10 @@ static bool holds_seen(const tecs_world_t *w, int32_t i, tecs_entity_t e, tecs_e
     return holds(w, i, es, t);
 }
 
-/* Does e hold the pair of term (comp, target), read as v says? */
+/* Does e hold the pair of term (comp, target), read as v says, its
+** components from archetype a (NULL: its own)? */
 static bool term_seen(const tecs_world_t *w, const tecs_term_t *t, tecs_entity_t e,
-                      const tecs__view *v)
+                      const tecs__view *v, const tecs_archetype_t *a)
 {
     const rel_state *s = w->rel;
     tecs_entity_t tgt = t->target ? t->target : (tecs_entity_t)TECS_WILDCARD;
@@ -1926,27 +1951,30 @@ static bool term_seen(const tecs_world_t *w, const tecs_term_t *t, tecs_entity_t
         return false;
     if (t->comp != TECS_WILDCARD) {
         int32_t i = rel_index(w, t->comp);
-        return i >= 0 && holds_seen(w, i, e, tgt, v);
+        return i >= 0 && holds_seen(w, i, e, tgt, v, a);
     }
     for (int32_t i = 0; i < s->nrels; i++)
-        if (holds_seen(w, i, e, tgt, v))
+        if (holds_seen(w, i, e, tgt, v, a))
             return true;
     return false;
 }
 
-/* Does e hold the pair of term (comp, target), as a query reads it? */
-static bool term_has(const tecs_world_t *w, const tecs_term_t *t, tecs_entity_t e)
+/* Does e, a row of a, hold the pair of term (comp, target), as a query
+** reads it? (While a move is announced, the link may not yet agree with
+** the row's archetype: the archetype's ChildOf tag decides.) */
+static bool term_has(const tecs_world_t *w, const tecs_term_t *t, tecs_entity_t e,
+                     const tecs_archetype_t *a)
 {
-    return term_seen(w, t, e, NULL);
+    return term_seen(w, t, e, NULL, a);
 }
 
 /* The membership test of a pair term (the archetype's part is match's). */
 static bool pair_entity(const tecs_world_t *w, const tecs__filter *f, const tecs_archetype_t *a,
                         int8_t entry, tecs_entity_t e, const tecs__view *v)
 {
-    (void)a, (void)entry;
+    (void)entry;
     static const tecs__view as_is = { 0 };
-    return term_seen(w, &f->term, e, v ? v : &as_is);
+    return term_seen(w, &f->term, e, v ? v : &as_is, a);
 }
 
 /* (*, t) hears every relation; (R, t) and (R, *) their own. */
@@ -1975,7 +2003,7 @@ static uint64_t term_word(const tecs_world_t *w, const tecs__filter *f,
     uint32_t lo = wi << 6, hi = rows < lo + 64 ? rows : lo + 64;
     uint64_t bits = 0;
     for (uint32_t r = lo; r < hi; r++)
-        bits |= (uint64_t)term_has(w, &f->term, ents[r]) << (r - lo);
+        bits |= (uint64_t)term_has(w, &f->term, ents[r], a) << (r - lo);
     return bits;
 }
 
@@ -2058,7 +2086,7 @@ static bool pair_row(const tecs_world_t *w, const tecs__filter *f, const tecs_ar
                      int8_t entry, uint32_t row)
 {
     (void)entry;
-    return term_has(w, &f->term, *tecs__ent_ptr(a, w, row));
+    return term_has(w, &f->term, *tecs__ent_ptr(a, w, row), a);
 }
 
 /* The value a one-row step hands out: the pair's (the first pair's for
@@ -2121,9 +2149,9 @@ static bool childof_uniform(const tecs_world_t *w, const tecs__filter *f,
 static uint64_t childof_word(const tecs_world_t *w, const tecs__filter *f,
                              const tecs_archetype_t *a, int8_t entry, int32_t k, uint32_t wi)
 {
-    (void)entry;
-    if (k < 0)
-        return f->term.target == (tecs_entity_t)TECS_WILDCARD ? ~(uint64_t)0 : 0;
+    if (k < 0)          /* (ChildOf, *): every row of an archetype with the tag */
+        return f->term.target == (tecs_entity_t)TECS_WILDCARD && entry != TECS__FILTER_OFF
+                   ? ~(uint64_t)0 : 0;
     return term_word(w, f, a, k, wi);
 }
 
@@ -2133,7 +2161,7 @@ static void *childof_value(const tecs_world_t *w, const tecs__filter *f, tecs_en
 {
     (void)f;
     uint32_t p = parent_slot(w->rel, TECS_ENTITY_INDEX(e));
-    return p == NONE ? NULL : id_in_row(w, p);
+    return p == NONE || slot_arch(w, p) == NULL ? NULL : id_in_row(w, p);
 }
 
 static uint32_t parent_same(const tecs_world_t *w, const tecs__filter *f,
@@ -2144,7 +2172,8 @@ static bool childof_entity(const tecs_world_t *w, const tecs__filter *f,
                            const tecs_archetype_t *a, int8_t entry, tecs_entity_t e,
                            const tecs__view *v)
 {
-    (void)a, (void)entry;
+    if (entry == TECS__FILTER_OFF)
+        return false;
     if (f->term.target == (tecs_entity_t)TECS_WILDCARD)
         return true;
     return pair_entity(w, f, a, entry, e, v);
@@ -2173,10 +2202,10 @@ static const tecs__filter_kind childof_kind = {
 static void *parent_value(const tecs_world_t *w, const tecs__filter *f, tecs_entity_t e)
 {
     uint32_t p = parent_slot(w->rel, TECS_ENTITY_INDEX(e));
-    if (p == NONE)
+    tecs_archetype_t *a = p == NONE ? NULL : slot_arch(w, p);
+    if (a == NULL)
         return NULL;
     const tecs__record *r = &w->ei.recs[p];
-    tecs_archetype_t *a = tecs__rec_arch(w, r);
     int32_t col = tecs__arch_col(a, f->term.comp);
     if (col == TECS__COL_ABSENT)
         return NULL;
@@ -2211,9 +2240,8 @@ static bool parent_uniform(const tecs_world_t *w, const tecs__filter *f,
 static uint64_t parent_word(const tecs_world_t *w, const tecs__filter *f,
                             const tecs_archetype_t *a, int8_t entry, int32_t k, uint32_t wi)
 {
-    (void)entry;
-    if (k < 0)
-        return 0;
+    if (k < 0 || entry == TECS__FILTER_OFF)
+        return 0;               /* (no parent in an archetype without the tag) */
     const rel_state *s = w->rel;
     const tecs_entity_t *ents = tecs__chunk_ents(tecs__kcols(a, (uint32_t)k));
     int32_t left = a->count - k * (int32_t)w->arch.rows;
@@ -2224,8 +2252,8 @@ static uint64_t parent_word(const tecs_world_t *w, const tecs__filter *f,
         uint32_t p = parent_slot(s, TECS_ENTITY_INDEX(ents[r]));
         if (p != last) {
             last = p;
-            has = p != NONE && tecs__arch_col(tecs__rec_arch(w, &w->ei.recs[p]),
-                                              f->term.comp) != TECS__COL_ABSENT;
+            const tecs_archetype_t *pa = p == NONE ? NULL : slot_arch(w, p);
+            has = pa && tecs__arch_col(pa, f->term.comp) != TECS__COL_ABSENT;
         }
         bits |= has << (r - lo);
     }
@@ -2235,8 +2263,7 @@ static uint64_t parent_word(const tecs_world_t *w, const tecs__filter *f,
 static bool parent_row(const tecs_world_t *w, const tecs__filter *f, const tecs_archetype_t *a,
                        int8_t entry, uint32_t row)
 {
-    (void)entry;
-    return parent_value(w, f, *tecs__ent_ptr(a, w, row)) != NULL;
+    return entry != TECS__FILTER_OFF && parent_value(w, f, *tecs__ent_ptr(a, w, row)) != NULL;
 }
 
 static uint32_t parent_same(const tecs_world_t *w, const tecs__filter *f,
@@ -2267,7 +2294,9 @@ static bool parent_entity(const tecs_world_t *w, const tecs__filter *f,
                           const tecs_archetype_t *a, int8_t entry, tecs_entity_t e,
                           const tecs__view *v)
 {
-    (void)a, (void)entry;
+    (void)a;
+    if (entry == TECS__FILTER_OFF)
+        return false;           /* no parent, as the archetype a says */
     const rel_state *s = w->rel;
     uint32_t p = parent_slot(s, TECS_ENTITY_INDEX(e));
     if (v && seen(s, e, s->rels[s->childof].comp, v) == SEEN_SWAPPED)
@@ -2277,7 +2306,7 @@ static bool parent_entity(const tecs_world_t *w, const tecs__filter *f,
     if (p == NONE)
         return false;
     const tecs_archetype_t *pa = v && v->moved && TECS_ENTITY_INDEX(v->moved) == p
-                                     ? v->from : tecs__rec_arch(w, &w->ei.recs[p]);
+                                     ? v->from : slot_arch(w, p);
     return pa && tecs__arch_col(pa, f->term.comp) != TECS__COL_ABSENT;
 }
 
