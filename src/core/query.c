@@ -313,7 +313,7 @@ static TECS__NOINLINE void cut_shared(const tecs_query_t *q, const tecs_archetyp
     uint32_t len = *n;
     for (uint32_t t = q->shared & ~absent; t; t &= t - 1) {
         const tecs__filter *f = &q->f[q->vf[TECS__CTZ(t)]];
-        len = f->kind->same(q->world, f, ents + r, len, rev ? -1 : 1);
+        len = f->kind->same(q->world, f, ents + r, len, rev ? -1 : 1, NULL);
     }
     if (rev)
         *at = r + 1 - len;
@@ -323,7 +323,7 @@ static TECS__NOINLINE void cut_shared(const tecs_query_t *q, const tecs_archetyp
 /* tog_run for a query whose every filter shares its value along a run of
 ** one key (q->only_shared: terms read from the parent): the rows of a run
 ** share their "has" too, so a run is found by its keys alone and decided
-** by its first row. */
+** by its first row, its "has" by the value its kind's same gives. */
 static TECS__NOINLINE bool shared_run(const tecs_query_t *q, int32_t m,
                                       const tecs_archetype_t *a, int32_t k, uint32_t lo,
                                       uint32_t hi, bool rev, uint32_t *at, uint32_t *n,
@@ -332,15 +332,15 @@ static TECS__NOINLINE bool shared_run(const tecs_query_t *q, int32_t m,
     const tecs_world_t *w = q->world;
     const tecs_entity_t *ents = tecs__chunk_ents(tecs__kcols(a, (uint32_t)k));
     const int8_t *js = match_ents(q, m);
-    uint32_t base = (uint32_t)k << w->arch.shift;
     for (uint32_t i = rev ? hi : lo; rev ? i > lo : i < hi;) {
         uint32_t r = rev ? i - 1 : i, len = rev ? r + 1 - lo : hi - r;
         uint32_t ab = 0;
         bool pass = true;
         for (int32_t x = 0; x < q->nf; x++) {
             const tecs__filter *f = &q->f[x];
-            len = f->kind->same(w, f, ents + r, len, rev ? -1 : 1);
-            bool has = js[x] != TECS__FILTER_OFF && f->kind->row(w, f, a, js[x], base + r);
+            void *v;
+            len = f->kind->same(w, f, ents + r, len, rev ? -1 : 1, &v);
+            bool has = js[x] != TECS__FILTER_OFF && v != NULL;
             if (f->term.oper == TECS_OPTIONAL)
                 ab |= (uint32_t)!has << f->t;
             else if (has != (f->term.oper != TECS_NONE))
