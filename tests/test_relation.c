@@ -749,6 +749,116 @@ TEST(relation_query_reads_from_the_parent)
     tw_free(w);
 }
 
+/* Walk q (reverse or not) and check each step against the tree: its rows
+** share their parent, each term read from the parent (terms t of shared,
+** component comp[t], operator oper[t]) points to that parent's value or
+** is NULL, a ChildOf term (term ct, or -1) points to the parent's id, and
+** every entity of e[0..n) that matches comes once. @return the rows. */
+static int32_t walk_parents(tecs_world_t *w, tecs_query_t *q, bool reverse, tecs_comp_t co,
+                            const tecs_term_t *terms, int nterms, const tecs_entity_t *e, int n)
+{
+    enum { MAXN = 4096 };
+    static uint8_t seen[MAXN];
+    memset(seen, 0, sizeof seen);
+    int32_t rows = 0;
+    tecs_iter_t it = TECS_ITER(w, .query = q, .reverse = reverse);
+    while (tecs_iter_next(&it)) {
+        CHECK(it.count > 0);
+        tecs_entity_t up = tecs_pair_target(w, it.entities[0], co, 0);
+        for (int32_t r = 0; r < it.count; r++, rows++) {
+            tecs_entity_t x = it.entities[r];
+            CHECK(TECS_ENTITY_INDEX(x) < MAXN && !seen[TECS_ENTITY_INDEX(x)]);
+            seen[TECS_ENTITY_INDEX(x)] = 1;
+            CHECK(tecs_pair_target(w, x, co, 0) == up);
+        }
+        for (int t = 0; t < nterms; t++) {
+            const void *f = tecs_field(&it, t);
+            if (terms[t].comp == co) {
+                CHECK(f != NULL && *(const tecs_entity_t *)f == up);
+            } else if (terms[t].from_parent) {
+                const void *want = up ? tecs_get(w, up, terms[t].comp) : NULL;
+                CHECK(f == (terms[t].access == TECS_FILTER || terms[t].oper == TECS_NONE
+                                ? NULL : want));
+            }
+        }
+    }
+    /* Every entity that matches came. */
+    for (int i = 0; i < n; i++) {
+        tecs_entity_t up = tecs_pair_target(w, e[i], co, 0);
+        bool match = true;
+        for (int t = 0; t < nterms; t++) {
+            bool has = terms[t].comp == co ? up != 0 &&
+                       (terms[t].target == TECS_WILDCARD || terms[t].target == up)
+                       : terms[t].from_parent ? up != 0 && tecs_has(w, up, terms[t].comp)
+                       : tecs_has(w, e[i], terms[t].comp);
+            if (terms[t].oper == TECS_WITH)
+                match = match && has;
+            else if (terms[t].oper == TECS_NONE)
+                match = match && !has;
+        }
+        CHECK_EQ(seen[TECS_ENTITY_INDEX(e[i])], match);
+    }
+    return rows;
+}
+
+TEST(relation_from_parent_walks_match_the_tree)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t co = tecs_childof(w);
+    tecs_comp_t pos = TECS_COMPONENT(w, RPos);
+    typedef struct { float m; } Mass;
+    typedef struct { int32_t k; } Kind;
+    tecs_comp_t mass = TECS_COMPONENT(w, Mass), kind = TECS_COMPONENT(w, Kind);
+    /* A forest of 3000 nodes past several link pages: runs of siblings made
+    ** together, interleaved ones, parents with and without Mass and Kind. */
+    enum { N = 3000 };
+    static tecs_entity_t e[N];
+    uint64_t s = 42;
+    for (int i = 0; i < N; i++) {
+        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+        e[i] = tecs_new(w);
+        CHECK_ERR(TECS_SET(w, e[i], pos, RPos, { (float)i, 0 }), TECS_OK);
+        if ((s >> 33) % 10 < 7)
+            CHECK_ERR(TECS_SET(w, e[i], mass, Mass, { (float)i }), TECS_OK);
+        if ((s >> 40) % 2)
+            CHECK_ERR(TECS_SET(w, e[i], kind, Kind, { i }), TECS_OK);
+        int parent = i < 20 ? -1 : (s >> 45) % 4 == 0 ? (int)((s >> 20) % (uint64_t)(i / 2))
+                                                      : (i - 20) / 6;
+        if (parent >= 0)
+            CHECK_ERR(tecs_pair_add(w, e[i], co, e[parent]), TECS_OK);
+    }
+    TW_CHECK(w);
+    tecs_entity_t some = e[100];
+    const tecs_term_t shapes[][3] = {
+        { { .comp = pos, .access = TECS_READ },
+          { .comp = mass, .from_parent = true, .access = TECS_READ } },
+        { { .comp = pos },
+          { .comp = mass, .from_parent = true, .access = TECS_READ, .oper = TECS_OPTIONAL } },
+        { { .comp = pos, .access = TECS_READ },
+          { .comp = mass, .from_parent = true, .access = TECS_FILTER, .oper = TECS_NONE } },
+        { { .comp = pos, .access = TECS_READ },
+          { .comp = mass, .from_parent = true, .access = TECS_READ },
+          { .comp = kind, .from_parent = true, .access = TECS_READ, .oper = TECS_OPTIONAL } },
+        { { .comp = pos, .access = TECS_READ },
+          { .comp = co, .target = TECS_WILDCARD, .access = TECS_READ } },
+        { { .comp = pos, .access = TECS_READ },
+          { .comp = co, .target = some, .access = TECS_READ } },
+    };
+    const int nterms[] = { 2, 2, 2, 3, 2, 2 };
+    for (int cascade = 0; cascade < 2; cascade++)
+        for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+            tecs_query_t *q = tecs_query_new(w, &(tecs_query_desc_t){
+                .terms = shapes[k], .term_count = nterms[k], .cascade = cascade });
+            CHECK(q != NULL);
+            int32_t fwd = walk_parents(w, q, false, co, shapes[k], nterms[k], e, N);
+            int32_t rev = walk_parents(w, q, true, co, shapes[k], nterms[k], e, N);
+            CHECK_EQ(fwd, rev);
+            CHECK(fwd > 0);
+            tecs_query_free(q);
+        }
+    tw_free(w);
+}
+
 typedef struct { float x, y; } Local;
 typedef struct { float x, y; } World;
 

@@ -313,7 +313,7 @@ static TECS__NOINLINE void cut_shared(const tecs_query_t *q, const tecs_archetyp
     uint32_t len = *n;
     for (uint32_t t = q->shared & ~absent; t; t &= t - 1) {
         const tecs__filter *f = &q->f[q->vf[TECS__CTZ(t)]];
-        len = f->kind->same(q->world, f, ents + r, len, rev ? -1 : 1);
+        len = f->kind->same(q->world, f, ents + r, len, rev ? -1 : 1, NULL);
     }
     if (rev)
         *at = r + 1 - len;
@@ -323,24 +323,26 @@ static TECS__NOINLINE void cut_shared(const tecs_query_t *q, const tecs_archetyp
 /* tog_run for a query whose every filter shares its value along a run of
 ** one key (q->only_shared: terms read from the parent): the rows of a run
 ** share their "has" too, so a run is found by its keys alone and decided
-** by its first row. */
-static TECS__NOINLINE bool shared_run(const tecs_query_t *q, int32_t m,
-                                      const tecs_archetype_t *a, int32_t k, uint32_t lo,
-                                      uint32_t hi, bool rev, uint32_t *at, uint32_t *n,
-                                      uint32_t *absent)
+** by its first row. vals[t] gets the field of each term t in q->shared,
+** its value or NULL: the run found's, when there is one. */
+static TECS__INLINE bool shared_run(const tecs_query_t *q, int32_t m, const tecs_archetype_t *a,
+                                    int32_t k, uint32_t lo, uint32_t hi, bool rev, uint32_t *at,
+                                    uint32_t *n, uint32_t *absent, void **vals)
 {
     const tecs_world_t *w = q->world;
     const tecs_entity_t *ents = tecs__chunk_ents(tecs__kcols(a, (uint32_t)k));
     const int8_t *js = match_ents(q, m);
-    uint32_t base = (uint32_t)k << w->arch.shift;
     for (uint32_t i = rev ? hi : lo; rev ? i > lo : i < hi;) {
         uint32_t r = rev ? i - 1 : i, len = rev ? r + 1 - lo : hi - r;
         uint32_t ab = 0;
         bool pass = true;
         for (int32_t x = 0; x < q->nf; x++) {
             const tecs__filter *f = &q->f[x];
-            len = f->kind->same(w, f, ents + r, len, rev ? -1 : 1);
-            bool has = js[x] != TECS__FILTER_OFF && f->kind->row(w, f, a, js[x], base + r);
+            void *v;
+            len = f->kind->same(w, f, ents + r, len, rev ? -1 : 1, &v);
+            bool has = js[x] != TECS__FILTER_OFF && v != NULL;
+            if ((q->shared >> f->t) & 1u)
+                vals[f->t] = has ? v : NULL;
             if (f->term.oper == TECS_OPTIONAL)
                 ab |= (uint32_t)!has << f->t;
             else if (has != (f->term.oper != TECS_NONE))
@@ -357,6 +359,17 @@ static TECS__NOINLINE bool shared_run(const tecs_query_t *q, int32_t m,
     return false;
 }
 
+/* shared_run for tog_run, its values left out (drop_fields asks for them
+** again), apart so that tog_run carries none of it. */
+static TECS__NOINLINE bool shared_run_novals(const tecs_query_t *q, int32_t m,
+                                             const tecs_archetype_t *a, int32_t k, uint32_t lo,
+                                             uint32_t hi, bool rev, uint32_t *at, uint32_t *n,
+                                             uint32_t *absent)
+{
+    void *vals[TECS_MAX_TERMS];
+    return shared_run(q, m, a, k, lo, hi, rev, at, n, absent, vals);
+}
+
 /* The first run (rev: the last) of rows of chunk k of match m within the
 ** chunk's rows [lo, hi) that pass, with the same fields throughout: its
 ** first row *at, its length *n and its terms without a field; false if
@@ -366,7 +379,7 @@ static bool tog_run(const tecs_query_t *q, int32_t m, const tecs_archetype_t *a,
                     uint32_t *absent)
 {
     if (TECS__UNLIKELY(q->only_shared))
-        return shared_run(q, m, a, k, lo, hi, rev, at, n, absent);
+        return shared_run_novals(q, m, a, k, lo, hi, rev, at, n, absent);
     const int8_t *js = match_ents(q, m);
     uint64_t h[TECS__MAX_FILTERS];
     uint32_t r;                 /* the run's first row found (rev: its last) */
@@ -1126,10 +1139,15 @@ enum { ITER_FRESH, ITER_RUNNING, ITER_DONE };
 ** reverse: set at its start, so that the plain walk's test of a step is
 ** one test of flags. */
 #define ITER_SHAPED (1 << 25)
+/* priv_.flags, with ITER_ROWS, while the chunk being walked is handed out
+** by runs of a key (q->only_shared): shared_step takes each next run on
+** the fast path, next_shared otherwise. */
+#define ITER_SHARED (1 << 24)
 /* A step of an iteration with none of these flags and no filter
 ** (priv_.step) is a plain walk: chunk after chunk, forward, each one
 ** step. */
-#define ITER_NOT_PLAIN (ITER_PART | ITER_ROWS | ITER_DENSE | ITER_WORDS | ITER_SHAPED)
+#define ITER_NOT_PLAIN (ITER_PART | ITER_ROWS | ITER_DENSE | ITER_WORDS | ITER_SHAPED | \
+                        ITER_SHARED)
 
 static bool part_next(tecs_iter_t *it);
 
@@ -1650,11 +1668,133 @@ static TECS__INLINE bool run_in_word(tecs_iter_t *it)
     return true;
 }
 
+/* A chunk walked by runs of a key (ITER_SHARED), a query whose filters
+** are all shared (q->only_shared), keeps in its iterator:
+**
+**     priv_.pos    the current run's first row (reverse: where the search
+**                  for the next one ends; the chunk's rows before a run)
+**     priv_.left   the current run's end (forward: where the search for
+**                  the next one begins; 0 before a run)
+**     priv_.word   the chunk's rows
+**     priv_.bits   the terms whose field is a column of the chunk: a next
+**                  run moves them by the rows between the two runs
+**
+** A shared filter's term has no column: its field is its run's value, or
+** NULL where the run has it not (absent). */
+
+/* The next run of one key that passes, in direction rev, after the
+** current run; false if none is left in the chunk. */
+static TECS__INLINE bool shared_next_run(const tecs_iter_t *it, bool rev, uint32_t *at,
+                                         uint32_t *n, uint32_t *absent, void **vals)
+{
+    uint32_t lo = rev ? 0 : (uint32_t)it->priv_.left;
+    uint32_t hi = rev ? (uint32_t)it->priv_.pos : (uint32_t)it->priv_.word;
+    return shared_run(it->priv_.query, it->priv_.match, it->priv_.arch, it->priv_.chunk, lo, hi,
+                      rev, at, n, absent, vals);
+}
+
+/* shared_next_run into the iterator's fields, apart: the search past runs
+** that fail, and the queries of several filters. */
+static TECS__NOINLINE bool shared_search(tecs_iter_t *it, bool rev, uint32_t *at, uint32_t *n,
+                                         uint32_t *absent)
+{
+    return shared_next_run(it, rev, at, n, absent, it->fields);
+}
+
+/* shared_next_run for a query of one filter: the filter's run after the
+** current one, its shared term's field set, when it passes (the rest:
+** shared_search). The entities at it->entities are the current run's. */
+static TECS__INLINE bool shared_one(tecs_iter_t *it, bool rev, uint32_t *at, uint32_t *n,
+                                    uint32_t *absent)
+{
+    const tecs_query_t *q = it->priv_.query;
+    const tecs__filter *f = &q->f[0];
+    uint32_t lo = rev ? 0 : (uint32_t)it->priv_.left;
+    uint32_t hi = rev ? (uint32_t)it->priv_.pos : (uint32_t)it->priv_.word;
+    if (lo >= hi)
+        return false;
+    uint32_t r = rev ? hi - 1 : lo;
+    void *v;
+    uint32_t len = f->kind->same(q->world, f, it->entities + ((int32_t)r - it->priv_.pos), hi - lo,
+                                 rev ? -1 : 1, &v);
+    bool has = v != NULL && match_ents(q, it->priv_.match)[0] != TECS__FILTER_OFF;
+    *absent = 0;
+    if (f->term.oper == TECS_OPTIONAL)
+        *absent = (uint32_t)!has << f->t;
+    else if (has != (f->term.oper != TECS_NONE))
+        return shared_search(it, rev, at, n, absent);
+    if ((q->shared >> f->t) & 1u)
+        it->fields[f->t] = has ? v : NULL;
+    *at = rev ? r + 1 - len : r;
+    *n = len;
+    return true;
+}
+
+/* Make [at, at + n) the current run, without a field for absent. */
+static TECS__INLINE void shared_enter(tecs_iter_t *it, uint32_t at, uint32_t n, uint32_t absent)
+{
+    it->count = (int32_t)n;
+    it->priv_.pos = (int32_t)at;
+    it->priv_.left = at + n;
+    it->priv_.absent = absent;
+}
+
+/* next_run for a chunk walked by runs of a key: the fields and the rows'
+** writes set afresh from the chunk; false at the chunk's end. Apart, so
+** that the slow path of other walks carries none of it. */
+static TECS__NOINLINE bool next_shared(tecs_iter_t *it)
+{
+    bool rev = it->priv_.flags & TECS__ITER_REVERSE;
+    uint32_t at, n, absent;
+    void *vals[TECS_MAX_TERMS];
+    if (!shared_next_run(it, rev, &at, &n, &absent, vals))
+        return false;
+    const tecs_query_t *q = it->priv_.query;
+    uint32_t row = ((uint32_t)it->priv_.chunk << q->world->arch.shift) + at;
+    tecs__iter_load_rows(it, it->priv_.match, it->priv_.arch, row, (int32_t)n);
+    const int16_t *cols = q->mcols + (size_t)it->priv_.match * q->nterms;
+    uint32_t moved = 0;
+    for (int32_t t = 0; t < q->nterms; t++)
+        moved |= (uint32_t)(cols[t] >= 0) << t;
+    it->priv_.bits = moved;
+    for (uint32_t t = q->shared; t; t &= t - 1)
+        it->fields[TECS__CTZ(t)] = vals[TECS__CTZ(t)];
+    shared_enter(it, at, n, absent);
+    return true;
+}
+
+/* The next run of a chunk walked by runs of a key, in direction rev, on
+** the fast path: the column fields and the entities move by the rows
+** from the current run to it, and only rows with ticks of their own are
+** touched (the run that entered the chunk touched its ticks); false:
+** next_shared's turn (the shared terms' fields may have changed). */
+static TECS__INLINE bool shared_step(tecs_iter_t *it, bool rev)
+{
+    const tecs_query_t *q = it->priv_.query;
+    uint32_t at, n, absent;
+    if (!(q->nf == 1 ? shared_one(it, rev, &at, &n, &absent)
+                     : shared_search(it, rev, &at, &n, &absent)))
+        return false;
+    ptrdiff_t d = (ptrdiff_t)at - it->priv_.pos;
+    for (uint32_t t = (uint32_t)it->priv_.bits; t; t &= t - 1) {
+        int32_t i = TECS__CTZ(t);
+        it->fields[i] = (char *)it->fields[i] + d * q->tsize[i];
+    }
+    it->entities += d;
+    shared_enter(it, at, n, absent);
+    if (TECS__UNLIKELY(q->rt_write))
+        touch_rows(q, it->priv_.match, it->priv_.arch,
+                   ((uint32_t)it->priv_.chunk << q->world->arch.shift) + at, n);
+    return true;
+}
+
 /* The next run of the chunk being walked run by run; false at its end. */
 static bool next_run(tecs_iter_t *it)
 {
     if (!it->priv_.query->varying)
         return next_run_plain(it);
+    if (it->priv_.flags & ITER_SHARED)
+        return next_shared(it);
     tecs_query_t *q = it->priv_.query;
     const tecs_world_t *w = q->world;
     tecs_archetype_t *a = it->priv_.arch;
@@ -1687,6 +1827,14 @@ static bool dense_next(tecs_iter_t *it)
         return true;
     }
     return false;
+}
+
+/* Walk the chunk being entered (of `rows` rows) by runs of a key. */
+static void shared_begin(tecs_iter_t *it, uint32_t rows)
+{
+    it->priv_.flags |= ITER_SHARED;
+    it->priv_.left = 0;
+    it->priv_.word = (int32_t)rows;
 }
 
 /* Walk the chunk being entered (of `rows` rows) word by word, if its
@@ -1773,7 +1921,7 @@ static bool step(tecs_iter_t *it)
         if (TECS__UNLIKELY(it->priv_.flags & ITER_ROWS)) {
             if (next_run(it))
                 return true;
-            it->priv_.flags &= ~(ITER_ROWS | ITER_WORDS | ITER_FLIP);
+            it->priv_.flags &= ~(ITER_ROWS | ITER_WORDS | ITER_FLIP | ITER_SHARED);
         }
         if (!advance(it))
             return false;
@@ -1799,7 +1947,9 @@ static bool step(tecs_iter_t *it)
             it->priv_.pos = rev ? (int32_t)rows : 0;
             it->priv_.word = rev ? (int32_t)((rows + 63) >> 6) : -1;
             it->priv_.bits = 0;
-            if (!rev)
+            if (q->only_shared)
+                shared_begin(it, rows);
+            else if (!rev)
                 words_begin(it, rows);
             break;
         }
@@ -1848,6 +1998,15 @@ static TECS__INLINE void iter_ended(tecs_world_t *w, tecs_iter_t *it)
 }
 
 static TECS__NOINLINE bool iter_next_chunk(tecs_iter_t *it);
+
+/* The next run of a chunk walked by runs of a key (ITER_SHARED) on the
+** fast path (iter_next_chunk's): shared_step in the iteration's
+** direction; false: the slow path's turn. Apart, so that the other paths
+** of iter_next_chunk carry none of it. */
+static TECS__NOINLINE bool shared_next(tecs_iter_t *it)
+{
+    return it->priv_.flags & TECS__ITER_REVERSE ? shared_step(it, true) : shared_step(it, false);
+}
 
 /* The end of a plain walk in its step: tecs_iter_fini's work, with no
 ** writes to report. Apart, so that a step carries none of it. */
@@ -1945,7 +2104,8 @@ static TECS__NOINLINE bool iter_next_plain(tecs_iter_t *it)
 ** of a chunk walked word by word (ITER_WORDS), whose cost does not grow
 ** with the run's length, calls nothing that is not inlined;
 ** iter_next_chunk takes the next run of a word of rows of another chunk
-** walked run by run, and the next chunk of a plain walk in reverse. All
+** walked run by run, of a chunk walked by runs of a key (ITER_SHARED),
+** and the next chunk of a plain walk in reverse. All
 ** need the world open, the iteration the newest one, and no SET events to
 ** raise for the rows left. */
 bool tecs_iter_next(tecs_iter_t *it)
@@ -1965,8 +2125,9 @@ bool tecs_iter_next(tecs_iter_t *it)
     return iter_next_chunk(it);
 }
 
-/* tecs_iter_next's next run of a word of rows, or next chunk of a plain
-** walk in reverse: apart, so that the common paths carry none of it. */
+/* tecs_iter_next's next run of a word of rows or of a key, or next chunk
+** of a plain walk in reverse: apart, so that the common paths carry none
+** of it. */
 static TECS__NOINLINE bool iter_next_chunk(tecs_iter_t *it)
 {
     if (!(it->priv_.flags & ITER_PART) && TECS__LIKELY(it->priv_.state == ITER_RUNNING)) {
@@ -1986,7 +2147,8 @@ static TECS__NOINLINE bool iter_next_chunk(tecs_iter_t *it)
                 }
                 return plain_end(it, w);
             }
-            if ((flags & ITER_ROWS) && !q->varying && run_in_word(it)) {
+            if ((flags & ITER_ROWS) &&
+                (!q->varying ? run_in_word(it) : (flags & ITER_SHARED) && shared_next(it))) {
                 w->base.err = TECS_OK;
                 it->priv_.stepped += it->count;
                 return true;

@@ -118,9 +118,11 @@ typedef struct tecs__filter_kind {
     void *(*value)(const tecs_world_t *w, const tecs__filter *f, tecs_entity_t e);
     /* TECS__FK_SHARED: how many of the n entities at ents, ents + step,
     ** ents + 2 step, ... (step 1 or -1) share the key of the first's value
-    ** (n >= 1): rows of one key share it. */
+    ** (n >= 1): rows of one key share it. Unless value is NULL, *value
+    ** gets it, the run's value for the term: NULL where its rows have it
+    ** not (so a run's "has" is value != NULL). */
     uint32_t (*same)(const tecs_world_t *w, const tecs__filter *f, const tecs_entity_t *ents,
-                     uint32_t n, int32_t step);
+                     uint32_t n, int32_t step, void **value);
     /* NULL, or why the kind refuses the term it claimed (an error it
     ** records), TECS_OK if it takes it. */
     tecs_err_t (*refuse)(tecs_world_t *w, const tecs__filter *f);

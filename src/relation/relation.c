@@ -2164,8 +2164,57 @@ static void *childof_value(const tecs_world_t *w, const tecs__filter *f, tecs_en
     return p == NONE || slot_arch(w, p) == NULL ? NULL : id_in_row(w, p);
 }
 
-static uint32_t parent_same(const tecs_world_t *w, const tecs__filter *f,
-                            const tecs_entity_t *ents, uint32_t n, int32_t step);
+/* How many of the n entities at ents, ents + step, ... (n >= 1) have the
+** first's parent, p (its slot, or NONE). Siblings made together have
+** neighbouring slots: a page's links serve the rows while their slots stay
+** in it, two rows a turn. */
+static TECS__INLINE uint32_t siblings(const rel_state *s, const tecs_entity_t *ents, uint32_t n,
+                                      int32_t step, uint32_t p)
+{
+    uint32_t x = TECS_ENTITY_INDEX(ents[0]), k = 1;
+    if (p == NONE) {            /* rows without a parent */
+        while (k < n && parent_slot(s, TECS_ENTITY_INDEX(ents[(ptrdiff_t)k * step])) == NONE)
+            k++;
+        return k;
+    }
+    const rel_link *l = page_of(s, x)->links;           /* p's children have pages */
+    uint32_t base = x & ~(LINK_PAGE - 1);               /* l's first slot */
+    for (; k + 1 < n; k += 2) {
+        uint32_t x0 = TECS_ENTITY_INDEX(ents[(ptrdiff_t)k * step]) - base;
+        uint32_t x1 = TECS_ENTITY_INDEX(ents[(ptrdiff_t)(k + 1) * step]) - base;
+        if ((x0 | x1) >= LINK_PAGE)
+            break;              /* one of them in another page: row by row */
+        if (l[x0].parent != p)
+            return k;
+        if (l[x1].parent != p)
+            return k + 1;
+    }
+    for (; k < n; k++) {
+        x = TECS_ENTITY_INDEX(ents[(ptrdiff_t)k * step]);
+        if (x - base >= LINK_PAGE) {
+            const rel_page *pg = page_of(s, x);
+            if (pg == NULL)
+                break;          /* a page of no links: no parent */
+            l = pg->links;
+            base = x & ~(LINK_PAGE - 1);
+        }
+        if (l[x - base].parent != p)
+            break;
+    }
+    return k;
+}
+
+/* A ChildOf term's run: rows of one parent; its value the parent's id
+** where the rows hold the term's pair. */
+static uint32_t childof_same(const tecs_world_t *w, const tecs__filter *f,
+                             const tecs_entity_t *ents, uint32_t n, int32_t step, void **value)
+{
+    uint32_t p = parent_slot(w->rel, TECS_ENTITY_INDEX(ents[0]));
+    if (value != NULL)
+        *value = p != NONE && slot_arch(w, p) && term_has(w, &f->term, ents[0], NULL)
+                     ? id_in_row(w, p) : NULL;
+    return siblings(w->rel, ents, n, step, p);
+}
 
 /* (ChildOf, *) is the tag (match's test); (ChildOf, p) the parent. */
 static bool childof_entity(const tecs_world_t *w, const tecs__filter *f,
@@ -2188,7 +2237,7 @@ static const tecs__filter_kind childof_kind = {
     .row = pair_row,
     .entity = childof_entity,
     .value = childof_value,
-    .same = parent_same,
+    .same = childof_same,
     .refuse = pair_refuse,
     .size = pair_size,
 };
@@ -2198,10 +2247,10 @@ static const tecs__filter_kind childof_kind = {
 ** value is the parent's, one for each run of rows with the same parent
 ** (TECS__FK_SHARED, the key the parent's slot). */
 
-/* The parent of e holds the term's component: its value, or NULL. */
-static void *parent_value(const tecs_world_t *w, const tecs__filter *f, tecs_entity_t e)
+/* The value of the term's component in the entity of slot p (NONE: none),
+** or NULL if it has none. */
+static void *value_in(const tecs_world_t *w, const tecs__filter *f, uint32_t p)
 {
-    uint32_t p = parent_slot(w->rel, TECS_ENTITY_INDEX(e));
     tecs_archetype_t *a = p == NONE ? NULL : slot_arch(w, p);
     if (a == NULL)
         return NULL;
@@ -2210,6 +2259,12 @@ static void *parent_value(const tecs_world_t *w, const tecs__filter *f, tecs_ent
     if (col == TECS__COL_ABSENT)
         return NULL;
     return col < 0 ? (void *)(uintptr_t)a : tecs__col_ptr(a, w, col, r->row);
+}
+
+/* The parent of e holds the term's component: its value, or NULL. */
+static void *parent_value(const tecs_world_t *w, const tecs__filter *f, tecs_entity_t e)
+{
+    return value_in(w, f, parent_slot(w->rel, TECS_ENTITY_INDEX(e)));
 }
 
 static bool parent_claim(const tecs_world_t *w, tecs__filter *f)
@@ -2266,25 +2321,15 @@ static bool parent_row(const tecs_world_t *w, const tecs__filter *f, const tecs_
     return entry != TECS__FILTER_OFF && parent_value(w, f, *tecs__ent_ptr(a, w, row)) != NULL;
 }
 
+/* A run of siblings, its value their parent's: looked up first, so that
+** its loads are under way while the run is read. */
 static uint32_t parent_same(const tecs_world_t *w, const tecs__filter *f,
-                            const tecs_entity_t *ents, uint32_t n, int32_t step)
+                            const tecs_entity_t *ents, uint32_t n, int32_t step, void **value)
 {
-    (void)f;
-    const rel_state *s = w->rel;
-    uint32_t p = parent_slot(s, TECS_ENTITY_INDEX(ents[0])), k = 1, at = NONE;
-    const rel_page *pg = NULL;
-    /* Siblings made together have neighbouring slots: one page lookup
-    ** serves a run of them. */
-    for (; k < n; k++) {
-        uint32_t x = TECS_ENTITY_INDEX(ents[(int64_t)k * step]);
-        if (x >> LINK_SHIFT != at) {
-            at = x >> LINK_SHIFT;
-            pg = page_of(s, x);
-        }
-        if ((pg ? pg->links[x & (LINK_PAGE - 1)].parent : NONE) != p)
-            break;
-    }
-    return k;
+    uint32_t p = parent_slot(w->rel, TECS_ENTITY_INDEX(ents[0]));
+    if (value != NULL)
+        *value = value_in(w, f, p);
+    return siblings(w->rel, ents, n, step, p);
 }
 
 /* Has e's parent the component, read as v says: a reparent's ADD read
