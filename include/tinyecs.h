@@ -268,6 +268,10 @@ typedef struct tecs_component_desc_t {
     const tecs_field_t *fields; /* its description (optional, tinyecs/meta.h);
                                    copied                                     */
     int32_t nfields;            /* 0..TECS_MAX_FIELDS                         */
+    bool hidden;                /* a tag (table store, not enableable) whose
+                                   entities every query, cache, system and
+                                   observer skips unless a term names it
+                                   (with, any or optional): tecs_prefab's    */
 } tecs_component_desc_t;
 
 /**
@@ -297,6 +301,8 @@ tecs_storage_t tecs_component_storage(const tecs_world_t *world, tecs_comp_t com
 /** True if the component was registered enableable (false for an unknown
  *  id). */
 bool tecs_component_enableable(const tecs_world_t *world, tecs_comp_t comp);
+/** True if the component was registered hidden (false for an unknown id). */
+bool tecs_component_hidden(const tecs_world_t *world, tecs_comp_t comp);
 
 /** Register the C type T under its own name. */
 #define TECS_COMPONENT(world, T)                                            \

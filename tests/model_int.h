@@ -63,6 +63,7 @@ typedef struct ment {
     int64_t val[NC];
     uint8_t smask;              /* sparse components it has                 */
     int64_t sval[NS];
+    bool prefab;                /* it has the prefab tag (model_rel.c)      */
 } ment;
 
 struct init_rec;
@@ -84,8 +85,9 @@ typedef struct mcmd {
 
 /* A term's model component (mquery.ci): a table one (< NC), a sparse one
 ** (NC + k), a pair term (CI_PAIR: its relation and target in the term),
-** or component c read from the parent (CI_PARENT + c). */
-enum { CI_PAIR = NC + NS, CI_PARENT = NC + NS + 1 };
+** component c read from the parent (CI_PARENT + c), or the prefab tag
+** (CI_PREFAB). */
+enum { CI_PAIR = NC + NS, CI_PARENT = NC + NS + 1, CI_PREFAB = CI_PARENT + NC };
 
 typedef struct mquery {
     tecs_query_t *q;
@@ -268,6 +270,7 @@ struct interp {
     tecs_handle_t sh[NS];       /* op sparse_handle: handles kept from op   */
     uint32_t sh_made;           /* ... to op, by sparse component (bits)    */
     tecs_comp_t rid[NR];        /* the relations (model_rel.c)              */
+    tecs_comp_t prefab;         /* the prefab tag (model_rel.c)             */
     mpair *pr;                  /* the pairs, in no order                   */
     int32_t npr, cap_pr;
     uint64_t pseq;              /* the last order stamp given               */
@@ -457,6 +460,8 @@ tecs_entity_t mr_parent(const interp *I, tecs_entity_t id);
 /* Turn term t of q (not its first) into a pair term or a term read from
 ** the parent (z's bits choose), if the add-on is built and q has none. */
 void mr_pair_term(interp *I, mquery *q, int32_t t, uint32_t z);
+/* Op prefab: a live entity gains or loses the prefab tag. */
+void op_prefab(interp *I, const m_op *op);
 size_t mr_memory_allow(const interp *I);
 /* Register the relations in w (a world built directly), with I's ids. */
 void mr_register(interp *I, tecs_world_t *w);

@@ -86,6 +86,13 @@ static void register_in(interp *I, tecs_world_t *w, tecs_comp_t *rid)
         while ((rid[r] = tecs_relation_new(w, &d[r])) == 0)
             EXPECT(I, tecs_last_error(w) == TECS_ENOMEM && I->alloc.failures > 0,
                    "tecs_relation_new(%s): %s", rname[r], tecs_last_error_msg(w));
+    tecs_comp_t pf;
+    while ((pf = tecs_prefab(w)) == 0)
+        EXPECT(I, tecs_last_error(w) == TECS_ENOMEM && I->alloc.failures > 0,
+               "tecs_prefab: %s", tecs_last_error_msg(w));
+    if (w == I->w)
+        I->prefab = pf;
+    EXPECT(I, pf == I->prefab && tecs_component_hidden(w, pf), "the prefab tags differ");
     for (int r = 0; r < NR; r++)
         EXPECT(I, tecs_is_relation(w, rid[r]) &&
                   tecs_relation_cleanup(w, rid[r]) ==
@@ -146,7 +153,10 @@ void mr_pair_term(interp *I, mquery *q, int32_t t, uint32_t z)
     }
     tecs_oper_t oper = q->t[t].oper;
     int kind = (int)(z & 3), r = (int)(z >> 2 & 3);
-    if (kind == 3) {                    /* a table component read from the parent */
+    if ((z >> 8 & 3) == 0) {            /* the prefab tag, named */
+        q->ci[t] = CI_PREFAB;
+        q->t[t] = (tecs_term_t){ .comp = I->prefab, .oper = oper, .access = TECS_FILTER };
+    } else if (kind == 3) {                    /* a table component read from the parent */
         int c = (int)((z >> 4) % NC);
         while (TOG_MASK >> c & 1)
             c = (c + 1) % NC;
@@ -652,6 +662,22 @@ void op_child_remove(interp *I, const m_op *op)
     pair_change(I, R_CHILD, I->rid[R_CHILD], src, tgt, PAIR_REMOVE, false, 0);
 }
 
+/* A live entity gains or loses the prefab tag: every query, cache and
+** membership observer that does not name the tag leaves it out from then
+** on (never while changes queue: the model follows it at once). */
+void op_prefab(interp *I, const m_op *op)
+{
+    ment *m = mi_find(I, mi_pick_id(I, op->z));
+    if (mi_deferred(I) || m == NULL || m->st != ST_ALIVE)
+        return;
+    int got = m->prefab ? tecs_remove(I->w, m->id, I->prefab)
+                        : tecs_add(I->w, m->id, I->prefab);
+    if (mi_result_is(I, got, TECS_OK, m->prefab ? "tecs_remove(Prefab)" : "tecs_add(Prefab)"))
+        return;
+    if (got == TECS_OK)
+        m->prefab = !m->prefab;
+}
+
 /* An entity made the child of itself or of one of its descendants: refused
 ** (TECS_ECYCLE, nothing changed), or while deferred queued and dropped at
 ** the flush if the cycle is still there. */
@@ -899,6 +925,11 @@ bool mr_term_has(const interp *I, const tecs_term_t *t, int ci, tecs_entity_t id
 void mr_pair_term(interp *I, mquery *q, int32_t t, uint32_t z)
 {
     (void)I, (void)q, (void)t, (void)z;
+}
+
+void op_prefab(interp *I, const m_op *op)
+{
+    (void)I, (void)op;
 }
 
 size_t mr_memory_allow(const interp *I)

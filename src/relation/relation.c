@@ -668,6 +668,30 @@ tecs_comp_t tecs_childof(tecs_world_t *w)
     return add_relation(w, &cd, true, TECS_CLEANUP_DESTROY, true);
 }
 
+tecs_comp_t tecs_prefab(tecs_world_t *w)
+{
+    if (w == NULL || tecs__enter_read(w))
+        return 0;
+    tecs_err_t outer = w->base.err;
+    tecs_comp_t c = tecs_component_lookup(w, "Prefab");
+    tecs__err_restore(w, outer);        /* (not found is no error here) */
+    if (c != 0) {
+        const tecs__comp *ci = tecs__comp_get(w, c);
+        if (ci->hidden)
+            return c;
+        tecs__err(w, TECS_EEXIST, "a component named 'Prefab' is registered already (id %u) "
+                  "and is no hidden tag", c);
+        return 0;
+    }
+    if (tecs__enter_object(w))
+        return 0;
+    if (tecs__in_worker(w)) {
+        tecs__err(w, TECS_EBUSY, "the prefab tag is made at its first use outside workers");
+        return 0;
+    }
+    return tecs_component_new(w, &(tecs_component_desc_t){ .name = "Prefab", .hidden = true });
+}
+
 bool tecs_is_relation(const tecs_world_t *w, tecs_comp_t c)
 {
     return w != NULL && rel_index(w, c) >= 0;
