@@ -137,12 +137,13 @@ tecs_err_t tecs__emit_destroying(tecs_world_t *w, tecs_entity_t e)
     return err;
 }
 
-tecs_err_t tecs__emit_clone(tecs_world_t *w, tecs_entity_t src, tecs_entity_t dst, int32_t n)
+tecs_err_t tecs__emit_clone(tecs_world_t *w, int step, tecs_entity_t src, tecs_entity_t dst,
+                            int32_t n)
 {
     tecs_err_t err = TECS_OK;
     for (int32_t i = 0; i < w->bus.nlisteners && !err; i++)
         if (w->bus.listeners[i].on_clone)
-            err = w->bus.listeners[i].on_clone(w, w->bus.listeners[i].ctx, src, dst, n);
+            err = w->bus.listeners[i].on_clone(w, w->bus.listeners[i].ctx, step, src, dst, n);
     return err;
 }
 

@@ -993,13 +993,13 @@ static tecs_err_t clone_reserve(tecs_world_t *w, tecs_entity_t src, tecs_archety
         return err;
     if (w->sparse.nfilled && (err = clone_sparse_reserve(w, TECS_ENTITY_INDEX(src), n, into)))
         return err;
-    if (w->bus.watch_clones && (err = tecs__emit_clone(w, src, into, n)))
+    if (w->bus.watch_clones && (err = tecs__emit_clone(w, TECS__CLONE_RESERVE, src, into, n)))
         return err;
     return TECS_OK;
 }
 
-/* The clone e at row takes src's sparse values, and their events after. */
-static void clone_sparse(tecs_world_t *w, uint32_t slot, tecs_entity_t e, bool events)
+/* The clone e takes src's sparse values (at slot), each with its events. */
+static void clone_sparse(tecs_world_t *w, uint32_t slot, tecs_entity_t e)
 {
     for (int32_t i = 0; i < w->sparse.nsets; i++) {
         tecs__sparse *s = w->sparse.sets[i];
@@ -1007,12 +1007,10 @@ static void clone_sparse(tecs_world_t *w, uint32_t slot, tecs_entity_t e, bool e
         const void *p = s->count ? tecs__sparse_get(w, c, slot) : NULL;
         if (p == NULL)
             continue;
-        void *q = tecs__sparse_get(w, c, TECS_ENTITY_INDEX(e));
-        if (!events) {
-            q = tecs__sparse_insert(w, c, e);
-            if (s->size)
-                tecs__construct_one(w, &w->comp.comps[c], q, p);
-        } else if (watched(w, c)) {
+        void *q = tecs__sparse_insert(w, c, e);
+        if (s->size)
+            tecs__construct_one(w, &w->comp.comps[c], q, p);
+        if (watched(w, c)) {
             tecs__emit_comp(w, TECS__EV_ADD, e, c, s->size ? q : NULL);
             if (s->size)
                 tecs__emit_comp(w, TECS__EV_SET, e, c, q);
@@ -1021,7 +1019,8 @@ static void clone_sparse(tecs_world_t *w, uint32_t slot, tecs_entity_t e, bool e
 }
 
 /* Commit n clones of src (row srow of a), everything reserved: rows,
-** values, bits, sparse values, the listeners' copies; then the events. */
+** values, bits, the listeners' links; the events of the births; then the
+** sparse values and the listeners' pairs, with their events. */
 static void clone_commit(tecs_world_t *w, tecs_entity_t src, tecs_archetype_t *a,
                          uint32_t srow, int32_t n, tecs_entity_t *out, tecs_entity_t into)
 {
@@ -1036,10 +1035,14 @@ static void clone_commit(tecs_world_t *w, tecs_entity_t src, tecs_archetype_t *a
         *tecs__ent_ptr(a, w, row) = e;
         if (out)
             out[k] = e;
-        for (int32_t c = 0; c < a->ncols; c++)
-            tecs__construct_one(w, tecs__col_info(w, a, c), tecs__col_ptr(a, w, c, row),
-                                tecs__col_ptr(a, w, c, srow));
     }
+    /* Then the values: a copy hook may take slots (its births queue), so
+    ** the clones' own are taken first. */
+    for (int32_t k = 0; k < n; k++)
+        for (int32_t c = 0; c < a->ncols; c++)
+            tecs__construct_one(w, tecs__col_info(w, a, c),
+                                tecs__col_ptr(a, w, c, row0 + (uint32_t)k),
+                                tecs__col_ptr(a, w, c, srow));
     tecs__arch_entered_n(&w->arch, a, row0, (uint32_t)n);
     a->count += n;
     w->ei.nalive += n;
@@ -1047,21 +1050,24 @@ static void clone_commit(tecs_world_t *w, tecs_entity_t src, tecs_archetype_t *a
         if (tecs__arch_bit(a, w, j, srow))
             for (int32_t k = 0; k < n; k++)
                 tecs__arch_bit_put(w, a, j, row0 + (uint32_t)k, true);
-    for (int32_t k = 0; k < n; k++) {
+    for (int32_t k = 0; k < n && w->bus.watch_clones; k++)
+        tecs__emit_clone(w, TECS__CLONE_LINK, src, *tecs__ent_ptr(a, w, row0 + (uint32_t)k), 0);
+    if (w->bus.watch_moves || w->bus.watch_comps) {
+        tecs_value_t vals[TECS_MAX_ARCH_COMPONENTS];
+        for (int32_t c = 0; c < a->ncols; c++)
+            vals[c] = (tecs_value_t){ .comp = a->col_comp[c] };
+        announce_births(w, a, row0, n, a->ncols, vals);
+    }
+    /* Then what a birth into a cannot carry, as adds after it: sparse
+    ** values and pairs. No hook or callback could remove a row meanwhile
+    ** (their changes queue), so the rows are where they were. */
+    for (int32_t k = 0; k < n && (w->sparse.nfilled || w->bus.watch_clones); k++) {
         tecs_entity_t e = *tecs__ent_ptr(a, w, row0 + (uint32_t)k);
         if (w->sparse.nfilled)
-            clone_sparse(w, slot, e, false);
+            clone_sparse(w, slot, e);
         if (w->bus.watch_clones)
-            tecs__emit_clone(w, src, e, 0);
+            tecs__emit_clone(w, TECS__CLONE_PAIRS, src, e, 0);
     }
-    if (!(w->bus.watch_moves || w->bus.watch_comps))
-        return;
-    tecs_value_t vals[TECS_MAX_ARCH_COMPONENTS];
-    for (int32_t c = 0; c < a->ncols; c++)
-        vals[c] = (tecs_value_t){ .comp = a->col_comp[c] };
-    announce_births(w, a, row0, n, a->ncols, vals);
-    for (int32_t k = 0; k < n && w->sparse.nfilled; k++)
-        clone_sparse(w, slot, *tecs__ent_ptr(a, w, row0 + (uint32_t)k), true);
 }
 
 tecs_err_t tecs__clone_now(tecs_world_t *w, tecs_entity_t src, int32_t n, tecs_entity_t *out,

@@ -562,8 +562,8 @@ static uint32_t src_prev(const rel_state *s, const rel_info *ri, int32_t rel, ui
 static tecs_err_t on_veto(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_comp_t c,
                           const void *vals, int32_t n);
 static tecs_err_t on_destroy(tecs_world_t *w, void *ctx, tecs_entity_t e);
-static tecs_err_t on_clone(tecs_world_t *w, void *ctx, tecs_entity_t src, tecs_entity_t dst,
-                           int32_t n);
+static tecs_err_t on_clone(tecs_world_t *w, void *ctx, int step, tecs_entity_t src,
+                           tecs_entity_t dst, int32_t n);
 static void on_reset(tecs_world_t *w, void *ctx);
 static void on_fini(tecs_world_t *w, void *ctx);
 static tecs_err_t verify(tecs_world_t *w, void *ctx);
@@ -1611,7 +1611,9 @@ static tecs_err_t on_destroy(tecs_world_t *w, void *ctx, tecs_entity_t e)
 ** the right tags already) and its pairs of every user relation not made
 ** .no_clone, values copied. Pairs that target the source stay its own.
 ** Reserve first (map entries, link pages at the clones' slots, nodes),
-** then link, which cannot fail.
+** then link, which cannot fail: the parent before the core announces the
+** birth (the row's tags say it has one), the pairs after, each with its
+** events, as tecs_pair_add would add them.
 */
 
 /* The pairs of src in relation rel that a clone copies. */
@@ -1656,16 +1658,19 @@ static tecs_err_t clone_reserve(tecs_world_t *w, rel_state *s, tecs_entity_t src
     return TECS_OK;
 }
 
-/* dst takes src's pairs of user relation rel, in src's order. */
-static void clone_pairs(rel_state *s, int32_t rel, uint32_t es, tecs_entity_t dst)
+/* dst takes src's pairs of user relation rel, in src's order, each
+** announced once linked (as tecs_pair_add would: a membership test reads
+** the world without it, with those before it). */
+static void clone_pairs(tecs_world_t *w, rel_state *s, int32_t rel, uint32_t es,
+                        tecs_entity_t dst)
 {
     rel_info *ri = &s->rels[rel];
     uint32_t ds = TECS_ENTITY_INDEX(dst), last = NONE;
-    rel_head *h = map_find(s, rel, es);
-    for (uint32_t x = h->src; x != NONE; x = ri->nodes[x].next_src) {
+    bit_put(page_of(s, ds)->paired, ds, true);
+    for (uint32_t x = map_find(s, rel, es)->src; x != NONE; x = ri->nodes[x].next_src) {
         uint32_t n = node_take(ri);
         ri->nodes[n] = (rel_node){ .src = ds, .tgt = NONE, .next_src = NONE };
-        rel_head *dh = map_put(s, rel, ds);     /* may move the entries: h void */
+        rel_head *dh = map_put(s, rel, ds);
         dh->nsrc++;
         if (last == NONE)
             dh->src = n;
@@ -1673,50 +1678,33 @@ static void clone_pairs(rel_state *s, int32_t rel, uint32_t es, tecs_entity_t ds
             ri->nodes[last].next_src = n;
         last = n;
         tgt_join(s, ri, rel, n, ri->nodes[x].tgt);
-        if (ri->size)
-            memcpy(node_val(ri, n), node_val(ri, x), ri->size);
-    }
-    bit_put(page_of(s, ds)->paired, ds, true);
-}
-
-/* The pair events of dst's pairs of rel, once all are linked. */
-static void clone_events(tecs_world_t *w, rel_state *s, int32_t rel, tecs_entity_t dst)
-{
-    rel_info *ri = &s->rels[rel];
-    const rel_head *h = map_find(s, rel, TECS_ENTITY_INDEX(dst));
-    for (uint32_t x = h ? h->src : NONE; x != NONE; x = ri->nodes[x].next_src) {
+        void *p = ri->size ? node_val(ri, n) : NULL;
+        if (p)
+            memcpy(p, node_val(ri, x), ri->size);
+        s->stamp++;
         tecs_entity_t t = id_of(w, ri->nodes[x].tgt);
-        void *p = ri->size ? node_val(ri, x) : NULL;
-        pair_event(w, TECS__EV_ADD, dst, ri->comp, t, 0, p);
+        pair_event(w, TECS__EV_ADD, dst, ri->comp, t, 0, p);    /* callbacks queue */
         if (p)
             pair_event(w, TECS__EV_SET, dst, ri->comp, t, 0, p);
-        h = map_find(s, rel, TECS_ENTITY_INDEX(dst));   /* callbacks only queue */
     }
 }
 
-static tecs_err_t on_clone(tecs_world_t *w, void *ctx, tecs_entity_t src, tecs_entity_t dst,
-                           int32_t n)
+static tecs_err_t on_clone(tecs_world_t *w, void *ctx, int step, tecs_entity_t src,
+                           tecs_entity_t dst, int32_t n)
 {
     rel_state *s = ctx;
-    if (n > 0)
-        return clone_reserve(w, s, src, dst, n);
     uint32_t es = TECS_ENTITY_INDEX(src);
-    bool any = false;
+    if (step == TECS__CLONE_RESERVE)
+        return clone_reserve(w, s, src, dst, n);
     for (int32_t i = 0; i < s->nrels; i++) {
-        if (clone_count(s, i, es) == 0)
+        if (clone_count(s, i, es) == 0 || s->rels[i].childof != (step == TECS__CLONE_LINK))
             continue;
-        any = true;
         if (s->rels[i].childof)
             ring_join(s, TECS_ENTITY_INDEX(dst), parent_slot(s, es));
         else
-            clone_pairs(s, i, es, dst);
+            clone_pairs(w, s, i, es, dst);
+        s->stamp++;
     }
-    if (!any)
-        return TECS_OK;
-    s->stamp++;
-    for (int32_t i = 0; i < s->nrels; i++)
-        if (!s->rels[i].childof && rel_watched(w, s->rels[i].comp))
-            clone_events(w, s, i, dst);
     return TECS_OK;
 }
 
