@@ -36,7 +36,8 @@ extern const char *const sname[NS];
 #define UNKNOWN_COMP 999u
 
 enum { ST_ALIVE, ST_PEND, ST_DELAY };    /* alive, birth queued, delayed birth */
-enum { Q_NEW, Q_DESTROY, Q_ADD, Q_REMOVE, Q_SET, Q_KILL, Q_ENABLE, Q_DISABLE, Q_PAIR };
+enum { Q_NEW, Q_DESTROY, Q_ADD, Q_REMOVE, Q_SET, Q_KILL, Q_ENABLE, Q_DISABLE, Q_PAIR,
+       Q_CLONE };                        /* Q_CLONE: id a clone of tgt     */
 
 /* Relations (model_rel.c): ChildOf, a tag (cleanup REMOVE), an exclusive
 ** int32 value (DESTROY or REMOVE, by cfg), a tag whose cleanup refuses. */
@@ -448,6 +449,8 @@ bool mr_refused(interp *I, const ment *m);
 void mr_forget(interp *I, tecs_entity_t id);
 /* A queued pair change applies (Q_PAIR): the drop's error or TECS_OK. */
 int mr_apply(interp *I, const mcmd *c);
+/* dst (just born) takes src's pairs, as tecs_clone copies them. */
+void mr_clone(interp *I, tecs_entity_t src, tecs_entity_t dst);
 void mr_check(interp *I);
 bool mr_has_parent(const interp *I, tecs_entity_t id);
 /* Does entity id hold term t of model component ci (>= CI_PAIR)? */
