@@ -2,9 +2,11 @@
 ** Clones and relationships: a clone takes its source's pairs (ChildOf
 ** too: it is a sibling) but not those of .no_clone relations nor the
 ** pairs that target the source; clones made from an observer's callback;
-** the events of a clone; out of memory at every allocation.
+** the events of a clone; a unique index; out of memory at every
+** allocation.
 */
 #include "test.h"
+#include "tinyecs/index.h"
 #include "tinyecs/observer.h"
 #include "tinyecs/relation.h"
 
@@ -217,4 +219,22 @@ TEST(clone_relation_out_of_memory_changes_nothing)
         }
         CHECK(done);
     }
+}
+
+TEST(clone_unique_index_refuses_a_taken_key)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pos = TECS_COMPONENT(w, Position);
+    tecs_index_t *ix = tecs_index_new(w, &(tecs_index_desc_t){ .comp = pos,
+        .kind = TECS_INDEX_HASH, .type = TECS_KEY_FLOAT, .offset = offsetof(Position, x),
+        .unique = true });
+    CHECK(ix != NULL);
+    tecs_entity_t e = tecs_new(w);
+    CHECK_ERR(TECS_SET(w, e, pos, Position, { 1, 2 }), TECS_OK);
+    CHECK(tecs_clone(w, e) == 0);
+    CHECK_ERR(tecs_last_error(w), TECS_EEXIST);
+    CHECK_ERR(tecs_clone_bulk(w, e, 3, NULL), TECS_EEXIST);
+    CHECK_EQ(tecs_world_entity_count(w), 1);
+    TW_CHECK(w);
+    tw_free(w);
 }
