@@ -284,6 +284,21 @@ static int m_apply_sparse(ment *m, bool alive, const mcmd *c)
     }
 }
 
+/* dst (pending, or just taken) is born a clone of the live src. */
+static void m_clone(interp *I, tecs_entity_t src, tecs_entity_t dst)
+{
+    const ment *s = mi_find(I, src);
+    ment *d = mi_find(I, dst);
+    d->st = ST_ALIVE;
+    d->mask = s->mask;
+    d->off = s->off;
+    memcpy(d->val, s->val, sizeof d->val);
+    d->smask = s->smask;
+    memcpy(d->sval, s->sval, sizeof d->sval);
+    d->prefab = s->prefab;      /* the same archetype: a prefab's clone is one */
+    mr_clone(I, src, dst);
+}
+
 /* Apply one deferred command to the model, as the flush does. A command
 ** whose entity is gone is skipped; one that cannot apply otherwise (an add
 ** of a component the entity has by then, a remove of one it lacks) is
@@ -307,6 +322,16 @@ static int m_apply(interp *I, const mcmd *c)
         return m ? m_destroy(I, m) : TECS_OK;
     case Q_PAIR:
         return mr_apply(I, c);
+    case Q_CLONE: {
+        if (m == NULL || m->st != ST_PEND)
+            return TECS_OK;
+        const ment *src = mi_find(I, c->tgt);
+        if (src == NULL || src->st != ST_ALIVE)
+            m_kill(I, m);               /* its source died: the birth is cancelled */
+        else
+            m_clone(I, c->tgt, c->id);
+        return TECS_OK;
+    }
     case Q_ADD:
     case Q_REMOVE:
     case Q_SET:
@@ -890,6 +915,37 @@ static void op_new_bulk(interp *I, const m_op *op)
         }
     }
     free(out);
+}
+
+/* tecs_clone of a random entity, or (y % 4 == 3) tecs_clone_bulk of up to
+** 19, directly or queued: queued, the clone copies src as it is when the
+** queue applies. */
+static void op_clone(interp *I, const m_op *op)
+{
+    bool bulk = op->y % 4 == 3;
+    int32_t n = bulk ? (int32_t)(op->y >> 2) % 20 : 1;
+    if (I->ne + n > MAXE)
+        return;
+    tecs_entity_t src = mi_pick_id(I, op->z), out[20];
+    const ment *m = mi_find(I, src);
+    bool ok = m && (m->st == ST_ALIVE || (m->st == ST_PEND && mi_deferred(I)));
+    int err;
+    if (bulk) {
+        err = tecs_clone_bulk(I->w, src, n, out);
+    } else {
+        out[0] = tecs_clone(I->w, src);
+        err = mi_got_err(I, out[0] != 0);
+    }
+    if (mi_result_is(I, err, ok ? TECS_OK : TECS_EDEAD, bulk ? "tecs_clone_bulk" : "tecs_clone") ||
+        !ok)
+        return;
+    for (int32_t k = 0; k < n; k++) {
+        took(I, out[k], 0);
+        if (mi_deferred(I))
+            mi_push_dq(I, &(mcmd){ .op = Q_CLONE, .id = out[k], .tgt = src });
+        else
+            m_clone(I, src, out[k]);
+    }
 }
 
 static void op_destroy(interp *I, const m_op *op)
@@ -3029,13 +3085,18 @@ static void watch_run(interp *I, int32_t k)
         const ment *m = &I->e[i];
         uint32_t index = TECS_ENTITY_INDEX(m->id);
         bool in = m->st == ST_ALIVE && m_match(q, m);
+        /* An entity shown or hidden since the last run (the prefab tag)
+        ** kept its ticks across the move: the model, which knows no ticks,
+        ** cannot say what the run owes it. */
         bool owed = in && (first || I->cw[k].id[index] != m->id ||
-                           (!added && I->cw[k].val[index] != watch_val(q, m)));
+                           (!added && I->cw[k].val[index] != watch_val(q, m))) &&
+                    (first || m->prefab_at <= I->cw[k].ran);
         EXPECT(I, !owed || I->mark[index] == m->id,
                "a change run of %s (%s) misses entity %llx", q->ci[0] < NC ? cname[q->ci[0]]
                : sname[q->ci[0] - NC], added ? "added" : "changed", (unsigned long long)m->id);
         I->mark[index] = 0;
     }
+    I->cw[k].ran = I->step + 1;
     memset(I->cw[k].id, 0, (size_t)I->cw[k].cap * sizeof *I->cw[k].id);
     for (int32_t i = 0; i < I->ne; i++) {
         const ment *m = &I->e[i];
@@ -3936,6 +3997,7 @@ static const struct {
     { "pair_body", 1, ADDON_OP(TECS_HAS_RELATION, op_pair_body) },
     { "pair_index", 2, OP_PAIR_INDEX },
     { "prefab", 3, ADDON_OP(TECS_HAS_RELATION, op_prefab) },
+    { "clone", 4, op_clone },
 };
 enum { NOPS = sizeof ops / sizeof ops[0] };
 

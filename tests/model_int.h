@@ -36,7 +36,8 @@ extern const char *const sname[NS];
 #define UNKNOWN_COMP 999u
 
 enum { ST_ALIVE, ST_PEND, ST_DELAY };    /* alive, birth queued, delayed birth */
-enum { Q_NEW, Q_DESTROY, Q_ADD, Q_REMOVE, Q_SET, Q_KILL, Q_ENABLE, Q_DISABLE, Q_PAIR };
+enum { Q_NEW, Q_DESTROY, Q_ADD, Q_REMOVE, Q_SET, Q_KILL, Q_ENABLE, Q_DISABLE, Q_PAIR,
+       Q_CLONE };                        /* Q_CLONE: id a clone of tgt     */
 
 /* Relations (model_rel.c): ChildOf, a tag (cleanup REMOVE), an exclusive
 ** int32 value (DESTROY or REMOVE, by cfg), a tag whose cleanup refuses. */
@@ -64,6 +65,7 @@ typedef struct ment {
     uint8_t smask;              /* sparse components it has                 */
     int64_t sval[NS];
     bool prefab;                /* it has the prefab tag (model_rel.c)      */
+    int32_t prefab_at;          /* the step it last gained or lost it + 1   */
 } ment;
 
 struct init_rec;
@@ -241,6 +243,7 @@ struct interp {
         tecs_entity_t *id;      /* per slot: the member at its last run    */
         int64_t *val;           /* ... and its value then                  */
         int32_t cap;
+        int32_t ran;            /* the step of its last run                */
     } cw[2];
     int32_t ncw;
     struct {                    /* op delta: a mirror of the world, loaded
@@ -451,6 +454,8 @@ bool mr_refused(interp *I, const ment *m);
 void mr_forget(interp *I, tecs_entity_t id);
 /* A queued pair change applies (Q_PAIR): the drop's error or TECS_OK. */
 int mr_apply(interp *I, const mcmd *c);
+/* dst (just born) takes src's pairs, as tecs_clone copies them. */
+void mr_clone(interp *I, tecs_entity_t src, tecs_entity_t dst);
 void mr_check(interp *I);
 bool mr_has_parent(const interp *I, tecs_entity_t id);
 /* Does entity id hold term t of model component ci (>= CI_PAIR)? */

@@ -80,7 +80,8 @@ static void register_in(interp *I, tecs_world_t *w, tecs_comp_t *rid)
         [R_VAL] = { .component = { .name = rname[R_VAL], .size = 4, .align = 4 },
                     .exclusive = true,
                     .cleanup = val_destroys(I) ? TECS_CLEANUP_DESTROY : TECS_CLEANUP_REMOVE },
-        [R_REF] = { .component = { .name = rname[R_REF] }, .cleanup = TECS_CLEANUP_REFUSE },
+        [R_REF] = { .component = { .name = rname[R_REF] }, .cleanup = TECS_CLEANUP_REFUSE,
+                    .no_clone = true },
     };
     for (int r = R_TAG; r < NR; r++)
         while ((rid[r] = tecs_relation_new(w, &d[r])) == 0)
@@ -371,6 +372,22 @@ int mr_apply(interp *I, const mcmd *c)
     if (t == NULL || t->st != ST_ALIVE)
         return TECS_OK;
     return m_pair_add(I, c->comp, c->id, c->tgt, c->mode == PAIR_SET, (int32_t)c->val[0]);
+}
+
+/* src's pairs of every relation but R_REF (.no_clone), in src's order;
+** each the last among its target's sources. */
+void mr_clone(interp *I, tecs_entity_t src, tecs_entity_t dst)
+{
+    int32_t idx[MAXE + 8];
+    for (int rel = 0; rel < NR; rel++) {
+        if (rel == R_REF)
+            continue;
+        int32_t n = targets_of(I, src, rel, idx);
+        for (int32_t k = 0; k < n; k++) {
+            mpair p = I->pr[idx[k]];
+            m_pair_add(I, rel, dst, p.tgt, true, p.val);
+        }
+    }
 }
 
 /* ---- checks ------------------------------------------------------------------ */
@@ -674,8 +691,10 @@ void op_prefab(interp *I, const m_op *op)
                         : tecs_add(I->w, m->id, I->prefab);
     if (mi_result_is(I, got, TECS_OK, m->prefab ? "tecs_remove(Prefab)" : "tecs_add(Prefab)"))
         return;
-    if (got == TECS_OK)
+    if (got == TECS_OK) {
         m->prefab = !m->prefab;
+        m->prefab_at = I->step + 1;
+    }
 }
 
 /* An entity made the child of itself or of one of its descendants: refused
@@ -897,6 +916,11 @@ int mr_apply(interp *I, const mcmd *c)
 {
     (void)I, (void)c;
     return TECS_OK;
+}
+
+void mr_clone(interp *I, tecs_entity_t src, tecs_entity_t dst)
+{
+    (void)I, (void)src, (void)dst;
 }
 
 void mr_check(interp *I)

@@ -64,6 +64,8 @@ typedef struct tecs_relation_desc_t {
                                    row ticks                                  */
     bool exclusive;             /* one target at most: a new one replaces it  */
     tecs_cleanup_t cleanup;     /* when a target is destroyed                 */
+    bool no_clone;              /* tecs_clone leaves a source's pairs of this
+                                   relation out (false: the clone has them)   */
 } tecs_relation_desc_t;
 
 /**
