@@ -1036,6 +1036,12 @@ bool tecs__query_toggles(const tecs_query_t *q, tecs_comp_t c)
     return false;
 }
 
+void tecs__query_watch_comp(tecs_world_t *w, tecs_comp_t c, int32_t d)
+{
+    w->comp.comps[c].watch += (uint32_t)d;
+    w->comp.comps[c].watch_noset += (uint32_t)d;
+}
+
 void tecs__query_watch(tecs_query_t *q, int32_t d)
 {
     tecs_world_t *w = q->world;
@@ -1043,12 +1049,10 @@ void tecs__query_watch(tecs_query_t *q, int32_t d)
         const tecs__filter *f = &q->f[i];
         if (f->kind->entity == NULL)
             continue;
-        if (f->kind->watch) {
+        if (f->kind->watch)
             f->kind->watch(w, f, d);
-        } else {
-            w->comp.comps[f->term.comp].watch += (uint32_t)d;
-            w->comp.comps[f->term.comp].watch_noset += (uint32_t)d;
-        }
+        else
+            tecs__query_watch_comp(w, f->term.comp, d);
     }
     if (d > 0)
         tecs__toghots_close(&w->arch);  /* toggles may have events now */

@@ -111,6 +111,9 @@ bool tecs__query_toggles(const tecs_query_t *q, tecs_comp_t c);
 /* A cache or membership observer of q starts (d 1) or stops (-1) wanting
 ** the events tecs__query_toggles names. */
 void tecs__query_watch(tecs_query_t *q, int32_t d);
+/* Count (d 1) or uncount (-1) a listener of c's events that wants no SET
+** events (a row filter's watch). */
+void tecs__query_watch_comp(tecs_world_t *w, tecs_comp_t c, int32_t d);
 /* Call fn for the entities whose match of q reads e's archetype besides
 ** their own (children, for a term read from the parent), once each;
 ** false (and no call) if q has none such terms. */

@@ -1989,8 +1989,7 @@ static void user_watch(tecs_world_t *w, const tecs__filter *f, int32_t d)
         w->rel->wild += d;
         return;
     }
-    w->comp.comps[f->term.comp].watch += (uint32_t)d;
-    w->comp.comps[f->term.comp].watch_noset += (uint32_t)d;
+    tecs__query_watch_comp(w, f->term.comp, d);
 }
 
 /* The rows [64 wi, 64 wi + 64) of chunk k of a that hold the pair. */
@@ -2364,9 +2363,7 @@ static bool parent_hears(const tecs_world_t *w, const tecs__filter *f, tecs_comp
 static void parent_watch(tecs_world_t *w, const tecs__filter *f, int32_t d)
 {
     (void)f;
-    tecs_comp_t co = w->rel->rels[w->rel->childof].comp;
-    w->comp.comps[co].watch += (uint32_t)d;
-    w->comp.comps[co].watch_noset += (uint32_t)d;
+    tecs__query_watch_comp(w, w->rel->rels[w->rel->childof].comp, d);
 }
 
 /* The children of e read e's archetype. */
