@@ -420,6 +420,68 @@ static double sc_create_bulk(int64_t n)
     return t;
 }
 
+/* The source of the clone rows: Position (1, 2), Velocity (3, 4), a tag
+** and Health (a plain value: no copy hook). */
+static tecs_entity_t clone_source(fixture *f, tecs_comp_t *tag)
+{
+    *tag = tecs_component_new(f->w, &(tecs_component_desc_t){ .name = "Tag" });
+    tecs_entity_t src = tecs_new(f->w);
+    tecs_set(f->w, src, f->pos, &(Position){ 1, 2 });
+    tecs_set(f->w, src, f->vel, &(Velocity){ 3, 4 });
+    tecs_add(f->w, src, *tag);
+    tecs_set(f->w, src, f->hp, &(Health){ 100 });
+    return src;
+}
+
+/* Every id of ids a clone of src, in src's archetype. */
+static void check_clones(fixture *f, tecs_entity_t src, tecs_comp_t tag,
+                         const tecs_entity_t *ids, int64_t n)
+{
+    CHECK(tecs_world_entity_count(f->w) == n + 1, "%d alive", tecs_world_entity_count(f->w));
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const Position *p = TECS_GET(f->w, ids[i], f->pos, Position);
+        const Velocity *v = TECS_GET(f->w, ids[i], f->vel, Velocity);
+        const Health *h = TECS_GET(f->w, ids[i], f->hp, Health);
+        bad += !p || !v || !h || p->x != 1 || p->y != 2 || v->x != 3 || v->y != 4 ||
+               h->hp != 100 || !tecs_has(f->w, ids[i], tag) ||
+               tecs_entity_archetype(f->w, ids[i]) != tecs_entity_archetype(f->w, src);
+    }
+    CHECK(bad == 0, "%lld clones with wrong values", (long long)bad);
+}
+
+static double sc_clone(int64_t n)
+{
+    fixture f = fx_open(NULL);
+    tecs_comp_t tag;
+    tecs_entity_t src = clone_source(&f, &tag);
+    tecs_entity_t *ids = xmalloc((size_t)n * sizeof *ids);
+    double t0 = now_ns();
+    for (int64_t i = 0; i < n; i++)
+        ids[i] = tecs_clone(f.w, src);
+    double t = (now_ns() - t0) / (double)n;
+    check_clones(&f, src, tag, ids, n);
+    free(ids);
+    fx_close(&f);
+    return t;
+}
+
+static double sc_clone_bulk(int64_t n)
+{
+    fixture f = fx_open(NULL);
+    tecs_comp_t tag;
+    tecs_entity_t src = clone_source(&f, &tag);
+    tecs_entity_t *ids = xmalloc((size_t)n * sizeof *ids);
+    double t0 = now_ns();
+    tecs_err_t err = tecs_clone_bulk(f.w, src, (int32_t)n, ids);
+    double t = (now_ns() - t0) / (double)n;
+    CHECK(err == TECS_OK, "tecs_clone_bulk: %s", tecs_strerror(err));
+    check_clones(&f, src, tag, ids, n);
+    free(ids);
+    fx_close(&f);
+    return t;
+}
+
 static double sc_add_remove(int64_t n)
 {
     fixture f = fx_world(n);
@@ -947,6 +1009,8 @@ typedef struct scenario {
 static const scenario scenarios[] = {
     { "create",       sc_create,       M,      "ns/entity", F_SCALING },
     { "create_bulk",  sc_create_bulk,  M,      "ns/entity", 0 },
+    { "clone",        sc_clone,        M,      "ns/entity", 0 },
+    { "clone_bulk",   sc_clone_bulk,   M,      "ns/entity", F_RATIO },
     { "iterate",      sc_iterate,      M,      "ns/entity", F_RATIO | F_SCALING },
     { "iterate_each", sc_iterate_each, M,      "ns/entity", F_RATIO | F_SCALING },
     { "iterate_each_fn", sc_iterate_each_fn, M, "ns/entity", F_RATIO },
@@ -1061,6 +1125,7 @@ static scenario_fn raw_of(const scenario *s)
         { sc_memory_childof_wide, sc_memory_childof_wide_plain },
         { sc_memory_childof_10, sc_memory_childof_10_plain },
         { sc_cascade, sc_cascade_raw },
+        { sc_clone_bulk, sc_create_bulk },
     };
     for (size_t k = 0; k < sizeof own / sizeof own[0]; k++)
         if (own[k].row == s->fn)

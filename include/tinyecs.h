@@ -268,6 +268,10 @@ typedef struct tecs_component_desc_t {
     const tecs_field_t *fields; /* its description (optional, tinyecs/meta.h);
                                    copied                                     */
     int32_t nfields;            /* 0..TECS_MAX_FIELDS                         */
+    bool hidden;                /* a tag (table store, not enableable) whose
+                                   entities every query, cache, system and
+                                   observer skips unless a term names it
+                                   (with, any or optional): tecs_prefab's    */
 } tecs_component_desc_t;
 
 /**
@@ -297,6 +301,8 @@ tecs_storage_t tecs_component_storage(const tecs_world_t *world, tecs_comp_t com
 /** True if the component was registered enableable (false for an unknown
  *  id). */
 bool tecs_component_enableable(const tecs_world_t *world, tecs_comp_t comp);
+/** True if the component was registered hidden (false for an unknown id). */
+bool tecs_component_hidden(const tecs_world_t *world, tecs_comp_t comp);
 
 /** Register the C type T under its own name. */
 #define TECS_COMPONENT(world, T)                                            \
@@ -426,6 +432,29 @@ tecs_entity_t tecs_init_entity(const tecs_init_t *init);
  *  (not in the archetype), TECS_ENOMEM, TECS_ELIMIT. */
 tecs_err_t tecs_new_bulk(tecs_world_t *world, tecs_archetype_t *arch, int32_t n,
                          tecs_entity_t *out, int32_t nvals, const tecs_value_t *vals);
+
+/**
+ * Create a copy of the live entity src, born in one step into src's
+ * archetype: every component (table, sparse, tags), each value copied
+ * with the component's copy hook (memcpy for plain data), the enableable
+ * components enabled or disabled as src's; with the relation add-on, src's
+ * pairs (ChildOf too: the clone is src's sibling), but not the pairs that
+ * target src nor those of relations registered with .no_clone. Events as
+ * a birth's (ADD of each component, SET of each valued one). While the
+ * world is deferred the id is handed out now and the clone is made when
+ * the queue applies, from src as it is then (src dead by then: the birth
+ * is cancelled). See docs/prefabs.md.
+ * @return the id, or 0: TECS_EDEAD (src not alive), TECS_EWORLD,
+ * TECS_ENOMEM, TECS_ELIMIT, TECS_EEXIST (a unique index refuses the
+ * copied key); a failure changes nothing.
+ */
+tecs_entity_t tecs_clone(tecs_world_t *world, tecs_entity_t src);
+
+/** tecs_clone n times in one call: n rows reserved and filled at once; out
+ *  (may be NULL) gets the ids. n 0: nothing, TECS_OK. @return TECS_OK, or
+ *  as tecs_clone and TECS_EINVAL (n < 0); on error none is made. */
+tecs_err_t tecs_clone_bulk(tecs_world_t *world, tecs_entity_t src, int32_t n,
+                           tecs_entity_t *out);
 
 /**
  * Destroy an entity: its component destructors run, its id goes stale.

@@ -284,6 +284,21 @@ static int m_apply_sparse(ment *m, bool alive, const mcmd *c)
     }
 }
 
+/* dst (pending, or just taken) is born a clone of the live src. */
+static void m_clone(interp *I, tecs_entity_t src, tecs_entity_t dst)
+{
+    const ment *s = mi_find(I, src);
+    ment *d = mi_find(I, dst);
+    d->st = ST_ALIVE;
+    d->mask = s->mask;
+    d->off = s->off;
+    memcpy(d->val, s->val, sizeof d->val);
+    d->smask = s->smask;
+    memcpy(d->sval, s->sval, sizeof d->sval);
+    d->prefab = s->prefab;      /* the same archetype: a prefab's clone is one */
+    mr_clone(I, src, dst);
+}
+
 /* Apply one deferred command to the model, as the flush does. A command
 ** whose entity is gone is skipped; one that cannot apply otherwise (an add
 ** of a component the entity has by then, a remove of one it lacks) is
@@ -307,6 +322,16 @@ static int m_apply(interp *I, const mcmd *c)
         return m ? m_destroy(I, m) : TECS_OK;
     case Q_PAIR:
         return mr_apply(I, c);
+    case Q_CLONE: {
+        if (m == NULL || m->st != ST_PEND)
+            return TECS_OK;
+        const ment *src = mi_find(I, c->tgt);
+        if (src == NULL || src->st != ST_ALIVE)
+            m_kill(I, m);               /* its source died: the birth is cancelled */
+        else
+            m_clone(I, c->tgt, c->id);
+        return TECS_OK;
+    }
     case Q_ADD:
     case Q_REMOVE:
     case Q_SET:
@@ -498,6 +523,8 @@ tecs_archetype_t *mi_get_arch(interp *I, uint32_t mask, uint32_t seed)
 bool m_term_has(const mquery *q, int32_t t, const ment *m)
 {
     int c = q->ci[t];
+    if (c == CI_PREFAB)
+        return m->prefab;
     if (c >= CI_PAIR)
         return mr_term_has(q->I, &q->t[t], c, m->id);
     if (c >= NC)
@@ -511,7 +538,11 @@ bool m_term_has(const mquery *q, int32_t t, const ment *m)
 
 bool m_match(const mquery *q, const ment *m)
 {
-    bool any = false, has_any = false;
+    bool any = false, has_any = false, shown = !m->prefab;
+    for (int32_t t = 0; t < q->nt && !shown; t++)
+        shown = q->ci[t] == CI_PREFAB && q->t[t].oper != TECS_NONE;
+    if (!shown)
+        return false;   /* a prefab: only for a query that names the tag */
     for (int32_t t = 0; t < q->nt; t++) {
         bool present = m_term_has(q, t, m);
         switch (q->t[t].oper) {
@@ -548,7 +579,7 @@ void mi_check_chunk(interp *I, const tecs_iter_t *it, const mquery *q)
             bool present = q->t[t].oper != TECS_NONE && m_term_has(q, t, m);
             if (c >= CI_PAIR) {         /* a pair's (no data) or the parent's */
                 const void *pf = tecs_field(it, t);
-                const ment *pm = present && c >= CI_PARENT
+                const ment *pm = present && c >= CI_PARENT && c < CI_PREFAB
                                      ? mi_find(I, mr_parent(I, m->id)) : NULL;
                 EXPECT(I, tecs_field_is_set(it, t) == present, "field_is_set of term %d", t);
                 EXPECT(I, !pm || !csize[c - CI_PARENT] ||
@@ -884,6 +915,37 @@ static void op_new_bulk(interp *I, const m_op *op)
         }
     }
     free(out);
+}
+
+/* tecs_clone of a random entity, or (y % 4 == 3) tecs_clone_bulk of up to
+** 19, directly or queued: queued, the clone copies src as it is when the
+** queue applies. */
+static void op_clone(interp *I, const m_op *op)
+{
+    bool bulk = op->y % 4 == 3;
+    int32_t n = bulk ? (int32_t)(op->y >> 2) % 20 : 1;
+    if (I->ne + n > MAXE)
+        return;
+    tecs_entity_t src = mi_pick_id(I, op->z), out[20];
+    const ment *m = mi_find(I, src);
+    bool ok = m && (m->st == ST_ALIVE || (m->st == ST_PEND && mi_deferred(I)));
+    int err;
+    if (bulk) {
+        err = tecs_clone_bulk(I->w, src, n, out);
+    } else {
+        out[0] = tecs_clone(I->w, src);
+        err = mi_got_err(I, out[0] != 0);
+    }
+    if (mi_result_is(I, err, ok ? TECS_OK : TECS_EDEAD, bulk ? "tecs_clone_bulk" : "tecs_clone") ||
+        !ok)
+        return;
+    for (int32_t k = 0; k < n; k++) {
+        took(I, out[k], 0);
+        if (mi_deferred(I))
+            mi_push_dq(I, &(mcmd){ .op = Q_CLONE, .id = out[k], .tgt = src });
+        else
+            m_clone(I, src, out[k]);
+    }
 }
 
 static void op_destroy(interp *I, const m_op *op)
@@ -1364,7 +1426,8 @@ static int32_t arch_members(interp *I, uint32_t mask, tecs_entity_t *out)
 {
     int32_t n = 0;
     for (int32_t i = 0; i < I->ne; i++)
-        if (I->e[i].st == ST_ALIVE && I->e[i].mask == mask && !mr_has_parent(I, I->e[i].id))
+        if (I->e[i].st == ST_ALIVE && I->e[i].mask == mask && !mr_has_parent(I, I->e[i].id) &&
+            !I->e[i].prefab)
             out[n++] = I->e[i].id;
     for (int32_t i = 1; i < n; i++) {             /* insertion sort by row */
         tecs_entity_t e = out[i];
@@ -2140,7 +2203,7 @@ static void op_where_values(interp *I, const m_op *op)
                     continue;
                 /* A term read from the parent: the parent's value, one for
                 ** the step unless the step says otherwise. */
-                bool up = q->ci[t] >= CI_PARENT;
+                bool up = q->ci[t] >= CI_PARENT && q->ci[t] < CI_PREFAB;
                 const void *v = tecs_get(I->w, up ? mr_parent(I, e) : e, q->t[t].comp);
                 size_t at = !up || tecs_field_is_self(&it, t) ? (size_t)i * size : 0;
                 bad += v == NULL || memcmp((const char *)it.fields[t] + at, v, size) != 0;
@@ -2780,9 +2843,9 @@ static bool count_one(tecs_world_t *w, tecs_entity_t e, void *const *fields, voi
     return false;
 }
 
-/* A query of no terms: every live entity, empty archetype included. It
-** joins the program's queries, so later ops iterate it, filter it, cache
-** it like any other. */
+/* A query of no terms: every live entity but the prefabs, empty archetype
+** included. It joins the program's queries, so later ops iterate it,
+** filter it, cache it like any other. */
 static void op_query_all_zero_terms(interp *I, const m_op *op)
 {
     if (I->nq == MAXQ)
@@ -2797,14 +2860,17 @@ static void op_query_all_zero_terms(interp *I, const m_op *op)
     check_query(I, &I->qs[I->nq - 1], true, op->x & 2 ? true : 0);
     int32_t alive = 0, n = 0;
     for (int32_t i = 0; i < I->ne; i++)
-        alive += I->e[i].st == ST_ALIVE;
+        alive += I->e[i].st == ST_ALIVE && !I->e[i].prefab;
+    int32_t shown = 0;
+    for (int32_t i = 0; i < I->w->arch.narchs; i++)
+        shown += !I->w->arch.archs[i]->hidden;
     I->checking++;
     mi_result_is(I, tecs_iter_each((tecs_iter_t[]){ TECS_ITER(tecs_query_world(q.q), .query = q.q, .reverse = op->x & 4 ? true : 0) }, count_one, &n),
                  TECS_OK, "tecs_iter_each of no terms");
     I->checking--;
     EXPECT(I, n == alive, "each of the query of no terms: %d entities, model %d", (int)n,
            (int)alive);
-    EXPECT(I, tecs_query_archetype_count(q.q) == tecs_world_archetype_count(I->w),
+    EXPECT(I, tecs_query_archetype_count(q.q) == shown,
            "the query of no terms misses archetypes");
 }
 
@@ -3019,13 +3085,18 @@ static void watch_run(interp *I, int32_t k)
         const ment *m = &I->e[i];
         uint32_t index = TECS_ENTITY_INDEX(m->id);
         bool in = m->st == ST_ALIVE && m_match(q, m);
+        /* An entity shown or hidden since the last run (the prefab tag)
+        ** kept its ticks across the move: the model, which knows no ticks,
+        ** cannot say what the run owes it. */
         bool owed = in && (first || I->cw[k].id[index] != m->id ||
-                           (!added && I->cw[k].val[index] != watch_val(q, m)));
+                           (!added && I->cw[k].val[index] != watch_val(q, m))) &&
+                    (first || m->prefab_at <= I->cw[k].ran);
         EXPECT(I, !owed || I->mark[index] == m->id,
                "a change run of %s (%s) misses entity %llx", q->ci[0] < NC ? cname[q->ci[0]]
                : sname[q->ci[0] - NC], added ? "added" : "changed", (unsigned long long)m->id);
         I->mark[index] = 0;
     }
+    I->cw[k].ran = I->step + 1;
     memset(I->cw[k].id, 0, (size_t)I->cw[k].cap * sizeof *I->cw[k].id);
     for (int32_t i = 0; i < I->ne; i++) {
         const ment *m = &I->e[i];
@@ -3925,6 +3996,8 @@ static const struct {
     { "pair_read", 3, ADDON_OP(TECS_HAS_RELATION, op_pair_read) },
     { "pair_body", 1, ADDON_OP(TECS_HAS_RELATION, op_pair_body) },
     { "pair_index", 2, OP_PAIR_INDEX },
+    { "prefab", 3, ADDON_OP(TECS_HAS_RELATION, op_prefab) },
+    { "clone", 4, op_clone },
 };
 enum { NOPS = sizeof ops / sizeof ops[0] };
 

@@ -36,7 +36,8 @@ extern const char *const sname[NS];
 #define UNKNOWN_COMP 999u
 
 enum { ST_ALIVE, ST_PEND, ST_DELAY };    /* alive, birth queued, delayed birth */
-enum { Q_NEW, Q_DESTROY, Q_ADD, Q_REMOVE, Q_SET, Q_KILL, Q_ENABLE, Q_DISABLE, Q_PAIR };
+enum { Q_NEW, Q_DESTROY, Q_ADD, Q_REMOVE, Q_SET, Q_KILL, Q_ENABLE, Q_DISABLE, Q_PAIR,
+       Q_CLONE };                        /* Q_CLONE: id a clone of tgt     */
 
 /* Relations (model_rel.c): ChildOf, a tag (cleanup REMOVE), an exclusive
 ** int32 value (DESTROY or REMOVE, by cfg), a tag whose cleanup refuses. */
@@ -63,6 +64,8 @@ typedef struct ment {
     int64_t val[NC];
     uint8_t smask;              /* sparse components it has                 */
     int64_t sval[NS];
+    bool prefab;                /* it has the prefab tag (model_rel.c)      */
+    int32_t prefab_at;          /* the step it last gained or lost it + 1   */
 } ment;
 
 struct init_rec;
@@ -84,8 +87,9 @@ typedef struct mcmd {
 
 /* A term's model component (mquery.ci): a table one (< NC), a sparse one
 ** (NC + k), a pair term (CI_PAIR: its relation and target in the term),
-** or component c read from the parent (CI_PARENT + c). */
-enum { CI_PAIR = NC + NS, CI_PARENT = NC + NS + 1 };
+** component c read from the parent (CI_PARENT + c), or the prefab tag
+** (CI_PREFAB). */
+enum { CI_PAIR = NC + NS, CI_PARENT = NC + NS + 1, CI_PREFAB = CI_PARENT + NC };
 
 typedef struct mquery {
     tecs_query_t *q;
@@ -239,6 +243,7 @@ struct interp {
         tecs_entity_t *id;      /* per slot: the member at its last run    */
         int64_t *val;           /* ... and its value then                  */
         int32_t cap;
+        int32_t ran;            /* the step of its last run                */
     } cw[2];
     int32_t ncw;
     struct {                    /* op delta: a mirror of the world, loaded
@@ -268,6 +273,7 @@ struct interp {
     tecs_handle_t sh[NS];       /* op sparse_handle: handles kept from op   */
     uint32_t sh_made;           /* ... to op, by sparse component (bits)    */
     tecs_comp_t rid[NR];        /* the relations (model_rel.c)              */
+    tecs_comp_t prefab;         /* the prefab tag (model_rel.c)             */
     mpair *pr;                  /* the pairs, in no order                   */
     int32_t npr, cap_pr;
     uint64_t pseq;              /* the last order stamp given               */
@@ -448,6 +454,8 @@ bool mr_refused(interp *I, const ment *m);
 void mr_forget(interp *I, tecs_entity_t id);
 /* A queued pair change applies (Q_PAIR): the drop's error or TECS_OK. */
 int mr_apply(interp *I, const mcmd *c);
+/* dst (just born) takes src's pairs, as tecs_clone copies them. */
+void mr_clone(interp *I, tecs_entity_t src, tecs_entity_t dst);
 void mr_check(interp *I);
 bool mr_has_parent(const interp *I, tecs_entity_t id);
 /* Does entity id hold term t of model component ci (>= CI_PAIR)? */
@@ -457,6 +465,8 @@ tecs_entity_t mr_parent(const interp *I, tecs_entity_t id);
 /* Turn term t of q (not its first) into a pair term or a term read from
 ** the parent (z's bits choose), if the add-on is built and q has none. */
 void mr_pair_term(interp *I, mquery *q, int32_t t, uint32_t z);
+/* Op prefab: a live entity gains or loses the prefab tag. */
+void op_prefab(interp *I, const m_op *op);
 size_t mr_memory_allow(const interp *I);
 /* Register the relations in w (a world built directly), with I's ids. */
 void mr_register(interp *I, tecs_world_t *w);

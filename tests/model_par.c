@@ -275,7 +275,7 @@ static psys *psys_new(interp *I, const mquery *q, uint32_t z, uint32_t rmask, ui
     for (int32_t t = 0; t < q->nt; t++) {
         if (q->t[t].oper == TECS_NONE || q->t[t].access == TECS_FILTER)
             continue;
-        int c = q->ci[t] >= CI_PARENT ? q->ci[t] - CI_PARENT : q->ci[t];
+        int c = q->ci[t] >= CI_PARENT && q->ci[t] < CI_PREFAB ? q->ci[t] - CI_PARENT : q->ci[t];
         ps->rd |= 1u << c;          /* a parent's component is read too */
         if (q->t[t].access == TECS_WRITE)
             ps->wr |= 1u << q->ci[t];

@@ -80,12 +80,20 @@ static void register_in(interp *I, tecs_world_t *w, tecs_comp_t *rid)
         [R_VAL] = { .component = { .name = rname[R_VAL], .size = 4, .align = 4 },
                     .exclusive = true,
                     .cleanup = val_destroys(I) ? TECS_CLEANUP_DESTROY : TECS_CLEANUP_REMOVE },
-        [R_REF] = { .component = { .name = rname[R_REF] }, .cleanup = TECS_CLEANUP_REFUSE },
+        [R_REF] = { .component = { .name = rname[R_REF] }, .cleanup = TECS_CLEANUP_REFUSE,
+                    .no_clone = true },
     };
     for (int r = R_TAG; r < NR; r++)
         while ((rid[r] = tecs_relation_new(w, &d[r])) == 0)
             EXPECT(I, tecs_last_error(w) == TECS_ENOMEM && I->alloc.failures > 0,
                    "tecs_relation_new(%s): %s", rname[r], tecs_last_error_msg(w));
+    tecs_comp_t pf;
+    while ((pf = tecs_prefab(w)) == 0)
+        EXPECT(I, tecs_last_error(w) == TECS_ENOMEM && I->alloc.failures > 0,
+               "tecs_prefab: %s", tecs_last_error_msg(w));
+    if (w == I->w)
+        I->prefab = pf;
+    EXPECT(I, pf == I->prefab && tecs_component_hidden(w, pf), "the prefab tags differ");
     for (int r = 0; r < NR; r++)
         EXPECT(I, tecs_is_relation(w, rid[r]) &&
                   tecs_relation_cleanup(w, rid[r]) ==
@@ -146,7 +154,10 @@ void mr_pair_term(interp *I, mquery *q, int32_t t, uint32_t z)
     }
     tecs_oper_t oper = q->t[t].oper;
     int kind = (int)(z & 3), r = (int)(z >> 2 & 3);
-    if (kind == 3) {                    /* a table component read from the parent */
+    if ((z >> 8 & 3) == 0) {            /* the prefab tag, named */
+        q->ci[t] = CI_PREFAB;
+        q->t[t] = (tecs_term_t){ .comp = I->prefab, .oper = oper, .access = TECS_FILTER };
+    } else if (kind == 3) {                    /* a table component read from the parent */
         int c = (int)((z >> 4) % NC);
         while (TOG_MASK >> c & 1)
             c = (c + 1) % NC;
@@ -361,6 +372,22 @@ int mr_apply(interp *I, const mcmd *c)
     if (t == NULL || t->st != ST_ALIVE)
         return TECS_OK;
     return m_pair_add(I, c->comp, c->id, c->tgt, c->mode == PAIR_SET, (int32_t)c->val[0]);
+}
+
+/* src's pairs of every relation but R_REF (.no_clone), in src's order;
+** each the last among its target's sources. */
+void mr_clone(interp *I, tecs_entity_t src, tecs_entity_t dst)
+{
+    int32_t idx[MAXE + 8];
+    for (int rel = 0; rel < NR; rel++) {
+        if (rel == R_REF)
+            continue;
+        int32_t n = targets_of(I, src, rel, idx);
+        for (int32_t k = 0; k < n; k++) {
+            mpair p = I->pr[idx[k]];
+            m_pair_add(I, rel, dst, p.tgt, true, p.val);
+        }
+    }
 }
 
 /* ---- checks ------------------------------------------------------------------ */
@@ -652,6 +679,24 @@ void op_child_remove(interp *I, const m_op *op)
     pair_change(I, R_CHILD, I->rid[R_CHILD], src, tgt, PAIR_REMOVE, false, 0);
 }
 
+/* A live entity gains or loses the prefab tag: every query, cache and
+** membership observer that does not name the tag leaves it out from then
+** on (never while changes queue: the model follows it at once). */
+void op_prefab(interp *I, const m_op *op)
+{
+    ment *m = mi_find(I, mi_pick_id(I, op->z));
+    if (mi_deferred(I) || m == NULL || m->st != ST_ALIVE)
+        return;
+    int got = m->prefab ? tecs_remove(I->w, m->id, I->prefab)
+                        : tecs_add(I->w, m->id, I->prefab);
+    if (mi_result_is(I, got, TECS_OK, m->prefab ? "tecs_remove(Prefab)" : "tecs_add(Prefab)"))
+        return;
+    if (got == TECS_OK) {
+        m->prefab = !m->prefab;
+        m->prefab_at = I->step + 1;
+    }
+}
+
 /* An entity made the child of itself or of one of its descendants: refused
 ** (TECS_ECYCLE, nothing changed), or while deferred queued and dropped at
 ** the flush if the cycle is still there. */
@@ -873,6 +918,11 @@ int mr_apply(interp *I, const mcmd *c)
     return TECS_OK;
 }
 
+void mr_clone(interp *I, tecs_entity_t src, tecs_entity_t dst)
+{
+    (void)I, (void)src, (void)dst;
+}
+
 void mr_check(interp *I)
 {
     (void)I;
@@ -899,6 +949,11 @@ bool mr_term_has(const interp *I, const tecs_term_t *t, int ci, tecs_entity_t id
 void mr_pair_term(interp *I, mquery *q, int32_t t, uint32_t z)
 {
     (void)I, (void)q, (void)t, (void)z;
+}
+
+void op_prefab(interp *I, const m_op *op)
+{
+    (void)I, (void)op;
 }
 
 size_t mr_memory_allow(const interp *I)

@@ -664,3 +664,29 @@ TEST(json_pairs_refused)
     }
     tw_free(w);
 }
+
+/* A prefab is an entity of the world like any other: exported, and
+** imported back with its hidden tag. */
+TEST(json_keeps_prefabs)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t pf = tecs_prefab(w), tag = tecs_component_new(w, &(tecs_component_desc_t){
+                                                 .name = "Marked" });
+    tecs_entity_t live = tecs_new(w), tmpl = tecs_new(w);
+    CHECK_ERR(tecs_add(w, live, tag), TECS_OK);
+    CHECK_ERR(tecs_add(w, tmpl, tag), TECS_OK);
+    CHECK_ERR(tecs_add(w, tmpl, pf), TECS_OK);
+    tecs_json_error_t err;
+    char *text = tecs_json_export(w, &err);
+    CHECK(text != NULL);
+    CHECK(text && strstr(text, "\"Prefab\"") != NULL);
+    tecs_world_t *v = tw_new();
+    tecs_comp_t vpf = tecs_prefab(v);
+    CHECK(tecs_component_new(v, &(tecs_component_desc_t){ .name = "Marked" }) != 0);
+    CHECK_ERR(tecs_json_import(v, text, strlen(text), &err), TECS_OK);
+    CHECK_EQ(tecs_world_entity_count(v), 2);
+    CHECK(tecs_has(v, tmpl, vpf) && !tecs_has(v, live, vpf));
+    tecs_json_free(text);
+    tw_free(v);
+    tw_free(w);
+}

@@ -64,6 +64,8 @@ typedef struct tecs_relation_desc_t {
                                    row ticks                                  */
     bool exclusive;             /* one target at most: a new one replaces it  */
     tecs_cleanup_t cleanup;     /* when a target is destroyed                 */
+    bool no_clone;              /* tecs_clone leaves a source's pairs of this
+                                   relation out (false: the clone has them)   */
 } tecs_relation_desc_t;
 
 /**
@@ -83,6 +85,19 @@ tecs_comp_t tecs_relation_new(tecs_world_t *world, const tecs_relation_desc_t *d
  * named "ChildOf" that is not it), TECS_ENOMEM.
  */
 tecs_comp_t tecs_childof(tecs_world_t *world);
+
+/**
+ * The world's prefab tag, registered (as the hidden tag "Prefab",
+ * tecs_component_desc_t.hidden) at the first call, or adopted when a
+ * snapshot load registered it. An entity with it is a prefab: every
+ * query, cache, system, where and observer skips it unless a term names
+ * the tag (TECS_WITH: only prefabs; TECS_OPTIONAL: prefabs too). Its
+ * lifecycle hooks still run. docs/prefabs.md.
+ * @return its id, or 0: TECS_EINVAL (NULL world), TECS_EEXIST (a component
+ * named "Prefab" that is not a hidden tag), TECS_EBUSY (in a worker, before
+ * it exists), TECS_ENOMEM.
+ */
+tecs_comp_t tecs_prefab(tecs_world_t *world);
 
 /** True if comp is a relation of the world (ChildOf included, once made). */
 bool tecs_is_relation(const tecs_world_t *world, tecs_comp_t comp);

@@ -269,6 +269,7 @@ static bool arch_layout(tecs_world_t *w, tecs_archetype_t *a)
             a->tog_comp[tog++] = a->comps[i];
         if (ci->row_ticks)
             a->rt_comp[rt++] = a->comps[i];
+        a->hidden = a->hidden || ci->hidden;
         if (ci->size == 0) {
             a->cmap[a->comps[i]] = TECS__COL_TAG;
             continue;

@@ -56,6 +56,8 @@ struct tecs_archetype_t {
     uint32_t *edge_add;         /* comp -> archetype with it, or NO_EDGE    */
     uint32_t *edge_rem;         /* comp -> archetype without it, or NO_EDGE */
     bool plain;                 /* no column has hooks                      */
+    bool hidden;                /* it holds a hidden tag (queries skip it
+                                   unless they name every such tag)         */
     bool bare;                  /* plain, with no bit or tick columns: a row
                                    is its id and its values, nothing more   */
 };

@@ -19,6 +19,8 @@ typedef struct tecs__comp {
     void *ctx;
     bool enableable;            /* a bit per row says enabled (tecs_enable) */
     bool row_ticks;             /* ticks per row, not per chunk             */
+    bool hidden;                /* queries skip its entities unless a term
+                                   names it                                 */
     union {                     /* a sparse set's listen points at listen   */
         tecs_handle_listen_t listen;
         struct {

@@ -134,6 +134,94 @@ tecs_err_t tecs_new_bulk(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_e
     return TECS_OK;
 }
 
+/* ---- clones ----------------------------------------------------------- */
+
+/* A queued clone applies: the pending e is born a clone of src as src is
+** now; gone already (destroyed while pending): skipped; src dead: the
+** birth is cancelled, e's id dies. */
+static tecs_err_t clone_queued(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const void *data)
+{
+    (void)c;
+    tecs_entity_t src;
+    memcpy(&src, data, sizeof src);
+    tecs__record *r = tecs__ei_known(w, e);
+    if (r == NULL || r->arch != TECS__ARCH_PENDING)
+        return TECS_OK;
+    if (tecs__ei_alive(w, src) == NULL) {
+        tecs__ei_release(w, TECS_ENTITY_INDEX(e));
+        w->ei.npending--;
+        return tecs__err_dead(w, src);
+    }
+    return tecs__clone_now(w, src, 1, NULL, e);
+}
+
+/* Queue n clones of src: their ids now (pending), each a queued call. */
+static tecs_err_t clone_defer(tecs_world_t *w, tecs_entity_t src, int32_t n, tecs_entity_t *out)
+{
+    tecs_err_t err = tecs__ei_reserve(w, n);
+    for (int32_t k = 0; k < n && !err; k++) {
+        tecs_entity_t e = tecs__ei_take(w);
+        w->ei.npending++;
+        if ((err = tecs__defer_call(w, clone_queued, e, 0, &src, sizeof src))) {
+            tecs__ei_release(w, TECS_ENTITY_INDEX(e));
+            w->ei.npending--;
+            while (k-- > 0) {       /* the calls queued already find no birth */
+                tecs__ei_release(w, TECS_ENTITY_INDEX(out[k]));
+                w->ei.npending--;
+            }
+            return tecs__err(w, err, "out of memory queueing a clone of " TECS__ENT_FMT,
+                             TECS__ENT(src));
+        }
+        out[k] = e;
+    }
+    return err;
+}
+
+/* The checks tecs_clone and tecs_clone_bulk share; src may be pending
+** while the world is deferred (it must be alive when the clone applies). */
+static tecs_err_t clone_enter(tecs_world_t *w, tecs_entity_t src, int32_t n, const char *fn)
+{
+    tecs_err_t err = w == NULL ? TECS_EINVAL : tecs__enter(w);
+    if (err)
+        return err;
+    tecs__record *r = tecs__ei_known(w, src);
+    if (r == NULL || (r->arch == TECS__ARCH_PENDING && w->base.defer_depth == 0) ||
+        (r->arch == TECS__ARCH_PENDING && r->row == TECS__ROW_DELAYED))
+        return tecs__err_dead(w, src);
+    if (n < 0)
+        return tecs__err(w, TECS_EINVAL, "%s: negative count %d", fn, n);
+    return TECS_OK;
+}
+
+tecs_entity_t tecs_clone(tecs_world_t *w, tecs_entity_t src)
+{
+    tecs_entity_t e = 0;
+    if (tecs_clone_bulk(w, src, 1, &e))
+        return 0;
+    return e;
+}
+
+tecs_err_t tecs_clone_bulk(tecs_world_t *w, tecs_entity_t src, int32_t n, tecs_entity_t *out)
+{
+    tecs_err_t err = clone_enter(w, src, n, "tecs_clone_bulk");
+    if (err || n == 0)
+        return err;
+    if (w->base.defer_depth > 0) {
+        if (out)
+            return clone_defer(w, src, n, out);
+        tecs_entity_t *ids = tecs__alloc(w, tecs__bytes((size_t)n, sizeof *ids));
+        if (ids == NULL)
+            return tecs__err(w, TECS_ENOMEM, "out of memory queueing %d clones", n);
+        err = clone_defer(w, src, n, ids);
+        tecs__free(w, ids, tecs__bytes((size_t)n, sizeof *ids));
+        return err;
+    }
+    if ((err = tecs__clone_now(w, src, n, out, 0)))
+        return err;
+    tecs__settle(w);
+    return TECS_OK;
+}
+
 /* ---- public structural calls ----------------------------------------- */
 
 /* tecs_destroy when it must queue, tell listeners, run hooks or fail. */

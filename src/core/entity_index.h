@@ -125,6 +125,25 @@ static inline tecs_entity_t tecs__ei_take_in(tecs__ei_state *s)
     return tecs__make_id(index, r->gen);
 }
 
+/* The slots the next tecs__ei_take calls will take, in order, walked
+** without taking them (room reserved): start with tecs__ei_ahead, then
+** each tecs__ei_ahead_next is the slot of one more take. */
+typedef struct tecs__ei_walk {
+    uint32_t free;              /* next on the free list, or TECS__NO_SLOT  */
+    uint32_t fresh;             /* then new slots from here                 */
+} tecs__ei_walk;
+
+#define tecs__ei_ahead(w) ((tecs__ei_walk){ (w)->ei.free_head, (uint32_t)(w)->ei.nrecs })
+#define tecs__ei_ahead_next(w, k) tecs__ei_ahead_next_in(&(w)->ei, (k))
+static inline uint32_t tecs__ei_ahead_next_in(const tecs__ei_state *s, tecs__ei_walk *k)
+{
+    if (k->free == TECS__NO_SLOT)
+        return k->fresh++;
+    uint32_t slot = k->free;
+    k->free = s->recs[slot].row;
+    return slot;
+}
+
 /* Give a slot back: its generation moves on, its id goes stale. */
 #define tecs__ei_release(w, index) tecs__ei_release_in(&(w)->ei, (index))
 static inline void tecs__ei_release_in(tecs__ei_state *s, uint32_t index)

@@ -42,6 +42,8 @@ tecs_err_t tecs__listen(tecs_world_t *w, const tecs__listener *l)
         w->bus.watch_workers = true;
     if (l->on_destroy)
         w->bus.watch_destroys = true;
+    if (l->on_clone)
+        w->bus.watch_clones = true;
     tecs__gate_put(&w->base, TECS__GATE_MOVES, w->bus.watch_moves);
     tecs__gate_put(&w->base, TECS__GATE_DESTROY, w->bus.watch_destroys);
     tecs__gate_put(&w->base, TECS__GATE_COMPS, w->bus.watch_comps);
@@ -132,6 +134,16 @@ tecs_err_t tecs__emit_destroying(tecs_world_t *w, tecs_entity_t e)
     for (int32_t i = 0; i < w->bus.nlisteners && !err; i++)
         if (w->bus.listeners[i].on_destroy)
             err = w->bus.listeners[i].on_destroy(w, w->bus.listeners[i].ctx, e);
+    return err;
+}
+
+tecs_err_t tecs__emit_clone(tecs_world_t *w, int step, tecs_entity_t src, tecs_entity_t dst,
+                            int32_t n)
+{
+    tecs_err_t err = TECS_OK;
+    for (int32_t i = 0; i < w->bus.nlisteners && !err; i++)
+        if (w->bus.listeners[i].on_clone)
+            err = w->bus.listeners[i].on_clone(w, w->bus.listeners[i].ctx, step, src, dst, n);
     return err;
 }
 

@@ -115,6 +115,15 @@ typedef struct tecs__listener {
     void (*on_reset)(tecs_world_t *w, void *ctx);
     /* The values the add-on keeps outside rows (above), or NULL. */
     const tecs__values *values;
+    /* Clones of the live entity src (tecs_clone), in steps (TECS__CLONE_*):
+    ** RESERVE what copying src's state to n clones needs, for clones that
+    ** will take the slots of the next n tecs__ei_take calls (dst 0) or the
+    ** one born as the pending dst (n 1), an error changing nothing; then,
+    ** once per clone dst, LINK what its row's tags depend on, before the
+    ** core's events of its birth, and PAIRS the rest after them, with
+    ** their own events; neither can fail. */
+    tecs_err_t (*on_clone)(tecs_world_t *w, void *ctx, int step, tecs_entity_t src,
+                           tecs_entity_t dst, int32_t n);
 } tecs__listener;
 
 /* Register a listener; its on_fini runs when the world is freed. */
@@ -144,6 +153,11 @@ tecs_err_t tecs__emit_rows_replaced(tecs_world_t *w);
 /* Ask every listener of destroys whether the live entity e may die now
 ** (see on_destroy); the first error stops it and is returned. */
 tecs_err_t tecs__emit_destroying(tecs_world_t *w, tecs_entity_t e);
+enum { TECS__CLONE_RESERVE, TECS__CLONE_LINK, TECS__CLONE_PAIRS };
+/* on_clone of every listener that has one; the first error stops it and
+** is returned (only a RESERVE may fail). */
+tecs_err_t tecs__emit_clone(tecs_world_t *w, int step, tecs_entity_t src, tecs_entity_t dst,
+                            int32_t n);
 /* Tell every listener that the world was reset. */
 void tecs__emit_reset(tecs_world_t *w);
 /* Tell every listener that workers are about to start (once a frame part:
@@ -161,6 +175,7 @@ typedef struct tecs__bus {
                                    open iteration                           */
     bool watch_workers;         /* some listener wants workers' start       */
     bool watch_destroys;        /* some listener wants each destroy first   */
+    bool watch_clones;          /* some listener copies state of clones     */
     tecs_entity_t target;       /* while a relation's component event is
                                    raised: the pair's target (its listeners
                                    take it, then clear it for the events

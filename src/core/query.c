@@ -121,8 +121,27 @@ struct tecs_query_t {
 ** any-terms hold without the filters) for archetype a; false if a does not
 ** match. A term a filter decides is tested by its filter's entry: with
 ** TECS__FILTER_OFF no row of a has it. */
+/* Does q name every hidden tag of a (a term of it, not TECS_NONE)? Else
+** it skips a's rows. */
+static TECS__NOINLINE bool shows_hidden(const tecs_query_t *q, const tecs_archetype_t *a)
+{
+    for (int32_t i = 0; i < a->ncomps; i++) {
+        if (!tecs__comp_get(q->world, a->comps[i])->hidden)
+            continue;
+        bool named = false;
+        for (int32_t t = 0; t < q->nterms && !named; t++)
+            named = q->terms[t].comp == a->comps[i] && q->terms[t].oper != TECS_NONE &&
+                    q->terms[t].target == 0 && !q->terms[t].from_parent;
+        if (!named)
+            return false;
+    }
+    return true;
+}
+
 static bool match(const tecs_query_t *q, const tecs_archetype_t *a, int16_t *cols, int8_t *ents)
 {
+    if (TECS__UNLIKELY(a->hidden) && !shows_hidden(q, a))
+        return false;
     bool any = false;           /* an any-term a filter decides may hold */
     bool any_plain = false;     /* an any-term no filter decides holds */
     for (int32_t t = 0; t < q->nterms; t++) {

@@ -119,12 +119,17 @@ static tecs_err_t pages_cover(tecs_world_t *w, tecs__sparse *s, uint32_t p)
 
 tecs_err_t tecs__sparse_reserve_slow(tecs_world_t *w, tecs_comp_t c, uint32_t slot)
 {
+    return tecs__sparse_reserve_n(w, c, slot, 1);
+}
+
+tecs_err_t tecs__sparse_reserve_n(tecs_world_t *w, tecs_comp_t c, uint32_t slot, int32_t n)
+{
     tecs__sparse *s = w->comp.comps[c].set;
     if (s == NULL && (s = set_new(w, c)) == NULL)
         return TECS_ENOMEM;
     uint32_t p = slot >> s->shift;
     if (pages_cover(w, s, p) ||
-        tecs__grow(w, (void **)&s->dense, &s->cap, s->count + 1, sizeof *s->dense))
+        tecs__grow(w, (void **)&s->dense, &s->cap, s->count + n, sizeof *s->dense))
         return TECS_ENOMEM;
     if (s->pages[p] == NULL) {
         tecs__spage *pg = s->spare ? s->spare : page_new(w, s);

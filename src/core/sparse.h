@@ -58,6 +58,8 @@ typedef struct tecs__sparse_state {
 ** no member and no value changed. */
 static inline tecs_err_t tecs__sparse_reserve(tecs_world_t *w, tecs_comp_t c, uint32_t slot);
 tecs_err_t tecs__sparse_reserve_slow(tecs_world_t *w, tecs_comp_t c, uint32_t slot);
+/* tecs__sparse_reserve with room for n members more in the list. */
+tecs_err_t tecs__sparse_reserve_n(tecs_world_t *w, tecs_comp_t c, uint32_t slot, int32_t n);
 /* Make e a member of c's set (reserved, not a member): @return where its
 ** value goes, raw memory for the caller to construct (a tag: a marker). */
 static inline void *tecs__sparse_insert(tecs_world_t *w, tecs_comp_t c, tecs_entity_t e);

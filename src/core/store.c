@@ -920,3 +920,167 @@ tecs_err_t tecs__written(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const 
         tecs__emit_comp(w, TECS__EV_SET, e, c, p);
     return err;
 }
+
+/* ---- clones -----------------------------------------------------------
+**
+** n clones of src are n births into src's archetype, each value copied
+** from src's row (copy hook, else memcpy), its disabled bits set as src's,
+** its sparse values copied too; the listeners that keep state of their
+** own beside the entity (the relation add-on's pairs) copy it through
+** the bus's on_clone. Everything is reserved first: the record slots, the
+** rows, the sparse sets' pages for the slots the clones will take, the
+** vetoes (asked about n copies of src's values) and the listeners' room.
+** Then the commit, which cannot fail, and the events of a birth.
+*/
+
+/* Ask the vetoes about n copies of c's value at p (NULL: a tag). */
+static tecs_err_t veto_copies(tecs_world_t *w, tecs_comp_t c, const void *p, int32_t n)
+{
+    size_t size = w->comp.comps[c].size;
+    if (p == NULL || n == 1 || size == 0)
+        return tecs__veto(w, TECS__EV_ADD, 0, c, p, n);
+    size_t bytes = tecs__bytes((size_t)n, size);
+    char *buf = tecs__alloc(w, bytes);
+    if (buf == NULL)
+        return tecs__err(w, TECS_ENOMEM, "out of memory cloning " TECS__COMP_FMT,
+                         TECS__COMP(w, c));
+    for (int32_t k = 0; k < n; k++)
+        memcpy(buf + (size_t)k * size, p, size);
+    tecs_err_t err = tecs__veto(w, TECS__EV_ADD, 0, c, buf, n);
+    tecs__free(w, buf, bytes);
+    return err;
+}
+
+/* Reserve the sparse sets' room for n clones of the entity at slot (into:
+** the one clone's pending id, else the slots the next takes give). */
+static tecs_err_t clone_sparse_reserve(tecs_world_t *w, uint32_t slot, int32_t n,
+                                       tecs_entity_t into)
+{
+    for (int32_t i = 0; i < w->sparse.nsets; i++) {
+        tecs__sparse *s = w->sparse.sets[i];
+        const void *p = s->count ? tecs__sparse_get(w, s->comp, slot) : NULL;
+        if (p == NULL)
+            continue;
+        tecs_comp_t c = s->comp;
+        tecs_err_t err;
+        if (w->comp.comps[c].veto && (err = veto_copies(w, c, s->size ? p : NULL, n)))
+            return err;
+        tecs__ei_walk sw = tecs__ei_ahead(w);
+        for (int32_t k = 0; k < n; k++)
+            if ((err = tecs__sparse_reserve_n(w, c, into ? TECS_ENTITY_INDEX(into)
+                                              : tecs__ei_ahead_next(w, &sw), n)))
+                return err;
+    }
+    return TECS_OK;
+}
+
+/* Everything n clones of src (in a at srow) need, reserved. */
+static tecs_err_t clone_reserve(tecs_world_t *w, tecs_entity_t src, tecs_archetype_t *a,
+                                uint32_t srow, int32_t n, tecs_entity_t into)
+{
+    tecs_err_t err;
+    if ((!into && (err = tecs__ei_reserve(w, n))) || (err = tecs__arch_reserve_rows(w, a, n)))
+        return err;
+    w->store.cloning = src;
+    for (int32_t i = 0; any_vetoing(w, a) && i < a->ncomps && !err; i++) {
+        tecs_comp_t c = a->comps[i];
+        int32_t col = tecs__arch_col(a, c);
+        if (w->comp.comps[c].veto)
+            err = veto_copies(w, c, col >= 0 ? tecs__col_ptr(a, w, col, srow) : NULL, n);
+    }
+    w->store.cloning = 0;
+    if (err)
+        return err;
+    if (w->sparse.nfilled && (err = clone_sparse_reserve(w, TECS_ENTITY_INDEX(src), n, into)))
+        return err;
+    if (w->bus.watch_clones && (err = tecs__emit_clone(w, TECS__CLONE_RESERVE, src, into, n)))
+        return err;
+    return TECS_OK;
+}
+
+/* The clone e takes src's sparse values (at slot), each with its events. */
+static void clone_sparse(tecs_world_t *w, uint32_t slot, tecs_entity_t e)
+{
+    for (int32_t i = 0; i < w->sparse.nsets; i++) {
+        tecs__sparse *s = w->sparse.sets[i];
+        tecs_comp_t c = s->comp;
+        const void *p = s->count ? tecs__sparse_get(w, c, slot) : NULL;
+        if (p == NULL)
+            continue;
+        void *q = tecs__sparse_insert(w, c, e);
+        if (s->size)
+            tecs__construct_one(w, &w->comp.comps[c], q, p);
+        if (watched(w, c)) {
+            tecs__emit_comp(w, TECS__EV_ADD, e, c, s->size ? q : NULL);
+            if (s->size)
+                tecs__emit_comp(w, TECS__EV_SET, e, c, q);
+        }
+    }
+}
+
+/* Commit n clones of src (row srow of a), everything reserved: rows,
+** values, bits, the listeners' links; the events of the births; then the
+** sparse values and the listeners' pairs, with their events. */
+static void clone_commit(tecs_world_t *w, tecs_entity_t src, tecs_archetype_t *a,
+                         uint32_t srow, int32_t n, tecs_entity_t *out, tecs_entity_t into)
+{
+    uint32_t row0 = (uint32_t)a->count, slot = TECS_ENTITY_INDEX(src);
+    if (into)
+        w->ei.npending--;
+    for (int32_t k = 0; k < n; k++) {
+        tecs_entity_t e = into ? into : tecs__ei_take(w);
+        uint32_t row = row0 + (uint32_t)k;
+        w->ei.recs[TECS_ENTITY_INDEX(e)].arch = a->id;
+        w->ei.recs[TECS_ENTITY_INDEX(e)].row = row;
+        *tecs__ent_ptr(a, w, row) = e;
+        if (out)
+            out[k] = e;
+    }
+    /* Then the values: a copy hook may take slots (its births queue), so
+    ** the clones' own are taken first. */
+    for (int32_t k = 0; k < n; k++)
+        for (int32_t c = 0; c < a->ncols; c++)
+            tecs__construct_one(w, tecs__col_info(w, a, c),
+                                tecs__col_ptr(a, w, c, row0 + (uint32_t)k),
+                                tecs__col_ptr(a, w, c, srow));
+    tecs__arch_entered_n(&w->arch, a, row0, (uint32_t)n);
+    a->count += n;
+    w->ei.nalive += n;
+    for (int32_t j = 0; j < a->ntog; j++)
+        if (tecs__arch_bit(a, w, j, srow))
+            for (int32_t k = 0; k < n; k++)
+                tecs__arch_bit_put(w, a, j, row0 + (uint32_t)k, true);
+    for (int32_t k = 0; k < n && w->bus.watch_clones; k++)
+        tecs__emit_clone(w, TECS__CLONE_LINK, src, *tecs__ent_ptr(a, w, row0 + (uint32_t)k), 0);
+    if (w->bus.watch_moves || w->bus.watch_comps) {
+        tecs_value_t vals[TECS_MAX_ARCH_COMPONENTS];
+        for (int32_t c = 0; c < a->ncols; c++)
+            vals[c] = (tecs_value_t){ .comp = a->col_comp[c] };
+        announce_births(w, a, row0, n, a->ncols, vals);
+    }
+    /* Then what a birth into a cannot carry, as adds after it: sparse
+    ** values and pairs. No hook or callback could remove a row meanwhile
+    ** (their changes queue), so the rows are where they were. */
+    for (int32_t k = 0; k < n && (w->sparse.nfilled || w->bus.watch_clones); k++) {
+        tecs_entity_t e = *tecs__ent_ptr(a, w, row0 + (uint32_t)k);
+        if (w->sparse.nfilled)
+            clone_sparse(w, slot, e);
+        if (w->bus.watch_clones)
+            tecs__emit_clone(w, TECS__CLONE_PAIRS, src, e, 0);
+    }
+}
+
+tecs_err_t tecs__clone_now(tecs_world_t *w, tecs_entity_t src, int32_t n, tecs_entity_t *out,
+                           tecs_entity_t into)
+{
+    tecs__record *r = tecs__ei_alive(w, src);
+    if (r == NULL)
+        return tecs__err_dead(w, src);
+    tecs_archetype_t *a = tecs__rec_arch(w, r);
+    tecs_err_t err = clone_reserve(w, src, a, r->row, n, into);
+    if (err)
+        return err;
+    r = tecs__ei_alive(w, src);     /* a listener may have grown the records */
+    clone_commit(w, src, a, r->row, n, out, into);
+    return TECS_OK;
+}

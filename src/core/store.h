@@ -40,6 +40,11 @@ tecs_err_t tecs__add_to(tecs_world_t *w, tecs_entity_t e, tecs__record *r, tecs_
                         tecs_comp_t c, const void *value);
 /* Create n entities in a (ids into out if given), values from vals: asks
 ** vetoing listeners, reserves, commits, announces. */
+/* n clones of the live entity src, born now into its archetype (ids into
+** out, if given); into, when n is 1, a pending id the clone is born as.
+** A failure changes nothing. */
+tecs_err_t tecs__clone_now(tecs_world_t *w, tecs_entity_t src, int32_t n, tecs_entity_t *out,
+                           tecs_entity_t into);
 tecs_err_t tecs__birth_bulk(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_entity_t *out,
                             int32_t nvals, const tecs_value_t *vals);
 /* The value p of c of e was written in place: ask vetoing listeners after
@@ -87,6 +92,9 @@ typedef struct tecs__store_state {
                                    raised, still in its row (0: none); an
                                    index filled meanwhile skips it          */
     tecs_comp_t leaving_comp;   /* the component it loses; 0: all (destroy) */
+    tecs_entity_t cloning;      /* while the vetoes are asked about clones:
+                                   their source (its archetype's tags are
+                                   copied, whoever owns them); else 0      */
     tecs_entity_t gone;         /* the entity whose move event follows the
                                    removal of gone_comp, disabled or not
                                    (gone_disabled), while it is raised      */

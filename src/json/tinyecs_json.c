@@ -391,6 +391,20 @@ static int by_slot(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* A query of every entity, those with a hidden tag (prefabs) too: each
+** hidden tag an optional term. */
+static tecs_query_t *every_entity(tecs_world_t *w)
+{
+    tecs_term_t t[TECS_MAX_TERMS];
+    int32_t n = 0;
+    for (tecs_comp_t c = 1; c < TECS_MAX_COMPONENTS && n < TECS_MAX_TERMS; c++)
+        if (tecs_component_hidden(w, c))
+            t[n++] = (tecs_term_t){ .comp = c, .oper = TECS_OPTIONAL, .access = TECS_FILTER };
+    if (n == 0)
+        return tecs_query_all(w, 0, NULL);
+    return tecs_query_new(w, &(tecs_query_desc_t){ .terms = t, .term_count = n });
+}
+
 char *tecs_json_export(tecs_world_t *w, tecs_json_error_t *err)
 {
     if (w == NULL) {
@@ -398,7 +412,7 @@ char *tecs_json_export(tecs_world_t *w, tecs_json_error_t *err)
         return NULL;
     }
     writer x = { .w = w, .err = err };
-    tecs_query_t *q = tecs_query_all(w, 0, NULL);
+    tecs_query_t *q = every_entity(w);
     if (q == NULL) {
         fail(err, tecs_last_error(w), "%s", tecs_last_error_msg(w));
         return NULL;

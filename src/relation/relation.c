@@ -85,6 +85,7 @@ typedef struct rel_info {
     uint32_t size;              /* value bytes; 0: a tag                     */
     bool exclusive;
     bool childof;
+    bool no_clone;              /* a clone does not copy the source's pairs  */
     uint8_t cleanup;            /* tecs_cleanup_t                            */
     rel_node *nodes;            /* user: the pool, cap long                  */
     unsigned char *vals;        /* user: a value per node                    */
@@ -356,11 +357,23 @@ static void ring_leave(rel_state *s, uint32_t child)
 
 /* ---- user relations' nodes ----------------------------------------------- */
 
+static tecs_err_t node_reserve_n(tecs_world_t *w, rel_info *ri, uint32_t k);
+
 static tecs_err_t node_reserve(tecs_world_t *w, rel_info *ri)
 {
     if (ri->free != NONE || ri->nnodes < ri->cap)
         return TECS_OK;
+    return node_reserve_n(w, ri, 1);
+}
+
+/* Room for k nodes more past the used ones (the free list not counted). */
+static tecs_err_t node_reserve_n(tecs_world_t *w, rel_info *ri, uint32_t k)
+{
+    if ((uint64_t)ri->nnodes + k <= ri->cap)
+        return TECS_OK;
     uint64_t cap = ri->cap ? (uint64_t)ri->cap * 2 : 16;
+    while (cap < (uint64_t)ri->nnodes + k)
+        cap *= 2;
     if (cap >= NONE)
         return tecs__err(w, TECS_ELIMIT, "too many pairs of one relation");
     rel_node *n = tecs__realloc(w, ri->nodes, (size_t)ri->cap * sizeof *n,
@@ -549,6 +562,8 @@ static uint32_t src_prev(const rel_state *s, const rel_info *ri, int32_t rel, ui
 static tecs_err_t on_veto(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_comp_t c,
                           const void *vals, int32_t n);
 static tecs_err_t on_destroy(tecs_world_t *w, void *ctx, tecs_entity_t e);
+static tecs_err_t on_clone(tecs_world_t *w, void *ctx, int step, tecs_entity_t src,
+                           tecs_entity_t dst, int32_t n);
 static void on_reset(tecs_world_t *w, void *ctx);
 static void on_fini(tecs_world_t *w, void *ctx);
 static tecs_err_t verify(tecs_world_t *w, void *ctx);
@@ -568,6 +583,7 @@ static rel_state *state(tecs_world_t *w)
             return NULL;
         }
         tecs__listener l = { .on_veto = on_veto, .on_destroy = on_destroy,
+                             .on_clone = on_clone,
                              .on_reset = on_reset, .on_fini = on_fini, .verify = verify,
                              .values = &lent };
         w->rel = tecs__plug(w, sizeof *w->rel, &l, "the relation table");
@@ -649,7 +665,10 @@ tecs_comp_t tecs_relation_new(tecs_world_t *w, const tecs_relation_desc_t *d)
         tecs__err(w, TECS_EBUSY, "relations cannot be made in a worker");
         return 0;
     }
-    return add_relation(w, cd, d->exclusive, d->cleanup, false);
+    tecs_comp_t c = add_relation(w, cd, d->exclusive, d->cleanup, false);
+    if (c)
+        w->rel->rels[w->rel->rel_of[c] - 1].no_clone = d->no_clone;
+    return c;
 }
 
 tecs_comp_t tecs_childof(tecs_world_t *w)
@@ -666,6 +685,30 @@ tecs_comp_t tecs_childof(tecs_world_t *w)
     }
     tecs_component_desc_t cd = { .name = "ChildOf" };
     return add_relation(w, &cd, true, TECS_CLEANUP_DESTROY, true);
+}
+
+tecs_comp_t tecs_prefab(tecs_world_t *w)
+{
+    if (w == NULL || tecs__enter_read(w))
+        return 0;
+    tecs_err_t outer = w->base.err;
+    tecs_comp_t c = tecs_component_lookup(w, "Prefab");
+    tecs__err_restore(w, outer);        /* (not found is no error here) */
+    if (c != 0) {
+        const tecs__comp *ci = tecs__comp_get(w, c);
+        if (ci->hidden)
+            return c;
+        tecs__err(w, TECS_EEXIST, "a component named 'Prefab' is registered already (id %u) "
+                  "and is no hidden tag", c);
+        return 0;
+    }
+    if (tecs__enter_object(w))
+        return 0;
+    if (tecs__in_worker(w)) {
+        tecs__err(w, TECS_EBUSY, "the prefab tag is made at its first use outside workers");
+        return 0;
+    }
+    return tecs_component_new(w, &(tecs_component_desc_t){ .name = "Prefab", .hidden = true });
 }
 
 bool tecs_is_relation(const tecs_world_t *w, tecs_comp_t c)
@@ -1585,16 +1628,120 @@ static tecs_err_t on_destroy(tecs_world_t *w, void *ctx, tecs_entity_t e)
 
 /* ---- the bus's other callbacks -------------------------------------------- */
 
+/* ---- clones ---------------------------------------------------------------
+**
+** A clone (the bus's on_clone) takes its source's pairs: its parent (the
+** clone is a sibling, at the same level, so the row the core copied has
+** the right tags already) and its pairs of every user relation not made
+** .no_clone, values copied. Pairs that target the source stay its own.
+** Reserve first (map entries, link pages at the clones' slots, nodes),
+** then link, which cannot fail: the parent before the core announces the
+** birth (the row's tags say it has one), the pairs after, each with its
+** events, as tecs_pair_add would add them.
+*/
+
+/* The pairs of src in relation rel that a clone copies. */
+static uint32_t clone_count(const rel_state *s, int32_t rel, uint32_t es)
+{
+    const rel_info *ri = &s->rels[rel];
+    if (ri->childof)
+        return parent_slot(s, es) != NONE;
+    const rel_head *h = ri->no_clone ? NULL : map_find(s, rel, es);
+    return h ? h->nsrc : 0;
+}
+
+static tecs_err_t clone_reserve(tecs_world_t *w, rel_state *s, tecs_entity_t src,
+                                tecs_entity_t dst, int32_t n)
+{
+    uint32_t es = TECS_ENTITY_INDEX(src), entries = 0, pairs = 0;
+    tecs_err_t err;
+    for (int32_t i = 0; i < s->nrels; i++) {
+        uint32_t k = clone_count(s, i, es);
+        pairs += k;
+        entries += k > 0 && !s->rels[i].childof;
+        if (k && !s->rels[i].childof && (err = node_reserve_n(w, &s->rels[i], k * (uint32_t)n)))
+            return err;
+    }
+    if (pairs == 0)
+        return TECS_OK;
+    if ((err = map_reserve(w, s, entries * (uint32_t)n)))
+        return err;
+    tecs__ei_walk wk = tecs__ei_ahead(w);
+    for (int32_t k = 0; k < n; k++)
+        if ((err = link_reserve(w, s, dst ? TECS_ENTITY_INDEX(dst) : tecs__ei_ahead_next(w, &wk))))
+            return err;
+    for (int32_t i = 0; i < s->nrels; i++) {
+        rel_info *ri = &s->rels[i];
+        const rel_head *h = clone_count(s, i, es) && !ri->childof ? map_find(s, i, es) : NULL;
+        for (uint32_t x = h ? h->src : NONE; x != NONE; x = ri->nodes[x].next_src)
+            for (int32_t k = 0; k < n; k++)
+                if ((err = pair_veto(w, s, ri, TECS__EV_ADD, 0, id_of(w, ri->nodes[x].tgt),
+                                     ri->size ? node_val(ri, x) : NULL)))
+                    return err;
+    }
+    return TECS_OK;
+}
+
+/* dst takes src's pairs of user relation rel, in src's order, each
+** announced once linked (as tecs_pair_add would: a membership test reads
+** the world without it, with those before it). */
+static void clone_pairs(tecs_world_t *w, rel_state *s, int32_t rel, uint32_t es,
+                        tecs_entity_t dst)
+{
+    rel_info *ri = &s->rels[rel];
+    uint32_t ds = TECS_ENTITY_INDEX(dst), last = NONE;
+    bit_put(page_of(s, ds)->paired, ds, true);
+    for (uint32_t x = map_find(s, rel, es)->src; x != NONE; x = ri->nodes[x].next_src) {
+        uint32_t n = node_take(ri);
+        ri->nodes[n] = (rel_node){ .src = ds, .tgt = NONE, .next_src = NONE };
+        rel_head *dh = map_put(s, rel, ds);
+        dh->nsrc++;
+        if (last == NONE)
+            dh->src = n;
+        else
+            ri->nodes[last].next_src = n;
+        last = n;
+        tgt_join(s, ri, rel, n, ri->nodes[x].tgt);
+        void *p = ri->size ? node_val(ri, n) : NULL;
+        if (p)
+            memcpy(p, node_val(ri, x), ri->size);
+        s->stamp++;
+        tecs_entity_t t = id_of(w, ri->nodes[x].tgt);
+        pair_event(w, TECS__EV_ADD, dst, ri->comp, t, 0, p);    /* callbacks queue */
+        if (p)
+            pair_event(w, TECS__EV_SET, dst, ri->comp, t, 0, p);
+    }
+}
+
+static tecs_err_t on_clone(tecs_world_t *w, void *ctx, int step, tecs_entity_t src,
+                           tecs_entity_t dst, int32_t n)
+{
+    rel_state *s = ctx;
+    uint32_t es = TECS_ENTITY_INDEX(src);
+    if (step == TECS__CLONE_RESERVE)
+        return clone_reserve(w, s, src, dst, n);
+    for (int32_t i = 0; i < s->nrels; i++) {
+        if (clone_count(s, i, es) == 0 || s->rels[i].childof != (step == TECS__CLONE_LINK))
+            continue;
+        if (s->rels[i].childof)
+            ring_join(s, TECS_ENTITY_INDEX(dst), parent_slot(s, es));
+        else
+            clone_pairs(w, s, i, es, dst);
+        s->stamp++;
+    }
+    return TECS_OK;
+}
+
 static tecs_err_t on_veto(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_comp_t c,
                           const void *vals, int32_t n)
 {
-    (void)ev;
-    (void)e;
     (void)vals;
     (void)n;
     rel_state *s = ctx;
     if (s->asking)
         return TECS_OK;         /* its own question about a pair's value */
+    if (w->store.cloning && ev == TECS__EV_ADD && e == 0)
+        return TECS_OK;         /* a clone's tags: on_clone links it */
     if (c < (tecs_comp_t)s->cap_rel_of && s->rel_of[c] < 0)
         return tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is the relation add-on's: it "
                          "follows tecs_pair_add and tecs_pair_remove of ChildOf",

@@ -215,7 +215,7 @@ static bool has_values(tecs_world_t *w, tecs_comp_t c)
 }
 
 /* COMP: count, then per component: id, name, size, align, storage,
-** enableable, serialized, a zero byte, layout hash. */
+** enableable, serialized, hidden, layout hash. */
 /* A component's description in the table: u32 n, then per field its
 ** name (u32 length, bytes), u8 type, 3 bytes 0, u32 offset, u32 count, and
 ** u32 the nested component's place in the table (NO_PLACE: none). */
@@ -270,7 +270,7 @@ tecs_err_t tecs__save_comps(writer *o)
         b[8] = ci->sparse;
         b[9] = ci->enableable;
         b[10] = (unsigned char)encoding(ci);
-        b[11] = 0;
+        b[11] = ci->hidden;
         tecs__w_bytes(o, b, 12);
         unsigned char h[8];
         put64(h, tecs__snap_layout_hash(ci));
