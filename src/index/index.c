@@ -677,7 +677,8 @@ static tecs_err_t veto_batch(tecs_index_t *x, const void *vals, int32_t n)
         read_probe(x, val, &p);
         v[i].k = x->d.type == TECS_KEY_CHARS ? (uint64_t)(uintptr_t)(val + x->d.offset) : p.k;
     }
-    tecs__okey_sort(v, v + n, n, batch_cmp, x);
+    if (!err)                   /* a refused value leaves the rest unread */
+        tecs__okey_sort(v, v + n, n, batch_cmp, x);
     for (int32_t i = 1; i < n && !err; i++)
         if (batch_cmp(x, &v[i - 1], &v[i]) == 0 && !nan_key(x, v[i].k))
             err = tecs__err(w, TECS_EEXIST, "unique index on " TECS__COMP_FMT ": a key "
