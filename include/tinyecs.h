@@ -272,6 +272,11 @@ typedef struct tecs_component_desc_t {
                                    entities every query, cache, system and
                                    observer skips unless a term names it
                                    (with, any or optional): tecs_prefab's    */
+    bool inherit;               /* an instance of a prefab holding it
+                                   (tecs_instantiate, tinyecs/relation.h)
+                                   shares the prefab's value instead of a
+                                   copy, until it sets its own; table store,
+                                   not a tag                                  */
 } tecs_component_desc_t;
 
 /**
@@ -303,6 +308,8 @@ tecs_storage_t tecs_component_storage(const tecs_world_t *world, tecs_comp_t com
 bool tecs_component_enableable(const tecs_world_t *world, tecs_comp_t comp);
 /** True if the component was registered hidden (false for an unknown id). */
 bool tecs_component_hidden(const tecs_world_t *world, tecs_comp_t comp);
+/** True if the component was registered .inherit (false for an unknown id). */
+bool tecs_component_inherit(const tecs_world_t *world, tecs_comp_t comp);
 
 /** Register the C type T under its own name. */
 #define TECS_COMPONENT(world, T)                                            \
@@ -712,6 +719,13 @@ typedef struct tecs_term_t {
                                    (tinyecs/relation.h), TECS_READ only: the
                                    field is one value for the step
                                    (tecs_field_is_self)                       */
+    bool inherited;             /* an entity without comp of its own reads
+                                   its base's (IsA, tinyecs/relation.h); a
+                                   table component, TECS_READ or TECS_FILTER,
+                                   no toggle, no change: an inherited field
+                                   is one value for the step
+                                   (tecs_field_is_self false). Without it a
+                                   term reads the entity's own only          */
 } tecs_term_t;
 
 typedef struct tecs_query_desc_t {

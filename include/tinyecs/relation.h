@@ -99,6 +99,24 @@ tecs_comp_t tecs_childof(tecs_world_t *world);
  */
 tecs_comp_t tecs_prefab(tecs_world_t *world);
 
+/**
+ * The world's IsA relation, registered (as the tag relation "IsA") at the
+ * first call, or adopted when a snapshot load registered it: exclusive, a
+ * tag, cleanup TECS_CLEANUP_REFUSE (a base with instances is not
+ * destroyed: TECS_EBUSY). tecs_pair_add(w, e, tecs_isa(w), base) makes e
+ * inherit from base: tecs_get and the terms marked .inherited read base's
+ * value of every table component e has none of (down the chain of bases,
+ * a variant's own base next), until e sets its own (an override);
+ * tecs_has, tecs_get_mut and plain terms see e's own only. Each base with
+ * instances takes a tag id ("IsA.<n>", kept in its instances' archetype;
+ * given back when it dies). A pair that would make e its own base, through
+ * any chain, is refused (TECS_ECYCLE). docs/prefabs.md.
+ * @return its id, or 0: TECS_EINVAL (NULL world), TECS_EEXIST (a component
+ * named "IsA" that is not it), TECS_EBUSY (in a worker, before it exists),
+ * TECS_ENOMEM.
+ */
+tecs_comp_t tecs_isa(tecs_world_t *world);
+
 /** True if comp is a relation of the world (ChildOf included, once made). */
 bool tecs_is_relation(const tecs_world_t *world, tecs_comp_t comp);
 

@@ -94,6 +94,9 @@ static tecs_err_t validate_desc(tecs_world_t *w, const tecs_component_desc_t *d)
                       d->row_ticks))
         return tecs__err(w, TECS_EINVAL, "component '%s': only a tag of the table store "
                          "(not enableable, no row ticks) may be hidden", d->name);
+    if (d->inherit && (d->size == 0 || d->storage != TECS_STORAGE_TABLE))
+        return tecs__err(w, TECS_EINVAL, "component '%s': only a component with a value in "
+                         "the table store is inherited", d->name);
     if (d->id >= TECS_MAX_COMPONENTS)
         return tecs__err(w, TECS_EINVAL, "component '%s': id %u is out of range (1..%d)",
                          d->name, d->id, TECS_MAX_COMPONENTS - 1);
@@ -153,7 +156,7 @@ tecs_comp_t tecs_component_new(tecs_world_t *w, const tecs_component_desc_t *d)
         .align = d->align ? (uint32_t)d->align : 1,
         .ctor = d->ctor, .dtor = d->dtor, .copy = d->copy, .move = d->move,
         .ctx = d->hook_ctx, .enableable = d->enableable,
-        .row_ticks = d->row_ticks, .hidden = d->hidden,
+        .row_ticks = d->row_ticks, .hidden = d->hidden, .inherit = d->inherit,
         .sparse = d->storage == TECS_STORAGE_SPARSE, .meta = meta,
     };
     w->comp.ncomps++;
@@ -203,6 +206,12 @@ bool tecs_component_hidden(const tecs_world_t *w, tecs_comp_t c)
 {
     const tecs__comp *ci = w ? tecs__comp_get(w, c) : NULL;
     return ci && ci->hidden;
+}
+
+bool tecs_component_inherit(const tecs_world_t *w, tecs_comp_t c)
+{
+    const tecs__comp *ci = w ? tecs__comp_get(w, c) : NULL;
+    return ci && ci->inherit;
 }
 
 void tecs__comp_fini(tecs_world_t *w)

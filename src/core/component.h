@@ -21,6 +21,7 @@ typedef struct tecs__comp {
     bool row_ticks;             /* ticks per row, not per chunk             */
     bool hidden;                /* queries skip its entities unless a term
                                    names it                                 */
+    bool inherit;               /* instances share their prefab's value     */
     union {                     /* a sparse set's listen points at listen   */
         tecs_handle_listen_t listen;
         struct {

@@ -557,6 +557,17 @@ static TECS__NOINLINE void *get_sized_refused(tecs_world_t *w, tecs_comp_t c, si
     return NULL;
 }
 
+/* A read of c that e (in a) has not: its base's value, if it inherits
+** one (the writes go to its own: tecs_get_mut does not read through). */
+static TECS__NOINLINE void *get_inherited(tecs_world_t *w, tecs_entity_t e,
+                                          const tecs_archetype_t *a, tecs_comp_t c, size_t size)
+{
+    if (TECS__UNLIKELY(tecs__size_wrong(w, c, size)))
+        return get_sized_refused(w, c, size, false);
+    const void *p = tecs__comp_get(w, c) ? tecs__inherited(w, a, c) : NULL;
+    return p ? (void *)(uintptr_t)p : get_failed(w, e, c);
+}
+
 /* The value of c of e (to write, if write), or NULL with the error set;
 ** size: TECS_GET's C type's (TECS__ANY_SIZE: unchecked). */
 static TECS__INLINE void *get_ptr(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, bool write,
@@ -591,6 +602,8 @@ static TECS__INLINE void *get_ptr(tecs_world_t *w, tecs_entity_t e, tecs_comp_t 
                 tecs__arch_touch(w, a, col, r->row);
             return tecs__col_ptr(a, w, col, r->row);
         }
+        if (TECS__UNLIKELY(w->bus.inherits) && !write && col == TECS__COL_ABSENT)
+            return get_inherited(w, e, a, c, size);
     }
     if (TECS__UNLIKELY(tecs__size_wrong(w, c, size)))
         return get_sized_refused(w, c, size, write);

@@ -44,6 +44,8 @@ tecs_err_t tecs__listen(tecs_world_t *w, const tecs__listener *l)
         w->bus.watch_destroys = true;
     if (l->on_clone)
         w->bus.watch_clones = true;
+    if (l->inherited)
+        w->bus.inherits = w->bus.nlisteners;
     tecs__gate_put(&w->base, TECS__GATE_MOVES, w->bus.watch_moves);
     tecs__gate_put(&w->base, TECS__GATE_DESTROY, w->bus.watch_destroys);
     tecs__gate_put(&w->base, TECS__GATE_COMPS, w->bus.watch_comps);
@@ -65,6 +67,14 @@ void *tecs__plug(tecs_world_t *w, size_t size, const tecs__listener *l, const ch
         return NULL;
     }
     return s;
+}
+
+const void *tecs__inherited(const tecs_world_t *w, const tecs_archetype_t *a, tecs_comp_t c)
+{
+    if (w->bus.inherits == 0)
+        return NULL;
+    const tecs__listener *l = &w->bus.listeners[w->bus.inherits - 1];
+    return l->inherited(w, l->ctx, a, c);
 }
 
 const tecs__values *tecs__values_of(const tecs_world_t *w, tecs_comp_t c, void **ctx)

@@ -124,8 +124,16 @@ typedef struct tecs__listener {
     ** their own events; neither can fail. */
     tecs_err_t (*on_clone)(tecs_world_t *w, void *ctx, int step, tecs_entity_t src,
                            tecs_entity_t dst, int32_t n);
+    /* The value of the table component c that an entity of archetype a,
+    ** which has no c of its own, reads from elsewhere (its base: the
+    ** relation add-on's IsA), or NULL; calls nothing. One listener at
+    ** most has it. */
+    const void *(*inherited)(const tecs_world_t *w, void *ctx, const tecs_archetype_t *a,
+                             tecs_comp_t c);
 } tecs__listener;
 
+/* The value of c an entity of a without its own inherits, or NULL. */
+const void *tecs__inherited(const tecs_world_t *w, const tecs_archetype_t *a, tecs_comp_t c);
 /* Register a listener; its on_fini runs when the world is freed. */
 tecs_err_t tecs__listen(tecs_world_t *w, const tecs__listener *l);
 /* An add-on's state: size bytes, zeroed, installed as the ctx of a copy
@@ -176,6 +184,7 @@ typedef struct tecs__bus {
     bool watch_workers;         /* some listener wants workers' start       */
     bool watch_destroys;        /* some listener wants each destroy first   */
     bool watch_clones;          /* some listener copies state of clones     */
+    int32_t inherits;           /* the listener with `inherited`, + 1 (0)   */
     tecs_entity_t target;       /* while a relation's component event is
                                    raised: the pair's target (its listeners
                                    take it, then clear it for the events

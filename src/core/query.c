@@ -702,10 +702,15 @@ static tecs_err_t validate_terms(tecs_world_t *w, const tecs_query_desc_t *d)
         bool any_rel = term->comp == TECS_WILDCARD && term->target != 0;
         if (!any_rel && tecs__comp_get(w, term->comp) == NULL)
             return tecs__err(w, TECS_ENOCOMP, "term %d: component %u is unknown", t, term->comp);
-        if (term->from_parent && (term->access == TECS_WRITE || term->change != TECS_CHANGE_ANY ||
-                                  term->toggle != TECS_TOGGLE_ENABLED))
-            return tecs__err(w, TECS_EINVAL, "term %d: a term read from the parent is "
-                             "TECS_READ or TECS_FILTER, with no toggle and no change", t);
+        if ((term->from_parent || term->inherited) &&
+            ((term->access == TECS_WRITE && term->oper != TECS_NONE) || term->change != TECS_CHANGE_ANY ||
+             term->toggle != TECS_TOGGLE_ENABLED))
+            return tecs__err(w, TECS_EINVAL, "term %d: a term read from the %s is TECS_READ or "
+                             "TECS_FILTER, with no toggle and no change", t,
+                             term->from_parent ? "parent" : "base");
+        if (term->from_parent && term->inherited)
+            return tecs__err(w, TECS_EINVAL, "term %d: a term reads from the parent or from "
+                             "the base, not both", t);
         if (any_rel && (term->access != TECS_FILTER || term->change != TECS_CHANGE_ANY ||
                         term->toggle != TECS_TOGGLE_ENABLED))
             return tecs__err(w, TECS_EINVAL, "term %d: a term of any relation hands out no "
@@ -771,10 +776,13 @@ tecs_query_t *tecs_query_new(tecs_world_t *w, const tecs_query_desc_t *d)
             return NULL;
         }
         if ((q->terms[t].target != 0 || q->terms[t].comp == TECS_WILDCARD ||
-             q->terms[t].from_parent) && !((q->decided >> t) & 1u)) {
+             q->terms[t].from_parent || q->terms[t].inherited) && !((q->decided >> t) & 1u)) {
             tecs__err(w, TECS_EINVAL, q->terms[t].from_parent
                       ? "term %d: a term read from the parent is of a table component, and "
                         "needs the relation add-on started (tecs_childof)"
+                      : q->terms[t].inherited
+                      ? "term %d: an inherited term is of a table component that is no "
+                        "relation, and needs the relation add-on started (tecs_isa)"
                       : "term %d: a target is for a relation's term (tinyecs/relation.h)",
                       (int)t);
             query_release(q);
@@ -2274,7 +2282,11 @@ bool tecs_field_is_self(const tecs_iter_t *it, int32_t term)
         term >= it->priv_.query->nterms)
         return true;
     const tecs_query_t *q = it->priv_.query;
-    return !q->terms[term].from_parent && !((q->shared >> term) & 1u);
+    /* (A shared term's field is a column where the step's archetype has
+    ** one: an inherited term's rows that hold their own.) */
+    return !q->terms[term].from_parent &&
+           (!((q->shared >> term) & 1u) ||
+            q->mcols[(size_t)it->priv_.match * q->nterms + term] >= 0);
 }
 
 bool tecs_field_is_set(const tecs_iter_t *it, int32_t term)

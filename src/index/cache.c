@@ -440,6 +440,7 @@ static void watch_terms(tecs_cache_t *c)
     int32_t n = tecs_query_terms(c->q, &terms);
     for (int32_t t = 0; t < n && c->order; t++) {
         if (terms[t].oper == TECS_NONE || terms[t].target != 0 || terms[t].from_parent ||
+            terms[t].inherited ||
             tecs_component_size(c->world, terms[t].comp) == 0)
             continue;
         c->watched[c->nwatched++] = terms[t].comp;

@@ -62,6 +62,7 @@
 typedef struct rel_link {       /* a ChildOf child's, by its slot            */
     uint32_t parent;            /* the parent's slot, or NONE: no parent     */
     uint32_t next, prev;        /* the ring of its siblings                  */
+    tecs_comp_t btag;           /* a base's tag (IsA), or 0                  */
 } rel_link;
 
 typedef struct rel_page rel_page;
@@ -139,6 +140,13 @@ struct tecs__rel_state {
     uint32_t *moves;            /* a change's slots that move ...            */
     tecs_archetype_t **mto;     /* ... and their targets                     */
     int32_t nmoves, cap_moves, cap_mto;
+    int32_t isa;                /* IsA's index, or -1 until made             */
+    uint32_t *tag_base;         /* component id -> the slot of the base whose
+                                   tag it is, or NONE (once IsA is made)     */
+    tecs_comp_t min_btag;       /* the lowest id a base's tag ever had       */
+    tecs_comp_t *spare;         /* base tags given back, to take again       */
+    int32_t nspare, cap_spare;
+    int32_t ntags;              /* base tags registered                      */
 };
 
 typedef struct tecs__rel_state rel_state;
@@ -292,7 +300,7 @@ static tecs_err_t link_reserve(tecs_world_t *w, rel_state *s, uint32_t slot)
         if (pg == NULL)
             return tecs__err(w, TECS_ENOMEM, "out of memory linking a child");
         for (uint32_t i = 0; i < LINK_PAGE; i++)
-            pg->links[i] = (rel_link){ NONE, NONE, NONE };
+            pg->links[i] = (rel_link){ NONE, NONE, NONE, 0 };
         memset(pg->parent, 0, sizeof pg->parent);
         memset(pg->paired, 0, sizeof pg->paired);
         s->pages[p] = pg;
@@ -352,7 +360,7 @@ static void ring_leave(rel_state *s, uint32_t child)
         if (h->tgt == child)
             h->tgt = c->next;
     }
-    *c = (rel_link){ NONE, NONE, NONE };
+    *c = (rel_link){ NONE, NONE, NONE, 0 };
 }
 
 /* ---- user relations' nodes ----------------------------------------------- */
@@ -569,7 +577,9 @@ static void on_fini(tecs_world_t *w, void *ctx);
 static tecs_err_t verify(tecs_world_t *w, void *ctx);
 static const tecs__values lent;
 
-static const tecs__filter_kind user_kind, childof_kind, parent_kind;
+static const tecs__filter_kind user_kind, childof_kind, parent_kind, inherit_kind;
+static const void *on_inherited(const tecs_world_t *w, void *ctx, const tecs_archetype_t *a,
+                                tecs_comp_t c);
 static int32_t rank_of(const tecs_world_t *w, const tecs_archetype_t *a);
 
 /* The add-on's state, made at its first use with its listener and its
@@ -578,21 +588,23 @@ static int32_t rank_of(const tecs_world_t *w, const tecs_archetype_t *a);
 static rel_state *state(tecs_world_t *w)
 {
     if (w->rel == NULL) {
-        if (w->query.nkinds + 3 > TECS__MAX_KINDS) {
+        if (w->query.nkinds + 4 > TECS__MAX_KINDS) {
             tecs__err(w, TECS_ELIMIT, "no room for the relation add-on's query terms");
             return NULL;
         }
         tecs__listener l = { .on_veto = on_veto, .on_destroy = on_destroy,
-                             .on_clone = on_clone,
+                             .on_clone = on_clone, .inherited = on_inherited,
                              .on_reset = on_reset, .on_fini = on_fini, .verify = verify,
                              .values = &lent };
         w->rel = tecs__plug(w, sizeof *w->rel, &l, "the relation table");
         if (w->rel == NULL)
             return NULL;
         w->rel->childof = -1;
+        w->rel->isa = -1;
         tecs__query_add_kind(w, &user_kind);
         tecs__query_add_kind(w, &childof_kind);
         tecs__query_add_kind(w, &parent_kind);
+        tecs__query_add_kind(w, &inherit_kind);
         w->query.rank = rank_of;
     }
     return w->rel;
@@ -729,6 +741,221 @@ tecs_cleanup_t tecs_relation_cleanup(const tecs_world_t *w, tecs_comp_t c)
 }
 
 /* ---- changes, applied now ------------------------------------------------ */
+
+/* ---- inheritance (IsA) ---------------------------------------------------
+**
+** IsA is an exclusive tag relation of the user store: its pairs, walks,
+** snapshots, queued changes and cleanup are those of any relation, and its
+** cleanup is REFUSE, so a base with instances is not destroyed. What it
+** adds: each base with instances has a tag of its own, "IsA.<n>"
+** (registered at its first instance, given back when the base dies, kept
+** in the base's link), in the archetype of every entity that inherits
+** from it. So the rows of an archetype share one base, found from the
+** archetype alone: an inherited term's field is one value for the whole
+** chunk. Every IsA pair added or removed moves its source to the
+** archetype with the new tag (tecs__move_tags, as ChildOf's tag), after
+** the same reservations as any pair change, so a failure changes nothing.
+**
+** An entity reads through its base every table component it has none of
+** (tecs_get, inherited terms), down the chain of bases (a variant's own
+** base next); a pair that would close a chain into a cycle is refused.
+*/
+
+/* The base tag in archetype a, or 0. */
+static tecs_comp_t arch_btag(const rel_state *s, const tecs_archetype_t *a)
+{
+    if (s->tag_base == NULL)
+        return 0;
+    for (int32_t i = a->ncomps - 1; i >= 0 && a->comps[i] >= s->min_btag; i--)
+        if (s->tag_base[a->comps[i]] != NONE)
+            return a->comps[i];
+    return 0;
+}
+
+/* The slot of the base the entities of a inherit from, or NONE. */
+static uint32_t arch_base(const rel_state *s, const tecs_archetype_t *a)
+{
+    tecs_comp_t t = arch_btag(s, a);
+    return t ? s->tag_base[t] : NONE;
+}
+
+/* The archetype the base in slot b reads from, as v says: a base that
+** moves reads from where it was. */
+static const tecs_archetype_t *base_arch(const tecs_world_t *w, uint32_t b, const tecs__view *v)
+{
+    return v && v->moved && TECS_ENTITY_INDEX(v->moved) == b ? v->from : slot_arch(w, b);
+}
+
+/* The value of c an entity of archetype a without its own inherits: the
+** first base down the chain holding it (a tag's: the base's archetype,
+** for "has"), or NULL. */
+static void *chain_value(const tecs_world_t *w, const rel_state *s, const tecs_archetype_t *a,
+                         tecs_comp_t c, const tecs__view *v)
+{
+    for (int32_t hop = 0; hop <= s->ntags; hop++) {
+        uint32_t b = arch_base(s, a);
+        const tecs_archetype_t *ba = b == NONE ? NULL : base_arch(w, b, v);
+        if (ba == NULL)
+            return NULL;
+        int32_t col = tecs__arch_col(ba, c);
+        if (col == TECS__COL_TAG)
+            return (void *)(uintptr_t)ba;
+        if (col >= 0)
+            return tecs__col_ptr(ba, w, col, w->ei.recs[b].row);
+        a = ba;
+    }
+    return NULL;                /* (no chain is longer than the tags) */
+}
+
+static const void *on_inherited(const tecs_world_t *w, void *ctx, const tecs_archetype_t *a,
+                                tecs_comp_t c)
+{
+    const rel_state *s = ctx;
+    if (s->isa < 0 || tecs_component_size(w, c) == 0)
+        return NULL;
+    return chain_value(w, s, a, c, NULL);
+}
+
+/* The tag of the base in slot b (its link reserved), registered or taken
+** back from the spare ones if it has none yet; 0 on error. */
+static tecs_comp_t base_tag(tecs_world_t *w, rel_state *s, uint32_t b)
+{
+    rel_link *l = link_at(s, b);
+    if (l->btag)
+        return l->btag;
+    tecs_comp_t c;
+    if (s->nspare > 0) {
+        c = s->spare[--s->nspare];
+    } else {
+        if (tecs__grow(w, (void **)&s->spare, &s->cap_spare, s->ntags + 1, sizeof *s->spare)) {
+            tecs__err(w, TECS_ENOMEM, "out of memory making a base's tag");
+            return 0;
+        }
+        char name[32];
+        snprintf(name, sizeof name, "IsA.%d", (int)s->ntags + 1);
+        if ((c = tecs_component_new(w, &(tecs_component_desc_t){ .name = name })) == 0)
+            return 0;
+        s->ntags++;
+        w->comp.comps[c].veto++;
+        if (s->min_btag == 0 || c < s->min_btag)
+            s->min_btag = c;
+    }
+    s->tag_base[c] = b;
+    l->btag = c;
+    return c;
+}
+
+/* The base in slot b dies, or the world's entities do: its tag goes back. */
+static void base_gone(rel_state *s, uint32_t b)
+{
+    rel_link *l = link_at(s, b);
+    if (l == NULL || l->btag == 0)
+        return;
+    s->tag_base[l->btag] = NONE;
+    s->spare[s->nspare++] = l->btag;    /* (room: one per tag made) */
+    l->btag = 0;
+}
+
+/* Would e inheriting from the entity in slot t close a chain of bases? */
+static bool isa_cycle(const tecs_world_t *w, const rel_state *s, uint32_t es, uint32_t t)
+{
+    for (int32_t hop = 0; t != NONE && hop <= s->ntags + 1; hop++) {
+        if (t == es)
+            return true;
+        const tecs_archetype_t *a = slot_arch(w, t);
+        t = a ? arch_base(s, a) : NONE;
+    }
+    return false;
+}
+
+/* Where e goes when its base tag `gone` (0: none) leaves and `came`
+** (0: none) comes, room for its row reserved; NULL on error. */
+static tecs_archetype_t *isa_target(tecs_world_t *w, tecs_entity_t e, tecs_comp_t gone,
+                                    tecs_comp_t came)
+{
+    tecs_archetype_t *b = tecs__rec_arch(w, tecs__ei_alive(w, e));
+    if (b && gone)
+        b = tecs__arch_without(w, b, gone);
+    if (b && came)
+        b = tecs__arch_with(w, b, came);
+    if (b && tecs__arch_reserve_rows(w, b, 1)) {
+        tecs__err(w, TECS_ENOMEM, "out of memory moving " TECS__ENT_FMT " to its base",
+                  TECS__ENT(e));
+        return NULL;
+    }
+    if (b == NULL && !w->base.err)
+        tecs__err(w, TECS_ENOMEM, "out of memory moving " TECS__ENT_FMT " to its base",
+                  TECS__ENT(e));
+    return b;
+}
+
+/* e (slot es) is to inherit from t (slot ts, its link reserved),
+** replacing its base if it has one: the cycle refused, the tag and the
+** target archetype made (*to), nothing linked yet. */
+static tecs_err_t isa_prepare(tecs_world_t *w, rel_state *s, tecs_entity_t e, tecs_entity_t t,
+                              tecs_archetype_t **to)
+{
+    uint32_t es = TECS_ENTITY_INDEX(e), ts = TECS_ENTITY_INDEX(t);
+    if (isa_cycle(w, s, es, ts))
+        return tecs__err(w, TECS_ECYCLE, "(IsA, " TECS__ENT_FMT ") would make " TECS__ENT_FMT
+                         " its own base", TECS__ENT(t), TECS__ENT(e));
+    tecs_comp_t came = base_tag(w, s, ts);
+    if (came == 0)
+        return w->base.err ? w->base.err : TECS_ENOMEM;
+    tecs_comp_t gone = arch_btag(s, tecs__rec_arch(w, tecs__ei_alive(w, e)));
+    *to = isa_target(w, e, gone, came);
+    return *to ? TECS_OK : w->base.err;
+}
+
+/* Where e goes when it stops inheriting, room reserved; NULL on error. */
+static tecs_archetype_t *isa_leave(tecs_world_t *w, rel_state *s, tecs_entity_t e)
+{
+    return isa_target(w, e, arch_btag(s, tecs__rec_arch(w, tecs__ei_alive(w, e))), 0);
+}
+
+tecs_comp_t tecs_isa(tecs_world_t *w)
+{
+    if (w == NULL || tecs__enter_read(w))
+        return 0;
+    if (w->rel && w->rel->isa >= 0)
+        return w->rel->rels[w->rel->isa].comp;
+    if (tecs__enter_object(w))
+        return 0;
+    if (tecs__in_worker(w)) {
+        tecs__err(w, TECS_EBUSY, "IsA is made at its first use outside workers");
+        return 0;
+    }
+    rel_state *s = state(w);
+    if (s == NULL)
+        return 0;
+    /* A load's "IsA" (a user relation of the same shape) is adopted. */
+    tecs_err_t outer = w->base.err;
+    tecs_comp_t c = tecs_component_lookup(w, "IsA");
+    tecs__err_restore(w, outer);
+    int32_t i = c ? rel_index(w, c) : -1;
+    if (c && (i < 0 || !s->rels[i].exclusive || s->rels[i].size != 0 ||
+              s->rels[i].cleanup != TECS_CLEANUP_REFUSE)) {
+        tecs__err(w, TECS_EEXIST, "a component named 'IsA' is registered already (id %u) and "
+                  "is no exclusive tag relation with cleanup REFUSE", c);
+        return 0;
+    }
+    uint32_t *tb = s->tag_base;
+    if (tb == NULL && (tb = tecs__alloc(w, TECS_MAX_COMPONENTS * sizeof *tb)) == NULL) {
+        tecs__err(w, TECS_ENOMEM, "out of memory making IsA");
+        return 0;
+    }
+    for (int32_t k = 0; k < TECS_MAX_COMPONENTS; k++)
+        tb[k] = NONE;
+    s->tag_base = tb;
+    if (c == 0) {
+        tecs_component_desc_t cd = { .name = "IsA" };
+        if ((c = add_relation(w, &cd, true, TECS_CLEANUP_REFUSE, false)) == 0)
+            return 0;
+        i = rel_index(w, c);
+    }
+    s->isa = i;
+    return c;
+}
 
 /* Is slot a, or an ancestor of it, the slot anc? */
 static bool within(const rel_state *s, uint32_t a, uint32_t anc)
@@ -952,9 +1179,11 @@ static tecs_err_t user_add(tecs_world_t *w, rel_state *s, int32_t rel, tecs_enti
     }
     const rel_head *h = map_find(s, rel, es);
     bool replace = ri->exclusive && h && h->nsrc > 0;  /* replace the one target */
+    tecs_archetype_t *to = NULL;    /* IsA: where e moves */
     err = map_reserve(w, s, 2);     /* (moves the entries: h is void from here) */
     if (err || (err = link_reserve(w, s, es)) || (err = link_reserve(w, s, ts)) ||
         (!replace && (err = node_reserve(w, ri))) ||
+        (rel == s->isa && (err = isa_prepare(w, s, e, t, &to))) ||
         (err = pair_veto(w, s, ri, TECS__EV_ADD, e, t, value)))
         return err;
     bit_put(page_of(s, es)->paired, es, true);
@@ -987,6 +1216,8 @@ static tecs_err_t user_add(tecs_world_t *w, rel_state *s, int32_t rel, tecs_enti
             memset(node_val(ri, n), 0, ri->size);
     }
     s->stamp++;
+    if (to)
+        tecs__move_tags(w, e, to, 0, 0);
     void *p = ri->size ? node_val(ri, n) : NULL;
     pair_event(w, TECS__EV_ADD, e, ri->comp, t, old, p);
     if (value)
@@ -999,13 +1230,18 @@ static tecs_err_t user_remove(tecs_world_t *w, rel_state *s, int32_t rel, tecs_e
 {
     rel_info *ri = &s->rels[rel];
     uint32_t es = TECS_ENTITY_INDEX(e);
+    tecs_archetype_t *to = NULL;    /* IsA: where e moves, its base tag gone */
     if (t == (tecs_entity_t)TECS_WILDCARD) {
         rel_head *h = map_find(s, rel, es);
         if (h == NULL || h->nsrc == 0)
             return tecs__err(w, TECS_ENOENT, TECS__ENT_FMT " has no pair of "
                              TECS__COMP_FMT, TECS__ENT(e), TECS__COMP(w, ri->comp));
+        if (rel == s->isa && (to = isa_leave(w, s, e)) == NULL)
+            return w->base.err;
         while ((h = map_find(s, rel, es)) != NULL && h->nsrc > 0)
             pair_drop(w, s, ri, rel, h->src, NONE);
+        if (to)
+            tecs__move_tags(w, e, to, 0, 0);
         s->stamp++;
         return TECS_OK;
     }
@@ -1014,7 +1250,11 @@ static tecs_err_t user_remove(tecs_world_t *w, rel_state *s, int32_t rel, tecs_e
         return tecs__err(w, TECS_ENOENT, TECS__ENT_FMT " has no pair (" TECS__COMP_FMT ", "
                          TECS__ENT_FMT ")", TECS__ENT(e), TECS__COMP(w, ri->comp),
                          TECS__ENT(t));
+    if (rel == s->isa && (to = isa_leave(w, s, e)) == NULL)
+        return w->base.err;
     pair_drop(w, s, ri, rel, n, prev);
+    if (to)
+        tecs__move_tags(w, e, to, 0, 0);
     s->stamp++;
     return TECS_OK;
 }
@@ -1450,6 +1690,7 @@ static void forget(tecs_world_t *w, rel_state *s, uint32_t es)
     }
     if (is_paired(s, es))
         bit_put(page_of(s, es)->paired, es, false);     /* its slot is free */
+    base_gone(s, es);
     if (any)
         s->stamp++;
 }
@@ -1746,6 +1987,10 @@ static tecs_err_t on_veto(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, t
         return tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is the relation add-on's: it "
                          "follows tecs_pair_add and tecs_pair_remove of ChildOf",
                          TECS__COMP(w, c));
+    if (s->tag_base && s->tag_base[c] != NONE)
+        return tecs__err(w, TECS_EINVAL, TECS__COMP_FMT " is the relation add-on's: it "
+                         "follows tecs_pair_add and tecs_pair_remove of IsA",
+                         TECS__COMP(w, c));
     int32_t i = rel_index(w, c);
     if (i < 0)
         return TECS_OK;
@@ -1763,7 +2008,7 @@ static void clear(tecs_world_t *w, rel_state *s)
     for (int32_t p = 0; p < s->npages; p++) {
         rel_page *pg = s->pages[p];
         for (uint32_t i = 0; pg && i < LINK_PAGE; i++)
-            pg->links[i] = (rel_link){ NONE, NONE, NONE };
+            pg->links[i] = (rel_link){ NONE, NONE, NONE, 0 };
         if (pg) {
             memset(pg->parent, 0, sizeof pg->parent);
             memset(pg->paired, 0, sizeof pg->paired);
@@ -1775,6 +2020,11 @@ static void clear(tecs_world_t *w, rel_state *s)
         ri->free = NONE;
         ri->npairs = 0;
     }
+    for (tecs_comp_t c = s->min_btag; s->tag_base && c && c < TECS_MAX_COMPONENTS; c++)
+        if (s->tag_base[c] != NONE) {   /* every base died */
+            s->tag_base[c] = NONE;
+            s->spare[s->nspare++] = c;
+        }
     s->stamp++;
 }
 
@@ -1802,6 +2052,8 @@ static void on_fini(tecs_world_t *w, void *ctx)
     tecs__free(w, s->depth, (size_t)s->cap_depth * sizeof *s->depth);
     tecs__free(w, s->moves, (size_t)s->cap_moves * sizeof *s->moves);
     tecs__free(w, s->mto, (size_t)s->cap_mto * sizeof *s->mto);
+    tecs__free(w, s->tag_base, s->tag_base ? TECS_MAX_COMPONENTS * sizeof *s->tag_base : 0);
+    tecs__free(w, s->spare, (size_t)s->cap_spare * sizeof *s->spare);
     tecs__free(w, s, sizeof *s);
     w->rel = NULL;
 }
@@ -2542,6 +2794,131 @@ static const tecs__filter_kind parent_kind = {
     .each_dep = parent_each_dep,
     .value = parent_value,
     .same = parent_same,
+};
+
+/* An inherited term, { .comp = C, .inherited = true }: the archetypes
+** holding C (entry 1: the rows' own, the field the column) and those with
+** a base tag (entry 0: the rows read their base's value, one for the
+** chunk; TECS__FK_SHARED, the whole chunk one run). A chunk's rows are
+** alike for it, so most steps are whole chunks (tog_mode's uniform). */
+enum { INHERITS = 0, OWNS = 1 };
+
+static bool inherit_claim(const tecs_world_t *w, tecs__filter *f)
+{
+    const tecs_term_t *t = &f->term;
+    return t->inherited && t->target == 0 && tecs__comp_get(w, t->comp) != NULL &&
+           !tecs__comp_is_sparse(w, t->comp) && rel_index(w, t->comp) < 0;
+}
+
+static int8_t inherit_match(const tecs_world_t *w, const tecs__filter *f,
+                            const tecs_archetype_t *a)
+{
+    if (tecs__arch_col(a, f->term.comp) != TECS__COL_ABSENT)
+        return OWNS;
+    return arch_btag(w->rel, a) ? INHERITS : TECS__FILTER_OFF;
+}
+
+static bool inherit_uniform(const tecs_world_t *w, const tecs__filter *f,
+                            const tecs_archetype_t *a, int8_t entry)
+{
+    (void)w, (void)f, (void)a, (void)entry;
+    return true;
+}
+
+static bool inherit_has(const tecs_world_t *w, const tecs__filter *f, const tecs_archetype_t *a,
+                        int8_t entry, const tecs__view *v)
+{
+    return entry == OWNS ||
+           (entry == INHERITS && chain_value(w, w->rel, a, f->term.comp, v) != NULL);
+}
+
+static uint64_t inherit_word(const tecs_world_t *w, const tecs__filter *f,
+                             const tecs_archetype_t *a, int8_t entry, int32_t k, uint32_t wi)
+{
+    (void)k, (void)wi;
+    return inherit_has(w, f, a, entry, NULL) ? ~(uint64_t)0 : 0;
+}
+
+static bool inherit_row(const tecs_world_t *w, const tecs__filter *f, const tecs_archetype_t *a,
+                        int8_t entry, uint32_t row)
+{
+    (void)row;
+    return inherit_has(w, f, a, entry, NULL);
+}
+
+static bool inherit_entity(const tecs_world_t *w, const tecs__filter *f,
+                           const tecs_archetype_t *a, int8_t entry, tecs_entity_t e,
+                           const tecs__view *v)
+{
+    (void)e;
+    return inherit_has(w, f, a, entry, v);
+}
+
+/* The entity's own value, else its base's (a tag's: non-NULL), or NULL. */
+static void *inherit_value(const tecs_world_t *w, const tecs__filter *f, tecs_entity_t e)
+{
+    const tecs__record *r = &w->ei.recs[TECS_ENTITY_INDEX(e)];
+    tecs_archetype_t *a = tecs__rec_arch(w, r);
+    int32_t col = tecs__arch_col(a, f->term.comp);
+    if (col >= 0)
+        return tecs__col_ptr(a, w, col, r->row);
+    if (col == TECS__COL_TAG)
+        return a;
+    return chain_value(w, w->rel, a, f->term.comp, NULL);
+}
+
+/* A chunk's rows share their base: one run, its value the base's. Own
+** values are a column: a run's field is its first row's, so a run walked
+** backwards (its first row found last) is one row long. */
+static uint32_t inherit_same(const tecs_world_t *w, const tecs__filter *f,
+                             const tecs_entity_t *ents, uint32_t n, int32_t step, void **value)
+{
+    void *v = inherit_value(w, f, ents[0]);
+    if (value != NULL)
+        *value = v;
+    const tecs__record *r = &w->ei.recs[TECS_ENTITY_INDEX(ents[0])];
+    bool own = tecs__arch_col(tecs__rec_arch(w, r), f->term.comp) >= 0;
+    return own && step < 0 ? 1 : n;
+}
+
+/* Call fn for every entity inheriting through slot b, down the chains. */
+static void instances_each(tecs_world_t *w, const rel_state *s, uint32_t b, int32_t depth,
+                           void (*fn)(tecs_world_t *w, tecs_entity_t dep, void *ctx), void *ctx)
+{
+    const rel_head *h = is_paired(s, b) ? map_find(s, s->isa, b) : NULL;
+    if (h == NULL || h->ntgt == 0 || depth > s->ntags)
+        return;
+    const rel_info *ri = &s->rels[s->isa];
+    for (uint32_t first = h->tgt, n = first;;) {
+        uint32_t src = ri->nodes[n].src, next = ri->nodes[n].next_tgt;
+        fn(w, id_of(w, src), ctx);
+        instances_each(w, s, src, depth + 1, fn, ctx);
+        if ((n = next) == first)
+            break;
+    }
+}
+
+/* The instances of e read e's archetype, and theirs. */
+static void inherit_each_dep(tecs_world_t *w, const tecs__filter *f, tecs_entity_t e,
+                             void (*fn)(tecs_world_t *w, tecs_entity_t dep, void *ctx), void *ctx)
+{
+    (void)f;
+    const rel_state *s = w->rel;
+    if (s->isa >= 0)
+        instances_each(w, s, TECS_ENTITY_INDEX(e), 0, fn, ctx);
+}
+
+static const tecs__filter_kind inherit_kind = {
+    .traits = TECS__FK_OPER | TECS__FK_SHARED,
+    .claim = inherit_claim,
+    .match = inherit_match,
+    .uniform = inherit_uniform,
+    .word = inherit_word,
+    .row = inherit_row,
+    .entity = inherit_entity,
+    .each_dep = inherit_each_dep,
+    .value = inherit_value,
+    .same = inherit_same,
 };
 
 /* ---- snapshots ------------------------------------------------------------
