@@ -9,6 +9,7 @@
 
 #include <tinyecs/observer.h>
 #include <tinyecs/relation.h>
+#include <tinyecs/snapshot.h>
 
 typedef struct { float x, y; } pos;
 typedef struct { float x, y; } vel;
@@ -264,4 +265,71 @@ TEST(isa_membership_follows_the_base)
     CHECK_EQ(leaves, 2);
     TW_CHECK(f.w);
     tw_free(f.w);
+}
+
+/* The values e reads in w, as they would be compared across worlds. */
+static void same_reads(fx *a, tecs_world_t *b, tecs_comp_t bvel, tecs_entity_t e)
+{
+    const vel *va = tecs_get(a->w, e, a->vel), *vb = tecs_get(b, e, bvel);
+    CHECK((va == NULL) == (vb == NULL));
+    if (va && vb)
+        CHECK(va->x == vb->x && va->y == vb->y);
+}
+
+TEST(isa_snapshot_and_delta_keep_bases)
+{
+    fx a = fx_new();
+    tecs_entity_t base = tecs_new(a.w), variant = tecs_new(a.w), e[6];
+    CHECK_ERR(TECS_SET(a.w, base, a.vel, vel, { 1, 2 }), TECS_OK);
+    CHECK_ERR(tecs_pair_add(a.w, variant, a.isa, base), TECS_OK);
+    for (int i = 0; i < 6; i++) {
+        e[i] = tecs_new(a.w);
+        CHECK_ERR(TECS_SET(a.w, e[i], a.pos, pos, { (float)i, 0 }), TECS_OK);
+        CHECK_ERR(tecs_pair_add(a.w, e[i], a.isa, i % 2 ? base : variant), TECS_OK);
+    }
+    CHECK_ERR(TECS_SET(a.w, e[0], a.vel, vel, { 9, 9 }), TECS_OK);      /* an override */
+    tecs_mark_t m;
+    tecs_snapshot_buf_t buf = { 0 };
+    CHECK_ERR(tecs_world_mark(a.w, &m), TECS_OK);
+    CHECK_ERR(tecs_snapshot_save_mem(a.w, &buf), TECS_OK);
+    /* A fresh world: the load's IsA is the world's. */
+    tecs_world_t *b = tw_new();
+    CHECK_ERR(tecs_snapshot_load_mem(b, buf.data, buf.size), TECS_OK);
+    tecs_snapshot_buf_free(&buf);
+    TW_CHECK(b);
+    tecs_comp_t bvel = tecs_component_lookup(b, "vel"), bisa = tecs_isa(b);
+    CHECK(bisa != 0 && tecs_component_inherit(b, bvel));
+    for (int i = 0; i < 6; i++) {
+        same_reads(&a, b, bvel, e[i]);
+        CHECK_EQ(tecs_pair_target(b, e[i], bisa, 0), i % 2 ? base : variant);
+    }
+    CHECK_ERR(tecs_destroy(b, base), TECS_EBUSY);
+    /* Deltas follow the bases' changes, new instances, a new base. */
+    CHECK_ERR(TECS_SET(a.w, base, a.vel, vel, { 3, 4 }), TECS_OK);
+    tecs_entity_t base2 = tecs_new(a.w);
+    CHECK_ERR(TECS_SET(a.w, base2, a.vel, vel, { 7, 7 }), TECS_OK);
+    CHECK_ERR(tecs_pair_add(a.w, e[1], a.isa, base2), TECS_OK);
+    CHECK_ERR(tecs_pair_remove(a.w, e[2], a.isa, TECS_WILDCARD), TECS_OK);
+    CHECK_ERR(tecs_delta_save_mem(a.w, &m, &buf), TECS_OK);
+    CHECK_ERR(tecs_delta_apply_mem(b, buf.data, buf.size), TECS_OK);
+    tecs_snapshot_buf_free(&buf);
+    TW_CHECK(b);
+    for (int i = 0; i < 6; i++)
+        same_reads(&a, b, bvel, e[i]);
+    CHECK(TECS_GET(b, e[1], bvel, vel)->x == 7);
+    CHECK(tecs_get(b, e[2], bvel) == NULL);
+    /* A world that made IsA first loads into it too. */
+    tecs_world_t *c = tw_new();
+    CHECK(tecs_isa(c) != 0);
+    CHECK_ERR(tecs_snapshot_save_mem(a.w, &buf), TECS_OK);
+    CHECK_ERR(tecs_snapshot_load_mem(c, buf.data, buf.size), TECS_OK);
+    tecs_snapshot_buf_free(&buf);
+    TW_CHECK(c);
+    tecs_comp_t cvel = tecs_component_lookup(c, "vel");
+    for (int i = 0; i < 6; i++)
+        same_reads(&a, c, cvel, e[i]);
+    tw_free(c);
+    tw_free(b);
+    TW_CHECK(a.w);
+    tw_free(a.w);
 }

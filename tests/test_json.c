@@ -690,3 +690,39 @@ TEST(json_keeps_prefabs)
     tw_free(v);
     tw_free(w);
 }
+
+/* Instances come back as instances: their IsA pairs imported, the base
+** tags left to follow them, overrides their own values. */
+TEST(json_keeps_instances)
+{
+    tecs_world_t *w = tw_new();
+    tecs_comp_t hp = tecs_component_new(w, &(tecs_component_desc_t){
+        .name = "Hp", .size = sizeof(int32_t), .align = _Alignof(int32_t), .inherit = true,
+        .fields = (const tecs_field_t[]){ { .name = "v", .type = TECS_TYPE_I32 } },
+        .nfields = 1 });
+    tecs_comp_t isa = tecs_isa(w);
+    tecs_entity_t base = tecs_new(w), a = tecs_new(w), b = tecs_new(w);
+    CHECK_ERR(TECS_SET(w, base, hp, int32_t, 10), TECS_OK);
+    CHECK_ERR(tecs_pair_add(w, a, isa, base), TECS_OK);
+    CHECK_ERR(tecs_pair_add(w, b, isa, base), TECS_OK);
+    CHECK_ERR(TECS_SET(w, b, hp, int32_t, 3), TECS_OK);
+    tecs_json_error_t err;
+    char *text = tecs_json_export(w, &err);
+    CHECK(text != NULL);
+    CHECK(text && strstr(text, "IsA.") == NULL);
+    tecs_world_t *v = tw_new();
+    tecs_comp_t vhp = tecs_component_new(v, &(tecs_component_desc_t){
+        .name = "Hp", .size = sizeof(int32_t), .align = _Alignof(int32_t), .inherit = true,
+        .fields = (const tecs_field_t[]){ { .name = "v", .type = TECS_TYPE_I32 } },
+        .nfields = 1 });
+    tecs_comp_t visa = tecs_isa(v);
+    CHECK_ERR(tecs_json_import(v, text, strlen(text), &err), TECS_OK);
+    CHECK_EQ(tecs_pair_target(v, a, visa, 0), base);
+    CHECK(*TECS_GET(v, a, vhp, int32_t) == 10);
+    CHECK(*TECS_GET(v, b, vhp, int32_t) == 3);
+    CHECK(!tecs_has(v, a, vhp) && tecs_has(v, b, vhp));
+    TW_CHECK(v);
+    tecs_json_free(text);
+    tw_free(v);
+    tw_free(w);
+}

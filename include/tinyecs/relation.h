@@ -127,6 +127,12 @@ bool tecs_is_relation(const tecs_world_t *world, tecs_comp_t comp);
  *  direct change. */
 int32_t tecs_relation_level(const tecs_world_t *world, tecs_comp_t comp);
 
+/** The base whose tag comp is, if it is one of IsA's base tags ("IsA.1",
+ *  "IsA.2", ...: the add-on puts a base's tag in the archetype of every
+ *  entity that inherits from it), else 0. Like the level tags they follow
+ *  the pairs and take no direct change. */
+tecs_entity_t tecs_relation_base(const tecs_world_t *world, tecs_comp_t comp);
+
 /** A relation's cleanup policy (TECS_CLEANUP_REMOVE for an unknown id). */
 tecs_cleanup_t tecs_relation_cleanup(const tecs_world_t *world, tecs_comp_t rel);
 

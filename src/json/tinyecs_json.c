@@ -48,11 +48,13 @@
 #include "tinyecs/relation.h"
 #endif
 
-/* A relation, or one of ChildOf's level tags (they follow the pairs). */
+/* A relation, or one of the tags that follow its pairs (ChildOf's level
+** tags, IsA's base tags). */
 static bool is_relation(const tecs_world_t *w, tecs_comp_t c)
 {
 #ifdef TECS_JSON_RELATIONS
-    return tecs_is_relation(w, c) || tecs_relation_level(w, c) > 0;
+    return tecs_is_relation(w, c) || tecs_relation_level(w, c) > 0 ||
+           tecs_relation_base(w, c) != 0;
 #else
     (void)w;
     (void)c;

@@ -56,6 +56,7 @@
 #include <stdio.h>
 
 #define NONE       0xffffffffu
+#define TAG_FREE   0xfffffffeu      /* a base tag no base holds (tag_base) */
 #define LINK_SHIFT 10
 #define LINK_PAGE  (1u << LINK_SHIFT)
 
@@ -142,7 +143,9 @@ struct tecs__rel_state {
     int32_t nmoves, cap_moves, cap_mto;
     int32_t isa;                /* IsA's index, or -1 until made             */
     uint32_t *tag_base;         /* component id -> the slot of the base whose
-                                   tag it is, or NONE (once IsA is made)     */
+                                   tag it is, TAG_FREE for a base tag no
+                                   base has now, NONE for no base tag (once
+                                   IsA is made)                              */
     tecs_comp_t min_btag;       /* the lowest id a base's tag ever had       */
     tecs_comp_t *spare;         /* base tags given back, to take again       */
     int32_t nspare, cap_spare;
@@ -734,6 +737,15 @@ int32_t tecs_relation_level(const tecs_world_t *w, tecs_comp_t c)
     return s && c < (tecs_comp_t)s->cap_rel_of && s->rel_of[c] < 0 ? -s->rel_of[c] : 0;
 }
 
+tecs_entity_t tecs_relation_base(const tecs_world_t *w, tecs_comp_t c)
+{
+    const rel_state *s = w ? w->rel : NULL;
+    if (s == NULL || s->tag_base == NULL || c >= TECS_MAX_COMPONENTS ||
+        s->tag_base[c] >= TAG_FREE)
+        return 0;
+    return id_of(w, s->tag_base[c]);
+}
+
 tecs_cleanup_t tecs_relation_cleanup(const tecs_world_t *w, tecs_comp_t c)
 {
     int32_t i = w ? rel_index(w, c) : -1;
@@ -767,7 +779,7 @@ static tecs_comp_t arch_btag(const rel_state *s, const tecs_archetype_t *a)
     if (s->tag_base == NULL)
         return 0;
     for (int32_t i = a->ncomps - 1; i >= 0 && a->comps[i] >= s->min_btag; i--)
-        if (s->tag_base[a->comps[i]] != NONE)
+        if (s->tag_base[a->comps[i]] < TAG_FREE)
             return a->comps[i];
     return 0;
 }
@@ -851,7 +863,7 @@ static void base_gone(rel_state *s, uint32_t b)
     rel_link *l = link_at(s, b);
     if (l == NULL || l->btag == 0)
         return;
-    s->tag_base[l->btag] = NONE;
+    s->tag_base[l->btag] = TAG_FREE;
     s->spare[s->nspare++] = l->btag;    /* (room: one per tag made) */
     l->btag = 0;
 }
@@ -913,6 +925,127 @@ static tecs_archetype_t *isa_leave(tecs_world_t *w, rel_state *s, tecs_entity_t 
     return isa_target(w, e, arch_btag(s, tecs__rec_arch(w, tecs__ei_alive(w, e))), 0);
 }
 
+/* The base tags' table, made once. */
+static tecs_err_t isa_room(tecs_world_t *w, rel_state *s)
+{
+    if (s->tag_base != NULL)
+        return TECS_OK;
+    uint32_t *tb = tecs__alloc(w, TECS_MAX_COMPONENTS * sizeof *tb);
+    if (tb == NULL)
+        return tecs__err(w, TECS_ENOMEM, "out of memory making IsA");
+    for (int32_t k = 0; k < TECS_MAX_COMPONENTS; k++)
+        tb[k] = NONE;
+    s->tag_base = tb;
+    return TECS_OK;
+}
+
+/* Is c named as a base tag ("IsA.<n>", a tag)? */
+static bool btag_named(const tecs_world_t *w, tecs_comp_t c)
+{
+    const char *name = tecs_component_name(w, c), *d = name ? name + 4 : NULL;
+    if (name == NULL || strncmp(name, "IsA.", 4) != 0 || w->comp.comps[c].size != 0 ||
+        *d < '1' || *d > '9')
+        return false;
+    while (*d >= '0' && *d <= '9')
+        d++;
+    return *d == '\0';
+}
+
+static tecs_err_t isa_agree(tecs_world_t *w, const rel_state *s, tecs_err_t code);
+
+/* A load's (TECS_EFORMAT) or a check's (TECS_ECORRUPT) finding. */
+static tecs_err_t bind_bad(tecs_world_t *w, tecs_err_t code, const char *what, uint32_t slot)
+{
+    return tecs__err(w, code, "%sIsA: %s (slot %u)", code == TECS_EFORMAT ? "snapshot: " : "",
+                     what, slot);
+}
+
+/* The one known base tag (bound or free) in a, or 0; *two if a has more. */
+static tecs_comp_t btag_known(const rel_state *s, const tecs_archetype_t *a, bool *two)
+{
+    tecs_comp_t t = 0;
+    *two = false;
+    for (int32_t i = a->ncomps - 1; i >= 0 && a->comps[i] >= s->min_btag; i--)
+        if (s->tag_base[a->comps[i]] != NONE) {
+            *two = *two || t != 0;
+            t = a->comps[i];
+        }
+    return t;
+}
+
+/* Rows were put in place (a load, a delta) with their pairs: the base
+** tags the world names ("IsA.<n>") are known again, each bound to the
+** base its instances' pairs name. Each IsA pair's source holds one base
+** tag, its target's; each row holding one is the source of such a pair
+** (else TECS_EFORMAT). */
+static tecs_err_t isa_bind(tecs_world_t *w, rel_state *s)
+{
+    for (tecs_comp_t c = 1; c < (tecs_comp_t)w->comp.cap_comps; c++) {
+        if (s->tag_base[c] != NONE || !btag_named(w, c))
+            continue;
+        if (tecs__grow(w, (void **)&s->spare, &s->cap_spare, s->ntags + 1, sizeof *s->spare))
+            return tecs__err(w, TECS_ENOMEM, "out of memory adopting a base's tag");
+        s->spare[s->nspare++] = c;
+        s->tag_base[c] = TAG_FREE;
+        s->ntags++;
+        w->comp.comps[c].veto++;
+        if (s->min_btag == 0 || c < s->min_btag)
+            s->min_btag = c;
+    }
+    const rel_info *ri = &s->rels[s->isa];
+    for (uint32_t n = 0; n < ri->nnodes; n++) {
+        uint32_t x = ri->nodes[n].src, b = ri->nodes[n].tgt;
+        if (x == NONE)
+            continue;
+        bool two;
+        tecs_comp_t t = btag_known(s, tecs__rec_arch(w, &w->ei.recs[x]), &two);
+        if (t == 0 || two)
+            return bind_bad(w, TECS_EFORMAT, "an instance holds no base tag, or two", x);
+        if (s->tag_base[t] == TAG_FREE) {
+            if (link_reserve(w, s, b))
+                return TECS_ENOMEM;
+            int32_t k = 0;
+            while (s->spare[k] != t)
+                k++;
+            s->spare[k] = s->spare[--s->nspare];
+            s->tag_base[t] = b;
+            link_at(s, b)->btag = t;
+        } else if (s->tag_base[t] != b || link_at(s, b)->btag != t) {
+            return bind_bad(w, TECS_EFORMAT, "two bases share a tag", x);
+        }
+    }
+    return isa_agree(w, s, TECS_EFORMAT);
+}
+
+/* Every row with a base tag inherits from the tag's base; every IsA
+** pair's source holds its target's tag. */
+static tecs_err_t isa_agree(tecs_world_t *w, const rel_state *s, tecs_err_t code)
+{
+    const rel_info *ri = &s->rels[s->isa];
+    for (uint32_t n = 0; n < ri->nnodes; n++) {
+        uint32_t x = ri->nodes[n].src, b = ri->nodes[n].tgt;
+        if (x == NONE)
+            continue;
+        tecs_comp_t t = arch_btag(s, tecs__rec_arch(w, &w->ei.recs[x]));
+        const rel_link *l = link_at(s, b);
+        if (t == 0 || s->tag_base[t] != b || l == NULL || l->btag != t)
+            return bind_bad(w, code, "an instance's archetype lacks its base's tag", x);
+    }
+    for (int32_t i = 0; i < w->arch.narchs; i++) {
+        const tecs_archetype_t *a = w->arch.archs[i];
+        bool two;
+        tecs_comp_t t = a->count ? btag_known(s, a, &two) : 0;
+        for (int32_t r = 0; t && r < a->count; r++) {
+            uint32_t x = TECS_ENTITY_INDEX(*tecs__ent_ptr(a, w, (uint32_t)r));
+            const rel_head *h = map_find(s, s->isa, x);
+            if (two || s->tag_base[t] >= TAG_FREE || h == NULL || h->nsrc != 1 ||
+                s->rels[s->isa].nodes[h->src].tgt != s->tag_base[t])
+                return bind_bad(w, code, "a row's base tag names no base of it", x);
+        }
+    }
+    return TECS_OK;
+}
+
 tecs_comp_t tecs_isa(tecs_world_t *w)
 {
     if (w == NULL || tecs__enter_read(w))
@@ -939,14 +1072,8 @@ tecs_comp_t tecs_isa(tecs_world_t *w)
                   "is no exclusive tag relation with cleanup REFUSE", c);
         return 0;
     }
-    uint32_t *tb = s->tag_base;
-    if (tb == NULL && (tb = tecs__alloc(w, TECS_MAX_COMPONENTS * sizeof *tb)) == NULL) {
-        tecs__err(w, TECS_ENOMEM, "out of memory making IsA");
+    if (isa_room(w, s))
         return 0;
-    }
-    for (int32_t k = 0; k < TECS_MAX_COMPONENTS; k++)
-        tb[k] = NONE;
-    s->tag_base = tb;
     if (c == 0) {
         tecs_component_desc_t cd = { .name = "IsA" };
         if ((c = add_relation(w, &cd, true, TECS_CLEANUP_REFUSE, false)) == 0)
@@ -954,6 +1081,10 @@ tecs_comp_t tecs_isa(tecs_world_t *w)
         i = rel_index(w, c);
     }
     s->isa = i;
+    if (isa_bind(w, s)) {               /* a load's instances, if any */
+        s->isa = -1;
+        return 0;
+    }
     return c;
 }
 
@@ -2021,8 +2152,8 @@ static void clear(tecs_world_t *w, rel_state *s)
         ri->npairs = 0;
     }
     for (tecs_comp_t c = s->min_btag; s->tag_base && c && c < TECS_MAX_COMPONENTS; c++)
-        if (s->tag_base[c] != NONE) {   /* every base died */
-            s->tag_base[c] = NONE;
+        if (s->tag_base[c] < TAG_FREE) {    /* every base died */
+            s->tag_base[c] = TAG_FREE;
             s->spare[s->nspare++] = c;
         }
     s->stamp++;
@@ -2276,7 +2407,7 @@ static tecs_err_t verify(tecs_world_t *w, void *ctx)
     }
     if (entries != s->map_n || kids != children)
         return bad(w, "the map's counts are off", entries);
-    return TECS_OK;
+    return s->isa >= 0 ? isa_agree(w, s, TECS_ECORRUPT) : TECS_OK;
 }
 
 /* ---- query terms ------------------------------------------------------------
@@ -3051,6 +3182,13 @@ tecs_err_t tecs__rel_adopt(tecs_world_t *w, tecs_comp_t c, bool exclusive,
         s->childof = i;
     s->ndestroy += !childof && cleanup == TECS_CLEANUP_DESTROY;
     s->nrefuse += !childof && cleanup == TECS_CLEANUP_REFUSE;
+    /* A saved IsA is the world's IsA (its pairs bind the base tags). */
+    if (s->isa < 0 && !childof && exclusive && ci->size == 0 &&
+        cleanup == TECS_CLEANUP_REFUSE && strcmp(ci->name, "IsA") == 0) {
+        if (isa_room(w, s))
+            return TECS_ENOMEM;
+        s->isa = i;
+    }
     return TECS_OK;
 }
 
@@ -3305,6 +3443,8 @@ tecs_err_t tecs__rel_restore(tecs_world_t *w, const tecs__rel_pair *p, uint32_t 
             err = tecs__err(w, TECS_EFORMAT, "snapshot: the ChildOf pairs make a cycle");
         else if (s->childof >= 0)
             err = rest_levels_agree(w, s);
+        if (err == TECS_OK && s->isa >= 0)
+            err = isa_bind(w, s);
     }
     tecs__free(w, keys, keys ? kb : 0);
     tecs__free(w, node, node ? nb : 0);

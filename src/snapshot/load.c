@@ -209,7 +209,8 @@ static tecs_err_t match_comp(reader *in, const char *name, tecs_comp_t saved_id,
             .name = name, .size = saved->size, .align = saved->align, .id = want,
             .storage = saved->sparse ? TECS_STORAGE_SPARSE : TECS_STORAGE_TABLE,
             .enableable = saved->enableable, .fields = strings ? NULL : in->fields,
-            .nfields = strings ? 0 : in->nfields, .hidden = saved->hidden });
+            .nfields = strings ? 0 : in->nfields, .hidden = saved->hidden,
+            .inherit = saved->inherit });
         if (c == 0)
             return w->base.err == TECS_ENOMEM || w->base.err == TECS_ELIMIT
                        ? w->base.err
@@ -225,11 +226,12 @@ static tecs_err_t match_comp(reader *in, const char *name, tecs_comp_t saved_id,
     const tecs__comp *ci = tecs__comp_get(w, c);
     lc->id = c;
     if (ci->sparse != saved->sparse || ci->enableable != saved->enableable ||
-        ci->hidden != saved->hidden)
+        ci->hidden != saved->hidden || ci->inherit != saved->inherit)
         return tecs__err(w, TECS_EFORMAT, "snapshot: " TECS__COMP_FMT " differs in %s from "
                          "the saved one", TECS__COMP(w, c),
                          ci->sparse != saved->sparse ? "storage"
-                         : ci->enableable != saved->enableable ? "enableable" : "hidden");
+                         : ci->enableable != saved->enableable ? "enableable"
+                         : ci->hidden != saved->hidden ? "hidden" : "inherit");
     if (saved->size > 0 && lc->serialized && (lc->fields != (encoding(ci) == ENC_FIELDS) ||
                                               (lc->fields && tecs__snap_layout_hash(ci) != hash)))
         return tecs__err(w, TECS_EFORMAT, "snapshot: " TECS__COMP_FMT " was saved %s, and "
@@ -334,8 +336,9 @@ tecs_err_t tecs__load_comps(reader *in)
         if (strlen(name) != len)
             return bad(in, "snapshot: %s", "a component name holds a zero byte");
         tecs__comp saved = { .size = get32(b), .align = get32(b + 4), .sparse = b[8] != 0,
-                             .enableable = b[9] != 0, .hidden = b[11] != 0 };
-        if (b[8] > 1 || b[9] > 1 || b[10] > ENC_FIELDS || b[11] > 1 ||
+                             .enableable = b[9] != 0, .hidden = b[11] & 1,
+                             .inherit = (b[11] >> 1) & 1 };
+        if (b[8] > 1 || b[9] > 1 || b[10] > ENC_FIELDS || b[11] > 3 ||
             saved.size > TECS_MAX_COMPONENT_SIZE || saved.align == 0 ||
             saved.align > TECS_MAX_ALIGN || (saved.align & (saved.align - 1)) ||
             saved.size % saved.align)

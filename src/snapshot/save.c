@@ -270,7 +270,7 @@ tecs_err_t tecs__save_comps(writer *o)
         b[8] = ci->sparse;
         b[9] = ci->enableable;
         b[10] = (unsigned char)encoding(ci);
-        b[11] = ci->hidden;
+        b[11] = (unsigned char)(ci->hidden | ci->inherit << 1);
         tecs__w_bytes(o, b, 12);
         unsigned char h[8];
         put64(h, tecs__snap_layout_hash(ci));
