@@ -7,6 +7,7 @@
 */
 #include "test.h"
 
+#include <tinyecs/handle.h>
 #include <tinyecs/observer.h>
 #include <tinyecs/relation.h>
 #include <tinyecs/snapshot.h>
@@ -332,4 +333,49 @@ TEST(isa_snapshot_and_delta_keep_bases)
     tw_free(b);
     TW_CHECK(a.w);
     tw_free(a.w);
+}
+
+TEST(isa_get_many_reads_through_handles_do_not)
+{
+    fx f = fx_new();
+    tecs_entity_t base = tecs_new(f.w), e = tecs_new(f.w), own = tecs_new(f.w);
+    CHECK_ERR(TECS_SET(f.w, base, f.vel, vel, { 1, 0 }), TECS_OK);
+    CHECK_ERR(TECS_SET(f.w, own, f.vel, vel, { 2, 0 }), TECS_OK);
+    CHECK_ERR(tecs_pair_add(f.w, e, f.isa, base), TECS_OK);
+    tecs_entity_t ids[3] = { e, own, base };
+    const void *out[3];
+    CHECK_ERR(tecs_get_many(f.w, f.vel, ids, 3, out), TECS_OK);
+    for (int i = 0; i < 3; i++)
+        CHECK(out[i] == tecs_get(f.w, ids[i], f.vel));
+    tecs_handle_t h;
+    CHECK_ERR(tecs_handle_init(f.w, f.vel, &h), TECS_OK);
+    CHECK(tecs_handle_get(&h, e) == NULL);
+    CHECK(tecs_handle_get(&h, own) == tecs_get(f.w, own, f.vel));
+    /* An enableable component is an entity's own. */
+    tecs_comp_t en = tecs_component_new(f.w, &(tecs_component_desc_t){
+        .name = "en", .size = 4, .align = 4, .enableable = true });
+    CHECK(TECS_QUERY(f.w, { .comp = en, .access = TECS_READ, .inherited = true }) == NULL);
+    CHECK_ERR(tecs_last_error(f.w), TECS_EINVAL);
+    TW_CHECK(f.w);
+    tw_free(f.w);
+}
+
+TEST(isa_base_in_a_hierarchy_keeps_its_tag)
+{
+    fx f = fx_new();
+    tecs_comp_t childof = tecs_childof(f.w);
+    tecs_entity_t p = tecs_new(f.w), base = tecs_new(f.w), e = tecs_new(f.w);
+    CHECK_ERR(TECS_SET(f.w, base, f.vel, vel, { 1, 0 }), TECS_OK);
+    CHECK_ERR(tecs_pair_add(f.w, base, childof, p), TECS_OK);
+    CHECK_ERR(tecs_pair_add(f.w, e, f.isa, base), TECS_OK);
+    CHECK_ERR(tecs_pair_remove(f.w, base, childof, p), TECS_OK);
+    TW_CHECK(f.w);
+    CHECK(TECS_GET(f.w, e, f.vel, vel) != NULL);
+    CHECK_ERR(tecs_pair_add(f.w, base, childof, e), TECS_OK);   /* a child of its instance */
+    CHECK_ERR(tecs_destroy(f.w, p), TECS_OK);
+    /* The instance's subtree holds the base: refused as a whole. */
+    CHECK_ERR(tecs_destroy(f.w, e), TECS_EBUSY);
+    CHECK(tecs_is_alive(f.w, e) && tecs_is_alive(f.w, base));
+    TW_CHECK(f.w);
+    tw_free(f.w);
 }

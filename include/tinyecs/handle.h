@@ -165,7 +165,8 @@ static inline const void *tecs__handle_get_sparse(const tecs_handle_t *h, tecs_e
  * @return a pointer valid as tecs_get's (a sparse value until the entity
  * loses the component), for reading (write with tecs_get_mut, which change
  * detection and indexes see); NULL if the entity is dead, pending, recycled
- * or lacks the component, and for a tag. Sets no error. Callbacks and
+ * or lacks the component (its own: an inherited value, tinyecs/relation.h's
+ * IsA, is tecs_get's), and for a tag. Sets no error. Callbacks and
  * threads: a read, allowed where tecs_get is, workers included (unchecked:
  * keep to the components the system reads); not from inside the world's
  * allocator or through a world whose workers run.
@@ -372,7 +373,9 @@ tecs_err_t tecs_handle_enable_many(const tecs_handle_t *h, const tecs_entity_t *
 
 /**
  * The batched lookup: out[i] = the value of comp on ids[i] for i < n, or
- * NULL where the entity is dead, pending or lacks comp. The slots of many
+ * NULL where the entity is dead, pending or lacks comp (an entity that
+ * inherits comp, tinyecs/relation.h's IsA, gets its base's, as from
+ * tecs_get; a handle reads own values only). The slots of many
  * ids and then their values are fetched ahead of use, so the cache misses
  * of a batch overlap: call it on batches of a few hundred ids and read the
  * values right after. Pointers are valid as tecs_get's. Sparse components

@@ -720,6 +720,12 @@ static TECS__NOINLINE void many_at_set(const tecs_world_t *w, tecs_comp_t c, uin
     const tecs_archetype_t *a = w->arch.archs[ai];
     int32_t col = tecs__arch_col(a, c);
     *m = (many_at){ .arch = ai };
+    if (col == TECS__COL_ABSENT && w->bus.inherits) {
+        /* Every row of a inherits one value (or none): no stride. */
+        m->base = tecs__inherited(w, a, c);
+        m->run = m->base ? UINT32_MAX : 0;
+        return;
+    }
     if (col < 0 || a->cols == NULL)
         return;
     m->cols = a->cols + 1 + col;

@@ -708,6 +708,10 @@ static tecs_err_t validate_terms(tecs_world_t *w, const tecs_query_desc_t *d)
             return tecs__err(w, TECS_EINVAL, "term %d: a term read from the %s is TECS_READ or "
                              "TECS_FILTER, with no toggle and no change", t,
                              term->from_parent ? "parent" : "base");
+        if (term->inherited && term->oper != TECS_NONE && tecs_component_enableable(w, term->comp))
+            return tecs__err(w, TECS_EINVAL, "term %d: " TECS__COMP_FMT " is enableable: its "
+                             "enabled state is an entity's own, so no term inherits it", t,
+                             TECS__COMP(w, term->comp));
         if (term->from_parent && term->inherited)
             return tecs__err(w, TECS_EINVAL, "term %d: a term reads from the parent or from "
                              "the base, not both", t);

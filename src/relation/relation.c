@@ -363,7 +363,7 @@ static void ring_leave(rel_state *s, uint32_t child)
         if (h->tgt == child)
             h->tgt = c->next;
     }
-    *c = (rel_link){ NONE, NONE, NONE, 0 };
+    *c = (rel_link){ NONE, NONE, NONE, c->btag };   /* (a base keeps its tag) */
 }
 
 /* ---- user relations' nodes ----------------------------------------------- */
