@@ -525,6 +525,8 @@ bool m_term_has(const mquery *q, int32_t t, const ment *m)
     int c = q->ci[t];
     if (c == CI_PREFAB)
         return m->prefab;
+    if (c >= CI_INHERIT)
+        return mr_holder(q->I, m, c - CI_INHERIT) != NULL;
     if (c >= CI_PAIR)
         return mr_term_has(q->I, &q->t[t], c, m->id);
     if (c >= NC)
@@ -577,6 +579,20 @@ void mi_check_chunk(interp *I, const tecs_iter_t *it, const mquery *q)
         for (int32_t t = 0; t < q->nt; t++) {
             int c = q->ci[t];
             bool present = q->t[t].oper != TECS_NONE && m_term_has(q, t, m);
+            if (c >= CI_INHERIT) {      /* its own value (a column) or its base's */
+                int cc = c - CI_INHERIT;
+                const ment *h = present ? mr_holder(I, m, cc) : NULL;
+                const char *f = tecs_field(it, t);
+                bool self = tecs_field_is_self(it, t);
+                EXPECT(I, tecs_field_is_set(it, t) == present, "field_is_set of term %d", t);
+                bool data = h && csize[cc] && q->t[t].access != TECS_FILTER;
+                EXPECT(I, !data || self == (h == m), "field_is_self of term %d is %d", t, self);
+                EXPECT(I, !h || !csize[cc] || q->t[t].access == TECS_FILTER ||
+                              (f && same_val(cc, f + (self ? (size_t)r * csize[cc] : 0),
+                                             h->val[cc])),
+                       "term %d (%s, inherited) value differs in iteration", t, cname[cc]);
+                continue;
+            }
             if (c >= CI_PAIR) {         /* a pair's (no data) or the parent's */
                 const void *pf = tecs_field(it, t);
                 const ment *pm = present && c >= CI_PARENT && c < CI_PREFAB
@@ -660,11 +676,13 @@ static void check_entity(interp *I, const ment *m)
                has);
         EXPECT(I, tecs_is_enabled(I->w, m->id, I->cid[c]) == (has && !(m->off >> c & 1)),
                "is_enabled(%s) should be %d", cname[c], has && !(m->off >> c & 1));
-        if (!csize[c] || !has)
+        const ment *h = alive ? mr_holder(I, m, c) : NULL;     /* its own or its base's */
+        if (!csize[c] || !h)
             continue;                   /* failing gets are op_get's part */
         const void *p = tecs_get(I->w, m->id, I->cid[c]);
         EXPECT(I, p != NULL, "get(%s) fails", cname[c]);
-        EXPECT(I, same_val(c, p, m->val[c]), "value of %s differs", cname[c]);
+        EXPECT(I, p && same_val(c, p, h->val[c]), "value of %s differs%s", cname[c],
+               h == m ? "" : " (inherited)");
     }
     for (int k = 0; k < NS; k++) {
         bool has = alive && (m->smask >> k & 1);
@@ -1092,6 +1110,13 @@ static void op_get(interp *I, const m_op *op)
            tecs_err_name((tecs_err_t)mi_got_err(I, p != NULL)), tecs_err_name((tecs_err_t)want));
     EXPECT(I, tecs_has(I->w, id, c) == (alive && ci >= 0 && (m->mask >> ci & 1)), "tecs_has");
     EXPECT(I, tecs_is_alive(I->w, id) == alive, "tecs_is_alive");
+    if (want == TECS_ENOENT && csize[ci]) {     /* a read may find its base's */
+        const ment *h = mr_holder(I, m, ci);
+        const void *g = tecs_get(I->w, id, c);
+        EXPECT(I, (g != NULL) == (h != NULL) && (!g || same_val(ci, g, h->val[ci])),
+               "tecs_get of %s not its own: %s, the model %s", cname[ci], g ? "a value" : "NULL",
+               h ? "its base's" : "none");
+    }
     if (p == NULL)
         return;
     EXPECT(I, (I->off & MF_LASTERR) || tecs_last_error(I->w) == TECS_OK || mi_drop_report(I),
@@ -1137,7 +1162,8 @@ void mi_query_new(interp *I, int32_t nt, uint32_t z, bool refuse_all)
             want = TECS_EINVAL;
         }
         for (int32_t u = 0; u < t && want == TECS_OK; u++)
-            if (q.ci[u] == q.ci[t])
+            if (q.ci[u] == q.ci[t] || q.ci[u] == q.ci[t] - CI_INHERIT ||
+                q.ci[t] == q.ci[u] - CI_INHERIT)    /* own and inherited: one component */
                 want = TECS_EINVAL;
     }
     if (refuse_all && want != TECS_OK)
@@ -1427,7 +1453,7 @@ static int32_t arch_members(interp *I, uint32_t mask, tecs_entity_t *out)
     int32_t n = 0;
     for (int32_t i = 0; i < I->ne; i++)
         if (I->e[i].st == ST_ALIVE && I->e[i].mask == mask && !mr_has_parent(I, I->e[i].id) &&
-            !I->e[i].prefab)
+            !mr_has_base(I, I->e[i].id) && !I->e[i].prefab)
             out[n++] = I->e[i].id;
     for (int32_t i = 1; i < n; i++) {             /* insertion sort by row */
         tecs_entity_t e = out[i];
@@ -2205,7 +2231,7 @@ static void op_where_values(interp *I, const m_op *op)
                 ** the step unless the step says otherwise. */
                 bool up = q->ci[t] >= CI_PARENT && q->ci[t] < CI_PREFAB;
                 const void *v = tecs_get(I->w, up ? mr_parent(I, e) : e, q->t[t].comp);
-                size_t at = !up || tecs_field_is_self(&it, t) ? (size_t)i * size : 0;
+                size_t at = tecs_field_is_self(&it, t) ? (size_t)i * size : 0;
                 bad += v == NULL || memcmp((const char *)it.fields[t] + at, v, size) != 0;
             }
         }
@@ -2668,8 +2694,8 @@ static void op_observer_new(interp *I, const m_op *op)
     uint32_t z = op->z;
     for (int32_t t = 0; t < o->q.nt; t++, z = (uint32_t)mi_mix(z)) {
         o->q.ci[t] = (int)((z + (uint32_t)t * 3) % NC);
-        for (int32_t u = 0; u < t; u++)
-            if (o->q.ci[u] == o->q.ci[t])
+        for (int32_t u = 0; u < t; u++)     /* (an inherited term's component too) */
+            if (o->q.ci[u] == o->q.ci[t] || o->q.ci[u] == o->q.ci[t] + CI_INHERIT)
                 o->q.ci[t] = (o->q.ci[t] + 1) % NC, u = -1;
         o->q.t[t] = (tecs_term_t){ .comp = I->cid[o->q.ci[t]], .oper = (tecs_oper_t)(z >> 4 & 3),
                                    .access = TECS_READ };
@@ -2685,7 +2711,12 @@ static void op_observer_new(interp *I, const m_op *op)
             o->q.t[t].comp = I->sid[o->q.ci[t] - NC];
             o->q.t[t].toggle = TECS_TOGGLE_ENABLED;
         } else if (t > 0 && (z >> 24 & 3) == 0) {
+            int ci = o->q.ci[t];
+            tecs_term_t was = o->q.t[t];
             mr_pair_term(I, &o->q, t, (uint32_t)mi_mix(z));
+            for (int32_t u = 0; u < t; u++)
+                if (o->q.ci[t] >= CI_INHERIT && o->q.ci[u] == o->q.ci[t] - CI_INHERIT)
+                    o->q.ci[t] = ci, o->q.t[t] = was;   /* one term a component */
         }
     }
     tecs_observer_desc_t d = { .callback = obs_fn, .ctx = o };
@@ -3237,18 +3268,20 @@ static void op_lookup(interp *I, const m_op *op)
            tecs_err_name(want));
     for (int k = 0; k < n; k++) {
         ment *m = mi_find(I, ids[k]);
-        bool has = want == TECS_OK && m && m->st == ST_ALIVE && (m->mask >> ci & 1);
-        const void *g = tecs_get(I->w, ids[k], c);
-        EXPECT(I, (g != NULL) == has, "lookup: tecs_get %s, the model says %s",
-               g ? "found" : "NULL", has ? "it has one" : "none");
-        if (has)
-            EXPECT(I, same_val(ci, g, m->val[ci]), "lookup: value of %s differs", cname[ci]);
+        /* Its own value, or its base's (not through a handle). */
+        const ment *h = want == TECS_OK && m && m->st == ST_ALIVE ? mr_holder(I, m, ci) : NULL;
+        const void *g = tecs_get(I->w, ids[k], c), *own = h == m ? g : NULL;
+        EXPECT(I, (g != NULL) == (h != NULL), "lookup: tecs_get %s, the model says %s",
+               g ? "found" : "NULL", h ? "it has one" : "none");
+        if (h)
+            EXPECT(I, same_val(ci, g, h->val[ci]), "lookup: value of %s differs", cname[ci]);
         if (gm == TECS_OK)
             EXPECT(I, out[k] == g, "tecs_get_many and tecs_get differ");
         if (err == TECS_OK)
-            EXPECT(I, tecs_handle_get(&fresh, ids[k]) == g, "a fresh handle and tecs_get differ");
+            EXPECT(I, tecs_handle_get(&fresh, ids[k]) == own,
+                   "a fresh handle and tecs_get differ");
         if (ci >= 0 && (I->lk_made >> ci & 1))
-            EXPECT(I, tecs_handle_get(&I->lk[ci], ids[k]) == g,
+            EXPECT(I, tecs_handle_get(&I->lk[ci], ids[k]) == own,
                    "a kept handle of %s and tecs_get differ", cname[ci]);
     }
 }

@@ -40,9 +40,10 @@ enum { Q_NEW, Q_DESTROY, Q_ADD, Q_REMOVE, Q_SET, Q_KILL, Q_ENABLE, Q_DISABLE, Q_
        Q_CLONE };                        /* Q_CLONE: id a clone of tgt     */
 
 /* Relations (model_rel.c): ChildOf, a tag (cleanup REMOVE), an exclusive
-** int32 value (DESTROY or REMOVE, by cfg), a tag whose cleanup refuses. */
-enum { NR = 4 };
-enum { R_CHILD, R_TAG, R_VAL, R_REF };
+** int32 value (DESTROY or REMOVE, by cfg), a tag whose cleanup refuses,
+** IsA (exclusive, refuses: its sources read its components they lack). */
+enum { NR = 5 };
+enum { R_CHILD, R_TAG, R_VAL, R_REF, R_ISA };
 enum { PAIR_ADD, PAIR_SET, PAIR_REMOVE };   /* a Q_PAIR command's mode    */
 
 /* A pair (rel, tgt) of src; the order of src's targets is sseq's, the
@@ -87,9 +88,10 @@ typedef struct mcmd {
 
 /* A term's model component (mquery.ci): a table one (< NC), a sparse one
 ** (NC + k), a pair term (CI_PAIR: its relation and target in the term),
-** component c read from the parent (CI_PARENT + c), or the prefab tag
-** (CI_PREFAB). */
-enum { CI_PAIR = NC + NS, CI_PARENT = NC + NS + 1, CI_PREFAB = CI_PARENT + NC };
+** component c read from the parent (CI_PARENT + c), the prefab tag
+** (CI_PREFAB), or table component c owned or inherited (CI_INHERIT + c). */
+enum { CI_PAIR = NC + NS, CI_PARENT = NC + NS + 1, CI_PREFAB = CI_PARENT + NC,
+       CI_INHERIT = CI_PREFAB + 1 };
 
 typedef struct mquery {
     tecs_query_t *q;
@@ -458,10 +460,15 @@ int mr_apply(interp *I, const mcmd *c);
 void mr_clone(interp *I, tecs_entity_t src, tecs_entity_t dst);
 void mr_check(interp *I);
 bool mr_has_parent(const interp *I, tecs_entity_t id);
+/* Has id a base (IsA: its archetype holds the base's tag)? */
+bool mr_has_base(const interp *I, tecs_entity_t id);
 /* Does entity id hold term t of model component ci (>= CI_PAIR)? */
 bool mr_term_has(const interp *I, const tecs_term_t *t, int ci, tecs_entity_t id);
 /* The parent of id (0: none). */
 tecs_entity_t mr_parent(const interp *I, tecs_entity_t id);
+/* The entity whose value of table component c the live m reads: m if it
+** has c, else the first base down its IsA chain that has it; NULL. */
+const ment *mr_holder(const interp *I, const ment *m, int c);
 /* Turn term t of q (not its first) into a pair term or a term read from
 ** the parent (z's bits choose), if the add-on is built and q has none. */
 void mr_pair_term(interp *I, mquery *q, int32_t t, uint32_t z);

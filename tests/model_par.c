@@ -336,8 +336,9 @@ static void check_obs(interp *I, const lent *x, const char *who)
            (unsigned long long)x->id, x->alive, cname[x->comp], x->has, alive, has);
     if (!x->sub)
         return;
-    if (has)
-        EXPECT(I, x->ptr && x->got == TECS_OK && mi_same_val(x->comp, x->bytes, m->val[x->comp]),
+    const ment *h = alive ? mr_holder(I, m, x->comp) : NULL;    /* its own or its base's */
+    if (h)
+        EXPECT(I, x->ptr && x->got == TECS_OK && mi_same_val(x->comp, x->bytes, h->val[x->comp]),
                "%s: a worker's tecs_get of %s gave %s (%s), or another value than the model's",
                who, cname[x->comp], x->ptr ? "a value" : "NULL",
                tecs_err_name((tecs_err_t)x->got));

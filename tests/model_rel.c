@@ -28,8 +28,8 @@
 
 #if TECS_HAS_RELATION
 
-static const bool rexcl[NR] = { true, false, true, false };
-static const char *const rname[NR] = { "ChildOf", "Likes", "Owes", "Pins" };
+static const bool rexcl[NR] = { true, false, true, false, true };
+static const char *const rname[NR] = { "ChildOf", "Likes", "Owes", "Pins", "IsA" };
 
 /* R_VAL's cleanup: DESTROY when cfg bit 3 is set, else REMOVE. */
 static bool val_destroys(const interp *I)
@@ -54,10 +54,10 @@ void mr_register(interp *I, tecs_world_t *w)
     ** archetypes. */
     for (int32_t c = 1; c < I->w->comp.cap_comps; c++) {
         const char *name = tecs_component_name(I->w, (tecs_comp_t)c);
-        if (name && strncmp(name, "ChildOf.", 8) == 0)
+        if (name && (strncmp(name, "ChildOf.", 8) == 0 || strncmp(name, "IsA.", 4) == 0))
             EXPECT(I, tecs_component_new(w, &(tecs_component_desc_t){
                           .name = name, .id = (tecs_comp_t)c }) == (tecs_comp_t)c,
-                   "the direct world's level tags differ");
+                   "the direct world's level and base tags differ");
     }
 }
 
@@ -76,6 +76,7 @@ static void register_in(interp *I, tecs_world_t *w, tecs_comp_t *rid)
         EXPECT(I, tecs_last_error(w) == TECS_ENOMEM && I->alloc.failures > 0,
                "tecs_childof: %s", tecs_last_error_msg(w));
     const tecs_relation_desc_t d[NR] = {
+        [R_ISA] = { .exclusive = true, .cleanup = TECS_CLEANUP_REFUSE },
         [R_TAG] = { .component = { .name = rname[R_TAG] } },
         [R_VAL] = { .component = { .name = rname[R_VAL], .size = 4, .align = 4 },
                     .exclusive = true,
@@ -83,10 +84,13 @@ static void register_in(interp *I, tecs_world_t *w, tecs_comp_t *rid)
         [R_REF] = { .component = { .name = rname[R_REF] }, .cleanup = TECS_CLEANUP_REFUSE,
                     .no_clone = true },
     };
-    for (int r = R_TAG; r < NR; r++)
+    for (int r = R_TAG; r <= R_REF; r++)
         while ((rid[r] = tecs_relation_new(w, &d[r])) == 0)
             EXPECT(I, tecs_last_error(w) == TECS_ENOMEM && I->alloc.failures > 0,
                    "tecs_relation_new(%s): %s", rname[r], tecs_last_error_msg(w));
+    while ((rid[R_ISA] = tecs_isa(w)) == 0)
+        EXPECT(I, tecs_last_error(w) == TECS_ENOMEM && I->alloc.failures > 0,
+               "tecs_isa: %s", tecs_last_error_msg(w));
     tecs_comp_t pf;
     while ((pf = tecs_prefab(w)) == 0)
         EXPECT(I, tecs_last_error(w) == TECS_ENOMEM && I->alloc.failures > 0,
@@ -128,8 +132,33 @@ tecs_entity_t mr_parent(const interp *I, tecs_entity_t id)
     return parent_of(I, id);
 }
 
+/* The base of id (0: none). */
+static tecs_entity_t base_of(const interp *I, tecs_entity_t e)
+{
+    int32_t i = find_pair(I, R_ISA, e, (tecs_entity_t)TECS_WILDCARD);
+    return i < 0 ? 0 : I->pr[i].tgt;
+}
+
+bool mr_has_base(const interp *I, tecs_entity_t id)
+{
+    return base_of(I, id) != 0;
+}
+
+const ment *mr_holder(const interp *I, const ment *m, int c)
+{
+    for (int32_t d = 0; m != NULL && d <= I->ne; d++) {
+        if (m->mask >> c & 1)
+            return m;
+        tecs_entity_t b = base_of(I, m->id);
+        m = b ? mi_find((interp *)I, b) : NULL;
+    }
+    return NULL;
+}
+
 bool mr_term_has(const interp *I, const tecs_term_t *t, int ci, tecs_entity_t id)
 {
+    if (ci >= CI_INHERIT)
+        return mr_holder(I, mi_find((interp *)I, id), ci - CI_INHERIT) != NULL;
     if (ci >= CI_PARENT) {
         tecs_entity_t p = parent_of(I, id);
         const ment *pm = p ? mi_find((interp *)I, p) : NULL;
@@ -157,6 +186,14 @@ void mr_pair_term(interp *I, mquery *q, int32_t t, uint32_t z)
     if ((z >> 8 & 3) == 0) {            /* the prefab tag, named */
         q->ci[t] = CI_PREFAB;
         q->t[t] = (tecs_term_t){ .comp = I->prefab, .oper = oper, .access = TECS_FILTER };
+    } else if ((z >> 10 & 3) == 0) {    /* a table component, owned or inherited */
+        int c = (int)((z >> 4) % NC);
+        while (TOG_MASK >> c & 1)
+            c = (c + 1) % NC;
+        q->ci[t] = CI_INHERIT + c;
+        q->t[t] = (tecs_term_t){ .comp = I->cid[c], .oper = oper,
+                                 .access = z >> 14 & 1 ? TECS_FILTER : TECS_READ,
+                                 .inherited = true };
     } else if (kind == 3) {                    /* a table component read from the parent */
         int c = (int)((z >> 4) % NC);
         while (TOG_MASK >> c & 1)
@@ -206,10 +243,19 @@ static bool within(const interp *I, tecs_entity_t e, tecs_entity_t anc)
 }
 
 /* (rel, tgt) added to src, as the library does; value v if set. */
+/* Would src inheriting from tgt close a chain of bases? */
+static bool isa_cycle(const interp *I, tecs_entity_t src, tecs_entity_t tgt)
+{
+    for (int32_t d = 0; tgt != 0 && d <= I->ne; tgt = base_of(I, tgt), d++)
+        if (tgt == src)
+            return true;
+    return false;
+}
+
 static int m_pair_add(interp *I, int rel, tecs_entity_t src, tecs_entity_t tgt, bool set,
                       int32_t v)
 {
-    if (rel == R_CHILD && within(I, tgt, src))
+    if ((rel == R_CHILD && within(I, tgt, src)) || (rel == R_ISA && isa_cycle(I, src, tgt)))
         return TECS_ECYCLE;
     int32_t i = find_pair(I, rel, src, tgt);
     if (i >= 0) {
@@ -296,7 +342,7 @@ static bool gather(const interp *I, tecs_entity_t e, tecs_entity_t *out, int32_t
         abort();
     out[k++] = e;
     for (int32_t at = 0; at < k; at++) {
-        if (find_pair_tgt(I, R_REF, out[at])) {
+        if (find_pair_tgt(I, R_REF, out[at]) || find_pair_tgt(I, R_ISA, out[at])) {
             free(buf);
             *n = k;
             return false;
@@ -353,7 +399,8 @@ int m_destroy(interp *I, ment *m)
 ** what a world built without them does. */
 size_t mr_memory_allow(const interp *I)
 {
-    return 64 * 1024 + 16 * 1024 * (size_t)(I->cap_gen / 1024 + 1) + 96 * (size_t)I->cap_pr;
+    return 64 * 1024 + 16 * 1024 * (size_t)(I->cap_gen / 1024 + 1) + 96 * (size_t)I->cap_pr +
+           TECS_MAX_COMPONENTS * sizeof(uint32_t);     /* IsA's base tags */
 }
 
 /* ---- queued changes -------------------------------------------------------- */
@@ -611,7 +658,8 @@ static int pair_want(interp *I, int rel, tecs_entity_t src, tecs_entity_t tgt, i
         return find_pair(I, rel, src, tgt) >= 0 ? TECS_OK : TECS_ENOENT;
     if (!t || t->st != ST_ALIVE)
         return TECS_EDEAD;
-    return rel == R_CHILD && within(I, tgt, src) ? TECS_ECYCLE : TECS_OK;
+    return (rel == R_CHILD && within(I, tgt, src)) || (rel == R_ISA && isa_cycle(I, src, tgt))
+               ? TECS_ECYCLE : TECS_OK;
 }
 
 /* One pair change, called, predicted and applied to the model (or
@@ -938,6 +986,18 @@ tecs_entity_t mr_parent(const interp *I, tecs_entity_t id)
 {
     (void)I, (void)id;
     return 0;
+}
+
+bool mr_has_base(const interp *I, tecs_entity_t id)
+{
+    (void)I, (void)id;
+    return false;
+}
+
+const ment *mr_holder(const interp *I, const ment *m, int c)
+{
+    (void)I;
+    return m && (m->mask >> c & 1) ? m : NULL;
 }
 
 bool mr_term_has(const interp *I, const tecs_term_t *t, int ci, tecs_entity_t id)

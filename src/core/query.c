@@ -2302,7 +2302,7 @@ bool tecs_field_is_set(const tecs_iter_t *it, int32_t term)
         return false;
     const tecs_query_t *q = it->priv_.query;
     for (int32_t i = 0; i < q->nf; i++)     /* in every row of the step */
-        if (q->f[i].t == term && (q->f[i].kind->traits & TECS__FK_NOCOL))
+        if (q->f[i].t == term && (q->f[i].kind->traits & (TECS__FK_NOCOL | TECS__FK_SHARED)))
             return q->terms[term].oper != TECS_NONE && !((it->priv_.absent >> term) & 1u) &&
                    match_ents(q, it->priv_.match)[i] != TECS__FILTER_OFF;
     return q->mcols[(size_t)it->priv_.match * q->nterms + term] != TECS__COL_ABSENT &&

@@ -2946,7 +2946,12 @@ static int8_t inherit_match(const tecs_world_t *w, const tecs__filter *f,
 {
     if (tecs__arch_col(a, f->term.comp) != TECS__COL_ABSENT)
         return OWNS;
-    return arch_btag(w->rel, a) ? INHERITS : TECS__FILTER_OFF;
+    /* A base tag by its name: what an archetype matches stays as it was
+    ** made, whether a base holds the tag now or a load has yet to bind it. */
+    for (int32_t i = a->ncomps - 1; i >= 0; i--)
+        if (btag_named(w, a->comps[i]))
+            return INHERITS;
+    return TECS__FILTER_OFF;
 }
 
 static bool inherit_uniform(const tecs_world_t *w, const tecs__filter *f,
