@@ -132,7 +132,9 @@ static void observe(const psys *ps, plog *L, tecs_world_t *v, tecs_entity_t e, i
     lent x = { .kind = L_OBS, .id = e, .comp = (int8_t)c };
     x.alive = tecs_is_alive(v, e);
     x.has = tecs_has(v, e, ps->I->cid[c]);
-    if (csize[c] && (ps->rd >> c & 1)) {
+    /* (Not an inherited value the system writes: the base's row, which
+    ** another part may be writing, a race the program would make.) */
+    if (csize[c] && (ps->rd >> c & 1) && (x.has || !(ps->wr >> c & 1))) {
         const void *p = tecs_get(v, e, ps->I->cid[c]);
         x.sub = 1;
         x.ptr = p != NULL;
@@ -336,9 +338,12 @@ static void check_obs(interp *I, const lent *x, const char *who)
            (unsigned long long)x->id, x->alive, cname[x->comp], x->has, alive, has);
     if (!x->sub)
         return;
-    const ment *h = alive ? mr_holder(I, m, x->comp) : NULL;    /* its own or its base's */
+    /* Its own value, or its base's: another entity's row, which the wave
+    ** may be writing (its value is the race's), so only found. */
+    const ment *h = alive ? mr_holder(I, m, x->comp) : NULL;
     if (h)
-        EXPECT(I, x->ptr && x->got == TECS_OK && mi_same_val(x->comp, x->bytes, h->val[x->comp]),
+        EXPECT(I, x->ptr && x->got == TECS_OK &&
+                  (h != m || mi_same_val(x->comp, x->bytes, h->val[x->comp])),
                "%s: a worker's tecs_get of %s gave %s (%s), or another value than the model's",
                who, cname[x->comp], x->ptr ? "a value" : "NULL",
                tecs_err_name((tecs_err_t)x->got));
