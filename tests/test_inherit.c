@@ -379,3 +379,49 @@ TEST(isa_base_in_a_hierarchy_keeps_its_tag)
     TW_CHECK(f.w);
     tw_free(f.w);
 }
+
+/* Every failed allocation of an IsA pair's add (a first base: its tag
+** made; a retarget: the instance moves) and remove: TECS_ENOMEM, the
+** instance where it was, reading what it read, nothing leaked. */
+TEST(isa_out_of_memory_changes_nothing)
+{
+    for (int step = 0; step < 3; step++) {
+        bool done = false;
+        for (long k = 1; k < 400 && !done; k++) {
+            tw_alloc a = { 0 };
+            tecs_world_t *w = tw_new_ex(&a, 0);
+            tecs_comp_t p = TECS_COMPONENT(w, pos);
+            tecs_comp_t v = tecs_component_new(w, &(tecs_component_desc_t){
+                .name = "vel", .size = sizeof(vel), .align = _Alignof(vel), .inherit = true });
+            tecs_comp_t isa = tecs_isa(w);
+            tecs_entity_t b1 = tecs_new(w), b2 = tecs_new(w), e = tecs_new(w);
+            CHECK(isa != 0);
+            CHECK_ERR(TECS_SET(w, b1, v, vel, { 1, 0 }), TECS_OK);
+            CHECK_ERR(TECS_SET(w, b2, v, vel, { 2, 0 }), TECS_OK);
+            CHECK_ERR(TECS_SET(w, e, p, pos, { 0, 0 }), TECS_OK);
+            if (step > 0)
+                CHECK_ERR(tecs_pair_add(w, e, isa, b1), TECS_OK);
+            tecs_archetype_t *was = tecs_entity_archetype(w, e);
+            tecs_entity_t base = tecs_pair_target(w, e, isa, 0);
+            a.fail_at = a.calls + k;
+            tecs_err_t err = step == 0 ? tecs_pair_add(w, e, isa, b1)
+                           : step == 1 ? tecs_pair_add(w, e, isa, b2)
+                                       : tecs_pair_remove(w, e, isa, b1);
+            done = a.failures == 0;
+            a.fail_at = 0;
+            TW_CHECK(w);
+            if (err == TECS_ENOMEM) {
+                CHECK(tecs_entity_archetype(w, e) == was);
+                CHECK_EQ(tecs_pair_target(w, e, isa, 0), base);
+                const vel *got = tecs_get(w, e, v);
+                CHECK(base ? got && got->x == 1 : got == NULL);
+            } else {
+                CHECK_ERR(err, TECS_OK);
+                const vel *got = tecs_get(w, e, v);
+                CHECK(step == 2 ? got == NULL : got && got->x == (float)(step + 1));
+            }
+            tw_free(w);
+        }
+        CHECK(done);
+    }
+}
