@@ -44,8 +44,8 @@
 
 static int g_failed;            /* a result check failed somewhere          */
 static const char *g_current;   /* scenario being run, for messages         */
-static int g_passes = 20;       /* timed passes per iterate repetition      */
-static int32_t g_rows;          /* --rows: rows per chunk, 0 = the default  */
+static int g_passes = BENCH_PASSES; /* timed passes per iterate repetition */
+int32_t g_rows;                 /* --rows: rows per chunk, 0 = the default  */
 bool g_cpu_clock;
 
 void check_failed(const char *file, int line, const char *expr, const char *fmt, ...)
@@ -83,8 +83,7 @@ void *xmalloc(size_t size)
     return p;
 }
 
-/* A fixed-seed shuffle, the same on every run. */
-static void shuffle(tecs_entity_t *ids, int64_t n, uint64_t seed)
+void shuffle(tecs_entity_t *ids, int64_t n, uint64_t seed)
 {
     for (int64_t i = n - 1; i > 0; i--) {
         int64_t j = (int64_t)(rng_next(&seed) % (uint64_t)(i + 1));
@@ -1070,6 +1069,10 @@ static const scenario scenarios[] = {
     { "memory_childof_10_plain", sc_memory_childof_10_plain, M, "B/entity", F_ONCE },
     { "cascade",      sc_cascade,      1111111, "ns/node",  F_RATIO },
     { "cascade_raw",  sc_cascade_raw,  1111111, "ns/node",  0 },
+    { "get_inherited", sc_get_inherited, M,    "ns/read",   F_RATIO },
+    { "iterate_inherited", sc_iterate_inherited, M, "ns/entity", F_RATIO },
+    { "iterate_inherited_raw", sc_iterate_inherited_raw, M, "ns/entity", 0 },
+    { "memory_inherited", sc_memory_inherited, M, "B/entity", F_ONCE },
     { "heavy_1t",     sc_heavy_1t,     M,      "ns/entity", F_PAIR },
     { "heavy_nt",     sc_heavy_nt,     M,      "ns/entity", 0 },
     { "heavy_raw",    sc_heavy_raw,    M,      "ns/entity", 0 },
@@ -1126,6 +1129,8 @@ static scenario_fn raw_of(const scenario *s)
         { sc_memory_childof_10, sc_memory_childof_10_plain },
         { sc_cascade, sc_cascade_raw },
         { sc_clone_bulk, sc_create_bulk },
+        { sc_get_inherited, sc_random_get },
+        { sc_iterate_inherited, sc_iterate_inherited_raw },
     };
     for (size_t k = 0; k < sizeof own / sizeof own[0]; k++)
         if (own[k].row == s->fn)

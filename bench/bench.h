@@ -37,10 +37,15 @@ typedef struct { float x, y; } Position;
 typedef struct { float x, y; } Velocity;
 typedef struct { int hp; } Health;
 
+/* Timed passes in a repetition of an iterate row: its figure is their
+** median. */
+enum { BENCH_PASSES = 20 };
+
 /* A scenario: n units of work, the value per unit. */
 typedef double (*scenario_fn)(int64_t n);
 
 extern bool g_cpu_clock;        /* --cpu: this thread's CPU time           */
+extern int32_t g_rows;          /* --rows: rows per chunk, 0 = the default */
 
 /* A failed result check: reported with the scenario's name, and the
 ** program exits non-zero at the end. */
@@ -76,6 +81,9 @@ static inline uint64_t rng_next(uint64_t *s)
 ** pass of integrate over a query's steps (fields 0 and 1). */
 double median(double *v, int n);
 void *xmalloc(size_t size);
+/* A fixed-seed shuffle of ids, the same on every run (the random_get
+** rows' order with seed 0x9E3779B97F4A7C15). */
+void shuffle(tecs_entity_t *ids, int64_t n, uint64_t seed);
 /* An allocator hook (tecs_world_desc_t.alloc) that counts the bytes a world
 ** holds in the counter its ud points to: the memory rows. */
 typedef struct counter { size_t live; } counter;
@@ -164,5 +172,13 @@ double sc_memory_childof_10(int64_t n);
 double sc_memory_childof_10_plain(int64_t n);
 double sc_cascade(int64_t n);
 double sc_cascade_raw(int64_t n);
+
+/* The inheritance rows (bench_inherit.c): get_inherited is reported as a
+** ratio to random_get, iterate_inherited to iterate_inherited_raw, the
+** same pass by hand. */
+double sc_get_inherited(int64_t n);
+double sc_iterate_inherited(int64_t n);
+double sc_iterate_inherited_raw(int64_t n);
+double sc_memory_inherited(int64_t n);
 
 #endif
