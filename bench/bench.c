@@ -1011,6 +1011,9 @@ static const scenario scenarios[] = {
     { "create_bulk",  sc_create_bulk,  M,      "ns/entity", 0 },
     { "clone",        sc_clone,        M,      "ns/entity", 0 },
     { "clone_bulk",   sc_clone_bulk,   M,      "ns/entity", F_RATIO },
+    { "instantiate",  sc_instantiate,  M,      "ns/entity", 0 },
+    { "instantiate_bulk", sc_instantiate_bulk, M, "ns/entity", 0 },
+    { "instantiate_flat", sc_instantiate_flat, M, "ns/entity", F_RATIO },
     { "iterate",      sc_iterate,      M,      "ns/entity", F_RATIO | F_SCALING },
     { "iterate_each", sc_iterate_each, M,      "ns/entity", F_RATIO | F_SCALING },
     { "iterate_each_fn", sc_iterate_each_fn, M, "ns/entity", F_RATIO },
@@ -1126,6 +1129,7 @@ static scenario_fn raw_of(const scenario *s)
         { sc_memory_childof_10, sc_memory_childof_10_plain },
         { sc_cascade, sc_cascade_raw },
         { sc_clone_bulk, sc_create_bulk },
+        { sc_instantiate_flat, sc_create_bulk },
     };
     for (size_t k = 0; k < sizeof own / sizeof own[0]; k++)
         if (own[k].row == s->fn)

@@ -123,7 +123,8 @@ typedef struct tecs__listener {
     ** then, once per copy dst of src (n: its rank g among src's copies,
     ** w->store.plan_at src's index), LINK what its row's tags depend on,
     ** before the core's events of its birth, and PAIRS the rest after all
-    ** the plan's births, with their own events; neither can fail. */
+    ** the plan's births, with their own events; neither can fail. Those
+    ** steps come only if a RESERVE set w->store.plan_copies. */
     tecs_err_t (*on_clone)(tecs_world_t *w, void *ctx, int step, tecs_entity_t src,
                            tecs_entity_t dst, int32_t n);
 } tecs__listener;

@@ -1060,6 +1060,7 @@ static tecs_err_t plan_reserve(tecs_world_t *w, const tecs__clone_plan *p)
             return err;
     if (w->sparse.nfilled && (err = plan_sparse(w, p)))
         return err;
+    w->store.plan_copies = false;
     if (w->bus.watch_clones && (err = tecs__emit_clone(w, TECS__CLONE_RESERVE, 0, 0, 0)))
         return err;
     return TECS_OK;
@@ -1100,6 +1101,32 @@ static tecs_entity_t plan_id(tecs_world_t *w, const tecs__clone_plan *p, int32_t
     return tecs__ei_take(w);
 }
 
+/* Construct n values of column col of b from rows row on, each a copy of
+** the value at src: a plain value written once a chunk run and doubled
+** by memcpy, a hooked one through its hooks. */
+static void fill_run(tecs_world_t *w, tecs_archetype_t *b, int32_t col, uint32_t row, int32_t n,
+                     const char *src)
+{
+    const tecs__comp *ci = tecs__col_info(w, b, col);
+    size_t size = ci->size;
+    while (n > 0) {
+        int32_t room = (int32_t)(w->arch.rows - (row & w->arch.mask));
+        int32_t k = n < room ? n : room;
+        char *dst = tecs__col_ptr(b, w, col, row);
+        if (ci->ctor || ci->copy) {
+            for (int32_t j = 0; j < k; j++)
+                tecs__construct_one(w, ci, dst + (size_t)j * size, src);
+        } else {
+            size_t done = size, all = (size_t)k * size;
+            memcpy(dst, src, size);
+            for (; done < all; done *= 2)
+                memcpy(dst + done, dst, done * 2 <= all ? done : all - done);
+        }
+        row += (uint32_t)k;
+        n -= k;
+    }
+}
+
 /* The births of plan source i's n copies, everything reserved: rows,
 ** values, bits, the listeners' links, the events. @return the first row. */
 static uint32_t plan_births(tecs_world_t *w, const tecs__clone_plan *p, int32_t i)
@@ -1108,27 +1135,27 @@ static uint32_t plan_births(tecs_world_t *w, const tecs__clone_plan *p, int32_t 
     tecs_entity_t src = p->srcs[i].src;
     tecs_archetype_t *b = plan_to(w, p, i);
     uint32_t row0 = (uint32_t)b->count, srow;
-    for (int32_t g = 0; g < n; g++) {
-        tecs_entity_t e = plan_id(w, p, i, g);
+    for (int32_t g = 0; g < n;) {
         uint32_t row = row0 + (uint32_t)g;
-        w->ei.recs[TECS_ENTITY_INDEX(e)].arch = b->id;
-        w->ei.recs[TECS_ENTITY_INDEX(e)].row = row;
-        *tecs__ent_ptr(b, w, row) = e;
-        if (p->out)
-            p->out[(int64_t)i * n + g] = e;
+        int32_t room = (int32_t)(w->arch.rows - (row & w->arch.mask));
+        int32_t k = n - g < room ? n - g : room;
+        tecs_entity_t *ents = tecs__ent_ptr(b, w, row);
+        for (int32_t j = 0; j < k; j++, g++) {
+            tecs_entity_t e = plan_id(w, p, i, g);
+            w->ei.recs[TECS_ENTITY_INDEX(e)].arch = b->id;
+            w->ei.recs[TECS_ENTITY_INDEX(e)].row = row + (uint32_t)j;
+            ents[j] = e;
+            if (p->out)
+                p->out[(int64_t)i * n + g] = e;
+        }
     }
     /* Then the values: a copy hook may take slots (its births queue), so
     ** the copies' own are taken first. src's row stays where it is: hooks
     ** queue their changes. */
     tecs_archetype_t *a = plan_from(w, p, i, &srow);
-    int32_t scol[TECS_MAX_ARCH_COMPONENTS];
     for (int32_t c = 0; c < b->ncols; c++)
-        scol[c] = a == b ? c : tecs__arch_col(a, b->col_comp[c]);
-    for (int32_t g = 0; g < n; g++)
-        for (int32_t c = 0; c < b->ncols; c++)
-            tecs__construct_one(w, tecs__col_info(w, b, c),
-                                tecs__col_ptr(b, w, c, row0 + (uint32_t)g),
-                                tecs__col_ptr(a, w, scol[c], srow));
+        fill_run(w, b, c, row0, n,
+                 tecs__col_ptr(a, w, a == b ? c : tecs__arch_col(a, b->col_comp[c]), srow));
     tecs__arch_entered_n(&w->arch, b, row0, (uint32_t)n);
     b->count += n;
     w->ei.nalive += n;
@@ -1139,7 +1166,7 @@ static uint32_t plan_births(tecs_world_t *w, const tecs__clone_plan *p, int32_t 
                 tecs__arch_bit_put(w, b, j, row0 + (uint32_t)g, true);
     }
     w->store.plan_at = i;
-    for (int32_t g = 0; g < n && w->bus.watch_clones; g++)
+    for (int32_t g = 0; g < n && w->store.plan_copies; g++)
         tecs__emit_clone(w, TECS__CLONE_LINK, src, *tecs__ent_ptr(b, w, row0 + (uint32_t)g), g);
     if (w->bus.watch_moves || w->bus.watch_comps) {
         tecs_value_t vals[TECS_MAX_ARCH_COMPONENTS];
@@ -1160,12 +1187,12 @@ static void plan_after(tecs_world_t *w, const tecs__clone_plan *p, int32_t i, ui
     tecs_archetype_t *b = plan_to(w, p, i);
     uint32_t slot = TECS_ENTITY_INDEX(p->srcs[i].src);
     w->store.plan_at = i;
-    for (int32_t g = 0; g < p->n && (w->sparse.nfilled || w->bus.watch_clones); g++) {
+    for (int32_t g = 0; g < p->n && (w->sparse.nfilled || w->store.plan_copies); g++) {
         tecs_entity_t e = p->m > 1 ? p->out[(int64_t)i * p->n + g]
                                    : *tecs__ent_ptr(b, w, row0 + (uint32_t)g);
         if (w->sparse.nfilled)
             clone_sparse(w, slot, e);
-        if (w->bus.watch_clones)
+        if (w->store.plan_copies)
             tecs__emit_clone(w, TECS__CLONE_PAIRS, p->srcs[i].src, e, g);
     }
 }
@@ -1177,6 +1204,7 @@ tecs_err_t tecs__clone_run(tecs_world_t *w, const tecs__clone_plan *p)
             return tecs__err_dead(w, p->srcs[i].src);
     const tecs__clone_plan *was = w->store.plan;
     int32_t was_at = w->store.plan_at;
+    bool was_copies = w->store.plan_copies;
     w->store.plan = p;
     tecs_err_t err = plan_reserve(w, p);
     if (err == TECS_OK) {
@@ -1194,6 +1222,7 @@ tecs_err_t tecs__clone_run(tecs_world_t *w, const tecs__clone_plan *p)
     }
     w->store.plan = was;
     w->store.plan_at = was_at;
+    w->store.plan_copies = was_copies;
     return err;
 }
 

@@ -123,6 +123,8 @@ typedef struct tecs__store_state {
                                    copied, whoever owns them); else 0      */
     const tecs__clone_plan *plan; /* the clone plan being made, or NULL   */
     int32_t plan_at;            /* its source whose copies are being born   */
+    bool plan_copies;           /* a listener's RESERVE asked for its LINK
+                                   and PAIRS steps, once a copy            */
     tecs_entity_t gone;         /* the entity whose move event follows the
                                    removal of gone_comp, disabled or not
                                    (gone_disabled), while it is raised      */

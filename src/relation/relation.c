@@ -1716,6 +1716,7 @@ static tecs_err_t clone_reserve(tecs_world_t *w, rel_state *s, const tecs__clone
     }
     if (pairs == 0)
         return TECS_OK;
+    w->store.plan_copies = true;
     if ((uint64_t)entries * (uint64_t)p->n >= NONE)
         return tecs__err(w, TECS_ELIMIT, "too many relationship entries");
     if ((err = map_reserve(w, s, entries * (uint32_t)p->n)))
