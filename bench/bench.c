@@ -1010,6 +1010,9 @@ static const scenario scenarios[] = {
     { "create_bulk",  sc_create_bulk,  M,      "ns/entity", 0 },
     { "clone",        sc_clone,        M,      "ns/entity", 0 },
     { "clone_bulk",   sc_clone_bulk,   M,      "ns/entity", F_RATIO },
+    { "instantiate",  sc_instantiate,  M,      "ns/entity", 0 },
+    { "instantiate_bulk", sc_instantiate_bulk, M, "ns/entity", 0 },
+    { "instantiate_flat", sc_instantiate_flat, M, "ns/entity", F_RATIO },
     { "iterate",      sc_iterate,      M,      "ns/entity", F_RATIO | F_SCALING },
     { "iterate_each", sc_iterate_each, M,      "ns/entity", F_RATIO | F_SCALING },
     { "iterate_each_fn", sc_iterate_each_fn, M, "ns/entity", F_RATIO },
@@ -1131,6 +1134,7 @@ static scenario_fn raw_of(const scenario *s)
         { sc_clone_bulk, sc_create_bulk },
         { sc_get_inherited, sc_random_get },
         { sc_iterate_inherited, sc_iterate_inherited_raw },
+        { sc_instantiate_flat, sc_create_bulk },
     };
     for (size_t k = 0; k < sizeof own / sizeof own[0]; k++)
         if (own[k].row == s->fn)

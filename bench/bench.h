@@ -161,8 +161,11 @@ double sc_disjoint_nt(int64_t n);
 /* The relation rows (bench_relation.c): the memory_childof rows are
 ** reported as ratios to their _plain rows, the same entities without
 ** relationships; cascade as a ratio to cascade_raw, the same pass by
-** hand. */
+** hand; instantiate_flat as a ratio to create_bulk. */
 double sc_child_new(int64_t n);
+double sc_instantiate(int64_t n);
+double sc_instantiate_bulk(int64_t n);
+double sc_instantiate_flat(int64_t n);
 double sc_reparent(int64_t n);
 double sc_subtree_destroy(int64_t n);
 double sc_children(int64_t n);

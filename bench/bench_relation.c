@@ -5,10 +5,14 @@
 ** the bytes per entity of two shapes of hierarchy (memory_childof_wide:
 ** one parent; memory_childof_10: ten children a parent), each reported as
 ** a ratio to the same entities without relationships
-** (memory_childof_wide_plain, memory_childof_10_plain).
+** (memory_childof_wide_plain, memory_childof_10_plain); and the instances
+** of a prefab with two children, one by one (instantiate) and in bulk
+** (instantiate_bulk), and of a prefab with none in bulk (instantiate_flat,
+** a ratio to create_bulk).
 **
 ** N is the number of children (child_new, reparent, children, the memory
-** rows) or of entities destroyed (subtree_destroy); parents come on top.
+** rows), of entities destroyed (subtree_destroy) or of entities made (the
+** instance rows); parents and prefabs come on top.
 */
 #include "bench.h"
 #include "tinyecs/relation.h"
@@ -412,4 +416,84 @@ double sc_cascade_raw(int64_t n)
     free(wd);
     free(par);
     return t;
+}
+
+/* ---- instances of prefabs ------------------------------------------------- */
+
+enum { INST_KIDS = 2 };         /* children of the instance rows' prefab      */
+
+/* A prefab of Position (1, 2), Velocity (3, 4), Health 100 and a tag, with
+** kids children of Position (5, 6) each (setup). */
+static tecs_entity_t make_prefab(tecs_world_t *w, tecs_comp_t pos, tecs_comp_t vel,
+                                 tecs_comp_t childof, int kids, tecs_comp_t *hp)
+{
+    tecs_comp_t tag = tecs_component_new(w, &(tecs_component_desc_t){ .name = "Tag" });
+    *hp = TECS_COMPONENT(w, Health);
+    tecs_entity_t p = tecs_new(w);
+    tecs_set(w, p, pos, &(Position){ 1, 2 });
+    tecs_set(w, p, vel, &(Velocity){ 3, 4 });
+    tecs_set(w, p, *hp, &(Health){ 100 });
+    tecs_add(w, p, tag);
+    tecs_add(w, p, tecs_prefab(w));
+    for (int k = 0; k < kids; k++) {
+        tecs_entity_t c = tecs_new(w);
+        tecs_set(w, c, pos, &(Position){ 5, 6 });
+        tecs_pair_add(w, c, childof, p);
+    }
+    return p;
+}
+
+/* Every root an instance of the prefab: its values, kids children. */
+static void check_instances(tecs_world_t *w, tecs_comp_t pos, tecs_comp_t hp,
+                            tecs_comp_t childof, const tecs_entity_t *ids, int64_t n, int kids)
+{
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const Position *p = TECS_GET(w, ids[i], pos, Position);
+        const Health *h = TECS_GET(w, ids[i], hp, Health);
+        int32_t nk = 0;
+        for (tecs_walk_t it = tecs_sources(w, ids[i], childof); tecs_walk_next(&it);)
+            nk++;
+        bad += !p || !h || p->x != 1 || p->y != 2 || h->hp != 100 || nk != kids;
+    }
+    CHECK(bad == 0, "%lld wrong instances", (long long)bad);
+    CHECK(tecs_world_entity_count(w) == (int32_t)(n * (kids + 1) + kids + 1), "%d alive",
+          tecs_world_entity_count(w));
+}
+
+/* n / 3 instances of a prefab with two children, made one by one (bulk),
+** or n of a prefab without children in bulk (flat): ns per entity made. */
+static double instances(int64_t n, bool bulk, int kids)
+{
+    tecs_comp_t pos, vel, childof, hp;
+    tecs_world_t *w = rel_world(NULL, &pos, &vel, &childof);
+    tecs_entity_t prefab = make_prefab(w, pos, vel, childof, kids, &hp);
+    int64_t k = n / (kids + 1), errs = 0;
+    tecs_entity_t *ids = xmalloc((size_t)k * sizeof *ids);
+    double t0 = now_ns();
+    if (bulk)
+        errs += tecs_instantiate_bulk(w, prefab, (int32_t)k, ids) != TECS_OK;
+    for (int64_t i = 0; !bulk && i < k; i++)
+        errs += (ids[i] = tecs_instantiate(w, prefab)) == 0;
+    double t = (now_ns() - t0) / (double)(k * (kids + 1));
+    CHECK(errs == 0, "%lld failed instances", (long long)errs);
+    check_instances(w, pos, hp, childof, ids, k, kids);
+    free(ids);
+    tecs_world_free(w);
+    return t;
+}
+
+double sc_instantiate(int64_t n)
+{
+    return instances(n, false, INST_KIDS);
+}
+
+double sc_instantiate_bulk(int64_t n)
+{
+    return instances(n, true, INST_KIDS);
+}
+
+double sc_instantiate_flat(int64_t n)
+{
+    return instances(n, true, 0);
 }

@@ -332,6 +332,21 @@ static int m_apply(interp *I, const mcmd *c)
             m_clone(I, c->tgt, c->id);
         return TECS_OK;
     }
+    case Q_INST: {
+        if (m == NULL || m->st != ST_PEND)
+            return TECS_OK;
+        const ment *src = mi_find(I, c->tgt);
+        if (src == NULL || src->st != ST_ALIVE) {
+            m_kill(I, m);               /* its prefab died: the birth is cancelled */
+            return TECS_OK;
+        }
+        if (!src->prefab) {
+            m_kill(I, m);               /* no prefab any more: dropped */
+            return TECS_EINVAL;
+        }
+        mr_instantiate(I, c->tgt, &c->id, 1, true);
+        return TECS_OK;
+    }
     case Q_ADD:
     case Q_REMOVE:
     case Q_SET:
@@ -965,6 +980,50 @@ static void op_clone(interp *I, const m_op *op)
             m_clone(I, src, out[k]);
     }
 }
+
+#if TECS_HAS_RELATION
+/* tecs_instantiate of a random entity, or (y % 4 == 3) tecs_instantiate_bulk
+** of up to 7, directly or queued: queued, the instance copies the prefab
+** and its subtree as they are when the queue applies. */
+static void op_instantiate(interp *I, const m_op *op)
+{
+    bool bulk = op->y % 4 == 3;
+    int32_t n = bulk ? (int32_t)(op->y >> 2) % 8 : 1;
+    tecs_entity_t src = mi_pick_id(I, op->z), out[8];
+    for (int32_t k = 0; (op->x & 1) && k < I->ne; k++) {    /* a prefab, if any */
+        const ment *p = &I->e[(op->z + (uint32_t)k) % (uint32_t)I->ne];
+        if (p->st == ST_ALIVE && p->prefab) {
+            src = p->id;
+            break;
+        }
+    }
+    const ment *m = mi_find(I, src);
+    if (m && m->st == ST_ALIVE && I->ne + n * mr_subtree_size(I, src) > MAXE)
+        return;
+    if (I->ne + n > MAXE)
+        return;
+    bool pend = m && m->st == ST_PEND && mi_deferred(I);
+    int want = m && m->st == ST_ALIVE ? (m->prefab ? TECS_OK : TECS_EINVAL)
+             : pend ? TECS_OK : TECS_EDEAD;
+    int err;
+    if (bulk) {
+        err = tecs_instantiate_bulk(I->w, src, n, out);
+    } else {
+        out[0] = tecs_instantiate(I->w, src);
+        err = mi_got_err(I, out[0] != 0);
+    }
+    if (mi_result_is(I, err, want, bulk ? "tecs_instantiate_bulk" : "tecs_instantiate") ||
+        want != TECS_OK)
+        return;
+    for (int32_t k = 0; k < n; k++) {
+        took(I, out[k], 0);
+        if (mi_deferred(I))
+            mi_push_dq(I, &(mcmd){ .op = Q_INST, .id = out[k], .tgt = src });
+    }
+    if (!mi_deferred(I) && n > 0)
+        mr_instantiate(I, src, out, n, false);
+}
+#endif
 
 static void op_destroy(interp *I, const m_op *op)
 {
@@ -3498,7 +3557,8 @@ static void copies_components(interp *I, tecs_world_t *w)
             tecs_component_new(w, &(tecs_component_desc_t){
                 .name = cname[c], .size = csize[c], .align = calign[c], .id = I->cid[c],
                 .enableable = TOG_MASK >> c & 1, .row_ticks = ROWTICK_MASK >> c & 1,
-                .fields = cfields[c], .nfields = cnfields[c] });
+                .fields = cfields[c], .nfields = cnfields[c],
+                .inherit = INHERIT_MASK >> c & 1 });
     for (int k = 0; k < NS; k++)
         tecs_component_new(w, &(tecs_component_desc_t){
             .name = sname[k], .size = ssize[k], .align = ssize[k], .id = I->sid[k],
@@ -4031,6 +4091,7 @@ static const struct {
     { "pair_index", 2, OP_PAIR_INDEX },
     { "prefab", 3, ADDON_OP(TECS_HAS_RELATION, op_prefab) },
     { "clone", 4, op_clone },
+    { "instantiate", 4, ADDON_OP(TECS_HAS_RELATION, op_instantiate) },
 };
 enum { NOPS = sizeof ops / sizeof ops[0] };
 
@@ -4069,7 +4130,7 @@ static void setup(interp *I)
         tecs_component_desc_t d = { .name = cname[c], .size = csize[c], .align = calign[c],
                                     .enableable = TOG_MASK >> c & 1,
                                     .row_ticks = ROWTICK_MASK >> c & 1, .fields = cfields[c],
-                                    .nfields = cnfields[c] };
+                                    .nfields = cnfields[c], .inherit = INHERIT_MASK >> c & 1 };
         if (c == C_G)
             d.id = 100;
         if (c == C_H) {
@@ -4177,6 +4238,7 @@ static void release(interp *I)
     }
     free(I->e);
     free(I->pr);
+    free(I->linked);
     free(I->dq);
     free(I->lq);
     free(I->maxgen);
@@ -4209,6 +4271,7 @@ m_result m_run(const m_prog *p, const m_opts *o)
             reset_budgets(I);
             I->cb_errs = 0;
             I->ndoomed = 0;
+            I->nlinked = 0;
             ops[op->op % NOPS].fn(I, op);
             mi_sync(I);
             mi_check_drops(I);

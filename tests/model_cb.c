@@ -819,7 +819,7 @@ static size_t direct_memory(interp *I)
                                      .id = c == C_G ? 100 : 0,
                                      .enableable = TOG_MASK >> c & 1,
                                      .row_ticks = ROWTICK_MASK >> c & 1, .fields = cfields[c],
-                                     .nfields = cnfields[c] };
+                                     .nfields = cnfields[c], .inherit = INHERIT_MASK >> c & 1 };
         if (c == C_H)
             cd.ctor = obj_ctor, cd.dtor = obj_dtor, cd.copy = obj_copy, cd.move = obj_move,
             cd.hook_ctx = &hc;

@@ -33,11 +33,13 @@ extern const uint32_t ssize[NS];
 extern const char *const sname[NS];
 #define TOG_MASK 0x18u           /* enableable components: T2, V          */
 #define ROWTICK_MASK 0x12u       /* ticks per row (change detection): B, V */
+#define INHERIT_MASK 0x80u       /* instances share it (.inherit): G        */
 #define UNKNOWN_COMP 999u
 
 enum { ST_ALIVE, ST_PEND, ST_DELAY };    /* alive, birth queued, delayed birth */
 enum { Q_NEW, Q_DESTROY, Q_ADD, Q_REMOVE, Q_SET, Q_KILL, Q_ENABLE, Q_DISABLE, Q_PAIR,
-       Q_CLONE };                        /* Q_CLONE: id a clone of tgt     */
+       Q_CLONE, Q_INST };                /* Q_CLONE: id a clone of tgt,
+                                            Q_INST: an instance of tgt     */
 
 /* Relations (model_rel.c): ChildOf, a tag (cleanup REMOVE), an exclusive
 ** int32 value (DESTROY or REMOVE, by cfg), a tag whose cleanup refuses,
@@ -278,6 +280,10 @@ struct interp {
     tecs_comp_t prefab;         /* the prefab tag (model_rel.c)             */
     mpair *pr;                  /* the pairs, in no order                   */
     int32_t npr, cap_pr;
+    tecs_entity_t *linked;        /* this step's ChildOf ADD events: (child,
+                                   parent) twice an event, as they came
+                                   (model_rel.c: instances' members)       */
+    int32_t nlinked, cap_linked;
     uint64_t pseq;              /* the last order stamp given               */
     uint8_t pbody[NCB];         /* bodies of each kind also make a pair
                                    change (op pair_body)                    */
@@ -458,6 +464,16 @@ void mr_forget(interp *I, tecs_entity_t id);
 int mr_apply(interp *I, const mcmd *c);
 /* dst (just born) takes src's pairs, as tecs_clone copies them. */
 void mr_clone(interp *I, tecs_entity_t src, tecs_entity_t dst);
+/* The n roots (pending, or just taken) are born instances of the live
+** prefab src, each with its copy of src's subtree, as tecs_instantiate
+** makes them: the copies' ids are read from the world (the walks of the
+** roots' subtrees; queued, the step's ChildOf events, since later queued
+** changes may have destroyed some), which the checks compare with the
+** model after. */
+void mr_instantiate(interp *I, tecs_entity_t src, const tecs_entity_t *roots, int32_t n,
+                    bool queued);
+/* The entities tecs_instantiate of src would make: its subtree's size. */
+int32_t mr_subtree_size(const interp *I, tecs_entity_t src);
 void mr_check(interp *I);
 bool mr_has_parent(const interp *I, tecs_entity_t id);
 /* Has id a base (IsA: its archetype holds the base's tag)? */

@@ -25,6 +25,9 @@
 #if TECS_HAS_RELATION
 #include "tinyecs/relation.h"
 #endif
+#if TECS_HAS_OBSERVER
+#include "tinyecs/observer.h"
+#endif
 
 #if TECS_HAS_RELATION
 
@@ -39,9 +42,32 @@ static bool val_destroys(const interp *I)
 
 static void register_in(interp *I, tecs_world_t *w, tecs_comp_t *rid);
 
+#if TECS_HAS_OBSERVER
+/* Log a ChildOf ADD: the child and, linked by then, its parent. */
+static void log_linked(const tecs_event_t *ev)
+{
+    interp *I = ev->ctx;
+    if (I->nlinked + 2 > I->cap_linked) {
+        I->cap_linked = I->cap_linked ? 2 * I->cap_linked : 64;
+        I->linked = realloc(I->linked, (size_t)I->cap_linked * sizeof *I->linked);
+        if (I->linked == NULL)
+            abort();
+    }
+    I->linked[I->nlinked++] = ev->entity;
+    I->linked[I->nlinked++] = tecs_pair_target(ev->world, ev->entity, I->rid[R_CHILD], 0);
+}
+#endif
+
 void mr_setup(interp *I)
 {
     register_in(I, I->w, I->rid);
+#if TECS_HAS_OBSERVER
+    while (tecs_observer_new(I->w, &(tecs_observer_desc_t){
+               .event = TECS_ON_ADD, .comp = I->rid[R_CHILD], .callback = log_linked,
+               .ctx = I }) == 0)
+        EXPECT(I, tecs_last_error(I->w) == TECS_ENOMEM && I->alloc.failures > 0,
+               "tecs_observer_new(ChildOf): %s", tecs_last_error_msg(I->w));
+#endif
 }
 
 void mr_register(interp *I, tecs_world_t *w)
@@ -435,6 +461,105 @@ void mr_clone(interp *I, tecs_entity_t src, tecs_entity_t dst)
             m_pair_add(I, rel, dst, p.tgt, true, p.val);
         }
     }
+}
+
+static void dfs(const interp *I, tecs_entity_t e, int32_t d, tecs_entity_t *out, int32_t *dep,
+                int32_t *n);
+
+int32_t mr_subtree_size(const interp *I, tecs_entity_t src)
+{
+    int32_t n = 1;
+    for (int32_t i = 0; i < I->npr; i++)
+        if (I->pr[i].rel == R_CHILD && I->pr[i].tgt == src)
+            n += mr_subtree_size(I, I->pr[i].src);
+    return n;
+}
+
+/* The index of e among the m members, or -1. */
+static int32_t member_of(const tecs_entity_t *mem, int32_t m, tecs_entity_t e)
+{
+    for (int32_t i = 0; i < m; i++)
+        if (mem[i] == e)
+            return i;
+    return -1;
+}
+
+/* Copy i of the prefab's members (in mem) at rank g: its id in ids. The
+** members' copies are born source by source (each's n copies in rank
+** order), their parents linked at birth, then their other pairs, a pair
+** into the subtree pointed at the copy of its target. */
+void mr_instantiate(interp *I, tecs_entity_t src, const tecs_entity_t *roots, int32_t n,
+                    bool queued)
+{
+    size_t cap = (size_t)I->npr + 2;
+    tecs_entity_t *mem = malloc(cap * sizeof *mem);
+    int32_t *dep = malloc(cap * sizeof *dep), *idx = malloc(cap * sizeof *idx);
+    int32_t k0 = 0;
+    if (mem == NULL || dep == NULL || idx == NULL)
+        abort();
+    mem[0] = src;
+    dfs(I, src, 0, mem + 1, dep + 1, &k0);
+    int32_t m = 1 + k0;
+    tecs_entity_t *ids = malloc((size_t)m * (size_t)n * sizeof *ids);
+    if (ids == NULL)
+        abort();
+    for (int32_t g = 0; g < n; g++) {
+        ids[g] = roots[g];
+        int32_t k = 1;
+        if (queued && TECS_HAS_OBSERVER) {
+            /* its members came in depth-first order, each after its parent */
+            for (int32_t x = 0; k < m && x + 1 < I->nlinked; x += 2) {
+                int32_t p = member_of(mem, m, parent_of(I, mem[k]));
+                if (I->linked[x + 1] == ids[(int64_t)p * n + g] && mi_find(I, I->linked[x]) == NULL)
+                    ids[(int64_t)k++ * n + g] = I->linked[x];
+            }
+        } else {
+            for (tecs_walk_t it = tecs_tree(I->w, roots[g], TECS_TREE_DEPTH_FIRST);
+                 k < m && tecs_walk_next(&it);)
+                ids[(int64_t)k++ * n + g] = it.entity;
+        }
+        EXPECT(I, k == m, "the instance %llx of %llx has %d members, the model %d",
+               (unsigned long long)roots[g], (unsigned long long)src, (int)k, (int)m);
+    }
+    for (int32_t i = 0; i < m; i++)
+        for (int32_t g = 0; g < n; g++) {
+            tecs_entity_t id = ids[(int64_t)i * n + g];
+            ment *d = i == 0 ? mi_find(I, id) : m_add_ent(I, id, ST_ALIVE, 0);
+            const ment *s = mi_find(I, mem[i]);
+            /* A member that has a base or an inherited component is
+            ** inherited from: its copy shares what it has of those. */
+            bool base = base_of(I, mem[i]) != 0 || (s->mask & INHERIT_MASK);
+            d->st = ST_ALIVE;
+            d->mask = base ? s->mask & ~INHERIT_MASK : s->mask;
+            d->off = s->off;
+            memcpy(d->val, s->val, sizeof d->val);
+            d->smask = s->smask;
+            memcpy(d->sval, s->sval, sizeof d->sval);
+            d->prefab = false;
+            if (i > 0) {
+                int32_t p = member_of(mem, m, parent_of(I, mem[i]));
+                m_pair_add(I, R_CHILD, id, ids[(int64_t)p * n + g], false, 0);
+            }
+            if (base)
+                m_pair_add(I, R_ISA, id, mem[i], false, 0);
+        }
+    for (int32_t i = 0; i < m; i++)
+        for (int32_t g = 0; g < n; g++)
+            for (int rel = 0; rel < NR; rel++) {
+                if (rel == R_CHILD || rel == R_REF || rel == R_ISA)
+                    continue;       /* (IsA: the copy's base is its source) */
+                int32_t k = targets_of(I, mem[i], rel, idx);
+                for (int32_t x = 0; x < k; x++) {
+                    mpair pr = I->pr[idx[x]];
+                    int32_t j = member_of(mem, m, pr.tgt);
+                    m_pair_add(I, rel, ids[(int64_t)i * n + g],
+                               j < 0 ? pr.tgt : ids[(int64_t)j * n + g], true, pr.val);
+                }
+            }
+    free(ids);
+    free(idx);
+    free(dep);
+    free(mem);
 }
 
 /* ---- checks ------------------------------------------------------------------ */
@@ -969,6 +1094,18 @@ int mr_apply(interp *I, const mcmd *c)
 void mr_clone(interp *I, tecs_entity_t src, tecs_entity_t dst)
 {
     (void)I, (void)src, (void)dst;
+}
+
+void mr_instantiate(interp *I, tecs_entity_t src, const tecs_entity_t *roots, int32_t n,
+                    bool queued)
+{
+    (void)I, (void)src, (void)roots, (void)n, (void)queued;
+}
+
+int32_t mr_subtree_size(const interp *I, tecs_entity_t src)
+{
+    (void)I, (void)src;
+    return 1;
 }
 
 void mr_check(interp *I)

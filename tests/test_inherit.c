@@ -425,3 +425,55 @@ TEST(isa_out_of_memory_changes_nothing)
         CHECK(done);
     }
 }
+
+/* An instance of a prefab holding an inherited component shares it: no
+** copy, the prefab its base; its subtree's copies inherit from the
+** prefab's children the same way; a prefab with nothing to share makes
+** plain copies, and may die while they live. */
+TEST(isa_instances_share_what_is_inherited)
+{
+    fx f = fx_new();
+    tecs_comp_t pf = tecs_prefab(f.w), childof = tecs_childof(f.w);
+    tecs_entity_t orc = tecs_new(f.w), axe = tecs_new(f.w);
+    CHECK_ERR(TECS_SET(f.w, orc, f.pos, pos, { 1, 1 }), TECS_OK);
+    CHECK_ERR(TECS_SET(f.w, orc, f.vel, vel, { 2, 0 }), TECS_OK);
+    CHECK_ERR(tecs_add(f.w, orc, pf), TECS_OK);
+    CHECK_ERR(TECS_SET(f.w, axe, f.vel, vel, { 5, 0 }), TECS_OK);
+    CHECK_ERR(tecs_add(f.w, axe, pf), TECS_OK);
+    CHECK_ERR(tecs_pair_add(f.w, axe, childof, orc), TECS_OK);
+    tecs_entity_t e[3];
+    CHECK_ERR(tecs_instantiate_bulk(f.w, orc, 3, e), TECS_OK);
+    for (int i = 0; i < 3; i++) {
+        CHECK(tecs_has(f.w, e[i], f.pos) && !tecs_has(f.w, e[i], f.vel));
+        CHECK_EQ(tecs_pair_target(f.w, e[i], f.isa, 0), orc);
+        CHECK(tecs_get(f.w, e[i], f.vel) == tecs_get(f.w, orc, f.vel));
+        tecs_walk_t it = tecs_sources(f.w, e[i], childof);
+        CHECK(tecs_walk_next(&it));
+        tecs_entity_t kid = it.entity;
+        CHECK_EQ(tecs_pair_target(f.w, kid, f.isa, 0), axe);
+        CHECK(TECS_GET(f.w, kid, f.vel, vel)->x == 5);
+    }
+    int rows, shared;
+    CHECK(sum_vel(&f, &rows, &shared) == 3 * 2);       /* the prefabs are hidden */
+    CHECK_EQ(rows, 3);
+    CHECK_EQ(shared, 1);
+    CHECK_ERR(tecs_destroy(f.w, orc), TECS_EBUSY);
+    /* A variant: an instance made a prefab, its own vel over orc's. */
+    tecs_entity_t chief = tecs_instantiate(f.w, orc);
+    CHECK_ERR(tecs_add(f.w, chief, pf), TECS_OK);
+    tecs_entity_t boss = tecs_instantiate(f.w, chief);
+    CHECK_EQ(tecs_pair_target(f.w, boss, f.isa, 0), chief);
+    CHECK(TECS_GET(f.w, boss, f.vel, vel)->x == 2);     /* orc's, through chief */
+    CHECK_ERR(TECS_SET(f.w, chief, f.vel, vel, { 7, 0 }), TECS_OK);
+    CHECK(TECS_GET(f.w, boss, f.vel, vel)->x == 7);
+    /* Nothing to share: plain copies. */
+    tecs_entity_t rock = tecs_new(f.w);
+    CHECK_ERR(TECS_SET(f.w, rock, f.pos, pos, { 3, 3 }), TECS_OK);
+    CHECK_ERR(tecs_add(f.w, rock, pf), TECS_OK);
+    tecs_entity_t pebble = tecs_instantiate(f.w, rock);
+    CHECK_EQ(tecs_pair_target(f.w, pebble, f.isa, 0), 0);
+    CHECK_ERR(tecs_destroy(f.w, rock), TECS_OK);
+    CHECK(TECS_GET(f.w, pebble, f.pos, pos)->x == 3);
+    TW_CHECK(f.w);
+    tw_free(f.w);
+}

@@ -117,6 +117,40 @@ tecs_comp_t tecs_prefab(tecs_world_t *world);
  */
 tecs_comp_t tecs_isa(tecs_world_t *world);
 
+/**
+ * Make an instance of prefab (an entity with the tecs_prefab tag): a clone
+ * of it (tecs_clone: table, sparse and enableable components with their
+ * states, values through copy hooks, its pairs but those of .no_clone
+ * relations) born in one step into its archetype without the Prefab tag,
+ * so queries see it; and a copy of each of its ChildOf descendants (their
+ * Prefab tags left out too), parented to the copy of its parent in the
+ * same sibling order. A copy's pair whose target is in the prefab's
+ * subtree (the prefab included) points at the target's copy; other
+ * targets stay. The instance is a root: it takes no parent the prefab has.
+ * Events as births: each copy's ADD and SET events, then its sparse
+ * components' and pairs'. Queued while deferred (the id handed out at once
+ * as TECS_ENTITY_PENDING; made from the prefab as it is when the queue
+ * applies, cancelled if it is gone or no prefab then). Callbacks that run
+ * meanwhile (hooks, observers) may call what they may call during
+ * tecs_clone (docs/errors.md). docs/prefabs.md.
+ * @return the instance's root, or 0: TECS_EINVAL (NULL world, prefab not a
+ * prefab), TECS_EDEAD (prefab dead, stale, 0, a delayed birth; pending
+ * while the world is not deferred), TECS_EEXIST (a unique index holds a
+ * copied key), TECS_ENOMEM and TECS_ELIMIT (nothing changed).
+ */
+tecs_entity_t tecs_instantiate(tecs_world_t *world, tecs_entity_t prefab);
+
+/**
+ * n instances of prefab at once, each with its own copy of the subtree
+ * (as tecs_instantiate); their roots into out if not NULL (n ids). n 0
+ * makes nothing. A prefab with no children is one reserve and its rows
+ * filled at once, as tecs_clone_bulk.
+ * @return TECS_OK, TECS_EINVAL (also n < 0), then as tecs_instantiate;
+ * a failure makes none.
+ */
+tecs_err_t tecs_instantiate_bulk(tecs_world_t *world, tecs_entity_t prefab, int32_t n,
+                                 tecs_entity_t *out);
+
 /** True if comp is a relation of the world (ChildOf included, once made). */
 bool tecs_is_relation(const tecs_world_t *world, tecs_comp_t comp);
 

@@ -115,13 +115,16 @@ typedef struct tecs__listener {
     void (*on_reset)(tecs_world_t *w, void *ctx);
     /* The values the add-on keeps outside rows (above), or NULL. */
     const tecs__values *values;
-    /* Clones of the live entity src (tecs_clone), in steps (TECS__CLONE_*):
-    ** RESERVE what copying src's state to n clones needs, for clones that
-    ** will take the slots of the next n tecs__ei_take calls (dst 0) or the
-    ** one born as the pending dst (n 1), an error changing nothing; then,
-    ** once per clone dst, LINK what its row's tags depend on, before the
-    ** core's events of its birth, and PAIRS the rest after them, with
-    ** their own events; neither can fail. */
+    /* Clones (tecs_clone, the relation add-on's instances) of the plan
+    ** w->store.plan (store.h), in steps (TECS__CLONE_*): RESERVE what
+    ** copying its sources' state needs (src, dst and n unused), for copies
+    ** that take the plan's pending ids or else the slots of the next
+    ** tecs__ei_take calls, in the plan's order, an error changing nothing;
+    ** then, once per copy dst of src (n: its rank g among src's copies,
+    ** w->store.plan_at src's index), LINK what its row's tags depend on,
+    ** before the core's events of its birth, and PAIRS the rest after all
+    ** the plan's births, with their own events; neither can fail. Those
+    ** steps come only if a RESERVE set w->store.plan_copies. */
     tecs_err_t (*on_clone)(tecs_world_t *w, void *ctx, int step, tecs_entity_t src,
                            tecs_entity_t dst, int32_t n);
     /* The value of the table component c that an entity of archetype a,

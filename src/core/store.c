@@ -923,14 +923,23 @@ tecs_err_t tecs__written(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, const 
 
 /* ---- clones -----------------------------------------------------------
 **
-** n clones of src are n births into src's archetype, each value copied
-** from src's row (copy hook, else memcpy), its disabled bits set as src's,
-** its sparse values copied too; the listeners that keep state of their
-** own beside the entity (the relation add-on's pairs) copy it through
-** the bus's on_clone. Everything is reserved first: the record slots, the
-** rows, the sparse sets' pages for the slots the clones will take, the
-** vetoes (asked about n copies of src's values) and the listeners' room.
-** Then the commit, which cannot fail, and the events of a birth.
+** A clone plan (store.h) copies m sources n times each: each copy is a
+** birth into its source's plan archetype `to`, each of to's columns
+** copied from the source's row (copy hook, else memcpy), its disabled
+** bits set as the source's, its sparse values copied too; the listeners
+** that keep state of their own beside the entity (the relation add-on's
+** pairs) copy it through the bus's on_clone. to may be the source's own
+** archetype (tecs_clone) or one with fewer columns and other tags (an
+** instance: no Prefab tag, its own level), so columns are matched by
+** component. Everything is reserved first, for all m * n copies at once:
+** the record slots, the rows of each archetype, the sparse sets' room for
+** the slots the copies will take, the vetoes (asked about n copies of
+** each source's values) and the listeners' room. Then the commit, which
+** cannot fail: the births source by source with their events, then each
+** copy's sparse values and pairs, so a pair between two copies finds both
+** born.
+**
+**   out  [ src 0: copy 0 .. n-1 | src 1: copy 0 .. n-1 | ... ]
 */
 
 /* Ask the vetoes about n copies of c's value at p (NULL: a tag). */
@@ -951,49 +960,108 @@ static tecs_err_t veto_copies(tecs_world_t *w, tecs_comp_t c, const void *p, int
     return err;
 }
 
-/* Reserve the sparse sets' room for n clones of the entity at slot (into:
-** the one clone's pending id, else the slots the next takes give). */
-static tecs_err_t clone_sparse_reserve(tecs_world_t *w, uint32_t slot, int32_t n,
-                                       tecs_entity_t into)
+/* The archetype and row of plan source i. */
+static tecs_archetype_t *plan_from(tecs_world_t *w, const tecs__clone_plan *p, int32_t i,
+                                   uint32_t *row)
 {
-    for (int32_t i = 0; i < w->sparse.nsets; i++) {
-        tecs__sparse *s = w->sparse.sets[i];
-        const void *p = s->count ? tecs__sparse_get(w, s->comp, slot) : NULL;
-        if (p == NULL)
-            continue;
-        tecs_comp_t c = s->comp;
-        tecs_err_t err;
-        if (w->comp.comps[c].veto && (err = veto_copies(w, c, s->size ? p : NULL, n)))
+    const tecs__record *r = &w->ei.recs[TECS_ENTITY_INDEX(p->srcs[i].src)];
+    *row = r->row;
+    return tecs__rec_arch(w, r);
+}
+
+/* The archetype copies of plan source i are born into. */
+static tecs_archetype_t *plan_to(tecs_world_t *w, const tecs__clone_plan *p, int32_t i)
+{
+    uint32_t row;
+    return p->srcs[i].to ? p->srcs[i].to : plan_from(w, p, i, &row);
+}
+
+/* Rows for every copy, each archetype's counted over the plan. */
+static tecs_err_t plan_rows(tecs_world_t *w, const tecs__clone_plan *p)
+{
+    for (int32_t i = 0; i < p->m; i++) {
+        tecs_archetype_t *b = plan_to(w, p, i);
+        int64_t k = 0;
+        for (int32_t j = 0; j < p->m && k >= 0; j++)
+            if (plan_to(w, p, j) == b)
+                k = j < i ? -1 : k + p->n;      /* counted at its first source */
+        if (k > INT32_MAX)
+            return tecs__err(w, TECS_ELIMIT, "too many rows in one clone");
+        tecs_err_t err = k > 0 ? tecs__arch_reserve_rows(w, b, (int32_t)k) : TECS_OK;
+        if (err)
             return err;
-        tecs__ei_walk sw = tecs__ei_ahead(w);
-        for (int32_t k = 0; k < n; k++)
-            if ((err = tecs__sparse_reserve_n(w, c, into ? TECS_ENTITY_INDEX(into)
-                                              : tecs__ei_ahead_next(w, &sw), n)))
-                return err;
     }
     return TECS_OK;
 }
 
-/* Everything n clones of src (in a at srow) need, reserved. */
-static tecs_err_t clone_reserve(tecs_world_t *w, tecs_entity_t src, tecs_archetype_t *a,
-                                uint32_t srow, int32_t n, tecs_entity_t into)
+/* Ask the vetoes about the n copies of plan source i's values. */
+static tecs_err_t plan_vetoes(tecs_world_t *w, const tecs__clone_plan *p, int32_t i)
 {
-    tecs_err_t err;
-    if ((!into && (err = tecs__ei_reserve(w, n))) || (err = tecs__arch_reserve_rows(w, a, n)))
-        return err;
-    w->store.cloning = src;
-    for (int32_t i = 0; any_vetoing(w, a) && i < a->ncomps && !err; i++) {
-        tecs_comp_t c = a->comps[i];
+    tecs_archetype_t *b = plan_to(w, p, i);
+    tecs_err_t err = TECS_OK;
+    w->store.cloning = p->srcs[i].src;
+    for (int32_t k = 0; any_vetoing(w, b) && k < b->ncomps && !err; k++) {
+        tecs_comp_t c = b->comps[k];
+        uint32_t srow;
+        tecs_archetype_t *a = plan_from(w, p, i, &srow);
         int32_t col = tecs__arch_col(a, c);
         if (w->comp.comps[c].veto)
-            err = veto_copies(w, c, col >= 0 ? tecs__col_ptr(a, w, col, srow) : NULL, n);
+            err = veto_copies(w, c, col >= 0 ? tecs__col_ptr(a, w, col, srow) : NULL, p->n);
     }
     w->store.cloning = 0;
-    if (err)
+    return err;
+}
+
+/* The sparse sets' room for every copy: each set grows by all the copies
+** of the sources that have it, and has pages at their slots. */
+static tecs_err_t plan_sparse(tecs_world_t *w, const tecs__clone_plan *p)
+{
+    for (int32_t si = 0; si < w->sparse.nsets; si++) {
+        tecs__sparse *s = w->sparse.sets[si];
+        tecs_comp_t c = s->comp;
+        int32_t total = 0;
+        tecs_err_t err = TECS_OK;
+        for (int32_t i = 0; s->count && i < p->m && !err; i++) {
+            const void *v = tecs__sparse_get(w, c, TECS_ENTITY_INDEX(p->srcs[i].src));
+            if (v == NULL)
+                continue;
+            if (total > INT32_MAX - p->n)
+                return tecs__err(w, TECS_ELIMIT, "too many values in one clone");
+            total += p->n;
+            if (w->comp.comps[c].veto)
+                err = veto_copies(w, c, s->size ? v : NULL, p->n);
+        }
+        tecs__ei_walk wk = tecs__ei_ahead(w);
+        for (int32_t i = 0; total && i < p->m && !err; i++) {
+            bool has = tecs__sparse_get(w, c, TECS_ENTITY_INDEX(p->srcs[i].src)) != NULL;
+            for (int32_t g = 0; g < p->n && !err; g++) {
+                uint32_t slot = tecs__clone_slot(w, p, i, g, &wk);
+                if (has)
+                    err = tecs__sparse_reserve_n(w, c, slot, total);
+            }
+        }
+        if (err)
+            return err;
+    }
+    return TECS_OK;
+}
+
+/* Everything the plan's copies need, reserved. */
+static tecs_err_t plan_reserve(tecs_world_t *w, const tecs__clone_plan *p)
+{
+    int64_t fresh = (int64_t)p->m * p->n - (p->into ? p->n : 0);
+    if (fresh > INT32_MAX)
+        return tecs__err(w, TECS_ELIMIT, "too many entities in one clone");
+    tecs_err_t err;
+    if ((fresh > 0 && (err = tecs__ei_reserve(w, (int32_t)fresh))) || (err = plan_rows(w, p)))
         return err;
-    if (w->sparse.nfilled && (err = clone_sparse_reserve(w, TECS_ENTITY_INDEX(src), n, into)))
+    for (int32_t i = 0; i < p->m; i++)
+        if ((err = plan_vetoes(w, p, i)))
+            return err;
+    if (w->sparse.nfilled && (err = plan_sparse(w, p)))
         return err;
-    if (w->bus.watch_clones && (err = tecs__emit_clone(w, TECS__CLONE_RESERVE, src, into, n)))
+    w->store.plan_copies = false;
+    if (w->bus.watch_clones && (err = tecs__emit_clone(w, TECS__CLONE_RESERVE, 0, 0, 0)))
         return err;
     return TECS_OK;
 }
@@ -1018,69 +1086,150 @@ static void clone_sparse(tecs_world_t *w, uint32_t slot, tecs_entity_t e)
     }
 }
 
-/* Commit n clones of src (row srow of a), everything reserved: rows,
-** values, bits, the listeners' links; the events of the births; then the
-** sparse values and the listeners' pairs, with their events. */
-static void clone_commit(tecs_world_t *w, tecs_entity_t src, tecs_archetype_t *a,
-                         uint32_t srow, int32_t n, tecs_entity_t *out, tecs_entity_t into)
+/* The id copy g of plan source i is born as: a pending id of the plan, one
+** taken before the births (m > 1), or a slot taken now. */
+static tecs_entity_t plan_id(tecs_world_t *w, const tecs__clone_plan *p, int32_t i, int32_t g)
 {
-    uint32_t row0 = (uint32_t)a->count, slot = TECS_ENTITY_INDEX(src);
-    if (into)
+    if (i == 0 && p->into) {
         w->ei.npending--;
-    for (int32_t k = 0; k < n; k++) {
-        tecs_entity_t e = into ? into : tecs__ei_take(w);
-        uint32_t row = row0 + (uint32_t)k;
-        w->ei.recs[TECS_ENTITY_INDEX(e)].arch = a->id;
-        w->ei.recs[TECS_ENTITY_INDEX(e)].row = row;
-        *tecs__ent_ptr(a, w, row) = e;
-        if (out)
-            out[k] = e;
+        return p->into[g];
+    }
+    if (p->m > 1) {
+        w->ei.npending--;
+        return p->out[(int64_t)i * p->n + g];
+    }
+    return tecs__ei_take(w);
+}
+
+/* Construct n values of column col of b from rows row on, each a copy of
+** the value at src: a plain value written once a chunk run and doubled
+** by memcpy, a hooked one through its hooks. */
+static void fill_run(tecs_world_t *w, tecs_archetype_t *b, int32_t col, uint32_t row, int32_t n,
+                     const char *src)
+{
+    const tecs__comp *ci = tecs__col_info(w, b, col);
+    size_t size = ci->size;
+    while (n > 0) {
+        int32_t room = (int32_t)(w->arch.rows - (row & w->arch.mask));
+        int32_t k = n < room ? n : room;
+        char *dst = tecs__col_ptr(b, w, col, row);
+        if (ci->ctor || ci->copy) {
+            for (int32_t j = 0; j < k; j++)
+                tecs__construct_one(w, ci, dst + (size_t)j * size, src);
+        } else {
+            size_t done = size, all = (size_t)k * size;
+            memcpy(dst, src, size);
+            for (; done < all; done *= 2)
+                memcpy(dst + done, dst, done * 2 <= all ? done : all - done);
+        }
+        row += (uint32_t)k;
+        n -= k;
+    }
+}
+
+/* The births of plan source i's n copies, everything reserved: rows,
+** values, bits, the listeners' links, the events. @return the first row. */
+static uint32_t plan_births(tecs_world_t *w, const tecs__clone_plan *p, int32_t i)
+{
+    int32_t n = p->n;
+    tecs_entity_t src = p->srcs[i].src;
+    tecs_archetype_t *b = plan_to(w, p, i);
+    uint32_t row0 = (uint32_t)b->count, srow;
+    for (int32_t g = 0; g < n;) {
+        uint32_t row = row0 + (uint32_t)g;
+        int32_t room = (int32_t)(w->arch.rows - (row & w->arch.mask));
+        int32_t k = n - g < room ? n - g : room;
+        tecs_entity_t *ents = tecs__ent_ptr(b, w, row);
+        for (int32_t j = 0; j < k; j++, g++) {
+            tecs_entity_t e = plan_id(w, p, i, g);
+            w->ei.recs[TECS_ENTITY_INDEX(e)].arch = b->id;
+            w->ei.recs[TECS_ENTITY_INDEX(e)].row = row + (uint32_t)j;
+            ents[j] = e;
+            if (p->out)
+                p->out[(int64_t)i * n + g] = e;
+        }
     }
     /* Then the values: a copy hook may take slots (its births queue), so
-    ** the clones' own are taken first. */
-    for (int32_t k = 0; k < n; k++)
-        for (int32_t c = 0; c < a->ncols; c++)
-            tecs__construct_one(w, tecs__col_info(w, a, c),
-                                tecs__col_ptr(a, w, c, row0 + (uint32_t)k),
-                                tecs__col_ptr(a, w, c, srow));
-    tecs__arch_entered_n(&w->arch, a, row0, (uint32_t)n);
-    a->count += n;
+    ** the copies' own are taken first. src's row stays where it is: hooks
+    ** queue their changes. */
+    tecs_archetype_t *a = plan_from(w, p, i, &srow);
+    for (int32_t c = 0; c < b->ncols; c++)
+        fill_run(w, b, c, row0, n,
+                 tecs__col_ptr(a, w, a == b ? c : tecs__arch_col(a, b->col_comp[c]), srow));
+    tecs__arch_entered_n(&w->arch, b, row0, (uint32_t)n);
+    b->count += n;
     w->ei.nalive += n;
-    for (int32_t j = 0; j < a->ntog; j++)
-        if (tecs__arch_bit(a, w, j, srow))
-            for (int32_t k = 0; k < n; k++)
-                tecs__arch_bit_put(w, a, j, row0 + (uint32_t)k, true);
-    for (int32_t k = 0; k < n && w->bus.watch_clones; k++)
-        tecs__emit_clone(w, TECS__CLONE_LINK, src, *tecs__ent_ptr(a, w, row0 + (uint32_t)k), 0);
+    for (int32_t j = 0; j < b->ntog; j++) {
+        int32_t ja = tecs__arch_tog(a, b->tog_comp[j]);
+        if (ja >= 0 && tecs__arch_bit(a, w, ja, srow))
+            for (int32_t g = 0; g < n; g++)
+                tecs__arch_bit_put(w, b, j, row0 + (uint32_t)g, true);
+    }
+    w->store.plan_at = i;
+    for (int32_t g = 0; g < n && w->store.plan_copies; g++)
+        tecs__emit_clone(w, TECS__CLONE_LINK, src, *tecs__ent_ptr(b, w, row0 + (uint32_t)g), g);
     if (w->bus.watch_moves || w->bus.watch_comps) {
         tecs_value_t vals[TECS_MAX_ARCH_COMPONENTS];
-        for (int32_t c = 0; c < a->ncols; c++)
-            vals[c] = (tecs_value_t){ .comp = a->col_comp[c] };
-        announce_births(w, a, row0, n, a->ncols, vals);
+        for (int32_t c = 0; c < b->ncols; c++)
+            vals[c] = (tecs_value_t){ .comp = b->col_comp[c] };
+        announce_births(w, b, row0, n, b->ncols, vals);
     }
-    /* Then what a birth into a cannot carry, as adds after it: sparse
-    ** values and pairs. No hook or callback could remove a row meanwhile
-    ** (their changes queue), so the rows are where they were. */
-    for (int32_t k = 0; k < n && (w->sparse.nfilled || w->bus.watch_clones); k++) {
-        tecs_entity_t e = *tecs__ent_ptr(a, w, row0 + (uint32_t)k);
+    return row0;
+}
+
+/* What a birth cannot carry, as adds after it, for plan source i's copies
+** (at row0 of its archetype when the plan has one source, else in out):
+** sparse values and the listeners' pairs. No hook or callback could
+** remove a row meanwhile (their changes queue), so the rows are where
+** they were. */
+static void plan_after(tecs_world_t *w, const tecs__clone_plan *p, int32_t i, uint32_t row0)
+{
+    tecs_archetype_t *b = plan_to(w, p, i);
+    uint32_t slot = TECS_ENTITY_INDEX(p->srcs[i].src);
+    w->store.plan_at = i;
+    for (int32_t g = 0; g < p->n && (w->sparse.nfilled || w->store.plan_copies); g++) {
+        tecs_entity_t e = p->m > 1 ? p->out[(int64_t)i * p->n + g]
+                                   : *tecs__ent_ptr(b, w, row0 + (uint32_t)g);
         if (w->sparse.nfilled)
             clone_sparse(w, slot, e);
-        if (w->bus.watch_clones)
-            tecs__emit_clone(w, TECS__CLONE_PAIRS, src, e, 0);
+        if (w->store.plan_copies)
+            tecs__emit_clone(w, TECS__CLONE_PAIRS, p->srcs[i].src, e, g);
     }
+}
+
+tecs_err_t tecs__clone_run(tecs_world_t *w, const tecs__clone_plan *p)
+{
+    for (int32_t i = 0; i < p->m; i++)
+        if (tecs__ei_alive(w, p->srcs[i].src) == NULL)
+            return tecs__err_dead(w, p->srcs[i].src);
+    const tecs__clone_plan *was = w->store.plan;
+    int32_t was_at = w->store.plan_at;
+    bool was_copies = w->store.plan_copies;
+    w->store.plan = p;
+    tecs_err_t err = plan_reserve(w, p);
+    if (err == TECS_OK) {
+        /* The copies' ids first, pending, so that callbacks take others. */
+        for (int32_t i = p->into ? 1 : 0; p->m > 1 && i < p->m; i++)
+            for (int32_t g = 0; g < p->n; g++) {
+                p->out[(int64_t)i * p->n + g] = tecs__ei_take(w);
+                w->ei.npending++;
+            }
+        uint32_t row0 = 0;
+        for (int32_t i = 0; i < p->m; i++)
+            row0 = plan_births(w, p, i);
+        for (int32_t i = 0; i < p->m; i++)
+            plan_after(w, p, i, row0);
+    }
+    w->store.plan = was;
+    w->store.plan_at = was_at;
+    w->store.plan_copies = was_copies;
+    return err;
 }
 
 tecs_err_t tecs__clone_now(tecs_world_t *w, tecs_entity_t src, int32_t n, tecs_entity_t *out,
                            tecs_entity_t into)
 {
-    tecs__record *r = tecs__ei_alive(w, src);
-    if (r == NULL)
-        return tecs__err_dead(w, src);
-    tecs_archetype_t *a = tecs__rec_arch(w, r);
-    tecs_err_t err = clone_reserve(w, src, a, r->row, n, into);
-    if (err)
-        return err;
-    r = tecs__ei_alive(w, src);     /* a listener may have grown the records */
-    clone_commit(w, src, a, r->row, n, out, into);
-    return TECS_OK;
+    tecs__clone_src one = { src, NULL };
+    return tecs__clone_run(w, &(tecs__clone_plan){ .srcs = &one, .m = 1, .n = n,
+                                                   .into = into ? &into : NULL, .out = out });
 }

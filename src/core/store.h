@@ -45,6 +45,32 @@ tecs_err_t tecs__add_to(tecs_world_t *w, tecs_entity_t e, tecs__record *r, tecs_
 ** A failure changes nothing. */
 tecs_err_t tecs__clone_now(tecs_world_t *w, tecs_entity_t src, int32_t n, tecs_entity_t *out,
                            tecs_entity_t into);
+
+/* One source of a clone plan and the archetype its copies are born into:
+** to's data columns are some of src's archetype's (each copy takes src's
+** value of each), its other components tags; NULL: src's archetype. */
+typedef struct tecs__clone_src {
+    tecs_entity_t src;          /* alive                                    */
+    tecs_archetype_t *to;
+} tecs__clone_src;
+
+/* m sources copied n times each, in one step: everything reserved, then
+** the births, source by source (source 0's n copies first), then each
+** copy's sparse values and the listeners' pairs. Copy g of source i is
+** out[i * n + g]; remap asks the listeners to point a copy's pairs whose
+** target is source j at copy g of source j (so a group of sources, a
+** subtree, is copied as a whole). */
+typedef struct tecs__clone_plan {
+    const tecs__clone_src *srcs;
+    int32_t m, n;
+    const tecs_entity_t *into;  /* n pending ids source 0's copies are born
+                                   as, or NULL: the copies take new slots   */
+    tecs_entity_t *out;         /* m * n ids (may be NULL when m is 1)      */
+    bool remap;
+} tecs__clone_plan;
+
+/* Make the plan's copies now; a failure changes nothing. */
+tecs_err_t tecs__clone_run(tecs_world_t *w, const tecs__clone_plan *p);
 tecs_err_t tecs__birth_bulk(tecs_world_t *w, tecs_archetype_t *a, int32_t n, tecs_entity_t *out,
                             int32_t nvals, const tecs_value_t *vals);
 /* The value p of c of e was written in place: ask vetoing listeners after
@@ -95,6 +121,10 @@ typedef struct tecs__store_state {
     tecs_entity_t cloning;      /* while the vetoes are asked about clones:
                                    their source (its archetype's tags are
                                    copied, whoever owns them); else 0      */
+    const tecs__clone_plan *plan; /* the clone plan being made, or NULL   */
+    int32_t plan_at;            /* its source whose copies are being born   */
+    bool plan_copies;           /* a listener's RESERVE asked for its LINK
+                                   and PAIRS steps, once a copy            */
     tecs_entity_t gone;         /* the entity whose move event follows the
                                    removal of gone_comp, disabled or not
                                    (gone_disabled), while it is raised      */
@@ -108,6 +138,17 @@ typedef struct tecs__store_state {
 
 #if defined(TECS__WORLD_DONE) && !defined(TECS_STORE_INLINES)
 #define TECS_STORE_INLINES
+
+/* The slot copy g of plan source i takes, the copies walked in the plan's
+** order (source by source, each copy in rank order) with wk, which starts
+** as tecs__ei_ahead(w) and moves on at each copy that takes a new slot. */
+static inline uint32_t tecs__clone_slot(tecs_world_t *w, const tecs__clone_plan *p, int32_t i,
+                                        int32_t g, tecs__ei_walk *wk)
+{
+    if (i == 0 && p->into)
+        return TECS_ENTITY_INDEX(p->into[g]);
+    return tecs__ei_ahead_next(w, wk);
+}
 
 /* Construct one value at to, copied from value if given. */
 static inline void tecs__construct_one(tecs_world_t *w, const tecs__comp *ci, void *to,

@@ -2,7 +2,8 @@
 ** relation/internal.h — what relation.c lends the snapshot layer: its
 ** relations and pairs enumerated for a save, a made component turned into
 ** a relation for a load, and the pairs dropped and restored after rows
-** were replaced without events. Only src/snapshot includes it. Without the relation
+** were replaced without events; and ChildOf's level tags to instance.c.
+** Only src/snapshot and instance.c include it. Without the relation
 ** add-on (TECS__RELATION undefined) the same calls are inline: the world
 ** has no relation, and a restore of any pair is refused.
 */
@@ -65,6 +66,15 @@ tecs_err_t tecs__rel_adopt(tecs_world_t *w, tecs_comp_t c, bool exclusive,
 tecs_err_t tecs__rel_restore(tecs_world_t *w, const tecs__rel_pair *pairs, uint32_t n);
 /* Drop every pair and link (the rows' entities died): cannot fail. */
 void tecs__rel_clear(tecs_world_t *w);
+/* ChildOf's tag of level d >= 1 (instance.c), registered if absent; 0 with
+** the error recorded. */
+tecs_comp_t tecs__rel_depth_tag(tecs_world_t *w, int32_t d);
+/* The archetype b of a copy of src (instance.c) made to inherit from src
+** if src has a base or owns an inherited component: src's base tag and
+** those components left out, src's own base tag (made) in; else b. NULL
+** with the error recorded. */
+tecs_archetype_t *tecs__rel_instance_arch(tecs_world_t *w, tecs_entity_t src,
+                                          tecs_archetype_t *b);
 
 #else
 

@@ -1046,6 +1046,29 @@ static tecs_err_t isa_agree(tecs_world_t *w, const rel_state *s, tecs_err_t code
     return TECS_OK;
 }
 
+tecs_archetype_t *tecs__rel_instance_arch(tecs_world_t *w, tecs_entity_t src,
+                                          tecs_archetype_t *b)
+{
+    const tecs_archetype_t *a = tecs__rec_arch(w, tecs__ei_alive(w, src));
+    rel_state *s = w->rel;
+    tecs_comp_t gone = s && s->isa >= 0 ? arch_btag(s, a) : 0;
+    bool shares = gone != 0;
+    for (int32_t i = 0; i < a->ncomps && !shares; i++)
+        shares = w->comp.comps[a->comps[i]].inherit;
+    if (!shares)
+        return b;
+    uint32_t ss = TECS_ENTITY_INDEX(src);
+    tecs_comp_t came;
+    if (tecs_isa(w) == 0 || link_reserve(w, s = w->rel, ss) || (came = base_tag(w, s, ss)) == 0)
+        return NULL;
+    if (gone && tecs__arch_col(b, gone) != TECS__COL_ABSENT)
+        b = tecs__arch_without(w, b, gone);
+    for (int32_t i = 0; b && i < a->ncomps; i++)
+        if (w->comp.comps[a->comps[i]].inherit && tecs__arch_col(b, a->comps[i]) >= 0)
+            b = tecs__arch_without(w, b, a->comps[i]);
+    return b ? tecs__arch_with(w, b, came) : NULL;
+}
+
 tecs_comp_t tecs_isa(tecs_world_t *w)
 {
     if (w == NULL || tecs__enter_read(w))
@@ -1133,6 +1156,12 @@ static tecs_comp_t depth_tag(tecs_world_t *w, rel_state *s, int32_t d)
         s->depth[s->ndepth++] = c;
     }
     return s->depth[d];
+}
+
+tecs_comp_t tecs__rel_depth_tag(tecs_world_t *w, int32_t d)
+{
+    rel_state *s = w->rel;
+    return s && d > 0 ? depth_tag(w, s, d) : 0;
 }
 
 /* The level of archetype a: its depth tag's, 0 for none. */
@@ -2002,69 +2031,142 @@ static tecs_err_t on_destroy(tecs_world_t *w, void *ctx, tecs_entity_t e)
 
 /* ---- clones ---------------------------------------------------------------
 **
-** A clone (the bus's on_clone) takes its source's pairs: its parent (the
-** clone is a sibling, at the same level, so the row the core copied has
-** the right tags already) and its pairs of every user relation not made
-** .no_clone, values copied. Pairs that target the source stay its own.
-** Reserve first (map entries, link pages at the clones' slots, nodes),
-** then link, which cannot fail: the parent before the core announces the
-** birth (the row's tags say it has one), the pairs after, each with its
-** events, as tecs_pair_add would add them.
+** A clone plan's copies (the bus's on_clone; store.h) take their sources'
+** pairs: the parent, if the copy's archetype has the ChildOf tag (a clone
+** is a sibling of its source, at the same level; an instance's root has
+** none), and the pairs of every user relation not made .no_clone, values
+** copied. With the plan's remap, a pair whose target is one of the plan's
+** sources (a parent in an instanced subtree included) points at that
+** source's copy of the same rank instead. Pairs that target a source stay
+** its own. Reserve first for all the plan's copies (map entries, link
+** pages at the copies' slots, nodes), then link, which cannot fail: the
+** parent before the core announces the birth (the row's tags say it has
+** one), the pairs after all the plan's births, each with its events, as
+** tecs_pair_add would add them.
 */
 
-/* The pairs of src in relation rel that a clone copies. */
-static uint32_t clone_count(const rel_state *s, int32_t rel, uint32_t es)
+/* Do plan source i's copies (slot es) inherit from it: is its own base
+** tag in their archetype? */
+static bool inherits_src(const rel_state *s, const tecs__clone_plan *p, int32_t i, uint32_t es)
+{
+    const rel_link *l = link_at(s, es);
+    const tecs_archetype_t *to = p->srcs[i].to;
+    return l && l->btag && to && tecs__arch_col(to, l->btag) != TECS__COL_ABSENT;
+}
+
+/* The pairs of plan source i (slot es) in relation rel that its copies
+** take. */
+static uint32_t clone_count(const tecs_world_t *w, const rel_state *s, int32_t rel,
+                            const tecs__clone_plan *p, int32_t i, uint32_t es)
 {
     const rel_info *ri = &s->rels[rel];
-    if (ri->childof)
-        return parent_slot(s, es) != NONE;
+    if (ri->childof) {
+        const tecs_archetype_t *to = p->srcs[i].to;
+        return parent_slot(s, es) != NONE &&
+               (to == NULL || tecs__arch_col(to, ri->comp) != TECS__COL_ABSENT);
+    }
+    if (rel == s->isa && p->remap)      /* an instance: its source is its base */
+        return inherits_src(s, p, i, es);
+    (void)w;
     const rel_head *h = ri->no_clone ? NULL : map_find(s, rel, es);
     return h ? h->nsrc : 0;
 }
 
-static tecs_err_t clone_reserve(tecs_world_t *w, rel_state *s, tecs_entity_t src,
-                                tecs_entity_t dst, int32_t n)
+/* The index of the plan source in slot t, or -1 (always without remap). */
+static int32_t plan_index(const tecs__clone_plan *p, uint32_t t)
 {
-    uint32_t es = TECS_ENTITY_INDEX(src), entries = 0, pairs = 0;
+    for (int32_t i = 0; p->remap && i < p->m; i++)
+        if (TECS_ENTITY_INDEX(p->srcs[i].src) == t)
+            return i;
+    return -1;
+}
+
+/* The slot a copy of rank g points at for the target slot t. */
+static uint32_t mapped(const tecs_world_t *w, const tecs__clone_plan *p, uint32_t t, int32_t g,
+                       tecs_entity_t dst)
+{
+    int32_t i = plan_index(p, t);
+    (void)w;
+    if (i < 0)
+        return t;
+    if (i == w->store.plan_at)
+        return TECS_ENTITY_INDEX(dst);
+    return TECS_ENTITY_INDEX(p->out[(int64_t)i * p->n + g]);
+}
+
+static tecs_err_t clone_reserve(tecs_world_t *w, rel_state *s, const tecs__clone_plan *p)
+{
+    uint32_t entries = 0, pairs = 0;
     tecs_err_t err;
-    for (int32_t i = 0; i < s->nrels; i++) {
-        uint32_t k = clone_count(s, i, es);
-        pairs += k;
-        entries += k > 0 && !s->rels[i].childof;
-        if (k && !s->rels[i].childof && (err = node_reserve_n(w, &s->rels[i], k * (uint32_t)n)))
+    for (int32_t r = 0; r < s->nrels; r++) {
+        rel_info *ri = &s->rels[r];
+        uint64_t nodes = 0;
+        for (int32_t i = 0; i < p->m; i++) {
+            uint32_t es = TECS_ENTITY_INDEX(p->srcs[i].src);
+            uint32_t k = clone_count(w, s, r, p, i, es);
+            pairs += k;
+            nodes += ri->childof ? 0 : k;
+            if (ri->childof) {
+                entries += k && plan_index(p, parent_slot(s, es)) >= 0;   /* a new parent */
+                continue;
+            }
+            entries += k > 0;
+            if (r == s->isa && p->remap) {
+                entries += k;                           /* the source as a target */
+                continue;
+            }
+            const rel_head *h = k ? map_find(s, r, es) : NULL;
+            for (uint32_t x = h ? h->src : NONE; x != NONE; x = ri->nodes[x].next_src)
+                entries += plan_index(p, ri->nodes[x].tgt) >= 0;        /* a new target */
+        }
+        if (nodes * (uint64_t)p->n >= NONE)
+            return tecs__err(w, TECS_ELIMIT, "too many pairs of one relation");
+        if (nodes && (err = node_reserve_n(w, ri, (uint32_t)(nodes * (uint64_t)p->n))))
             return err;
     }
     if (pairs == 0)
         return TECS_OK;
-    if ((err = map_reserve(w, s, entries * (uint32_t)n)))
+    w->store.plan_copies = true;
+    if ((uint64_t)entries * (uint64_t)p->n >= NONE)
+        return tecs__err(w, TECS_ELIMIT, "too many relationship entries");
+    if ((err = map_reserve(w, s, entries * (uint32_t)p->n)))
         return err;
     tecs__ei_walk wk = tecs__ei_ahead(w);
-    for (int32_t k = 0; k < n; k++)
-        if ((err = link_reserve(w, s, dst ? TECS_ENTITY_INDEX(dst) : tecs__ei_ahead_next(w, &wk))))
-            return err;
-    for (int32_t i = 0; i < s->nrels; i++) {
-        rel_info *ri = &s->rels[i];
-        const rel_head *h = clone_count(s, i, es) && !ri->childof ? map_find(s, i, es) : NULL;
-        for (uint32_t x = h ? h->src : NONE; x != NONE; x = ri->nodes[x].next_src)
-            for (int32_t k = 0; k < n; k++)
-                if ((err = pair_veto(w, s, ri, TECS__EV_ADD, 0, id_of(w, ri->nodes[x].tgt),
-                                     ri->size ? node_val(ri, x) : NULL)))
-                    return err;
+    for (int32_t i = 0; i < p->m; i++)
+        for (int32_t g = 0; g < p->n; g++)
+            if ((err = link_reserve(w, s, tecs__clone_slot(w, p, i, g, &wk))))
+                return err;
+    for (int32_t r = 0; r < s->nrels; r++) {
+        rel_info *ri = &s->rels[r];
+        for (int32_t i = 0; !ri->childof && ri->size && i < p->m; i++) {
+            uint32_t es = TECS_ENTITY_INDEX(p->srcs[i].src);
+            const rel_head *h = clone_count(w, s, r, p, i, es) ? map_find(s, r, es) : NULL;
+            for (uint32_t x = h ? h->src : NONE; x != NONE; x = ri->nodes[x].next_src) {
+                /* A target in the plan is a copy: no id yet (0). */
+                uint32_t t = ri->nodes[x].tgt;
+                tecs_entity_t te = plan_index(p, t) >= 0 ? 0 : id_of(w, t);
+                for (int32_t k = 0; k < p->n; k++)
+                    if ((err = pair_veto(w, s, ri, TECS__EV_ADD, 0, te,
+                                         ri->size ? node_val(ri, x) : NULL)))
+                        return err;
+            }
+        }
     }
     return TECS_OK;
 }
 
-/* dst takes src's pairs of user relation rel, in src's order, each
-** announced once linked (as tecs_pair_add would: a membership test reads
-** the world without it, with those before it). */
+/* dst (rank g) takes src's pairs of user relation rel, in src's order,
+** each announced once linked (as tecs_pair_add would: a membership test
+** reads the world without it, with those before it). */
 static void clone_pairs(tecs_world_t *w, rel_state *s, int32_t rel, uint32_t es,
-                        tecs_entity_t dst)
+                        tecs_entity_t dst, int32_t g)
 {
     rel_info *ri = &s->rels[rel];
+    const tecs__clone_plan *p = w->store.plan;
     uint32_t ds = TECS_ENTITY_INDEX(dst), last = NONE;
     bit_put(page_of(s, ds)->paired, ds, true);
     for (uint32_t x = map_find(s, rel, es)->src; x != NONE; x = ri->nodes[x].next_src) {
-        uint32_t n = node_take(ri);
+        uint32_t n = node_take(ri), ts = mapped(w, p, ri->nodes[x].tgt, g, dst);
         ri->nodes[n] = (rel_node){ .src = ds, .tgt = NONE, .next_src = NONE };
         rel_head *dh = map_put(s, rel, ds);
         dh->nsrc++;
@@ -2073,32 +2175,54 @@ static void clone_pairs(tecs_world_t *w, rel_state *s, int32_t rel, uint32_t es,
         else
             ri->nodes[last].next_src = n;
         last = n;
-        tgt_join(s, ri, rel, n, ri->nodes[x].tgt);
-        void *p = ri->size ? node_val(ri, n) : NULL;
-        if (p)
-            memcpy(p, node_val(ri, x), ri->size);
+        bit_put(page_of(s, ts)->paired, ts, true);
+        tgt_join(s, ri, rel, n, ts);
+        void *v = ri->size ? node_val(ri, n) : NULL;
+        if (v)
+            memcpy(v, node_val(ri, x), ri->size);
         s->stamp++;
-        tecs_entity_t t = id_of(w, ri->nodes[x].tgt);
-        pair_event(w, TECS__EV_ADD, dst, ri->comp, t, 0, p);    /* callbacks queue */
-        if (p)
-            pair_event(w, TECS__EV_SET, dst, ri->comp, t, 0, p);
+        tecs_entity_t t = id_of(w, ts);
+        pair_event(w, TECS__EV_ADD, dst, ri->comp, t, 0, v);    /* callbacks queue */
+        if (v)
+            pair_event(w, TECS__EV_SET, dst, ri->comp, t, 0, v);
     }
 }
 
+/* The instance dst inherits from its source (slot es): (IsA, source),
+** its archetype holding the source's tag already. */
+static void clone_isa(tecs_world_t *w, rel_state *s, uint32_t es, tecs_entity_t dst)
+{
+    rel_info *ri = &s->rels[s->isa];
+    uint32_t ds = TECS_ENTITY_INDEX(dst), n = node_take(ri);
+    bit_put(page_of(s, ds)->paired, ds, true);
+    bit_put(page_of(s, es)->paired, es, true);
+    ri->nodes[n] = (rel_node){ .src = ds, .tgt = NONE, .next_src = NONE };
+    rel_head *dh = map_put(s, s->isa, ds);
+    dh->nsrc = 1;
+    dh->src = n;
+    tgt_join(s, ri, s->isa, n, es);
+    s->stamp++;
+    pair_event(w, TECS__EV_ADD, dst, ri->comp, id_of(w, es), 0, NULL);  /* callbacks queue */
+}
+
 static tecs_err_t on_clone(tecs_world_t *w, void *ctx, int step, tecs_entity_t src,
-                           tecs_entity_t dst, int32_t n)
+                           tecs_entity_t dst, int32_t g)
 {
     rel_state *s = ctx;
-    uint32_t es = TECS_ENTITY_INDEX(src);
+    const tecs__clone_plan *p = w->store.plan;
     if (step == TECS__CLONE_RESERVE)
-        return clone_reserve(w, s, src, dst, n);
+        return clone_reserve(w, s, p);
+    uint32_t es = TECS_ENTITY_INDEX(src);
     for (int32_t i = 0; i < s->nrels; i++) {
-        if (clone_count(s, i, es) == 0 || s->rels[i].childof != (step == TECS__CLONE_LINK))
+        if (clone_count(w, s, i, p, w->store.plan_at, es) == 0 ||
+            s->rels[i].childof != (step == TECS__CLONE_LINK))
             continue;
         if (s->rels[i].childof)
-            ring_join(s, TECS_ENTITY_INDEX(dst), parent_slot(s, es));
+            ring_join(s, TECS_ENTITY_INDEX(dst), mapped(w, p, parent_slot(s, es), g, dst));
+        else if (i == s->isa && p->remap)
+            clone_isa(w, s, es, dst);
         else
-            clone_pairs(w, s, i, es, dst);
+            clone_pairs(w, s, i, es, dst, g);
         s->stamp++;
     }
     return TECS_OK;
