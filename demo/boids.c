@@ -7,6 +7,11 @@
 **     predator  Position Velocity Hazard      [Predator]
 **     obstacle  Hazard                        [Obstacle]
 **
+** Each kind is made from a prefab (tecs_instantiate), which holds what
+** its instances start with but their place: the searches ask the spatial
+** indexes directly, and an index holds every entity's values, a
+** prefab's too, so no prefab holds Position or Hazard.
+**
 ** Two spatial indexes: Position (cell = the view radius) finds a boid's
 ** flockmates, Hazard (bigger cells, few entries) finds what it must avoid.
 ** The world wraps around, so a search near an edge also looks at the
@@ -51,6 +56,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tinyecs/index.h"
+#include "tinyecs/relation.h"
 #include "tinyecs/resource.h"
 #include "tinyecs/snapshot.h"
 #include <stdio.h>
@@ -127,7 +133,7 @@ struct boids_sim {
     int32_t nscr;
     boids_config cfg;
     tecs_comp_t pos, vel, flock, life, hazard, boid, predator, obstacle, state;
-    tecs_archetype_t *boid_arch;
+    tecs_entity_t boid_kind, predator_kind, obstacle_kind;     /* the prefabs */
     tecs_index_t *by_pos, *by_hazard;
     tecs_filter_t *hunt;        /* the hunt's filter, reset for each search */
     tecs_query_t *q_mates;      /* Position, Velocity of boids (read)       */
@@ -587,7 +593,7 @@ static void random_boid(boids_sim *s, bool newborn, Position *p, Velocity *v, Li
     l->age = newborn ? 0.0f : rng_range(s, 0.0f, l->span);
 }
 
-/* PRE_STORE, no query: delay-new as many boids as are dying. */
+/* PRE_STORE, no query: as many new boids as are dying. */
 static void sys_spawn(tecs_iter_t *it)
 {
     boids_sim *s = it->ctx;
@@ -596,8 +602,11 @@ static void sys_spawn(tecs_iter_t *it)
         Velocity v;
         Life l;
         random_boid(s, true, &p, &v, &l);
-        tecs_value_t vals[3] = { { s->pos, &p }, { s->vel, &v }, { s->life, &l } };
-        if (tecs_delayed_new(it->world, s->boid_arch, 3, vals) != 0)
+        /* (Queued: the system's world is deferred; made at its end.) */
+        tecs_entity_t e = tecs_instantiate(it->world, s->boid_kind);
+        if (e != 0 && TECS_SET(it->world, e, s->pos, Position, p) == TECS_OK &&
+            TECS_SET(it->world, e, s->vel, Velocity, v) == TECS_OK &&
+            TECS_SET(it->world, e, s->life, Life, l) == TECS_OK)
             s->births++;
     }
 }
@@ -743,19 +752,23 @@ static bool make_workers(boids_sim *s)
     return s->scr != NULL;
 }
 
-/* The first boids, in one bulk call. */
+/* The first boids: instances of the boid prefab, made in one call, then
+** placed. */
 static bool make_boids(boids_sim *s)
 {
     int32_t n = s->cfg.boids;
-    Position *p = malloc((size_t)n * sizeof *p);
-    Velocity *v = malloc((size_t)n * sizeof *v);
-    Life *l = malloc((size_t)n * sizeof *l);
-    bool ok = p && v && l;
-    for (int32_t i = 0; ok && i < n; i++)
-        random_boid(s, false, &p[i], &v[i], &l[i]);
-    tecs_value_t vals[3] = { { s->pos, p }, { s->vel, v }, { s->life, l } };
-    ok = ok && tecs_new_bulk(s->w, s->boid_arch, n, NULL, 3, vals) == TECS_OK;
-    free(p), free(v), free(l);
+    tecs_entity_t *ids = malloc((size_t)n * sizeof *ids);
+    bool ok = ids && tecs_instantiate_bulk(s->w, s->boid_kind, n, ids) == TECS_OK;
+    for (int32_t i = 0; ok && i < n; i++) {
+        Position p;
+        Velocity v;
+        Life l;
+        random_boid(s, false, &p, &v, &l);
+        ok = TECS_SET(s->w, ids[i], s->pos, Position, p) == TECS_OK &&
+             TECS_SET(s->w, ids[i], s->vel, Velocity, v) == TECS_OK &&
+             TECS_SET(s->w, ids[i], s->life, Life, l) == TECS_OK;
+    }
+    free(ids);
     return ok;
 }
 
@@ -763,15 +776,11 @@ static bool make_boids(boids_sim *s)
 static bool make_hazards(boids_sim *s)
 {
     const float size = s->cfg.size;
-    tecs_archetype_t *obst = tecs_archetype_get(s->w, 2, (tecs_comp_t[]){ s->hazard, s->obstacle });
-    tecs_archetype_t *pred = tecs_archetype_get(s->w, 4, (tecs_comp_t[]){
-        s->pos, s->vel, s->hazard, s->predator });
-    if (obst == NULL || pred == NULL)
-        return false;
     for (int32_t i = 0; i < s->cfg.obstacles; i++) {
         Hazard h = { rng_range(s, 0, size), rng_range(s, 0, size),
                      rng_range(s, OBST_MIN, OBST_MAX), 0 };
-        if (tecs_new_bulk(s->w, obst, 1, NULL, 1, &(tecs_value_t){ s->hazard, &h }) != TECS_OK)
+        tecs_entity_t e = tecs_instantiate(s->w, s->obstacle_kind);
+        if (e == 0 || TECS_SET(s->w, e, s->hazard, Hazard, h) != TECS_OK)
             return false;
     }
     for (int32_t i = 0; i < s->cfg.predators; i++) {
@@ -779,8 +788,10 @@ static bool make_hazards(boids_sim *s)
         Position p = { rng_range(s, 0, size), rng_range(s, 0, size) };
         Velocity v = { cosf(a) * PRED_SPEED, sinf(a) * PRED_SPEED };
         Hazard h = { p.x, p.y, 0.0f, 1 };
-        tecs_value_t vals[3] = { { s->pos, &p }, { s->vel, &v }, { s->hazard, &h } };
-        if (tecs_new_bulk(s->w, pred, 1, NULL, 3, vals) != TECS_OK)
+        tecs_entity_t e = tecs_instantiate(s->w, s->predator_kind);
+        if (e == 0 || TECS_SET(s->w, e, s->pos, Position, p) != TECS_OK ||
+            TECS_SET(s->w, e, s->vel, Velocity, v) != TECS_OK ||
+            TECS_SET(s->w, e, s->hazard, Hazard, h) != TECS_OK)
             return false;
     }
     return true;
@@ -808,15 +819,39 @@ static boids_sim *sim_alloc(const boids_config *cfg)
     return s;
 }
 
+/* The prefab of the kind tagged `kind`: a loaded world's, else made (a
+** boid's: Velocity, Flock and Life to start with; a predator's: Velocity).
+** 0 on error. */
+static tecs_entity_t prefab_of(boids_sim *s, tecs_comp_t kind)
+{
+    tecs_comp_t pf = tecs_prefab(s->w);
+    tecs_query_t *q = pf ? TECS_QUERY(s->w, { .comp = kind, .access = TECS_FILTER },
+                                      { .comp = pf, .access = TECS_FILTER }) : NULL;
+    tecs_entity_t e = 0;
+    tecs_iter_t it = TECS_ITER(s->w, .query = q);
+    if (q && tecs_iter_collect(&it, &e, 1) == 1) {
+        tecs_query_free(q);
+        return e;
+    }
+    tecs_query_free(q);
+    e = pf ? tecs_new(s->w) : 0;
+    bool ok = e != 0 && tecs_add(s->w, e, kind) == TECS_OK;
+    if (ok && kind != s->obstacle)
+        ok = TECS_SET(s->w, e, s->vel, Velocity, { 0, 0 }) == TECS_OK;
+    if (ok && kind == s->boid)
+        ok = TECS_SET(s->w, e, s->flock, Flock, { 0 }) == TECS_OK &&
+             TECS_SET(s->w, e, s->life, Life, { 0 }) == TECS_OK;
+    return ok && tecs_add(s->w, e, pf) == TECS_OK ? e : 0;
+}
+
 /* The indexes, workers and systems of a world that holds its entities or
 ** is about to (made after a load: a load wants a world without indexes). */
 static bool sim_ready(boids_sim *s)
 {
-    bool ok = make_indexes(s);
-    if (ok)
-        s->boid_arch = tecs_archetype_get(s->w, 5, (tecs_comp_t[]){
-            s->pos, s->vel, s->flock, s->life, s->boid });
-    return ok && s->boid_arch && make_workers(s) && make_systems(s);
+    return make_indexes(s) && (s->boid_kind = prefab_of(s, s->boid)) != 0 &&
+           (s->predator_kind = prefab_of(s, s->predator)) != 0 &&
+           (s->obstacle_kind = prefab_of(s, s->obstacle)) != 0 && make_workers(s) &&
+           make_systems(s);
 }
 
 boids_sim *boids_new(const boids_config *cfg)
@@ -951,6 +986,7 @@ boids_counts boids_count(boids_sim *s)
     c.boids = tecs_query_count(s->q_mates);
     c.predators = tecs_query_count(s->q_preds);
     c.obstacles = tecs_query_count(s->q_hazards) - c.predators;
+    c.prefabs = 3;              /* a boid's, a predator's, an obstacle's */
     c.entities = tecs_world_entity_count(s->w);
     c.births = s->births;
     c.deaths = s->deaths;

@@ -48,7 +48,8 @@ typedef void (*boids_agent_fn)(void *ctx, boids_kind kind, float x, float y,
 
 /** Counts and flock measures after the last frame. */
 typedef struct boids_counts {
-    int32_t boids, predators, obstacles, entities;
+    int32_t boids, predators, obstacles, prefabs;
+    int32_t entities;           /* the world's: the prefabs' included      */
     int64_t births, deaths;
     double mean_speed;          /* world units per second                 */
     double polarisation;        /* |mean heading|: 0 disorder .. 1 aligned */

@@ -275,8 +275,8 @@ static void report(boids_sim *sim, const run_result *r)
         printf("  %-11s %-12s %10.3f %14.0f\n", t[i].name, t[i].phase, t[i].ms_per_run,
                t[i].entities_per_run);
     boids_counts k = boids_count(sim);
-    printf("entities %d: %d boids, %d predators, %d obstacles\n", (int)k.entities,
-           (int)k.boids, (int)k.predators, (int)k.obstacles);
+    printf("entities %d: %d boids, %d predators, %d obstacles, %d prefabs\n",
+           (int)k.entities, (int)k.boids, (int)k.predators, (int)k.obstacles, (int)k.prefabs);
     printf("births %" PRId64 ", deaths %" PRId64 "; mean speed %.1f, polarisation %.2f\n",
            k.births, k.deaths, k.mean_speed, k.polarisation);
     printf("checksum %016" PRIx64 "\n", boids_checksum(sim));

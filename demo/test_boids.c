@@ -123,7 +123,7 @@ static void test_population(void)
         CHECK(boids_step(s, 1.0f / 60.0f) == TECS_OK);
         boids_counts k = boids_count(s);
         CHECK(k.boids == 900 && k.predators == 3 && k.obstacles == 4);
-        CHECK(k.entities == 907);
+        CHECK(k.entities == 907 + k.prefabs);       /* the live ones and the prefabs */
         CHECK(k.births == k.deaths);
         CHECK(tecs_delayed_new_count(boids_world(s)) == 0);
     }
@@ -145,7 +145,8 @@ static void test_no_hazards(void)
     for (int f = 0; f < 60; f++)
         CHECK(boids_step(s, 1.0f / 60.0f) == TECS_OK);
     boids_counts k = boids_count(s);
-    CHECK(k.boids == 300 && k.predators == 0 && k.obstacles == 0 && k.entities == 300);
+    CHECK(k.boids == 300 && k.predators == 0 && k.obstacles == 0 &&
+          k.entities == 300 + k.prefabs);
     CHECK(tecs_world_check(boids_world(s)) == TECS_OK);
     boids_free(s);
 }
