@@ -120,6 +120,11 @@ tecs_err_t tecs__defer_op(tecs_world_t *w, tecs__op op, tecs_entity_t e, tecs_co
 ** nothing. */
 tecs_err_t tecs__defer_call(tecs_world_t *w, tecs__call_fn fn, tecs_entity_t e, tecs_comp_t c,
                             const void *data, size_t size);
+/* (entity.c) Queue n copies of src (clones, instances: what names them in an
+** error): each a pending id, into out if given, born when its queued
+** call fn(w, id, 0, &src) applies; a failure leaves no pending id. */
+tecs_err_t tecs__copies_defer(tecs_world_t *w, tecs__call_fn fn, tecs_entity_t src, int32_t n,
+                              tecs_entity_t *out, const char *what);
 /* Enter / leave deferred mode; leaving the outermost level flushes.
 ** Inline: every iteration begins and ends with them. */
 static inline void tecs__defer_begin(tecs_world_t *w);

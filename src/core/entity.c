@@ -155,25 +155,39 @@ static tecs_err_t clone_queued(tecs_world_t *w, tecs_entity_t e, tecs_comp_t c, 
     return tecs__clone_now(w, src, 1, NULL, e);
 }
 
-/* Queue n clones of src: their ids now (pending), each a queued call. */
-static tecs_err_t clone_defer(tecs_world_t *w, tecs_entity_t src, int32_t n, tecs_entity_t *out)
+/* Queue n copies of src into out (n ids). */
+static tecs_err_t copies_defer(tecs_world_t *w, tecs__call_fn fn, tecs_entity_t src, int32_t n,
+                               tecs_entity_t *out, const char *what)
 {
     tecs_err_t err = tecs__ei_reserve(w, n);
     for (int32_t k = 0; k < n && !err; k++) {
         tecs_entity_t e = tecs__ei_take(w);
         w->ei.npending++;
-        if ((err = tecs__defer_call(w, clone_queued, e, 0, &src, sizeof src))) {
+        if ((err = tecs__defer_call(w, fn, e, 0, &src, sizeof src))) {
             tecs__ei_release(w, TECS_ENTITY_INDEX(e));
             w->ei.npending--;
             while (k-- > 0) {       /* the calls queued already find no birth */
                 tecs__ei_release(w, TECS_ENTITY_INDEX(out[k]));
                 w->ei.npending--;
             }
-            return tecs__err(w, err, "out of memory queueing a clone of " TECS__ENT_FMT,
+            return tecs__err(w, err, "out of memory queueing %s of " TECS__ENT_FMT, what,
                              TECS__ENT(src));
         }
         out[k] = e;
     }
+    return err;
+}
+
+tecs_err_t tecs__copies_defer(tecs_world_t *w, tecs__call_fn fn, tecs_entity_t src, int32_t n,
+                              tecs_entity_t *out, const char *what)
+{
+    if (out)
+        return copies_defer(w, fn, src, n, out, what);
+    tecs_entity_t *ids = tecs__alloc(w, tecs__bytes((size_t)n, sizeof *ids));
+    if (ids == NULL)
+        return tecs__err(w, TECS_ENOMEM, "out of memory queueing %d of %s", n, what);
+    tecs_err_t err = copies_defer(w, fn, src, n, ids, what);
+    tecs__free(w, ids, tecs__bytes((size_t)n, sizeof *ids));
     return err;
 }
 
@@ -206,16 +220,8 @@ tecs_err_t tecs_clone_bulk(tecs_world_t *w, tecs_entity_t src, int32_t n, tecs_e
     tecs_err_t err = clone_enter(w, src, n, "tecs_clone_bulk");
     if (err || n == 0)
         return err;
-    if (w->base.defer_depth > 0) {
-        if (out)
-            return clone_defer(w, src, n, out);
-        tecs_entity_t *ids = tecs__alloc(w, tecs__bytes((size_t)n, sizeof *ids));
-        if (ids == NULL)
-            return tecs__err(w, TECS_ENOMEM, "out of memory queueing %d clones", n);
-        err = clone_defer(w, src, n, ids);
-        tecs__free(w, ids, tecs__bytes((size_t)n, sizeof *ids));
-        return err;
-    }
+    if (w->base.defer_depth > 0)
+        return tecs__copies_defer(w, clone_queued, src, n, out, "a clone");
     if ((err = tecs__clone_now(w, src, n, out, 0)))
         return err;
     tecs__settle(w);

@@ -165,30 +165,6 @@ static tecs_err_t instance_queued(tecs_world_t *w, tecs_entity_t e, tecs_comp_t 
     return instantiate_now(w, prefab, 1, NULL, &e);
 }
 
-/* Queue n instances of prefab: their roots' ids now (pending), each a
-** queued call. */
-static tecs_err_t instance_defer(tecs_world_t *w, tecs_entity_t prefab, int32_t n,
-                                 tecs_entity_t *out)
-{
-    tecs_err_t err = tecs__ei_reserve(w, n);
-    for (int32_t k = 0; k < n && !err; k++) {
-        tecs_entity_t e = tecs__ei_take(w);
-        w->ei.npending++;
-        if ((err = tecs__defer_call(w, instance_queued, e, 0, &prefab, sizeof prefab))) {
-            tecs__ei_release(w, TECS_ENTITY_INDEX(e));
-            w->ei.npending--;
-            while (k-- > 0) {       /* the calls queued already find no birth */
-                tecs__ei_release(w, TECS_ENTITY_INDEX(out[k]));
-                w->ei.npending--;
-            }
-            return tecs__err(w, err, "out of memory queueing an instance of " TECS__ENT_FMT,
-                             TECS__ENT(prefab));
-        }
-        out[k] = e;
-    }
-    return err;
-}
-
 /* The checks both calls share: prefab alive and a prefab, or pending while
 ** the world is deferred (it must be a prefab when the instance applies). */
 static tecs_err_t instance_enter(tecs_world_t *w, tecs_entity_t prefab, int32_t n,
@@ -223,16 +199,8 @@ tecs_err_t tecs_instantiate_bulk(tecs_world_t *w, tecs_entity_t prefab, int32_t 
     tecs_err_t err = instance_enter(w, prefab, n, "tecs_instantiate_bulk");
     if (err || n == 0)
         return err;
-    if (w->base.defer_depth > 0) {
-        if (out)
-            return instance_defer(w, prefab, n, out);
-        tecs_entity_t *ids = tecs__alloc(w, tecs__bytes((size_t)n, sizeof *ids));
-        if (ids == NULL)
-            return tecs__err(w, TECS_ENOMEM, "out of memory queueing %d instances", n);
-        err = instance_defer(w, prefab, n, ids);
-        tecs__free(w, ids, tecs__bytes((size_t)n, sizeof *ids));
-        return err;
-    }
+    if (w->base.defer_depth > 0)
+        return tecs__copies_defer(w, instance_queued, prefab, n, out, "an instance");
     if ((err = instantiate_now(w, prefab, n, out, NULL)))
         return err;
     tecs__settle(w);
