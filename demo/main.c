@@ -6,6 +6,9 @@
 ** same seed and prints both frame times, then the neighbour search's time
 ** per frame against a hand-written uniform grid over plain arrays. --threads sets the world's workers
 ** (default: one per processor); the checksum is the same for any count.
+** --inspect PORT serves the world to a browser while it runs (the
+** inspector, tinyecs_inspect, when the build has it): frames then keep to
+** real time, 1/60 s each, so the page can follow them.
 **
 ** Exit status: 0 done, 1 a run failed (out of memory, a file not written),
 ** 2 bad arguments.
@@ -30,6 +33,11 @@
 #define make_dir(path) mkdir(path, 0777)
 #endif
 
+#ifdef TECS_DEMO_INSPECT
+#include <time.h>
+#include "tinyecs/inspect.h"
+#endif
+
 #include "boids.h"
 #include "live.h"
 #include "render.h"
@@ -43,6 +51,7 @@
 
 typedef struct options {
     int32_t boids, frames, every, predators, obstacles, threads;
+    int32_t inspect;            /* --inspect: the port (0: any), -1: off  */
     uint64_t seed;
     const char *png, *frames_dir;
     const char *save, *load;    /* --save / --load: snapshot files        */
@@ -78,6 +87,8 @@ static void usage(FILE *f)
         "  --load FILE     go on with the run FILE holds (its flock, seed and counts)\n"
         "  --live          animate in the terminal (ncurses); q quits\n"
         "  --quiet         no progress bar\n"
+        "  --inspect PORT  serve the world to a browser at http://127.0.0.1:PORT/ while\n"
+        "                  it runs, frames in real time (0: any free port)\n"
         "  --help          this text\n",
         BOIDS_MAX_BOIDS, BOIDS_DEFAULT_BOIDS, DEFAULT_FRAMES, BOIDS_MAX_HAZARDS,
         BOIDS_DEFAULT_PREDATORS, BOIDS_MAX_HAZARDS, BOIDS_DEFAULT_OBSTACLES,
@@ -100,6 +111,7 @@ static bool find_count_flag(options *o, const char *flag, count_flag *out)
         { "--predators", &o->predators, 0, BOIDS_MAX_HAZARDS },
         { "--obstacles", &o->obstacles, 0, BOIDS_MAX_HAZARDS },
         { "--threads", &o->threads, 1, TECS_MAX_THREADS },
+        { "--inspect", &o->inspect, 0, 65535 },
     };
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
         if (strcmp(flag, flags[i].name) == 0) {
@@ -231,6 +243,52 @@ static bool save_frame(boids_sim *sim, canvas *c, const options *o, int64_t fram
     return save_png(sim, c, path);
 }
 
+/* ---- the inspector (--inspect) ---- */
+
+#ifdef TECS_DEMO_INSPECT
+#define INSPECT_AVAILABLE true
+
+/* Serve sim's world on 127.0.0.1:port and print the page's address; NULL
+ * with a message on stderr when it cannot start. */
+static tecs_inspector_t *inspect_start(boids_sim *sim, int32_t port)
+{
+    tecs_world_t *w = boids_world(sim);
+    tecs_inspector_t *in = tecs_inspect_start(w, &(tecs_inspect_opts_t){
+        .port = (uint16_t)port });
+    if (in == NULL) {
+        fprintf(stderr, "boids: cannot start the inspector on port %d: %s\n", (int)port,
+                tecs_last_error_msg(w));
+        return NULL;
+    }
+    printf("inspect: http://127.0.0.1:%u/\n", (unsigned)tecs_inspect_port(in));
+    fflush(stdout);
+    return in;
+}
+
+/* Answer the page's requests, then wait out the rest of the frame's DT
+ * since start, so that the page sees the flock move in real time. */
+static void inspect_frame(tecs_inspector_t *in, double start)
+{
+    tecs_inspect_poll(in);
+    double left = DT - (tecs_time_now() - start);
+    if (left > 0.0) {
+        struct timespec ts = { 0, (long)(left * 1e9) };
+        nanosleep(&ts, NULL);
+    }
+}
+
+static void inspect_stop(tecs_inspector_t *in)
+{
+    inspect_stop(in);
+}
+#else
+#define INSPECT_AVAILABLE false
+typedef struct tecs_inspector_t tecs_inspector_t;
+#define inspect_start(sim, port) ((void)(sim), (void)(port), (tecs_inspector_t *)NULL)
+#define inspect_frame(in, start) ((void)(in), (void)(start))
+#define inspect_stop(in) ((void)(in))
+#endif
+
 typedef struct run_result {
     bool ok;
     int32_t frames;             /* frames actually run                    */
@@ -240,7 +298,7 @@ typedef struct run_result {
 
 /* Run frames frames; draw into the frames directory and the terminal. */
 static run_result run(boids_sim *sim, const options *o, int32_t frames, int32_t head,
-                      canvas *c)
+                      canvas *c, tecs_inspector_t *in)
 {
     run_result r = { true, 0, 0.0, 0.0 };
     bool bar = !o->quiet && !o->live && stderr_is_terminal();
@@ -258,6 +316,8 @@ static run_result run(boids_sim *sim, const options *o, int32_t frames, int32_t 
             progress(r.frames, frames, &shown);
         if (live && !live_draw(sim, r.frames, frames))
             break;
+        if (in != NULL)
+            inspect_frame(in, t0);
     }
     if (live)
         live_end();
@@ -325,7 +385,14 @@ static bool simulate(const options *o, bool naive, int32_t frames, int32_t head,
            naive ? "all-pairs" : "spatial-index", (int)boids_threads(sim),
            boids_threads(sim) == 1 ? "" : "s");
     fflush(stdout);
-    run_result r = run(sim, o, frames, head, c);
+    tecs_inspector_t *in = NULL;
+    if (INSPECT_AVAILABLE && o->inspect >= 0 && draw &&
+        (in = inspect_start(sim, o->inspect)) == NULL) {
+        boids_free(sim);
+        return false;
+    }
+    run_result r = run(sim, o, frames, head, c, in);
+    inspect_stop(in);
     if (r.ok)
         report(sim, &r);
     if (r.ok && o->save && draw) {
@@ -360,6 +427,10 @@ static bool prepare(const options *o)
         printf("png: unavailable (built without libpng); no pictures are written\n");
     if (o->live && !live_available())
         printf("live: unavailable (built without ncurses); running headless\n");
+    if (o->inspect >= 0 && !INSPECT_AVAILABLE)
+        printf("inspect: unavailable (built without the inspector, tinyecs_inspect: "
+               "apt-get install libmicrohttpd-dev libjansson-dev, then rerun make); "
+               "running without it\n");
     if (o->frames_dir != NULL && render_png_available() && make_dir(o->frames_dir) != 0 &&
         errno != EEXIST) {
         fprintf(stderr, "boids: cannot create %s: %s\n", o->frames_dir, strerror(errno));
@@ -372,7 +443,8 @@ int main(int argc, char **argv)
 {
     options o = { .boids = BOIDS_DEFAULT_BOIDS, .predators = BOIDS_DEFAULT_PREDATORS,
                   .obstacles = BOIDS_DEFAULT_OBSTACLES, .frames = DEFAULT_FRAMES, .every = 10,
-                  .threads = default_threads(), .seed = 1, .png = DEFAULT_PNG };
+                  .threads = default_threads(), .seed = 1, .png = DEFAULT_PNG,
+                  .inspect = -1 };
     int rc = parse_args(argc, argv, &o);
     if (rc != 0) {
         usage(rc == 1 ? stdout : stderr);
