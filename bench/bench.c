@@ -1019,6 +1019,10 @@ static const scenario scenarios[] = {
     { "system",       sc_system,       M,      "ns/entity", F_RATIO },
     { "systems_wide", sc_systems_wide, 1 << 18, "ns/entity", F_RATIO },
     { "systems_wide_raw", sc_systems_wide_raw, 1 << 18, "ns/entity", 0 },
+#ifdef TECS_BENCH_INSPECT
+    { "frame_inspect", sc_frame_inspect, 1 << 18, "ns/entity", F_RATIO },
+    { "inspect_entity", sc_inspect_entity, 2000, "us/request", 0 },
+#endif
     { "fragmented",   sc_fragmented,   M,      "ns/entity", F_RATIO },
     { "add_remove",   sc_add_remove,   100000, "ns/pair",   0 },
     { "add_remove_floor", sc_add_remove_floor, 100000, "ns/pair", 0 },
@@ -1135,6 +1139,9 @@ static scenario_fn raw_of(const scenario *s)
         { sc_get_inherited, sc_random_get },
         { sc_iterate_inherited, sc_iterate_inherited_raw },
         { sc_instantiate_flat, sc_create_bulk },
+#ifdef TECS_BENCH_INSPECT
+        { sc_frame_inspect, sc_systems_wide },
+#endif
     };
     for (size_t k = 0; k < sizeof own / sizeof own[0]; k++)
         if (own[k].row == s->fn)

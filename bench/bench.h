@@ -145,6 +145,21 @@ double sc_neighbours_raw(int64_t n);
 ** reported as a ratio to systems_wide_raw, the same bodies by hand. */
 double sc_systems_wide(int64_t n);
 double sc_systems_wide_raw(int64_t n);
+/* Work after each timed tecs_progress of systems_wide: start gets the
+** world once the systems exist and returns the ud frame and stop get. */
+typedef struct wide_hook {
+    void *(*start)(tecs_world_t *w);
+    void (*frame)(void *ud);
+    void (*stop)(void *ud);
+} wide_hook;
+double systems_wide_hooked(int64_t n, const wide_hook *hook);
+
+/* The inspector's rows (bench_inspect.c, built with tinyecs_inspect):
+** frame_inspect is systems_wide with the inspector polled after each
+** frame, reported as a ratio to systems_wide; inspect_entity is one GET
+** /api/entity over loopback, in microseconds. */
+double sc_frame_inspect(int64_t n);
+double sc_inspect_entity(int64_t n);
 
 /* The thread rows (bench_threads.c): pairs, NAME_1t without threads and
 ** NAME_nt with tecs_cpu_count() workers. */

@@ -10,6 +10,10 @@
 **   systems_wide_raw  the same six bodies over plain arrays, one per
 **                     component and kind, allocated and filled in order
 **
+** systems_wide_hooked runs the ECS row's frame with a hook's work after
+** each tecs_progress, inside the timed frame (frame_inspect, in
+** bench_inspect.c, polls the inspector there).
+**
 ** A body is a loop over n rows of its columns, taken as restrict
 ** pointers, doing 10-50 ns of work a row (square roots, sines, a branchy
 ** health update, a 4x4 transform); both rows call the same bodies (not
@@ -391,6 +395,11 @@ static void check_against_raw(tecs_world_t *w, const tecs_comp_t *ids, const tec
 
 double sc_systems_wide(int64_t n)
 {
+    return systems_wide_hooked(n, NULL);
+}
+
+double systems_wide_hooked(int64_t n, const wide_hook *hook)
+{
     tecs_world_t *w = tecs_world_new();
     CHECK(w != NULL, "world");
     if (w == NULL)
@@ -426,13 +435,18 @@ double sc_systems_wide(int64_t n)
             .query = q, .run = sys_call, .ctx = &ctx[s] });
         CHECK(q && id, "system %s: %s", sys->name, tecs_last_error_msg(w));
     }
+    void *ud = hook ? hook->start(w) : NULL;
     double ns[WIDE_FRAMES];
     tecs_err_t err = tecs_progress(w, WIDE_DT);
     for (int f = 0; f < WIDE_FRAMES; f++) {
         double t0 = now_ns();
         err = err ? err : tecs_progress(w, WIDE_DT);
+        if (hook)
+            hook->frame(ud);
         ns[f] = now_ns() - t0;
     }
+    if (hook)
+        hook->stop(ud);
     CHECK(err == TECS_OK, "tecs_progress: %s", tecs_strerror(err));
     check_against_raw(w, ids, ents, n, WIDE_FRAMES + 1, sum);
     free(ents);
