@@ -120,6 +120,11 @@ test-valgrind: build
 		xargs -P$(JOBS) -I{} sh -c 'valgrind -q --error-exitcode=99 --leak-check=full \
 		--errors-for-leak-kinds=definite,indirect,possible ./tests/tinyecs_tests {} >/dev/null \
 		|| { echo "FAILED under valgrind: {}"; exit 1; }' \
+		&& { [ ! -x tests/inspect_serve ] || ! command -v curl >/dev/null || \
+		valgrind -q --error-exitcode=99 --leak-check=full \
+		--errors-for-leak-kinds=definite,indirect,possible ./tests/inspect_serve --check \
+		--seconds 120 >/dev/null || { echo "FAILED under valgrind: inspect_serve --check"; \
+		exit 1; }; } \
 		&& echo "test-valgrind: every case clean"
 
 # Cross toolchains and emulators from Debian, installed when missing (as

@@ -56,16 +56,24 @@ typedef struct tecs_inspect_opts_t {
                                    0: 32                                      */
 } tecs_inspect_opts_t;
 
+/** Why tecs_inspect_start failed: the code and a message. */
+typedef struct tecs_inspect_error_t {
+    tecs_err_t code;
+    char text[128];
+} tecs_inspect_error_t;
+
 /**
  * Start serving world on opts (NULL: the defaults). The server's threads
  * never touch the world: requests wait for tecs_inspect_poll.
- * @return the inspector, or NULL with the world's last error set:
- * TECS_EINVAL (NULL world, a bad address, a non-loopback address without a
- * token, a negative budget, max_page or max_clients), TECS_EBUSY (the port
- * is taken, or the server could not start; the message says why),
- * TECS_ENOMEM.
+ * @return the inspector, or NULL with *err (may be NULL) filled:
+ * TECS_EINVAL (NULL world, an address that is not IPv4, a non-loopback
+ * address without a token, a token above 256 bytes, a negative budget,
+ * max_page or max_clients), TECS_EBUSY (the server could not start: the
+ * port is taken, say; the message has the system's reason), TECS_ENOMEM.
+ * The world's own last error is left as it was.
  */
-tecs_inspector_t *tecs_inspect_start(tecs_world_t *world, const tecs_inspect_opts_t *opts);
+tecs_inspector_t *tecs_inspect_start(tecs_world_t *world, const tecs_inspect_opts_t *opts,
+                                     tecs_inspect_error_t *err);
 
 /** The port the inspector listens on (the one it picked for port 0); 0 for
  *  NULL. */
