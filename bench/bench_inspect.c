@@ -39,8 +39,9 @@
 
 static void *inspect_hook_start(tecs_world_t *w)
 {
-    tecs_inspector_t *in = tecs_inspect_start(w, NULL);
-    CHECK(in != NULL, "tecs_inspect_start: %s", tecs_last_error_msg(w));
+    tecs_inspect_error_t err;
+    tecs_inspector_t *in = tecs_inspect_start(w, NULL, &err);
+    CHECK(in != NULL, "tecs_inspect_start: %s", err.text);
     return in;
 }
 
@@ -167,8 +168,9 @@ double sc_inspect_entity(int64_t n)
         tecs_set(w, ids[i], pos, &(Position){ (float)i, (float)-i });
         tecs_set(w, ids[i], vel, &(Velocity){ 1, 1 });
     }
-    tecs_inspector_t *in = tecs_inspect_start(w, NULL);
-    CHECK(in != NULL, "tecs_inspect_start: %s", tecs_last_error_msg(w));
+    tecs_inspect_error_t err;
+    tecs_inspector_t *in = tecs_inspect_start(w, NULL, &err);
+    CHECK(in != NULL, "tecs_inspect_start: %s", err.text);
     if (in == NULL)
         exit(2);
     client c = { .port = tecs_inspect_port(in), .ids = ids, .requests = n };

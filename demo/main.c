@@ -252,12 +252,12 @@ static bool save_frame(boids_sim *sim, canvas *c, const options *o, int64_t fram
  * with a message on stderr when it cannot start. */
 static tecs_inspector_t *inspect_start(boids_sim *sim, int32_t port)
 {
-    tecs_world_t *w = boids_world(sim);
-    tecs_inspector_t *in = tecs_inspect_start(w, &(tecs_inspect_opts_t){
-        .port = (uint16_t)port });
+    tecs_inspect_error_t err;
+    tecs_inspector_t *in = tecs_inspect_start(boids_world(sim), &(tecs_inspect_opts_t){
+        .port = (uint16_t)port }, &err);
     if (in == NULL) {
         fprintf(stderr, "boids: cannot start the inspector on port %d: %s\n", (int)port,
-                tecs_last_error_msg(w));
+                err.text);
         return NULL;
     }
     printf("inspect: http://127.0.0.1:%u/\n", (unsigned)tecs_inspect_port(in));
@@ -279,7 +279,7 @@ static void inspect_frame(tecs_inspector_t *in, double start)
 
 static void inspect_stop(tecs_inspector_t *in)
 {
-    inspect_stop(in);
+    tecs_inspect_stop(in);
 }
 #else
 #define INSPECT_AVAILABLE false

@@ -3,11 +3,11 @@
 # browser, against a running world.
 #
 # SERVE is tests/inspect_serve: it prints "port N" first, then runs frames
-# until its stdin closes. The test picks an entity with Position through
-# the API (curl), loads http://127.0.0.1:N/?select=S.G in chromium
-# --dump-dom and checks that the page shows the entity count, nodes of the
-# tree, the selected entity's Position and the systems "move" and
-# "bounce"; a second load a second later must show other Position values
+# until its stdin closes. The test picks an entity with Position and
+# Velocity through the API (curl), loads http://127.0.0.1:N/?select=S.G in
+# chromium --dump-dom and checks that the page shows the entity count,
+# nodes of the tree, the selected entity's Position and the systems "move"
+# and "bounce"; a second load a second later must show other Position values
 # (the entities move). Then it writes BUILD_DIR/inspector.png.
 #
 # Exit status: 0 passed, 1 failed, 77 skipped (no chromium: CTest's
@@ -64,12 +64,13 @@ done
 [ -n "$port" ] || fail "no 'port N' line from $serve"
 base=http://127.0.0.1:$port
 
-# An entity that has Position, from the query endpoint.
-answer=$(curl -sS --max-time 10 "$base/api/query?q=Position&limit=1") ||
+# An entity that moves (it has Position and Velocity), from the query
+# endpoint.
+answer=$(curl -sS --max-time 10 "$base/api/query?q=Position%20Velocity&limit=1") ||
     fail "curl $base/api/query: no answer"
 sel=$(printf '%s' "$answer" |
       sed -n 's/.*"entities": *\[ *{ *"id": *\[ *\([0-9]*\), *\([0-9]*\) *\].*/\1.\2/p')
-[ -n "$sel" ] || fail "no entity with Position in: $answer"
+[ -n "$sel" ] || fail "no entity with Position and Velocity in: $answer"
 echo "inspect_browser: server on port $port, selecting entity $sel"
 
 # load FILE [ARGS...]: the page's DOM after its scripts ran a few seconds.
