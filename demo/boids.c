@@ -56,6 +56,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tinyecs/index.h"
+#include "tinyecs/meta.h"
 #include "tinyecs/relation.h"
 #include "tinyecs/resource.h"
 #include "tinyecs/snapshot.h"
@@ -636,11 +637,19 @@ static void sys_stats(tecs_iter_t *it)
 static bool register_components(boids_sim *s)
 {
     tecs_world_t *w = s->w;
-    s->pos = TECS_COMPONENT(w, Position);
-    s->vel = TECS_COMPONENT(w, Velocity);
+    /* Described, so that the inspector (main.c's --inspect) shows and edits
+     * their fields by name. */
+    s->pos = TECS_COMPONENT_FIELDS(w, Position, TECS_MEMBER(Position, x, TECS_TYPE_F32),
+                                   TECS_MEMBER(Position, y, TECS_TYPE_F32));
+    s->vel = TECS_COMPONENT_FIELDS(w, Velocity, TECS_MEMBER(Velocity, x, TECS_TYPE_F32),
+                                   TECS_MEMBER(Velocity, y, TECS_TYPE_F32));
     s->flock = TECS_COMPONENT(w, Flock);
-    s->life = TECS_COMPONENT(w, Life);
-    s->hazard = TECS_COMPONENT(w, Hazard);
+    s->life = TECS_COMPONENT_FIELDS(w, Life, TECS_MEMBER(Life, age, TECS_TYPE_F32),
+                                    TECS_MEMBER(Life, span, TECS_TYPE_F32));
+    s->hazard = TECS_COMPONENT_FIELDS(w, Hazard, TECS_MEMBER(Hazard, x, TECS_TYPE_F32),
+                                      TECS_MEMBER(Hazard, y, TECS_TYPE_F32),
+                                      TECS_MEMBER(Hazard, r, TECS_TYPE_F32),
+                                      TECS_MEMBER(Hazard, predator, TECS_TYPE_I32));
     s->boid = TECS_TAG(w, Boid);
     s->predator = TECS_TAG(w, Predator);
     s->obstacle = TECS_TAG(w, Obstacle);
