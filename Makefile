@@ -12,7 +12,7 @@
 #   make test-cross     the tests built for Windows (wine), 32-bit x86 and
 #                       big-endian s390x (qemu-user); CROSS_TARGETS='i686' for one
 #   make fuzz           each libFuzzer target for FUZZ_SECONDS (default 60): the model,
-#                       the snapshot loader
+#                       the snapshot loader, the JSON import, the inspector's API
 #   make model-run      the model test for MODEL_SECONDS (default 60)
 #   make bench          benchmarks, release build, warm heap (BENCH_ARGS='--quick');
 #                       the figures also go to build-release/bench.csv
@@ -35,7 +35,7 @@ DOXYGEN  ?= doxygen
 
 FUZZ_SECONDS  ?= 60
 MODEL_SECONDS ?= 60
-FUZZ_TARGETS  ?= fuzz_model fuzz_json fuzz_snapshot fuzz_delta
+FUZZ_TARGETS  ?= fuzz_model fuzz_json fuzz_snapshot fuzz_delta fuzz_inspect
 # The long model test runs 1,000,000 operations; fewer under the slow tools.
 SANITIZE_MODEL_OPS ?= 250000
 VALGRIND_MODEL_OPS ?= 20000
@@ -147,13 +147,14 @@ fuzz:
 	@$(CMAKE) --build build-fuzz -j$(JOBS)
 	@for t in $(FUZZ_TARGETS); do \
 		if [ ! -x build-fuzz/fuzz/$$t ]; then \
-			echo "== $$t: not built (fuzz_json needs jansson: apt-get install libjansson-dev)"; \
+			echo "== $$t: not built (fuzz_json needs jansson: apt-get install libjansson-dev;" \
+				"fuzz_inspect also libmicrohttpd: libmicrohttpd-dev)"; \
 			continue; \
 		fi; \
 		mkdir -p build-fuzz/corpus-$$t build-fuzz/crashes; \
 		echo "== $$t for $(FUZZ_SECONDS) s"; \
 		ASAN_OPTIONS=detect_leaks=1 build-fuzz/fuzz/$$t -max_total_time=$(FUZZ_SECONDS) \
-			-max_len=$$(case $$t in (fuzz_json|fuzz_delta) echo 8192;; (*) echo 2052;; esac) -timeout=20 \
+			-max_len=$$(case $$t in (fuzz_json|fuzz_delta|fuzz_inspect) echo 8192;; (*) echo 2052;; esac) -timeout=20 \
 			-print_final_stats=1 -artifact_prefix=build-fuzz/crashes/ \
 			build-fuzz/corpus-$$t fuzz/corpus/$${t#fuzz_} \
 			|| exit 1; \

@@ -356,6 +356,12 @@ int32_t tecs_archetype_chunk_count(const tecs_archetype_t *arch);
  *  @return their number. */
 int32_t tecs_archetype_components(const tecs_archetype_t *arch, const tecs_comp_t **out);
 
+/** The i-th archetype in creation order (0 is the empty archetype), for
+ *  0 <= i < tecs_world_archetype_count; NULL otherwise and for NULL. Owned
+ *  by the world, valid until it is freed. Records no error, calls nothing:
+ *  allowed in every callback. */
+tecs_archetype_t *tecs_world_archetype(const tecs_world_t *world, int32_t i);
+
 /** The archetype of a live entity, or NULL (TECS_EDEAD). */
 tecs_archetype_t *tecs_entity_archetype(tecs_world_t *world, tecs_entity_t entity);
 

@@ -726,3 +726,118 @@ TEST(json_keeps_instances)
     tw_free(v);
     tw_free(w);
 }
+
+/* One value written by tecs_json_export_value reads back into a stage with
+** tecs_json_import_value, every field type included; the stage's strings
+** are its own copies, which tecs_json_free_value frees. */
+TEST(json_value_round_trip)
+{
+    live_strings = 0;
+    tecs_world_t *w = tw_new();
+    comps c = setup(w);
+    tecs_entity_t other = tecs_new(w);
+    Every v = { .b = true, .i8 = -7, .i16 = -300, .i32 = INT32_MIN, .i64 = INT64_MIN,
+                .u8 = 255, .u16 = 65535, .u32 = UINT32_MAX, .u64 = UINT64_MAX, .f32 = 0.1f,
+                .f64 = 1.0 / 3.0, .ent = other, .arr = { 1, -2, 3 }, .at = { 1.5f, -0.0f },
+                .path = { { FLT_MAX, 1e-3f }, { NAN, INFINITY } } };
+    char *text = tecs_json_export_value(w, c.every, &v, NULL);
+    CHECK(text != NULL && text[0] == '{');
+    Every back;
+    memset(&back, 0xab, sizeof back);
+    tecs_json_error_t err;
+    CHECK_ERR(tecs_json_import_value(w, c.every, text, strlen(text), &back, &err), TECS_OK);
+    CHECK_EQ(err.code, TECS_OK);
+    CHECK(back.b && back.i8 == -7 && back.i16 == -300 && back.i32 == INT32_MIN &&
+          back.i64 == INT64_MIN && back.u8 == 255 && back.u16 == 65535 &&
+          back.u32 == UINT32_MAX && back.u64 == UINT64_MAX && back.f32 == 0.1f &&
+          back.f64 == 1.0 / 3.0 && back.ent == other && back.arr[1] == -2 &&
+          back.at.x == 1.5f && back.path[0].x == FLT_MAX && isnan(back.path[1].x) &&
+          isinf(back.path[1].y));
+    tecs_json_free(text);
+
+    Named n = { "scout \"7\" \u00e9", other };
+    text = tecs_json_export_value(w, c.named, &n, NULL);
+    CHECK(text != NULL);
+    Named nb = { NULL, 0 };
+    CHECK_ERR(tecs_json_import_value(w, c.named, text, strlen(text), &nb, NULL), TECS_OK);
+    CHECK(nb.name != NULL && nb.name != n.name && strcmp(nb.name, n.name) == 0);
+    CHECK_EQ(nb.buddy, other);
+    tecs_entity_t e = tecs_new(w);
+    CHECK_ERR(tecs_set(w, e, c.named, &nb), TECS_OK);       /* the hook copies */
+    tecs_json_free_value(w, c.named, &nb);
+    CHECK(nb.name == NULL);
+    const Named *got = tecs_get(w, e, c.named);
+    CHECK(got && strcmp(got->name, n.name) == 0);
+    tecs_json_free(text);
+    /* A field the text leaves out is zero; a dead entity field is 0. */
+    tecs_destroy(w, other);
+    char part[64];
+    snprintf(part, sizeof part, "{\"buddy\": [%lu, %lu]}",
+             (unsigned long)TECS_ENTITY_INDEX(other), (unsigned long)TECS_ENTITY_GENERATION(other));
+    nb = (Named){ NULL, 99 };
+    CHECK_ERR(tecs_json_import_value(w, c.named, part, strlen(part), &nb, NULL), TECS_OK);
+    CHECK(nb.name == NULL && nb.buddy == 0);
+    tecs_json_free_value(w, c.named, NULL);                  /* harmless */
+    tecs_json_free_value(NULL, c.named, &nb);
+    tw_free(w);
+    CHECK_EQ(live_strings, 0);
+}
+
+/* Bad text, a value of the wrong type, an unknown field and bad arguments
+** are refused with *value unchanged. */
+TEST(json_value_bad_text)
+{
+    tecs_world_t *w = tw_new();
+    comps c = setup(w);
+    Vec2 v = { 5, 6 };
+    tecs_json_error_t err;
+    const char *bad[] = { "", "{", "{\"x\": 1,}", "{\"x\": \"a\"}", "{\"z\": 1}",
+                          "{\"x\": 1, \"x\": 2}", "[1, 2]", "null", "true", "{\"x\": 1e39}" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK_ERR(tecs_json_import_value(w, c.vec2, bad[i], strlen(bad[i]), &v, &err),
+                  TECS_EFORMAT);
+        CHECK_EQ(err.code, TECS_EFORMAT);
+        CHECK(err.text[0] != '\0');
+        CHECK(v.x == 5 && v.y == 6);
+    }
+    CHECK_ERR(tecs_json_import_value(w, c.vec2, "{\"x\": 1}", 3, &v, NULL), TECS_EFORMAT);
+    CHECK_ERR(tecs_json_import_value(w, c.vec2, NULL, 0, &v, NULL), TECS_EINVAL);
+    CHECK_ERR(tecs_json_import_value(w, c.vec2, "{}", 2, NULL, NULL), TECS_EINVAL);
+    CHECK_ERR(tecs_json_import_value(NULL, c.vec2, "{}", 2, &v, NULL), TECS_EINVAL);
+    CHECK_ERR(tecs_json_import_value(w, 999, "{}", 2, &v, &err), TECS_ENOCOMP);
+    CHECK(tecs_json_export_value(w, 999, &v, &err) == NULL);
+    CHECK_EQ(err.code, TECS_ENOCOMP);
+    CHECK(tecs_json_export_value(NULL, c.vec2, &v, &err) == NULL);
+    CHECK_EQ(err.code, TECS_EINVAL);
+    CHECK(tecs_json_export_value(w, c.vec2, NULL, &err) == NULL);
+    CHECK_EQ(err.code, TECS_EINVAL);
+    /* A string that is not UTF-8 cannot be written. */
+    Named n = { "\xff\xfe", 0 };
+    CHECK(tecs_json_export_value(w, c.named, &n, &err) == NULL);
+    CHECK_EQ(err.code, TECS_EINVAL);
+    CHECK(v.x == 5 && v.y == 6);
+    tw_free(w);
+}
+
+/* A component without a description is null and a tag is true, both ways;
+** neither has a value to write. */
+TEST(json_value_undescribed_and_tag)
+{
+    tecs_world_t *w = tw_new();
+    comps c = setup(w);
+    char *t = tecs_json_export_value(w, c.blob, &(Health){ 3 }, NULL);
+    CHECK(t && strcmp(t, "null") == 0);
+    tecs_json_free(t);
+    t = tecs_json_export_value(w, c.tag, NULL, NULL);
+    CHECK(t && strcmp(t, "true") == 0);
+    tecs_json_free(t);
+    Health h = { 3 };
+    CHECK_ERR(tecs_json_import_value(w, c.blob, "null", 4, &h, NULL), TECS_OK);
+    CHECK_ERR(tecs_json_import_value(w, c.blob, "null", 4, NULL, NULL), TECS_OK);
+    CHECK(memcmp(&h, &(Health){ 3 }, sizeof h) == 0);
+    CHECK_ERR(tecs_json_import_value(w, c.blob, "{}", 2, &h, NULL), TECS_EFORMAT);
+    CHECK_ERR(tecs_json_import_value(w, c.tag, "true", 4, NULL, NULL), TECS_OK);
+    CHECK_ERR(tecs_json_import_value(w, c.tag, "false", 5, NULL, NULL), TECS_EFORMAT);
+    CHECK_ERR(tecs_json_import_value(w, c.tag, "{}", 2, NULL, NULL), TECS_EFORMAT);
+    tw_free(w);
+}

@@ -1067,3 +1067,29 @@ TEST(system_set_and_run_are_refused_in_lifecycle_hooks)
     TW_CHECK(w);
     tw_free(w);
 }
+
+/* tecs_system_at hands out the live systems in id order, skipping removed
+** ones, and 0 outside 0..count-1. */
+TEST(system_at_enumerates_live_systems_in_id_order)
+{
+    tecs_world_t *w = tw_new();
+    run_log log = { .n = 0 };
+    tag_ctx t = { &log, 1 };
+    tecs_system_t a = add_task(w, "a", TECS_ON_STORE, &t);
+    tecs_system_t b = add_task(w, "b", TECS_ON_LOAD, &t);
+    tecs_system_t c = add_task(w, "c", TECS_ON_UPDATE, &t);
+    CHECK(a && b && c);
+    CHECK_EQ(tecs_system_at(w, 0), a);
+    CHECK_EQ(tecs_system_at(w, 1), b);
+    CHECK_EQ(tecs_system_at(w, 2), c);
+    CHECK_EQ(tecs_system_at(w, 3), 0);
+    CHECK_ERR(tecs_system_free(w, b), TECS_OK);
+    CHECK_EQ(tecs_system_count(w), 2);
+    CHECK_EQ(tecs_system_at(w, 0), a);
+    CHECK_EQ(tecs_system_at(w, 1), c);
+    CHECK_EQ(tecs_system_at(w, 2), 0);
+    CHECK_EQ(tecs_system_at(w, -1), 0);
+    CHECK_EQ(tecs_system_at(w, INT32_MAX), 0);
+    CHECK_EQ(tecs_system_at(NULL, 0), 0);
+    tw_free(w);
+}

@@ -189,3 +189,32 @@ TEST(world_null_world_is_harmless)
     CHECK_EQ(tecs_component_new(NULL, NULL), 0);
     CHECK(!tecs_is_deferred(NULL));
 }
+
+/* tecs_world_archetype hands out every archetype in creation order, the
+** empty one first, and NULL outside 0..count-1. */
+TEST(world_archetype_enumerates_in_creation_order)
+{
+    tecs_world_t *w = tecs_world_new();
+    tecs_comp_t a = tecs_component_new(w, &(tecs_component_desc_t){ .name = "A", .size = 4 });
+    tecs_comp_t b = tecs_component_new(w, &(tecs_component_desc_t){ .name = "B", .size = 8 });
+    CHECK(a && b);
+    tecs_archetype_t *ab = tecs_archetype_get(w, 2, (tecs_comp_t[]){ a, b });
+    tecs_archetype_t *only_b = tecs_archetype_get(w, 1, (tecs_comp_t[]){ b });
+    CHECK(ab && only_b);
+    int32_t n = tecs_world_archetype_count(w);
+    CHECK(n >= 3);
+    CHECK(tecs_world_archetype(w, 0) == tecs_archetype_get(w, 0, NULL));
+    int32_t at_ab = -1, at_b = -1;
+    for (int32_t i = 0; i < n; i++) {
+        CHECK(tecs_world_archetype(w, i) != NULL);
+        at_ab = tecs_world_archetype(w, i) == ab ? i : at_ab;
+        at_b = tecs_world_archetype(w, i) == only_b ? i : at_b;
+    }
+    CHECK(at_ab > 0 && at_b > at_ab);
+    CHECK(tecs_world_archetype(w, n) == NULL);
+    CHECK(tecs_world_archetype(w, -1) == NULL);
+    CHECK(tecs_world_archetype(w, INT32_MAX) == NULL);
+    CHECK(tecs_world_archetype(NULL, 0) == NULL);
+    CHECK_ERR(tecs_world_check(w), TECS_OK);
+    tecs_world_free(w);
+}

@@ -88,6 +88,45 @@ tecs_err_t tecs_json_import(tecs_world_t *world, const char *text, size_t len,
 tecs_entity_t tecs_json_import_entity(tecs_world_t *world, const char *text, size_t len,
                                       tecs_json_error_t *err);
 
+/**
+ * Write one value of component comp (at value) as the JSON text it has
+ * inside an entity's "components": an object of its fields for a described
+ * component, true for a tag, null for a component without a description
+ * (value may be NULL for the last two).
+ * @return the text (NUL-terminated, free it with tecs_json_free), or NULL
+ * with *err (may be NULL) filled: TECS_EINVAL (NULL world, a NULL value of
+ * a described component, a string field that is not UTF-8), TECS_ENOCOMP
+ * (comp unknown), TECS_ENOMEM. Reads value only: allowed from every
+ * callback.
+ */
+char *tecs_json_export_value(tecs_world_t *world, tecs_comp_t comp, const void *value,
+                             tecs_json_error_t *err);
+
+/**
+ * Read one value of component comp (tecs_json_export_value's text, len
+ * bytes) into *value, size bytes of the caller's that the call fills as an
+ * import stages a value: each field from the text, a field the text leaves
+ * out zero, a string field a malloc'd copy of the text's string (or NULL),
+ * an entity field kept when it names a live entity, else 0. *value is then
+ * a stage for tecs_set (whose copy hook copies the strings), not a value
+ * the world owns: free its strings with tecs_json_free_value after. A tag
+ * (text true) and a component without a description (text null) have no
+ * value to write: value may be NULL and is left alone.
+ * @return TECS_OK, or an error with *err filled and *value unchanged:
+ * TECS_EINVAL (NULL world or text, a NULL value of a described component),
+ * TECS_ENOCOMP (comp unknown), TECS_EFORMAT (malformed text, a value of the
+ * wrong type or out of range, an array of the wrong length, an unknown
+ * field: the checks of tecs_json_import), TECS_ENOMEM. It changes nothing
+ * in the world: allowed from every callback.
+ */
+tecs_err_t tecs_json_import_value(tecs_world_t *world, tecs_comp_t comp, const char *text,
+                                  size_t len, void *value, tecs_json_error_t *err);
+
+/** Free the string fields of a value tecs_json_import_value filled (each
+ *  set to NULL; nested components' too); the other fields stay. NULL world
+ *  or value, or a component without string fields, does nothing. */
+void tecs_json_free_value(tecs_world_t *world, tecs_comp_t comp, void *value);
+
 /** Free a text made by tecs_json_export or _export_entity. NULL does
  *  nothing. */
 void tecs_json_free(char *text);

@@ -119,6 +119,11 @@ const char *tecs_system_name(const tecs_world_t *world, tecs_system_t system);
 /** Live systems of the world (those removed mid-frame not counted). */
 int32_t tecs_system_count(const tecs_world_t *world);
 
+/** The i-th live system in id order (the order they were added), for
+ *  0 <= i < tecs_system_count; 0 otherwise and for NULL. Records no error:
+ *  allowed in every callback. */
+tecs_system_t tecs_system_at(const tecs_world_t *world, int32_t i);
+
 /** Per-system statistics. Times are seconds of a monotonic clock
  *  (CLOCK_MONOTONIC on POSIX, QueryPerformanceCounter on Windows), measured
  *  around the callback and the flush of the changes it made. */

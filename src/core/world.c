@@ -177,6 +177,11 @@ int32_t tecs_world_archetype_count(const tecs_world_t *w)
     return w ? w->arch.narchs : 0;
 }
 
+tecs_archetype_t *tecs_world_archetype(const tecs_world_t *w, int32_t i)
+{
+    return w && i >= 0 && i < w->arch.narchs ? w->arch.archs[i] : NULL;
+}
+
 size_t tecs_world_memory(const tecs_world_t *w)
 {
     return w ? w->base.mem : 0;

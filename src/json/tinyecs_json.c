@@ -466,6 +466,31 @@ char *tecs_json_export_entity(tecs_world_t *w, tecs_entity_t e, tecs_json_error_
     return finish(&x, r);
 }
 
+char *tecs_json_export_value(tecs_world_t *w, tecs_comp_t c, const void *value,
+                             tecs_json_error_t *err)
+{
+    const char *name = w ? tecs_component_name(w, c) : NULL;
+    if (name == NULL) {
+        fail(err, w ? TECS_ENOCOMP : TECS_EINVAL, "tecs_json_export_value: %s",
+             w ? "unknown component" : "NULL world");
+        return NULL;
+    }
+    bool described = tecs_component_fields(w, c, NULL) != NULL;
+    if (described && value == NULL) {
+        fail(err, TECS_EINVAL, "tecs_json_export_value: NULL value of '%s'", name);
+        return NULL;
+    }
+    writer x = { .w = w, .err = err, .comp = name };
+    tecs_err_t r = TECS_OK;
+    if (tecs_component_size(w, c) == 0)
+        puts_(&x.o, "true");
+    else if (!described)
+        puts_(&x.o, "null");
+    else
+        r = put_fields(&x, c, value);
+    return finish(&x, r);
+}
+
 /* ==================================================================== */
 /* Reading                                                              */
 /* ==================================================================== */
@@ -1086,6 +1111,37 @@ static tecs_err_t import(reader *r, const char *text, size_t len, tecs_entity_t 
     return e;
 }
 
+/* Give every string field of stage (pointing into the parsed text, or
+** NULL) a malloc'd copy of its text; once memory runs out (*oom) the rest
+** become NULL, so that tecs_json_free_value can free what was copied. */
+static void own_strings(tecs_world_t *w, tecs_comp_t c, char *stage, bool *oom)
+{
+    int32_t n;
+    const tecs_field_t *f = tecs_component_fields(w, c, &n);
+    for (int32_t i = 0; i < n; i++) {
+        size_t es = f[i].type == TECS_TYPE_STRUCT ? tecs_component_size(w, f[i].comp)
+                                                  : tecs_type_size(f[i].type);
+        for (int32_t k = 0; k < f[i].count; k++) {
+            char *at = stage + f[i].offset + (size_t)k * es, *str, *copy = NULL;
+            if (f[i].type == TECS_TYPE_STRUCT) {
+                own_strings(w, f[i].comp, at, oom);
+                continue;
+            }
+            if (f[i].type != TECS_TYPE_STRING)
+                continue;
+            memcpy(&str, at, sizeof str);
+            if (str && !*oom) {
+                size_t len = strlen(str) + 1;
+                copy = malloc(len);
+                *oom = copy == NULL;
+                if (copy)
+                    memcpy(copy, str, len);
+            }
+            memcpy(at, &copy, sizeof copy);
+        }
+    }
+}
+
 tecs_err_t tecs_json_import(tecs_world_t *w, const char *text, size_t len,
                             tecs_json_error_t *err)
 {
@@ -1099,6 +1155,76 @@ tecs_entity_t tecs_json_import_entity(tecs_world_t *w, const char *text, size_t 
     reader r = { .w = w, .err = err, .whole = false };
     tecs_entity_t e = 0;
     return import(&r, text, len, &e) ? 0 : e;
+}
+
+tecs_err_t tecs_json_import_value(tecs_world_t *w, tecs_comp_t c, const char *text, size_t len,
+                                  void *value, tecs_json_error_t *err)
+{
+    const char *name = w ? tecs_component_name(w, c) : NULL;
+    if (w == NULL || text == NULL)
+        return fail(err, TECS_EINVAL, "tecs_json_import_value: NULL %s", w ? "text" : "world");
+    if (name == NULL)
+        return fail(err, TECS_ENOCOMP, "tecs_json_import_value: no component %lu",
+                    (unsigned long)c);
+    bool described = tecs_component_fields(w, c, NULL) != NULL;
+    if (described && value == NULL)
+        return fail(err, TECS_EINVAL, "tecs_json_import_value: NULL value of '%s'", name);
+    idmap none = { 0, 0 };      /* no text ids to map: entity fields stay if alive */
+    reader r = { .w = w, .err = err, .map = &none, .comp = name };
+    snprintf(r.ent, sizeof r.ent, "value");
+    json_error_t je;
+    json_t *root = json_loadb(text, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je);
+    if (root == NULL) {
+        fail(err, TECS_EFORMAT, "malformed JSON at line %d, column %d: %s", je.line,
+             je.column, je.text);
+        if (err) {
+            err->line = je.line;
+            err->column = je.column;
+        }
+        return TECS_EFORMAT;
+    }
+    size_t size = tecs_component_size(w, c);
+    char *stage = described ? calloc(1, size) : NULL;
+    tecs_err_t e = described && stage == NULL
+                       ? fail(err, TECS_ENOMEM, "out of memory reading JSON")
+                       : check_value(&r, c, root);
+    if (!e && described)
+        e = get_fields(&r, c, root, stage);
+    bool oom = false;
+    if (!e && described)
+        own_strings(w, c, stage, &oom);
+    if (!e && oom) {
+        tecs_json_free_value(w, c, stage);
+        e = fail(err, TECS_ENOMEM, "out of memory reading JSON");
+    }
+    if (!e && described)
+        memcpy(value, stage, size);
+    if (!e && err)
+        *err = (tecs_json_error_t){ 0 };
+    free(stage);
+    json_decref(root);
+    return e;
+}
+
+void tecs_json_free_value(tecs_world_t *w, tecs_comp_t c, void *value)
+{
+    int32_t n;
+    const tecs_field_t *f = w && value ? tecs_component_fields(w, c, &n) : NULL;
+    for (int32_t i = 0; f && i < n; i++) {
+        size_t es = f[i].type == TECS_TYPE_STRUCT ? tecs_component_size(w, f[i].comp)
+                                                  : tecs_type_size(f[i].type);
+        for (int32_t k = 0; k < f[i].count; k++) {
+            char *at = (char *)value + f[i].offset + (size_t)k * es;
+            if (f[i].type == TECS_TYPE_STRUCT) {
+                tecs_json_free_value(w, f[i].comp, at);
+            } else if (f[i].type == TECS_TYPE_STRING) {
+                char *str, *none = NULL;
+                memcpy(&str, at, sizeof str);
+                free(str);
+                memcpy(at, &none, sizeof none);
+            }
+        }
+    }
 }
 
 void tecs_json_free(char *text)

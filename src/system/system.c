@@ -436,6 +436,15 @@ int32_t tecs_system_count(const tecs_world_t *w)
     return w && w->sys ? w->sys->nlive : 0;
 }
 
+tecs_system_t tecs_system_at(const tecs_world_t *w, int32_t i)
+{
+    const sys_state *s = w ? w->sys : NULL;
+    for (int32_t k = 0; s && i >= 0 && k < s->n; k++)
+        if (!s->list[k].removed && i-- == 0)
+            return s->list[k].id;
+    return 0;
+}
+
 /* The start of the calls that read a system into *out (fn names the call):
 ** the system, or NULL with the error recorded. */
 static const sys_entry *read_entry(tecs_world_t *w, tecs_system_t id, const void *out,
