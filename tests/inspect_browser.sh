@@ -73,12 +73,14 @@ sel=$(printf '%s' "$answer" |
 [ -n "$sel" ] || fail "no entity with Position and Velocity in: $answer"
 echo "inspect_browser: server on port $port, selecting entity $sel"
 
-# load FILE [ARGS...]: the page's DOM after its scripts ran a few seconds.
+# load FILE MS [ARGS...]: the page's DOM (or what ARGS ask for) after its
+# scripts ran MS ms of the browser's virtual time.
 load() {
     file=$1
-    shift
-    timeout 60 "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars \
-        --user-data-dir="$tmp/profile" --virtual-time-budget=4000 "$@" \
+    ms=$2
+    shift 2
+    timeout 90 "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars \
+        --user-data-dir="$tmp/profile" --virtual-time-budget="$ms" "$@" \
         "$base/?select=$sel" >"$file" 2>"$tmp/browser.err" ||
         fail "chromium failed: $(tail -5 "$tmp/browser.err")"
 }
@@ -104,19 +106,20 @@ check() {
     [ -n "$x" ] && [ -n "$y" ] || fail "no Position x and y of entity $sel in the page"
 }
 
-load "$tmp/dom1.html" --dump-dom
+load "$tmp/dom1.html" 4000 --dump-dom
 check "$tmp/dom1.html"
 x1=$x y1=$y
 echo "inspect_browser: count $(sed -n 's/.*id="entity-count">\([0-9]*\)<.*/\1/p' "$tmp/dom1.html"), Position ($x1, $y1)"
 
 sleep 1
-load "$tmp/dom2.html" --dump-dom
+load "$tmp/dom2.html" 4000 --dump-dom
 check "$tmp/dom2.html"
 echo "inspect_browser: a second later, Position ($x, $y)"
 [ "$x" != "$x1" ] || [ "$y" != "$y1" ] || fail "Position of $sel did not change: ($x, $y)"
 
 mkdir -p "$out"
 rm -f "$out/inspector.png"
-load "$tmp/shot.log" --window-size=1280,900 --screenshot="$out/inspector.png"
+# Longer, so that the systems chart has some seconds of samples.
+load "$tmp/shot.log" 12000 --window-size=1280,900 --screenshot="$out/inspector.png"
 [ -s "$out/inspector.png" ] || fail "no screenshot at $out/inspector.png"
 echo "inspect_browser: passed; screenshot $out/inspector.png"

@@ -246,6 +246,22 @@ class TreeList {
 
 const roots = new TreeList(null, document.getElementById('tree'));
 
+/* Open the tree down to entity id: each of its ancestors, root first. */
+async function reveal(id) {
+    const chain = [];
+    let e = await api('/api/entity?id=' + encodeURIComponent(id));
+    while (e.parent && chain.length < 32) {
+        chain.unshift(idText(e.parent));
+        e = await api('/api/entity?id=' + idText(e.parent));
+    }
+    let list = roots;
+    for (const a of chain) {
+        if (!list.open.has(a)) list.open.set(a, new TreeList(a, el('ul', { class: 'children' })));
+        list = list.open.get(a);
+    }
+    await roots.refresh();
+}
+
 /* ---- the selected entity ---- */
 
 /* A value as nested fields; path is the field's path for /api/set. */
@@ -505,6 +521,7 @@ document.getElementById('query-form').addEventListener('submit', (ev) => {
 
 /* ---- start ---- */
 
+if (state.selected) reveal(state.selected).catch((e) => report('tree', e));
 every(1000, 'world', refreshWorld);
 every(1000, 'tree', () => roots.refresh());
 every(1000, 'archetypes', refreshArchetypes);
