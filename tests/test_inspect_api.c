@@ -765,3 +765,83 @@ TEST(inspect_api_reads_change_nothing)
     TW_CHECK(w);
     ifix_free(w, &f);
 }
+
+/* jansson's allocations, the k-th one failing (0: none). */
+static long jansson_calls, jansson_fail_at;
+
+static void *failing_malloc(size_t n)
+{
+    if (++jansson_calls == jansson_fail_at)
+        return NULL;
+    return malloc(n);
+}
+
+/* The answer to one request while jansson's k-th allocation fails. */
+static int answer_failing(tecs_world_t *w, const char *method, const char *path,
+                          const char *key, const char *value, const char *body, long k,
+                          char **out)
+{
+    tecs__inspect_arg a[1] = { { key, value } };
+    tecs__inspect_cfg cfg = { .writes = true, .max_page = PAGE };
+    tecs__inspect_req req = { method, path, key ? 1 : 0, a, body, body ? strlen(body) : 0 };
+    jansson_calls = 0;
+    jansson_fail_at = k;
+    json_set_alloc_funcs(failing_malloc, free);
+    int status = tecs__inspect_answer(w, &cfg, &req, out);
+    json_set_alloc_funcs(malloc, free);
+    return status;
+}
+
+/* Out of memory in jansson at every allocation of an answer: a 500 (with
+** a text, or none when even the error's could not be made) or the answer,
+** never a crash or a leak (valgrind and the sanitizers check that); a set
+** that fails before tecs_set leaves the value as it was. */
+TEST(inspect_api_out_of_memory)
+{
+    live_strings = 0;
+    tw_alloc al = { 0 };
+    ifix f;
+    tecs_world_t *w = ifix_new(&al, &f);
+    char id[32];
+    snprintf(id, sizeof id, "%s", id_text(f.e1));
+    struct { const char *method, *path, *key, *value, *body; } reqs[] = {
+        { "GET", "/api/world", NULL, NULL, NULL },
+        { "GET", "/api/components", NULL, NULL, NULL },
+        { "GET", "/api/archetypes", NULL, NULL, NULL },
+        { "GET", "/api/entity", "id", id, NULL },
+        { "GET", "/api/tree", NULL, NULL, NULL },
+        { "GET", "/api/query", "q", "Position ?Named ?Body ?Blob", NULL },
+        { "GET", "/api/systems", NULL, NULL, NULL },
+        { "GET", "/api/resources", NULL, NULL, NULL },
+        { "GET", "/api/nope", NULL, NULL, NULL },
+        { "POST", "/api/system", NULL, NULL, "{\"name\": \"count\", \"enabled\": true}" },
+        { "POST", "/api/set", NULL, NULL, set_body(f.e1, "Named", "name", "\"oom\"") },
+    };
+    for (size_t r = 0; r < sizeof reqs / sizeof reqs[0]; r++) {
+        for (long k = 1;; k++) {
+            char *out = NULL;
+            int status = answer_failing(w, reqs[r].method, reqs[r].path, reqs[r].key,
+                                        reqs[r].value, reqs[r].body, k, &out);
+            bool done = jansson_calls < k;          /* no allocation failed */
+            if (!done && status != 500 && status != 404 && status != 400)
+                fprintf(stderr, "  %s %s, allocation %ld failed: %d %s\n", reqs[r].method,
+                        reqs[r].path, k, status, out ? out : "");
+            if (!done)
+                CHECK(status == 500 || status == 404 || status == 400);
+            CHECK(out != NULL || status == 500);
+            free(out);
+            TW_CHECK(w);
+            if (strcmp(reqs[r].path, "/api/set") == 0) {
+                const char *name = ((const INamed *)tecs_get(w, f.e1, f.named))->name;
+                CHECK(strcmp(name, "first") == 0 || strcmp(name, "oom") == 0);
+                CHECK_ERR(tecs_set(w, f.e1, f.named, &(INamed){ "first" }), TECS_OK);
+            }
+            if (done) {
+                CHECK_EQ(status, strcmp(reqs[r].path, "/api/nope") == 0 ? 404 : 200);
+                break;
+            }
+        }
+    }
+    ifix_free(w, &f);
+    CHECK_EQ(live_strings, 0);
+}

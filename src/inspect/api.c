@@ -8,7 +8,7 @@
 ** on the public API only, like the JSON module whose value writer and
 ** reader it uses for component values.
 **
-**     request ──► route ──► endpoint ──► json_t answer ──► json_dumps
+**     request ──► route ──► endpoint ──► json_t answer ──► dump (text)
 **                   │           │
 **                   └── 404 / 405 / 403     └── 400 / 404 / 409 / 500
 **                                               (call.code, call.msg)
@@ -66,6 +66,8 @@ typedef struct call {
     int32_t nids;
     tecs_comp_t childof, isa;   /* 0 when the world has none                  */
 } call;
+
+static char *dump(const json_t *j);
 
 /* Set the error (the first one wins) and return NULL. */
 static json_t *refuse(call *c, int status, const char *code, const char *fmt, ...)
@@ -905,7 +907,7 @@ static void set_field(call *c, tecs_entity_t e, tecs_comp_t comp, const char *pa
         return;
     }
     int r = key[0] ? json_object_set(parent, key, v) : json_array_set(parent, index, v);
-    char *text = r == 0 ? json_dumps(cur, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    char *text = r == 0 ? dump(cur) : NULL;
     json_decref(cur);
     size_t size = tecs_component_size(c->w, comp);
     void *stage = text ? calloc(1, size) : NULL;
@@ -994,6 +996,53 @@ static json_t *post_destroy(call *c, json_t *b)
 }
 
 /* ==================================================================== */
+/* Text                                                                 */
+/* ==================================================================== */
+
+/* The text being dumped: failed once any piece could not be added. */
+typedef struct dump_buf {
+    char *p;
+    size_t n, cap;
+    bool failed;
+} dump_buf;
+
+static int dump_piece(const char *s, size_t n, void *data)
+{
+    dump_buf *b = data;
+    if (b->failed)
+        return -1;
+    if (b->n + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 1024;
+        while (cap < b->n + n + 1)
+            cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (p == NULL) {
+            b->failed = true;
+            return -1;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    b->p[b->n] = '\0';
+    return 0;
+}
+
+/* j as compact text (malloc'd), or NULL. jansson's own dump goes on past
+** an object key it could not write, so every piece is checked here. */
+static char *dump(const json_t *j)
+{
+    dump_buf b = { 0 };
+    if (j == NULL || json_dump_callback(j, dump_piece, &b, JSON_COMPACT) != 0 || b.failed ||
+        b.p == NULL) {
+        free(b.p);
+        return NULL;
+    }
+    return b.p;
+}
+
+/* ==================================================================== */
 /* Routing                                                              */
 /* ==================================================================== */
 
@@ -1063,10 +1112,10 @@ char *tecs__inspect_error(const char *code, const char *message)
 {
     json_t *o = json_pack("{s:s, s:s}", "error", code ? code : "internal", "message",
                           message ? message : "");
-    char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    char *text = dump(o);
     if (o == NULL) {            /* a message that is not UTF-8 */
         o = json_pack("{s:s, s:s}", "error", code ? code : "internal", "message", "");
-        text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+        text = dump(o);
     }
     json_decref(o);
     return text;
@@ -1086,7 +1135,7 @@ int tecs__inspect_answer(tecs_world_t *world, const tecs__inspect_cfg *cfg,
     c->max_page = c->cfg->max_page > 0 ? c->cfg->max_page : DEFAULT_PAGE;
     json_t *o = world && req ? dispatch(c) : refuse(c, 500, "internal", "no world");
     if (!c->status && !c->oom)
-        *out = json_dumps(o, JSON_COMPACT);
+        *out = dump(o);
     json_decref(o);
     int status = c->status ? c->status : 200;
     if (c->oom || (!c->status && *out == NULL)) {
