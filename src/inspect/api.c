@@ -39,15 +39,9 @@
 
 #include "tinyecs/json.h"
 #include "tinyecs/meta.h"
-#ifdef TECS_INSPECT_RELATIONS
 #include "tinyecs/relation.h"
-#endif
-#ifdef TECS_INSPECT_SYSTEMS
 #include "tinyecs/system.h"
-#endif
-#ifdef TECS_INSPECT_RESOURCES
 #include "tinyecs/resource.h"
-#endif
 
 /* The page size when the configuration gives none. */
 #define DEFAULT_PAGE 1000
@@ -114,14 +108,8 @@ static json_t *id_json(tecs_entity_t e)
 ** IsA's base tags): not a component an entity is shown to have. */
 static bool is_relation(const call *c, tecs_comp_t comp)
 {
-#ifdef TECS_INSPECT_RELATIONS
     return tecs_is_relation(c->w, comp) || tecs_relation_level(c->w, comp) > 0 ||
            tecs_relation_base(c->w, comp) != 0;
-#else
-    (void)c;
-    (void)comp;
-    return false;
-#endif
 }
 
 /* The bytes of an undescribed value as {"size": N, "bytes": "hex"}. */
@@ -328,36 +316,17 @@ static json_t *get_world(call *c)
     set(c, o, "components", json_integer(tecs_world_component_count(c->w)));
     set(c, o, "archetypes", json_integer(tecs_world_archetype_count(c->w)));
     set(c, o, "memory", json_integer((json_int_t)tecs_world_memory(c->w)));
-#ifdef TECS_INSPECT_SYSTEMS
     set(c, o, "systems", json_integer(tecs_system_count(c->w)));
     set(c, o, "frame", json_integer(tecs_world_frame_count(c->w)));
-#else
-    set(c, o, "systems", json_integer(0));
-    set(c, o, "frame", json_integer(0));
-#endif
-#ifdef TECS_INSPECT_RESOURCES
     set(c, o, "resources", json_integer(tecs_resource_count(c->w)));
-#else
-    set(c, o, "resources", json_integer(0));
-#endif
     set(c, o, "writes", json_boolean(c->cfg->writes));
-#ifdef TECS_INSPECT_RELATIONS
     set(c, o, "relations", json_true());
-#else
-    set(c, o, "relations", json_false());
-#endif
     return o;
 }
 
 static bool has_resource(const call *c, tecs_comp_t comp)
 {
-#ifdef TECS_INSPECT_RESOURCES
     return tecs_resource_has(c->w, comp);
-#else
-    (void)c;
-    (void)comp;
-    return false;
-#endif
 }
 
 /* The fields of a described component, as the contract lists them. */
@@ -395,11 +364,7 @@ static json_t *get_components(call *c)
         set(c, x, "enableable", json_boolean(tecs_component_enableable(c->w, id)));
         set(c, x, "hidden", json_boolean(tecs_component_hidden(c->w, id)));
         set(c, x, "inherit", json_boolean(tecs_component_inherit(c->w, id)));
-#ifdef TECS_INSPECT_RELATIONS
         set(c, x, "relation", json_boolean(tecs_is_relation(c->w, id)));
-#else
-        set(c, x, "relation", json_false());
-#endif
         set(c, x, "resource", json_boolean(has_resource(c, id)));
         set(c, x, "fields", fields_json(c, id));
         push(c, a, x);
@@ -441,13 +406,7 @@ static json_t *get_archetypes(call *c)
 /* The parent of e (0 for a root or without the relation add-on). */
 static tecs_entity_t parent_of(const call *c, tecs_entity_t e)
 {
-#ifdef TECS_INSPECT_RELATIONS
     return c->childof ? tecs_pair_target(c->w, e, c->childof, 0) : 0;
-#else
-    (void)c;
-    (void)e;
-    return 0;
-#endif
 }
 
 /* The children of e, counted; the first skip are passed over and the next
@@ -456,16 +415,12 @@ static int32_t children_of(const call *c, tecs_entity_t e, int32_t skip, tecs_en
                            int32_t room)
 {
     int32_t n = 0;
-#ifdef TECS_INSPECT_RELATIONS
     if (c->childof == 0)
         return 0;
     tecs_walk_t walk = tecs_sources(c->w, e, c->childof);
     for (; tecs_walk_next(&walk); n++)
         if (out && n >= skip && n - skip < room)
             out[n - skip] = walk.entity;
-#else
-    (void)c, (void)e, (void)skip, (void)out, (void)room;
-#endif
     return n;
 }
 
@@ -473,7 +428,6 @@ static int32_t children_of(const call *c, tecs_entity_t e, int32_t skip, tecs_en
 static json_t *pairs_json(call *c, tecs_entity_t e)
 {
     json_t *a = json_array();
-#ifdef TECS_INSPECT_RELATIONS
     for (int32_t i = 0; i < c->nids && !c->oom; i++) {
         tecs_comp_t rel = c->ids[i];
         if (!tecs_is_relation(c->w, rel) || rel == c->childof)
@@ -491,23 +445,13 @@ static json_t *pairs_json(call *c, tecs_entity_t e)
             push(c, a, p);
         }
     }
-#else
-    (void)c;
-    (void)e;
-#endif
     return a;
 }
 
 /* True if e inherits through IsA (so some values may be its base's). */
 static bool inherits(const call *c, tecs_entity_t e)
 {
-#ifdef TECS_INSPECT_RELATIONS
     return c->isa && tecs_pair_target(c->w, e, c->isa, 0) != 0;
-#else
-    (void)c;
-    (void)e;
-    return false;
-#endif
 }
 
 /* Entity e as GET /api/entity answers it. */
@@ -758,7 +702,6 @@ static json_t *get_query(call *c)
 
 /* ---- systems and resources ------------------------------------------- */
 
-#ifdef TECS_INSPECT_SYSTEMS
 static const char *phase_name(tecs_phase_t p)
 {
     static const char *const names[] = { "?", "on_load", "post_load", "pre_update",
@@ -783,21 +726,16 @@ static json_t *system_json(call *c, tecs_system_t id)
     set(c, x, "entities_last", json_integer(st.entities_last));
     return x;
 }
-#endif
 
 static json_t *get_systems(call *c)
 {
     json_t *o = json_object(), *a = json_array();
     json_incref(a);
     set(c, o, "systems", a);
-#ifdef TECS_INSPECT_SYSTEMS
     set(c, o, "frame", json_integer(tecs_world_frame_count(c->w)));
     tecs_system_t id;
     for (int32_t i = 0; (id = tecs_system_at(c->w, i)) != 0 && !c->oom; i++)
         push(c, a, system_json(c, id));
-#else
-    set(c, o, "frame", json_integer(0));
-#endif
     json_decref(a);
     return o;
 }
@@ -807,7 +745,6 @@ static json_t *get_resources(call *c)
     json_t *o = json_object(), *a = json_array();
     json_incref(a);
     set(c, o, "resources", a);
-#ifdef TECS_INSPECT_RESOURCES
     for (int32_t i = 0; i < c->nids && !c->oom && !c->status; i++) {
         tecs_comp_t comp = c->ids[i];
         if (!tecs_resource_has(c->w, comp))
@@ -819,7 +756,6 @@ static json_t *get_resources(call *c)
             set(c, x, "value", j);
         push(c, a, x);
     }
-#endif
     json_decref(a);
     return o;
 }
@@ -963,7 +899,6 @@ static json_t *post_system(call *c, json_t *b)
     if (!json_is_boolean(en) || (id ? !json_is_integer(id) : !json_is_string(name)))
         return refuse(c, 400, "bad_body", "the body is {\"name\": NAME or \"id\": N, "
                       "\"enabled\": BOOL}");
-#ifdef TECS_INSPECT_SYSTEMS
     tecs_system_t s = 0;
     if (id && json_integer_value(id) > 0 && json_integer_value(id) <= (json_int_t)UINT32_MAX)
         s = (tecs_system_t)json_integer_value(id);
@@ -978,9 +913,6 @@ static json_t *post_system(call *c, json_t *b)
     set(c, o, "name", json_string(tecs_system_name(c->w, s)));
     set(c, o, "enabled", json_boolean(tecs_system_enabled(c->w, s)));
     return o;
-#else
-    return refuse(c, 404, "no_system", "the library has no systems");
-#endif
 }
 
 static json_t *post_destroy(call *c, json_t *b)
@@ -1072,14 +1004,12 @@ static void prepare(call *c)
     for (tecs_comp_t id = 1; id < TECS_MAX_COMPONENTS; id++)
         if (tecs_component_name(c->w, id))
             c->ids[c->nids++] = id;
-#ifdef TECS_INSPECT_RELATIONS
     c->childof = find_comp(c, "ChildOf", 7);
     c->isa = find_comp(c, "IsA", 3);
     if (c->childof && !tecs_is_relation(c->w, c->childof))
         c->childof = 0;
     if (c->isa && !tecs_is_relation(c->w, c->isa))
         c->isa = 0;
-#endif
 }
 
 /* The answer of a routed request. */
