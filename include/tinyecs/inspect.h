@@ -51,7 +51,7 @@ typedef struct tecs_inspect_opts_t {
     double budget;              /* seconds one poll may spend answering;
                                    0: 0.002 (2 ms)                            */
     int32_t max_page;           /* most entities or archetypes one answer
-                                   holds; 0: 1000                             */
+                                   holds; 0: 200                              */
     int32_t max_clients;        /* connections at once, further ones get 429;
                                    0: 32                                      */
 } tecs_inspect_opts_t;

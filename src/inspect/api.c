@@ -44,7 +44,7 @@
 #include "tinyecs/resource.h"
 
 /* The page size when the configuration gives none. */
-#define DEFAULT_PAGE 1000
+#define DEFAULT_PAGE 200
 
 /* One request being answered. */
 typedef struct call {

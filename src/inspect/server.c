@@ -29,7 +29,7 @@
 #include "inspect.h"
 
 #define DEFAULT_BUDGET 0.002
-#define DEFAULT_MAX_PAGE 1000
+#define DEFAULT_MAX_PAGE 200
 #define DEFAULT_MAX_CLIENTS 32
 #define TOKEN_MAX 256
 /* How long tecs_inspect_stop waits for the 503 answers to go out. */
