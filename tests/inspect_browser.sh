@@ -3,7 +3,7 @@
 # browser, against a running world.
 #
 # SERVE is tests/inspect_serve: it prints "port N" first, then runs frames
-# until its stdin closes. The test picks an entity with Position and
+# for --seconds; the script stops it when it ends. The test picks an entity with Position and
 # Velocity through the API (curl), loads http://127.0.0.1:N/?select=S.G in
 # chromium --dump-dom and checks that the page shows the entity count,
 # nodes of the tree, the selected entity's Position and the systems "move"
@@ -28,7 +28,6 @@ command -v curl >/dev/null || {
 tmp=$(mktemp -d)
 pid=
 cleanup() {
-    exec 3>&-
     if [ -n "$pid" ]; then
         kill "$pid" 2>/dev/null
         wait "$pid" 2>/dev/null
@@ -43,13 +42,8 @@ fail() {
     exit 1
 }
 
-# The server reads a FIFO this script holds open (fd 3), so it runs until
-# the script ends, whatever stdin CTest gives; the child closes its copy
-# of fd 3, so that closing ours is an end of file to it.
-mkfifo "$tmp/in"
-exec 3<>"$tmp/in"
 : >"$tmp/out"
-"$serve" --seconds 120 <"$tmp/in" >"$tmp/out" 2>"$tmp/err" 3>&- &
+"$serve" --seconds 120 </dev/null >"$tmp/out" 2>"$tmp/err" &
 pid=$!
 
 port=
