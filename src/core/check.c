@@ -27,7 +27,7 @@
 */
 #include "private.h"
 
-static tecs_err_t bad(tecs_world_t *w, const char *what, uint32_t n)
+static tecs_err_t check_bad(tecs_world_t *w, const char *what, uint32_t n)
 {
     return tecs__err(w, TECS_ECORRUPT, "structure check: %s (%u)", what, n);
 }
@@ -38,7 +38,7 @@ static tecs_err_t verify_records(tecs_world_t *w)
     for (int32_t i = 0; i < w->ei.nrecs; i++) {
         const tecs__record *r = &w->ei.recs[i];
         if (r->gen == 0)
-            return bad(w, "generation 0", (uint32_t)i);
+            return check_bad(w, "generation 0", (uint32_t)i);
         if (r->arch == TECS__ARCH_PENDING) {
             pending++;
         } else if (r->arch == TECS__ARCH_DEAD) {
@@ -48,25 +48,25 @@ static tecs_err_t verify_records(tecs_world_t *w)
             uint32_t flags = TECS__KILL_QUEUED |
                 (w->cmd.deferred.count ? TECS__REMOVE_QUEUED | TECS__DESTROY_QUEUED : 0);
             if (ai >= (uint32_t)w->arch.narchs || (r->arch & ~(TECS__ARCH_MASK | flags)))
-                return bad(w, "record names no archetype", (uint32_t)i);
+                return check_bad(w, "record names no archetype", (uint32_t)i);
             const tecs_archetype_t *a = w->arch.archs[ai];
             if (r->row >= (uint32_t)a->count ||
                 *tecs__ent_ptr(a, w, r->row) != tecs__make_id((uint32_t)i, r->gen))
-                return bad(w, "record and row disagree", (uint32_t)i);
+                return check_bad(w, "record and row disagree", (uint32_t)i);
             alive++;
         }
     }
     if (alive != w->ei.nalive || pending != w->ei.npending || dead != w->ei.nfree)
-        return bad(w, "entity counts", (uint32_t)alive);
+        return check_bad(w, "entity counts", (uint32_t)alive);
     int32_t n = 0;
     uint32_t last = TECS__NO_SLOT;
     for (uint32_t i = w->ei.free_head; i != TECS__NO_SLOT; i = w->ei.recs[i].row, n++) {
         if (i >= (uint32_t)w->ei.nrecs || w->ei.recs[i].arch != TECS__ARCH_DEAD || n > w->ei.nfree)
-            return bad(w, "free list", i);
+            return check_bad(w, "free list", i);
         last = i;
     }
     if (n != w->ei.nfree || last != w->ei.free_tail)
-        return bad(w, "free list length", (uint32_t)n);
+        return check_bad(w, "free list length", (uint32_t)n);
     return TECS_OK;
 }
 
@@ -74,17 +74,17 @@ static tecs_err_t verify_rows(tecs_world_t *w, const tecs_archetype_t *a)
 {
     int32_t used = (int32_t)(((uint32_t)a->count + w->arch.mask) >> w->arch.shift);
     if (a->nchunks < used)
-        return bad(w, "too few chunks", a->id);
+        return check_bad(w, "too few chunks", a->id);
     for (int32_t r = 0; r < a->count; r++) {
         tecs_entity_t e = *tecs__ent_ptr(a, w, (uint32_t)r);
         const tecs__record *rec = tecs__ei_alive(w, e);
         if (rec == NULL || (rec->arch & TECS__ARCH_MASK) != a->id || rec->row != (uint32_t)r)
-            return bad(w, "row holds a stale entity", a->id);
+            return check_bad(w, "row holds a stale entity", a->id);
     }
     /* Bit columns: ndisabled counts the set bits (a loose column counts
     ** them itself); rows not in use have none. */
     if (a->ntog < 64 && (a->tog_loose >> a->ntog) != 0)
-        return bad(w, "a loose bit past the bit columns", a->id);
+        return check_bad(w, "a loose bit past the bit columns", a->id);
     for (int32_t j = 0; j < a->ntog; j++) {
         int64_t set = 0;
         for (int32_t k = 0; k < a->nchunks; k++) {
@@ -96,12 +96,12 @@ static tecs_err_t verify_rows(tecs_world_t *w, const tecs_archetype_t *a)
                     n = (int64_t)w->arch.rows - (int64_t)i * 64;
                 uint64_t live = n <= 0 ? 0 : n >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1;
                 if (bits[i] & ~live)
-                    return bad(w, "a bit set past the rows in use", a->id);
+                    return check_bad(w, "a bit set past the rows in use", a->id);
                 set += TECS__POP64(bits[i]);
             }
         }
         if (set != tecs__arch_ndisabled(w, a, j))
-            return bad(w, "disabled count and bits disagree", a->id);
+            return check_bad(w, "disabled count and bits disagree", a->id);
     }
     return TECS_OK;
 }
@@ -111,18 +111,18 @@ static tecs_err_t verify_maps(tecs_world_t *w, const tecs_archetype_t *a)
     int32_t cols = 0;
     for (int32_t i = 0; i < a->ncomps; i++) {
         if (i > 0 && a->comps[i] <= a->comps[i - 1])
-            return bad(w, "components not sorted", a->id);
+            return check_bad(w, "components not sorted", a->id);
         int32_t col = tecs__arch_col(a, a->comps[i]);
         bool tag = w->comp.comps[a->comps[i]].size == 0;
         if (tag ? col != TECS__COL_TAG : (col < 0 || a->col_comp[col] != a->comps[i]))
-            return bad(w, "column map", a->id);
+            return check_bad(w, "column map", a->id);
         cols += !tag;
     }
     if (cols != a->ncols)
-        return bad(w, "column count", a->id);
+        return check_bad(w, "column count", a->id);
     tecs_archetype_t *found = tecs__arch_get(w, a->ncomps, a->comps);
     if (found != a)
-        return bad(w, "hash table", a->id);
+        return check_bad(w, "hash table", a->id);
     return TECS_OK;
 }
 
@@ -146,11 +146,11 @@ static tecs_err_t verify_edges(tecs_world_t *w, const tecs_archetype_t *a)
         if (a->edge_add[c] != TECS__NO_EDGE &&
             (a->edge_add[c] >= (uint32_t)w->arch.narchs ||
              !edge_ok(a, w->arch.archs[a->edge_add[c]], (tecs_comp_t)c, true)))
-            return bad(w, "add edge", a->id);
+            return check_bad(w, "add edge", a->id);
         if (a->edge_rem[c] != TECS__NO_EDGE &&
             (a->edge_rem[c] >= (uint32_t)w->arch.narchs ||
              !edge_ok(a, w->arch.archs[a->edge_rem[c]], (tecs_comp_t)c, false)))
-            return bad(w, "remove edge", a->id);
+            return check_bad(w, "remove edge", a->id);
     }
     return TECS_OK;
 }
@@ -185,7 +185,7 @@ static tecs_err_t verify_luts(tecs_world_t *w)
         if (t == NULL)
             continue;
         if (t->comp != (tecs_comp_t)c || t->len != w->arch.narchs || t->cap < t->len)
-            return bad(w, "lookup table length", (uint32_t)c);
+            return check_bad(w, "lookup table length", (uint32_t)c);
         for (int32_t i = 0; i < t->len; i++) {
             const tecs_archetype_t *a = w->arch.archs[i];
             const tecs_handle_col_t *s = &t->slots[i];
@@ -194,10 +194,10 @@ static tecs_err_t verify_luts(tecs_world_t *w)
                     ? s->cols_ != a->cols + 1 + col || s->stride_ != (uint32_t)a->stride ||
                       s->size_ != a->col_size[col]
                     : s->cols_[0] != NULL || s->stride_ != 0 || s->size_ != 0)
-                return bad(w, "lookup table entry", (uint32_t)i);
+                return check_bad(w, "lookup table entry", (uint32_t)i);
         }
         if (t->hot.arch_ != TECS__NO_HOT && verify_hot(w, t))
-            return bad(w, "lookup table hot entry", (uint32_t)c);
+            return check_bad(w, "lookup table hot entry", (uint32_t)c);
     }
     return TECS_OK;
 }
@@ -213,7 +213,7 @@ static tecs_err_t verify_gate(tecs_world_t *w)
     tecs__gate_put(&b, TECS__GATE_SPARSE, w->sparse.nfilled > 0);
     tecs__gate_put(&b, TECS__GATE_DESTROY, w->bus.watch_destroys);
     if (b.gate != w->base.gate)
-        return bad(w, "the gate word disagrees with the states it mirrors", w->base.gate);
+        return check_bad(w, "the gate word disagrees with the states it mirrors", w->base.gate);
     return TECS_OK;
 }
 
@@ -228,16 +228,16 @@ static tecs_err_t verify_toghots(tecs_world_t *w)
     tecs__base b = w->base;
     tecs__stop_sync(&b);
     if (b.stop != w->base.stop)
-        return bad(w, "the stop word disagrees with closed and the hook depth", 0);
+        return check_bad(w, "the stop word disagrees with closed and the hook depth", 0);
     for (int32_t i = 0; i < w->arch.ntoghots; i++) {
         const tecs__toghot *t = w->arch.toghots[i];
         const tecs_handle_bits_t *h = &t->hot;
         const tecs__comp *ci = tecs__comp_get(w, t->comp);
         if (ci == NULL || !ci->enableable || tecs__toghot_find(&w->arch, t->comp) != h)
-            return bad(w, "toggle short path of no enableable component", (uint32_t)i);
+            return check_bad(w, "toggle short path of no enableable component", (uint32_t)i);
         if (h->n_ == 0) {
             if (h->arch_ != TECS__TOGHOT_NONE || h->bits_ != NULL)
-                return bad(w, "closed toggle short path", (uint32_t)i);
+                return check_bad(w, "closed toggle short path", (uint32_t)i);
             continue;
         }
         const tecs_archetype_t *a = h->arch_ < (uint32_t)w->arch.narchs
@@ -249,7 +249,7 @@ static tecs_err_t verify_toghots(tecs_world_t *w)
             k >= (uint32_t)a->nchunks ||
             h->bits_ != tecs__chunk_bits(a, tecs__kcols(a, k), j) ||
             a->chunks[k].entered != w->arch.tick)
-            return bad(w, "open toggle short path", (uint32_t)i);
+            return check_bad(w, "open toggle short path", (uint32_t)i);
     }
     return TECS_OK;
 }
@@ -291,7 +291,7 @@ tecs_err_t tecs_world_check(tecs_world_t *w)
     for (int32_t i = 0; i < w->arch.narchs && !err; i++) {
         const tecs_archetype_t *a = w->arch.archs[i];
         if (a->id != (uint32_t)i || a->world != w)
-            return bad(w, "archetype id", (uint32_t)i);
+            return check_bad(w, "archetype id", (uint32_t)i);
         if ((err = verify_rows(w, a)) || (err = verify_maps(w, a)) || (err = verify_edges(w, a)))
             return err;
     }

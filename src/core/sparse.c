@@ -255,7 +255,7 @@ tecs_err_t tecs__sparse_handle(tecs_world_t *w, tecs_comp_t c, tecs_handle_t *ou
 
 /* ---- verification ---------------------------------------------------- */
 
-static tecs_err_t bad(tecs_world_t *w, const char *what, const tecs__sparse *s)
+static tecs_err_t sparse_bad(tecs_world_t *w, const char *what, const tecs__sparse *s)
 {
     return tecs__err(w, TECS_ECORRUPT, "structure check: sparse set of " TECS__COMP_FMT
                      ": %s", TECS__COMP(w, s->comp), what);
@@ -264,21 +264,21 @@ static tecs_err_t bad(tecs_world_t *w, const char *what, const tecs__sparse *s)
 static tecs_err_t verify_set(tecs_world_t *w, const tecs__sparse *s)
 {
     if (w->comp.comps[s->comp].set != s || !w->comp.comps[s->comp].sparse)
-        return bad(w, "not its component's", s);
+        return sparse_bad(w, "not its component's", s);
     if (s->listen != &w->comp.comps[s->comp].listen)
-        return bad(w, "listener counts not its component's", s);
+        return sparse_bad(w, "listener counts not its component's", s);
     if (s->count < 0 || s->count > s->cap)
-        return bad(w, "member count", s);
+        return sparse_bad(w, "member count", s);
     for (int32_t k = 0; k < s->count; k++) {
         tecs_entity_t e = s->dense[k];
         uint32_t slot = TECS_ENTITY_INDEX(e), p = slot >> s->shift;
         if (tecs__ei_alive(w, e) == NULL)
-            return bad(w, "a member is not alive", s);
+            return sparse_bad(w, "a member is not alive", s);
         if (p >= (uint32_t)s->npages || s->pages[p] == NULL ||
             s->pages[p]->pos[slot & s->mask] != (uint32_t)k)
-            return bad(w, "a member's page does not name its place", s);
+            return sparse_bad(w, "a member's page does not name its place", s);
         if (tecs__sparse_get_id(w, s->comp, e) == NULL)
-            return bad(w, "a member's entry does not hold its generation", s);
+            return sparse_bad(w, "a member's entry does not hold its generation", s);
     }
     int32_t present = 0;
     for (int32_t p = 0; p < s->npages; p++) {
@@ -287,28 +287,28 @@ static tecs_err_t verify_set(tecs_world_t *w, const tecs__sparse *s)
             continue;
         /* (as lookup and sparse handles read it) */
         if (pg->ents != (const char *)pg + page_head(s) || s->head != page_head(s))
-            return bad(w, "a page's entries are not after its head", s);
+            return sparse_bad(w, "a page's entries are not after its head", s);
         int32_t n = 0;
         for (uint32_t i = 0; i <= s->mask; i++) {
             uint32_t gen;
             memcpy(&gen, pg->ents + (size_t)i * s->stride, sizeof gen);
             if ((pg->pos[i] == TECS__SPARSE_ABSENT) != (gen == 0))
-                return bad(w, "an entry's generation and its place disagree", s);
+                return sparse_bad(w, "an entry's generation and its place disagree", s);
             if (pg->pos[i] == TECS__SPARSE_ABSENT)
                 continue;
             if (pg->pos[i] >= (uint32_t)s->count ||
                 TECS_ENTITY_INDEX(s->dense[pg->pos[i]]) != ((uint32_t)p << s->shift | i))
-                return bad(w, "a page names a place that is not its slot's", s);
+                return sparse_bad(w, "a page names a place that is not its slot's", s);
             n++;
         }
         if (n == 0 || n != pg->count)
-            return bad(w, "a page's count", s);
+            return sparse_bad(w, "a page's count", s);
         present += n;
     }
     if (present != s->count)
-        return bad(w, "pages and members disagree", s);
+        return sparse_bad(w, "pages and members disagree", s);
     if (s->spare && s->spare->count != 0)
-        return bad(w, "the spare page is not empty", s);
+        return sparse_bad(w, "the spare page is not empty", s);
     return TECS_OK;
 }
 

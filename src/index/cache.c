@@ -197,7 +197,7 @@ static void put(tecs_cache_t *c, tecs_entity_t e)
     renumber(c, i, c->order ? c->n : i + 1);
 }
 
-static void take(tecs_cache_t *c, int32_t i)
+static void cache_take(tecs_cache_t *c, int32_t i)
 {
     c->pos[TECS_ENTITY_INDEX(c->ents[i])] = 0;
     c->n--;
@@ -289,7 +289,7 @@ static void cache_update(tecs_cache_t *c, tecs_entity_t e, bool moved, bool dyin
         else if (c->unsorted)
             resort(c);
         else {
-            take(c, i);
+            cache_take(c, i);
             put(c, e);
         }
     } else if (want && i < 0) {
@@ -306,7 +306,7 @@ static void cache_update(tecs_cache_t *c, tecs_entity_t e, bool moved, bool dyin
             tecs__cb_end(c->world, outer_err);
         }
     } else if (!want && i >= 0) {
-        take(c, i);
+        cache_take(c, i);
         if (c->on_leave) {
             tecs_err_t outer_err = tecs__cb_begin(c->world);
             c->on_leave(c->world, e, c->ctx);

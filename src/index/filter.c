@@ -917,14 +917,14 @@ static int64_t estimate(const tecs_filter_t *f, int32_t c)
     return x->n / 2;            /* an open or closed range: half, by guess */
 }
 
-static void drive(walk *wk, const guard *g, int32_t c)
+static void drive_walk(walk *wk, const guard *g, int32_t c)
 {
     const fnode *nd = &wk->f->nodes[c];
     if (nd->op == F_AND) {
-        drive(wk, g, estimate(wk->f, nd->a) <= estimate(wk->f, nd->b) ? nd->a : nd->b);
+        drive_walk(wk, g, estimate(wk->f, nd->a) <= estimate(wk->f, nd->b) ? nd->a : nd->b);
     } else if (nd->op == F_OR) {
-        drive(wk, &(guard){ g, nd->a, true }, nd->a);
-        drive(wk, &(guard){ g, nd->a, false }, nd->b);
+        drive_walk(wk, &(guard){ g, nd->a, true }, nd->a);
+        drive_walk(wk, &(guard){ g, nd->a, false }, nd->b);
     } else {
         drive_leaf(wk, g, nd);
     }
@@ -1241,7 +1241,7 @@ static tecs_err_t gather(tecs_filter_t *f, tecs_query_t *q)
         scan(&wk);
     } else {
         wk.exact = f->nodes[f->root].op < F_AND;
-        drive(&wk, NULL, f->root);
+        drive_walk(&wk, NULL, f->root);
         wk.sorted_by = single_driver(f, f->root);
     }
     f->scr.cursor_on = true;

@@ -810,7 +810,7 @@ static void on_comp(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_co
 
 /* ---- the registry and its listeners ----------------------------------- */
 
-static void on_fini(tecs_world_t *w, void *ctx)
+static void index_on_fini(tecs_world_t *w, void *ctx)
 {
     tecs__indexes *r = ctx;
     for (int32_t i = r->nlisteners - 1; i >= 0; i--)
@@ -848,7 +848,7 @@ tecs__indexes *tecs__index_registry(tecs_world_t *w)
 {
     if (w->indexes)
         return w->indexes;
-    tecs__listener l = { .on_comp = on_comp, .on_veto = on_veto, .on_fini = on_fini,
+    tecs__listener l = { .on_comp = on_comp, .on_veto = on_veto, .on_fini = index_on_fini,
                          .before_workers = refresh, .on_rows_replaced = rows_replaced,
                          .verify = verify, .on_reset = on_reset };
     tecs__indexes *r = tecs__plug(w, sizeof *r, &l, "the index registry");
@@ -887,7 +887,7 @@ static tecs_err_t validate_target(tecs_world_t *w, const tecs_index_desc_t *d)
     return v->indexable(w, ctx, d->comp, d->target);
 }
 
-static tecs_err_t validate_desc(tecs_world_t *w, const tecs_index_desc_t *d)
+static tecs_err_t index_validate_desc(tecs_world_t *w, const tecs_index_desc_t *d)
 {
     if (d == NULL)
         return tecs__err(w, TECS_EINVAL, "NULL index description");
@@ -1010,7 +1010,7 @@ tecs_index_t *tecs_index_new(tecs_world_t *w, const tecs_index_desc_t *desc)
     tecs_index_desc_t rd;
     const tecs_index_desc_t *d = &rd;
     if (w == NULL || tecs__enter_object(w) || resolve_fields(w, desc, &rd) ||
-        validate_desc(w, d))
+        index_validate_desc(w, d))
         return NULL;
     tecs_index_t *x = tecs__index_registry(w) ? tecs__alloc(w, sizeof *x) : NULL;
     if (x == NULL) {
@@ -1327,7 +1327,7 @@ static tecs_err_t rows_replaced(tecs_world_t *w, void *ctx)
 /* ---- verification ----------------------------------------------------- */
 
 /* The value of x's component of e, or NULL if e is dead or lacks it. */
-static const void *value_of(const tecs_index_t *x, tecs_entity_t e)
+static const void *index_value_of(const tecs_index_t *x, tecs_entity_t e)
 {
     tecs_world_t *w = x->world;
     const tecs__record *r = tecs__ei_alive(w, e);
@@ -1352,7 +1352,7 @@ static tecs_err_t verify_entries(tecs_index_t *x)
         const ient *t = &x->ents[i];
         if (ent_find(x, t->e) != i)
             return corrupt(w, "entity map disagrees", x->id);
-        const void *v = value_of(x, t->e);
+        const void *v = index_value_of(x, t->e);
         if (v == NULL)
             return corrupt(w, "entry for an entity without the component", x->id);
         /* Inside an iteration, rows written through a write term are

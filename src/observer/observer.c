@@ -232,7 +232,7 @@ static void on_toggle(tecs_world_t *w, obs_state *s, tecs_event_kind_t kind, tec
 static void deliver(tecs_world_t *w, obs_state *s, tecs_event_kind_t kind, tecs_entity_t e,
                     tecs_comp_t c, const void *ptr);
 
-static void on_comp(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_comp_t c,
+static void obs_on_comp(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_comp_t c,
                     const void *ptr)
 {
     obs_state *s = ctx;
@@ -262,7 +262,7 @@ static void on_comp(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_co
     sweep(w, s);
 }
 
-/* on_comp's ADD / SET / REMOVE. */
+/* obs_on_comp's ADD / SET / REMOVE. */
 static void deliver(tecs_world_t *w, obs_state *s, tecs_event_kind_t kind, tecs_entity_t e,
                     tecs_comp_t c, const void *ptr)
 {
@@ -293,7 +293,7 @@ typedef struct dep_move {
     tecs__view before;
 } dep_move;
 
-static void dep_moved(tecs_world_t *w, tecs_entity_t dep, void *ctx)
+static void obs_dep_moved(tecs_world_t *w, tecs_entity_t dep, void *ctx)
 {
     const dep_move *m = ctx;
     tecs_archetype_t *a = arch_of(w, dep);
@@ -310,7 +310,7 @@ static void move_deps(const obs_state *s, tecs_entity_t e, const tecs_archetype_
     for (int32_t i = 0; i < n; i++) {
         m.o = s->list[i];
         if (!m.o.dead && is_member_kind(m.o.kind))
-            tecs__query_each_dep(m.o.query, e, dep_moved, &m);
+            tecs__query_each_dep(m.o.query, e, obs_dep_moved, &m);
     }
 }
 
@@ -349,7 +349,7 @@ static void announce_death(tecs_world_t *w, obs_state *s, tecs_archetype_t *a, u
         if (w->comp.comps[c].watch == 0)
             continue;
         int32_t col = tecs__arch_col(a, c);
-        on_comp(w, s, TECS__EV_REMOVE, e, c, col >= 0 ? tecs__col_ptr(a, w, col, row) : NULL);
+        obs_on_comp(w, s, TECS__EV_REMOVE, e, c, col >= 0 ? tecs__col_ptr(a, w, col, row) : NULL);
     }
     for (int32_t i = 0; i < w->sparse.nsets; i++) {
         const tecs__sparse *set = w->sparse.sets[i];
@@ -357,7 +357,7 @@ static void announce_death(tecs_world_t *w, obs_state *s, tecs_archetype_t *a, u
             continue;
         void *p = tecs__sparse_get(w, set->comp, TECS_ENTITY_INDEX(e));
         if (p)
-            on_comp(w, s, TECS__EV_REMOVE, e, set->comp, set->size ? p : NULL);
+            obs_on_comp(w, s, TECS__EV_REMOVE, e, set->comp, set->size ? p : NULL);
     }
     on_move(w, s, e, a, NULL);
 }
@@ -375,10 +375,10 @@ static void before_fini(tecs_world_t *w, void *ctx)
     w->base.defer_depth--;
 }
 
-static void on_fini(tecs_world_t *w, void *ctx)
+static void obs_on_fini(tecs_world_t *w, void *ctx)
 {
     obs_state *s = ctx;
-    /* Queries were freed by the query layer's own on_fini, or will be. */
+    /* Queries were freed by the query layer's own obs_on_fini, or will be. */
     tecs__free(w, s->per, (size_t)s->cap_per * sizeof *s->per);
     tecs__free(w, s->list, (size_t)s->cap * sizeof *s->list);
     tecs__free(w, s, sizeof *s);
@@ -400,15 +400,15 @@ static void update_watch_moves(tecs_world_t *w)
 
 static void on_resource(tecs_world_t *w, void *ctx, int kind_, tecs_comp_t c, void *ptr,
                         tecs__res_live_fn live, uint32_t gen);
-static tecs_err_t verify(tecs_world_t *w, void *ctx);
+static tecs_err_t obs_verify(tecs_world_t *w, void *ctx);
 
 static obs_state *state(tecs_world_t *w)
 {
     if (w->obs)
         return w->obs;
-    tecs__listener l = { .on_comp = on_comp, .on_move = on_move, .on_fini = on_fini,
+    tecs__listener l = { .on_comp = obs_on_comp, .on_move = on_move, .on_fini = obs_on_fini,
                          .before_fini = before_fini, .on_resource = on_resource,
-                         .verify = verify };
+                         .verify = obs_verify };
     obs_state *s = tecs__plug(w, sizeof *s, &l, "observer state");
     if (s == NULL)
         return NULL;
@@ -505,7 +505,7 @@ static void on_resource(tecs_world_t *w, void *ctx, int kind_, tecs_comp_t c, vo
 
 /* ---- observers ------------------------------------------------------- */
 
-static tecs_err_t validate_desc(tecs_world_t *w, const tecs_observer_desc_t *d)
+static tecs_err_t obs_validate_desc(tecs_world_t *w, const tecs_observer_desc_t *d)
 {
     if (d == NULL)
         return tecs__err(w, TECS_EINVAL, "tecs_observer_new: NULL description");
@@ -571,7 +571,7 @@ static tecs_err_t make_query(tecs_world_t *w, const tecs_observer_desc_t *d, tec
 
 tecs_observer_t tecs_observer_new(tecs_world_t *w, const tecs_observer_desc_t *d)
 {
-    if (w == NULL || tecs__enter_object(w) || validate_desc(w, d))
+    if (w == NULL || tecs__enter_object(w) || obs_validate_desc(w, d))
         return 0;
     if (w->obs && w->obs->tearing_down) {
         tecs__err(w, TECS_EBUSY, "no observer can be created while the world is freed");
@@ -654,7 +654,7 @@ int32_t tecs_observer_count(const tecs_world_t *w)
 /* ---- structure verification ------------------------------------------ */
 
 /* Verify the observers' counts and watches (tecs_world_check). */
-static tecs_err_t verify(tecs_world_t *w, void *ctx)
+static tecs_err_t obs_verify(tecs_world_t *w, void *ctx)
 {
     const obs_state *s = ctx;
     int32_t live = 0, member = 0;

@@ -48,7 +48,7 @@ static bool is_prefab(tecs_world_t *w, tecs_entity_t e)
 }
 
 /* a without c if it has it; NULL with the error recorded. */
-static tecs_archetype_t *drop(tecs_world_t *w, tecs_archetype_t *a, tecs_comp_t c)
+static tecs_archetype_t *inst_drop(tecs_world_t *w, tecs_archetype_t *a, tecs_comp_t c)
 {
     return a && c && tecs__arch_col(a, c) != TECS__COL_ABSENT ? tecs__arch_without(w, a, c) : a;
 }
@@ -64,9 +64,9 @@ static tecs_archetype_t *level_arch(tecs_world_t *w, tecs_archetype_t *b, int32_
     tecs_comp_t now = d > 0 ? tecs__rel_depth_tag(w, d) : 0;
     if (old == 0 || (d > 0 && now == 0))
         return NULL;
-    b = drop(w, b, old);
+    b = inst_drop(w, b, old);
     if (b && d == 0)
-        b = drop(w, b, tecs_childof(w));
+        b = inst_drop(w, b, tecs_childof(w));
     return b && now ? tecs__arch_with(w, b, now) : b;
 }
 
@@ -76,7 +76,7 @@ static tecs_archetype_t *level_arch(tecs_world_t *w, tecs_archetype_t *b, int32_
 static tecs_archetype_t *copy_arch(tecs_world_t *w, tecs_entity_t e, int32_t d, int32_t d0,
                                    tecs_comp_t pf)
 {
-    tecs_archetype_t *b = drop(w, tecs__rec_arch(w, tecs__ei_alive(w, e)), pf);
+    tecs_archetype_t *b = inst_drop(w, tecs__rec_arch(w, tecs__ei_alive(w, e)), pf);
     b = b ? level_arch(w, b, d, d0) : NULL;
     return b ? tecs__rel_instance_arch(w, e, b) : NULL;
 }
@@ -91,7 +91,7 @@ static int32_t descendants(tecs_world_t *w, tecs_entity_t prefab)
 }
 
 /* The plan's sources: the prefab, then its descendants depth first. */
-static tecs_err_t gather(tecs_world_t *w, tecs_entity_t prefab, tecs__clone_src *srcs)
+static tecs_err_t inst_gather(tecs_world_t *w, tecs_entity_t prefab, tecs__clone_src *srcs)
 {
     tecs_comp_t pf = prefab_tag(w);
     int32_t d0 = tecs_depth(w, prefab), k = 0;
@@ -128,7 +128,7 @@ static tecs_err_t instantiate_now(tecs_world_t *w, tecs_entity_t prefab, int32_t
                         TECS__ENT(prefab));
     else if (list)
         srcs = list;
-    if (!err && !(err = gather(w, prefab, srcs)))
+    if (!err && !(err = inst_gather(w, prefab, srcs)))
         err = tecs__clone_run(w, &(tecs__clone_plan){ .srcs = srcs, .m = m, .n = n,
                                                       .into = into, .out = ids,
                                                       .remap = true });

@@ -36,7 +36,7 @@
 ** its pairs as it goes, and returns so the core destroys the entity.
 **
 ** The relation components and the depth tags are vetoed (the bus's
-** on_veto) for every change: the add-on moves its children's rows itself
+** rel_on_veto) for every change: the add-on moves its children's rows itself
 ** (tecs__move_tags), which asks no veto.
 **
 ** Indexes read a value relation's pairs through the bus's tecs__values
@@ -568,16 +568,16 @@ static uint32_t src_prev(const rel_state *s, const rel_info *ri, int32_t rel, ui
     return p;
 }
 
-/* ---- state --------------------------------------------------------------- */
+/* ---- rel_state_of --------------------------------------------------------------- */
 
-static tecs_err_t on_veto(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_comp_t c,
+static tecs_err_t rel_on_veto(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_comp_t c,
                           const void *vals, int32_t n);
 static tecs_err_t on_destroy(tecs_world_t *w, void *ctx, tecs_entity_t e);
 static tecs_err_t on_clone(tecs_world_t *w, void *ctx, int step, tecs_entity_t src,
                            tecs_entity_t dst, int32_t n);
-static void on_reset(tecs_world_t *w, void *ctx);
-static void on_fini(tecs_world_t *w, void *ctx);
-static tecs_err_t verify(tecs_world_t *w, void *ctx);
+static void rel_on_reset(tecs_world_t *w, void *ctx);
+static void rel_on_fini(tecs_world_t *w, void *ctx);
+static tecs_err_t rel_verify(tecs_world_t *w, void *ctx);
 static const tecs__values lent;
 
 static const tecs__filter_kind user_kind, childof_kind, parent_kind, inherit_kind;
@@ -585,19 +585,19 @@ static const void *on_inherited(const tecs_world_t *w, void *ctx, const tecs_arc
                                 tecs_comp_t c);
 static int32_t rank_of(const tecs_world_t *w, const tecs_archetype_t *a);
 
-/* The add-on's state, made at its first use with its listener and its
+/* The add-on's rel_state_of, made at its first use with its listener and its
 ** kinds of query terms (the query engine's room for them is checked
 ** first, so a failure leaves nothing behind). */
-static rel_state *state(tecs_world_t *w)
+static rel_state *rel_state_of(tecs_world_t *w)
 {
     if (w->rel == NULL) {
         if (w->query.nkinds + 4 > TECS__MAX_KINDS) {
             tecs__err(w, TECS_ELIMIT, "no room for the relation add-on's query terms");
             return NULL;
         }
-        tecs__listener l = { .on_veto = on_veto, .on_destroy = on_destroy,
+        tecs__listener l = { .on_veto = rel_on_veto, .on_destroy = on_destroy,
                              .on_clone = on_clone, .inherited = on_inherited,
-                             .on_reset = on_reset, .on_fini = on_fini, .verify = verify,
+                             .on_reset = rel_on_reset, .on_fini = rel_on_fini, .verify = rel_verify,
                              .values = &lent };
         w->rel = tecs__plug(w, sizeof *w->rel, &l, "the relation table");
         if (w->rel == NULL)
@@ -631,7 +631,7 @@ static tecs_err_t not_relation(tecs_world_t *w, tecs_comp_t c)
 static tecs_comp_t add_relation(tecs_world_t *w, const tecs_component_desc_t *cd,
                                 bool exclusive, tecs_cleanup_t cleanup, bool childof)
 {
-    rel_state *s = state(w);
+    rel_state *s = rel_state_of(w);
     if (s == NULL)
         return 0;
     int32_t old = s->cap_rel_of;        /* the ids past it are no relation */
@@ -1081,7 +1081,7 @@ tecs_comp_t tecs_isa(tecs_world_t *w)
         tecs__err(w, TECS_EBUSY, "IsA is made at its first use outside workers");
         return 0;
     }
-    rel_state *s = state(w);
+    rel_state *s = rel_state_of(w);
     if (s == NULL)
         return 0;
     /* A load's "IsA" (a user relation of the same shape) is adopted. */
@@ -1892,7 +1892,7 @@ static tecs_err_t seen_reserve(tecs_world_t *w, rel_state *s, int32_t n)
 }
 
 /* Add slot x to what dies, unless it is there. */
-static tecs_err_t gather(tecs_world_t *w, rel_state *s, uint32_t x)
+static tecs_err_t rel_gather(tecs_world_t *w, rel_state *s, uint32_t x)
 {
     if (s->ndestroy > 0) {
         if (seen_reserve(w, s, s->nkill + 1))
@@ -1935,7 +1935,7 @@ static tecs_err_t gather_all(tecs_world_t *w, rel_state *s, tecs_entity_t e)
     s->nkill = 0;
     if (s->cap_seen)
         memset(s->seen, 0xff, (size_t)s->cap_seen * sizeof *s->seen);
-    if (gather(w, s, TECS_ENTITY_INDEX(e)))
+    if (rel_gather(w, s, TECS_ENTITY_INDEX(e)))
         return tecs__err(w, TECS_ENOMEM, "out of memory gathering what dies with "
                          TECS__ENT_FMT, TECS__ENT(e));
     for (int32_t k = 0; k < s->nkill; k++) {
@@ -1946,7 +1946,7 @@ static tecs_err_t gather_all(tecs_world_t *w, rel_state *s, tecs_entity_t e)
         const rel_head *h;
         uint32_t first = first_child(s, x), c = first;
         while (c != NONE && !err) {
-            err = gather(w, s, c);
+            err = rel_gather(w, s, c);
             c = link_at(s, c)->next;
             if (c == first)
                 c = NONE;
@@ -1958,7 +1958,7 @@ static tecs_err_t gather_all(tecs_world_t *w, rel_state *s, tecs_entity_t e)
                 continue;
             uint32_t n = h->tgt;
             do {
-                err = gather(w, s, ri->nodes[n].src);
+                err = rel_gather(w, s, ri->nodes[n].src);
                 n = ri->nodes[n].next_tgt;
             } while (n != h->tgt && !err);
         }
@@ -2228,7 +2228,7 @@ static tecs_err_t on_clone(tecs_world_t *w, void *ctx, int step, tecs_entity_t s
     return TECS_OK;
 }
 
-static tecs_err_t on_veto(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_comp_t c,
+static tecs_err_t rel_on_veto(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, tecs_comp_t c,
                           const void *vals, int32_t n)
 {
     (void)vals;
@@ -2254,7 +2254,7 @@ static tecs_err_t on_veto(tecs_world_t *w, void *ctx, int ev, tecs_entity_t e, t
 }
 
 /* Drop every pair and link, keeping the relations. */
-static void clear(tecs_world_t *w, rel_state *s)
+static void rel_clear(tecs_world_t *w, rel_state *s)
 {
     (void)w;
     if (s->map)
@@ -2283,12 +2283,12 @@ static void clear(tecs_world_t *w, rel_state *s)
     s->stamp++;
 }
 
-static void on_reset(tecs_world_t *w, void *ctx)
+static void rel_on_reset(tecs_world_t *w, void *ctx)
 {
-    clear(w, ctx);
+    rel_clear(w, ctx);
 }
 
-static void on_fini(tecs_world_t *w, void *ctx)
+static void rel_on_fini(tecs_world_t *w, void *ctx)
 {
     rel_state *s = ctx;
     for (int32_t i = 0; i < s->nrels; i++) {
@@ -2401,7 +2401,7 @@ static const tecs__values lent = {
 
 /* ---- the structure check ------------------------------------------------------ */
 
-static tecs_err_t bad(tecs_world_t *w, const char *what, uint32_t slot)
+static tecs_err_t rel_bad(tecs_world_t *w, const char *what, uint32_t slot)
 {
     return tecs__err(w, TECS_ECORRUPT, "relations: %s (slot %u)", what, slot);
 }
@@ -2417,33 +2417,33 @@ static tecs_err_t verify_childof(tecs_world_t *w, const rel_state *s, uint32_t *
         bool alive = tecs__ei_alive(w, id_of(w, x)) != NULL;
         bool tagged = alive && tecs__arch_col(tecs__rec_arch(w, r), co) != TECS__COL_ABSENT;
         if (is_parent(s, x) != (map_find(s, s->childof, x) != NULL))
-            return bad(w, "a parent's bit disagrees with its entry", x);
+            return rel_bad(w, "a parent's bit disagrees with its entry", x);
         if (l == NULL || l->parent == NONE) {
             if (tagged || (alive && slot_depth(w, s, x) != 0))
-                return bad(w, "a child without a parent", x);
+                return rel_bad(w, "a child without a parent", x);
             if (s->map_n && map_find(s, s->childof, x) && !alive)
-                return bad(w, "a dead entity has children", x);
+                return rel_bad(w, "a dead entity has children", x);
             continue;
         }
         if (!alive)
-            return bad(w, "a dead entity has a parent", x);
+            return rel_bad(w, "a dead entity has a parent", x);
         if (!tagged)
-            return bad(w, "a parent's child lacks the ChildOf tag", x);
+            return rel_bad(w, "a parent's child lacks the ChildOf tag", x);
         if (l->parent >= (uint32_t)w->ei.nrecs || !tecs__ei_alive(w, id_of(w, l->parent)))
-            return bad(w, "a child's parent is dead", x);
+            return rel_bad(w, "a child's parent is dead", x);
         const rel_link *nx = link_at(s, l->next), *pv = link_at(s, l->prev);
         if (nx == NULL || pv == NULL || nx->prev != x || pv->next != x ||
             nx->parent != l->parent)
-            return bad(w, "a broken ring of siblings", x);
+            return rel_bad(w, "a broken ring of siblings", x);
         if (map_find(s, s->childof, l->parent) == NULL)
-            return bad(w, "a child whose parent has no entry", x);
+            return rel_bad(w, "a child whose parent has no entry", x);
         uint32_t up = l->parent;
         int32_t d = 0;
         for (; up != NONE; up = parent_slot(s, up))
             if (up == x || ++d > w->ei.nrecs)
-                return bad(w, "a cycle of parents", x);
+                return rel_bad(w, "a cycle of parents", x);
         if (slot_depth(w, s, x) != d)
-            return bad(w, "a child's depth tag is not its level", x);
+            return rel_bad(w, "a child's depth tag is not its level", x);
         n++;
     }
     *nchildren = n;
@@ -2461,28 +2461,28 @@ static tecs_err_t verify_nodes(tecs_world_t *w, const rel_state *s, int32_t i)
         used++;
         if (x->src >= (uint32_t)w->ei.nrecs || x->tgt >= (uint32_t)w->ei.nrecs ||
             !tecs__ei_alive(w, id_of(w, x->src)) || !tecs__ei_alive(w, id_of(w, x->tgt)))
-            return bad(w, "a pair names a dead entity", n);
+            return rel_bad(w, "a pair names a dead entity", n);
         if (ri->nodes[x->next_tgt].prev_tgt != n || ri->nodes[x->prev_tgt].next_tgt != n ||
             ri->nodes[x->next_tgt].tgt != x->tgt)
-            return bad(w, "a broken ring of sources", n);
+            return rel_bad(w, "a broken ring of sources", n);
         if (map_find(s, i, x->src) == NULL || map_find(s, i, x->tgt) == NULL)
-            return bad(w, "a pair without its entries", n);
+            return rel_bad(w, "a pair without its entries", n);
         if (!is_paired(s, x->src) || !is_paired(s, x->tgt))
-            return bad(w, "a pair's entity lacks its bit", n);
+            return rel_bad(w, "a pair's entity lacks its bit", n);
     }
     if (used != ri->npairs)
-        return bad(w, "the pair count is off", (uint32_t)used);
+        return rel_bad(w, "the pair count is off", (uint32_t)used);
     return TECS_OK;
 }
 
-static tecs_err_t verify(tecs_world_t *w, void *ctx)
+static tecs_err_t rel_verify(tecs_world_t *w, void *ctx)
 {
     const rel_state *s = ctx;
     uint32_t children = 0, entries = 0, kids = 0;
     tecs_err_t err = s->childof >= 0 ? verify_childof(w, s, &children) : TECS_OK;
     for (int32_t i = 0; i < s->nrels && !err; i++) {
         if (w->comp.comps[s->rels[i].comp].veto == 0)
-            return bad(w, "a relation is not vetoed", s->rels[i].comp);
+            return rel_bad(w, "a relation is not vetoed", s->rels[i].comp);
         if (!s->rels[i].childof)
             err = verify_nodes(w, s, i);
     }
@@ -2497,40 +2497,40 @@ static tecs_err_t verify(tecs_world_t *w, void *ctx)
         int32_t i = (int32_t)(h->key >> 32) - 1;
         uint32_t x = (uint32_t)h->key;
         if (i < 0 || i >= s->nrels || map_find(s, i, x) != h)
-            return bad(w, "a misplaced entry", x);
+            return rel_bad(w, "a misplaced entry", x);
         const rel_info *ri = &s->rels[i];
         uint32_t m = 0;
         if (ri->childof) {
             if (h->ntgt == 0)
-                return bad(w, "an empty entry", x);
+                return rel_bad(w, "an empty entry", x);
             uint32_t c = h->tgt;
             do {
                 const rel_link *l = link_at(s, c);
                 if (l == NULL || l->parent != x || ++m > h->ntgt)
-                    return bad(w, "children and their count disagree", x);
+                    return rel_bad(w, "children and their count disagree", x);
                 c = l->next;
             } while (c != h->tgt);
             kids += m;
         } else {
             if (h->nsrc == 0 && h->ntgt == 0)
-                return bad(w, "an empty entry", x);
+                return rel_bad(w, "an empty entry", x);
             for (uint32_t n = h->src; n != NONE; n = ri->nodes[n].next_src)
                 if (ri->nodes[n].src != x || ++m > h->nsrc)
-                    return bad(w, "pairs and their count disagree", x);
+                    return rel_bad(w, "pairs and their count disagree", x);
             uint32_t t = 0, n = h->tgt;
             for (uint32_t left = h->ntgt; left > 0; left--, n = ri->nodes[n].next_tgt)
                 if (n == NONE || ri->nodes[n].tgt != x || (left < h->ntgt && n == h->tgt))
-                    return bad(w, "sources and their count disagree", x);
+                    return rel_bad(w, "sources and their count disagree", x);
                 else
                     t++;
             if (h->ntgt && n != h->tgt)
-                return bad(w, "sources and their count disagree", x);
+                return rel_bad(w, "sources and their count disagree", x);
         }
         if (m != (ri->childof ? h->ntgt : h->nsrc))
-            return bad(w, "a count is off", x);
+            return rel_bad(w, "a count is off", x);
     }
     if (entries != s->map_n || kids != children)
-        return bad(w, "the map's counts are off", entries);
+        return rel_bad(w, "the map's counts are off", entries);
     return s->isa >= 0 ? isa_agree(w, s, TECS_ECORRUPT) : TECS_OK;
 }
 
@@ -3194,7 +3194,7 @@ static const tecs__filter_kind inherit_kind = {
 ** checks everything first (slots alive, relations known, no pair twice,
 ** one target of an exclusive relation, ranks 0..k-1 per target, children
 ** exactly the rows with the ChildOf tag, no cycle), then reserves, then
-** links, which cannot fail; only the add-on's own side state (links, head
+** links, which cannot fail; only the add-on's own side rel_state_of (links, head
 ** map, nodes) is built, the rows are the load's.
 */
 
@@ -3273,7 +3273,7 @@ tecs_err_t tecs__rel_childof(tecs_world_t *w, tecs_comp_t *c)
 
 tecs_err_t tecs__rel_reserve(tecs_world_t *w, int32_t n)
 {
-    rel_state *s = state(w);
+    rel_state *s = rel_state_of(w);
     if (s == NULL)
         return TECS_ENOMEM;
     int32_t old = s->cap_rel_of;
@@ -3351,7 +3351,7 @@ static bool has_tag(const tecs_world_t *w, uint32_t slot, tecs_comp_t co)
     return tecs__arch_col(tecs__rec_arch(w, r), co) != TECS__COL_ABSENT;
 }
 
-/* The checks that need no state: the slots, the relations, the ranks
+/* The checks that need no rel_state_of: the slots, the relations, the ranks
 ** (keys sorted), the ChildOf tags. */
 static tecs_err_t rest_check(tecs_world_t *w, const tecs__rel_pair *p, uint32_t n,
                              rest_key *keys)
@@ -3376,7 +3376,7 @@ static tecs_err_t rest_check(tecs_world_t *w, const tecs__rel_pair *p, uint32_t 
     for (uint32_t k = 0; k < n; k++) {
         uint32_t want = k > 0 && keys[k - 1].key == keys[k].key ? keys[k - 1].rank + 1 : 0;
         if (keys[k].rank != want)
-            return rest_bad(w, "has a bad rank among its target's sources", p[keys[k].at].src);
+            return rest_bad(w, "has a rel_bad rank among its target's sources", p[keys[k].at].src);
     }
     if (s->childof < 0)
         return TECS_OK;
@@ -3540,7 +3540,7 @@ static tecs_err_t rest_levels_agree(tecs_world_t *w, const rel_state *s)
 void tecs__rel_clear(tecs_world_t *w)
 {
     if (w->rel)
-        clear(w, w->rel);
+        rel_clear(w, w->rel);
 }
 
 tecs_err_t tecs__rel_restore(tecs_world_t *w, const tecs__rel_pair *p, uint32_t n)
@@ -3579,7 +3579,7 @@ tecs_err_t tecs__rel_restore(tecs_world_t *w, const tecs__rel_pair *p, uint32_t 
     tecs__free(w, node, node ? nb : 0);
     tecs__free(w, mark, mark ? mb : 0);
     if (err)
-        clear(w, s);
+        rel_clear(w, s);
     s->stamp++;
     return err;
 }

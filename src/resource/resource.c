@@ -102,14 +102,14 @@ static tecs_err_t busy(tecs_world_t *w, tecs_comp_t c, const res_slot *r)
 }
 
 static void on_close(tecs_world_t *w, void *ctx);
-static tecs_err_t verify(tecs_world_t *w, void *ctx);
+static tecs_err_t res_verify(tecs_world_t *w, void *ctx);
 
 /* Make room for slot c; the state is made, and its listener installed,
 ** on first use. */
-static tecs_err_t reserve(tecs_world_t *w, tecs_comp_t c)
+static tecs_err_t res_reserve(tecs_world_t *w, tecs_comp_t c)
 {
     if (w->res == NULL) {
-        tecs__listener l = { .on_close = on_close, .verify = verify };
+        tecs__listener l = { .on_close = on_close, .verify = res_verify };
         w->res = tecs__plug(w, sizeof *w->res, &l, "the resource table");
         if (w->res == NULL)
             return tecs__err(w, TECS_ENOMEM, "out of memory making the resource table");
@@ -129,7 +129,7 @@ static tecs_err_t reserve(tecs_world_t *w, tecs_comp_t c)
 static tecs_err_t add(tecs_world_t *w, tecs_comp_t c, const tecs__comp *ci, const void *value)
 {
     void *raw = NULL, *p = NULL;
-    if (reserve(w, c))
+    if (res_reserve(w, c))
         return w->base.err;
     if (ci->size > 0 && (p = tecs__alloc_aligned(w, ci->size, &raw)) == NULL)
         return tecs__err(w, TECS_ENOMEM, "out of memory adding resource " TECS__COMP_FMT,
@@ -190,7 +190,7 @@ static const res_slot *read_slot(const tecs_world_t *w, tecs_comp_t c)
 }
 
 /* The value of c, or NULL (as read_slot, or a tag). */
-static void *value_of(const tecs_world_t *w, tecs_comp_t c)
+static void *res_value_of(const tecs_world_t *w, tecs_comp_t c)
 {
     const res_slot *r = read_slot(w, c);
     return r ? r->ptr : NULL;
@@ -198,13 +198,13 @@ static void *value_of(const tecs_world_t *w, tecs_comp_t c)
 
 const void *tecs_resource_get(const tecs_world_t *w, tecs_comp_t c)
 {
-    return value_of(w, c);
+    return res_value_of(w, c);
 }
 
 void *tecs_resource_get_mut(tecs_world_t *w, tecs_comp_t c)
 {
     /* Workers share the resources: none of them may write one. */
-    return w && tecs__in_worker(w) ? NULL : value_of(w, c);
+    return w && tecs__in_worker(w) ? NULL : res_value_of(w, c);
 }
 
 tecs_err_t tecs__resource_set_sized(tecs_world_t *w, tecs_comp_t c, const void *value,
@@ -222,7 +222,7 @@ void *tecs__resource_get_sized(const tecs_world_t *w, tecs_comp_t c, size_t size
 {
     /* A read records nothing: the value found (which read_slot refuses
     ** inside the allocator), then its size. */
-    void *p = w == NULL || (write && tecs__in_worker(w)) ? NULL : value_of(w, c);
+    void *p = w == NULL || (write && tecs__in_worker(w)) ? NULL : res_value_of(w, c);
     return p && tecs_component_size(w, c) == size ? p : NULL;
 }
 
@@ -318,7 +318,7 @@ static void on_close(tecs_world_t *w, void *ctx)
 }
 
 /* Verify the resource table (tecs_world_check). */
-static tecs_err_t verify(tecs_world_t *w, void *ctx)
+static tecs_err_t res_verify(tecs_world_t *w, void *ctx)
 {
     const struct tecs__res_state *s = ctx;
     int32_t n = 0;

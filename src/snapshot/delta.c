@@ -56,7 +56,7 @@ typedef struct drun {
 
 /* The next run of a's rows changed since tick since, from chunk *k on;
 ** false when none is left. Whole chunks in a row make one run. */
-static bool next_run(const tecs_world_t *w, const tecs_archetype_t *a, uint64_t since,
+static bool delta_next_run(const tecs_world_t *w, const tecs_archetype_t *a, uint64_t since,
                      uint32_t *k, drun *run)
 {
     const uint32_t count = (uint32_t)a->count, rows = w->arch.rows;
@@ -178,10 +178,10 @@ static void save_drow(writer *o, tecs_archetype_t *a, uint64_t since)
     for (int32_t i = 0; i < a->ncomps; i++)
         tecs__w_u32(o, o->index[a->comps[i]]);
     tecs__w_u32(o, (uint32_t)a->count);
-    while (next_run(w, a, since, &k, &run))
+    while (delta_next_run(w, a, since, &k, &run))
         nruns++;
     tecs__w_u32(o, nruns);
-    for (k = 0; next_run(w, a, since, &k, &run);) {
+    for (k = 0; delta_next_run(w, a, since, &k, &run);) {
         tecs__w_u32(o, run.start);
         tecs__w_u32(o, run.n);
         if (!run.whole) {
@@ -211,7 +211,7 @@ static void save_dval(writer *o, tecs_archetype_t *a, uint64_t since)
 {
     tecs_world_t *w = o->w;
     drun run;
-    for (uint32_t k = 0; next_run(w, a, since, &k, &run) && !o->err;) {
+    for (uint32_t k = 0; delta_next_run(w, a, since, &k, &run) && !o->err;) {
         if (!run.whole) {
             for (int32_t c = 0; c < a->ncols; c++)
                 if (run.cols >> c & 1)

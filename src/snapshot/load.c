@@ -660,7 +660,7 @@ static void put_run(tecs__record *recs, tecs_entity_t *ents, const unsigned char
 ** slots follow each other, its records are one array too (put_run). A bad
 ** slot (out of range, free or repeated) is found once a step, after its
 ** records are written: the load fails and tecs__load_undo rewrites them all. */
-static tecs_err_t load_rows(reader *in, tecs_archetype_t *a, uint32_t count)
+static tecs_err_t snapshot_load_rows(reader *in, tecs_archetype_t *a, uint32_t count)
 {
     tecs_world_t *w = in->w;
     tecs__ei_state *s = &w->ei;
@@ -758,7 +758,7 @@ static tecs_err_t load_arch(reader *in)
         return err;
     if (a->count > 0)                            /* rows are counted once loaded */
         return bad(in, "snapshot: %s", "an archetype is listed twice");
-    if ((err = load_rows(in, a, count)))
+    if ((err = snapshot_load_rows(in, a, count)))
         goto fail;
     for (int32_t i = 0; i < a->ncomps; i++) {
         const lcomp *lc = &in->comps[places[i]];

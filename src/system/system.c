@@ -19,12 +19,12 @@
 **     dropped from the array when the frame ends (at once outside a frame);
 **   - enable / disable and tecs_system_set take effect immediately (a
 **     system set from inside its own callback keeps running the callback,
-**     query and context it started with: walk copies them first).
+**     query and context it started with: sys_walk copies them first).
 **
 ** A frame runs the systems whose group bits meet its mask; a drive callback
 ** that returns an error stops the frame there. tecs_system_run runs one
 ** entry outside a frame. While a frame or such a run is going (`running`),
-** removals wait for the sweep, so the entry being run stays in place.
+** removals wait for the sys_sweep, so the entry being run stays in place.
 **
 ** Entries are addressed by index, never by pointer, across a callback: an
 ** add inside a callback may move the array.
@@ -116,7 +116,7 @@ struct tecs__sys_state {
 
 typedef struct tecs__sys_state sys_state;
 
-/* ---- state ----------------------------------------------------------- */
+/* ---- sys_of ----------------------------------------------------------- */
 
 /* What a system holds for its threads: access bits and its extra lists. */
 typedef struct sys_access {
@@ -186,7 +186,7 @@ static bool conflict(const uint64_t *a, const uint64_t *b)
     return false;
 }
 
-static void on_fini(tecs_world_t *w, void *ctx)
+static void sys_on_fini(tecs_world_t *w, void *ctx)
 {
     sys_state *s = ctx;
     for (int32_t i = 0; i < s->n; i++)
@@ -197,7 +197,7 @@ static void on_fini(tecs_world_t *w, void *ctx)
 }
 
 /* Verify the systems' list (tecs_world_check). */
-static tecs_err_t verify(tecs_world_t *w, void *ctx)
+static tecs_err_t sys_verify(tecs_world_t *w, void *ctx)
 {
     const sys_state *s = ctx;
     int32_t live = 0;
@@ -219,12 +219,12 @@ static tecs_err_t verify(tecs_world_t *w, void *ctx)
     return TECS_OK;
 }
 
-static sys_state *state(tecs_world_t *w)
+static sys_state *sys_of(tecs_world_t *w)
 {
     if (w->sys)
         return w->sys;
-    tecs__listener l = { .on_fini = on_fini, .verify = verify };
-    sys_state *s = tecs__plug(w, sizeof *s, &l, "system state");
+    tecs__listener l = { .on_fini = sys_on_fini, .verify = sys_verify };
+    sys_state *s = tecs__plug(w, sizeof *s, &l, "system sys_of");
     if (s == NULL)
         return NULL;
     s->next_id = 1;
@@ -233,7 +233,7 @@ static sys_state *state(tecs_world_t *w)
 }
 
 /* Drop entries marked removed (outside a frame only). */
-static void sweep(tecs_world_t *w, sys_state *s)
+static void sys_sweep(tecs_world_t *w, sys_state *s)
 {
     if (s->running || !s->any_removed)
         return;
@@ -251,7 +251,7 @@ static void sweep(tecs_world_t *w, sys_state *s)
     s->any_removed = false;
 }
 
-static sys_entry *find(const tecs_world_t *w, tecs_system_t id)
+static sys_entry *sys_find(const tecs_world_t *w, tecs_system_t id)
 {
     const sys_state *s = w ? w->sys : NULL;
     for (int32_t i = 0; s && id && i < s->n; i++)
@@ -260,7 +260,7 @@ static sys_entry *find(const tecs_world_t *w, tecs_system_t id)
     return NULL;
 }
 
-static sys_entry *find_name(const tecs_world_t *w, const char *name)
+static sys_entry *sys_find_name(const tecs_world_t *w, const char *name)
 {
     const sys_state *s = w->sys;
     size_t len = strlen(name);
@@ -277,14 +277,14 @@ static tecs_err_t err_noent(tecs_world_t *w, tecs_system_t id)
     return w ? tecs__err(w, TECS_ENOENT, "system %u does not exist", id) : TECS_EINVAL;
 }
 
-/* The start of the calls that change a system (object: entered as a call
+/* The start of the calls that change a system (object: entered as a sys_call
 ** that frees or replaces an object): the system, or NULL, the error in
 ** w->base.err. */
 static sys_entry *change_entry(tecs_world_t *w, tecs_system_t id, bool object)
 {
     if (object ? tecs__enter_object(w) : tecs__enter(w))
         return NULL;
-    sys_entry *e = find(w, id);
+    sys_entry *e = sys_find(w, id);
     if (e == NULL)
         err_noent(w, id);
     return e;
@@ -325,7 +325,7 @@ static tecs_err_t validate_body(tecs_world_t *w, const tecs_system_desc_t *d, co
     return TECS_OK;
 }
 
-static tecs_err_t validate_desc(tecs_world_t *w, const tecs_system_desc_t *d)
+static tecs_err_t sys_validate_desc(tecs_world_t *w, const tecs_system_desc_t *d)
 {
     if (d == NULL)
         return tecs__err(w, TECS_EINVAL, "tecs_system_new: NULL description");
@@ -337,16 +337,16 @@ static tecs_err_t validate_desc(tecs_world_t *w, const tecs_system_desc_t *d)
     tecs_err_t err = validate_body(w, d, d->name);
     if (err)
         return err;
-    if (find_name(w, d->name))
+    if (sys_find_name(w, d->name))
         return tecs__err(w, TECS_EEXIST, "a system named '%s' exists", d->name);
     return TECS_OK;
 }
 
 tecs_system_t tecs_system_new(tecs_world_t *w, const tecs_system_desc_t *d)
 {
-    if (w == NULL || tecs__enter_object(w) || validate_desc(w, d))
+    if (w == NULL || tecs__enter_object(w) || sys_validate_desc(w, d))
         return 0;
-    sys_state *s = state(w);
+    sys_state *s = sys_of(w);
     if (s == NULL)
         return 0;
     if (s->next_id == 0) {
@@ -390,7 +390,7 @@ tecs_err_t tecs_system_free(tecs_world_t *w, tecs_system_t id)
     e->removed = true;
     w->sys->any_removed = true;
     w->sys->nlive--;
-    sweep(w, w->sys);
+    sys_sweep(w, w->sys);
     return TECS_OK;
 }
 
@@ -407,7 +407,7 @@ tecs_err_t tecs_system_enable(tecs_world_t *w, tecs_system_t id, bool enabled)
 
 bool tecs_system_enabled(const tecs_world_t *w, tecs_system_t id)
 {
-    const sys_entry *e = find(w, id);
+    const sys_entry *e = sys_find(w, id);
     return e && e->enabled;
 }
 
@@ -419,7 +419,7 @@ tecs_system_t tecs_system_lookup(tecs_world_t *w, const char *name)
         tecs__err(w, TECS_EINVAL, "tecs_system_lookup: NULL name");
         return 0;
     }
-    const sys_entry *e = find_name(w, name);
+    const sys_entry *e = sys_find_name(w, name);
     if (e == NULL)
         tecs__err(w, TECS_ENOENT, "no system named '%s'", name);
     return e ? e->id : 0;
@@ -427,7 +427,7 @@ tecs_system_t tecs_system_lookup(tecs_world_t *w, const char *name)
 
 const char *tecs_system_name(const tecs_world_t *w, tecs_system_t id)
 {
-    const sys_entry *e = find(w, id);
+    const sys_entry *e = sys_find(w, id);
     return e ? e->name : NULL;
 }
 
@@ -445,7 +445,7 @@ tecs_system_t tecs_system_at(const tecs_world_t *w, int32_t i)
     return 0;
 }
 
-/* The start of the calls that read a system into *out (fn names the call):
+/* The start of the calls that read a system into *out (fn names the sys_call):
 ** the system, or NULL with the error recorded. */
 static const sys_entry *read_entry(tecs_world_t *w, tecs_system_t id, const void *out,
                                    const char *fn)
@@ -456,7 +456,7 @@ static const sys_entry *read_entry(tecs_world_t *w, tecs_system_t id, const void
         tecs__err(w, TECS_EINVAL, "%s: NULL output", fn);
         return NULL;
     }
-    const sys_entry *e = find(w, id);
+    const sys_entry *e = sys_find(w, id);
     if (e == NULL)
         err_noent(w, id);
     return e;
@@ -543,8 +543,8 @@ int64_t tecs_world_frame_count(const tecs_world_t *w)
 /* ---- running --------------------------------------------------------- */
 
 /* The delta time this frame gives system e, or a negative value when an
-** interval system is not due. */
-static double due(sys_entry *e, double dt)
+** interval system is not sys_due. */
+static double sys_due(sys_entry *e, double dt)
 {
     if (e->interval <= 0)
         return dt;
@@ -570,7 +570,7 @@ static double due(sys_entry *e, double dt)
 ** (TECS_OK for the other forms), or the error that kept a drive system's
 ** iteration from opening: its callback is not called on a false "nothing
 ** matches", and *visited is -1 (it did not run). */
-static tecs_err_t walk(tecs_world_t *w, const sys_entry *e, double dt, int64_t frame,
+static tecs_err_t sys_walk(tecs_world_t *w, const sys_entry *e, double dt, int64_t frame,
                        int64_t *visited)
 {
     tecs_system_fn run = e->run;   /* copied: e may move if the callback adds a */
@@ -614,15 +614,15 @@ static tecs_err_t walk(tecs_world_t *w, const sys_entry *e, double dt, int64_t f
 }
 
 /* Run system i with delta time dt, the world deferred around it, and
-** update its statistics. @return as walk. */
-static tecs_err_t call(tecs_world_t *w, sys_state *s, int32_t i, double dt)
+** update its statistics. @return as sys_walk. */
+static tecs_err_t sys_call(tecs_world_t *w, sys_state *s, int32_t i, double dt)
 {
     double t0 = tecs_time_now();
     tecs__defer_begin(w);
     w->base.cb_depth++;              /* a callback runs (R1): see tecs__cb_begin */
     tecs_err_t outer_err = w->base.err;
     int64_t visited = 0;
-    tecs_err_t rc = walk(w, &s->list[i], dt, s->frame, &visited);
+    tecs_err_t rc = sys_walk(w, &s->list[i], dt, s->frame, &visited);
     tecs__err_restore(w, outer_err);
     w->base.cb_depth--;
     tecs__defer_end(w);
@@ -657,7 +657,7 @@ static bool wave_conflict(const sys_state *s, const int32_t *wave, int32_t n, co
 
 /* One task of a run on workers: a part of a parallel system, or a system
 ** of a wave. */
-typedef struct slot {
+typedef struct part_slot {
     tecs_iter_t it;
     tecs_system_fn run;         /* the system's callback, copied            */
     tecs_system_each_fn each;
@@ -666,12 +666,12 @@ typedef struct slot {
     int64_t first;              /* its rows' first in the query's           */
     tecs_err_t rc;              /* what the drive callback returned         */
     double time;                /* seconds the callback ran                 */
-} slot;
+} part_slot;
 
 /* Run slot i's callback over its iterator, on a worker. */
 static void run_slot(void *arg, int32_t i)
 {
-    slot *t = &((slot *)arg)[i];
+    part_slot *t = &((part_slot *)arg)[i];
     double t0 = tecs_time_now();
     if (t->drive) {
         t->rc = t->drive(&t->it);
@@ -692,7 +692,7 @@ static void run_slot(void *arg, int32_t i)
 
 /* Aim slot t at rows [first, first + count) of system i's query through
 ** worker context k; worker / workers as the callback sees them. */
-static void slot_ready(tecs_world_t *w, slot *t, int32_t i, int32_t k, int64_t first,
+static void slot_ready(tecs_world_t *w, part_slot *t, int32_t i, int32_t k, int64_t first,
                        int64_t count, double dt, int32_t worker, int32_t workers)
 {
     const sys_entry *e = &w->sys->list[i];
@@ -730,7 +730,7 @@ static void count_run(sys_entry *e, double t, int64_t visited)
 ** handed out (in slot order), apply their contexts' changes, count each
 ** system's run (a system's parts add up) and return the first code a
 ** drive callback returned, *stop receiving its system. */
-static tecs_err_t finish(tecs_world_t *w, slot *t, int32_t n, double wall, int32_t *stop)
+static tecs_err_t finish(tecs_world_t *w, part_slot *t, int32_t n, double wall, int32_t *stop)
 {
     uint32_t serial = tecs__query_reports_begin(w);
     for (int32_t k = 0; k < n; k++) {
@@ -776,7 +776,7 @@ static tecs_err_t finish(tecs_world_t *w, slot *t, int32_t n, double wall, int32
 ** its parallel_min). Contexts are reserved. */
 static tecs_err_t call_parallel(tecs_world_t *w, int32_t i, double dt, int32_t *stop)
 {
-    slot t[TECS_MAX_THREADS];
+    part_slot t[TECS_MAX_THREADS];
     const sys_entry *e = &w->sys->list[i];
     if (e->query)
         tecs__query_run(e->query, true);
@@ -802,7 +802,7 @@ static tecs_err_t call_parallel(tecs_world_t *w, int32_t i, double dt, int32_t *
 static tecs_err_t call_wave(tecs_world_t *w, const int32_t *wave, const double *dts, int32_t n,
                             int32_t *stop)
 {
-    slot t[WAVE_MAX];
+    part_slot t[WAVE_MAX];
     if (tecs__workers_reserve(w, n) || tecs__query_reports_reserve(w)) {
         *stop = wave[0];
         return w->base.err;
@@ -857,7 +857,7 @@ tecs_err_t tecs_progress_groups(tecs_world_t *w, double dt, uint32_t mask)
     tecs_err_t err = tecs__enter_world(w);
     if (err || (err = run_check(w, dt, "tecs_progress")))
         return err;
-    sys_state *s = state(w);
+    sys_state *s = sys_of(w);
     if (s == NULL)
         return w->base.err;
     int32_t wave_cap;
@@ -880,14 +880,14 @@ tecs_err_t tecs_progress_groups(tecs_world_t *w, double dt, uint32_t mask)
                 i++;                /* skipped: no interval time either */
                 continue;
             }
-            double sdt = due(e, dt);
+            double sdt = sys_due(e, dt);
             if (sdt < 0) {
                 i++;
                 continue;
             }
             if (!e->concurrent) {
                 if ((rc = e->parallel ? call_parallel(w, i, sdt, &stop)
-                                      : call(w, s, i, sdt)) != TECS_OK && stop < 0)
+                                      : sys_call(w, s, i, sdt)) != TECS_OK && stop < 0)
                     stop = i;
                 i++;
                 continue;
@@ -903,7 +903,7 @@ tecs_err_t tecs_progress_groups(tecs_world_t *w, double dt, uint32_t mask)
                     continue;
                 if (!f->concurrent || wave_conflict(s, wave, n, f))
                     break;
-                double fdt = due(f, dt);
+                double fdt = sys_due(f, dt);
                 if (fdt >= 0)
                     wave[n] = i, dts[n++] = fdt;
             }
@@ -911,9 +911,9 @@ tecs_err_t tecs_progress_groups(tecs_world_t *w, double dt, uint32_t mask)
         }
     s->running = false;
     s->frame++;
-    if (rc)                         /* before the sweep: the entry may go */
+    if (rc)                         /* before the sys_sweep: the entry may go */
         report_stop(w, &s->list[stop], rc, ": the frame stopped");
-    sweep(w, s);
+    sys_sweep(w, s);
     return rc;
 }
 
@@ -927,7 +927,7 @@ tecs_err_t tecs_system_run(tecs_world_t *w, tecs_system_t id, double dt)
     tecs_err_t err = tecs__enter_world(w);
     if (err || (err = run_check(w, dt, "tecs_system_run")))
         return err;
-    sys_entry *e = find(w, id);
+    sys_entry *e = sys_find(w, id);
     if (e == NULL)
         return err_noent(w, id);
     sys_state *s = w->sys;
@@ -939,11 +939,11 @@ tecs_err_t tecs_system_run(tecs_world_t *w, tecs_system_t id, double dt)
     int32_t stop = -1;
     tecs_err_t rc = e->parallel ? call_parallel(w, i, dt, &stop)
                   : e->concurrent ? call_wave(w, &i, &dt, 1, &stop)
-                  : call(w, s, i, dt);
+                  : sys_call(w, s, i, dt);
     s->running = false;
     if (rc)
         report_stop(w, &s->list[i], rc, "");
-    sweep(w, s);
+    sys_sweep(w, s);
     return rc;
 }
 

@@ -62,7 +62,7 @@ struct tecs__worker_state {
 
 typedef struct tecs__worker_state worker_state;
 
-/* ---- state ----------------------------------------------------------- */
+/* ---- workers_of ----------------------------------------------------------- */
 
 static void stop_pool(tecs_world_t *w, worker_state *s)
 {
@@ -72,7 +72,7 @@ static void stop_pool(tecs_world_t *w, worker_state *s)
     s->threads = 1;
 }
 
-static void on_fini(tecs_world_t *w, void *ctx)
+static void worker_on_fini(tecs_world_t *w, void *ctx)
 {
     worker_state *s = ctx;
     stop_pool(w, s);
@@ -85,12 +85,12 @@ static void on_fini(tecs_world_t *w, void *ctx)
     w->workers = NULL;
 }
 
-static worker_state *state(tecs_world_t *w)
+static worker_state *workers_of(tecs_world_t *w)
 {
     if (w->workers)
         return w->workers;
-    tecs__listener l = { .on_fini = on_fini };
-    worker_state *s = tecs__plug(w, sizeof *s, &l, "the workers' state");
+    tecs__listener l = { .on_fini = worker_on_fini };
+    worker_state *s = tecs__plug(w, sizeof *s, &l, "the workers' workers_of");
     if (s == NULL)
         return NULL;
     s->threads = 1;
@@ -119,7 +119,7 @@ tecs_err_t tecs_world_set_threads(tecs_world_t *w, int32_t n)
                          TECS_MAX_THREADS);
     if (n <= 1 && w->workers == NULL)
         return TECS_OK;
-    worker_state *s = state(w);
+    worker_state *s = workers_of(w);
     if (s == NULL)
         return w->base.err;
     stop_pool(w, s);
@@ -152,7 +152,7 @@ tecs_err_t tecs_world_set_executor(tecs_world_t *w, const tecs_executor_t *ex)
                          (int)ex->threads, TECS_MAX_THREADS);
     if (ex == NULL && w->workers == NULL)
         return TECS_OK;
-    worker_state *s = state(w);
+    worker_state *s = workers_of(w);
     if (s == NULL)
         return w->base.err;
     stop_pool(w, s);
@@ -167,7 +167,7 @@ tecs_err_t tecs_world_set_executor(tecs_world_t *w, const tecs_executor_t *ex)
 
 tecs_err_t tecs__workers_reserve(tecs_world_t *w, int32_t n)
 {
-    worker_state *s = state(w);
+    worker_state *s = workers_of(w);
     if (s == NULL)
         return w->base.err;
     if (n <= s->nctxs)
