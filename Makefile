@@ -23,6 +23,10 @@
 #                       median of each row in docs/bench/ and put the table it
 #                       gives into docs/BENCHMARKS.md
 #   make docs           HTML API reference with Doxygen, into build/docs/html
+#   make dist           write the two-file build, dist/tinyecs.c and dist/tinyecs.h,
+#                       from src/ and include/ (tools/amalgamate.sh)
+#   make test-dist      the whole test suite against the library built from
+#                       dist/tinyecs.c (build-dist; BUILD_DIST=... for another)
 BUILD    ?= build
 
 # cmake --build runs make again; keep its output to the build lines.
@@ -40,7 +44,7 @@ FUZZ_TARGETS  ?= fuzz_model fuzz_json fuzz_snapshot fuzz_delta fuzz_inspect
 SANITIZE_MODEL_OPS ?= 250000
 VALGRIND_MODEL_OPS ?= 20000
 
-.PHONY: all build lib test test-minimal demo test-sanitize test-tsan test-valgrind test-cross fuzz model-run bench bench-cold \
+.PHONY: all build lib test test-minimal test-dist dist demo test-sanitize test-tsan test-valgrind test-cross fuzz model-run bench bench-cold \
 	bench-build bench-table bench-plot docs clean
 
 # Benchmarks: their own release build, plain -O3 (no -march=native), so the
@@ -126,6 +130,20 @@ test-valgrind: build
 		--seconds 120 >/dev/null || { echo "FAILED under valgrind: inspect_serve --check"; \
 		exit 1; }; } \
 		&& echo "test-valgrind: every case clean"
+
+# The two-file build: written from the sources by tools/amalgamate.sh, in
+# the order CMakeLists.txt compiles them; test-dist builds the library
+# from it (TECS_AMALGAMATION) and runs every test against that.
+BUILD_DIST ?= build-dist
+dist:
+	@$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@$(CMAKE) --build $(BUILD) --target dist
+
+test-dist:
+	@$(CMAKE) -S . -B $(BUILD_DIST) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTECS_AMALGAMATION=ON \
+		-DTECS_BUILD_BENCH=OFF >/dev/null
+	@$(CMAKE) --build $(BUILD_DIST) -j$(JOBS)
+	cd $(BUILD_DIST) && $(CTEST) --output-on-failure -j$(JOBS)
 
 # Cross toolchains and emulators from Debian, installed when missing (as
 # root); see tools/test_cross.sh and cmake/toolchains/.

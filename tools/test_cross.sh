@@ -18,12 +18,20 @@
 #
 # Environment: JOBS (parallel builds and tests, default 2), CROSS_MODEL_OPS
 # (operations of the long model test, default 250000 where the native run
-# does 1,000,000: the emulators run it 5-20 times slower).
+# does 1,000,000: the emulators run it 5-20 times slower), CROSS_DIST=1
+# (the library built from the two-file build, dist/tinyecs.c, in
+# build-cross-TARGET-dist/).
 set -eu
 cd "$(dirname "$0")/.."
 jobs=${JOBS:-2}
 model_ops=${CROSS_MODEL_OPS:-250000}
 targets=${*:-windows i686 s390x}
+dist_flags=
+dist_dir=
+if [ "${CROSS_DIST:-0}" = 1 ]; then
+    dist_flags=-DTECS_AMALGAMATION=ON
+    dist_dir=-dist
+fi
 
 # What a target needs: "test-for-presence package" pairs.
 needs() {
@@ -82,10 +90,11 @@ toolchain() {
 summary=
 failed=0
 for t in $targets; do
-    b=build-cross-$t
+    b=build-cross-$t$dist_dir
     echo "== test-cross: $t (cmake/toolchains/$(toolchain "$t").cmake, in $b)"
+    # shellcheck disable=SC2086  # dist_flags: one word or none
     cmake -S . -B "$b" -DCMAKE_TOOLCHAIN_FILE="$(pwd)/cmake/toolchains/$(toolchain "$t").cmake" \
-        -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+        -DCMAKE_BUILD_TYPE=RelWithDebInfo $dist_flags >/dev/null
     cmake --build "$b" -j"$jobs"
     if [ "$t" = windows ]; then
         # A wine prefix of the build's own, made before the tests start (two
@@ -131,5 +140,5 @@ for t in $targets; do
     summary="$summary
   $t: $result"
 done
-echo "test-cross (model test at $model_ops operations):$summary"
+echo "test-cross (model test at $model_ops operations${dist_dir:+, the library from dist/tinyecs.c}):$summary"
 exit $failed

@@ -1,0 +1,2 @@
+/* tinyecs/index.h: in ../tinyecs.h with the rest of the API. */
+#include "../tinyecs.h"

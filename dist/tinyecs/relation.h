@@ -1,0 +1,2 @@
+/* tinyecs/relation.h: in ../tinyecs.h with the rest of the API. */
+#include "../tinyecs.h"
