@@ -25,6 +25,8 @@
 #   make docs           HTML API reference with Doxygen, into build/docs/html
 #   make dist           write the two-file build, dist/tinyecs.c and dist/tinyecs.h,
 #                       from src/ and include/ (tools/amalgamate.sh)
+#   make package        a .deb and a .tar.gz (CPack) of a release build with the
+#                       prefix /usr, into build-package/
 #   make test-dist      the whole test suite against the library built from
 #                       dist/tinyecs.c (build-dist; BUILD_DIST=... for another)
 BUILD    ?= build
@@ -44,7 +46,7 @@ FUZZ_TARGETS  ?= fuzz_model fuzz_json fuzz_snapshot fuzz_delta fuzz_inspect
 SANITIZE_MODEL_OPS ?= 250000
 VALGRIND_MODEL_OPS ?= 20000
 
-.PHONY: all build lib test test-minimal test-dist dist demo test-sanitize test-tsan test-valgrind test-cross fuzz model-run bench bench-cold \
+.PHONY: all build lib test test-minimal test-dist dist package demo test-sanitize test-tsan test-valgrind test-cross fuzz model-run bench bench-cold \
 	bench-build bench-table bench-plot docs clean
 
 # Benchmarks: their own release build, plain -O3 (no -march=native), so the
@@ -144,6 +146,11 @@ test-dist:
 		-DTECS_BUILD_BENCH=OFF >/dev/null
 	@$(CMAKE) --build $(BUILD_DIST) -j$(JOBS)
 	cd $(BUILD_DIST) && $(CTEST) --output-on-failure -j$(JOBS)
+
+# The packages: the libraries, headers, tecs-dump, CMake and pkg-config
+# files of a release build installed under /usr (CMakeLists.txt, CPack).
+package:
+	@sh tools/make_package.sh . build-package $${CC:-cc} $(CMAKE) $(JOBS)
 
 # Cross toolchains and emulators from Debian, installed when missing (as
 # root); see tools/test_cross.sh and cmake/toolchains/.

@@ -1,5 +1,5 @@
 /*
-** tinyecs.c — the tinyecs 0.1.0 library in one file: the core and the
+** tinyecs.c — the tinyecs  library in one file: the core and the
 ** add-ons index, observer, system, snapshot, resource and relation.
 ** Generated from src/ by tools/amalgamate.sh (make dist); edit the
 ** sources, not this file. Compile it as C11 with tinyecs.h beside it,
@@ -30619,6 +30619,11 @@ static uint64_t world_ident(const tecs_world_t *w)
     x *= 0x94d049bb133111ebu;
     x ^= x >> 31;
     return x ? x : 1;
+}
+
+int tecs_version(void)
+{
+    return TECS_VERSION;
 }
 
 tecs_world_t *tecs_world_new(void)

@@ -63,9 +63,31 @@
 extern "C" {
 #endif
 
-#define TECS_VERSION_MAJOR 0
-#define TECS_VERSION_MINOR 1
+/* ---- Version ----------------------------------------------------------- */
+
+/* The version of this header (semantic versioning: a release that breaks
+** the API or ABI raises MAJOR, which is also the shared library's soname,
+** libtinyecs.so.MAJOR). CMakeLists.txt reads its version from these three
+** lines. TECS_VERSION is one number to compare, 10000 * MAJOR + 100 *
+** MINOR + PATCH (1.0.0 is 10000). */
+#define TECS_VERSION_MAJOR 1
+#define TECS_VERSION_MINOR 0
 #define TECS_VERSION_PATCH 0
+#define TECS_VERSION                                                        \
+    (TECS_VERSION_MAJOR * 10000 + TECS_VERSION_MINOR * 100 + TECS_VERSION_PATCH)
+#define TECS__STR2(x) #x
+#define TECS__STR(x) TECS__STR2(x)
+/** The version as text, "1.0.0". */
+#define TECS_VERSION_STRING                                                 \
+    TECS__STR(TECS_VERSION_MAJOR) "." TECS__STR(TECS_VERSION_MINOR) "."     \
+    TECS__STR(TECS_VERSION_PATCH)
+
+/** The version of the library linked, as TECS_VERSION counts it: compare
+** it with the header's TECS_VERSION to find a program run against another
+** library than it was built with (a shared library of another minor
+** release, say). Needs no world; may be called from any thread.
+** @return 10000 * major + 100 * minor + patch. */
+int tecs_version(void);
 
 /* ---- Limits ------------------------------------------------------------ */
 

@@ -16,6 +16,20 @@ TEST(world_new_defaults)
     tecs_world_free(NULL);                         /* harmless */
 }
 
+/* The library, the header and the build agree on the version: CMake reads
+** its version (and so the soname and the packages') from the header. */
+TEST(world_version)
+{
+    CHECK_EQ(tecs_version(), TECS_VERSION);
+    CHECK_EQ(TECS_VERSION, TECS_VERSION_MAJOR * 10000 + TECS_VERSION_MINOR * 100 +
+                           TECS_VERSION_PATCH);
+    char parts[32];
+    snprintf(parts, sizeof parts, "%d.%d.%d", TECS_VERSION_MAJOR, TECS_VERSION_MINOR,
+             TECS_VERSION_PATCH);
+    CHECK(strcmp(TECS_VERSION_STRING, parts) == 0);
+    CHECK(strcmp(TECS_PROJECT_VERSION, parts) == 0);
+}
+
 TEST(world_new_ex_rows_per_chunk)
 {
     tecs_world_t *w = tecs_world_new_ex(&(tecs_world_desc_t){ .rows_per_chunk = 16 });

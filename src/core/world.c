@@ -37,6 +37,11 @@ static uint64_t world_ident(const tecs_world_t *w)
     return x ? x : 1;
 }
 
+int tecs_version(void)
+{
+    return TECS_VERSION;
+}
+
 tecs_world_t *tecs_world_new(void)
 {
     return tecs_world_new_ex(NULL);

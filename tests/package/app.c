@@ -31,8 +31,13 @@ int main(void)
             sum += p[i].x;
         }
     }
-    printf("tinyecs %d.%d.%d: %d entities, sum %g\n", TECS_VERSION_MAJOR,
-           TECS_VERSION_MINOR, TECS_VERSION_PATCH, (int)tecs_world_entity_count(w), sum);
+    /* The library linked is the one the header describes. */
+    if (tecs_version() != TECS_VERSION) {
+        printf("header %d, library %d\n", TECS_VERSION, tecs_version());
+        return 1;
+    }
+    printf("tinyecs %s: %d entities, sum %g\n", TECS_VERSION_STRING,
+           (int)tecs_world_entity_count(w), sum);
     tecs_world_free(w);
     return 0;
 }

@@ -26,7 +26,9 @@ work=$2
 cc=${3:-cc}
 cmake=${4:-cmake}
 here=$src/tests/package
-expect="tinyecs 0.1.0: 3 entities, sum 6"
+version=$(sed -n 's/^#define TECS_VERSION_[A-Z]* \([0-9]*\)$/\1/p' \
+          "$src/include/tinyecs.h" | paste -sd. -)
+expect="tinyecs $version: 3 entities, sum 6"
 
 rm -rf "$work"
 mkdir -p "$work"
