@@ -22,7 +22,8 @@
 #   make bench-table    run the benchmark BENCH_RUNS times (default 5), keep the
 #                       median of each row in docs/bench/ and put the table it
 #                       gives into docs/BENCHMARKS.md
-#   make docs           HTML API reference with Doxygen, into build/docs/html
+#   make docs           the documentation site: the manual and the API reference
+#                       (Doxygen), with navigation and search, into build/docs/html
 #   make dist           write the two-file build, dist/tinyecs.c and dist/tinyecs.h,
 #                       from src/ and include/ (tools/amalgamate.sh)
 #   make package        a .deb and a .tar.gz (CPack) of a release build with the
@@ -239,11 +240,7 @@ bench-cold: bench-build
 # Without doxygen this fails (exit 1) rather than pass quietly: "make docs"
 # that succeeds should mean the HTML is there. Warnings are errors (Doxyfile).
 docs:
-	@command -v $(DOXYGEN) >/dev/null || { echo "doxygen is not installed:" \
-		"apt-get install doxygen (or see https://www.doxygen.nl)"; exit 1; }
-	@mkdir -p build/docs
-	$(DOXYGEN) Doxyfile
-	@echo "docs: build/docs/html/index.html"
+	@DOXYGEN=$(DOXYGEN) sh tools/make_docs.sh . $(BUILD)/docs --check
 
 clean:
 	rm -rf build build-* 
