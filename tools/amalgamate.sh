@@ -171,6 +171,9 @@ BEGIN {
         if (mode == "source" && (p in hoisted_from)) {
             print "/* " p ": its feature macros are at the top of this file. */"
         }
+        key = p (two_pass(p) ? ":" world_done : "")
+        if (key in done) continue
+        done[key] = 1
         emit(p)
         if (mode == "source") {
             n = split(macros[p], ms, " ")
