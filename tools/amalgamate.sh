@@ -93,7 +93,7 @@ function two_pass(p,   line, r) {
     if (p in passes) return passes[p]
     r = 0
     while ((getline line < (root "/" p)) > 0)
-        if (line ~ /TECS__WORLD_DONE/) r = 1
+        if (line ~ /defined\(TECS__WORLD_DONE\)/) r = 1
     close(root "/" p)
     passes[p] = r
     return r
