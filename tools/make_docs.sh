@@ -18,8 +18,7 @@ if ! command -v "$doxygen" >/dev/null 2>&1; then
     echo "make_docs: doxygen is not installed: apt-get install doxygen (or see https://www.doxygen.nl)"
     exit 77
 fi
-version=$(sed -n 's/^#define TECS_VERSION_[A-Z]* \([0-9]*\)$/\1/p' \
-          "$root/include/tinyecs.h" | paste -sd. -)
+version=$(sh "$root/tools/version.sh" "$root")
 rm -rf "$out/html"
 (cd "$root" && TECS_VERSION=$version TECS_DOCS_OUT=$out "$doxygen" Doxyfile)
 echo "make_docs: $out/html/index.html"

@@ -23,8 +23,7 @@ for tool in dpkg-deb pkg-config; do
     command -v "$tool" >/dev/null 2>&1 ||
         { echo "check_deb: skipped: $tool is not installed"; exit 77; }
 done
-version=$(sed -n 's/^#define TECS_VERSION_[A-Z]* \([0-9]*\)$/\1/p' \
-          "$src/include/tinyecs.h" | paste -sd. -)
+version=$(sh "$src/tools/version.sh" "$src")
 major=${version%%.*}
 expect="tinyecs $version: 3 entities, sum 6"
 

@@ -26,8 +26,7 @@ work=$2
 cc=${3:-cc}
 cmake=${4:-cmake}
 here=$src/tests/package
-version=$(sed -n 's/^#define TECS_VERSION_[A-Z]* \([0-9]*\)$/\1/p' \
-          "$src/include/tinyecs.h" | paste -sd. -)
+version=$(sh "$src/tools/version.sh" "$src")
 expect="tinyecs $version: 3 entities, sum 6"
 
 rm -rf "$work"
